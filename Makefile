@@ -1,0 +1,24 @@
+# `make test` and `make demo` each do all set-up on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test demo bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 tests
+
+demo: $(STAMP)
+	$(PY) examples/fit.py
+
+bench: $(STAMP)
+	$(PY) benchmarks/overhead.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info

@@ -1,0 +1,42 @@
+"""ember: tensors, reverse-mode autograd, modules and optimizers with PyTorch's API on NumPy."""
+__version__ = "0.1.0"
+
+from . import _dtype
+from ._dtype import (  # noqa: F401
+    dtype, float16, half, bfloat16, float32, float, float64, double, uint8, int8, int16, short,
+    int32, int, int64, long, bool, complex64, cfloat, complex128, cdouble, get_default_dtype,
+    set_default_dtype, promote_types, result_type, can_cast, finfo, iinfo,
+)
+from ._device import device  # noqa: F401
+from ._tensor import Tensor, Size  # noqa: F401
+from ._tensor_str import set_printoptions  # noqa: F401
+from . import autograd  # noqa: F401
+from .autograd import (  # noqa: F401
+    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+    is_inference_mode_enabled,
+)
+from . import ops as _ops  # noqa: F401  (attaches Tensor methods)
+from .ops.convert import *  # noqa: F401,F403
+from .ops.creation import *  # noqa: F401,F403
+from .ops.pointwise import *  # noqa: F401,F403
+from .ops.reduce import *  # noqa: F401,F403
+from .ops.unary import *  # noqa: F401,F403
+from .ops.view import *  # noqa: F401,F403
+from .ops.ternary import *  # noqa: F401,F403
+
+
+def is_tensor(obj):
+    """True if ``obj`` is an ember tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def numel(input):
+    return input.numel()

@@ -1,0 +1,38 @@
+"""The CPU backend: NumPy arrays, NumPy kernels."""
+import numpy as xp
+
+device_type = "cpu"
+ndarray = xp.ndarray
+
+
+def asarray(obj, dtype=None):
+    return xp.asarray(obj, dtype=dtype)
+
+
+def from_array(array, index=None):
+    """Bring an array of any backend to host memory."""
+    if isinstance(array, xp.ndarray):
+        return array
+    return array.get()  # CuPy arrays
+
+
+def data_ptr(array):
+    return array.__array_interface__["data"][0]
+
+
+def base_allocation(array):
+    """The array that owns the memory ``array`` looks into."""
+    while isinstance(array.base, xp.ndarray):
+        array = array.base
+    return array
+
+
+def device_of(array):
+    return CPU
+
+
+def to_host(array):
+    return array
+
+
+from .._device import CPU  # noqa: E402

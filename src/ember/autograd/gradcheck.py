@@ -1,0 +1,123 @@
+"""``gradcheck`` and ``gradgradcheck``: analytic gradients against finite differences."""
+import numpy as np
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck when the analytic and numerical Jacobians disagree."""
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _diff_inputs(inputs):
+    from .._tensor import Tensor
+    return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+
+def _outputs(fn, inputs):
+    from .._tensor import Tensor
+    return [o for o in _as_tuple(fn(*inputs)) if isinstance(o, Tensor)]
+
+
+def _numerical_jacobians(fn, inputs, eps):
+    """For each differentiable input and each output: a (numel_in, numel_out) matrix."""
+    from .grad_mode import no_grad
+    jacs = []
+    with no_grad():
+        for i in _diff_inputs(inputs):
+            data = inputs[i]._data
+            flat = data.reshape(-1)  # a view for contiguous leaves
+            if not np.shares_memory(flat, data):
+                raise ValueError("gradcheck needs contiguous inputs")
+            rows = []
+            for k in range(flat.size):
+                orig = flat[k].copy()
+                flat[k] = orig + eps
+                plus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
+                flat[k] = orig - eps
+                minus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
+                flat[k] = orig
+                rows.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+            n_out = len(rows[0]) if rows else len(_outputs(fn, inputs))
+            jacs.append([np.array([r[j] for r in rows]).reshape(flat.size, -1) for j in range(n_out)])
+    return jacs
+
+
+def _analytical_jacobians(fn, inputs):
+    from . import grad as autograd_grad
+    from ..ops.creation import zeros_like
+    diff = _diff_inputs(inputs)
+    outs = _outputs(fn, inputs)
+    jacs = [[np.zeros((inputs[i]._data.size, o._data.size)) for o in outs] for i in diff]
+    for j, out in enumerate(outs):
+        if not out.requires_grad:
+            continue
+        for k in range(out._data.size):
+            g = zeros_like(out)
+            g._data.reshape(-1)[k] = 1
+            grads = autograd_grad([out], [inputs[i] for i in diff], [g], retain_graph=True,
+                                  allow_unused=True)
+            for n, gr in enumerate(grads):
+                if gr is not None:
+                    jacs[n][j][:, k] = gr._data.astype(np.float64).reshape(-1)
+    return jacs
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
+              check_backward_ad=True, fast_mode=False, masked=None):
+    """Check gradients computed via small finite differences against analytical gradients
+    w.r.t. tensors in ``inputs`` that are floating point and have ``requires_grad=True``."""
+    inputs = _as_tuple(inputs)
+    for t in inputs:
+        if hasattr(t, "requires_grad") and t.requires_grad and t.dtype.itemsize < 8 and not t.is_complex():
+            import warnings
+            warnings.warn(f"Input #{inputs.index(t)} requires gradient and is not a double precision "
+                          "floating point. This check will likely fail if all the inputs are not of "
+                          "double precision floating point.", UserWarning)
+    if not _diff_inputs(inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none "
+                         "of the them have requires_grad=True.")
+    numerical = _numerical_jacobians(func, inputs, eps)
+    analytical = _analytical_jacobians(func, inputs)
+    for n, (num_i, ana_i) in enumerate(zip(numerical, analytical)):
+        for j, (a, b) in enumerate(zip(num_i, ana_i)):
+            if not np.allclose(b, a, rtol=rtol, atol=atol, equal_nan=True):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {j} with respect to input {n},\n"
+                    f"numerical:{a}\nanalytical:{b}\n")
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
+    """Check second-order gradients: gradcheck of the function that maps inputs (and
+    grad_outputs) to the first-order gradients computed with ``create_graph=True``."""
+    from . import grad as autograd_grad
+    from ..ops.creation import tensor
+    inputs = _as_tuple(inputs)
+    diff = _diff_inputs(inputs)
+    outs = _outputs(func, inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(tensor(rng.standard_normal(o._data.shape), dtype=o.dtype, requires_grad=True)
+                             for o in outs if o.requires_grad)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+
+    def first_order(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        outs = [o for o in _outputs(func, ins) if o.requires_grad]
+        grads = autograd_grad(outs, [ins[i] for i in diff], gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

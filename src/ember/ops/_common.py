@@ -1,0 +1,212 @@
+"""What every op module shares: wrapping arrays, recording history, type promotion for
+operands that mix tensors and Python numbers, reducing broadcast gradients, and attaching
+functions to ``Tensor`` as methods."""
+import numbers
+
+import numpy as np
+
+from .. import _dtype
+from .._backend import namespace_of
+from .._dtype import _BY_NP, _PROMOTE, result_type_of, get_default_dtype
+from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
+from ..autograd.grad_mode import state as grad_state
+from ..autograd.graph import Node, set_history
+
+__all__ = [
+    "Tensor", "Size", "Node", "grad_state", "set_history", "make", "make_view", "namespace_of",
+    "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
+    "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
+    "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad",
+]
+
+make = _make
+make_view = _make_view
+wrap_dim = _wrap_dim
+
+
+def method(*names):
+    """Attach the decorated function to Tensor under each name (the first is its own name)."""
+    def attach(fn):
+        for name in names or (fn.__name__,):
+            setattr(Tensor, name, fn)
+        return fn
+    return attach
+
+
+def is_scalar(x):
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, Tensor)
+
+
+def check_tensor(x, op, arg="input"):
+    if x.__class__ is not Tensor and not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def record(node_cls, inputs, out):
+    """If any input requires grad (and grad mode is on), make ``out`` the output of a new
+    ``node_cls`` over ``inputs`` and return the node (to save tensors on); else None."""
+    for t in inputs:
+        if t is not None and t._requires_grad:
+            break
+    else:
+        return None
+    if not grad_state.grad_enabled:
+        return None
+    node = node_cls(inputs)
+    out._requires_grad = True
+    out.grad_fn = node
+    return node
+
+
+def to_np_dtype(dtype):
+    return None if dtype is None else _dtype.to_dtype(dtype).np
+
+
+def np_dtype_of(dtype):
+    return _dtype.to_dtype(dtype).np
+
+
+# ----------------------------------------------------------------------------------------
+# Promotion of mixed operands
+
+def arrays_for(a, b):
+    """The two operands as arrays of torch's common dtype (a is a Tensor; b a Tensor or a
+    Python number). Returns (a_array, b_array_or_scalar)."""
+    ad = a._data
+    if b.__class__ is Tensor or isinstance(b, Tensor):
+        bd = b._data
+        if ad.dtype == bd.dtype:
+            return ad, bd
+        common = result_type_of(a, b).np
+        return ad.astype(common, copy=False), bd.astype(common, copy=False)
+    if not is_scalar(b):
+        raise TypeError(f"unsupported operand type: {type(b).__name__}")
+    kind = ad.dtype.kind
+    bcls = b.__class__
+    if bcls is float:
+        if kind in "fcV" or ad.dtype == _dtype.bfloat16.np:
+            return ad, b
+    elif bcls is int:
+        if kind in "fcV" or ad.dtype == _dtype.bfloat16.np:
+            return ad, b
+        if kind in "iu":
+            info = np.iinfo(ad.dtype)
+            if info.min <= b <= info.max:
+                return ad, b
+            return ad, np.array(b).astype(ad.dtype)  # wraps around, as torch does
+    common = result_type_of(a, b).np
+    return ad.astype(common, copy=False), np.asarray(b, dtype=common)
+
+
+def float_array(data):
+    """Integer and bool arrays become the default float dtype (what torch's float ops do)."""
+    if data.dtype.kind in "biu":
+        return data.astype(get_default_dtype().np)
+    return data
+
+
+# ----------------------------------------------------------------------------------------
+# Gradients
+
+def sum_to(grad, shape):
+    """Sum ``grad`` down to ``shape`` (undo broadcasting), with ember ops so it is
+    differentiable."""
+    gshape = grad._data.shape
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and gshape[i + lead] != 1)
+    out = grad.sum(dims, keepdim=True) if dims else grad
+    if lead:
+        out = out.reshape(shape)
+    return out
+
+
+def grad_like(grad, x):
+    """``grad`` reduced to ``x``'s shape and cast to its dtype."""
+    if grad._data.shape != x._data.shape:
+        grad = sum_to(grad, x._data.shape)
+    if grad._data.dtype != x._data.dtype:
+        grad = grad.to(x.dtype)
+    return grad
+
+
+def normalize_dims(dim, ndim):
+    """``dim`` (None, an int or a sequence of ints) as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if ndim == 0:
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            _wrap_dim(d, 0)
+        return ()
+    if isinstance(dim, (tuple, list)):
+        dims = tuple(_wrap_dim(d, ndim) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        return tuple(sorted(dims))
+    return (_wrap_dim(dim, ndim),)
+
+
+# ----------------------------------------------------------------------------------------
+# In-place ops
+
+def check_inplace(self):
+    """Refuse an in-place op that autograd could not follow."""
+    if self._requires_grad and grad_state.grad_enabled:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if self._base is not None:
+            raise RuntimeError(
+                "ember does not yet support in-place operations on a view of a tensor that is part "
+                "of the autograd graph; apply the operation out of place")
+
+
+def finish_inplace(self, result):
+    """Write ``result`` (computed out of place) into ``self`` and give ``self`` its history."""
+    rd, sd = result._data, self._data
+    if rd.dtype != sd.dtype:
+        if not _dtype.can_cast(_BY_NP[rd.dtype], _BY_NP[sd.dtype]):
+            raise RuntimeError(f"result type {_type_word(rd.dtype)} can't be cast to the desired "
+                               f"output type {_type_word(sd.dtype)}")
+    if rd.shape != sd.shape:
+        raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast shape "
+                           f"{list(rd.shape)}")
+    namespace_of(sd).copyto(sd, rd, casting="unsafe")
+    self._version_counter[0] += 1
+    if result.grad_fn is not None:
+        if self._base is not None and self._base._requires_grad is False:
+            raise RuntimeError(
+                "ember does not yet support in-place operations that make a view of a tensor "
+                "require grad; apply the operation out of place")
+        self._requires_grad = True
+        self.grad_fn = result.grad_fn
+        self._output_nr = result._output_nr
+    return self
+
+
+_TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _type_word(np_dtype):
+    return _TYPE_WORDS[_BY_NP[np_dtype].name]
+
+
+def any_requires_grad(args):
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
+
+
+def apply_inplace(self, op, *args, **kwargs):
+    """``self.op_(*args)`` from the out-of-place ``op``: when autograd records, ``op`` runs on a
+    clone of ``self`` (so the values it saves are not the ones overwritten) and ``self`` takes
+    the result's history; otherwise the result is just written into ``self``."""
+    check_inplace(self)
+    if grad_state.grad_enabled and (self._requires_grad or any_requires_grad(args)
+                                    or any_requires_grad(kwargs.values())):
+        return finish_inplace(self, op(self.clone(), *args, **kwargs))
+    return finish_inplace(self, op(self, *args, **kwargs))

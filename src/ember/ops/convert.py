@@ -1,0 +1,154 @@
+"""Copies and conversions: clone, contiguous, to(dtype/device), the dtype shorthands, cpu."""
+from .. import _dtype
+from .._backend import backend_for, backend_of
+from .._device import device as _device_cls, to_device
+from ._common import Node, Tensor, make, method, namespace_of, record
+
+__all__ = ["clone"]
+
+
+class CloneBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (grad,)
+
+
+def clone(input, *, memory_format=None):
+    """Returns a copy of ``input`` (differentiable)."""
+    out = make(input._data.copy())
+    record(CloneBackward0, (input,), out)
+    return out
+
+
+Tensor.clone = clone
+
+
+@method()
+def contiguous(self, memory_format=None):
+    """A tensor with the same data in C-contiguous layout (self if it already is)."""
+    if self._data.flags.c_contiguous:
+        return self
+    out = make(namespace_of(self._data).ascontiguousarray(self._data))
+    record(CloneBackward0, (self,), out)
+    return out
+
+
+@method()
+def is_contiguous(self, memory_format=None):
+    """True if the tensor is contiguous in memory in C order (size-1 dims are ignored)."""
+    return self._data.flags.c_contiguous
+
+
+class ToCopyBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        src_dtype, src_device = self.src
+        g = grad
+        if g._data.dtype != src_dtype.np:
+            if not (src_dtype.is_floating_point or src_dtype.is_complex):
+                return (None,)
+            g = _convert(g, src_dtype, None)
+        if src_device != g.device:
+            g = _convert(g, None, src_device)
+        return (g,)
+
+
+def _convert(t, dtype, device, copy=False):
+    data = t._data
+    if device is not None and device != t.device:
+        data = backend_for(device).from_array(data, device.index)
+        copy = False
+    if dtype is not None and data.dtype != dtype.np:
+        if t._data.dtype.kind == "c" and not dtype.is_complex:
+            import warnings
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+            data = data.real
+        data = data.astype(dtype.np)
+        copy = False
+    if copy:
+        data = data.copy()
+    if data is t._data:
+        return t
+    out = make(data)
+    if (dtype is None or dtype.is_floating_point or dtype.is_complex):
+        node = record(ToCopyBackward0, (t,), out)
+        if node is not None:
+            node.src = (t.dtype, t.device)
+    return out
+
+
+def _parse_to_args(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, (str, _device_cls)):
+            device = a
+        elif isinstance(a, bool):
+            pass  # non_blocking / copy positional flags
+        elif a is None:
+            pass
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got {type(a).__name__}")
+    return (None if dtype is None else _dtype.to_dtype(dtype),
+            None if device is None else to_device(device), copy)
+
+
+@method()
+def to(self, *args, **kwargs):
+    """Performs dtype and/or device conversion: ``to(dtype)``, ``to(device, dtype=None)``,
+    ``to(other)``; returns self when nothing changes and ``copy`` is False."""
+    dtype, device, copy = _parse_to_args(args, dict(kwargs))
+    return _convert(self, dtype, device, copy)
+
+
+@method()
+def cpu(self, memory_format=None):
+    """A copy of this tensor in CPU memory (self if it is there already)."""
+    return _convert(self, None, _device_cls("cpu"))
+
+
+@method()
+def type(self, dtype=None, non_blocking=False, **kwargs):
+    """With no argument, the type string (``'ember.FloatTensor'``); else ``to(dtype)``."""
+    if dtype is None:
+        from .._tensor_str import type_name
+        return type_name(self)
+    if isinstance(dtype, str):
+        from .._tensor_str import _TYPE_NAMES
+        by_type = {v: k for k, v in _TYPE_NAMES.items()}
+        name = dtype.rsplit(".", 1)[-1]
+        if name not in by_type:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _dtype._BY_NAME[by_type[name]]
+    return _convert(self, _dtype.to_dtype(dtype), None)
+
+
+@method()
+def type_as(self, other):
+    return _convert(self, other.dtype, None)
+
+
+def _shorthand(name, dtype):
+    def conv(self, memory_format=None):
+        return _convert(self, dtype, None)
+    conv.__name__ = name
+    conv.__doc__ = f"``self.to({dtype})``"
+    setattr(Tensor, name, conv)
+
+
+for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
+                   ("bfloat16", _dtype.bfloat16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
+                   ("bool", _dtype.bool), ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)):
+    _shorthand(_name, _dt)

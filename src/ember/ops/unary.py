@@ -1,0 +1,193 @@
+"""Unary math ops, one table line each: name, forward on arrays, gradient in ember ops.
+
+``_unary(name, forward, grad, saves=...)`` builds the function ``ember.name``, the method
+``Tensor.name``, the in-place ``Tensor.name_`` and the node class ``NameBackward0``.
+``forward(xp, x)`` computes on arrays; ``grad(g, x, result)`` returns the input's gradient,
+with ``x`` and ``result`` given only when named in ``saves`` ("x", "result", "x,result").
+Integer and bool inputs of float ops compute in the default float dtype, as torch's do.
+"""
+import math
+
+from ._common import (
+    Node, Tensor, apply_inplace, check_inplace, finish_inplace, float_array, grad_state, make,
+    method, namespace_of,
+)
+
+__all__ = []
+
+_SQRT_PI = math.sqrt(math.pi)
+
+
+class _UnaryNode(Node):
+    __slots__ = ()
+    formula = None
+    saves = ""
+
+    def backward(self, grad):
+        saved = self.saved_tensors
+        saves = self.saves
+        if saves == "x":
+            return (self.formula(grad, saved[0], None),)
+        if saves == "result":
+            return (self.formula(grad, None, saved[0]),)
+        if saves == "x,result":
+            return (self.formula(grad, saved[0], saved[1]),)
+        return (self.formula(grad, None, None),)
+
+
+def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok=True,
+           exported=True):
+    node_cls = type(node_name or f"{name.capitalize()}Backward0", (_UnaryNode,),
+                    {"__slots__": (), "formula": staticmethod(grad) if grad else None,
+                     "saves": saves})
+    if saves == "x":
+        def save(node, x, out):
+            node.save(x)
+    elif saves == "result":
+        def save(node, x, out):
+            node.save(out)
+    elif saves == "x,result":
+        def save(node, x, out):
+            node.save(x, out)
+    else:
+        def save(node, x, out):
+            pass
+
+    def op(input, *, out=None):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        data = input._data
+        if float_op and data.dtype.kind in "biu":
+            if not int_ok:
+                raise RuntimeError(f"{name} is not implemented for integer or bool tensors")
+            data = float_array(data)
+        res = make(forward(namespace_of(data), data))
+        if input._requires_grad and grad_state.grad_enabled:
+            if grad is None:
+                raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+            node = node_cls((input,))
+            res._requires_grad = True
+            res.grad_fn = node
+            save(node, input, res)
+        if out is not None:
+            from .pointwise import _maybe_out
+            return _maybe_out(res, out)
+        return res
+
+    def op_(self):
+        if float_op and self._data.dtype.kind in "biu":
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_int_word(self)}")
+        check_inplace(self)
+        if self._requires_grad and grad_state.grad_enabled:
+            return finish_inplace(self, op(self.clone()))
+        data = self._data
+        namespace_of(data).copyto(data, forward(namespace_of(data), data), casting="unsafe")
+        self._version_counter[0] += 1
+        return self
+
+    op.__name__ = name
+    op.__qualname__ = name
+    op.__doc__ = f"Returns a new tensor with the {name} of the elements of ``input``."
+    op_.__name__ = name + "_"
+    setattr(Tensor, name, op)
+    setattr(Tensor, name + "_", op_)
+    globals()[node_cls.__name__] = node_cls
+    if exported:
+        __all__.append(name)
+    return op
+
+
+def _int_word(t):
+    from ._common import _type_word
+    return _type_word(t._data.dtype)
+
+
+def _special(fn_name):
+    def forward(xp, x):
+        from .._backend import special
+        return getattr(special, fn_name)(xp, x)
+    return forward
+
+
+# name, forward(xp, x), grad(g, x, result), saved
+exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, "result")
+exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), "result")
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), "result")
+log = _unary("log", lambda xp, x: xp.log(x), lambda g, x, y: g / x)
+log2 = _unary("log2", lambda xp, x: xp.log2(x), lambda g, x, y: g / (x * math.log(2.0)))
+log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * math.log(10.0)))
+log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), node_name="Log1PBackward0")
+sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), "result")
+rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), "result")
+square = _unary("square", lambda xp, x: xp.square(x), lambda g, x, y: g * 2 * x, float_op=False,
+                node_name="PowBackward0")
+reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "result")
+sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos())
+cos = _unary("cos", lambda xp, x: xp.cos(x), lambda g, x, y: -g * x.sin())
+tan = _unary("tan", lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), "result")
+asin = _unary("asin", lambda xp, x: xp.arcsin(x), lambda g, x, y: g * (1 - x * x).rsqrt())
+acos = _unary("acos", lambda xp, x: xp.arccos(x), lambda g, x, y: -g * (1 - x * x).rsqrt())
+atan = _unary("atan", lambda xp, x: xp.arctan(x), lambda g, x, y: g / (1 + x * x))
+sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda g, x, y: g * x.cosh())
+cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda g, x, y: g * x.sinh())
+tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda g, x, y: g * (1 - y * y), "result")
+asinh = _unary("asinh", lambda xp, x: xp.arcsinh(x), lambda g, x, y: g * (x * x + 1).rsqrt())
+acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda g, x, y: g * (x * x - 1).rsqrt())
+atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x * x))
+sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda g, x, y: g * y * (1 - y), "result")
+erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp())
+erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp())
+erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "result")
+lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma())
+digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x))
+abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False)
+sign = _unary("sign", lambda xp, x: xp.sign(x), lambda g, x, y: g * 0, "", float_op=False)
+floor = _unary("floor", lambda xp, x: xp.floor(x) if x.dtype.kind not in "biu" else x.copy(),
+               lambda g, x, y: g * 0, "", float_op=False)
+ceil = _unary("ceil", lambda xp, x: xp.ceil(x) if x.dtype.kind not in "biu" else x.copy(),
+              lambda g, x, y: g * 0, "", float_op=False)
+trunc = _unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind not in "biu" else x.copy(),
+               lambda g, x, y: g * 0, "", float_op=False)
+frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "", int_ok=False)
+
+
+def _sigmoid(xp, x):
+    # split by sign so that exp never overflows
+    out = xp.empty_like(x)
+    pos = x >= 0
+    e = xp.exp(-xp.abs(x))
+    xp.divide(1, 1 + e, out=out, where=pos)
+    xp.divide(e, 1 + e, out=out, where=~pos)
+    return out
+
+
+def _trigamma(x):
+    """polygamma(1, x) as an ember op (for the gradient of digamma)."""
+    return _polygamma1(x)
+
+
+_polygamma1 = _unary("_polygamma1", _special("trigamma"), None, "", node_name="PolygammaBackward0",
+                     exported=False)
+delattr(Tensor, "_polygamma1")
+delattr(Tensor, "_polygamma1_")
+
+
+def fix(input, *, out=None):
+    """Alias for trunc."""
+    return trunc(input, out=out)
+
+
+@method("negative_")
+def _negative_(self):
+    return self.neg_()
+
+
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+absolute = abs
+for _alias, _target in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
+                        ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
+                        ("absolute", "abs"), ("fix", "trunc")):
+    setattr(Tensor, _alias, getattr(Tensor, _target))
+    setattr(Tensor, _alias + "_", getattr(Tensor, _target + "_"))
+__all__ += ["arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "fix"]
