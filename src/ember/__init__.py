@@ -23,6 +23,11 @@ from .ops.reduce import *  # noqa: F401,F403
 from .ops.unary import *  # noqa: F401,F403
 from .ops.view import *  # noqa: F401,F403
 from .ops.ternary import *  # noqa: F401,F403
+from .ops.compare import *  # noqa: F401,F403
+from .ops.shape import *  # noqa: F401,F403
+from .ops.index import *  # noqa: F401,F403
+from .ops.linalg import *  # noqa: F401,F403
+from .ops.random import *  # noqa: F401,F403
 
 
 def is_tensor(obj):

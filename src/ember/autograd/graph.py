@@ -50,6 +50,7 @@ class Node:
     def __init__(self, inputs):
         self.next_functions = tuple([edge_of(t) for t in inputs])
         self._saved = ()
+        self._versions = ()
 
     # -- what subclasses write ------------------------------------------------------------
     def backward(self, grad):
@@ -130,6 +131,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.next_functions = ()
         self._saved = ()
+        self._versions = ()
         self.variable = variable
 
     def backward(self, grad):

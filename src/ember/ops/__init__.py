@@ -1,3 +1,20 @@
 """Every differentiable op, grouped by family. Importing this package attaches the ops to
-``Tensor`` as methods."""
-from . import convert, creation, pointwise, reduce, ternary, unary, view  # noqa: F401
+``Tensor`` as methods.
+
+  pointwise  arithmetic with broadcasting and promotion (add, mul, div, pow, ...)
+  unary      unary math, one table line each (exp, tanh, erf, ...)
+  ternary    where, clamp, lerp, addcmul, addcdiv
+  compare    comparisons, logical and bitwise ops
+  reduce     sum, mean, max/min, var/std, norm, logsumexp, cumsum, ...
+  view       views sharing storage: view, reshape, permute, slicing, split, ...
+  shape      cat, stack, flip, roll, repeat, tile, tril, triu, ...
+  index      advanced indexing and __setitem__
+  linalg     matmul family, einsum, tensordot
+  random     Generator and samplers
+  creation   tensor, zeros, arange, linspace, eye, ...
+  convert    clone, contiguous, to, type conversions
+"""
+from . import (  # noqa: F401
+    compare, convert, creation, index, linalg, pointwise, random, reduce, shape, ternary, unary,
+    view,
+)
