@@ -74,7 +74,7 @@ def _to_np(t):
         t = t.detach()
         if t.dtype == torch.bfloat16:
             t = t.float()
-        return t.numpy()
+        return t.numpy(force=True)  # also reads torch's ZeroTensor gradients
     data = t.detach()._data
     if str(data.dtype) == "bfloat16":
         data = data.astype(np.float32)

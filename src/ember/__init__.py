@@ -11,6 +11,7 @@ from ._device import device  # noqa: F401
 from ._tensor import Tensor, Size  # noqa: F401
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import autograd  # noqa: F401
+from . import return_types  # noqa: F401
 from .autograd import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
     is_inference_mode_enabled,

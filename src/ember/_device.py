@@ -12,29 +12,31 @@ class device:
         if isinstance(type, device):
             self.type, self.index = type.type, type.index
             return
-        if not isinstance(type, str):
-            if isinstance(type, int) and not isinstance(type, bool):
-                raise RuntimeError("device(int) is only valid for accelerators; use 'cuda:N'")
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type.__class__.__name__})")
-        if ":" in type:
+        if isinstance(type, int) and not isinstance(type, bool):
+            type, index = _accelerator_type(), type
+        elif not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({type.__class__.__name__}), but expected one of:\n"
+                            " * (ember.device device)\n * (str type, int index = -1)\n")
+        elif ":" in type:
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
             type, _, idx = type.partition(":")
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
-        if type not in ("cpu", "cuda", "meta"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
+        if type not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of "
+                               f"device string: {type}")
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative, got {index}")
+            raise RuntimeError("Device index must not be negative")
         self.type = type
         self.index = index
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        if other.__class__ is not device:
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self):
         return hash((self.type, self.index))
@@ -49,6 +51,20 @@ class device:
 
     def __reduce__(self):
         return (device, (self.type, self.index))
+
+
+# the device types torch's parser knows (ember computes on cpu and, with CuPy, cuda)
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+
+
+def _accelerator_type():
+    """The device type a bare index means: cuda, when its backend is available."""
+    from ._backend import _BACKEND_BY_DEVICE_TYPE
+    if "cuda" not in _BACKEND_BY_DEVICE_TYPE:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return "cuda"
 
 
 CPU = device("cpu")

@@ -120,9 +120,11 @@ def get_default_dtype():
 
 def set_default_dtype(d):
     """Sets the default floating point dtype; only float16, bfloat16, float32 and float64."""
-    d = to_dtype(d)
+    if d.__class__ is not dtype:
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
     if d not in (float16, bfloat16, float32, float64):
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     _Defaults.dtype = d
 
 
@@ -230,19 +232,22 @@ class finfo:
     def __init__(self, type=None):
         type = get_default_dtype() if type is None else to_dtype(type)
         if not (type.is_floating_point or type.is_complex):
-            raise TypeError(f"finfo() requires a floating point input type, got {type}")
-        info = ml_dtypes.finfo(type.to_real().np)
-        self.dtype = type.to_real().name
+            raise TypeError("ember.finfo() requires a floating point input type. Use ember.iinfo "
+                            "to handle 'ember.finfo'")
+        real = type.to_real()
+        info = ml_dtypes.finfo(real.np)
+        self.dtype = real.name
         self.bits = info.bits
         self.eps = builtins.float(info.eps)
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.tiny)
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = 10.0 ** -builtins.int(info.precision)
 
     def __repr__(self):
-        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
-                f"eps={self.eps}, smallest_normal={self.tiny}, tiny={self.tiny}, dtype={self.dtype})")
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
 
 
 class iinfo:
@@ -250,13 +255,16 @@ class iinfo:
 
     def __init__(self, type):
         type = to_dtype(type)
-        if type._category != _INT and type is not bool:
-            raise TypeError(f"iinfo() requires an integer input type, got {type}")
-        info = np.iinfo(type.np) if type is not bool else None
+        if type is bool:
+            raise TypeError("ember.bool is not supported by ember.iinfo")
+        if type._category != _INT:
+            raise TypeError("ember.iinfo() requires an integer input type. Use ember.finfo to "
+                            "handle 'ember.iinfo'")
+        info = np.iinfo(type.np)
         self.dtype = type.name
         self.bits = 8 * type.itemsize
-        self.min = builtins.int(info.min) if info else 0
-        self.max = builtins.int(info.max) if info else 1
+        self.min = builtins.int(info.min)
+        self.max = builtins.int(info.max)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"

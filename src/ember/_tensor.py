@@ -104,6 +104,8 @@ class Tensor:
         """The size of the tensor, or of dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
+        if not self._data.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
@@ -187,7 +189,7 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         if not isinstance(value, bool):
-            raise TypeError(f"requires_grad must be a bool, not {type(value).__name__}")
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             if not value:
                 raise RuntimeError(
@@ -201,6 +203,8 @@ class Tensor:
 
     def requires_grad_(self, requires_grad=True):
         """Change if autograd should record operations on this tensor; returns self."""
+        if requires_grad and self._data.dtype.kind in "biu":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -222,10 +226,12 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' "
+                                   f"to a tensor of size '{list(self._data.shape)}'. Please ensure that "
+                                   "the gradient and the tensor are the same size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(_grad_dtype_message(value.dtype, self.dtype))
             if value.device != self.device:
                 raise RuntimeError("assigned grad has data located on a different device")
         self._grad = value
@@ -264,8 +270,7 @@ class Tensor:
                 t._grad = grad.detach().clone() if not _grad_state.grad_enabled else grad.clone()
             else:
                 t._grad = t._grad + grad
-        hooks = self.grad_fn.__dict__.setdefault("_retain_grad_hooks", {})
-        hooks[self._output_nr] = retain
+        self.grad_fn._register_retain_grad_hook(self._output_nr, retain)
         self._retains_grad = True
 
     def register_hook(self, hook):
@@ -293,7 +298,12 @@ class Tensor:
     def detach_(self):
         """Detaches this tensor from the graph that created it, making it a leaf."""
         if self._base is not None and self.grad_fn is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                "function in ember/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -358,17 +368,37 @@ class Tensor:
         return value
 
     def __bool__(self):
-        if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        size = self._data.size
+        if size != 1:
+            what = "no values" if size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
         return bool(self._data.reshape(()))
 
+    def _python_scalar(self, cpp_type):
+        """The single element for float()/int(): complex ones only without an imaginary part."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        value = self.item()
+        if isinstance(value, complex):
+            if value.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {cpp_type} without overflow")
+            value = value.real
+        return value
+
     def __float__(self):
-        return float(self.item())
+        if self._requires_grad:
+            import warnings
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
+        return float(self._python_scalar("double"))
 
     def __int__(self):
-        return int(self.item())
+        return int(self._python_scalar("int64_t"))
 
     def __complex__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return complex(self.item())
 
     def __index__(self):
@@ -397,7 +427,7 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        data = self.numpy() if not self._requires_grad else self._data
+        data = self.numpy()
         return data if dtype is None else data.astype(dtype, copy=False)
 
     def __repr__(self, *, tensor_contents=None):
@@ -429,6 +459,24 @@ class Tensor:
 
 
 _new = object.__new__
+
+# C++ element type names (the first dtype in torch's message) and ScalarType names (the second)
+_CPP_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>", "uint8": "unsigned char", "int8": "signed char",
+             "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+_SCALAR_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint8": "Byte",
+                "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
+def _grad_dtype_message(grad_dtype, dtype):
+    return (f"attempting to assign a gradient with dtype '{_CPP_TYPE[grad_dtype.name]}' to a tensor "
+            f"with grad_dtype '{_SCALAR_TYPE[dtype.name]}'. The gradient must match the tensor's "
+            "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+            "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
+            "caution. Diverging the dtypes of a tensor and its gradient may break downstream "
+            "systems that assume they match.")
 
 
 def _rebuild_tensor(data, device, requires_grad):
@@ -462,14 +510,15 @@ def _legacy_new(cls, *args, **kwargs):
     if kwargs:
         raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
     dtype = _dtype.get_default_dtype()
-    if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+    if not args:
+        return _make(np.empty((0,), dtype=dtype.np))
+    if len(args) == 1 and not isinstance(args[0], (numbers.Integral, Size)):
         from .ops.creation import tensor as _tensor_fn
         src = args[0]
         if isinstance(src, Tensor):
             return src
+        if isinstance(src, numbers.Number):
+            raise TypeError(f"new(): data must be a sequence (got {type(src).__name__})")
         return _tensor_fn(src, dtype=dtype, device=device)
-    shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-    for s in shape:
-        if not isinstance(s, numbers.Integral):
-            raise TypeError(f"Tensor(): argument 'size' must be a tuple of ints, not {type(s).__name__}")
-    return _make(np.empty(tuple(int(s) for s in shape), dtype=dtype.np))
+    from .ops.creation import empty as _empty
+    return _empty(*args, dtype=dtype, device=device)

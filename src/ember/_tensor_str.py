@@ -70,21 +70,17 @@ class _Formatter:
                 absval = np.abs(finite)
                 vmin, vmax = absval.min(), absval.max()
                 self.int_mode = bool(np.all(finite == np.ceil(finite)))
-                vals = finite.tolist()
-                if self.int_mode:
-                    if vmax / vmin > 1000.0 or vmax > 1.0e8:
-                        self.sci_mode = True
-                        self.max_width = max(len(f"{v:.{p}e}") for v in vals)
-                    else:
-                        self.max_width = max(len(f"{v:.0f}") + 1 for v in vals)
+                if PRINT_OPTS.sci_mode is None:
+                    self.sci_mode = bool(vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4)
                 else:
-                    if vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4:
-                        self.sci_mode = True
-                        self.max_width = max(len(f"{v:.{p}e}") for v in vals)
-                    else:
-                        self.max_width = max(len(f"{v:.{p}f}") for v in vals)
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
+                    self.sci_mode = PRINT_OPTS.sci_mode
+                vals = finite.tolist()
+                if self.sci_mode:
+                    self.max_width = max(len(f"{v:.{p}e}") for v in vals)
+                elif self.int_mode:
+                    self.max_width = max(len(f"{v:.0f}") + 1 for v in vals)
+                else:
+                    self.max_width = max(len(f"{v:.{p}f}") for v in vals)
 
     def format(self, value):
         p = PRINT_OPTS.precision

@@ -23,8 +23,10 @@ def _tensors(x, what):
     return out
 
 
-def _make_grads(outputs, grads, is_grads_batched=False):
-    from .._tensor import Tensor
+def _make_grads(outputs, grads):
+    """Each output's gradient: the one given (checked against the output, cast to its dtype)
+    or, for a one-element output, ones."""
+    from .._tensor import Size, Tensor
     from ..ops.creation import ones_like
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
@@ -32,94 +34,86 @@ def _make_grads(outputs, grads, is_grads_batched=False):
             if o._requires_grad:
                 if o._data.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not (o.is_floating_point() or o.is_complex()):
+                if not o.is_floating_point():
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                        f"but got {o.dtype}")
-            g = ones_like(o)
+                g = ones_like(o)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-        elif g._data.shape != o._data.shape:
-            from .._tensor import Size
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)} "
-                               f"and output[{i}] has a shape of {Size(o._data.shape)}.")
-        elif g.is_floating_point() != o.is_floating_point() and not g.is_complex():
-            raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have "
-                               f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
-                               f"{g.dtype} and output[{i}] has a dtype of {o.dtype}.")
+        else:
+            if g._data.shape != o._data.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{Size(g._data.shape)} and output[{i}] has a shape of "
+                                   f"{Size(o._data.shape)}.")
+            if g.is_complex() != o.is_complex():
+                raise RuntimeError(f"For complex Tensors, both grad_output and output are required "
+                                   f"to have the same dtype. Mismatch in dtype: grad_output[{i}] has "
+                                   f"a dtype of {g.dtype} and output[{i}] has a dtype of {o.dtype}.")
+            if g._data.dtype != o._data.dtype:
+                g = g.to(o.dtype)
         out.append(g)
     return out
 
 
+def _as_list(tensors, length):
+    """``grad_tensors`` / ``grad_outputs`` as a list: None for each output, or the tensors given."""
+    from .._tensor import Tensor
+    if tensors is None:
+        return [None] * length
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    return list(tensors)
+
+
+def _check_lengths(grads, outputs):
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
-    """Computes the sum of gradients of ``tensors`` with respect to graph leaves, accumulating
-    them in the leaves' ``.grad`` (only into ``inputs``, when given)."""
+    """Computes the sum of gradients of given tensors with respect to graph leaves, accumulating
+    them in the leaves' ``.grad``; with ``inputs``, only into those tensors' ``.grad`` (non-leaf
+    inputs retain their gradient)."""
     if grad_variables is not None:
         grad_tensors = grad_variables
+    if inputs is not None and not _tensors(inputs, "inputs"):
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _tensors(tensors, "tensors")
-    if grad_tensors is None:
-        grad_tensors = [None] * len(tensors)
-    else:
-        grad_tensors = _tensors(grad_tensors, "grad_tensors") if not isinstance(grad_tensors, (list, tuple)) else list(grad_tensors)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
-    if inputs is not None:
-        inputs = _tensors(inputs, "inputs")
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    grads = _make_grads(tensors, _as_list(grad_tensors, len(tensors)))
+    _check_lengths(grads, tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(tensors, grad_tensors)
     if inputs is not None:
+        inputs = _tensors(inputs, "inputs")
         for t in inputs:
-            if not t._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-        results = run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=False)
-        from .graph import accumulate_into
-        from .grad_mode import state
-        prev = state.grad_enabled
-        state.grad_enabled = create_graph
-        try:
-            for t, g in zip(inputs, results):
-                if g is None:
-                    continue
-                if t.grad_fn is None:
-                    accumulate_into(t, g, owned=False)
-                elif t._retains_grad:
-                    t._grad = g if t._grad is None else t._grad + g
-        finally:
-            state.grad_enabled = prev
-        return
-    run_backward(tensors, grads, retain_graph, create_graph)
+            t.retain_grad()
+    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """Computes and returns the sum of gradients of ``outputs`` with respect to ``inputs``
+    """Computes and returns the sum of gradients of outputs with respect to the inputs
     (nothing is accumulated into ``.grad``)."""
-    single_input = not isinstance(inputs, (list, tuple))
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
     outputs = _tensors(outputs, "outputs")
     inputs = _tensors(inputs, "inputs")
     if not inputs:
-        raise RuntimeError("grad requires non-empty inputs.")
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    else:
-        grad_outputs = _tensors(grad_outputs, "grad_outputs")
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad_outputs has {len(grad_outputs)} tensors but outputs has {len(outputs)}")
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    if materialize_grads and not allow_unused:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
-                         "but got: allow_unused=False.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    grads = _make_grads(outputs, _as_list(grad_outputs, len(outputs)))
+    _check_lengths(grads, outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(outputs, grad_outputs)
     results = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
                            accumulate=False, allow_unused=allow_unused)
     if materialize_grads:
         from ..ops.creation import zeros_like
         results = [zeros_like(t) if r is None else r for t, r in zip(inputs, results)]
     return tuple(results)
+
+
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401

@@ -1,10 +1,12 @@
 """The backward engine: runs graph nodes in dependency order.
 
 From the root edges it counts, for every reachable node, how many edges lead into it; a node
-runs once all of them have delivered (or declined to deliver) a gradient. Gradients arriving at
-the same node output are summed. Leaves' ``AccumulateGrad`` nodes add into ``.grad``; for
-``autograd.grad`` the requested inputs' gradients are captured instead, and only nodes that
-lead to them run.
+runs once all of them have been processed. Gradients arriving at the same node output are
+summed. Leaves' ``AccumulateGrad`` nodes add into ``.grad``.
+
+When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_info``): for
+``autograd.grad`` the gradients reaching the inputs are captured and returned, for
+``backward(inputs=...)`` only the inputs' accumulators run.
 """
 import sys
 
@@ -13,6 +15,8 @@ from .graph import AccumulateGrad, accumulate_into, edge_of
 
 __all__ = ["run_backward"]
 
+_getrefcount = sys.getrefcount
+
 
 def _root_edge(tensor, index):
     if not tensor._requires_grad:
@@ -20,42 +24,70 @@ def _root_edge(tensor, index):
     return edge_of(tensor)
 
 
-def _input_edge(tensor, index):
+def _input_edge(tensor):
     if not tensor._requires_grad:
-        raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
     return edge_of(tensor)
 
 
-def _reachable(root_nodes):
-    """Dependency counts of every node reachable from the roots, and a post-order of them."""
-    deps = {}
-    order = []
-    seen = set()
-    stack = [(node, False) for node in root_nodes]
+def _dependencies(root_nodes):
+    """For every node reachable from the roots, the number of edges that lead into it."""
+    deps = dict.fromkeys(root_nodes, 0)
+    stack = list(root_nodes)
+    pop, push = stack.pop, stack.append
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        for nxt, _ in node.next_functions:
+        for nxt, _ in pop().next_functions:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    stack.append((nxt, False))
-    return deps, order
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:
+                    deps[nxt] = 1
+                    push(nxt)
+    return deps
 
 
-def _needed_nodes(order, targets):
-    """Nodes from which some target node can be reached (post-order makes this one pass)."""
-    needed = set()
-    for node in order:
-        if node in targets or any(nxt in needed for nxt, _ in node.next_functions):
-            needed.add(node)
-    return needed
+def _leading_to(root_nodes, targets):
+    """The nodes from which some target can be reached (targets included)."""
+    leads = {}
+
+    def visit(start):
+        stack = [(start, iter(start.next_functions))]
+        leads[start] = start in targets
+        while stack:
+            node, edges = stack[-1]
+            for nxt, _ in edges:
+                if nxt is None:
+                    continue
+                if nxt not in leads:
+                    leads[nxt] = nxt in targets
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+                if leads[nxt]:
+                    leads[node] = True
+            else:
+                stack.pop()
+                if stack and leads[node]:
+                    leads[stack[-1][0]] = True
+
+    for root in root_nodes:
+        if root not in leads:
+            visit(root)
+    return {node for node, lead in leads.items() if lead}
+
+
+class _Plan:
+    """Which nodes run, for a backward restricted to ``inputs``."""
+
+    __slots__ = ("visit", "execute", "captures")
+
+    def __init__(self, root_nodes, input_edges):
+        self.captures = {}
+        for i, (node, nr) in enumerate(input_edges):
+            self.captures.setdefault(node, []).append((nr, i))
+        self.visit = _leading_to(root_nodes, self.captures)
+        visit = self.visit
+        self.execute = {node for node in visit
+                        if any(nxt in visit for nxt, _ in node.next_functions)}
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, accumulate=True,
@@ -66,87 +98,148 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     into ``.grad``; otherwise the gradients reaching ``inputs`` are returned in their order.
     """
     root_edges = [_root_edge(t, i) for i, t in enumerate(roots)]
-    capture = None
+    root_nodes = list(dict.fromkeys(node for node, _ in root_edges))
+    plan = None
+    results = None
     if inputs is not None:
-        input_edges = [_input_edge(t, i) for i, t in enumerate(inputs)]
-        capture = {}
-        for i, (node, nr) in enumerate(input_edges):
-            capture.setdefault((node, nr), []).append(i)
-    deps, order = _reachable([node for node, _ in root_edges])
-    needed = None
-    if capture is not None:
-        needed = _needed_nodes(order, {node for node, _ in capture})
-
+        plan = _Plan(root_nodes, [_input_edge(t) for t in inputs])
+        results = [None] * len(inputs)
+    deps = _dependencies(root_nodes)
     buffers = {}
     for (node, nr), grad in zip(root_edges, root_grads):
         _add_to_buffer(buffers, node, nr, grad)
-    results = [None] * len(inputs) if inputs is not None else None
-
-    ready = []
-    for node, _ in root_edges:
-        if deps.get(node, 0) == 0 and node not in ready:
-            ready.append(node)
+    ready = [node for node in root_nodes
+             if not deps[node] and (plan is None or node in plan.visit)]
     prev_grad_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
-            if grads is not None:
-                grads = _call_tensor_hooks(node, grads)
-                if capture is not None:
-                    for nr, grad in enumerate(grads):
-                        for i in capture.get((node, nr), ()):
-                            results[i] = grad
-            execute = grads is not None and (needed is None or node in needed)
-            if execute and capture is not None and node.__class__ is AccumulateGrad:
-                execute = accumulate and (node, 0) in capture
-            if execute and node.__class__ is AccumulateGrad:
-                # The engine's list and getrefcount's argument are the only references to a
-                # gradient nobody else can see; then .grad may take it without a copy.
-                owned = (sys.getrefcount(grads[0]) == 2 and grads[0]._data.base is None
-                         and sys.getrefcount(grads[0]._data) == 2)
-                accumulate_into(node.variable, grads[0], owned)
-                input_grads = ()
-            elif execute:
-                input_grads = _call_node(node, grads, retain_graph)
-            else:
-                input_grads = ()
-            for (nxt, nr), grad in zip(node.next_functions, input_grads):
-                if nxt is not None and grad is not None:
-                    _add_to_buffer(buffers, nxt, nr, grad)
-            for nxt, _ in node.next_functions:
-                if nxt is not None:
-                    left = deps[nxt] - 1
-                    deps[nxt] = left
-                    if left == 0:
-                        ready.append(nxt)
+        if plan is None:
+            _run_all(ready, deps, buffers, retain_graph)
+        else:
+            _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate)
     finally:
         state.grad_enabled = prev_grad_mode
     if results is not None and not allow_unused:
         for i, r in enumerate(results):
             if r is None:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior.")
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
     return results
+
+
+def _run_all(ready, deps, buffers, retain_graph):
+    """The common case: every reachable node runs, every reached leaf accumulates."""
+    pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
+    while ready:
+        node = pop_ready()
+        grads = pop_buffer(node, None)
+        edges = node.next_functions
+        if grads is None:
+            _skip(edges, deps, push_ready)
+            continue
+        if node._has_hooks:  # AccumulateGrad has them by class
+            if node.__class__ is AccumulateGrad:
+                _accumulate(node, _call_tensor_hooks(node, grads))
+                continue
+            input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
+        else:
+            input_grads = node.backward(*grads)
+            if not retain_graph:
+                node.release()
+            if input_grads.__class__ is not tuple:
+                input_grads = _as_tuple(input_grads)
+        if len(input_grads) != len(edges):
+            raise _wrong_count(node, edges, input_grads)
+        for (nxt, nr), grad in zip(edges, input_grads):
+            if nxt is None:
+                continue
+            if grad is not None:
+                if nr == 0 and nxt not in buffers:
+                    buffers[nxt] = [grad]
+                else:
+                    _add_to_buffer(buffers, nxt, nr, grad)
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if not left:
+                push_ready(nxt)
+
+
+def _skip(edges, deps, push_ready):
+    """A node no gradient reached: its inputs stop waiting for it."""
+    for nxt, _ in edges:
+        if nxt is not None:
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if not left:
+                push_ready(nxt)
+
+
+def _wrong_count(node, edges, input_grads):
+    return RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                        f"(expected {len(edges)}, got {len(input_grads)})")
+
+
+def _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate):
+    """Backward restricted to the nodes that lead to ``plan.captures``."""
+    visit, execute, captures = plan.visit, plan.execute, plan.captures
+    while ready:
+        node = ready.pop()
+        grads = buffers.pop(node, None)
+        edges = node.next_functions
+        if grads is not None:
+            grads = _call_tensor_hooks(node, grads)
+            for nr, i in captures.get(node, ()):
+                if nr < len(grads):
+                    results[i] = grads[nr]
+            if node.__class__ is AccumulateGrad:
+                if accumulate and node in captures:
+                    _accumulate(node, grads)
+            elif node in execute:
+                input_grads = _call_node(node, grads, retain_graph)
+                for (nxt, nr), grad in zip(edges, input_grads):
+                    if grad is not None and nxt in visit:
+                        _add_to_buffer(buffers, nxt, nr, grad)
+        for nxt, _ in edges:
+            if nxt is not None:
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if not left and nxt in visit:
+                    ready.append(nxt)
+
+
+def _accumulate(node, grads):
+    grad = grads[0]
+    if grad is None:
+        return
+    # References to a gradient nobody else can see: the engine's list, `grad` and
+    # getrefcount's argument (and for its array: the tensor and the argument). Then .grad
+    # may take it without a copy.
+    owned = (_getrefcount(grad) == 3 and grad._data.base is None
+             and _getrefcount(grad._data) == 2)
+    accumulate_into(node.variable, grad, owned)
 
 
 def _add_to_buffer(buffers, node, nr, grad):
     grads = buffers.get(node)
     if grads is None:
-        grads = buffers[node] = []
-    while len(grads) <= nr:
-        grads.append(None)
+        if nr == 0:
+            buffers[node] = [grad]
+            return
+        grads = buffers[node] = [None] * (nr + 1)
+    elif len(grads) <= nr:
+        grads.extend([None] * (nr + 1 - len(grads)))
     old = grads[nr]
     grads[nr] = grad if old is None else old + grad
 
 
 def _call_tensor_hooks(node, grads):
+    """Hooks registered with ``Tensor.register_hook`` (then ``retain_grad``'s) on the
+    gradients of the node's outputs."""
     hooks = node._tensor_pre_hooks
     if hooks is None and node.__class__ is AccumulateGrad:
-        hooks = node.variable._leaf_hooks
-        hooks = {0: hooks} if hooks else None
+        leaf_hooks = node.variable._leaf_hooks
+        hooks = {0: leaf_hooks} if leaf_hooks else None
     if hooks:
         for nr, fns in hooks.items():
             if nr < len(grads) and grads[nr] is not None:
@@ -164,16 +257,25 @@ def _call_tensor_hooks(node, grads):
 
 def _call_node(node, grads, retain_graph):
     if node._pre_hooks:
-        for hook in node._pre_hooks:
+        for hook in list(node._pre_hooks):
             new = hook(tuple(grads))
             if new is not None:
                 grads = list(new)
     input_grads = node.backward(*grads)
     if node._post_hooks:
-        for hook in node._post_hooks:
+        for hook in list(node._post_hooks):
             new = hook(tuple(input_grads), tuple(grads))
             if new is not None:
                 input_grads = new
     if not retain_graph:
         node.release()
+    if input_grads.__class__ is not tuple:
+        input_grads = _as_tuple(input_grads)
     return input_grads
+
+
+def _as_tuple(grads):
+    """A node's result as a tuple: a lone gradient (or None) is the gradient of its one input."""
+    if grads is None or hasattr(grads, "_data"):
+        return (grads,)
+    return tuple(grads)

@@ -35,9 +35,20 @@ class _DecoratorContextManager:
         if inspect.isclass(func):
             raise RuntimeError("grad-mode decorators cannot decorate a class")
         if inspect.isgeneratorfunction(func):
-            @functools.wraps(func)
-            def generator_wrapper(*args, **kwargs):
-                gen = func(*args, **kwargs)
+            return self._wrap_generator(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def _wrap_generator(self, func):
+        """Each step of the generator runs in this mode; the caller's mode is untouched."""
+        @functools.wraps(func)
+        def generator_wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
                 with self.clone():
                     response = gen.send(None)
                 while True:
@@ -53,19 +64,24 @@ class _DecoratorContextManager:
                     else:
                         with self.clone():
                             response = gen.send(request)
-            return generator_wrapper
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with self.clone():
-                return func(*args, **kwargs)
-        return wrapper
+            except StopIteration as stop:
+                return stop.value
+        return generator_wrapper
 
     def clone(self):
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Usable bare as a decorator too: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Context manager (and decorator) that disables gradient calculation."""
 
     def __init__(self):
@@ -79,7 +95,7 @@ class no_grad(_DecoratorContextManager):
         state.grad_enabled = self.prev
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Context manager (and decorator) that enables gradient calculation."""
 
     def __init__(self):
@@ -121,6 +137,11 @@ class set_grad_enabled(_DecoratorContextManager):
 class inference_mode(_DecoratorContextManager):
     """Like ``no_grad``, for code that will never take part in autograd: no graph is recorded.
     (ember does not tag the tensors made inside as inference tensors.)"""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode=True):
         self.mode = mode

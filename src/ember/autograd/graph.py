@@ -12,6 +12,7 @@ A Node's ``backward(*grads)`` takes one gradient per output and returns one per 
 with ember ops, so running it with grad mode on (``create_graph=True``) records a graph of the
 backward pass itself and gives higher-order gradients.
 """
+import re
 import weakref
 
 from .grad_mode import state
@@ -23,6 +24,9 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
           "backward through the graph a second time or if you need to access saved tensors after "
           "calling backward.")
+
+
+_NO_EDGE = (None, 0)
 
 
 def edge_of(tensor):
@@ -46,11 +50,18 @@ class Node:
     _post_hooks = None         # fn(grad_inputs, grad_outputs) -> grad_inputs | None
     _tensor_pre_hooks = None   # {output_nr: [fn(grad) -> grad | None]} from Tensor.register_hook
     _retain_grad_hooks = None  # {output_nr: fn(grad)} from Tensor.retain_grad
+    _has_hooks = False         # True once any of the above is set: one check for the engine
 
     def __init__(self, inputs):
-        self.next_functions = tuple([edge_of(t) for t in inputs])
+        edges = []
+        for t in inputs:
+            if t is not None and t._requires_grad:
+                fn = t.grad_fn
+                edges.append((fn, t._output_nr) if fn is not None else (grad_accumulator_of(t), 0))
+            else:
+                edges.append(_NO_EDGE)
+        self.next_functions = tuple(edges)
         self._saved = ()
-        self._versions = ()
 
     # -- what subclasses write ------------------------------------------------------------
     def backward(self, grad):
@@ -59,32 +70,52 @@ class Node:
 
     # -- saved tensors --------------------------------------------------------------------
     def save(self, *tensors):
-        """Keep tensors for backward. An output of this node is kept as an alias without its
-        history (no reference cycle); with ``create_graph`` it is unpacked with this node as its
-        ``grad_fn`` again, as torch's SavedVariable does."""
+        """Keep tensors for backward, with the version each has now. An output of this node is
+        kept as an alias without its history (no reference cycle); with ``create_graph`` it is
+        unpacked with this node as its ``grad_fn`` again, as torch's SavedVariable does."""
+        versions = []
+        for t in tensors:
+            if t is None:
+                versions.append(None)
+            elif t.grad_fn is self:
+                return self._save_with_outputs(tensors)
+            else:
+                versions.append(t._version_counter[0])
+        self._saved = tensors
+        self._versions = versions
+
+    def _save_with_outputs(self, tensors):
         saved = []
+        outs = self.__dict__.setdefault("_saved_outputs", [])
         for t in tensors:
             if t is not None and t.grad_fn is self:
-                outs = self.__dict__.setdefault("_saved_outputs", [])
                 outs.append((len(saved), t._output_nr))
                 t = t._alias()
             saved.append(t)
         self._saved = tuple(saved)
-        self._versions = tuple([None if t is None else t._version_counter[0] for t in saved])
+        self._versions = [None if t is None else t._version_counter[0] for t in saved]
 
     @property
     def saved_tensors(self):
+        """The saved tensors; raises if they were freed or modified in place since."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED)
+        if not saved:
+            return saved
         for t, version in zip(saved, self._versions):
             if t is not None and t._version_counter[0] != version:
-                raise RuntimeError(_modified_message(self, saved.index(t), version))
+                self._raise_modified()
         if self._saved_outputs and state.grad_enabled:
             saved = list(saved)
             for index, output_nr in self._saved_outputs:
                 saved[index] = saved[index]._alias_with_history(self, output_nr)
         return saved
+
+    def _raise_modified(self):
+        for index, (t, version) in enumerate(zip(self._saved, self._versions)):
+            if t is not None and t._version_counter[0] != version:
+                raise RuntimeError(_modified_message(self, index, version))
 
     def release(self):
         self._saved = None
@@ -102,6 +133,7 @@ class Node:
         return new grad_inputs."""
         hooks = self.__dict__.setdefault("_post_hooks", [])
         hooks.append(fn)
+        self._has_hooks = True
         return _RemovableHandle(hooks, fn)
 
     def register_prehook(self, fn):
@@ -109,11 +141,17 @@ class Node:
         grad_outputs."""
         hooks = self.__dict__.setdefault("_pre_hooks", [])
         hooks.append(fn)
+        self._has_hooks = True
         return _RemovableHandle(hooks, fn)
+
+    def _register_retain_grad_hook(self, output_nr, fn):
+        self.__dict__.setdefault("_retain_grad_hooks", {})[output_nr] = fn
+        self._has_hooks = True
 
     def _register_tensor_hook(self, output_nr, fn):
         hooks = self.__dict__.setdefault("_tensor_pre_hooks", {}).setdefault(output_nr, [])
         hooks.append(fn)
+        self._has_hooks = True
         return _RemovableHandle(hooks, fn)
 
     def __call__(self, *grads):
@@ -127,11 +165,11 @@ class AccumulateGrad(Node):
     """Where a leaf's gradient ends: added into ``variable.grad``."""
 
     __slots__ = ("variable",)
+    _has_hooks = True  # the engine treats it apart from other nodes
 
     def __init__(self, variable):
         self.next_functions = ()
         self._saved = ()
-        self._versions = ()
         self.variable = variable
 
     def backward(self, grad):
@@ -141,21 +179,48 @@ class AccumulateGrad(Node):
     def release(self):
         pass
 
+    def name(self):
+        return "ember::autograd::AccumulateGrad"
+
 
 def accumulate_into(variable, grad, owned):
-    """``variable.grad += grad``, in place unless a graph of the gradient is being built. The
-    first gradient is kept without a copy when it is ``owned`` (nothing else can see it)."""
+    """``variable.grad += grad``: in place unless a graph of the gradient is being built. The
+    first gradient is stored without a copy only when it is ``owned`` (no other tensor can see
+    its memory) and no graph is being built; else a copy, so ``.grad`` never aliases another
+    tensor."""
+    if grad._data.dtype != variable._data.dtype:
+        grad = grad.to(variable.dtype)
+        owned = True
     old = variable._grad
     if old is None:
-        if not state.grad_enabled:
-            grad = grad.detach() if owned else grad.detach().clone()
-        if grad.dtype is not variable.dtype:
-            grad = grad.to(variable.dtype)
-        variable._grad = grad
+        if state.grad_enabled:
+            variable._grad = _copy_with_history(grad)
+        elif owned:
+            variable._grad = grad if grad.grad_fn is None and not grad._requires_grad else grad.detach()
+        else:
+            variable._grad = grad.detach().clone()
     elif state.grad_enabled:
         variable._grad = old + grad
     else:
         old._iadd_grad(grad)
+
+
+class CopyBackwards(Node):
+    """The copy AccumulateGrad makes of a first gradient while building a graph of it."""
+
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (grad,)
+
+
+def _copy_with_history(grad):
+    from .._tensor import _make
+    out = _make(grad._data.copy())
+    if grad._requires_grad:
+        out._requires_grad = True
+        out.grad_fn = CopyBackwards((grad,))
+    return out
 
 
 class _RemovableHandle:
@@ -189,13 +254,19 @@ def _modified_message(node, index, expected):
     desc = f"[{type_name(tensor)} [{', '.join(map(str, tensor._data.shape))}]]"
     producer = {i: nr for i, nr in node._saved_outputs}.get(index)
     if producer is not None:
-        desc += f", which is output {producer} of {node.name()},"
+        desc += f", which is output {producer} of {_op_name(node)},"
     elif tensor.grad_fn is not None:
-        desc += f", which is output {tensor._output_nr} of {tensor.grad_fn.name()},"
+        desc += f", which is output {tensor._output_nr} of {_op_name(tensor.grad_fn)},"
     return ("one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: {desc} is at version {tensor._version_counter[0]}; expected version "
             f"{expected} instead. Hint: enable anomaly detection to find the operation that "
-            "failed to compute its gradient, with ember.autograd.set_detect_anomaly(True).")
+            "failed to compute its gradient, with ember.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def _op_name(node):
+    """``MulBackward0`` -> ``Mul``: how torch names the op that produced a modified tensor."""
+    name = node.name()
+    return re.sub(r"Backward\d*$", "", name)
 
 
 def grad_accumulator_of(tensor):

@@ -84,8 +84,10 @@ def arrays_for(a, b):
     kind = ad.dtype.kind
     bcls = b.__class__
     if bcls is float:
-        if kind in "fcV" or ad.dtype == _dtype.bfloat16.np:
+        if kind in "fc":
             return ad, b
+        if ad.dtype == _dtype.bfloat16.np:  # NumPy would compute bfloat16 * float in float32
+            return ad, np.asarray(b, dtype=ad.dtype)
     elif bcls is int:
         if kind in "fcV" or ad.dtype == _dtype.bfloat16.np:
             return ad, b
@@ -136,16 +138,16 @@ def normalize_dims(dim, ndim):
     """``dim`` (None, an int or a sequence of ints) as a sorted tuple of non-negative dims."""
     if dim is None:
         return tuple(range(ndim))
-    if ndim == 0:
-        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
-            _wrap_dim(d, 0)
-        return ()
     if isinstance(dim, (tuple, list)):
         dims = tuple(_wrap_dim(d, ndim) for d in dim)
+        if not ndim:
+            dims = (0,) * len(dims)  # a 0-d tensor's dims 0 and -1 are the same one
         if len(set(dims)) != len(dims):
-            raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
-        return tuple(sorted(dims))
-    return (_wrap_dim(dim, ndim),)
+            repeated = next(d for i, d in enumerate(dims) if d in dims[:i])
+            raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
+        return tuple(sorted(dims)) if ndim else ()
+    dim = _wrap_dim(dim, ndim)
+    return (dim,) if ndim else ()
 
 
 # ----------------------------------------------------------------------------------------

@@ -1,4 +1,359 @@
-"""(to be filled: see the module list in ember/ops/__init__.py)"""
-from ._common import Tensor  # noqa: F401
+"""Comparisons, logical and bitwise ops, with their operators (``== < & << ~`` ...).
 
-__all__ = []
+None of these is differentiable: results are bool (comparisons, logical ops) or integer
+(bitwise ops). Operands are promoted to torch's common dtype before comparing, so an integer
+tensor compared with ``2.5`` compares as floats, as torch does.
+"""
+from .. import _dtype
+from ._common import (
+    Node, Tensor, _type_word, arrays_for, check_inplace, finish_inplace, grad_state, is_scalar,
+    make, method, namespace_of, record,
+)
+from .._dtype import result_type_of
+from .pointwise import _broadcast_check, _maybe_out, _tensor_arg
+
+__all__ = [
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "equal", "isclose", "allclose",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift",
+]
+
+
+def _other_tensor(other, op, pos=2):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): argument 'other' (position {pos}) must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
+def _apply(op, kernel, input, other):
+    """``kernel(a, b)`` on the two operands promoted to their common dtype, as a tensor."""
+    try:
+        ad, bd = arrays_for(input, other)
+        return make(kernel(ad, bd))
+    except ValueError:
+        _broadcast_check(op, input, other)
+        raise
+
+
+def _write_inplace(self, other, op, kernel):
+    """``self = kernel(self, other)`` into self's memory, cast to self's dtype (no history)."""
+    sd = self._data
+    xp = namespace_of(sd)
+    ad, bd = arrays_for(self, other)
+    try:
+        result = kernel(ad, bd)
+    except ValueError:
+        _broadcast_check(op, self, other)
+        raise
+    if result.shape != sd.shape:
+        raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    xp.copyto(sd, result, casting="unsafe")
+    self._version_counter[0] += 1
+    return self
+
+
+class _ZeroGradNode(Node):
+    """An in-place comparison on a tensor with history: the result no longer depends on it."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (grad * 0,)
+
+
+def _zero_grad_node(name):
+    return type(name, (_ZeroGradNode,), {"__slots__": ()})
+
+
+def _inplace(self, other, op, kernel, node_cls):
+    check_inplace(self)
+    if self._requires_grad and grad_state.grad_enabled:
+        res = _apply(op, kernel, self, other)
+        res = make(res._data.astype(self._data.dtype, copy=False))
+        record(node_cls, (self,), res)
+        return finish_inplace(self, res)
+    return _write_inplace(self, other, op, kernel)
+
+
+# -- comparisons ----------------------------------------------------------------------------
+
+def _comparison(name, ufunc_name, symbol, aliases=()):
+    node_cls = _zero_grad_node(f"{name.capitalize()}Backward0")
+
+    def kernel(a, b):
+        return getattr(namespace_of(a), ufunc_name)(a, b)
+
+    def op(input, other, *, out=None):
+        _tensor_arg(input, name)
+        res = _apply(name, kernel, input, other)
+        return res if out is None else _maybe_out(res, out)
+
+    def op_(self, other):
+        return _inplace(self, other, name + "_", kernel, node_cls)
+
+    def operator(self, other):
+        if not (isinstance(other, Tensor) or is_scalar(other)):
+            return NotImplemented
+        return _apply(name, kernel, self, other)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Computes ``input {symbol} other`` element-wise, as a bool tensor."
+    op_.__name__ = name + "_"
+    for n in (name,) + aliases:
+        setattr(Tensor, n, op)
+        setattr(Tensor, n + "_", op_)
+    return op, operator
+
+
+eq, _eq_op = _comparison("eq", "equal", "==")
+ne, _ne_op = _comparison("ne", "not_equal", "!=", ("not_equal",))
+lt, _lt_op = _comparison("lt", "less", "<", ("less",))
+le, _le_op = _comparison("le", "less_equal", "<=", ("less_equal",))
+gt, _gt_op = _comparison("gt", "greater", ">", ("greater",))
+ge, _ge_op = _comparison("ge", "greater_equal", ">=", ("greater_equal",))
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+# Assigning __eq__ after the class body keeps Tensor.__hash__ (identity), as torch does.
+Tensor.__eq__, Tensor.__ne__ = _eq_op, _ne_op
+Tensor.__lt__, Tensor.__le__, Tensor.__gt__, Tensor.__ge__ = _lt_op, _le_op, _gt_op, _ge_op
+
+
+def equal(input, other):
+    """``True`` if two tensors have the same size and elements, ``False`` otherwise."""
+    _tensor_arg(input, "equal")
+    _other_tensor(other, "equal")
+    if input._data.shape != other._data.shape:
+        return False
+    ad, bd = arrays_for(input, other)
+    return bool(namespace_of(ad).array_equal(ad, bd))
+
+
+Tensor.equal = equal
+
+
+def _check_same_dtype(input, other):
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{_type_word(input._data.dtype)} did not match "
+                           f"{_type_word(other._data.dtype)}")
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether each element of ``input`` is close to the matching element of ``other``:
+    ``|input - other| <= atol + rtol * |other|`` (infinities must match exactly)."""
+    _tensor_arg(input, "isclose")
+    _other_tensor(other, "isclose")
+    _check_same_dtype(input, other)
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    ad, bd = input._data, other._data
+    xp = namespace_of(ad)
+    try:
+        exact = ad == bd
+    except ValueError:
+        _broadcast_check("isclose", input, other)
+        raise
+    if equal_nan:
+        exact = exact | (xp.isnan(ad) & xp.isnan(bd))
+    if ad.dtype.kind in "biu":
+        ad = ad.astype(_dtype.get_default_dtype().np)
+        bd = bd.astype(ad.dtype)
+    diff = xp.abs(ad - bd)
+    close = xp.isfinite(diff) & (diff <= atol + rtol * xp.abs(bd))
+    return make(exact | close)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether all elements of ``input`` and ``other`` are close (see ``isclose``)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+Tensor.isclose = isclose
+Tensor.allclose = allclose
+
+
+# -- logical ops -----------------------------------------------------------------------------
+
+def _logical(name, ufunc_name):
+    node_cls = _zero_grad_node(f"Logical{name.capitalize()}Backward0")
+
+    def kernel(a, b):
+        return getattr(namespace_of(a), ufunc_name)(a, b)
+
+    def op(input, other, *, out=None):
+        _tensor_arg(input, "logical_" + name)
+        _other_tensor(other, "logical_" + name)
+        try:
+            res = make(kernel(input._data, other._data))
+        except ValueError:
+            _broadcast_check("logical_" + name, input, other)
+            raise
+        return res if out is None else _maybe_out(res, out)
+
+    def op_(self, other):
+        _other_tensor(other, f"logical_{name}_", 1)
+        return _inplace(self, other, f"logical_{name}_", kernel, node_cls)
+
+    op.__name__ = op.__qualname__ = "logical_" + name
+    op.__doc__ = f"Computes the element-wise logical {name.upper()} of the given input tensors."
+    setattr(Tensor, "logical_" + name, op)
+    setattr(Tensor, f"logical_{name}_", op_)
+    return op
+
+
+logical_and = _logical("and", "logical_and")
+logical_or = _logical("or", "logical_or")
+logical_xor = _logical("xor", "logical_xor")
+
+
+def logical_not(input, *, out=None):
+    """Computes the element-wise logical NOT of the given input tensor."""
+    _tensor_arg(input, "logical_not")
+    res = make(namespace_of(input._data).logical_not(input._data))
+    return res if out is None else _maybe_out(res, out)
+
+
+@method()
+def logical_not_(self):
+    check_inplace(self)
+    sd = self._data
+    namespace_of(sd).logical_not(sd, out=sd, casting="unsafe")
+    self._version_counter[0] += 1
+    return self
+
+
+Tensor.logical_not = logical_not
+
+
+# -- bitwise ops -----------------------------------------------------------------------------
+
+def _check_integral(kernel_name, dtype_np):
+    if dtype_np.kind not in "biu":
+        raise NotImplementedError(f'"{kernel_name}_cpu" not implemented for '
+                                  f"'{_type_word(dtype_np)}'")
+
+
+def _lshift(a, s):
+    return _shift_zero_fill(namespace_of(a).left_shift, a, s, a.dtype.itemsize * 8)
+
+
+def _shift_zero_fill(shift, a, s, bits):
+    """``shift(a, s)``, giving 0 for shifts of a negative amount or past the width."""
+    xp = namespace_of(a)
+    if not hasattr(s, "shape") or s.ndim == 0:
+        if 0 <= s < bits:
+            return shift(a, s)
+        return xp.zeros(a.shape, a.dtype)
+    bad = (s < 0) | (s >= bits)
+    return xp.where(bad, 0, shift(a, xp.where(bad, 0, s))).astype(a.dtype, copy=False)
+
+
+def _rshift(a, s):
+    """Shifts of a negative amount or past the width fill with the sign bit, as torch does."""
+    xp = namespace_of(a)
+    bits = a.dtype.itemsize * 8
+    if a.dtype.kind == "u":
+        return _shift_zero_fill(xp.right_shift, a, s, bits)
+    if not hasattr(s, "shape") or s.ndim == 0:
+        return xp.right_shift(a, s if 0 <= s < bits else bits - 1)
+    bad = (s < 0) | (s >= bits)
+    return xp.right_shift(a, xp.where(bad, bits - 1, s)).astype(a.dtype, copy=False)
+
+
+def _bitwise_kernel(ufunc_name):
+    def kernel(a, b):
+        return getattr(namespace_of(a), ufunc_name)(a, b)
+    return kernel
+
+
+def _bitwise(name, kernel_name, kernel, bool_ok=True):
+    node_cls = _zero_grad_node(f"{''.join(w.capitalize() for w in name.split('_'))}Backward0")
+
+    def checked(a, b):
+        if not bool_ok and a.dtype.kind == "b":
+            raise NotImplementedError(f'"{kernel_name}_cpu" not implemented for \'Bool\'')
+        _check_integral(kernel_name, a.dtype)
+        out = kernel(a, b)
+        return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+    def op(input, other, *, out=None):
+        if is_scalar(input):
+            _tensor_arg(other, name, 2, "other")
+            common = result_type_of(other, input).np
+            input = make(namespace_of(other._data).asarray(input).astype(common))
+        else:
+            _tensor_arg(input, name)
+        res = _apply(name, checked, input, other)
+        return res if out is None else _maybe_out(res, out)
+
+    def op_(self, other):
+        return _inplace(self, other, name + "_", checked, node_cls)
+
+    def operator(self, other):
+        if not (isinstance(other, Tensor) or is_scalar(other)):
+            return NotImplemented
+        return _apply(name, checked, self, other)
+
+    def reflected(self, other):
+        if not is_scalar(other):
+            return NotImplemented
+        return op(other, self)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Computes the {name.replace('_', ' ')} of ``input`` and ``other`` (integer or bool)."
+    setattr(Tensor, name, op)
+    setattr(Tensor, name + "_", op_)
+    return op, operator, reflected, op_
+
+
+bitwise_and, _and_op, _rand_op, _iand_op = _bitwise("bitwise_and", "bitwise_and",
+                                                    _bitwise_kernel("bitwise_and"))
+bitwise_or, _or_op, _ror_op, _ior_op = _bitwise("bitwise_or", "bitwise_or",
+                                                _bitwise_kernel("bitwise_or"))
+bitwise_xor, _xor_op, _rxor_op, _ixor_op = _bitwise("bitwise_xor", "bitwise_xor",
+                                                    _bitwise_kernel("bitwise_xor"))
+bitwise_left_shift, _lshift_op, _rlshift_op, _ilshift_op = _bitwise(
+    "bitwise_left_shift", "lshift", _lshift, bool_ok=False)
+bitwise_right_shift, _rshift_op, _rrshift_op, _irshift_op = _bitwise(
+    "bitwise_right_shift", "rshift", _rshift, bool_ok=False)
+
+Tensor.__and__, Tensor.__rand__, Tensor.__iand__ = _and_op, _rand_op, _iand_op
+Tensor.__or__, Tensor.__ror__, Tensor.__ior__ = _or_op, _ror_op, _ior_op
+Tensor.__xor__, Tensor.__rxor__, Tensor.__ixor__ = _xor_op, _rxor_op, _ixor_op
+Tensor.__lshift__, Tensor.__rlshift__, Tensor.__ilshift__ = _lshift_op, _rlshift_op, _ilshift_op
+Tensor.__rshift__, Tensor.__rrshift__, Tensor.__irshift__ = _rshift_op, _rrshift_op, _irshift_op
+
+
+def _invert(data):
+    _check_integral("bitwise_not", data.dtype)
+    return namespace_of(data).invert(data)
+
+
+def bitwise_not(input, *, out=None):
+    """Computes the bitwise NOT of ``input`` (logical NOT for bool tensors)."""
+    _tensor_arg(input, "bitwise_not")
+    res = make(_invert(input._data))
+    return res if out is None else _maybe_out(res, out)
+
+
+@method()
+def bitwise_not_(self):
+    check_inplace(self)
+    sd = self._data
+    _check_integral("bitwise_not", sd.dtype)
+    namespace_of(sd).invert(sd, out=sd)
+    self._version_counter[0] += 1
+    return self
+
+
+def _invert_op(self):
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return make(namespace_of(self._data).invert(self._data))
+
+
+Tensor.bitwise_not = bitwise_not
+Tensor.__invert__ = _invert_op

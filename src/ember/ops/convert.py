@@ -79,36 +79,67 @@ def _convert(t, dtype, device, copy=False):
     return out
 
 
+_TO_SIGNATURES = (
+    " * (ember.device device = None, ember.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, ember.memory_format memory_format = None)\n"
+    " * (ember.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "ember.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "ember.memory_format memory_format = None)\n")
+
+
+def _type_label(value):
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, (_dtype.dtype, _device_cls)):
+        return f"ember.{value.__class__.__name__}"
+    return value.__class__.__name__
+
+
+def _bad_to_args(args, kwargs):
+    got = [_type_label(a) for a in args] + [f"{k}={_type_label(v)}" for k, v in kwargs.items()]
+    listed = ", ".join(got) + (", " if kwargs else "")
+    return TypeError(f"to() received an invalid combination of arguments - got ({listed}), but "
+                     f"expected one of:\n{_TO_SIGNATURES}")
+
+
+def _is_device_like(value):
+    return value is None or isinstance(value, (str, _device_cls)) or (
+        isinstance(value, int) and not isinstance(value, bool))
+
+
 def _parse_to_args(args, kwargs):
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, _dtype.dtype):
-            dtype = a
-        elif isinstance(a, (str, _device_cls)):
-            device = a
-        elif isinstance(a, bool):
-            pass  # non_blocking / copy positional flags
-        elif a is None:
-            pass
-        else:
-            raise TypeError(f"to() received an invalid combination of arguments - got {type(a).__name__}")
-    return (None if dtype is None else _dtype.to_dtype(dtype),
-            None if device is None else to_device(device), copy)
+    """torch's three forms: ``to(device=None, dtype=None, non_blocking=False, copy=False)``,
+    ``to(dtype, non_blocking=False, copy=False)`` and ``to(tensor, non_blocking=False,
+    copy=False)``; returns (dtype or None, device or None, copy)."""
+    names = ("device", "dtype", "non_blocking", "copy")
+    first = args[0] if args else None
+    if isinstance(first, Tensor):
+        names = ("tensor", "non_blocking", "copy")
+    elif isinstance(first, _dtype.dtype):
+        names = ("dtype", "non_blocking", "copy")
+    if len(args) > len(names):
+        raise _bad_to_args(args, kwargs)
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names + ("memory_format",) or key in bound:
+            raise _bad_to_args(args, kwargs)
+        bound[key] = value
+    bound.pop("memory_format", None)
+    dtype, device = bound.get("dtype"), bound.get("device")
+    if "tensor" in bound:
+        dtype, device = bound["tensor"].dtype, bound["tensor"].device
+    if (not _is_device_like(device) or not (dtype is None or isinstance(dtype, _dtype.dtype))
+            or not all(isinstance(bound.get(k, False), bool) for k in ("non_blocking", "copy"))):
+        raise _bad_to_args(args, kwargs)
+    return dtype, None if device is None else to_device(device), bound.get("copy", False)
 
 
 @method()
 def to(self, *args, **kwargs):
     """Performs dtype and/or device conversion: ``to(dtype)``, ``to(device, dtype=None)``,
     ``to(other)``; returns self when nothing changes and ``copy`` is False."""
-    dtype, device, copy = _parse_to_args(args, dict(kwargs))
+    dtype, device, copy = _parse_to_args(args, kwargs)
     return _convert(self, dtype, device, copy)
 
 

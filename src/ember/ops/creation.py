@@ -1,6 +1,7 @@
 """Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty (and _like), arange,
 linspace, logspace, eye."""
 import builtins
+import itertools
 import math
 import numbers
 
@@ -17,31 +18,64 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
            "logspace", "eye", "scalar_tensor", "empty_strided"]
 
 
-def _infer_np_dtype(arr, from_numpy):
-    kind = arr.dtype.kind
-    if from_numpy:
-        _dtype.from_numpy_dtype(arr.dtype)  # TypeError for unsupported NumPy types
-        return arr.dtype
-    if kind == "f":
-        return get_default_dtype().np
-    if kind in "iu":
-        return np.int64
-    if kind == "b":
-        return np.bool_
-    if kind == "c":
-        return get_default_dtype().to_complex().np
-    if arr.dtype == _dtype.bfloat16.np:
-        return arr.dtype
-    raise TypeError(f"Could not infer dtype of {arr.dtype}")
+_PYTHON_SCALARS = frozenset((int, float, bool, complex))
 
 
-def _to_nested_arrays(data):
-    """Lists that contain tensors: replace each by its host array."""
-    if isinstance(data, Tensor):
-        return data.detach().cpu()._data
-    if isinstance(data, (list, tuple)):
-        return [_to_nested_arrays(d) for d in data]
-    return data
+def _scan_leaves(data, found):
+    """Walk a nested sequence: add each leaf's type (or dtype, for arrays, NumPy scalars and
+    tensors) to ``found``; return the data with tensors replaced by their host arrays."""
+    kinds = set(map(type, data))
+    if kinds <= _PYTHON_SCALARS:
+        found.update(kinds)
+        return data
+    out = []
+    for d in data:
+        if isinstance(d, (list, tuple)):
+            out.append(_scan_leaves(d, found))
+            continue
+        if isinstance(d, Tensor):
+            d = d.detach().cpu()._data
+        if isinstance(d, (np.ndarray, np.generic)):
+            found.add(d.dtype)
+        else:
+            found.add(type(d))
+        out.append(d)
+    return out
+
+
+def _leaf_dtype(kind):
+    """The ember dtype torch gives a leaf of this Python type or NumPy dtype."""
+    if kind is bool:
+        return _dtype.bool
+    if kind is float:
+        return get_default_dtype()
+    if kind is complex:
+        return get_default_dtype().to_complex()
+    if isinstance(kind, type) and issubclass(kind, numbers.Integral):
+        return _dtype.int64
+    if isinstance(kind, np.dtype):
+        return _dtype.from_numpy_dtype(kind)
+    if kind is str:
+        raise TypeError("new(): invalid data type 'str'")
+    raise RuntimeError(f"Could not infer dtype of {kind.__name__}")
+
+
+def _inferred_dtype(found):
+    """torch's rule: the promotion of every leaf's dtype (empty data: the default dtype)."""
+    result = None
+    for kind in found:
+        d = _leaf_dtype(kind)
+        result = d if result is None else _dtype.promote_types(result, d)
+    return get_default_dtype() if result is None else result
+
+
+def _array_from_sequence(data, np_dtype):
+    try:
+        return np.array(data, dtype=np_dtype)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    except ValueError:
+        raise ValueError(_ragged_message(data)) from None
 
 
 def _ragged_message(data):
@@ -61,6 +95,21 @@ def _ragged_message(data):
     return walk(data, 0) or "could not build a tensor from the given data"
 
 
+def _host_array(data):
+    """``data`` (anything but a tensor) as a NumPy array of torch's inferred dtype: NumPy arrays
+    and scalars keep theirs; Python floats give the default dtype, ints int64, and a
+    sequence the promotion of its elements' dtypes."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        _dtype.from_numpy_dtype(data.dtype)
+        return np.array(data)
+    found = set()
+    if isinstance(data, (list, tuple)):
+        data = _scan_leaves(data, found)
+    else:
+        found.add(type(data))
+    return _array_from_sequence(data, _inferred_dtype(found).np)
+
+
 def _place(arr, device):
     device = to_device(device)
     if device.type == "cpu":
@@ -70,27 +119,16 @@ def _place(arr, device):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Constructs a tensor with no autograd history by copying ``data`` (a number, a nested
-    sequence, a NumPy array or a tensor). Python floats become the default dtype, ints int64."""
+    sequence, a NumPy array or a tensor). Python floats become the default dtype, ints int64,
+    bools bool; NumPy arrays and scalars keep their dtype; a sequence takes the promotion of
+    its elements' dtypes."""
     if isinstance(data, Tensor):
         arr = data.detach().cpu()._data if device is None or to_device(device).type == "cpu" else data._data
         arr = arr.copy()
         if device is None:
             device = data.device
     else:
-        is_np = isinstance(data, (np.ndarray, np.generic))
-        if not is_np and isinstance(data, (list, tuple)):
-            data = _to_nested_arrays(data)
-        if isinstance(data, str):
-            raise TypeError(f"new(): invalid data type 'str'")
-        try:
-            arr = np.array(data)
-        except ValueError:
-            raise ValueError(_ragged_message(data)) from None
-        if arr.dtype == object:
-            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-        target = _infer_np_dtype(arr, is_np)
-        if arr.dtype != target:
-            arr = arr.astype(target)
+        arr = _host_array(data)
     if dtype is not None:
         arr = arr.astype(to_dtype(dtype).np, copy=False)
     t = make(_place(np.ascontiguousarray(arr) if arr.ndim else arr, device or CPU))
@@ -136,19 +174,32 @@ def from_numpy(ndarray):
 
 
 def _size(size, op):
+    """The size arguments ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` as a tuple, with torch's
+    errors for non-integers and negative sizes."""
+    if not size:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
+    elif len(size) == 1 and not _is_int(size[0]):
+        raise TypeError(f"{op}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size[0]).__name__}")
     out = []
-    for s in size:
+    for i, s in enumerate(size):
         if isinstance(s, Tensor):
             s = s.item()
-        if not isinstance(s, numbers.Integral) or isinstance(s, bool):
-            raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        if not _is_int(s):
+            raise TypeError(f"{op}(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                            f"error \"type must be tuple of ints,but got {type(s).__name__}\"")
         out.append(int(s))
+    for s in out:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
+
+
+def _is_int(s):
+    return (isinstance(s, numbers.Integral) and not isinstance(s, bool)) or \
+        (isinstance(s, Tensor) and s._data.ndim == 0 and s._data.dtype.kind in "iu")
 
 
 def _finish(arr, device, requires_grad):
@@ -170,7 +221,11 @@ def _xp_for(device):
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor filled with 0 of the given size."""
-    return _finish(_xp_for(device).zeros(_size(size, "zeros"), _np_dtype(dtype)), None, requires_grad)
+    try:
+        shape = _size(size, "zeros")
+    except RuntimeError:
+        raise RuntimeError("zeros: Dimension size must be non-negative.") from None
+    return _finish(_xp_for(device).zeros(shape, _np_dtype(dtype)), None, requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -210,6 +265,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     """A tensor of the given size filled with ``fill_value`` (its dtype inferred from the value)."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     np_dtype = _fill_dtype(fill_value) if dtype is None else to_dtype(dtype).np
     return _finish(_xp_for(device).full(_size((size,), "full"), fill_value, np_dtype), None, requires_grad)
 
@@ -253,51 +311,191 @@ def _num(x):
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     """Values from ``start`` (inclusive) to ``end`` (exclusive) spaced by ``step``; int64 when
-    all three are integers, else the default float dtype."""
+    all three are integers, else the default float dtype. The length is
+    ``ceil((end - start) / step)`` and the values are torch's to the last bit."""
     start, end, step = _num(start), _num(end), _num(step)
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     all_int = builtins.all(isinstance(v, numbers.Integral) for v in (start, end, step))
-    np_dtype = (np.int64 if all_int else get_default_dtype().np) if dtype is None else to_dtype(dtype).np
-    n = math.ceil((end - start) / step)
-    # computed in float64 / int64 then cast, as torch does
-    arr = (np.arange(n, dtype=np.int64 if all_int else np.float64) * step + start).astype(np_dtype)
+    np_dtype = np.dtype((np.int64 if all_int else get_default_dtype().np) if dtype is None
+                        else to_dtype(dtype).np)
+    _check_arange_bounds(start, end, step)
+    if np_dtype.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if np_dtype.kind in "iu":
+        arr = _arange_int(start, end, step, np_dtype)
+    else:
+        arr = _arange_float(float(start), float(step), math.ceil((end - start) / step), np_dtype)
     return _finish(arr, device, requires_grad)
 
 
+def _check_arange_bounds(start, end, step):
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {float(start):g} -> {float(end):g}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
+def _arange_int(start, end, step, np_dtype):
+    """Integer ranges: torch truncates start and step to integers (and, for int64, end too
+    before counting)."""
+    istart, iend, istep = int(start), int(end), int(step)
+    if np_dtype == np.int64:
+        if istep == 0:
+            raise ValueError("step must be nonzero")
+        sign = (istep > 0) - (istep < 0)
+        n = builtins.max(_trunc_div(iend - istart + istep - sign, istep), 0)
+    else:
+        n = math.ceil((end - start) / step)
+    return (np.arange(n, dtype=np.int64) * istep + istart).astype(np_dtype)
+
+
+def _trunc_div(a, b):
+    """Integer division rounding toward zero (C's)."""
+    q = builtins.abs(a) // builtins.abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+# -- torch's range kernels, bit for bit ------------------------------------------------------
+# torch's CPU kernels compute ``start + step * i`` with a fused multiply-add, and arange writes
+# 32-byte vectors (pairs of them) from a base value, then a scalar tail. NumPy has no fma: a
+# double fma is emulated with error-free products and sums (Dekker/Knuth), correctly rounded
+# but for rare double-rounding ties.
+
+_F64 = np.float64
+_VEC_BYTES = 32
+
+
+def _two_product(a, b):
+    p = a * b
+    split = 134217729.0  # 2**27 + 1
+    ah = a * split
+    ah = ah - (ah - a)
+    al = a - ah
+    bh = b * split
+    bh = bh - (bh - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _fma64(a, b, c):
+    """a * b + c in float64, rounded once."""
+    a, b, c = np.asarray(a, _F64), np.asarray(b, _F64), np.asarray(c, _F64)
+    p, e = _two_product(a, b)
+    s = p + c
+    bb = s - p
+    t = (p - (s - bb)) + (c - bb)
+    return s + (t + e)
+
+
+def _fma(a, b, c, np_dtype):
+    """a * b + c rounded once to ``np_dtype`` (float32: the product is exact in float64)."""
+    if np.dtype(np_dtype) == _F64:
+        return _fma64(a, b, c)
+    return (np.asarray(a, _F64) * np.asarray(b, _F64) + np.asarray(c, _F64)).astype(np_dtype)
+
+
+def _arange_float(start, step, n, np_dtype):
+    """torch's arange kernel: accumulate in float64 (float32 for half types), vectors of
+    32 bytes processed in pairs, each lane ``base + k * step``; the tail element by element."""
+    acc = _F64 if np_dtype.itemsize >= 4 else np.dtype(np.float32)
+    idx = np.arange(n, dtype=_F64)
+    out = _fma(step, idx, start, acc).astype(_F64)
+    vec = _VEC_BYTES // np_dtype.itemsize
+    n_vec = n // (2 * vec) * (2 * vec)
+    with np.errstate(over="ignore"):  # out of the dtype's range: inf, as in torch
+        if n_vec:
+            lane = idx[:n_vec] % vec
+            base = _fma(step, idx[:n_vec] - lane, start, acc).astype(np_dtype).astype(_F64)
+            out[:n_vec] = _fma(lane, step, base, acc)
+        return out.astype(np_dtype)
+
+
+def _linspace_float(start, end, steps, np_dtype):
+    """torch's linspace: step in the output dtype; the first half ``start + step * i``, the
+    second ``end - step * (steps - 1 - i)`` (half types round after every operation)."""
+    start, end = np_dtype.type(start), np_dtype.type(end)
+    if steps == 1:
+        return np.full(1, start, np_dtype)
+    step = (end - start) / np_dtype.type(steps - 1)
+    idx = np.arange(steps, dtype=_F64)
+    back = steps - 1 - idx
+    if np_dtype.itemsize < 4:
+        i, b = idx.astype(np_dtype), back.astype(np_dtype)
+        return np.where(idx < steps // 2, start + step * i, end - step * b).astype(np_dtype)
+    return np.where(idx < steps // 2, _fma(step, idx, start, np_dtype),
+                    _fma(-step, back, end, np_dtype)).astype(np_dtype)
+
+
+def _linspace_int(start, end, steps, np_dtype):
+    """Integer linspace: start and end truncated, a float64 step, values truncated."""
+    start, end = int(start), int(end)
+    if steps == 1:
+        return np.full(1, start, np_dtype)
+    step = float(end - start) / (steps - 1)
+    idx = np.arange(steps, dtype=_F64)
+    vals = np.where(idx < steps // 2, _fma64(step, idx, start), _fma64(-step, steps - 1 - idx, end))
+    return np.trunc(vals).astype(np_dtype)
+
+
+def _logspace_real(start, end, steps, base, np_dtype):
+    """torch's logspace: start and end in the output dtype, a float64 step, exponents counted
+    from both ends as in linspace (no fma here), C's ``pow`` in float64 (``math.pow``: NumPy's vectorised
+    power may differ in the last bit)."""
+    if steps == 1:
+        return np.array([_pow(base, float(start))]).astype(np_dtype)
+    start = np_dtype.type(int(start) if np_dtype.kind in "iu" else start)
+    end = np_dtype.type(int(end) if np_dtype.kind in "iu" else end)
+    step = float(end - start) / (steps - 1)
+    idx = np.arange(steps, dtype=_F64)
+    exps = np.where(idx < steps // 2, float(start) + step * idx, float(end) - step * (steps - 1 - idx))
+    values = np.fromiter(map(_pow, itertools.repeat(base, steps), exps.tolist()), _F64, steps)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np_dtype.itemsize < 4:  # torch rounds through float32
+            values = values.astype(np.float32)
+        return values.astype(np_dtype)
+
+
+def _pow(base, exp):
+    try:
+        return math.pow(base, exp)
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return math.nan
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive."""
+    """``steps`` values evenly spaced from ``start`` to ``end`` inclusive (torch's values: the
+    first half counted up from start, the second half down from end)."""
     start, end = _num(start), _num(end)
+    if not isinstance(steps, numbers.Integral) or isinstance(steps, bool):
+        raise TypeError(f"linspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    np_dtype = _np_dtype(dtype)
-    if np.dtype(np_dtype).kind in "iu":
-        arr = np.linspace(start, end, steps, dtype=np.float64)
-        arr = np.trunc(arr).astype(np_dtype)
+    np_dtype = np.dtype(_np_dtype(dtype))
+    if np_dtype.kind in "biu":
+        arr = _linspace_int(start, end, steps, np_dtype)
+    elif np_dtype.kind == "c":
+        arr = np.linspace(start, end, steps).astype(np_dtype)
     else:
-        # torch fills the first half from start and the second half from end (symmetric error)
-        arr = np.empty(steps, dtype=np.float64)
-        if steps == 1:
-            arr[0] = start
-        elif steps > 1:
-            step = (end - start) / (steps - 1)
-            half = steps // 2
-            idx = np.arange(steps, dtype=np.float64)
-            arr[:half] = start + step * idx[:half]
-            arr[half:] = end - step * (steps - 1 - idx[half:])
-        arr = arr.astype(np_dtype)
+        arr = _linspace_float(start, end, steps, np_dtype)
     return _finish(arr, device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``steps`` values evenly spaced on a log scale from base**start to base**end."""
-    exps = linspace(start, end, steps, dtype=_dtype.float64)._data
-    arr = np.power(base, exps).astype(_np_dtype(dtype))
+    start, end = _num(start), _num(end)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    np_dtype = np.dtype(_np_dtype(dtype))
+    if np_dtype.kind == "c":
+        arr = np.logspace(start, end, steps, base=base).astype(np_dtype)
+    else:
+        arr = _logspace_real(start, end, steps, float(base), np_dtype)
     return _finish(arr, device, requires_grad)
 
 

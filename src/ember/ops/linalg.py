@@ -1,4 +1,740 @@
-"""(to be filled: see the module list in ember/ops/__init__.py)"""
-from ._common import Tensor  # noqa: F401
+"""Matrix products: matmul (and the ``@`` operator), mm, bmm, mv, dot, vdot, inner, outer,
+addmm, addmv, baddbmm, addbmm, einsum and tensordot.
 
-__all__ = []
+Products run as one backend ``matmul``/``einsum`` call (BLAS for float32/float64). Half and
+bfloat16 operands are multiplied in float32 and rounded back, as torch's CPU kernels
+accumulate them. ``matmul`` with nothing to record is a single call; when autograd records,
+it is composed of mm/mv/dot/bmm and views as torch composes it, so its graph carries torch's
+node names (``MmBackward0``, ``UnsafeViewBackward0``, ``BmmBackward0`` ...).
+"""
+import numpy as np
+
+from .. import _dtype
+from ._common import (
+    Node, Tensor, grad_state, make, namespace_of, record, sum_to, wrap_dim,
+)
+from .view import UnsafeViewBackward0
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+           "addmv", "baddbmm", "addbmm", "einsum", "tensordot"]
+
+_LOW_PRECISION = (np.dtype(np.float16), _dtype.bfloat16.np)
+
+
+def _product(fn, *arrays):
+    """``fn(*arrays)`` in the operands' dtype; half precision is computed in float32."""
+    dtype = arrays[0].dtype
+    if dtype in _LOW_PRECISION:
+        out = fn(*[a.astype(np.float32) for a in arrays])
+        return out.astype(dtype)
+    out = fn(*arrays)
+    if out.dtype != dtype:  # NumPy returns Python scalars' dtypes for some 0-d results
+        out = namespace_of(arrays[0]).asarray(out).astype(dtype)
+    return out
+
+
+def _matmul_data(a, b):
+    return _product(namespace_of(a).matmul, a, b)
+
+
+# ----------------------------------------------------------------------------------------
+# Argument checks with torch's messages
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+              "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _word(t):
+    """torch's name for a tensor's scalar type in messages (``Float``, ``Long``)."""
+    from ._common import _type_word
+    return _type_word(t._data.dtype)
+
+
+def _cpp(t):
+    return _CPP_NAMES[t.dtype.name]
+
+
+def _check_tensor(x, op, name, pos):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _check_not_bool(kernel, *tensors):
+    for t in tensors:
+        if t._data.dtype.kind == "b":
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _check_mm(mat1, mat2, names=("self", "mat2")):
+    if mat1._data.ndim != 2:
+        raise RuntimeError(f"{names[0]} must be a matrix")
+    if mat2._data.ndim != 2:
+        raise RuntimeError(f"{names[1]} must be a matrix")
+    (n, k1), (k2, p) = mat1._data.shape, mat2._data.shape
+    if k1 != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k1} and {k2}x{p})")
+    if mat1._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp(mat1)} != "
+                           f"{_cpp(mat2)}")
+    _check_not_bool("addmm_impl_cpu_", mat1)
+
+
+def _check_bmm(batch1, batch2):
+    if batch1._data.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2._data.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    (b, _, k), (b2, k2, _) = batch1._data.shape, batch2._data.shape
+    if b != b2 or k != k2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] "
+                           f"but got: [{b2}, {k2}].")
+    if batch1._data.dtype != batch2._data.dtype:
+        raise RuntimeError(f"expected scalar type {_word(batch1)} but found {_word(batch2)}")
+    _check_not_bool("bmm", batch1)
+
+
+def _check_mv(mat, vec):
+    if mat._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {mat._data.ndim}, {vec._data.ndim}")
+    (n, k), (k2,) = mat._data.shape, vec._data.shape
+    if k != k2:
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({n}x{k}), vec ({k2})")
+    if mat._data.dtype != vec._data.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_word(vec)}, "
+                           f"{_word(mat)}, and {_word(vec)}")
+    _check_not_bool("addmv_impl_cpu", mat)
+
+
+def _check_dot(a, b):
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D tensors")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_word(a)} "
+                           f"and {_word(b)}")
+    n, m = a._data.shape[0], b._data.shape[0]
+    if n != m:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the "
+                           f"same number of elements, but got {n} and {m} elements respectively")
+    _check_not_bool("dot", a)
+
+
+# ----------------------------------------------------------------------------------------
+# mm, bmm, mv, dot, vdot
+
+class MmBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        mat1, mat2 = self.saved_tensors
+        g1 = grad.mm(mat2.mT) if self.next_functions[0][0] is not None else None
+        g2 = mat1.mT.mm(grad) if self.next_functions[1][0] is not None else None
+        return g1, g2
+
+
+def mm(input, mat2, *, out=None):
+    """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor."""
+    _check_tensor(input, "mm", "input", 1)
+    _check_tensor(mat2, "mm", "mat2", 2)
+    _check_mm(input, mat2)
+    result = make(_matmul_data(input._data, mat2._data))
+    node = record(MmBackward0, (input, mat2), result)
+    if node is not None:
+        node.save(input, mat2)
+    return result
+
+
+class BmmBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        b1, b2 = self.saved_tensors
+        g1 = grad.bmm(b2.mT) if self.next_functions[0][0] is not None else None
+        g2 = b1.mT.bmm(grad) if self.next_functions[1][0] is not None else None
+        return g1, g2
+
+
+def bmm(input, mat2, *, out=None):
+    """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
+    _check_tensor(input, "bmm", "input", 1)
+    _check_tensor(mat2, "bmm", "mat2", 2)
+    _check_bmm(input, mat2)
+    result = make(_matmul_data(input._data, mat2._data))
+    node = record(BmmBackward0, (input, mat2), result)
+    if node is not None:
+        node.save(input, mat2)
+    return result
+
+
+class MvBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        mat, vec = self.saved_tensors
+        g_mat = grad.unsqueeze(1) * vec if self.next_functions[0][0] is not None else None
+        g_vec = mat.mT.mv(grad) if self.next_functions[1][0] is not None else None
+        return g_mat, g_vec
+
+
+def mv(input, vec, *, out=None):
+    """Product of the matrix ``input`` (n x m) and the vector ``vec`` (m): a vector (n)."""
+    _check_tensor(input, "mv", "input", 1)
+    _check_tensor(vec, "mv", "vec", 2)
+    _check_mv(input, vec)
+    result = make(_matmul_data(input._data, vec._data))
+    node = record(MvBackward0, (input, vec), result)
+    if node is not None:
+        node.save(input, vec)
+    return result
+
+
+class DotBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = grad * b if self.next_functions[0][0] is not None else None
+        gb = grad * a if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+class VdotBackward0(DotBackward0):
+    """Real operands only: ember has no conjugation in autograd yet."""
+    __slots__ = ()
+
+
+def _dot_like(op, node_cls, kernel, input, other):
+    _check_tensor(input, op, "input", 1)
+    _check_tensor(other, op, "other" if op == "vdot" else "tensor", 2)
+    _check_dot(input, other)
+    result = make(_product(getattr(namespace_of(input._data), kernel), input._data, other._data))
+    node = record(node_cls, (input, other), result)
+    if node is not None:
+        node.save(input, other)
+    return result
+
+
+def dot(input, tensor, *, out=None):
+    """Dot product of two 1-D tensors with the same number of elements."""
+    return _dot_like("dot", DotBackward0, "dot", input, tensor)
+
+
+def vdot(input, other, *, out=None):
+    """Dot product of two 1-D tensors, conjugating the first."""
+    return _dot_like("vdot", VdotBackward0, "vdot", input, other)
+
+
+# ----------------------------------------------------------------------------------------
+# matmul
+
+def matmul(input, other, *, out=None):
+    """Matrix product with torch's rules: 1-D·1-D is a dot product, 2-D·1-D a matrix-vector
+    product, a 1-D first operand is a row vector, and for N-D operands the leading (batch)
+    dimensions broadcast while the last two multiply."""
+    _check_tensor(input, "matmul", "input", 1)
+    _check_tensor(other, "matmul", "other", 2)
+    a, b = input._data, other._data
+    if (grad_state.grad_enabled and (input._requires_grad or other._requires_grad)) \
+            or a.dtype != b.dtype or a.dtype.kind == "b":
+        return _matmul_composite(input, other)
+    try:
+        return make(_matmul_data(a, b))
+    except ValueError:
+        return _matmul_composite(input, other)  # raises torch's message for the shapes
+
+
+def _matmul_composite(t1, t2):
+    """matmul as torch composes it from mm/mv/dot/bmm and views (what autograd records)."""
+    d1, d2 = t1._data.ndim, t2._data.ndim
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D "
+                           f"and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return dot(t1, t2)
+    if d1 == 2 and d2 == 1:
+        return mv(t1, t2)
+    if d1 == 1 and d2 == 2:
+        return mm(t1.unsqueeze(0), t2).squeeze(0)
+    if d1 == 2 and d2 == 2:
+        return mm(t1, t2)
+    if d1 >= 3 and d2 <= 2:
+        return _matmul_folded(t1, t2)
+    return _matmul_batched(t1, t2)
+
+
+def _unsafe_view(t, shape):
+    """Reshape the fresh result of a product (torch's ``_unsafe_view``)."""
+    out = make(t._data.reshape(shape))
+    node = record(UnsafeViewBackward0, (t,), out)
+    if node is not None:
+        node.in_shape = t._data.shape
+    return out
+
+
+def _matmul_folded(t1, t2):
+    """(..., n, m) @ (m, p) or (m,): fold the batch dims of t1 into its rows, one mm/mv."""
+    batch_rows = t1._data.shape[:-1]
+    folded = t1.reshape(-1, t1._data.shape[-1])
+    if t2._data.ndim == 2:
+        return _unsafe_view(mm(folded, t2), batch_rows + (t2._data.shape[1],))
+    return _unsafe_view(mv(folded, t2), batch_rows)
+
+
+def _broadcast_batch(s1, s2):
+    n = max(len(s1), len(s2))
+    p1, p2 = (1,) * (n - len(s1)) + s1, (1,) * (n - len(s2)) + s2
+    out = []
+    for i, (x, y) in enumerate(zip(p1, p2)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                               f"non-singleton dimension {i}")
+        out.append(x if y == 1 else y)
+    return tuple(out)
+
+
+def _matmul_batched(t1, t2):
+    """Broadcast the batch dims, flatten them into one and run a single bmm."""
+    d1, d2 = t1._data.ndim, t2._data.ndim
+    s1, s2 = t1._data.shape, t2._data.shape
+    n, m1 = (s1[-2], s1[-1]) if d1 >= 2 else (1, s1[0])
+    m2, p = (s2[-2], s2[-1]) if d2 >= 2 else (s2[0], 1)
+    batch = _broadcast_batch(s1[:-2], s2[:-2])
+    count = 1
+    for s in batch:
+        count *= s
+    if d2 == 1:
+        t2 = t2.unsqueeze(-1)
+    b1 = t1.expand(batch + (n, m1)).reshape(count, n, m1)
+    b2 = t2.expand(batch + (m2, p)).reshape(count, m2, p)
+    out_shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
+    return _unsafe_view(bmm(b1, b2), out_shape)
+
+
+def _matmul_operator(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(self, other)
+
+
+def _rmatmul_operator(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
+
+
+Tensor.matmul = matmul
+Tensor.__matmul__ = _matmul_operator
+Tensor.__rmatmul__ = _rmatmul_operator
+Tensor.mm = mm
+Tensor.bmm = bmm
+Tensor.mv = mv
+Tensor.dot = dot
+Tensor.vdot = vdot
+
+
+# ----------------------------------------------------------------------------------------
+# outer, inner, tensordot
+
+def outer(input, vec2, *, out=None):
+    """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``."""
+    _check_tensor(input, "outer", "input", 1)
+    _check_tensor(vec2, "outer", "vec2", 2)
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._data.ndim}-D")
+    return input.reshape(-1, 1) * vec2
+
+
+ger = outer
+Tensor.outer = Tensor.ger = outer
+
+
+def _tensordot_dims(dims, nd1):
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > nd1:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        return list(range(-dims, 0)), list(range(dims))
+    dims_a, dims_b = dims
+    dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+    dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+    return dims_a, dims_b
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Sums the products of ``a``'s and ``b``'s elements over the given dimensions: ``dims``
+    an int (the last ``dims`` of a with the first ``dims`` of b) or a pair of lists."""
+    _check_tensor(a, "tensordot", "a", 1)
+    _check_tensor(b, "tensordot", "b", 2)
+    dims_a, dims_b = _tensordot_dims(dims, a._data.ndim)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    sa, sb = a._data.shape, b._data.shape
+    ca = [wrap_dim(d, a._data.ndim) for d in dims_a]
+    cb = [wrap_dim(d, b._data.ndim) for d in dims_b]
+    for da, db, ia, ib in zip(dims_a, dims_b, ca, cb):
+        if sa[ia] != sb[ib]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa[ia]} in "
+                               f"dim {da} and second has size {sb[ib]} in dim {db}")
+    free_a = [d for d in range(len(sa)) if d not in ca]
+    free_b = [d for d in range(len(sb)) if d not in cb]
+    left = a.permute(free_a + ca).reshape(_numel(sa, free_a), _numel(sa, ca))
+    right = b.permute(cb + free_b).reshape(_numel(sb, cb), _numel(sb, free_b))
+    shape = tuple(sa[d] for d in free_a) + tuple(sb[d] for d in free_b)
+    return mm(left, right).reshape(shape)
+
+
+def _numel(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def inner(input, other, *, out=None):
+    """Dot product over the last dimension of both tensors (a product if either is 0-D)."""
+    _check_tensor(input, "inner", "input", 1)
+    _check_tensor(other, "inner", "other", 2)
+    if input._data.ndim == 0 or other._data.ndim == 0:
+        return input * other
+    if input._data.shape[-1] != other._data.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input._data.shape)} and {list(other._data.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+Tensor.inner = inner
+
+
+# ----------------------------------------------------------------------------------------
+# addmm, addmv, baddbmm, addbmm: beta * input + alpha * product
+
+def _scaled(grad, factor):
+    return grad if factor == 1 else grad * factor
+
+
+def _scale_sum(bias, product, beta, alpha):
+    """beta * bias + alpha * product on arrays (``product`` is fresh: scaled in place);
+    beta == 0 ignores bias, nan and inf included, as torch does."""
+    if alpha != 1:
+        product *= alpha
+    if beta == 0:
+        return product
+    product += bias if beta == 1 else bias * beta
+    return product
+
+
+def _check_bias(bias, shape):
+    """The expand error torch raises when ``bias`` does not broadcast to the product."""
+    if bias._data.shape != shape:
+        bias.expand(shape)
+
+
+class _AddProductNode(Node):
+    """beta * input + alpha * f(mat1, mat2): input's gradient is beta * grad summed to its shape."""
+    __slots__ = ()
+
+    def input_grad(self, grad):
+        if self.next_functions[0][0] is None:
+            return None
+        return sum_to(_scaled(grad, self.beta), self.in_shape)
+
+    def needs(self, i):
+        return self.next_functions[i][0] is not None
+
+
+class AddmmBackward0(_AddProductNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        mat1, mat2 = self.saved_tensors
+        g = _scaled(grad, self.alpha)
+        return (self.input_grad(grad), g.mm(mat2.mT) if self.needs(1) else None,
+                mat1.mT.mm(g) if self.needs(2) else None)
+
+
+class AddmvBackward0(_AddProductNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        mat, vec = self.saved_tensors
+        g = _scaled(grad, self.alpha)
+        return (self.input_grad(grad), g.unsqueeze(1) * vec if self.needs(1) else None,
+                mat.mT.mv(g) if self.needs(2) else None)
+
+
+class BaddbmmBackward0(_AddProductNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        b1, b2 = self.saved_tensors
+        g = _scaled(grad, self.alpha)
+        return (self.input_grad(grad), g.bmm(b2.mT) if self.needs(1) else None,
+                b1.mT.bmm(g) if self.needs(2) else None)
+
+
+class AddbmmBackward0(_AddProductNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        b1, b2 = self.saved_tensors
+        g = _scaled(grad, self.alpha).unsqueeze(0).expand(b1._data.shape[0], *grad._data.shape)
+        return (self.input_grad(grad), g.bmm(b2.mT) if self.needs(1) else None,
+                b1.mT.bmm(g) if self.needs(2) else None)
+
+
+def _add_product(node_cls, input, m1, m2, product, beta, alpha):
+    _check_bias(input, product.shape)
+    result = make(_scale_sum(input._data, product, beta, alpha))
+    node = record(node_cls, (input, m1, m2), result)
+    if node is not None:
+        node.save(m1, m2)
+        node.beta, node.alpha, node.in_shape = beta, alpha, input._data.shape
+    return result
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
+    for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
+        _check_tensor(t, "addmm", name, i + 1)
+    for name, t in (("mat1", mat1), ("mat2", mat2)):
+        if t._data.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {t._data.ndim}-D tensor")
+    if mat1._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} and {_word(mat2)}")
+    if input._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(mat2)}")
+    _check_mm(mat1, mat2)
+    return _add_product(AddmmBackward0, input, mat1, mat2, _matmul_data(mat1._data, mat2._data),
+                        beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat @ vec)``."""
+    for i, (name, t) in enumerate((("input", input), ("mat", mat), ("vec", vec))):
+        _check_tensor(t, "addmv", name, i + 1)
+    _check_mv(mat, vec)
+    if input._data.dtype != mat._data.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_word(input)}, "
+                           f"{_word(mat)}, and {_word(vec)}")
+    return _add_product(AddmvBackward0, input, mat, vec, _matmul_data(mat._data, vec._data),
+                        beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * bmm(batch1, batch2)``."""
+    for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
+        _check_tensor(t, "baddbmm", name, i + 1)
+    _check_bmm(batch1, batch2)
+    if input._data.dtype != batch1._data.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "
+                           f"{_cpp(batch1)}, batch2: {_cpp(batch2)}")
+    return _add_product(BaddbmmBackward0, input, batch1, batch2,
+                        _matmul_data(batch1._data, batch2._data), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
+    for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
+        _check_tensor(t, "addbmm", name, i + 1)
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t._data.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    (b, n, k), (b2, k2, p) = batch1._data.shape, batch2._data.shape
+    if b != b2:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {b} and {b2}")
+    if k != k2:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k} and {k2}x{p})")
+    if batch1._data.dtype != batch2._data.dtype or input._data.dtype != batch1._data.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and "
+                           f"{_word(batch2)}")
+    _check_not_bool("addmm_impl_cpu_", batch1)
+    xp = namespace_of(batch1._data)
+    product = _product(lambda x, y: xp.einsum("bnk,bkp->np", x, y, optimize=True),
+                       batch1._data, batch2._data)
+    return _add_product(AddbmmBackward0, input, batch1, batch2, product, beta, alpha)
+
+
+def _inplace_product(fn):
+    def inplace(self, *args, **kwargs):
+        from ._common import apply_inplace
+        return apply_inplace(self, fn, *args, **kwargs)
+    inplace.__name__ = fn.__name__ + "_"
+    inplace.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return inplace
+
+
+for _fn in (addmm, addmv, baddbmm, addbmm):
+    setattr(Tensor, _fn.__name__, _fn)
+    setattr(Tensor, _fn.__name__ + "_", _inplace_product(_fn))
+
+
+# ----------------------------------------------------------------------------------------
+# einsum
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _parse_einsum(equation, operands):
+    """The equation with explicit subscripts: ([subscripts per operand], output subscripts),
+    each a string of letters, the ellipsis replaced by letters the equation does not use."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for i, ch in enumerate(eq):
+        if ch not in _LETTERS and ch not in ".,->":
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               "string, subscripts must be in [a-zA-Z]")
+    spare = [c for c in _LETTERS if c not in eq]
+    ell_dims = 0
+    for term, op in zip(terms, operands):
+        n_letters = len(term.replace("...", ""))
+        if "..." in term:
+            ell_dims = max(ell_dims, op._data.ndim - n_letters)
+        elif n_letters != op._data.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_letters}) does "
+                               f"not match the number of dimensions ({op._data.ndim}) for operand "
+                               f"{terms.index(term)} and no ellipsis was given")
+    ell = "".join(spare[:ell_dims])
+    subs = []
+    for term, op in zip(terms, operands):
+        if "..." in term:
+            k = op._data.ndim - len(term.replace("...", ""))
+            term = term.replace("...", ell[ell_dims - k:] if k else "")
+        subs.append(term)
+    if arrow:
+        out = rhs.replace("...", ell)
+        seen = set()
+        for c in out:
+            if c in seen:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+            if not any(c in s for s in subs):
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation "
+                                   "for any input operand")
+            seen.add(c)
+    else:
+        counts = {}
+        for s in subs:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted((c for c, n in counts.items() if n == 1 and c not in ell),
+                                   key=_LETTERS.index))
+    return subs, out
+
+
+def _letter_sizes(subs, operands):
+    """Each letter's size (size-1 dims broadcast), with torch's error for a mismatch."""
+    sizes = {}
+    for i, (s, op) in enumerate(zip(subs, operands)):
+        for c, n in zip(s, op._data.shape):
+            prev = sizes.get(c, 1)
+            if prev == 1:
+                sizes[c] = n
+            elif n != prev and n != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not "
+                                   f"broadcast with previously seen size {prev}")
+    return sizes
+
+
+def _drop_broadcast_dims(s, data, sizes):
+    """Size-1 dims of a letter that is larger elsewhere are broadcast: squeeze them away."""
+    keep = [i for i, c in enumerate(s) if data.shape[i] == sizes[c]]
+    if len(keep) == len(s):
+        return s, data
+    return "".join(s[i] for i in keep), data.reshape(tuple(data.shape[i] for i in keep))
+
+
+class EinsumBackward0(Node):
+    """The gradient of an operand is the einsum of the output's gradient with the others."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        operands = self.saved_tensors
+        return tuple(self.operand_grad(i, grad, operands) if self.next_functions[i][0] is not None
+                     else None for i in range(len(operands)))
+
+    def operand_grad(self, i, grad, operands):
+        subs, out, sizes = self.subs, self.out, self.sizes
+        s = subs[i]
+        others = [(subs[j], _reshaped(operands[j], self.reduced_shapes[j]))
+                  for j in range(len(operands)) if j != i]
+        unique = "".join(dict.fromkeys(s))
+        reachable = set(out).union(*[set(t) for t, _ in others])
+        present = "".join(c for c in unique if c in reachable)
+        eq = ",".join([out] + [t for t, _ in others]) + "->" + present
+        g = einsum(eq, grad, *[op for _, op in others])
+        if present != unique:  # letters summed only within this operand: broadcast back
+            g = g.reshape(tuple(sizes[c] if c in present else 1 for c in unique))
+            g = g.expand(tuple(sizes[c] for c in unique))
+        if unique != s:  # repeated letters (a diagonal): put the gradient on the diagonal
+            g = _embed_diagonal(g, unique, s, sizes)
+        shape = self.shapes[i]
+        if g._data.shape != shape:
+            g = g.reshape(shape)
+        return g
+
+
+def _reshaped(t, shape):
+    return t if t._data.shape == shape else t.reshape(shape)
+
+
+def _embed_diagonal(g, unique, s, sizes):
+    """The tensor with subscripts ``s`` (letters repeated) that is ``g`` on its diagonal."""
+    spare = [c for c in _LETTERS if c not in s]
+    renamed, eyes = [], []
+    seen = set()
+    for c in s:
+        if c in seen:
+            fresh = spare.pop(0)
+            renamed.append(fresh)
+            eyes.append(c + fresh)
+        else:
+            seen.add(c)
+            renamed.append(c)
+    from .creation import eye
+    eye_tensors = [eye(sizes[e[0]], dtype=g.dtype, device=g.device) for e in eyes]
+    return einsum(",".join([unique] + eyes) + "->" + "".join(renamed), g, *eye_tensors)
+
+
+def einsum(equation, *operands):
+    """Sums the product of the operands' elements over the indices the equation names
+    (Einstein summation): ``einsum("bij,bjk->bik", a, b)``. Operands come as arguments or as
+    one list; ``...`` stands for broadcast dimensions."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not "
+                        f"{type(equation).__name__}")
+    for i, op in enumerate(operands):
+        _check_tensor(op, "einsum", "operands", i + 2)
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    subs, out = _parse_einsum(equation, operands)
+    first = operands[0]
+    for op in operands[1:]:
+        if op._data.dtype != first._data.dtype:
+            raise RuntimeError(f"expected scalar type {_word(first)} but found {_word(op)}")
+    sizes = _letter_sizes(subs, operands)
+    reduced = [_drop_broadcast_dims(s, op._data, sizes) for s, op in zip(subs, operands)]
+    eq = ",".join(s for s, _ in reduced) + "->" + out
+    xp = namespace_of(first._data)
+    result = make(_product(lambda *arrays: xp.einsum(eq, *arrays, optimize=True),
+                           *[d for _, d in reduced]))
+    node = record(EinsumBackward0, operands, result)
+    if node is not None:
+        node.save(*operands)
+        node.subs, node.out, node.sizes = [s for s, _ in reduced], out, sizes
+        node.shapes = [op._data.shape for op in operands]
+        node.reduced_shapes = [d.shape for _, d in reduced]
+    return result

@@ -33,11 +33,12 @@ def _broadcast_check(op, a, b):
                                f"at non-singleton dimension {i}")
 
 
-def _binary(op_name, ufunc, node_cls, a, b, save):
+def _binary(op_name, ufunc, node_cls, a, b, save, operands=arrays_for):
     """Run ``ufunc`` on two operands (a a Tensor, b a Tensor or number) with torch's promotion
-    and broadcasting; record ``node_cls`` and save ``save`` ('ab', 'a', 'b', 'out', '')."""
+    and broadcasting; record ``node_cls`` and save ``save`` ('ab', 'a', 'b', 'out', '').
+    ``operands(a, b)`` gives the arrays to compute on (``float_arrays`` for float ops)."""
     try:
-        ad, bd = arrays_for(a, b)
+        ad, bd = operands(a, b)
         data = ufunc(ad, bd)
     except ValueError:
         _broadcast_check(op_name, a, b)
@@ -504,3 +505,440 @@ Tensor.__rsub__ = _rsub_op
 Tensor.__rtruediv__ = _rtruediv
 Tensor.__rpow__ = _rpow
 Tensor.__pos__ = _pos
+
+
+# -- more binary ops: atan2, fmod, remainder, floor_divide, hypot, logaddexp, copysign, ... --
+
+def _other_tensor(other, op):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+
+
+def _not_implemented(kernel, np_dtype):
+    from ._common import _type_word
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(np_dtype)}'")
+
+
+def float_arrays(a, b):
+    """Operands of a float op: like ``arrays_for``, but integer and bool operands become the
+    default float dtype first (so a negative number stays negative next to a uint8 tensor)."""
+    if _dtype.result_type_of(a, b).is_floating_point:
+        return arrays_for(a, b)
+    d = _dtype.get_default_dtype().np
+    return a._data.astype(d), (b._data.astype(d) if isinstance(b, Tensor) else b)
+
+
+def _ufunc(ufunc_name):
+    def kernel(x, y):
+        return getattr(namespace_of(x), ufunc_name)(x, y)
+    return kernel
+
+
+def _float_only_kernel(ufunc_name, kernel_name):
+    """A float op that torch does not implement for integer and bool tensors."""
+    def kernel(x, y):
+        if x.dtype.kind in "biu":
+            raise _not_implemented(kernel_name, x.dtype)
+        return getattr(namespace_of(x), ufunc_name)(x, y)
+    return kernel
+
+
+def _no_bool(kernel_name, fn):
+    def kernel(x, y):
+        if x.dtype.kind == "b":
+            raise _not_implemented(kernel_name, x.dtype)
+        return fn(x, y)
+    return kernel
+
+
+def _int_checked(ufunc_name):
+    """An op that raises torch's ZeroDivisionError for an integer division by zero."""
+    def kernel(x, y):
+        if x.dtype.kind in "iu":
+            _check_int_zero(y)
+        return getattr(namespace_of(x), ufunc_name)(x, y)
+    return kernel
+
+
+def _scalar_first(input, other, op, float_op=False):
+    """``op(number, tensor)``: the number as a 0-d tensor of the two operands' common dtype
+    (an integer one wraps around, as torch's does; a float op's is the default float)."""
+    _tensor_arg(other, op, 2, "other")
+    common = _dtype.result_type_of(input, other)
+    if float_op and not common.is_floating_point:
+        common = _dtype.get_default_dtype()
+    return make(namespace_of(other._data).asarray(input).astype(common.np))
+
+
+class Atan2Backward0(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        scale = grad / (a * a + b * b)
+        return (self.reduce(scale * b, 0) if self.needs(0) else None,
+                self.reduce(scale * -a, 1) if self.needs(1) else None)
+
+
+_atan2_kernel = _ufunc("arctan2")
+
+
+def atan2(input, other, *, out=None):
+    """Element-wise arctangent of ``input / other`` with consideration of the quadrant."""
+    _tensor_arg(input, "atan2")
+    _other_tensor(other, "atan2")
+    return _maybe_out(_binary("atan2", _atan2_kernel, Atan2Backward0, input, other, "ab",
+                              float_arrays), out)
+
+
+arctan2 = atan2
+
+
+class FmodBackward0(_BinaryNode):
+    """fmod(tensor, number)"""
+    __slots__ = ()
+
+    def backward(self, grad):
+        return self.reduce(grad, 0), None
+
+
+class FmodBackward1(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return (self.reduce(grad, 0) if self.needs(0) else None,
+                self.reduce(-grad * a.div(b, rounding_mode="trunc"), 1) if self.needs(1) else None)
+
+
+_fmod_kernel = _no_bool("fmod_cpu", _int_checked("fmod"))
+
+
+def fmod(input, other, *, out=None):
+    """The C-style remainder of division: has the sign of the dividend ``input``."""
+    _tensor_arg(input, "fmod")
+    if isinstance(other, Tensor):
+        return _maybe_out(_binary("fmod", _fmod_kernel, FmodBackward1, input, other, "ab"), out)
+    return _maybe_out(_binary("fmod", _fmod_kernel, FmodBackward0, input, other, ""), out)
+
+
+class RemainderBackward0(_BinaryNode):
+    """remainder(tensor, number)"""
+    __slots__ = ()
+
+    def backward(self, grad):
+        return self.reduce(grad, 0), None
+
+
+class RemainderBackward1(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return (self.reduce(grad, 0) if self.needs(0) else None,
+                self.reduce(-grad * a.div(b, rounding_mode="floor"), 1) if self.needs(1) else None)
+
+
+_remainder_kernel = _no_bool("remainder_cpu", _int_checked("remainder"))
+
+
+def remainder(input, other, *, out=None):
+    """The Python-style modulus: has the sign of the divisor ``other``."""
+    if is_scalar(input):
+        input = _scalar_first(input, other, "remainder")
+        return _maybe_out(_binary("remainder", _remainder_kernel, _RemainderScalarBackward, input,
+                                  other, ""), out)
+    _tensor_arg(input, "remainder")
+    if isinstance(other, Tensor):
+        return _maybe_out(_binary("remainder", _remainder_kernel, RemainderBackward1, input, other,
+                                  "ab"), out)
+    return _maybe_out(_binary("remainder", _remainder_kernel, RemainderBackward0, input, other, ""),
+                      out)
+
+
+class _NotImplementedBackward(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        raise RuntimeError(f"derivative for aten::{self.op_name} is not implemented")
+
+
+def _not_implemented_node(op_name):
+    """torch's stand-in node (named ``NotImplemented``) for an op it cannot differentiate."""
+    return type("NotImplemented", (_NotImplementedBackward,), {"__slots__": (), "op_name": op_name})
+
+
+_FloorDivideBackward = _not_implemented_node("floor_divide")
+_RemainderScalarBackward = _not_implemented_node("remainder")
+_floor_divide_kernel = _no_bool("div_floor_cpu", _floor_divide)
+
+
+def floor_divide(input, other, *, out=None):
+    """Divides ``input`` by ``other`` and rounds each quotient towards negative infinity."""
+    if is_scalar(input):
+        input = _scalar_first(input, other, "floor_divide")
+    _tensor_arg(input, "floor_divide")
+    return _maybe_out(_binary("floor_divide", _floor_divide_kernel, _FloorDivideBackward, input,
+                              other, ""), out)
+
+
+class HypotBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b, out = self.saved_tensors
+        scale = grad / out
+        return (self.reduce(scale * a, 0) if self.needs(0) else None,
+                self.reduce(scale * b, 1) if self.needs(1) else None)
+
+
+_hypot_kernel = _float_only_kernel("hypot", "hypot_cpu")
+
+
+def hypot(input, other, *, out=None):
+    """``sqrt(input**2 + other**2)``, element-wise, without undue overflow."""
+    _tensor_arg(input, "hypot")
+    _other_tensor(other, "hypot")
+    return _maybe_out(_binary("hypot", _hypot_kernel, HypotBackward0, input, other, "abo"), out)
+
+
+class LogaddexpBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return (self.reduce(grad / (1 + (b - a).exp()), 0) if self.needs(0) else None,
+                self.reduce(grad / (1 + (a - b).exp()), 1) if self.needs(1) else None)
+
+
+class Logaddexp2Backward0(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return (self.reduce(grad / (1 + (b - a).exp2()), 0) if self.needs(0) else None,
+                self.reduce(grad / (1 + (a - b).exp2()), 1) if self.needs(1) else None)
+
+
+_logaddexp_kernel = _float_only_kernel("logaddexp", "logaddexp_cpu")
+_logaddexp2_kernel = _float_only_kernel("logaddexp2", "logaddexp2_cpu")
+
+
+def logaddexp(input, other, *, out=None):
+    """``log(exp(input) + exp(other))``, computed without overflow."""
+    _tensor_arg(input, "logaddexp")
+    _other_tensor(other, "logaddexp")
+    return _maybe_out(_binary("logaddexp", _logaddexp_kernel, LogaddexpBackward0, input, other,
+                              "ab"), out)
+
+
+def logaddexp2(input, other, *, out=None):
+    """``log2(2**input + 2**other)``, computed without overflow."""
+    _tensor_arg(input, "logaddexp2")
+    _other_tensor(other, "logaddexp2")
+    return _maybe_out(_binary("logaddexp2", _logaddexp2_kernel, Logaddexp2Backward0, input, other,
+                              "ab"), out)
+
+
+class CopysignBackward0(_BinaryNode):
+    """copysign(tensor, tensor): ``other`` gets a zero gradient."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, out = self.saved_tensors
+        ga = self.reduce(_copysign_self_grad(grad, a, out), 0) if self.needs(0) else None
+        gb = None
+        if self.needs(1):
+            shape, dtype = self._meta[2], self._meta[3]
+            gb = grad.new_zeros(shape, dtype=_dtype.from_numpy_dtype(dtype))
+        return ga, gb
+
+
+class CopysignBackward1(_BinaryNode):
+    """copysign(tensor, number)"""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, out = self.saved_tensors
+        return self.reduce(_copysign_self_grad(grad, a, out), 0), None
+
+
+def _copysign_self_grad(grad, a, out):
+    from .ternary import where
+    return grad * where(a == 0, 0.0, out / a)
+
+
+_copysign_kernel = _ufunc("copysign")
+
+
+def copysign(input, other, *, out=None):
+    """The magnitude of ``input`` with the sign of ``other``, element-wise."""
+    _tensor_arg(input, "copysign")
+    node = CopysignBackward0 if isinstance(other, Tensor) else CopysignBackward1
+    return _maybe_out(_binary("copysign", _copysign_kernel, node, input, other, "ao", float_arrays),
+                      out)
+
+
+class MaximumBackward0(_BinaryNode):
+    """Ties split the gradient evenly between the operands, as torch does."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return _split_grad(self, grad, a, b, a < b, a > b)
+
+
+class MinimumBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return _split_grad(self, grad, a, b, a > b, a < b)
+
+
+def _split_grad(node, grad, a, b, a_loses, b_loses):
+    from .ternary import where
+    shared = where(a == b, grad / 2, grad)
+    return (node.reduce(where(a_loses, 0.0, shared), 0) if node.needs(0) else None,
+            node.reduce(where(b_loses, 0.0, shared), 1) if node.needs(1) else None)
+
+
+class FmaxBackward0(_BinaryNode):
+    """The gradient goes to ``input`` where it won (ties included) or ``other`` is NaN."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return _pick_grad(self, grad, (a >= b) | b.isnan())
+
+
+class FminBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return _pick_grad(self, grad, (a <= b) | b.isnan())
+
+
+def _pick_grad(node, grad, to_a):
+    from .ternary import where
+    return (node.reduce(where(to_a, grad, 0.0), 0) if node.needs(0) else None,
+            node.reduce(where(to_a, 0.0, grad), 1) if node.needs(1) else None)
+
+
+_maximum_kernel, _minimum_kernel = _ufunc("maximum"), _ufunc("minimum")
+_fmax_kernel, _fmin_kernel = _ufunc("fmax"), _ufunc("fmin")
+
+
+def maximum(input, other, *, out=None):
+    """The element-wise maximum of ``input`` and ``other`` (NaN propagates)."""
+    _tensor_arg(input, "maximum")
+    _other_tensor(other, "maximum")
+    return _maybe_out(_binary("maximum", _maximum_kernel, MaximumBackward0, input, other, "ab"), out)
+
+
+def minimum(input, other, *, out=None):
+    """The element-wise minimum of ``input`` and ``other`` (NaN propagates)."""
+    _tensor_arg(input, "minimum")
+    _other_tensor(other, "minimum")
+    return _maybe_out(_binary("minimum", _minimum_kernel, MinimumBackward0, input, other, "ab"), out)
+
+
+def fmax(input, other, *, out=None):
+    """The element-wise maximum of ``input`` and ``other``, ignoring a NaN where the other
+    operand is a number."""
+    _tensor_arg(input, "fmax")
+    _other_tensor(other, "fmax")
+    return _maybe_out(_binary("fmax", _fmax_kernel, FmaxBackward0, input, other, "ab"), out)
+
+
+def fmin(input, other, *, out=None):
+    """The element-wise minimum of ``input`` and ``other``, ignoring a NaN where the other
+    operand is a number."""
+    _tensor_arg(input, "fmin")
+    _other_tensor(other, "fmin")
+    return _maybe_out(_binary("fmin", _fmin_kernel, FminBackward0, input, other, "ab"), out)
+
+
+class XlogyBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return (self.reduce(grad * xlogy(a != 0, b), 0) if self.needs(0) else None,
+                self.reduce(grad * a / b, 1) if self.needs(1) else None)
+
+
+class XlogyBackward1(_BinaryNode):
+    """xlogy(number, tensor): the number was wrapped as a tensor that needs no gradient."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return None, self.reduce(grad * a / b, 1)
+
+
+class XlogyBackward2(_BinaryNode):
+    """xlogy(tensor, number)"""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, _ = self.saved_tensors
+        return self.reduce(grad * xlogy(a != 0, self.scalar), 0), None
+
+
+def _xlogy_kernel(x, y):
+    """``x * log(y)``, 0 where x is 0 unless y is NaN."""
+    xp = namespace_of(x)
+    if not hasattr(y, "dtype"):
+        y = xp.asarray(y, dtype=x.dtype)
+    out = x * xp.log(y)
+    return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype, copy=False)
+
+
+def xlogy(input, other, *, out=None):
+    """``input * log(other)``, taken as zero where ``input`` is zero (and ``other`` not NaN)."""
+    node = XlogyBackward0 if isinstance(other, Tensor) else XlogyBackward2
+    if is_scalar(input):
+        input = _scalar_first(input, other, "xlogy", float_op=True)
+        node = XlogyBackward1
+    _tensor_arg(input, "xlogy")
+    return _maybe_out(_binary("xlogy", _xlogy_kernel, node, input, other, "ab", float_arrays), out)
+
+
+# -- in-place forms ------------------------------------------------------------------------
+
+def _inplace_via(op):
+    """``self.op_(other)``: the out-of-place op written into self (or through apply_inplace
+    when autograd records)."""
+    def op_(self, other):
+        from ._common import apply_inplace
+        return apply_inplace(self, op, other)
+    op_.__name__ = op.__name__ + "_"
+    return op_
+
+
+for _fn, _names in ((atan2, ("atan2", "arctan2")), (fmod, ("fmod",)), (remainder, ("remainder",)),
+                    (floor_divide, ("floor_divide",)), (hypot, ("hypot",)), (copysign, ("copysign",)),
+                    (xlogy, ("xlogy",))):
+    for _name in _names:
+        setattr(Tensor, _name, _fn)
+        setattr(Tensor, _name + "_", _inplace_via(_fn))
+for _fn in (logaddexp, logaddexp2, maximum, minimum, fmax, fmin):
+    setattr(Tensor, _fn.__name__, _fn)
+
+
+def _rfloordiv(self, other):
+    return floor_divide(other, self)
+
+
+def _rmod(self, other):
+    return remainder(other, self)
+
+
+Tensor.__floordiv__, Tensor.__rfloordiv__ = floor_divide, _rfloordiv
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__mod__, Tensor.__rmod__, Tensor.__imod__ = remainder, _rmod, Tensor.remainder_
+
+__all__ += ["atan2", "arctan2", "fmod", "remainder", "floor_divide", "hypot", "logaddexp",
+            "logaddexp2", "copysign", "maximum", "minimum", "fmax", "fmin", "xlogy"]

@@ -1,111 +1,962 @@
-"""Reductions over all elements or over ``dim`` (an int or a tuple), with ``keepdim``."""
-from .. import _dtype
-from ._common import Node, Tensor, make, namespace_of, normalize_dims, record, to_np_dtype
+"""Reductions over all elements or over ``dim`` (an int or a tuple of ints, negative dims
+counted from the end), with ``keepdim``: sums and products, means and moments, extremes and
+their indices, vector norms, logical reductions and cumulative scans.
 
-__all__ = ["sum", "mean"]
+Forwards are one backend call where the op allows it; gradients are written with ember ops, so
+``create_graph=True`` gives higher-order gradients. Masks that only select (ties of a max,
+NaNs of a nansum) are built from the arrays as constants: their derivative is zero.
+"""
+import contextlib
+import math
+import warnings
+
+from .. import _dtype, return_types
+from ._common import (
+    Node, Tensor, _type_word, apply_inplace, float_array, grad_state, make, namespace_of,
+    normalize_dims, record, set_history, to_np_dtype, wrap_dim,
+)
+from .ternary import where
+from .view import slice_scatter_zeros
+
+__all__ = [
+    "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
+    "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any", "count_nonzero", "norm",
+    "cumsum", "cumprod",
+]
+
+_INT64 = _dtype.int64.np
+
+
+# ----------------------------------------------------------------------------------------
+# Shared helpers: dims, shapes, dtypes
+
+def _reduce_dims(dim, ndim):
+    """``dim`` as a sorted tuple of non-negative dims; None or an empty sequence means all."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return tuple(range(ndim))
+    return normalize_dims(dim, ndim)
+
+
+def _axis(dims, ndim):
+    """``dims`` as the cheapest equivalent NumPy axis argument (None for all, an int for one)."""
+    if len(dims) == ndim:
+        return None
+    return dims[0] if len(dims) == 1 else dims
+
+
+def _kept_shape(shape, dims):
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _reduced_shape(shape, dims):
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _count(shape, dims):
+    """How many elements each reduction over ``dims`` combines."""
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def restore_dims(t, in_shape, dims, keepdim):
+    """A reduced tensor reshaped (differentiably) to broadcast against the input."""
+    if keepdim or not in_shape:
+        return t
+    return t.reshape(_kept_shape(in_shape, dims))
 
 
 def expand_grad(grad, in_shape, dims, keepdim):
     """Broadcast a reduced gradient back over the reduced dims (differentiable)."""
-    if not keepdim and dims:
-        shape = list(in_shape)
-        for d in dims:
-            shape[d] = 1
-        grad = grad.reshape(tuple(shape))
-    return grad.expand(in_shape)
+    return restore_dims(grad, in_shape, dims, keepdim).expand(in_shape)
 
+
+def _as_dtype(t, np_dtype):
+    """``t`` cast to ``np_dtype`` (differentiably), e.g. a gradient back to its input's dtype."""
+    if t._data.dtype == np_dtype:
+        return t
+    return t.to(_dtype.from_numpy_dtype(np_dtype))
+
+
+def _is_inexact(data):
+    return data.dtype.kind in "fc" or data.dtype == _dtype.bfloat16.np
+
+
+def _int_to_int64(data, dtype):
+    """The accumulation dtype of sum-like ops: ``dtype``, or int64 for integer and bool input."""
+    if dtype is not None:
+        return to_np_dtype(dtype)
+    if data.dtype.kind in "biu":
+        return _INT64
+    return None
+
+
+def _quiet(xp):
+    """Silence the backend's floating point warnings where torch's inf or nan is the answer."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(divide="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
+
+
+def _along(dim, index):
+    """A basic-indexing key that applies ``index`` to dimension ``dim``."""
+    return (slice(None),) * dim + (index,)
+
+
+# ----------------------------------------------------------------------------------------
+# sum, nansum
 
 class SumBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
-        return (grad.expand(self.in_shape),)
+        return (_as_dtype(grad, self.in_dtype).expand(self.in_shape),)
 
 
 class SumBackward1(Node):
     __slots__ = ()
 
     def backward(self, grad):
-        return (expand_grad(grad, self.in_shape, self.dims, self.keepdim),)
-
-
-def _sum_dtype(data, dtype):
-    if dtype is not None:
-        return to_np_dtype(dtype)
-    if data.dtype.kind in "biu":
-        return _dtype.int64.np
-    return None
+        return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum of all elements, or over ``dim`` (int or tuple of ints; an empty tuple means all)."""
+    """Returns the sum of all elements of ``input``, or of each row over ``dim`` (an int or a
+    tuple of ints; an empty tuple means all). Integer and bool inputs sum to int64; ``dtype``
+    casts the input before summing."""
     data = input._data
     xp = namespace_of(data)
-    np_dtype = _sum_dtype(data, dtype)
+    np_dtype = _int_to_int64(data, dtype)
     if dim is None and not keepdim:
         out = make(xp.sum(data, dtype=np_dtype))
         node = record(SumBackward0, (input,), out)
         if node is not None:
-            node.in_shape = data.shape
+            node.in_shape, node.in_dtype = data.shape, data.dtype
         return out
-    dims = normalize_dims(None if dim == () or dim == [] else dim, data.ndim)
-    out = make(xp.sum(data, axis=dims, keepdims=keepdim, dtype=np_dtype))
+    dims = _reduce_dims(dim, data.ndim)
+    out = make(xp.sum(data, axis=_axis(dims, data.ndim), keepdims=keepdim, dtype=np_dtype))
     node = record(SumBackward1, (input,), out)
     if node is not None:
-        node.in_shape, node.dims, node.keepdim = data.shape, dims, keepdim
+        node.in_shape, node.in_dtype, node.dims, node.keepdim = data.shape, data.dtype, dims, keepdim
     return out
 
 
-Tensor.sum = sum
+class NansumBackward0(Node):
+    __slots__ = ()
 
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        xd = x._data
+        grad = expand_grad(_as_dtype(grad, xd.dtype), xd.shape, self.dims, self.keepdim)
+        counted = make((~namespace_of(xd).isnan(xd)).astype(xd.dtype))
+        with _quiet(namespace_of(xd)):
+            return (grad * counted,)  # as torch: an infinite grad gives NaN at NaN inputs
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Returns the sum of the elements of ``input``, treating NaN as zero."""
+    data = input._data
+    dims = _reduce_dims(dim, data.ndim)
+    np_dtype = _int_to_int64(data, dtype)
+    out = make(namespace_of(data).nansum(data, axis=_axis(dims, data.ndim), keepdims=keepdim, dtype=np_dtype))
+    node = record(NansumBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+        node.dims, node.keepdim = dims, keepdim
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# mean, nanmean
 
 class MeanBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
-        return ((grad / self.count).expand(self.in_shape),)
+        return ((_as_dtype(grad, self.in_dtype) / self.count).expand(self.in_shape),)
 
 
 class MeanBackward1(Node):
     __slots__ = ()
 
     def backward(self, grad):
-        return (expand_grad(grad / self.count, self.in_shape, self.dims, self.keepdim),)
+        grad = _as_dtype(grad, self.in_dtype) / self.count
+        return (expand_grad(grad, self.in_shape, self.dims, self.keepdim),)
+
+
+def _mean_data(xp, data, dims, keepdim):
+    """The mean over ``dims`` in ``data``'s dtype; NaN (without a warning) over no elements."""
+    if _count(data.shape, dims) == 0:
+        shape = _kept_shape(data.shape, dims) if keepdim else _reduced_shape(data.shape, dims)
+        return xp.full(shape, math.nan, dtype=data.dtype)
+    axis = _axis(dims, data.ndim)
+    if data.dtype.kind in "fc" and data.dtype.itemsize >= 4:
+        return xp.sum(data, axis=axis, keepdims=keepdim) / _count(data.shape, dims)
+    out = xp.mean(data, axis=axis, keepdims=keepdim)  # accumulates half floats in float32
+    return out if out.dtype == data.dtype else out.astype(data.dtype)
+
+
+def _mean_input(op, data, dtype):
+    """``data`` in the dtype ``op`` averages in, with torch's error for integer dtypes."""
+    if dtype is not None:
+        target = _dtype.to_dtype(dtype)
+        if not (target.is_floating_point or target.is_complex):
+            raise RuntimeError(f"{op}(): could not infer output dtype. Optional dtype must be either a "
+                               f"floating point or complex dtype. Got: {_type_word(target.np)}")
+        return data.astype(target.np, copy=False)
+    if not _is_inexact(data):
+        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating "
+                           f"point or complex dtype. Got: {_type_word(data.dtype)}")
+    return data
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """Mean of all elements, or over ``dim``; needs a floating point or complex dtype."""
-    data = input._data
-    if dtype is None and data.dtype.kind in "biu":
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
-                           f"point or complex dtype. Got: {_type_word(data)}")
-    if dtype is not None:
-        data = data.astype(to_np_dtype(dtype))
-    xp = namespace_of(data)
-    if dim is None:
-        dims = tuple(range(data.ndim))
-        out = make(xp.mean(data, keepdims=keepdim))
-        cls = MeanBackward0 if not keepdim else MeanBackward1
-    else:
-        dims = normalize_dims(dim, data.ndim) if data.ndim else ()
-        if isinstance(dim, (tuple, list)) and len(dim) == 0:
-            dims = tuple(range(data.ndim))
-        out = make(xp.mean(data, axis=dims, keepdims=keepdim))
-        cls = MeanBackward1
-    if out._data.dtype != data.dtype:
-        out._data = out._data.astype(data.dtype)
+    """Returns the mean of all elements of ``input``, or of each row over ``dim``; the input
+    must have a floating point or complex dtype (or ``dtype`` must name one)."""
+    data = _mean_input("mean", input._data, dtype)
+    dims = _reduce_dims(dim, data.ndim)
+    out = make(_mean_data(namespace_of(data), data, dims, keepdim))
+    cls = MeanBackward0 if dim is None and not keepdim else MeanBackward1
     node = record(cls, (input,), out)
     if node is not None:
-        count = 1
-        for d in dims:
-            count *= data.shape[d]
-        node.in_shape, node.dims, node.keepdim, node.count = data.shape, dims, keepdim, count
+        node.in_shape, node.in_dtype, node.dims, node.keepdim = data.shape, input._data.dtype, dims, keepdim
+        node.count = _count(data.shape, dims)
     return out
 
 
-Tensor.mean = mean
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Returns the mean of the non-NaN elements of ``input`` (NaN where all are NaN)."""
+    data = input._data
+    if not _is_inexact(data):
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_type_word(data.dtype)}")
+    xp = namespace_of(data)
+    dims = _reduce_dims(dim, data.ndim)
+    counted = make(xp.sum(~xp.isnan(data), axis=_axis(dims, data.ndim), keepdims=keepdim))
+    with _quiet(xp):
+        return nansum(input, dim, keepdim, dtype=dtype) / counted
 
 
-def _type_word(data):
-    from ._common import _type_word as word
-    return word(data.dtype)
+# ----------------------------------------------------------------------------------------
+# flips and exclusive products (private helpers of the prod and scan gradients)
+
+class FlipBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (_flip(grad, self.dim),)
+
+
+def _flip(t, dim):
+    """``t`` reversed along ``dim`` (a copy, as torch.flip)."""
+    data = t._data
+    out = make(namespace_of(data).flip(data, axis=dim).copy())
+    node = record(FlipBackward0, (t,), out)
+    if node is not None:
+        node.dim = dim
+    return out
+
+
+def _reversed_cumsum(t, dim):
+    """out[i] = sum of t[j] for j >= i along ``dim``."""
+    return _flip(cumsum(_flip(t, dim), dim), dim)
+
+
+def _exclusive_cumprod(t, dim):
+    """out[i] = product of t[j] for j < i along ``dim`` (1 at i = 0); exact with zeros."""
+    xp = namespace_of(t._data)
+    shape = t._data.shape
+    n = shape[dim]
+    head = t[_along(dim, slice(0, n - 1))]
+    shifted = slice_scatter_zeros(head, shape, _along(dim, slice(1, None)))
+    first = xp.zeros((1,) * dim + (n,) + (1,) * (len(shape) - dim - 1), dtype=t._data.dtype)
+    first[_along(dim, 0)] = 1
+    return cumprod(shifted + make(first), dim)
+
+
+def _products_of_others(t, dim):
+    """out[i] = product of t[j] for j != i along ``dim``, without dividing (zeros are fine)."""
+    before = _exclusive_cumprod(t, dim)
+    after = _flip(_exclusive_cumprod(_flip(t, dim), dim), dim)
+    return before * after
+
+
+# ----------------------------------------------------------------------------------------
+# prod
+
+def _prod_grad(grad, x, result, dim):
+    """torch's prod_backward: grad * result / x, or products of the others where x has zeros."""
+    if x._data.ndim == 0:
+        return grad
+    if not namespace_of(x._data).any(x._data == 0):
+        return grad * (result / x)
+    if dim is None:
+        return (grad * _products_of_others(x.reshape(-1), 0)).reshape(x._data.shape)
+    if x._data.shape[dim] == 1:
+        return grad.expand(x._data.shape)
+    return grad * _products_of_others(x, dim)
+
+
+class ProdBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, result = self.saved_tensors
+        dt = x._data.dtype
+        return (_prod_grad(_as_dtype(grad, dt), x, _as_dtype(result, dt), None),)
+
+
+class ProdBackward1(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, result = self.saved_tensors
+        dt = x._data.dtype
+        grad, result = _as_dtype(grad, dt), _as_dtype(result, dt)
+        if not self.keepdim and x._data.ndim:
+            grad, result = grad.unsqueeze(self.dim), result.unsqueeze(self.dim)
+        return (_prod_grad(grad, x, result, self.dim),)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Returns the product of all elements of ``input``, or of each row over the single
+    dimension ``dim``. Integer and bool inputs multiply to int64."""
+    data = input._data
+    xp = namespace_of(data)
+    np_dtype = _int_to_int64(data, dtype)
+    if dim is None:
+        out = make(xp.prod(data, dtype=np_dtype))
+        node = record(ProdBackward0, (input,), out)
+    else:
+        if isinstance(dim, (tuple, list)):
+            raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+        d = wrap_dim(dim, data.ndim)
+        axis = d if data.ndim else None
+        out = make(xp.prod(data, axis=axis, keepdims=keepdim, dtype=np_dtype))
+        node = record(ProdBackward1, (input,), out)
+        if node is not None:
+            node.dim, node.keepdim = d, keepdim
+    if node is not None:
+        node.save(input, out)
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# cumsum, cumprod
+
+class CumsumBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        grad = _as_dtype(grad, self.in_dtype)
+        if grad._data.ndim == 0 or grad._data.shape[self.dim] == 0:
+            return (grad,)
+        return (_reversed_cumsum(grad, self.dim),)
+
+
+def _scan(input, dim, dtype, xp_fn, node_cls):
+    """A cumulative op along ``dim``; returns its node (or None) and its result."""
+    data = input._data
+    d = wrap_dim(dim, data.ndim)
+    np_dtype = _int_to_int64(data, dtype)
+    if data.ndim == 0:
+        out = make(data.astype(np_dtype or data.dtype, copy=True))
+    else:
+        out = make(xp_fn(data, axis=d, dtype=np_dtype))
+    node = record(node_cls, (input,), out)
+    if node is not None:
+        node.dim, node.in_dtype = d, data.dtype
+    return node, out
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Returns the cumulative sum of the elements of ``input`` along ``dim``: out[i] = x[0] +
+    ... + x[i]. Integer and bool inputs accumulate in int64."""
+    _, out = _scan(input, dim, dtype, namespace_of(input._data).cumsum, CumsumBackward0)
+    return out
+
+
+class CumprodBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, out = self.saved_tensors
+        dt = x._data.dtype
+        return (_cumprod_grad(_as_dtype(grad, dt), x, _as_dtype(out, dt), self.dim),)
+
+
+def _cumprod_grad(grad, x, out, dim):
+    """torch's cumprod_backward: a reversed cumsum over x where x has no zeros; with zeros an
+    O(n) masked formula when no graph is built, else an exact O(n^2) one."""
+    data = x._data
+    if data.size <= 1 or data.shape[dim] == 1:
+        return grad
+    xp = namespace_of(data)
+    zeros = data == 0
+    if not xp.any(zeros):
+        return _reversed_cumsum(out * grad, dim) / x
+    if not grad_state.grad_enabled:
+        return make(_cumprod_grad_arrays(xp, data, zeros, grad._data, out._data, dim))
+    return _cumprod_grad_pairwise(grad, x, dim)
+
+
+def _reversed_cumsum_array(xp, a, dim):
+    return xp.flip(xp.cumsum(xp.flip(a, axis=dim), axis=dim), axis=dim)
+
+
+def _cumprod_grad_arrays(xp, x, zeros, g, out, dim):
+    """The gradient of cumprod where ``x`` has zeros: before a slice's first zero the usual
+    formula, at it the products that skip it, after it zero."""
+    zeros_so_far = xp.cumsum(zeros, axis=dim)
+    before = zeros_so_far == 0
+    first_zero = zeros & (zeros_so_far == 1)
+    with _quiet(xp):
+        usual = _reversed_cumsum_array(xp, g * out, dim) / xp.where(before, x, 1)
+    skipping = xp.cumprod(xp.where(first_zero, 1, x), axis=dim)
+    at_zero = _reversed_cumsum_array(xp, g * skipping, dim)
+    return xp.where(before, usual, xp.where(first_zero, at_zero, 0))
+
+
+def _cumprod_grad_pairwise(grad, x, dim):
+    """grad_i = sum over k >= i of grad_k * prod(x_j for j <= k, j != i), from an (n, n)
+    table per slice built with ember ops (so it differentiates again)."""
+    xp = namespace_of(x._data)
+    shape = x._data.shape
+    n = shape[dim]
+    pair_shape = (1,) * dim + (n, n) + (1,) * (len(shape) - dim - 1)
+    table = x.unsqueeze(dim).expand(shape[:dim] + (n,) + shape[dim:])  # [.., i, j, ..] = x_j
+    skip_i = make(xp.eye(n, dtype=bool).reshape(pair_shape))
+    omitted = cumprod(where(skip_i, 1, table), dim + 1)  # [.., i, k, ..] = prod_{j<=k, j!=i} x_j
+    k_from_i = make(xp.triu(xp.ones((n, n), dtype=bool)).reshape(pair_shape))
+    return where(k_from_i, grad.unsqueeze(dim) * omitted, 0).sum(dim + 1)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Returns the cumulative product of the elements of ``input`` along ``dim``: out[i] =
+    x[0] * ... * x[i]. Integer and bool inputs accumulate in int64."""
+    node, out = _scan(input, dim, dtype, namespace_of(input._data).cumprod,
+                      CumprodBackward0)
+    if node is not None:
+        node.save(input, out)
+    return out
+
+
+def _cumsum_(self, dim, *, dtype=None):
+    return apply_inplace(self, cumsum, dim, dtype=dtype)
+
+
+def _cumprod_(self, dim, *, dtype=None):
+    return apply_inplace(self, cumprod, dim, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------------
+# amax, amin, max, min, argmax, argmin
+
+def _check_reducible(op, shape, dim):
+    """torch's errors for a max-like reduction over zero elements (it has no identity);
+    ``dim`` as the caller wrote it (None or () for all dims)."""
+    if dim is None or dim == () or dim == []:
+        if 0 in shape:
+            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        return
+    for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+        if shape and shape[wrap_dim(d, len(shape))] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _share_among_ties(grad, x, result, dims, keepdim):
+    """The gradient of a max or min over ``dims``: split evenly between the elements equal to
+    the result (NaN counts as equal to a NaN result)."""
+    xd = x._data
+    xp = namespace_of(xd)
+    r = result._data if keepdim else result._data.reshape(_kept_shape(xd.shape, dims))
+    ties = xd == r
+    if xd.dtype.kind in "fc":
+        ties |= xp.isnan(xd) & xp.isnan(r)
+    count = xp.sum(ties, axis=_axis(dims, xd.ndim), keepdims=True).astype(xd.dtype)
+    share = restore_dims(grad, xd.shape, dims, keepdim) / make(count)
+    return where(make(ties), share, 0)
+
+
+class AmaxBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, result = self.saved_tensors
+        return (_share_among_ties(grad, x, result, self.dims, self.keepdim),)
+
+
+class AminBackward0(AmaxBackward0):
+    __slots__ = ()
+
+
+class MaxBackward1(AmaxBackward0):
+    """Gradient of the full max(): shared evenly between ties."""
+    __slots__ = ()
+
+
+class MinBackward1(AmaxBackward0):
+    __slots__ = ()
+
+
+def _extreme(op, input, dim, keepdim, is_max, node_cls):
+    data = input._data
+    dims = _reduce_dims(dim, data.ndim)
+    _check_reducible(op, data.shape, dim)
+    find = namespace_of(data).max if is_max else namespace_of(data).min
+    out = make(find(data, axis=_axis(dims, data.ndim), keepdims=keepdim))
+    node = record(node_cls, (input,), out)
+    if node is not None:
+        node.save(input, out)
+        node.dims, node.keepdim = dims, keepdim
+    return out
+
+
+def amax(input, dim=(), keepdim=False):
+    """Returns the maximum of each slice of ``input`` over ``dim`` (all dims by default); the
+    gradient is shared evenly between equal maxima."""
+    return _extreme("amax", input, dim, keepdim, True, AmaxBackward0)
+
+
+def amin(input, dim=(), keepdim=False):
+    """Returns the minimum of each slice of ``input`` over ``dim`` (all dims by default); the
+    gradient is shared evenly between equal minima."""
+    return _extreme("amin", input, dim, keepdim, False, AminBackward0)
+
+
+class MaxBackward0(Node):
+    """Gradient of max(dim): all of it to the index taken."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        (indices,) = self.saved_tensors
+        shape, dim = self.in_shape, self.dim
+        if not shape:
+            return (grad,)
+        xp = namespace_of(indices._data)
+        taken = indices._data if self.keepdim else xp.expand_dims(indices._data, dim)
+        positions = xp.arange(shape[dim]).reshape((shape[dim],) + (1,) * (len(shape) - dim - 1))
+        chosen = make(taken == positions)
+        return (where(chosen, restore_dims(grad, shape, (dim,), self.keepdim), 0),)
+
+
+class MinBackward0(MaxBackward0):
+    __slots__ = ()
+
+
+def _extreme_along(op, input, dim, keepdim, is_max):
+    """max/min over one dim: (values, indices), the index of the first extreme (or NaN)."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+    data = input._data
+    xp = namespace_of(data)
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        values, indices = make(data.copy()), make(xp.zeros((), dtype=_INT64))
+    else:
+        _check_reducible(op, data.shape, d)
+        taken = (xp.argmax if is_max else xp.argmin)(data, axis=d, keepdims=True)
+        chosen = xp.take_along_axis(data, taken, axis=d)
+        if not keepdim:
+            taken, chosen = taken.squeeze(d), chosen.squeeze(d)
+        values, indices = make(chosen), make(taken.astype(_INT64, copy=False))
+    node = record(MaxBackward0 if is_max else MinBackward0, (input,), values)
+    if node is not None:
+        node.save(indices)
+        node.in_shape, node.dim, node.keepdim = data.shape, d, keepdim
+    return (return_types.max if is_max else return_types.min)(values, indices)
+
+
+def _pairwise_extreme(op, input, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    from . import pointwise
+    return (pointwise.maximum if op == "max" else pointwise.minimum)(input, other)
+
+
+def max(input, dim=None, keepdim=False, *, other=None):
+    """``max(input)``: the maximum of all elements (gradient shared evenly between ties).
+    ``max(input, dim, keepdim=False)``: a named tuple ``(values, indices)`` of the maximum of
+    each row over ``dim`` and its index (gradient to that index).
+    ``max(input, other)``: the elementwise maximum, as ``maximum``."""
+    if other is not None or isinstance(dim, Tensor):
+        return _pairwise_extreme("max", input, dim if other is None else other)
+    if dim is None:
+        return _extreme("max", input, None, False, True, MaxBackward1)
+    return _extreme_along("max", input, dim, keepdim, True)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):
+    """``min(input)``, ``min(input, dim, keepdim=False)`` -> ``(values, indices)``, or
+    ``min(input, other)``: as ``max``, for the minimum."""
+    if other is not None or isinstance(dim, Tensor):
+        return _pairwise_extreme("min", input, dim if other is None else other)
+    if dim is None:
+        return _extreme("min", input, None, False, False, MinBackward1)
+    return _extreme_along("min", input, dim, keepdim, False)
+
+
+def _arg_extreme(op, input, dim, keepdim, is_max):
+    data = input._data
+    if data.dtype.kind == "b":
+        raise RuntimeError(f"{op}(): does not support bool input")
+    xp = namespace_of(data)
+    find = xp.argmax if is_max else xp.argmin
+    if dim is None:
+        if data.size == 0:
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+        out = xp.asarray(find(data), dtype=_INT64).reshape((1,) * data.ndim if keepdim else ())
+        return make(out)
+    d = wrap_dim(dim, data.ndim)
+    if data.ndim == 0:
+        return make(xp.zeros((), dtype=_INT64))
+    _check_reducible(op, data.shape, d)
+    return make(find(data, axis=d, keepdims=keepdim).astype(_INT64, copy=False))
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Returns the indices of the maximum values of ``input`` over ``dim`` (of the flattened
+    input when ``dim`` is None); the first one among ties."""
+    return _arg_extreme("argmax", input, dim, keepdim, True)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Returns the indices of the minimum values of ``input`` over ``dim`` (of the flattened
+    input when ``dim`` is None); the first one among ties."""
+    return _arg_extreme("argmin", input, dim, keepdim, False)
+
+
+# ----------------------------------------------------------------------------------------
+# var, std, var_mean, std_mean
+
+def _correction_of(op, dim, unbiased, correction):
+    """(dim, correction) from torch's forms: ``correction=``, legacy ``unbiased`` (also as
+    the second positional argument, ``var(input, unbiased)``), or the default 1."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}(): pass either 'unbiased' or 'correction', not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
+def _var_data(op, input, dims, correction, keepdim):
+    data = input._data
+    if not _is_inexact(data):
+        what = op if op.endswith("_mean") else "std and var"
+        raise RuntimeError(f"{what} only support floating point and complex dtypes")
+    xp = namespace_of(data)
+    dof = _count(data.shape, dims) - correction
+    if dof > 0:
+        if data.dtype.kind == "f" and data.dtype.itemsize >= 4:
+            axis = _axis(dims, data.ndim)
+            centred = data - xp.sum(data, axis=axis, keepdims=True) / (dof + correction)
+            return xp.sum(centred * centred, axis=axis, keepdims=keepdim) / dof
+        return xp.var(data, axis=_axis(dims, data.ndim), ddof=correction, keepdims=keepdim)
+    with warnings.catch_warnings(), _quiet(xp):
+        warnings.simplefilter("ignore")
+        out = xp.var(data, axis=_axis(dims, data.ndim), ddof=correction, keepdims=keepdim)
+    warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                  "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
+    return out
+
+
+def _var_grad(grad, x, dims, keepdim, dof):
+    """torch's var_backward: 2 / (N - correction) * grad * (x - mean)."""
+    scale = 2.0 / dof if dof else math.inf
+    centred = x - x.mean(dims, keepdim=True)
+    return scale * restore_dims(grad, x._data.shape, dims, keepdim) * centred
+
+
+def _std_to_var_grad(grad, std):
+    """The gradient of std passed on as one of var (zero where std is zero)."""
+    xp = namespace_of(std._data)
+    with _quiet(xp):
+        return where(make(std._data == 0), 0, grad / (std * 2))
+
+
+def _mean_grad(grad, x, dims, keepdim):
+    return expand_grad(grad / _count(x._data.shape, dims), x._data.shape, dims, keepdim)
+
+
+class _MomentNode(Node):
+    __slots__ = ()
+
+    def _grad(self, grad_var, grad_mean, x):
+        gin = None
+        if grad_var is not None:
+            gin = _var_grad(grad_var, x, self.dims, self.keepdim, self.dof)
+        if grad_mean is not None:
+            gmean = _mean_grad(grad_mean, x, self.dims, self.keepdim)
+            gin = gmean if gin is None else gin + gmean
+        return (gin,)
+
+
+class VarBackward0(_MomentNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return self._grad(grad, None, x)
+
+
+class StdBackward0(_MomentNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, std = self.saved_tensors
+        return self._grad(_std_to_var_grad(grad, std), None, x)
+
+
+class VarMeanBackward0(_MomentNode):
+    __slots__ = ()
+
+    def backward(self, grad_var, grad_mean=None):
+        (x,) = self.saved_tensors
+        return self._grad(grad_var, grad_mean, x)
+
+
+class StdMeanBackward0(_MomentNode):
+    __slots__ = ()
+
+    def backward(self, grad_std, grad_mean=None):
+        x, std = self.saved_tensors
+        grad_var = None if grad_std is None else _std_to_var_grad(grad_std, std)
+        return self._grad(grad_var, grad_mean, x)
+
+
+def _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, with_mean, node_cls):
+    dim, correction = _correction_of(op, dim, unbiased, correction)
+    data = input._data
+    dims = _reduce_dims(dim, data.ndim)
+    xp = namespace_of(data)
+    spread = _var_data(op, input, dims, correction, keepdim)
+    out = make(xp.sqrt(spread) if take_sqrt else spread)
+    outs = (out, make(_mean_data(xp, data, dims, keepdim))) if with_mean else out
+    node = record(node_cls, (input,), out)
+    if node is not None:
+        if with_mean:
+            set_history(outs[1], node, 1)
+        if take_sqrt:
+            node.save(input, out)
+        else:
+            node.save(input)
+        node.dims, node.keepdim = dims, keepdim
+        node.dof = _count(data.shape, dims) - correction
+    return outs
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Returns the variance of ``input`` over ``dim`` (all dims by default), dividing by
+    N - ``correction`` (1 by default, Bessel's correction; ``unbiased=False`` means 0)."""
+    return _moments("var", input, dim, unbiased, keepdim, correction, False, False, VarBackward0)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Returns the standard deviation of ``input`` over ``dim``: the square root of ``var``."""
+    return _moments("std", input, dim, unbiased, keepdim, correction, True, False, StdBackward0)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Returns the tuple ``(var, mean)`` of ``input`` over ``dim``."""
+    return _moments("var_mean", input, dim, unbiased, keepdim, correction, False, True,
+                    VarMeanBackward0)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Returns the tuple ``(std, mean)`` of ``input`` over ``dim``."""
+    return _moments("std_mean", input, dim, unbiased, keepdim, correction, True, True,
+                    StdMeanBackward0)
+
+
+# ----------------------------------------------------------------------------------------
+# logsumexp
+
+class LogsumexpBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, result = self.saved_tensors
+        shape = x._data.shape
+        grad = restore_dims(grad, shape, self.dims, self.keepdim)
+        return (grad * (x - restore_dims(result, shape, self.dims, self.keepdim)).exp(),)
+
+
+def _logsumexp_data(xp, data, dims, keepdim):
+    """log(sum(exp(data))) over ``dims``, shifted by the maximum so nothing overflows."""
+    if _count(data.shape, dims) == 0:
+        shape = _kept_shape(data.shape, dims) if keepdim else _reduced_shape(data.shape, dims)
+        return xp.full(shape, -math.inf, dtype=data.dtype)
+    axis = _axis(dims, data.ndim)
+    top = xp.max(data, axis=axis, keepdims=True)
+    top = xp.where(xp.isinf(top), 0, top)
+    with _quiet(xp):
+        out = xp.log(xp.sum(xp.exp(data - top), axis=axis, keepdims=keepdim))
+    return out + (top if keepdim else top.reshape(out.shape))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """Returns log(sum(exp(input))) over ``dim``, computed stably for large inputs; integer
+    inputs give the default float dtype."""
+    data = float_array(input._data)
+    dims = _reduce_dims(dim, data.ndim)
+    out = make(_logsumexp_data(namespace_of(data), data, dims, keepdim))
+    node = record(LogsumexpBackward0, (input,), out)
+    if node is not None:
+        node.save(input, out)
+        node.dims, node.keepdim = dims, keepdim
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# all, any, count_nonzero
+
+def _logical(input, dim, keepdim, find):
+    data = input._data
+    axis = None if dim is None else normalize_dims(dim, data.ndim)
+    if axis is None and keepdim:
+        axis = tuple(range(data.ndim))
+    out = find(data, axis=axis, keepdims=keepdim)
+    if data.dtype == _dtype.uint8.np:
+        return make(namespace_of(data).asarray(out, dtype=data.dtype))
+    return make(out)
+
+
+def all(input, dim=None, keepdim=False):
+    """Tests if all elements of ``input`` (or of each row over ``dim``) are nonzero. The
+    result is bool (uint8 for uint8 input)."""
+    return _logical(input, dim, keepdim, namespace_of(input._data).all)
+
+
+def any(input, dim=None, keepdim=False):
+    """Tests if any element of ``input`` (or of each row over ``dim``) is nonzero. The result
+    is bool (uint8 for uint8 input)."""
+    return _logical(input, dim, keepdim, namespace_of(input._data).any)
+
+
+def count_nonzero(input, dim=None):
+    """Counts the nonzero values of ``input`` over ``dim`` (all dims by default), as int64."""
+    data = input._data
+    xp = namespace_of(data)
+    dims = _reduce_dims(dim, data.ndim)
+    counted = xp.count_nonzero(data, axis=dims if data.ndim else None)
+    return make(xp.asarray(counted, dtype=_INT64))
+
+
+# ----------------------------------------------------------------------------------------
+# norm
+
+def _norm_data(xp, data, p, dims, keepdim):
+    size = xp.abs(data)
+    axis = _axis(dims, data.ndim)
+    if p == 2:
+        return xp.sqrt(xp.sum(size * size, axis=axis, keepdims=keepdim))
+    if p == 1:
+        return xp.sum(size, axis=axis, keepdims=keepdim)
+    if p == math.inf:
+        return xp.max(size, axis=axis, keepdims=keepdim)
+    if p == -math.inf:
+        return xp.min(size, axis=axis, keepdims=keepdim)
+    if p == 0:
+        return xp.sum(size != 0, axis=axis, keepdims=keepdim, dtype=size.dtype)
+    with _quiet(xp):
+        return xp.sum(size ** p, axis=axis, keepdims=keepdim) ** (1.0 / p)
+
+
+def _vector_norm_grad(grad, x, norm, p, dims):
+    """torch's norm_backward; ``grad`` and ``norm`` broadcast against ``x``."""
+    xd = x._data
+    xp = namespace_of(xd)
+    if p == 1:
+        return x.sign() * grad
+    norm_is_zero = make(norm._data == 0)
+    if p == 2:
+        return grad * where(norm_is_zero, 0, x / norm)
+    if math.isinf(p):
+        size = xp.abs(xd)
+        taken = (size == norm._data) | xp.isnan(size)
+        count = xp.sum(taken, axis=_axis(dims, xd.ndim), keepdims=True).astype(xd.dtype)
+        return x.sign() * where(make(taken), grad / make(count), 0)
+    if p < 1:
+        scaled = where(make(xd == 0), 0, x.sign() * x.abs().pow(p - 1))
+        return scaled * grad * norm.pow(1 - p)
+    scaled = x.sign() * x.abs().pow(p - 1) if p < 2 else x * x.abs().pow(p - 2)
+    return scaled * where(norm_is_zero, 0, grad / norm.pow(p - 1))
+
+
+class LinalgVectorNormBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        if self.ord == 0:
+            return (None,)
+        x, norm = self.saved_tensors
+        shape = x._data.shape
+        grad = restore_dims(grad, shape, self.dims, self.keepdim)
+        norm = restore_dims(norm, shape, self.dims, self.keepdim)
+        with _quiet(namespace_of(x._data)):
+            return (_vector_norm_grad(grad, x, norm, self.ord, self.dims),)
+
+
+def _no_identity_error(p, shape, dim):
+    """torch's error for a norm (negative or infinite order) over zero elements."""
+    head = f"linalg.vector_norm cannot compute the {p:g} norm on "
+    tail = "the operation does not have an identity"
+    if dim is None or dim == () or dim == []:
+        raise RuntimeError(f"{head}an empty tensor because {tail}")
+    for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+        if shape[wrap_dim(d, len(shape))] == 0:
+            # torch's message lacks the space before "because"
+            raise RuntimeError(f"{head}the dimension {d}because this dimension is empty and {tail}")
+
+
+def _vector_norm(input, p, dim, keepdim, dtype):
+    if dtype is not None:
+        input = input.to(dtype)
+    data = input._data
+    if not _is_inexact(data):
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_word(data.dtype)}")
+    p = float(p)
+    dims = _reduce_dims(dim, data.ndim)
+    if (p < 0 or p == math.inf) and _count(data.shape, dims) == 0:
+        _no_identity_error(p, data.shape, dim)
+    out = make(_norm_data(namespace_of(data), data, p, dims, keepdim))
+    node = record(LinalgVectorNormBackward0, (input,), out)
+    if node is not None:
+        node.save(input, out)
+        node.ord, node.dims, node.keepdim = p, dims, keepdim
+    return out
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Returns the vector p-norm of ``input`` over ``dim`` (all dims by default): p a number
+    (inf, -inf and 0 included) or 'fro' (the 2-norm of the elements)."""
+    if out is not None:
+        raise NotImplementedError("norm(): out= is not supported by ember")
+    if p is None or (isinstance(p, str) and p == "fro"):
+        p = 2
+    elif p == "nuc":
+        raise NotImplementedError("norm(): the nuclear norm (p='nuc') is not implemented in ember")
+    elif isinstance(p, str):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return _vector_norm(input, p, dim, keepdim, dtype)
+
+
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------------
+# Tensor methods
+
+for _name in ("sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax",
+              "argmin", "var", "std", "logsumexp", "all", "any", "count_nonzero", "cumsum",
+              "cumprod"):
+    setattr(Tensor, _name, globals()[_name])
+Tensor.norm = _norm_method
+Tensor.cumsum_ = _cumsum_
+Tensor.cumprod_ = _cumprod_
+del _name

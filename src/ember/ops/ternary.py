@@ -1,9 +1,14 @@
-"""Pointwise ops of three operands: where (more join them: lerp, addcmul, addcdiv, clamp)."""
+"""Pointwise ops of three operands: where, clamp/clip, lerp, addcmul, addcdiv."""
+from numpy import iinfo
+
 from .. import _dtype
 from .._dtype import result_type_of
-from ._common import Node, Tensor, grad_state, is_scalar, make, namespace_of, sum_to
+from ._common import (
+    Node, Tensor, _BY_NP, _type_word, any_requires_grad, apply_inplace, check_inplace,
+    grad_state, make, method, namespace_of, sum_to,
+)
 
-__all__ = ["where"]
+__all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]
 
 
 class WhereBackward0(Node):
@@ -71,3 +76,539 @@ def _where_method(self, condition, y):
 
 
 Tensor.where = _where_method
+
+
+# -- shared helpers --------------------------------------------------------------------------
+
+def _arrays_as(dtype_np, *operands):
+    """Operands (tensors or numbers; None passes through) as arrays or numbers of one dtype."""
+    out = []
+    for x in operands:
+        if isinstance(x, Tensor):
+            x = x._data.astype(dtype_np, copy=False)
+        elif x is not None and dtype_np.kind in "iu":
+            x = _wrap_int(int(x), dtype_np)
+        out.append(x)
+    return out
+
+
+def _wrap_int(value, dtype_np):
+    """A Python int as the integer type holds it: out-of-range values wrap around, as in torch."""
+    info = iinfo(dtype_np)
+    if info.min <= value <= info.max:
+        return value
+    span = info.max - info.min + 1
+    return (value - info.min) % span + info.min
+
+
+def _broadcast_error(*operands):
+    """torch's message for the first operand whose shape does not broadcast with those before."""
+    shapes = [t._data.shape for t in operands if isinstance(t, Tensor)]
+    acc = shapes[0]
+    for shape in shapes[1:]:
+        n = max(len(acc), len(shape))
+        a, b = (1,) * (n - len(acc)) + acc, (1,) * (n - len(shape)) + shape
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                                   f"({y}) at non-singleton dimension {i}")
+        acc = tuple(x if y == 1 else y for x, y in zip(a, b))
+
+
+def _compute(fn, *tensors):
+    try:
+        return fn()
+    except ValueError:
+        _broadcast_error(*tensors)
+        raise
+
+
+def _check_castable(result_np, self):
+    """torch's error for an in-place op whose result dtype ``self`` cannot hold."""
+    sd = self._data.dtype
+    if result_np != sd and not _dtype.can_cast(_BY_NP[result_np], _BY_NP[sd]):
+        raise RuntimeError(f"result type {_type_word(result_np)} can't be cast to the desired "
+                           f"output type {_type_word(sd)}")
+
+
+def _check_inplace_shape(self, *operands):
+    shapes = [t._data.shape for t in operands if isinstance(t, Tensor)]
+    if shapes:
+        sd = self._data
+        shape = _compute(lambda: namespace_of(sd).broadcast_shapes(sd.shape, *shapes),
+                         self, *operands)
+        if tuple(shape) != sd.shape:
+            raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast "
+                               f"shape {list(shape)}")
+
+
+def _inplace_fast(self, operands):
+    """Whether ``self.op_(...)`` may write straight into self's memory (autograd not recording);
+    else the caller goes through ``apply_inplace``."""
+    if grad_state.grad_enabled and (self._requires_grad or any_requires_grad(operands)):
+        return False
+    check_inplace(self)
+    return True
+
+
+def _finish(res, out):
+    if out is None:
+        return res
+    from .pointwise import _maybe_out
+    return _maybe_out(res, out)
+
+
+# -- clamp -----------------------------------------------------------------------------------
+
+class _ClampScalarNode(Node):
+    """clamp with number bounds: the gradient passes where min <= input <= max."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        lo, hi = self.bounds
+        if lo is not None and hi is not None:
+            mask = (x >= lo) & (x <= hi)
+        else:
+            mask = x >= lo if lo is not None else x <= hi
+        return (where(mask, grad, 0.0),)
+
+
+class _ClampTensorNode(Node):
+    """clamp with tensor bounds (torch's clamp_backward and clamp_backward_min_max)."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, lo, hi = self.saved_tensors
+        lo = self.lo if lo is None else lo
+        hi = self.hi if hi is None else hi
+        if lo is not None and hi is not None:
+            gx = where((x >= lo) & (x <= hi), grad, 0.0)
+        else:
+            gx = where(x >= lo, grad, 0.0) if lo is not None else where(x <= hi, grad, 0.0)
+        glo = ghi = None
+        if self.next_functions[1][0] is not None:
+            mask = x < lo if hi is None else (x < lo) & (lo < hi)
+            glo = _reduce(where(mask, grad, 0.0), self.lo_shape, self.lo_dtype)
+        if self.next_functions[2][0] is not None:
+            mask = x > hi if lo is None else (x > hi) | (hi < lo)
+            ghi = _reduce(where(mask, grad, 0.0), self.hi_shape, self.hi_dtype)
+        return _reduce(gx, self.x_shape, self.x_dtype), glo, ghi
+
+
+def _node(name, base):
+    return type(name, (base,), {"__slots__": ()})
+
+
+# torch's names: clamp's node for number bounds is ClampBackward1, clamp_min's ClampMinBackward0
+ClampBackward1 = _node("ClampBackward1", _ClampScalarNode)
+ClampBackward0 = _node("ClampBackward0", _ClampTensorNode)
+ClampMinBackward0 = _node("ClampMinBackward0", _ClampScalarNode)
+ClampMinBackward1 = _node("ClampMinBackward1", _ClampTensorNode)
+ClampMaxBackward0 = _node("ClampMaxBackward0", _ClampScalarNode)
+ClampMaxBackward1 = _node("ClampMaxBackward1", _ClampTensorNode)
+
+
+def _check_bounds(min, max):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+
+
+def _check_not_bool(common, min, max):
+    """torch has no bool kernel for clamp with number bounds, nor with two tensor bounds."""
+    if common.kind != "b":
+        return
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if min is None or max is None:
+            return
+        kernel = "clamp_cpu"
+    else:
+        kernel = "clamp_scalar_cpu" if min is not None and max is not None else \
+            ("clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu")
+    raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _clamp_forward(x, lo, hi):
+    xp = namespace_of(x)
+    if lo is not None:
+        x = xp.maximum(x, lo)
+    if hi is not None:
+        x = xp.minimum(x, hi)
+    return x
+
+
+def _numbers_or_tensors(min, max):
+    """torch takes both bounds as numbers or both as tensors; a 0-d tensor that needs no
+    gradient passes as a number."""
+    if isinstance(min, Tensor) == isinstance(max, Tensor) or min is None or max is None:
+        return min, max
+    lo, hi = min, max
+    if isinstance(lo, Tensor) and lo._data.ndim == 0 and not lo._requires_grad:
+        lo = lo.item()
+    if isinstance(hi, Tensor) and hi._data.ndim == 0 and not hi._requires_grad:
+        hi = hi.item()
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
+        got = ", ".join(["Tensor"] + [type(x).__name__ for x in (min, max)])
+        raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but "
+                        "expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, "
+                        "Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, *, "
+                        "Tensor out = None)\n")
+    return lo, hi
+
+
+def _number_bounds(min, max):
+    return ((min is None or min.__class__ is int or min.__class__ is float)
+            and (max is None or max.__class__ is int or max.__class__ is float))
+
+
+def _clamp(input, min, max, out, scalar_node, tensor_node):
+    if _number_bounds(min, max) and _is_float_data(input):
+        res = make(_clamp_forward(input._data, min, max))  # no promotion to do
+    else:
+        min, max = _numbers_or_tensors(min, max)
+        res = _clamp_promoted(input, min, max)
+    if not grad_state.grad_enabled or not (input._requires_grad or any_requires_grad((min, max))):
+        return _finish(res, out)
+    if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
+        node = scalar_node((input,))
+        node.bounds = (min, max)
+        node.save(input)
+    else:
+        node = _clamp_tensor_node(tensor_node, input, min, max)
+    res._requires_grad = True
+    res.grad_fn = node
+    return _finish(res, out)
+
+
+def _clamp_promoted(input, min, max):
+    bounds = [b for b in (min, max) if b is not None]
+    common = result_type_of(input, *bounds).np
+    _check_not_bool(common, min, max)
+    x, lo, hi = _arrays_as(common, input, min, max)
+    return make(_compute(lambda: _clamp_forward(x, lo, hi), input, min, max))
+
+
+def _clamp_tensor_node(node_cls, input, min, max):
+    tmin = min if isinstance(min, Tensor) else None
+    tmax = max if isinstance(max, Tensor) else None
+    node = node_cls((input, tmin, tmax))
+    node.lo, node.hi = (None if tmin is not None else min), (None if tmax is not None else max)
+    node.x_shape, node.x_dtype = input._data.shape, input._data.dtype
+    node.lo_shape, node.lo_dtype = (tmin._data.shape, tmin._data.dtype) if tmin is not None else (None, None)
+    node.hi_shape, node.hi_dtype = (tmax._data.shape, tmax._data.dtype) if tmax is not None else (None, None)
+    node.save(input, tmin, tmax)
+    return node
+
+
+def _check_input(input, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Clamps all elements in ``input`` into the range ``[min, max]`` (numbers or tensors,
+    either may be None): ``min(max(input, min), max)``."""
+    _check_input(input, "clamp")
+    _check_bounds(min, max)
+    return _clamp(input, min, max, out, ClampBackward1, ClampBackward0)
+
+
+def clamp_min(input, min, *, out=None):
+    """Clamps all elements in ``input`` to be at least ``min``."""
+    _check_input(input, "clamp_min")
+    return _clamp(input, min, None, out, ClampMinBackward0, ClampMinBackward1)
+
+
+def clamp_max(input, max, *, out=None):
+    """Clamps all elements in ``input`` to be at most ``max``."""
+    _check_input(input, "clamp_max")
+    return _clamp(input, None, max, out, ClampMaxBackward0, ClampMaxBackward1)
+
+
+clip = clamp
+
+
+def _is_float_data(t):
+    return t._data.dtype.kind == "f" or t._data.dtype == _dtype.bfloat16.np
+
+
+def _clamp_numbers_(self, min, max):
+    """The optimizer's case: a float tensor clamped to number bounds, straight in its memory."""
+    check_inplace(self)
+    sd = self._data
+    xp = namespace_of(sd)
+    if min is not None:
+        xp.maximum(sd, min, out=sd)
+    if max is not None:
+        xp.minimum(sd, max, out=sd)
+    self._version_counter[0] += 1
+    return self
+
+
+def _clamp_inplace(self, min, max, op, *args):
+    if _number_bounds(min, max) and _is_float_data(self) and not (self._requires_grad
+                                                                   and grad_state.grad_enabled):
+        return _clamp_numbers_(self, min, max)
+    min, max = _numbers_or_tensors(min, max)
+    bounds = [b for b in (min, max) if b is not None]
+    if not _inplace_fast(self, bounds):
+        return apply_inplace(self, op, *args)
+    common = result_type_of(self, *bounds).np
+    _check_not_bool(common, min, max)
+    _check_castable(common, self)
+    _check_inplace_shape(self, *bounds)
+    sd = self._data
+    xp = namespace_of(sd)
+    _, lo, hi = _arrays_as(common, None, min, max)
+    if lo is not None:
+        xp.maximum(sd, lo, out=sd, casting="unsafe")
+    if hi is not None:
+        xp.minimum(sd, hi, out=sd, casting="unsafe")
+    self._version_counter[0] += 1
+    return self
+
+
+@method("clamp_", "clip_")
+def clamp_(self, min=None, max=None):
+    _check_bounds(min, max)
+    return _clamp_inplace(self, min, max, clamp, min, max)
+
+
+@method()
+def clamp_min_(self, min):
+    return _clamp_inplace(self, min, None, clamp_min, min)
+
+
+@method()
+def clamp_max_(self, max):
+    return _clamp_inplace(self, None, max, clamp_max, max)
+
+
+Tensor.clamp = Tensor.clip = clamp
+Tensor.clamp_min, Tensor.clamp_max = clamp_min, clamp_max
+
+
+# -- lerp ------------------------------------------------------------------------------------
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+              "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _cpp_name(np_dtype):
+    return _CPP_NAMES.get(_BY_NP[np_dtype].name, _BY_NP[np_dtype].name)
+
+
+def _check_lerp(input, end, weight):
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): argument 'end' (position 2) must be Tensor, not {type(end).__name__}")
+    dt = input._data.dtype
+    if end._data.dtype != dt:
+        raise RuntimeError(f"expected dtype {_cpp_name(dt)} for `end` but got dtype "
+                           f"{_cpp_name(end._data.dtype)}")
+    weight_tensor = isinstance(weight, Tensor)
+    if weight_tensor and weight._data.ndim and weight._data.dtype != dt:
+        raise RuntimeError(f"expected dtype {_cpp_name(dt)} for `weight` but got dtype "
+                           f"{_cpp_name(weight._data.dtype)}")
+    if dt.kind in "biu":
+        kernel = "lerp_kernel_tensor" if weight_tensor else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dt)}'")
+
+
+def _lerp_forward(a, b, w):
+    """torch's formula: exact at both ends (weight 0 gives a, weight 1 gives b)."""
+    xp = namespace_of(a)
+    diff = b - a
+    if not hasattr(w, "shape"):
+        return a + w * diff if abs(w) < 0.5 else b - diff * (1 - w)
+    return xp.where(xp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+
+
+class LerpBackward0(Node):
+    """lerp with a number weight."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        w = self.weight
+        ga = _reduce(grad * (1 - w), *self.metas[0]) if self.next_functions[0][0] is not None else None
+        gb = _reduce(grad * w, *self.metas[1]) if self.next_functions[1][0] is not None else None
+        return ga, gb
+
+
+class LerpBackward1(Node):
+    """lerp with a tensor weight."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b, w = self.saved_tensors
+        need = [edge[0] is not None for edge in self.next_functions]
+        ga = _reduce(grad * (1 - w), *self.metas[0]) if need[0] else None
+        gb = _reduce(grad * w, *self.metas[1]) if need[1] else None
+        gw = _reduce(grad * (b - a), *self.metas[2]) if need[2] else None
+        return ga, gb, gw
+
+
+def _metas(*tensors):
+    return tuple((t._data.shape, t._data.dtype) for t in tensors)
+
+
+def lerp(input, end, weight, *, out=None):
+    """Linear interpolation of ``input`` towards ``end`` by ``weight`` (a number or a tensor):
+    ``input + weight * (end - input)``."""
+    _check_input(input, "lerp")
+    _check_lerp(input, end, weight)
+    w = weight._data.astype(input._data.dtype, copy=False) if isinstance(weight, Tensor) else weight
+    res = make(_compute(lambda: _lerp_forward(input._data, end._data, w), input, end, weight))
+    if isinstance(weight, Tensor):
+        if grad_state.grad_enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
+            node = LerpBackward1((input, end, weight))
+            node.metas = _metas(input, end, weight)
+            node.save(input, end, weight)
+            res._requires_grad, res.grad_fn = True, node
+    elif grad_state.grad_enabled and (input._requires_grad or end._requires_grad):
+        node = LerpBackward0((input, end))
+        node.weight = weight
+        node.metas = _metas(input, end)
+        res._requires_grad, res.grad_fn = True, node
+    return _finish(res, out)
+
+
+@method()
+def lerp_(self, end, weight):
+    if not _inplace_fast(self, (end, weight)):
+        return apply_inplace(self, lerp, end, weight)
+    _check_lerp(self, end, weight)
+    sd = self._data
+    if isinstance(weight, Tensor):
+        _check_inplace_shape(self, end, weight)
+        namespace_of(sd).copyto(sd, _lerp_forward(sd, end._data, weight._data))
+    else:
+        diff = _compute(lambda: end._data - sd, self, end)
+        if diff.shape != sd.shape:
+            raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast "
+                               f"shape {list(diff.shape)}")
+        if abs(weight) < 0.5:
+            diff *= weight
+            sd += diff
+        else:
+            diff *= 1 - weight
+            namespace_of(sd).subtract(end._data, diff, out=sd)
+    self._version_counter[0] += 1
+    return self
+
+
+Tensor.lerp = lerp
+
+
+# -- addcmul / addcdiv -----------------------------------------------------------------------
+
+class AddcmulBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        t1, t2 = self.saved_tensors
+        v = self.value
+        need = [edge[0] is not None for edge in self.next_functions]
+        g0 = _reduce(grad, *self.metas[0]) if need[0] else None
+        g1 = _reduce(grad * t2 * v, *self.metas[1]) if need[1] else None
+        g2 = _reduce(grad * t1 * v, *self.metas[2]) if need[2] else None
+        return g0, g1, g2
+
+
+class AddcdivBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        t1, t2 = self.saved_tensors
+        v = self.value
+        need = [edge[0] is not None for edge in self.next_functions]
+        g0 = _reduce(grad, *self.metas[0]) if need[0] else None
+        g1 = _reduce(grad * v / t2, *self.metas[1]) if need[1] else None
+        g2 = _reduce(-grad * v * t1 / (t2 * t2), *self.metas[2]) if need[2] else None
+        return g0, g1, g2
+
+
+_INT_ADDCDIV = ("Integer division with addcdiv is no longer supported, and in a future  release "
+                "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+                "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
+                "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+                "float inputs. The future addcdiv behavior is just the latter implementation: "
+                "(input + value * tensor1 / tensor2), for all dtypes.")
+
+
+def _addc_arrays(name, input, tensor1, tensor2, value):
+    for pos, (arg, t) in enumerate((("tensor1", tensor1), ("tensor2", tensor2)), 2):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    if name == "addcdiv" and tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
+        raise RuntimeError(_INT_ADDCDIV)
+    common = result_type_of(input, tensor1, tensor2).np
+    if common.kind == "b":
+        raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    return _arrays_as(common, input, tensor1, tensor2, value)
+
+
+def _addc_forward(xp_op, s, t1, t2, v):
+    """``s + v * t1 (op) t2``, evaluated as torch does: ``(v * t1) op t2``."""
+    scaled = t1 * v if v != 1 else t1
+    return s + xp_op(scaled, t2)
+
+
+def _addc(name, node_cls, input, tensor1, tensor2, value, out):
+    _check_input(input, name)
+    s, t1, t2, v = _addc_arrays(name, input, tensor1, tensor2, value)
+    xp = namespace_of(s)
+    xp_op = xp.multiply if name == "addcmul" else xp.true_divide
+    res = make(_compute(lambda: _addc_forward(xp_op, s, t1, t2, v), input, tensor1, tensor2))
+    if grad_state.grad_enabled and (input._requires_grad or tensor1._requires_grad
+                                    or tensor2._requires_grad):
+        node = node_cls((input, tensor1, tensor2))
+        node.value = value
+        node.metas = _metas(input, tensor1, tensor2)
+        node.save(tensor1, tensor2)
+        res._requires_grad, res.grad_fn = True, node
+    return _finish(res, out)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2``, element-wise with broadcasting."""
+    return _addc("addcmul", AddcmulBackward0, input, tensor1, tensor2, value, out)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2``, element-wise with broadcasting."""
+    return _addc("addcdiv", AddcdivBackward0, input, tensor1, tensor2, value, out)
+
+
+def _addc_inplace(name, op, self, tensor1, tensor2, value):
+    if not _inplace_fast(self, (tensor1, tensor2)):
+        return apply_inplace(self, op, tensor1, tensor2, value=value)
+    sd = self._data
+    if (isinstance(tensor1, Tensor) and isinstance(tensor2, Tensor) and sd.dtype.kind == "f"
+            and tensor1._data.dtype == sd.dtype and tensor2._data.dtype == sd.dtype):
+        t1, t2, v = tensor1._data, tensor2._data, value  # the optimizer's case: one float dtype
+    else:
+        s, t1, t2, v = _addc_arrays(name, self, tensor1, tensor2, value)
+        _check_castable(s.dtype, self)
+    xp = namespace_of(sd)
+    xp_op = xp.multiply if name == "addcmul" else xp.true_divide
+    term = _compute(lambda: xp_op(t1 * v if v != 1 else t1, t2), self, tensor1, tensor2)
+    if term.shape != sd.shape:
+        _check_inplace_shape(self, tensor1, tensor2)
+    xp.add(sd, term, out=sd, casting="unsafe")
+    self._version_counter[0] += 1
+    return self
+
+
+@method()
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    return _addc_inplace("addcmul", addcmul, self, tensor1, tensor2, value)
+
+
+@method()
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    return _addc_inplace("addcdiv", addcdiv, self, tensor1, tensor2, value)
+
+
+Tensor.addcmul, Tensor.addcdiv = addcmul, addcdiv

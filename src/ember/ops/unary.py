@@ -10,7 +10,7 @@ import math
 
 from ._common import (
     Node, Tensor, apply_inplace, check_inplace, finish_inplace, float_array, grad_state, make,
-    method, namespace_of,
+    method, namespace_of, record,
 )
 
 __all__ = []
@@ -191,3 +191,210 @@ for _alias, _target in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan
     setattr(Tensor, _alias, getattr(Tensor, _target))
     setattr(Tensor, _alias + "_", getattr(Tensor, _target + "_"))
 __all__ += ["arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "fix"]
+
+
+# -- rounding, logit and nan_to_num: ops with arguments ----------------------------------------
+
+def _unary_arg(input, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
+def _finish(res, out):
+    if out is None:
+        return res
+    from .pointwise import _maybe_out
+    return _maybe_out(res, out)
+
+
+def _inplace_unary(self, op, forward, float_op, **kwargs):
+    """``self.op_(**kwargs)``: straight into self's memory without autograd, else through
+    the out-of-place ``op`` (see apply_inplace)."""
+    if float_op and self._data.dtype.kind in "biu":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_int_word(self)}")
+    if self._requires_grad and grad_state.grad_enabled:
+        return apply_inplace(self, op, **kwargs)
+    check_inplace(self)
+    data = self._data
+    namespace_of(data).copyto(data, forward(data, **kwargs), casting="unsafe")
+    self._version_counter[0] += 1
+    return self
+
+
+class _ZeroGradUnary(Node):
+    """Piecewise constant ops (round): the gradient is zero."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (grad * 0,)
+
+
+class RoundBackward0(_ZeroGradUnary):
+    __slots__ = ()
+
+
+class RoundBackward1(_ZeroGradUnary):
+    __slots__ = ()
+
+
+def _round_forward(x, decimals=0):
+    xp = namespace_of(x)
+    if x.dtype.kind in "biu":
+        if x.dtype.kind == "b":
+            kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+        if decimals != 0:
+            raise NotImplementedError(f"\"round_cpu\" not implemented for '{_int_word_of(x)}'")
+        return x.copy()
+    if decimals == 0:
+        return xp.rint(x)
+    compute = x if x.itemsize >= 4 else x.astype("float32")
+    scale = compute.dtype.type(10.0 ** (-decimals if decimals < 0 else decimals))
+    if decimals < 0:
+        out = xp.rint(compute / scale) * scale
+    else:
+        out = xp.rint(compute * scale) / scale
+    return out.astype(x.dtype, copy=False)
+
+
+def round(input, *, decimals=0, out=None):
+    """Rounds elements of ``input`` to the nearest integer (halves to even), or to
+    ``decimals`` decimal places."""
+    _unary_arg(input, "round")
+    res = make(_round_forward(input._data, decimals))
+    record(RoundBackward0 if decimals == 0 else RoundBackward1, (input,), res)
+    return _finish(res, out)
+
+
+@method()
+def round_(self, *, decimals=0):
+    return _inplace_unary(self, round, _round_forward, False, decimals=decimals)
+
+
+Tensor.round = round
+
+
+class LogitBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .ternary import where
+        (x,) = self.saved_tensors
+        eps = self.eps
+        out = grad / (x * (1 - x))
+        if eps is None:
+            return (where((x < 0) | (x > 1), math.nan, out),)
+        return (where((x < eps) | (x > 1 - eps), 0.0, out),)
+
+
+def _logit_forward(x, eps=None):
+    xp = namespace_of(x)
+    x = float_array(x)
+    if eps is not None:
+        x = xp.clip(x, eps, 1 - eps)
+    return xp.log(x / (1 - x))
+
+
+def logit(input, eps=None, *, out=None):
+    """Returns the logit ``log(p / (1 - p))`` of the elements of ``input``; with ``eps``,
+    ``input`` is first clamped to ``[eps, 1 - eps]``."""
+    _unary_arg(input, "logit")
+    res = make(_logit_forward(input._data, eps))
+    node = record(LogitBackward0, (input,), res)
+    if node is not None:
+        node.eps = eps
+        node.save(input)
+    return _finish(res, out)
+
+
+@method()
+def logit_(self, eps=None):
+    return _inplace_unary(self, logit, _logit_forward, True, eps=eps)
+
+
+Tensor.logit = logit
+
+
+class NanToNumBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return (grad * x.isfinite(),)
+
+
+def _nan_to_num_forward(x, nan=0.0, posinf=None, neginf=None):
+    if x.dtype.kind in "biu":
+        return x.copy()
+    from .._dtype import finfo, from_numpy_dtype
+    xp = namespace_of(x)
+    info = finfo(from_numpy_dtype(x.dtype))
+    out = x.copy()
+    out[xp.isnan(x)] = nan
+    out[x == math.inf] = info.max if posinf is None else posinf
+    out[x == -math.inf] = info.min if neginf is None else neginf
+    return out
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replaces NaN, positive infinity and negative infinity in ``input`` with ``nan``,
+    ``posinf`` and ``neginf`` (by default zero and the dtype's greatest and least values)."""
+    _unary_arg(input, "nan_to_num")
+    res = make(_nan_to_num_forward(input._data, nan, posinf, neginf))
+    node = record(NanToNumBackward0, (input,), res)
+    if node is not None:
+        node.save(input)
+    return _finish(res, out)
+
+
+@method()
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    return _inplace_unary(self, nan_to_num, _nan_to_num_forward, False, nan=nan, posinf=posinf,
+                          neginf=neginf)
+
+
+Tensor.nan_to_num = nan_to_num
+
+
+def _int_word_of(data):
+    from ._common import _type_word
+    return _type_word(data.dtype)
+
+
+# -- predicates: bool results, no gradient -------------------------------------------------------
+
+def _predicate(name, on_float, on_int, doc):
+    """``on_float(xp, x)`` for floating inputs; ``on_int(xp, x)`` for integer and bool ones."""
+    def op(input, *, out=None):
+        _unary_arg(input, name)
+        data = input._data
+        xp = namespace_of(data)
+        res = make(on_int(xp, data) if data.dtype.kind in "biu" else on_float(xp, data))
+        return _finish(res, out)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    setattr(Tensor, name, op)
+    __all__.append(name)
+    return op
+
+
+def _all(value):
+    return lambda xp, x: xp.full(x.shape, value, dtype=bool)
+
+
+isfinite = _predicate("isfinite", lambda xp, x: xp.isfinite(x), _all(True),
+                      "Returns a bool tensor telling whether each element is finite.")
+isnan = _predicate("isnan", lambda xp, x: xp.isnan(x), _all(False),
+                   "Returns a bool tensor telling whether each element is NaN.")
+isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), _all(False),
+                   "Returns a bool tensor telling whether each element is infinite.")
+isposinf = _predicate("isposinf", lambda xp, x: x == math.inf, _all(False),
+                      "Returns a bool tensor telling whether each element is positive infinity.")
+isneginf = _predicate("isneginf", lambda xp, x: x == -math.inf, _all(False),
+                      "Returns a bool tensor telling whether each element is negative infinity.")
+signbit = _predicate("signbit", lambda xp, x: xp.signbit(x), lambda xp, x: x < 0,
+                     "Returns a bool tensor telling whether each element has its sign bit set.")
+
+__all__ += ["round", "logit", "nan_to_num"]

@@ -1,17 +1,20 @@
 """View ops: results share storage (and the version counter) with their input.
 
-view, reshape, expand, permute, transpose, t, T/mT, squeeze, unsqueeze, flatten, and basic
-indexing (ints, slices with steps, None, Ellipsis). Each backward maps the gradient back to
-the input's shape.
+view, reshape, expand, permute, transpose, t, T/mT, squeeze, unsqueeze, flatten, unflatten,
+narrow, select, unbind, chunk, split, diagonal, movedim, unfold, basic indexing (ints, slices
+with steps, None, Ellipsis), and the storage API (stride, storage_offset, data_ptr,
+untyped_storage). Each backward maps the gradient back to the input's shape.
 """
 import numbers
 
 from ._common import (
-    Node, Size, Tensor, make, make_view, method, namespace_of, record, sum_to, wrap_dim,
+    Node, Size, Tensor, grad_state, make, make_view, method, namespace_of, record, set_history,
+    sum_to, wrap_dim,
 )
 
-__all__ = ["reshape", "permute", "transpose", "swapdims", "t", "squeeze", "unsqueeze",
-           "flatten", "numel"]
+__all__ = ["reshape", "permute", "transpose", "swapdims", "swapaxes", "t", "squeeze",
+           "unsqueeze", "flatten", "unflatten", "numel", "narrow", "select", "unbind", "chunk",
+           "split", "diagonal", "movedim", "moveaxis"]
 
 
 def _shape_arg(args, op):
@@ -346,6 +349,16 @@ class SliceBackward0(Node):
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
 
 
+def _alike(cls, name):
+    """A node class with ``cls``'s backward under torch's name ``name``."""
+    return type(name, (cls,), {"__slots__": ()})
+
+
+SelectBackward0 = _alike(SliceBackward0, "SelectBackward0")
+AliasBackward0 = _alike(SliceBackward0, "AliasBackward0")
+_IndexUnsqueezeBackward0 = _alike(SliceBackward0, "UnsqueezeBackward0")
+
+
 class SliceScatterBackward0(Node):
     __slots__ = ()
 
@@ -364,20 +377,22 @@ def slice_scatter_zeros(src, shape, key):
     return out
 
 
+def _is_int(k):
+    return isinstance(k, numbers.Integral) and not isinstance(k, bool)
+
+
 def _is_basic_key(key):
     if not isinstance(key, tuple):
         key = (key,)
     for k in key:
-        if k is None or k is Ellipsis or isinstance(k, slice):
-            continue
-        if isinstance(k, numbers.Integral) and not isinstance(k, bool):
+        if k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k):
             continue
         return False
     return True
 
 
 def _check_basic_key(key, shape):
-    """IndexError with torch's words for an integer index out of range."""
+    """torch's errors for an integer out of range, too many indices, or a step <= 0."""
     if not isinstance(key, tuple):
         key = (key,)
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -390,23 +405,78 @@ def _check_basic_key(key, shape):
             continue
         if k is None:
             continue
-        if isinstance(k, numbers.Integral):
+        if isinstance(k, slice):
+            if k.step is not None and k.step <= 0:
+                raise ValueError("slice step cannot be zero" if k.step == 0 else
+                                 "step must be greater than zero")
+        else:
             size = shape[dim]
             if k >= size or k < -size:
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
-        elif isinstance(k, slice) and k.step is not None and k.step <= 0:
-            raise ValueError("step must be greater than zero")
         dim += 1
+
+
+_FULL = slice(None)
+
+
+def _basic_node_cls(key):
+    """torch names the node after the last step of the indexing that did something."""
+    cls = AliasBackward0
+    for k in key if isinstance(key, tuple) else (key,):
+        if k is None:
+            cls = _IndexUnsqueezeBackward0
+        elif isinstance(k, slice):
+            if k != _FULL:
+                cls = SliceBackward0
+        elif k is not Ellipsis:
+            cls = SelectBackward0
+    return cls
+
+
+def _none_positions(key, ndim):
+    """Where the dims that ``None`` items insert land in the result of ``key``."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    taken = sum(1 for k in key if k is not None and k is not Ellipsis)
+    positions, pos = [], 0
+    for k in key:
+        if k is None:
+            positions.append(pos)
+            pos += 1
+        elif k is Ellipsis:
+            pos += ndim - taken
+        elif isinstance(k, slice):
+            pos += 1
+    return positions
+
+
+def _index_data(data, key):
+    """``data[key]`` as a view, with torch's strides for dims that ``None`` inserts (the
+    size times the stride of the dim that follows, 1 at the end)."""
+    out = data[key]
+    if not isinstance(out, data.__class__):  # all ints: a 0-d view, not a scalar copy
+        out = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
+    if key is None or (isinstance(key, tuple) and None in key) and out.size:
+        shape, strides = out.shape, list(out.strides)
+        for p in reversed(_none_positions(key, data.ndim)):
+            strides[p] = shape[p + 1] * strides[p + 1] if p + 1 < len(shape) else out.itemsize
+        out = namespace_of(data).lib.stride_tricks.as_strided(out, shape, strides)
+    return out
+
+
+def _slice_view(input, key, cls):
+    """``input[key]`` for a basic ``key`` as a view, recording ``cls``."""
+    out = make_view(_index_data(input._data, key), input)
+    if input._requires_grad and grad_state.grad_enabled:
+        node = record(cls, (input,), out)
+        node.in_shape = input._data.shape
+        node.key = key
+    return out
 
 
 def basic_getitem(self, key):
     _check_basic_key(key, self._data.shape)
-    out = make_view(self._data[key], self)
-    node = record(SliceBackward0, (self,), out)
-    if node is not None:
-        node.in_shape = self._data.shape
-        node.key = key
-    return out
+    return _slice_view(self, key, _basic_node_cls(key))
 
 
 def _getitem(self, key):
@@ -417,3 +487,421 @@ def _getitem(self, key):
 
 
 Tensor.__getitem__ = _getitem
+
+
+# -- narrow, select, unbind, split, chunk ---------------------------------------------------
+
+def _dim_key(dim, item):
+    return (_FULL,) * dim + (item,)
+
+
+def narrow(input, dim, start, length):
+    """A view of ``input`` along ``dim`` from ``start`` to ``start + length``."""
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, len(shape))
+    size = shape[dim]
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start < -size or start > size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return _slice_view(input, _dim_key(dim, slice(start, start + length)), SliceBackward0)
+
+
+Tensor.narrow = narrow
+
+
+def select(input, dim, index):
+    """A view of ``input`` at ``index`` along ``dim`` (that dimension is removed)."""
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, len(shape))
+    index = int(index)
+    if index < -shape[dim] or index >= shape[dim]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(shape)} at "
+                         f"dimension {dim}")
+    return _slice_view(input, _dim_key(dim, index), SelectBackward0)
+
+
+Tensor.select = select
+
+
+def _zeros(shape, like):
+    return make(namespace_of(like._data).zeros(shape, dtype=like._data.dtype))
+
+
+def _filled(grads, shapes):
+    """One gradient per output, zeros for outputs that got none (torch does the same); the
+    engine passes gradients only up to the last output that got one."""
+    like = next(g for g in grads if g is not None)
+    grads = grads + (None,) * (len(shapes) - len(grads))
+    return [g if g is not None else _zeros(s, like) for g, s in zip(grads, shapes)]
+
+
+def _record_multi(node_cls, input, outs):
+    """One node for all the views in ``outs``; output i is the node's output i."""
+    if not (input._requires_grad and grad_state.grad_enabled):
+        return None
+    node = node_cls((input,))
+    for i, out in enumerate(outs):
+        set_history(out, node, i)
+    return node
+
+
+class UnbindBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, *grads):
+        from .shape import stack
+        return (stack(_filled(grads, [self.out_shape] * self.n_outputs), self.dim),)
+
+
+def unbind(input, dim=0):
+    """Removes dimension ``dim``: a tuple of the views along it."""
+    data = input._data
+    if not data.shape:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = wrap_dim(dim, data.ndim)
+    outs = tuple(make_view(_index_data(data, _dim_key(dim, i)), input)
+                 for i in range(data.shape[dim]))
+    node = _record_multi(UnbindBackward0, input, outs)
+    if node is not None:
+        node.dim, node.n_outputs = dim, len(outs)
+        node.out_shape = data.shape[:dim] + data.shape[dim + 1:]
+    return outs
+
+
+Tensor.unbind = unbind
+
+
+class SplitBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, *grads):
+        from .shape import cat
+        return (cat(_filled(grads, self.out_shapes), self.dim),)
+
+
+SplitWithSizesBackward0 = _alike(SplitBackward0, "SplitWithSizesBackward0")
+
+
+def _split_sizes(input, sizes, dim, node_cls):
+    data = input._data
+    outs, start = [], 0
+    for n in sizes:
+        outs.append(make_view(data[_dim_key(dim, slice(start, start + n))], input))
+        start += n
+    node = _record_multi(node_cls, input, outs)
+    if node is not None:
+        node.dim = dim
+        node.out_shapes = [o._data.shape for o in outs]
+    return tuple(outs)
+
+
+def _sizes_list(split_size, n):
+    if n == 0:
+        return [0]
+    return [split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Splits ``tensor`` into views along ``dim``: chunks of ``split_size`` (the last may be
+    smaller), or of the sizes in the list ``split_size_or_sections``."""
+    shape = tensor._data.shape
+    if not shape:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = wrap_dim(dim, len(shape))
+    n = shape[dim]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes):
+            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
+                               f"but got split_sizes={sizes}")
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
+        return _split_sizes(tensor, sizes, dim, SplitWithSizesBackward0)
+    if not _is_int(split_size_or_sections):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of "
+                        f"ints, not {type(split_size_or_sections).__name__}")
+    size = int(split_size_or_sections)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and n:
+        raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size "
+                           f"of {n}")
+    return _split_sizes(tensor, _sizes_list(size, n), dim, SplitBackward0)
+
+
+Tensor.split = split
+
+
+def chunk(input, chunks, dim=0):
+    """Splits ``input`` into at most ``chunks`` views of equal size along ``dim`` (the last
+    may be smaller)."""
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    dim = wrap_dim(dim, len(shape))
+    n = shape[dim]
+    sizes = [0] * chunks if n == 0 else _sizes_list(-(-n // chunks), n)
+    return _split_sizes(input, sizes, dim, SplitBackward0)
+
+
+Tensor.chunk = chunk
+
+
+# -- diagonal, movedim, unflatten, unfold ------------------------------------------------------
+
+def _diagonal_data(data, offset, d1, d2):
+    """The writable strided view of ``data``'s diagonal (the diagonal dim goes last)."""
+    shape, strides = data.shape, data.strides
+    n1, n2 = shape[d1], shape[d2]
+    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    start = [0] * data.ndim
+    if length:
+        start[d1], start[d2] = max(0, -offset), max(0, offset)
+    first = data[tuple(slice(s, None) for s in start)]
+    keep = [i for i in range(data.ndim) if i != d1 and i != d2]
+    out_shape = tuple(shape[i] for i in keep) + (length,)
+    out_strides = tuple(strides[i] for i in keep) + (strides[d1] + strides[d2],)
+    return namespace_of(data).lib.stride_tricks.as_strided(first, out_shape, out_strides)
+
+
+def _diagonal_dims(ndim, dim1, dim2):
+    d1, d2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+class DiagonalBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (diagonal_scatter_zeros(grad, self.in_shape, self.offset, self.dim1, self.dim2),)
+
+
+class DiagonalBackwardBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (diagonal(grad, self.offset, self.dim1, self.dim2),)
+
+
+def diagonal_scatter_zeros(src, shape, offset, dim1, dim2):
+    """Zeros of ``shape`` with ``src`` on the diagonal (differentiable)."""
+    data = namespace_of(src._data).zeros(shape, dtype=src._data.dtype)
+    _diagonal_data(data, offset, dim1, dim2)[...] = src._data
+    out = make(data)
+    node = record(DiagonalBackwardBackward0, (src,), out)
+    if node is not None:
+        node.offset, node.dim1, node.dim2 = offset, dim1, dim2
+    return out
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """A view of the diagonal of ``input`` over ``dim1`` and ``dim2`` (appended as the last
+    dimension); ``offset`` > 0 is above the main diagonal, < 0 below."""
+    data = input._data
+    d1, d2 = _diagonal_dims(data.ndim, dim1, dim2)
+    out = make_view(_diagonal_data(data, offset, d1, d2), input)
+    node = record(DiagonalBackward0, (input,), out)
+    if node is not None:
+        node.in_shape, node.offset, node.dim1, node.dim2 = data.shape, offset, d1, d2
+    return out
+
+
+Tensor.diagonal = diagonal
+
+
+def _dim_list(dims, ndim):
+    dims = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+    return [wrap_dim(d, ndim) for d in dims]
+
+
+def movedim(input, source, destination):
+    """Moves the dimension(s) ``source`` to position(s) ``destination``; the others keep their
+    order."""
+    nd = input._data.ndim
+    src, dst = _dim_list(source, nd), _dim_list(destination, nd)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) "
+                           f"should contain the same number of dims as destination ({list(dst)} dims)")
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(dims)})")
+    order = [None] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(nd) if d not in src)
+    order = [next(rest) if o is None else o for o in order]
+    return permute(input, order)
+
+
+moveaxis = movedim
+Tensor.movedim = Tensor.moveaxis = movedim
+
+
+def unflatten(input, dim, sizes):
+    """Expands dimension ``dim`` into ``sizes`` (one of them may be -1)."""
+    shape = input._data.shape
+    dim = wrap_dim(dim, len(shape))
+    sizes = _shape_arg((sizes,), "unflatten")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        sizes = infer_shape(sizes, shape[dim])
+    except RuntimeError as e:
+        if "only one" in str(e):
+            raise
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
+                           f"dim {dim} ({shape[dim]}) in the input tensor") from None
+    return view(input, shape[:dim] + sizes + shape[dim + 1:])
+
+
+Tensor.unflatten = unflatten
+
+
+class UnfoldBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .index import index_put_zeros
+        xp = namespace_of(grad._data)
+        dim, size, step = self.dim, self.size, self.step
+        windows = (xp.arange(grad._data.shape[dim]) * step)[:, None] + xp.arange(size)
+        return (index_put_zeros(self.in_shape, _dim_key(dim, windows), movedim(grad, -1, dim + 1)),)
+
+
+@method()
+def unfold(self, dimension, size, step):
+    """A view of every slice of length ``size`` along ``dimension``, ``step`` apart, as a new
+    last dimension."""
+    data = self._data
+    shape = data.shape
+    dim = wrap_dim(dimension, data.ndim)
+    n = shape[dim] if shape else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if not shape:
+        return reshape(self, (size,))
+    strides = data.strides
+    out_shape = shape[:dim] + ((n - size) // step + 1,) + shape[dim + 1:] + (size,)
+    out_strides = strides[:dim] + (strides[dim] * step,) + strides[dim + 1:] + (strides[dim],)
+    xp = namespace_of(data)
+    out = make_view(xp.lib.stride_tricks.as_strided(data, out_shape, out_strides), self)
+    node = record(UnfoldBackward0, (self,), out)
+    if node is not None:
+        node.in_shape, node.dim, node.size, node.step = shape, dim, size, step
+    return out
+
+
+# -- the storage API --------------------------------------------------------------------------
+
+def _owner(data):
+    """The array owning the memory ``data`` looks into (``as_strided`` views hang off a
+    wrapper object whose ``base`` is the array they look into)."""
+    array_type = data.__class__
+    while True:
+        base = data.base
+        if base.__class__ is not array_type:
+            base = getattr(base, "base", None)
+            if base.__class__ is not array_type:
+                return data
+        data = base
+
+
+def _storage_root(data):
+    """The array owning the memory ``data`` looks into, and its lowest address."""
+    from .._backend import backend_of
+    backend = backend_of(data)
+    root = _owner(data)
+    low = backend.data_ptr(root)
+    for n, st in zip(root.shape, root.strides):
+        if st < 0 and n:
+            low += st * (n - 1)
+    return backend, root, low
+
+
+@method()
+def stride(self, dim=None):
+    """The step in elements between consecutive entries along each dimension (or ``dim``)."""
+    data = self._data
+    if data.size or any(data.strides):
+        item = data.itemsize
+        strides = tuple(s // item for s in data.strides)
+    else:  # a new empty array: NumPy gives it zero strides, torch contiguous ones
+        strides = _contiguous_strides(data.shape)
+    if dim is None:
+        return strides
+    return strides[wrap_dim(dim, data.ndim)]
+
+
+def _contiguous_strides(shape):
+    strides, n = [], 1
+    for s in reversed(shape):
+        strides.append(n)
+        n *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+@method()
+def storage_offset(self):
+    """This tensor's first element's offset in its storage, in elements."""
+    data = self._data
+    backend, _, low = _storage_root(data)
+    return (backend.data_ptr(data) - low) // data.itemsize
+
+
+@method()
+def data_ptr(self):
+    """The address of this tensor's first element."""
+    from .._backend import backend_of
+    return backend_of(self._data).data_ptr(self._data)
+
+
+class UntypedStorage:
+    """The memory behind a tensor (and all its views), as bytes."""
+
+    def __init__(self, root, ptr, device):
+        self._root, self._ptr, self.device = root, ptr, device
+
+    def data_ptr(self):
+        return self._ptr
+
+    def nbytes(self):
+        return self._root.nbytes
+
+    def size(self):
+        return self._root.nbytes
+
+    def __len__(self):
+        return self._root.nbytes
+
+    def element_size(self):
+        return 1
+
+    def __repr__(self):
+        return f"<ember.UntypedStorage of {self._root.nbytes} bytes on {self.device}>"
+
+
+@method()
+def untyped_storage(self):
+    """The storage (memory) this tensor looks into; views of one tensor share it."""
+    _, root, low = _storage_root(self._data)
+    return UntypedStorage(root, low, self.device)

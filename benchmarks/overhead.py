@@ -1,0 +1,146 @@
+"""Per-op overhead: a 100-op chain (mul, add, tanh, cycling) on a 16-element float32 tensor.
+
+Runs ember, torch and plain NumPy (the floor: no framework at all) interleaved in one process,
+forward only and forward+backward (the chain's input is a leaf that requires grad), and prints
+the median microseconds per op over many repeats and ember's ratio to torch.
+
+    python benchmarks/overhead.py [--repeats N]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import ember  # noqa: E402
+
+try:
+    import torch
+    torch.set_num_threads(1)
+except ImportError:  # the benchmark still reports ember against NumPy
+    torch = None
+
+N_OPS = 100
+SIZE = 16
+
+
+def chain(x, tanh):
+    """The 100-op chain, written once for any tensor library."""
+    for i in range(N_OPS):
+        step = i % 3
+        if step == 0:
+            x = x * 0.9
+        elif step == 1:
+            x = x + 0.1
+        else:
+            x = tanh(x)
+    return x
+
+
+def start_values():
+    return np.random.default_rng(0).random(SIZE, dtype=np.float32)
+
+
+def framework_forward(lib):
+    x = lib.tensor(start_values())
+    tanh = lib.tanh
+
+    def run():
+        chain(x, tanh)
+    return run
+
+
+def framework_backward(lib):
+    x = lib.tensor(start_values(), requires_grad=True)
+    seed = lib.ones(SIZE, dtype=lib.float32)
+    tanh = lib.tanh
+
+    def run():
+        chain(x, tanh).backward(seed)
+        x.grad = None
+    return run
+
+
+def numpy_forward():
+    x = start_values()
+    return lambda: chain(x, np.tanh)
+
+
+def numpy_backward():
+    """The same chain with a hand-written backward: the least any library could do."""
+    x = start_values()
+    seed = np.ones(SIZE, dtype=np.float32)
+
+    def run():
+        saved = []
+        y = x
+        for i in range(N_OPS):
+            step = i % 3
+            if step == 0:
+                y = y * 0.9
+            elif step == 1:
+                y = y + 0.1
+            else:
+                y = np.tanh(y)
+                saved.append(y)
+        g = seed
+        for i in reversed(range(N_OPS)):
+            step = i % 3
+            if step == 0:
+                g = g * 0.9
+            elif step == 2:
+                y = saved.pop()
+                g = g * (1 - y * y)
+        return g
+    return run
+
+
+def time_once(fn, inner):
+    start = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - start) / (inner * N_OPS) * 1e6
+
+
+def measure(cases, repeats, inner):
+    """Median µs/op of each case; the cases take turns within every repeat."""
+    for fn in cases.values():  # warm up
+        time_once(fn, inner)
+    samples = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, fn in cases.items():
+            samples[name].append(time_once(fn, inner))
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--inner", type=int, default=5, help="chains per timed sample")
+    args = parser.parse_args()
+
+    cases = {("forward", "numpy"): numpy_forward(), ("forward", "ember"): framework_forward(ember)}
+    if torch is not None:
+        cases[("forward", "torch")] = framework_forward(torch)
+    cases[("forward+backward", "numpy")] = numpy_backward()
+    cases[("forward+backward", "ember")] = framework_backward(ember)
+    if torch is not None:
+        cases[("forward+backward", "torch")] = framework_backward(torch)
+
+    medians = measure(cases, args.repeats, args.inner)
+    print(f"{N_OPS}-op chain (mul, add, tanh) on {SIZE} float32 elements; median of "
+          f"{args.repeats} interleaved repeats x {args.inner} chains; µs per op")
+    print(f"{'pass':<18}{'numpy':>8}{'ember':>8}{'torch':>8}{'ember/torch':>13}")
+    for mode in ("forward", "forward+backward"):
+        row = [medians[(mode, lib)] if (mode, lib) in medians else float("nan")
+               for lib in ("numpy", "ember", "torch")]
+        ratio = row[1] / row[2] if torch is not None else float("nan")
+        print(f"{mode:<18}{row[0]:8.2f}{row[1]:8.2f}{row[2]:8.2f}{ratio:13.2f}")
+
+
+if __name__ == "__main__":
+    main()
