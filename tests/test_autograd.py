@@ -158,6 +158,95 @@ def test_backward_inputs_empty_raises():
     same_error(f)
 
 
+def test_backward_inputs_non_leaf_retains_its_grad():
+    def f(lib):
+        x = leaf(lib)
+        h = x * 2
+        (h * h).sum().backward(inputs=[h])
+        return h.retains_grad, h.grad, x.grad
+    both(f)
+
+
+def test_backward_inputs_not_requiring_grad_raises():
+    def f(lib):
+        x = leaf(lib)
+        (x * 2).sum().backward(inputs=[lib.ones(1)])
+    same_error(f)
+
+
+def test_backward_inputs_skips_unrelated_branches():
+    def f(lib):
+        x, y = leaf(lib), leaf(lib, Y)
+        calls = []
+        h = y.exp()
+        h.register_hook(lambda g: calls.append("h"))
+        (x * x + h).sum().backward(inputs=[x])
+        return x.grad, y.grad, calls
+    expected, got = both(f)
+    assert got[2] == []
+
+
+def test_autograd_backward_several_tensors():
+    def f(lib):
+        x = leaf(lib)
+        a, b = (x * x).sum(), x.exp()
+        lib.autograd.backward([a, b], [None, lib.tensor([1.0, 0.5, 2.0], dtype=lib.float64)])
+        return x.grad
+    both(f)
+
+
+def test_backward_gradient_count_mismatch():
+    def f(lib):
+        x = leaf(lib)
+        lib.autograd.backward([(x * 2).sum(), x.sum()], [lib.tensor(1.0, dtype=lib.float64)])
+    same_error(f)
+
+
+def test_backward_gradient_of_other_dtype_is_cast():
+    def f(lib):
+        x = leaf(lib)
+        (x * 2).sum().backward(lib.tensor(3.0, dtype=lib.float32))
+        (x * 2).sum().backward(lib.tensor(1))
+        return x.grad, str(x.grad.dtype).replace("torch", "ember")
+    both(f)
+
+
+def test_backward_gradient_not_a_tensor():
+    def f(lib):
+        (leaf(lib) * 2).sum().backward(1.0)
+    with pytest.raises(TypeError):
+        f(ember)
+    with pytest.raises(TypeError):
+        f(torch)
+
+
+def test_backward_complex_gradient_for_real_output_raises():
+    def f(lib):
+        x = leaf(lib)
+        (x * 2).backward(lib.ones(3, dtype=lib.complex128))
+    same_error(f)
+
+
+def test_multi_output_node_with_one_output_used():
+    def f(lib):
+        x = leaf(lib)
+        a, b, c = x.unbind(0)
+        (a * 2 + c * c).backward()
+        return x.grad, a.grad_fn.name(), a.grad_fn is c.grad_fn
+    both(f)
+
+
+def test_create_graph_first_grad_is_a_differentiable_copy():
+    for lib in (torch, ember):
+        x = leaf(lib)
+        g = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        x.backward(g, create_graph=True)
+        assert x.grad is not g and type(x.grad.grad_fn).__name__ == "CopyBackwards"
+        assert x.grad.grad_fn.name() == lib.__name__ + "::autograd::CopyBackwards"
+        (h,) = lib.autograd.grad(x.grad.sum(), g)
+        np.testing.assert_allclose(values(h), np.ones(3))
+
+
 # -- autograd.grad ------------------------------------------------------------------------------
 
 def test_grad_returns_without_accumulating():
@@ -242,6 +331,38 @@ def test_create_graph_backward_gives_grad_with_history():
         (h,) = lib.autograd.grad(g.sum(), x)
         return g, h
     both(f)
+
+
+def test_grad_with_respect_to_non_leaf():
+    def f(lib):
+        x = leaf(lib)
+        h = x.exp()
+        y = (h * h).sum()
+        return lib.autograd.grad(y, [h, x])
+    both(f)
+
+
+def test_grad_second_call_without_retain_graph_raises():
+    def f(lib):
+        x = leaf(lib)
+        y = (x.exp() * x).sum()
+        lib.autograd.grad(y, x)
+        lib.autograd.grad(y, x)
+    same_error(f)
+
+
+def test_grad_leaf_hook_applies_to_captured_grad():
+    def f(lib):
+        x = leaf(lib)
+        x.register_hook(lambda g: g * 3)
+        return lib.autograd.grad((x * x).sum(), x), x.grad
+    both(f)
+
+
+def test_grad_empty_inputs_raises():
+    def f(lib):
+        lib.autograd.grad((leaf(lib) * 2).sum(), [])
+    same_error(f)
 
 
 def test_grad_on_non_differentiable_input_raises():
@@ -818,4 +939,65 @@ def test_mixed_dtype_gradients(dtype):
         w = lib.tensor(Y, dtype=lib.float64, requires_grad=True)
         (x * w).sum().backward()
         return x.grad, w.grad, str(x.grad.dtype).replace("torch", "ember"), str(w.grad.dtype).replace("torch", "ember")
+    both(f)
+
+
+# -- gradcheck --------------------------------------------------------------------------------
+
+def test_gradcheck_accepts_correct_gradients():
+    x = ember.tensor([0.3, -0.7, 1.1], dtype=ember.float64, requires_grad=True)
+    y = ember.tensor([1.5, 0.2, -0.4], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a, b: (a * b).tanh() + a.exp(), (x, y))
+    assert ember.autograd.gradgradcheck(lambda a, b: (a * b).tanh() * a, (x, y))
+
+
+def test_gradcheck_rejects_wrong_gradients():
+    from ember.autograd.graph import Node
+
+    class WrongBackward0(Node):
+        def backward(self, grad):
+            return (grad * 3,)  # the true derivative of 2 * x is 2
+
+    def doubled(x):
+        out = ember.Tensor._alias(x * 2)
+        out._requires_grad = True
+        out.grad_fn = WrongBackward0((x,))
+        return out
+
+    x = ember.tensor([0.3, -0.7], dtype=ember.float64, requires_grad=True)
+    from ember.autograd.gradcheck import GradcheckError
+    with pytest.raises(GradcheckError, match="Jacobian mismatch"):
+        ember.autograd.gradcheck(doubled, (x,))
+    assert ember.autograd.gradcheck(doubled, (x,), raise_exception=False) is False
+
+
+def test_post_accumulate_grad_hook():
+    def f(lib):
+        x = leaf(lib)
+        seen = []
+        handle = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
+        (x * 2).sum().backward()
+        lib.autograd.grad((x * 2).sum(), x)  # nothing is accumulated: no call
+        handle.remove()
+        (x * 2).sum().backward()
+        return seen, x.grad
+    expected, got = both(f)
+    assert len(got[0]) == 1
+
+
+def test_post_accumulate_grad_hook_on_non_leaf_raises():
+    def f(lib):
+        (leaf(lib) * 2).register_post_accumulate_grad_hook(lambda t: None)
+    same_error(f)
+
+
+def test_grad_of_roots_and_repeated_outputs():
+    def f(lib):
+        x = leaf(lib)
+        y = x * 3
+        first = lib.autograd.grad(y.sum(), [y, x])
+        second = lib.autograd.grad(x, x, lib.ones(3, dtype=lib.float64))
+        y = x * 3
+        third = lib.autograd.grad([y, y], [x], [lib.ones(3, dtype=lib.float64)] * 2)
+        return first, second, third
     both(f)

@@ -14,9 +14,24 @@ TORCH_DTYPES = {name: getattr(torch, name) for name in
 EMBER_DTYPES = {name: getattr(ember, name) for name in TORCH_DTYPES}
 
 
+def _differentiable(sample):
+    return any(isinstance(a, Arg) and a.requires_grad and a.dtype is None for a in sample.args)
+
+
+def _wanted(op, kind):
+    return {"forward": True, "grad": op.grad, "gradcheck": op.grad and op.gradcheck,
+            "gradgrad": op.grad and op.gradgrad}[kind]
+
+
 def _cases(kind):
+    """Parameters for one generic test: (op, sample, dtype), leaving out what an entry opts out
+    of (non-differentiable ops and samples have no gradient cases)."""
     for op in OPS:
+        if not _wanted(op, kind):
+            continue
         for si, sample in enumerate(op.samples):
+            if kind != "forward" and not _differentiable(sample):
+                continue
             for dtype in op.dtypes:
                 if kind != "forward" and dtype not in ("float32", "float64"):
                     continue

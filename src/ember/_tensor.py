@@ -84,6 +84,7 @@ class Tensor:
     _output_nr = 0
     _grad_acc_ref = None
     _leaf_hooks = None
+    _post_accumulate_hooks = None
     _retains_grad = False
     _is_param = False
     __array_priority__ = 1000  # NumPy defers to our reflected operators
@@ -285,6 +286,19 @@ class Tensor:
         from .autograd.graph import _RemovableHandle
         self._leaf_hooks.append(hook)
         return _RemovableHandle(self._leaf_hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Registers ``hook(tensor)``, called after a gradient was accumulated into this leaf's
+        ``.grad``; returns a handle with ``remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = []
+        from .autograd.graph import _RemovableHandle
+        self._post_accumulate_hooks.append(hook)
+        return _RemovableHandle(self._post_accumulate_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor with respect to the graph leaves."""

@@ -163,6 +163,7 @@ def _run_all(ready, deps, buffers, retain_graph):
             deps[nxt] = left
             if not left:
                 push_ready(nxt)
+        input_grads = grad = None  # so that a leaf's gradient can be recognised as unshared
 
 
 def _skip(edges, deps, push_ready):
@@ -217,7 +218,11 @@ def _accumulate(node, grads):
     # may take it without a copy.
     owned = (_getrefcount(grad) == 3 and grad._data.base is None
              and _getrefcount(grad._data) == 2)
-    accumulate_into(node.variable, grad, owned)
+    variable = node.variable
+    accumulate_into(variable, grad, owned)
+    if variable._post_accumulate_hooks:
+        for hook in list(variable._post_accumulate_hooks):
+            hook(variable)
 
 
 def _add_to_buffer(buffers, node, nr, grad):

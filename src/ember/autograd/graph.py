@@ -85,14 +85,14 @@ class Node:
         self._versions = versions
 
     def _save_with_outputs(self, tensors):
-        saved = []
-        outs = self.__dict__.setdefault("_saved_outputs", [])
-        for t in tensors:
+        saved = list(tensors)
+        outputs = []
+        for index, t in enumerate(saved):
             if t is not None and t.grad_fn is self:
-                outs.append((len(saved), t._output_nr))
-                t = t._alias()
-            saved.append(t)
-        self._saved = tuple(saved)
+                outputs.append((index, t._output_nr))
+                saved[index] = t._alias()
+        self._saved_outputs = outputs
+        self._saved = saved
         self._versions = [None if t is None else t._version_counter[0] for t in saved]
 
     @property
@@ -212,6 +212,9 @@ class CopyBackwards(Node):
 
     def backward(self, grad):
         return (grad,)
+
+    def name(self):
+        return "ember::autograd::CopyBackwards"
 
 
 def _copy_with_history(grad):

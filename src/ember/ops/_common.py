@@ -79,10 +79,10 @@ def arrays_for(a, b):
             return ad, bd
         common = result_type_of(a, b).np
         return ad.astype(common, copy=False), bd.astype(common, copy=False)
-    if not is_scalar(b):
+    bcls = b.__class__
+    if bcls is not float and bcls is not int and not is_scalar(b):
         raise TypeError(f"unsupported operand type: {type(b).__name__}")
     kind = ad.dtype.kind
-    bcls = b.__class__
     if bcls is float:
         if kind in "fc":
             return ad, b
