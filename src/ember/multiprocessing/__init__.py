@@ -1,0 +1,1 @@
+"""``ember.multiprocessing`` (to be filled)."""

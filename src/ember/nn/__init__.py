@@ -1,0 +1,4 @@
+"""``ember.nn``: Module, Parameter, layers, functional, init and utils."""
+from .parameter import Parameter  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from . import functional, init, utils  # noqa: F401

@@ -1,0 +1,13 @@
+"""``ember.nn.functional``: the functions behind the layers, one file per family."""
+from .activation import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .embedding import *  # noqa: F401,F403
+from .misc import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .vision import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403

@@ -1,0 +1,1 @@
+"""``ember.optim``: optimizers (to be filled)."""

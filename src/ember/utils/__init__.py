@@ -1,0 +1,2 @@
+"""``ember.utils``."""
+from . import data  # noqa: F401
