@@ -29,6 +29,7 @@ from .ops.shape import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
+from .ops.sort import *  # noqa: F401,F403
 
 
 def is_tensor(obj):
@@ -48,3 +49,4 @@ def numel(input):
     return input.numel()
 from . import nn  # noqa: E402,F401
 from . import optim, utils  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401

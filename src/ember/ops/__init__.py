@@ -15,6 +15,7 @@
   convert    clone, contiguous, to, type conversions
 """
 from . import (  # noqa: F401
-    compare, convert, creation, index, linalg, pointwise, random, reduce, shape, ternary, unary,
+    compare, convert, creation, index, linalg, pointwise, random, reduce, shape, sort, ternary,
+    unary,
     view,
 )

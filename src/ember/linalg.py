@@ -1,0 +1,1 @@
+"""``ember.linalg``: linear algebra with gradients (to be filled)."""
