@@ -1,6 +1,13 @@
 """ember: tensors, reverse-mode autograd, modules and optimizers with PyTorch's API on NumPy."""
 __version__ = "0.1.0"
 
+import warnings as _warnings
+
+# torch computes log(0), 0/0 and overflow silently (inf/nan); NumPy's floating-point warnings
+# raised from inside ember's kernels are not the user's concern.
+_warnings.filterwarnings("ignore", message=".* encountered in ", category=RuntimeWarning,
+                         module=r"ember(\.|$)")
+
 from . import _dtype
 from ._dtype import (  # noqa: F401
     dtype, float16, half, bfloat16, float32, float, float64, double, uint8, int8, int16, short,

@@ -16,7 +16,7 @@ __all__ = [
     "Tensor", "Size", "Node", "grad_state", "set_history", "make", "make_view", "namespace_of",
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
-    "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad",
+    "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
 ]
 
 make = _make
@@ -212,3 +212,47 @@ def apply_inplace(self, op, *args, **kwargs):
                                     or any_requires_grad(kwargs.values())):
         return finish_inplace(self, op(self.clone(), *args, **kwargs))
     return finish_inplace(self, op(self, *args, **kwargs))
+
+
+# ----------------------------------------------------------------------------------------
+# out= arguments
+
+def write_out(result, out):
+    """Copy ``result`` into the ``out=`` tensor (resizing it, with torch's warning, when it has
+    elements and the wrong shape) and return ``out``; ``result`` when ``out`` is None."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if grad_state.grad_enabled and (result._requires_grad or out._requires_grad):
+        raise RuntimeError("functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    rd, od = result._data, out._data
+    if rd.dtype != od.dtype and not _dtype.can_cast(_BY_NP[rd.dtype], _BY_NP[od.dtype]):
+        raise RuntimeError(f"result type {_type_word(rd.dtype)} can't be cast to the desired output "
+                           f"type {_type_word(od.dtype)}")
+    xp = namespace_of(od)
+    if od.shape != rd.shape:
+        if od.size:
+            import warnings
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(od.shape)}, "
+                f"which does not match the required output shape {list(rd.shape)}. This behavior is "
+                "deprecated, and in a future PyTorch release outputs will not be resized unless they "
+                "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
+                "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
+        out._data = od = xp.empty(rd.shape, dtype=od.dtype)
+    xp.copyto(od, rd, casting="unsafe")
+    out._version_counter[0] += 1
+    return out
+
+
+def accepts_out(fn):
+    """Give ``fn`` torch's ``out=`` keyword: the result is written into ``out``."""
+    import functools
+
+    @functools.wraps(fn)
+    def with_out(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        return result if out is None else write_out(result, out)
+    return with_out

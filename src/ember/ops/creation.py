@@ -11,7 +11,7 @@ from .. import _dtype
 from .._backend import backend_for
 from .._device import CPU, to_device
 from .._dtype import get_default_dtype, to_dtype
-from ._common import Tensor, make, method
+from ._common import accepts_out, Tensor, make, method
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
@@ -219,7 +219,8 @@ def _xp_for(device):
     return backend_for(to_device(device)).xp
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+@accepts_out
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor filled with 0 of the given size."""
     try:
         shape = _size(size, "zeros")
@@ -228,12 +229,14 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _finish(_xp_for(device).zeros(shape, _np_dtype(dtype)), None, requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+@accepts_out
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor filled with 1 of the given size."""
     return _finish(_xp_for(device).ones(_size(size, "ones"), _np_dtype(dtype)), None, requires_grad)
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+@accepts_out
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
     """An uninitialised tensor of the given size."""
     return _finish(_xp_for(device).empty(_size(size, "empty"), _np_dtype(dtype)), None, requires_grad)
@@ -260,7 +263,8 @@ def _fill_dtype(fill_value):
     return get_default_dtype().np
 
 
-def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+@accepts_out
+def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """A tensor of the given size filled with ``fill_value`` (its dtype inferred from the value)."""
     if isinstance(fill_value, Tensor):
@@ -308,7 +312,8 @@ def _num(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+@accepts_out
+def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
            requires_grad=False):
     """Values from ``start`` (inclusive) to ``end`` (exclusive) spaced by ``step``; int64 when
     all three are integers, else the default float dtype. The length is
@@ -467,7 +472,8 @@ def _pow(base, exp):
         return math.nan
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@accepts_out
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False):
     """``steps`` values evenly spaced from ``start`` to ``end`` inclusive (torch's values: the
     first half counted up from start, the second half down from end)."""
     start, end = _num(start), _num(end)
@@ -485,7 +491,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     return _finish(arr, device, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+@accepts_out
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
              requires_grad=False):
     """``steps`` values evenly spaced on a log scale from base**start to base**end."""
     start, end = _num(start), _num(end)
@@ -499,7 +506,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     return _finish(arr, device, requires_grad)
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@accepts_out
+def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal and zeros elsewhere."""
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from ._common import (
+    accepts_out,
     Node, Tensor, grad_state, make, namespace_of, record, sum_to, wrap_dim,
 )
 from .view import UnsafeViewBackward0
@@ -134,7 +135,8 @@ class MmBackward0(Node):
         return g1, g2
 
 
-def mm(input, mat2, *, out=None):
+@accepts_out
+def mm(input, mat2):
     """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor."""
     _check_tensor(input, "mm", "input", 1)
     _check_tensor(mat2, "mm", "mat2", 2)
@@ -156,7 +158,8 @@ class BmmBackward0(Node):
         return g1, g2
 
 
-def bmm(input, mat2, *, out=None):
+@accepts_out
+def bmm(input, mat2):
     """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
     _check_tensor(input, "bmm", "input", 1)
     _check_tensor(mat2, "bmm", "mat2", 2)
@@ -178,7 +181,8 @@ class MvBackward0(Node):
         return g_mat, g_vec
 
 
-def mv(input, vec, *, out=None):
+@accepts_out
+def mv(input, vec):
     """Product of the matrix ``input`` (n x m) and the vector ``vec`` (m): a vector (n)."""
     _check_tensor(input, "mv", "input", 1)
     _check_tensor(vec, "mv", "vec", 2)
@@ -216,12 +220,14 @@ def _dot_like(op, node_cls, kernel, input, other):
     return result
 
 
-def dot(input, tensor, *, out=None):
+@accepts_out
+def dot(input, tensor):
     """Dot product of two 1-D tensors with the same number of elements."""
     return _dot_like("dot", DotBackward0, "dot", input, tensor)
 
 
-def vdot(input, other, *, out=None):
+@accepts_out
+def vdot(input, other):
     """Dot product of two 1-D tensors, conjugating the first."""
     return _dot_like("vdot", VdotBackward0, "vdot", input, other)
 
@@ -229,7 +235,8 @@ def vdot(input, other, *, out=None):
 # ----------------------------------------------------------------------------------------
 # matmul
 
-def matmul(input, other, *, out=None):
+@accepts_out
+def matmul(input, other):
     """Matrix product with torch's rules: 1-D·1-D is a dot product, 2-D·1-D a matrix-vector
     product, a 1-D first operand is a row vector, and for N-D operands the leading (batch)
     dimensions broadcast while the last two multiply."""
@@ -337,7 +344,8 @@ Tensor.vdot = vdot
 # ----------------------------------------------------------------------------------------
 # outer, inner, tensordot
 
-def outer(input, vec2, *, out=None):
+@accepts_out
+def outer(input, vec2):
     """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``."""
     _check_tensor(input, "outer", "input", 1)
     _check_tensor(vec2, "outer", "vec2", 2)
@@ -366,7 +374,8 @@ def _tensordot_dims(dims, nd1):
     return dims_a, dims_b
 
 
-def tensordot(a, b, dims=2, out=None):
+@accepts_out
+def tensordot(a, b, dims=2):
     """Sums the products of ``a``'s and ``b``'s elements over the given dimensions: ``dims``
     an int (the last ``dims`` of a with the first ``dims`` of b) or a pair of lists."""
     _check_tensor(a, "tensordot", "a", 1)
@@ -398,7 +407,8 @@ def _numel(shape, dims):
     return n
 
 
-def inner(input, other, *, out=None):
+@accepts_out
+def inner(input, other):
     """Dot product over the last dimension of both tensors (a product if either is 0-D)."""
     _check_tensor(input, "inner", "input", 1)
     _check_tensor(other, "inner", "other", 2)
@@ -500,7 +510,8 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha):
     return result
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+@accepts_out
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
     for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
         _check_tensor(t, "addmm", name, i + 1)
@@ -516,7 +527,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
                         beta, alpha)
 
 
-def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+@accepts_out
+def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     for i, (name, t) in enumerate((("input", input), ("mat", mat), ("vec", vec))):
         _check_tensor(t, "addmv", name, i + 1)
@@ -528,7 +540,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
                         beta, alpha)
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+@accepts_out
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "baddbmm", name, i + 1)
@@ -540,7 +553,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                         _matmul_data(batch1._data, batch2._data), beta, alpha)
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+@accepts_out
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "addbmm", name, i + 1)

@@ -7,7 +7,7 @@ import math
 
 from .. import _dtype
 from ._common import (
-    Node, Tensor, arrays_for, grad_state, is_scalar, make, namespace_of, record,
+    Node, Tensor, arrays_for, grad_state, is_scalar, make, namespace_of, record, write_out,
 )
 
 __all__ = [
@@ -44,14 +44,19 @@ def _binary(op_name, ufunc, node_cls, a, b, save, operands=arrays_for):
         _broadcast_check(op_name, a, b)
         raise
     out = make(data)
-    b_tensor = b if isinstance(b, Tensor) else None
-    if (a._requires_grad or (b_tensor is not None and b_tensor._requires_grad)) and grad_state.grad_enabled:
-        node = node_cls((a, b_tensor))
-        out._requires_grad = True
-        out.grad_fn = node
-        node.meta = (a, b)
-        if save:
-            node.save(*[{"a": a, "b": b_tensor, "o": out}[c] for c in save])
+    if grad_state.grad_enabled:
+        b_is_tensor = isinstance(b, Tensor)
+        if a._requires_grad or (b_is_tensor and b._requires_grad):
+            b_tensor = b if b_is_tensor else None
+            node = node_cls((a, b_tensor))
+            out._requires_grad = True
+            out.grad_fn = node
+            node._meta = (a._data.shape, a._data.dtype, b._data.shape, b._data.dtype, None) \
+                if b_is_tensor else (a._data.shape, a._data.dtype, None, None, b)
+            if save == "ab":
+                node.save(a, b_tensor)
+            elif save:
+                node.save(*[a if c == "a" else b_tensor if c == "b" else out for c in save])
     return out
 
 
@@ -155,14 +160,27 @@ def sub(input, other, *, alpha=1, out=None):
 subtract = sub
 
 
+class RsubBackward1(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (-grad if self.alpha == 1 else grad * -self.alpha,)
+
+
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
-    return sub(other if isinstance(other, Tensor) else _full_like(input, other), input, alpha=alpha) \
-        if isinstance(other, Tensor) else add(neg(input) if alpha == 1 else mul(input, -alpha), other)
-
-
-def _full_like(t, value):
-    return make(namespace_of(t._data).full((), value))
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)
+    _tensor_arg(input, "rsub")
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    ad, od = arrays_for(input, other)
+    out = make(namespace_of(ad).subtract(od, ad if alpha == 1 else ad * alpha))
+    node = record(RsubBackward1, (input,), out)
+    if node is not None:
+        node.alpha = alpha
+    return out
 
 
 # -- mul / div ------------------------------------------------------------------------------
@@ -374,23 +392,7 @@ class _NoGrad(_BinaryNode):
         return None, None
 
 
-def _maybe_out(res, out):
-    if out is None:
-        return res
-    if not isinstance(out, Tensor):
-        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
-    if res._requires_grad and grad_state.grad_enabled:
-        raise RuntimeError("functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
-    xp = namespace_of(out._data)
-    if out._data.shape != res._data.shape:
-        if out._data.size != 0 and out._data.ndim:
-            raise RuntimeError(f"out= tensor has shape {list(out._data.shape)}, expected {list(res._data.shape)}")
-        out._data = xp.empty_like(res._data, dtype=out._data.dtype)
-    xp.copyto(out._data, res._data, casting="unsafe")
-    out._version_counter[0] += 1
-    return out
-
+_maybe_out = write_out
 
 
 # -- in-place forms and operators ---------------------------------------------------------
