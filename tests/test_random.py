@@ -1,6 +1,8 @@
 """Generators and samplers. ember's streams are not torch's, so these tests check what torch
 promises: determinism under a seed, independent generators, state round trips, torch's shapes,
 dtypes, ranges and errors, and the distributions' statistics."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -224,3 +226,129 @@ def test_inplace_samplers_on_non_leaves():
         w = ember.ones(3, requires_grad=True)
         w.normal_(generator=ember.Generator().manual_seed(0))
     assert w.requires_grad and w._version == 1
+
+
+# -- the remaining in-place samplers, poisson, fork_rng ----------------------------------------
+
+def test_more_distribution_statistics():
+    g = ember.Generator().manual_seed(77)
+    m, v = _moments(ember.empty(N, dtype=ember.float64).geometric_(0.25, generator=g))
+    assert abs(m - 4) < 0.05 and abs(v - 12) < 0.5          # mean 1/p, variance (1-p)/p^2
+    assert _np(ember.empty(N).geometric_(0.5, generator=g)).min() == 1
+    c = _np(ember.empty(N).cauchy_(1.0, 2.0, generator=g))
+    assert abs(np.median(c) - 1) < 0.05                        # median, and quartiles at +-sigma
+    assert abs(np.quantile(c, 0.75) - np.quantile(c, 0.25) - 4) < 0.1
+    ln = _np(ember.empty(N, dtype=ember.float64).log_normal_(0.5, 0.25, generator=g))
+    assert ln.min() > 0
+    assert abs(np.log(ln).mean() - 0.5) < 0.01 and abs(np.log(ln).var() - 0.0625) < 0.003
+    assert abs(ln.mean() - math.exp(0.5 + 0.0625 / 2)) < 0.01
+    m, v = _moments(ember.poisson(ember.full((N,), 3.5), generator=g))
+    assert abs(m - 3.5) < 0.05 and abs(v - 3.5) < 0.1
+    p = _np(ember.poisson(ember.tensor([0.0, 1e-3, 50.0]).expand(N, 3), generator=g))
+    assert (p[:, 0] == 0).all() and abs(p[:, 2].mean() - 50) < 0.2
+    m, v = _moments(ember.empty(N, dtype=ember.int64).random_(-5, 5, generator=g))
+    assert abs(m + 0.5) < 0.05 and abs(v - 8.25) < 0.15
+    m, v = _moments(ember.empty(N).uniform_(-1, 3, generator=g))
+    assert abs(m - 1) < 0.02 and abs(v - 16 / 12) < 0.03
+    probs = ember.tensor([0.2, 0.9]).expand(N // 2, 2).contiguous()
+    draws = _np(ember.empty(N // 2, 2).bernoulli_(probs, generator=g))
+    np.testing.assert_allclose(draws.mean(0), [0.2, 0.9], atol=0.01)
+
+
+_SAMPLERS = [
+    lambda t, g: t.normal_(generator=g), lambda t, g: t.uniform_(generator=g),
+    lambda t, g: t.exponential_(generator=g), lambda t, g: t.geometric_(0.3, generator=g),
+    lambda t, g: t.cauchy_(generator=g), lambda t, g: t.log_normal_(generator=g),
+    lambda t, g: t.random_(0, 10, generator=g), lambda t, g: t.bernoulli_(0.5, generator=g),
+    lambda t, g: t.copy_(ember.poisson(ember.full((5,), 2.0), generator=g)),
+    lambda t, g: t.copy_(ember.multinomial(ember.ones(5), 5, generator=g).float()),
+    lambda t, g: t.copy_(ember.multinomial(ember.ones(3), 5, True, generator=g).float()),
+]
+
+
+@pytest.mark.parametrize("sample", _SAMPLERS)
+def test_every_sampler_follows_its_generator(sample):
+    a = sample(ember.empty(5), ember.Generator().manual_seed(3))
+    b = sample(ember.empty(5), ember.Generator().manual_seed(3))
+    c = sample(ember.empty(5), ember.Generator().manual_seed(4))
+    assert np.array_equal(_np(a), _np(b))
+    ember.manual_seed(3)
+    d = sample(ember.empty(5), None)
+    ember.manual_seed(3)
+    assert np.array_equal(_np(d), _np(sample(ember.empty(5), None)))
+    assert not np.array_equal(_np(a), _np(c)) or sample is _SAMPLERS[7]  # 5 coin flips may agree
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.zeros(3).geometric_(0.5), lambda lib: lib.zeros(3, dtype=lib.int64).geometric_(0.5),
+    lambda lib: lib.zeros(3).cauchy_(), lambda lib: lib.zeros(3, dtype=lib.float64).log_normal_(),
+    lambda lib: lib.zeros(3, dtype=lib.int32).random_(0, 7), lambda lib: lib.zeros(3, dtype=lib.bool).random_(),
+    lambda lib: lib.zeros(3, dtype=lib.int64).bernoulli_(0.5),
+    lambda lib: lib.poisson(lib.ones(2, 3, dtype=lib.float64)), lambda lib: lib.poisson(lib.ones(0)),
+    lambda lib: lib.multinomial(lib.tensor([1.0, 0.0, 0.0]), 2),
+])
+def test_more_shapes_and_dtypes_like_torch(fn):
+    e, t = fn(ember), fn(torch)
+    assert tuple(e.shape) == tuple(t.shape)
+    assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+
+
+def test_multinomial_without_replacement_takes_zero_weights_last_like_torch():
+    for lib in (torch, ember):
+        assert lib.multinomial(lib.tensor([1.0, 0.0, 0.0]), 2).tolist() == [0, 1]
+        assert sorted(lib.multinomial(lib.tensor([1.0, 1.0, 0.0]), 3).tolist()) == [0, 1, 2]
+        assert lib.multinomial(lib.tensor([1.0, 1.0, 0.0]), 3).tolist()[2] == 2
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.zeros(3).geometric_(0), lambda lib: lib.zeros(3).geometric_(1.5),
+    lambda lib: lib.zeros(3, dtype=lib.bool).geometric_(0.5), lambda lib: lib.zeros(3).cauchy_(0, 0),
+    lambda lib: lib.zeros(3, dtype=lib.int64).cauchy_(), lambda lib: lib.zeros(3).log_normal_(0, -1),
+    lambda lib: lib.zeros(3, dtype=lib.int64).log_normal_(), lambda lib: lib.poisson(lib.tensor([-1.0])),
+    lambda lib: lib.poisson(lib.tensor([1, 2])), lambda lib: lib.zeros(3, dtype=lib.int64).exponential_(),
+    lambda lib: lib.zeros(3).exponential_(0), lambda lib: lib.zeros(3, dtype=lib.int64).normal_(),
+    lambda lib: lib.zeros(3).random_(5, 2), lambda lib: lib.zeros(3, dtype=lib.uint8).random_(0, 300),
+    lambda lib: lib.zeros(3, dtype=lib.int8).random_(-200, 3), lambda lib: lib.zeros(3).bernoulli_(1.5),
+    lambda lib: lib.zeros(3).normal_(0, -1),
+])
+def test_more_errors_like_torch(fn):
+    _same_error(fn)
+
+
+def test_new_samplers_give_zero_gradients_with_torch_node_names():
+    for name, fill in (("GeometricBackward0", lambda t: t.geometric_(0.5)),
+                       ("CauchyBackward0", lambda t: t.cauchy_()),
+                       ("LogNormalBackward0", lambda t: t.log_normal_())):
+        x = ember.ones(3, requires_grad=True)
+        y = fill(x * 2)
+        assert type(y.grad_fn).__name__ == name
+        y.sum().backward()
+        assert x.grad.tolist() == [0.0] * 3
+    rates = ember.ones(3, requires_grad=True)
+    out = ember.poisson(rates)
+    assert type(out.grad_fn).__name__ == "PoissonBackward0"
+    out.sum().backward()
+    assert rates.grad.tolist() == [0.0] * 3
+
+
+def test_fork_rng_restores_the_default_generator():
+    import ember.random as er
+    assert er.manual_seed is ember.manual_seed and er.get_rng_state is ember.get_rng_state
+    er.manual_seed(21)
+    assert er.initial_seed() == 21
+    with er.fork_rng():
+        inside = ember.rand(4)
+        ember.randn(100)
+    after = ember.rand(4)
+    assert np.array_equal(_np(inside), _np(after))      # the stream resumed where it was
+    with er.fork_rng(enabled=False):
+        ember.rand(4)
+    assert not np.array_equal(_np(after), _np(ember.rand(4)))
+    state = er.get_rng_state()
+    with pytest.raises(KeyError):
+        with er.fork_rng():
+            ember.rand(3)
+            raise KeyError("restored even on error")
+    assert np.array_equal(_np(state), _np(er.get_rng_state()))
+    er.set_rng_state(state)
+    assert isinstance(er.seed(), int)

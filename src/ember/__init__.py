@@ -35,6 +35,7 @@ from .ops.compare import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
+from .ops.decomp import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
 from .ops.sort import *  # noqa: F401,F403
 
@@ -57,3 +58,4 @@ def numel(input):
 from . import nn  # noqa: E402,F401
 from . import optim, utils  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+from . import random  # noqa: E402,F401

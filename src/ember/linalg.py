@@ -1,1 +1,233 @@
-"""``ember.linalg``: linear algebra with gradients (to be filled)."""
+"""``ember.linalg``: linear algebra with gradients, as ``torch.linalg``.
+
+Decompositions and the ops with their own backward live in ``ember.ops.decomp``; the norms,
+powers, ranks, least squares and products here are composed of those and of other ember ops,
+so their gradients (and higher-order ones) come from the parts.
+"""
+import math
+
+from .ops._common import check_tensor, make, namespace_of, wrap_dim
+from .ops import decomp as _decomp
+from .ops.decomp import (  # noqa: F401
+    LinAlgError, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
+)
+from .ops.reduce import _vector_norm
+
+__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "cholesky_ex",
+           "qr", "svd", "svdvals", "eigh", "eigvalsh", "norm", "vector_norm", "matrix_norm", "pinv",
+           "matrix_power", "matrix_rank", "lstsq", "cross", "multi_dot", "vander"]
+
+slogdet = _decomp.linalg_slogdet_fn
+cholesky = _decomp.linalg_cholesky
+qr = _decomp.linalg_qr_fn
+svd = _decomp.linalg_svd_fn
+cross = _decomp.linalg_cross
+_linalg_lstsq = _decomp._new_return_type(
+    "linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+
+
+# ----------------------------------------------------------------------------------------
+# Norms
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default): ord a number,
+    inf, -inf or 0 (the count of non-zeros)."""
+    check_tensor(x, "vector_norm", "input")
+    return _vector_norm(x, ord, dim, keepdim, dtype)
+
+
+def _matrix_dims(A, dim):
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dim)) if isinstance(dim, (tuple, list)) else dim}")
+    d0, d1 = (wrap_dim(d, A._data.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+def _restore(result, dims, keepdim):
+    if keepdim:
+        for d in sorted(dims):
+            result = result.unsqueeze(d)
+    return result
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """The matrix norm of ``A`` over the two dims ``dim``: 'fro', 'nuc' (sum of singular
+    values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum of
+    absolute values), inf / -inf (max / min row sum)."""
+    check_tensor(A, "matrix_norm", "input")
+    d0, d1 = _matrix_dims(A, dim)
+    if dtype is not None:
+        A = A.to(dtype)
+    if isinstance(ord, str):
+        if ord == "fro":
+            return vector_norm(A, 2, (d0, d1), keepdim)
+        if ord != "nuc":
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    elif ord not in (1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord:g} not supported.")
+    if ord == "nuc" or ord in (2, -2):
+        values = svdvals(A.movedim((d0, d1), (-2, -1)))
+        reduced = values.sum(-1) if ord == "nuc" else (values.amax(-1) if ord == 2 else values.amin(-1))
+        return _restore(reduced, (d0, d1), keepdim)
+    if math.isinf(ord):
+        d0, d1 = d1, d0
+    sums = A.abs().sum(d0, keepdim=keepdim)
+    if not keepdim and d1 > d0:
+        d1 -= 1
+    return sums.amax(d1, keepdim=keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """A vector or matrix norm: a matrix norm when ``dim`` is a 2-tuple (or ``A`` is 2-D and
+    ``ord`` is given without ``dim``), else a vector norm; ``ord=None`` means the 2-norm of
+    the flattened tensor or 'fro'."""
+    check_tensor(A, "norm", "input")
+    if dim is not None:
+        dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    ndim = A._data.ndim
+    if ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                       f"Got {ndim}D.")
+
+
+# ----------------------------------------------------------------------------------------
+# Powers, ranks, least squares
+
+def matrix_power(A, n):
+    """``A`` raised to the integer power ``n`` (a matrix product of ``n`` copies); ``n = 0``
+    gives the identity and a negative ``n`` the power of the inverse."""
+    check_tensor(A, "matrix_power", "input")
+    data = A._data
+    if data.ndim < 2 or data.shape[-1] != data.shape[-2]:
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{data.shape[-2] if data.ndim > 1 else data.shape[-1]} by "
+                           f"{data.shape[-1]} matrices")
+    n = int(n)
+    if n == 0:
+        xp = namespace_of(data)
+        identity = make(xp.eye(data.shape[-1], dtype=data.dtype))
+        return A * 0 + identity if A._requires_grad else make(xp.broadcast_to(identity._data, data.shape).copy())
+    if n < 0:
+        A, n = inv(A), -n
+    result, square = None, A
+    while True:
+        if n & 1:
+            result = square if result is None else result @ square
+        n >>= 1
+        if not n:
+            return result
+        square = square @ square
+
+
+def _singular_sizes(A, hermitian):
+    data = A._data
+    xp = namespace_of(data)
+    if hermitian:
+        return xp.abs(xp.linalg.eigvalsh(data))
+    return xp.linalg.svd(data, compute_uv=False)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+    """The numerical rank: the number of singular values (eigenvalue magnitudes when
+    ``hermitian``) above max(atol, rtol * the largest one)."""
+    check_tensor(A, "matrix_rank", "input")
+    data = A._data
+    if data.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 "
+                           "dimensions.")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    sizes = _singular_sizes(A, hermitian)
+    limit = _decomp.tolerance(namespace_of(data), sizes.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
+    return make((sizes > limit[..., None]).sum(-1).astype("int64"))
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution of ``A X = B`` (minimum norm when ``A`` is rank deficient),
+    with the squared residuals (drivers gelsd, gelss, gels; when m > n and A has full rank),
+    the rank (all drivers but gels) and the singular values (gelsd, gelss)."""
+    check_tensor(A, "lstsq", "self")
+    check_tensor(B, "lstsq", "b")
+    _decomp.check_matrix(A, "torch.linalg.lstsq", square=False)
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           f"gelss)")
+    vector = B._data.ndim == A._data.ndim - 1
+    B2 = B.unsqueeze(-1) if vector else B
+    m, n = A._data.shape[-2:]
+    if B2._data.shape[-2] != m:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    solution = pinv(A, rtol=rcond) @ B2
+    data, xp = A._data, namespace_of(A._data)
+    sizes = xp.linalg.svd(data, compute_uv=False)
+    rank = (sizes > _decomp.tolerance(xp, sizes.max(-1, initial=0), data.shape, data.dtype, None,
+                                      rcond)[..., None]).sum(-1)
+    residuals = xp.zeros((0,), dtype=data.dtype)
+    if driver != "gelsy" and m > n and bool((rank == n).all()):
+        gap = data @ solution._data - B2._data
+        residuals = (gap * gap).sum(-2)
+        if vector:
+            residuals = residuals[..., 0]
+    empty = xp.zeros((0,), dtype=data.dtype)
+    return _linalg_lstsq(solution.squeeze(-1) if vector else solution, make(residuals),
+                         make(rank.astype("int64")) if driver != "gels" else make(empty.astype("int64")),
+                         make(sizes) if driver in ("gelsd", "gelss") else make(empty))
+
+
+# ----------------------------------------------------------------------------------------
+# Products and structured matrices
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices; the first may be a row vector and the last a column
+    vector (1-D tensors)."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0], tensors[-1]
+    if first._data.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first._data.ndim}D")
+    if last._data.ndim not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last._data.ndim}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t._data.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t._data.ndim}D")
+    row, column = first._data.ndim == 1, last._data.ndim == 1
+    tensors[0] = first.unsqueeze(0) if row else first
+    tensors[-1] = last.unsqueeze(-1) if column else last
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = result.mm(t)
+    if row:
+        result = result.squeeze(0)
+    if column:
+        result = result.squeeze(-1)
+    return result
+
+
+def vander(x, N=None):
+    """The Vandermonde matrix of ``x`` (*, n): columns x^0, x^1, ..., x^(N-1) (N = n by
+    default)."""
+    check_tensor(x, "vander", "x")
+    from .ops.shape import cat
+    from .ops.creation import ones
+    n = x._data.shape[-1] if x._data.ndim else 1
+    N = n if N is None else N
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = x.unsqueeze(-1).expand(*x._data.shape, N - 1).cumprod(-1)
+    first = ones(*x._data.shape, 1, dtype=powers.dtype, device=x.device)
+    return cat([first, powers], -1)

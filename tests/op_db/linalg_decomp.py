@@ -1,6 +1,271 @@
-"""OpInfo entries: linalg_decomp (to be filled)."""
-from .common import Arg, OpInfo, Sample  # noqa: F401
+"""OpInfo entries: ember.linalg (decompositions, solves, norms, pseudo-inverse, least squares,
+products) and the top-level det, inverse, cholesky, svd, qr, cdist, pdist, dist, cross.
+
+Random samples are made valid inside the op: ``_wc`` adds n*I (well conditioned, invertible)
+and ``_spd`` builds ``a a^T + n*I`` (symmetric positive-definite). Decompositions whose factors
+are defined up to signs (svd, eigh) are compared through gauge-invariant quantities (singular
+values, absolute values of vectors, products such as ``U Vh``), as torch's own OpInfo does.
+"""
+import math
+
+from .common import Arg, OpInfo, Sample
 
 A = Arg
+S = Sample
 
 OPS = []
+
+_LOOSE = dict(atol=1e-4, rtol=1e-4)
+
+
+def _eye(lib, a):
+    return lib.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _wc(lib, a):
+    return a + a.shape[-1] * _eye(lib, a)
+
+
+def _spd(lib, a):
+    return a @ a.mT + a.shape[-1] * _eye(lib, a)
+
+
+def _sym(a):
+    return a + a.mT
+
+
+_SQUARE = [
+    S((A((3, 3)),), name="3x3"),
+    S((A((2, 3, 3)),), name="batched"),
+    S((A((2, 1, 2, 2)),), name="batch2d"),
+    S((A((3, 3), transposed=True),), name="transposed"),
+    S((A((3, 3), noncontig=True),), name="noncontig"),
+    S((A((1, 1)),), name="1x1"),
+]
+
+OPS += [
+    OpInfo("linalg.inv", lambda lib, a: lib.linalg.inv(_wc(lib, a)), _SQUARE, **_LOOSE),
+    OpInfo("inverse", lambda lib, a: lib.inverse(_wc(lib, a)), _SQUARE[:2], **_LOOSE),
+    OpInfo("Tensor.inverse", lambda lib, a: _wc(lib, a).inverse(), _SQUARE[:1], **_LOOSE),
+    OpInfo("linalg.inv_ex", lambda lib, a: lib.linalg.inv_ex(_wc(lib, a)), _SQUARE[:2],
+           output_index=0, **_LOOSE),
+    # a 1x1 determinant's gradient is constant: torch's second-order graph is then empty
+    OpInfo("linalg.det", lambda lib, a: lib.linalg.det(_wc(lib, a)), _SQUARE[:-1], **_LOOSE),
+    OpInfo("linalg.det_raw", lambda lib, a: lib.linalg.det(a), _SQUARE[:2], **_LOOSE),
+    OpInfo("det", lambda lib, a: lib.det(_wc(lib, a)), _SQUARE[:2], **_LOOSE),
+    OpInfo("Tensor.det", lambda lib, a: _wc(lib, a).det(), _SQUARE[:1], **_LOOSE),
+    OpInfo("linalg.slogdet", lambda lib, a: tuple(lib.linalg.slogdet(a)), _SQUARE, **_LOOSE),
+    OpInfo("slogdet", lambda lib, a: tuple(lib.slogdet(a)), _SQUARE[:2], **_LOOSE),
+    OpInfo("logdet", lambda lib, a: lib.logdet(_spd(lib, a)), _SQUARE[:2], **_LOOSE),
+]
+
+OPS += [
+    OpInfo("linalg.solve", lambda lib, a, b, **kw: lib.linalg.solve(_wc(lib, a), b, **kw), [
+        S((A((3, 3)), A((3, 2)))),
+        S((A((3, 3)), A((3,))), name="vector"),
+        S((A((2, 3, 3)), A((2, 3))), name="batched_vector"),
+        S((A((2, 3, 3)), A((3, 2))), name="broadcast_b"),
+        S((A((3, 3)), A((2, 3, 1))), name="broadcast_a"),
+        S((A((3, 3), transposed=True), A((3, 2), noncontig=True)), name="strided"),
+        S((A((3, 3)), A((2, 3))), {"left": False}, name="right"),
+        S((A((2, 3, 3)), A((1, 4, 3))), {"left": False}, name="right_batched"),
+    ], **_LOOSE),
+]
+
+_SPD_SAMPLES = [
+    S((A((3, 3)),), name="3x3"),
+    S((A((2, 3, 3)),), name="batched"),
+    S((A((3, 3), transposed=True),), name="transposed"),
+    S((A((1, 1)),), name="1x1"),
+]
+
+OPS += [
+    OpInfo("linalg.cholesky", lambda lib, a, **kw: lib.linalg.cholesky(_spd(lib, a), **kw),
+           _SPD_SAMPLES + [S((A((2, 3, 3)),), {"upper": True}, name="upper")], **_LOOSE),
+    OpInfo("cholesky", lambda lib, a, **kw: lib.cholesky(_spd(lib, a), **kw),
+           _SPD_SAMPLES[:2] + [S((A((3, 3)),), {"upper": True}, name="upper")], **_LOOSE),
+    OpInfo("linalg.cholesky_ex", lambda lib, a: lib.linalg.cholesky_ex(_spd(lib, a)),
+           _SPD_SAMPLES[:2], output_index=0, **_LOOSE),
+]
+
+OPS += [
+    OpInfo("linalg.qr", lambda lib, a, **kw: tuple(lib.linalg.qr(a, **kw)), [
+        S((A((4, 3)),), name="tall"),
+        S((A((3, 3)),), name="square"),
+        S((A((3, 4)),), name="wide"),
+        S((A((2, 4, 3)),), name="batched"),
+        S((A((2, 2, 4)),), name="batched_wide"),
+        S((A((3, 3), transposed=True),), {"mode": "complete"}, name="complete_square"),
+        S((A((2, 4)),), {"mode": "complete"}, name="complete_wide"),
+    ], **_LOOSE),
+    OpInfo("linalg.qr_r", lambda lib, a: lib.linalg.qr(a, mode="r")[1],
+           [S((A((4, 3)),)), S((A((3, 4)),))], grad=False, **_LOOSE),
+    OpInfo("linalg.qr_complete_tall", lambda lib, a: lib.linalg.qr(a, mode="complete")[1],
+           [S((A((4, 3)),))], grad=False, **_LOOSE),
+    OpInfo("qr", lambda lib, a, **kw: tuple(lib.qr(a, **kw)),
+           [S((A((4, 3)),)), S((A((3, 3)),), {"some": False})], **_LOOSE),
+]
+
+
+def _svd_invariants(lib, a, **kw):
+    U, S_, Vh = lib.linalg.svd(a, **kw)
+    return U.abs(), S_, Vh.abs(), U @ Vh
+
+
+def _torch_svd_invariants(lib, a, **kw):
+    U, S_, V = lib.svd(a, **kw)
+    return U.abs(), S_, V.abs()
+
+
+def _eigh_invariants(lib, a, **kw):
+    L, V = lib.linalg.eigh(_sym(a), **kw)
+    return L, V.abs()
+
+
+OPS += [
+    OpInfo("linalg.svd", _svd_invariants, [
+        S((A((3, 3)),), name="square"),
+        S((A((4, 3)),), {"full_matrices": False}, name="tall"),
+        S((A((3, 4)),), {"full_matrices": False}, name="wide"),
+        S((A((2, 3, 2)),), {"full_matrices": False}, name="batched"),
+        S((A((3, 3), transposed=True),), {"full_matrices": False}, name="transposed"),
+    ], **_LOOSE),
+    OpInfo("linalg.svd_full", lambda lib, a: lib.linalg.svd(a, full_matrices=True)[1],
+           [S((A((4, 3)),)), S((A((2, 4)),))], **_LOOSE),
+    OpInfo("linalg.svdvals", lambda lib, a: lib.linalg.svdvals(a),
+           [S((A((4, 3)),)), S((A((2, 3, 3)),)), S((A((2, 4), noncontig=True),))],
+           **_LOOSE),
+    OpInfo("svd", _torch_svd_invariants, [
+        S((A((4, 3)),)),
+        S((A((3, 3)),), {"some": False}, name="full"),
+        S((A((2, 3, 2)),), name="batched"),
+    ], **_LOOSE),
+    OpInfo("svd_no_uv", lambda lib, a: tuple(lib.svd(a, compute_uv=False)),
+           [S((A((4, 3)),))], grad=False, **_LOOSE),
+    OpInfo("linalg.eigh", _eigh_invariants, [
+        S((A((3, 3)),)),
+        S((A((2, 3, 3)),), name="batched"),
+        S((A((3, 3)),), {"UPLO": "U"}, name="upper"),
+        S((A((3, 3), transposed=True),), name="transposed"),
+    ], **_LOOSE),
+    OpInfo("linalg.eigh_triangle", lambda lib, a, **kw: lib.linalg.eigh(a, **kw)[0],
+           [S((A((3, 3)),), {"UPLO": "L"}), S((A((3, 3)),), {"UPLO": "U"})], **_LOOSE),
+    OpInfo("linalg.eigvalsh", lambda lib, a, **kw: lib.linalg.eigvalsh(_sym(a), **kw), [
+        S((A((3, 3)),)),
+        S((A((2, 3, 3)),), {"UPLO": "U"}, name="batched"),
+    ], **_LOOSE),
+]
+
+OPS += [
+    OpInfo("linalg.pinv", lambda lib, a, **kw: lib.linalg.pinv(a, **kw), [
+        S((A((3, 4)),), name="wide"),
+        S((A((4, 3)),), name="tall"),
+        S((A((2, 3, 3)),), name="batched"),
+        S((A((3, 3), transposed=True),), {"rtol": 0.01}, name="rtol"),
+        S((A((3, 3)),), {"atol": 0.1}, name="atol"),
+    ], **_LOOSE),
+    OpInfo("linalg.pinv_hermitian", lambda lib, a: lib.linalg.pinv(_spd(lib, a), hermitian=True),
+           [S((A((3, 3)),)), S((A((2, 2, 2)),))], **_LOOSE),
+    OpInfo("linalg.matrix_power", lambda lib, a, n: lib.linalg.matrix_power(_wc(lib, a) / 3, n), [
+        S((A((3, 3)), 0), name="0"),
+        S((A((3, 3)), 1), name="1"),
+        S((A((3, 3)), 2), name="2"),
+        S((A((2, 3, 3)), 3), name="3"),
+        S((A((3, 3)), 5), name="5"),
+        S((A((3, 3)), -1), name="-1"),
+        S((A((2, 2, 2)), -2), name="-2"),
+    ], **_LOOSE),
+    OpInfo("linalg.matrix_rank", lambda lib, a, **kw: lib.linalg.matrix_rank(a, **kw), [
+        S((A((3, 4)),)),
+        S((A((2, 3, 3)),), {"hermitian": True}),
+        S((A((3, 3)),), {"atol": 1.0, "rtol": 0.0}),
+        S((A((3, 3), values=[[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]),)),
+    ], grad=False),
+    OpInfo("linalg.lstsq", lambda lib, a, b: lib.linalg.lstsq(a, b).solution, [
+        S((A((4, 3)), A((4, 2)))),
+        S((A((4, 3)), A((4,))), name="vector"),
+        S((A((2, 3, 3)), A((2, 3, 2))), name="batched"),
+        S((A((3, 3), transposed=True), A((3, 1))), name="square"),
+    ], **_LOOSE),
+    OpInfo("linalg.lstsq_outputs",
+           lambda lib, a, b, **kw: tuple(lib.linalg.lstsq(a, b, **kw))[1:], [
+               S((A((4, 3)), A((4, 2))), {"driver": "gelsd"}),
+               S((A((4, 3)), A((4, 2))), {"driver": "gelss"}),
+               S((A((4, 3)), A((4, 2))), {"driver": "gelsy"}),
+           ], grad=False, **_LOOSE),
+]
+
+_NORM_ORDS = ["fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf]
+
+OPS += [
+    OpInfo("linalg.matrix_norm", lambda lib, a, **kw: lib.linalg.matrix_norm(a, **kw),
+           [S((A((3, 4)),), {"ord": o}, name=str(o)) for o in _NORM_ORDS]
+           + [S((A((2, 3, 3)),), {"ord": o, "keepdim": True}, name=f"{o}_keepdim") for o in _NORM_ORDS]
+           + [S((A((3, 2, 4)),), {"ord": o, "dim": (0, 2)}, name=f"{o}_dims") for o in (1, "nuc", math.inf)]
+           + [S((A((3, 2, 4)),), {"ord": o, "dim": (2, 0), "keepdim": True}, name=f"{o}_dims_rev")
+              for o in (-1, 2, -math.inf)],
+           **_LOOSE),
+    OpInfo(
+        "linalg.vector_norm",
+        lambda lib, a, **kw: lib.linalg.vector_norm(
+            a, **{k: (getattr(lib, v) if k == "dtype" else v) for k, v in kw.items()}), [
+            S((A((3, 4)),)),
+            S((A((3, 4)),), {"ord": 1, "dim": 1}, name="1"),
+            S((A((3, 4)),), {"ord": math.inf, "dim": (0, 1), "keepdim": True}, name="inf"),
+            S((A((3, 4), avoid=0),), {"ord": 3.5, "dim": 0}, name="3.5"),
+            S((A((3, 4)),), {"ord": 2, "dtype": "float64"}, name="dtype"),
+            S((A(()),), name="0d"),
+        ], **_LOOSE),
+    OpInfo("linalg.norm", lambda lib, a, **kw: lib.linalg.norm(a, **kw), [
+        S((A((2, 3, 2)),), name="flat"),
+        S((A((3, 4)),), {"ord": "nuc"}, name="nuc"),
+        S((A((3, 4)),), {"ord": 1}, name="matrix_1"),
+        S((A((4,)),), {"ord": 1}, name="vector_1"),
+        S((A((2, 3, 4)),), {"dim": 1}, name="dim"),
+        S((A((2, 3, 4)),), {"ord": -2, "dim": (1, 2)}, name="dims"),
+        S((A((2, 3, 4)),), {"ord": math.inf, "dim": -1, "keepdim": True}, name="vector_inf"),
+    ], **_LOOSE),
+]
+
+OPS += [
+    OpInfo("linalg.cross", lambda lib, a, b, **kw: lib.linalg.cross(a, b, **kw), [
+        S((A((3,)), A((3,)))),
+        S((A((2, 1, 3)), A((1, 4, 3))), name="broadcast"),
+        S((A((3, 2)), A((3, 2))), {"dim": 0}, name="dim0"),
+        S((A((2, 3), noncontig=True), A((1, 3))), name="noncontig"),
+    ]),
+    OpInfo("cross", lambda lib, a, b, **kw: lib.cross(a, b, **kw), [
+        S((A((3, 2)), A((3, 2))), name="first_dim_of_3"),
+        S((A((2, 3)), A((2, 3))), {"dim": 1}, name="dim"),
+    ]),
+    OpInfo("linalg.multi_dot", lambda lib, *ts: lib.linalg.multi_dot(ts), [
+        S((A((2, 3)), A((3, 4)), A((4, 2)))),
+        S((A((3,)), A((3, 4)), A((4,))), name="vectors"),
+        S((A((3,)), A((3, 2))), name="row"),
+        S((A((2, 3), transposed=True), A((3,))), name="column"),
+    ]),
+    OpInfo("linalg.vander", lambda lib, x, **kw: lib.linalg.vander(x, **kw), [
+        S((A((3,)),)),
+        S((A((2, 3)),), {"N": 4}, name="batched"),
+        S((A((4,), low=-3, high=3, dtype="int64"),), name="int"),
+    ]),
+]
+
+OPS += [
+    OpInfo("cdist", lambda lib, a, b, **kw: lib.cdist(a, b, **kw),
+           [S((A((2, 3)), A((4, 3))), {"p": p}, name=str(p)) for p in (2.0, 1.0, math.inf, 0.5, 3.0, 0.0)]
+           + [S((A((2, 2, 3)), A((1, 4, 3))), name="batched"),
+              S((A((3, 3), transposed=True), A((2, 3), noncontig=True)), name="strided")],
+           gradgrad=False, **_LOOSE),  # torch: "the derivative for '_cdist_backward' is not implemented"
+    OpInfo("pdist", lambda lib, a, **kw: lib.pdist(a, **kw), [
+        S((A((4, 3)),)),
+        S((A((3, 2)),), {"p": 1.0}, name="1"),
+        S((A((3, 2)),), {"p": 3.0}, name="3"),
+    ], gradgrad=False, **_LOOSE),  # torch: "the derivative for '_pdist_backward' is not implemented"
+    OpInfo("dist", lambda lib, a, b, **kw: lib.dist(a, b, **kw), [
+        S((A((3, 4)), A((4,)))),
+        S((A((3,)), A((3,))), {"p": 1}, name="1"),
+        S((A((2, 3)), A((2, 3))), {"p": math.inf}, name="inf"),
+        S((A(()), A((2,))), {"p": 3}, name="3"),
+    ], **_LOOSE),
+]

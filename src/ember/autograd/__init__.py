@@ -4,10 +4,14 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from . import graph
+from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
+from .function import Function, once_differentiable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "graph"]
+           "is_grad_enabled", "graph", "Function", "once_differentiable", "functional",
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "gradcheck", "gradgradcheck"]
 
 
 def _tensors(x, what):
@@ -117,3 +121,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
+from . import functional  # noqa: E402,F401

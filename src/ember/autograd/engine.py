@@ -10,6 +10,7 @@ When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_
 """
 import sys
 
+from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
 from .graph import AccumulateGrad, accumulate_into, edge_of
 
@@ -114,7 +115,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     state.grad_enabled = create_graph
     try:
         if plan is None:
-            _run_all(ready, deps, buffers, retain_graph)
+            _run_all(ready, deps, buffers, retain_graph, anomaly.enabled)
         else:
             _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate)
     finally:
@@ -128,8 +129,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     return results
 
 
-def _run_all(ready, deps, buffers, retain_graph):
-    """The common case: every reachable node runs, every reached leaf accumulates."""
+def _run_all(ready, deps, buffers, retain_graph, checked):
+    """The common case: every reachable node runs, every reached leaf accumulates. Nodes with
+    hooks, and all nodes when ``checked`` (anomaly detection), take the slower path."""
     pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
     while ready:
         node = pop_ready()
@@ -138,9 +140,9 @@ def _run_all(ready, deps, buffers, retain_graph):
         if grads is None:
             _skip(edges, deps, push_ready)
             continue
-        if node._has_hooks:  # AccumulateGrad has them by class
+        if node._has_hooks or checked:  # AccumulateGrad has them by class
             if node.__class__ is AccumulateGrad:
-                _accumulate(node, _call_tensor_hooks(node, grads))
+                _run_accumulate(node, grads)
                 continue
             input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
         else:
@@ -195,7 +197,7 @@ def _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate):
                     results[i] = grads[nr]
             if node.__class__ is AccumulateGrad:
                 if accumulate and node in captures:
-                    _accumulate(node, grads)
+                    _run_accumulate(node, grads, hooked=True)
             elif node in execute:
                 input_grads = _call_node(node, grads, retain_graph)
                 for (nxt, nr), grad in zip(edges, input_grads):
@@ -207,6 +209,23 @@ def _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate):
                 deps[nxt] = left
                 if not left and nxt in visit:
                     ready.append(nxt)
+
+
+def _run_accumulate(node, grads, hooked=False):
+    """A leaf's AccumulateGrad: tensor hooks (unless ``hooked`` already), the node's pre-hooks,
+    the accumulation into ``.grad`` with the post-accumulate-grad hooks, then the node's
+    post-hooks, in torch's order."""
+    if not hooked:
+        grads = _call_tensor_hooks(node, grads)
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(new)
+    _accumulate(node, grads)
+    if node._post_hooks:
+        for hook in list(node._post_hooks):
+            hook((), tuple(grads))
 
 
 def _accumulate(node, grads):
@@ -266,7 +285,10 @@ def _call_node(node, grads, retain_graph):
             new = hook(tuple(grads))
             if new is not None:
                 grads = list(new)
-    input_grads = node.backward(*grads)
+    if anomaly.enabled:
+        input_grads = checked_backward(node, grads)
+    else:
+        input_grads = node.backward(*grads)
     if node._post_hooks:
         for hook in list(node._post_hooks):
             new = hook(tuple(input_grads), tuple(grads))

@@ -22,28 +22,31 @@ def _outputs(fn, inputs):
     return [o for o in _as_tuple(fn(*inputs)) if isinstance(o, Tensor)]
 
 
+def _output_values(fn, inputs):
+    return [o._data.astype(np.float64).reshape(-1) for o in _outputs(fn, inputs)]
+
+
 def _numerical_jacobians(fn, inputs, eps):
-    """For each differentiable input and each output: a (numel_in, numel_out) matrix."""
+    """For each differentiable input and each output: a (numel_in, numel_out) matrix of central
+    differences. Each input element is perturbed in place (any strides), with grad mode off."""
     from .grad_mode import no_grad
-    jacs = []
     with no_grad():
-        for i in _diff_inputs(inputs):
-            data = inputs[i]._data
-            flat = data.reshape(-1)  # a view for contiguous leaves
-            if data.size and not np.shares_memory(flat, data):
-                raise ValueError("gradcheck needs contiguous inputs")
-            rows = []
-            for k in range(flat.size):
-                orig = flat[k].copy()
-                flat[k] = orig + eps
-                plus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig - eps
-                minus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig
-                rows.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-            n_out = len(rows[0]) if rows else len(_outputs(fn, inputs))
-            jacs.append([np.array([r[j] for r in rows]).reshape(flat.size, -1) for j in range(n_out)])
-    return jacs
+        return [_numerical_jacobian(fn, inputs, i, eps) for i in _diff_inputs(inputs)]
+
+
+def _numerical_jacobian(fn, inputs, i, eps):
+    data = inputs[i]._data
+    rows = []
+    for index in np.ndindex(data.shape):
+        orig = data[index].copy()
+        data[index] = orig + eps
+        plus = _output_values(fn, inputs)
+        data[index] = orig - eps
+        minus = _output_values(fn, inputs)
+        data[index] = orig
+        rows.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+    sizes = [o._data.size for o in _outputs(fn, inputs)]
+    return [np.array([r[j] for r in rows]).reshape(data.size, size) for j, size in enumerate(sizes)]
 
 
 def _analytical_jacobians(fn, inputs):
@@ -89,10 +92,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             if not np.allclose(b, a, rtol=rtol, atol=atol, equal_nan=True):
                 if not raise_exception:
                     return False
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {j} with respect to input {n},\n"
-                    f"numerical:{a}\nanalytical:{b}\n")
+                raise GradcheckError(f"Jacobian mismatch for output {j} with respect to input {n},\n"
+                                     f"numerical:{_as_tensor(a)}\nanalytical:{_as_tensor(b)}\n")
     return True
+
+
+def _as_tensor(jacobian):
+    from ..ops.creation import tensor
+    return tensor(jacobian, dtype=jacobian.dtype)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
@@ -102,6 +109,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """Check second-order gradients: gradcheck of the function that maps inputs (and
     grad_outputs) to the first-order gradients computed with ``create_graph=True``."""
     from . import grad as autograd_grad
+    from .grad_mode import enable_grad
     from ..ops.creation import tensor
     inputs = _as_tuple(inputs)
     diff = _diff_inputs(inputs)
@@ -115,8 +123,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_order(*args):
         ins, gos = args[:n_in], args[n_in:]
-        outs = [o for o in _outputs(func, ins) if o.requires_grad]
-        grads = autograd_grad(outs, [ins[i] for i in diff], gos, create_graph=True, allow_unused=True)
+        with enable_grad():
+            outs = [o for o in _outputs(func, ins) if o.requires_grad]
+            grads = autograd_grad(outs, [ins[i] for i in diff], gos, create_graph=True,
+                                  allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,

@@ -13,11 +13,13 @@ with ember ops, so running it with grad mode on (``create_graph=True``) records 
 backward pass itself and gives higher-order gradients.
 """
 import re
+import threading
 import weakref
 
 from .grad_mode import state
 
-__all__ = ["Node", "AccumulateGrad", "set_history"]
+__all__ = ["Node", "AccumulateGrad", "set_history", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks"]
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
           "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -103,6 +105,8 @@ class Node:
             raise RuntimeError(_FREED)
         if not saved:
             return saved
+        if saved.__class__ is _Packed:
+            return saved.unpack(self)
         for t, version in zip(saved, self._versions):
             if t is not None and t._version_counter[0] != version:
                 self._raise_modified()
@@ -280,3 +284,132 @@ def grad_accumulator_of(tensor):
         acc = AccumulateGrad(tensor)
         tensor._grad_acc_ref = weakref.ref(acc)
     return acc
+
+
+# ----------------------------------------------------------------------------------------
+# Hooks for saved tensors
+
+class _Packed(list):
+    """What a node saved while ``saved_tensors_hooks`` were active: per tensor, what its
+    pack hook returned (None for None) and, for the node's own outputs, their output_nr."""
+
+    __slots__ = ("unpack_hook", "output_nrs")
+
+    def unpack(self, node):
+        """The saved tensors, each passed through the unpack hook. As in torch, tensors saved
+        through hooks are not version-checked."""
+        unpack_hook, output_nrs = self.unpack_hook, self.output_nrs
+        tensors = []
+        for index, packed in enumerate(self):
+            if packed is None:
+                tensors.append(None)
+                continue
+            tensor = unpack_hook(packed)
+            if not hasattr(tensor, "_data"):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                                f"result of type {type(tensor).__name__}")
+            output_nr = output_nrs.get(index)
+            if output_nr is not None and state.grad_enabled:
+                tensor = tensor._alias_with_history(node, output_nr)
+            tensors.append(tensor)
+        return tensors
+
+
+class _HookStack(threading.local):
+    """The ``(pack_hook, unpack_hook)`` pairs active in this thread, innermost last, and the
+    message of an active ``disable_saved_tensors_hooks`` (None when hooks are allowed)."""
+
+    def __init__(self):
+        self.pairs = []
+        self.disabled_message = None
+
+
+_hooks = _HookStack()
+_save_plain = Node.save
+_active_contexts = [0]  # in all threads: while 0, Node.save is the plain one (no cost)
+_active_lock = threading.Lock()
+
+
+def _save_through_hooks(self, *tensors):
+    """``Node.save`` while some thread has saved-tensor hooks active."""
+    pairs = _hooks.pairs
+    if not pairs:
+        return _save_plain(self, *tensors)
+    pack_hook, unpack_hook = pairs[-1]
+    packed = _Packed()
+    packed.unpack_hook = unpack_hook
+    packed.output_nrs = {}
+    for index, t in enumerate(tensors):
+        if t is None:
+            packed.append(None)
+            continue
+        if t.grad_fn is self:
+            packed.output_nrs[index] = t._output_nr
+        packed.append(pack_hook(t))
+    self._saved = packed
+    self._versions = ()
+
+
+def _activate(delta):
+    with _active_lock:
+        _active_contexts[0] += delta
+        Node.save = _save_through_hooks if _active_contexts[0] else _save_plain
+
+
+class saved_tensors_hooks:
+    """Context-manager that sets a pair of pack / unpack hooks for saved tensors.
+
+    Every tensor an operation saves for backward is passed to ``pack_hook(tensor)``; what it
+    returns is stored instead of the tensor. When backward (or an access to the saved tensors)
+    needs it, ``unpack_hook(packed)`` must return a tensor with the same content as the original.
+    The hooks apply in the current thread; nested contexts use the innermost pair.
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _hooks.disabled_message is not None:
+            raise RuntimeError(_hooks.disabled_message)
+        _hooks.pairs.append((self.pack_hook, self.unpack_hook))
+        _activate(1)
+        return self
+
+    def __exit__(self, *exc):
+        _hooks.pairs.pop()
+        _activate(-1)
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Context manager under which tensors saved by the forward pass are stored on the CPU,
+    then copied back to their device for backward."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack_to_cpu(tensor):
+            return tensor.device, tensor.cpu()
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+class disable_saved_tensors_hooks:
+    """Context-manager under which entering ``saved_tensors_hooks`` raises ``RuntimeError`` with
+    ``error_message`` (as does entering this one while such hooks are active)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+        self.prev = None
+
+    def __enter__(self):
+        if _hooks.pairs:
+            raise RuntimeError(self.error_message)
+        self.prev = _hooks.disabled_message
+        _hooks.disabled_message = self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        _hooks.disabled_message = self.prev

@@ -1,1 +1,78 @@
-"""``ember.multiprocessing`` (to be filled)."""
+"""``ember.multiprocessing``: a drop-in replacement for Python's ``multiprocessing`` in which
+tensors sent to another process (through a ``Queue``, a ``Pipe``, ``Pool`` arguments or
+spawned ``Process`` arguments) move to shared memory and are rebuilt on the other side
+without a copy, as in ``torch.multiprocessing``.
+
+Sharing uses torch's ``file_descriptor`` strategy: each segment is an unlinked file in
+``/dev/shm`` that the kernel frees when the last process holding it lets go, so no names
+leak even when a process is killed. A receiver gets the segment as a duplicate file
+descriptor from the sender, so the sender must still be running when the receiver takes the
+tensor off the queue (as in torch).
+
+Also attaches ``Tensor.share_memory_()`` and ``Tensor.is_shared()`` and, when ``ember.nn``
+provides ``Module``, ``Module.share_memory()``.
+"""
+import multiprocessing
+from multiprocessing import *  # noqa: F401,F403
+
+from .._tensor import Tensor
+from . import _shm
+from .reductions import init_reductions, is_shared, share_memory_
+from .spawn import (  # noqa: F401
+    ProcessContext, ProcessException, ProcessExitedException, ProcessRaisedException, spawn,
+    start_processes,
+)
+
+__all__ = list(multiprocessing.__all__) + [
+    "spawn", "start_processes", "ProcessContext", "ProcessException", "ProcessRaisedException",
+    "ProcessExitedException", "get_sharing_strategy", "set_sharing_strategy",
+    "get_all_sharing_strategies",
+]
+
+_STRATEGIES = {"file_descriptor"}
+_strategy = "file_descriptor"
+
+
+def get_all_sharing_strategies():
+    """The sharing strategies this system supports (ember has only ``file_descriptor``)."""
+    return set(_STRATEGIES)
+
+
+def get_sharing_strategy():
+    """The current strategy for sharing CPU tensors."""
+    return _strategy
+
+
+def set_sharing_strategy(new_strategy):
+    """Sets the strategy for sharing CPU tensors (one of ``get_all_sharing_strategies()``)."""
+    global _strategy
+    if new_strategy not in _STRATEGIES:
+        raise ValueError(f"sharing strategy {new_strategy!r} is not supported; "
+                         f"choose one of {sorted(_STRATEGIES)}")
+    _strategy = new_strategy
+
+
+def _module_share_memory(self):
+    """Moves the parameters, their gradients and the buffers to shared memory (in place);
+    returns the module."""
+    for p in self.parameters():
+        share_memory_(p)
+        if p.grad is not None:
+            share_memory_(p.grad)
+    for b in self.buffers():
+        share_memory_(b)
+    return self
+
+
+def _attach_methods():
+    Tensor.share_memory_ = share_memory_
+    Tensor.is_shared = is_shared
+    try:
+        from ..nn import Module
+    except ImportError:
+        return
+    Module.share_memory = _module_share_memory  # replaces nn's placeholder
+
+
+init_reductions()
+_attach_methods()

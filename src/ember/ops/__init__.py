@@ -10,12 +10,13 @@
   shape      cat, stack, flip, roll, repeat, tile, tril, triu, ...
   index      advanced indexing and __setitem__
   linalg     matmul family, einsum, tensordot
+  decomp     decompositions with gradients (inv, det, solve, cholesky, qr, svd, eigh, ...)
   random     Generator and samplers
   creation   tensor, zeros, arange, linspace, eye, ...
   convert    clone, contiguous, to, type conversions
 """
 from . import (  # noqa: F401
-    compare, convert, creation, index, linalg, pointwise, random, reduce, shape, sort, ternary,
-    unary,
+    compare, convert, creation, decomp, index, linalg, pointwise, random, reduce, shape, sort,
+    ternary, unary,
     view,
 )

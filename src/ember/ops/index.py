@@ -1,6 +1,8 @@
 """Advanced indexing and writing into tensors: ``x[idx]`` with integer tensors, lists and
 boolean masks (mixed with ints, slices, None and Ellipsis), ``x[key] = value``, ``fill_``,
-``zero_`` and ``copy_``.
+``zero_`` and ``copy_``; the indexing functions index_select, gather, take, take_along_dim,
+scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill, index_put,
+masked_fill, masked_select, masked_scatter, nonzero and argwhere (with their in-place forms).
 
 An index key is first normalized to what the array namespace understands (integer arrays,
 masks as the integer arrays of their nonzero positions, ints, slices, None, Ellipsis); the
@@ -11,11 +13,15 @@ import numbers
 import re
 import warnings
 
+import numpy as np
+
 from .._dtype import _BY_NP
 from ._common import (
-    Node, Tensor, check_inplace, finish_inplace, grad_state, make, namespace_of, record, sum_to,
+    Node, Tensor, _type_word, apply_inplace, check_inplace, finish_inplace, grad_state, make,
+    method, namespace_of, record, sum_to, wrap_dim,
 )
-from .view import _check_basic_key, _is_basic_key
+from .shape import _broadcast_pair, cat
+from .view import _check_basic_key, _is_basic_key, slice_scatter_zeros
 
 __all__ = []
 
@@ -202,12 +208,16 @@ def _zeros_like(t):
 
 class IndexPutBackward0(Node):
     """Gradient of ``self[key] = value``: ``self`` gets the gradient with the written
-    positions zeroed, ``value`` the gradient at those positions, reduced to its shape."""
+    positions zeroed (all of it when the values were accumulated), ``value`` the gradient at
+    those positions, reduced to its shape."""
     __slots__ = ()
+    accumulate = False
 
     def backward(self, grad):
         g_self = g_value = None
-        if self.next_functions[0][0] is not None:
+        if self.next_functions[0][0] is not None and self.accumulate:
+            g_self = grad
+        elif self.next_functions[0][0] is not None:
             xp = namespace_of(grad._data)
             keep = xp.ones(grad._data.shape, dtype=grad._data.dtype)
             keep[self.key] = 0
@@ -255,10 +265,11 @@ def _write(data, key, value, value_tensor, basic):
         raise _out_of_range(e, key, data.ndim) from None
 
 
-def _check_value_dtype(self, key, value):
-    """torch's index put needs a value tensor of the destination's dtype (0-d ones are cast)."""
-    if isinstance(value, Tensor) and value._data.ndim and value._data.dtype != self._data.dtype:
-        from ._common import _type_word
+def _check_value_dtype(self, key, value, strict=False):
+    """torch's index put needs a value tensor of the destination's dtype (``x[key] = v`` casts
+    0-d ones; ``index_put`` does not)."""
+    if (isinstance(value, Tensor) and (value._data.ndim or strict)
+            and value._data.dtype != self._data.dtype):
         target = _index(self._data, key).shape
         try:
             namespace_of(self._data).broadcast_shapes(value._data.shape, target)
@@ -437,3 +448,1010 @@ def copy_(self, src, non_blocking=False):
 
 
 Tensor.copy_ = copy_
+
+
+# ==============================================================================================
+# Indexing functions: index_select, gather, scatter*, index_add/copy/fill/put, masked_*, take,
+# take_along_dim, nonzero.
+#
+# Every op validates its arguments before writing anything, computes its result out of place
+# (a copy of ``input`` written with one backend call: fancy assignment, or ``ufunc.at`` where
+# repeated positions must accumulate) and records a node whose backward is written in these
+# same ops. The in-place forms go through ``apply_inplace``, so a failed one leaves its tensor
+# unchanged.
+
+_INT_INDEX = (np.dtype("int64"), np.dtype("int32"))
+_LONG = np.dtype("int64")
+
+# the C++ type names torch's masked_fill_ prints for a mask of the wrong dtype
+_CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+                   "int16": "short int", "int32": "int", "int64": "long int", "float32": "float",
+                   "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _tensor_arg(x, op, name, pos):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _nonempty(data):
+    """``data`` with a 0-d array seen as one element: torch's indexing ops treat a scalar as a
+    1-d tensor of size 1."""
+    return data if data.ndim else data.reshape(1)
+
+
+def _nonempty_shape(shape):
+    return shape or (1,)
+
+
+def _check_bounds(idx, low, high, error):
+    """Raise ``error(i)`` for the first index ``i`` (in memory order) outside [low, high)."""
+    if idx.size and (idx.min() < low or idx.max() >= high):
+        bad = idx[(idx < low) | (idx >= high)]
+        raise error(int(bad.reshape(-1)[0]))
+
+
+def _out_of_bounds(dim, size, cls=RuntimeError, prefix=""):
+    return lambda i: cls(f"{prefix}index {i} is out of bounds for dimension {dim} with size {size}")
+
+
+def _fit_to(grad, shape):
+    """``grad`` (covering the leading part of each dim of ``shape``) padded with zeros to
+    ``shape``."""
+    gshape = grad._data.shape
+    if gshape == shape:
+        return grad
+    if len(gshape) != len(shape):
+        return grad.reshape(shape)
+    return slice_scatter_zeros(grad, shape, tuple(slice(0, n) for n in gshape))
+
+
+def _along_key(idx, dim):
+    """The fancy key that pairs each element of ``idx`` with its own position in every dim but
+    ``dim``: ``data[key]`` is ``gather(data, dim, idx)``."""
+    xp = namespace_of(idx)
+    nd = idx.ndim
+    return tuple(idx if d == dim else xp.arange(n).reshape((n,) + (1,) * (nd - d - 1))
+                 for d, n in enumerate(idx.shape))
+
+
+def _dim_key(dim, idx):
+    """The key that indexes dim ``dim`` with ``idx``."""
+    return (slice(None),) * dim + (idx,)
+
+
+# -- index_select -----------------------------------------------------------------------------
+
+class IndexSelectBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        if not self.in_shape:
+            return (grad.reshape(()),)
+        zeros = make(namespace_of(grad._data).zeros(self.in_shape, dtype=grad._data.dtype))
+        return (zeros.index_add(self.dim, index.reshape(-1), grad),)
+
+
+def index_select(input, dim, index):
+    """Returns a new tensor which indexes ``input`` along dimension ``dim`` using the entries
+    in ``index`` (a 1-d int64 or int32 tensor)."""
+    _tensor_arg(index, "index_select", "index", 3)
+    data, idx = input._data, index._data
+    d = wrap_dim(dim, data.ndim or 1)
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if idx.dtype not in _INT_INDEX:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    size = data.shape[d] if data.ndim else 1
+    _check_bounds(idx, 0, size, lambda i: IndexError("index out of range in self"))
+    if data.ndim:
+        out = make(namespace_of(data).take(data, idx.reshape(-1), axis=d))
+    elif idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} "
+                           "value(s)")
+    else:
+        out = make(data.copy())
+    node = record(IndexSelectBackward0, (input,), out)
+    if node is not None:
+        node.save(index)
+        node.dim, node.in_shape = d, data.shape
+    return out
+
+
+# -- gather, take_along_dim --------------------------------------------------------------------
+
+class GatherBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        zeros = make(namespace_of(grad._data).zeros(self.in_shape, dtype=grad._data.dtype))
+        return (zeros.scatter_add(self.dim, index, grad),)
+
+
+def _scatter_gather_index(index, op):
+    idx = index._data
+    if idx.dtype not in _INT_INDEX:
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    return idx
+
+
+def _check_gather_shapes(self_shape, idx_shape, dim):
+    s, i = _nonempty_shape(self_shape), _nonempty_shape(idx_shape)
+    if len(s) != len(i):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for d, (n_self, n_idx) in enumerate(zip(s, i)):
+        if d != dim and n_idx > n_self:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(idx_shape)} to be no larger than self {list(self_shape)} "
+                               f"apart from dimension {dim}")
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    """Gathers values of ``input`` along ``dim``: ``out[i][j] = input[index[i][j]][j]`` for
+    ``dim == 0`` (and likewise for other dims). ``index`` has ``input``'s number of dims and is
+    no larger than it in every other dim; the result has ``index``'s shape."""
+    _tensor_arg(index, "gather", "index", 3)
+    data = input._data
+    d = wrap_dim(dim, data.ndim or 1)
+    idx = _scatter_gather_index(index, "gather")
+    if idx.size:
+        _check_gather_shapes(data.shape, idx.shape, d)
+        size = _nonempty_shape(data.shape)[d]
+        _check_bounds(idx, 0, size, _out_of_bounds(d, size))
+        out = make(_nonempty(data)[_along_key(_nonempty(idx), d)].reshape(idx.shape))
+    else:
+        out = make(namespace_of(data).empty(idx.shape, dtype=data.dtype))
+    node = record(GatherBackward0, (input,), out)
+    if node is not None:
+        node.save(index)
+        node.dim, node.in_shape = d, data.shape
+    return out
+
+
+def take_along_dim(input, indices, dim=None):
+    """Selects values from ``input`` at the 1-d positions ``indices`` along ``dim`` (``input``
+    and ``indices`` broadcast in the other dims), as the indices argmax and argsort return;
+    with ``dim=None`` both are flattened first."""
+    _tensor_arg(indices, "take_along_dim", "indices", 2)
+    data, idx = input._data, indices._data
+    if dim is None:
+        _check_take_along_dtype(idx)
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if data.ndim != idx.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number "
+                           f"of dimensions, but got {data.ndim} dimensions for input, and "
+                           f"{idx.ndim} dimensions for indices")
+    _check_take_along_dtype(idx)
+    if not data.ndim:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, data.ndim)
+    size = data.shape[d]
+    if idx.size and size and (idx.min() < 0 or idx.max() >= size):
+        indices = make(idx % size)  # torch wraps indices along dim around its size
+    index_shape = _broadcast_pair(data.shape[:d] + (idx.shape[d],) + data.shape[d + 1:], idx.shape)
+    _broadcast_pair(idx.shape[:d] + (size,) + idx.shape[d + 1:], data.shape)
+    input_shape = index_shape[:d] + (size,) + index_shape[d + 1:]
+    if data.shape != input_shape:
+        input = input.expand(input_shape)
+    if idx.shape != index_shape:
+        indices = indices.expand(index_shape)
+    return gather(input, d, indices)
+
+
+def _check_take_along_dtype(idx):
+    if idx.dtype != _LONG:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_type_word(idx.dtype)}")
+
+
+# -- scatter, scatter_add, scatter_reduce ---------------------------------------------------------
+
+def _check_scatter_shapes(self_shape, idx_shape, src_shape, dim):
+    """torch's checks, in torch's order: index no larger than self (but along ``dim``) and
+    than src; then src of index's rank."""
+    s, i = _nonempty_shape(self_shape), _nonempty_shape(idx_shape)
+    if len(s) != len(i):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    too_big = False
+    for d, n_idx in enumerate(i):
+        if d != dim and n_idx > s[d]:
+            too_big = True
+            break
+    if src_shape is not None and src_shape != idx_shape and not too_big:
+        too_big = any(n_idx > _size_at(src_shape, d) for d, n_idx in enumerate(i))
+    if too_big:
+        message = (f"Expected index {list(idx_shape)} to be no larger than self {list(self_shape)} "
+                   f"apart from dimension {dim}")
+        if src_shape is not None:
+            message += f" and to be no larger size than src {list(src_shape)}"
+        raise RuntimeError(message)
+    if src_shape is not None and len(_nonempty_shape(src_shape)) != len(i):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+
+
+def _size_at(shape, d):
+    """``shape[d]`` (1 for a 0-d shape), with torch's IndexError for a dim out of range."""
+    if not shape:
+        return 1
+    if d >= len(shape):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-len(shape)}, "
+                         f"{len(shape) - 1}], but got {d})")
+    return shape[d]
+
+
+def _assign(xp, target, key, values, include_self):
+    target[key] = values
+
+
+def _ufunc_at(name, identity):
+    """A reducer writing with ``xp.<name>.at`` (repeated positions combine); without
+    ``include_self`` the written positions start from ``identity(dtype)``."""
+    def reduce(xp, target, key, values, include_self):
+        if not include_self:
+            target[key] = identity(target.dtype)
+        getattr(xp, name).at(target, key, values)
+    return reduce
+
+
+def _lowest(dtype):
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    return False if dtype.kind == "b" else -np.inf
+
+
+def _highest(dtype):
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).max
+    return True if dtype.kind == "b" else np.inf
+
+
+def _mean_at(xp, target, key, values, include_self):
+    counts = (xp.ones if include_self else xp.zeros)(target.shape, dtype=target.dtype)
+    if not include_self:
+        target[key] = 0
+    xp.add.at(target, key, values)
+    xp.add.at(counts, key, 1)
+    if not include_self:
+        counts[counts == 0] = 1
+    divide = xp.floor_divide if target.dtype.kind in "iub" else xp.true_divide
+    divide(target, counts, out=target, casting="unsafe")
+
+
+_REDUCERS = {
+    None: _assign,
+    "add": _ufunc_at("add", lambda dt: 0), "sum": _ufunc_at("add", lambda dt: 0),
+    "multiply": _ufunc_at("multiply", lambda dt: 1), "prod": _ufunc_at("multiply", lambda dt: 1),
+    "amax": _ufunc_at("maximum", _lowest), "amin": _ufunc_at("minimum", _highest),
+    "max": _ufunc_at("maximum", _lowest), "min": _ufunc_at("minimum", _highest),
+    "mean": _mean_at,
+}
+
+
+def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
+    """``input``'s values with ``src`` (a tensor or a number) scattered into a copy along
+    ``dim`` at ``index``, combined by ``reduce``; checked as torch checks."""
+    _tensor_arg(index, op, "index", 3)
+    data = input._data
+    d = wrap_dim(dim, data.ndim or 1)
+    src_is_tensor = isinstance(src, Tensor)
+    idx = _scatter_gather_index(index, "scatter")
+    if src_is_tensor and src._data.dtype != data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    out = data.copy()
+    if not idx.size:
+        return out
+    _check_scatter_shapes(data.shape, idx.shape, src._data.shape if src_is_tensor else None, d)
+    size = _nonempty_shape(data.shape)[d]
+    _check_bounds(idx, 0, size, _out_of_bounds(d, size))
+    idx = _nonempty(idx)
+    if src_is_tensor:
+        values = _nonempty(src._data)
+        if values.shape != idx.shape:
+            values = values[tuple(slice(0, n) for n in idx.shape)]
+    else:
+        values = namespace_of(data).asarray(src).astype(data.dtype)
+    _REDUCERS[reduce](namespace_of(data), _nonempty(out), _along_key(idx, d), values, include_self)
+    return out
+
+
+class ScatterBackward0(Node):
+    """Gradient of scatter with a src tensor: the overwritten positions get none."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        g_self = grad.scatter(self.dim, index, 0) if self.next_functions[0][0] is not None else None
+        g_src = None
+        if self.next_functions[1][0] is not None:
+            g_src = _fit_to(grad.gather(self.dim, index), self.src_shape)
+        return g_self, g_src
+
+
+class ScatterBackward1(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        return (grad.scatter(self.dim, index, 0),)
+
+
+class ScatterAddBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        g_src = None
+        if self.next_functions[1][0] is not None:
+            g_src = _fit_to(grad.gather(self.dim, index), self.src_shape)
+        return grad, g_src
+
+
+class _ScatterReduceNotImplemented(Node):
+    """What torch records for ``scatter(..., reduce=)``: backward through it is an error."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+_ScatterReduceNotImplemented.__name__ = "NotImplemented"
+_ScatterReduceNotImplemented.__qualname__ = "NotImplemented"
+
+_SCATTER_SRC_REDUCE_DEPRECATED = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+    "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """Writes ``src`` (a tensor) or ``value`` (a number) into a copy of ``input`` at the
+    positions ``index`` gives along ``dim``: ``out[index[i][j]][j] = src[i][j]`` for
+    ``dim == 0``. With ``reduce='add'`` or ``'multiply'`` the values are combined with the
+    existing ones instead (repeated positions accumulate)."""
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if isinstance(src, Tensor):
+            warnings.warn(_SCATTER_SRC_REDUCE_DEPRECATED, UserWarning, stacklevel=2)
+    is_tensor = isinstance(src, Tensor)
+    if not is_tensor:
+        _scalar_value(src, "scatter", "value", 4)
+    out = make(_scatter_data("scatter", input, dim, index, src, reduce))
+    if reduce is not None:
+        record(_ScatterReduceNotImplemented, (input, src) if is_tensor else (input,), out)
+        return out
+    node = record(ScatterBackward0 if is_tensor else ScatterBackward1,
+                  (input, src) if is_tensor else (input,), out)
+    if node is not None:
+        node.save(index)
+        node.dim = wrap_dim(dim, input._data.ndim or 1)
+        if is_tensor:
+            node.src_shape = src._data.shape
+    return out
+
+
+def _scalar_value(value, op, name, pos):
+    if not isinstance(value, (numbers.Number, np.generic)):
+        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Number, not "
+                        f"{type(value).__name__}")
+
+
+def scatter_add(input, dim, index, src):
+    """Adds every value of ``src`` into a copy of ``input`` at the positions ``index`` gives
+    along ``dim`` (values sent to the same position all add up)."""
+    _tensor_arg(src, "scatter_add", "src", 4)
+    out = make(_scatter_data("scatter_add", input, dim, index, src, "add"))
+    node = record(ScatterAddBackward0, (input, src), out)
+    if node is not None:
+        node.save(index)
+        node.dim, node.src_shape = wrap_dim(dim, input._data.ndim or 1), src._data.shape
+    return out
+
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin", "max", "min")  # max, min: legacy
+
+
+class ScatterReduceBackward0(Node):
+    """torch's gradient of scatter_reduce (FunctionsManual.cpp, scatter_reduce_backward)."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        input, index, src, result = self.saved_tensors
+        if self.reduce not in _SCATTER_REDUCE_GRADS:
+            raise RuntimeError("Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' "
+                               f"but got {self.reduce}.")
+        g_self, g_src = _SCATTER_REDUCE_GRADS[self.reduce](
+            grad, input, self.dim, index, src, result, self.include_self)
+        if not self.include_self:
+            g_self = g_self.scatter(self.dim, index, 0)
+        return g_self, _fit_to(g_src, self.src_shape)
+
+
+def _scatter_sum_grad(grad, input, dim, index, src, result, include_self):
+    return grad, grad.gather(dim, index)
+
+
+def _scatter_mean_grad(grad, input, dim, index, src, result, include_self):
+    xp = namespace_of(grad._data)
+    counts = make((xp.ones if include_self else xp.zeros)(grad._data.shape, dtype=grad._data.dtype))
+    counts = counts.scatter_add(dim, index, make(xp.ones(index._data.shape, dtype=grad._data.dtype)))
+    counts = counts.masked_fill(counts == 0, 1)
+    return grad / counts, grad.gather(dim, index) / counts.gather(dim, index)
+
+
+def _scatter_extreme_grad(grad, input, dim, index, src, result, include_self):
+    """Gradient shared evenly between the values equal to the result."""
+    value = result.gather(dim, index)
+    self_is_result = (input == result).to(grad.dtype)
+    src_is_result = (_region(src, index) == value).to(grad.dtype)
+    distributed = grad / self_is_result.scatter_add(dim, index, src_is_result)
+    return self_is_result * distributed, src_is_result * distributed.gather(dim, index)
+
+
+def _scatter_prod_grad(grad, input, dim, index, src, result, include_self):
+    """Products divided by the factor, with zero factors handled as torch does."""
+    from .ternary import where
+    src = _region(src, index)
+    masked_self = input.masked_fill(input == 0, 1)
+    masked_self_result = masked_self.scatter_reduce(dim, index, src, "prod", include_self=include_self)
+    g_self = grad * masked_self_result / masked_self
+    src_zero = src == 0
+    zeros_per_position = make(namespace_of(grad._data).zeros(input._data.shape, dtype=grad._data.dtype))
+    src_zeros = zeros_per_position.scatter_add(dim, index, src_zero.to(grad.dtype)).gather(dim, index)
+    single_zero = src_zero & (src_zeros == 1)
+    masked_src = src.masked_fill(single_zero, 1)
+    masked_src_result = input.scatter_reduce(dim, index, masked_src, "prod", include_self=include_self)
+    g_src = where(single_zero, (grad * masked_src_result).gather(dim, index),
+                  (grad * result).gather(dim, index) / src.masked_fill(src_zero, 1))
+    return g_self, g_src
+
+
+def _region(src, index):
+    """The part of ``src`` that ``index`` covers."""
+    if src._data.shape == index._data.shape:
+        return src
+    return src[tuple(slice(0, n) for n in index._data.shape)] if src._data.ndim else src.reshape(index.shape)
+
+
+_SCATTER_REDUCE_GRADS = {"sum": _scatter_sum_grad, "mean": _scatter_mean_grad,
+                         "amax": _scatter_extreme_grad, "amin": _scatter_extreme_grad,
+                         "prod": _scatter_prod_grad}
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """Reduces every value of ``src`` into a copy of ``input`` at the positions ``index`` gives
+    along ``dim``, with ``reduce`` one of ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``,
+    ``"amin"``; with ``include_self=False`` the values of ``input`` at the scattered positions
+    take no part."""
+    _tensor_arg(src, "scatter_reduce", "src", 4)
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    out = make(_scatter_data("scatter_reduce", input, dim, index, src, reduce, include_self))
+    node = record(ScatterReduceBackward0, (input, src), out)
+    if node is not None:
+        node.save(input, index, src, out)
+        node.dim, node.src_shape = wrap_dim(dim, input._data.ndim or 1), src._data.shape
+        node.reduce, node.include_self = reduce, include_self
+    return out
+
+
+# -- index_add, index_copy, index_fill ----------------------------------------------------------
+
+def _check_index_add(input, d, idx, source):
+    data, src = input._data, source._data
+    if idx.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} "
+                         f"with type: {_type_word(idx.dtype)} and size: {list(idx.shape)}")
+    if idx.dtype not in _INT_INDEX:
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{_type_word(idx.dtype)}")
+    if src.dtype != data.dtype:
+        raise RuntimeError(f"index_add_(): self ({_type_word(data.dtype)}) and source "
+                           f"({_type_word(src.dtype)}) must have the same scalar type")
+    if d != 0 and d >= src.ndim:
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor "
+                           f"with dim {src.ndim}")
+    n_source = src.shape[d] if src.ndim else 1
+    if idx.size != n_source:
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({n_source}), for dim: {d}")
+    if data.ndim != src.ndim or any(a != b for i, (a, b) in enumerate(zip(data.shape, src.shape))
+                                    if i != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(data.shape)} "
+                           f"source.shape = {list(src.shape)}")
+    size = _nonempty_shape(data.shape)[d]
+    _check_bounds(idx, 0, size, _out_of_bounds(d, size))
+
+
+class IndexAddBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        g_source = None
+        if self.next_functions[1][0] is not None:
+            (index,) = self.saved_tensors
+            g_source = _nonempty_grad(grad).index_select(self.dim, index.reshape(-1))
+            if self.alpha != 1:
+                g_source = g_source * self.alpha
+            g_source = _fit_to(g_source, self.source_shape)
+        return grad, g_source
+
+
+def _nonempty_grad(grad):
+    return grad if grad._data.ndim else grad.reshape(1)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """Adds ``alpha`` times the slices of ``source`` into a copy of ``input`` at the positions
+    ``index`` gives along ``dim`` (slices sent to the same position all add up)."""
+    _tensor_arg(index, "index_add", "index", 3)
+    _tensor_arg(source, "index_add", "source", 4)
+    data = input._data
+    d = wrap_dim(dim, data.ndim or 1)
+    _check_index_add(input, d, index._data, source)
+    xp = namespace_of(data)
+    values = source._data
+    if alpha != 1:
+        values = values * xp.asarray(alpha).astype(data.dtype)
+    out = data.copy()
+    xp.add.at(_nonempty(out), _dim_key(d, index._data.reshape(-1)), values)
+    out = make(out)
+    node = record(IndexAddBackward0, (input, source), out)
+    if node is not None:
+        node.save(index)
+        node.dim, node.alpha, node.source_shape = d, alpha, source._data.shape
+    return out
+
+
+def _check_index_copy(input, d, idx, source):
+    data, src = input._data, source._data
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+    if idx.dtype != _LONG:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{_type_word(idx.dtype)}")
+    if src.dtype != data.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got "
+                           f"(self) {_type_word(data.dtype)} and (source) {_type_word(src.dtype)}")
+    if data.ndim and src.ndim and data.ndim != src.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({src.ndim}), "
+                         f"destination dimensionality ({data.ndim})")
+    n_source = src.shape[d] if src.ndim else 1
+    if idx.size != n_source:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
+                         f"source.size(dim) ({n_source})")
+    self_slice = data.shape[:d] + data.shape[d + 1:]
+    source_slice = src.shape[:d] + src.shape[d + 1:]
+    if src.ndim and self_slice != source_slice:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. "
+                           f"Destination slice shape: {' '.join(map(str, self_slice))} at dimension "
+                           f"{d} and source slice shape: {' '.join(map(str, source_slice))} at "
+                           "dimension 0.")
+    size = _nonempty_shape(data.shape)[d]
+    _check_bounds(idx, 0, size, _out_of_bounds(d, size, IndexError, "index_copy_(): "))
+
+
+class IndexCopyBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        g_self = g_source = None
+        if self.next_functions[0][0] is not None:
+            g_self = grad.index_fill(self.dim, index, 0)
+        if self.next_functions[1][0] is not None:
+            g_source = _fit_to(_nonempty_grad(grad).index_select(self.dim, index.reshape(-1)),
+                               self.source_shape)
+        return g_self, g_source
+
+
+def index_copy(input, dim, index, source):
+    """Copies the slices of ``source`` into a copy of ``input`` at the positions ``index``
+    gives along ``dim``."""
+    _tensor_arg(index, "index_copy", "index", 3)
+    _tensor_arg(source, "index_copy", "source", 4)
+    data = input._data
+    d = wrap_dim(dim, data.ndim or 1)
+    _check_index_copy(input, d, index._data, source)
+    out = data.copy()
+    values = source._data
+    if values.ndim and not data.ndim:
+        values = values.reshape(())
+    _nonempty(out)[_dim_key(d, index._data.reshape(-1))] = values
+    out = make(out)
+    node = record(IndexCopyBackward0, (input, source), out)
+    if node is not None:
+        node.save(index)
+        node.dim, node.source_shape = d, source._data.shape
+    return out
+
+
+class IndexFillBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        return (grad.index_fill(self.dim, index, 0),)
+
+
+class IndexFillBackward1(Node):
+    """Gradient of index_fill with a 0-d value tensor: the value gets the sum of the gradient
+    over the filled positions, each counted once."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        g_self = grad.index_fill(self.dim, index, 0) if self.next_functions[0][0] is not None else None
+        g_value = None
+        if self.next_functions[1][0] is not None:
+            xp = namespace_of(index._data)
+            size = _nonempty_shape(grad._data.shape)[self.dim]
+            filled = make(xp.unique(index._data.reshape(-1) % size))
+            g_value = _nonempty_grad(grad).index_select(self.dim, filled).sum()
+            if g_value._data.dtype != self.value_dtype:
+                g_value = g_value.to(_BY_NP[self.value_dtype])
+        return g_self, g_value
+
+
+def index_fill(input, dim, index, value):
+    """Fills the slices of a copy of ``input`` at the positions ``index`` gives along ``dim``
+    with ``value`` (a number or a 0-d tensor)."""
+    _tensor_arg(index, "index_fill", "index", 3)
+    data, idx = input._data, index._data
+    d = wrap_dim(dim, data.ndim or 1)
+    if idx.dtype != _LONG:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if idx.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    value_tensor = value if isinstance(value, Tensor) else None
+    if value_tensor is not None:
+        if value._data.ndim:
+            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value._data.ndim} dimension(s).")
+        fill = value._data.astype(data.dtype)
+    else:
+        _scalar_value(value, "index_fill", "value", 4)
+        fill = namespace_of(data).asarray(value).astype(data.dtype)
+    size = _nonempty_shape(data.shape)[d]
+    _check_bounds(idx, -size, size, _out_of_bounds(d, size, IndexError))
+    out = data.copy()
+    _nonempty(out)[_dim_key(d, idx.reshape(-1))] = fill
+    out = make(out)
+    if value_tensor is None:
+        node = record(IndexFillBackward0, (input,), out)
+    else:
+        node = record(IndexFillBackward1, (input, value_tensor), out)
+        if node is not None:
+            node.value_dtype = value_tensor._data.dtype
+    if node is not None:
+        node.save(index)
+        node.dim = d
+    return out
+
+
+# -- index_put ---------------------------------------------------------------------------------
+
+def _index_put_key(op, input, indices):
+    """``indices`` (a tuple or list of index tensors) as a key for ``input``'s array."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'indices' (position 2) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    for i, k in enumerate(indices):
+        if not isinstance(k, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                            f"{type(k).__name__}")
+    data = input._data
+    if len(indices) > data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {data.ndim} "
+                         f"(got {len(indices)})")
+    return normalize_key(tuple(indices), data)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """Returns a copy of ``input`` with ``values`` written at ``input[indices]`` (``indices`` a
+    tuple of index tensors); with ``accumulate=True`` they are added instead, repeated
+    positions adding up."""
+    key = _index_put_key("index_put", input, indices)
+    _tensor_arg(values, "index_put", "values", 3)
+    _check_value_dtype(input, key, values, strict=True)
+    data = input._data.copy()
+    if accumulate:
+        _accumulate(data, key, values._data)
+    else:
+        _write(data, key, values._data, values, False)
+    out = make(data)
+    node = record(IndexPutBackward0, (input, values), out)
+    if node is not None:
+        node.key, node.accumulate = key, accumulate
+        node.value_shape, node.value_dtype = values._data.shape, values._data.dtype
+    return out
+
+
+def _accumulate(data, key, values):
+    """``data[key] += values`` with repeated positions adding up, and torch's errors."""
+    try:
+        namespace_of(data).add.at(data, key, values)
+    except ValueError:
+        raise _shape_mismatch(values.shape, data[key].shape) from None
+    except IndexError as e:
+        raise _out_of_range(e, key, data.ndim) from None
+
+
+def index_put_(self, indices, values, accumulate=False):
+    """In-place ``index_put``: writes (or with ``accumulate``, adds) ``values`` at
+    ``self[indices]``."""
+    return apply_inplace(self, index_put, indices, values, accumulate)
+
+
+# -- masked_fill, masked_select, masked_scatter --------------------------------------------------
+
+class MaskedFillBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (mask,) = self.saved_tensors
+        return (sum_to(grad.masked_fill(mask, 0), self.in_shape),)
+
+
+class MaskedFillBackward1(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (mask,) = self.saved_tensors
+        g_self = g_value = None
+        if self.next_functions[0][0] is not None:
+            g_self = sum_to(grad.masked_fill(mask, 0), self.in_shape)
+        if self.next_functions[1][0] is not None:
+            g_value = grad.masked_fill(~mask, 0).sum()
+            if g_value._data.dtype != self.value_dtype:
+                g_value = g_value.to(_BY_NP[self.value_dtype])
+        return g_self, g_value
+
+
+def _check_bool_mask(op, mask):
+    dt = mask._data.dtype
+    if dt.kind != "b":
+        if op == "masked_select":
+            raise RuntimeError("masked_select: expected BoolTensor for mask")
+        name = _CPP_TYPE_NAMES.get(dt.name, dt.name) if op == "masked_fill" else _type_word(dt)
+        raise RuntimeError(f"{op}_ only supports boolean masks, but got mask with dtype {name}")
+
+
+def masked_fill(input, mask, value):
+    """Returns a copy of ``input`` with ``value`` (a number or a 0-d tensor) where the boolean
+    ``mask`` (broadcast with ``input``) is True."""
+    _tensor_arg(mask, "masked_fill", "mask", 2)
+    _check_bool_mask("masked_fill", mask)
+    data, mdata = input._data, mask._data
+    value_tensor = value if isinstance(value, Tensor) else None
+    xp = namespace_of(data)
+    if value_tensor is not None:
+        if value._data.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value._data.ndim} dimension(s).")
+        fill = value._data.astype(data.dtype)
+    else:
+        _scalar_value(value, "masked_fill", "value", 3)
+        fill = xp.asarray(value).astype(data.dtype)
+    if mdata.shape != data.shape:
+        _broadcast_pair(mdata.shape, data.shape)
+    out = make(xp.where(mdata, fill, data))
+    if value_tensor is None:
+        node = record(MaskedFillBackward0, (input,), out)
+    else:
+        node = record(MaskedFillBackward1, (input, value_tensor), out)
+        if node is not None:
+            node.value_dtype = value_tensor._data.dtype
+    if node is not None:
+        node.save(mask)
+        node.in_shape = data.shape
+    return out
+
+
+def masked_fill_(self, mask, value):
+    """In-place ``masked_fill``: fills ``self`` with ``value`` where ``mask`` is True."""
+    _tensor_arg(mask, "masked_fill_", "mask", 1)
+    if mask._data.shape != self._data.shape:
+        _broadcast_pair(self._data.shape, mask._data.shape)
+    return apply_inplace(self, masked_fill, mask, value)
+
+
+class MaskedSelectBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (mask,) = self.saved_tensors
+        zeros = make(namespace_of(grad._data).zeros(self.out_shape, dtype=grad._data.dtype))
+        if mask._data.shape != self.out_shape:
+            mask = mask.expand(self.out_shape)
+        return (sum_to(zeros.masked_scatter(mask, grad), self.in_shape),)
+
+
+def _broadcast_masked(input, mask):
+    """``input``'s and ``mask``'s arrays broadcast to their common shape."""
+    data, mdata = input._data, mask._data
+    if data.shape == mdata.shape:
+        return data, mdata
+    shape = _broadcast_pair(mdata.shape, data.shape)
+    xp = namespace_of(data)
+    return xp.broadcast_to(data, shape), xp.broadcast_to(mdata, shape)
+
+
+def masked_select(input, mask):
+    """Returns a new 1-d tensor of the elements of ``input`` where the boolean ``mask``
+    (broadcast with ``input``) is True."""
+    _tensor_arg(mask, "masked_select", "mask", 2)
+    _check_bool_mask("masked_select", mask)
+    data, mdata = _broadcast_masked(input, mask)
+    out = make(data[mdata])
+    node = record(MaskedSelectBackward0, (input,), out)
+    if node is not None:
+        node.save(mask)
+        node.in_shape, node.out_shape = input._data.shape, data.shape
+    return out
+
+
+class MaskedScatterBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (mask,) = self.saved_tensors
+        g_self = g_source = None
+        if self.next_functions[0][0] is not None:
+            g_self = sum_to(grad.masked_fill(mask, 0), self.in_shape)
+        if self.next_functions[1][0] is not None:
+            g_source = _masked_scatter_source_grad(grad, mask, self.source_shape)
+        return g_self, g_source
+
+
+def _masked_scatter_source_grad(grad, mask, source_shape):
+    """The gradient at the masked positions, in order, then zeros for the unused rest of
+    ``source``."""
+    selected = grad.masked_select(mask)
+    numel = 1
+    for n in source_shape:
+        numel *= n
+    missing = numel - selected._data.shape[0]
+    if missing > 0:
+        xp = namespace_of(grad._data)
+        selected = cat([selected, make(xp.zeros(missing, dtype=grad._data.dtype))])
+    return selected.reshape(source_shape)
+
+
+def masked_scatter(input, mask, source):
+    """Returns a copy of ``input`` with the elements of ``source``, in order, written where the
+    boolean ``mask`` (broadcast with ``input``) is True."""
+    _tensor_arg(mask, "masked_scatter", "mask", 2)
+    _tensor_arg(source, "masked_scatter", "source", 3)
+    _check_bool_mask("masked_scatter", mask)
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_type_word(input._data.dtype)} and {_type_word(source._data.dtype)}")
+    data, mdata = _broadcast_masked(input, mask)
+    xp = namespace_of(data)
+    count = int(xp.count_nonzero(mdata))
+    src = source._data
+    if src.size < count:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out = data.copy()
+    out[mdata] = src.reshape(-1)[:count]
+    out = make(out)
+    node = record(MaskedScatterBackward0, (input, source), out)
+    if node is not None:
+        node.save(mask)
+        node.in_shape, node.source_shape = input._data.shape, src.shape
+    return out
+
+
+def masked_scatter_(self, mask, source):
+    """In-place ``masked_scatter``: writes the elements of ``source`` into ``self`` where
+    ``mask`` is True."""
+    _tensor_arg(mask, "masked_scatter_", "mask", 1)
+    if mask._data.shape != self._data.shape:
+        mask = mask.expand(self._data.shape)
+    return apply_inplace(self, masked_scatter, mask, source)
+
+
+# -- take, nonzero, argwhere -------------------------------------------------------------------
+
+class TakeBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        numel = 1
+        for n in self.in_shape:
+            numel *= n
+        zeros = make(namespace_of(grad._data).zeros(numel, dtype=grad._data.dtype))
+        flat = index_put(zeros, (index.reshape(-1),), grad.reshape(-1), accumulate=True)
+        return (flat.reshape(self.in_shape),)
+
+
+def take(input, index):
+    """Returns a new tensor of the elements of ``input``, seen as a 1-d tensor, at ``index``
+    (negative indices count from the end); the result has ``index``'s shape."""
+    _tensor_arg(index, "take", "index", 2)
+    data, idx = input._data, index._data
+    if idx.dtype != _LONG:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_type_word(idx.dtype)}")
+    n = data.size
+    if not n and idx.size:
+        raise IndexError("take(): tried to take from an empty tensor")
+    _check_bounds(idx, -n, n, lambda i: IndexError(
+        f"out of range: tried to access index {i} on a tensor of {n} elements."))
+    out = make(namespace_of(data).take(data, idx) if n else data.reshape(idx.shape))
+    node = record(TakeBackward0, (input,), out)
+    if node is not None:
+        node.save(index)
+        node.in_shape = data.shape
+    return out
+
+
+def nonzero(input, *, as_tuple=False):
+    """The indices of the nonzero elements of ``input``: a 2-d int64 tensor with one row per
+    element, or with ``as_tuple=True`` a tuple of 1-d tensors, one per dimension."""
+    data = input._data
+    xp = namespace_of(data)
+    if as_tuple:
+        return tuple(make(i.astype(_LONG, copy=False)) for i in xp.nonzero(_nonempty(data)))
+    return make(xp.argwhere(data).astype(_LONG, copy=False))
+
+
+def argwhere(input):
+    """The indices of the nonzero elements of ``input``, one row per element (as
+    ``nonzero(input)``)."""
+    return nonzero(input)
+
+
+# -- in-place forms and methods -----------------------------------------------------------------
+
+def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    """In-place ``scatter``."""
+    return apply_inplace(self, scatter, dim, index, src, value, reduce=reduce)
+
+
+def scatter_add_(self, dim, index, src):
+    """In-place ``scatter_add``."""
+    return apply_inplace(self, scatter_add, dim, index, src)
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In-place ``scatter_reduce``."""
+    return apply_inplace(self, scatter_reduce, dim, index, src, reduce, include_self=include_self)
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """In-place ``index_add``."""
+    return apply_inplace(self, index_add, dim, index, source, alpha=alpha)
+
+
+def index_copy_(self, dim, index, source):
+    """In-place ``index_copy``."""
+    return apply_inplace(self, index_copy, dim, index, source)
+
+
+def index_fill_(self, dim, index, value):
+    """In-place ``index_fill``."""
+    return apply_inplace(self, index_fill, dim, index, value)
+
+
+for _fn in (index_select, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add,
+            index_copy, index_fill, index_put, masked_fill, masked_select, masked_scatter, take,
+            nonzero, argwhere, scatter_, scatter_add_, scatter_reduce_, index_add_, index_copy_,
+            index_fill_, index_put_, masked_fill_, masked_scatter_):
+    method()(_fn)
+del _fn
+
+__all__ = ["index_select", "gather", "take_along_dim", "scatter", "scatter_add", "scatter_reduce",
+           "index_add", "index_copy", "index_fill", "index_put", "index_put_", "masked_fill",
+           "masked_select", "masked_scatter", "take", "nonzero", "argwhere"]

@@ -327,11 +327,12 @@ class PowBackward1(_BinaryNode):
     def backward(self, grad):
         a, b, out = self.saved_tensors
         ga = gb = None
+        from .ternary import where
         if self.needs(0):
-            ga = self.reduce(grad * b * a.pow(b - 1), 0)
+            # 0 where the exponent is 0, even at a == 0 (torch's convention)
+            ga = self.reduce(where(b == 0, 0.0, grad * b * a.pow(b - 1)), 0)
         if self.needs(1):
             # d/db a**b = a**b * log(a), taken as 0 where a == 0 and b >= 0 (torch's convention)
-            from .ternary import where
             log_a = a.log()
             mask = (a == 0) & (b >= 0)
             gb = self.reduce(grad * where(mask, 0.0, out * log_a), 1)

@@ -1,6 +1,7 @@
 """Random numbers: ``Generator``, the default generator and seeding, and the samplers (rand,
 randn, randint, randperm, normal, bernoulli, multinomial, the ``_like`` forms and the in-place
-``uniform_``/``normal_``/``bernoulli_``/``random_``/``exponential_``).
+``uniform_``/``normal_``/``bernoulli_``/``random_``/``exponential_``/``geometric_``/``cauchy_``/
+``log_normal_``), and ``poisson``.
 
 Each generator wraps NumPy's PCG64 bit generator. The streams are not torch's (a seed gives
 other numbers than in torch), but they follow torch's rules: one seed always gives the same
@@ -22,7 +23,7 @@ from .creation import _place, _size, zeros
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm", "normal",
-           "bernoulli", "multinomial", "rand_like", "randn_like", "randint_like"]
+           "bernoulli", "multinomial", "poisson", "rand_like", "randn_like", "randint_like"]
 
 _DEFAULT_SEED = 67280421310721  # torch's seed for a new Generator
 _STATE_BYTES = 56
@@ -285,6 +286,10 @@ UniformBackward0 = _zero_grad_node("UniformBackward0")
 NormalBackward0 = _zero_grad_node("NormalBackward0")
 RandomBackward0 = _zero_grad_node("RandomBackward0")
 ExponentialBackward0 = _zero_grad_node("ExponentialBackward0")
+GeometricBackward0 = _zero_grad_node("GeometricBackward0")
+CauchyBackward0 = _zero_grad_node("CauchyBackward0")
+LogNormalBackward0 = _zero_grad_node("LogNormalBackward0")
+PoissonBackward0 = _zero_grad_node("PoissonBackward0")
 
 
 def _record_zero_grad(node_cls, inputs, out):
@@ -486,8 +491,22 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
         from_, to = 0, from_
     if to is None:
         to = _random_upper_bound(self._data.dtype)
+    _check_random_bounds(self, int(from_), int(to))
     arr = _integers(generator, int(from_), int(to), self._data.shape, self._data.dtype)
     return _fill_(self, arr, RandomBackward0)
+
+
+def _check_random_bounds(self, low, high):
+    """torch's refusal of a range that the integer dtype of ``self`` cannot hold."""
+    np_dtype = self._data.dtype
+    if np_dtype.kind not in "iub" or low >= high:
+        return
+    from .linalg import _cpp
+    lo, hi = (0, 1) if np_dtype.kind == "b" else (np.iinfo(np_dtype).min, np.iinfo(np_dtype).max)
+    if not lo <= low <= hi:
+        raise RuntimeError(f"from is out of bounds for {_cpp(self)}")
+    if not lo <= high - 1 <= hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {_cpp(self)}")
 
 
 def _random_upper_bound(np_dtype):
@@ -500,12 +519,64 @@ def _random_upper_bound(np_dtype):
 
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fills ``self`` with samples from the exponential distribution of rate ``lambd``."""
-    np_dtype = _check_float_self(self, "exponential_cpu")
+    _check_continuous(self, "Exponential", _type_word(self._data.dtype))
+    np_dtype = self._data.dtype
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     e = _rng(generator).standard_exponential(self._data.shape) / lambd
     return _fill_(self, e.astype(np_dtype), ExponentialBackward0)
 
 
-for _fn in (uniform_, normal_, bernoulli_, random_, exponential_):
+def _check_continuous(self, distribution, type_name=None):
+    """torch's refusal to fill an integer or bool tensor from a continuous distribution."""
+    dt = self._data.dtype
+    if not (dt.kind in "fc" or dt == _dtype.bfloat16.np):
+        from .linalg import _cpp
+        name = type_name or _cpp(self)
+        raise RuntimeError(f"{distribution} distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {name}")
+
+
+def geometric_(self, p, *, generator=None):
+    """Fills ``self`` with samples from the geometric distribution: the number of Bernoulli(p)
+    trials up to and including the first success (1, 2, ...)."""
+    if self._data.dtype.kind == "b":
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return _fill_(self, _rng(generator).geometric(p, self._data.shape), GeometricBackward0)
+
+
+def cauchy_(self, median=0, sigma=1, *, generator=None):
+    """Fills ``self`` with samples from the Cauchy distribution of location ``median`` and
+    scale ``sigma``."""
+    _check_continuous(self, "Cauchy")
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    c = _rng(generator).standard_cauchy(self._data.shape) * sigma + median
+    return _fill_(self, c, CauchyBackward0)
+
+
+def log_normal_(self, mean=1, std=2, *, generator=None):
+    """Fills ``self`` with samples whose logarithm is N(mean, std**2)."""
+    _check_float_self(self, "log_normal_cpu")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    z = _rng(generator).standard_normal(self._data.shape)
+    return _fill_(self, np.exp(z * std + mean), LogNormalBackward0)
+
+
+def poisson(input, generator=None):
+    """Samples from the Poisson distribution whose rate is each element of ``input``, in
+    ``input``'s dtype."""
+    _check_float_input(input, "poisson_cpu")
+    rates = input.cpu()._data
+    if rates.size and not bool((rates >= 0).all()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    counts = _rng(generator).poisson(rates.astype(np.float64)).astype(rates.dtype)
+    return _record_zero_grad(PoissonBackward0, (input,), make(_place(counts, input.device)))
+
+
+for _fn in (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, cauchy_,
+            log_normal_):
     setattr(Tensor, _fn.__name__, _fn)

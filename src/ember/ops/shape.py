@@ -1,8 +1,13 @@
-"""Shape ops that copy: cat/concat/concatenate, stack, hstack, vstack, flip, fliplr, flipud,
-roll, repeat, tile, tril, triu (and tril_/triu_)."""
+"""Shape and composition ops: cat/concat/concatenate, stack, hstack, vstack, dstack,
+column_stack, row_stack, tensor_split, hsplit, vsplit, dsplit, flip, fliplr, flipud, roll, rot90,
+repeat, tile, repeat_interleave, tril, triu (and tril_/triu_), tril_indices, triu_indices,
+broadcasting (broadcast_to, broadcast_tensors, broadcast_shapes), meshgrid, cartesian_prod,
+combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, select_scatter,
+slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
-    Node, Tensor, apply_inplace, make, method, namespace_of, normalize_dims, record, wrap_dim,
+    Node, Tensor, apply_inplace, make, make_view, method, namespace_of, normalize_dims, record,
+    wrap_dim,
 )
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "flip", "fliplr",
@@ -351,3 +356,668 @@ def tril_(self, diagonal=0):
 def triu_(self, diagonal=0):
     """In-place ``triu``."""
     return apply_inplace(self, triu, diagonal)
+
+
+# -- splitting: tensor_split, hsplit, vsplit, dsplit ----------------------------------------------
+
+def _split_points(input, indices_or_sections, dim):
+    """Where ``tensor_split`` cuts dimension ``dim``: from a number of sections (the first
+    ones one longer when the size does not divide) or from a list of indices."""
+    n = input._data.shape[dim]
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        if t._data.dtype.kind not in "iu":
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer "
+                               f"dtype, but got {t.dtype}")
+        if t._data.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor with "
+                               f"{t._data.ndim} dims")
+        indices_or_sections = t.item() if t._data.ndim == 0 else [int(i) for i in t._data.tolist()]
+    if isinstance(indices_or_sections, (list, tuple)):
+        return [int(i) for i in indices_or_sections]
+    if isinstance(indices_or_sections, bool) or not isinstance(indices_or_sections, int):
+        raise TypeError("tensor_split() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(indices_or_sections).__name__})")
+    sections = indices_or_sections
+    if sections <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+    size, extra = divmod(n, sections)
+    points, at = [], 0
+    for i in range(sections - 1):
+        at += size + (1 if i < extra else 0)
+        points.append(at)
+    return points
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Splits ``input`` into views along ``dim``: into ``sections`` parts of nearly equal
+    size (an int), or at the given indices (a list, tuple or tensor)."""
+    data = input._data
+    if not data.ndim:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor "
+                           "with 0 dims")
+    dim = wrap_dim(dim, data.ndim)
+    points = _split_points(input, indices_or_sections, dim)
+    n = data.shape[dim]
+    bounds = [0] + [min(max(p if p >= 0 else p + n, 0), n) for p in points] + [n]
+    return tuple(input.narrow(dim, lo, max(hi - lo, 0)) if hi >= lo else input.narrow(dim, lo, 0)
+                 for lo, hi in zip(bounds[:-1], bounds[1:]))
+
+
+def _directional_split(op, input, sections, dim, min_dims):
+    nd = input._data.ndim
+    if nd < min_dims:
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dims} dimension, but got "
+                           f"a tensor with {nd} dimensions!")
+    if isinstance(sections, int) and not isinstance(sections, bool):
+        size = input._data.shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the size of "
+                               f"the dimension {size} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """Splits ``input`` horizontally: along dim 1 (dim 0 for a 1-d tensor)."""
+    dim = 0 if input._data.ndim == 1 else 1
+    return _directional_split("hsplit", input, indices_or_sections, dim, 1)
+
+
+def vsplit(input, indices_or_sections):
+    """Splits ``input`` (at least 2-d) vertically, along dim 0."""
+    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    """Splits ``input`` (at least 3-d) depthwise, along dim 2."""
+    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
+
+
+for _name in ("tensor_split", "hsplit", "vsplit", "dsplit"):
+    setattr(Tensor, _name, globals()[_name])
+
+
+# -- stacking: dstack, column_stack, row_stack; atleast_nd ---------------------------------------
+
+def _atleast(tensors, ndim, shape_of):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_atleast_one(t, ndim, shape_of) for t in tensors[0])
+    if len(tensors) == 1:
+        return _atleast_one(tensors[0], ndim, shape_of)
+    return tuple(_atleast_one(t, ndim, shape_of) for t in tensors)
+
+
+def _atleast_one(t, ndim, shape_of):
+    shape = t._data.shape
+    if len(shape) >= ndim:
+        return t
+    return t.reshape(shape_of(shape))
+
+
+def _shape_3d(shape):
+    if len(shape) == 0:
+        return (1, 1, 1)
+    if len(shape) == 1:
+        return (1, shape[0], 1)
+    return shape + (1,)
+
+
+def atleast_1d(*tensors):
+    """Returns each tensor with at least one dimension (0-d tensors become shape (1,))."""
+    return _atleast(tensors, 1, lambda s: (1,))
+
+
+def atleast_2d(*tensors):
+    """Returns each tensor with at least two dimensions (leading ones added)."""
+    return _atleast(tensors, 2, lambda s: (1,) * (2 - len(s)) + s)
+
+
+def atleast_3d(*tensors):
+    """Returns each tensor with at least three dimensions: (1, 1, 1), (1, n, 1) or (m, n, 1)."""
+    return _atleast(tensors, 3, _shape_3d)
+
+
+def dstack(tensors, *, out=None):
+    """Stacks ``tensors`` depthwise (along dim 2, after making them at least 3-d)."""
+    tensors = [_atleast_one(t, 3, _shape_3d) for t in _tensor_list(tensors, "dstack")]
+    return cat(tensors, 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    """Stacks ``tensors`` as columns: 0-d and 1-d tensors become columns, then all are
+    concatenated along dim 1."""
+    tensors = _tensor_list(tensors, "column_stack")
+    if not tensors:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    columns = [t.reshape(t._data.size, 1) if t._data.ndim <= 1 else t for t in tensors]
+    return cat(columns, 1, out=out)
+
+
+row_stack = vstack
+
+
+# -- rot90 ------------------------------------------------------------------------------------------
+
+class Rot90Backward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (rot90(grad, -self.k, self.dims),)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotates ``input`` by 90 degrees ``k`` times in the plane of ``dims``, from the first
+    towards the second."""
+    dims = list(dims)
+    data = input._data
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if data.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {data.ndim}")
+    d0, d1 = wrap_dim(dims[0], data.ndim), wrap_dim(dims[1], data.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    xp = namespace_of(data)
+    out = make(xp.ascontiguousarray(xp.rot90(data, int(k), axes=(d0, d1))))
+    node = record(Rot90Backward0, (input,), out)
+    if node is not None:
+        node.k, node.dims = int(k), (d0, d1)
+    return out
+
+
+Tensor.rot90 = rot90
+
+
+# -- repeat_interleave ------------------------------------------------------------------------------
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeats each element of ``input`` (each slice along ``dim``; of the flattened input when
+    ``dim`` is None) ``repeats`` times (an int, or a tensor with one count per element).
+    ``repeat_interleave(repeats)`` alone repeats each index i ``repeats[i]`` times."""
+    if repeats is None:
+        counts = input._data
+        xp = namespace_of(counts)
+        return make(xp.repeat(xp.arange(counts.size, dtype=counts.dtype), counts.reshape(-1)))
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    dim = wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[dim] if input._data.ndim else 1
+    xp = namespace_of(input._data)
+    if isinstance(repeats, Tensor):
+        counts = repeats._data.reshape(-1)
+        if counts.size == 1:
+            counts = xp.broadcast_to(counts, (n,))
+        if counts.size != n:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {counts.size} and input.size({dim}) = {n}")
+    else:
+        counts = xp.full((n,), int(repeats))
+    if int(counts.min(initial=0)) < 0:
+        raise RuntimeError("repeats can not be negative")
+    if output_size is not None and int(counts.sum()) != output_size:
+        if isinstance(repeats, Tensor):
+            raise RuntimeError("allocated size does not match required size")
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {int(counts.sum())} but "
+                           f"got {output_size}")
+    index = xp.repeat(xp.arange(n), counts)
+    if not input._data.ndim:
+        input = input.reshape(1)
+    return input[(slice(None),) * dim + (make(index),)]
+
+
+Tensor.repeat_interleave = repeat_interleave
+
+
+# -- broadcasting, meshgrid, cartesian_prod, combinations --------------------------------------------
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of ``shapes`` broadcast to together."""
+    from ._common import Size
+    result = []
+    for i, shape in enumerate(shapes):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        for k, s in enumerate(reversed(shape)):
+            if k == len(result):
+                result.insert(0, s)
+            elif result[-1 - k] == 1:
+                result[-1 - k] = s
+            elif s != 1 and s != result[-1 - k]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s} at {-1 - k}! "
+                                   f"Mismatching argument at index {i} had {shape}; but expected shape "
+                                   f"should be broadcastable to {result}")
+    return Size(result)
+
+
+def broadcast_to(input, size):
+    """``input`` broadcast (as a view) to ``size``: as ``input.expand(size)``."""
+    return input.expand(size)
+
+
+Tensor.broadcast_to = broadcast_to
+
+
+def broadcast_tensors(*tensors):
+    """Broadcasts ``tensors`` against each other: views, all of one shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = tensors[0]._data.shape if tensors else ()
+    for t in tensors[1:]:
+        shape = _broadcast_pair(shape, t._data.shape)
+    return tuple(t if t._data.shape == shape else t.expand(shape) for t in tensors)
+
+
+def _broadcast_pair(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                               f"non-singleton dimension {i}")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 0-d or 1-d ``tensors``: output i varies along dim i
+    (``indexing='ij'``, the default) or with the first two dims swapped (``'xy'``)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = tuple(t._data.size for t in order)
+    grids = []
+    for i, t in enumerate(order):
+        view_shape = [1] * len(order)
+        view_shape[i] = -1
+        grids.append(t.reshape(view_shape).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    """The Cartesian product of the 1-d ``tensors``, one combination per row."""
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the elements of the 1-d ``input`` (in order, as
+    ``itertools.combinations``; with repeats when ``with_replacement``)."""
+    data = input._data
+    if data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(data.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return make(namespace_of(data).zeros((0,), dtype=data.dtype))
+    xp = namespace_of(data)
+    n = data.shape[0]
+    grids = xp.meshgrid(*([xp.arange(n)] * r), indexing="ij")
+    keep = xp.ones(grids[0].shape, dtype=bool)
+    for a, b in zip(grids[:-1], grids[1:]):
+        keep &= (a <= b) if with_replacement else (a < b)
+    return stack([input[make(g[keep])] for g in grids], 1)
+
+
+# -- diagonals: diag, diag_embed, trace -------------------------------------------------------------
+
+class DiagEmbedBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        return (grad.diagonal(self.offset, self.dim1, self.dim2),)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose diagonals (``offset`` from the main one, in the planes of ``dim1`` and
+    ``dim2``) are filled by the last dimension of ``input``; zeros elsewhere."""
+    from .view import _diagonal_data, _diagonal_dims
+    data = input._data
+    nd = data.ndim + 1
+    d1, d2 = _diagonal_dims(nd, dim1, dim2)
+    n = (data.shape[-1] if data.ndim else 1) + abs(offset)
+    rest = iter(data.shape[:-1])
+    shape = tuple(n if d in (d1, d2) else next(rest) for d in range(nd))
+    xp = namespace_of(data)
+    out_data = xp.zeros(shape, dtype=data.dtype)
+    _diagonal_data(out_data, offset, d1, d2)[...] = data
+    out = make(out_data)
+    node = record(DiagEmbedBackward0, (input,), out)
+    if node is not None:
+        node.offset, node.dim1, node.dim2 = offset, d1, d2
+    return out
+
+
+Tensor.diag_embed = diag_embed
+
+
+def diag(input, diagonal=0):
+    """For a 1-d ``input``, the square matrix with ``input`` on its ``diagonal``-th diagonal;
+    for a 2-d ``input``, a copy of its ``diagonal``-th diagonal."""
+    nd = input._data.ndim
+    if nd == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if nd == 2:
+        return input.diagonal(diagonal).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+
+
+Tensor.diag = diag
+
+
+class TraceBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .view import diagonal_scatter_zeros
+        n = min(self.in_shape)
+        return (diagonal_scatter_zeros(grad.expand(n), self.in_shape, 0, 0, 1),)
+
+
+def trace(input):
+    """The sum of the elements on the main diagonal of the 2-d ``input``."""
+    from .view import _diagonal_data
+    data = input._data
+    if data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {data.ndim}")
+    if data.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    xp = namespace_of(data)
+    dtype = xp.int64 if data.dtype.kind in "iu" else data.dtype
+    total = xp.sum(_diagonal_data(data, 0, 0, 1), dtype=dtype)
+    out = make(xp.asarray(total))
+    node = record(TraceBackward0, (input,), out)
+    if node is not None:
+        node.in_shape = data.shape
+    return out
+
+
+Tensor.trace = trace
+
+
+def _indices_of(fn, row, col, offset, dtype, device):
+    from .creation import tensor
+    import numpy as np
+    rows, cols = fn(row, offset, col) if row and col else (np.zeros(0, int), np.zeros(0, int))
+    return tensor(np.stack([rows, cols]), dtype=dtype, device=device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) row and column indices of the lower triangle of a ``row`` x ``col`` matrix
+    (on and below the ``offset``-th diagonal), in row-major order."""
+    import numpy as np
+    from .. import _dtype
+    return _indices_of(np.tril_indices, row, col, offset, dtype or _dtype.int64, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) row and column indices of the upper triangle of a ``row`` x ``col`` matrix
+    (on and above the ``offset``-th diagonal), in row-major order."""
+    import numpy as np
+    from .. import _dtype
+    return _indices_of(np.triu_indices, row, col, offset, dtype or _dtype.int64, device)
+
+
+# -- scatters into a copy: diagonal_scatter, select_scatter, slice_scatter ----------------------------
+
+class _EmbedScatterBackward(Node):
+    """The gradient of writing ``src`` into a region of a copy of ``input``: ``input`` gets it
+    outside the region, ``src`` inside."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        g_input = g_src = None
+        if self.next_functions[0][0] is not None:
+            xp = namespace_of(grad._data)
+            g_input = _scatter_region(type(self), grad, make(xp.zeros(self.src_shape, grad._data.dtype)),
+                                      self.region)
+        if self.next_functions[1][0] is not None:
+            g_src = self.region.take(grad)
+        return g_input, g_src
+
+
+DiagonalScatterBackward0 = type("DiagonalScatterBackward0", (_EmbedScatterBackward,), {"__slots__": ()})
+SelectScatterBackward0 = type("SelectScatterBackward0", (_EmbedScatterBackward,), {"__slots__": ()})
+SliceScatterBackward0 = type("SliceScatterBackward0", (_EmbedScatterBackward,), {"__slots__": ()})
+
+
+class _KeyRegion:
+    """A region given by a basic-indexing key."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def of(self, data):
+        return data[self.key]
+
+    def take(self, t):
+        return t[self.key]
+
+
+class _DiagonalRegion:
+    """A diagonal, as ``diagonal(offset, dim1, dim2)`` views it."""
+
+    def __init__(self, offset, dim1, dim2):
+        self.offset, self.dim1, self.dim2 = offset, dim1, dim2
+
+    def of(self, data):
+        from .view import _diagonal_data
+        return _diagonal_data(data, self.offset, self.dim1, self.dim2)
+
+    def take(self, t):
+        return t.diagonal(self.offset, self.dim1, self.dim2)
+
+
+def _scatter_region(node_cls, input, src, region):
+    data = input._data
+    target = region.of(data)
+    if tuple(src._data.shape) != tuple(target.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src._data.shape)}, slice size = {list(target.shape)}")
+    out_data = data.copy()
+    region.of(out_data)[...] = src._data
+    out = make(out_data)
+    node = record(node_cls, (input, src), out)
+    if node is not None:
+        node.region, node.src_shape = region, src._data.shape
+    return out
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``input`` with ``src`` written on its diagonal (as ``diagonal`` selects it)."""
+    from .view import _diagonal_dims
+    d1, d2 = _diagonal_dims(input._data.ndim, dim1, dim2)
+    return _scatter_region(DiagonalScatterBackward0, input, src, _DiagonalRegion(offset, d1, d2))
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of ``input`` with ``src`` written at ``index`` along ``dim``."""
+    shape = input._data.shape
+    dim = wrap_dim(dim, len(shape))
+    index = int(index)
+    if not -shape[dim] <= index < shape[dim]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(shape)} at "
+                         f"dimension {dim}")
+    key = (slice(None),) * dim + (index,)
+    return _scatter_region(SelectScatterBackward0, input, src, _KeyRegion(key))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``input`` with ``src`` written into the slice ``start:end:step`` of ``dim``."""
+    dim = wrap_dim(dim, input._data.ndim)
+    key = (slice(None),) * dim + (slice(start, end, step),)
+    return _scatter_region(SliceScatterBackward0, input, src, _KeyRegion(key))
+
+
+for _name in ("diagonal_scatter", "select_scatter", "slice_scatter"):
+    setattr(Tensor, _name, globals()[_name])
+
+
+# -- block_diag, kron, cross --------------------------------------------------------------------------
+
+class BlockDiagBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        grads, r, c = [], 0, 0
+        for shape, (h, w), dtype in zip(self.shapes, self.blocks, self.dtypes):
+            block = grad[r:r + h, c:c + w]
+            grads.append(_grad_for(block.reshape(shape), dtype))
+            r, c = r + h, c + w
+        return tuple(grads)
+
+
+def _block_shape(t, i):
+    shape = t._data.shape
+    if len(shape) > 2:
+        raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} "
+                           f"has {len(shape)} dimensions")
+    if len(shape) == 2:
+        return shape
+    return (1, shape[0]) if shape else (1, 1)
+
+
+def block_diag(*tensors):
+    """The block diagonal matrix of ``tensors`` (0-d, 1-d or 2-d; 1-d ones are rows)."""
+    from .creation import zeros
+    if not tensors:
+        return zeros(1, 0)
+    blocks = [_block_shape(t, i) for i, t in enumerate(tensors)]
+    np_dtype = _common_dtype(list(tensors)).np
+    xp = namespace_of(tensors[0]._data)
+    out_data = xp.zeros((sum(b[0] for b in blocks), sum(b[1] for b in blocks)), dtype=np_dtype)
+    r = c = 0
+    for t, (h, w) in zip(tensors, blocks):
+        out_data[r:r + h, c:c + w] = t._data.reshape(h, w)
+        r, c = r + h, c + w
+    out = make(out_data)
+    node = _record_list(BlockDiagBackward0, tensors, out)
+    if node is not None:
+        node.shapes, node.blocks = [t._data.shape for t in tensors], blocks
+    return out
+
+
+def kron(input, other):
+    """The Kronecker product of ``input`` and ``other`` (the smaller rank padded with leading
+    ones): every element of ``input`` times the whole of ``other``."""
+    nd = max(input._data.ndim, other._data.ndim)
+    a = input.reshape((1,) * (nd - input._data.ndim) + input._data.shape)
+    b = other.reshape((1,) * (nd - other._data.ndim) + other._data.shape)
+    a_shape, b_shape = a._data.shape, b._data.shape
+    a_wide = a.reshape(tuple(s for d in a_shape for s in (d, 1)))
+    b_wide = b.reshape(tuple(s for d in b_shape for s in (1, d)))
+    return (a_wide * b_wide).reshape(tuple(x * y for x, y in zip(a_shape, b_shape)))
+
+
+Tensor.kron = kron
+
+
+def _first_dim_of_size_3(input, other):
+    import warnings
+    warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
+                  "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
+                  "dim will change to agree with that of linalg.cross in a future release.",
+                  UserWarning, stacklevel=3)
+    shape = _broadcast_pair(input._data.shape, other._data.shape)
+    return next((i for i, s in enumerate(shape) if s == 3), -1)
+
+
+def cross(input, other, dim=None, *, out=None):
+    """The cross product of the 3-vectors of ``input`` and ``other`` along ``dim`` (the first
+    dim of size 3 when ``dim`` is None, deprecated), broadcasting the other dims."""
+    from .decomp import linalg_cross
+    if dim is None:
+        dim = _first_dim_of_size_3(input, other)
+    return _into(out, linalg_cross(input, other, dim=dim))
+
+
+Tensor.cross = cross
+
+
+# -- as_strided, ravel ----------------------------------------------------------------------------------
+
+def _element_positions(xp, shape, strides, offset):
+    """The storage position (in elements) of every element of a strided layout."""
+    pos = xp.full(shape, offset, dtype=xp.int64)
+    for d, (n, st) in enumerate(zip(shape, strides)):
+        pos = pos + (xp.arange(n) * st).reshape((n,) + (1,) * (len(shape) - d - 1))
+    return pos
+
+
+class AsStridedBackward0(Node):
+    """The gradient of a strided view: summed into the storage positions it reads (positions
+    read twice add up), then read back at the input's own positions."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .index import index_put_zeros
+        storage = index_put_zeros((self.storage_size,), (self.out_positions,), grad)
+        return (storage[make(self.in_positions)],)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
+    ``storage_offset`` (the input's own offset by default)."""
+    from .view import _storage_root
+    data = input._data
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    backend, root, low = _storage_root(data)
+    item = data.itemsize
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    storage_len = root.nbytes // item
+    needed = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    if needed > storage_len:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                           f"{offset}, and itemsize {item} requiring a storage size of {needed * item} "
+                           f"are out of bounds for storage of size {storage_len * item}")
+    xp = namespace_of(data)
+    flat = root.reshape(-1) if root.flags.c_contiguous else root.ravel(order="K")
+    start = flat[offset:] if offset < flat.size else flat[flat.size:]
+    out = make_view(xp.lib.stride_tricks.as_strided(start, size, tuple(s * item for s in stride)), input)
+    node = record(AsStridedBackward0, (input,), out)
+    if node is not None:
+        node.storage_size = storage_len
+        node.out_positions = _element_positions(xp, size, stride, offset)
+        node.in_positions = _element_positions(xp, data.shape, input.stride(), input.storage_offset())
+    return out
+
+
+Tensor.as_strided = as_strided
+
+
+def ravel(input):
+    """``input`` flattened to 1-d: a view when possible, else a copy."""
+    return input.reshape(-1)
+
+
+Tensor.ravel = ravel
+
+__all__ += [
+    "tensor_split", "hsplit", "vsplit", "dsplit", "atleast_1d", "atleast_2d", "atleast_3d",
+    "dstack", "column_stack", "row_stack", "rot90", "repeat_interleave", "broadcast_shapes",
+    "broadcast_to", "broadcast_tensors", "meshgrid", "cartesian_prod", "combinations",
+    "diag_embed", "diag", "trace", "tril_indices", "triu_indices", "diagonal_scatter",
+    "select_scatter", "slice_scatter", "block_diag", "kron", "cross", "as_strided", "ravel",
+]

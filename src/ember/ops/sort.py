@@ -1,4 +1,694 @@
-"""Sorting, selection and scans (to be filled)."""
-from ._common import Tensor  # noqa: F401
+"""Sorting, selection and scans: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode,
+quantile, nanquantile, unique, unique_consecutive, bincount, histc, searchsorted, bucketize,
+cummax, cummin, logcumsumexp, diff and aminmax.
 
-__all__ = []
+Sorts are stable (equal elements keep their order; NaN sorts as the largest value, as in
+torch). Ops that select values along a dim send the gradient back to the selected positions
+(torch's value_selecting_reduction_backward), scattering with ember ops so it differentiates
+again.
+"""
+import math
+
+from .. import _dtype, return_types
+from ._common import (
+    Node, Tensor, _type_word, float_array, make, namespace_of, record, set_history, wrap_dim,
+)
+from .index import advanced_getitem, index_put_zeros
+from .reduce import _quiet, _share_among_ties
+from .ternary import lerp, where
+
+__all__ = [
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "quantile",
+    "nanquantile", "unique", "unique_consecutive", "bincount", "histc", "searchsorted",
+    "bucketize", "cummax", "cummin", "logcumsumexp", "diff", "aminmax",
+]
+
+_INT64 = _dtype.int64.np
+
+
+# ----------------------------------------------------------------------------------------
+# Picking and scattering along a dim
+
+def _along_key(xp, index, dim):
+    """The advanced-indexing key that picks ``index`` along ``dim`` (every other dim by
+    position): ``x[key]`` is torch's ``x.gather(dim, index)``."""
+    nd = index.ndim
+    key = []
+    for d in range(nd):
+        if d == dim:
+            key.append(index)
+        else:
+            shape = [1] * nd
+            shape[d] = index.shape[d]
+            key.append(xp.arange(index.shape[d]).reshape(shape))
+    return tuple(key)
+
+
+def _take_along(x, index, dim):
+    """``x.gather(dim, index)`` for an index array (differentiable in ``x``)."""
+    if not x._data.ndim:
+        return x
+    return advanced_getitem(x, _along_key(namespace_of(index), index, dim))
+
+
+class _ValueSelectingBackward(Node):
+    """The gradient of values picked along ``dim`` at the saved indices: scattered (added)
+    back to those positions, zero elsewhere."""
+    __slots__ = ()
+
+    def backward(self, grad, *unused):
+        (indices,) = self.saved_tensors
+        shape, dim = self.in_shape, self.dim
+        if not shape:
+            return (grad.reshape(()),)
+        index = indices._data
+        if not self.keepdim:
+            xp = namespace_of(index)
+            index, grad = xp.expand_dims(index, dim), grad.unsqueeze(dim)
+        return (index_put_zeros(shape, _along_key(namespace_of(index), index, dim), grad),)
+
+
+def _node_named(name):
+    return type(name, (_ValueSelectingBackward,), {"__slots__": ()})
+
+
+SortBackward0 = _node_named("SortBackward0")
+TopkBackward0 = _node_named("TopkBackward0")
+KthvalueBackward0 = _node_named("KthvalueBackward0")
+MedianBackward1 = _node_named("MedianBackward1")
+NanmedianBackward1 = _node_named("NanmedianBackward1")
+ModeBackward0 = _node_named("ModeBackward0")
+CummaxBackward0 = _node_named("CummaxBackward0")
+CumminBackward0 = _node_named("CumminBackward0")
+
+
+def _selected(node_cls, input, values, indices, dim, keepdim, named):
+    """Wrap (values, indices) arrays as ``named`` and record the gradient to ``input``."""
+    values, indices = make(values), make(indices)
+    node = record(node_cls, (input,), values)
+    if node is not None:
+        node.save(indices)
+        node.in_shape, node.dim, node.keepdim = input._data.shape, dim, keepdim
+    return named(values, indices)
+
+
+# ----------------------------------------------------------------------------------------
+# sort, argsort, msort, topk
+
+def _sort_arrays(data, dim, descending):
+    """Stable sort of ``data`` along ``dim``: (values, int64 indices). Descending order keeps
+    equal elements in their original order too (and puts NaN first)."""
+    xp = namespace_of(data)
+    if not data.ndim:
+        return data.copy(), xp.zeros((), dtype=_INT64)
+    if descending:
+        flipped = xp.flip(data, axis=dim)
+        order = xp.flip(xp.argsort(flipped, axis=dim, kind="stable"), axis=dim)
+        order = data.shape[dim] - 1 - order
+    else:
+        order = xp.argsort(data, axis=dim, kind="stable")
+    order = order.astype(_INT64, copy=False)
+    return xp.take_along_axis(data, order, axis=dim), order
+
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    """Sorts the elements of ``input`` along ``dim`` in ascending order (or descending),
+    returning ``(values, indices)`` with the original positions. The sort is always stable
+    here: equal elements keep their order."""
+    if isinstance(dim, bool):  # sort(input, stable, dim=..., descending=...) in torch's overload
+        dim = -1
+    data = input._data
+    dim = wrap_dim(dim, data.ndim)
+    values, indices = _sort_arrays(data, dim, descending)
+    return _selected(SortBackward0, input, values, indices, dim, True, return_types.sort)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """Returns the indices that sort ``input`` along ``dim`` (the indices of ``sort``)."""
+    data = input._data
+    return make(_sort_arrays(data, wrap_dim(dim, data.ndim), descending)[1])
+
+
+def msort(input):
+    """Sorts the elements of ``input`` along its first dimension in ascending order."""
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """Returns the ``k`` largest (or smallest) elements of ``input`` along ``dim`` with their
+    indices, in sorted order."""
+    data = input._data
+    dim = wrap_dim(dim, data.ndim)
+    n = data.shape[dim] if data.ndim else 1
+    k = int(k)
+    if k < 0 or k > n:
+        raise RuntimeError("selected index k out of range")
+    values, indices = _sort_arrays(data, dim, largest)
+    if data.ndim:
+        key = (slice(None),) * dim + (slice(0, k),)
+        values, indices = values[key], indices[key]
+    return _selected(TopkBackward0, input, values, indices, dim, True, return_types.topk)
+
+
+# ----------------------------------------------------------------------------------------
+# kthvalue, median, nanmedian, mode
+
+def _pick_sorted(data, dim, position, keepdim):
+    """From ``data`` sorted ascending along ``dim``, the (values, indices) at ``position``
+    (an int or an array broadcasting against the kept shape)."""
+    xp = namespace_of(data)
+    values, order = _sort_arrays(data, dim, False)
+    if not data.ndim:
+        return values, order
+    kept = data.shape[:dim] + (1,) + data.shape[dim + 1:]
+    pos = xp.broadcast_to(xp.asarray(position, dtype=_INT64), kept)
+    picked_values = xp.take_along_axis(values, pos, axis=dim)
+    picked_indices = xp.take_along_axis(order, pos, axis=dim)
+    if not keepdim:
+        picked_values, picked_indices = picked_values.squeeze(dim), picked_indices.squeeze(dim)
+    return picked_values, picked_indices
+
+
+def _check_nonempty(op, data, dim):
+    if data.ndim and data.shape[dim] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """Returns the ``k``-th smallest element (counting from 1) of each row of ``input`` along
+    ``dim``, with its index."""
+    data = input._data
+    dim = wrap_dim(dim, data.ndim)
+    n = data.shape[dim] if data.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    values, indices = _pick_sorted(data, dim, k - 1, keepdim)
+    return _selected(KthvalueBackward0, input, values, indices, dim, keepdim, return_types.kthvalue)
+
+
+def _nan_count(data, dim):
+    xp = namespace_of(data)
+    if data.dtype.kind not in "fc" and data.dtype != _dtype.bfloat16.np:
+        return xp.zeros(data.shape[:dim] + (1,) + data.shape[dim + 1:], dtype=_INT64)
+    return xp.sum(xp.isnan(data), axis=dim, keepdims=True)
+
+
+def _median_position(data, dim, ignore_nan):
+    """Where the lower median sits in the stably sorted rows: for median, at the first NaN
+    when a row has one; for nanmedian, among the values that are not NaN."""
+    xp = namespace_of(data)
+    n = data.shape[dim]
+    nans = _nan_count(data, dim)
+    if ignore_nan:
+        return xp.maximum((n - nans - 1) // 2, 0)
+    return xp.where(nans > 0, n - nans, (n - 1) // 2)
+
+
+class MedianBackward0(Node):
+    """The gradient of the median of all elements: shared evenly between the elements equal
+    to it."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, result = self.saved_tensors
+        return (_share_among_ties(grad, x, result, tuple(range(x._data.ndim)), False),)
+
+
+class NanmedianBackward0(MedianBackward0):
+    __slots__ = ()
+
+
+def _median_all(input, ignore_nan, node_cls):
+    data = input._data
+    xp = namespace_of(data)
+    flat = data.reshape(-1)
+    if flat.size == 0:
+        value = xp.asarray(math.nan, dtype=data.dtype)
+    else:
+        value = _pick_sorted(flat, 0, _median_position(flat, 0, ignore_nan), False)[0].reshape(())
+    out = make(value)
+    node = record(node_cls, (input,), out)
+    if node is not None:
+        node.save(input, out)
+    return out
+
+
+def _median_along(op, input, dim, keepdim, ignore_nan, node_cls, named):
+    data = input._data
+    dim = wrap_dim(dim, data.ndim)
+    _check_nonempty(op, data, dim)
+    position = _median_position(data, dim, ignore_nan) if data.ndim else 0
+    values, indices = _pick_sorted(data, dim, position, keepdim)
+    return _selected(node_cls, input, values, indices, dim, keepdim, named)
+
+
+def median(input, dim=None, keepdim=False):
+    """``median(input)``: the lower median of all elements (NaN if there is one).
+    ``median(input, dim, keepdim=False)``: ``(values, indices)`` of the lower median of each
+    row along ``dim``."""
+    if dim is None:
+        return _median_all(input, False, MedianBackward0)
+    return _median_along("median", input, dim, keepdim, False, MedianBackward1, return_types.median)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """As ``median``, ignoring NaN values (NaN only when a row holds nothing else)."""
+    if dim is None:
+        return _median_all(input, True, NanmedianBackward0)
+    return _median_along("nanmedian", input, dim, keepdim, True, NanmedianBackward1,
+                         return_types.nanmedian)
+
+
+def _run_bounds(xp, values, dim):
+    """For each position of ``values`` (sorted along ``dim``), the first and last positions of
+    its run of equal values."""
+    n = values.shape[dim]
+    positions = xp.arange(n).reshape((n,) + (1,) * (values.ndim - dim - 1))
+    head = xp.ones(values.shape, dtype=bool)
+    tail = xp.ones(values.shape, dtype=bool)
+    body = (slice(None),) * dim
+    differs = values[body + (slice(1, None),)] != values[body + (slice(None, -1),)]
+    head[body + (slice(1, None),)] = differs
+    tail[body + (slice(None, -1),)] = differs
+    start = xp.maximum.accumulate(xp.where(head, positions, 0), axis=dim)
+    end = xp.flip(xp.minimum.accumulate(xp.flip(xp.where(tail, positions, n), axis=dim), axis=dim),
+                  axis=dim)
+    return start, end
+
+
+def mode(input, dim=-1, keepdim=False):
+    """Returns ``(values, indices)``: the most frequent value of each row of ``input`` along
+    ``dim`` (the smallest among equally frequent ones) and the last index where it occurs."""
+    data = input._data
+    dim = wrap_dim(dim, data.ndim)
+    _check_nonempty("mode", data, dim)
+    xp = namespace_of(data)
+    if not data.ndim:
+        values, indices = data.copy(), xp.zeros((), dtype=_INT64)
+    else:
+        ordered, order = _sort_arrays(data, dim, False)
+        start, end = _run_bounds(xp, ordered, dim)
+        best = xp.argmax(end - start, axis=dim, keepdims=True)
+        values = xp.take_along_axis(ordered, best, axis=dim)
+        indices = xp.take_along_axis(order, xp.take_along_axis(end, best, axis=dim), axis=dim)
+        if not keepdim:
+            values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return _selected(ModeBackward0, input, values, indices, dim, keepdim, return_types.mode)
+
+
+# ----------------------------------------------------------------------------------------
+# quantile, nanquantile
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_q(input, q, op):
+    """``q`` as a float array (0-d or 1-d) of the input's dtype, checked as torch checks it."""
+    xp = namespace_of(input._data)
+    if isinstance(q, Tensor):
+        if q._data.ndim > 1:
+            raise RuntimeError(f"{op}() q must be a scalar or 1D tensor")
+        if q._data.dtype != input._data.dtype:
+            raise RuntimeError(f"{op}() q tensor must be same dtype as the input tensor")
+        qs = q._data
+        if qs.size and not bool(xp.all((qs >= 0) & (qs <= 1))):
+            raise RuntimeError(f"{op}() q values must be in the range [0, 1]")
+        return qs
+    if not 0 <= q <= 1:
+        raise RuntimeError(f"{op}() q must be in the range [0, 1] but got {q}")
+    return xp.asarray(q, dtype=input._data.dtype)
+
+
+def _quantile_ranks(xp, ordered, qs, ignore_nan, interpolation):
+    """The fractional positions of the quantiles in each row of ``ordered`` (sorted along the
+    last dim): shape (..., len(q))."""
+    n = ordered.shape[-1]
+    nans = xp.sum(xp.isnan(ordered), axis=-1, keepdims=True)
+    if ignore_nan:
+        ranks = qs.reshape(-1) * (n - nans - 1)
+        ranks = xp.where(ranks < 0, 0, ranks)
+    else:
+        ranks = xp.where(nans > 0, n - 1, qs.reshape(-1) * (n - 1))
+    ranks = ranks.astype(ordered.dtype, copy=False)
+    if interpolation == "lower":
+        ranks = xp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = xp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = xp.round(ranks)
+    return ranks
+
+
+def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
+    data = input._data
+    if data.dtype.kind != "f" or data.dtype.itemsize < 4:
+        raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or "
+                           f"nearest, but got {interpolation}")
+    qs = _quantile_q(input, q, op)
+    xp = namespace_of(data)
+    if dim is None:
+        rows = input.reshape(-1)
+        out_shape = (1,) * data.ndim if keepdim else ()
+    else:
+        dim = wrap_dim(dim, data.ndim)
+        if data.ndim and data.shape[dim] == 0:
+            raise IndexError(f"{op}() input tensor cannot be empty")
+        rows = input.unsqueeze(-1).transpose(dim, -1) if data.ndim else input.reshape(1)
+        shape = data.shape
+        out_shape = shape[:dim] + ((1,) if keepdim else ()) + shape[dim + 1:] if shape else ()
+    if rows._data.shape[-1] == 0:
+        raise IndexError(f"{op}() input tensor cannot be empty")
+    ordered = sort(rows, -1).values
+    ranks = _quantile_ranks(xp, ordered._data, qs, ignore_nan, interpolation)
+    below_index = ranks.astype(_INT64)
+    below = _take_along(ordered, below_index, ordered._data.ndim - 1)
+    if interpolation in ("linear", "midpoint"):
+        above = _take_along(ordered, xp.ceil(ranks).astype(_INT64), ordered._data.ndim - 1)
+        weights = xp.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - xp.floor(ranks)
+        below = lerp(below, above, make(weights))
+    # below: (..., len(q)); put the q dim first
+    below = below.movedim(-1, 0).reshape((qs.size,) + out_shape)
+    return below.reshape(out_shape) if qs.ndim == 0 else below
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """Computes the ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of each row
+    of ``input`` along ``dim`` (of all elements when ``dim`` is None), interpolating between
+    neighbouring values as ``interpolation`` says. A row holding NaN gives NaN."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """As ``quantile``, ignoring NaN values (NaN only for a row holding nothing else)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+# ----------------------------------------------------------------------------------------
+# unique, unique_consecutive, bincount, histc
+
+def _unique_outputs(values, inverse, counts, return_inverse, return_counts):
+    outs = [make(values)]
+    if return_inverse:
+        outs.append(make(inverse.astype(_INT64, copy=False)))
+    if return_counts:
+        outs.append(make(counts.astype(_INT64, copy=False)))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """Returns the unique elements of ``input`` (or unique slices along ``dim``) in ascending
+    order, optionally with the index of each input element in them (``return_inverse``) and
+    how often each occurs (``return_counts``)."""
+    data = input._data
+    xp = namespace_of(data)
+    if dim is None:
+        values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True,
+                                            return_counts=True)
+        inverse = inverse.reshape(data.shape)
+    else:
+        dim = wrap_dim(dim, data.ndim)
+        values, inverse, counts = xp.unique(data, return_inverse=True, return_counts=True,
+                                            axis=dim)
+        inverse = inverse.reshape(-1)
+    return _unique_outputs(values, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Keeps the first element of every run of consecutive equal elements of ``input`` (or
+    of equal slices along ``dim``), optionally with each element's run (``return_inverse``)
+    and the run lengths (``return_counts``)."""
+    data = input._data
+    xp = namespace_of(data)
+    rows = data.reshape(-1) if dim is None else xp.moveaxis(data, wrap_dim(dim, data.ndim), 0)
+    n = rows.shape[0]
+    starts = xp.ones(n, dtype=bool)
+    if n > 1:
+        changed = rows[1:] != rows[:-1]
+        starts[1:] = changed.reshape(n - 1, -1).any(axis=1)
+    inverse = xp.cumsum(starts) - 1
+    first = xp.nonzero(starts)[0]
+    counts = xp.diff(xp.append(first, n))
+    values = rows[first]
+    if dim is None:
+        inverse = inverse.reshape(data.shape)
+    else:
+        values = xp.moveaxis(values, 0, wrap_dim(dim, data.ndim))
+    return _unique_outputs(values, inverse, counts, return_inverse, return_counts)
+
+
+def bincount(input, weights=None, minlength=0):
+    """Counts how often each non-negative integer occurs in the 1-d ``input`` (summing
+    ``weights`` instead of ones when given); the result has at least ``minlength`` bins."""
+    data = input._data
+    if data.dtype.kind == "f":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_type_word(data.dtype)}'")
+    xp = namespace_of(data)
+    if data.ndim != 1 or (data.size and int(data.min()) < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return make(xp.bincount(data, minlength=minlength).astype(_INT64))
+    w = weights._data
+    if w.ndim != 1 or w.shape[0] != data.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out_dtype = w.dtype if w.dtype.kind == "f" else _dtype.float64.np
+    return make(xp.bincount(data, weights=w, minlength=minlength).astype(out_dtype))
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    """Computes the histogram of ``input``: ``bins`` equal-width bins between ``min`` and
+    ``max`` (the data's minimum and maximum when both are zero); elements outside are
+    ignored."""
+    data = input._data
+    if data.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_word(data.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError("torch.histc: bins must be > 0, but got " + str(bins))
+    xp = namespace_of(data)
+    low, high = float(min), float(max)
+    if low == high and data.size:
+        low, high = float(data.min()), float(data.max())
+    if low == high:
+        low, high = low - 1, high + 1
+    if low > high:
+        raise RuntimeError(f"torch.histc: max must be larger than min, but got min {min} max {max}")
+    flat = data.reshape(-1)
+    inside = flat[(flat >= low) & (flat <= high)]
+    position = ((inside - low) * bins / (high - low)).astype(_INT64)
+    position = xp.minimum(position, bins - 1)
+    return make(xp.bincount(position, minlength=bins).astype(data.dtype))
+
+
+# ----------------------------------------------------------------------------------------
+# searchsorted, bucketize
+
+def _side(right, side):
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got "
+                               f"{side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got "
+                               "side of left while right was True")
+        return side
+    return "right" if right else "left"
+
+
+def _search_nd(xp, boundaries, values, side):
+    """searchsorted row by row: for each value, how many boundaries of its row come before
+    it (are smaller, or not larger for ``side='right'``)."""
+    b = boundaries[..., None, :]
+    v = values[..., None]
+    before = (b <= v) if side == "right" else (b < v)
+    if boundaries.dtype.kind == "f":
+        before |= xp.isnan(v) & ~xp.isnan(b)
+    return xp.sum(before, axis=-1)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
+                 out=None):
+    """Finds the indices where the elements of ``input`` would be inserted in the innermost
+    dim of ``sorted_sequence`` to keep it sorted (after the equal ones with ``right=True`` or
+    ``side='right'``). ``sorter`` gives the order that sorts an unsorted sequence."""
+    side = _side(right, side)
+    seq = sorted_sequence._data
+    xp = namespace_of(seq)
+    scalar = not isinstance(input, Tensor)
+    values = xp.asarray(input, dtype=seq.dtype) if scalar else input._data
+    if sorter is not None:
+        seq = xp.take_along_axis(seq, sorter._data, axis=-1)
+    if seq.ndim > 1 and (scalar or seq.shape[:-1] != values.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(sorted_sequence._data.shape)} and input value tensor "
+            f"{list(values.shape)}")
+    if seq.ndim <= 1:
+        found = xp.searchsorted(seq.reshape(-1), values, side=side)
+    else:
+        found = _search_nd(xp, seq, values, side)
+    dtype = _dtype.int32.np if out_int32 else _INT64
+    return make(xp.asarray(found, dtype=dtype))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """Returns the index of the bucket of ``boundaries`` (1-d, ascending) each element of
+    ``input`` falls in: boundaries[i-1] < x <= boundaries[i] (< with ``right=True``)."""
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# ----------------------------------------------------------------------------------------
+# cummax, cummin, logcumsumexp
+
+def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
+    """The running maximum (minimum) along ``dim`` and, for each position, the last index
+    where it was reached (NaN, once met, propagates with its index)."""
+    data = input._data
+    xp = namespace_of(data)
+    dim = wrap_dim(dim, data.ndim)
+    if not data.ndim:
+        return _selected(node_cls, input, data.copy(), xp.zeros((), dtype=_INT64), 0, True, named)
+    running = (xp.maximum if is_max else xp.minimum).accumulate(data, axis=dim)
+    reached = data == running
+    if data.dtype.kind == "f":
+        reached |= xp.isnan(data)
+    n = data.shape[dim]
+    positions = xp.arange(n).reshape((n,) + (1,) * (data.ndim - dim - 1))
+    indices = xp.maximum.accumulate(xp.where(reached, positions, 0), axis=dim) if n else \
+        xp.zeros(data.shape, dtype=_INT64)
+    return _selected(node_cls, input, running, indices.astype(_INT64, copy=False), dim, True, named)
+
+
+def cummax(input, dim):
+    """Returns ``(values, indices)``: the cumulative maximum of ``input`` along ``dim`` and
+    the index where each was found."""
+    return _cumulative_extreme("cummax", input, dim, True, CummaxBackward0, return_types.cummax)
+
+
+def cummin(input, dim):
+    """Returns ``(values, indices)``: the cumulative minimum of ``input`` along ``dim`` and
+    the index where each was found."""
+    return _cumulative_extreme("cummin", input, dim, False, CumminBackward0, return_types.cummin)
+
+
+class LogcumsumexpBackward0(Node):
+    """torch's logcumsumexp_backward: the reversed scan done in log space, separately for the
+    positive and negative parts of the gradient, so nothing overflows."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, result = self.saved_tensors
+        if not grad._data.ndim or not grad._data.size:
+            return (grad,)
+        dim = self.dim
+        xd = grad._data
+        lowest = float(namespace_of(xd).finfo(xd.dtype).min)
+        with _quiet(namespace_of(xd)):
+            log_abs = grad.abs().log()
+            positive = where(grad > 0, log_abs, lowest)
+            negative = where(grad < 0, log_abs, lowest)
+            out_pos = (_reversed_logcumsumexp(positive - result, dim) + x).exp()
+            out_neg = (_reversed_logcumsumexp(negative - result, dim) + x).exp()
+        return (out_pos - out_neg,)
+
+
+def _reversed_logcumsumexp(t, dim):
+    return logcumsumexp(t.flip(dim), dim).flip(dim)
+
+
+def logcumsumexp(input, dim):
+    """Returns log(cumsum(exp(input))) along ``dim``, computed without overflow."""
+    data = float_array(input._data)
+    dim = wrap_dim(dim, data.ndim)
+    xp = namespace_of(data)
+    if data.ndim:
+        with _quiet(xp):
+            scanned = xp.logaddexp.accumulate(data, axis=dim) if data.size else data.copy()
+    else:
+        scanned = data.copy()
+    out = make(scanned)
+    node = record(LogcumsumexpBackward0, (input,), out)
+    if node is not None:
+        node.save(input, out)
+        node.dim = dim
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# diff, aminmax
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """Computes the ``n``-th forward difference along ``dim`` (``out[i] = x[i+1] - x[i]``,
+    exclusive or for bool), after joining ``prepend`` and ``append`` to ``input``."""
+    from .shape import cat
+    if not input._data.ndim:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    dim = wrap_dim(dim, input._data.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    x = cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x._data.shape[dim]
+        if length == 0:
+            break
+        later, earlier = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
+        x = later.logical_xor(earlier) if x._data.dtype.kind == "b" else later - earlier
+    return x
+
+
+class AminmaxBackward0(Node):
+    """Each of min and max passes its gradient to the elements equal to it, shared evenly."""
+    __slots__ = ()
+
+    def backward(self, grad_min, grad_max=None):
+        x, low, high = self.saved_tensors
+        total = None
+        for grad, result in ((grad_min, low), (grad_max, high)):
+            if grad is not None:
+                part = _share_among_ties(grad, x, result, self.dims, self.keepdim)
+                total = part if total is None else total + part
+        return (total,)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """Returns ``(min, max)`` of ``input`` (of each row along ``dim`` when given)."""
+    data = input._data
+    xp = namespace_of(data)
+    if dim is None:
+        dims = tuple(range(data.ndim))
+        if data.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+    else:
+        dims = (wrap_dim(dim, data.ndim),) if data.ndim else ()
+        if dims and data.shape[dims[0]] == 0:
+            raise IndexError(f"aminmax(): Expected reduction dim {dims[0]} to have non-zero size.")
+    axis = dims or None
+    if not keepdim and dim is None and data.ndim:
+        low, high = xp.min(data), xp.max(data)
+    else:
+        low = xp.min(data, axis=axis, keepdims=keepdim)
+        high = xp.max(data, axis=axis, keepdims=keepdim)
+    low, high = make(xp.asarray(low)), make(xp.asarray(high))
+    node = record(AminmaxBackward0, (input,), low)
+    if node is not None:
+        set_history(high, node, 1)
+        node.save(input, low, high)
+        node.dims, node.keepdim = dims, keepdim
+    return return_types.aminmax(low, high)
+
+
+# ----------------------------------------------------------------------------------------
+# Tensor methods
+
+for _name in ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
+              "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
+              "cummax", "cummin", "logcumsumexp", "diff", "aminmax"):
+    setattr(Tensor, _name, globals()[_name])
+del _name

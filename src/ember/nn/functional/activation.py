@@ -1,2 +1,403 @@
-"""(to be filled)"""
-__all__ = []
+"""Activation functions: elementwise non-linearities, softmax and friends.
+
+Most are compositions of ember ops (their gradients, of any order, follow). ReLU, Hardtanh,
+softmax and log_softmax are single nodes with hand-written backward."""
+import math
+import warnings
+
+from ...ops._common import (
+    Node, Tensor, apply_inplace, float_array, make, namespace_of, record, wrap_dim,
+)
+from ...ops.ternary import where
+
+__all__ = [
+    "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
+    "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "softplus",
+    "softsign", "sigmoid", "hardsigmoid", "hardswish", "tanh", "tanhshrink", "softshrink",
+    "hardshrink", "threshold", "threshold_", "logsigmoid", "softmax", "log_softmax", "softmin",
+    "glu",
+]
+
+
+def _maybe_inplace(fn, input, inplace, *args):
+    """``fn(input, *args)``, written into ``input`` when ``inplace``."""
+    if inplace:
+        return apply_inplace(input, fn, *args)
+    return fn(input, *args)
+
+
+# ---------------------------------------------------------------------------------------------
+# Single-node activations
+
+
+class ReluBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (result,) = self.saved_tensors
+        return (grad * (result > 0),)
+
+
+def _relu(input):
+    data = input._data
+    out = make(namespace_of(data).maximum(data, data.dtype.type(0)))
+    node = record(ReluBackward0, (input,), out)
+    if node is not None:
+        node.save(out)
+    return out
+
+
+def relu(input, inplace=False):
+    """Applies the rectified linear unit function element-wise: ``max(0, x)``."""
+    return _maybe_inplace(_relu, input, inplace)
+
+
+def relu_(input):
+    """In-place version of :func:`relu`."""
+    return apply_inplace(input, _relu)
+
+
+class HardtanhBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        inside = (input > self.min_val).logical_and(input < self.max_val)
+        return (grad * inside,)
+
+
+def _hardtanh(input, min_val=-1.0, max_val=1.0):
+    data = input._data
+    xp = namespace_of(data)
+    out = make(xp.clip(data, data.dtype.type(min_val), data.dtype.type(max_val)))
+    node = record(HardtanhBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+        node.min_val, node.max_val = min_val, max_val
+    return out
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """Applies the HardTanh function element-wise: ``clamp(x, min_val, max_val)``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(_hardtanh, input, inplace, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place version of :func:`hardtanh`."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    """Applies ``min(max(0, x), 6)`` element-wise."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compositions
+
+
+def _leaky_relu(input, negative_slope):
+    return where(input > 0, input, input * negative_slope)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """Applies ``max(0, x) + negative_slope * min(0, x)`` element-wise."""
+    return _maybe_inplace(_leaky_relu, input, inplace, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place version of :func:`leaky_relu`."""
+    return leaky_relu(input, negative_slope, True)
+
+
+def prelu(input, weight):
+    """Applies ``max(0, x) + weight * min(0, x)`` element-wise, ``weight`` per channel (dim 1)."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    n = weight.numel()
+    if input.ndim == 0 or n == 1:
+        w = weight.reshape(()) if n == 1 else weight
+    else:
+        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
+        if n != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {n} and channel size = {channels}.")
+        w = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if input.ndim >= 2 else weight
+    return where(input > 0, input, w * input)
+
+
+def _elu(input, alpha=1.0, scale=1.0, input_scale=1.0):
+    negative = (input.clamp(max=0) * input_scale).expm1() * alpha
+    out = where(input > 0, input, negative)
+    return out * scale if scale != 1.0 else out
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """Applies ``x if x > 0 else alpha * (exp(x) - 1)`` element-wise."""
+    return _maybe_inplace(_elu, input, inplace, alpha)
+
+
+def elu_(input, alpha=1.0):
+    """In-place version of :func:`elu`."""
+    return elu(input, alpha, True)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    """Applies ``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` element-wise."""
+    return _maybe_inplace(_elu, input, inplace, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(input):
+    """In-place version of :func:`selu`."""
+    return selu(input, True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` element-wise."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _maybe_inplace(_elu, input, inplace, alpha, 1.0, 1.0 / alpha)
+
+
+def celu_(input, alpha=1.0):
+    """In-place version of :func:`celu`."""
+    return celu(input, alpha, True)
+
+
+def gelu(input, approximate="none"):
+    """Applies the Gaussian Error Linear Unit ``x * Phi(x)``; ``approximate='tanh'`` uses
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``."""
+    if approximate == "none":
+        return input * 0.5 * (1.0 + (input * (1.0 / math.sqrt(2.0))).erf())
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (1.0 + inner.tanh())
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def _silu(input):
+    return input * input.sigmoid()
+
+
+def silu(input, inplace=False):
+    """Applies the Sigmoid Linear Unit ``x * sigmoid(x)`` element-wise."""
+    return _maybe_inplace(_silu, input, inplace)
+
+
+def _softplus(input, beta=1.0, threshold=20.0):
+    scaled = input * beta if beta != 1.0 else input
+    smooth = scaled.clamp(max=threshold).exp().log1p()
+    if beta != 1.0:
+        smooth = smooth / beta
+    return where(scaled > threshold, input, smooth)
+
+
+def _mish(input):
+    return input * _softplus(input).tanh()
+
+
+def mish(input, inplace=False):
+    """Applies ``x * tanh(softplus(x))`` element-wise."""
+    return _maybe_inplace(_mish, input, inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """Applies ``1/beta * log(1 + exp(beta * x))``, linear where ``beta * x > threshold``."""
+    return _softplus(input, beta, threshold)
+
+
+def softsign(input):
+    """Applies ``x / (1 + |x|)`` element-wise."""
+    return input / (input.abs() + 1)
+
+
+def sigmoid(input):
+    """Applies ``1 / (1 + exp(-x))`` element-wise."""
+    return input.sigmoid()
+
+
+def tanh(input):
+    """Applies the hyperbolic tangent element-wise."""
+    return input.tanh()
+
+
+def _hardsigmoid(input):
+    return _hardtanh(input, -3.0, 3.0) / 6.0 + 0.5
+
+
+def hardsigmoid(input, inplace=False):
+    """Applies ``0 if x <= -3, 1 if x >= 3, else x / 6 + 1/2`` element-wise."""
+    return _maybe_inplace(_hardsigmoid, input, inplace)
+
+
+def _hardswish(input):
+    return input * _hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    """Applies ``x * hardsigmoid(x)`` element-wise."""
+    return _maybe_inplace(_hardswish, input, inplace)
+
+
+def tanhshrink(input):
+    """Applies ``x - tanh(x)`` element-wise."""
+    return input - input.tanh()
+
+
+def softshrink(input, lambd=0.5):
+    """Applies ``x - lambd if x > lambd, x + lambd if x < -lambd, else 0`` element-wise."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+
+
+def hardshrink(input, lambd=0.5):
+    """Applies ``x if |x| > lambd else 0`` element-wise."""
+    return where((input > lambd).logical_or(input < -lambd), input, 0.0)
+
+
+def _threshold(input, threshold, value):
+    return where(input > threshold, input, value)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """Replaces each element that is not greater than ``threshold`` with ``value``."""
+    return _maybe_inplace(_threshold, input, inplace, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    """In-place version of :func:`threshold`."""
+    return _maybe_inplace(_threshold, input, True, threshold, value)
+
+
+def logsigmoid(input):
+    """Applies ``log(1 / (1 + exp(-x)))`` element-wise (numerically stable)."""
+    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+
+
+def glu(input, dim=-1):
+    """The gated linear unit: ``a * sigmoid(b)`` with ``a, b`` the halves of ``input``
+    along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    a, b = input.split(size // 2, d)
+    return a * b.sigmoid()
+
+
+# ---------------------------------------------------------------------------------------------
+# Softmax family
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+class SoftmaxBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (out,) = self.saved_tensors
+        dim = self.dim
+        return (out * (grad - (grad * out).sum(dim, keepdim=True)),)
+
+
+class LogSoftmaxBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (out,) = self.saved_tensors
+        return (grad - out.exp() * grad.sum(self.dim, keepdim=True),)
+
+
+def _shifted(data, axis):
+    xp = namespace_of(data)
+    peak = data.max(axis=axis, keepdims=True)
+    finite = xp.isfinite(peak)
+    if not finite.all():  # rows of infinities: shifting by them would give NaN
+        peak = xp.where(finite, peak, 0)
+    return xp, data - peak
+
+
+def softmax_array(data, axis):
+    """``exp(x) / sum(exp(x))`` along ``axis`` of a float array, shifted by the max."""
+    xp, shifted = _shifted(data, axis)
+    e = xp.exp(shifted)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax_array(data, axis):
+    """``x - logsumexp(x)`` along ``axis`` of a float array, shifted by the max."""
+    xp, shifted = _shifted(data, axis)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _softmax_input(input, dim, dtype, name):
+    if dim is None:
+        dim = _softmax_dim(name, input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = wrap_dim(dim, input.ndim)
+    data = float_array(input._data)
+    return input, dim, data
+
+
+def _softmax_node(input, dim, dtype, name, kernel, node_cls):
+    input, dim, data = _softmax_input(input, dim, dtype, name)
+    if data.size == 0:
+        out = make(data.copy())
+    elif data.ndim == 0:
+        out = make(kernel(data.reshape(1), 0).reshape(()))
+    else:
+        out = make(kernel(data, dim))
+    node = record(node_cls, (input,), out)
+    if node is not None:
+        node.save(out)
+        node.dim = dim
+    return out
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Applies ``exp(x_i) / sum_j exp(x_j)`` along ``dim``: the result lies in [0, 1] and sums
+    to 1 along ``dim``."""
+    return _softmax_node(input, dim, dtype, "softmax", softmax_array, SoftmaxBackward0)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Applies ``log(softmax(x))`` along ``dim``, computed stably."""
+    return _softmax_node(input, dim, dtype, "log_softmax", log_softmax_array, LogSoftmaxBackward0)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """Applies ``softmax(-x)`` along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return softmax(-input, dim)
+
+
+def _tensor_softmax(self, dim, dtype=None):
+    return softmax(self, dim, dtype=dtype)
+
+
+def _tensor_log_softmax(self, dim, dtype=None):
+    return log_softmax(self, dim, dtype=dtype)
+
+
+Tensor.relu = relu
+Tensor.relu_ = relu_
+Tensor.softmax = _tensor_softmax
+Tensor.log_softmax = _tensor_log_softmax

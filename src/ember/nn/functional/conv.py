@@ -1,2 +1,283 @@
-"""(to be filled)"""
-__all__ = []
+"""Convolutions: conv1d/2d/3d and conv_transpose1d/2d/3d.
+
+Three array kernels (``_backend.kernels``) do the work, each lowered to one GEMM over an
+im2col view: the convolution, its adjoint in the input (the transposed convolution) and its
+gradient in the weight. Each is an ember op whose backward is written with the other two, so
+the set is closed under differentiation and gradients of any order work.
+"""
+import numbers
+
+from ..._backend import kernels
+from ...ops._common import Node, Tensor, make, namespace_of, record
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d"]
+
+
+class _Geometry:
+    """Stride, per-side padding, dilation and groups of a convolution."""
+    __slots__ = ("stride", "pads", "dilation", "groups")
+
+    def __init__(self, stride, pads, dilation, groups):
+        self.stride, self.pads, self.dilation, self.groups = stride, pads, dilation, groups
+
+    def args(self):
+        return self.stride, self.pads, self.dilation, self.groups
+
+
+# -- the three ops ------------------------------------------------------------------------
+
+class ConvolutionBackward0(Node):
+    """Backward of the convolution ``y = conv(x, w) + b``."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, w = self.saved_tensors
+        need_x, need_w, need_b = (e[0] is not None for e in self.next_functions)
+        gx = _conv_transpose(grad, w, None, self.geom, x.shape[2:]) if need_x else None
+        gw = _conv_weight(x, grad, self.geom, w.shape[2:]) if need_w else None
+        gb = grad.sum((0,) + tuple(range(2, grad.dim()))) if need_b else None
+        return gx, gw, gb
+
+
+class ConvolutionTransposeBackward0(Node):
+    """Backward of the transposed convolution ``x = conv_transpose(g, w) + b``."""
+    __slots__ = ()
+
+    def name(self):
+        return "ConvolutionBackward0"
+
+    def backward(self, grad):
+        g, w = self.saved_tensors
+        need_g, need_w, need_b = (e[0] is not None for e in self.next_functions)
+        gg = _conv(grad, w, None, self.geom) if need_g else None
+        gw = _conv_weight(grad, g, self.geom, w.shape[2:]) if need_w else None
+        gb = grad.sum((0,) + tuple(range(2, grad.dim()))) if need_b else None
+        return gg, gw, gb
+
+
+class ConvolutionBackwardBackward0(Node):
+    """Backward of the weight gradient ``gw = conv_weight(x, g)`` (bilinear in x and g)."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, g = self.saved_tensors
+        need_x, need_g = (e[0] is not None for e in self.next_functions)
+        gx = _conv_transpose(g, grad, None, self.geom, x.shape[2:]) if need_x else None
+        gg = _conv(x, grad, None, self.geom) if need_g else None
+        return gx, gg
+
+
+def _add_bias(xp, y, bias):
+    if bias is not None:
+        y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
+    return y
+
+
+def _conv(x, w, bias, geom):
+    xp = namespace_of(x._data)
+    y = kernels.conv_forward(xp, x._data, w._data, *geom.args())
+    out = make(_add_bias(xp, y, bias))
+    node = record(ConvolutionBackward0, (x, w, bias), out)
+    if node is not None:
+        node.geom = geom
+        node.save(x, w)
+    return out
+
+
+def _conv_transpose(g, w, bias, geom, in_spatial):
+    xp = namespace_of(g._data)
+    x = kernels.conv_input_grad(xp, g._data, w._data, tuple(in_spatial), *geom.args())
+    out = make(_add_bias(xp, x, bias))
+    node = record(ConvolutionTransposeBackward0, (g, w, bias), out)
+    if node is not None:
+        node.geom = geom
+        node.save(g, w)
+    return out
+
+
+def _conv_weight(x, g, geom, kernel):
+    xp = namespace_of(x._data)
+    out = make(kernels.conv_weight_grad(xp, x._data, g._data, tuple(kernel), *geom.args()))
+    node = record(ConvolutionBackwardBackward0, (x, g), out)
+    if node is not None:
+        node.geom = geom
+        node.save(x, g)
+    return out
+
+
+# -- argument checking ----------------------------------------------------------------------
+
+def tuple_arg(value, n, name="kernel_size"):
+    """An int or a sequence as an n-tuple of ints."""
+    if isinstance(value, numbers.Integral):
+        return (int(value),) * n
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * n
+    if len(value) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values "
+                           f"to match the convolution dimensions, but got {name}={list(value)}")
+    return value
+
+
+def _shape_str(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _check_input(op, input, weight, bias, nd):
+    for name, t in (("input", input), ("weight", weight)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {1 if name == 'input' else 2}) "
+                            f"must be Tensor, not {type(t).__name__}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, "
+                           f"but got input of size: {_shape_str(input.shape)}")
+    if weight.dim() != nd + 2:
+        raise RuntimeError(f"weight should have at least three dimensions" if weight.dim() < 3 else
+                           f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input, "
+                           f"but got {weight.dim()}-dimensional weight of size {_shape_str(weight.shape)}")
+    for t in (weight, bias):
+        if t is not None and t._data.dtype != input._data.dtype:
+            raise RuntimeError(f"expected scalar type {_scalar(input)} but found {_scalar(t)}")
+    if input._data.dtype.kind not in "fc" and input._data.dtype.name != "bfloat16":
+        raise RuntimeError(f'"slow_conv2d_cpu" not implemented for \'{_scalar(input)}\'')
+
+
+def _scalar(t):
+    from ...ops._common import _type_word
+    return _type_word(t._data.dtype)
+
+
+def _padding(padding, weight, nd, stride, dilation):
+    """Per-side padding, resolving 'same' and 'valid' as torch does."""
+    kernel = weight.shape[2:]
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding != "same":
+            raise ValueError(f"Invalid padding string '{padding}', should be one of ('valid', 'same')")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        pads = []
+        for k, d in zip(kernel, dilation):
+            total = d * (k - 1)
+            pads.append((total // 2, total - total // 2))
+        return tuple(pads)
+    padding = tuple_arg(padding, nd, "padding")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    return tuple((p, p) for p in padding)
+
+
+def _check_groups(op_transposed, input, weight, groups):
+    channels = input.shape[1]
+    expected = weight.shape[0] if op_transposed else weight.shape[1] * groups
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if not op_transposed and weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
+                           f"dimension 0, but got weight of size {_shape_str(weight.shape)} instead")
+    if channels != expected:
+        head = f"Given transposed=1, weight of size" if op_transposed else \
+            f"Given groups={groups}, weight of size"
+        raise RuntimeError(f"{head} {_shape_str(weight.shape)}, expected input"
+                           f"{_shape_str(input.shape)} to have {expected} channels, but got "
+                           f"{channels} channels instead")
+
+
+def _batched(input, nd):
+    """``input`` with a batch dimension, and whether one was added."""
+    if input.dim() == nd + 1:
+        return input.unsqueeze(0), True
+    return input, False
+
+
+def _check_size(input, weight, pads, dilation):
+    spatial = input.shape[2:]
+    padded = [s + lo + hi for s, (lo, hi) in zip(spatial, pads)]
+    effective = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+    if any(p < e for p, e in zip(padded, effective)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))})."
+                           f" Kernel size: ({' x '.join(map(str, effective))}). Kernel size can't be "
+                           "greater than actual input size")
+
+
+def _convnd(op, nd, input, weight, bias, stride, padding, dilation, groups):
+    _check_input(op, input, weight, bias, nd)
+    stride = tuple_arg(stride, nd, "stride")
+    dilation = tuple_arg(dilation, nd, "dilation")
+    pads = _padding(padding, weight, nd, stride, dilation)
+    x, unbatched = _batched(input, nd)
+    _check_groups(False, x, weight, groups)
+    _check_size(x, weight, pads, dilation)
+    out = _conv(x, weight, bias, _Geometry(stride, pads, dilation, groups))
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 1D convolution over an input signal composed of several input planes."""
+    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 2D convolution over an input image composed of several input planes."""
+    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Applies a 3D convolution over an input image composed of several input planes."""
+    return _convnd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def transposed_output_size(in_size, kernel, stride, pad, dilation, output_padding):
+    return (in_size - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1
+
+
+def _conv_transposend(op, nd, input, weight, bias, stride, padding, output_padding, groups,
+                      dilation):
+    _check_input(op, input, weight, bias, nd)
+    stride = tuple_arg(stride, nd, "stride")
+    dilation = tuple_arg(dilation, nd, "dilation")
+    padding = tuple_arg(padding, nd, "padding")
+    output_padding = tuple_arg(output_padding, nd, "output_padding")
+    for op_, s, d in zip(output_padding, stride, dilation):
+        if op_ >= s and op_ >= d:
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding: {op_}, stride: {s}, dilation: {d}")
+    x, unbatched = _batched(input, nd)
+    _check_groups(True, x, weight, groups)
+    out_spatial = tuple(
+        transposed_output_size(x.shape[2 + i], weight.shape[2 + i], stride[i], padding[i],
+                               dilation[i], output_padding[i]) for i in range(nd))
+    if any(s <= 0 for s in out_spatial):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). "
+                           f"Calculated output size per channel: ({' x '.join(map(str, out_spatial))})."
+                           " Output size is too small")
+    geom = _Geometry(stride, tuple((p, p) for p in padding), dilation, groups)
+    out = _conv_transpose(x, weight, bias, geom, out_spatial)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Applies a 1D transposed convolution operator over an input signal composed of several
+    input planes, sometimes also called "deconvolution"."""
+    return _conv_transposend("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Applies a 2D transposed convolution operator over an input image composed of several
+    input planes, sometimes also called "deconvolution"."""
+    return _conv_transposend("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Applies a 3D transposed convolution operator over an input image composed of several
+    input planes, sometimes also called "deconvolution"."""
+    return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                             output_padding, groups, dilation)

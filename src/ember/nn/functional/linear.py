@@ -1,2 +1,33 @@
-"""(to be filled)"""
-__all__ = []
+"""Affine maps: ``linear`` and ``bilinear``."""
+from ...ops.linalg import einsum, matmul
+
+__all__ = ["linear", "bilinear"]
+
+
+def linear(input, weight, bias=None):
+    """Applies the affine map ``y = x A^T + b``."""
+    if input.ndim and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
+        rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
+                           f"and {weight.shape[1]}x{weight.shape[0]})")
+    out = matmul(input, weight.t() if weight.ndim == 2 else weight)
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """Applies ``y = x1^T A x2 + b`` with ``A`` of shape (out, in1, in2)."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    if bias is not None:
+        out = out + bias
+    return out

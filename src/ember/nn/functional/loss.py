@@ -1,2 +1,577 @@
-"""(to be filled)"""
-__all__ = []
+"""Loss functions. Cross entropy over class indices is one node (log_softmax and the negative
+log likelihood fused, with a hand-written backward); the others are compositions of ember
+ops, so their gradients of any order follow."""
+import math
+import warnings
+
+from ...ops._common import Node, make, namespace_of, record
+from ...ops.ternary import where
+from .activation import log_softmax, log_softmax_array, logsigmoid, relu, softplus
+from .distance import pairwise_distance
+
+__all__ = [
+    "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
+    "gaussian_nll_loss", "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "soft_margin_loss", "multilabel_margin_loss",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions and checks
+
+
+def legacy_get_string(size_average, reduce, emit_warning=True):
+    """The ``reduction`` string meant by the deprecated ``size_average`` and ``reduce``."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return legacy_get_string(size_average, reduce)
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _warn_size_mismatch(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({_torch_size(target)}) that is different to the input "
+                      f"size ({_torch_size(input)}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _torch_size(t):
+    return f"ember.Size({list(t.shape)})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Regression losses
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """The mean (or sum, or each) absolute error ``|input - target|``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size_mismatch(input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """The mean (or sum, or each) squared error ``(input - target)^2``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size_mismatch(input, target)
+    diff = input - target
+    loss = diff * diff
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """``0.5 x^2 / beta`` where ``|x| < beta``, else ``|x| - 0.5 beta`` (x = input - target)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size_mismatch(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = (input - target).abs()
+    if beta == 0:
+        return _reduce(diff, reduction)
+    return _reduce(where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """``0.5 x^2`` where ``|x| < delta``, else ``delta (|x| - 0.5 delta)``."""
+    _check_reduction(reduction)
+    _warn_size_mismatch(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    diff = (input - target).abs()
+    loss = where(diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------------------------------------
+# Classification over class indices: nll_loss and the fused cross entropy
+
+
+def _class_layout(input, target, weight):
+    """Check shapes for a loss over classes in dim 1 (dim 0 for an unbatched input); return
+    the input's logits as an array (M, C), the targets as (M,), and C."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if target._data.dtype.kind not in "iu":
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_dtype_word(target)}")
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        data, classes = input._data.reshape(1, -1), input.shape[0]
+    else:
+        if input.shape[0] != (target.shape[0] if target.ndim else None):
+            if target.ndim == 0 or input.ndim == 2 and target.ndim != 1:
+                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                             f"batch_size ({target.shape[0]}).")
+        expected = (input.shape[0],) + tuple(input.shape[2:])
+        if tuple(target.shape) != expected:
+            if input.ndim == 2:
+                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+        classes = input.shape[1]
+        xp = namespace_of(input._data)
+        data = xp.moveaxis(input._data, 1, -1).reshape(-1, classes)
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "
+                           f"no classes but got weight tensor of shape: {list(weight.shape)}")
+    return data, target._data.reshape(-1), classes
+
+
+def _dtype_word(t):
+    from ...ops._common import _type_word
+    return _type_word(t._data.dtype)
+
+
+class _ClassTargets:
+    """Class-index targets, flattened to (M,): which are kept (not ``ignore_index``), the
+    index to read (0 where ignored), the class weights (C,) and each target's weight (0 where
+    ignored). The loss of row i is ``-sum_c Q_ic log p_ic`` with
+    ``Q = (1 - eps) picked_weight onehot(target) + eps / C * weight * kept``."""
+
+    def __init__(self, xp, targets, classes, weight, ignore_index, label_smoothing, dtype):
+        kept = targets != ignore_index
+        bad = kept & ((targets < 0) | (targets >= classes))
+        if bad.any():
+            raise IndexError(f"Target {int(targets[bad][0])} is out of bounds.")
+        self.xp, self.classes, self.eps = xp, classes, label_smoothing
+        self.kept = kept
+        self.index = xp.where(kept, targets, 0)
+        self.weight = xp.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
+        self.picked_weight = self.weight[self.index] * kept
+        self.rows = xp.arange(targets.shape[0])
+
+    def divisor(self):
+        """What 'mean' divides by: the summed weights of the kept targets."""
+        return float(self.picked_weight.sum())
+
+    def row_losses(self, logp):
+        """``-sum_c Q_ic logp_ic`` for each row of the array ``logp`` (M, C)."""
+        out = -(1.0 - self.eps) * self.picked_weight * logp[self.rows, self.index]
+        if self.eps:
+            out = out - (self.eps / self.classes) * self.kept * (logp @ self.weight)
+        return out
+
+    def coefficients(self, dtype):
+        """Q as an array (M, C), built only when needed (in backward)."""
+        xp = self.xp
+        q = xp.zeros((self.rows.shape[0], self.classes), dtype)
+        q[self.rows, self.index] = (1.0 - self.eps) * self.picked_weight
+        if self.eps:
+            q += (self.eps / self.classes) * self.weight[None, :] * self.kept[:, None]
+        return q
+
+
+class CrossEntropyLossBackward0(Node):
+    """log_softmax over classes and the weighted negative log likelihood, as one node."""
+
+    __slots__ = ()
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        logits = _rows_of(input)
+        probs = logits.softmax(-1)
+        q = self.targets.coefficients(logits._data.dtype)
+        if self.reduction == "none":
+            scale = grad.reshape(-1, 1)
+        else:
+            scale = grad / self.divisor if self.reduction == "mean" else grad
+        rows = (probs * make(q.sum(-1, keepdims=True)) - make(q)) * scale
+        return (_unrows(rows, input),)
+
+
+def _rows_of(input):
+    """``input`` (N, C, *) as (M, C) rows of class scores (a (C,) input as one row)."""
+    if input.ndim <= 2:
+        return input if input.ndim == 2 else input.reshape(1, -1)
+    return input.movedim(1, -1).reshape(-1, input.shape[1])
+
+
+def _unrows(rows, input):
+    if input.ndim <= 2:
+        return rows if input.ndim == 2 else rows.reshape(input.shape)
+    moved = tuple(input.shape[:1]) + tuple(input.shape[2:]) + (input.shape[1],)
+    return rows.reshape(moved).movedim(-1, 1)
+
+
+def _reduce_rows(per_row, reduction, divisor, target_shape, xp, dtype):
+    if reduction == "none":
+        return per_row.reshape(target_shape)
+    total = per_row.sum()
+    if reduction == "mean":
+        total = total / divisor if divisor else xp.nan
+    return xp.asarray(total, dtype)
+
+
+def _cross_entropy_indices(input, target, weight, ignore_index, reduction, label_smoothing):
+    logits, targets, classes = _class_layout(input, target, weight)
+    xp = namespace_of(logits)
+    if logits.dtype.kind not in "fc":
+        raise RuntimeError(f'"log_softmax_lastdim_kernel_impl" not implemented for '
+                           f"'{_dtype_word(input)}'")
+    picked = _ClassTargets(xp, targets, classes, weight, ignore_index, label_smoothing,
+                           logits.dtype)
+    divisor = picked.divisor()
+    per_row = picked.row_losses(log_softmax_array(logits, -1))
+    out = make(_reduce_rows(per_row, reduction, divisor, target.shape, xp, logits.dtype))
+    node = record(CrossEntropyLossBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+        node.targets, node.reduction, node.divisor = picked, reduction, divisor
+    return out
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
+    if target.shape != input.shape:
+        raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = log_softmax(input, dim) * target
+    if weight is not None:
+        terms = terms * weight.reshape((-1,) + (1,) * (input.ndim - dim - 1))
+    loss = -terms.sum(dim)
+    if reduction == "mean":
+        return loss.sum() / (input.numel() // classes if input.numel() else 0)
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """The cross entropy between the logits ``input`` (N, C, *) and ``target``: class
+    indices (N, *) or class probabilities (N, C, *). Supports class ``weight``,
+    ``ignore_index`` (indices only) and ``label_smoothing``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if target.is_floating_point():
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
+    return _cross_entropy_indices(input, target, weight, ignore_index, reduction,
+                                  label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for log-probabilities
+    ``input`` (N, C, *) and class indices ``target`` (N, *)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _, targets, classes = _class_layout(input, target, weight)
+    xp = namespace_of(input._data)
+    picked = _ClassTargets(xp, targets, classes, weight, ignore_index, 0.0, input._data.dtype)
+    rows = _rows_of(input)
+    per_row = -rows[make(picked.rows), make(picked.index)] * make(picked.picked_weight)
+    if reduction == "none":
+        return per_row.reshape(target.shape)
+    if reduction == "sum":
+        return per_row.sum()
+    divisor = picked.divisor()
+    return per_row.sum() / divisor if divisor else per_row.sum() * math.nan
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary classification
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``input``; the logs are clamped
+    at -100 as torch does."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({_torch_size(target)}) that is different to the "
+                         f"input size ({_torch_size(input)}) is deprecated. Please ensure they "
+                         "have the same size.")
+    xd = input._data
+    if ((xd < 0) | (xd > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Sigmoid and binary cross entropy in one stable expression:
+    ``(1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({_torch_size(target)}) must be the same as input size "
+                         f"({_torch_size(input)})")
+    log_sig = logsigmoid(input)
+    if pos_weight is not None:
+        loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * log_sig
+    else:
+        loss = (1 - target) * input - log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-y x))`` averaged over elements."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return _reduce(softplus(-target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Multi-label one-versus-all loss: per sample, the mean over classes of the binary cross
+    entropy of ``sigmoid(x)`` against ``target`` in {0, 1}."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------------------------------------
+# Distributions
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """The pointwise KL divergence ``target * (log target - input)`` for log-probabilities
+    ``input`` (``target`` too with ``log_target``)."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_get_string(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", stacklevel=2)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """Negative log likelihood of ``target`` under a Poisson distribution of rate ``input``
+    (``exp(input)`` with ``log_input``); ``full`` adds Stirling's term."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + (target * (2 * math.pi)).log() * 0.5
+        loss = loss + where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log likelihood of ``target`` under N(input, var):
+    ``0.5 (log var + (input - target)^2 / var)`` with var clamped at ``eps``."""
+    from ...ops.creation import ones_like
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = ones_like(input) * var
+    elif (var._data < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(
+                v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = _clamped_in_value_only(var, eps)
+    diff = input - target
+    loss = (var.log() + diff * diff / var) * 0.5
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def _clamped_in_value_only(t, low):
+    """``t`` clamped below at ``low`` with the gradient passing unchanged (torch clamps a clone
+    in place under no_grad)."""
+    from ...autograd.grad_mode import no_grad
+    out = t.clone()
+    with no_grad():
+        out._data[...] = namespace_of(out._data).maximum(out._data, low)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Margin and embedding losses
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """``max(0, -y (x1 - x2) + margin)``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {_torch_size(input1)}, input2: "
+                           f"{_torch_size(input2)}, target: {_torch_size(target)} ")
+    return _reduce(relu(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``x`` where ``y == 1`` and ``max(0, margin - x)`` where ``y == -1``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    margin_part = where(target != 1, relu(margin - input), 0.0)
+    self_part = where(target != -1, input, 0.0)
+    return _reduce(margin_part + self_part, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """``1 - cos(x1, x2)`` where ``y == 1`` and ``max(0, cos(x1, x2) - margin)`` where
+    ``y == -1``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input1.ndim != input2.ndim or input1.shape != input2.shape:
+        raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have the same shape, "
+                           f"but got {_torch_size(input1)} and {_torch_size(input2)}")
+    if input1.ndim not in (1, 2):
+        raise RuntimeError(f"cosine_embedding_loss: Expected 1-D or 2-D input, but got "
+                           f"{input1.ndim}-D")
+    dim = input1.ndim - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + eps
+    mag2 = (input2 * input2).sum(dim) + eps
+    cos = prod / (mag1 * mag2).sqrt()
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, relu(cos - margin), 0.0)
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """Multi-class hinge loss: per sample, ``sum_{j != y} max(0, margin - x[y] + x[j])^p / C``,
+    scaled by ``weight[y]``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    rows = input.reshape(1, -1) if input.ndim <= 1 else input
+    targets = target._data.reshape(-1)
+    classes = rows.shape[1]
+    if targets.shape[0] != rows.shape[0] or input.ndim > 2:
+        raise RuntimeError(f"inconsistent target size, expected {rows.shape[0]} but got "
+                           f"{list(target.shape)}")
+    if ((targets < 0) | (targets >= classes)).any():
+        raise RuntimeError("target out of range")
+    xp = namespace_of(targets)
+    index = make(xp.arange(rows.shape[0]))
+    picked = rows[index, target.reshape(-1)].unsqueeze(1)
+    hinge = relu(margin - picked + rows)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * weight[target.reshape(-1)].unsqueeze(1)
+    others = make(xp.arange(classes)[None, :] != targets[:, None])
+    loss = (hinge * others).sum(1) / classes
+    if input.ndim <= 1:
+        loss = loss.reshape(target.shape)
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: per sample, ``sum_{j in y, k not in y} max(0, 1 - (x[j] -
+    x[k])) / C`` with the targets ``y`` listed until the first -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    rows = input.reshape(1, -1) if input.ndim <= 1 else input
+    t = target._data.reshape(rows.shape)
+    xp = namespace_of(t)
+    classes = rows.shape[1]
+    listed = xp.cumprod(t != -1, axis=1).astype(bool)
+    counts = xp.zeros(rows.shape, rows._data.dtype)
+    r, c = xp.nonzero(listed)
+    xp.add.at(counts, (r, t[r, c]), 1)
+    not_target = (counts == 0).astype(rows._data.dtype)
+    pair_weight = make(counts[:, :, None] * not_target[:, None, :])
+    hinge = relu(1 - rows.unsqueeze(2) + rows.unsqueeze(1))
+    loss = (hinge * pair_weight).sum((1, 2)) / classes
+    if input.ndim <= 1:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with the p-norm pairwise distance ``d``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {anchor.ndim}D, positive "
+                           f"{positive.ndim}D, and negative {negative.ndim}D inputs")
+    return triplet_margin_with_distance_loss(
+        anchor, positive, negative, margin=margin, swap=swap, reduction=reduction,
+        distance_function=lambda a, b: pairwise_distance(a, b, p, eps))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """:func:`triplet_margin_loss` with any ``distance_function`` (default: pairwise
+    distance)."""
+    _check_reduction(reduction)
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        from ...ops.pointwise import minimum
+        d_neg = minimum(d_neg, dist(positive, negative))
+    return _reduce(relu(margin + d_pos - d_neg), reduction)
+

@@ -1,2 +1,44 @@
-"""(to be filled)"""
-__all__ = []
+"""Odds and ends: ``normalize`` and ``scaled_dot_product_attention``."""
+import math
+
+from ...ops._common import make, namespace_of
+from ...ops.ternary import where
+from .activation import softmax
+from .dropout import dropout
+
+__all__ = ["normalize", "scaled_dot_product_attention"]
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``v / max(||v||_p, eps)`` for each vector ``v`` along ``dim``."""
+    denom = input.norm(p, dim, keepdim=True).clamp(min=eps)
+    return input / denom
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """``softmax(Q K^T * scale + mask) V``: ``attn_mask`` is boolean (True: take part) or a
+    float bias; ``is_causal`` masks the upper triangle; ``dropout_p`` drops attention
+    weights."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        repeat = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(repeat, -3)
+        value = value.repeat_interleave(repeat, -3)
+    scores = query.matmul(key.transpose(-2, -1)) * scale
+    if is_causal:
+        xp = namespace_of(query._data)
+        attn_mask = make(xp.tril(xp.ones((length, source), dtype=bool)))
+    if attn_mask is not None:
+        if attn_mask.dtype.is_floating_point:
+            scores = scores + attn_mask
+        else:
+            scores = where(attn_mask, scores, float("-inf"))
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights.matmul(value)

@@ -1,2 +1,432 @@
-"""(to be filled)"""
-__all__ = []
+"""Pooling: max (with torch's flat indices), unpooling, average, adaptive, power-average.
+
+Max pooling gathers every window's positions (an index array built by broadcasting, no
+per-pixel loop), takes the argmax and records a node whose backward scatter-adds the gradient
+at the winning positions; that scatter's own backward gathers, so gradients of any order
+work. Average pooling is a depthwise convolution with a kernel of ones divided by each
+window's divisor; adaptive average pooling is one small linear map per spatial dimension.
+"""
+import math
+
+from ..._backend import kernels
+from ...ops._common import Node, Tensor, make, namespace_of, record
+from .conv import _Geometry, _conv, tuple_arg
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
+           "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d"]
+
+
+# -- scatter and gather along the flattened spatial positions ----------------------------------
+
+class _ScatterNode(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (indices,) = self.saved_tensors
+        return (_gather_flat(grad, indices),)
+
+
+class MaxPool2DWithIndicesBackward0(_ScatterNode):
+    """Backward of max pooling: the gradient goes to each window's maximum."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        (indices,) = self.saved_tensors
+        return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward),)
+
+
+class MaxPool3DWithIndicesBackward0(MaxPool2DWithIndicesBackward0):
+    __slots__ = ()
+
+
+class ScatterBackward(_ScatterNode):
+    __slots__ = ()
+
+
+class MaxUnpool2DBackward0(_ScatterNode):
+    __slots__ = ()
+
+
+class GatherBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (indices,) = self.saved_tensors
+        return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward),)
+
+
+def _scatter_flat(values, indices, out_shape, node_cls):
+    """(N, C, *out_spatial) zeros with ``values`` added at the flat spatial ``indices``."""
+    xp = namespace_of(values._data)
+    size = math.prod(out_shape[2:])
+    data = kernels.scatter_add_flat(xp, values._data, indices._data, size)
+    out = make(data.reshape(out_shape))
+    node = record(node_cls, (values,), out)
+    if node is not None:
+        node.save(indices)
+    return out
+
+
+def _gather_flat(x, indices):
+    """``x`` (N, C, *S) read at the flat spatial ``indices`` (N, C, *O) of each (n, c) row."""
+    xp = namespace_of(x._data)
+    n, c = x.shape[:2]
+    flat = x._data.reshape(n, c, -1)
+    idx = indices._data.reshape(n, c, -1)
+    out = make(xp.take_along_axis(flat, idx, axis=2).reshape(indices.shape))
+    node = record(GatherBackward0, (x,), out)
+    if node is not None:
+        node.in_shape = tuple(x.shape)
+        node.save(indices)
+    return out
+
+
+# -- window positions ---------------------------------------------------------------------------
+
+def _flat_positions(xp, coords, sizes):
+    """Per-dim coordinates (O_i, K_i) combined into flat positions (*O, *K) of an array of
+    spatial ``sizes``."""
+    nd = len(coords)
+    flat = 0
+    for i, c in enumerate(coords):
+        shape = [1] * (2 * nd)
+        shape[i], shape[nd + i] = c.shape
+        flat = flat + c.reshape(shape) * math.prod(sizes[i + 1:])
+    return flat
+
+
+def _window_max(x, coords, padded_sizes, pads, node_cls):
+    """Max over windows given per-dim coordinates (in the padded input) of each window's
+    elements; returns (values, flat indices into the unpadded input)."""
+    xp = namespace_of(x._data)
+    nd = len(coords)
+    n, c = x.shape[:2]
+    data = x._data
+    if any(lo or hi for lo, hi in pads):
+        low = xp.finfo(data.dtype).min if data.dtype.kind == "f" else xp.iinfo(data.dtype).min
+        data = kernels.pad_constant(xp, data, pads, -xp.inf if data.dtype.kind == "f" else low)
+    positions = _flat_positions(xp, coords, padded_sizes)
+    out_spatial = positions.shape[:nd]
+    positions = positions.reshape(math.prod(out_spatial), -1)
+    values = data.reshape(n, c, -1)[:, :, positions]  # (N, C, P, KK)
+    if values.dtype.kind == "f":
+        nan = xp.isnan(values)
+        arg = xp.where(nan.any(-1), nan.argmax(-1), values.argmax(-1))
+    else:
+        arg = values.argmax(-1)
+    result = xp.take_along_axis(values, arg[..., None], -1)[..., 0]
+    unpadded = _flat_positions(xp, [co - lo for co, (lo, _) in zip(coords, pads)],
+                               x.shape[2:]).reshape(positions.shape)
+    indices = unpadded[xp.arange(positions.shape[0]), arg]
+    out = make(result.reshape((n, c) + out_spatial))
+    indices = make(indices.reshape((n, c) + out_spatial))
+    node = record(node_cls, (x,), out)
+    if node is not None:
+        node.in_shape = tuple(x.shape)
+        node.save(indices)
+    return out, indices
+
+
+# -- max pooling --------------------------------------------------------------------------------
+
+def _pool_output_size(size, kernel, stride, pad, dilation, ceil_mode):
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _shape_str(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _check_pool_input(op, input, nd):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if input.dim() not in (nd + 1, nd + 2) or any(s == 0 for s in input.shape[-nd:]):
+        raise RuntimeError(f"{op}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{_shape_str(input.shape)}")
+
+
+def _pool_args(nd, kernel_size, stride, padding, dilation):
+    kernel = tuple_arg(kernel_size, nd)
+    stride = kernel if stride is None or stride == [] or stride == () else tuple_arg(stride, nd, "stride")
+    padding = tuple_arg(padding, nd, "padding")
+    dilation = tuple_arg(dilation, nd, "dilation")
+    for p, k, d in zip(padding, kernel, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    return kernel, stride, padding, dilation
+
+
+def _batched(input, nd):
+    if input.dim() == nd + 1:
+        return input.unsqueeze(0), True
+    return input, False
+
+
+def _max_poolnd(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode):
+    _check_pool_input(op, input, nd)
+    kernel, stride, padding, dilation = _pool_args(nd, kernel_size, stride, padding, dilation)
+    x, unbatched = _batched(input, nd)
+    xp = namespace_of(x._data)
+    sizes = x.shape[2:]
+    out = [_pool_output_size(sizes[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
+           for i in range(nd)]
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated output "
+                           f"size: ({'x'.join(map(str, [x.shape[1]] + out))}). Output size is too small")
+    coords = [xp.arange(out[i])[:, None] * stride[i] + xp.arange(kernel[i]) * dilation[i]
+              for i in range(nd)]
+    pads = [(padding[i], max(0, int(coords[i].max()) + 1 - sizes[i] - padding[i])) for i in range(nd)]
+    padded = [sizes[i] + pads[i][0] + pads[i][1] for i in range(nd)]
+    node_cls = MaxPool3DWithIndicesBackward0 if nd == 3 else MaxPool2DWithIndicesBackward0
+    values, indices = _window_max(x, coords, padded, pads, node_cls)
+    if unbatched:
+        return values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _max_poolnd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _max_poolnd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _max_poolnd("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _maybe_indices(result, return_indices):
+    return result if return_indices else result[0]
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Applies a 1D max pooling over an input signal composed of several input planes."""
+    return _maybe_indices(max_pool1d_with_indices(input, kernel_size, stride, padding, dilation,
+                                                  ceil_mode), return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Applies a 2D max pooling over an input signal composed of several input planes."""
+    return _maybe_indices(max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
+                                                  ceil_mode), return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Applies a 3D max pooling over an input signal composed of several input planes."""
+    return _maybe_indices(max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
+                                                  ceil_mode), return_indices)
+
+
+def _max_unpoolnd(op, nd, input, indices, kernel_size, stride, padding, output_size):
+    kernel = tuple_arg(kernel_size, nd)
+    stride = kernel if stride is None else tuple_arg(stride, nd, "stride")
+    padding = tuple_arg(padding, nd, "padding")
+    x, unbatched = _batched(input, nd)
+    idx = indices.unsqueeze(0) if unbatched else indices
+    default = [(x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + kernel[i] for i in range(nd)]
+    if output_size is None:
+        size = default
+    else:
+        size = list(output_size)[-nd:]
+    if indices.shape != input.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({_shape_str(input.shape)}) but got indices tensor with shape: "
+                           f"{_shape_str(indices.shape)}")
+    out = _scatter_flat(x, idx, tuple(x.shape[:2]) + tuple(size), MaxUnpool2DBackward0)
+    return out.squeeze(0) if unbatched else out
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Computes a partial inverse of MaxPool1d."""
+    return _max_unpoolnd("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Computes a partial inverse of MaxPool2d."""
+    return _max_unpoolnd("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+# -- average pooling ----------------------------------------------------------------------------
+
+def _window_counts(xp, size, kernel, stride, pad, out, count_include_pad):
+    """How many elements each output position's window averages over, along one dim."""
+    start = xp.arange(out) * stride - pad
+    end = xp.minimum(start + kernel, size + pad)
+    if count_include_pad:
+        return end - start
+    return xp.minimum(end, size) - xp.maximum(start, 0)
+
+
+def _avg_poolnd(op, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+    _check_pool_input(op, input, nd)
+    kernel, stride, padding, _ = _pool_args(nd, kernel_size, stride, padding, 1)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    x, unbatched = _batched(input, nd)
+    xp = namespace_of(x._data)
+    n, c = x.shape[:2]
+    sizes = x.shape[2:]
+    out = [_pool_output_size(sizes[i], kernel[i], stride[i], padding[i], 1, ceil_mode)
+           for i in range(nd)]
+    pads = tuple((padding[i], max(0, (out[i] - 1) * stride[i] + kernel[i] - sizes[i] - padding[i]))
+                 for i in range(nd))
+    ones = make(xp.ones((1, 1) + kernel, dtype=x._data.dtype))
+    summed = _conv(x.reshape((n * c, 1) + tuple(sizes)), ones, None,
+                   _Geometry(stride, pads, (1,) * nd, 1))
+    if divisor_override is not None:
+        result = summed / divisor_override
+    else:
+        divisor = 1
+        for i in range(nd):
+            counts = _window_counts(xp, sizes[i], kernel[i], stride[i], padding[i], out[i],
+                                    count_include_pad)
+            divisor = divisor * counts.reshape((-1,) + (1,) * (nd - 1 - i))
+        result = summed / make(divisor.astype(x._data.dtype))
+    result = result.reshape((n, c) + tuple(out))
+    return result.squeeze(0) if unbatched else result
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Applies a 1D average pooling over an input signal composed of several input planes."""
+    return _avg_poolnd("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode,
+                       count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Applies 2D average-pooling operation in kH x kW regions by step size sH x sW steps."""
+    return _avg_poolnd("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
+                       count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Applies 3D average-pooling operation in kT x kH x kW regions by step size sT x sH x sW."""
+    return _avg_poolnd("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                       count_include_pad, divisor_override)
+
+
+# -- adaptive pooling ---------------------------------------------------------------------------
+
+def _adaptive_bounds(xp, size, out):
+    i = xp.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _adaptive_matrix(xp, size, out, dtype):
+    """The (out, size) averaging matrix of adaptive average pooling along one dim."""
+    start, end = _adaptive_bounds(xp, size, out)
+    j = xp.arange(size)
+    inside = (j >= start[:, None]) & (j < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _output_size(output_size, nd, sizes):
+    out = tuple_arg(output_size, nd, "output_size") if not isinstance(output_size, (tuple, list)) \
+        else tuple(output_size)
+    return tuple(sizes[i] if o is None else int(o) for i, o in enumerate(out))
+
+
+def _adaptive_avg_poolnd(op, nd, input, output_size):
+    _check_pool_input(op, input, nd)
+    xp = namespace_of(input._data)
+    out = _output_size(output_size, nd, input.shape[-nd:])
+    result = input
+    for i in range(nd):
+        dim = input.dim() - nd + i
+        m = make(_adaptive_matrix(xp, input.shape[dim], out[i], input._data.dtype))
+        result = (result.movedim(dim, -1) @ m.t()).movedim(-1, dim)
+    return result
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Applies a 1D adaptive average pooling over an input signal composed of several input
+    planes."""
+    return _adaptive_avg_poolnd("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Applies a 2D adaptive average pooling over an input signal composed of several input
+    planes."""
+    return _adaptive_avg_poolnd("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def _adaptive_max_poolnd(op, nd, input, output_size):
+    _check_pool_input(op, input, nd)
+    x, unbatched = _batched(input, nd)
+    xp = namespace_of(x._data)
+    sizes = x.shape[2:]
+    out = _output_size(output_size, nd, sizes)
+    coords = []
+    for i in range(nd):
+        start, end = _adaptive_bounds(xp, sizes[i], out[i])
+        widest = int((end - start).max())
+        coords.append(xp.minimum(start[:, None] + xp.arange(widest), end[:, None] - 1))
+    values, indices = _window_max(x, coords, sizes, [(0, 0)] * nd,
+                                  AdaptiveMaxPool2DBackward0)
+    if unbatched:
+        return values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+class AdaptiveMaxPool2DBackward0(MaxPool2DWithIndicesBackward0):
+    __slots__ = ()
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_poolnd("adaptive_max_pool1d", 1, input, output_size)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_poolnd("adaptive_max_pool2d", 2, input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Applies a 1D adaptive max pooling over an input signal composed of several input
+    planes."""
+    return _maybe_indices(adaptive_max_pool1d_with_indices(input, output_size), return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Applies a 2D adaptive max pooling over an input signal composed of several input
+    planes."""
+    return _maybe_indices(adaptive_max_pool2d_with_indices(input, output_size), return_indices)
+
+
+# -- power-average pooling ----------------------------------------------------------------------
+
+def _lp_poolnd(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    kernel = tuple_arg(kernel_size, nd)
+    pool = avg_pool1d if nd == 1 else avg_pool2d
+    out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().clamp(min=0)).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Applies a 1D power-average pooling over an input signal composed of several input
+    planes. If the sum of all inputs to the power of ``p`` is zero, the gradient is set to
+    zero as well."""
+    return _lp_poolnd(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Applies a 2D power-average pooling over an input signal composed of several input
+    planes. If the sum of all inputs to the power of ``p`` is zero, the gradient is set to
+    zero as well."""
+    return _lp_poolnd(2, input, norm_type, kernel_size, stride, ceil_mode)

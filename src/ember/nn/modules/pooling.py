@@ -1,2 +1,183 @@
-"""(to be filled)"""
-__all__ = []
+"""Pooling layers: max, unpooling, average, adaptive and power-average pooling."""
+from .. import functional as F
+from .module import Module
+
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool1d",
+           "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
+
+
+class _MaxPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def extra_repr(self):
+        return ("kernel_size={kernel_size}, stride={stride}, padding={padding}, "
+                "dilation={dilation}, ceil_mode={ceil_mode}").format(**self.__dict__)
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Applies a 1D max pooling over an input signal composed of several input planes."""
+    _fn = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Applies a 2D max pooling over an input signal composed of several input planes."""
+    _fn = staticmethod(F.max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Applies a 3D max pooling over an input signal composed of several input planes."""
+    _fn = staticmethod(F.max_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Computes a partial inverse of MaxPool1d."""
+    _fn = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Computes a partial inverse of MaxPool2d."""
+    _fn = staticmethod(F.max_unpool2d)
+
+
+class _AvgPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input):
+        args = (input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                self.count_include_pad)
+        if type(self) is AvgPool1d:
+            return F.avg_pool1d(*args)
+        return type(self)._fn(*args, self.divisor_override)
+
+
+class AvgPool1d(_AvgPoolNd):
+    """Applies a 1D average pooling over an input signal composed of several input planes."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Applies a 2D average pooling over an input signal composed of several input planes."""
+    _fn = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Applies a 3D average pooling over an input signal composed of several input planes."""
+    _fn = staticmethod(F.avg_pool3d)
+
+
+class _AdaptivePoolNd(Module):
+    _fn = None
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size)
+
+
+class AdaptiveAvgPool1d(_AdaptivePoolNd):
+    """Applies a 1D adaptive average pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.adaptive_avg_pool1d)
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+
+class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+    """Applies a 2D adaptive average pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.adaptive_avg_pool2d)
+
+
+class AdaptiveMaxPool1d(_AdaptivePoolNd):
+    """Applies a 1D adaptive max pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.adaptive_max_pool1d)
+
+    def forward(self, input):
+        return type(self)._fn(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
+    """Applies a 2D adaptive max pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class _LPPoolNd(Module):
+    _fn = None
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def extra_repr(self):
+        return ("norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, "
+                "ceil_mode={ceil_mode}").format(**self.__dict__)
+
+    def forward(self, input):
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride,
+                              self.ceil_mode)
+
+
+class LPPool1d(_LPPoolNd):
+    """Applies a 1D power-average pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Applies a 2D power-average pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.lp_pool2d)

@@ -1,0 +1,71 @@
+"""Layer forward+backward time, ember vs torch, in one process: Conv2d (3x32x32 -> 16
+channels, 3x3, padding 1, batch 32), a depthwise 3x3 conv (32 channels, 16x16, batch 32),
+MaxPool2d (2x2 on 32x16x32x32) and BatchNorm2d (training, 32x16x32x32). Cases run interleaved
+(every repeat times each case on each library in turn); the table gives medians in
+milliseconds per forward+backward.
+
+    .venv/bin/python benchmarks/layers.py --repeats 30
+"""
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+import ember  # noqa: E402
+import torch  # noqa: E402
+
+
+def cases(lib):
+    """name -> (layer, input shape) for ``lib`` (ember or torch)."""
+    nn = lib.nn
+    return {
+        "Conv2d 3->16, 3x3, 32x3x32x32": (nn.Conv2d(3, 16, 3, padding=1), (32, 3, 32, 32)),
+        "depthwise 3x3, 32x32x16x16": (nn.Conv2d(32, 32, 3, padding=1, groups=32), (32, 32, 16, 16)),
+        "MaxPool2d 2x2, 32x16x32x32": (nn.MaxPool2d(2), (32, 16, 32, 32)),
+        "BatchNorm2d, 32x16x32x32": (nn.BatchNorm2d(16), (32, 16, 32, 32)),
+    }
+
+
+def time_step(lib, layer, x, grad):
+    start = time.perf_counter()
+    x.grad = None
+    out = layer(x)
+    out.backward(grad)
+    return time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    libs = {"ember": ember, "torch": torch}
+    built = {name: cases(lib) for name, lib in libs.items()}
+    inputs = {}
+    for case, (_, shape) in built["torch"].items():
+        x = rng.standard_normal(shape).astype(np.float32)
+        out_shape = tuple(built["torch"][case][0](torch.tensor(x)).shape)
+        g = rng.standard_normal(out_shape).astype(np.float32)
+        for name, lib in libs.items():
+            inputs[name, case] = (lib.tensor(x, requires_grad=True), lib.tensor(g))
+    times = {key: [] for key in inputs}
+    for _ in range(args.repeats):
+        for case in built["torch"]:
+            for name, lib in libs.items():
+                x, g = inputs[name, case]
+                times[name, case].append(time_step(lib, built[name][case][0], x, g))
+    print("| layer (forward+backward)      | ember ms | torch ms | ember/torch |")
+    print("|-------------------------------|---------:|---------:|------------:|")
+    for case in built["torch"]:
+        e = statistics.median(times["ember", case]) * 1e3
+        t = statistics.median(times["torch", case]) * 1e3
+        print(f"| {case:<29} | {e:8.2f} | {t:8.2f} | {e / t:11.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,840 @@
+"""Matrix decompositions and the ops built on them, with gradients: inverse, determinant,
+solve, Cholesky, QR, SVD, symmetric eigendecomposition, pseudo-inverse, cross products and
+pairwise distances.
+
+Forwards run NumPy's batched ``linalg`` (LAPACK) on the leading batch dimensions. Backwards
+are torch's formulas (``FunctionsManual``) for real inputs, written with ember ops so that
+``create_graph=True`` differentiates them again. The public names live in ``ember.linalg``;
+this module exports the top-level ones (``ember.det``, ``ember.inverse``, ``ember.svd``, ...).
+"""
+import math
+
+import numpy as np
+
+from .. import _dtype, return_types
+from ._common import (
+    Node, Tensor, check_tensor, grad_state, make, namespace_of, record, set_history, sum_to,
+    wrap_dim,
+)
+from ._common import _type_word
+
+__all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "svd", "qr", "cdist", "pdist",
+           "dist"]
+
+_new_return_type = return_types._return_type
+linalg_inv_ex = _new_return_type("linalg_inv_ex", ("inverse", "info"))
+linalg_cholesky_ex = _new_return_type("linalg_cholesky_ex", ("L", "info"))
+linalg_slogdet = _new_return_type("linalg_slogdet", ("sign", "logabsdet"))
+slogdet_type = _new_return_type("slogdet", ("sign", "logabsdet"))
+linalg_qr = _new_return_type("linalg_qr", ("Q", "R"))
+qr_type = _new_return_type("qr", ("Q", "R"))
+linalg_svd = _new_return_type("linalg_svd", ("U", "S", "Vh"))
+svd_type = _new_return_type("svd", ("U", "S", "V"))
+linalg_eigh = _new_return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+
+
+class LinAlgError(RuntimeError):
+    """Raised when a decomposition cannot be computed (singular or not positive-definite
+    input), as ``torch.linalg.LinAlgError``."""
+
+
+# ----------------------------------------------------------------------------------------
+# Argument checks with torch's messages
+
+def check_matrix(A, op, square=True, arg="A"):
+    """``A`` must be a float (batched) matrix; square unless told otherwise."""
+    check_tensor(A, op.split(".")[-1], arg)
+    data = A._data
+    if data.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor {arg} must have at least 2 dimensions.")
+    dt = data.dtype
+    if dt in (np.dtype(np.float16), _dtype.bfloat16.np):
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {_type_word(dt)}")
+    if dt.kind not in "fc":
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_word(dt)}")
+    if square and data.shape[-1] != data.shape[-2]:
+        raise RuntimeError(f"{op}: {arg} must be batches of square matrices, but they are "
+                           f"{data.shape[-2]} by {data.shape[-1]} matrices")
+
+
+def _batch_prefix(data, index):
+    return f"(Batch element {index}): " if data.ndim > 2 else ""
+
+
+def _zero_pivots(data):
+    """getrf's ``info`` for each matrix of the batch: 1 + the index of the first exactly zero
+    pivot of the LU factorization with partial pivoting, 0 when there is none."""
+    xp = namespace_of(data)
+    n = data.shape[-1]
+    a = data.reshape((-1, n, n)).copy()
+    rows = xp.arange(a.shape[0])
+    info = xp.zeros(a.shape[0], dtype=np.int32)
+    for k in range(n):
+        p = xp.argmax(xp.abs(a[:, k:, k]), axis=1) + k
+        pivot_rows = a[rows, p].copy()
+        a[rows, p] = a[:, k]
+        a[:, k] = pivot_rows
+        pivot = a[:, k, k]
+        zero = pivot == 0
+        info = xp.where((info == 0) & zero, k + 1, info).astype(np.int32)
+        factors = a[:, k + 1:, k] / xp.where(zero, 1, pivot)[:, None]
+        factors[zero] = 0
+        a[:, k + 1:, :] -= factors[:, :, None] * a[:, None, k, :]
+    return info.reshape(data.shape[:-2])
+
+
+def _raise_singular(op, data, message):
+    info = _zero_pivots(data).reshape(-1)
+    bad = int(np.flatnonzero(np.asarray(info))[0]) if info.size and np.asarray(info).any() else 0
+    raise LinAlgError(f"{op}: {_batch_prefix(data, bad)}{message(int(info[bad]) if info.size else 0)}")
+
+
+def _diag_embed(v):
+    """The (batched) diagonal matrix with ``v`` on its diagonal, differentiable in ``v``."""
+    from .creation import eye
+    return v.unsqueeze(-1) * eye(v._data.shape[-1], dtype=v.dtype, device=v.device)
+
+
+def _with_outputs(node, outs):
+    for i, out in enumerate(outs):
+        if out is not None:
+            set_history(out, node, i)
+
+
+def _padded(grads, n):
+    return tuple(grads) + (None,) * (n - len(grads))
+
+
+def _needs(node, i):
+    return node.next_functions[i][0] is not None
+
+
+# ----------------------------------------------------------------------------------------
+# inv, det, slogdet
+
+class LinalgInvExBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad, grad_info=None):
+        (inverse,) = self.saved_tensors
+        inverse_h = inverse.mT
+        return (-(inverse_h @ grad @ inverse_h),)
+
+
+def _inv_data(op, data):
+    xp = namespace_of(data)
+    try:
+        return xp.linalg.inv(data)
+    except np.linalg.LinAlgError:
+        _raise_singular(op, data, lambda k: f"The diagonal element {k} is zero, the inversion could "
+                        "not be completed because the input matrix is singular.")
+
+
+def inv(A, *, out=None):
+    """The inverse of a square matrix (of each matrix of a batch). Raises ``LinAlgError``
+    when it is singular."""
+    check_matrix(A, "linalg.inv")
+    result = make(_inv_data("linalg.inv", A._data))
+    node = record(LinalgInvExBackward0, (A,), result)
+    if node is not None:
+        node.save(result)
+    return result
+
+
+def inverse(input, *, out=None):
+    """The inverse of a square matrix: alias of ``ember.linalg.inv``."""
+    return inv(input)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """The inverse of a square matrix and ``info`` (0 where it succeeded, else getrf's index
+    of the zero pivot); raises only when ``check_errors``."""
+    check_matrix(A, "linalg.inv_ex")
+    data = A._data
+    info = _zero_pivots(data)
+    if check_errors and np.asarray(info).any():
+        _inv_data("linalg.inv_ex", data)
+    xp = namespace_of(data)
+    singular = (info != 0)[..., None, None]
+    safe = xp.where(singular, xp.eye(data.shape[-1], dtype=data.dtype), data)
+    result = make(xp.where(singular, xp.nan, xp.linalg.inv(safe)).astype(data.dtype))
+    node = record(LinalgInvExBackward0, (A,), result)
+    if node is not None:
+        node.save(result)
+    return linalg_inv_ex(result, make(info))
+
+
+class LinalgDetBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        A, determinant = self.saved_tensors
+        g = grad.unsqueeze(-1).unsqueeze(-1)
+        try:
+            return (g * determinant.unsqueeze(-1).unsqueeze(-1) * inv(A).mT,)
+        except LinAlgError:
+            return (g * _cofactor(A),)
+
+
+def _cofactor(A):
+    """The cofactor matrix adj(A)^T = det(U) det(V) U diag(prod_{j != i} s_j) V^T, defined for
+    singular matrices too (what the determinant's gradient is there)."""
+    from .ternary import where
+    U, S, Vh = _svd(A, False)
+    xp = namespace_of(A._data)
+    sign = make(xp.linalg.det(U._data) * xp.linalg.det(Vh._data))
+    n = S._data.shape[-1]
+    others = where(make(xp.eye(n, dtype=bool)), 1, S.unsqueeze(-2).expand(*S._data.shape[:-1], n, n))
+    return sign.unsqueeze(-1).unsqueeze(-1) * ((U * others.prod(-1).unsqueeze(-2)) @ Vh)
+
+
+def det(A, *, out=None):
+    """The determinant of a square matrix (of each matrix of a batch)."""
+    check_matrix(A, "linalg.det")
+    data = A._data
+    result = make(namespace_of(data).linalg.det(data).astype(data.dtype, copy=False))
+    node = record(LinalgDetBackward0, (A,), result)
+    if node is not None:
+        node.save(A, result)
+    return result
+
+
+class LinalgSlogdetBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad_sign, grad_logabsdet=None):
+        if grad_logabsdet is None:
+            return (None,)
+        (A,) = self.saved_tensors
+        return (grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inv(A).mT,)
+
+
+def _slogdet(A, op, result_type):
+    check_matrix(A, op)
+    data = A._data
+    sign, logabsdet = namespace_of(data).linalg.slogdet(data)
+    sign = make(sign.astype(data.dtype, copy=False))
+    logabsdet = make(logabsdet.astype(data.dtype, copy=False))
+    node = record(LinalgSlogdetBackward0, (A,), sign)
+    if node is not None:
+        set_history(logabsdet, node, 1)
+        node.save(A)
+    return result_type(sign, logabsdet)
+
+
+def linalg_slogdet_fn(A, *, out=None):
+    """The sign and the natural logarithm of the absolute value of the determinant."""
+    return _slogdet(A, "linalg.slogdet", linalg_slogdet)
+
+
+def slogdet(input, *, out=None):
+    """The sign and the log of the absolute value of the determinant of a square matrix."""
+    return _slogdet(input, "linalg.slogdet", slogdet_type)
+
+
+def logdet(input):
+    """The log of the determinant of a square matrix: nan when it is negative, -inf when 0."""
+    sign, logabsdet = _slogdet(input, "logdet", slogdet_type)
+    xp = namespace_of(sign._data)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return logabsdet + make(xp.log(sign._data))
+
+
+# ----------------------------------------------------------------------------------------
+# solve
+
+class LinalgSolveExBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad, grad_info=None):
+        A, X = self.saved_tensors
+        grad_B = _solve_matrix(A.mT, grad)
+        grad_A = -(grad_B @ X.mT) if _needs(self, 0) else None
+        if grad_A is not None:
+            grad_A = sum_to(grad_A, A._data.shape)
+        return grad_A, sum_to(grad_B, self.b_shape) if _needs(self, 1) else None
+
+
+def _solve_matrix(A, B):
+    """X with A X = B for matrix B (batch dims broadcast)."""
+    a, b = A._data, B._data
+    xp = namespace_of(a)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a_full = xp.broadcast_to(a, batch + a.shape[-2:])
+    b_full = xp.broadcast_to(b, batch + b.shape[-2:])
+    try:
+        x = xp.linalg.solve(a_full, b_full)
+    except np.linalg.LinAlgError:
+        bad = int(np.flatnonzero(np.asarray(_zero_pivots(a_full)).reshape(-1))[0])
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a_full, bad)}The solver failed "
+                          "because the input matrix is singular.") from None
+    result = make(x)
+    node = record(LinalgSolveExBackward0, (A, B), result)
+    if node is not None:
+        node.save(A, result)
+        node.b_shape = b.shape
+    return result
+
+
+def solve(A, B, *, left=True, out=None):
+    """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for square, invertible
+    ``A``; batch dimensions broadcast, and ``B`` may be a (batch of) vector(s)."""
+    check_matrix(A, "linalg.solve")
+    check_tensor(B, "solve", "B")
+    if B._data.dtype != A._data.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of "
+                           f"type {_type_word(A._data.dtype)} and B of type {_type_word(B._data.dtype)} "
+                           "instead")
+    a_shape, b_shape = A._data.shape, B._data.shape
+    vector = len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
+    B2 = B.unsqueeze(-1) if vector else B
+    rows, cols = B2._data.shape[-2:]
+    n = a_shape[-1]
+    if (rows if left else cols) != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
+    X = _solve_matrix(A, B2) if left else _solve_matrix(A.mT, B2.mT).mT
+    return X.squeeze(-1) if vector else X
+
+
+# ----------------------------------------------------------------------------------------
+# Cholesky
+
+class LinalgCholeskyExBackward0(Node):
+    """gA = L^-H Phi(L^H gL) L^-1, Phi taking the lower triangle with the diagonal halved."""
+    __slots__ = ()
+
+    def backward(self, grad, grad_info=None):
+        (L,) = self.saved_tensors
+        if self.upper:
+            L, grad = L.mT, grad.mT
+        phi = (L.mT @ grad).tril()
+        phi = 0.5 * (phi + phi.tril(-1).mT)
+        L_inv = inv(L)
+        return (L_inv.mT @ phi @ L_inv,)
+
+
+class CholeskyBackward0(LinalgCholeskyExBackward0):
+    __slots__ = ()
+
+
+def _cholesky_data(op, data):
+    xp = namespace_of(data)
+    try:
+        return xp.linalg.cholesky(data)
+    except np.linalg.LinAlgError:
+        batch, order = _not_positive_definite(data)
+        raise LinAlgError(f"{op}: {_batch_prefix(data, batch)}The factorization could not be "
+                          "completed because the input is not positive-definite (the leading minor "
+                          f"of order {order} is not positive-definite).") from None
+
+
+def _not_positive_definite(data):
+    """(batch index, order of the first leading minor that is not positive-definite)."""
+    xp = namespace_of(data)
+    n = data.shape[-1]
+    flat = data.reshape((-1, n, n))
+    for order in range(1, n + 1):
+        minors = flat[:, :order, :order]
+        for b in range(flat.shape[0]):
+            try:
+                xp.linalg.cholesky(minors[b])
+            except np.linalg.LinAlgError:
+                return b, order
+    return 0, n
+
+
+def _cholesky(A, upper, op, node_cls):
+    check_matrix(A, op)
+    data = A._data
+    lower = _cholesky_data(op, data)
+    result = make(_transposed(lower) if upper else lower)
+    node = record(node_cls, (A,), result)
+    if node is not None:
+        node.save(result)
+        node.upper = upper
+    return result
+
+
+def _transposed(data):
+    return namespace_of(data).swapaxes(data, -1, -2).copy()
+
+
+def linalg_cholesky(A, *, upper=False, out=None):
+    """The Cholesky factor L (lower triangular, ``A = L L^H``) of a symmetric positive-definite
+    matrix; ``upper=True`` returns ``L^H`` instead."""
+    return _cholesky(A, upper, "linalg.cholesky", LinalgCholeskyExBackward0)
+
+
+def cholesky(input, upper=False, *, out=None):
+    """The Cholesky factor of a symmetric positive-definite matrix (deprecated in torch in
+    favour of ``linalg.cholesky``)."""
+    return _cholesky(input, upper, "cholesky", CholeskyBackward0)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """The Cholesky factor and ``info`` (0, or the order of the leading minor that is not
+    positive-definite); raises only when ``check_errors``."""
+    check_matrix(A, "linalg.cholesky_ex")
+    data = A._data
+    xp = namespace_of(data)
+    n = data.shape[-1]
+    flat = data.reshape((-1, n, n))
+    info = xp.zeros(flat.shape[0], dtype=np.int32)
+    factors = xp.zeros_like(flat)
+    for b in range(flat.shape[0]):
+        try:
+            factors[b] = xp.linalg.cholesky(flat[b])
+        except np.linalg.LinAlgError:
+            if check_errors:
+                _cholesky_data("linalg.cholesky_ex", data)
+            info[b] = _not_positive_definite(flat[b])[1]
+            factors[b] = xp.nan
+    lower = factors.reshape(data.shape)
+    result = make(_transposed(lower) if upper else lower)
+    node = record(LinalgCholeskyExBackward0, (A,), result)
+    if node is not None:
+        node.save(result)
+        node.upper = upper
+    return linalg_cholesky_ex(result, make(info.reshape(data.shape[:-2])))
+
+
+# ----------------------------------------------------------------------------------------
+# QR
+
+class LinalgQrBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad_Q=None, grad_R=None):
+        if self.mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                               "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
+                               "differentiate through linalg.qr.")
+        Q, R = self.saved_tensors[:2]
+        m, n = self.shape[-2:]
+        if self.mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                               "nrows > ncols.")
+        grad_Q = grad_Q if grad_Q is not None else _zeros_like(Q)
+        grad_R = grad_R if grad_R is not None else _zeros_like(R)
+        if m >= n:
+            return (_qr_tall_grad(Q, R, grad_Q, grad_R),)
+        from .shape import cat
+        Y = self.saved_tensors[2][..., m:]
+        grad_Y = Q @ grad_R[..., m:]
+        grad_X = _qr_tall_grad(Q, R[..., :m], grad_Q + Y @ grad_R[..., m:].mT, grad_R[..., :m])
+        return (cat([grad_X, grad_Y], -1),)
+
+
+def _zeros_like(t):
+    return make(namespace_of(t._data).zeros_like(t._data))
+
+
+def _qr_tall_grad(Q, R, grad_Q, grad_R):
+    """gA = (gQ + Q copyltu(M)) R^-H with M = R gR^H - gQ^H Q (A = QR with m >= n)."""
+    M = R @ grad_R.mT - grad_Q.mT @ Q
+    lower = M.tril(-1)
+    copyltu = lower + lower.mT + _diag_embed(M.diagonal(0, -2, -1))
+    b = grad_Q + Q @ copyltu
+    return _solve_matrix(R, b.mT).mT
+
+
+def linalg_qr_fn(A, mode="reduced", *, out=None):
+    """The QR decomposition ``A = QR`` (Q orthonormal columns, R upper triangular); ``mode``
+    is 'reduced', 'complete' or 'r' (R only, Q empty)."""
+    check_matrix(A, "linalg.qr", square=False)
+    return _qr(A, mode, linalg_qr)
+
+
+def _qr(A, mode, result_type):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+                           "(default), 'r', or 'complete'")
+    data = A._data
+    xp = namespace_of(data)
+    if mode == "r":
+        R = make(xp.linalg.qr(data, mode="r").astype(data.dtype, copy=False))
+        Q = make(xp.zeros((0,), dtype=data.dtype))
+    else:
+        q, r = xp.linalg.qr(data, mode=mode)
+        Q, R = make(q), make(r)
+    node = record(LinalgQrBackward0, (A,), Q)
+    if node is not None:
+        _with_outputs(node, (Q, R))
+        wide = data.shape[-2] < data.shape[-1]
+        node.save(*((Q, R, A) if wide else (Q, R)))
+        node.mode, node.shape = mode, data.shape
+    return result_type(Q, R)
+
+
+def qr(input, some=True, *, out=None):
+    """The QR decomposition: reduced when ``some`` (the default), complete otherwise."""
+    check_matrix(input, "linalg.qr", square=False)
+    return _qr(input, "reduced" if some else "complete", qr_type)
+
+
+# ----------------------------------------------------------------------------------------
+# SVD
+
+class LinalgSvdBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad_U=None, grad_S=None, grad_Vh=None):
+        U, S, Vh = self.saved_tensors
+        if grad_U is None and grad_S is None and grad_Vh is None:
+            return (None,)
+        k = S._data.shape[-1]
+        if self.full_matrices:
+            U, Vh = U[..., :k], Vh[..., :k, :]
+            grad_U = None if grad_U is None else grad_U[..., :k]
+            grad_Vh = None if grad_Vh is None else grad_Vh[..., :k, :]
+        return (_svd_grad(U, S, Vh, grad_U, grad_S, grad_Vh),)
+
+
+def _skew(X):
+    return X - X.mT
+
+
+def _svd_grad(U, S, Vh, grad_U, grad_S, grad_Vh):
+    """torch's svd_backward for real inputs (reduced factors)."""
+    if grad_U is None and grad_Vh is None:
+        return (U * grad_S.unsqueeze(-2)) @ Vh
+    m, n = U._data.shape[-2], Vh._data.shape[-1]
+    k = S._data.shape[-1]
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + _eye_like(S, k)
+    UhgU = _skew(U.mT @ grad_U) if grad_U is not None else None
+    VhgV = _skew(Vh @ grad_Vh.mT) if grad_Vh is not None else None
+    if UhgU is not None and VhgV is not None:
+        inner = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E
+    elif UhgU is not None:
+        inner = (UhgU / E) * S.unsqueeze(-2)
+    else:
+        inner = S.unsqueeze(-1) * (VhgV / E)
+    if grad_S is not None:
+        inner = inner + _diag_embed(grad_S)
+    if m > k and grad_U is not None:
+        left = U @ inner + (grad_U - U @ (U.mT @ grad_U)) / S.unsqueeze(-2)
+        return left @ Vh
+    if n > k and grad_Vh is not None:
+        right = inner @ Vh + (grad_Vh - (grad_Vh @ Vh.mT) @ Vh) / S.unsqueeze(-1)
+        return U @ right
+    return U @ inner @ Vh
+
+
+def _eye_like(t, n):
+    from .creation import eye
+    return eye(n, dtype=t.dtype, device=t.device)
+
+
+def linalg_svd_fn(A, full_matrices=True, *, driver=None, out=None):
+    """The singular value decomposition ``A = U diag(S) Vh`` (S in descending order)."""
+    check_matrix(A, "linalg.svd", square=False)
+    return linalg_svd(*_svd(A, full_matrices))
+
+
+def _svd(A, full_matrices):
+    data = A._data
+    u, s, vh = namespace_of(data).linalg.svd(data, full_matrices=full_matrices)
+    U, S, Vh = make(u), make(s), make(vh)
+    node = record(LinalgSvdBackward0, (A,), U)
+    if node is not None:
+        _with_outputs(node, (U, S, Vh))
+        node.save(U, S, Vh)
+        node.full_matrices = full_matrices
+    return U, S, Vh
+
+
+def svdvals(A, *, driver=None, out=None):
+    """The singular values of ``A`` in descending order."""
+    check_matrix(A, "linalg.svdvals", square=False)
+    data = A._data
+    if A._requires_grad and grad_state.grad_enabled:
+        return _svd(A, False)[1]
+    return make(namespace_of(data).linalg.svd(data, compute_uv=False))
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """The singular value decomposition ``input = U diag(S) V^H``, returning V (not V^H);
+    ``some=False`` gives square U and V; without ``compute_uv`` U and V are zero-filled."""
+    check_matrix(input, "linalg.svd", square=False)
+    if not compute_uv:
+        data = input._data
+        xp = namespace_of(data)
+        m, n = data.shape[-2:]
+        batch = data.shape[:-2]
+        S = svdvals(input)
+        return svd_type(make(xp.zeros(batch + (m, m), dtype=data.dtype)), S,
+                        make(xp.zeros(batch + (n, n), dtype=data.dtype)))
+    U, S, Vh = _svd(input, not some)
+    return svd_type(U, S, Vh.mT)
+
+
+# ----------------------------------------------------------------------------------------
+# eigh
+
+class LinalgEighBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad_L=None, grad_V=None):
+        L, V = self.saved_tensors
+        if grad_V is None:
+            if grad_L is None:
+                return (None,)
+            return ((V * grad_L.unsqueeze(-2)) @ V.mT,)
+        VhgV = V.mT @ grad_V
+        VhgV = 0.5 * (VhgV - VhgV.mT)
+        n = L._data.shape[-1]
+        E = L.unsqueeze(-2) - L.unsqueeze(-1) + _eye_like(L, n)
+        inner = VhgV / E
+        if grad_L is not None:
+            inner = inner + _diag_embed(grad_L)
+        return (V @ inner @ V.mT,)
+
+
+def _check_uplo(UPLO):
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+
+
+def _eigh(A, UPLO):
+    data = A._data
+    w, v = namespace_of(data).linalg.eigh(data, UPLO=UPLO)
+    L, V = make(w), make(v)
+    node = record(LinalgEighBackward0, (A,), L)
+    if node is not None:
+        _with_outputs(node, (L, V))
+        node.save(L, V)
+    return L, V
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
+    its lower (``UPLO='L'``) or upper triangle."""
+    _check_eigh(A, "linalg.eigh", UPLO)
+    return linalg_eigh(*_eigh(A, UPLO))
+
+
+def _check_eigh(A, op, UPLO):
+    check_tensor(A, op.split(".")[-1], "A")
+    if A._data.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_type_word(A._data.dtype)}'")
+    check_matrix(A, op)
+    _check_uplo(UPLO)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues of a symmetric matrix, in ascending order."""
+    _check_eigh(A, "linalg.eigvalsh", UPLO)
+    if A._requires_grad and grad_state.grad_enabled:
+        return _eigh(A, UPLO)[0]
+    data = A._data
+    return make(namespace_of(data).linalg.eigvalsh(data, UPLO=UPLO))
+
+
+# ----------------------------------------------------------------------------------------
+# pinv
+
+class LinalgPinvBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        A, pinv_A = self.saved_tensors
+        return (_pinv_grad(grad, pinv_A, A),)
+
+
+def _pinv_grad(grad, pinv_A, A):
+    """torch's pinv_backward: the products are ordered to keep matrices small."""
+    m, n = A._data.shape[-2:]
+    pinv_Ah, grad_h = pinv_A.mT, grad.mT
+    if m <= n:
+        K = grad_h @ pinv_A
+        K_pinv_Ah = K @ pinv_Ah
+        return (-(pinv_A @ K).mT + K_pinv_Ah - (A @ pinv_A) @ K_pinv_Ah
+                + (pinv_Ah @ pinv_A) @ (grad_h - K @ A))
+    K = pinv_A @ grad_h
+    pinv_Ah_K = pinv_Ah @ K
+    return (-(K @ pinv_A).mT + (grad_h - A @ K) @ pinv_A @ pinv_Ah + pinv_Ah_K
+            - pinv_Ah_K @ pinv_A @ A)
+
+
+def tolerance(xp, values_max, shape, dtype, atol, rtol):
+    """max(atol, rtol * largest singular value), with torch's default rtol (eps * max(m, n),
+    or 0 when only a positive atol is given)."""
+    if rtol is None:
+        given_atol = atol is not None and not (isinstance(atol, (int, float)) and atol <= 0)
+        rtol = 0.0 if given_atol else np.finfo(dtype).eps * max(shape[-2:])
+    atol = 0.0 if atol is None else atol
+    atol = atol._data if isinstance(atol, Tensor) else atol
+    rtol = rtol._data if isinstance(rtol, Tensor) else rtol
+    return xp.maximum(xp.asarray(atol), xp.asarray(rtol) * values_max)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None, rcond=None):
+    """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * sigma_max)
+    are treated as zero. ``hermitian=True`` uses an eigendecomposition."""
+    check_tensor(A, "pinv", "input")
+    data = A._data
+    if data.ndim < 2 or data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.pinv({_type_word(data.dtype)}{{{list(data.shape)}}}): expected a "
+                           "tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
+    if rcond is not None:
+        rtol = rcond
+    xp = namespace_of(data)
+    if hermitian:
+        w, v = xp.linalg.eigh(data)
+        size = xp.abs(w)
+        tol = tolerance(xp, size.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
+        inv_w = xp.where(size > tol[..., None], 1 / xp.where(size == 0, 1, w), 0).astype(data.dtype)
+        result = (v * inv_w[..., None, :]) @ xp.swapaxes(v, -1, -2)
+    else:
+        u, s, vh = xp.linalg.svd(data, full_matrices=False)
+        tol = tolerance(xp, s.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
+        inv_s = xp.where(s > tol[..., None], 1 / xp.where(s == 0, 1, s), 0).astype(data.dtype)
+        result = (xp.swapaxes(vh, -1, -2) * inv_s[..., None, :]) @ xp.swapaxes(u, -1, -2)
+    out = make(result.astype(data.dtype, copy=False))
+    node = record(LinalgPinvBackward0, (A,), out)
+    if node is not None:
+        node.save(A, out)
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# cross
+
+class LinalgCrossBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        dim = self.dim
+        grad_a = sum_to(linalg_cross(b, grad, dim=dim), a._data.shape) if _needs(self, 0) else None
+        grad_b = sum_to(linalg_cross(grad, a, dim=dim), b._data.shape) if _needs(self, 1) else None
+        return grad_a, grad_b
+
+
+def linalg_cross(input, other, *, dim=-1, out=None):
+    """The cross product of 3-vectors along ``dim`` (the other dimensions broadcast)."""
+    check_tensor(input, "cross", "input")
+    check_tensor(other, "cross", "other")
+    a, b = input._data, other._data
+    if a.ndim != b.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    ndim = a.ndim
+    d = wrap_dim(dim, ndim) - ndim
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{a.shape[d]} and {b.shape[d]}")
+    if a.dtype != b.dtype:
+        from .._dtype import result_type_of
+        common = result_type_of(input, other).np
+        a, b = a.astype(common), b.astype(common)
+    result = make(namespace_of(a).cross(a, b, axis=d))
+    node = record(LinalgCrossBackward0, (input, other), result)
+    if node is not None:
+        node.save(input, other)
+        node.dim = d
+    return result
+
+
+# ----------------------------------------------------------------------------------------
+# Distances
+
+class CdistBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        x1, x2, distance = self.saved_tensors
+        p = self.p
+        if p == 0:
+            return _zeros_like(x1), _zeros_like(x2)
+        from .ternary import where
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+        d = distance.unsqueeze(-1)
+        zero = make(d._data == 0)
+        if p == 1:
+            weight = diff.sign()
+        elif p == 2:
+            weight = where(zero, 0, diff / where(zero, 1, d))
+        elif math.isinf(p):
+            weight = diff.sign() * make(namespace_of(diff._data).abs(diff._data) == d._data)
+        else:
+            scale = where(zero, 0, 1 / where(zero, 1, d).pow(p - 1))
+            weight = diff.sign() * diff.abs().pow(p - 1) * scale
+        contribution = grad.unsqueeze(-1) * weight
+        grad_x1 = sum_to(contribution.sum(-2), x1._data.shape) if _needs(self, 0) else None
+        grad_x2 = sum_to(-contribution.sum(-3), x2._data.shape) if _needs(self, 1) else None
+        return grad_x1, grad_x2
+
+
+def _check_cdist(x1, x2, p):
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._data.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x._data.ndim}D")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._data.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_type_word(x._data.dtype)}")
+    if x1._data.shape[-1] != x2._data.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
+                           f"X2: {x2._data.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+
+
+def _pairwise_norm(diff, p):
+    """The p-norm over the last dim of an array of differences."""
+    xp = namespace_of(diff)
+    size = xp.abs(diff)
+    if p == 0:
+        return xp.sum(size != 0, axis=-1).astype(diff.dtype)
+    if math.isinf(p):
+        return size.max(-1, initial=0)
+    if p == 1:
+        return size.sum(-1)
+    if p == 2:
+        return xp.sqrt((size * size).sum(-1))
+    return (size ** p).sum(-1) ** (1.0 / p)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each pair of rows of ``x1`` (B x P x M) and ``x2``
+    (B x R x M): a B x P x R tensor; batch dimensions broadcast."""
+    check_tensor(x1, "cdist", "x1")
+    check_tensor(x2, "cdist", "x2")
+    _check_cdist(x1, x2, p)
+    a, b = x1._data, x2._data
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    out = make(_pairwise_norm(diff, float(p)).astype(a.dtype, copy=False))
+    node = record(CdistBackward0, (x1, x2), out)
+    if node is not None:
+        node.save(x1, x2, out)
+        node.p = float(p)
+    return out
+
+
+def pdist(input, p=2):
+    """The p-norm distance between every pair of rows of ``input`` (N x M): the upper
+    triangle of ``cdist(input, input)``, row by row, N (N - 1) / 2 values."""
+    check_tensor(input, "pdist", "input")
+    if input._data.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input._data.shape[0]
+    rows, cols = np.triu_indices(n, 1)
+    return (input[rows] - input[cols]).norm(float(p), dim=-1)
+
+
+def dist(input, other, p=2):
+    """The p-norm of ``input - other`` (broadcast)."""
+    return (input - other).norm(p)
+
+
+for _name, _fn in (("det", det), ("logdet", logdet), ("slogdet", slogdet), ("inverse", inverse),
+                   ("cholesky", cholesky), ("svd", svd), ("qr", qr), ("pinverse", None),
+                   ("dist", dist)):
+    if _fn is not None:
+        setattr(Tensor, _name, _fn)
+Tensor.pinverse = lambda self, rcond=1e-15: pinv(self, rtol=rcond)

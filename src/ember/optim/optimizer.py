@@ -1,0 +1,630 @@
+"""``Optimizer``: the base class of all optimizers, and the flat-buffer update path.
+
+Each group's parameters that have a gradient (of one dtype) are laid end to end: the
+optimizer's per-element state (``exp_avg``, ``momentum_buffer``, ...) lives in one flat array
+per key, and ``self.state[p][key]`` is a view into it, so an update is a few whole-array NumPy
+operations however many tensors the group holds. Per-parameter scalar state (``step``, ...) is a
+small vector whose elements are 0-d views. The layout is rebuilt whenever the set of parameters
+with gradients or the state objects change (``load_state_dict``, a new parameter).
+"""
+import copy
+import functools
+import itertools
+import warnings
+from collections import OrderedDict, defaultdict
+
+import numpy as np
+
+from .._backend import namespace_of
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import no_grad
+
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]
+
+
+class _RequiredParameter:
+    """Singleton class representing a required parameter for an Optimizer."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+_global_step_pre_hooks = OrderedDict()
+_global_step_post_hooks = OrderedDict()
+
+
+class RemovableHandle:
+    """A handle which provides the capability to remove a hook."""
+    _next_id = 0
+
+    def __init__(self, hooks_dict):
+        self.hooks_dict = hooks_dict
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self):
+        self.hooks_dict.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _add_hook(store, hook):
+    handle = RemovableHandle(store)
+    store[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Register a pre hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
+    return _add_hook(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """Register a post hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
+    return _add_hook(_global_step_post_hooks, hook)
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return "ember.Tensor"
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module == "builtins" else f"{module}.{name}"
+
+
+def _with_hooks(step):
+    """Wraps a subclass's ``step`` so that step pre/post hooks run around it."""
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        for hook in itertools.chain(_global_step_pre_hooks.values(),
+                                    self._optimizer_step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got "
+                        f"{result}.")
+                args, kwargs = result
+        out = step(self, *args, **kwargs)
+        self._opt_called = True
+        for hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+                                    _global_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+    wrapper._hooked = True
+    return wrapper
+
+
+class Optimizer:
+    """Base class for all optimizers.
+
+    Args:
+        params (iterable): an iterable of Tensors or dicts. Specifies what Tensors should be
+            optimized.
+        defaults (dict): a dict containing default values of optimization options (used when a
+            parameter group doesn't specify them).
+    """
+
+    # Per-element state keys kept in flat buffers, and per-parameter scalar state keys.
+    _flat_keys = ()
+    _scalar_keys = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_hooked", False):
+            cls.step = _with_hooks(step)
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
+        self._flat_cache = {}
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + _typename(params))
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._flat_cache = {}
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self):
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += "\n"
+            text += f"Parameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        text += ")"
+        return text
+
+    # -- hooks ---------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook):
+        """Register an optimizer step pre hook ``hook(optimizer, args, kwargs) -> None or
+        modified args and kwargs``, called before each ``step()``; returns a handle."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """Register an optimizer step post hook ``hook(optimizer, args, kwargs) -> None``,
+        called after each ``step()``; returns a handle."""
+        return _add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        return self._add_ordered_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        return self._add_ordered_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        return self._add_ordered_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        return self._add_ordered_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    @staticmethod
+    def _add_ordered_hook(store, hook, prepend):
+        handle = _add_hook(store, hook)
+        if prepend:
+            store.move_to_end(handle.id, last=False)
+        return handle
+
+    # -- parameter groups ----------------------------------------------------------------
+    def add_param_group(self, param_group):
+        """Add a param group to the Optimizer's ``param_groups``: useful when fine tuning a
+        pre-trained network, as frozen layers can be made trainable and added as training
+        progresses."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but "
+                            "the ordering of tensors in sets will change between runs. Please use a "
+                            "list instead.")
+        else:
+            param_group["params"] = list(params)
+        _extract_names(param_group)
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required optimization "
+                                 f"parameter {name}")
+            param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len(params) != len({id(p) for p in params}):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+        if not seen.isdisjoint(id(p) for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none=True):
+        """Resets the gradients of all optimized tensors (to None by default)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p._grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if grad.grad_fn is not None:
+                        grad.detach_()
+                    else:
+                        grad.requires_grad_(False)
+                    grad.zero_()
+
+    def step(self, closure=None):
+        """Perform a single optimization step to update parameters."""
+        raise NotImplementedError
+
+    # -- state dict ----------------------------------------------------------------------
+    def state_dict(self):
+        """The state of the optimizer as a dict: ``state`` (per-parameter state keyed by the
+        parameter's index) and ``param_groups`` (each group's options, with ``params`` as
+        indices)."""
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
+        mapping = {}
+        start = 0
+
+        def pack_group(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            mapping.update({id(p): i for i, p in enumerate(group["params"], start)
+                            if id(p) not in mapping})
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+                        for k, v in self.state.items()}
+        state_dict = {"state": packed_state, "param_groups": groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    def load_state_dict(self, state_dict):
+        """Loads the optimizer state from ``state_dict`` (as returned by ``state_dict()``)."""
+        state_dict = state_dict.copy()
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the "
+                             "size of optimizer's group")
+        id_map = dict(zip(itertools.chain.from_iterable(g["params"] for g in saved_groups),
+                          itertools.chain.from_iterable(g["params"] for g in groups)))
+        state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            if key in id_map:
+                param = id_map[key]
+                state[param] = _cast(param, value, key, saved_groups)
+            else:
+                state[key] = value
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
+
+    # -- the flat update path ------------------------------------------------------------
+    def _init_state(self, group, p, state):
+        """Fill ``state`` (empty) for parameter ``p`` as torch does on its first step."""
+
+    def _needs_init(self, state):
+        return len(state) == 0
+
+    def _update(self, group, seg):
+        """Apply one step to a segment (a whole flat group or one parameter)."""
+        raise NotImplementedError
+
+    def _step_flat(self):
+        """Run ``_update`` on every group's flat layout (or per parameter where their scalar
+        state differs) and bump the parameters' versions."""
+        with no_grad():
+            for group in self.param_groups:
+                for flat in self._flats_for(group):
+                    flat.gather_grads(group.get("maximize", False))
+                    if flat.scalars_uniform():
+                        seg = _FlatSegment(flat)
+                        self._update(group, seg)
+                        seg.finish()
+                    else:
+                        for seg in flat.param_segments():
+                            self._update(group, seg)
+                    flat.fresh = ()
+                    for p in flat.params:
+                        p._version_counter[0] += 1
+
+    def _flats_for(self, group):
+        """The group's flat layouts for its parameters that have gradients (one per dtype),
+        rebuilt when they no longer match."""
+        with_grad = [p for p in group["params"] if p._grad is not None]
+        cached = self._flat_cache.get(id(group))
+        if cached is not None and cached[0] is group and _layouts_match(cached[1], with_grad,
+                                                                         self.state):
+            return cached[1]
+        for p in with_grad:
+            if getattr(p._grad, "is_sparse", False):
+                raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+        fresh_ids = set()
+        for p in with_grad:
+            state = self.state[p]
+            if self._needs_init(state):
+                self._init_state(group, p, state)
+                fresh_ids.add(id(p))
+        by_dtype = {}
+        for p in with_grad:
+            by_dtype.setdefault(p._data.dtype, []).append(p)
+        flats = [_Flat(ps, [self.state[p] for p in ps], self._flat_keys_for(group),
+                       self._scalar_keys, fresh_ids) for ps in by_dtype.values()]
+        self._flat_cache[id(group)] = (group, flats)
+        return flats
+
+    def _flat_keys_for(self, group):
+        return self._flat_keys
+
+
+def _extract_names(param_group):
+    tensors, names = [], []
+    for param in param_group["params"]:
+        if isinstance(param, tuple):
+            names.append(param[0])
+            tensors.append(param[1])
+        else:
+            tensors.append(param)
+    param_group["params"] = tensors
+    if names:
+        if len(names) != len(tensors):
+            raise ValueError("all optimizer params should be with/without names. Some param names "
+                             "are missing")
+        param_group["param_names"] = names
+
+
+def _cast(param, value, param_id, param_groups, key=None):
+    """A deep copy of ``value`` with tensors on ``param``'s device; floating tensors other than
+    ``step`` take the parameter's dtype."""
+    if isinstance(value, Tensor):
+        if key == "step":
+            group = next((g for g in param_groups if param_id in g["params"]), {})
+            if group.get("capturable", False) or group.get("fused", False):
+                return value.to(dtype=_float32())
+            return value
+        if param.is_floating_point() and value.dtype != param.dtype:
+            return value.to(dtype=param.dtype)
+        return value
+    if isinstance(value, dict):
+        return {k: _cast(param, v, param_id, param_groups, key=k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(param, v, param_id, param_groups) for v in value)
+    return value
+
+
+def _float32():
+    from .. import _dtype
+    return _dtype.float32
+
+
+def _layouts_match(flats, with_grad, state):
+    if sum(len(f.params) for f in flats) != len(with_grad):
+        return False
+    ids = {id(p) for p in with_grad}
+    for flat in flats:
+        if not flat.still_valid(ids, state):
+            return False
+    return True
+
+
+class _Flat:
+    """One group's parameters (of one dtype) laid end to end, with their state."""
+
+    def __init__(self, params, states, keys, scalar_keys, fresh_ids):
+        self.params = params
+        self.states = states
+        self.shapes = [p._data.shape for p in params]
+        self.sizes = [p._data.size for p in params]
+        self.offsets = list(itertools.accumulate([0] + self.sizes))
+        first = params[0]._data
+        self.xp = xp = namespace_of(first)
+        self.dtype = first.dtype
+        total = self.offsets[-1]
+        self.grad = xp.empty(total, dtype=self.dtype)
+        self.param = None
+        self._scratch = []
+        self.buf = {key: self._adopt_buffer(key, total) for key in keys}
+        self.scalar = {key: self._adopt_scalars(key) for key in scalar_keys}
+        self.fresh = [i for i, p in enumerate(params) if id(p) in fresh_ids]
+        self._owned = [(st, key, st[key]) for st in states for key in (*keys, *scalar_keys)]
+
+    def views(self, flat):
+        return [flat[o:o + n].reshape(s) for o, n, s in zip(self.offsets, self.sizes, self.shapes)]
+
+    def _adopt_buffer(self, key, total):
+        flat = self.xp.empty(total, dtype=self.dtype)
+        for st, view in zip(self.states, self.views(flat)):
+            view[...] = st[key]._data
+            st[key] = _make(view)
+        return flat
+
+    def _adopt_scalars(self, key):
+        values = [st[key]._data for st in self.states]
+        vec = self.xp.asarray(self.xp.stack(values)).reshape(-1).copy()
+        for i, st in enumerate(self.states):
+            st[key] = _make(vec[i:i + 1].reshape(()))
+        return vec
+
+    def still_valid(self, ids, state):
+        for p, st in zip(self.params, self.states):
+            if id(p) not in ids or state.get(p) is not st:
+                return False
+        for st, key, t in self._owned:
+            if st.get(key) is not t:
+                return False
+        return True
+
+    def scalars_uniform(self):
+        if len(self.params) == 1:
+            return True
+        for vec in self.scalar.values():
+            if vec.min() != vec.max() and not self.xp.isnan(vec).any():
+                return False
+        return True
+
+    def gather_grads(self, maximize):
+        xp = self.xp
+        xp.concatenate([p._grad._data.reshape(-1) for p in self.params], out=self.grad,
+                       casting="same_kind")
+        if maximize:
+            xp.negative(self.grad, out=self.grad)
+
+    def gather_params(self):
+        if self.param is None:
+            self.param = self.xp.empty_like(self.grad)
+        self.xp.concatenate([p._data.reshape(-1) for p in self.params], out=self.param)
+        return self.param
+
+    def scratch(self, i):
+        while len(self._scratch) <= i:
+            self._scratch.append(self.xp.empty_like(self.grad))
+        return self._scratch[i]
+
+    def param_segments(self):
+        grads = self.views(self.grad)
+        bufs = {k: self.views(v) for k, v in self.buf.items()}
+        for i, p in enumerate(self.params):
+            yield _ParamSegment(self, p, grads[i], {k: v[i] for k, v in bufs.items()},
+                                {k: v[i:i + 1] for k, v in self.scalar.items()}, i in self.fresh)
+
+
+class _FlatSegment:
+    """A whole flat layout, seen by an optimizer's ``_update``."""
+
+    def __init__(self, flat):
+        self.flat = flat
+        self.xp = flat.xp
+        self.grad = flat.grad
+        self.buf = flat.buf
+        self.scalar = {k: v[:1] for k, v in flat.scalar.items()}
+        self._gathered = False
+
+    def param(self):
+        """The parameters as one array, to read and update in place."""
+        if not self._gathered:
+            self.flat.gather_params()
+            self._gathered = True
+        return self.flat.param
+
+    def sub_param(self, update):
+        """Parameters -= update."""
+        if self._gathered:
+            self.flat.param -= update
+            return
+        for p, view in zip(self.flat.params, self.flat.views(update)):
+            p._data -= view
+
+    def scratch(self, i):
+        return self.flat.scratch(i)
+
+    def fresh_views(self, key):
+        """(state view, grad view) pairs of the parameters whose state was just created."""
+        f = self.flat
+        return [(f.buf[key][f.offsets[i]:f.offsets[i + 1]], self.grad[f.offsets[i]:f.offsets[i + 1]])
+                for i in f.fresh]
+
+    def finish(self):
+        f = self.flat
+        for vec in f.scalar.values():
+            vec[1:] = vec[0]
+        if self._gathered:
+            for p, view in zip(f.params, f.views(f.param)):
+                p._data[...] = view
+
+
+class _ParamSegment:
+    """One parameter of a flat layout, used when per-parameter scalar state differs."""
+
+    def __init__(self, flat, p, grad, buf, scalar, fresh):
+        self.xp = flat.xp
+        self.p = p
+        self.grad = grad
+        self.buf = buf
+        self.scalar = scalar
+        self._fresh = fresh
+        self._scratch = []
+
+    def param(self):
+        return self.p._data
+
+    def sub_param(self, update):
+        self.p._data -= update
+
+    def scratch(self, i):
+        while len(self._scratch) <= i:
+            self._scratch.append(self.xp.empty_like(self.grad))
+        return self._scratch[i]
+
+    def fresh_views(self, key):
+        return [(self.buf[key], self.grad)] if self._fresh else []
+
+
+def _to_scalar(x):
+    """A Python number from a number or a one-element tensor."""
+    if isinstance(x, Tensor):
+        return x.item()
+    return x
+
+
+def _call_closure(closure):
+    """Re-evaluate the model through ``closure`` with grad enabled; its loss, or None."""
+    if closure is None:
+        return None
+    from ..autograd.grad_mode import enable_grad
+    with enable_grad():
+        return closure()
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check(ok, message):
+    if not ok:
+        raise ValueError(message)
+
+
+def _check_betas(betas):
+    _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+    _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+def _zeros_like(p):
+    return _make(namespace_of(p._data).zeros_like(p._data))
+
+
+def _step_tensor(value=0.0):
+    return _make(np.array(value, dtype=np.float32))

@@ -1,0 +1,214 @@
+"""ember.linalg beyond the op table: errors as torch raises them, named results, the
+``_ex`` variants' info, node names, and the outputs that the generic tests do not compare."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _same_error(fn):
+    """ember raises what torch raises: LinAlgError where torch raises its LinAlgError, the same
+    exception type otherwise, and the same message."""
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    wanted = ember.linalg.LinAlgError if isinstance(expected.value, torch.linalg.LinAlgError) \
+        else type(expected.value)
+    with pytest.raises(wanted) as got:
+        fn(ember)
+    assert str(got.value) == str(expected.value)
+
+
+def _singular(lib, batched=False):
+    a = lib.eye(3)
+    if batched:
+        a = lib.stack([lib.eye(3), lib.tensor([[1.0, 2, 3], [2, 4, 6], [0, 0, 1]])])
+    else:
+        a = lib.tensor([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 0]])
+    return a
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.linalg.inv(_singular(lib)),
+    lambda lib: lib.linalg.inv(_singular(lib, batched=True)),
+    lambda lib: lib.inverse(_singular(lib)),
+    lambda lib: lib.linalg.inv(lib.zeros(2, 3)),
+    lambda lib: lib.linalg.inv(lib.zeros(3)),
+    lambda lib: lib.linalg.inv(lib.zeros(3, 3, dtype=lib.int64)),
+    lambda lib: lib.linalg.inv(lib.eye(2, dtype=lib.float16)),
+    lambda lib: lib.linalg.det(lib.zeros(2, 3)),
+    lambda lib: lib.linalg.slogdet(lib.zeros(2, 3)),
+    lambda lib: lib.linalg.solve(_singular(lib), lib.ones(3)),
+    lambda lib: lib.linalg.solve(_singular(lib, batched=True), lib.ones(2, 3, 1)),
+    lambda lib: lib.linalg.solve(lib.eye(3), lib.ones(4)),
+    lambda lib: lib.linalg.solve(lib.eye(3), lib.ones(2, 4)),
+    lambda lib: lib.linalg.solve(lib.eye(3), lib.ones(3), left=False),
+    lambda lib: lib.linalg.cholesky(-lib.eye(3)),
+    lambda lib: lib.linalg.cholesky(lib.tensor([[1.0, 2], [2, 1]])),
+    lambda lib: lib.linalg.cholesky(lib.stack([lib.eye(2), -lib.eye(2)])),
+    lambda lib: lib.cholesky(-lib.eye(3)),
+    lambda lib: lib.linalg.cholesky(lib.zeros(2, 3)),
+    lambda lib: lib.linalg.eigh(lib.zeros(2, 3)),
+    lambda lib: lib.linalg.eigh(lib.eye(3), UPLO="X"),
+    lambda lib: lib.linalg.eigh(lib.ones(3, 3, dtype=lib.int64)),
+    lambda lib: lib.linalg.svd(lib.zeros(3)),
+    lambda lib: lib.linalg.qr(lib.zeros(3)),
+    lambda lib: lib.linalg.qr(lib.zeros(3, 3), mode="x"),
+    lambda lib: lib.linalg.matrix_power(lib.zeros(2, 3), 2),
+    lambda lib: lib.linalg.matrix_power(_singular(lib), -1),
+    lambda lib: lib.linalg.cross(lib.zeros(3, 2), lib.zeros(3, 2)),
+    lambda lib: lib.linalg.cross(lib.zeros(2, 3), lib.zeros(3)),
+    lambda lib: lib.linalg.lstsq(lib.zeros(3, 3), lib.zeros(4, 2)),
+    lambda lib: lib.linalg.matrix_norm(lib.zeros(3)),
+    lambda lib: lib.linalg.matrix_norm(lib.zeros(3, 3), 3),
+    lambda lib: lib.linalg.matrix_norm(lib.zeros(3, 3), "abc"),
+    lambda lib: lib.linalg.norm(lib.ones(3, 3, 3), ord=2),
+    lambda lib: lib.linalg.vector_norm(lib.ones(3, dtype=lib.int64)),
+    lambda lib: lib.linalg.pinv(lib.zeros(3)),
+    lambda lib: lib.linalg.multi_dot([lib.zeros(3)]),
+    lambda lib: lib.linalg.multi_dot([lib.zeros(2, 3, 3), lib.zeros(3)]),
+    lambda lib: lib.linalg.matrix_rank(lib.zeros(3)),
+    lambda lib: lib.linalg.vander(lib.zeros(3), N=0),
+    lambda lib: lib.cdist(lib.zeros(3), lib.zeros(3)),
+    lambda lib: lib.cdist(lib.zeros(2, 3), lib.zeros(2, 4)),
+    lambda lib: lib.cdist(lib.zeros(2, 3), lib.zeros(2, 3), p=-1),
+    lambda lib: lib.cdist(lib.ones(3, 2, dtype=lib.int64), lib.ones(3, 2, dtype=lib.int64)),
+    lambda lib: lib.pdist(lib.ones(3)),
+])
+def test_errors_like_torch(fn):
+    _same_error(fn)
+
+
+def test_linalg_error_is_a_runtime_error():
+    assert issubclass(ember.linalg.LinAlgError, RuntimeError)
+
+
+def test_failed_op_leaves_input_unchanged():
+    a = ember.tensor([[1.0, 2.0], [2.0, 4.0]])
+    before = a.tolist()
+    with pytest.raises(ember.linalg.LinAlgError):
+        ember.linalg.inv(a)
+    assert a.tolist() == before and a._version == 0
+
+
+def _np(t):
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t._data)
+
+
+def test_ex_variants_report_info_like_torch():
+    for make in (lambda lib: _singular(lib), lambda lib: _singular(lib, batched=True)):
+        e, t = ember.linalg.inv_ex(make(ember)), torch.linalg.inv_ex(make(torch))
+        assert e.info.dtype == ember.int32 and _np(e.info).tolist() == _np(t.info).tolist()
+        ok = _np(t.info) == 0
+        np.testing.assert_allclose(_np(e.inverse)[ok], _np(t.inverse)[ok], rtol=1e-6)
+    spd = [[4.0, 1.0], [1.0, 3.0]]
+    for lib in (ember, torch):
+        bad = lib.stack([lib.tensor(spd), lib.tensor([[1.0, 2.0], [2.0, 1.0]])])
+        res = lib.linalg.cholesky_ex(bad)
+        assert _np(res.info).tolist() == [0, 2]
+        np.testing.assert_allclose(_np(res.L)[0], np.linalg.cholesky(np.array(spd)), rtol=1e-6)
+    with pytest.raises(ember.linalg.LinAlgError, match="singular"):
+        ember.linalg.inv_ex(_singular(ember), check_errors=True)
+
+
+def test_named_results():
+    a = ember.tensor([[2.0, 1.0], [1.0, 3.0]])
+    assert ember.linalg.slogdet(a)._fields == ("sign", "logabsdet")
+    assert ember.linalg.qr(a)._fields == ("Q", "R")
+    assert ember.linalg.svd(a)._fields == ("U", "S", "Vh")
+    assert ember.svd(a)._fields == ("U", "S", "V")
+    assert ember.linalg.eigh(a)._fields == ("eigenvalues", "eigenvectors")
+    assert ember.linalg.lstsq(a, a)._fields == ("solution", "residuals", "rank", "singular_values")
+    assert ember.linalg.inv_ex(a)._fields == ("inverse", "info")
+    assert ember.linalg.cholesky_ex(a)._fields == ("L", "info")
+    assert "ember.return_types.linalg_slogdet(" in repr(ember.linalg.slogdet(a))
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq_outputs_like_torch(driver):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))
+    e = ember.linalg.lstsq(ember.tensor(a), ember.tensor(b), driver=driver)
+    t = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
+    for ev, tv in zip(e, t):
+        assert tuple(ev.shape) == tuple(tv.shape) and str(ev.dtype)[6:] == str(tv.dtype)[6:]
+        np.testing.assert_allclose(_np(ev), _np(tv), rtol=1e-6, atol=1e-9)
+
+
+def test_node_names_like_torch():
+    a = ember.tensor([[3.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    t = torch.tensor([[3.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    cases = [
+        lambda lib, x: lib.linalg.inv(x), lambda lib, x: lib.linalg.det(x),
+        lambda lib, x: lib.linalg.slogdet(x)[1], lambda lib, x: lib.linalg.solve(x, x),
+        lambda lib, x: lib.linalg.cholesky(x), lambda lib, x: lib.cholesky(x),
+        lambda lib, x: lib.linalg.qr(x)[0], lambda lib, x: lib.linalg.svd(x)[1],
+        lambda lib, x: lib.linalg.svdvals(x), lambda lib, x: lib.linalg.eigh(x)[1],
+        lambda lib, x: lib.linalg.eigvalsh(x), lambda lib, x: lib.linalg.pinv(x),
+        lambda lib, x: lib.linalg.cross(x[:, :1].expand(2, 3), x[:, :1].expand(2, 3)),
+        lambda lib, x: lib.cdist(x, x), lambda lib, x: lib.linalg.matrix_norm(x, "nuc"),
+        lambda lib, x: lib.linalg.matrix_norm(x, 2), lambda lib, x: lib.linalg.norm(x),
+    ]
+    for fn in cases:
+        assert type(fn(ember, a).grad_fn).__name__ == type(fn(torch, t).grad_fn).__name__
+
+
+def test_qr_backward_errors_like_torch():
+    for mode, shape in (("r", (3, 3)), ("complete", (4, 3))):
+        msgs = []
+        for lib in (torch, ember):
+            x = lib.ones(*shape, requires_grad=True)
+            x = x + lib.eye(*shape)
+            Q, R = lib.linalg.qr(x, mode=mode)
+            with pytest.raises(RuntimeError) as err:
+                R.sum().backward()
+            msgs.append(str(err.value))
+        assert msgs[0] == msgs[1]
+
+
+def test_matrix_rank_and_top_level_aliases():
+    rank_deficient = ember.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]])
+    assert ember.linalg.matrix_rank(rank_deficient).item() == 2
+    assert ember.linalg.matrix_rank(rank_deficient).dtype == ember.int64
+    assert ember.linalg.matrix_rank(rank_deficient, tol=10.0).item() == 0
+    a = ember.tensor([[2.0, 1.0], [1.0, 3.0]])
+    np.testing.assert_allclose(_np(a.inverse() @ a), np.eye(2), atol=1e-6)
+    assert abs(a.det().item() - 5.0) < 1e-5
+    np.testing.assert_allclose(_np(a.pinverse()), np.linalg.pinv(_np(a)), rtol=1e-5)
+    assert math.isnan(ember.logdet(ember.tensor([[-1.0, 0.0], [0.0, 1.0]])).item())
+    assert abs(ember.dist(ember.ones(3), ember.zeros(3)).item() - math.sqrt(3)) < 1e-6
+
+
+def test_svd_without_uv_zero_fills_like_torch():
+    x = np.random.default_rng(1).standard_normal((4, 3))
+    e, t = ember.svd(ember.tensor(x), compute_uv=False), torch.svd(torch.tensor(x), compute_uv=False)
+    for ev, tv in zip(e, t):
+        assert tuple(ev.shape) == tuple(tv.shape)
+        np.testing.assert_allclose(_np(ev), _np(tv), atol=1e-12)
+
+
+def test_cholesky_second_order_matches_torch():
+    """A hessian through cholesky, inv and det combined: each backward is differentiable."""
+    x = np.random.default_rng(2).standard_normal((3, 3))
+    results = []
+    for lib in (torch, ember):
+        a = lib.tensor(x, requires_grad=True)
+        spd = a @ a.mT + 3 * lib.eye(3, dtype=lib.float64)
+        out = lib.linalg.cholesky(spd).sum() + lib.linalg.inv(spd).pow(2).sum() + lib.linalg.det(spd)
+        (g,) = lib.autograd.grad(out, a, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), a)
+        results.append(_np(gg))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-7)
+
+
+def test_det_gradient_of_singular_matrices_like_torch():
+    """The gradient of det is the cofactor matrix, also where A is singular (no inverse)."""
+    x = np.array([[[1.0, 2, 3], [2, 4, 6], [0, 1, 1]], [[2.0, 1, 0], [1, 3, 0], [0, 0, 1]]])
+    grads = []
+    for lib in (torch, ember):
+        a = lib.tensor(x, requires_grad=True)
+        lib.linalg.det(a).sum().backward()
+        grads.append(_np(a.grad))
+    np.testing.assert_allclose(grads[1], grads[0], atol=1e-12)
