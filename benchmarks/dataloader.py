@@ -51,26 +51,23 @@ def make_sample(i, rounds):
     return image * np.float32(1.0 + acc * 1e-9), i % 10
 
 
-class EmberSet(edata.Dataset):
-    def __init__(self, n, rounds):
-        self.n, self.rounds = n, rounds
+def dataset_class(base):
+    """The benchmark dataset as a subclass of ``base`` (ember's or torch's Dataset); workers
+    are forked, so the class need not be importable."""
+    class Samples(base):
+        def __init__(self, n, rounds):
+            self.n, self.rounds = n, rounds
 
-    def __len__(self):
-        return self.n
+        def __len__(self):
+            return self.n
 
-    def __getitem__(self, i):
-        return make_sample(i, self.rounds)
+        def __getitem__(self, i):
+            return make_sample(i, self.rounds)
+    return Samples
 
 
-class TorchSet(tdata.Dataset):
-    def __init__(self, n, rounds):
-        self.n, self.rounds = n, rounds
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        return make_sample(i, self.rounds)
+EmberSet = dataset_class(edata.Dataset)
+TorchSet = dataset_class(tdata.Dataset)
 
 
 def time_epoch(loader):

@@ -211,3 +211,10 @@ def test_requires_grad_and_empty_strided_layout():
     assert t.requires_grad and t.is_leaf
     s = ember.empty_strided((2, 3), (1, 2))
     assert s._data.strides == (4, 8)
+
+
+def test_python_floats_convert_straight_to_the_requested_dtype():
+    # never through the default float32 first
+    values = [0.1, 0.3, 1e-300, 123456789.123456789]
+    got = ember.tensor(values, dtype=ember.float64).tolist()
+    assert got == torch.tensor(values, dtype=torch.float64).tolist() == values

@@ -68,8 +68,9 @@ def _make_view(data, base):
     t._data = data
     t._requires_grad = False
     t.grad_fn = None
-    t._version_counter = base._version_counter
+    t._version_counter = counter = base._version_counter
     t._base = base if base._base is None else base._base
+    t._view_version = counter[0]
     return t
 
 
@@ -81,6 +82,7 @@ class Tensor:
     # class-level defaults for state kept in __dict__
     _grad = None
     _base = None
+    _view_version = None   # for a view: the version when it got its history
     _output_nr = 0
     _grad_acc_ref = None
     _leaf_hooks = None

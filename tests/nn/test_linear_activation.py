@@ -420,3 +420,33 @@ def test_scaled_dot_product_attention_dropout_in_expectation():
 def test_softmax_of_empty_tensors():
     assert F.softmax(ember.randn(3, 0), 1).shape == (3, 0)
     assert F.log_softmax(ember.randn(0, 4), 1).shape == (0, 4)
+
+
+def test_activation_dtype_errors_match_torch():
+    with pytest.raises(NotImplementedError, match="\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"):
+        F.softmax(ember.tensor([1, 2]), 0)
+    with pytest.raises(NotImplementedError, match="\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'"):
+        F.log_softmax(ember.tensor([1, 2]), 0)
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        F.relu(ember.tensor([True]))
+    assert F.softmax(ember.tensor([1, 2]), 0, dtype=ember.float64).dtype == ember.float64
+    assert F.relu(ember.tensor([-1, 2])).tolist() == [0, 2]
+
+
+def test_scaled_dot_product_attention_gqa_and_fully_masked_rows():
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((1, 4, 3, 5)), rng.standard_normal((1, 2, 6, 5)), rng.standard_normal((1, 2, 6, 2))
+    ye = F.scaled_dot_product_attention(*map(ember.tensor, (q, k, v)), enable_gqa=True)
+    yt = TF.scaled_dot_product_attention(*map(torch.tensor, (q, k, v)), enable_gqa=True)
+    np.testing.assert_allclose(ye.numpy(), yt.numpy(), rtol=1e-10)
+    mask = np.ones((3, 6), bool)
+    mask[1] = False
+    te = [ember.tensor(a, requires_grad=True) for a in (q[:, :2], k, v)]
+    tt = [torch.tensor(a, requires_grad=True) for a in (q[:, :2], k, v)]
+    ye = F.scaled_dot_product_attention(*te, attn_mask=ember.tensor(mask))
+    yt = TF.scaled_dot_product_attention(*tt, attn_mask=torch.tensor(mask))
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-15)
+    ye.sum().backward()
+    yt.sum().backward()
+    for a, b in zip(te, tt):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)

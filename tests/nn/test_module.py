@@ -466,5 +466,20 @@ def test_full_backward_hook_with_two_inputs_matches_torch():
         layer(a, b).sum().backward()
         results[lib] = seen
     (ge,), (gt,) = results[ember], results[torch]
-    assert len(ge) == len(gt) == 2 and ge[1] is None and gt[1] is None
+    assert len(ge) == len(gt) == 2
     np.testing.assert_allclose(ge[0], gt[0], rtol=1e-6)
+    np.testing.assert_array_equal(ge[1], gt[1])  # zeros for the input that needs no grad
+
+
+def test_always_call_forward_hook_runs_when_forward_raises():
+    class Broken(nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    m = Broken()
+    seen = []
+    m.register_forward_hook(lambda mod, args, out: seen.append(("always", out)), always_call=True)
+    m.register_forward_hook(lambda mod, args, out: seen.append("normal"))
+    with pytest.raises(ValueError, match="boom"):
+        m(ember.ones(1))
+    assert seen == [("always", None)]

@@ -37,6 +37,8 @@ def edge_of(tensor):
         return (None, 0)
     fn = tensor.grad_fn
     if fn is not None:
+        if tensor._base is not None and tensor._view_version != tensor._version_counter[0]:
+            fn = refresh_view_history(tensor)
         return (fn, tensor._output_nr)
     return (tensor._grad_accumulator(), 0)
 
@@ -59,6 +61,8 @@ class Node:
         for t in inputs:
             if t is not None and t._requires_grad:
                 fn = t.grad_fn
+                if fn is not None and t._base is not None and t._view_version != t._version_counter[0]:
+                    fn = refresh_view_history(t)
                 edges.append((fn, t._output_nr) if fn is not None else (grad_accumulator_of(t), 0))
             else:
                 edges.append(_NO_EDGE)
@@ -413,3 +417,10 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc):
         _hooks.disabled_message = self.prev
+
+
+def refresh_view_history(view):
+    """A view whose base was modified in place since the view got its history: re-derive the
+    view's history from the base's current one (torch regenerates it the same way)."""
+    from ..ops._common import derive_view_history
+    return derive_view_history(view)

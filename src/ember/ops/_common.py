@@ -154,14 +154,15 @@ def normalize_dims(dim, ndim):
 # In-place ops
 
 def check_inplace(self):
-    """Refuse an in-place op that autograd could not follow."""
+    """Refuse an in-place op that autograd could not follow: on a leaf that requires grad, or
+    on a view of one."""
     if self._requires_grad and grad_state.grad_enabled:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if self._base is not None:
-            raise RuntimeError(
-                "ember does not yet support in-place operations on a view of a tensor that is part "
-                "of the autograd graph; apply the operation out of place")
+        base = self._base
+        if base is not None and base.grad_fn is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
 
 
 def finish_inplace(self, result):
@@ -177,14 +178,89 @@ def finish_inplace(self, result):
     namespace_of(sd).copyto(sd, rd, casting="unsafe")
     self._version_counter[0] += 1
     if result.grad_fn is not None:
-        if self._base is not None and self._base._requires_grad is False:
-            raise RuntimeError(
-                "ember does not yet support in-place operations that make a view of a tensor "
-                "require grad; apply the operation out of place")
-        self._requires_grad = True
-        self.grad_fn = result.grad_fn
-        self._output_nr = result._output_nr
+        if self._base is not None:
+            _rebase_view_history(self, result)
+        else:
+            self._requires_grad = True
+            self.grad_fn = result.grad_fn
+            self._output_nr = result._output_nr
     return self
+
+
+class CopySlices(Node):
+    """The history of a base after an in-place op on one of its views (torch's CopySlices):
+    the view's region comes from the op's result, the rest from the base's old values.
+    Inputs: (base before the op, the op's result)."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        g_base = g_result = None
+        if self.next_functions[0][0] is not None:
+            g_base = grad.masked_fill(make(self.region_mask), 0)
+        if self.next_functions[1][0] is not None:
+            g_result = grad.reshape(-1)[make(self.region_index)].reshape(self.view_shape)
+        return g_base, g_result
+
+
+class AsStridedBackward0(Node):
+    """A view's history re-derived from its base's new history after an in-place op on it."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .index import index_put_zeros
+        flat = index_put_zeros((self.base_numel,), (self.region_index,), grad.reshape(-1))
+        return (flat.reshape(self.base_shape),)
+
+
+def _view_region(base, view):
+    """For each element of ``view``, its position in ``base`` in base's own (C) order, and a
+    boolean mask of base's shape marking the elements the view covers."""
+    from .shape import _element_positions
+    xp = namespace_of(base._data)
+    base_pos = _element_positions(xp, base._data.shape, base.stride(), base.storage_offset())
+    view_pos = _element_positions(xp, view._data.shape, view.stride(), view.storage_offset())
+    lo = int(base_pos.min()) if base_pos.size else 0
+    size = (int(base_pos.max()) - lo + 1) if base_pos.size else 0
+    logical = xp.full(size, -1, dtype=xp.int64)
+    logical[(base_pos - lo).reshape(-1)] = xp.arange(base_pos.size, dtype=xp.int64)
+    index = logical[(view_pos - lo).reshape(-1)]
+    mask = xp.zeros(base._data.size, dtype=bool)
+    mask[index] = True
+    return index, mask.reshape(base._data.shape)
+
+
+def _rebase_view_history(view, result):
+    """After ``view`` took ``result``'s values in place: its base gets a CopySlices history and
+    the view becomes a strided view of that new history, as torch rebases them."""
+    base = view._base
+    index, mask = _view_region(base, view)
+    node = CopySlices((base, result))
+    node.region_index, node.region_mask, node.view_shape = index, mask, view._data.shape
+    base._requires_grad = True
+    base.grad_fn = node
+    base._output_nr = 0
+    _set_view_history(view, index)
+
+
+def _set_view_history(view, index):
+    base = view._base
+    node = AsStridedBackward0((base,))
+    node.region_index, node.base_shape, node.base_numel = index, base._data.shape, base._data.size
+    view._requires_grad = True
+    view.grad_fn = node
+    view._output_nr = 0
+    view._view_version = view._version_counter[0]
+    return node
+
+
+def derive_view_history(view):
+    """Give ``view`` a history read from its base's current history; returns the node (None
+    when the base no longer requires grad)."""
+    base = view._base
+    if not base._requires_grad:
+        view._view_version = view._version_counter[0]
+        return view.grad_fn
+    return _set_view_history(view, _view_region(base, view)[0])
 
 
 _TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",

@@ -95,10 +95,11 @@ def _ragged_message(data):
     return walk(data, 0) or "could not build a tensor from the given data"
 
 
-def _host_array(data):
-    """``data`` (anything but a tensor) as a NumPy array of torch's inferred dtype: NumPy arrays
-    and scalars keep theirs; Python floats give the default dtype, ints int64, and a
-    sequence the promotion of its elements' dtypes."""
+def _host_array(data, dtype=None):
+    """``data`` (anything but a tensor) as a NumPy array of ``dtype``, or else of torch's
+    inferred dtype: NumPy arrays and scalars keep theirs; Python floats give the default
+    dtype, ints int64, and a sequence the promotion of its elements' dtypes. Python numbers
+    are converted straight to ``dtype`` (never through the default dtype)."""
     if isinstance(data, (np.ndarray, np.generic)):
         _dtype.from_numpy_dtype(data.dtype)
         return np.array(data)
@@ -107,7 +108,8 @@ def _host_array(data):
         data = _scan_leaves(data, found)
     else:
         found.add(type(data))
-    return _array_from_sequence(data, _inferred_dtype(found).np)
+    inferred = _inferred_dtype(found)
+    return _array_from_sequence(data, inferred.np if dtype is None else to_dtype(dtype).np)
 
 
 def _place(arr, device):
@@ -128,7 +130,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if device is None:
             device = data.device
     else:
-        arr = _host_array(data)
+        arr = _host_array(data, dtype)
     if dtype is not None:
         arr = arr.astype(to_dtype(dtype).np, copy=False)
     t = make(_place(np.ascontiguousarray(arr) if arr.ndim else arr, device or CPU))

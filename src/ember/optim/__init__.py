@@ -1,5 +1,5 @@
 """``ember.optim``: optimizers and learning-rate schedulers, as ``torch.optim``."""
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -14,11 +14,5 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "ASGD", "LBFGS", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler"]
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils"]
 
-
-def __getattr__(name):
-    if name == "swa_utils":
-        import importlib
-        return importlib.import_module(".swa_utils", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@ import math
 import warnings
 
 from ...ops._common import (
-    Node, Tensor, apply_inplace, float_array, make, namespace_of, record, wrap_dim,
+    Node, Tensor, apply_inplace, make, namespace_of, record, wrap_dim,
 )
 from ...ops.ternary import where
 
@@ -40,6 +40,8 @@ class ReluBackward0(Node):
 
 def _relu(input):
     data = input._data
+    if data.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
     out = make(namespace_of(data).maximum(data, data.dtype.type(0)))
     node = record(ReluBackward0, (input,), out)
     if node is not None:
@@ -350,7 +352,11 @@ def _softmax_input(input, dim, dtype, name):
     if dtype is not None:
         input = input.to(dtype)
     dim = wrap_dim(dim, input.ndim)
-    data = float_array(input._data)
+    data = input._data
+    if data.dtype.kind not in "fc":
+        from ...ops._common import _type_word
+        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
+                                  f"'{_type_word(data.dtype)}'")
     return input, dim, data
 
 

@@ -15,6 +15,16 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / denom
 
 
+def _safe_softmax(scores):
+    """Softmax over the last dim, with zeros (not NaN) for rows masked out entirely."""
+    data = scores._data
+    xp = namespace_of(data)
+    dead = make(xp.isneginf(data).all(-1, keepdims=True))
+    if not dead._data.any():
+        return softmax(scores, -1)
+    return where(dead, 0.0, softmax(where(dead, 0.0, scores), -1))
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """``softmax(Q K^T * scale + mask) V``: ``attn_mask`` is boolean (True: take part) or a
@@ -38,7 +48,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores + attn_mask
         else:
             scores = where(attn_mask, scores, float("-inf"))
-    weights = softmax(scores, -1)
+    weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights.matmul(value)

@@ -159,7 +159,11 @@ class Module:
         if (self._backward_hooks or self._backward_pre_hooks) and _grad_state.grad_enabled:
             backward_hook = _BackwardHook(self, len(args))
             args = backward_hook.wrap_inputs(args)
-        result = self.forward(*args, **kwargs)
+        try:
+            result = self.forward(*args, **kwargs)
+        except Exception:
+            self._call_always_called_hooks(args, kwargs)
+            raise
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
                 out = hook(self, args, kwargs, result)
@@ -170,6 +174,23 @@ class Module:
         if backward_hook is not None:
             result = backward_hook.wrap_outputs(result)
         return result
+
+    def _call_always_called_hooks(self, args, kwargs):
+        """Forward hooks registered with ``always_call=True`` run even when forward raised
+        (with ``None`` as the output); their own errors are turned into warnings."""
+        import warnings
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id not in self._forward_hooks_always_called:
+                continue
+            try:
+                if hook_id in self._forward_hooks_with_kwargs:
+                    hook(self, args, kwargs, None)
+                else:
+                    hook(self, args, None)
+            except Exception as e:  # noqa: BLE001 - torch silences it the same way
+                warnings.warn("module forward hook with ``always_call=True`` raised an exception "
+                              f"that was silenced as another error was raised in forward: {e}",
+                              stacklevel=3)
 
     # -- registration ----------------------------------------------------------------------
     def register_buffer(self, name, tensor, persistent=True):
@@ -805,6 +826,7 @@ class _BackwardHook:
         tensors = [outputs[i] for i in positions]
         if not any(t._requires_grad for t in tensors):
             return result
+        self.n_outputs = len(tensors)
         wrapped = _identity(tensors, self._on_grad_output)
         outputs = list(outputs)
         for i, t in zip(positions, wrapped):
@@ -817,6 +839,7 @@ class _BackwardHook:
 
     def _on_grad_output(self, grads):
         module = self.module
+        grads = tuple(grads) + (None,) * (self.n_outputs - len(grads))
         for hook in list(module._backward_pre_hooks.values()):
             result = hook(module, grads)
             if result is not None:
@@ -838,7 +861,8 @@ class _BackwardHook:
         module = self.module
         from ...ops.creation import zeros_like
         grad_input = [None] * self.n_inputs
-        for i, g, t in zip(self.input_positions, grads, self.input_tensors):
+        for k, (i, t) in enumerate(zip(self.input_positions, self.input_tensors)):
+            g = grads[k] if k < len(grads) else None
             grad_input[i] = zeros_like(t) if g is None else g  # torch materializes zeros
         grad_input = tuple(grad_input)
         for hook in list(module._backward_hooks.values()):
