@@ -59,3 +59,9 @@ from . import nn  # noqa: E402,F401
 from . import optim, utils  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import multiprocessing  # noqa: E402,F401  (Tensor.share_memory_, pickling across processes)
+from .nn.functional import (  # noqa: E402,F401
+    relu, relu_, softmax, log_softmax, dropout, selu, celu, prelu, hardshrink, threshold,
+)
+from .serialization import save, load  # noqa
+from .utils.dlpack import from_dlpack  # noqa

@@ -272,3 +272,31 @@ def test_legacy_size_average_and_reduce():
     with pytest.warns(UserWarning):
         e = F.l1_loss(ember.tensor(x), ember.tensor(t), reduce=False)
     assert e.shape == (3,)
+
+
+_T = ember.tensor(np.random.default_rng(9).standard_normal((2, 3)))
+_P = ember.tensor(np.random.default_rng(9).random((2, 3)) * 0.8 + 0.1)
+_Y = ember.tensor([1.0, -1.0])
+_C = ember.tensor([2, 0])
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("mse", lambda x: F.mse_loss(x, _T)), ("l1", lambda x: F.l1_loss(x, _T)),
+    ("smooth_l1", lambda x: F.smooth_l1_loss(x, _T, beta=0.7)), ("huber", lambda x: F.huber_loss(x, _T)),
+    ("nll", lambda x: F.nll_loss(x, _C, reduction="sum")),
+    ("ce_probs", lambda x: F.cross_entropy(x, _P.softmax(1), label_smoothing=0.1)),
+    ("bce", lambda x: F.binary_cross_entropy(x.sigmoid(), _P)),
+    ("bce_logits", lambda x: F.binary_cross_entropy_with_logits(x, _P, pos_weight=_P[0])),
+    ("kl", lambda x: F.kl_div(x, _P, reduction="batchmean")),
+    ("poisson", lambda x: F.poisson_nll_loss(x, _P * 3, full=True)),
+    ("gaussian", lambda x: F.gaussian_nll_loss(x, _T, _P)),
+    ("cosine_emb", lambda x: F.cosine_embedding_loss(x, _T, _Y)),
+    ("multi_margin", lambda x: F.multi_margin_loss(x, _C, p=2)),
+    ("multilabel_soft", lambda x: F.multilabel_soft_margin_loss(x, (_P > 0.5).double())),
+    ("soft_margin", lambda x: F.soft_margin_loss(x, _T.sign())),
+    ("triplet", lambda x: F.triplet_margin_loss(x, _T, _T * 0.5, margin=3.0)),
+])
+def test_losses_are_twice_differentiable(name, fn):
+    x = ember.tensor(np.random.default_rng(4).standard_normal((2, 3)), requires_grad=True)
+    assert ember.autograd.gradcheck(fn, (x,))
+    assert ember.autograd.gradgradcheck(fn, (x,))

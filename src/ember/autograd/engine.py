@@ -14,9 +14,24 @@ from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
 from .graph import AccumulateGrad, accumulate_into, edge_of
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "queue_callback"]
 
 _getrefcount = sys.getrefcount
+_callbacks = []   # run once the outermost backward in progress finishes
+_depth = [0]      # how many backward passes are running (nested ones from hooks)
+
+
+def queue_callback(callback):
+    """Queue ``callback()`` to run when the backward pass in progress finishes (torch's
+    ``Variable._execution_engine.queue_callback``)."""
+    if not _depth[0]:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _callbacks.append(callback)
+
+
+def _run_callbacks():
+    while _callbacks:
+        _callbacks.pop(0)()
 
 
 def _root_edge(tensor, index):
@@ -113,13 +128,21 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
              if not deps[node] and (plan is None or node in plan.visit)]
     prev_grad_mode = state.grad_enabled
     state.grad_enabled = create_graph
+    _depth[0] += 1
     try:
         if plan is None:
             _run_all(ready, deps, buffers, retain_graph, anomaly.enabled)
         else:
             _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate)
+    except BaseException:
+        if _depth[0] == 1:
+            _callbacks.clear()
+        raise
     finally:
+        _depth[0] -= 1
         state.grad_enabled = prev_grad_mode
+    if not _depth[0] and _callbacks:
+        _run_callbacks()
     if results is not None and not allow_unused:
         for i, r in enumerate(results):
             if r is None:

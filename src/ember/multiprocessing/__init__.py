@@ -9,8 +9,8 @@ leak even when a process is killed. A receiver gets the segment as a duplicate f
 descriptor from the sender, so the sender must still be running when the receiver takes the
 tensor off the queue (as in torch).
 
-Also attaches ``Tensor.share_memory_()`` and ``Tensor.is_shared()`` and, when ``ember.nn``
-provides ``Module``, ``Module.share_memory()``.
+Also attaches ``Tensor.share_memory_()`` and ``Tensor.is_shared()`` (``Module.share_memory()``
+calls ``_module_share_memory`` here).
 """
 import multiprocessing
 from multiprocessing import *  # noqa: F401,F403
@@ -67,11 +67,6 @@ def _module_share_memory(self):
 def _attach_methods():
     Tensor.share_memory_ = share_memory_
     Tensor.is_shared = is_shared
-    try:
-        from ..nn import Module
-    except ImportError:
-        return
-    Module.share_memory = _module_share_memory  # replaces nn's placeholder
 
 
 init_reductions()

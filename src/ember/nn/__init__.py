@@ -2,3 +2,4 @@
 from .parameter import Parameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from . import functional, init, utils  # noqa: F401
+from . import parallel  # noqa: E402,F401

@@ -11,3 +11,5 @@ from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .ctc import *  # noqa: F401,F403

@@ -763,8 +763,10 @@ class Module:
         return main_str + ")"
 
     def share_memory(self):
-        """Move the parameters and buffers to shared memory (a no-op for NumPy arrays here)."""
-        return self
+        """Moves the parameters, their gradients and the buffers to shared memory (in place);
+        returns the module."""
+        from ...multiprocessing import _module_share_memory
+        return _module_share_memory(self)
 
 
 def _load_member(module, name, param, value, assign):

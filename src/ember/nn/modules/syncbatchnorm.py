@@ -1,0 +1,103 @@
+"""``SyncBatchNorm``: batch normalization whose statistics cover the whole distributed batch."""
+from ...autograd.function import Function
+from ...autograd.grad_mode import no_grad
+from ...ops import creation as ops
+from ...ops.shape import cat
+from .normalization import _BatchNorm
+
+__all__ = ["SyncBatchNorm"]
+
+
+def _distributed():
+    from ... import distributed as dist
+    return dist
+
+
+class _AllReduceSum(Function):
+    """Sum over the process group; its gradient is the sum of the ranks' gradients."""
+
+    @staticmethod
+    def forward(ctx, tensor, group):
+        ctx.group = group
+        total = tensor.clone().contiguous()
+        _distributed().all_reduce(total, group=group)
+        return total
+
+    @staticmethod
+    def backward(ctx, grad):
+        total = grad.clone().contiguous()
+        _distributed().all_reduce(total, group=ctx.group)
+        return total, None
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Applies Batch Normalization over an N-dimensional input, with the mean and variance
+    computed over the mini-batches of all processes of ``process_group`` (its gradients are
+    all-reduced likewise in backward). Outside training, or without an initialized process
+    group, it is ordinary batch normalization."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        dist = _distributed()
+        synced = self.training and dist.is_available() and dist.is_initialized() \
+            and dist.get_world_size(self.process_group) > 1
+        if not synced:
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        return self._synced_batch_norm(input, factor)
+
+    def _synced_batch_norm(self, input, factor):
+        dims = [0] + list(range(2, input.dim()))
+        shape = [1, -1] + [1] * (input.dim() - 2)
+        count = input.numel() // input.shape[1]
+        sums = cat([input.sum(dims), ops.tensor([float(count)], dtype=input.dtype)])
+        sums = _AllReduceSum.apply(sums, self.process_group)
+        total = sums[-1]
+        mean = sums[:-1] / total
+        centered = input - mean.reshape(shape)
+        var = _AllReduceSum.apply((centered * centered).sum(dims), self.process_group) / total
+        if self.track_running_stats and self.running_mean is not None:
+            self._update_running_stats(mean.detach(), var.detach(), total.item(), factor)
+        out = centered * (var + self.eps).rsqrt().reshape(shape)
+        if self.weight is not None:
+            out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
+        return out
+
+    def _update_running_stats(self, mean, var, total, factor):
+        unbiased = var * (total / max(total - 1, 1))
+        with no_grad():
+            self.running_mean.mul_(1 - factor).add_(mean * factor)
+            self.running_var.mul_(1 - factor).add_(unbiased * factor)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Converts all ``BatchNorm*D`` layers in ``module`` into ``SyncBatchNorm`` layers
+        (sharing their parameters and buffers)."""
+        converted = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group)
+            if module.affine:
+                converted.weight = module.weight
+                converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
+

@@ -1,0 +1,677 @@
+"""``ember.save`` / ``ember.load`` in PyTorch's checkpoint format.
+
+A checkpoint is a zip archive (records stored uncompressed, each aligned to 64 bytes) holding
+``<name>/data.pkl``, a protocol-2 pickle of the object in which every tensor is a call to
+``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)`` and every
+storage a persistent id ``('storage', torch.<X>Storage, key, location, numel)``, plus one raw
+little-endian record ``<name>/data/<key>`` per storage and the small records ``byteorder``,
+``version``, ``.format_version``, ``.storage_alignment`` and ``.data/serialization_id``.
+Files written here load in PyTorch, and PyTorch's files (also the pre-1.6 non-zip format) load
+here, without importing torch: the torch globals are written and read by name.
+"""
+import _compat_pickle
+import codecs
+import collections
+import contextlib
+import io
+import os
+import pickle
+import secrets
+import struct
+import tempfile
+import zipfile
+
+import numpy as np
+
+from . import _dtype
+from ._backend import backend_of
+from ._device import device as _device
+from ._tensor import Size, Tensor, _make
+from .nn.parameter import Parameter
+
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals", "DEFAULT_PROTOCOL"]
+
+DEFAULT_PROTOCOL = 2
+_ALIGNMENT = 64
+_LEGACY_MAGIC = 0x1950a86a20f9469cfc6c
+_LEGACY_PROTOCOL = 1001
+_ZIP_LOCAL_HEADER = struct.Struct("<4s5H3L2H")   # a zip member's local file header (30 bytes)
+
+# torch storage class name <-> ember dtype
+_STORAGE_OF = {
+    "float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage", "uint8": "ByteStorage", "int8": "CharStorage",
+    "int16": "ShortStorage", "int32": "IntStorage", "int64": "LongStorage", "bool": "BoolStorage",
+    "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage",
+}
+_DTYPE_OF_STORAGE = {storage: _dtype._BY_NAME[name] for name, storage in _STORAGE_OF.items()}
+
+
+class _GlobalRef:
+    """A global named ``module.name`` (a torch function or class), pickled as a GLOBAL opcode
+    without importing its module."""
+    __slots__ = ("module", "name")
+    _interned = {}
+
+    def __new__(cls, module, name):
+        key = (module, name)
+        ref = cls._interned.get(key)
+        if ref is None:
+            ref = cls._interned[key] = object.__new__(cls)
+            ref.module, ref.name = module, name
+        return ref
+
+    def __call__(self, *args):   # pickle's save_reduce insists on a callable
+        raise TypeError(f"{self.module}.{self.name} is only a name to pickle")
+
+
+_REBUILD_TENSOR = _GlobalRef("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_PARAMETER = _GlobalRef("torch._utils", "_rebuild_parameter")
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------------------------
+class _StorageRef:
+    """One storage to write: a flat array in memory order, under key ``key``."""
+    __slots__ = ("key", "flat", "location")
+
+    def __init__(self, key, flat, location):
+        self.key, self.flat, self.location = key, flat, location
+
+
+class _StorageTable:
+    """The storages met while pickling, keyed by the array that owns their memory, so that
+    tensors viewing one buffer are written as views of one storage."""
+
+    def __init__(self):
+        self._by_owner = {}
+        self.refs = []
+        self._owners = []   # keeps owners alive so their ids stay unique
+
+    def add(self, owner, flat, location):
+        key = (id(owner), flat.dtype)
+        ref = self._by_owner.get(key)
+        if ref is None:
+            ref = _StorageRef(str(len(self.refs)), flat, location)
+            self._by_owner[key] = ref
+            self.refs.append(ref)
+            self._owners.append(owner)
+        return ref
+
+
+def _memory_order_flat(array):
+    """``array``'s elements in memory order as a 1-d view, or None if it has gaps."""
+    if array.flags.c_contiguous:
+        return array.reshape(-1)
+    if array.flags.f_contiguous:
+        return array.T.reshape(-1)
+    return None
+
+
+def _address(array):
+    return array.__array_interface__["data"][0]
+
+
+def _storage_of(array):
+    """``(owner, flat, offset, strides)``: the buffer ``array`` views (as a flat array of its
+    dtype), the element offset and element strides; a compact copy when it has none to share."""
+    owner = array
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    size = array.itemsize
+    flat = _memory_order_flat(owner)
+    if flat is not None and flat.nbytes % size == 0 and all(s >= 0 and s % size == 0
+                                                            for s in array.strides):
+        flat = flat.view(np.uint8).view(array.dtype)
+        offset = _address(array) - _address(flat)
+        if offset % size == 0 and (flat.size or not array.size):
+            return owner, flat, offset // size, tuple(s // size for s in array.strides)
+    compact = np.ascontiguousarray(array)
+    return compact, compact.reshape(-1), 0, tuple(s // size for s in compact.strides)
+
+
+class _TorchPickler(pickle._Pickler):
+    """Pickles tensors as torch's rebuild calls over persistent storage ids, and ember's
+    Size/dtype/device as torch's."""
+    dispatch = pickle._Pickler.dispatch.copy()
+
+    def __init__(self, file, storages, protocol):
+        super().__init__(file, protocol=protocol)
+        self._storages = storages
+
+    def persistent_id(self, obj):
+        if obj.__class__ is _StorageRef:
+            storage_class = _GlobalRef("torch", _STORAGE_OF[_dtype_name(obj.flat.dtype)])
+            return ("storage", storage_class, obj.key, obj.location, obj.flat.size)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            return _reduce_tensor(obj, self._storages)
+        if isinstance(obj, Size):
+            return (_GlobalRef("torch", "Size"), (tuple(obj),))
+        if isinstance(obj, _device):
+            args = (obj.type,) if obj.index is None else (obj.type, obj.index)
+            return (_GlobalRef("torch", "device"), args)
+        return NotImplemented
+
+    def _save_global_ref(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
+        self.memoize(obj)
+
+    def _save_dtype(self, obj):
+        self._save_global_ref(_GlobalRef("torch", obj.name))
+
+    dispatch[_GlobalRef] = _save_global_ref
+    dispatch[_dtype.dtype] = _save_dtype
+
+
+def _dtype_name(np_dtype):
+    return _dtype.from_numpy_dtype(np_dtype).name
+
+
+def _reduce_tensor(tensor, storages):
+    data = backend_of(tensor._data).to_host(tensor._data)
+    if tensor._is_param:
+        return (_REBUILD_PARAMETER, (tensor.detach(), tensor.requires_grad, collections.OrderedDict()))
+    if _dtype_name(data.dtype) not in _STORAGE_OF:
+        raise TypeError(f"ember.save: cannot save a tensor of dtype {tensor.dtype}")
+    owner, flat, offset, strides = _storage_of(data)
+    ref = storages.add(owner, flat, str(tensor.device))
+    return (_REBUILD_TENSOR, (ref, offset, tuple(data.shape), strides, tensor.requires_grad,
+                              collections.OrderedDict()))
+
+
+def _pickle_with_storages(obj, protocol):
+    buffer = io.BytesIO()
+    storages = _StorageTable()
+    _TorchPickler(buffer, storages, protocol).dump(obj)
+    return buffer.getvalue(), storages.refs
+
+
+def _write_record(archive, name, data):
+    """Writes one uncompressed member whose data starts at a multiple of 64 bytes, padding the
+    local header's extra field (id ``FB``) as torch does."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    info.file_size = len(data)
+    zip64 = info.file_size * 1.05 > zipfile.ZIP64_LIMIT
+    start = archive.fp.tell() + 30 + len(name.encode("utf-8")) + 4 + (20 if zip64 else 0)
+    pad = -start % _ALIGNMENT
+    info.extra = b"FB" + struct.pack("<H", pad) + bytes(pad)
+    with archive.open(info, "w", force_zip64=zip64) as member:
+        member.write(data)
+
+
+def _write_storage(archive, name, flat):
+    """Writes one storage's bytes, little-endian."""
+    if flat.dtype.byteorder == ">":
+        flat = flat.astype(flat.dtype.newbyteorder("<"))
+    _write_record(archive, name, memoryview(flat.view(np.uint8)))
+
+
+def _write_checkpoint(obj, fileobj, archive_name, protocol):
+    pickled, storages = _pickle_with_storages(obj, protocol)
+    with zipfile.ZipFile(fileobj, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        _write_record(archive, f"{archive_name}/data.pkl", pickled)
+        _write_record(archive, f"{archive_name}/.format_version", b"1")
+        _write_record(archive, f"{archive_name}/.storage_alignment", str(_ALIGNMENT).encode())
+        _write_record(archive, f"{archive_name}/byteorder", b"little")
+        for ref in storages:
+            _write_storage(archive, f"{archive_name}/data/{ref.key}", ref.flat)
+        _write_record(archive, f"{archive_name}/version", b"3\n")
+        serialization_id = "".join(str(secrets.randbelow(10)) for _ in range(40))
+        _write_record(archive, f"{archive_name}/.data/serialization_id", serialization_id.encode())
+
+
+def _archive_name(path):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem if stem and stem.isascii() and stem.isprintable() and "/" not in stem else "archive"
+
+
+def _replace_atomically(path, write):
+    """Runs ``write(file)`` on a temporary file beside ``path``, then moves it into place: a
+    failure leaves any old file untouched and no temporary behind."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _mode_for(path):
+    """The permission bits of the file being replaced, else those a new file gets."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+    """Saves an object to a disk file, in PyTorch's zip checkpoint format (``torch.load`` reads it).
+
+    Args:
+        obj: the object to save: tensors, parameters, state_dicts, and containers, numbers and
+            strings holding them.
+        f: a file path (str or os.PathLike) or a writable binary file-like object. A path is
+            written to a temporary file in the same folder first and then moved into place, so
+            an interrupted save never leaves a half-written checkpoint.
+        pickle_protocol: the pickle protocol of ``data.pkl`` (2, as torch writes).
+    """
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("ember.save writes only the zip checkpoint format")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("ember.save supports only the standard pickle module")
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        _replace_atomically(path, lambda file: _write_checkpoint(
+            obj, file, _archive_name(path), pickle_protocol))
+    else:
+        _write_checkpoint(obj, f, "archive", pickle_protocol)
+
+
+# ---------------------------------------------------------------------------------------------
+# safe globals
+# ---------------------------------------------------------------------------------------------
+_user_safe_globals = {}
+
+
+def _qualified_name(obj):
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def add_safe_globals(safe_globals):
+    """Marks the given globals as safe for ``weights_only`` load. Each entry is a function or
+    class, or a ``(obj, "module.name")`` pair giving the name it is pickled under."""
+    for entry in safe_globals:
+        obj, name = entry if isinstance(entry, tuple) else (entry, _qualified_name(entry))
+        _user_safe_globals[name] = obj
+
+
+def get_safe_globals():
+    """The globals the user marked safe for ``weights_only`` load."""
+    return list(_user_safe_globals.values())
+
+
+def clear_safe_globals():
+    """Forgets the globals the user marked safe for ``weights_only`` load."""
+    _user_safe_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals):
+    """A context manager that marks the given globals safe for ``weights_only`` load within it."""
+    saved = dict(_user_safe_globals)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _user_safe_globals.clear()
+        _user_safe_globals.update(saved)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------------------------
+class CheckpointError(RuntimeError):
+    """The file is not a readable checkpoint (damaged, truncated or of an unknown format)."""
+
+
+class _WeightsOnlyError(pickle.UnpicklingError):
+    pass
+
+
+class _UnsupportedDtypeError(TypeError):
+    pass
+
+
+class _StorageType:
+    """A torch storage class met in a checkpoint; ``dtype`` is None for ones ember lacks."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dtype = _DTYPE_OF_STORAGE.get(name, _dtype.uint8 if name == "UntypedStorage" else None)
+
+    def require_dtype(self):
+        if self.dtype is None:
+            raise _UnsupportedDtypeError(f"ember.load: unsupported dtype in checkpoint: storage "
+                                         f"torch.{self.name}")
+        return self.dtype
+
+
+class _UnsupportedDtype:
+    def __init__(self, name):
+        self.name = name
+
+
+class _Storage:
+    """A loaded storage: a flat array of its dtype, and where it was saved."""
+    __slots__ = ("array", "location")
+
+    def __init__(self, array, location):
+        self.array, self.location = array, location
+
+
+def _tensor_from_storage(storage, offset, size, stride):
+    flat = storage.array
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride) or any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise CheckpointError("ember.load: the checkpoint is damaged (bad tensor size or stride)")
+    if all(size):
+        extent = offset + sum((n - 1) * s for n, s in zip(size, stride))
+        if offset < 0 or extent >= flat.size:
+            raise CheckpointError("ember.load: the checkpoint is damaged (a tensor lies outside "
+                                  "its storage)")
+    itemsize = flat.itemsize
+    data = np.ndarray(size, flat.dtype, buffer=flat, offset=min(offset, flat.size) * itemsize,
+                      strides=[s * itemsize for s in stride])
+    return _make(data)
+
+
+def _place(tensor, storage):
+    return tensor if storage.location == "cpu" else tensor.to(storage.location)
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
+                       backward_hooks=None, metadata=None):
+    tensor = _place(_tensor_from_storage(storage, storage_offset, size, stride), storage)
+    tensor._requires_grad = bool(requires_grad)
+    return tensor
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    if isinstance(dtype, _UnsupportedDtype):
+        raise _UnsupportedDtypeError(f"ember.load: unsupported dtype in checkpoint: torch.{dtype.name}")
+    typed = _Storage(storage.array.view(dtype.np), storage.location)
+    return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad)
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks=None):
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    param = _rebuild_parameter(data, requires_grad)
+    for name, value in (state or {}).items():
+        setattr(param, name, value)
+    return param
+
+
+def _rebuild_device(type, index=None):
+    return _device(type, index) if index is not None else _device(type)
+
+
+def _torch_global(module, name):
+    """ember's stand-in for a torch global by name, or None."""
+    if module == "torch._utils":
+        return {"_rebuild_tensor_v2": _rebuild_tensor_v2, "_rebuild_tensor_v3": _rebuild_tensor_v3,
+                "_rebuild_parameter": _rebuild_parameter,
+                "_rebuild_parameter_with_state": _rebuild_parameter_with_state}.get(name)
+    if module in ("torch", "torch.storage") and name.endswith("Storage"):
+        return _StorageType(name)
+    if module == "torch":
+        if name == "Size":
+            return Size
+        if name == "device":
+            return _rebuild_device
+        if name in _dtype._BY_NAME:
+            return _dtype._BY_NAME[name]
+        if name in _TORCH_DTYPE_NAMES:
+            return _UnsupportedDtype(name)
+    return None
+
+
+_TORCH_DTYPE_NAMES = {"uint16", "uint32", "uint64", "complex32", "float8_e4m3fn", "float8_e5m2",
+                      "float8_e4m3fnuz", "float8_e5m2fnuz", "qint8", "quint8", "qint32"}
+
+_SAFE_BUILTINS = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("collections", "Counter"): collections.Counter,
+    ("_codecs", "encode"): codecs.encode,
+    ("builtins", "set"): set,
+    ("builtins", "frozenset"): frozenset,
+    ("builtins", "bytearray"): bytearray,
+    ("builtins", "complex"): complex,
+    ("builtins", "slice"): slice,
+    ("ember._dtype", "_dtype_by_name"): _dtype._dtype_by_name,
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads ``data.pkl``: torch's globals map to ember's rebuild functions; storages come from
+    ``load_storage(storage_type, key, location, numel)``. With ``weights_only`` only the globals
+    a checkpoint needs (and those marked safe) are allowed."""
+
+    def __init__(self, file, load_storage, weights_only, **kwargs):
+        super().__init__(file, **kwargs)
+        self._load_storage = load_storage
+        self._weights_only = weights_only
+
+    def find_class(self, module, name):
+        module, name = _python3_name(module, name)
+        found = _torch_global(module, name)
+        if found is None:
+            found = _SAFE_BUILTINS.get((module, name), _user_safe_globals.get(f"{module}.{name}"))
+        if found is not None:
+            return found
+        if self._weights_only:
+            raise _WeightsOnlyError(
+                "Weights only load failed. In ember, `weights_only=True` is the default for "
+                "ember.load; re-running with `weights_only=False` will likely succeed, but it can "
+                "result in arbitrary code execution. Do it only if you got the file from a trusted "
+                f"source.\nUnsupported global: GLOBAL {module}.{name} was not an allowed global by "
+                "default. Please use `ember.serialization.add_safe_globals([" + name + "])` or the "
+                "`ember.serialization.safe_globals([" + name + "])` context manager to allowlist "
+                "this global if you trust this class/function.")
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        if not isinstance(pid, tuple) or not pid or pid[0] != "storage":
+            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
+        storage_type, key, location, numel = pid[1:5]
+        if not isinstance(storage_type, _StorageType):
+            raise pickle.UnpicklingError(f"unsupported storage type {storage_type!r}")
+        return self._load_storage(storage_type, str(key), str(location), int(numel), pid[5:])
+
+
+def _python3_name(module, name):
+    """Python 2 names that protocol-2 pickles use (``__builtin__.set``) as Python 3's."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
+def _location_of(map_location, location):
+    """The device name a storage saved at ``location`` is loaded to."""
+    if map_location is None:
+        return location
+    if isinstance(map_location, dict):
+        return str(map_location.get(location, location))
+    return str(map_location)
+
+
+def _mapped(storage, map_location):
+    if not callable(map_location):
+        storage.location = _location_of(map_location, storage.location)
+        return storage
+    result = map_location(_make(storage.array), storage.location)
+    if isinstance(result, Tensor):
+        return _Storage(backend_of(result._data).to_host(result._data), str(result.device))
+    return storage
+
+
+# --- the zip format ---
+def _record_prefix(archive):
+    for name in archive.namelist():
+        if name.endswith("/data.pkl") and name.count("/") == 1:
+            return name[: -len("data.pkl")]
+    raise CheckpointError("ember.load: the checkpoint is damaged: it has no data.pkl record")
+
+
+def _member_offset(fileobj, info):
+    """Where a stored (uncompressed) member's bytes start in the archive file."""
+    fileobj.seek(info.header_offset)
+    header = _ZIP_LOCAL_HEADER.unpack(fileobj.read(30))
+    return info.header_offset + 30 + header[-2] + header[-1]
+
+
+class _ZipStorageReader:
+    def __init__(self, archive, prefix, mmap_path):
+        self._archive, self._prefix, self._mmap_path = archive, prefix, mmap_path
+
+    def read(self, dtype, key, numel):
+        info = self._archive.getinfo(f"{self._prefix}data/{key}")
+        nbytes = numel * dtype.itemsize
+        if info.file_size < nbytes:
+            raise CheckpointError(f"ember.load: the checkpoint is damaged: storage {key} holds "
+                                  f"{info.file_size} bytes, {nbytes} expected")
+        if self._mmap_path is not None and nbytes:
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise CheckpointError("ember.load: mmap=True needs uncompressed records")
+            with open(self._mmap_path, "rb") as f:
+                offset = _member_offset(f, info)
+            raw = np.memmap(self._mmap_path, dtype=np.uint8, mode="c", offset=offset, shape=(nbytes,))
+        else:
+            raw = np.frombuffer(bytearray(self._archive.read(info)[:nbytes]), dtype=np.uint8)
+        return raw.view(dtype.np)
+
+
+def _load_zip(fileobj, map_location, weights_only, mmap_path, pickle_kwargs):
+    with zipfile.ZipFile(fileobj) as archive:
+        prefix = _record_prefix(archive)
+        names = set(archive.namelist())
+        if f"{prefix}byteorder" in names and archive.read(f"{prefix}byteorder") != b"little":
+            raise CheckpointError("ember.load: big-endian checkpoints are not supported")
+        reader = _ZipStorageReader(archive, prefix, mmap_path)
+        loaded = {}
+
+        def load_storage(storage_type, key, location, numel, _):
+            if key not in loaded:
+                array = reader.read(storage_type.require_dtype(), key, numel)
+                loaded[key] = _mapped(_Storage(array, location), map_location)
+            return loaded[key]
+
+        data = io.BytesIO(archive.read(f"{prefix}data.pkl"))
+        return _Unpickler(data, load_storage, weights_only, **pickle_kwargs).load()
+
+
+# --- the legacy (pre-1.6) format ---
+def _load_legacy(fileobj, map_location, weights_only, pickle_kwargs):
+    def header_value():
+        return _Unpickler(fileobj, None, True, **pickle_kwargs).load()
+
+    if header_value() != _LEGACY_MAGIC:
+        raise CheckpointError("ember.load: not a checkpoint (invalid magic number); the file is "
+                              "damaged or of an unknown format")
+    if header_value() != _LEGACY_PROTOCOL:
+        raise CheckpointError("ember.load: unsupported legacy checkpoint protocol version")
+    sys_info = header_value()
+    if not sys_info.get("little_endian", True):
+        raise CheckpointError("ember.load: big-endian checkpoints are not supported")
+    storages = {}
+
+    def load_storage(storage_type, key, location, numel, view_metadata):
+        if key not in storages:
+            array = np.empty(numel, storage_type.require_dtype().np)
+            storages[key] = _Storage(array, location)
+        storage = storages[key]
+        if view_metadata and view_metadata[0] is not None:
+            view_key, offset, view_size = view_metadata[0]
+            if view_key not in storages:
+                storages[view_key] = _Storage(storage.array[offset:offset + view_size], location)
+            storage = storages[view_key]
+        return storage
+
+    result = _Unpickler(fileobj, load_storage, weights_only, **pickle_kwargs).load()
+    for key in header_value():
+        _read_legacy_storage(fileobj, storages[str(key)].array)
+    for storage in storages.values():
+        _mapped(storage, map_location)
+    return result
+
+
+def _read_legacy_storage(fileobj, array):
+    header = fileobj.read(8)
+    if len(header) != 8 or struct.unpack("<q", header)[0] != array.size:
+        raise CheckpointError("ember.load: the checkpoint is damaged (bad storage header)")
+    raw = array.view(np.uint8)
+    if fileobj.readinto(memoryview(raw)) != raw.size:
+        raise CheckpointError("ember.load: the checkpoint is damaged (truncated storage)")
+
+
+_DAMAGE_ERRORS = (zipfile.BadZipFile, EOFError, pickle.UnpicklingError, struct.error, KeyError,
+                  ValueError, IndexError, AttributeError, OSError, TypeError, UnicodeDecodeError)
+
+
+@contextlib.contextmanager
+def _readable(f):
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as file:
+            yield file, os.fspath(f)
+    else:
+        name = getattr(f, "name", None)
+        path = name if isinstance(name, (str, os.PathLike)) and os.path.isfile(name) else None
+        yield f, path
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=False,
+         **pickle_load_args):
+    """Loads an object saved with ``ember.save`` or ``torch.save`` from a file.
+
+    Args:
+        f: a file path (str or os.PathLike) or a readable, seekable binary file-like object.
+        map_location: where to put the storages: a device or device name, a dict from saved
+            location to location, or a callable ``(storage, location) -> tensor or None``
+            called with each storage as a flat tensor and the location it was saved from.
+        weights_only: if True (the default), the unpickler accepts only tensors, parameters,
+            primitive types, dicts, lists, tuples, sets, ``OrderedDict`` and globals added with
+            :func:`add_safe_globals`; anything else raises ``pickle.UnpicklingError`` without
+            running. Pass ``weights_only=False`` only for files from a trusted source: unpickling
+            can then run arbitrary code.
+        mmap: memory-map the storages from the file instead of reading them into memory
+            (copy-on-write; needs a path, or a file object with a name).
+    """
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("ember.load supports only the standard pickle module")
+    pickle_load_args.setdefault("encoding", "utf-8")
+    with _readable(f) as (fileobj, path):
+        if mmap and path is None:
+            raise ValueError("f must be a file path in order to use the mmap argument")
+        start = fileobj.tell()
+        is_zip = fileobj.read(4).startswith(b"PK")
+        fileobj.seek(start)
+        if mmap and not is_zip:
+            raise ValueError("mmap can only be used with files saved with the zip format")
+        try:
+            if is_zip:
+                if start:
+                    fileobj = io.BytesIO(fileobj.read())
+                return _load_zip(fileobj, map_location, weights_only, path if mmap else None,
+                                 pickle_load_args)
+            return _load_legacy(fileobj, map_location, weights_only, pickle_load_args)
+        except (_WeightsOnlyError, CheckpointError, _UnsupportedDtypeError):
+            raise
+        except _DAMAGE_ERRORS as exc:
+            raise CheckpointError(f"ember.load: the checkpoint {_describe(f)} is damaged or "
+                                  f"truncated and cannot be read ({type(exc).__name__}: {exc})") from exc
+
+
+def _describe(f):
+    if isinstance(f, (str, os.PathLike)):
+        return repr(os.fspath(f))
+    return "file"
+
