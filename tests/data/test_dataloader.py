@@ -423,3 +423,222 @@ def test_ctrl_c_in_the_main_process_shuts_the_workers_down():
         proc.kill()
     assert "KeyboardInterrupt" in err
     assert not any(_alive(p) for p in pids)
+
+
+# -- further behaviour checked against torch -----------------------------------------------------
+class TFailing(tdata.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        if i == 3:
+            raise ValueError("bad sample")
+        return i
+
+
+def _batches_and_errors(loader):
+    """Every batch the loader yields, with "error" where next() raised a ValueError."""
+    out, it = [], iter(loader)
+    while True:
+        try:
+            out.append(next(it).tolist())
+        except ValueError:
+            out.append("error")
+        except StopIteration:
+            return out
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_iteration_continues_after_a_worker_exception_as_in_torch(num_workers, deadline):
+    deadline(60)
+    got = _batches_and_errors(edata.DataLoader(Failing("value"), batch_size=2, num_workers=num_workers))
+    want = _batches_and_errors(tdata.DataLoader(TFailing(), batch_size=2, num_workers=num_workers))
+    assert got == want == [[0, 1], "error", [4, 5], [6, 7]]
+
+
+class UnevenRange(edata.IterableDataset):
+    """Worker k yields 3 * (k + 1) items, so the workers run out at different times."""
+
+    def __iter__(self):
+        info = edata.get_worker_info()
+        k = 0 if info is None else info.id
+        return iter(range(100 * k, 100 * k + 3 * (k + 1)))
+
+
+class TUnevenRange(tdata.IterableDataset):
+    def __iter__(self):
+        info = tdata.get_worker_info()
+        k = 0 if info is None else info.id
+        return iter(range(100 * k, 100 * k + 3 * (k + 1)))
+
+
+@pytest.mark.parametrize("batch_size,drop_last", [(None, False), (2, False), (2, True)])
+def test_uneven_iterable_shards_over_persistent_epochs_match_torch(batch_size, drop_last, deadline):
+    deadline(60)
+    got = edata.DataLoader(UnevenRange(), batch_size=batch_size, drop_last=drop_last,
+                           num_workers=2, persistent_workers=True)
+    want = tdata.DataLoader(TUnevenRange(), batch_size=batch_size, drop_last=drop_last,
+                            num_workers=2, persistent_workers=True)
+    expected = [_plain(b) for b in want]
+    assert [_plain(b) for b in got] == expected
+    assert [_plain(b) for b in got] == expected  # second epoch on the same workers
+    got._iterator._shutdown_workers()
+
+
+def test_abandoned_persistent_epoch_does_not_leak_into_the_next(deadline):
+    deadline(60)
+    loader = edata.DataLoader(Squares(), batch_size=2, num_workers=2, persistent_workers=True,
+                              prefetch_factor=3)
+    it = iter(loader)
+    assert next(it)["i"].tolist() == [0, 1]
+    pids = [w.pid for w in it._workers]
+    assert [b["i"].tolist() for b in loader] == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10]]
+    assert [w.pid for w in loader._iterator._workers] == pids
+    loader._iterator._shutdown_workers()
+
+
+def test_worker_init_fn_failure_is_reraised_with_the_worker_id(deadline):
+    deadline(60)
+
+    def failing_init(worker_id):
+        if worker_id == 1:
+            raise OSError("no device in init")
+    loader = edata.DataLoader(Squares(), batch_size=2, num_workers=2, worker_init_fn=failing_init)
+    with pytest.raises(OSError, match="Caught OSError in DataLoader worker process 1") as info:
+        list(loader)
+    assert "no device in init" in str(info.value)
+
+
+class BrokenIter(edata.IterableDataset):
+    def __iter__(self):
+        raise IndexError("cannot start")
+
+
+def test_iterable_dataset_failing_to_start_in_a_worker(deadline):
+    deadline(60)
+    with pytest.raises(IndexError, match="Caught IndexError in DataLoader worker process 0"):
+        list(edata.DataLoader(BrokenIter(), num_workers=1))
+    with pytest.raises(IndexError, match="^cannot start$"):
+        list(edata.DataLoader(BrokenIter()))
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # torch's __del__
+def test_zero_prefetch_factor_with_workers_fails_like_torch():
+    with pytest.raises(Exception) as expected:
+        iter(tdata.DataLoader(list(range(4)), num_workers=1, prefetch_factor=0))
+    expected_type = type(expected.value)
+    del expected  # its traceback holds torch's half-built iterator; collect it under the filter
+    import gc
+    gc.collect()
+    with pytest.raises(expected_type):
+        iter(edata.DataLoader(list(range(4)), num_workers=1, prefetch_factor=0))
+
+
+def test_options_fixed_after_init_like_torch():
+    for lib in (tdata, edata):
+        loader = lib.DataLoader(list(range(4)))
+        for name in ("batch_size", "sampler", "batch_sampler", "drop_last", "dataset", "persistent_workers"):
+            with pytest.raises(ValueError, match=f"^{name} attribute should not be set after DataLoader is initialized$"):
+                setattr(loader, name, None)
+        loader.collate_fn = lambda batch: len(batch)
+        loader.num_workers = 0
+        assert next(iter(loader)) == 1
+
+
+def test_loader_and_iterator_attributes_match_torch():
+    for kwargs in [{}, {"batch_size": None}, {"batch_size": 3, "drop_last": True}, {"shuffle": True}]:
+        e, t = edata.DataLoader(list(range(7)), **kwargs), tdata.DataLoader(list(range(7)), **kwargs)
+        for name in ("batch_size", "drop_last", "num_workers", "prefetch_factor", "timeout"):
+            assert getattr(e, name) == getattr(t, name), name
+        assert type(e.sampler).__name__ == type(t.sampler).__name__
+        assert (e.batch_sampler is None) == (t.batch_sampler is None)
+        assert len(iter(e)) == len(iter(t))
+        with pytest.raises(NotImplementedError):
+            import pickle
+            pickle.dumps(iter(e))
+    assert edata.DataLoader([1], num_workers=1).prefetch_factor == 2
+    assert list(edata.DataLoader(ERange(3), batch_size=None)) == list(range(3))
+
+
+def test_worker_info_is_frozen_like_torch(deadline):
+    deadline(60)
+    info = next(iter(edata.DataLoader(InfoDataset(), batch_size=None, num_workers=1)))
+    assert (info.id, info.num_workers, info.dataset.__class__.__name__) == (0, 1, "InfoDataset")
+    with pytest.raises(AttributeError):
+        info.id = 3
+
+
+class InfoDataset(edata.Dataset):
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, i):
+        return edata.get_worker_info()
+
+
+def test_new_epoch_after_a_worker_died_starts_fresh_persistent_workers(deadline):
+    deadline(60)
+    loader = edata.DataLoader(Failing("kill", at=2), batch_size=2, num_workers=2, persistent_workers=True)
+    with pytest.raises(RuntimeError, match="is killed by signal"):
+        list(loader)
+    dead = loader._iterator
+    it = iter(loader)
+    assert it is not dead and dead.closed
+    assert next(it).tolist() == [0, 1]
+    loader._iterator._shutdown_workers()
+
+
+def test_forkserver_context(deadline):
+    deadline(120)
+    data = edata.TensorDataset(ember.arange(6))
+    loader = edata.DataLoader(data, batch_size=4, num_workers=2, multiprocessing_context="forkserver")
+    assert [b[0].tolist() for b in loader] == [[0, 1, 2, 3], [4, 5]]
+
+
+KILLED_MAIN_SCRIPT = textwrap.dedent("""
+    import os, signal, time
+    import ember.utils.data as edata
+
+    class Slow(edata.Dataset):
+        def __len__(self):
+            return 1000
+        def __getitem__(self, i):
+            time.sleep(0.05)
+            return i
+
+    it = iter(edata.DataLoader(Slow(), batch_size=2, num_workers=2))
+    next(it)
+    print(" ".join(str(w.pid) for w in it._workers), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def test_workers_exit_when_the_main_process_is_killed(deadline):
+    deadline(60)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
+    proc = subprocess.run([sys.executable, "-c", KILLED_MAIN_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    pids = [int(p) for p in proc.stdout.split()]
+    assert len(pids) == 2
+    import time
+    while any(_alive(p) for p in pids):  # they notice within about a second; the deadline guards
+        time.sleep(0.1)
+
+
+def test_exception_of_a_local_class_arrives_as_runtime_error(deadline):
+    deadline(60)
+
+    class LocalError(Exception):
+        pass
+
+    class Raising(edata.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            raise LocalError("made locally")
+    loader = edata.DataLoader(Raising(), num_workers=1, multiprocessing_context="fork")
+    with pytest.raises(RuntimeError, match="Caught LocalError in DataLoader worker process 0") as info:
+        list(loader)
+    assert "made locally" in str(info.value)

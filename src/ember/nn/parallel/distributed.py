@@ -10,6 +10,7 @@ Buckets start in index order on every rank (MPI needs collectives in the same or
 callback queued on the autograd engine waits for all reductions at the end of backward and
 writes the averaged gradients back into ``.grad``.
 """
+import time
 from contextlib import contextmanager
 
 import numpy as np
@@ -116,6 +117,13 @@ class DistributedDataParallel(Module):
         self._expect_backward = False
         self._callback_queued = False
         self._next_bucket = 0
+        # benchmark hook: a list to which backward appends (event, bucket index, perf_counter)
+        # for "start" (all-reduce started), "end_of_backward", "wait" and "waited"; None: off
+        self._timeline = None
+
+    def _mark(self, event, index=None):
+        if self._timeline is not None:
+            self._timeline.append((event, index, time.perf_counter()))
 
     # -- forward --------------------------------------------------------------------------------
     def forward(self, *inputs, **kwargs):
@@ -182,12 +190,14 @@ class DistributedDataParallel(Module):
 
     def _launch(self, bucket):
         bucket.pack()
+        self._mark("start", bucket.index)
         bucket.work = self._dist.all_reduce(from_numpy(bucket.flat), group=self.process_group,
                                             async_op=True)
 
     def _finish_backward(self):
         """At the end of backward: start what is left, wait for all reductions, average and
         write the gradients back."""
+        self._mark("end_of_backward")
         self._expect_backward = False
         self._callback_queued = False
         missing = [p for b in self._buckets for p in b.params if p not in b.ready]
@@ -207,7 +217,9 @@ class DistributedDataParallel(Module):
             bucket.ready.update(bucket.params)
         self._launch_ready_buckets()
         for bucket in self._buckets:
+            self._mark("wait", bucket.index)
             bucket.work.wait()
+            self._mark("waited", bucket.index)
             bucket.flat /= self._world_size
             bucket.unpack(used)
 

@@ -1,45 +1,52 @@
-"""``DataLoader``: combines a dataset and a sampler and iterates over batches, in the main
-process (``num_workers=0``) or in worker processes that send batches through shared memory.
+"""``DataLoader``: iterates over batches of a dataset, made in the main process
+(``num_workers=0``) or by a pool of worker processes.
 
-Worker failures surface in the main process: an exception re-raises there with the worker id
-and the original traceback; a worker that dies (killed, segfault) raises a RuntimeError naming
-it and its signal within about ``MP_STATUS_CHECK_INTERVAL`` seconds; ``timeout`` bounds the
-wait for each batch; Ctrl-C shuts the workers down.
+Each batch is one *task*: the item of the loader's task source (``batch_sampler`` when
+batching automatically, else ``sampler``) that says which samples it holds; a
+:class:`~._worker.BatchMaker` turns a task into a batch. The worker pool keeps
+``prefetch_factor * num_workers`` tasks in flight, hands them to the workers in turn, and
+puts the answers back in task order (unless ``in_order=False``). Workers answer through
+their own pipes; the main process waits on those pipes and on the workers' process
+sentinels together, so a worker that dies is noticed at once and named in the error. A
+worker's exception is raised again in the main process with the worker id and traceback;
+``timeout`` bounds each wait; Ctrl-C stops the workers.
 """
 import itertools
 import math
-import multiprocessing as _python_mp
+import multiprocessing as python_mp
 import os
-import queue
 import signal
 import time
 import warnings
+from multiprocessing.connection import wait as wait_for_ready
 from multiprocessing.reduction import ForkingPickler
 
-from ... import multiprocessing as _ember_mp
-from . import _worker
+from ... import multiprocessing as ember_mp
 from ._collate import default_collate, default_convert
-from ._worker import ExceptionWrapper, ResumeIteration, IterableDatasetStopIteration, get_worker_info
+from ._worker import EXHAUSTED, BatchMaker, WorkerFailure, WorkerJob, get_worker_info, run_worker
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
 
-# How often (seconds) the main process checks that its workers are alive while it waits.
-MP_STATUS_CHECK_INTERVAL = 0.25
-# How long (seconds) shutting down waits for a worker to exit before terminating it.
-_SHUTDOWN_JOIN_SECONDS = 2.0
+# Seconds that stopping the pool waits for workers to exit before terminating them.
+STOP_GRACE_SECONDS = 2.0
+# Seconds that a batch which cannot be unpacked waits for its worker's death to become visible.
+DEATH_NOTICE_SECONDS = 1.0
+
+_NO_MORE_TASKS = object()
 
 
-class _InfiniteConstantSampler(Sampler):
-    """The index sampler of an IterableDataset: ``None`` forever (the dataset decides)."""
+class _NoIndexSampler(Sampler):
+    """The sampler of a DataLoader over an IterableDataset, where the dataset itself decides
+    what comes next: it yields ``None`` without end."""
 
     def __iter__(self):
-        while True:
-            yield None
+        return itertools.repeat(None)
 
 
-def _check_loader_arguments(num_workers, timeout, prefetch_factor, persistent_workers):
+# -- options ----------------------------------------------------------------------------------
+def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers):
     if num_workers < 0:
         raise ValueError("num_workers option should be non-negative; "
                          "use num_workers=0 to disable multiprocessing.")
@@ -55,19 +62,56 @@ def _check_loader_arguments(num_workers, timeout, prefetch_factor, persistent_wo
         raise ValueError("persistent_workers option needs num_workers > 0")
 
 
-def _check_iterable_arguments(shuffle, sampler, batch_sampler):
-    if shuffle not in {False, None}:
-        raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle option, "
-                         f"but got shuffle={shuffle}")
-    if sampler is not None:
-        raise ValueError("DataLoader with IterableDataset: expected unspecified sampler option, "
-                         f"but got sampler={sampler}")
+def _check_iterable_options(shuffle, sampler, batch_sampler):
+    """An IterableDataset chooses its own samples: no shuffling or sampling options."""
+    for name, value, unset in (("shuffle", shuffle, shuffle in (False, None)),
+                               ("sampler", sampler, sampler is None),
+                               ("batch_sampler", batch_sampler, batch_sampler is None)):
+        if not unset:
+            raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} "
+                             f"option, but got {name}={value}")
+
+
+def _check_batching_options(batch_size, shuffle, sampler, batch_sampler, drop_last):
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
     if batch_sampler is not None:
-        raise ValueError("DataLoader with IterableDataset: expected unspecified batch_sampler "
-                         f"option, but got batch_sampler={batch_sampler}")
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                             "shuffle, sampler, and drop_last")
+    elif batch_size is None and drop_last:
+        raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                         "exclusive with drop_last")
 
 
-def _suggested_max_workers():
+def _checked_context(context, num_workers):
+    """``multiprocessing_context`` as a context object (or None for the default)."""
+    if context is None:
+        return None
+    if num_workers == 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process "
+                         f"loading (num_workers > 0), but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = ember_mp.get_all_start_methods()
+        if context not in methods:
+            raise ValueError("multiprocessing_context option should specify a valid start "
+                             f"method in {methods!r}, but got multiprocessing_context={context!r}")
+        context = ember_mp.get_context(context)
+    if not isinstance(context, python_mp.context.BaseContext):
+        raise TypeError("multiprocessing_context option should be a valid context object or a "
+                        f"string specifying the start method, but got multiprocessing_context={context}")
+    return context
+
+
+def _default_sampler(dataset, shuffle, generator):
+    if isinstance(dataset, IterableDataset):
+        return _NoIndexSampler()
+    if shuffle:
+        return RandomSampler(dataset, generator=generator)
+    return SequentialSampler(dataset)
+
+
+def _usable_cpus():
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
@@ -75,440 +119,417 @@ def _suggested_max_workers():
 
 
 class DataLoader:
-    """Data loader: combines a dataset and a sampler, and provides an iterable over the given
-    dataset, with torch's arguments (``batch_size``, ``shuffle``, ``sampler``,
-    ``batch_sampler``, ``num_workers``, ``collate_fn``, ``pin_memory`` (a no-op without an
-    accelerator), ``drop_last``, ``timeout``, ``worker_init_fn``,
-    ``multiprocessing_context``, ``generator``, ``prefetch_factor``, ``persistent_workers``,
-    ``in_order``). The order of batches depends only on the sampler (and so on ``generator``),
-    never on ``num_workers``."""
+    """Data loader. Combines a dataset and a sampler, and provides an iterable over the
+    given dataset.
 
-    _initialized = False
+    Supports map-style and iterable-style datasets with single- or multi-process loading,
+    customizing loading order and optional automatic batching (collation). Arguments are
+    those of ``torch.utils.data.DataLoader``: ``batch_size``, ``shuffle``, ``sampler``,
+    ``batch_sampler``, ``num_workers``, ``collate_fn``, ``pin_memory`` (a no-op: there is no
+    accelerator to pin for), ``drop_last``, ``timeout``, ``worker_init_fn``,
+    ``multiprocessing_context``, ``generator``, ``prefetch_factor``, ``persistent_workers``,
+    ``pin_memory_device`` and ``in_order``. The batches and their order depend on the
+    sampler (and so on ``generator``), never on ``num_workers``."""
+
+    _frozen = False
+    _FIXED_AFTER_INIT = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last",
+                                   "dataset", "persistent_workers"})
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True):
-        _check_loader_arguments(num_workers, timeout, prefetch_factor, persistent_workers)
-        if num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
+        _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
         self.dataset = dataset
         self.num_workers = num_workers
-        self.prefetch_factor = prefetch_factor
+        self.prefetch_factor = 2 if num_workers > 0 and prefetch_factor is None else prefetch_factor
         self.pin_memory = pin_memory
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
-        self._is_iterable = isinstance(dataset, IterableDataset)
-        if self._is_iterable:
-            _check_iterable_arguments(shuffle, sampler, batch_sampler)
-        else:
-            shuffle = bool(shuffle)
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
+        self.generator = generator
+        self.persistent_workers = persistent_workers
+        if isinstance(dataset, IterableDataset):
+            _check_iterable_options(shuffle, sampler, batch_sampler)
+        shuffle = bool(shuffle)
+        _check_batching_options(batch_size, shuffle, sampler, batch_sampler, drop_last)
         if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                                 "shuffle, sampler, and drop_last")
             batch_size, drop_last = None, False
-        elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                             "exclusive with drop_last")
         if sampler is None:
-            if self._is_iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
+            sampler = _default_sampler(dataset, shuffle, generator)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.sampler = sampler
         self.batch_sampler = batch_sampler
-        self.generator = generator
         if collate_fn is None:
-            collate_fn = default_collate if self._auto_collation else default_convert
+            collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
-        self.persistent_workers = persistent_workers
-        self._IterableDataset_len_called = None
-        self._iterator = None
-        self._initialized = True
-        self.check_worker_number_rationality()
+        self._iterator = None  # the persistent workers' iterator, reused every epoch
+        self._reported_length = None  # len(dataset) as len(self) last saw it (IterableDataset)
+        self._frozen = True
+        self._warn_if_too_many_workers()
+
+    def __setattr__(self, name, value):
+        if self._frozen and name in self._FIXED_AFTER_INIT:
+            raise ValueError(f"{name} attribute should not be set after "
+                             f"{type(self).__name__} is initialized")
+        super().__setattr__(name, value)
 
     @property
     def multiprocessing_context(self):
+        """The context the workers are started with (None: the default start method)."""
         return self._multiprocessing_context
 
     @multiprocessing_context.setter
     def multiprocessing_context(self, context):
-        if context is not None:
-            if self.num_workers == 0:
-                raise ValueError("multiprocessing_context can only be used with multi-process "
-                                 f"loading (num_workers > 0), but got num_workers={self.num_workers}")
-            if isinstance(context, str):
-                valid = _ember_mp.get_all_start_methods()
-                if context not in valid:
-                    raise ValueError("multiprocessing_context option should specify a valid start "
-                                     f"method in {valid!r}, but got multiprocessing_context={context!r}")
-                context = _ember_mp.get_context(context)
-            if not isinstance(context, _python_mp.context.BaseContext):
-                raise TypeError("multiprocessing_context option should be a valid context object "
-                                "or a string specifying the start method, but got "
-                                f"multiprocessing_context={context}")
-        object.__setattr__(self, "_multiprocessing_context", context)
+        self._multiprocessing_context = _checked_context(context, self.num_workers)
 
-    def __setattr__(self, attr, val):
-        if self._initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last",
-                                          "dataset", "persistent_workers"):
-            raise ValueError(f"{attr} attribute should not be set after "
-                             f"{self.__class__.__name__} is initialized")
-        super().__setattr__(attr, val)
+    def _is_iterable_style(self):
+        return isinstance(self.dataset, IterableDataset)
 
-    @property
-    def _auto_collation(self):
-        return self.batch_sampler is not None
+    def _task_source(self):
+        """What each batch is made of: lists of indices when batching automatically,
+        single indices otherwise (``None`` for an IterableDataset: it picks its samples)."""
+        return self.batch_sampler if self.batch_sampler is not None else self.sampler
 
-    @property
-    def _index_sampler(self):
-        return self.batch_sampler if self._auto_collation else self.sampler
-
-    def _get_iterator(self):
-        if self.num_workers == 0:
-            return _SingleProcessDataLoaderIter(self)
-        return _MultiProcessingDataLoaderIter(self)
+    def _batch_maker(self):
+        return BatchMaker(self.dataset, self._is_iterable_style(), self.batch_sampler is not None,
+                          self.collate_fn, self.drop_last)
 
     def __iter__(self):
-        """A fresh iterator over the batches (with ``persistent_workers``, the same workers
-        are reused from epoch to epoch)."""
-        if self.persistent_workers and self.num_workers > 0:
-            if self._iterator is None:
-                self._iterator = self._get_iterator()
-            else:
-                self._iterator._reset(self)
-            return self._iterator
-        return self._get_iterator()
+        """An iterator over the batches of one epoch. With ``persistent_workers`` the same
+        worker processes serve every epoch."""
+        if self.num_workers == 0:
+            return _InProcessIterator(self)
+        if not self.persistent_workers:
+            return _WorkerPoolIterator(self)
+        if self._iterator is None or self._iterator.closed:
+            self._iterator = _WorkerPoolIterator(self)
+        else:
+            self._iterator.restart(self)
+        return self._iterator
 
     def __len__(self):
-        """The number of batches: ``len(batch_sampler)`` (or ``len(sampler)``); for an
-        IterableDataset, ``len(dataset)`` divided by ``batch_size`` (rounded up, or down
-        with ``drop_last``), which counts right only if the workers shard the data."""
-        if not self._is_iterable:
-            return len(self._index_sampler)
-        length = self._IterableDataset_len_called = len(self.dataset)
-        if self.batch_size is not None:
-            length = length // self.batch_size if self.drop_last else math.ceil(length / self.batch_size)
-        return length
+        """The number of batches: the length of the batch sampler (or sampler). For an
+        IterableDataset, ``len(dataset)`` divided by ``batch_size`` (rounded up, or down with
+        ``drop_last``); this counts right only if each worker yields its own share."""
+        if not self._is_iterable_style():
+            return len(self._task_source())
+        length = self._reported_length = len(self.dataset)
+        if self.batch_size is None:
+            return length
+        if self.drop_last:
+            return length // self.batch_size
+        return math.ceil(length / self.batch_size)
 
-    def check_worker_number_rationality(self):
-        """Warns when ``num_workers`` exceeds the CPUs this process may use."""
-        max_workers = _suggested_max_workers()
-        if max_workers is not None and self.num_workers > max_workers:
+    def _warn_if_too_many_workers(self):
+        cpus = _usable_cpus()
+        if cpus is not None and self.num_workers > cpus:
             warnings.warn(
-                f"This DataLoader will create {self.num_workers} worker processes in total. Our "
-                f"suggested max number of worker in current system is {max_workers}, which is "
-                "smaller than what this DataLoader is going to create. Please be aware that "
-                "excessive worker creation might get DataLoader running slow or even freeze, "
-                "lower the worker number to avoid potential slowness/freeze if necessary.",
-                stacklevel=2)
+                f"This DataLoader will create {self.num_workers} worker processes in total, "
+                f"more than the {cpus} CPUs this process may run on; so many workers can slow "
+                "loading down or exhaust memory. Consider lowering num_workers.", stacklevel=3)
 
 
-class _BaseDataLoaderIter:
+def _draw_base_seed(generator):
+    """A seed for the workers, drawn from ``generator`` (or the global generator)."""
+    from ... import empty, int64
+    return int(empty((), dtype=int64).random_(generator=generator).item())
+
+
+# -- iterators --------------------------------------------------------------------------------
+class _LoaderIterator:
+    """One epoch of a DataLoader's batches; what both iterators share. It copies what it
+    needs from the loader rather than keeping the loader."""
+
     def __init__(self, loader):
-        from ... import empty, int64
         self._dataset = loader.dataset
-        self._is_iterable = loader._is_iterable
-        self._IterableDataset_len_called = loader._IterableDataset_len_called
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
+        self._is_iterable_style = loader._is_iterable_style()
+        self._task_source = loader._task_source()
+        self._maker = loader._batch_maker()
         if loader.pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
-                          "device pinned memory won't be used.", stacklevel=3)
-        self._timeout = loader.timeout
-        self._collate_fn = loader.collate_fn
-        self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = int(empty((), dtype=int64).random_(generator=loader.generator).item())
-        self._persistent_workers = loader.persistent_workers
-        self._num_yielded = 0
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=3)
+        self._rewind(loader)
+        self._base_seed = _draw_base_seed(loader.generator)
+        self._num_workers = loader.num_workers
+
+    def _rewind(self, loader):
+        """Starts a new pass over the task source."""
+        self._tasks = iter(self._task_source)
+        self._yielded = 0
+        self._reported_length = loader._reported_length
 
     def __iter__(self):
         return self
 
-    def _reset(self, loader, first_iter=False):
-        self._sampler_iter = iter(self._index_sampler)
-        self._num_yielded = 0
-        self._IterableDataset_len_called = loader._IterableDataset_len_called
+    def __next__(self):
+        batch = self._next_batch()
+        self._yielded += 1
+        self._warn_if_past_reported_length()
+        return batch
 
-    def _next_index(self):
-        return next(self._sampler_iter)
-
-    def _next_data(self):
+    def _next_batch(self):
         raise NotImplementedError
 
-    def __next__(self):
-        data = self._next_data()
-        self._num_yielded += 1
-        if (self._is_iterable and self._IterableDataset_len_called is not None
-                and self._num_yielded > self._IterableDataset_len_called):
-            self._warn_length_exceeded()
-        return data
-
-    def _warn_length_exceeded(self):
-        msg = (f"Length of IterableDataset {self._dataset} was reported to be "
-               f"{self._IterableDataset_len_called}(when accessing len(dataloader)), but "
-               f"{self._num_yielded} samples have been fetched. ")
+    def _warn_if_past_reported_length(self):
+        """An IterableDataset whose ``len()`` the loader reported yields more than that: the
+        count compares batches with samples, as torch's does."""
+        if not self._is_iterable_style or self._reported_length is None:
+            return
+        if self._yielded <= self._reported_length:
+            return
+        message = (f"Length of IterableDataset {self._dataset} was reported to be "
+                   f"{self._reported_length}(when accessing len(dataloader)), but "
+                   f"{self._yielded} samples have been fetched. ")
         if self._num_workers > 0:
-            msg += ("For multiprocessing data-loading, this could be caused by not properly "
-                    "configuring the IterableDataset replica at each worker. Please see "
-                    "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset "
-                    "for examples.")
-        warnings.warn(msg, stacklevel=3)
+            message += ("With num_workers > 0 every worker iterates its own copy of the "
+                        "dataset: use get_worker_info() in __iter__ so that each yields only "
+                        "its share.")
+        warnings.warn(message, stacklevel=3)
 
     def __len__(self):
-        return len(self._index_sampler)
+        return len(self._task_source)
 
     def __getstate__(self):
-        raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
+        raise NotImplementedError(f"{type(self).__name__} cannot be pickled")
 
 
-class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+class _InProcessIterator(_LoaderIterator):
+    """Makes each batch in the main process when it is asked for."""
+
     def __init__(self, loader):
         super().__init__(loader)
-        self._dataset_fetcher = _worker.create_fetcher(
-            self._is_iterable, self._dataset, self._auto_collation, self._collate_fn, self._drop_last)
+        self._maker.start_epoch()
 
-    def _next_data(self):
-        index = self._next_index()
-        return self._dataset_fetcher.fetch(index)
+    def _next_batch(self):
+        return self._maker.make(next(self._tasks))
+
+
+def _signal_description(signum):
+    try:
+        return f"{signal.strsignal(signum)} ({signal.Signals(signum).name})"
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _death_message(worker_id, process):
+    """Why worker ``worker_id`` is gone, naming the signal that killed it."""
+    who = f"DataLoader worker {worker_id} (pid {process.pid})"
     code = process.exitcode
-    if code is not None and code < 0:
-        signum = -code
-        try:
-            name = f"{signal.strsignal(signum)} ({signal.Signals(signum).name})"
-        except ValueError:
-            name = f"signal {signum}"
-        msg = f"DataLoader worker {worker_id} (pid {process.pid}) is killed by signal: {name}."
-        if signum == signal.SIGBUS:
-            msg += " This might be caused by insufficient shared memory (shm)."
-        return msg
-    return f"DataLoader worker {worker_id} (pid {process.pid}) exited unexpectedly with exit code {code}."
+    if code is None or code >= 0:
+        return f"{who} exited unexpectedly with exit code {code}."
+    message = f"{who} is killed by signal: {_signal_description(-code)}."
+    if -code == signal.SIGBUS:
+        message += " This might be caused by insufficient shared memory (shm)."
+    return message
 
 
-class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
-    _shutdown = True  # until the workers exist
-    """Iterates over batches made by ``num_workers`` worker processes. Up to
-    ``prefetch_factor * num_workers`` tasks are outstanding; tasks go to the workers in
-    turn; batches are returned in task order (unless ``in_order=False``)."""
+class _WorkerPoolIterator(_LoaderIterator):
+    """Batches made by ``num_workers`` worker processes.
+
+    Tasks are numbered within an epoch and go to the workers in turn, skipping workers whose
+    IterableDataset copy has run out; ``prefetch_factor`` tasks per worker are in flight.
+    Answers that come early wait in ``_arrived`` until their turn (with ``in_order``); an
+    answer from an earlier epoch (an abandoned one, with persistent workers) is dropped."""
+
+    closed = True  # until the workers exist
 
     def __init__(self, loader):
         super().__init__(loader)
-        self._prefetch_factor = loader.prefetch_factor
+        if loader.prefetch_factor <= 0:
+            raise AssertionError("prefetch_factor must be greater than 0 when num_workers > 0")
+        self._in_flight_limit = loader.prefetch_factor * loader.num_workers
         self._in_order = loader.in_order
-        context = loader.multiprocessing_context or _ember_mp.get_context()
-        self._worker_result_queue = context.Queue()
-        self._workers_done_event = context.Event()
-        self._index_queues, self._workers = [], []
-        self._shutdown = False
-        for worker_id in range(self._num_workers):
-            self._start_worker(context, loader, worker_id)
-        self._data_queue = self._worker_result_queue
-        self._reset(loader, first_iter=True)
+        self._timeout = loader.timeout if loader.timeout > 0 else None
+        self._persistent = loader.persistent_workers
+        self._workers, self._task_queues, self._result_pipes = [], [], []
+        self._owner_pid = os.getpid()
+        context = loader.multiprocessing_context or ember_mp.get_context()
+        self._stop_flag = context.RawValue("b", 0)  # shared, lock-free: set to stop the workers
+        self.closed = False
+        self._start_workers(context, loader)
+        self._worker_of_pipe = {pipe: i for i, pipe in enumerate(self._result_pipes)}
+        self._worker_of_sentinel = {p.sentinel: i for i, p in enumerate(self._workers)}
+        self._waited_on = self._result_pipes + list(self._worker_of_sentinel)
+        self._epoch = 0
+        self._begin_epoch()
 
-    def _start_worker(self, context, loader, worker_id):
-        index_queue = context.Queue()
-        index_queue.cancel_join_thread()
-        worker = context.Process(
-            target=_worker.worker_loop,
-            args=(self._is_iterable, self._dataset, index_queue, self._worker_result_queue,
-                  self._workers_done_event, self._auto_collation, self._collate_fn,
-                  self._drop_last, self._base_seed, loader.worker_init_fn, worker_id,
-                  self._num_workers, os.getpid()),
-            daemon=True)
-        worker.start()
-        self._index_queues.append(index_queue)
-        self._workers.append(worker)
+    def _start_workers(self, context, loader):
+        for worker_id in range(loader.num_workers):
+            job = WorkerJob(self._maker, worker_id, loader.num_workers, self._base_seed,
+                            loader.worker_init_fn)
+            tasks = context.Queue()
+            tasks.cancel_join_thread()  # never let exit wait on a task nobody will read
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(target=run_worker, daemon=True,
+                                      args=(job, tasks, writer, self._stop_flag))
+            process.start()
+            writer.close()
+            self._workers.append(process)
+            self._task_queues.append(tasks)
+            self._result_pipes.append(reader)
 
-    def _reset(self, loader, first_iter=False):
-        super()._reset(loader, first_iter)
-        self._send_idx = 0
-        self._rcvd_idx = 0
-        self._task_info = {}
-        self._tasks_outstanding = 0
-        self._workers_status = [True] * self._num_workers
-        self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
-        if not first_iter:
-            self._resume_workers()
-        for _ in range(self._prefetch_factor * self._num_workers):
-            self._try_put_index()
+    # -- epochs -----------------------------------------------------------------------------
+    def restart(self, loader):
+        """Starts the next epoch on the same workers (persistent workers)."""
+        self._rewind(loader)
+        self._begin_epoch()
 
-    def _resume_workers(self):
-        for index_queue in self._index_queues:
-            index_queue.put(ResumeIteration())
-        remaining = self._num_workers
-        while remaining > 0:
-            idx, _ = self._get_data()
-            if isinstance(idx, ResumeIteration):
-                remaining -= 1
+    def _begin_epoch(self):
+        self._epoch += 1
+        self._sent = 0
+        self._next_number = 0
+        self._owners = {}   # task number -> worker id, for tasks not yet returned
+        self._arrived = {}  # task number -> outcome, for answers not yet returned
+        self._has_data = [True] * len(self._workers)
+        self._turn = 0
+        for _ in range(self._in_flight_limit):
+            self._send_task()
 
-    # -- receiving ------------------------------------------------------------------------
-    def _dead_worker(self):
-        for worker_id, worker in enumerate(self._workers):
-            if self._workers_status[worker_id] and worker.exitcode is not None:
-                return worker_id, worker
+    def _end_epoch(self):
+        if not self._persistent:
+            self._shutdown_workers()
+
+    # -- sending ----------------------------------------------------------------------------
+    def _next_worker(self):
+        """The next worker in turn that still has data, or None."""
+        count = len(self._workers)
+        for offset in range(count):
+            worker_id = (self._turn + offset) % count
+            if self._has_data[worker_id]:
+                self._turn = worker_id + 1
+                return worker_id
         return None
 
-    def _raise_if_a_worker_died(self, cause=None):
-        dead = self._dead_worker()
-        if dead is not None:
-            self._shutdown_workers()
-            raise RuntimeError(_death_message(*dead)) from cause
+    def _send_task(self):
+        task = next(self._tasks, _NO_MORE_TASKS)
+        if task is _NO_MORE_TASKS:
+            return
+        worker_id = self._next_worker()
+        if worker_id is None:
+            return
+        self._task_queues[worker_id].put((self._epoch, self._sent, task))
+        self._owners[self._sent] = worker_id
+        self._sent += 1
 
-    def _unpickle(self, payload):
+    # -- receiving --------------------------------------------------------------------------
+    def _next_batch(self):
+        if self.closed:
+            raise StopIteration
         try:
-            return ForkingPickler.loads(payload)
-        except Exception as err:  # e.g. the sending worker died before handing over its memory
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline:
-                self._raise_if_a_worker_died(err)
-                time.sleep(0.02)
-            raise
-
-    def _try_get_data(self, timeout=None):
-        """``(True, item)`` from the result queue, or ``(False, None)`` after ``timeout``
-        seconds (None: wait as long as needed); raises if a worker died meanwhile."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            wait = MP_STATUS_CHECK_INTERVAL
-            if deadline is not None:
-                wait = max(0.0, min(wait, deadline - time.monotonic()))
-            try:
-                payload = self._data_queue.get(timeout=wait)
-            except queue.Empty:
-                self._raise_if_a_worker_died()
-                if deadline is not None and time.monotonic() >= deadline:
-                    return False, None
-                continue
-            return True, self._unpickle(payload)
-
-    def _get_data(self):
-        if self._timeout > 0:
-            success, data = self._try_get_data(self._timeout)
-            if not success:
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            return data
-        return self._try_get_data()[1]
-
-    def _next_data(self):
-        try:
-            return self._next_batch()
+            return self._next_answered_batch()
         except KeyboardInterrupt:
             self._shutdown_workers()
             raise
 
-    def _advance_to_pending_task(self):
-        """Moves ``_rcvd_idx`` past tasks of workers that have stopped; False when no task is
-        left."""
-        while self._rcvd_idx < self._send_idx:
-            info = self._task_info.get(self._rcvd_idx)
-            if info is not None:
-                if len(info) == 2 or self._workers_status[info[0]]:
-                    return True
-                del self._task_info[self._rcvd_idx]
-            self._rcvd_idx += 1
-        return False
-
-    def _next_batch(self):
-        while True:
-            if not self._advance_to_pending_task():
-                if not self._persistent_workers:
-                    self._shutdown_workers()
-                raise StopIteration
-            if len(self._task_info[self._rcvd_idx]) == 2:
-                worker_id, data = self._task_info.pop(self._rcvd_idx)
-                self._rcvd_idx += 1
-                return self._process_data(data, worker_id)
-            idx, data = self._get_data()
-            self._tasks_outstanding -= 1
-            if self._is_iterable and isinstance(data, IterableDatasetStopIteration):
-                self._stop_worker(data.worker_id)
-                self._try_put_index()
+    def _next_answered_batch(self):
+        while self._owners:
+            number, outcome = self._take_answer()
+            worker_id = self._owners.pop(number)
+            if outcome is EXHAUSTED:
+                self._has_data[worker_id] = False
+            self._send_task()
+            if outcome is EXHAUSTED:
                 continue
-            if idx != self._rcvd_idx:
-                if not self._in_order:
-                    worker_id = self._task_info.pop(idx)[0]
-                    return self._process_data(data, worker_id)
-                self._task_info[idx] += (data,)
-                continue
-            worker_id = self._task_info.pop(idx)[0]
-            self._rcvd_idx += 1
-            return self._process_data(data, worker_id)
+            if isinstance(outcome, WorkerFailure):
+                outcome.reraise()
+            return outcome
+        self._end_epoch()
+        raise StopIteration
 
-    def _process_data(self, data, worker_id):
-        self._try_put_index()
-        if isinstance(data, ExceptionWrapper):
-            data.reraise()
-        return data
+    def _take_answer(self):
+        """``(task number, outcome)`` of the next task to return: the oldest with
+        ``in_order``, else whichever answered first."""
+        if self._in_order:
+            number = self._next_number
+            while number not in self._arrived:
+                self._receive()
+            self._next_number += 1
+            return number, self._arrived.pop(number)
+        while not self._arrived:
+            self._receive()
+        number = next(iter(self._arrived))
+        return number, self._arrived.pop(number)
 
-    # -- sending --------------------------------------------------------------------------
-    def _next_active_worker(self):
-        for _ in range(self._num_workers):
-            worker_id = next(self._worker_queue_idx_cycle)
-            if self._workers_status[worker_id]:
-                return worker_id
-        return None
+    def _receive(self):
+        """Waits until a worker answers (storing the answer) or dies (raising)."""
+        ready = wait_for_ready(self._waited_on, timeout=self._timeout)
+        if not ready:
+            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+        for handle in ready:
+            if handle in self._worker_of_sentinel:
+                self._worker_died(self._worker_of_sentinel[handle])
+        for handle in ready:
+            worker_id = self._worker_of_pipe.get(handle)
+            if worker_id is not None:
+                self._store(self._read(handle, worker_id))
 
-    def _try_put_index(self):
+    def _read(self, pipe, worker_id):
         try:
-            index = self._next_index()
-        except StopIteration:
-            return
-        worker_id = self._next_active_worker()
-        if worker_id is None:
-            return
-        self._index_queues[worker_id].put((self._send_idx, index))
-        self._task_info[self._send_idx] = (worker_id,)
-        self._tasks_outstanding += 1
-        self._send_idx += 1
+            return pipe.recv_bytes()
+        except (EOFError, OSError):  # the worker is gone with its end of the pipe
+            self._worker_died(worker_id)
 
-    # -- shutting down --------------------------------------------------------------------
-    def _stop_worker(self, worker_id):
-        """Marks a worker as done (its IterableDataset is exhausted, or we shut down)."""
-        if not self._persistent_workers or self._shutdown:
-            self._index_queues[worker_id].put(None)
-        self._workers_status[worker_id] = False
+    def _store(self, payload):
+        epoch, number, outcome = self._unpack(payload)
+        if epoch == self._epoch:
+            self._arrived[number] = outcome
 
+    def _unpack(self, payload):
+        """The ``(epoch, number, outcome)`` a worker sent; tensors are mapped from shared
+        memory, which needs the sending worker alive: if it is not, that is the error."""
+        try:
+            return ForkingPickler.loads(payload)
+        except Exception as error:
+            self._raise_if_a_worker_dies(error)
+            raise
+
+    def _raise_if_a_worker_dies(self, cause):
+        deadline = time.monotonic() + DEATH_NOTICE_SECONDS
+        while time.monotonic() < deadline:
+            for worker_id, process in enumerate(self._workers):
+                if process.exitcode is not None:
+                    self._worker_died(worker_id, cause)
+            time.sleep(0.02)
+
+    def _worker_died(self, worker_id, cause=None):
+        process = self._workers[worker_id]
+        process.join(DEATH_NOTICE_SECONDS)  # its sentinel can fire before its exit code is known
+        message = _death_message(worker_id, process)
+        self._shutdown_workers()
+        raise RuntimeError(message) from cause
+
+    # -- stopping ---------------------------------------------------------------------------
     def _shutdown_workers(self):
-        if self._shutdown:
+        """Stops the workers: raises their stop flag and queues a stop for each, closes the
+        result pipes (a worker blocked on sending gives up), waits a little, then terminates
+        whatever is left."""
+        if self.closed or os.getpid() != self._owner_pid:
             return
-        self._shutdown = True
+        self.closed = True
         try:
-            self._workers_done_event.set()
-            for worker_id, worker in enumerate(self._workers):
-                if worker.exitcode is None:
-                    self._index_queues[worker_id].put(None)
-                self._workers_status[worker_id] = False
-            deadline = time.monotonic() + _SHUTDOWN_JOIN_SECONDS
-            for worker in self._workers:
-                worker.join(timeout=max(0.0, deadline - time.monotonic()))
-            for index_queue in self._index_queues:
-                index_queue.cancel_join_thread()
-                index_queue.close()
+            self._stop_flag.value = 1
+            for tasks, process in zip(self._task_queues, self._workers):
+                if process.exitcode is None:
+                    tasks.put(None)
+            for pipe in self._result_pipes:
+                pipe.close()
+            deadline = time.monotonic() + STOP_GRACE_SECONDS
+            for process in self._workers:
+                process.join(max(0.0, deadline - time.monotonic()))
         finally:
-            for worker in self._workers:
-                if worker.is_alive():
-                    worker.terminate()
-                    worker.join(timeout=_SHUTDOWN_JOIN_SECONDS)
-            self._worker_result_queue.cancel_join_thread()
-            self._worker_result_queue.close()
+            for process in self._workers:
+                if process.is_alive():
+                    process.terminate()
+                    process.join(STOP_GRACE_SECONDS)
+            for tasks in self._task_queues:
+                tasks.close()
 
     def __del__(self):
         self._shutdown_workers()
