@@ -17,8 +17,14 @@ def pad_constant(xp, x, pads, value=0):
     nothing is padded."""
     if not any(lo or hi for lo, hi in pads):
         return x
-    width = ((0, 0),) * (x.ndim - len(pads)) + tuple(pads)
-    return xp.pad(x, width, mode="constant", constant_values=value)
+    lead = x.ndim - len(pads)
+    if any(lo < 0 or hi < 0 for lo, hi in pads):  # cropping: the general routine
+        width = ((0, 0),) * lead + tuple(pads)
+        return xp.pad(x, width, mode="constant", constant_values=value)
+    shape = x.shape[:lead] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[lead:], pads))
+    out = xp.zeros(shape, dtype=x.dtype) if value == 0 else xp.full(shape, value, dtype=x.dtype)
+    out[(slice(None),) * lead + tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[lead:], pads))] = x
+    return out
 
 
 def conv_output_size(size, kernel, stride, dilation):
@@ -37,17 +43,14 @@ def windows(xp, x, kernel, stride, dilation):
     return xp.lib.stride_tricks.as_strided(x, shape, strides)
 
 
-def _columns(xp, x, kernel, stride, pads, dilation, groups):
-    """im2col: (G, N*P, Cg*KK) rows of window values (one copy), and the output size O."""
-    cols = windows(xp, pad_constant(xp, x, pads), kernel, stride, dilation)
-    n, c = x.shape[:2]
+def _columns(xp, x, kernel, stride, pads, dilation):
+    """im2col: (N, C, *K, *O) window values in one copy whose innermost axis runs along the
+    output row (a contiguous read when the stride is 1), and the output size O."""
+    cols = windows(xp, pad_constant(xp, x, pads), kernel, stride, dilation)  # (N, C, *O, *K)
     nd = len(kernel)
     out = cols.shape[2:2 + nd]
-    cols = cols.reshape((n, groups, c // groups) + cols.shape[2:])
-    # (N, G, Cg, *O, *K) -> (G, N, *O, Cg, *K)
-    order = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
-    rows = n * math.prod(out)
-    return xp.ascontiguousarray(cols.transpose(order)).reshape(groups, rows, -1), out
+    order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+    return xp.ascontiguousarray(cols.transpose(order)), out
 
 
 def _is_depthwise(in_channels, out_channels, groups):
@@ -62,36 +65,38 @@ def _depthwise_taps(w):
 
 
 def conv_forward(xp, x, w, stride, pads, dilation, groups):
-    """Cross-correlation of ``x`` (N, C, *S) with ``w`` (Cout, C/G, *K): (N, Cout, *O)."""
+    """Cross-correlation of ``x`` (N, C, *S) with ``w`` (Cout, C/G, *K): (N, Cout, *O), as
+    one batched GEMM ``W (G, Coutg, Cg*K) @ cols (N, G, Cg*K, P)`` that lands in the output's
+    own layout."""
     if _is_depthwise(x.shape[1], w.shape[0], groups):  # one channel per group: no GEMM to win
         cols = windows(xp, pad_constant(xp, x, pads), w.shape[2:], stride, dilation)
         y = 0
         for offset, wk in _depthwise_taps(w):
             y = y + cols[(Ellipsis,) + offset] * wk
         return y
-    n = x.shape[0]
-    cout = w.shape[0]
-    kernel = w.shape[2:]
-    cols, out = _columns(xp, x, kernel, stride, pads, dilation, groups)
-    wmat = w.reshape(groups, cout // groups, -1)
-    y = xp.matmul(cols, wmat.transpose(0, 2, 1))  # (G, N*P, Coutg)
-    y = y.reshape((groups, n, math.prod(out), cout // groups)).transpose(1, 0, 3, 2)
-    return xp.ascontiguousarray(y).reshape((n, cout) + out)
+    n, cout = x.shape[0], w.shape[0]
+    cols, out = _columns(xp, x, w.shape[2:], stride, pads, dilation)
+    p = math.prod(out)
+    if groups == 1:
+        y = xp.matmul(w.reshape(cout, -1), cols.reshape(n, -1, p))
+    else:
+        y = xp.matmul(w.reshape(groups, cout // groups, -1), cols.reshape(n, groups, -1, p))
+    return y.reshape((n, cout) + out)
 
 
 def col2im(xp, cols, in_spatial, stride, pads, dilation):
-    """The adjoint of ``windows``: ``cols`` (N, C, *O, *K) summed back into an array
+    """The adjoint of ``_columns``: ``cols`` (N, C, *K, *O) summed back into an array
     (N, C, *S), one strided slice add per kernel offset; padding is cropped."""
     nd = len(in_spatial)
-    out = cols.shape[2:2 + nd]
-    kernel = cols.shape[2 + nd:]
+    kernel = cols.shape[2:2 + nd]
+    out = cols.shape[2 + nd:]
     padded = tuple(in_spatial[i] + pads[i][0] + pads[i][1] for i in range(nd))
     acc = xp.zeros(cols.shape[:2] + padded, dtype=cols.dtype)
     for offset in itertools.product(*(range(k) for k in kernel)):
         target = tuple(slice(offset[i] * dilation[i],
                              offset[i] * dilation[i] + stride[i] * (out[i] - 1) + 1, stride[i])
                        for i in range(nd))
-        acc[(slice(None), slice(None)) + target] += cols[(Ellipsis,) + offset]
+        acc[(slice(None), slice(None)) + target] += cols[(slice(None), slice(None)) + offset]
     crop = tuple(slice(pads[i][0], pads[i][0] + in_spatial[i]) for i in range(nd))
     return acc[(slice(None), slice(None)) + crop]
 
@@ -100,24 +105,22 @@ def conv_input_grad(xp, gy, w, in_spatial, stride, pads, dilation, groups):
     """The adjoint of ``conv_forward`` in its input (a transposed convolution): ``gy``
     (N, Cout, *O) and ``w`` (Cout, C/G, *K) give (N, C, *in_spatial)."""
     n, cout = gy.shape[:2]
-    nd = len(in_spatial)
     out = gy.shape[2:]
+    kernel = w.shape[2:]
     if _is_depthwise(w.shape[1] * groups, cout, groups):
-        cols = xp.empty(gy.shape + w.shape[2:], dtype=gy.dtype)
+        cols = xp.empty(gy.shape[:2] + kernel + out, dtype=gy.dtype)
         for offset, wk in _depthwise_taps(w):
-            xp.multiply(gy, wk, out=cols[(Ellipsis,) + offset])
+            xp.multiply(gy, wk, out=cols[(slice(None), slice(None)) + offset])
         return xp.ascontiguousarray(col2im(xp, cols, in_spatial, stride, pads, dilation))
     cg = w.shape[1]
-    kernel = w.shape[2:]
-    g = gy.reshape((n, groups, cout // groups, math.prod(out))).transpose(1, 0, 3, 2)
-    wmat = w.reshape(groups, cout // groups, -1)
-    cols = xp.matmul(g, wmat[:, None])  # (G, N, P, Cg*KK)
-    cols = cols.reshape((groups, n) + out + (cg,) + kernel)
-    # -> (N, G, Cg, *O, *K)
-    order = (1, 0, 2 + nd) + tuple(range(2, 2 + nd)) + tuple(range(3 + nd, 3 + 2 * nd))
-    cols = cols.transpose(order).reshape((n, groups * cg) + out + kernel)
-    gx = col2im(xp, cols, in_spatial, stride, pads, dilation)
-    return xp.ascontiguousarray(gx)
+    p = math.prod(out)
+    if groups == 1:
+        cols = xp.matmul(w.reshape(cout, -1).T, gy.reshape(n, cout, p))  # (N, C*K, P)
+    else:
+        wmat = w.reshape(groups, cout // groups, -1).transpose(0, 2, 1)  # (G, Cg*K, Coutg)
+        cols = xp.matmul(wmat, gy.reshape(n, groups, cout // groups, p))  # (N, G, Cg*K, P)
+    cols = cols.reshape((n, groups * cg) + tuple(kernel) + tuple(out))
+    return xp.ascontiguousarray(col2im(xp, cols, in_spatial, stride, pads, dilation))
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
@@ -130,10 +133,11 @@ def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
         for offset in itertools.product(*(range(k) for k in kernel)):
             gw[(slice(None), 0) + offset] = (cols[(Ellipsis,) + offset] * gy).sum(axes)
         return gw
-    cols, out = _columns(xp, x, kernel, stride, pads, dilation, groups)
-    g = gy.reshape((n, groups, cout // groups, -1)).transpose(1, 2, 0, 3)
-    g = g.reshape(groups, cout // groups, -1)  # (G, Coutg, N*P)
-    gw = xp.matmul(g, cols)  # (G, Coutg, Cg*KK)
+    cols, out = _columns(xp, x, kernel, stride, pads, dilation)
+    p = math.prod(out)
+    cols = cols.reshape(n, groups, -1, p)                    # (N, G, Cg*K, P)
+    g = gy.reshape(n, groups, cout // groups, p)             # (N, G, Coutg, P)
+    gw = xp.matmul(g, cols.transpose(0, 1, 3, 2)).sum(0)     # (G, Coutg, Cg*K)
     return gw.reshape((cout, x.shape[1] // groups) + tuple(kernel))
 
 

@@ -324,8 +324,7 @@ def _fold(input, output_size, kernel, dilation, padding, stride):
     n = input.shape[0]
     c = input.shape[1] // math.prod(kernel)
     cols = input._data.reshape((n, c) + tuple(kernel) + out_blocks)
-    order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-    data = kernels.col2im(xp, cols.transpose(order), tuple(output_size), stride,
+    data = kernels.col2im(xp, cols, tuple(output_size), stride,
                           tuple((p, p) for p in padding), dilation)
     out = make(xp.ascontiguousarray(data))
     node = record(Col2ImBackward0, (input,), out)
