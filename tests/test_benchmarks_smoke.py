@@ -1,0 +1,37 @@
+"""Smoke test of the benchmark models (benchmarks/models.py): each model, built on ember and on
+torch from the same seed with torch's weights copied into ember, gives the same loss on a tiny
+batch, and after one training step (backward and optimizer step) still does. No timing."""
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/
+
+torch = pytest.importorskip("torch")
+import ember  # noqa: E402
+from benchmarks.models import MODELS, copy_weights  # noqa: E402
+
+TINY = {"mlp": {"batch": 4}, "lenet": {"batch": 4}, "resnet20": {"batch": 2},
+        "mobilenetv2": {"batch": 2}, "lstm_lm": {"batch": 2, "seq": 5},
+        "transformer_lm": {"batch": 2, "seq": 8}, "dcgan": {"batch": 2}}
+# BatchNorm on a batch of 2 with a large learning rate amplifies float32 rounding in the
+# update, so the second step's loss is compared more loosely than the first.
+FIRST_RTOL, SECOND_RTOL = 1e-5, 1e-2
+
+
+def losses(workload):
+    return [loss.item() for loss in workload.step()]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_ember_step_matches_torch(name):
+    torch_workload = MODELS[name](torch, **TINY[name])
+    ember_workload = MODELS[name](ember, **TINY[name])
+    copy_weights(torch_workload, ember_workload)
+    assert ember_workload.parameter_count() == torch_workload.parameter_count()
+    for rtol in (FIRST_RTOL, SECOND_RTOL):
+        expected, actual = losses(torch_workload), losses(ember_workload)
+        assert all(math.isfinite(v) for v in expected)
+        assert actual == pytest.approx(expected, rel=rtol, abs=1e-6)
