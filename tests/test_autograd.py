@@ -1001,3 +1001,21 @@ def test_grad_of_roots_and_repeated_outputs():
         third = lib.autograd.grad([y, y], [x], [lib.ones(3, dtype=lib.float64)] * 2)
         return first, second, third
     both(f)
+
+
+def test_linear_layer_gradients_are_stored_without_a_copy(monkeypatch):
+    # the fast path of AccumulateGrad: the weight's gradient (a transposed-back GEMM result)
+    # and the bias's (a reshaped sum) are owned by nobody else, so .grad takes them as they are
+    from ember.autograd import engine, graph
+    seen = []
+    real = graph.accumulate_into
+
+    def spy(variable, grad, owned):
+        seen.append(owned)
+        return real(variable, grad, owned)
+
+    monkeypatch.setattr(engine, "accumulate_into", spy)
+    layer = ember.nn.Linear(5, 3)
+    ember.nn.functional.cross_entropy(layer(ember.randn(4, 5)), ember.tensor([0, 1, 2, 0])).backward()
+    assert seen == [True, True]
+    assert layer.weight.grad.is_contiguous() and tuple(layer.weight.grad.stride()) == (5, 1)

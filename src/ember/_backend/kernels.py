@@ -8,6 +8,11 @@ Spatial geometry is given per spatial dimension: ``pads`` as ``((low, high), ...
 import itertools
 import math
 
+# Up to this many output channels, an ungrouped convolution's forward and weight gradient run
+# as one GEMM over the whole batch (columns (C*K, N*P)): per-sample GEMMs with so few rows
+# leave BLAS far from its peak, and the extra layout copies cost less than they win.
+ONE_GEMM_MAX_OUT_CHANNELS = 16
+
 __all__ = ["pad_constant", "windows", "conv_output_size", "conv_forward", "conv_input_grad",
            "conv_weight_grad", "col2im", "scatter_add_flat"]
 
@@ -53,6 +58,28 @@ def _columns(xp, x, kernel, stride, pads, dilation):
     return xp.ascontiguousarray(cols.transpose(order)), out
 
 
+def _batch_columns(xp, x, kernel, stride, pads, dilation):
+    """im2col with the batch moved next to the output positions: (C*K, N*P) in one copy, and
+    the output size O."""
+    cols = windows(xp, pad_constant(xp, x, pads), kernel, stride, dilation)  # (N, C, *O, *K)
+    nd = len(kernel)
+    out = cols.shape[2:2 + nd]
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    cols = xp.ascontiguousarray(cols.transpose(order))
+    return cols.reshape(x.shape[1] * math.prod(kernel), x.shape[0] * math.prod(out)), out
+
+
+def _batch_rows(xp, a):
+    """(N, R, *O) as a contiguous (R, N*P) matrix."""
+    n, r = a.shape[:2]
+    p = math.prod(a.shape[2:])
+    return xp.ascontiguousarray(a.reshape(n, r, p).transpose(1, 0, 2)).reshape(r, n * p)
+
+
+def _one_gemm(out_channels, groups):
+    return groups == 1 and out_channels <= ONE_GEMM_MAX_OUT_CHANNELS
+
+
 def _is_depthwise(in_channels, out_channels, groups):
     return groups > 1 and in_channels == groups == out_channels
 
@@ -75,6 +102,10 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
             y = y + cols[(Ellipsis,) + offset] * wk
         return y
     n, cout = x.shape[0], w.shape[0]
+    if _one_gemm(cout, groups):
+        cols, out = _batch_columns(xp, x, w.shape[2:], stride, pads, dilation)
+        y = xp.matmul(w.reshape(cout, -1), cols).reshape(cout, n, math.prod(out))  # (Cout, N, P)
+        return xp.ascontiguousarray(y.transpose(1, 0, 2)).reshape((n, cout) + out)
     cols, out = _columns(xp, x, w.shape[2:], stride, pads, dilation)
     p = math.prod(out)
     if groups == 1:
@@ -133,6 +164,10 @@ def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
         for offset in itertools.product(*(range(k) for k in kernel)):
             gw[(slice(None), 0) + offset] = (cols[(Ellipsis,) + offset] * gy).sum(axes)
         return gw
+    if _one_gemm(cout, groups):
+        cols, _ = _batch_columns(xp, x, kernel, stride, pads, dilation)  # (C*K, N*P)
+        gw = xp.matmul(_batch_rows(xp, gy), cols.T)                      # (Cout, C*K)
+        return gw.reshape((cout, x.shape[1]) + tuple(kernel))
     cols, out = _columns(xp, x, kernel, stride, pads, dilation)
     p = math.prod(out)
     cols = cols.reshape(n, groups, -1, p)                    # (N, G, Cg*K, P)

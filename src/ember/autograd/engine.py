@@ -251,15 +251,33 @@ def _run_accumulate(node, grads, hooked=False):
             hook((), tuple(grads))
 
 
+def _owns_memory(grad):
+    data = grad._data
+    base = data.base
+    if base is None:
+        return True
+    if not (data.flags.c_contiguous and data.size == base.size and base.base is None):
+        return False
+    # references to the base array: the view's .base, `base` here, getrefcount's argument,
+    # and the tensor the view was made from (its ._data) if only the view holds that tensor
+    expected = 3
+    holder = grad._base
+    if holder is not None:
+        if _getrefcount(holder) != 3:  # grad._base, `holder` here, the argument
+            return False
+        expected += holder._data is base
+    return _getrefcount(base) == expected
+
+
 def _accumulate(node, grads):
     grad = grads[0]
     if grad is None:
         return
     # References to a gradient nobody else can see: the engine's list, `grad` and
     # getrefcount's argument (and for its array: the tensor and the argument). Then .grad
-    # may take it without a copy.
-    owned = (_getrefcount(grad) == 3 and grad._data.base is None
-             and _getrefcount(grad._data) == 2)
+    # may take it without a copy. A contiguous view covering all of an array that nothing
+    # else holds (what a reshape or a double transpose gives) is owned as well.
+    owned = _getrefcount(grad) == 3 and _getrefcount(grad._data) == 2 and _owns_memory(grad)
     variable = node.variable
     accumulate_into(variable, grad, owned)
     if variable._post_accumulate_hooks:

@@ -131,8 +131,19 @@ class MmBackward0(Node):
     def backward(self, grad):
         mat1, mat2 = self.saved_tensors
         g1 = grad.mm(mat2.mT) if self.next_functions[0][0] is not None else None
-        g2 = mat1.mT.mm(grad) if self.next_functions[1][0] is not None else None
+        g2 = None
+        if self.next_functions[1][0] is not None:
+            # in mat2's own layout: a transposed weight (Linear's) gets a gradient that is
+            # contiguous once transposed back, as torch computes it
+            if _is_transposed(mat2._data):
+                g2 = grad.mT.mm(mat1).mT
+            else:
+                g2 = mat1.mT.mm(grad)
         return g1, g2
+
+
+def _is_transposed(data):
+    return data.ndim == 2 and data.flags.f_contiguous and not data.flags.c_contiguous
 
 
 @accepts_out

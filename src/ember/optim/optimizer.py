@@ -6,6 +6,12 @@ per key, and ``self.state[p][key]`` is a view into it, so an update is a few who
 operations however many tensors the group holds. Per-parameter scalar state (``step``, ...) is a
 small vector whose elements are 0-d views. The layout is rebuilt whenever the set of parameters
 with gradients or the state objects change (``load_state_dict``, a new parameter).
+
+When a group's tensors are few and large, gathering their gradients into one array costs more
+than a few whole-array operations per tensor: optimizers whose update never writes into the
+gradient then update each parameter in place from its own ``.grad`` and per-parameter state
+(``_Flat(direct=True)``). Both paths run the same element-wise operations, so their results are
+bit-identical.
 """
 import copy
 import functools
@@ -21,6 +27,10 @@ from ..autograd.grad_mode import no_grad
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
+
+# Mean elements per tensor from which a layout updates each parameter in place rather than
+# through gathered flat buffers (a gather copy then costs more than the per-tensor calls).
+DIRECT_MIN_MEAN_SIZE = 32768
 
 
 class _RequiredParameter:
@@ -346,25 +356,34 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 for flat in self._flats_for(group):
-                    flat.gather_grads(group.get("maximize", False))
-                    if flat.scalars_uniform():
-                        seg = _FlatSegment(flat)
-                        self._update(group, seg)
-                        seg.finish()
-                    else:
+                    if flat.direct:
                         for seg in flat.param_segments():
                             self._update(group, seg)
+                    else:
+                        self._update_gathered(group, flat)
                     flat.fresh = ()
                     for p in flat.params:
                         p._version_counter[0] += 1
+
+    def _update_gathered(self, group, flat):
+        flat.gather_grads(group.get("maximize", False))
+        if flat.scalars_uniform():
+            seg = _FlatSegment(flat)
+            self._update(group, seg)
+            seg.finish()
+        else:
+            for seg in flat.param_segments():
+                self._update(group, seg)
 
     def _flats_for(self, group):
         """The group's flat layouts for its parameters that have gradients (one per dtype),
         rebuilt when they no longer match."""
         with_grad = [p for p in group["params"] if p._grad is not None]
         cached = self._flat_cache.get(id(group))
-        if cached is not None and cached[0] is group and _layouts_match(cached[1], with_grad,
-                                                                         self.state):
+        if (cached is not None and cached[0] is group
+                and _layouts_match(cached[1], with_grad, self.state)
+                and not (any(f.direct for f in cached[1])
+                         and not self._update_reads_grad_only(group))):
             return cached[1]
         for p in with_grad:
             if getattr(p._grad, "is_sparse", False):
@@ -378,13 +397,20 @@ class Optimizer:
         by_dtype = {}
         for p in with_grad:
             by_dtype.setdefault(p._data.dtype, []).append(p)
+        reads_grad_only = self._update_reads_grad_only(group)
         flats = [_Flat(ps, [self.state[p] for p in ps], self._flat_keys_for(group),
-                       self._scalar_keys, fresh_ids) for ps in by_dtype.values()]
+                       self._scalar_keys, fresh_ids,
+                       direct=reads_grad_only and _few_large(ps)) for ps in by_dtype.values()]
         self._flat_cache[id(group)] = (group, flats)
         return flats
 
     def _flat_keys_for(self, group):
         return self._flat_keys
+
+    def _update_reads_grad_only(self, group):
+        """Whether ``_update`` leaves ``seg.grad`` unwritten for this group (so it may be the
+        parameter's own ``.grad``); optimizers that know so override this."""
+        return False
 
 
 def _extract_names(param_group):
@@ -427,6 +453,12 @@ def _float32():
     return _dtype.float32
 
 
+def _few_large(params):
+    """Whether ``params`` are large enough on average to update one by one."""
+    total = sum(p._data.size for p in params)
+    return total >= DIRECT_MIN_MEAN_SIZE * len(params)
+
+
 def _layouts_match(flats, with_grad, state):
     if sum(len(f.params) for f in flats) != len(with_grad):
         return False
@@ -440,8 +472,9 @@ def _layouts_match(flats, with_grad, state):
 class _Flat:
     """One group's parameters (of one dtype) laid end to end, with their state."""
 
-    def __init__(self, params, states, keys, scalar_keys, fresh_ids):
+    def __init__(self, params, states, keys, scalar_keys, fresh_ids, direct=False):
         self.params = params
+        self.direct = direct
         self.states = states
         self.shapes = [p._data.shape for p in params]
         self.sizes = [p._data.size for p in params]
@@ -450,10 +483,15 @@ class _Flat:
         self.xp = xp = namespace_of(first)
         self.dtype = first.dtype
         total = self.offsets[-1]
-        self.grad = xp.empty(total, dtype=self.dtype)
         self.param = None
         self._scratch = []
-        self.buf = {key: self._adopt_buffer(key, total) for key in keys}
+        if direct:  # per-parameter state stays where it is; scratch per parameter
+            self.grad = None
+            self.buf = {key: None for key in keys}
+            self._param_scratch = [[] for _ in params]
+        else:
+            self.grad = xp.empty(total, dtype=self.dtype)
+            self.buf = {key: self._adopt_buffer(key, total) for key in keys}
         self.scalar = {key: self._adopt_scalars(key) for key in scalar_keys}
         self.fresh = [i for i, p in enumerate(params) if id(p) in fresh_ids]
         self._owned = [(st, key, st[key]) for st in states for key in (*keys, *scalar_keys)]
@@ -511,11 +549,18 @@ class _Flat:
         return self._scratch[i]
 
     def param_segments(self):
-        grads = self.views(self.grad)
-        bufs = {k: self.views(v) for k, v in self.buf.items()}
+        if self.direct:
+            grads = [p._grad._data for p in self.params]
+            bufs = {k: [st[k]._data for st in self.states] for k in self.buf}
+            scratch = self._param_scratch
+        else:
+            grads = self.views(self.grad)
+            bufs = {k: self.views(v) for k, v in self.buf.items()}
+            scratch = [[] for _ in self.params]
         for i, p in enumerate(self.params):
             yield _ParamSegment(self, p, grads[i], {k: v[i] for k, v in bufs.items()},
-                                {k: v[i:i + 1] for k, v in self.scalar.items()}, i in self.fresh)
+                                {k: v[i:i + 1] for k, v in self.scalar.items()}, i in self.fresh,
+                                scratch[i])
 
 
 class _FlatSegment:
@@ -565,14 +610,14 @@ class _FlatSegment:
 class _ParamSegment:
     """One parameter of a flat layout, used when per-parameter scalar state differs."""
 
-    def __init__(self, flat, p, grad, buf, scalar, fresh):
+    def __init__(self, flat, p, grad, buf, scalar, fresh, scratch):
         self.xp = flat.xp
         self.p = p
         self.grad = grad
         self.buf = buf
         self.scalar = scalar
         self._fresh = fresh
-        self._scratch = []
+        self._scratch = scratch
 
     def param(self):
         return self.p._data
@@ -582,7 +627,7 @@ class _ParamSegment:
 
     def scratch(self, i):
         while len(self._scratch) <= i:
-            self._scratch.append(self.xp.empty_like(self.grad))
+            self._scratch.append(self.xp.empty(self.p._data.shape, dtype=self.p._data.dtype))
         return self._scratch[i]
 
     def fresh_views(self, key):

@@ -39,6 +39,9 @@ class SGD(Optimizer):
     def _flat_keys_for(self, group):
         return ("momentum_buffer",) if group["momentum"] != 0 else ()
 
+    def _update_reads_grad_only(self, group):
+        return not (group["weight_decay"] or group["nesterov"] or group["maximize"])
+
     def _needs_init(self, state):
         return "momentum_buffer" not in state or state["momentum_buffer"] is None
 
