@@ -362,3 +362,15 @@ def test_detached_numpy_shares_memory(lib):
 def test_numpy_of_0d_tensor(lib):
     a = lib.tensor(1.5).numpy()
     assert a.shape == () and a.dtype == np.float32
+
+
+def test_complex_autograd_is_refused_rather_than_wrong():
+    z = ember.tensor([1 + 2j, 3 - 1j])
+    with pytest.raises(NotImplementedError, match="complex"):
+        z.requires_grad_()
+    assert not z.requires_grad
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="complex"):
+        x.to(ember.complex64)
+    with ember.no_grad():
+        assert x.to(ember.complex64).dtype == ember.complex64

@@ -2,7 +2,7 @@
 from .. import _dtype
 from .._backend import backend_for, backend_of
 from .._device import device as _device_cls, to_device
-from ._common import Node, Tensor, make, method, namespace_of, record
+from ._common import Node, Tensor, grad_state, make, method, namespace_of, record
 
 __all__ = ["clone"]
 
@@ -56,6 +56,9 @@ class ToCopyBackward0(Node):
 
 
 def _convert(t, dtype, device, copy=False):
+    if dtype is not None and dtype.is_complex and t._requires_grad and grad_state.grad_enabled:
+        from .._tensor import _COMPLEX_AUTOGRAD
+        raise NotImplementedError(_COMPLEX_AUTOGRAD)
     data = t._data
     if device is not None and device != t.device:
         data = backend_for(device).from_array(data, device.index)

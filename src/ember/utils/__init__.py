@@ -1,2 +1,3 @@
 """``ember.utils``."""
 from . import data  # noqa: F401
+from . import checkpoint  # noqa: F401
