@@ -357,6 +357,7 @@ class _WorkerPoolIterator(_LoaderIterator):
         self._worker_of_pipe = {pipe: i for i, pipe in enumerate(self._result_pipes)}
         self._worker_of_sentinel = {p.sentinel: i for i, p in enumerate(self._workers)}
         self._waited_on = self._result_pipes + list(self._worker_of_sentinel)
+        self._dead = set()  # workers seen dead; an error only once a task of theirs is needed
         self._epoch = 0
         self._begin_epoch()
 
@@ -449,32 +450,54 @@ class _WorkerPoolIterator(_LoaderIterator):
         if self._in_order:
             number = self._next_number
             while number not in self._arrived:
+                self._raise_if_dead(self._owners.get(number))
                 self._receive()
             self._next_number += 1
             return number, self._arrived.pop(number)
         while not self._arrived:
+            for worker_id in self._owners.values():
+                self._raise_if_dead(worker_id)
             self._receive()
         number = next(iter(self._arrived))
         return number, self._arrived.pop(number)
 
     def _receive(self):
-        """Waits until a worker answers (storing the answer) or dies (raising)."""
+        """Waits until a worker answers (storing the answer) or dies (noting it: answers it
+        sent before dying are still used; the error comes when one of its tasks is needed)."""
         ready = wait_for_ready(self._waited_on, timeout=self._timeout)
         if not ready:
             raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
         for handle in ready:
-            if handle in self._worker_of_sentinel:
-                self._worker_died(self._worker_of_sentinel[handle])
-        for handle in ready:
             worker_id = self._worker_of_pipe.get(handle)
-            if worker_id is not None:
-                self._store(self._read(handle, worker_id))
+            if worker_id is not None and worker_id not in self._dead:
+                payload = self._read(handle, worker_id)
+                if payload is not None:
+                    self._store(payload)
+        for handle in ready:
+            if handle in self._worker_of_sentinel:
+                self._note_death(self._worker_of_sentinel[handle])
+
+    def _note_death(self, worker_id):
+        pipe = self._result_pipes[worker_id]
+        try:
+            while pipe.poll():  # what it sent before dying
+                self._store(pipe.recv_bytes())
+        except (EOFError, OSError):
+            pass
+        self._dead.add(worker_id)
+        self._waited_on = [h for h in self._waited_on
+                           if h is not pipe and self._worker_of_sentinel.get(h) != worker_id]
+
+    def _raise_if_dead(self, worker_id):
+        if worker_id in self._dead:
+            self._worker_died(worker_id)
 
     def _read(self, pipe, worker_id):
         try:
             return pipe.recv_bytes()
         except (EOFError, OSError):  # the worker is gone with its end of the pipe
-            self._worker_died(worker_id)
+            self._note_death(worker_id)
+            return None
 
     def _store(self, payload):
         epoch, number, outcome = self._unpack(payload)
