@@ -410,3 +410,14 @@ def test_grad_fn_names_match_torch(name, fn):
     ex = ember.ones(4, 6, requires_grad=True)
     tx = torch.ones(4, 6, requires_grad=True)
     assert fn(ex).grad_fn.name() == fn(tx).grad_fn.name()
+
+
+@pytest.mark.parametrize("op", ["add_", "mul_", "exp_"])
+def test_inplace_on_expanded_tensor_raises_torchs_error(op):
+    messages = []
+    for lib in (torch, ember):
+        e = lib.ones(3).expand(2, 3)
+        with pytest.raises(RuntimeError) as info:
+            getattr(e, op)(*([2] if op in ("add_", "mul_") else []))
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]

@@ -154,8 +154,16 @@ def normalize_dims(dim, ndim):
 # In-place ops
 
 def check_inplace(self):
-    """Refuse an in-place op that autograd could not follow: on a leaf that requires grad, or
-    on a view of one."""
+    """Refuse an in-place op that autograd could not follow (on a leaf that requires grad, or
+    on a view of one) or that would write one memory location twice (an expanded tensor)."""
+    if not self._data.flags.writeable:
+        if 0 in self._data.strides:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+        raise RuntimeError("cannot write into a tensor whose memory is read-only (it was made "
+                           "from a read-only NumPy array); clone() it first")
     if self._requires_grad and grad_state.grad_enabled:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
