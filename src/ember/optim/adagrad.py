@@ -1,6 +1,6 @@
 """Adagrad."""
 from .._tensor import _make
-from .optimizer import Optimizer, _call_closure, _check, _check_lr, _step_tensor, _to_scalar
+from .optimizer import Optimizer, _check, _check_lr, _step_tensor, _to_scalar
 
 __all__ = ["Adagrad"]
 
@@ -45,12 +45,6 @@ class Adagrad(Optimizer):
                 tensor = self.state[p]["sum"]
                 if hasattr(tensor, "share_memory_"):
                     tensor.share_memory_()
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        loss = _call_closure(closure)
-        self._step_flat()
-        return loss
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad

@@ -1,7 +1,7 @@
 """Adam and AdamW."""
 from .._tensor import Tensor
 from . import _flat_ops as ops
-from .optimizer import (Optimizer, _call_closure, _check, _check_betas, _check_lr, _step_tensor,
+from .optimizer import (Optimizer, _check, _check_betas, _check_lr, _step_tensor,
                         _to_scalar, _zeros_like)
 
 __all__ = ["Adam", "AdamW"]
@@ -57,12 +57,6 @@ class Adam(Optimizer):
 
     def _needs_init(self, state):
         return len(state) == 0
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        loss = _call_closure(closure)
-        self._step_flat()
-        return loss
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad

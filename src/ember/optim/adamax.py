@@ -1,6 +1,6 @@
 """Adamax: Adam with the infinity norm."""
 from . import _flat_ops as ops
-from .optimizer import (Optimizer, _call_closure, _check, _check_betas, _check_lr, _step_tensor,
+from .optimizer import (Optimizer, _check, _check_betas, _check_lr, _step_tensor,
                         _to_scalar, _zeros_like)
 
 __all__ = ["Adamax"]
@@ -28,12 +28,6 @@ class Adamax(Optimizer):
         state["step"] = _step_tensor()
         state["exp_avg"] = _zeros_like(p)
         state["exp_inf"] = _zeros_like(p)
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        loss = _call_closure(closure)
-        self._step_flat()
-        return loss
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad

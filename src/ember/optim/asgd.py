@@ -1,5 +1,5 @@
 """ASGD: averaged stochastic gradient descent."""
-from .optimizer import (Optimizer, _call_closure, _check, _check_lr, _step_tensor, _to_scalar,
+from .optimizer import (Optimizer, _check, _check_lr, _step_tensor, _to_scalar,
                         _zeros_like)
 
 __all__ = ["ASGD"]
@@ -25,12 +25,6 @@ class ASGD(Optimizer):
         state["eta"] = _step_tensor(_to_scalar(group["lr"]))
         state["mu"] = _step_tensor(1.0)
         state["ax"] = _zeros_like(p)
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        loss = _call_closure(closure)
-        self._step_flat()
-        return loss
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad

@@ -90,7 +90,7 @@ def _typename(obj):
 
 
 def _with_hooks(step):
-    """Wraps a subclass's ``step`` so that step pre/post hooks run around it."""
+    """Wraps an optimizer's ``step`` so that step pre/post hooks run around it."""
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         for hook in itertools.chain(_global_step_pre_hooks.values(),
@@ -126,7 +126,7 @@ class Optimizer:
     _flat_keys = ()
     _scalar_keys = ()
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs):  # every step() runs the step hooks
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "_hooked", False):
@@ -272,8 +272,13 @@ class Optimizer:
                     grad.zero_()
 
     def step(self, closure=None):
-        """Perform a single optimization step to update parameters."""
-        raise NotImplementedError
+        """Perform a single optimization step to update parameters (re-evaluating the loss
+        with ``closure`` first, if given, and returning it)."""
+        if type(self)._update is Optimizer._update:
+            raise NotImplementedError
+        loss = _call_closure(closure)
+        self._step_flat()
+        return loss
 
     # -- state dict ----------------------------------------------------------------------
     def state_dict(self):
@@ -673,3 +678,6 @@ def _zeros_like(p):
 
 def _step_tensor(value=0.0):
     return _make(np.array(value, dtype=np.float32))
+
+
+Optimizer.step = _with_hooks(Optimizer.step)

@@ -1,6 +1,6 @@
 """RAdam: Adam with a rectified adaptive learning rate."""
 from . import _flat_ops as ops
-from .optimizer import (Optimizer, _call_closure, _check, _check_betas, _check_lr, _step_tensor,
+from .optimizer import (Optimizer, _check, _check_betas, _check_lr, _step_tensor,
                         _to_scalar, _zeros_like)
 
 __all__ = ["RAdam"]
@@ -30,12 +30,6 @@ class RAdam(Optimizer):
         state["step"] = _step_tensor()
         state["exp_avg"] = _zeros_like(p)
         state["exp_avg_sq"] = _zeros_like(p)
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        loss = _call_closure(closure)
-        self._step_flat()
-        return loss
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad

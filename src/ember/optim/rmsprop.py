@@ -1,6 +1,6 @@
 """RMSprop."""
 from . import _flat_ops as ops
-from .optimizer import (Optimizer, _call_closure, _check, _check_lr, _step_tensor, _to_scalar,
+from .optimizer import (Optimizer, _check, _check_lr, _step_tensor, _to_scalar,
                         _zeros_like)
 
 __all__ = ["RMSprop"]
@@ -40,12 +40,6 @@ class RMSprop(Optimizer):
             state["momentum_buffer"] = _zeros_like(p)
         if group["centered"]:
             state["grad_avg"] = _zeros_like(p)
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        loss = _call_closure(closure)
-        self._step_flat()
-        return loss
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad

@@ -1,6 +1,6 @@
 """Rprop: resilient backpropagation."""
 from .._tensor import _make
-from .optimizer import Optimizer, _call_closure, _check_lr, _step_tensor, _to_scalar, _zeros_like
+from .optimizer import Optimizer, _check_lr, _step_tensor, _to_scalar, _zeros_like
 
 __all__ = ["Rprop"]
 
@@ -25,12 +25,6 @@ class Rprop(Optimizer):
         state["step"] = _step_tensor()
         state["prev"] = _zeros_like(p)
         state["step_size"] = _make(p._grad._data * 0 + p._data.dtype.type(_to_scalar(group["lr"])))
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        loss = _call_closure(closure)
-        self._step_flat()
-        return loss
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad

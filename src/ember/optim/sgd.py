@@ -1,7 +1,7 @@
 """Stochastic gradient descent (optionally with momentum)."""
 from .._tensor import Tensor, _make
 from . import _flat_ops as ops
-from .optimizer import Optimizer, _call_closure, _to_scalar
+from .optimizer import Optimizer, _to_scalar
 
 __all__ = ["SGD"]
 
@@ -48,12 +48,6 @@ class SGD(Optimizer):
     def _init_state(self, group, p, state):
         if group["momentum"] != 0:
             state["momentum_buffer"] = _make(p._data * 0)
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        loss = _call_closure(closure)
-        self._step_flat()
-        return loss
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad
