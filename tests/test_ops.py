@@ -52,8 +52,9 @@ class Built:
         self.arrays = [make_array(a, dtype, rng) if isinstance(a, Arg) else None for a in sample.args]
         self.rng = rng
 
-    def make(self, lib, op, sample, dtype, want_grad):
+    def make(self, lib, op, sample, dtype, want_grad, device="cpu"):
         dtypes = TORCH_DTYPES if lib is torch else EMBER_DTYPES
+        place = {} if lib is torch else {"device": device}
         leaves, args = [], []
         for arg, arr in zip(sample.args, self.arrays):
             if not isinstance(arg, Arg):
@@ -64,13 +65,13 @@ class Built:
             if arg.noncontig:
                 big = np.stack([arr, arr + 0.5], axis=-1) if arr.ndim else np.stack([arr, arr])
                 big = big.reshape(arr.shape[:-1] + (2 * arr.shape[-1],)) if arr.ndim else big
-                leaf = lib.tensor(big, dtype=dt, requires_grad=rg)
+                leaf = lib.tensor(big, dtype=dt, requires_grad=rg, **place)
                 x = leaf[..., ::2]
             elif arg.transposed:
-                leaf = lib.tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)), dtype=dt, requires_grad=rg)
+                leaf = lib.tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)), dtype=dt, requires_grad=rg, **place)
                 x = leaf.transpose(-1, -2)
             else:
-                leaf = lib.tensor(arr, dtype=dt, requires_grad=rg)
+                leaf = lib.tensor(arr, dtype=dt, requires_grad=rg, **place)
                 x = leaf
             if rg:
                 leaves.append(leaf)
@@ -90,7 +91,7 @@ def _to_np(t):
         if t.dtype == torch.bfloat16:
             t = t.float()
         return t.numpy(force=True)  # also reads torch's ZeroTensor gradients
-    data = t.detach()._data
+    data = t.detach().cpu()._data
     if str(data.dtype) == "bfloat16":
         data = data.astype(np.float32)
     return np.asarray(data)
@@ -114,11 +115,17 @@ def _float_outputs(outs, op):
                                 and o.requires_grad)]
 
 
+def _skip_unsupported(sample, dtype, device):
+    if device == "cuda" and "bfloat16" in (dtype, *(a.dtype for a in sample.args if isinstance(a, Arg))):
+        pytest.skip("CuPy has no bfloat16: ember keeps bfloat16 tensors on the CPU")
+
+
 @pytest.mark.parametrize("op,sample,dtype", list(_cases("forward")))
-def test_forward(op, sample, dtype):
+def test_forward(op, sample, dtype, device):
+    _skip_unsupported(sample, dtype, device)
     built = Built(op, sample, dtype)
     _, targs = built.make(torch, op, sample, dtype, False)
-    _, eargs = built.make(ember, op, sample, dtype, False)
+    _, eargs = built.make(ember, op, sample, dtype, False, device)
     expected = op.fn(torch, *targs, **sample.kwargs)
     got = op.fn(ember, *eargs, **sample.kwargs)
     atol, rtol = op.tolerances(dtype)
@@ -128,21 +135,23 @@ def test_forward(op, sample, dtype):
         _compare(e, t, atol, rtol, f"{op.name} output {i}")
 
 
-def _backward(lib, op, sample, dtype, built, seed=1):
-    leaves, args = built.make(lib, op, sample, dtype, True)
+def _backward(lib, op, sample, dtype, built, seed=1, device="cpu"):
+    leaves, args = built.make(lib, op, sample, dtype, True, device)
     outs = _float_outputs(_outputs(op.fn(lib, *args, **sample.kwargs)), op)
     rng = np.random.default_rng(seed)
-    grads = [lib.tensor(rng.uniform(-1, 1, size=tuple(o.shape)), dtype=o.dtype) for o in outs]
+    place = {} if lib is torch else {"device": device}
+    grads = [lib.tensor(rng.uniform(-1, 1, size=tuple(o.shape)), dtype=o.dtype, **place) for o in outs]
     return leaves, outs, grads
 
 
 @pytest.mark.parametrize("op,sample,dtype", [c for c in _cases("grad")])
-def test_grad(op, sample, dtype):
+def test_grad(op, sample, dtype, device):
+    _skip_unsupported(sample, dtype, device)
     if not op.grad:
         pytest.skip("op is not differentiable")
     built = Built(op, sample, dtype)
     tleaves, touts, tgrads = _backward(torch, op, sample, dtype, built)
-    eleaves, eouts, egrads = _backward(ember, op, sample, dtype, built)
+    eleaves, eouts, egrads = _backward(ember, op, sample, dtype, built, device=device)
     assert len(tleaves) == len(eleaves) and len(touts) == len(eouts)
     if not touts or not tleaves:
         pytest.skip("no differentiable output or input in this sample")

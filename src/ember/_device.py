@@ -61,8 +61,8 @@ _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ide
 
 def _accelerator_type():
     """The device type a bare index means: cuda, when its backend is available."""
-    from ._backend import _BACKEND_BY_DEVICE_TYPE
-    if "cuda" not in _BACKEND_BY_DEVICE_TYPE:
+    from ._backend import load_cuda
+    if load_cuda() is None:
         raise RuntimeError("Cannot access accelerator device when none is available.")
     return "cuda"
 

@@ -9,11 +9,12 @@ def asarray(obj, dtype=None):
     return xp.asarray(obj, dtype=dtype)
 
 
-def from_array(array, index=None):
+def from_array(array, index=None, non_blocking=False):
     """Bring an array of any backend to host memory."""
-    if isinstance(array, xp.ndarray):
+    if array.__class__ is ndarray:
         return array
-    return array.get()  # CuPy arrays
+    from . import backend_of
+    return backend_of(array).to_host(array, non_blocking)  # CuPy arrays
 
 
 def data_ptr(array):
@@ -31,7 +32,7 @@ def device_of(array):
     return CPU
 
 
-def to_host(array):
+def to_host(array, non_blocking=False):
     return array
 
 

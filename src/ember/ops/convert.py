@@ -55,13 +55,13 @@ class ToCopyBackward0(Node):
         return (g,)
 
 
-def _convert(t, dtype, device, copy=False):
+def _convert(t, dtype, device, copy=False, non_blocking=False):
     if dtype is not None and dtype.is_complex and t._requires_grad and grad_state.grad_enabled:
         from .._tensor import _COMPLEX_AUTOGRAD
         raise NotImplementedError(_COMPLEX_AUTOGRAD)
     data = t._data
     if device is not None and device != t.device:
-        data = backend_for(device).from_array(data, device.index)
+        data = backend_for(device).from_array(data, device.index, non_blocking)
         copy = False
     if dtype is not None and data.dtype != dtype.np:
         if t._data.dtype.kind == "c" and not dtype.is_complex:
@@ -138,12 +138,23 @@ def _parse_to_args(args, kwargs):
     return dtype, None if device is None else to_device(device), bound.get("copy", False)
 
 
+def _non_blocking_arg(args, kwargs):
+    """The ``non_blocking`` flag of a ``to()`` call (already checked by ``_parse_to_args``)."""
+    if "non_blocking" in kwargs:
+        return kwargs["non_blocking"]
+    position = 2 if not args or not isinstance(args[0], (Tensor, _dtype.dtype)) else 1
+    return args[position] if len(args) > position else False
+
+
 @method()
 def to(self, *args, **kwargs):
     """Performs dtype and/or device conversion: ``to(dtype)``, ``to(device, dtype=None)``,
-    ``to(other)``; returns self when nothing changes and ``copy`` is False."""
+    ``to(other)``; returns self when nothing changes and ``copy`` is False. With
+    ``non_blocking=True`` a copy between host and GPU may run asynchronously."""
     dtype, device, copy = _parse_to_args(args, kwargs)
-    return _convert(self, dtype, device, copy)
+    if device is None:
+        return _convert(self, dtype, None, copy)
+    return _convert(self, dtype, device, copy, _non_blocking_arg(args, kwargs))
 
 
 @method()

@@ -252,9 +252,13 @@ class _LoaderIterator:
         self._is_iterable_style = loader._is_iterable_style()
         self._task_source = loader._task_source()
         self._maker = loader._batch_maker()
+        self._pin = False
         if loader.pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=3)
+            from ... import cuda
+            self._pin = cuda.is_available()
+            if not self._pin:
+                warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                              "then device pinned memory won't be used.", stacklevel=3)
         self._rewind(loader)
         self._base_seed = _draw_base_seed(loader.generator)
         self._num_workers = loader.num_workers
@@ -270,6 +274,8 @@ class _LoaderIterator:
 
     def __next__(self):
         batch = self._next_batch()
+        if self._pin:
+            batch = _pinned(batch)
         self._yielded += 1
         self._warn_if_past_reported_length()
         return batch
@@ -298,6 +304,20 @@ class _LoaderIterator:
 
     def __getstate__(self):
         raise NotImplementedError(f"{type(self).__name__} cannot be pickled")
+
+
+def _pinned(batch):
+    """``batch`` with every tensor in it copied to page-locked memory (for ``pin_memory``)."""
+    from ..._tensor import Tensor
+    if isinstance(batch, Tensor):
+        return batch.pin_memory()
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(_pinned(b) for b in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_pinned(b) for b in batch)
+    if isinstance(batch, dict):
+        return type(batch)((k, _pinned(v)) for k, v in batch.items())
+    return batch
 
 
 class _InProcessIterator(_LoaderIterator):
