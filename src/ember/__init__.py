@@ -59,6 +59,7 @@ from . import nn  # noqa: E402,F401
 from . import optim, utils  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import cuda  # noqa: E402,F401  (ember.cuda; Tensor.cuda, pin_memory, record_stream)
 from . import multiprocessing  # noqa: E402,F401  (Tensor.share_memory_, pickling across processes)
 from .nn.functional import (  # noqa: E402,F401
     relu, relu_, softmax, log_softmax, dropout, selu, celu, prelu, hardshrink, threshold,
@@ -66,3 +67,4 @@ from .nn.functional import (  # noqa: E402,F401
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: E402,F401
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402,F401

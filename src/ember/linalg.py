@@ -12,6 +12,7 @@ from .ops.decomp import (  # noqa: F401
     LinAlgError, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
 )
 from .ops.reduce import _vector_norm
+from .amp.policy import autocast_policy
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "cholesky_ex",
            "qr", "svd", "svdvals", "eigh", "eigvalsh", "norm", "vector_norm", "matrix_norm", "pinv",
@@ -140,6 +141,7 @@ def _singular_sizes(A, hermitian):
     return xp.linalg.svd(data, compute_uv=False)
 
 
+@autocast_policy("fp32")
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """The numerical rank: the number of singular values (eigenvalue magnitudes when
     ``hermitian``) above max(atol, rtol * the largest one)."""
@@ -155,6 +157,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     return make((sizes > limit[..., None]).sum(-1).astype("int64"))
 
 
+@autocast_policy("fp32")
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution of ``A X = B`` (minimum norm when ``A`` is rank deficient),
     with the squared residuals (drivers gelsd, gelss, gels; when m > n and A has full rank),

@@ -17,6 +17,7 @@ from ._common import (
     wrap_dim,
 )
 from ._common import _type_word
+from ..amp.policy import autocast_policy
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "svd", "qr", "cdist", "pdist",
            "dist"]
@@ -131,6 +132,7 @@ def _inv_data(op, data):
                         "not be completed because the input matrix is singular.")
 
 
+@autocast_policy("fp32")
 def inv(A, *, out=None):
     """The inverse of a square matrix (of each matrix of a batch). Raises ``LinAlgError``
     when it is singular."""
@@ -142,11 +144,13 @@ def inv(A, *, out=None):
     return result
 
 
+@autocast_policy("fp32")
 def inverse(input, *, out=None):
     """The inverse of a square matrix: alias of ``ember.linalg.inv``."""
     return inv(input)
 
 
+@autocast_policy("fp32")
 def inv_ex(A, *, check_errors=False, out=None):
     """The inverse of a square matrix and ``info`` (0 where it succeeded, else getrf's index
     of the zero pivot); raises only when ``check_errors``."""
@@ -277,6 +281,7 @@ def _solve_matrix(A, B):
     return result
 
 
+@autocast_policy("fp32")
 def solve(A, B, *, left=True, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for square, invertible
     ``A``; batch dimensions broadcast, and ``B`` may be a (batch of) vector(s)."""
@@ -361,18 +366,21 @@ def _transposed(data):
     return namespace_of(data).swapaxes(data, -1, -2).copy()
 
 
+@autocast_policy("fp32")
 def linalg_cholesky(A, *, upper=False, out=None):
     """The Cholesky factor L (lower triangular, ``A = L L^H``) of a symmetric positive-definite
     matrix; ``upper=True`` returns ``L^H`` instead."""
     return _cholesky(A, upper, "linalg.cholesky", LinalgCholeskyExBackward0)
 
 
+@autocast_policy("fp32")
 def cholesky(input, upper=False, *, out=None):
     """The Cholesky factor of a symmetric positive-definite matrix (deprecated in torch in
     favour of ``linalg.cholesky``)."""
     return _cholesky(input, upper, "cholesky", CholeskyBackward0)
 
 
+@autocast_policy("fp32")
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """The Cholesky factor and ``info`` (0, or the order of the leading minor that is not
     positive-definite); raises only when ``check_errors``."""
@@ -440,6 +448,7 @@ def _qr_tall_grad(Q, R, grad_Q, grad_R):
     return _solve_matrix(R, b.mT).mT
 
 
+@autocast_policy("fp32")
 def linalg_qr_fn(A, mode="reduced", *, out=None):
     """The QR decomposition ``A = QR`` (Q orthonormal columns, R upper triangular); ``mode``
     is 'reduced', 'complete' or 'r' (R only, Q empty)."""
@@ -468,6 +477,7 @@ def _qr(A, mode, result_type):
     return result_type(Q, R)
 
 
+@autocast_policy("fp32")
 def qr(input, some=True, *, out=None):
     """The QR decomposition: reduced when ``some`` (the default), complete otherwise."""
     check_matrix(input, "linalg.qr", square=False)
@@ -528,6 +538,7 @@ def _eye_like(t, n):
     return eye(n, dtype=t.dtype, device=t.device)
 
 
+@autocast_policy("fp32")
 def linalg_svd_fn(A, full_matrices=True, *, driver=None, out=None):
     """The singular value decomposition ``A = U diag(S) Vh`` (S in descending order)."""
     check_matrix(A, "linalg.svd", square=False)
@@ -546,6 +557,7 @@ def _svd(A, full_matrices):
     return U, S, Vh
 
 
+@autocast_policy("fp32")
 def svdvals(A, *, driver=None, out=None):
     """The singular values of ``A`` in descending order."""
     check_matrix(A, "linalg.svdvals", square=False)
@@ -555,6 +567,7 @@ def svdvals(A, *, driver=None, out=None):
     return make(namespace_of(data).linalg.svd(data, compute_uv=False))
 
 
+@autocast_policy("fp32")
 def svd(input, some=True, compute_uv=True, *, out=None):
     """The singular value decomposition ``input = U diag(S) V^H``, returning V (not V^H);
     ``some=False`` gives square U and V; without ``compute_uv`` U and V are zero-filled."""
@@ -609,6 +622,7 @@ def _eigh(A, UPLO):
     return L, V
 
 
+@autocast_policy("fp32")
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle."""
@@ -624,6 +638,7 @@ def _check_eigh(A, op, UPLO):
     _check_uplo(UPLO)
 
 
+@autocast_policy("fp32")
 def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues of a symmetric matrix, in ascending order."""
     _check_eigh(A, "linalg.eigvalsh", UPLO)
@@ -798,6 +813,7 @@ def _pairwise_norm(diff, p):
     return (size ** p).sum(-1) ** (1.0 / p)
 
 
+@autocast_policy("fp32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each pair of rows of ``x1`` (B x P x M) and ``x2``
     (B x R x M): a B x P x R tensor; batch dimensions broadcast."""

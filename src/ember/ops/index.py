@@ -22,6 +22,7 @@ from ._common import (
 )
 from .shape import _broadcast_pair, cat
 from .view import _check_basic_key, _is_basic_key, slice_scatter_zeros
+from ..amp.policy import autocast_policy
 
 __all__ = []
 
@@ -1055,6 +1056,7 @@ class IndexCopyBackward0(Node):
         return g_self, g_source
 
 
+@autocast_policy("promote")
 def index_copy(input, dim, index, source):
     """Copies the slices of ``source`` into a copy of ``input`` at the positions ``index``
     gives along ``dim``."""

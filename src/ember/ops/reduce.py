@@ -17,6 +17,7 @@ from ._common import (
 )
 from .ternary import where
 from .view import slice_scatter_zeros
+from ..amp.policy import autocast_policy
 
 __all__ = [
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
@@ -318,6 +319,7 @@ class ProdBackward1(Node):
         return (_prod_grad(grad, x, result, self.dim),)
 
 
+@autocast_policy("fp32")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the product of all elements of ``input``, or of each row over the single
     dimension ``dim``. Integer and bool inputs multiply to int64."""

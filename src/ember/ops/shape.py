@@ -9,6 +9,7 @@ from ._common import (
     Node, Tensor, apply_inplace, make, make_view, method, namespace_of, normalize_dims, record,
     wrap_dim,
 )
+from ..amp.policy import autocast_policy
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "flip", "fliplr",
            "flipud", "roll", "repeat", "tile", "tril", "triu"]
@@ -72,6 +73,7 @@ def _check_cat_shapes(tensors, dim):
                                    f"size {a} but got size {b} for tensor number {i} in the list.")
 
 
+@autocast_policy("promote")
 def cat(tensors, dim=0, *, out=None):
     """Concatenates ``tensors`` along ``dim`` (all of the same shape except in ``dim``);
     1-d empty tensors are skipped, as torch's legacy rule has it."""
@@ -121,6 +123,7 @@ class StackBackward0(Node):
         return tuple(_grad_for(g, dtype) for g, dtype in zip(pieces, self.dtypes))
 
 
+@autocast_policy("promote")
 def stack(tensors, dim=0, *, out=None):
     """Concatenates ``tensors`` (all of the same shape) along a new dimension ``dim``."""
     tensors = _tensor_list(tensors, "stack")
@@ -734,6 +737,7 @@ class TraceBackward0(Node):
         return (diagonal_scatter_zeros(grad.expand(n), self.in_shape, 0, 0, 1),)
 
 
+@autocast_policy("fp32")
 def trace(input):
     """The sum of the elements on the main diagonal of the 2-d ``input``."""
     from .view import _diagonal_data

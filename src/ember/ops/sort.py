@@ -16,6 +16,7 @@ from ._common import (
 from .index import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
 from .ternary import lerp, where
+from ..amp.policy import autocast_policy
 
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "quantile",
@@ -373,6 +374,7 @@ def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
     return below.reshape(out_shape) if qs.ndim == 0 else below
 
 
+@autocast_policy("fp32")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """Computes the ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of each row
     of ``input`` along ``dim`` (of all elements when ``dim`` is None), interpolating between
@@ -380,6 +382,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@autocast_policy("fp32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """As ``quantile``, ignoring NaN values (NaN only for a row holding nothing else)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)

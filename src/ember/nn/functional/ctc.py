@@ -3,10 +3,12 @@ space (vectorized over the batch, one step per time step)."""
 from ..._tensor import Tensor
 from ...ops._common import Node, make, namespace_of, record
 from ...ops.ternary import where
+from ...amp.policy import autocast_policy
 
 __all__ = ["ctc_loss"]
 
 
+@autocast_policy("fp32")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """The Connectionist Temporal Classification loss. ``log_probs`` (T, N, C) or (T, C) are

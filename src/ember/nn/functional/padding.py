@@ -5,6 +5,8 @@ Constant padding is one node whose backward is constant padding by the negated a
 the other modes read the input at an index array per padded dim, through ember indexing.
 """
 from ...ops._common import Node, Tensor, make, namespace_of, record
+from ...amp.op_lists import pad_runs_in_fp32
+from ...amp.policy import autocast_policy
 
 __all__ = ["pad"]
 
@@ -77,6 +79,7 @@ def _check_mode_pad(input, pad, mode):
             raise RuntimeError("Padding value causes wrapping around more than once.")
 
 
+@autocast_policy("fp32", only_if=pad_runs_in_fp32)
 def pad(input, pad, mode="constant", value=None):
     """Pads tensor. Padding sizes start from the last dimension and move forward:
     ``(left, right, top, bottom, ...)``."""

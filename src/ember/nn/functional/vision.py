@@ -11,6 +11,7 @@ import math
 from ..._backend import kernels
 from ...ops._common import Node, make, namespace_of, record
 from .conv import tuple_arg
+from ...amp.policy import autocast_policy
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
            "affine_grid", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "fold", "unfold"]
@@ -88,6 +89,7 @@ def _nearest_index(xp, in_size, out_size, scale, exact):
     return xp.minimum(src.astype("int64"), in_size - 1)
 
 
+@autocast_policy("native")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Down/up samples the input to either the given ``size`` or the given ``scale_factor``."""
@@ -179,6 +181,7 @@ def _gather_corner(image, n_index, iy, ix, height, width):
     return values * make(inside[..., None].astype(image._data.dtype))
 
 
+@autocast_policy("fp32")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Compute grid sample: the output reads ``input`` at the (x, y) positions in ``grid``
     (normalized to [-1, 1]), by bilinear or nearest interpolation."""
