@@ -4,7 +4,7 @@ MaxPool2d (2x2 on 32x16x32x32) and BatchNorm2d (training, 32x16x32x32). Cases ru
 (every repeat times each case on each library in turn); the table gives medians in
 milliseconds per forward+backward.
 
-    .venv/bin/python benchmarks/layers.py --repeats 30
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/layers.py --repeats 30
 """
 import argparse
 import statistics

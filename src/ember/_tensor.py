@@ -36,8 +36,10 @@ class Size(tuple):
         return n
 
     def __getitem__(self, item):
+        if item.__class__ is int:
+            return tuple.__getitem__(self, item)
         out = tuple.__getitem__(self, item)
-        return Size(out) if isinstance(item, slice) else out
+        return Size(out) if item.__class__ is slice else out
 
     def __add__(self, other):
         return Size(tuple.__add__(self, other))

@@ -1,6 +1,7 @@
 """Array-level kernels the array namespaces lack: sliding windows (im2col through strided
 views), convolution as one GEMM, its adjoints (col2im by a loop over kernel offsets, each a
-strided slice add), and scatter-add along flattened spatial positions.
+strided slice add, or a convolution with the reversed kernel), depthwise convolution as
+per-channel GEMMs along image rows, and scatter-add along flattened spatial positions.
 
 Every function takes the namespace ``xp`` (NumPy or CuPy) first and works on its arrays only.
 Spatial geometry is given per spatial dimension: ``pads`` as ``((low, high), ...)``.
@@ -12,6 +13,12 @@ import math
 # as one GEMM over the whole batch (columns (C*K, N*P)): per-sample GEMMs with so few rows
 # leave BLAS far from its peak, and the extra layout copies cost less than they win.
 ONE_GEMM_MAX_OUT_CHANNELS = 16
+# Depthwise convolutions in 1 and 2 dimensions run as per-channel GEMMs along image rows
+# (``_DepthwiseRows``); off, they run the tap loop (kept for 3-D and to pin the fast path).
+DEPTHWISE_ROWS = True
+# The input gradient of a stride-1 convolution runs as a convolution of the padded gradient
+# with the reversed kernel (an im2col copy and a GEMM) instead of a GEMM and col2im.
+INPUT_GRAD_AS_CONV = True
 
 __all__ = ["pad_constant", "windows", "conv_output_size", "conv_forward", "conv_input_grad",
            "conv_weight_grad", "col2im", "scatter_add_flat"]
@@ -76,7 +83,9 @@ def _batch_rows(xp, a):
     return xp.ascontiguousarray(a.reshape(n, r, p).transpose(1, 0, 2)).reshape(r, n * p)
 
 
-def _one_gemm(out_channels, groups):
+def _one_gemm(out_channels, groups, kernel=None):
+    if kernel is not None and all(k == 1 for k in kernel):
+        return False  # a 1x1 kernel's per-sample columns are the input itself: no copy
     return groups == 1 and out_channels <= ONE_GEMM_MAX_OUT_CHANNELS
 
 
@@ -91,18 +100,136 @@ def _depthwise_taps(w):
         yield offset, w[(slice(None), 0) + offset].reshape((-1,) + (1,) * nd)
 
 
+class _DepthwiseRows:
+    """A 1-D or 2-D depthwise convolution as per-channel matrix products along image rows.
+
+    The padded input is laid out channel-major, (C, N*Hp, Wp): every row of every sample one
+    after another. Along the width, kernel row ``i`` of channel ``c`` is a banded (Wp, Ow)
+    matrix ``T[c, i]`` (stride and dilation folded in); along the height, kernel row ``i``
+    reads the rows ``i*dilation`` below each output row, which is a strided view of that
+    layout. So each kernel row is one batched GEMM (C, M, Wp) @ (C, Wp, Ow) over all samples
+    at once; the few rows that straddle two samples are computed and dropped.
+    """
+
+    def __init__(self, xp, x_shape, kernel, out_spatial, stride, pads, dilation, dtype):
+        if len(out_spatial) == 1:  # a 1-D convolution is a 2-D one of height 1
+            x_shape, out_spatial = x_shape[:2] + (1,) + x_shape[2:], (1,) + out_spatial
+            kernel, stride, dilation = (1,) + kernel, (1,) + stride, (1,) + dilation
+            pads = ((0, 0),) + pads
+        self.xp, self.x_shape, self.out = xp, x_shape, out_spatial
+        self.stride, self.pads = stride, pads
+        n, _, h, width = x_shape
+        sh, sw = stride
+        self.kh, kw = kernel
+        self.hp = -(-(h + pads[0][0] + pads[0][1]) // sh) * sh   # a whole number of strides
+        self.wp = width + pads[1][0] + pads[1][1]
+        self.rows = n * self.hp // sh
+        self.shifts = [divmod(i * dilation[0], sh) for i in range(self.kh)]
+        self.m = self.rows - max(a for a, _ in self.shifts)
+        ow = out_spatial[1]
+        band = xp.zeros((kw, self.wp, ow), dtype=dtype)  # band[j, o*sw + j*dw, o] = 1
+        j, o = xp.arange(kw)[:, None], xp.arange(ow)[None, :]
+        band[j, o * sw + j * dilation[1], o] = 1
+        self.band = band
+
+    def taps(self, w):
+        """The banded width matrices T (C, Kh, Wp, Ow) of the weight (C, 1, *K)."""
+        c, kw = w.shape[0], self.band.shape[0]
+        t = self.xp.matmul(w.reshape(c * self.kh, kw), self.band.reshape(kw, -1))
+        return t.reshape(c, self.kh, self.wp, self.out[1])
+
+    def padded_input(self, x):
+        """``x`` (N, C, H, W) as the zero-padded channel-major rows (C, N*Hp/sh, sh*Wp)."""
+        n, c, h, width = self.x_shape
+        (top, _), (left, _) = self.pads
+        buf = self.xp.zeros((c, n, self.hp, self.wp), dtype=x.dtype)
+        buf[:, :, top:top + h, left:left + width] = x.reshape(self.x_shape).transpose(1, 0, 2, 3)
+        return buf.reshape(c, self.rows, self.stride[0] * self.wp)
+
+    def row_view(self, padded, i):
+        """The (C, M, Wp) input rows that kernel row ``i`` meets."""
+        a, b = self.shifts[i]
+        return padded[:, a:a + self.m, b * self.wp:(b + 1) * self.wp]
+
+    def output_rows(self, gy):
+        """``gy`` (N, C, *O) as channel-major rows (C, M, Ow), zero on the dropped rows."""
+        n, c = self.x_shape[:2]
+        oh, ow = self.out
+        buf = self.xp.zeros((c, self.rows, ow), dtype=gy.dtype)
+        buf.reshape(c, n, self.rows // n, ow)[:, :, :oh] = gy.reshape((n, c) + self.out).transpose(1, 0, 2, 3)
+        return buf[:, :self.m]
+
+    def forward(self, x, w):
+        """The convolution (N, C, Oh, Ow)."""
+        xp, t = self.xp, self.taps(w)
+        padded = self.padded_input(x)
+        y = xp.zeros((x.shape[1], self.rows, self.out[1]), dtype=x.dtype)
+        acc = y[:, :self.m]
+        for i in range(self.kh):
+            acc += xp.matmul(self.row_view(padded, i), t[:, i])
+        n, c = self.x_shape[:2]
+        y = y.reshape(c, n, self.rows // n, self.out[1])[:, :, :self.out[0]]
+        return xp.ascontiguousarray(y.transpose(1, 0, 2, 3))
+
+    def input_grad(self, gy, w):
+        """The gradient in the input, (N, C, H, W)."""
+        xp, t = self.xp, self.taps(w)
+        g = self.output_rows(gy)
+        c = g.shape[0]
+        acc = xp.zeros((c, self.rows, self.stride[0] * self.wp), dtype=gy.dtype)
+        for i in range(self.kh):
+            self.row_view(acc, i)[...] += xp.matmul(g, t[:, i].transpose(0, 2, 1))
+        n, _, h, width = self.x_shape
+        (top, _), (left, _) = self.pads
+        padded = acc.reshape(c, n, self.hp, self.wp)[:, :, top:top + h, left:left + width]
+        return xp.ascontiguousarray(padded.transpose(1, 0, 2, 3))
+
+    def weight_grad(self, x, gy):
+        """The gradient in the weight, (C, 1, Kh, Kw)."""
+        xp = self.xp
+        padded = self.padded_input(x)
+        g = self.output_rows(gy)                                     # (C, M, Ow)
+        c, kw = g.shape[0], self.band.shape[0]
+        band = self.band.transpose(1, 2, 0).reshape(-1, kw)          # (Wp*Ow, Kw)
+        gw = xp.empty((c, 1, self.kh, kw), dtype=gy.dtype)
+        for i in range(self.kh):
+            products = xp.matmul(self.row_view(padded, i).transpose(0, 2, 1), g)  # (C, Wp, Ow)
+            gw[:, 0, i] = xp.matmul(products.reshape(c, -1), band)
+        return gw
+
+
+def _depthwise_rows(xp, x_shape, kernel, out_spatial, stride, pads, dilation, dtype):
+    """The row plan of a depthwise convolution, or None where the tap loop applies (3-D,
+    negative padding)."""
+    if len(out_spatial) > 2 or any(lo < 0 or hi < 0 for lo, hi in pads):
+        return None
+    return _DepthwiseRows(xp, tuple(x_shape), tuple(kernel), tuple(out_spatial), tuple(stride),
+                          tuple(tuple(p) for p in pads), tuple(dilation), dtype)
+
+
+def _output_spatial(spatial, kernel, stride, pads, dilation):
+    return tuple(conv_output_size(s + lo + hi, k, st, d)
+                 for s, k, st, (lo, hi), d in zip(spatial, kernel, stride, pads, dilation))
+
+
+def _depthwise_plan(xp, x_shape, kernel, out_spatial, stride, pads, dilation, dtype):
+    if not DEPTHWISE_ROWS:
+        return None
+    return _depthwise_rows(xp, x_shape, kernel, out_spatial, stride, pads, dilation, dtype)
+
+
 def conv_forward(xp, x, w, stride, pads, dilation, groups):
     """Cross-correlation of ``x`` (N, C, *S) with ``w`` (Cout, C/G, *K): (N, Cout, *O), as
     one batched GEMM ``W (G, Coutg, Cg*K) @ cols (N, G, Cg*K, P)`` that lands in the output's
     own layout."""
-    if _is_depthwise(x.shape[1], w.shape[0], groups):  # one channel per group: no GEMM to win
-        cols = windows(xp, pad_constant(xp, x, pads), w.shape[2:], stride, dilation)
-        y = 0
-        for offset, wk in _depthwise_taps(w):
-            y = y + cols[(Ellipsis,) + offset] * wk
-        return y
     n, cout = x.shape[0], w.shape[0]
-    if _one_gemm(cout, groups):
+    if _is_depthwise(x.shape[1], cout, groups):  # one channel per group: no GEMM to win
+        out = _output_spatial(x.shape[2:], w.shape[2:], stride, pads, dilation)
+        plan = _depthwise_plan(xp, x.shape, w.shape[2:], out, stride, pads, dilation, x.dtype)
+        if plan is not None:
+            return plan.forward(x, w).reshape((n, cout) + out)
+        return _depthwise_forward_taps(xp, x, w, stride, pads, dilation)
+    if _one_gemm(cout, groups, w.shape[2:]):
         cols, out = _batch_columns(xp, x, w.shape[2:], stride, pads, dilation)
         y = xp.matmul(w.reshape(cout, -1), cols).reshape(cout, n, math.prod(out))  # (Cout, N, P)
         return xp.ascontiguousarray(y.transpose(1, 0, 2)).reshape((n, cout) + out)
@@ -115,6 +242,25 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
     return y.reshape((n, cout) + out)
 
 
+def _depthwise_forward_taps(xp, x, w, stride, pads, dilation):
+    """The depthwise convolution as a sum over kernel offsets of shifted window views."""
+    cols = windows(xp, pad_constant(xp, x, pads), w.shape[2:], stride, dilation)
+    y = 0
+    for offset, wk in _depthwise_taps(w):
+        y = y + cols[(Ellipsis,) + offset] * wk
+    return y
+
+
+def _kernel_offsets(kernel):
+    return itertools.product(*(range(k) for k in kernel))
+
+
+def _offset_target(offset, stride, dilation, out):
+    """The strided slices of the padded input that kernel ``offset`` touches."""
+    return tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                 for o, s, d, n in zip(offset, stride, dilation, out))
+
+
 def col2im(xp, cols, in_spatial, stride, pads, dilation):
     """The adjoint of ``_columns``: ``cols`` (N, C, *K, *O) summed back into an array
     (N, C, *S), one strided slice add per kernel offset; padding is cropped."""
@@ -123,13 +269,51 @@ def col2im(xp, cols, in_spatial, stride, pads, dilation):
     out = cols.shape[2 + nd:]
     padded = tuple(in_spatial[i] + pads[i][0] + pads[i][1] for i in range(nd))
     acc = xp.zeros(cols.shape[:2] + padded, dtype=cols.dtype)
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        target = tuple(slice(offset[i] * dilation[i],
-                             offset[i] * dilation[i] + stride[i] * (out[i] - 1) + 1, stride[i])
-                       for i in range(nd))
-        acc[(slice(None), slice(None)) + target] += cols[(slice(None), slice(None)) + offset]
+    lead = (slice(None), slice(None))
+    for offset in _kernel_offsets(kernel):
+        acc[lead + _offset_target(offset, stride, dilation, out)] += cols[lead + offset]
     crop = tuple(slice(pads[i][0], pads[i][0] + in_spatial[i]) for i in range(nd))
-    return acc[(slice(None), slice(None)) + crop]
+    return acc[lead + crop]
+
+
+def _col2im_channel_major(xp, cols, batch, in_spatial, stride, pads, dilation):
+    """col2im of one-GEMM columns (C, *K, N, *O): the (N, C, *S) input they sum to."""
+    nd = len(in_spatial)
+    kernel = cols.shape[1:1 + nd]
+    out = cols.shape[2 + nd:]
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_spatial, pads))
+    acc = xp.zeros((cols.shape[0], batch) + padded, dtype=cols.dtype)
+    lead = (slice(None), slice(None))
+    for offset in _kernel_offsets(kernel):
+        acc[lead + _offset_target(offset, stride, dilation, out)] += \
+            cols[(slice(None),) + offset + (slice(None),)]
+    crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(in_spatial, pads))
+    order = (1, 0) + tuple(range(2, 2 + nd))
+    return xp.ascontiguousarray(acc[lead + crop].transpose(order))
+
+
+def _flipped_transposed(xp, w, groups):
+    """``w`` (Cout, C/G, *K) as the weight (C, Cout/G, *K) of the transposed convolution,
+    kernel reversed."""
+    cout, cg = w.shape[:2]
+    kernel = w.shape[2:]
+    wt = w.reshape((groups, cout // groups, cg) + kernel).swapaxes(1, 2)
+    wt = wt[(Ellipsis,) + (slice(None, None, -1),) * len(kernel)]
+    return xp.ascontiguousarray(wt).reshape((groups * cg, cout // groups) + kernel)
+
+
+def _transposed_pads(in_spatial, out, kernel, pads, dilation):
+    """Per-side padding of the upstream gradient that turns the input gradient of a
+    stride-1 convolution into a plain convolution with the reversed kernel; None where a
+    side would need cropping."""
+    result = []
+    for size, o, k, (lo, _), d in zip(in_spatial, out, kernel, pads, dilation):
+        low = d * (k - 1) - lo
+        high = size - o - low + d * (k - 1)
+        if low < 0 or high < 0:
+            return None
+        result.append((low, high))
+    return tuple(result)
 
 
 def conv_input_grad(xp, gy, w, in_spatial, stride, pads, dilation, groups):
@@ -138,48 +322,92 @@ def conv_input_grad(xp, gy, w, in_spatial, stride, pads, dilation, groups):
     n, cout = gy.shape[:2]
     out = gy.shape[2:]
     kernel = w.shape[2:]
+    in_spatial = tuple(in_spatial)
     if _is_depthwise(w.shape[1] * groups, cout, groups):
-        cols = xp.empty(gy.shape[:2] + kernel + out, dtype=gy.dtype)
-        for offset, wk in _depthwise_taps(w):
-            xp.multiply(gy, wk, out=cols[(slice(None), slice(None)) + offset])
-        return xp.ascontiguousarray(col2im(xp, cols, in_spatial, stride, pads, dilation))
+        plan = _depthwise_plan(xp, (n, cout) + in_spatial, kernel, out, stride, pads, dilation,
+                               gy.dtype)
+        if plan is not None:
+            return plan.input_grad(gy, w).reshape((n, cout) + in_spatial)
+        return _depthwise_input_grad_taps(xp, gy, w, in_spatial, stride, pads, dilation)
     cg = w.shape[1]
-    p = math.prod(out)
-    if groups == 1:
-        cols = xp.matmul(w.reshape(cout, -1).T, gy.reshape(n, cout, p))  # (N, C*K, P)
-    else:
-        wmat = w.reshape(groups, cout // groups, -1).transpose(0, 2, 1)  # (G, Cg*K, Coutg)
-        cols = xp.matmul(wmat, gy.reshape(n, groups, cout // groups, p))  # (N, G, Cg*K, P)
-    cols = cols.reshape((n, groups * cg) + tuple(kernel) + tuple(out))
+    if _is_pointwise(kernel, stride, pads) and groups == 1:  # a plain product per sample
+        gx = xp.matmul(w.reshape(cout, cg).T, gy.reshape(n, cout, -1))
+        return gx.reshape((n, cg) + in_spatial)
+    tpads = _transposed_pads(in_spatial, out, kernel, pads, dilation) if _input_grad_as_conv(
+        cout, cg * groups, in_spatial, out, stride) else None
+    if tpads is not None:
+        return conv_forward(xp, gy, _flipped_transposed(xp, w, groups), stride, tpads, dilation,
+                            groups)
+    g = _batch_rows(xp, gy).reshape(groups, cout // groups, -1)      # (G, Coutg, N*P)
+    wmat = w.reshape(groups, cout // groups, -1).transpose(0, 2, 1)  # (G, Cg*K, Coutg)
+    cols = xp.matmul(wmat, g).reshape((groups * cg,) + tuple(kernel) + (n,) + tuple(out))
+    return _col2im_channel_major(xp, cols, n, in_spatial, stride, pads, dilation)
+
+
+def _is_pointwise(kernel, stride, pads):
+    return all(k == 1 for k in kernel) and all(s == 1 for s in stride) and \
+        not any(lo or hi for lo, hi in pads)
+
+
+def _input_grad_as_conv(out_channels, in_channels, in_spatial, out, stride):
+    """Whether the input gradient is cheaper as a convolution of the padded gradient: stride
+    1, no more columns (Cout*K per position) than col2im's (C*K), and not much more padding
+    than output (the transposed convolution of a small input multiplies mostly zeros)."""
+    return (INPUT_GRAD_AS_CONV and all(s == 1 for s in stride) and out_channels <= in_channels
+            and 4 * math.prod(in_spatial) <= 5 * math.prod(out))
+
+
+def _depthwise_input_grad_taps(xp, gy, w, in_spatial, stride, pads, dilation):
+    cols = xp.empty(gy.shape[:2] + w.shape[2:] + gy.shape[2:], dtype=gy.dtype)
+    for offset, wk in _depthwise_taps(w):
+        xp.multiply(gy, wk, out=cols[(slice(None), slice(None)) + offset])
     return xp.ascontiguousarray(col2im(xp, cols, in_spatial, stride, pads, dilation))
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
-    """The gradient of ``conv_forward`` in its weight: (Cout, C/G, *K)."""
+    """The gradient of ``conv_forward`` in its weight: (Cout, C/G, *K), one GEMM over the
+    whole batch ``gy (G, Coutg, N*P) @ cols (G, N*P, Cg*K)`` unless the per-sample
+    products are the smaller buffer."""
     n, cout = gy.shape[:2]
+    kernel = tuple(kernel)
     if _is_depthwise(x.shape[1], cout, groups):
-        cols = windows(xp, pad_constant(xp, x, pads), kernel, stride, dilation)
-        gw = xp.empty((cout, 1) + tuple(kernel), dtype=gy.dtype)
-        axes = (0,) + tuple(range(2, gy.ndim))
-        for offset in itertools.product(*(range(k) for k in kernel)):
-            gw[(slice(None), 0) + offset] = (cols[(Ellipsis,) + offset] * gy).sum(axes)
-        return gw
-    if _one_gemm(cout, groups):
-        cols, _ = _batch_columns(xp, x, kernel, stride, pads, dilation)  # (C*K, N*P)
-        gw = xp.matmul(_batch_rows(xp, gy), cols.T)                      # (Cout, C*K)
-        return gw.reshape((cout, x.shape[1]) + tuple(kernel))
-    cols, out = _columns(xp, x, kernel, stride, pads, dilation)
-    p = math.prod(out)
-    cols = cols.reshape(n, groups, -1, p)                    # (N, G, Cg*K, P)
-    g = gy.reshape(n, groups, cout // groups, p)             # (N, G, Coutg, P)
-    gw = xp.matmul(g, cols.transpose(0, 1, 3, 2)).sum(0)     # (G, Coutg, Cg*K)
-    return gw.reshape((cout, x.shape[1] // groups) + tuple(kernel))
+        plan = _depthwise_plan(xp, x.shape, kernel, gy.shape[2:], stride, pads, dilation,
+                               gy.dtype)
+        if plan is not None:
+            return plan.weight_grad(x, gy).reshape((cout, 1) + kernel)
+        return _depthwise_weight_grad_taps(xp, x, gy, kernel, stride, pads, dilation)
+    ck = x.shape[1] // groups * math.prod(kernel)
+    p = math.prod(gy.shape[2:])
+    if _one_gemm(cout, groups) or cout * ck > (ck + cout) * p:
+        cols, _ = _batch_columns(xp, x, kernel, stride, pads, dilation)   # (C*K, N*P)
+        g = _batch_rows(xp, gy).reshape(groups, cout // groups, -1)       # (G, Coutg, N*P)
+        gw = xp.matmul(g, cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1))
+    else:  # per-sample products (N, G, Coutg, Cg*K) are smaller than the columns' copies
+        cols, _ = _columns(xp, x, kernel, stride, pads, dilation)
+        cols = cols.reshape(n, groups, -1, p)                    # (N, G, Cg*K, P)
+        g = gy.reshape(n, groups, cout // groups, p)             # (N, G, Coutg, P)
+        gw = xp.matmul(g, cols.transpose(0, 1, 3, 2)).sum(0)     # (G, Coutg, Cg*K)
+    return gw.reshape((cout, x.shape[1] // groups) + kernel)
 
 
-def scatter_add_flat(xp, values, indices, size):
+def _depthwise_weight_grad_taps(xp, x, gy, kernel, stride, pads, dilation):
+    cols = windows(xp, pad_constant(xp, x, pads), kernel, stride, dilation)
+    gw = xp.empty((gy.shape[1], 1) + kernel, dtype=gy.dtype)
+    axes = (0,) + tuple(range(2, gy.ndim))
+    for offset in _kernel_offsets(kernel):
+        gw[(slice(None), 0) + offset] = (cols[(Ellipsis,) + offset] * gy).sum(axes)
+    return gw
+
+
+def scatter_add_flat(xp, values, indices, size, unique=False):
     """An array (N, C, size) with ``values`` (N, C, *) added at the flat positions
-    ``indices`` (same shape) of each (n, c) row."""
+    ``indices`` (same shape) of each (n, c) row; ``unique`` promises that no position repeats
+    within a row, so the values are simply written."""
     n, c = values.shape[:2]
+    if unique:
+        out = xp.zeros((n, c, size), dtype=values.dtype)
+        xp.put_along_axis(out, indices.reshape(n, c, -1), values.reshape(n, c, -1), axis=2)
+        return out
     rows = xp.arange(n * c).reshape(n, c, *([1] * (values.ndim - 2))) * size
     flat = (indices + rows).reshape(-1)
     out = xp.bincount(flat, weights=values.reshape(-1).astype("float64"), minlength=n * c * size)

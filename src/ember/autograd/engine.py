@@ -161,6 +161,8 @@ def _run_all(ready, deps, buffers, retain_graph, checked):
         grads = pop_buffer(node, None)
         edges = node.next_functions
         if grads is None:
+            if not retain_graph:
+                node.release()  # what it saved is not needed any more, as if it had run
             _skip(edges, deps, push_ready)
             continue
         if node._has_hooks or checked:  # AccumulateGrad has them by class

@@ -91,15 +91,21 @@ class Node:
         self._versions = versions
 
     def _save_with_outputs(self, tensors):
-        saved = list(tensors)
+        saved = []
+        versions = []
         outputs = []
-        for index, t in enumerate(saved):
-            if t is not None and t.grad_fn is self:
-                outputs.append((index, t._output_nr))
-                saved[index] = t._alias()
+        for t in tensors:
+            if t is None:
+                versions.append(None)
+            else:
+                versions.append(t._version_counter[0])
+                if t.grad_fn is self:
+                    outputs.append((len(saved), t._output_nr))
+                    t = t._alias()
+            saved.append(t)
         self._saved_outputs = outputs
         self._saved = saved
-        self._versions = [None if t is None else t._version_counter[0] for t in saved]
+        self._versions = versions
 
     @property
     def saved_tensors(self):

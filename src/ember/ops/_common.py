@@ -17,6 +17,7 @@ __all__ = [
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
+    "raw_arrays",
 ]
 
 make = _make
@@ -109,6 +110,35 @@ def float_array(data):
 
 # ----------------------------------------------------------------------------------------
 # Gradients
+
+# Float dtypes whose arithmetic NumPy does exactly as ember's ops do it (``arrays_for`` hands
+# their arrays and Python numbers to the ufunc unchanged).
+_RAW_DTYPES = frozenset(np.dtype(name) for name in ("float16", "float32", "float64"))
+
+
+def raw_arrays(grad, *tensors):
+    """``grad``'s array and those of ``tensors`` (None stays None) when a backward formula may
+    compute on backend arrays instead of with ember ops: no graph of the backward is being
+    built (``create_graph=False``) and all share one float dtype whose arithmetic with arrays of
+    that dtype and Python numbers is exactly what ember's ops compute. Else None, and the
+    formula runs with ember ops."""
+    if grad_state.grad_enabled:
+        return None
+    gd = grad._data
+    dtype = gd.dtype
+    if dtype not in _RAW_DTYPES:
+        return None
+    arrays = [gd]
+    for t in tensors:
+        if t is None:
+            arrays.append(None)
+            continue
+        data = t._data
+        if data.dtype != dtype:
+            return None
+        arrays.append(data)
+    return arrays
+
 
 def sum_to(grad, shape):
     """Sum ``grad`` down to ``shape`` (undo broadcasting), with ember ops so it is

@@ -15,6 +15,7 @@ from ._common import (
     Node, Tensor, grad_state, make, namespace_of, record, sum_to, wrap_dim,
 )
 from .view import UnsafeViewBackward0
+from ..amp.policy import autocast_policy
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "baddbmm", "addbmm", "einsum", "tensordot"]
@@ -133,19 +134,23 @@ class MmBackward0(Node):
         g1 = grad.mm(mat2.mT) if self.next_functions[0][0] is not None else None
         g2 = None
         if self.next_functions[1][0] is not None:
-            # in mat2's own layout: a transposed weight (Linear's) gets a gradient that is
-            # contiguous once transposed back, as torch computes it
-            if _is_transposed(mat2._data):
-                g2 = grad.mT.mm(mat1).mT
-            else:
-                g2 = mat1.mT.mm(grad)
+            g2 = _mat2_grad(mat1, mat2, grad)
         return g1, g2
+
+
+def _mat2_grad(mat1, mat2, grad):
+    """``mat1^T @ grad`` in mat2's own layout: a transposed weight (Linear's) gets a gradient
+    that is contiguous once transposed back, as torch computes it."""
+    if _is_transposed(mat2._data):
+        return grad.mT.mm(mat1).mT
+    return mat1.mT.mm(grad)
 
 
 def _is_transposed(data):
     return data.ndim == 2 and data.flags.f_contiguous and not data.flags.c_contiguous
 
 
+@autocast_policy("lower")
 @accepts_out
 def mm(input, mat2):
     """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor."""
@@ -169,6 +174,7 @@ class BmmBackward0(Node):
         return g1, g2
 
 
+@autocast_policy("lower")
 @accepts_out
 def bmm(input, mat2):
     """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
@@ -246,6 +252,7 @@ def vdot(input, other):
 # ----------------------------------------------------------------------------------------
 # matmul
 
+@autocast_policy("lower")
 @accepts_out
 def matmul(input, other):
     """Matrix product with torch's rules: 1-D·1-D is a dot product, 2-D·1-D a matrix-vector
@@ -385,6 +392,7 @@ def _tensordot_dims(dims, nd1):
     return dims_a, dims_b
 
 
+@autocast_policy("lower")
 @accepts_out
 def tensordot(a, b, dims=2):
     """Sums the products of ``a``'s and ``b``'s elements over the given dimensions: ``dims``
@@ -418,6 +426,7 @@ def _numel(shape, dims):
     return n
 
 
+@autocast_policy("lower")
 @accepts_out
 def inner(input, other):
     """Dot product over the last dimension of both tensors (a product if either is 0-D)."""
@@ -454,7 +463,9 @@ def _scale_sum(bias, product, beta, alpha):
 
 def _check_bias(bias, shape):
     """The expand error torch raises when ``bias`` does not broadcast to the product."""
-    if bias._data.shape != shape:
+    have = bias._data.shape
+    if have != shape and (len(have) > len(shape) or any(
+            b != 1 and b != p for b, p in zip(reversed(have), reversed(shape)))):
         bias.expand(shape)
 
 
@@ -478,7 +489,7 @@ class AddmmBackward0(_AddProductNode):
         mat1, mat2 = self.saved_tensors
         g = _scaled(grad, self.alpha)
         return (self.input_grad(grad), g.mm(mat2.mT) if self.needs(1) else None,
-                mat1.mT.mm(g) if self.needs(2) else None)
+                _mat2_grad(mat1, mat2, g) if self.needs(2) else None)
 
 
 class AddmvBackward0(_AddProductNode):
@@ -521,6 +532,7 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha):
     return result
 
 
+@autocast_policy("lower")
 @accepts_out
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
@@ -551,6 +563,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
                         beta, alpha)
 
 
+@autocast_policy("lower")
 @accepts_out
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
@@ -564,6 +577,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
                         _matmul_data(batch1._data, batch2._data), beta, alpha)
 
 
+@autocast_policy("lower")
 @accepts_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
@@ -732,6 +746,7 @@ def _embed_diagonal(g, unique, s, sizes):
     return einsum(",".join([unique] + eyes) + "->" + "".join(renamed), g, *eye_tensors)
 
 
+@autocast_policy("lower")
 def einsum(equation, *operands):
     """Sums the product of the operands' elements over the indices the equation names
     (Einstein summation): ``einsum("bij,bjk->bik", a, b)``. Operands come as arguments or as

@@ -6,8 +6,10 @@ work) sit together. Unary math ops are declared in one table line each with ``_u
 import math
 
 from .. import _dtype
+from .._backend import check_same_device
 from ._common import (
-    Node, Tensor, arrays_for, grad_state, is_scalar, make, namespace_of, record, write_out,
+    Node, Tensor, arrays_for, grad_state, is_scalar, make, namespace_of, raw_arrays, record,
+    write_out,
 )
 
 __all__ = [
@@ -43,26 +45,35 @@ def _binary(op_name, ufunc, node_cls, a, b, save, operands=arrays_for):
     except ValueError:
         _broadcast_check(op_name, a, b)
         raise
+    except TypeError:  # CuPy refuses NumPy operands: name the devices, as torch does
+        check_same_device(a, b)
+        raise
     out = make(data)
-    if grad_state.grad_enabled:
-        b_is_tensor = isinstance(b, Tensor)
-        if a._requires_grad or (b_is_tensor and b._requires_grad):
-            b_tensor = b if b_is_tensor else None
-            node = node_cls((a, b_tensor))
-            out._requires_grad = True
-            out.grad_fn = node
-            node._meta = (a._data.shape, a._data.dtype, b._data.shape, b._data.dtype, None) \
-                if b_is_tensor else (a._data.shape, a._data.dtype, None, None, b)
-            if save == "ab":
-                node.save(a, b_tensor)
-            elif save:
-                node.save(*[a if c == "a" else b_tensor if c == "b" else out for c in save])
+    if not grad_state.grad_enabled:
+        return out
+    if b.__class__ is Tensor or isinstance(b, Tensor):
+        if not (a._requires_grad or b._requires_grad):
+            return out
+        node = node_cls((a, b))
+        node._meta = (a._data.shape, a._data.dtype, b._data.shape, b._data.dtype, None)
+    elif a._requires_grad:
+        node = node_cls((a, None))
+        node._meta = (a._data.shape, a._data.dtype, None, None, b)
+        b = None
+    else:
+        return out
+    out._requires_grad = True
+    out.grad_fn = node
+    if save == "ab":
+        node.save(a, b)
+    elif save:
+        node.save(*[a if c == "a" else b if c == "b" else out for c in save])
     return out
 
 
 class _BinaryNode(Node):
     """Binary op node: ``meta`` holds the operands' shapes and dtypes; b may be a number."""
-    __slots__ = ()
+    __slots__ = ("_meta",)
 
     @property
     def meta(self):
@@ -98,24 +109,28 @@ class _BinaryNode(Node):
 # -- add / sub ------------------------------------------------------------------------------
 
 class AddBackward0(_BinaryNode):
-    __slots__ = ()
+    __slots__ = ("alpha",)
 
     def backward(self, grad):
-        alpha = self.alpha
-        ga = self.reduce(grad, 0) if self.needs(0) else None
+        edges = self.next_functions
+        ga = self.reduce(grad, 0) if edges[0][0] is not None else None
         gb = None
-        if self.needs(1):
+        if edges[1][0] is not None:
+            alpha = self.alpha
             gb = self.reduce(grad if alpha == 1 else grad * alpha, 1)
         return ga, gb
 
 
 class SubBackward0(_BinaryNode):
-    __slots__ = ()
+    __slots__ = ("alpha",)
 
     def backward(self, grad):
-        alpha = self.alpha
-        ga = self.reduce(grad, 0) if self.needs(0) else None
-        gb = self.reduce(grad * -alpha if alpha != 1 else -grad, 1) if self.needs(1) else None
+        edges = self.next_functions
+        ga = self.reduce(grad, 0) if edges[0][0] is not None else None
+        gb = None
+        if edges[1][0] is not None:
+            alpha = self.alpha
+            gb = self.reduce(grad * -alpha if alpha != 1 else -grad, 1)
         return ga, gb
 
 
@@ -126,7 +141,8 @@ def _check_alpha(b, alpha):
 
 def add(input, other, *, alpha=1, out=None):
     """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
-    _tensor_arg(input, "add")
+    if input.__class__ is not Tensor:
+        _tensor_arg(input, "add")
     if alpha == 1:
         res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other, "")
     elif isinstance(other, Tensor):
@@ -136,7 +152,7 @@ def add(input, other, *, alpha=1, out=None):
         res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other * alpha, "")
     if res.grad_fn is not None:
         res.grad_fn.alpha = alpha if isinstance(other, Tensor) else 1
-    return _maybe_out(res, out)
+    return res if out is None else _maybe_out(res, out)
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -189,19 +205,46 @@ class MulBackward0(_BinaryNode):
     __slots__ = ()
 
     def backward(self, grad):
-        a, b = self.saved_tensors
-        if b is None:
-            b = self.scalar
-        ga = self.reduce(grad * b, 0) if self.needs(0) else None
-        gb = self.reduce(grad * a, 1) if self.needs(1) else None
+        saved = self.saved_tensors
+        if self._meta[2] is None:
+            return self._scalar_backward(grad), None
+        a, b = saved
+        arrays = raw_arrays(grad, a, b)
+        edges = self.next_functions
+        ga = gb = None
+        if arrays is not None:
+            gd, ad, bd = arrays
+            if edges[0][0] is not None:
+                ga = self.reduce(make(gd * bd), 0)
+            if edges[1][0] is not None:
+                gb = self.reduce(make(gd * ad), 1)
+            return ga, gb
+        if edges[0][0] is not None:
+            ga = self.reduce(grad * b, 0)
+        if edges[1][0] is not None:
+            gb = self.reduce(grad * a, 1)
         return ga, gb
+
+    def _scalar_backward(self, grad):
+        """The gradient of ``a * number``."""
+        scalar = self._meta[4]
+        if scalar.__class__ is float or scalar.__class__ is int:
+            arrays = raw_arrays(grad)
+            if arrays is not None:
+                return self.reduce(make(arrays[0] * scalar), 0)
+        return self.reduce(grad * scalar, 0)
 
 
 def mul(input, other, *, out=None):
     """Multiplies ``input`` by ``other``, with broadcasting and type promotion."""
-    _tensor_arg(input, "mul")
-    res = _binary("mul", namespace_of(input._data).multiply, MulBackward0, input, other, "ab")
-    return _maybe_out(res, out)
+    if input.__class__ is not Tensor:
+        _tensor_arg(input, "mul")
+    res = _binary("mul", namespace_of(input._data).multiply, MulBackward0, input, other, "")
+    node = res.grad_fn
+    if node is not None and node._meta[2] is not None:
+        # as torch: each operand is kept only for the other's gradient
+        node.save(input if other._requires_grad else None, other if input._requires_grad else None)
+    return res if out is None else _maybe_out(res, out)
 
 
 multiply = mul
@@ -211,9 +254,10 @@ class DivBackward0(_BinaryNode):
     __slots__ = ()
 
     def backward(self, grad):
-        a, b, out = self.saved_tensors
-        if b is None:
+        saved = self.saved_tensors
+        if self._meta[2] is None:
             return self.reduce(grad / self.scalar, 0), None
+        a, b, out = saved
         ga = self.reduce(grad / b, 0) if self.needs(0) else None
         gb = self.reduce(-grad * out / b, 1) if self.needs(1) else None
         return ga, gb
@@ -266,7 +310,12 @@ def div(input, other, *, rounding_mode=None, out=None):
     """Divides ``input`` by ``other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
     _tensor_arg(input, "div")
     if rounding_mode is None:
-        res = _binary("div", _true_divide, DivBackward0, input, other, "abo")
+        res = _binary("div", _true_divide, DivBackward0, input, other, "")
+        node = res.grad_fn
+        if node is not None and node._meta[2] is not None:
+            # b for both gradients; a (as torch keeps it) and the result for b's
+            b_grad = other._requires_grad
+            node.save(input if b_grad else None, other, res if b_grad else None)
     elif rounding_mode == "trunc":
         res = _binary("div", _trunc_divide, DivBackward1, input, other, "")
     elif rounding_mode == "floor":

@@ -4,13 +4,15 @@
 ``Tensor.name``, the in-place ``Tensor.name_`` and the node class ``NameBackward0``.
 ``forward(xp, x)`` computes on arrays; ``grad(g, x, result)`` returns the input's gradient,
 with ``x`` and ``result`` given only when named in ``saves`` ("x", "result", "x,result").
+A formula marked ``arithmetic=True`` uses only ``+ - * /`` and Python numbers, so when no graph
+of the backward is built it runs on the arrays themselves (same values, no per-op dispatch).
 Integer and bool inputs of float ops compute in the default float dtype, as torch's do.
 """
 import math
 
 from ._common import (
     Node, Tensor, apply_inplace, check_inplace, finish_inplace, float_array, grad_state, make,
-    method, namespace_of, record,
+    method, namespace_of, raw_arrays, record,
 )
 
 __all__ = []
@@ -22,24 +24,30 @@ class _UnaryNode(Node):
     __slots__ = ()
     formula = None
     saves = ""
+    arithmetic = False  # the formula uses only + - * / and numbers: it works on arrays too
 
     def backward(self, grad):
         saved = self.saved_tensors
         saves = self.saves
+        x = y = None
         if saves == "x":
-            return (self.formula(grad, saved[0], None),)
-        if saves == "result":
-            return (self.formula(grad, None, saved[0]),)
-        if saves == "x,result":
-            return (self.formula(grad, saved[0], saved[1]),)
-        return (self.formula(grad, None, None),)
+            x = saved[0]
+        elif saves == "result":
+            y = saved[0]
+        elif saves == "x,result":
+            x, y = saved
+        if self.arithmetic:
+            arrays = raw_arrays(grad, x, y)
+            if arrays is not None:
+                return (make(self.formula(*arrays)),)
+        return (self.formula(grad, x, y),)
 
 
 def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok=True,
-           exported=True):
+           exported=True, arithmetic=False):
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (_UnaryNode,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None,
-                     "saves": saves})
+                     "saves": saves, "arithmetic": arithmetic})
     if saves == "x":
         def save(node, x, out):
             node.save(x)
@@ -111,44 +119,56 @@ def _special(fn_name):
 
 
 # name, forward(xp, x), grad(g, x, result), saved
-exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, "result")
-exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), "result")
-expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), "result")
-log = _unary("log", lambda xp, x: xp.log(x), lambda g, x, y: g / x)
-log2 = _unary("log2", lambda xp, x: xp.log2(x), lambda g, x, y: g / (x * math.log(2.0)))
-log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * math.log(10.0)))
-log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), node_name="Log1PBackward0")
-sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), "result")
+exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, "result", arithmetic=True)
+exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), "result",
+              arithmetic=True)
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), "result",
+               arithmetic=True)
+log = _unary("log", lambda xp, x: xp.log(x), lambda g, x, y: g / x, arithmetic=True)
+log2 = _unary("log2", lambda xp, x: xp.log2(x), lambda g, x, y: g / (x * math.log(2.0)),
+              arithmetic=True)
+log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * math.log(10.0)),
+               arithmetic=True)
+log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), node_name="Log1PBackward0",
+               arithmetic=True)
+sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), "result",
+              arithmetic=True)
 rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), "result")
 square = _unary("square", lambda xp, x: xp.square(x), lambda g, x, y: g * 2 * x, float_op=False,
-                node_name="PowBackward0")
-reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "result")
+                node_name="PowBackward0", arithmetic=True)
+reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "result",
+                    arithmetic=True)
 sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos())
 cos = _unary("cos", lambda xp, x: xp.cos(x), lambda g, x, y: -g * x.sin())
-tan = _unary("tan", lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), "result")
+tan = _unary("tan", lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), "result",
+             arithmetic=True)
 asin = _unary("asin", lambda xp, x: xp.arcsin(x), lambda g, x, y: g * (1 - x * x).rsqrt())
 acos = _unary("acos", lambda xp, x: xp.arccos(x), lambda g, x, y: -g * (1 - x * x).rsqrt())
-atan = _unary("atan", lambda xp, x: xp.arctan(x), lambda g, x, y: g / (1 + x * x))
+atan = _unary("atan", lambda xp, x: xp.arctan(x), lambda g, x, y: g / (1 + x * x), arithmetic=True)
 sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda g, x, y: g * x.cosh())
 cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda g, x, y: g * x.sinh())
-tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda g, x, y: g * (1 - y * y), "result")
+tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda g, x, y: g * (1 - y * y), "result",
+              arithmetic=True)
 asinh = _unary("asinh", lambda xp, x: xp.arcsinh(x), lambda g, x, y: g * (x * x + 1).rsqrt())
 acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda g, x, y: g * (x * x - 1).rsqrt())
-atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x * x))
-sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda g, x, y: g * y * (1 - y), "result")
+atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x * x),
+               arithmetic=True)
+sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda g, x, y: g * y * (1 - y), "result",
+                 arithmetic=True)
 erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp())
 erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp())
 erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "result")
 lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma())
 digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x))
 abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False)
-sign = _unary("sign", lambda xp, x: xp.sign(x), lambda g, x, y: g * 0, "", float_op=False)
+sign = _unary("sign", lambda xp, x: xp.sign(x), lambda g, x, y: g * 0, "", float_op=False,
+              arithmetic=True)
 floor = _unary("floor", lambda xp, x: xp.floor(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False)
+               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x) if x.dtype.kind not in "biu" else x.copy(),
-              lambda g, x, y: g * 0, "", float_op=False)
+              lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False)
+               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
 frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "", int_ok=False)
 
 

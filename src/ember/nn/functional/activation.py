@@ -1,14 +1,17 @@
 """Activation functions: elementwise non-linearities, softmax and friends.
 
 Most are compositions of ember ops (their gradients, of any order, follow). ReLU, Hardtanh,
-softmax and log_softmax are single nodes with hand-written backward."""
+LeakyReLU, softmax and log_softmax are single nodes with hand-written backward; the
+activations' backward runs on arrays (a mask or factor and one product) unless a graph of the
+backward is being built (``create_graph=True``), where it is written with ember ops."""
 import math
 import warnings
 
 from ...ops._common import (
-    Node, Tensor, apply_inplace, make, namespace_of, record, wrap_dim,
+    Node, Tensor, apply_inplace, grad_state, make, namespace_of, record, wrap_dim,
 )
 from ...ops.ternary import where
+from ...amp.policy import autocast_policy
 
 __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
@@ -30,12 +33,21 @@ def _maybe_inplace(fn, input, inplace, *args):
 # Single-node activations
 
 
+def _masked(grad, keep):
+    """``grad`` where the boolean array ``keep`` is true, else 0 (an array product; a bool
+    operand viewed as uint8 multiplies faster than as bool)."""
+    return grad * keep.view("uint8")
+
+
 class ReluBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
         (result,) = self.saved_tensors
-        return (grad * (result > 0),)
+        if grad_state.grad_enabled:
+            return (grad * (result <= 0).logical_not(),)
+        xp = namespace_of(result._data)
+        return (make(_masked(grad._data, xp.logical_not(result._data <= 0))),)
 
 
 def _relu(input):
@@ -64,14 +76,21 @@ class HardtanhBackward0(Node):
 
     def backward(self, grad):
         (input,) = self.saved_tensors
-        inside = (input > self.min_val).logical_and(input < self.max_val)
-        return (grad * inside,)
+        lo, hi = self.min_val, self.max_val
+        if grad_state.grad_enabled:
+            return (grad * (input <= lo).logical_or(input >= hi).logical_not(),)
+        data = input._data
+        xp = namespace_of(data)
+        outside = data <= lo
+        outside |= data >= hi
+        return (make(_masked(grad._data, xp.logical_not(outside, out=outside))),)
 
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
     data = input._data
     xp = namespace_of(data)
-    out = make(xp.clip(data, data.dtype.type(min_val), data.dtype.type(max_val)))
+    clipped = xp.clip(data, data.dtype.type(min_val), data.dtype.type(max_val))
+    out = make(clipped.astype(data.dtype, copy=False))  # NumPy's clip gives bfloat16 float32
     node = record(HardtanhBackward0, (input,), out)
     if node is not None:
         node.save(input)
@@ -100,8 +119,44 @@ def relu6(input, inplace=False):
 # Compositions
 
 
+class LeakyReluBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        slope = self.negative_slope
+        if grad_state.grad_enabled:
+            return (where(input > 0, grad, grad * slope),)
+        return (make(_leaky_relu_grad(input._data, grad._data, slope)),)
+
+
+def _leaky_relu_grad(x, grad, slope):
+    """``grad`` where ``x > 0``, else ``grad * slope``, as one factor array times grad."""
+    xp = namespace_of(x)
+    if 0 <= slope <= 1:
+        factor = xp.sign(x)  # 1 where x > 0; fmax with the slope maps 0, -1 and NaN to it
+        xp.fmax(factor, x.dtype.type(slope), out=factor)
+    else:
+        factor = xp.where(x > 0, x.dtype.type(1), x.dtype.type(slope))
+    factor *= grad
+    return factor
+
+
 def _leaky_relu(input, negative_slope):
-    return where(input > 0, input, input * negative_slope)
+    data = input._data
+    if data.dtype.kind != "f":
+        return where(input > 0, input, input * negative_slope)
+    xp = namespace_of(data)
+    scaled = data * data.dtype.type(negative_slope)
+    if 0 < negative_slope <= 1:  # then leaky_relu(x) = max(x, slope * x), inf included
+        out = make(xp.maximum(data, scaled, out=scaled))
+    else:
+        out = make(xp.where(data > 0, data, scaled))
+    node = record(LeakyReluBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+        node.negative_slope = negative_slope
+    return out
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -114,6 +169,7 @@ def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, True)
 
 
+@autocast_policy("lower")
 def prelu(input, weight):
     """Applies ``max(0, x) + weight * min(0, x)`` element-wise, ``weight`` per channel (dim 1)."""
     if weight.ndim > 1:
@@ -184,8 +240,50 @@ def gelu(input, approximate="none"):
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
+class SiluBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        if grad_state.grad_enabled:
+            s = input.sigmoid()
+            return (grad * (s * (1 + input * (1 - s))),)
+        x = input._data
+        xp = namespace_of(x)
+        s = _sigmoid_array(xp, x)
+        factor = xp.subtract(x.dtype.type(1), s)  # d silu / dx = s * (1 + x * (1 - s))
+        factor *= x
+        factor += x.dtype.type(1)
+        factor *= s
+        factor *= grad._data
+        return (make(factor),)
+
+
+def _sigmoid_array(xp, x):
+    """``1 / (1 + exp(-x))`` of a float array; ``exp`` overflowing to inf gives 0, as it
+    should."""
+    s = xp.negative(x)
+    errstate = getattr(xp, "errstate", None)
+    if errstate is None:
+        xp.exp(s, out=s)
+    else:
+        with errstate(over="ignore"):
+            xp.exp(s, out=s)
+    s += x.dtype.type(1)
+    return xp.reciprocal(s, out=s)
+
+
 def _silu(input):
-    return input * input.sigmoid()
+    data = input._data
+    if data.dtype.kind != "f":
+        return input * input.sigmoid()
+    y = _sigmoid_array(namespace_of(data), data)
+    y *= data
+    out = make(y)
+    node = record(SiluBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+    return out
 
 
 def silu(input, inplace=False):
@@ -312,8 +410,9 @@ class SoftmaxBackward0(Node):
 
     def backward(self, grad):
         (out,) = self.saved_tensors
-        dim = self.dim
-        return (out * (grad - (grad * out).sum(dim, keepdim=True)),)
+        if grad_state.grad_enabled or not out.ndim:  # create_graph: ember ops, differentiable
+            return (out * (grad - (grad * out).sum(self.dim, keepdim=True)),)
+        return (make(softmax_backward_array(grad._data, out._data, self.dim)),)
 
 
 class LogSoftmaxBackward0(Node):
@@ -321,29 +420,56 @@ class LogSoftmaxBackward0(Node):
 
     def backward(self, grad):
         (out,) = self.saved_tensors
-        return (grad - out.exp() * grad.sum(self.dim, keepdim=True),)
+        if grad_state.grad_enabled or not out.ndim:
+            return (grad - out.exp() * grad.sum(self.dim, keepdim=True),)
+        return (make(log_softmax_backward_array(grad._data, out._data, self.dim)),)
 
 
-def _shifted(data, axis):
+def softmax_backward_array(grad, out, axis):
+    """``out * (grad - sum(grad * out))`` along ``axis``, in one fresh buffer."""
+    xp = namespace_of(out)
+    result = xp.multiply(grad, out)
+    total = result.sum(axis=axis, keepdims=True)
+    xp.subtract(grad, total, out=result)
+    return xp.multiply(result, out, out=result)
+
+
+def log_softmax_backward_array(grad, out, axis):
+    """``grad - exp(out) * sum(grad)`` along ``axis``, in one fresh buffer."""
+    xp = namespace_of(out)
+    result = xp.exp(out)
+    result *= grad.sum(axis=axis, keepdims=True)
+    return xp.subtract(grad, result, out=result)
+
+
+def row_peak(data, axis):
+    """The max along ``axis`` (kept), 0 where it is not finite: shifting by it keeps
+    ``exp`` in range, and rows of infinities give infinities or NaN as torch's, not NaN from
+    ``inf - inf``."""
     xp = namespace_of(data)
     peak = data.max(axis=axis, keepdims=True)
     finite = xp.isfinite(peak)
-    if not finite.all():  # rows of infinities: shifting by them would give NaN
+    if not finite.all():
         peak = xp.where(finite, peak, 0)
-    return xp, data - peak
+    return peak
 
 
 def softmax_array(data, axis):
     """``exp(x) / sum(exp(x))`` along ``axis`` of a float array, shifted by the max."""
-    xp, shifted = _shifted(data, axis)
-    e = xp.exp(shifted)
-    return e / e.sum(axis=axis, keepdims=True)
+    xp = namespace_of(data)
+    e = xp.subtract(data, row_peak(data, axis))
+    xp.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
 
 
 def log_softmax_array(data, axis):
     """``x - logsumexp(x)`` along ``axis`` of a float array, shifted by the max."""
-    xp, shifted = _shifted(data, axis)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+    xp = namespace_of(data)
+    shifted = xp.subtract(data, row_peak(data, axis))
+    total = xp.exp(shifted).sum(axis=axis, keepdims=True)
+    shifted -= xp.log(total)
+    return shifted
 
 
 def _softmax_input(input, dim, dtype, name):

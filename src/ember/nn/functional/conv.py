@@ -9,6 +9,7 @@ import numbers
 
 from ..._backend import kernels
 from ...ops._common import Node, Tensor, make, namespace_of, record
+from ...amp.policy import autocast_policy
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
@@ -215,16 +216,19 @@ def _convnd(op, nd, input, weight, bias, stride, padding, dilation, groups):
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_policy("lower")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 1D convolution over an input signal composed of several input planes."""
     return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_policy("lower")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 2D convolution over an input image composed of several input planes."""
     return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_policy("lower")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 3D convolution over an input image composed of several input planes."""
     return _convnd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
@@ -259,6 +263,7 @@ def _conv_transposend(op, nd, input, weight, bias, stride, padding, output_paddi
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_policy("lower")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Applies a 1D transposed convolution operator over an input signal composed of several
@@ -267,6 +272,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              output_padding, groups, dilation)
 
 
+@autocast_policy("lower")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Applies a 2D transposed convolution operator over an input image composed of several
@@ -275,6 +281,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                              output_padding, groups, dilation)
 
 
+@autocast_policy("lower")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Applies a 3D transposed convolution operator over an input image composed of several

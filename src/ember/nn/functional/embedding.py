@@ -43,13 +43,27 @@ def _embedding_dense_backward(grad, indices, num_weights, padding_idx, counts):
         rows = rows / counts[flat][:, None]
     if padding_idx is not None:
         rows = rows * (flat != padding_idx)[:, None]
-    out = xp.zeros((num_weights, dim), data.dtype)
-    xp.add.at(out, flat, rows)
-    result = make(out)
+    result = make(_sum_rows_by_index(xp, rows, flat, num_weights))
     node = record(EmbeddingDenseBackward0, (grad,), result)
     if node is not None:
         node.indices, node.padding_idx, node.counts = indices, padding_idx, counts
     return result
+
+
+def _sum_rows_by_index(xp, rows, flat, num_weights):
+    """An array (num_weights, D) whose row ``i`` sums the ``rows`` (M, D) with ``flat == i``:
+    a stable sort of the indices and one ``add.reduceat`` over the runs (several times faster
+    than ``add.at``, in the same order of summation)."""
+    out = xp.zeros((num_weights, rows.shape[1]), rows.dtype)
+    if not flat.size or not hasattr(xp.add, "reduceat"):
+        xp.add.at(out, flat, rows)
+        return out
+    order = xp.argsort(flat, kind="stable")
+    ordered = flat[order]
+    new_run = xp.concatenate((xp.ones(1, dtype=bool), ordered[1:] != ordered[:-1]))
+    starts = xp.flatnonzero(new_run)
+    out[ordered[starts]] = xp.add.reduceat(rows[order], starts, axis=0)
+    return out
 
 
 def _renorm_(weight, indices, max_norm, norm_type):

@@ -1,21 +1,35 @@
 """Affine maps: ``linear`` and ``bilinear``."""
-from ...ops.linalg import einsum, matmul
+from ...ops.linalg import addmm, einsum, matmul
+from ...amp.policy import autocast_policy
 
 __all__ = ["linear", "bilinear"]
 
 
+@autocast_policy("lower")
 def linear(input, weight, bias=None):
     """Applies the affine map ``y = x A^T + b``."""
     if input.ndim and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
         rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
                            f"and {weight.shape[1]}x{weight.shape[0]})")
+    if bias is not None and weight.ndim == 2 and bias.ndim == 1 and input.ndim:
+        return _addmm_rows(input, weight, bias)
     out = matmul(input, weight.t() if weight.ndim == 2 else weight)
     if bias is not None:
         out = out + bias
     return out
 
 
+def _addmm_rows(input, weight, bias):
+    """``bias + x A^T`` as one addmm over the rows of ``input`` (the bias added in place to
+    the fresh product), torch's ``AddmmBackward0`` (under a view for other than 2-D input)."""
+    if input.ndim == 2:
+        return addmm(bias, input, weight.t())
+    rows = addmm(bias, input.reshape(-1, input.shape[-1]), weight.t())
+    return rows.view(*input.shape[:-1], weight.shape[0])
+
+
+@autocast_policy("native")
 def bilinear(input1, input2, weight, bias=None):
     """Applies ``y = x1^T A x2 + b`` with ``A`` of shape (out, in1, in2)."""
     if input1.shape[:-1] != input2.shape[:-1]:

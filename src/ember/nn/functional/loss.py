@@ -4,10 +4,11 @@ ops, so their gradients of any order follow."""
 import math
 import warnings
 
-from ...ops._common import Node, make, namespace_of, record
+from ...ops._common import Node, grad_state, make, namespace_of, record
 from ...ops.ternary import where
-from .activation import log_softmax, log_softmax_array, logsigmoid, relu, softplus
+from .activation import log_softmax, logsigmoid, relu, row_peak, softplus
 from .distance import pairwise_distance
+from ...amp.policy import autocast_policy
 
 __all__ = [
     "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
@@ -69,6 +70,7 @@ def _torch_size(t):
 # Regression losses
 
 
+@autocast_policy("fp32")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """The mean (or sum, or each) absolute error ``|input - target|``."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -77,6 +79,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce((input - target).abs(), reduction)
 
 
+@autocast_policy("fp32")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """The mean (or sum, or each) squared error ``(input - target)^2``."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -89,6 +92,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 x^2 / beta`` where ``|x| < beta``, else ``|x| - 0.5 beta`` (x = input - target)."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -102,6 +106,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
 
 
+@autocast_policy("fp32")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 x^2`` where ``|x| < delta``, else ``delta (|x| - 0.5 delta)``."""
     _check_reduction(reduction)
@@ -143,12 +148,18 @@ def _class_layout(input, target, weight):
                 raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
             raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
         classes = input.shape[1]
-        xp = namespace_of(input._data)
-        data = xp.moveaxis(input._data, 1, -1).reshape(-1, classes)
+        data = _rows_array(input._data)
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "
                            f"no classes but got weight tensor of shape: {list(weight.shape)}")
     return data, target._data.reshape(-1), classes
+
+
+def _rows_array(data):
+    """A (C,) or (N, C, *) array of class scores as (M, C) rows."""
+    if data.ndim <= 2:
+        return data if data.ndim == 2 else data.reshape(1, -1)
+    return namespace_of(data).moveaxis(data, 1, -1).reshape(-1, data.shape[1])
 
 
 def _dtype_word(t):
@@ -168,7 +179,7 @@ class _ClassTargets:
         if bad.any():
             raise IndexError(f"Target {int(targets[bad][0])} is out of bounds.")
         self.xp, self.classes, self.eps = xp, classes, label_smoothing
-        self.kept = kept
+        self.kept = kept.astype(dtype)
         self.index = xp.where(kept, targets, 0)
         self.weight = xp.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
         self.picked_weight = self.weight[self.index] * kept
@@ -178,12 +189,37 @@ class _ClassTargets:
         """What 'mean' divides by: the summed weights of the kept targets."""
         return float(self.picked_weight.sum())
 
-    def row_losses(self, logp):
-        """``-sum_c Q_ic logp_ic`` for each row of the array ``logp`` (M, C)."""
-        out = -(1.0 - self.eps) * self.picked_weight * logp[self.rows, self.index]
+    def row_losses(self, shifted):
+        """``-sum_c Q_ic logp_ic`` for each row, from ``shifted`` (M, C), the logits minus
+        each row's peak, so that ``logp = shifted - log_total``. Returns the losses and
+        ``log_total`` (M,), each row's log sum of ``exp(shifted)``, which is left in
+        ``shifted``."""
+        xp = self.xp
+        picked = shifted[self.rows, self.index]
+        smoothed = shifted @ self.weight if self.eps else None
+        xp.exp(shifted, out=shifted)
+        log_total = xp.log(shifted.sum(axis=1))
+        out = -(1.0 - self.eps) * self.picked_weight * (picked - log_total)
         if self.eps:
-            out = out - (self.eps / self.classes) * self.kept * (logp @ self.weight)
-        return out
+            smoothed = smoothed - log_total * self.weight.sum()
+            out = out - (self.eps / self.classes) * self.kept * smoothed
+        return out, log_total
+
+    def gradient_rows(self, logits, offset, scale):
+        """``scale * (softmax(logits) * sum_c Q_c - Q)`` as a fresh array (M, C), with
+        ``offset`` each row's log sum exp (M, 1) and ``scale`` 0-d or per row (M,)."""
+        xp, dtype = self.xp, logits.dtype
+        rows = xp.subtract(logits, offset)
+        xp.exp(rows, out=rows)
+        picked_scale = (1.0 - self.eps) * self.picked_weight * scale
+        if self.eps:
+            smooth_scale = (self.eps / self.classes) * self.kept * scale
+            rows *= (picked_scale + smooth_scale * self.weight.sum()).astype(dtype)[:, None]
+            rows -= smooth_scale.astype(dtype)[:, None] * self.weight[None, :]
+        else:
+            rows *= picked_scale.astype(dtype)[:, None]
+        rows[self.rows, self.index] -= picked_scale.astype(dtype)
+        return rows
 
     def coefficients(self, dtype):
         """Q as an array (M, C), built only when needed (in backward)."""
@@ -196,21 +232,35 @@ class _ClassTargets:
 
 
 class CrossEntropyLossBackward0(Node):
-    """log_softmax over classes and the weighted negative log likelihood, as one node."""
+    """log_softmax over classes and the weighted negative log likelihood, as one node.
+    Saves the logits and each row's log sum exp; with ``create_graph`` the gradient is
+    written in ember ops instead, so it can be differentiated again."""
 
     __slots__ = ()
 
     def backward(self, grad):
         (input,) = self.saved_tensors
+        if grad_state.grad_enabled:
+            return (self._composite(input, grad),)
+        if self.reduction == "none":
+            scale = grad._data.reshape(-1)
+        elif self.reduction == "mean":
+            scale = grad._data / (self.divisor or 1.0)  # no kept weight: Q is 0, so is the grad
+        else:
+            scale = grad._data
+        rows = self.targets.gradient_rows(_rows_array(input._data), self.offset, scale)
+        return (make(_unrows_array(rows, input)),)
+
+    def _composite(self, input, grad):
         logits = _rows_of(input)
         probs = logits.softmax(-1)
         q = self.targets.coefficients(logits._data.dtype)
         if self.reduction == "none":
             scale = grad.reshape(-1, 1)
         else:
-            scale = grad / self.divisor if self.reduction == "mean" else grad
+            scale = grad / (self.divisor or 1.0) if self.reduction == "mean" else grad
         rows = (probs * make(q.sum(-1, keepdims=True)) - make(q)) * scale
-        return (_unrows(rows, input),)
+        return _unrows(rows, input)
 
 
 def _rows_of(input):
@@ -225,6 +275,14 @@ def _unrows(rows, input):
         return rows if input.ndim == 2 else rows.reshape(input.shape)
     moved = tuple(input.shape[:1]) + tuple(input.shape[2:]) + (input.shape[1],)
     return rows.reshape(moved).movedim(-1, 1)
+
+
+def _unrows_array(rows, input):
+    """The array counterpart of ``_unrows``: (M, C) rows back to ``input``'s layout."""
+    if input.ndim <= 2:
+        return rows if input.ndim == 2 else rows.reshape(input.shape)
+    moved = tuple(input.shape[:1]) + tuple(input.shape[2:]) + (input.shape[1],)
+    return namespace_of(rows).moveaxis(rows.reshape(moved), -1, 1)
 
 
 def _reduce_rows(per_row, reduction, divisor, target_shape, xp, dtype):
@@ -245,12 +303,14 @@ def _cross_entropy_indices(input, target, weight, ignore_index, reduction, label
     picked = _ClassTargets(xp, targets, classes, weight, ignore_index, label_smoothing,
                            logits.dtype)
     divisor = picked.divisor()
-    per_row = picked.row_losses(log_softmax_array(logits, -1))
+    peak = row_peak(logits, 1)
+    per_row, log_total = picked.row_losses(xp.subtract(logits, peak))
     out = make(_reduce_rows(per_row, reduction, divisor, target.shape, xp, logits.dtype))
     node = record(CrossEntropyLossBackward0, (input,), out)
     if node is not None:
         node.save(input)
         node.targets, node.reduction, node.divisor = picked, reduction, divisor
+        node.offset = peak + log_total[:, None]
     return out
 
 
@@ -270,6 +330,7 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """The cross entropy between the logits ``input`` (N, C, *) and ``target``: class
@@ -285,6 +346,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                   label_smoothing)
 
 
+@autocast_policy("fp32")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for log-probabilities
@@ -308,6 +370,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 # Binary classification
 
 
+@autocast_policy("fp32")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``input``; the logs are clamped
@@ -327,6 +390,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Sigmoid and binary cross entropy in one stable expression:
@@ -346,6 +410,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """``log(1 + exp(-y x))`` averaged over elements."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -371,6 +436,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 # Distributions
 
 
+@autocast_policy("fp32")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """The pointwise KL divergence ``target * (log target - input)`` for log-probabilities
     ``input`` (``target`` too with ``log_target``)."""
@@ -392,6 +458,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Negative log likelihood of ``target`` under a Poisson distribution of rate ``input``
@@ -448,6 +515,7 @@ def _clamped_in_value_only(t, low):
 # Margin and embedding losses
 
 
+@autocast_policy("fp32")
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     """``max(0, -y (x1 - x2) + margin)``."""
@@ -460,6 +528,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _reduce(relu(-target * (input1 - input2) + margin), reduction)
 
 
+@autocast_policy("fp32")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """``x`` where ``y == 1`` and ``max(0, margin - x)`` where ``y == -1``."""
@@ -470,6 +539,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(margin_part + self_part, reduction)
 
 
+@autocast_policy("fp32")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     """``1 - cos(x1, x2)`` where ``y == 1`` and ``max(0, cos(x1, x2) - margin)`` where
@@ -492,6 +562,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """Multi-class hinge loss: per sample, ``sum_{j != y} max(0, margin - x[y] + x[j])^p / C``,
@@ -523,6 +594,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Multi-label hinge loss: per sample, ``sum_{j in y, k not in y} max(0, 1 - (x[j] -
     x[k])) / C`` with the targets ``y`` listed until the first -1."""
@@ -548,6 +620,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """``max(0, d(a, p) - d(a, n) + margin)`` with the p-norm pairwise distance ``d``."""

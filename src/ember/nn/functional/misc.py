@@ -5,6 +5,8 @@ from ...ops._common import make, namespace_of
 from ...ops.ternary import where
 from .activation import softmax
 from .dropout import dropout
+from .fused_attention import fused_attention
+from ...amp.policy import autocast_policy
 
 __all__ = ["normalize", "scaled_dot_product_attention"]
 
@@ -25,6 +27,7 @@ def _safe_softmax(scores):
     return where(dead, 0.0, softmax(where(dead, 0.0, scores), -1))
 
 
+@autocast_policy("lower")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """``softmax(Q K^T * scale + mask) V``: ``attn_mask`` is boolean (True: take part) or a
@@ -33,8 +36,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    length, source = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    fused = fused_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                            enable_gqa, _composite_attention)
+    if fused is not None:
+        return fused
+    return _composite_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                enable_gqa)
+
+
+def _composite_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                         enable_gqa=False):
+    length, source = query.shape[-2], key.shape[-2]
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         repeat = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(repeat, -3)

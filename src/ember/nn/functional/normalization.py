@@ -1,14 +1,22 @@
 """Normalization: batch_norm and layer_norm (each one node with a hand-written backward),
 group_norm, instance_norm, rms_norm and local_response_norm.
 
-The backward of batch_norm and layer_norm is written with ember ops; when a graph of the
-backward is being built it recomputes the statistics from the saved input with ember ops,
-so second-order gradients are exact.
+batch_norm and layer_norm on float32/float64 run fused array kernels: per-channel (or per-row)
+sums as ``einsum`` reductions (batch norm's moments in one pass over the input where that is
+accurate), the output as one scale and shift per channel (per row), and a backward that makes
+two reductions and a few in-place passes on arrays. Other dtypes take the general path. When
+a graph of the backward is being built (``create_graph=True``) the backward recomputes the
+statistics from the saved input with ember ops, so second-order gradients are exact.
 """
 from ...ops._common import Node, grad_state, make, namespace_of, record
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
+
+
+def _fused(data):
+    """Whether the fused array kernels handle ``data``: float32 or float64, not empty."""
+    return data.dtype.char in "fd" and data.size > 0
 
 
 class NativeBatchNormBackward0(Node):
@@ -18,7 +26,28 @@ class NativeBatchNormBackward0(Node):
 
     def backward(self, grad):
         x, weight, mean, invstd = self.saved_tensors
-        need_x, need_w, need_b = (e[0] is not None for e in self.next_functions)
+        need = tuple(e[0] is not None for e in self.next_functions)
+        if self.fused and not grad_state.grad_enabled:
+            return self._fused_backward(grad._data.astype(x._data.dtype, copy=False), x._data,
+                                        None if weight is None else weight._data,
+                                        mean._data.reshape(-1), invstd._data.reshape(-1), need)
+        return self._composite_backward(grad, x, weight, mean, invstd, need)
+
+    def _fused_backward(self, grad, x, weight, mean, invstd, need):
+        n, c = x.shape[:2]
+        gx, gw, gb = _batch_norm_backward_arrays(
+            namespace_of(x), grad.reshape(n, c, -1), x.reshape(n, c, -1), mean, invstd,
+            None if weight is None else weight.astype(x.dtype, copy=False), self.training, need)
+        return self._wrap_grads(gx, x.shape, gw, gb)
+
+    def _wrap_grads(self, gx, x_shape, gw, gb):
+        shape = self.affine_shape
+        return (None if gx is None else make(gx.reshape(x_shape)),
+                None if gw is None else make(gw.reshape(shape)),
+                None if gb is None else make(gb.reshape(shape)))
+
+    def _composite_backward(self, grad, x, weight, mean, invstd, need):
+        need_x, need_w, need_b = need
         dims, shape = self.dims, self.param_shape
         if self.training and grad_state.grad_enabled:
             mean = x.mean(dims, keepdim=True)
@@ -39,29 +68,112 @@ class NativeBatchNormBackward0(Node):
         return gx, gw, gb
 
 
+def _batch_norm_backward_arrays(xp, grad, x, mean, invstd, weight, training, need):
+    """Gradients of batch norm for (N, C, L) arrays ``grad`` and ``x`` and per-channel
+    ``mean``, ``invstd`` and ``weight``: (input, weight, bias), None where not needed.
+
+    With ``k = weight * invstd``, ``M = N * L``, ``c = x - mean`` and sums over N and L, the
+    input gradient in training is
+    ``k * (grad - sum(grad) / M - c * invstd**2 * sum(grad * c) / M)``, computed as one scale
+    and shift of ``x``, one subtraction and one scaling."""
+    need_x, need_w, need_b = need
+    count = x.shape[0] * x.shape[2]
+    sum_grad = xp.einsum("ncl->c", grad)
+    sum_grad_centered = None
+    if need_w or (need_x and training):
+        sum_grad_centered = _sum_product_centered(xp, grad, x, mean, invstd, sum_grad)
+    grad_x = None
+    if need_x:
+        k = invstd if weight is None else invstd * weight
+        if training:
+            slope = invstd * invstd * sum_grad_centered / count
+            grad_x = x * slope[:, None]
+            grad_x += (sum_grad / count - mean * slope)[:, None]
+            xp.subtract(grad, grad_x, out=grad_x)
+            grad_x *= k[:, None]
+        else:
+            grad_x = grad * k[:, None]
+    grad_w = sum_grad_centered * invstd if need_w else None
+    return grad_x, grad_w, sum_grad if need_b else None
+
+
+# Largest mean**2 / variance for which sums over ``x`` stand in for sums over ``x - mean``
+# (``sum(x * x) - M * mean**2`` for the variance, ``sum(g * x) - mean * sum(g)``): the rounding
+# error of that cancellation grows as ``(1 + mean**2 / var) * eps``, so beyond this ratio the
+# centred array is formed and summed instead (two passes).
+_ONE_PASS_MAX_RATIO = 8.0
+
+
+def _sum_product_centered(xp, grad, x, mean, invstd, sum_grad):
+    """Per-channel ``sum(grad * (x - mean))`` of (N, C, L) arrays."""
+    if bool(xp.all(mean * mean * invstd * invstd <= _ONE_PASS_MAX_RATIO)):
+        return xp.einsum("ncl,ncl->c", grad, x) - mean * sum_grad
+    return xp.einsum("ncl,ncl->c", grad, x - mean[:, None])
+
+
 class NativeLayerNormBackward0(NativeBatchNormBackward0):
     __slots__ = ()
+
+    def _fused_backward(self, grad, x, weight, mean, invstd, need):
+        width = x.size // mean.size
+        gx, gw, gb = _layer_norm_backward_arrays(
+            namespace_of(x), grad.reshape(-1, width), x.reshape(-1, width), mean, invstd,
+            None if weight is None else weight.astype(x.dtype, copy=False).reshape(-1), need)
+        return self._wrap_grads(gx, x.shape, gw, gb)
+
+
+def _layer_norm_backward_arrays(xp, grad, x, mean, invstd, weight, need):
+    """Gradients of layer norm for (R, D) arrays ``grad`` and ``x``, per-row ``mean`` and
+    ``invstd`` and a (D,) ``weight``: (input, weight, bias), None where not needed.
+
+    With ``h = grad * weight`` and row means, the input gradient is
+    ``invstd * (h - mean(h) - xhat * mean(h * xhat))``."""
+    need_x, need_w, need_b = need
+    xhat = x - mean[:, None]
+    xhat *= invstd[:, None]
+    grad_w = xp.einsum("rd,rd->d", grad, xhat) if need_w else None
+    grad_b = xp.einsum("rd->d", grad) if need_b else None
+    grad_x = None
+    if need_x:
+        width = x.shape[1]
+        grad_x = grad * weight if weight is not None else grad.copy()
+        mean_h = xp.einsum("rd->r", grad_x) / width
+        mean_h_xhat = xp.einsum("rd,rd->r", grad_x, xhat) / width
+        xhat *= mean_h_xhat[:, None]
+        xhat += mean_h[:, None]
+        grad_x -= xhat
+        grad_x *= invstd[:, None]
+    return grad_x, grad_w, grad_b
+
+
+def _record_norm(node_cls, out, x, weight, bias, dims, param_shape, param_sum_dims, mean, invstd,
+                 training, eps, fused=False):
+    """Record the normalization node of ``out``, saving ``x``, ``weight`` and the statistics
+    (arrays broadcastable against x); ``fused``: the forward ran the fused array kernels, and
+    so may the backward."""
+    node = record(node_cls, (x, weight, bias), out)
+    if node is not None:
+        xp = namespace_of(x._data)
+        node.dims, node.param_shape, node.param_sum_dims = dims, param_shape, param_sum_dims
+        node.training, node.eps, node.fused = training, eps, fused
+        affine = weight if weight is not None else bias
+        node.affine_shape = None if affine is None else tuple(affine.shape)
+        node.save(x, weight, make(xp.asarray(mean, dtype=x._data.dtype)),
+                  make(xp.asarray(invstd, dtype=x._data.dtype)))
+    return out
 
 
 def _normalize(node_cls, x, weight, bias, dims, param_shape, param_sum_dims, mean, invstd,
                training, eps):
-    """The shared forward: ``mean`` and ``invstd`` are arrays broadcastable against x."""
-    xp = namespace_of(x._data)
+    """The general forward: ``mean`` and ``invstd`` are arrays broadcastable against x."""
     y = (x._data - mean) * invstd
     if weight is not None:
         y = y * weight._data.reshape(param_shape)
     if bias is not None:
         y = y + bias._data.reshape(param_shape)
     out = make(y.astype(x._data.dtype, copy=False))
-    node = record(node_cls, (x, weight, bias), out)
-    if node is not None:
-        node.dims, node.param_shape, node.param_sum_dims = dims, param_shape, param_sum_dims
-        node.training, node.eps = training, eps
-        affine = weight if weight is not None else bias
-        node.affine_shape = None if affine is None else tuple(affine.shape)
-        node.save(x, weight, make(xp.asarray(mean, dtype=x._data.dtype)),
-                  make(xp.asarray(invstd, dtype=x._data.dtype)))
-    return out
+    return _record_norm(node_cls, out, x, weight, bias, dims, param_shape, param_sum_dims, mean,
+                        invstd, training, eps)
 
 
 def _moments(xp, data, dims):
@@ -86,6 +198,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-05):
     """Apply Batch Normalization for each channel across a batch of data."""
     _check_batch_norm(input, running_mean, weight, bias, training)
+    if input.dim() >= 2 and _fused(input._data):
+        return _batch_norm_fused(input, running_mean, running_var, weight, bias, training,
+                                 momentum, eps)
     xp = namespace_of(input._data)
     nd = input.dim()
     dims = (0,) + tuple(range(2, nd))
@@ -103,6 +218,48 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     use_batch = training or running_mean is None
     return _normalize(NativeBatchNormBackward0, input, weight, bias, dims, param_shape, dims,
                       mean, invstd, use_batch, eps)
+
+
+def _batch_norm_fused(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    """batch_norm on an (N, C, L) view: statistics as einsum reductions, the output as one
+    per-channel scale and shift of the input."""
+    data = input._data
+    xp, dtype = namespace_of(data), data.dtype
+    x = data.reshape(data.shape[0], data.shape[1], -1)
+    use_batch = training or running_mean is None
+    if use_batch:
+        mean, var = _channel_moments(xp, x)
+        if training and running_mean is not None:
+            _update_running(xp, running_mean, running_var, mean, var, x.size // x.shape[1],
+                            momentum)
+    else:
+        mean = running_mean._data.astype(dtype, copy=False)
+        var = running_var._data.astype(dtype, copy=False)
+    invstd = (1.0 / xp.sqrt(var + eps)).astype(dtype, copy=False)
+    scale = invstd if weight is None else invstd * weight._data.astype(dtype, copy=False)
+    shift = -mean * scale
+    if bias is not None:
+        shift += bias._data.astype(dtype, copy=False)
+    y = x * scale[:, None]
+    y += shift[:, None]
+    nd = input.dim()
+    dims, param_shape = (0,) + tuple(range(2, nd)), (1, -1) + (1,) * (nd - 2)
+    return _record_norm(NativeBatchNormBackward0, make(y.reshape(data.shape)), input, weight, bias,
+                        dims, param_shape, dims, mean.reshape(param_shape),
+                        invstd.reshape(param_shape), use_batch, eps, fused=True)
+
+
+def _channel_moments(xp, x):
+    """Per-channel mean and biased variance of an (N, C, L) array: sums of ``x`` and ``x * x``
+    where that is accurate (see ``_ONE_PASS_MAX_RATIO``), else the sum of squares of
+    ``x - mean``."""
+    count = x.shape[0] * x.shape[2]
+    mean = xp.einsum("ncl->c", x) / count
+    var = xp.einsum("ncl,ncl->c", x, x) / count - mean * mean
+    if not bool(xp.all(mean * mean <= _ONE_PASS_MAX_RATIO * var)):
+        centered = x - mean[:, None]
+        var = xp.einsum("ncl,ncl->c", centered, centered) / count
+    return mean, var
 
 
 def _update_running(xp, running_mean, running_var, mean, var, count, momentum):
@@ -132,10 +289,40 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     xp = namespace_of(input._data)
     nd = input.dim()
     dims = tuple(range(nd - k, nd))
+    if k and _fused(input._data):
+        return _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps)
     mean, var = _moments(xp, input._data, dims)
     invstd = 1.0 / xp.sqrt(var + eps)
     return _normalize(NativeLayerNormBackward0, input, weight, bias, dims, normalized_shape,
                       tuple(range(nd - k)), mean, invstd, True, eps)
+
+
+def _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps):
+    """layer_norm on an (R, D) view: row statistics as einsum reductions, the output written
+    in place into the centred input."""
+    data = input._data
+    xp, dtype = namespace_of(data), data.dtype
+    width = _numel(normalized_shape)
+    x = data.reshape(-1, width)
+    mean = xp.einsum("rd->r", x) / width
+    y = x - mean[:, None]
+    invstd = (1.0 / xp.sqrt(xp.einsum("rd,rd->r", y, y) / width + eps)).astype(dtype, copy=False)
+    y *= invstd[:, None]
+    if weight is not None:
+        y *= weight._data.astype(dtype, copy=False).reshape(-1)
+    if bias is not None:
+        y += bias._data.astype(dtype, copy=False).reshape(-1)
+    stat_shape = tuple(data.shape[:dims[0]]) + (1,) * len(dims)
+    return _record_norm(NativeLayerNormBackward0, make(y.reshape(data.shape)), input, weight, bias,
+                        dims, normalized_shape, tuple(range(dims[0])), mean.reshape(stat_shape),
+                        invstd.reshape(stat_shape), True, eps, fused=True)
+
+
+def _numel(shape):
+    count = 1
+    for size in shape:
+        count *= size
+    return count
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):

@@ -6,11 +6,14 @@ at the winning positions; that scatter's own backward gathers, so gradients of a
 work. Average pooling is a depthwise convolution with a kernel of ones divided by each
 window's divisor; adaptive average pooling is one small linear map per spatial dimension.
 """
+import itertools
 import math
 
 from ..._backend import kernels
 from ...ops._common import Node, Tensor, make, namespace_of, record
 from .conv import _Geometry, _conv, tuple_arg
+from ...amp.op_lists import max_pool3d_runs_in_fp32
+from ...amp.policy import autocast_policy
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
@@ -35,7 +38,8 @@ class MaxPool2DWithIndicesBackward0(_ScatterNode):
 
     def backward(self, grad):
         (indices,) = self.saved_tensors
-        return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward),)
+        return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward,
+                              self.__dict__.get("unique", False)),)
 
 
 class MaxPool3DWithIndicesBackward0(MaxPool2DWithIndicesBackward0):
@@ -58,11 +62,12 @@ class GatherBackward0(Node):
         return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward),)
 
 
-def _scatter_flat(values, indices, out_shape, node_cls):
-    """(N, C, *out_spatial) zeros with ``values`` added at the flat spatial ``indices``."""
+def _scatter_flat(values, indices, out_shape, node_cls, unique=False):
+    """(N, C, *out_spatial) zeros with ``values`` added at the flat spatial ``indices``
+    (``unique``: no index repeats within a row)."""
     xp = namespace_of(values._data)
     size = math.prod(out_shape[2:])
-    data = kernels.scatter_add_flat(xp, values._data, indices._data, size)
+    data = kernels.scatter_add_flat(xp, values._data, indices._data, size, unique)
     out = make(data.reshape(out_shape))
     node = record(node_cls, (values,), out)
     if node is not None:
@@ -114,7 +119,8 @@ def _window_max(x, coords, padded_sizes, pads, node_cls):
     values = data.reshape(n, c, -1)[:, :, positions]  # (N, C, P, KK)
     if values.dtype.kind == "f":
         nan = xp.isnan(values)
-        arg = xp.where(nan.any(-1), nan.argmax(-1), values.argmax(-1))
+        last_nan = nan.shape[-1] - 1 - nan[..., ::-1].argmax(-1)  # torch keeps the last NaN
+        arg = xp.where(nan.any(-1), last_nan, values.argmax(-1))
     else:
         arg = values.argmax(-1)
     result = xp.take_along_axis(values, arg[..., None], -1)[..., 0]
@@ -128,6 +134,62 @@ def _window_max(x, coords, padded_sizes, pads, node_cls):
         node.in_shape = tuple(x.shape)
         node.save(indices)
     return out, indices
+
+
+# -- non-overlapping windows -------------------------------------------------------------------
+
+# Max pooling whose windows tile the input (stride == kernel, no padding or dilation) takes
+# the maximum over the kernel offsets of strided views; off, it runs the general gather.
+TILED_MAX_POOL = True
+
+
+def _tiles_input(kernel, stride, padding, dilation, out, sizes):
+    return (tuple(stride) == tuple(kernel) and not any(padding) and all(d == 1 for d in dilation)
+            and all(o * k <= s for o, k, s in zip(out, kernel, sizes)))
+
+
+def _tiled_max(x, kernel, out, node_cls):
+    """Max pooling over the non-overlapping windows ``kernel`` of ``x`` (N, C, *S): the
+    running maximum over the kernel offsets (the last NaN of a window wins, as in torch), and
+    the flat index of each maximum."""
+    xp = namespace_of(x._data)
+    n, c = x.shape[:2]
+    sizes = x.shape[2:]
+    data = x._data[(Ellipsis,) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
+    tiles = data.reshape((n, c) + tuple(d for o, k in zip(out, kernel) for d in (o, k)))
+    best = arg = None
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    for t, offset in enumerate(offsets):
+        view = tiles[(slice(None), slice(None)) + tuple(i for o in offset for i in (slice(None), o))]
+        if best is None:
+            best, arg = view.copy(), xp.zeros(view.shape, dtype=xp.uint8 if len(offsets) < 256 else xp.int64)
+            continue
+        better = view > best
+        if best.dtype.kind == "f":
+            better |= xp.isnan(view)
+        xp.copyto(best, view, where=better)
+        xp.copyto(arg, t, where=better)
+    indices = _tile_origins(xp, out, kernel, sizes) + _offset_positions(xp, offsets, sizes)[arg]
+    out_t, idx_t = make(best), make(indices)
+    node = record(node_cls, (x,), out_t)
+    if node is not None:
+        node.in_shape = tuple(x.shape)
+        node.unique = True
+        node.save(idx_t)
+    return out_t, idx_t
+
+
+def _tile_origins(xp, out, kernel, sizes):
+    """The flat input position (*O) of each window's first element."""
+    coords = [(xp.arange(o) * k)[:, None] for o, k in zip(out, kernel)]
+    return _flat_positions(xp, coords, sizes)[(Ellipsis,) + (0,) * len(out)]
+
+
+def _offset_positions(xp, offsets, sizes):
+    """The flat distance of each kernel offset from its window's first element."""
+    strides = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
+    return xp.asarray([sum(o * s for o, s in zip(offset, strides)) for offset in offsets],
+                      dtype=xp.int64)
 
 
 # -- max pooling --------------------------------------------------------------------------------
@@ -186,7 +248,10 @@ def _max_poolnd(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode
     pads = [(padding[i], max(0, int(coords[i].max()) + 1 - sizes[i] - padding[i])) for i in range(nd)]
     padded = [sizes[i] + pads[i][0] + pads[i][1] for i in range(nd)]
     node_cls = MaxPool3DWithIndicesBackward0 if nd == 3 else MaxPool2DWithIndicesBackward0
-    values, indices = _window_max(x, coords, padded, pads, node_cls)
+    if TILED_MAX_POOL and _tiles_input(kernel, stride, padding, dilation, out, sizes):
+        values, indices = _tiled_max(x, kernel, out, node_cls)
+    else:
+        values, indices = _window_max(x, coords, padded, pads, node_cls)
     if unbatched:
         return values.squeeze(0), indices.squeeze(0)
     return values, indices
@@ -225,6 +290,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                                                   ceil_mode), return_indices)
 
 
+@autocast_policy("fp32", only_if=max_pool3d_runs_in_fp32)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Applies a 3D max pooling over an input signal composed of several input planes."""
@@ -251,11 +317,13 @@ def _max_unpoolnd(op, nd, input, indices, kernel_size, stride, padding, output_s
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_policy("fp32")
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Computes a partial inverse of MaxPool1d."""
     return _max_unpoolnd("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@autocast_policy("fp32")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Computes a partial inverse of MaxPool2d."""
     return _max_unpoolnd("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
@@ -315,6 +383,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                        count_include_pad, divisor_override)
 
 
+@autocast_policy("fp32")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """Applies 3D average-pooling operation in kT x kH x kW regions by step size sT x sH x sW."""
@@ -347,6 +416,8 @@ def _adaptive_avg_poolnd(op, nd, input, output_size):
     _check_pool_input(op, input, nd)
     xp = namespace_of(input._data)
     out = _output_size(output_size, nd, input.shape[-nd:])
+    if all(o == 1 for o in out):  # global average pooling: a mean, as torch records it
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
     result = input
     for i in range(nd):
         dim = input.dim() - nd + i
@@ -355,12 +426,14 @@ def _adaptive_avg_poolnd(op, nd, input, output_size):
     return result
 
 
+@autocast_policy("native")
 def adaptive_avg_pool1d(input, output_size):
     """Applies a 1D adaptive average pooling over an input signal composed of several input
     planes."""
     return _adaptive_avg_poolnd("adaptive_avg_pool1d", 1, input, output_size)
 
 
+@autocast_policy("native")
 def adaptive_avg_pool2d(input, output_size):
     """Applies a 2D adaptive average pooling over an input signal composed of several input
     planes."""

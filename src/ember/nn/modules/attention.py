@@ -93,7 +93,7 @@ class MultiheadAttention(Module):
         attn_mask = FA._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
                                        check_other=False)
         if self.batch_first and is_batched:
-            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+            query, key, value = _sequence_first(query, key, value)
         separate = not self._qkv_same_embed_dim
         output, weights = FA.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
@@ -129,3 +129,15 @@ class MultiheadAttention(Module):
                 padding = key_padding_mask.reshape(batch, 1, 1, seq_len).expand(-1, heads, -1, -1)
                 merged = expanded + padding
         return merged, mask_type
+
+
+def _sequence_first(query, key, value):
+    """(N, L, E) -> (L, N, E), transposing a shared input once, so that self-attention keeps
+    ``query is key is value`` and projects q, k and v in one matmul."""
+    if query is key and key is value:
+        query = key = value = query.transpose(1, 0)
+        return query, key, value
+    if key is value:
+        key = value = key.transpose(1, 0)
+        return query.transpose(1, 0), key, value
+    return query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)

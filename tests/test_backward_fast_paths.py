@@ -1,0 +1,129 @@
+"""Backward formulas that compute on arrays when no graph of the backward is built
+(``create_graph=False``) give exactly the gradients of the ember-op formulas that
+``create_graph=True`` runs."""
+import numpy as np
+import pytest
+
+import ember
+from ember.ops import pointwise, unary
+
+ARITHMETIC_UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "square",
+                    "reciprocal", "tan", "atan", "tanh", "atanh", "sigmoid", "sign", "floor",
+                    "ceil", "trunc"]
+FLOATS = ["float16", "float32", "float64", "bfloat16"]
+
+
+def _values(shape, dtype, seed=0):
+    data = np.random.default_rng(seed).uniform(0.1, 0.9, size=shape)
+    return ember.tensor(data, dtype=getattr(ember, dtype))
+
+
+def _gradients(fn, inputs, create_graph):
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    out = fn(*leaves)
+    seed = _values(out.shape, str(out.dtype).split(".")[-1], seed=1)
+    grads = ember.autograd.grad(out, leaves, seed, create_graph=create_graph)
+    return [g.detach().float().numpy() for g in grads], [g.dtype for g in grads]
+
+
+def _spy(monkeypatch, module):
+    """Count the calls of ``module.raw_arrays`` that allowed the array path."""
+    taken = []
+    real = module.raw_arrays
+
+    def spy(*args):
+        arrays = real(*args)
+        taken.append(arrays is not None)
+        return arrays
+    monkeypatch.setattr(module, "raw_arrays", spy)
+    return taken
+
+
+def _assert_same_both_ways(fn, inputs):
+    fast, fast_dtypes = _gradients(fn, inputs, create_graph=False)
+    general, general_dtypes = _gradients(fn, inputs, create_graph=True)
+    assert fast_dtypes == general_dtypes
+    for a, b in zip(fast, general):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ARITHMETIC_UNARY)
+@pytest.mark.parametrize("shape", [(3, 4), ()])
+def test_unary_array_backward_matches_ember_ops(monkeypatch, name, dtype, shape):
+    taken = _spy(monkeypatch, unary)
+    _assert_same_both_ways(getattr(ember, name), [_values(shape, dtype)])
+    # the array path runs without create_graph, for every dtype but bfloat16
+    assert taken[0] is (dtype != "bfloat16")
+    assert not any(taken[1:])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("other", [0.9, 3, -2.5])
+def test_mul_by_number_array_backward_matches_ember_ops(monkeypatch, dtype, other):
+    taken = _spy(monkeypatch, pointwise)
+    _assert_same_both_ways(lambda x: x * other, [_values((2, 3), dtype)])
+    assert taken[0] is (dtype != "bfloat16")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shapes", [((2, 3), (2, 3)), ((3, 1), (4,)), ((), (2, 2))])
+def test_mul_array_backward_matches_ember_ops(monkeypatch, dtype, shapes):
+    taken = _spy(monkeypatch, pointwise)
+    _assert_same_both_ways(lambda a, b: a * b, [_values(shapes[0], dtype), _values(shapes[1], dtype, 2)])
+    assert taken[0] is (dtype != "bfloat16")
+
+
+def test_mixed_dtypes_take_the_ember_op_formula(monkeypatch):
+    taken = _spy(monkeypatch, pointwise)
+    _assert_same_both_ways(lambda a, b: a * b, [_values((2, 3), "float32"), _values((3,), "float64", 2)])
+    assert taken[0] is False
+
+
+def test_array_path_does_not_run_under_create_graph_and_gives_second_derivative():
+    x = ember.tensor([0.3, -0.7], requires_grad=True)
+    (g,) = ember.autograd.grad(ember.tanh(x * 2.0).sum(), x, create_graph=True)
+    assert g.grad_fn is not None
+    (gg,) = ember.autograd.grad(g.sum(), x)
+    y = np.tanh(2 * np.array([0.3, -0.7], dtype=np.float32))
+    np.testing.assert_allclose(gg.numpy(), -8 * y * (1 - y * y), rtol=1e-5)
+
+
+# -- memory: the engine keeps nothing after use ---------------------------------------------------
+
+def test_gradients_are_freed_once_consumed():
+    import weakref
+    x = ember.tensor(np.ones(1000, dtype=np.float32), requires_grad=True)
+    seen = []
+    alive_when_seen = []
+
+    def hook(grad):
+        alive_when_seen.append(sum(r() is not None for r in seen))
+        seen.append(weakref.ref(grad))
+    y = x
+    for _ in range(5):
+        y = (y * 1.5).tanh()
+        y.register_hook(hook)
+    y.sum().backward()
+    # when a gradient arrives, the one of the tensor after it (already consumed) is gone
+    assert alive_when_seen == [0] * 5
+    assert all(r() is None for r in seen)
+
+
+def test_node_no_gradient_reached_releases_its_saved_tensors():
+    class DropGrad(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None
+
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    a = x.exp()
+    node = a.grad_fn
+    (DropGrad.apply(a).sum() + x.sum()).backward()
+    assert node._saved is None
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        node(ember.ones(2))
