@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check for ember's CUDA backend (issue 10), meant to finish within 8 minutes on one GPU:
 #   1. nvidia-smi and CuPy's view of the GPU;
-#   2. the op table (tests/test_ops.py forward values and gradients) on cuda against torch;
+#   2. the op table (tests/test_ops.py forward values and gradients) and the nn tests that take
+#      the device fixture (Linear, Conv2d, normalization layers) on cuda against torch;
 #   3. the CUDA tests (tests/cuda) on the real GPU;
 #   4. ResNet-20 training, ember-cuda against torch on the same GPU (first losses compared:
 #      nn and optim on cuda against torch), then a short table.
@@ -31,8 +32,11 @@ for module in numpy ml_dtypes pytest torch; do need "$module"; done
 if [ "$DRY" = 1 ]; then
     echo "=== DRY RUN: fake CuPy (NumPy) instead of a GPU; tiny sizes ==="
     DEVICE_OPT="--device fake-cuda"
-    OPS_FILTER="-k test_forward and (matmul or relu)"
-    CUDA_TESTS="tests/cuda/test_cuda_fake.py tests/cuda/test_cuda_real.py"
+    # one pytest run over a few entries: collecting the op table is most of its time
+    OPS_FILTER="-k (test_forward and matmul) or test_linear_matches_torch"
+    NN_TESTS="tests/nn/test_linear_activation.py"
+    # test_cuda_fake.py runs in the ordinary suite; here only the real-GPU tests' skips
+    CUDA_TESTS="tests/cuda/test_cuda_real.py"
     CUDA_FILTER="-k not dry_run"
     BENCH_PRE="import sys; sys.path.insert(0, 'tests/cuda'); import fake_cupy; fake_cupy.install();"
     BENCH_ARGS="--dry-run --steps ${EMBER_GPU_CHECK_STEPS:-2}"
@@ -43,7 +47,10 @@ else
     need cupy
     nvidia-smi --query-gpu=name,driver_version,memory.total,utilization.gpu --format=csv || echo "(nvidia-smi failed)"
     DEVICE_OPT="--device cuda"
-    OPS_FILTER="-k test_forward or test_grad"
+    OPS_FILTER="-k (test_forward or test_grad or matches_torch) and not gradcheck and not gradgrad"
+    NN_TESTS="tests/nn/test_linear_activation.py::test_linear_matches_torch
+              tests/nn/test_conv.py::test_conv2d_matches_torch
+              tests/nn/test_normalization.py::test_normalization_layers_match_torch"
     CUDA_TESTS="tests/cuda"
     CUDA_FILTER="-k not dry_run"
     BENCH_PRE=""
@@ -62,10 +69,11 @@ if ember.cuda.is_available():
 PYEOF
 [ $? -eq 0 ] && record "cuda detected" PASS || record "cuda detected" FAIL
 
-echo "--- op table on cuda against torch (limit ${OPS_LIMIT}s) ---"
-timeout "$OPS_LIMIT" "$PY" -m pytest tests/test_ops.py -q -p no:cacheprovider $DEVICE_OPT $XDIST "$OPS_FILTER" 2>&1 | tail -n 25
+echo "--- op table and nn layers on cuda against torch (limit ${OPS_LIMIT}s) ---"
+# shellcheck disable=SC2086
+timeout "$OPS_LIMIT" "$PY" -m pytest tests/test_ops.py $NN_TESTS -q -p no:cacheprovider $DEVICE_OPT $XDIST "$OPS_FILTER" 2>&1 | tail -n 25
 status=${PIPESTATUS[0]}
-[ "$status" -eq 0 ] && record "op table (cuda)" PASS || record "op table (cuda)" "FAIL (exit $status)"
+[ "$status" -eq 0 ] && record "op table + nn (cuda)" PASS || record "op table + nn (cuda)" "FAIL (exit $status)"
 
 echo "--- CUDA tests (limit ${CUDA_LIMIT}s) ---"
 # shellcheck disable=SC2086

@@ -1,15 +1,20 @@
-"""A stand-in for CuPy on top of NumPy, so that ember's CUDA plumbing runs in tests on a
-machine without a GPU.
+"""A stand-in for CuPy on top of NumPy, so that ember's CUDA plumbing and ops run in tests on
+a machine without a GPU.
 
-Its arrays are a NumPy subclass (``ndarray``), so ember's backend registry sees a distinct
-array class for ``cuda``. Like CuPy, they refuse to mix with NumPy arrays in ufuncs and array
-functions (TypeError), return 0-d arrays instead of scalars, have no ``__array_interface__``,
-report ``.device.id`` and copy to the host with ``.get()``. Streams and events run nothing
-asynchronously; the memory pool counts the bytes of the arrays it made.
+Its arrays (``ndarray``) wrap a NumPy array without being one, so they are as strict as CuPy's:
+they refuse to mix with NumPy arrays in ufuncs, array functions and this module's functions
+(TypeError), refuse implicit conversion (``np.asarray(a)`` raises CuPy's TypeError; ``.get()``
+copies to the host), refuse ufuncs' ``where=`` (CuPy has none), return 0-d arrays instead of
+scalars, have CuPy's three ``flags`` only (no ``writeable``), report ``.device.id`` and
+``.data.ptr``. Like CuPy they accept NumPy arrays and lists as indices and as values assigned
+into them. ``cupyx.scipy.special`` computes on the host with ember's own special functions.
+Streams and events run nothing asynchronously; the memory pool counts the bytes of the arrays
+it made.
 
-``install()`` puts it in ``sys.modules['cupy']`` and makes ember look for CuPy again;
-``uninstall()`` undoes both. Never used outside tests.
+``install()`` puts it in ``sys.modules['cupy']`` (and ``cupyx``) and makes ember look for CuPy
+again; ``uninstall()`` undoes both. Never used outside tests.
 """
+import operator
 import sys
 import time
 import types
@@ -19,36 +24,71 @@ import numpy as np
 
 __version__ = "fake (NumPy " + np.__version__ + ")"
 _state = types.SimpleNamespace(device=0, device_count=1, stream=None, allocator=None)
+_IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to "
+             "construct a NumPy array explicitly.")
 
 
 def _refuse_host_arrays(values):
     for v in values:
         if isinstance(v, (list, tuple)):
             _refuse_host_arrays(v)
-        elif isinstance(v, np.ndarray) and not isinstance(v, ndarray):
+        elif isinstance(v, np.ndarray):
             raise TypeError(f"Unsupported type {type(v)}")
 
 
 def _plain(v):
-    if isinstance(v, ndarray):
-        return v.view(np.ndarray)
+    """``v`` with every device array replaced by the NumPy array it wraps."""
+    if v.__class__ is ndarray:
+        return v._a
     if isinstance(v, (list, tuple)):
         return type(v)(_plain(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
     return v
+
+
+# -- memory: one allocation per NumPy buffer a device array looks into ----------------------------
+
+_allocations = {}  # id(root NumPy array) -> the allocator's memory object
+_owners = {}  # id(root NumPy array) -> weakref to the device array wrapping that root
+
+
+def _root(a):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _account(root):
+    key = id(root)
+    if key not in _allocations:
+        _allocations[key] = _allocate(root.nbytes)
+        weakref.finalize(root, _allocations.pop, key, None)
+
+
+def _owner_of(root):
+    """The device array wrapping ``root`` (made once, so ``.base`` keeps its identity while held)."""
+    ref = _owners.get(id(root))
+    owner = ref() if ref is not None else None
+    if owner is None or owner._a is not root:
+        owner = ndarray._of(root, None)
+        key = id(root)
+        _owners[key] = weakref.ref(owner, lambda _, key=key: _owners.pop(key, None))
+    return owner
 
 
 def _wrap(result):
     """NumPy results as device arrays (scalars as 0-d arrays, as CuPy gives them)."""
-    if isinstance(result, ndarray):
+    if result.__class__ is ndarray:
         return result
     if isinstance(result, np.generic):
         result = np.asarray(result)
     if isinstance(result, np.ndarray):
-        owns = result.base is None
-        out = result.view(ndarray)
-        if owns:
-            out._mem = _allocate(result.nbytes)
-        return out
+        root = _root(result)
+        _account(root)
+        if root is result:
+            return _owner_of(root)
+        return ndarray._of(result, _owner_of(root))
     if isinstance(result, tuple):
         return tuple(_wrap(r) for r in result)
     if isinstance(result, list):
@@ -56,12 +96,56 @@ def _wrap(result):
     return result
 
 
-class ndarray(np.ndarray):
+class Flags:
+    """CuPy's array flags: contiguity and ownership only (CuPy arrays are always writable)."""
+
+    def __init__(self, a):
+        self.c_contiguous = a.flags.c_contiguous
+        self.f_contiguous = a.flags.f_contiguous
+        self.owndata = a.base is None
+
+    def __getitem__(self, name):
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous,
+                "OWNDATA": self.owndata}[name]
+
+
+def _ufunc(fn, reflected=False):
+    def method(self, other):
+        return ndarray.__array_ufunc__(self, fn, "__call__", *((other, self) if reflected else (self, other)))
+    return method
+
+
+class ndarray:
     """A 'device' array: NumPy memory that behaves like a CuPy array."""
 
-    def __array_finalize__(self, obj):
-        self._device_id = getattr(obj, "_device_id", _state.device)
-        self._mem = getattr(obj, "_mem", None)
+    __slots__ = ("_a", "_base", "_device_id", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
+        out = _wrap(np.empty(shape, dtype=dtype, order=order))
+        self._a, self._base, self._device_id = out._a, out._base, out._device_id
+
+    @classmethod
+    def _of(cls, a, base):
+        self = object.__new__(cls)
+        self._a, self._base = a, base
+        self._device_id = base._device_id if base is not None else _state.device
+        return self
+
+    # -- what CuPy arrays have -----------------------------------------------------------------
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    strides = property(lambda self: self._a.strides)
+    itemsize = property(lambda self: self._a.itemsize)
+    nbytes = property(lambda self: self._a.nbytes)
+    flags = property(lambda self: Flags(self._a))
+    base = property(lambda self: self._base)
+    T = property(lambda self: _wrap(self._a.T))
+    mT = property(lambda self: _wrap(self._a.mT))
+    real = property(lambda self: _wrap(self._a.real))
+    imag = property(lambda self: _wrap(self._a.imag))
 
     @property
     def device(self):
@@ -69,14 +153,27 @@ class ndarray(np.ndarray):
 
     @property
     def data(self):
-        return types.SimpleNamespace(ptr=np.ndarray.__array_interface__.__get__(self)["data"][0])
+        return types.SimpleNamespace(ptr=self._a.__array_interface__["data"][0])
 
-    @property
-    def __array_interface__(self):
-        raise AttributeError("'cupy.ndarray' object has no attribute '__array_interface__'")
+    def __getattr__(self, name):
+        """The NumPy array's method of that name, taking and giving device arrays."""
+        if name.startswith("__") or name in ("ctypes", "flat", "tobytes", "tofile", "dump", "dumps"):
+            raise AttributeError(f"'cupy.ndarray' object has no attribute '{name}'")
+        value = getattr(self._a, name)
+        if not callable(value):
+            return _wrap(value)
+
+        def call(*args, **kwargs):
+            _refuse_host_arrays(args)
+            result = value(*_plain(args), **_plain(kwargs))
+            return self if result is self._a else _wrap(result)
+        return call
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(_IMPLICIT)
 
     def get(self, stream=None, out=None):
-        host = np.array(self.view(np.ndarray))
+        host = np.array(self._a)
         if out is None:
             return host
         np.copyto(out, host)
@@ -84,17 +181,56 @@ class ndarray(np.ndarray):
 
     def set(self, array, stream=None):
         _refuse_device_arrays(array)
-        self.view(np.ndarray)[...] = array
+        self._a[...] = array
+
+    def item(self):
+        return self._a.item()
+
+    def tolist(self):
+        return self._a.tolist()
+
+    def __len__(self):
+        return len(self._a)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(len(self._a)))
+
+    def __bool__(self):
+        return bool(self._a)
+
+    def __int__(self):
+        return int(self._a)
+
+    def __float__(self):
+        return float(self._a)
+
+    def __complex__(self):
+        return complex(self._a)
+
+    def __index__(self):
+        return operator.index(self._a)
+
+    def __repr__(self):
+        return repr(self._a)
 
     def __getitem__(self, key):
-        return _wrap(np.ndarray.__getitem__(self, _plain(key)))
+        return _wrap(self._a[_plain(key)])
+
+    def __setitem__(self, key, value):
+        self._a[_plain(key)] = _plain(value)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         _refuse_host_arrays(inputs)
+        if "where" in kwargs:
+            raise TypeError(f"Wrong arguments {{'where': {kwargs['where']!r}}}")
         out = kwargs.get("out")
         if out is not None:
+            out = out if isinstance(out, tuple) else (out,)
+            _refuse_host_arrays(out)
             kwargs["out"] = tuple(_plain(o) for o in out)
-        result = getattr(ufunc, method)(*_plain(inputs), **kwargs)
+        result = getattr(ufunc, method)(*_plain(inputs), **_plain(kwargs))
         if method == "at":
             return None
         if out is not None:
@@ -103,7 +239,44 @@ class ndarray(np.ndarray):
 
     def __array_function__(self, func, types_, args, kwargs):
         _refuse_host_arrays(args)
-        return _wrap(func(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()}))
+        _refuse_host_arrays(tuple(kwargs.values()))
+        return _wrap(func(*_plain(args), **_plain(kwargs)))
+
+    def __neg__(self):
+        return np.negative(self)
+
+    def __pos__(self):
+        return np.positive(self)
+
+    def __abs__(self):
+        return np.absolute(self)
+
+    def __invert__(self):
+        return np.invert(self)
+
+    def __matmul__(self, other):
+        return np.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return np.matmul(other, self)
+
+    __hash__ = None
+
+
+for _name, _fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("truediv", np.true_divide), ("floordiv", np.floor_divide), ("mod", np.remainder),
+                   ("pow", np.power), ("and", np.bitwise_and), ("or", np.bitwise_or),
+                   ("xor", np.bitwise_xor), ("lshift", np.left_shift), ("rshift", np.right_shift)]:
+    setattr(ndarray, f"__{_name}__", _ufunc(_fn))
+    setattr(ndarray, f"__r{_name}__", _ufunc(_fn, reflected=True))
+
+    def _inplace(self, other, _fn=_fn):
+        _fn(self, other, out=(self,))
+        return self
+    setattr(ndarray, f"__i{_name}__", _inplace)
+for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+                   ("gt", np.greater), ("ge", np.greater_equal)]:
+    setattr(ndarray, f"__{_name}__", _ufunc(_fn))
 
 
 def _refuse_device_arrays(array):
@@ -114,7 +287,8 @@ def _refuse_device_arrays(array):
 # -- the module's array functions ------------------------------------------------------------
 
 class _Forward(types.ModuleType):
-    """Forwards attribute lookups to a NumPy module, wrapping functions' results."""
+    """Forwards attribute lookups to a NumPy module: its functions take device arrays (never
+    NumPy arrays, as CuPy's refuse them) and give device arrays."""
 
     def __init__(self, name, target):
         super().__init__(name)
@@ -126,7 +300,9 @@ class _Forward(types.ModuleType):
             return _Forward(f"{self.__name__}.{name}", value)
         if callable(value) and not isinstance(value, (type, np.ufunc)):
             def call(*args, **kwargs):
-                return _wrap(value(*args, **kwargs))
+                _refuse_host_arrays(args)
+                _refuse_host_arrays(tuple(kwargs.values()))
+                return _wrap(value(*_plain(args), **_plain(kwargs)))
             call.__name__ = name
             return call
         return value
@@ -135,15 +311,15 @@ class _Forward(types.ModuleType):
 def asarray(obj, dtype=None, order=None):
     if isinstance(obj, ndarray):
         return obj if dtype is None else obj.astype(dtype, copy=False)
-    return _wrap(np.array(obj, dtype=dtype, order=order or "K"))
+    return _wrap(np.array(_plain(obj), dtype=dtype, order=order or "K"))
 
 
 def array(obj, dtype=None, copy=True, order="K", ndmin=0):
-    return _wrap(np.array(_plain(obj), dtype=dtype, copy=copy, order=order, ndmin=ndmin))
+    return _wrap(np.array(_plain(obj), dtype=dtype, copy=True, order=order, ndmin=ndmin))
 
 
 def asnumpy(a, stream=None, out=None):
-    return a.get(out=out) if isinstance(a, ndarray) else np.asarray(a)
+    return a.get(out=out) if isinstance(a, ndarray) else np.asarray(_plain(a))
 
 
 def get_array_module(*args):
@@ -338,26 +514,65 @@ def __getattr__(name):
 
 _numpy_forward = _Forward("cupy", np)
 
+
+# -- cupyx.scipy.special: ember's host special functions, on copies of the device arrays ----------
+
+_SPECIAL_NAMES = {"gammaln": "lgamma"}  # CuPy's (SciPy's) name -> ember's _backend.special name
+
+
+def _special_function(name):
+    def call(*args):
+        from ember._backend import special
+        if name == "polygamma":
+            n, x = args
+            if int(n) != 1:
+                raise NotImplementedError("the fake cupyx.scipy.special.polygamma has order 1 only")
+            fn, args = special.trigamma, (x,)
+        else:
+            fn = getattr(special, _SPECIAL_NAMES.get(name, name))
+        for a in args:
+            if not isinstance(a, ndarray):
+                raise TypeError(f"Unsupported type {type(a)}")
+        return _wrap(fn(np, *(a.get() for a in args)))
+    call.__name__ = name
+    return call
+
+
+class _Special(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _special_function(name)
+
+
+cupyx = types.ModuleType("cupyx")
+cupyx.scipy = types.ModuleType("cupyx.scipy")
+cupyx.scipy.special = _Special("cupyx.scipy.special")
+_CUPYX_MODULES = {"cupyx": cupyx, "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
+
 # -- switching it on and off ---------------------------------------------------------------------
 
 _saved = []
 
 
 def install(device_count=1):
-    """Make ``import cupy`` give this module and ember's CUDA backend load it."""
+    """Make ``import cupy`` (and ``cupyx.scipy.special``) give this module and ember's CUDA
+    backend load it."""
     from ember import _backend
-    _saved.append(sys.modules.get("cupy"))
+    names = ("cupy",) + tuple(_CUPYX_MODULES)
+    _saved.append({name: sys.modules.get(name) for name in names})
     _state.device, _state.device_count, _state.stream = 0, device_count, None
     sys.modules["cupy"] = sys.modules[__name__]
+    sys.modules.update(_CUPYX_MODULES)
     _backend.reset_cuda()
     assert _backend.load_cuda() is not None
 
 
 def uninstall():
     from ember import _backend
-    previous = _saved.pop()
-    if previous is None:
-        sys.modules.pop("cupy", None)
-    else:
-        sys.modules["cupy"] = previous
+    for name, previous in _saved.pop().items():
+        if previous is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = previous
     _backend.reset_cuda()

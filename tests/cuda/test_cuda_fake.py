@@ -201,4 +201,4 @@ def test_gpu_check_dry_run():
                             env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "DRY RUN" in result.stdout and "AGREE" in result.stdout
-    assert "op table (cuda)                  PASS" in result.stdout
+    assert "op table + nn (cuda)             PASS" in result.stdout

@@ -19,8 +19,8 @@ except ImportError:
     ([(2, 3, 6, 5), (4, 3, 2, 2)], dict(padding="valid", stride=2)),
     ([(3, 6, 5), (4, 3, 2, 2)], dict(padding=(1, 0))),                      # unbatched
 ])
-def test_conv2d_matches_torch(shapes, kwargs):
-    check_function(F.conv2d, TF.conv2d, shapes, **kwargs)
+def test_conv2d_matches_torch(shapes, kwargs, device):
+    check_function(F.conv2d, TF.conv2d, shapes, device=device, **kwargs)
 
 
 @pytest.mark.parametrize("shapes,kwargs", [

@@ -143,8 +143,8 @@ def test_activation_module_matches_torch(name, args, kwargs):
 
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("shape", [(5, 3), (2, 4, 3), (3,)])
-def test_linear_matches_torch(bias, shape):
-    em, tm = check_layer(nn.Linear, tnn.Linear, (3, 4), shape, {"bias": bias})
+def test_linear_matches_torch(bias, shape, device):
+    em, tm = check_layer(nn.Linear, tnn.Linear, (3, 4), shape, {"bias": bias}, device=device)
     assert repr(em) == repr(tm)
 
 

@@ -33,8 +33,8 @@ except ImportError:
     ("LocalResponseNorm", (3,), {}, (2, 6, 4)),
     ("LocalResponseNorm", (2,), dict(alpha=0.1, k=2.0), (2, 5, 3, 4)),
 ])
-def test_normalization_layers_match_torch(cls, args, kwargs, shape):
-    check_layer(getattr(nn, cls), getattr(torch.nn, cls), args, shape, kwargs, steps=3)
+def test_normalization_layers_match_torch(cls, args, kwargs, shape, device):
+    check_layer(getattr(nn, cls), getattr(torch.nn, cls), args, shape, kwargs, steps=3, device=device)
 
 
 def test_batch_norm_state_dict_keys_and_cumulative_average():

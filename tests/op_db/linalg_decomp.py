@@ -19,7 +19,7 @@ _LOOSE = dict(atol=1e-4, rtol=1e-4)
 
 
 def _eye(lib, a):
-    return lib.eye(a.shape[-1], dtype=a.dtype)
+    return lib.eye(a.shape[-1], dtype=a.dtype, device=a.device)
 
 
 def _wc(lib, a):

@@ -45,6 +45,16 @@ def namespace_of(array):
         return _backend_of_unknown(array).xp
 
 
+def to_device_of(array, like):
+    """``array`` (of any backend) on the device of the array ``like``; itself when it is there
+    already. For what ops make on the host (index arrays, pivots, random draws) and then
+    compute with a tensor's data."""
+    if array.__class__ is like.__class__:
+        return array
+    backend = backend_of(like)
+    return backend.from_array(array, backend.device_of(like).index)
+
+
 def _backend_of_unknown(array):
     if load_cuda() is not None and array.__class__ in _BACKEND_BY_ARRAY_TYPE:
         return _BACKEND_BY_ARRAY_TYPE[array.__class__]
