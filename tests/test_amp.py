@@ -135,18 +135,6 @@ CASES = {
         lambda L, x: _F(L).interpolate(x, scale_factor=2, mode="bilinear"), [_arr(1, 1, 3, 3)]),
 }
 
-# ember bugs outside autocast that make a listed op's lower-precision result differ from
-# torch's (reported; the owners of these files fix them)
-KNOWN_BFLOAT16_BUGS = {
-    # ml_dtypes' matmul returns float32 for bfloat16 operands, so the conv kernels do too
-    "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d",
-    "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
-    "nn.functional.conv_transpose3d",
-    # softmax refuses bfloat16 input (its dtype check reads NumPy's kind, 'V' for bfloat16)
-    "nn.functional.scaled_dot_product_attention",
-}
-
-
 def _resolve(name):
     obj = ember
     for part in name.split("."):
@@ -188,12 +176,8 @@ def _run_case(lib, name, grad=True):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_op_under_autocast_matches_torch(name):
     t_out, t_leaves = _run_case(torch, name)
-    try:
-        e_out, e_leaves = _run_case(ember, name)
-    except NotImplementedError:
-        if name in KNOWN_BFLOAT16_BUGS:
-            pytest.xfail("ember op fails on bfloat16 input (known bug outside amp)")
-        raise
+    e_out, e_leaves = _run_case(ember, name)
+    assert str(e_out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1], name
     _close(e_out, t_out, f"{name} forward")
     for i, (e, t) in enumerate(zip(e_leaves, t_leaves)):
         if t.grad is None:
@@ -201,10 +185,6 @@ def test_op_under_autocast_matches_torch(name):
             continue
         assert e.grad.dtype == ember.float32 and t.grad.dtype == torch.float32
         _close(e.grad, t.grad, f"{name} grad of input {i}")
-    if str(e_out.dtype).split(".")[-1] != str(t_out.dtype).split(".")[-1]:
-        if name in KNOWN_BFLOAT16_BUGS:
-            pytest.xfail("ember op returns float32 for bfloat16 inputs (known bug outside amp)")
-        assert False, f"{name}: ember {e_out.dtype}, torch {t_out.dtype}"
 
 
 @pytest.mark.parametrize("name", sorted(op_lists.FP32))
@@ -497,6 +477,40 @@ def test_training_under_autocast_matches_torch(make_model, shape):
     for (name, t), e in zip(t_model.state_dict().items(), e_model.state_dict().values()):
         assert e.dtype == ember.float32
         _close(e, t, name)
+
+
+def _encoder_layer(lib):
+    return lib.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True)
+
+
+def _bn_convnet(lib):
+    return lib.nn.Sequential(lib.nn.Conv2d(2, 4, 3, padding=1), lib.nn.BatchNorm2d(4),
+                             lib.nn.ReLU(), lib.nn.MaxPool2d(2), lib.nn.Flatten(),
+                             lib.nn.Linear(4 * 3 * 3, 5))
+
+
+@pytest.mark.parametrize("make_model, shape", [(_encoder_layer, (2, 5, 16)),
+                                               (_bn_convnet, (3, 2, 6, 6))])
+def test_model_forward_backward_under_autocast_matches_torch(make_model, shape):
+    torch.manual_seed(0)
+    t_model, e_model = make_model(torch), make_model(ember)
+    _copy_weights(t_model, e_model)
+    x = np.random.default_rng(2).standard_normal(shape)
+    results = {}
+    for lib, model in ((torch, t_model), (ember, e_model)):
+        inp = lib.tensor(x, dtype=lib.float32, requires_grad=True)
+        with lib.autocast("cpu"):
+            out = model(inp)
+        seed = lib.tensor(np.random.default_rng(3).uniform(-1, 1, size=tuple(out.shape)))
+        (out.float() * seed).sum().backward()
+        results[lib] = (out, inp.grad, [p.grad for p in model.parameters()])
+    (t_out, t_gx, t_grads), (e_out, e_gx, e_grads) = results[torch], results[ember]
+    assert str(e_out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1]
+    _close(e_out, t_out, "output")
+    _close(e_gx, t_gx, "input grad")
+    for (name, _), e, t in zip(t_model.named_parameters(), e_grads, t_grads):
+        assert e.dtype == ember.float32 and t.dtype == torch.float32, name
+        _close(e, t, f"grad of {name}")
 
 
 # ----------------------------------------------------------------------------------------
