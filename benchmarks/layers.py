@@ -1,6 +1,8 @@
 """Layer forward+backward time, ember vs torch, in one process: Conv2d (3x32x32 -> 16
-channels, 3x3, padding 1, batch 32), a depthwise 3x3 conv (32 channels, 16x16, batch 32),
-MaxPool2d (2x2 on 32x16x32x32) and BatchNorm2d (training, 32x16x32x32). Cases run interleaved
+channels, 3x3, padding 1, batch 32), ResNet-20's first-stage Conv2d (16 -> 16 channels, 3x3,
+on 32x16x32x32), DCGAN's ConvTranspose2d (128 -> 64, 4x4, stride 2, on 32x128x8x8), a
+depthwise 3x3 conv (32 channels, 16x16, batch 32), MaxPool2d (2x2 on 32x16x32x32) and
+BatchNorm2d (training, 32x16x32x32). Cases run interleaved
 (every repeat times each case on each library in turn); the table gives medians in
 milliseconds per forward+backward.
 
@@ -24,6 +26,10 @@ def cases(lib):
     nn = lib.nn
     return {
         "Conv2d 3->16, 3x3, 32x3x32x32": (nn.Conv2d(3, 16, 3, padding=1), (32, 3, 32, 32)),
+        "Conv2d 16->16, 3x3, 32x16x32x32": (nn.Conv2d(16, 16, 3, padding=1, bias=False),
+                                            (32, 16, 32, 32)),
+        "ConvT 128->64, 4x4 s2, 32x128x8x8": (nn.ConvTranspose2d(128, 64, 4, 2, 1, bias=False),
+                                              (32, 128, 8, 8)),
         "depthwise 3x3, 32x32x16x16": (nn.Conv2d(32, 32, 3, padding=1, groups=32), (32, 32, 16, 16)),
         "MaxPool2d 2x2, 32x16x32x32": (nn.MaxPool2d(2), (32, 16, 32, 32)),
         "BatchNorm2d, 32x16x32x32": (nn.BatchNorm2d(16), (32, 16, 32, 32)),
@@ -59,12 +65,12 @@ def main():
             for name, lib in libs.items():
                 x, g = inputs[name, case]
                 times[name, case].append(time_step(lib, built[name][case][0], x, g))
-    print("| layer (forward+backward)      | ember ms | torch ms | ember/torch |")
-    print("|-------------------------------|---------:|---------:|------------:|")
+    print("| layer (forward+backward)          | ember ms | torch ms | ember/torch |")
+    print("|-----------------------------------|---------:|---------:|------------:|")
     for case in built["torch"]:
         e = statistics.median(times["ember", case]) * 1e3
         t = statistics.median(times["torch", case]) * 1e3
-        print(f"| {case:<29} | {e:8.2f} | {t:8.2f} | {e / t:11.2f} |")
+        print(f"| {case:<33} | {e:8.2f} | {t:8.2f} | {e / t:11.2f} |")
 
 
 if __name__ == "__main__":

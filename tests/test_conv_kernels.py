@@ -65,9 +65,19 @@ KERNEL_CASES = [  # x shape, w shape, stride, pads, dilation, groups
     ((2, 4, 7, 6), (6, 4, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),      # 1x1
     ((2, 4, 7, 6), (6, 4, 1, 1), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),      # 1x1, padded
     ((3, 40, 4, 4), (5, 40, 4, 4), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),    # 1x1 output
+    ((3, 4, 8, 8), (5, 4, 4, 4), (2, 2), ((1, 1), (1, 1)), (1, 1), 1),      # DCGAN's phases
+    ((2, 4, 9, 8), (6, 4, 2, 3), (3, 2), ((0, 2), (1, 0)), (1, 1), 1),      # a tapless phase
+    ((2, 6, 9, 7), (4, 3, 3, 3), (2, 2), ((2, 1), (0, 1)), (1, 1), 2),      # grouped phases
+    ((2, 4, 11), (3, 4, 3), (2,), ((1, 1),), (1,), 1),                      # 1-D phases
+    ((1, 2, 5, 6, 5), (3, 2, 3, 2, 3), (2, 1, 2), ((1, 1), (0, 1), (1, 0)), (1, 1, 1), 1),
+    ((2, 3, 8, 8), (4, 3, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),      # 1x1 shortcut
 ]
 
-FAST_PATH_FLAGS = {"DEPTHWISE_ROWS": False, "INPUT_GRAD_AS_CONV": False}
+# each flag's value for the fast paths (all taken, in blocks of one sample) and for the
+# general path they are pinned to
+FAST_PATH_FLAGS = {"DEPTHWISE_ROWS": (True, False), "INPUT_GRAD_AS_CONV": (True, False),
+                   "INPUT_GRAD_PHASES_MIN_CHANNELS": (1, 10**9), "FLAT_COL2IM": (True, False),
+                   "CHANNELS_LAST_MIN_CHANNELS": (1, 10**9), "COLUMN_BLOCK_BYTES": (1, 1 << 20)}
 
 
 def all_three(x, w, gy, stride, pads, dilation, groups):
@@ -84,6 +94,8 @@ def test_conv_kernels_match_direct_sum_and_general_paths(x_shape, w_shape, strid
     w = rng.standard_normal(w_shape)
     y = direct_conv(x, w, stride, pads, dilation, groups)
     gy = rng.standard_normal(y.shape)
+    for name, (fast_value, _) in FAST_PATH_FLAGS.items():
+        monkeypatch.setattr(kernels, name, fast_value)
     fast = all_three(x, w, gy, stride, pads, dilation, groups)
     # the adjoints by their definition: <conv(x), gy> = <x, gx> = <w, gw>
     np.testing.assert_allclose(fast[0], y, rtol=1e-10, atol=1e-10)
@@ -94,15 +106,17 @@ def test_conv_kernels_match_direct_sum_and_general_paths(x_shape, w_shape, strid
                                np.vdot(dx, fast[1]), rtol=1e-10)
     np.testing.assert_allclose(np.vdot(direct_conv(x, dw, stride, pads, dilation, groups), gy),
                                np.vdot(dw, fast[2]), rtol=1e-10)
-    for flag in FAST_PATH_FLAGS.items():
-        monkeypatch.setattr(kernels, *flag)
+    for name, (_, general_value) in FAST_PATH_FLAGS.items():
+        monkeypatch.setattr(kernels, name, general_value)
     general = all_three(x, w, gy, stride, pads, dilation, groups)
     for a, b in zip(fast, general):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
-def test_fast_kernels_keep_float32():
+def test_fast_kernels_keep_float32(monkeypatch):
     rng = np.random.default_rng(2)
+    for name, (fast_value, _) in FAST_PATH_FLAGS.items():
+        monkeypatch.setattr(kernels, name, fast_value)
     for x_shape, w_shape, stride, pads, dilation, groups in KERNEL_CASES:
         x = rng.standard_normal(x_shape, dtype=np.float32)
         w = rng.standard_normal(w_shape, dtype=np.float32)
@@ -111,14 +125,17 @@ def test_fast_kernels_keep_float32():
         assert all(r.dtype == np.float32 for r in results)
 
 
+@pytest.mark.parametrize("with_nan", [False, True])
 @pytest.mark.parametrize("shape, kernel", [((2, 3, 8, 8), 2), ((2, 3, 9, 7), 2), ((2, 2, 9, 9), 3),
                                            ((2, 3, 12), 4), ((1, 2, 4, 6, 6), 2)])
-def test_tiled_max_pool_matches_general_gather(shape, kernel, monkeypatch):
+def test_tiled_max_pool_matches_general_gather(shape, kernel, with_nan, monkeypatch):
     import ember
     from ember.nn.functional import pooling
     rng = np.random.default_rng(3)
     x = rng.standard_normal(shape).astype(np.float32)
     x.reshape(-1)[:4] = x.reshape(-1)[4]  # ties: the first maximum wins
+    if with_nan:  # windows with one and with two NaNs: the last NaN wins
+        x.reshape(-1)[[1, 6, 7, 20]] = np.nan
     pool = getattr(ember.nn.functional, f"max_pool{len(shape) - 2}d")
 
     def run():
@@ -134,3 +151,4 @@ def test_tiled_max_pool_matches_general_gather(shape, kernel, monkeypatch):
     for a, b in zip(fast, general):
         np.testing.assert_array_equal(a, b)
     assert fast[0].dtype == fast[2].dtype == np.float32
+    assert np.isnan(fast[0]).any() == with_nan

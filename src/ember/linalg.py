@@ -6,6 +6,7 @@ so their gradients (and higher-order ones) come from the parts.
 """
 import math
 
+from . import _dtype
 from .ops._common import check_tensor, make, namespace_of, wrap_dim
 from .ops import decomp as _decomp
 from .ops.decomp import (  # noqa: F401
@@ -225,6 +226,10 @@ def vander(x, N=None):
     """The Vandermonde matrix of ``x`` (*, n): columns x^0, x^1, ..., x^(N-1) (N = n by
     default)."""
     check_tensor(x, "vander", "x")
+    if x.dtype in (_dtype.float16, _dtype.bfloat16, _dtype.bool):
+        from .ops._common import _type_word
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, "
+                           f"but got {_type_word(x._data.dtype)}")
     from .ops.shape import cat
     from .ops.creation import ones
     n = x._data.shape[-1] if x._data.ndim else 1

@@ -118,6 +118,27 @@ def test_layer_norm_fused_matches_torch(dtype, shape, normalized):
     _check_against_torch(_layer_norm(normalized, affine=False), [x], *TOLERANCES[dtype])
 
 
+@pytest.mark.parametrize("offset", [0.0, 2.0, 1e3])
+def test_layer_norm_large_mean_stays_accurate(offset):
+    """Rows whose mean**2 / var is beyond the one-pass limit take the centred sums (forward and
+    backward): float32 results stay as close to the float64 ones as torch's float32 results."""
+    rng = np.random.default_rng(4)
+    x64 = rng.standard_normal((6, 5, 32)) + offset
+    x64[:, 2] = rng.standard_normal((6, 32)) * 1e-2 + offset  # narrow rows
+    x32 = x64.astype(np.float32)
+    w = rng.standard_normal(32).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float32)
+    fn = _layer_norm((32,))
+    grad = rng.standard_normal(x64.shape).astype(np.float32)
+    ye, ge = _run(ember, fn, [x32, w, b], grad)
+    yt, gt = _run(torch, fn, [x32, w, b], grad)
+    yr, gr = _run(torch, fn, [x32.astype(np.float64), w.astype(np.float64),
+                              b.astype(np.float64)], grad.astype(np.float64))
+    for e, t, r in zip([ye] + ge, [yt] + gt, [yr] + gr):
+        scale = np.abs(r).max()
+        assert np.abs(e - r).max() <= max(4 * np.abs(t - r).max(), 1e-5 * scale)
+
+
 def _first_order_equal_under_create_graph(fn, arrays):
     """The array backward and the composite one (create_graph=True) give the same gradients."""
     grad = np.random.default_rng(6).standard_normal(

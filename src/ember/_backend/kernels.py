@@ -1,7 +1,9 @@
 """Array-level kernels the array namespaces lack: sliding windows (im2col through strided
-views), convolution as one GEMM, its adjoints (col2im by a loop over kernel offsets, each a
-strided slice add, or a convolution with the reversed kernel), depthwise convolution as
-per-channel GEMMs along image rows, and scatter-add along flattened spatial positions.
+views), convolution as GEMMs over channels-last columns (or one GEMM over channel-major
+columns), its adjoints (col2im by a loop over kernel offsets, each a strided slice add, a
+convolution with the reversed kernel, or one such convolution per sub-pixel phase of a
+strided one), depthwise convolution as per-channel GEMMs along image rows, and scatter-add
+along flattened spatial positions.
 
 Every function takes the namespace ``xp`` (NumPy or CuPy) first and works on its arrays only.
 Spatial geometry is given per spatial dimension: ``pads`` as ``((low, high), ...)``.
@@ -19,6 +21,24 @@ DEPTHWISE_ROWS = True
 # The input gradient of a stride-1 convolution runs as a convolution of the padded gradient
 # with the reversed kernel (an im2col copy and a GEMM) instead of a GEMM and col2im.
 INPUT_GRAD_AS_CONV = True
+# Ungrouped convolutions with at least this many input channels (and a kernel larger than
+# 1x1) build their columns from a channels-last copy of the input, (N*P, K*C), so that the
+# GEMM's long side is the batch's positions rather than the 16-64 output channels.
+CHANNELS_LAST_MIN_CHANNELS = 4
+# Those columns are built and multiplied a block of whole samples at a time, about this many
+# bytes per block, so that a block is still in (L2) cache when its GEMM reads it: a tile of
+# the computation (ResNet-20 at batch 32: 32, 8 and 2 blocks for 32x32, 16x16 and 8x8) ...
+COLUMN_BLOCK_BYTES = 1 << 20
+# ... but at least this many rows, so that the GEMMs of deep columns (large K*C, few
+# positions per sample) stay large enough to run near BLAS's peak.
+COLUMN_BLOCK_MIN_ROWS = 1024
+# The input gradient of a strided convolution (a strided transposed convolution) with at
+# least this many input channels runs as one stride-1 convolution per sub-pixel phase
+# instead of a GEMM and col2im (each phase's GEMM has that many columns).
+INPUT_GRAD_PHASES_MIN_CHANNELS = 16
+# A stride-1 input gradient that is not a convolution runs its col2im on the flat padded
+# grid (``_input_grad_flat``) where that grid is at most twice the output.
+FLAT_COL2IM = True
 
 __all__ = ["pad_constant", "windows", "conv_output_size", "conv_forward", "conv_input_grad",
            "conv_weight_grad", "col2im", "scatter_add_flat"]
@@ -81,6 +101,92 @@ def _batch_rows(xp, a):
     n, r = a.shape[:2]
     p = math.prod(a.shape[2:])
     return xp.ascontiguousarray(a.reshape(n, r, p).transpose(1, 0, 2)).reshape(r, n * p)
+
+
+def _column_blocks(xp, x, kernel, stride, pads, dilation):
+    """im2col in channels-last order, a block of whole samples at a time: yields
+    ``(start, stop, cols)`` with ``cols`` the (B*P, K*C) columns of samples start..stop, one
+    row per output position (each row reads runs of C, for stride 1 Kw*C, contiguous values).
+    A block's samples are copied channels-last into a zero-padded buffer, and its windows
+    into a columns buffer; both buffers (about ``COLUMN_BLOCK_BYTES``, at least
+    ``COLUMN_BLOCK_MIN_ROWS`` rows) serve every block, so a block is still in cache when its
+    GEMM reads it."""
+    n, c = x.shape[:2]
+    nd = len(kernel)
+    spatial = x.shape[2:]
+    out = _output_spatial(spatial, kernel, stride, pads, dilation)
+    p, kc = math.prod(out), math.prod(kernel) * c
+    rows = max(COLUMN_BLOCK_BYTES // (max(kc, 1) * x.itemsize), COLUMN_BLOCK_MIN_ROWS)
+    step = max(1, min(n, rows // max(p, 1)))
+    image = xp.zeros((step,) + tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pads)) + (c,),
+                     dtype=x.dtype)  # its borders stay zero
+    inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, pads))
+    st = image.strides
+    windows_view = xp.lib.stride_tricks.as_strided(
+        image, (step,) + out + tuple(kernel) + (c,),
+        (st[0],) + tuple(st[1 + i] * stride[i] for i in range(nd))
+        + tuple(st[1 + i] * dilation[i] for i in range(nd)) + (st[-1],))
+    cols = xp.empty(windows_view.shape, dtype=x.dtype)
+    channels_last = (0,) + tuple(range(2, 2 + nd)) + (1,)
+    for start in range(0, n, step):
+        b = min(n, start + step) - start
+        image[(slice(0, b),) + inner] = x[start:start + b].transpose(channels_last)
+        xp.copyto(cols[:b], windows_view[:b])
+        yield start, start + b, cols[:b].reshape(b * p, kc)
+
+
+def _kernel_matrix(xp, w):
+    """``w`` (Cout, C, *K) as the (K*C, Cout) matrix that multiplies channels-last columns
+    (the transposed view of a (Cout, K*C) copy: BLAS reads either layout)."""
+    return xp.ascontiguousarray(xp.moveaxis(w, 1, -1)).reshape(w.shape[0], -1).T
+
+
+def _flipped_kernel_matrix(xp, w):
+    """The (K*Cout, C) kernel matrix of the transposed convolution: ``w`` (Cout, C, *K) with
+    its kernel reversed, in one copy."""
+    nd = w.ndim - 2
+    wt = w.transpose(tuple(range(2, 2 + nd)) + (0, 1))[(slice(None, None, -1),) * nd]
+    return xp.ascontiguousarray(wt).reshape(-1, w.shape[1])
+
+
+def _channels_last(in_channels, groups, kernel):
+    return (groups == 1 and in_channels >= CHANNELS_LAST_MIN_CHANNELS
+            and not all(k == 1 for k in kernel))
+
+
+def _forward_channels_last(xp, x, wmat, kernel, stride, pads, dilation):
+    """The convolution as GEMMs ``cols (B*P, K*C) @ wmat (K*C, Cout)`` over blocks of
+    samples, each block's product transposed into the (N, Cout, *O) output."""
+    n, cout = x.shape[0], wmat.shape[1]
+    out = _output_spatial(x.shape[2:], kernel, stride, pads, dilation)
+    p = math.prod(out)
+    y = xp.empty((n, cout, p), dtype=x.dtype)
+    product = None
+    for start, stop, cols in _column_blocks(xp, x, kernel, stride, pads, dilation):
+        if product is None:
+            product = xp.empty((cols.shape[0], cout), dtype=x.dtype)
+        part = product[:cols.shape[0]]
+        xp.matmul(cols, wmat, out=part)
+        y[start:stop] = part.reshape(stop - start, p, cout).transpose(0, 2, 1)
+    return y.reshape((n, cout) + out)
+
+
+def _weight_grad_channels_last(xp, x, gy, kernel, stride, pads, dilation):
+    """The weight gradient as a sum over blocks of samples of ``gy (Cout, B*P) @ cols
+    (B*P, K*C)``."""
+    n, cout = gy.shape[:2]
+    c = x.shape[1]
+    g = gy.reshape(n, cout, math.prod(gy.shape[2:]))
+    gw = None
+    for start, stop, cols in _column_blocks(xp, x, kernel, stride, pads, dilation):
+        rows = g[start] if stop - start == 1 else \
+            g[start:stop].transpose(1, 0, 2).reshape(cout, -1)
+        part = xp.matmul(rows, cols)
+        gw = part if gw is None else xp.add(gw, part, out=gw)
+    if gw is None:  # an empty batch
+        gw = xp.zeros((cout, math.prod(kernel) * c), dtype=gy.dtype)
+    gw = gw.reshape((cout,) + tuple(kernel) + (c,))
+    return xp.ascontiguousarray(xp.moveaxis(gw, -1, 1))
 
 
 def _one_gemm(out_channels, groups, kernel=None):
@@ -219,9 +325,10 @@ def _depthwise_plan(xp, x_shape, kernel, out_spatial, stride, pads, dilation, dt
 
 
 def conv_forward(xp, x, w, stride, pads, dilation, groups):
-    """Cross-correlation of ``x`` (N, C, *S) with ``w`` (Cout, C/G, *K): (N, Cout, *O), as
+    """Cross-correlation of ``x`` (N, C, *S) with ``w`` (Cout, C/G, *K): (N, Cout, *O).
+    Ungrouped with enough channels: GEMMs over blocks of channels-last columns; otherwise
     one batched GEMM ``W (G, Coutg, Cg*K) @ cols (N, G, Cg*K, P)`` that lands in the output's
-    own layout."""
+    own layout (or one GEMM over the batch for few output channels)."""
     n, cout = x.shape[0], w.shape[0]
     if _is_depthwise(x.shape[1], cout, groups):  # one channel per group: no GEMM to win
         out = _output_spatial(x.shape[2:], w.shape[2:], stride, pads, dilation)
@@ -229,6 +336,9 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
         if plan is not None:
             return plan.forward(x, w).reshape((n, cout) + out)
         return _depthwise_forward_taps(xp, x, w, stride, pads, dilation)
+    if _channels_last(x.shape[1], groups, w.shape[2:]):
+        return _forward_channels_last(xp, x, _kernel_matrix(xp, w), w.shape[2:], stride, pads,
+                                      dilation)
     if _one_gemm(cout, groups, w.shape[2:]):
         cols, out = _batch_columns(xp, x, w.shape[2:], stride, pads, dilation)
         y = xp.matmul(w.reshape(cout, -1), cols).reshape(cout, n, math.prod(out))  # (Cout, N, P)
@@ -302,6 +412,16 @@ def _flipped_transposed(xp, w, groups):
     return xp.ascontiguousarray(wt).reshape((groups * cg, cout // groups) + kernel)
 
 
+def _reversed_kernel_conv(xp, gy, w, stride, pads, dilation, groups):
+    """The convolution of ``gy`` (N, Cout, *O) with the reversed, transposed kernel of ``w``
+    (Cout, C/G, *K)."""
+    if _channels_last(gy.shape[1], groups, w.shape[2:]):
+        return _forward_channels_last(xp, gy, _flipped_kernel_matrix(xp, w), w.shape[2:], stride,
+                                      pads, dilation)
+    return conv_forward(xp, gy, _flipped_transposed(xp, w, groups), stride, pads, dilation,
+                        groups)
+
+
 def _transposed_pads(in_spatial, out, kernel, pads, dilation):
     """Per-side padding of the upstream gradient that turns the input gradient of a
     stride-1 convolution into a plain convolution with the reversed kernel; None where a
@@ -336,12 +456,100 @@ def conv_input_grad(xp, gy, w, in_spatial, stride, pads, dilation, groups):
     tpads = _transposed_pads(in_spatial, out, kernel, pads, dilation) if _input_grad_as_conv(
         cout, cg * groups, in_spatial, out, stride) else None
     if tpads is not None:
-        return conv_forward(xp, gy, _flipped_transposed(xp, w, groups), stride, tpads, dilation,
-                            groups)
+        return _reversed_kernel_conv(xp, gy, w, stride, tpads, dilation, groups)
+    if _input_grad_by_phases(stride, dilation, cg * groups):
+        return _input_grad_by_phases_of(xp, gy, w, in_spatial, stride, pads, groups)
+    if _flat_col2im(in_spatial, out, stride, pads):
+        return _input_grad_flat(xp, gy, w, in_spatial, pads, dilation, groups)
     g = _batch_rows(xp, gy).reshape(groups, cout // groups, -1)      # (G, Coutg, N*P)
     wmat = w.reshape(groups, cout // groups, -1).transpose(0, 2, 1)  # (G, Cg*K, Coutg)
     cols = xp.matmul(wmat, g).reshape((groups * cg,) + tuple(kernel) + (n,) + tuple(out))
     return _col2im_channel_major(xp, cols, n, in_spatial, stride, pads, dilation)
+
+
+def _input_grad_by_phases(stride, dilation, in_channels):
+    return (in_channels >= INPUT_GRAD_PHASES_MIN_CHANNELS and any(s > 1 for s in stride)
+            and all(d == 1 for d in dilation))
+
+
+def _phase(size, out, k, s, r, lo):
+    """One phase ``r`` of a strided input gradient along one dimension: the input positions
+    ``q = m*s + r`` (padded coordinates) read kernel taps r, r+s, ... only. Returns the
+    sub-kernel's taps, the stride-1 padding (low, high) of the gradient that makes it a plain
+    correlation with the reversed sub-kernel, and the first cropped position written with
+    its count; None when the phase reads no tap or no position."""
+    taps = range(r, k, s)
+    m0 = -((r - lo) // s)                 # ceil((lo - r) / s)
+    count = -((r - lo - size) // s) - m0  # ceil((lo + size - r) / s) - m0
+    if not taps or count <= 0:
+        return None
+    low = len(taps) - 1 - m0
+    return taps, (low, count + m0 - out), m0 * s + r - lo, count
+
+
+def _input_grad_by_phases_of(xp, gy, w, in_spatial, stride, pads, groups):
+    """The input gradient of a strided convolution split by the position of each input
+    element modulo the stride (sub-pixel phases): every phase is a stride-1 convolution of
+    the gradient with the reversed sub-kernel of the taps that reach it, written into a
+    strided slice of the result. No col2im; the GEMMs do the same FLOPs as the columns'."""
+    n = gy.shape[0]
+    cg = w.shape[1]
+    out = gy.shape[2:]
+    kernel = w.shape[2:]
+    nd = len(kernel)
+    per_dim = [[_phase(in_spatial[i], out[i], kernel[i], stride[i], r, pads[i][0])
+                for r in range(stride[i])] for i in range(nd)]
+    complete = all(p is not None for phases in per_dim for p in phases)
+    gx = (xp.empty if complete else xp.zeros)((n, cg * groups) + in_spatial, dtype=gy.dtype)
+    for phase in itertools.product(*per_dim):
+        if any(p is None for p in phase):
+            continue
+        sub = w[(slice(None), slice(None)) + tuple(slice(t.start, t.stop, t.step)
+                                                   for t, _, _, _ in phase)]
+        g, tpads = gy, []
+        for i, (_, (low, high), _, _) in enumerate(phase):  # crop where a side is negative
+            crop = slice(max(0, -low), g.shape[2 + i] - max(0, -high))
+            g = g[(slice(None),) * (2 + i) + (crop,)]
+            tpads.append((max(0, low), max(0, high)))
+        part = _reversed_kernel_conv(xp, g, sub, (1,) * nd, tuple(tpads), (1,) * nd, groups)
+        target = tuple(slice(first, first + stride[i] * (count - 1) + 1, stride[i])
+                       for i, (_, _, first, count) in enumerate(phase))
+        gx[(slice(None), slice(None)) + target] = part
+    return gx
+
+
+def _flat_col2im(in_spatial, out, stride, pads):
+    """Whether a stride-1 col2im runs on the flat padded grid: when that grid has at most
+    twice as many positions as the output (its extra positions are multiplied too)."""
+    padded = math.prod(s + lo + hi for s, (lo, hi) in zip(in_spatial, pads))
+    return FLAT_COL2IM and all(s == 1 for s in stride) and padded <= 2 * math.prod(out)
+
+
+def _input_grad_flat(xp, gy, w, in_spatial, pads, dilation, groups):
+    """The input gradient of a stride-1 convolution as a GEMM and col2im on the flat padded
+    grid: the gradient is laid on the padded input's grid (zero where no output is), so a
+    kernel offset's contribution is the whole product row shifted by a constant flat
+    distance: one long contiguous add per offset, no strided slices."""
+    n, cout = gy.shape[:2]
+    out = gy.shape[2:]
+    kernel = w.shape[2:]
+    cg = w.shape[1]
+    nd = len(kernel)
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_spatial, pads))
+    total = n * math.prod(padded)
+    grid = xp.zeros((cout, n) + padded, dtype=gy.dtype)
+    grid[(slice(None), slice(None)) + tuple(slice(0, o) for o in out)] = xp.moveaxis(gy, 1, 0)
+    wmat = w.reshape(groups, cout // groups, -1).transpose(0, 2, 1)      # (G, Cg*K, Coutg)
+    cols = xp.matmul(wmat, grid.reshape(groups, cout // groups, total))  # (G, Cg*K, N*grid)
+    cols = cols.reshape(groups * cg, math.prod(kernel), total)
+    acc = xp.zeros((groups * cg, total), dtype=gy.dtype)
+    pitch = [math.prod(padded[i + 1:]) for i in range(nd)]
+    for t, offset in enumerate(_kernel_offsets(kernel)):
+        shift = sum(o * d * p for o, d, p in zip(offset, dilation, pitch))
+        acc[:, shift:] += cols[:, t, :total - shift]
+    crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(in_spatial, pads))
+    acc = acc.reshape((groups * cg, n) + padded)[(slice(None), slice(None)) + crop]
+    return xp.ascontiguousarray(xp.moveaxis(acc, 0, 1))
 
 
 def _is_pointwise(kernel, stride, pads):
@@ -365,8 +573,9 @@ def _depthwise_input_grad_taps(xp, gy, w, in_spatial, stride, pads, dilation):
 
 
 def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
-    """The gradient of ``conv_forward`` in its weight: (Cout, C/G, *K), one GEMM over the
-    whole batch ``gy (G, Coutg, N*P) @ cols (G, N*P, Cg*K)`` unless the per-sample
+    """The gradient of ``conv_forward`` in its weight: (Cout, C/G, *K). Ungrouped with
+    enough channels: GEMMs over blocks of channels-last columns, summed; otherwise one GEMM
+    over the whole batch ``gy (G, Coutg, N*P) @ cols (G, N*P, Cg*K)`` unless the per-sample
     products are the smaller buffer."""
     n, cout = gy.shape[:2]
     kernel = tuple(kernel)
@@ -376,6 +585,8 @@ def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
         if plan is not None:
             return plan.weight_grad(x, gy).reshape((cout, 1) + kernel)
         return _depthwise_weight_grad_taps(xp, x, gy, kernel, stride, pads, dilation)
+    if _channels_last(x.shape[1], groups, kernel):
+        return _weight_grad_channels_last(xp, x, gy, kernel, stride, pads, dilation)
     ck = x.shape[1] // groups * math.prod(kernel)
     p = math.prod(gy.shape[2:])
     if _one_gemm(cout, groups) or cout * ck > (ck + cout) * p:

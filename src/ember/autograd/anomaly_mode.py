@@ -131,7 +131,8 @@ def _check_nan(node, input_grads):
     if input_grads is None or hasattr(input_grads, "_data"):
         input_grads = (input_grads,)
     for index, grad in enumerate(input_grads):
-        if grad is not None and grad._data.dtype.kind in "fc" and grad.isnan().any():
+        inexact = grad is not None and (grad.is_floating_point() or grad.is_complex())
+        if inexact and grad.isnan().any():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {index}th output.")
 
 

@@ -17,7 +17,7 @@ __all__ = [
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
-    "raw_arrays",
+    "raw_arrays", "widened", "narrowed",
 ]
 
 make = _make
@@ -72,7 +72,9 @@ def np_dtype_of(dtype):
 
 def arrays_for(a, b):
     """The two operands as arrays of torch's common dtype (a is a Tensor; b a Tensor or a
-    Python number). Returns (a_array, b_array_or_scalar)."""
+    Python number). Returns (a_array, b_array_or_scalar); a number comes back as a Python or
+    NumPy scalar, never a host array, so that it mixes with any backend's arrays (CuPy refuses
+    NumPy arrays)."""
     ad = a._data
     if b.__class__ is Tensor or isinstance(b, Tensor):
         bd = b._data
@@ -88,7 +90,7 @@ def arrays_for(a, b):
         if kind in "fc":
             return ad, b
         if ad.dtype == _dtype.bfloat16.np:  # NumPy would compute bfloat16 * float in float32
-            return ad, np.asarray(b, dtype=ad.dtype)
+            return ad, ad.dtype.type(b)
     elif bcls is int:
         if kind in "fcV" or ad.dtype == _dtype.bfloat16.np:
             return ad, b
@@ -96,9 +98,24 @@ def arrays_for(a, b):
             info = np.iinfo(ad.dtype)
             if info.min <= b <= info.max:
                 return ad, b
-            return ad, np.array(b).astype(ad.dtype)  # wraps around, as torch does
+            return ad, np.array(b).astype(ad.dtype)[()]  # wraps around, as torch does
     common = result_type_of(a, b).np
-    return ad.astype(common, copy=False), np.asarray(b, dtype=common)
+    return ad.astype(common, copy=False), common.type(b)
+
+
+_HALF_PRECISION = frozenset((np.dtype(np.float16), _dtype.bfloat16.np))
+
+
+def widened(data):
+    """``data`` as float32 when it is half or bfloat16, else unchanged: kernels that sum or
+    multiply reduced-precision values run in float32 and round their result once, as torch's
+    CPU kernels accumulate them (NumPy has no bfloat16 arithmetic of its own)."""
+    return data.astype(np.float32) if data.dtype in _HALF_PRECISION else data
+
+
+def narrowed(result, dtype):
+    """A result computed on ``widened`` arrays, rounded once to the input's ``dtype``."""
+    return result if result.dtype == dtype else result.astype(dtype)
 
 
 def float_array(data):
@@ -183,10 +200,20 @@ def normalize_dims(dim, ndim):
 # ----------------------------------------------------------------------------------------
 # In-place ops
 
+def is_writeable(data):
+    """False for arrays ember must not write into: NumPy's read-only ones (expanded views,
+    read-only buffers) and, on backends whose arrays are always writable (CuPy has no
+    ``writeable`` flag), expanded views, where one element is several."""
+    try:
+        return data.flags.writeable
+    except AttributeError:
+        return not (data.size > 1 and 0 in data.strides)
+
+
 def check_inplace(self):
     """Refuse an in-place op that autograd could not follow (on a leaf that requires grad, or
     on a view of one) or that would write one memory location twice (an expanded tensor)."""
-    if not self._data.flags.writeable:
+    if not is_writeable(self._data):
         if 0 in self._data.strides:
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to "

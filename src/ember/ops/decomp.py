@@ -42,6 +42,9 @@ class LinAlgError(RuntimeError):
 # ----------------------------------------------------------------------------------------
 # Argument checks with torch's messages
 
+_LOW_PRECISION = (np.dtype(np.float16), _dtype.bfloat16.np)
+
+
 def check_matrix(A, op, square=True, arg="A"):
     """``A`` must be a float (batched) matrix; square unless told otherwise."""
     check_tensor(A, op.split(".")[-1], arg)
@@ -49,7 +52,7 @@ def check_matrix(A, op, square=True, arg="A"):
     if data.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor {arg} must have at least 2 dimensions.")
     dt = data.dtype
-    if dt in (np.dtype(np.float16), _dtype.bfloat16.np):
+    if dt in _LOW_PRECISION:
         raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {_type_word(dt)}")
     if dt.kind not in "fc":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
@@ -85,9 +88,15 @@ def _zero_pivots(data):
     return info.reshape(data.shape[:-2])
 
 
+def _first_nonzero(info):
+    """The flat index of ``info``'s first nonzero entry (0 when there is none)."""
+    nonzero = namespace_of(info).flatnonzero(info)
+    return int(nonzero[0]) if nonzero.size else 0
+
+
 def _raise_singular(op, data, message):
     info = _zero_pivots(data).reshape(-1)
-    bad = int(np.flatnonzero(np.asarray(info))[0]) if info.size and np.asarray(info).any() else 0
+    bad = _first_nonzero(info)
     raise LinAlgError(f"{op}: {_batch_prefix(data, bad)}{message(int(info[bad]) if info.size else 0)}")
 
 
@@ -157,7 +166,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     check_matrix(A, "linalg.inv_ex")
     data = A._data
     info = _zero_pivots(data)
-    if check_errors and np.asarray(info).any():
+    if check_errors and bool(info.any()):
         _inv_data("linalg.inv_ex", data)
     xp = namespace_of(data)
     singular = (info != 0)[..., None, None]
@@ -270,7 +279,7 @@ def _solve_matrix(A, B):
     try:
         x = xp.linalg.solve(a_full, b_full)
     except np.linalg.LinAlgError:
-        bad = int(np.flatnonzero(np.asarray(_zero_pivots(a_full)).reshape(-1))[0])
+        bad = _first_nonzero(_zero_pivots(a_full))
         raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a_full, bad)}The solver failed "
                           "because the input matrix is singular.") from None
     result = make(x)
@@ -788,7 +797,7 @@ def _check_cdist(x1, x2, p):
         if x._data.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x._data.ndim}D")
     for name, x in (("X1", x1), ("X2", x2)):
-        if x._data.dtype.kind != "f":
+        if not x.is_floating_point():
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{_type_word(x._data.dtype)}")
     if x1._data.shape[-1] != x2._data.shape[-1]:
@@ -796,6 +805,8 @@ def _check_cdist(x1, x2, p):
                            f"X2: {x2._data.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1._data.dtype in _LOW_PRECISION and x1._data.size and x2._data.size:
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_type_word(x1._data.dtype)}'")
 
 
 def _pairwise_norm(diff, p):
@@ -839,7 +850,10 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input._data.shape[0]
-    rows, cols = np.triu_indices(n, 1)
+    if input._data.dtype in _LOW_PRECISION and n > 1:
+        raise NotImplementedError(f"\"pdist\" not implemented for "
+                                  f"'{_type_word(input._data.dtype)}'")
+    rows, cols = namespace_of(input._data).triu_indices(n, 1)
     return (input[rows] - input[cols]).norm(float(p), dim=-1)
 
 

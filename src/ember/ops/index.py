@@ -15,10 +15,11 @@ import warnings
 
 import numpy as np
 
+from .._backend import to_device_of
 from .._dtype import _BY_NP
 from ._common import (
-    Node, Tensor, _type_word, apply_inplace, check_inplace, finish_inplace, grad_state, make,
-    method, namespace_of, record, sum_to, wrap_dim,
+    Node, Tensor, _type_word, apply_inplace, check_inplace, finish_inplace, grad_state,
+    is_writeable, make, method, namespace_of, record, sum_to, wrap_dim,
 )
 from .shape import _broadcast_pair, cat
 from .view import _check_basic_key, _is_basic_key, slice_scatter_zeros
@@ -29,10 +30,12 @@ __all__ = []
 
 # -- keys -------------------------------------------------------------------------------------
 
-def _as_index_array(k, xp):
-    """A tensor, list or array used as an index, as an array of integers or bools."""
+def _as_index_array(k, data):
+    """A tensor, list or array used as an index into ``data``, as an array of integers or bools
+    on ``data``'s device (torch takes CPU index tensors for CUDA tensors)."""
+    xp = namespace_of(data)
     if isinstance(k, Tensor):
-        arr = k._data
+        arr = to_device_of(k._data, data)
     elif isinstance(k, (list, tuple)):
         arr = xp.asarray([_item_value(v) for v in k] if _has_tensors(k) else k)
         if arr.size == 0:
@@ -105,7 +108,7 @@ def normalize_key(key, data):
     lists become integer arrays, masks become their nonzero positions."""
     xp = namespace_of(data)
     items = key if isinstance(key, tuple) else _as_tuple_key(key) if isinstance(key, list) else (key,)
-    items = [k if _is_plain(k) or isinstance(k, bool) else _as_index_array(k, xp) for k in items]
+    items = [k if _is_plain(k) or isinstance(k, bool) else _as_index_array(k, data) for k in items]
     shape = data.shape
     n_taken = sum(_dims_taken(k) for k in items)
     if n_taken > len(shape):
@@ -436,7 +439,7 @@ def copy_(self, src, non_blocking=False):
     data = _src_data_for(self, src)
     recording = grad_state.grad_enabled and (self._requires_grad or src._requires_grad)
     if not recording:
-        if not self._data.flags.writeable:
+        if not is_writeable(self._data):
             raise RuntimeError(_OVERLAP)
         namespace_of(self._data).copyto(self._data, data)
         self._version_counter[0] += 1

@@ -134,6 +134,11 @@ class SubBackward0(_BinaryNode):
         return ga, gb
 
 
+def _scaled(y, alpha):
+    """``y * alpha`` in y's dtype (NumPy would compute bfloat16 times a float in float32)."""
+    return y * (y.dtype.type(alpha) if y.dtype == _dtype.bfloat16.np else alpha)
+
+
 def _check_alpha(b, alpha):
     if b._data.dtype.kind in "biu" and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
@@ -147,7 +152,8 @@ def add(input, other, *, alpha=1, out=None):
         res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other, "")
     elif isinstance(other, Tensor):
         _check_alpha(other, alpha)
-        res = _binary("add", lambda x, y: namespace_of(x).add(x, y * alpha), AddBackward0, input, other, "")
+        res = _binary("add", lambda x, y: namespace_of(x).add(x, _scaled(y, alpha)), AddBackward0,
+                      input, other, "")
     else:
         res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other * alpha, "")
     if res.grad_fn is not None:
@@ -165,7 +171,8 @@ def sub(input, other, *, alpha=1, out=None):
         res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other, "")
     elif isinstance(other, Tensor):
         _check_alpha(other, alpha)
-        res = _binary("sub", lambda x, y: namespace_of(x).subtract(x, y * alpha), SubBackward0, input, other, "")
+        res = _binary("sub", lambda x, y: namespace_of(x).subtract(x, _scaled(y, alpha)),
+                      SubBackward0, input, other, "")
     else:
         res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other * alpha, "")
     if res.grad_fn is not None:
@@ -301,8 +308,7 @@ def _floor_divide(x, y):
 
 
 def _check_int_zero(y):
-    xp = namespace_of(y) if hasattr(y, "shape") and not isinstance(y, (int, float)) else None
-    if (xp is not None and bool((y == 0).any())) or (xp is None and y == 0):
+    if y == 0 if is_scalar(y) else bool((y == 0).any()):
         raise RuntimeError("ZeroDivisionError")
 
 

@@ -12,8 +12,8 @@ import warnings
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, _type_word, apply_inplace, float_array, grad_state, make, namespace_of,
-    normalize_dims, record, set_history, to_np_dtype, wrap_dim,
+    Node, Tensor, _HALF_PRECISION, _type_word, apply_inplace, float_array, grad_state, make,
+    namespace_of, narrowed, normalize_dims, record, set_history, to_np_dtype, wrap_dim, widened,
 )
 from .ternary import where
 from .view import slice_scatter_zeros
@@ -93,6 +93,16 @@ def _int_to_int64(data, dtype):
     return None
 
 
+def _accumulated(fn, data, np_dtype, **kwargs):
+    """``fn(data, dtype=np_dtype, **kwargs)`` for a sum-like ``fn``; a half or bfloat16 result
+    accumulates in float32 and is rounded once, as torch accumulates them (ml_dtypes would
+    add bfloat16 values one at a time in bfloat16)."""
+    target = data.dtype if np_dtype is None else np_dtype
+    if target not in _HALF_PRECISION:
+        return fn(data, dtype=np_dtype, **kwargs)
+    return narrowed(fn(widened(data.astype(target, copy=False)), **kwargs), target)
+
+
 def _quiet(xp):
     """Silence the backend's floating point warnings where torch's inf or nan is the answer."""
     errstate = getattr(xp, "errstate", None)
@@ -129,13 +139,14 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     xp = namespace_of(data)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None and not keepdim:
-        out = make(xp.sum(data, dtype=np_dtype))
+        out = make(_accumulated(xp.sum, data, np_dtype))
         node = record(SumBackward0, (input,), out)
         if node is not None:
             node.in_shape, node.in_dtype = data.shape, data.dtype
         return out
     dims = _reduce_dims(dim, data.ndim)
-    out = make(xp.sum(data, axis=_axis(dims, data.ndim), keepdims=keepdim, dtype=np_dtype))
+    out = make(_accumulated(xp.sum, data, np_dtype, axis=_axis(dims, data.ndim),
+                            keepdims=keepdim))
     node = record(SumBackward1, (input,), out)
     if node is not None:
         node.in_shape, node.in_dtype, node.dims, node.keepdim = data.shape, data.dtype, dims, keepdim
@@ -159,7 +170,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     dims = _reduce_dims(dim, data.ndim)
     np_dtype = _int_to_int64(data, dtype)
-    out = make(namespace_of(data).nansum(data, axis=_axis(dims, data.ndim), keepdims=keepdim, dtype=np_dtype))
+    out = make(_accumulated(namespace_of(data).nansum, data, np_dtype, axis=_axis(dims, data.ndim),
+                            keepdims=keepdim))
     node = record(NansumBackward0, (input,), out)
     if node is not None:
         node.save(input)
@@ -193,8 +205,7 @@ def _mean_data(xp, data, dims, keepdim):
     axis = _axis(dims, data.ndim)
     if data.dtype.kind in "fc" and data.dtype.itemsize >= 4:
         return xp.sum(data, axis=axis, keepdims=keepdim) / _count(data.shape, dims)
-    out = xp.mean(data, axis=axis, keepdims=keepdim)  # accumulates half floats in float32
-    return out if out.dtype == data.dtype else out.astype(data.dtype)
+    return narrowed(xp.mean(widened(data), axis=axis, keepdims=keepdim), data.dtype)
 
 
 def _mean_input(op, data, dtype):
@@ -327,14 +338,14 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     xp = namespace_of(data)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None:
-        out = make(xp.prod(data, dtype=np_dtype))
+        out = make(_accumulated(xp.prod, data, np_dtype))
         node = record(ProdBackward0, (input,), out)
     else:
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
         d = wrap_dim(dim, data.ndim)
         axis = d if data.ndim else None
-        out = make(xp.prod(data, axis=axis, keepdims=keepdim, dtype=np_dtype))
+        out = make(_accumulated(xp.prod, data, np_dtype, axis=axis, keepdims=keepdim))
         node = record(ProdBackward1, (input,), out)
         if node is not None:
             node.dim, node.keepdim = d, keepdim
@@ -364,7 +375,7 @@ def _scan(input, dim, dtype, xp_fn, node_cls):
     if data.ndim == 0:
         out = make(data.astype(np_dtype or data.dtype, copy=True))
     else:
-        out = make(xp_fn(data, axis=d, dtype=np_dtype))
+        out = make(_accumulated(xp_fn, data, np_dtype, axis=d))
     node = record(node_cls, (input,), out)
     if node is not None:
         node.dim, node.in_dtype = d, data.dtype
@@ -474,7 +485,7 @@ def _share_among_ties(grad, x, result, dims, keepdim):
     xp = namespace_of(xd)
     r = result._data if keepdim else result._data.reshape(_kept_shape(xd.shape, dims))
     ties = xd == r
-    if xd.dtype.kind in "fc":
+    if _is_inexact(xd):
         ties |= xp.isnan(xd) & xp.isnan(r)
     count = xp.sum(ties, axis=_axis(dims, xd.ndim), keepdims=True).astype(xd.dtype)
     share = restore_dims(grad, xd.shape, dims, keepdim) / make(count)
@@ -645,10 +656,12 @@ def _correction_of(op, dim, unbiased, correction):
 
 
 def _var_data(op, input, dims, correction, keepdim):
+    """The variance over ``dims``; half and bfloat16 input give it in float32."""
     data = input._data
     if not _is_inexact(data):
         what = op if op.endswith("_mean") else "std and var"
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
+    data = widened(data)
     xp = namespace_of(data)
     dof = _count(data.shape, dims) - correction
     if dof > 0:
@@ -735,7 +748,7 @@ def _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, with_mean
     dims = _reduce_dims(dim, data.ndim)
     xp = namespace_of(data)
     spread = _var_data(op, input, dims, correction, keepdim)
-    out = make(xp.sqrt(spread) if take_sqrt else spread)
+    out = make(narrowed(xp.sqrt(spread) if take_sqrt else spread, data.dtype))
     outs = (out, make(_mean_data(xp, data, dims, keepdim))) if with_mean else out
     node = record(node_cls, (input,), out)
     if node is not None:
@@ -804,7 +817,8 @@ def logsumexp(input, dim, keepdim=False):
     inputs give the default float dtype."""
     data = float_array(input._data)
     dims = _reduce_dims(dim, data.ndim)
-    out = make(_logsumexp_data(namespace_of(data), data, dims, keepdim))
+    result = _logsumexp_data(namespace_of(data), widened(data), dims, keepdim)
+    out = make(narrowed(result, data.dtype))
     node = record(LogsumexpBackward0, (input,), out)
     if node is not None:
         node.save(input, out)
@@ -925,7 +939,8 @@ def _vector_norm(input, p, dim, keepdim, dtype):
     dims = _reduce_dims(dim, data.ndim)
     if (p < 0 or p == math.inf) and _count(data.shape, dims) == 0:
         _no_identity_error(p, data.shape, dim)
-    out = make(_norm_data(namespace_of(data), data, p, dims, keepdim))
+    result = _norm_data(namespace_of(data), widened(data), p, dims, keepdim)
+    out = make(narrowed(result, data.dtype))
     node = record(LinalgVectorNormBackward0, (input,), out)
     if node is not None:
         node.save(input, out)

@@ -11,7 +11,8 @@ import math
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, _type_word, float_array, make, namespace_of, record, set_history, wrap_dim,
+    Node, Tensor, _type_word, float_array, make, namespace_of, record, set_history, widened,
+    wrap_dim,
 )
 from .index import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
@@ -102,12 +103,13 @@ def _sort_arrays(data, dim, descending):
     xp = namespace_of(data)
     if not data.ndim:
         return data.copy(), xp.zeros((), dtype=_INT64)
+    keys = widened(data)  # NumPy orders bfloat16 NaNs as it meets them, not last
     if descending:
-        flipped = xp.flip(data, axis=dim)
+        flipped = xp.flip(keys, axis=dim)
         order = xp.flip(xp.argsort(flipped, axis=dim, kind="stable"), axis=dim)
         order = data.shape[dim] - 1 - order
     else:
-        order = xp.argsort(data, axis=dim, kind="stable")
+        order = xp.argsort(keys, axis=dim, kind="stable")
     order = order.astype(_INT64, copy=False)
     return xp.take_along_axis(data, order, axis=dim), order
 
@@ -445,7 +447,7 @@ def bincount(input, weights=None, minlength=0):
     """Counts how often each non-negative integer occurs in the 1-d ``input`` (summing
     ``weights`` instead of ones when given); the result has at least ``minlength`` bins."""
     data = input._data
-    if data.dtype.kind == "f":
+    if input.is_floating_point():
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_type_word(data.dtype)}'")
     xp = namespace_of(data)
     if data.ndim != 1 or (data.size and int(data.min()) < 0):
@@ -457,7 +459,7 @@ def bincount(input, weights=None, minlength=0):
     w = weights._data
     if w.ndim != 1 or w.shape[0] != data.shape[0]:
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    out_dtype = w.dtype if w.dtype.kind == "f" else _dtype.float64.np
+    out_dtype = w.dtype if w.dtype in (_dtype.float32.np, _dtype.float64.np) else _dtype.float64.np
     return make(xp.bincount(data, weights=w, minlength=minlength).astype(out_dtype))
 
 
@@ -466,7 +468,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     ``max`` (the data's minimum and maximum when both are zero); elements outside are
     ignored."""
     data = input._data
-    if data.dtype.kind != "f":
+    if not input.is_floating_point():
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_word(data.dtype)}'")
     if bins <= 0:
         raise RuntimeError("torch.histc: bins must be > 0, but got " + str(bins))
@@ -478,6 +480,8 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         low, high = low - 1, high + 1
     if low > high:
         raise RuntimeError(f"torch.histc: max must be larger than min, but got min {min} max {max}")
+    if data.dtype == _dtype.bfloat16.np:  # torch bins bfloat16 in bfloat16 arithmetic
+        low, high = data.dtype.type(low), data.dtype.type(high)
     flat = data.reshape(-1)
     inside = flat[(flat >= low) & (flat <= high)]
     position = ((inside - low) * bins / (high - low)).astype(_INT64)
@@ -506,7 +510,7 @@ def _search_nd(xp, boundaries, values, side):
     b = boundaries[..., None, :]
     v = values[..., None]
     before = (b <= v) if side == "right" else (b < v)
-    if boundaries.dtype.kind == "f":
+    if boundaries.dtype.kind == "f":  # bfloat16 arrives widened to float32
         before |= xp.isnan(v) & ~xp.isnan(b)
     return xp.sum(before, axis=-1)
 
@@ -523,6 +527,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     values = xp.asarray(input, dtype=seq.dtype) if scalar else input._data
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter._data, axis=-1)
+    seq, values = widened(seq), widened(values)  # NumPy orders bfloat16 NaNs first
     if seq.ndim > 1 and (scalar or seq.shape[:-1] != values.shape[:-1]):
         raise RuntimeError(
             "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
@@ -558,7 +563,7 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
         return _selected(node_cls, input, data.copy(), xp.zeros((), dtype=_INT64), 0, True, named)
     running = (xp.maximum if is_max else xp.minimum).accumulate(data, axis=dim)
     reached = data == running
-    if data.dtype.kind == "f":
+    if input.is_floating_point():
         reached |= xp.isnan(data)
     n = data.shape[dim]
     positions = xp.arange(n).reshape((n,) + (1,) * (data.ndim - dim - 1))
@@ -590,7 +595,7 @@ class LogcumsumexpBackward0(Node):
             return (grad,)
         dim = self.dim
         xd = grad._data
-        lowest = float(namespace_of(xd).finfo(xd.dtype).min)
+        lowest = float(_dtype.finfo(grad.dtype).min)
         with _quiet(namespace_of(xd)):
             log_abs = grad.abs().log()
             positive = where(grad > 0, log_abs, lowest)

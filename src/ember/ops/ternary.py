@@ -88,6 +88,8 @@ def _arrays_as(dtype_np, *operands):
             x = x._data.astype(dtype_np, copy=False)
         elif x is not None and dtype_np.kind in "iu":
             x = _wrap_int(int(x), dtype_np)
+        elif x is not None and dtype_np == _dtype.bfloat16.np:  # else NumPy computes in float32
+            x = dtype_np.type(x)
         out.append(x)
     return out
 
@@ -230,6 +232,8 @@ def _check_not_bool(common, min, max):
 
 def _clamp_forward(x, lo, hi):
     xp = namespace_of(x)
+    if x.dtype == _dtype.bfloat16.np:  # NumPy would compare bfloat16 with a float in float32
+        lo, hi = (None if b is None else xp.asarray(b, dtype=x.dtype) for b in (lo, hi))
     if lo is not None:
         x = xp.maximum(x, lo)
     if hi is not None:
@@ -457,7 +461,7 @@ def lerp(input, end, weight, *, out=None):
     ``input + weight * (end - input)``."""
     _check_input(input, "lerp")
     _check_lerp(input, end, weight)
-    w = weight._data.astype(input._data.dtype, copy=False) if isinstance(weight, Tensor) else weight
+    (w,) = _arrays_as(input._data.dtype, weight)
     res = make(_compute(lambda: _lerp_forward(input._data, end._data, w), input, end, weight))
     if isinstance(weight, Tensor):
         if grad_state.grad_enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):

@@ -173,12 +173,10 @@ frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "", int_
 
 
 def _sigmoid(xp, x):
-    # split by sign so that exp never overflows
-    out = xp.empty_like(x)
-    pos = x >= 0
+    # 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: exp never overflows
     e = xp.exp(-xp.abs(x))
-    xp.divide(1, 1 + e, out=out, where=pos)
-    xp.divide(e, 1 + e, out=out, where=~pos)
+    out = xp.where(x >= 0, e.dtype.type(1), e)
+    out /= 1 + e
     return out
 
 
@@ -312,7 +310,8 @@ def _logit_forward(x, eps=None):
     xp = namespace_of(x)
     x = float_array(x)
     if eps is not None:
-        x = xp.clip(x, eps, 1 - eps)
+        # bounds in x's dtype, and no clip: NumPy clips bfloat16 into float32
+        x = xp.minimum(xp.maximum(x, x.dtype.type(eps)), x.dtype.type(1 - eps))
     return xp.log(x / (1 - x))
 
 

@@ -6,7 +6,9 @@ with steps, None, Ellipsis), and the storage API (stride, storage_offset, data_p
 untyped_storage). Each backward maps the gradient back to the input's shape.
 """
 import numbers
+from math import prod
 
+from .._dtype import dtype as _dtype
 from ._common import (
     Node, Size, Tensor, grad_state, make, make_view, method, namespace_of, record, set_history,
     sum_to, wrap_dim,
@@ -19,8 +21,16 @@ __all__ = ["reshape", "permute", "transpose", "swapdims", "swapaxes", "t", "sque
 
 def _shape_arg(args, op):
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(Size)`` all mean the shape (2, 3)."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+    if len(args) == 1 and args[0].__class__ is not int and isinstance(args[0], (tuple, list)):
         args = args[0]
+    for s in args:
+        if s.__class__ is not int:
+            return _checked_shape_arg(args, op)
+    return args if args.__class__ is tuple else tuple(args)
+
+
+def _checked_shape_arg(args, op):
+    """``_shape_arg``'s general path: int-like elements and 0-d tensors, torch's TypeError."""
     out = []
     for s in args:
         if isinstance(s, Tensor):
@@ -32,8 +42,37 @@ def _shape_arg(args, op):
     return tuple(out)
 
 
+def _new_shape(args, numel, op):
+    """The shape that ``view``/``reshape`` arguments ``args`` give a tensor of ``numel``
+    elements (one -1 inferred), with torch's errors."""
+    shape = args
+    if len(shape) == 1 and shape[0].__class__ is not int and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    for s in shape:
+        if s.__class__ is not int or s < -1:
+            return infer_shape(_shape_arg(args, op), numel)
+    if shape.__class__ is not tuple:
+        shape = tuple(shape)
+    known = prod(shape)
+    if known == numel and known >= 0 and -1 not in shape:
+        return shape
+    if known < 0 and not numel % known and shape.count(-1) == 1:
+        i = shape.index(-1)
+        return shape[:i] + (numel // -known,) + shape[i + 1:]
+    return infer_shape(shape, numel)
+
+
 def infer_shape(shape, numel):
     """Resolve one -1 in ``shape`` for a tensor of ``numel`` elements, with torch's errors."""
+    if shape.count(-1) == 1 and min(shape) == -1:
+        known = -prod(shape)
+        if known and not numel % known:
+            i = shape.index(-1)
+            return shape[:i] + (numel // known,) + shape[i + 1:]
+    return _checked_infer_shape(shape, numel)
+
+
+def _checked_infer_shape(shape, numel):
     infer = None
     known = 1
     for i, s in enumerate(shape):
@@ -76,17 +115,21 @@ def _view_node(cls, input, out):
 def view(self, *shape):
     """A tensor with the same data and a new shape; the strides must allow it (else use
     reshape). ``view(dtype)`` reinterprets the bytes as another dtype."""
-    from .. import _dtype
-    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+    if len(shape) == 1 and isinstance(shape[0], _dtype):
         return _view_dtype(self, shape[0])
-    shape = infer_shape(_shape_arg(shape, "view"), self._data.size)
-    try:
-        data = namespace_of(self._data).reshape(self._data, shape, copy=False)
-    except ValueError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least "
-                           "one dimension spans across two contiguous subspaces). Use .reshape(...) "
-                           "instead.") from None
-    return _view_node(ViewBackward0, self, make_view(data, self))
+    data = self._data
+    shape = _new_shape(shape, data.size, "view")
+    if data.flags.c_contiguous:
+        data = data.reshape(shape)
+    else:
+        try:
+            data = namespace_of(data).reshape(data, shape, copy=False)
+        except ValueError:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                               "least one dimension spans across two contiguous subspaces). Use "
+                               ".reshape(...) instead.") from None
+    out = make_view(data, self)
+    return _view_node(ViewBackward0, self, out) if self._requires_grad else out
 
 
 def _view_dtype(self, dtype):
@@ -103,19 +146,25 @@ def view_as(self, other):
 def reshape(input, *shape):
     """A tensor with the same data and number of elements and the given shape: a view when the
     strides allow, else a copy."""
-    shape = infer_shape(_shape_arg(shape, "reshape"), input._data.size)
+    return _reshape_to(input, _new_shape(shape, input._data.size, "reshape"))
+
+
+def _reshape_to(input, shape):
+    """``reshape`` to a checked ``shape`` (no -1): a view when the strides allow, else a copy."""
     data = input._data
-    if data.shape == shape:
-        return _view_node(ViewBackward0, input, make_view(data, input)) if input._requires_grad else \
-            make_view(data, input)
-    xp = namespace_of(data)
-    try:
-        out = make_view(xp.reshape(data, shape, copy=False), input)
-        cls = ViewBackward0
-    except ValueError:
-        out = make(xp.reshape(data, shape))
-        cls = UnsafeViewBackward0
-    return _view_node(cls, input, out)
+    cls = ViewBackward0
+    if data.flags.c_contiguous:
+        out = make_view(data.reshape(shape), input)
+    elif data.shape == shape:
+        out = make_view(data, input)
+    else:
+        xp = namespace_of(data)
+        try:
+            out = make_view(xp.reshape(data, shape, copy=False), input)
+        except ValueError:
+            out = make(xp.reshape(data, shape))
+            cls = UnsafeViewBackward0
+    return _view_node(cls, input, out) if input._requires_grad else out
 
 
 Tensor.reshape = reshape
@@ -182,19 +231,28 @@ class PermuteBackward0(Node):
 def permute(input, *dims):
     """A view with the dimensions reordered."""
     dims = _shape_arg(dims, "permute")
-    nd = input._data.ndim
+    data = input._data
+    try:
+        out = make_view(data.transpose(dims), input)
+    except (ValueError, IndexError):
+        _check_permutation(dims, data.ndim)
+        raise
+    if input._requires_grad:
+        node = record(PermuteBackward0, (input,), out)
+        if node is not None:
+            nd = data.ndim
+            node.dims = tuple(d + nd if d < 0 else d for d in dims)
+    return out
+
+
+def _check_permutation(dims, nd):
+    """torch's errors for ``dims`` that are not a permutation of ``nd`` dimensions."""
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
                            f"match the length of the desired ordering of dimensions i.e. input.dim() = "
                            f"{nd} is not equal to len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
-    dims = tuple(wrap_dim(d, nd) for d in dims)
-    if len(set(dims)) != nd:
+    if len({wrap_dim(d, nd) for d in dims}) != nd:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    out = make_view(input._data.transpose(dims), input)
-    node = record(PermuteBackward0, (input,), out)
-    if node is not None:
-        node.dims = dims
-    return out
 
 
 Tensor.permute = permute
@@ -209,12 +267,14 @@ class TransposeBackward0(Node):
 
 def transpose(input, dim0, dim1):
     """A view with dimensions ``dim0`` and ``dim1`` swapped."""
-    nd = input._data.ndim
+    data = input._data
+    nd = data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = make_view(namespace_of(input._data).swapaxes(input._data, d0, d1), input)
-    node = record(TransposeBackward0, (input,), out)
-    if node is not None:
-        node.dim0, node.dim1 = d0, d1
+    out = make_view(data.swapaxes(d0, d1), input)
+    if input._requires_grad:
+        node = record(TransposeBackward0, (input,), out)
+        if node is not None:
+            node.dim0, node.dim1 = d0, d1
     return out
 
 
@@ -287,12 +347,15 @@ def squeeze(input, dim=None):
     nd = len(shape)
     if dim is None:
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
+    elif dim.__class__ is int:
+        d = wrap_dim(dim, nd)
+        dims = (d,) if nd and shape[d] == 1 else ()
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = tuple(wrap_dim(d, nd) for d in dims)
         dims = tuple(d for d in dims if nd and shape[d] == 1)
-    out = make_view(namespace_of(input._data).squeeze(input._data, dims) if dims else input._data, input)
-    return _view_node(SqueezeBackward0, input, out)
+    out = make_view(input._data.squeeze(dims) if dims else input._data, input)
+    return _view_node(SqueezeBackward0, input, out) if input._requires_grad else out
 
 
 Tensor.squeeze = squeeze
@@ -305,10 +368,10 @@ def squeeze_(self, dim=None):
 
 def unsqueeze(input, dim):
     """A view with a dimension of size one inserted at ``dim``."""
-    nd = input._data.ndim
-    d = wrap_dim(dim, nd + 1)
-    out = make_view(namespace_of(input._data).expand_dims(input._data, d), input)
-    return _view_node(UnsqueezeBackward0, input, out)
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape) + 1)
+    out = make_view(input._data.reshape(shape[:d] + (1,) + shape[d:]), input)
+    return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad else out
 
 
 Tensor.unsqueeze = unsqueeze
@@ -325,10 +388,7 @@ def flatten(input, start_dim=0, end_dim=-1):
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    n = 1
-    for x in shape[s:e + 1]:
-        n *= x
-    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    return _reshape_to(input, shape[:s] + (prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
 Tensor.flatten = flatten

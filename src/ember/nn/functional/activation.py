@@ -1,14 +1,15 @@
 """Activation functions: elementwise non-linearities, softmax and friends.
 
 Most are compositions of ember ops (their gradients, of any order, follow). ReLU, Hardtanh,
-LeakyReLU, softmax and log_softmax are single nodes with hand-written backward; the
-activations' backward runs on arrays (a mask or factor and one product) unless a graph of the
-backward is being built (``create_graph=True``), where it is written with ember ops."""
+LeakyReLU, SiLU, GELU, Hardswish, Hardsigmoid, softmax and log_softmax are single nodes with
+hand-written backward; the activations' backward runs on arrays (a mask or factor and one
+product) unless a graph of the backward is being built (``create_graph=True``), where it is
+written with ember ops."""
 import math
 import warnings
 
 from ...ops._common import (
-    Node, Tensor, apply_inplace, grad_state, make, namespace_of, record, wrap_dim,
+    Node, Tensor, apply_inplace, grad_state, make, namespace_of, record, widened, wrap_dim,
 )
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
@@ -229,15 +230,119 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, True)
 
 
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _fast_float(data, kernel_name):
+    """Whether ``data`` takes an activation's array path (float32, float64); integer and bool
+    inputs raise torch's error, other floats take the composite path."""
+    kind = data.dtype.kind
+    if kind in "biu":
+        from ...ops._common import _type_word
+        raise NotImplementedError(f'"{kernel_name}" not implemented for \'{_type_word(data.dtype)}\'')
+    return data.dtype.itemsize >= 4 and kind == "f"
+
+
+def _normal_cdf_array(xp, x):
+    """``Phi(x) = erfc(-x / sqrt 2) / 2`` (no cancellation for negative x)."""
+    from ..._backend import special
+    c = special.erfc(xp, x * x.dtype.type(-_SQRT_HALF))
+    c *= x.dtype.type(0.5)
+    return c
+
+
+def _gelu_tanh_array(xp, x):
+    """``tanh(sqrt(2/pi) * (x + 0.044715 x^3))``."""
+    t = x * x
+    t *= _GELU_CUBIC
+    t += 1
+    t *= x
+    t *= _SQRT_2_OVER_PI
+    return xp.tanh(t, out=t)
+
+
+def _gelu_array(x, approximate):
+    xp = namespace_of(x)
+    if approximate == "none":
+        y = _normal_cdf_array(xp, x)
+    else:
+        y = _gelu_tanh_array(xp, x)
+        y += 1
+        y *= 0.5
+    y *= x
+    return y
+
+
+def _gelu_grad_array(x, approximate):
+    """d gelu / dx: ``Phi(x) + x phi(x)``, or for tanh (``t`` the tanh above)
+    ``(1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2``."""
+    xp = namespace_of(x)
+    if approximate == "none":
+        d = x * x
+        d *= -0.5
+        xp.exp(d, out=d)
+        d *= _INV_SQRT_2PI
+        d *= x
+        d += _normal_cdf_array(xp, x)
+        return d
+    t = _gelu_tanh_array(xp, x)
+    d = x * x
+    d *= 3 * _GELU_CUBIC
+    d += 1
+    d *= x
+    d *= _SQRT_2_OVER_PI
+    d *= 1 - t * t
+    t += 1
+    d += t
+    d *= 0.5
+    return d
+
+
+def _gelu_grad(input, approximate):
+    """d gelu / dx in ember ops (for ``create_graph=True``)."""
+    if approximate == "none":
+        cdf = (input * -_SQRT_HALF).erfc() * 0.5
+        return cdf + input * (input * input * -0.5).exp() * _INV_SQRT_2PI
+    t = ((input * input * _GELU_CUBIC + 1) * input * _SQRT_2_OVER_PI).tanh()
+    slope = (input * input * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
+    return (t + 1) * 0.5 + input * (1 - t * t) * slope * 0.5
+
+
+class GeluBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        if grad_state.grad_enabled:
+            return (grad * _gelu_grad(input, self.approximate),)
+        factor = _gelu_grad_array(input._data, self.approximate)
+        factor *= grad._data
+        return (make(factor),)
+
+
+def _gelu_composite(input, approximate):
+    if approximate == "none":
+        return input * 0.5 * (1.0 + (input * _SQRT_HALF).erf())
+    inner = (input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI
+    return input * 0.5 * (1.0 + inner.tanh())
+
+
 def gelu(input, approximate="none"):
     """Applies the Gaussian Error Linear Unit ``x * Phi(x)``; ``approximate='tanh'`` uses
     ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``."""
-    if approximate == "none":
-        return input * 0.5 * (1.0 + (input * (1.0 / math.sqrt(2.0))).erf())
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (1.0 + inner.tanh())
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    if not _fast_float(input._data, "GeluKernelImpl"):
+        return _gelu_composite(input, approximate)
+    out = make(_gelu_array(input._data, approximate))
+    node = record(GeluBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+        node.approximate = approximate
+    return out
 
 
 class SiluBackward0(Node):
@@ -328,8 +433,32 @@ def tanh(input):
     return input.tanh()
 
 
+class HardsigmoidBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        if grad_state.grad_enabled:
+            # input * 0 keeps the (zero) second derivative in the graph, as torch's does
+            return (where((input > -3) & (input < 3), grad / 6, input * 0),)
+        x = input._data
+        xp = namespace_of(x)
+        inside = xp.logical_and(x > -3, x < 3)
+        return (make(_masked(grad._data, inside) / x.dtype.type(6)),)
+
+
 def _hardsigmoid(input):
-    return _hardtanh(input, -3.0, 3.0) / 6.0 + 0.5
+    data = input._data
+    if not _fast_float(data, "hardsigmoid_cpu"):
+        return _hardtanh(input, -3.0, 3.0) / 6.0 + 0.5
+    y = data + data.dtype.type(3)
+    namespace_of(data).clip(y, 0, 6, out=y)
+    y /= data.dtype.type(6)
+    out = make(y)
+    node = record(HardsigmoidBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+    return out
 
 
 def hardsigmoid(input, inplace=False):
@@ -337,8 +466,42 @@ def hardsigmoid(input, inplace=False):
     return _maybe_inplace(_hardsigmoid, input, inplace)
 
 
+class HardswishBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        if grad_state.grad_enabled:
+            middle = where(input < 3, input / 3 + 0.5, 1.0)
+            return (grad * where(input <= -3, 0.0, middle),)
+        return (make(_hardswish_grad_array(input._data, grad._data)),)
+
+
+def _hardswish_grad_array(x, grad):
+    """``grad`` times 0 where x <= -3, ``x / 3 + 1/2`` where -3 < x < 3, else 1."""
+    xp = namespace_of(x)
+    one = x.dtype.type(1)
+    factor = x / x.dtype.type(3)
+    factor += x.dtype.type(0.5)
+    factor = xp.where(x < 3, factor, one)
+    factor = xp.where(x <= -3, x.dtype.type(0), factor)
+    factor *= grad
+    return factor
+
+
 def _hardswish(input):
-    return input * _hardsigmoid(input)
+    data = input._data
+    if not _fast_float(data, "hardswish_cpu"):
+        return input * (_hardtanh(input, -3.0, 3.0) / 6.0 + 0.5)
+    y = data + data.dtype.type(3)
+    namespace_of(data).clip(y, 0, 6, out=y)
+    y *= data
+    y /= data.dtype.type(6)
+    out = make(y)
+    node = record(HardswishBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+    return out
 
 
 def hardswish(input, inplace=False):
@@ -412,7 +575,7 @@ class SoftmaxBackward0(Node):
         (out,) = self.saved_tensors
         if grad_state.grad_enabled or not out.ndim:  # create_graph: ember ops, differentiable
             return (out * (grad - (grad * out).sum(self.dim, keepdim=True)),)
-        return (make(softmax_backward_array(grad._data, out._data, self.dim)),)
+        return (make(_in_float32(softmax_backward_array, grad._data, out._data, self.dim)),)
 
 
 class LogSoftmaxBackward0(Node):
@@ -422,7 +585,16 @@ class LogSoftmaxBackward0(Node):
         (out,) = self.saved_tensors
         if grad_state.grad_enabled or not out.ndim:
             return (grad - out.exp() * grad.sum(self.dim, keepdim=True),)
-        return (make(log_softmax_backward_array(grad._data, out._data, self.dim)),)
+        return (make(_in_float32(log_softmax_backward_array, grad._data, out._data, self.dim)),)
+
+
+def _in_float32(kernel, *arrays_then_axis):
+    """``kernel(*arrays, axis)`` with half and bfloat16 arrays widened to float32, the result
+    rounded once to the first array's dtype."""
+    *arrays, axis = arrays_then_axis
+    dtype = arrays[0].dtype
+    result = kernel(*[widened(a) for a in arrays], axis)
+    return result if result.dtype == dtype else result.astype(dtype)
 
 
 def softmax_backward_array(grad, out, axis):
@@ -479,7 +651,7 @@ def _softmax_input(input, dim, dtype, name):
         input = input.to(dtype)
     dim = wrap_dim(dim, input.ndim)
     data = input._data
-    if data.dtype.kind not in "fc":
+    if not (input.is_floating_point() or input.is_complex()):
         from ...ops._common import _type_word
         raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
                                   f"'{_type_word(data.dtype)}'")
@@ -491,9 +663,9 @@ def _softmax_node(input, dim, dtype, name, kernel, node_cls):
     if data.size == 0:
         out = make(data.copy())
     elif data.ndim == 0:
-        out = make(kernel(data.reshape(1), 0).reshape(()))
+        out = make(_in_float32(kernel, data.reshape(1), 0).reshape(()))
     else:
-        out = make(kernel(data, dim))
+        out = make(_in_float32(kernel, data, dim))
     node = record(node_cls, (input,), out)
     if node is not None:
         node.save(out)

@@ -8,7 +8,7 @@ the set is closed under differentiation and gradients of any order work.
 import numbers
 
 from ..._backend import kernels
-from ...ops._common import Node, Tensor, make, namespace_of, record
+from ...ops._common import Node, Tensor, make, namespace_of, narrowed, record, widened
 from ...amp.policy import autocast_policy
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -77,8 +77,8 @@ def _add_bias(xp, y, bias):
 
 def _conv(x, w, bias, geom):
     xp = namespace_of(x._data)
-    y = kernels.conv_forward(xp, x._data, w._data, *geom.args())
-    out = make(_add_bias(xp, y, bias))
+    y = kernels.conv_forward(xp, widened(x._data), widened(w._data), *geom.args())
+    out = make(narrowed(_add_bias(xp, y, bias), x._data.dtype))
     node = record(ConvolutionBackward0, (x, w, bias), out)
     if node is not None:
         node.geom = geom
@@ -88,8 +88,9 @@ def _conv(x, w, bias, geom):
 
 def _conv_transpose(g, w, bias, geom, in_spatial):
     xp = namespace_of(g._data)
-    x = kernels.conv_input_grad(xp, g._data, w._data, tuple(in_spatial), *geom.args())
-    out = make(_add_bias(xp, x, bias))
+    x = kernels.conv_input_grad(xp, widened(g._data), widened(w._data), tuple(in_spatial),
+                                *geom.args())
+    out = make(narrowed(_add_bias(xp, x, bias), g._data.dtype))
     node = record(ConvolutionTransposeBackward0, (g, w, bias), out)
     if node is not None:
         node.geom = geom
@@ -99,7 +100,9 @@ def _conv_transpose(g, w, bias, geom, in_spatial):
 
 def _conv_weight(x, g, geom, kernel):
     xp = namespace_of(x._data)
-    out = make(kernels.conv_weight_grad(xp, x._data, g._data, tuple(kernel), *geom.args()))
+    gw = kernels.conv_weight_grad(xp, widened(x._data), widened(g._data), tuple(kernel),
+                                  *geom.args())
+    out = make(narrowed(gw, x._data.dtype))
     node = record(ConvolutionBackwardBackward0, (x, g), out)
     if node is not None:
         node.geom = geom

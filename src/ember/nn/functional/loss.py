@@ -4,7 +4,7 @@ ops, so their gradients of any order follow."""
 import math
 import warnings
 
-from ...ops._common import Node, grad_state, make, namespace_of, record
+from ...ops._common import Node, grad_state, make, namespace_of, record, widened
 from ...ops.ternary import where
 from .activation import log_softmax, logsigmoid, relu, row_peak, softplus
 from .distance import pairwise_distance
@@ -248,8 +248,8 @@ class CrossEntropyLossBackward0(Node):
             scale = grad._data / (self.divisor or 1.0)  # no kept weight: Q is 0, so is the grad
         else:
             scale = grad._data
-        rows = self.targets.gradient_rows(_rows_array(input._data), self.offset, scale)
-        return (make(_unrows_array(rows, input)),)
+        rows = self.targets.gradient_rows(widened(_rows_array(input._data)), self.offset, scale)
+        return (make(_unrows_array(rows, input).astype(input._data.dtype, copy=False)),)
 
     def _composite(self, input, grad):
         logits = _rows_of(input)
@@ -287,7 +287,7 @@ def _unrows_array(rows, input):
 
 def _reduce_rows(per_row, reduction, divisor, target_shape, xp, dtype):
     if reduction == "none":
-        return per_row.reshape(target_shape)
+        return per_row.reshape(target_shape).astype(dtype, copy=False)
     total = per_row.sum()
     if reduction == "mean":
         total = total / divisor if divisor else xp.nan
@@ -297,15 +297,16 @@ def _reduce_rows(per_row, reduction, divisor, target_shape, xp, dtype):
 def _cross_entropy_indices(input, target, weight, ignore_index, reduction, label_smoothing):
     logits, targets, classes = _class_layout(input, target, weight)
     xp = namespace_of(logits)
-    if logits.dtype.kind not in "fc":
+    if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError(f'"log_softmax_lastdim_kernel_impl" not implemented for '
                            f"'{_dtype_word(input)}'")
+    logits = widened(logits)  # computed in float32, the loss rounded once
     picked = _ClassTargets(xp, targets, classes, weight, ignore_index, label_smoothing,
                            logits.dtype)
     divisor = picked.divisor()
     peak = row_peak(logits, 1)
     per_row, log_total = picked.row_losses(xp.subtract(logits, peak))
-    out = make(_reduce_rows(per_row, reduction, divisor, target.shape, xp, logits.dtype))
+    out = make(_reduce_rows(per_row, reduction, divisor, target.shape, xp, input._data.dtype))
     node = record(CrossEntropyLossBackward0, (input,), out)
     if node is not None:
         node.save(input)

@@ -8,10 +8,19 @@ two reductions and a few in-place passes on arrays. Other dtypes take the genera
 a graph of the backward is being built (``create_graph=True``) the backward recomputes the
 statistics from the saved input with ember ops, so second-order gradients are exact.
 """
-from ...ops._common import Node, grad_state, make, namespace_of, record
+from ... import _dtype
+from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
+
+
+def _half_precision(input):
+    return input._data.dtype in _HALF_PRECISION
+
+
+def _float(t):
+    return None if t is None else t.float()
 
 
 def _fused(data):
@@ -124,10 +133,60 @@ class NativeLayerNormBackward0(NativeBatchNormBackward0):
 
 def _layer_norm_backward_arrays(xp, grad, x, mean, invstd, weight, need):
     """Gradients of layer norm for (R, D) arrays ``grad`` and ``x``, per-row ``mean`` and
-    ``invstd`` and a (D,) ``weight``: (input, weight, bias), None where not needed.
+    ``invstd`` and a (D,) ``weight`` (or None): (input, weight, bias), None where not needed.
 
-    With ``h = grad * weight`` and row means, the input gradient is
-    ``invstd * (h - mean(h) - xhat * mean(h * xhat))``."""
+    With ``h = grad * weight``, ``xhat = (x - mean) * invstd`` and row means, the input gradient
+    is ``invstd * (h - mean(h) - xhat * mean(h * xhat))``, which is
+    ``grad * (invstd ⊗ weight) + x * slope + shift`` with per-row ``slope`` and ``shift``. The
+    sums over ``xhat`` come from sums over ``x`` (matrix-vector products) where the rows'
+    ``mean**2 / var`` allows, else from the centred array."""
+    if not _one_pass_accurate(xp, mean * mean * invstd * invstd, 1.0):
+        return _layer_norm_backward_centred(xp, grad, x, mean, invstd, weight, need)
+    need_x, need_w, need_b = need
+    rows, width = x.shape
+    grad_b = xp.ones(rows, x.dtype) @ grad if need_b else None
+    if not (need_x or need_w):
+        return None, None, grad_b
+    grad_times_x = grad * x
+    grad_w = invstd @ grad_times_x - (mean * invstd) @ grad if need_w else None
+    grad_x = None
+    if need_x:
+        if weight is None:
+            weight = xp.ones(width, x.dtype)
+        mean_h = (grad @ weight) / width
+        mean_h_xhat = invstd * ((grad_times_x @ weight) / width - mean * mean_h)
+        slope = -invstd * invstd * mean_h_xhat
+        shift = -invstd * mean_h - slope * mean
+        grad_x = _outer_sum(xp, invstd, weight)
+        grad_x *= grad
+        x_part = xp.multiply(x, slope[:, None], out=grad_times_x)
+        x_part += shift[:, None]
+        grad_x += x_part
+    return grad_x, grad_w, grad_b
+
+
+def _one_pass_accurate(xp, mean_sq, var):
+    """Whether sums over ``x`` may stand in for sums over ``x - mean`` on every row."""
+    return bool(xp.all(mean_sq <= _ONE_PASS_MAX_RATIO * var))
+
+
+def _outer_sum(xp, col0, row0, col1=None, row1=None):
+    """``col0 ⊗ row0 (+ col1 ⊗ row1)`` as one (R, 2) x (2, D) matrix product: a plain pass over
+    the output, where a ufunc broadcasting over a short last axis costs 2-3x one (and NumPy's
+    matmul with an inner size of 1 is slower still)."""
+    cols = xp.empty((col0.shape[0], 2), col0.dtype)
+    rows = xp.empty((2, row0.shape[0]), row0.dtype)
+    cols[:, 0], rows[0] = col0, row0
+    if col1 is None:
+        cols[:, 1], rows[1] = 0, 0
+    else:
+        cols[:, 1], rows[1] = col1, row1
+    return cols @ rows
+
+
+def _layer_norm_backward_centred(xp, grad, x, mean, invstd, weight, need):
+    """``_layer_norm_backward_arrays`` through the centred input, for rows whose mean is large
+    against their spread."""
     need_x, need_w, need_b = need
     xhat = x - mean[:, None]
     xhat *= invstd[:, None]
@@ -198,6 +257,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-05):
     """Apply Batch Normalization for each channel across a batch of data."""
     _check_batch_norm(input, running_mean, weight, bias, training)
+    if _half_precision(input):  # computed in float32 and rounded once, as torch does
+        return batch_norm(input.float(), running_mean, running_var, _float(weight), _float(bias),
+                          training, momentum, eps).to(input.dtype)
     if input.dim() >= 2 and _fused(input._data):
         return _batch_norm_fused(input, running_mean, running_var, weight, bias, training,
                                  momentum, eps)
@@ -286,6 +348,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
                            f"{list(input.shape)}")
+    if _half_precision(input):  # computed in float32 and rounded once, as torch does
+        return layer_norm(input.float(), normalized_shape, _float(weight), _float(bias),
+                          eps).to(input.dtype)
     xp = namespace_of(input._data)
     nd = input.dim()
     dims = tuple(range(nd - k, nd))
@@ -304,18 +369,50 @@ def _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps):
     xp, dtype = namespace_of(data), data.dtype
     width = _numel(normalized_shape)
     x = data.reshape(-1, width)
-    mean = xp.einsum("rd->r", x) / width
-    y = x - mean[:, None]
-    invstd = (1.0 / xp.sqrt(xp.einsum("rd,rd->r", y, y) / width + eps)).astype(dtype, copy=False)
-    y *= invstd[:, None]
-    if weight is not None:
-        y *= weight._data.astype(dtype, copy=False).reshape(-1)
-    if bias is not None:
-        y += bias._data.astype(dtype, copy=False).reshape(-1)
+    w = None if weight is None else weight._data.astype(dtype, copy=False).reshape(-1)
+    b = None if bias is None else bias._data.astype(dtype, copy=False).reshape(-1)
+    y, mean, invstd = _layer_norm_forward_arrays(xp, x, w, b, eps)
     stat_shape = tuple(data.shape[:dims[0]]) + (1,) * len(dims)
     return _record_norm(NativeLayerNormBackward0, make(y.reshape(data.shape)), input, weight, bias,
                         dims, normalized_shape, tuple(range(dims[0])), mean.reshape(stat_shape),
                         invstd.reshape(stat_shape), True, eps, fused=True)
+
+
+def _layer_norm_forward_arrays(xp, x, weight, bias, eps):
+    """Layer norm of the rows of an (R, D) array with (D,) ``weight`` and ``bias`` (or None):
+    (output, mean, invstd).
+
+    Row moments in one pass (a matrix-vector product and a row dot product) where the rows'
+    ``mean**2 / var`` allows, and the output as ``x * (invstd ⊗ weight) + shift`` with
+    ``shift = (-mean * invstd) ⊗ weight + 1 ⊗ bias``, the outer products formed as matrix
+    products; else through the centred input."""
+    rows, width = x.shape
+    dtype = x.dtype
+    ones = xp.ones(width, dtype)
+    mean = (x @ ones) / width
+    var = xp.einsum("rd,rd->r", x, x) / width - mean * mean
+    if not _one_pass_accurate(xp, mean * mean, var):
+        return _layer_norm_forward_centred(xp, x, weight, bias, eps)
+    invstd = (1.0 / xp.sqrt(var + eps)).astype(dtype, copy=False)
+    weight = ones if weight is None else weight
+    y = _outer_sum(xp, invstd, weight)
+    y *= x
+    y += _outer_sum(xp, -mean * invstd, weight, xp.ones(rows, dtype),
+                    xp.zeros(width, dtype) if bias is None else bias)
+    return y, mean, invstd
+
+
+def _layer_norm_forward_centred(xp, x, weight, bias, eps):
+    width = x.shape[1]
+    mean = xp.einsum("rd->r", x) / width
+    y = x - mean[:, None]
+    invstd = (1.0 / xp.sqrt(xp.einsum("rd,rd->r", y, y) / width + eps)).astype(x.dtype, copy=False)
+    y *= invstd[:, None]
+    if weight is not None:
+        y *= weight
+    if bias is not None:
+        y += bias
+    return y, mean, invstd
 
 
 def _numel(shape):
@@ -368,10 +465,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
-    if eps is None:
-        eps = float(namespace_of(input._data).finfo(input._data.dtype).eps)
-    y = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
-    return y * weight if weight is not None else y
+    x = input.float() if _half_precision(input) else input
+    if eps is None:  # the epsilon of the dtype it is computed in
+        eps = _dtype.finfo(x.dtype).eps
+    y = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        y = y * weight
+    return y.to(input.dtype)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
@@ -384,6 +484,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
+    if dim > 3 and _half_precision(input):  # torch pools these through avg_pool3d
+        from ...ops._common import _type_word
+        raise NotImplementedError("\"avg_pool3d_out_frame\" not implemented for "
+                                  f"'{_type_word(input._data.dtype)}'")
     div = (input * input).unsqueeze(1)
     if dim == 3:
         div = pad(div, (0, 0, size // 2, (size - 1) // 2))

@@ -9,8 +9,9 @@ window's divisor; adaptive average pooling is one small linear map per spatial d
 import itertools
 import math
 
+from ... import _dtype
 from ..._backend import kernels
-from ...ops._common import Node, Tensor, make, namespace_of, record
+from ...ops._common import Node, Tensor, _type_word, make, namespace_of, record
 from .conv import _Geometry, _conv, tuple_arg
 from ...amp.op_lists import max_pool3d_runs_in_fp32
 from ...amp.policy import autocast_policy
@@ -111,13 +112,13 @@ def _window_max(x, coords, padded_sizes, pads, node_cls):
     n, c = x.shape[:2]
     data = x._data
     if any(lo or hi for lo, hi in pads):
-        low = xp.finfo(data.dtype).min if data.dtype.kind == "f" else xp.iinfo(data.dtype).min
-        data = kernels.pad_constant(xp, data, pads, -xp.inf if data.dtype.kind == "f" else low)
+        low = -xp.inf if x.is_floating_point() else xp.iinfo(data.dtype).min
+        data = kernels.pad_constant(xp, data, pads, low)
     positions = _flat_positions(xp, coords, padded_sizes)
     out_spatial = positions.shape[:nd]
     positions = positions.reshape(math.prod(out_spatial), -1)
     values = data.reshape(n, c, -1)[:, :, positions]  # (N, C, P, KK)
-    if values.dtype.kind == "f":
+    if x.is_floating_point():
         nan = xp.isnan(values)
         last_nan = nan.shape[-1] - 1 - nan[..., ::-1].argmax(-1)  # torch keeps the last NaN
         arg = xp.where(nan.any(-1), last_nan, values.argmax(-1))
@@ -150,25 +151,19 @@ def _tiles_input(kernel, stride, padding, dilation, out, sizes):
 
 def _tiled_max(x, kernel, out, node_cls):
     """Max pooling over the non-overlapping windows ``kernel`` of ``x`` (N, C, *S): the
-    running maximum over the kernel offsets (the last NaN of a window wins, as in torch), and
-    the flat index of each maximum."""
+    maximum over the kernel offsets (the first maximum of a window wins, its last NaN if it
+    has one, as in torch), and the flat index of each maximum."""
     xp = namespace_of(x._data)
     n, c = x.shape[:2]
     sizes = x.shape[2:]
     data = x._data[(Ellipsis,) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
     tiles = data.reshape((n, c) + tuple(d for o, k in zip(out, kernel) for d in (o, k)))
-    best = arg = None
     offsets = list(itertools.product(*(range(k) for k in kernel)))
-    for t, offset in enumerate(offsets):
-        view = tiles[(slice(None), slice(None)) + tuple(i for o in offset for i in (slice(None), o))]
-        if best is None:
-            best, arg = view.copy(), xp.zeros(view.shape, dtype=xp.uint8 if len(offsets) < 256 else xp.int64)
-            continue
-        better = view > best
-        if best.dtype.kind == "f":
-            better |= xp.isnan(view)
-        xp.copyto(best, view, where=better)
-        xp.copyto(arg, t, where=better)
+    views = [tiles[(slice(None), slice(None)) + tuple(i for o in offset for i in (slice(None), o))]
+             for offset in offsets]
+    best, arg = _first_maximum(xp, views)
+    if x.is_floating_point() and xp.isnan(best).any():
+        best, arg = _running_maximum(xp, views)
     indices = _tile_origins(xp, out, kernel, sizes) + _offset_positions(xp, offsets, sizes)[arg]
     out_t, idx_t = make(best), make(indices)
     node = record(node_cls, (x,), out_t)
@@ -177,6 +172,36 @@ def _tiled_max(x, kernel, out, node_cls):
         node.unique = True
         node.save(idx_t)
     return out_t, idx_t
+
+
+def _offset_dtype(xp, count):
+    return xp.uint8 if count < 256 else xp.int64
+
+
+def _first_maximum(xp, views):
+    """The elementwise maximum of ``views`` and the position of its first occurrence (a NaN
+    anywhere makes the maximum NaN and its position meaningless)."""
+    best = views[0].copy()
+    for view in views[1:]:
+        xp.maximum(best, view, out=best)
+    arg = xp.empty(best.shape, dtype=_offset_dtype(xp, len(views)))
+    equal = xp.empty(best.shape, dtype=bool)
+    for t in range(len(views) - 1, -1, -1):  # the first equal view is written last
+        xp.equal(views[t], best, out=equal)
+        xp.copyto(arg, t, where=equal)
+    return best, arg
+
+
+def _running_maximum(xp, views):
+    """The running maximum over ``views`` with its position, where a NaN beats every number
+    and a later NaN an earlier one."""
+    best = views[0].copy()
+    arg = xp.zeros(best.shape, dtype=_offset_dtype(xp, len(views)))
+    for t, view in enumerate(views[1:], 1):
+        better = (view > best) | xp.isnan(view)
+        xp.copyto(best, view, where=better)
+        xp.copyto(arg, t, where=better)
+    return best, arg
 
 
 def _tile_origins(xp, out, kernel, sizes):
@@ -387,6 +412,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """Applies 3D average-pooling operation in kT x kH x kW regions by step size sT x sH x sW."""
+    if isinstance(input, Tensor) and input.dtype in (_dtype.float16, _dtype.bfloat16):
+        raise NotImplementedError("\"avg_pool3d_out_frame\" not implemented for "
+                                  f"'{_type_word(input._data.dtype)}'")
     return _avg_poolnd("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
                        count_include_pad, divisor_override)
 
