@@ -1,6 +1,10 @@
 """The CPU backend: NumPy arrays, NumPy kernels."""
 import numpy as xp
 
+from . import host_allocator
+
+host_allocator.tune()
+
 device_type = "cpu"
 ndarray = xp.ndarray
 
