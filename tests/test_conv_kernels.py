@@ -1,40 +1,8 @@
-"""The one-GEMM convolution layout (few output channels) against the per-sample GEMM layout."""
+"""The convolution kernels against their definition, and each fast path against the general one."""
 import numpy as np
 import pytest
 
 from ember._backend import kernels
-
-CASES = [  # x shape, w shape, stride, pads, dilation
-    ((3, 4, 7, 6), (5, 4, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1)),
-    ((2, 3, 9, 8), (6, 3, 3, 2), (2, 1), ((0, 1), (2, 0)), (1, 2)),
-    ((2, 2, 5, 5), (3, 2, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1)),
-    ((1, 2, 6), (4, 2, 3), (1,), ((1, 1),), (2,)),
-]
-
-
-def both_layouts(monkeypatch, fn):
-    monkeypatch.setattr(kernels, "ONE_GEMM_MAX_OUT_CHANNELS", 0)
-    general = fn()
-    monkeypatch.setattr(kernels, "ONE_GEMM_MAX_OUT_CHANNELS", 10**9)
-    return general, fn()
-
-
-@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation", CASES)
-def test_one_gemm_layout_matches_per_sample_layout(x_shape, w_shape, stride, pads, dilation,
-                                                   monkeypatch):
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal(x_shape)
-    w = rng.standard_normal(w_shape)
-    general, fast = both_layouts(
-        monkeypatch, lambda: kernels.conv_forward(np, x, w, stride, pads, dilation, 1))
-    assert fast.shape == general.shape and fast.flags.c_contiguous
-    np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-12)
-    gy = rng.standard_normal(general.shape)
-    general, fast = both_layouts(monkeypatch, lambda: kernels.conv_weight_grad(
-        np, x, gy, w_shape[2:], stride, pads, dilation, 1))
-    assert fast.shape == general.shape == w_shape
-    np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-12)
-
 
 # -- each fast path against the general one, and all against a direct sum over kernel offsets --
 
@@ -52,6 +20,14 @@ def direct_conv(x, w, stride, pads, dilation, groups):
     y = np.einsum(f"ngc{letters}{kl},gdc{kl}->ngd{letters}", win, wg)
     return y.reshape((n, cout) + y.shape[3:])
 
+
+FLAT_COL2IM_CASES = [  # stride-1 input gradients with more output than input channels
+    ((2, 6, 14, 14), (16, 6, 5, 5), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),   # LeNet's second
+    ((2, 3, 10, 9), (8, 3, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 2), 1),     # dilated
+    ((2, 4, 9, 8), (6, 2, 3, 3), (1, 1), ((1, 0), (0, 1)), (1, 1), 2),      # grouped
+    ((2, 3, 12), (5, 3, 3), (1,), ((1, 2),), (2,), 1),                      # 1-D
+    ((1, 2, 6, 7, 6), (4, 2, 2, 3, 2), (1, 1, 1), ((0, 1), (1, 0), (0, 0)), (1, 1, 1), 1),
+]
 
 KERNEL_CASES = [  # x shape, w shape, stride, pads, dilation, groups
     ((2, 4, 7, 6), (4, 1, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 4),      # depthwise
@@ -71,7 +47,9 @@ KERNEL_CASES = [  # x shape, w shape, stride, pads, dilation, groups
     ((2, 4, 11), (3, 4, 3), (2,), ((1, 1),), (1,), 1),                      # 1-D phases
     ((1, 2, 5, 6, 5), (3, 2, 3, 2, 3), (2, 1, 2), ((1, 1), (0, 1), (1, 0)), (1, 1, 1), 1),
     ((2, 3, 8, 8), (4, 3, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),      # 1x1 shortcut
-]
+    ((3, 1, 8, 7), (6, 1, 5, 5), (1, 1), ((2, 2), (2, 2)), (1, 1), 1),      # LeNet's first
+    ((2, 3, 9, 8), (6, 3, 3, 2), (2, 1), ((0, 1), (2, 0)), (1, 2), 1),      # few channels
+] + FLAT_COL2IM_CASES
 
 # each flag's value for the fast paths (all taken, in blocks of one sample) and for the
 # general path they are pinned to
@@ -152,3 +130,15 @@ def test_tiled_max_pool_matches_general_gather(shape, kernel, with_nan, monkeypa
         np.testing.assert_array_equal(a, b)
     assert fast[0].dtype == fast[2].dtype == np.float32
     assert np.isnan(fast[0]).any() == with_nan
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation, groups", FLAT_COL2IM_CASES)
+def test_flat_col2im_cases_take_the_flat_path(x_shape, w_shape, stride, pads, dilation, groups,
+                                              monkeypatch):
+    calls = []
+    flat = kernels._input_grad_flat
+    monkeypatch.setattr(kernels, "_input_grad_flat", lambda *a: calls.append(1) or flat(*a))
+    out = kernels._output_spatial(x_shape[2:], w_shape[2:], stride, pads, dilation)
+    gy = np.ones((x_shape[0], w_shape[0]) + out)
+    kernels.conv_input_grad(np, gy, np.ones(w_shape), x_shape[2:], stride, pads, dilation, groups)
+    assert calls

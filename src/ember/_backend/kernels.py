@@ -1,9 +1,9 @@
 """Array-level kernels the array namespaces lack: sliding windows (im2col through strided
-views), convolution as GEMMs over channels-last columns (or one GEMM over channel-major
-columns), its adjoints (col2im by a loop over kernel offsets, each a strided slice add, a
-convolution with the reversed kernel, or one such convolution per sub-pixel phase of a
-strided one), depthwise convolution as per-channel GEMMs along image rows, and scatter-add
-along flattened spatial positions.
+views), convolution as GEMMs over channels-last columns (or per-sample GEMMs over
+channel-major columns), its adjoints (col2im by a loop over kernel offsets, each a strided
+slice add, a convolution with the reversed kernel, or one such convolution per sub-pixel
+phase of a strided one), depthwise convolution as per-channel GEMMs along image rows, and
+scatter-add along flattened spatial positions.
 
 Every function takes the namespace ``xp`` (NumPy or CuPy) first and works on its arrays only.
 Spatial geometry is given per spatial dimension: ``pads`` as ``((low, high), ...)``.
@@ -11,10 +11,6 @@ Spatial geometry is given per spatial dimension: ``pads`` as ``((low, high), ...
 import itertools
 import math
 
-# Up to this many output channels, an ungrouped convolution's forward and weight gradient run
-# as one GEMM over the whole batch (columns (C*K, N*P)): per-sample GEMMs with so few rows
-# leave BLAS far from its peak, and the extra layout copies cost less than they win.
-ONE_GEMM_MAX_OUT_CHANNELS = 16
 # Depthwise convolutions in 1 and 2 dimensions run as per-channel GEMMs along image rows
 # (``_DepthwiseRows``); off, they run the tap loop (kept for 3-D and to pin the fast path).
 DEPTHWISE_ROWS = True
@@ -189,12 +185,6 @@ def _weight_grad_channels_last(xp, x, gy, kernel, stride, pads, dilation):
     return xp.ascontiguousarray(xp.moveaxis(gw, -1, 1))
 
 
-def _one_gemm(out_channels, groups, kernel=None):
-    if kernel is not None and all(k == 1 for k in kernel):
-        return False  # a 1x1 kernel's per-sample columns are the input itself: no copy
-    return groups == 1 and out_channels <= ONE_GEMM_MAX_OUT_CHANNELS
-
-
 def _is_depthwise(in_channels, out_channels, groups):
     return groups > 1 and in_channels == groups == out_channels
 
@@ -328,7 +318,8 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
     """Cross-correlation of ``x`` (N, C, *S) with ``w`` (Cout, C/G, *K): (N, Cout, *O).
     Ungrouped with enough channels: GEMMs over blocks of channels-last columns; otherwise
     one batched GEMM ``W (G, Coutg, Cg*K) @ cols (N, G, Cg*K, P)`` that lands in the output's
-    own layout (or one GEMM over the batch for few output channels)."""
+    own layout (also for few input and output channels: one GEMM over the whole batch with
+    so few rows runs slower in OpenBLAS than these per-sample GEMMs)."""
     n, cout = x.shape[0], w.shape[0]
     if _is_depthwise(x.shape[1], cout, groups):  # one channel per group: no GEMM to win
         out = _output_spatial(x.shape[2:], w.shape[2:], stride, pads, dilation)
@@ -339,10 +330,6 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
     if _channels_last(x.shape[1], groups, w.shape[2:]):
         return _forward_channels_last(xp, x, _kernel_matrix(xp, w), w.shape[2:], stride, pads,
                                       dilation)
-    if _one_gemm(cout, groups, w.shape[2:]):
-        cols, out = _batch_columns(xp, x, w.shape[2:], stride, pads, dilation)
-        y = xp.matmul(w.reshape(cout, -1), cols).reshape(cout, n, math.prod(out))  # (Cout, N, P)
-        return xp.ascontiguousarray(y.transpose(1, 0, 2)).reshape((n, cout) + out)
     cols, out = _columns(xp, x, w.shape[2:], stride, pads, dilation)
     p = math.prod(out)
     if groups == 1:
@@ -526,30 +513,37 @@ def _flat_col2im(in_spatial, out, stride, pads):
 
 
 def _input_grad_flat(xp, gy, w, in_spatial, pads, dilation, groups):
-    """The input gradient of a stride-1 convolution as a GEMM and col2im on the flat padded
+    """The input gradient of a stride-1 convolution as a GEMM and col2im on a flat padded
     grid: the gradient is laid on the padded input's grid (zero where no output is), so a
     kernel offset's contribution is the whole product row shifted by a constant flat
-    distance: one long contiguous add per offset, no strided slices."""
+    distance: one long contiguous add per offset, no strided slices. The grid is laid out
+    (*S[:-1], N, S[-1]), the batch inside the rows, so that along the first spatial dim it
+    spans the output's extent only (the other rows' shifted contributions land past it)."""
     n, cout = gy.shape[:2]
     out = gy.shape[2:]
     kernel = w.shape[2:]
-    cg = w.shape[1]
-    nd = len(kernel)
+    nd, c = len(kernel), w.shape[1] * groups
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_spatial, pads))
-    total = n * math.prod(padded)
-    grid = xp.zeros((cout, n) + padded, dtype=gy.dtype)
-    grid[(slice(None), slice(None)) + tuple(slice(0, o) for o in out)] = xp.moveaxis(gy, 1, 0)
+    grid_shape = (out[:1] + padded[1:-1] if nd > 1 else ()) + (n, padded[-1])
+    grid = xp.zeros((cout,) + grid_shape, dtype=gy.dtype)
+    rows_last = (1,) + tuple(range(2, nd + 1)) + (0, nd + 1)  # (N, C, *S) -> (C, *S[:-1], N, S[-1])
+    grid[(slice(None),) + tuple(slice(0, o) for o in out[:-1]) + (slice(None), slice(0, out[-1]))] = \
+        gy.transpose(rows_last)
+    spanned = math.prod(grid_shape)
     wmat = w.reshape(groups, cout // groups, -1).transpose(0, 2, 1)      # (G, Cg*K, Coutg)
-    cols = xp.matmul(wmat, grid.reshape(groups, cout // groups, total))  # (G, Cg*K, N*grid)
-    cols = cols.reshape(groups * cg, math.prod(kernel), total)
-    acc = xp.zeros((groups * cg, total), dtype=gy.dtype)
-    pitch = [math.prod(padded[i + 1:]) for i in range(nd)]
-    for t, offset in enumerate(_kernel_offsets(kernel)):
-        shift = sum(o * d * p for o, d, p in zip(offset, dilation, pitch))
-        acc[:, shift:] += cols[:, t, :total - shift]
+    cols = xp.matmul(wmat, grid.reshape(groups, cout // groups, spanned))
+    cols = cols.reshape(c, math.prod(kernel), spanned)
+    acc_shape = padded[:-1] + (n, padded[-1])
+    pitch = [math.prod(acc_shape[i + 1:]) for i in range(nd - 1)] + [1]
+    shifts = [sum(o * d * p for o, d, p in zip(offset, dilation, pitch))
+              for offset in _kernel_offsets(kernel)]
+    total = math.prod(acc_shape)
+    acc = xp.zeros((c, max(total, max(shifts) + spanned)), dtype=gy.dtype)  # a tail for the spill
+    for t, shift in enumerate(shifts):
+        acc[:, shift:shift + spanned] += cols[:, t]
     crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(in_spatial, pads))
-    acc = acc.reshape((groups * cg, n) + padded)[(slice(None), slice(None)) + crop]
-    return xp.ascontiguousarray(xp.moveaxis(acc, 0, 1))
+    acc = acc[:, :total].reshape((c,) + acc_shape)[(slice(None),) + crop[:-1] + (slice(None), crop[-1])]
+    return xp.ascontiguousarray(acc.transpose((nd, 0) + tuple(range(1, nd)) + (nd + 1,)))
 
 
 def _is_pointwise(kernel, stride, pads):
@@ -589,7 +583,7 @@ def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
         return _weight_grad_channels_last(xp, x, gy, kernel, stride, pads, dilation)
     ck = x.shape[1] // groups * math.prod(kernel)
     p = math.prod(gy.shape[2:])
-    if _one_gemm(cout, groups) or cout * ck > (ck + cout) * p:
+    if cout * ck > (ck + cout) * p:
         cols, _ = _batch_columns(xp, x, kernel, stride, pads, dilation)   # (C*K, N*P)
         g = _batch_rows(xp, gy).reshape(groups, cout // groups, -1)       # (G, Coutg, N*P)
         gw = xp.matmul(g, cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1))

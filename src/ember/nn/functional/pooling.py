@@ -184,11 +184,14 @@ def _first_maximum(xp, views):
     best = views[0].copy()
     for view in views[1:]:
         xp.maximum(best, view, out=best)
-    arg = xp.empty(best.shape, dtype=_offset_dtype(xp, len(views)))
-    equal = xp.empty(best.shape, dtype=bool)
-    for t in range(len(views) - 1, -1, -1):  # the first equal view is written last
-        xp.equal(views[t], best, out=equal)
-        xp.copyto(arg, t, where=equal)
+    # arg = ne_0 * (1 + ne_1 * (1 + ...)) with ne_t = (views[t] != best): the count of views
+    # before the first equal one, in in-place ufuncs (masked copies run several times slower)
+    arg = xp.zeros(best.shape, dtype=_offset_dtype(xp, len(views)))
+    differs = xp.empty(best.shape, dtype=bool)
+    for view in reversed(views[:-1]):
+        xp.add(arg, 1, out=arg)
+        xp.not_equal(view, best, out=differs)
+        xp.multiply(arg, differs, out=arg)
     return best, arg
 
 
