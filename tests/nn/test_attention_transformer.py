@@ -40,26 +40,28 @@ def _load(tm, em):
     return tm, em
 
 
-def _as(lib, value):
+def _as(lib, value, device="cpu"):
     if isinstance(value, np.ndarray):
-        return torch.tensor(value) if lib is torch else ember.tensor(value)
+        return torch.tensor(value) if lib is torch else ember.tensor(value, device=device)
     return value
 
 
-def _compare(tm, em, inputs, kwargs=None, modes=("train", "eval"), seed=1):
+def _compare(tm, em, inputs, kwargs=None, modes=("train", "eval"), seed=1, device="cpu"):
     """Run both modules on the same (numpy) inputs and keyword arguments (numpy arrays become
-    masks); compare every output, input gradient and parameter gradient."""
+    masks); compare every output, input gradient and parameter gradient. ember's module,
+    inputs and masks go to ``device``."""
     kwargs = kwargs or {}
     rng = np.random.default_rng(seed)
+    em.to(device)
     for mode in modes:
         tm.train(mode == "train")
         em.train(mode == "train")
         tm.zero_grad()
         em.zero_grad()
         xt = [torch.tensor(a, requires_grad=True) for a in inputs]
-        xe = [ember.tensor(a, requires_grad=True) for a in inputs]
+        xe = [ember.tensor(a, requires_grad=True, device=device) for a in inputs]
         yt = tm(*xt, **{k: _as(torch, v) for k, v in kwargs.items()})
-        ye = em(*xe, **{k: _as(ember, v) for k, v in kwargs.items()})
+        ye = em(*xe, **{k: _as(ember, v, device) for k, v in kwargs.items()})
         yt = yt if isinstance(yt, tuple) else (yt,)
         ye = ye if isinstance(ye, tuple) else (ye,)
         loss_t, loss_e = 0, 0
@@ -68,10 +70,11 @@ def _compare(tm, em, inputs, kwargs=None, modes=("train", "eval"), seed=1):
                 assert a is None
                 continue
             assert tuple(a.shape) == tuple(b.shape), f"output {i} shape"
+            assert a.device.type == device, f"output {i} device"
             assert_close(a, b, ATOL, what=f"{mode} output {i}")
             g = rng.standard_normal(tuple(b.shape))
             loss_t = loss_t + (b * torch.tensor(g)).sum()
-            loss_e = loss_e + (a * ember.tensor(g)).sum()
+            loss_e = loss_e + (a * ember.tensor(g, device=device)).sum()
         loss_t.backward()
         loss_e.backward()
         for i, (a, b) in enumerate(zip(xe, xt)):
@@ -107,10 +110,10 @@ def _qkv(rng, config, batch=3, tgt=4, src=5, embed=8, unbatched=False):
 
 @pytest.mark.parametrize("config", MHA_CONFIGS, ids=str)
 @pytest.mark.parametrize("need_weights", [True, False])
-def test_multihead_attention_matches_torch(config, need_weights):
+def test_multihead_attention_matches_torch(config, need_weights, device):
     tm, em = _pair(tnn.MultiheadAttention, nn.MultiheadAttention, 8, 2, **config)
     inputs = _qkv(np.random.default_rng(0), config)
-    _compare(tm, em, inputs, {"need_weights": need_weights})
+    _compare(tm, em, inputs, {"need_weights": need_weights}, device=device)
 
 
 def _padding_mask(rng, batch, src):
@@ -303,13 +306,13 @@ def test_encoder_warns_like_torch_when_nested_tensors_cannot_be_used():
 
 
 @pytest.mark.parametrize("config", [{}, {"batch_first": True, "norm_first": True}], ids=str)
-def test_transformer_matches_torch(config):
+def test_transformer_matches_torch(config, device):
     tm, em = _pair(tnn.Transformer, nn.Transformer, d_model=8, nhead=2, num_encoder_layers=2,
                    num_decoder_layers=1, dim_feedforward=16, dropout=0.0, **config)
     rng = np.random.default_rng(3)
     src, tgt = _seq(rng, 5, config), _seq(rng, 4, config)
-    _compare(tm, em, [src, tgt])
-    _compare(tm, em, [src, tgt], {
+    _compare(tm, em, [src, tgt], device=device)
+    _compare(tm, em, [src, tgt], device=device, kwargs={
         "tgt_mask": nn.Transformer.generate_square_subsequent_mask(4).double().numpy(),
         "src_key_padding_mask": _padding_mask(rng, 3, 5),
         "memory_key_padding_mask": _padding_mask(rng, 3, 5)})

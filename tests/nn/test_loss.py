@@ -12,38 +12,40 @@ import ember.nn.functional as F
 REDUCTIONS = ["none", "mean", "sum"]
 
 
-def _pair(array, requires_grad):
-    return (ember.tensor(array, requires_grad=requires_grad),
+def _pair(array, requires_grad, device="cpu"):
+    return (ember.tensor(array, requires_grad=requires_grad, device=device),
             torch.tensor(array, requires_grad=requires_grad))
 
 
-def compare(ember_fn, torch_fn, inputs, grad_inputs=None, rtol=1e-9, atol=1e-12, **kwargs):
+def compare(ember_fn, torch_fn, inputs, grad_inputs=None, rtol=1e-9, atol=1e-12, device="cpu",
+            **kwargs):
     """Run both on the same arrays (float arrays require grad unless ``grad_inputs`` says which
-    do) and compare outputs and gradients."""
+    do; ember's on ``device``) and compare outputs and gradients."""
     if grad_inputs is None:
         grad_inputs = [isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in inputs]
-    pairs = [_pair(a, g) if isinstance(a, np.ndarray) else (a, a) for a, g in zip(inputs, grad_inputs)]
-    ye = ember_fn(*[p[0] for p in pairs], **_kw(kwargs, 0))
+    pairs = [_pair(a, g, device) if isinstance(a, np.ndarray) else (a, a)
+             for a, g in zip(inputs, grad_inputs)]
+    ye = ember_fn(*[p[0] for p in pairs], **_kw(kwargs, 0, device))
     yt = torch_fn(*[p[1] for p in pairs], **_kw(kwargs, 1))
-    assert tuple(ye.shape) == tuple(yt.shape)
-    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=rtol, atol=atol)
+    assert tuple(ye.shape) == tuple(yt.shape) and ye.device.type == device
+    np.testing.assert_allclose(ye.detach().cpu().numpy(), yt.detach().numpy(), rtol=rtol, atol=atol)
     g = np.random.default_rng(5).standard_normal(tuple(yt.shape))
-    ye.backward(ember.tensor(g))
+    ye.backward(ember.tensor(g, device=device))
     yt.backward(torch.tensor(g))
     for i, ((e, t), wanted) in enumerate(zip(pairs, grad_inputs)):
         if wanted and e.grad is None:  # no path from this input: torch may give zeros
             assert t.grad is None or not t.grad.any(), f"grad of input {i}"
         elif wanted:
-            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol,
+            np.testing.assert_allclose(e.grad.cpu().numpy(), t.grad.numpy(), rtol=rtol, atol=atol,
                                        err_msg=f"grad of input {i}")
 
 
-def _kw(kwargs, side):
+def _kw(kwargs, side, device="cpu"):
     """kwargs whose values may be (ember, torch) pairs made from arrays."""
     out = {}
     for k, v in kwargs.items():
         if isinstance(v, np.ndarray):
-            v = (ember.tensor(v), torch.tensor(v))[side]
+            v = ember.tensor(v, device=device) if side == 0 else torch.tensor(v)
         out[k] = v
     return out
 
@@ -61,12 +63,12 @@ def randn(*shape):
     ("smooth_l1_loss", {"beta": 0.0}), ("huber_loss", {}), ("huber_loss", {"delta": 0.3}),
     ("soft_margin_loss", {}),
 ])
-def test_regression_losses(name, kwargs, reduction):
+def test_regression_losses(name, kwargs, reduction, device):
     grads = [True, name != "soft_margin_loss"]  # torch refuses a target that requires grad there
     compare(getattr(F, name), getattr(TF, name), [randn(3, 4), randn(3, 4)], grads,
-            reduction=reduction, **kwargs)
+            reduction=reduction, device=device, **kwargs)
     compare(getattr(F, name), getattr(TF, name), [randn(5), randn(5)], grads, reduction=reduction,
-            **kwargs)
+            device=device, **kwargs)
 
 
 def test_broadcasting_target_warns_like_torch():
@@ -79,8 +81,8 @@ def test_broadcasting_target_warns_like_torch():
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("case", ["2d", "1d", "spatial", "weight", "ignore", "smooth", "smooth_weight_ignore"])
-def test_cross_entropy_class_indices(case, reduction):
-    kwargs = {"reduction": reduction}
+def test_cross_entropy_class_indices(case, reduction, device):
+    kwargs = {"reduction": reduction, "device": device}
     x, t = randn(4, 5), rng.integers(0, 5, 4)
     if case == "1d":
         x, t = randn(5), np.array(3)
@@ -117,10 +119,10 @@ def test_cross_entropy_all_ignored_gives_nan_like_torch():
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("kwargs", [{}, {"label_smoothing": 0.3}, {"weight": np.array([1.0, 2.0, 3.0])}])
-def test_cross_entropy_class_probabilities(kwargs, reduction):
+def test_cross_entropy_class_probabilities(kwargs, reduction, device):
     probs = np.random.default_rng(1).dirichlet(np.ones(3), size=(4, 2)).transpose(0, 2, 1)
     compare(F.cross_entropy, TF.cross_entropy, [randn(4, 3, 2), probs], reduction=reduction,
-            **kwargs)
+            device=device, **kwargs)
 
 
 def test_cross_entropy_errors_match_torch():

@@ -16,12 +16,13 @@ RTOL, ATOL = 1e-7, 1e-10
 
 def close(e, t, what="", rtol=RTOL, atol=ATOL):
     assert e is not None, f"{what}: ember gave no value"
-    e = e.detach().numpy() if hasattr(e, "detach") else np.asarray(e)
+    e = e.detach().cpu().numpy() if hasattr(e, "detach") else np.asarray(e)
     np.testing.assert_allclose(e, t.detach().numpy(), rtol=rtol, atol=atol, err_msg=what)
 
 
-def twins(kind, dtype="double", **kwargs):
-    """The torch and ember layers of class ``kind`` with torch's weights in both."""
+def twins(kind, dtype="double", device="cpu", **kwargs):
+    """The torch and ember layers of class ``kind`` with torch's weights in both (ember's on
+    ``device``)."""
     torch.manual_seed(0)
     tm = getattr(torch.nn, kind)(**kwargs)
     em = getattr(nn, kind)(**kwargs)
@@ -31,11 +32,12 @@ def twins(kind, dtype="double", **kwargs):
     for key, value in state.items():
         assert tuple(em.state_dict()[key].shape) == tuple(value.shape), key
     em.load_state_dict({k: ember.tensor(v.numpy()) for k, v in state.items()})
-    return tm, em
+    return tm, em.to(device)
 
 
-def leaf_pair(array):
-    return ember.tensor(array, requires_grad=True), torch.tensor(array, requires_grad=True)
+def leaf_pair(array, device="cpu"):
+    return (ember.tensor(array, requires_grad=True, device=device),
+            torch.tensor(array, requires_grad=True))
 
 
 def flat(x):
@@ -58,9 +60,10 @@ def run_and_compare(tm, em, make_inputs, seed=0, rtol=RTOL, atol=ATOL):
     loss_e, loss_t = 0, 0
     for i, (oe, ot) in enumerate(zip(outs_e, outs_t)):
         assert tuple(oe.shape) == tuple(ot.shape), f"output {i} shape"
+        assert oe.device == leaves_e[0].device, f"output {i} device"
         close(oe, ot, f"output {i}", rtol, atol)
         g = rng.standard_normal(tuple(ot.shape))
-        loss_e = loss_e + (oe * ember.tensor(g, dtype=oe.dtype)).sum()
+        loss_e = loss_e + (oe * ember.tensor(g, dtype=oe.dtype, device=oe.device)).sum()
         loss_t = loss_t + (ot * torch.tensor(g, dtype=ot.dtype)).sum()
     loss_e.backward()
     loss_t.backward()
@@ -74,13 +77,13 @@ def run_and_compare(tm, em, make_inputs, seed=0, rtol=RTOL, atol=ATOL):
     return ye, yt
 
 
-def sequence_inputs(shape, states=(), dtype=np.float64):
+def sequence_inputs(shape, states=(), dtype=np.float64, device="cpu"):
     """A ``make_inputs`` for an input of ``shape`` and initial states of the given shapes
-    (a tuple of two for LSTM, one shape otherwise, none for no hx)."""
+    (a tuple of two for LSTM, one shape otherwise, none for no hx); ember's on ``device``."""
     def make(rng):
         arrays = [rng.standard_normal(shape).astype(dtype)]
         arrays += [rng.standard_normal(s).astype(dtype) for s in states]
-        pairs = [leaf_pair(a) for a in arrays]
+        pairs = [leaf_pair(a, device) for a in arrays]
         es, ts = [p[0] for p in pairs], [p[1] for p in pairs]
         if len(states) == 2:
             return [es[0], (es[1], es[2])], [ts[0], (ts[1], ts[2])], es, ts
@@ -122,15 +125,15 @@ def state_shapes(kind, kwargs, shape):
 
 @pytest.mark.parametrize("with_state", [False, True])
 @pytest.mark.parametrize("kind,kwargs,shape", LAYER_CASES)
-def test_layer_matches_torch(kind, kwargs, shape, with_state):
-    tm, em = twins(kind, input_size=4, hidden_size=5, **kwargs)
+def test_layer_matches_torch(kind, kwargs, shape, with_state, device):
+    tm, em = twins(kind, input_size=4, hidden_size=5, device=device, **kwargs)
     states = state_shapes(kind, kwargs, shape) if with_state else ()
     for mode in ("train", "eval"):
         tm.train(mode == "train")
         em.train(mode == "train")
         for param in list(em.parameters()) + list(tm.parameters()):
             param.grad = None
-        run_and_compare(tm, em, sequence_inputs(shape, states), seed=len(mode))
+        run_and_compare(tm, em, sequence_inputs(shape, states, device=device), seed=len(mode))
 
 
 def test_lstm_float32_matches_torch():

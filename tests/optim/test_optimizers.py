@@ -25,8 +25,10 @@ def loss_of(ps):
             + (b * b).sum() * c * c)
 
 
-def make(lib, cls, kwargs, values):
-    params = [lib.tensor(v.copy(), requires_grad=True) for v in values]
+def make(lib, cls, kwargs, values, device="cpu"):
+    """Parameters (ember's on ``device``) and the optimizer ``cls`` over them."""
+    on_device = {} if lib is torch else {"device": device}
+    params = [lib.tensor(v.copy(), requires_grad=True, **on_device) for v in values]
     return params, getattr(lib.optim, cls)(params, **kwargs)
 
 
@@ -38,7 +40,7 @@ def train(params, opt, steps):
         opt.zero_grad()
         (loss_of(params) * sign).backward()
         opt.step()
-        out.append(np.concatenate([p.detach().numpy().ravel() for p in params]).copy())
+        out.append(np.concatenate([p.detach().cpu().numpy().ravel() for p in params]).copy())
     return np.array(out)
 
 
@@ -76,10 +78,12 @@ CASES = [
 
 
 @pytest.mark.parametrize("cls,kwargs", CASES, ids=[f"{c}-{i}" for i, (c, _) in enumerate(CASES)])
-def test_trajectory_matches_torch(cls, kwargs):
+def test_trajectory_matches_torch(cls, kwargs, device):
     values = initial_values()
     expected = train(*make(torch, cls, kwargs, values), 50)
-    actual = train(*make(ember, cls, kwargs, values), 50)
+    params, opt = make(ember, cls, kwargs, values, device)
+    actual = train(params, opt, 50)
+    assert all(p.device.type == device for p in params)
     assert np.isfinite(expected).all()
     np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
 

@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from .. import _dtype
+from .._backend import to_device_of
 from .._device import to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import (
@@ -325,7 +326,6 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     if not (np_dtype.kind == "f" or np_dtype == _dtype.bfloat16.np):
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_type_word(np_dtype)}\'')
     _check_std(std)
-    xp = namespace_of(ref._data)
     m = mean._data if mean_t else mean
     s = std._data if std_t else std
     shape = ref._data.shape
@@ -333,7 +333,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         from .pointwise import _broadcast_check
         _broadcast_check("normal", mean, std)
         shape = np.broadcast_shapes(mean._data.shape, std._data.shape)
-    noise = xp.asarray(_normal_array(_rng(generator), shape, np_dtype))
+    noise = to_device_of(_normal_array(_rng(generator), shape, np_dtype), ref._data)
     out = make((noise * s + m).astype(np_dtype, copy=False))
     node_cls = NormalBackward3 if mean_t and std_t else (NormalBackward1 if mean_t else NormalBackward2)
     return _record_zero_grad(node_cls, tuple(t for t in (mean, std) if isinstance(t, Tensor)), out)
@@ -366,7 +366,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     """Draws 0 or 1 for each element: 1 with probability ``input`` (or ``p`` when given)."""
     _check_float_input(input, "bernoulli_tensor_cpu_p_")
     data = input._data
-    u = namespace_of(data).asarray(_uniform_array(_rng(generator), data.shape, np.float64))
+    u = to_device_of(_uniform_array(_rng(generator), data.shape, np.float64), data)
     if p is None:
         if data.size and not bool(((data >= 0) & (data <= 1)).all()):
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this "
@@ -438,7 +438,7 @@ Tensor.multinomial = multinomial
 def _fill_(self, sample, node_cls):
     """Write ``sample`` into ``self``; a non-leaf that requires grad gets a zero-gradient node."""
     check_inplace(self)
-    namespace_of(self._data).copyto(self._data, namespace_of(self._data).asarray(sample),
+    namespace_of(self._data).copyto(self._data, to_device_of(np.asarray(sample), self._data),
                                     casting="unsafe")
     self._version_counter[0] += 1
     if self._requires_grad and grad_state.grad_enabled:

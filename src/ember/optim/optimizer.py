@@ -21,7 +21,7 @@ from collections import OrderedDict, defaultdict
 
 import numpy as np
 
-from .._backend import namespace_of
+from .._backend import namespace_of, to_device_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import no_grad
 
@@ -512,7 +512,8 @@ class _Flat:
         return flat
 
     def _adopt_scalars(self, key):
-        values = [st[key]._data for st in self.states]
+        like = self.params[0]._data  # scalars (``step``) live with the parameters' data
+        values = [to_device_of(st[key]._data, like) for st in self.states]
         vec = self.xp.asarray(self.xp.stack(values)).reshape(-1).copy()
         for i, st in enumerate(self.states):
             st[key] = _make(vec[i:i + 1].reshape(()))

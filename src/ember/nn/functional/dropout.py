@@ -2,7 +2,8 @@
 import math
 import warnings
 
-from ...ops._common import apply_inplace, make, namespace_of
+from ..._backend import to_device_of
+from ...ops._common import apply_inplace, make
 from ...ops.random import _rng, _uniform_array
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
@@ -20,7 +21,7 @@ def _keep_mask(input, p, mask_shape):
     """An array of 0/1 of ``input``'s dtype, each 1 with probability ``1 - p``."""
     data = input._data
     u = _uniform_array(_rng(None), mask_shape, data.dtype)
-    return namespace_of(data).asarray(u >= p).astype(data.dtype)
+    return to_device_of(u >= p, data).astype(data.dtype)
 
 
 def _drop(input, p, mask_shape):
