@@ -447,12 +447,18 @@ class HardsigmoidBackward0(Node):
         return (make(_masked(grad._data, inside) / x.dtype.type(6)),)
 
 
+def _relu6_of_shifted(data):
+    """A new array ``clip(x + 3, 0, 6)``: the ramp Hardsigmoid and Hardswish scale."""
+    y = data + data.dtype.type(3)
+    namespace_of(data).clip(y, 0, 6, out=y)
+    return y
+
+
 def _hardsigmoid(input):
     data = input._data
     if not _fast_float(data, "hardsigmoid_cpu"):
         return _hardtanh(input, -3.0, 3.0) / 6.0 + 0.5
-    y = data + data.dtype.type(3)
-    namespace_of(data).clip(y, 0, 6, out=y)
+    y = _relu6_of_shifted(data)
     y /= data.dtype.type(6)
     out = make(y)
     node = record(HardsigmoidBackward0, (input,), out)
@@ -493,8 +499,7 @@ def _hardswish(input):
     data = input._data
     if not _fast_float(data, "hardswish_cpu"):
         return input * (_hardtanh(input, -3.0, 3.0) / 6.0 + 0.5)
-    y = data + data.dtype.type(3)
-    namespace_of(data).clip(y, 0, 6, out=y)
+    y = _relu6_of_shifted(data)
     y *= data
     y /= data.dtype.type(6)
     out = make(y)
