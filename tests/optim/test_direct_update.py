@@ -64,3 +64,67 @@ def test_direct_layout_rebuilt_when_update_starts_writing_the_gradient(monkeypat
     opt.step()
     assert not opt._flat_cache[id(opt.param_groups[0])][1][0].direct
     np.testing.assert_array_equal(p.grad.numpy(), np.ones(4, np.float32))
+
+
+BLOCKED_CASES = [
+    (ember.optim.SGD, {"lr": 0.1}),
+    (ember.optim.SGD, {"lr": 0.1, "momentum": 0.9}),
+    (ember.optim.SGD, {"lr": 0.1, "momentum": 0.9, "dampening": 0.3}),
+    (ember.optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
+    (ember.optim.SGD, {"lr": 0.1, "momentum": 0.5, "maximize": True}),
+    (ember.optim.Adam, {"lr": 0.01}),
+    (ember.optim.Adam, {"lr": 0.01, "amsgrad": True, "weight_decay": 0.1}),
+    (ember.optim.AdamW, {"lr": 0.01}),
+    (ember.optim.Adagrad, {"lr": 0.1, "lr_decay": 0.01}),
+    (ember.optim.RMSprop, {"lr": 0.01, "momentum": 0.9, "centered": True}),
+    (ember.optim.Rprop, {"lr": 0.01}),
+    (ember.optim.NAdam, {"lr": 0.01}),
+    (ember.optim.RAdam, {"lr": 0.01}),
+    (ember.optim.Adamax, {"lr": 0.01}),
+    (ember.optim.ASGD, {"lr": 0.01}),
+    (ember.optim.Adadelta, {"lr": 1.0}),
+]
+
+
+def blocked_trajectory(optimizer_cls, settings, blocked_min_size, direct, threads, monkeypatch,
+                       steps=3):
+    monkeypatch.setattr(optimizer_module, "DIRECT_MIN_MEAN_SIZE", 0 if direct else 10**12)
+    monkeypatch.setattr(optimizer_module, "BLOCKED_MIN_SIZE", blocked_min_size)
+    monkeypatch.setattr(optimizer_module, "BLOCK_SIZE", 7)
+    monkeypatch.setattr(optimizer_module, "UPDATE_THREADS", threads)
+    rng = np.random.default_rng(1)
+    params = [ember.nn.Parameter(ember.tensor(rng.standard_normal(s).astype(np.float32)))
+              for s in [(9, 5), (5,), (3, 4, 2), (1,)]]
+    opt = optimizer_cls(params, **settings)
+    history = []
+    for _ in range(steps):
+        for p in params:
+            p.grad = ember.tensor(rng.standard_normal(p.shape).astype(np.float32))
+        opt.step()
+        history.append([p.detach().numpy().copy() for p in params])
+    state = [{k: v.numpy().copy() for k, v in opt.state[p].items()
+              if isinstance(v, ember.Tensor)} for p in params]
+    return history, state
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("direct", [False, True])
+@pytest.mark.parametrize("optimizer_cls, settings", BLOCKED_CASES)
+def test_blocked_update_is_bit_identical(optimizer_cls, settings, direct, threads, monkeypatch):
+    """Updating in blocks of 7 elements (on one or three threads) gives the same bits as
+    whole-array updates, on the flat and the per-parameter paths."""
+    want_history, want_state = blocked_trajectory(optimizer_cls, settings, 10**12, direct, 1,
+                                                  monkeypatch)
+    calls = []
+    real_update = optimizer_cls._update
+    monkeypatch.setattr(optimizer_cls, "_update",
+                        lambda self, group, seg: calls.append(seg) or real_update(self, group, seg))
+    history, state = blocked_trajectory(optimizer_cls, settings, 0, direct, threads, monkeypatch)
+    assert any(isinstance(seg, optimizer_module._BlockSegment) for seg in calls)
+    for got, want in zip(history, want_history):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    assert [sorted(s) for s in state] == [sorted(s) for s in want_state]
+    for got, want in zip(state, want_state):
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key])

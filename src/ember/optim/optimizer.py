@@ -12,12 +12,20 @@ than a few whole-array operations per tensor: optimizers whose update never writ
 gradient then update each parameter in place from its own ``.grad`` and per-parameter state
 (``_Flat(direct=True)``). Both paths run the same element-wise operations, so their results are
 bit-identical.
+
+A large update (``BLOCKED_MIN_SIZE`` elements or more) runs ``_update`` on cache-sized blocks of
+its arrays, so that a block's operands stay in cache between its few element-wise operations;
+``UPDATE_THREADS`` > 1 spreads the blocks over a small thread pool (NumPy releases the GIL inside
+whole-array operations). Element-wise operations on disjoint slices give the same bits as on
+the whole arrays, so the result is bit-identical to one whole-array update.
 """
 import copy
 import functools
 import itertools
+import threading
 import warnings
 from collections import OrderedDict, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -31,6 +39,12 @@ __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
 # Mean elements per tensor from which a layout updates each parameter in place rather than
 # through gathered flat buffers (a gather copy then costs more than the per-tensor calls).
 DIRECT_MIN_MEAN_SIZE = 32768
+# Elements from which an update runs in blocks of BLOCK_SIZE, on UPDATE_THREADS threads. One
+# thread by default: with NumPy's BLAS on 2 threads (its workers keep spinning after a matrix
+# product) a second update thread made the MLP step slower (see BENCHMARKS.md).
+BLOCKED_MIN_SIZE = 327680
+BLOCK_SIZE = 65536
+UPDATE_THREADS = 1
 
 
 class _RequiredParameter:
@@ -363,7 +377,7 @@ class Optimizer:
                 for flat in self._flats_for(group):
                     if flat.direct:
                         for seg in flat.param_segments():
-                            self._update(group, seg)
+                            self._run_update(group, seg)
                     else:
                         self._update_gathered(group, flat)
                     flat.fresh = ()
@@ -374,11 +388,32 @@ class Optimizer:
         flat.gather_grads(group.get("maximize", False))
         if flat.scalars_uniform():
             seg = _FlatSegment(flat)
-            self._update(group, seg)
+            self._run_update(group, seg)
             seg.finish()
         else:
             for seg in flat.param_segments():
-                self._update(group, seg)
+                self._run_update(group, seg)
+
+    def _run_update(self, group, seg):
+        """``_update`` on ``seg``: in cache-sized blocks (on the update threads) when it is
+        large."""
+        if seg.size < BLOCKED_MIN_SIZE or not seg.blockable():
+            self._update(group, seg)
+            return
+        ranges = _thread_ranges(seg.size)
+        blocks = [_BlockSegment(seg, start, stop) for start, stop in ranges]
+        pending = [_update_pool().submit(self._update_blocks, group, block)
+                   for block in blocks[1:]]
+        self._update_blocks(group, blocks[0])
+        for future in pending:
+            future.result()
+        for key, value in blocks[0].scalar.items():
+            seg.scalar[key][...] = value
+
+    def _update_blocks(self, group, seg):
+        for block in seg.blocks():
+            self._update(group, block)
+            block.finish()
 
     def _flats_for(self, group):
         """The group's flat layouts for its parameters that have gradients (one per dtype),
@@ -456,6 +491,34 @@ def _cast(param, value, param_id, param_groups, key=None):
 def _float32():
     from .. import _dtype
     return _dtype.float32
+
+
+_pool = None
+_scratch_lock = threading.Lock()
+
+
+def _update_pool():
+    """The shared pool of the update threads other than the calling one."""
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(UPDATE_THREADS - 1, thread_name_prefix="ember-optim")
+    return _pool
+
+
+def _thread_ranges(size):
+    """Contiguous (start, stop) ranges of ``size`` elements, one per update thread, each a
+    whole number of blocks."""
+    blocks = -(-size // BLOCK_SIZE)
+    per_thread = -(-blocks // min(UPDATE_THREADS, blocks))
+    step = per_thread * BLOCK_SIZE
+    return [(start, min(start + step, size)) for start in range(0, size, step)]
+
+
+def _flat_view(array):
+    """``array`` as a 1-D view, or None when it is not a contiguous NumPy array."""
+    if isinstance(array, np.ndarray) and array.flags.c_contiguous:
+        return array.reshape(-1)
+    return None
 
 
 def _few_large(params):
@@ -578,7 +641,26 @@ class _FlatSegment:
         self.grad = flat.grad
         self.buf = flat.buf
         self.scalar = {k: v[:1] for k, v in flat.scalar.items()}
+        self.size = flat.offsets[-1]
         self._gathered = False
+
+    def blockable(self):
+        return all(_flat_view(p._data) is not None for p in self.flat.params)
+
+    def param_pieces(self, start, stop):
+        """(start, stop, 1-D parameter view) of the parameters overlapping [start, stop),
+        with positions relative to ``start``."""
+        f = self.flat
+        pieces = []
+        for p, lo, hi in zip(f.params, f.offsets, f.offsets[1:]):
+            a, b = max(lo, start), min(hi, stop)
+            if a < b:
+                pieces.append((a - start, b - start, p._data.reshape(-1)[a - lo:b - lo]))
+        return pieces
+
+    def fresh_ranges(self):
+        f = self.flat
+        return [(f.offsets[i], f.offsets[i + 1]) for i in f.fresh]
 
     def param(self):
         """The parameters as one array, to read and update in place."""
@@ -622,8 +704,19 @@ class _ParamSegment:
         self.grad = grad
         self.buf = buf
         self.scalar = scalar
+        self.size = p._data.size
         self._fresh = fresh
         self._scratch = scratch
+
+    def blockable(self):
+        return all(_flat_view(a) is not None
+                   for a in (self.p._data, self.grad, *self.buf.values()))
+
+    def param_pieces(self, start, stop):
+        return [(0, stop - start, self.p._data.reshape(-1)[start:stop])]
+
+    def fresh_ranges(self):
+        return [(0, self.size)] if self._fresh else []
 
     def param(self):
         return self.p._data
@@ -638,6 +731,68 @@ class _ParamSegment:
 
     def fresh_views(self, key):
         return [(self.buf[key], self.grad)] if self._fresh else []
+
+
+class _BlockSegment:
+    """Elements [start, stop) of a segment, updated by one thread; its scalar state is a private
+    copy (every block computes the same), written back once all blocks are done."""
+
+    def __init__(self, seg, start, stop, scalar=None):
+        self.xp = seg.xp
+        self.seg = seg
+        self.start, self.stop = start, stop
+        self.grad = _flat_view(seg.grad)[start:stop]
+        self.buf = {k: _flat_view(v)[start:stop] for k, v in seg.buf.items()}
+        self.scalar = {k: v.copy() for k, v in seg.scalar.items()} if scalar is None else scalar
+        self._param = None
+
+    def blocks(self):
+        """This range in BLOCK_SIZE pieces, sharing this block's scalar state."""
+        for start in range(self.start, self.stop, BLOCK_SIZE):
+            block = _BlockSegment(self.seg, start, min(start + BLOCK_SIZE, self.stop),
+                                  {k: v.copy() for k, v in self.scalar.items()})
+            yield block
+        for key, value in block.scalar.items():
+            self.scalar[key][...] = value
+
+    def _pieces(self):
+        return self.seg.param_pieces(self.start, self.stop)
+
+    def param(self):
+        """The block's parameters as one array, to read and update in place."""
+        if self._param is None:
+            pieces = self._pieces()
+            if len(pieces) == 1:
+                self._param = pieces[0][2]
+            else:
+                self._param = self.xp.concatenate([view for _, _, view in pieces])
+        return self._param
+
+    def sub_param(self, update):
+        if self._param is not None:
+            self._param -= update
+            return
+        for lo, hi, view in self._pieces():
+            view -= update[lo:hi]
+
+    def scratch(self, i):
+        with _scratch_lock:
+            whole = self.seg.scratch(i)
+        return _flat_view(whole)[self.start:self.stop]
+
+    def fresh_views(self, key):
+        views = []
+        for lo, hi in self.seg.fresh_ranges():
+            a, b = max(lo, self.start) - self.start, min(hi, self.stop) - self.start
+            if a < b:
+                views.append((self.buf[key][a:b], self.grad[a:b]))
+        return views
+
+    def finish(self):
+        """Write a gathered copy of the parameters back."""
+        if self._param is not None and len(self._pieces()) > 1:
+            for lo, hi, view in self._pieces():
+                view[...] = self._param[lo:hi]
 
 
 def _to_scalar(x):
