@@ -12,7 +12,6 @@ Applied once when ember is imported, on glibc only; ``EMBER_MALLOC_TUNING=0`` tu
 glibc's own ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` variables, when set, win.
 """
 import ctypes
-import ctypes.util
 import os
 
 MMAP_THRESHOLD_BYTES = 64 * 1024 * 1024
@@ -31,8 +30,7 @@ def tune():
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(None).mallopt  # the C library the process already runs on
     except (OSError, AttributeError):
         return False  # not glibc (macOS, musl without mallopt, Windows)
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
