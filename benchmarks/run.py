@@ -2,7 +2,8 @@
 
 Each model in ``benchmarks/models.py`` is built on both libraries from the same seed; torch's
 weights are copied into ember; then training iterations (forward, backward, optimizer step)
-are timed interleaved (ember step, torch step, ember step, ...), warm-up steps excluded, and
+are timed in alternating turns (a short pause, one untimed step, then a few timed steps of one
+library, then the other's turn; see ``time_interleaved``), warm-up steps excluded, and
 the table gives the median milliseconds per step, achieved GFLOP/s (GEMM-like forward FLOPs
 counted on the torch model, training taken as 3x forward), the fraction of this machine's
 float32 GEMM peak (a 1024x1024 NumPy matmul measured at start) and peak memory growth.
@@ -154,15 +155,28 @@ def forward_flops(workload):
     return int(total[0])
 
 
-def time_interleaved(ember_workload, torch_workload, warmup, steps):
-    """Median seconds per step of each library, the two taking turns every step."""
+def time_interleaved(ember_workload, torch_workload, warmup, steps, turn_steps=3, settle=0.02):
+    """Median seconds per step of each library, the two taking turns.
+
+    A turn sleeps ``settle`` seconds, runs one untimed step, then times ``turn_steps`` steps;
+    the libraries alternate turns (and which of them goes first) until each has ``steps``
+    timed steps. The pause and the untimed step keep one library's worker threads out of the
+    other's timings: torch's OpenMP workers and OpenBLAS's spin for milliseconds after their
+    last parallel region, and a GEMM started inside that window takes several times as long
+    (BENCHMARKS.md, "How the steps are timed"). Within a turn a library runs as it would in a
+    training loop of its own."""
+    workloads = {"ember": ember_workload, "torch": torch_workload}
     for _ in range(warmup):
-        ember_workload.step()
-        torch_workload.step()
+        for workload in workloads.values():
+            workload.step()
     times = {"ember": [], "torch": []}
-    for _ in range(steps):
-        times["ember"].append(_elapsed(ember_workload.step))
-        times["torch"].append(_elapsed(torch_workload.step))
+    order = ["ember", "torch"]
+    while min(len(t) for t in times.values()) < steps:
+        for lib in order:
+            time.sleep(settle)
+            workloads[lib].step()
+            times[lib].extend(_elapsed(workloads[lib].step) for _ in range(turn_steps))
+        order.reverse()
     return {lib: statistics.median(t) for lib, t in times.items()}
 
 

@@ -167,45 +167,6 @@ def _linear_case(rng, rows, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("rows", [64, 130])
-def test_linear_swapped_product_matches_plain_product(rows, dtype, monkeypatch):
-    """Linear-sized addmm runs as ``(W @ x^T)^T`` (see ``_swapped_product_pays``): the same
-    values, a row-major result and torch's gradients as the plain ``x @ W^T``."""
-    from ember.ops import linalg
-    rng = np.random.default_rng(7)
-    arrays = _linear_case(rng, rows, dtype)
-    assert linalg._swapped_product_pays(arrays[0], arrays[1].T)
-    g = rng.standard_normal((rows, 96)).astype(dtype)
-    results = []
-    for min_size in (linalg._SWAP_MIN_SIZE, 10**9):
-        monkeypatch.setattr(linalg, "_SWAP_MIN_SIZE", min_size)
-        inputs = [ember.tensor(a, requires_grad=True) for a in arrays]
-        y = F.linear(*inputs)
-        assert y.is_contiguous() and y.detach().numpy().flags.c_contiguous
-        y.backward(ember.tensor(g))
-        results.append([y.detach().numpy(), *(t.grad.numpy() for t in inputs)])
-    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-12}
-    for swapped, plain in zip(*results):
-        np.testing.assert_allclose(swapped, plain, **tol)
-    tt = [torch.tensor(a, requires_grad=True) for a in arrays]
-    TF.linear(*tt).backward(torch.tensor(g))
-    np.testing.assert_allclose(results[0][3], tt[2].grad.numpy(), **tol)
-
-
-def test_linear_swapped_product_only_for_plain_addmm():
-    from ember.ops import linalg
-    x, w, _ = _linear_case(np.random.default_rng(8), 64, "float32")
-    assert not linalg._swapped_product_pays(x, w.T[:, :10])      # too few output columns
-    assert not linalg._swapped_product_pays(x.T.copy().T, w.T)   # input not row-major
-    assert not linalg._swapped_product_pays(x, np.ascontiguousarray(w.T))  # weight not transposed
-    assert not linalg._swapped_product_pays(x.astype(np.float16), w.T.astype(np.float16))
-    b = ember.tensor(np.ones(96, np.float32))
-    scaled = ember.addmm(b, ember.tensor(x), ember.tensor(w).t(), beta=0.5, alpha=2)
-    want = 0.5 + 2 * (x @ w.T)
-    np.testing.assert_allclose(scaled.numpy(), want, rtol=1e-4, atol=1e-4)
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_addmm_bias_grad_by_ones_product_matches_sum(dtype):
     """The bias gradient as ``ones @ grad`` against the general ``sum_to`` path (taken under
     ``create_graph``), and a full-shape bias keeps the general path."""

@@ -22,7 +22,6 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 
 _LOW_PRECISION = (np.dtype(np.float16), _dtype.bfloat16.np)
 _BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_SWAP_MIN_SIZE = 64
 
 
 def _product(fn, *arrays):
@@ -463,11 +462,6 @@ def _scale_sum(bias, product, beta, alpha):
     return product
 
 
-def _add_row_major(bias, product, beta, alpha):
-    """``bias + product`` (beta == alpha == 1) for a transposed ``product``, written row-major."""
-    return np.add(product, bias, out=np.empty(product.shape, product.dtype))
-
-
 def _check_bias(bias, shape):
     """The expand error torch raises when ``bias`` does not broadcast to the product."""
     have = bias._data.shape
@@ -563,22 +557,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if input._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(mat2)}")
     _check_mm(mat1, mat2)
-    if beta == 1 and alpha == 1 and _swapped_product_pays(mat1._data, mat2._data):
-        return _add_product(AddmmBackward0, input, mat1, mat2,
-                            _matmul_data(mat2._data.T, mat1._data.T).T, beta, alpha,
-                            _add_row_major)
     return _add_product(AddmmBackward0, input, mat1, mat2, _matmul_data(mat1._data, mat2._data),
                         beta, alpha)
-
-
-def _swapped_product_pays(a, b):
-    """Whether ``x @ W^T`` (a row-major ``x`` times a transposed weight, Linear's layout) runs
-    faster on NumPy's BLAS as ``(W @ x^T)^T``: measured 12-18% on OpenBLAS for Linear-sized
-    float32 products at 1 and 2 threads. The transposed result is copied back to row-major
-    while the bias is added (:func:`_add_row_major`), so the output's strides stay torch's."""
-    return (type(a) is np.ndarray and a.dtype in _BLAS_DTYPES and b.dtype == a.dtype
-            and a.flags.c_contiguous and _is_transposed(b)
-            and min(a.shape[0], b.shape[1]) >= _SWAP_MIN_SIZE and a.shape[1] >= _SWAP_MIN_SIZE)
 
 
 @accepts_out
