@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ember._backend import kernels
+from ember._backend import depthwise, kernels
 
 # -- each fast path against the general one, and all against a direct sum over kernel offsets --
 
@@ -53,9 +53,19 @@ KERNEL_CASES = [  # x shape, w shape, stride, pads, dilation, groups
 
 # each flag's value for the fast paths (all taken, in blocks of one sample) and for the
 # general path they are pinned to
-FAST_PATH_FLAGS = {"DEPTHWISE_ROWS": (True, False), "INPUT_GRAD_AS_CONV": (True, False),
+FAST_PATH_FLAGS = {"depthwise.DEPTHWISE_DENSE": (True, False),
+                   "depthwise.DEPTHWISE_ROWS": (True, False),
+                   "depthwise.INPUT_GRAD_AS_FORWARD": (True, False),
+                   "INPUT_GRAD_AS_CONV": (True, False),
                    "INPUT_GRAD_PHASES_MIN_CHANNELS": (1, 10**9), "FLAT_COL2IM": (True, False),
                    "CHANNELS_LAST_MIN_CHANNELS": (1, 10**9), "COLUMN_BLOCK_BYTES": (1, 1 << 20)}
+
+
+def set_paths(monkeypatch, which):
+    """Sets every flag to its fast (``which`` 0) or general (1) value."""
+    for name, values in FAST_PATH_FLAGS.items():
+        module, _, attr = name.rpartition(".")
+        monkeypatch.setattr({"depthwise": depthwise, "": kernels}[module], attr, values[which])
 
 
 def all_three(x, w, gy, stride, pads, dilation, groups):
@@ -72,8 +82,7 @@ def test_conv_kernels_match_direct_sum_and_general_paths(x_shape, w_shape, strid
     w = rng.standard_normal(w_shape)
     y = direct_conv(x, w, stride, pads, dilation, groups)
     gy = rng.standard_normal(y.shape)
-    for name, (fast_value, _) in FAST_PATH_FLAGS.items():
-        monkeypatch.setattr(kernels, name, fast_value)
+    set_paths(monkeypatch, 0)
     fast = all_three(x, w, gy, stride, pads, dilation, groups)
     # the adjoints by their definition: <conv(x), gy> = <x, gx> = <w, gw>
     np.testing.assert_allclose(fast[0], y, rtol=1e-10, atol=1e-10)
@@ -84,8 +93,7 @@ def test_conv_kernels_match_direct_sum_and_general_paths(x_shape, w_shape, strid
                                np.vdot(dx, fast[1]), rtol=1e-10)
     np.testing.assert_allclose(np.vdot(direct_conv(x, dw, stride, pads, dilation, groups), gy),
                                np.vdot(dw, fast[2]), rtol=1e-10)
-    for name, (_, general_value) in FAST_PATH_FLAGS.items():
-        monkeypatch.setattr(kernels, name, general_value)
+    set_paths(monkeypatch, 1)
     general = all_three(x, w, gy, stride, pads, dilation, groups)
     for a, b in zip(fast, general):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
@@ -93,8 +101,7 @@ def test_conv_kernels_match_direct_sum_and_general_paths(x_shape, w_shape, strid
 
 def test_fast_kernels_keep_float32(monkeypatch):
     rng = np.random.default_rng(2)
-    for name, (fast_value, _) in FAST_PATH_FLAGS.items():
-        monkeypatch.setattr(kernels, name, fast_value)
+    set_paths(monkeypatch, 0)
     for x_shape, w_shape, stride, pads, dilation, groups in KERNEL_CASES:
         x = rng.standard_normal(x_shape, dtype=np.float32)
         w = rng.standard_normal(w_shape, dtype=np.float32)

@@ -2,8 +2,9 @@
 views), convolution as GEMMs over channels-last columns (or per-sample GEMMs over
 channel-major columns), its adjoints (col2im by a loop over kernel offsets, each a strided
 slice add, a convolution with the reversed kernel, or one such convolution per sub-pixel
-phase of a strided one), depthwise convolution as per-channel GEMMs along image rows, and
-scatter-add along flattened spatial positions.
+phase of a strided one; where a backward needs both gradients and both read the same
+columns, they come from one pass over those columns), and scatter-add along flattened
+spatial positions.
 
 Every function takes the namespace ``xp`` (NumPy or CuPy) first and works on its arrays only.
 Spatial geometry is given per spatial dimension: ``pads`` as ``((low, high), ...)``.
@@ -11,9 +12,8 @@ Spatial geometry is given per spatial dimension: ``pads`` as ``((low, high), ...
 import itertools
 import math
 
-# Depthwise convolutions in 1 and 2 dimensions run as per-channel GEMMs along image rows
-# (``_DepthwiseRows``); off, they run the tap loop (kept for 3-D and to pin the fast path).
-DEPTHWISE_ROWS = True
+from . import depthwise
+
 # The input gradient of a stride-1 convolution runs as a convolution of the padded gradient
 # with the reversed kernel (an im2col copy and a GEMM) instead of a GEMM and col2im.
 INPUT_GRAD_AS_CONV = True
@@ -35,9 +35,15 @@ INPUT_GRAD_PHASES_MIN_CHANNELS = 16
 # A stride-1 input gradient that is not a convolution runs its col2im on the flat padded
 # grid (``_input_grad_flat``) where that grid is at most twice the output.
 FLAT_COL2IM = True
+# Where the backward needs both gradients and both read the same channels-last columns (the
+# stride-1 input gradient's columns of the padded output gradient also give the weight
+# gradient; a transposed convolution's two gradients both read columns of its upstream
+# gradient), the columns are built once (``conv_backward``, ``conv_forward_and_weight_grad``).
+FUSED_BACKWARD = True
 
 __all__ = ["pad_constant", "windows", "conv_output_size", "conv_forward", "conv_input_grad",
-           "conv_weight_grad", "col2im", "scatter_add_flat"]
+           "conv_weight_grad", "conv_backward", "conv_forward_and_weight_grad", "col2im",
+           "scatter_add_flat"]
 
 
 def pad_constant(xp, x, pads, value=0):
@@ -99,6 +105,38 @@ def _batch_rows(xp, a):
     return xp.ascontiguousarray(a.reshape(n, r, p).transpose(1, 0, 2)).reshape(r, n * p)
 
 
+def _block_samples(n, positions, row_width, itemsize):
+    """How many whole samples a block of channels-last columns holds: about
+    ``COLUMN_BLOCK_BYTES`` of rows ``row_width`` values wide, at least
+    ``COLUMN_BLOCK_MIN_ROWS`` rows, ``positions`` rows per sample."""
+    rows = max(COLUMN_BLOCK_BYTES // (max(row_width, 1) * itemsize), COLUMN_BLOCK_MIN_ROWS)
+    return max(1, min(n, rows // max(positions, 1)))
+
+
+def _padded_channels_last(xp, samples, spatial, pads, channels, dtype):
+    """A zero buffer (B, *padded S, C) for blocks of samples laid out channels-last, and the
+    slices of its interior (its borders stay zero)."""
+    image = xp.zeros((samples,) + tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pads))
+                     + (channels,), dtype=dtype)
+    return image, tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, pads))
+
+
+def _channels_last_windows(xp, image, out, kernel, stride, dilation):
+    """The view (B, *O, *K, C) of every kernel window of a channels-last ``image``
+    (B, *S, C)."""
+    nd = len(kernel)
+    st = image.strides
+    return xp.lib.stride_tricks.as_strided(
+        image, image.shape[:1] + tuple(out) + tuple(kernel) + image.shape[-1:],
+        (st[0],) + tuple(st[1 + i] * stride[i] for i in range(nd))
+        + tuple(st[1 + i] * dilation[i] for i in range(nd)) + (st[-1],))
+
+
+def _channels_last_order(nd):
+    """The axes that move a (N, C, *S) array to (N, *S, C)."""
+    return (0,) + tuple(range(2, 2 + nd)) + (1,)
+
+
 def _column_blocks(xp, x, kernel, stride, pads, dilation):
     """im2col in channels-last order, a block of whole samples at a time: yields
     ``(start, stop, cols)`` with ``cols`` the (B*P, K*C) columns of samples start..stop, one
@@ -108,22 +146,14 @@ def _column_blocks(xp, x, kernel, stride, pads, dilation):
     ``COLUMN_BLOCK_MIN_ROWS`` rows) serve every block, so a block is still in cache when its
     GEMM reads it."""
     n, c = x.shape[:2]
-    nd = len(kernel)
     spatial = x.shape[2:]
     out = _output_spatial(spatial, kernel, stride, pads, dilation)
     p, kc = math.prod(out), math.prod(kernel) * c
-    rows = max(COLUMN_BLOCK_BYTES // (max(kc, 1) * x.itemsize), COLUMN_BLOCK_MIN_ROWS)
-    step = max(1, min(n, rows // max(p, 1)))
-    image = xp.zeros((step,) + tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pads)) + (c,),
-                     dtype=x.dtype)  # its borders stay zero
-    inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, pads))
-    st = image.strides
-    windows_view = xp.lib.stride_tricks.as_strided(
-        image, (step,) + out + tuple(kernel) + (c,),
-        (st[0],) + tuple(st[1 + i] * stride[i] for i in range(nd))
-        + tuple(st[1 + i] * dilation[i] for i in range(nd)) + (st[-1],))
+    step = _block_samples(n, p, kc, x.itemsize)
+    image, inner = _padded_channels_last(xp, step, spatial, pads, c, x.dtype)
+    windows_view = _channels_last_windows(xp, image, out, kernel, stride, dilation)
     cols = xp.empty(windows_view.shape, dtype=x.dtype)
-    channels_last = (0,) + tuple(range(2, 2 + nd)) + (1,)
+    channels_last = _channels_last_order(len(kernel))
     for start in range(0, n, step):
         b = min(n, start + step) - start
         image[(slice(0, b),) + inner] = x[start:start + b].transpose(channels_last)
@@ -150,168 +180,61 @@ def _channels_last(in_channels, groups, kernel):
             and not all(k == 1 for k in kernel))
 
 
+def _channels_last_products(xp, x, kernel, stride, pads, dilation, wmat=None, gy=None):
+    """One pass over the channels-last column blocks of ``x`` (``_column_blocks``) that
+    multiplies each block by what is given: ``wmat`` (K*C, Cout) for the convolution, GEMMs
+    ``cols (B*P, K*C) @ wmat`` each transposed into the (N, Cout, *O) output; ``gy``
+    (N, Cg, *O) for the weight gradient, the sum of ``gy (Cg, B*P) @ cols`` as a (Cg, K*C)
+    matrix. Returns ``(y, gw)``, None for what was not asked."""
+    n = x.shape[0]
+    out = _output_spatial(x.shape[2:], kernel, stride, pads, dilation)
+    p = math.prod(out)
+    y = product = gw = None
+    if wmat is not None:
+        y = xp.empty((n, wmat.shape[1], p), dtype=x.dtype)
+    if gy is not None:
+        g = gy.reshape(n, gy.shape[1], p)
+    for start, stop, cols in _column_blocks(xp, x, kernel, stride, pads, dilation):
+        if wmat is not None:
+            if product is None:
+                product = xp.empty((cols.shape[0], wmat.shape[1]), dtype=x.dtype)
+            part = product[:cols.shape[0]]
+            xp.matmul(cols, wmat, out=part)
+            y[start:stop] = part.reshape(stop - start, p, wmat.shape[1]).transpose(0, 2, 1)
+        if gy is not None:
+            rows = g[start] if stop - start == 1 else \
+                g[start:stop].transpose(1, 0, 2).reshape(g.shape[1], -1)
+            part = xp.matmul(rows, cols)
+            gw = part if gw is None else xp.add(gw, part, out=gw)
+    if y is not None:
+        y = y.reshape((n, wmat.shape[1]) + out)
+    if gy is not None and gw is None:  # an empty batch
+        gw = xp.zeros((gy.shape[1], math.prod(kernel) * x.shape[1]), dtype=gy.dtype)
+    return y, gw
+
+
 def _forward_channels_last(xp, x, wmat, kernel, stride, pads, dilation):
     """The convolution as GEMMs ``cols (B*P, K*C) @ wmat (K*C, Cout)`` over blocks of
     samples, each block's product transposed into the (N, Cout, *O) output."""
-    n, cout = x.shape[0], wmat.shape[1]
-    out = _output_spatial(x.shape[2:], kernel, stride, pads, dilation)
-    p = math.prod(out)
-    y = xp.empty((n, cout, p), dtype=x.dtype)
-    product = None
-    for start, stop, cols in _column_blocks(xp, x, kernel, stride, pads, dilation):
-        if product is None:
-            product = xp.empty((cols.shape[0], cout), dtype=x.dtype)
-        part = product[:cols.shape[0]]
-        xp.matmul(cols, wmat, out=part)
-        y[start:stop] = part.reshape(stop - start, p, cout).transpose(0, 2, 1)
-    return y.reshape((n, cout) + out)
+    return _channels_last_products(xp, x, kernel, stride, pads, dilation, wmat=wmat)[0]
+
+
+def _weight_from_matrix(xp, gw, kernel, channels):
+    """A channels-last weight gradient matrix (Cg, K*C) as the weight (Cg, C, *K)."""
+    gw = gw.reshape((gw.shape[0],) + tuple(kernel) + (channels,))
+    return xp.ascontiguousarray(xp.moveaxis(gw, -1, 1))
 
 
 def _weight_grad_channels_last(xp, x, gy, kernel, stride, pads, dilation):
     """The weight gradient as a sum over blocks of samples of ``gy (Cout, B*P) @ cols
     (B*P, K*C)``."""
-    n, cout = gy.shape[:2]
-    c = x.shape[1]
-    g = gy.reshape(n, cout, math.prod(gy.shape[2:]))
-    gw = None
-    for start, stop, cols in _column_blocks(xp, x, kernel, stride, pads, dilation):
-        rows = g[start] if stop - start == 1 else \
-            g[start:stop].transpose(1, 0, 2).reshape(cout, -1)
-        part = xp.matmul(rows, cols)
-        gw = part if gw is None else xp.add(gw, part, out=gw)
-    if gw is None:  # an empty batch
-        gw = xp.zeros((cout, math.prod(kernel) * c), dtype=gy.dtype)
-    gw = gw.reshape((cout,) + tuple(kernel) + (c,))
-    return xp.ascontiguousarray(xp.moveaxis(gw, -1, 1))
-
-
-def _is_depthwise(in_channels, out_channels, groups):
-    return groups > 1 and in_channels == groups == out_channels
-
-
-def _depthwise_taps(w):
-    """(kernel offset, the weight at that offset shaped to broadcast over (N, C, *O))."""
-    nd = w.ndim - 2
-    for offset in itertools.product(*(range(k) for k in w.shape[2:])):
-        yield offset, w[(slice(None), 0) + offset].reshape((-1,) + (1,) * nd)
-
-
-class _DepthwiseRows:
-    """A 1-D or 2-D depthwise convolution as per-channel matrix products along image rows.
-
-    The padded input is laid out channel-major, (C, N*Hp, Wp): every row of every sample one
-    after another. Along the width, kernel row ``i`` of channel ``c`` is a banded (Wp, Ow)
-    matrix ``T[c, i]`` (stride and dilation folded in); along the height, kernel row ``i``
-    reads the rows ``i*dilation`` below each output row, which is a strided view of that
-    layout. So each kernel row is one batched GEMM (C, M, Wp) @ (C, Wp, Ow) over all samples
-    at once; the few rows that straddle two samples are computed and dropped.
-    """
-
-    def __init__(self, xp, x_shape, kernel, out_spatial, stride, pads, dilation, dtype):
-        if len(out_spatial) == 1:  # a 1-D convolution is a 2-D one of height 1
-            x_shape, out_spatial = x_shape[:2] + (1,) + x_shape[2:], (1,) + out_spatial
-            kernel, stride, dilation = (1,) + kernel, (1,) + stride, (1,) + dilation
-            pads = ((0, 0),) + pads
-        self.xp, self.x_shape, self.out = xp, x_shape, out_spatial
-        self.stride, self.pads = stride, pads
-        n, _, h, width = x_shape
-        sh, sw = stride
-        self.kh, kw = kernel
-        self.hp = -(-(h + pads[0][0] + pads[0][1]) // sh) * sh   # a whole number of strides
-        self.wp = width + pads[1][0] + pads[1][1]
-        self.rows = n * self.hp // sh
-        self.shifts = [divmod(i * dilation[0], sh) for i in range(self.kh)]
-        self.m = self.rows - max(a for a, _ in self.shifts)
-        ow = out_spatial[1]
-        band = xp.zeros((kw, self.wp, ow), dtype=dtype)  # band[j, o*sw + j*dw, o] = 1
-        j, o = xp.arange(kw)[:, None], xp.arange(ow)[None, :]
-        band[j, o * sw + j * dilation[1], o] = 1
-        self.band = band
-
-    def taps(self, w):
-        """The banded width matrices T (C, Kh, Wp, Ow) of the weight (C, 1, *K)."""
-        c, kw = w.shape[0], self.band.shape[0]
-        t = self.xp.matmul(w.reshape(c * self.kh, kw), self.band.reshape(kw, -1))
-        return t.reshape(c, self.kh, self.wp, self.out[1])
-
-    def padded_input(self, x):
-        """``x`` (N, C, H, W) as the zero-padded channel-major rows (C, N*Hp/sh, sh*Wp)."""
-        n, c, h, width = self.x_shape
-        (top, _), (left, _) = self.pads
-        buf = self.xp.zeros((c, n, self.hp, self.wp), dtype=x.dtype)
-        buf[:, :, top:top + h, left:left + width] = x.reshape(self.x_shape).transpose(1, 0, 2, 3)
-        return buf.reshape(c, self.rows, self.stride[0] * self.wp)
-
-    def row_view(self, padded, i):
-        """The (C, M, Wp) input rows that kernel row ``i`` meets."""
-        a, b = self.shifts[i]
-        return padded[:, a:a + self.m, b * self.wp:(b + 1) * self.wp]
-
-    def output_rows(self, gy):
-        """``gy`` (N, C, *O) as channel-major rows (C, M, Ow), zero on the dropped rows."""
-        n, c = self.x_shape[:2]
-        oh, ow = self.out
-        buf = self.xp.zeros((c, self.rows, ow), dtype=gy.dtype)
-        buf.reshape(c, n, self.rows // n, ow)[:, :, :oh] = gy.reshape((n, c) + self.out).transpose(1, 0, 2, 3)
-        return buf[:, :self.m]
-
-    def forward(self, x, w):
-        """The convolution (N, C, Oh, Ow)."""
-        xp, t = self.xp, self.taps(w)
-        padded = self.padded_input(x)
-        y = xp.zeros((x.shape[1], self.rows, self.out[1]), dtype=x.dtype)
-        acc = y[:, :self.m]
-        for i in range(self.kh):
-            acc += xp.matmul(self.row_view(padded, i), t[:, i])
-        n, c = self.x_shape[:2]
-        y = y.reshape(c, n, self.rows // n, self.out[1])[:, :, :self.out[0]]
-        return xp.ascontiguousarray(y.transpose(1, 0, 2, 3))
-
-    def input_grad(self, gy, w):
-        """The gradient in the input, (N, C, H, W)."""
-        xp, t = self.xp, self.taps(w)
-        g = self.output_rows(gy)
-        c = g.shape[0]
-        acc = xp.zeros((c, self.rows, self.stride[0] * self.wp), dtype=gy.dtype)
-        for i in range(self.kh):
-            self.row_view(acc, i)[...] += xp.matmul(g, t[:, i].transpose(0, 2, 1))
-        n, _, h, width = self.x_shape
-        (top, _), (left, _) = self.pads
-        padded = acc.reshape(c, n, self.hp, self.wp)[:, :, top:top + h, left:left + width]
-        return xp.ascontiguousarray(padded.transpose(1, 0, 2, 3))
-
-    def weight_grad(self, x, gy):
-        """The gradient in the weight, (C, 1, Kh, Kw)."""
-        xp = self.xp
-        padded = self.padded_input(x)
-        g = self.output_rows(gy)                                     # (C, M, Ow)
-        c, kw = g.shape[0], self.band.shape[0]
-        band = self.band.transpose(1, 2, 0).reshape(-1, kw)          # (Wp*Ow, Kw)
-        gw = xp.empty((c, 1, self.kh, kw), dtype=gy.dtype)
-        for i in range(self.kh):
-            products = xp.matmul(self.row_view(padded, i).transpose(0, 2, 1), g)  # (C, Wp, Ow)
-            gw[:, 0, i] = xp.matmul(products.reshape(c, -1), band)
-        return gw
-
-
-def _depthwise_rows(xp, x_shape, kernel, out_spatial, stride, pads, dilation, dtype):
-    """The row plan of a depthwise convolution, or None where the tap loop applies (3-D,
-    negative padding)."""
-    if len(out_spatial) > 2 or any(lo < 0 or hi < 0 for lo, hi in pads):
-        return None
-    return _DepthwiseRows(xp, tuple(x_shape), tuple(kernel), tuple(out_spatial), tuple(stride),
-                          tuple(tuple(p) for p in pads), tuple(dilation), dtype)
+    gw = _channels_last_products(xp, x, kernel, stride, pads, dilation, gy=gy)[1]
+    return _weight_from_matrix(xp, gw, kernel, x.shape[1])
 
 
 def _output_spatial(spatial, kernel, stride, pads, dilation):
     return tuple(conv_output_size(s + lo + hi, k, st, d)
                  for s, k, st, (lo, hi), d in zip(spatial, kernel, stride, pads, dilation))
-
-
-def _depthwise_plan(xp, x_shape, kernel, out_spatial, stride, pads, dilation, dtype):
-    if not DEPTHWISE_ROWS:
-        return None
-    return _depthwise_rows(xp, x_shape, kernel, out_spatial, stride, pads, dilation, dtype)
 
 
 def conv_forward(xp, x, w, stride, pads, dilation, groups):
@@ -321,12 +244,8 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
     own layout (also for few input and output channels: one GEMM over the whole batch with
     so few rows runs slower in OpenBLAS than these per-sample GEMMs)."""
     n, cout = x.shape[0], w.shape[0]
-    if _is_depthwise(x.shape[1], cout, groups):  # one channel per group: no GEMM to win
-        out = _output_spatial(x.shape[2:], w.shape[2:], stride, pads, dilation)
-        plan = _depthwise_plan(xp, x.shape, w.shape[2:], out, stride, pads, dilation, x.dtype)
-        if plan is not None:
-            return plan.forward(x, w).reshape((n, cout) + out)
-        return _depthwise_forward_taps(xp, x, w, stride, pads, dilation)
+    if depthwise.is_depthwise(x.shape[1], cout, groups):  # one channel per group: no GEMM
+        return depthwise.forward(xp, x, w, stride, pads, dilation)
     if _channels_last(x.shape[1], groups, w.shape[2:]):
         return _forward_channels_last(xp, x, _kernel_matrix(xp, w), w.shape[2:], stride, pads,
                                       dilation)
@@ -337,15 +256,6 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
     else:
         y = xp.matmul(w.reshape(groups, cout // groups, -1), cols.reshape(n, groups, -1, p))
     return y.reshape((n, cout) + out)
-
-
-def _depthwise_forward_taps(xp, x, w, stride, pads, dilation):
-    """The depthwise convolution as a sum over kernel offsets of shifted window views."""
-    cols = windows(xp, pad_constant(xp, x, pads), w.shape[2:], stride, dilation)
-    y = 0
-    for offset, wk in _depthwise_taps(w):
-        y = y + cols[(Ellipsis,) + offset] * wk
-    return y
 
 
 def _kernel_offsets(kernel):
@@ -430,12 +340,8 @@ def conv_input_grad(xp, gy, w, in_spatial, stride, pads, dilation, groups):
     out = gy.shape[2:]
     kernel = w.shape[2:]
     in_spatial = tuple(in_spatial)
-    if _is_depthwise(w.shape[1] * groups, cout, groups):
-        plan = _depthwise_plan(xp, (n, cout) + in_spatial, kernel, out, stride, pads, dilation,
-                               gy.dtype)
-        if plan is not None:
-            return plan.input_grad(gy, w).reshape((n, cout) + in_spatial)
-        return _depthwise_input_grad_taps(xp, gy, w, in_spatial, stride, pads, dilation)
+    if depthwise.is_depthwise(w.shape[1] * groups, cout, groups):
+        return depthwise.input_grad(xp, gy, w, in_spatial, stride, pads, dilation)
     cg = w.shape[1]
     if _is_pointwise(kernel, stride, pads) and groups == 1:  # a plain product per sample
         gx = xp.matmul(w.reshape(cout, cg).T, gy.reshape(n, cout, -1))
@@ -445,6 +351,8 @@ def conv_input_grad(xp, gy, w, in_spatial, stride, pads, dilation, groups):
     if tpads is not None:
         return _reversed_kernel_conv(xp, gy, w, stride, tpads, dilation, groups)
     if _input_grad_by_phases(stride, dilation, cg * groups):
+        if groups == 1 and _channels_last(cout, groups, kernel):
+            return _input_grad_phases_channels_last(xp, gy, w, in_spatial, stride, pads)
         return _input_grad_by_phases_of(xp, gy, w, in_spatial, stride, pads, groups)
     if _flat_col2im(in_spatial, out, stride, pads):
         return _input_grad_flat(xp, gy, w, in_spatial, pads, dilation, groups)
@@ -505,6 +413,74 @@ def _input_grad_by_phases_of(xp, gy, w, in_spatial, stride, pads, groups):
     return gx
 
 
+class _PhaseColumns:
+    """One sub-pixel phase of ``_input_grad_phases_channels_last``: the windows of the shared
+    channels-last gradient image it reads, its columns buffer and its GEMM's, its reversed
+    sub-kernel matrix, and the strided slice of the input gradient it writes."""
+
+    def __init__(self, xp, phase, w, image, lows, stride, block):
+        nd = len(phase)
+        taps = tuple(slice(t.start, t.stop, t.step) for t, _, _, _ in phase)
+        kernel = tuple(len(t) for t, _, _, _ in phase)
+        self.count = tuple(count for _, _, _, count in phase)
+        origin = tuple(slice(lo - low, None) for lo, (_, (low, _), _, _) in zip(lows, phase))
+        self.windows = _channels_last_windows(xp, image[(slice(None),) + origin], self.count,
+                                              kernel, (1,) * nd, (1,) * nd)
+        self.cols = xp.empty(self.windows.shape, dtype=image.dtype)
+        self.positions = math.prod(self.count)
+        self.product = xp.empty((block * self.positions, w.shape[1]), dtype=image.dtype)
+        self.wmat = _flipped_kernel_matrix(xp, w[(slice(None), slice(None)) + taps])
+        self.target = tuple(slice(first, first + stride[i] * (count - 1) + 1, stride[i])
+                            for i, (_, _, first, count) in enumerate(phase))
+
+    def product_of(self, xp, b):
+        """The phase's (b, *count, C) share of the input gradient of the first ``b`` samples
+        of the image: their columns times the reversed sub-kernel."""
+        xp.copyto(self.cols[:b], self.windows[:b])
+        part = self.product[:b * self.positions]
+        xp.matmul(self.cols[:b].reshape(b * self.positions, -1), self.wmat, out=part)
+        return part.reshape((b,) + self.count + (-1,))
+
+
+def _input_grad_phases_channels_last(xp, gy, w, in_spatial, stride, pads):
+    """The input gradient by sub-pixel phases (as ``_input_grad_by_phases_of``) of an
+    ungrouped convolution whose gradient has channels enough for channels-last columns:
+    a block of ``gy`` is copied once into a channels-last image zero-padded for the widest
+    phase, every phase's columns are windows of that image, and each phase's product goes
+    into its strided slice of a channels-last block of the result (runs of C values), which
+    is transposed once."""
+    n, cout = gy.shape[:2]
+    c = w.shape[1]
+    out, kernel = gy.shape[2:], w.shape[2:]
+    nd = len(kernel)
+    per_dim = [[_phase(in_spatial[i], out[i], kernel[i], stride[i], r, pads[i][0])
+                for r in range(stride[i])] for i in range(nd)]
+    plan = [p for p in itertools.product(*per_dim) if all(d is not None for d in p)]
+    if not plan:  # no tap reaches any input position
+        return xp.zeros((n, c) + tuple(in_spatial), dtype=gy.dtype)
+    lows = [max([0] + [p[i][1][0] for p in plan]) for i in range(nd)]
+    highs = [max([0] + [p[i][1][1] for p in plan]) for i in range(nd)]
+    # every phase's columns of a block are alive at once: size the block by all of them
+    widest = max(math.prod(len(d[0]) for d in p) for p in plan) * cout
+    positions = sum(math.prod(d[3] for d in p) for p in plan)
+    step = _block_samples(n, positions, widest, gy.itemsize)
+    image, inner = _padded_channels_last(xp, step, out, tuple(zip(lows, highs)), cout, gy.dtype)
+    phases = [_PhaseColumns(xp, p, w, image, lows, stride, step) for p in plan]
+    complete = all(p is not None for d in per_dim for p in d)
+    result = (xp.empty if complete else xp.zeros)((step,) + tuple(in_spatial) + (c,),
+                                                  dtype=gy.dtype)  # unwritten places stay 0
+    gx = xp.empty((n, c) + tuple(in_spatial), dtype=gy.dtype)
+    channels_last = _channels_last_order(nd)
+    channels_first = (0, nd + 1) + tuple(range(1, nd + 1))
+    for start in range(0, n, step):
+        b = min(n, start + step) - start
+        image[(slice(0, b),) + inner] = gy[start:start + b].transpose(channels_last)
+        for ph in phases:
+            result[(slice(0, b),) + ph.target] = ph.product_of(xp, b)
+        gx[start:start + b] = result[:b].transpose(channels_first)
+    return gx
+
+
 def _flat_col2im(in_spatial, out, stride, pads):
     """Whether a stride-1 col2im runs on the flat padded grid: when that grid has at most
     twice as many positions as the output (its extra positions are multiplied too)."""
@@ -559,13 +535,6 @@ def _input_grad_as_conv(out_channels, in_channels, in_spatial, out, stride):
             and 4 * math.prod(in_spatial) <= 5 * math.prod(out))
 
 
-def _depthwise_input_grad_taps(xp, gy, w, in_spatial, stride, pads, dilation):
-    cols = xp.empty(gy.shape[:2] + w.shape[2:] + gy.shape[2:], dtype=gy.dtype)
-    for offset, wk in _depthwise_taps(w):
-        xp.multiply(gy, wk, out=cols[(slice(None), slice(None)) + offset])
-    return xp.ascontiguousarray(col2im(xp, cols, in_spatial, stride, pads, dilation))
-
-
 def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
     """The gradient of ``conv_forward`` in its weight: (Cout, C/G, *K). Ungrouped with
     enough channels: GEMMs over blocks of channels-last columns, summed; otherwise one GEMM
@@ -573,12 +542,8 @@ def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
     products are the smaller buffer."""
     n, cout = gy.shape[:2]
     kernel = tuple(kernel)
-    if _is_depthwise(x.shape[1], cout, groups):
-        plan = _depthwise_plan(xp, x.shape, kernel, gy.shape[2:], stride, pads, dilation,
-                               gy.dtype)
-        if plan is not None:
-            return plan.weight_grad(x, gy).reshape((cout, 1) + kernel)
-        return _depthwise_weight_grad_taps(xp, x, gy, kernel, stride, pads, dilation)
+    if depthwise.is_depthwise(x.shape[1], cout, groups):
+        return depthwise.weight_grad(xp, x, gy, kernel, stride, pads, dilation)
     if _channels_last(x.shape[1], groups, kernel):
         return _weight_grad_channels_last(xp, x, gy, kernel, stride, pads, dilation)
     ck = x.shape[1] // groups * math.prod(kernel)
@@ -595,13 +560,41 @@ def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
     return gw.reshape((cout, x.shape[1] // groups) + kernel)
 
 
-def _depthwise_weight_grad_taps(xp, x, gy, kernel, stride, pads, dilation):
-    cols = windows(xp, pad_constant(xp, x, pads), kernel, stride, dilation)
-    gw = xp.empty((gy.shape[1], 1) + kernel, dtype=gy.dtype)
-    axes = (0,) + tuple(range(2, gy.ndim))
-    for offset in _kernel_offsets(kernel):
-        gw[(slice(None), 0) + offset] = (cols[(Ellipsis,) + offset] * gy).sum(axes)
-    return gw
+def conv_forward_and_weight_grad(xp, x, gy, w, stride, pads, dilation, groups):
+    """``conv_forward(x, w)`` and ``conv_weight_grad(x, gy)`` from one set of channels-last
+    columns of ``x`` (the backward of a transposed convolution needs both): ``(y, gw)``, or
+    None where the columns are not channels-last (then the two kernels run apart)."""
+    kernel = tuple(w.shape[2:])
+    if not FUSED_BACKWARD or not _channels_last(x.shape[1], groups, kernel):
+        return None
+    y, gw = _channels_last_products(xp, x, kernel, stride, pads, dilation,
+                                    wmat=_kernel_matrix(xp, w), gy=gy)
+    return y, _weight_from_matrix(xp, gw, kernel, x.shape[1])
+
+
+def conv_backward(xp, x, gy, w, stride, pads, dilation, groups):
+    """Both gradients of ``conv_forward``, ``(gx, gw)``, where the input gradient runs as a
+    stride-1 convolution over channels-last columns of the padded ``gy``
+    (``_reversed_kernel_conv``): those columns hold, for every input position, the ``gy``
+    values its kernel window meets, so ``x (C, B*P) @ cols`` is the weight gradient too,
+    with the kernel reversed and the channel axes swapped. One set of columns instead of
+    two. None where the input gradient takes another path. (Read off the sub-pixel phases'
+    columns of a strided one, the weight gradient measured slower than on its own: the
+    phases' GEMMs are narrower and ``x`` has to be gathered phase by phase.)"""
+    kernel = tuple(w.shape[2:])
+    cout, c = w.shape[:2]
+    in_spatial, out = tuple(x.shape[2:]), tuple(gy.shape[2:])
+    if not (FUSED_BACKWARD and groups == 1 and _channels_last(cout, groups, kernel)
+            and _input_grad_as_conv(cout, c, in_spatial, out, stride)):
+        return None
+    tpads = _transposed_pads(in_spatial, out, kernel, pads, dilation)
+    if tpads is None:
+        return None
+    gx, gw = _channels_last_products(xp, gy, kernel, stride, tpads, dilation,
+                                     wmat=_flipped_kernel_matrix(xp, w), gy=x)
+    reversed_kernel = (slice(None),) + (slice(None, None, -1),) * len(kernel)
+    gw = gw.reshape((c,) + kernel + (cout,))[reversed_kernel]     # (C, *K, Cout)
+    return gx, xp.ascontiguousarray(xp.moveaxis(gw, -1, 0))
 
 
 def scatter_add_flat(xp, values, indices, size, unique=False):

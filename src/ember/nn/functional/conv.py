@@ -3,12 +3,16 @@
 Three array kernels (``_backend.kernels``) do the work, each lowered to one GEMM over an
 im2col view: the convolution, its adjoint in the input (the transposed convolution) and its
 gradient in the weight. Each is an ember op whose backward is written with the other two, so
-the set is closed under differentiation and gradients of any order work.
+the set is closed under differentiation and gradients of any order work. A backward that
+needs both gradients and builds no graph (no ``create_graph``) takes them from one fused
+kernel where both read the same columns (``kernels.conv_backward``,
+``kernels.conv_forward_and_weight_grad``).
 """
 import numbers
 
 from ..._backend import kernels
-from ...ops._common import Node, Tensor, make, namespace_of, narrowed, record, widened
+from ...ops._common import (Node, Tensor, grad_state, make, namespace_of, narrowed, record,
+                            widened)
 from ...amp.policy import autocast_policy
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -35,8 +39,13 @@ class ConvolutionBackward0(Node):
     def backward(self, grad):
         x, w = self.saved_tensors
         need_x, need_w, need_b = (e[0] is not None for e in self.next_functions)
-        gx = _conv_transpose(grad, w, None, self.geom, x.shape[2:]) if need_x else None
-        gw = _conv_weight(x, grad, self.geom, w.shape[2:]) if need_w else None
+        both = _fused(kernels.conv_backward, x, grad, w, self.geom) if need_x and need_w \
+            else None
+        if both is not None:
+            gx, gw = both
+        else:
+            gx = _conv_transpose(grad, w, None, self.geom, x.shape[2:]) if need_x else None
+            gw = _conv_weight(x, grad, self.geom, w.shape[2:]) if need_w else None
         gb = grad.sum((0,) + tuple(range(2, grad.dim()))) if need_b else None
         return gx, gw, gb
 
@@ -51,8 +60,13 @@ class ConvolutionTransposeBackward0(Node):
     def backward(self, grad):
         g, w = self.saved_tensors
         need_g, need_w, need_b = (e[0] is not None for e in self.next_functions)
-        gg = _conv(grad, w, None, self.geom) if need_g else None
-        gw = _conv_weight(grad, g, self.geom, w.shape[2:]) if need_w else None
+        both = _fused(kernels.conv_forward_and_weight_grad, grad, g, w, self.geom) \
+            if need_g and need_w else None
+        if both is not None:
+            gg, gw = both
+        else:
+            gg = _conv(grad, w, None, self.geom) if need_g else None
+            gw = _conv_weight(grad, g, self.geom, w.shape[2:]) if need_w else None
         gb = grad.sum((0,) + tuple(range(2, grad.dim()))) if need_b else None
         return gg, gw, gb
 
@@ -67,6 +81,20 @@ class ConvolutionBackwardBackward0(Node):
         gx = _conv_transpose(g, grad, None, self.geom, x.shape[2:]) if need_x else None
         gg = _conv(x, grad, None, self.geom) if need_g else None
         return gx, gg
+
+
+def _fused(kernel, a, b, w, geom):
+    """Two gradients from one fused ``kernel`` over the arrays of ``a`` (whose columns both
+    read), ``b`` and the weight ``w``, as tensors; None when a graph of the backward is being built (``create_graph``: each
+    gradient is then its own op, differentiable again) or the kernel has no fused path for
+    this geometry."""
+    if grad_state.grad_enabled:
+        return None
+    xp = namespace_of(a._data)
+    pair = kernel(xp, widened(a._data), widened(b._data), widened(w._data), *geom.args())
+    if pair is None:
+        return None
+    return tuple(make(narrowed(t, a._data.dtype)) for t in pair)
 
 
 def _add_bias(xp, y, bias):
