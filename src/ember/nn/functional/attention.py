@@ -2,15 +2,17 @@
 import math
 import warnings
 
+from ... import _dtype
 from ...ops import creation
 from ...ops.shape import cat
 from .activation import softmax
 from .dropout import dropout
+from .fused_attention import packed_self_attention, packed_self_attention_applies
 from .linear import linear
 from .misc import scaled_dot_product_attention
 from .padding import pad
 
-__all__ = ["multi_head_attention_forward"]
+__all__ = ["multi_head_attention_forward", "packed_self_attention_forward"]
 
 
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
@@ -19,7 +21,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if mask is None:
         return None
     is_float = mask.dtype.is_floating_point
-    if mask.dtype is not _bool() and not is_float:
+    if mask.dtype is not _dtype.bool and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
@@ -27,11 +29,6 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if not is_float:
         mask = creation.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
     return mask
-
-
-def _bool():
-    from ... import bool as bool_
-    return bool_
 
 
 def _none_or_dtype(input):
@@ -241,3 +238,32 @@ def _project_out(output, tgt_len, bsz, embed_dim, weight, bias):
     output = output.reshape(tgt_len * bsz, embed_dim)
     output = linear(output, weight, bias)
     return output.reshape(tgt_len, bsz, output.shape[1])
+
+
+def packed_self_attention_forward(x, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,
+                                  out_proj_bias, attn_mask, is_causal, batch_first):
+    """Self-attention of ``x`` ((N, L, E) with ``batch_first``, else (L, N, E)) with the packed
+    (3E, E) input projection, no dropout and a causal, (L, L) or no mask: what
+    ``multi_head_attention_forward`` computes for ``query is key is value`` without
+    ``need_weights``, in ``x``'s layout throughout (no transposes, no per-head copies)."""
+    qkv = linear(x, in_proj_weight, in_proj_bias)
+    mask = None if is_causal else attn_mask
+    if packed_self_attention_applies(qkv, num_heads, batch_first, mask):
+        heads = packed_self_attention(qkv, num_heads, batch_first, mask, is_causal,
+                                      _packed_attention_composite)
+    else:
+        heads = _packed_attention_composite(qkv, num_heads, batch_first, mask, is_causal)
+    return linear(heads, out_proj_weight, out_proj_bias)
+
+
+def _packed_attention_composite(qkv, num_heads, batch_first, attn_mask, is_causal):
+    """The packed self-attention in ember ops: q, k and v split from ``qkv`` into heads,
+    ``scaled_dot_product_attention``, the heads merged back into ``qkv``'s layout."""
+    if not batch_first:
+        qkv = qkv.transpose(0, 1)
+    n, length, width = qkv.shape
+    heads = qkv.reshape(n, length, 3, num_heads, width // (3 * num_heads)).permute(2, 0, 3, 1, 4)
+    q, k, v = heads.unbind(0)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, 0.0, is_causal)
+    out = out.transpose(1, 2).reshape(n, length, width // 3)
+    return out if batch_first else out.transpose(0, 1)

@@ -92,6 +92,12 @@ class MultiheadAttention(Module):
                                               query.dtype)
         attn_mask = FA._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
                                        check_other=False)
+        if self._packed_self_attention_applies(query, key, value, key_padding_mask,
+                                               need_weights, attn_mask, is_causal):
+            return FA.packed_self_attention_forward(
+                query, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+                self.out_proj.weight, self.out_proj.bias, attn_mask, is_causal,
+                self.batch_first), None
         if self.batch_first and is_batched:
             query, key, value = _sequence_first(query, key, value)
         separate = not self._qkv_same_embed_dim
@@ -106,6 +112,22 @@ class MultiheadAttention(Module):
         if self.batch_first and is_batched:
             return output.transpose(1, 0), weights
         return output, weights
+
+    def _packed_self_attention_applies(self, query, key, value, key_padding_mask, need_weights,
+                                       attn_mask, is_causal):
+        """Whether the forward is batched self-attention (``query is key is value``) with the
+        packed projection, no extra keys, dropout, padding mask or weights returned, and a
+        causal, (L, L) or no mask: ``FA.packed_self_attention_forward`` then computes it."""
+        if not (query is key and key is value and query.dim() == 3 and key_padding_mask is None
+                and not need_weights and self._qkv_same_embed_dim and self.bias_k is None
+                and not self.add_zero_attn and (self.dropout == 0.0 or not self.training)):
+            return False
+        if query.shape[-1] != self.embed_dim or query.dtype != self.in_proj_weight.dtype:
+            return False
+        length = query.shape[1 if self.batch_first else 0]
+        if is_causal:
+            return attn_mask is not None  # (without a mask the general path raises)
+        return attn_mask is None or tuple(attn_mask.shape) == (length, length)
 
     def merge_masks(self, attn_mask, key_padding_mask, query):
         """Combine ``attn_mask`` and ``key_padding_mask`` into one (N, num_heads, L, S) float
