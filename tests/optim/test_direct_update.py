@@ -116,6 +116,7 @@ def test_blocked_update_is_bit_identical(optimizer_cls, settings, direct, thread
     want_history, want_state = blocked_trajectory(optimizer_cls, settings, 10**12, direct, 1,
                                                   monkeypatch)
     calls = []
+    monkeypatch.setattr(optimizer_cls, "_blocking_pays", lambda self, group, seg: True)
     real_update = optimizer_cls._update
     monkeypatch.setattr(optimizer_cls, "_update",
                         lambda self, group, seg: calls.append(seg) or real_update(self, group, seg))

@@ -9,16 +9,31 @@ When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_
 ``backward(inputs=...)`` only the inputs' accumulators run.
 """
 import sys
+import threading
 
 from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
 from .graph import AccumulateGrad, accumulate_into, edge_of
 
-__all__ = ["run_backward", "queue_callback"]
+__all__ = ["run_backward", "queue_callback", "releases_after_run"]
 
 _getrefcount = sys.getrefcount
 _callbacks = []   # run once the outermost backward in progress finishes
 _depth = [0]      # how many backward passes are running (nested ones from hooks)
+
+
+class _Running(threading.local):
+    released = None  # the node this thread runs now, when it is released right after
+
+
+_running = _Running()
+
+
+def releases_after_run(node):
+    """Whether ``node`` is being run by a backward pass that releases its saved state as soon as
+    it returns (no ``retain_graph``). Only then may its backward overwrite buffers it kept,
+    instead of copying them."""
+    return _running.released is node
 
 
 def queue_callback(callback):
@@ -170,12 +185,17 @@ def _run_all(ready, deps, buffers, retain_graph, checked):
                 _run_accumulate(node, grads)
                 continue
             input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
-        else:
+        elif retain_graph:
             input_grads = node.backward(*grads)
-            if not retain_graph:
-                node.release()
-            if input_grads.__class__ is not tuple:
-                input_grads = _as_tuple(input_grads)
+        else:
+            _running.released = node
+            try:
+                input_grads = node.backward(*grads)
+            finally:
+                _running.released = None
+            node.release()
+        if input_grads.__class__ is not tuple:
+            input_grads = _as_tuple(input_grads)
         if len(input_grads) != len(edges):
             raise _wrong_count(node, edges, input_grads)
         for (nxt, nr), grad in zip(edges, input_grads):
@@ -328,10 +348,15 @@ def _call_node(node, grads, retain_graph):
             new = hook(tuple(grads))
             if new is not None:
                 grads = list(new)
-    if anomaly.enabled:
-        input_grads = checked_backward(node, grads)
-    else:
-        input_grads = node.backward(*grads)
+    if not retain_graph:
+        _running.released = node
+    try:
+        if anomaly.enabled:
+            input_grads = checked_backward(node, grads)
+        else:
+            input_grads = node.backward(*grads)
+    finally:
+        _running.released = None
     if node._post_hooks:
         for hook in list(node._post_hooks):
             new = hook(tuple(input_grads), tuple(grads))

@@ -10,6 +10,7 @@ node names (``MmBackward0``, ``UnsafeViewBackward0``, ``BmmBackward0`` ...).
 import numpy as np
 
 from .. import _dtype
+from .._backend import cblas
 from ._common import (
     accepts_out,
     Node, Tensor, grad_state, make, namespace_of, record, sum_to, wrap_dim,
@@ -557,8 +558,40 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if input._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(mat2)}")
     _check_mm(mat1, mat2)
+    with_bias = _bias_plus_product(input._data, mat1._data, mat2._data, beta, alpha)
+    if with_bias is not None:
+        return _add_product(AddmmBackward0, input, mat1, mat2, with_bias, beta, alpha,
+                            combine=_bias_already_added)
     return _add_product(AddmmBackward0, input, mat1, mat2, _matmul_data(mat1._data, mat2._data),
                         beta, alpha)
+
+
+# Output elements from which ``bias + mat1 @ mat2`` is one GEMM into a copy of the bias.
+BIAS_GEMM_MIN_SIZE = 1 << 18
+
+
+def _bias_plus_product(bias, m1, m2, beta, alpha):
+    """``bias + m1 @ m2`` as one BLAS GEMM with ``beta = 1`` into an array filled with the
+    (broadcast) bias, which saves the pass over the result that adding it afterwards makes;
+    None where that does not apply (other coefficients or dtypes, strided operands, small
+    results)."""
+    shape = (m1.shape[0], m2.shape[1])
+    if (beta != 1 or alpha != 1 or shape[0] * shape[1] < BIAS_GEMM_MIN_SIZE
+            or type(bias) is not np.ndarray or bias.dtype != m1.dtype
+            or not _broadcasts_to(bias.shape, shape) or not cblas.gemm_supports(m1, m2)):
+        return None
+    out = np.empty(shape, dtype=bias.dtype)
+    out[...] = bias
+    return out if cblas.gemm(m1, m2, out) else None
+
+
+def _broadcasts_to(have, shape):
+    return len(have) <= len(shape) and all(
+        h == 1 or h == s for h, s in zip(reversed(have), reversed(shape)))
+
+
+def _bias_already_added(bias, product, beta, alpha):
+    return product
 
 
 @accepts_out

@@ -1,5 +1,12 @@
-"""Whole-array update kernels shared by the optimizers, written with ``out=`` so that an update
-allocates nothing; each mirrors the rounding order of the torch op it stands for."""
+"""Whole-array update kernels shared by the optimizers, written with ``out=`` (or as one BLAS
+call) so that an update allocates nothing; each mirrors the rounding order of the torch op it
+stands for."""
+from .._backend import cblas
+
+# Elements from which ``add_scaled_`` and ``decay_add_`` call BLAS: below, the ctypes call
+# (~4 us) costs more than NumPy's two passes.
+BLAS_MIN_SIZE = 8192
+
 
 
 def lerp_(xp, state, end, weight, tmp):
@@ -36,3 +43,24 @@ def decay_params(seg, factor):
 def cast_scalar(value, like):
     """A per-step coefficient in the parameters' dtype (as torch casts a Python scalar)."""
     return like.dtype.type(value)
+
+
+def runs_on_blas(array):
+    """Whether ``add_scaled_`` and ``decay_add_`` run on BLAS for (contiguous) arrays like
+    ``array``."""
+    return cblas.supports(array)
+
+
+def add_scaled_(xp, target, alpha, x):
+    """``target.add_(x, alpha=alpha)``: one fused BLAS pass on large contiguous float32/float64
+    NumPy arrays (one rounding per element, as torch's kernel), else ``target += x * alpha``
+    through a temporary."""
+    if x.size < BLAS_MIN_SIZE or not cblas.axpy(alpha, x, target):
+        target += xp.multiply(x, alpha)
+
+
+def decay_add_(xp, state, decay, x):
+    """``state.mul_(decay).add_(x)``: one BLAS pass where it applies, else two ufuncs."""
+    if x.size < BLAS_MIN_SIZE or not cblas.axpby(1.0, x, decay, state):
+        state *= decay
+        state += x

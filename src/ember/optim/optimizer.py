@@ -32,6 +32,7 @@ import numpy as np
 from .._backend import namespace_of, to_device_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import no_grad
+from ._flat_ops import add_scaled_
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -397,7 +398,8 @@ class Optimizer:
     def _run_update(self, group, seg):
         """``_update`` on ``seg``: in cache-sized blocks (on the update threads) when it is
         large."""
-        if seg.size < BLOCKED_MIN_SIZE or not seg.blockable():
+        if (seg.size < BLOCKED_MIN_SIZE or not seg.blockable()
+                or not self._blocking_pays(group, seg)):
             self._update(group, seg)
             return
         ranges = _thread_ranges(seg.size)
@@ -409,6 +411,11 @@ class Optimizer:
             future.result()
         for key, value in blocks[0].scalar.items():
             seg.scalar[key][...] = value
+
+    def _blocking_pays(self, group, seg):
+        """Whether running ``_update`` block by block (to keep its operands in cache between
+        its element-wise passes) is worth the extra calls for this segment."""
+        return True
 
     def _update_blocks(self, group, seg):
         for block in seg.blocks():
@@ -677,6 +684,14 @@ class _FlatSegment:
         for p, view in zip(self.flat.params, self.flat.views(update)):
             p._data -= view
 
+    def add_to_param(self, update, alpha):
+        """Parameters += alpha * update (``add_(update, alpha=alpha)``)."""
+        if self._gathered:
+            add_scaled_(self.xp, self.flat.param, alpha, update)
+            return
+        for p, view in zip(self.flat.params, self.flat.views(update)):
+            add_scaled_(self.xp, p._data, alpha, view)
+
     def scratch(self, i):
         return self.flat.scratch(i)
 
@@ -723,6 +738,9 @@ class _ParamSegment:
 
     def sub_param(self, update):
         self.p._data -= update
+
+    def add_to_param(self, update, alpha):
+        add_scaled_(self.xp, self.p._data, alpha, update)
 
     def scratch(self, i):
         while len(self._scratch) <= i:
@@ -774,6 +792,13 @@ class _BlockSegment:
             return
         for lo, hi, view in self._pieces():
             view -= update[lo:hi]
+
+    def add_to_param(self, update, alpha):
+        if self._param is not None:
+            add_scaled_(self.xp, self._param, alpha, update)
+            return
+        for lo, hi, view in self._pieces():
+            add_scaled_(self.xp, view, alpha, update[lo:hi])
 
     def scratch(self, i):
         with _scratch_lock:

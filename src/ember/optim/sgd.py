@@ -42,6 +42,11 @@ class SGD(Optimizer):
     def _update_reads_grad_only(self, group):
         return not (group["weight_decay"] or group["nesterov"] or group["maximize"])
 
+    def _blocking_pays(self, group, seg):
+        # On BLAS the update is one or two passes, each threaded or cache-friendly already:
+        # whole-array calls measured faster than cache-sized blocks (BENCHMARKS.md).
+        return not ops.runs_on_blas(seg.grad)
+
     def _needs_init(self, state):
         return "momentum_buffer" not in state or state["momentum_buffer"] is None
 
@@ -51,26 +56,26 @@ class SGD(Optimizer):
 
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad
-        tmp = seg.scratch(0)
         lr = _to_scalar(group["lr"])
         weight_decay, momentum = group["weight_decay"], group["momentum"]
         if weight_decay != 0:
-            ops.add_weight_decay(xp, seg, _to_scalar(weight_decay), tmp)
+            ops.add_weight_decay(xp, seg, _to_scalar(weight_decay), seg.scratch(0))
         if momentum != 0:
             buf = seg.buf["momentum_buffer"]
-            buf *= momentum
             if group["dampening"] == 0:
-                buf += grad
+                ops.decay_add_(xp, buf, momentum, grad)
             else:
+                tmp = seg.scratch(0)
+                buf *= momentum
                 xp.multiply(grad, 1 - group["dampening"], out=tmp)
                 buf += tmp
             for buf_view, grad_view in seg.fresh_views("momentum_buffer"):
                 buf_view[...] = grad_view
             if group["nesterov"]:
+                tmp = seg.scratch(0)
                 xp.multiply(buf, momentum, out=tmp)
                 grad += tmp
             else:
                 grad = buf
-        xp.multiply(grad, lr, out=tmp)
-        seg.sub_param(tmp)
+        seg.add_to_param(grad, -lr)
 

@@ -1,9 +1,13 @@
 """Loss functions. Cross entropy over class indices is one node (log_softmax and the negative
 log likelihood fused, with a hand-written backward); the others are compositions of ember
 ops, so their gradients of any order follow."""
+import functools
 import math
 import warnings
 
+import numpy as np
+
+from ...autograd.engine import releases_after_run
 from ...ops._common import Node, grad_state, make, namespace_of, record, widened
 from ...ops.ternary import where
 from .activation import log_softmax, logsigmoid, relu, row_peak, softplus
@@ -174,52 +178,65 @@ class _ClassTargets:
     ``Q = (1 - eps) picked_weight onehot(target) + eps / C * weight * kept``."""
 
     def __init__(self, xp, targets, classes, weight, ignore_index, label_smoothing, dtype):
+        self.xp, self.classes, self.eps = xp, classes, label_smoothing
+        self.rows = xp.arange(targets.shape[0])
+        if weight is None and _all_kept(targets, classes, ignore_index):
+            self.kept = self.picked_weight = xp.ones(targets.shape[0], dtype)
+            self.index, self.weight = targets, xp.ones(classes, dtype)
+            return
         kept = targets != ignore_index
         bad = kept & ((targets < 0) | (targets >= classes))
         if bad.any():
             raise IndexError(f"Target {int(targets[bad][0])} is out of bounds.")
-        self.xp, self.classes, self.eps = xp, classes, label_smoothing
         self.kept = kept.astype(dtype)
         self.index = xp.where(kept, targets, 0)
         self.weight = xp.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
         self.picked_weight = self.weight[self.index] * kept
-        self.rows = xp.arange(targets.shape[0])
 
     def divisor(self):
         """What 'mean' divides by: the summed weights of the kept targets."""
         return float(self.picked_weight.sum())
 
-    def row_losses(self, shifted):
-        """``-sum_c Q_ic logp_ic`` for each row, from ``shifted`` (M, C), the logits minus
-        each row's peak, so that ``logp = shifted - log_total``. Returns the losses and
-        ``log_total`` (M,), each row's log sum of ``exp(shifted)``, which is left in
-        ``shifted``."""
-        xp = self.xp
+    def logit_terms(self, shifted):
+        """What the loss reads from the logits (less any per-row shift) before they are
+        exponentiated: each row's target entry and, with label smoothing, its class-weighted
+        sum (else None)."""
         picked = shifted[self.rows, self.index]
         smoothed = shifted @ self.weight if self.eps else None
-        xp.exp(shifted, out=shifted)
-        log_total = xp.log(shifted.sum(axis=1))
+        return picked, smoothed
+
+    def row_losses(self, picked, smoothed, log_total):
+        """``-sum_c Q_ic logp_ic`` for each row, from ``logit_terms`` of the shifted logits and
+        each row's log sum of their exponentials (``logp = shifted - log_total``)."""
         out = -(1.0 - self.eps) * self.picked_weight * (picked - log_total)
         if self.eps:
             smoothed = smoothed - log_total * self.weight.sum()
             out = out - (self.eps / self.classes) * self.kept * smoothed
-        return out, log_total
+        return out
 
-    def gradient_rows(self, logits, offset, scale):
-        """``scale * (softmax(logits) * sum_c Q_c - Q)`` as a fresh array (M, C), with
-        ``offset`` each row's log sum exp (M, 1) and ``scale`` 0-d or per row (M,)."""
-        xp, dtype = self.xp, logits.dtype
-        rows = xp.subtract(logits, offset)
-        xp.exp(rows, out=rows)
-        picked_scale = (1.0 - self.eps) * self.picked_weight * scale
+    def row_weights(self):
+        """``sum_c Q_ic`` for each row (M,): what the softmax is multiplied by in the
+        gradient."""
+        if not self.eps:
+            return self.picked_weight
+        return ((1.0 - self.eps) * self.picked_weight
+                + (self.eps / self.classes) * self.weight.sum() * self.kept)
+
+    def gradient_rows(self, weighted, grad, scale, out):
+        """``scale * (softmax(logits) * sum_c Q_c - Q)`` written into ``out`` (M, C), which may
+        be ``weighted`` itself: ``weighted`` holds ``softmax(logits) * sum_c Q_c`` already
+        divided as the reduction divides, so only the incoming gradient ``grad`` (0-d, or per
+        row (M,) for reduction 'none') multiplies it; ``scale`` is what multiplies ``Q``."""
+        xp, dtype = self.xp, weighted.dtype
+        if grad.ndim:
+            xp.multiply(weighted, grad.astype(dtype)[:, None], out=out)
+        elif grad != 1 or out is not weighted:  # a loss seeded with 1 needs no pass here
+            xp.multiply(weighted, grad.astype(dtype), out=out)
         if self.eps:
             smooth_scale = (self.eps / self.classes) * self.kept * scale
-            rows *= (picked_scale + smooth_scale * self.weight.sum()).astype(dtype)[:, None]
-            rows -= smooth_scale.astype(dtype)[:, None] * self.weight[None, :]
-        else:
-            rows *= picked_scale.astype(dtype)[:, None]
-        rows[self.rows, self.index] -= picked_scale.astype(dtype)
-        return rows
+            out -= smooth_scale.astype(dtype)[:, None] * self.weight[None, :]
+        out[self.rows, self.index] -= ((1.0 - self.eps) * self.picked_weight * scale).astype(dtype)
+        return out
 
     def coefficients(self, dtype):
         """Q as an array (M, C), built only when needed (in backward)."""
@@ -231,10 +248,21 @@ class _ClassTargets:
         return q
 
 
+def _all_kept(targets, classes, ignore_index):
+    """Whether every target is a class index (none out of range, none ``ignore_index``): the
+    common case, which needs no masks."""
+    if not targets.size:
+        return True
+    return not 0 <= ignore_index < classes and targets.min() >= 0 and targets.max() < classes
+
+
 class CrossEntropyLossBackward0(Node):
     """log_softmax over classes and the weighted negative log likelihood, as one node.
-    Saves the logits and each row's log sum exp; with ``create_graph`` the gradient is
-    written in ember ops instead, so it can be differentiated again."""
+    Saves the logits and ``softmax * sum_c Q_c`` (divided as the reduction divides), which the
+    forward writes while each block of rows is in cache: the gradient is that array times the
+    incoming gradient, less ``Q``, written over it when the graph is not retained. With
+    ``create_graph`` the gradient is written in ember ops instead, so it can be differentiated
+    again."""
 
     __slots__ = ()
 
@@ -242,14 +270,16 @@ class CrossEntropyLossBackward0(Node):
         (input,) = self.saved_tensors
         if grad_state.grad_enabled:
             return (self._composite(input, grad),)
-        if self.reduction == "none":
-            scale = grad._data.reshape(-1)
-        elif self.reduction == "mean":
-            scale = grad._data / (self.divisor or 1.0)  # no kept weight: Q is 0, so is the grad
-        else:
-            scale = grad._data
-        rows = self.targets.gradient_rows(widened(_rows_array(input._data)), self.offset, scale)
+        grad = grad._data.reshape(-1) if self.reduction == "none" else grad._data
+        scale = grad / _reduction_divisor(self.reduction, self.divisor)
+        weighted = self.weighted
+        out = weighted if releases_after_run(self) else namespace_of(weighted).empty_like(weighted)
+        rows = self.targets.gradient_rows(weighted, grad, scale, out)
         return (make(_unrows_array(rows, input).astype(input._data.dtype, copy=False)),)
+
+    def release(self):
+        self.weighted = None
+        super().release()
 
     def _composite(self, input, grad):
         logits = _rows_of(input)
@@ -304,15 +334,81 @@ def _cross_entropy_indices(input, target, weight, ignore_index, reduction, label
     picked = _ClassTargets(xp, targets, classes, weight, ignore_index, label_smoothing,
                            logits.dtype)
     divisor = picked.divisor()
-    peak = row_peak(logits, 1)
-    per_row, log_total = picked.row_losses(xp.subtract(logits, peak))
+    row_factors = None  # only a gradient needs the exponentials weighted
+    if grad_state.grad_enabled and input._requires_grad:
+        row_factors = picked.row_weights() / _reduction_divisor(reduction, divisor)
+    weighted, totals, terms = _exponentials(xp, logits, picked, row_factors)
+    log_total = xp.log(totals.astype(xp.float64))  # (M,): float64 costs nothing here
+    per_row = picked.row_losses(*terms, log_total)
     out = make(_reduce_rows(per_row, reduction, divisor, target.shape, xp, input._data.dtype))
     node = record(CrossEntropyLossBackward0, (input,), out)
     if node is not None:
         node.save(input)
         node.targets, node.reduction, node.divisor = picked, reduction, divisor
-        node.offset = peak + log_total[:, None]
+        node.weighted = weighted
     return out
+
+
+def _reduction_divisor(reduction, divisor):
+    """What the reduction divides each row's loss by (1 when no target is kept: then Q and the
+    gradient are 0)."""
+    return (divisor or 1.0) if reduction == "mean" else 1.0
+
+
+# Elements of a block of rows exponentiated and summed while in cache (512 KiB of float32).
+_EXP_BLOCK_ELEMENTS = 1 << 17
+
+
+def _exponentials(xp, logits, targets, row_factors):
+    """``softmax(logits) * row_factors[:, None]`` (M, C) (``exp(logits - shift)`` when
+    ``row_factors`` is None), the row sums of ``exp(logits - shift)`` (M,) and
+    ``targets.logit_terms`` of ``logits - shift``. The shift is 0 where that is safe
+    (``_unshifted_exps``: one pass fewer), else each row's peak."""
+    unshifted = _unshifted_exps(xp, logits, row_factors)
+    if unshifted is not None:
+        return (*unshifted, targets.logit_terms(logits))
+    shifted = xp.subtract(logits, row_peak(logits, 1))
+    terms = targets.logit_terms(shifted)
+    xp.exp(shifted, out=shifted)
+    totals = shifted.sum(axis=1)
+    if row_factors is not None:
+        shifted *= (row_factors / totals)[:, None]
+    return shifted, totals, terms
+
+
+def _unshifted_exps(xp, logits, row_factors):
+    """``exp(logits) / totals * row_factors`` by rows (M, C) (``exp(logits)`` when
+    ``row_factors`` is None) and the row sums ``totals`` of ``exp(logits)``, or None unless every row sum is finite and far enough above the smallest
+    normal number that terms lost to underflow do not count (then the shift by the row max
+    changes nothing but rounding). Computed a block of rows at a time, so that the sums and the
+    scaling read the block from cache; each sum is a product with a ones vector (BLAS)."""
+    rows, classes = logits.shape
+    if not (rows and classes):
+        return None
+    weighted = xp.empty(logits.shape, logits.dtype)
+    totals = xp.empty(rows, logits.dtype)
+    ones = xp.ones(classes, logits.dtype)
+    step = max(1, _EXP_BLOCK_ELEMENTS // classes)
+    # an overflow or a zero sum only sends the logits to the shifted path
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for start in range(0, rows, step):
+            part = slice(start, start + step)
+            block = xp.exp(logits[part], out=weighted[part])
+            xp.matmul(block, ones, out=totals[part])
+            if row_factors is not None:
+                block *= (row_factors[part] / totals[part])[:, None]
+    lowest, highest = _safe_sums(logits.dtype)
+    if not (totals.min() >= lowest and totals.max() <= highest):
+        return None
+    return weighted, totals
+
+
+@functools.lru_cache(maxsize=None)
+def _safe_sums(dtype):
+    """The range of row sums of exponentials that need no shift: finite, and far enough above
+    the smallest normal number that the terms underflow loses do not count."""
+    info = np.finfo(dtype)
+    return info.tiny / info.eps, info.max
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):

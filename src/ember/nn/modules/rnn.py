@@ -125,40 +125,63 @@ def _activate(xp, pre, scale, shift):
 def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
     w_ih, w_hh, b_ih, b_hh, w_hr = w
     hidden = w_hh.shape[0] // 4
-    gates = x @ w_ih.T  # the input projection of every timestep at once; becomes the gates
+    scale, shift = _sigmoid_scale(xp, x.dtype, hidden, 4, (0, 1, 3))
+    # sigmoid(x) = 0.5 tanh(x / 2) + 0.5: the halving is folded into the weights and biases
+    # (exact: a power of two), leaving tanh and one scale and shift per step
+    gates = x @ _scaled_transpose(xp, w_ih, scale)  # every timestep's input projection at once
     if b_ih is not None:
-        gates += b_ih
-        gates += b_hh
-    scale, shift = _sigmoid_scale(xp, gates.dtype, hidden, 4, (0, 1, 3))
-    h, c = h0.copy(), c0.copy()
-    n = x.shape[0]
-    out = xp.empty((n, h.shape[1]), dtype=gates.dtype)
+        bias = b_ih + b_hh
+        bias *= scale
+        gates += bias
+    w_hh_t = _scaled_transpose(xp, w_hh, scale)
+    w_hr_t = None if w_hr is None else w_hr.T
+    n, batch = x.shape[0], h0.shape[0]
+    h, c = h0, c0.copy()  # c is updated in place; h is replaced by each step's output
+    out = xp.empty((n, h0.shape[1]), dtype=gates.dtype)
+    recurrent = xp.empty((batch, 4 * hidden), dtype=gates.dtype)  # h @ w_hh^T of a step
+    products = xp.empty((batch, hidden), dtype=gates.dtype)  # i * g of a step
     if keep:
         h_prev = xp.empty_like(out)
         c_prev = xp.empty((n, hidden), dtype=gates.dtype)
         tanh_c = xp.empty_like(c_prev)
-    w_hh_t = xp.ascontiguousarray(w_hh.T)  # BLAS is faster on it than on the transposed view
-    w_hr_t = None if w_hr is None else w_hr.T
+    else:
+        tanh_c = xp.empty((batch, hidden), dtype=gates.dtype)
     for size, rows in _steps(batch_sizes, reverse):
         hp, cp = h[:size], c[:size]
         a = gates[rows]
-        a += hp @ w_hh_t
-        _activate(xp, a, scale, shift)
-        cy = a[:, hidden:2 * hidden] * cp
-        cy += a[:, :hidden] * a[:, 2 * hidden:3 * hidden]
-        tc = xp.tanh(cy)
+        a += xp.matmul(hp, w_hh_t, out=recurrent[:size])  # into a kept buffer: measurably faster
+        xp.tanh(a, out=a)
+        a *= scale
+        a += shift
         if keep:
             h_prev[rows] = hp
             c_prev[rows] = cp
-            tanh_c[rows] = tc
+        cp *= a[:, hidden:2 * hidden]
+        cp += xp.multiply(a[:, :hidden], a[:, 2 * hidden:3 * hidden], out=products[:size])
+        tc = xp.tanh(cp, out=tanh_c[rows] if keep else tanh_c[:size])
         if w_hr_t is None:
             xp.multiply(a[:, 3 * hidden:], tc, out=out[rows])
         else:
             xp.matmul(a[:, 3 * hidden:] * tc, w_hr_t, out=out[rows])
-        h[:size] = out[rows]
-        c[:size] = cy
+        h = _next_state(xp, h, out[rows])
     saved = (gates, h_prev, c_prev, tanh_c) if keep else None
-    return out, h, c, saved
+    return out, h.copy(), c, saved
+
+
+def _scaled_transpose(xp, weight, scale):
+    """``weight.T * scale`` as a contiguous array (BLAS runs faster on it than on the
+    transposed view)."""
+    out = xp.empty(weight.shape[::-1], dtype=weight.dtype)
+    return xp.multiply(weight.T, scale, out=out)
+
+
+def _next_state(xp, h, step_out):
+    """The hidden state after a step that updated its first rows with ``step_out``: the step's
+    output itself when it covers the whole batch, else those rows above the rest of ``h``."""
+    size = step_out.shape[0]
+    if size == h.shape[0]:
+        return step_out
+    return xp.concatenate([step_out, h[size:]])
 
 
 def _lstm_backward(xp, grad_out, grad_h, grad_c, batch_sizes, w, reverse, saved):
@@ -168,18 +191,22 @@ def _lstm_backward(xp, grad_out, grad_h, grad_c, batch_sizes, w, reverse, saved)
     deriv = gates * gates  # d(activation)/d(pre-activation): a - a^2, or 1 - a^2 for tanh
     xp.subtract(gates, deriv, out=deriv)
     deriv[:, 2 * hidden:3 * hidden] = 1 - gates[:, 2 * hidden:3 * hidden] ** 2
+    tanh_deriv = tanh_c * tanh_c  # 1 - tanh(c)^2, for every step at once
+    xp.subtract(1, tanh_deriv, out=tanh_deriv)
     d_gates = xp.empty_like(gates)
     d_hy = xp.empty_like(h_prev) if w_hr is not None else None
     dh, dc = grad_h.copy(), grad_c.copy()
     for size, rows in _steps(batch_sizes, not reverse):
-        dh_t = _incoming(dh, grad_out, size, rows)
+        dh_t = dh[:size]  # overwritten with the previous step's gradient at the end
+        if grad_out is not None:
+            dh_t += grad_out[rows]
         if w_hr is not None:
             d_hy[rows] = dh_t
             dh_t = dh_t @ w_hr
         a, tc, da = gates[rows], tanh_c[rows], d_gates[rows]
         o = a[:, 3 * hidden:]
         dc_t = dh_t * o
-        dc_t *= 1 - tc * tc
+        dc_t *= tanh_deriv[rows]
         dc_t += dc[:size]
         xp.multiply(dc_t, a[:, 2 * hidden:3 * hidden], out=da[:, :hidden])
         xp.multiply(dc_t, c_prev[rows], out=da[:, hidden:2 * hidden])
@@ -336,10 +363,14 @@ class _RnnLayerNode(Node):
             self.mode, xp, grad_out, grad_h, grad_c, self.batch_sizes, w, self.reverse,
             self.arrays)
         need = [fn is not None for fn, _ in self.next_functions]
+        d_b_ih = d_in.sum(0) if need[5] else None
+        d_b_hh = None
+        if need[6]:  # the LSTM's two biases have the same gradient: summed once
+            d_b_hh = d_b_ih.copy() if d_hid is d_in and d_b_ih is not None else d_hid.sum(0)
         arrays = (
             (d_in @ w[0]).reshape(x._data.shape) if need[0] else None, d_h0, d_c0,
             d_in.T @ data if need[3] else None, d_hid.T @ h_prev if need[4] else None,
-            d_in.sum(0) if need[5] else None, d_hid.sum(0) if need[6] else None, d_w_hr)
+            d_b_ih, d_b_hh, d_w_hr)
         return tuple(None if g is None or not n else make(g) for g, n in zip(arrays, need))
 
     def _backward_by_recomputation(self, saved, grads):

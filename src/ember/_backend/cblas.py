@@ -1,0 +1,148 @@
+"""CBLAS routines NumPy does not expose (``axpy``, ``axpby``, ``gemm`` with ``beta``), called
+through ctypes in the OpenBLAS that NumPy itself links, so they share its threads and
+``threadpoolctl`` limits.
+
+``y += alpha * x`` is one fused pass in BLAS where NumPy needs two passes and a temporary, and
+OpenBLAS threads it. ``gemm`` with ``beta = 1`` adds a product into an array that already holds
+a bias, which saves the separate pass over the result that ``a @ b + bias`` makes. The level-1
+routines also round as torch's CPU kernels do:
+``axpy`` is one fused multiply-add per element, like ``y.add_(x, alpha=alpha)``, and
+OpenBLAS's ``axpby(1, x, beta, y)`` kernels round ``beta * y`` before adding ``x``, like
+``y.mul_(beta).add_(x)`` (``tests/optim/test_blas_updates.py`` checks both against torch).
+
+The routines are looked up in NumPy's own extension module, whose dependencies include the BLAS
+it was built with, under the names NumPy's wheels give them (``scipy_cblas_saxpy64_``) or the
+plain CBLAS names. Where none is found (another BLAS, CuPy arrays, other dtypes, strided arrays)
+the functions here return False and the caller falls back to NumPy.
+"""
+import ctypes
+
+import numpy as np
+
+# (symbol pattern, C integer type of the sizes): ILP64 builds take 64-bit sizes.
+_NAME_PATTERNS = (("scipy_cblas_{}64_", ctypes.c_int64), ("cblas_{}64_", ctypes.c_int64),
+                  ("scipy_cblas_{}", ctypes.c_int), ("cblas_{}", ctypes.c_int))
+_SCALAR_TYPES = {np.dtype(np.float32): ("s", ctypes.c_float),
+                 np.dtype(np.float64): ("d", ctypes.c_double)}
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+
+
+def _numpy_blas_handle():
+    try:
+        from numpy._core import _multiarray_umath
+        return ctypes.CDLL(_multiarray_umath.__file__)
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+def _bind(handle, routine, arg_kinds):
+    """The CBLAS function ``routine`` for each supported dtype, with ctypes argument types;
+    {} when the library lacks it. ``arg_kinds`` spells the arguments: n = size, a = scalar,
+    p = array pointer, e = enum (layout, transposition)."""
+    if handle is None:
+        return {}
+    for pattern, size_type in _NAME_PATTERNS:
+        bound = {}
+        for dtype, (prefix, scalar_type) in _SCALAR_TYPES.items():
+            function = getattr(handle, pattern.format(prefix + routine), None)
+            if function is None:
+                break
+            kinds = {"n": size_type, "a": scalar_type, "p": ctypes.c_void_p, "e": ctypes.c_int}
+            function.argtypes = tuple(kinds[k] for k in arg_kinds)
+            function.restype = None
+            bound[dtype] = function
+        else:
+            return bound
+    return {}
+
+
+_handle = _numpy_blas_handle()
+_AXPY = _bind(_handle, "axpy", "nanpn")  # n, alpha, x, incx, y, incy
+_AXPBY = _bind(_handle, "axpby", "nanpan")  # n, alpha, x, incx, beta, y, incy
+# layout, trans a, trans b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
+_GEMM = _bind(_handle, "gemm", "eeennnapnpnapn")
+_MAX_SIZE = 2**31 - 1
+
+
+def available():
+    """Whether ``axpy`` and ``axpby`` were found."""
+    return bool(_AXPY) and bool(_AXPBY)
+
+
+def supports(array):
+    """Whether ``axpy`` and ``axpby`` were found for arrays of this type and dtype."""
+    return type(array) is np.ndarray and array.dtype in _AXPY and array.dtype in _AXPBY
+
+
+def _operands(x, y, table):
+    """The bound routine when ``x`` and ``y`` are distinct C-contiguous NumPy arrays of one
+    float32/float64 dtype and size, ``y`` writable; else None."""
+    if type(x) is not np.ndarray or type(y) is not np.ndarray:
+        return None
+    function = table.get(x.dtype)
+    if (function is None or y.dtype != x.dtype or x.size != y.size or x.size > _MAX_SIZE
+            or not (x.flags.c_contiguous and y.flags.c_contiguous and y.flags.writeable)
+            or np.may_share_memory(x, y)):
+        return None
+    return function
+
+
+def axpy(alpha, x, y):
+    """``y += alpha * x`` in place, one fused multiply-add per element; False (nothing done)
+    when the operands do not qualify."""
+    function = _operands(x, y, _AXPY)
+    if function is None:
+        return False
+    if x.size:
+        function(x.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
+    return True
+
+
+def axpby(alpha, x, beta, y):
+    """``y = alpha * x + beta * y`` in place; False (nothing done) when the operands do not
+    qualify."""
+    function = _operands(x, y, _AXPBY)
+    if function is None:
+        return False
+    if x.size:
+        function(x.size, alpha, x.ctypes.data, 1, beta, y.ctypes.data, 1)
+    return True
+
+
+def _matrix_operand(a):
+    """(transposition, leading dimension) of a 2-D array as a row-major BLAS operand, or None
+    when it is neither C- nor F-contiguous."""
+    if a.flags.c_contiguous:
+        return _NO_TRANS, max(a.shape[1], 1)
+    if a.flags.f_contiguous:
+        return _TRANS, max(a.shape[0], 1)
+    return None
+
+
+def gemm_supports(a, b):
+    """Whether ``gemm`` can multiply ``a`` by ``b`` (into a fresh C-contiguous result)."""
+    return (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == b.ndim == 2
+            and a.dtype == b.dtype and a.dtype in _GEMM and a.size > 0 and b.size > 0
+            and _matrix_operand(a) is not None and _matrix_operand(b) is not None)
+
+
+def gemm(a, b, c, alpha=1.0, beta=1.0):
+    """``c = alpha * a @ b + beta * c`` in place, for 2-D NumPy arrays of one float32/float64
+    dtype: ``a`` and ``b`` C- or F-contiguous, ``c`` C-contiguous and writable, none of them
+    empty or overlapping ``c``. False (nothing done) when they do not qualify."""
+    arrays = (a, b, c)
+    if any(type(x) is not np.ndarray for x in arrays) or any(
+            x.ndim != 2 or x.dtype != c.dtype or not x.size for x in arrays):
+        return False
+    function = _GEMM.get(c.dtype)
+    (m, k), (k2, n) = a.shape, b.shape
+    if (function is None or k != k2 or c.shape != (m, n) or max(m, n, k) > _MAX_SIZE
+            or not (c.flags.c_contiguous and c.flags.writeable)
+            or np.may_share_memory(a, c) or np.may_share_memory(b, c)):
+        return False
+    layout_a, layout_b = _matrix_operand(a), _matrix_operand(b)
+    if layout_a is None or layout_b is None:
+        return False
+    function(_ROW_MAJOR, layout_a[0], layout_b[0], m, n, k, alpha, a.ctypes.data, layout_a[1],
+             b.ctypes.data, layout_b[1], beta, c.ctypes.data, n)
+    return True
