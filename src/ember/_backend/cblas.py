@@ -15,6 +15,7 @@ it was built with, under the names NumPy's wheels give them (``scipy_cblas_saxpy
 plain CBLAS names. Where none is found (another BLAS, CuPy arrays, other dtypes, strided arrays)
 the functions here return False and the caller falls back to NumPy.
 """
+import contextlib
 import ctypes
 
 import numpy as np
@@ -87,6 +88,35 @@ def _operands(x, y, table):
     return function
 
 
+# OpenBLAS threads ``axpy``/``axpby`` above 10,000 elements, and after any threaded call its
+# workers spin for about 0.1 s waiting for more work, taking a core from the kernels that split
+# their own work over two threads (``parallel``): the optimizer's update at the end of a step
+# kept a core busy through the next forward and backward (ResNet-20, 2 threads: 176 ms per
+# step against 128 with these on one thread; the 272k-element update itself costs 40 us more).
+# So once a kernel has split its work (``parallel`` calls ``level1_on_one_thread``), they run
+# on one thread; before that (models without such kernels, where threading them measured
+# 2-5% faster) OpenBLAS threads them. Set False to let OpenBLAS thread them always.
+LEVEL1_ONE_THREAD = True
+_LEVEL1_THREADED_SIZE = 10_000
+_level1_one_thread_asked = False
+
+
+def level1_on_one_thread():
+    """From now on, runs ``axpy``/``axpby`` on one OpenBLAS thread (if ``LEVEL1_ONE_THREAD``)."""
+    global _level1_one_thread_asked
+    _level1_one_thread_asked = True
+
+
+def _level1(function, size, *args):
+    """Calls a level-1 routine over ``size`` elements, on one OpenBLAS thread where that was
+    asked for and OpenBLAS would thread it."""
+    if LEVEL1_ONE_THREAD and _level1_one_thread_asked and size > _LEVEL1_THREADED_SIZE:
+        with one_thread():
+            function(size, *args)
+    else:
+        function(size, *args)
+
+
 def axpy(alpha, x, y):
     """``y += alpha * x`` in place, one fused multiply-add per element; False (nothing done)
     when the operands do not qualify."""
@@ -94,7 +124,7 @@ def axpy(alpha, x, y):
     if function is None:
         return False
     if x.size:
-        function(x.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
+        _level1(function, x.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
     return True
 
 
@@ -105,7 +135,7 @@ def axpby(alpha, x, beta, y):
     if function is None:
         return False
     if x.size:
-        function(x.size, alpha, x.ctypes.data, 1, beta, y.ctypes.data, 1)
+        _level1(function, x.size, alpha, x.ctypes.data, 1, beta, y.ctypes.data, 1)
     return True
 
 
@@ -146,3 +176,52 @@ def gemm(a, b, c, alpha=1.0, beta=1.0):
     function(_ROW_MAJOR, layout_a[0], layout_b[0], m, n, k, alpha, a.ctypes.data, layout_a[1],
              b.ctypes.data, layout_b[1], beta, c.ctypes.data, n)
     return True
+
+
+def _bind_thread_control(handle):
+    """OpenBLAS's ``(set_num_threads, get_num_threads)`` under the names NumPy's wheels give
+    them (``scipy_openblas_set_num_threads64_``) or the plain ones; None where absent."""
+    if handle is None:
+        return None
+    for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""),
+                           ("openblas", "64_"), ("openblas", "")):
+        setter = getattr(handle, f"{prefix}_set_num_threads{suffix}", None)
+        getter = getattr(handle, f"{prefix}_get_num_threads{suffix}", None)
+        if setter is not None and getter is not None:
+            setter.argtypes, setter.restype = (ctypes.c_int,), None
+            getter.argtypes, getter.restype = (), ctypes.c_int
+            return setter, getter
+    return None
+
+
+_THREAD_CONTROL = _bind_thread_control(_handle)
+
+
+def num_threads():
+    """How many threads NumPy's OpenBLAS uses now (threadpoolctl limits included); None when
+    that cannot be read."""
+    return None if _THREAD_CONTROL is None else _THREAD_CONTROL[1]()
+
+
+def set_num_threads(count):
+    """Sets how many threads NumPy's OpenBLAS uses; False (nothing done) when it cannot."""
+    if _THREAD_CONTROL is None:
+        return False
+    _THREAD_CONTROL[0](int(count))
+    return True
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Holds NumPy's OpenBLAS to one thread inside the block and restores its thread count
+    afterwards, also on exceptions; does nothing where the count cannot be read and set or is
+    already one."""
+    threads = num_threads()
+    if threads is None or threads <= 1:
+        yield
+        return
+    set_num_threads(1)
+    try:
+        yield
+    finally:
+        set_num_threads(threads)
