@@ -146,11 +146,16 @@ def _channel_sums(xp, x, y):
     return total, total_product
 
 
+def _blocks_within(x, samples):
+    """The cache-sized sample blocks of ``x[samples]``, as slices of ``x``."""
+    for block in _sample_blocks(x[samples]):
+        yield slice(samples.start + block.start, samples.start + block.stop)
+
+
 def _scale_shift(xp, x, scale, shift, out):
     """``out = x * scale + shift`` for (N, C, L) arrays and (C, L) coefficients."""
     def scale_shift_of(samples):
-        for block in _sample_blocks(x[samples]):
-            block = slice(samples.start + block.start, samples.start + block.stop)
+        for block in _blocks_within(x, samples):
             part = out[block]
             xp.multiply(x[block], scale, out=part)
             part += shift
@@ -161,8 +166,7 @@ def _scale_shift_subtract(xp, x, scale, shift, grad, k, out):
     """``out = (grad - (x * scale + shift)) * k`` for (N, C, L) arrays and (C, L)
     coefficients."""
     def scale_shift_subtract_of(samples):
-        for block in _sample_blocks(x[samples]):
-            block = slice(samples.start + block.start, samples.start + block.stop)
+        for block in _blocks_within(x, samples):
             part = out[block]
             xp.multiply(x[block], scale, out=part)
             part += shift
