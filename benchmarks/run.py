@@ -82,6 +82,7 @@ def import_library(name, threads):
         torch.set_num_threads(threads)
         return torch
     import ember
+    ember.set_num_threads(threads)
     return ember
 
 

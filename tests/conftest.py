@@ -30,3 +30,16 @@ def device(pytestconfig):
         if not ember.cuda.is_available():
             pytest.skip("--device cuda: ember.cuda.is_available() is False (no GPU or no CuPy)")
     return "cpu" if name == "cpu" else "cuda"
+
+
+@pytest.fixture
+def ember_threads():
+    """``ember_threads(n)`` sets ember's intra-op thread count for the test; the count before
+    is restored afterwards."""
+    import ember
+    from ember._backend import cblas, parallel
+    before = parallel._num_threads, parallel._splits, cblas.num_threads()
+    yield ember.set_num_threads
+    parallel._num_threads, parallel._splits = before[:2]
+    if before[2] is not None:
+        cblas.set_num_threads(before[2])

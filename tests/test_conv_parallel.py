@@ -1,7 +1,7 @@
-"""Convolution kernels split over two threads (``_backend.parallel``: two halves of the batch
-at once, OpenBLAS held to one thread) against the same kernels run serially, the BLAS thread
-count's handling (restored, also on exceptions; no split with one thread or without control
-of it), and a convolution module's gradients against torch with the split forced."""
+"""Convolution kernels split over ember's threads (``_backend.parallel``: parts of the batch at
+once, OpenBLAS on one thread) against the same kernels run serially, the BLAS thread count's
+handling (held to one inside a split, also on exceptions; no split with one thread or without
+control of it), and a convolution module's gradients against torch with the split forced."""
 import threading
 
 import numpy as np
@@ -20,13 +20,20 @@ needs_thread_control = pytest.mark.skipif(cblas.num_threads() is None,
 
 
 @pytest.fixture
-def two_blas_threads(monkeypatch):
-    """OpenBLAS allowed two threads and every kernel large enough to split."""
+def two_blas_threads(monkeypatch, ember_threads):
+    """ember on two threads and every kernel large enough to split."""
     monkeypatch.setattr(kernels, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
     monkeypatch.setattr(kernels, "PARALLEL_GENERAL_MIN_MULTIPLY_ADDS", 0)
-    monkeypatch.setattr(parallel, "ENABLED", True)
-    with threadpool_limits(2, user_api="blas"):
-        yield
+    ember_threads(2)
+    yield ember_threads
+
+
+def _count_splits(monkeypatch):
+    calls = []
+    run_parts = parallel.run_parts
+    monkeypatch.setattr(parallel, "run_parts",
+                        lambda tasks: calls.append(len(tasks)) or run_parts(tasks))
+    return calls
 
 
 def all_kernels(x, w, gy, stride, pads, dilation, groups):
@@ -76,12 +83,10 @@ def assert_same(split, serial, tol):
 def test_split_kernels_match_serial(x_shape, w_shape, stride, pads, dilation, groups, batch,
                                     dtype, tol, two_blas_threads, monkeypatch):
     x, w, gy = operands(x_shape, w_shape, stride, pads, dilation, groups, batch, dtype)
-    calls = []
-    run_pair = parallel.run_pair
-    monkeypatch.setattr(parallel, "run_pair", lambda a, b: calls.append(1) or run_pair(a, b))
+    calls = _count_splits(monkeypatch)
     split = all_kernels(x, w, gy, stride, pads, dilation, groups)
     assert bool(calls) == (groups == 1), "grouped convolutions stay serial, others split"
-    monkeypatch.setattr(parallel, "ENABLED", False)
+    two_blas_threads(1)
     assert_same(split, all_kernels(x, w, gy, stride, pads, dilation, groups), tol)
 
 
@@ -93,13 +98,13 @@ def test_split_resnet_block_sizes_match_serial(dtype, two_blas_threads, monkeypa
                         7, dtype)
     geometry = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
     split = all_kernels(x, w, gy, *geometry)
-    monkeypatch.setattr(parallel, "ENABLED", False)
+    two_blas_threads(1)
     assert_same(split, all_kernels(x, w, gy, *geometry), 1e-5 if dtype == np.float32 else 1e-12)
 
 
 @needs_thread_control
 def test_one_sample_and_small_kernels_stay_serial(two_blas_threads, monkeypatch):
-    monkeypatch.setattr(parallel, "run_pair", lambda a, b: pytest.fail("split"))
+    monkeypatch.setattr(parallel, "run_parts", lambda tasks: pytest.fail("split"))
     x, w, gy = operands((1, 8, 6, 6), (8, 8, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1, 1,
                         np.float32)
     all_kernels(x, w, gy, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
@@ -111,25 +116,25 @@ def test_one_sample_and_small_kernels_stay_serial(two_blas_threads, monkeypatch)
 
 
 @needs_thread_control
-def test_no_split_when_blas_has_one_thread(monkeypatch):
+def test_no_split_on_one_thread(monkeypatch, ember_threads):
     monkeypatch.setattr(kernels, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
-    monkeypatch.setattr(parallel, "ENABLED", True)
-    with threadpool_limits(1, user_api="blas"):
-        assert not parallel.available()
-        assert parallel.run_pair(lambda: cblas.num_threads(), lambda: 2) == (1, 2)
-        assert cblas.num_threads() == 1
+    ember_threads(1)
+    assert not parallel.available() and cblas.num_threads() == 1
+    assert parallel.run_parts([threading.get_ident, threading.get_ident]) == \
+        [threading.get_ident()] * 2
 
 
-def test_no_split_without_blas_thread_control(monkeypatch):
+def test_no_split_without_blas_thread_control(monkeypatch, ember_threads):
     """Where OpenBLAS's thread count cannot be read and set, kernels run serially, and the
     results are the serial ones."""
     monkeypatch.setattr(cblas, "_THREAD_CONTROL", None)
     monkeypatch.setattr(kernels, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
+    ember_threads(2)
     assert cblas.num_threads() is None and not cblas.set_num_threads(1)
-    assert not parallel.available()
+    assert not parallel.available() and ember.get_num_threads() == 2
     on_caller = []
-    parallel.run_pair(lambda: on_caller.append(threading.get_ident()),
-                      lambda: on_caller.append(threading.get_ident()))
+    parallel.run_parts([lambda: on_caller.append(threading.get_ident()),
+                        lambda: on_caller.append(threading.get_ident())])
     assert on_caller == [threading.get_ident()] * 2
     with cblas.one_thread():
         pass
@@ -137,38 +142,38 @@ def test_no_split_without_blas_thread_control(monkeypatch):
                         np.float64)
     geometry = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
     result = all_kernels(x, w, gy, *geometry)
-    monkeypatch.setattr(parallel, "ENABLED", False)
+    ember_threads(1)
     assert_same(result, all_kernels(x, w, gy, *geometry), 0)
 
 
 @needs_thread_control
-def test_pair_holds_blas_to_one_thread_and_restores_it(two_blas_threads):
-    inside = parallel.run_pair(cblas.num_threads, cblas.num_threads)
-    assert inside == (1, 1)
+def test_parts_hold_blas_to_one_thread_and_restore_it(two_blas_threads):
+    assert cblas.num_threads() == 2
+    assert parallel.run_parts([cblas.num_threads, cblas.num_threads]) == [1, 1]
     assert cblas.num_threads() == 2
 
 
 @needs_thread_control
 @pytest.mark.parametrize("failing", ["first", "second", "both"])
-def test_pair_restores_blas_threads_on_exceptions(failing, two_blas_threads):
+def test_parts_raise_and_recover_from_exceptions(failing, two_blas_threads):
     def half(name):
         def run():
             if failing in (name, "both"):
                 raise ValueError(name)
             return name
         return run
-    with pytest.raises(ValueError):
-        parallel.run_pair(half("first"), half("second"))
+    with pytest.raises(ValueError, match="first" if failing != "second" else "second"):
+        parallel.run_parts([half("first"), half("second")])
     assert cblas.num_threads() == 2
     assert not parallel._region_lock.locked()
-    assert parallel.run_pair(lambda: "x", lambda: "y") == ("x", "y")  # the worker serves on
+    assert parallel.run_parts([lambda: "x", lambda: "y"]) == ["x", "y"]  # the worker serves on
 
 
 @needs_thread_control
-def test_nested_pairs_run_serially(two_blas_threads):
+def test_nested_parts_run_serially(two_blas_threads):
     def nested():
-        return parallel.run_pair(cblas.num_threads, lambda: threading.get_ident())
-    (threads, ident), _ = parallel.run_pair(nested, lambda: None)
+        return parallel.run_parts([cblas.num_threads, threading.get_ident])
+    (threads, ident), _ = parallel.run_parts([nested, lambda: None])
     assert threads == 1 and ident == threading.get_ident()
 
 

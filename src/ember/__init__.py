@@ -55,6 +55,7 @@ def is_complex(input):
 
 def numel(input):
     return input.numel()
+from ._backend.parallel import get_num_threads, set_num_threads  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import optim, utils  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401

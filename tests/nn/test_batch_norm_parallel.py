@@ -1,11 +1,10 @@
-"""Batch norm's elementwise passes split over two threads (two halves of the batch at once,
+"""Batch norm's elementwise passes split over ember's threads (parts of the batch at once,
 ``_backend.parallel``) against the same passes run serially (the same bits: each element is
 computed the same way) and against torch, float32 and float64, odd batches, with blocks
 inside each half; and serial where OpenBLAS's thread count cannot be controlled."""
 import numpy as np
 import pytest
 import torch
-from threadpoolctl import threadpool_limits
 
 import ember
 from ember._backend import cblas, parallel
@@ -16,9 +15,9 @@ from test_batch_norm_hardtanh_blocks import _batch_norm_run
 
 def _split_calls(monkeypatch):
     calls = []
-    over_halves = parallel.over_halves
-    monkeypatch.setattr(parallel, "over_halves",
-                        lambda n, compute: calls.append(n) or over_halves(n, compute))
+    over_parts = parallel.over_parts
+    monkeypatch.setattr(parallel, "over_parts",
+                        lambda n, compute: calls.append(n) or over_parts(n, compute))
     return calls
 
 
@@ -26,20 +25,20 @@ def _split_calls(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("shape", [(7, 3, 5, 4), (5, 4, 9), (2, 6), (9, 2, 3, 3, 2)])
-def test_split_batch_norm_matches_serial_and_torch(shape, training, dtype, monkeypatch):
+def test_split_batch_norm_matches_serial_and_torch(shape, training, dtype, monkeypatch,
+                                                   ember_threads):
     rng = np.random.default_rng(1)
     x = (rng.standard_normal(shape) * 2 + 0.5).astype(dtype)
     w, b = rng.standard_normal(shape[1]).astype(dtype), rng.standard_normal(shape[1]).astype(dtype)
     grad = rng.standard_normal(shape).astype(dtype)
     monkeypatch.setattr(normalization, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(normalization, "SAMPLE_BLOCK_BYTES", 1)  # blocks of one sample
-    monkeypatch.setattr(parallel, "ENABLED", True)
+    ember_threads(2)
     calls = _split_calls(monkeypatch)
-    with threadpool_limits(2, user_api="blas"):
-        split = _batch_norm_run(ember, x, w, b, grad, training)
-        assert calls
-        monkeypatch.setattr(parallel, "ENABLED", False)
-        serial = _batch_norm_run(ember, x, w, b, grad, training)
+    split = _batch_norm_run(ember, x, w, b, grad, training)
+    assert calls
+    ember_threads(1)
+    serial = _batch_norm_run(ember, x, w, b, grad, training)
     for got, want in zip(split, serial):
         np.testing.assert_array_equal(got, want)
     tol = 1e-4 if dtype == np.float32 else 1e-10
@@ -47,8 +46,9 @@ def test_split_batch_norm_matches_serial_and_torch(shape, training, dtype, monke
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-def test_batch_norm_serial_without_blas_thread_control(monkeypatch):
+def test_batch_norm_serial_without_blas_thread_control(monkeypatch, ember_threads):
     monkeypatch.setattr(cblas, "_THREAD_CONTROL", None)
+    ember_threads(2)
     monkeypatch.setattr(normalization, "PARALLEL_MIN_BYTES", 0)
     calls = _split_calls(monkeypatch)
     rng = np.random.default_rng(2)

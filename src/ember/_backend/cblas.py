@@ -2,9 +2,9 @@
 through ctypes in the OpenBLAS that NumPy itself links, so they share its threads and
 ``threadpoolctl`` limits.
 
-``y += alpha * x`` is one fused pass in BLAS where NumPy needs two passes and a temporary, and
-OpenBLAS threads it. ``gemm`` with ``beta = 1`` adds a product into an array that already holds
-a bias, which saves the separate pass over the result that ``a @ b + bias`` makes. The level-1
+``y += alpha * x`` is one fused pass in BLAS where NumPy needs two passes and a temporary.
+``gemm`` with ``beta = 1`` adds a product into an array that already holds a bias, which saves
+the separate pass over the result that ``a @ b + bias`` makes. The level-1
 routines also round as torch's CPU kernels do:
 ``axpy`` is one fused multiply-add per element, like ``y.add_(x, alpha=alpha)``, and
 OpenBLAS's ``axpby(1, x, beta, y)`` kernels round ``beta * y`` before adding ``x``, like
@@ -17,6 +17,7 @@ the functions here return False and the caller falls back to NumPy.
 """
 import contextlib
 import ctypes
+import os
 
 import numpy as np
 
@@ -88,35 +89,6 @@ def _operands(x, y, table):
     return function
 
 
-# OpenBLAS threads ``axpy``/``axpby`` above 10,000 elements, and after any threaded call its
-# workers spin for about 0.1 s waiting for more work, taking a core from the kernels that split
-# their own work over two threads (``parallel``): the optimizer's update at the end of a step
-# kept a core busy through the next forward and backward (ResNet-20, 2 threads: 176 ms per
-# step against 128 with these on one thread; the 272k-element update itself costs 40 us more).
-# So once a kernel has split its work (``parallel`` calls ``level1_on_one_thread``), they run
-# on one thread; before that (models without such kernels, where threading them measured
-# 2-5% faster) OpenBLAS threads them. Set False to let OpenBLAS thread them always.
-LEVEL1_ONE_THREAD = True
-_LEVEL1_THREADED_SIZE = 10_000
-_level1_one_thread_asked = False
-
-
-def level1_on_one_thread():
-    """From now on, runs ``axpy``/``axpby`` on one OpenBLAS thread (if ``LEVEL1_ONE_THREAD``)."""
-    global _level1_one_thread_asked
-    _level1_one_thread_asked = True
-
-
-def _level1(function, size, *args):
-    """Calls a level-1 routine over ``size`` elements, on one OpenBLAS thread where that was
-    asked for and OpenBLAS would thread it."""
-    if LEVEL1_ONE_THREAD and _level1_one_thread_asked and size > _LEVEL1_THREADED_SIZE:
-        with one_thread():
-            function(size, *args)
-    else:
-        function(size, *args)
-
-
 def axpy(alpha, x, y):
     """``y += alpha * x`` in place, one fused multiply-add per element; False (nothing done)
     when the operands do not qualify."""
@@ -124,7 +96,7 @@ def axpy(alpha, x, y):
     if function is None:
         return False
     if x.size:
-        _level1(function, x.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
+        function(x.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
     return True
 
 
@@ -135,7 +107,7 @@ def axpby(alpha, x, beta, y):
     if function is None:
         return False
     if x.size:
-        _level1(function, x.size, alpha, x.ctypes.data, 1, beta, y.ctypes.data, 1)
+        function(x.size, alpha, x.ctypes.data, 1, beta, y.ctypes.data, 1)
     return True
 
 
@@ -209,6 +181,40 @@ def set_num_threads(count):
         return False
     _THREAD_CONTROL[0](int(count))
     return True
+
+
+def _bind_spin_control(handle):
+    """OpenBLAS's ``(openblas_read_env, blas_thread_shutdown_, openblas_thread_timeout)``, or
+    None where any is absent."""
+    names = ("openblas_read_env", "blas_thread_shutdown_", "openblas_thread_timeout")
+    functions = [getattr(handle, name, None) for name in names] if handle is not None else [None]
+    if any(f is None for f in functions):
+        return None
+    for function in functions:
+        function.argtypes = ()
+    functions[0].restype, functions[1].restype, functions[2].restype = None, ctypes.c_int, \
+        ctypes.c_int
+    return functions
+
+
+_SPIN_CONTROL = _bind_spin_control(_handle)
+
+
+def shorten_worker_spin(exponent):
+    """Makes OpenBLAS's idle workers wait about ``2**exponent`` CPU cycles for more work before
+    they sleep, instead of the ``2**28`` (~0.1 s) of its default build; True when done or
+    already so. OpenBLAS reads ``OPENBLAS_THREAD_TIMEOUT`` when it starts its workers, so this
+    sets it, has OpenBLAS read its environment again and stops the workers (the next threaded
+    call starts them anew). Call it while no BLAS call runs on another thread."""
+    if _SPIN_CONTROL is None:
+        return False
+    read_env, shutdown, timeout = _SPIN_CONTROL
+    if timeout() == exponent:
+        return True
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = str(int(exponent))
+    read_env()
+    shutdown()
+    return timeout() == exponent
 
 
 @contextlib.contextmanager

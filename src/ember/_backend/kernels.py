@@ -41,14 +41,11 @@ FLAT_COL2IM = True
 # gradient), the columns are built once (``conv_backward``, ``conv_forward_and_weight_grad``).
 FUSED_BACKWARD = True
 # Channels-last convolutions of at least this many multiply-adds (columns times output
-# columns of the GEMMs) run as two halves of the batch at once where OpenBLAS may use two
-# threads (``parallel``); below it the hand-off costs more than it saves.
+# columns of the GEMMs) run as parts of the batch at once on ember's threads (``parallel``);
+# below it the hand-off costs more than it saves.
 PARALLEL_MIN_MULTIPLY_ADDS = 1 << 22
 # The other ungrouped paths (few input channels, 1x1 kernels, sub-pixel phases) split from
-# this many. Every large convolution of a model has to split for the split to pay: one left
-# to OpenBLAS's two threads leaves its worker spinning (~0.1 s) through the split ones
-# (ResNet-20 with only the 3x3 ones split: 0.88x the serial step instead of 0.78x; DCGAN 1.47x
-# instead of 0.94x).
+# this many.
 PARALLEL_GENERAL_MIN_MULTIPLY_ADDS = 1 << 22
 
 __all__ = ["pad_constant", "windows", "conv_output_size", "conv_forward", "conv_input_grad",
@@ -196,7 +193,7 @@ def _channels_last_products(xp, x, kernel, stride, pads, dilation, wmat=None, gy
     ``cols (B*P, K*C) @ wmat`` each transposed into the (N, Cout, *O) output; ``gy``
     (N, Cg, *O) for the weight gradient, the sum of ``gy (Cg, B*P) @ cols`` as a (Cg, K*C)
     matrix. Returns ``(y, gw)``, None for what was not asked. Large enough ones run as two
-    halves of the batch at once (``parallel.run_pair``), the halves' weight gradients
+    parts of the batch at once (``parallel.over_parts``), the parts' weight gradients
     summed."""
     n = x.shape[0]
     out = _output_spatial(x.shape[2:], kernel, stride, pads, dilation)
@@ -207,22 +204,17 @@ def _channels_last_products(xp, x, kernel, stride, pads, dilation, wmat=None, gy
     if not _split_batch(xp, x, kernel, p, wmat, gy):
         gw = _products_of_samples(xp, x, kernel, stride, pads, dilation, out, wmat, gy, y)
     else:
-        half = (n + 1) // 2
-
-        def products_of(part):
-            return lambda: _products_of_samples(
-                xp, x[part], kernel, stride, pads, dilation, out, wmat,
-                None if gy is None else gy[part], None if y is None else y[part])
-        gw, gw_rest = parallel.run_pair(products_of(slice(0, half)), products_of(slice(half, n)))
-        if gw is not None:
-            gw += gw_rest
+        gws = parallel.over_parts(n, lambda part: _products_of_samples(
+            xp, x[part], kernel, stride, pads, dilation, out, wmat,
+            None if gy is None else gy[part], None if y is None else y[part]))
+        gw = None if gws[0] is None else _summed(gws)
     if y is not None:
         y = y.reshape((n, wmat.shape[1]) + out)
     return y, gw
 
 
 def _split_batch(xp, x, kernel, positions, wmat, gy):
-    """Whether ``_channels_last_products`` runs as two halves of the batch at once."""
+    """Whether ``_channels_last_products`` runs as parts of the batch at once."""
     columns = x.shape[0] * positions * math.prod(kernel) * x.shape[1]
     products = (0 if wmat is None else wmat.shape[1]) + (0 if gy is None else gy.shape[1])
     return _worth_splitting(xp, x.shape[0], columns * products)
@@ -255,33 +247,33 @@ def _products_of_samples(xp, x, kernel, stride, pads, dilation, out, wmat, gy, y
 
 
 def _worth_splitting(xp, n, multiply_adds):
-    """Whether a kernel runs as two halves of the batch at once: NumPy arrays, two samples or
+    """Whether a kernel runs as parts of the batch at once: NumPy arrays, two samples or
     more, enough multiply-adds to pay for the hand-off, and ``parallel.available()``."""
     return (getattr(xp, "__name__", "") == "numpy" and n >= 2
             and multiply_adds >= PARALLEL_MIN_MULTIPLY_ADDS and parallel.available())
 
 
-def _on_batch_halves(xp, n, multiply_adds, groups, compute, join):
+def _on_batch_parts(xp, n, multiply_adds, groups, compute, join):
     """``compute(samples)`` of the whole batch (``samples`` a slice of it), or, for an
-    ungrouped convolution where ``_worth_splitting``, ``join`` of its two halves computed at
+    ungrouped convolution where ``_worth_splitting``, ``join`` of its parts' results computed at
     once. (Grouped and depthwise ones measured slower split: MobileNetV2 1.18x per step.)"""
     if groups != 1 or multiply_adds < PARALLEL_GENERAL_MIN_MULTIPLY_ADDS \
             or not _worth_splitting(xp, n, multiply_adds):
         return compute(slice(0, n))
-    half = (n + 1) // 2
-    first, second = parallel.run_pair(lambda: compute(slice(0, half)),
-                                      lambda: compute(slice(half, n)))
-    return join(first, second)
+    return join(parallel.over_parts(n, compute))
 
 
 def _joined_samples(xp):
-    """Joins two halves' per-sample results along the batch."""
-    return lambda first, second: xp.concatenate((first, second))
+    """Joins the parts' per-sample results along the batch."""
+    return xp.concatenate
 
 
-def _summed(first, second):
-    first += second
-    return first
+def _summed(results):
+    """The sum of the parts' results, added into the first."""
+    total = results[0]
+    for result in results[1:]:
+        total += result
+    return total
 
 
 def _multiply_adds(n, out, w):
@@ -318,13 +310,13 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
     Ungrouped with enough channels: GEMMs over blocks of channels-last columns; otherwise
     one batched GEMM ``W (G, Coutg, Cg*K) @ cols (N, G, Cg*K, P)`` that lands in the output's
     own layout (also for few input and output channels: one GEMM over the whole batch with
-    so few rows runs slower in OpenBLAS than these per-sample GEMMs). Large ones run as two
-    halves of the batch at once (``parallel``)."""
+    so few rows runs slower in OpenBLAS than these per-sample GEMMs). Large ones run as parts of
+    the batch at once (``parallel``)."""
     if _channels_last(x.shape[1], groups, w.shape[2:]):  # splits the batch itself
         return _forward_channels_last(xp, x, _kernel_matrix(xp, w), w.shape[2:], stride, pads,
                                       dilation)
     out = _output_spatial(x.shape[2:], w.shape[2:], stride, pads, dilation)
-    return _on_batch_halves(
+    return _on_batch_parts(
         xp, x.shape[0], _multiply_adds(x.shape[0], out, w), groups,
         lambda part: _conv_forward_of(xp, x[part], w, stride, pads, dilation, groups),
         _joined_samples(xp))
@@ -422,9 +414,9 @@ def _transposed_pads(in_spatial, out, kernel, pads, dilation):
 
 def conv_input_grad(xp, gy, w, in_spatial, stride, pads, dilation, groups):
     """The adjoint of ``conv_forward`` in its input (a transposed convolution): ``gy``
-    (N, Cout, *O) and ``w`` (Cout, C/G, *K) give (N, C, *in_spatial). Large ones run as two
-    halves of the batch at once (``parallel``)."""
-    return _on_batch_halves(
+    (N, Cout, *O) and ``w`` (Cout, C/G, *K) give (N, C, *in_spatial). Large ones run as parts of
+    the batch at once (``parallel``)."""
+    return _on_batch_parts(
         xp, gy.shape[0], _multiply_adds(gy.shape[0], gy.shape[2:], w), groups,
         lambda part: _conv_input_grad_of(xp, gy[part], w, in_spatial, stride, pads, dilation,
                                          groups),
@@ -636,14 +628,14 @@ def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
     """The gradient of ``conv_forward`` in its weight: (Cout, C/G, *K). Ungrouped with
     enough channels: GEMMs over blocks of channels-last columns, summed; otherwise one GEMM
     over the whole batch ``gy (G, Coutg, N*P) @ cols (G, N*P, Cg*K)`` unless the per-sample
-    products are the smaller buffer. Large ones run as two halves of the batch at once
+    products are the smaller buffer. Large ones run as parts of the batch at once
     (``parallel``), their gradients summed."""
     kernel = tuple(kernel)
     if _channels_last(x.shape[1], groups, kernel):  # splits the batch itself
         return _weight_grad_channels_last(xp, x, gy, kernel, stride, pads, dilation)
     multiply_adds = x.shape[0] * math.prod(gy.shape[2:]) * gy.shape[1] * x.shape[1] // groups \
         * math.prod(kernel)
-    return _on_batch_halves(
+    return _on_batch_parts(
         xp, x.shape[0], multiply_adds, groups,
         lambda part: _conv_weight_grad_of(xp, x[part], gy[part], kernel, stride, pads,
                                           dilation, groups),

@@ -1,30 +1,27 @@
-"""Two-way intra-op parallelism for kernels built of NumPy calls that release the GIL (copies,
-``matmul``): a kernel splits its work in two halves, the calling thread runs one and a
-persistent worker thread the other.
+"""Intra-op parallelism on the CPU: ember's large kernels (convolutions, batch norm, the
+optimizers' blocked updates) split their work into ``get_num_threads()`` parts, the calling
+thread runs the first and persistent worker threads the others, each part a run of NumPy
+calls that release the GIL (GEMMs, copies, ufuncs). Inside such a split NumPy's OpenBLAS is
+held to one thread; elsewhere it threads the GEMMs itself, over the same count.
 
-OpenBLAS alone threads only the GEMMs, and narrow ones (16-64 output columns) scale poorly,
-while the copies around them run on one core. Splitting the whole kernel instead (copies and
-GEMMs of half the batch on each core) keeps both cores busy throughout. Inside such a region
-OpenBLAS is held to one thread, so that the two halves do not also contend with its workers,
-and its thread count is restored afterwards, also when a half raises.
+``set_num_threads`` sets both counts, as ``torch.set_num_threads`` sets torch's. The default
+is the thread count OpenBLAS had when ember was imported (one per core, or
+``OPENBLAS_NUM_THREADS``, or a ``threadpoolctl`` limit set before). With two threads or more,
+ember also has OpenBLAS's idle workers sleep after a few microseconds instead of spinning for
+about 0.1 s (``cblas.shorten_worker_spin``): spinning, they take the cores from the kernels split
+here (``benchmarks/thread_interference.py``, ``benchmarks/threads_ab.py``). Where OpenBLAS's
+thread count cannot be set (another BLAS), ember does not split and leaves the BLAS alone.
 
-The split is used only where OpenBLAS was allowed two or more threads (by default, or by
-``threadpoolctl`` / ``OPENBLAS_NUM_THREADS``) and its thread count can be set; with one
-thread, or another BLAS, kernels run serially as before. The worker blocks on a queue while
-idle: it uses no CPU between calls.
+A split region inside another (or a second thread's, at the same time) runs serially. Workers
+block on a queue while idle and use no CPU between calls; a forked child starts new ones.
 """
+import os
 import queue
 import threading
 
 import numpy as np
 
 from . import cblas
-
-# Off by default: at 2 threads the split runs ResNet-20's step in 0.78x the time and DCGAN's
-# in 0.94x, but LeNet's in 1.15x and MobileNetV2's in 1.15x, where other GEMMs (linear layers)
-# left to OpenBLAS's threads keep its worker spinning through the split kernels. Set True to
-# split the kernels that support it.
-ENABLED = False
 
 
 class _Worker:
@@ -59,57 +56,112 @@ class _Worker:
         return result
 
 
-_worker = None
-_worker_lock = threading.Lock()
+# OpenBLAS's idle workers spin about 2**this CPU cycles before they sleep (``cblas``).
+WORKER_SPIN_EXPONENT = 4
+_num_threads = 1
+_splits = False  # whether kernels split: two threads or more, OpenBLAS's count under control
+_workers = []
+_workers_lock = threading.Lock()
 _region_lock = threading.Lock()
 
 
-def _the_worker():
-    global _worker
-    with _worker_lock:
-        if _worker is None:
-            _worker = _Worker()
-        return _worker
+def _forget_workers():
+    """In a forked child: the parent's workers do not exist there; new ones start on demand."""
+    global _workers, _workers_lock, _region_lock
+    _workers, _workers_lock, _region_lock = [], threading.Lock(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_workers)
+
+
+def get_num_threads():
+    """Returns the number of threads used for parallelizing CPU operations."""
+    return _num_threads
+
+
+def set_num_threads(num_threads):
+    """Sets the number of threads used for intra-op parallelism on CPU: ember's large kernels
+    split their work over this many threads, and NumPy's OpenBLAS uses as many for GEMMs."""
+    global _num_threads, _splits
+    if type(num_threads) is not int:
+        raise RuntimeError(f"set_num_threads expects an int, but got "
+                           f"{type(num_threads).__name__}")
+    if num_threads < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    if cblas.set_num_threads(num_threads):
+        if num_threads >= 2:
+            cblas.shorten_worker_spin(WORKER_SPIN_EXPONENT)
+        _num_threads, _splits = num_threads, num_threads >= 2
+    else:  # another BLAS: it keeps its own threads, ember's kernels run serially
+        _num_threads, _splits = num_threads, False
+
+
+def _workers_for(count):
+    """``count`` started workers."""
+    with _workers_lock:
+        while len(_workers) < count:
+            _workers.append(_Worker())
+        return _workers[:count]
 
 
 def available():
-    """Whether kernels should split their work now: enabled, OpenBLAS allowed at least two
-    threads and its count settable, and no split region already running (a nested or
-    concurrent one runs serially)."""
-    if not ENABLED or _region_lock.locked():
-        return False
-    threads = cblas.num_threads()
-    return threads is not None and threads >= 2
+    """Whether kernels should split their work now: two threads or more, OpenBLAS's count
+    under ember's control, and no split region already running."""
+    return _splits and not _region_lock.locked()
 
 
-def run_pair(first, second):
-    """``(first(), second())``, run at once on the calling thread and the worker with
-    OpenBLAS held to one thread; serially where ``available()`` is false. The worker's half
-    is always waited for, and the thread count restored, even when a half raises."""
-    if not available() or not _region_lock.acquire(blocking=False):
-        return first(), second()
-    cblas.level1_on_one_thread()
+def run_parts(tasks):
+    """``[task() for task in tasks]``, the first run on the calling thread and the others on
+    workers at once, with OpenBLAS on one thread; serially where ``available()`` is false.
+    Every part is waited for, even when one raises (the first exception is raised)."""
+    if len(tasks) < 2 or not available() or not _region_lock.acquire(blocking=False):
+        return [task() for task in tasks]
     try:
-        with cblas.one_thread():
-            wait = _the_worker().submit(second)
+        with cblas.one_thread():  # each part's GEMMs on one OpenBLAS thread
+            waits = [worker.submit(task) for worker, task in
+                     zip(_workers_for(len(tasks) - 1), tasks[1:])]
+            results, error = [], None
             try:
-                a = first()
-            finally:
-                b = wait()
+                results.append(tasks[0]())
+            except BaseException as raised:
+                error = raised
+            for wait in waits:
+                try:
+                    results.append(wait())
+                except BaseException as raised:
+                    error = error or raised
+            if error is not None:
+                raise error
     finally:
         _region_lock.release()
-    return a, b
+    return results
+
+
+def parts(n, count=None):
+    """``count`` (default ``get_num_threads()``, at most ``n``) consecutive slices that cover
+    ``range(n)``, as equal as can be."""
+    count = max(1, min(n, _num_threads if count is None else count))
+    bounds = [n * i // count for i in range(count + 1)]
+    return [slice(bounds[i], bounds[i + 1]) for i in range(count)]
+
+
+def over_parts(n, compute):
+    """``[compute(part) for part in parts(n)]``, the parts computed at once (``run_parts``)."""
+    return run_parts([lambda part=part: compute(part) for part in parts(n)])
 
 
 def worth_splitting(array, min_bytes):
-    """Whether a pass over ``array`` (samples first) should run as two halves of its samples:
-    a NumPy array of two samples or more and at least ``min_bytes``, and ``available()``."""
-    return (type(array) is np.ndarray and array.ndim > 0 and array.shape[0] >= 2
+    """Whether a pass over ``array`` (samples first) should run in parts of its samples: a
+    NumPy array of two samples or more and at least ``min_bytes``, and ``available()``."""
+    return (_splits and type(array) is np.ndarray and array.ndim > 0 and array.shape[0] >= 2
             and array.nbytes >= min_bytes and available())
 
 
-def over_halves(n, compute):
-    """``compute(samples)`` (``samples`` a slice of a batch of ``n``) for the first and the
-    second half of the batch at once (``run_pair``): the two results."""
-    half = (n + 1) // 2
-    return run_pair(lambda: compute(slice(0, half)), lambda: compute(slice(half, n)))
+def _take_default():
+    """ember's thread count from OpenBLAS's at import."""
+    threads = cblas.num_threads()
+    if threads is not None:
+        set_num_threads(max(1, min(threads, os.cpu_count() or 1)))
+
+
+_take_default()

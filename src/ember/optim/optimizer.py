@@ -14,8 +14,8 @@ gradient then update each parameter in place from its own ``.grad`` and per-para
 bit-identical.
 
 A large update (``BLOCKED_MIN_SIZE`` elements or more) runs ``_update`` on cache-sized blocks of
-its arrays, so that a block's operands stay in cache between its few element-wise operations;
-``UPDATE_THREADS`` > 1 spreads the blocks over a small thread pool (NumPy releases the GIL inside
+its arrays, so that a block's operands stay in cache between its few element-wise operations,
+and splits the blocks over ember's threads (``_backend.parallel``; NumPy releases the GIL inside
 whole-array operations). Element-wise operations on disjoint slices give the same bits as on
 the whole arrays, so the result is bit-identical to one whole-array update.
 """
@@ -25,11 +25,10 @@ import itertools
 import threading
 import warnings
 from collections import OrderedDict, defaultdict
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._backend import namespace_of, to_device_of
+from .._backend import namespace_of, parallel, to_device_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import no_grad
 from ._flat_ops import add_scaled_
@@ -40,12 +39,10 @@ __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
 # Mean elements per tensor from which a layout updates each parameter in place rather than
 # through gathered flat buffers (a gather copy then costs more than the per-tensor calls).
 DIRECT_MIN_MEAN_SIZE = 32768
-# Elements from which an update runs in blocks of BLOCK_SIZE, on UPDATE_THREADS threads. One
-# thread by default: with NumPy's BLAS on 2 threads (its workers keep spinning after a matrix
-# product) a second update thread made the MLP step slower (see BENCHMARKS.md).
+# Elements from which an update runs in blocks of BLOCK_SIZE, split over ember's threads
+# (``_backend.parallel``).
 BLOCKED_MIN_SIZE = 327680
 BLOCK_SIZE = 65536
-UPDATE_THREADS = 1
 
 
 class _RequiredParameter:
@@ -396,19 +393,17 @@ class Optimizer:
                 self._run_update(group, seg)
 
     def _run_update(self, group, seg):
-        """``_update`` on ``seg``: in cache-sized blocks (on the update threads) when it is
+        """``_update`` on ``seg``: in cache-sized blocks (split over ember's threads) when it is
         large."""
         if (seg.size < BLOCKED_MIN_SIZE or not seg.blockable()
                 or not self._blocking_pays(group, seg)):
             self._update(group, seg)
             return
-        ranges = _thread_ranges(seg.size)
-        blocks = [_BlockSegment(seg, start, stop) for start, stop in ranges]
-        pending = [_update_pool().submit(self._update_blocks, group, block)
-                   for block in blocks[1:]]
-        self._update_blocks(group, blocks[0])
-        for future in pending:
-            future.result()
+        threads = parallel.get_num_threads() if parallel.available() else 1
+        blocks = [_BlockSegment(seg, start, stop)
+                  for start, stop in _thread_ranges(seg.size, threads)]
+        parallel.run_parts([functools.partial(self._update_blocks, group, block)
+                            for block in blocks])
         for key, value in blocks[0].scalar.items():
             seg.scalar[key][...] = value
 
@@ -500,23 +495,14 @@ def _float32():
     return _dtype.float32
 
 
-_pool = None
 _scratch_lock = threading.Lock()
 
 
-def _update_pool():
-    """The shared pool of the update threads other than the calling one."""
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(UPDATE_THREADS - 1, thread_name_prefix="ember-optim")
-    return _pool
-
-
-def _thread_ranges(size):
-    """Contiguous (start, stop) ranges of ``size`` elements, one per update thread, each a
-    whole number of blocks."""
+def _thread_ranges(size, threads):
+    """Contiguous (start, stop) ranges of ``size`` elements, one per thread, each a whole
+    number of blocks."""
     blocks = -(-size // BLOCK_SIZE)
-    per_thread = -(-blocks // min(UPDATE_THREADS, blocks))
+    per_thread = -(-blocks // min(threads, blocks))
     step = per_thread * BLOCK_SIZE
     return [(start, min(start + step, size)) for start in range(0, size, step)]
 

@@ -122,17 +122,17 @@ def _sample_blocks(x):
     return [slice(i, i + step) for i in range(0, x.shape[0], step)]
 
 
-# The elementwise passes over activations of at least this many bytes run as two halves of
-# the batch at once where OpenBLAS may use two threads (``_backend.parallel``): 0.6-0.7x the
-# time at 1-8 MB, but slower at 0.5 MB, where the hand-off is a large share.
+# The elementwise passes over activations of at least this many bytes run as parts of the
+# batch at once on ember's threads (``_backend.parallel``): 0.6-0.7x the time at 1-8 MB (two
+# threads), but slower at 0.5 MB, where the hand-off is a large share.
 PARALLEL_MIN_BYTES = 1 << 20
 
 
-def _by_sample_halves(x, compute):
+def _by_sample_parts(x, compute):
     """``compute(samples)`` over the samples of ``x`` (a slice of them): the results of the
-    whole batch, or of its two halves computed at once where that pays."""
+    whole batch, or of its parts computed at once where that pays."""
     if parallel.worth_splitting(x, PARALLEL_MIN_BYTES):
-        return parallel.over_halves(x.shape[0], compute)
+        return parallel.over_parts(x.shape[0], compute)
     return (compute(slice(0, x.shape[0])),)
 
 
@@ -159,7 +159,7 @@ def _scale_shift(xp, x, scale, shift, out):
             part = out[block]
             xp.multiply(x[block], scale, out=part)
             part += shift
-    _by_sample_halves(x, scale_shift_of)
+    _by_sample_parts(x, scale_shift_of)
 
 
 def _scale_shift_subtract(xp, x, scale, shift, grad, k, out):
@@ -172,7 +172,7 @@ def _scale_shift_subtract(xp, x, scale, shift, grad, k, out):
             part += shift
             xp.subtract(grad[block], part, out=part)
             part *= k
-    _by_sample_halves(x, scale_shift_subtract_of)
+    _by_sample_parts(x, scale_shift_subtract_of)
 
 
 def _along_length(xp, per_channel, length):
