@@ -1,10 +1,12 @@
 """ember's own thread split against OpenBLAS's threads, and torch, in one process.
 
-Each model's ember workload runs in two modes that take turns with torch's:
-``split`` (``ember.set_num_threads(N)``: OpenBLAS on one thread, ember's kernels split over N)
-and ``blas`` (ember on one thread, OpenBLAS on N threads: how ember ran before it owned its
-threads). A turn pauses 20 ms, runs one untimed step and times three (as ``benchmarks.run``);
-the modes rotate until each has ``--steps`` timed steps. Prints medians in ms and ratios.
+Each model's ember workload runs in two modes that take turns with torch's: ``split``
+(``ember.set_num_threads(N)``: ember's large kernels split over N threads, OpenBLAS on N
+threads for the other GEMMs, its idle workers sleeping after ~0.5 ms) and ``blas`` (ember
+on one thread, OpenBLAS on N threads with its default ~0.1 s idle spin: how ember ran
+before it owned its threads). A turn pauses 20 ms, runs one untimed step and times three
+(as ``benchmarks.run``); the modes rotate until each has ``--steps`` timed steps. Prints
+medians in ms and ratios.
 
     .venv/bin/python -m benchmarks.threads_ab --threads 2 --models mlp resnet20
 """
@@ -40,6 +42,7 @@ def compare(name, threads, steps, warmup, turn_steps=3, settle=0.02):
     def blas():
         ember.set_num_threads(1)
         cblas.set_num_threads(threads)
+        cblas.shorten_worker_spin(28)  # OpenBLAS's default: its idle workers spin ~0.1 s
 
     modes = {"split": (split, ember_workload), "blas": (blas, ember_workload),
              "torch": (split, torch_workload)}
