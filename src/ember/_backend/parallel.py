@@ -15,6 +15,7 @@ thread count cannot be set (another BLAS), ember does not split and leaves the B
 A split region inside another (or a second thread's, at the same time) runs serially. Workers
 block on a queue while idle and use no CPU between calls; a forked child starts new ones.
 """
+import math
 import os
 import queue
 import threading
@@ -158,6 +159,50 @@ def worth_splitting(array, min_bytes):
     NumPy array of two samples or more and at least ``min_bytes``, and ``available()``."""
     return (_splits and type(array) is np.ndarray and array.ndim > 0 and array.shape[0] >= 2
             and array.nbytes >= min_bytes and available())
+
+
+# Elementwise passes whose largest operand has at least this many bytes split over the
+# threads (``elementwise``).
+ELEMENTWISE_MIN_BYTES = 1 << 20
+
+
+def big(array):
+    """Whether an elementwise pass over ``array`` may split over the threads: a NumPy array of
+    at least ``ELEMENTWISE_MIN_BYTES`` bytes, and ``available()``."""
+    return (_splits and type(array) is np.ndarray and array.nbytes >= ELEMENTWISE_MIN_BYTES
+            and not _region_lock.locked())
+
+
+def elementwise(kernel, *operands):
+    """``kernel(*operands)`` for an elementwise ``kernel`` that takes ``out=`` (a ufunc, or a
+    function of arrays written with them), computed in parts at once where ``big``: parts of
+    the flattened arrays when every array operand has the result's shape and is C-contiguous,
+    else parts of the result's leading dimension, operands broadcast along it (and scalars)
+    going whole to every part. The result's dtype is the kernel's on a first element."""
+    arrays = [x for x in operands if type(x) is np.ndarray]
+    if not any(big(x) for x in arrays):
+        return kernel(*operands)
+    shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    if len(shape) > 1 and all(x.shape == shape and x.flags.c_contiguous for x in arrays):
+        flat = [x.reshape(-1) if type(x) is np.ndarray else x for x in operands]
+        return _in_leading_parts(kernel, flat, (math.prod(shape),)).reshape(shape)
+    return _in_leading_parts(kernel, operands, shape)
+
+
+def _in_leading_parts(kernel, operands, shape):
+    """``elementwise`` split by the leading dimension of the result's ``shape``."""
+    if not shape or shape[0] < 2:
+        return kernel(*operands)
+    ndim = len(shape)
+
+    def part_of(x, part):
+        return x[part] if type(x) is np.ndarray and x.ndim == ndim and x.shape[0] != 1 else x
+
+    first = kernel(*[part_of(x, slice(0, 1)) for x in operands])
+    out = np.empty(shape, dtype=first.dtype)
+    over_parts(shape[0], lambda part: kernel(*[part_of(x, part) for x in operands],
+                                             out=out[part]))
+    return out
 
 
 def _take_default():

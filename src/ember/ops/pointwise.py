@@ -5,8 +5,10 @@ work) sit together. Unary math ops are declared in one table line each with ``_u
 """
 import math
 
+import numpy as np
+
 from .. import _dtype
-from .._backend import check_same_device
+from .._backend import check_same_device, parallel
 from ._common import (
     Node, Tensor, arrays_for, grad_state, is_scalar, make, namespace_of, raw_arrays, record,
     write_out,
@@ -41,7 +43,10 @@ def _binary(op_name, ufunc, node_cls, a, b, save, operands=arrays_for):
     ``operands(a, b)`` gives the arrays to compute on (``float_arrays`` for float ops)."""
     try:
         ad, bd = operands(a, b)
-        data = ufunc(ad, bd)
+        if type(ufunc) is np.ufunc and parallel.big(ad):
+            data = parallel.elementwise(ufunc, ad, bd)
+        else:
+            data = ufunc(ad, bd)
     except ValueError:
         _broadcast_check(op_name, a, b)
         raise

@@ -13,6 +13,7 @@ from ...ops._common import (
 )
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
+from ..._backend import parallel
 
 __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
@@ -40,6 +41,12 @@ def _masked(grad, keep):
     return grad * keep.view("uint8")
 
 
+def _relu_grad(grad, result, out=None):
+    """``grad`` where ``result != 0``, else 0. result = max(x, 0) is >= 0 or NaN, so this is
+    ``not result <= 0`` in one pass: NaN lets the gradient through, as torch's does."""
+    return namespace_of(grad).multiply(grad, (result != 0).view("uint8"), out=out)
+
+
 class ReluBackward0(Node):
     __slots__ = ()
 
@@ -47,16 +54,14 @@ class ReluBackward0(Node):
         (result,) = self.saved_tensors
         if grad_state.grad_enabled:
             return (grad * (result <= 0).logical_not(),)
-        # result = max(x, 0) is >= 0 or NaN, so ``result != 0`` is ``not result <= 0`` in one
-        # pass: NaN lets the gradient through, as torch's does
-        return (make(_masked(grad._data, result._data != 0)),)
+        return (make(parallel.elementwise(_relu_grad, grad._data, result._data)),)
 
 
 def _relu(input):
     data = input._data
     if data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    out = make(namespace_of(data).maximum(data, data.dtype.type(0)))
+    out = make(parallel.elementwise(namespace_of(data).maximum, data, data.dtype.type(0)))
     node = record(ReluBackward0, (input,), out)
     if node is not None:
         node.save(out)
@@ -83,7 +88,9 @@ class HardtanhBackward0(Node):
             return (grad * (input <= lo).logical_or(input >= hi).logical_not(),)
         data = input._data
         if data.dtype.char in "fd" and grad._data.dtype == data.dtype:
-            return (make(_hardtanh_grad_blocks(data, grad._data, lo, hi)),)
+            return (make(parallel.elementwise(
+                lambda x, g, out=None: _hardtanh_grad_blocks(x, g, lo, hi, out), data,
+                grad._data)),)
         xp = namespace_of(data)
         outside = data <= lo
         outside |= data >= hi
@@ -95,12 +102,13 @@ class HardtanhBackward0(Node):
 HARDTANH_GRAD_BLOCK = 1 << 16
 
 
-def _hardtanh_grad_blocks(x, grad, lo, hi):
+def _hardtanh_grad_blocks(x, grad, lo, hi, out=None):
     """``grad`` where ``not (x <= lo or x >= hi)`` (NaN inputs pass it, as in torch), else 0,
-    for float32/float64 arrays of one dtype."""
+    for float32/float64 arrays of one dtype (into ``out`` where given, of their shape)."""
     xp = namespace_of(x)
     x_flat, grad_flat = x.reshape(-1), grad.reshape(-1)
-    out = xp.empty(grad_flat.shape, dtype=grad.dtype)
+    result = xp.empty(grad.shape, dtype=grad.dtype) if out is None else out
+    out = result.reshape(-1)
     size = max(1, min(HARDTANH_GRAD_BLOCK, x_flat.size))
     keep, above = xp.empty(size, dtype=bool), xp.empty(size, dtype=bool)
     for first in range(0, x_flat.size, size):
@@ -112,13 +120,14 @@ def _hardtanh_grad_blocks(x, grad, lo, hi):
         xp.logical_or(k, a, out=k)
         xp.logical_not(k, out=k)
         xp.multiply(grad_flat[part], k.view(xp.uint8), out=out[part])
-    return out.reshape(grad.shape)
+    return result
 
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
     data = input._data
     xp = namespace_of(data)
-    clipped = xp.clip(data, data.dtype.type(min_val), data.dtype.type(max_val))
+    clipped = parallel.elementwise(xp.clip, data, data.dtype.type(min_val),
+                                   data.dtype.type(max_val))
     out = make(clipped.astype(data.dtype, copy=False))  # NumPy's clip gives bfloat16 float32
     node = record(HardtanhBackward0, (input,), out)
     if node is not None:
@@ -156,19 +165,32 @@ class LeakyReluBackward0(Node):
         slope = self.negative_slope
         if grad_state.grad_enabled:
             return (where(input > 0, grad, grad * slope),)
-        return (make(_leaky_relu_grad(input._data, grad._data, slope)),)
+        return (make(parallel.elementwise(
+            lambda x, g, out=None: _leaky_relu_grad(x, g, slope, out), input._data,
+            grad._data)),)
 
 
-def _leaky_relu_grad(x, grad, slope):
-    """``grad`` where ``x > 0``, else ``grad * slope``, as one factor array times grad."""
+def _leaky_relu_grad(x, grad, slope, out=None):
+    """``grad`` where ``x > 0``, else ``grad * slope``, as one factor array times grad (into
+    ``out`` where given)."""
     xp = namespace_of(x)
     if 0 <= slope <= 1:
-        factor = xp.sign(x)  # 1 where x > 0; fmax with the slope maps 0, -1 and NaN to it
+        factor = xp.sign(x, out=out)  # 1 where x > 0; fmax with the slope maps 0, -1, NaN to it
         xp.fmax(factor, x.dtype.type(slope), out=factor)
     else:
         factor = xp.where(x > 0, x.dtype.type(1), x.dtype.type(slope))
+        if out is not None:
+            out[...] = factor
+            factor = out
     factor *= grad
     return factor
+
+
+def _leaky_relu_kernel(x, slope, out=None):
+    """``max(x, slope * x)`` (into ``out`` where given)."""
+    xp = namespace_of(x)
+    scaled = xp.multiply(x, slope, out=out)
+    return xp.maximum(x, scaled, out=scaled)
 
 
 def _leaky_relu(input, negative_slope):
@@ -176,10 +198,10 @@ def _leaky_relu(input, negative_slope):
     if data.dtype.kind != "f":
         return where(input > 0, input, input * negative_slope)
     xp = namespace_of(data)
-    scaled = data * data.dtype.type(negative_slope)
     if 0 < negative_slope <= 1:  # then leaky_relu(x) = max(x, slope * x), inf included
-        out = make(xp.maximum(data, scaled, out=scaled))
+        out = make(parallel.elementwise(_leaky_relu_kernel, data, data.dtype.type(negative_slope)))
     else:
+        scaled = data * data.dtype.type(negative_slope)
         out = make(xp.where(data > 0, data, scaled))
     node = record(LeakyReluBackward0, (input,), out)
     if node is not None:

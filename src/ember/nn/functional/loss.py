@@ -13,6 +13,7 @@ from ...ops.ternary import where
 from .activation import log_softmax, logsigmoid, relu, row_peak, softplus
 from .distance import pairwise_distance
 from ...amp.policy import autocast_policy
+from ..._backend import parallel
 
 __all__ = [
     "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
@@ -381,7 +382,8 @@ def _unshifted_exps(xp, logits, row_factors):
     ``row_factors`` is None) and the row sums ``totals`` of ``exp(logits)``, or None unless every row sum is finite and far enough above the smallest
     normal number that terms lost to underflow do not count (then the shift by the row max
     changes nothing but rounding). Computed a block of rows at a time, so that the sums and the
-    scaling read the block from cache; each sum is a product with a ones vector (BLAS)."""
+    scaling read the block from cache (large logits in parts of the rows at once, on ember's
+    threads); each sum is a product with a ones vector (BLAS)."""
     rows, classes = logits.shape
     if not (rows and classes):
         return None
@@ -389,14 +391,20 @@ def _unshifted_exps(xp, logits, row_factors):
     totals = xp.empty(rows, logits.dtype)
     ones = xp.ones(classes, logits.dtype)
     step = max(1, _EXP_BLOCK_ELEMENTS // classes)
-    # an overflow or a zero sum only sends the logits to the shifted path
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        for start in range(0, rows, step):
-            part = slice(start, start + step)
-            block = xp.exp(logits[part], out=weighted[part])
-            xp.matmul(block, ones, out=totals[part])
-            if row_factors is not None:
-                block *= (row_factors[part] / totals[part])[:, None]
+
+    def exponentiate(some_rows):
+        # an overflow or a zero sum only sends the logits to the shifted path
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            for start in range(some_rows.start, some_rows.stop, step):
+                part = slice(start, min(start + step, some_rows.stop))
+                block = xp.exp(logits[part], out=weighted[part])
+                xp.matmul(block, ones, out=totals[part])
+                if row_factors is not None:
+                    block *= (row_factors[part] / totals[part])[:, None]
+    if parallel.big(logits):  # parts of the rows on ember's threads
+        parallel.over_parts(rows, exponentiate)
+    else:
+        exponentiate(slice(0, rows))
     lowest, highest = _safe_sums(logits.dtype)
     if not (totals.min() >= lowest and totals.max() <= highest):
         return None
