@@ -59,3 +59,24 @@ def test_batch_norm_serial_without_blas_thread_control(monkeypatch, ember_thread
     expected = _batch_norm_run(torch, x, w, b, np.ones_like(x), True)
     for got, want in zip(result, expected):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(cblas.num_threads() is None, reason="OpenBLAS's thread count cannot be set")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_split_channel_sums_add_blocks_in_order(dtype, monkeypatch, ember_threads):
+    """The parts' block sums are added in block order: the serial sums' bits."""
+    rng = np.random.default_rng(4)
+    x, y = (rng.standard_normal((11, 5, 13)).astype(dtype) for _ in range(2))
+    monkeypatch.setattr(normalization, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(normalization, "SAMPLE_BLOCK_BYTES", 2 * x[0].nbytes)  # 6 blocks
+    ember_threads(3)
+    calls = _split_calls(monkeypatch)
+    total, product = normalization._channel_sums(np, x, y)
+    assert calls == [6]
+    want_total = want_product = 0
+    for start in range(0, 11, 2):
+        block = slice(start, start + 2)
+        want_total = want_total + np.einsum("ncl->c", x[block])
+        want_product = want_product + np.einsum("ncl,ncl->c", x[block], y[block])
+    np.testing.assert_array_equal(total, want_total)
+    np.testing.assert_array_equal(product, want_product)

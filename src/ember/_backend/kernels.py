@@ -256,7 +256,7 @@ def _worth_splitting(xp, n, multiply_adds):
 def _on_batch_parts(xp, n, multiply_adds, groups, compute, join):
     """``compute(samples)`` of the whole batch (``samples`` a slice of it), or, for an
     ungrouped convolution where ``_worth_splitting``, ``join`` of its parts' results computed at
-    once. (Grouped and depthwise ones measured slower split: MobileNetV2 1.18x per step.)"""
+    once. (Grouped and depthwise ones measured slower split: MobileNetV2 1.13-1.18x per step.)"""
     if groups != 1 or multiply_adds < PARALLEL_GENERAL_MIN_MULTIPLY_ADDS \
             or not _worth_splitting(xp, n, multiply_adds):
         return compute(slice(0, n))

@@ -137,12 +137,23 @@ def _by_sample_parts(x, compute):
 
 
 def _channel_sums(xp, x, y):
-    """Per-channel ``sum(x)`` and ``sum(x * y)`` of (N, C, L) arrays, in one pass. (Split in
-    two halves of the batch, these reductions measured no faster: 0.9-1.6x the time.)"""
+    """Per-channel ``sum(x)`` and ``sum(x * y)`` of (N, C, L) arrays, in one pass over
+    cache-sized blocks of samples. Large ones sum parts of the blocks at once; the blocks'
+    sums are added in block order either way, so the result has the same bits."""
+    blocks = _sample_blocks(x)
+
+    def sums_of(some):
+        return [(xp.einsum("ncl->c", x[block]), xp.einsum("ncl,ncl->c", x[block], y[block]))
+                for block in blocks[some]]
+    if len(blocks) > 1 and parallel.worth_splitting(x, PARALLEL_MIN_BYTES):
+        parts = parallel.over_parts(len(blocks), sums_of)
+    else:
+        parts = (sums_of(slice(0, len(blocks))),)
     total = total_product = 0
-    for block in _sample_blocks(x):
-        total = total + xp.einsum("ncl->c", x[block])
-        total_product = total_product + xp.einsum("ncl,ncl->c", x[block], y[block])
+    for part in parts:
+        for block_total, block_product in part:
+            total = total + block_total
+            total_product = total_product + block_product
     return total, total_product
 
 
