@@ -1,0 +1,89 @@
+"""Fused attention split over ember's threads by parts of its batch (forward and backward,
+``fused_attention._split_batch``) against the same computation on one thread (the same bits:
+each sample is computed the same way) and against torch: scaled_dot_product_attention with
+causal, boolean-batched and no masks, and MultiheadAttention's packed self-attention."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._backend import cblas, parallel
+from ember.nn.functional import fused_attention
+
+pytestmark = pytest.mark.skipif(cblas.num_threads() is None,
+                                reason="OpenBLAS's thread count cannot be set")
+
+
+@pytest.fixture
+def split_counted(monkeypatch, ember_threads):
+    monkeypatch.setattr(parallel, "ELEMENTWISE_MIN_BYTES", 0)
+    calls = []
+    over_parts = parallel.over_parts
+    monkeypatch.setattr(parallel, "over_parts",
+                        lambda n, compute: calls.append(n) or over_parts(n, compute))
+    ember_threads(2)
+    return calls
+
+
+def sdpa_run(lib, arrays, mask, causal):
+    q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+    m = None if mask is None else lib.tensor(mask)
+    out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal)
+    out.backward(lib.tensor(np.cos(np.arange(out.numel())).reshape(out.shape).astype(
+        arrays[0].dtype)))
+    return [out.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mask_kind", ["causal", "batched_bool", "none"])
+def test_split_attention_matches_serial_and_torch(mask_kind, dtype, split_counted,
+                                                  ember_threads):
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((5, 3, 7, 4)).astype(dtype) for _ in range(3)]
+    mask = (rng.random((5, 3, 7, 7)) > 0.3) | np.eye(7, dtype=bool) \
+        if mask_kind == "batched_bool" else None
+    causal = mask_kind == "causal"
+    split = sdpa_run(ember, arrays, mask, causal)
+    assert split_counted.count(5) >= 2, "forward and backward should split the batch"
+    ember_threads(1)
+    for got, want in zip(split, sdpa_run(ember, arrays, mask, causal)):
+        np.testing.assert_array_equal(got, want)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for got, want in zip(split, sdpa_run(torch, arrays, mask, causal)):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_split_packed_self_attention_matches_serial_and_torch(split_counted, ember_threads):
+    torch.manual_seed(0)
+    layer_t = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    layer_e = ember.nn.MultiheadAttention(8, 2, batch_first=True)
+    layer_e.load_state_dict({k: ember.tensor(v.detach().numpy())
+                             for k, v in layer_t.state_dict().items()})
+    x = np.random.default_rng(6).standard_normal((6, 5, 8)).astype(np.float32)
+    mask = np.triu(np.ones((5, 5), dtype=bool), 1)
+
+    def run(lib, layer):
+        t = lib.tensor(x, requires_grad=True)
+        out = layer(t, t, t, attn_mask=lib.tensor(mask), need_weights=False)[0]
+        out.square().sum().backward()
+        return out.detach().numpy(), t.grad.numpy()
+    split = run(ember, layer_e)
+    assert 6 in split_counted
+    ember_threads(1)
+    layer_e.zero_grad()
+    for got, want in zip(split, run(ember, layer_e)):
+        np.testing.assert_array_equal(got, want)
+    for got, want in zip(split, run(torch, layer_t)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_small_batches_stay_serial(monkeypatch, ember_threads):
+    ember_threads(2)
+    q = np.zeros((1, 2, 4, 3), np.float32)
+    assert not fused_attention._split_batch(q, q)  # one sample
+    q = np.zeros((4, 2, 4, 3), np.float32)
+    assert not fused_attention._split_batch(q, q)  # below ELEMENTWISE_MIN_BYTES
+    monkeypatch.setattr(parallel, "ELEMENTWISE_MIN_BYTES", 0)
+    assert fused_attention._split_batch(q, q)
+    ember_threads(1)
+    assert not fused_attention._split_batch(q, q)
