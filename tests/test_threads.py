@@ -4,6 +4,7 @@ splits on distinct threads, every part awaited when one raises, and new workers 
 child."""
 import os
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -105,3 +106,15 @@ def test_forked_child_starts_its_own_workers(ember_threads):
     os.waitpid(pid, 0)
     os.close(read)
     assert answer == b"1"
+
+
+@needs_thread_control
+def test_workers_keep_no_reference_to_finished_tasks(ember_threads):
+    """A finished part's closure (and the arrays it holds) is not kept alive by the worker
+    until its next task: cross-entropy's 28 MB buffer once outlived its node that way."""
+    ember_threads(2)
+    payload = np.ones(4)
+    ref = weakref.ref(payload)
+    parallel.run_parts([lambda: None, lambda held=payload: held.sum()])
+    del payload
+    assert ref() is None

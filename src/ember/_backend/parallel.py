@@ -40,7 +40,11 @@ class _Worker:
                 outcome.append((True, task()))
             except BaseException as error:  # handed back to the caller
                 outcome.append((False, error))
+            # drop the task before signalling: its closure may hold large arrays (the
+            # caller's buffers), which would otherwise live until the next task arrives
+            task = None
             finished.set()
+            del outcome, finished
 
     def submit(self, task):
         """Starts ``task`` on the worker; returns a function that waits for it and returns its
