@@ -1,4 +1,5 @@
-"""Intra-op parallelism on the CPU: ember's large kernels (convolutions, batch norm, the
+"""Intra-op parallelism on the CPU: ember's large kernels (convolutions, batch norm,
+elementwise passes of ``ELEMENTWISE_MIN_BYTES`` or more, attention, cross-entropy, the
 optimizers' blocked updates) split their work into ``get_num_threads()`` parts, the calling
 thread runs the first and persistent worker threads the others, each part a run of NumPy
 calls that release the GIL (GEMMs, copies, ufuncs). Inside such a split NumPy's OpenBLAS is
