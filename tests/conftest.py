@@ -43,3 +43,18 @@ def ember_threads():
     parallel._num_threads, parallel._splits = before[:2]
     if before[2] is not None:
         cblas.set_num_threads(before[2])
+
+
+@pytest.fixture
+def split_everything(monkeypatch, ember_threads):
+    """ember on two threads with every elementwise-sized pass split
+    (``parallel.ELEMENTWISE_MIN_BYTES`` 0); returns the list of ``parallel.over_parts``
+    calls' sizes, appended as they happen."""
+    from ember._backend import parallel
+    monkeypatch.setattr(parallel, "ELEMENTWISE_MIN_BYTES", 0)
+    calls = []
+    over_parts = parallel.over_parts
+    monkeypatch.setattr(parallel, "over_parts",
+                        lambda n, compute: calls.append(n) or over_parts(n, compute))
+    ember_threads(2)
+    return calls

@@ -14,17 +14,6 @@ pytestmark = pytest.mark.skipif(cblas.num_threads() is None,
                                 reason="OpenBLAS's thread count cannot be set")
 
 
-@pytest.fixture
-def split_counted(monkeypatch, ember_threads):
-    monkeypatch.setattr(parallel, "ELEMENTWISE_MIN_BYTES", 0)
-    calls = []
-    over_parts = parallel.over_parts
-    monkeypatch.setattr(parallel, "over_parts",
-                        lambda n, compute: calls.append(n) or over_parts(n, compute))
-    ember_threads(2)
-    return calls
-
-
 def sdpa_run(lib, arrays, mask, causal):
     q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
     m = None if mask is None else lib.tensor(mask)
@@ -36,7 +25,7 @@ def sdpa_run(lib, arrays, mask, causal):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mask_kind", ["causal", "batched_bool", "none"])
-def test_split_attention_matches_serial_and_torch(mask_kind, dtype, split_counted,
+def test_split_attention_matches_serial_and_torch(mask_kind, dtype, split_everything,
                                                   ember_threads):
     rng = np.random.default_rng(5)
     arrays = [rng.standard_normal((5, 3, 7, 4)).astype(dtype) for _ in range(3)]
@@ -44,7 +33,7 @@ def test_split_attention_matches_serial_and_torch(mask_kind, dtype, split_counte
         if mask_kind == "batched_bool" else None
     causal = mask_kind == "causal"
     split = sdpa_run(ember, arrays, mask, causal)
-    assert split_counted.count(5) >= 2, "forward and backward should split the batch"
+    assert split_everything.count(5) >= 2, "forward and backward should split the batch"
     ember_threads(1)
     for got, want in zip(split, sdpa_run(ember, arrays, mask, causal)):
         np.testing.assert_array_equal(got, want)
@@ -53,7 +42,7 @@ def test_split_attention_matches_serial_and_torch(mask_kind, dtype, split_counte
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-def test_split_packed_self_attention_matches_serial_and_torch(split_counted, ember_threads):
+def test_split_packed_self_attention_matches_serial_and_torch(split_everything, ember_threads):
     torch.manual_seed(0)
     layer_t = torch.nn.MultiheadAttention(8, 2, batch_first=True)
     layer_e = ember.nn.MultiheadAttention(8, 2, batch_first=True)
@@ -68,7 +57,7 @@ def test_split_packed_self_attention_matches_serial_and_torch(split_counted, emb
         out.square().sum().backward()
         return out.detach().numpy(), t.grad.numpy()
     split = run(ember, layer_e)
-    assert 6 in split_counted
+    assert 6 in split_everything
     ember_threads(1)
     layer_e.zero_grad()
     for got, want in zip(split, run(ember, layer_e)):
