@@ -1,7 +1,9 @@
 """Optimizer step time, ember vs torch, in one process: SGD with momentum and Adam on a
 ResNet-sized parameter set (~270k parameters in 65 tensors, like a CIFAR ResNet-20) and a
 10M-parameter MLP-sized set. Cases run interleaved (every repeat times each case in turn);
-the table gives medians in milliseconds per step.
+the table gives medians in milliseconds per step. Both libraries run on ``--threads`` threads
+(default 1: cases alternating every step would time one library's spinning workers against
+the other at 2, see BENCHMARKS.md, "How the steps are timed").
 
     .venv/bin/python benchmarks/optim_step.py --repeats 30
 """
@@ -56,8 +58,11 @@ OPTIMIZERS = {
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="intra-op threads of both libraries (ember's also sets OpenBLAS's)")
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
+    ember.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
     cases = []
     for set_name, shapes in (("ResNet-20 (0.27M, 65 tensors)", resnet_shapes()),
