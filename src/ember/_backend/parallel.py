@@ -90,7 +90,9 @@ def get_num_threads():
 
 def set_num_threads(num_threads):
     """Sets the number of threads used for intra-op parallelism on CPU: ember's large kernels
-    split their work over this many threads, and NumPy's OpenBLAS uses as many for GEMMs."""
+    split their work over this many threads, and NumPy's OpenBLAS uses as many for GEMMs.
+    As with torch's, call it before work starts on other threads: with two threads or more it
+    restarts OpenBLAS's workers (``cblas.shorten_worker_spin``) the first time."""
     global _num_threads, _splits
     if type(num_threads) is not int:
         raise RuntimeError(f"set_num_threads expects an int, but got "
