@@ -32,20 +32,14 @@ def _case(shape, dtype, kwargs, scale=3.0, shift=0.0, seed=1):
     return x, t, weight, kwargs
 
 
-def _ember_loss_and_grad(x, t, weight, kwargs):
-    xe = ember.tensor(x, requires_grad=True)
-    w = None if weight is None else ember.tensor(weight.astype(x.dtype))
-    loss = F.cross_entropy(xe, ember.tensor(t), weight=w, **kwargs)
-    loss.backward(ember.ones_like(loss))
-    return loss.detach().numpy(), xe.grad.numpy()
-
-
-def _torch_loss_and_grad(x, t, weight, kwargs):
-    xt = torch.tensor(x, requires_grad=True)
-    w = None if weight is None else torch.tensor(weight.astype(x.dtype))
-    loss = TF.cross_entropy(xt, torch.tensor(t), weight=w, **kwargs)
-    loss.backward(torch.ones_like(loss))
-    return loss.detach().numpy(), xt.grad.numpy()
+def _loss_and_grad(lib, x, t, weight, kwargs):
+    """Cross-entropy of ``x`` against ``t`` on ``lib`` (ember or torch): the loss and the
+    gradient of its sum in ``x``, as arrays."""
+    xl = lib.tensor(x, requires_grad=True)
+    w = None if weight is None else lib.tensor(weight.astype(x.dtype))
+    loss = lib.nn.functional.cross_entropy(xl, lib.tensor(t), weight=w, **kwargs)
+    loss.backward(lib.ones_like(loss))
+    return loss.detach().numpy(), xl.grad.numpy()
 
 
 def _assert_close(got, want, dtype):
@@ -64,10 +58,10 @@ def _shifted_only(monkeypatch):
 def test_unshifted_path_matches_shifted_path_and_torch(kwargs, shape, dtype, monkeypatch):
     monkeypatch.setattr(loss_module, "_EXP_BLOCK_ELEMENTS", 1000)  # several blocks of rows
     case = _case(shape, dtype, kwargs)
-    unshifted = _ember_loss_and_grad(*case)
-    _assert_close(unshifted, _torch_loss_and_grad(*case), dtype)
+    unshifted = _loss_and_grad(ember, *case)
+    _assert_close(unshifted, _loss_and_grad(torch, *case), dtype)
     _shifted_only(monkeypatch)
-    _assert_close(unshifted, _ember_loss_and_grad(*case), dtype)
+    _assert_close(unshifted, _loss_and_grad(ember, *case), dtype)
 
 
 def _paths_taken(monkeypatch):
@@ -87,7 +81,7 @@ def _paths_taken(monkeypatch):
 def test_moderate_logits_take_the_unshifted_path(shift, scale, dtype, monkeypatch):
     taken = _paths_taken(monkeypatch)
     case = _case((16, 40), dtype, {}, scale=scale, shift=shift)
-    _assert_close(_ember_loss_and_grad(*case), _torch_loss_and_grad(*case), dtype)
+    _assert_close(_loss_and_grad(ember, *case), _loss_and_grad(torch, *case), dtype)
     assert taken == ["unshifted"]
 
 
@@ -99,8 +93,8 @@ def test_logits_out_of_exp_range_take_the_shifted_path_without_warnings(shift, d
     case = _case((16, 40), dtype, {"label_smoothing": 0.1}, shift=shift)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = _ember_loss_and_grad(*case)
-    _assert_close(got, _torch_loss_and_grad(*case), dtype)
+        got = _loss_and_grad(ember, *case)
+    _assert_close(got, _loss_and_grad(torch, *case), dtype)
     assert taken == ["shifted"]
 
 
@@ -109,8 +103,8 @@ def test_one_row_out_of_range_sends_all_rows_to_the_shifted_path(monkeypatch):
     x, t, weight, kwargs = _case((8, 30), "float32", {})
     x[3] += 200.0
     x[5] -= 200.0
-    _assert_close(_ember_loss_and_grad(x, t, weight, kwargs),
-                  _torch_loss_and_grad(x, t, weight, kwargs), "float32")
+    _assert_close(_loss_and_grad(ember, x, t, weight, kwargs),
+                  _loss_and_grad(torch, x, t, weight, kwargs), "float32")
     assert taken == ["shifted"]
 
 
@@ -118,8 +112,8 @@ def test_one_row_out_of_range_sends_all_rows_to_the_shifted_path(monkeypatch):
 def test_non_finite_logits_behave_like_torch(bad):
     x, t, weight, kwargs = _case((4, 6), "float32", {"reduction": "none"})
     x[1, 2] = bad
-    got = _ember_loss_and_grad(x, t, weight, kwargs)
-    want = _torch_loss_and_grad(x, t, weight, kwargs)
+    got = _loss_and_grad(ember, x, t, weight, kwargs)
+    want = _loss_and_grad(torch, x, t, weight, kwargs)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
 

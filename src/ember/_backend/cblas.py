@@ -190,11 +190,12 @@ def _bind_spin_control(handle):
     functions = [getattr(handle, name, None) for name in names] if handle is not None else [None]
     if any(f is None for f in functions):
         return None
+    read_env, shutdown, timeout = functions
     for function in functions:
         function.argtypes = ()
-    functions[0].restype, functions[1].restype, functions[2].restype = None, ctypes.c_int, \
-        ctypes.c_int
-    return functions
+    read_env.restype = None
+    shutdown.restype = timeout.restype = ctypes.c_int
+    return read_env, shutdown, timeout
 
 
 _SPIN_CONTROL = _bind_spin_control(_handle)

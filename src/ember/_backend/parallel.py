@@ -164,7 +164,7 @@ def over_parts(n, compute):
 def worth_splitting(array, min_bytes):
     """Whether a pass over ``array`` (samples first) should run in parts of its samples: a
     NumPy array of two samples or more and at least ``min_bytes``, and ``available()``."""
-    return (_splits and type(array) is np.ndarray and array.ndim > 0 and array.shape[0] >= 2
+    return (type(array) is np.ndarray and array.ndim > 0 and array.shape[0] >= 2
             and array.nbytes >= min_bytes and available())
 
 
@@ -177,7 +177,7 @@ def big(array):
     """Whether an elementwise pass over ``array`` may split over the threads: a NumPy array of
     at least ``ELEMENTWISE_MIN_BYTES`` bytes, and ``available()``."""
     return (_splits and type(array) is np.ndarray and array.nbytes >= ELEMENTWISE_MIN_BYTES
-            and not _region_lock.locked())
+            and available())
 
 
 def elementwise(kernel, *operands):
@@ -186,9 +186,9 @@ def elementwise(kernel, *operands):
     the flattened arrays when every array operand has the result's shape and is C-contiguous,
     else parts of the result's leading dimension, operands broadcast along it (and scalars)
     going whole to every part. The result's dtype is the kernel's on a first element."""
-    arrays = [x for x in operands if type(x) is np.ndarray]
-    if not any(big(x) for x in arrays):
+    if not (_splits and any(big(x) for x in operands)):  # one test per call when serial
         return kernel(*operands)
+    arrays = [x for x in operands if type(x) is np.ndarray]
     shape = np.broadcast_shapes(*(x.shape for x in arrays))
     if len(shape) > 1 and all(x.shape == shape and x.flags.c_contiguous for x in arrays):
         flat = [x.reshape(-1) if type(x) is np.ndarray else x for x in operands]
