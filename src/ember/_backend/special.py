@@ -6,7 +6,9 @@ float32), by published approximations:
 
 - erf, erfc: W. J. Cody, "Rational Chebyshev approximations for the error function",
   Math. Comp. 23 (1969), in three ranges, with ``exp(-x*x)`` split so that the large square is
-  exact (Cody's CALERF).
+  exact (Cody's CALERF). erf in float32 is instead ``tanh(x * P(x*x))`` with a polynomial ``P``
+  fitted for it (``scripts/fit_erf_float32.py``): within 4 ulp on the whole line, in about a
+  dozen NumPy passes over cache-sized blocks, several times faster than the ranges.
 - lgamma: W. J. Cody and K. E. Hillstrom, "Chebyshev approximations for the natural logarithm
   of the gamma function", Math. Comp. 21 (1967), rational approximations on (0, 12] and
   Stirling's series beyond (Cody and Stoltz's ALGAMA), reflected for negative arguments.
@@ -20,6 +22,8 @@ Each function computes every range only on the elements that fall into it.
 import math
 
 import numpy as np
+
+from . import parallel
 
 
 def _is_numpy(xp):
@@ -204,6 +208,8 @@ def _erfc(x):
 def erf(xp, x):
     if not _is_numpy(xp):
         return _cupy_special("erf")(x)
+    if _working(x).dtype == np.float32:
+        return _evaluate(lambda w: parallel.elementwise(erf_float32, w), x)
     return _evaluate(_erf, x)
 
 
@@ -211,6 +217,68 @@ def erfc(xp, x):
     if not _is_numpy(xp):
         return _cupy_special("erfc")(x)
     return _evaluate(_erfc, x)
+
+
+# ---------------------------------------------------------------------------------------------
+# erf in float32: tanh(x * P(x*x))
+
+# P, highest power first: a weighted least-squares fit of atanh(erf(x)) / x on x*x in [0, 16]
+# (``scripts/fit_erf_float32.py``). Evaluated in float32 it is within 4 ulp of erf everywhere
+# (``tests/test_erf_float32.py``); P is positive and growing beyond the fitted range, so tanh
+# rounds to +-1 there as erf does, and inf and nan come out as erf's.
+_ERF_TANH_P = (1.4185218649257799e-07, -5.668475124772891e-06, 8.763732561210056e-05,
+               -0.000619784658049693, -0.000191830798296355, 0.10276905578841103,
+               1.1283792743069638)
+# Elements per block of the float32 kernels: a block and two temporaries (1.5 MiB) stay in a
+# core's L2 cache. Exact GELU of 512K elements: whole arrays 1.6x slower, 8K-element blocks 1.5x
+# (call overhead), and on two threads 4x (the threads wait for each other's GIL).
+FLOAT32_BLOCK = 1 << 17
+
+
+def erf_tanh_coefficients(scale=1.0):
+    """The float32 coefficients of ``Q`` with ``erf(scale * x) = tanh(x * Q(x*x))``, highest
+    power first: ``Q(t) = scale * P(scale**2 * t)``."""
+    degree = len(_ERF_TANH_P) - 1
+    return tuple(np.float32(c * scale ** (2 * (degree - i) + 1))
+                 for i, c in enumerate(_ERF_TANH_P))
+
+
+_ERF_TANH_Q = erf_tanh_coefficients()
+
+
+def erf_tanh_into(x, out, square, coeffs):
+    """``tanh(x * Q(x*x))`` of the float32 array ``x`` into ``out`` (not ``x``), with ``coeffs``
+    from ``erf_tanh_coefficients``; ``square`` (x's size) is left holding ``x * x``."""
+    t = np.multiply(x, x, out=square)
+    np.multiply(t, coeffs[0], out=out)
+    for c in coeffs[1:-1]:
+        out += c
+        out *= t
+    out += coeffs[-1]
+    out *= x
+    return np.tanh(out, out=out)
+
+
+def by_blocks(kernel, out, *arrays, scratch=1):
+    """``kernel(*blocks, out_block, *scratch_blocks)`` over runs of ``FLOAT32_BLOCK`` elements of
+    the same-shaped ``arrays`` and the C-contiguous ``out``, with ``scratch`` float32 buffers of
+    a block each; returns ``out``."""
+    flat_out = out.reshape(-1)
+    flat = [a.reshape(-1) for a in arrays]
+    buffers = [np.empty(min(FLOAT32_BLOCK, flat_out.size), np.float32) for _ in range(scratch)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, flat_out.size, FLOAT32_BLOCK):
+            stop = min(flat_out.size, start + FLOAT32_BLOCK)
+            kernel(*[a[start:stop] for a in flat], flat_out[start:stop],
+                   *[b[:stop - start] for b in buffers])
+    return out
+
+
+def erf_float32(x, out=None):
+    """erf of a float32 array (into ``out`` when given)."""
+    if out is None:
+        out = np.empty(x.shape, np.float32)
+    return by_blocks(lambda xb, ob, sq: erf_tanh_into(xb, ob, sq, _ERF_TANH_Q), out, x)
 
 
 # ---------------------------------------------------------------------------------------------

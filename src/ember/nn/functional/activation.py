@@ -8,12 +8,14 @@ written with ember ops."""
 import math
 import warnings
 
+import numpy as np
+
 from ...ops._common import (
     Node, Tensor, apply_inplace, grad_state, make, namespace_of, record, widened, wrap_dim,
 )
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
-from ..._backend import parallel
+from ..._backend import parallel, special
 
 __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
@@ -298,7 +300,6 @@ def _fast_float(data, kernel_name):
 
 def _normal_cdf_array(xp, x):
     """``Phi(x) = erfc(-x / sqrt 2) / 2`` (no cancellation for negative x)."""
-    from ..._backend import special
     c = special.erfc(xp, x * x.dtype.type(-_SQRT_HALF))
     c *= x.dtype.type(0.5)
     return c
@@ -314,9 +315,55 @@ def _gelu_tanh_array(xp, x):
     return xp.tanh(t, out=t)
 
 
+# erf(x / sqrt 2) = tanh(x * Q(x*x)): the float32 GELU kernels' polynomial
+_PHI_TANH_Q = special.erf_tanh_coefficients(_SQRT_HALF)
+
+
+def _gelu_float32_block(x, out, square):
+    """``x * Phi(x)`` with ``Phi(x) = (1 + erf(x / sqrt 2)) / 2``, torch's formula."""
+    special.erf_tanh_into(x, out, square, _PHI_TANH_Q)
+    out += 1
+    out *= x
+    out *= 0.5
+    return out
+
+
+def _gelu_grad_float32_block(x, grad, out, square):
+    """``grad * (Phi(x) + x phi(x))``, ``phi(x) = exp(-x*x / 2) / sqrt(2 pi)``."""
+    special.erf_tanh_into(x, out, square, _PHI_TANH_Q)
+    out += 1
+    out *= 0.5
+    square *= -0.5
+    np.exp(square, out=square)
+    square *= x
+    square *= _INV_SQRT_2PI
+    out += square
+    out *= grad
+    return out
+
+
+def _gelu_float32(x, out=None):
+    """Exact GELU of a float32 NumPy array, in cache-sized blocks."""
+    return special.by_blocks(_gelu_float32_block, np.empty(x.shape, np.float32)
+                             if out is None else out, x)
+
+
+def _gelu_grad_float32(x, grad, out=None):
+    """GELU's input gradient for float32 NumPy arrays ``x`` and ``grad`` of one shape."""
+    return special.by_blocks(_gelu_grad_float32_block, np.empty(x.shape, np.float32)
+                             if out is None else out, x, grad)
+
+
+def _exact_gelu_float32(x):
+    """Whether exact GELU of ``x`` runs the float32 kernels: a float32 NumPy array."""
+    return type(x) is np.ndarray and x.dtype == np.float32
+
+
 def _gelu_array(x, approximate):
     xp = namespace_of(x)
     if approximate == "none":
+        if _exact_gelu_float32(x):
+            return parallel.elementwise(_gelu_float32, x)
         y = _normal_cdf_array(xp, x)
     else:
         y = _gelu_tanh_array(xp, x)
@@ -368,8 +415,12 @@ class GeluBackward0(Node):
         (input,) = self.saved_tensors
         if grad_state.grad_enabled:
             return (grad * _gelu_grad(input, self.approximate),)
-        factor = _gelu_grad_array(input._data, self.approximate)
-        factor *= grad._data
+        x, g = input._data, grad._data
+        if self.approximate == "none" and _exact_gelu_float32(x) and g.dtype == x.dtype \
+                and g.shape == x.shape:
+            return (make(parallel.elementwise(_gelu_grad_float32, x, g)),)
+        factor = _gelu_grad_array(x, self.approximate)
+        factor *= g
         return (make(factor),)
 
 
