@@ -43,3 +43,31 @@ def test_threads_ab_times_every_mode_and_restores_the_thread_count(ember_threads
     times = threads_ab.compare("mlp", 2, steps=1, warmup=0)
     assert set(times) == {"split", "blas", "torch"} and all(t > 0 for t in times.values())
     assert ember.get_num_threads() == 2
+
+
+def test_gelu_erf_benchmark_cases_compute_the_same_values():
+    """Every case of benchmarks/gelu_erf.py runs; the ember and general-path GELUs agree."""
+    import numpy as np
+    from benchmarks import gelu_erf
+    x = np.random.default_rng(0).standard_normal((8, 16))
+    cases = gelu_erf._cases(x)
+    assert set(cases) == {"ember", "torch", "ember, general path"}
+    for lib in cases.values():
+        for case in lib.values():
+            case()
+    fast = ember.nn.functional.gelu(ember.tensor(x.astype(np.float32))).numpy()
+    general = cases["ember, general path"]["gelu forward"]()
+    np.testing.assert_allclose(fast, general, rtol=2e-6, atol=2e-6)
+
+
+def test_profile_steps_prints_both_libraries(monkeypatch, capsys, ember_threads):
+    from benchmarks import profile_steps
+    monkeypatch.setattr(sys, "argv", ["profile_steps", "mlp", "--threads", "1", "--steps", "1",
+                                      "--warmup", "1", "--rows", "3"])
+    before = torch.get_num_threads()
+    try:
+        profile_steps.main()
+    finally:
+        torch.set_num_threads(before)
+    out = capsys.readouterr().out
+    assert "== torch: mlp" in out and "== ember: mlp" in out and "aten::addmm" in out
