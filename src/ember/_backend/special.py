@@ -259,25 +259,25 @@ def erf_tanh_into(x, out, square, coeffs):
     return np.tanh(out, out=out)
 
 
-def by_blocks(kernel, out, *arrays, scratch=1):
-    """``kernel(*blocks, out_block, *scratch_blocks)`` over runs of ``FLOAT32_BLOCK`` elements of
-    the same-shaped ``arrays`` and the C-contiguous ``out``, with ``scratch`` float32 buffers of
-    a block each; returns ``out``."""
+def by_blocks(kernel, out, *arrays):
+    """``kernel(*blocks, out_block, scratch_block)`` over runs of ``FLOAT32_BLOCK`` elements of
+    the same-shaped float32 ``arrays`` and the C-contiguous ``out`` (a new float32 array when
+    None), with one float32 scratch buffer of a block; returns ``out``."""
+    if out is None:
+        out = np.empty(arrays[0].shape, np.float32)
     flat_out = out.reshape(-1)
     flat = [a.reshape(-1) for a in arrays]
-    buffers = [np.empty(min(FLOAT32_BLOCK, flat_out.size), np.float32) for _ in range(scratch)]
+    scratch = np.empty(min(FLOAT32_BLOCK, flat_out.size), np.float32)
     with np.errstate(over="ignore", invalid="ignore"):
         for start in range(0, flat_out.size, FLOAT32_BLOCK):
             stop = min(flat_out.size, start + FLOAT32_BLOCK)
             kernel(*[a[start:stop] for a in flat], flat_out[start:stop],
-                   *[b[:stop - start] for b in buffers])
+                   scratch[:stop - start])
     return out
 
 
 def erf_float32(x, out=None):
     """erf of a float32 array (into ``out`` when given)."""
-    if out is None:
-        out = np.empty(x.shape, np.float32)
     return by_blocks(lambda xb, ob, sq: erf_tanh_into(xb, ob, sq, _ERF_TANH_Q), out, x)
 
 

@@ -344,14 +344,12 @@ def _gelu_grad_float32_block(x, grad, out, square):
 
 def _gelu_float32(x, out=None):
     """Exact GELU of a float32 NumPy array, in cache-sized blocks."""
-    return special.by_blocks(_gelu_float32_block, np.empty(x.shape, np.float32)
-                             if out is None else out, x)
+    return special.by_blocks(_gelu_float32_block, out, x)
 
 
 def _gelu_grad_float32(x, grad, out=None):
     """GELU's input gradient for float32 NumPy arrays ``x`` and ``grad`` of one shape."""
-    return special.by_blocks(_gelu_grad_float32_block, np.empty(x.shape, np.float32)
-                             if out is None else out, x, grad)
+    return special.by_blocks(_gelu_grad_float32_block, out, x, grad)
 
 
 def _exact_gelu_float32(x):
