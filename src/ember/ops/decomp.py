@@ -45,13 +45,17 @@ class LinAlgError(RuntimeError):
 _LOW_PRECISION = (np.dtype(np.float16), _dtype.bfloat16.np)
 
 
-def check_matrix(A, op, square=True, arg="A"):
-    """``A`` must be a float (batched) matrix; square unless told otherwise."""
+def check_matrix(A, op, square=True, arg="A", kernel=None):
+    """``A`` must be a float (batched) matrix; square unless told otherwise. ``kernel`` names
+    torch's CPU kernel where torch refuses float16/bfloat16 by that kernel's dtype dispatch
+    (NotImplementedError) rather than by the op's own check (RuntimeError)."""
     check_tensor(A, op.split(".")[-1], arg)
     data = A._data
     if data.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor {arg} must have at least 2 dimensions.")
     dt = data.dtype
+    if dt in _LOW_PRECISION and kernel is not None:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_word(dt)}\'')
     if dt in _LOW_PRECISION:
         raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {_type_word(dt)}")
     if dt.kind not in "fc":
@@ -204,7 +208,7 @@ def _cofactor(A):
 
 def det(A, *, out=None):
     """The determinant of a square matrix (of each matrix of a batch)."""
-    check_matrix(A, "linalg.det")
+    check_matrix(A, "linalg.det", kernel="lu_cpu")
     data = A._data
     result = make(namespace_of(data).linalg.det(data).astype(data.dtype, copy=False))
     node = record(LinalgDetBackward0, (A,), result)
@@ -294,7 +298,7 @@ def _solve_matrix(A, B):
 def solve(A, B, *, left=True, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for square, invertible
     ``A``; batch dimensions broadcast, and ``B`` may be a (batch of) vector(s)."""
-    check_matrix(A, "linalg.solve")
+    check_matrix(A, "linalg.solve", kernel="lu_cpu")
     check_tensor(B, "solve", "B")
     if B._data.dtype != A._data.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of "
@@ -360,7 +364,7 @@ def _not_positive_definite(data):
 
 
 def _cholesky(A, upper, op, node_cls):
-    check_matrix(A, op)
+    check_matrix(A, op, kernel="cholesky_cpu")
     data = A._data
     lower = _cholesky_data(op, data)
     result = make(_transposed(lower) if upper else lower)
@@ -393,7 +397,7 @@ def cholesky(input, upper=False, *, out=None):
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """The Cholesky factor and ``info`` (0, or the order of the leading minor that is not
     positive-definite); raises only when ``check_errors``."""
-    check_matrix(A, "linalg.cholesky_ex")
+    check_matrix(A, "linalg.cholesky_ex", kernel="cholesky_cpu")
     data = A._data
     xp = namespace_of(data)
     n = data.shape[-1]
@@ -461,7 +465,7 @@ def _qr_tall_grad(Q, R, grad_Q, grad_R):
 def linalg_qr_fn(A, mode="reduced", *, out=None):
     """The QR decomposition ``A = QR`` (Q orthonormal columns, R upper triangular); ``mode``
     is 'reduced', 'complete' or 'r' (R only, Q empty)."""
-    check_matrix(A, "linalg.qr", square=False)
+    check_matrix(A, "linalg.qr", square=False, kernel="geqrf_cpu")
     return _qr(A, mode, linalg_qr)
 
 
@@ -489,7 +493,7 @@ def _qr(A, mode, result_type):
 @autocast_policy("fp32")
 def qr(input, some=True, *, out=None):
     """The QR decomposition: reduced when ``some`` (the default), complete otherwise."""
-    check_matrix(input, "linalg.qr", square=False)
+    check_matrix(input, "linalg.qr", square=False, kernel="geqrf_cpu")
     return _qr(input, "reduced" if some else "complete", qr_type)
 
 
@@ -550,7 +554,7 @@ def _eye_like(t, n):
 @autocast_policy("fp32")
 def linalg_svd_fn(A, full_matrices=True, *, driver=None, out=None):
     """The singular value decomposition ``A = U diag(S) Vh`` (S in descending order)."""
-    check_matrix(A, "linalg.svd", square=False)
+    check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     return linalg_svd(*_svd(A, full_matrices))
 
 
@@ -569,7 +573,7 @@ def _svd(A, full_matrices):
 @autocast_policy("fp32")
 def svdvals(A, *, driver=None, out=None):
     """The singular values of ``A`` in descending order."""
-    check_matrix(A, "linalg.svdvals", square=False)
+    check_matrix(A, "linalg.svdvals", square=False, kernel="linalg_svd_cpu")
     data = A._data
     if A._requires_grad and grad_state.grad_enabled:
         return _svd(A, False)[1]
@@ -580,7 +584,7 @@ def svdvals(A, *, driver=None, out=None):
 def svd(input, some=True, compute_uv=True, *, out=None):
     """The singular value decomposition ``input = U diag(S) V^H``, returning V (not V^H);
     ``some=False`` gives square U and V; without ``compute_uv`` U and V are zero-filled."""
-    check_matrix(input, "linalg.svd", square=False)
+    check_matrix(input, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     if not compute_uv:
         data = input._data
         xp = namespace_of(data)
