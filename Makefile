@@ -24,8 +24,13 @@ $(DEMO_STAMP): $(STAMP)
 	$(PY) -m pip install -q -c $(LOCK) -e '.[demo]'
 	touch $(DEMO_STAMP)
 
+# The whole suite on the default kernels (oneDNN where it applies), then the op table, the nn
+# layers and bfloat16 again on NumPy's reference kernels alone (EMBER_ONEDNN=0).
+FALLBACK_TESTS := tests/test_ops.py tests/nn tests/test_bfloat16.py tests/test_conv_fused_backward.py
+
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 tests
+	EMBER_ONEDNN=0 $(PY) -m pytest -q -n 2 $(FALLBACK_TESTS)
 
 demo: $(DEMO_STAMP)
 	$(PY) examples/digits_demo.py

@@ -58,3 +58,12 @@ def split_everything(monkeypatch, ember_threads):
                         lambda n, compute: calls.append(n) or over_parts(n, compute))
     ember_threads(2)
     return calls
+
+
+@pytest.fixture
+def numpy_kernels():
+    """Run ember's ops on NumPy's reference kernels alone (tests of those kernels' internals:
+    their blocks, splits and fused paths)."""
+    from ember._backend import choice
+    with choice.only(choice.NUMPY):
+        yield

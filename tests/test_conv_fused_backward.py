@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ember
-from ember._backend import kernels
+from ember._backend import choice, kernels
 
 from test_conv_kernels import KERNEL_CASES, direct_conv
 
@@ -106,19 +106,7 @@ def _grads(lib, case, dtype, x_data, w_data, g_data, create_graph):
     return gx, gw, x.grad, w.grad
 
 
-@pytest.mark.parametrize("fused", [True, False])
-@pytest.mark.parametrize("create_graph", [False, True])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("case", MODULE_CASES)
-def test_conv_gradients_match_torch(case, dtype, create_graph, fused, monkeypatch):
-    monkeypatch.setattr(kernels, "FUSED_BACKWARD", fused)
-    fused_calls = []
-    for name in ("conv_backward", "conv_forward_and_weight_grad"):
-        def spy(*args, kernel=getattr(kernels, name)):
-            result = kernel(*args)
-            fused_calls.append(result is not None)
-            return result
-        monkeypatch.setattr(kernels, name, spy)
+def _case_data(case, dtype):
     transposed, cin, cout, kernel, stride, padding, x_shape = case
     rng = np.random.default_rng(5)
     k = (kernel, kernel) if isinstance(kernel, int) else kernel
@@ -129,11 +117,46 @@ def test_conv_gradients_match_torch(case, dtype, create_graph, fused, monkeypatc
     out = (f.conv_transpose2d if transposed else f.conv2d)(
         torch.tensor(x_data), torch.tensor(w_data), stride=stride, padding=padding)
     g_data = rng.standard_normal(tuple(out.shape)).astype(dtype)
-    want = _grads(torch, case, dtype, x_data, w_data, g_data, create_graph)
-    got = _grads(ember, case, dtype, x_data, w_data, g_data, create_graph)
-    assert any(fused_calls) == (fused and not create_graph)  # the graph needs separate ops
+    return x_data, w_data, g_data
+
+
+def _assert_grads_match(got, want, dtype):
     tol = 1e-4 if dtype == np.float32 else 1e-10
     for a, b in zip(got, want):
         b = b.detach().numpy()
         assert a.dtype == (ember.float32 if dtype == np.float32 else ember.float64)
         np.testing.assert_allclose(a.detach().numpy(), b, rtol=tol, atol=tol * np.abs(b).max())
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("case", MODULE_CASES)
+def test_conv_gradients_on_onednn_match_torch(case, create_graph):
+    if not choice.enabled(choice.ONEDNN):
+        pytest.skip("oneDNN is not in use (not installed, or EMBER_ONEDNN=0)")
+    x_data, w_data, g_data = _case_data(case, np.float32)
+    want = _grads(torch, case, np.float32, x_data, w_data, g_data, create_graph)
+    with choice.only(choice.ONEDNN):
+        got = _grads(ember, case, np.float32, x_data, w_data, g_data, create_graph)
+    _assert_grads_match(got, want, np.float32)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", MODULE_CASES)
+def test_conv_gradients_match_torch(case, dtype, create_graph, fused, monkeypatch):
+    """NumPy's path, with and without its fused backward kernels."""
+    monkeypatch.setattr(kernels, "FUSED_BACKWARD", fused)
+    fused_calls = []
+    for name in ("conv_backward", "conv_forward_and_weight_grad"):
+        def spy(*args, kernel=getattr(kernels, name)):
+            result = kernel(*args)
+            fused_calls.append(result is not None)
+            return result
+        monkeypatch.setattr(kernels, name, spy)
+    x_data, w_data, g_data = _case_data(case, dtype)
+    want = _grads(torch, case, dtype, x_data, w_data, g_data, create_graph)
+    with choice.only(choice.NUMPY):
+        got = _grads(ember, case, dtype, x_data, w_data, g_data, create_graph)
+    assert any(fused_calls) == (fused and not create_graph)  # the graph needs separate ops
+    _assert_grads_match(got, want, dtype)

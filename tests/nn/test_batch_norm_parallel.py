@@ -12,6 +12,8 @@ from ember.nn.functional import normalization
 
 from test_batch_norm_hardtanh_blocks import _batch_norm_run
 
+pytestmark = pytest.mark.usefixtures("numpy_kernels")  # the split is NumPy's path's
+
 
 def _split_calls(monkeypatch):
     calls = []

@@ -89,8 +89,9 @@ def get_num_threads():
 
 
 def set_num_threads(num_threads):
-    """Sets the number of threads used for intra-op parallelism on CPU: ember's large kernels
-    split their work over this many threads, and NumPy's OpenBLAS uses as many for GEMMs.
+    """Sets the number of threads used for intra-op parallelism on CPU: oneDNN's kernels run
+    on this many OpenMP threads, ember's large NumPy kernels split their work over this many
+    threads, and NumPy's OpenBLAS uses as many for GEMMs.
     As with torch's, call it before work starts on other threads: with two threads or more it
     restarts OpenBLAS's workers (``cblas.shorten_worker_spin``) the first time."""
     global _num_threads, _splits

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import namespace_of
+from .._backend.precision import HALF_PRECISION, narrowed, widened  # noqa: F401 (re-exported)
 from .._dtype import _BY_NP, _PROMOTE, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
 from ..autograd.grad_mode import state as grad_state
@@ -103,19 +104,7 @@ def arrays_for(a, b):
     return ad.astype(common, copy=False), common.type(b)
 
 
-_HALF_PRECISION = frozenset((np.dtype(np.float16), _dtype.bfloat16.np))
-
-
-def widened(data):
-    """``data`` as float32 when it is half or bfloat16, else unchanged: kernels that sum or
-    multiply reduced-precision values run in float32 and round their result once, as torch's
-    CPU kernels accumulate them (NumPy has no bfloat16 arithmetic of its own)."""
-    return data.astype(np.float32) if data.dtype in _HALF_PRECISION else data
-
-
-def narrowed(result, dtype):
-    """A result computed on ``widened`` arrays, rounded once to the input's ``dtype``."""
-    return result if result.dtype == dtype else result.astype(dtype)
+_HALF_PRECISION = HALF_PRECISION
 
 
 def float_array(data):

@@ -1,18 +1,16 @@
 """Convolutions: conv1d/2d/3d and conv_transpose1d/2d/3d.
 
-Three array kernels (``_backend.kernels``) do the work, each lowered to one GEMM over an
-im2col view: the convolution, its adjoint in the input (the transposed convolution) and its
-gradient in the weight. Each is an ember op whose backward is written with the other two, so
-the set is closed under differentiation and gradients of any order work. A backward that
-needs both gradients and builds no graph (no ``create_graph``) takes them from one fused
-kernel where both read the same columns (``kernels.conv_backward``,
-``kernels.conv_forward_and_weight_grad``).
+Three array kernels (``_backend.convolution``: oneDNN's primitives where they apply, else
+NumPy's GEMM lowering) do the work: the convolution, its adjoint in the input (the transposed
+convolution) and its gradient in the weight. Each is an ember op whose backward is written
+with the other two, so the set is closed under differentiation and gradients of any order
+work. A backward that builds no graph (no ``create_graph``) takes both gradients from one
+kernel call (``convolution.backward``, ``convolution.forward_and_weight_grad``).
 """
 import numbers
 
-from ..._backend import kernels
-from ...ops._common import (Node, Tensor, grad_state, make, namespace_of, narrowed, record,
-                            widened)
+from ..._backend import convolution
+from ...ops._common import Node, Tensor, grad_state, make, record
 from ...amp.policy import autocast_policy
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -39,7 +37,7 @@ class ConvolutionBackward0(Node):
     def backward(self, grad):
         x, w = self.saved_tensors
         need_x, need_w, need_b = (e[0] is not None for e in self.next_functions)
-        both = _fused(kernels.conv_backward, x, grad, w, self.geom) if need_x and need_w \
+        both = _fused(convolution.backward, x, grad, w, self.geom) if need_x and need_w \
             else None
         if both is not None:
             gx, gw = both
@@ -60,7 +58,7 @@ class ConvolutionTransposeBackward0(Node):
     def backward(self, grad):
         g, w = self.saved_tensors
         need_g, need_w, need_b = (e[0] is not None for e in self.next_functions)
-        both = _fused(kernels.conv_forward_and_weight_grad, grad, g, w, self.geom) \
+        both = _fused(convolution.forward_and_weight_grad, grad, g, w, self.geom) \
             if need_g and need_w else None
         if both is not None:
             gg, gw = both
@@ -84,29 +82,21 @@ class ConvolutionBackwardBackward0(Node):
 
 
 def _fused(kernel, a, b, w, geom):
-    """Two gradients from one fused ``kernel`` over the arrays of ``a`` (whose columns both
-    read), ``b`` and the weight ``w``, as tensors; None when a graph of the backward is being built (``create_graph``: each
-    gradient is then its own op, differentiable again) or the kernel has no fused path for
-    this geometry."""
+    """Two gradients from one ``kernel`` call over the arrays of ``a``, ``b`` and the weight
+    ``w``, as tensors; None when a graph of the backward is being built (``create_graph``:
+    each gradient is then its own op, differentiable again)."""
     if grad_state.grad_enabled:
         return None
-    xp = namespace_of(a._data)
-    pair = kernel(xp, widened(a._data), widened(b._data), widened(w._data), *geom.args())
-    if pair is None:
-        return None
-    return tuple(make(narrowed(t, a._data.dtype)) for t in pair)
+    return tuple(make(t) for t in kernel(a._data, b._data, w._data, *geom.args()))
 
 
-def _add_bias(xp, y, bias):
-    if bias is not None:
-        y += bias._data.reshape((-1,) + (1,) * (y.ndim - 2))
-    return y
+def _bias_data(bias):
+    return None if bias is None else bias._data
 
 
 def _conv(x, w, bias, geom):
-    xp = namespace_of(x._data)
-    y = kernels.conv_forward(xp, widened(x._data), widened(w._data), *geom.args())
-    out = make(narrowed(_add_bias(xp, y, bias), x._data.dtype))
+    y = convolution.forward(x._data, w._data, _bias_data(bias), *geom.args())
+    out = make(y)
     node = record(ConvolutionBackward0, (x, w, bias), out)
     if node is not None:
         node.geom = geom
@@ -115,10 +105,9 @@ def _conv(x, w, bias, geom):
 
 
 def _conv_transpose(g, w, bias, geom, in_spatial):
-    xp = namespace_of(g._data)
-    x = kernels.conv_input_grad(xp, widened(g._data), widened(w._data), tuple(in_spatial),
-                                *geom.args())
-    out = make(narrowed(_add_bias(xp, x, bias), g._data.dtype))
+    x = convolution.input_grad(g._data, w._data, _bias_data(bias), tuple(in_spatial),
+                               *geom.args())
+    out = make(x)
     node = record(ConvolutionTransposeBackward0, (g, w, bias), out)
     if node is not None:
         node.geom = geom
@@ -127,10 +116,8 @@ def _conv_transpose(g, w, bias, geom, in_spatial):
 
 
 def _conv_weight(x, g, geom, kernel):
-    xp = namespace_of(x._data)
-    gw = kernels.conv_weight_grad(xp, widened(x._data), widened(g._data), tuple(kernel),
-                                  *geom.args())
-    out = make(narrowed(gw, x._data.dtype))
+    gw = convolution.weight_grad(x._data, g._data, tuple(kernel), *geom.args())
+    out = make(gw)
     node = record(ConvolutionBackwardBackward0, (x, g), out)
     if node is not None:
         node.geom = geom

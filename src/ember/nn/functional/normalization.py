@@ -9,7 +9,8 @@ a graph of the backward is being built (``create_graph=True``) the backward reco
 statistics from the saved input with ember ops, so second-order gradients are exact.
 """
 from ... import _dtype
-from ..._backend import parallel
+from ..._backend import onednn, parallel
+from ..._backend.choice import KernelChoice
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
@@ -45,9 +46,10 @@ class NativeBatchNormBackward0(Node):
 
     def _fused_backward(self, grad, x, weight, mean, invstd, need):
         n, c = x.shape[:2]
-        gx, gw, gb = _batch_norm_backward_arrays(
-            namespace_of(x), grad.reshape(n, c, -1), x.reshape(n, c, -1), mean, invstd,
-            None if weight is None else weight.astype(x.dtype, copy=False), self.training, need)
+        gx, gw, gb = _batch_norm_backward(
+            grad.reshape(n, c, -1), x.reshape(n, c, -1), mean, invstd,
+            None if weight is None else weight.astype(x.dtype, copy=False), self.training, need,
+            self.eps)
         return self._wrap_grads(gx, x.shape, gw, gb)
 
     def _wrap_grads(self, gx, x_shape, gw, gb):
@@ -76,6 +78,21 @@ class NativeBatchNormBackward0(Node):
         if need_b:
             gb = grad.sum(self.param_sum_dims).reshape(self.affine_shape)
         return gx, gw, gb
+
+
+def _numpy_batch_norm_backward(grad, x, mean, invstd, weight, training, need, eps):
+    return _batch_norm_backward_arrays(namespace_of(x), grad, x, mean, invstd, weight, training,
+                                       need)
+
+
+def _onednn_batch_norm_backward(grad, x, mean, invstd, weight, training, need, eps):
+    var = 1 / (invstd * invstd) - eps
+    grads = onednn.normalization.batch_norm_backward(grad, x, mean, var, weight, eps, training)
+    return None if grads is None else tuple(g if n else None for g, n in zip(grads, need))
+
+
+_batch_norm_backward = KernelChoice("batch norm backward", onednn=_onednn_batch_norm_backward,
+                                    numpy=_numpy_batch_norm_backward)
 
 
 def _batch_norm_backward_arrays(xp, grad, x, mean, invstd, weight, training, need):
@@ -378,27 +395,43 @@ def _batch_norm_fused(input, running_mean, running_var, weight, bias, training, 
     xp, dtype = namespace_of(data), data.dtype
     x = data.reshape(data.shape[0], data.shape[1], -1)
     use_batch = training or running_mean is None
-    if use_batch:
-        mean, var = _channel_moments(xp, x)
-        if training and running_mean is not None:
-            _update_running(xp, running_mean, running_var, mean, var, x.size // x.shape[1],
-                            momentum)
-    else:
-        mean = running_mean._data.astype(dtype, copy=False)
-        var = running_var._data.astype(dtype, copy=False)
+    fixed = (None, None) if use_batch else (running_mean._data.astype(dtype, copy=False),
+                                           running_var._data.astype(dtype, copy=False))
+    y, mean, var = _batch_norm_forward(x, *fixed, _array_of(weight, dtype), _array_of(bias, dtype),
+                                       eps)
+    if training and running_mean is not None:
+        _update_running(xp, running_mean, running_var, mean, var, x.size // x.shape[1], momentum)
     invstd = (1.0 / xp.sqrt(var + eps)).astype(dtype, copy=False)
-    scale = invstd if weight is None else invstd * weight._data.astype(dtype, copy=False)
-    shift = -mean * scale
-    if bias is not None:
-        shift += bias._data.astype(dtype, copy=False)
-    length = x.shape[2]
-    y = xp.empty(x.shape, dtype=dtype)
-    _scale_shift(xp, x, _along_length(xp, scale, length), _along_length(xp, shift, length), y)
     nd = input.dim()
     dims, param_shape = (0,) + tuple(range(2, nd)), (1, -1) + (1,) * (nd - 2)
     return _record_norm(NativeBatchNormBackward0, make(y.reshape(data.shape)), input, weight, bias,
                         dims, param_shape, dims, mean.reshape(param_shape),
                         invstd.reshape(param_shape), use_batch, eps, fused=True)
+
+
+def _array_of(t, dtype):
+    return None if t is None else t._data.astype(dtype, copy=False)
+
+
+def _numpy_batch_norm_forward(x, mean, var, weight, bias, eps):
+    """(y, mean, var) for an (N, C, L) array: statistics as einsum reductions (``mean`` and
+    ``var`` None: the batch's), the output as one per-channel scale and shift of ``x``."""
+    xp, dtype = namespace_of(x), x.dtype
+    if mean is None:
+        mean, var = _channel_moments(xp, x)
+    invstd = (1.0 / xp.sqrt(var + eps)).astype(dtype, copy=False)
+    scale = invstd if weight is None else invstd * weight
+    shift = -mean * scale
+    if bias is not None:
+        shift += bias
+    length = x.shape[2]
+    y = xp.empty(x.shape, dtype=dtype)
+    _scale_shift(xp, x, _along_length(xp, scale, length), _along_length(xp, shift, length), y)
+    return y, mean, var
+
+
+_batch_norm_forward = KernelChoice("batch norm", onednn=onednn.normalization.batch_norm_forward,
+                                   numpy=_numpy_batch_norm_forward)
 
 
 def _channel_moments(xp, x):

@@ -1,0 +1,107 @@
+"""The kernel choice: which library runs an array-level op.
+
+An op with more than one kernel declares them once, as a ``KernelChoice`` naming each
+library's kernel in order of preference, NumPy's (or CuPy's: the same code over ``xp``)
+last, as the reference that always applies. A kernel that cannot run a case (an array type,
+dtype or geometry its library does not take) returns None and the next one runs. Ops call the
+choice, never a library directly, so the choice is made here and nowhere else.
+
+Libraries are switched by ``set_enabled`` (``ember.backends.mkldnn.enabled`` is oneDNN's
+switch, as in torch), by the environment variable ``EMBER_ONEDNN=0`` (read when oneDNN is
+first asked for), and, in tests, by ``only(library)``, which runs every choice on that one
+library's kernel and fails where it does not apply.
+"""
+import contextlib
+import os
+import threading
+
+from . import onednn
+
+NUMPY, ONEDNN = "numpy", "onednn"
+LIBRARIES = (ONEDNN, NUMPY)
+
+_switches = {}  # library -> bool, set by set_enabled or read from the environment
+_forced = threading.local()
+
+
+def _onednn_usable():
+    if ONEDNN not in _switches:
+        _switches[ONEDNN] = os.environ.get("EMBER_ONEDNN", "1") != "0"
+    if not _switches[ONEDNN] or not onednn.available():
+        return False
+    onednn.threads.follow_ember()
+    return True
+
+
+def enabled(library):
+    """Whether ``library``'s kernels are used where they apply."""
+    if library == NUMPY:
+        return True
+    if library == ONEDNN:
+        return _onednn_usable()
+    raise ValueError(f"unknown kernel library {library!r}; expected one of {LIBRARIES}")
+
+
+def set_enabled(library, flag):
+    """Use (or stop using) ``library``'s kernels. NumPy's reference kernels cannot be turned
+    off: they are the fallback of every choice."""
+    if library == NUMPY:
+        if not flag:
+            raise ValueError("NumPy's kernels are the reference and fallback; they cannot be disabled")
+        return
+    if library not in LIBRARIES:
+        raise ValueError(f"unknown kernel library {library!r}; expected one of {LIBRARIES}")
+    _switches[library] = bool(flag)
+
+
+@contextlib.contextmanager
+def only(library):
+    """Within the block, every choice runs ``library``'s kernel, raising ``KernelNotApplicable``
+    where it has none or declines the case (tests compare each library with torch)."""
+    if library != NUMPY and not enabled(library):
+        raise RuntimeError(f"kernel library {library!r} is not available here")
+    previous = getattr(_forced, "library", None)
+    _forced.library = library
+    try:
+        yield
+    finally:
+        _forced.library = previous
+
+
+class KernelNotApplicable(RuntimeError):
+    """Under ``only(library)``, the forced library has no kernel for the case."""
+
+
+class KernelChoice:
+    """One array-level op's kernels by library, in order of preference; calling it runs the
+    first enabled kernel that takes the case."""
+    __slots__ = ("name", "kernels")
+
+    def __init__(self, name, **kernels):
+        unknown = set(kernels) - set(LIBRARIES)
+        if unknown or NUMPY not in kernels:
+            raise ValueError(f"{name}: kernels must be among {LIBRARIES} and include {NUMPY!r}")
+        self.name = name
+        self.kernels = tuple((lib, kernels[lib]) for lib in LIBRARIES if lib in kernels)
+
+    def __call__(self, *args):
+        forced = getattr(_forced, "library", None)
+        if forced is not None:
+            return self._forced(forced, args)
+        for library, kernel in self.kernels:
+            if library == NUMPY or enabled(library):
+                out = kernel(*args)
+                if out is not None:
+                    return out
+        raise AssertionError(f"{self.name}: the NumPy reference kernel declined a case")
+
+    def _forced(self, library, args):
+        for lib, kernel in self.kernels:
+            if lib == library:
+                out = kernel(*args)
+                if out is not None:
+                    return out
+        raise KernelNotApplicable(f"{self.name} has no {library} kernel for this case")
+
+    def libraries(self):
+        return tuple(lib for lib, _ in self.kernels)

@@ -1,0 +1,93 @@
+"""The convolution's array kernels, each a ``KernelChoice`` between oneDNN's primitives and
+NumPy's GEMM lowering (``kernels``, which also serves CuPy):
+
+- ``forward(x, w, bias, stride, pads, dilation, groups)``: ``conv(x, w) + bias``;
+- ``input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups)``: the adjoint in the
+  input, i.e. the transposed convolution of ``g`` (plus ``bias``, which may be None);
+- ``weight_grad(x, g, kernel, stride, pads, dilation, groups)``: the gradient in the weight;
+- ``backward(x, g, w, ...)``: ``(input_grad, weight_grad)`` together, and
+  ``forward_and_weight_grad(gy, g, w, ...)``: a transposed convolution's two gradients
+  ``(conv(gy, w), weight_grad(gy, g))``, where NumPy's path builds the columns once for both.
+
+Arrays come and go in the inputs' dtype; NumPy computes float16/bfloat16 in float32 and rounds
+once (``widened``/``narrowed``), as torch's CPU kernels accumulate them.
+"""
+from . import kernels, namespace_of, onednn
+from .choice import KernelChoice
+from .precision import narrowed, widened
+
+__all__ = ["forward", "input_grad", "weight_grad", "backward", "forward_and_weight_grad"]
+
+
+def _add_bias(y, bias):
+    if bias is not None:
+        y += bias.reshape((-1,) + (1,) * (y.ndim - 2))
+    return y
+
+
+def _numpy_forward(x, w, bias, stride, pads, dilation, groups):
+    xp = namespace_of(x)
+    y = kernels.conv_forward(xp, widened(x), widened(w), stride, pads, dilation, groups)
+    return narrowed(_add_bias(y, bias), x.dtype)
+
+
+def _numpy_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups):
+    xp = namespace_of(g)
+    gx = kernels.conv_input_grad(xp, widened(g), widened(w), tuple(in_spatial), stride, pads,
+                                 dilation, groups)
+    return narrowed(_add_bias(gx, bias), g.dtype)
+
+
+def _numpy_weight_grad(x, g, kernel, stride, pads, dilation, groups):
+    xp = namespace_of(x)
+    gw = kernels.conv_weight_grad(xp, widened(x), widened(g), tuple(kernel), stride, pads,
+                                  dilation, groups)
+    return narrowed(gw, x.dtype)
+
+
+def _numpy_backward(x, g, w, stride, pads, dilation, groups):
+    pair = kernels.conv_backward(namespace_of(x), widened(x), widened(g), widened(w), stride,
+                                 pads, dilation, groups)
+    if pair is None:
+        return (_numpy_input_grad(g, w, None, x.shape[2:], stride, pads, dilation, groups),
+                _numpy_weight_grad(x, g, w.shape[2:], stride, pads, dilation, groups))
+    return tuple(narrowed(a, x.dtype) for a in pair)
+
+
+def _numpy_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups):
+    pair = kernels.conv_forward_and_weight_grad(namespace_of(gy), widened(gy), widened(g),
+                                                widened(w), stride, pads, dilation, groups)
+    if pair is None:
+        return (_numpy_forward(gy, w, None, stride, pads, dilation, groups),
+                _numpy_weight_grad(gy, g, w.shape[2:], stride, pads, dilation, groups))
+    return tuple(narrowed(a, gy.dtype) for a in pair)
+
+
+def _onednn_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups):
+    gx = onednn.conv.conv_backward_data(g, w, tuple(in_spatial), stride, pads, dilation, groups)
+    return gx if gx is None or bias is None else _add_bias(gx, bias)
+
+
+def _onednn_backward(x, g, w, stride, pads, dilation, groups):
+    gx = onednn.conv.conv_backward_data(g, w, x.shape[2:], stride, pads, dilation, groups)
+    gw = onednn.conv.conv_backward_weights(x, g, w.shape[2:], stride, pads, dilation, groups) \
+        if gx is not None else None
+    return None if gw is None else (gx, gw)
+
+
+def _onednn_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups):
+    y = onednn.conv.conv_forward(gy, w, None, stride, pads, dilation, groups)
+    gw = onednn.conv.conv_backward_weights(gy, g, w.shape[2:], stride, pads, dilation, groups) \
+        if y is not None else None
+    return None if gw is None else (y, gw)
+
+
+forward = KernelChoice("convolution", onednn=onednn.conv.conv_forward, numpy=_numpy_forward)
+input_grad = KernelChoice("convolution input gradient", onednn=_onednn_input_grad,
+                          numpy=_numpy_input_grad)
+weight_grad = KernelChoice("convolution weight gradient", onednn=onednn.conv.conv_backward_weights,
+                           numpy=_numpy_weight_grad)
+backward = KernelChoice("convolution backward", onednn=_onednn_backward, numpy=_numpy_backward)
+forward_and_weight_grad = KernelChoice("transposed convolution backward",
+                                       onednn=_onednn_forward_and_weight_grad,
+                                       numpy=_numpy_forward_and_weight_grad)

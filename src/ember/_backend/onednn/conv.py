@@ -1,0 +1,213 @@
+"""Convolutions on oneDNN: the forward, its adjoint in the input (``backward_data``, which is
+also the transposed convolution's forward) and its gradient in the weight
+(``backward_weights``), over NumPy arrays in torch's layouts (N, C, *spatial) and
+(O, C/groups, *kernel), plain or strided.
+
+Each primitive is created with format ``any`` for its activations and weights, so oneDNN picks
+its direct blocked kernels; the plan reorders into and out of them (what torch's own CPU
+convolutions do per call). Geometry is given as ember's kernels take it: ``pads`` as
+``((low, high), ...)`` per spatial dimension, ``dilation`` as torch counts it (1 = dense).
+
+Every function returns None where oneDNN cannot run the case (a geometry or data type it
+rejects, or only its slow reference kernel applies): the caller then runs NumPy's path.
+"""
+import ctypes
+
+import numpy as np
+
+from . import capi
+from .capi import OneDNNError, call
+from .runtime import (MemoryDesc, Plan, describable, destroy_attr, engine, layout_key, plans,
+                      scratchpad_attr)
+
+__all__ = ["conv_forward", "conv_backward_data", "conv_backward_weights"]
+
+
+def _grouped_weight(w, groups):
+    """torch's weight (O, C/g, *k) as oneDNN's grouped weight (g, O/g, C/g, *k): a view."""
+    if groups == 1:
+        return w
+    return w.reshape((groups, w.shape[0] // groups) + w.shape[1:])
+
+
+def _geometry(stride, pads, dilation):
+    return (capi.dims(stride), capi.dims([d - 1 for d in dilation]),
+            capi.dims([lo for lo, _ in pads]), capi.dims([hi for _, hi in pads]))
+
+
+def _right_pads(in_spatial, out_spatial, kernel, stride, pads, dilation):
+    """Right paddings that make oneDNN's size rule ``out = (in + l + r - extent) / s + 1`` exact
+    (a transposed convolution's output_padding adds rows the forward would not have)."""
+    right = []
+    for i, o, k, s, (lo, _), d in zip(in_spatial, out_spatial, kernel, stride, pads, dilation):
+        right.append((o - 1) * s + d * (k - 1) + 1 - i - lo)
+    return tuple((lo, r) for (lo, _), r in zip(pads, right))
+
+
+def _forward_pd(src, weights, bias, dst, geometry, prop, attr):
+    pd = ctypes.c_void_p()
+    call("dnnl_convolution_forward_primitive_desc_create", ctypes.byref(pd),
+         _engine(), prop, capi.CONVOLUTION_DIRECT, src.handle, weights.handle,
+         bias.handle if bias is not None else None, dst.handle, *geometry, attr,
+         what="convolution forward")
+    return pd
+
+
+def _engine():
+    return engine().engine
+
+
+def _shapes(n, channels, out_channels, in_spatial, out_spatial, kernel, groups):
+    src = (n, channels) + tuple(in_spatial)
+    dst = (n, out_channels) + tuple(out_spatial)
+    wei = (out_channels, channels // groups) + tuple(kernel)
+    if groups > 1:
+        wei = (groups, out_channels // groups, channels // groups) + tuple(kernel)
+    return src, wei, dst
+
+
+def _usable(plan):
+    """A plan worth running: oneDNN found a kernel other than its reference loops."""
+    return plan is not None and not plan.implementation().startswith("ref")
+
+
+def _build(make):
+    try:
+        plan = make()
+    except OneDNNError:
+        return None
+    return plan if _usable(plan) else None
+
+
+def _arrays_ok(*arrays):
+    return all(describable(a) for a in arrays)
+
+
+def conv_forward(x, w, bias, stride, pads, dilation, groups):
+    """``y = conv(x, w) + bias`` (bias may be None), or None where oneDNN does not apply."""
+    wg = _grouped_weight(w, groups)
+    if not _arrays_ok(x, wg) or (bias is not None and not _arrays_ok(bias)) \
+            or bias is not None and bias.dtype != x.dtype or w.dtype != x.dtype:
+        return None
+    kernel = w.shape[2:]
+    out_spatial = tuple((s + lo + hi - d * (k - 1) - 1) // st + 1 for s, (lo, hi), k, st, d
+                        in zip(x.shape[2:], pads, kernel, stride, dilation))
+    pads = _right_pads(x.shape[2:], out_spatial, kernel, stride, pads, dilation)
+    y = np.empty((x.shape[0], w.shape[0]) + out_spatial, x.dtype)
+    key = ("conv_forward", layout_key(x), layout_key(wg), None if bias is None else layout_key(bias),
+           stride, pads, dilation, groups)
+
+    def make():
+        src, wei, dst = _shapes(x.shape[0], x.shape[1], w.shape[0], x.shape[2:], out_spatial,
+                                kernel, groups)
+        attr = scratchpad_attr()
+        try:
+            bias_md = MemoryDesc.of(bias) if bias is not None else None
+            pd = _forward_pd(MemoryDesc.any(src, x.dtype), MemoryDesc.any(wei, x.dtype), bias_md,
+                             MemoryDesc.any(dst, x.dtype), _geometry(stride, pads, dilation),
+                             capi.FORWARD_TRAINING, attr)
+        finally:
+            destroy_attr(attr)
+        inputs = {capi.ARG_SRC: (MemoryDesc.of(x), capi.QUERY_SRC_MD),
+                  capi.ARG_WEIGHTS: (MemoryDesc.of(wg), capi.QUERY_WEIGHTS_MD)}
+        if bias is not None:
+            inputs[capi.ARG_BIAS] = (bias_md, (capi.QUERY_WEIGHTS_MD, 1))
+        outputs = {capi.ARG_DST: (MemoryDesc.of(y), capi.QUERY_DST_MD)}
+        return Plan(pd, "convolution forward", inputs, outputs)
+
+    plan = plans.get(key, lambda: _build(make))
+    if plan is None:
+        return None
+    arrays = {capi.ARG_SRC: x, capi.ARG_WEIGHTS: wg, capi.ARG_DST: y}
+    if bias is not None:
+        arrays[capi.ARG_BIAS] = bias
+    plan(arrays)
+    return y
+
+
+def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups):
+    """The convolution's input gradient (N, C, *in_spatial) from its output gradient ``g``:
+    the transposed convolution of ``g`` with ``w``. None where oneDNN does not apply."""
+    wg = _grouped_weight(w, groups)
+    if not _arrays_ok(g, wg) or w.dtype != g.dtype:
+        return None
+    kernel = w.shape[2:]
+    out_spatial = g.shape[2:]
+    pads = _right_pads(in_spatial, out_spatial, kernel, stride, pads, dilation)
+    channels = w.shape[1] * groups
+    gx = np.empty((g.shape[0], channels) + tuple(in_spatial), g.dtype)
+    key = ("conv_backward_data", layout_key(g), layout_key(wg), tuple(in_spatial), stride, pads,
+           dilation, groups)
+
+    def make():
+        src, wei, dst = _shapes(g.shape[0], channels, w.shape[0], in_spatial, out_spatial,
+                                kernel, groups)
+        geometry = _geometry(stride, pads, dilation)
+        src_any, wei_any, dst_any = (MemoryDesc.any(s, g.dtype) for s in (src, wei, dst))
+        attr = scratchpad_attr()
+        try:
+            hint = _forward_pd(src_any, wei_any, None, dst_any, geometry, capi.FORWARD_TRAINING,
+                               attr)
+            try:
+                pd = ctypes.c_void_p()
+                call("dnnl_convolution_backward_data_primitive_desc_create", ctypes.byref(pd),
+                     _engine(), capi.CONVOLUTION_DIRECT, src_any.handle, wei_any.handle,
+                     dst_any.handle, *geometry, hint, attr, what="convolution backward data")
+            finally:
+                capi.lib().dnnl_primitive_desc_destroy(hint)
+        finally:
+            destroy_attr(attr)
+        inputs = {capi.ARG_DIFF_DST: (MemoryDesc.of(g), capi.QUERY_DIFF_DST_MD),
+                  capi.ARG_WEIGHTS: (MemoryDesc.of(wg), capi.QUERY_WEIGHTS_MD)}
+        outputs = {capi.ARG_DIFF_SRC: (MemoryDesc.of(gx), capi.QUERY_DIFF_SRC_MD)}
+        return Plan(pd, "convolution backward data", inputs, outputs)
+
+    plan = plans.get(key, lambda: _build(make))
+    if plan is None:
+        return None
+    plan({capi.ARG_DIFF_DST: g, capi.ARG_WEIGHTS: wg, capi.ARG_DIFF_SRC: gx})
+    return gx
+
+
+def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups):
+    """The convolution's weight gradient (O, C/groups, *kernel) from its input ``x`` and output
+    gradient ``g``. None where oneDNN does not apply."""
+    if not _arrays_ok(x, g) or x.dtype != g.dtype:
+        return None
+    kernel = tuple(kernel)
+    out_spatial = g.shape[2:]
+    pads = _right_pads(x.shape[2:], out_spatial, kernel, stride, pads, dilation)
+    out_channels, channels = g.shape[1], x.shape[1]
+    gw = np.empty((out_channels, channels // groups) + kernel, x.dtype)
+    gwg = _grouped_weight(gw, groups)
+    key = ("conv_backward_weights", layout_key(x), layout_key(g), kernel, stride, pads, dilation,
+           groups)
+
+    def make():
+        src, wei, dst = _shapes(x.shape[0], channels, out_channels, x.shape[2:], out_spatial,
+                                kernel, groups)
+        geometry = _geometry(stride, pads, dilation)
+        src_any, wei_any, dst_any = (MemoryDesc.any(s, x.dtype) for s in (src, wei, dst))
+        attr = scratchpad_attr()
+        try:
+            hint = _forward_pd(src_any, wei_any, None, dst_any, geometry, capi.FORWARD_TRAINING,
+                               attr)
+            try:
+                pd = ctypes.c_void_p()
+                call("dnnl_convolution_backward_weights_primitive_desc_create", ctypes.byref(pd),
+                     _engine(), capi.CONVOLUTION_DIRECT, src_any.handle, wei_any.handle, None,
+                     dst_any.handle, *geometry, hint, attr, what="convolution backward weights")
+            finally:
+                capi.lib().dnnl_primitive_desc_destroy(hint)
+        finally:
+            destroy_attr(attr)
+        inputs = {capi.ARG_SRC: (MemoryDesc.of(x), capi.QUERY_SRC_MD),
+                  capi.ARG_DIFF_DST: (MemoryDesc.of(g), capi.QUERY_DIFF_DST_MD)}
+        outputs = {capi.ARG_DIFF_WEIGHTS: (MemoryDesc.of(gwg), capi.QUERY_DIFF_WEIGHTS_MD)}
+        return Plan(pd, "convolution backward weights", inputs, outputs)
+
+    plan = plans.get(key, lambda: _build(make))
+    if plan is None:
+        return None
+    plan({capi.ARG_SRC: x, capi.ARG_DIFF_DST: g, capi.ARG_DIFF_WEIGHTS: gwg})
+    return gw

@@ -1,0 +1,122 @@
+"""Batch normalization on oneDNN, over C-contiguous float32 (N, C, L) NumPy arrays, in their
+plain layout (oneDNN's jit kernels for ``ncw`` read them in place). Per-channel arrays
+(``weight``, ``bias``, ``mean``, ``var``) are float32 vectors of length C; the statistics are
+the biased variance, as torch's batch norm computes them for normalizing.
+
+Each function returns None where oneDNN does not apply (the caller runs NumPy's path).
+"""
+import ctypes
+
+import numpy as np
+
+from . import capi
+from .capi import call
+from .runtime import MemoryDesc, Plan, destroy_attr, engine, plans, scratchpad_attr
+from .conv import _build
+
+__all__ = ["batch_norm_forward", "batch_norm_backward"]
+
+_FLAGS = capi.USE_SCALE | capi.USE_SHIFT
+
+
+def _applies(*arrays):
+    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.flags.c_contiguous
+               and a.size for a in arrays)
+
+
+def _vector(values, fill, channels):
+    if values is None:
+        return np.full(channels, fill, np.float32)
+    return np.ascontiguousarray(values, np.float32)
+
+
+def _forward_pd(x_md, eps, flags, prop, attr):
+    pd = ctypes.c_void_p()
+    call("dnnl_batch_normalization_forward_primitive_desc_create", ctypes.byref(pd),
+         engine().engine, prop, x_md.handle, x_md.handle, ctypes.c_float(eps), flags, attr,
+         what="batch normalization forward")
+    return pd
+
+
+def _stat_md(channels):
+    return MemoryDesc.strided((channels,), (1,), np.dtype(np.float32))
+
+
+def batch_norm_forward(x, mean, var, weight, bias, eps):
+    """``(y, mean, var)``: ``x`` normalized by the batch's statistics (``mean`` and ``var``
+    None: training), or by the given ones (inference), then scaled by ``weight`` and shifted
+    by ``bias`` (None: 1 and 0)."""
+    if not _applies(x):
+        return None
+    channels = x.shape[1]
+    training = mean is None
+    flags = _FLAGS | (0 if training else capi.USE_GLOBAL_STATS)
+    key = ("batch_norm_forward", x.shape, float(eps), flags)
+
+    def make():
+        x_md = MemoryDesc.of(x)
+        attr = scratchpad_attr()
+        try:
+            pd = _forward_pd(x_md, eps, flags, capi.FORWARD_TRAINING, attr)
+        finally:
+            destroy_attr(attr)
+        fixed = {arg: _stat_md(channels) for arg in
+                 (capi.ARG_MEAN, capi.ARG_VARIANCE, capi.ARG_SCALE, capi.ARG_SHIFT)}
+        fixed[capi.ARG_SRC] = x_md
+        fixed[capi.ARG_DST] = MemoryDesc.of(x)
+        return Plan(pd, "batch normalization forward", {}, {}, fixed)
+
+    plan = plans.get(key, lambda: _build(make))
+    if plan is None:
+        return None
+    y = np.empty_like(x)
+    if training:
+        mean, var = np.empty(channels, np.float32), np.empty(channels, np.float32)
+    else:
+        mean, var = _vector(mean, 0, channels), _vector(var, 1, channels)
+    plan({capi.ARG_SRC: x, capi.ARG_DST: y, capi.ARG_MEAN: mean, capi.ARG_VARIANCE: var,
+          capi.ARG_SCALE: _vector(weight, 1, channels), capi.ARG_SHIFT: _vector(bias, 0, channels)})
+    return y, mean, var
+
+
+def batch_norm_backward(grad, x, mean, var, weight, eps, training):
+    """``(grad_input, grad_weight, grad_bias)`` of batch norm, whose statistics ``mean`` and
+    ``var`` were the batch's (``training``) or fixed."""
+    grad = np.ascontiguousarray(grad)
+    if not _applies(x, grad) or grad.shape != x.shape:
+        return None
+    channels = x.shape[1]
+    flags = _FLAGS | (0 if training else capi.USE_GLOBAL_STATS)
+    key = ("batch_norm_backward", x.shape, float(eps), flags)
+
+    def make():
+        x_md = MemoryDesc.of(x)
+        attr = scratchpad_attr()
+        try:
+            hint = _forward_pd(x_md, eps, flags, capi.FORWARD_TRAINING, attr)
+            try:
+                pd = ctypes.c_void_p()
+                call("dnnl_batch_normalization_backward_primitive_desc_create", ctypes.byref(pd),
+                     engine().engine, capi.BACKWARD, x_md.handle, x_md.handle, x_md.handle,
+                     ctypes.c_float(eps), flags, hint, attr, what="batch normalization backward")
+            finally:
+                capi.lib().dnnl_primitive_desc_destroy(hint)
+        finally:
+            destroy_attr(attr)
+        fixed = {arg: _stat_md(channels) for arg in
+                 (capi.ARG_MEAN, capi.ARG_VARIANCE, capi.ARG_SCALE, capi.ARG_DIFF_SCALE,
+                  capi.ARG_DIFF_SHIFT)}
+        for arg in (capi.ARG_SRC, capi.ARG_DIFF_DST, capi.ARG_DIFF_SRC):
+            fixed[arg] = MemoryDesc.of(x)
+        return Plan(pd, "batch normalization backward", {}, {}, fixed)
+
+    plan = plans.get(key, lambda: _build(make))
+    if plan is None:
+        return None
+    grad_x = np.empty_like(x)
+    grad_w, grad_b = np.empty(channels, np.float32), np.empty(channels, np.float32)
+    plan({capi.ARG_SRC: x, capi.ARG_DIFF_DST: grad, capi.ARG_DIFF_SRC: grad_x,
+          capi.ARG_MEAN: _vector(mean, 0, channels), capi.ARG_VARIANCE: _vector(var, 1, channels),
+          capi.ARG_SCALE: _vector(weight, 1, channels), capi.ARG_DIFF_SCALE: grad_w,
+          capi.ARG_DIFF_SHIFT: grad_b})
+    return grad_x, grad_w, grad_b

@@ -1,0 +1,271 @@
+"""The engine and stream, memory descriptors over NumPy buffers, and ``Plan``: a oneDNN
+primitive together with the reorders between the layouts its caller holds (plain or strided
+NumPy arrays) and the layouts the primitive chose, and a cache of plans keyed on everything
+that shapes them (creating a primitive costs milliseconds; running one from the cache costs
+a few microseconds of ctypes calls around the kernel).
+"""
+import collections
+import ctypes
+import threading
+
+import numpy as np
+
+from . import capi
+from .capi import call
+
+_DATA_TYPES = {np.dtype(np.float32): capi.F32}
+
+
+def register_data_type(np_dtype, dnnl_type):
+    _DATA_TYPES[np.dtype(np_dtype)] = dnnl_type
+
+
+def data_type(np_dtype):
+    """oneDNN's data type for a NumPy dtype, or None where oneDNN has none ember uses."""
+    return _DATA_TYPES.get(np_dtype)
+
+
+class _Engine:
+    """The CPU engine and its stream, made on first use."""
+    __slots__ = ("engine", "stream")
+
+    def __init__(self):
+        engine, stream = ctypes.c_void_p(), ctypes.c_void_p()
+        call("dnnl_engine_create", ctypes.byref(engine), capi.ENGINE_CPU, 0)
+        call("dnnl_stream_create", ctypes.byref(stream), engine, capi.STREAM_DEFAULT_FLAGS)
+        self.engine, self.stream = engine, stream
+
+
+_engine = []
+_engine_lock = threading.Lock()
+
+
+def engine():
+    if not _engine:
+        with _engine_lock:
+            if not _engine:
+                _engine.append(_Engine())
+    return _engine[0]
+
+
+class MemoryDesc:
+    """An owned ``dnnl_memory_desc_t``."""
+    __slots__ = ("handle", "_destroy")
+
+    def __init__(self, handle):
+        self.handle = handle
+        self._destroy = capi.lib().dnnl_memory_desc_destroy  # still callable at shutdown
+
+    @classmethod
+    def strided(cls, shape, strides, dtype):
+        """Dims ``shape`` with element ``strides`` (a NumPy array's layout, in elements)."""
+        handle = ctypes.c_void_p()
+        call("dnnl_memory_desc_create_with_strides", ctypes.byref(handle), len(shape),
+             capi.dims(shape), data_type(dtype), capi.dims(strides))
+        return cls(handle)
+
+    @classmethod
+    def any(cls, shape, dtype):
+        """Dims ``shape`` in whichever layout the primitive prefers."""
+        handle = ctypes.c_void_p()
+        call("dnnl_memory_desc_create_with_tag", ctypes.byref(handle), len(shape),
+             capi.dims(shape), data_type(dtype), capi.FORMAT_ANY)
+        return cls(handle)
+
+    @classmethod
+    def of(cls, array):
+        return cls.strided(array.shape, element_strides(array), array.dtype)
+
+    def __del__(self):
+        if self.handle:
+            self._destroy(self.handle)
+
+
+def element_strides(array):
+    """``array``'s strides in elements; a dimension of size 1 (whose stride NumPy leaves
+    arbitrary) gets 1."""
+    item = array.itemsize
+    return tuple(s // item if n > 1 else 1 for s, n in zip(array.strides, array.shape))
+
+
+def describable(array):
+    """Whether oneDNN can read ``array`` in place: a non-empty NumPy array of a dtype it has,
+    with positive element strides (broadcast and reversed views must be copied first)."""
+    if type(array) is not np.ndarray or array.dtype not in _DATA_TYPES or not array.size:
+        return False
+    item = array.itemsize
+    return all(s > 0 and s % item == 0 for s, n in zip(array.strides, array.shape) if n > 1)
+
+
+def layout_key(array):
+    return array.shape, array.strides, array.dtype.char
+
+
+class _Primitive:
+    """A primitive descriptor and its primitive (both owned)."""
+    __slots__ = ("pd", "handle", "what", "_lib")
+
+    def __init__(self, pd, what):
+        self.pd, self.what = pd, what
+        self._lib = capi.lib()  # still reachable at shutdown, when module globals are gone
+        self.handle = ctypes.c_void_p()
+        call("dnnl_primitive_create", ctypes.byref(self.handle), pd, what=what)
+
+    def md(self, query, index=0):
+        return capi.lib().dnnl_primitive_desc_query_md(self.pd, query, index)
+
+    def implementation(self):
+        """oneDNN's name for the kernel it picked (``brgconv:avx512_core``, ``ref:any``, ...)."""
+        text = ctypes.c_char_p()
+        call("dnnl_primitive_desc_query", self.pd, capi.QUERY_IMPL_INFO_STR, 0,
+             ctypes.byref(text), what=self.what)
+        return text.value.decode()
+
+    def execute(self, args):
+        arr = (capi.ExecArg * len(args))(*args)
+        call("dnnl_primitive_execute", self.handle, engine().stream, len(args), arr,
+             what=self.what)
+
+    def __del__(self):
+        if self.handle:
+            self._lib.dnnl_primitive_destroy(self.handle)
+        self._lib.dnnl_primitive_desc_destroy(self.pd)
+
+
+def scratchpad_attr():
+    """Primitive attributes asking for a user-managed scratchpad (ember passes a NumPy buffer
+    per call instead of each primitive keeping its own)."""
+    attr = ctypes.c_void_p()
+    call("dnnl_primitive_attr_create", ctypes.byref(attr))
+    call("dnnl_primitive_attr_set_scratchpad_mode", attr, capi.SCRATCHPAD_MODE_USER)
+    return attr
+
+
+def destroy_attr(attr):
+    capi.lib().dnnl_primitive_attr_destroy(attr)
+
+
+def _memory(md, pointer):
+    mem = ctypes.c_void_p()
+    call("dnnl_memory_create", ctypes.byref(mem), md, engine().engine, ctypes.c_void_p(pointer))
+    return mem
+
+
+def _reorder(src_md, dst_md, what):
+    pd = ctypes.c_void_p()
+    eng = engine().engine
+    call("dnnl_reorder_primitive_desc_create", ctypes.byref(pd), src_md, eng, dst_md, eng, None,
+         what=f"reorder for {what}")
+    return _Primitive(pd, f"reorder for {what}")
+
+
+class Plan:
+    """A primitive and, for each of its arguments, the user's layout (a ``MemoryDesc``) and
+    the reorder into (inputs) or out of (outputs) the layout the primitive chose, where the
+    two differ."""
+    __slots__ = ("primitive", "args", "fixed", "scratchpad_bytes", "user_mds")
+
+    def __init__(self, pd, what, inputs, outputs, fixed=None):
+        """``inputs`` and ``outputs``: {arg index: (user MemoryDesc, the query for the layout
+        the primitive chose, or (query, index) where an argument is not the query's first)};
+        ``fixed``: {arg index: MemoryDesc} for arguments the primitive was created with in the
+        user's layout (statistics, scales), bound as they are."""
+        self.primitive = _Primitive(pd, what)
+        self.user_mds = list((fixed or {}).values())  # kept alive with the plan
+        self.fixed = tuple((fixed or {}).items())
+        self.args = []  # (arg, is_output, user md, chosen md, reorder or None, chosen bytes)
+        lib = capi.lib()
+        for is_output, table in ((False, inputs), (True, outputs)):
+            for arg, (user, query) in table.items():
+                self.user_mds.append(user)
+                chosen = self.primitive.md(*query) if isinstance(query, tuple) \
+                    else self.primitive.md(query)
+                reorder = None
+                if not lib.dnnl_memory_desc_equal(chosen, user.handle):
+                    reorder = _reorder(chosen, user.handle, what) if is_output \
+                        else _reorder(user.handle, chosen, what)
+                self.args.append((arg, is_output, user.handle, chosen, reorder,
+                                  lib.dnnl_memory_desc_get_size(chosen)))
+        self.scratchpad_bytes = lib.dnnl_memory_desc_get_size(
+            self.primitive.md(capi.QUERY_SCRATCHPAD_MD))
+
+    def implementation(self):
+        return self.primitive.implementation()
+
+    def __call__(self, arrays):
+        """Run on ``arrays`` ({arg index: NumPy array in the user's layout})."""
+        lib = capi.lib()
+        memories, bound, after, keep = [], [], [], []
+        try:
+            for arg, is_output, user_md, chosen_md, reorder, size in self.args:
+                user_mem = _memory(user_md, arrays[arg].ctypes.data)
+                memories.append(user_mem)
+                if reorder is None:
+                    bound.append((arg, user_mem))
+                    continue
+                buffer = np.empty(size, np.uint8)
+                keep.append(buffer)
+                mem = _memory(chosen_md, buffer.ctypes.data)
+                memories.append(mem)
+                bound.append((arg, mem))
+                if is_output:
+                    after.append((reorder, mem, user_mem))
+                else:
+                    reorder.execute(((capi.ARG_FROM, user_mem), (capi.ARG_TO, mem)))
+            for arg, md in self.fixed:
+                mem = _memory(md.handle, arrays[arg].ctypes.data)
+                memories.append(mem)
+                bound.append((arg, mem))
+            if self.scratchpad_bytes:
+                scratch = np.empty(self.scratchpad_bytes, np.uint8)
+                keep.append(scratch)
+                mem = _memory(self.primitive.md(capi.QUERY_SCRATCHPAD_MD), scratch.ctypes.data)
+                memories.append(mem)
+                bound.append((capi.ARG_SCRATCHPAD, mem))
+            self.primitive.execute(bound)
+            for reorder, src, dst in after:
+                reorder.execute(((capi.ARG_FROM, src), (capi.ARG_TO, dst)))
+            call("dnnl_stream_wait", engine().stream)
+        finally:
+            for mem in memories:
+                lib.dnnl_memory_destroy(mem)
+
+
+class PlanCache:
+    """Plans by key, the least recently used dropped past ``capacity``."""
+
+    def __init__(self, capacity=512):
+        self.capacity = capacity
+        self._plans = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self.created = 0
+
+    def get(self, key, make):
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                self._plans.move_to_end(key)
+                return plan
+        plan = make()
+        with self._lock:
+            self._plans[key] = plan
+            self.created += 1
+            while len(self._plans) > self.capacity:
+                self._plans.popitem(last=False)
+        return plan
+
+    def clear(self):
+        with self._lock:
+            self._plans.clear()
+
+    def forget_after_fork(self):
+        """In a forked child: drop every plan (and the lock, which a parent thread may have
+        held at the fork)."""
+        self._lock = threading.Lock()
+        self._plans = collections.OrderedDict()
+
+    def __len__(self):
+        return len(self._plans)
+
+
+plans = PlanCache()

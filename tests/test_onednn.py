@@ -1,0 +1,238 @@
+"""ember's oneDNN kernel layer: convolutions forward and backward against torch (whose CPU
+convolutions run the same library: bit for bit where it picks the same primitive), the plan
+cache, the switch and the fallback to NumPy, and oneDNN's errors."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._backend import choice, onednn
+from ember._backend.onednn import capi, runtime
+
+pytestmark = pytest.mark.skipif(not choice.enabled(choice.ONEDNN),
+                                reason="oneDNN is not in use (not installed, or EMBER_ONEDNN=0)")
+
+# (x shape, w shape, kwargs) for conv{1,2,3}d
+CONV_CASES = [
+    ((4, 16, 12, 12), (16, 16, 3, 3), dict(padding=1)),                       # ResNet's 3x3
+    ((4, 16, 12, 12), (32, 16, 1, 1), dict(stride=2)),                         # 1x1 downsample
+    ((3, 3, 17, 15), (8, 3, 5, 5), dict(stride=2, padding=2)),
+    ((2, 6, 11, 10), (6, 3, 3, 3), dict(padding=(1, 0), groups=2)),
+    ((2, 8, 10, 10), (8, 1, 3, 3), dict(padding=1, groups=8)),                 # depthwise
+    ((2, 4, 12, 12), (6, 4, 3, 3), dict(padding=2, dilation=2)),
+    ((2, 4, 9, 9), (6, 4, 3, 2), dict(padding="same")),                        # asymmetric pads
+    ((2, 5, 20), (7, 5, 3), dict(stride=2, padding=1)),                        # 1-D
+    ((1, 3, 6, 7, 5), (4, 3, 3, 3, 2), dict(padding=1, stride=(1, 2, 1))),     # 3-D
+]
+
+# (x shape, w shape, kwargs) for conv_transpose{1,2,3}d
+TRANSPOSED_CASES = [
+    ((3, 16, 5, 4), (16, 8, 4, 4), dict(stride=2, padding=1)),                 # DCGAN's
+    ((2, 6, 5, 5), (6, 4, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    ((2, 4, 6, 6), (4, 3, 3, 3), dict(stride=2, groups=2, dilation=2, output_padding=1)),
+    ((2, 5, 9), (5, 3, 4), dict(stride=3, padding=1, output_padding=2)),
+    ((1, 4, 3, 4, 3), (4, 2, 3, 3, 3), dict(stride=2, padding=1)),
+]
+
+
+def _dims(x_shape):
+    return len(x_shape) - 2
+
+
+def _run(lib, transposed, x_data, w_data, b_data, g_data, kwargs, layout=None):
+    F = lib.nn.functional
+    fn = getattr(F, f"conv{'_transpose' if transposed else ''}{_dims(x_data.shape)}d")
+    x = lib.tensor(x_data, requires_grad=True)
+    w = lib.tensor(w_data, requires_grad=True)
+    b = lib.tensor(b_data, requires_grad=True)
+    xin = layout(x) if layout else x
+    y = fn(xin, w, b, **kwargs)
+    y.backward(lib.tensor(g_data))
+    return [t.detach().numpy() for t in (y, x.grad, w.grad, b.grad)]
+
+
+def _data(x_shape, w_shape, kwargs, transposed, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    out_channels = w_shape[1] * kwargs.get("groups", 1) if transposed else w_shape[0]
+    b = rng.standard_normal(out_channels).astype(np.float32)
+    F = torch.nn.functional
+    fn = getattr(F, f"conv{'_transpose' if transposed else ''}{_dims(x_shape)}d")
+    y = fn(torch.tensor(x), torch.tensor(w), torch.tensor(b), **kwargs)
+    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    return x, w, b, g
+
+
+def _compare(got, want):
+    names = ("output", "input grad", "weight grad", "bias grad")
+    for name, a, b in zip(names, got, want):
+        assert a.shape == b.shape and a.dtype == b.dtype, name
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(b).max()),
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("transposed, x_shape, w_shape, kwargs",
+                         [(False,) + c for c in CONV_CASES] + [(True,) + c for c in TRANSPOSED_CASES])
+def test_convolutions_on_onednn_match_torch(transposed, x_shape, w_shape, kwargs):
+    data = _data(x_shape, w_shape, kwargs, transposed)
+    want = _run(torch, transposed, *data, kwargs)
+    with choice.only(choice.ONEDNN):
+        got = _run(ember, transposed, *data, kwargs)
+    _compare(got, want)
+
+
+def test_resnet_convolution_is_bit_identical_to_torch():
+    """torch runs the same oneDNN primitive for this float32 convolution."""
+    x, w, b, g = _data((8, 16, 16, 16), (16, 16, 3, 3), dict(padding=1), False)
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), padding=1)
+    with choice.only(choice.ONEDNN):
+        got = ember.nn.functional.conv2d(ember.tensor(x), ember.tensor(w), ember.tensor(b),
+                                         padding=1)
+    assert np.array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("layout", ["transposed_view", "channels_last", "sliced"])
+def test_strided_inputs_are_read_in_place_and_match_torch(layout):
+    x_shape, w_shape, kwargs = CONV_CASES[0]
+    views = {"transposed_view": lambda t: t.transpose(2, 3),
+             "channels_last": lambda t: t.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+             "sliced": lambda t: t[:, :, ::2, 1:]}
+    x, w, b, _ = _data(x_shape, w_shape, kwargs, False)
+    F = torch.nn.functional
+    y = F.conv2d(views[layout](torch.tensor(x)), torch.tensor(w), torch.tensor(b), **kwargs)
+    g = np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32)
+    want = _run(torch, False, x, w, b, g, kwargs, views[layout])
+    with choice.only(choice.ONEDNN):
+        got = _run(ember, False, x, w, b, g, kwargs, views[layout])
+    _compare(got, want)
+
+
+def test_a_repeated_step_creates_no_primitives():
+    x, w, b, g = _data((4, 8, 10, 10), (8, 8, 3, 3), dict(padding=1, stride=1), False, seed=3)
+    _run(ember, False, x, w, b, g, dict(padding=1))
+    created = runtime.plans.created
+    for _ in range(3):
+        _run(ember, False, x, w, b, g, dict(padding=1))
+    assert runtime.plans.created == created
+
+
+@pytest.mark.parametrize("dtype", ["float64", "bfloat16"])
+def test_dtypes_onednn_does_not_run_fall_back_to_numpy(dtype):
+    x = ember.randn(2, 3, 8, 8, dtype=getattr(ember, dtype))
+    w = ember.randn(4, 3, 3, 3, dtype=getattr(ember, dtype))
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+        ember.nn.functional.conv2d(x, w)
+    got = ember.nn.functional.conv2d(x, w)  # the choice falls back to NumPy
+    want = torch.nn.functional.conv2d(torch.tensor(x.float().numpy()).to(getattr(torch, dtype)),
+                                      torch.tensor(w.float().numpy()).to(getattr(torch, dtype)))
+    assert str(got.dtype) == f"ember.{dtype}"
+    np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=2e-2, atol=5e-2)
+
+
+def test_the_switch_turns_onednn_off_and_on():
+    x, w = ember.randn(1, 2, 5, 5), ember.randn(3, 2, 3, 3)
+    created = runtime.plans.created
+    with ember.backends.mkldnn.flags(enabled=False):
+        assert not ember.backends.mkldnn.enabled
+        ember.nn.functional.conv2d(x, w, padding=(2, 1))
+        assert runtime.plans.created == created
+    assert ember.backends.mkldnn.enabled and ember.backends.mkldnn.is_available()
+    ember.nn.functional.conv2d(x, w, padding=(2, 1))
+    assert runtime.plans.created == created + 1
+
+
+def test_environment_variable_turns_onednn_off():
+    code = ("import ember; from ember._backend.onednn import runtime; "
+            "ember.nn.functional.conv2d(ember.randn(1, 2, 5, 5), ember.randn(3, 2, 3, 3)); "
+            "print(ember.backends.mkldnn.enabled, ember.backends.mkldnn.is_available(), "
+            "runtime.plans.created)")
+    env = dict(os.environ, EMBER_ONEDNN="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True", "0"]
+
+
+def test_importing_ember_loads_no_onednn_and_sets_no_threads():
+    code = ("import sys, ember; from ember._backend.onednn import capi; "
+            "print(bool(capi._loaded), 'libgomp' in open('/proc/self/maps').read())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_onednn_errors_name_the_call_the_primitive_and_the_status():
+    bad = runtime.MemoryDesc.any((2, 3, 4, 4), np.dtype(np.float32))
+    wrong_weights = runtime.MemoryDesc.any((5, 7, 3, 3), np.dtype(np.float32))  # 7 != 3 channels
+    dst = runtime.MemoryDesc.any((2, 5, 2, 2), np.dtype(np.float32))
+    geometry = tuple(capi.dims(v) for v in ((1, 1), (0, 0), (0, 0), (0, 0)))
+    with pytest.raises(capi.OneDNNError, match=r"dnnl_convolution_forward_primitive_desc_create "
+                                               r"failed for convolution forward: invalid_arguments"):
+        onednn.conv._forward_pd(bad, wrong_weights, None, dst, geometry, capi.FORWARD_TRAINING,
+                                None)
+
+
+def test_threads_follow_set_num_threads():
+    previous = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        ember.nn.functional.conv2d(ember.randn(1, 2, 5, 5), ember.randn(3, 2, 3, 3))
+        assert onednn.threads._applied.count == 1
+    finally:
+        ember.set_num_threads(previous)
+    ember.nn.functional.conv2d(ember.randn(1, 2, 5, 5), ember.randn(3, 2, 3, 3))
+    assert onednn.threads._applied.count == previous
+
+
+def test_a_forked_child_runs_convolutions_after_the_parent_did():
+    """GNU OpenMP's pool does not survive fork: the child must not reuse the parent's threads
+    or its primitives (which keep their thread count), or it hangs."""
+    code = ("import os, ember\n"
+            "x, w = ember.randn(8, 16, 32, 32), ember.randn(16, 16, 3, 3)\n"
+            "want = ember.nn.functional.conv2d(x, w, padding=1)\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    y = ember.nn.functional.conv2d(x, w, padding=1)\n"
+            "    os._exit(0 if bool((y == want).all()) else 3)\n"
+            "print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == ["0"]
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape, affine", [((8, 16, 10, 10), True), ((4, 6, 7), False),
+                                           ((16, 5), True), ((2, 3, 4, 5, 3), True)])
+def test_batch_norm_on_onednn_matches_torch(shape, affine, training):
+    rng = np.random.default_rng(2)
+    channels = shape[1]
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    w, b = rng.standard_normal(channels).astype(np.float32), rng.standard_normal(channels).astype(np.float32)
+    stats = rng.standard_normal(channels).astype(np.float32), rng.uniform(0.5, 2, channels).astype(np.float32)
+
+    def run(lib):
+        m = getattr(lib.nn, f"BatchNorm{max(1, len(shape) - 2)}d")(channels, affine=affine)
+        if affine:
+            m.weight.data.copy_(lib.tensor(w))
+            m.bias.data.copy_(lib.tensor(b))
+        m.running_mean.copy_(lib.tensor(stats[0]))
+        m.running_var.copy_(lib.tensor(stats[1]))
+        m.train(training)
+        xt = lib.tensor(x, requires_grad=True)
+        m(xt).backward(lib.tensor(g))
+        out = [m(xt.detach()).detach(), xt.grad, m.running_mean, m.running_var]
+        if affine:
+            out += [m.weight.grad, m.bias.grad]
+        return [t.numpy() for t in out]
+
+    want = run(torch)
+    with choice.only(choice.ONEDNN):
+        got = run(ember)
+    for i, (a, b_) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(b_).max()),
+                                   err_msg=f"output {i}")
