@@ -419,3 +419,20 @@ def test_where_gradient_matches_torch_in_unselected_branch():
         grads.append(x.grad)
     np.testing.assert_allclose(_values(grads[0]), _values(grads[1]))
     assert not np.isnan(_values(grads[0])).any()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [3, 3.0, -2, -0.5])
+def test_pow_small_exponents_are_torchs_bits(exponent, dtype):
+    """torch computes these exponents by multiplication (and sqrt); so does ember, not by
+    NumPy's scalar power loop."""
+    values = np.concatenate([np.random.default_rng(0).standard_normal(1000) * 10,
+                             [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, 1e30, -1e-30]])
+    x = values.astype(dtype)
+    got = ember.tensor(x).pow(exponent).numpy()
+    want = torch.tensor(x).pow(exponent).numpy()
+    np.testing.assert_array_equal(got, want)
+    g_ember, g_torch = (lib.tensor(x[:1000], requires_grad=True) for lib in (ember, torch))
+    for t in (g_ember, g_torch):
+        t.pow(exponent).sum().backward()
+    np.testing.assert_allclose(g_ember.grad.numpy(), g_torch.grad.numpy(), rtol=1e-6)

@@ -416,6 +416,13 @@ def _pow_arrays(x, e):
     xp = namespace_of(x)
     if x.dtype.kind in "iu" and is_scalar(e) and not isinstance(e, float) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if x.dtype.char in "fd" and is_scalar(e) and not isinstance(e, complex):
+        if e == 3:  # by multiplication, as torch does: NumPy takes its scalar powf loop here
+            return x * x * x
+        if e == -2:
+            return 1 / (x * x)
+        if e == -0.5:
+            return 1 / xp.sqrt(x)
     return xp.power(x, e)
 
 

@@ -82,9 +82,9 @@ def batch_norm_forward(x, mean, var, weight, bias, eps):
 def batch_norm_backward(grad, x, mean, var, weight, eps, training):
     """``(grad_input, grad_weight, grad_bias)`` of batch norm, whose statistics ``mean`` and
     ``var`` were the batch's (``training``) or fixed."""
-    grad = np.ascontiguousarray(grad)
-    if not _applies(x, grad) or grad.shape != x.shape:
+    if not _applies(x) or type(grad) is not np.ndarray or grad.shape != x.shape:
         return None
+    grad = np.ascontiguousarray(grad, np.float32)
     channels = x.shape[1]
     flags = _FLAGS | (0 if training else capi.USE_GLOBAL_STATS)
     key = ("batch_norm_backward", x.shape, float(eps), flags)
