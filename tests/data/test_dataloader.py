@@ -642,3 +642,32 @@ def test_exception_of_a_local_class_arrives_as_runtime_error(deadline):
     with pytest.raises(RuntimeError, match="Caught LocalError in DataLoader worker process 0") as info:
         list(loader)
     assert "made locally" in str(info.value)
+
+
+def _add_a_module_only_this_worker_has(worker_id):
+    import types
+    module = types.ModuleType("made_in_the_worker")
+    exec("class WorkerOnlyError(Exception):\n    pass\n", module.__dict__)
+    sys.modules[module.__name__] = module
+
+
+class RaisingWorkerOnlyError(edata.Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        raise sys.modules["made_in_the_worker"].WorkerOnlyError("made by the worker")
+
+
+def test_exception_of_a_class_the_main_process_lacks_keeps_its_traceback(deadline):
+    # torch's loader raises ModuleNotFoundError here, losing the worker's exception
+    deadline(60)
+    loader = edata.DataLoader(RaisingWorkerOnlyError(), num_workers=1,
+                              worker_init_fn=_add_a_module_only_this_worker_has,
+                              multiprocessing_context="fork")
+    with pytest.raises(RuntimeError, match="Caught WorkerOnlyError in DataLoader worker process 0") as info:
+        list(loader)
+    msg = str(info.value)
+    assert "Original Traceback" in msg and "in __getitem__" in msg
+    assert "made_in_the_worker.WorkerOnlyError: made by the worker" in msg
+    assert "made_in_the_worker" not in sys.modules

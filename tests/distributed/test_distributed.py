@@ -54,6 +54,23 @@ def test_a_failing_rank_aborts_the_job_with_its_error():
     assert "no failure" not in result.stdout
 
 
+def test_a_failing_ranks_traceback_survives_the_abort_under_cpu_load():
+    # on a busy machine mpiexec's handling of the abort could overtake the rank's report
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        for _ in range(20):
+            result = launch(str(HERE / "workers" / "failures.py"), "raise", timeout=90)
+            assert result.returncode != 0
+            header = result.stderr.find("[rank 1] uncaught exception, aborting the MPI job:")
+            assert header >= 0, result.stderr
+            report = result.stderr[header:]
+            assert "in raise_on_rank_1" in report, result.stderr
+            assert "ValueError: boom from rank 1" in report, result.stderr
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
 def test_mismatched_shapes_name_both_shapes():
     result = launch(str(HERE / "workers" / "failures.py"), "mismatch", timeout=90)
     assert result.returncode != 0

@@ -73,12 +73,21 @@ class WorkerFailure:
         self.traceback_text = "".join(traceback.format_exception(exc_type, exc, tb))
 
     def __getstate__(self):
+        # the type travels pickled on its own, so that a type the main process cannot rebuild
+        # (a class defined in a function, or in a module only the worker has) loses only itself
         state = dict(self.__dict__)
         try:
-            pickle.dumps(self.exc_type)
-        except Exception:  # e.g. a class defined in a function: a RuntimeError will carry it
-            state["exc_type"] = RuntimeError
+            state["exc_type"] = pickle.dumps(self.exc_type)
+        except Exception:
+            state["exc_type"] = None
         return state
+
+    def __setstate__(self, state):
+        try:
+            state["exc_type"] = pickle.loads(state["exc_type"])
+        except Exception:  # a RuntimeError carries the message instead
+            state["exc_type"] = RuntimeError
+        self.__dict__.update(state)
 
     def message(self):
         return (f"Caught {self.exc_name} {self.where}.\n"
