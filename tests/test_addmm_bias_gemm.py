@@ -53,6 +53,26 @@ def test_bias_gemm_matches_product_then_add_and_torch(dtype, layout1, layout2, b
     np.testing.assert_allclose(fused[0], want, **TOL[dtype])
 
 
+def test_bias_gemm_on_onednn_for_large_linear_layers(monkeypatch):
+    from ember._backend import choice, onednn
+    if not choice.enabled(choice.ONEDNN):
+        pytest.skip("oneDNN is not in use")
+    from ember._backend import products
+    calls = []
+
+    def spy(*args):
+        calls.append(len(args))
+        return onednn.gemm.matmul(*args)
+    monkeypatch.setattr(products.add_product, "kernels",
+                        (("onednn", spy),) + products.add_product.kernels[1:])
+    x = ember.randn(70, 64)
+    layer = ember.nn.Linear(64, 4096)
+    want = x.numpy() @ layer.weight.detach().numpy().T + layer.bias.detach().numpy()
+    np.testing.assert_allclose(layer(x).detach().numpy(), want, rtol=1e-4, atol=1e-4)
+    assert calls == [3]  # one GEMM into the bias-filled result
+
+
+@pytest.mark.usefixtures("numpy_kernels")
 def test_bias_gemm_is_used_for_large_linear_layers(monkeypatch):
     calls = []
     real = cblas.gemm

@@ -236,3 +236,47 @@ def test_batch_norm_on_onednn_matches_torch(shape, affine, training):
     for i, (a, b_) in enumerate(zip(got, want)):
         np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(b_).max()),
                                    err_msg=f"output {i}")
+
+
+@pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True),
+                                                      (True, True)])
+@pytest.mark.parametrize("m, k, n", [(128, 784, 512), (700, 256, 100), (64, 2000, 33)])
+def test_gemm_matches_numpy_for_each_operand_layout(m, k, n, transpose_a, transpose_b):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((k, m) if transpose_a else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if transpose_b else (k, n)).astype(np.float32)
+    a, b = (a.T if transpose_a else a), (b.T if transpose_b else b)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(onednn.gemm.matmul(a, b), want, rtol=1e-4, atol=1e-3)
+    bias = rng.standard_normal(n).astype(np.float32)
+    out = np.empty((m, n), np.float32)
+    out[...] = bias
+    assert onednn.gemm.matmul(a, b, out) is out
+    np.testing.assert_allclose(out, want + bias, rtol=1e-4, atol=1e-3)
+
+
+def test_gemm_declines_what_it_does_not_run():
+    f32 = np.ones((64, 64), np.float32)
+    assert onednn.gemm.matmul(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32)) is None
+    assert onednn.gemm.matmul(f32.astype(np.float64), f32.astype(np.float64)) is None
+    assert onednn.gemm.matmul(np.ones((64, 128), np.float32)[:, ::2], f32) is None
+    assert onednn.gemm.matmul(f32, f32, out=f32) is None  # overlaps an operand
+
+
+def test_linear_layers_on_onednn_gemm_match_torch():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((64, 300)).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(300, 200), lib.nn.Tanh(), lib.nn.Linear(200, 100))
+        if lib is ember:
+            model.load_state_dict({k: ember.tensor(v.numpy()) for k, v in state.items()})
+        else:
+            state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        xt = lib.tensor(x, requires_grad=True)
+        model(xt).pow(2).sum().backward()
+        results.append([t.detach().numpy() for t in (xt.grad, model[0].weight.grad,
+                                                      model[2].weight.grad, model[0].bias.grad)])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

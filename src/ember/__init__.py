@@ -68,5 +68,7 @@ from .nn.functional import (  # noqa: E402,F401
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: E402,F401
+from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: E402,F401
+                             channels_last_3d, preserve_format)
 from . import backends  # noqa: E402,F401  (ember.backends.mkldnn: oneDNN's switch)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402,F401

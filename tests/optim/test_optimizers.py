@@ -91,7 +91,7 @@ def test_trajectory_matches_torch(cls, kwargs, device):
 @pytest.mark.parametrize("kwargs", [{"lr": 0.5}, {"lr": 1, "line_search_fn": "strong_wolfe"},
                                     {"lr": 0.5, "history_size": 3, "max_iter": 5}])
 def test_lbfgs_matches_torch(kwargs):
-    def run(lib):
+    def run(lib, kwargs=kwargs):
         params, opt = make(lib, "LBFGS", kwargs, initial_values())
 
         def closure():
@@ -106,10 +106,14 @@ def test_lbfgs_matches_torch(kwargs):
         return np.array(out), opt
     (expected, topt), (actual, eopt) = run(torch), run(ember)
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+    # The loss converges within the first step, after which the tolerance tests (loss changes
+    # under 1e-9, float32 rounding) decide how many iterations and evaluations run: the counts
+    # are compared where a step stops at max_iter, well before that.
+    early = dict(kwargs, max_iter=3)
+    (_, topt), (_, eopt) = run(torch, early), run(ember, early)
     tstate, estate = topt.state_dict()["state"][0], eopt.state_dict()["state"][0]
-    # near convergence the tolerance tests may stop one iteration apart on rounding
-    assert abs(estate["func_evals"] - tstate["func_evals"]) <= 2
-    assert abs(estate["n_iter"] - tstate["n_iter"]) <= 2
+    assert estate["n_iter"] == tstate["n_iter"]
+    assert estate["func_evals"] == tstate["func_evals"]
     assert isinstance(estate["d"], ember.Tensor) and estate["d"].shape == tstate["d"].shape
 
 

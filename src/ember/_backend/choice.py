@@ -2,8 +2,10 @@
 
 An op with more than one kernel declares them once, as a ``KernelChoice`` naming each
 library's kernel in order of preference, NumPy's (or CuPy's: the same code over ``xp``)
-last, as the reference that always applies. A kernel that cannot run a case (an array type,
-dtype or geometry its library does not take) returns None and the next one runs. Ops call the
+last, as the reference. A kernel that cannot run a case (an array type, dtype or geometry its
+library does not take) returns None and the next one runs; what NumPy's returns is the
+choice's answer (None only for choices whose callers have a general path, such as a product
+added in place). Ops call the
 choice, never a library directly, so the choice is made here and nowhere else.
 
 Libraries are switched by ``set_enabled`` (``ember.backends.mkldnn.enabled`` is oneDNN's
@@ -89,11 +91,12 @@ class KernelChoice:
         if forced is not None:
             return self._forced(forced, args)
         for library, kernel in self.kernels:
-            if library == NUMPY or enabled(library):
+            if library == NUMPY:
+                return kernel(*args)
+            if enabled(library):
                 out = kernel(*args)
                 if out is not None:
                     return out
-        raise AssertionError(f"{self.name}: the NumPy reference kernel declined a case")
 
     def _forced(self, library, args):
         for lib, kernel in self.kernels:

@@ -15,6 +15,7 @@ once (``widened``/``narrowed``), as torch's CPU kernels accumulate them.
 from . import kernels, namespace_of, onednn
 from .choice import KernelChoice
 from .precision import narrowed, widened
+from .._memory_format import contiguous_format, copy_as, suggest
 
 __all__ = ["forward", "input_grad", "weight_grad", "backward", "forward_and_weight_grad"]
 
@@ -25,17 +26,23 @@ def _add_bias(y, bias):
     return y
 
 
+def _in_format_of(result, array):
+    """``result`` in ``array``'s memory format (channels-last stays channels-last)."""
+    fmt = suggest(array)
+    return result if fmt is contiguous_format else copy_as(result, fmt)
+
+
 def _numpy_forward(x, w, bias, stride, pads, dilation, groups):
     xp = namespace_of(x)
     y = kernels.conv_forward(xp, widened(x), widened(w), stride, pads, dilation, groups)
-    return narrowed(_add_bias(y, bias), x.dtype)
+    return _in_format_of(narrowed(_add_bias(y, bias), x.dtype), x)
 
 
 def _numpy_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups):
     xp = namespace_of(g)
     gx = kernels.conv_input_grad(xp, widened(g), widened(w), tuple(in_spatial), stride, pads,
                                  dilation, groups)
-    return narrowed(_add_bias(gx, bias), g.dtype)
+    return _in_format_of(narrowed(_add_bias(gx, bias), g.dtype), g)
 
 
 def _numpy_weight_grad(x, g, kernel, stride, pads, dilation, groups):

@@ -1,5 +1,6 @@
 """Copies and conversions: clone, contiguous, to(dtype/device), the dtype shorthands, cpu."""
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._backend import backend_for, backend_of
 from .._device import device as _device_cls, to_device
 from ._common import Node, Tensor, grad_state, make, method, namespace_of, record
@@ -15,8 +16,11 @@ class CloneBackward0(Node):
 
 
 def clone(input, *, memory_format=None):
-    """Returns a copy of ``input`` (differentiable)."""
-    out = make(input._data.copy())
+    """Returns a copy of ``input`` (differentiable). With the default ``preserve_format``, a
+    channels-last input stays channels-last and any other input is copied row-major."""
+    data = input._data
+    fmt = _mf.suggest(data) if memory_format in (None, _mf.preserve_format) else memory_format
+    out = make(_mf.copy_as(data, fmt))
     record(CloneBackward0, (input,), out)
     return out
 
@@ -26,18 +30,26 @@ Tensor.clone = clone
 
 @method()
 def contiguous(self, memory_format=None):
-    """A tensor with the same data in C-contiguous layout (self if it already is)."""
-    if self._data.flags.c_contiguous:
+    """A tensor with the same data, contiguous in ``memory_format`` (row-major by default;
+    ``ember.channels_last`` for NHWC strides); self if it already is."""
+    fmt = _mf.contiguous_format if memory_format is None else memory_format
+    if fmt is _mf.preserve_format:
+        if self._data.flags.c_contiguous:
+            return self
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if _mf.is_contiguous_as(self._data, fmt):
         return self
-    out = make(namespace_of(self._data).ascontiguousarray(self._data))
+    _mf.check_rank(self._data, fmt)
+    out = make(_mf.copy_as(self._data, fmt))
     record(CloneBackward0, (self,), out)
     return out
 
 
 @method()
 def is_contiguous(self, memory_format=None):
-    """True if the tensor is contiguous in memory in C order (size-1 dims are ignored)."""
-    return self._data.flags.c_contiguous
+    """True if the tensor is contiguous in memory in ``memory_format`` (row-major by default;
+    size-1 dims are ignored)."""
+    return _mf.is_contiguous_as(self._data, memory_format)
 
 
 class ToCopyBackward0(Node):
@@ -149,12 +161,18 @@ def _non_blocking_arg(args, kwargs):
 @method()
 def to(self, *args, **kwargs):
     """Performs dtype and/or device conversion: ``to(dtype)``, ``to(device, dtype=None)``,
-    ``to(other)``; returns self when nothing changes and ``copy`` is False. With
+    ``to(other)``, and ``memory_format=`` conversion (``ember.channels_last``); returns self
+    when nothing changes and ``copy`` is False. With
     ``non_blocking=True`` a copy between host and GPU may run asynchronously."""
     dtype, device, copy = _parse_to_args(args, kwargs)
     if device is None:
-        return _convert(self, dtype, None, copy)
-    return _convert(self, dtype, device, copy, _non_blocking_arg(args, kwargs))
+        out = _convert(self, dtype, None, copy)
+    else:
+        out = _convert(self, dtype, device, copy, _non_blocking_arg(args, kwargs))
+    fmt = kwargs.get("memory_format")
+    if fmt is None or fmt is _mf.preserve_format:
+        return out
+    return out.contiguous(memory_format=fmt)
 
 
 @method()

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._backend import backend_for
 from .._device import CPU, to_device
 from .._dtype import get_default_dtype, to_dtype
@@ -284,30 +285,44 @@ def _like(input, dtype, device):
     return np_dtype, dev
 
 
+def _empty_like(input, np_dtype, dev, memory_format):
+    """An uninitialized array shaped as ``input`` in ``memory_format`` (the default,
+    ``preserve_format``, keeps a channels-last input's format)."""
+    data = input._data
+    fmt = _mf.suggest(data) if memory_format in (None, _mf.preserve_format) else memory_format
+    if fmt.rank is not None:
+        _mf.check_rank(data, fmt)
+    return _mf.empty_as(_xp_for(dev), data.shape, np_dtype, fmt)
+
+
+def _filled_like(input, value, dtype, device, requires_grad, memory_format):
+    np_dtype, dev = _like(input, dtype, device)
+    out = _empty_like(input, np_dtype, dev, memory_format)
+    out[...] = value
+    return _finish(out, None, requires_grad)
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A tensor of zeros with the size (and, unless given, dtype and device) of ``input``."""
-    np_dtype, dev = _like(input, dtype, device)
-    return _finish(_xp_for(dev).zeros(input._data.shape, np_dtype), None, requires_grad)
+    return _filled_like(input, 0, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A tensor of ones with the size (and, unless given, dtype and device) of ``input``."""
-    np_dtype, dev = _like(input, dtype, device)
-    return _finish(_xp_for(dev).ones(input._data.shape, np_dtype), None, requires_grad)
+    return _filled_like(input, 1, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """An uninitialised tensor with the size (and, unless given, dtype and device) of ``input``."""
     np_dtype, dev = _like(input, dtype, device)
-    return _finish(_xp_for(dev).empty(input._data.shape, np_dtype), None, requires_grad)
+    return _finish(_empty_like(input, np_dtype, dev, memory_format), None, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     """A tensor filled with ``fill_value`` with the size (and, unless given, dtype and device) of
     ``input``."""
-    np_dtype, dev = _like(input, dtype, device)
-    return _finish(_xp_for(dev).full(input._data.shape, fill_value, np_dtype), None, requires_grad)
+    return _filled_like(input, fill_value, dtype, device, requires_grad, memory_format)
 
 
 def _num(x):

@@ -10,7 +10,7 @@ node names (``MmBackward0``, ``UnsafeViewBackward0``, ``BmmBackward0`` ...).
 import numpy as np
 
 from .. import _dtype
-from .._backend import cblas
+from .._backend import cblas, products
 from ._common import (
     accepts_out,
     Node, Tensor, grad_state, make, namespace_of, record, sum_to, wrap_dim,
@@ -38,7 +38,7 @@ def _product(fn, *arrays):
 
 
 def _matmul_data(a, b):
-    return _product(namespace_of(a).matmul, a, b)
+    return _product(products.matmul, a, b)
 
 
 # ----------------------------------------------------------------------------------------
@@ -582,7 +582,7 @@ def _bias_plus_product(bias, m1, m2, beta, alpha):
         return None
     out = np.empty(shape, dtype=bias.dtype)
     out[...] = bias
-    return out if cblas.gemm(m1, m2, out) else None
+    return products.add_product(m1, m2, out)
 
 
 def _broadcasts_to(have, shape):

@@ -5,7 +5,7 @@ over NumPy buffers (``runtime``), and the ops that run on it (``conv``).
 ``available()`` says whether the library loads here; whether ember uses it is the kernel
 choice's business (``ember._backend.choice``).
 """
-from . import capi, conv, normalization, threads  # noqa: F401  (reached as onednn.conv, ...)
+from . import capi, conv, gemm, normalization, threads  # noqa: F401  (onednn.conv, ...)
 
 
 def available():

@@ -5,7 +5,8 @@ also the transposed convolution's forward) and its gradient in the weight
 
 Each primitive is created with format ``any`` for its activations and weights, so oneDNN picks
 its direct blocked kernels; the plan reorders into and out of them (what torch's own CPU
-convolutions do per call). Geometry is given as ember's kernels take it: ``pads`` as
+convolutions do per call). Outputs take their input's memory format (channels-last in,
+channels-last out, as torch's convolutions do). Geometry is given as ember's kernels take it: ``pads`` as
 ``((low, high), ...)`` per spatial dimension, ``dilation`` as torch counts it (1 = dense).
 
 Every function returns None where oneDNN cannot run the case (a geometry or data type it
@@ -17,6 +18,7 @@ import numpy as np
 
 from . import capi
 from .capi import OneDNNError, call
+from ..._memory_format import empty_as, suggest
 from .runtime import (MemoryDesc, Plan, describable, destroy_attr, engine, layout_key, plans,
                       scratchpad_attr)
 
@@ -93,9 +95,9 @@ def conv_forward(x, w, bias, stride, pads, dilation, groups):
     out_spatial = tuple((s + lo + hi - d * (k - 1) - 1) // st + 1 for s, (lo, hi), k, st, d
                         in zip(x.shape[2:], pads, kernel, stride, dilation))
     pads = _right_pads(x.shape[2:], out_spatial, kernel, stride, pads, dilation)
-    y = np.empty((x.shape[0], w.shape[0]) + out_spatial, x.dtype)
+    y = empty_as(np, (x.shape[0], w.shape[0]) + out_spatial, x.dtype, suggest(x))
     key = ("conv_forward", layout_key(x), layout_key(wg), None if bias is None else layout_key(bias),
-           stride, pads, dilation, groups)
+           y.strides, stride, pads, dilation, groups)
 
     def make():
         src, wei, dst = _shapes(x.shape[0], x.shape[1], w.shape[0], x.shape[2:], out_spatial,
@@ -135,9 +137,9 @@ def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups):
     out_spatial = g.shape[2:]
     pads = _right_pads(in_spatial, out_spatial, kernel, stride, pads, dilation)
     channels = w.shape[1] * groups
-    gx = np.empty((g.shape[0], channels) + tuple(in_spatial), g.dtype)
-    key = ("conv_backward_data", layout_key(g), layout_key(wg), tuple(in_spatial), stride, pads,
-           dilation, groups)
+    gx = empty_as(np, (g.shape[0], channels) + tuple(in_spatial), g.dtype, suggest(g))
+    key = ("conv_backward_data", layout_key(g), layout_key(wg), tuple(in_spatial), gx.strides,
+           stride, pads, dilation, groups)
 
     def make():
         src, wei, dst = _shapes(g.shape[0], channels, w.shape[0], in_spatial, out_spatial,

@@ -1,5 +1,6 @@
-"""Batch normalization on oneDNN, over C-contiguous float32 (N, C, L) NumPy arrays, in their
-plain layout (oneDNN's jit kernels for ``ncw`` read them in place). Per-channel arrays
+"""Batch normalization on oneDNN, over float32 NumPy arrays, row-major (N, C, L) or
+channels-last (N, C, *S), read and written in place in that layout (oneDNN has jit kernels
+for both). Per-channel arrays
 (``weight``, ``bias``, ``mean``, ``var``) are float32 vectors of length C; the statistics are
 the biased variance, as torch's batch norm computes them for normalizing.
 
@@ -13,6 +14,7 @@ from . import capi
 from .capi import call
 from .runtime import MemoryDesc, Plan, destroy_attr, engine, plans, scratchpad_attr
 from .conv import _build
+from ..._memory_format import contiguous_format, copy_as, suggest
 
 __all__ = ["batch_norm_forward", "batch_norm_backward"]
 
@@ -20,8 +22,9 @@ _FLAGS = capi.USE_SCALE | capi.USE_SHIFT
 
 
 def _applies(*arrays):
-    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.flags.c_contiguous
-               and a.size for a in arrays)
+    """float32 NumPy arrays, row-major (N, C, L) or channels-last (N, C, *S)."""
+    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.size
+               and (a.flags.c_contiguous or suggest(a) is not contiguous_format) for a in arrays)
 
 
 def _vector(values, fill, channels):
@@ -51,7 +54,7 @@ def batch_norm_forward(x, mean, var, weight, bias, eps):
     channels = x.shape[1]
     training = mean is None
     flags = _FLAGS | (0 if training else capi.USE_GLOBAL_STATS)
-    key = ("batch_norm_forward", x.shape, float(eps), flags)
+    key = ("batch_norm_forward", x.shape, x.strides, float(eps), flags)
 
     def make():
         x_md = MemoryDesc.of(x)
@@ -69,7 +72,7 @@ def batch_norm_forward(x, mean, var, weight, bias, eps):
     plan = plans.get(key, lambda: _build(make))
     if plan is None:
         return None
-    y = np.empty_like(x)
+    y = np.empty_like(x)  # in x's layout
     if training:
         mean, var = np.empty(channels, np.float32), np.empty(channels, np.float32)
     else:
@@ -84,10 +87,11 @@ def batch_norm_backward(grad, x, mean, var, weight, eps, training):
     ``var`` were the batch's (``training``) or fixed."""
     if not _applies(x) or type(grad) is not np.ndarray or grad.shape != x.shape:
         return None
-    grad = np.ascontiguousarray(grad, np.float32)
+    if grad.strides != x.strides or grad.dtype != np.float32:
+        grad = copy_as(grad.astype(np.float32, copy=False), suggest(x))
     channels = x.shape[1]
     flags = _FLAGS | (0 if training else capi.USE_GLOBAL_STATS)
-    key = ("batch_norm_backward", x.shape, float(eps), flags)
+    key = ("batch_norm_backward", x.shape, x.strides, float(eps), flags)
 
     def make():
         x_md = MemoryDesc.of(x)

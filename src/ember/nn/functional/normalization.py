@@ -9,6 +9,7 @@ a graph of the backward is being built (``create_graph=True``) the backward reco
 statistics from the saved input with ember ops, so second-order gradients are exact.
 """
 from ... import _dtype
+from ... import _memory_format as _mf
 from ..._backend import onednn, parallel
 from ..._backend.choice import KernelChoice
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
@@ -45,9 +46,9 @@ class NativeBatchNormBackward0(Node):
         return self._composite_backward(grad, x, weight, mean, invstd, need)
 
     def _fused_backward(self, grad, x, weight, mean, invstd, need):
-        n, c = x.shape[:2]
+        rows = _channel_rows(x)
         gx, gw, gb = _batch_norm_backward(
-            grad.reshape(n, c, -1), x.reshape(n, c, -1), mean, invstd,
+            grad.reshape(rows.shape), rows, mean, invstd,
             None if weight is None else weight.astype(x.dtype, copy=False), self.training, need,
             self.eps)
         return self._wrap_grads(gx, x.shape, gw, gb)
@@ -80,9 +81,29 @@ class NativeBatchNormBackward0(Node):
         return gx, gw, gb
 
 
+def _channel_rows(data):
+    """``data`` (N, C, *S) as its (N, C, L) view where it is row-major; channels-last data is
+    passed whole (oneDNN reads it in place; NumPy's kernels take ``_rows`` of it)."""
+    if _mf.suggest(data) is _mf.contiguous_format:
+        return data.reshape(data.shape[0], data.shape[1], -1)
+    return data
+
+
+def _rows(data):
+    return data if data.ndim == 3 else data.reshape(data.shape[0], data.shape[1], -1)
+
+
+def _in_format_of(result, like):
+    """``result`` (N, C, L) shaped and laid out as ``like``."""
+    if result.shape == like.shape:
+        return result
+    return _mf.copy_as(result.reshape(like.shape), _mf.suggest(like))
+
+
 def _numpy_batch_norm_backward(grad, x, mean, invstd, weight, training, need, eps):
-    return _batch_norm_backward_arrays(namespace_of(x), grad, x, mean, invstd, weight, training,
-                                       need)
+    gx, gw, gb = _batch_norm_backward_arrays(namespace_of(x), _rows(grad), _rows(x), mean, invstd,
+                                             weight, training, need)
+    return (None if gx is None else _in_format_of(gx, x)), gw, gb
 
 
 def _onednn_batch_norm_backward(grad, x, mean, invstd, weight, training, need, eps):
@@ -393,7 +414,7 @@ def _batch_norm_fused(input, running_mean, running_var, weight, bias, training, 
     per-channel scale and shift of the input."""
     data = input._data
     xp, dtype = namespace_of(data), data.dtype
-    x = data.reshape(data.shape[0], data.shape[1], -1)
+    x = _channel_rows(data)
     use_batch = training or running_mean is None
     fixed = (None, None) if use_batch else (running_mean._data.astype(dtype, copy=False),
                                            running_var._data.astype(dtype, copy=False))
@@ -417,6 +438,7 @@ def _numpy_batch_norm_forward(x, mean, var, weight, bias, eps):
     """(y, mean, var) for an (N, C, L) array: statistics as einsum reductions (``mean`` and
     ``var`` None: the batch's), the output as one per-channel scale and shift of ``x``."""
     xp, dtype = namespace_of(x), x.dtype
+    like, x = x, _rows(x)
     if mean is None:
         mean, var = _channel_moments(xp, x)
     invstd = (1.0 / xp.sqrt(var + eps)).astype(dtype, copy=False)
@@ -427,7 +449,7 @@ def _numpy_batch_norm_forward(x, mean, var, weight, bias, eps):
     length = x.shape[2]
     y = xp.empty(x.shape, dtype=dtype)
     _scale_shift(xp, x, _along_length(xp, scale, length), _along_length(xp, shift, length), y)
-    return y, mean, var
+    return _in_format_of(y, like), mean, var
 
 
 _batch_norm_forward = KernelChoice("batch norm", onednn=onednn.normalization.batch_norm_forward,

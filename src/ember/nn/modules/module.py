@@ -519,15 +519,19 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Move and/or cast the parameters and buffers: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(tensor)``. Only floating point and complex tensors change
+        ``to(device, dtype)``, ``to(tensor)``, ``to(memory_format=ember.channels_last)`` (4-D
+        parameters and buffers get NHWC strides). Only floating point and complex tensors change
         dtype. Modifies the module in place."""
         from ...ops.convert import _parse_to_args
         dtype, device, _ = _parse_to_args(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
+        fmt = kwargs.get("memory_format")
 
         def convert(t):
+            if fmt is not None and t.dim() in (4, 5):
+                t = t.contiguous(memory_format=fmt)
             if t.is_floating_point() or t.is_complex():
                 return t.to(device=device, dtype=dtype)
             return t.to(device=device)

@@ -1,0 +1,25 @@
+"""Matrix products' kernels, each a ``KernelChoice``: float32 2-D products on oneDNN's GEMM
+(``onednn.gemm``, on the OpenMP threads its convolutions use), NumPy's matmul (OpenBLAS)
+otherwise.
+
+- ``matmul(a, b)``: ``a @ b``;
+- ``add_product(a, b, out)``: ``out += a @ b`` in one GEMM with ``beta = 1`` (``out`` already
+  holds a bias); None where no kernel does it in place (the caller adds separately).
+"""
+from . import cblas, namespace_of, onednn
+from .choice import KernelChoice
+
+__all__ = ["matmul", "add_product"]
+
+
+def _numpy_matmul(a, b):
+    return namespace_of(a).matmul(a, b)
+
+
+def _numpy_add_product(a, b, out):
+    return out if cblas.gemm(a, b, out) else None
+
+
+matmul = KernelChoice("matmul", onednn=onednn.gemm.matmul, numpy=_numpy_matmul)
+add_product = KernelChoice("product added in place", onednn=onednn.gemm.matmul,
+                           numpy=_numpy_add_product)
