@@ -204,38 +204,53 @@ def test_a_forked_child_runs_convolutions_after_the_parent_did():
     assert out == ["0"]
 
 
-@pytest.mark.parametrize("training", [True, False])
-@pytest.mark.parametrize("shape, affine", [((8, 16, 10, 10), True), ((4, 6, 7), False),
-                                           ((16, 5), True), ((2, 3, 4, 5, 3), True)])
-def test_batch_norm_on_onednn_matches_torch(shape, affine, training):
+def _batch_norm_run(lib, shape, affine, training, fmt):
     rng = np.random.default_rng(2)
     channels = shape[1]
     x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
     g = rng.standard_normal(shape).astype(np.float32)
     w, b = rng.standard_normal(channels).astype(np.float32), rng.standard_normal(channels).astype(np.float32)
     stats = rng.standard_normal(channels).astype(np.float32), rng.uniform(0.5, 2, channels).astype(np.float32)
+    m = getattr(lib.nn, f"BatchNorm{max(1, len(shape) - 2)}d")(channels, affine=affine)
+    if affine:
+        m.weight.data.copy_(lib.tensor(w))
+        m.bias.data.copy_(lib.tensor(b))
+    m.running_mean.copy_(lib.tensor(stats[0]))
+    m.running_var.copy_(lib.tensor(stats[1]))
+    m.train(training)
+    layout = getattr(lib, fmt)
+    xt = lib.tensor(x).contiguous(memory_format=layout).requires_grad_()
+    y = m(xt)
+    y.backward(lib.tensor(g).contiguous(memory_format=layout))
+    assert y.is_contiguous(memory_format=layout)
+    out = [m(xt.detach()).detach(), xt.grad, m.running_mean, m.running_var]
+    if affine:
+        out += [m.weight.grad, m.bias.grad]
+    return [t.numpy() for t in out]
 
-    def run(lib):
-        m = getattr(lib.nn, f"BatchNorm{max(1, len(shape) - 2)}d")(channels, affine=affine)
-        if affine:
-            m.weight.data.copy_(lib.tensor(w))
-            m.bias.data.copy_(lib.tensor(b))
-        m.running_mean.copy_(lib.tensor(stats[0]))
-        m.running_var.copy_(lib.tensor(stats[1]))
-        m.train(training)
-        xt = lib.tensor(x, requires_grad=True)
-        m(xt).backward(lib.tensor(g))
-        out = [m(xt.detach()).detach(), xt.grad, m.running_mean, m.running_var]
-        if affine:
-            out += [m.weight.grad, m.bias.grad]
-        return [t.numpy() for t in out]
 
-    want = run(torch)
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape, affine, fmt", [((8, 16, 10, 10), True, "channels_last"),
+                                                ((4, 32, 7, 5), False, "channels_last"),
+                                                ((2, 16, 4, 5, 3), True, "channels_last_3d")])
+def test_channels_last_batch_norm_on_onednn_matches_torch(shape, affine, fmt, training):
+    want = _batch_norm_run(torch, shape, affine, training, fmt)
     with choice.only(choice.ONEDNN):
-        got = run(ember)
+        got = _batch_norm_run(ember, shape, affine, training, fmt)
     for i, (a, b_) in enumerate(zip(got, want)):
         np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(b_).max()),
                                    err_msg=f"output {i}")
+
+
+def test_row_major_batch_norm_stays_on_numpy():
+    """oneDNN has only generic C++ loops (``ncsp_bnorm:any``) for row-major batch norm, slower
+    than NumPy's path: the choice declines them."""
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+        _batch_norm_run(ember, (8, 16, 10, 10), True, True, "contiguous_format")
+    want = _batch_norm_run(torch, (8, 16, 10, 10), True, True, "contiguous_format")
+    got = _batch_norm_run(ember, (8, 16, 10, 10), True, True, "contiguous_format")
+    for a, b_ in zip(got, want):
+        np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(b_).max()))
 
 
 @pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True),

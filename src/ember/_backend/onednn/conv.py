@@ -19,8 +19,8 @@ import numpy as np
 from . import capi
 from .capi import OneDNNError, call
 from ..._memory_format import empty_as, suggest
-from .runtime import (MemoryDesc, Plan, describable, destroy_attr, engine, layout_key, plans,
-                      scratchpad_attr)
+from .runtime import (MemoryDesc, Plan, data_type, describable, destroy_attr, engine, layout_key,
+                      plans, scratchpad_attr)
 
 __all__ = ["conv_forward", "conv_backward_data", "conv_backward_weights"]
 
@@ -69,8 +69,13 @@ def _shapes(n, channels, out_channels, in_spatial, out_spatial, kernel, groups):
 
 
 def _usable(plan):
-    """A plan worth running: oneDNN found a kernel other than its reference loops."""
-    return plan is not None and not plan.implementation().startswith("ref")
+    """A plan worth running: oneDNN picked one of its jit-compiled kernels (``jit:avx512_core``,
+    ``brgconv:...``, ``bnorm_jit:...``). Its generic C++ loops (``ref:any``, and
+    ``ncsp_bnorm:any`` for row-major batch norm) are slower than NumPy's path."""
+    if plan is None:
+        return False
+    name = plan.implementation()
+    return "jit" in name or name.startswith("brg")
 
 
 def _build(make):
@@ -85,8 +90,17 @@ def _arrays_ok(*arrays):
     return all(describable(a) for a in arrays)
 
 
+def _readable(a):
+    """``a`` as oneDNN can read it: itself, or a row-major copy of a broadcast or reversed
+    view (the gradient of a ``sum`` is a broadcast one)."""
+    if type(a) is np.ndarray and not describable(a) and a.size and data_type(a.dtype):
+        return np.ascontiguousarray(a)
+    return a
+
+
 def conv_forward(x, w, bias, stride, pads, dilation, groups):
     """``y = conv(x, w) + bias`` (bias may be None), or None where oneDNN does not apply."""
+    x, w = _readable(x), _readable(w)
     wg = _grouped_weight(w, groups)
     if not _arrays_ok(x, wg) or (bias is not None and not _arrays_ok(bias)) \
             or bias is not None and bias.dtype != x.dtype or w.dtype != x.dtype:
@@ -130,6 +144,7 @@ def conv_forward(x, w, bias, stride, pads, dilation, groups):
 def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups):
     """The convolution's input gradient (N, C, *in_spatial) from its output gradient ``g``:
     the transposed convolution of ``g`` with ``w``. None where oneDNN does not apply."""
+    g, w = _readable(g), _readable(w)
     wg = _grouped_weight(w, groups)
     if not _arrays_ok(g, wg) or w.dtype != g.dtype:
         return None
@@ -174,6 +189,7 @@ def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups):
 def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups):
     """The convolution's weight gradient (O, C/groups, *kernel) from its input ``x`` and output
     gradient ``g``. None where oneDNN does not apply."""
+    x, g = _readable(x), _readable(g)
     if not _arrays_ok(x, g) or x.dtype != g.dtype:
         return None
     kernel = tuple(kernel)
