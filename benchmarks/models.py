@@ -59,8 +59,11 @@ def _classifier_step(lib, model, optimizer, x, y):
     return step
 
 
-def _classifier(lib, model, rng, batch, shape, lr):
+def _classifier(lib, model, rng, batch, shape, lr, channels_last=False):
     x = _images(lib, rng, batch, shape)
+    if channels_last:
+        model.to(memory_format=lib.channels_last)
+        x = x.contiguous(memory_format=lib.channels_last)
     y = _labels(lib, rng, (batch,), 10)
     optimizer = lib.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     return Workload(lib, {"model": model}, _classifier_step(lib, model, optimizer, x, y))
@@ -112,7 +115,7 @@ def _basic_block_class(lib):
     return BasicBlock
 
 
-def resnet20(lib, batch=32, seed=SEED):
+def resnet20(lib, batch=32, seed=SEED, channels_last=False):
     """ResNet-20 for CIFAR 3x32x32: 3 stages of 3 basic blocks (widths 16/32/64), BatchNorm
     in training mode, 1x1-conv shortcuts, global average pooling, fc 10; SGD momentum 0.9."""
     rng = _seeded(lib, seed)
@@ -125,7 +128,8 @@ def resnet20(lib, batch=32, seed=SEED):
             layers.append(block(cin, width, 2 if stage > 0 and i == 0 else 1))
             cin = width
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)]
-    return _classifier(lib, nn.Sequential(*layers), rng, batch, (3, 32, 32), lr=0.1)
+    return _classifier(lib, nn.Sequential(*layers), rng, batch, (3, 32, 32), lr=0.1,
+                       channels_last=channels_last)
 
 
 def _inverted_residual_class(lib):
@@ -152,7 +156,7 @@ def _inverted_residual_class(lib):
 MOBILENET_BLOCKS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 2, 2))
 
 
-def mobilenetv2(lib, batch=32, seed=SEED):
+def mobilenetv2(lib, batch=32, seed=SEED, channels_last=False):
     """MobileNetV2-style network for CIFAR: stem conv 3x3 3->32, inverted residual blocks
     (t, c, n, s) = (1,16,1,1), (6,24,2,2), (6,32,3,2), (6,64,2,2), head 1x1 64->256, fc 10;
     ReLU6 and BatchNorm; SGD momentum 0.9."""
@@ -167,7 +171,8 @@ def mobilenetv2(lib, batch=32, seed=SEED):
             cin = c
     layers += [*_conv_bn(nn, cin, 256, 1), nn.ReLU6(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                nn.Linear(256, 10)]
-    return _classifier(lib, nn.Sequential(*layers), rng, batch, (3, 32, 32), lr=0.1)
+    return _classifier(lib, nn.Sequential(*layers), rng, batch, (3, 32, 32), lr=0.1,
+                       channels_last=channels_last)
 
 
 def _lstm_lm_class(lib):
@@ -296,5 +301,16 @@ def dcgan(lib, batch=32, seed=SEED, nz=100):
     return Workload(lib, {"generator": generator, "discriminator": discriminator}, step)
 
 
+def _channels_last(build):
+    """``build``'s model with its 4-D weights and input images in channels-last memory format
+    (torch's ``model.to(memory_format=torch.channels_last)`` recipe)."""
+    def channels_last(lib, **kwargs):
+        return build(lib, channels_last=True, **kwargs)
+    channels_last.__doc__ = f"{build.__name__}, channels-last."
+    return channels_last
+
+
 MODELS = {"mlp": mlp, "lenet": lenet, "resnet20": resnet20, "mobilenetv2": mobilenetv2,
-          "lstm_lm": lstm_lm, "transformer_lm": transformer_lm, "dcgan": dcgan}
+          "lstm_lm": lstm_lm, "transformer_lm": transformer_lm, "dcgan": dcgan,
+          "resnet20_channels_last": _channels_last(resnet20),
+          "mobilenetv2_channels_last": _channels_last(mobilenetv2)}

@@ -19,6 +19,7 @@ import os
 import sys
 
 MODEL_NAMES = ("mlp", "lenet", "resnet20", "mobilenetv2", "lstm_lm", "transformer_lm", "dcgan")
+CHANNELS_LAST = ("resnet20_channels_last", "mobilenetv2_channels_last")  # on request
 SCRIPTS = {"overhead": ["benchmarks/overhead.py", "--repeats", "100"],
            "dataloader": ["benchmarks/dataloader.py", "--epochs", "3", "--batches", "20"]}
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +29,7 @@ BLAS_ENV = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=[*MODEL_NAMES, *SCRIPTS],
-                        choices=[*MODEL_NAMES, *SCRIPTS])
+                        choices=[*MODEL_NAMES, *CHANNELS_LAST, *SCRIPTS])
     parser.add_argument("--threads", type=int, default=1,
                         help="torch intra-op threads and NumPy's BLAS threads")
     parser.add_argument("--steps", type=int, default=10, help="timed steps per library (>= 10)")
@@ -300,7 +301,7 @@ def main(args):
     if args.rss_probe:
         rss_probe(*args.rss_probe, args.threads)
         return
-    models = [m for m in args.models if m in MODEL_NAMES]
+    models = [m for m in args.models if m in MODEL_NAMES or m in CHANNELS_LAST]
     if args.profile:
         for name in models:
             profile_ember(name)

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import capi
 from .capi import OneDNNError, call
-from ..._memory_format import empty_as, suggest
+from ..._memory_format import contiguous_format, empty_as, suggest
 from .runtime import (MemoryDesc, Plan, data_type, describable, destroy_attr, engine, layout_key,
                       plans, scratchpad_attr)
 
@@ -66,6 +66,15 @@ def _shapes(n, channels, out_channels, in_spatial, out_spatial, kernel, groups):
     if groups > 1:
         wei = (groups, out_channels // groups, channels // groups) + tuple(kernel)
     return src, wei, dst
+
+
+def _activation_md(array):
+    """The layout a primitive is created with for an activation: a channels-last array's own
+    (oneDNN has direct kernels for it, so nothing is reordered, as torch runs channels-last
+    convolutions), else ``any`` (oneDNN's blocked layout, with reorders from and to the user's)."""
+    if suggest(array) is not contiguous_format:
+        return MemoryDesc.of(array)
+    return MemoryDesc.any(array.shape, array.dtype)
 
 
 def _usable(plan):
@@ -119,8 +128,8 @@ def conv_forward(x, w, bias, stride, pads, dilation, groups):
         attr = scratchpad_attr()
         try:
             bias_md = MemoryDesc.of(bias) if bias is not None else None
-            pd = _forward_pd(MemoryDesc.any(src, x.dtype), MemoryDesc.any(wei, x.dtype), bias_md,
-                             MemoryDesc.any(dst, x.dtype), _geometry(stride, pads, dilation),
+            pd = _forward_pd(_activation_md(x), MemoryDesc.any(wei, x.dtype), bias_md,
+                             _activation_md(y), _geometry(stride, pads, dilation),
                              capi.FORWARD_TRAINING, attr)
         finally:
             destroy_attr(attr)
@@ -160,7 +169,8 @@ def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups):
         src, wei, dst = _shapes(g.shape[0], channels, w.shape[0], in_spatial, out_spatial,
                                 kernel, groups)
         geometry = _geometry(stride, pads, dilation)
-        src_any, wei_any, dst_any = (MemoryDesc.any(s, g.dtype) for s in (src, wei, dst))
+        src_any, dst_any = _activation_md(gx), _activation_md(g)
+        wei_any = MemoryDesc.any(wei, g.dtype)
         attr = scratchpad_attr()
         try:
             hint = _forward_pd(src_any, wei_any, None, dst_any, geometry, capi.FORWARD_TRAINING,
@@ -205,7 +215,8 @@ def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups):
         src, wei, dst = _shapes(x.shape[0], channels, out_channels, x.shape[2:], out_spatial,
                                 kernel, groups)
         geometry = _geometry(stride, pads, dilation)
-        src_any, wei_any, dst_any = (MemoryDesc.any(s, x.dtype) for s in (src, wei, dst))
+        src_any, dst_any = _activation_md(x), _activation_md(g)
+        wei_any = MemoryDesc.any(wei, x.dtype)
         attr = scratchpad_attr()
         try:
             hint = _forward_pd(src_any, wei_any, None, dst_any, geometry, capi.FORWARD_TRAINING,
