@@ -49,7 +49,8 @@ def set_enabled(library, flag):
     off: they are the fallback of every choice."""
     if library == NUMPY:
         if not flag:
-            raise ValueError("NumPy's kernels are the reference and fallback; they cannot be disabled")
+            raise ValueError("NumPy's kernels are the reference and fallback; they cannot be "
+                             "disabled")
         return
     if library not in LIBRARIES:
         raise ValueError(f"unknown kernel library {library!r}; expected one of {LIBRARIES}")

@@ -64,6 +64,7 @@ _P = ctypes.c_void_p
 _PP = ctypes.POINTER(ctypes.c_void_p)
 _DIMS = ctypes.POINTER(ctypes.c_int64)
 _STATUS = ctypes.c_int
+_INT = ctypes.c_int
 
 # name -> (restype, argtypes)
 _PROTOTYPES = {
@@ -71,8 +72,8 @@ _PROTOTYPES = {
     "dnnl_engine_create": (_STATUS, [_PP, ctypes.c_int, ctypes.c_size_t]),
     "dnnl_stream_create": (_STATUS, [_PP, _P, ctypes.c_uint]),
     "dnnl_stream_wait": (_STATUS, [_P]),
-    "dnnl_memory_desc_create_with_strides": (_STATUS, [_PP, ctypes.c_int, _DIMS, ctypes.c_int, _DIMS]),
-    "dnnl_memory_desc_create_with_tag": (_STATUS, [_PP, ctypes.c_int, _DIMS, ctypes.c_int, ctypes.c_int]),
+    "dnnl_memory_desc_create_with_strides": (_STATUS, [_PP, _INT, _DIMS, _INT, _DIMS]),
+    "dnnl_memory_desc_create_with_tag": (_STATUS, [_PP, _INT, _DIMS, _INT, _INT]),
     "dnnl_memory_desc_destroy": (_STATUS, [_P]),
     "dnnl_memory_desc_equal": (ctypes.c_int, [_P, _P]),
     "dnnl_memory_desc_get_size": (ctypes.c_size_t, [_P]),
@@ -89,7 +90,7 @@ _PROTOTYPES = {
     "dnnl_primitive_execute": (_STATUS, [_P, _P, ctypes.c_int, ctypes.POINTER(ExecArg)]),
     "dnnl_reorder_primitive_desc_create": (_STATUS, [_PP, _P, _P, _P, _P, _P]),
     "dnnl_convolution_forward_primitive_desc_create": (
-        _STATUS, [_PP, _P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _P]),
+        _STATUS, [_PP, _P, _INT, _INT, _P, _P, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _P]),
     "dnnl_convolution_backward_data_primitive_desc_create": (
         _STATUS, [_PP, _P, ctypes.c_int, _P, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _P, _P]),
     "dnnl_batch_normalization_forward_primitive_desc_create": (

@@ -3,14 +3,15 @@ also the transposed convolution's forward) and its gradient in the weight
 (``backward_weights``), over NumPy arrays in torch's layouts (N, C, *spatial) and
 (O, C/groups, *kernel), plain or strided.
 
-Each primitive is created with format ``any`` for its activations and weights, so oneDNN picks
-its direct blocked kernels; the plan reorders into and out of them (what torch's own CPU
-convolutions do per call). Outputs take their input's memory format (channels-last in,
-channels-last out, as torch's convolutions do). Geometry is given as ember's kernels take it: ``pads`` as
-``((low, high), ...)`` per spatial dimension, ``dilation`` as torch counts it (1 = dense).
+Row-major activations: each primitive is created with format ``any``, so oneDNN picks its
+direct blocked kernels, and the plan reorders into and out of them (what torch's own CPU
+convolutions do per call). Channels-last activations: the primitive is created with their own
+layout and reads and writes them in place. Outputs take their input's memory format. Geometry
+is given as ember's kernels take it: ``pads`` as ``((low, high), ...)`` per spatial dimension,
+``dilation`` as torch counts it (1 = dense).
 
 Every function returns None where oneDNN cannot run the case (a geometry or data type it
-rejects, or only its slow reference kernel applies): the caller then runs NumPy's path.
+rejects, or only its generic loops apply): the caller then runs NumPy's path.
 """
 import ctypes
 
@@ -119,8 +120,8 @@ def conv_forward(x, w, bias, stride, pads, dilation, groups):
                         in zip(x.shape[2:], pads, kernel, stride, dilation))
     pads = _right_pads(x.shape[2:], out_spatial, kernel, stride, pads, dilation)
     y = empty_as(np, (x.shape[0], w.shape[0]) + out_spatial, x.dtype, suggest(x))
-    key = ("conv_forward", layout_key(x), layout_key(wg), None if bias is None else layout_key(bias),
-           y.strides, stride, pads, dilation, groups)
+    key = ("conv_forward", layout_key(x), layout_key(wg),
+           None if bias is None else layout_key(bias), y.strides, stride, pads, dilation, groups)
 
     def make():
         src, wei, dst = _shapes(x.shape[0], x.shape[1], w.shape[0], x.shape[2:], out_spatial,
