@@ -118,3 +118,17 @@ def test_workers_keep_no_reference_to_finished_tasks(ember_threads):
     parallel.run_parts([lambda: None, lambda held=payload: held.sum()])
     del payload
     assert ref() is None
+
+
+def test_importing_ember_changes_no_environment_and_no_blas_threads():
+    import subprocess
+    import sys
+    code = ("import os, numpy; from threadpoolctl import threadpool_info; "
+            "before = dict(os.environ); "
+            "threads = [p['num_threads'] for p in threadpool_info()]; import ember; "
+            "print(dict(os.environ) == before, "
+            "[p['num_threads'] for p in threadpool_info()][:len(threads)] == threads, "
+            "ember.get_num_threads() == min(threads[0], os.cpu_count()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "True", "True"]

@@ -214,10 +214,14 @@ def _in_leading_parts(kernel, operands, shape):
 
 
 def _take_default():
-    """ember's thread count from OpenBLAS's at import."""
+    """ember's thread count from OpenBLAS's at import, read only: importing ember changes
+    neither the environment nor another library's threads (``set_num_threads`` does, when
+    called)."""
+    global _num_threads, _splits
     threads = cblas.num_threads()
     if threads is not None:
-        set_num_threads(max(1, min(threads, os.cpu_count() or 1)))
+        _num_threads = max(1, min(threads, os.cpu_count() or 1))
+        _splits = _num_threads >= 2
 
 
 _take_default()
