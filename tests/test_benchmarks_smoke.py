@@ -15,7 +15,8 @@ from benchmarks.models import MODELS, copy_weights  # noqa: E402
 
 TINY = {"mlp": {"batch": 4}, "lenet": {"batch": 4}, "resnet20": {"batch": 2},
         "mobilenetv2": {"batch": 2}, "lstm_lm": {"batch": 2, "seq": 5},
-        "transformer_lm": {"batch": 2, "seq": 8}, "dcgan": {"batch": 2}}
+        "transformer_lm": {"batch": 2, "seq": 8}, "dcgan": {"batch": 2},
+        "resnet20_channels_last": {"batch": 2}, "mobilenetv2_channels_last": {"batch": 2}}
 # BatchNorm on a batch of 2 with a large learning rate amplifies float32 rounding in the
 # update, so the second step's loss is compared more loosely than the first.
 FIRST_RTOL, SECOND_RTOL = 1e-5, 1e-2
