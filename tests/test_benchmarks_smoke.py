@@ -72,3 +72,17 @@ def test_profile_steps_prints_both_libraries(monkeypatch, capsys, ember_threads)
         torch.set_num_threads(before)
     out = capsys.readouterr().out
     assert "== torch: mlp" in out and "== ember: mlp" in out and "aten::addmm" in out
+
+
+@pytest.mark.parametrize("layout", [[], ["--channels-last"]])
+def test_batch_norm_kernels_prints_a_row_per_shape(layout, monkeypatch, capsys, ember_threads):
+    from benchmarks import batch_norm_kernels
+    monkeypatch.setattr(sys, "argv", ["batch_norm_kernels", "--repeats", "1", *layout])
+    before = torch.get_num_threads()
+    try:
+        batch_norm_kernels.main()
+    finally:
+        torch.set_num_threads(before)
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| (")]
+    assert len(rows) == len(batch_norm_kernels.SHAPES)
+    assert all(float(cell) > 0 for row in rows for cell in row.split("|")[2:4])
