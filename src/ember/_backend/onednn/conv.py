@@ -56,17 +56,26 @@ def _forward_pd(src, weights, bias, dst, geometry, prop, attr):
     return pd
 
 
+def _backward_pd(create, what, src, weights, dst, geometry, descs):
+    """The backward primitive descriptor made by the C function ``create`` from ``descs`` (the
+    memory descriptors it takes), hinted by the forward convolution of ``src``, ``weights``
+    and ``dst`` with the same geometry, as oneDNN requires."""
+    attr = scratchpad_attr()
+    try:
+        hint = _forward_pd(src, weights, None, dst, geometry, capi.FORWARD_TRAINING, attr)
+        try:
+            pd = ctypes.c_void_p()
+            call(create, ctypes.byref(pd), _engine(), capi.CONVOLUTION_DIRECT, *descs, *geometry,
+                 hint, attr, what=what)
+        finally:
+            capi.lib().dnnl_primitive_desc_destroy(hint)
+    finally:
+        destroy_attr(attr)
+    return pd
+
+
 def _engine():
     return engine().engine
-
-
-def _shapes(n, channels, out_channels, in_spatial, out_spatial, kernel, groups):
-    src = (n, channels) + tuple(in_spatial)
-    dst = (n, out_channels) + tuple(out_spatial)
-    wei = (out_channels, channels // groups) + tuple(kernel)
-    if groups > 1:
-        wei = (groups, out_channels // groups, channels // groups) + tuple(kernel)
-    return src, wei, dst
 
 
 def _activation_md(array):
@@ -124,12 +133,10 @@ def conv_forward(x, w, bias, stride, pads, dilation, groups):
            None if bias is None else layout_key(bias), y.strides, stride, pads, dilation, groups)
 
     def make():
-        src, wei, dst = _shapes(x.shape[0], x.shape[1], w.shape[0], x.shape[2:], out_spatial,
-                                kernel, groups)
         attr = scratchpad_attr()
         try:
             bias_md = MemoryDesc.of(bias) if bias is not None else None
-            pd = _forward_pd(_activation_md(x), MemoryDesc.any(wei, x.dtype), bias_md,
+            pd = _forward_pd(_activation_md(x), MemoryDesc.any(wg.shape, x.dtype), bias_md,
                              _activation_md(y), _geometry(stride, pads, dilation),
                              capi.FORWARD_TRAINING, attr)
         finally:
@@ -167,24 +174,11 @@ def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups):
            stride, pads, dilation, groups)
 
     def make():
-        src, wei, dst = _shapes(g.shape[0], channels, w.shape[0], in_spatial, out_spatial,
-                                kernel, groups)
-        geometry = _geometry(stride, pads, dilation)
-        src_any, dst_any = _activation_md(gx), _activation_md(g)
-        wei_any = MemoryDesc.any(wei, g.dtype)
-        attr = scratchpad_attr()
-        try:
-            hint = _forward_pd(src_any, wei_any, None, dst_any, geometry, capi.FORWARD_TRAINING,
-                               attr)
-            try:
-                pd = ctypes.c_void_p()
-                call("dnnl_convolution_backward_data_primitive_desc_create", ctypes.byref(pd),
-                     _engine(), capi.CONVOLUTION_DIRECT, src_any.handle, wei_any.handle,
-                     dst_any.handle, *geometry, hint, attr, what="convolution backward data")
-            finally:
-                capi.lib().dnnl_primitive_desc_destroy(hint)
-        finally:
-            destroy_attr(attr)
+        src, wei, dst = _activation_md(gx), MemoryDesc.any(wg.shape, g.dtype), _activation_md(g)
+        pd = _backward_pd("dnnl_convolution_backward_data_primitive_desc_create",
+                          "convolution backward data", src, wei, dst,
+                          _geometry(stride, pads, dilation),
+                          (src.handle, wei.handle, dst.handle))
         inputs = {capi.ARG_DIFF_DST: (MemoryDesc.of(g), capi.QUERY_DIFF_DST_MD),
                   capi.ARG_WEIGHTS: (MemoryDesc.of(wg), capi.QUERY_WEIGHTS_MD)}
         outputs = {capi.ARG_DIFF_SRC: (MemoryDesc.of(gx), capi.QUERY_DIFF_SRC_MD)}
@@ -213,24 +207,11 @@ def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups):
            groups)
 
     def make():
-        src, wei, dst = _shapes(x.shape[0], channels, out_channels, x.shape[2:], out_spatial,
-                                kernel, groups)
-        geometry = _geometry(stride, pads, dilation)
-        src_any, dst_any = _activation_md(x), _activation_md(g)
-        wei_any = MemoryDesc.any(wei, x.dtype)
-        attr = scratchpad_attr()
-        try:
-            hint = _forward_pd(src_any, wei_any, None, dst_any, geometry, capi.FORWARD_TRAINING,
-                               attr)
-            try:
-                pd = ctypes.c_void_p()
-                call("dnnl_convolution_backward_weights_primitive_desc_create", ctypes.byref(pd),
-                     _engine(), capi.CONVOLUTION_DIRECT, src_any.handle, wei_any.handle, None,
-                     dst_any.handle, *geometry, hint, attr, what="convolution backward weights")
-            finally:
-                capi.lib().dnnl_primitive_desc_destroy(hint)
-        finally:
-            destroy_attr(attr)
+        src, wei, dst = _activation_md(x), MemoryDesc.any(gwg.shape, x.dtype), _activation_md(g)
+        pd = _backward_pd("dnnl_convolution_backward_weights_primitive_desc_create",
+                          "convolution backward weights", src, wei, dst,
+                          _geometry(stride, pads, dilation),
+                          (src.handle, wei.handle, None, dst.handle))
         inputs = {capi.ARG_SRC: (MemoryDesc.of(x), capi.QUERY_SRC_MD),
                   capi.ARG_DIFF_DST: (MemoryDesc.of(g), capi.QUERY_DIFF_DST_MD)}
         outputs = {capi.ARG_DIFF_WEIGHTS: (MemoryDesc.of(gwg), capi.QUERY_DIFF_WEIGHTS_MD)}

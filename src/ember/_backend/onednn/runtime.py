@@ -16,10 +16,6 @@ from .capi import call
 _DATA_TYPES = {np.dtype(np.float32): capi.F32}
 
 
-def register_data_type(np_dtype, dnnl_type):
-    _DATA_TYPES[np.dtype(np_dtype)] = dnnl_type
-
-
 def data_type(np_dtype):
     """oneDNN's data type for a NumPy dtype, or None where oneDNN has none ember uses."""
     return _DATA_TYPES.get(np_dtype)
