@@ -55,6 +55,9 @@ class Node:
     _tensor_pre_hooks = None   # {output_nr: [fn(grad) -> grad | None]} from Tensor.register_hook
     _retain_grad_hooks = None  # {output_nr: fn(grad)} from Tensor.retain_grad
     _has_hooks = False         # True once any of the above is set: one check for the engine
+    # Whether a tensor that backward returns, in memory of its own, is one it has just made
+    # (so the engine may store it as a leaf's .grad uncopied): False where user code computes it.
+    _makes_fresh_grads = True
 
     def __init__(self, inputs):
         edges = []

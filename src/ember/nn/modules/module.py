@@ -791,6 +791,8 @@ def _load_member(module, name, param, value, assign):
 class BackwardHookFunctionBackward(Node):
     """An identity node whose backward calls a module's backward (pre-)hooks."""
 
+    _makes_fresh_grads = False
+
     def backward(self, *grads):
         return self.on_grads(grads)
 
