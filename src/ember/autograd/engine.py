@@ -4,12 +4,12 @@ From the root edges it counts, for every reachable node, how many edges lead int
 runs once all of them have been processed. Gradients arriving at the same node output are
 summed. Leaves' ``AccumulateGrad`` nodes add into ``.grad``.
 
-A leaf's first gradient becomes its ``.grad`` without a copy only when the engine knows that
-nothing else holds it: a sum the engine made of gradients arriving at the leaf, or a tensor a
-built-in backward formula has just made, or returned from a gradient the engine alone held
-(not one of the other gradients it was given nor a view of them, sent to no other input), that
-no hook has seen. ``fresh`` maps each node to such a gradient of its first output while it
-waits in the buffers, for one backward pass.
+A leaf's first gradient becomes its ``.grad`` without a copy unless someone else may hold it.
+``held`` marks, for one backward pass, the nodes a gradient of which may be held elsewhere: the
+roots' (the gradients given to backward), those whose gradients user code saw or made (hooks,
+custom Functions, module backward hooks: nodes with ``_has_hooks``), and those given a view or
+the very tensor of a marked node's gradient, or the same memory as another input of the node
+that made it. What built-in formulas make, and the engine's sums, are the engine's alone.
 
 When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_info``): for
 ``autograd.grad`` the gradients reaching the inputs are captured and returned, for
@@ -23,6 +23,7 @@ from .graph import AccumulateGrad, accumulate_into, edge_of
 
 __all__ = ["run_backward", "queue_callback", "releases_after_run"]
 
+_BY_USER = 2      # in ``held`` terms: user code saw the gradients a node sent
 _callbacks = []   # run once the outermost backward in progress finishes
 _depth = [0]      # how many backward passes are running (nested ones from hooks)
 
@@ -142,9 +143,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         results = [None] * len(inputs)
     deps = _dependencies(root_nodes)
     buffers = {}
-    fresh = {}
+    held = {}
     for (node, nr), grad in zip(root_edges, root_grads):
-        _add_to_buffer(buffers, fresh, node, nr, grad)
+        _add_to_buffer(buffers, held, node, nr, grad)
+        held[node] = True
     ready = [node for node in root_nodes
              if not deps[node] and (plan is None or node in plan.visit)]
     prev_grad_mode = state.grad_enabled
@@ -152,9 +154,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     _depth[0] += 1
     try:
         if plan is None:
-            _run_all(ready, deps, buffers, fresh, retain_graph, anomaly.enabled)
+            _run_all(ready, deps, buffers, held, retain_graph, anomaly.enabled)
         else:
-            _run_planned(ready, deps, buffers, fresh, retain_graph, plan, results, accumulate)
+            _run_planned(ready, deps, buffers, held, retain_graph, plan, results, accumulate)
     except BaseException:
         if _depth[0] == 1:
             _callbacks.clear()
@@ -173,7 +175,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     return results
 
 
-def _run_all(ready, deps, buffers, fresh, retain_graph, checked):
+def _run_all(ready, deps, buffers, held, retain_graph, checked):
     """The common case: every reachable node runs, every reached leaf accumulates. Nodes with
     hooks, and all nodes when ``checked`` (anomaly detection), take the slower path."""
     pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
@@ -186,57 +188,67 @@ def _run_all(ready, deps, buffers, fresh, retain_graph, checked):
                 node.release()  # what it saved is not needed any more, as if it had run
             _skip(edges, deps, push_ready)
             continue
-        owned = fresh.pop(node, None) if fresh else None
+        seen = held.pop(node, 0) if held else 0
         if node._has_hooks or checked:  # AccumulateGrad has them by class
             if node.__class__ is AccumulateGrad:
-                _run_accumulate(node, grads, owned)
+                _run_accumulate(node, grads, not seen)
                 continue
-            formula = False  # hooks see the gradients
+            seen = _BY_USER
             input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
+        elif retain_graph:
+            input_grads = node.backward(*grads)
         else:
-            formula = node._makes_fresh_grads
-            if retain_graph:
+            _running.released = node
+            try:
                 input_grads = node.backward(*grads)
-            else:
-                _running.released = node
-                try:
-                    input_grads = node.backward(*grads)
-                finally:
-                    _running.released = None
-                node.release()
+            finally:
+                _running.released = None
+            node.release()
         if input_grads.__class__ is not tuple:
             input_grads = _as_tuple(input_grads)
         if len(input_grads) != len(edges):
             raise _wrong_count(node, edges, input_grads)
+        sent = 0
         for (nxt, nr), grad in zip(edges, input_grads):
             if nxt is None:
                 continue
             if grad is not None:
+                sent += 1
                 if nr == 0 and nxt not in buffers:
                     buffers[nxt] = [grad]
-                    if formula and _made_by_formula(grad, grads, input_grads, owned):
-                        fresh[nxt] = grad
                 else:
-                    _add_to_buffer(buffers, fresh, nxt, nr, grad)
+                    _add_to_buffer(buffers, held, nxt, nr, grad)
             left = deps[nxt] - 1
             deps[nxt] = left
             if not left:
                 push_ready(nxt)
+        if seen or sent > 1:
+            _mark_held(held, edges, input_grads, grads, seen)
 
 
-def _made_by_formula(grad, grads, input_grads, owned):
-    """Whether ``grad``, returned by a built-in backward formula given ``grads`` (of which
-    ``owned``, if not None, is the engine's alone), is a tensor nothing else holds: its memory
-    is no given gradient's but ``owned``'s, and no other returned gradient's."""
-    memory = _memory(grad)
-    for given in grads:
-        if given is not None and given is not owned and _memory(given) is memory:
-            return False
-    count = 0
-    for other in input_grads:
-        if other is not None and _memory(other) is memory:
-            count += 1
-    return count == 1
+def _mark_held(held, edges, input_grads, grads, seen):
+    """Mark the nodes a node sent gradients to that may be held elsewhere: all of them when
+    ``seen`` is ``_BY_USER`` (user code saw them), those in the memory of a given gradient when
+    ``seen`` (one given may be held elsewhere), and any two in the same memory."""
+    sent = [(nxt, grad) for (nxt, _), grad in zip(edges, input_grads)
+            if nxt is not None and grad is not None]
+    if seen == _BY_USER:
+        for nxt, _ in sent:
+            held[nxt] = True
+        return
+    memories = [_memory(grad) for _, grad in sent]
+    if seen:
+        memories += [_memory(g) for g in grads if g is not None]
+    for i, (nxt, _) in enumerate(sent):
+        memory = memories[i]
+        if any(other is memory for j, other in enumerate(memories) if j != i):
+            held[nxt] = True
+
+
+def _memory(tensor):
+    data = tensor._data
+    base = data.base
+    return data if base is None else base
 
 
 def _whole(data):
@@ -244,12 +256,6 @@ def _whole(data):
     layouts ``.grad`` keeps uncopied."""
     base = data.base
     return base is None or (data.flags.c_contiguous and data.size == base.size)
-
-
-def _memory(tensor):
-    data = tensor._data
-    base = data.base
-    return data if base is None else base
 
 
 def _skip(edges, deps, push_ready):
@@ -267,13 +273,13 @@ def _wrong_count(node, edges, input_grads):
                         f"(expected {len(edges)}, got {len(input_grads)})")
 
 
-def _run_planned(ready, deps, buffers, fresh, retain_graph, plan, results, accumulate):
+def _run_planned(ready, deps, buffers, held, retain_graph, plan, results, accumulate):
     """Backward restricted to the nodes that lead to ``plan.captures``."""
     visit, execute, captures = plan.visit, plan.execute, plan.captures
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None)
-        owned = fresh.pop(node, None) if fresh else None
+        seen = held.pop(node, 0) if held else 0
         edges = node.next_functions
         if grads is not None:
             grads = _call_tensor_hooks(node, grads)
@@ -282,12 +288,13 @@ def _run_planned(ready, deps, buffers, fresh, retain_graph, plan, results, accum
                     results[i] = grads[nr]
             if node.__class__ is AccumulateGrad:
                 if accumulate and node in captures:
-                    _run_accumulate(node, grads, owned, hooked=True)
+                    _run_accumulate(node, grads, not seen, hooked=True)
             elif node in execute:
                 input_grads = _call_node(node, grads, retain_graph)
                 for (nxt, nr), grad in zip(edges, input_grads):
                     if grad is not None and nxt in visit:
-                        _add_to_buffer(buffers, fresh, nxt, nr, grad)
+                        _add_to_buffer(buffers, held, nxt, nr, grad)
+                _mark_held(held, edges, input_grads, grads, _BY_USER)
         for nxt, _ in edges:
             if nxt is not None:
                 left = deps[nxt] - 1
@@ -299,7 +306,7 @@ def _run_planned(ready, deps, buffers, fresh, retain_graph, plan, results, accum
 def _run_accumulate(node, grads, owned, hooked=False):
     """A leaf's AccumulateGrad: tensor hooks (unless ``hooked`` already), the node's pre-hooks,
     the accumulation into ``.grad`` with the post-accumulate-grad hooks, then the node's
-    post-hooks, in torch's order. ``owned`` is the gradient only the engine holds, if any."""
+    post-hooks, in torch's order. ``owned``: whether the engine alone holds the gradient."""
     if not hooked:
         grads = _call_tensor_hooks(node, grads)
     if node._pre_hooks:
@@ -311,7 +318,7 @@ def _run_accumulate(node, grads, owned, hooked=False):
     if grad is not None:
         seen = (node._pre_hooks or node._post_hooks or node._tensor_pre_hooks
                 or node.variable._leaf_hooks)
-        _accumulate(node, grad, grad is owned and not seen and _whole(grad._data))
+        _accumulate(node, grad, owned and not seen and _whole(grad._data))
     if node._post_hooks:
         for hook in list(node._post_hooks):
             hook((), tuple(grads))
@@ -326,7 +333,7 @@ def _accumulate(node, grad, owned):
             hook(variable)
 
 
-def _add_to_buffer(buffers, fresh, node, nr, grad):
+def _add_to_buffer(buffers, held, node, nr, grad):
     grads = buffers.get(node)
     if grads is None:
         if nr == 0:
@@ -339,9 +346,9 @@ def _add_to_buffer(buffers, fresh, node, nr, grad):
     if old is None:
         grads[nr] = grad
     else:
-        grads[nr] = total = old + grad
-        if nr == 0:
-            fresh[node] = total
+        grads[nr] = old + grad
+        if len(grads) == 1:
+            held.pop(node, None)  # the sum is the engine's
 
 
 def _call_tensor_hooks(node, grads):
