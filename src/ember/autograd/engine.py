@@ -246,16 +246,20 @@ def _mark_held(held, edges, input_grads, grads, seen):
 
 
 def _memory(tensor):
-    data = tensor._data
-    base = data.base
-    return data if base is None else base
+    """What owns a tensor's memory: the end of its array's chain of bases."""
+    memory = tensor._data
+    base = memory.base
+    while base is not None:
+        memory, base = base, getattr(base, "base", None)
+    return memory
 
 
 def _whole(data):
     """Whether ``data`` is an array of its own or a C-contiguous view of all of one: the
     layouts ``.grad`` keeps uncopied."""
     base = data.base
-    return base is None or (data.flags.c_contiguous and data.size == base.size)
+    return base is None or (data.flags.c_contiguous and getattr(base, "base", None) is None
+                            and getattr(base, "size", None) == data.size)
 
 
 def _skip(edges, deps, push_ready):
