@@ -162,6 +162,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             _callbacks.clear()
         raise
     finally:
+        _running.released = None
         _depth[0] -= 1
         state.grad_enabled = prev_grad_mode
     if not _depth[0] and _callbacks:
@@ -198,11 +199,8 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
         elif retain_graph:
             input_grads = node.backward(*grads)
         else:
-            _running.released = node
-            try:
-                input_grads = node.backward(*grads)
-            finally:
-                _running.released = None
+            _running.released = node  # until the next node runs: run_backward resets it
+            input_grads = node.backward(*grads)
             node.release()
         if input_grads.__class__ is not tuple:
             input_grads = _as_tuple(input_grads)
