@@ -3,6 +3,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+import torch_absent  # noqa: E402
+
+torch_absent.install()
+
 
 # -- the device the op table runs on: `pytest --device cuda` (a real GPU through CuPy) or
 # `--device fake-cuda` (tests/cuda/fake_cupy.py, NumPy posing as CuPy); cpu by default.

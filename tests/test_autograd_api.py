@@ -367,7 +367,7 @@ def wrong_fn(lib):
 
 @LIBS
 def test_gradcheck_fails_on_a_wrong_function_backward(lib):
-    GradcheckError = sys.modules[f"{lib.__name__}.autograd.gradcheck"].GradcheckError
+    GradcheckError = sys.modules[lib.autograd.gradcheck.__module__].GradcheckError
     assert issubclass(GradcheckError, RuntimeError)
     x = leaf(lib)
     with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):

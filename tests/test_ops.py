@@ -1,96 +1,44 @@
 """Generic oracle tests over the op table: every entry's forward values, gradients,
-float64 gradcheck and second-order gradients are checked against PyTorch."""
+float64 gradcheck and second-order gradients are checked against PyTorch (as recorded by another
+Python where this one has no torch: tests/op_db/oracle.py)."""
 import numpy as np
 import pytest
 import torch
 
 import ember
-from op_db import OPS, Arg
-from op_db.common import make_array
+import torch_absent
+from op_db import Arg
+from op_db.cases import Built, NoGradient, backward_inputs, cases, float_outputs, outputs, second_order
+from op_db.oracle import Expected, expected, recorded, run_torch
 
-TORCH_DTYPES = {name: getattr(torch, name) for name in
-                ("float16", "bfloat16", "float32", "float64", "uint8", "int8", "int16", "int32",
-                 "int64", "bool", "complex64", "complex128")}
-EMBER_DTYPES = {name: getattr(ember, name) for name in TORCH_DTYPES}
-
-
-def _differentiable(sample):
-    return any(isinstance(a, Arg) and a.requires_grad and a.dtype is None for a in sample.args)
+_outputs = outputs
 
 
-def _wanted(op, kind):
-    return {"forward": True, "grad": op.grad, "gradcheck": op.grad and op.gradcheck,
-            "gradgrad": op.grad and op.gradgrad}[kind]
+def _float_outputs(outs, op):
+    return float_outputs(outs, op, ember if any(isinstance(o, ember.Tensor) for o in outs) else torch)
 
 
 def _cases(kind):
-    """Parameters for one generic test: (op, sample, dtype), leaving out what an entry opts out
-    of (non-differentiable ops and samples have no gradient cases)."""
-    for op in OPS:
-        if not _wanted(op, kind):
-            continue
-        for si, sample in enumerate(op.samples):
-            if kind != "forward" and not _differentiable(sample):
-                continue
-            for dtype in op.dtypes:
-                if kind != "forward" and dtype not in ("float32", "float64"):
-                    continue
-                if kind == "gradcheck" and dtype != "float64":
-                    continue
-                sid = sample.name or str(si)
-                marks = []
-                if kind in op.skip:
-                    marks.append(pytest.mark.skip(reason=op.skip[kind]))
-                yield pytest.param(op, sample, dtype, id=f"{op.name}-{sid}-{dtype}", marks=marks)
+    """pytest parameters for one generic test, with the entry's skips."""
+    for op, sample, case_id, dtype in cases(kind):
+        marks = [pytest.mark.skip(reason=op.skip[kind])] if kind in op.skip else []
+        yield pytest.param(op, sample, dtype, id=case_id, marks=marks)
 
 
-class Built:
-    """The same inputs built for both libraries."""
-
-    def __init__(self, op, sample, dtype, seed=0):
-        rng = np.random.default_rng(seed)
-        self.arrays = [make_array(a, dtype, rng) if isinstance(a, Arg) else None for a in sample.args]
-        self.rng = rng
-
-    def make(self, lib, op, sample, dtype, want_grad, device="cpu"):
-        dtypes = TORCH_DTYPES if lib is torch else EMBER_DTYPES
-        place = {} if lib is torch else {"device": device}
-        leaves, args = [], []
-        for arg, arr in zip(sample.args, self.arrays):
-            if not isinstance(arg, Arg):
-                args.append(arg)
-                continue
-            dt = dtypes[arg.dtype or dtype]
-            rg = want_grad and arg.requires_grad and (arg.dtype is None)
-            if arg.noncontig:
-                big = np.stack([arr, arr + 0.5], axis=-1) if arr.ndim else np.stack([arr, arr])
-                big = big.reshape(arr.shape[:-1] + (2 * arr.shape[-1],)) if arr.ndim else big
-                leaf = lib.tensor(big, dtype=dt, requires_grad=rg, **place)
-                x = leaf[..., ::2]
-            elif arg.transposed:
-                leaf = lib.tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)), dtype=dt, requires_grad=rg, **place)
-                x = leaf.transpose(-1, -2)
-            else:
-                leaf = lib.tensor(arr, dtype=dt, requires_grad=rg, **place)
-                x = leaf
-            if rg:
-                leaves.append(leaf)
-            args.append(x)
-        return leaves, args
+def _torch(kind, op, sample, dtype, built):
+    """torch's result for the case (see ``oracle.run_torch``)."""
+    if torch_absent.ABSENT:
+        return recorded(kind, built.case_id, built)
+    return run_torch(kind, op, sample, dtype)
 
 
-def _outputs(out):
-    if isinstance(out, (tuple, list)):
-        return list(out)
-    return [out]
+def _built(op, sample, dtype, request):
+    built = Built(op, sample, dtype)
+    built.case_id = request.node.callspec.id
+    return built
 
 
 def _to_np(t):
-    if isinstance(t, torch.Tensor):
-        t = t.detach()
-        if t.dtype == torch.bfloat16:
-            t = t.float()
-        return t.numpy(force=True)  # also reads torch's ZeroTensor gradients
     data = t.detach().cpu()._data
     if str(data.dtype) == "bfloat16":
         data = data.astype(np.float32)
@@ -98,21 +46,16 @@ def _to_np(t):
 
 
 def _compare(e, t, atol, rtol, what):
-    if isinstance(t, torch.Tensor):
+    """ember's ``e`` against torch's ``t`` (a torch result or its ``expected`` form)."""
+    t = expected(t)
+    if isinstance(t, Expected):
         assert isinstance(e, ember.Tensor), f"{what}: expected a Tensor, got {type(e).__name__}"
-        assert tuple(e.shape) == tuple(t.shape), f"{what}: shape {tuple(e.shape)} != torch {tuple(t.shape)}"
-        assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], f"{what}: dtype {e.dtype} != torch {t.dtype}"
-        np.testing.assert_allclose(_to_np(e), _to_np(t), atol=atol, rtol=rtol, equal_nan=True, err_msg=what)
+        assert tuple(e.shape) == t.shape, f"{what}: shape {tuple(e.shape)} != torch {t.shape}"
+        assert str(e.dtype).split(".")[-1] == t.dtype, f"{what}: dtype {e.dtype} != torch {t.dtype}"
+        np.testing.assert_allclose(_to_np(e), t.values, atol=atol, rtol=rtol, equal_nan=True, err_msg=what)
     else:
         assert not isinstance(e, ember.Tensor), f"{what}: ember gave a Tensor where torch gave {type(t)}"
         np.testing.assert_allclose(e, t, atol=atol, rtol=rtol, err_msg=what)
-
-
-def _float_outputs(outs, op):
-    if op.output_index is not None:
-        return [outs[op.output_index]]
-    return [o for o in outs if (isinstance(o, (torch.Tensor, ember.Tensor)) and o.is_floating_point()
-                                and o.requires_grad)]
 
 
 def _skip_unsupported(sample, dtype, device):
@@ -121,41 +64,27 @@ def _skip_unsupported(sample, dtype, device):
 
 
 @pytest.mark.parametrize("op,sample,dtype", list(_cases("forward")))
-def test_forward(op, sample, dtype, device):
+def test_forward(op, sample, dtype, device, request):
     _skip_unsupported(sample, dtype, device)
-    built = Built(op, sample, dtype)
-    _, targs = built.make(torch, op, sample, dtype, False)
+    built = _built(op, sample, dtype, request)
+    touts = _torch("forward", op, sample, dtype, built)
     _, eargs = built.make(ember, op, sample, dtype, False, device)
-    expected = op.fn(torch, *targs, **sample.kwargs)
-    got = op.fn(ember, *eargs, **sample.kwargs)
+    eouts = outputs(op.fn(ember, *eargs, **sample.kwargs))
     atol, rtol = op.tolerances(dtype)
-    touts, eouts = _outputs(expected), _outputs(got)
     assert len(touts) == len(eouts)
     for i, (e, t) in enumerate(zip(eouts, touts)):
         _compare(e, t, atol, rtol, f"{op.name} output {i}")
 
 
-def _backward(lib, op, sample, dtype, built, seed=1, device="cpu"):
-    leaves, args = built.make(lib, op, sample, dtype, True, device)
-    outs = _float_outputs(_outputs(op.fn(lib, *args, **sample.kwargs)), op)
-    rng = np.random.default_rng(seed)
-    place = {} if lib is torch else {"device": device}
-    grads = [lib.tensor(rng.uniform(-1, 1, size=tuple(o.shape)), dtype=o.dtype, **place) for o in outs]
-    return leaves, outs, grads
-
-
-@pytest.mark.parametrize("op,sample,dtype", [c for c in _cases("grad")])
-def test_grad(op, sample, dtype, device):
+@pytest.mark.parametrize("op,sample,dtype", list(_cases("grad")))
+def test_grad(op, sample, dtype, device, request):
     _skip_unsupported(sample, dtype, device)
-    if not op.grad:
-        pytest.skip("op is not differentiable")
-    built = Built(op, sample, dtype)
-    tleaves, touts, tgrads = _backward(torch, op, sample, dtype, built)
-    eleaves, eouts, egrads = _backward(ember, op, sample, dtype, built, device=device)
-    assert len(tleaves) == len(eleaves) and len(touts) == len(eouts)
-    if not touts or not tleaves:
+    built = _built(op, sample, dtype, request)
+    n_leaves, n_outs, tg = _torch("grad", op, sample, dtype, built)
+    eleaves, eouts, egrads = backward_inputs(ember, op, sample, dtype, built, device=device)
+    assert n_leaves == len(eleaves) and n_outs == len(eouts)
+    if tg is NoGradient:
         pytest.skip("no differentiable output or input in this sample")
-    tg = torch.autograd.grad(touts, tleaves, tgrads, allow_unused=True)
     eg = ember.autograd.grad(eouts, eleaves, egrads, allow_unused=True)
     atol, rtol = op.tolerances(dtype)
     atol = op.grad_atol or atol
@@ -167,7 +96,7 @@ def test_grad(op, sample, dtype, device):
         _compare(e, t, atol, rtol, f"{op.name} grad of input {i}")
 
 
-@pytest.mark.parametrize("op,sample,dtype", [c for c in _cases("gradcheck")])
+@pytest.mark.parametrize("op,sample,dtype", list(_cases("gradcheck")))
 def test_gradcheck(op, sample, dtype):
     if not (op.grad and op.gradcheck):
         pytest.skip("no gradcheck for this op")
@@ -190,30 +119,13 @@ def test_gradcheck(op, sample, dtype):
     assert ember.autograd.gradcheck(fn, tuple(leaves), eps=1e-6, atol=1e-5, rtol=1e-3)
 
 
-@pytest.mark.parametrize("op,sample,dtype", [c for c in _cases("gradgrad") if c.values[2] == "float64"])
-def test_gradgrad(op, sample, dtype):
-    if not (op.grad and op.gradgrad):
-        pytest.skip("no second-order check for this op")
-    built = Built(op, sample, dtype)
-    results = []
-    for lib in (torch, ember):
-        leaves, outs, grads = _backward(lib, op, sample, dtype, built)
-        if not outs or not leaves:
-            pytest.skip("no differentiable output or input in this sample")
-        first = lib.autograd.grad(outs, leaves, grads, create_graph=True, allow_unused=True)
-        rng = np.random.default_rng(2)
-        total = None
-        for g in first:
-            if g is None or not g.requires_grad:
-                continue
-            w = lib.tensor(rng.uniform(-1, 1, size=tuple(g.shape)), dtype=g.dtype)
-            term = (g * w).sum()
-            total = term if total is None else total + term
-        if total is None:
-            results.append(None)
-            continue
-        results.append(lib.autograd.grad(total, leaves, allow_unused=True))
-    tres, eres = results
+@pytest.mark.parametrize("op,sample,dtype", list(_cases("gradgrad")))
+def test_gradgrad(op, sample, dtype, request):
+    built = _built(op, sample, dtype, request)
+    tres = _torch("gradgrad", op, sample, dtype, built)
+    if tres is NoGradient:
+        pytest.skip("no differentiable output or input in this sample")
+    eres = second_order(ember, op, sample, dtype, built)
     if tres is None:
         assert eres is None or all(e is None or not np.any(_to_np(e)) for e in eres)
         return

@@ -4,11 +4,17 @@ From the root edges it counts, for every reachable node, how many edges lead int
 runs once all of them have been processed. Gradients arriving at the same node output are
 summed. Leaves' ``AccumulateGrad`` nodes add into ``.grad``.
 
+A leaf's first gradient becomes its ``.grad`` without a copy unless someone else may hold it.
+``held`` marks, for one backward pass, the nodes a gradient of which may be held elsewhere: the
+roots' (the gradients given to backward), those whose gradients user code saw or made (hooks,
+custom Functions, module backward hooks: nodes with ``_has_hooks``), and those given a view or
+the very tensor of a marked node's gradient, or the same memory as another input of the node
+that made it. What built-in formulas make, and the engine's sums, are the engine's alone.
+
 When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_info``): for
 ``autograd.grad`` the gradients reaching the inputs are captured and returned, for
 ``backward(inputs=...)`` only the inputs' accumulators run.
 """
-import sys
 import threading
 
 from .anomaly_mode import anomaly, checked_backward
@@ -17,7 +23,7 @@ from .graph import AccumulateGrad, accumulate_into, edge_of
 
 __all__ = ["run_backward", "queue_callback", "releases_after_run"]
 
-_getrefcount = sys.getrefcount
+_BY_USER = 2      # in ``held`` terms: user code saw the gradients a node sent
 _callbacks = []   # run once the outermost backward in progress finishes
 _depth = [0]      # how many backward passes are running (nested ones from hooks)
 
@@ -137,8 +143,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         results = [None] * len(inputs)
     deps = _dependencies(root_nodes)
     buffers = {}
+    held = {}
     for (node, nr), grad in zip(root_edges, root_grads):
-        _add_to_buffer(buffers, node, nr, grad)
+        _add_to_buffer(buffers, held, node, nr, grad)
+        held[node] = True
     ready = [node for node in root_nodes
              if not deps[node] and (plan is None or node in plan.visit)]
     prev_grad_mode = state.grad_enabled
@@ -146,14 +154,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     _depth[0] += 1
     try:
         if plan is None:
-            _run_all(ready, deps, buffers, retain_graph, anomaly.enabled)
+            _run_all(ready, deps, buffers, held, retain_graph, anomaly.enabled)
         else:
-            _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate)
+            _run_planned(ready, deps, buffers, held, retain_graph, plan, results, accumulate)
     except BaseException:
         if _depth[0] == 1:
             _callbacks.clear()
         raise
     finally:
+        _running.released = None
         _depth[0] -= 1
         state.grad_enabled = prev_grad_mode
     if not _depth[0] and _callbacks:
@@ -167,7 +176,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     return results
 
 
-def _run_all(ready, deps, buffers, retain_graph, checked):
+def _run_all(ready, deps, buffers, held, retain_graph, checked):
     """The common case: every reachable node runs, every reached leaf accumulates. Nodes with
     hooks, and all nodes when ``checked`` (anomaly detection), take the slower path."""
     pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
@@ -180,37 +189,75 @@ def _run_all(ready, deps, buffers, retain_graph, checked):
                 node.release()  # what it saved is not needed any more, as if it had run
             _skip(edges, deps, push_ready)
             continue
+        seen = held.pop(node, 0) if held else 0
         if node._has_hooks or checked:  # AccumulateGrad has them by class
             if node.__class__ is AccumulateGrad:
-                _run_accumulate(node, grads)
+                _run_accumulate(node, grads, not seen)
                 continue
+            seen = _BY_USER
             input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
         elif retain_graph:
             input_grads = node.backward(*grads)
         else:
-            _running.released = node
-            try:
-                input_grads = node.backward(*grads)
-            finally:
-                _running.released = None
+            _running.released = node  # until the next node runs: run_backward resets it
+            input_grads = node.backward(*grads)
             node.release()
         if input_grads.__class__ is not tuple:
             input_grads = _as_tuple(input_grads)
         if len(input_grads) != len(edges):
             raise _wrong_count(node, edges, input_grads)
+        sent = 0
         for (nxt, nr), grad in zip(edges, input_grads):
             if nxt is None:
                 continue
             if grad is not None:
+                sent += 1
                 if nr == 0 and nxt not in buffers:
                     buffers[nxt] = [grad]
                 else:
-                    _add_to_buffer(buffers, nxt, nr, grad)
+                    _add_to_buffer(buffers, held, nxt, nr, grad)
             left = deps[nxt] - 1
             deps[nxt] = left
             if not left:
                 push_ready(nxt)
-        input_grads = grad = None  # so that a leaf's gradient can be recognised as unshared
+        if seen or sent > 1:
+            _mark_held(held, edges, input_grads, grads, seen)
+
+
+def _mark_held(held, edges, input_grads, grads, seen):
+    """Mark the nodes a node sent gradients to that may be held elsewhere: all of them when
+    ``seen`` is ``_BY_USER`` (user code saw them), those in the memory of a given gradient when
+    ``seen`` (one given may be held elsewhere), and any two in the same memory."""
+    sent = [(nxt, grad) for (nxt, _), grad in zip(edges, input_grads)
+            if nxt is not None and grad is not None]
+    if seen == _BY_USER:
+        for nxt, _ in sent:
+            held[nxt] = True
+        return
+    memories = [_memory(grad) for _, grad in sent]
+    if seen:
+        memories += [_memory(g) for g in grads if g is not None]
+    for i, (nxt, _) in enumerate(sent):
+        memory = memories[i]
+        if any(other is memory for j, other in enumerate(memories) if j != i):
+            held[nxt] = True
+
+
+def _memory(tensor):
+    """What owns a tensor's memory: the end of its array's chain of bases."""
+    memory = tensor._data
+    base = memory.base
+    while base is not None:
+        memory, base = base, getattr(base, "base", None)
+    return memory
+
+
+def _whole(data):
+    """Whether ``data`` is an array of its own or a C-contiguous view of all of one: the
+    layouts ``.grad`` keeps uncopied."""
+    base = data.base
+    return base is None or (data.flags.c_contiguous and getattr(base, "base", None) is None
+                            and getattr(base, "size", None) == data.size)
 
 
 def _skip(edges, deps, push_ready):
@@ -228,12 +275,13 @@ def _wrong_count(node, edges, input_grads):
                         f"(expected {len(edges)}, got {len(input_grads)})")
 
 
-def _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate):
+def _run_planned(ready, deps, buffers, held, retain_graph, plan, results, accumulate):
     """Backward restricted to the nodes that lead to ``plan.captures``."""
     visit, execute, captures = plan.visit, plan.execute, plan.captures
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None)
+        seen = held.pop(node, 0) if held else 0
         edges = node.next_functions
         if grads is not None:
             grads = _call_tensor_hooks(node, grads)
@@ -242,12 +290,13 @@ def _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate):
                     results[i] = grads[nr]
             if node.__class__ is AccumulateGrad:
                 if accumulate and node in captures:
-                    _run_accumulate(node, grads, hooked=True)
+                    _run_accumulate(node, grads, not seen, hooked=True)
             elif node in execute:
                 input_grads = _call_node(node, grads, retain_graph)
                 for (nxt, nr), grad in zip(edges, input_grads):
                     if grad is not None and nxt in visit:
-                        _add_to_buffer(buffers, nxt, nr, grad)
+                        _add_to_buffer(buffers, held, nxt, nr, grad)
+                _mark_held(held, edges, input_grads, grads, _BY_USER)
         for nxt, _ in edges:
             if nxt is not None:
                 left = deps[nxt] - 1
@@ -256,10 +305,10 @@ def _run_planned(ready, deps, buffers, retain_graph, plan, results, accumulate):
                     ready.append(nxt)
 
 
-def _run_accumulate(node, grads, hooked=False):
+def _run_accumulate(node, grads, owned, hooked=False):
     """A leaf's AccumulateGrad: tensor hooks (unless ``hooked`` already), the node's pre-hooks,
     the accumulation into ``.grad`` with the post-accumulate-grad hooks, then the node's
-    post-hooks, in torch's order."""
+    post-hooks, in torch's order. ``owned``: whether the engine alone holds the gradient."""
     if not hooked:
         grads = _call_tensor_hooks(node, grads)
     if node._pre_hooks:
@@ -267,39 +316,18 @@ def _run_accumulate(node, grads, hooked=False):
             new = hook(tuple(grads))
             if new is not None:
                 grads = list(new)
-    _accumulate(node, grads)
+    grad = grads[0]
+    if grad is not None:
+        seen = (node._pre_hooks or node._post_hooks or node._tensor_pre_hooks
+                or node.variable._leaf_hooks)
+        _accumulate(node, grad, owned and not seen and _whole(grad._data))
     if node._post_hooks:
         for hook in list(node._post_hooks):
             hook((), tuple(grads))
 
 
-def _owns_memory(grad):
-    data = grad._data
-    base = data.base
-    if base is None:
-        return True
-    if not (data.flags.c_contiguous and data.size == base.size and base.base is None):
-        return False
-    # references to the base array: the view's .base, `base` here, getrefcount's argument,
-    # and the tensor the view was made from (its ._data) if only the view holds that tensor
-    expected = 3
-    holder = grad._base
-    if holder is not None:
-        if _getrefcount(holder) != 3:  # grad._base, `holder` here, the argument
-            return False
-        expected += holder._data is base
-    return _getrefcount(base) == expected
-
-
-def _accumulate(node, grads):
-    grad = grads[0]
-    if grad is None:
-        return
-    # References to a gradient nobody else can see: the engine's list, `grad` and
-    # getrefcount's argument (and for its array: the tensor and the argument). Then .grad
-    # may take it without a copy. A contiguous view covering all of an array that nothing
-    # else holds (what a reshape or a double transpose gives) is owned as well.
-    owned = _getrefcount(grad) == 3 and _getrefcount(grad._data) == 2 and _owns_memory(grad)
+def _accumulate(node, grad, owned):
+    """``.grad += grad``; an ``owned`` first gradient is stored without a copy."""
     variable = node.variable
     accumulate_into(variable, grad, owned)
     if variable._post_accumulate_hooks:
@@ -307,7 +335,7 @@ def _accumulate(node, grads):
             hook(variable)
 
 
-def _add_to_buffer(buffers, node, nr, grad):
+def _add_to_buffer(buffers, held, node, nr, grad):
     grads = buffers.get(node)
     if grads is None:
         if nr == 0:
@@ -317,7 +345,12 @@ def _add_to_buffer(buffers, node, nr, grad):
     elif len(grads) <= nr:
         grads.extend([None] * (nr + 1 - len(grads)))
     old = grads[nr]
-    grads[nr] = grad if old is None else old + grad
+    if old is None:
+        grads[nr] = grad
+    else:
+        grads[nr] = old + grad
+        if len(grads) == 1:
+            held.pop(node, None)  # the sum is the engine's
 
 
 def _call_tensor_hooks(node, grads):

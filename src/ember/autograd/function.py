@@ -57,6 +57,7 @@ class BackwardCFunction(FunctionCtx, Node):
     """The node a Function records; ``MyFnBackward`` subclasses it for each Function."""
 
     __slots__ = ()
+    _has_hooks = True  # the Function's backward is user code
     _forward_cls = None
     to_save = ()
     dirty_tensors = ()

@@ -54,7 +54,9 @@ class Node:
     _post_hooks = None         # fn(grad_inputs, grad_outputs) -> grad_inputs | None
     _tensor_pre_hooks = None   # {output_nr: [fn(grad) -> grad | None]} from Tensor.register_hook
     _retain_grad_hooks = None  # {output_nr: fn(grad)} from Tensor.retain_grad
-    _has_hooks = False         # True once any of the above is set: one check for the engine
+    # True once any of the above is set, and for nodes that run user code: one check for the
+    # engine, which takes what such nodes are given and return as seen by the user
+    _has_hooks = False
 
     def __init__(self, inputs):
         edges = []

@@ -434,14 +434,14 @@ def _timed_backward(fn):
 
 def _timed_accumulate(fn):
     @functools.wraps(fn)
-    def timed(node, grads):
+    def timed(node, grad, owned):
         recorder = _state.recorder
         if recorder is None:
-            return fn(node, grads)
+            return fn(node, grad, owned)
         outer = recorder.begin("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad")
         inner = recorder.begin("torch::autograd::AccumulateGrad")
         try:
-            return fn(node, grads)
+            return fn(node, grad, owned)
         finally:
             recorder.end(inner)
             recorder.end(outer)

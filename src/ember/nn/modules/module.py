@@ -795,6 +795,8 @@ def _load_member(module, name, param, value, assign):
 class BackwardHookFunctionBackward(Node):
     """An identity node whose backward calls a module's backward (pre-)hooks."""
 
+    _has_hooks = True  # the module's hooks are user code
+
     def backward(self, *grads):
         return self.on_grads(grads)
 
