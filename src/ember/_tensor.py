@@ -15,7 +15,7 @@ from ._backend import backend_of, namespace_of
 from ._device import CPU, device as _device_cls
 from ._dtype import from_numpy_dtype
 from .autograd.grad_mode import state as _grad_state
-from .autograd.graph import grad_accumulator_of, set_history
+from .autograd.graph import bump_version, grad_accumulator_of, set_history
 
 __all__ = ["Tensor", "Size"]
 
@@ -363,7 +363,7 @@ class Tensor:
         if data.shape != self._data.shape or data.dtype != self._data.dtype:
             data = namespace_of(self._data).broadcast_to(data, self._data.shape).astype(self._data.dtype)
         self._data += data
-        self._version_counter[0] += 1
+        bump_version(self)
 
     # -- Python protocol --------------------------------------------------------------------
     def __len__(self):

@@ -9,6 +9,7 @@ import warnings
 from enum import Enum
 
 from .._tensor import Tensor
+from ..autograd.graph import bump_version
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -294,4 +295,4 @@ def _unscale_and_check_(grad, inv_scale, found_inf):
     if not bool(xp.isfinite(data).all()):
         found_inf.fill_(1.0)
     data *= inv_scale._data.astype(data.dtype)
-    grad._version_counter[0] += 1
+    bump_version(grad)

@@ -13,7 +13,7 @@ import traceback
 import warnings
 
 from .grad_mode import _DecoratorContextManager
-from .graph import Node
+from .graph import Node, modifier_recording
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
@@ -59,6 +59,7 @@ def set_anomaly_enabled(mode, check_nan=True):
     anomaly.enabled = bool(mode)
     anomaly.check_nan = bool(check_nan)
     Node.__init__ = _init_recording_stack if mode else _init_plain
+    modifier_recording.enabled = anomaly.enabled
 
 
 class detect_anomaly(_DecoratorContextManager):

@@ -10,7 +10,7 @@ import functools
 import inspect
 
 from .grad_mode import no_grad, state
-from .graph import Node, set_history
+from .graph import Node, bump_version, set_history
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "once_differentiable"]
 
@@ -252,7 +252,7 @@ def _attach_outputs(ctx, output, inputs):
 def _mark_modified(tensor):
     if tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-    tensor._version_counter[0] += 1
+    bump_version(tensor)
 
 
 def _view_of(tensor):

@@ -13,6 +13,7 @@ from datetime import timedelta
 import numpy as np
 
 from . import _mpi
+from ..autograd.graph import bump_version
 
 __all__ = [
     "Backend", "ReduceOp", "Work", "ProcessGroup", "GroupMember", "group",
@@ -299,7 +300,7 @@ def _array(tensor):
 
 def _modified(*tensors):
     for t in tensors:
-        t._version_counter[0] += 1
+        bump_version(t)
 
 
 def _describe(entry):

@@ -5,6 +5,7 @@ import warnings
 
 from ..autograd.grad_mode import no_grad
 from ..ops._common import namespace_of
+from ..autograd.graph import bump_version
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
@@ -100,7 +101,7 @@ def _write(tensor, array):
     """Copy ``array`` into ``tensor``'s memory (under no_grad)."""
     data = tensor._data
     namespace_of(data).copyto(data, array.astype(data.dtype), casting="unsafe")
-    tensor._version_counter[0] += 1
+    bump_version(tensor)
     return tensor
 
 

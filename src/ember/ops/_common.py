@@ -11,14 +11,14 @@ from .._backend.precision import HALF_PRECISION, narrowed, widened  # noqa: F401
 from .._dtype import _BY_NP, _PROMOTE, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
 from ..autograd.grad_mode import state as grad_state
-from ..autograd.graph import Node, set_history
+from ..autograd.graph import Node, bump_version, set_history
 
 __all__ = [
     "Tensor", "Size", "Node", "grad_state", "set_history", "make", "make_view", "namespace_of",
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
-    "raw_arrays", "widened", "narrowed",
+    "raw_arrays", "widened", "narrowed", "bump_version",
 ]
 
 make = _make
@@ -230,7 +230,7 @@ def finish_inplace(self, result):
         raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast shape "
                            f"{list(rd.shape)}")
     namespace_of(sd).copyto(sd, rd, casting="unsafe")
-    self._version_counter[0] += 1
+    bump_version(self)
     if result.grad_fn is not None:
         if self._base is not None:
             _rebase_view_history(self, result)
@@ -373,7 +373,7 @@ def write_out(result, out):
                 "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
         out._data = od = xp.empty(rd.shape, dtype=od.dtype)
     xp.copyto(od, rd, casting="unsafe")
-    out._version_counter[0] += 1
+    bump_version(out)
     return out
 
 

@@ -6,6 +6,7 @@ tensor compared with ``2.5`` compares as floats, as torch does.
 """
 from .. import _dtype
 from ._common import (
+    bump_version,
     Node, Tensor, _type_word, arrays_for, check_inplace, finish_inplace, grad_state, is_scalar,
     make, method, namespace_of, record,
 )
@@ -51,7 +52,7 @@ def _write_inplace(self, other, op, kernel):
         raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
     xp.copyto(sd, result, casting="unsafe")
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
@@ -221,7 +222,7 @@ def logical_not_(self):
     check_inplace(self)
     sd = self._data
     namespace_of(sd).logical_not(sd, out=sd, casting="unsafe")
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
@@ -345,7 +346,7 @@ def bitwise_not_(self):
     sd = self._data
     _check_integral("bitwise_not", sd.dtype)
     namespace_of(sd).invert(sd, out=sd)
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 

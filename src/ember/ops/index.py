@@ -18,6 +18,7 @@ import numpy as np
 from .._backend import to_device_of
 from .._dtype import _BY_NP
 from ._common import (
+    bump_version,
     Node, Tensor, _type_word, apply_inplace, check_inplace, finish_inplace, grad_state,
     is_writeable, make, method, namespace_of, record, sum_to, wrap_dim,
 )
@@ -284,7 +285,9 @@ def _check_value_dtype(self, key, value, strict=False):
                            f"{_type_word(value._data.dtype)} for the source.")
 
 
-def _setitem(self, key, value):
+@method()
+def __setitem__(self, key, value):
+    """``self[key] = value``: basic and advanced indexing, as torch's."""
     basic = _is_basic_key(key)
     if basic:
         _check_basic_key(key, self._data.shape)
@@ -297,7 +300,7 @@ def _setitem(self, key, value):
         self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
     if not recording:
         _write(self._data, key, value_data, value_tensor, basic)
-        self._version_counter[0] += 1
+        bump_version(self)
         return
     check_inplace(self)
     data = self._data.copy()
@@ -308,9 +311,6 @@ def _setitem(self, key, value):
     if value_tensor is not None:
         node.value_shape, node.value_dtype = value_tensor._data.shape, value_tensor._data.dtype
     finish_inplace(self, out)
-
-
-Tensor.__setitem__ = _setitem
 
 
 # -- fill_, zero_, copy_ ------------------------------------------------------------------------
@@ -356,7 +356,7 @@ def _inplace_fill(self, value, node_cls, inputs):
         self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
     if not recording:
         _fill_data(self._data, value)
-        self._version_counter[0] += 1
+        bump_version(self)
         return self
     check_inplace(self)
     data = namespace_of(self._data).empty_like(self._data)
@@ -442,7 +442,7 @@ def copy_(self, src, non_blocking=False):
         if not is_writeable(self._data):
             raise RuntimeError(_OVERLAP)
         namespace_of(self._data).copyto(self._data, data)
-        self._version_counter[0] += 1
+        bump_version(self)
         return self
     check_inplace(self)
     out = make(data.copy())

@@ -10,8 +10,8 @@ import numpy as np
 from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
-    Node, Tensor, arrays_for, grad_state, is_scalar, make, namespace_of, raw_arrays, record,
-    write_out,
+    _BY_NP, Node, Tensor, _type_word, apply_inplace, arrays_for, bump_version,
+    check_inplace, grad_state, is_scalar, make, namespace_of, raw_arrays, record, write_out,
 )
 
 __all__ = [
@@ -468,7 +468,6 @@ _maybe_out = write_out
 def _inplace_binary(self, other, ufunc_name, op, **kwargs):
     """``self op= other`` in place: straight into self's memory when autograd is not
     recording, else through the out-of-place op (see apply_inplace)."""
-    from ._common import apply_inplace, check_inplace, any_requires_grad, _BY_NP, _type_word
     if self._requires_grad or (isinstance(other, Tensor) and other._requires_grad):
         if grad_state.grad_enabled:
             return apply_inplace(self, op, other, **kwargs)
@@ -476,8 +475,7 @@ def _inplace_binary(self, other, ufunc_name, op, **kwargs):
     sd = self._data
     ad, bd = arrays_for(self, other)
     if ad.dtype != sd.dtype:
-        from .. import _dtype as dt
-        if not dt.can_cast(_BY_NP[ad.dtype], _BY_NP[sd.dtype]):
+        if not _dtype.can_cast(_BY_NP[ad.dtype], _BY_NP[sd.dtype]):
             raise RuntimeError(f"result type {_type_word(ad.dtype)} can't be cast to the desired "
                                f"output type {_type_word(sd.dtype)}")
     alpha = kwargs.get("alpha", 1)
@@ -493,7 +491,7 @@ def _inplace_binary(self, other, ufunc_name, op, **kwargs):
         shape = xp.broadcast_shapes(sd.shape, getattr(bd, "shape", ()))
         raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}") from None
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 

@@ -18,6 +18,7 @@ from .._backend import to_device_of
 from .._device import to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import (
+    bump_version,
     Node, Tensor, check_inplace, grad_state, make, namespace_of, record,
 )
 from .creation import _place, _size, zeros
@@ -440,7 +441,7 @@ def _fill_(self, sample, node_cls):
     check_inplace(self)
     namespace_of(self._data).copyto(self._data, to_device_of(np.asarray(sample), self._data),
                                     casting="unsafe")
-    self._version_counter[0] += 1
+    bump_version(self)
     if self._requires_grad and grad_state.grad_enabled:
         node = node_cls((self,))
         node.metas = [(self._data.shape, self.dtype)]

@@ -6,6 +6,7 @@ combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, selec
 slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
+    bump_version,
     Node, Tensor, apply_inplace, make, make_view, method, namespace_of, normalize_dims, record,
     wrap_dim,
 )
@@ -110,7 +111,7 @@ def _into(out, result):
     if out._data.shape == result._data.shape:
         return out.copy_(result)
     out._data = result._data.astype(out._data.dtype)
-    out._version_counter[0] += 1
+    bump_version(out)
     return out
 
 

@@ -4,6 +4,7 @@ from numpy import iinfo
 from .. import _dtype
 from .._dtype import result_type_of
 from ._common import (
+    bump_version,
     Node, Tensor, _BY_NP, _type_word, any_requires_grad, apply_inplace, check_inplace,
     grad_state, make, method, namespace_of, sum_to,
 )
@@ -345,7 +346,7 @@ def _clamp_numbers_(self, min, max):
         xp.maximum(sd, min, out=sd)
     if max is not None:
         xp.minimum(sd, max, out=sd)
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
@@ -368,7 +369,7 @@ def _clamp_inplace(self, min, max, op, *args):
         xp.maximum(sd, lo, out=sd, casting="unsafe")
     if hi is not None:
         xp.minimum(sd, hi, out=sd, casting="unsafe")
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
@@ -497,7 +498,7 @@ def lerp_(self, end, weight):
         else:
             diff *= 1 - weight
             namespace_of(sd).subtract(end._data, diff, out=sd)
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
@@ -601,7 +602,7 @@ def _addc_inplace(name, op, self, tensor1, tensor2, value):
     if term.shape != sd.shape:
         _check_inplace_shape(self, tensor1, tensor2)
     xp.add(sd, term, out=sd, casting="unsafe")
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 

@@ -11,6 +11,7 @@ Integer and bool inputs of float ops compute in the default float dtype, as torc
 import math
 
 from ._common import (
+    bump_version,
     Node, Tensor, apply_inplace, check_inplace, finish_inplace, float_array, grad_state, make,
     method, namespace_of, raw_arrays, record,
 )
@@ -91,11 +92,13 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok
             return finish_inplace(self, op(self.clone()))
         data = self._data
         namespace_of(data).copyto(data, forward(namespace_of(data), data), casting="unsafe")
-        self._version_counter[0] += 1
+        bump_version(self)
         return self
 
     op.__name__ = name
     op.__qualname__ = name
+    op.__code__ = op.__code__.replace(co_name=name)  # tracebacks name the op, not "op"
+    op_.__code__ = op_.__code__.replace(co_name=name + "_")
     op.__doc__ = f"Returns a new tensor with the {name} of the elements of ``input``."
     op_.__name__ = name + "_"
     setattr(Tensor, name, op)
@@ -236,7 +239,7 @@ def _inplace_unary(self, op, forward, float_op, **kwargs):
     check_inplace(self)
     data = self._data
     namespace_of(data).copyto(data, forward(data, **kwargs), casting="unsafe")
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 

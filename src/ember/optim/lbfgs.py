@@ -7,6 +7,7 @@ from .._backend import namespace_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer, _check_lr, _to_scalar
+from ..autograd.graph import bump_version
 
 __all__ = ["LBFGS"]
 
@@ -166,7 +167,7 @@ class LBFGS(Optimizer):
         for p in self._params:
             numel = p._data.size
             p._data += (update[offset:offset + numel] * step_size).reshape(p._data.shape)
-            p._version_counter[0] += 1
+            bump_version(p)
             offset += numel
 
     def _clone_param(self):
@@ -175,7 +176,7 @@ class LBFGS(Optimizer):
     def _set_param(self, params_data):
         for p, data in zip(self._params, params_data):
             p._data[...] = data
-            p._version_counter[0] += 1
+            bump_version(p)
 
     def _directional_evaluate(self, closure, x, t, d):
         self._add_grad(t, d)

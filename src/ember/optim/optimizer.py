@@ -32,6 +32,7 @@ from .._backend import namespace_of, parallel, to_device_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import no_grad
 from ._flat_ops import add_scaled_
+from ..autograd.graph import bump_version
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -380,7 +381,7 @@ class Optimizer:
                         self._update_gathered(group, flat)
                     flat.fresh = ()
                     for p in flat.params:
-                        p._version_counter[0] += 1
+                        bump_version(p)
 
     def _update_gathered(self, group, flat):
         flat.gather_grads(group.get("maximize", False))

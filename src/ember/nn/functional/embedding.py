@@ -1,6 +1,7 @@
 """Embedding lookups: ``embedding``, ``embedding_bag`` and ``one_hot``."""
 from ...autograd.grad_mode import no_grad
 from ...ops._common import Node, make, namespace_of, record
+from ...autograd.graph import bump_version
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -102,7 +103,7 @@ def _renorm_(weight, indices, max_norm, norm_type):
     if over.any():
         scale = max_norm / (norms[over] + 1e-7)
         data[rows[over]] *= scale[:, None].astype(data.dtype)
-        weight._version_counter[0] += 1
+        bump_version(weight)
 
 
 def _padding_index(padding_idx, num_weights):

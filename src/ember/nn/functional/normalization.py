@@ -13,6 +13,7 @@ from ... import _memory_format as _mf
 from ..._backend import onednn, parallel
 from ..._backend.choice import KernelChoice
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
+from ...autograd.graph import bump_version
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
@@ -475,13 +476,13 @@ def _update_running(xp, running_mean, running_var, mean, var, count, momentum):
     rm = running_mean._data
     rm *= 1 - momentum
     rm += momentum * mean.reshape(rm.shape).astype(rm.dtype)
-    running_mean._version_counter[0] += 1
+    bump_version(running_mean)
     if running_var is not None:
         rv = running_var._data
         unbiased = var.reshape(rv.shape) * (count / max(count - 1, 1))
         rv *= 1 - momentum
         rv += momentum * unbiased.astype(rv.dtype)
-        running_var._version_counter[0] += 1
+        bump_version(running_var)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):

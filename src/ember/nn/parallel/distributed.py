@@ -19,6 +19,7 @@ from ...autograd import engine
 from ...autograd.grad_mode import state as _grad_state
 from ...ops.creation import from_numpy, zeros_like
 from ..modules.module import Module
+from ...autograd.graph import bump_version
 
 __all__ = ["DistributedDataParallel"]
 
@@ -60,7 +61,7 @@ class _Bucket:
                 p._grad = zeros_like(p)
             grad = p._grad
             np.copyto(grad._data, self.flat[off:off + n].reshape(grad._data.shape))
-            grad._version_counter[0] += 1
+            bump_version(grad)
 
 
 def _buckets(params, cap_bytes):
@@ -168,7 +169,7 @@ class DistributedDataParallel(Module):
             for t in group:
                 n = t._data.size
                 np.copyto(t._data, flat[off:off + n].reshape(t._data.shape))
-                t._version_counter[0] += 1
+                bump_version(t)
                 off += n
 
     # -- backward -------------------------------------------------------------------------------

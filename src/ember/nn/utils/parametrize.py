@@ -9,6 +9,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
+from ...autograd.graph import bump_version
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
            "remove_parametrizations", "type_before_parametrizations",
@@ -43,7 +44,7 @@ def _register_parameter_or_buffer(module, name, x):
 def _maybe_set(dest, src):
     """Make ``dest`` hold ``src``'s data (torch's ``set_``), as an in-place change."""
     dest.data = src
-    dest._version_counter[0] += 1
+    bump_version(dest)
 
 
 def _check_same(value, reference, what, returned):
