@@ -1,5 +1,5 @@
 """all-MiniLM-L6-v2 on ember (examples/sentence_embeddings.py) reproduces sentence-transformers'
-reference embeddings (sentence-transformers' values, written out below) to < 1e-5."""
+reference embeddings (the values written out below) to < 1e-5."""
 import importlib.util
 import os
 
