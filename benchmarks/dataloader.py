@@ -17,11 +17,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-import ember  # noqa: E402
-import ember.utils.data as edata  # noqa: E402
-import torch  # noqa: E402
-import torch.utils.data as tdata  # noqa: E402
-from ember.utils.data import dataloader as ember_dataloader  # noqa: E402
+import ember.utils.data as edata
+import torch
+import torch.utils.data as tdata
+from ember.utils.data import dataloader as ember_dataloader
 
 BATCH = 64
 

@@ -12,9 +12,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import ember  # noqa: E402
-from benchmarks.overhead import N_OPS, framework_forward, measure  # noqa: E402
-from ember.autograd.graph import modifier_recording  # noqa: E402
+import ember
+from benchmarks.overhead import N_OPS, framework_forward, measure
+from ember.autograd.graph import modifier_recording
 
 
 def inplace_chain(recording):

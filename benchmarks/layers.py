@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-import ember  # noqa: E402
-import torch  # noqa: E402
+import ember
+import torch
 
 
 def cases(lib):

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-import ember  # noqa: E402
-import torch  # noqa: E402
+import ember
+import torch
 
 SEQ, BATCH, SIZE = 35, 20, 200
 

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from benchmarks import models  # noqa: E402
+from benchmarks import models
 
 
 def build(lib, device, batch, side=32, seed=0):

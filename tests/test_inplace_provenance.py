@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import ember
-import ember.nn.functional as F
 
 
 @pytest.fixture

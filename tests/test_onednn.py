@@ -281,8 +281,8 @@ def test_gemm_declines_what_it_does_not_run():
 def test_linear_layers_on_onednn_gemm_match_torch():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((64, 300)).astype(np.float32)
-    results = []
-    for lib in (torch, ember):
+    results, state = [], None
+    for lib in (torch, ember):  # torch first: ember loads its initial weights
         lib.manual_seed(0)
         model = lib.nn.Sequential(lib.nn.Linear(300, 200), lib.nn.Tanh(), lib.nn.Linear(200, 100))
         if lib is ember:

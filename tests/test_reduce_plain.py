@@ -106,9 +106,9 @@ def test_reductions_with_identity_over_empty():
 @pytest.mark.parametrize("call,dtype", [
     (lambda lib, x: lib.mean(x), "int64"),
     (lambda lib, x: lib.mean(x, 0), "bool"),
-    (lambda lib, x: lib.mean(x.float(), dtype=getattr(lib, "int32")), "int64"),
+    (lambda lib, x: lib.mean(x.float(), dtype=lib.int32), "int64"),
     (lambda lib, x: lib.nanmean(x), "int32"),
-    (lambda lib, x: lib.nanmean(x, dtype=getattr(lib, "float32")), "int64"),
+    (lambda lib, x: lib.nanmean(x, dtype=lib.float32), "int64"),
     (lambda lib, x: lib.var(x), "int64"),
     (lambda lib, x: lib.std(x, 0), "uint8"),
     (lambda lib, x: lib.var_mean(x), "int32"),
@@ -158,7 +158,8 @@ def test_correction_at_or_above_count_warns(op, kwargs):
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     torch_message = str(caught_torch[0].message).split(" (Triggered internally")[0]
     assert messages == [torch_message]
-    for g, x in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+    as_tuple = lambda v: v if isinstance(v, tuple) else (v,)  # noqa: E731
+    for g, x in zip(as_tuple(got), as_tuple(expected)):
         np.testing.assert_array_equal(g.numpy(), x.numpy())
 
 

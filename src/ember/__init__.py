@@ -8,7 +8,7 @@ import warnings as _warnings
 _warnings.filterwarnings("ignore", message=".* encountered in ", category=RuntimeWarning,
                          module=r"ember(\.|$)")
 
-from . import _dtype
+from . import _dtype  # noqa: F401 (ember._dtype)
 from ._dtype import (  # noqa: F401
     dtype, float16, half, bfloat16, float32, float, float64, double, uint8, int8, int16, short,
     int32, int, int64, long, bool, complex64, cfloat, complex128, cdouble, get_default_dtype,
@@ -24,20 +24,20 @@ from .autograd import (  # noqa: F401
     is_inference_mode_enabled,
 )
 from . import ops as _ops  # noqa: F401  (attaches Tensor methods)
-from .ops.convert import *  # noqa: F401,F403
-from .ops.creation import *  # noqa: F401,F403
-from .ops.pointwise import *  # noqa: F401,F403
-from .ops.reduce import *  # noqa: F401,F403
-from .ops.unary import *  # noqa: F401,F403
-from .ops.view import *  # noqa: F401,F403
-from .ops.ternary import *  # noqa: F401,F403
-from .ops.compare import *  # noqa: F401,F403
-from .ops.shape import *  # noqa: F401,F403
-from .ops.index import *  # noqa: F401,F403
-from .ops.linalg import *  # noqa: F401,F403
-from .ops.decomp import *  # noqa: F401,F403
-from .ops.random import *  # noqa: F401,F403
-from .ops.sort import *  # noqa: F401,F403
+from .ops.convert import *  # noqa: F403
+from .ops.creation import *  # noqa: F403
+from .ops.pointwise import *  # noqa: F403
+from .ops.reduce import *  # noqa: F403
+from .ops.unary import *  # noqa: F403
+from .ops.view import *  # noqa: F403
+from .ops.ternary import *  # noqa: F403
+from .ops.compare import *  # noqa: F403
+from .ops.shape import *  # noqa: F403
+from .ops.index import *  # noqa: F403
+from .ops.linalg import *  # noqa: F403
+from .ops.decomp import *  # noqa: F403
+from .ops.random import *  # noqa: F403
+from .ops.sort import *  # noqa: F403
 
 
 def is_tensor(obj):
@@ -55,20 +55,20 @@ def is_complex(input):
 
 def numel(input):
     return input.numel()
-from ._backend.parallel import get_num_threads, set_num_threads  # noqa: E402,F401
-from . import nn  # noqa: E402,F401
-from . import optim, utils  # noqa: E402,F401
-from . import linalg  # noqa: E402,F401
-from . import random  # noqa: E402,F401
-from . import cuda  # noqa: E402,F401  (ember.cuda; Tensor.cuda, pin_memory, record_stream)
-from . import multiprocessing  # noqa: E402,F401  (Tensor.share_memory_, pickling across processes)
-from .nn.functional import (  # noqa: E402,F401
+from ._backend.parallel import get_num_threads, set_num_threads  # noqa: F401
+from . import nn  # noqa: F401
+from . import optim, utils  # noqa: F401
+from . import linalg  # noqa: F401
+from . import random  # noqa: F401
+from . import cuda  # noqa: F401  (ember.cuda; Tensor.cuda, pin_memory, record_stream)
+from . import multiprocessing  # noqa: F401  (Tensor.share_memory_, pickling across processes)
+from .nn.functional import (  # noqa: F401
     relu, relu_, softmax, log_softmax, dropout, selu, celu, prelu, hardshrink, threshold,
 )
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
-from . import profiler  # noqa: E402,F401
-from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: E402,F401
+from . import profiler  # noqa: F401
+from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format)
-from . import backends  # noqa: E402,F401  (ember.backends.mkldnn: oneDNN's switch)
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402,F401
+from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401

@@ -20,7 +20,8 @@ class device:
                             " * (ember.device device)\n * (str type, int index = -1)\n")
         elif ":" in type:
             if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
+                raise RuntimeError("type (string) must not include an index because index was passed "
+                                   f"explicitly: {type}")
             type, _, idx = type.partition(":")
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")

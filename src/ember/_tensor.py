@@ -12,7 +12,6 @@ import numpy as np
 
 from . import _dtype
 from ._backend import backend_of, namespace_of
-from ._device import CPU, device as _device_cls
 from ._dtype import from_numpy_dtype
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import bump_version, grad_accumulator_of, set_history

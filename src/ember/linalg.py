@@ -9,7 +9,7 @@ import math
 from . import _dtype
 from .ops._common import check_tensor, make, namespace_of, wrap_dim
 from .ops import decomp as _decomp
-from .ops.decomp import (  # noqa: F401
+from .ops.decomp import (
     LinAlgError, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
 )
 from .ops.reduce import _vector_norm
@@ -184,7 +184,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
-                           f"gelss)")
+                           "gelss)")
     vector = B._data.ndim == A._data.ndim - 1
     B2 = B.unsqueeze(-1) if vector else B
     m, n = A._data.shape[-2:]

@@ -158,7 +158,7 @@ class _TorchPickler(pickle._Pickler):
         return NotImplemented
 
     def _save_global_ref(self, obj):
-        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
         self.memoize(obj)
 
     def _save_dtype(self, obj):

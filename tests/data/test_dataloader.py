@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import warnings
 
 import numpy as np
 import pytest
@@ -538,7 +537,8 @@ def test_options_fixed_after_init_like_torch():
     for lib in (tdata, edata):
         loader = lib.DataLoader(list(range(4)))
         for name in ("batch_size", "sampler", "batch_sampler", "drop_last", "dataset", "persistent_workers"):
-            with pytest.raises(ValueError, match=f"^{name} attribute should not be set after DataLoader is initialized$"):
+            message = f"^{name} attribute should not be set after DataLoader is initialized$"
+            with pytest.raises(ValueError, match=message):
                 setattr(loader, name, None)
         loader.collate_fn = lambda batch: len(batch)
         loader.num_workers = 0

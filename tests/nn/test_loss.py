@@ -180,7 +180,8 @@ def test_kl_div(reduction, log_target):
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("kwargs", [{}, {"log_input": False}, {"full": True}, {"log_input": False, "full": True, "eps": 0.1}])
+@pytest.mark.parametrize("kwargs", [{}, {"log_input": False}, {"full": True},
+                                    {"log_input": False, "full": True, "eps": 0.1}])
 def test_poisson_nll(kwargs, reduction):
     x = rng.random((3, 4)) + 0.1
     t = rng.integers(0, 5, (3, 4)).astype(float)
@@ -268,7 +269,8 @@ def test_loss_modules_match_torch(name, kwargs, kind):
 
 def test_legacy_size_average_and_reduce():
     x, t = randn(3), randn(3)
-    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated, please use reduction='sum' instead."):
+    message = "size_average and reduce args will be deprecated, please use reduction='sum' instead."
+    with pytest.warns(UserWarning, match=message):
         loss = nn.MSELoss(size_average=False)
     assert loss.reduction == "sum"
     with pytest.warns(UserWarning):

@@ -6,7 +6,8 @@ where ``lib`` is ``ember`` or ``torch``), and lists sample inputs. Arguments tha
 arguments pass through unchanged.
 """
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -44,8 +45,8 @@ class OpInfo:
     gradgrad: bool = True          # compare second-order gradients with torch
     atol: float = 1e-5
     rtol: float = 1.3e-6
-    grad_atol: Optional[float] = None
-    output_index: Optional[int] = None   # for ops returning tuples: which output to differentiate
+    grad_atol: float | None = None
+    output_index: int | None = None   # for ops returning tuples: which output to differentiate
     nondeterministic_grad: bool = False
     skip: dict = field(default_factory=dict)    # {"test name": "reason"}
 

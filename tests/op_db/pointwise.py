@@ -237,7 +237,7 @@ OPS += [
         Sample((A((3, 4), -5, 5), A((4,), -2, 2, dtype="float32"), A((3, 4), -5, 5)), name="mixed")],
         dtypes=("int64", "int32")),
     OpInfo("addcdiv", lambda lib, s, a, b, **k: lib.addcdiv(s, a, b, **k), [
-        Sample((A((3, 4)), A((3, 4)), A((3, 4), 0.5, 2))), 
+        Sample((A((3, 4)), A((3, 4)), A((3, 4), 0.5, 2))),
         Sample((A((3, 4)), A((4,)), A((3, 1), -2, -0.5)), {"value": -0.5}, name="bcast"),
         Sample((A(()), A((3, 4), noncontig=True), A((3, 4), 0.5, 2, transposed=True)), {"value": 2},
                name="noncontig"),

@@ -176,7 +176,7 @@ def trajectory(lib, build, steps=40, epochs=None, cls="SGD"):
                 opt.step()
                 scheduler.step() if epochs is None else scheduler.step(epochs[i])
                 out.append(scheduler.get_last_lr())
-    except Exception as exc:  # noqa: BLE001 - compared with torch's
+    except Exception as exc:
         return type(exc).__name__, str(exc)
     return np.array(out, dtype=float)
 

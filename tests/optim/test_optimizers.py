@@ -104,7 +104,7 @@ def test_lbfgs_matches_torch(kwargs):
             opt.step(closure)
             out.append(np.concatenate([p.detach().numpy().ravel() for p in params]).copy())
         return np.array(out), opt
-    (expected, topt), (actual, eopt) = run(torch), run(ember)
+    (expected, _), (actual, eopt) = run(torch), run(ember)
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
     # The loss converges within the first step, after which the tolerance tests (loss changes
     # under 1e-9, float32 rounding) decide how many iterations and evaluations run: the counts
@@ -140,7 +140,7 @@ def test_param_groups_with_own_options_match_torch():
         opt = lib.optim.SGD([{"params": [a, b]}, {"params": (p for p in [c]), "lr": 0.001,
                                                    "momentum": 0.5}], lr=0.02, momentum=0.9)
         return train([a, b, c], opt, 20), opt
-    (expected, topt), (actual, eopt) = run(torch), run(ember)
+    (expected, _), (actual, eopt) = run(torch), run(ember)
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
     assert [g["lr"] for g in eopt.param_groups] == [0.02, 0.001]
     assert eopt.param_groups[1]["momentum"] == 0.5

@@ -9,7 +9,7 @@ from .engine import run_backward
 from .function import Function, once_differentiable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "graph", "Function", "once_differentiable", "functional",
+           "is_grad_enabled", "is_inference_mode_enabled", "graph", "Function", "once_differentiable", "functional",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "gradcheck", "gradgradcheck"]
 
@@ -120,5 +120,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(results)
 
 
-from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
-from . import functional  # noqa: E402,F401
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from . import functional  # noqa: E402

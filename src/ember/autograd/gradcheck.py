@@ -81,7 +81,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             import warnings
             warnings.warn(f"Input #{inputs.index(t)} requires gradient and is not a double precision "
                           "floating point. This check will likely fail if all the inputs are not of "
-                          "double precision floating point.", UserWarning)
+                          "double precision floating point.", UserWarning, stacklevel=2)
     if not _diff_inputs(inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none "
                          "of the them have requires_grad=True.")

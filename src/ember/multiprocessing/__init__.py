@@ -13,12 +13,12 @@ Also attaches ``Tensor.share_memory_()`` and ``Tensor.is_shared()`` (``Module.sh
 calls ``_module_share_memory`` here).
 """
 import multiprocessing
-from multiprocessing import *  # noqa: F401,F403
+from multiprocessing import *  # noqa: F403
 
 from .._tensor import Tensor
-from . import _shm
+from . import _shm  # noqa: F401 (ember.multiprocessing._shm)
 from .reductions import init_reductions, is_shared, share_memory_
-from .spawn import (  # noqa: F401
+from .spawn import (
     ProcessContext, ProcessException, ProcessExitedException, ProcessRaisedException, spawn,
     start_processes,
 )

@@ -7,8 +7,8 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import namespace_of
-from .._backend.precision import HALF_PRECISION, narrowed, widened  # noqa: F401 (re-exported)
-from .._dtype import _BY_NP, _PROMOTE, result_type_of, get_default_dtype
+from .._backend.precision import HALF_PRECISION, narrowed, widened
+from .._dtype import _BY_NP, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import Node, bump_version, set_history

@@ -1,9 +1,9 @@
 """Copies and conversions: clone, contiguous, to(dtype/device), the dtype shorthands, cpu."""
 from .. import _dtype
 from .. import _memory_format as _mf
-from .._backend import backend_for, backend_of
+from .._backend import backend_for
 from .._device import device as _device_cls, to_device
-from ._common import Node, Tensor, grad_state, make, method, namespace_of, record
+from ._common import Node, Tensor, grad_state, make, method, record
 
 __all__ = ["clone"]
 

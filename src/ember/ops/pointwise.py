@@ -332,7 +332,8 @@ def div(input, other, *, rounding_mode=None, out=None):
     elif rounding_mode == "floor":
         res = _binary("div", _floor_divide, DivBackward1, input, other, "")
     else:
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
     return _maybe_out(res, out)
 
 

@@ -44,7 +44,6 @@ def where(condition, input=None, other=None, *, out=None):
     if condition._data.dtype.kind != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype.name.capitalize()}")
-    ref = input if isinstance(input, Tensor) else other
     dt = result_type_of(input, other).np
     xp = namespace_of(condition._data)
     a = input._data.astype(dt, copy=False) if isinstance(input, Tensor) else input

@@ -10,7 +10,7 @@ from math import prod
 
 from .._dtype import dtype as _dtype
 from ._common import (
-    Node, Size, Tensor, grad_state, make, make_view, method, namespace_of, record, set_history,
+    Node, Tensor, grad_state, make, make_view, method, namespace_of, record, set_history,
     sum_to, wrap_dim,
 )
 

@@ -1,5 +1,5 @@
 """``ember.optim``: optimizers and learning-rate schedulers, as ``torch.optim``."""
-from . import lr_scheduler, swa_utils  # noqa: F401
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW

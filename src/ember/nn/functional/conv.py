@@ -153,7 +153,7 @@ def _check_input(op, input, weight, bias, nd):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, "
                            f"but got input of size: {_shape_str(input.shape)}")
     if weight.dim() != nd + 2:
-        raise RuntimeError(f"weight should have at least three dimensions" if weight.dim() < 3 else
+        raise RuntimeError("weight should have at least three dimensions" if weight.dim() < 3 else
                            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input, "
                            f"but got {weight.dim()}-dimensional weight of size {_shape_str(weight.shape)}")
     for t in (weight, bias):
@@ -198,7 +198,7 @@ def _check_groups(op_transposed, input, weight, groups):
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
                            f"dimension 0, but got weight of size {_shape_str(weight.shape)} instead")
     if channels != expected:
-        head = f"Given transposed=1, weight of size" if op_transposed else \
+        head = "Given transposed=1, weight of size" if op_transposed else \
             f"Given groups={groups}, weight of size"
         raise RuntimeError(f"{head} {_shape_str(weight.shape)}, expected input"
                            f"{_shape_str(input.shape)} to have {expected} channels, but got "

@@ -379,11 +379,12 @@ def _exponentials(xp, logits, targets, row_factors):
 
 def _unshifted_exps(xp, logits, row_factors):
     """``exp(logits) / totals * row_factors`` by rows (M, C) (``exp(logits)`` when
-    ``row_factors`` is None) and the row sums ``totals`` of ``exp(logits)``, or None unless every row sum is finite and far enough above the smallest
-    normal number that terms lost to underflow do not count (then the shift by the row max
-    changes nothing but rounding). Computed a block of rows at a time, so that the sums and the
-    scaling read the block from cache (large logits in parts of the rows at once, on ember's
-    threads); each sum is a product with a ones vector (BLAS)."""
+    ``row_factors`` is None) and the row sums ``totals`` of ``exp(logits)``, or None unless
+    every row sum is finite and far enough above the smallest normal number that terms lost to
+    underflow do not count (then the shift by the row max changes nothing but rounding).
+    Computed a block of rows at a time, so that the sums and the scaling read the block from
+    cache (large logits in parts of the rows at once, on ember's threads); each sum is a
+    product with a ones vector (BLAS)."""
     rows, classes = logits.shape
     if not (rows and classes):
         return None
@@ -411,7 +412,7 @@ def _unshifted_exps(xp, logits, row_factors):
     return weighted, totals
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _safe_sums(dtype):
     """The range of row sums of exponentials that need no shift: finite, and far enough above
     the smallest normal number that the terms underflow loses do not count."""

@@ -187,7 +187,7 @@ class Module:
                     hook(self, args, kwargs, None)
                 else:
                     hook(self, args, None)
-            except Exception as e:  # noqa: BLE001 - torch silences it the same way
+            except Exception as e:
                 warnings.warn("module forward hook with ``always_call=True`` raised an exception "
                               f"that was silenced as another error was raised in forward: {e}",
                               stacklevel=3)

@@ -1,4 +1,4 @@
 """``ember.nn.parallel``: DistributedDataParallel."""
-from .distributed import DistributedDataParallel  # noqa: F401
+from .distributed import DistributedDataParallel
 
 __all__ = ["DistributedDataParallel"]

@@ -162,7 +162,7 @@ class DistributedDataParallel(Module):
         for t in tensors:
             by_dtype.setdefault(t._data.dtype, []).append(t)
         src = self._dist.get_global_rank(self.process_group, 0)
-        for dtype, group in by_dtype.items():
+        for group in by_dtype.values():
             flat = np.concatenate([t._data.reshape(-1) for t in group])
             self._dist.broadcast(from_numpy(flat), src=src, group=self.process_group)
             off = 0

@@ -6,6 +6,6 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("ember.utils.tensorboard requires the tensorboardX package "
                       "(pip install tensorboardX protobuf)") from e
 
-from .writer import SummaryWriter  # noqa: F401,E402
+from .writer import SummaryWriter
 
 __all__ = ["SummaryWriter"]
