@@ -7,11 +7,13 @@ forward and backward.
 """
 import numbers
 import weakref
+from collections import OrderedDict
 
 import numpy as np
 
 from . import _dtype
 from ._backend import backend_of, namespace_of
+from ._hooks import add_hook
 from ._dtype import from_numpy_dtype
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import bump_version, grad_accumulator_of, set_history
@@ -42,11 +44,6 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple.__add__(self, other))
-
-
-class _VersionCounter(list):
-    """A one-element list shared by a tensor and its views; in-place ops bump element 0."""
-    __slots__ = ()
 
 
 def _make(data, requires_grad=False):
@@ -250,10 +247,6 @@ class Tensor:
     def grad(self):
         self._grad = None
 
-    @property
-    def _is_view(self):
-        return self._base is not None
-
     def is_view(self):
         return self._base is not None
 
@@ -291,10 +284,8 @@ class Tensor:
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_hook(self._output_nr, hook)
         if self._leaf_hooks is None:
-            self._leaf_hooks = []
-        from .autograd.graph import _RemovableHandle
-        self._leaf_hooks.append(hook)
-        return _RemovableHandle(self._leaf_hooks, hook)
+            self._leaf_hooks = OrderedDict()
+        return add_hook(self._leaf_hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """Registers ``hook(tensor)``, called after a gradient was accumulated into this leaf's
@@ -304,10 +295,8 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if self._post_accumulate_hooks is None:
-            self._post_accumulate_hooks = []
-        from .autograd.graph import _RemovableHandle
-        self._post_accumulate_hooks.append(hook)
-        return _RemovableHandle(self._post_accumulate_hooks, hook)
+            self._post_accumulate_hooks = OrderedDict()
+        return add_hook(self._post_accumulate_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor with respect to the graph leaves."""

@@ -312,7 +312,7 @@ def _run_accumulate(node, grads, owned, hooked=False):
     if not hooked:
         grads = _call_tensor_hooks(node, grads)
     if node._pre_hooks:
-        for hook in list(node._pre_hooks):
+        for hook in list(node._pre_hooks.values()):
             new = hook(tuple(grads))
             if new is not None:
                 grads = list(new)
@@ -322,7 +322,7 @@ def _run_accumulate(node, grads, owned, hooked=False):
                 or node.variable._leaf_hooks)
         _accumulate(node, grad, owned and not seen and _whole(grad._data))
     if node._post_hooks:
-        for hook in list(node._post_hooks):
+        for hook in list(node._post_hooks.values()):
             hook((), tuple(grads))
 
 
@@ -331,7 +331,7 @@ def _accumulate(node, grad, owned):
     variable = node.variable
     accumulate_into(variable, grad, owned)
     if variable._post_accumulate_hooks:
-        for hook in list(variable._post_accumulate_hooks):
+        for hook in list(variable._post_accumulate_hooks.values()):
             hook(variable)
 
 
@@ -363,7 +363,7 @@ def _call_tensor_hooks(node, grads):
     if hooks:
         for nr, fns in hooks.items():
             if nr < len(grads) and grads[nr] is not None:
-                for fn in list(fns):
+                for fn in list(fns.values()):
                     new = fn(grads[nr])
                     if new is not None:
                         grads[nr] = new
@@ -377,7 +377,7 @@ def _call_tensor_hooks(node, grads):
 
 def _call_node(node, grads, retain_graph):
     if node._pre_hooks:
-        for hook in list(node._pre_hooks):
+        for hook in list(node._pre_hooks.values()):
             new = hook(tuple(grads))
             if new is not None:
                 grads = list(new)
@@ -391,7 +391,7 @@ def _call_node(node, grads, retain_graph):
     finally:
         _running.released = None
     if node._post_hooks:
-        for hook in list(node._post_hooks):
+        for hook in list(node._post_hooks.values()):
             new = hook(tuple(input_grads), tuple(grads))
             if new is not None:
                 input_grads = new

@@ -18,6 +18,8 @@ import sys
 import threading
 import weakref
 
+from .._backend import namespace_of
+from .._hooks import add_hook, hooks_in
 from .grad_mode import state
 
 __all__ = ["Node", "AccumulateGrad", "set_history", "saved_tensors_hooks", "save_on_cpu",
@@ -54,7 +56,7 @@ class Node:
     _saved_outputs = ()        # ((index in _saved, output_nr), ...)
     _pre_hooks = None          # hooks on the node: fn(grad_outputs) -> grad_outputs | None
     _post_hooks = None         # fn(grad_inputs, grad_outputs) -> grad_inputs | None
-    _tensor_pre_hooks = None   # {output_nr: [fn(grad) -> grad | None]} from Tensor.register_hook
+    _tensor_pre_hooks = None   # {output_nr: {id: fn(grad) -> grad | None}} from Tensor.register_hook
     _retain_grad_hooks = None  # {output_nr: fn(grad)} from Tensor.retain_grad
     # True once any of the above is set, and for nodes that run user code: one check for the
     # engine, which takes what such nodes are given and return as seen by the user
@@ -149,28 +151,22 @@ class Node:
     def register_hook(self, fn):
         """Register a hook ``fn(grad_inputs, grad_outputs)`` that runs after this node; it may
         return new grad_inputs."""
-        hooks = self.__dict__.setdefault("_post_hooks", [])
-        hooks.append(fn)
         self._has_hooks = True
-        return _RemovableHandle(hooks, fn)
+        return add_hook(hooks_in(self.__dict__, "_post_hooks"), fn)
 
     def register_prehook(self, fn):
         """Register a hook ``fn(grad_outputs)`` that runs before this node; it may return new
         grad_outputs."""
-        hooks = self.__dict__.setdefault("_pre_hooks", [])
-        hooks.append(fn)
         self._has_hooks = True
-        return _RemovableHandle(hooks, fn)
+        return add_hook(hooks_in(self.__dict__, "_pre_hooks"), fn)
 
     def _register_retain_grad_hook(self, output_nr, fn):
         self.__dict__.setdefault("_retain_grad_hooks", {})[output_nr] = fn
         self._has_hooks = True
 
     def _register_tensor_hook(self, output_nr, fn):
-        hooks = self.__dict__.setdefault("_tensor_pre_hooks", {}).setdefault(output_nr, [])
-        hooks.append(fn)
         self._has_hooks = True
-        return _RemovableHandle(hooks, fn)
+        return add_hook(hooks_in(self.__dict__.setdefault("_tensor_pre_hooks", {}), output_nr), fn)
 
     def __call__(self, *grads):
         return self.backward(*grads)
@@ -223,42 +219,12 @@ def accumulate_into(variable, grad, owned):
         old._iadd_grad(grad)
 
 
-class CopyBackwards(Node):
-    """The copy AccumulateGrad makes of a first gradient while building a graph of it."""
-
-    __slots__ = ()
-
-    def backward(self, grad):
-        return (grad,)
-
-    def name(self):
-        return "ember::autograd::CopyBackwards"
-
-
 def _copy_with_history(grad):
+    """A copy of ``grad`` whose history (``CopyBackwards``, as ``copy_`` makes) leads to it."""
     from .._tensor import _make
-    out = _make(grad._data.copy())
-    if grad._requires_grad:
-        out._requires_grad = True
-        out.grad_fn = CopyBackwards((grad,))
-    return out
-
-
-class _RemovableHandle:
-    __slots__ = ("_hooks", "_fn")
-
-    def __init__(self, hooks, fn):
-        self._hooks, self._fn = hooks, fn
-
-    def remove(self):
-        if self._fn in self._hooks:
-            self._hooks.remove(self._fn)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+    if not grad._requires_grad:
+        return _make(grad._data.copy())
+    return _make(namespace_of(grad._data).empty_like(grad._data)).copy_(grad)
 
 
 def set_history(out, node, output_nr=0):

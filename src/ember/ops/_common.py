@@ -18,7 +18,8 @@ __all__ = [
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
-    "raw_arrays", "widened", "narrowed", "bump_version",
+    "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
+    "record_not_differentiable", "ZeroGradient", "zero_gradient_node", "record_zero_gradient",
 ]
 
 make = _make
@@ -58,6 +59,52 @@ def record(node_cls, inputs, out):
     out._requires_grad = True
     out.grad_fn = node
     return node
+
+
+class NotImplementedBackward(Node):
+    """torch's node (named ``NotImplemented``) for an op it does not differentiate: backward
+    through it raises RuntimeError with the node's ``message``."""
+    __slots__ = ()
+
+    def backward(self, *grads):
+        raise RuntimeError(self.message)
+
+
+NotImplementedBackward.__name__ = NotImplementedBackward.__qualname__ = "NotImplemented"
+
+
+def record_not_differentiable(inputs, out, message):
+    """Record on ``out`` (when autograd records) that backward through it raises ``message``."""
+    node = record(NotImplementedBackward, inputs, out)
+    if node is not None:
+        node.message = message
+    return out
+
+
+class ZeroGradient(Node):
+    """A node whose inputs get zero gradients, as torch defines them for sampling (not
+    reparameterised) and for in-place comparisons. Subclasses carry torch's node names."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        return tuple(None if fn is None else _zeros(grad, shape, dtype)
+                     for (fn, _), (shape, dtype) in zip(self.next_functions, self.metas))
+
+
+def zero_gradient_node(name):
+    """A ``ZeroGradient`` node class named ``name`` (e.g. torch's ``NormalBackward0``)."""
+    return type(name, (ZeroGradient,), {"__slots__": ()})
+
+
+def record_zero_gradient(node_cls, inputs, out):
+    node = record(node_cls, inputs, out)
+    if node is not None:
+        node.metas = [None if t is None else (t._data.shape, t._data.dtype) for t in inputs]
+    return out
+
+
+def _zeros(like, shape, dtype):
+    return make(namespace_of(like._data).zeros(shape, dtype=dtype))
 
 
 def to_np_dtype(dtype):
@@ -242,28 +289,72 @@ def finish_inplace(self, result):
 
 
 class CopySlices(Node):
-    """The history of a base after an in-place op on one of its views (torch's CopySlices):
-    the view's region comes from the op's result, the rest from the base's old values.
-    Inputs: (base before the op, the op's result)."""
+    """The history of a tensor after a write into part of it (torch's CopySlices):
+    ``self[key] = value``, or an in-place op on one of its views. Inputs: (the tensor before
+    the write, the values written). The old values get the gradient outside the written
+    ``region``, the written values the gradient inside it, summed to their shape
+    (``value_shape``) and cast back to their dtype (``value_dtype``)."""
     __slots__ = ()
 
     def backward(self, grad):
-        g_base = g_result = None
+        g_old = g_written = None
         if self.next_functions[0][0] is not None:
-            g_base = grad.masked_fill(make(self.region_mask), 0)
+            g_old = self.region.outside(grad)
         if self.next_functions[1][0] is not None:
-            g_result = grad.reshape(-1)[make(self.region_index)].reshape(self.view_shape)
-        return g_base, g_result
+            g_written = sum_to(self.region.take(grad), self.value_shape)
+            if g_written._data.dtype != self.value_dtype:
+                g_written = g_written.to(_BY_NP[self.value_dtype])
+        return g_old, g_written
+
+
+class KeyRegion:
+    """The part of a tensor a basic-indexing ``key`` selects."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def of(self, data):
+        """The region of an array (a view)."""
+        return data[self.key]
+
+    def take(self, t):
+        return t[self.key]
+
+    def outside(self, t):
+        """``t`` with the region zeroed."""
+        xp = namespace_of(t._data)
+        keep = xp.ones(t._data.shape, dtype=t._data.dtype)
+        keep[self.key] = 0
+        return t * make(keep)
+
+
+class PositionsRegion:
+    """The elements of a tensor at flat ``positions`` (in its own C order), read as an array of
+    ``shape``; ``mask`` marks them in the tensor's shape."""
+
+    def __init__(self, positions, mask, shape):
+        self.positions, self.mask, self.shape = positions, mask, shape
+
+    def take(self, t):
+        return t.reshape(-1)[make(self.positions)].reshape(self.shape)
+
+    def outside(self, t):
+        return t.masked_fill(make(self.mask), 0)
 
 
 class AsStridedBackward0(Node):
-    """A view's history re-derived from its base's new history after an in-place op on it."""
+    """The gradient of a strided view of a storage (``as_strided``, and a view's history
+    re-derived from its base's after an in-place op on it): summed into the storage positions
+    the view reads (positions read twice add up), then read back at the input's own positions
+    (``in_positions``; None when the input is the storage itself, in order)."""
     __slots__ = ()
 
     def backward(self, grad):
         from .index import index_put_zeros
-        flat = index_put_zeros((self.base_numel,), (self.region_index,), grad.reshape(-1))
-        return (flat.reshape(self.base_shape),)
+        storage = index_put_zeros((self.storage_size,), (self.out_positions,), grad)
+        if self.in_positions is None:
+            return (storage.reshape(self.in_shape),)
+        return (storage[make(self.in_positions)],)
 
 
 def _view_region(base, view):
@@ -289,7 +380,8 @@ def _rebase_view_history(view, result):
     base = view._base
     index, mask = _view_region(base, view)
     node = CopySlices((base, result))
-    node.region_index, node.region_mask, node.view_shape = index, mask, view._data.shape
+    node.region = PositionsRegion(index, mask, view._data.shape)
+    node.value_shape, node.value_dtype = view._data.shape, result._data.dtype
     base._requires_grad = True
     base.grad_fn = node
     base._output_nr = 0
@@ -299,7 +391,8 @@ def _rebase_view_history(view, result):
 def _set_view_history(view, index):
     base = view._base
     node = AsStridedBackward0((base,))
-    node.region_index, node.base_shape, node.base_numel = index, base._data.shape, base._data.size
+    node.storage_size, node.in_shape, node.in_positions = base._data.size, base._data.shape, None
+    node.out_positions = index.reshape(view._data.shape)
     view._requires_grad = True
     view.grad_fn = node
     view._output_nr = 0

@@ -6,9 +6,8 @@ tensor compared with ``2.5`` compares as floats, as torch does.
 """
 from .. import _dtype
 from ._common import (
-    bump_version,
-    Node, Tensor, _type_word, arrays_for, check_inplace, finish_inplace, grad_state, is_scalar,
-    make, method, namespace_of, record,
+    arrays_for, bump_version, check_inplace, finish_inplace, grad_state, is_scalar, make, method,
+    namespace_of, record_zero_gradient, Tensor, _type_word, zero_gradient_node,
 )
 from .._dtype import result_type_of
 from .pointwise import _broadcast_check, _maybe_out, _tensor_arg
@@ -56,24 +55,12 @@ def _write_inplace(self, other, op, kernel):
     return self
 
 
-class _ZeroGradNode(Node):
-    """An in-place comparison on a tensor with history: the result no longer depends on it."""
-    __slots__ = ()
-
-    def backward(self, grad):
-        return (grad * 0,)
-
-
-def _zero_grad_node(name):
-    return type(name, (_ZeroGradNode,), {"__slots__": ()})
-
-
 def _inplace(self, other, op, kernel, node_cls):
     check_inplace(self)
     if self._requires_grad and grad_state.grad_enabled:
         res = _apply(op, kernel, self, other)
         res = make(res._data.astype(self._data.dtype, copy=False))
-        record(node_cls, (self,), res)
+        record_zero_gradient(node_cls, (self,), res)
         return finish_inplace(self, res)
     return _write_inplace(self, other, op, kernel)
 
@@ -81,7 +68,7 @@ def _inplace(self, other, op, kernel, node_cls):
 # -- comparisons ----------------------------------------------------------------------------
 
 def _comparison(name, ufunc_name, symbol, aliases=()):
-    node_cls = _zero_grad_node(f"{name.capitalize()}Backward0")
+    node_cls = zero_gradient_node(f"{name.capitalize()}Backward0")
 
     def kernel(a, b):
         return getattr(namespace_of(a), ufunc_name)(a, b)
@@ -179,7 +166,7 @@ Tensor.allclose = allclose
 # -- logical ops -----------------------------------------------------------------------------
 
 def _logical(name, ufunc_name):
-    node_cls = _zero_grad_node(f"Logical{name.capitalize()}Backward0")
+    node_cls = zero_gradient_node(f"Logical{name.capitalize()}Backward0")
 
     def kernel(a, b):
         return getattr(namespace_of(a), ufunc_name)(a, b)
@@ -271,7 +258,7 @@ def _bitwise_kernel(ufunc_name):
 
 
 def _bitwise(name, kernel_name, kernel, bool_ok=True):
-    node_cls = _zero_grad_node(f"{''.join(w.capitalize() for w in name.split('_'))}Backward0")
+    node_cls = zero_gradient_node(f"{''.join(w.capitalize() for w in name.split('_'))}Backward0")
 
     def checked(a, b):
         if not bool_ok and a.dtype.kind == "b":

@@ -116,10 +116,6 @@ def _with_outputs(node, outs):
             set_history(out, node, i)
 
 
-def _padded(grads, n):
-    return tuple(grads) + (None,) * (n - len(grads))
-
-
 def _needs(node, i):
     return node.next_functions[i][0] is not None
 

@@ -18,9 +18,9 @@ import numpy as np
 from .._backend import to_device_of
 from .._dtype import _BY_NP
 from ._common import (
-    bump_version,
-    Node, Tensor, _type_word, apply_inplace, check_inplace, finish_inplace, grad_state,
-    is_writeable, make, method, namespace_of, record, sum_to, wrap_dim,
+    apply_inplace, bump_version, check_inplace, CopySlices, finish_inplace, grad_state,
+    is_writeable, KeyRegion, make, method, namespace_of, Node, record, record_not_differentiable,
+    sum_to, Tensor, _type_word, wrap_dim,
 )
 from .shape import _broadcast_pair, cat
 from .view import _check_basic_key, _is_basic_key, slice_scatter_zeros
@@ -234,9 +234,6 @@ class IndexPutBackward0(Node):
         return g_self, g_value
 
 
-CopySlices = type("CopySlices", (IndexPutBackward0,), {"__slots__": ()})
-
-
 def _value_array(self, value):
     """The value to write, as a scalar or an array of ``self``'s dtype."""
     if isinstance(value, Tensor):
@@ -306,8 +303,12 @@ def __setitem__(self, key, value):
     data = self._data.copy()
     _write(data, key, value_data, value_tensor, basic)
     out = make(data)
-    node = record(CopySlices if basic else IndexPutBackward0, (self, value_tensor), out)
-    node.key = key
+    if basic:
+        node = record(CopySlices, (self, value_tensor), out)
+        node.region = KeyRegion(key)
+    else:
+        node = record(IndexPutBackward0, (self, value_tensor), out)
+        node.key = key
     if value_tensor is not None:
         node.value_shape, node.value_dtype = value_tensor._data.shape, value_tensor._data.dtype
     finish_inplace(self, out)
@@ -389,7 +390,12 @@ Tensor.zero_ = zero_
 
 
 class CopyBackwards(Node):
+    """``dst.copy_(src)``: the gradient goes to ``src`` (summed to its shape, back to its dtype
+    and device); ``dst``'s old values get none."""
     __slots__ = ()
+
+    def name(self):
+        return "ember::autograd::CopyBackwards"
 
     def backward(self, grad):
         g_src = None
@@ -399,7 +405,8 @@ class CopyBackwards(Node):
                 g_src = g_src.to(self.src_dtype)
             if g_src.device != self.src_device:
                 g_src = g_src.to(self.src_device)
-        return _zeros_like(grad), g_src
+        g_dst = _zeros_like(grad) if self.next_functions[0][0] is not None else None
+        return g_dst, g_src
 
 
 def _broadcast_error(dst_shape, src_shape):
@@ -794,17 +801,6 @@ class ScatterAddBackward0(Node):
         return grad, g_src
 
 
-class _ScatterReduceNotImplemented(Node):
-    """What torch records for ``scatter(..., reduce=)``: backward through it is an error."""
-    __slots__ = ()
-
-    def backward(self, grad):
-        raise RuntimeError("derivative for aten::scatter is not implemented")
-
-
-_ScatterReduceNotImplemented.__name__ = "NotImplemented"
-_ScatterReduceNotImplemented.__qualname__ = "NotImplemented"
-
 _SCATTER_SRC_REDUCE_DEPRECATED = (
     "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
     "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
@@ -829,8 +825,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         _scalar_value(src, "scatter", "value", 4)
     out = make(_scatter_data("scatter", input, dim, index, src, reduce))
     if reduce is not None:
-        record(_ScatterReduceNotImplemented, (input, src) if is_tensor else (input,), out)
-        return out
+        return record_not_differentiable((input, src) if is_tensor else (input,), out,
+                                         "derivative for aten::scatter is not implemented")
     node = record(ScatterBackward0 if is_tensor else ScatterBackward1,
                   (input, src) if is_tensor else (input,), out)
     if node is not None:

@@ -10,13 +10,13 @@ import numpy as np
 from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
-    _BY_NP, Node, Tensor, _type_word, apply_inplace, arrays_for, bump_version,
-    check_inplace, grad_state, is_scalar, make, namespace_of, raw_arrays, record, write_out,
+    apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, grad_state, is_scalar, make,
+    namespace_of, Node, NotImplementedBackward, raw_arrays, record, Tensor, _type_word, write_out,
 )
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-    "negative", "pow", "rsub",
+    "negative", "pow", "rsub", "square",
 ]
 
 
@@ -77,20 +77,9 @@ def _binary(op_name, ufunc, node_cls, a, b, save, operands=arrays_for):
 
 
 class _BinaryNode(Node):
-    """Binary op node: ``meta`` holds the operands' shapes and dtypes; b may be a number."""
+    """Binary op node: ``_meta`` holds (a's shape, a's dtype, b's shape, b's dtype, b when b is a
+    number); b's shape and dtype are None for a number."""
     __slots__ = ("_meta",)
-
-    @property
-    def meta(self):
-        return self._meta
-
-    @meta.setter
-    def meta(self, ab):
-        a, b = ab
-        self._meta = (a._data.shape, a._data.dtype,
-                      b._data.shape if isinstance(b, Tensor) else None,
-                      b._data.dtype if isinstance(b, Tensor) else None,
-                      None if isinstance(b, Tensor) else b)
 
     def reduce(self, grad, which):
         """Reduce ``grad`` to input ``which``'s shape and dtype."""
@@ -536,6 +525,18 @@ Tensor.true_divide, Tensor.true_divide_ = true_divide, div_
 Tensor.neg, Tensor.neg_ = neg, neg_
 Tensor.negative = neg
 Tensor.pow, Tensor.pow_ = pow, pow_
+
+
+def square(input, *, out=None):
+    """Returns a new tensor with the square of the elements of ``input`` (``pow(input, 2)``)."""
+    return pow(input, 2, out=out)
+
+
+def square_(self):
+    return pow_(self, 2)
+
+
+Tensor.square, Tensor.square_ = square, square_
 Tensor.rsub = rsub
 
 Tensor.__add__ = Tensor.__radd__ = add
@@ -715,8 +716,8 @@ def remainder(input, other, *, out=None):
     """The Python-style modulus: has the sign of the divisor ``other``."""
     if is_scalar(input):
         input = _scalar_first(input, other, "remainder")
-        return _maybe_out(_binary("remainder", _remainder_kernel, _RemainderScalarBackward, input,
-                                  other, ""), out)
+        res = _binary("remainder", _remainder_kernel, NotImplementedBackward, input, other, "")
+        return _maybe_out(_not_differentiable(res, "remainder"), out)
     _tensor_arg(input, "remainder")
     if isinstance(other, Tensor):
         return _maybe_out(_binary("remainder", _remainder_kernel, RemainderBackward1, input, other,
@@ -725,20 +726,6 @@ def remainder(input, other, *, out=None):
                       out)
 
 
-class _NotImplementedBackward(_BinaryNode):
-    __slots__ = ()
-
-    def backward(self, grad):
-        raise RuntimeError(f"derivative for aten::{self.op_name} is not implemented")
-
-
-def _not_implemented_node(op_name):
-    """torch's stand-in node (named ``NotImplemented``) for an op it cannot differentiate."""
-    return type("NotImplemented", (_NotImplementedBackward,), {"__slots__": (), "op_name": op_name})
-
-
-_FloorDivideBackward = _not_implemented_node("floor_divide")
-_RemainderScalarBackward = _not_implemented_node("remainder")
 _floor_divide_kernel = _no_bool("div_floor_cpu", _floor_divide)
 
 
@@ -747,8 +734,14 @@ def floor_divide(input, other, *, out=None):
     if is_scalar(input):
         input = _scalar_first(input, other, "floor_divide")
     _tensor_arg(input, "floor_divide")
-    return _maybe_out(_binary("floor_divide", _floor_divide_kernel, _FloorDivideBackward, input,
-                              other, ""), out)
+    res = _binary("floor_divide", _floor_divide_kernel, NotImplementedBackward, input, other, "")
+    return _maybe_out(_not_differentiable(res, "floor_divide"), out)
+
+
+def _not_differentiable(res, op_name):
+    if res.grad_fn is not None:
+        res.grad_fn.message = f"derivative for aten::{op_name} is not implemented"
+    return res
 
 
 class HypotBackward0(_BinaryNode):

@@ -18,10 +18,10 @@ from .._backend import to_device_of
 from .._device import to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import (
-    bump_version,
-    Node, Tensor, check_inplace, grad_state, make, namespace_of, record,
+    bump_version, check_inplace, grad_state, make, namespace_of, record_not_differentiable,
+    record_zero_gradient, Tensor, zero_gradient_node,
 )
-from .creation import _place, _size, zeros
+from .creation import _place, _size
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm", "normal",
@@ -267,38 +267,18 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
 
 # -- normal ---------------------------------------------------------------------------------
 
-class _ZeroGradNode(Node):
-    """Sampling is not reparameterised: torch defines the inputs' gradients as zero."""
-    __slots__ = ()
-
-    def backward(self, grad):
-        return tuple(None if fn is None else zeros(shape, dtype=dtype, device=grad.device)
-                     for (fn, _), (shape, dtype) in zip(self.next_functions, self.metas))
-
-
-def _zero_grad_node(name):
-    return type(name, (_ZeroGradNode,), {"__slots__": ()})
-
-
-NormalBackward1 = _zero_grad_node("NormalBackward1")
-NormalBackward2 = _zero_grad_node("NormalBackward2")
-NormalBackward3 = _zero_grad_node("NormalBackward3")
-BernoulliBackward0 = _zero_grad_node("BernoulliBackward0")
-UniformBackward0 = _zero_grad_node("UniformBackward0")
-NormalBackward0 = _zero_grad_node("NormalBackward0")
-RandomBackward0 = _zero_grad_node("RandomBackward0")
-ExponentialBackward0 = _zero_grad_node("ExponentialBackward0")
-GeometricBackward0 = _zero_grad_node("GeometricBackward0")
-CauchyBackward0 = _zero_grad_node("CauchyBackward0")
-LogNormalBackward0 = _zero_grad_node("LogNormalBackward0")
-PoissonBackward0 = _zero_grad_node("PoissonBackward0")
-
-
-def _record_zero_grad(node_cls, inputs, out):
-    node = record(node_cls, inputs, out)
-    if node is not None:
-        node.metas = [(t._data.shape, t.dtype) for t in inputs]
-    return out
+NormalBackward1 = zero_gradient_node("NormalBackward1")
+NormalBackward2 = zero_gradient_node("NormalBackward2")
+NormalBackward3 = zero_gradient_node("NormalBackward3")
+BernoulliBackward0 = zero_gradient_node("BernoulliBackward0")
+UniformBackward0 = zero_gradient_node("UniformBackward0")
+NormalBackward0 = zero_gradient_node("NormalBackward0")
+RandomBackward0 = zero_gradient_node("RandomBackward0")
+ExponentialBackward0 = zero_gradient_node("ExponentialBackward0")
+GeometricBackward0 = zero_gradient_node("GeometricBackward0")
+CauchyBackward0 = zero_gradient_node("CauchyBackward0")
+LogNormalBackward0 = zero_gradient_node("LogNormalBackward0")
+PoissonBackward0 = zero_gradient_node("PoissonBackward0")
 
 
 def _check_std(std):
@@ -337,7 +317,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     noise = to_device_of(_normal_array(_rng(generator), shape, np_dtype), ref._data)
     out = make((noise * s + m).astype(np_dtype, copy=False))
     node_cls = NormalBackward3 if mean_t and std_t else (NormalBackward1 if mean_t else NormalBackward2)
-    return _record_zero_grad(node_cls, tuple(t for t in (mean, std) if isinstance(t, Tensor)), out)
+    return record_zero_gradient(node_cls, tuple(t for t in (mean, std) if isinstance(t, Tensor)), out)
 
 
 # -- bernoulli, multinomial -------------------------------------------------------------------
@@ -346,16 +326,6 @@ def _check_float_input(input, kernel):
     dt = input._data.dtype
     if not (dt.kind == "f" or dt == _dtype.bfloat16.np):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_word(dt)}\'')
-
-
-class _NotImplementedNode(Node):
-    __slots__ = ()
-
-    def backward(self, grad):
-        raise RuntimeError(f"the derivative for '{self.op}' is not implemented.")
-
-
-NotImplementedBackward = type("NotImplemented", (_NotImplementedNode,), {"__slots__": ()})
 
 
 def _check_p(p):
@@ -374,13 +344,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
                                "error message be improved?  If so, please report an enhancement request "
                                "to PyTorch.)")
         result = make((u < data).astype(data.dtype))
-        return _record_zero_grad(BernoulliBackward0, (input,), result)
+        return record_zero_gradient(BernoulliBackward0, (input,), result)
     _check_p(p)
     result = make((u < p).astype(data.dtype))
-    node = record(NotImplementedBackward, (input,), result)
-    if node is not None:
-        node.op = "bernoulli.p"
-    return result
+    return record_not_differentiable((input,), result, "the derivative for 'bernoulli.p' is not implemented.")
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -444,7 +411,7 @@ def _fill_(self, sample, node_cls):
     bump_version(self)
     if self._requires_grad and grad_state.grad_enabled:
         node = node_cls((self,))
-        node.metas = [(self._data.shape, self.dtype)]
+        node.metas = [(self._data.shape, self._data.dtype)]
         self.grad_fn = node
         self._output_nr = 0
     return self
@@ -575,7 +542,7 @@ def poisson(input, generator=None):
     if rates.size and not bool((rates >= 0).all()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     counts = _rng(generator).poisson(rates.astype(np.float64)).astype(rates.dtype)
-    return _record_zero_grad(PoissonBackward0, (input,), make(_place(counts, input.device)))
+    return record_zero_gradient(PoissonBackward0, (input,), make(_place(counts, input.device)))
 
 
 for _fn in (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, cauchy_,

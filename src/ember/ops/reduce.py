@@ -15,6 +15,7 @@ from ._common import (
     Node, Tensor, _HALF_PRECISION, _type_word, apply_inplace, float_array, grad_state, make,
     namespace_of, narrowed, normalize_dims, record, set_history, to_np_dtype, wrap_dim, widened,
 )
+from .shape import flip
 from .ternary import where
 from .view import slice_scatter_zeros
 from ..amp.policy import autocast_policy
@@ -250,28 +251,11 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 # ----------------------------------------------------------------------------------------
-# flips and exclusive products (private helpers of the prod and scan gradients)
-
-class FlipBackward0(Node):
-    __slots__ = ()
-
-    def backward(self, grad):
-        return (_flip(grad, self.dim),)
-
-
-def _flip(t, dim):
-    """``t`` reversed along ``dim`` (a copy, as torch.flip)."""
-    data = t._data
-    out = make(namespace_of(data).flip(data, axis=dim).copy())
-    node = record(FlipBackward0, (t,), out)
-    if node is not None:
-        node.dim = dim
-    return out
-
+# reversed scans and exclusive products (private helpers of the prod and scan gradients)
 
 def _reversed_cumsum(t, dim):
     """out[i] = sum of t[j] for j >= i along ``dim``."""
-    return _flip(cumsum(_flip(t, dim), dim), dim)
+    return flip(cumsum(flip(t, dim), dim), dim)
 
 
 def _exclusive_cumprod(t, dim):
@@ -289,7 +273,7 @@ def _exclusive_cumprod(t, dim):
 def _products_of_others(t, dim):
     """out[i] = product of t[j] for j != i along ``dim``, without dividing (zeros are fine)."""
     before = _exclusive_cumprod(t, dim)
-    after = _flip(_exclusive_cumprod(_flip(t, dim), dim), dim)
+    after = flip(_exclusive_cumprod(flip(t, dim), dim), dim)
     return before * after
 
 

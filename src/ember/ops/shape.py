@@ -6,9 +6,8 @@ combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, selec
 slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
-    bump_version,
-    Node, Tensor, apply_inplace, make, make_view, method, namespace_of, normalize_dims, record,
-    wrap_dim,
+    apply_inplace, AsStridedBackward0, bump_version, KeyRegion, make, make_view, method,
+    namespace_of, Node, normalize_dims, record, Tensor, wrap_dim,
 )
 from ..amp.policy import autocast_policy
 
@@ -806,19 +805,6 @@ SelectScatterBackward0 = type("SelectScatterBackward0", (_EmbedScatterBackward,)
 SliceScatterBackward0 = type("SliceScatterBackward0", (_EmbedScatterBackward,), {"__slots__": ()})
 
 
-class _KeyRegion:
-    """A region given by a basic-indexing key."""
-
-    def __init__(self, key):
-        self.key = key
-
-    def of(self, data):
-        return data[self.key]
-
-    def take(self, t):
-        return t[self.key]
-
-
 class _DiagonalRegion:
     """A diagonal, as ``diagonal(offset, dim1, dim2)`` views it."""
 
@@ -864,14 +850,14 @@ def select_scatter(input, src, dim, index):
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(shape)} at "
                          f"dimension {dim}")
     key = (slice(None),) * dim + (index,)
-    return _scatter_region(SelectScatterBackward0, input, src, _KeyRegion(key))
+    return _scatter_region(SelectScatterBackward0, input, src, KeyRegion(key))
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of ``input`` with ``src`` written into the slice ``start:end:step`` of ``dim``."""
     dim = wrap_dim(dim, input._data.ndim)
     key = (slice(None),) * dim + (slice(start, end, step),)
-    return _scatter_region(SliceScatterBackward0, input, src, _KeyRegion(key))
+    return _scatter_region(SliceScatterBackward0, input, src, KeyRegion(key))
 
 
 for _name in ("diagonal_scatter", "select_scatter", "slice_scatter"):
@@ -967,17 +953,6 @@ def _element_positions(xp, shape, strides, offset):
     for d, (n, st) in enumerate(zip(shape, strides)):
         pos = pos + (xp.arange(n) * st).reshape((n,) + (1,) * (len(shape) - d - 1))
     return pos
-
-
-class AsStridedBackward0(Node):
-    """The gradient of a strided view: summed into the storage positions it reads (positions
-    read twice add up), then read back at the input's own positions."""
-    __slots__ = ()
-
-    def backward(self, grad):
-        from .index import index_put_zeros
-        storage = index_put_zeros((self.storage_size,), (self.out_positions,), grad)
-        return (storage[make(self.in_positions)],)
 
 
 def as_strided(input, size, stride, storage_offset=None):

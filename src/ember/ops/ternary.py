@@ -4,9 +4,8 @@ from numpy import iinfo
 from .. import _dtype
 from .._dtype import result_type_of
 from ._common import (
-    bump_version,
-    Node, Tensor, _BY_NP, _type_word, any_requires_grad, apply_inplace, check_inplace,
-    grad_state, make, method, namespace_of, sum_to,
+    any_requires_grad, apply_inplace, bump_version, _BY_NP, check_inplace, grad_state, make, method,
+    namespace_of, Node, sum_to, Tensor, _type_word,
 )
 
 __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]

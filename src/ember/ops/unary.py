@@ -11,9 +11,8 @@ Integer and bool inputs of float ops compute in the default float dtype, as torc
 import math
 
 from ._common import (
-    bump_version,
-    Node, Tensor, apply_inplace, check_inplace, finish_inplace, float_array, grad_state, make,
-    method, namespace_of, raw_arrays, record,
+    apply_inplace, bump_version, check_inplace, finish_inplace, float_array, grad_state, make,
+    method, namespace_of, Node, raw_arrays, record, Tensor,
 )
 
 __all__ = []
@@ -137,8 +136,6 @@ log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), 
 sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), "result",
               arithmetic=True)
 rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), "result")
-square = _unary("square", lambda xp, x: xp.square(x), lambda g, x, y: g * 2 * x, float_op=False,
-                node_name="PowBackward0", arithmetic=True)
 reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "result",
                     arithmetic=True)
 sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos())

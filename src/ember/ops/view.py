@@ -337,8 +337,16 @@ class SqueezeBackward0(Node):
         return (grad.reshape(self.in_shape),)
 
 
-class UnsqueezeBackward0(SqueezeBackward0):
+class UnsqueezeBackward0(Node):
+    """``unsqueeze``, and indexing whose last step that did something was a ``None``: the
+    gradient goes back to the input's shape (through the indexing ``key`` when there is one)."""
     __slots__ = ()
+    key = None
+
+    def backward(self, grad):
+        if self.key is None:
+            return (grad.reshape(self.in_shape),)
+        return (slice_scatter_zeros(grad, self.in_shape, self.key),)
 
 
 def squeeze(input, dim=None):
@@ -416,10 +424,11 @@ def _alike(cls, name):
 
 SelectBackward0 = _alike(SliceBackward0, "SelectBackward0")
 AliasBackward0 = _alike(SliceBackward0, "AliasBackward0")
-_IndexUnsqueezeBackward0 = _alike(SliceBackward0, "UnsqueezeBackward0")
 
 
-class SliceScatterBackward0(Node):
+class SliceBackwardBackward0(Node):
+    """The gradient of ``slice_scatter_zeros`` (the backward of basic indexing): read the
+    region back."""
     __slots__ = ()
 
     def backward(self, grad):
@@ -431,7 +440,7 @@ def slice_scatter_zeros(src, shape, key):
     data = namespace_of(src._data).zeros(shape, dtype=src._data.dtype)
     data[key] = src._data
     out = make(data)
-    node = record(SliceScatterBackward0, (src,), out)
+    node = record(SliceBackwardBackward0, (src,), out)
     if node is not None:
         node.key = key
     return out
@@ -484,7 +493,7 @@ def _basic_node_cls(key):
     cls = AliasBackward0
     for k in key if isinstance(key, tuple) else (key,):
         if k is None:
-            cls = _IndexUnsqueezeBackward0
+            cls = UnsqueezeBackward0
         elif isinstance(k, slice):
             if k != _FULL:
                 cls = SliceBackward0

@@ -40,11 +40,6 @@ def decay_params(seg, factor):
     p *= factor
 
 
-def cast_scalar(value, like):
-    """A per-step coefficient in the parameters' dtype (as torch casts a Python scalar)."""
-    return like.dtype.type(value)
-
-
 def runs_on_blas(array):
     """Whether ``add_scaled_`` and ``decay_add_`` run on BLAS for (contiguous) arrays like
     ``array``."""

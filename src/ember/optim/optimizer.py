@@ -31,6 +31,7 @@ import numpy as np
 from .._backend import namespace_of, parallel, to_device_of
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import no_grad
+from .._hooks import add_hook
 from ._flat_ops import add_scaled_
 from ..autograd.graph import bump_version
 
@@ -59,39 +60,14 @@ _global_step_pre_hooks = OrderedDict()
 _global_step_post_hooks = OrderedDict()
 
 
-class RemovableHandle:
-    """A handle which provides the capability to remove a hook."""
-    _next_id = 0
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict = hooks_dict
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self):
-        self.hooks_dict.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-def _add_hook(store, hook):
-    handle = RemovableHandle(store)
-    store[handle.id] = hook
-    return handle
-
-
 def register_optimizer_step_pre_hook(hook):
     """Register a pre hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
-    return _add_hook(_global_step_pre_hooks, hook)
+    return add_hook(_global_step_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """Register a post hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
-    return _add_hook(_global_step_post_hooks, hook)
+    return add_hook(_global_step_post_hooks, hook)
 
 
 def _typename(obj):
@@ -196,12 +172,12 @@ class Optimizer:
     def register_step_pre_hook(self, hook):
         """Register an optimizer step pre hook ``hook(optimizer, args, kwargs) -> None or
         modified args and kwargs``, called before each ``step()``; returns a handle."""
-        return _add_hook(self._optimizer_step_pre_hooks, hook)
+        return add_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
         """Register an optimizer step post hook ``hook(optimizer, args, kwargs) -> None``,
         called after each ``step()``; returns a handle."""
-        return _add_hook(self._optimizer_step_post_hooks, hook)
+        return add_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
         return self._add_ordered_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
@@ -217,7 +193,7 @@ class Optimizer:
 
     @staticmethod
     def _add_ordered_hook(store, hook, prepend):
-        handle = _add_hook(store, hook)
+        handle = add_hook(store, hook)
         if prepend:
             store.move_to_end(handle.id, last=False)
         return handle

@@ -55,7 +55,7 @@ class MaxUnpool2DBackward0(_ScatterNode):
     __slots__ = ()
 
 
-class GatherBackward0(Node):
+class PoolingGatherBackward(Node):
     __slots__ = ()
 
     def backward(self, grad):
@@ -83,7 +83,7 @@ def _gather_flat(x, indices):
     flat = x._data.reshape(n, c, -1)
     idx = indices._data.reshape(n, c, -1)
     out = make(xp.take_along_axis(flat, idx, axis=2).reshape(indices.shape))
-    node = record(GatherBackward0, (x,), out)
+    node = record(PoolingGatherBackward, (x,), out)
     if node is not None:
         node.in_shape = tuple(x.shape)
         node.save(indices)

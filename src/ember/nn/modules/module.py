@@ -1,13 +1,13 @@
 """``Module``: the base class of every layer, as torch's ``nn.Module``."""
 import functools
 import itertools
-import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad_state
+from ..._hooks import RemovableHandle
 from ...autograd.graph import Node, set_history
 from ..parameter import Parameter
 
@@ -29,51 +29,6 @@ def _typename(obj):
     if module in ("", "builtins"):
         return qualname
     return f"{module}.{qualname}"
-
-
-class RemovableHandle:
-    """A handle which provides the capability to remove a hook (torch.utils.hooks)."""
-
-    _next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-        if extra_dict is None:
-            extra_dict = ()
-        elif isinstance(extra_dict, (dict, set)):
-            extra_dict = (extra_dict,)
-        self.extra_dict_ref = tuple(weakref.ref(d) if isinstance(d, dict) else _SetRef(d)
-                                    for d in extra_dict)
-
-    def remove(self):
-        hooks_dict = self.hooks_dict_ref()
-        if hooks_dict is not None and self.id in hooks_dict:
-            del hooks_dict[self.id]
-        for ref in self.extra_dict_ref:
-            extra = ref()
-            if extra is not None:
-                if isinstance(extra, dict):
-                    extra.pop(self.id, None)
-                else:
-                    extra.discard(self.id)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-class _SetRef:
-    """A strong reference with weakref's call syntax (sets cannot be weakly referenced)."""
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __call__(self):
-        return self.obj
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
