@@ -180,6 +180,7 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
     """The common case: every reachable node runs, every reached leaf accumulates. Nodes with
     hooks, and all nodes when ``checked`` (anomaly detection), take the slower path."""
     pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
+    arrays_ok = not state.grad_enabled  # no graph of the backward: backward_arrays may run
     while ready:
         node = pop_ready()
         grads = pop_buffer(node, None)
@@ -196,12 +197,14 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
                 continue
             seen = _BY_USER
             input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
-        elif retain_graph:
-            input_grads = node.backward(*grads)
         else:
-            _running.released = node  # until the next node runs: run_backward resets it
-            input_grads = node.backward(*grads)
-            node.release()
+            if not retain_graph:
+                _running.released = node  # until the next node runs: run_backward resets it
+            fast = node.backward_arrays if arrays_ok else None
+            if fast is None or (input_grads := fast(*grads)) is None:
+                input_grads = node.backward(*grads)
+            if not retain_graph:
+                node.release()
         if input_grads.__class__ is not tuple:
             input_grads = _as_tuple(input_grads)
         if len(input_grads) != len(edges):
@@ -387,7 +390,9 @@ def _call_node(node, grads, retain_graph):
         if anomaly.enabled:
             input_grads = checked_backward(node, grads)
         else:
-            input_grads = node.backward(*grads)
+            fast = node.backward_arrays
+            if fast is None or state.grad_enabled or (input_grads := fast(*grads)) is None:
+                input_grads = node.backward(*grads)
     finally:
         _running.released = None
     if node._post_hooks:

@@ -77,8 +77,14 @@ class Node:
 
     # -- what subclasses write ------------------------------------------------------------
     def backward(self, grad):
-        """Gradients with respect to each input, given the gradient of each output."""
+        """Gradients with respect to each input, given the gradient of each output, computed
+        with ember ops: always right, and recorded when a graph of the backward is built."""
         raise NotImplementedError
+
+    # Optionally, ``backward_arrays(*grads)``: the same gradients computed on the backend's
+    # arrays, which the engine runs instead of ``backward`` when no graph of the backward is
+    # being built (``create_graph=False``). It may return None to leave the case to ``backward``.
+    backward_arrays = None
 
     # -- saved tensors --------------------------------------------------------------------
     def save(self, *tensors):

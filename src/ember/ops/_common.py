@@ -170,13 +170,9 @@ _RAW_DTYPES = frozenset(np.dtype(name) for name in ("float16", "float32", "float
 
 
 def raw_arrays(grad, *tensors):
-    """``grad``'s array and those of ``tensors`` (None stays None) when a backward formula may
-    compute on backend arrays instead of with ember ops: no graph of the backward is being
-    built (``create_graph=False``) and all share one float dtype whose arithmetic with arrays of
-    that dtype and Python numbers is exactly what ember's ops compute. Else None, and the
-    formula runs with ember ops."""
-    if grad_state.grad_enabled:
-        return None
+    """For a node's ``backward_arrays``: ``grad``'s array and those of ``tensors`` (None stays
+    None) when all share one float dtype whose arithmetic with arrays of that dtype and Python
+    numbers is exactly what ember's ops compute. Else None (the node's ``backward`` runs)."""
     gd = grad._data
     dtype = gd.dtype
     if dtype not in _RAW_DTYPES:

@@ -116,9 +116,6 @@ def _with_outputs(node, outs):
             set_history(out, node, i)
 
 
-def _needs(node, i):
-    return node.next_functions[i][0] is not None
-
 
 # ----------------------------------------------------------------------------------------
 # inv, det, slogdet
@@ -263,10 +260,10 @@ class LinalgSolveExBackward0(Node):
     def backward(self, grad, grad_info=None):
         A, X = self.saved_tensors
         grad_B = _solve_matrix(A.mT, grad)
-        grad_A = -(grad_B @ X.mT) if _needs(self, 0) else None
+        grad_A = -(grad_B @ X.mT) if self.next_functions[0][0] is not None else None
         if grad_A is not None:
             grad_A = sum_to(grad_A, A._data.shape)
-        return grad_A, sum_to(grad_B, self.b_shape) if _needs(self, 1) else None
+        return grad_A, sum_to(grad_B, self.b_shape) if self.next_functions[1][0] is not None else None
 
 
 def _solve_matrix(A, B):
@@ -733,8 +730,9 @@ class LinalgCrossBackward0(Node):
     def backward(self, grad):
         a, b = self.saved_tensors
         dim = self.dim
-        grad_a = sum_to(linalg_cross(b, grad, dim=dim), a._data.shape) if _needs(self, 0) else None
-        grad_b = sum_to(linalg_cross(grad, a, dim=dim), b._data.shape) if _needs(self, 1) else None
+        need_a, need_b = (fn is not None for fn, _ in self.next_functions)
+        grad_a = sum_to(linalg_cross(b, grad, dim=dim), a._data.shape) if need_a else None
+        grad_b = sum_to(linalg_cross(grad, a, dim=dim), b._data.shape) if need_b else None
         return grad_a, grad_b
 
 
@@ -787,8 +785,8 @@ class CdistBackward0(Node):
             scale = where(zero, 0, 1 / where(zero, 1, d).pow(p - 1))
             weight = diff.sign() * diff.abs().pow(p - 1) * scale
         contribution = grad.unsqueeze(-1) * weight
-        grad_x1 = sum_to(contribution.sum(-2), x1._data.shape) if _needs(self, 0) else None
-        grad_x2 = sum_to(-contribution.sum(-3), x2._data.shape) if _needs(self, 1) else None
+        grad_x1 = sum_to(contribution.sum(-2), x1._data.shape) if self.next_functions[0][0] is not None else None
+        grad_x2 = sum_to(-contribution.sum(-3), x2._data.shape) if self.next_functions[1][0] is not None else None
         return grad_x1, grad_x2
 
 

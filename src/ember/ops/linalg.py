@@ -480,28 +480,28 @@ class _AddProductNode(Node):
             return None
         return sum_to(_scaled(grad, self.beta), self.in_shape)
 
-    def needs(self, i):
-        return self.next_functions[i][0] is not None
 
 
 class AddmmBackward0(_AddProductNode):
     __slots__ = ()
 
     def backward(self, grad):
-        mat1, mat2 = self.saved_tensors
-        g = _scaled(grad, self.alpha)
-        return (self.bias_grad(grad), g.mm(mat2.mT) if self.needs(1) else None,
-                _mat2_grad(mat1, mat2, g) if self.needs(2) else None)
+        return self._grads(grad, self.input_grad(grad))
 
-    def bias_grad(self, grad):
+    def backward_arrays(self, grad):
         """A row bias's gradient, the column sums of ``grad``, as a ones-vector product: BLAS
         threads it, NumPy's ``sum(axis=0)`` does not (pinned to ``input_grad`` by tests)."""
         data = grad._data
-        if (grad_state.grad_enabled or self.beta != 1 or self.next_functions[0][0] is None
-                or type(data) is not np.ndarray or data.dtype not in _BLAS_DTYPES
-                or self.in_shape != data.shape[1:]):
-            return self.input_grad(grad)
-        return make(np.ones(data.shape[0], data.dtype) @ data)
+        if (self.beta != 1 or self.next_functions[0][0] is None or type(data) is not np.ndarray
+                or data.dtype not in _BLAS_DTYPES or self.in_shape != data.shape[1:]):
+            return None
+        return self._grads(grad, make(np.ones(data.shape[0], data.dtype) @ data))
+
+    def _grads(self, grad, bias_grad):
+        mat1, mat2 = self.saved_tensors
+        g = _scaled(grad, self.alpha)
+        return (bias_grad, g.mm(mat2.mT) if self.next_functions[1][0] is not None else None,
+                _mat2_grad(mat1, mat2, g) if self.next_functions[2][0] is not None else None)
 
 
 class AddmvBackward0(_AddProductNode):
@@ -510,8 +510,8 @@ class AddmvBackward0(_AddProductNode):
     def backward(self, grad):
         mat, vec = self.saved_tensors
         g = _scaled(grad, self.alpha)
-        return (self.input_grad(grad), g.unsqueeze(1) * vec if self.needs(1) else None,
-                mat.mT.mv(g) if self.needs(2) else None)
+        return (self.input_grad(grad), g.unsqueeze(1) * vec if self.next_functions[1][0] is not None else None,
+                mat.mT.mv(g) if self.next_functions[2][0] is not None else None)
 
 
 class BaddbmmBackward0(_AddProductNode):
@@ -520,8 +520,8 @@ class BaddbmmBackward0(_AddProductNode):
     def backward(self, grad):
         b1, b2 = self.saved_tensors
         g = _scaled(grad, self.alpha)
-        return (self.input_grad(grad), g.bmm(b2.mT) if self.needs(1) else None,
-                b1.mT.bmm(g) if self.needs(2) else None)
+        return (self.input_grad(grad), g.bmm(b2.mT) if self.next_functions[1][0] is not None else None,
+                b1.mT.bmm(g) if self.next_functions[2][0] is not None else None)
 
 
 class AddbmmBackward0(_AddProductNode):
@@ -530,8 +530,8 @@ class AddbmmBackward0(_AddProductNode):
     def backward(self, grad):
         b1, b2 = self.saved_tensors
         g = _scaled(grad, self.alpha).unsqueeze(0).expand(b1._data.shape[0], *grad._data.shape)
-        return (self.input_grad(grad), g.bmm(b2.mT) if self.needs(1) else None,
-                b1.mT.bmm(g) if self.needs(2) else None)
+        return (self.input_grad(grad), g.bmm(b2.mT) if self.next_functions[1][0] is not None else None,
+                b1.mT.bmm(g) if self.next_functions[2][0] is not None else None)
 
 
 def _add_product(node_cls, input, m1, m2, product, beta, alpha, combine=_scale_sum):

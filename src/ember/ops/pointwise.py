@@ -92,8 +92,6 @@ class _BinaryNode(Node):
             grad = grad.to(_dtype.from_numpy_dtype(dtype))
         return grad
 
-    def needs(self, i):
-        return self.next_functions[i][0] is not None
 
     @property
     def scalar(self):
@@ -206,34 +204,28 @@ class MulBackward0(_BinaryNode):
     __slots__ = ()
 
     def backward(self, grad):
-        saved = self.saved_tensors
-        if self._meta[2] is None:
-            return self._scalar_backward(grad), None
-        a, b = saved
-        arrays = raw_arrays(grad, a, b)
         edges = self.next_functions
-        ga = gb = None
-        if arrays is not None:
-            gd, ad, bd = arrays
-            if edges[0][0] is not None:
-                ga = self.reduce(make(gd * bd), 0)
-            if edges[1][0] is not None:
-                gb = self.reduce(make(gd * ad), 1)
-            return ga, gb
-        if edges[0][0] is not None:
-            ga = self.reduce(grad * b, 0)
-        if edges[1][0] is not None:
-            gb = self.reduce(grad * a, 1)
+        if self._meta[2] is None:
+            return self.reduce(grad * self._meta[4], 0), None
+        a, b = self.saved_tensors
+        ga = self.reduce(grad * b, 0) if edges[0][0] is not None else None
+        gb = self.reduce(grad * a, 1) if edges[1][0] is not None else None
         return ga, gb
 
-    def _scalar_backward(self, grad):
-        """The gradient of ``a * number``."""
-        scalar = self._meta[4]
-        if scalar.__class__ is float or scalar.__class__ is int:
-            arrays = raw_arrays(grad)
-            if arrays is not None:
-                return self.reduce(make(arrays[0] * scalar), 0)
-        return self.reduce(grad * scalar, 0)
+    def backward_arrays(self, grad):
+        edges = self.next_functions
+        if self._meta[2] is None:
+            scalar = self._meta[4]
+            arrays = raw_arrays(grad) if scalar.__class__ is float or scalar.__class__ is int else None
+            return None if arrays is None else (self.reduce(make(arrays[0] * scalar), 0), None)
+        a, b = self.saved_tensors
+        arrays = raw_arrays(grad, a, b)
+        if arrays is None:
+            return None
+        gd, ad, bd = arrays
+        ga = self.reduce(make(gd * bd), 0) if edges[0][0] is not None else None
+        gb = self.reduce(make(gd * ad), 1) if edges[1][0] is not None else None
+        return ga, gb
 
 
 def mul(input, other, *, out=None):
@@ -259,8 +251,8 @@ class DivBackward0(_BinaryNode):
         if self._meta[2] is None:
             return self.reduce(grad / self.scalar, 0), None
         a, b, out = saved
-        ga = self.reduce(grad / b, 0) if self.needs(0) else None
-        gb = self.reduce(-grad * out / b, 1) if self.needs(1) else None
+        ga = self.reduce(grad / b, 0) if self.next_functions[0][0] is not None else None
+        gb = self.reduce(-grad * out / b, 1) if self.next_functions[1][0] is not None else None
         return ga, gb
 
 
@@ -270,8 +262,8 @@ class DivBackward1(_BinaryNode):
 
     def backward(self, grad):
         zero = grad * 0
-        return (self.reduce(zero, 0) if self.needs(0) else None,
-                self.reduce(zero, 1) if self.needs(1) else None)
+        return (self.reduce(zero, 0) if self.next_functions[0][0] is not None else None,
+                self.reduce(zero, 1) if self.next_functions[1][0] is not None else None)
 
 
 def _true_divide(x, y):
@@ -378,10 +370,10 @@ class PowBackward1(_BinaryNode):
         a, b, out = self.saved_tensors
         ga = gb = None
         from .ternary import where
-        if self.needs(0):
+        if self.next_functions[0][0] is not None:
             # 0 where the exponent is 0, even at a == 0 (torch's convention)
             ga = self.reduce(where(b == 0, 0.0, grad * b * a.pow(b - 1)), 0)
-        if self.needs(1):
+        if self.next_functions[1][0] is not None:
             # d/db a**b = a**b * log(a), taken as 0 where a == 0 and b >= 0 (torch's convention)
             log_a = a.log()
             mask = (a == 0) & (b >= 0)
@@ -646,8 +638,8 @@ class Atan2Backward0(_BinaryNode):
     def backward(self, grad):
         a, b = self.saved_tensors
         scale = grad / (a * a + b * b)
-        return (self.reduce(scale * b, 0) if self.needs(0) else None,
-                self.reduce(scale * -a, 1) if self.needs(1) else None)
+        return (self.reduce(scale * b, 0) if self.next_functions[0][0] is not None else None,
+                self.reduce(scale * -a, 1) if self.next_functions[1][0] is not None else None)
 
 
 _atan2_kernel = _ufunc("arctan2")
@@ -677,8 +669,9 @@ class FmodBackward1(_BinaryNode):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (self.reduce(grad, 0) if self.needs(0) else None,
-                self.reduce(-grad * a.div(b, rounding_mode="trunc"), 1) if self.needs(1) else None)
+        need_a, need_b = (fn is not None for fn, _ in self.next_functions)
+        return (self.reduce(grad, 0) if need_a else None,
+                self.reduce(-grad * a.div(b, rounding_mode="trunc"), 1) if need_b else None)
 
 
 _fmod_kernel = _no_bool("fmod_cpu", _int_checked("fmod"))
@@ -705,8 +698,9 @@ class RemainderBackward1(_BinaryNode):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (self.reduce(grad, 0) if self.needs(0) else None,
-                self.reduce(-grad * a.div(b, rounding_mode="floor"), 1) if self.needs(1) else None)
+        need_a, need_b = (fn is not None for fn, _ in self.next_functions)
+        return (self.reduce(grad, 0) if need_a else None,
+                self.reduce(-grad * a.div(b, rounding_mode="floor"), 1) if need_b else None)
 
 
 _remainder_kernel = _no_bool("remainder_cpu", _int_checked("remainder"))
@@ -750,8 +744,8 @@ class HypotBackward0(_BinaryNode):
     def backward(self, grad):
         a, b, out = self.saved_tensors
         scale = grad / out
-        return (self.reduce(scale * a, 0) if self.needs(0) else None,
-                self.reduce(scale * b, 1) if self.needs(1) else None)
+        return (self.reduce(scale * a, 0) if self.next_functions[0][0] is not None else None,
+                self.reduce(scale * b, 1) if self.next_functions[1][0] is not None else None)
 
 
 _hypot_kernel = _float_only_kernel("hypot", "hypot_cpu")
@@ -769,8 +763,8 @@ class LogaddexpBackward0(_BinaryNode):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (self.reduce(grad / (1 + (b - a).exp()), 0) if self.needs(0) else None,
-                self.reduce(grad / (1 + (a - b).exp()), 1) if self.needs(1) else None)
+        return (self.reduce(grad / (1 + (b - a).exp()), 0) if self.next_functions[0][0] is not None else None,
+                self.reduce(grad / (1 + (a - b).exp()), 1) if self.next_functions[1][0] is not None else None)
 
 
 class Logaddexp2Backward0(_BinaryNode):
@@ -778,8 +772,8 @@ class Logaddexp2Backward0(_BinaryNode):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (self.reduce(grad / (1 + (b - a).exp2()), 0) if self.needs(0) else None,
-                self.reduce(grad / (1 + (a - b).exp2()), 1) if self.needs(1) else None)
+        return (self.reduce(grad / (1 + (b - a).exp2()), 0) if self.next_functions[0][0] is not None else None,
+                self.reduce(grad / (1 + (a - b).exp2()), 1) if self.next_functions[1][0] is not None else None)
 
 
 _logaddexp_kernel = _float_only_kernel("logaddexp", "logaddexp_cpu")
@@ -808,9 +802,9 @@ class CopysignBackward0(_BinaryNode):
 
     def backward(self, grad):
         a, out = self.saved_tensors
-        ga = self.reduce(_copysign_self_grad(grad, a, out), 0) if self.needs(0) else None
+        ga = self.reduce(_copysign_self_grad(grad, a, out), 0) if self.next_functions[0][0] is not None else None
         gb = None
-        if self.needs(1):
+        if self.next_functions[1][0] is not None:
             shape, dtype = self._meta[2], self._meta[3]
             gb = grad.new_zeros(shape, dtype=_dtype.from_numpy_dtype(dtype))
         return ga, gb
@@ -861,8 +855,8 @@ class MinimumBackward0(_BinaryNode):
 def _split_grad(node, grad, a, b, a_loses, b_loses):
     from .ternary import where
     shared = where(a == b, grad / 2, grad)
-    return (node.reduce(where(a_loses, 0.0, shared), 0) if node.needs(0) else None,
-            node.reduce(where(b_loses, 0.0, shared), 1) if node.needs(1) else None)
+    return (node.reduce(where(a_loses, 0.0, shared), 0) if node.next_functions[0][0] is not None else None,
+            node.reduce(where(b_loses, 0.0, shared), 1) if node.next_functions[1][0] is not None else None)
 
 
 class FmaxBackward0(_BinaryNode):
@@ -884,8 +878,8 @@ class FminBackward0(_BinaryNode):
 
 def _pick_grad(node, grad, to_a):
     from .ternary import where
-    return (node.reduce(where(to_a, grad, 0.0), 0) if node.needs(0) else None,
-            node.reduce(where(to_a, 0.0, grad), 1) if node.needs(1) else None)
+    return (node.reduce(where(to_a, grad, 0.0), 0) if node.next_functions[0][0] is not None else None,
+            node.reduce(where(to_a, 0.0, grad), 1) if node.next_functions[1][0] is not None else None)
 
 
 _maximum_kernel, _minimum_kernel = _ufunc("maximum"), _ufunc("minimum")
@@ -927,8 +921,8 @@ class XlogyBackward0(_BinaryNode):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (self.reduce(grad * xlogy(a != 0, b), 0) if self.needs(0) else None,
-                self.reduce(grad * a / b, 1) if self.needs(1) else None)
+        return (self.reduce(grad * xlogy(a != 0, b), 0) if self.next_functions[0][0] is not None else None,
+                self.reduce(grad * a / b, 1) if self.next_functions[1][0] is not None else None)
 
 
 class XlogyBackward1(_BinaryNode):

@@ -12,7 +12,7 @@ import warnings
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, _HALF_PRECISION, _type_word, apply_inplace, float_array, grad_state, make,
+    Node, Tensor, _HALF_PRECISION, _type_word, apply_inplace, float_array, make,
     namespace_of, narrowed, normalize_dims, record, set_history, to_np_dtype, wrap_dim, widened,
 )
 from .shape import flip
@@ -381,19 +381,28 @@ class CumprodBackward0(Node):
         dt = x._data.dtype
         return (_cumprod_grad(_as_dtype(grad, dt), x, _as_dtype(out, dt), self.dim),)
 
+    def backward_arrays(self, grad):
+        """With zeros in x, an O(n) masked formula instead of the exact O(n^2) one."""
+        x, out = self.saved_tensors
+        data = x._data
+        if data.size <= 1 or data.shape[self.dim] == 1:
+            return None
+        xp = namespace_of(data)
+        zeros = data == 0
+        if not xp.any(zeros):
+            return None
+        grad, out = _as_dtype(grad, data.dtype), _as_dtype(out, data.dtype)
+        return (make(_cumprod_grad_arrays(xp, data, zeros, grad._data, out._data, self.dim)),)
+
 
 def _cumprod_grad(grad, x, out, dim):
-    """torch's cumprod_backward: a reversed cumsum over x where x has no zeros; with zeros an
-    O(n) masked formula when no graph is built, else an exact O(n^2) one."""
+    """torch's cumprod_backward: a reversed cumsum over x where x has no zeros, else an exact
+    O(n^2) formula."""
     data = x._data
     if data.size <= 1 or data.shape[dim] == 1:
         return grad
-    xp = namespace_of(data)
-    zeros = data == 0
-    if not xp.any(zeros):
+    if not namespace_of(data).any(data == 0):
         return _reversed_cumsum(out * grad, dim) / x
-    if not grad_state.grad_enabled:
-        return make(_cumprod_grad_arrays(xp, data, zeros, grad._data, out._data, dim))
     return _cumprod_grad_pairwise(grad, x, dim)
 
 

@@ -444,7 +444,7 @@ class LerpBackward1(Node):
 
     def backward(self, grad):
         a, b, w = self.saved_tensors
-        need = [edge[0] is not None for edge in self.next_functions]
+        need = [fn is not None for fn, _ in self.next_functions]
         ga = _reduce(grad * (1 - w), *self.metas[0]) if need[0] else None
         gb = _reduce(grad * w, *self.metas[1]) if need[1] else None
         gw = _reduce(grad * (b - a), *self.metas[2]) if need[2] else None
@@ -511,7 +511,7 @@ class AddcmulBackward0(Node):
     def backward(self, grad):
         t1, t2 = self.saved_tensors
         v = self.value
-        need = [edge[0] is not None for edge in self.next_functions]
+        need = [fn is not None for fn, _ in self.next_functions]
         g0 = _reduce(grad, *self.metas[0]) if need[0] else None
         g1 = _reduce(grad * t2 * v, *self.metas[1]) if need[1] else None
         g2 = _reduce(grad * t1 * v, *self.metas[2]) if need[2] else None
@@ -524,7 +524,7 @@ class AddcdivBackward0(Node):
     def backward(self, grad):
         t1, t2 = self.saved_tensors
         v = self.value
-        need = [edge[0] is not None for edge in self.next_functions]
+        need = [fn is not None for fn, _ in self.next_functions]
         g0 = _reduce(grad, *self.metas[0]) if need[0] else None
         g1 = _reduce(grad * v / t2, *self.metas[1]) if need[1] else None
         g2 = _reduce(-grad * v * t1 / (t2 * t2), *self.metas[2]) if need[2] else None

@@ -4,8 +4,9 @@
 ``Tensor.name``, the in-place ``Tensor.name_`` and the node class ``NameBackward0``.
 ``forward(xp, x)`` computes on arrays; ``grad(g, x, result)`` returns the input's gradient,
 with ``x`` and ``result`` given only when named in ``saves`` ("x", "result", "x,result").
-A formula marked ``arithmetic=True`` uses only ``+ - * /`` and Python numbers, so when no graph
-of the backward is built it runs on the arrays themselves (same values, no per-op dispatch).
+A formula marked ``arithmetic=True`` uses only ``+ - * /`` and Python numbers, so it is also the
+node's ``backward_arrays``: when no graph of the backward is built it runs on the arrays
+themselves (same values, no per-op dispatch).
 Integer and bool inputs of float ops compute in the default float dtype, as torch's do.
 """
 import math
@@ -24,30 +25,36 @@ class _UnaryNode(Node):
     __slots__ = ()
     formula = None
     saves = ""
-    arithmetic = False  # the formula uses only + - * / and numbers: it works on arrays too
 
-    def backward(self, grad):
+    def _x_and_result(self):
         saved = self.saved_tensors
         saves = self.saves
-        x = y = None
         if saves == "x":
-            x = saved[0]
-        elif saves == "result":
-            y = saved[0]
-        elif saves == "x,result":
-            x, y = saved
-        if self.arithmetic:
-            arrays = raw_arrays(grad, x, y)
-            if arrays is not None:
-                return (make(self.formula(*arrays)),)
-        return (self.formula(grad, x, y),)
+            return saved[0], None
+        if saves == "result":
+            return None, saved[0]
+        if saves == "x,result":
+            return saved
+        return None, None
+
+    def backward(self, grad):
+        return (self.formula(grad, *self._x_and_result()),)
+
+
+class _ArithmeticUnaryNode(_UnaryNode):
+    """A formula that uses only + - * / and numbers: it runs on the arrays as well."""
+    __slots__ = ()
+
+    def backward_arrays(self, grad):
+        arrays = raw_arrays(grad, *self._x_and_result())
+        return None if arrays is None else (make(self.formula(*arrays)),)
 
 
 def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok=True,
            exported=True, arithmetic=False):
-    node_cls = type(node_name or f"{name.capitalize()}Backward0", (_UnaryNode,),
-                    {"__slots__": (), "formula": staticmethod(grad) if grad else None,
-                     "saves": saves, "arithmetic": arithmetic})
+    base = _ArithmeticUnaryNode if arithmetic else _UnaryNode
+    node_cls = type(node_name or f"{name.capitalize()}Backward0", (base,),
+                    {"__slots__": (), "formula": staticmethod(grad) if grad else None, "saves": saves})
     if saves == "x":
         def save(node, x, out):
             node.save(x)

@@ -414,7 +414,7 @@ def _timed_op(fn, name):
 
 
 def _timed_backward(fn):
-    """A node class's ``backward``, timed under the node's torch name."""
+    """A node class's ``backward`` (or ``backward_arrays``), timed under the node's torch name."""
     @functools.wraps(fn)
     def timed(self, *grads):
         recorder = _state.recorder
@@ -516,7 +516,8 @@ def _node_classes():
         for sub in cls.__subclasses__():
             found.append(sub)
             todo.append(sub)
-    return [cls for cls in dict.fromkeys(found) if "backward" in cls.__dict__]
+    return [cls for cls in dict.fromkeys(found)
+            if "backward" in cls.__dict__ or "backward_arrays" in cls.__dict__]
 
 
 class _Patches:
@@ -548,9 +549,10 @@ class _Patches:
             if Tensor.__dict__.get(attr) is fn:
                 self._set(None, Tensor, attr, fn, wrapper)
         for cls in _node_classes():
-            fn = cls.__dict__["backward"]
-            if not hasattr(fn, "_ember_profiled") and isinstance(fn, types.FunctionType):
-                self._set(None, cls, "backward", fn, _timed_backward(fn))
+            for formula in ("backward", "backward_arrays"):  # a declined backward_arrays and
+                fn = cls.__dict__.get(formula)               # the backward after it: two events
+                if isinstance(fn, types.FunctionType) and not hasattr(fn, "_ember_profiled"):
+                    self._set(None, cls, formula, fn, _timed_backward(fn))
         self._set(None, engine, "_accumulate", engine._accumulate, _timed_accumulate(engine._accumulate))
 
     def _set(self, namespace, owner, attr, original, wrapper):

@@ -54,8 +54,10 @@ class ReluBackward0(Node):
 
     def backward(self, grad):
         (result,) = self.saved_tensors
-        if grad_state.grad_enabled:
-            return (grad * (result <= 0).logical_not(),)
+        return (grad * (result <= 0).logical_not(),)
+
+    def backward_arrays(self, grad):
+        (result,) = self.saved_tensors
         return (make(parallel.elementwise(_relu_grad, grad._data, result._data)),)
 
 
@@ -86,8 +88,11 @@ class HardtanhBackward0(Node):
     def backward(self, grad):
         (input,) = self.saved_tensors
         lo, hi = self.min_val, self.max_val
-        if grad_state.grad_enabled:
-            return (grad * (input <= lo).logical_or(input >= hi).logical_not(),)
+        return (grad * (input <= lo).logical_or(input >= hi).logical_not(),)
+
+    def backward_arrays(self, grad):
+        (input,) = self.saved_tensors
+        lo, hi = self.min_val, self.max_val
         data = input._data
         if data.dtype.char in "fd" and grad._data.dtype == data.dtype:
             return (make(parallel.elementwise(
@@ -165,8 +170,11 @@ class LeakyReluBackward0(Node):
     def backward(self, grad):
         (input,) = self.saved_tensors
         slope = self.negative_slope
-        if grad_state.grad_enabled:
-            return (where(input > 0, grad, grad * slope),)
+        return (where(input > 0, grad, grad * slope),)
+
+    def backward_arrays(self, grad):
+        (input,) = self.saved_tensors
+        slope = self.negative_slope
         return (make(parallel.elementwise(
             lambda x, g, out=None: _leaky_relu_grad(x, g, slope, out), input._data,
             grad._data)),)
@@ -411,8 +419,10 @@ class GeluBackward0(Node):
 
     def backward(self, grad):
         (input,) = self.saved_tensors
-        if grad_state.grad_enabled:
-            return (grad * _gelu_grad(input, self.approximate),)
+        return (grad * _gelu_grad(input, self.approximate),)
+
+    def backward_arrays(self, grad):
+        (input,) = self.saved_tensors
         x, g = input._data, grad._data
         if self.approximate == "none" and _exact_gelu_float32(x) and g.dtype == x.dtype \
                 and g.shape == x.shape:
@@ -449,9 +459,11 @@ class SiluBackward0(Node):
 
     def backward(self, grad):
         (input,) = self.saved_tensors
-        if grad_state.grad_enabled:
-            s = input.sigmoid()
-            return (grad * (s * (1 + input * (1 - s))),)
+        s = input.sigmoid()
+        return (grad * (s * (1 + input * (1 - s))),)
+
+    def backward_arrays(self, grad):
+        (input,) = self.saved_tensors
         x = input._data
         xp = namespace_of(x)
         s = _sigmoid_array(xp, x)
@@ -537,9 +549,11 @@ class HardsigmoidBackward0(Node):
 
     def backward(self, grad):
         (input,) = self.saved_tensors
-        if grad_state.grad_enabled:
-            # input * 0 keeps the (zero) second derivative in the graph, as torch's does
-            return (where((input > -3) & (input < 3), grad / 6, input * 0),)
+        # input * 0 keeps the (zero) second derivative in the graph, as torch's does
+        return (where((input > -3) & (input < 3), grad / 6, input * 0),)
+
+    def backward_arrays(self, grad):
+        (input,) = self.saved_tensors
         x = input._data
         xp = namespace_of(x)
         inside = xp.logical_and(x > -3, x < 3)
@@ -576,9 +590,11 @@ class HardswishBackward0(Node):
 
     def backward(self, grad):
         (input,) = self.saved_tensors
-        if grad_state.grad_enabled:
-            middle = where(input < 3, input / 3 + 0.5, 1.0)
-            return (grad * where(input <= -3, 0.0, middle),)
+        middle = where(input < 3, input / 3 + 0.5, 1.0)
+        return (grad * where(input <= -3, 0.0, middle),)
+
+    def backward_arrays(self, grad):
+        (input,) = self.saved_tensors
         return (make(_hardswish_grad_array(input._data, grad._data)),)
 
 

@@ -10,7 +10,7 @@ kernel call (``convolution.backward``, ``convolution.forward_and_weight_grad``).
 import numbers
 
 from ..._backend import convolution
-from ...ops._common import Node, Tensor, grad_state, make, record
+from ...ops._common import Node, Tensor, make, record
 from ...amp.policy import autocast_policy
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -36,16 +36,19 @@ class ConvolutionBackward0(Node):
 
     def backward(self, grad):
         x, w = self.saved_tensors
-        need_x, need_w, need_b = (e[0] is not None for e in self.next_functions)
-        both = _fused(convolution.backward, x, grad, w, self.geom) if need_x and need_w \
-            else None
-        if both is not None:
-            gx, gw = both
-        else:
-            gx = _conv_transpose(grad, w, None, self.geom, x.shape[2:]) if need_x else None
-            gw = _conv_weight(x, grad, self.geom, w.shape[2:]) if need_w else None
-        gb = grad.sum((0,) + tuple(range(2, grad.dim()))) if need_b else None
-        return gx, gw, gb
+        need_x, need_w, need_b = (fn is not None for fn, _ in self.next_functions)
+        gx = _conv_transpose(grad, w, None, self.geom, x.shape[2:]) if need_x else None
+        gw = _conv_weight(x, grad, self.geom, w.shape[2:]) if need_w else None
+        return gx, gw, _bias_grad(grad) if need_b else None
+
+    def backward_arrays(self, grad):
+        """The input's and the weight's gradients from one kernel call."""
+        x, w = self.saved_tensors
+        need_x, need_w, need_b = (fn is not None for fn, _ in self.next_functions)
+        if not (need_x and need_w):
+            return None
+        gx, gw = _fused(convolution.backward, x, grad, w, self.geom)
+        return gx, gw, _bias_grad(grad) if need_b else None
 
 
 class ConvolutionTransposeBackward0(Node):
@@ -57,16 +60,23 @@ class ConvolutionTransposeBackward0(Node):
 
     def backward(self, grad):
         g, w = self.saved_tensors
-        need_g, need_w, need_b = (e[0] is not None for e in self.next_functions)
-        both = _fused(convolution.forward_and_weight_grad, grad, g, w, self.geom) \
-            if need_g and need_w else None
-        if both is not None:
-            gg, gw = both
-        else:
-            gg = _conv(grad, w, None, self.geom) if need_g else None
-            gw = _conv_weight(grad, g, self.geom, w.shape[2:]) if need_w else None
-        gb = grad.sum((0,) + tuple(range(2, grad.dim()))) if need_b else None
-        return gg, gw, gb
+        need_g, need_w, need_b = (fn is not None for fn, _ in self.next_functions)
+        gg = _conv(grad, w, None, self.geom) if need_g else None
+        gw = _conv_weight(grad, g, self.geom, w.shape[2:]) if need_w else None
+        return gg, gw, _bias_grad(grad) if need_b else None
+
+    def backward_arrays(self, grad):
+        """The transposed input's and the weight's gradients from one kernel call."""
+        g, w = self.saved_tensors
+        need_g, need_w, need_b = (fn is not None for fn, _ in self.next_functions)
+        if not (need_g and need_w):
+            return None
+        gg, gw = _fused(convolution.forward_and_weight_grad, grad, g, w, self.geom)
+        return gg, gw, _bias_grad(grad) if need_b else None
+
+
+def _bias_grad(grad):
+    return grad.sum((0,) + tuple(range(2, grad.dim())))
 
 
 class ConvolutionBackwardBackward0(Node):
@@ -75,7 +85,7 @@ class ConvolutionBackwardBackward0(Node):
 
     def backward(self, grad):
         x, g = self.saved_tensors
-        need_x, need_g = (e[0] is not None for e in self.next_functions)
+        need_x, need_g = (fn is not None for fn, _ in self.next_functions)
         gx = _conv_transpose(g, grad, None, self.geom, x.shape[2:]) if need_x else None
         gg = _conv(x, grad, None, self.geom) if need_g else None
         return gx, gg
@@ -83,10 +93,7 @@ class ConvolutionBackwardBackward0(Node):
 
 def _fused(kernel, a, b, w, geom):
     """Two gradients from one ``kernel`` call over the arrays of ``a``, ``b`` and the weight
-    ``w``, as tensors; None when a graph of the backward is being built (``create_graph``:
-    each gradient is then its own op, differentiable again)."""
-    if grad_state.grad_enabled:
-        return None
+    ``w``, as tensors."""
     return tuple(make(t) for t in kernel(a._data, b._data, w._data, *geom.args()))
 
 

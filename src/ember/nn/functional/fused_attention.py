@@ -17,7 +17,7 @@ import numpy as np
 
 from ..._backend import parallel
 from ...autograd.grad_mode import enable_grad
-from ...ops._common import Node, grad_state, make, namespace_of, record
+from ...ops._common import Node, make, namespace_of, record
 from .activation import row_peak, softmax_backward_rows_
 
 __all__ = ["fused_attention", "packed_self_attention", "packed_self_attention_applies"]
@@ -265,8 +265,9 @@ class ScaledDotProductFlashAttentionForCpuBackward0(_RecomputingNode):
     __slots__ = ()
 
     def backward(self, grad):
-        if grad_state.grad_enabled:
-            return self._backward_by_recomputation(grad)
+        return self._backward_by_recomputation(grad)
+
+    def backward_arrays(self, grad):
         _, key, value = self.saved_tensors
         need = [fn is not None for fn, _ in self.next_functions]
         found = _attention_backward(namespace_of(grad._data), grad._data, self.weights,
@@ -324,8 +325,9 @@ class PackedSelfAttentionBackward0(_RecomputingNode):
     __slots__ = ()
 
     def backward(self, grad):
-        if grad_state.grad_enabled:
-            return self._backward_by_recomputation(grad)
+        return self._backward_by_recomputation(grad)
+
+    def backward_arrays(self, grad):
         (qkv,) = self.saved_tensors
         data = qkv._data
         xp = namespace_of(data)

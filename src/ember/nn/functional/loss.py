@@ -269,8 +269,10 @@ class CrossEntropyLossBackward0(Node):
 
     def backward(self, grad):
         (input,) = self.saved_tensors
-        if grad_state.grad_enabled:
-            return (self._composite(input, grad),)
+        return (self._composite(input, grad),)
+
+    def backward_arrays(self, grad):
+        (input,) = self.saved_tensors
         grad = grad._data.reshape(-1) if self.reduction == "none" else grad._data
         scale = grad / _reduction_divisor(self.reduction, self.divisor)
         weighted = self.weighted

@@ -39,12 +39,17 @@ class NativeBatchNormBackward0(Node):
 
     def backward(self, grad):
         x, weight, mean, invstd = self.saved_tensors
-        need = tuple(e[0] is not None for e in self.next_functions)
-        if self.fused and not grad_state.grad_enabled:
-            return self._fused_backward(grad._data.astype(x._data.dtype, copy=False), x._data,
-                                        None if weight is None else weight._data,
-                                        mean._data.reshape(-1), invstd._data.reshape(-1), need)
+        need = tuple(fn is not None for fn, _ in self.next_functions)
         return self._composite_backward(grad, x, weight, mean, invstd, need)
+
+    def backward_arrays(self, grad):
+        if not self.fused:
+            return None
+        x, weight, mean, invstd = self.saved_tensors
+        need = tuple(fn is not None for fn, _ in self.next_functions)
+        return self._fused_backward(grad._data.astype(x._data.dtype, copy=False), x._data,
+                                    None if weight is None else weight._data,
+                                    mean._data.reshape(-1), invstd._data.reshape(-1), need)
 
     def _fused_backward(self, grad, x, weight, mean, invstd, need):
         rows = _channel_rows(x)

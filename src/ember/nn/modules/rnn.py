@@ -345,10 +345,11 @@ class _RnnLayerNode(Node):
 
     def backward(self, *grads):
         grads = tuple(grads) + (None,) * (3 - len(grads))
-        saved = self.saved_tensors
-        if grad_state.grad_enabled:
-            return self._backward_by_recomputation(saved, grads)
-        x, h0, c0, *weights = saved
+        return self._backward_by_recomputation(self.saved_tensors, grads)
+
+    def backward_arrays(self, *grads):
+        grads = tuple(grads) + (None,) * (3 - len(grads))
+        x, h0, c0, *weights = self.saved_tensors
         data = x._data.reshape(-1, x._data.shape[-1])
         xp = namespace_of(data)
         grad_out, grad_h, grad_c = (None if g is None else g._data for g in grads)
