@@ -7,7 +7,7 @@ import torch
 import ember
 from ember._backend import cblas as _blas
 from ember.optim import _flat_ops as ops
-from ember.optim import optimizer as optimizer_module
+from ember.optim import _flat_buffers as flat_buffers
 
 needs_blas = pytest.mark.skipif(not _blas.available(), reason="NumPy's BLAS has no axpy/axpby")
 
@@ -90,7 +90,7 @@ SHAPES = [(37, 5), (5,), (3, 4, 2)]
 
 
 def sgd_trajectory(lib, settings, dtype, direct, monkeypatch, steps=6):
-    monkeypatch.setattr(optimizer_module, "DIRECT_MIN_MEAN_SIZE", 0 if direct else 10**12)
+    monkeypatch.setattr(flat_buffers, "DIRECT_MIN_MEAN_SIZE", 0 if direct else 10**12)
     rng = np.random.default_rng(3)
     params = [lib.nn.Parameter(lib.tensor(rng.standard_normal(s).astype(dtype)))
               for s in SHAPES]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.optim import optimizer as optimizer_module
+from ember.optim import _flat_buffers as flat_buffers
 
 SGD_SETTINGS = [
     {"lr": 0.1},
@@ -17,7 +17,7 @@ SGD_SETTINGS = [
 
 
 def trajectory(settings, min_mean_size, monkeypatch, steps=4):
-    monkeypatch.setattr(optimizer_module, "DIRECT_MIN_MEAN_SIZE", min_mean_size)
+    monkeypatch.setattr(flat_buffers, "DIRECT_MIN_MEAN_SIZE", min_mean_size)
     rng = np.random.default_rng(0)
     params = [ember.nn.Parameter(ember.tensor(rng.standard_normal(s).astype(np.float32)))
               for s in [(7, 5), (5,), (3, 4, 2)]]
@@ -54,7 +54,7 @@ def test_sgd_direct_path_matches_flat_path(settings, monkeypatch):
 
 
 def test_direct_layout_rebuilt_when_update_starts_writing_the_gradient(monkeypatch):
-    monkeypatch.setattr(optimizer_module, "DIRECT_MIN_MEAN_SIZE", 0)
+    monkeypatch.setattr(flat_buffers, "DIRECT_MIN_MEAN_SIZE", 0)
     p = ember.nn.Parameter(ember.ones(4))
     opt = ember.optim.SGD([p], lr=0.1, momentum=0.9)
     p.grad = ember.ones(4)
@@ -88,9 +88,9 @@ BLOCKED_CASES = [
 
 def blocked_trajectory(optimizer_cls, settings, blocked_min_size, direct, threads, monkeypatch,
                        set_threads, steps=3):
-    monkeypatch.setattr(optimizer_module, "DIRECT_MIN_MEAN_SIZE", 0 if direct else 10**12)
-    monkeypatch.setattr(optimizer_module, "BLOCKED_MIN_SIZE", blocked_min_size)
-    monkeypatch.setattr(optimizer_module, "BLOCK_SIZE", 7)
+    monkeypatch.setattr(flat_buffers, "DIRECT_MIN_MEAN_SIZE", 0 if direct else 10**12)
+    monkeypatch.setattr(flat_buffers, "BLOCKED_MIN_SIZE", blocked_min_size)
+    monkeypatch.setattr(flat_buffers, "BLOCK_SIZE", 7)
     set_threads(threads)
     rng = np.random.default_rng(1)
     params = [ember.nn.Parameter(ember.tensor(rng.standard_normal(s).astype(np.float32)))
@@ -123,7 +123,7 @@ def test_blocked_update_is_bit_identical(optimizer_cls, settings, direct, thread
                         lambda self, group, seg: calls.append(seg) or real_update(self, group, seg))
     history, state = blocked_trajectory(optimizer_cls, settings, 0, direct, threads, monkeypatch,
                                         ember_threads)
-    assert any(isinstance(seg, optimizer_module._BlockSegment) for seg in calls)
+    assert any(isinstance(seg, flat_buffers.BlockSegment) for seg in calls)
     for got, want in zip(history, want_history):
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
