@@ -9,7 +9,7 @@ import torch.nn.utils.rnn as trnn
 import ember
 import ember.nn as nn
 import ember.nn.utils.rnn as ernn
-from ember.nn.modules.rnn import _rnn_layer
+from ember.nn.functional.recurrent import _rnn_layer
 
 RTOL, ATOL = 1e-7, 1e-10
 
