@@ -3,7 +3,7 @@
 glibc's malloc serves large blocks (above a threshold it adjusts as it goes) with fresh ``mmap``
 pages and returns the top of the heap to the kernel as soon as 128 KiB of it is free. A training
 step frees and re-allocates the same few-hundred-KiB to few-MiB temporaries every step, so each
-one page-faults its memory in again: 40-110 us for a 512 KiB array instead of ~20 us. Raising
+one page-faults its memory in again, which costs more than computing on it. Raising
 both thresholds keeps those buffers in the heap for reuse, which is what torch's CPU allocator
 achieves with its own caching. Memory that is freed stays reserved by the process (up to the trim
 threshold), as with any caching allocator.

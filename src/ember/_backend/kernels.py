@@ -706,7 +706,7 @@ def scatter_add_flat(xp, values, indices, size, unique=False):
     n, c = values.shape[:2]
     rows = xp.arange(n * c).reshape(n, c, *([1] * (values.ndim - 2))) * size
     flat = (indices + rows).reshape(-1)
-    if unique:  # one flat fancy assignment: ~2x faster than put_along_axis's index grids
+    if unique:  # one flat fancy assignment, without put_along_axis's index grids
         out = xp.zeros(n * c * size, dtype=values.dtype)
         out[flat] = values.reshape(-1)
         return out.reshape(n, c, size)

@@ -8,8 +8,8 @@ held to one thread; elsewhere it threads the GEMMs itself, over the same count.
 ``set_num_threads`` sets both counts, as ``torch.set_num_threads`` sets torch's. The default
 is the thread count OpenBLAS had when ember was imported (one per core, or
 ``OPENBLAS_NUM_THREADS``, or a ``threadpoolctl`` limit set before). With two threads or more,
-ember also has OpenBLAS's idle workers sleep after about 0.5 ms instead of spinning for about
-0.1 s (``cblas.shorten_worker_spin``): spinning, they take the cores from the kernels split
+ember also has OpenBLAS's idle workers sleep after a short spin instead of OpenBLAS's long one
+(``cblas.shorten_worker_spin``): spinning, they take the cores from the kernels split
 here (``benchmarks/thread_interference.py``, ``benchmarks/threads_ab.py``). Where OpenBLAS's
 thread count cannot be set (another BLAS), ember does not split and leaves the BLAS alone.
 
@@ -62,10 +62,9 @@ class _Worker:
         return result
 
 
-# OpenBLAS's idle workers spin about 2**this CPU cycles (~0.5 ms) before they sleep
-# (``cblas``): long enough to stay awake between back-to-back GEMMs (2**4 made the MLP, LSTM
-# and Transformer steps 3-5% slower), short enough to leave the cores to a split kernel soon
-# after (2**28, OpenBLAS's default, made DCGAN's step 1.15x slower than 2**20).
+# OpenBLAS's idle workers spin about 2**this CPU cycles before they sleep (``cblas``): long
+# enough to stay awake between back-to-back GEMMs, short enough to leave the cores to a split
+# kernel soon after (OpenBLAS's default is 2**28; docs/performance-log.md has the measurements).
 WORKER_SPIN_EXPONENT = 20
 _num_threads = 1
 _splits = False  # whether kernels split: two threads or more, OpenBLAS's count under control

@@ -230,8 +230,8 @@ _ERF_TANH_P = (1.4185218649257799e-07, -5.668475124772891e-06, 8.763732561210056
                -0.000619784658049693, -0.000191830798296355, 0.10276905578841103,
                1.1283792743069638)
 # Elements per block of the float32 kernels: a block and two temporaries (1.5 MiB) stay in a
-# core's L2 cache. Exact GELU of 512K elements: whole arrays 1.6x slower, 8K-element blocks 1.5x
-# (call overhead), and on two threads 4x (the threads wait for each other's GIL).
+# core's L2 cache. Whole arrays leave the cache; much smaller blocks pay the call overhead, and
+# on two threads the threads wait for each other's GIL (benchmarks/gelu_erf.py).
 FLOAT32_BLOCK = 1 << 17
 
 

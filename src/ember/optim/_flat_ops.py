@@ -4,7 +4,7 @@ stands for."""
 from .._backend import cblas
 
 # Elements from which ``add_scaled_`` and ``decay_add_`` call BLAS: below, the ctypes call
-# (~4 us) costs more than NumPy's two passes.
+# costs more than NumPy's two passes.
 BLAS_MIN_SIZE = 8192
 
 

@@ -105,7 +105,7 @@ class HardtanhBackward0(Node):
 
 
 # Hardtanh's array backward makes its mask and applies it this many elements at a time, so
-# that the input is read once and the mask never leaves the cache (~15% faster).
+# that the input is read once and the mask never leaves the cache.
 HARDTANH_GRAD_BLOCK = 1 << 16
 
 

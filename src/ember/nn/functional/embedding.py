@@ -61,7 +61,7 @@ def _sum_rows_by_index(xp, rows, flat, num_weights):
     in the order of ``rows`` (as ``add.at``). The indices are sorted stably into runs of one
     index; each run is summed position by position across all runs at once (a few
     fancy-indexed adds of distinct rows), or by ``add.reduceat`` when some run is long:
-    NumPy's ``reduceat`` along rows costs about 1 us per run, ``add.at`` more."""
+    NumPy's ``reduceat`` has a cost per run, ``add.at`` a larger one."""
     out = xp.zeros((num_weights, rows.shape[1]), rows.dtype)
     if not flat.size or not hasattr(xp.add, "reduceat"):
         xp.add.at(out, flat, rows)
