@@ -1,10 +1,15 @@
-"""Per-op overhead: a 100-op chain (mul, add, tanh, cycling) on a 16-element float32 tensor.
+"""Per-op overhead: 100-op chains on a 16-element float32 tensor.
 
-Runs ember, torch and plain NumPy (the floor: no framework at all) interleaved in one process,
-forward only and forward+backward (the chain's input is a leaf that requires grad), and prints
-the median microseconds per op over many repeats and ember's ratio to torch.
+``numbers`` (the default): mul, add, tanh, cycling, with Python-number operands. ``tensors``:
+the same with tensor operands (``y * m``, ``y + a``, ``tanh(y)``) and a final ``sum``. ``views``:
+``view``, ``transpose``, ``[i]``, ``unsqueeze``, cycling on a (4, 4) tensor, with a final ``sum``.
 
-    python benchmarks/overhead.py [--repeats N]
+Runs ember, torch and plain NumPy (the floor: no framework at all; ``numbers`` chain only)
+interleaved in one process, forward only and forward+backward (the chain's input is a leaf that
+requires grad), and prints the median microseconds per op over many repeats and ember's ratio to
+torch.
+
+    python benchmarks/overhead.py [--repeats N] [--chains numbers tensors views]
 """
 import argparse
 import os
@@ -51,6 +56,61 @@ def framework_forward(lib):
 
     def run():
         chain(x, tanh)
+    return run
+
+
+def tensor_chain(x, m, a, tanh):
+    """The chain with tensor operands, ending in a sum."""
+    for i in range(N_OPS):
+        step = i % 3
+        if step == 0:
+            x = x * m
+        elif step == 1:
+            x = x + a
+        else:
+            x = tanh(x)
+    return x.sum()
+
+
+def view_chain(x):
+    """``view``, ``transpose``, ``[i]`` (of a stacked pair) and ``unsqueeze`` on a (4, 4) tensor,
+    cycling: every fourth op indexes back down to (4, 4). Ends in a sum."""
+    for i in range(N_OPS):
+        step = i % 4
+        if step == 0:
+            x = x.view(2, 8)
+        elif step == 1:
+            x = x.transpose(0, 1)
+        elif step == 2:
+            x = x.unsqueeze(0)
+        else:
+            x = x[0].reshape(4, 4)
+    return x.sum()
+
+
+def framework_tensor_chain(lib, backward):
+    rng = np.random.default_rng(1)
+    x = lib.tensor(start_values(), requires_grad=backward)
+    m = lib.tensor(rng.uniform(0.8, 1.0, SIZE).astype(np.float32), requires_grad=backward)
+    a = lib.tensor(rng.uniform(0.0, 0.1, SIZE).astype(np.float32), requires_grad=backward)
+    tanh = lib.tanh
+    if not backward:
+        return lambda: tensor_chain(x, m, a, tanh)
+
+    def run():
+        tensor_chain(x, m, a, tanh).backward()
+        x.grad = m.grad = a.grad = None
+    return run
+
+
+def framework_view_chain(lib, backward):
+    x = lib.tensor(start_values().reshape(4, 4), requires_grad=backward)
+    if not backward:
+        return lambda: view_chain(x)
+
+    def run():
+        view_chain(x).backward()
+        x.grad = None
     return run
 
 
@@ -117,29 +177,41 @@ def measure(cases, repeats, inner):
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
+CHAINS = {"numbers": "mul, add, tanh with Python numbers",
+          "tensors": "mul, add, tanh with tensor operands, then sum",
+          "views": "view, transpose, unsqueeze, [i], then sum"}
+
+
+def cases_for(chain):
+    libs = [("ember", ember)] + ([("torch", torch)] if torch is not None else [])
+    if chain == "numbers":
+        cases = {("forward", "numpy"): numpy_forward()}
+        cases.update({("forward", name): framework_forward(lib) for name, lib in libs})
+        cases[("forward+backward", "numpy")] = numpy_backward()
+        cases.update({("forward+backward", name): framework_backward(lib) for name, lib in libs})
+        return cases
+    make = framework_tensor_chain if chain == "tensors" else framework_view_chain
+    cases = {("forward", name): make(lib, False) for name, lib in libs}
+    cases.update({("forward+backward", name): make(lib, True) for name, lib in libs})
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--inner", type=int, default=5, help="chains per timed sample")
+    parser.add_argument("--chains", nargs="+", choices=list(CHAINS), default=["numbers"])
     args = parser.parse_args()
 
-    cases = {("forward", "numpy"): numpy_forward(), ("forward", "ember"): framework_forward(ember)}
-    if torch is not None:
-        cases[("forward", "torch")] = framework_forward(torch)
-    cases[("forward+backward", "numpy")] = numpy_backward()
-    cases[("forward+backward", "ember")] = framework_backward(ember)
-    if torch is not None:
-        cases[("forward+backward", "torch")] = framework_backward(torch)
-
-    medians = measure(cases, args.repeats, args.inner)
-    print(f"{N_OPS}-op chain (mul, add, tanh) on {SIZE} float32 elements; median of "
-          f"{args.repeats} interleaved repeats x {args.inner} chains; µs per op")
-    print(f"{'pass':<18}{'numpy':>8}{'ember':>8}{'torch':>8}{'ember/torch':>13}")
-    for mode in ("forward", "forward+backward"):
-        row = [medians[(mode, lib)] if (mode, lib) in medians else float("nan")
-               for lib in ("numpy", "ember", "torch")]
-        ratio = row[1] / row[2] if torch is not None else float("nan")
-        print(f"{mode:<18}{row[0]:8.2f}{row[1]:8.2f}{row[2]:8.2f}{ratio:13.2f}")
+    for chain in args.chains:
+        medians = measure(cases_for(chain), args.repeats, args.inner)
+        print(f"{chain}: {N_OPS}-op chain ({CHAINS[chain]}) on {SIZE} float32 elements; median "
+              f"of {args.repeats} interleaved repeats x {args.inner} chains; µs per op")
+        print(f"{'pass':<18}{'numpy':>8}{'ember':>8}{'torch':>8}{'ember/torch':>13}")
+        for mode in ("forward", "forward+backward"):
+            row = [medians.get((mode, lib), float("nan")) for lib in ("numpy", "ember", "torch")]
+            ratio = row[1] / row[2] if torch is not None else float("nan")
+            print(f"{mode:<18}{row[0]:8.2f}{row[1]:8.2f}{row[2]:8.2f}{ratio:13.2f}")
 
 
 if __name__ == "__main__":

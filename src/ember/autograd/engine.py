@@ -17,6 +17,7 @@ When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_
 """
 import threading
 
+from .. import _tensor
 from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
 from .graph import AccumulateGrad, accumulate_into, edge_of
@@ -233,6 +234,13 @@ def _mark_held(held, edges, input_grads, grads, seen):
     ``seen`` (one given may be held elsewhere), and any two in the same memory."""
     sent = [(nxt, grad) for (nxt, _), grad in zip(edges, input_grads)
             if nxt is not None and grad is not None]
+    if not seen and len(sent) == 2:  # the common case: two arrays of their own
+        (first, a), (second, b) = sent
+        a, b = a._data, b._data
+        if a.base is None and b.base is None:
+            if a is b:
+                held[first] = held[second] = True
+            return
     if seen == _BY_USER:
         for nxt, _ in sent:
             held[nxt] = True
@@ -351,9 +359,18 @@ def _add_to_buffer(buffers, held, node, nr, grad):
     if old is None:
         grads[nr] = grad
     else:
-        grads[nr] = old + grad
+        grads[nr] = _sum(old, grad)
         if len(grads) == 1:
             held.pop(node, None)  # the sum is the engine's
+
+
+def _sum(old, grad):
+    """Two gradients for one node output, added: on the arrays when no graph of the backward is
+    being built and they match (what ``old + grad`` computes, without an op's dispatch)."""
+    a, b = old._data, grad._data
+    if not state.grad_enabled and a.dtype == b.dtype and a.shape == b.shape:
+        return _tensor._make(a + b)
+    return old + grad
 
 
 def _call_tensor_hooks(node, grads):
