@@ -86,3 +86,23 @@ def test_batch_norm_kernels_prints_a_row_per_shape(layout, monkeypatch, capsys, 
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| (")]
     assert len(rows) == len(batch_norm_kernels.SHAPES)
     assert all(float(cell) > 0 for row in rows for cell in row.split("|")[2:4])
+
+
+@pytest.mark.parametrize("chain", ["numbers", "tensors", "views"])
+def test_overhead_chains_give_torchs_values_and_gradients(chain):
+    from benchmarks import overhead
+    import numpy as np
+    results = []
+    for lib in (torch, ember):
+        x = lib.tensor(overhead.start_values(), requires_grad=True)
+        if chain == "numbers":
+            out = overhead.chain(x, lib.tanh).sum()
+        elif chain == "tensors":
+            m, a = lib.full((overhead.SIZE,), 0.9), lib.full((overhead.SIZE,), 0.05)
+            out = overhead.tensor_chain(x, m, a, lib.tanh)
+        else:
+            out = overhead.view_chain(x.reshape(4, 4))
+        out.backward()
+        results.append((out.item(), x.grad.numpy().copy()))
+    assert results[1][0] == pytest.approx(results[0][0], rel=1e-5)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
