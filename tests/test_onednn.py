@@ -253,6 +253,14 @@ def test_row_major_batch_norm_stays_on_numpy():
         np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(b_).max()))
 
 
+def test_a_declined_case_is_not_tried_again():
+    """The plan cache keeps oneDNN's refusal (row-major batch norm) as well as its plans."""
+    _batch_norm_run(ember, (8, 16, 10, 10), True, True, "contiguous_format")
+    created = runtime.plans.created
+    _batch_norm_run(ember, (8, 16, 10, 10), True, True, "contiguous_format")
+    assert runtime.plans.created == created
+
+
 @pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True),
                                                       (True, True)])
 @pytest.mark.parametrize("m, k, n", [(128, 784, 512), (700, 256, 100), (64, 2000, 33)])

@@ -227,8 +227,12 @@ class Plan:
                 lib.dnnl_memory_destroy(mem)
 
 
+_MISSING = object()
+
+
 class PlanCache:
-    """Plans by key, the least recently used dropped past ``capacity``."""
+    """Plans by key, the least recently used dropped past ``capacity``. A key whose ``make``
+    gave None (oneDNN declined the case) keeps None, so the case is not tried again."""
 
     def __init__(self, capacity=512):
         self.capacity = capacity
@@ -238,8 +242,8 @@ class PlanCache:
 
     def get(self, key, make):
         with self._lock:
-            plan = self._plans.get(key)
-            if plan is not None:
+            plan = self._plans.get(key, _MISSING)
+            if plan is not _MISSING:
                 self._plans.move_to_end(key)
                 return plan
         plan = make()
