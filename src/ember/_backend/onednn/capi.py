@@ -18,13 +18,15 @@ SUCCESS = 0
 STATUS_NAMES = {1: "out_of_memory", 2: "invalid_arguments", 3: "unimplemented",
                 4: "last_impl_reached", 5: "runtime_error", 6: "not_required"}
 
-F16, BF16, F32 = 1, 2, 3
+F16, BF16, F32, S32, U8 = 1, 2, 3, 4, 6
 FORMAT_ANY = 1
 
 FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
 BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS = 128, 160, 192
 
 CONVOLUTION_DIRECT = 1
+POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 0x1ff, 0x2ff, 0x3ff
+SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
 
 QUERY_IMPL_INFO_STR = 8
 QUERY_SRC_MD, QUERY_DIFF_SRC_MD = 129, 130
@@ -97,6 +99,18 @@ _PROTOTYPES = {
         _STATUS, [_PP, _P, ctypes.c_int, _P, _P, _P, ctypes.c_float, ctypes.c_uint, _P, _P]),
     "dnnl_convolution_backward_weights_primitive_desc_create": (
         _STATUS, [_PP, _P, ctypes.c_int, _P, _P, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _P, _P]),
+    "dnnl_pooling_forward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _DIMS, _P]),
+    "dnnl_pooling_backward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _DIMS, _P, _P]),
+    "dnnl_softmax_forward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT, _P, _P, _INT, _P]),
+    "dnnl_softmax_backward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _P, _P, _P, _INT, _P, _P]),
+    "dnnl_layer_normalization_forward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _P, _P, _P, ctypes.c_float, ctypes.c_uint, _P]),
+    "dnnl_layer_normalization_backward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _P, _P, _P, _P, ctypes.c_float, ctypes.c_uint, _P, _P]),
 }
 
 

@@ -14,6 +14,8 @@ from . import capi
 from .capi import call
 
 _DATA_TYPES = {np.dtype(np.float32): capi.F32}
+# what memory descriptors may hold besides data: a pooling workspace's window positions
+_MEMORY_TYPES = {**_DATA_TYPES, np.dtype(np.uint8): capi.U8, np.dtype(np.int32): capi.S32}
 
 
 def data_type(np_dtype):
@@ -57,7 +59,7 @@ class MemoryDesc:
         """Dims ``shape`` with element ``strides`` (a NumPy array's layout, in elements)."""
         handle = ctypes.c_void_p()
         call("dnnl_memory_desc_create_with_strides", ctypes.byref(handle), len(shape),
-             capi.dims(shape), data_type(dtype), capi.dims(strides))
+             capi.dims(shape), _MEMORY_TYPES[np.dtype(dtype)], capi.dims(strides))
         return cls(handle)
 
     @classmethod
@@ -158,8 +160,11 @@ def _reorder(src_md, dst_md, what):
 class Plan:
     """A primitive and, for each of its arguments, the user's layout (a ``MemoryDesc``) and
     the reorder into (inputs) or out of (outputs) the layout the primitive chose, where the
-    two differ."""
-    __slots__ = ("primitive", "args", "fixed", "scratchpad_bytes", "user_mds")
+    two differ. A primitive with a workspace (max pooling in training) is given one by its
+    caller as ``arrays[ARG_WORKSPACE]``, bytes of ``workspace_bytes``, in the layout it chose
+    (``workspace_md``)."""
+    __slots__ = ("primitive", "args", "fixed", "scratchpad_bytes", "workspace_bytes",
+                 "workspace_md", "user_mds")
 
     def __init__(self, pd, what, inputs, outputs, fixed=None):
         """``inputs`` and ``outputs``: {arg index: (user MemoryDesc, the query for the layout
@@ -184,6 +189,8 @@ class Plan:
                                   lib.dnnl_memory_desc_get_size(chosen)))
         self.scratchpad_bytes = lib.dnnl_memory_desc_get_size(
             self.primitive.md(capi.QUERY_SCRATCHPAD_MD))
+        self.workspace_md = self.primitive.md(capi.QUERY_WORKSPACE_MD)
+        self.workspace_bytes = lib.dnnl_memory_desc_get_size(self.workspace_md)
 
     def implementation(self):
         return self.primitive.implementation()
@@ -212,6 +219,10 @@ class Plan:
                 mem = _memory(md.handle, arrays[arg].ctypes.data)
                 memories.append(mem)
                 bound.append((arg, mem))
+            if self.workspace_bytes:
+                mem = _memory(self.workspace_md, arrays[capi.ARG_WORKSPACE].ctypes.data)
+                memories.append(mem)
+                bound.append((capi.ARG_WORKSPACE, mem))
             if self.scratchpad_bytes:
                 scratch = np.empty(self.scratchpad_bytes, np.uint8)
                 keep.append(scratch)
