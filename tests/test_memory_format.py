@@ -1,7 +1,7 @@
 """Memory formats against torch: ``channels_last`` strides through ``contiguous``,
-``is_contiguous``, ``to``, ``clone``, the ``*_like`` creators, ``Module.to``, and a
-convolution / batch norm / ReLU / residual block whose activations stay channels-last, forward
-and backward, on each kernel library."""
+``is_contiguous``, ``to``, ``clone``, the ``*_like`` creators, ``Module.to``, a convolution /
+batch norm / ReLU / residual block whose activations stay channels-last, forward and backward,
+and pooling, on each kernel library."""
 import pickle
 
 import numpy as np
@@ -114,6 +114,24 @@ def test_a_channels_last_block_stays_channels_last_and_matches_torch(library):
                                                       block.bn.weight.grad, block.conv2.bias.grad)])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * max(1, np.abs(want).max()))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"])
+def test_pooling_keeps_channels_last_and_matches_torch(pool, library):
+    """As torch's: a channels-last input gives a channels-last output, on either library."""
+    args = {"max_pool2d": (3, 2, 1), "avg_pool2d": (2,), "adaptive_avg_pool2d": ((4, 3),)}[pool]
+    x_data = np.random.default_rng(1).standard_normal((8, 16, 12, 12)).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        x = lib.tensor(x_data).to(memory_format=lib.channels_last).requires_grad_()
+        with choice.only(library) if lib is ember else _nothing():
+            y = getattr(lib.nn.functional, pool)(x, *args)
+            y.backward(lib.ones_like(y))
+        assert y.is_contiguous(memory_format=lib.channels_last), lib.__name__
+        results.append([y.detach().numpy(), x.grad.numpy()])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 class _nothing:

@@ -1,6 +1,8 @@
 """ember's oneDNN kernel layer: convolutions forward and backward against torch (whose CPU
-convolutions run the same library: bit for bit where it picks the same primitive), the plan
-cache, the switch and the fallback to NumPy, and oneDNN's errors."""
+convolutions run the same library: bit for bit where it picks the same primitive), pooling,
+softmax and layer norm against torch, the plan cache, the switch and the fallback to NumPy,
+and oneDNN's errors."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -303,3 +305,134 @@ def test_linear_layers_on_onednn_gemm_match_torch():
                                                       model[2].weight.grad, model[0].bias.grad)])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+# -- pooling ----------------------------------------------------------------------------------
+
+# (function, input shape, kwargs): each large enough for oneDNN's size rule
+POOL_CASES = [
+    ("max_pool2d", (16, 16, 12, 12), dict(kernel_size=2)),                             # LeNet's
+    ("max_pool2d", (16, 16, 13, 11), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("max_pool2d", (16, 16, 13, 11), dict(kernel_size=(3, 2), stride=(1, 2), padding=(1, 0))),
+    ("max_pool3d", (6, 16, 6, 7, 8), dict(kernel_size=2, ceil_mode=True)),
+    ("avg_pool2d", (16, 16, 12, 12), dict(kernel_size=2)),
+    ("avg_pool2d", (16, 16, 13, 11), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool2d", (16, 16, 13, 11), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                          count_include_pad=False)),
+    ("avg_pool2d", (16, 16, 13, 11), dict(kernel_size=3, stride=2, ceil_mode=True)),  # no padding
+    ("avg_pool3d", (6, 16, 6, 7, 8), dict(kernel_size=3, stride=2, padding=1)),
+    ("adaptive_avg_pool2d", (16, 16, 12, 12), dict(output_size=(3, 2))),
+]
+LAYOUTS = {"contiguous": lambda lib, t: t,
+           "channels_last": lambda lib, t: t.contiguous(memory_format=lib.channels_last),
+           "sliced": lambda lib, t: t[..., :-2]}
+
+
+def _pool_run(lib, fn, x_data, g_data, kwargs, layout="contiguous", indices=False):
+    x = lib.tensor(x_data, requires_grad=True)
+    out = getattr(lib.nn.functional, fn)(LAYOUTS[layout](lib, x), **kwargs,
+                                         **(dict(return_indices=True) if indices else {}))
+    y, idx = out if indices else (out, None)
+    y.backward(lib.tensor(g_data))
+    return y, idx, x.grad
+
+
+def _pool_data(fn, shape, kwargs, layout="contiguous", seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = getattr(torch.nn.functional, fn)(LAYOUTS[layout](torch, torch.tensor(x)), **kwargs)
+    return x, rng.standard_normal(tuple(y.shape)).astype(np.float32)
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("fn, shape, kwargs", POOL_CASES)
+def test_pooling_on_onednn_matches_torch(fn, shape, kwargs, layout):
+    """Max pooling's values are torch's bit for bit (a maximum is exact), and so are its
+    indices, derived from oneDNN's workspace; the input gradient of overlapping windows adds
+    in another order. Outputs keep channels-last inputs channels-last, as torch's do."""
+    if layout == "channels_last" and len(shape) != 4:
+        pytest.skip("channels_last is 4-D")
+    indices = fn.startswith("max")
+    x, g = _pool_data(fn, shape, kwargs, layout)
+    want = _pool_run(torch, fn, x, g, kwargs, layout, indices)
+    with choice.only(choice.ONEDNN):
+        got = _pool_run(ember, fn, x, g, kwargs, layout, indices)
+    y, idx, gx = got
+    assert y.is_contiguous(memory_format=ember.channels_last) == \
+        want[0].is_contiguous(memory_format=torch.channels_last)
+    if indices:
+        assert np.array_equal(y.detach().numpy(), want[0].detach().numpy())
+        assert np.array_equal(idx.numpy(), want[1].numpy())
+    np.testing.assert_allclose(y.detach().numpy(), want[0].detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), want[2].numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn, shape, kwargs", [POOL_CASES[1], POOL_CASES[5]])
+def test_pooling_on_onednn_twice_differentiable(fn, shape, kwargs):
+    """With ``create_graph`` the backward of a oneDNN pooling is written in ember ops (the
+    scatter at the derived indices; the transposed convolution), differentiable again."""
+    x, g = _pool_data(fn, shape, kwargs, seed=1)
+    results = []
+    for lib in (torch, ember):
+        xt, gt = lib.tensor(x, requires_grad=True), lib.tensor(g, requires_grad=True)
+        with choice.only(choice.ONEDNN) if lib is ember else contextlib.nullcontext():
+            y = getattr(lib.nn.functional, fn)(xt, **kwargs)
+            (gx,) = lib.autograd.grad(y, xt, gt, create_graph=True)
+        (gx * gx).sum().backward()
+        results.append((gx.detach().numpy(), gt.grad.numpy()))
+    for got, want in zip(*results[::-1]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_repeated_pooling_step_creates_no_primitives():
+    for fn, shape, kwargs in (POOL_CASES[1], POOL_CASES[5]):
+        x, g = _pool_data(fn, shape, kwargs)
+        _pool_run(ember, fn, x, g, kwargs)
+        created = runtime.plans.created
+        _pool_run(ember, fn, x, g, kwargs, indices=fn.startswith("max"))
+        _pool_run(ember, fn, x, g, kwargs)
+        assert runtime.plans.created == created, fn
+
+
+@pytest.mark.parametrize("case", ["float64", "small", "dilation", "divisor_override",
+                                  "count_include_pad past the padding", "1-D"])
+def test_pooling_onednn_declines_go_to_numpy(case):
+    """What oneDNN does not run (or does not run faster) takes NumPy's path, and matches
+    torch there."""
+    fn, shape, kwargs, dtype = "max_pool2d", (8, 16, 12, 12), dict(kernel_size=2), np.float32
+    if case == "float64":
+        dtype = np.float64
+    elif case == "small":
+        shape = (2, 4, 12, 12)
+    elif case == "dilation":  # oneDNN has only reference loops for dilated pooling
+        kwargs = dict(kernel_size=3, padding=1, dilation=2)
+    elif case == "divisor_override":
+        fn, kwargs = "avg_pool2d", dict(kernel_size=3, stride=2, divisor_override=5)
+    elif case == "count_include_pad past the padding":  # ceil_mode's last window
+        fn, shape = "avg_pool2d", (8, 16, 12, 12)
+        kwargs = dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)
+    else:
+        fn, shape, kwargs = "max_pool1d", (8, 16, 200), dict(kernel_size=3, stride=2)
+    x, g = _pool_data(fn, shape, kwargs)
+    x, g = x.astype(dtype), g.astype(dtype)
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+        _pool_run(ember, fn, x, g, kwargs)
+    got, want = _pool_run(ember, fn, x, g, kwargs), _pool_run(torch, fn, x, g, kwargs)
+    for a, b in ((got[0], want[0]), (got[2], want[2])):
+        assert a.dtype == getattr(ember, np.dtype(dtype).name)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("value", [np.nan, -np.inf])
+def test_max_pooling_of_nan_or_minus_inf_takes_numpys_path(value):
+    """oneDNN's max pooling skips NaNs and gives the lowest finite float for a window of
+    -inf; torch propagates NaN (its last one's index) and gives -inf. Such inputs go to NumPy."""
+    x, g = _pool_data("max_pool2d", (8, 16, 12, 12), dict(kernel_size=2))
+    x[0, 0, :2, :2] = value
+    x[1, 2, 0, 1] = value
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+        _pool_run(ember, "max_pool2d", x, g, dict(kernel_size=2))
+    got = _pool_run(ember, "max_pool2d", x, g, dict(kernel_size=2), indices=True)
+    want = _pool_run(torch, "max_pool2d", x, g, dict(kernel_size=2), indices=True)
+    for a, b in zip(got, want):
+        assert np.array_equal(a.detach().numpy(), b.detach().numpy(), equal_nan=True)

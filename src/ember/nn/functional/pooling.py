@@ -1,18 +1,26 @@
 """Pooling: max (with torch's flat indices), unpooling, average, adaptive, power-average.
 
-Max pooling gathers every window's positions (an index array built by broadcasting, no
-per-pixel loop), takes the argmax and records a node whose backward scatter-adds the gradient
-at the winning positions; that scatter's own backward gathers, so gradients of any order
-work. Average pooling is a depthwise convolution with a kernel of ones divided by each
-window's divisor; adaptive average pooling is one small linear map per spatial dimension.
+Max and average pooling each choose their kernel (``KernelChoice``): oneDNN's pooling
+primitive for float32 (forward and backward; max pooling's backward reads the window
+positions its forward kept in a workspace, from which torch's indices are derived where they
+are asked for), else NumPy's. NumPy's max pooling gathers every window's positions (an index
+array built by broadcasting, no per-pixel loop) and takes the argmax; its backward
+scatter-adds the gradient at the winning positions, and that scatter's own backward gathers,
+so gradients of any order work. NumPy's average pooling is a depthwise convolution with a
+kernel of ones divided by each window's divisor, and its adjoint (a transposed convolution)
+is the backward, built from ember ops when the backward is itself differentiated. Adaptive
+average pooling is average pooling where the input divides into equal windows, else one
+small linear map per spatial dimension. Pooling keeps channels-last inputs channels-last.
 """
 import itertools
 import math
 
 from ... import _dtype
-from ..._backend import kernels
-from ...ops._common import Node, Tensor, _type_word, make, namespace_of, record
-from .conv import _Geometry, _conv, tuple_arg
+from ... import _memory_format as _mf
+from ..._backend import convolution, kernels, onednn
+from ..._backend.choice import KernelChoice
+from ...ops._common import Node, Tensor, _type_word, grad_state, make, namespace_of, record
+from .conv import _Geometry, _conv_transpose, tuple_arg
 from ...amp.op_lists import max_pool3d_runs_in_fp32
 from ...amp.policy import autocast_policy
 
@@ -21,6 +29,12 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
            "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d"]
+
+# Max pooling runs on oneDNN from inputs of this many elements (``python -m
+# benchmarks.onednn_layers --only pool``); below it the ctypes calls around oneDNN's forward
+# and backward cost more than NumPy's passes. Average pooling has no size rule: NumPy's is a
+# convolution, slower than oneDNN's pooling at every size measured.
+MAX_POOL_ONEDNN_MIN_ELEMENTS = 16384
 
 
 # -- scatter and gather along the flattened spatial positions ----------------------------------
@@ -34,13 +48,22 @@ class _ScatterNode(Node):
 
 
 class MaxPool2DWithIndicesBackward0(_ScatterNode):
-    """Backward of max pooling: the gradient goes to each window's maximum."""
+    """Backward of max pooling: the gradient goes to each window's maximum. Saves the flat
+    indices of the maxima, or, where oneDNN ran the forward, its workspace (``window`` then
+    holds the pooling's geometry)."""
     __slots__ = ()
 
     def backward(self, grad):
-        (indices,) = self.saved_tensors
-        return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward,
-                              self.__dict__.get("unique", False)),)
+        (saved,) = self.saved_tensors
+        window = self.__dict__.get("window")
+        unique = self.__dict__.get("unique", False)
+        if window is None:
+            indices = saved
+        elif grad_state.grad_enabled:  # create_graph: the scatter, differentiable again
+            indices = make(window.indices(saved._data))
+        else:
+            return (make(_max_pool_backward(grad._data, saved._data, window)),)
+        return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward, unique),)
 
 
 class MaxPool3DWithIndicesBackward0(MaxPool2DWithIndicesBackward0):
@@ -104,21 +127,25 @@ def _flat_positions(xp, coords, sizes):
     return flat
 
 
-def _window_max(x, coords, padded_sizes, pads, node_cls):
-    """Max over windows given per-dim coordinates (in the padded input) of each window's
-    elements; returns (values, flat indices into the unpadded input)."""
-    xp = namespace_of(x._data)
+def _floating(data):
+    return data.dtype.kind == "f" or data.dtype == _dtype.bfloat16.np
+
+
+def _window_max(xp, data, coords, padded_sizes, pads):
+    """Max over windows of ``data`` (N, C, *S) given per-dim coordinates (in the padded input)
+    of each window's elements; returns (values, flat indices into the unpadded input)."""
     nd = len(coords)
-    n, c = x.shape[:2]
-    data = x._data
+    n, c = data.shape[:2]
+    floating = _floating(data)
+    sizes = data.shape[2:]
     if any(lo or hi for lo, hi in pads):
-        low = -xp.inf if x.is_floating_point() else xp.iinfo(data.dtype).min
+        low = -xp.inf if floating else xp.iinfo(data.dtype).min
         data = kernels.pad_constant(xp, data, pads, low)
     positions = _flat_positions(xp, coords, padded_sizes)
     out_spatial = positions.shape[:nd]
     positions = positions.reshape(math.prod(out_spatial), -1)
     values = data.reshape(n, c, -1)[:, :, positions]  # (N, C, P, KK)
-    if x.is_floating_point():
+    if floating:
         nan = xp.isnan(values)
         last_nan = nan.shape[-1] - 1 - nan[..., ::-1].argmax(-1)  # torch keeps the last NaN
         arg = xp.where(nan.any(-1), last_nan, values.argmax(-1))
@@ -126,15 +153,21 @@ def _window_max(x, coords, padded_sizes, pads, node_cls):
         arg = values.argmax(-1)
     result = xp.take_along_axis(values, arg[..., None], -1)[..., 0]
     unpadded = _flat_positions(xp, [co - lo for co, (lo, _) in zip(coords, pads)],
-                               x.shape[2:]).reshape(positions.shape)
+                               sizes).reshape(positions.shape)
     indices = unpadded[xp.arange(positions.shape[0]), arg]
-    out = make(result.reshape((n, c) + out_spatial))
-    indices = make(indices.reshape((n, c) + out_spatial))
+    return result.reshape((n, c) + out_spatial), indices.reshape((n, c) + out_spatial)
+
+
+def _record_max(node_cls, x, values, indices, unique=False):
+    """The max pooling's output tensors, with ``node_cls`` recorded over ``x`` (saving the
+    flat ``indices``; ``unique``: no index repeats within a row)."""
+    out, idx = make(values), make(indices)
     node = record(node_cls, (x,), out)
     if node is not None:
         node.in_shape = tuple(x.shape)
-        node.save(indices)
-    return out, indices
+        node.unique = unique
+        node.save(idx)
+    return out, idx
 
 
 # -- non-overlapping windows -------------------------------------------------------------------
@@ -149,29 +182,22 @@ def _tiles_input(kernel, stride, padding, dilation, out, sizes):
             and all(o * k <= s for o, k, s in zip(out, kernel, sizes)))
 
 
-def _tiled_max(x, kernel, out, node_cls):
-    """Max pooling over the non-overlapping windows ``kernel`` of ``x`` (N, C, *S): the
+def _tiled_max(xp, data, kernel, out):
+    """Max pooling over the non-overlapping windows ``kernel`` of ``data`` (N, C, *S): the
     maximum over the kernel offsets (the first maximum of a window wins, its last NaN if it
     has one, as in torch), and the flat index of each maximum."""
-    xp = namespace_of(x._data)
-    n, c = x.shape[:2]
-    sizes = x.shape[2:]
-    data = x._data[(Ellipsis,) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
+    n, c = data.shape[:2]
+    sizes = data.shape[2:]
+    data = data[(Ellipsis,) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
     tiles = data.reshape((n, c) + tuple(d for o, k in zip(out, kernel) for d in (o, k)))
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     views = [tiles[(slice(None), slice(None)) + tuple(i for o in offset for i in (slice(None), o))]
              for offset in offsets]
     best, arg = _first_maximum(xp, views)
-    if x.is_floating_point() and xp.isnan(best).any():
+    if _floating(best) and xp.isnan(best).any():
         best, arg = _running_maximum(xp, views)
     indices = _tile_origins(xp, out, kernel, sizes) + _offset_positions(xp, offsets, sizes)[arg]
-    out_t, idx_t = make(best), make(indices)
-    node = record(node_cls, (x,), out_t)
-    if node is not None:
-        node.in_shape = tuple(x.shape)
-        node.unique = True
-        node.save(idx_t)
-    return out_t, idx_t
+    return best, indices
 
 
 def _offset_dtype(xp, count):
@@ -260,44 +286,154 @@ def _batched(input, nd):
     return input, False
 
 
-def _max_poolnd(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode):
+class _Window:
+    """A pooling's geometry: ``kernel``, ``stride``, ``padding`` (the low side) and
+    ``dilation`` per spatial dimension, the output's spatial size ``out`` and the input's
+    shape and memory format; for average pooling, ``count_include_pad`` and
+    ``divisor_override``."""
+    __slots__ = ("kernel", "stride", "padding", "dilation", "out", "in_shape", "fmt",
+                 "count_include_pad", "divisor_override")
+
+    def __init__(self, x, kernel, stride, padding, dilation, out, count_include_pad=True,
+                 divisor_override=None):
+        self.kernel, self.stride, self.padding = tuple(kernel), tuple(stride), tuple(padding)
+        self.dilation, self.out = tuple(dilation), tuple(out)
+        self.in_shape, self.fmt = tuple(x.shape), _mf.suggest(x)
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def geometry(self):
+        """(kernel, stride, padding, dilation), as oneDNN's pooling takes them."""
+        return self.kernel, self.stride, self.padding, self.dilation
+
+    def disjoint(self):
+        """Whether no two windows share an input position (so no maximum's index repeats)."""
+        return all(s >= d * (k - 1) + 1 for k, s, d in zip(self.kernel, self.stride,
+                                                            self.dilation))
+
+    def tiled(self):
+        """Whether NumPy's max pooling takes its path for windows that tile the input."""
+        return TILED_MAX_POOL and _tiles_input(self.kernel, self.stride, self.padding,
+                                               self.dilation, self.out, self.in_shape[2:])
+
+    def high_pads(self):
+        """The padding on both sides that the windows reach into (the high side as far as
+        ``ceil_mode``'s last window goes)."""
+        return tuple((p, max(0, (o - 1) * s + d * (k - 1) + 1 - size - p))
+                     for size, k, s, p, d, o in zip(self.in_shape[2:], self.kernel, self.stride,
+                                                    self.padding, self.dilation, self.out))
+
+    def indices(self, workspace):
+        """torch's flat indices of the maxima from oneDNN's max pooling ``workspace``."""
+        return onednn.pooling.window_argmax_indices(workspace, self.in_shape[2:], *self.geometry())
+
+
+def _in_format(array, fmt):
+    """``array`` in memory format ``fmt`` (channels-last pooling keeps channels-last)."""
+    return array if fmt is _mf.contiguous_format else _mf.copy_as(array, fmt)
+
+
+def _numpy_max_pool(data, window, keep_workspace):
+    """``(values, indices, None)``: the NumPy max pooling, its values in the input's format."""
+    xp = namespace_of(data)
+    kernel, stride, padding, dilation = window.geometry()
+    sizes, out = data.shape[2:], window.out
+    if window.tiled():
+        values, indices = _tiled_max(xp, data, kernel, out)
+    else:
+        coords = [xp.arange(o)[:, None] * s + xp.arange(k) * d
+                  for o, k, s, d in zip(out, kernel, stride, dilation)]
+        pads = [(p, max(0, int(c.max()) + 1 - size - p))
+                for c, size, p in zip(coords, sizes, padding)]
+        padded = [size + lo + hi for size, (lo, hi) in zip(sizes, pads)]
+        values, indices = _window_max(xp, data, coords, padded, pads)
+    return _in_format(values, window.fmt), indices, None
+
+
+def _has_nan_or_minus_inf(data):
+    """Whether ``data`` holds a NaN or -inf, which oneDNN's max pooling does not treat as
+    torch does (it skips NaNs; a window of -inf gives the lowest finite float): its sum is
+    NaN or -inf then (and, harmlessly, where it overflows below)."""
+    total = float(data.sum())
+    return math.isnan(total) or total == -math.inf
+
+
+def _onednn_max_pool(data, window, keep_workspace):
+    """``(values, None, workspace)`` from oneDNN's max pooling (``keep_workspace``: the
+    training forward, which writes the workspace its backward reads)."""
+    if data.size < MAX_POOL_ONEDNN_MIN_ELEMENTS:
+        return None
+    pooled = onednn.pooling.pool_forward(data, onednn.pooling.MAX, *window.geometry(),
+                                         window.out, keep_workspace)
+    if pooled is None or _has_nan_or_minus_inf(data):
+        return None
+    return pooled[0], None, pooled[1]
+
+
+_max_pool = KernelChoice("max pooling", onednn=_onednn_max_pool, numpy=_numpy_max_pool)
+
+
+def _numpy_max_pool_backward(grad, workspace, window):
+    indices = window.indices(workspace)
+    size = math.prod(window.in_shape[2:])
+    gx = kernels.scatter_add_flat(namespace_of(grad), grad, indices, size, window.disjoint())
+    return _in_format(gx.reshape(window.in_shape), window.fmt)
+
+
+def _onednn_max_pool_backward(grad, workspace, window):
+    return onednn.pooling.pool_backward(grad, workspace, onednn.pooling.MAX, window.in_shape,
+                                        *window.geometry(), window.fmt)
+
+
+_max_pool_backward = KernelChoice("max pooling backward", onednn=_onednn_max_pool_backward,
+                                  numpy=_numpy_max_pool_backward)
+
+
+def _max_poolnd(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, with_indices):
+    """``(values, indices)``, the indices None unless ``with_indices``."""
     _check_pool_input(op, input, nd)
     kernel, stride, padding, dilation = _pool_args(nd, kernel_size, stride, padding, dilation)
     x, unbatched = _batched(input, nd)
-    xp = namespace_of(x._data)
     sizes = x.shape[2:]
     out = [_pool_output_size(sizes[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
            for i in range(nd)]
     if any(o <= 0 for o in out):
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated output "
                            f"size: ({'x'.join(map(str, [x.shape[1]] + out))}). Output size is too small")
-    coords = [xp.arange(out[i])[:, None] * stride[i] + xp.arange(kernel[i]) * dilation[i]
-              for i in range(nd)]
-    pads = [(padding[i], max(0, int(coords[i].max()) + 1 - sizes[i] - padding[i])) for i in range(nd)]
-    padded = [sizes[i] + pads[i][0] + pads[i][1] for i in range(nd)]
     node_cls = MaxPool3DWithIndicesBackward0 if nd == 3 else MaxPool2DWithIndicesBackward0
-    if TILED_MAX_POOL and _tiles_input(kernel, stride, padding, dilation, out, sizes):
-        values, indices = _tiled_max(x, kernel, out, node_cls)
+    window = _Window(x._data, kernel, stride, padding, dilation, out)
+    training = x._requires_grad and grad_state.grad_enabled
+    values, indices, workspace = _max_pool(x._data, window, training or with_indices)
+    if workspace is None:
+        values, indices = _record_max(node_cls, x, values, indices, window.tiled())
     else:
-        values, indices = _window_max(x, coords, padded, pads, node_cls)
+        values = make(values)
+        node = record(node_cls, (x,), values)
+        if node is not None:
+            node.in_shape, node.window, node.unique = window.in_shape, window, window.disjoint()
+            node.save(make(workspace))
+        indices = make(window.indices(workspace)) if with_indices else None
     if unbatched:
-        return values.squeeze(0), indices.squeeze(0)
+        values = values.squeeze(0)
+        indices = None if indices is None else indices.squeeze(0)
     return values, indices
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
-    return _max_poolnd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_poolnd("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
+                       True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
-    return _max_poolnd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_poolnd("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                       True)
 
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
-    return _max_poolnd("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_poolnd("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                       True)
 
 
 def _maybe_indices(result, return_indices):
@@ -307,23 +443,23 @@ def _maybe_indices(result, return_indices):
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Applies a 1D max pooling over an input signal composed of several input planes."""
-    return _maybe_indices(max_pool1d_with_indices(input, kernel_size, stride, padding, dilation,
-                                                  ceil_mode), return_indices)
+    return _maybe_indices(_max_poolnd("max_pool1d", 1, input, kernel_size, stride, padding,
+                                      dilation, ceil_mode, return_indices), return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Applies a 2D max pooling over an input signal composed of several input planes."""
-    return _maybe_indices(max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
-                                                  ceil_mode), return_indices)
+    return _maybe_indices(_max_poolnd("max_pool2d", 2, input, kernel_size, stride, padding,
+                                      dilation, ceil_mode, return_indices), return_indices)
 
 
 @autocast_policy("fp32", only_if=max_pool3d_runs_in_fp32)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Applies a 3D max pooling over an input signal composed of several input planes."""
-    return _maybe_indices(max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
-                                                  ceil_mode), return_indices)
+    return _maybe_indices(_max_poolnd("max_pool3d", 3, input, kernel_size, stride, padding,
+                                      dilation, ceil_mode, return_indices), return_indices)
 
 
 def _max_unpoolnd(op, nd, input, indices, kernel_size, stride, padding, output_size):
@@ -368,6 +504,127 @@ def _window_counts(xp, size, kernel, stride, pad, out, count_include_pad):
     return xp.minimum(end, size) - xp.maximum(start, 0)
 
 
+class AvgPool2DBackward0(Node):
+    """Backward of average pooling: each output's gradient spread over its window, divided
+    by the window's divisor (``window`` holds the pooling's geometry)."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        if grad_state.grad_enabled:  # create_graph: the adjoint in ember ops
+            return (_avg_pool_adjoint(grad, self.window),)
+        return (make(_avg_pool_backward(grad._data, self.window)),)
+
+
+class AvgPool3DBackward0(AvgPool2DBackward0):
+    __slots__ = ()
+
+
+class AdaptiveAvgPool2DBackward0(AvgPool2DBackward0):
+    __slots__ = ()
+
+
+class AdaptiveAvgPool3DBackward0(AvgPool2DBackward0):
+    __slots__ = ()
+
+
+def _divisor(xp, window, dtype):
+    """What each output's window sum is divided by: ``divisor_override``, else the count of
+    its elements (padding included or not), an array broadcasting over the output."""
+    if window.divisor_override is not None:
+        return window.divisor_override
+    divisor = 1
+    nd = len(window.kernel)
+    for i, (size, k, s, p, o) in enumerate(zip(window.in_shape[2:], window.kernel, window.stride,
+                                               window.padding, window.out)):
+        counts = _window_counts(xp, size, k, s, p, o, window.count_include_pad)
+        divisor = divisor * counts.reshape((-1,) + (1,) * (nd - 1 - i))
+    return divisor.astype(dtype)
+
+
+def _ones_kernel(xp, window, dtype):
+    return xp.ones((1, 1) + window.kernel, dtype=dtype)
+
+
+def _planes(window, spatial):
+    """The shape (N * C, 1, *spatial) that pools every plane as one depthwise convolution."""
+    n, c = window.in_shape[:2]
+    return (n * c, 1) + tuple(spatial)
+
+
+def _numpy_avg_pool(data, window):
+    """Each window's sum (a convolution with a kernel of ones) over its divisor."""
+    xp = namespace_of(data)
+    nd = len(window.kernel)
+    summed = convolution.forward(data.reshape(_planes(window, data.shape[2:])),
+                                 _ones_kernel(xp, window, data.dtype), None, window.stride,
+                                 window.high_pads(), (1,) * nd, 1)
+    result = summed.reshape(window.in_shape[:2] + window.out) / _divisor(xp, window, data.dtype)
+    return _in_format(result, window.fmt)
+
+
+def _numpy_avg_pool_backward(grad, window):
+    """The adjoint of ``_numpy_avg_pool``: the gradient over the divisor, spread over each
+    window by the transposed convolution."""
+    xp = namespace_of(grad)
+    nd = len(window.kernel)
+    scaled = grad / _divisor(xp, window, grad.dtype)
+    gx = convolution.input_grad(scaled.reshape(_planes(window, window.out)),
+                                _ones_kernel(xp, window, grad.dtype), None, window.in_shape[2:],
+                                window.stride, window.high_pads(), (1,) * nd, 1)
+    return _in_format(gx.reshape(window.in_shape), window.fmt)
+
+
+def _avg_pool_adjoint(grad, window):
+    """``_numpy_avg_pool_backward`` in ember ops, differentiable again."""
+    xp = namespace_of(grad._data)
+    nd = len(window.kernel)
+    divisor = _divisor(xp, window, grad._data.dtype)
+    scaled = grad / (divisor if window.divisor_override is not None else make(divisor))
+    gx = _conv_transpose(scaled.reshape(_planes(window, window.out)),
+                         make(_ones_kernel(xp, window, grad._data.dtype)), None,
+                         _Geometry(window.stride, window.high_pads(), (1,) * nd, 1),
+                         window.in_shape[2:])
+    return gx.reshape(window.in_shape)
+
+
+def _onednn_algorithm(window):
+    """oneDNN's average that divides as torch's does. Including the padding, torch counts the
+    window's elements inside the padded input: without padding, those inside the input, as
+    oneDNN's average excluding padding does (its including one counts the whole kernel)."""
+    if window.count_include_pad and any(window.padding):
+        return onednn.pooling.AVG_INCLUDE_PADDING
+    return onednn.pooling.AVG_EXCLUDE_PADDING
+
+
+def _onednn_avg_pool(data, window):
+    if window.divisor_override is not None:
+        return None
+    pooled = onednn.pooling.pool_forward(data, _onednn_algorithm(window), *window.geometry(),
+                                         window.out, False)
+    return None if pooled is None else pooled[0]
+
+
+def _onednn_avg_pool_backward(grad, window):
+    if window.divisor_override is not None:
+        return None
+    return onednn.pooling.pool_backward(grad, None, _onednn_algorithm(window), window.in_shape,
+                                        *window.geometry(), window.fmt)
+
+
+_avg_pool = KernelChoice("average pooling", onednn=_onednn_avg_pool, numpy=_numpy_avg_pool)
+_avg_pool_backward = KernelChoice("average pooling backward", onednn=_onednn_avg_pool_backward,
+                                  numpy=_numpy_avg_pool_backward)
+
+
+def _avg_pool_node(x, window, node_cls):
+    """Average pooling of ``x`` (N, C, *S) over ``window``, recorded as ``node_cls``."""
+    out = make(_avg_pool(x._data, window))
+    node = record(node_cls, (x,), out)
+    if node is not None:
+        node.window = window
+    return out
+
+
 def _avg_poolnd(op, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
     _check_pool_input(op, input, nd)
@@ -375,26 +632,12 @@ def _avg_poolnd(op, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     x, unbatched = _batched(input, nd)
-    xp = namespace_of(x._data)
-    n, c = x.shape[:2]
     sizes = x.shape[2:]
     out = [_pool_output_size(sizes[i], kernel[i], stride[i], padding[i], 1, ceil_mode)
            for i in range(nd)]
-    pads = tuple((padding[i], max(0, (out[i] - 1) * stride[i] + kernel[i] - sizes[i] - padding[i]))
-                 for i in range(nd))
-    ones = make(xp.ones((1, 1) + kernel, dtype=x._data.dtype))
-    summed = _conv(x.reshape((n * c, 1) + tuple(sizes)), ones, None,
-                   _Geometry(stride, pads, (1,) * nd, 1))
-    if divisor_override is not None:
-        result = summed / divisor_override
-    else:
-        divisor = 1
-        for i in range(nd):
-            counts = _window_counts(xp, sizes[i], kernel[i], stride[i], padding[i], out[i],
-                                    count_include_pad)
-            divisor = divisor * counts.reshape((-1,) + (1,) * (nd - 1 - i))
-        result = summed / make(divisor.astype(x._data.dtype))
-    result = result.reshape((n, c) + tuple(out))
+    window = _Window(x._data, kernel, stride, padding, (1,) * nd, out, count_include_pad,
+                     divisor_override)
+    result = _avg_pool_node(x, window, AvgPool3DBackward0 if nd == 3 else AvgPool2DBackward0)
     return result.squeeze(0) if unbatched else result
 
 
@@ -446,9 +689,17 @@ def _output_size(output_size, nd, sizes):
 def _adaptive_avg_poolnd(op, nd, input, output_size):
     _check_pool_input(op, input, nd)
     xp = namespace_of(input._data)
-    out = _output_size(output_size, nd, input.shape[-nd:])
+    sizes = input.shape[-nd:]
+    out = _output_size(output_size, nd, sizes)
     if all(o == 1 for o in out):  # global average pooling: a mean, as torch records it
         return input.mean(tuple(range(-nd, 0)), keepdim=True)
+    if all(o and size % o == 0 for size, o in zip(sizes, out)):  # equal windows: average pooling
+        x, unbatched = _batched(input, nd)
+        kernel = tuple(size // o for size, o in zip(sizes, out))
+        window = _Window(x._data, kernel, kernel, (0,) * nd, (1,) * nd, out)
+        result = _avg_pool_node(x, window, AdaptiveAvgPool3DBackward0 if nd == 3
+                                else AdaptiveAvgPool2DBackward0)
+        return result.squeeze(0) if unbatched else result
     result = input
     for i in range(nd):
         dim = input.dim() - nd + i
@@ -482,8 +733,8 @@ def _adaptive_max_poolnd(op, nd, input, output_size):
         start, end = _adaptive_bounds(xp, sizes[i], out[i])
         widest = int((end - start).max())
         coords.append(xp.minimum(start[:, None] + xp.arange(widest), end[:, None] - 1))
-    values, indices = _window_max(x, coords, sizes, [(0, 0)] * nd,
-                                  AdaptiveMaxPool2DBackward0)
+    values, indices = _record_max(AdaptiveMaxPool2DBackward0, x,
+                                  *_window_max(xp, x._data, coords, sizes, [(0, 0)] * nd))
     if unbatched:
         return values.squeeze(0), indices.squeeze(0)
     return values, indices
