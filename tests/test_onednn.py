@@ -436,3 +436,70 @@ def test_max_pooling_of_nan_or_minus_inf_takes_numpys_path(value):
     want = _pool_run(torch, "max_pool2d", x, g, dict(kernel_size=2), indices=True)
     for a, b in zip(got, want):
         assert np.array_equal(a.detach().numpy(), b.detach().numpy(), equal_nan=True)
+
+
+# -- softmax ----------------------------------------------------------------------------------
+
+SOFTMAX_CASES = [((16, 4, 64, 64), "softmax"), ((512, 100), "log_softmax"),
+                 ((64, 512), "softmax")]
+
+
+def _softmax_run(lib, fn, x_data, g_data, view=None):
+    x = lib.tensor(x_data, requires_grad=True)
+    y = getattr(lib.nn.functional, fn)(view(x) if view else x, -1)
+    y.backward(lib.tensor(g_data))
+    return y.detach().numpy(), x.grad.numpy()
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("shape, fn", SOFTMAX_CASES)
+def test_softmax_on_onednn_matches_torch(shape, fn, transposed):
+    """Row-major along the last dim, or a transposed view (copied row-major first), with
+    masked (-inf) positions. log_softmax's backward stays on NumPy; its forward rounds the
+    log-sum-exp once more than torch's (a few ulps of the row's largest magnitude)."""
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    masked = rng.random(shape) < 0.2
+    masked[..., 0, :] = masked[..., :, 0] = False  # no row masked whole, either way
+    x[masked] = -np.inf
+    g = rng.standard_normal(shape).astype(np.float32)
+    view = (lambda t: t.transpose(-1, -2)) if transposed else None
+    if transposed:
+        g = np.ascontiguousarray(np.swapaxes(g, -1, -2))
+    want = _softmax_run(torch, fn, x, g, view)
+    with choice.only(choice.ONEDNN):
+        xt = ember.tensor(x)
+        forced = getattr(ember.nn.functional, fn)(view(xt) if view else xt, -1).numpy()
+        if fn == "softmax":
+            got = _softmax_run(ember, fn, x, g, view)
+    if fn == "log_softmax":
+        got = _softmax_run(ember, fn, x, g, view)
+    scale = np.abs(x[np.isfinite(x)]).max() if fn == "log_softmax" else 1.0
+    np.testing.assert_allclose(forced, want[0], rtol=1e-5, atol=1e-6 * scale)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6 * scale)
+
+
+def test_softmax_declines_to_numpy():
+    """Along another dim than the last (oneDNN has only reference loops there), of float64,
+    of small inputs, and with a NaN or +inf in a row (oneDNN makes only that element NaN,
+    torch the row): NumPy's path, which matches torch."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 512)).astype(np.float32)
+    nan_row = x.copy()
+    nan_row[3, 7] = np.nan
+    for data, dim in ((x, 0), (x.astype(np.float64), 1), (x[:4, :64], 1), (nan_row, 1)):
+        with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+            ember.nn.functional.softmax(ember.tensor(data), dim)
+        got = ember.nn.functional.softmax(ember.tensor(data), dim).numpy()
+        want = torch.nn.functional.softmax(torch.tensor(data), dim).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7, equal_nan=True)
+
+
+def test_a_repeated_softmax_step_creates_no_primitives():
+    rng = np.random.default_rng(8)
+    x, g = rng.standard_normal((64, 512)).astype(np.float32), np.ones((64, 512), np.float32)
+    _softmax_run(ember, "softmax", x, g)
+    created = runtime.plans.created
+    _softmax_run(ember, "softmax", x, g)
+    assert runtime.plans.created == created

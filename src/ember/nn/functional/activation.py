@@ -15,7 +15,8 @@ from ...ops._common import (
 )
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
-from ..._backend import parallel, special
+from ..._backend import onednn, parallel, special
+from ..._backend.choice import KernelChoice
 
 __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
@@ -695,7 +696,7 @@ class SoftmaxBackward0(Node):
         (out,) = self.saved_tensors
         if grad_state.grad_enabled or not out.ndim:  # create_graph: ember ops, differentiable
             return (out * (grad - (grad * out).sum(self.dim, keepdim=True)),)
-        return (make(_in_float32(softmax_backward_array, grad._data, out._data, self.dim)),)
+        return (make(_in_float32(_softmax_backward, grad._data, out._data, self.dim)),)
 
 
 class LogSoftmaxBackward0(Node):
@@ -774,6 +775,49 @@ def log_softmax_array(data, axis):
     return shifted
 
 
+# softmax and log_softmax along the last dim of float32 arrays run on oneDNN from inputs of
+# SOFTMAX_ONEDNN_MIN_ELEMENTS, softmax's backward from SOFTMAX_BACKWARD_ONEDNN_MIN_ELEMENTS
+# (``python -m benchmarks.onednn_layers``); below them the ctypes calls around the kernel cost
+# more than NumPy's passes. oneDNN has jit kernels only for the innermost axis. log_softmax's
+# backward stays on NumPy: oneDNN's is several times less accurate than torch's.
+SOFTMAX_ONEDNN_MIN_ELEMENTS = 8192
+SOFTMAX_BACKWARD_ONEDNN_MIN_ELEMENTS = 32768
+
+
+def _on_onednn(array, axis, min_elements):
+    return axis == array.ndim - 1 and array.size >= min_elements
+
+
+def _onednn_softmax_forward(data, axis, log):
+    """oneDNN's softmax, or None where a row holds a NaN or +inf (the output has a NaN
+    then): oneDNN's maximum skips NaNs, and only that element comes out NaN, where torch's
+    whole row does."""
+    if not _on_onednn(data, axis, SOFTMAX_ONEDNN_MIN_ELEMENTS):
+        return None
+    out = onednn.softmax.softmax_forward(data, axis, log)
+    return None if out is None or math.isnan(float(out.sum())) else out
+
+
+def _onednn_softmax(data, axis):
+    return _onednn_softmax_forward(data, axis, False)
+
+
+def _onednn_log_softmax(data, axis):
+    return _onednn_softmax_forward(data, axis, True)
+
+
+def _onednn_softmax_backward(grad, out, axis):
+    if _on_onednn(out, axis, SOFTMAX_BACKWARD_ONEDNN_MIN_ELEMENTS):
+        return onednn.softmax.softmax_backward(grad, out, axis)
+    return None
+
+
+_softmax = KernelChoice("softmax", onednn=_onednn_softmax, numpy=softmax_array)
+_log_softmax = KernelChoice("log_softmax", onednn=_onednn_log_softmax, numpy=log_softmax_array)
+_softmax_backward = KernelChoice("softmax backward", onednn=_onednn_softmax_backward,
+                                 numpy=softmax_backward_array)
+
+
 def _softmax_input(input, dim, dtype, name):
     if dim is None:
         dim = _softmax_dim(name, input.ndim)
@@ -806,12 +850,12 @@ def _softmax_node(input, dim, dtype, name, kernel, node_cls):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``exp(x_i) / sum_j exp(x_j)`` along ``dim``: the result lies in [0, 1] and sums
     to 1 along ``dim``."""
-    return _softmax_node(input, dim, dtype, "softmax", softmax_array, SoftmaxBackward0)
+    return _softmax_node(input, dim, dtype, "softmax", _softmax, SoftmaxBackward0)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``log(softmax(x))`` along ``dim``, computed stably."""
-    return _softmax_node(input, dim, dtype, "log_softmax", log_softmax_array, LogSoftmaxBackward0)
+    return _softmax_node(input, dim, dtype, "log_softmax", _log_softmax, LogSoftmaxBackward0)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
