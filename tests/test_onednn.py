@@ -503,3 +503,55 @@ def test_a_repeated_softmax_step_creates_no_primitives():
     created = runtime.plans.created
     _softmax_run(ember, "softmax", x, g)
     assert runtime.plans.created == created
+
+
+# -- layer norm -------------------------------------------------------------------------------
+
+def _layer_norm_run(lib, x_data, g_data, normalized_shape, affine):
+    """Output, input gradient, and the gradients of the weight and bias ``affine`` names."""
+    x = lib.tensor(x_data, requires_grad=True)
+    rng = np.random.default_rng(9)
+    params = {name: lib.tensor(rng.standard_normal(normalized_shape).astype(x_data.dtype),
+                               requires_grad=True) if name in affine else None
+              for name in ("weight", "bias")}
+    y = lib.nn.functional.layer_norm(x, normalized_shape, params["weight"], params["bias"])
+    y.backward(lib.tensor(g_data))
+    return [t.detach().numpy() for t in [y, x.grad] + [p.grad for p in params.values()
+                                                       if p is not None]]
+
+
+@pytest.mark.parametrize("affine", ["weight bias", "weight", "bias", ""])
+@pytest.mark.parametrize("shape, normalized_shape", [((16, 64, 128), (128,)),
+                                                     ((8, 32, 16, 16), (16, 16))])
+def test_layer_norm_on_onednn_matches_torch(shape, normalized_shape, affine):
+    rng = np.random.default_rng(10)
+    x = (rng.standard_normal(shape) * 2 + 0.5).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    want = _layer_norm_run(torch, x, g, normalized_shape, affine)
+    with choice.only(choice.ONEDNN):
+        got = _layer_norm_run(ember, x, g, normalized_shape, affine)
+    for name, a, b in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6 * max(1.0, np.abs(b).max()),
+                                   err_msg=name)
+
+
+def test_layer_norm_declines_to_numpy():
+    """float64, and inputs below the size rule, take NumPy's path."""
+    rng = np.random.default_rng(11)
+    for x in (rng.standard_normal((16, 64, 128)),
+              rng.standard_normal((2, 8, 128)).astype(np.float32)):
+        g = np.ones_like(x)
+        with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+            _layer_norm_run(ember, x, g, (128,), "weight bias")
+        for a, b in zip(_layer_norm_run(ember, x, g, (128,), "weight bias"),
+                        _layer_norm_run(torch, x, g, (128,), "weight bias")):
+            assert a.dtype == x.dtype
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_repeated_layer_norm_step_creates_no_primitives():
+    x = np.random.default_rng(12).standard_normal((16, 64, 128)).astype(np.float32)
+    _layer_norm_run(ember, x, x, (128,), "weight bias")
+    created = runtime.plans.created
+    _layer_norm_run(ember, x, x, (128,), "weight bias")
+    assert runtime.plans.created == created

@@ -1,8 +1,13 @@
-"""Batch normalization on oneDNN, over float32 NumPy arrays, row-major (N, C, L) or
-channels-last (N, C, *S), read and written in place in that layout (oneDNN has jit kernels
-for both). Per-channel arrays
-(``weight``, ``bias``, ``mean``, ``var``) are float32 vectors of length C; the statistics are
-the biased variance, as torch's batch norm computes them for normalizing.
+"""Batch and layer normalization on oneDNN, over float32 NumPy arrays read and written in
+place.
+
+Batch norm: row-major (N, C, L) or channels-last (N, C, *S) arrays (oneDNN has jit kernels for
+both); per-channel arrays (``weight``, ``bias``, ``mean``, ``var``) are float32 vectors of
+length C; the statistics are the biased variance, as torch's batch norm computes them for
+normalizing.
+
+Layer norm: row-major (R, D) arrays normalized along D, with (D,) ``weight`` and ``bias`` (or
+None) and per-row statistics (R,), the biased variance.
 
 Each function returns None where oneDNN does not apply (the caller runs NumPy's path).
 """
@@ -16,7 +21,8 @@ from .runtime import MemoryDesc, Plan, destroy_attr, engine, plans, scratchpad_a
 from .conv import _build
 from ..._memory_format import contiguous_format, copy_as, suggest
 
-__all__ = ["batch_norm_forward", "batch_norm_backward"]
+__all__ = ["batch_norm_forward", "batch_norm_backward", "layer_norm_forward",
+           "layer_norm_backward"]
 
 _FLAGS = capi.USE_SCALE | capi.USE_SHIFT
 
@@ -123,4 +129,117 @@ def batch_norm_backward(grad, x, mean, var, weight, eps, training):
           capi.ARG_MEAN: _vector(mean, 0, channels), capi.ARG_VARIANCE: _vector(var, 1, channels),
           capi.ARG_SCALE: _vector(weight, 1, channels), capi.ARG_DIFF_SCALE: grad_w,
           capi.ARG_DIFF_SHIFT: grad_b})
+    return grad_x, grad_w, grad_b
+
+
+def _rows_applies(x):
+    """A float32 row-major (R, D) NumPy array."""
+    return (type(x) is np.ndarray and x.dtype == np.float32 and x.size and x.ndim == 2
+            and x.flags.c_contiguous)
+
+
+def _vectors(*arrays):
+    """Each array (or None) as a contiguous float32 vector."""
+    return [None if a is None else np.ascontiguousarray(a, np.float32).reshape(-1)
+            for a in arrays]
+
+
+def _affine_flags(weight, bias):
+    return (capi.USE_SCALE if weight is not None else 0) | \
+        (capi.USE_SHIFT if bias is not None else 0)
+
+
+def _layer_norm_forward_pd(x_md, stat_md, eps, flags, attr):
+    pd = ctypes.c_void_p()
+    call("dnnl_layer_normalization_forward_primitive_desc_create", ctypes.byref(pd),
+         engine().engine, capi.FORWARD_TRAINING, x_md.handle, x_md.handle, stat_md.handle,
+         ctypes.c_float(eps), flags, attr, what="layer normalization forward")
+    return pd
+
+
+def _layer_norm_args(x, flags, args):
+    """The plan's arguments: ``x``'s layout for each of ``args``, then the statistics (R,)
+    and, as ``flags`` ask, the (D,) scale and shift (the backward takes both as well, and
+    gives their gradients)."""
+    rows, width = x.shape
+    fixed = {arg: MemoryDesc.of(x) for arg in args}
+    fixed[capi.ARG_MEAN], fixed[capi.ARG_VARIANCE] = _stat_md(rows), _stat_md(rows)
+    backward = capi.ARG_DIFF_SRC in args
+    for flag, arg, diff in ((capi.USE_SCALE, capi.ARG_SCALE, capi.ARG_DIFF_SCALE),
+                            (capi.USE_SHIFT, capi.ARG_SHIFT, capi.ARG_DIFF_SHIFT)):
+        if flags & flag:
+            fixed[arg] = _stat_md(width)
+            if backward:
+                fixed[diff] = _stat_md(width)
+    return fixed
+
+
+def layer_norm_forward(x, weight, bias, eps):
+    """``(y, mean, var)``: the rows of ``x`` normalized, then scaled by ``weight`` and shifted
+    by ``bias`` (each may be None)."""
+    if not _rows_applies(x):
+        return None
+    weight, bias = _vectors(weight, bias)
+    flags = _affine_flags(weight, bias)
+    key = ("layer_norm_forward", x.shape, float(eps), flags)
+
+    def make():
+        fixed = _layer_norm_args(x, flags, (capi.ARG_SRC, capi.ARG_DST))
+        attr = scratchpad_attr()
+        try:
+            pd = _layer_norm_forward_pd(fixed[capi.ARG_SRC], fixed[capi.ARG_MEAN], eps, flags,
+                                        attr)
+        finally:
+            destroy_attr(attr)
+        return Plan(pd, "layer normalization forward", {}, {}, fixed)
+
+    plan = plans.get(key, lambda: _build(make))
+    if plan is None:
+        return None
+    rows = x.shape[0]
+    y, mean, var = np.empty_like(x), np.empty(rows, np.float32), np.empty(rows, np.float32)
+    plan({capi.ARG_SRC: x, capi.ARG_DST: y, capi.ARG_MEAN: mean, capi.ARG_VARIANCE: var,
+          capi.ARG_SCALE: weight, capi.ARG_SHIFT: bias})
+    return y, mean, var
+
+
+def layer_norm_backward(grad, x, mean, var, weight, bias, eps):
+    """``(grad_input, grad_weight, grad_bias)`` of layer norm with per-row ``mean`` and ``var``
+    (``grad_weight``/``grad_bias`` None where ``weight``/``bias`` is None)."""
+    if not _rows_applies(x) or type(grad) is not np.ndarray or grad.shape != x.shape:
+        return None
+    grad = np.ascontiguousarray(grad, np.float32)
+    mean, var, weight, bias = _vectors(mean, var, weight, bias)
+    flags = _affine_flags(weight, bias)
+    key = ("layer_norm_backward", x.shape, float(eps), flags)
+
+    def make():
+        fixed = _layer_norm_args(x, flags, (capi.ARG_SRC, capi.ARG_DIFF_DST, capi.ARG_DIFF_SRC))
+        x_md = fixed[capi.ARG_SRC]
+        attr = scratchpad_attr()
+        try:
+            hint = _layer_norm_forward_pd(x_md, fixed[capi.ARG_MEAN], eps, flags, attr)
+            try:
+                pd = ctypes.c_void_p()
+                call("dnnl_layer_normalization_backward_primitive_desc_create",
+                     ctypes.byref(pd), engine().engine,
+                     capi.BACKWARD if flags else capi.BACKWARD_DATA, x_md.handle, x_md.handle,
+                     x_md.handle, fixed[capi.ARG_MEAN].handle, ctypes.c_float(eps), flags, hint,
+                     attr, what="layer normalization backward")
+            finally:
+                capi.lib().dnnl_primitive_desc_destroy(hint)
+        finally:
+            destroy_attr(attr)
+        return Plan(pd, "layer normalization backward", {}, {}, fixed)
+
+    plan = plans.get(key, lambda: _build(make))
+    if plan is None:
+        return None
+    width = x.shape[1]
+    grad_x = np.empty_like(x)
+    grad_w = np.empty(width, np.float32) if weight is not None else None
+    grad_b = np.empty(width, np.float32) if bias is not None else None
+    plan({capi.ARG_SRC: x, capi.ARG_DIFF_DST: grad, capi.ARG_DIFF_SRC: grad_x,
+          capi.ARG_MEAN: mean, capi.ARG_VARIANCE: var, capi.ARG_SCALE: weight,
+          capi.ARG_SHIFT: bias, capi.ARG_DIFF_SCALE: grad_w, capi.ARG_DIFF_SHIFT: grad_b})
     return grad_x, grad_w, grad_b

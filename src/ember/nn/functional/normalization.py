@@ -1,13 +1,17 @@
 """Normalization: batch_norm and layer_norm (each one node with a hand-written backward),
 group_norm, instance_norm, rms_norm and local_response_norm.
 
-batch_norm and layer_norm on float32/float64 run fused array kernels: per-channel (or per-row)
-sums as ``einsum`` reductions (batch norm's moments in one pass over the input where that is
-accurate), the output as one scale and shift per channel (per row), and a backward that makes
-two reductions and a few in-place passes on arrays. Other dtypes take the general path. When
-a graph of the backward is being built (``create_graph=True``) the backward recomputes the
-statistics from the saved input with ember ops, so second-order gradients are exact.
+batch_norm and layer_norm on float32/float64 run fused array kernels: oneDNN's batch
+normalization (channels-last float32) and layer normalization (float32) primitives where they
+apply, else per-channel (or per-row) sums as ``einsum`` reductions (batch norm's moments in
+one pass over the input where that is accurate), the output as one scale and shift per channel
+(per row), and a backward that makes two reductions and a few in-place passes on arrays.
+Other dtypes take the general path. When a graph of the backward is being built
+(``create_graph=True``) the backward recomputes the statistics from the saved input with ember
+ops, so second-order gradients are exact.
 """
+import numpy as np
+
 from ... import _dtype
 from ... import _memory_format as _mf
 from ..._backend import onednn, parallel
@@ -257,10 +261,54 @@ class NativeLayerNormBackward0(NativeBatchNormBackward0):
 
     def _fused_backward(self, grad, x, weight, mean, invstd, need):
         width = x.size // mean.size
-        gx, gw, gb = _layer_norm_backward_arrays(
-            namespace_of(x), grad.reshape(-1, width), x.reshape(-1, width), mean, invstd,
-            None if weight is None else weight.astype(x.dtype, copy=False).reshape(-1), need)
+        gx, gw, gb = _layer_norm_backward(
+            grad.reshape(-1, width), x.reshape(-1, width), mean, invstd,
+            None if weight is None else weight.astype(x.dtype, copy=False).reshape(-1), need,
+            self.eps)
         return self._wrap_grads(gx, x.shape, gw, gb)
+
+
+# layer_norm of float32 runs on oneDNN from inputs of this many elements (``python -m
+# benchmarks.onednn_layers``); below it the ctypes calls around the kernel cost more than
+# NumPy's passes.
+LAYER_NORM_ONEDNN_MIN_ELEMENTS = 32768
+
+
+def _onednn_layer_norm_forward(x, weight, bias, eps):
+    """(output, mean, invstd) of the rows of ``x`` on oneDNN."""
+    if x.size < LAYER_NORM_ONEDNN_MIN_ELEMENTS:
+        return None
+    result = onednn.normalization.layer_norm_forward(x, weight, bias, eps)
+    if result is None:
+        return None
+    y, mean, var = result
+    return y, mean, (1 / np.sqrt(var + np.float32(eps))).astype(np.float32, copy=False)
+
+
+def _numpy_layer_norm_forward(x, weight, bias, eps):
+    return _layer_norm_forward_arrays(namespace_of(x), x, weight, bias, eps)
+
+
+def _onednn_layer_norm_backward(grad, x, mean, invstd, weight, need, eps):
+    """The gradients on oneDNN, which takes the variance (recovered from ``invstd``, as
+    batch norm's backward does) and gives the bias's gradient where a shift is declared (its
+    value does not enter the backward)."""
+    if x.size < LAYER_NORM_ONEDNN_MIN_ELEMENTS:
+        return None
+    var = 1 / (invstd * invstd) - eps
+    bias = np.zeros(x.shape[1], np.float32) if need[2] else None
+    grads = onednn.normalization.layer_norm_backward(grad, x, mean, var, weight, bias, eps)
+    return None if grads is None else tuple(g if n else None for g, n in zip(grads, need))
+
+
+def _numpy_layer_norm_backward(grad, x, mean, invstd, weight, need, eps):
+    return _layer_norm_backward_arrays(namespace_of(x), grad, x, mean, invstd, weight, need)
+
+
+_layer_norm_forward = KernelChoice("layer norm", onednn=_onednn_layer_norm_forward,
+                                   numpy=_numpy_layer_norm_forward)
+_layer_norm_backward = KernelChoice("layer norm backward", onednn=_onednn_layer_norm_backward,
+                                    numpy=_numpy_layer_norm_backward)
 
 
 def _layer_norm_backward_arrays(xp, grad, x, mean, invstd, weight, need):
@@ -515,15 +563,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
 
 
 def _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps):
-    """layer_norm on an (R, D) view: row statistics as einsum reductions, the output written
-    in place into the centred input."""
+    """layer_norm on an (R, D) view: oneDNN's layer normalization (float32), else row
+    statistics as matrix-vector products and the output as one scale and shift of the
+    input."""
     data = input._data
-    xp, dtype = namespace_of(data), data.dtype
+    dtype = data.dtype
     width = _numel(normalized_shape)
     x = data.reshape(-1, width)
     w = None if weight is None else weight._data.astype(dtype, copy=False).reshape(-1)
     b = None if bias is None else bias._data.astype(dtype, copy=False).reshape(-1)
-    y, mean, invstd = _layer_norm_forward_arrays(xp, x, w, b, eps)
+    y, mean, invstd = _layer_norm_forward(x, w, b, eps)
     stat_shape = tuple(data.shape[:dims[0]]) + (1,) * len(dims)
     return _record_norm(NativeLayerNormBackward0, make(y.reshape(data.shape)), input, weight, bias,
                         dims, normalized_shape, tuple(range(dims[0])), mean.reshape(stat_shape),
