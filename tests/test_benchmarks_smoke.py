@@ -106,3 +106,19 @@ def test_overhead_chains_give_torchs_values_and_gradients(chain):
         results.append((out.item(), x.grad.numpy().copy()))
     assert results[1][0] == pytest.approx(results[0][0], rel=1e-5)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
+
+
+def test_onednn_layers_times_every_library_and_restores_the_size_rules():
+    """One repeat of a case from each group; torch, NumPy and ember's choice always run,
+    oneDNN wherever it is in use, and the size rules set aside for oneDNN come back."""
+    from benchmarks import onednn_layers
+    from ember._backend import choice
+    rules = [getattr(module, rule) for module, rule in onednn_layers.RULES]
+    cases = {name: table[name] for table, name in (
+        (onednn_layers.POOL, "MaxPool2d(2) 2x8x12x12"), (onednn_layers.SOFTMAX, "softmax 64x64"),
+        (onednn_layers.NORM, "LayerNorm(128) 1x64x128"))}
+    results = onednn_layers.measure(cases, repeats=1)
+    assert [getattr(module, rule) for module, rule in onednn_layers.RULES] == rules
+    for times in results.values():
+        assert all(times[name] > 0 for name in ("torch", choice.NUMPY, "ember"))
+        assert times[choice.ONEDNN] > 0 or not choice.enabled(choice.ONEDNN)
