@@ -43,23 +43,25 @@ SOFTMAX = {
     "softmax attention 16x4x64x64": ((16, 4, 64, 64), lambda F, x: F.softmax(x, -1)),
     "log_softmax LM logits 1024x1000": ((1024, 1000), lambda F, x: F.log_softmax(x, -1)),
     "log_softmax logits 128x10": ((128, 10), lambda F, x: F.log_softmax(x, -1)),
+    "softmax 1024x64": ((1024, 64), lambda F, x: F.softmax(x, -1)),
     "softmax 512x64": ((512, 64), lambda F, x: F.softmax(x, -1)),
     "softmax 256x64": ((256, 64), lambda F, x: F.softmax(x, -1)),
     "softmax 128x64": ((128, 64), lambda F, x: F.softmax(x, -1)),
     "softmax 64x64": ((64, 64), lambda F, x: F.softmax(x, -1)),
+    "log_softmax 512x64": ((512, 64), lambda F, x: F.log_softmax(x, -1)),
     "log_softmax 256x64": ((256, 64), lambda F, x: F.log_softmax(x, -1)),
     "log_softmax 128x64": ((128, 64), lambda F, x: F.log_softmax(x, -1)),
 }
 NORM = {
     "LayerNorm(128) Transformer LM 16x64x128": ((16, 64, 128), None),
     "LayerNorm(256) 32x128x256": ((32, 128, 256), None),
+    "LayerNorm(128) 8x64x128": ((8, 64, 128), None),
     "LayerNorm(128) 4x64x128": ((4, 64, 128), None),
     "LayerNorm(128) 2x64x128": ((2, 64, 128), None),
     "LayerNorm(128) 1x64x128": ((1, 64, 128), None),
 }
 GROUPS = {"pool": POOL, "softmax": SOFTMAX, "norm": NORM}
 RULES = [(pooling, "MAX_POOL_ONEDNN_MIN_ELEMENTS"), (activation, "SOFTMAX_ONEDNN_MIN_ELEMENTS"),
-         (activation, "SOFTMAX_BACKWARD_ONEDNN_MIN_ELEMENTS"),
          (normalization, "LAYER_NORM_ONEDNN_MIN_ELEMENTS")]
 LIBRARIES = ["torch", choice.NUMPY, choice.ONEDNN, "ember"]
 

@@ -775,24 +775,23 @@ def log_softmax_array(data, axis):
     return shifted
 
 
-# softmax and log_softmax along the last dim of float32 arrays run on oneDNN from inputs of
-# SOFTMAX_ONEDNN_MIN_ELEMENTS, softmax's backward from SOFTMAX_BACKWARD_ONEDNN_MIN_ELEMENTS
-# (``python -m benchmarks.onednn_layers``); below them the ctypes calls around the kernel cost
+# softmax and log_softmax along the last dim of float32 arrays, and softmax's backward, run on
+# oneDNN from inputs of this many elements (``python -m benchmarks.onednn_layers --only
+# softmax``, with and without ``--forward``); below it the ctypes calls around the kernel cost
 # more than NumPy's passes. oneDNN has jit kernels only for the innermost axis. log_softmax's
 # backward stays on NumPy: oneDNN's is several times less accurate than torch's.
-SOFTMAX_ONEDNN_MIN_ELEMENTS = 8192
-SOFTMAX_BACKWARD_ONEDNN_MIN_ELEMENTS = 32768
+SOFTMAX_ONEDNN_MIN_ELEMENTS = 32768
 
 
-def _on_onednn(array, axis, min_elements):
-    return axis == array.ndim - 1 and array.size >= min_elements
+def _on_onednn(array, axis):
+    return axis == array.ndim - 1 and array.size >= SOFTMAX_ONEDNN_MIN_ELEMENTS
 
 
 def _onednn_softmax_forward(data, axis, log):
     """oneDNN's softmax, or None where a row holds a NaN or +inf (the output has a NaN
     then): oneDNN's maximum skips NaNs, and only that element comes out NaN, where torch's
     whole row does."""
-    if not _on_onednn(data, axis, SOFTMAX_ONEDNN_MIN_ELEMENTS):
+    if not _on_onednn(data, axis):
         return None
     out = onednn.softmax.softmax_forward(data, axis, log)
     return None if out is None or math.isnan(float(out.sum())) else out
@@ -807,7 +806,7 @@ def _onednn_log_softmax(data, axis):
 
 
 def _onednn_softmax_backward(grad, out, axis):
-    if _on_onednn(out, axis, SOFTMAX_BACKWARD_ONEDNN_MIN_ELEMENTS):
+    if _on_onednn(out, axis):
         return onednn.softmax.softmax_backward(grad, out, axis)
     return None
 

@@ -269,9 +269,9 @@ class NativeLayerNormBackward0(NativeBatchNormBackward0):
 
 
 # layer_norm of float32 runs on oneDNN from inputs of this many elements (``python -m
-# benchmarks.onednn_layers``); below it the ctypes calls around the kernel cost more than
-# NumPy's passes.
-LAYER_NORM_ONEDNN_MIN_ELEMENTS = 32768
+# benchmarks.onednn_layers --only norm``); below it the ctypes calls around the kernel cost
+# more than NumPy's passes.
+LAYER_NORM_ONEDNN_MIN_ELEMENTS = 65536
 
 
 def _onednn_layer_norm_forward(x, weight, bias, eps):
