@@ -505,6 +505,19 @@ def test_a_repeated_softmax_step_creates_no_primitives():
     assert runtime.plans.created == created
 
 
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="torch without oneDNN")
+@pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d", "softmax"])
+def test_forward_is_bit_identical_to_torchs_onednn_path(op):
+    """torch runs oneDNN's pooling and softmax primitives on its mkldnn tensors: the same
+    bits (its own CPU pooling kernels give them too; its softmax differs by an ulp)."""
+    x = np.random.default_rng(13).standard_normal((16, 16, 13, 11)).astype(np.float32)
+    args = {"max_pool2d": (3, 2, 1), "avg_pool2d": (3, 2, 1), "softmax": (-1,)}[op]
+    want = getattr(torch.nn.functional, op)(torch.tensor(x).to_mkldnn(), *args).to_dense()
+    with choice.only(choice.ONEDNN):
+        got = getattr(ember.nn.functional, op)(ember.tensor(x), *args)
+    assert np.array_equal(got.numpy(), want.numpy())
+
+
 # -- layer norm -------------------------------------------------------------------------------
 
 def _layer_norm_run(lib, x_data, g_data, normalized_shape, affine):
