@@ -1,5 +1,6 @@
-"""oneDNN (formerly MKL-DNN), the CPU kernel library ember's convolutions run on, as
-``torch.backends.mkldnn``: ``is_available()``, the ``enabled`` switch and ``flags``."""
+"""oneDNN (formerly MKL-DNN), the CPU kernel library ember's convolutions, normalizations,
+pooling, softmax and float32 products run on, as ``torch.backends.mkldnn``:
+``is_available()``, the ``enabled`` switch and ``flags``."""
 import contextlib
 import sys
 import types
