@@ -367,6 +367,19 @@ def test_pooling_on_onednn_matches_torch(fn, shape, kwargs, layout):
     np.testing.assert_allclose(gx.numpy(), want[2].numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("fn", ["max_pool2d", "avg_pool2d"])
+def test_channels_last_pooling_to_one_position_runs_on_onednn(fn):
+    """An output of one position per channel is row-major and channels-last at once: it is
+    described with channels-last strides throughout, as oneDNN's jit kernels want."""
+    x, g = _pool_data(fn, (16, 64, 8, 8), dict(kernel_size=8), "channels_last")
+    want = _pool_run(torch, fn, x, g, dict(kernel_size=8), "channels_last")
+    with choice.only(choice.ONEDNN):
+        got = _pool_run(ember, fn, x, g, dict(kernel_size=8), "channels_last")
+    assert got[2].is_contiguous(memory_format=ember.channels_last)
+    for a, b in ((got[0], want[0]), (got[2], want[2])):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("fn, shape, kwargs", [POOL_CASES[1], POOL_CASES[5]])
 def test_pooling_on_onednn_twice_differentiable(fn, shape, kwargs):
     """With ``create_graph`` the backward of a oneDNN pooling is written in ember ops (the

@@ -50,6 +50,19 @@ def is_contiguous_as(array, fmt):
     return True
 
 
+def dense_strides(shape, fmt):
+    """The strides, in elements, of a dense array of ``shape`` in ``fmt`` (row-major or a
+    channels-last format), every dimension's included: an array dense in ``fmt`` is laid out
+    so whatever the strides NumPy gives its dimensions of size 1."""
+    order = range(len(shape) - 1, -1, -1) if fmt.rank is None else _order(len(shape))
+    strides = [0] * len(shape)
+    step = 1
+    for d in order:
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
 def check_rank(array, fmt):
     if fmt.rank is not None and array.ndim != fmt.rank:
         raise RuntimeError(f"required rank {fmt.rank} tensor to use {fmt.name} format")

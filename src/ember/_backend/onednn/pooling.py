@@ -24,7 +24,7 @@ from .capi import call
 from .conv import _build, _geometry, _readable, _right_pads
 from .runtime import (MemoryDesc, Plan, describable, destroy_attr, element_strides, engine,
                       layout_key, plans, scratchpad_attr)
-from ..._memory_format import contiguous_format, copy_as, empty_as, suggest
+from ..._memory_format import contiguous_format, copy_as, empty_as, is_contiguous_as, suggest
 
 __all__ = ["MAX", "AVG_INCLUDE_PADDING", "AVG_EXCLUDE_PADDING", "pool_forward", "pool_backward",
            "window_argmax_indices"]
@@ -67,11 +67,16 @@ def _forward_pd(src, dst, algorithm, geometry, prop, attr):
     return pd
 
 
-def _workspace_type(plan, y):
+def _md(a, fmt):
+    """``a``'s descriptor: dense in ``fmt``, its input's memory format, which it is."""
+    return MemoryDesc.dense(a.shape, a.dtype, fmt)
+
+
+def _workspace_type(plan, y, fmt):
     """The dtype of the plan's workspace where it holds one window position per output of
     ``y``, laid out as ``y`` (which ``window_argmax_indices`` reads), else None."""
     for dtype in (np.uint8, np.int32):
-        like = MemoryDesc.strided(y.shape, element_strides(y), dtype)
+        like = MemoryDesc.dense(y.shape, np.dtype(dtype), fmt)
         if capi.lib().dnnl_memory_desc_equal(plan.workspace_md, like.handle):
             return np.dtype(dtype)
     return None
@@ -96,13 +101,13 @@ def pool_forward(x, algorithm, kernel, stride, padding, dilation, out_spatial, t
     def make():
         attr = scratchpad_attr()
         try:
-            src, dst = MemoryDesc.of(x), MemoryDesc.of(y)
+            src, dst = _md(x, fmt), _md(y, fmt)
             pd = _forward_pd(src, dst, algorithm, _geometry_args(kernel, stride, pads, dilation),
                              prop, attr)
         finally:
             destroy_attr(attr)
         plan = Plan(pd, "pooling forward", {}, {}, {capi.ARG_SRC: src, capi.ARG_DST: dst})
-        return plan if not plan.workspace_bytes or _workspace_type(plan, y) else None
+        return plan if not plan.workspace_bytes or _workspace_type(plan, y, fmt) else None
 
     plan = plans.get(key, lambda: _build(make))
     if plan is None:
@@ -121,7 +126,7 @@ def pool_backward(g, workspace, algorithm, in_shape, kernel, stride, padding, di
     pooling whose output gradient is ``g``; max pooling reads its forward's ``workspace``."""
     if type(g) is not np.ndarray or g.dtype != np.float32 or not g.size:
         return None
-    if not (g.flags.c_contiguous if fmt is contiguous_format else suggest(g) is fmt):
+    if not is_contiguous_as(g, fmt):
         g = copy_as(g, fmt)  # the layout the forward wrote its output (and workspace) in
     kernel, stride, dilation = tuple(kernel), tuple(stride), tuple(dilation)
     pads = _pads(in_shape[2:], g.shape[2:], kernel, stride, padding, dilation)
@@ -132,7 +137,7 @@ def pool_backward(g, workspace, algorithm, in_shape, kernel, stride, padding, di
 
     def make():
         geometry = _geometry_args(kernel, stride, pads, dilation)
-        diff_src, diff_dst = MemoryDesc.of(gx), MemoryDesc.of(g)
+        diff_src, diff_dst = _md(gx, fmt), _md(g, fmt)
         attr = scratchpad_attr()
         try:
             hint = _forward_pd(diff_src, diff_dst, algorithm, geometry, capi.FORWARD_TRAINING,

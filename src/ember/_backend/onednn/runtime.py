@@ -12,6 +12,7 @@ import numpy as np
 
 from . import capi
 from .capi import call
+from ..._memory_format import dense_strides
 
 _DATA_TYPES = {np.dtype(np.float32): capi.F32}
 # what memory descriptors may hold besides data: a pooling workspace's window positions
@@ -73,6 +74,13 @@ class MemoryDesc:
     @classmethod
     def of(cls, array):
         return cls.strided(array.shape, element_strides(array), array.dtype)
+
+    @classmethod
+    def dense(cls, shape, dtype, fmt):
+        """Dims ``shape`` laid out densely in memory format ``fmt``, with the strides the format
+        gives dimensions of size 1 as well: oneDNN knows a layout (nchw, nhwc) for its kernels
+        only by all its strides."""
+        return cls.strided(shape, dense_strides(shape, fmt), dtype)
 
     def __del__(self):
         if self.handle:
