@@ -89,6 +89,27 @@ def test_array_path_does_not_run_under_create_graph_and_gives_second_derivative(
     np.testing.assert_allclose(gg.numpy(), -8 * y * (1 - y * y), rtol=1e-5)
 
 
+# Softmax and pooling: NumPy's array backward gives the ember-op formula's bits; oneDNN's
+# (float32, above its size rules) adds in another order, so it is compared with a tolerance.
+_POOLS = {"max_pool2d": lambda x: ember.nn.functional.max_pool2d(x, 3, 2, 1),
+          "avg_pool2d": lambda x: ember.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+          "softmax": lambda x: ember.nn.functional.softmax(x, -1),
+          "log_softmax": lambda x: ember.nn.functional.log_softmax(x, -1)}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", sorted(_POOLS))
+def test_softmax_and_pooling_array_backward_matches_ember_ops(op, dtype):
+    from ember._backend import choice
+    x = _values((16, 16, 16, 16), dtype)
+    with choice.only(choice.NUMPY):
+        _assert_same_both_ways(_POOLS[op], [x])
+    if dtype == "float32" and choice.enabled(choice.ONEDNN):
+        fast, _ = _gradients(_POOLS[op], [x], create_graph=False)
+        general, _ = _gradients(_POOLS[op], [x], create_graph=True)
+        np.testing.assert_allclose(fast[0], general[0], rtol=1e-5, atol=1e-6)
+
+
 # -- memory: the engine keeps nothing after use ---------------------------------------------------
 
 def test_gradients_are_freed_once_consumed():

@@ -10,10 +10,7 @@ import ember
 SRC = pathlib.Path(ember.__file__).parent
 
 # Nodes still on the old pattern, each with what moves it.
-NOT_YET = {
-    "SoftmaxBackward0": "softmax's kernels are moving to oneDNN first",
-    "LogSoftmaxBackward0": "softmax's kernels are moving to oneDNN first",
-}
+NOT_YET = {}
 
 
 def _formulas():

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from ...ops._common import (
-    Node, Tensor, apply_inplace, grad_state, make, namespace_of, record, widened, wrap_dim,
+    Node, Tensor, apply_inplace, make, namespace_of, record, widened, wrap_dim,
 )
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
@@ -694,8 +694,12 @@ class SoftmaxBackward0(Node):
 
     def backward(self, grad):
         (out,) = self.saved_tensors
-        if grad_state.grad_enabled or not out.ndim:  # create_graph: ember ops, differentiable
-            return (out * (grad - (grad * out).sum(self.dim, keepdim=True)),)
+        return (out * (grad - (grad * out).sum(self.dim, keepdim=True)),)
+
+    def backward_arrays(self, grad):
+        (out,) = self.saved_tensors
+        if not out.ndim:
+            return None
         return (make(_in_float32(_softmax_backward, grad._data, out._data, self.dim)),)
 
 
@@ -704,8 +708,12 @@ class LogSoftmaxBackward0(Node):
 
     def backward(self, grad):
         (out,) = self.saved_tensors
-        if grad_state.grad_enabled or not out.ndim:
-            return (grad - out.exp() * grad.sum(self.dim, keepdim=True),)
+        return (grad - out.exp() * grad.sum(self.dim, keepdim=True),)
+
+    def backward_arrays(self, grad):
+        (out,) = self.saved_tensors
+        if not out.ndim:
+            return None
         return (make(_in_float32(log_softmax_backward_array, grad._data, out._data, self.dim)),)
 
 

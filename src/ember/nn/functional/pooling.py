@@ -56,14 +56,16 @@ class MaxPool2DWithIndicesBackward0(_ScatterNode):
     def backward(self, grad):
         (saved,) = self.saved_tensors
         window = self.__dict__.get("window")
-        unique = self.__dict__.get("unique", False)
-        if window is None:
-            indices = saved
-        elif grad_state.grad_enabled:  # create_graph: the scatter, differentiable again
-            indices = make(window.indices(saved._data))
-        else:
-            return (make(_max_pool_backward(grad._data, saved._data, window)),)
-        return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward, unique),)
+        indices = saved if window is None else make(window.indices(saved._data))
+        return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward,
+                              self.__dict__.get("unique", False)),)
+
+    def backward_arrays(self, grad):
+        window = self.__dict__.get("window")
+        if window is None:  # NumPy's forward: the scatter at its indices
+            return None
+        (workspace,) = self.saved_tensors
+        return (make(_max_pool_backward(grad._data, workspace._data, window)),)
 
 
 class MaxPool3DWithIndicesBackward0(MaxPool2DWithIndicesBackward0):
@@ -510,8 +512,9 @@ class AvgPool2DBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
-        if grad_state.grad_enabled:  # create_graph: the adjoint in ember ops
-            return (_avg_pool_adjoint(grad, self.window),)
+        return (_avg_pool_adjoint(grad, self.window),)
+
+    def backward_arrays(self, grad):
         return (make(_avg_pool_backward(grad._data, self.window)),)
 
 
