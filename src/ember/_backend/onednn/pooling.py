@@ -1,8 +1,9 @@
 """Max and average pooling on oneDNN, forward and backward, over float32 NumPy arrays
 (N, C, *spatial), row-major or channels-last: the primitive is created with the array's own
 layout and reads and writes it in place (oneDNN has jit kernels for both, with two or three
-spatial dimensions and a batch of more than one); other strides are copied row-major first.
-Outputs and input gradients take the input's memory format, as torch's pooling does.
+spatial dimensions); other strides are copied row-major first. Each array is described with
+its format's strides for every dimension, those of size 1 included: oneDNN recognizes a layout
+only so. Outputs and input gradients take the input's memory format, as torch's pooling does.
 
 Geometry as ember's pooling takes it: ``padding`` (the low side, per spatial dimension),
 ``out_spatial`` (which with ``ceil_mode`` may take a partial window at the high side),
