@@ -581,3 +581,31 @@ def test_a_repeated_layer_norm_step_creates_no_primitives():
     created = runtime.plans.created
     _layer_norm_run(ember, x, x, (128,), "weight bias")
     assert runtime.plans.created == created
+
+
+@pytest.mark.parametrize("shape", [(1, 16, 8, 8), (4, 16, 1, 8), (4, 16, 8, 1)])
+def test_channels_last_arrays_with_size_one_dims_run_on_onednn(shape):
+    """A channels-last activation with a dimension of size 1 (a batch of one, a 1-wide image)
+    is described with its format's strides on every dimension, so oneDNN runs it (as it runs
+    the same shapes without the size-1 dimension) instead of declining to NumPy."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        xt = lib.tensor(x, requires_grad=True)
+        xt = xt.contiguous(memory_format=lib.channels_last) if lib is torch else \
+            xt.to(memory_format=lib.channels_last)
+        wt = lib.tensor(w, requires_grad=True)
+        if lib is ember:
+            with choice.only(choice.ONEDNN):
+                y = lib.nn.functional.conv2d(xt, wt, padding=1)
+                y.square().sum().backward()
+        else:
+            y = lib.nn.functional.conv2d(xt, wt, padding=1)
+            y.square().sum().backward()
+        results.append([t.detach().numpy() for t in (y, wt.grad)])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    with choice.only(choice.ONEDNN):
+        _batch_norm_run(ember, shape, True, True, "channels_last")

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import capi
 from .capi import call
-from ..._memory_format import dense_strides
+from ..._memory_format import dense_strides, is_contiguous_as, suggest
 
 _DATA_TYPES = {np.dtype(np.float32): capi.F32}
 # what memory descriptors may hold besides data: a pooling workspace's window positions
@@ -73,6 +73,13 @@ class MemoryDesc:
 
     @classmethod
     def of(cls, array):
+        """``array``'s layout. A dense row-major or channels-last array is described with its
+        format's strides on every dimension, size-1 ones included: oneDNN knows a layout (nchw,
+        nhwc) for its kernels only by all its strides, and NumPy's strides of size-1 dimensions
+        are arbitrary."""
+        fmt = suggest(array)
+        if is_contiguous_as(array, fmt):
+            return cls.dense(array.shape, array.dtype, fmt)
         return cls.strided(array.shape, element_strides(array), array.dtype)
 
     @classmethod
