@@ -14,7 +14,11 @@ from ._dtype import (  # noqa: F401
     int32, int, int64, long, bool, complex64, cfloat, complex128, cdouble, get_default_dtype,
     set_default_dtype, promote_types, result_type, can_cast, finfo, iinfo,
 )
-from ._device import device  # noqa: F401
+from ._device import device, get_default_device, set_default_device  # noqa: F401
+from ._layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr,  # noqa: F401
+                      sparse_bsc, jagged)
+from math import e, inf, nan, pi  # noqa: F401  (torch's constants are Python floats)
+newaxis = None
 from ._tensor import Tensor, Size  # noqa: F401
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import autograd  # noqa: F401
