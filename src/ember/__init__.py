@@ -76,4 +76,5 @@ from . import profiler  # noqa: F401
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format)
 from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
+from . import testing  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
