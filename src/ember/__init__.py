@@ -14,7 +14,11 @@ from ._dtype import (  # noqa: F401
     int32, int, int64, long, bool, complex64, cfloat, complex128, cdouble, get_default_dtype,
     set_default_dtype, promote_types, result_type, can_cast, finfo, iinfo,
 )
-from ._device import device  # noqa: F401
+from ._device import device, get_default_device, set_default_device  # noqa: F401
+from ._layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr,  # noqa: F401
+                      sparse_bsc, jagged)
+from math import e, inf, nan, pi  # noqa: F401  (torch's constants are Python floats)
+newaxis = None
 from ._tensor import Tensor, Size  # noqa: F401
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import autograd  # noqa: F401
@@ -61,6 +65,7 @@ from . import optim, utils  # noqa: F401
 from . import linalg  # noqa: F401
 from . import random  # noqa: F401
 from . import cuda  # noqa: F401  (ember.cuda; Tensor.cuda, pin_memory, record_stream)
+from . import accelerator  # noqa: F401
 from . import multiprocessing  # noqa: F401  (Tensor.share_memory_, pickling across processes)
 from .nn.functional import (  # noqa: F401
     relu, relu_, softmax, log_softmax, dropout, selu, celu, prelu, hardshrink, threshold,
@@ -71,4 +76,5 @@ from . import profiler  # noqa: F401
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format)
 from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
+from . import testing  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401

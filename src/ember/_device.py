@@ -1,6 +1,17 @@
-"""``ember.device``: where a tensor's data lives."""
+"""``ember.device``: where a tensor's data lives, and the default device of the factory
+functions (``set_default_device``, ``with ember.device(...)``)."""
+import threading
 
-__all__ = ["device"]
+__all__ = ["device", "get_default_device", "set_default_device"]
+
+
+class _DefaultDevice(threading.local):
+    """The default device of this thread's factory calls (None: the CPU), as torch's."""
+    device = None
+    stack = ()  # the defaults that enclosing ``with device(...)`` blocks replaced
+
+
+_default = _DefaultDevice()
 
 
 class device:
@@ -53,6 +64,17 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        """Within the block, factory functions called without ``device`` allocate on this
+        device, as torch's ``with torch.device(...)``."""
+        _default.stack += (_default.device,)
+        _default.device = self
+        return self
+
+    def __exit__(self, *exc):
+        _default.device = _default.stack[-1]
+        _default.stack = _default.stack[:-1]
+
 
 # the device types torch's parser knows (ember computes on cpu and, with CuPy, cuda)
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -69,6 +91,35 @@ def _accelerator_type():
 
 
 CPU = device("cpu")
+_as_device = device
+
+
+def get_default_device():
+    r"""Gets the default ``ember.Tensor`` to be allocated on ``device``"""
+    dev = _default.device
+    if dev is None:
+        return CPU
+    if dev.index is None and dev.type == "cuda":
+        from . import cuda
+        return device("cuda", cuda.current_device())
+    return dev
+
+
+def set_default_device(device):
+    """Sets the default ``ember.Tensor`` to be allocated on ``device``. This does not affect
+    factory function calls which are called with an explicit ``device`` argument. Factory
+    calls will be performed as if they were passed ``device`` as an argument.
+
+    To only temporarily change the default device instead of setting it globally, use
+    ``with ember.device(device):`` instead. The default device is initially ``cpu``.
+    Functions that create tensors sharing memory with their input (``from_numpy``) and the
+    ``*_like`` functions are not affected."""
+    _default.device = None if device is None else _as_device(device)
+
+
+def default_device(dev):
+    """``dev``, or the default device when it is None (None still, for the CPU)."""
+    return _default.device if dev is None else dev
 
 
 def to_device(obj):

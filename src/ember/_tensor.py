@@ -14,6 +14,7 @@ import numpy as np
 from . import _dtype
 from ._backend import backend_of, namespace_of
 from ._hooks import add_hook
+from ._layout import strided as _strided
 from ._dtype import from_numpy_dtype
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import bump_version, grad_accumulator_of, set_history
@@ -165,7 +166,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return "strided"
+        return _strided
 
     @property
     def is_sparse(self):

@@ -1,2 +1,2 @@
 """Switches and queries for the kernel libraries behind ember's devices, as ``torch.backends``."""
-from . import mkldnn  # noqa: F401
+from . import cpu, cuda, cudnn, mkldnn, mps, openmp, opt_einsum  # noqa: F401

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from .. import _memory_format as _mf
 from .._backend import backend_for
-from .._device import CPU, to_device
+from .._device import _default as _default_device, CPU, default_device, to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import accepts_out, Tensor, make, method
 
@@ -125,6 +125,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     sequence, a NumPy array or a tensor). Python floats become the default dtype, ints int64,
     bools bool; NumPy arrays and scalars keep their dtype; a sequence takes the promotion of
     its elements' dtypes."""
+    if device is None:
+        device = _default_device.device
     if isinstance(data, Tensor):
         arr = data.detach().cpu()._data if device is None or to_device(device).type == "cpu" else data._data
         arr = arr.copy()
@@ -218,7 +220,9 @@ def _np_dtype(dtype):
 
 def _xp_for(device):
     if device is None:
-        return np
+        device = _default_device.device
+        if device is None:
+            return np
     return backend_for(to_device(device)).xp
 
 
@@ -348,7 +352,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
         arr = _arange_int(start, end, step, np_dtype)
     else:
         arr = _arange_float(float(start), float(step), math.ceil((end - start) / step), np_dtype)
-    return _finish(arr, device, requires_grad)
+    return _finish(arr, default_device(device), requires_grad)
 
 
 def _check_arange_bounds(start, end, step):
@@ -505,7 +509,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, require
         arr = np.linspace(start, end, steps).astype(np_dtype)
     else:
         arr = _linspace_float(start, end, steps, np_dtype)
-    return _finish(arr, device, requires_grad)
+    return _finish(arr, default_device(device), requires_grad)
 
 
 @accepts_out
@@ -520,7 +524,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
         arr = np.logspace(start, end, steps, base=base).astype(np_dtype)
     else:
         arr = _logspace_real(start, end, steps, float(base), np_dtype)
-    return _finish(arr, device, requires_grad)
+    return _finish(arr, default_device(device), requires_grad)
 
 
 @accepts_out
@@ -534,7 +538,7 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    return _finish(np.array(s, dtype=_np_dtype(dtype)), device, requires_grad)
+    return _finish(np.array(s, dtype=_np_dtype(dtype)), default_device(device), requires_grad)
 
 
 @method()

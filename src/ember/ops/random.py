@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import to_device_of
-from .._device import to_device
+from .._device import _default as _default_device, to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import (
     bump_version, check_inplace, grad_state, make, namespace_of, record_not_differentiable,
@@ -179,6 +179,8 @@ def _normal_array(rng, shape, np_dtype):
 
 
 def _finish(arr, device, requires_grad):
+    if device is None:
+        device = _default_device.device
     t = make(_place(arr, device) if device is not None else arr)
     if requires_grad:
         t.requires_grad_(True)
