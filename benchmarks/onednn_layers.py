@@ -18,7 +18,7 @@ import torch
 
 import ember
 from ember._backend import choice
-from ember.nn.functional import activation, normalization, pooling
+from ember.nn.functional import normalization, pooling, softmax_family
 
 # name -> (input shape, function of (library, input tensor)); lists the benchmark models'
 # layers (benchmarks/models.py) and the sizes around each rule
@@ -61,7 +61,7 @@ NORM = {
     "LayerNorm(128) 1x64x128": ((1, 64, 128), None),
 }
 GROUPS = {"pool": POOL, "softmax": SOFTMAX, "norm": NORM}
-RULES = [(pooling, "MAX_POOL_ONEDNN_MIN_ELEMENTS"), (activation, "SOFTMAX_ONEDNN_MIN_ELEMENTS"),
+RULES = [(pooling, "MAX_POOL_ONEDNN_MIN_ELEMENTS"), (softmax_family, "SOFTMAX_ONEDNN_MIN_ELEMENTS"),
          (normalization, "LAYER_NORM_ONEDNN_MIN_ELEMENTS")]
 LIBRARIES = ["torch", choice.NUMPY, choice.ONEDNN, "ember"]
 

@@ -11,7 +11,7 @@ import ember
 import ember.nn.functional as F
 from ember.nn.functional import attention as FA
 from ember.nn.functional import fused_attention
-from ember.nn.functional.activation import softmax_backward_array, softmax_backward_rows_
+from ember.nn.functional.softmax_family import softmax_backward_array, softmax_backward_rows_
 from ember.nn.functional.embedding import MAX_RUN_BY_POSITION, _sum_rows_by_index
 from ember.nn.functional.misc import _composite_attention
 

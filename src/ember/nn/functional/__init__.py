@@ -1,5 +1,6 @@
 """``ember.nn.functional``: the functions behind the layers, one file per family."""
 from .activation import *  # noqa: F403
+from .softmax_family import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .dropout import *  # noqa: F403

@@ -5,7 +5,7 @@ import warnings
 from ... import _dtype
 from ...ops import creation
 from ...ops.shape import cat
-from .activation import softmax
+from .softmax_family import softmax
 from .dropout import dropout
 from .fused_attention import packed_self_attention, packed_self_attention_applies
 from .linear import linear

@@ -18,7 +18,7 @@ import numpy as np
 from ..._backend import parallel
 from ...autograd.grad_mode import enable_grad
 from ...ops._common import Node, make, namespace_of, record
-from .activation import row_peak, softmax_backward_rows_
+from .softmax_family import row_peak, softmax_backward_rows_
 
 __all__ = ["fused_attention", "packed_self_attention", "packed_self_attention_applies"]
 

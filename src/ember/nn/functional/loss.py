@@ -10,7 +10,8 @@ import numpy as np
 from ...autograd.engine import releases_after_run
 from ...ops._common import Node, grad_state, make, namespace_of, record, widened
 from ...ops.ternary import where
-from .activation import log_softmax, logsigmoid, relu, row_peak, softplus
+from .activation import logsigmoid, relu, softplus
+from .softmax_family import log_softmax, row_peak
 from .distance import pairwise_distance
 from ...amp.policy import autocast_policy
 from ..._backend import parallel

@@ -3,7 +3,7 @@ import math
 
 from ...ops._common import make, namespace_of
 from ...ops.ternary import where
-from .activation import softmax
+from .softmax_family import softmax
 from .dropout import dropout
 from .fused_attention import fused_attention
 from ...amp.policy import autocast_policy

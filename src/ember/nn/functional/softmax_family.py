@@ -1,0 +1,214 @@
+"""The softmax family: ``softmax``, ``log_softmax`` and ``softmin``, each a single node with its
+backward in ember ops and on arrays; along the last dim of large float32 inputs on oneDNN."""
+import math
+import warnings
+
+
+from ...ops._common import Node, Tensor, make, namespace_of, record, widened, wrap_dim
+from ..._backend import onednn
+from ..._backend.choice import KernelChoice
+
+__all__ = ["softmax", "log_softmax", "softmin"]
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+class SoftmaxBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (out,) = self.saved_tensors
+        return (out * (grad - (grad * out).sum(self.dim, keepdim=True)),)
+
+    def backward_arrays(self, grad):
+        (out,) = self.saved_tensors
+        if not out.ndim:
+            return None
+        return (make(_in_float32(_softmax_backward, grad._data, out._data, self.dim)),)
+
+
+class LogSoftmaxBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        (out,) = self.saved_tensors
+        return (grad - out.exp() * grad.sum(self.dim, keepdim=True),)
+
+    def backward_arrays(self, grad):
+        (out,) = self.saved_tensors
+        if not out.ndim:
+            return None
+        return (make(_in_float32(log_softmax_backward_array, grad._data, out._data, self.dim)),)
+
+
+def _in_float32(kernel, *arrays_then_axis):
+    """``kernel(*arrays, axis)`` with half and bfloat16 arrays widened to float32, the result
+    rounded once to the first array's dtype."""
+    *arrays, axis = arrays_then_axis
+    dtype = arrays[0].dtype
+    result = kernel(*[widened(a) for a in arrays], axis)
+    return result if result.dtype == dtype else result.astype(dtype)
+
+
+def softmax_backward_array(grad, out, axis):
+    """``out * (grad - sum(grad * out))`` along ``axis``, in one fresh buffer."""
+    xp = namespace_of(out)
+    result = xp.multiply(grad, out)
+    total = result.sum(axis=axis, keepdims=True)
+    xp.subtract(grad, total, out=result)
+    return xp.multiply(result, out, out=result)
+
+
+def softmax_backward_rows_(grad, out):
+    """``out * (grad - sum(grad * out))`` along the last axis, in place in ``grad`` (a fresh
+    array). The row sums are one ``einsum`` that never forms ``grad * out``: 3-4x cheaper
+    than a product and NumPy's reduction over short rows."""
+    xp = namespace_of(out)
+    grad -= xp.einsum("...j,...j->...", grad, out)[..., None]
+    grad *= out
+    return grad
+
+
+def log_softmax_backward_array(grad, out, axis):
+    """``grad - exp(out) * sum(grad)`` along ``axis``, in one fresh buffer."""
+    xp = namespace_of(out)
+    result = xp.exp(out)
+    result *= grad.sum(axis=axis, keepdims=True)
+    return xp.subtract(grad, result, out=result)
+
+
+def row_peak(data, axis):
+    """The max along ``axis`` (kept), 0 where it is not finite: shifting by it keeps
+    ``exp`` in range, and rows of infinities give infinities or NaN as torch's, not NaN from
+    ``inf - inf``."""
+    xp = namespace_of(data)
+    peak = data.max(axis=axis, keepdims=True)
+    finite = xp.isfinite(peak)
+    if not finite.all():
+        peak = xp.where(finite, peak, 0)
+    return peak
+
+
+def softmax_array(data, axis):
+    """``exp(x) / sum(exp(x))`` along ``axis`` of a float array, shifted by the max."""
+    xp = namespace_of(data)
+    e = xp.subtract(data, row_peak(data, axis))
+    xp.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def log_softmax_array(data, axis):
+    """``x - logsumexp(x)`` along ``axis`` of a float array, shifted by the max."""
+    xp = namespace_of(data)
+    shifted = xp.subtract(data, row_peak(data, axis))
+    total = xp.exp(shifted).sum(axis=axis, keepdims=True)
+    shifted -= xp.log(total)
+    return shifted
+
+
+# softmax and log_softmax along the last dim of float32 arrays, and softmax's backward, run on
+# oneDNN from inputs of this many elements (``python -m benchmarks.onednn_layers --only
+# softmax``, with and without ``--forward``); below it the ctypes calls around the kernel cost
+# more than NumPy's passes. oneDNN has jit kernels only for the innermost axis. log_softmax's
+# backward stays on NumPy: oneDNN's is several times less accurate than torch's.
+SOFTMAX_ONEDNN_MIN_ELEMENTS = 32768
+
+
+def _on_onednn(array, axis):
+    return axis == array.ndim - 1 and array.size >= SOFTMAX_ONEDNN_MIN_ELEMENTS
+
+
+def _onednn_softmax_forward(data, axis, log):
+    """oneDNN's softmax, or None where a row holds a NaN or +inf (the output has a NaN
+    then): oneDNN's maximum skips NaNs, and only that element comes out NaN, where torch's
+    whole row does."""
+    if not _on_onednn(data, axis):
+        return None
+    out = onednn.softmax.softmax_forward(data, axis, log)
+    return None if out is None or math.isnan(float(out.sum())) else out
+
+
+def _onednn_softmax(data, axis):
+    return _onednn_softmax_forward(data, axis, False)
+
+
+def _onednn_log_softmax(data, axis):
+    return _onednn_softmax_forward(data, axis, True)
+
+
+def _onednn_softmax_backward(grad, out, axis):
+    if _on_onednn(out, axis):
+        return onednn.softmax.softmax_backward(grad, out, axis)
+    return None
+
+
+_softmax = KernelChoice("softmax", onednn=_onednn_softmax, numpy=softmax_array)
+_log_softmax = KernelChoice("log_softmax", onednn=_onednn_log_softmax, numpy=log_softmax_array)
+_softmax_backward = KernelChoice("softmax backward", onednn=_onednn_softmax_backward,
+                                 numpy=softmax_backward_array)
+
+
+def _softmax_input(input, dim, dtype, name):
+    if dim is None:
+        dim = _softmax_dim(name, input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = wrap_dim(dim, input.ndim)
+    data = input._data
+    if not (input.is_floating_point() or input.is_complex()):
+        from ...ops._common import _type_word
+        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
+                                  f"'{_type_word(data.dtype)}'")
+    return input, dim, data
+
+
+def _softmax_node(input, dim, dtype, name, kernel, node_cls):
+    input, dim, data = _softmax_input(input, dim, dtype, name)
+    if data.size == 0:
+        out = make(data.copy())
+    elif data.ndim == 0:
+        out = make(_in_float32(kernel, data.reshape(1), 0).reshape(()))
+    else:
+        out = make(_in_float32(kernel, data, dim))
+    node = record(node_cls, (input,), out)
+    if node is not None:
+        node.save(out)
+        node.dim = dim
+    return out
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Applies ``exp(x_i) / sum_j exp(x_j)`` along ``dim``: the result lies in [0, 1] and sums
+    to 1 along ``dim``."""
+    return _softmax_node(input, dim, dtype, "softmax", _softmax, SoftmaxBackward0)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Applies ``log(softmax(x))`` along ``dim``, computed stably."""
+    return _softmax_node(input, dim, dtype, "log_softmax", _log_softmax, LogSoftmaxBackward0)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """Applies ``softmax(-x)`` along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return softmax(-input, dim)
+
+
+def _tensor_softmax(self, dim, dtype=None):
+    return softmax(self, dim, dtype=dtype)
+
+
+def _tensor_log_softmax(self, dim, dtype=None):
+    return log_softmax(self, dim, dtype=dtype)
+
+
+Tensor.softmax = _tensor_softmax
+Tensor.log_softmax = _tensor_log_softmax
