@@ -1,6 +1,7 @@
 """Smoke test of the benchmark models (benchmarks/models.py): each model, built on ember and on
 torch from the same seed with torch's weights copied into ember, gives the same loss on a tiny
-batch, and after one training step (backward and optimizer step) still does. No timing."""
+batch, and after one training step (backward and optimizer step) still does. No timing. Then the
+benchmark scripts run on small settings: their tables have the rows and columns they should."""
 import math
 import sys
 from pathlib import Path
@@ -86,3 +87,58 @@ def test_batch_norm_kernels_prints_a_row_per_shape(layout, monkeypatch, capsys, 
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| (")]
     assert len(rows) == len(batch_norm_kernels.SHAPES)
     assert all(float(cell) > 0 for row in rows for cell in row.split("|")[2:4])
+
+
+def test_op_speed_table_has_a_row_per_op_and_mode(tmp_path, capsys, ember_threads):
+    """benchmarks/ops.py on three entries at the tiny size: a timed row per entry and mode
+    (forward only for an entry without gradients), sorted by ratio, in the table and the JSON."""
+    import json
+    out, js = tmp_path / "ops.txt", tmp_path / "ops.json"
+    before = torch.get_num_threads()
+    try:
+        from benchmarks import ops  # benchmarks/overhead.py, which it imports, sets torch's threads
+        ops.main(["--only", "add", "--only", "sum", "--only", "argmax", "--sizes", "tiny", "--repeats", "1",
+                  "--threads", "1", "--out", str(out), "--json", str(js), "--limit", "2"])
+    finally:
+        torch.set_num_threads(before)
+    rows = json.loads(js.read_text())["rows"]
+    assert {(r["op"], r["mode"]) for r in rows} == {
+        ("add", "forward"), ("add", "forward+backward"), ("sum", "forward"), ("sum", "forward+backward"),
+        ("argmax", "forward")}
+    assert all(r["timed"] and r["ember_us"] > 0 and r["torch_us"] > 0 for r in rows)
+    assert all(r["size"] == "tiny" and r["threads"] == 1 and r["dtype"] == "float32" for r in rows)
+    assert [r["ratio"] for r in rows] == sorted((r["ratio"] for r in rows), reverse=True)
+    lines = out.read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:1] == ["ratio"])
+    assert lines[head].split() == ["ratio", "ember", "µs", "torch", "µs", "op", "mode", "size", "thr", "shapes",
+                                   "note"]
+    assert len(lines) == head + 2 + len(rows)
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == head + 2 + 2  # --limit 2
+
+
+@pytest.mark.parametrize("name, target, scaling, shapes", [
+    ("add", 65_536, "all dims", [(222, 295), (222, 295)]),
+    ("outer", 65_536, "all dims", [(222,), (296,)]),         # the output is the largest tensor
+    ("view", 65_536, "shape arguments", [(222, 296)]),       # view's shape argument grows too
+    ("cross", 65_536, "leading dim", [(21845, 3), (21845, 3)]),
+    ("linalg.cross", 65_536, "fixed shape", [(3,), (3,)]),
+])
+def test_op_speed_cases_are_scaled_to_the_target(name, target, scaling, shapes):
+    from benchmarks import ops
+    (label, op), = ops.select(ops.entries(), [name])
+    case = ops.Planner(label, op).case(target)
+    assert (case.scaling, case.shapes) == (scaling, shapes)
+    if scaling != "fixed shape":
+        assert target / 1.1 < case.elements < target * 1.1
+
+
+def test_scaled_index_values_stay_in_their_range():
+    import numpy as np
+    from benchmarks import ops
+    from op_db import Arg
+    rng = np.random.default_rng(0)
+    index = ops.scaled_arg(Arg((), dtype="int64", values=[[0, 2], [1, 0]]), (40, 20), rng)
+    assert index.values.shape == (40, 20) and set(np.unique(index.values)) == {0, 1, 2}
+    mask = ops.scaled_arg(Arg((), dtype="bool", values=[True, False, False, False]), (1000,), rng)
+    assert mask.values.dtype == bool and 0.15 < mask.values.mean() < 0.35
