@@ -1,24 +1,26 @@
 """Every op of the op table (tests/op_db), ember beside torch: forward and forward+backward at
 three sizes, at 1 and 2 threads, in one process, the two libraries interleaved.
 
-Each entry is timed on one of its samples (the first whose tensor arguments are all random
-floats, else the first) with its tensor arguments rescaled so that the largest tensor, argument
+Each entry is timed on one of its samples (``template``: random float arguments and a dimension
+of 2 or more preferred) with its tensor arguments rescaled so that the largest tensor, argument
 or output, has about 16 elements (tiny: the per-call overhead), 65,536 (medium) or 4,194,304
-(large). Rescaling multiplies every dimension of every tensor argument by one factor (dimensions
-of 1 stay 1, so broadcasting partners stay partners and square matrices stay square); where torch
-refuses that, only the leading dimension of the largest argument (and the dimensions aligned with
-it) grows; where torch refuses that too, the sample's own shapes are timed once, marked "fixed
-shape". Integer and boolean arguments given by value are redrawn in their range for the new
-shape, float ones repeated. The op table's dtype for an entry is float32 where it has it (else
-its first). Forward+backward is the forward, then ``backward`` of the outputs the op table
-differentiates with its seeded gradients (``tests/op_db/cases.py``), gradients cleared between
-calls; entries without gradients are timed forward only.
+(large). Rescaling multiplies every dimension of 2 or more of every tensor argument by one factor
+(dimensions of 1 stay 1, so broadcasting partners stay partners and square matrices stay
+square); where torch refuses that, only the leading dimension of the largest argument (and the
+dimensions aligned with it) grows; then every dimension by a whole factor, with the shapes given
+as arguments (view's, expand's); where torch refuses all three, the sample's own shapes are
+timed once, as size "fixed". Integer and boolean arguments given by value are redrawn in their
+range for the new shape, float ones repeated. The dtype is float32 where the entry has it (else
+its first). forward+backward is the call, then ``backward`` of the outputs the op table
+differentiates with its seeded gradients (``tests/op_db/cases.py``), the leaves' gradients
+cleared after each call; entries without gradients are timed forward only.
 
 Times are medians over ``--repeats`` samples of each library in turn, a sample being enough
 calls to last 2 ms or more; at more than one thread a 5 ms pause comes before each sample. At
-the large size an op is not timed when its medium time predicts over a second a call (time x
-elements^1.5), and timed once when one call takes over a second. The table, sorted by
-ember/torch (the worst first), goes to stdout (``--limit`` rows) and whole to ``--out``.
+the large size an entry is not timed when its medium time predicts over PREDICT_LIMIT seconds a
+call (``_large_predictions``), and is timed by one call when a call takes over CALL_LIMIT. The
+table, sorted by ember/torch (the worst first), goes to stdout (``--limit`` rows) and whole to
+``--out``.
 
     python -m benchmarks.ops [--only NAME ...] [--sizes tiny medium large] [--threads 1 2]
         [--modes forward backward] [--repeats 5] [--out FILE] [--json FILE] [--limit N] [--list]
