@@ -159,21 +159,27 @@ def numpy_backward():
     return run
 
 
-def time_once(fn, inner):
+def time_once(fn, inner, per_call=N_OPS):
     start = time.perf_counter()
     for _ in range(inner):
         fn()
-    return (time.perf_counter() - start) / (inner * N_OPS) * 1e6
+    return (time.perf_counter() - start) / (inner * per_call) * 1e6
 
 
-def measure(cases, repeats, inner):
-    """Median µs/op of each case; the cases take turns within every repeat."""
-    for fn in cases.values():  # warm up
-        time_once(fn, inner)
+def measure(cases, repeats, inner, per_call=N_OPS, settle=0.0, warmup=True):
+    """Median µs/op of each case (``per_call`` ops a call); the cases take turns within every
+    repeat, after one untimed sample of each (``warmup``). ``inner`` is the calls per timed
+    sample: one count for all cases, or a dict with one per case. ``settle`` seconds of pause
+    come before each timed sample, so that worker threads left spinning by the case before are
+    idle again."""
+    counts = inner if isinstance(inner, dict) else dict.fromkeys(cases, inner)
+    for name, fn in cases.items() if warmup else ():
+        time_once(fn, counts[name], per_call)
     samples = {name: [] for name in cases}
     for _ in range(repeats):
         for name, fn in cases.items():
-            samples[name].append(time_once(fn, inner))
+            time.sleep(settle)
+            samples[name].append(time_once(fn, counts[name], per_call))
     return {name: statistics.median(s) for name, s in samples.items()}
 
 

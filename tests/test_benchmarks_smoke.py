@@ -1,6 +1,8 @@
 """Smoke test of the benchmark models (benchmarks/models.py): each model, built on ember and on
 torch from the same seed with torch's weights copied into ember, gives the same loss on a tiny
-batch, and after one training step (backward and optimizer step) still does. No timing."""
+batch, and after one training step (backward and optimizer step) still does. No timing. Then the
+benchmark scripts run on small settings: their tables have the rows and columns they should,
+and each program of benchmarks/programs/ trains under ember."""
 import math
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 torch = pytest.importorskip("torch")
 import ember  # noqa: E402
 from benchmarks.models import MODELS, copy_weights  # noqa: E402
+from benchmarks.programs import PROGRAMS  # noqa: E402
 
 TINY = {"mlp": {"batch": 4}, "lenet": {"batch": 4}, "resnet20": {"batch": 2},
         "mobilenetv2": {"batch": 2}, "lstm_lm": {"batch": 2, "seq": 5},
@@ -122,3 +125,92 @@ def test_onednn_layers_times_every_library_and_restores_the_size_rules():
     for times in results.values():
         assert all(times[name] > 0 for name in ("torch", choice.NUMPY, "ember"))
         assert times[choice.ONEDNN] > 0 or not choice.enabled(choice.ONEDNN)
+
+
+def test_op_speed_table_has_a_row_per_op_and_mode(tmp_path, capsys, ember_threads):
+    """benchmarks/ops.py on three entries at the tiny size: a timed row per entry and mode
+    (forward only for an entry without gradients), sorted by ratio, in the table and the JSON."""
+    import json
+    out, js = tmp_path / "ops.txt", tmp_path / "ops.json"
+    before = torch.get_num_threads()
+    try:
+        from benchmarks import ops  # benchmarks/overhead.py, which it imports, sets torch's threads
+        ops.main(["--only", "add", "--only", "sum", "--only", "argmax", "--sizes", "tiny", "--repeats", "1",
+                  "--threads", "1", "--out", str(out), "--json", str(js), "--limit", "2"])
+    finally:
+        torch.set_num_threads(before)
+    rows = json.loads(js.read_text())["rows"]
+    assert {(r["op"], r["mode"]) for r in rows} == {
+        ("add", "forward"), ("add", "forward+backward"), ("sum", "forward"), ("sum", "forward+backward"),
+        ("argmax", "forward")}
+    assert all(r["timed"] and r["ember_us"] > 0 and r["torch_us"] > 0 for r in rows)
+    assert all(r["size"] == "tiny" and r["threads"] == 1 and r["dtype"] == "float32" for r in rows)
+    assert [r["ratio"] for r in rows] == sorted((r["ratio"] for r in rows), reverse=True)
+    lines = out.read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:1] == ["ratio"])
+    assert lines[head].split() == ["ratio", "ember", "µs", "torch", "µs", "op", "mode", "size", "thr", "shapes",
+                                   "note"]
+    assert len(lines) == head + 2 + len(rows)
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == head + 2 + 2  # --limit 2
+
+
+@pytest.mark.parametrize("name, target, scaling, shapes", [
+    ("add", 65_536, "all dims", [(222, 295), (222, 295)]),
+    ("outer", 65_536, "all dims", [(222,), (296,)]),         # the output is the largest tensor
+    ("view", 65_536, "shape arguments", [(222, 296)]),       # view's shape argument grows too
+    ("cross", 65_536, "leading dim", [(21845, 3), (21845, 3)]),
+    ("linalg.cross", 65_536, "fixed shape", [(3,), (3,)]),
+])
+def test_op_speed_cases_are_scaled_to_the_target(name, target, scaling, shapes):
+    from benchmarks import ops
+    (label, op), = ops.select(ops.entries(), [name])
+    case = ops.Planner(label, op).case(target)
+    assert (case.scaling, case.shapes) == (scaling, shapes)
+    if scaling != "fixed shape":
+        assert target / 1.1 < case.elements < target * 1.1
+
+
+def test_scaled_index_values_stay_in_their_range():
+    import numpy as np
+    from benchmarks import ops
+    from op_db import Arg
+    rng = np.random.default_rng(0)
+    index = ops.scaled_arg(Arg((), dtype="int64", values=[[0, 2], [1, 0]]), (40, 20), rng)
+    assert index.values.shape == (40, 20) and set(np.unique(index.values)) == {0, 1, 2}
+    mask = ops.scaled_arg(Arg((), dtype="bool", values=[True, False, False, False]), (1000,), rng)
+    assert mask.values.dtype == bool and 0.15 < mask.values.mean() < 0.35
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_program_runs_under_ember(name):
+    """A program of benchmarks/programs/ trains 2 steps under ember, in its own process, to a
+    finite loss."""
+    from benchmarks.programs.__main__ import run_program
+    result = run_program(name, "ember", steps=2, timeout=120)
+    assert result["error"] is None, result["error"]
+    assert result["steps"] == 2 and math.isfinite(result["loss"])
+
+
+def test_programs_table_gives_ratios(monkeypatch, capsys, tmp_path):
+    """python -m benchmarks.programs: medians per library, ratios, and a failure reported."""
+    import json
+    from benchmarks.programs import __main__ as programs
+    walls = {("gpt_char", "ember"): iter([3.0, 5.0]), ("gpt_char", "torch"): iter([2.0, 2.0]),
+             ("names_mlp", "ember"): iter([2.0, 2.0]), ("names_mlp", "torch"): iter([1.0, 1.0]),
+             ("cnn_small", "torch"): iter([1.0, 1.0])}
+
+    def fake(name, lib, steps=None, timeout=None):
+        if name == "cnn_small" and lib == "ember":
+            return {"wall_s": 0.5, "error": "AttributeError: no such thing"}
+        wall = next(walls[name, lib])
+        return {"wall_s": wall, "train_s": wall / 2, "loss": 1.5, "steps": 7, "error": None}
+    monkeypatch.setattr(programs, "run_program", fake)
+    programs.main(["--only", "gpt_char", "names_mlp", "cnn_small", "--repeats", "2",
+                   "--json", str(tmp_path / "p.json")])
+    rows = {r["program"]: r for r in json.loads((tmp_path / "p.json").read_text())}
+    assert rows["gpt_char"]["ember_wall_s"] == 4.0 and rows["gpt_char"]["wall_ratio"] == 2.0
+    assert rows["names_mlp"]["train_ratio"] == 2.0
+    assert rows["cnn_small"]["wall_ratio"] is None and "AttributeError" in rows["cnn_small"]["ember_error"]
+    out = capsys.readouterr().out
+    assert "| gpt_char | 7 | 4.00 | 2.00 | 2.00 |" in out and "cnn_small under ember failed" in out

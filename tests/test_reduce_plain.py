@@ -384,3 +384,29 @@ def test_failed_reduction_leaves_input_unchanged():
     with pytest.raises(RuntimeError):
         ember.mean(e.long())
     np.testing.assert_array_equal(e.numpy(), before)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.sum(1, keepdims=True),
+    lambda lib, x: lib.sum(x, axis=0),
+    lambda lib, x: x.sum(axis=(0, 1), keepdims=True),
+    lambda lib, x: lib.mean(x, 1, keepdims=True),
+    lambda lib, x: x.mean(axis=-1),
+], ids=["sum_keepdims", "sum_axis", "sum_both", "mean_keepdims", "mean_axis"])
+def test_numpy_names_for_dim_and_keepdim(call):
+    """torch takes NumPy's ``axis`` and ``keepdims`` for ``dim`` and ``keepdim``."""
+    e, t = both([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], requires_grad=True)
+    got, expected = call(ember, e), call(torch, t)
+    assert tuple(got.shape) == tuple(expected.shape)
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    got.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy())
+
+
+def test_numpy_names_errors():
+    e = ember.ones(2, 3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axes'"):
+        e.sum(axes=1)
+    with pytest.raises(TypeError):
+        e.sum(0, axis=1)

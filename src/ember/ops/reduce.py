@@ -46,6 +46,21 @@ def _axis(dims, ndim):
     return dims[0] if len(dims) == 1 else dims
 
 
+def _numpy_names(dim, keepdim, names, op):
+    """``dim`` and ``keepdim`` where they were given by NumPy's names ``axis`` and ``keepdims``,
+    which torch accepts for them."""
+    for name, value in names.items():
+        if name == "axis":
+            if dim is not None:
+                raise TypeError(f"{op}() got multiple values for argument 'dim' (as 'axis')")
+            dim = value
+        elif name == "keepdims":
+            keepdim = value
+        else:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{name}'")
+    return dim, keepdim
+
+
 def _kept_shape(shape, dims):
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
@@ -132,10 +147,12 @@ class SumBackward1(Node):
         return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """Returns the sum of all elements of ``input``, or of each row over ``dim`` (an int or a
     tuple of ints; an empty tuple means all). Integer and bool inputs sum to int64; ``dtype``
-    casts the input before summing."""
+    casts the input before summing. ``axis`` and ``keepdims`` may name ``dim`` and ``keepdim``."""
+    if numpy_names:
+        dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "sum")
     data = input._data
     xp = namespace_of(data)
     np_dtype = _int_to_int64(data, dtype)
@@ -223,9 +240,12 @@ def _mean_input(op, data, dtype):
     return data
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     """Returns the mean of all elements of ``input``, or of each row over ``dim``; the input
-    must have a floating point or complex dtype (or ``dtype`` must name one)."""
+    must have a floating point or complex dtype (or ``dtype`` must name one). ``axis`` and
+    ``keepdims`` may name ``dim`` and ``keepdim``."""
+    if numpy_names:
+        dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
     data = _mean_input("mean", input._data, dtype)
     dims = _reduce_dims(dim, data.ndim)
     out = make(_mean_data(namespace_of(data), data, dims, keepdim))
