@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ember
-from ember._backend import choice, kernels
+from ember._backend import choice, im2col
 
 from test_conv_kernels import KERNEL_CASES, direct_conv
 
@@ -27,9 +27,9 @@ FUSED_CASES = [
 
 def separate(x, w, gy, stride, pads, dilation, groups):
     """(conv(x, w), its input gradient, its weight gradient) by the separate kernels."""
-    return (kernels.conv_forward(np, x, w, stride, pads, dilation, groups),
-            kernels.conv_input_grad(np, gy, w, x.shape[2:], stride, pads, dilation, groups),
-            kernels.conv_weight_grad(np, x, gy, w.shape[2:], stride, pads, dilation, groups))
+    return (im2col.conv_forward(np, x, w, stride, pads, dilation, groups),
+            im2col.conv_input_grad(np, gy, w, x.shape[2:], stride, pads, dilation, groups),
+            im2col.conv_weight_grad(np, x, gy, w.shape[2:], stride, pads, dilation, groups))
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-10), (np.float32, 2e-5)])
@@ -37,19 +37,19 @@ def separate(x, w, gy, stride, pads, dilation, groups):
                          FUSED_CASES + KERNEL_CASES)
 def test_fused_kernels_match_separate_kernels(x_shape, w_shape, stride, pads, dilation, groups,
                                               dtype, tol, monkeypatch):
-    monkeypatch.setattr(kernels, "COLUMN_BLOCK_BYTES", 1)  # blocks of one sample: the sums too
+    monkeypatch.setattr(im2col, "COLUMN_BLOCK_BYTES", 1)  # blocks of one sample: the sums too
     rng = np.random.default_rng(4)
     x = rng.standard_normal(x_shape).astype(dtype)
     w = rng.standard_normal(w_shape).astype(dtype)
     gy = rng.standard_normal(direct_conv(x, w, stride, pads, dilation, groups).shape).astype(dtype)
     y, gx, gw = separate(x, w, gy, stride, pads, dilation, groups)
-    both = kernels.conv_backward(np, x, gy, w, stride, pads, dilation, groups)
+    both = im2col.conv_backward(np, x, gy, w, stride, pads, dilation, groups)
     if both is not None:
         for got, want in zip(both, (gx, gw)):
             assert got.dtype == dtype and got.shape == want.shape and got.flags.c_contiguous
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
     # the backward of a transposed convolution: conv(x, w) and the weight gradient against gy
-    both_t = kernels.conv_forward_and_weight_grad(np, x, gy, w, stride, pads, dilation, groups)
+    both_t = im2col.conv_forward_and_weight_grad(np, x, gy, w, stride, pads, dilation, groups)
     if both_t is not None:
         for got, want in zip(both_t, (y, gw)):
             assert got.dtype == dtype and got.shape == want.shape and got.flags.c_contiguous
@@ -60,12 +60,12 @@ def test_fused_kernels_match_separate_kernels(x_shape, w_shape, stride, pads, di
 
 
 def test_fused_kernels_step_aside_when_switched_off(monkeypatch):
-    monkeypatch.setattr(kernels, "FUSED_BACKWARD", False)
+    monkeypatch.setattr(im2col, "FUSED_BACKWARD", False)
     x_shape, w_shape, stride, pads, dilation, groups = FUSED_CASES[0]
     x, w = np.ones(x_shape), np.ones(w_shape)
     gy = np.ones(direct_conv(x, w, stride, pads, dilation, groups).shape)
-    assert kernels.conv_backward(np, x, gy, w, stride, pads, dilation, groups) is None
-    assert kernels.conv_forward_and_weight_grad(np, x, gy, w, stride, pads, dilation,
+    assert im2col.conv_backward(np, x, gy, w, stride, pads, dilation, groups) is None
+    assert im2col.conv_forward_and_weight_grad(np, x, gy, w, stride, pads, dilation,
                                                 groups) is None
 
 
@@ -73,13 +73,13 @@ def test_fused_kernels_step_aside_when_switched_off(monkeypatch):
 def test_fused_kernels_on_an_empty_batch(x_shape, w_shape, stride, pads, dilation, groups):
     x, w = np.ones((0,) + x_shape[1:]), np.ones(w_shape)
     gy = np.ones((0,) + direct_conv(np.ones(x_shape), w, stride, pads, dilation, groups).shape[1:])
-    pairs = [kernels.conv_forward_and_weight_grad(np, x, gy, w, stride, pads, dilation, groups),
-             kernels.conv_backward(np, x, gy, w, stride, pads, dilation, groups)]
+    pairs = [im2col.conv_forward_and_weight_grad(np, x, gy, w, stride, pads, dilation, groups),
+             im2col.conv_backward(np, x, gy, w, stride, pads, dilation, groups)]
     for pair, first_shape in zip(pairs, (gy.shape, x.shape)):
         if pair is not None:
             assert pair[0].shape == first_shape
             assert pair[1].shape == w.shape and not pair[1].any()
-    gx = kernels.conv_input_grad(np, gy, w, x.shape[2:], stride, pads, dilation, groups)
+    gx = im2col.conv_input_grad(np, gy, w, x.shape[2:], stride, pads, dilation, groups)
     assert gx.shape == x.shape
 
 
@@ -146,14 +146,14 @@ def test_conv_gradients_on_onednn_match_torch(case, create_graph):
 @pytest.mark.parametrize("case", MODULE_CASES)
 def test_conv_gradients_match_torch(case, dtype, create_graph, fused, monkeypatch):
     """NumPy's path, with and without its fused backward kernels."""
-    monkeypatch.setattr(kernels, "FUSED_BACKWARD", fused)
+    monkeypatch.setattr(im2col, "FUSED_BACKWARD", fused)
     fused_calls = []
     for name in ("conv_backward", "conv_forward_and_weight_grad"):
-        def spy(*args, kernel=getattr(kernels, name)):
+        def spy(*args, kernel=getattr(im2col, name)):
             result = kernel(*args)
             fused_calls.append(result is not None)
             return result
-        monkeypatch.setattr(kernels, name, spy)
+        monkeypatch.setattr(im2col, name, spy)
     x_data, w_data, g_data = _case_data(case, dtype)
     want = _grads(torch, case, dtype, x_data, w_data, g_data, create_graph)
     with choice.only(choice.NUMPY):

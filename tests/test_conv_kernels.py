@@ -2,14 +2,14 @@
 import numpy as np
 import pytest
 
-from ember._backend import choice, depthwise, kernels
+from ember._backend import choice, depthwise, im2col
 
 # -- each fast path against the general one, and all against a direct sum over kernel offsets --
 
 def direct_conv(x, w, stride, pads, dilation, groups):
     """The convolution by its definition: a sum over kernel offsets of strided window views."""
     xpad = np.pad(x, ((0, 0), (0, 0)) + tuple(pads))
-    win = kernels.windows(np, xpad, w.shape[2:], stride, dilation)  # (N, C, *O, *K)
+    win = im2col.windows(np, xpad, w.shape[2:], stride, dilation)  # (N, C, *O, *K)
     n, c = x.shape[:2]
     cout, cg = w.shape[:2]
     nd = len(stride)
@@ -65,13 +65,13 @@ def set_paths(monkeypatch, which):
     """Sets every flag to its fast (``which`` 0) or general (1) value."""
     for name, values in FAST_PATH_FLAGS.items():
         module, _, attr = name.rpartition(".")
-        monkeypatch.setattr({"depthwise": depthwise, "": kernels}[module], attr, values[which])
+        monkeypatch.setattr({"depthwise": depthwise, "": im2col}[module], attr, values[which])
 
 
 def all_three(x, w, gy, stride, pads, dilation, groups):
-    return (kernels.conv_forward(np, x, w, stride, pads, dilation, groups),
-            kernels.conv_input_grad(np, gy, w, x.shape[2:], stride, pads, dilation, groups),
-            kernels.conv_weight_grad(np, x, gy, w.shape[2:], stride, pads, dilation, groups))
+    return (im2col.conv_forward(np, x, w, stride, pads, dilation, groups),
+            im2col.conv_input_grad(np, gy, w, x.shape[2:], stride, pads, dilation, groups),
+            im2col.conv_weight_grad(np, x, gy, w.shape[2:], stride, pads, dilation, groups))
 
 
 @pytest.mark.parametrize("x_shape, w_shape, stride, pads, dilation, groups", KERNEL_CASES)
@@ -105,7 +105,7 @@ def test_fast_kernels_keep_float32(monkeypatch):
     for x_shape, w_shape, stride, pads, dilation, groups in KERNEL_CASES:
         x = rng.standard_normal(x_shape, dtype=np.float32)
         w = rng.standard_normal(w_shape, dtype=np.float32)
-        y = kernels.conv_forward(np, x, w, stride, pads, dilation, groups)
+        y = im2col.conv_forward(np, x, w, stride, pads, dilation, groups)
         results = all_three(x, w, np.ones_like(y), stride, pads, dilation, groups)
         assert all(r.dtype == np.float32 for r in results)
 
@@ -144,9 +144,9 @@ def test_tiled_max_pool_matches_general_gather(shape, kernel, with_nan, monkeypa
 def test_flat_col2im_cases_take_the_flat_path(x_shape, w_shape, stride, pads, dilation, groups,
                                               monkeypatch):
     calls = []
-    flat = kernels._input_grad_flat
-    monkeypatch.setattr(kernels, "_input_grad_flat", lambda *a: calls.append(1) or flat(*a))
-    out = kernels._output_spatial(x_shape[2:], w_shape[2:], stride, pads, dilation)
+    flat = im2col._input_grad_flat
+    monkeypatch.setattr(im2col, "_input_grad_flat", lambda *a: calls.append(1) or flat(*a))
+    out = im2col._output_spatial(x_shape[2:], w_shape[2:], stride, pads, dilation)
     gy = np.ones((x_shape[0], w_shape[0]) + out)
-    kernels.conv_input_grad(np, gy, np.ones(w_shape), x_shape[2:], stride, pads, dilation, groups)
+    im2col.conv_input_grad(np, gy, np.ones(w_shape), x_shape[2:], stride, pads, dilation, groups)
     assert calls

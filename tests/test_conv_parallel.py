@@ -10,7 +10,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import ember
-from ember._backend import cblas, kernels, parallel
+from ember._backend import cblas, im2col, parallel
 
 from test_conv_fused_backward import FUSED_CASES
 from test_conv_kernels import KERNEL_CASES
@@ -22,8 +22,8 @@ needs_thread_control = pytest.mark.skipif(cblas.num_threads() is None,
 @pytest.fixture
 def two_blas_threads(monkeypatch, ember_threads):
     """ember on two threads and every kernel large enough to split."""
-    monkeypatch.setattr(kernels, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
-    monkeypatch.setattr(kernels, "PARALLEL_GENERAL_MIN_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(im2col, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(im2col, "PARALLEL_GENERAL_MIN_MULTIPLY_ADDS", 0)
     ember_threads(2)
     yield ember_threads
 
@@ -40,18 +40,18 @@ def all_kernels(x, w, gy, stride, pads, dilation, groups):
     """Every convolution kernel's result for these operands (None where a fused one has no
     path)."""
     args = (stride, pads, dilation, groups)
-    return (kernels.conv_forward(np, x, w, *args),
-            kernels.conv_input_grad(np, gy, w, x.shape[2:], *args),
-            kernels.conv_weight_grad(np, x, gy, w.shape[2:], *args),
-            kernels.conv_backward(np, x, gy, w, *args),
-            kernels.conv_forward_and_weight_grad(np, x, gy, w, *args) if groups == 1 else None)
+    return (im2col.conv_forward(np, x, w, *args),
+            im2col.conv_input_grad(np, gy, w, x.shape[2:], *args),
+            im2col.conv_weight_grad(np, x, gy, w.shape[2:], *args),
+            im2col.conv_backward(np, x, gy, w, *args),
+            im2col.conv_forward_and_weight_grad(np, x, gy, w, *args) if groups == 1 else None)
 
 
 def operands(x_shape, w_shape, stride, pads, dilation, groups, batch, dtype):
     rng = np.random.default_rng(batch)
     x = rng.standard_normal((batch,) + x_shape[1:]).astype(dtype)
     w = rng.standard_normal(w_shape).astype(dtype)
-    y = kernels.conv_forward(np, x, w, stride, pads, dilation, groups)
+    y = im2col.conv_forward(np, x, w, stride, pads, dilation, groups)
     return x, w, rng.standard_normal(y.shape).astype(dtype)
 
 
@@ -108,8 +108,8 @@ def test_one_sample_and_small_kernels_stay_serial(two_blas_threads, monkeypatch)
     x, w, gy = operands((1, 8, 6, 6), (8, 8, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1, 1,
                         np.float32)
     all_kernels(x, w, gy, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
-    monkeypatch.setattr(kernels, "PARALLEL_MIN_MULTIPLY_ADDS", 1 << 40)
-    monkeypatch.setattr(kernels, "PARALLEL_GENERAL_MIN_MULTIPLY_ADDS", 1 << 40)
+    monkeypatch.setattr(im2col, "PARALLEL_MIN_MULTIPLY_ADDS", 1 << 40)
+    monkeypatch.setattr(im2col, "PARALLEL_GENERAL_MIN_MULTIPLY_ADDS", 1 << 40)
     x, w, gy = operands((1, 8, 6, 6), (8, 8, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1, 4,
                         np.float32)
     all_kernels(x, w, gy, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
@@ -117,7 +117,7 @@ def test_one_sample_and_small_kernels_stay_serial(two_blas_threads, monkeypatch)
 
 @needs_thread_control
 def test_no_split_on_one_thread(monkeypatch, ember_threads):
-    monkeypatch.setattr(kernels, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(im2col, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
     ember_threads(1)
     assert not parallel.available() and cblas.num_threads() == 1
     assert parallel.run_parts([threading.get_ident, threading.get_ident]) == \
@@ -128,7 +128,7 @@ def test_no_split_without_blas_thread_control(monkeypatch, ember_threads):
     """Where OpenBLAS's thread count cannot be read and set, kernels run serially, and the
     results are the serial ones."""
     monkeypatch.setattr(cblas, "_THREAD_CONTROL", None)
-    monkeypatch.setattr(kernels, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(im2col, "PARALLEL_MIN_MULTIPLY_ADDS", 0)
     ember_threads(2)
     assert cblas.num_threads() is None and not cblas.set_num_threads(1)
     assert not parallel.available() and ember.get_num_threads() == 2

@@ -12,7 +12,7 @@ NumPy's GEMM lowering (``kernels``, which also serves CuPy):
 Arrays come and go in the inputs' dtype; NumPy computes float16/bfloat16 in float32 and rounds
 once (``widened``/``narrowed``), as torch's CPU kernels accumulate them.
 """
-from . import kernels, namespace_of, onednn
+from . import im2col, namespace_of, onednn
 from .choice import KernelChoice
 from .precision import narrowed, widened
 from .._memory_format import contiguous_format, copy_as, suggest
@@ -34,26 +34,26 @@ def _in_format_of(result, array):
 
 def _numpy_forward(x, w, bias, stride, pads, dilation, groups):
     xp = namespace_of(x)
-    y = kernels.conv_forward(xp, widened(x), widened(w), stride, pads, dilation, groups)
+    y = im2col.conv_forward(xp, widened(x), widened(w), stride, pads, dilation, groups)
     return _in_format_of(narrowed(_add_bias(y, bias), x.dtype), x)
 
 
 def _numpy_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups):
     xp = namespace_of(g)
-    gx = kernels.conv_input_grad(xp, widened(g), widened(w), tuple(in_spatial), stride, pads,
+    gx = im2col.conv_input_grad(xp, widened(g), widened(w), tuple(in_spatial), stride, pads,
                                  dilation, groups)
     return _in_format_of(narrowed(_add_bias(gx, bias), g.dtype), g)
 
 
 def _numpy_weight_grad(x, g, kernel, stride, pads, dilation, groups):
     xp = namespace_of(x)
-    gw = kernels.conv_weight_grad(xp, widened(x), widened(g), tuple(kernel), stride, pads,
+    gw = im2col.conv_weight_grad(xp, widened(x), widened(g), tuple(kernel), stride, pads,
                                   dilation, groups)
     return narrowed(gw, x.dtype)
 
 
 def _numpy_backward(x, g, w, stride, pads, dilation, groups):
-    pair = kernels.conv_backward(namespace_of(x), widened(x), widened(g), widened(w), stride,
+    pair = im2col.conv_backward(namespace_of(x), widened(x), widened(g), widened(w), stride,
                                  pads, dilation, groups)
     if pair is None:
         return (_numpy_input_grad(g, w, None, x.shape[2:], stride, pads, dilation, groups),
@@ -62,7 +62,7 @@ def _numpy_backward(x, g, w, stride, pads, dilation, groups):
 
 
 def _numpy_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups):
-    pair = kernels.conv_forward_and_weight_grad(namespace_of(gy), widened(gy), widened(g),
+    pair = im2col.conv_forward_and_weight_grad(namespace_of(gy), widened(gy), widened(g),
                                                 widened(w), stride, pads, dilation, groups)
     if pair is None:
         return (_numpy_forward(gy, w, None, stride, pads, dilation, groups),

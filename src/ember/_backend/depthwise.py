@@ -10,7 +10,7 @@ import functools
 import itertools
 import math
 
-from . import kernels
+from . import im2col
 
 # Depthwise convolutions whose per-channel matrix (input positions x output positions) has at
 # most this many entries (8x8 images and smaller) run as one batched GEMM with that matrix.
@@ -67,7 +67,7 @@ def _input_grad_as_forward(in_spatial, out, kernel, stride, pads, dilation):
     if not (DEPTHWISE_ROWS and INPUT_GRAD_AS_FORWARD and len(out) <= 2
             and all(s == 1 for s in stride)) or _dense(in_spatial, out):
         return None
-    return kernels._transposed_pads(in_spatial, out, kernel, pads, dilation)
+    return im2col._transposed_pads(in_spatial, out, kernel, pads, dilation)
 
 
 def _reversed(w):
@@ -84,7 +84,7 @@ def weight_grad(xp, x, gy, kernel, stride, pads, dilation):
 
 
 def _output_spatial(spatial, kernel, stride, pads, dilation):
-    return tuple(kernels.conv_output_size(s + lo + hi, k, st, d)
+    return tuple(im2col.conv_output_size(s + lo + hi, k, st, d)
                  for s, k, st, (lo, hi), d in zip(spatial, kernel, stride, pads, dilation))
 
 
@@ -408,7 +408,7 @@ def _depthwise_plan(xp, x_shape, kernel, out_spatial, stride, pads, dilation, dt
 
 def _depthwise_forward_taps(xp, x, w, stride, pads, dilation):
     """The depthwise convolution as a sum over kernel offsets of shifted window views."""
-    cols = kernels.windows(xp, kernels.pad_constant(xp, x, pads), w.shape[2:], stride, dilation)
+    cols = im2col.windows(xp, im2col.pad_constant(xp, x, pads), w.shape[2:], stride, dilation)
     y = 0
     for offset, wk in _depthwise_taps(w):
         y = y + cols[(Ellipsis,) + offset] * wk
@@ -419,13 +419,13 @@ def _depthwise_input_grad_taps(xp, gy, w, in_spatial, stride, pads, dilation):
     cols = xp.empty(gy.shape[:2] + w.shape[2:] + gy.shape[2:], dtype=gy.dtype)
     for offset, wk in _depthwise_taps(w):
         xp.multiply(gy, wk, out=cols[(slice(None), slice(None)) + offset])
-    return xp.ascontiguousarray(kernels.col2im(xp, cols, in_spatial, stride, pads, dilation))
+    return xp.ascontiguousarray(im2col.col2im(xp, cols, in_spatial, stride, pads, dilation))
 
 
 def _depthwise_weight_grad_taps(xp, x, gy, kernel, stride, pads, dilation):
-    cols = kernels.windows(xp, kernels.pad_constant(xp, x, pads), kernel, stride, dilation)
+    cols = im2col.windows(xp, im2col.pad_constant(xp, x, pads), kernel, stride, dilation)
     gw = xp.empty((gy.shape[1], 1) + kernel, dtype=gy.dtype)
     axes = (0,) + tuple(range(2, gy.ndim))
-    for offset in kernels._kernel_offsets(kernel):
+    for offset in im2col._kernel_offsets(kernel):
         gw[(slice(None), 0) + offset] = (cols[(Ellipsis,) + offset] * gy).sum(axes)
     return gw

@@ -17,7 +17,7 @@ import math
 
 from ... import _dtype
 from ... import _memory_format as _mf
-from ..._backend import convolution, kernels, onednn
+from ..._backend import convolution, im2col, onednn
 from ..._backend.choice import KernelChoice
 from ...ops._common import Node, Tensor, _type_word, grad_state, make, namespace_of, record
 from .conv import _Geometry, _conv_transpose, tuple_arg
@@ -93,7 +93,7 @@ def _scatter_flat(values, indices, out_shape, node_cls, unique=False):
     (``unique``: no index repeats within a row)."""
     xp = namespace_of(values._data)
     size = math.prod(out_shape[2:])
-    data = kernels.scatter_add_flat(xp, values._data, indices._data, size, unique)
+    data = im2col.scatter_add_flat(xp, values._data, indices._data, size, unique)
     out = make(data.reshape(out_shape))
     node = record(node_cls, (values,), out)
     if node is not None:
@@ -142,7 +142,7 @@ def _window_max(xp, data, coords, padded_sizes, pads):
     sizes = data.shape[2:]
     if any(lo or hi for lo, hi in pads):
         low = -xp.inf if floating else xp.iinfo(data.dtype).min
-        data = kernels.pad_constant(xp, data, pads, low)
+        data = im2col.pad_constant(xp, data, pads, low)
     positions = _flat_positions(xp, coords, padded_sizes)
     out_spatial = positions.shape[:nd]
     positions = positions.reshape(math.prod(out_spatial), -1)
@@ -377,7 +377,7 @@ _max_pool = KernelChoice("max pooling", onednn=_onednn_max_pool, numpy=_numpy_ma
 def _numpy_max_pool_backward(grad, workspace, window):
     indices = window.indices(workspace)
     size = math.prod(window.in_shape[2:])
-    gx = kernels.scatter_add_flat(namespace_of(grad), grad, indices, size, window.disjoint())
+    gx = im2col.scatter_add_flat(namespace_of(grad), grad, indices, size, window.disjoint())
     return _in_format(gx.reshape(window.in_shape), window.fmt)
 
 

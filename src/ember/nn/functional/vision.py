@@ -8,7 +8,7 @@ every tensor argument.
 """
 import math
 
-from ..._backend import kernels
+from ..._backend import im2col
 from ...ops._common import Node, make, namespace_of, record
 from .conv import tuple_arg
 from ...amp.policy import autocast_policy
@@ -307,7 +307,7 @@ class Col2ImBackward0(Node):
 def _unfold(input, kernel, dilation, padding, stride):
     xp = namespace_of(input._data)
     pads = tuple((p, p) for p in padding)
-    cols = kernels.windows(xp, kernels.pad_constant(xp, input._data, pads), kernel, stride, dilation)
+    cols = im2col.windows(xp, im2col.pad_constant(xp, input._data, pads), kernel, stride, dilation)
     n, c = cols.shape[:2]
     nd = len(kernel)
     order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
@@ -322,12 +322,12 @@ def _unfold(input, kernel, dilation, padding, stride):
 def _fold(input, output_size, kernel, dilation, padding, stride):
     xp = namespace_of(input._data)
     nd = len(kernel)
-    out_blocks = tuple(kernels.conv_output_size(output_size[i] + 2 * padding[i], kernel[i],
+    out_blocks = tuple(im2col.conv_output_size(output_size[i] + 2 * padding[i], kernel[i],
                                                 stride[i], dilation[i]) for i in range(nd))
     n = input.shape[0]
     c = input.shape[1] // math.prod(kernel)
     cols = input._data.reshape((n, c) + tuple(kernel) + out_blocks)
-    data = kernels.col2im(xp, cols, tuple(output_size), stride,
+    data = im2col.col2im(xp, cols, tuple(output_size), stride,
                           tuple((p, p) for p in padding), dilation)
     out = make(xp.ascontiguousarray(data))
     node = record(Col2ImBackward0, (input,), out)
@@ -360,7 +360,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     stride, output_size = tuple_arg(stride, 2, "stride"), tuple_arg(output_size, 2, "output_size")
     unbatched = input.dim() == 2
     x = input.unsqueeze(0) if unbatched else input
-    blocks = math.prod(kernels.conv_output_size(output_size[i] + 2 * padding[i], kernel[i],
+    blocks = math.prod(im2col.conv_output_size(output_size[i] + 2 * padding[i], kernel[i],
                                                 stride[i], dilation[i]) for i in range(2))
     if x.shape[1] % math.prod(kernel):
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of "
