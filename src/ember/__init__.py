@@ -39,7 +39,7 @@ from .ops.compare import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.index import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
-from .ops.decomp import *  # noqa: F403
+from .ops.matrix_decompositions import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
 

@@ -1,6 +1,6 @@
 """``ember.linalg``: linear algebra with gradients, as ``torch.linalg``.
 
-Decompositions and the ops with their own backward live in ``ember.ops.decomp``; the norms,
+Decompositions and the ops with their own backward live in ``ember.ops.matrix_decompositions``; the norms,
 powers, ranks, least squares and products here are composed of those and of other ember ops,
 so their gradients (and higher-order ones) come from the parts.
 """
@@ -8,8 +8,8 @@ import math
 
 from . import _dtype
 from .ops._common import check_tensor, make, namespace_of, wrap_dim
-from .ops import decomp as _decomp
-from .ops.decomp import (
+from .ops import matrix_decompositions as _decomp
+from .ops.matrix_decompositions import (
     LinAlgError, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
 )
 from .ops.reduce import _vector_norm

@@ -10,13 +10,13 @@
   shape      cat, stack, flip, roll, repeat, tile, tril, triu, ...
   index      advanced indexing and __setitem__
   linalg     matmul family, einsum, tensordot
-  decomp     decompositions with gradients (inv, det, solve, cholesky, qr, svd, eigh, ...)
+  matrix_decompositions
+             inv, det, solve, cholesky, qr, svd, eigh, ... with gradients
   random     Generator and samplers
   creation   tensor, zeros, arange, linspace, eye, ...
   convert    clone, contiguous, to, type conversions
 """
-from . import (  # noqa: F401
-    compare, convert, creation, decomp, index, linalg, pointwise, random, reduce, shape, sort,
-    ternary, unary,
-    view,
+from . import (  # noqa: F401 (the order is the order of attaching Tensor methods)
+    compare, convert, creation, matrix_decompositions, index, linalg, pointwise, random, reduce,
+    shape, sort, ternary, unary, view,
 )

@@ -936,7 +936,7 @@ def _first_dim_of_size_3(input, other):
 def cross(input, other, dim=None, *, out=None):
     """The cross product of the 3-vectors of ``input`` and ``other`` along ``dim`` (the first
     dim of size 3 when ``dim`` is None, deprecated), broadcasting the other dims."""
-    from .decomp import linalg_cross
+    from .matrix_decompositions import linalg_cross
     if dim is None:
         dim = _first_dim_of_size_3(input, other)
     return _into(out, linalg_cross(input, other, dim=dim))
