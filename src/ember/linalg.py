@@ -138,8 +138,8 @@ def _singular_sizes(A, hermitian):
     data = A._data
     xp = namespace_of(data)
     if hermitian:
-        return xp.abs(xp.linalg.eigvalsh(data))
-    return xp.linalg.svd(data, compute_uv=False)
+        return xp.abs(_decomp.eigh_arrays(data, eigenvectors=False))
+    return _decomp.svd_arrays(data, compute_uv=False)
 
 
 def _check_float_double_or_complex(A):
@@ -192,7 +192,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     solution = pinv(A, rtol=rcond) @ B2
     data, xp = A._data, namespace_of(A._data)
-    sizes = xp.linalg.svd(data, compute_uv=False)
+    sizes = _decomp.svd_arrays(data, compute_uv=False)
     rank = (sizes > _decomp.tolerance(xp, sizes.max(-1, initial=0), data.shape, data.dtype, None,
                                       rcond)[..., None]).sum(-1)
     residuals = xp.zeros((0,), dtype=data.dtype)

@@ -558,9 +558,44 @@ def linalg_svd_fn(A, full_matrices=True, *, driver=None, out=None):
     return linalg_svd(*_svd(A, full_matrices))
 
 
+def svd_arrays(data, full_matrices=False, compute_uv=True):
+    """The backend's SVD of ``data`` (a batch of matrices), with torch's LinAlgError for a
+    matrix holding NaN. A matrix holding an infinity (and no NaN) gets NaN factors without
+    LAPACK, whose SVD can loop forever on one (OpenBLAS's dbdsqr)."""
+    xp = namespace_of(data)
+    finite = xp.isfinite(data).all(axis=(-2, -1))
+    if bool(finite.all()):
+        return xp.linalg.svd(data, full_matrices=full_matrices, compute_uv=compute_uv)
+    nan = xp.isnan(data).any(axis=(-2, -1)).reshape(-1)
+    if bool(nan.any()):
+        raise LinAlgError(f"linalg.svd: {_batch_prefix(data, _first_nonzero(nan))}The algorithm "
+                          "failed to converge because the input matrix contained non-finite values.")
+    safe = xp.where(finite[..., None, None], data, 0)
+    result = xp.linalg.svd(safe, full_matrices=full_matrices, compute_uv=compute_uv)
+    if not compute_uv:
+        return xp.where(finite[..., None], result, xp.nan).astype(result.dtype, copy=False)
+    return tuple(xp.where(finite[..., None, None] if r.ndim == data.ndim else finite[..., None], r, xp.nan)
+                 .astype(r.dtype, copy=False) for r in result)
+
+
+def eigh_arrays(data, UPLO="L", eigenvectors=True):
+    """The backend's ``eigh`` (``eigvalsh``) of ``data``, with torch's LinAlgError where it
+    does not converge (NaN in the triangle read, for one)."""
+    xp = namespace_of(data)
+    try:
+        if eigenvectors:
+            return xp.linalg.eigh(data, UPLO=UPLO)
+        return xp.linalg.eigvalsh(data, UPLO=UPLO)
+    except np.linalg.LinAlgError:
+        bad = ~xp.isfinite(xp.tril(data) if UPLO == "L" else xp.triu(data)).all(axis=(-2, -1))
+        raise LinAlgError(f"linalg.eigh: {_batch_prefix(data, _first_nonzero(bad.reshape(-1)))}The "
+                          "algorithm failed to converge because the input matrix is ill-conditioned "
+                          "or has too many repeated eigenvalues.") from None
+
+
 def _svd(A, full_matrices):
     data = A._data
-    u, s, vh = namespace_of(data).linalg.svd(data, full_matrices=full_matrices)
+    u, s, vh = svd_arrays(data, full_matrices=full_matrices)
     U, S, Vh = make(u), make(s), make(vh)
     node = record(LinalgSvdBackward0, (A,), U)
     if node is not None:
@@ -577,7 +612,7 @@ def svdvals(A, *, driver=None, out=None):
     data = A._data
     if A._requires_grad and grad_state.grad_enabled:
         return _svd(A, False)[1]
-    return make(namespace_of(data).linalg.svd(data, compute_uv=False))
+    return make(svd_arrays(data, compute_uv=False))
 
 
 @autocast_policy("fp32")
@@ -626,7 +661,7 @@ def _check_uplo(UPLO):
 
 def _eigh(A, UPLO):
     data = A._data
-    w, v = namespace_of(data).linalg.eigh(data, UPLO=UPLO)
+    w, v = eigh_arrays(data, UPLO)
     L, V = make(w), make(v)
     node = record(LinalgEighBackward0, (A,), L)
     if node is not None:
@@ -658,7 +693,7 @@ def eigvalsh(A, UPLO="L", *, out=None):
     if A._requires_grad and grad_state.grad_enabled:
         return _eigh(A, UPLO)[0]
     data = A._data
-    return make(namespace_of(data).linalg.eigvalsh(data, UPLO=UPLO))
+    return make(eigh_arrays(data, UPLO, eigenvectors=False))
 
 
 # ----------------------------------------------------------------------------------------
@@ -711,13 +746,13 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None, rcond=None):
         rtol = rcond
     xp = namespace_of(data)
     if hermitian:
-        w, v = xp.linalg.eigh(data)
+        w, v = eigh_arrays(data)
         size = xp.abs(w)
         tol = tolerance(xp, size.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
         inv_w = xp.where(size > tol[..., None], 1 / xp.where(size == 0, 1, w), 0).astype(data.dtype)
         result = (v * inv_w[..., None, :]) @ xp.swapaxes(v, -1, -2)
     else:
-        u, s, vh = xp.linalg.svd(data, full_matrices=False)
+        u, s, vh = svd_arrays(data)
         tol = tolerance(xp, s.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
         inv_s = xp.where(s > tol[..., None], 1 / xp.where(s == 0, 1, s), 0).astype(data.dtype)
         result = (xp.swapaxes(vh, -1, -2) * inv_s[..., None, :]) @ xp.swapaxes(u, -1, -2)
