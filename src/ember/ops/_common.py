@@ -362,7 +362,9 @@ def write_out(result, out):
         raise RuntimeError(f"result type {_type_word(rd.dtype)} can't be cast to the desired output "
                            f"type {_type_word(od.dtype)}")
     xp = namespace_of(od)
-    if od.shape != rd.shape:
+    if od.shape == rd.shape:
+        check_inplace(out)   # an expanded out would be written more than once per element
+    else:
         if od.size:
             import warnings
             warnings.warn(
