@@ -789,10 +789,12 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     if a.shape[d] != 3 or b.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
+    from .shape import _broadcast_pair
+    _broadcast_pair(a.shape, b.shape)
+    if a.dtype == np.bool_:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     if a.dtype != b.dtype:
-        from .._dtype import result_type_of
-        common = result_type_of(input, other).np
-        a, b = a.astype(common), b.astype(common)
+        raise RuntimeError(f"expected scalar type {_type_word(a.dtype)} but found {_type_word(b.dtype)}")
     result = make(namespace_of(a).cross(a, b, axis=d))
     node = record(LinalgCrossBackward0, (input, other), result)
     if node is not None:
