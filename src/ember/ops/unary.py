@@ -14,6 +14,7 @@ from ._common import (
     Node, Tensor, apply_inplace, check_inplace, finish_inplace, float_array, grad_state, make,
     method, namespace_of, raw_arrays, record,
 )
+from ._common import _type_word
 
 __all__ = []
 
@@ -43,8 +44,20 @@ class _UnaryNode(Node):
         return (self.formula(grad, x, y),)
 
 
-def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok=True,
-           exported=True, arithmetic=False):
+def _not_implemented(kernel):
+    """torch's error for a dtype its kernel ``kernel`` has no loop for (a factory of it)."""
+    return lambda dt: NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dt)}'")
+
+
+def _refused(refuse, dtype):
+    """Raise the error ``refuse`` (dtype kinds -> error factory) gives for ``dtype``, if any."""
+    for kinds, error in refuse.items():
+        if dtype.kind in kinds:
+            raise error(dtype)
+
+
+def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, refuse=None,
+           exported=True, arithmetic=False, refuse_inplace=None):
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (_UnaryNode,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None,
                      "saves": saves, "arithmetic": arithmetic})
@@ -65,9 +78,9 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         data = input._data
+        if refuse:
+            _refused(refuse, data.dtype)
         if float_op and data.dtype.kind in "biu":
-            if not int_ok:
-                raise RuntimeError(f"{name} is not implemented for integer or bool tensors")
             data = float_array(data)
         res = make(forward(namespace_of(data), data))
         if input._requires_grad and grad_state.grad_enabled:
@@ -83,6 +96,10 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok
         return res
 
     def op_(self):
+        if refuse:
+            _refused(refuse, self._data.dtype)
+        if refuse_inplace:
+            _refused(refuse_inplace, self._data.dtype)
         if float_op and self._data.dtype.kind in "biu":
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
                                f"{_int_word(self)}")
@@ -107,7 +124,6 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok
 
 
 def _int_word(t):
-    from ._common import _type_word
     return _type_word(t._data.dtype)
 
 
@@ -134,8 +150,10 @@ log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), 
 sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), "result",
               arithmetic=True)
 rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), "result")
-square = _unary("square", lambda xp, x: xp.square(x), lambda g, x, y: g * 2 * x, float_op=False,
-                node_name="PowBackward0", arithmetic=True)
+square = _unary("square", lambda xp, x: xp.square(x) if x.dtype.kind != "b" else x.astype("int64"),
+                lambda g, x, y: g * 2 * x, float_op=False, node_name="PowBackward0", arithmetic=True,
+                refuse_inplace={"b": lambda dt: RuntimeError(
+                    "result type Long can't be cast to the desired output type Bool")})
 reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "result",
                     arithmetic=True)
 sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos())
@@ -155,24 +173,46 @@ atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x 
                arithmetic=True)
 sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda g, x, y: g * y * (1 - y), "result",
                  arithmetic=True)
-erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp())
-erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp())
-erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "result")
-lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma())
-digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x))
-abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False)
-sign = _unary("sign", lambda xp, x: xp.sign(x), lambda g, x, y: g * 0, "", float_op=False,
-              arithmetic=True)
+erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp(),
+             refuse={"c": _not_implemented("erf_vml_cpu")})
+erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp(),
+              refuse={"c": _not_implemented("erfc_vml_cpu")})
+erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "result",
+                refuse={"c": _not_implemented("erfinv_vml_cpu")})
+lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
+                refuse={"c": _not_implemented("lgamma_vml_cpu")})
+digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x),
+                 refuse={"c": _not_implemented("digamma")})
+abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False,
+             refuse={"b": _not_implemented("abs_cpu")},
+             refuse_inplace={"c": lambda dt: RuntimeError("In-place abs is not supported for complex tensors.")})
+sign = _unary("sign", lambda xp, x: xp.sign(x) if x.dtype.kind != "b" else x.copy(), lambda g, x, y: g * 0,
+              "", float_op=False, arithmetic=True,
+              refuse={"c": lambda dt: NotImplementedError(
+                  "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                  "torch.sgn instead.")})
+
+
+def _rounding(name):
+    """What torch's floor, ceil and trunc refuse: bool (their vectorized kernel has no loop for
+    it) and complex."""
+    return {"b": _not_implemented(f"{name}_vml_cpu"),
+            "c": lambda dt: NotImplementedError(f"{name} is not supported for complex inputs")}
+
+
 floor = _unary("floor", lambda xp, x: xp.floor(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
+               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("floor"))
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x) if x.dtype.kind not in "biu" else x.copy(),
-              lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
+              lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("ceil"))
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
-frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "", int_ok=False)
+               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("trunc"))
+frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "",
+              refuse={"biuc": _not_implemented("frac_cpu")})
 
 
 def _sigmoid(xp, x):
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
     # 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: exp never overflows
     e = xp.exp(-xp.abs(x))
     out = xp.where(x >= 0, e.dtype.type(1), e)
@@ -258,6 +298,9 @@ class RoundBackward1(_ZeroGradUnary):
 
 def _round_forward(x, decimals=0):
     xp = namespace_of(x)
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"\"{'round_vml_cpu' if decimals == 0 else 'round_cpu'}\" not "
+                                  f"implemented for '{_type_word(x.dtype)}'")
     if x.dtype.kind in "biu":
         if x.dtype.kind == "b":
             kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"
@@ -307,6 +350,8 @@ class LogitBackward0(Node):
 
 
 def _logit_forward(x, eps=None):
+    if x.dtype.kind == "c":
+        raise _not_implemented("logit_cpu")(x.dtype)
     xp = namespace_of(x)
     x = float_array(x)
     if eps is not None:
@@ -383,11 +428,15 @@ def _int_word_of(data):
 
 # -- predicates: bool results, no gradient -------------------------------------------------------
 
-def _predicate(name, on_float, on_int, doc):
-    """``on_float(xp, x)`` for floating inputs; ``on_int(xp, x)`` for integer and bool ones."""
+def _predicate(name, on_float, on_int, doc, on_complex=None):
+    """``on_float(xp, x)`` for floating inputs; ``on_int(xp, x)`` for integer and bool ones;
+    ``on_complex``, the error torch raises for complex ones (they are computed as floats
+    without it)."""
     def op(input, *, out=None):
         _unary_arg(input, name)
         data = input._data
+        if on_complex is not None and data.dtype.kind == "c":
+            raise on_complex
         xp = namespace_of(data)
         res = make(on_int(xp, data) if data.dtype.kind in "biu" else on_float(xp, data))
         return _finish(res, out)
@@ -410,10 +459,13 @@ isnan = _predicate("isnan", lambda xp, x: xp.isnan(x), _all(False),
 isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), _all(False),
                    "Returns a bool tensor telling whether each element is infinite.")
 isposinf = _predicate("isposinf", lambda xp, x: x == math.inf, _all(False),
-                      "Returns a bool tensor telling whether each element is positive infinity.")
+                      "Returns a bool tensor telling whether each element is positive infinity.",
+                      RuntimeError("isposinf does not support complex inputs."))
 isneginf = _predicate("isneginf", lambda xp, x: x == -math.inf, _all(False),
-                      "Returns a bool tensor telling whether each element is negative infinity.")
+                      "Returns a bool tensor telling whether each element is negative infinity.",
+                      RuntimeError("isneginf does not support complex inputs."))
 signbit = _predicate("signbit", lambda xp, x: xp.signbit(x), lambda xp, x: x < 0,
-                     "Returns a bool tensor telling whether each element has its sign bit set.")
+                     "Returns a bool tensor telling whether each element has its sign bit set.",
+                     NotImplementedError("signbit is not implemented for complex tensors."))
 
 __all__ += ["round", "logit", "nan_to_num"]
