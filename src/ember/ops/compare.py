@@ -79,10 +79,12 @@ def _inplace(self, other, op, kernel, node_cls):
 
 # -- comparisons ----------------------------------------------------------------------------
 
-def _comparison(name, ufunc_name, symbol, aliases=()):
+def _comparison(name, ufunc_name, symbol, aliases=(), ordering=True):
     node_cls = _zero_grad_node(f"{name.capitalize()}Backward0")
 
     def kernel(a, b):
+        if ordering and a.dtype.kind == "c":   # complex numbers have no order
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_word(a.dtype)}'")
         return getattr(namespace_of(a), ufunc_name)(a, b)
 
     def op(input, other, *, out=None):
@@ -107,8 +109,8 @@ def _comparison(name, ufunc_name, symbol, aliases=()):
     return op, operator
 
 
-eq, _eq_op = _comparison("eq", "equal", "==")
-ne, _ne_op = _comparison("ne", "not_equal", "!=", ("not_equal",))
+eq, _eq_op = _comparison("eq", "equal", "==", ordering=False)
+ne, _ne_op = _comparison("ne", "not_equal", "!=", ("not_equal",), ordering=False)
 lt, _lt_op = _comparison("lt", "less", "<", ("less",))
 le, _le_op = _comparison("le", "less_equal", "<=", ("less_equal",))
 gt, _gt_op = _comparison("gt", "greater", ">", ("greater",))

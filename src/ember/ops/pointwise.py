@@ -328,9 +328,9 @@ def div(input, other, *, rounding_mode=None, out=None):
             b_grad = other._requires_grad
             node.save(input if b_grad else None, other, res if b_grad else None)
     elif rounding_mode == "trunc":
-        res = _binary("div", _trunc_divide, DivBackward1, input, other, "")
+        res = _binary("div", _div_trunc_kernel, DivBackward1, input, other, "")
     elif rounding_mode == "floor":
-        res = _binary("div", _floor_divide, DivBackward1, input, other, "")
+        res = _binary("div", _div_floor_kernel, DivBackward1, input, other, "")
     else:
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     return _maybe_out(res, out)
@@ -592,7 +592,8 @@ def _not_implemented(kernel, np_dtype):
 def float_arrays(a, b):
     """Operands of a float op: like ``arrays_for``, but integer and bool operands become the
     default float dtype first (so a negative number stays negative next to a uint8 tensor)."""
-    if _dtype.result_type_of(a, b).is_floating_point:
+    common = _dtype.result_type_of(a, b)
+    if common.is_floating_point or common.is_complex:
         return arrays_for(a, b)
     d = _dtype.get_default_dtype().np
     return a._data.astype(d), (b._data.astype(d) if isinstance(b, Tensor) else b)
@@ -619,6 +620,21 @@ def _no_bool(kernel_name, fn):
             raise _not_implemented(kernel_name, x.dtype)
         return fn(x, y)
     return kernel
+
+
+def _no_complex(kernel_name, fn, message=None):
+    """``fn``, refusing complex operands as torch does: its kernel ``kernel_name`` has no
+    complex loop (NotImplementedError), or a RuntimeError with ``message``."""
+    def kernel(x, y):
+        dtype = x.dtype if x.dtype.kind == "c" else getattr(y, "dtype", x.dtype)
+        if dtype.kind == "c":
+            raise RuntimeError(message) if message else _not_implemented(kernel_name, dtype)
+        return fn(x, y)
+    return kernel
+
+
+_div_trunc_kernel = _no_complex("div_trunc_cpu", _no_bool("div_trunc_cpu", _trunc_divide))
+_div_floor_kernel = _no_complex("div_floor_cpu", _no_bool("div_floor_cpu", _floor_divide))
 
 
 def _int_checked(ufunc_name):
@@ -650,7 +666,7 @@ class Atan2Backward0(_BinaryNode):
                 self.reduce(scale * -a, 1) if self.needs(1) else None)
 
 
-_atan2_kernel = _ufunc("arctan2")
+_atan2_kernel = _no_complex("atan2_cpu", _ufunc("arctan2"))
 
 
 def atan2(input, other, *, out=None):
@@ -681,7 +697,7 @@ class FmodBackward1(_BinaryNode):
                 self.reduce(-grad * a.div(b, rounding_mode="trunc"), 1) if self.needs(1) else None)
 
 
-_fmod_kernel = _no_bool("fmod_cpu", _int_checked("fmod"))
+_fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _int_checked("fmod")))
 
 
 def fmod(input, other, *, out=None):
@@ -709,7 +725,7 @@ class RemainderBackward1(_BinaryNode):
                 self.reduce(-grad * a.div(b, rounding_mode="floor"), 1) if self.needs(1) else None)
 
 
-_remainder_kernel = _no_bool("remainder_cpu", _int_checked("remainder"))
+_remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu", _int_checked("remainder")))
 
 
 def remainder(input, other, *, out=None):
@@ -740,7 +756,7 @@ def _not_implemented_node(op_name):
 
 _FloorDivideBackward = _not_implemented_node("floor_divide")
 _RemainderScalarBackward = _not_implemented_node("remainder")
-_floor_divide_kernel = _no_bool("div_floor_cpu", _floor_divide)
+_floor_divide_kernel = _no_complex("div_floor_cpu", _no_bool("div_floor_cpu", _floor_divide))
 
 
 def floor_divide(input, other, *, out=None):
@@ -762,7 +778,7 @@ class HypotBackward0(_BinaryNode):
                 self.reduce(scale * b, 1) if self.needs(1) else None)
 
 
-_hypot_kernel = _float_only_kernel("hypot", "hypot_cpu")
+_hypot_kernel = _no_complex("hypot_cpu", _float_only_kernel("hypot", "hypot_cpu"))
 
 
 def hypot(input, other, *, out=None):
@@ -790,8 +806,15 @@ class Logaddexp2Backward0(_BinaryNode):
                 self.reduce(grad / (1 + (a - b).exp2()), 1) if self.needs(1) else None)
 
 
-_logaddexp_kernel = _float_only_kernel("logaddexp", "logaddexp_cpu")
-_logaddexp2_kernel = _float_only_kernel("logaddexp2", "logaddexp2_cpu")
+_logaddexp_real = _float_only_kernel("logaddexp", "logaddexp_cpu")
+_logaddexp2_kernel = _no_complex("logaddexp2_cpu", _float_only_kernel("logaddexp2", "logaddexp2_cpu"))
+
+
+def _logaddexp_kernel(x, y):
+    if x.dtype.kind == "c":   # NumPy's logaddexp has no complex loop; torch's has
+        xp = namespace_of(x)
+        return xp.log(xp.exp(x) + xp.exp(y))
+    return _logaddexp_real(x, y)
 
 
 def logaddexp(input, other, *, out=None):
@@ -838,7 +861,7 @@ def _copysign_self_grad(grad, a, out):
     return grad * where(a == 0, 0.0, out / a)
 
 
-_copysign_kernel = _ufunc("copysign")
+_copysign_kernel = _no_complex("copysign_cpu", _ufunc("copysign"))
 
 
 def copysign(input, other, *, out=None):
@@ -896,8 +919,9 @@ def _pick_grad(node, grad, to_a):
             node.reduce(where(to_a, 0.0, grad), 1) if node.needs(1) else None)
 
 
-_maximum_kernel, _minimum_kernel = _ufunc("maximum"), _ufunc("minimum")
-_fmax_kernel, _fmin_kernel = _ufunc("fmax"), _ufunc("fmin")
+_maximum_kernel, _minimum_kernel, _fmax_kernel, _fmin_kernel = (
+    _no_complex(None, _ufunc(name), f"{name} not implemented for complex tensors.")
+    for name in ("maximum", "minimum", "fmax", "fmin"))
 
 
 def maximum(input, other, *, out=None):
@@ -957,13 +981,16 @@ class XlogyBackward2(_BinaryNode):
         return self.reduce(grad * xlogy(a != 0, self.scalar), 0), None
 
 
-def _xlogy_kernel(x, y):
+def _xlogy_real(x, y):
     """``x * log(y)``, 0 where x is 0 unless y is NaN."""
     xp = namespace_of(x)
     if not hasattr(y, "dtype"):
         y = xp.asarray(y, dtype=x.dtype)
     out = x * xp.log(y)
     return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype, copy=False)
+
+
+_xlogy_kernel = _no_complex("xlogy_cpu", _xlogy_real)
 
 
 def xlogy(input, other, *, out=None):
