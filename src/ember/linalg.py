@@ -7,7 +7,7 @@ so their gradients (and higher-order ones) come from the parts.
 import math
 
 from . import _dtype
-from .ops._common import check_tensor, make, namespace_of, wrap_dim
+from .ops._common import check_tensor, make, namespace_of, with_out, wrap_dim
 from .ops import decomp as _decomp
 from .ops.decomp import (  # noqa: F401
     LinAlgError, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
@@ -31,7 +31,8 @@ _linalg_lstsq = _decomp._new_return_type(
 # ----------------------------------------------------------------------------------------
 # Norms
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+@with_out(op="linalg_vector_norm")
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default): ord a number,
     inf, -inf or 0 (the count of non-zeros)."""
     check_tensor(x, "vector_norm", "input")
@@ -57,7 +58,8 @@ def _restore(result, dims, keepdim):
     return result
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+@with_out(op="linalg_matrix_norm")
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm of ``A`` over the two dims ``dim``: 'fro', 'nuc' (sum of singular
     values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum of
     absolute values), inf / -inf (max / min row sum)."""
@@ -84,7 +86,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return sums.amax(d1, keepdim=keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+@with_out(op="linalg_norm")
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector or matrix norm: a matrix norm when ``dim`` is a 2-tuple (or ``A`` is 2-D and
     ``ord`` is given without ``dim``), else a vector norm; ``ord=None`` means the 2-norm of
     the flattened tensor or 'fro'."""
@@ -150,8 +153,9 @@ def _check_float_double_or_complex(A):
         raise RuntimeError("This function doesn't handle types other than float and double")
 
 
+@with_out(exact=False, op="linalg_matrix_rank")
 @autocast_policy("fp32")
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     """The numerical rank: the number of singular values (eigenvalue magnitudes when
     ``hermitian``) above max(atol, rtol * the largest one)."""
     check_tensor(A, "matrix_rank", "input")
@@ -210,7 +214,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
 # ----------------------------------------------------------------------------------------
 # Products and structured matrices
 
-def multi_dot(tensors, *, out=None):
+@with_out(op="linalg_multi_dot")
+def multi_dot(tensors):
     """The product of a chain of matrices; the first may be a row vector and the last a column
     vector (1-D tensors)."""
     tensors = list(tensors)

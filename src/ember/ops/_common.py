@@ -18,7 +18,7 @@ __all__ = [
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
-    "raw_arrays", "widened", "narrowed",
+    "raw_arrays", "widened", "narrowed", "not_implemented", "with_out", "check_out",
 ]
 
 make = _make
@@ -326,6 +326,11 @@ def _type_word(np_dtype):
     return _TYPE_WORDS[_BY_NP[np_dtype].name]
 
 
+def not_implemented(kernel, np_dtype):
+    """torch's error for a dtype its CPU kernel ``kernel`` has no loop for."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(np_dtype)}'")
+
+
 def any_requires_grad(args):
     for a in args:
         if isinstance(a, Tensor) and a._requires_grad:
@@ -347,24 +352,30 @@ def apply_inplace(self, op, *args, **kwargs):
 # ----------------------------------------------------------------------------------------
 # out= arguments
 
-def write_out(result, out):
-    """Copy ``result`` into the ``out=`` tensor (resizing it, with torch's warning, when it has
-    elements and the wrong shape) and return ``out``; ``result`` when ``out`` is None."""
-    if out is None:
-        return result
+def check_out(result, out, exact=False, op=None):
+    """Refuse, as torch does, an ``out=`` tensor ``result`` cannot be written into: not a
+    tensor, autograd involved, a dtype ``result``'s does not cast to (or, ``exact``, any other
+    dtype: torch's linalg and sorting ops), or an expanded tensor of the result's shape."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{op + '(): ' if op else ''}argument 'out' must be Tensor, not {type(out).__name__}")
     if grad_state.grad_enabled and (result._requires_grad or out._requires_grad):
         raise RuntimeError("functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
     rd, od = result._data, out._data
+    if exact and rd.dtype != od.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_type_word(rd.dtype)}, but got "
+                           f"{_type_word(od.dtype)} instead")
     if rd.dtype != od.dtype and not _dtype.can_cast(_BY_NP[rd.dtype], _BY_NP[od.dtype]):
         raise RuntimeError(f"result type {_type_word(rd.dtype)} can't be cast to the desired output "
                            f"type {_type_word(od.dtype)}")
-    xp = namespace_of(od)
     if od.shape == rd.shape:
         check_inplace(out)   # an expanded out would be written more than once per element
-    else:
+
+
+def _copy_out(result, out):
+    rd, od = result._data, out._data
+    xp = namespace_of(od)
+    if od.shape != rd.shape:
         if od.size:
             import warnings
             warnings.warn(
@@ -372,11 +383,48 @@ def write_out(result, out):
                 f"which does not match the required output shape {list(rd.shape)}. This behavior is "
                 "deprecated, and in a future PyTorch release outputs will not be resized unless they "
                 "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
-                "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
+                "to zero elements with t.resize_(0).", UserWarning, stacklevel=4)
         out._data = od = xp.empty(rd.shape, dtype=od.dtype)
     xp.copyto(od, rd, casting="unsafe")
     out._version_counter[0] += 1
     return out
+
+
+def write_out(result, out, exact=False, op=None):
+    """Copy ``result`` into the ``out=`` tensor (resizing it, with torch's warning, when it has
+    elements and the wrong shape) and return ``out``; ``result`` when ``out`` is None. For an
+    op with several outputs, ``result`` and ``out`` are tuples (all are checked before any is
+    written). See ``check_out`` for what is refused."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"{op + '(): ' if op else ''}argument 'out' must be tuple of Tensors, not "
+                            f"{type(out).__name__}")
+        if len(out) != len(result):
+            raise TypeError(f"expected tuple of {len(result)} elements but got {len(out)}")
+        for r, o in zip(result, out):
+            check_out(r, o, exact, op)
+        outs = [_copy_out(r, o) for r, o in zip(result, out)]
+        return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+    check_out(result, out, exact, op)
+    return _copy_out(result, out)
+
+
+def with_out(exact=True, op=None):
+    """Give the decorated function torch's ``out=`` keyword (see ``write_out``); ``exact``:
+    ``out`` must have the result's dtype, as torch's linalg and sorting ops require. The
+    function without the keyword stays as ``__wrapped__``, for Tensor methods (torch's take
+    no out=)."""
+    import functools
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, out=None, **kwargs):
+            result = fn(*args, **kwargs)
+            return result if out is None else write_out(result, out, exact, op or fn.__name__)
+        return wrapper
+    return decorate
 
 
 def accepts_out(fn):

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype, return_types
 from ._common import (
     Node, Tensor, check_tensor, grad_state, make, namespace_of, record, set_history, sum_to,
-    wrap_dim,
+    with_out, wrap_dim,
 )
 from ._common import _type_word
 from ..amp.policy import autocast_policy
@@ -145,8 +145,9 @@ def _inv_data(op, data):
                         "not be completed because the input matrix is singular.")
 
 
+@with_out(op="linalg_inv")
 @autocast_policy("fp32")
-def inv(A, *, out=None):
+def inv(A):
     """The inverse of a square matrix (of each matrix of a batch). Raises ``LinAlgError``
     when it is singular."""
     check_matrix(A, "linalg.inv")
@@ -157,14 +158,16 @@ def inv(A, *, out=None):
     return result
 
 
+@with_out()
 @autocast_policy("fp32")
-def inverse(input, *, out=None):
+def inverse(input):
     """The inverse of a square matrix: alias of ``ember.linalg.inv``."""
     return inv(input)
 
 
+@with_out(op="linalg_inv_ex")
 @autocast_policy("fp32")
-def inv_ex(A, *, check_errors=False, out=None):
+def inv_ex(A, *, check_errors=False):
     """The inverse of a square matrix and ``info`` (0 where it succeeded, else getrf's index
     of the zero pivot); raises only when ``check_errors``."""
     check_matrix(A, "linalg.inv_ex")
@@ -206,7 +209,8 @@ def _cofactor(A):
     return sign.unsqueeze(-1).unsqueeze(-1) * ((U * others.prod(-1).unsqueeze(-2)) @ Vh)
 
 
-def det(A, *, out=None):
+@with_out(op="linalg_det")
+def det(A):
     """The determinant of a square matrix (of each matrix of a batch)."""
     check_matrix(A, "linalg.det", kernel="lu_cpu")
     data = A._data
@@ -240,12 +244,14 @@ def _slogdet(A, op, result_type):
     return result_type(sign, logabsdet)
 
 
-def linalg_slogdet_fn(A, *, out=None):
+@with_out(op="linalg_slogdet")
+def linalg_slogdet_fn(A):
     """The sign and the natural logarithm of the absolute value of the determinant."""
     return _slogdet(A, "linalg.slogdet", linalg_slogdet)
 
 
-def slogdet(input, *, out=None):
+@with_out()
+def slogdet(input):
     """The sign and the log of the absolute value of the determinant of a square matrix."""
     return _slogdet(input, "linalg.slogdet", slogdet_type)
 
@@ -294,8 +300,9 @@ def _solve_matrix(A, B):
     return result
 
 
+@with_out(op="linalg_solve")
 @autocast_policy("fp32")
-def solve(A, B, *, left=True, out=None):
+def solve(A, B, *, left=True):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for square, invertible
     ``A``; batch dimensions broadcast, and ``B`` may be a (batch of) vector(s)."""
     check_matrix(A, "linalg.solve", kernel="lu_cpu")
@@ -379,22 +386,25 @@ def _transposed(data):
     return namespace_of(data).swapaxes(data, -1, -2).copy()
 
 
+@with_out()
 @autocast_policy("fp32")
-def linalg_cholesky(A, *, upper=False, out=None):
+def linalg_cholesky(A, *, upper=False):
     """The Cholesky factor L (lower triangular, ``A = L L^H``) of a symmetric positive-definite
     matrix; ``upper=True`` returns ``L^H`` instead."""
     return _cholesky(A, upper, "linalg.cholesky", LinalgCholeskyExBackward0)
 
 
+@with_out(exact=False)
 @autocast_policy("fp32")
-def cholesky(input, upper=False, *, out=None):
+def cholesky(input, upper=False):
     """The Cholesky factor of a symmetric positive-definite matrix (deprecated in torch in
     favour of ``linalg.cholesky``)."""
     return _cholesky(input, upper, "cholesky", CholeskyBackward0)
 
 
+@with_out(op="linalg_cholesky_ex")
 @autocast_policy("fp32")
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+def cholesky_ex(A, *, upper=False, check_errors=False):
     """The Cholesky factor and ``info`` (0, or the order of the leading minor that is not
     positive-definite); raises only when ``check_errors``."""
     check_matrix(A, "linalg.cholesky_ex", kernel="cholesky_cpu")
@@ -461,8 +471,9 @@ def _qr_tall_grad(Q, R, grad_Q, grad_R):
     return _solve_matrix(R, b.mT).mT
 
 
+@with_out(op="linalg_qr")
 @autocast_policy("fp32")
-def linalg_qr_fn(A, mode="reduced", *, out=None):
+def linalg_qr_fn(A, mode="reduced"):
     """The QR decomposition ``A = QR`` (Q orthonormal columns, R upper triangular); ``mode``
     is 'reduced', 'complete' or 'r' (R only, Q empty)."""
     check_matrix(A, "linalg.qr", square=False, kernel="geqrf_cpu")
@@ -490,8 +501,9 @@ def _qr(A, mode, result_type):
     return result_type(Q, R)
 
 
+@with_out()
 @autocast_policy("fp32")
-def qr(input, some=True, *, out=None):
+def qr(input, some=True):
     """The QR decomposition: reduced when ``some`` (the default), complete otherwise."""
     check_matrix(input, "linalg.qr", square=False, kernel="geqrf_cpu")
     return _qr(input, "reduced" if some else "complete", qr_type)
@@ -551,8 +563,9 @@ def _eye_like(t, n):
     return eye(n, dtype=t.dtype, device=t.device)
 
 
+@with_out(op="linalg_svd")
 @autocast_policy("fp32")
-def linalg_svd_fn(A, full_matrices=True, *, driver=None, out=None):
+def linalg_svd_fn(A, full_matrices=True, *, driver=None):
     """The singular value decomposition ``A = U diag(S) Vh`` (S in descending order)."""
     check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     return linalg_svd(*_svd(A, full_matrices))
@@ -605,8 +618,9 @@ def _svd(A, full_matrices):
     return U, S, Vh
 
 
+@with_out(op="linalg_svdvals")
 @autocast_policy("fp32")
-def svdvals(A, *, driver=None, out=None):
+def svdvals(A, *, driver=None):
     """The singular values of ``A`` in descending order."""
     check_matrix(A, "linalg.svdvals", square=False, kernel="linalg_svd_cpu")
     data = A._data
@@ -615,8 +629,9 @@ def svdvals(A, *, driver=None, out=None):
     return make(svd_arrays(data, compute_uv=False))
 
 
+@with_out()
 @autocast_policy("fp32")
-def svd(input, some=True, compute_uv=True, *, out=None):
+def svd(input, some=True, compute_uv=True):
     """The singular value decomposition ``input = U diag(S) V^H``, returning V (not V^H);
     ``some=False`` gives square U and V; without ``compute_uv`` U and V are zero-filled."""
     check_matrix(input, "linalg.svd", square=False, kernel="linalg_svd_cpu")
@@ -670,8 +685,9 @@ def _eigh(A, UPLO):
     return L, V
 
 
+@with_out(op="linalg_eigh")
 @autocast_policy("fp32")
-def eigh(A, UPLO="L", *, out=None):
+def eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle."""
     _check_eigh(A, "linalg.eigh", UPLO)
@@ -686,8 +702,9 @@ def _check_eigh(A, op, UPLO):
     _check_uplo(UPLO)
 
 
+@with_out(op="linalg_eigvalsh")
 @autocast_policy("fp32")
-def eigvalsh(A, UPLO="L", *, out=None):
+def eigvalsh(A, UPLO="L"):
     """The eigenvalues of a symmetric matrix, in ascending order."""
     _check_eigh(A, "linalg.eigvalsh", UPLO)
     if A._requires_grad and grad_state.grad_enabled:
@@ -734,7 +751,8 @@ def tolerance(xp, values_max, shape, dtype, atol, rtol):
     return xp.maximum(xp.asarray(atol), xp.asarray(rtol) * values_max)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None, rcond=None):
+@with_out(exact=False, op="linalg_pinv")
+def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
     """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * sigma_max)
     are treated as zero. ``hermitian=True`` uses an eigendecomposition."""
     check_tensor(A, "pinv", "input")
@@ -777,7 +795,8 @@ class LinalgCrossBackward0(Node):
         return grad_a, grad_b
 
 
-def linalg_cross(input, other, *, dim=-1, out=None):
+@with_out()
+def linalg_cross(input, other, *, dim=-1):
     """The cross product of 3-vectors along ``dim`` (the other dimensions broadcast)."""
     check_tensor(input, "cross", "input")
     check_tensor(other, "cross", "other")
@@ -907,5 +926,5 @@ for _name, _fn in (("det", det), ("logdet", logdet), ("slogdet", slogdet), ("inv
                    ("cholesky", cholesky), ("svd", svd), ("qr", qr), ("pinverse", None),
                    ("dist", dist)):
     if _fn is not None:
-        setattr(Tensor, _name, _fn)
+        setattr(Tensor, _name, getattr(_fn, "__wrapped__", _fn))   # methods take no out=
 Tensor.pinverse = lambda self, rcond=1e-15: pinv(self, rtol=rcond)

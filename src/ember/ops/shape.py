@@ -4,10 +4,11 @@ repeat, tile, repeat_interleave, tril, triu (and tril_/triu_), tril_indices, tri
 broadcasting (broadcast_to, broadcast_tensors, broadcast_shapes), meshgrid, cartesian_prod,
 combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, select_scatter,
 slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
+from .. import _dtype
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
-    Node, Tensor, apply_inplace, make, make_view, method, namespace_of, normalize_dims, record,
-    wrap_dim,
+    Node, Tensor, _type_word, apply_inplace, make, make_view, method, namespace_of, normalize_dims,
+    record, wrap_dim, write_out,
 )
 from ..amp.policy import autocast_policy
 
@@ -102,16 +103,16 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
-def _into(out, result):
-    """Write ``result`` into the ``out=`` tensor (resized when its shape differs, as torch
-    resizes an out tensor)."""
+def _into(out, result, exact=False, op="cat"):
+    """Write ``result`` into the ``out=`` tensor (see ``write_out``): any dtype it casts to,
+    else torch's TypeError (cat, stack), or ``exact``ly its dtype."""
     if out is None:
         return result
-    if out._data.shape == result._data.shape:
-        return out.copy_(result)
-    out._data = result._data.astype(out._data.dtype)
-    out._version_counter[0] += 1
-    return out
+    if not exact and isinstance(out, Tensor) and not _dtype.can_cast(
+            _dtype.from_numpy_dtype(result._data.dtype), _dtype.from_numpy_dtype(out._data.dtype)):
+        raise TypeError(f"torch.{op}(): input types can't be cast to the desired output type "
+                        f"{_type_word(out._data.dtype)}")
+    return write_out(result, out, exact, op)
 
 
 class StackBackward0(Node):
@@ -336,13 +337,13 @@ def _triangle(op, node_cls, input, diagonal):
 def tril(input, diagonal=0, *, out=None):
     """The lower triangle of the (batched) matrix ``input``: elements above the ``diagonal``-th
     diagonal are zeroed."""
-    return _into(out, _triangle("tril", TrilBackward0, input, diagonal))
+    return _into(out, _triangle("tril", TrilBackward0, input, diagonal), True, "tril")
 
 
 def triu(input, diagonal=0, *, out=None):
     """The upper triangle of the (batched) matrix ``input``: elements below the ``diagonal``-th
     diagonal are zeroed."""
-    return _into(out, _triangle("triu", TriuBackward0, input, diagonal))
+    return _into(out, _triangle("triu", TriuBackward0, input, diagonal), True, "triu")
 
 
 Tensor.tril = tril
@@ -955,7 +956,7 @@ def cross(input, other, dim=None, *, out=None):
     from .decomp import linalg_cross
     if dim is None:
         dim = _first_dim_of_size_3(input, other)
-    return _into(out, linalg_cross(input, other, dim=dim))
+    return _into(out, linalg_cross(input, other, dim=dim), True, "cross")
 
 
 Tensor.cross = cross
