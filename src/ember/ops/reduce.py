@@ -10,10 +10,13 @@ import contextlib
 import math
 import warnings
 
+import numpy as np
+
 from .. import _dtype, return_types
 from ._common import (
     Node, Tensor, _HALF_PRECISION, _type_word, apply_inplace, float_array, grad_state, make,
-    namespace_of, narrowed, normalize_dims, record, set_history, to_np_dtype, wrap_dim, widened,
+    namespace_of, narrowed, normalize_dims, not_implemented, record, set_history, to_np_dtype,
+    wrap_dim, widened, write_out,
 )
 from .ternary import where
 from .view import slice_scatter_zeros
@@ -168,6 +171,8 @@ class NansumBackward0(Node):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of the elements of ``input``, treating NaN as zero."""
     data = input._data
+    if data.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     dims = _reduce_dims(dim, data.ndim)
     np_dtype = _int_to_int64(data, dtype)
     out = make(_accumulated(namespace_of(data).nansum, data, np_dtype, axis=_axis(dims, data.ndim),
@@ -513,8 +518,18 @@ class MinBackward1(AmaxBackward0):
     __slots__ = ()
 
 
+_COMPLEX_KERNELS = {"amax": "max_values_cpu", "amin": "min_values_cpu", "max": "max_all", "min": "min_all"}
+
+
+def _real_dtype(np_dtype):
+    """The dtype of a norm or a variance of ``np_dtype`` values: complex ones give real ones."""
+    return np.finfo(np_dtype).dtype if np_dtype.kind == "c" else np_dtype
+
+
 def _extreme(op, input, dim, keepdim, is_max, node_cls):
     data = input._data
+    if data.dtype.kind == "c":
+        raise not_implemented(_COMPLEX_KERNELS[op], data.dtype)
     dims = _reduce_dims(dim, data.ndim)
     _check_reducible(op, data.shape, dim)
     find = namespace_of(data).max if is_max else namespace_of(data).min
@@ -563,6 +578,8 @@ def _extreme_along(op, input, dim, keepdim, is_max):
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
     data = input._data
+    if data.dtype.kind == "c":
+        raise RuntimeError(f"{op}(): does not support complex input")
     xp = namespace_of(data)
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
@@ -612,8 +629,8 @@ def min(input, dim=None, keepdim=False, *, other=None):
 
 def _arg_extreme(op, input, dim, keepdim, is_max):
     data = input._data
-    if data.dtype.kind == "b":
-        raise RuntimeError(f"{op}(): does not support bool input")
+    if data.dtype.kind in "bc":
+        raise RuntimeError(f"{op}(): does not support {'bool' if data.dtype.kind == 'b' else 'complex'} input")
     xp = namespace_of(data)
     find = xp.argmax if is_max else xp.argmin
     if dim is None:
@@ -748,7 +765,7 @@ def _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, with_mean
     dims = _reduce_dims(dim, data.ndim)
     xp = namespace_of(data)
     spread = _var_data(op, input, dims, correction, keepdim)
-    out = make(narrowed(xp.sqrt(spread) if take_sqrt else spread, data.dtype))
+    out = make(narrowed(xp.sqrt(spread) if take_sqrt else spread, _real_dtype(data.dtype)))
     outs = (out, make(_mean_data(xp, data, dims, keepdim))) if with_mean else out
     node = record(node_cls, (input,), out)
     if node is not None:
@@ -930,6 +947,10 @@ def _no_identity_error(p, shape, dim):
 
 def _vector_norm(input, p, dim, keepdim, dtype):
     if dtype is not None:
+        target = _dtype.to_dtype(dtype)
+        if input._data.dtype.kind == "c" and not target.is_complex:
+            raise RuntimeError("linalg.vector_norm: dtype should be complex for complex inputs, but got "
+                               f"{_type_word(target.np)}")
         input = input.to(dtype)
     data = input._data
     if not _is_inexact(data):
@@ -940,7 +961,7 @@ def _vector_norm(input, p, dim, keepdim, dtype):
     if (p < 0 or p == math.inf) and _count(data.shape, dims) == 0:
         _no_identity_error(p, data.shape, dim)
     result = _norm_data(namespace_of(data), widened(data), p, dims, keepdim)
-    out = make(narrowed(result, data.dtype))
+    out = make(narrowed(result, _real_dtype(data.dtype)))
     node = record(LinalgVectorNormBackward0, (input,), out)
     if node is not None:
         node.save(input, out)
@@ -951,8 +972,10 @@ def _vector_norm(input, p, dim, keepdim, dtype):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """Returns the vector p-norm of ``input`` over ``dim`` (all dims by default): p a number
     (inf, -inf and 0 included) or 'fro' (the 2-norm of the elements)."""
-    if out is not None:
-        raise NotImplementedError("norm(): out= is not supported by ember")
+    return write_out(_norm(input, p, dim, keepdim, dtype), out, exact=True, op="norm")
+
+
+def _norm(input, p, dim, keepdim, dtype):
     if p is None or (isinstance(p, str) and p == "fro"):
         p = 2
     elif p == "nuc":
@@ -963,7 +986,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
-    return norm(self, p, dim, keepdim, dtype=dtype)
+    return _norm(self, p, dim, keepdim, dtype)
 
 
 # ----------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ import math
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, _type_word, float_array, make, namespace_of, record, set_history, widened,
-    wrap_dim,
+    Node, Tensor, _type_word, make, namespace_of, not_implemented, record, set_history, widened,
+    with_out, wrap_dim,
 )
 from .index import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
@@ -97,6 +97,17 @@ def _selected(node_cls, input, values, indices, dim, keepdim, named):
 # ----------------------------------------------------------------------------------------
 # sort, argsort, msort, topk
 
+def _check_sortable(data):
+    if data.dtype.kind == "c":
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+
+
+def _refuse(kernel, data, kinds="bc"):
+    """torch's NotImplementedError for the dtype kinds (bool, complex) ``kernel`` has no loop for."""
+    if data.dtype.kind in kinds:
+        raise not_implemented(kernel, data.dtype)
+
+
 def _sort_arrays(data, dim, descending):
     """Stable sort of ``data`` along ``dim``: (values, int64 indices). Descending order keeps
     equal elements in their original order too (and puts NaN first)."""
@@ -114,13 +125,15 @@ def _sort_arrays(data, dim, descending):
     return xp.take_along_axis(data, order, axis=dim), order
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+@with_out()
+def sort(input, dim=-1, descending=False, stable=False):
     """Sorts the elements of ``input`` along ``dim`` in ascending order (or descending),
     returning ``(values, indices)`` with the original positions. The sort is always stable
     here: equal elements keep their order."""
     if isinstance(dim, bool):  # sort(input, stable, dim=..., descending=...) in torch's overload
         dim = -1
     data = input._data
+    _check_sortable(data)
     dim = wrap_dim(dim, data.ndim)
     values, indices = _sort_arrays(data, dim, descending)
     return _selected(SortBackward0, input, values, indices, dim, True, return_types.sort)
@@ -129,6 +142,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
 def argsort(input, dim=-1, descending=False, stable=False):
     """Returns the indices that sort ``input`` along ``dim`` (the indices of ``sort``)."""
     data = input._data
+    _check_sortable(data)
     return make(_sort_arrays(data, wrap_dim(dim, data.ndim), descending)[1])
 
 
@@ -141,6 +155,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     """Returns the ``k`` largest (or smallest) elements of ``input`` along ``dim`` with their
     indices, in sorted order."""
     data = input._data
+    if data.dtype.kind in "bc":
+        kind = "bool" if data.dtype.kind == "b" else "complex"
+        raise RuntimeError(f"{'' if kind == 'bool' else ' '}topk does not support {kind} dtypes on CPU")
     dim = wrap_dim(dim, data.ndim)
     n = data.shape[dim] if data.ndim else 1
     k = int(k)
@@ -181,6 +198,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """Returns the ``k``-th smallest element (counting from 1) of each row of ``input`` along
     ``dim``, with its index."""
     data = input._data
+    _refuse("kthvalue_cpu", data)
     dim = wrap_dim(dim, data.ndim)
     n = data.shape[dim] if data.ndim else 1
     if not 1 <= k <= n:
@@ -223,6 +241,7 @@ class NanmedianBackward0(MedianBackward0):
 
 def _median_all(input, ignore_nan, node_cls):
     data = input._data
+    _refuse("median_cpu", data)
     xp = namespace_of(data)
     flat = data.reshape(-1)
     if flat.size == 0:
@@ -238,6 +257,7 @@ def _median_all(input, ignore_nan, node_cls):
 
 def _median_along(op, input, dim, keepdim, ignore_nan, node_cls, named):
     data = input._data
+    _refuse("median_out", data)
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty(op, data, dim)
     position = _median_position(data, dim, ignore_nan) if data.ndim else 0
@@ -283,6 +303,7 @@ def mode(input, dim=-1, keepdim=False):
     """Returns ``(values, indices)``: the most frequent value of each row of ``input`` along
     ``dim`` (the smallest among equally frequent ones) and the last index where it occurs."""
     data = input._data
+    _refuse("mode_cpu", data, "c")
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty("mode", data, dim)
     xp = namespace_of(data)
@@ -407,6 +428,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     order, optionally with the index of each input element in them (``return_inverse``) and
     how often each occurs (``return_counts``)."""
     data = input._data
+    _refuse("unique" if dim is None else "unique_dim", data, "c")
     xp = namespace_of(data)
     if dim is None:
         values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True,
@@ -425,6 +447,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     of equal slices along ``dim``), optionally with each element's run (``return_inverse``)
     and the run lengths (``return_counts``)."""
     data = input._data
+    _refuse("unique", data, "c")
     xp = namespace_of(data)
     rows = data.reshape(-1) if dim is None else xp.moveaxis(data, wrap_dim(dim, data.ndim), 0)
     n = rows.shape[0]
@@ -447,8 +470,8 @@ def bincount(input, weights=None, minlength=0):
     """Counts how often each non-negative integer occurs in the 1-d ``input`` (summing
     ``weights`` instead of ones when given); the result has at least ``minlength`` bins."""
     data = input._data
-    if input.is_floating_point():
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_type_word(data.dtype)}'")
+    if input.is_floating_point() or data.dtype.kind in "bc":
+        raise not_implemented("bincount_cpu", data.dtype)
     xp = namespace_of(data)
     if data.ndim != 1 or (data.size and int(data.min()) < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -463,7 +486,8 @@ def bincount(input, weights=None, minlength=0):
     return make(xp.bincount(data, weights=w, minlength=minlength).astype(out_dtype))
 
 
-def histc(input, bins=100, min=0, max=0, *, out=None):
+@with_out()
+def histc(input, bins=100, min=0, max=0):
     """Computes the histogram of ``input``: ``bins`` equal-width bins between ``min`` and
     ``max`` (the data's minimum and maximum when both are zero); elements outside are
     ignored."""
@@ -515,8 +539,8 @@ def _search_nd(xp, boundaries, values, side):
     return xp.sum(before, axis=-1)
 
 
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
-                 out=None):
+@with_out()
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Finds the indices where the elements of ``input`` would be inserted in the innermost
     dim of ``sorted_sequence`` to keep it sorted (after the equal ones with ``right=True`` or
     ``side='right'``). ``sorter`` gives the order that sorts an unsorted sequence."""
@@ -524,6 +548,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence._data
     xp = namespace_of(seq)
     scalar = not isinstance(input, Tensor)
+    for data in (seq,) if scalar else (seq, input._data):
+        _refuse("searchsorted_out_cpu", data)
     values = xp.asarray(input, dtype=seq.dtype) if scalar else input._data
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter._data, axis=-1)
@@ -542,7 +568,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return make(xp.asarray(found, dtype=dtype))
 
 
-def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+@with_out()
+def bucketize(input, boundaries, *, out_int32=False, right=False):
     """Returns the index of the bucket of ``boundaries`` (1-d, ascending) each element of
     ``input`` falls in: boundaries[i-1] < x <= boundaries[i] (< with ``right=True``)."""
     if boundaries._data.ndim != 1:
@@ -557,6 +584,7 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
     """The running maximum (minimum) along ``dim`` and, for each position, the last index
     where it was reached (NaN, once met, propagates with its index)."""
     data = input._data
+    _refuse(f"{op}_cpu", data, "c")
     xp = namespace_of(data)
     dim = wrap_dim(dim, data.ndim)
     if not data.ndim:
@@ -611,10 +639,14 @@ def _reversed_logcumsumexp(t, dim):
 
 def logcumsumexp(input, dim):
     """Returns log(cumsum(exp(input))) along ``dim``, computed without overflow."""
-    data = float_array(input._data)
+    _refuse("logcumsumexp_out_cpu", input._data, "biu")
+    data = input._data
     dim = wrap_dim(dim, data.ndim)
     xp = namespace_of(data)
-    if data.ndim:
+    if data.ndim and data.dtype.kind == "c":   # NumPy's logaddexp has no complex loop
+        with _quiet(xp):
+            scanned = xp.log(xp.cumsum(xp.exp(data), axis=dim))
+    elif data.ndim:
         with _quiet(xp):
             scanned = xp.logaddexp.accumulate(data, axis=dim) if data.size else data.copy()
     else:
@@ -667,6 +699,7 @@ class AminmaxBackward0(Node):
 def aminmax(input, *, dim=None, keepdim=False):
     """Returns ``(min, max)`` of ``input`` (of each row along ``dim`` when given)."""
     data = input._data
+    _refuse("aminmax_cpu", data, "c")
     xp = namespace_of(data)
     if dim is None:
         dims = tuple(range(data.ndim))
@@ -674,7 +707,8 @@ def aminmax(input, *, dim=None, keepdim=False):
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                                "operation has no identity.")
     else:
-        dims = (wrap_dim(dim, data.ndim),) if data.ndim else ()
+        d = wrap_dim(dim, data.ndim)   # a 0-d input takes dim 0 or -1 only
+        dims = (d,) if data.ndim else ()
         if dims and data.shape[dims[0]] == 0:
             raise IndexError(f"aminmax(): Expected reduction dim {dims[0]} to have non-zero size.")
     axis = dims or None
@@ -698,5 +732,5 @@ def aminmax(input, *, dim=None, keepdim=False):
 for _name in ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
               "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
               "cummax", "cummin", "logcumsumexp", "diff", "aminmax"):
-    setattr(Tensor, _name, globals()[_name])
+    setattr(Tensor, _name, getattr(globals()[_name], "__wrapped__", globals()[_name]))  # no out=
 del _name
