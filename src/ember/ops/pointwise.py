@@ -412,10 +412,25 @@ class PowBackward2(Node):
         return (grad * out * math.log(self.base),)
 
 
+def _int_power(x, e):
+    """``x ** e`` for integer arrays (or an integer number ``x``), as torch computes it: a
+    negative exponent gives 1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy refuses)."""
+    xp = namespace_of(e)
+    if not bool((e < 0).any()):
+        return xp.power(x, e)
+    x = xp.asarray(x, dtype=xp.result_type(x, e))
+    positive = xp.power(x, xp.where(e < 0, 0, e))
+    odd = (e % 2) != 0
+    negative = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0)).astype(positive.dtype)
+    return xp.where(e < 0, negative, positive)
+
+
 def _pow_arrays(x, e):
     xp = namespace_of(x)
     if x.dtype.kind in "iu" and is_scalar(e) and not isinstance(e, float) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if x.dtype.kind in "iu" and getattr(e, "dtype", None) is not None and e.dtype.kind in "iu":
+        return _int_power(x, e)
     if x.dtype.char in "fd" and is_scalar(e) and not isinstance(e, complex):
         if e == 3:  # by multiplication, as torch does: NumPy takes its scalar powf loop here
             return x * x * x
@@ -431,7 +446,8 @@ def pow(input, exponent, *, out=None):
     if is_scalar(input):
         _tensor_arg(exponent, "pow", 2, "exponent")
         base = input
-        res = _binary("pow", lambda e, b: namespace_of(e).power(b, e), _NoGrad, exponent, base, "")
+        res = _binary("pow", lambda e, b: _int_power(b, e) if e.dtype.kind in "iu" else
+                      namespace_of(e).power(b, e), _NoGrad, exponent, base, "")
         if exponent._requires_grad and grad_state.grad_enabled:
             res.grad_fn = None
             node = PowBackward2((exponent,))
