@@ -144,8 +144,9 @@ def _scaled(y, alpha):
     return y * (y.dtype.type(alpha) if y.dtype == _dtype.bfloat16.np else alpha)
 
 
-def _check_alpha(b, alpha):
-    if b._data.dtype.kind in "biu" and isinstance(alpha, float):
+def _check_alpha(a, b, alpha):
+    """torch's check of ``alpha`` against the result's dtype (that of ``a`` and ``b`` together)."""
+    if _dtype.result_type_of(a, b).np.kind in "biu" and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -156,7 +157,7 @@ def add(input, other, *, alpha=1, out=None):
     if alpha == 1:
         res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other, "")
     elif isinstance(other, Tensor):
-        _check_alpha(other, alpha)
+        _check_alpha(input, other, alpha)
         res = _binary("add", lambda x, y: namespace_of(x).add(x, _scaled(y, alpha)), AddBackward0,
                       input, other, "")
     else:
@@ -175,7 +176,7 @@ def sub(input, other, *, alpha=1, out=None):
     if alpha == 1:
         res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other, "")
     elif isinstance(other, Tensor):
-        _check_alpha(other, alpha)
+        _check_alpha(input, other, alpha)
         res = _binary("sub", lambda x, y: namespace_of(x).subtract(x, _scaled(y, alpha)),
                       SubBackward0, input, other, "")
     else:
@@ -498,6 +499,8 @@ def _inplace_binary(self, other, ufunc_name, op, **kwargs):
                                f"output type {_type_word(sd.dtype)}")
     alpha = kwargs.get("alpha", 1)
     if alpha != 1:
+        if isinstance(other, Tensor):
+            _check_alpha(self, other, alpha)
         bd = bd * alpha
     xp = namespace_of(sd)
     try:
