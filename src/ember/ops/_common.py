@@ -19,6 +19,7 @@ __all__ = [
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
     "raw_arrays", "widened", "narrowed", "not_implemented", "with_out", "check_out",
+    "check_value_fits",
 ]
 
 make = _make
@@ -324,6 +325,38 @@ _TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
 
 def _type_word(np_dtype):
     return _TYPE_WORDS[_BY_NP[np_dtype].name]
+
+
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def check_value_fits(value, np_dtype):
+    """torch's check (c10's checked_convert) that the number ``value`` (or a one-element
+    tensor's) can be written into a tensor of ``np_dtype``: an integer one takes no NaN or
+    infinity and nothing out of its range (an unsigned one also takes negative integers down
+    to minus its maximum, which wrap around); a float one takes infinities and NaN but no
+    finite number beyond its range. Bool and complex ones take anything."""
+    if isinstance(value, Tensor):
+        value = value._data.reshape(-1)[0].item() if value._data.size == 1 else None
+    name = _BY_NP[np_dtype].name
+    if name not in _C_TYPES or isinstance(value, (bool, complex)) or not isinstance(value, numbers.Real):
+        return
+    import math
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        if isinstance(value, numbers.Integral):
+            value = int(value)
+            fits = info.min <= value <= info.max or (np_dtype.kind == "u" and 0 < -value <= info.max)
+        else:
+            value = float(value)
+            fits = not math.isnan(value) and info.min <= value <= info.max
+    else:
+        value = float(value)
+        lowest = float(_dtype.finfo(_BY_NP[np_dtype]).min)
+        fits = math.isinf(value) or math.isnan(value) or lowest <= value <= -lowest
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[name]} without overflow")
 
 
 def not_implemented(kernel, np_dtype):

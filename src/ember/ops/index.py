@@ -19,7 +19,7 @@ from .._backend import to_device_of
 from .._dtype import _BY_NP
 from ._common import (
     Node, Tensor, _type_word, apply_inplace, check_inplace, finish_inplace, grad_state,
-    is_writeable, make, method, namespace_of, record, sum_to, wrap_dim,
+    check_value_fits, is_writeable, make, method, namespace_of, record, sum_to, wrap_dim,
 )
 from .shape import _broadcast_pair, cat
 from .view import _check_basic_key, _is_basic_key, slice_scatter_zeros
@@ -827,6 +827,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     is_tensor = isinstance(src, Tensor)
     if not is_tensor:
         _scalar_value(src, "scatter", "value", 4)
+        check_value_fits(src, input._data.dtype)
     out = make(_scatter_data("scatter", input, dim, index, src, reduce))
     if reduce is not None:
         record(_ScatterReduceNotImplemented, (input, src) if is_tensor else (input,), out)
@@ -1005,6 +1006,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     xp = namespace_of(data)
     values = source._data
     if alpha != 1:
+        check_value_fits(alpha, data.dtype)
         values = values * xp.asarray(alpha).astype(data.dtype)
     out = data.copy()
     xp.add.at(_nonempty(out), _dim_key(d, index._data.reshape(-1)), values)
@@ -1123,9 +1125,11 @@ def index_fill(input, dim, index, value):
         if value._data.ndim:
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
+        check_value_fits(value, data.dtype)
         fill = value._data.astype(data.dtype)
     else:
         _scalar_value(value, "index_fill", "value", 4)
+        check_value_fits(value, data.dtype)
         fill = namespace_of(data).asarray(value).astype(data.dtype)
     size = _nonempty_shape(data.shape)[d]
     _check_bounds(idx, -size, size, _out_of_bounds(d, size, IndexError))
@@ -1244,9 +1248,11 @@ def masked_fill(input, mask, value):
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
+        check_value_fits(value, data.dtype)
         fill = value._data.astype(data.dtype)
     else:
         _scalar_value(value, "masked_fill", "value", 3)
+        check_value_fits(value, data.dtype)
         fill = xp.asarray(value).astype(data.dtype)
     if mdata.shape != data.shape:
         _broadcast_pair(mdata.shape, data.shape)

@@ -11,8 +11,8 @@ import math
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, _type_word, make, namespace_of, not_implemented, record, set_history, widened,
-    with_out, wrap_dim,
+    Node, Tensor, _type_word, check_value_fits, make, namespace_of, not_implemented, record,
+    set_history, widened, with_out, wrap_dim,
 )
 from .index import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
@@ -493,6 +493,8 @@ def histc(input, bins=100, min=0, max=0):
     ignored."""
     data = input._data
     if not input.is_floating_point():
+        check_value_fits(float(min), data.dtype)   # torch converts the bounds (as doubles) first
+        check_value_fits(float(max), data.dtype)
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_word(data.dtype)}'")
     if bins <= 0:
         raise RuntimeError("torch.histc: bins must be > 0, but got " + str(bins))
@@ -502,6 +504,8 @@ def histc(input, bins=100, min=0, max=0):
         low, high = float(data.min()), float(data.max())
     if low == high:
         low, high = low - 1, high + 1
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite")
     if low > high:
         raise RuntimeError(f"torch.histc: max must be larger than min, but got min {min} max {max}")
     if data.dtype == _dtype.bfloat16.np:  # torch bins bfloat16 in bfloat16 arithmetic
