@@ -10,6 +10,7 @@ node names (``MmBackward0``, ``UnsafeViewBackward0``, ``BmmBackward0`` ...).
 import numpy as np
 
 from .. import _dtype
+from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
     accepts_out,
@@ -95,9 +96,9 @@ def _check_bmm(batch1, batch2):
     if b != b2 or k != k2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] "
                            f"but got: [{b2}, {k2}].")
+    _check_not_bool("bmm", batch1)
     if batch1._data.dtype != batch2._data.dtype:
         raise RuntimeError(f"expected scalar type {_word(batch1)} but found {_word(batch2)}")
-    _check_not_bool("bmm", batch1)
 
 
 def _check_mv(mat, vec):
@@ -806,15 +807,26 @@ def einsum(equation, *operands):
         raise RuntimeError("einsum(): must provide at least one operand")
     subs, out = _parse_einsum(equation, operands)
     first = operands[0]
-    for op in operands[1:]:
-        if op._data.dtype != first._data.dtype:
-            raise RuntimeError(f"expected scalar type {_word(first)} but found {_word(op)}")
+    # torch contracts a letter two operands share (and the output lacks) with bmm, which wants
+    # one dtype and no bool; without one it multiplies, promoting; one operand's sums give int64
+    # for integer and bool input, as sum does
+    contracted = any(c not in out and sum(c in s for s in subs) > 1 for c in set("".join(subs)))
+    dtype = first._data.dtype
+    if contracted:
+        _check_not_bool("bmm", first)
+        for op in operands[1:]:
+            if op._data.dtype != first._data.dtype:
+                raise RuntimeError(f"expected scalar type {_word(first)} but found {_word(op)}")
+    elif len(operands) > 1:
+        dtype = result_type_of(*operands).np
+    if dtype.kind in "biu" and len(operands) == 1 and any(c not in out for c in subs[0]):
+        dtype = np.dtype(np.int64)
     sizes = _letter_sizes(subs, operands)
     reduced = [_drop_broadcast_dims(s, op._data, sizes) for s, op in zip(subs, operands)]
     eq = ",".join(s for s, _ in reduced) + "->" + out
     xp = namespace_of(first._data)
     result = make(_product(lambda *arrays: xp.einsum(eq, *arrays, optimize=True),
-                           *[d for _, d in reduced]))
+                           *[d.astype(dtype, copy=False) for _, d in reduced]))
     node = record(EinsumBackward0, operands, result)
     if node is not None:
         node.save(*operands)
