@@ -40,6 +40,12 @@ def where(condition, input=None, other=None, *, out=None):
         return condition.nonzero(as_tuple=True)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition._data.dtype == _dtype.uint8.np:
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
+                      "removed in a future version of PyTorch. Use a boolean condition instead.",
+                      UserWarning, stacklevel=2)
+        condition = condition.bool()
     if condition._data.dtype.kind != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype.name.capitalize()}")
@@ -265,7 +271,13 @@ def _number_bounds(min, max):
             and (max is None or max.__class__ is int or max.__class__ is float))
 
 
+def _check_not_complex(*tensors):
+    if any(isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in tensors):
+        raise NotImplementedError("clamp is not supported for complex types")
+
+
 def _clamp(input, min, max, out, scalar_node, tensor_node):
+    _check_not_complex(input, min, max)
     if _number_bounds(min, max) and _is_float_data(input):
         res = make(_clamp_forward(input._data, min, max))  # no promotion to do
     else:
@@ -350,6 +362,7 @@ def _clamp_numbers_(self, min, max):
 
 
 def _clamp_inplace(self, min, max, op, *args):
+    _check_not_complex(self, min, max)
     if _number_bounds(min, max) and _is_float_data(self) and not (self._requires_grad
                                                                    and grad_state.grad_enabled):
         return _clamp_numbers_(self, min, max)
