@@ -64,6 +64,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum of
     absolute values), inf / -inf (max / min row sum)."""
     check_tensor(A, "matrix_norm", "input")
+    dt = A._data.dtype
+    if dt.kind not in "fc" and dt != _dtype.bfloat16.np:
+        raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_decomp._type_word(dt)}")
+    if (ord == "nuc" or ord in (2, -2)) and dt in _decomp._LOW_PRECISION:
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {_decomp._type_word(dt)}")
     d0, d1 = _matrix_dims(A, dim)
     if dtype is not None:
         A = A.to(dtype)

@@ -236,7 +236,8 @@ def _slogdet(A, op, result_type):
     data = A._data
     sign, logabsdet = namespace_of(data).linalg.slogdet(data)
     sign = make(sign.astype(data.dtype, copy=False))
-    logabsdet = make(logabsdet.astype(data.dtype, copy=False))
+    real = np.finfo(data.dtype).dtype if data.dtype.kind == "c" else data.dtype   # |det| is real
+    logabsdet = make(logabsdet.astype(real, copy=False))
     node = record(LinalgSlogdetBackward0, (A,), sign)
     if node is not None:
         set_history(logabsdet, node, 1)
@@ -305,12 +306,13 @@ def _solve_matrix(A, B):
 def solve(A, B, *, left=True):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for square, invertible
     ``A``; batch dimensions broadcast, and ``B`` may be a (batch of) vector(s)."""
-    check_matrix(A, "linalg.solve", kernel="lu_cpu")
+    check_tensor(A, "solve", "A")
     check_tensor(B, "solve", "B")
-    if B._data.dtype != A._data.dtype:
+    if B._data.dtype != A._data.dtype:   # torch compares the dtypes first
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of "
                            f"type {_type_word(A._data.dtype)} and B of type {_type_word(B._data.dtype)} "
                            "instead")
+    check_matrix(A, "linalg.solve", kernel="lu_cpu")
     a_shape, b_shape = A._data.shape, B._data.shape
     vector = len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
     B2 = B.unsqueeze(-1) if vector else B
@@ -698,7 +700,7 @@ def _check_eigh(A, op, UPLO):
     check_tensor(A, op.split(".")[-1], "A")
     if A._data.dtype.kind not in "fc":
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_type_word(A._data.dtype)}'")
-    check_matrix(A, op)
+    check_matrix(A, op, kernel="linalg_eigh_cpu")
     _check_uplo(UPLO)
 
 
@@ -757,7 +759,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
     are treated as zero. ``hermitian=True`` uses an eigendecomposition."""
     check_tensor(A, "pinv", "input")
     data = A._data
-    if data.ndim < 2 or data.dtype.kind not in "fc":
+    if data.ndim < 2 or data.dtype.kind not in "fc" or data.dtype in _LOW_PRECISION:
         raise RuntimeError(f"linalg.pinv({_type_word(data.dtype)}{{{list(data.shape)}}}): expected a "
                            "tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
@@ -907,6 +909,8 @@ def pdist(input, p=2):
     check_tensor(input, "pdist", "input")
     if input._data.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
+    if input._data.dtype.kind != "f" and input._data.dtype not in _LOW_PRECISION:
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input._data.shape[0]
