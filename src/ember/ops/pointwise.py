@@ -10,8 +10,8 @@ import numpy as np
 from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
-    Node, Tensor, arrays_for, grad_state, is_scalar, make, namespace_of, raw_arrays, record,
-    write_out,
+    Node, Tensor, arrays_for, grad_state, is_scalar, make, namespace_of, narrowed, raw_arrays,
+    record, widened, write_out,
 )
 
 __all__ = [
@@ -310,7 +310,20 @@ def _floor_divide(x, y):
     if x.dtype.kind in "iu":
         _check_int_zero(y)
         return xp.floor_divide(x, y)
-    return xp.floor(xp.true_divide(x, y)).astype(x.dtype, copy=False)
+    # torch's div_floor for floats: the quotient from x - fmod(x, y), so that an infinite
+    # dividend gives NaN (not floor(inf / y)) and a finite one over an infinite divisor -1 or 0
+    a = widened(x)
+    b = widened(y) if hasattr(y, "dtype") else y
+    with np.errstate(all="ignore"):   # inf and NaN are the answers here
+        quotient = xp.true_divide(a, b)
+        mod = xp.fmod(a, b)
+        div = (a - mod) / b
+        div = xp.where((mod != 0) & ((xp.asarray(b) < 0) != (mod < 0)), div - 1, div)
+        floor = xp.floor(div)
+        floor = xp.where(div - floor > 0.5, floor + 1, floor)
+        out = xp.where(div != 0, floor, xp.copysign(xp.zeros_like(quotient), quotient))
+        out = xp.where(xp.asarray(b) == 0, quotient, out)
+    return narrowed(out, x.dtype)
 
 
 def _check_int_zero(y):
