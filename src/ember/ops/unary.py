@@ -355,8 +355,10 @@ def _logit_forward(x, eps=None):
     xp = namespace_of(x)
     x = float_array(x)
     if eps is not None:
-        # bounds in x's dtype, and no clip: NumPy clips bfloat16 into float32
-        x = xp.minimum(xp.maximum(x, x.dtype.type(eps)), x.dtype.type(1 - eps))
+        # bounds in x's dtype, and no clip: NumPy clips bfloat16 into float32; compared as torch
+        # does, so that a NaN eps clamps nothing (NumPy's maximum would propagate it)
+        lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
+        x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
     return xp.log(x / (1 - x))
 
 
