@@ -875,8 +875,8 @@ def _pairwise_norm(diff, p):
     """The p-norm over the last dim of an array of differences."""
     xp = namespace_of(diff)
     size = xp.abs(diff)
-    if p == 0:
-        return xp.sum(size != 0, axis=-1).astype(diff.dtype)
+    if p == 0:   # as torch: a NaN difference counts as NaN, not as nonzero
+        return xp.sum(xp.where(xp.isnan(size), xp.nan, size != 0), axis=-1).astype(diff.dtype)
     if math.isinf(p):
         return size.max(-1, initial=0)
     if p == 1:

@@ -87,7 +87,7 @@ def _check_mm(mat1, mat2, names=("self", "mat2")):
     _check_not_bool("addmm_impl_cpu_", mat1)
 
 
-def _check_bmm(batch1, batch2):
+def _check_bmm(batch1, batch2, dtypes=True):
     if batch1._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2._data.ndim != 3:
@@ -96,6 +96,8 @@ def _check_bmm(batch1, batch2):
     if b != b2 or k != k2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] "
                            f"but got: [{b2}, {k2}].")
+    if not dtypes:
+        return
     _check_not_bool("bmm", batch1)
     if batch1._data.dtype != batch2._data.dtype:
         raise RuntimeError(f"expected scalar type {_word(batch1)} but found {_word(batch2)}")
@@ -183,8 +185,15 @@ def bmm(input, mat2):
     """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
     _check_tensor(input, "bmm", "input", 1)
     _check_tensor(mat2, "bmm", "mat2", 2)
-    _check_bmm(input, mat2)
-    result = make(_matmul_data(input._data, mat2._data))
+    _check_bmm(input, mat2, dtypes=False)
+    a, b = input._data, mat2._data
+    if 0 in a.shape + b.shape:
+        # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks, for
+        # an empty product
+        result = make(namespace_of(b).zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=b.dtype))
+    else:
+        _check_bmm(input, mat2)
+        result = make(_matmul_data(input._data, mat2._data))
     node = record(BmmBackward0, (input, mat2), result)
     if node is not None:
         node.save(input, mat2)

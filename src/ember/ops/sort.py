@@ -552,8 +552,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence._data
     xp = namespace_of(seq)
     scalar = not isinstance(input, Tensor)
-    for data in (seq,) if scalar else (seq, input._data):
-        _refuse("searchsorted_out_cpu", data)
+    common = _dtype.result_type_of(sorted_sequence, input).np
+    _refuse("searchsorted_out_cpu", xp.empty(0, dtype=common))   # torch dispatches on the common dtype
     values = xp.asarray(input, dtype=seq.dtype) if scalar else input._data
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter._data, axis=-1)

@@ -186,7 +186,14 @@ digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x
 abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False,
              refuse={"b": _not_implemented("abs_cpu")},
              refuse_inplace={"c": lambda dt: RuntimeError("In-place abs is not supported for complex tensors.")})
-sign = _unary("sign", lambda xp, x: xp.sign(x) if x.dtype.kind != "b" else x.copy(), lambda g, x, y: g * 0,
+def _sign(xp, x):
+    if x.dtype.kind == "b":
+        return x.copy()
+    out = xp.sign(x)
+    return xp.where(xp.isnan(x), 0, out).astype(out.dtype, copy=False) if x.dtype.kind not in "iu" else out
+
+
+sign = _unary("sign", _sign, lambda g, x, y: g * 0,
               "", float_op=False, arithmetic=True,
               refuse={"c": lambda dt: NotImplementedError(
                   "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "

@@ -318,6 +318,11 @@ def _T(self):
 
 
 def _mT(self):
+    if self._data.ndim == 0:   # torch: the identity, deprecated
+        import warnings
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+                      "cases.", UserWarning, stacklevel=2)
+        return permute(self, ())
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
                            f"{self._data.ndim}-D tensor.")
