@@ -550,6 +550,11 @@ def index_select(input, dim, index):
     if idx.dtype not in _INT_INDEX:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     size = data.shape[d] if data.ndim else 1
+    if size == 0 and idx.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if data.ndim > 1 and d == 1:   # torch's kernel for dim 1 words it its own way
+        _check_bounds(idx, 0, size, lambda i: RuntimeError(
+            f"INDICES element is out of DATA bounds, id={i} axis_dim={size}"))
     _check_bounds(idx, 0, size, lambda i: IndexError("index out of range in self"))
     if data.ndim:
         out = make(namespace_of(data).take(data, idx.reshape(-1), axis=d))
@@ -973,8 +978,9 @@ def _check_index_add(input, d, idx, source):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(data.shape)} "
                            f"source.shape = {list(src.shape)}")
-    size = _nonempty_shape(data.shape)[d]
-    _check_bounds(idx, 0, size, _out_of_bounds(d, size))
+    if data.size:   # torch adds nothing into an empty tensor, whatever the indices
+        size = _nonempty_shape(data.shape)[d]
+        _check_bounds(idx, 0, size, _out_of_bounds(d, size))
 
 
 class IndexAddBackward0(Node):
@@ -1009,7 +1015,8 @@ def index_add(input, dim, index, source, *, alpha=1):
         check_value_fits(alpha, data.dtype)
         values = values * xp.asarray(alpha).astype(data.dtype)
     out = data.copy()
-    xp.add.at(_nonempty(out), _dim_key(d, index._data.reshape(-1)), values)
+    if out.size:
+        xp.add.at(_nonempty(out), _dim_key(d, index._data.reshape(-1)), values)
     out = make(out)
     node = record(IndexAddBackward0, (input, source), out)
     if node is not None:
@@ -1032,18 +1039,20 @@ def _check_index_copy(input, d, idx, source):
         raise IndexError("index_copy_(): When source and destination are not scalars, their "
                          f"dimensionality must match. Source dimensionality ({src.ndim}), "
                          f"destination dimensionality ({data.ndim})")
-    n_source = src.shape[d] if src.ndim else 1
-    if idx.size != n_source:
-        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
-                         f"source.size(dim) ({n_source})")
     self_slice = data.shape[:d] + data.shape[d + 1:]
     source_slice = src.shape[:d] + src.shape[d + 1:]
-    if src.ndim and self_slice != source_slice:
+    if src.ndim and self_slice != source_slice:   # torch compares the slices first
         raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. "
                            f"Destination slice shape: {' '.join(map(str, self_slice))} at dimension "
                            f"{d} and source slice shape: {' '.join(map(str, source_slice))} at "
                            "dimension 0.")
+    n_source = src.shape[d] if src.ndim else 1
+    if idx.size != n_source:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
+                         f"source.size(dim) ({n_source})")
     size = _nonempty_shape(data.shape)[d]
+    if size == 0 and idx.size:
+        raise RuntimeError(f"index_copy_(): cannot copy into dimension {d} of size 0")
     _check_bounds(idx, 0, size, _out_of_bounds(d, size, IndexError, "index_copy_(): "))
 
 
