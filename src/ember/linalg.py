@@ -195,7 +195,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            f"gelss)")
-    vector = B._data.ndim == A._data.ndim - 1
+    if B._data.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if not 0 <= A._data.ndim - B._data.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    vector = B._data.ndim == A._data.ndim - 1 and B._data.shape == A._data.shape[:-1]
     B2 = B.unsqueeze(-1) if vector else B
     m, n = A._data.shape[-2:]
     if B2._data.shape[-2] != m:

@@ -284,6 +284,9 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True):
     def op(input, other, *, out=None):
         if is_scalar(input):
             _tensor_arg(other, name, 2, "other")
+            if out is not None:   # torch's (Number self, Tensor other) overload has no out=
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                f"({type(input).__name__}, Tensor, out=Tensor)")
             common = result_type_of(other, input).np
             input = make(namespace_of(other._data).asarray(input).astype(common))
         else:

@@ -401,6 +401,9 @@ def linalg_cholesky(A, *, upper=False):
 def cholesky(input, upper=False):
     """The Cholesky factor of a symmetric positive-definite matrix (deprecated in torch in
     favour of ``linalg.cholesky``)."""
+    check_tensor(input, "cholesky", "input")
+    if input._data.dtype.kind in "biu":   # torch's kernel dispatch refuses it first
+        raise NotImplementedError(f"\"cholesky_cpu\" not implemented for '{_type_word(input._data.dtype)}'")
     return _cholesky(input, upper, "cholesky", CholeskyBackward0)
 
 

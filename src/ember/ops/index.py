@@ -980,7 +980,9 @@ def _check_index_add(input, d, idx, source):
                            f"source.shape = {list(src.shape)}")
     if data.size:   # torch adds nothing into an empty tensor, whatever the indices
         size = _nonempty_shape(data.shape)[d]
-        _check_bounds(idx, 0, size, _out_of_bounds(d, size))
+        # torch's 1-d kernel words it as IndexError, the others (mostly) as RuntimeError
+        _check_bounds(idx, 0, size, (lambda i: IndexError("index out of range in self"))
+                      if data.ndim <= 1 else _out_of_bounds(d, size))
 
 
 class IndexAddBackward0(Node):

@@ -104,6 +104,8 @@ def _check_bmm(batch1, batch2, dtypes=True):
 
 
 def _check_mv(mat, vec):
+    if mat._data.ndim == 0:   # torch's message reads mat.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if mat._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {mat._data.ndim}, {vec._data.ndim}")
     (n, k), (k2,) = mat._data.shape, vec._data.shape
@@ -420,9 +422,15 @@ def tensordot(a, b, dims=2):
     ca = [wrap_dim(d, a._data.ndim) for d in dims_a]
     cb = [wrap_dim(d, b._data.ndim) for d in dims_b]
     for da, db, ia, ib in zip(dims_a, dims_b, ca, cb):
-        if sa[ia] != sb[ib]:
+        if sa[ia] != sb[ib] and sa[ia] != 1 and sb[ib] != 1:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sa[ia]} in "
                                f"dim {da} and second has size {sb[ib]} in dim {db}")
+    for ia, ib in zip(ca, cb):   # a size-1 dim broadcasts, as in torch: the other side is summed
+        if sa[ia] == 1 and sb[ib] != 1:
+            b = b.sum(ib, keepdim=True)
+        elif sb[ib] == 1 and sa[ia] != 1:
+            a = a.sum(ia, keepdim=True)
+    sa, sb = a._data.shape, b._data.shape
     free_a = [d for d in range(len(sa)) if d not in ca]
     free_b = [d for d in range(len(sb)) if d not in cb]
     left = a.permute(free_a + ca).reshape(_numel(sa, free_a), _numel(sa, ca))
@@ -609,6 +617,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     for i, (name, t) in enumerate((("input", input), ("mat", mat), ("vec", vec))):
         _check_tensor(t, "addmv", name, i + 1)
+    if input._data.ndim == 0 and mat._data.ndim == 2 and vec._data.ndim == 1 \
+            and mat._data.shape[1] != vec._data.shape[0]:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")   # as torch's message
     _check_mv(mat, vec)
     if input._data.dtype != mat._data.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_word(input)}, "
@@ -623,6 +634,10 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "baddbmm", name, i + 1)
+    nd2 = batch2._data.ndim
+    if batch1._data.ndim == 3 and nd2 < 3:   # torch reads batch2.size(2) first
+        raise IndexError("Dimension specified as 2 but tensor has no dimensions" if nd2 == 0 else
+                         f"Dimension out of range (expected to be in range of [{-nd2}, {nd2 - 1}], but got 2)")
     _check_bmm(batch1, batch2)
     if input._data.dtype != batch1._data.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "

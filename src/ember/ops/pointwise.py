@@ -763,6 +763,9 @@ _remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu", _int_
 def remainder(input, other, *, out=None):
     """The Python-style modulus: has the sign of the divisor ``other``."""
     if is_scalar(input):
+        if out is not None:   # torch's (Number self, Tensor other) overload has no out=
+            raise TypeError(f"remainder() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, Tensor, out=Tensor)")
         input = _scalar_first(input, other, "remainder")
         return _maybe_out(_binary("remainder", _remainder_kernel, _RemainderScalarBackward, input,
                                   other, ""), out)

@@ -946,6 +946,9 @@ def _no_identity_error(p, shape, dim):
 
 
 def _vector_norm(input, p, dim, keepdim, dtype):
+    if not _is_inexact(input._data):   # checked before dtype= casts it
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_word(input._data.dtype)}")
     if dtype is not None:
         target = _dtype.to_dtype(dtype)
         if input._data.dtype.kind == "c" and not target.is_complex:

@@ -4,6 +4,8 @@ repeat, tile, repeat_interleave, tril, triu (and tril_/triu_), tril_indices, tri
 broadcasting (broadcast_to, broadcast_tensors, broadcast_shapes), meshgrid, cartesian_prod,
 combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, select_scatter,
 slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
+import numpy as np
+
 from .. import _dtype
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
@@ -237,6 +239,8 @@ def roll(input, shifts, dims=None):
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                                f"{len(dims)}")
+        if not data.ndim:
+            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = tuple(wrap_dim(d, data.ndim) for d in dims)
         axis = dims
     shifts = tuple(int(s) for s in shifts)
@@ -370,9 +374,9 @@ def _split_points(input, indices_or_sections, dim):
     n = input._data.shape[dim]
     if isinstance(indices_or_sections, Tensor):
         t = indices_or_sections
-        if t._data.dtype.kind not in "iu":
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer "
-                               f"dtype, but got {t.dtype}")
+        if t._data.dtype != np.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of "
+                               f"long, but got {_type_word(t._data.dtype)}")
         if t._data.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
                                "zero-dimensional or one-dimensional tensor, but got a tensor with "
@@ -535,16 +539,32 @@ Tensor.rot90 = rot90
 
 # -- repeat_interleave ------------------------------------------------------------------------------
 
+def _check_repeats_dtype(counts):
+    if counts.dtype not in (np.int64, np.int32):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_type_word(counts.dtype)}'")
+
+
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeats each element of ``input`` (each slice along ``dim``; of the flattened input when
     ``dim`` is None) ``repeats`` times (an int, or a tensor with one count per element).
     ``repeat_interleave(repeats)`` alone repeats each index i ``repeats[i]`` times."""
     if repeats is None:
         counts = input._data
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_repeats_dtype(counts)
+        if counts.size and int(counts.min()) < 0:
+            raise RuntimeError("repeats can not be negative")
         xp = namespace_of(counts)
         return make(xp.repeat(xp.arange(counts.size, dtype=counts.dtype), counts.reshape(-1)))
+    if isinstance(repeats, Tensor):
+        if repeats._data.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        _check_repeats_dtype(repeats._data)
     if dim is None:
         input, dim = input.reshape(-1), 0
+    elif not input._data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[dim] if input._data.ndim else 1
     xp = namespace_of(input._data)

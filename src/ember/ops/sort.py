@@ -377,13 +377,13 @@ def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
         out_shape = (1,) * data.ndim if keepdim else ()
     else:
         dim = wrap_dim(dim, data.ndim)
-        if data.ndim and data.shape[dim] == 0:
-            raise IndexError(f"{op}() input tensor cannot be empty")
+        if data.size == 0:
+            raise RuntimeError("quantile() input tensor must be non-empty")
         rows = input.unsqueeze(-1).transpose(dim, -1) if data.ndim else input.reshape(1)
         shape = data.shape
         out_shape = shape[:dim] + ((1,) if keepdim else ()) + shape[dim + 1:] if shape else ()
     if rows._data.shape[-1] == 0:
-        raise IndexError(f"{op}() input tensor cannot be empty")
+        raise RuntimeError("quantile() input tensor must be non-empty")
     ordered = sort(rows, -1).values
     ranks = _quantile_ranks(xp, ordered._data, qs, ignore_nan, interpolation)
     below_index = ranks.astype(_INT64)
@@ -429,6 +429,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     how often each occurs (``return_counts``)."""
     data = input._data
     _refuse("unique" if dim is None else "unique_dim", data, "c")
+    if dim is not None and not data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     xp = namespace_of(data)
     if dim is None:
         values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True,
@@ -472,6 +474,8 @@ def bincount(input, weights=None, minlength=0):
     data = input._data
     if input.is_floating_point() or data.dtype.kind in "bc":
         raise not_implemented("bincount_cpu", data.dtype)
+    if data.ndim == 1 and data.size == 0:   # torch returns before looking at the weights
+        return make(namespace_of(data).zeros((max(int(minlength), 0),), dtype=_INT64))
     xp = namespace_of(data)
     if data.ndim != 1 or (data.size and int(data.min()) < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -552,6 +556,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence._data
     xp = namespace_of(seq)
     scalar = not isinstance(input, Tensor)
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but "
+                           "got 0 dimension")
     common = _dtype.result_type_of(sorted_sequence, input).np
     _refuse("searchsorted_out_cpu", xp.empty(0, dtype=common))   # torch dispatches on the common dtype
     values = xp.asarray(input, dtype=seq.dtype) if scalar else input._data

@@ -203,6 +203,9 @@ def expand(self, *sizes):
         cur = shape[i - lead]
         if s == -1:
             s = cur
+        elif s < 0:
+            raise RuntimeError(f"expand: the expanded size {s} at dimension {i} is negative (only -1, "
+                               "for the existing size, is allowed)")
         elif cur != s and cur != 1:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size "
                                f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
@@ -387,6 +390,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     shape = input._data.shape
     nd = len(shape)
     if nd == 0:
+        wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)   # a 0-d tensor takes dims 0 and -1 only
         return reshape(input, (1,))
     s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if s > e:
