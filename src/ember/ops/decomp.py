@@ -346,10 +346,19 @@ class CholeskyBackward0(LinalgCholeskyExBackward0):
     __slots__ = ()
 
 
+def _potrf(xp, data):
+    """The backend's Cholesky factor, failing (NumPy's LinAlgError) where a diagonal entry
+    comes out NaN: LAPACK's potrf stops at a NaN pivot, OpenBLAS's goes on with it."""
+    factor = xp.linalg.cholesky(data)
+    if bool(xp.isnan(xp.diagonal(factor, axis1=-2, axis2=-1)).any()):
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    return factor
+
+
 def _cholesky_data(op, data):
     xp = namespace_of(data)
     try:
-        return xp.linalg.cholesky(data)
+        return _potrf(xp, data)
     except np.linalg.LinAlgError:
         batch, order = _not_positive_definite(data)
         raise LinAlgError(f"{op}: {_batch_prefix(data, batch)}The factorization could not be "
@@ -366,7 +375,7 @@ def _not_positive_definite(data):
         minors = flat[:, :order, :order]
         for b in range(flat.shape[0]):
             try:
-                xp.linalg.cholesky(minors[b])
+                _potrf(xp, minors[b])
             except np.linalg.LinAlgError:
                 return b, order
     return 0, n
@@ -421,7 +430,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     factors = xp.zeros_like(flat)
     for b in range(flat.shape[0]):
         try:
-            factors[b] = xp.linalg.cholesky(flat[b])
+            factors[b] = _potrf(xp, flat[b])
         except np.linalg.LinAlgError:
             if check_errors:
                 _cholesky_data("linalg.cholesky_ex", data)
