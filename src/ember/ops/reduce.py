@@ -528,10 +528,10 @@ def _real_dtype(np_dtype):
 
 def _extreme(op, input, dim, keepdim, is_max, node_cls):
     data = input._data
-    if data.dtype.kind == "c":
-        raise not_implemented(_COMPLEX_KERNELS[op], data.dtype)
     dims = _reduce_dims(dim, data.ndim)
     _check_reducible(op, data.shape, dim)
+    if data.dtype.kind == "c" and data.size:   # torch checks shapes first, and skips empty input
+        raise not_implemented(_COMPLEX_KERNELS[op], data.dtype)
     find = namespace_of(data).max if is_max else namespace_of(data).min
     out = make(find(data, axis=_axis(dims, data.ndim), keepdims=keepdim))
     node = record(node_cls, (input,), out)
@@ -578,10 +578,12 @@ def _extreme_along(op, input, dim, keepdim, is_max):
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
     data = input._data
-    if data.dtype.kind == "c":
-        raise RuntimeError(f"{op}(): does not support complex input")
     xp = namespace_of(data)
     d = wrap_dim(dim, data.ndim)
+    if data.ndim:
+        _check_reducible(op, data.shape, d)
+    if data.dtype.kind == "c":
+        raise RuntimeError(f"{op}(): does not support complex input")
     if data.ndim == 0:
         values, indices = make(data.copy()), make(xp.zeros((), dtype=_INT64))
     else:

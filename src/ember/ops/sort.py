@@ -102,9 +102,11 @@ def _check_sortable(data):
         raise RuntimeError(" Sort does not support complex dtypes on CPU")
 
 
-def _refuse(kernel, data, kinds="bc"):
-    """torch's NotImplementedError for the dtype kinds (bool, complex) ``kernel`` has no loop for."""
-    if data.dtype.kind in kinds:
+def _refuse(kernel, data, kinds="bc", dispatched=True):
+    """torch's NotImplementedError for the dtype kinds (bool, complex) ``kernel`` has no loop for.
+    Called after the shape checks, which torch makes first; ``dispatched`` is False where torch
+    returns before dispatching on the dtype (some ops, for empty or 0-d input)."""
+    if dispatched and data.dtype.kind in kinds:
         raise not_implemented(kernel, data.dtype)
 
 
@@ -198,11 +200,12 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """Returns the ``k``-th smallest element (counting from 1) of each row of ``input`` along
     ``dim``, with its index."""
     data = input._data
-    _refuse("kthvalue_cpu", data)
     dim = wrap_dim(dim, data.ndim)
+    _check_nonempty("kthvalue", data, dim)
     n = data.shape[dim] if data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    _refuse("kthvalue_cpu", data, dispatched=data.ndim > 0)
     values, indices = _pick_sorted(data, dim, k - 1, keepdim)
     return _selected(KthvalueBackward0, input, values, indices, dim, keepdim, return_types.kthvalue)
 
@@ -241,7 +244,7 @@ class NanmedianBackward0(MedianBackward0):
 
 def _median_all(input, ignore_nan, node_cls):
     data = input._data
-    _refuse("median_cpu", data)
+    _refuse("median_cpu", data, dispatched=data.size > 0)
     xp = namespace_of(data)
     flat = data.reshape(-1)
     if flat.size == 0:
@@ -257,9 +260,9 @@ def _median_all(input, ignore_nan, node_cls):
 
 def _median_along(op, input, dim, keepdim, ignore_nan, node_cls, named):
     data = input._data
-    _refuse("median_out", data)
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty(op, data, dim)
+    _refuse("median_out", data)
     position = _median_position(data, dim, ignore_nan) if data.ndim else 0
     values, indices = _pick_sorted(data, dim, position, keepdim)
     return _selected(node_cls, input, values, indices, dim, keepdim, named)
@@ -303,9 +306,9 @@ def mode(input, dim=-1, keepdim=False):
     """Returns ``(values, indices)``: the most frequent value of each row of ``input`` along
     ``dim`` (the smallest among equally frequent ones) and the last index where it occurs."""
     data = input._data
-    _refuse("mode_cpu", data, "c")
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty("mode", data, dim)
+    _refuse("mode_cpu", data, "c", dispatched=data.ndim > 0 and data.size > 0)
     xp = namespace_of(data)
     if not data.ndim:
         values, indices = data.copy(), xp.zeros((), dtype=_INT64)
@@ -560,7 +563,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but "
                            "got 0 dimension")
     common = _dtype.result_type_of(sorted_sequence, input).np
-    _refuse("searchsorted_out_cpu", xp.empty(0, dtype=common))   # torch dispatches on the common dtype
+    # torch dispatches on the common dtype, and not at all for empty input
+    _refuse("searchsorted_out_cpu", xp.empty(0, dtype=common),
+            dispatched=seq.size > 0 and (scalar or input._data.size > 0))
     values = xp.asarray(input, dtype=seq.dtype) if scalar else input._data
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter._data, axis=-1)
@@ -595,7 +600,7 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
     """The running maximum (minimum) along ``dim`` and, for each position, the last index
     where it was reached (NaN, once met, propagates with its index)."""
     data = input._data
-    _refuse(f"{op}_cpu", data, "c")
+    _refuse(f"{op}_cpu", data, "c", dispatched=data.ndim > 0 and data.size > 0)
     xp = namespace_of(data)
     dim = wrap_dim(dim, data.ndim)
     if not data.ndim:
@@ -710,7 +715,6 @@ class AminmaxBackward0(Node):
 def aminmax(input, *, dim=None, keepdim=False):
     """Returns ``(min, max)`` of ``input`` (of each row along ``dim`` when given)."""
     data = input._data
-    _refuse("aminmax_cpu", data, "c")
     xp = namespace_of(data)
     if dim is None:
         dims = tuple(range(data.ndim))
@@ -722,6 +726,9 @@ def aminmax(input, *, dim=None, keepdim=False):
         dims = (d,) if data.ndim else ()
         if dims and data.shape[dims[0]] == 0:
             raise IndexError(f"aminmax(): Expected reduction dim {dims[0]} to have non-zero size.")
+    if dim is not None and not data.ndim and data.dtype.kind == "c":
+        raise RuntimeError(f"aminmax not implemented for {_type_word(data.dtype)}")
+    _refuse("aminmax_cpu", data, "c")
     axis = dims or None
     if not keepdim and dim is None and data.ndim:
         low, high = xp.min(data), xp.max(data)
