@@ -340,6 +340,11 @@ def check_value_fits(value, np_dtype):
     if isinstance(value, Tensor):
         value = value._data.reshape(-1)[0].item() if value._data.size == 1 else None
     name = _BY_NP[np_dtype].name
+    if isinstance(value, complex) and np_dtype.kind != "c":
+        if value.imag != 0:   # a complex value converts to a real dtype only without imaginary part
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(name, name)} without "
+                               "overflow")
+        value = value.real
     if name not in _C_TYPES or isinstance(value, (bool, complex)) or not isinstance(value, numbers.Real):
         return
     import math

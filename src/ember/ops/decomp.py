@@ -782,12 +782,13 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
         size = xp.abs(w)
         tol = tolerance(xp, size.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
         inv_w = xp.where(size > tol[..., None], 1 / xp.where(size == 0, 1, w), 0).astype(data.dtype)
-        result = (v * inv_w[..., None, :]) @ xp.swapaxes(v, -1, -2)
+        result = (v * inv_w[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2))   # V diag(1/w) V^H
     else:
         u, s, vh = svd_arrays(data)
         tol = tolerance(xp, s.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
         inv_s = xp.where(s > tol[..., None], 1 / xp.where(s == 0, 1, s), 0).astype(data.dtype)
-        result = (xp.swapaxes(vh, -1, -2) * inv_s[..., None, :]) @ xp.swapaxes(u, -1, -2)
+        uh = xp.conj(xp.swapaxes(u, -1, -2))
+        result = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ uh   # V diag(1/s) U^H
     out = make(result.astype(data.dtype, copy=False))
     node = record(LinalgPinvBackward0, (A,), out)
     if node is not None:

@@ -583,7 +583,7 @@ class GatherBackward0(Node):
 
 def _scatter_gather_index(index, op):
     idx = index._data
-    if idx.dtype not in _INT_INDEX:
+    if idx.size and idx.dtype not in _INT_INDEX:   # torch returns before checking an empty index
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     return idx
 
@@ -1136,6 +1136,9 @@ def index_fill(input, dim, index, value):
         if value._data.ndim:
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
+        if value._data.dtype.kind == "c" and data.dtype.kind != "c":
+            raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                               "supported")
         check_value_fits(value, data.dtype)
         fill = value._data.astype(data.dtype)
     else:
@@ -1183,7 +1186,13 @@ def index_put(input, indices, values, accumulate=False):
     positions adding up."""
     key = _index_put_key("index_put", input, indices)
     _tensor_arg(values, "index_put", "values", 3)
-    _check_value_dtype(input, key, values, strict=True)
+    if (not accumulate and len(indices) == 1 and values._data.size == 1
+            and indices[0]._data.dtype.kind in "bu" and indices[0]._data.dtype.itemsize == 1):
+        # torch's masked_fill case: one mask and a one-element value, written as a number
+        _check_bool_mask("masked_fill", indices[0])
+        check_value_fits(values, input._data.dtype)
+    else:
+        _check_value_dtype(input, key, values, strict=True)
     data = input._data.copy()
     if accumulate:
         _accumulate(data, key, values._data)
@@ -1210,6 +1219,7 @@ def _accumulate(data, key, values):
 def index_put_(self, indices, values, accumulate=False):
     """In-place ``index_put``: writes (or with ``accumulate``, adds) ``values`` at
     ``self[indices]``."""
+    _index_put_key("index_put_", self, indices)   # torch parses the arguments first
     return apply_inplace(self, index_put, indices, values, accumulate)
 
 

@@ -277,6 +277,12 @@ def _check_not_complex(*tensors):
 
 
 def _clamp(input, min, max, out, scalar_node, tensor_node):
+    if not isinstance(min, Tensor) or not isinstance(max, Tensor):
+        min, max = _numbers_or_tensors(min, max)   # a 0-d bound beside a number is a number
+    for b in (min, max):
+        if isinstance(b, complex) and b.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+    min, max = (b.real if isinstance(b, complex) else b for b in (min, max))
     _check_not_complex(input, min, max)
     if _number_bounds(min, max) and _is_float_data(input):
         res = make(_clamp_forward(input._data, min, max))  # no promotion to do
@@ -474,8 +480,11 @@ def lerp(input, end, weight, *, out=None):
     ``input + weight * (end - input)``."""
     _check_input(input, "lerp")
     _check_lerp(input, end, weight)
-    (w,) = _arrays_as(input._data.dtype, weight)
-    res = make(_compute(lambda: _lerp_forward(input._data, end._data, w), input, end, weight))
+    dt = input._data.dtype
+    if isinstance(weight, Tensor) and weight._data.dtype.kind == "c" and dt.kind != "c":
+        dt = result_type_of(input, weight).np   # a complex 0-d weight makes the result complex
+    (a, e, w) = _arrays_as(dt, input, end, weight)
+    res = make(_compute(lambda: _lerp_forward(a, e, w), input, end, weight))
     if isinstance(weight, Tensor):
         if grad_state.grad_enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
             node = LerpBackward1((input, end, weight))

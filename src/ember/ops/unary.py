@@ -400,6 +400,10 @@ class NanToNumBackward0(Node):
 def _nan_to_num_forward(x, nan=0.0, posinf=None, neginf=None):
     if x.dtype.kind in "biu":
         return x.copy()
+    if x.dtype.kind == "c":   # the real and imaginary parts each, as torch
+        real = _nan_to_num_forward(x.real, nan, posinf, neginf)
+        imag = _nan_to_num_forward(x.imag, nan, posinf, neginf)
+        return (real + 1j * imag).astype(x.dtype)
     from .._dtype import finfo, from_numpy_dtype
     xp = namespace_of(x)
     info = finfo(from_numpy_dtype(x.dtype))
