@@ -55,6 +55,12 @@ def record(node_cls, inputs, out):
         return None
     if not grad_state.grad_enabled:
         return None
+    kind = out._data.dtype.kind
+    if kind in "biu":   # a differentiable op with an integer or bool result: torch refuses it
+        raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
+    if kind == "c":
+        from .._tensor import _COMPLEX_AUTOGRAD
+        raise NotImplementedError(_COMPLEX_AUTOGRAD)
     node = node_cls(inputs)
     out._requires_grad = True
     out.grad_fn = node
