@@ -489,8 +489,8 @@ def bincount(input, weights=None, minlength=0):
     w = weights._data
     if w.ndim != 1 or w.shape[0] != data.shape[0]:
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    if w.dtype.kind == "c":   # torch takes the weights as doubles: their real part
-        w = w.real
+    if w.dtype.kind == "c":   # torch takes complex weights as doubles: their real part
+        w = w.real.astype(_dtype.float64.np)
     out_dtype = w.dtype if w.dtype in (_dtype.float32.np, _dtype.float64.np) else _dtype.float64.np
     return make(xp.bincount(data, weights=w, minlength=minlength).astype(out_dtype))
 
