@@ -6,6 +6,8 @@ so their gradients (and higher-order ones) come from the parts.
 """
 import math
 
+import numpy as np
+
 from . import _dtype
 from .ops._common import check_tensor, make, namespace_of, with_out, wrap_dim
 from .ops import decomp as _decomp
@@ -146,6 +148,8 @@ def matrix_power(A, n):
 def _singular_sizes(A, hermitian):
     data = A._data
     xp = namespace_of(data)
+    if data.size == 0:   # no values, whatever the shape (torch asks no square matrix then)
+        return xp.zeros(data.shape[:-2] + (min(data.shape[-2:]),), dtype=np.finfo(data.dtype).dtype)
     if hermitian:
         return xp.abs(_decomp.eigh_arrays(data, eigenvectors=False))
     return _decomp.svd_arrays(data, compute_uv=False)
@@ -177,6 +181,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
         _decomp._check_eigh(A, "linalg.eigh", "L")
     else:
         _decomp.check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
+    if hermitian and data.size:
+        _decomp.check_matrix(A, "linalg.eigh")
     sizes = _singular_sizes(A, hermitian)
     limit = _decomp.tolerance(namespace_of(data), sizes.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
     return make((sizes > limit[..., None]).sum(-1).astype("int64"))

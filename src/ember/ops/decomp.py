@@ -882,6 +882,9 @@ def _check_cdist(x1, x2, p):
         raise RuntimeError("cdist only supports non-negative p values")
     if x1._data.dtype in _LOW_PRECISION and x1._data.size and x2._data.size:
         raise NotImplementedError(f"\"cdist\" not implemented for '{_type_word(x1._data.dtype)}'")
+    if x1._data.dtype != x2._data.dtype and x1._data.size and x2._data.size:
+        raise RuntimeError(f"expected scalar type {_type_word(x1._data.dtype)} but found "
+                           f"{_type_word(x2._data.dtype)}")
 
 
 def _pairwise_norm(diff, p):

@@ -256,6 +256,13 @@ def _shape_mismatch(value_shape, target):
 
 def _write(data, key, value, value_tensor, basic):
     """``data[key] = value`` with torch's errors for shapes that do not broadcast."""
+    if not basic and hasattr(value, "shape"):
+        target = _indexed_shape(data, key)   # the shapes are checked before the indices' range
+        if target is not None:
+            try:
+                namespace_of(data).broadcast_shapes(value.shape, target)
+            except ValueError:
+                raise _shape_mismatch(value.shape, target) from None
     try:
         data[key] = value
     except ValueError as e:
@@ -293,7 +300,7 @@ def _setitem(self, key, value):
         _check_value_dtype(self, key, value)
     value_tensor = value if isinstance(value, Tensor) else None
     value_data = _value_array(self, value)
-    recording = grad_state.grad_enabled and (
+    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
         self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
     if not recording:
         _write(self._data, key, value_data, value_tensor, basic)
@@ -352,7 +359,7 @@ def _inplace_fill(self, value, node_cls, inputs):
     """Fill ``self`` with ``value``: in place, or, when autograd records, out of place with
     ``self`` taking the new history."""
     value_tensor = inputs[1] if len(inputs) > 1 else None
-    recording = grad_state.grad_enabled and (
+    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
         self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
     if not recording:
         _fill_data(self._data, value)
@@ -437,7 +444,9 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
     data = _src_data_for(self, src)
-    recording = grad_state.grad_enabled and (self._requires_grad or src._requires_grad)
+    # writing into an integer tensor records nothing: the result cannot require grad
+    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
+        self._requires_grad or src._requires_grad)
     if not recording:
         if not is_writeable(self._data):
             raise RuntimeError(_OVERLAP)
@@ -1206,8 +1215,26 @@ def index_put(input, indices, values, accumulate=False):
     return out
 
 
+def _indexed_shape(data, key):
+    """The shape of ``data[key]`` whatever the index values (torch checks that the values
+    broadcast to it before it looks at the indices' range); None when it cannot tell."""
+    xp = namespace_of(data)
+    safe = tuple(xp.zeros(k.shape, dtype=k.dtype) if getattr(k, "dtype", None) is not None
+                 and k.dtype.kind in "iu" else k for k in (key if isinstance(key, tuple) else (key,)))
+    try:
+        return data[safe].shape
+    except (IndexError, ValueError):
+        return None
+
+
 def _accumulate(data, key, values):
     """``data[key] += values`` with repeated positions adding up, and torch's errors."""
+    target = _indexed_shape(data, key)
+    if target is not None:
+        try:
+            namespace_of(data).broadcast_shapes(values.shape, target)
+        except ValueError:
+            raise _shape_mismatch(values.shape, target) from None
     try:
         namespace_of(data).add.at(data, key, values)
     except ValueError:
