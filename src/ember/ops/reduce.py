@@ -894,6 +894,8 @@ def count_nonzero(input, dim=None):
 def _norm_data(xp, data, p, dims, keepdim):
     size = xp.abs(data)
     axis = _axis(dims, data.ndim)
+    if p != 0 and _count(data.shape, dims) == 1:   # one element: |x|, as torch (even for ord NaN)
+        return xp.sum(size, axis=axis, keepdims=keepdim)
     if p == 2:
         return xp.sqrt(xp.sum(size * size, axis=axis, keepdims=keepdim))
     if p == 1:
