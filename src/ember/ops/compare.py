@@ -341,7 +341,7 @@ def bitwise_not(input, *, out=None):
     """Computes the bitwise NOT of ``input`` (logical NOT for bool tensors)."""
     _tensor_arg(input, "bitwise_not")
     res = make(_invert(input._data))
-    return res if out is None else _maybe_out(res, out)
+    return res if out is None else _maybe_out(res, out, exact=True)
 
 
 @method()

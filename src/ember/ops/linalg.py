@@ -13,7 +13,7 @@ from .. import _dtype
 from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
-    accepts_out,
+    accepts_out, with_out,
     Node, Tensor, grad_state, make, namespace_of, record, sum_to, wrap_dim,
 )
 from .view import UnsafeViewBackward0
@@ -158,7 +158,7 @@ def _is_transposed(data):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def mm(input, mat2):
     """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor."""
     _check_tensor(input, "mm", "input", 1)
@@ -182,7 +182,7 @@ class BmmBackward0(Node):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def bmm(input, mat2):
     """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
     _check_tensor(input, "bmm", "input", 1)
@@ -212,7 +212,7 @@ class MvBackward0(Node):
         return g_mat, g_vec
 
 
-@accepts_out
+@with_out()
 def mv(input, vec):
     """Product of the matrix ``input`` (n x m) and the vector ``vec`` (m): a vector (n)."""
     _check_tensor(input, "mv", "input", 1)
@@ -251,7 +251,7 @@ def _dot_like(op, node_cls, kernel, input, other):
     return result
 
 
-@accepts_out
+@with_out()
 def dot(input, tensor):
     """Dot product of two 1-D tensors with the same number of elements."""
     return _dot_like("dot", DotBackward0, "dot", input, tensor)
@@ -267,7 +267,7 @@ def vdot(input, other):
 # matmul
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def matmul(input, other):
     """Matrix product with torch's rules: 1-D·1-D is a dot product, 2-D·1-D a matrix-vector
     product, a 1-D first operand is a row vector, and for N-D operands the leading (batch)
@@ -563,7 +563,7 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha, combine=_scale_s
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
     for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
@@ -612,7 +612,7 @@ def _bias_already_added(bias, product, beta, alpha):
     return product
 
 
-@accepts_out
+@with_out()
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     for i, (name, t) in enumerate((("input", input), ("mat", mat), ("vec", vec))):
@@ -629,7 +629,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
@@ -647,7 +647,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):

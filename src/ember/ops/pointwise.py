@@ -374,7 +374,7 @@ def neg(input, *, out=None):
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     res = make(namespace_of(input._data).negative(input._data))
     record(NegBackward0, (input,), res)
-    return _maybe_out(res, out)
+    return _maybe_out(res, out, exact=True)
 
 
 negative = neg

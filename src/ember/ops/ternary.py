@@ -159,11 +159,12 @@ def _inplace_fast(self, operands):
     return True
 
 
-def _finish(res, out):
+def _finish(res, out, exact=False):
+    """``res``, or written into ``out=``: ``exact``ly its dtype for the ops torch requires it of."""
     if out is None:
         return res
     from .pointwise import _maybe_out
-    return _maybe_out(res, out)
+    return _maybe_out(res, out, exact)
 
 
 # -- clamp -----------------------------------------------------------------------------------
@@ -290,7 +291,7 @@ def _clamp(input, min, max, out, scalar_node, tensor_node):
         min, max = _numbers_or_tensors(min, max)
         res = _clamp_promoted(input, min, max)
     if not grad_state.grad_enabled or not (input._requires_grad or any_requires_grad((min, max))):
-        return _finish(res, out)
+        return _finish(res, out, exact=True)
     if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
         node = scalar_node((input,))
         node.bounds = (min, max)
@@ -299,7 +300,7 @@ def _clamp(input, min, max, out, scalar_node, tensor_node):
         node = _clamp_tensor_node(tensor_node, input, min, max)
     res._requires_grad = True
     res.grad_fn = node
-    return _finish(res, out)
+    return _finish(res, out, exact=True)
 
 
 def _clamp_promoted(input, min, max):

@@ -57,7 +57,7 @@ def _refused(refuse, dtype):
 
 
 def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, refuse=None,
-           exported=True, arithmetic=False, refuse_inplace=None):
+           exported=True, arithmetic=False, refuse_inplace=None, exact_out=False):
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (_UnaryNode,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None,
                      "saves": saves, "arithmetic": arithmetic})
@@ -92,7 +92,7 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, refuse
             save(node, input, res)
         if out is not None:
             from .pointwise import _maybe_out
-            return _maybe_out(res, out)
+            return _maybe_out(res, out, exact_out)
         return res
 
     def op_(self):
@@ -183,7 +183,7 @@ lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
                 refuse={"c": _not_implemented("lgamma_vml_cpu")})
 digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x),
                  refuse={"c": _not_implemented("digamma")})
-abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False,
+abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False, exact_out=True,
              refuse={"b": _not_implemented("abs_cpu")},
              refuse_inplace={"c": lambda dt: RuntimeError("In-place abs is not supported for complex tensors.")})
 def _sign(xp, x):
@@ -193,8 +193,8 @@ def _sign(xp, x):
     return xp.where(xp.isnan(x), 0, out).astype(out.dtype, copy=False) if x.dtype.kind not in "iu" else out
 
 
-sign = _unary("sign", _sign, lambda g, x, y: g * 0,
-              "", float_op=False, arithmetic=True,
+sign = _unary("sign", _sign, lambda g, x, y: g * 0, "", float_op=False, arithmetic=True,
+              exact_out=True,
               refuse={"c": lambda dt: NotImplementedError(
                   "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                   "torch.sgn instead.")})
@@ -208,13 +208,16 @@ def _rounding(name):
 
 
 floor = _unary("floor", lambda xp, x: xp.floor(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("floor"))
+               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("floor"),
+               exact_out=True)
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x) if x.dtype.kind not in "biu" else x.copy(),
-              lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("ceil"))
+              lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("ceil"),
+              exact_out=True)
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("trunc"))
+               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("trunc"),
+               exact_out=True)
 frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "",
-              refuse={"biuc": _not_implemented("frac_cpu")})
+              refuse={"biuc": _not_implemented("frac_cpu")}, exact_out=True)
 
 
 def _sigmoid(xp, x):
@@ -265,11 +268,12 @@ def _unary_arg(input, name):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
 
 
-def _finish(res, out):
+def _finish(res, out, exact=False):
+    """``res``, or written into ``out=``: ``exact``ly its dtype for the ops torch requires it of."""
     if out is None:
         return res
     from .pointwise import _maybe_out
-    return _maybe_out(res, out)
+    return _maybe_out(res, out, exact)
 
 
 def _inplace_unary(self, op, forward, float_op, **kwargs):
@@ -332,7 +336,7 @@ def round(input, *, decimals=0, out=None):
     _unary_arg(input, "round")
     res = make(_round_forward(input._data, decimals))
     record(RoundBackward0 if decimals == 0 else RoundBackward1, (input,), res)
-    return _finish(res, out)
+    return _finish(res, out, exact=True)
 
 
 @method()
@@ -422,7 +426,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     node = record(NanToNumBackward0, (input,), res)
     if node is not None:
         node.save(input)
-    return _finish(res, out)
+    return _finish(res, out, exact=True)
 
 
 @method()
@@ -441,18 +445,20 @@ def _int_word_of(data):
 
 # -- predicates: bool results, no gradient -------------------------------------------------------
 
-def _predicate(name, on_float, on_int, doc, on_complex=None):
+def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False):
     """``on_float(xp, x)`` for floating inputs; ``on_int(xp, x)`` for integer and bool ones;
-    ``on_complex``, the error torch raises for complex ones (they are computed as floats
-    without it)."""
+    ``on_complex``, the (class, message) of the error torch raises for complex ones (they are
+    computed as floats without it); ``takes_out``: torch's op has out= (a bool tensor)."""
     def op(input, *, out=None):
+        if out is not None and not takes_out:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
         _unary_arg(input, name)
         data = input._data
         if on_complex is not None and data.dtype.kind == "c":
-            raise on_complex
+            raise on_complex[0](on_complex[1])
         xp = namespace_of(data)
         res = make(on_int(xp, data) if data.dtype.kind in "biu" else on_float(xp, data))
-        return _finish(res, out)
+        return _finish(res, out, exact=True)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
@@ -473,12 +479,13 @@ isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), _all(False),
                    "Returns a bool tensor telling whether each element is infinite.")
 isposinf = _predicate("isposinf", lambda xp, x: x == math.inf, _all(False),
                       "Returns a bool tensor telling whether each element is positive infinity.",
-                      RuntimeError("isposinf does not support complex inputs."))
+                      (RuntimeError, "isposinf does not support complex inputs."), takes_out=True)
 isneginf = _predicate("isneginf", lambda xp, x: x == -math.inf, _all(False),
                       "Returns a bool tensor telling whether each element is negative infinity.",
-                      RuntimeError("isneginf does not support complex inputs."))
+                      (RuntimeError, "isneginf does not support complex inputs."), takes_out=True)
 signbit = _predicate("signbit", lambda xp, x: xp.signbit(x), lambda xp, x: x < 0,
                      "Returns a bool tensor telling whether each element has its sign bit set.",
-                     NotImplementedError("signbit is not implemented for complex tensors."))
+                     (NotImplementedError, "signbit is not implemented for complex tensors."),
+                     takes_out=True)
 
 __all__ += ["round", "logit", "nan_to_num"]
