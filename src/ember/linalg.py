@@ -84,14 +84,29 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord:g} not supported.")
     if ord == "nuc" or ord in (2, -2):
         values = svdvals(A.movedim((d0, d1), (-2, -1)))
-        reduced = values.sum(-1) if ord == "nuc" else (values.amax(-1) if ord == 2 else values.amin(-1))
+        reduced = values.sum(-1) if ord == "nuc" else (_largest(values, -1, False) if ord == 2
+                                                        else values.amin(-1))
         return _restore(reduced, (d0, d1), keepdim)
     if math.isinf(ord):
         d0, d1 = d1, d0
     sums = A.abs().sum(d0, keepdim=keepdim)
     if not keepdim and d1 > d0:
         d1 -= 1
-    return sums.amax(d1, keepdim=keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
+    return _largest(sums, d1, keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
+
+
+def _largest(t, dim, keepdim):
+    """``t.amax(dim)``, 0 over no elements: the largest of nonnegative sizes, as torch's
+    matrix norms take it (a smallest one over no elements is an error there too)."""
+    if t._data.shape[dim] == 0:
+        from .ops.creation import zeros
+        shape = list(t._data.shape)
+        if keepdim:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        return zeros(shape, dtype=t.dtype, device=t.device)
+    return t.amax(dim, keepdim=keepdim)
 
 
 @with_out(op="linalg_norm")
@@ -273,6 +288,8 @@ def vander(x, N=None):
     N = n if N is None else N
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
+    if not x._data.ndim:   # torch takes a 0-d x as one value
+        x = x.reshape(1)
     powers = x.unsqueeze(-1).expand(*x._data.shape, N - 1).cumprod(-1)
     first = ones(*x._data.shape, 1, dtype=powers.dtype, device=x.device)
     return cat([first, powers], -1)

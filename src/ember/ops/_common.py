@@ -389,6 +389,10 @@ def apply_inplace(self, op, *args, **kwargs):
     check_inplace(self)
     if grad_state.grad_enabled and (self._requires_grad or any_requires_grad(args)
                                     or any_requires_grad(kwargs.values())):
+        if self._data.dtype.kind in "biu":   # an integer tensor takes the values, no history
+            from ..autograd.grad_mode import no_grad
+            with no_grad():
+                return finish_inplace(self, op(self, *args, **kwargs))
         return finish_inplace(self, op(self.clone(), *args, **kwargs))
     return finish_inplace(self, op(self, *args, **kwargs))
 

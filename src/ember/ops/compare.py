@@ -7,7 +7,7 @@ tensor compared with ``2.5`` compares as floats, as torch does.
 from .. import _dtype
 from ._common import (
     Node, Tensor, _type_word, arrays_for, check_inplace, finish_inplace, grad_state, is_scalar,
-    make, method, namespace_of, record,
+    is_writeable, make, method, namespace_of, record,
 )
 from .._dtype import result_type_of
 from .pointwise import _broadcast_check, _maybe_out, _tensor_arg
@@ -65,6 +65,13 @@ class _ZeroGradNode(Node):
 
 def _zero_grad_node(name):
     return type(name, (_ZeroGradNode,), {"__slots__": ()})
+
+
+def _check_writable(self):
+    """The memory check of an in-place op that autograd does not follow (torch's logical ops
+    have no derivative, so it lets them write into a leaf that requires grad)."""
+    if not is_writeable(self._data):
+        check_inplace(self)
 
 
 def _inplace(self, other, op, kernel, node_cls):
@@ -147,9 +154,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _tensor_arg(input, "isclose")
     _other_tensor(other, "isclose")
     _check_same_dtype(input, other)
-    if rtol < 0:
+    if not rtol >= 0:   # NaN too
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
+    if not atol >= 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     ad, bd = input._data, other._data
     xp = namespace_of(ad)
@@ -197,7 +204,8 @@ def _logical(name, ufunc_name):
 
     def op_(self, other):
         _other_tensor(other, f"logical_{name}_", 1)
-        return _inplace(self, other, f"logical_{name}_", kernel, node_cls)
+        _check_writable(self)
+        return _write_inplace(self, other, f"logical_{name}_", kernel)
 
     op.__name__ = op.__qualname__ = "logical_" + name
     op.__doc__ = f"Computes the element-wise logical {name.upper()} of the given input tensors."
@@ -220,7 +228,7 @@ def logical_not(input, *, out=None):
 
 @method()
 def logical_not_(self):
-    check_inplace(self)
+    _check_writable(self)
     sd = self._data
     namespace_of(sd).logical_not(sd, out=sd, casting="unsafe")
     self._version_counter[0] += 1

@@ -313,6 +313,8 @@ def solve(A, B, *, left=True):
                            f"type {_type_word(A._data.dtype)} and B of type {_type_word(B._data.dtype)} "
                            "instead")
     check_matrix(A, "linalg.solve", kernel="lu_cpu")
+    if B._data.ndim < 1:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
     a_shape, b_shape = A._data.shape, B._data.shape
     vector = len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
     B2 = B.unsqueeze(-1) if vector else B
@@ -771,6 +773,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
     are treated as zero. ``hermitian=True`` uses an eigendecomposition."""
     check_tensor(A, "pinv", "input")
     data = A._data
+    if data.ndim < 2 and (atol is not None or rtol is not None):   # torch reads A.size(-2) first
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions" if not data.ndim else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
     if data.ndim < 2 or data.dtype.kind not in "fc" or data.dtype in _LOW_PRECISION:
         raise RuntimeError(f"linalg.pinv({_type_word(data.dtype)}{{{list(data.shape)}}}): expected a "
                            "tensor with 2 or more dimensions of float, double, cfloat or cdouble types")

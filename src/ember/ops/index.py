@@ -559,6 +559,9 @@ def index_select(input, dim, index):
     if idx.dtype not in _INT_INDEX:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     size = data.shape[d] if data.ndim else 1
+    if not data.ndim and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} "
+                           "value(s)")
     if size == 0 and idx.size:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if data.ndim > 1 and d == 1:   # torch's kernel for dim 1 words it its own way

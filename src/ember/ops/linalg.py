@@ -413,18 +413,20 @@ def tensordot(a, b, dims=2):
     an int (the last ``dims`` of a with the first ``dims`` of b) or a pair of lists."""
     _check_tensor(a, "tensordot", "a", 1)
     _check_tensor(b, "tensordot", "b", 2)
-    dims_a, dims_b = _tensordot_dims(dims, a._data.ndim)
+    dims_a, dims_b = _tensordot_dims(dims, min(a._data.ndim, b._data.ndim))
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
     if a._data.dtype != b._data.dtype:
         raise RuntimeError("both inputs should have same dtype")
     sa, sb = a._data.shape, b._data.shape
-    ca = [wrap_dim(d, a._data.ndim) for d in dims_a]
-    cb = [wrap_dim(d, b._data.ndim) for d in dims_b]
-    for da, db, ia, ib in zip(dims_a, dims_b, ca, cb):
+    ca, cb = [], []
+    for da, db in zip(dims_a, dims_b):   # pair by pair, as torch checks them
+        ia, ib = wrap_dim(da, a._data.ndim), wrap_dim(db, b._data.ndim)
         if sa[ia] != sb[ib] and sa[ia] != 1 and sb[ib] != 1:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sa[ia]} in "
                                f"dim {da} and second has size {sb[ib]} in dim {db}")
+        ca.append(ia)
+        cb.append(ib)
     for ia, ib in zip(ca, cb):   # a size-1 dim broadcasts, as in torch: the other side is summed
         if sa[ia] == 1 and sb[ib] != 1:
             b = b.sum(ib, keepdim=True)
@@ -709,6 +711,10 @@ def _parse_einsum(equation, operands):
     for term, op in zip(terms, operands):
         n_letters = len(term.replace("...", ""))
         if "..." in term:
+            if n_letters > op._data.ndim:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_letters}) is "
+                                   f"more than the number of dimensions ({op._data.ndim}) for operand "
+                                   f"{terms.index(term)}")
             ell_dims = max(ell_dims, op._data.ndim - n_letters)
         elif n_letters != op._data.ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_letters}) does "

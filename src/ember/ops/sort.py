@@ -604,6 +604,9 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
     data = input._data
     _refuse(f"{op}_cpu", data, "c", dispatched=data.ndim > 0 and data.size > 0)
     xp = namespace_of(data)
+    if data.ndim and not data.size:   # torch returns empty results without looking at dim
+        empty = xp.zeros(data.shape, dtype=_INT64)
+        return _selected(node_cls, input, data.copy(), empty, 0, True, named)
     dim = wrap_dim(dim, data.ndim)
     if not data.ndim:
         return _selected(node_cls, input, data.copy(), xp.zeros((), dtype=_INT64), 0, True, named)
