@@ -92,8 +92,10 @@ EXCLUDED = {
     ("median_dim", "unchecked", "layout"): "torch's median(dim) misreads an expanded (stride-0) "
                                            "input: it returns garbage such as 5.6e-322",
     ("kron", "unchecked", "layout"): "torch's kron calls view() on a transposed operand and raises",
-    ("take_along_dim", "unchecked", "layout", 1): "torch's take_along_dim without dim calls view() on "
-                                                  "transposed indices and raises",
+    ("take_along_dim", "unchecked", "layout"): "torch's take_along_dim without dim calls view() on a "
+                                               "transposed operand and raises",
+    ("combinations", "unchecked", "int"): "for a large r torch allocates an n^r grid: whether that "
+                                          "fails depends on the machine's memory",
     ("addbmm", "unchecked", "inplace"): "torch's addbmm_ resizes a self that lacks the result's "
                                         "shape (a (2,) tensor becomes (2, 2))",
     **{(name, "unchecked", "out"): "out= holds the raw factors, whose signs are LAPACK's choice (the "

@@ -637,6 +637,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "baddbmm", name, i + 1)
     nd2 = batch2._data.ndim
+    if batch1._data.ndim == 0:   # torch reads batch1.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if batch1._data.ndim == 3 and nd2 < 3:   # torch reads batch2.size(2) first
         raise IndexError("Dimension specified as 2 but tensor has no dimensions" if nd2 == 0 else
                          f"Dimension out of range (expected to be in range of [{-nd2}, {nd2 - 1}], but got 2)")

@@ -459,19 +459,21 @@ def cumprod(input, dim, *, dtype=None):
     return out
 
 
-def _check_scan_dtype(self, dtype):
+def _check_scan_dtype(self, dtype, op):
+    if self._data.dtype.kind == "b":   # torch's in-place scan has no bool kernel
+        raise not_implemented(f"{op}_out_cpu", self._data.dtype)
     if dtype is not None and _dtype.to_dtype(dtype).np != self._data.dtype:
         raise RuntimeError(f"Bad in-place call: input tensor dtype {_type_word(self._data.dtype)} and "
                            f"output tensor dtype {_type_word(_dtype.to_dtype(dtype).np)} should match")
 
 
 def _cumsum_(self, dim, *, dtype=None):
-    _check_scan_dtype(self, dtype)
+    _check_scan_dtype(self, dtype, "cumsum")
     return apply_inplace(self, cumsum, dim, dtype=dtype)
 
 
 def _cumprod_(self, dim, *, dtype=None):
-    _check_scan_dtype(self, dtype)
+    _check_scan_dtype(self, dtype, "cumprod")
     return apply_inplace(self, cumprod, dim, dtype=dtype)
 
 

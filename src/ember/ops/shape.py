@@ -4,6 +4,8 @@ repeat, tile, repeat_interleave, tril, triu (and tril_/triu_), tril_indices, tri
 broadcasting (broadcast_to, broadcast_tensors, broadcast_shapes), meshgrid, cartesian_prod,
 combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, select_scatter,
 slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
+import itertools
+
 import numpy as np
 
 from .. import _dtype
@@ -699,11 +701,15 @@ def combinations(input, r=2, with_replacement=False):
         return make(namespace_of(data).zeros((0,), dtype=data.dtype))
     xp = namespace_of(data)
     n = data.shape[0]
-    grids = xp.meshgrid(*([xp.arange(n)] * r), indexing="ij")
-    keep = xp.ones(grids[0].shape, dtype=bool)
-    for a, b in zip(grids[:-1], grids[1:]):
-        keep &= (a <= b) if with_replacement else (a < b)
-    return stack([input[make(g[keep])] for g in grids], 1)
+    if n ** r > 2 ** 63 - 1:   # torch builds an n^r grid first
+        raise RuntimeError("numel: integer multiplication overflow")
+    if n ** r * 8 > 2 ** 40:   # a terabyte of grid: torch's allocation fails
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           f"{n ** r * 8} bytes.")
+    # the index tuples in torch's order (its grid's, row by row), without building the grid
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    index = np.array(list(pick(range(n), r)), dtype=np.int64).reshape(-1, r)
+    return stack([input[make(xp.asarray(index[:, i]))] for i in range(r)], 1)
 
 
 # -- diagonals: diag, diag_embed, trace -------------------------------------------------------------
