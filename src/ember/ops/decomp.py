@@ -773,7 +773,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
     are treated as zero. ``hermitian=True`` uses an eigendecomposition."""
     check_tensor(A, "pinv", "input")
     data = A._data
-    if data.ndim < 2 and (atol is not None or rtol is not None):   # torch reads A.size(-2) first
+    if data.ndim < 2 and atol is not None:   # torch reads A.size(-2) first on that path
         raise IndexError("Dimension specified as -2 but tensor has no dimensions" if not data.ndim else
                          "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
     if data.ndim < 2 or data.dtype.kind not in "fc" or data.dtype in _LOW_PRECISION:
@@ -898,8 +898,8 @@ def _pairwise_norm(diff, p):
     size = xp.abs(diff)
     if p == 0:   # as torch: a NaN difference counts as NaN, not as nonzero
         return xp.sum(xp.where(xp.isnan(size), xp.nan, size != 0), axis=-1).astype(diff.dtype)
-    if math.isinf(p):
-        return size.max(-1, initial=0)
+    if math.isinf(p):   # torch's running max(agg, |d|) passes a NaN difference over
+        return xp.where(xp.isnan(size), 0, size).max(-1, initial=0)
     if p == 1:
         return size.sum(-1)
     if p == 2:

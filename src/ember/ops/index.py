@@ -1158,6 +1158,8 @@ def index_fill(input, dim, index, value):
         check_value_fits(value, data.dtype)
         fill = namespace_of(data).asarray(value).astype(data.dtype)
     size = _nonempty_shape(data.shape)[d]
+    if size == 0 and idx.size:
+        raise RuntimeError(f"index_fill_(): cannot fill dimension {d} of size 0")
     _check_bounds(idx, -size, size, _out_of_bounds(d, size, IndexError))
     out = data.copy()
     _nonempty(out)[_dim_key(d, idx.reshape(-1))] = fill

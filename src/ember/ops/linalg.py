@@ -656,6 +656,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "addbmm", name, i + 1)
+    if batch1._data.ndim == 0:   # torch reads batch1.size(1) first
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t._data.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")

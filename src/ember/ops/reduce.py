@@ -692,16 +692,19 @@ def _var_data(op, input, dims, correction, keepdim):
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
     data = widened(data)
     xp = namespace_of(data)
-    dof = _count(data.shape, dims) - correction
-    if dof > 0:
+    count = _count(data.shape, dims)
+    dof = count - correction
+    if dof > 0:   # an infinite dof (correction -inf) too: the variance is then 0
         if data.dtype.kind == "f" and data.dtype.itemsize >= 4:
             axis = _axis(dims, data.ndim)
-            centred = data - xp.sum(data, axis=axis, keepdims=True) / (dof + correction)
+            centred = data - xp.sum(data, axis=axis, keepdims=True) / count
             return xp.sum(centred * centred, axis=axis, keepdims=keepdim) / dof
         return xp.var(data, axis=_axis(dims, data.ndim), ddof=correction, keepdims=keepdim)
     with warnings.catch_warnings(), _quiet(xp):
         warnings.simplefilter("ignore")
-        out = xp.var(data, axis=_axis(dims, data.ndim), ddof=correction, keepdims=keepdim)
+        # torch takes max(0, dof), so a NaN correction divides by 0 as one past the count does
+        ddof = correction if dof == dof else count
+        out = xp.var(data, axis=_axis(dims, data.ndim), ddof=ddof, keepdims=keepdim)
     warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                   "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
     return out
