@@ -429,7 +429,7 @@ class PowBackward2(Node):
 def _int_power(x, e):
     """``x ** e`` for integer arrays (or an integer number ``x``), as torch computes it: a
     negative exponent gives 1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy refuses)."""
-    xp = namespace_of(e)
+    xp = namespace_of(e if getattr(e, "ndim", 0) else x)
     if not bool((e < 0).any()):
         return xp.power(x, e)
     x = xp.asarray(x, dtype=xp.result_type(x, e))
