@@ -117,13 +117,13 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     check_tensor(A, "norm", "input")
     if dim is not None:
         dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
-        if len(dims) == 2:
+        if len(dims) == 2 or (isinstance(ord, str) and A._data.ndim < 2):
             return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
         return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
     if ord is None:
         return vector_norm(A, 2, None, keepdim, dtype=dtype)
     ndim = A._data.ndim
-    if ndim == 2:
+    if ndim == 2 or (ndim < 2 and isinstance(ord, str)):   # 'fro', 'nuc' are matrix norms
         return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
     if ndim == 1:
         return vector_norm(A, ord, None, keepdim, dtype=dtype)

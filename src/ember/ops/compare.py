@@ -50,6 +50,10 @@ def _write_inplace(self, other, op, kernel):
     if result.shape != sd.shape:
         raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
+    if result.dtype != sd.dtype and not _dtype.can_cast(_dtype.from_numpy_dtype(result.dtype),
+                                                        _dtype.from_numpy_dtype(sd.dtype)):
+        raise RuntimeError(f"result type {_type_word(result.dtype)} can't be cast to the desired output "
+                           f"type {_type_word(sd.dtype)}")
     xp.copyto(sd, result, casting="unsafe")
     self._version_counter[0] += 1
     return self

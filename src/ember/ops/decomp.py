@@ -284,7 +284,8 @@ def _solve_matrix(A, B):
     """X with A X = B for matrix B (batch dims broadcast)."""
     a, b = A._data, B._data
     xp = namespace_of(a)
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    from .shape import _broadcast_pair
+    batch = _broadcast_pair(a.shape[:-2], b.shape[:-2])   # torch's message when they do not
     a_full = xp.broadcast_to(a, batch + a.shape[-2:])
     b_full = xp.broadcast_to(b, batch + b.shape[-2:])
     try:
@@ -883,7 +884,7 @@ def _check_cdist(x1, x2, p):
     if x1._data.shape[-1] != x2._data.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
                            f"X2: {x2._data.shape[-1]}")
-    if p < 0:
+    if not p >= 0:   # NaN too
         raise RuntimeError("cdist only supports non-negative p values")
     if x1._data.dtype in _LOW_PRECISION and x1._data.size and x2._data.size:
         raise NotImplementedError(f"\"cdist\" not implemented for '{_type_word(x1._data.dtype)}'")
@@ -932,7 +933,7 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
     if input._data.dtype.kind != "f" and input._data.dtype not in _LOW_PRECISION:
         raise RuntimeError("pdist only supports floating-point dtypes")
-    if p < 0:
+    if not p >= 0:   # NaN too
         raise RuntimeError("pdist only supports non-negative p values")
     n = input._data.shape[0]
     if input._data.dtype in _LOW_PRECISION and n > 1:

@@ -104,8 +104,6 @@ def _check_bmm(batch1, batch2, dtypes=True):
 
 
 def _check_mv(mat, vec):
-    if mat._data.ndim == 0:   # torch's message reads mat.size(0) first
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if mat._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {mat._data.ndim}, {vec._data.ndim}")
     (n, k), (k2,) = mat._data.shape, vec._data.shape
@@ -217,6 +215,8 @@ def mv(input, vec):
     """Product of the matrix ``input`` (n x m) and the vector ``vec`` (m): a vector (n)."""
     _check_tensor(input, "mv", "input", 1)
     _check_tensor(vec, "mv", "vec", 2)
+    if input._data.ndim == 0:   # torch's mv reads input.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     _check_mv(input, vec)
     result = make(_matmul_data(input._data, vec._data))
     node = record(MvBackward0, (input, vec), result)
@@ -407,7 +407,7 @@ def _tensordot_dims(dims, nd1):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def tensordot(a, b, dims=2):
     """Sums the products of ``a``'s and ``b``'s elements over the given dimensions: ``dims``
     an int (the last ``dims`` of a with the first ``dims`` of b) or a pair of lists."""

@@ -453,6 +453,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     and the run lengths (``return_counts``)."""
     data = input._data
     _refuse("unique", data, "c")
+    if dim is not None and not data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     xp = namespace_of(data)
     rows = data.reshape(-1) if dim is None else xp.moveaxis(data, wrap_dim(dim, data.ndim), 0)
     n = rows.shape[0]
@@ -692,6 +694,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     dim = wrap_dim(dim, input._data.ndim)
+    if any(t is not None and t._data.ndim != input._data.ndim for t in (prepend, append)):
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):

@@ -835,6 +835,7 @@ def unflatten(input, dim, sizes):
     """Expands dimension ``dim`` into ``sizes`` (one of them may be -1)."""
     shape = input._data.shape
     if not shape:
+        wrap_dim(dim, 0)   # only 0 and -1 get this far, as in torch
         raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but tensor "
                            "has no dimensions")
     dim = wrap_dim(dim, len(shape))
