@@ -658,6 +658,10 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         _check_tensor(t, "addbmm", name, i + 1)
     if batch1._data.ndim == 0:   # torch reads batch1.size(1) first
         raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    nd2 = batch2._data.ndim
+    if batch1._data.ndim == 3 and nd2 < 3:   # then batch2.size(2)
+        raise IndexError("Dimension specified as 2 but tensor has no dimensions" if nd2 == 0 else
+                         f"Dimension out of range (expected to be in range of [{-nd2}, {nd2 - 1}], but got 2)")
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t._data.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
@@ -755,6 +759,11 @@ def _letter_sizes(subs, operands):
     """Each letter's size (size-1 dims broadcast), with torch's error for a mismatch."""
     sizes = {}
     for i, (s, op) in enumerate(zip(subs, operands)):
+        own = {}
+        for c, n in zip(s, op._data.shape):   # a letter repeated in one operand: a diagonal
+            if own.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the sizes "
+                                   f"don't match, {own[c]} != {n}")
         for c, n in zip(s, op._data.shape):
             prev = sizes.get(c, 1)
             if prev == 1:

@@ -135,11 +135,11 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = tensors[0]._data.shape
+    dim = wrap_dim(dim, len(first) + 1)   # torch checks the dim before the sizes
     for i, t in enumerate(tensors[1:], 1):
         if t._data.shape != first:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at "
                                f"entry 0 and {list(t._data.shape)} at entry {i}")
-    dim = wrap_dim(dim, len(first) + 1)
     np_dtype = _common_dtype(tensors).np
     xp = namespace_of(tensors[0]._data)
     out_t = make(xp.stack([t._data.astype(np_dtype, copy=False) for t in tensors], axis=dim))
