@@ -884,6 +884,8 @@ def _check_cdist(x1, x2, p):
     if x1._data.shape[-1] != x2._data.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
                            f"X2: {x2._data.shape[-1]}")
+    from .shape import _broadcast_pair
+    _broadcast_pair(x1._data.shape[:-2], x2._data.shape[:-2])   # the batch dims, as torch says
     if not p >= 0:   # NaN too
         raise RuntimeError("cdist only supports non-negative p values")
     if x1._data.dtype in _LOW_PRECISION and x1._data.size and x2._data.size:

@@ -626,6 +626,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     if input._data.dtype != mat._data.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_word(input)}, "
                            f"{_word(mat)}, and {_word(vec)}")
+    if mat._data.size == 0:   # torch returns beta * input as it is (not broadcast) for an empty mat
+        _check_bias(input, (mat._data.shape[0],))
+        return input * beta
     return _add_product(AddmvBackward0, input, mat, vec, _matmul_data(mat._data, vec._data),
                         beta, alpha)
 

@@ -437,7 +437,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     xp = namespace_of(data)
     if dim is None:
         values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True,
-                                            return_counts=True)
+                                            return_counts=True, equal_nan=False)   # NaNs differ
         inverse = inverse.reshape(data.shape)
     else:
         dim = wrap_dim(dim, data.ndim)
