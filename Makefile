@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 LATEST_VENV := .venv-latest-$(PYTAG)
 
-.PHONY: test test-quick test-latest demo lint bench lock clean
+.PHONY: test test-quick test-latest fuzz demo lint bench lock clean
 
 $(LOCK):
 	@echo "no lock for $(PYTAG): run 'make lock PYTHON=$(PYTHON)' to write $(LOCK)" >&2; exit 1
@@ -41,6 +41,13 @@ FALLBACK_TESTS := tests/test_ops.py tests/nn tests/test_bfloat16.py tests/test_c
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 tests
 	EMBER_ONEDNN=0 $(PY) -m pytest -q -n 2 $(FALLBACK_TESTS)
+
+# Bad-input fuzzing against torch (tests/test_fuzz_bad_input.py) with more examples per op than
+# the suite's 5: malformed arguments for every op in the op table, ember checked against torch.
+FUZZ_EXAMPLES ?= 200
+
+fuzz: $(STAMP)
+	EMBER_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n 2 tests/test_fuzz_bad_input.py
 
 # The quick subset CI runs on the other supported Pythons: the op table's values and gradients,
 # autograd, nn and .grad ownership. Where torch is not installed (its CPU build is on hand for

@@ -6,8 +6,10 @@ so their gradients (and higher-order ones) come from the parts.
 """
 import math
 
+import numpy as np
+
 from . import _dtype
-from .ops._common import check_tensor, make, namespace_of, wrap_dim
+from .ops._common import check_tensor, make, namespace_of, with_out, wrap_dim
 from .ops import matrix_decompositions as _decomp
 from .ops.matrix_decompositions import (
     LinAlgError, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
@@ -31,7 +33,8 @@ _linalg_lstsq = _decomp._new_return_type(
 # ----------------------------------------------------------------------------------------
 # Norms
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+@with_out(op="linalg_vector_norm")
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default): ord a number,
     inf, -inf or 0 (the count of non-zeros)."""
     check_tensor(x, "vector_norm", "input")
@@ -57,11 +60,18 @@ def _restore(result, dims, keepdim):
     return result
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+@with_out(op="linalg_matrix_norm")
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm of ``A`` over the two dims ``dim``: 'fro', 'nuc' (sum of singular
     values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum of
     absolute values), inf / -inf (max / min row sum)."""
     check_tensor(A, "matrix_norm", "input")
+    dt = A._data.dtype
+    if dt.kind not in "fc" and dt != _dtype.bfloat16.np:
+        raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_decomp._type_word(dt)}")
+    if (ord == "nuc" or ord in (2, -2)) and dt in _decomp._LOW_PRECISION:
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {_decomp._type_word(dt)}")
     d0, d1 = _matrix_dims(A, dim)
     if dtype is not None:
         A = A.to(dtype)
@@ -74,30 +84,46 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         raise RuntimeError(f"linalg.matrix_norm: Order {ord:g} not supported.")
     if ord == "nuc" or ord in (2, -2):
         values = svdvals(A.movedim((d0, d1), (-2, -1)))
-        reduced = values.sum(-1) if ord == "nuc" else (values.amax(-1) if ord == 2 else values.amin(-1))
+        reduced = values.sum(-1) if ord == "nuc" else (_largest(values, -1, False) if ord == 2
+                                                        else values.amin(-1))
         return _restore(reduced, (d0, d1), keepdim)
     if math.isinf(ord):
         d0, d1 = d1, d0
     sums = A.abs().sum(d0, keepdim=keepdim)
     if not keepdim and d1 > d0:
         d1 -= 1
-    return sums.amax(d1, keepdim=keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
+    return _largest(sums, d1, keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+def _largest(t, dim, keepdim):
+    """``t.amax(dim)``, 0 over no elements: the largest of nonnegative sizes, as torch's
+    matrix norms take it (a smallest one over no elements is an error there too)."""
+    if t._data.shape[dim] == 0:
+        from .ops.creation import zeros
+        shape = list(t._data.shape)
+        if keepdim:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        return zeros(shape, dtype=t.dtype, device=t.device)
+    return t.amax(dim, keepdim=keepdim)
+
+
+@with_out(op="linalg_norm")
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector or matrix norm: a matrix norm when ``dim`` is a 2-tuple (or ``A`` is 2-D and
     ``ord`` is given without ``dim``), else a vector norm; ``ord=None`` means the 2-norm of
     the flattened tensor or 'fro'."""
     check_tensor(A, "norm", "input")
     if dim is not None:
         dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
-        if len(dims) == 2:
+        if len(dims) == 2 or (isinstance(ord, str) and A._data.ndim < 2):
             return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
         return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
     if ord is None:
         return vector_norm(A, 2, None, keepdim, dtype=dtype)
     ndim = A._data.ndim
-    if ndim == 2:
+    if ndim == 2 or (ndim < 2 and isinstance(ord, str)):   # 'fro', 'nuc' are matrix norms
         return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
     if ndim == 1:
         return vector_norm(A, ord, None, keepdim, dtype=dtype)
@@ -137,9 +163,11 @@ def matrix_power(A, n):
 def _singular_sizes(A, hermitian):
     data = A._data
     xp = namespace_of(data)
+    if data.size == 0:   # no values, whatever the shape (torch asks no square matrix then)
+        return xp.zeros(data.shape[:-2] + (min(data.shape[-2:]),), dtype=np.finfo(data.dtype).dtype)
     if hermitian:
-        return xp.abs(xp.linalg.eigvalsh(data))
-    return xp.linalg.svd(data, compute_uv=False)
+        return xp.abs(_decomp.eigh_arrays(data, eigenvectors=False))
+    return _decomp.svd_arrays(data, compute_uv=False)
 
 
 def _check_float_double_or_complex(A):
@@ -150,8 +178,9 @@ def _check_float_double_or_complex(A):
         raise RuntimeError("This function doesn't handle types other than float and double")
 
 
+@with_out(exact=False, op="linalg_matrix_rank")
 @autocast_policy("fp32")
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     """The numerical rank: the number of singular values (eigenvalue magnitudes when
     ``hermitian``) above max(atol, rtol * the largest one)."""
     check_tensor(A, "matrix_rank", "input")
@@ -167,6 +196,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
         _decomp._check_eigh(A, "linalg.eigh", "L")
     else:
         _decomp.check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
+    if hermitian and data.size:
+        _decomp.check_matrix(A, "linalg.eigh")
     sizes = _singular_sizes(A, hermitian)
     limit = _decomp.tolerance(namespace_of(data), sizes.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
     return make((sizes > limit[..., None]).sum(-1).astype("int64"))
@@ -185,14 +216,19 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            "gelss)")
-    vector = B._data.ndim == A._data.ndim - 1
+    if B._data.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if not 0 <= A._data.ndim - B._data.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    vector = B._data.ndim == A._data.ndim - 1 and B._data.shape == A._data.shape[:-1]
     B2 = B.unsqueeze(-1) if vector else B
     m, n = A._data.shape[-2:]
     if B2._data.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     solution = pinv(A, rtol=rcond) @ B2
     data, xp = A._data, namespace_of(A._data)
-    sizes = xp.linalg.svd(data, compute_uv=False)
+    sizes = _decomp.svd_arrays(data, compute_uv=False)
     rank = (sizes > _decomp.tolerance(xp, sizes.max(-1, initial=0), data.shape, data.dtype, None,
                                       rcond)[..., None]).sum(-1)
     residuals = xp.zeros((0,), dtype=data.dtype)
@@ -210,7 +246,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
 # ----------------------------------------------------------------------------------------
 # Products and structured matrices
 
-def multi_dot(tensors, *, out=None):
+@with_out(op="linalg_multi_dot")
+def multi_dot(tensors):
     """The product of a chain of matrices; the first may be a row vector and the last a column
     vector (1-D tensors)."""
     tensors = list(tensors)
@@ -251,6 +288,8 @@ def vander(x, N=None):
     N = n if N is None else N
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
+    if not x._data.ndim:   # torch takes a 0-d x as one value
+        x = x.reshape(1)
     powers = x.unsqueeze(-1).expand(*x._data.shape, N - 1).cumprod(-1)
     first = ones(*x._data.shape, 1, dtype=powers.dtype, device=x.device)
     return cat([first, powers], -1)

@@ -20,6 +20,7 @@ __all__ = [
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
     "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
     "record_not_differentiable", "ZeroGradient", "zero_gradient_node", "record_zero_gradient",
+    "not_implemented", "with_out", "check_out", "check_value_fits",
 ]
 
 make = _make
@@ -55,6 +56,12 @@ def record(node_cls, inputs, out):
         return None
     if not grad_state.grad_enabled:
         return None
+    kind = out._data.dtype.kind
+    if kind in "biu":   # a differentiable op with an integer or bool result: torch refuses it
+        raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
+    if kind == "c":
+        from .._tensor import _COMPLEX_AUTOGRAD
+        raise NotImplementedError(_COMPLEX_AUTOGRAD)
     node = node_cls(inputs)
     out._requires_grad = True
     out.grad_fn = node
@@ -415,6 +422,48 @@ def _type_word(np_dtype):
     return _TYPE_WORDS[_BY_NP[np_dtype].name]
 
 
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def check_value_fits(value, np_dtype):
+    """torch's check (c10's checked_convert) that the number ``value`` (or a one-element
+    tensor's) can be written into a tensor of ``np_dtype``: an integer one takes no NaN or
+    infinity and nothing out of its range (an unsigned one also takes negative integers down
+    to minus its maximum, which wrap around); a float one takes infinities and NaN but no
+    finite number beyond its range. Bool and complex ones take anything."""
+    if isinstance(value, Tensor):
+        value = value._data.reshape(-1)[0].item() if value._data.size == 1 else None
+    name = _BY_NP[np_dtype].name
+    if isinstance(value, complex) and np_dtype.kind != "c":
+        if value.imag != 0:   # a complex value converts to a real dtype only without imaginary part
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(name, name)} without "
+                               "overflow")
+        value = value.real
+    if name not in _C_TYPES or isinstance(value, (bool, complex)) or not isinstance(value, numbers.Real):
+        return
+    import math
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        if isinstance(value, numbers.Integral):
+            value = int(value)
+            fits = info.min <= value <= info.max or (np_dtype.kind == "u" and 0 < -value <= info.max)
+        else:
+            value = float(value)
+            fits = not math.isnan(value) and info.min <= value <= info.max
+    else:
+        value = float(value)
+        lowest = float(_dtype.finfo(_BY_NP[np_dtype]).min)
+        fits = math.isinf(value) or math.isnan(value) or lowest <= value <= -lowest
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[name]} without overflow")
+
+
+def not_implemented(kernel, np_dtype):
+    """torch's error for a dtype its CPU kernel ``kernel`` has no loop for."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(np_dtype)}'")
+
+
 def any_requires_grad(args):
     for a in args:
         if isinstance(a, Tensor) and a._requires_grad:
@@ -429,6 +478,10 @@ def apply_inplace(self, op, *args, **kwargs):
     check_inplace(self)
     if grad_state.grad_enabled and (self._requires_grad or any_requires_grad(args)
                                     or any_requires_grad(kwargs.values())):
+        if self._data.dtype.kind in "biu":   # an integer tensor takes the values, no history
+            from ..autograd.grad_mode import no_grad
+            with no_grad():
+                return finish_inplace(self, op(self, *args, **kwargs))
         return finish_inplace(self, op(self.clone(), *args, **kwargs))
     return finish_inplace(self, op(self, *args, **kwargs))
 
@@ -436,20 +489,28 @@ def apply_inplace(self, op, *args, **kwargs):
 # ----------------------------------------------------------------------------------------
 # out= arguments
 
-def write_out(result, out):
-    """Copy ``result`` into the ``out=`` tensor (resizing it, with torch's warning, when it has
-    elements and the wrong shape) and return ``out``; ``result`` when ``out`` is None."""
-    if out is None:
-        return result
+def check_out(result, out, exact=False, op=None):
+    """Refuse, as torch does, an ``out=`` tensor ``result`` cannot be written into: not a
+    tensor, autograd involved, a dtype ``result``'s does not cast to (or, ``exact``, any other
+    dtype: torch's linalg and sorting ops), or an expanded tensor of the result's shape."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{op + '(): ' if op else ''}argument 'out' must be Tensor, not {type(out).__name__}")
     if grad_state.grad_enabled and (result._requires_grad or out._requires_grad):
         raise RuntimeError("functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
     rd, od = result._data, out._data
+    if exact and rd.dtype != od.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_type_word(rd.dtype)}, but got "
+                           f"{_type_word(od.dtype)} instead")
     if rd.dtype != od.dtype and not _dtype.can_cast(_BY_NP[rd.dtype], _BY_NP[od.dtype]):
         raise RuntimeError(f"result type {_type_word(rd.dtype)} can't be cast to the desired output "
                            f"type {_type_word(od.dtype)}")
+    if od.shape == rd.shape:
+        check_inplace(out)   # an expanded out would be written more than once per element
+
+
+def _copy_out(result, out):
+    rd, od = result._data, out._data
     xp = namespace_of(od)
     if od.shape != rd.shape:
         if od.size:
@@ -459,11 +520,48 @@ def write_out(result, out):
                 f"which does not match the required output shape {list(rd.shape)}. This behavior is "
                 "deprecated, and in a future PyTorch release outputs will not be resized unless they "
                 "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
-                "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
+                "to zero elements with t.resize_(0).", UserWarning, stacklevel=4)
         out._data = od = xp.empty(rd.shape, dtype=od.dtype)
     xp.copyto(od, rd, casting="unsafe")
     bump_version(out)
     return out
+
+
+def write_out(result, out, exact=False, op=None):
+    """Copy ``result`` into the ``out=`` tensor (resizing it, with torch's warning, when it has
+    elements and the wrong shape) and return ``out``; ``result`` when ``out`` is None. For an
+    op with several outputs, ``result`` and ``out`` are tuples (all are checked before any is
+    written). See ``check_out`` for what is refused."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"{op + '(): ' if op else ''}argument 'out' must be tuple of Tensors, not "
+                            f"{type(out).__name__}")
+        if len(out) != len(result):
+            raise TypeError(f"expected tuple of {len(result)} elements but got {len(out)}")
+        for r, o in zip(result, out):
+            check_out(r, o, exact, op)
+        outs = [_copy_out(r, o) for r, o in zip(result, out)]
+        return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+    check_out(result, out, exact, op)
+    return _copy_out(result, out)
+
+
+def with_out(exact=True, op=None):
+    """Give the decorated function torch's ``out=`` keyword (see ``write_out``); ``exact``:
+    ``out`` must have the result's dtype, as torch's linalg and sorting ops require. The
+    function without the keyword stays as ``__wrapped__``, for Tensor methods (torch's take
+    no out=)."""
+    import functools
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, out=None, **kwargs):
+            result = fn(*args, **kwargs)
+            return result if out is None else write_out(result, out, exact, op or fn.__name__)
+        return wrapper
+    return decorate
 
 
 def accepts_out(fn):

@@ -6,8 +6,8 @@ tensor compared with ``2.5`` compares as floats, as torch does.
 """
 from .. import _dtype
 from ._common import (
-    arrays_for, bump_version, check_inplace, finish_inplace, grad_state, is_scalar, make, method,
-    namespace_of, record_zero_gradient, Tensor, _type_word, zero_gradient_node,
+    arrays_for, bump_version, check_inplace, finish_inplace, grad_state, is_scalar, is_writeable,
+    make, method, namespace_of, record_zero_gradient, Tensor, _type_word, zero_gradient_node,
 )
 from .._dtype import result_type_of
 from .pointwise import _broadcast_check, _maybe_out, _tensor_arg
@@ -50,9 +50,20 @@ def _write_inplace(self, other, op, kernel):
     if result.shape != sd.shape:
         raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
+    if result.dtype != sd.dtype and not _dtype.can_cast(_dtype.from_numpy_dtype(result.dtype),
+                                                        _dtype.from_numpy_dtype(sd.dtype)):
+        raise RuntimeError(f"result type {_type_word(result.dtype)} can't be cast to the desired output "
+                           f"type {_type_word(sd.dtype)}")
     xp.copyto(sd, result, casting="unsafe")
     bump_version(self)
     return self
+
+
+def _check_writable(self):
+    """The memory check of an in-place op that autograd does not follow (torch's logical ops
+    have no derivative, so it lets them write into a leaf that requires grad)."""
+    if not is_writeable(self._data):
+        check_inplace(self)
 
 
 def _inplace(self, other, op, kernel, node_cls):
@@ -67,10 +78,12 @@ def _inplace(self, other, op, kernel, node_cls):
 
 # -- comparisons ----------------------------------------------------------------------------
 
-def _comparison(name, ufunc_name, symbol, aliases=()):
+def _comparison(name, ufunc_name, symbol, aliases=(), ordering=True):
     node_cls = zero_gradient_node(f"{name.capitalize()}Backward0")
 
     def kernel(a, b):
+        if ordering and a.dtype.kind == "c":   # complex numbers have no order
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_word(a.dtype)}'")
         return getattr(namespace_of(a), ufunc_name)(a, b)
 
     def op(input, other, *, out=None):
@@ -95,8 +108,8 @@ def _comparison(name, ufunc_name, symbol, aliases=()):
     return op, operator
 
 
-eq, _eq_op = _comparison("eq", "equal", "==")
-ne, _ne_op = _comparison("ne", "not_equal", "!=", ("not_equal",))
+eq, _eq_op = _comparison("eq", "equal", "==", ordering=False)
+ne, _ne_op = _comparison("ne", "not_equal", "!=", ("not_equal",), ordering=False)
 lt, _lt_op = _comparison("lt", "less", "<", ("less",))
 le, _le_op = _comparison("le", "less_equal", "<=", ("less_equal",))
 gt, _gt_op = _comparison("gt", "greater", ">", ("greater",))
@@ -133,9 +146,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _tensor_arg(input, "isclose")
     _other_tensor(other, "isclose")
     _check_same_dtype(input, other)
-    if rtol < 0:
+    if not rtol >= 0:   # NaN too
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
+    if not atol >= 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     ad, bd = input._data, other._data
     xp = namespace_of(ad)
@@ -166,8 +179,6 @@ Tensor.allclose = allclose
 # -- logical ops -----------------------------------------------------------------------------
 
 def _logical(name, ufunc_name):
-    node_cls = zero_gradient_node(f"Logical{name.capitalize()}Backward0")
-
     def kernel(a, b):
         return getattr(namespace_of(a), ufunc_name)(a, b)
 
@@ -183,7 +194,8 @@ def _logical(name, ufunc_name):
 
     def op_(self, other):
         _other_tensor(other, f"logical_{name}_", 1)
-        return _inplace(self, other, f"logical_{name}_", kernel, node_cls)
+        _check_writable(self)
+        return _write_inplace(self, other, f"logical_{name}_", kernel)
 
     op.__name__ = op.__qualname__ = "logical_" + name
     op.__doc__ = f"Computes the element-wise logical {name.upper()} of the given input tensors."
@@ -206,7 +218,7 @@ def logical_not(input, *, out=None):
 
 @method()
 def logical_not_(self):
-    check_inplace(self)
+    _check_writable(self)
     sd = self._data
     namespace_of(sd).logical_not(sd, out=sd, casting="unsafe")
     bump_version(self)
@@ -270,6 +282,9 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True):
     def op(input, other, *, out=None):
         if is_scalar(input):
             _tensor_arg(other, name, 2, "other")
+            if out is not None:   # torch's (Number self, Tensor other) overload has no out=
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                f"({type(input).__name__}, Tensor, out=Tensor)")
             common = result_type_of(other, input).np
             input = make(namespace_of(other._data).asarray(input).astype(common))
         else:
@@ -324,7 +339,7 @@ def bitwise_not(input, *, out=None):
     """Computes the bitwise NOT of ``input`` (logical NOT for bool tensors)."""
     _tensor_arg(input, "bitwise_not")
     res = make(_invert(input._data))
-    return res if out is None else _maybe_out(res, out)
+    return res if out is None else _maybe_out(res, out, exact=True)
 
 
 @method()

@@ -18,9 +18,9 @@ import numpy as np
 from .._backend import to_device_of
 from .._dtype import _BY_NP
 from ._common import (
-    apply_inplace, bump_version, check_inplace, CopySlices, finish_inplace, grad_state,
-    is_writeable, KeyRegion, make, method, namespace_of, Node, record, record_not_differentiable,
-    sum_to, Tensor, _type_word, wrap_dim,
+    apply_inplace, bump_version, check_inplace, check_value_fits, CopySlices, finish_inplace,
+    grad_state, is_writeable, KeyRegion, make, method, namespace_of, Node, record,
+    record_not_differentiable, sum_to, Tensor, _type_word, wrap_dim,
 )
 from .shape import _broadcast_pair, cat
 from .view import _check_basic_key, _is_basic_key, slice_scatter_zeros
@@ -254,6 +254,13 @@ def _shape_mismatch(value_shape, target):
 
 def _write(data, key, value, value_tensor, basic):
     """``data[key] = value`` with torch's errors for shapes that do not broadcast."""
+    if not basic and hasattr(value, "shape"):
+        target = _indexed_shape(data, key)   # the shapes are checked before the indices' range
+        if target is not None:
+            try:
+                namespace_of(data).broadcast_shapes(value.shape, target)
+            except ValueError:
+                raise _shape_mismatch(value.shape, target) from None
     try:
         data[key] = value
     except ValueError as e:
@@ -293,7 +300,7 @@ def __setitem__(self, key, value):
         _check_value_dtype(self, key, value)
     value_tensor = value if isinstance(value, Tensor) else None
     value_data = _value_array(self, value)
-    recording = grad_state.grad_enabled and (
+    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
         self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
     if not recording:
         _write(self._data, key, value_data, value_tensor, basic)
@@ -353,7 +360,7 @@ def _inplace_fill(self, value, node_cls, inputs):
     """Fill ``self`` with ``value``: in place, or, when autograd records, out of place with
     ``self`` taking the new history."""
     value_tensor = inputs[1] if len(inputs) > 1 else None
-    recording = grad_state.grad_enabled and (
+    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
         self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
     if not recording:
         _fill_data(self._data, value)
@@ -444,7 +451,9 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
     data = _src_data_for(self, src)
-    recording = grad_state.grad_enabled and (self._requires_grad or src._requires_grad)
+    # writing into an integer tensor records nothing: the result cannot require grad
+    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
+        self._requires_grad or src._requires_grad)
     if not recording:
         if not is_writeable(self._data):
             raise RuntimeError(_OVERLAP)
@@ -557,6 +566,14 @@ def index_select(input, dim, index):
     if idx.dtype not in _INT_INDEX:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     size = data.shape[d] if data.ndim else 1
+    if not data.ndim and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} "
+                           "value(s)")
+    if size == 0 and idx.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if data.ndim > 1 and d == 1:   # torch's kernel for dim 1 words it its own way
+        _check_bounds(idx, 0, size, lambda i: RuntimeError(
+            f"INDICES element is out of DATA bounds, id={i} axis_dim={size}"))
     _check_bounds(idx, 0, size, lambda i: IndexError("index out of range in self"))
     if data.ndim:
         out = make(namespace_of(data).take(data, idx.reshape(-1), axis=d))
@@ -585,7 +602,7 @@ class GatherBackward0(Node):
 
 def _scatter_gather_index(index, op):
     idx = index._data
-    if idx.dtype not in _INT_INDEX:
+    if idx.size and idx.dtype not in _INT_INDEX:   # torch returns before checking an empty index
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     return idx
 
@@ -823,6 +840,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     is_tensor = isinstance(src, Tensor)
     if not is_tensor:
         _scalar_value(src, "scatter", "value", 4)
+        check_value_fits(src, input._data.dtype)
     out = make(_scatter_data("scatter", input, dim, index, src, reduce))
     if reduce is not None:
         return record_not_differentiable((input, src) if is_tensor else (input,), out,
@@ -968,8 +986,11 @@ def _check_index_add(input, d, idx, source):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(data.shape)} "
                            f"source.shape = {list(src.shape)}")
-    size = _nonempty_shape(data.shape)[d]
-    _check_bounds(idx, 0, size, _out_of_bounds(d, size))
+    if data.size:   # torch adds nothing into an empty tensor, whatever the indices
+        size = _nonempty_shape(data.shape)[d]
+        # torch's 1-d kernel words it as IndexError, the others (mostly) as RuntimeError
+        _check_bounds(idx, 0, size, (lambda i: IndexError("index out of range in self"))
+                      if data.ndim <= 1 else _out_of_bounds(d, size))
 
 
 class IndexAddBackward0(Node):
@@ -1001,9 +1022,11 @@ def index_add(input, dim, index, source, *, alpha=1):
     xp = namespace_of(data)
     values = source._data
     if alpha != 1:
+        check_value_fits(alpha, data.dtype)
         values = values * xp.asarray(alpha).astype(data.dtype)
     out = data.copy()
-    xp.add.at(_nonempty(out), _dim_key(d, index._data.reshape(-1)), values)
+    if out.size:
+        xp.add.at(_nonempty(out), _dim_key(d, index._data.reshape(-1)), values)
     out = make(out)
     node = record(IndexAddBackward0, (input, source), out)
     if node is not None:
@@ -1026,18 +1049,20 @@ def _check_index_copy(input, d, idx, source):
         raise IndexError("index_copy_(): When source and destination are not scalars, their "
                          f"dimensionality must match. Source dimensionality ({src.ndim}), "
                          f"destination dimensionality ({data.ndim})")
-    n_source = src.shape[d] if src.ndim else 1
-    if idx.size != n_source:
-        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
-                         f"source.size(dim) ({n_source})")
     self_slice = data.shape[:d] + data.shape[d + 1:]
     source_slice = src.shape[:d] + src.shape[d + 1:]
-    if src.ndim and self_slice != source_slice:
+    if src.ndim and self_slice != source_slice:   # torch compares the slices first
         raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. "
                            f"Destination slice shape: {' '.join(map(str, self_slice))} at dimension "
                            f"{d} and source slice shape: {' '.join(map(str, source_slice))} at "
                            "dimension 0.")
+    n_source = src.shape[d] if src.ndim else 1
+    if idx.size != n_source:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
+                         f"source.size(dim) ({n_source})")
     size = _nonempty_shape(data.shape)[d]
+    if size == 0 and idx.size:
+        raise RuntimeError(f"index_copy_(): cannot copy into dimension {d} of size 0")
     _check_bounds(idx, 0, size, _out_of_bounds(d, size, IndexError, "index_copy_(): "))
 
 
@@ -1119,11 +1144,18 @@ def index_fill(input, dim, index, value):
         if value._data.ndim:
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
+        if value._data.dtype.kind == "c" and data.dtype.kind != "c":
+            raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                               "supported")
+        check_value_fits(value, data.dtype)
         fill = value._data.astype(data.dtype)
     else:
         _scalar_value(value, "index_fill", "value", 4)
+        check_value_fits(value, data.dtype)
         fill = namespace_of(data).asarray(value).astype(data.dtype)
     size = _nonempty_shape(data.shape)[d]
+    if size == 0 and idx.size:
+        raise RuntimeError(f"index_fill_(): cannot fill dimension {d} of size 0")
     _check_bounds(idx, -size, size, _out_of_bounds(d, size, IndexError))
     out = data.copy()
     _nonempty(out)[_dim_key(d, idx.reshape(-1))] = fill
@@ -1164,7 +1196,13 @@ def index_put(input, indices, values, accumulate=False):
     positions adding up."""
     key = _index_put_key("index_put", input, indices)
     _tensor_arg(values, "index_put", "values", 3)
-    _check_value_dtype(input, key, values, strict=True)
+    if (not accumulate and len(indices) == 1 and values._data.size == 1
+            and indices[0]._data.dtype.kind in "bu" and indices[0]._data.dtype.itemsize == 1):
+        # torch's masked_fill case: one mask and a one-element value, written as a number
+        _check_bool_mask("masked_fill", indices[0])
+        check_value_fits(values, input._data.dtype)
+    else:
+        _check_value_dtype(input, key, values, strict=True)
     data = input._data.copy()
     if accumulate:
         _accumulate(data, key, values._data)
@@ -1178,8 +1216,26 @@ def index_put(input, indices, values, accumulate=False):
     return out
 
 
+def _indexed_shape(data, key):
+    """The shape of ``data[key]`` whatever the index values (torch checks that the values
+    broadcast to it before it looks at the indices' range); None when it cannot tell."""
+    xp = namespace_of(data)
+    safe = tuple(xp.zeros(k.shape, dtype=k.dtype) if getattr(k, "dtype", None) is not None
+                 and k.dtype.kind in "iu" else k for k in (key if isinstance(key, tuple) else (key,)))
+    try:
+        return data[safe].shape
+    except (IndexError, ValueError):
+        return None
+
+
 def _accumulate(data, key, values):
     """``data[key] += values`` with repeated positions adding up, and torch's errors."""
+    target = _indexed_shape(data, key)
+    if target is not None:
+        try:
+            namespace_of(data).broadcast_shapes(values.shape, target)
+        except ValueError:
+            raise _shape_mismatch(values.shape, target) from None
     try:
         namespace_of(data).add.at(data, key, values)
     except ValueError:
@@ -1191,6 +1247,7 @@ def _accumulate(data, key, values):
 def index_put_(self, indices, values, accumulate=False):
     """In-place ``index_put``: writes (or with ``accumulate``, adds) ``values`` at
     ``self[indices]``."""
+    _index_put_key("index_put_", self, indices)   # torch parses the arguments first
     return apply_inplace(self, index_put, indices, values, accumulate)
 
 
@@ -1240,9 +1297,11 @@ def masked_fill(input, mask, value):
         if value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value._data.ndim} dimension(s).")
+        check_value_fits(value, data.dtype)
         fill = value._data.astype(data.dtype)
     else:
         _scalar_value(value, "masked_fill", "value", 3)
+        check_value_fits(value, data.dtype)
         fill = xp.asarray(value).astype(data.dtype)
     if mdata.shape != data.shape:
         _broadcast_pair(mdata.shape, data.shape)

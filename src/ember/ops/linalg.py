@@ -10,9 +10,10 @@ node names (``MmBackward0``, ``UnsafeViewBackward0``, ``BmmBackward0`` ...).
 import numpy as np
 
 from .. import _dtype
+from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
-    accepts_out,
+    accepts_out, with_out,
     Node, Tensor, grad_state, make, namespace_of, record, sum_to, wrap_dim,
 )
 from .view import UnsafeViewBackward0
@@ -86,7 +87,7 @@ def _check_mm(mat1, mat2, names=("self", "mat2")):
     _check_not_bool("addmm_impl_cpu_", mat1)
 
 
-def _check_bmm(batch1, batch2):
+def _check_bmm(batch1, batch2, dtypes=True):
     if batch1._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2._data.ndim != 3:
@@ -95,9 +96,11 @@ def _check_bmm(batch1, batch2):
     if b != b2 or k != k2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b}, {k}] "
                            f"but got: [{b2}, {k2}].")
+    if not dtypes:
+        return
+    _check_not_bool("bmm", batch1)
     if batch1._data.dtype != batch2._data.dtype:
         raise RuntimeError(f"expected scalar type {_word(batch1)} but found {_word(batch2)}")
-    _check_not_bool("bmm", batch1)
 
 
 def _check_mv(mat, vec):
@@ -153,7 +156,7 @@ def _is_transposed(data):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def mm(input, mat2):
     """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor."""
     _check_tensor(input, "mm", "input", 1)
@@ -177,13 +180,20 @@ class BmmBackward0(Node):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def bmm(input, mat2):
     """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
     _check_tensor(input, "bmm", "input", 1)
     _check_tensor(mat2, "bmm", "mat2", 2)
-    _check_bmm(input, mat2)
-    result = make(_matmul_data(input._data, mat2._data))
+    _check_bmm(input, mat2, dtypes=False)
+    a, b = input._data, mat2._data
+    if 0 in a.shape + b.shape:
+        # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks, for
+        # an empty product
+        result = make(namespace_of(b).zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=b.dtype))
+    else:
+        _check_bmm(input, mat2)
+        result = make(_matmul_data(input._data, mat2._data))
     node = record(BmmBackward0, (input, mat2), result)
     if node is not None:
         node.save(input, mat2)
@@ -200,11 +210,13 @@ class MvBackward0(Node):
         return g_mat, g_vec
 
 
-@accepts_out
+@with_out()
 def mv(input, vec):
     """Product of the matrix ``input`` (n x m) and the vector ``vec`` (m): a vector (n)."""
     _check_tensor(input, "mv", "input", 1)
     _check_tensor(vec, "mv", "vec", 2)
+    if input._data.ndim == 0:   # torch's mv reads input.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     _check_mv(input, vec)
     result = make(_matmul_data(input._data, vec._data))
     node = record(MvBackward0, (input, vec), result)
@@ -239,7 +251,7 @@ def _dot_like(op, node_cls, kernel, input, other):
     return result
 
 
-@accepts_out
+@with_out()
 def dot(input, tensor):
     """Dot product of two 1-D tensors with the same number of elements."""
     return _dot_like("dot", DotBackward0, "dot", input, tensor)
@@ -255,7 +267,7 @@ def vdot(input, other):
 # matmul
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def matmul(input, other):
     """Matrix product with torch's rules: 1-D·1-D is a dot product, 2-D·1-D a matrix-vector
     product, a 1-D first operand is a row vector, and for N-D operands the leading (batch)
@@ -395,24 +407,32 @@ def _tensordot_dims(dims, nd1):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def tensordot(a, b, dims=2):
     """Sums the products of ``a``'s and ``b``'s elements over the given dimensions: ``dims``
     an int (the last ``dims`` of a with the first ``dims`` of b) or a pair of lists."""
     _check_tensor(a, "tensordot", "a", 1)
     _check_tensor(b, "tensordot", "b", 2)
-    dims_a, dims_b = _tensordot_dims(dims, a._data.ndim)
+    dims_a, dims_b = _tensordot_dims(dims, min(a._data.ndim, b._data.ndim))
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
     if a._data.dtype != b._data.dtype:
         raise RuntimeError("both inputs should have same dtype")
     sa, sb = a._data.shape, b._data.shape
-    ca = [wrap_dim(d, a._data.ndim) for d in dims_a]
-    cb = [wrap_dim(d, b._data.ndim) for d in dims_b]
-    for da, db, ia, ib in zip(dims_a, dims_b, ca, cb):
-        if sa[ia] != sb[ib]:
+    ca, cb = [], []
+    for da, db in zip(dims_a, dims_b):   # pair by pair, as torch checks them
+        ia, ib = wrap_dim(da, a._data.ndim), wrap_dim(db, b._data.ndim)
+        if sa[ia] != sb[ib] and sa[ia] != 1 and sb[ib] != 1:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sa[ia]} in "
                                f"dim {da} and second has size {sb[ib]} in dim {db}")
+        ca.append(ia)
+        cb.append(ib)
+    for ia, ib in zip(ca, cb):   # a size-1 dim broadcasts, as in torch: the other side is summed
+        if sa[ia] == 1 and sb[ib] != 1:
+            b = b.sum(ib, keepdim=True)
+        elif sb[ib] == 1 and sa[ia] != 1:
+            a = a.sum(ia, keepdim=True)
+    sa, sb = a._data.shape, b._data.shape
     free_a = [d for d in range(len(sa)) if d not in ca]
     free_b = [d for d in range(len(sb)) if d not in cb]
     left = a.permute(free_a + ca).reshape(_numel(sa, free_a), _numel(sa, ca))
@@ -545,7 +565,7 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha, combine=_scale_s
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
     for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
@@ -594,25 +614,37 @@ def _bias_already_added(bias, product, beta, alpha):
     return product
 
 
-@accepts_out
+@with_out()
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     for i, (name, t) in enumerate((("input", input), ("mat", mat), ("vec", vec))):
         _check_tensor(t, "addmv", name, i + 1)
+    if input._data.ndim == 0 and mat._data.ndim == 2 and vec._data.ndim == 1 \
+            and mat._data.shape[1] != vec._data.shape[0]:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")   # as torch's message
     _check_mv(mat, vec)
     if input._data.dtype != mat._data.dtype:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_word(input)}, "
                            f"{_word(mat)}, and {_word(vec)}")
+    if mat._data.size == 0:   # torch returns beta * input as it is (not broadcast) for an empty mat
+        _check_bias(input, (mat._data.shape[0],))
+        return input * beta
     return _add_product(AddmvBackward0, input, mat, vec, _matmul_data(mat._data, vec._data),
                         beta, alpha)
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "baddbmm", name, i + 1)
+    nd2 = batch2._data.ndim
+    if batch1._data.ndim == 0:   # torch reads batch1.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if batch1._data.ndim == 3 and nd2 < 3:   # torch reads batch2.size(2) first
+        raise IndexError("Dimension specified as 2 but tensor has no dimensions" if nd2 == 0 else
+                         f"Dimension out of range (expected to be in range of [{-nd2}, {nd2 - 1}], but got 2)")
     _check_bmm(batch1, batch2)
     if input._data.dtype != batch1._data.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "
@@ -622,11 +654,17 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 @autocast_policy("lower")
-@accepts_out
+@with_out()
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "addbmm", name, i + 1)
+    if batch1._data.ndim == 0:   # torch reads batch1.size(1) first
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    nd2 = batch2._data.ndim
+    if batch1._data.ndim == 3 and nd2 < 3:   # then batch2.size(2)
+        raise IndexError("Dimension specified as 2 but tensor has no dimensions" if nd2 == 0 else
+                         f"Dimension out of range (expected to be in range of [{-nd2}, {nd2 - 1}], but got 2)")
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t._data.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
@@ -684,6 +722,10 @@ def _parse_einsum(equation, operands):
     for term, op in zip(terms, operands):
         n_letters = len(term.replace("...", ""))
         if "..." in term:
+            if n_letters > op._data.ndim:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_letters}) is "
+                                   f"more than the number of dimensions ({op._data.ndim}) for operand "
+                                   f"{terms.index(term)}")
             ell_dims = max(ell_dims, op._data.ndim - n_letters)
         elif n_letters != op._data.ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n_letters}) does "
@@ -720,6 +762,11 @@ def _letter_sizes(subs, operands):
     """Each letter's size (size-1 dims broadcast), with torch's error for a mismatch."""
     sizes = {}
     for i, (s, op) in enumerate(zip(subs, operands)):
+        own = {}
+        for c, n in zip(s, op._data.shape):   # a letter repeated in one operand: a diagonal
+            if own.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the sizes "
+                                   f"don't match, {own[c]} != {n}")
         for c, n in zip(s, op._data.shape):
             prev = sizes.get(c, 1)
             if prev == 1:
@@ -806,15 +853,26 @@ def einsum(equation, *operands):
         raise RuntimeError("einsum(): must provide at least one operand")
     subs, out = _parse_einsum(equation, operands)
     first = operands[0]
-    for op in operands[1:]:
-        if op._data.dtype != first._data.dtype:
-            raise RuntimeError(f"expected scalar type {_word(first)} but found {_word(op)}")
+    # torch contracts a letter two operands share (and the output lacks) with bmm, which wants
+    # one dtype and no bool; without one it multiplies, promoting; one operand's sums give int64
+    # for integer and bool input, as sum does
+    contracted = any(c not in out and sum(c in s for s in subs) > 1 for c in set("".join(subs)))
+    dtype = first._data.dtype
+    if contracted:
+        _check_not_bool("bmm", first)
+        for op in operands[1:]:
+            if op._data.dtype != first._data.dtype:
+                raise RuntimeError(f"expected scalar type {_word(first)} but found {_word(op)}")
+    elif len(operands) > 1:
+        dtype = result_type_of(*operands).np
+    if dtype.kind in "biu" and len(operands) == 1 and any(c not in out for c in subs[0]):
+        dtype = np.dtype(np.int64)
     sizes = _letter_sizes(subs, operands)
     reduced = [_drop_broadcast_dims(s, op._data, sizes) for s, op in zip(subs, operands)]
     eq = ",".join(s for s, _ in reduced) + "->" + out
     xp = namespace_of(first._data)
     result = make(_product(lambda *arrays: xp.einsum(eq, *arrays, optimize=True),
-                           *[d for _, d in reduced]))
+                           *[d.astype(dtype, copy=False) for _, d in reduced]))
     node = record(EinsumBackward0, operands, result)
     if node is not None:
         node.save(*operands)

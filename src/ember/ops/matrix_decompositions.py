@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype, return_types
 from ._common import (
     Node, Tensor, check_tensor, grad_state, make, namespace_of, record, set_history, sum_to,
-    wrap_dim,
+    with_out, wrap_dim,
 )
 from ._common import _type_word
 from ..amp.policy import autocast_policy
@@ -138,8 +138,9 @@ def _inv_data(op, data):
                         "not be completed because the input matrix is singular.")
 
 
+@with_out(op="linalg_inv")
 @autocast_policy("fp32")
-def inv(A, *, out=None):
+def inv(A):
     """The inverse of a square matrix (of each matrix of a batch). Raises ``LinAlgError``
     when it is singular."""
     check_matrix(A, "linalg.inv")
@@ -150,14 +151,16 @@ def inv(A, *, out=None):
     return result
 
 
+@with_out()
 @autocast_policy("fp32")
-def inverse(input, *, out=None):
+def inverse(input):
     """The inverse of a square matrix: alias of ``ember.linalg.inv``."""
     return inv(input)
 
 
+@with_out(op="linalg_inv_ex")
 @autocast_policy("fp32")
-def inv_ex(A, *, check_errors=False, out=None):
+def inv_ex(A, *, check_errors=False):
     """The inverse of a square matrix and ``info`` (0 where it succeeded, else getrf's index
     of the zero pivot); raises only when ``check_errors``."""
     check_matrix(A, "linalg.inv_ex")
@@ -199,7 +202,8 @@ def _cofactor(A):
     return sign.unsqueeze(-1).unsqueeze(-1) * ((U * others.prod(-1).unsqueeze(-2)) @ Vh)
 
 
-def det(A, *, out=None):
+@with_out(op="linalg_det")
+def det(A):
     """The determinant of a square matrix (of each matrix of a batch)."""
     check_matrix(A, "linalg.det", kernel="lu_cpu")
     data = A._data
@@ -225,7 +229,8 @@ def _slogdet(A, op, result_type):
     data = A._data
     sign, logabsdet = namespace_of(data).linalg.slogdet(data)
     sign = make(sign.astype(data.dtype, copy=False))
-    logabsdet = make(logabsdet.astype(data.dtype, copy=False))
+    real = np.finfo(data.dtype).dtype if data.dtype.kind == "c" else data.dtype   # |det| is real
+    logabsdet = make(logabsdet.astype(real, copy=False))
     node = record(LinalgSlogdetBackward0, (A,), sign)
     if node is not None:
         set_history(logabsdet, node, 1)
@@ -233,12 +238,14 @@ def _slogdet(A, op, result_type):
     return result_type(sign, logabsdet)
 
 
-def linalg_slogdet_fn(A, *, out=None):
+@with_out(op="linalg_slogdet")
+def linalg_slogdet_fn(A):
     """The sign and the natural logarithm of the absolute value of the determinant."""
     return _slogdet(A, "linalg.slogdet", linalg_slogdet)
 
 
-def slogdet(input, *, out=None):
+@with_out()
+def slogdet(input):
     """The sign and the log of the absolute value of the determinant of a square matrix."""
     return _slogdet(input, "linalg.slogdet", slogdet_type)
 
@@ -270,7 +277,8 @@ def _solve_matrix(A, B):
     """X with A X = B for matrix B (batch dims broadcast)."""
     a, b = A._data, B._data
     xp = namespace_of(a)
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    from .shape import _broadcast_pair
+    batch = _broadcast_pair(a.shape[:-2], b.shape[:-2])   # torch's message when they do not
     a_full = xp.broadcast_to(a, batch + a.shape[-2:])
     b_full = xp.broadcast_to(b, batch + b.shape[-2:])
     try:
@@ -287,16 +295,20 @@ def _solve_matrix(A, B):
     return result
 
 
+@with_out(op="linalg_solve")
 @autocast_policy("fp32")
-def solve(A, B, *, left=True, out=None):
+def solve(A, B, *, left=True):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for square, invertible
     ``A``; batch dimensions broadcast, and ``B`` may be a (batch of) vector(s)."""
-    check_matrix(A, "linalg.solve", kernel="lu_cpu")
+    check_tensor(A, "solve", "A")
     check_tensor(B, "solve", "B")
-    if B._data.dtype != A._data.dtype:
+    if B._data.dtype != A._data.dtype:   # torch compares the dtypes first
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of "
                            f"type {_type_word(A._data.dtype)} and B of type {_type_word(B._data.dtype)} "
                            "instead")
+    check_matrix(A, "linalg.solve", kernel="lu_cpu")
+    if B._data.ndim < 1:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
     a_shape, b_shape = A._data.shape, B._data.shape
     vector = len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
     B2 = B.unsqueeze(-1) if vector else B
@@ -330,10 +342,19 @@ class CholeskyBackward0(LinalgCholeskyExBackward0):
     __slots__ = ()
 
 
+def _potrf(xp, data):
+    """The backend's Cholesky factor, failing (NumPy's LinAlgError) where a diagonal entry
+    comes out NaN: LAPACK's potrf stops at a NaN pivot, OpenBLAS's goes on with it."""
+    factor = xp.linalg.cholesky(data)
+    if bool(xp.isnan(xp.diagonal(factor, axis1=-2, axis2=-1)).any()):
+        raise np.linalg.LinAlgError("Matrix is not positive definite")
+    return factor
+
+
 def _cholesky_data(op, data):
     xp = namespace_of(data)
     try:
-        return xp.linalg.cholesky(data)
+        return _potrf(xp, data)
     except np.linalg.LinAlgError:
         batch, order = _not_positive_definite(data)
         raise LinAlgError(f"{op}: {_batch_prefix(data, batch)}The factorization could not be "
@@ -350,7 +371,7 @@ def _not_positive_definite(data):
         minors = flat[:, :order, :order]
         for b in range(flat.shape[0]):
             try:
-                xp.linalg.cholesky(minors[b])
+                _potrf(xp, minors[b])
             except np.linalg.LinAlgError:
                 return b, order
     return 0, n
@@ -372,22 +393,28 @@ def _transposed(data):
     return namespace_of(data).swapaxes(data, -1, -2).copy()
 
 
+@with_out()
 @autocast_policy("fp32")
-def linalg_cholesky(A, *, upper=False, out=None):
+def linalg_cholesky(A, *, upper=False):
     """The Cholesky factor L (lower triangular, ``A = L L^H``) of a symmetric positive-definite
     matrix; ``upper=True`` returns ``L^H`` instead."""
     return _cholesky(A, upper, "linalg.cholesky", LinalgCholeskyExBackward0)
 
 
+@with_out(exact=False)
 @autocast_policy("fp32")
-def cholesky(input, upper=False, *, out=None):
+def cholesky(input, upper=False):
     """The Cholesky factor of a symmetric positive-definite matrix (deprecated in torch in
     favour of ``linalg.cholesky``)."""
+    check_tensor(input, "cholesky", "input")
+    if input._data.dtype.kind in "biu":   # torch's kernel dispatch refuses it first
+        raise NotImplementedError(f"\"cholesky_cpu\" not implemented for '{_type_word(input._data.dtype)}'")
     return _cholesky(input, upper, "cholesky", CholeskyBackward0)
 
 
+@with_out(op="linalg_cholesky_ex")
 @autocast_policy("fp32")
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+def cholesky_ex(A, *, upper=False, check_errors=False):
     """The Cholesky factor and ``info`` (0, or the order of the leading minor that is not
     positive-definite); raises only when ``check_errors``."""
     check_matrix(A, "linalg.cholesky_ex", kernel="cholesky_cpu")
@@ -399,7 +426,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     factors = xp.zeros_like(flat)
     for b in range(flat.shape[0]):
         try:
-            factors[b] = xp.linalg.cholesky(flat[b])
+            factors[b] = _potrf(xp, flat[b])
         except np.linalg.LinAlgError:
             if check_errors:
                 _cholesky_data("linalg.cholesky_ex", data)
@@ -454,8 +481,9 @@ def _qr_tall_grad(Q, R, grad_Q, grad_R):
     return _solve_matrix(R, b.mT).mT
 
 
+@with_out(op="linalg_qr")
 @autocast_policy("fp32")
-def linalg_qr_fn(A, mode="reduced", *, out=None):
+def linalg_qr_fn(A, mode="reduced"):
     """The QR decomposition ``A = QR`` (Q orthonormal columns, R upper triangular); ``mode``
     is 'reduced', 'complete' or 'r' (R only, Q empty)."""
     check_matrix(A, "linalg.qr", square=False, kernel="geqrf_cpu")
@@ -483,8 +511,9 @@ def _qr(A, mode, result_type):
     return result_type(Q, R)
 
 
+@with_out()
 @autocast_policy("fp32")
-def qr(input, some=True, *, out=None):
+def qr(input, some=True):
     """The QR decomposition: reduced when ``some`` (the default), complete otherwise."""
     check_matrix(input, "linalg.qr", square=False, kernel="geqrf_cpu")
     return _qr(input, "reduced" if some else "complete", qr_type)
@@ -544,16 +573,52 @@ def _eye_like(t, n):
     return eye(n, dtype=t.dtype, device=t.device)
 
 
+@with_out(op="linalg_svd")
 @autocast_policy("fp32")
-def linalg_svd_fn(A, full_matrices=True, *, driver=None, out=None):
+def linalg_svd_fn(A, full_matrices=True, *, driver=None):
     """The singular value decomposition ``A = U diag(S) Vh`` (S in descending order)."""
     check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     return linalg_svd(*_svd(A, full_matrices))
 
 
+def svd_arrays(data, full_matrices=False, compute_uv=True):
+    """The backend's SVD of ``data`` (a batch of matrices), with torch's LinAlgError for a
+    matrix holding NaN. A matrix holding an infinity (and no NaN) gets NaN factors without
+    LAPACK, whose SVD can loop forever on one (OpenBLAS's dbdsqr)."""
+    xp = namespace_of(data)
+    finite = xp.isfinite(data).all(axis=(-2, -1))
+    if bool(finite.all()):
+        return xp.linalg.svd(data, full_matrices=full_matrices, compute_uv=compute_uv)
+    nan = xp.isnan(data).any(axis=(-2, -1)).reshape(-1)
+    if bool(nan.any()):
+        raise LinAlgError(f"linalg.svd: {_batch_prefix(data, _first_nonzero(nan))}The algorithm "
+                          "failed to converge because the input matrix contained non-finite values.")
+    safe = xp.where(finite[..., None, None], data, 0)
+    result = xp.linalg.svd(safe, full_matrices=full_matrices, compute_uv=compute_uv)
+    if not compute_uv:
+        return xp.where(finite[..., None], result, xp.nan).astype(result.dtype, copy=False)
+    return tuple(xp.where(finite[..., None, None] if r.ndim == data.ndim else finite[..., None], r, xp.nan)
+                 .astype(r.dtype, copy=False) for r in result)
+
+
+def eigh_arrays(data, UPLO="L", eigenvectors=True):
+    """The backend's ``eigh`` (``eigvalsh``) of ``data``, with torch's LinAlgError where it
+    does not converge (NaN in the triangle read, for one)."""
+    xp = namespace_of(data)
+    try:
+        if eigenvectors:
+            return xp.linalg.eigh(data, UPLO=UPLO)
+        return xp.linalg.eigvalsh(data, UPLO=UPLO)
+    except np.linalg.LinAlgError:
+        bad = ~xp.isfinite(xp.tril(data) if UPLO == "L" else xp.triu(data)).all(axis=(-2, -1))
+        raise LinAlgError(f"linalg.eigh: {_batch_prefix(data, _first_nonzero(bad.reshape(-1)))}The "
+                          "algorithm failed to converge because the input matrix is ill-conditioned "
+                          "or has too many repeated eigenvalues.") from None
+
+
 def _svd(A, full_matrices):
     data = A._data
-    u, s, vh = namespace_of(data).linalg.svd(data, full_matrices=full_matrices)
+    u, s, vh = svd_arrays(data, full_matrices=full_matrices)
     U, S, Vh = make(u), make(s), make(vh)
     node = record(LinalgSvdBackward0, (A,), U)
     if node is not None:
@@ -563,18 +628,20 @@ def _svd(A, full_matrices):
     return U, S, Vh
 
 
+@with_out(op="linalg_svdvals")
 @autocast_policy("fp32")
-def svdvals(A, *, driver=None, out=None):
+def svdvals(A, *, driver=None):
     """The singular values of ``A`` in descending order."""
     check_matrix(A, "linalg.svdvals", square=False, kernel="linalg_svd_cpu")
     data = A._data
     if A._requires_grad and grad_state.grad_enabled:
         return _svd(A, False)[1]
-    return make(namespace_of(data).linalg.svd(data, compute_uv=False))
+    return make(svd_arrays(data, compute_uv=False))
 
 
+@with_out()
 @autocast_policy("fp32")
-def svd(input, some=True, compute_uv=True, *, out=None):
+def svd(input, some=True, compute_uv=True):
     """The singular value decomposition ``input = U diag(S) V^H``, returning V (not V^H);
     ``some=False`` gives square U and V; without ``compute_uv`` U and V are zero-filled."""
     check_matrix(input, "linalg.svd", square=False, kernel="linalg_svd_cpu")
@@ -619,7 +686,7 @@ def _check_uplo(UPLO):
 
 def _eigh(A, UPLO):
     data = A._data
-    w, v = namespace_of(data).linalg.eigh(data, UPLO=UPLO)
+    w, v = eigh_arrays(data, UPLO)
     L, V = make(w), make(v)
     node = record(LinalgEighBackward0, (A,), L)
     if node is not None:
@@ -628,8 +695,9 @@ def _eigh(A, UPLO):
     return L, V
 
 
+@with_out(op="linalg_eigh")
 @autocast_policy("fp32")
-def eigh(A, UPLO="L", *, out=None):
+def eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle."""
     _check_eigh(A, "linalg.eigh", UPLO)
@@ -640,18 +708,19 @@ def _check_eigh(A, op, UPLO):
     check_tensor(A, op.split(".")[-1], "A")
     if A._data.dtype.kind not in "fc":
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_type_word(A._data.dtype)}'")
-    check_matrix(A, op)
+    check_matrix(A, op, kernel="linalg_eigh_cpu")
     _check_uplo(UPLO)
 
 
+@with_out(op="linalg_eigvalsh")
 @autocast_policy("fp32")
-def eigvalsh(A, UPLO="L", *, out=None):
+def eigvalsh(A, UPLO="L"):
     """The eigenvalues of a symmetric matrix, in ascending order."""
     _check_eigh(A, "linalg.eigvalsh", UPLO)
     if A._requires_grad and grad_state.grad_enabled:
         return _eigh(A, UPLO)[0]
     data = A._data
-    return make(namespace_of(data).linalg.eigvalsh(data, UPLO=UPLO))
+    return make(eigh_arrays(data, UPLO, eigenvectors=False))
 
 
 # ----------------------------------------------------------------------------------------
@@ -692,28 +761,33 @@ def tolerance(xp, values_max, shape, dtype, atol, rtol):
     return xp.maximum(xp.asarray(atol), xp.asarray(rtol) * values_max)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None, rcond=None):
+@with_out(exact=False, op="linalg_pinv")
+def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
     """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * sigma_max)
     are treated as zero. ``hermitian=True`` uses an eigendecomposition."""
     check_tensor(A, "pinv", "input")
     data = A._data
-    if data.ndim < 2 or data.dtype.kind not in "fc":
+    if data.ndim < 2 and atol is not None:   # torch reads A.size(-2) first on that path
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions" if not data.ndim else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+    if data.ndim < 2 or data.dtype.kind not in "fc" or data.dtype in _LOW_PRECISION:
         raise RuntimeError(f"linalg.pinv({_type_word(data.dtype)}{{{list(data.shape)}}}): expected a "
                            "tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
         rtol = rcond
     xp = namespace_of(data)
     if hermitian:
-        w, v = xp.linalg.eigh(data)
+        w, v = eigh_arrays(data)
         size = xp.abs(w)
         tol = tolerance(xp, size.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
         inv_w = xp.where(size > tol[..., None], 1 / xp.where(size == 0, 1, w), 0).astype(data.dtype)
-        result = (v * inv_w[..., None, :]) @ xp.swapaxes(v, -1, -2)
+        result = (v * inv_w[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2))   # V diag(1/w) V^H
     else:
-        u, s, vh = xp.linalg.svd(data, full_matrices=False)
+        u, s, vh = svd_arrays(data)
         tol = tolerance(xp, s.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
         inv_s = xp.where(s > tol[..., None], 1 / xp.where(s == 0, 1, s), 0).astype(data.dtype)
-        result = (xp.swapaxes(vh, -1, -2) * inv_s[..., None, :]) @ xp.swapaxes(u, -1, -2)
+        uh = xp.conj(xp.swapaxes(u, -1, -2))
+        result = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ uh   # V diag(1/s) U^H
     out = make(result.astype(data.dtype, copy=False))
     node = record(LinalgPinvBackward0, (A,), out)
     if node is not None:
@@ -736,7 +810,8 @@ class LinalgCrossBackward0(Node):
         return grad_a, grad_b
 
 
-def linalg_cross(input, other, *, dim=-1, out=None):
+@with_out()
+def linalg_cross(input, other, *, dim=-1):
     """The cross product of 3-vectors along ``dim`` (the other dimensions broadcast)."""
     check_tensor(input, "cross", "input")
     check_tensor(other, "cross", "other")
@@ -748,10 +823,12 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     if a.shape[d] != 3 or b.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
+    from .shape import _broadcast_pair
+    _broadcast_pair(a.shape, b.shape)
+    if a.dtype == np.bool_:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     if a.dtype != b.dtype:
-        from .._dtype import result_type_of
-        common = result_type_of(input, other).np
-        a, b = a.astype(common), b.astype(common)
+        raise RuntimeError(f"expected scalar type {_type_word(a.dtype)} but found {_type_word(b.dtype)}")
     result = make(namespace_of(a).cross(a, b, axis=d))
     node = record(LinalgCrossBackward0, (input, other), result)
     if node is not None:
@@ -801,20 +878,25 @@ def _check_cdist(x1, x2, p):
     if x1._data.shape[-1] != x2._data.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
                            f"X2: {x2._data.shape[-1]}")
-    if p < 0:
+    from .shape import _broadcast_pair
+    _broadcast_pair(x1._data.shape[:-2], x2._data.shape[:-2])   # the batch dims, as torch says
+    if not p >= 0:   # NaN too
         raise RuntimeError("cdist only supports non-negative p values")
     if x1._data.dtype in _LOW_PRECISION and x1._data.size and x2._data.size:
         raise NotImplementedError(f"\"cdist\" not implemented for '{_type_word(x1._data.dtype)}'")
+    if x1._data.dtype != x2._data.dtype and x1._data.size and x2._data.size:
+        raise RuntimeError(f"expected scalar type {_type_word(x1._data.dtype)} but found "
+                           f"{_type_word(x2._data.dtype)}")
 
 
 def _pairwise_norm(diff, p):
     """The p-norm over the last dim of an array of differences."""
     xp = namespace_of(diff)
     size = xp.abs(diff)
-    if p == 0:
-        return xp.sum(size != 0, axis=-1).astype(diff.dtype)
-    if math.isinf(p):
-        return size.max(-1, initial=0)
+    if p == 0:   # as torch: a NaN difference counts as NaN, not as nonzero
+        return xp.sum(xp.where(xp.isnan(size), xp.nan, size != 0), axis=-1).astype(diff.dtype)
+    if math.isinf(p):   # torch's running max(agg, |d|) passes a NaN difference over
+        return xp.where(xp.isnan(size), 0, size).max(-1, initial=0)
     if p == 1:
         return size.sum(-1)
     if p == 2:
@@ -845,7 +927,9 @@ def pdist(input, p=2):
     check_tensor(input, "pdist", "input")
     if input._data.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
-    if p < 0:
+    if input._data.dtype.kind != "f" and input._data.dtype not in _LOW_PRECISION:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if not p >= 0:   # NaN too
         raise RuntimeError("pdist only supports non-negative p values")
     n = input._data.shape[0]
     if input._data.dtype in _LOW_PRECISION and n > 1:
@@ -864,5 +948,5 @@ for _name, _fn in (("det", det), ("logdet", logdet), ("slogdet", slogdet), ("inv
                    ("cholesky", cholesky), ("svd", svd), ("qr", qr), ("pinverse", None),
                    ("dist", dist)):
     if _fn is not None:
-        setattr(Tensor, _name, _fn)
+        setattr(Tensor, _name, getattr(_fn, "__wrapped__", _fn))   # methods take no out=
 Tensor.pinverse = lambda self, rcond=1e-15: pinv(self, rtol=rcond)

@@ -11,7 +11,8 @@ from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, grad_state, is_scalar, make,
-    namespace_of, Node, NotImplementedBackward, raw_arrays, record, Tensor, _type_word, write_out,
+    namespace_of, narrowed, Node, NotImplementedBackward, raw_arrays, record, Tensor, _type_word,
+    widened, write_out,
 )
 
 __all__ = [
@@ -131,8 +132,9 @@ def _scaled(y, alpha):
     return y * (y.dtype.type(alpha) if y.dtype == _dtype.bfloat16.np else alpha)
 
 
-def _check_alpha(b, alpha):
-    if b._data.dtype.kind in "biu" and isinstance(alpha, float):
+def _check_alpha(a, b, alpha):
+    """torch's check of ``alpha`` against the result's dtype (that of ``a`` and ``b`` together)."""
+    if _dtype.result_type_of(a, b).np.kind in "biu" and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -143,7 +145,7 @@ def add(input, other, *, alpha=1, out=None):
     if alpha == 1:
         res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other, "")
     elif isinstance(other, Tensor):
-        _check_alpha(other, alpha)
+        _check_alpha(input, other, alpha)
         res = _binary("add", lambda x, y: namespace_of(x).add(x, _scaled(y, alpha)), AddBackward0,
                       input, other, "")
     else:
@@ -162,7 +164,7 @@ def sub(input, other, *, alpha=1, out=None):
     if alpha == 1:
         res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other, "")
     elif isinstance(other, Tensor):
-        _check_alpha(other, alpha)
+        _check_alpha(input, other, alpha)
         res = _binary("sub", lambda x, y: namespace_of(x).subtract(x, _scaled(y, alpha)),
                       SubBackward0, input, other, "")
     else:
@@ -290,7 +292,20 @@ def _floor_divide(x, y):
     if x.dtype.kind in "iu":
         _check_int_zero(y)
         return xp.floor_divide(x, y)
-    return xp.floor(xp.true_divide(x, y)).astype(x.dtype, copy=False)
+    # torch's div_floor for floats: the quotient from x - fmod(x, y), so that an infinite
+    # dividend gives NaN (not floor(inf / y)) and a finite one over an infinite divisor -1 or 0
+    a = widened(x)
+    b = widened(y) if hasattr(y, "dtype") else y
+    with np.errstate(all="ignore"):   # inf and NaN are the answers here
+        quotient = xp.true_divide(a, b)
+        mod = xp.fmod(a, b)
+        div = (a - mod) / b
+        div = xp.where((mod != 0) & ((xp.asarray(b) < 0) != (mod < 0)), div - 1, div)
+        floor = xp.floor(div)
+        floor = xp.where(div - floor > 0.5, floor + 1, floor)
+        out = xp.where(div != 0, floor, xp.copysign(xp.zeros_like(quotient), quotient))
+        out = xp.where(xp.asarray(b) == 0, quotient, out)
+    return narrowed(out, x.dtype)
 
 
 def _check_int_zero(y):
@@ -309,9 +324,9 @@ def div(input, other, *, rounding_mode=None, out=None):
             b_grad = other._requires_grad
             node.save(input if b_grad else None, other, res if b_grad else None)
     elif rounding_mode == "trunc":
-        res = _binary("div", _trunc_divide, DivBackward1, input, other, "")
+        res = _binary("div", _div_trunc_kernel, DivBackward1, input, other, "")
     elif rounding_mode == "floor":
-        res = _binary("div", _floor_divide, DivBackward1, input, other, "")
+        res = _binary("div", _div_floor_kernel, DivBackward1, input, other, "")
     else:
         raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
@@ -342,7 +357,7 @@ def neg(input, *, out=None):
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     res = make(namespace_of(input._data).negative(input._data))
     record(NegBackward0, (input,), res)
-    return _maybe_out(res, out)
+    return _maybe_out(res, out, exact=True)
 
 
 negative = neg
@@ -394,10 +409,25 @@ class PowBackward2(Node):
         return (grad * out * math.log(self.base),)
 
 
+def _int_power(x, e):
+    """``x ** e`` for integer arrays (or an integer number ``x``), as torch computes it: a
+    negative exponent gives 1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy refuses)."""
+    xp = namespace_of(e if getattr(e, "ndim", 0) else x)
+    if not bool((e < 0).any()):
+        return xp.power(x, e)
+    x = xp.asarray(x, dtype=xp.result_type(x, e))
+    positive = xp.power(x, xp.where(e < 0, 0, e))
+    odd = (e % 2) != 0
+    negative = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0)).astype(positive.dtype)
+    return xp.where(e < 0, negative, positive)
+
+
 def _pow_arrays(x, e):
     xp = namespace_of(x)
     if x.dtype.kind in "iu" and is_scalar(e) and not isinstance(e, float) and e < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if x.dtype.kind in "iu" and getattr(e, "dtype", None) is not None and e.dtype.kind in "iu":
+        return _int_power(x, e)
     if x.dtype.char in "fd" and is_scalar(e) and not isinstance(e, complex):
         if e == 3:  # by multiplication, as torch does: NumPy takes its scalar powf loop here
             return x * x * x
@@ -413,7 +443,8 @@ def pow(input, exponent, *, out=None):
     if is_scalar(input):
         _tensor_arg(exponent, "pow", 2, "exponent")
         base = input
-        res = _binary("pow", lambda e, b: namespace_of(e).power(b, e), _NoGrad, exponent, base, "")
+        res = _binary("pow", lambda e, b: _int_power(b, e) if e.dtype.kind in "iu" else
+                      namespace_of(e).power(b, e), _NoGrad, exponent, base, "")
         if exponent._requires_grad and grad_state.grad_enabled:
             res.grad_fn = None
             node = PowBackward2((exponent,))
@@ -462,6 +493,8 @@ def _inplace_binary(self, other, ufunc_name, op, **kwargs):
                                f"output type {_type_word(sd.dtype)}")
     alpha = kwargs.get("alpha", 1)
     if alpha != 1:
+        if isinstance(other, Tensor):
+            _check_alpha(self, other, alpha)
         bd = bd * alpha
     xp = namespace_of(sd)
     try:
@@ -584,7 +617,8 @@ def _not_implemented(kernel, np_dtype):
 def float_arrays(a, b):
     """Operands of a float op: like ``arrays_for``, but integer and bool operands become the
     default float dtype first (so a negative number stays negative next to a uint8 tensor)."""
-    if _dtype.result_type_of(a, b).is_floating_point:
+    common = _dtype.result_type_of(a, b)
+    if common.is_floating_point or common.is_complex:
         return arrays_for(a, b)
     d = _dtype.get_default_dtype().np
     return a._data.astype(d), (b._data.astype(d) if isinstance(b, Tensor) else b)
@@ -611,6 +645,21 @@ def _no_bool(kernel_name, fn):
             raise _not_implemented(kernel_name, x.dtype)
         return fn(x, y)
     return kernel
+
+
+def _no_complex(kernel_name, fn, message=None):
+    """``fn``, refusing complex operands as torch does: its kernel ``kernel_name`` has no
+    complex loop (NotImplementedError), or a RuntimeError with ``message``."""
+    def kernel(x, y):
+        dtype = x.dtype if x.dtype.kind == "c" else getattr(y, "dtype", x.dtype)
+        if dtype.kind == "c":
+            raise RuntimeError(message) if message else _not_implemented(kernel_name, dtype)
+        return fn(x, y)
+    return kernel
+
+
+_div_trunc_kernel = _no_complex("div_trunc_cpu", _no_bool("div_trunc_cpu", _trunc_divide))
+_div_floor_kernel = _no_complex("div_floor_cpu", _no_bool("div_floor_cpu", _floor_divide))
 
 
 def _int_checked(ufunc_name):
@@ -642,7 +691,7 @@ class Atan2Backward0(_BinaryNode):
                 self.reduce(scale * -a, 1) if self.next_functions[1][0] is not None else None)
 
 
-_atan2_kernel = _ufunc("arctan2")
+_atan2_kernel = _no_complex("atan2_cpu", _ufunc("arctan2"))
 
 
 def atan2(input, other, *, out=None):
@@ -674,7 +723,7 @@ class FmodBackward1(_BinaryNode):
                 self.reduce(-grad * a.div(b, rounding_mode="trunc"), 1) if need_b else None)
 
 
-_fmod_kernel = _no_bool("fmod_cpu", _int_checked("fmod"))
+_fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _int_checked("fmod")))
 
 
 def fmod(input, other, *, out=None):
@@ -703,12 +752,15 @@ class RemainderBackward1(_BinaryNode):
                 self.reduce(-grad * a.div(b, rounding_mode="floor"), 1) if need_b else None)
 
 
-_remainder_kernel = _no_bool("remainder_cpu", _int_checked("remainder"))
+_remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu", _int_checked("remainder")))
 
 
 def remainder(input, other, *, out=None):
     """The Python-style modulus: has the sign of the divisor ``other``."""
     if is_scalar(input):
+        if out is not None:   # torch's (Number self, Tensor other) overload has no out=
+            raise TypeError(f"remainder() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, Tensor, out=Tensor)")
         input = _scalar_first(input, other, "remainder")
         res = _binary("remainder", _remainder_kernel, NotImplementedBackward, input, other, "")
         return _maybe_out(_not_differentiable(res, "remainder"), out)
@@ -720,7 +772,7 @@ def remainder(input, other, *, out=None):
                       out)
 
 
-_floor_divide_kernel = _no_bool("div_floor_cpu", _floor_divide)
+_floor_divide_kernel = _no_complex("div_floor_cpu", _no_bool("div_floor_cpu", _floor_divide))
 
 
 def floor_divide(input, other, *, out=None):
@@ -748,7 +800,7 @@ class HypotBackward0(_BinaryNode):
                 self.reduce(scale * b, 1) if self.next_functions[1][0] is not None else None)
 
 
-_hypot_kernel = _float_only_kernel("hypot", "hypot_cpu")
+_hypot_kernel = _no_complex("hypot_cpu", _float_only_kernel("hypot", "hypot_cpu"))
 
 
 def hypot(input, other, *, out=None):
@@ -776,8 +828,15 @@ class Logaddexp2Backward0(_BinaryNode):
                 self.reduce(grad / (1 + (a - b).exp2()), 1) if self.next_functions[1][0] is not None else None)
 
 
-_logaddexp_kernel = _float_only_kernel("logaddexp", "logaddexp_cpu")
-_logaddexp2_kernel = _float_only_kernel("logaddexp2", "logaddexp2_cpu")
+_logaddexp_real = _float_only_kernel("logaddexp", "logaddexp_cpu")
+_logaddexp2_kernel = _no_complex("logaddexp2_cpu", _float_only_kernel("logaddexp2", "logaddexp2_cpu"))
+
+
+def _logaddexp_kernel(x, y):
+    if x.dtype.kind == "c":   # NumPy's logaddexp has no complex loop; torch's has
+        xp = namespace_of(x)
+        return xp.log(xp.exp(x) + xp.exp(y))
+    return _logaddexp_real(x, y)
 
 
 def logaddexp(input, other, *, out=None):
@@ -824,7 +883,7 @@ def _copysign_self_grad(grad, a, out):
     return grad * where(a == 0, 0.0, out / a)
 
 
-_copysign_kernel = _ufunc("copysign")
+_copysign_kernel = _no_complex("copysign_cpu", _ufunc("copysign"))
 
 
 def copysign(input, other, *, out=None):
@@ -882,8 +941,9 @@ def _pick_grad(node, grad, to_a):
             node.reduce(where(to_a, 0.0, grad), 1) if node.next_functions[1][0] is not None else None)
 
 
-_maximum_kernel, _minimum_kernel = _ufunc("maximum"), _ufunc("minimum")
-_fmax_kernel, _fmin_kernel = _ufunc("fmax"), _ufunc("fmin")
+_maximum_kernel, _minimum_kernel, _fmax_kernel, _fmin_kernel = (
+    _no_complex(None, _ufunc(name), f"{name} not implemented for complex tensors.")
+    for name in ("maximum", "minimum", "fmax", "fmin"))
 
 
 def maximum(input, other, *, out=None):
@@ -943,13 +1003,16 @@ class XlogyBackward2(_BinaryNode):
         return self.reduce(grad * xlogy(a != 0, self.scalar), 0), None
 
 
-def _xlogy_kernel(x, y):
+def _xlogy_real(x, y):
     """``x * log(y)``, 0 where x is 0 unless y is NaN."""
     xp = namespace_of(x)
     if not hasattr(y, "dtype"):
         y = xp.asarray(y, dtype=x.dtype)
     out = x * xp.log(y)
     return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype, copy=False)
+
+
+_xlogy_kernel = _no_complex("xlogy_cpu", _xlogy_real)
 
 
 def xlogy(input, other, *, out=None):

@@ -10,10 +10,13 @@ import contextlib
 import math
 import warnings
 
+import numpy as np
+
 from .. import _dtype, return_types
 from ._common import (
     Node, Tensor, _HALF_PRECISION, _type_word, apply_inplace, float_array, make,
-    namespace_of, narrowed, normalize_dims, record, set_history, to_np_dtype, wrap_dim, widened,
+    namespace_of, narrowed, normalize_dims, not_implemented, record, set_history, to_np_dtype,
+    wrap_dim, widened, write_out,
 )
 from .shape import flip
 from .ternary import where
@@ -186,6 +189,8 @@ class NansumBackward0(Node):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of the elements of ``input``, treating NaN as zero."""
     data = input._data
+    if data.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     dims = _reduce_dims(dim, data.ndim)
     np_dtype = _int_to_int64(data, dtype)
     out = make(_accumulated(namespace_of(data).nansum, data, np_dtype, axis=_axis(dims, data.ndim),
@@ -467,11 +472,21 @@ def cumprod(input, dim, *, dtype=None):
     return out
 
 
+def _check_scan_dtype(self, dtype, op):
+    if self._data.dtype.kind == "b":   # torch's in-place scan has no bool kernel
+        raise not_implemented(f"{op}_out_cpu", self._data.dtype)
+    if dtype is not None and _dtype.to_dtype(dtype).np != self._data.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_type_word(self._data.dtype)} and "
+                           f"output tensor dtype {_type_word(_dtype.to_dtype(dtype).np)} should match")
+
+
 def _cumsum_(self, dim, *, dtype=None):
+    _check_scan_dtype(self, dtype, "cumsum")
     return apply_inplace(self, cumsum, dim, dtype=dtype)
 
 
 def _cumprod_(self, dim, *, dtype=None):
+    _check_scan_dtype(self, dtype, "cumprod")
     return apply_inplace(self, cumprod, dim, dtype=dtype)
 
 
@@ -526,10 +541,20 @@ class MinBackward1(AmaxBackward0):
     __slots__ = ()
 
 
+_COMPLEX_KERNELS = {"amax": "max_values_cpu", "amin": "min_values_cpu", "max": "max_all", "min": "min_all"}
+
+
+def _real_dtype(np_dtype):
+    """The dtype of a norm or a variance of ``np_dtype`` values: complex ones give real ones."""
+    return np.finfo(np_dtype).dtype if np_dtype.kind == "c" else np_dtype
+
+
 def _extreme(op, input, dim, keepdim, is_max, node_cls):
     data = input._data
     dims = _reduce_dims(dim, data.ndim)
     _check_reducible(op, data.shape, dim)
+    if data.dtype.kind == "c" and data.size:   # torch checks shapes first, and skips empty input
+        raise not_implemented(_COMPLEX_KERNELS[op], data.dtype)
     find = namespace_of(data).max if is_max else namespace_of(data).min
     out = make(find(data, axis=_axis(dims, data.ndim), keepdims=keepdim))
     node = record(node_cls, (input,), out)
@@ -578,6 +603,10 @@ def _extreme_along(op, input, dim, keepdim, is_max):
     data = input._data
     xp = namespace_of(data)
     d = wrap_dim(dim, data.ndim)
+    if data.ndim:
+        _check_reducible(op, data.shape, d)
+    if data.dtype.kind == "c":
+        raise RuntimeError(f"{op}(): does not support complex input")
     if data.ndim == 0:
         values, indices = make(data.copy()), make(xp.zeros((), dtype=_INT64))
     else:
@@ -625,8 +654,8 @@ def min(input, dim=None, keepdim=False, *, other=None):
 
 def _arg_extreme(op, input, dim, keepdim, is_max):
     data = input._data
-    if data.dtype.kind == "b":
-        raise RuntimeError(f"{op}(): does not support bool input")
+    if data.dtype.kind in "bc":
+        raise RuntimeError(f"{op}(): does not support {'bool' if data.dtype.kind == 'b' else 'complex'} input")
     xp = namespace_of(data)
     find = xp.argmax if is_max else xp.argmin
     if dim is None:
@@ -676,16 +705,19 @@ def _var_data(op, input, dims, correction, keepdim):
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
     data = widened(data)
     xp = namespace_of(data)
-    dof = _count(data.shape, dims) - correction
-    if dof > 0:
+    count = _count(data.shape, dims)
+    dof = count - correction
+    if dof > 0:   # an infinite dof (correction -inf) too: the variance is then 0
         if data.dtype.kind == "f" and data.dtype.itemsize >= 4:
             axis = _axis(dims, data.ndim)
-            centred = data - xp.sum(data, axis=axis, keepdims=True) / (dof + correction)
+            centred = data - xp.sum(data, axis=axis, keepdims=True) / count
             return xp.sum(centred * centred, axis=axis, keepdims=keepdim) / dof
         return xp.var(data, axis=_axis(dims, data.ndim), ddof=correction, keepdims=keepdim)
     with warnings.catch_warnings(), _quiet(xp):
         warnings.simplefilter("ignore")
-        out = xp.var(data, axis=_axis(dims, data.ndim), ddof=correction, keepdims=keepdim)
+        # torch takes max(0, dof), so a NaN correction divides by 0 as one past the count does
+        ddof = correction if dof == dof else count
+        out = xp.var(data, axis=_axis(dims, data.ndim), ddof=ddof, keepdims=keepdim)
     warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                   "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
     return out
@@ -761,7 +793,7 @@ def _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, with_mean
     dims = _reduce_dims(dim, data.ndim)
     xp = namespace_of(data)
     spread = _var_data(op, input, dims, correction, keepdim)
-    out = make(narrowed(xp.sqrt(spread) if take_sqrt else spread, data.dtype))
+    out = make(narrowed(xp.sqrt(spread) if take_sqrt else spread, _real_dtype(data.dtype)))
     outs = (out, make(_mean_data(xp, data, dims, keepdim))) if with_mean else out
     node = record(node_cls, (input,), out)
     if node is not None:
@@ -880,6 +912,8 @@ def count_nonzero(input, dim=None):
 def _norm_data(xp, data, p, dims, keepdim):
     size = xp.abs(data)
     axis = _axis(dims, data.ndim)
+    if p != 0 and _count(data.shape, dims) == 1:   # one element: |x|, as torch (even for ord NaN)
+        return xp.sum(size, axis=axis, keepdims=keepdim)
     if p == 2:
         return xp.sqrt(xp.sum(size * size, axis=axis, keepdims=keepdim))
     if p == 1:
@@ -942,7 +976,14 @@ def _no_identity_error(p, shape, dim):
 
 
 def _vector_norm(input, p, dim, keepdim, dtype):
+    if not _is_inexact(input._data):   # checked before dtype= casts it
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_word(input._data.dtype)}")
     if dtype is not None:
+        target = _dtype.to_dtype(dtype)
+        if input._data.dtype.kind == "c" and not target.is_complex:
+            raise RuntimeError("linalg.vector_norm: dtype should be complex for complex inputs, but got "
+                               f"{_type_word(target.np)}")
         input = input.to(dtype)
     data = input._data
     if not _is_inexact(data):
@@ -953,7 +994,7 @@ def _vector_norm(input, p, dim, keepdim, dtype):
     if (p < 0 or p == math.inf) and _count(data.shape, dims) == 0:
         _no_identity_error(p, data.shape, dim)
     result = _norm_data(namespace_of(data), widened(data), p, dims, keepdim)
-    out = make(narrowed(result, data.dtype))
+    out = make(narrowed(result, _real_dtype(data.dtype)))
     node = record(LinalgVectorNormBackward0, (input,), out)
     if node is not None:
         node.save(input, out)
@@ -964,8 +1005,10 @@ def _vector_norm(input, p, dim, keepdim, dtype):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """Returns the vector p-norm of ``input`` over ``dim`` (all dims by default): p a number
     (inf, -inf and 0 included) or 'fro' (the 2-norm of the elements)."""
-    if out is not None:
-        raise NotImplementedError("norm(): out= is not supported by ember")
+    return write_out(_norm(input, p, dim, keepdim, dtype), out, exact=True, op="norm")
+
+
+def _norm(input, p, dim, keepdim, dtype):
     if p is None or (isinstance(p, str) and p == "fro"):
         p = 2
     elif p == "nuc":
@@ -976,7 +1019,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
-    return norm(self, p, dim, keepdim, dtype=dtype)
+    return _norm(self, p, dim, keepdim, dtype)
 
 
 # ----------------------------------------------------------------------------------------

@@ -4,10 +4,15 @@ repeat, tile, repeat_interleave, tril, triu (and tril_/triu_), tril_indices, tri
 broadcasting (broadcast_to, broadcast_tensors, broadcast_shapes), meshgrid, cartesian_prod,
 combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, select_scatter,
 slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
+import itertools
+
+import numpy as np
+
+from .. import _dtype
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
-    apply_inplace, AsStridedBackward0, bump_version, KeyRegion, make, make_view, method,
-    namespace_of, Node, normalize_dims, record, Tensor, wrap_dim,
+    apply_inplace, AsStridedBackward0, KeyRegion, make, make_view, method,
+    namespace_of, Node, normalize_dims, record, Tensor, _type_word, wrap_dim, write_out,
 )
 from ..amp.policy import autocast_policy
 
@@ -102,16 +107,16 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
-def _into(out, result):
-    """Write ``result`` into the ``out=`` tensor (resized when its shape differs, as torch
-    resizes an out tensor)."""
+def _into(out, result, exact=False, op="cat"):
+    """Write ``result`` into the ``out=`` tensor (see ``write_out``): any dtype it casts to,
+    else torch's TypeError (cat, stack), or ``exact``ly its dtype."""
     if out is None:
         return result
-    if out._data.shape == result._data.shape:
-        return out.copy_(result)
-    out._data = result._data.astype(out._data.dtype)
-    bump_version(out)
-    return out
+    if not exact and isinstance(out, Tensor) and not _dtype.can_cast(
+            _dtype.from_numpy_dtype(result._data.dtype), _dtype.from_numpy_dtype(out._data.dtype)):
+        raise TypeError(f"torch.{op}(): input types can't be cast to the desired output type "
+                        f"{_type_word(out._data.dtype)}")
+    return write_out(result, out, exact, op)
 
 
 class StackBackward0(Node):
@@ -130,11 +135,11 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = tensors[0]._data.shape
+    dim = wrap_dim(dim, len(first) + 1)   # torch checks the dim before the sizes
     for i, t in enumerate(tensors[1:], 1):
         if t._data.shape != first:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at "
                                f"entry 0 and {list(t._data.shape)} at entry {i}")
-    dim = wrap_dim(dim, len(first) + 1)
     np_dtype = _common_dtype(tensors).np
     xp = namespace_of(tensors[0]._data)
     out_t = make(xp.stack([t._data.astype(np_dtype, copy=False) for t in tensors], axis=dim))
@@ -236,6 +241,8 @@ def roll(input, shifts, dims=None):
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                                f"{len(dims)}")
+        if not data.ndim:
+            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = tuple(wrap_dim(d, data.ndim) for d in dims)
         axis = dims
     shifts = tuple(int(s) for s in shifts)
@@ -336,13 +343,13 @@ def _triangle(op, node_cls, input, diagonal):
 def tril(input, diagonal=0, *, out=None):
     """The lower triangle of the (batched) matrix ``input``: elements above the ``diagonal``-th
     diagonal are zeroed."""
-    return _into(out, _triangle("tril", TrilBackward0, input, diagonal))
+    return _into(out, _triangle("tril", TrilBackward0, input, diagonal), True, "tril")
 
 
 def triu(input, diagonal=0, *, out=None):
     """The upper triangle of the (batched) matrix ``input``: elements below the ``diagonal``-th
     diagonal are zeroed."""
-    return _into(out, _triangle("triu", TriuBackward0, input, diagonal))
+    return _into(out, _triangle("triu", TriuBackward0, input, diagonal), True, "triu")
 
 
 Tensor.tril = tril
@@ -369,9 +376,9 @@ def _split_points(input, indices_or_sections, dim):
     n = input._data.shape[dim]
     if isinstance(indices_or_sections, Tensor):
         t = indices_or_sections
-        if t._data.dtype.kind not in "iu":
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer "
-                               f"dtype, but got {t.dtype}")
+        if t._data.dtype != np.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of "
+                               f"long, but got {_type_word(t._data.dtype)}")
         if t._data.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
                                "zero-dimensional or one-dimensional tensor, but got a tensor with "
@@ -534,16 +541,32 @@ Tensor.rot90 = rot90
 
 # -- repeat_interleave ------------------------------------------------------------------------------
 
+def _check_repeats_dtype(counts):
+    if counts.dtype not in (np.int64, np.int32):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_type_word(counts.dtype)}'")
+
+
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeats each element of ``input`` (each slice along ``dim``; of the flattened input when
     ``dim`` is None) ``repeats`` times (an int, or a tensor with one count per element).
     ``repeat_interleave(repeats)`` alone repeats each index i ``repeats[i]`` times."""
     if repeats is None:
         counts = input._data
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_repeats_dtype(counts)
+        if counts.size and int(counts.min()) < 0:
+            raise RuntimeError("repeats can not be negative")
         xp = namespace_of(counts)
         return make(xp.repeat(xp.arange(counts.size, dtype=counts.dtype), counts.reshape(-1)))
+    if isinstance(repeats, Tensor):
+        if repeats._data.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        _check_repeats_dtype(repeats._data)
     if dim is None:
         input, dim = input.reshape(-1), 0
+    elif not input._data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[dim] if input._data.ndim else 1
     xp = namespace_of(input._data)
@@ -635,6 +658,9 @@ def meshgrid(*tensors, indexing=None):
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
     for t in tensors:
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    for t in tensors:
         if t._data.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
     swap = indexing == "xy" and len(tensors) >= 2
@@ -675,11 +701,15 @@ def combinations(input, r=2, with_replacement=False):
         return make(namespace_of(data).zeros((0,), dtype=data.dtype))
     xp = namespace_of(data)
     n = data.shape[0]
-    grids = xp.meshgrid(*([xp.arange(n)] * r), indexing="ij")
-    keep = xp.ones(grids[0].shape, dtype=bool)
-    for a, b in zip(grids[:-1], grids[1:]):
-        keep &= (a <= b) if with_replacement else (a < b)
-    return stack([input[make(g[keep])] for g in grids], 1)
+    if n ** r > 2 ** 63 - 1:   # torch builds an n^r grid first
+        raise RuntimeError("numel: integer multiplication overflow")
+    if n ** r * 8 > 2 ** 40:   # a terabyte of grid: torch's allocation fails
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                           f"{n ** r * 8} bytes.")
+    # the index tuples in torch's order (its grid's, row by row), without building the grid
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    index = np.array(list(pick(range(n), r)), dtype=np.int64).reshape(-1, r)
+    return stack([input[make(xp.asarray(index[:, i]))] for i in range(r)], 1)
 
 
 # -- diagonals: diag, diag_embed, trace -------------------------------------------------------------
@@ -939,7 +969,7 @@ def cross(input, other, dim=None, *, out=None):
     from .matrix_decompositions import linalg_cross
     if dim is None:
         dim = _first_dim_of_size_3(input, other)
-    return _into(out, linalg_cross(input, other, dim=dim))
+    return _into(out, linalg_cross(input, other, dim=dim), True, "cross")
 
 
 Tensor.cross = cross
@@ -963,9 +993,18 @@ def as_strided(input, size, stride, storage_offset=None):
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
+    # checked before any view is made: NumPy's as_strided would read outside the storage
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
     backend, root, low = _storage_root(data)
     item = data.itemsize
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
     storage_len = root.nbytes // item
     needed = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
     if needed > storage_len:

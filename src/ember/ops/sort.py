@@ -11,8 +11,8 @@ import math
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, _type_word, float_array, make, namespace_of, record, set_history, widened,
-    wrap_dim,
+    Node, Tensor, _type_word, check_value_fits, make, namespace_of, not_implemented, record,
+    set_history, widened, with_out, wrap_dim,
 )
 from .index import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
@@ -97,6 +97,19 @@ def _selected(node_cls, input, values, indices, dim, keepdim, named):
 # ----------------------------------------------------------------------------------------
 # sort, argsort, msort, topk
 
+def _check_sortable(data):
+    if data.dtype.kind == "c":
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+
+
+def _refuse(kernel, data, kinds="bc", dispatched=True):
+    """torch's NotImplementedError for the dtype kinds (bool, complex) ``kernel`` has no loop for.
+    Called after the shape checks, which torch makes first; ``dispatched`` is False where torch
+    returns before dispatching on the dtype (some ops, for empty or 0-d input)."""
+    if dispatched and data.dtype.kind in kinds:
+        raise not_implemented(kernel, data.dtype)
+
+
 def _sort_arrays(data, dim, descending):
     """Stable sort of ``data`` along ``dim``: (values, int64 indices). Descending order keeps
     equal elements in their original order too (and puts NaN first)."""
@@ -114,13 +127,15 @@ def _sort_arrays(data, dim, descending):
     return xp.take_along_axis(data, order, axis=dim), order
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+@with_out()
+def sort(input, dim=-1, descending=False, stable=False):
     """Sorts the elements of ``input`` along ``dim`` in ascending order (or descending),
     returning ``(values, indices)`` with the original positions. The sort is always stable
     here: equal elements keep their order."""
     if isinstance(dim, bool):  # sort(input, stable, dim=..., descending=...) in torch's overload
         dim = -1
     data = input._data
+    _check_sortable(data)
     dim = wrap_dim(dim, data.ndim)
     values, indices = _sort_arrays(data, dim, descending)
     return _selected(SortBackward0, input, values, indices, dim, True, return_types.sort)
@@ -129,6 +144,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
 def argsort(input, dim=-1, descending=False, stable=False):
     """Returns the indices that sort ``input`` along ``dim`` (the indices of ``sort``)."""
     data = input._data
+    _check_sortable(data)
     return make(_sort_arrays(data, wrap_dim(dim, data.ndim), descending)[1])
 
 
@@ -141,6 +157,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     """Returns the ``k`` largest (or smallest) elements of ``input`` along ``dim`` with their
     indices, in sorted order."""
     data = input._data
+    if data.dtype.kind in "bc":
+        kind = "bool" if data.dtype.kind == "b" else "complex"
+        raise RuntimeError(f"{'' if kind == 'bool' else ' '}topk does not support {kind} dtypes on CPU")
     dim = wrap_dim(dim, data.ndim)
     n = data.shape[dim] if data.ndim else 1
     k = int(k)
@@ -182,9 +201,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     ``dim``, with its index."""
     data = input._data
     dim = wrap_dim(dim, data.ndim)
+    _check_nonempty("kthvalue", data, dim)
     n = data.shape[dim] if data.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    _refuse("kthvalue_cpu", data, dispatched=data.ndim > 0)
     values, indices = _pick_sorted(data, dim, k - 1, keepdim)
     return _selected(KthvalueBackward0, input, values, indices, dim, keepdim, return_types.kthvalue)
 
@@ -223,6 +244,7 @@ class NanmedianBackward0(MedianBackward0):
 
 def _median_all(input, ignore_nan, node_cls):
     data = input._data
+    _refuse("median_cpu", data, dispatched=data.size > 0)
     xp = namespace_of(data)
     flat = data.reshape(-1)
     if flat.size == 0:
@@ -240,6 +262,7 @@ def _median_along(op, input, dim, keepdim, ignore_nan, node_cls, named):
     data = input._data
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty(op, data, dim)
+    _refuse("median_out", data)
     position = _median_position(data, dim, ignore_nan) if data.ndim else 0
     values, indices = _pick_sorted(data, dim, position, keepdim)
     return _selected(node_cls, input, values, indices, dim, keepdim, named)
@@ -285,6 +308,7 @@ def mode(input, dim=-1, keepdim=False):
     data = input._data
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty("mode", data, dim)
+    _refuse("mode_cpu", data, "c", dispatched=data.ndim > 0 and data.size > 0)
     xp = namespace_of(data)
     if not data.ndim:
         values, indices = data.copy(), xp.zeros((), dtype=_INT64)
@@ -356,13 +380,13 @@ def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
         out_shape = (1,) * data.ndim if keepdim else ()
     else:
         dim = wrap_dim(dim, data.ndim)
-        if data.ndim and data.shape[dim] == 0:
-            raise IndexError(f"{op}() input tensor cannot be empty")
+        if data.size == 0:
+            raise RuntimeError("quantile() input tensor must be non-empty")
         rows = input.unsqueeze(-1).transpose(dim, -1) if data.ndim else input.reshape(1)
         shape = data.shape
         out_shape = shape[:dim] + ((1,) if keepdim else ()) + shape[dim + 1:] if shape else ()
     if rows._data.shape[-1] == 0:
-        raise IndexError(f"{op}() input tensor cannot be empty")
+        raise RuntimeError("quantile() input tensor must be non-empty")
     ordered = sort(rows, -1).values
     ranks = _quantile_ranks(xp, ordered._data, qs, ignore_nan, interpolation)
     below_index = ranks.astype(_INT64)
@@ -407,10 +431,13 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     order, optionally with the index of each input element in them (``return_inverse``) and
     how often each occurs (``return_counts``)."""
     data = input._data
+    _refuse("unique" if dim is None else "unique_dim", data, "c")
+    if dim is not None and not data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     xp = namespace_of(data)
     if dim is None:
         values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True,
-                                            return_counts=True)
+                                            return_counts=True, equal_nan=False)   # NaNs differ
         inverse = inverse.reshape(data.shape)
     else:
         dim = wrap_dim(dim, data.ndim)
@@ -425,6 +452,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     of equal slices along ``dim``), optionally with each element's run (``return_inverse``)
     and the run lengths (``return_counts``)."""
     data = input._data
+    _refuse("unique", data, "c")
+    if dim is not None and not data.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     xp = namespace_of(data)
     rows = data.reshape(-1) if dim is None else xp.moveaxis(data, wrap_dim(dim, data.ndim), 0)
     n = rows.shape[0]
@@ -447,8 +477,10 @@ def bincount(input, weights=None, minlength=0):
     """Counts how often each non-negative integer occurs in the 1-d ``input`` (summing
     ``weights`` instead of ones when given); the result has at least ``minlength`` bins."""
     data = input._data
-    if input.is_floating_point():
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_type_word(data.dtype)}'")
+    if input.is_floating_point() or data.dtype.kind in "bc":
+        raise not_implemented("bincount_cpu", data.dtype)
+    if data.ndim == 1 and data.size == 0:   # torch returns before looking at the weights
+        return make(namespace_of(data).zeros((max(int(minlength), 0),), dtype=_INT64))
     xp = namespace_of(data)
     if data.ndim != 1 or (data.size and int(data.min()) < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -459,16 +491,21 @@ def bincount(input, weights=None, minlength=0):
     w = weights._data
     if w.ndim != 1 or w.shape[0] != data.shape[0]:
         raise RuntimeError("weights should be 1-d and have the same length as input")
+    if w.dtype.kind == "c":   # torch takes complex weights as doubles: their real part
+        w = w.real.astype(_dtype.float64.np)
     out_dtype = w.dtype if w.dtype in (_dtype.float32.np, _dtype.float64.np) else _dtype.float64.np
     return make(xp.bincount(data, weights=w, minlength=minlength).astype(out_dtype))
 
 
-def histc(input, bins=100, min=0, max=0, *, out=None):
+@with_out()
+def histc(input, bins=100, min=0, max=0):
     """Computes the histogram of ``input``: ``bins`` equal-width bins between ``min`` and
     ``max`` (the data's minimum and maximum when both are zero); elements outside are
     ignored."""
     data = input._data
     if not input.is_floating_point():
+        check_value_fits(float(min), data.dtype)   # torch converts the bounds (as doubles) first
+        check_value_fits(float(max), data.dtype)
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_word(data.dtype)}'")
     if bins <= 0:
         raise RuntimeError("torch.histc: bins must be > 0, but got " + str(bins))
@@ -478,6 +515,8 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         low, high = float(data.min()), float(data.max())
     if low == high:
         low, high = low - 1, high + 1
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite")
     if low > high:
         raise RuntimeError(f"torch.histc: max must be larger than min, but got min {min} max {max}")
     if data.dtype == _dtype.bfloat16.np:  # torch bins bfloat16 in bfloat16 arithmetic
@@ -515,8 +554,8 @@ def _search_nd(xp, boundaries, values, side):
     return xp.sum(before, axis=-1)
 
 
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None,
-                 out=None):
+@with_out()
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Finds the indices where the elements of ``input`` would be inserted in the innermost
     dim of ``sorted_sequence`` to keep it sorted (after the equal ones with ``right=True`` or
     ``side='right'``). ``sorter`` gives the order that sorts an unsorted sequence."""
@@ -524,6 +563,13 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     seq = sorted_sequence._data
     xp = namespace_of(seq)
     scalar = not isinstance(input, Tensor)
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but "
+                           "got 0 dimension")
+    common = _dtype.result_type_of(sorted_sequence, input).np
+    # torch dispatches on the common dtype, and not at all for empty input
+    _refuse("searchsorted_out_cpu", xp.empty(0, dtype=common),
+            dispatched=seq.size > 0 and (scalar or input._data.size > 0))
     values = xp.asarray(input, dtype=seq.dtype) if scalar else input._data
     if sorter is not None:
         seq = xp.take_along_axis(seq, sorter._data, axis=-1)
@@ -542,7 +588,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return make(xp.asarray(found, dtype=dtype))
 
 
-def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+@with_out()
+def bucketize(input, boundaries, *, out_int32=False, right=False):
     """Returns the index of the bucket of ``boundaries`` (1-d, ascending) each element of
     ``input`` falls in: boundaries[i-1] < x <= boundaries[i] (< with ``right=True``)."""
     if boundaries._data.ndim != 1:
@@ -557,7 +604,11 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
     """The running maximum (minimum) along ``dim`` and, for each position, the last index
     where it was reached (NaN, once met, propagates with its index)."""
     data = input._data
+    _refuse(f"{op}_cpu", data, "c", dispatched=data.ndim > 0 and data.size > 0)
     xp = namespace_of(data)
+    if data.ndim and not data.size:   # torch returns empty results without looking at dim
+        empty = xp.zeros(data.shape, dtype=_INT64)
+        return _selected(node_cls, input, data.copy(), empty, 0, True, named)
     dim = wrap_dim(dim, data.ndim)
     if not data.ndim:
         return _selected(node_cls, input, data.copy(), xp.zeros((), dtype=_INT64), 0, True, named)
@@ -611,10 +662,14 @@ def _reversed_logcumsumexp(t, dim):
 
 def logcumsumexp(input, dim):
     """Returns log(cumsum(exp(input))) along ``dim``, computed without overflow."""
-    data = float_array(input._data)
+    _refuse("logcumsumexp_out_cpu", input._data, "biu")
+    data = input._data
     dim = wrap_dim(dim, data.ndim)
     xp = namespace_of(data)
-    if data.ndim:
+    if data.ndim and data.dtype.kind == "c":   # NumPy's logaddexp has no complex loop
+        with _quiet(xp):
+            scanned = xp.log(xp.cumsum(xp.exp(data), axis=dim))
+    elif data.ndim:
         with _quiet(xp):
             scanned = xp.logaddexp.accumulate(data, axis=dim) if data.size else data.copy()
     else:
@@ -639,6 +694,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     dim = wrap_dim(dim, input._data.ndim)
+    if any(t is not None and t._data.ndim != input._data.ndim for t in (prepend, append)):
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):
@@ -674,9 +731,13 @@ def aminmax(input, *, dim=None, keepdim=False):
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                                "operation has no identity.")
     else:
-        dims = (wrap_dim(dim, data.ndim),) if data.ndim else ()
+        d = wrap_dim(dim, data.ndim)   # a 0-d input takes dim 0 or -1 only
+        dims = (d,) if data.ndim else ()
         if dims and data.shape[dims[0]] == 0:
             raise IndexError(f"aminmax(): Expected reduction dim {dims[0]} to have non-zero size.")
+    if dim is not None and not data.ndim and data.dtype.kind == "c":
+        raise RuntimeError(f"aminmax not implemented for {_type_word(data.dtype)}")
+    _refuse("aminmax_cpu", data, "c")
     axis = dims or None
     if not keepdim and dim is None and data.ndim:
         low, high = xp.min(data), xp.max(data)
@@ -698,5 +759,5 @@ def aminmax(input, *, dim=None, keepdim=False):
 for _name in ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
               "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
               "cummax", "cummin", "logcumsumexp", "diff", "aminmax"):
-    setattr(Tensor, _name, globals()[_name])
+    setattr(Tensor, _name, getattr(globals()[_name], "__wrapped__", globals()[_name]))  # no out=
 del _name

@@ -40,6 +40,12 @@ def where(condition, input=None, other=None, *, out=None):
         return condition.nonzero(as_tuple=True)
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition._data.dtype == _dtype.uint8.np:
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
+                      "removed in a future version of PyTorch. Use a boolean condition instead.",
+                      UserWarning, stacklevel=2)
+        condition = condition.bool()
     if condition._data.dtype.kind != "b":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype.name.capitalize()}")
@@ -152,11 +158,12 @@ def _inplace_fast(self, operands):
     return True
 
 
-def _finish(res, out):
+def _finish(res, out, exact=False):
+    """``res``, or written into ``out=``: ``exact``ly its dtype for the ops torch requires it of."""
     if out is None:
         return res
     from .pointwise import _maybe_out
-    return _maybe_out(res, out)
+    return _maybe_out(res, out, exact)
 
 
 # -- clamp -----------------------------------------------------------------------------------
@@ -264,14 +271,26 @@ def _number_bounds(min, max):
             and (max is None or max.__class__ is int or max.__class__ is float))
 
 
+def _check_not_complex(*tensors):
+    if any(isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in tensors):
+        raise NotImplementedError("clamp is not supported for complex types")
+
+
 def _clamp(input, min, max, out, scalar_node, tensor_node):
+    if not isinstance(min, Tensor) or not isinstance(max, Tensor):
+        min, max = _numbers_or_tensors(min, max)   # a 0-d bound beside a number is a number
+    for b in (min, max):
+        if isinstance(b, complex) and b.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+    min, max = (b.real if isinstance(b, complex) else b for b in (min, max))
+    _check_not_complex(input, min, max)
     if _number_bounds(min, max) and _is_float_data(input):
         res = make(_clamp_forward(input._data, min, max))  # no promotion to do
     else:
         min, max = _numbers_or_tensors(min, max)
         res = _clamp_promoted(input, min, max)
     if not grad_state.grad_enabled or not (input._requires_grad or any_requires_grad((min, max))):
-        return _finish(res, out)
+        return _finish(res, out, exact=True)
     if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
         node = scalar_node((input,))
         node.bounds = (min, max)
@@ -280,7 +299,7 @@ def _clamp(input, min, max, out, scalar_node, tensor_node):
         node = _clamp_tensor_node(tensor_node, input, min, max)
     res._requires_grad = True
     res.grad_fn = node
-    return _finish(res, out)
+    return _finish(res, out, exact=True)
 
 
 def _clamp_promoted(input, min, max):
@@ -349,6 +368,7 @@ def _clamp_numbers_(self, min, max):
 
 
 def _clamp_inplace(self, min, max, op, *args):
+    _check_not_complex(self, min, max)
     if _number_bounds(min, max) and _is_float_data(self) and not (self._requires_grad
                                                                    and grad_state.grad_enabled):
         return _clamp_numbers_(self, min, max)
@@ -460,8 +480,11 @@ def lerp(input, end, weight, *, out=None):
     ``input + weight * (end - input)``."""
     _check_input(input, "lerp")
     _check_lerp(input, end, weight)
-    (w,) = _arrays_as(input._data.dtype, weight)
-    res = make(_compute(lambda: _lerp_forward(input._data, end._data, w), input, end, weight))
+    dt = input._data.dtype
+    if isinstance(weight, Tensor) and weight._data.dtype.kind == "c" and dt.kind != "c":
+        dt = result_type_of(input, weight).np   # a complex 0-d weight makes the result complex
+    (a, e, w) = _arrays_as(dt, input, end, weight)
+    res = make(_compute(lambda: _lerp_forward(a, e, w), input, end, weight))
     if isinstance(weight, Tensor):
         if grad_state.grad_enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
             node = LerpBackward1((input, end, weight))

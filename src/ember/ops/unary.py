@@ -15,6 +15,7 @@ from ._common import (
     apply_inplace, bump_version, check_inplace, finish_inplace, float_array, grad_state, make,
     method, namespace_of, Node, raw_arrays, record, Tensor,
 )
+from ._common import _type_word
 
 __all__ = []
 
@@ -50,8 +51,20 @@ class _ArithmeticUnaryNode(_UnaryNode):
         return None if arrays is None else (make(self.formula(*arrays)),)
 
 
-def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok=True,
-           exported=True, arithmetic=False):
+def _not_implemented(kernel):
+    """torch's error for a dtype its kernel ``kernel`` has no loop for (a factory of it)."""
+    return lambda dt: NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dt)}'")
+
+
+def _refused(refuse, dtype):
+    """Raise the error ``refuse`` (dtype kinds -> error factory) gives for ``dtype``, if any."""
+    for kinds, error in refuse.items():
+        if dtype.kind in kinds:
+            raise error(dtype)
+
+
+def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, refuse=None,
+           exported=True, arithmetic=False, refuse_inplace=None, exact_out=False):
     base = _ArithmeticUnaryNode if arithmetic else _UnaryNode
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (base,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None, "saves": saves})
@@ -72,9 +85,9 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         data = input._data
+        if refuse:
+            _refused(refuse, data.dtype)
         if float_op and data.dtype.kind in "biu":
-            if not int_ok:
-                raise RuntimeError(f"{name} is not implemented for integer or bool tensors")
             data = float_array(data)
         res = make(forward(namespace_of(data), data))
         if input._requires_grad and grad_state.grad_enabled:
@@ -86,10 +99,14 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok
             save(node, input, res)
         if out is not None:
             from .pointwise import _maybe_out
-            return _maybe_out(res, out)
+            return _maybe_out(res, out, exact_out)
         return res
 
     def op_(self):
+        if refuse:
+            _refused(refuse, self._data.dtype)
+        if refuse_inplace:
+            _refused(refuse_inplace, self._data.dtype)
         if float_op and self._data.dtype.kind in "biu":
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
                                f"{_int_word(self)}")
@@ -116,7 +133,6 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, int_ok
 
 
 def _int_word(t):
-    from ._common import _type_word
     return _type_word(t._data.dtype)
 
 
@@ -162,24 +178,56 @@ atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x 
                arithmetic=True)
 sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda g, x, y: g * y * (1 - y), "result",
                  arithmetic=True)
-erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp())
-erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp())
-erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "result")
-lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma())
-digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x))
-abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False)
-sign = _unary("sign", lambda xp, x: xp.sign(x), lambda g, x, y: g * 0, "", float_op=False,
-              arithmetic=True)
+erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp(),
+             refuse={"c": _not_implemented("erf_vml_cpu")})
+erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp(),
+              refuse={"c": _not_implemented("erfc_vml_cpu")})
+erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "result",
+                refuse={"c": _not_implemented("erfinv_vml_cpu")})
+lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
+                refuse={"c": _not_implemented("lgamma_vml_cpu")})
+digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x),
+                 refuse={"c": _not_implemented("digamma")})
+abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False, exact_out=True,
+             refuse={"b": _not_implemented("abs_cpu")},
+             refuse_inplace={"c": lambda dt: RuntimeError("In-place abs is not supported for complex tensors.")})
+def _sign(xp, x):
+    if x.dtype.kind == "b":
+        return x.copy()
+    out = xp.sign(x)
+    return xp.where(xp.isnan(x), 0, out).astype(out.dtype, copy=False) if x.dtype.kind not in "iu" else out
+
+
+sign = _unary("sign", _sign, lambda g, x, y: g * 0, "", float_op=False, arithmetic=True,
+              exact_out=True,
+              refuse={"c": lambda dt: NotImplementedError(
+                  "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                  "torch.sgn instead.")})
+
+
+def _rounding(name):
+    """What torch's floor, ceil and trunc refuse: bool (their vectorized kernel has no loop for
+    it) and complex."""
+    return {"b": _not_implemented(f"{name}_vml_cpu"),
+            "c": lambda dt: NotImplementedError(f"{name} is not supported for complex inputs")}
+
+
 floor = _unary("floor", lambda xp, x: xp.floor(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
+               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("floor"),
+               exact_out=True)
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x) if x.dtype.kind not in "biu" else x.copy(),
-              lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
+              lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("ceil"),
+              exact_out=True)
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True)
-frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "", int_ok=False)
+               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("trunc"),
+               exact_out=True)
+frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "",
+              refuse={"biuc": _not_implemented("frac_cpu")}, exact_out=True)
 
 
 def _sigmoid(xp, x):
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
     # 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: exp never overflows
     e = xp.exp(-xp.abs(x))
     out = xp.where(x >= 0, e.dtype.type(1), e)
@@ -225,11 +273,12 @@ def _unary_arg(input, name):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
 
 
-def _finish(res, out):
+def _finish(res, out, exact=False):
+    """``res``, or written into ``out=``: ``exact``ly its dtype for the ops torch requires it of."""
     if out is None:
         return res
     from .pointwise import _maybe_out
-    return _maybe_out(res, out)
+    return _maybe_out(res, out, exact)
 
 
 def _inplace_unary(self, op, forward, float_op, **kwargs):
@@ -265,6 +314,9 @@ class RoundBackward1(_ZeroGradUnary):
 
 def _round_forward(x, decimals=0):
     xp = namespace_of(x)
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"\"{'round_vml_cpu' if decimals == 0 else 'round_cpu'}\" not "
+                                  f"implemented for '{_type_word(x.dtype)}'")
     if x.dtype.kind in "biu":
         if x.dtype.kind == "b":
             kernel = "round_vml_cpu" if decimals == 0 else "round_cpu"
@@ -289,7 +341,7 @@ def round(input, *, decimals=0, out=None):
     _unary_arg(input, "round")
     res = make(_round_forward(input._data, decimals))
     record(RoundBackward0 if decimals == 0 else RoundBackward1, (input,), res)
-    return _finish(res, out)
+    return _finish(res, out, exact=True)
 
 
 @method()
@@ -314,11 +366,15 @@ class LogitBackward0(Node):
 
 
 def _logit_forward(x, eps=None):
+    if x.dtype.kind == "c":
+        raise _not_implemented("logit_cpu")(x.dtype)
     xp = namespace_of(x)
     x = float_array(x)
     if eps is not None:
-        # bounds in x's dtype, and no clip: NumPy clips bfloat16 into float32
-        x = xp.minimum(xp.maximum(x, x.dtype.type(eps)), x.dtype.type(1 - eps))
+        # bounds in x's dtype, and no clip: NumPy clips bfloat16 into float32; compared as torch
+        # does, so that a NaN eps clamps nothing (NumPy's maximum would propagate it)
+        lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
+        x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
     return xp.log(x / (1 - x))
 
 
@@ -353,6 +409,10 @@ class NanToNumBackward0(Node):
 def _nan_to_num_forward(x, nan=0.0, posinf=None, neginf=None):
     if x.dtype.kind in "biu":
         return x.copy()
+    if x.dtype.kind == "c":   # the real and imaginary parts each, as torch
+        real = _nan_to_num_forward(x.real, nan, posinf, neginf)
+        imag = _nan_to_num_forward(x.imag, nan, posinf, neginf)
+        return (real + 1j * imag).astype(x.dtype)
     from .._dtype import finfo, from_numpy_dtype
     xp = namespace_of(x)
     info = finfo(from_numpy_dtype(x.dtype))
@@ -371,7 +431,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     node = record(NanToNumBackward0, (input,), res)
     if node is not None:
         node.save(input)
-    return _finish(res, out)
+    return _finish(res, out, exact=True)
 
 
 @method()
@@ -390,14 +450,20 @@ def _int_word_of(data):
 
 # -- predicates: bool results, no gradient -------------------------------------------------------
 
-def _predicate(name, on_float, on_int, doc):
-    """``on_float(xp, x)`` for floating inputs; ``on_int(xp, x)`` for integer and bool ones."""
+def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False):
+    """``on_float(xp, x)`` for floating inputs; ``on_int(xp, x)`` for integer and bool ones;
+    ``on_complex``, the (class, message) of the error torch raises for complex ones (they are
+    computed as floats without it); ``takes_out``: torch's op has out= (a bool tensor)."""
     def op(input, *, out=None):
+        if out is not None and not takes_out:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
         _unary_arg(input, name)
         data = input._data
+        if on_complex is not None and data.dtype.kind == "c":
+            raise on_complex[0](on_complex[1])
         xp = namespace_of(data)
         res = make(on_int(xp, data) if data.dtype.kind in "biu" else on_float(xp, data))
-        return _finish(res, out)
+        return _finish(res, out, exact=True)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
@@ -417,10 +483,14 @@ isnan = _predicate("isnan", lambda xp, x: xp.isnan(x), _all(False),
 isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), _all(False),
                    "Returns a bool tensor telling whether each element is infinite.")
 isposinf = _predicate("isposinf", lambda xp, x: x == math.inf, _all(False),
-                      "Returns a bool tensor telling whether each element is positive infinity.")
+                      "Returns a bool tensor telling whether each element is positive infinity.",
+                      (RuntimeError, "isposinf does not support complex inputs."), takes_out=True)
 isneginf = _predicate("isneginf", lambda xp, x: x == -math.inf, _all(False),
-                      "Returns a bool tensor telling whether each element is negative infinity.")
+                      "Returns a bool tensor telling whether each element is negative infinity.",
+                      (RuntimeError, "isneginf does not support complex inputs."), takes_out=True)
 signbit = _predicate("signbit", lambda xp, x: xp.signbit(x), lambda xp, x: x < 0,
-                     "Returns a bool tensor telling whether each element has its sign bit set.")
+                     "Returns a bool tensor telling whether each element has its sign bit set.",
+                     (NotImplementedError, "signbit is not implemented for complex tensors."),
+                     takes_out=True)
 
 __all__ += ["round", "logit", "nan_to_num"]

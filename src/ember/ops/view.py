@@ -203,13 +203,23 @@ def expand(self, *sizes):
         cur = shape[i - lead]
         if s == -1:
             s = cur
+        elif s < 0:
+            raise RuntimeError(f"expand: the expanded size {s} at dimension {i} is negative (only -1, "
+                               "for the existing size, is allowed)")
         elif cur != s and cur != 1:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size "
                                f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                                f"Tensor sizes: {list(shape)}")
         target.append(s)
     target = tuple(target)
-    out = make_view(namespace_of(self._data).broadcast_to(self._data, target), self)
+    xp = namespace_of(self._data)
+    arr = xp.broadcast_to(self._data, target)
+    flags = getattr(arr, "flags", None)
+    if (flags is not None and not flags.writeable and getattr(self._data.flags, "writeable", False)
+            and not any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape) if arr.size)):
+        # no element repeated (no new dim longer than 1, or no elements): writable, as in torch
+        arr = xp.lib.stride_tricks.as_strided(self._data, target, arr.strides, writeable=True)
+    out = make_view(arr, self)
     return _view_node(ExpandBackward0, self, out)
 
 
@@ -270,7 +280,7 @@ def transpose(input, dim0, dim1):
     data = input._data
     nd = data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = make_view(data.swapaxes(d0, d1), input)
+    out = make_view(data.swapaxes(d0, d1) if nd else data[...], input)
     if input._requires_grad:
         node = record(TransposeBackward0, (input,), out)
         if node is not None:
@@ -318,6 +328,11 @@ def _T(self):
 
 
 def _mT(self):
+    if self._data.ndim == 0:   # torch: the identity, deprecated
+        import warnings
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+                      "cases.", UserWarning, stacklevel=2)
+        return permute(self, ())
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
                            f"{self._data.ndim}-D tensor.")
@@ -390,6 +405,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     shape = input._data.shape
     nd = len(shape)
     if nd == 0:
+        wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)   # a 0-d tensor takes dims 0 and -1 only
         return reshape(input, (1,))
     s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if s > e:
@@ -804,6 +820,8 @@ def movedim(input, source, destination):
     order."""
     nd = input._data.ndim
     src, dst = _dim_list(source, nd), _dim_list(destination, nd)
+    if not nd:   # a 0-d tensor takes dims 0 and -1, and stays as it is
+        return permute(input, ())
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) "
                            f"should contain the same number of dims as destination ({list(dst)} dims)")
@@ -825,6 +843,10 @@ Tensor.movedim = Tensor.moveaxis = movedim
 def unflatten(input, dim, sizes):
     """Expands dimension ``dim`` into ``sizes`` (one of them may be -1)."""
     shape = input._data.shape
+    if not shape:
+        wrap_dim(dim, 0)   # only 0 and -1 get this far, as in torch
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but tensor "
+                           "has no dimensions")
     dim = wrap_dim(dim, len(shape))
     sizes = _shape_arg((sizes,), "unflatten")
     if not sizes:
