@@ -214,8 +214,7 @@ def expand(self, *sizes):
     target = tuple(target)
     xp = namespace_of(self._data)
     arr = xp.broadcast_to(self._data, target)
-    flags = getattr(arr, "flags", None)
-    if (flags is not None and not flags.writeable and getattr(self._data.flags, "writeable", False)
+    if (not getattr(arr.flags, "writeable", True) and getattr(self._data.flags, "writeable", False)
             and not any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape) if arr.size)):
         # no element repeated (no new dim longer than 1, or no elements): writable, as in torch
         arr = xp.lib.stride_tricks.as_strided(self._data, target, arr.strides, writeable=True)
