@@ -22,3 +22,17 @@ def test_the_pattern_finds_timings():
         assert TIMING.search(text), text
     for text in ("# 2**20 cycles", "x1.5", "float32 is 4 bytes"):
         assert not TIMING.search(text), text
+
+
+ATTACH = re.compile(r"^\s*Tensor\.\w+(\s*,\s*Tensor\.\w+)*\s*=|setattr\(Tensor\b")
+
+
+def test_tensor_methods_are_attached_one_way():
+    """Modules add Tensor methods through ``ops._common.method`` (a decorator, or a call for a
+    property or a function made by a factory), not by assignment or setattr."""
+    found = [f"{path.relative_to(SRC)}:{number}: {line.strip()}"
+             for path in sorted(SRC.rglob("*.py")) if path.name != "_common.py"
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if ATTACH.search(line)]
+    assert not found, found
+    assert ATTACH.search("Tensor.exp_ = exp_") and ATTACH.search("setattr(Tensor, name, fn)")

@@ -2,9 +2,11 @@
 ``pin_memory`` and ``is_pinned``."""
 from .. import _backend
 from .._device import device as _device_cls
-from .._tensor import Tensor, _make
+from .._tensor import _make
+from ..ops._common import method
 
 
+@method()
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     """A copy of this tensor in CUDA memory (self if it is on that device already);
     ``device`` defaults to the current CUDA device."""
@@ -23,12 +25,14 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
     return self.to(target, non_blocking=non_blocking)
 
 
+@method()
 def get_device(self):
     """The index of the CUDA device holding this tensor; -1 for a CPU tensor."""
     device = self.device
     return -1 if device.type == "cpu" else device.index
 
 
+@method()
 def record_stream(self, stream):
     """Marks this tensor's memory as used by ``stream``: when the tensor is freed, the caching
     allocator does not reuse its memory until the work queued on ``stream`` by then is done."""
@@ -40,6 +44,7 @@ def record_stream(self, stream):
     _backend.backend_of(self._data).keep_until_stream_done(self, self._data, stream._cupy)
 
 
+@method()
 def pin_memory(self, device=None):
     """A copy of this CPU tensor in page-locked memory (self if it is there already), for fast
     and asynchronous copies to the GPU."""
@@ -53,6 +58,7 @@ def pin_memory(self, device=None):
     return _make(backend.pinned_copy(self._data))
 
 
+@method()
 def is_pinned(self, device=None):
     """True if this tensor lives in page-locked host memory."""
     if not self.is_cpu:
@@ -61,8 +67,3 @@ def is_pinned(self, device=None):
     return backend is not None and backend.is_pinned(self._data)
 
 
-Tensor.cuda = cuda
-Tensor.get_device = get_device
-Tensor.record_stream = record_stream
-Tensor.pin_memory = pin_memory
-Tensor.is_pinned = is_pinned

@@ -15,7 +15,7 @@ calls ``_module_share_memory`` here).
 import multiprocessing
 from multiprocessing import *  # noqa: F403
 
-from .._tensor import Tensor
+from ..ops._common import method
 from . import _shm  # noqa: F401 (ember.multiprocessing._shm)
 from .reductions import init_reductions, is_shared, share_memory_
 from .spawn import (
@@ -65,8 +65,8 @@ def _module_share_memory(self):
 
 
 def _attach_methods():
-    Tensor.share_memory_ = share_memory_
-    Tensor.is_shared = is_shared
+    method()(share_memory_)
+    method()(is_shared)
 
 
 init_reductions()

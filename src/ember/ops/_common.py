@@ -29,7 +29,9 @@ wrap_dim = _wrap_dim
 
 
 def method(*names):
-    """Attach the decorated function to Tensor under each name (the first is its own name)."""
+    """Attach the decorated function (or a property, called as ``method("T")(property(...))``)
+    to Tensor under each of ``names``, or its own name when none is given: the one way modules
+    outside ``_tensor.py`` add Tensor methods."""
     def attach(fn):
         for name in names or (fn.__name__,):
             setattr(Tensor, name, fn)

@@ -103,8 +103,8 @@ def _comparison(name, ufunc_name, symbol, aliases=(), ordering=True):
     op.__doc__ = f"Computes ``input {symbol} other`` element-wise, as a bool tensor."
     op_.__name__ = name + "_"
     for n in (name,) + aliases:
-        setattr(Tensor, n, op)
-        setattr(Tensor, n + "_", op_)
+        method(n)(op)
+        method(n + "_")(op_)
     return op, operator
 
 
@@ -117,10 +117,15 @@ ge, _ge_op = _comparison("ge", "greater_equal", ">=", ("greater_equal",))
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
 # Assigning __eq__ after the class body keeps Tensor.__hash__ (identity), as torch does.
-Tensor.__eq__, Tensor.__ne__ = _eq_op, _ne_op
-Tensor.__lt__, Tensor.__le__, Tensor.__gt__, Tensor.__ge__ = _lt_op, _le_op, _gt_op, _ge_op
+method("__eq__")(_eq_op)
+method("__ne__")(_ne_op)
+method("__lt__")(_lt_op)
+method("__le__")(_le_op)
+method("__gt__")(_gt_op)
+method("__ge__")(_ge_op)
 
 
+@method()
 def equal(input, other):
     """``True`` if two tensors have the same size and elements, ``False`` otherwise."""
     _tensor_arg(input, "equal")
@@ -131,15 +136,13 @@ def equal(input, other):
     return bool(namespace_of(ad).array_equal(ad, bd))
 
 
-Tensor.equal = equal
-
-
 def _check_same_dtype(input, other):
     if input._data.dtype != other._data.dtype:
         raise RuntimeError(f"{_type_word(input._data.dtype)} did not match "
                            f"{_type_word(other._data.dtype)}")
 
 
+@method()
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether each element of ``input`` is close to the matching element of ``other``:
     ``|input - other| <= atol + rtol * |other|`` (infinities must match exactly)."""
@@ -167,13 +170,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return make(exact | close)
 
 
+@method()
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether all elements of ``input`` and ``other`` are close (see ``isclose``)."""
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
-
-
-Tensor.isclose = isclose
-Tensor.allclose = allclose
 
 
 # -- logical ops -----------------------------------------------------------------------------
@@ -199,8 +199,8 @@ def _logical(name, ufunc_name):
 
     op.__name__ = op.__qualname__ = "logical_" + name
     op.__doc__ = f"Computes the element-wise logical {name.upper()} of the given input tensors."
-    setattr(Tensor, "logical_" + name, op)
-    setattr(Tensor, f"logical_{name}_", op_)
+    method("logical_" + name)(op)
+    method(f"logical_{name}_")(op_)
     return op
 
 
@@ -209,6 +209,7 @@ logical_or = _logical("or", "logical_or")
 logical_xor = _logical("xor", "logical_xor")
 
 
+@method()
 def logical_not(input, *, out=None):
     """Computes the element-wise logical NOT of the given input tensor."""
     _tensor_arg(input, "logical_not")
@@ -223,9 +224,6 @@ def logical_not_(self):
     namespace_of(sd).logical_not(sd, out=sd, casting="unsafe")
     bump_version(self)
     return self
-
-
-Tensor.logical_not = logical_not
 
 
 # -- bitwise ops -----------------------------------------------------------------------------
@@ -307,8 +305,8 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True):
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Computes the {name.replace('_', ' ')} of ``input`` and ``other`` (integer or bool)."
-    setattr(Tensor, name, op)
-    setattr(Tensor, name + "_", op_)
+    method(name)(op)
+    method(name + "_")(op_)
     return op, operator, reflected, op_
 
 
@@ -323,11 +321,21 @@ bitwise_left_shift, _lshift_op, _rlshift_op, _ilshift_op = _bitwise(
 bitwise_right_shift, _rshift_op, _rrshift_op, _irshift_op = _bitwise(
     "bitwise_right_shift", "rshift", _rshift, bool_ok=False)
 
-Tensor.__and__, Tensor.__rand__, Tensor.__iand__ = _and_op, _rand_op, _iand_op
-Tensor.__or__, Tensor.__ror__, Tensor.__ior__ = _or_op, _ror_op, _ior_op
-Tensor.__xor__, Tensor.__rxor__, Tensor.__ixor__ = _xor_op, _rxor_op, _ixor_op
-Tensor.__lshift__, Tensor.__rlshift__, Tensor.__ilshift__ = _lshift_op, _rlshift_op, _ilshift_op
-Tensor.__rshift__, Tensor.__rrshift__, Tensor.__irshift__ = _rshift_op, _rrshift_op, _irshift_op
+method("__and__")(_and_op)
+method("__rand__")(_rand_op)
+method("__iand__")(_iand_op)
+method("__or__")(_or_op)
+method("__ror__")(_ror_op)
+method("__ior__")(_ior_op)
+method("__xor__")(_xor_op)
+method("__rxor__")(_rxor_op)
+method("__ixor__")(_ixor_op)
+method("__lshift__")(_lshift_op)
+method("__rlshift__")(_rlshift_op)
+method("__ilshift__")(_ilshift_op)
+method("__rshift__")(_rshift_op)
+method("__rrshift__")(_rrshift_op)
+method("__irshift__")(_irshift_op)
 
 
 def _invert(data):
@@ -335,6 +343,7 @@ def _invert(data):
     return namespace_of(data).invert(data)
 
 
+@method()
 def bitwise_not(input, *, out=None):
     """Computes the bitwise NOT of ``input`` (logical NOT for bool tensors)."""
     _tensor_arg(input, "bitwise_not")
@@ -352,11 +361,10 @@ def bitwise_not_(self):
     return self
 
 
+@method("__invert__")
 def _invert_op(self):
     if self._data.dtype.kind not in "biu":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return make(namespace_of(self._data).invert(self._data))
 
 
-Tensor.bitwise_not = bitwise_not
-Tensor.__invert__ = _invert_op

@@ -15,6 +15,7 @@ class CloneBackward0(Node):
         return (grad,)
 
 
+@method()
 def clone(input, *, memory_format=None):
     """Returns a copy of ``input`` (differentiable). With the default ``preserve_format``, a
     channels-last input stays channels-last and any other input is copied row-major."""
@@ -23,9 +24,6 @@ def clone(input, *, memory_format=None):
     out = make(_mf.copy_as(data, fmt))
     record(CloneBackward0, (input,), out)
     return out
-
-
-Tensor.clone = clone
 
 
 @method()
@@ -207,7 +205,7 @@ def _shorthand(name, dtype):
         return _convert(self, dtype, None)
     conv.__name__ = name
     conv.__doc__ = f"``self.to({dtype})``"
-    setattr(Tensor, name, conv)
+    method(name)(conv)
 
 
 for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),

@@ -376,6 +376,7 @@ def _inplace_fill(self, value, node_cls, inputs):
     return finish_inplace(self, out)
 
 
+@method()
 def fill_(self, value):
     """Fills this tensor with ``value`` (a number or a 0-d tensor)."""
     if isinstance(value, Tensor):
@@ -387,13 +388,10 @@ def fill_(self, value):
     return _inplace_fill(self, value, FillBackward2, (self,))
 
 
+@method()
 def zero_(self):
     """Fills this tensor with zeros."""
     return _inplace_fill(self, 0, ZeroBackward0, (self,))
-
-
-Tensor.fill_ = fill_
-Tensor.zero_ = zero_
 
 
 class CopyBackwards(Node):
@@ -444,6 +442,7 @@ def _src_data_for(self, src):
     return data
 
 
+@method()
 def copy_(self, src, non_blocking=False):
     """Copies the elements of ``src`` into this tensor (broadcasting, converting dtype and
     device) and returns this tensor; the gradient flows to ``src``."""
@@ -465,9 +464,6 @@ def copy_(self, src, non_blocking=False):
     node = record(CopyBackwards, (self, src), out)
     node.src_shape, node.src_dtype, node.src_device = src._data.shape, src.dtype, src.device
     return finish_inplace(self, out)
-
-
-Tensor.copy_ = copy_
 
 
 # ==============================================================================================

@@ -13,8 +13,8 @@ from .. import _dtype
 from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
-    accepts_out, with_out,
-    Node, Tensor, grad_state, make, namespace_of, record, sum_to, wrap_dim,
+    accepts_out, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor, with_out,
+    wrap_dim,
 )
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
@@ -155,6 +155,7 @@ def _is_transposed(data):
     return data.ndim == 2 and data.flags.f_contiguous and not data.flags.c_contiguous
 
 
+@method()
 @autocast_policy("lower")
 @with_out()
 def mm(input, mat2):
@@ -179,6 +180,7 @@ class BmmBackward0(Node):
         return g1, g2
 
 
+@method()
 @autocast_policy("lower")
 @with_out()
 def bmm(input, mat2):
@@ -210,6 +212,7 @@ class MvBackward0(Node):
         return g_mat, g_vec
 
 
+@method()
 @with_out()
 def mv(input, vec):
     """Product of the matrix ``input`` (n x m) and the vector ``vec`` (m): a vector (n)."""
@@ -251,12 +254,14 @@ def _dot_like(op, node_cls, kernel, input, other):
     return result
 
 
+@method()
 @with_out()
 def dot(input, tensor):
     """Dot product of two 1-D tensors with the same number of elements."""
     return _dot_like("dot", DotBackward0, "dot", input, tensor)
 
 
+@method()
 @accepts_out
 def vdot(input, other):
     """Dot product of two 1-D tensors, conjugating the first."""
@@ -266,6 +271,7 @@ def vdot(input, other):
 # ----------------------------------------------------------------------------------------
 # matmul
 
+@method()
 @autocast_policy("lower")
 @with_out()
 def matmul(input, other):
@@ -351,31 +357,24 @@ def _matmul_batched(t1, t2):
     return _unsafe_view(bmm(b1, b2), out_shape)
 
 
+@method("__matmul__")
 def _matmul_operator(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
     return matmul(self, other)
 
 
+@method("__rmatmul__")
 def _rmatmul_operator(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented
     return matmul(other, self)
 
 
-Tensor.matmul = matmul
-Tensor.__matmul__ = _matmul_operator
-Tensor.__rmatmul__ = _rmatmul_operator
-Tensor.mm = mm
-Tensor.bmm = bmm
-Tensor.mv = mv
-Tensor.dot = dot
-Tensor.vdot = vdot
-
-
 # ----------------------------------------------------------------------------------------
 # outer, inner, tensordot
 
+@method("outer", "ger")
 @accepts_out
 def outer(input, vec2):
     """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``."""
@@ -388,7 +387,6 @@ def outer(input, vec2):
 
 
 ger = outer
-Tensor.outer = Tensor.ger = outer
 
 
 def _tensordot_dims(dims, nd1):
@@ -448,6 +446,7 @@ def _numel(shape, dims):
     return n
 
 
+@method()
 @autocast_policy("lower")
 @accepts_out
 def inner(input, other):
@@ -460,9 +459,6 @@ def inner(input, other):
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
                            f"shapes {list(input._data.shape)} and {list(other._data.shape)}")
     return tensordot(input, other, ([-1], [-1]))
-
-
-Tensor.inner = inner
 
 
 # ----------------------------------------------------------------------------------------
@@ -499,7 +495,6 @@ class _AddProductNode(Node):
         if self.next_functions[0][0] is None:
             return None
         return sum_to(_scaled(grad, self.beta), self.in_shape)
-
 
 
 class AddmmBackward0(_AddProductNode):
@@ -693,8 +688,8 @@ def _inplace_product(fn):
 
 
 for _fn in (addmm, addmv, baddbmm, addbmm):
-    setattr(Tensor, _fn.__name__, _fn)
-    setattr(Tensor, _fn.__name__ + "_", _inplace_product(_fn))
+    method(_fn.__name__)(_fn)
+    method(_fn.__name__ + "_")(_inplace_product(_fn))
 
 
 # ----------------------------------------------------------------------------------------

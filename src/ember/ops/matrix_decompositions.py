@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, check_tensor, grad_state, make, namespace_of, record, set_history, sum_to,
+    check_tensor, grad_state, make, method, namespace_of, Node, record, set_history, sum_to, Tensor,
     with_out, wrap_dim,
 )
 from ._common import _type_word
@@ -114,7 +114,6 @@ def _with_outputs(node, outs):
     for i, out in enumerate(outs):
         if out is not None:
             set_history(out, node, i)
-
 
 
 # ----------------------------------------------------------------------------------------
@@ -948,5 +947,5 @@ for _name, _fn in (("det", det), ("logdet", logdet), ("slogdet", slogdet), ("inv
                    ("cholesky", cholesky), ("svd", svd), ("qr", qr), ("pinverse", None),
                    ("dist", dist)):
     if _fn is not None:
-        setattr(Tensor, _name, getattr(_fn, "__wrapped__", _fn))   # methods take no out=
-Tensor.pinverse = lambda self, rcond=1e-15: pinv(self, rtol=rcond)
+        method(_name)(getattr(_fn, "__wrapped__", _fn))   # methods take no out=
+method("pinverse")(lambda self, rcond=1e-15: pinv(self, rtol=rcond))

@@ -11,8 +11,8 @@ from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, grad_state, is_scalar, make,
-    namespace_of, narrowed, Node, NotImplementedBackward, raw_arrays, record, Tensor, _type_word,
-    widened, write_out,
+    method, namespace_of, narrowed, Node, NotImplementedBackward, raw_arrays, record, Tensor,
+    _type_word, widened, write_out,
 )
 
 __all__ = [
@@ -138,6 +138,7 @@ def _check_alpha(a, b, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
+@method("add", "__add__", "__radd__")
 def add(input, other, *, alpha=1, out=None):
     """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
     if input.__class__ is not Tensor:
@@ -155,6 +156,7 @@ def add(input, other, *, alpha=1, out=None):
     return res if out is None else _maybe_out(res, out)
 
 
+@method("sub", "subtract", "__sub__")
 def sub(input, other, *, alpha=1, out=None):
     """Subtracts ``other``, scaled by ``alpha``, from ``input``."""
     _tensor_arg(input, "sub")
@@ -184,6 +186,7 @@ class RsubBackward1(Node):
         return (-grad if self.alpha == 1 else grad * -self.alpha,)
 
 
+@method()
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
     if isinstance(other, Tensor):
@@ -230,6 +233,7 @@ class MulBackward0(_BinaryNode):
         return ga, gb
 
 
+@method("mul", "multiply", "__mul__", "__rmul__")
 def mul(input, other, *, out=None):
     """Multiplies ``input`` by ``other``, with broadcasting and type promotion."""
     if input.__class__ is not Tensor:
@@ -313,6 +317,7 @@ def _check_int_zero(y):
         raise RuntimeError("ZeroDivisionError")
 
 
+@method("div", "divide", "__truediv__")
 def div(input, other, *, rounding_mode=None, out=None):
     """Divides ``input`` by ``other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
     _tensor_arg(input, "div")
@@ -336,6 +341,7 @@ def div(input, other, *, rounding_mode=None, out=None):
 divide = div
 
 
+@method()
 def true_divide(input, other, *, out=None):
     return div(input, other, out=out)
 
@@ -349,6 +355,7 @@ class NegBackward0(Node):
         return (-grad,)
 
 
+@method("neg", "negative", "__neg__")
 def neg(input, *, out=None):
     """Returns -input."""
     _tensor_arg(input, "neg")
@@ -438,6 +445,7 @@ def _pow_arrays(x, e):
     return xp.power(x, e)
 
 
+@method("pow", "__pow__")
 def pow(input, exponent, *, out=None):
     """Takes the power of each element in ``input`` with ``exponent``."""
     if is_scalar(input):
@@ -510,18 +518,22 @@ def _inplace_binary(self, other, ufunc_name, op, **kwargs):
     return self
 
 
+@method("add_", "__iadd__")
 def add_(self, other, *, alpha=1):
     return _inplace_binary(self, other, "add", add, alpha=alpha)
 
 
+@method("sub_", "subtract_", "__isub__")
 def sub_(self, other, *, alpha=1):
     return _inplace_binary(self, other, "subtract", sub, alpha=alpha)
 
 
+@method("mul_", "multiply_", "__imul__")
 def mul_(self, other):
     return _inplace_binary(self, other, "multiply", mul)
 
 
+@method("div_", "divide_", "true_divide_", "__itruediv__")
 def div_(self, other, *, rounding_mode=None):
     if rounding_mode is not None:
         from ._common import apply_inplace
@@ -529,58 +541,35 @@ def div_(self, other, *, rounding_mode=None):
     return _inplace_binary(self, other, "true_divide", div)
 
 
+@method("pow_", "__ipow__")
 def pow_(self, exponent):
     from ._common import apply_inplace
     return apply_inplace(self, pow, exponent)
 
 
+@method()
 def neg_(self):
     from ._common import apply_inplace
     return apply_inplace(self, neg)
 
 
-Tensor.add, Tensor.add_ = add, add_
-Tensor.sub, Tensor.sub_ = sub, sub_
-Tensor.subtract, Tensor.subtract_ = sub, sub_
-Tensor.mul, Tensor.mul_ = mul, mul_
-Tensor.multiply, Tensor.multiply_ = mul, mul_
-Tensor.div, Tensor.div_ = div, div_
-Tensor.divide, Tensor.divide_ = div, div_
-Tensor.true_divide, Tensor.true_divide_ = true_divide, div_
-Tensor.neg, Tensor.neg_ = neg, neg_
-Tensor.negative = neg
-Tensor.pow, Tensor.pow_ = pow, pow_
-
-
+@method()
 def square(input, *, out=None):
     """Returns a new tensor with the square of the elements of ``input`` (``pow(input, 2)``)."""
     return pow(input, 2, out=out)
 
 
+@method()
 def square_(self):
     return pow_(self, 2)
 
 
-Tensor.square, Tensor.square_ = square, square_
-Tensor.rsub = rsub
-
-Tensor.__add__ = Tensor.__radd__ = add
-Tensor.__iadd__ = add_
-Tensor.__sub__ = sub
-Tensor.__isub__ = sub_
-Tensor.__mul__ = Tensor.__rmul__ = mul
-Tensor.__imul__ = mul_
-Tensor.__truediv__ = div
-Tensor.__itruediv__ = div_
-Tensor.__neg__ = neg
-Tensor.__pow__ = pow
-Tensor.__ipow__ = pow_
-
-
+@method("__rsub__")
 def _rsub_op(self, other):
     return rsub(self, other)
 
 
+@method("__rtruediv__")
 def _rtruediv(self, other):
     if isinstance(other, Tensor):
         return div(other, self)
@@ -588,18 +577,14 @@ def _rtruediv(self, other):
     return mul(reciprocal(self), other)
 
 
+@method("__rpow__")
 def _rpow(self, other):
     return pow(other, self)
 
 
+@method("__pos__")
 def _pos(self):
     return self
-
-
-Tensor.__rsub__ = _rsub_op
-Tensor.__rtruediv__ = _rtruediv
-Tensor.__rpow__ = _rpow
-Tensor.__pos__ = _pos
 
 
 # -- more binary ops: atan2, fmod, remainder, floor_divide, hypot, logaddexp, copysign, ... --
@@ -775,6 +760,7 @@ def remainder(input, other, *, out=None):
 _floor_divide_kernel = _no_complex("div_floor_cpu", _no_bool("div_floor_cpu", _floor_divide))
 
 
+@method("__floordiv__")
 def floor_divide(input, other, *, out=None):
     """Divides ``input`` by ``other`` and rounds each quotient towards negative infinity."""
     if is_scalar(input):
@@ -1041,12 +1027,13 @@ for _fn, _names in ((atan2, ("atan2", "arctan2")), (fmod, ("fmod",)), (remainder
                     (floor_divide, ("floor_divide",)), (hypot, ("hypot",)), (copysign, ("copysign",)),
                     (xlogy, ("xlogy",))):
     for _name in _names:
-        setattr(Tensor, _name, _fn)
-        setattr(Tensor, _name + "_", _inplace_via(_fn))
+        method(_name)(_fn)
+        method(_name + "_")(_inplace_via(_fn))
 for _fn in (logaddexp, logaddexp2, maximum, minimum, fmax, fmin):
-    setattr(Tensor, _fn.__name__, _fn)
+    method(_fn.__name__)(_fn)
 
 
+@method("__rfloordiv__")
 def _rfloordiv(self, other):
     return floor_divide(other, self)
 
@@ -1055,9 +1042,10 @@ def _rmod(self, other):
     return remainder(other, self)
 
 
-Tensor.__floordiv__, Tensor.__rfloordiv__ = floor_divide, _rfloordiv
-Tensor.__ifloordiv__ = Tensor.floor_divide_
-Tensor.__mod__, Tensor.__rmod__, Tensor.__imod__ = remainder, _rmod, Tensor.remainder_
+method("__ifloordiv__")(Tensor.floor_divide_)
+method("__mod__")(remainder)
+method("__rmod__")(_rmod)
+method("__imod__")(Tensor.remainder_)
 
 __all__ += ["atan2", "arctan2", "fmod", "remainder", "floor_divide", "hypot", "logaddexp",
             "logaddexp2", "copysign", "maximum", "minimum", "fmax", "fmin", "xlogy"]

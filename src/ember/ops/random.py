@@ -18,7 +18,7 @@ from .._backend import to_device_of
 from .._device import _default as _default_device, to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import (
-    bump_version, check_inplace, grad_state, make, namespace_of, record_not_differentiable,
+    bump_version, check_inplace, grad_state, make, method, namespace_of, record_not_differentiable,
     record_zero_gradient, Tensor, zero_gradient_node,
 )
 from .creation import _place, _size
@@ -335,6 +335,7 @@ def _check_p(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
 
 
+@method()
 def bernoulli(input, p=None, *, generator=None, out=None):
     """Draws 0 or 1 for each element: 1 with probability ``input`` (or ``p`` when given)."""
     _check_float_input(input, "bernoulli_tensor_cpu_p_")
@@ -352,6 +353,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     return record_not_differentiable((input,), result, "the derivative for 'bernoulli.p' is not implemented.")
 
 
+@method()
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Indices drawn from the categorical distribution in each row of ``input`` (non-negative
     weights, not necessarily normalised); without replacement each index appears once."""
@@ -396,10 +398,6 @@ def _without_replacement(rng, probs, n):
     with np.errstate(divide="ignore"):
         keys = rng.standard_exponential(probs.shape) / probs
     return np.argsort(keys, axis=1, kind="stable")[:, :n].astype(np.int64)
-
-
-Tensor.bernoulli = bernoulli
-Tensor.multinomial = multinomial
 
 
 # ----------------------------------------------------------------------------------------
@@ -549,4 +547,4 @@ def poisson(input, generator=None):
 
 for _fn in (uniform_, normal_, bernoulli_, random_, exponential_, geometric_, cauchy_,
             log_normal_):
-    setattr(Tensor, _fn.__name__, _fn)
+    method(_fn.__name__)(_fn)

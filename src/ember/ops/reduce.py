@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, _HALF_PRECISION, _type_word, apply_inplace, float_array, make,
-    namespace_of, narrowed, normalize_dims, not_implemented, record, set_history, to_np_dtype,
-    wrap_dim, widened, write_out,
+    apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
+    normalize_dims, not_implemented, record, set_history, Tensor, to_np_dtype, _type_word, widened,
+    wrap_dim, write_out,
 )
 from .shape import flip
 from .ternary import where
@@ -480,11 +480,13 @@ def _check_scan_dtype(self, dtype, op):
                            f"output tensor dtype {_type_word(_dtype.to_dtype(dtype).np)} should match")
 
 
+@method("cumsum_")
 def _cumsum_(self, dim, *, dtype=None):
     _check_scan_dtype(self, dtype, "cumsum")
     return apply_inplace(self, cumsum, dim, dtype=dtype)
 
 
+@method("cumprod_")
 def _cumprod_(self, dim, *, dtype=None):
     _check_scan_dtype(self, dtype, "cumprod")
     return apply_inplace(self, cumprod, dim, dtype=dtype)
@@ -1018,6 +1020,7 @@ def _norm(input, p, dim, keepdim, dtype):
     return _vector_norm(input, p, dim, keepdim, dtype)
 
 
+@method("norm")
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
     return _norm(self, p, dim, keepdim, dtype)
 
@@ -1028,8 +1031,5 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
 for _name in ("sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax",
               "argmin", "var", "std", "logsumexp", "all", "any", "count_nonzero", "cumsum",
               "cumprod"):
-    setattr(Tensor, _name, globals()[_name])
-Tensor.norm = _norm_method
-Tensor.cumsum_ = _cumsum_
-Tensor.cumprod_ = _cumprod_
+    method(_name)(globals()[_name])
 del _name

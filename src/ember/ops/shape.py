@@ -184,6 +184,7 @@ def _dims_arg(dims):
     return dims
 
 
+@method()
 def flip(input, *dims):
     """Reverses the order of the elements along the dimensions in ``dims``."""
     dims = _dims_arg(dims)
@@ -197,9 +198,7 @@ def flip(input, *dims):
     return out
 
 
-Tensor.flip = flip
-
-
+@method()
 def fliplr(input):
     """Flips a tensor of at least 2 dimensions left-right (dim 1)."""
     if input._data.ndim < 2:
@@ -207,15 +206,12 @@ def fliplr(input):
     return flip(input, (1,))
 
 
+@method()
 def flipud(input):
     """Flips a tensor of at least 1 dimension upside down (dim 0)."""
     if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
-
-
-Tensor.fliplr = fliplr
-Tensor.flipud = flipud
 
 
 class RollBackward0(Node):
@@ -225,6 +221,7 @@ class RollBackward0(Node):
         return (roll(grad, tuple(-s for s in self.shifts), self.dims),)
 
 
+@method()
 def roll(input, shifts, dims=None):
     """Rolls ``input`` by ``shifts`` along ``dims`` (elements pushed off one end come back at
     the other); without ``dims`` the tensor is flattened, rolled and restored."""
@@ -252,9 +249,6 @@ def roll(input, shifts, dims=None):
     if node is not None:
         node.shifts, node.dims = shifts, dims
     return out
-
-
-Tensor.roll = roll
 
 
 # -- repeat / tile ----------------------------------------------------------------------------
@@ -299,6 +293,7 @@ def repeat(self, *sizes):
     return out
 
 
+@method()
 def tile(input, dims):
     """Repeats ``input`` ``dims[i]`` times along each dimension; ``dims`` shorter than the
     tensor's rank is padded with leading ones."""
@@ -307,9 +302,6 @@ def tile(input, dims):
     if len(dims) < nd:
         dims = (1,) * (nd - len(dims)) + dims
     return repeat(input, dims)
-
-
-Tensor.tile = tile
 
 
 # -- tril / triu ------------------------------------------------------------------------------
@@ -340,20 +332,18 @@ def _triangle(op, node_cls, input, diagonal):
     return out
 
 
+@method()
 def tril(input, diagonal=0, *, out=None):
     """The lower triangle of the (batched) matrix ``input``: elements above the ``diagonal``-th
     diagonal are zeroed."""
     return _into(out, _triangle("tril", TrilBackward0, input, diagonal), True, "tril")
 
 
+@method()
 def triu(input, diagonal=0, *, out=None):
     """The upper triangle of the (batched) matrix ``input``: elements below the ``diagonal``-th
     diagonal are zeroed."""
     return _into(out, _triangle("triu", TriuBackward0, input, diagonal), True, "triu")
-
-
-Tensor.tril = tril
-Tensor.triu = triu
 
 
 @method()
@@ -445,7 +435,7 @@ def dsplit(input, indices_or_sections):
 
 
 for _name in ("tensor_split", "hsplit", "vsplit", "dsplit"):
-    setattr(Tensor, _name, globals()[_name])
+    method(_name)(globals()[_name])
 
 
 # -- stacking: dstack, column_stack, row_stack; atleast_nd ---------------------------------------
@@ -516,6 +506,7 @@ class Rot90Backward0(Node):
         return (rot90(grad, -self.k, self.dims),)
 
 
+@method()
 def rot90(input, k=1, dims=(0, 1)):
     """Rotates ``input`` by 90 degrees ``k`` times in the plane of ``dims``, from the first
     towards the second."""
@@ -536,9 +527,6 @@ def rot90(input, k=1, dims=(0, 1)):
     return out
 
 
-Tensor.rot90 = rot90
-
-
 # -- repeat_interleave ------------------------------------------------------------------------------
 
 def _check_repeats_dtype(counts):
@@ -546,6 +534,7 @@ def _check_repeats_dtype(counts):
         raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_type_word(counts.dtype)}'")
 
 
+@method()
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeats each element of ``input`` (each slice along ``dim``; of the flattened input when
     ``dim`` is None) ``repeats`` times (an int, or a tensor with one count per element).
@@ -592,9 +581,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return input[(slice(None),) * dim + (make(index),)]
 
 
-Tensor.repeat_interleave = repeat_interleave
-
-
 # -- broadcasting, meshgrid, cartesian_prod, combinations --------------------------------------------
 
 def broadcast_shapes(*shapes):
@@ -615,12 +601,10 @@ def broadcast_shapes(*shapes):
     return Size(result)
 
 
+@method()
 def broadcast_to(input, size):
     """``input`` broadcast (as a view) to ``size``: as ``input.expand(size)``."""
     return input.expand(size)
-
-
-Tensor.broadcast_to = broadcast_to
 
 
 def broadcast_tensors(*tensors):
@@ -721,6 +705,7 @@ class DiagEmbedBackward0(Node):
         return (grad.diagonal(self.offset, self.dim1, self.dim2),)
 
 
+@method()
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose diagonals (``offset`` from the main one, in the planes of ``dim1`` and
     ``dim2``) are filled by the last dimension of ``input``; zeros elsewhere."""
@@ -741,9 +726,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return out
 
 
-Tensor.diag_embed = diag_embed
-
-
+@method()
 def diag(input, diagonal=0):
     """For a 1-d ``input``, the square matrix with ``input`` on its ``diagonal``-th diagonal;
     for a 2-d ``input``, a copy of its ``diagonal``-th diagonal."""
@@ -755,9 +738,6 @@ def diag(input, diagonal=0):
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
 
 
-Tensor.diag = diag
-
-
 class TraceBackward0(Node):
     __slots__ = ()
 
@@ -767,6 +747,7 @@ class TraceBackward0(Node):
         return (diagonal_scatter_zeros(grad.expand(n), self.in_shape, 0, 0, 1),)
 
 
+@method()
 @autocast_policy("fp32")
 def trace(input):
     """The sum of the elements on the main diagonal of the 2-d ``input``."""
@@ -784,9 +765,6 @@ def trace(input):
     if node is not None:
         node.in_shape = data.shape
     return out
-
-
-Tensor.trace = trace
 
 
 def _indices_of(fn, row, col, offset, dtype, device):
@@ -891,7 +869,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 for _name in ("diagonal_scatter", "select_scatter", "slice_scatter"):
-    setattr(Tensor, _name, globals()[_name])
+    method(_name)(globals()[_name])
 
 
 # -- block_diag, kron, cross --------------------------------------------------------------------------
@@ -938,6 +916,7 @@ def block_diag(*tensors):
     return out
 
 
+@method()
 def kron(input, other):
     """The Kronecker product of ``input`` and ``other`` (the smaller rank padded with leading
     ones): every element of ``input`` times the whole of ``other``."""
@@ -950,9 +929,6 @@ def kron(input, other):
     return (a_wide * b_wide).reshape(tuple(x * y for x, y in zip(a_shape, b_shape)))
 
 
-Tensor.kron = kron
-
-
 def _first_dim_of_size_3(input, other):
     import warnings
     warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
@@ -963,6 +939,7 @@ def _first_dim_of_size_3(input, other):
     return next((i for i, s in enumerate(shape) if s == 3), -1)
 
 
+@method()
 def cross(input, other, dim=None, *, out=None):
     """The cross product of the 3-vectors of ``input`` and ``other`` along ``dim`` (the first
     dim of size 3 when ``dim`` is None, deprecated), broadcasting the other dims."""
@@ -970,9 +947,6 @@ def cross(input, other, dim=None, *, out=None):
     if dim is None:
         dim = _first_dim_of_size_3(input, other)
     return _into(out, linalg_cross(input, other, dim=dim), True, "cross")
-
-
-Tensor.cross = cross
 
 
 # -- as_strided, ravel ----------------------------------------------------------------------------------
@@ -985,6 +959,7 @@ def _element_positions(xp, shape, strides, offset):
     return pos
 
 
+@method()
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
     ``storage_offset`` (the input's own offset by default)."""
@@ -1023,15 +998,11 @@ def as_strided(input, size, stride, storage_offset=None):
     return out
 
 
-Tensor.as_strided = as_strided
-
-
+@method()
 def ravel(input):
     """``input`` flattened to 1-d: a view when possible, else a copy."""
     return input.reshape(-1)
 
-
-Tensor.ravel = ravel
 
 __all__ += [
     "tensor_split", "hsplit", "vsplit", "dsplit", "atleast_1d", "atleast_2d", "atleast_3d",

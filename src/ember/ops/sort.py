@@ -11,8 +11,8 @@ import math
 
 from .. import _dtype, return_types
 from ._common import (
-    Node, Tensor, _type_word, check_value_fits, make, namespace_of, not_implemented, record,
-    set_history, widened, with_out, wrap_dim,
+    check_value_fits, make, method, namespace_of, Node, not_implemented, record, set_history,
+    Tensor, _type_word, widened, with_out, wrap_dim,
 )
 from .index import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
@@ -759,5 +759,5 @@ def aminmax(input, *, dim=None, keepdim=False):
 for _name in ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
               "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
               "cummax", "cummin", "logcumsumexp", "diff", "aminmax"):
-    setattr(Tensor, _name, getattr(globals()[_name], "__wrapped__", globals()[_name]))  # no out=
+    method(_name)(getattr(globals()[_name], "__wrapped__", globals()[_name]))  # no out=
 del _name

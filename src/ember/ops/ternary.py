@@ -76,11 +76,9 @@ def where(condition, input=None, other=None, *, out=None):
     return res
 
 
+@method("where")
 def _where_method(self, condition, y):
     return where(condition, self, y)
-
-
-Tensor.where = _where_method
 
 
 # -- shared helpers --------------------------------------------------------------------------
@@ -327,6 +325,7 @@ def _check_input(input, name):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
 
 
+@method("clamp", "clip")
 def clamp(input, min=None, max=None, *, out=None):
     """Clamps all elements in ``input`` into the range ``[min, max]`` (numbers or tensors,
     either may be None): ``min(max(input, min), max)``."""
@@ -335,12 +334,14 @@ def clamp(input, min=None, max=None, *, out=None):
     return _clamp(input, min, max, out, ClampBackward1, ClampBackward0)
 
 
+@method()
 def clamp_min(input, min, *, out=None):
     """Clamps all elements in ``input`` to be at least ``min``."""
     _check_input(input, "clamp_min")
     return _clamp(input, min, None, out, ClampMinBackward0, ClampMinBackward1)
 
 
+@method()
 def clamp_max(input, max, *, out=None):
     """Clamps all elements in ``input`` to be at most ``max``."""
     _check_input(input, "clamp_max")
@@ -407,10 +408,6 @@ def clamp_max_(self, max):
     return _clamp_inplace(self, None, max, clamp_max, max)
 
 
-Tensor.clamp = Tensor.clip = clamp
-Tensor.clamp_min, Tensor.clamp_max = clamp_min, clamp_max
-
-
 # -- lerp ------------------------------------------------------------------------------------
 
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -475,6 +472,7 @@ def _metas(*tensors):
     return tuple((t._data.shape, t._data.dtype) for t in tensors)
 
 
+@method()
 def lerp(input, end, weight, *, out=None):
     """Linear interpolation of ``input`` towards ``end`` by ``weight`` (a number or a tensor):
     ``input + weight * (end - input)``."""
@@ -521,9 +519,6 @@ def lerp_(self, end, weight):
             namespace_of(sd).subtract(end._data, diff, out=sd)
     bump_version(self)
     return self
-
-
-Tensor.lerp = lerp
 
 
 # -- addcmul / addcdiv -----------------------------------------------------------------------
@@ -597,11 +592,13 @@ def _addc(name, node_cls, input, tensor1, tensor2, value, out):
     return _finish(res, out)
 
 
+@method()
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``, element-wise with broadcasting."""
     return _addc("addcmul", AddcmulBackward0, input, tensor1, tensor2, value, out)
 
 
+@method()
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2``, element-wise with broadcasting."""
     return _addc("addcdiv", AddcdivBackward0, input, tensor1, tensor2, value, out)
@@ -637,4 +634,3 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
     return _addc_inplace("addcdiv", addcdiv, self, tensor1, tensor2, value)
 
 
-Tensor.addcmul, Tensor.addcdiv = addcmul, addcdiv

@@ -124,8 +124,8 @@ def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, refuse
     op_.__code__ = op_.__code__.replace(co_name=name + "_")
     op.__doc__ = f"Returns a new tensor with the {name} of the elements of ``input``."
     op_.__name__ = name + "_"
-    setattr(Tensor, name, op)
-    setattr(Tensor, name + "_", op_)
+    method(name)(op)
+    method(name + "_")(op_)
     globals()[node_cls.__name__] = node_cls
     if exported:
         __all__.append(name)
@@ -261,8 +261,8 @@ absolute = abs
 for _alias, _target in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
                         ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
                         ("absolute", "abs"), ("fix", "trunc")):
-    setattr(Tensor, _alias, getattr(Tensor, _target))
-    setattr(Tensor, _alias + "_", getattr(Tensor, _target + "_"))
+    method(_alias)(getattr(Tensor, _target))
+    method(_alias + "_")(getattr(Tensor, _target + "_"))
 __all__ += ["arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "fix"]
 
 
@@ -335,6 +335,7 @@ def _round_forward(x, decimals=0):
     return out.astype(x.dtype, copy=False)
 
 
+@method()
 def round(input, *, decimals=0, out=None):
     """Rounds elements of ``input`` to the nearest integer (halves to even), or to
     ``decimals`` decimal places."""
@@ -347,9 +348,6 @@ def round(input, *, decimals=0, out=None):
 @method()
 def round_(self, *, decimals=0):
     return _inplace_unary(self, round, _round_forward, False, decimals=decimals)
-
-
-Tensor.round = round
 
 
 class LogitBackward0(Node):
@@ -378,6 +376,7 @@ def _logit_forward(x, eps=None):
     return xp.log(x / (1 - x))
 
 
+@method()
 def logit(input, eps=None, *, out=None):
     """Returns the logit ``log(p / (1 - p))`` of the elements of ``input``; with ``eps``,
     ``input`` is first clamped to ``[eps, 1 - eps]``."""
@@ -393,9 +392,6 @@ def logit(input, eps=None, *, out=None):
 @method()
 def logit_(self, eps=None):
     return _inplace_unary(self, logit, _logit_forward, True, eps=eps)
-
-
-Tensor.logit = logit
 
 
 class NanToNumBackward0(Node):
@@ -423,6 +419,7 @@ def _nan_to_num_forward(x, nan=0.0, posinf=None, neginf=None):
     return out
 
 
+@method()
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replaces NaN, positive infinity and negative infinity in ``input`` with ``nan``,
     ``posinf`` and ``neginf`` (by default zero and the dtype's greatest and least values)."""
@@ -438,9 +435,6 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     return _inplace_unary(self, nan_to_num, _nan_to_num_forward, False, nan=nan, posinf=posinf,
                           neginf=neginf)
-
-
-Tensor.nan_to_num = nan_to_num
 
 
 def _int_word_of(data):
@@ -467,7 +461,7 @@ def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False):
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
-    setattr(Tensor, name, op)
+    method(name)(op)
     __all__.append(name)
     return op
 

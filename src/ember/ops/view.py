@@ -143,6 +143,7 @@ def view_as(self, other):
     return self.view(other._data.shape)
 
 
+@method()
 def reshape(input, *shape):
     """A tensor with the same data and number of elements and the given shape: a view when the
     strides allow, else a copy."""
@@ -165,9 +166,6 @@ def _reshape_to(input, shape):
             out = make(xp.reshape(data, shape))
             cls = UnsafeViewBackward0
     return _view_node(cls, input, out) if input._requires_grad else out
-
-
-Tensor.reshape = reshape
 
 
 @method()
@@ -237,6 +235,7 @@ class PermuteBackward0(Node):
         return (grad.permute(inverse),)
 
 
+@method()
 def permute(input, *dims):
     """A view with the dimensions reordered."""
     dims = _shape_arg(dims, "permute")
@@ -264,9 +263,6 @@ def _check_permutation(dims, nd):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
 
 
-Tensor.permute = permute
-
-
 class TransposeBackward0(Node):
     __slots__ = ()
 
@@ -274,6 +270,7 @@ class TransposeBackward0(Node):
         return (grad.transpose(self.dim0, self.dim1),)
 
 
+@method("transpose", "swapdims", "swapaxes")
 def transpose(input, dim0, dim1):
     """A view with dimensions ``dim0`` and ``dim1`` swapped."""
     data = input._data
@@ -288,7 +285,6 @@ def transpose(input, dim0, dim1):
 
 
 swapdims = swapaxes = transpose
-Tensor.transpose = Tensor.swapdims = Tensor.swapaxes = transpose
 
 
 class TBackward0(Node):
@@ -298,6 +294,7 @@ class TBackward0(Node):
         return (grad.t(),)
 
 
+@method()
 def t(input):
     """Transposes a tensor of at most 2 dimensions (0-d and 1-d come back as they are)."""
     nd = input._data.ndim
@@ -306,9 +303,6 @@ def t(input):
     out = make_view(input._data.T, input)
     record(TBackward0, (input,), out)
     return out
-
-
-Tensor.t = t
 
 
 @method()
@@ -338,10 +332,10 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
-Tensor.T = property(_T)
-Tensor.mT = property(_mT)
-Tensor.H = property(lambda self: _T(self).conj() if self.is_complex() else _T(self))
-Tensor.mH = property(lambda self: _mT(self).conj() if self.is_complex() else _mT(self))
+method("T")(property(_T))
+method("mT")(property(_mT))
+method("H")(property(lambda self: _T(self).conj() if self.is_complex() else _T(self)))
+method("mH")(property(lambda self: _mT(self).conj() if self.is_complex() else _mT(self)))
 
 
 class SqueezeBackward0(Node):
@@ -363,6 +357,7 @@ class UnsqueezeBackward0(Node):
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
 
 
+@method()
 def squeeze(input, dim=None):
     """Removes dimensions of size 1 (all of them, or those in ``dim``, an int or a tuple)."""
     shape = input._data.shape
@@ -380,14 +375,12 @@ def squeeze(input, dim=None):
     return _view_node(SqueezeBackward0, input, out) if input._requires_grad else out
 
 
-Tensor.squeeze = squeeze
-
-
 @method()
 def squeeze_(self, dim=None):
     raise RuntimeError("squeeze_() is not supported: in-place metadata changes are not implemented")
 
 
+@method()
 def unsqueeze(input, dim):
     """A view with a dimension of size one inserted at ``dim``."""
     shape = input._data.shape
@@ -396,9 +389,7 @@ def unsqueeze(input, dim):
     return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad else out
 
 
-Tensor.unsqueeze = unsqueeze
-
-
+@method()
 def flatten(input, start_dim=0, end_dim=-1):
     """Flattens dimensions ``start_dim`` to ``end_dim`` into one."""
     shape = input._data.shape
@@ -412,9 +403,6 @@ def flatten(input, start_dim=0, end_dim=-1):
     if s == e:
         return input
     return _reshape_to(input, shape[:s] + (prod(shape[s:e + 1]),) + shape[e + 1:])
-
-
-Tensor.flatten = flatten
 
 
 def numel(input):
@@ -563,14 +551,12 @@ def basic_getitem(self, key):
     return _slice_view(self, key, _basic_node_cls(key))
 
 
+@method("__getitem__")
 def _getitem(self, key):
     if _is_basic_key(key):
         return basic_getitem(self, key)
     from .index import advanced_getitem  # advanced (tensor / mask) indexing
     return advanced_getitem(self, key)
-
-
-Tensor.__getitem__ = _getitem
 
 
 # -- narrow, select, unbind, split, chunk ---------------------------------------------------
@@ -579,6 +565,7 @@ def _dim_key(dim, item):
     return (_FULL,) * dim + (item,)
 
 
+@method()
 def narrow(input, dim, start, length):
     """A view of ``input`` along ``dim`` from ``start`` to ``start + length``."""
     shape = input._data.shape
@@ -599,9 +586,7 @@ def narrow(input, dim, start, length):
     return _slice_view(input, _dim_key(dim, slice(start, start + length)), SliceBackward0)
 
 
-Tensor.narrow = narrow
-
-
+@method()
 def select(input, dim, index):
     """A view of ``input`` at ``index`` along ``dim`` (that dimension is removed)."""
     shape = input._data.shape
@@ -613,9 +598,6 @@ def select(input, dim, index):
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(shape)} at "
                          f"dimension {dim}")
     return _slice_view(input, _dim_key(dim, index), SelectBackward0)
-
-
-Tensor.select = select
 
 
 def _zeros(shape, like):
@@ -648,6 +630,7 @@ class UnbindBackward0(Node):
         return (stack(_filled(grads, [self.out_shape] * self.n_outputs), self.dim),)
 
 
+@method()
 def unbind(input, dim=0):
     """Removes dimension ``dim``: a tuple of the views along it."""
     data = input._data
@@ -661,9 +644,6 @@ def unbind(input, dim=0):
         node.dim, node.n_outputs = dim, len(outs)
         node.out_shape = data.shape[:dim] + data.shape[dim + 1:]
     return outs
-
-
-Tensor.unbind = unbind
 
 
 class SplitBackward0(Node):
@@ -696,6 +676,7 @@ def _sizes_list(split_size, n):
     return [split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
 
 
+@method()
 def split(tensor, split_size_or_sections, dim=0):
     """Splits ``tensor`` into views along ``dim``: chunks of ``split_size`` (the last may be
     smaller), or of the sizes in the list ``split_size_or_sections``."""
@@ -725,9 +706,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return _split_sizes(tensor, _sizes_list(size, n), dim, SplitBackward0)
 
 
-Tensor.split = split
-
-
+@method()
 def chunk(input, chunks, dim=0):
     """Splits ``input`` into at most ``chunks`` views of equal size along ``dim`` (the last
     may be smaller)."""
@@ -740,9 +719,6 @@ def chunk(input, chunks, dim=0):
     n = shape[dim]
     sizes = [0] * chunks if n == 0 else _sizes_list(-(-n // chunks), n)
     return _split_sizes(input, sizes, dim, SplitBackward0)
-
-
-Tensor.chunk = chunk
 
 
 # -- diagonal, movedim, unflatten, unfold ------------------------------------------------------
@@ -794,6 +770,7 @@ def diagonal_scatter_zeros(src, shape, offset, dim1, dim2):
     return out
 
 
+@method()
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """A view of the diagonal of ``input`` over ``dim1`` and ``dim2`` (appended as the last
     dimension); ``offset`` > 0 is above the main diagonal, < 0 below."""
@@ -806,14 +783,12 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return out
 
 
-Tensor.diagonal = diagonal
-
-
 def _dim_list(dims, ndim):
     dims = list(dims) if isinstance(dims, (tuple, list)) else [dims]
     return [wrap_dim(d, ndim) for d in dims]
 
 
+@method("movedim", "moveaxis")
 def movedim(input, source, destination):
     """Moves the dimension(s) ``source`` to position(s) ``destination``; the others keep their
     order."""
@@ -836,9 +811,9 @@ def movedim(input, source, destination):
 
 
 moveaxis = movedim
-Tensor.movedim = Tensor.moveaxis = movedim
 
 
+@method()
 def unflatten(input, dim, sizes):
     """Expands dimension ``dim`` into ``sizes`` (one of them may be -1)."""
     shape = input._data.shape
@@ -858,9 +833,6 @@ def unflatten(input, dim, sizes):
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
                            f"dim {dim} ({shape[dim]}) in the input tensor") from None
     return view(input, shape[:dim] + sizes + shape[dim + 1:])
-
-
-Tensor.unflatten = unflatten
 
 
 class UnfoldBackward0(Node):

@@ -3,6 +3,7 @@
 import numpy as np
 
 from .._tensor import Tensor, _make
+from ..ops._common import method
 
 __all__ = ["from_dlpack", "to_dlpack"]
 
@@ -59,6 +60,7 @@ def to_dlpack(tensor):
     return tensor.__dlpack__()
 
 
+@method()
 def __dlpack__(self, stream=None, *, max_version=None, dl_device=None, copy=None):
     """Exports this tensor as a DLPack capsule sharing its memory."""
     if self._requires_grad:
@@ -73,10 +75,9 @@ def __dlpack__(self, stream=None, *, max_version=None, dl_device=None, copy=None
     return self._data.__dlpack__(**kwargs)
 
 
+@method()
 def __dlpack_device__(self):
     """``(device_type, device_id)`` of this tensor's memory, in DLPack's codes."""
     return self._data.__dlpack_device__()
 
 
-Tensor.__dlpack__ = __dlpack__
-Tensor.__dlpack_device__ = __dlpack_device__

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...ops._common import (
-    Node, Tensor, apply_inplace, make, namespace_of, record, wrap_dim,
+    apply_inplace, make, method, namespace_of, Node, record, wrap_dim,
 )
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
@@ -68,11 +68,13 @@ def _relu(input):
     return out
 
 
+@method()
 def relu(input, inplace=False):
     """Applies the rectified linear unit function element-wise: ``max(0, x)``."""
     return _maybe_inplace(_relu, input, inplace)
 
 
+@method()
 def relu_(input):
     """In-place version of :func:`relu`."""
     return apply_inplace(input, _relu)
@@ -674,5 +676,3 @@ def glu(input, dim=-1):
     return a * b.sigmoid()
 
 
-Tensor.relu = relu
-Tensor.relu_ = relu_

@@ -4,7 +4,9 @@ import math
 import warnings
 
 
-from ...ops._common import Node, Tensor, make, namespace_of, record, widened, wrap_dim
+from ...ops._common import (
+    make, method, namespace_of, Node, record, widened, wrap_dim,
+)
 from ..._backend import onednn
 from ..._backend.choice import KernelChoice
 
@@ -202,13 +204,13 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return softmax(-input, dim)
 
 
+@method("softmax")
 def _tensor_softmax(self, dim, dtype=None):
     return softmax(self, dim, dtype=dtype)
 
 
+@method("log_softmax")
 def _tensor_log_softmax(self, dim, dtype=None):
     return log_softmax(self, dim, dtype=dtype)
 
 
-Tensor.softmax = _tensor_softmax
-Tensor.log_softmax = _tensor_log_softmax
