@@ -8,7 +8,8 @@
   reduce     sum, mean, max/min, var/std, norm, logsumexp, cumsum, ...
   view       views sharing storage: view, reshape, permute, slicing, split, ...
   shape      cat, stack, flip, roll, repeat, tile, tril, triu, ...
-  index      advanced indexing and __setitem__
+  subscript  x[key], x[key] = value, fill_, zero_, copy_
+  index      gather, scatter, index_*, masked_*, index_put, nonzero
   linalg     matmul family, einsum, tensordot
   matrix_decompositions
              inv, det, solve, cholesky, qr, svd, eigh, ... with gradients
@@ -17,6 +18,6 @@
   convert    clone, contiguous, to, type conversions
 """
 from . import (  # noqa: F401 (the order is the order of attaching Tensor methods)
-    compare, convert, creation, matrix_decompositions, index, linalg, pointwise, random, reduce,
-    shape, sort, ternary, unary, view,
+    compare, convert, creation, matrix_decompositions, subscript, index, linalg, pointwise,
+    random, reduce, shape, sort, ternary, unary, view,
 )

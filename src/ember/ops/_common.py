@@ -355,7 +355,7 @@ class AsStridedBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
-        from .index import index_put_zeros
+        from .subscript import index_put_zeros
         storage = index_put_zeros((self.storage_size,), (self.out_positions,), grad)
         if self.in_positions is None:
             return (storage.reshape(self.in_shape),)

@@ -14,7 +14,7 @@ from ._common import (
     check_value_fits, make, method, namespace_of, Node, not_implemented, record, set_history,
     Tensor, _type_word, widened, with_out, wrap_dim,
 )
-from .index import advanced_getitem, index_put_zeros
+from .subscript import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
 from .ternary import lerp, where
 from ..amp.policy import autocast_policy

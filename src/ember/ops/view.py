@@ -555,7 +555,7 @@ def basic_getitem(self, key):
 def _getitem(self, key):
     if _is_basic_key(key):
         return basic_getitem(self, key)
-    from .index import advanced_getitem  # advanced (tensor / mask) indexing
+    from .subscript import advanced_getitem  # advanced (tensor / mask) indexing
     return advanced_getitem(self, key)
 
 
@@ -839,7 +839,7 @@ class UnfoldBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
-        from .index import index_put_zeros
+        from .subscript import index_put_zeros
         xp = namespace_of(grad._data)
         dim, size, step = self.dim, self.size, self.step
         windows = (xp.arange(grad._data.shape[dim]) * step)[:, None] + xp.arange(size)
