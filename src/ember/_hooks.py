@@ -3,7 +3,7 @@ nodes and tensors alike (torch.utils.hooks.RemovableHandle)."""
 import weakref
 from collections import OrderedDict
 
-__all__ = ["RemovableHandle", "add_hook"]
+__all__ = ["RemovableHandle", "add_hook", "hooks_in"]
 
 
 class RemovableHandle:
