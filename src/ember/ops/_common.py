@@ -11,10 +11,10 @@ from .._backend.precision import HALF_PRECISION, narrowed, widened
 from .._dtype import _BY_NP, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
 from ..autograd.grad_mode import state as grad_state
-from ..autograd.graph import Node, bump_version, set_history
+from ..autograd.graph import Node, bump_version
 
 __all__ = [
-    "Tensor", "Size", "Node", "grad_state", "set_history", "make", "make_view", "namespace_of",
+    "Tensor", "Size", "Node", "grad_state", "make", "make_view", "namespace_of",
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
@@ -48,9 +48,11 @@ def check_tensor(x, op, arg="input"):
         raise TypeError(f"{op}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}")
 
 
-def record(node_cls, inputs, out):
-    """If any input requires grad (and grad mode is on), make ``out`` the output of a new
-    ``node_cls`` over ``inputs`` and return the node (to save tensors on); else None."""
+def record(node_cls, inputs, *outputs):
+    """Record an op in the graph: if any of ``inputs`` requires grad (and grad mode is on),
+    make each of ``outputs`` (None for one that has no gradient, such as indices) the output of
+    a new ``node_cls`` over ``inputs``, in order, and return the node (to save tensors and
+    arguments on); else return None. Every op's forward records itself through this call."""
     for t in inputs:
         if t is not None and t._requires_grad:
             break
@@ -58,15 +60,24 @@ def record(node_cls, inputs, out):
         return None
     if not grad_state.grad_enabled:
         return None
-    kind = out._data.dtype.kind
-    if kind in "biu":   # a differentiable op with an integer or bool result: torch refuses it
-        raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
-    if kind == "c":
-        from .._tensor import _COMPLEX_AUTOGRAD
-        raise NotImplementedError(_COMPLEX_AUTOGRAD)
+    for out in outputs:
+        if out is None:
+            continue
+        kind = out._data.dtype.kind
+        if kind in "biu":   # a differentiable op with an integer or bool result: torch refuses it
+            raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
+        if kind == "c":
+            from .._tensor import _COMPLEX_AUTOGRAD
+            raise NotImplementedError(_COMPLEX_AUTOGRAD)
     node = node_cls(inputs)
-    out._requires_grad = True
-    out.grad_fn = node
+    output_nr = 0
+    for out in outputs:
+        if out is not None:
+            out._requires_grad = True
+            out.grad_fn = node
+            if output_nr or out._output_nr:   # (a tensor recorded again, in place)
+                out._output_nr = output_nr
+        output_nr += 1
     return node
 
 
