@@ -48,11 +48,12 @@ def check_tensor(x, op, arg="input"):
         raise TypeError(f"{op}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}")
 
 
-def record(node_cls, inputs, *outputs):
+def record(node_cls, inputs, out, *more_outputs):
     """Record an op in the graph: if any of ``inputs`` requires grad (and grad mode is on),
-    make each of ``outputs`` (None for one that has no gradient, such as indices) the output of
-    a new ``node_cls`` over ``inputs``, in order, and return the node (to save tensors and
-    arguments on); else return None. Every op's forward records itself through this call."""
+    make ``out`` and each of ``more_outputs`` (None for one that has no gradient, such as
+    indices) the outputs of a new ``node_cls`` over ``inputs``, in order, and return the node
+    (to save tensors and arguments on); else return None. Every op's forward records itself
+    through this call."""
     for t in inputs:
         if t is not None and t._requires_grad:
             break
@@ -60,25 +61,43 @@ def record(node_cls, inputs, *outputs):
         return None
     if not grad_state.grad_enabled:
         return None
-    for out in outputs:
-        if out is None:
-            continue
-        kind = out._data.dtype.kind
-        if kind in "biu":   # a differentiable op with an integer or bool result: torch refuses it
-            raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
-        if kind == "c":
-            from .._tensor import _COMPLEX_AUTOGRAD
-            raise NotImplementedError(_COMPLEX_AUTOGRAD)
+    if out is not None and out._data.dtype in _NO_AUTOGRAD:
+        _refuse_autograd(out)
+    if more_outputs:
+        return _record_outputs(node_cls(inputs), (out,) + more_outputs)
     node = node_cls(inputs)
-    output_nr = 0
+    if out is not None:
+        if out.grad_fn is not None:   # an in-place op recorded again over its input
+            out._output_nr = 0
+        out._requires_grad = True
+        out.grad_fn = node
+    return node
+
+
+def _record_outputs(node, outputs):
     for out in outputs:
+        if out is not None and out._data.dtype in _NO_AUTOGRAD:
+            _refuse_autograd(out)
+    for output_nr, out in enumerate(outputs):
         if out is not None:
             out._requires_grad = True
             out.grad_fn = node
-            if output_nr or out._output_nr:   # (a tensor recorded again, in place)
-                out._output_nr = output_nr
-        output_nr += 1
+            out._output_nr = output_nr
     return node
+
+
+# Results autograd refuses: integer and bool (torch's error) and complex (not supported yet).
+_NO_AUTOGRAD = frozenset(np.dtype(name) for name in (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+    "complex64", "complex128"))
+
+
+def _refuse_autograd(out):
+    if out._data.dtype.kind == "c":
+        from .._tensor import _COMPLEX_AUTOGRAD
+        raise NotImplementedError(_COMPLEX_AUTOGRAD)
+    # a differentiable op with an integer or bool result: torch refuses it
+    raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
 
 
 class NotImplementedBackward(Node):
@@ -144,13 +163,13 @@ def arrays_for(a, b):
     NumPy scalar, never a host array, so that it mixes with any backend's arrays (CuPy refuses
     NumPy arrays)."""
     ad = a._data
-    if b.__class__ is Tensor or isinstance(b, Tensor):
+    bcls = b.__class__
+    if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
         bd = b._data
         if ad.dtype == bd.dtype:
             return ad, bd
         common = result_type_of(a, b).np
         return ad.astype(common, copy=False), bd.astype(common, copy=False)
-    bcls = b.__class__
     if bcls is not float and bcls is not int and not is_scalar(b):
         raise TypeError(f"unsupported operand type: {type(b).__name__}")
     kind = ad.dtype.kind

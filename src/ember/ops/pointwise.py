@@ -45,7 +45,7 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for):
     ``operands(a, b)`` gives the arrays to compute on (``float_arrays`` for float ops)."""
     try:
         ad, bd = operands(a, b)
-        if type(ufunc) is np.ufunc and parallel.big(ad):
+        if ad.nbytes >= parallel.ELEMENTWISE_MIN_BYTES and type(ufunc) is np.ufunc and parallel.big(ad):
             data = parallel.elementwise(ufunc, ad, bd)
         else:
             data = ufunc(ad, bd)
@@ -56,7 +56,10 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for):
         check_same_device(a, b)
         raise
     out = make(data)
-    if b.__class__ is Tensor or isinstance(b, Tensor):
+    if not grad_state.grad_enabled:
+        return out
+    bcls = b.__class__
+    if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
         node = record(node_cls, (a, b), out)
         if node is None:
             return out

@@ -12,6 +12,8 @@ Integer and bool inputs of float ops compute in the default float dtype, as torc
 """
 import math
 
+import numpy as np
+
 from ._common import (
     apply_inplace, bump_version, check_inplace, finish_inplace, float_array, grad_state, make,
     method, namespace_of, Node, raw_arrays, record, Tensor,
@@ -57,6 +59,9 @@ def _refused(refuse, dtype):
             raise error(dtype)
 
 
+_INTEGRAL = frozenset(np.dtype(name) for name in (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"))
+
 _SAVERS = {
     ("self",): lambda node, x, out: node.save(x),
     ("result",): lambda node, x, out: node.save(out),
@@ -74,19 +79,18 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
     save = _SAVERS[saves]
 
     def op(input, *, out=None):
-        if not isinstance(input, Tensor):
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         data = input._data
         if refuse:
             _refused(refuse, data.dtype)
-        if float_op and data.dtype.kind in "biu":
+        if float_op and data.dtype in _INTEGRAL:
             data = float_array(data)
         res = make(forward(namespace_of(data), data))
-        node = record(node_cls, (input,), res)
-        if node is not None:
+        if input._requires_grad and grad_state.grad_enabled:
             if grad is None:
                 raise RuntimeError(f"the derivative for '{name}' is not implemented.")
-            save(node, input, res)
+            save(record(node_cls, (input,), res), input, res)
         if out is not None:
             from .pointwise import _maybe_out
             return _maybe_out(res, out, exact_out)
