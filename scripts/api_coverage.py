@@ -41,6 +41,7 @@ other NotImplementedErrors in ember's source repeat torch's, for dtypes torch ha
 import argparse
 import ast
 import importlib
+import importlib.util
 import inspect
 import json
 import re
@@ -282,12 +283,62 @@ def _expand(torch, namespaces):
     return expanded
 
 
+def _attribute(obj, name):
+    """``obj.name`` without running a module's ``__getattr__`` (which may import), or None."""
+    value = inspect.getattr_static(obj, name, None)
+    inner = inspect.getattr_static(obj, "m", None)
+    if value is None and isinstance(inner, types.ModuleType):  # torch.backends.cudnn and co.
+        value = inspect.getattr_static(inner, name, None)
+    return value
+
+
+def reachable_modules(root):
+    """The public modules below ``root`` that are reachable from it by attributes now."""
+    found = set()
+    for name, module in list(sys.modules.items()):
+        parts = name.split(".")
+        if parts[0] != root.__name__ or any(p.startswith("_") for p in parts):
+            continue
+        obj = root
+        for part in parts[1:]:
+            obj = _attribute(obj, part)
+        if obj is module and len(parts) > 1:
+            found.add(name)
+    return found
+
+
+def _unreached(torch_modules, ember_modules):
+    """ember's modules that ``import ember`` leaves unreached where ``import torch`` reaches
+    torch's of the same path."""
+    unreached = []
+    for name in sorted(torch_modules):
+        ours = "ember" + name[len("torch"):]
+        if ours in ember_modules:
+            continue
+        try:
+            exists = importlib.util.find_spec(ours) is not None
+        except ImportError:
+            exists = False
+        if exists:
+            unreached.append(ours)
+    return unreached
+
+
+class Coverage:
+    def __init__(self, version, rows, gaps, unreached):
+        self.version = version
+        self.rows = rows
+        self.gaps = gaps  # (ember name, "always" or "some arguments", message)
+        self.unreached = unreached
+
+
 def collect():
-    """(torch's version, the rows, the NotImplementedError list)."""
+    """The Coverage of this torch by this ember."""
     import torch
 
     import ember
     # What plain imports reach, taken before this script imports anything more.
+    torch_modules, ember_modules = reachable_modules(torch), reachable_modules(ember)
     namespaces = _expand(torch, NAMESPACES)
     reached = {ns: (reach(torch, ns), reach(ember, "ember" + ns[len("torch"):]))
                for ns in namespaces}
@@ -323,7 +374,8 @@ def collect():
                 gap = _gap(torch_obj, ember_obj, name, probe_for)
                 if gap:
                     gaps.append((f"{ember_path}.{name}",) + gap)
-    return torch.__version__.split("+")[0], rows, gaps
+    return Coverage(torch.__version__.split("+")[0], rows, gaps,
+                    _unreached(torch_modules, ember_modules))
 
 
 def _gap(torch_obj, ember_obj, name, probe):
@@ -350,9 +402,16 @@ def _total(rows):
     return have, total, 100.0 * have / total
 
 
-def text_report(version, rows, gaps):
+UNREACHED = ("ember's modules that `import ember` does not reach as attributes where "
+             "`import torch` reaches torch's:")
+NOT_IMPLEMENTED = ("ember's names that raise NotImplementedError, read from their source "
+                   "(always, or for some arguments with a message naming ember):")
+
+
+def text_report(coverage):
+    rows = coverage.rows
     width = max(len(r.namespace) for r in rows)
-    lines = [f"torch {version}'s public names that ember has, by namespace "
+    lines = [f"torch {coverage.version}'s public names that ember has, by namespace "
              "(scripts/api_coverage.py says what counts)", "",
              f"{'namespace':<{width}}  {'have':>5}  {'torch':>5}  {'%':>5}"]
     for r in rows:
@@ -364,18 +423,21 @@ def text_report(version, rows, gaps):
         if r.missing:
             lines.append(textwrap.fill(f"{r.namespace} ({len(r.missing)}): " + ", ".join(r.missing),
                                        width=100, subsequent_indent="    "))
-    lines += ["", "ember names that raise NotImplementedError (from their source):"]
+    lines += ["", UNREACHED.replace("`", "")] + (coverage.unreached or ["(none)"])
+    lines += ["", NOT_IMPLEMENTED]
     lines += [f"{name}: {when}" + (f" ({message})" if message else "")
-              for name, when, message in gaps] or ["(none)"]
+              for name, when, message in coverage.gaps] or ["(none)"]
     return "\n".join(lines)
 
 
-def markdown(version, rows, gaps):
+def markdown(coverage):
+    rows = coverage.rows
     have, total, percent = _total(rows)
     out = [BEGIN, "",
-           f"Of torch {version}'s public names ember has {have} of {total} ({percent:.0f}%). "
-           "The table counts them namespace by namespace; `make coverage` prints it with the "
-           "missing names, and `scripts/api_coverage.py` says what counts as a name.", "",
+           f"Of torch {coverage.version}'s public names ember has {have} of {total} "
+           f"({percent:.0f}%). The table counts them namespace by namespace; `make coverage` "
+           "prints it with the missing names, and `scripts/api_coverage.py` says what counts as "
+           "a name.", "",
            "| Namespace | Present | In torch | Share |",
            "|---|---:|---:|---:|"]
     out += [f"| {r.namespace} | {len(r.present)} | {len(r.torch_names)} | {r.percent:.0f}% |"
@@ -383,13 +445,21 @@ def markdown(version, rows, gaps):
     out += ["", "<details><summary>The missing names, namespace by namespace</summary>", ""]
     out += [f"- {r.namespace} ({len(r.missing)}): " + ", ".join(f"`{n}`" for n in r.missing)
             for r in rows if r.missing]
-    out += ["", "</details>", "",
-            "ember's names that raise NotImplementedError, read from their source (always, or "
-            "for some arguments with a message naming ember):", ""]
+    out += ["", "</details>", "", UNREACHED, ""]
+    out += [f"- `{name}`" for name in coverage.unreached] or ["- none"]
+    out += ["", NOT_IMPLEMENTED, ""]
     out += [f"- `{name}`: {when}" + (f": {_escape(message)}" if message else "")
-            for name, when, message in gaps] or ["- none"]
+            for name, when, message in coverage.gaps] or ["- none"]
     out += ["", END]
     return "\n".join(out)
+
+
+def as_json(coverage):
+    return json.dumps({"torch": coverage.version,
+                       "namespaces": [r.as_dict() for r in coverage.rows],
+                       "unreached_modules": coverage.unreached,
+                       "not_implemented": [{"name": n, "when": w, "message": m}
+                                           for n, w, m in coverage.gaps]}, indent=1)
 
 
 def _escape(text):
@@ -433,26 +503,23 @@ def main(argv=None):
     output.add_argument("--write-readme", action="store_true",
                         help="replace the README's generated block")
     args = parser.parse_args(argv)
-    version, rows, gaps = collect()
+    coverage = collect()
     if args.markdown:
-        print(markdown(version, rows, gaps))
+        print(markdown(coverage))
     elif args.json:
-        print(json.dumps({"torch": version, "namespaces": [r.as_dict() for r in rows],
-                          "not_implemented": [{"name": n, "when": w, "message": m}
-                                              for n, w, m in gaps]}, indent=1))
+        print(as_json(coverage))
     elif args.write_baseline:
-        BASELINE.write_text("\n".join(baseline_lines(rows)) + "\n")
+        BASELINE.write_text("\n".join(baseline_lines(coverage.rows)) + "\n")
         print(f"wrote {BASELINE.relative_to(ROOT)}")
     elif args.write_readme:
         text = README.read_text()
         block = readme_block(text)
         if block is None:
             sys.exit(f"no {BEGIN!r} ... {END!r} block in README.md")
-        README.write_text(text.replace(block, markdown(version, rows, gaps)))
+        README.write_text(text.replace(block, markdown(coverage)))
         print("rewrote the coverage block of README.md")
     else:
-        print(text_report(version, rows, gaps))
-
+        print(text_report(coverage))
 
 if __name__ == "__main__":
     main()

@@ -2,6 +2,7 @@
 script prints now, and no name ember had (tests/ember_api_names.txt) has disappeared. The
 script's counting rules are checked on made-up modules and functions."""
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -21,19 +22,46 @@ api_coverage = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(api_coverage)
 
 
-@pytest.mark.skipif(torch_absent.ABSENT, reason=torch_absent.REASON)
-def test_the_readme_block_is_what_the_script_prints():
-    # A fresh process: what `import torch` and `import ember` reach must not depend on what
-    # other tests imported.
+def _run(code):
+    """``code``'s stdout from a fresh Python: what ``import torch`` and ``import ember`` reach
+    must not depend on what other tests imported."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(Path(ember.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]))
-    printed = subprocess.run([sys.executable, str(SCRIPT), "--markdown"], env=env,
-                             capture_output=True, text=True, check=True).stdout
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture(scope="module")
+def coverage():
+    if torch_absent.ABSENT:
+        pytest.skip(torch_absent.REASON)
+    return json.loads(_run(
+        "import importlib.util, json\n"
+        f"spec = importlib.util.spec_from_file_location('api_coverage', {str(SCRIPT)!r})\n"
+        "api_coverage = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(api_coverage)\n"
+        "coverage = api_coverage.collect()\n"
+        "print(json.dumps({'markdown': api_coverage.markdown(coverage),\n"
+        "                  'unreached': coverage.unreached}))\n"))
+
+
+def test_the_readme_block_is_what_the_script_prints(coverage):
     block = api_coverage.readme_block((ROOT / "README.md").read_text())
     assert block is not None, f"README.md has lost its {api_coverage.BEGIN} block"
-    assert block == printed.strip(), (
+    assert block == coverage["markdown"], (
         "README.md's coverage block is out of date: run `python scripts/api_coverage.py "
         "--write-readme` and commit README.md")
+
+
+def test_import_ember_reaches_the_modules_import_torch_reaches(coverage):
+    assert coverage["unreached"] == []
+
+
+def test_import_ember_starts_nothing_optional():
+    loaded = _run("import sys, ember\n"
+                  "print([m for m in ('torch', 'mpi4py', 'tensorboardX', 'cupy') "
+                  "if m in sys.modules])")
+    assert loaded.strip() == "[]"
 
 
 def test_no_name_ember_had_has_disappeared():
