@@ -21,20 +21,28 @@ What counts as a public name of a torch namespace:
 - deprecated aliases (``torch.cuda.amp.autocast``, ``Tensor.__div__``) count like any name:
   torch 2.13 still has them, and code written for torch calls them;
 - ``torch`` is split by kind into rows: dtypes, memory formats, layouts, constants, submodules
-  (reachable after plain ``import torch``), and the functions and classes; torch's build
-  switches (``TYPE_CHECKING``, ``USE_GLOBAL_DEPS``, ...) are left out;
+  (reachable after plain ``import torch``), the legacy typed tensor and storage classes
+  (``FloatTensor``, ``FloatStorage``), the C++ binding classes (TorchScript's ``Graph``,
+  ``ScriptModule``, the dispatcher's ``DispatchKey``), and the other functions and classes;
+  torch's build switches (``TYPE_CHECKING``, ``USE_GLOBAL_DEPS``, ...) are left out;
+- ``torch.backends.*`` is a row for each public module of ``torch.backends``; a switch module
+  (``torch.backends.cudnn``) has its module's names and its class's properties (``enabled``);
 - ``torch.Tensor`` is two rows: its public methods and attributes, and its dunder methods less
   ``object``'s and the class bookkeeping (``__dict__``, ``__module__``, ...).
 
 ember has a name when its namespace of the same path has it as an attribute right after
 ``import ember`` (or, for a namespace ``import ember`` does not reach, after importing it); a
-Tensor name when ``ember.Tensor`` or a tensor has it.
+Tensor name when ``ember.Tensor`` or a tensor has it. Separately, the report lists ember's
+modules that exist but that ``import ember`` leaves unreached where ``import torch`` reaches
+torch's module of the same path.
 
 NotImplementedError is found by reading source, never by calling anything: a function of ember
-(a class: its ``__init__``) whose body raises NotImplementedError at its top level raises it
-always (unless torch's function does too: an abstract method); one that raises it under a
-condition with a message naming ember raises it for some arguments (ember's own gap, where the
-other NotImplementedErrors in ember's source repeat torch's, for dtypes torch has no kernel for).
+(a class: its ``__init__``; a property: its getter and setter) whose body raises
+NotImplementedError at its top level raises it always (unless torch's function does too: an
+abstract method); one that raises it under a condition with a message naming ember raises it
+for some arguments (ember's own gap, where the other NotImplementedErrors in ember's source
+repeat torch's, for dtypes torch has no kernel for). Only the function's own source is read,
+not the helpers it calls.
 
 ``src/ember`` never imports torch; this script does, as the tests do.
 """
@@ -379,19 +387,23 @@ def collect():
 
 
 def _gap(torch_obj, ember_obj, name, probe):
+    """How ember's ``name`` raises NotImplementedError, if it does: a property by its getter
+    or its setter."""
     source = ember_obj if hasattr(ember_obj, name) else probe
     value = inspect.getattr_static(source, name, None)
-    if isinstance(value, property):
-        value = value.fget
-    if getattr(value, "__module__", "") is None or not str(
-            getattr(value, "__module__", "")).startswith("ember"):
-        return None
-    gap = not_implemented(value)
-    if gap and gap[0] == "always":
-        theirs = inspect.getattr_static(torch_obj, name, None)
-        if _function_of(theirs) is not None and (not_implemented(theirs) or ("",))[0] == "always":
-            return None  # abstract in torch too
-    return gap
+    functions = [value.fget, value.fset] if isinstance(value, property) else [value]
+    for function in functions:
+        if not str(getattr(function, "__module__", None)).startswith("ember"):
+            continue
+        gap = not_implemented(function)
+        if gap and gap[0] == "always":
+            theirs = inspect.getattr_static(torch_obj, name, None)
+            if _function_of(theirs) is not None and \
+                    (not_implemented(theirs) or ("",))[0] == "always":
+                continue  # abstract in torch too
+        if gap:
+            return gap
+    return None
 
 
 # -- output -------------------------------------------------------------------------------
