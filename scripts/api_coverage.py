@@ -10,7 +10,9 @@ raise NotImplementedError.
 What counts as a public name of a torch namespace:
 
 - a module namespace defines ``__all__``: its ``__all__``, plus the public submodules reachable
-  from it as attributes (``torch.nn.utils.rnn`` is the name ``rnn`` of ``torch.nn.utils``);
+  from it as attributes (``torch.nn.utils.rnn`` is the name ``rnn`` of ``torch.nn.utils``; a
+  module imported under another module's path, as ``torch.nn.utils.init`` is ``torch.nn.init``,
+  is not counted there);
 - no ``__all__`` (``torch`` itself, whose ``__all__`` leaves out ``set_default_dtype`` and more,
   is read this way too): every name of ``dir()`` without a leading underscore, less the modules
   of other packages (``os``, ``sys``) and the classes and Python functions it imports from
@@ -120,8 +122,10 @@ def _home_allowed(value, namespace):
     return home == namespace or home.startswith((namespace + ".", "torch._C"))
 
 
-def _is_child_module(value, namespace):
-    return isinstance(value, types.ModuleType) and value.__name__.startswith(namespace + ".")
+def _is_child_module(value, namespace, name):
+    """Whether ``namespace.name`` is the module of that path (not another one imported there,
+    as ``torch.nn.utils.init`` is ``torch.nn.init``)."""
+    return isinstance(value, types.ModuleType) and value.__name__ == f"{namespace}.{name}"
 
 
 def public_names(module, namespace):
@@ -139,17 +143,14 @@ def _public_names(module, namespace):
         return sorted(set(_public_names(inner, namespace))
                       | {n for n in vars(type(module)) if not n.startswith("_")})
     attrs = {n: getattr(module, n, None) for n in dir(module) if not n.startswith("_")}
-    submodules = {n for n, v in attrs.items()
-                  if isinstance(v, types.ModuleType) and v.__name__.startswith("torch.")}
+    submodules = {n for n, v in attrs.items() if _is_child_module(v, namespace, n)}
     declared = getattr(module, "__all__", None)
     if declared is not None and namespace != "torch":
-        return sorted({n for n in declared if not n.startswith("_")}
-                      | {n for n in submodules if _is_child_module(attrs[n], namespace)})
-    names = set()
+        return sorted({n for n in declared if not n.startswith("_")} | submodules)
+    names = set(submodules)
     for name, value in attrs.items():
         if isinstance(value, types.ModuleType):
-            if name in submodules and (namespace == "torch" or _is_child_module(value, namespace)):
-                names.add(name)
+            continue
         elif name not in TORCH_BUILD_SWITCHES and _home_allowed(value, namespace):
             names.add(name)
     return sorted(names)
@@ -285,7 +286,7 @@ def _expand(torch, namespaces):
         if namespace.endswith(".*"):
             parent = reach(torch, namespace[:-2])
             expanded += [f"{namespace[:-2]}.{n}" for n in public_names(parent, namespace[:-2])
-                         if _is_child_module(getattr(parent, n), namespace[:-2])]
+                         if _is_child_module(getattr(parent, n), namespace[:-2], n)]
         else:
             expanded.append(namespace)
     return expanded
