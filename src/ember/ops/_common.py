@@ -54,12 +54,12 @@ def record(node_cls, inputs, out, *more_outputs):
     indices) the outputs of a new ``node_cls`` over ``inputs``, in order, and return the node
     (to save tensors and arguments on); else return None. Every op's forward records itself
     through this call."""
+    if not grad_state.grad_enabled:
+        return None
     for t in inputs:
         if t is not None and t._requires_grad:
             break
     else:
-        return None
-    if not grad_state.grad_enabled:
         return None
     if out is not None and out._data.dtype in _NO_AUTOGRAD:
         _refuse_autograd(out)

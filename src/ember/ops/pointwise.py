@@ -56,14 +56,12 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for):
         check_same_device(a, b)
         raise
     out = make(data)
-    if not grad_state.grad_enabled:
-        return out
     bcls = b.__class__
     if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
         node = record(node_cls, (a, b), out)
         if node is None:
             return out
-        node.other_shape, node.other_dtype, node.other_scalar = b._data.shape, b._data.dtype, None
+        node.other_shape, node.other_dtype = b._data.shape, b._data.dtype
     else:
         node = record(node_cls, (a, None), out)
         if node is None:
@@ -81,7 +79,8 @@ class _BinaryNode(Node):
     """Binary op node: the shape and dtype of each operand (``self_shape``, ``self_dtype``,
     ``other_shape``, ``other_dtype``; the last two None when ``other`` is a number, kept as
     ``other_scalar``), to reduce each gradient to its operand."""
-    __slots__ = ("self_shape", "self_dtype", "other_shape", "other_dtype", "other_scalar")
+    __slots__ = ("self_shape", "self_dtype", "other_shape", "other_dtype")
+    other_scalar = None
 
     def reduce(self, grad, which):
         """Reduce ``grad`` to input ``which``'s shape and dtype."""

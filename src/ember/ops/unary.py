@@ -87,10 +87,11 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         if float_op and data.dtype in _INTEGRAL:
             data = float_array(data)
         res = make(forward(namespace_of(data), data))
-        if input._requires_grad and grad_state.grad_enabled:
+        node = record(node_cls, (input,), res)
+        if node is not None:
             if grad is None:
                 raise RuntimeError(f"the derivative for '{name}' is not implemented.")
-            save(record(node_cls, (input,), res), input, res)
+            save(node, input, res)
         if out is not None:
             from .pointwise import _maybe_out
             return _maybe_out(res, out, exact_out)
