@@ -81,7 +81,7 @@ def _as_arrays(*arrays):
 
 
 def zeta(xp, x, q):
-    """Hurwitz's zeta of arrays ``x`` and ``q`` (broadcast), in float64."""
+    """Hurwitz's zeta of arrays ``x`` and ``q`` (broadcast; ``q`` may be a number), in float64."""
     if not _s._is_numpy(xp):
         return _s._cupy_special("zeta")(x, q)
     with np.errstate(all="ignore"):

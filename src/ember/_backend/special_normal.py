@@ -115,5 +115,4 @@ def _float64_kernel(fn, x):
     """``fn`` on x in float64 (0-d as one element), returned in x's dtype and shape."""
     w = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
     with np.errstate(all="ignore"):
-        out = fn(w)
-    return out.reshape(x.shape).astype(x.dtype, copy=False)
+        return fn(w).reshape(x.shape).astype(x.dtype, copy=False)
