@@ -13,7 +13,7 @@ Every function computes in float64 and returns the input's dtype. Methods:
   beyond, ``sqrt(x) e^x K(x)`` as a Chebyshev expansion in ``2/x``.
 - Ai: a Chebyshev expansion on [-3, 2]; beyond, the asymptotic forms with their amplitudes as
   Chebyshev expansions in ``1/zeta``, ``zeta = (2/3)|x|^(3/2)``.
-- spherical j0: ``sin(x) / x``, its Taylor polynomial near 0.
+- spherical j0: ``sin(x) / x`` (1 at 0).
 
 The expansions are computed by ``scripts/fit_special_chebyshev.py`` (``special_chebyshev.py``).
 Values at infinities, zeros and negative arguments follow torch's.
@@ -270,9 +270,7 @@ def _airy_ai(xp, x):
 
 
 def _spherical_bessel_j0(xp, x):
-    x2 = x * x
-    taylor = 1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0 * (1.0 - x2 / 72.0)))
-    out = xp.where(xp.abs(x) < 0.5, taylor, xp.sin(x) / x)
+    out = xp.where(x == 0, 1.0, xp.sin(x) / xp.where(x == 0, 1.0, x))
     return xp.where(xp.isinf(x), 0.0, out)
 
 

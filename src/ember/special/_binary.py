@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import special as _special_kernels, special_gamma
-from ..ops._common import Node, Tensor, is_scalar, make, namespace_of, record
+from ..ops._common import Node, Tensor, _type_word, is_scalar, make, namespace_of, record
 from ..ops.pointwise import _binary, _BinaryNode, _scalar_first, float_arrays
 from ._common import check_tensor, finish, float_result, refuse
 
@@ -150,8 +150,7 @@ def _incomplete(name, kernel_name, kernel, node_cls, input, other, out):
     check_tensor(other, f"special_{name}", 2, "other")
     common = _dtype.result_type_of(input, other).np
     if common.kind in "biu":
-        raise NotImplementedError(f"\"{kernel_name}\" not implemented for "
-                                  f"'{_dtype.from_numpy_dtype(common)}'".replace("torch.", ""))
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_type_word(common)}'")
     refuse(common, kernel_name, "c")
 
     def compute(a, x):

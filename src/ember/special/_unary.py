@@ -26,11 +26,12 @@ def _node(name, formula, saves):
     return type(name, (Node,), {"__slots__": (), "backward": backward})
 
 
-def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x", torch_name=None):
+def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x", torch_name=None,
+              kernel_name=None):
     """``ember.special.name``: ``kernel(xp, array)`` on ``input`` (integers as the default float
     dtype), torch's refusal of ``refused`` dtypes ("c" complex, "h" half precision) named after
     its kernel, and the gradient ``grad(g, x, result)`` when torch has one."""
-    kernel_name = f"{torch_name or name}_cpu"
+    kernel_name = kernel_name or f"{torch_name or name}_cpu"
     node_cls = _node(node_name, grad, saves) if grad else None
 
     def fn(input, *, out=None):
@@ -103,7 +104,8 @@ airy_ai = _function("airy_ai", special_bessel.airy_ai, """Airy function ``Ai(inp
 differentiable, as in torch.""", _NO_LOW_PRECISION)
 
 i0 = _function("i0", special_bessel.i0, """Modified Bessel function of the first kind of order
-0, ``I0(input)``; its gradient is ``I1``.""", "c", lambda g, x, y: g * i1(x), "I0Backward0")
+0, ``I0(input)``; its gradient is ``I1``.""", "c", lambda g, x, y: g * i1(x), "I0Backward0",
+               kernel_name="i0_vml_cpu")
 i0e = _function("i0e", special_bessel.i0e, """Exponentially scaled modified Bessel function of
 the first kind of order 0, ``exp(-|input|) * I0(input)``.""", "c",
                 lambda g, x, y: g * (i1e(x) - x.sign() * y), "SpecialI0EBackward0", "x,result")
