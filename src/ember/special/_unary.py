@@ -26,16 +26,15 @@ def _node(name, formula, saves):
     return type(name, (Node,), {"__slots__": (), "backward": backward})
 
 
-def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x", torch_name=None,
-              kernel_name=None):
+def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x", kernel_name=None):
     """``ember.special.name``: ``kernel(xp, array)`` on ``input`` (integers as the default float
     dtype), torch's refusal of ``refused`` dtypes ("c" complex, "h" half precision) named after
     its kernel, and the gradient ``grad(g, x, result)`` when torch has one."""
-    kernel_name = kernel_name or f"{torch_name or name}_cpu"
+    kernel_name = kernel_name or f"{name}_cpu"
     node_cls = _node(node_name, grad, saves) if grad else None
 
     def fn(input, *, out=None):
-        check_tensor(input, f"special_{torch_name or name}")
+        check_tensor(input, f"special_{name}")
         data = input._data
         refuse(data.dtype, kernel_name, refused)
         data = data.astype(float_result(data.dtype), copy=False)
