@@ -91,7 +91,7 @@ def zeta(xp, x, q):
 def polygamma(xp, n, x):
     """polygamma(n, x) for n >= 2, in float64."""
     if not _s._is_numpy(xp):
-        return _s._cupy_special("polygamma")(n, x)
+        return _s._cupy_special("polygamma")(xp.asarray(float(n), dtype=x.dtype), x)
     sign = -1.0 if n % 2 == 0 else 1.0
     with np.errstate(all="ignore"):
         return sign * math.exp(math.lgamma(n + 1)) * _zeta(np.float64(n + 1), np.asarray(x, np.float64))

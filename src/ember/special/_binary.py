@@ -223,6 +223,6 @@ def multigammaln(input, p, *, out=None):
     from ..ops.creation import arange
     from ..ops.unary import lgamma
     x = input if data.dtype.kind not in "iu" else input.to(_dtype.get_default_dtype())
-    halves = arange(p, dtype=x.dtype) * -0.5
+    halves = arange(p, dtype=x.dtype, device=x.device) * -0.5
     total = lgamma(x.unsqueeze(-1) + halves).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
     return finish(total, out)
