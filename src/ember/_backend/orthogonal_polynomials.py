@@ -14,7 +14,9 @@ import numpy as np
 
 def _degrees(xp, x, n):
     x, n = xp.broadcast_arrays(xp.asarray(x, dtype=np.float64), xp.asarray(n, dtype=np.float64))
-    whole = xp.where(xp.isnan(n), -1.0, xp.trunc(n))   # NaN casts to a negative degree in torch
+    # torch casts the degree to int64: NaN, infinities and degrees beyond its range become
+    # its least value, a negative degree
+    whole = xp.where(xp.isfinite(n) & (xp.abs(n) < 2.0 ** 63), xp.trunc(n), -1.0)
     return x, whole
 
 

@@ -17,6 +17,12 @@ def refuse(dtype, kernel, kinds):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dtype)}'")
 
 
+def refuse_integers(dtype, kernel):
+    """torch's NotImplementedError for an integer or bool ``dtype`` its kernel has no loop for."""
+    if dtype.kind in "biu":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dtype)}'")
+
+
 def float_result(dtype):
     """The dtype a float op computes an input of ``dtype`` in: integers and bool give the
     default float dtype."""

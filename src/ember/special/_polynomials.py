@@ -7,6 +7,7 @@ import numpy as np
 from .. import _dtype
 from .._backend import orthogonal_polynomials as kernels
 from ..ops._common import Tensor, is_scalar, make, namespace_of
+from ..ops.pointwise import _broadcast_check
 from ._common import finish, refuse
 
 __all__ = []
@@ -28,6 +29,8 @@ def _polynomial(name, kernel, what):
         dtype = common.np if common.is_floating_point or common.is_complex else \
             _dtype.get_default_dtype().np
         refuse(dtype, f"{name}_cpu", "ch")
+        if isinstance(input, Tensor) and isinstance(n, Tensor):
+            _broadcast_check(op, input, n)
         tensor = input if isinstance(input, Tensor) else n
         xp = namespace_of(tensor._data)
         x = input._data if isinstance(input, Tensor) else input
