@@ -108,14 +108,22 @@ i0 = _function("i0", special_bessel.i0, """Modified Bessel function of the first
 i0e = _function("i0e", special_bessel.i0e, """Exponentially scaled modified Bessel function of
 the first kind of order 0, ``exp(-|input|) * I0(input)``.""", "c",
                 lambda g, x, y: g * (i1e(x) - x.sign() * y), "SpecialI0EBackward0", "x,result")
+def _i1_grad(g, x, y):
+    refuse(x._data.dtype, "i1_backward", "h")
+    return g * _where(x == 0, 0.5, i0(x) - y / _nonzero(x))
+
+
+def _i1e_grad(g, x, y):
+    refuse(x._data.dtype, "i1e_backward", "h")
+    return g * _where(x == 0, 0.5, i0e(x) - y * (x.sign() + _nonzero(x).reciprocal()))
+
+
 i1 = _function("i1", special_bessel.i1, """Modified Bessel function of the first kind of order
-1, ``I1(input)``.""", "c",
-               lambda g, x, y: g * _where(x == 0, 0.5, i0(x) - y / _nonzero(x)), "SpecialI1Backward0",
-               "x,result")
+1, ``I1(input)``. Its gradient, as torch's, is refused for float16 and bfloat16.""", "c",
+               _i1_grad, "SpecialI1Backward0", "x,result")
 i1e = _function("i1e", special_bessel.i1e, """Exponentially scaled modified Bessel function of
-the first kind of order 1, ``exp(-|input|) * I1(input)``.""", "c",
-                lambda g, x, y: g * _where(x == 0, 0.5, i0e(x) - y * (x.sign() + _nonzero(x).reciprocal())),
-                "SpecialI1EBackward0", "x,result")
+the first kind of order 1, ``exp(-|input|) * I1(input)``. Its gradient, as torch's, is refused
+for float16 and bfloat16.""", "c", _i1e_grad, "SpecialI1EBackward0", "x,result")
 
 erfcx = _function("erfcx", special_normal.erfcx, """Scaled complementary error function,
 ``exp(input**2) * erfc(input)``, computed without overflow for large inputs.""",
