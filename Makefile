@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 LATEST_VENV := .venv-latest-$(PYTAG)
 
-.PHONY: test test-quick test-latest fuzz demo lint bench lock clean
+.PHONY: test test-quick test-latest fuzz coverage demo lint bench lock clean
 
 $(LOCK):
 	@echo "no lock for $(PYTAG): run 'make lock PYTHON=$(PYTHON)' to write $(LOCK)" >&2; exit 1
@@ -48,6 +48,11 @@ FUZZ_EXAMPLES ?= 200
 
 fuzz: $(STAMP)
 	EMBER_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n 2 tests/test_fuzz_bad_input.py
+
+# torch's public names that ember has and lacks, namespace by namespace, and ember's names that
+# raise NotImplementedError (scripts/api_coverage.py; its --markdown is the README's block).
+coverage: $(STAMP)
+	$(PY) scripts/api_coverage.py
 
 # The quick subset CI runs on the other supported Pythons: the op table's values and gradients,
 # autograd, nn and .grad ownership. Where torch is not installed (its CPU build is on hand for

@@ -1,4 +1,4 @@
-"""Pooling, softmax and layer norm forward+backward (float32, one thread) on each of ember's
+"""Pooling, softmax, layer norm and activations forward+backward (float32, one thread) on each of ember's
 kernel libraries beside torch, on the benchmark models' shapes and on smaller ones around the
 size rules: NumPy's path, oneDNN's (with the size rules set aside, so that the table shows
 where they belong), ember as it chooses, and torch; every repeat times each case on each in
@@ -6,7 +6,7 @@ turn (a different one first each time), in one process. Medians in ms per forwar
 or per forward with ``--forward`` ("nan": the library declines the case); ``onednn/numpy``
 below 1 means oneDNN is faster.
 
-    .venv/bin/python -m benchmarks.onednn_layers [--repeats 15] [--only pool|softmax|norm]
+    .venv/bin/python -m benchmarks.onednn_layers [--repeats 15] [--only pool|softmax|norm|act]
         [--forward] [--channels-last]
 """
 import argparse
@@ -18,7 +18,7 @@ import torch
 
 import ember
 from ember._backend import choice
-from ember.nn.functional import normalization, pooling, softmax_family
+from ember.nn.functional import activation, normalization, pooling, softmax_family
 
 # name -> (input shape, function of (library, input tensor)); lists the benchmark models'
 # layers (benchmarks/models.py) and the sizes around each rule
@@ -60,9 +60,15 @@ NORM = {
     "LayerNorm(128) 2x64x128": ((2, 64, 128), None),
     "LayerNorm(128) 1x64x128": ((1, 64, 128), None),
 }
-GROUPS = {"pool": POOL, "softmax": SOFTMAX, "norm": NORM}
+ACT = {f"{name} {rows}x{cols}": ((rows, cols), fn)
+       for name, fn in (("gelu", lambda F, x: F.gelu(x)),
+                        ("gelu tanh", lambda F, x: F.gelu(x, approximate="tanh")),
+                        ("silu", lambda F, x: F.silu(x)))
+       for rows, cols in ((1024, 512), (256, 512), (128, 512), (32, 512), (16, 512), (8, 512))}
+GROUPS = {"pool": POOL, "softmax": SOFTMAX, "norm": NORM, "act": ACT}
 RULES = [(pooling, "MAX_POOL_ONEDNN_MIN_ELEMENTS"), (softmax_family, "SOFTMAX_ONEDNN_MIN_ELEMENTS"),
-         (normalization, "LAYER_NORM_ONEDNN_MIN_ELEMENTS")]
+         (normalization, "LAYER_NORM_ONEDNN_MIN_ELEMENTS"),
+         (activation, "ELTWISE_ONEDNN_MIN_ELEMENTS")]
 LIBRARIES = ["torch", choice.NUMPY, choice.ONEDNN, "ember"]
 
 
@@ -97,8 +103,8 @@ def _library(name):
     saved = [(module, rule, getattr(module, rule)) for module, rule in RULES]
     try:
         if name == choice.ONEDNN:
-            for module, rule, _ in saved:
-                setattr(module, rule, 0)
+            for module, rule, value in saved:
+                setattr(module, rule, dict.fromkeys(value, 0) if isinstance(value, dict) else 0)
         with choice.only(name):
             yield
     finally:

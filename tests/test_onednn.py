@@ -1,6 +1,6 @@
 """ember's oneDNN kernel layer: convolutions forward and backward against torch (whose CPU
 convolutions run the same library: bit for bit where it picks the same primitive), pooling,
-softmax and layer norm against torch, the plan cache, the switch and the fallback to NumPy,
+softmax, layer norm and activations against torch, the plan cache, the switch and the fallback to NumPy,
 and oneDNN's errors."""
 import contextlib
 import os
@@ -609,3 +609,76 @@ def test_channels_last_arrays_with_size_one_dims_run_on_onednn(shape):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
     with choice.only(choice.ONEDNN):
         _batch_norm_run(ember, shape, True, True, "channels_last")
+
+
+# -- activations (eltwise) ------------------------------------------------------------------
+
+ACTIVATIONS = {
+    "gelu": lambda F, x: F.gelu(x),
+    "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "silu": lambda F, x: F.silu(x),
+}
+
+
+def _activation_run(lib, fn, x_data, g_data, view=None):
+    x = lib.tensor(x_data, requires_grad=True)
+    y = fn(lib.nn.functional, view(x) if view else x)
+    y.backward(lib.tensor(g_data))
+    return y.detach().numpy(), x.grad.numpy()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "channels_last"])
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activations_on_onednn_match_torch(name, layout):
+    """Forward and backward on oneDNN's eltwise primitive (forced) on a row-major array (with
+    NaN, infinities and signed zeros among the values), a transposed view and a channels-last
+    one: torch's values to a few ulps (exact GELU's forward bit for bit). The tanh
+    approximation differs from torch's by up to a few 1e-6 where ``1 + tanh`` cancels (large
+    negative inputs, whose GELU is nearly 0)."""
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((8, 16, 32, 32)) * 3).astype(np.float32)
+    if layout == "contiguous":  # (torch's strided loops give GELU(inf) = inf, its vector one NaN)
+        x.reshape(-1)[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, -100.0]
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    def channels_last(t):
+        lib = torch if isinstance(t, torch.Tensor) else ember
+        return t.contiguous(memory_format=lib.channels_last)
+
+    view = {"contiguous": None, "transposed": lambda t: t.transpose(-1, -2),
+            "channels_last": channels_last}[layout]
+    if layout == "transposed":
+        g = np.ascontiguousarray(np.swapaxes(g, -1, -2))
+    fn = ACTIVATIONS[name]
+    want = _activation_run(torch, fn, x, g, view)
+    with choice.only(choice.ONEDNN):
+        got = _activation_run(ember, fn, x, g, view)
+    atol = 5e-6 if name == "gelu_tanh" else 2e-6  # (torch's strided loops round differently)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=atol, equal_nan=True)
+    if name == "gelu" and layout == "contiguous":
+        np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_activations_decline_to_numpy():
+    """float64, small inputs and broadcast views take NumPy's path, which matches torch."""
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((64, 512)).astype(np.float32)
+    for data in (x.astype(np.float64), x[:4, :64]):
+        for fn in ACTIVATIONS.values():
+            with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+                fn(ember.nn.functional, ember.tensor(data))
+            got = fn(ember.nn.functional, ember.tensor(data)).numpy()
+            want = fn(torch.nn.functional, torch.tensor(data)).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    wide = ember.tensor(x[:1]).expand(64, 512)
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+        ember.nn.functional.gelu(wide)
+
+
+def test_a_repeated_activation_step_creates_no_primitives():
+    rng = np.random.default_rng(11)
+    x, g = rng.standard_normal((64, 512)).astype(np.float32), np.ones((64, 512), np.float32)
+    _activation_run(ember, ACTIVATIONS["gelu"], x, g)
+    created = runtime.plans.created
+    _activation_run(ember, ACTIVATIONS["gelu"], x, g)
+    assert runtime.plans.created == created

@@ -68,6 +68,7 @@ from . import random  # noqa: F401
 from . import cuda  # noqa: F401  (ember.cuda; Tensor.cuda, pin_memory, record_stream)
 from . import accelerator  # noqa: F401
 from . import multiprocessing  # noqa: F401  (Tensor.share_memory_, pickling across processes)
+from . import distributed  # noqa: F401  (imports no MPI: init_process_group starts it)
 from .nn.functional import (  # noqa: F401
     relu, relu_, softmax, log_softmax, dropout, selu, celu, prelu, hardshrink, threshold,
 )

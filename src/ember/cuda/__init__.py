@@ -190,3 +190,4 @@ from .memory import (  # noqa: E402
     memory_stats, memory_summary, reset_max_memory_allocated, reset_peak_memory_stats,
 )
 from . import _tensor_methods  # noqa: E402,F401
+from . import amp  # noqa: E402,F401

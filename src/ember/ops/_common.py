@@ -11,10 +11,10 @@ from .._backend.precision import HALF_PRECISION, narrowed, widened
 from .._dtype import _BY_NP, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
 from ..autograd.grad_mode import state as grad_state
-from ..autograd.graph import Node, bump_version, set_history
+from ..autograd.graph import Node, bump_version
 
 __all__ = [
-    "Tensor", "Size", "Node", "grad_state", "set_history", "make", "make_view", "namespace_of",
+    "Tensor", "Size", "Node", "grad_state", "make", "make_view", "namespace_of",
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
@@ -48,9 +48,12 @@ def check_tensor(x, op, arg="input"):
         raise TypeError(f"{op}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}")
 
 
-def record(node_cls, inputs, out):
-    """If any input requires grad (and grad mode is on), make ``out`` the output of a new
-    ``node_cls`` over ``inputs`` and return the node (to save tensors on); else None."""
+def record(node_cls, inputs, out, *more_outputs):
+    """Record an op in the graph: if any of ``inputs`` requires grad (and grad mode is on),
+    make ``out`` and each of ``more_outputs`` (None for one that has no gradient, such as
+    indices) the outputs of a new ``node_cls`` over ``inputs``, in order, and return the node
+    (to save tensors and arguments on); else return None. Every op's forward records itself
+    through this call."""
     for t in inputs:
         if t is not None and t._requires_grad:
             break
@@ -58,16 +61,43 @@ def record(node_cls, inputs, out):
         return None
     if not grad_state.grad_enabled:
         return None
-    kind = out._data.dtype.kind
-    if kind in "biu":   # a differentiable op with an integer or bool result: torch refuses it
-        raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
-    if kind == "c":
+    if out is not None and out._data.dtype in _NO_AUTOGRAD:
+        _refuse_autograd(out)
+    if more_outputs:
+        return _record_outputs(node_cls(inputs), (out,) + more_outputs)
+    node = node_cls(inputs)
+    if out is not None:
+        if out.grad_fn is not None:   # an in-place op recorded again over its input
+            out._output_nr = 0
+        out._requires_grad = True
+        out.grad_fn = node
+    return node
+
+
+def _record_outputs(node, outputs):
+    for out in outputs:
+        if out is not None and out._data.dtype in _NO_AUTOGRAD:
+            _refuse_autograd(out)
+    for output_nr, out in enumerate(outputs):
+        if out is not None:
+            out._requires_grad = True
+            out.grad_fn = node
+            out._output_nr = output_nr
+    return node
+
+
+# Results autograd refuses: integer and bool (torch's error) and complex (not supported yet).
+_NO_AUTOGRAD = frozenset(np.dtype(name) for name in (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+    "complex64", "complex128"))
+
+
+def _refuse_autograd(out):
+    if out._data.dtype.kind == "c":
         from .._tensor import _COMPLEX_AUTOGRAD
         raise NotImplementedError(_COMPLEX_AUTOGRAD)
-    node = node_cls(inputs)
-    out._requires_grad = True
-    out.grad_fn = node
-    return node
+    # a differentiable op with an integer or bool result: torch refuses it
+    raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
 
 
 class NotImplementedBackward(Node):
@@ -133,13 +163,13 @@ def arrays_for(a, b):
     NumPy scalar, never a host array, so that it mixes with any backend's arrays (CuPy refuses
     NumPy arrays)."""
     ad = a._data
-    if b.__class__ is Tensor or isinstance(b, Tensor):
+    bcls = b.__class__
+    if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
         bd = b._data
         if ad.dtype == bd.dtype:
             return ad, bd
         common = result_type_of(a, b).np
         return ad.astype(common, copy=False), bd.astype(common, copy=False)
-    bcls = b.__class__
     if bcls is not float and bcls is not int and not is_scalar(b):
         raise TypeError(f"unsupported operand type: {type(b).__name__}")
     kind = ad.dtype.kind

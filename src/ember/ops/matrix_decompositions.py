@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from ._common import (
-    check_tensor, grad_state, make, method, namespace_of, Node, record, set_history, sum_to, Tensor,
+    check_tensor, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor,
     with_out, wrap_dim,
 )
 from ._common import _type_word
@@ -108,12 +108,6 @@ def _diag_embed(v):
     """The (batched) diagonal matrix with ``v`` on its diagonal, differentiable in ``v``."""
     from .creation import eye
     return v.unsqueeze(-1) * eye(v._data.shape[-1], dtype=v.dtype, device=v.device)
-
-
-def _with_outputs(node, outs):
-    for i, out in enumerate(outs):
-        if out is not None:
-            set_history(out, node, i)
 
 
 # ----------------------------------------------------------------------------------------
@@ -230,9 +224,8 @@ def _slogdet(A, op, result_type):
     sign = make(sign.astype(data.dtype, copy=False))
     real = np.finfo(data.dtype).dtype if data.dtype.kind == "c" else data.dtype   # |det| is real
     logabsdet = make(logabsdet.astype(real, copy=False))
-    node = record(LinalgSlogdetBackward0, (A,), sign)
+    node = record(LinalgSlogdetBackward0, (A,), sign, logabsdet)
     if node is not None:
-        set_history(logabsdet, node, 1)
         node.save(A)
     return result_type(sign, logabsdet)
 
@@ -501,9 +494,8 @@ def _qr(A, mode, result_type):
     else:
         q, r = xp.linalg.qr(data, mode=mode)
         Q, R = make(q), make(r)
-    node = record(LinalgQrBackward0, (A,), Q)
+    node = record(LinalgQrBackward0, (A,), Q, R)
     if node is not None:
-        _with_outputs(node, (Q, R))
         wide = data.shape[-2] < data.shape[-1]
         node.save(*((Q, R, A) if wide else (Q, R)))
         node.mode, node.shape = mode, data.shape
@@ -619,9 +611,8 @@ def _svd(A, full_matrices):
     data = A._data
     u, s, vh = svd_arrays(data, full_matrices=full_matrices)
     U, S, Vh = make(u), make(s), make(vh)
-    node = record(LinalgSvdBackward0, (A,), U)
+    node = record(LinalgSvdBackward0, (A,), U, S, Vh)
     if node is not None:
-        _with_outputs(node, (U, S, Vh))
         node.save(U, S, Vh)
         node.full_matrices = full_matrices
     return U, S, Vh
@@ -687,9 +678,8 @@ def _eigh(A, UPLO):
     data = A._data
     w, v = eigh_arrays(data, UPLO)
     L, V = make(w), make(v)
-    node = record(LinalgEighBackward0, (A,), L)
+    node = record(LinalgEighBackward0, (A,), L, V)
     if node is not None:
-        _with_outputs(node, (L, V))
         node.save(L, V)
     return L, V
 

@@ -38,13 +38,14 @@ def _broadcast_check(op, a, b):
                                f"at non-singleton dimension {i}")
 
 
-def _binary(op_name, ufunc, node_cls, a, b, save, operands=arrays_for):
+def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for):
     """Run ``ufunc`` on two operands (a a Tensor, b a Tensor or number) with torch's promotion
-    and broadcasting; record ``node_cls`` and save ``save`` ('ab', 'a', 'b', 'out', '').
+    and broadcasting; record ``node_cls`` (a ``_BinaryNode``) and save the tensors named in
+    ``save`` ("self", "other", "result"; a number saves as None).
     ``operands(a, b)`` gives the arrays to compute on (``float_arrays`` for float ops)."""
     try:
         ad, bd = operands(a, b)
-        if type(ufunc) is np.ufunc and parallel.big(ad):
+        if ad.nbytes >= parallel.ELEMENTWISE_MIN_BYTES and type(ufunc) is np.ufunc and parallel.big(ad):
             data = parallel.elementwise(ufunc, ad, bd)
         else:
             data = ufunc(ad, bd)
@@ -57,46 +58,41 @@ def _binary(op_name, ufunc, node_cls, a, b, save, operands=arrays_for):
     out = make(data)
     if not grad_state.grad_enabled:
         return out
-    if b.__class__ is Tensor or isinstance(b, Tensor):
-        if not (a._requires_grad or b._requires_grad):
+    bcls = b.__class__
+    if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
+        node = record(node_cls, (a, b), out)
+        if node is None:
             return out
-        node = node_cls((a, b))
-        node._meta = (a._data.shape, a._data.dtype, b._data.shape, b._data.dtype, None)
-    elif a._requires_grad:
-        node = node_cls((a, None))
-        node._meta = (a._data.shape, a._data.dtype, None, None, b)
-        b = None
+        node.other_shape, node.other_dtype, node.other_scalar = b._data.shape, b._data.dtype, None
     else:
-        return out
-    out._requires_grad = True
-    out.grad_fn = node
-    if save == "ab":
-        node.save(a, b)
-    elif save:
-        node.save(*[a if c == "a" else b if c == "b" else out for c in save])
+        node = record(node_cls, (a, None), out)
+        if node is None:
+            return out
+        node.other_shape = node.other_dtype = None
+        node.other_scalar = b
+        b = None
+    node.self_shape, node.self_dtype = a._data.shape, a._data.dtype
+    if save:
+        node.save(*[a if name == "self" else b if name == "other" else out for name in save])
     return out
 
 
 class _BinaryNode(Node):
-    """Binary op node: ``_meta`` holds (a's shape, a's dtype, b's shape, b's dtype, b when b is a
-    number); b's shape and dtype are None for a number."""
-    __slots__ = ("_meta",)
+    """Binary op node: the shape and dtype of each operand (``self_shape``, ``self_dtype``,
+    ``other_shape``, ``other_dtype``; the last two None when ``other`` is a number, kept as
+    ``other_scalar``), to reduce each gradient to its operand."""
+    __slots__ = ("self_shape", "self_dtype", "other_shape", "other_dtype", "other_scalar")
 
     def reduce(self, grad, which):
         """Reduce ``grad`` to input ``which``'s shape and dtype."""
-        meta = self._meta
-        shape, dtype = (meta[0], meta[1]) if which == 0 else (meta[2], meta[3])
+        shape, dtype = ((self.self_shape, self.self_dtype) if which == 0
+                        else (self.other_shape, self.other_dtype))
         if grad._data.shape != shape:
             from ._common import sum_to
             grad = sum_to(grad, shape)
         if grad._data.dtype != dtype:
             grad = grad.to(_dtype.from_numpy_dtype(dtype))
         return grad
-
-
-    @property
-    def scalar(self):
-        return self._meta[4]
 
 
 # -- add / sub ------------------------------------------------------------------------------
@@ -144,13 +140,13 @@ def add(input, other, *, alpha=1, out=None):
     if input.__class__ is not Tensor:
         _tensor_arg(input, "add")
     if alpha == 1:
-        res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other, "")
+        res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other)
     elif isinstance(other, Tensor):
         _check_alpha(input, other, alpha)
         res = _binary("add", lambda x, y: namespace_of(x).add(x, _scaled(y, alpha)), AddBackward0,
-                      input, other, "")
+                      input, other)
     else:
-        res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other * alpha, "")
+        res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other * alpha)
     if res.grad_fn is not None:
         res.grad_fn.alpha = alpha if isinstance(other, Tensor) else 1
     return res if out is None else _maybe_out(res, out)
@@ -164,13 +160,13 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     if alpha == 1:
-        res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other, "")
+        res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other)
     elif isinstance(other, Tensor):
         _check_alpha(input, other, alpha)
         res = _binary("sub", lambda x, y: namespace_of(x).subtract(x, _scaled(y, alpha)),
-                      SubBackward0, input, other, "")
+                      SubBackward0, input, other)
     else:
-        res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other * alpha, "")
+        res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other * alpha)
     if res.grad_fn is not None:
         res.grad_fn.alpha = alpha if isinstance(other, Tensor) else 1
     return _maybe_out(res, out)
@@ -210,8 +206,8 @@ class MulBackward0(_BinaryNode):
 
     def backward(self, grad):
         edges = self.next_functions
-        if self._meta[2] is None:
-            return self.reduce(grad * self._meta[4], 0), None
+        if self.other_shape is None:
+            return self.reduce(grad * self.other_scalar, 0), None
         a, b = self.saved_tensors
         ga = self.reduce(grad * b, 0) if edges[0][0] is not None else None
         gb = self.reduce(grad * a, 1) if edges[1][0] is not None else None
@@ -219,8 +215,8 @@ class MulBackward0(_BinaryNode):
 
     def backward_arrays(self, grad):
         edges = self.next_functions
-        if self._meta[2] is None:
-            scalar = self._meta[4]
+        if self.other_shape is None:
+            scalar = self.other_scalar
             arrays = raw_arrays(grad) if scalar.__class__ is float or scalar.__class__ is int else None
             return None if arrays is None else (self.reduce(make(arrays[0] * scalar), 0), None)
         a, b = self.saved_tensors
@@ -238,9 +234,9 @@ def mul(input, other, *, out=None):
     """Multiplies ``input`` by ``other``, with broadcasting and type promotion."""
     if input.__class__ is not Tensor:
         _tensor_arg(input, "mul")
-    res = _binary("mul", namespace_of(input._data).multiply, MulBackward0, input, other, "")
+    res = _binary("mul", namespace_of(input._data).multiply, MulBackward0, input, other)
     node = res.grad_fn
-    if node is not None and node._meta[2] is not None:
+    if node is not None and node.other_shape is not None:
         # as torch: each operand is kept only for the other's gradient
         node.save(input if other._requires_grad else None, other if input._requires_grad else None)
     return res if out is None else _maybe_out(res, out)
@@ -254,8 +250,8 @@ class DivBackward0(_BinaryNode):
 
     def backward(self, grad):
         saved = self.saved_tensors
-        if self._meta[2] is None:
-            return self.reduce(grad / self.scalar, 0), None
+        if self.other_shape is None:
+            return self.reduce(grad / self.other_scalar, 0), None
         a, b, out = saved
         ga = self.reduce(grad / b, 0) if self.next_functions[0][0] is not None else None
         gb = self.reduce(-grad * out / b, 1) if self.next_functions[1][0] is not None else None
@@ -322,16 +318,16 @@ def div(input, other, *, rounding_mode=None, out=None):
     """Divides ``input`` by ``other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
     _tensor_arg(input, "div")
     if rounding_mode is None:
-        res = _binary("div", _true_divide, DivBackward0, input, other, "")
+        res = _binary("div", _true_divide, DivBackward0, input, other)
         node = res.grad_fn
-        if node is not None and node._meta[2] is not None:
+        if node is not None and node.other_shape is not None:
             # b for both gradients; a (as torch keeps it) and the result for b's
             b_grad = other._requires_grad
             node.save(input if b_grad else None, other, res if b_grad else None)
     elif rounding_mode == "trunc":
-        res = _binary("div", _div_trunc_kernel, DivBackward1, input, other, "")
+        res = _binary("div", _div_trunc_kernel, DivBackward1, input, other)
     elif rounding_mode == "floor":
-        res = _binary("div", _div_floor_kernel, DivBackward1, input, other, "")
+        res = _binary("div", _div_floor_kernel, DivBackward1, input, other)
     else:
         raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                            f"'{rounding_mode}'")
@@ -451,19 +447,16 @@ def pow(input, exponent, *, out=None):
     if is_scalar(input):
         _tensor_arg(exponent, "pow", 2, "exponent")
         base = input
-        res = _binary("pow", lambda e, b: _int_power(b, e) if e.dtype.kind in "iu" else
-                      namespace_of(e).power(b, e), _NoGrad, exponent, base, "")
-        if exponent._requires_grad and grad_state.grad_enabled:
-            res.grad_fn = None
-            node = PowBackward2((exponent,))
+        ed, bd = arrays_for(exponent, base)
+        res = make(_int_power(bd, ed) if ed.dtype.kind in "iu" else namespace_of(ed).power(bd, ed))
+        node = record(PowBackward2, (exponent,), res)
+        if node is not None:
             node.base = base
-            res._requires_grad = True
-            res.grad_fn = node
             node.save(exponent, res)
         return _maybe_out(res, out)
     _tensor_arg(input, "pow")
     if isinstance(exponent, Tensor):
-        res = _binary("pow", _pow_arrays, PowBackward1, input, exponent, "abo")
+        res = _binary("pow", _pow_arrays, PowBackward1, input, exponent, ("self", "other", "result"))
         return _maybe_out(res, out)
     ad, e = arrays_for(input, exponent)
     res = make(_pow_arrays(ad, e))
@@ -472,13 +465,6 @@ def pow(input, exponent, *, out=None):
         node.exponent = exponent
         node.save(input)
     return _maybe_out(res, out)
-
-
-class _NoGrad(_BinaryNode):
-    __slots__ = ()
-
-    def backward(self, grad):
-        return None, None
 
 
 _maybe_out = write_out
@@ -683,7 +669,7 @@ def atan2(input, other, *, out=None):
     """Element-wise arctangent of ``input / other`` with consideration of the quadrant."""
     _tensor_arg(input, "atan2")
     _other_tensor(other, "atan2")
-    return _maybe_out(_binary("atan2", _atan2_kernel, Atan2Backward0, input, other, "ab",
+    return _maybe_out(_binary("atan2", _atan2_kernel, Atan2Backward0, input, other, ("self", "other"),
                               float_arrays), out)
 
 
@@ -715,8 +701,8 @@ def fmod(input, other, *, out=None):
     """The C-style remainder of division: has the sign of the dividend ``input``."""
     _tensor_arg(input, "fmod")
     if isinstance(other, Tensor):
-        return _maybe_out(_binary("fmod", _fmod_kernel, FmodBackward1, input, other, "ab"), out)
-    return _maybe_out(_binary("fmod", _fmod_kernel, FmodBackward0, input, other, ""), out)
+        return _maybe_out(_binary("fmod", _fmod_kernel, FmodBackward1, input, other, ("self", "other")), out)
+    return _maybe_out(_binary("fmod", _fmod_kernel, FmodBackward0, input, other), out)
 
 
 class RemainderBackward0(_BinaryNode):
@@ -747,13 +733,13 @@ def remainder(input, other, *, out=None):
             raise TypeError(f"remainder() received an invalid combination of arguments - got "
                             f"({type(input).__name__}, Tensor, out=Tensor)")
         input = _scalar_first(input, other, "remainder")
-        res = _binary("remainder", _remainder_kernel, NotImplementedBackward, input, other, "")
+        res = _binary("remainder", _remainder_kernel, NotImplementedBackward, input, other)
         return _maybe_out(_not_differentiable(res, "remainder"), out)
     _tensor_arg(input, "remainder")
     if isinstance(other, Tensor):
         return _maybe_out(_binary("remainder", _remainder_kernel, RemainderBackward1, input, other,
-                                  "ab"), out)
-    return _maybe_out(_binary("remainder", _remainder_kernel, RemainderBackward0, input, other, ""),
+                                  ("self", "other")), out)
+    return _maybe_out(_binary("remainder", _remainder_kernel, RemainderBackward0, input, other),
                       out)
 
 
@@ -766,7 +752,7 @@ def floor_divide(input, other, *, out=None):
     if is_scalar(input):
         input = _scalar_first(input, other, "floor_divide")
     _tensor_arg(input, "floor_divide")
-    res = _binary("floor_divide", _floor_divide_kernel, NotImplementedBackward, input, other, "")
+    res = _binary("floor_divide", _floor_divide_kernel, NotImplementedBackward, input, other)
     return _maybe_out(_not_differentiable(res, "floor_divide"), out)
 
 
@@ -793,7 +779,7 @@ def hypot(input, other, *, out=None):
     """``sqrt(input**2 + other**2)``, element-wise, without undue overflow."""
     _tensor_arg(input, "hypot")
     _other_tensor(other, "hypot")
-    return _maybe_out(_binary("hypot", _hypot_kernel, HypotBackward0, input, other, "abo"), out)
+    return _maybe_out(_binary("hypot", _hypot_kernel, HypotBackward0, input, other, ("self", "other", "result")), out)
 
 
 class LogaddexpBackward0(_BinaryNode):
@@ -830,7 +816,7 @@ def logaddexp(input, other, *, out=None):
     _tensor_arg(input, "logaddexp")
     _other_tensor(other, "logaddexp")
     return _maybe_out(_binary("logaddexp", _logaddexp_kernel, LogaddexpBackward0, input, other,
-                              "ab"), out)
+                              ("self", "other")), out)
 
 
 def logaddexp2(input, other, *, out=None):
@@ -838,7 +824,7 @@ def logaddexp2(input, other, *, out=None):
     _tensor_arg(input, "logaddexp2")
     _other_tensor(other, "logaddexp2")
     return _maybe_out(_binary("logaddexp2", _logaddexp2_kernel, Logaddexp2Backward0, input, other,
-                              "ab"), out)
+                              ("self", "other")), out)
 
 
 class CopysignBackward0(_BinaryNode):
@@ -850,7 +836,7 @@ class CopysignBackward0(_BinaryNode):
         ga = self.reduce(_copysign_self_grad(grad, a, out), 0) if self.next_functions[0][0] is not None else None
         gb = None
         if self.next_functions[1][0] is not None:
-            shape, dtype = self._meta[2], self._meta[3]
+            shape, dtype = self.other_shape, self.other_dtype
             gb = grad.new_zeros(shape, dtype=_dtype.from_numpy_dtype(dtype))
         return ga, gb
 
@@ -876,7 +862,7 @@ def copysign(input, other, *, out=None):
     """The magnitude of ``input`` with the sign of ``other``, element-wise."""
     _tensor_arg(input, "copysign")
     node = CopysignBackward0 if isinstance(other, Tensor) else CopysignBackward1
-    return _maybe_out(_binary("copysign", _copysign_kernel, node, input, other, "ao", float_arrays),
+    return _maybe_out(_binary("copysign", _copysign_kernel, node, input, other, ("self", "result"), float_arrays),
                       out)
 
 
@@ -936,14 +922,14 @@ def maximum(input, other, *, out=None):
     """The element-wise maximum of ``input`` and ``other`` (NaN propagates)."""
     _tensor_arg(input, "maximum")
     _other_tensor(other, "maximum")
-    return _maybe_out(_binary("maximum", _maximum_kernel, MaximumBackward0, input, other, "ab"), out)
+    return _maybe_out(_binary("maximum", _maximum_kernel, MaximumBackward0, input, other, ("self", "other")), out)
 
 
 def minimum(input, other, *, out=None):
     """The element-wise minimum of ``input`` and ``other`` (NaN propagates)."""
     _tensor_arg(input, "minimum")
     _other_tensor(other, "minimum")
-    return _maybe_out(_binary("minimum", _minimum_kernel, MinimumBackward0, input, other, "ab"), out)
+    return _maybe_out(_binary("minimum", _minimum_kernel, MinimumBackward0, input, other, ("self", "other")), out)
 
 
 def fmax(input, other, *, out=None):
@@ -951,7 +937,7 @@ def fmax(input, other, *, out=None):
     operand is a number."""
     _tensor_arg(input, "fmax")
     _other_tensor(other, "fmax")
-    return _maybe_out(_binary("fmax", _fmax_kernel, FmaxBackward0, input, other, "ab"), out)
+    return _maybe_out(_binary("fmax", _fmax_kernel, FmaxBackward0, input, other, ("self", "other")), out)
 
 
 def fmin(input, other, *, out=None):
@@ -959,7 +945,7 @@ def fmin(input, other, *, out=None):
     operand is a number."""
     _tensor_arg(input, "fmin")
     _other_tensor(other, "fmin")
-    return _maybe_out(_binary("fmin", _fmin_kernel, FminBackward0, input, other, "ab"), out)
+    return _maybe_out(_binary("fmin", _fmin_kernel, FminBackward0, input, other, ("self", "other")), out)
 
 
 class XlogyBackward0(_BinaryNode):
@@ -986,7 +972,7 @@ class XlogyBackward2(_BinaryNode):
 
     def backward(self, grad):
         a, _ = self.saved_tensors
-        return self.reduce(grad * xlogy(a != 0, self.scalar), 0), None
+        return self.reduce(grad * xlogy(a != 0, self.other_scalar), 0), None
 
 
 def _xlogy_real(x, y):
@@ -1008,7 +994,7 @@ def xlogy(input, other, *, out=None):
         input = _scalar_first(input, other, "xlogy", float_op=True)
         node = XlogyBackward1
     _tensor_arg(input, "xlogy")
-    return _maybe_out(_binary("xlogy", _xlogy_kernel, node, input, other, "ab", float_arrays), out)
+    return _maybe_out(_binary("xlogy", _xlogy_kernel, node, input, other, ("self", "other"), float_arrays), out)
 
 
 # -- in-place forms ------------------------------------------------------------------------

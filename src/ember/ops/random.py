@@ -410,10 +410,7 @@ def _fill_(self, sample, node_cls):
                                     casting="unsafe")
     bump_version(self)
     if self._requires_grad and grad_state.grad_enabled:
-        node = node_cls((self,))
-        node.metas = [(self._data.shape, self._data.dtype)]
-        self.grad_fn = node
-        self._output_nr = 0
+        record_zero_gradient(node_cls, (self,), self)
     return self
 
 

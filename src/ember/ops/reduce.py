@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtype, return_types
 from ._common import (
     apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
-    normalize_dims, not_implemented, record, set_history, Tensor, to_np_dtype, _type_word, widened,
+    normalize_dims, not_implemented, record, Tensor, to_np_dtype, _type_word, widened,
     wrap_dim, write_out,
 )
 from .shape import flip
@@ -796,18 +796,16 @@ def _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, with_mean
     xp = namespace_of(data)
     spread = _var_data(op, input, dims, correction, keepdim)
     out = make(narrowed(xp.sqrt(spread) if take_sqrt else spread, _real_dtype(data.dtype)))
-    outs = (out, make(_mean_data(xp, data, dims, keepdim))) if with_mean else out
-    node = record(node_cls, (input,), out)
+    outs = (out, make(_mean_data(xp, data, dims, keepdim))) if with_mean else (out,)
+    node = record(node_cls, (input,), *outs)
     if node is not None:
-        if with_mean:
-            set_history(outs[1], node, 1)
         if take_sqrt:
             node.save(input, out)
         else:
             node.save(input)
         node.dims, node.keepdim = dims, keepdim
         node.dof = _count(data.shape, dims) - correction
-    return outs
+    return outs if with_mean else out
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -11,7 +11,7 @@ import math
 
 from .. import _dtype, return_types
 from ._common import (
-    check_value_fits, make, method, namespace_of, Node, not_implemented, record, set_history,
+    check_value_fits, make, method, namespace_of, Node, not_implemented, record,
     Tensor, _type_word, widened, with_out, wrap_dim,
 )
 from .subscript import advanced_getitem, index_put_zeros
@@ -745,9 +745,8 @@ def aminmax(input, *, dim=None, keepdim=False):
         low = xp.min(data, axis=axis, keepdims=keepdim)
         high = xp.max(data, axis=axis, keepdims=keepdim)
     low, high = make(xp.asarray(low)), make(xp.asarray(high))
-    node = record(AminmaxBackward0, (input,), low)
+    node = record(AminmaxBackward0, (input,), low, high)
     if node is not None:
-        set_history(high, node, 1)
         node.save(input, low, high)
         node.dims, node.keepdim = dims, keepdim
     return return_types.aminmax(low, high)

@@ -5,7 +5,7 @@ from .. import _dtype
 from .._dtype import result_type_of
 from ._common import (
     any_requires_grad, apply_inplace, bump_version, _BY_NP, check_inplace, grad_state, make, method,
-    namespace_of, Node, sum_to, Tensor, _type_word,
+    namespace_of, Node, record, sum_to, Tensor, _type_word,
 )
 
 __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]
@@ -63,10 +63,8 @@ def where(condition, input=None, other=None, *, out=None):
     res = make(data)
     ta = input if isinstance(input, Tensor) else None
     tb = other if isinstance(other, Tensor) else None
-    if grad_state.grad_enabled and ((ta is not None and ta._requires_grad) or (tb is not None and tb._requires_grad)):
-        node = WhereBackward0((condition, ta, tb))
-        res._requires_grad = True
-        res.grad_fn = node
+    node = record(WhereBackward0, (condition, ta, tb), res)
+    if node is not None:
         node.shapes = (a.shape if ta is not None else None, b.shape if tb is not None else None)
         node.dtypes = (ta._data.dtype if ta is not None else None, tb._data.dtype if tb is not None else None)
         node.save(condition)
@@ -287,16 +285,13 @@ def _clamp(input, min, max, out, scalar_node, tensor_node):
     else:
         min, max = _numbers_or_tensors(min, max)
         res = _clamp_promoted(input, min, max)
-    if not grad_state.grad_enabled or not (input._requires_grad or any_requires_grad((min, max))):
-        return _finish(res, out, exact=True)
     if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
-        node = scalar_node((input,))
-        node.bounds = (min, max)
-        node.save(input)
+        node = record(scalar_node, (input,), res)
+        if node is not None:
+            node.bounds = (min, max)
+            node.save(input)
     else:
-        node = _clamp_tensor_node(tensor_node, input, min, max)
-    res._requires_grad = True
-    res.grad_fn = node
+        _record_clamp_tensors(tensor_node, res, input, min, max)
     return _finish(res, out, exact=True)
 
 
@@ -308,16 +303,17 @@ def _clamp_promoted(input, min, max):
     return make(_compute(lambda: _clamp_forward(x, lo, hi), input, min, max))
 
 
-def _clamp_tensor_node(node_cls, input, min, max):
+def _record_clamp_tensors(node_cls, res, input, min, max):
     tmin = min if isinstance(min, Tensor) else None
     tmax = max if isinstance(max, Tensor) else None
-    node = node_cls((input, tmin, tmax))
+    node = record(node_cls, (input, tmin, tmax), res)
+    if node is None:
+        return
     node.lo, node.hi = (None if tmin is not None else min), (None if tmax is not None else max)
     node.x_shape, node.x_dtype = input._data.shape, input._data.dtype
     node.lo_shape, node.lo_dtype = (tmin._data.shape, tmin._data.dtype) if tmin is not None else (None, None)
     node.hi_shape, node.hi_dtype = (tmax._data.shape, tmax._data.dtype) if tmax is not None else (None, None)
     node.save(input, tmin, tmax)
-    return node
 
 
 def _check_input(input, name):
@@ -484,16 +480,15 @@ def lerp(input, end, weight, *, out=None):
     (a, e, w) = _arrays_as(dt, input, end, weight)
     res = make(_compute(lambda: _lerp_forward(a, e, w), input, end, weight))
     if isinstance(weight, Tensor):
-        if grad_state.grad_enabled and (input._requires_grad or end._requires_grad or weight._requires_grad):
-            node = LerpBackward1((input, end, weight))
+        node = record(LerpBackward1, (input, end, weight), res)
+        if node is not None:
             node.metas = _metas(input, end, weight)
             node.save(input, end, weight)
-            res._requires_grad, res.grad_fn = True, node
-    elif grad_state.grad_enabled and (input._requires_grad or end._requires_grad):
-        node = LerpBackward0((input, end))
-        node.weight = weight
-        node.metas = _metas(input, end)
-        res._requires_grad, res.grad_fn = True, node
+    else:
+        node = record(LerpBackward0, (input, end), res)
+        if node is not None:
+            node.weight = weight
+            node.metas = _metas(input, end)
     return _finish(res, out)
 
 
@@ -582,13 +577,11 @@ def _addc(name, node_cls, input, tensor1, tensor2, value, out):
     xp = namespace_of(s)
     xp_op = xp.multiply if name == "addcmul" else xp.true_divide
     res = make(_compute(lambda: _addc_forward(xp_op, s, t1, t2, v), input, tensor1, tensor2))
-    if grad_state.grad_enabled and (input._requires_grad or tensor1._requires_grad
-                                    or tensor2._requires_grad):
-        node = node_cls((input, tensor1, tensor2))
+    node = record(node_cls, (input, tensor1, tensor2), res)
+    if node is not None:
         node.value = value
         node.metas = _metas(input, tensor1, tensor2)
         node.save(tensor1, tensor2)
-        res._requires_grad, res.grad_fn = True, node
     return _finish(res, out)
 
 

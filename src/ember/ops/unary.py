@@ -3,13 +3,16 @@
 ``_unary(name, forward, grad, saves=...)`` builds the function ``ember.name``, the method
 ``Tensor.name``, the in-place ``Tensor.name_`` and the node class ``NameBackward0``.
 ``forward(xp, x)`` computes on arrays; ``grad(g, x, result)`` returns the input's gradient,
-with ``x`` and ``result`` given only when named in ``saves`` ("x", "result", "x,result").
+with ``x`` and ``result`` given only when named in ``saves`` (``("self",)``, the default,
+``("result",)``, both, or none: the names torch's derivative formulas give them).
 A formula marked ``arithmetic=True`` uses only ``+ - * /`` and Python numbers, so it is also the
 node's ``backward_arrays``: when no graph of the backward is built it runs on the arrays
 themselves (same values, no per-op dispatch).
 Integer and bool inputs of float ops compute in the default float dtype, as torch's do.
 """
 import math
+
+import numpy as np
 
 from ._common import (
     apply_inplace, bump_version, check_inplace, finish_inplace, float_array, grad_state, make,
@@ -25,18 +28,11 @@ _SQRT_PI = math.sqrt(math.pi)
 class _UnaryNode(Node):
     __slots__ = ()
     formula = None
-    saves = ""
+    keeps_self = keeps_result = False
 
     def _x_and_result(self):
         saved = self.saved_tensors
-        saves = self.saves
-        if saves == "x":
-            return saved[0], None
-        if saves == "result":
-            return None, saved[0]
-        if saves == "x,result":
-            return saved
-        return None, None
+        return (saved[0] if self.keeps_self else None), (saved[-1] if self.keeps_result else None)
 
     def backward(self, grad):
         return (self.formula(grad, *self._x_and_result()),)
@@ -63,40 +59,38 @@ def _refused(refuse, dtype):
             raise error(dtype)
 
 
-def _unary(name, forward, grad, saves="x", node_name=None, float_op=True, refuse=None,
+_INTEGRAL = frozenset(np.dtype(name) for name in (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"))
+
+_SAVERS = {
+    ("self",): lambda node, x, out: node.save(x),
+    ("result",): lambda node, x, out: node.save(out),
+    ("self", "result"): lambda node, x, out: node.save(x, out),
+    (): lambda node, x, out: None,
+}
+
+
+def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, refuse=None,
            exported=True, arithmetic=False, refuse_inplace=None, exact_out=False):
     base = _ArithmeticUnaryNode if arithmetic else _UnaryNode
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (base,),
-                    {"__slots__": (), "formula": staticmethod(grad) if grad else None, "saves": saves})
-    if saves == "x":
-        def save(node, x, out):
-            node.save(x)
-    elif saves == "result":
-        def save(node, x, out):
-            node.save(out)
-    elif saves == "x,result":
-        def save(node, x, out):
-            node.save(x, out)
-    else:
-        def save(node, x, out):
-            pass
+                    {"__slots__": (), "formula": staticmethod(grad) if grad else None,
+                     "keeps_self": "self" in saves, "keeps_result": "result" in saves})
+    save = _SAVERS[saves]
 
     def op(input, *, out=None):
-        if not isinstance(input, Tensor):
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         data = input._data
         if refuse:
             _refused(refuse, data.dtype)
-        if float_op and data.dtype.kind in "biu":
+        if float_op and data.dtype in _INTEGRAL:
             data = float_array(data)
         res = make(forward(namespace_of(data), data))
         if input._requires_grad and grad_state.grad_enabled:
             if grad is None:
                 raise RuntimeError(f"the derivative for '{name}' is not implemented.")
-            node = node_cls((input,))
-            res._requires_grad = True
-            res.grad_fn = node
-            save(node, input, res)
+            save(record(node_cls, (input,), res), input, res)
         if out is not None:
             from .pointwise import _maybe_out
             return _maybe_out(res, out, exact_out)
@@ -144,10 +138,10 @@ def _special(fn_name):
 
 
 # name, forward(xp, x), grad(g, x, result), saved
-exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, "result", arithmetic=True)
-exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), "result",
+exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, ("result",), arithmetic=True)
+exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), ("result",),
               arithmetic=True)
-expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), "result",
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), ("result",),
                arithmetic=True)
 log = _unary("log", lambda xp, x: xp.log(x), lambda g, x, y: g / x, arithmetic=True)
 log2 = _unary("log2", lambda xp, x: xp.log2(x), lambda g, x, y: g / (x * math.log(2.0)),
@@ -156,33 +150,33 @@ log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * math
                arithmetic=True)
 log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), node_name="Log1PBackward0",
                arithmetic=True)
-sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), "result",
+sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), ("result",),
               arithmetic=True)
-rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), "result")
-reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, "result",
+rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), ("result",))
+reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, ("result",),
                     arithmetic=True)
 sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos())
 cos = _unary("cos", lambda xp, x: xp.cos(x), lambda g, x, y: -g * x.sin())
-tan = _unary("tan", lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), "result",
+tan = _unary("tan", lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), ("result",),
              arithmetic=True)
 asin = _unary("asin", lambda xp, x: xp.arcsin(x), lambda g, x, y: g * (1 - x * x).rsqrt())
 acos = _unary("acos", lambda xp, x: xp.arccos(x), lambda g, x, y: -g * (1 - x * x).rsqrt())
 atan = _unary("atan", lambda xp, x: xp.arctan(x), lambda g, x, y: g / (1 + x * x), arithmetic=True)
 sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda g, x, y: g * x.cosh())
 cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda g, x, y: g * x.sinh())
-tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda g, x, y: g * (1 - y * y), "result",
+tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda g, x, y: g * (1 - y * y), ("result",),
               arithmetic=True)
 asinh = _unary("asinh", lambda xp, x: xp.arcsinh(x), lambda g, x, y: g * (x * x + 1).rsqrt())
 acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda g, x, y: g * (x * x - 1).rsqrt())
 atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x * x),
                arithmetic=True)
-sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda g, x, y: g * y * (1 - y), "result",
+sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda g, x, y: g * y * (1 - y), ("result",),
                  arithmetic=True)
 erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp(),
              refuse={"c": _not_implemented("erf_vml_cpu")})
 erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp(),
               refuse={"c": _not_implemented("erfc_vml_cpu")})
-erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), "result",
+erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), ("result",),
                 refuse={"c": _not_implemented("erfinv_vml_cpu")})
 lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
                 refuse={"c": _not_implemented("lgamma_vml_cpu")})
@@ -198,7 +192,7 @@ def _sign(xp, x):
     return xp.where(xp.isnan(x), 0, out).astype(out.dtype, copy=False) if x.dtype.kind not in "iu" else out
 
 
-sign = _unary("sign", _sign, lambda g, x, y: g * 0, "", float_op=False, arithmetic=True,
+sign = _unary("sign", _sign, lambda g, x, y: g * 0, (), float_op=False, arithmetic=True,
               exact_out=True,
               refuse={"c": lambda dt: NotImplementedError(
                   "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
@@ -213,15 +207,15 @@ def _rounding(name):
 
 
 floor = _unary("floor", lambda xp, x: xp.floor(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("floor"),
+               lambda g, x, y: g * 0, (), float_op=False, arithmetic=True, refuse=_rounding("floor"),
                exact_out=True)
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x) if x.dtype.kind not in "biu" else x.copy(),
-              lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("ceil"),
+              lambda g, x, y: g * 0, (), float_op=False, arithmetic=True, refuse=_rounding("ceil"),
               exact_out=True)
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, "", float_op=False, arithmetic=True, refuse=_rounding("trunc"),
+               lambda g, x, y: g * 0, (), float_op=False, arithmetic=True, refuse=_rounding("trunc"),
                exact_out=True)
-frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, "",
+frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, (),
               refuse={"biuc": _not_implemented("frac_cpu")}, exact_out=True)
 
 

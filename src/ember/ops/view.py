@@ -10,7 +10,7 @@ from math import prod
 
 from .._dtype import dtype as _dtype
 from ._common import (
-    Node, Tensor, grad_state, make, make_view, method, namespace_of, record, set_history,
+    Node, Tensor, grad_state, make, make_view, method, namespace_of, record,
     sum_to, wrap_dim,
 )
 
@@ -614,12 +614,7 @@ def _filled(grads, shapes):
 
 def _record_multi(node_cls, input, outs):
     """One node for all the views in ``outs``; output i is the node's output i."""
-    if not (input._requires_grad and grad_state.grad_enabled):
-        return None
-    node = node_cls((input,))
-    for i, out in enumerate(outs):
-        set_history(out, node, i)
-    return node
+    return record(node_cls, (input,), *outs)
 
 
 class UnbindBackward0(Node):

@@ -47,7 +47,7 @@ class SpecialXlog1PyBackward2(_BinaryNode):
 
     def backward(self, grad):
         a, _ = self.saved_tensors
-        return self.reduce(grad * xlog1py(a != 0, self.scalar), 0), None
+        return self.reduce(grad * xlog1py(a != 0, self.other_scalar), 0), None
 
 
 def _xlog1py_kernel(x, y):
@@ -68,7 +68,7 @@ def xlog1py(input, other, *, out=None):
         input = _scalar_first(input, other, "special_xlog1py", float_op=True)
         node = SpecialXlog1PyBackward1
     check_tensor(input, "special_xlog1py")
-    return finish(_binary("special_xlog1py", _xlog1py_kernel, node, input, other, "ab",
+    return finish(_binary("special_xlog1py", _xlog1py_kernel, node, input, other, ("self", "other"),
                           float_arrays), out)
 
 
@@ -82,8 +82,7 @@ class _ZetaNode(_BinaryNode):
         x, q = self.saved_tensors
         if _wants(self, 0):
             raise _not_implemented("zeta")
-        x = self.scalar if x is None else x
-        q = self.scalar if q is None else q
+        q = self.other_scalar if q is None else q
         return None, self.reduce(grad * -x * zeta(x + 1.0, q), 1)
 
 
@@ -119,7 +118,7 @@ def zeta(input, other, *, out=None):
         input = _scalar_first(input, other, "special_zeta", float_op=True)
         node = SpecialZetaBackward1
     check_tensor(input, "special_zeta")
-    return finish(_binary("special_zeta", _zeta_kernel, node, input, other, "ab", float_arrays),
+    return finish(_binary("special_zeta", _zeta_kernel, node, input, other, ("self", "other"), float_arrays),
                   out)
 
 
@@ -156,7 +155,7 @@ def _incomplete(name, kernel_name, kernel, node_cls, input, other, out):
     def compute(a, x):
         return kernel(namespace_of(a), a, x).astype(common, copy=False)
 
-    return finish(_binary(f"special_{name}", compute, node_cls, input, other, "ab"), out)
+    return finish(_binary(f"special_{name}", compute, node_cls, input, other, ("self", "other")), out)
 
 
 def gammainc(input, other, *, out=None):

@@ -1,3 +1,5 @@
 """``ember.utils``."""
 from . import data  # noqa: F401
 from . import checkpoint  # noqa: F401
+from . import dlpack  # noqa: F401
+from . import hooks  # noqa: F401

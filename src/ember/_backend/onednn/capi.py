@@ -27,6 +27,8 @@ BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS = 128, 160, 192
 CONVOLUTION_DIRECT = 1
 POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 0x1ff, 0x2ff, 0x3ff
 SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
+# dnnl_alg_kind_t's eltwise algorithms (dnnl_types.h)
+ELTWISE_GELU_TANH, ELTWISE_SWISH, ELTWISE_GELU_ERF = 0x2B, 0x2C, 0x31
 
 QUERY_IMPL_INFO_STR = 8
 QUERY_SRC_MD, QUERY_DIFF_SRC_MD = 129, 130
@@ -103,6 +105,10 @@ _PROTOTYPES = {
         _STATUS, [_PP, _P, _INT, _INT, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _DIMS, _P]),
     "dnnl_pooling_backward_primitive_desc_create": (
         _STATUS, [_PP, _P, _INT, _P, _P, _DIMS, _DIMS, _DIMS, _DIMS, _DIMS, _P, _P]),
+    "dnnl_eltwise_forward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT, _P, _P, ctypes.c_float, ctypes.c_float, _P]),
+    "dnnl_eltwise_backward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _P, _P, _P, ctypes.c_float, ctypes.c_float, _P, _P]),
     "dnnl_softmax_forward_primitive_desc_create": (
         _STATUS, [_PP, _P, _INT, _INT, _P, _P, _INT, _P]),
     "dnnl_softmax_backward_primitive_desc_create": (

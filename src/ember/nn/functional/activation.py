@@ -12,7 +12,8 @@ from ...ops._common import (
 )
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
-from ..._backend import parallel, special
+from ..._backend import onednn, parallel, special
+from ..._backend.choice import KernelChoice
 
 __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
@@ -43,6 +44,33 @@ def _relu_grad(grad, result, out=None):
     """``grad`` where ``result != 0``, else 0. result = max(x, 0) is >= 0 or NaN, so this is
     ``not result <= 0`` in one pass: NaN lets the gradient through, as torch's does."""
     return namespace_of(grad).multiply(grad, (result != 0).view("uint8"), out=out)
+
+
+# Activations run on oneDNN's eltwise primitive (one pass on its threads) from float32 inputs
+# of this many elements (``python -m benchmarks.onednn_layers --only act``, with and without
+# ``--forward``); below it the ctypes calls around the kernel cost more than NumPy's passes.
+# ReLU stays on NumPy: oneDNN's makes NaN 0 (torch keeps it), and its backward stops the
+# gradient at NaN.
+ELTWISE_ONEDNN_MIN_ELEMENTS = {"gelu": 1 << 13, "gelu_tanh": 1 << 15, "silu": 1 << 16}
+
+
+def _onednn_activation(x, name):
+    if x.size < ELTWISE_ONEDNN_MIN_ELEMENTS[name]:
+        return None
+    return onednn.eltwise.eltwise_forward(x, name)
+
+
+def _onednn_activation_backward(grad, data, name):
+    if data.size < ELTWISE_ONEDNN_MIN_ELEMENTS[name] or grad.dtype != data.dtype:
+        return None
+    return onednn.eltwise.eltwise_backward(grad, data, name)
+
+
+def _activation_choices(name, numpy_forward, numpy_backward):
+    """The kernel choices of one activation's forward (``x``) and backward (``grad, data``)."""
+    return (KernelChoice(name, onednn=lambda x: _onednn_activation(x, name), numpy=numpy_forward),
+            KernelChoice(f"{name} backward", numpy=numpy_backward,
+                         onednn=lambda grad, data: _onednn_activation_backward(grad, data, name)))
 
 
 class ReluBackward0(Node):
@@ -364,6 +392,10 @@ def _exact_gelu_float32(x):
 
 
 def _gelu_array(x, approximate):
+    return (_gelu_forward if approximate == "none" else _gelu_tanh_forward)(x)
+
+
+def _numpy_gelu(x, approximate):
     xp = namespace_of(x)
     if approximate == "none":
         if _exact_gelu_float32(x):
@@ -421,13 +453,23 @@ class GeluBackward0(Node):
 
     def backward_arrays(self, grad):
         (input,) = self.saved_tensors
-        x, g = input._data, grad._data
-        if self.approximate == "none" and _exact_gelu_float32(x) and g.dtype == x.dtype \
-                and g.shape == x.shape:
-            return (make(parallel.elementwise(_gelu_grad_float32, x, g)),)
-        factor = _gelu_grad_array(x, self.approximate)
-        factor *= g
-        return (make(factor),)
+        backward = _gelu_backward if self.approximate == "none" else _gelu_tanh_backward
+        return (make(backward(grad._data, input._data)),)
+
+
+def _numpy_gelu_backward(g, x, approximate):
+    if approximate == "none" and _exact_gelu_float32(x) and g.dtype == x.dtype \
+            and g.shape == x.shape:
+        return parallel.elementwise(_gelu_grad_float32, x, g)
+    factor = _gelu_grad_array(x, approximate)
+    factor *= g
+    return factor
+
+
+_gelu_forward, _gelu_backward = _activation_choices(
+    "gelu", lambda x: _numpy_gelu(x, "none"), lambda g, x: _numpy_gelu_backward(g, x, "none"))
+_gelu_tanh_forward, _gelu_tanh_backward = _activation_choices(
+    "gelu_tanh", lambda x: _numpy_gelu(x, "tanh"), lambda g, x: _numpy_gelu_backward(g, x, "tanh"))
 
 
 def _gelu_composite(input, approximate):
@@ -462,15 +504,24 @@ class SiluBackward0(Node):
 
     def backward_arrays(self, grad):
         (input,) = self.saved_tensors
-        x = input._data
-        xp = namespace_of(x)
-        s = _sigmoid_array(xp, x)
-        factor = xp.subtract(x.dtype.type(1), s)  # d silu / dx = s * (1 + x * (1 - s))
-        factor *= x
-        factor += x.dtype.type(1)
-        factor *= s
-        factor *= grad._data
-        return (make(factor),)
+        return (make(_silu_backward(grad._data, input._data)),)
+
+
+def _numpy_silu_backward(grad, x):
+    xp = namespace_of(x)
+    s = _sigmoid_array(xp, x)
+    factor = xp.subtract(x.dtype.type(1), s)  # d silu / dx = s * (1 + x * (1 - s))
+    factor *= x
+    factor += x.dtype.type(1)
+    factor *= s
+    factor *= grad
+    return factor
+
+
+def _numpy_silu(x):
+    y = _sigmoid_array(namespace_of(x), x)
+    y *= x
+    return y
 
 
 def _sigmoid_array(xp, x):
@@ -487,13 +538,14 @@ def _sigmoid_array(xp, x):
     return xp.reciprocal(s, out=s)
 
 
+_silu_forward, _silu_backward = _activation_choices("silu", _numpy_silu, _numpy_silu_backward)
+
+
 def _silu(input):
     data = input._data
     if data.dtype.kind != "f":
         return input * input.sigmoid()
-    y = _sigmoid_array(namespace_of(data), data)
-    y *= data
-    out = make(y)
+    out = make(_silu_forward(data))
     node = record(SiluBackward0, (input,), out)
     if node is not None:
         node.save(input)

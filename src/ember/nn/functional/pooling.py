@@ -56,7 +56,7 @@ class MaxPool2DWithIndicesBackward0(_ScatterNode):
     def backward(self, grad):
         (saved,) = self.saved_tensors
         window = self.__dict__.get("window")
-        indices = saved if window is None else make(window.indices(saved._data))
+        indices = saved if window is None else make(window.onednn_indices(saved._data))
         return (_scatter_flat(grad, indices, self.in_shape, ScatterBackward,
                               self.__dict__.get("unique", False)),)
 
@@ -324,7 +324,7 @@ class _Window:
                      for size, k, s, p, d, o in zip(self.in_shape[2:], self.kernel, self.stride,
                                                     self.padding, self.dilation, self.out))
 
-    def indices(self, workspace):
+    def onednn_indices(self, workspace):
         """torch's flat indices of the maxima from oneDNN's max pooling ``workspace``."""
         return onednn.pooling.window_argmax_indices(workspace, self.in_shape[2:], *self.geometry())
 
@@ -375,7 +375,7 @@ _max_pool = KernelChoice("max pooling", onednn=_onednn_max_pool, numpy=_numpy_ma
 
 
 def _numpy_max_pool_backward(grad, workspace, window):
-    indices = window.indices(workspace)
+    indices = window.onednn_indices(workspace)
     size = math.prod(window.in_shape[2:])
     gx = im2col.scatter_add_flat(namespace_of(grad), grad, indices, size, window.disjoint())
     return _in_format(gx.reshape(window.in_shape), window.fmt)
@@ -413,7 +413,7 @@ def _max_poolnd(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode
         if node is not None:
             node.in_shape, node.window, node.unique = window.in_shape, window, window.disjoint()
             node.save(make(workspace))
-        indices = make(window.indices(workspace)) if with_indices else None
+        indices = make(window.onednn_indices(workspace)) if with_indices else None
     if unbatched:
         values = values.squeeze(0)
         indices = None if indices is None else indices.squeeze(0)

@@ -13,7 +13,7 @@ updated and the rest keep their value, which gives both directions of a PackedSe
 leave the batch going forward and join it, from ``h0``, going backward)."""
 from ...autograd.grad_mode import enable_grad
 from ...ops.shape import cat
-from ...ops._common import Node, grad_state, make, namespace_of, set_history
+from ...ops._common import Node, grad_state, make, namespace_of, record
 from .linear import linear
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -410,12 +410,10 @@ def _rnn_layer(mode, x, batch_sizes, h0, c0, weights, reverse):
     h = make(h)
     c = None if c is None else make(c)
     if keep:
-        node = (MkldnnRnnLayerBackward0 if mode == "LSTM" else RnnLayerBackward0)(inputs)
+        node = record(MkldnnRnnLayerBackward0 if mode == "LSTM" else RnnLayerBackward0, inputs,
+                      out, h, c)
         node.save(*inputs)
         node.mode, node.batch_sizes, node.reverse, node.arrays = mode, batch_sizes, reverse, saved
-        for i, t in enumerate((out, h, c)):
-            if t is not None:
-                set_history(t, node, i)
     return out, h, c
 
 

@@ -8,7 +8,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad_state
 from ..._hooks import RemovableHandle
-from ...autograd.graph import Node, set_history
+from ...autograd.graph import Node
 from ..parameter import Parameter
 
 __all__ = ["Module", "RemovableHandle"]
@@ -841,13 +841,11 @@ class _BackwardHook:
 
 def _identity(tensors, on_grads):
     """New aliases of ``tensors`` produced by one identity node that calls ``on_grads``."""
-    node = BackwardHookFunctionBackward(tensors)
-    node.on_grads = on_grads
-    out = []
-    for i, t in enumerate(tensors):
-        alias = t._alias()
-        if t._requires_grad:
-            set_history(alias, node, i)
-        out.append(alias)
+    from ...ops._common import record
+    out = [t._alias() for t in tensors]
+    node = record(BackwardHookFunctionBackward, tensors,
+                  *(alias if t._requires_grad else None for t, alias in zip(tensors, out)))
+    if node is not None:
+        node.on_grads = on_grads
     return out
 

@@ -1,7 +1,8 @@
 """``SyncBatchNorm``: batch normalization whose statistics cover the whole distributed batch."""
-from ...autograd.function import Function
+from ...autograd.graph import Node
 from ...autograd.grad_mode import no_grad
 from ...ops import creation as ops
+from ...ops._common import record
 from ...ops.shape import cat
 from .normalization import _BatchNorm
 
@@ -13,21 +14,24 @@ def _distributed():
     return dist
 
 
-class _AllReduceSum(Function):
-    """Sum over the process group; its gradient is the sum of the ranks' gradients."""
+class AllReduceSumBackward(Node):
+    """The gradient of a sum over the process group: the sum of the ranks' gradients."""
+    __slots__ = ()
 
-    @staticmethod
-    def forward(ctx, tensor, group):
-        ctx.group = group
-        total = tensor.clone().contiguous()
-        _distributed().all_reduce(total, group=group)
-        return total
-
-    @staticmethod
-    def backward(ctx, grad):
+    def backward(self, grad):
         total = grad.clone().contiguous()
-        _distributed().all_reduce(total, group=ctx.group)
-        return total, None
+        _distributed().all_reduce(total, group=self.group)
+        return (total,)
+
+
+def _all_reduce_sum(tensor, group):
+    """``tensor`` summed over the processes of ``group``, differentiably."""
+    total = tensor.detach().clone().contiguous()
+    _distributed().all_reduce(total, group=group)
+    node = record(AllReduceSumBackward, (tensor,), total)
+    if node is not None:
+        node.group = group
+    return total
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -64,11 +68,11 @@ class SyncBatchNorm(_BatchNorm):
         shape = [1, -1] + [1] * (input.dim() - 2)
         count = input.numel() // input.shape[1]
         sums = cat([input.sum(dims), ops.tensor([float(count)], dtype=input.dtype)])
-        sums = _AllReduceSum.apply(sums, self.process_group)
+        sums = _all_reduce_sum(sums, self.process_group)
         total = sums[-1]
         mean = sums[:-1] / total
         centered = input - mean.reshape(shape)
-        var = _AllReduceSum.apply((centered * centered).sum(dims), self.process_group) / total
+        var = _all_reduce_sum((centered * centered).sum(dims), self.process_group) / total
         if self.track_running_stats and self.running_mean is not None:
             self._update_running_stats(mean.detach(), var.detach(), total.item(), factor)
         out = centered * (var + self.eps).rsqrt().reshape(shape)
