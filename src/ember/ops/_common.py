@@ -20,7 +20,7 @@ __all__ = [
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
     "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
     "record_not_differentiable", "ZeroGradient", "zero_gradient_node", "record_zero_gradient",
-    "not_implemented", "with_out", "check_out", "check_value_fits",
+    "not_implemented", "with_out", "check_out", "check_value_fits", "take_view",
 ]
 
 make = _make
@@ -320,6 +320,22 @@ def finish_inplace(self, result):
             self._requires_grad = True
             self.grad_fn = result.grad_fn
             self._output_nr = result._output_nr
+    return self
+
+
+def take_view(self, view):
+    """An in-place metadata change (``t_``, ``squeeze_``, ...): ``self`` becomes ``view``, a view
+    of it made (and recorded) by the out-of-place op, taking its shape, strides and history;
+    like any in-place op it moves the version on (its views, and tensors saved with it, see
+    the change). Returns ``self``."""
+    self._data = view._data
+    bump_version(self)
+    if view.grad_fn is not None:
+        self._requires_grad = True
+        self.grad_fn = view.grad_fn
+        self._output_nr = 0
+    if self._base is not None:   # its own history is up to date, not stale
+        self._view_version = self._version_counter[0]
     return self
 
 

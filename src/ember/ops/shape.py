@@ -960,6 +960,15 @@ def _element_positions(xp, shape, strides, offset):
 
 
 @method()
+def as_strided_(self, size, stride, storage_offset=None):
+    """In-place version of :func:`as_strided`: ``self`` takes the given size, strides and
+    storage offset over its storage."""
+    from ._common import check_inplace, take_view
+    check_inplace(self)
+    return take_view(self, as_strided(self, size, stride, storage_offset))
+
+
+@method()
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
     ``storage_offset`` (the input's own offset by default)."""

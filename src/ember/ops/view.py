@@ -10,8 +10,8 @@ from math import prod
 
 from .._dtype import dtype as _dtype
 from ._common import (
-    Node, Tensor, grad_state, make, make_view, method, namespace_of, record,
-    sum_to, wrap_dim,
+    check_inplace, Node, Tensor, grad_state, make, make_view, method, namespace_of, record,
+    sum_to, take_view, wrap_dim,
 )
 
 __all__ = ["reshape", "permute", "transpose", "swapdims", "swapaxes", "t", "squeeze",
@@ -287,6 +287,12 @@ def transpose(input, dim0, dim1):
 swapdims = swapaxes = transpose
 
 
+@method("transpose_", "swapdims_", "swapaxes_")
+def transpose_(self, dim0, dim1):
+    """In-place version of :func:`transpose`."""
+    return _in_place(transpose, self, dim0, dim1)
+
+
 class TBackward0(Node):
     __slots__ = ()
 
@@ -307,7 +313,14 @@ def t(input):
 
 @method()
 def t_(self):
-    raise RuntimeError("t_() is not supported: in-place metadata changes are not implemented")
+    """In-place version of :func:`t`: ``self`` itself takes the transposed shape and strides."""
+    return _in_place(t, self)
+
+
+def _in_place(view_op, self, *args):
+    """``self`` changed in place to ``view_op(self, *args)`` (see ``take_view``)."""
+    check_inplace(self)
+    return take_view(self, view_op(self, *args))
 
 
 def _T(self):
@@ -377,7 +390,8 @@ def squeeze(input, dim=None):
 
 @method()
 def squeeze_(self, dim=None):
-    raise RuntimeError("squeeze_() is not supported: in-place metadata changes are not implemented")
+    """In-place version of :func:`squeeze`."""
+    return _in_place(squeeze, self, dim)
 
 
 @method()
@@ -387,6 +401,12 @@ def unsqueeze(input, dim):
     d = wrap_dim(dim, len(shape) + 1)
     out = make_view(input._data.reshape(shape[:d] + (1,) + shape[d:]), input)
     return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad else out
+
+
+@method()
+def unsqueeze_(self, dim):
+    """In-place version of :func:`unsqueeze`."""
+    return _in_place(unsqueeze, self, dim)
 
 
 @method()
