@@ -63,6 +63,7 @@ from ._backend.parallel import get_num_threads, set_num_threads  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim, utils  # noqa: F401
 from . import linalg  # noqa: F401
+from . import special  # noqa: F401  (ember.special, as torch.special)
 from . import random  # noqa: F401
 from . import cuda  # noqa: F401  (ember.cuda; Tensor.cuda, pin_memory, record_stream)
 from . import accelerator  # noqa: F401

@@ -518,22 +518,29 @@ _numpy_forward = _Forward("cupy", np)
 # -- cupyx.scipy.special: ember's host special functions, on copies of the device arrays ----------
 
 _SPECIAL_NAMES = {"gammaln": "lgamma"}  # CuPy's (SciPy's) name -> ember's _backend.special name
+# CuPy's names that ember's other host kernel modules hold
+_SPECIAL_MODULES = {"erfcx": "special_normal", "ndtri": "special_normal",
+                    "log_ndtr": "special_normal", "zeta": "special_gamma",
+                    "gammainc": "special_gamma", "gammaincc": "special_gamma"}
 
 
 def _special_function(name):
     def call(*args):
-        from ember._backend import special
-        if name == "polygamma":
-            n, x = args
-            if int(n) != 1:
-                raise NotImplementedError("the fake cupyx.scipy.special.polygamma has order 1 only")
-            fn, args = special.trigamma, (x,)
-        else:
-            fn = getattr(special, _SPECIAL_NAMES.get(name, name))
+        import importlib
+        from ember._backend import special, special_gamma
         for a in args:
-            if not isinstance(a, ndarray):
+            if not isinstance(a, (ndarray, int, float)):
                 raise TypeError(f"Unsupported type {type(a)}")
-        return _wrap(fn(np, *(a.get() for a in args)))
+        host = [a.get() if isinstance(a, ndarray) else a for a in args]
+        if name == "polygamma":
+            n, x = host
+            order = int(np.asarray(n).reshape(-1)[0])
+            if order == 1:
+                return _wrap(special.trigamma(np, x))
+            return _wrap(special_gamma.polygamma(np, order, x).astype(x.dtype))
+        module = importlib.import_module(f"ember._backend.{_SPECIAL_MODULES.get(name, 'special')}")
+        result = getattr(module, _SPECIAL_NAMES.get(name, name))(np, *host)
+        return _wrap(np.asarray(result).astype(np.result_type(*host), copy=False))
     call.__name__ = name
     return call
 

@@ -231,14 +231,9 @@ def _sigmoid(xp, x):
 
 
 def _trigamma(x):
-    """polygamma(1, x) as an ember op (for the gradient of digamma)."""
-    return _polygamma1(x)
-
-
-_polygamma1 = _unary("_polygamma1", _special("trigamma"), None, (), node_name="PolygammaBackward0",
-                     exported=False)
-delattr(Tensor, "_polygamma1")
-delattr(Tensor, "_polygamma1_")
+    """polygamma(1, x) as an ember op (for the gradient of digamma), itself differentiable."""
+    from ..special import polygamma
+    return polygamma(1, x)
 
 
 def fix(input, *, out=None):

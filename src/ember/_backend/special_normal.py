@@ -1,0 +1,118 @@
+"""The scaled complementary error function and the normal distribution's functions: erfcx,
+ndtri, log_ndtr, vectorised over NumPy (CuPy arrays go to ``cupyx.scipy.special``).
+
+- erfcx ``exp(x^2) erfc(x)``: W. J. Cody's rational approximations of erfc (``special.py``)
+  without their ``exp(-x^2)`` factor for x > 0.46875; ``exp(x^2) erfc(x)`` below, and
+  ``2 exp(x^2) - erfcx(-x)`` for x < -0.46875 (``exp(x^2)`` split so that its large part is
+  exact).
+- ndtri: ``-sqrt(2) erfcinv(2p)`` for p < 1/2 and ``-ndtri(1 - p)`` above (``1 - p`` is exact
+  there); erfcinv's first guess is Giles' erfinv (or the tail's asymptotic form), polished by
+  Newton steps on ``erf(r) = 1 - y`` where y >= 1/2 and on ``log erfc(r) = log y`` below.
+- log_ndtr: ``log1p(-erfc(x / sqrt 2) / 2)`` for x > -1, ``log(erfcx(-x / sqrt 2) / 2) - x^2/2``
+  below (no underflow).
+"""
+import math
+
+import numpy as np
+
+from . import special as _s
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT2 = math.sqrt(2.0)
+
+
+def _erfcx_positive(y):
+    """erfcx of y >= 0."""
+    small, mid, large = _s._erf_ranges(y)
+
+    def near_zero(v):
+        return np.exp(v * v) * _s._erfc(v)
+
+    def far(v):
+        w = np.minimum(v, 1e300)   # 1/(v sqrt(pi)) to the end; inf gives 0
+        t = 1.0 / (w * w)
+        r = _s._rational(t, _s._ERFC_P, _s._ERFC_Q)
+        r *= t
+        return np.where(np.isinf(v), 0.0, (_s._INV_SQRT_PI - r) / w)
+
+    return _s._by_ranges(y, [(small, near_zero), (mid, lambda v: _s._rational(v, _s._ERFC_C, _s._ERFC_D)),
+                             (large, far)])
+
+
+def _exp_square(y):
+    """exp(y*y) with y*y split as s*s + (y - s)(y + s), s = trunc(16 y)/16."""
+    s = np.trunc(y * 16.0) / 16.0
+    return np.where(np.isinf(y), math.inf, np.exp(s * s) * np.exp((y - s) * (y + s)))
+
+
+def _erfcx(x):
+    negative = x < -_s._ERF_SMALL
+    return _s._by_ranges(x, [
+        (negative, lambda v: 2.0 * _exp_square(v) - _erfcx_positive(-v)),
+        (~negative, lambda v: np.where(v < 0, np.exp(v * v) * _s._erfc(v), _erfcx_positive(np.abs(v))))])
+
+
+def erfcx(xp, x):
+    if not _s._is_numpy(xp):
+        return _s._cupy_special("erfcx")(x)
+    return _float64_kernel(_erfcx, x)
+
+
+def _erfcinv_below_one(y):
+    """r > 0 with erfc(r) = y, for 0 < y < 1."""
+    upper = y >= 0.5
+    a = 1.0 - y   # exact where y >= 1/2
+    r = _s._erfinv_guess(np.where(upper, a, np.minimum(a, 1.0 - 1e-300)))
+    far = y < 1e-7
+    if far.any():
+        minus_log = -np.log(y)
+        r2 = minus_log
+        for _ in range(3):
+            r2 = minus_log - 0.5 * np.log(math.pi * r2) + np.log1p(-0.5 / r2)
+        r = np.where(far, np.sqrt(r2), r)
+    log_y = np.log(y)
+    for _ in range(4):
+        slope = _s._TWO_OVER_SQRT_PI * np.exp(-(r * r))
+        c = _s._erfc(r)
+        residual = np.where(upper, _s._erf(r) - a, (log_y - np.log(c)) * c)
+        r = r - residual / slope
+    return r
+
+
+def _ndtri(p):
+    lower = p < 0.5
+    q = np.where(lower, p, 1.0 - p)   # <= 1/2
+    inside = (q > 0) & (p == p)
+    r = np.zeros_like(p)
+    index = np.flatnonzero(inside)
+    if index.size:
+        r.put(index, _erfcinv_below_one(2.0 * q.reshape(-1).take(index)))
+    out = np.where(lower, -_SQRT2 * r, _SQRT2 * r)
+    out = np.where(p == 0, -math.inf, np.where(p == 1, math.inf, out))
+    return np.where((p < 0) | (p > 1) | np.isnan(p), math.nan, out)
+
+
+def ndtri(xp, x):
+    if not _s._is_numpy(xp):
+        return _s._cupy_special("ndtri")(x)
+    return _float64_kernel(_ndtri, x)
+
+
+def _log_ndtr(x):
+    upper = x > -1.0
+    return _s._by_ranges(x, [
+        (upper, lambda v: np.log1p(-0.5 * _s._erfc(v * _SQRT_HALF))),
+        (~upper, lambda v: np.log(0.5 * _erfcx(-v * _SQRT_HALF)) - 0.5 * v * v)])
+
+
+def log_ndtr(xp, x):
+    if not _s._is_numpy(xp):
+        return _s._cupy_special("log_ndtr")(x)
+    return _float64_kernel(_log_ndtr, x)
+
+
+def _float64_kernel(fn, x):
+    """``fn`` on x in float64 (0-d as one element), returned in x's dtype and shape."""
+    w = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        return fn(w).reshape(x.shape).astype(x.dtype, copy=False)

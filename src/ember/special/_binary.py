@@ -1,0 +1,227 @@
+"""ember.special's functions of two arguments: xlog1py, zeta, gammainc, gammaincc, and the
+gamma-family functions with an integer parameter, polygamma and multigammaln."""
+import math
+
+import numpy as np
+
+from .. import _dtype
+from .._backend import special as _special_kernels, special_gamma
+from ..ops._common import Node, Tensor, _type_word, is_scalar, make, namespace_of, record
+from ..ops.pointwise import _binary, _BinaryNode, _scalar_first, float_arrays
+from ._common import check_tensor, finish, float_result, refuse
+
+__all__ = ["xlog1py", "zeta", "gammainc", "gammaincc", "polygamma", "multigammaln"]
+
+
+def _wants(node, i):
+    return node.next_functions[i][0] is not None
+
+
+def _not_implemented(what):
+    return NotImplementedError(f"the derivative for '{what}' is not implemented.")
+
+
+# -- xlog1py ---------------------------------------------------------------------------------
+
+class SpecialXlog1PyBackward0(_BinaryNode):
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return (self.reduce(grad * xlog1py(a != 0, b), 0) if _wants(self, 0) else None,
+                self.reduce(grad * a / (b + 1), 1) if _wants(self, 1) else None)
+
+
+class SpecialXlog1PyBackward1(_BinaryNode):
+    """xlog1py(number, tensor)"""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        return None, self.reduce(grad * a / (b + 1), 1)
+
+
+class SpecialXlog1PyBackward2(_BinaryNode):
+    """xlog1py(tensor, number)"""
+    __slots__ = ()
+
+    def backward(self, grad):
+        a, _ = self.saved_tensors
+        return self.reduce(grad * xlog1py(a != 0, self.other_scalar), 0), None
+
+
+def _xlog1py_kernel(x, y):
+    xp = namespace_of(x)
+    refuse(x.dtype if x.dtype.kind == "c" else getattr(y, "dtype", x.dtype), "xlog1py_cpu", "c")
+    if not hasattr(y, "dtype"):
+        y = xp.asarray(y, dtype=x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = x * xp.log1p(y)
+    return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype, copy=False)
+
+
+def xlog1py(input, other, *, out=None):
+    """``input * log1p(other)``, taken as zero where ``input`` is zero (and ``other`` is not
+    NaN). Either argument may be a number."""
+    node = SpecialXlog1PyBackward0 if isinstance(other, Tensor) else SpecialXlog1PyBackward2
+    if is_scalar(input):
+        input = _scalar_first(input, other, "special_xlog1py", float_op=True)
+        node = SpecialXlog1PyBackward1
+    check_tensor(input, "special_xlog1py")
+    return finish(_binary("special_xlog1py", _xlog1py_kernel, node, input, other, ("self", "other"),
+                          float_arrays), out)
+
+
+# -- zeta ------------------------------------------------------------------------------------
+
+class _ZetaNode(_BinaryNode):
+    """d/dq zeta(x, q) = -x zeta(x + 1, q); torch has no gradient in x."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        x, q = self.saved_tensors
+        if _wants(self, 0):
+            raise _not_implemented("zeta")
+        q = self.other_scalar if q is None else q
+        return None, self.reduce(grad * -x * zeta(x + 1.0, q), 1)
+
+
+class SpecialZetaBackward0(_ZetaNode):
+    __slots__ = ()
+
+
+class SpecialZetaBackward1(_ZetaNode):
+    """zeta(number, tensor)"""
+    __slots__ = ()
+
+
+class SpecialZetaBackward2(_BinaryNode):
+    """zeta(tensor, number): only x needs a gradient, and torch has none."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        raise _not_implemented("zeta")
+
+
+def _zeta_kernel(x, q):
+    dtype = x.dtype
+    refuse(dtype, "zeta_cpu", "ch")
+    with np.errstate(over="ignore"):
+        return special_gamma.zeta(namespace_of(x), x, q).astype(dtype, copy=False)
+
+
+def zeta(input, other, *, out=None):
+    """Hurwitz's zeta function ``sum over k >= 0 of (other + k) ** -input``; either argument
+    may be a number. Differentiable in ``other`` only, as in torch."""
+    node = SpecialZetaBackward0 if isinstance(other, Tensor) else SpecialZetaBackward2
+    if is_scalar(input):
+        input = _scalar_first(input, other, "special_zeta", float_op=True)
+        node = SpecialZetaBackward1
+    check_tensor(input, "special_zeta")
+    return finish(_binary("special_zeta", _zeta_kernel, node, input, other, ("self", "other"), float_arrays),
+                  out)
+
+
+# -- gammainc, gammaincc ---------------------------------------------------------------------
+
+class IgammaBackward0(_BinaryNode):
+    __slots__ = ()
+    sign = 1.0
+    what = "igamma: input"
+
+    def backward(self, grad):
+        a, x = self.saved_tensors
+        if _wants(self, 0):
+            raise _not_implemented(self.what)
+        from ..ops.unary import lgamma
+        density = ((a - 1) * x.log() - x - lgamma(a)).exp()
+        return None, self.reduce(grad * density * self.sign, 1)
+
+
+class IgammacBackward0(IgammaBackward0):
+    __slots__ = ()
+    sign = -1.0
+    what = "igammac: input"
+
+
+def _incomplete(name, kernel_name, kernel, node_cls, input, other, out):
+    check_tensor(input, f"special_{name}")
+    check_tensor(other, f"special_{name}", 2, "other")
+    common = _dtype.result_type_of(input, other).np
+    if common.kind in "biu":
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_type_word(common)}'")
+    refuse(common, kernel_name, "c")
+
+    def compute(a, x):
+        return kernel(namespace_of(a), a, x).astype(common, copy=False)
+
+    return finish(_binary(f"special_{name}", compute, node_cls, input, other, ("self", "other")), out)
+
+
+def gammainc(input, other, *, out=None):
+    """The regularized lower incomplete gamma function ``P(input, other)``: the integral of
+    ``t**(input - 1) * exp(-t)`` from 0 to ``other``, divided by ``Gamma(input)``.
+    Differentiable in ``other`` only, as in torch."""
+    return _incomplete("gammainc", "igamma_cpu", special_gamma.gammainc, IgammaBackward0,
+                       input, other, out)
+
+
+def gammaincc(input, other, *, out=None):
+    """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P(input,
+    other)``. Differentiable in ``other`` only, as in torch."""
+    return _incomplete("gammaincc", "igammac_cpu", special_gamma.gammaincc, IgammacBackward0,
+                       input, other, out)
+
+
+# -- polygamma, multigammaln -----------------------------------------------------------------
+
+class PolygammaBackward0(Node):
+    __slots__ = ("n",)
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return (grad * polygamma(self.n + 1, x),)
+
+
+def _polygamma_array(n, data):
+    xp = namespace_of(data)
+    if n == 0:
+        return _special_kernels.digamma(xp, data)
+    if n == 1:
+        return _special_kernels.trigamma(xp, data)
+    with np.errstate(over="ignore"):
+        return special_gamma.polygamma(xp, n, data).astype(data.dtype, copy=False)
+
+
+def polygamma(n, input, *, out=None):
+    """The ``n``-th derivative of the digamma function, ``psi^(n)(input)``, for ``n >= 0``."""
+    check_tensor(input, "special_polygamma", 2)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    data = input._data
+    refuse(data.dtype, "polygamma", "c")
+    data = data.astype(float_result(data.dtype), copy=False)
+    res = make(_polygamma_array(int(n), data))
+    node = record(PolygammaBackward0, (input,), res)
+    if node is not None:
+        node.n = int(n)
+        node.save(input)
+    return finish(res, out)
+
+
+def multigammaln(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension ``p``:
+    ``p (p - 1) / 4 * log(pi) + sum over j < p of lgamma(input - j / 2)``."""
+    check_tensor(input, "special_multigammaln")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    data = input._data
+    if data.dtype.kind == "b":
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    refuse(data.dtype, "arange_cpu", "c")
+    from ..ops.creation import arange
+    from ..ops.unary import lgamma
+    x = input if data.dtype.kind not in "iu" else input.to(_dtype.get_default_dtype())
+    halves = arange(p, dtype=x.dtype, device=x.device) * -0.5
+    total = lgamma(x.unsqueeze(-1) + halves).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    return finish(total, out)
