@@ -38,15 +38,21 @@ def device(pytestconfig):
 
 @pytest.fixture
 def ember_threads():
-    """``ember_threads(n)`` sets ember's intra-op thread count for the test; the count before
-    is restored afterwards."""
+    """``ember_threads(n)`` sets ember's intra-op thread count for the test, with oneDNN off
+    (ember splits its NumPy kernels over the threads only where oneDNN is not in use); the
+    count and the switch before are restored afterwards."""
     import ember
-    from ember._backend import cblas, parallel
+    from ember._backend import cblas, choice, parallel
     before = parallel._num_threads, parallel._splits, cblas.num_threads()
-    yield ember.set_num_threads
-    parallel._num_threads, parallel._splits = before[:2]
-    if before[2] is not None:
-        cblas.set_num_threads(before[2])
+    onednn_before = choice.enabled(choice.ONEDNN)
+    choice.set_enabled(choice.ONEDNN, False)
+    try:
+        yield ember.set_num_threads
+    finally:
+        choice.set_enabled(choice.ONEDNN, onednn_before)
+        parallel._num_threads, parallel._splits = before[:2]
+        if before[2] is not None:
+            cblas.set_num_threads(before[2])
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """``ember.set_num_threads`` / ``get_num_threads`` (argument checks as torch's, the OpenBLAS
 count and idle spin that follow) and the intra-op parts of ``_backend.parallel``: n-way
-splits on distinct threads, every part awaited when one raises, and new workers in a forked
-child."""
+splits on distinct threads, every part awaited when one raises, new workers in a forked
+child, and no splits where oneDNN's threads do the parallel work."""
 import os
 import threading
 import weakref
@@ -35,6 +35,7 @@ def test_thread_count_sets_openblas_and_splits(threads, ember_threads):
     assert ember.get_num_threads() == threads
     assert cblas.num_threads() == threads
     assert parallel.available() == (threads >= 2)
+    parallel.run_parts([lambda: None, lambda: None])   # the first split shortens the spin
     if threads >= 2:
         assert cblas._SPIN_CONTROL is None or \
             cblas._SPIN_CONTROL[2]() == parallel.WORKER_SPIN_EXPONENT
@@ -132,3 +133,18 @@ def test_importing_ember_changes_no_environment_and_no_blas_threads():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["True", "True", "True"]
+
+
+@needs_thread_control
+def test_no_splits_where_onednn_is_in_use(ember_threads):
+    """oneDNN's OpenMP threads are then the one pool: ember's own would contend with them."""
+    from ember._backend import choice
+    ember_threads(2)
+    assert parallel.available()
+    if not choice.enabled(choice.ONEDNN) and not ember.backends.mkldnn.is_available():
+        pytest.skip("oneDNN is not installed here")
+    with ember.backends.mkldnn.flags(enabled=True):
+        assert not parallel.available()
+        assert not parallel.big(np.zeros(1 << 20))
+        assert [threading.get_ident()] * 2 == parallel.run_parts([threading.get_ident] * 2)
+    assert parallel.available()

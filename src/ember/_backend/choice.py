@@ -55,6 +55,8 @@ def set_enabled(library, flag):
     if library not in LIBRARIES:
         raise ValueError(f"unknown kernel library {library!r}; expected one of {LIBRARIES}")
     _switches[library] = bool(flag)
+    from . import parallel
+    parallel.follow_onednn()
 
 
 @contextlib.contextmanager

@@ -1,17 +1,24 @@
-"""Intra-op parallelism on the CPU: ember's large kernels (convolutions, batch norm,
-elementwise passes of ``ELEMENTWISE_MIN_BYTES`` or more, attention, cross-entropy, the
-optimizers' blocked updates) split their work into ``get_num_threads()`` parts, the calling
-thread runs the first and persistent worker threads the others, each part a run of NumPy
-calls that release the GIL (GEMMs, copies, ufuncs). Inside such a split NumPy's OpenBLAS is
-held to one thread; elsewhere it threads the GEMMs itself, over the same count.
+"""Intra-op parallelism of ember's NumPy kernels on the CPU, for when oneDNN is not in use:
+its large kernels (convolutions, batch norm, elementwise passes of ``ELEMENTWISE_MIN_BYTES`` or
+more, attention, cross-entropy, the optimizers' blocked updates) split their work into
+``get_num_threads()`` parts, the calling thread runs the first and persistent worker threads
+the others, each part a run of NumPy calls that release the GIL (GEMMs, copies, ufuncs).
+Inside such a split NumPy's OpenBLAS is held to one thread; elsewhere it threads the GEMMs
+itself, over the same count.
 
-``set_num_threads`` sets both counts, as ``torch.set_num_threads`` sets torch's. The default
+Where oneDNN runs (``ember.backends.mkldnn.enabled``, the default where its wheel is
+installed), its OpenMP threads are the one pool: ember does not split, since its own threads
+beside OpenMP's (which spin a while after each kernel, waiting for the next) contend for the
+cores (``python -m benchmarks.thread_pools``; BENCHMARKS.md has the figures).
+
+``set_num_threads`` sets the counts, as ``torch.set_num_threads`` sets torch's. The default
 is the thread count OpenBLAS had when ember was imported (one per core, or
-``OPENBLAS_NUM_THREADS``, or a ``threadpoolctl`` limit set before). With two threads or more,
-ember also has OpenBLAS's idle workers sleep after a short spin instead of OpenBLAS's long one
-(``cblas.shorten_worker_spin``): spinning, they take the cores from the kernels split
-here (``benchmarks/thread_interference.py``, ``benchmarks/threads_ab.py``). Where OpenBLAS's
-thread count cannot be set (another BLAS), ember does not split and leaves the BLAS alone.
+``OPENBLAS_NUM_THREADS``, or a ``threadpoolctl`` limit set before). Before its first split
+with two threads or more, ember has OpenBLAS's idle workers sleep after a short spin instead
+of OpenBLAS's long one (``cblas.shorten_worker_spin``): spinning, they take the cores from the
+kernels split here (``benchmarks/thread_interference.py``, ``benchmarks/threads_ab.py``).
+Where OpenBLAS's thread count cannot be set (another BLAS), ember does not split and leaves the
+BLAS alone.
 
 A split region inside another (or a second thread's, at the same time) runs serially. Workers
 block on a queue while idle and use no CPU between calls; a forked child starts new ones.
@@ -89,22 +96,31 @@ def get_num_threads():
 
 def set_num_threads(num_threads):
     """Sets the number of threads used for intra-op parallelism on CPU: oneDNN's kernels run
-    on this many OpenMP threads, ember's large NumPy kernels split their work over this many
-    threads, and NumPy's OpenBLAS uses as many for GEMMs.
-    As with torch's, call it before work starts on other threads: with two threads or more it
-    restarts OpenBLAS's workers (``cblas.shorten_worker_spin``) the first time."""
+    on this many OpenMP threads; where oneDNN is not in use, ember's large NumPy kernels split
+    their work over this many threads and NumPy's OpenBLAS uses as many for GEMMs (where it is,
+    OpenBLAS keeps to one: its idle workers spin a long while and would take oneDNN's cores).
+    As with torch's, call it before work starts on other threads."""
     global _num_threads, _splits
     if type(num_threads) is not int:
         raise RuntimeError(f"set_num_threads expects an int, but got "
                            f"{type(num_threads).__name__}")
     if num_threads < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
-    if cblas.set_num_threads(num_threads):
-        if num_threads >= 2:
-            cblas.shorten_worker_spin(WORKER_SPIN_EXPONENT)
+    if cblas.set_num_threads(_blas_threads(num_threads)):
         _num_threads, _splits = num_threads, num_threads >= 2
     else:  # another BLAS: it keeps its own threads, ember's kernels run serially
         _num_threads, _splits = num_threads, False
+
+
+def _blas_threads(num_threads):
+    return 1 if _onednn_in_use() else num_threads
+
+
+def follow_onednn():
+    """OpenBLAS's thread count after oneDNN was switched on or first used (one thread) or
+    switched off (ember's count)."""
+    if _splits or _num_threads > 1:
+        cblas.set_num_threads(_blas_threads(_num_threads))
 
 
 def _workers_for(count):
@@ -117,8 +133,22 @@ def _workers_for(count):
 
 def available():
     """Whether kernels should split their work now: two threads or more, OpenBLAS's count
-    under ember's control, and no split region already running."""
-    return _splits and not _region_lock.locked()
+    under ember's control, oneDNN not in use, and no split region already running."""
+    return _splits and not _region_lock.locked() and not _onednn_in_use()
+
+
+def _onednn_in_use():
+    from . import choice
+    return choice.enabled(choice.ONEDNN)
+
+
+_short_spin = []  # set once OpenBLAS's idle spin is shortened for ember's splits
+
+
+def _shorten_blas_spin():
+    if not _short_spin:
+        cblas.shorten_worker_spin(WORKER_SPIN_EXPONENT)
+        _short_spin.append(True)
 
 
 def run_parts(tasks):
@@ -127,6 +157,7 @@ def run_parts(tasks):
     Every part is waited for, even when one raises (the first exception is raised)."""
     if len(tasks) < 2 or not available() or not _region_lock.acquire(blocking=False):
         return [task() for task in tasks]
+    _shorten_blas_spin()
     try:
         with cblas.one_thread():  # each part's GEMMs on one OpenBLAS thread
             waits = [worker.submit(task) for worker, task in

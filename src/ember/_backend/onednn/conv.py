@@ -89,12 +89,13 @@ def _activation_md(array):
 
 def _usable(plan):
     """A plan worth running: oneDNN picked one of its jit-compiled kernels (``jit:avx512_core``,
-    ``brgconv:...``, ``bnorm_jit:...``). Its generic C++ loops (``ref:any``, and
-    ``ncsp_bnorm:any`` for row-major batch norm) are slower than NumPy's path."""
+    ``brgconv:...``, ``brdgmm_dw:...`` for channels-last depthwise, ``bnorm_jit:...``). Its
+    generic C++ loops (``ref:any``, and ``ncsp_bnorm:any`` for row-major batch norm) are slower
+    than NumPy's path."""
     if plan is None:
         return False
     name = plan.implementation()
-    return "jit" in name or name.startswith("brg")
+    return "jit" in name or name.startswith(("brg", "brdgmm"))
 
 
 def _build(make):

@@ -1,6 +1,7 @@
 """oneDNN's threads are GNU OpenMP's (the wheel links libgomp): they follow
 ``ember.set_num_threads``, applied when oneDNN is next used from a thread whose count differs
-(OpenMP keeps the count per calling thread).
+(OpenMP keeps the count per calling thread); NumPy's OpenBLAS then keeps to one thread, so
+that OpenMP's threads are the one pool (``_backend/parallel.py``).
 
 GNU OpenMP's thread pool does not survive ``fork``: a child that starts a parallel region
 with the parent's pool in place can hang. As torch does, a forked child runs oneDNN on one
@@ -40,3 +41,4 @@ def follow_ember():
     if getattr(_applied, "count", None) != n and not getattr(_applied, "forked", False):
         _omp_set_num_threads()(n)
         _applied.count = n
+        parallel.follow_onednn()   # OpenMP's threads are the pool: OpenBLAS keeps to one

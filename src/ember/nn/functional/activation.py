@@ -139,9 +139,14 @@ def _hardtanh_grad_blocks(x, grad, lo, hi, out=None):
     """``grad`` where ``not (x <= lo or x >= hi)`` (NaN inputs pass it, as in torch), else 0,
     for float32/float64 arrays of one dtype (into ``out`` where given, of their shape)."""
     xp = namespace_of(x)
-    x_flat, grad_flat = x.reshape(-1), grad.reshape(-1)
-    result = xp.empty(grad.shape, dtype=grad.dtype) if out is None else out
-    out = result.reshape(-1)
+    if out is None and grad.strides == x.strides:
+        # in the arrays' own memory order (a channels-last result stays channels-last and
+        # nothing is copied): the same element order in all three, as they share a layout
+        result = xp.empty_like(x)
+        x_flat, grad_flat, out = x.ravel(order="K"), grad.ravel(order="K"), result.ravel(order="K")
+    else:
+        result = xp.empty(grad.shape, dtype=grad.dtype) if out is None else out
+        x_flat, grad_flat, out = x.reshape(-1), grad.reshape(-1), result.reshape(-1)
     size = max(1, min(HARDTANH_GRAD_BLOCK, x_flat.size))
     keep, above = xp.empty(size, dtype=bool), xp.empty(size, dtype=bool)
     for first in range(0, x_flat.size, size):
