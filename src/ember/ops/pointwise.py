@@ -58,12 +58,14 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for):
     out = make(data)
     bcls = b.__class__
     if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
+        if not (a._requires_grad or b._requires_grad):   # (no call to record: the common case)
+            return out
         node = record(node_cls, (a, b), out)
         if node is None:
             return out
         node.other_shape, node.other_dtype = b._data.shape, b._data.dtype
     else:
-        node = record(node_cls, (a, None), out)
+        node = record(node_cls, (a, None), out) if a._requires_grad else None
         if node is None:
             return out
         node.other_shape = node.other_dtype = None

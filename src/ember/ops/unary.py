@@ -87,7 +87,7 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         if float_op and data.dtype in _INTEGRAL:
             data = float_array(data)
         res = make(forward(namespace_of(data), data))
-        node = record(node_cls, (input,), res)
+        node = record(node_cls, (input,), res) if input._requires_grad else None
         if node is not None:
             if grad is None:
                 raise RuntimeError(f"the derivative for '{name}' is not implemented.")
