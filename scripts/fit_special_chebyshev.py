@@ -75,25 +75,32 @@ def tables():
             return scale * (a * mp.sin(phi) + b * mp.cos(phi))
         return scale * (b * mp.sin(phi) - a * mp.cos(phi))
 
+    # Y0 - (2/pi) log(x) J0 and (Y1 - (2/pi)(log(x) J1 - 1/x)) / x: entire functions of x^2
+    def y0_regular(x):
+        return mp.bessely(0, x) - 2 / mp.pi * mp.log(x) * mp.besselj(0, x)
+
+    def y1_regular(x):
+        return (mp.bessely(1, x) - 2 / mp.pi * (mp.log(x) * mp.besselj(1, x) - 1 / x)) / x
+
+    def k_scaled(order):   # sqrt(x) e^x K(x) in u = 2/x
+        return lambda u: (mp.sqrt(2 / u) * mp.exp(2 / u) * mp.besselk(order, 2 / u) if u
+                          else mp.sqrt(mp.pi / 2))
+
     return {
         # on [0, 8], in t = x^2
         "J0_SMALL": chebyshev(lambda t: mp.besselj(0, mp.sqrt(t)), 0, 64),
         "J1_SMALL": chebyshev(lambda t: mp.besselj(1, mp.sqrt(t)) / mp.sqrt(t) if t else mp.mpf(0.5), 0, 64),
-        # Y0 - (2/pi) log(x) J0 and (Y1 - (2/pi)(log(x) J1 - 1/x)) / x: entire functions of x^2
-        "Y0_SMALL": chebyshev(lambda t: (mp.bessely(0, mp.sqrt(t)) - 2 / mp.pi * mp.log(mp.sqrt(t)) * mp.besselj(0, mp.sqrt(t)))
-                              if t else 2 / mp.pi * (mp.euler - mp.log(2)), 0, 64),
-        "Y1_SMALL": chebyshev(lambda t: ((mp.bessely(1, mp.sqrt(t)) - 2 / mp.pi * (mp.log(mp.sqrt(t)) * mp.besselj(1, mp.sqrt(t))
-                                                                                     - 1 / mp.sqrt(t))) / mp.sqrt(t))
-                              if t else mp.limit(lambda v: (mp.bessely(1, v) - 2 / mp.pi * (mp.log(v) * mp.besselj(1, v) - 1 / v)) / v, 0),
+        "Y0_SMALL": chebyshev(lambda t: y0_regular(mp.sqrt(t)) if t else 2 / mp.pi * (mp.euler - mp.log(2)),
                               0, 64),
+        "Y1_SMALL": chebyshev(lambda t: y1_regular(mp.sqrt(t)) if t else mp.limit(y1_regular, 0), 0, 64),
         # Hankel amplitudes for x >= 8, in w = (8/x)^2; Q is divided by 8/x
         "P0": chebyshev(_from_w(lambda x: _hankel(0, x)[0]), 0, 1),
         "Q0": chebyshev(_from_w(lambda x: _hankel(0, x)[1] * x / 8), 0, 1),
         "P1": chebyshev(_from_w(lambda x: _hankel(1, x)[0]), 0, 1),
         "Q1": chebyshev(_from_w(lambda x: _hankel(1, x)[1] * x / 8), 0, 1),
         # sqrt(x) e^x K(x) for x >= 2, in u = 2/x
-        "K0E_LARGE": chebyshev(lambda u: mp.sqrt(2 / u) * mp.exp(2 / u) * mp.besselk(0, 2 / u) if u else mp.sqrt(mp.pi / 2), 0, 1),
-        "K1E_LARGE": chebyshev(lambda u: mp.sqrt(2 / u) * mp.exp(2 / u) * mp.besselk(1, 2 / u) if u else mp.sqrt(mp.pi / 2), 0, 1),
+        "K0E_LARGE": chebyshev(k_scaled(0), 0, 1),
+        "K1E_LARGE": chebyshev(k_scaled(1), 0, 1),
         # Ai on [-3, 2]; beyond, the amplitudes in u = zeta(2)/zeta or zeta(3)/zeta
         "AI_MIDDLE": chebyshev(mp.airyai, -3, 2),
         "AI_POSITIVE": chebyshev(lambda u: airy_positive(u) if u else mp.mpf(1), 0, 1),
