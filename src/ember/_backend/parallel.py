@@ -142,13 +142,10 @@ def _onednn_in_use():
     return choice.enabled(choice.ONEDNN)
 
 
-_short_spin = []  # set once OpenBLAS's idle spin is shortened for ember's splits
-
-
 def _shorten_blas_spin():
-    if not _short_spin:
-        cblas.shorten_worker_spin(WORKER_SPIN_EXPONENT)
-        _short_spin.append(True)
+    """Before a split: OpenBLAS's idle workers sleep soon (a no-op once they do; one ctypes
+    call to see)."""
+    cblas.shorten_worker_spin(WORKER_SPIN_EXPONENT)
 
 
 def run_parts(tasks):
