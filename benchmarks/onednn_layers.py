@@ -63,12 +63,13 @@ NORM = {
 ACT = {f"{name} {rows}x{cols}": ((rows, cols), fn)
        for name, fn in (("gelu", lambda F, x: F.gelu(x)),
                         ("gelu tanh", lambda F, x: F.gelu(x, approximate="tanh")),
-                        ("silu", lambda F, x: F.silu(x)))
+                        ("silu", lambda F, x: F.silu(x)),
+                        ("relu6", lambda F, x: F.relu6(x)))
        for rows, cols in ((1024, 512), (256, 512), (128, 512), (32, 512), (16, 512), (8, 512))}
 GROUPS = {"pool": POOL, "softmax": SOFTMAX, "norm": NORM, "act": ACT}
 RULES = [(pooling, "MAX_POOL_ONEDNN_MIN_ELEMENTS"), (softmax_family, "SOFTMAX_ONEDNN_MIN_ELEMENTS"),
          (normalization, "LAYER_NORM_ONEDNN_MIN_ELEMENTS"),
-         (activation, "ELTWISE_ONEDNN_MIN_ELEMENTS")]
+         (activation, "ELTWISE_ONEDNN_MIN_ELEMENTS"), (activation, "HARDTANH_ONEDNN_MIN_ELEMENTS")]
 LIBRARIES = ["torch", choice.NUMPY, choice.ONEDNN, "ember"]
 
 

@@ -659,6 +659,33 @@ def test_activations_on_onednn_match_torch(name, layout):
         np.testing.assert_array_equal(got[0], want[0])
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("name, fn", [("relu6", lambda F, x: F.relu6(x)),
+                                      ("hardtanh", lambda F, x: F.hardtanh(x, -1.5, 2.0))])
+def test_hardtanh_backward_on_onednn_matches_torch(name, fn, layout):
+    """The backward on oneDNN's clip (forced; the forward stays NumPy's): zero at the bounds
+    and beyond, and at NaN as torch's vectorised kernel gives for a row-major tensor this
+    large (torch's channels-last and small-tensor loops pass the gradient at NaN instead)."""
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((8, 16, 48, 48)) * 4).astype(np.float32)
+    x.reshape(-1)[:8] = [np.inf, np.inf, -np.inf, 0.0, 6.0, -1.5, 2.0, -0.0]
+    if layout == "contiguous":
+        x.reshape(-1)[0] = np.nan
+    g = rng.standard_normal(x.shape).astype(np.float32)
+
+    def channels_last(t):
+        lib = torch if isinstance(t, torch.Tensor) else ember
+        return t.contiguous(memory_format=lib.channels_last)
+    view = channels_last if layout == "channels_last" else None
+    want = _activation_run(torch, fn, x, g, view)
+    with choice.only(choice.ONEDNN):
+        xt = ember.tensor(x, requires_grad=True)
+        y = fn(ember.nn.functional, view(xt) if view else xt)
+        y.backward(ember.tensor(g))
+    np.testing.assert_array_equal(y.detach().numpy(), want[0])
+    np.testing.assert_array_equal(xt.grad.numpy(), want[1])
+
+
 def test_activations_decline_to_numpy():
     """float64, small inputs and broadcast views take NumPy's path, which matches torch."""
     rng = np.random.default_rng(10)

@@ -19,9 +19,11 @@ from .runtime import MemoryDesc, Plan, describable, destroy_attr, engine, layout
 
 __all__ = ["ALGORITHMS", "eltwise_forward", "eltwise_backward"]
 
-# name -> (forward kind, backward kind, alpha, beta), with torch's formulas' constants
+# name -> (forward kind, backward kind, alpha, beta), with torch's formulas' constants (None:
+# the caller's, e.g. Hardtanh's bounds)
 ALGORITHMS = {
     "silu": (capi.ELTWISE_SWISH, capi.ELTWISE_SWISH, 1.0, 0.0),
+    "hardtanh": (capi.ELTWISE_CLIP_V2, capi.ELTWISE_CLIP_V2, None, None),
     "gelu": (capi.ELTWISE_GELU_ERF, capi.ELTWISE_GELU_ERF, 0.0, 0.0),
     "gelu_tanh": (capi.ELTWISE_GELU_TANH, capi.ELTWISE_GELU_TANH, 0.0, 0.0),
 }
@@ -63,18 +65,22 @@ def eltwise_forward(x, name):
     return y
 
 
-def eltwise_backward(grad, data, name):
+def eltwise_backward(grad, data, name, alpha=None, beta=None):
     """The input gradient of the activation ``name`` from the output gradient ``grad``;
-    ``data`` is the forward's input (its output for a ``*_USE_DST`` backward)."""
+    ``data`` is the forward's input (its output for a ``*_USE_DST`` backward); ``alpha`` and
+    ``beta`` where ``ALGORITHMS`` leaves them to the caller."""
     if not _usable(grad, data) or grad.shape != data.shape:
         return None
     if grad.strides != data.strides:  # oneDNN's kernels take both in one layout
         laid_out = np.empty_like(data)
         laid_out[...] = grad
         grad = laid_out
-    forward_kind, kind, alpha, beta = ALGORITHMS[name]
+    forward_kind, kind, table_alpha, table_beta = ALGORITHMS[name]
+    alpha = table_alpha if alpha is None else float(alpha)
+    beta = table_beta if beta is None else float(beta)
     grad_x = np.empty_like(data)
-    key = ("eltwise_backward", kind, layout_key(grad), layout_key(data), layout_key(grad_x))
+    key = ("eltwise_backward", kind, alpha, beta, layout_key(grad), layout_key(data),
+           layout_key(grad_x))
     data_arg = capi.ARG_DST if kind != forward_kind else capi.ARG_SRC
 
     def make():

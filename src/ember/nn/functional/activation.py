@@ -118,16 +118,36 @@ class HardtanhBackward0(Node):
 
     def backward_arrays(self, grad):
         (input,) = self.saved_tensors
-        lo, hi = self.min_val, self.max_val
-        data = input._data
-        if data.dtype.char in "fd" and grad._data.dtype == data.dtype:
-            return (make(parallel.elementwise(
-                lambda x, g, out=None: _hardtanh_grad_blocks(x, g, lo, hi, out), data,
-                grad._data)),)
-        xp = namespace_of(data)
-        outside = data <= lo
-        outside |= data >= hi
-        return (make(_masked(grad._data, xp.logical_not(outside, out=outside))),)
+        return (make(_hardtanh_backward(grad._data, input._data, self.min_val, self.max_val)),)
+
+
+def _numpy_hardtanh_backward(grad, data, lo, hi):
+    if data.dtype.char in "fd" and grad.dtype == data.dtype:
+        return parallel.elementwise(
+            lambda x, g, out=None: _hardtanh_grad_blocks(x, g, lo, hi, out), data, grad)
+    xp = namespace_of(data)
+    outside = data <= lo
+    outside |= data >= hi
+    return _masked(grad, xp.logical_not(outside, out=outside))
+
+
+def _onednn_hardtanh_backward(grad, data, lo, hi):
+    """oneDNN's clip backward (zero at the bounds and beyond, as torch's). Where the input
+    holds NaN it gives 0, as torch's vectorised kernel does for a row-major tensor of this
+    size; torch's channels-last and small-tensor loops pass the gradient there (as NumPy's
+    path here does): torch itself differs by layout."""
+    if data.size < HARDTANH_ONEDNN_MIN_ELEMENTS or grad.dtype != data.dtype:
+        return None
+    return onednn.eltwise.eltwise_backward(grad, data, "hardtanh", lo, hi)
+
+
+# Hardtanh's backward runs on oneDNN from float32 inputs of this many elements
+# (``python -m benchmarks.onednn_layers --only act``); its forward stays on NumPy: oneDNN's
+# clip turns NaN into the lower bound, where torch keeps NaN.
+HARDTANH_ONEDNN_MIN_ELEMENTS = 1 << 18
+
+_hardtanh_backward = KernelChoice("hardtanh backward", onednn=_onednn_hardtanh_backward,
+                                  numpy=_numpy_hardtanh_backward)
 
 
 # Hardtanh's array backward makes its mask and applies it this many elements at a time, so
