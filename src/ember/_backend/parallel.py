@@ -119,7 +119,7 @@ def _blas_threads(num_threads):
 def follow_onednn():
     """OpenBLAS's thread count after oneDNN was switched on or first used (one thread) or
     switched off (ember's count)."""
-    if _splits or _num_threads > 1:
+    if _num_threads > 1:
         cblas.set_num_threads(_blas_threads(_num_threads))
 
 

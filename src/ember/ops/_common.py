@@ -61,10 +61,10 @@ def record(node_cls, inputs, out, *more_outputs):
             break
     else:
         return None
+    if more_outputs:
+        return _record_outputs(node_cls, inputs, (out,) + more_outputs)
     if out is not None and out._data.dtype in _NO_AUTOGRAD:
         _refuse_autograd(out)
-    if more_outputs:
-        return _record_outputs(node_cls(inputs), (out,) + more_outputs)
     node = node_cls(inputs)
     if out is not None:
         if out.grad_fn is not None:   # an in-place op recorded again over its input
@@ -74,10 +74,11 @@ def record(node_cls, inputs, out, *more_outputs):
     return node
 
 
-def _record_outputs(node, outputs):
+def _record_outputs(node_cls, inputs, outputs):
     for out in outputs:
         if out is not None and out._data.dtype in _NO_AUTOGRAD:
             _refuse_autograd(out)
+    node = node_cls(inputs)
     for output_nr, out in enumerate(outputs):
         if out is not None:
             out._requires_grad = True
