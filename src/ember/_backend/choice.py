@@ -23,13 +23,20 @@ NUMPY, ONEDNN = "numpy", "onednn"
 LIBRARIES = (ONEDNN, NUMPY)
 
 _switches = {}  # library -> bool, set by set_enabled or read from the environment
-_forced = threading.local()
+
+
+class _Forced(threading.local):
+    library = None  # set by ``only``
+
+
+_forced = _Forced()
 
 
 def _onednn_usable():
-    if ONEDNN not in _switches:
-        _switches[ONEDNN] = os.environ.get("EMBER_ONEDNN", "1") != "0"
-    if not _switches[ONEDNN] or not onednn.available():
+    switch = _switches.get(ONEDNN)
+    if switch is None:
+        switch = _switches[ONEDNN] = os.environ.get("EMBER_ONEDNN", "1") != "0"
+    if not switch or not onednn.available():
         return False
     onednn.threads.follow_ember()
     return True
@@ -65,7 +72,7 @@ def only(library):
     where it has none or declines the case (tests compare each library with torch)."""
     if library != NUMPY and not enabled(library):
         raise RuntimeError(f"kernel library {library!r} is not available here")
-    previous = getattr(_forced, "library", None)
+    previous = _forced.library
     _forced.library = library
     try:
         yield
@@ -90,7 +97,7 @@ class KernelChoice:
         self.kernels = tuple((lib, kernels[lib]) for lib in LIBRARIES if lib in kernels)
 
     def __call__(self, *args):
-        forced = getattr(_forced, "library", None)
+        forced = _forced.library
         if forced is not None:
             return self._forced(forced, args)
         for library, kernel in self.kernels:

@@ -224,8 +224,28 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
             deps[nxt] = left
             if not left:
                 push_ready(nxt)
-        if seen or sent > 1:
+        if (seen or sent > 1) and not _apart(input_grads, grads, seen):
             _mark_held(held, edges, input_grads, grads, seen)
+
+
+def _apart(input_grads, grads, seen):
+    """Whether the gradients a node returned are arrays of their own, each in memory that no
+    other of them nor (when ``seen``) a gradient it was given uses: the common case, in which
+    ``_mark_held`` has nothing to mark (it is only asked when this says no)."""
+    if seen == _BY_USER:
+        return False
+    memories = []
+    for grad in input_grads:
+        if grad is not None:
+            data = grad._data
+            if data.base is not None:
+                return False
+            memories.append(data)
+    if seen:
+        memories += [_memory(g) for g in grads if g is not None]
+    if len(memories) == 2:
+        return memories[0] is not memories[1]
+    return len({id(m) for m in memories}) == len(memories)
 
 
 def _mark_held(held, edges, input_grads, grads, seen):

@@ -122,6 +122,12 @@ def _accumulated(fn, data, np_dtype, **kwargs):
     return narrowed(fn(widened(data.astype(target, copy=False)), **kwargs), target)
 
 
+def _array_sum(data, **kwargs):
+    """``data.sum(...)``: the array's own method, which skips NumPy's Python-level ``np.sum``
+    wrapper (most of the time of a small sum) and exists on every backend's arrays."""
+    return data.sum(**kwargs)
+
+
 def _quiet(xp):
     """Silence the backend's floating point warnings where torch's inf or nan is the answer."""
     errstate = getattr(xp, "errstate", None)
@@ -157,16 +163,15 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "sum")
     data = input._data
-    xp = namespace_of(data)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None and not keepdim:
-        out = make(_accumulated(xp.sum, data, np_dtype))
+        out = make(_accumulated(_array_sum, data, np_dtype))
         node = record(SumBackward0, (input,), out)
         if node is not None:
             node.in_shape, node.in_dtype = data.shape, data.dtype
         return out
     dims = _reduce_dims(dim, data.ndim)
-    out = make(_accumulated(xp.sum, data, np_dtype, axis=_axis(dims, data.ndim),
+    out = make(_accumulated(_array_sum, data, np_dtype, axis=_axis(dims, data.ndim),
                             keepdims=keepdim))
     node = record(SumBackward1, (input,), out)
     if node is not None:
@@ -227,7 +232,7 @@ def _mean_data(xp, data, dims, keepdim):
         return xp.full(shape, math.nan, dtype=data.dtype)
     axis = _axis(dims, data.ndim)
     if data.dtype.kind in "fc" and data.dtype.itemsize >= 4:
-        return xp.sum(data, axis=axis, keepdims=keepdim) / _count(data.shape, dims)
+        return data.sum(axis=axis, keepdims=keepdim) / _count(data.shape, dims)
     return narrowed(xp.mean(widened(data), axis=axis, keepdims=keepdim), data.dtype)
 
 
@@ -557,8 +562,8 @@ def _extreme(op, input, dim, keepdim, is_max, node_cls):
     _check_reducible(op, data.shape, dim)
     if data.dtype.kind == "c" and data.size:   # torch checks shapes first, and skips empty input
         raise not_implemented(_COMPLEX_KERNELS[op], data.dtype)
-    find = namespace_of(data).max if is_max else namespace_of(data).min
-    out = make(find(data, axis=_axis(dims, data.ndim), keepdims=keepdim))
+    find = data.max if is_max else data.min
+    out = make(find(axis=_axis(dims, data.ndim), keepdims=keepdim))
     node = record(node_cls, (input,), out)
     if node is not None:
         node.save(input, out)

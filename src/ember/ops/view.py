@@ -470,7 +470,7 @@ def slice_scatter_zeros(src, shape, key):
 
 
 def _is_int(k):
-    return isinstance(k, numbers.Integral) and not isinstance(k, bool)
+    return k.__class__ is int or (isinstance(k, numbers.Integral) and not isinstance(k, bool))
 
 
 def _is_basic_key(key):
@@ -571,8 +571,34 @@ def basic_getitem(self, key):
     return _slice_view(self, key, _basic_node_cls(key))
 
 
+def _first_dim_view(self, key):
+    """``self[key]`` for an int in range or a slice without a step on a tensor with dims (the
+    common keys, without the general walk over the key), else None."""
+    data = self._data
+    shape = data.shape
+    if not shape:
+        return None
+    if key.__class__ is int:
+        if not -shape[0] <= key < shape[0]:
+            return None
+        out, cls = make_view(data[key, ...], self), SelectBackward0
+    elif key.step is None:
+        out = make_view(data[key], self)
+        cls = AliasBackward0 if key.start is None and key.stop is None else SliceBackward0
+    else:
+        return None
+    if self._requires_grad and grad_state.grad_enabled:
+        node = record(cls, (self,), out)
+        node.in_shape = shape
+        node.key = key
+    return out
+
+
 @method("__getitem__")
 def _getitem(self, key):
+    if (key.__class__ is int or key.__class__ is slice) and (
+            (out := _first_dim_view(self, key)) is not None):
+        return out
     if _is_basic_key(key):
         return basic_getitem(self, key)
     from .subscript import advanced_getitem  # advanced (tensor / mask) indexing

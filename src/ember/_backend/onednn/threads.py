@@ -12,7 +12,15 @@ import ctypes
 import os
 import threading
 
-_applied = threading.local()
+from .. import parallel
+
+
+class _Applied(threading.local):
+    count = None    # the thread count this thread's OpenMP was last given
+    forked = False  # a forked child: one thread, whatever ember's count
+
+
+_applied = _Applied()
 _gomp = []
 
 
@@ -28,7 +36,7 @@ def _one_thread_in_child():
     from .runtime import plans
     _gomp[0](1)
     plans.forget_after_fork()
-    _applied = threading.local()
+    _applied = _Applied()
     _applied.count = 1
     _applied.forked = True
 
@@ -36,9 +44,8 @@ def _one_thread_in_child():
 def follow_ember():
     """Give this thread's oneDNN primitives ``ember.get_num_threads()`` threads (one in a
     forked child)."""
-    from .. import parallel
     n = parallel.get_num_threads()
-    if getattr(_applied, "count", None) != n and not getattr(_applied, "forked", False):
+    if _applied.count != n and not _applied.forked:
         _omp_set_num_threads()(n)
         _applied.count = n
         parallel.follow_onednn()   # OpenMP's threads are the pool: OpenBLAS keeps to one
