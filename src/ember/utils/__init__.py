@@ -3,3 +3,4 @@ from . import data  # noqa: F401
 from . import checkpoint  # noqa: F401
 from . import dlpack  # noqa: F401
 from . import hooks  # noqa: F401
+from . import benchmark  # noqa: F401
