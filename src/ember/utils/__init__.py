@@ -5,3 +5,4 @@ from . import dlpack  # noqa: F401
 from . import hooks  # noqa: F401
 from . import benchmark  # noqa: F401
 from . import flop_counter  # noqa: F401
+from . import model_zoo  # noqa: F401
