@@ -70,15 +70,18 @@ END = "<!-- coverage:end -->"
 NAMESPACES = [
     "torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init",
     "torch.nn.parameter", "torch.nn.utils", "torch.nn.utils.rnn", "torch.nn.utils.parametrize",
-    "torch.nn.utils.parametrizations", "torch.nn.attention", "torch.nn.parallel",
+    "torch.nn.utils.parametrizations", "torch.nn.utils.prune", "torch.nn.attention",
+    "torch.nn.parallel",
     "torch.optim", "torch.optim.lr_scheduler", "torch.optim.swa_utils",
     "torch.autograd", "torch.autograd.functional", "torch.autograd.graph",
     "torch.autograd.forward_ad", "torch.utils.data", "torch.utils.hooks",
-    "torch.utils.checkpoint", "torch.utils.dlpack", "torch.linalg", "torch.fft", "torch.special",
+    "torch.utils.checkpoint", "torch.utils.dlpack", "torch.utils.benchmark",
+    "torch.utils.flop_counter", "torch.linalg", "torch.fft", "torch.special",
     "torch.testing", "torch.random", "torch.serialization", "torch.multiprocessing",
     "torch.backends", "torch.backends.*", "torch.accelerator", "torch.cpu", "torch.cuda",
     "torch.amp", "torch.cuda.amp", "torch.distributed", "torch.distributions", "torch.func",
-    "torch.sparse", "torch.masked", "torch.nested", "torch.signal", "torch.hub", "torch.profiler",
+    "torch.sparse", "torch.masked", "torch.nested", "torch.signal", "torch.signal.windows",
+    "torch.types", "torch.hub", "torch.profiler",
     "torch.jit", "torch.fx", "torch.onnx", "torch.export", "torch.compiler",
 ]
 

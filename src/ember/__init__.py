@@ -79,4 +79,7 @@ from ._memory_format import (memory_format, contiguous_format, channels_last,  #
                              channels_last_3d, preserve_format)
 from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
 from . import testing  # noqa: F401
+from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoint cache)
+from . import signal  # noqa: F401  (ember.signal.windows)
+from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401

@@ -9,7 +9,7 @@ node names (``MmBackward0``, ``UnsafeViewBackward0``, ``BmmBackward0`` ...).
 """
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
@@ -167,6 +167,8 @@ def mm(input, mat2):
     node = record(MmBackward0, (input, mat2), result)
     if node is not None:
         node.save(input, mat2)
+    if _flop_hook.counter is not None:
+        _flop_hook.counter.count("aten.mm", node, (input.shape, mat2.shape), result.shape)
     return result
 
 
@@ -199,6 +201,8 @@ def bmm(input, mat2):
     node = record(BmmBackward0, (input, mat2), result)
     if node is not None:
         node.save(input, mat2)
+    if _flop_hook.counter is not None:
+        _flop_hook.counter.count("aten.bmm", node, (input.shape, mat2.shape), result.shape)
     return result
 
 
@@ -282,7 +286,7 @@ def matmul(input, other):
     _check_tensor(other, "matmul", "other", 2)
     a, b = input._data, other._data
     if (grad_state.grad_enabled and (input._requires_grad or other._requires_grad)) \
-            or a.dtype != b.dtype or a.dtype.kind == "b":
+            or a.dtype != b.dtype or a.dtype.kind == "b" or _flop_hook.counter is not None:
         return _matmul_composite(input, other)
     try:
         return make(_matmul_data(a, b))
@@ -575,10 +579,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     _check_mm(mat1, mat2)
     with_bias = _bias_plus_product(input._data, mat1._data, mat2._data, beta, alpha)
     if with_bias is not None:
-        return _add_product(AddmmBackward0, input, mat1, mat2, with_bias, beta, alpha,
-                            combine=_bias_already_added)
-    return _add_product(AddmmBackward0, input, mat1, mat2, _matmul_data(mat1._data, mat2._data),
-                        beta, alpha)
+        result = _add_product(AddmmBackward0, input, mat1, mat2, with_bias, beta, alpha,
+                              combine=_bias_already_added)
+    else:
+        result = _add_product(AddmmBackward0, input, mat1, mat2,
+                              _matmul_data(mat1._data, mat2._data), beta, alpha)
+    if _flop_hook.counter is not None:
+        _flop_hook.counter.count("aten.addmm", result.grad_fn,
+                                 (input.shape, mat1.shape, mat2.shape), result.shape)
+    return result
 
 
 # Output elements from which ``bias + mat1 @ mat2`` is one GEMM into a copy of the bias.
@@ -644,8 +653,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if input._data.dtype != batch1._data.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "
                            f"{_cpp(batch1)}, batch2: {_cpp(batch2)}")
-    return _add_product(BaddbmmBackward0, input, batch1, batch2,
-                        _matmul_data(batch1._data, batch2._data), beta, alpha)
+    result = _add_product(BaddbmmBackward0, input, batch1, batch2,
+                          _matmul_data(batch1._data, batch2._data), beta, alpha)
+    if _flop_hook.counter is not None:
+        _flop_hook.counter.count("aten.baddbmm", result.grad_fn,
+                                 (input.shape, batch1.shape, batch2.shape), result.shape)
+    return result
 
 
 @autocast_policy("lower")

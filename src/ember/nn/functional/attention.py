@@ -2,7 +2,7 @@
 import math
 import warnings
 
-from ... import _dtype
+from ... import _dtype, _flop_hook
 from ...ops import creation
 from ...ops.shape import cat
 from .softmax_family import softmax
@@ -248,7 +248,8 @@ def packed_self_attention_forward(x, num_heads, in_proj_weight, in_proj_bias, ou
     ``need_weights``, in ``x``'s layout throughout (no transposes, no per-head copies)."""
     qkv = linear(x, in_proj_weight, in_proj_bias)
     mask = None if is_causal else attn_mask
-    if packed_self_attention_applies(qkv, num_heads, batch_first, mask):
+    if _flop_hook.counter is None and packed_self_attention_applies(qkv, num_heads,
+                                                                     batch_first, mask):
         heads = packed_self_attention(qkv, num_heads, batch_first, mask, is_causal,
                                       _packed_attention_composite)
     else:

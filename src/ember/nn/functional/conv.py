@@ -9,6 +9,7 @@ kernel call (``convolution.backward``, ``convolution.forward_and_weight_grad``).
 """
 import numbers
 
+from ... import _flop_hook
 from ..._backend import convolution
 from ...ops._common import Node, Tensor, make, record
 from ...amp.policy import autocast_policy
@@ -238,6 +239,8 @@ def _convnd(op, nd, input, weight, bias, stride, padding, dilation, groups):
     _check_groups(False, x, weight, groups)
     _check_size(x, weight, pads, dilation)
     out = _conv(x, weight, bias, _Geometry(stride, pads, dilation, groups))
+    if _flop_hook.counter is not None:
+        _flop_hook.counter.count_convolution(out.grad_fn, x, weight, bias, out, False)
     return out.squeeze(0) if unbatched else out
 
 
@@ -285,6 +288,8 @@ def _conv_transposend(op, nd, input, weight, bias, stride, padding, output_paddi
                            " Output size is too small")
     geom = _Geometry(stride, tuple((p, p) for p in padding), dilation, groups)
     out = _conv_transpose(x, weight, bias, geom, out_spatial)
+    if _flop_hook.counter is not None:
+        _flop_hook.counter.count_convolution(out.grad_fn, x, weight, bias, out, True)
     return out.squeeze(0) if unbatched else out
 
 

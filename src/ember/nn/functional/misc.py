@@ -6,6 +6,7 @@ from ...ops.ternary import where
 from .softmax_family import softmax
 from .dropout import dropout
 from .fused_attention import fused_attention
+from ... import _flop_hook
 from ...amp.policy import autocast_policy
 
 __all__ = ["normalize", "scaled_dot_product_attention"]
@@ -37,10 +38,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    fused = fused_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                            enable_gqa, _composite_attention)
-    if fused is not None:
-        return fused
+    if _flop_hook.counter is None:  # a FLOP counter counts the composite's products
+        fused = fused_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                enable_gqa, _composite_attention)
+        if fused is not None:
+            return fused
     return _composite_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                 enable_gqa)
 

@@ -31,6 +31,28 @@ def _typename(obj):
     return f"{module}.{qualname}"
 
 
+# Hooks of every module (torch's ``register_module_forward_pre_hook`` and
+# ``register_module_forward_hook``); they run before each module's own.
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """Register a forward pre-hook ``hook(module, args)`` common to all modules; it may return
+    new inputs. Returns a handle that removes it (``handle.remove()``)."""
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook):
+    """Register a forward hook ``hook(module, args, output)`` common to all modules; it may
+    return a new output. Returns a handle that removes it (``handle.remove()``)."""
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = hook
+    return handle
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
 
@@ -91,13 +113,17 @@ class Module:
     # -- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+                or self._backward_pre_hooks or _global_forward_pre_hooks or _global_forward_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     _call_impl = __call__
 
     def _call_with_hooks(self, args, kwargs):
+        for hook in list(_global_forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
@@ -119,6 +145,10 @@ class Module:
         except Exception:
             self._call_always_called_hooks(args, kwargs)
             raise
+        for hook in list(_global_forward_hooks.values()):
+            out = hook(self, args, result)
+            if out is not None:
+                result = out
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
                 out = hook(self, args, kwargs, result)

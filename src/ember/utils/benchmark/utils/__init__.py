@@ -1,0 +1,2 @@
+"""The modules of ``ember.utils.benchmark``: ``common`` (Measurement and formatting helpers),
+``timer`` (Timer) and ``compare`` (Compare)."""
