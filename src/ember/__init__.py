@@ -80,3 +80,16 @@ from ._memory_format import (memory_format, contiguous_format, channels_last,  #
 from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
 from . import testing  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
+
+
+def _assert(condition, message):
+    """A wrapper around Python's assert which is symbolically traceable (ember.fx records it)."""
+    assert condition, message
+
+
+def __getattr__(name):
+    # ember.fx is imported on first use, so that `import ember` does not pay for it
+    if name == "fx":
+        import importlib
+        return importlib.import_module(".fx", __name__)
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")
