@@ -23,6 +23,13 @@ def _to_graph_module(f):
 
 
 def _args_match(pa, ga, nodes_map, matched):
+    if isinstance(pa, Node) and pa.op == "placeholder" and not isinstance(ga, Node):
+        # an input of the pattern also matches a constant argument
+        if pa in nodes_map:
+            bound = nodes_map[pa]
+            return not isinstance(bound, Node) and type(bound) is type(ga) and bound == ga
+        nodes_map[pa] = ga
+        return True
     if isinstance(pa, Node):
         return isinstance(ga, Node) and _nodes_match(pa, ga, nodes_map, matched)
     if isinstance(ga, Node):
