@@ -6,7 +6,7 @@ import warnings
 from . import _codegen
 from ._names import snake_case
 from ._namespace import _Namespace
-from .node import Node, map_arg
+from .node import Node, _check_op_target, map_arg
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -90,6 +90,7 @@ class Graph:
         if not isinstance(kwargs, dict):
             raise TypeError(f"kwargs must be a dict, got {type(kwargs).__name__}")
         candidate = name if name is not None else self._target_to_str(target)
+        _check_op_target(self, candidate, op, target)
         name = self._graph_namespace.create_name(candidate, None)
         n = Node(self, name, op, target, args, kwargs, type_expr)
         self._graph_namespace.associate_name_with_obj(name, n)
@@ -99,7 +100,7 @@ class Graph:
 
     @staticmethod
     def _target_to_str(target):
-        if callable(target):
+        if callable(target) and hasattr(target, "__name__"):
             op = target.__name__
         else:
             if not isinstance(target, str):

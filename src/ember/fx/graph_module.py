@@ -285,7 +285,8 @@ class {module_name}(ember.nn.Module):
                 ember.save(module, module_file)
                 blobified_modules.append(name)
                 module_repr = repr(module).replace("\r", " ").replace("\n", " ")
-                module_str = f"ember.load(r'{module_file}', weights_only=False) # {module_repr}"
+                model_str += f"{tab * 2}# {module_repr}\n"
+                module_str = f"ember.load(r'{module_file}', weights_only=False)"
             model_str += f"{tab * 2}setattr(self, {name!r}, {module_str})\n"
         for buffer_name, buffer in self._buffers.items():
             if buffer is None:

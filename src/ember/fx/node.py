@@ -51,6 +51,18 @@ def _format_arg(arg, max_list_len=math.inf):
     return str(arg)
 
 
+def _check_op_target(graph, name, op, target):
+    if op not in _legal_ops:
+        raise ValueError(f"Node '{name}': op '{op}' is not one of {', '.join(_legal_ops)}")
+    if op == "call_function":
+        if not callable(target):
+            raise ValueError(f"Node [graph = {graph}, name = '{name}'] target {target} has type "
+                             f"{type(target).__name__} but a Callable is expected")
+    elif not isinstance(target, str):
+        raise ValueError(f"Node [graph = {graph}, name = '{name}'] target {target} has type "
+                         f"{type(target).__name__} but a str is expected")
+
+
 class Node:
     """A node of a ``Graph``: one operation. ``op`` is one of
 
@@ -64,15 +76,7 @@ class Node:
     """
 
     def __init__(self, graph, name, op, target, args, kwargs, return_type=None):
-        if op not in _legal_ops:
-            raise ValueError(f"Node '{name}': op '{op}' is not one of {', '.join(_legal_ops)}")
-        if op == "call_function":
-            if not callable(target):
-                raise ValueError(f"Node [graph = {graph}, name = '{name}'] target {target} has type "
-                                 f"{type(target).__name__} but a Callable is expected")
-        elif not isinstance(target, str):
-            raise ValueError(f"Node [graph = {graph}, name = '{name}'] target {target} has type "
-                             f"{type(target).__name__} but a str is expected")
+        _check_op_target(graph, name, op, target)
         self.graph = graph
         self.name = name
         self.op = op
