@@ -487,3 +487,38 @@ def test_tracer_subclass_leaf_modules_match_torch_fx():
                      lib.fx.GraphModule(model, g1).code)
     assert res["ember"][:2] == res["torch"][:2]
     assert res["ember"][2] == _torch_code_as_ember(res["torch"][2])
+
+
+# -- the benchmark models --------------------------------------------------------------------------
+def _benchmark_inputs(name, module_name, rng):
+    if name == "lstm_lm":
+        return rng.integers(0, 10000, size=(7, 2))
+    if name == "transformer_lm":
+        return rng.integers(0, 1000, size=(2, 64))
+    if name == "dcgan":
+        shape = (2, 100, 1, 1) if module_name == "generator" else (2, 3, 32, 32)
+    else:
+        shape = {"mlp": (2, 784), "lenet": (2, 1, 28, 28)}.get(name, (2, 3, 32, 32))
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet", "resnet20", "mobilenetv2", "lstm_lm",
+                                  "transformer_lm", "dcgan"])
+def test_benchmark_models_trace_like_torch_and_run_like_eager(name):
+    from benchmarks.models import MODELS, copy_weights
+    tw = MODELS[name](torch, batch=2)
+    ew = MODELS[name](ember, batch=2)
+    copy_weights(tw, ew)
+    rng = np.random.default_rng(0)
+    for module_name, em in ew.modules.items():
+        tm = tw.modules[module_name]
+        tm.eval()
+        em.eval()
+        tg, eg = torch.fx.symbolic_trace(tm), ember.fx.symbolic_trace(em)
+        assert _nodes(eg) == _nodes(tg)
+        assert eg.code == _torch_code_as_ember(tg.code)
+        x = _benchmark_inputs(name, module_name, rng)
+        with ember.no_grad():
+            got, eager = eg(ember.tensor(x)), em(ember.tensor(x))
+        np.testing.assert_array_equal(got.numpy(), eager.numpy())
+        _close(got, tg(torch.tensor(x)))
