@@ -87,9 +87,13 @@ def _assert(condition, message):
     assert condition, message
 
 
+# Subpackages that `import torch` imports but `import ember` imports on first attribute access
+# (`ember.fx`), so that `import ember` does not pay for them.
+_LAZY_SUBMODULES = ("fx",)
+
+
 def __getattr__(name):
-    # ember.fx is imported on first use, so that `import ember` does not pay for it
-    if name == "fx":
+    if name in _LAZY_SUBMODULES:
         import importlib
-        return importlib.import_module(".fx", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
