@@ -36,7 +36,8 @@ ember has a name when its namespace of the same path has it as an attribute righ
 ``import ember`` (or, for a namespace ``import ember`` does not reach, after importing it); a
 Tensor name when ``ember.Tensor`` or a tensor has it. Separately, the report lists ember's
 modules that exist but that ``import ember`` leaves unreached where ``import torch`` reaches
-torch's module of the same path.
+torch's module of the same path (a subpackage in ``ember._LAZY_SUBMODULES``, which ember's
+module ``__getattr__`` imports on first access, counts as reached).
 
 NotImplementedError is found by reading source, never by calling anything: a function of ember
 (a class: its ``__init__``; a property: its getter and setter) whose body raises
@@ -322,10 +323,14 @@ def reachable_modules(root):
 def _unreached(torch_modules, ember_modules):
     """ember's modules that ``import ember`` leaves unreached where ``import torch`` reaches
     torch's of the same path."""
+    import ember
+    lazy = getattr(ember, "_LAZY_SUBMODULES", ())
     unreached = []
     for name in sorted(torch_modules):
         ours = "ember" + name[len("torch"):]
         if ours in ember_modules:
+            continue
+        if ours.split(".")[1] in lazy:   # ember's __getattr__ imports it on first access
             continue
         try:
             exists = importlib.util.find_spec(ours) is not None

@@ -83,3 +83,20 @@ from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoi
 from . import signal  # noqa: F401  (ember.signal.windows)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
+
+
+def _assert(condition, message):
+    """A wrapper around Python's assert which is symbolically traceable (ember.fx records it)."""
+    assert condition, message
+
+
+# Subpackages that `import torch` imports but `import ember` imports on first attribute access
+# (`ember.fx`), so that `import ember` does not pay for them.
+_LAZY_SUBMODULES = ("fx",)
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -1,0 +1,2 @@
+"""Passes over GraphModules: ``shape_prop``."""
+from . import shape_prop  # noqa: F401
