@@ -65,10 +65,10 @@ class CatBackward0(Node):
                      for used, dtype in zip(self.used, self.dtypes))
 
 
-def _check_cat_shapes(tensors, dim):
-    first = tensors[0]._data.shape
-    for i, t in enumerate(tensors[1:], 1):
-        shape = t._data.shape
+def _check_cat_shapes(arrays, dim):
+    first = arrays[0].shape
+    for i, a in enumerate(arrays[1:], 1):
+        shape = a.shape
         if len(shape) != len(first):
             raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} and "
                                f"{len(shape)}")
@@ -85,22 +85,30 @@ def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("ember.cat(): expected a non-empty list of Tensors")
+    used, arrays = [], []
+    first_dtype = tensors[0]._data.dtype
+    one_dtype = True
     for i, t in enumerate(tensors):
-        if not t._data.ndim:
+        data = t._data
+        if not data.ndim:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    used = [t._data.shape != (0,) for t in tensors]
-    parts = [t for t, u in zip(tensors, used) if u] or tensors[:1]
-    if not any(used):
+        one_dtype = one_dtype and data.dtype == first_dtype
+        used.append(data.shape != (0,))
+        if used[-1]:
+            arrays.append(data)
+    if not arrays:
         used[0] = True
-    dim = wrap_dim(dim, parts[0]._data.ndim)
-    _check_cat_shapes(parts, dim)
-    np_dtype = _common_dtype(tensors).np
-    xp = namespace_of(parts[0]._data)
-    out_t = make(xp.concatenate([t._data.astype(np_dtype, copy=False) for t in parts], axis=dim))
+        arrays.append(tensors[0]._data)
+    dim = wrap_dim(dim, arrays[0].ndim)
+    _check_cat_shapes(arrays, dim)
+    if not one_dtype:
+        np_dtype = _common_dtype(tensors).np
+        arrays = [a.astype(np_dtype, copy=False) for a in arrays]
+    out_t = make(namespace_of(arrays[0]).concatenate(arrays, axis=dim))
     node = _record_list(CatBackward0, tensors, out_t)
     if node is not None:
         node.dim, node.used = dim, used
-        node.sizes = [t._data.shape[dim] for t in parts]
+        node.sizes = [a.shape[dim] for a in arrays]
     return _into(out, out_t)
 
 
@@ -141,8 +149,9 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at "
                                f"entry 0 and {list(t._data.shape)} at entry {i}")
     np_dtype = _common_dtype(tensors).np
-    xp = namespace_of(tensors[0]._data)
-    out_t = make(xp.stack([t._data.astype(np_dtype, copy=False) for t in tensors], axis=dim))
+    with_dim = first[:dim] + (1,) + first[dim:]  # each array with the new dim (NumPy's stack)
+    arrays = [t._data.astype(np_dtype, copy=False).reshape(with_dim) for t in tensors]
+    out_t = make(namespace_of(arrays[0]).concatenate(arrays, axis=dim))
     node = _record_list(StackBackward0, tensors, out_t)
     if node is not None:
         node.dim = dim

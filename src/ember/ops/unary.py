@@ -10,6 +10,7 @@ node's ``backward_arrays``: when no graph of the backward is built it runs on th
 themselves (same values, no per-op dispatch).
 Integer and bool inputs of float ops compute in the default float dtype, as torch's do.
 """
+import contextlib
 import math
 
 import numpy as np
@@ -19,6 +20,7 @@ from ._common import (
     method, namespace_of, Node, raw_arrays, record, Tensor,
 )
 from ._common import _type_word
+from .._backend.precision import narrowed, widened
 
 __all__ = []
 
@@ -221,13 +223,19 @@ frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, (),
 
 
 def _sigmoid(xp, x):
+    """``1 / (1 + exp(-x))`` as torch computes it, in four passes over one buffer: below about
+    -88 (float32) ``exp(-x)`` overflows to inf and the result is 0. Half precision computes in
+    float32, rounded once."""
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
-    # 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: exp never overflows
-    e = xp.exp(-xp.abs(x))
-    out = xp.where(x >= 0, e.dtype.type(1), e)
-    out /= 1 + e
-    return out
+    data = widened(x)
+    errstate = getattr(xp, "errstate", None)  # CuPy does not warn
+    with errstate(over="ignore") if errstate else contextlib.nullcontext():
+        out = xp.negative(data, out=xp.empty_like(data))  # an array also when 0-d
+        xp.exp(out, out=out)
+        out += 1
+        xp.reciprocal(out, out=out)
+    return narrowed(out, x.dtype)
 
 
 def _trigamma(x):

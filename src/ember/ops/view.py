@@ -6,6 +6,8 @@ with steps, None, Ellipsis), and the storage API (stride, storage_offset, data_p
 untyped_storage). Each backward maps the gradient back to the input's shape.
 """
 import numbers
+
+import numpy as np
 from math import prod
 
 from .._dtype import dtype as _dtype
@@ -209,15 +211,35 @@ def expand(self, *sizes):
                                f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                                f"Tensor sizes: {list(shape)}")
         target.append(s)
-    target = tuple(target)
-    xp = namespace_of(self._data)
-    arr = xp.broadcast_to(self._data, target)
-    if (not getattr(arr.flags, "writeable", True) and getattr(self._data.flags, "writeable", False)
-            and not any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape) if arr.size)):
-        # no element repeated (no new dim longer than 1, or no elements): writable, as in torch
-        arr = xp.lib.stride_tricks.as_strided(self._data, target, arr.strides, writeable=True)
-    out = make_view(arr, self)
+    out = make_view(_expanded(self._data, tuple(target)), self)
     return _view_node(ExpandBackward0, self, out)
+
+
+def _expanded(data, shape):
+    """``data`` broadcast to ``shape`` as a view: read-only where an element repeats (a new dim
+    longer than 1, or a dim of size 1 grown), else as writable as ``data``, as in torch. Made
+    directly for a C-contiguous NumPy array (NumPy's ``broadcast_to`` costs several times the
+    view), by the backend's ``broadcast_to`` otherwise."""
+    if data.__class__ is not np.ndarray or not data.size or not data.flags.c_contiguous:
+        xp = namespace_of(data)
+        arr = xp.broadcast_to(data, shape)
+        if (not getattr(arr.flags, "writeable", True) and getattr(data.flags, "writeable", False)
+                and not any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape) if arr.size)):
+            arr = xp.lib.stride_tricks.as_strided(data, shape, arr.strides, writeable=True)
+        return arr
+    lead = len(shape) - data.ndim
+    strides = [0] * lead
+    repeats = any(n > 1 for n in shape[:lead])
+    for n, have, stride in zip(shape[lead:], data.shape, data.strides):
+        if n == have:
+            strides.append(stride)
+        else:
+            strides.append(0)
+            repeats = repeats or n > 1
+    view = np.ndarray(shape, data.dtype, data, 0, tuple(strides))
+    if repeats and view.size and view.flags.writeable:
+        view.setflags(write=False)
+    return view
 
 
 @method()

@@ -13,6 +13,7 @@ from . import capi
 __all__ = ["matmul", "MIN_MULTIPLY_ADDS"]
 
 MIN_MULTIPLY_ADDS = 1 << 16
+_FLOAT32 = np.dtype(np.float32)
 
 _SGEMM_ARGS = [ctypes.c_char, ctypes.c_char, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
@@ -41,11 +42,10 @@ def matmul(a, b, out=None):
     """``a @ b`` for 2-D float32 NumPy arrays, C- or F-contiguous; added to ``out`` (a
     C-contiguous array of the product's shape, not overlapping ``a`` or ``b``) when given.
     None where this does not apply."""
-    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2
-            or a.dtype != np.float32 or b.dtype != np.float32):
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2:
         return None
     (m, k), (k2, n) = a.shape, b.shape
-    if k != k2 or m * n * k < MIN_MULTIPLY_ADDS:
+    if k != k2 or m * n * k < MIN_MULTIPLY_ADDS or a.dtype != _FLOAT32 or b.dtype != _FLOAT32:
         return None
     layout_a, layout_b = _operand(a), _operand(b)
     if layout_a is None or layout_b is None:
@@ -53,7 +53,7 @@ def matmul(a, b, out=None):
     beta = 1.0
     if out is None:
         out, beta = np.empty((m, n), np.float32), 0.0
-    elif (out.shape != (m, n) or out.dtype != np.float32 or not out.flags.c_contiguous
+    elif (out.shape != (m, n) or out.dtype != _FLOAT32 or not out.flags.c_contiguous
           or np.may_share_memory(a, out) or np.may_share_memory(b, out)):
         return None
     capi.check(_function()(layout_a[0], layout_b[0], m, n, k, 1.0, a.ctypes.data, layout_a[1],
