@@ -42,6 +42,7 @@ from .ops.linalg import *  # noqa: F403
 from .ops.matrix_decompositions import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
+from ._inplace_functions import *  # noqa: F403  (torch.sin_, torch.clamp_, ...)
 
 
 def is_tensor(obj):
