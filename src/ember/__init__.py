@@ -73,6 +73,9 @@ from . import distributed  # noqa: F401  (imports no MPI: init_process_group sta
 from .nn.functional import (  # noqa: F401
     relu, relu_, softmax, log_softmax, dropout, selu, celu, prelu, hardshrink, threshold,
 )
+from ._functional_aliases import *  # noqa: F403  (torch.conv2d, torch.layer_norm, ...)
+from ._tensor_functions import *  # noqa: F403  (torch.detach, torch.is_nonzero, torch.range, ...)
+from ._window_functions import *  # noqa: F403  (torch.hann_window, ...)
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: F401
