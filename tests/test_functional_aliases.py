@@ -344,3 +344,14 @@ def test_typename_matches_torch_for_objects():
     assert ember.typename(3) == torch.typename(3) == "int"
     assert ember.typename(ember.nn.Linear) == "ember.nn.modules.linear.Linear"
     assert ember.typename(ember.ones(2)) == ember.ones(2).type()
+
+
+def test_out_arguments_of_range_and_chain_matmul():
+    out = ember.empty(0)
+    with pytest.warns(UserWarning):
+        assert ember.range(1, 3, out=out) is out
+    assert out.tolist() == [1.0, 2.0, 3.0]
+    out = ember.empty(2, 2)
+    with pytest.warns(UserWarning):
+        assert ember.chain_matmul(ember.eye(2), ember.ones(2, 2), out=out) is out
+    assert out.tolist() == [[1.0, 1.0], [1.0, 1.0]]

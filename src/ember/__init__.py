@@ -76,6 +76,7 @@ from .nn.functional import (  # noqa: F401
 from ._functional_aliases import *  # noqa: F403  (torch.conv2d, torch.layer_norm, ...)
 from ._tensor_functions import *  # noqa: F403  (torch.detach, torch.is_nonzero, torch.range, ...)
 from ._window_functions import *  # noqa: F403  (torch.hann_window, ...)
+from ._copy_functions import *  # noqa: F403  (torch.t_copy, torch.view_copy, ...)
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: F401

@@ -6,7 +6,7 @@ import warnings
 
 from . import _dtype
 from ._tensor import Tensor
-from .ops._common import method
+from .ops._common import method, write_out
 
 __all__ = [
     "chain_matmul", "detach", "diagflat", "get_device", "is_conj", "is_inference", "is_neg",
@@ -128,10 +128,7 @@ def chain_matmul(*matrices, out=None):
     else:
         from .linalg import multi_dot
         result = multi_dot(matrices)
-    if out is not None:
-        out.resize_(result.shape).copy_(result)
-        return out
-    return result
+    return write_out(result, out)
 
 
 @method()
@@ -192,10 +189,7 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
         result = result.to(device)
     if requires_grad:
         result.requires_grad_()
-    if out is not None:
-        out.resize_(result.shape).copy_(result)
-        return out
-    return result
+    return write_out(result, out)
 
 
 def typename(obj, /):
