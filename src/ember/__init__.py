@@ -42,7 +42,6 @@ from .ops.linalg import *  # noqa: F403
 from .ops.matrix_decompositions import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
-from ._inplace_functions import *  # noqa: F403  (torch.sin_, torch.clamp_, ...)
 
 
 def is_tensor(obj):
@@ -77,6 +76,8 @@ from ._functional_aliases import *  # noqa: F403  (torch.conv2d, torch.layer_nor
 from ._tensor_functions import *  # noqa: F403  (torch.detach, torch.is_nonzero, torch.range, ...)
 from ._window_functions import *  # noqa: F403  (torch.hann_window, ...)
 from ._copy_functions import *  # noqa: F403  (torch.t_copy, torch.view_copy, ...)
+from ._special_aliases import *  # noqa: F403  (torch.sinc, torch.i0, torch.polygamma, ...)
+from ._inplace_functions import *  # noqa: F403  (torch.sin_, torch.clamp_, ...)
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: F401
