@@ -89,3 +89,4 @@ from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoi
 from . import signal  # noqa: F401  (ember.signal.windows)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
+from ._settings import *  # noqa: F403  (use_deterministic_algorithms, set_default_tensor_type, ...)
