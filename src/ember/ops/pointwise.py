@@ -1041,8 +1041,6 @@ __all__ += ["atan2", "arctan2", "fmod", "remainder", "floor_divide", "hypot", "l
 # -- heaviside, gcd, lcm, ldexp, float_power, nextafter, frexp --------------------------------
 
 def _heaviside_kernel(x, values):
-    if x.dtype != values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     xp = namespace_of(x)
     return xp.where(x == 0, values, (x > 0).astype(x.dtype))
 
@@ -1052,6 +1050,8 @@ def heaviside(input, values, *, out=None):
     ``values`` where zero."""
     _tensor_arg(input, "heaviside")
     _tensor_arg(values, "heaviside", 2, "values")
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     res = _binary("heaviside", _heaviside_kernel, NotImplementedBackward, input, values)
     return _maybe_out(_not_differentiable(res, "heaviside"), out)
 
@@ -1154,9 +1154,23 @@ def frexp(input, *, out=None):
     return _maybe_out(frexp_type(mantissa, exponent), None if out is None else tuple(out))
 
 
+@method()
+def float_power_(self, exponent):
+    """In-place :func:`float_power`: ``self`` must already be float64 (complex128 for a
+    complex operand)."""
+    complex_ = self.is_complex() or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent.is_complex())
+    dtype = _dtype.complex128 if complex_ else _dtype.float64
+    if self.dtype != dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_type_word(self._data.dtype)} "
+                           f"but the operation's result requires dtype {_type_word(dtype.np)}")
+    return apply_inplace(self, float_power, exponent)
+
+
 for _fn in (heaviside, gcd, lcm, ldexp, float_power, nextafter):
     method(_fn.__name__)(_fn)
-    method(_fn.__name__ + "_")(_inplace_via(_fn))
+    if _fn is not float_power:
+        method(_fn.__name__ + "_")(_inplace_via(_fn))
 method("frexp")(frexp)
 
 __all__ += ["heaviside", "gcd", "lcm", "ldexp", "float_power", "nextafter", "frexp"]
