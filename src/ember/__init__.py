@@ -72,6 +72,12 @@ from . import distributed  # noqa: F401  (imports no MPI: init_process_group sta
 from .nn.functional import (  # noqa: F401
     relu, relu_, softmax, log_softmax, dropout, selu, celu, prelu, hardshrink, threshold,
 )
+from ._functional_aliases import *  # noqa: F403  (torch.conv2d, torch.layer_norm, ...)
+from ._tensor_functions import *  # noqa: F403  (torch.detach, torch.is_nonzero, torch.range, ...)
+from ._window_functions import *  # noqa: F403  (torch.hann_window, ...)
+from ._copy_functions import *  # noqa: F403  (torch.t_copy, torch.view_copy, ...)
+from ._special_aliases import *  # noqa: F403  (torch.sinc, torch.i0, torch.polygamma, ...)
+from ._inplace_functions import *  # noqa: F403  (torch.sin_, torch.clamp_, ...)
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: F401
@@ -83,6 +89,7 @@ from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoi
 from . import signal  # noqa: F401  (ember.signal.windows)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
+from ._settings import *  # noqa: F403  (use_deterministic_algorithms, set_default_tensor_type, ...)
 
 
 def _assert(condition, message):

@@ -32,5 +32,9 @@ for _name, _fields in (
     ("cummax", ("values", "indices")),
     ("cummin", ("values", "indices")),
     ("aminmax", ("min", "max")),
+    ("frexp", ("mantissa", "exponent")),
+    ("histogram", ("hist", "bin_edges")),
+    ("lu_unpack", ("P", "L", "U")),
+    ("triangular_solve", ("solution", "cloned_coefficient")),
 ):
     _return_type(_name, _fields)

@@ -253,3 +253,65 @@ OPS += [
     OpInfo("where_safe", lambda lib, x: lib.where(x > 0, x.clamp(min=1e-3).sqrt(), x),
            [Sample((A((3, 4), avoid=[0.0]),))]),
 ]
+
+
+# -- sgn, deg2rad, rad2deg, heaviside, gcd, lcm, ldexp, float_power, nextafter, frexp,
+#    and the special functions torch also names at the top level ------------------------------
+
+def _zero_and_nan():
+    return A((5,), values=[0.0, -0.0, 2.0, -3.0, float("nan")])
+
+
+OPS += [
+    _unary("sgn"), _unary("deg2rad", -200, 200), _unary("rad2deg"),
+    OpInfo("deg2rad_int", _fn("deg2rad"), [Sample((A((3, 4), -360, 360),))],
+           dtypes=("int64", "bool")),
+    OpInfo("heaviside", _fn("heaviside"), [
+        Sample((A((3, 4), -2, 2, avoid=0.0), A((4,))), name="bcast"),
+        Sample((_zero_and_nan(), A((), values=0.5)), name="zeros"),
+    ], grad=False),
+    OpInfo("heaviside_int", _fn("heaviside"), [Sample((A((6,), -2, 2), A((6,), 0, 5)))],
+           dtypes=("int64", "int32")),
+    OpInfo("gcd", _fn("gcd"), _int_samples()[:1] + [
+        Sample((A((4,), values=[0, -12, 7, 0], dtype="int64"),
+                A((4,), values=[0, 18, -21, 5], dtype="int64")), name="signs")],
+           dtypes=("int64", "int32", "uint8")),
+    OpInfo("lcm", _fn("lcm"), _int_samples()[:1] + [
+        Sample((A((4,), values=[0, -12, 7, 3], dtype="int64"),
+                A((4,), values=[0, 18, -21, 5], dtype="int64")), name="signs")],
+           dtypes=("int64", "int32")),
+    # torch's gradient for a negative integer exponent is 0 (its formula takes 2**other in
+    # integers); ember's is grad * 2**other. The forward with negative exponents still compares.
+    OpInfo("ldexp", _fn("ldexp"), [
+        Sample((A((3, 4)), A((4,), 0, 4, dtype="int64")), name="int_exponent"),
+        Sample((A((2, 3)), A((2, 3), -2, 2)), name="float_exponent"),
+    ]),
+    OpInfo("ldexp_negative", _fn("ldexp"), [Sample((A((3, 4)), A((4,), -3, 0, dtype="int64")))],
+           grad=False),
+    OpInfo("float_power", _fn("float_power"), [
+        Sample((A((3, 4), 0.5, 2), A((4,), -1, 2)), name="tensors"),
+        Sample((A((3, 4)), 2), name="int_scalar"),
+        Sample((A((3, 4), 0.5, 2), -1.5), name="float_scalar"),
+        Sample((2.5, A((3, 4))), name="scalar_base"),
+    ]),
+    OpInfo("float_power_int", _fn("float_power"), [Sample((A((3, 4), -3, 3), 2))],
+           dtypes=("int64", "int32")),
+    OpInfo("nextafter", _fn("nextafter"), [
+        Sample((A((3, 4)), A((4,))), name="bcast"),
+        Sample((_zero_and_nan(), A((5,), values=[1.0, -1.0, 2.0, 0.0, 1.0])), name="special"),
+    ], gradcheck=False, gradgrad=False),
+    OpInfo("frexp", _fn("frexp"), [
+        Sample((A((3, 4), -100, 100),), name="2d"),
+        Sample((_zero_and_nan(),), name="special"),
+    ], output_index=0, gradgrad=False, skip={"gradcheck": "NaN and zeros in the special sample"}),
+    _unary("sinc", avoid=0.0), _unary("i0"),
+    OpInfo("polygamma", lambda lib, x, n: lib.polygamma(n, x), [
+        Sample((A((3, 4), 0.5, 4), 1), name="trigamma"),
+        Sample((A((3, 4), 0.5, 4), 2), name="n2"),
+    ]),
+    OpInfo("polygamma_method", lambda lib, x: x.polygamma(1), [Sample((A((3,), 0.5, 3),))]),
+    OpInfo("mvlgamma", lambda lib, x, p: lib.mvlgamma(x, p), [
+        Sample((A((3, 4), 2.0, 5.0), 3), name="p3"),
+        Sample((A((3,), 1.0, 4.0), 1), name="p1"),
+    ]),
+]

@@ -1036,3 +1036,141 @@ method("__imod__")(Tensor.remainder_)
 
 __all__ += ["atan2", "arctan2", "fmod", "remainder", "floor_divide", "hypot", "logaddexp",
             "logaddexp2", "copysign", "maximum", "minimum", "fmax", "fmin", "xlogy"]
+
+
+# -- heaviside, gcd, lcm, ldexp, float_power, nextafter, frexp --------------------------------
+
+def _heaviside_kernel(x, values):
+    xp = namespace_of(x)
+    return xp.where(x == 0, values, (x > 0).astype(x.dtype))
+
+
+def heaviside(input, values, *, out=None):
+    """The Heaviside step function of ``input``: 0 where negative, 1 where positive and
+    ``values`` where zero."""
+    _tensor_arg(input, "heaviside")
+    _tensor_arg(values, "heaviside", 2, "values")
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    res = _binary("heaviside", _heaviside_kernel, NotImplementedBackward, input, values)
+    return _maybe_out(_not_differentiable(res, "heaviside"), out)
+
+
+def _integer_kernel(ufunc_name, kernel_name):
+    def kernel(x, y):
+        for dt in (x.dtype, getattr(y, "dtype", x.dtype)):
+            if dt.kind not in "iu":
+                raise _not_implemented(kernel_name, dt)
+        return getattr(namespace_of(x), ufunc_name)(x, y)
+    return kernel
+
+
+_gcd_kernel = _integer_kernel("gcd", "gcd_cpu")
+_lcm_kernel = _integer_kernel("lcm", "lcm_cpu")
+
+
+def gcd(input, other, *, out=None):
+    """The greatest common divisor of ``input`` and ``other`` (integers), element-wise;
+    ``gcd(0, 0) = 0``."""
+    _tensor_arg(input, "gcd")
+    _tensor_arg(other, "gcd", 2, "other")
+    return _maybe_out(_binary("gcd", _gcd_kernel, NotImplementedBackward, input, other), out)
+
+
+def lcm(input, other, *, out=None):
+    """The least common multiple of ``input`` and ``other`` (integers), element-wise."""
+    _tensor_arg(input, "lcm")
+    _tensor_arg(other, "lcm", 2, "other")
+    return _maybe_out(_binary("lcm", _lcm_kernel, NotImplementedBackward, input, other), out)
+
+
+def ldexp(input, other, *, out=None):
+    """``input * 2**other``, element-wise (in the default float dtype for integers)."""
+    _tensor_arg(input, "ldexp")
+    _tensor_arg(other, "ldexp", 2, "other")
+    return _maybe_out(mul(input, pow(2.0, other)), out)
+
+
+def float_power(input, exponent, *, out=None):
+    """``input ** exponent`` in double precision: both operands become float64 (complex128 if
+    either is complex) first."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError("float_power(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    complex_ = any(isinstance(t, Tensor) and t.is_complex() or isinstance(t, complex)
+                   for t in (input, exponent))
+    dtype = _dtype.complex128 if complex_ else _dtype.float64
+    cast = [t.to(dtype) if isinstance(t, Tensor) else t for t in (input, exponent)]
+    if out is not None and out.dtype != dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {out.dtype} but the "
+                           f"operation's result requires dtype {dtype}")
+    return _maybe_out(pow(*cast), out)
+
+
+_nextafter_kernel = _no_complex("nextafter_cpu", _float_only_kernel("nextafter", "nextafter_cpu"))
+
+
+class NextafterBackward0(_BinaryNode):
+    """torch's gradient: ``grad`` for ``input`` where it differs from ``other`` (0 where they
+    are equal), zero for ``other``."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .creation import zeros_like
+        a, b = self.saved_tensors
+        return (self.reduce(grad * (a != b), 0) if self.next_functions[0][0] is not None else None,
+                self.reduce(zeros_like(grad), 1) if self.next_functions[1][0] is not None else None)
+
+
+def nextafter(input, other, *, out=None):
+    """The next floating-point value after ``input`` towards ``other``, element-wise."""
+    _tensor_arg(input, "nextafter")
+    _tensor_arg(other, "nextafter", 2, "other")
+    return _maybe_out(_binary("nextafter", _nextafter_kernel, NextafterBackward0, input, other,
+                              ("self", "other")), out)
+
+
+class FrexpBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad, _exponent_grad=None):
+        (exponent,) = self.saved_tensors
+        return (grad / pow(2.0, exponent),)
+
+
+def frexp(input, *, out=None):
+    """Decomposes ``input`` into ``mantissa * 2**exponent``, the mantissa in (-1, 1) (0 for 0)
+    and the exponent an int32 tensor: ``(mantissa, exponent)``."""
+    from ..return_types import frexp as frexp_type
+    _tensor_arg(input, "frexp")
+    data = input._data
+    if data.dtype.kind not in "f" and str(data.dtype) != "bfloat16":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = namespace_of(data).frexp(data)
+    mantissa, exponent = make(mantissa.astype(data.dtype, copy=False)), make(exponent.astype("int32"))
+    node = record(FrexpBackward0, (input,), mantissa, None)
+    if node is not None:
+        node.save(exponent)
+    return _maybe_out(frexp_type(mantissa, exponent), None if out is None else tuple(out))
+
+
+@method()
+def float_power_(self, exponent):
+    """In-place :func:`float_power`: ``self`` must already be float64 (complex128 for a
+    complex operand)."""
+    complex_ = self.is_complex() or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent.is_complex())
+    dtype = _dtype.complex128 if complex_ else _dtype.float64
+    if self.dtype != dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_type_word(self._data.dtype)} "
+                           f"but the operation's result requires dtype {_type_word(dtype.np)}")
+    return apply_inplace(self, float_power, exponent)
+
+
+for _fn in (heaviside, gcd, lcm, ldexp, float_power, nextafter):
+    method(_fn.__name__)(_fn)
+    if _fn is not float_power:
+        method(_fn.__name__ + "_")(_inplace_via(_fn))
+method("frexp")(frexp)
+
+__all__ += ["heaviside", "gcd", "lcm", "ldexp", "float_power", "nextafter", "frexp"]

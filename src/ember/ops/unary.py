@@ -202,6 +202,25 @@ sign = _unary("sign", _sign, lambda g, x, y: g * 0, (), float_op=False, arithmet
                   "torch.sgn instead.")})
 
 
+
+def _sgn(xp, x):
+    """sign for real numbers; ``x / |x|`` (0 at 0) for complex ones."""
+    if x.dtype.kind != "c":
+        return _sign(xp, x)
+    magnitude = xp.abs(x)
+    return xp.where(magnitude == 0, 0, x / xp.where(magnitude == 0, 1, magnitude)).astype(x.dtype)
+
+
+sgn = _unary("sgn", _sgn, lambda g, x, y: g * 0, (), float_op=False, arithmetic=True,
+             exact_out=True)
+_DEGREE = math.pi / 180
+deg2rad = _unary("deg2rad", lambda xp, x: x * _DEGREE, lambda g, x, y: g * _DEGREE, (),
+                 node_name="Deg2RadBackward0", arithmetic=True,
+                 refuse={"c": lambda dt: RuntimeError("deg2rad is not supported for complex tensors.")})
+rad2deg = _unary("rad2deg", lambda xp, x: x * (1 / _DEGREE), lambda g, x, y: g * (1 / _DEGREE), (),
+                 node_name="Rad2DegBackward0", arithmetic=True,
+                 refuse={"c": lambda dt: RuntimeError("rad2deg is not supported for complex tensors.")})
+
 def _rounding(name):
     """What torch's floor, ceil and trunc refuse: bool (their vectorized kernel has no loop for
     it) and complex."""

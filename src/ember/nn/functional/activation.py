@@ -19,7 +19,7 @@ __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
     "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "softplus",
     "softsign", "sigmoid", "hardsigmoid", "hardswish", "tanh", "tanhshrink", "softshrink",
-    "hardshrink", "threshold", "threshold_", "logsigmoid", "glu",
+    "hardshrink", "threshold", "threshold_", "logsigmoid", "glu", "rrelu", "rrelu_",
 ]
 
 
@@ -339,6 +339,49 @@ def celu(input, alpha=1.0, inplace=False):
 def celu_(input, alpha=1.0):
     """In-place version of :func:`celu`."""
     return celu(input, alpha, True)
+
+
+class RreluWithNoiseBackward0(Node):
+    """The gradient is ``grad * noise``: 1 where the input was positive, else its slope."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        (noise,) = self.saved_tensors
+        return (grad * noise,)
+
+
+def _rrelu(input, lower, upper, training, generator=None):
+    data = input._data
+    xp = namespace_of(data)
+    if data.dtype.kind != "f":
+        from ...ops._common import _type_word
+        kernel = "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(data.dtype)}'")
+    positive = data > 0
+    if training and upper - lower > 1e-6:
+        from ...ops.random import _rng, _uniform_array
+        from ..._backend import to_device_of
+        u = to_device_of(_uniform_array(_rng(generator), data.shape, data.dtype), data)
+        slopes = (u * (upper - lower) + lower).astype(data.dtype, copy=False)
+    else:
+        slopes = xp.full(data.shape, (lower + upper) / 2, dtype=data.dtype)
+    noise = xp.where(positive, data.dtype.type(1), slopes)
+    out = make(data * noise)
+    node = record(RreluWithNoiseBackward0, (input,), out)
+    if node is not None:
+        node.save(make(noise))
+    return out
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: ``x`` where positive, else ``a * x`` with ``a`` drawn uniformly
+    from ``[lower, upper]`` in training and ``(lower + upper) / 2`` in evaluation."""
+    return _maybe_inplace(_rrelu, input, inplace, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place version of :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, True)
 
 
 _SQRT_HALF = math.sqrt(0.5)

@@ -4,7 +4,7 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = [
-    "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
+    "ReLU", "ReLU6", "LeakyReLU", "RReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
     "Softplus", "Softsign", "Sigmoid", "Hardsigmoid", "Hardswish", "Hardtanh", "Tanh",
     "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "LogSigmoid", "Softmax",
     "LogSoftmax", "Softmin", "GLU",
@@ -141,6 +141,21 @@ class LeakyReLU(Module):
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}{_inplace_after(self.inplace)}"
+
+
+class RReLU(Module):
+    """Applies the randomized leaky ReLU: negative inputs are scaled by a slope drawn uniformly
+    from ``[lower, upper]`` in training, by ``(lower + upper) / 2`` in evaluation."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}{_inplace_after(self.inplace)}"
 
 
 class ELU(Module):
