@@ -11,6 +11,8 @@ import numbers
 import re
 import warnings
 
+import numpy as np
+
 
 from .._backend import to_device_of
 from .._dtype import _BY_NP
@@ -39,17 +41,18 @@ def _as_index_array(k, data):
             arr = arr.astype(xp.int64)
     else:
         arr = k
-    name = arr.dtype.name
-    if name == "uint8":
+    if arr.dtype in _INDEX_DTYPES:
+        return arr
+    if arr.dtype == _UINT8:
         warnings.warn("indexing with dtype ember.uint8 is now deprecated, please use a dtype "
                       "ember.bool instead.", UserWarning, stacklevel=5)
         return arr.astype(bool)  # byte masks, as torch's legacy rule has it
-    if name not in _INDEX_DTYPES:
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return arr
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
-_INDEX_DTYPES = ("int64", "int32", "bool")
+_INTEGER_INDEX_DTYPES = frozenset((np.dtype("int64"), np.dtype("int32")))
+_INDEX_DTYPES = _INTEGER_INDEX_DTYPES | {np.dtype("bool")}
+_UINT8 = np.dtype("uint8")
 
 
 def _as_tuple_key(key):
@@ -181,6 +184,10 @@ def _gather(self, key):
 def advanced_getitem(self, key):
     """``self[key]`` for a key holding integer tensors, lists or boolean masks: a new tensor
     (not a view), laid out as torch lays it out."""
+    if key.__class__ is Tensor:  # the common key, one integer tensor: as normalize_key has it
+        data, index = self._data, key._data
+        if index.dtype in _INTEGER_INDEX_DTYPES and index.__class__ is data.__class__ and data.ndim:
+            return _gather(self, (index,))
     return _gather(self, normalize_key(key, self._data))
 
 

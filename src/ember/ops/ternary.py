@@ -1,4 +1,6 @@
 """Pointwise ops of three operands: where, clamp/clip, lerp, addcmul, addcdiv."""
+import math
+
 from numpy import iinfo
 
 from .. import _dtype
@@ -232,8 +234,15 @@ def _check_not_bool(common, min, max):
     raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+# From this many elements a float clamp is NumPy's clip (one vectorised pass, a missing bound
+# as an infinity), below it maximum/minimum (clip's Python wrapper costs more than the pass).
+CLIP_MIN_ELEMENTS = 1024
+
+
 def _clamp_forward(x, lo, hi):
     xp = namespace_of(x)
+    if x.dtype.kind == "f" and x.size >= CLIP_MIN_ELEMENTS:
+        return xp.clip(x, -math.inf if lo is None else lo, math.inf if hi is None else hi)
     if x.dtype == _dtype.bfloat16.np:  # NumPy would compare bfloat16 with a float in float32
         lo, hi = (None if b is None else xp.asarray(b, dtype=x.dtype) for b in (lo, hi))
     if lo is not None:

@@ -621,7 +621,7 @@ def _getitem(self, key):
     if (key.__class__ is int or key.__class__ is slice) and (
             (out := _first_dim_view(self, key)) is not None):
         return out
-    if _is_basic_key(key):
+    if key.__class__ is not Tensor and _is_basic_key(key):
         return basic_getitem(self, key)
     from .subscript import advanced_getitem  # advanced (tensor / mask) indexing
     return advanced_getitem(self, key)

@@ -8,11 +8,12 @@ __all__ = ["linear", "bilinear"]
 @autocast_policy("lower")
 def linear(input, weight, bias=None):
     """Applies the affine map ``y = x A^T + b``."""
-    if input.ndim and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
-        rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
-                           f"and {weight.shape[1]}x{weight.shape[0]})")
-    if bias is not None and weight.ndim == 2 and bias.ndim == 1 and input.ndim:
+    in_shape, w_shape = input._data.shape, weight._data.shape
+    if in_shape and len(w_shape) == 2 and in_shape[-1] != w_shape[1]:
+        rows = input.numel() // in_shape[-1] if in_shape[-1] else 0
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{in_shape[-1]} "
+                           f"and {w_shape[1]}x{w_shape[0]})")
+    if bias is not None and len(w_shape) == 2 and bias._data.ndim == 1 and in_shape:
         return _addmm_rows(input, weight, bias)
     out = matmul(input, weight.t() if weight.ndim == 2 else weight)
     if bias is not None:
