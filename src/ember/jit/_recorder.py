@@ -390,6 +390,9 @@ class Recorder:
             for key, value in list(d.items()):
                 if key.startswith("__") or key in _NEVER_WRAP or not _is_ember_function(value):
                     continue
+                if ns_name == "ember" and key == "tensor":
+                    patcher.patch(d, key, _constant_tensor_function(value))
+                    continue
                 patcher.patch(d, key, _recording_function(value, ns_name))
         for key, value in list(vars(Tensor).items()):
             if isinstance(value, property):
@@ -492,6 +495,25 @@ def _recording_function(fn, namespace):
     return wrapper
 
 
+_TENSOR_CONSTANT_WARNING = (
+    "ember.tensor results are registered as constants in the trace. You can safely ignore this "
+    "warning if you use this function to create tensors out of constant variables that would be "
+    "the same every time you call this function. In any other case, this might cause the trace "
+    "to be incorrect.")
+
+
+def _constant_tensor_function(fn):
+    """``ember.tensor`` during a trace: its result is a constant of the graph, as torch warns."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        rec = _active
+        if rec is not None and not rec.depth:
+            warnings.warn(_TENSOR_CONSTANT_WARNING, TracerWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+    wrapper.__fx_original__ = fn
+    return wrapper
+
+
 def _recording_method(name, orig):
     if name in _OPERATORS:
         kind, target = "call_function", _OPERATORS[name]
@@ -533,9 +555,10 @@ def _warning_method(orig, message):
     @functools.wraps(orig)
     def wrapper(self, *args, **kwargs):
         rec = _active
-        if rec is not None and not rec.depth and rec.is_traced(self):
-            warnings.warn(message, TracerWarning, stacklevel=2)
-        return orig(self, *args, **kwargs)
+        if rec is None or rec.depth or not rec.is_traced(self):
+            return orig(self, *args, **kwargs)
+        warnings.warn(message, TracerWarning, stacklevel=2)
+        return _run_unrecorded(rec, orig, (self,) + args, kwargs)
     return wrapper
 
 

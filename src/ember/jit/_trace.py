@@ -139,17 +139,23 @@ def _parameter_names(fn, n_args, kwarg_names):
 
 
 def _check_output(result, strict):
+    """With ``strict``, a list output gives a TracerWarning and a dict output raises, as
+    torch's tracer does (their structure could depend on the inputs)."""
     if not strict:
         return
     for kind, name in ((list, "list"), (dict, "dict")):
         if type(result) is kind:
-            raise RuntimeError(
+            message = (
                 f"Encountering a {name} at the output of the tracer might cause the trace to be "
                 f"incorrect, this is only valid if the container structure does not change based "
                 f"on the module's inputs. Consider using a constant container instead (e.g. for "
                 f"`list`, use a `tuple` instead. for `dict`, use a `NamedTuple` instead). If you "
                 f"absolutely need this and know the side effects, pass strict=False to trace() to "
                 f"allow this behavior.")
+            if kind is list:
+                warnings.warn(message, TracerWarning, stacklevel=4)
+            else:
+                raise RuntimeError(message)
 
 
 def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_leaf):
