@@ -126,6 +126,7 @@ class TracedInt(int):
     def node(self):
         if self._node is None:
             self._node = self._make_node()
+            self._node.meta["int_value"] = int(self)
         return self._node
 
 

@@ -5,7 +5,7 @@ exporter.
 traces the model with ``ember.jit``'s recorder and writes the recorded ops as an ONNX graph
 (opset 17 or newer) with the ``onnx`` package, which is imported only when an export runs.
 """
-from . import errors  # noqa: F401
+from . import errors
 from ._export import OnnxExporterError, export, is_in_onnx_export
 
 __all__ = ["errors", "export", "is_in_onnx_export", "OnnxExporterError"]

@@ -98,7 +98,7 @@ class Builder:
             if hit is not None:
                 return hit
         out = name if name is not None else self.fresh("const")   # a name from fresh()
-        tensor = numpy_helper.from_array(np.ascontiguousarray(array), out)
+        tensor = numpy_helper.from_array(np.array(array, order="C"), out)   # 0-d stays 0-d
         self.initializers.append(tensor)
         if key is not None:
             self._consts[key] = out

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from ..jit._trace import record_graph
+from ..nn import Module
 from ._builder import Builder, Unsupported, onnx_dtype
 from ._functions import CONVERTERS
 from ._modules import converter_for, is_export_leaf
@@ -130,6 +131,16 @@ class _Context:
                 return ember.get_default_dtype()
             return d
         return ember.promote_types(dx, dy)
+
+    def static_int(self, x):
+        """The value a traced size had during the trace (for what ONNX needs static: the
+        number of outputs of a split)."""
+        from ..fx.node import Node
+        if isinstance(x, Node):
+            if "int_value" not in x.meta:
+                raise Unsupported(f"{x.name} as a static size")
+            return x.meta["int_value"]
+        return x
 
     def first_tensor(self, a):
         if "input" in a:
@@ -280,13 +291,15 @@ def _dynamic_axes(dynamic_axes, names):
     return out
 
 
-def _value_info(name, shape, dtype, dims, any_dynamic):
+def _value_info(name, shape, dtype, dims, unknown_dims):
+    """A graph input's or output's type: the named dynamic dims symbolic, the others the traced
+    sizes (or unknown, for outputs of a model with dynamic inputs)."""
     from onnx import helper
     shape_spec = []
     for i, size in enumerate(shape):
         if i in dims:
             shape_spec.append(dims[i])
-        elif any_dynamic:
+        elif unknown_dims:
             shape_spec.append(None)
         else:
             shape_spec.append(int(size))
@@ -374,7 +387,6 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     if unsupported:
         raise TypeError(f"ember.onnx.export got unsupported arguments: "
                         f"{', '.join(sorted(unsupported))}")
-    from ..nn import Module
     if not isinstance(model, Module):
         raise TypeError(f"ember.onnx.export expects an ember.nn.Module, got "
                         f"{type(model).__name__}")
@@ -387,18 +399,31 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
                          f"{opset}")
     import ember
     args, kwargs = _normalize_args(args, kwargs)
+    traced_model = _Whole(model) if is_export_leaf(model) else model
     with _export_mode(model, training), ember.enable_grad():
         inputs = _export_inputs(args)
         kw_inputs = {k: _export_inputs((v,))[0] for k, v in kwargs.items()}
-        rec, _ = record_graph(model, model.forward, inputs, kw_inputs, strict=False,
-                              is_leaf=is_export_leaf)
-    model_proto = _build_model(onnx, rec, model, opset, input_names, output_names, dynamic_axes,
+        rec, _ = record_graph(traced_model, traced_model.forward, inputs, kw_inputs,
+                              strict=False, is_leaf=is_export_leaf)
+    model_proto = _build_model(onnx, rec, traced_model, opset, input_names, output_names, dynamic_axes,
                                verbose)
     if hasattr(f, "write"):
         f.write(model_proto.SerializeToString())
     else:
         onnx.save_model(model_proto, os.fspath(f))
     return None
+
+
+class _Whole(Module):
+    """Holds a layer that is exported whole (an LSTM, a MultiheadAttention) when it is the
+    exported model itself, so that the trace records one call of it."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, *args, **kwargs):
+        return self.layer(*args, **kwargs)
 
 
 def _build_model(onnx, rec, model, opset, input_names, output_names, dynamic_axes, verbose):
@@ -426,7 +451,7 @@ def _build_model(onnx, rec, model, opset, input_names, output_names, dynamic_axe
                                            f"tensor (nested inputs are not supported)")
         b.reserve(name)
         ctx.env[node] = name
-        graph_inputs.append(_value_info(name, meta[0], meta[1], axes.get(name, {}), any_dynamic))
+        graph_inputs.append(_value_info(name, meta[0], meta[1], axes.get(name, {}), False))
     for name in output_names:
         b.reserve(name)
     for node in graph.nodes:

@@ -821,9 +821,10 @@ def _stack(ctx, node, a):
 
 def _split_sizes(ctx, x, dim, split):
     length = ctx.shape(x)[dim]
+    split = ctx.static_int(split)
     if isinstance(split, int):
         return [min(split, length - i) for i in range(0, length, split)]
-    return [int(s) for s in split]
+    return [ctx.static_int(s) for s in split]
 
 
 @converts("split")
