@@ -60,8 +60,29 @@ def test_add_hparams_and_flush(tmp_path):
         SummaryWriter(log_dir=str(tmp_path / "x")).add_hparams([("lr", 1)], {})
 
 
-def test_add_graph_is_not_supported(tmp_path):
-    writer = SummaryWriter(log_dir=str(tmp_path))
-    with pytest.raises(NotImplementedError, match="add_graph"):
-        writer.add_graph(ember.nn.Linear(2, 2), ember.ones(1, 2))
-    writer.close()
+def test_add_graph_writes_the_traced_graph(tmp_path):
+    nn = ember.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+            self.head = nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.head(self.body(x) * 2).softmax(-1)
+
+    with SummaryWriter(log_dir=str(tmp_path)) as writer:
+        writer.add_graph(Net(), ember.ones(3, 4))
+    graph = _read(tmp_path).Graph()
+    nodes = {n.name: n for n in graph.node}
+    assert "input/x" in nodes and nodes["input/x"].op == "IO Node"
+    linear = nodes["Net/Sequential[body]/Linear[0]/body_0"]
+    assert linear.op == "ember.nn.Linear" and list(linear.input) == ["input/x"]
+    relu = nodes["Net/Sequential[body]/ReLU[1]/body_1"]
+    assert relu.op == "ember.nn.ReLU"
+    assert [d.size for d in relu.attr["_output_shapes"].list.shape[0].dim] == [3, 8]
+    mul = next(n for n in graph.node if n.op == "operator.mul")
+    assert list(mul.input) == [relu.name] and b"2" in mul.attr["attr"].s
+    softmax = next(n for n in graph.node if n.op == "ember.Tensor.softmax")
+    assert nodes["output/output"].input == [softmax.name]

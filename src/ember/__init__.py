@@ -100,6 +100,8 @@ def _assert(condition, message):
 # Subpackages that `import torch` imports but `import ember` imports on first attribute access
 # (`ember.fx`), so that `import ember` does not pay for them.
 _LAZY_SUBMODULES = ("fx",)
+# ember.jit (tracing) and ember.onnx (export; imports the onnx package only when exporting)
+_LAZY_SUBMODULES += ("jit", "onnx")
 
 
 def __getattr__(name):

@@ -2,6 +2,7 @@
 import os
 
 import tensorboardX
+import tensorboardX.proto.event_pb2
 
 __all__ = ["SummaryWriter"]
 
@@ -110,10 +111,22 @@ class SummaryWriter:
         self._writer.add_hparams(hparam_dict, metrics, name=run_name, global_step=global_step)
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
-        """Not supported: TensorBoard graphs come from TorchScript tracing, which ember lacks."""
-        raise NotImplementedError(
-            "SummaryWriter.add_graph is not supported by ember: it needs a traced (TorchScript/"
-            "ONNX) graph, which ember cannot produce. Log scalars, histograms and images instead.")
+        """Add the graph of ``model`` run on ``input_to_model`` (a tensor or a tuple of them) to
+        the event file, for TensorBoard's graph tab. The graph is ``ember.jit``'s trace of the
+        model: one node per ember op and layer, grouped by module scope, with the shapes the
+        trace saw. ``verbose`` prints the traced graph. (torch's graph holds TorchScript ops;
+        ember's holds ember's.)"""
+        import ember
+        from ...jit._trace import _as_tuple, record_graph
+        from ._graph import graph_def
+        args = _as_tuple(input_to_model)
+        with ember.no_grad():
+            rec, _ = record_graph(model, model.forward, args, strict=use_strict_trace)
+        if verbose:
+            print(rec.graph)
+        event = tensorboardX.proto.event_pb2.Event(
+            graph_def=graph_def(model, rec.graph).SerializeToString())
+        self._writer._get_file_writer().add_event(event)
 
     def flush(self):
         """Flushes the event file to disk."""
