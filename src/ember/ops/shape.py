@@ -65,9 +65,11 @@ class CatBackward0(Node):
                      for used, dtype in zip(self.used, self.dtypes))
 
 
-def _check_cat_shapes(arrays, dim):
+def _check_cat_shapes(arrays, dim, positions):
+    """torch's errors for arrays that differ in rank or in a size other than ``dim``'s;
+    ``positions``: each array's place in the list the caller was given."""
     first = arrays[0].shape
-    for i, a in enumerate(arrays[1:], 1):
+    for i, a in zip(positions[1:], arrays[1:]):
         shape = a.shape
         if len(shape) != len(first):
             raise RuntimeError(f"Tensors must have same number of dimensions: got {len(first)} and "
@@ -85,7 +87,7 @@ def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("ember.cat(): expected a non-empty list of Tensors")
-    used, arrays = [], []
+    used, arrays, positions = [], [], []
     first_dtype = tensors[0]._data.dtype
     one_dtype = True
     for i, t in enumerate(tensors):
@@ -96,11 +98,13 @@ def cat(tensors, dim=0, *, out=None):
         used.append(data.shape != (0,))
         if used[-1]:
             arrays.append(data)
+            positions.append(i)
     if not arrays:
         used[0] = True
         arrays.append(tensors[0]._data)
+        positions.append(0)
     dim = wrap_dim(dim, arrays[0].ndim)
-    _check_cat_shapes(arrays, dim)
+    _check_cat_shapes(arrays, dim, positions)
     if not one_dtype:
         np_dtype = _common_dtype(tensors).np
         arrays = [a.astype(np_dtype, copy=False) for a in arrays]

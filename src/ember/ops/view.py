@@ -227,15 +227,18 @@ def _expanded(data, shape):
                 and not any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape) if arr.size)):
             arr = xp.lib.stride_tricks.as_strided(data, shape, arr.strides, writeable=True)
         return arr
+    # torch's strides: a dim that grows gets 0, a new dim of size 1 the span of the dims after it
     lead = len(shape) - data.ndim
-    strides = [0] * lead
-    repeats = any(n > 1 for n in shape[:lead])
-    for n, have, stride in zip(shape[lead:], data.shape, data.strides):
-        if n == have:
-            strides.append(stride)
-        else:
-            strides.append(0)
+    strides = list(data.strides)
+    repeats = False
+    for i, (n, have) in enumerate(zip(shape[lead:], data.shape)):
+        if n != have:
+            strides[i] = 0
             repeats = repeats or n > 1
+    for i in reversed(range(lead)):
+        strides.insert(0, 0 if shape[i] != 1 else (
+            shape[i + 1] * strides[0] if i + 1 < len(shape) else data.itemsize))
+        repeats = repeats or shape[i] > 1
     view = np.ndarray(shape, data.dtype, data, 0, tuple(strides))
     if repeats and view.size and view.flags.writeable:
         view.setflags(write=False)
@@ -604,9 +607,8 @@ def _first_dim_view(self, key):
         if not -shape[0] <= key < shape[0]:
             return None
         out, cls = make_view(data[key, ...], self), SelectBackward0
-    elif key.step is None:
-        out = make_view(data[key], self)
-        cls = AliasBackward0 if key.start is None and key.stop is None else SliceBackward0
+    elif key.step is None:  # torch's node is SliceBackward0 even for x[:] (not for x[:, :])
+        out, cls = make_view(data[key], self), SliceBackward0
     else:
         return None
     if self._requires_grad and grad_state.grad_enabled:

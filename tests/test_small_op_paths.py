@@ -1,0 +1,190 @@
+"""The short paths ops take for their common cases, pinned to torch on the cases beside them:
+``x[int]`` and ``x[slice]`` without the general key walk, ``x[index_tensor]``, ``expand``'s
+directly made view, ``cat`` and ``stack`` in one pass, ``clamp`` as NumPy's clip from
+``CLIP_MIN_ELEMENTS`` and ``sigmoid`` as ``1 / (1 + exp(-x))``. Values, gradients, node names,
+strides and writability where torch defines them."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.ops import ternary
+
+
+def _pair(data, requires_grad=True):
+    return (ember.tensor(data, requires_grad=requires_grad),
+            torch.tensor(data, requires_grad=requires_grad))
+
+
+def _check(e_out, t_out, e_leaf, t_leaf, atol=1e-6):
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), atol=atol, rtol=1e-6)
+    assert e_out.shape == tuple(t_out.shape)
+    if t_out.grad_fn is not None:
+        assert type(e_out.grad_fn).__name__ == t_out.grad_fn.name()
+        seed = np.random.default_rng(1).standard_normal(tuple(t_out.shape)).astype(np.float32)
+        e_out.backward(ember.tensor(seed))
+        t_out.backward(torch.tensor(seed))
+        np.testing.assert_allclose(e_leaf.grad.numpy(), t_leaf.grad.numpy(), atol=atol, rtol=1e-6)
+
+
+@pytest.mark.parametrize("key", [0, -1, 2, slice(None), slice(1, None), slice(None, 2),
+                                 slice(-2, 3), slice(5, 1)])
+@pytest.mark.parametrize("shape", [(4,), (4, 3), (4, 3, 2)])
+def test_getitem_int_and_slice(key, shape):
+    data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    (e, t) = _pair(data)
+    e_out, t_out = e[key] * 1, t[key] * 1  # through a node, so the view's node is seen
+    view_e, view_t = e[key], t[key]
+    assert type(view_e.grad_fn).__name__ == view_t.grad_fn.name()
+    assert view_e.stride() == view_t.stride() and view_e._base is e
+    _check(e_out, t_out, e, t)
+
+
+@pytest.mark.parametrize("key", [4, -5])
+def test_getitem_int_out_of_range_raises_torchs_error(key):
+    e, t = _pair(np.zeros((4, 2), np.float32), requires_grad=False)
+    with pytest.raises(IndexError) as torch_error:
+        t[key]
+    with pytest.raises(IndexError) as ember_error:
+        e[key]
+    assert str(ember_error.value) == str(torch_error.value)
+
+
+def test_getitem_on_a_0d_tensor_takes_the_general_path():
+    e, t = _pair(np.float32(3.0), requires_grad=False)
+    with pytest.raises(IndexError):
+        t[0]
+    with pytest.raises(IndexError):
+        e[0]
+    assert e[...].item() == t[...].item()
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "int32"])
+@pytest.mark.parametrize("index", [[2, 0, 2], [[1, 3], [0, 0]], [-1]])
+def test_getitem_with_one_index_tensor(index, index_dtype):
+    data = np.random.default_rng(2).standard_normal((4, 3)).astype(np.float32)
+    e, t = _pair(data)
+    idx = np.array(index, dtype=index_dtype)
+    _check(e[ember.tensor(idx)], t[torch.tensor(idx)], e, t)
+
+
+def test_getitem_with_a_mask_tensor_still_masks():
+    data = np.random.default_rng(3).standard_normal((4, 3)).astype(np.float32)
+    e, t = _pair(data)
+    _check(e[e.detach() > 0], t[t.detach() > 0], e, t)
+
+
+@pytest.mark.parametrize("shape,target", [
+    ((4,), (3, 4)), ((1, 4), (3, 4)), ((3, 1), (3, 5)), ((1,), (2, 1)), ((2, 1, 3), (4, 2, 5, 3)),
+    ((3,), (1, 3)), ((2, 3), (2, 3)), ((1, 3), (0, 3)), ((3, 1), (3, -1))])
+def test_expand(shape, target):
+    data = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    e, t = _pair(data)
+    view_e, view_t = e.expand(*target), t.expand(*target)
+    assert view_e.stride() == view_t.stride()
+    _check(view_e * 1, view_t * 1, e, t)
+
+
+@pytest.mark.parametrize("shape,target,writable", [
+    ((1, 3), (1, 3), True), ((3,), (1, 3), True), ((1, 3), (0, 3), True),
+    ((1, 3), (2, 3), False), ((3,), (2, 3), False)])
+def test_expand_writes_where_torch_does(shape, target, writable):
+    e, t = _pair(np.zeros(shape, np.float32), requires_grad=False)
+    if writable:
+        e.expand(*target).add_(1)
+        t.expand(*target).add_(1)
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+    else:
+        with pytest.raises(RuntimeError) as torch_error:
+            t.expand(*target).add_(1)
+        with pytest.raises(RuntimeError) as ember_error:
+            e.expand(*target).add_(1)
+        assert str(ember_error.value) == str(torch_error.value)
+
+
+def test_expand_of_a_strided_tensor_takes_numpys_broadcast():
+    data = np.random.default_rng(5).standard_normal((3, 4)).astype(np.float32)
+    e, t = _pair(data)
+    view_e, view_t = e.t()[:, :1].expand(4, 5), t.t()[:, :1].expand(4, 5)
+    assert view_e.stride() == view_t.stride()
+    _check(view_e * 1, view_t * 1, e, t)
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("float32", "float64"),
+                                    ("int64", "float32"), ("int32", "int64")])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_and_stack_with_mixed_dtypes(dtypes, dim):
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal((2, 3)).astype(dt) * 10 for dt in dtypes]
+    e_parts = [ember.tensor(a) for a in arrays]
+    t_parts = [torch.tensor(a) for a in arrays]
+    for name in ("cat", "stack"):
+        e_out, t_out = getattr(ember, name)(e_parts, dim), getattr(torch, name)(t_parts, dim)
+        assert str(e_out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1]
+        np.testing.assert_array_equal(e_out.numpy(), t_out.numpy())
+
+
+def test_cat_skips_empty_1d_tensors_and_names_the_tensor_that_differs():
+    e_parts = [ember.ones(2, 3), ember.zeros(0), ember.ones(2, 4), ember.ones(3, 3)]
+    t_parts = [torch.ones(2, 3), torch.zeros(0), torch.ones(2, 4), torch.ones(3, 3)]
+    with pytest.raises(RuntimeError) as torch_error:
+        torch.cat(t_parts)
+    with pytest.raises(RuntimeError) as ember_error:
+        ember.cat(e_parts)
+    assert str(ember_error.value) == str(torch_error.value)
+    assert ember.cat([ember.zeros(0), ember.zeros(0)]).shape == (0,)
+
+
+def test_cat_and_stack_gradients():
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    (ea, ta), (eb, tb) = _pair(a), _pair(b)
+    _check(ember.cat([ea, eb, ea], 1), torch.cat([ta, tb, ta], 1), ea, ta)
+    (ea, ta), (eb, tb) = _pair(a), _pair(b)
+    _check(ember.stack([ea, eb], 2), torch.stack([ta, tb], 2), eb, tb)
+
+
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30]
+
+
+@pytest.mark.parametrize("size", [ternary.CLIP_MIN_ELEMENTS - 1, ternary.CLIP_MIN_ELEMENTS, 4099])
+@pytest.mark.parametrize("bounds", [(-0.5, 0.5), (-0.5, None), (None, 0.5), (0.5, -0.5),
+                                    (0, 1), (float("nan"), 1.0)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_clamp_on_both_sides_of_the_clip_threshold(size, bounds, dtype):
+    data = np.random.default_rng(8).standard_normal(size).astype(dtype)
+    data[:len(SPECIAL)] = SPECIAL
+    e, t = _pair(data)
+    lo, hi = bounds
+    _check(ember.clamp(e, lo, hi), torch.clamp(t, lo, hi), e, t, atol=0)
+    e2, t2 = _pair(data, requires_grad=False)
+    e2.clamp_(lo, hi)
+    t2.clamp_(lo, hi)
+    np.testing.assert_array_equal(e2.numpy(), t2.numpy())
+
+
+@pytest.mark.parametrize("size", [1, 16, 5000])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_sigmoid_as_torch_computes_it(size, dtype):
+    data = np.linspace(-120, 120, size).astype(np.float32)
+    data[:3] = [np.nan, np.inf, -np.inf][:size] if size >= 3 else data[:3]
+    e = ember.tensor(data).to(getattr(ember, dtype)).requires_grad_()
+    t = torch.tensor(data).to(getattr(torch, dtype)).requires_grad_()
+    e_out, t_out = ember.sigmoid(e), torch.sigmoid(t)
+    assert e_out.dtype == getattr(ember, dtype)
+    tol = {"float32": 1e-6, "float64": 1e-12, "float16": 1e-3, "bfloat16": 1e-2}[dtype]
+    np.testing.assert_allclose(e_out.detach().float().numpy(), t_out.detach().float().numpy(),
+                               rtol=tol, atol=tol)
+    e_out.sum().backward()
+    t_out.sum().backward()
+    np.testing.assert_allclose(e.grad.float().numpy(), t.grad.float().numpy(), rtol=tol, atol=tol)
+
+
+def test_sigmoid_of_a_0d_tensor():
+    e, t = _pair(np.float32(-1.5))
+    _check(ember.sigmoid(e), torch.sigmoid(t), e, t)
+
+
+def test_sigmoid_raises_no_overflow_warning(recwarn):
+    ember.sigmoid(ember.tensor([-1000.0, 1000.0]))
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
