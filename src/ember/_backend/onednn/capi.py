@@ -71,6 +71,7 @@ _INT = ctypes.c_int
 # name -> (restype, argtypes)
 _PROTOTYPES = {
     "dnnl_version": (ctypes.c_void_p, []),
+    "dnnl_set_verbose": (_STATUS, [ctypes.c_int]),
     "dnnl_engine_create": (_STATUS, [_PP, ctypes.c_int, ctypes.c_size_t]),
     "dnnl_stream_create": (_STATUS, [_PP, _P, ctypes.c_uint]),
     "dnnl_stream_wait": (_STATUS, [_P]),
