@@ -83,3 +83,6 @@ from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoi
 from . import signal  # noqa: F401  (ember.signal.windows)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
+
+# -- issue 21, backends/accelerator/dtypes: ember.cpu (torch.cpu's device module) ----------------
+from . import cpu  # noqa: F401
