@@ -86,3 +86,9 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast
 
 # -- issue 21, backends/accelerator/dtypes: ember.cpu (torch.cpu's device module) ----------------
 from . import cpu  # noqa: F401
+from ._dtype import (  # noqa: F401  (the dtypes beyond the everyday twelve)
+    uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
+    float8_e8m0fnu, bits16, bits1x8, bits2x4, bits4x2, bits8, bit, int1, int2, int3, int4, int5,
+    int6, int7, uint1, uint2, uint3, uint4, uint5, uint6, uint7, qint8, quint8, qint32, quint4x2,
+    quint2x4, complex32, chalf, float4_e2m1fn_x2,
+)
