@@ -522,3 +522,13 @@ def test_cufft_plan_cache_without_a_gpu():
             lib.backends.cuda.cufft_plan_cache[0]
         with pytest.raises(AssertionError):
             lib.backends.cuda.cufft_plan_cache.max_size
+
+
+def test_build_constants_and_legacy_format():
+    assert ember.has_lapack is torch.has_lapack is True
+    assert ember.has_spectral is torch.has_spectral is True
+    assert ember.has_mkl is False  # (torch's x86 build links MKL; ember does not)
+    assert ember.has_openmp is ember.backends.openmp.is_available()
+    assert ember.legacy_contiguous_format is ember.contiguous_format
+    assert repr(ember.legacy_contiguous_format) == repr(torch.legacy_contiguous_format).replace(
+        "torch", "ember")

@@ -84,8 +84,16 @@ from . import signal  # noqa: F401  (ember.signal.windows)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
 
-# -- issue 21, backends/accelerator/dtypes: ember.cpu (torch.cpu's device module) ----------------
+# -- issue 21, backends/accelerator/dtypes: ember.cpu (torch.cpu's device module), the build
+# constants and the legacy memory format ---------------------------------------------------------
 from . import cpu  # noqa: F401
+from ._memory_format import legacy_contiguous_format  # noqa: F401
+from ._backend.onednn import capi as _onednn_capi
+has_lapack = True    # NumPy's linear algebra is LAPACK's
+has_spectral = True  # ember.fft runs on NumPy's pocketfft
+has_mkl = False      # NumPy's BLAS (OpenBLAS in its wheels); ember never calls MKL
+has_openmp = _onednn_capi.installed()  # ember's OpenMP threads are oneDNN's (GNU OpenMP)
+del _onednn_capi
 from ._dtype import (  # noqa: F401  (the dtypes beyond the everyday twelve)
     uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
     float8_e8m0fnu, bits16, bits1x8, bits2x4, bits4x2, bits8, bit, int1, int2, int3, int4, int5,

@@ -132,6 +132,11 @@ def library_paths():
     return seen + ["libdnnl.so.3"]
 
 
+def installed():
+    """Whether ``libdnnl.so.3`` is installed where ember looks for it (without loading it)."""
+    return any(os.path.exists(path) for path in library_paths() if os.sep in path)
+
+
 _loaded = []  # [CDLL] once loaded, [None] once looked for and missing
 _load_error = []
 
