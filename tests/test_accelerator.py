@@ -30,7 +30,13 @@ CALLS = [
     ("synchronize_0", lambda acc: acc.synchronize(0)),
     ("synchronize_cpu", lambda acc: acc.synchronize("cpu")),
     ("device_index", lambda acc: acc.device_index(0).__enter__()),
-]
+    ("current_stream", lambda acc: acc.current_stream()),
+    ("get_device_capability", lambda acc: acc.get_device_capability()),
+    ("Graph", lambda acc: acc.Graph()),
+] + [(name, lambda acc, name=name: getattr(acc, name)()) for name in (
+    "empty_cache", "empty_host_cache", "get_memory_info", "max_memory_allocated",
+    "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats",
+    "reset_accumulated_memory_stats", "reset_peak_memory_stats")]
 
 
 @pytest.mark.parametrize("name,call", CALLS, ids=[c[0] for c in CALLS])
@@ -59,3 +65,16 @@ def test_deprecated_aliases_warn_as_torch(old, new, args):
                 getattr(lib.accelerator, old)(*args)
         seen.append([(x.category, str(x.message)) for x in w])
     assert seen[0] == seen[1] == [(FutureWarning, f"Use `{new}` instead.")]
+
+
+def test_set_stream_refuses_a_cpu_stream():
+    for lib in (ember, torch):
+        with pytest.raises(TypeError):
+            lib.accelerator.set_stream(lib.cpu.current_stream())
+
+
+def test_names_and_submodules_are_torchs():
+    assert sorted(ember.accelerator.__all__) == sorted(torch.accelerator.__all__)
+    for name in ("memory", "graphs"):
+        assert sorted(getattr(ember.accelerator, name).__all__) == \
+            sorted(getattr(torch.accelerator, name).__all__)

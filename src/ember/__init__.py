@@ -89,6 +89,15 @@ from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoi
 from . import signal  # noqa: F401  (ember.signal.windows)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
+# ember.cpu (torch.cpu's device module); the build constants and the legacy memory format are
+# in _settings
+from . import cpu  # noqa: F401
+from ._dtype import (  # noqa: F401  (the dtypes beyond the everyday twelve)
+    uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
+    float8_e8m0fnu, bits16, bits1x8, bits2x4, bits4x2, bits8, bit, int1, int2, int3, int4, int5,
+    int6, int7, uint1, uint2, uint3, uint4, uint5, uint6, uint7, qint8, quint8, qint32, quint4x2,
+    quint2x4, complex32, chalf, float4_e2m1fn_x2,
+)
 from ._settings import *  # noqa: F403  (use_deterministic_algorithms, set_default_tensor_type, ...)
 
 

@@ -4,7 +4,7 @@ strides for a 4-D NCHW tensor), ``channels_last_3d`` (NDHWC for 5-D) and ``prese
 the tensor's shape and values stay NCHW."""
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
-           "preserve_format"]
+           "preserve_format", "legacy_contiguous_format"]
 
 
 class memory_format:
@@ -25,6 +25,7 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last", 4)
 channels_last_3d = memory_format("channels_last_3d", 5)
 preserve_format = memory_format("preserve_format")
+legacy_contiguous_format = contiguous_format  # torch's alias, kept for old code
 
 
 def _order(rank):

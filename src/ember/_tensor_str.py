@@ -44,6 +44,10 @@ _TYPE_NAMES = {
     "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
     "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
     "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
+    "uint16": "UInt16Tensor", "uint32": "UInt32Tensor", "uint64": "UInt64Tensor",
+    "float8_e4m3fn": "Float8_e4m3fnTensor", "float8_e5m2": "Float8_e5m2Tensor",
+    "float8_e4m3fnuz": "Float8_e4m3fnuzTensor", "float8_e5m2fnuz": "Float8_e5m2fnuzTensor",
+    "float8_e8m0fnu": "Float8_e8m0fnuTensor",
 }
 
 
@@ -142,7 +146,7 @@ def _nested_str(values, indent, summarize, fmt):
 def _tensor_str(values, indent, dtype):
     summarize = values.size > PRINT_OPTS.threshold
     floating = dtype.is_floating_point
-    if dtype in (_dtype.float16, _dtype.bfloat16):
+    if floating and dtype.itemsize < 4:  # float16, bfloat16, the float8 types
         values = values.astype(np.float32)
     fmt = _Formatter(_summarized(values) if summarize else values, floating)
     return _nested_str(values, indent, summarize, fmt)

@@ -67,6 +67,8 @@ class _GlobalRef:
 
 
 _REBUILD_TENSOR = _GlobalRef("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_TENSOR_V3 = _GlobalRef("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED_STORAGE = _GlobalRef("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _GlobalRef("torch._utils", "_rebuild_parameter")
 
 
@@ -143,8 +145,10 @@ class _TorchPickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if obj.__class__ is _StorageRef:
-            storage_class = _GlobalRef("torch", _STORAGE_OF[_dtype_name(obj.flat.dtype)])
-            return ("storage", storage_class, obj.key, obj.location, obj.flat.size)
+            legacy = _STORAGE_OF.get(_dtype_name(obj.flat.dtype))
+            if legacy is None:  # torch saves the newer dtypes' storages untyped, in bytes
+                return ("storage", _UNTYPED_STORAGE, obj.key, obj.location, obj.flat.nbytes)
+            return ("storage", _GlobalRef("torch", legacy), obj.key, obj.location, obj.flat.size)
         return None
 
     def reducer_override(self, obj):
@@ -158,6 +162,10 @@ class _TorchPickler(pickle._Pickler):
         return NotImplemented
 
     def _save_global_ref(self, obj):
+        memo = self.memo.get(id(obj))
+        if memo is not None:  # (a dtype saved again: its global is memoized already)
+            self.write(self.get(memo[0]))
+            return
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
         self.memoize(obj)
 
@@ -166,6 +174,7 @@ class _TorchPickler(pickle._Pickler):
 
     dispatch[_GlobalRef] = _save_global_ref
     dispatch[_dtype.dtype] = _save_dtype
+    dispatch[_dtype._NoTensorDtype] = _save_dtype
 
 
 def _dtype_name(np_dtype):
@@ -176,10 +185,11 @@ def _reduce_tensor(tensor, storages):
     data = backend_of(tensor._data).to_host(tensor._data)
     if tensor._is_param:
         return (_REBUILD_PARAMETER, (tensor.detach(), tensor.requires_grad, collections.OrderedDict()))
-    if _dtype_name(data.dtype) not in _STORAGE_OF:
-        raise TypeError(f"ember.save: cannot save a tensor of dtype {tensor.dtype}")
     owner, flat, offset, strides = _storage_of(data)
     ref = storages.add(owner, flat, str(tensor.device))
+    if _dtype_name(data.dtype) not in _STORAGE_OF:
+        return (_REBUILD_TENSOR_V3, (ref, offset, tuple(data.shape), strides, tensor.requires_grad,
+                                     collections.OrderedDict(), tensor.dtype))
     return (_REBUILD_TENSOR, (ref, offset, tuple(data.shape), strides, tensor.requires_grad,
                               collections.OrderedDict()))
 
@@ -394,7 +404,7 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
 
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
                        dtype, metadata=None):
-    if isinstance(dtype, _UnsupportedDtype):
+    if isinstance(dtype, _UnsupportedDtype) or dtype.np is None:
         raise _UnsupportedDtypeError(f"ember.load: unsupported dtype in checkpoint: torch.{dtype.name}")
     typed = _Storage(storage.array.view(dtype.np), storage.location)
     return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad)

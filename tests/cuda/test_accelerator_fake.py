@@ -25,3 +25,27 @@ def test_the_default_device_can_be_cuda(fake_cuda):
             assert t.device == ember.device("cuda", 0)
         assert ember.zeros_like(ember.zeros(2, device="cpu")).device.type == "cpu"
     assert ember.zeros(2).device.type == "cpu"
+
+
+def test_memory_streams_and_capability_are_cudas(fake_cuda):
+    acc = ember.accelerator
+    x = ember.zeros(256, device="cuda")
+    assert acc.memory_allocated() == ember.cuda.memory_allocated() >= x.nbytes
+    assert acc.max_memory_allocated(0) >= acc.memory_allocated(0)
+    assert acc.memory_reserved() >= acc.memory_allocated()
+    assert acc.max_memory_reserved("cuda:0") >= acc.memory_reserved()
+    stats = acc.memory_stats()
+    assert list(stats) == sorted(stats) and stats["allocated_bytes.all.current"] == acc.memory_allocated()
+    acc.reset_peak_memory_stats()
+    acc.reset_accumulated_memory_stats()
+    acc.empty_cache()
+    acc.empty_host_cache()
+    assert acc.current_stream() == ember.cuda.current_stream()
+    stream = ember.cuda.Stream()
+    acc.set_stream(stream)
+    try:
+        assert acc.current_stream() == stream
+    finally:
+        acc.set_stream(ember.cuda.default_stream())
+    assert ember.float32 in acc.get_device_capability()["supported_dtypes"]
+    del x

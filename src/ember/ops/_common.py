@@ -470,13 +470,8 @@ def derive_view_history(view):
     return _set_view_history(view, _view_region(base, view)[0])
 
 
-_TYPE_WORDS = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-               "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 def _type_word(np_dtype):
-    return _TYPE_WORDS[_BY_NP[np_dtype].name]
+    return _BY_NP[np_dtype]._cpp_name  # torch's C++ ScalarType name: Float, Long, UInt16, ...
 
 
 _C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",

@@ -78,7 +78,7 @@ def _convert(t, dtype, device, copy=False, non_blocking=False):
             import warnings
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
             data = data.real
-        data = data.astype(dtype.np)
+        data = _dtype.cast_array(data, dtype)
         copy = False
     if copy:
         data = data.copy()

@@ -1088,7 +1088,10 @@ def ldexp(input, other, *, out=None):
     """``input * 2**other``, element-wise (in the default float dtype for integers)."""
     _tensor_arg(input, "ldexp")
     _tensor_arg(other, "ldexp", 2, "other")
-    return _maybe_out(mul(input, pow(2.0, other)), out)
+    power = pow(2.0, other)
+    if input.is_floating_point() and not other.is_floating_point():
+        power = power.to(input.dtype)  # exact: a power of two; the result keeps input's dtype
+    return _maybe_out(mul(input, power), out)
 
 
 def float_power(input, exponent, *, out=None):
@@ -1135,7 +1138,8 @@ class FrexpBackward0(Node):
 
     def backward(self, grad, _exponent_grad=None):
         (exponent,) = self.saved_tensors
-        return (grad / pow(2.0, exponent),)
+        # in float64 (2**exponent may not fit grad's dtype), rounded once to it
+        return ((grad / pow(2.0, exponent.double())).to(grad.dtype),)
 
 
 def frexp(input, *, out=None):

@@ -13,3 +13,11 @@ from . import (capi, conv, eltwise, gemm, normalization, pooling, softmax,  # no
 def available():
     """Whether libdnnl loads on this machine."""
     return capi.lib() is not None
+
+
+def set_verbose(level):
+    """Set oneDNN's verbose level (0 off, 1 each primitive run, 2 creation too): it prints a
+    line per primitive to stdout. Returns whether oneDNN took it (False where it is not
+    loaded or refuses the level)."""
+    library = capi.lib()
+    return library is not None and library.dnnl_set_verbose(level) == capi.SUCCESS

@@ -71,6 +71,7 @@ _INT = ctypes.c_int
 # name -> (restype, argtypes)
 _PROTOTYPES = {
     "dnnl_version": (ctypes.c_void_p, []),
+    "dnnl_set_verbose": (_STATUS, [ctypes.c_int]),
     "dnnl_engine_create": (_STATUS, [_PP, ctypes.c_int, ctypes.c_size_t]),
     "dnnl_stream_create": (_STATUS, [_PP, _P, ctypes.c_uint]),
     "dnnl_stream_wait": (_STATUS, [_P]),
@@ -129,6 +130,11 @@ def library_paths():
         if path not in seen:
             seen.append(path)
     return seen + ["libdnnl.so.3"]
+
+
+def installed():
+    """Whether ``libdnnl.so.3`` is installed where ember looks for it (without loading it)."""
+    return any(os.path.exists(path) for path in library_paths() if os.sep in path)
 
 
 _loaded = []  # [CDLL] once loaded, [None] once looked for and missing

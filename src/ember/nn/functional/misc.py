@@ -7,6 +7,7 @@ from .softmax_family import softmax
 from .dropout import dropout
 from .fused_attention import fused_attention
 from ... import _flop_hook
+from ...backends.cuda import _sdp
 from ...amp.policy import autocast_policy
 
 __all__ = ["normalize", "scaled_dot_product_attention"]
@@ -37,6 +38,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
+    if not (_sdp.enabled["math"] or _sdp.enabled["flash"]):
+        raise RuntimeError(_sdp.NO_BACKEND)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if _flop_hook.counter is None:  # a FLOP counter counts the composite's products
         fused = fused_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,

@@ -15,7 +15,7 @@ from .pixelshuffle import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .distance import *  # noqa: F403
-from .attention import *  # noqa: F403
+from .multihead_attention import *  # noqa: F403
 from .transformer import *  # noqa: F403
 from .ctc import *  # noqa: F403
 from .syncbatchnorm import *  # noqa: F403

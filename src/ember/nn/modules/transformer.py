@@ -8,7 +8,7 @@ from .. import functional as F
 from .. import init
 from ..functional import attention as FA
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention
+from .multihead_attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear

@@ -2,21 +2,28 @@
 CuPy); without it there is none, and the calls that need a device raise torch's error."""
 import warnings
 
-from . import cuda as _cuda
-from ._device import device as _device
+from .. import cuda as _cuda
+from .._device import device as _device
+from ._common import NONE as _NONE
+from . import graphs, memory  # noqa: F401
+from .graphs import Graph
+from .memory import (empty_cache, empty_host_cache, get_memory_info, max_memory_allocated,
+                     max_memory_reserved, memory_allocated, memory_reserved, memory_stats,
+                     reset_accumulated_memory_stats, reset_peak_memory_stats)
 
-__all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
-           "current_device_idx", "set_device_index", "set_device_idx", "synchronize",
-           "device_index"]
-
-_NONE = "Cannot access accelerator device when none is available."
+__all__ = ["Graph", "current_accelerator", "current_device_idx", "current_device_index",
+           "get_device_capability", "current_stream", "device_count", "device_index",
+           "empty_cache", "empty_host_cache", "get_memory_info", "is_available",
+           "max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved",
+           "memory_stats", "reset_accumulated_memory_stats", "reset_peak_memory_stats",
+           "set_device_idx", "set_device_index", "set_stream", "synchronize"]
 
 
 def current_accelerator(check_available=False):
     """Return the device of the accelerator available at compilation time (CUDA, when ember's
     CUDA backend, CuPy, is installed); None without one. With ``check_available``, also
     require it to be available at runtime."""
-    from .backends import cuda as built
+    from ..backends import cuda as built
     usable = _cuda.is_available() if check_available else (_cuda.is_available() or built.is_built())
     return _device("cuda") if usable else None
 
@@ -32,16 +39,7 @@ def device_count():
     return 0 if current_accelerator() is None else _cuda.device_count()
 
 
-def _index(device, optional):
-    """``device`` (an ember.device, str, int or None) as an accelerator device index, with
-    torch's errors when there is no accelerator or the device is not one."""
-    if isinstance(device, (str, _device)) and _device(device).type != "cuda":
-        raise RuntimeError("Accelerator expected")
-    if device is None and not optional:
-        raise ValueError("Expected a ember.device with a specified index or an integer, but got:None")
-    if current_accelerator() is None:
-        raise RuntimeError(_NONE)
-    return _cuda._index(device, optional=optional)
+from ._common import index as _index  # noqa: E402
 
 
 def current_device_index():
@@ -93,3 +91,27 @@ class device_index:
         if self.idx is not None:
             set_device_index(self.prev_idx)
         return False
+
+
+def get_device_capability(device=None, /):
+    """Return the capability of the currently selected device (or ``device``): a dict whose
+    ``supported_dtypes`` is the set of dtypes tensors on it can have."""
+    _index(device, optional=True)
+    from .. import _dtype
+    return {"supported_dtypes": set(_dtype.ALL_DTYPES)}
+
+
+def current_stream(device=None, /):
+    """Return the currently selected stream for a given device (by default the current one)."""
+    return _cuda.current_stream(_index(device, optional=True))
+
+
+def set_stream(stream):
+    """Set the current stream to a given stream (and the current device index to the
+    stream's device)."""
+    if not isinstance(stream, _cuda.Stream):
+        raise TypeError("set_stream(): expected an accelerator stream (ember.cuda.Stream), got "
+                        f"{type(stream).__name__}")
+    if current_accelerator() is None:
+        raise RuntimeError(_NONE)
+    _cuda.set_stream(stream)

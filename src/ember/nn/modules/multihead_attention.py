@@ -1,5 +1,6 @@
 """``MultiheadAttention``: attention over several representation subspaces at once."""
 from .. import init
+from ...backends import mha
 from ..functional import attention as FA
 from ..parameter import Parameter
 from .linear import Linear, _empty
@@ -117,7 +118,10 @@ class MultiheadAttention(Module):
                                        attn_mask, is_causal):
         """Whether the forward is batched self-attention (``query is key is value``) with the
         packed projection, no extra keys, dropout, padding mask or weights returned, and a
-        causal, (L, L) or no mask: ``FA.packed_self_attention_forward`` then computes it."""
+        causal, (L, L) or no mask: ``FA.packed_self_attention_forward`` then computes it.
+        Never while ``ember.backends.mha.set_fastpath_enabled(False)``."""
+        if not mha._is_fastpath_enabled:
+            return False
         if not (query is key and key is value and query.dim() == 3 and key_padding_mask is None
                 and not need_weights and self._qkv_same_embed_dim and self.bias_k is None
                 and not self.add_zero_attn and (self.dropout == 0.0 or not self.training)):
