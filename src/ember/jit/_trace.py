@@ -158,10 +158,12 @@ def _check_output(result, strict):
                 raise RuntimeError(message)
 
 
-def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_leaf):
+def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_leaf,
+                 extra_globals=()):
     """Run ``fn(*args, **kwargs)`` (``fn`` a method of ``root`` or a function) under a
     ``Recorder`` and return ``(recorder, result)``; the recorder's ``graph`` ends in the output
-    node."""
+    node. ``extra_globals``: more module namespaces whose ember functions imported by name are
+    recorded (as those of ``fn``'s module are)."""
     kwargs = dict(kwargs or {})
     rec = Recorder(root, is_leaf)
     names = _parameter_names(fn, len(args), kwargs)
@@ -171,6 +173,8 @@ def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_le
         globals_ = getattr(inspect.unwrap(fn), "__globals__", None)
         if globals_ is not None:
             rec.patch_globals(globals_)
+        for namespace in extra_globals:
+            rec.patch_globals(namespace)
         if isinstance(root, Module) and root is not _FUNCTION_ROOT:
             rec.patch_module_attributes(root)
         result = fn(*args, **kwargs)
