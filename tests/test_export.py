@@ -379,6 +379,6 @@ def test_a_value_the_trace_cannot_see_is_an_error_not_a_frozen_constant():
         def forward(self, x):
             return self.lin(self.steps[0](x))
 
-    with pytest.raises(RuntimeError, match=r"computed from its inputs or parameters as a "
+    with pytest.raises(RuntimeError, match=r"computed from the inputs or parameters as a "
                                            r"constant \(_tensor_constant0, made by SinBackward0"):
         ember.export.export(Hidden(), (ember.randn(2, 3),))

@@ -221,6 +221,55 @@ def test_causal_attention_with_a_mask_buffer_and_sdpa():
           dynamic={"x": {0: "batch"}})
 
 
+def test_causal_sdpa_follows_a_dynamic_sequence_length():
+    """The causal mask is built from the sequence length in the graph, not the traced one."""
+    ember.manual_seed(0)
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(8, 24)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, dim=2)
+            q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return y.transpose(1, 2).reshape(B, T, C)
+
+    data = check(CausalSelfAttention(), {"x": randn(2, 4, 8)}, {"x": randn(3, 7, 8, seed=5)},
+                 dynamic={"x": {0: "batch", 1: "time"}})
+    ops = {n.op_type for n in onnx.load_from_string(data).graph.node}
+    assert {"Range", "Greater", "Where"} <= ops
+
+
+def test_a_value_the_trace_froze_is_an_error_not_a_wrong_model():
+    class Hidden(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.steps = [ember.sin]        # reached through a list: the recorder cannot see it
+
+        def forward(self, x):
+            return self.lin(self.steps[0](x))
+
+    with pytest.raises(RuntimeError, match=r"ember.onnx.export: the trace holds a tensor "
+                                           r"computed from the inputs or parameters as a "
+                                           r"constant \(_tensor_constant0, made by SinBackward0"):
+        export_bytes(Hidden(), (randn(2, 3),))
+    # a tensor the module held before the trace is its own constant
+    class Held(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.offset = self.lin.weight.sum(0) * 2     # has a history, made before the trace
+
+        def forward(self, x):
+            return self.lin(x) + self.offset
+
+    check(Held(), {"x": randn(2, 3)})
+
+
 # -- functional programs ---------------------------------------------------------------------------
 class Functional(nn.Module):
     def __init__(self):

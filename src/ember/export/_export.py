@@ -4,6 +4,7 @@ import contextlib
 import warnings
 
 from ..fx.graph import Graph
+from ..jit._frozen import check_no_frozen_values
 from ..fx.graph_module import GraphModule
 from ..fx.node import Node
 from ..nn import Module
@@ -86,7 +87,7 @@ def _composite_kernels():
 
 def _requiring_grad(value):
     """Floating-point tensors of the example inputs as leaves that require grad: a value the
-    trace froze as a constant then shows itself by its history (``_check_constants``)."""
+    trace froze as a constant then shows itself by its history (``check_no_frozen_values``)."""
     from .. import Tensor
     if isinstance(value, Tensor):
         if value.is_floating_point() and not value.requires_grad:
@@ -97,21 +98,6 @@ def _requiring_grad(value):
     if isinstance(value, dict):
         return {k: _requiring_grad(v) for k, v in value.items()}
     return value
-
-
-def check_constants(constants):
-    """Raise where a tensor the graph holds as a constant was computed from the inputs or the
-    parameters (it has an autograd history): an ember function reached by a path the recorder
-    does not see computed it, and the graph would replay the example's value."""
-    for name, tensor in constants.items():
-        if tensor.grad_fn is not None:
-            raise RuntimeError(
-                f"The traced program holds a tensor computed from its inputs or parameters as a "
-                f"constant ({name}, made by {type(tensor.grad_fn).__name__}): an ember function "
-                f"the trace could not record computed it, so the graph would replay the "
-                f"example's value for every input. Call ember functions through ember's public "
-                f"namespaces (ember.*, ember.nn.functional.*, Tensor methods) in the model's "
-                f"code.")
 
 
 def _placeholder_name(prefix, target):
@@ -173,7 +159,7 @@ def _lift(mod, rec):
             continue
         env[node] = graph.node_copy(node, lambda n: env[n])
     graph.lint()
-    check_constants(constants)
+    check_no_frozen_values(rec.constants, "ember.export.export")
     return graph, ExportGraphSignature(specs, outputs), state_dict, constants, out_spec
 
 

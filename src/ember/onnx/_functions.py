@@ -535,12 +535,23 @@ def attention(ctx, q, k, v, q_shape, k_shape, dtype, attn_mask, is_causal, scale
                              b.op("Mul", [b.op("Transpose", [k], perm=perm),
                                           b.scalar(math.sqrt(scale), dtype)])])
     if is_causal:
-        length, source = q_shape[-2], k_shape[-2]
-        causal = np.triu(np.full((length, source), -np.inf, dtype=np.float32), 1)
-        scores = b.op("Add", [scores, b.const(causal, dtype)])
+        scores = b.op("Add", [scores, causal_mask(b, scores, dtype)])
     if attn_mask is not None:
         scores = b.op("Add", [scores, additive_mask(ctx, attn_mask, dtype)])
     return b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
+
+
+def causal_mask(b, scores, dtype):
+    """The additive causal mask of ``scores`` (..., L, S), built from its shape in the graph so
+    that it follows a dynamic sequence length: 0 where key j <= query i, -inf above."""
+    shape = b.op("Shape", [scores])
+    length = b.op("Gather", [shape, b.const(np.array(-2, dtype=np.int64))], axis=0)
+    source = b.op("Gather", [shape, b.const(np.array(-1, dtype=np.int64))], axis=0)
+    zero, one = b.const(np.array(0, dtype=np.int64)), b.const(np.array(1, dtype=np.int64))
+    rows = b.unsqueeze(b.op("Range", [zero, length, one]), [1])      # (L, 1)
+    cols = b.op("Range", [zero, source, one])                        # (S,)
+    above = b.op("Greater", [cols, rows])                            # (L, S)
+    return b.op("Where", [above, b.scalar(-np.inf, dtype), b.scalar(0.0, dtype)])
 
 
 def additive_mask(ctx, mask, dtype, attend_when_true=True):
