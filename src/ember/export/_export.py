@@ -74,15 +74,21 @@ def _layer_namespaces():
 
 @contextlib.contextmanager
 def _composite_kernels():
-    """Fused kernels whose inside no trace can see (packed self-attention) stand aside, so that
-    attention records as ember ops."""
+    """Fused kernels whose inside no trace can see stand aside (packed self-attention, so that
+    attention records as ember ops), or are recorded as one call each (a recurrent layer's
+    pass over the sequence, as torch.export records ``aten.lstm``)."""
+    from ..jit._recorder import _recording_function
     from ..nn.functional import attention
-    applies = attention.packed_self_attention_applies
+    from ..nn.modules import rnn
+    saved = [(attention, "packed_self_attention_applies"), (rnn, "_rnn_layer")]
+    saved = [(module, name, getattr(module, name)) for module, name in saved]
     attention.packed_self_attention_applies = lambda *args: False
+    rnn._rnn_layer = _recording_function(rnn._rnn_layer, "ember.nn.functional")
     try:
         yield
     finally:
-        attention.packed_self_attention_applies = applies
+        for module, name, value in saved:
+            setattr(module, name, value)
 
 
 def _requiring_grad(value):
