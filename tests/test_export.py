@@ -382,3 +382,21 @@ def test_a_value_the_trace_cannot_see_is_an_error_not_a_frozen_constant():
     with pytest.raises(RuntimeError, match=r"computed from the inputs or parameters as a "
                                            r"constant \(_tensor_constant0, made by SinBackward0"):
         ember.export.export(Hidden(), (ember.randn(2, 3),))
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_recurrent_layer_follows_dynamic_batch_and_time(batch_first):
+    lstm = ember.nn.LSTM(4, 5, num_layers=2, bidirectional=True, batch_first=batch_first)
+    shape = (2, 6, 4) if batch_first else (6, 2, 4)
+    batch, time = ember.export.Dim("batch"), ember.export.Dim("time")
+    dims = {0: batch, 1: time} if batch_first else {0: time, 1: batch}
+    ep = ember.export.export(lstm, (ember.randn(*shape),), dynamic_shapes=(dims,))
+    x = ember.randn(*((3, 9, 4) if batch_first else (9, 3, 4)))
+    got, expected = ep.module()(x), lstm(x)
+    ember.testing.assert_close(got[0], expected[0])
+    ember.testing.assert_close(got[1][0], expected[1][0])
+    ember.testing.assert_close(got[1][1], expected[1][1])
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    ember.testing.assert_close(ember.export.load(buffer).module()(x)[0], expected[0])

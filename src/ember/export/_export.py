@@ -80,10 +80,12 @@ def _composite_kernels():
     from ..jit._recorder import _recording_function
     from ..nn.functional import attention
     from ..nn.modules import rnn
+    from ._layers import recording_rnn_layer, recurrent_layer
     saved = [(attention, "packed_self_attention_applies"), (rnn, "_rnn_layer")]
     saved = [(module, name, getattr(module, name)) for module, name in saved]
     attention.packed_self_attention_applies = lambda *args: False
-    rnn._rnn_layer = _recording_function(rnn._rnn_layer, "ember.nn.functional")
+    rnn._rnn_layer = recording_rnn_layer(_recording_function(recurrent_layer, "ember.export"),
+                                         _recording_function(rnn._rnn_layer, "ember"))
     try:
         yield
     finally:
