@@ -8,12 +8,12 @@ simpler ones, ``Dim`` and ``dynamic_shapes`` mark dimensions that may vary, and 
 store a program in ember's export format (not torch's ``.pt2``).
 """
 from ._decompositions import default_decompositions
-from ._dynamic_shapes import Dim, DimHint, ShapeGuards, dims
+from .dynamic_shapes import Dim, DimHint, ShapeGuards, dims
 from ._errors import GuardOnDataDependentSymNode, UserError
 from ._export import export
-from ._graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec,
+from .graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec,
                                OutputKind, OutputSpec, TensorArgument)
-from ._program import ExportedProgram
+from .exported_program import ExportedProgram
 from ._serialize import load, save
 
 __all__ = ["ConstantArgument", "Dim", "DimHint", "ExportGraphSignature", "ExportedProgram",

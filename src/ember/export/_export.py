@@ -8,11 +8,11 @@ from ..jit._frozen import check_no_frozen_values
 from ..fx.graph_module import GraphModule
 from ..fx.node import Node
 from ..nn import Module
-from ._dynamic_shapes import shape_guards
+from .dynamic_shapes import shape_guards
 from ._errors import GuardOnDataDependentSymNode, UserError
-from ._graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec,
+from .graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec,
                                OutputKind, OutputSpec, TensorArgument)
-from ._program import ExportedProgram, user_input_names
+from .exported_program import ExportedProgram, user_input_names
 from ._pytree import flatten
 
 __all__ = ["export"]

@@ -23,10 +23,10 @@ import zipfile
 
 from ..fx.graph_module import GraphModule
 from ..jit._archive import _decode_graph, _encode_graph
-from ._dynamic_shapes import ShapeGuards
-from ._graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec,
+from .dynamic_shapes import ShapeGuards
+from .graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec,
                                OutputKind, OutputSpec, TensorArgument)
-from ._program import ExportedProgram
+from .exported_program import ExportedProgram
 
 __all__ = ["save", "load"]
 

@@ -5,7 +5,7 @@ import inspect
 from ..fx.graph_module import GraphModule
 from ..fx.node import Node
 from ..nn import Module
-from ._graph_signature import ExportGraphSignature, InputKind, OutputSpec, TensorArgument
+from .graph_signature import ExportGraphSignature, InputKind, OutputSpec, TensorArgument
 from ._pytree import unflatten
 
 __all__ = ["ExportedProgram"]
