@@ -243,6 +243,43 @@ def test_causal_sdpa_follows_a_dynamic_sequence_length():
     assert {"Range", "Greater", "Where"} <= ops
 
 
+class GeneratedCausalMask(nn.Module):
+    """A causal mask made per call from the sequence length, as nn.Transformer's users do."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.size(1))
+        return self.layer(x, src_mask=mask, is_causal=True)
+
+
+class SlicedCausalBuffer(nn.Module):
+    """minGPT's causal attention: a (1, 1, 16, 16) lower-triangular buffer sliced to T."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", ember.tril(ember.ones(16, 16)).view(1, 1, 16, 16))
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * 0.5
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).contiguous().view(B, T, C)
+
+
+@pytest.mark.parametrize("model", [GeneratedCausalMask, SlicedCausalBuffer])
+def test_causal_masks_made_in_forward_follow_the_sequence_length(model):
+    ember.manual_seed(0)
+    check(model(), {"x": randn(2, 4, 8)}, {"x": randn(3, 7, 8, seed=5)},
+          dynamic={"x": {0: "batch", 1: "time"}})
+
+
 def test_a_value_the_trace_froze_is_an_error_not_a_wrong_model():
     class Hidden(nn.Module):
         def __init__(self):

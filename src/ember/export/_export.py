@@ -39,7 +39,7 @@ def _record(mod, args, kwargs):
     the graph holds ember functions only. A tensor turned into a Python value is an error:
     the graph would hold for the example's values only."""
     from ..jit._recorder import TracerWarning
-    from ..jit._trace import record_graph
+    from ..jit._trace import layer_namespaces, record_graph
     import ember
     buffers = [(b, b._version_counter[0], b.detach().clone()) for b in mod.buffers()]
     with warnings.catch_warnings(record=True) as caught, _composite_kernels(), \
@@ -48,7 +48,7 @@ def _record(mod, args, kwargs):
         try:
             rec, _ = record_graph(mod, mod.forward, _requiring_grad(args),
                                   _requiring_grad(kwargs), strict=False,
-                                  is_leaf=_record_everything, extra_globals=_layer_namespaces())
+                                  is_leaf=_record_everything, extra_globals=layer_namespaces())
         finally:
             # exporting is not a training step: batch norm's running statistics stay as they were
             for b, version, saved in buffers:
@@ -62,14 +62,6 @@ def _record(mod, args, kwargs):
                 f"the example's values. ({w.message})")
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return rec
-
-
-def _layer_namespaces():
-    """The namespaces of ember's layers and functional modules: the ember functions they call
-    by name are recorded as a user module's are."""
-    import sys
-    return [vars(m) for name, m in list(sys.modules.items())
-            if name.startswith("ember.nn.") and m is not None]
 
 
 @contextlib.contextmanager

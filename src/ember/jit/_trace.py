@@ -186,6 +186,15 @@ def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_le
 _FUNCTION_ROOT = Module()
 
 
+def layer_namespaces():
+    """The namespaces of ember's layers and functional modules, for ``extra_globals``: the
+    ember functions they call by name (``generate_square_subsequent_mask``'s ``full`` and
+    ``triu``) are then recorded as a user module's are."""
+    import sys
+    return [vars(m) for name, m in list(sys.modules.items())
+            if name.startswith("ember.nn.") and m is not None]
+
+
 def _graph_module(cls, root, rec, class_name, **kw):
     attrs = dict(rec.constants)
     for node in rec.graph.nodes:

@@ -922,6 +922,30 @@ def _like(fill):
     return convert
 
 
+def _filled(fill):
+    """zeros/ones (sizes as arguments or one sequence) and full (size, fill_value), whose sizes
+    may be computed in the graph (``full((T, T), -inf)`` with ``T = x.size(1)``)."""
+    def convert(ctx, node, a):
+        args = list(node.args)
+        if fill is None:
+            size = node.kwargs.get("size", args[0] if args else None)
+            value = args[1] if len(args) > 1 else node.kwargs["fill_value"]
+        else:
+            size = node.kwargs.get("size", args[0] if len(args) == 1 and isinstance(
+                args[0], (tuple, list)) else args)
+            value = fill
+        dtype = node.kwargs.get("dtype")
+        if dtype is None:
+            dtype = ctx.ember.bool if isinstance(value, bool) else (
+                ctx.ember.int64 if isinstance(value, int) and fill is None
+                else ctx.ember.get_default_dtype())
+        return ctx.b.op("Expand", [ctx.b.scalar(value, dtype), ctx.shape_tensor(list(size))])
+    return convert
+
+
+CONVERTERS["zeros"] = _filled(0)
+CONVERTERS["ones"] = _filled(1)
+CONVERTERS["full"] = _filled(None)
 CONVERTERS["zeros_like"] = _like(0)
 CONVERTERS["ones_like"] = _like(1)
 CONVERTERS["full_like"] = _like(None)
