@@ -218,9 +218,8 @@ LAYERS = {
                            [f(2, 5, 8)]),
     "TransformerEncoderLayer": (_encoder_layer, [f(2, 5, 8)]),
     "TripletMarginLoss": (lambda: nn.TripletMarginLoss(margin=0.5), [f(3, 4)] * 3),
-    # (a distance_function that is a module or a closure is an argument the graph cannot hold)
-    "TripletMarginWithDistanceLoss": (lambda: nn.TripletMarginWithDistanceLoss(margin=0.5),
-                                      [f(3, 4)] * 3),
+    "TripletMarginWithDistanceLoss": (lambda: nn.TripletMarginWithDistanceLoss(
+        distance_function=nn.PairwiseDistance(), margin=0.5, swap=True), [f(3, 4)] * 3),
     "Unflatten": (lambda: nn.Unflatten(1, (2, 3)), [f(4, 6)]),
     "Unfold": (lambda: nn.Unfold(2, padding=1), [f(2, 3, 4, 4)]),
     "Upsample": (lambda: nn.Upsample(scale_factor=2, mode="bilinear"), [f(2, 3, 3, 4)]),

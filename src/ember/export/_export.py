@@ -48,7 +48,8 @@ def _record(mod, args, kwargs):
         try:
             rec, _ = record_graph(mod, mod.forward, _requiring_grad(args),
                                   _requiring_grad(kwargs), strict=False,
-                                  is_leaf=_record_everything, extra_globals=layer_namespaces())
+                                  is_leaf=_record_everything, extra_globals=layer_namespaces(),
+                                  inline_callables=True)
         finally:
             # exporting is not a training step: batch norm's running statistics stay as they were
             for b, version, saved in buffers:

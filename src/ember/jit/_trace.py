@@ -159,13 +159,15 @@ def _check_output(result, strict):
 
 
 def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_leaf,
-                 extra_globals=()):
+                 extra_globals=(), inline_callables=False):
     """Run ``fn(*args, **kwargs)`` (``fn`` a method of ``root`` or a function) under a
     ``Recorder`` and return ``(recorder, result)``; the recorder's ``graph`` ends in the output
     node. ``extra_globals``: more module namespaces whose ember functions imported by name are
-    recorded (as those of ``fn``'s module are)."""
+    recorded (as those of ``fn``'s module are). ``inline_callables``: a call that receives a
+    module or a function is recorded by its inside, not as one node."""
     kwargs = dict(kwargs or {})
     rec = Recorder(root, is_leaf)
+    rec.inline_callables = inline_callables
     names = _parameter_names(fn, len(args), kwargs)
     with rec.active():
         for name, value in zip(names, (*args, *kwargs.values())):
