@@ -49,3 +49,19 @@ def test_word_lstm_validation_perplexity_falls():
     per_epoch = [float(v) for v in re.findall(r"validation perplexity +([\d.]+)$", out, re.M)]
     assert len(per_epoch) == 2, out
     assert per_epoch[-1] < per_epoch[0] < before, out
+
+
+def test_digits_onnx_runs_in_onnxruntime_and_agrees_with_ember(tmp_path):
+    pytest.importorskip("sklearn", reason="the digits examples need scikit-learn (demo extra)")
+    pytest.importorskip("onnxruntime", reason="the ONNX example needs onnxruntime")
+    out = run_example("digits_onnx.py", "--epochs", "1", "--steps", "30", "--out",
+                      str(tmp_path))
+    assert (tmp_path / "digits_cnn.onnx").exists()
+    assert "onnx.checker passed" in out
+    rows = re.findall(r"^ +\d+ +(\d) +(\d) +(\d)$", out, re.M)
+    assert len(rows) == 12 and all(ember_ == ort for _, ember_, ort in rows), out
+    agree, total = map(int, re.search(r"predictions agree on (\d+)/(\d+)", out).groups())
+    assert agree == total == 360, out
+    ember_acc, ort_acc = map(float, re.search(
+        r"test accuracy: ember ([\d.]+), onnxruntime ([\d.]+)", out).groups())
+    assert ember_acc == ort_acc and ember_acc > 0.5, out

@@ -221,6 +221,92 @@ def test_causal_attention_with_a_mask_buffer_and_sdpa():
           dynamic={"x": {0: "batch"}})
 
 
+def test_causal_sdpa_follows_a_dynamic_sequence_length():
+    """The causal mask is built from the sequence length in the graph, not the traced one."""
+    ember.manual_seed(0)
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(8, 24)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, dim=2)
+            q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return y.transpose(1, 2).reshape(B, T, C)
+
+    data = check(CausalSelfAttention(), {"x": randn(2, 4, 8)}, {"x": randn(3, 7, 8, seed=5)},
+                 dynamic={"x": {0: "batch", 1: "time"}})
+    ops = {n.op_type for n in onnx.load_from_string(data).graph.node}
+    assert {"Range", "Greater", "Where"} <= ops
+
+
+class GeneratedCausalMask(nn.Module):
+    """A causal mask made per call from the sequence length, as nn.Transformer's users do."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.size(1))
+        return self.layer(x, src_mask=mask, is_causal=True)
+
+
+class SlicedCausalBuffer(nn.Module):
+    """minGPT's causal attention: a (1, 1, 16, 16) lower-triangular buffer sliced to T."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("bias", ember.tril(ember.ones(16, 16)).view(1, 1, 16, 16))
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * 0.5
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).contiguous().view(B, T, C)
+
+
+@pytest.mark.parametrize("model", [GeneratedCausalMask, SlicedCausalBuffer])
+def test_causal_masks_made_in_forward_follow_the_sequence_length(model):
+    ember.manual_seed(0)
+    check(model(), {"x": randn(2, 4, 8)}, {"x": randn(3, 7, 8, seed=5)},
+          dynamic={"x": {0: "batch", 1: "time"}})
+
+
+def test_a_value_the_trace_froze_is_an_error_not_a_wrong_model():
+    class Hidden(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.steps = [ember.sin]        # reached through a list: the recorder cannot see it
+
+        def forward(self, x):
+            return self.lin(self.steps[0](x))
+
+    with pytest.raises(RuntimeError, match=r"ember.onnx.export: the trace holds a tensor "
+                                           r"computed from the inputs or parameters as a "
+                                           r"constant \(_tensor_constant0, made by SinBackward0"):
+        export_bytes(Hidden(), (randn(2, 3),))
+    # a tensor the module held before the trace is its own constant
+    class Held(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.offset = self.lin.weight.sum(0) * 2     # has a history, made before the trace
+
+        def forward(self, x):
+            return self.lin(x) + self.offset
+
+    check(Held(), {"x": randn(2, 3)})
+
+
 # -- functional programs ---------------------------------------------------------------------------
 class Functional(nn.Module):
     def __init__(self):

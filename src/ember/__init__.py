@@ -111,6 +111,8 @@ def _assert(condition, message):
 _LAZY_SUBMODULES = ("fx",)
 # ember.jit (tracing) and ember.onnx (export; imports the onnx package only when exporting)
 _LAZY_SUBMODULES += ("jit", "onnx")
+# ember.export (whole programs as graphs with lifted parameters)
+_LAZY_SUBMODULES += ("export",)
 
 
 def __getattr__(name):

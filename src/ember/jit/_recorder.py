@@ -174,6 +174,8 @@ class Recorder:
         from .. import Tensor
         self.root = root
         self.is_leaf = is_leaf
+        # record the inside of a call that receives a module or a function, not the call
+        self.inline_callables = False
         self.graph = Graph()
         self.depth = 0
         self.constants = {}            # qualified name -> tensor, for the get_attr nodes
@@ -462,6 +464,15 @@ def _is_nondeterministic(kind, target, args, kwargs):
     return True
 
 
+def _passes_callable(args, kwargs):
+    """Whether a module or a Python function is among the arguments (a loss's
+    ``distance_function``)."""
+    from ..nn import Module
+    kinds = (Module, types.FunctionType, types.MethodType, functools.partial)
+    return any(isinstance(x, kinds) for x in args) or any(
+        isinstance(x, kinds) for x in kwargs.values())
+
+
 def _run_unrecorded(rec, fn, args, kwargs):
     rec.depth += 1
     try:
@@ -485,6 +496,8 @@ def _recording_function(fn, namespace):
     def wrapper(*args, **kwargs):
         rec = _active
         if rec is None or rec.depth or not rec.touches(args, kwargs):
+            return fn(*args, **kwargs)
+        if rec.inline_callables and _passes_callable(args, kwargs):
             return fn(*args, **kwargs)
         result = _run_unrecorded(rec, fn, args, kwargs)
         if _contains_tensor(result):

@@ -158,12 +158,16 @@ def _check_output(result, strict):
                 raise RuntimeError(message)
 
 
-def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_leaf):
+def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_leaf,
+                 extra_globals=(), inline_callables=False):
     """Run ``fn(*args, **kwargs)`` (``fn`` a method of ``root`` or a function) under a
     ``Recorder`` and return ``(recorder, result)``; the recorder's ``graph`` ends in the output
-    node."""
+    node. ``extra_globals``: more module namespaces whose ember functions imported by name are
+    recorded (as those of ``fn``'s module are). ``inline_callables``: a call that receives a
+    module or a function is recorded by its inside, not as one node."""
     kwargs = dict(kwargs or {})
     rec = Recorder(root, is_leaf)
+    rec.inline_callables = inline_callables
     names = _parameter_names(fn, len(args), kwargs)
     with rec.active():
         for name, value in zip(names, (*args, *kwargs.values())):
@@ -171,6 +175,8 @@ def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_le
         globals_ = getattr(inspect.unwrap(fn), "__globals__", None)
         if globals_ is not None:
             rec.patch_globals(globals_)
+        for namespace in extra_globals:
+            rec.patch_globals(namespace)
         if isinstance(root, Module) and root is not _FUNCTION_ROOT:
             rec.patch_module_attributes(root)
         result = fn(*args, **kwargs)
@@ -180,6 +186,15 @@ def record_graph(root, fn, args, kwargs=None, strict=True, is_leaf=default_is_le
 
 
 _FUNCTION_ROOT = Module()
+
+
+def layer_namespaces():
+    """The namespaces of ember's layers and functional modules, for ``extra_globals``: the
+    ember functions they call by name (``generate_square_subsequent_mask``'s ``full`` and
+    ``triu``) are then recorded as a user module's are."""
+    import sys
+    return [vars(m) for name, m in list(sys.modules.items())
+            if name.startswith("ember.nn.") and m is not None]
 
 
 def _graph_module(cls, root, rec, class_name, **kw):

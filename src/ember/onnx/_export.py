@@ -6,7 +6,8 @@ import os
 
 import numpy as np
 
-from ..jit._trace import record_graph
+from ..jit._frozen import check_no_frozen_values
+from ..jit._trace import layer_namespaces, record_graph
 from ..nn import Module
 from ._builder import Builder, Unsupported, onnx_dtype
 from ._functions import CONVERTERS
@@ -404,7 +405,9 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         inputs = _export_inputs(args)
         kw_inputs = {k: _export_inputs((v,))[0] for k, v in kwargs.items()}
         rec, _ = record_graph(traced_model, traced_model.forward, inputs, kw_inputs,
-                              strict=False, is_leaf=is_export_leaf)
+                              strict=False, is_leaf=is_export_leaf,
+                              extra_globals=layer_namespaces())
+    check_no_frozen_values(rec.constants, "ember.onnx.export")
     model_proto = _build_model(onnx, rec, traced_model, opset, input_names, output_names, dynamic_axes,
                                verbose)
     if hasattr(f, "write"):

@@ -535,12 +535,23 @@ def attention(ctx, q, k, v, q_shape, k_shape, dtype, attn_mask, is_causal, scale
                              b.op("Mul", [b.op("Transpose", [k], perm=perm),
                                           b.scalar(math.sqrt(scale), dtype)])])
     if is_causal:
-        length, source = q_shape[-2], k_shape[-2]
-        causal = np.triu(np.full((length, source), -np.inf, dtype=np.float32), 1)
-        scores = b.op("Add", [scores, b.const(causal, dtype)])
+        scores = b.op("Add", [scores, causal_mask(b, scores, dtype)])
     if attn_mask is not None:
         scores = b.op("Add", [scores, additive_mask(ctx, attn_mask, dtype)])
     return b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
+
+
+def causal_mask(b, scores, dtype):
+    """The additive causal mask of ``scores`` (..., L, S), built from its shape in the graph so
+    that it follows a dynamic sequence length: 0 where key j <= query i, -inf above."""
+    shape = b.op("Shape", [scores])
+    length = b.op("Gather", [shape, b.const(np.array(-2, dtype=np.int64))], axis=0)
+    source = b.op("Gather", [shape, b.const(np.array(-1, dtype=np.int64))], axis=0)
+    zero, one = b.const(np.array(0, dtype=np.int64)), b.const(np.array(1, dtype=np.int64))
+    rows = b.unsqueeze(b.op("Range", [zero, length, one]), [1])      # (L, 1)
+    cols = b.op("Range", [zero, source, one])                        # (S,)
+    above = b.op("Greater", [cols, rows])                            # (L, S)
+    return b.op("Where", [above, b.scalar(-np.inf, dtype), b.scalar(0.0, dtype)])
 
 
 def additive_mask(ctx, mask, dtype, attend_when_true=True):
@@ -911,6 +922,30 @@ def _like(fill):
     return convert
 
 
+def _filled(fill):
+    """zeros/ones (sizes as arguments or one sequence) and full (size, fill_value), whose sizes
+    may be computed in the graph (``full((T, T), -inf)`` with ``T = x.size(1)``)."""
+    def convert(ctx, node, a):
+        args = list(node.args)
+        if fill is None:
+            size = node.kwargs.get("size", args[0] if args else None)
+            value = args[1] if len(args) > 1 else node.kwargs["fill_value"]
+        else:
+            size = node.kwargs.get("size", args[0] if len(args) == 1 and isinstance(
+                args[0], (tuple, list)) else args)
+            value = fill
+        dtype = node.kwargs.get("dtype")
+        if dtype is None:
+            dtype = ctx.ember.bool if isinstance(value, bool) else (
+                ctx.ember.int64 if isinstance(value, int) and fill is None
+                else ctx.ember.get_default_dtype())
+        return ctx.b.op("Expand", [ctx.b.scalar(value, dtype), ctx.shape_tensor(list(size))])
+    return convert
+
+
+CONVERTERS["zeros"] = _filled(0)
+CONVERTERS["ones"] = _filled(1)
+CONVERTERS["full"] = _filled(None)
 CONVERTERS["zeros_like"] = _like(0)
 CONVERTERS["ones_like"] = _like(1)
 CONVERTERS["full_like"] = _like(None)

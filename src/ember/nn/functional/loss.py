@@ -753,7 +753,6 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:
-        from ...ops.pointwise import minimum
-        d_neg = minimum(d_neg, dist(positive, negative))
+        d_neg = d_neg.minimum(dist(positive, negative))
     return _reduce(relu(margin + d_pos - d_neg), reduction)
 
