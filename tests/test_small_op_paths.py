@@ -188,3 +188,32 @@ def test_sigmoid_of_a_0d_tensor():
 def test_sigmoid_raises_no_overflow_warning(recwarn):
     ember.sigmoid(ember.tensor([-1000.0, 1000.0]))
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("index", [[0, 2, 0, -1, 3, 0], [[1, 1], [-4, 0]], [2] * 40 + [0, 1]])
+@pytest.mark.parametrize("row_shape", [(), (3,), (2, 3)])
+def test_getitem_gradient_adds_repeated_rows(index, row_shape):
+    """``x[index]``'s backward adds rows as ``add_rows_at`` does (position by position, or by
+    runs for a run longer than ``MAX_RUN_BY_POSITION``), negative indices wrapped."""
+    data = np.random.default_rng(9).standard_normal((4,) + row_shape).astype(np.float32)
+    e, t = _pair(data)
+    idx = np.array(index)
+    _check(e[ember.tensor(idx)], t[torch.tensor(idx)], e, t, atol=1e-5)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("repeats", [1, 3, 20])
+def test_index_add_along_each_dim(dim, repeats):
+    rng = np.random.default_rng(10)
+    data = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    size = data.shape[dim]
+    index = np.concatenate([rng.integers(0, size, 6), np.full(repeats, size - 1)])
+    src_shape = list(data.shape)
+    src_shape[dim] = index.size
+    source = rng.standard_normal(src_shape).astype(np.float32)
+    (e, t), (es, ts) = _pair(data), _pair(source)
+    e_out = e.index_add(dim, ember.tensor(index), es, alpha=0.5)
+    t_out = t.index_add(dim, torch.tensor(index), ts, alpha=0.5)
+    assert e_out.is_contiguous()
+    np.testing.assert_array_equal(e.detach().numpy(), data)  # the input is left alone
+    _check(e_out, t_out, es, ts, atol=1e-5)

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from .._backend.rows import add_rows_at
 from .._dtype import _BY_NP
 from ._common import (
     apply_inplace, check_value_fits, make, method, namespace_of, Node, record,
@@ -556,6 +557,22 @@ def _nonempty_grad(grad):
     return grad if grad._data.ndim else grad.reshape(1)
 
 
+def _index_added(data, d, index, values):
+    """A copy of ``data`` with the slices of ``values`` along ``d`` added at ``index`` (its
+    layout as ``data.copy()``'s): rows along the first dimension, as ``add_rows_at`` adds them."""
+    xp = namespace_of(data)
+    if not data.size:
+        return data.copy()
+    if not data.ndim or not index.size:
+        out = data.copy()
+        xp.add.at(_nonempty(out), _dim_key(d, index), values)
+        return out
+    rows = xp.moveaxis(data, d, 0).copy(order="C")
+    n = rows.shape[0]
+    add_rows_at(rows.reshape(n, -1), index, xp.moveaxis(values, d, 0).reshape(index.size, -1))
+    return rows if d == 0 else xp.ascontiguousarray(xp.moveaxis(rows, 0, d))
+
+
 def index_add(input, dim, index, source, *, alpha=1):
     """Adds ``alpha`` times the slices of ``source`` into a copy of ``input`` at the positions
     ``index`` gives along ``dim`` (slices sent to the same position all add up)."""
@@ -569,10 +586,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     if alpha != 1:
         check_value_fits(alpha, data.dtype)
         values = values * xp.asarray(alpha).astype(data.dtype)
-    out = data.copy()
-    if out.size:
-        xp.add.at(_nonempty(out), _dim_key(d, index._data.reshape(-1)), values)
-    out = make(out)
+    out = make(_index_added(data, d, index._data.reshape(-1), values))
     node = record(IndexAddBackward0, (input, source), out)
     if node is not None:
         node.save(index)

@@ -15,6 +15,7 @@ import numpy as np
 
 
 from .._backend import to_device_of
+from .._backend.rows import add_rows_at
 from .._dtype import _BY_NP
 from ._common import (
     bump_version, check_inplace, CopySlices, finish_inplace,
@@ -194,9 +195,18 @@ def advanced_getitem(self, key):
 def index_put_zeros(shape, key, values):
     """Zeros of ``shape`` with ``values`` added at ``[key]`` (repeated positions accumulate);
     differentiable in ``values``."""
-    xp = namespace_of(values._data)
-    data = xp.zeros(shape, dtype=values._data.dtype)
-    xp.add.at(data, key, values._data)
+    vd = values._data
+    xp = namespace_of(vd)
+    data = xp.zeros(shape, dtype=vd.dtype)
+    index = key[0] if len(key) == 1 else None
+    if (index is not None and hasattr(index, "dtype") and index.dtype.kind in "iu" and data.size
+            and index.size):
+        flat = index.reshape(-1)   # x[index]: rows of x, as an embedding's backward adds them
+        if flat.min() < 0:
+            flat = xp.where(flat < 0, flat + shape[0], flat)
+        add_rows_at(data.reshape(shape[0], -1), flat, vd.reshape(flat.size, -1))
+    else:
+        xp.add.at(data, key, vd)
     out = make(data)
     node = record(IndexPutImplBackward0, (values,), out)
     if node is not None:

@@ -2,6 +2,7 @@
 from ...autograd.grad_mode import no_grad
 from ...ops._common import Node, make, namespace_of, record
 from ...autograd.graph import bump_version
+from ..._backend.rows import MAX_RUN_BY_POSITION, add_rows_at  # noqa: F401  (tests read the first)
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -51,45 +52,10 @@ def _embedding_dense_backward(grad, indices, num_weights, padding_idx, counts):
     return result
 
 
-# Longest run of one index that the backward sums position by position; longer runs (a
-# padding token repeated over a batch) go through ``add.reduceat``.
-MAX_RUN_BY_POSITION = 16
-
-
 def _sum_rows_by_index(xp, rows, flat, num_weights):
     """An array (num_weights, D) whose row ``i`` sums the ``rows`` (M, D) with ``flat == i``,
-    in the order of ``rows`` (as ``add.at``). The indices are sorted stably into runs of one
-    index; each run is summed position by position across all runs at once (a few
-    fancy-indexed adds of distinct rows), or by ``add.reduceat`` when some run is long:
-    NumPy's ``reduceat`` has a cost per run, ``add.at`` a larger one."""
-    out = xp.zeros((num_weights, rows.shape[1]), rows.dtype)
-    if not flat.size or not hasattr(xp.add, "reduceat"):
-        xp.add.at(out, flat, rows)
-        return out
-    order = xp.argsort(flat, kind="stable")
-    ordered = flat[order]
-    new_run = xp.empty(ordered.shape, dtype=bool)
-    new_run[0] = True
-    xp.not_equal(ordered[1:], ordered[:-1], out=new_run[1:])
-    starts = xp.flatnonzero(new_run)
-    lengths = xp.diff(starts, append=ordered.size)
-    if lengths.max() > MAX_RUN_BY_POSITION:
-        out[ordered[starts]] = xp.add.reduceat(rows[order], starts, axis=0)
-        return out
-    _sum_runs_by_position(out, rows, order, starts, lengths, ordered[starts])
-    return out
-
-
-def _sum_runs_by_position(out, rows, order, starts, lengths, targets):
-    """``out[targets[r]] = sum of rows[order[starts[r] + k]]`` for k < lengths[r]: the first
-    row of every run is written, then the k-th rows of the runs longer than k are added."""
-    out[targets] = rows[order[starts]]
-    position = 1
-    longer = lengths > position
-    while longer.any():
-        out[targets[longer]] += rows[order[starts[longer] + position]]
-        position += 1
-        longer = lengths > position
+    in the order of ``rows`` (as ``add.at``)."""
+    return add_rows_at(xp.zeros((num_weights, rows.shape[1]), rows.dtype), flat, rows)
 
 
 def _renorm_(weight, indices, max_norm, norm_type):
