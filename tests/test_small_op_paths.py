@@ -217,3 +217,30 @@ def test_index_add_along_each_dim(dim, repeats):
     assert e_out.is_contiguous()
     np.testing.assert_array_equal(e.detach().numpy(), data)  # the input is left alone
     _check(e_out, t_out, es, ts, atol=1e-5)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bfloat16"])
+def test_topk_by_partition(largest, dim, dtype):
+    """k small against the row: the partition path, values, indices and gradients as torch's
+    (distinct values, one NaN per row where the dtype has NaN)."""
+    rng = np.random.default_rng(11)
+    data = rng.permutation(20 * 12).reshape(20, 12).astype(np.float64) - 120  # exact in bfloat16
+    if dtype != "int64":
+        data = data / 4
+        data[np.arange(12) % 20, np.arange(12)] = np.nan
+    k = 3
+    e = ember.tensor(data).to(getattr(ember, dtype))
+    t = torch.tensor(data).to(getattr(torch, dtype))
+    if dtype != "int64":
+        e.requires_grad_()
+        t.requires_grad_()
+    e_values, e_indices = ember.topk(e, k, dim, largest)
+    t_values, t_indices = torch.topk(t, k, dim, largest)
+    np.testing.assert_array_equal(e_indices.numpy(), t_indices.numpy())
+    np.testing.assert_array_equal(e_values.detach().float().numpy(), t_values.detach().float().numpy())
+    if dtype != "int64":
+        e_values.sum().backward()
+        t_values.sum().backward()
+        np.testing.assert_array_equal(e.grad.float().numpy(), t.grad.float().numpy())

@@ -165,11 +165,33 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     k = int(k)
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
-    values, indices = _sort_arrays(data, dim, largest)
-    if data.ndim:
-        key = (slice(None),) * dim + (slice(0, k),)
-        values, indices = values[key], indices[key]
+    if data.ndim and 0 < k * TOPK_PARTITION_RATIO <= n:
+        values, indices = _top_arrays(data, dim, k, largest)
+    else:
+        values, indices = _sort_arrays(data, dim, largest)
+        if data.ndim:
+            key = (slice(None),) * dim + (slice(0, k),)
+            values, indices = values[key], indices[key]
     return _selected(TopkBackward0, input, values, indices, dim, True, return_types.topk)
+
+
+# topk takes its k elements by a partition, and sorts only them, when k is at most this
+# fraction of the row; else it sorts the whole row.
+TOPK_PARTITION_RATIO = 4
+
+
+def _top_arrays(data, dim, k, largest):
+    """The ``k`` largest (or smallest) elements along ``dim`` and their int64 indices, sorted
+    as ``_sort_arrays`` sorts: a partition picks them (NaN counting as the largest), they are
+    put back in index order, then sorted stably. Where equal values straddle the k-th place,
+    which of them are kept is the partition's choice (torch does not define it either)."""
+    xp = namespace_of(data)
+    n = data.shape[dim]
+    part = xp.argpartition(widened(data), n - k if largest else k - 1, axis=dim)
+    key = (slice(None),) * dim + (slice(n - k, None) if largest else slice(0, k),)
+    chosen = xp.sort(part[key], axis=dim)
+    values, order = _sort_arrays(xp.take_along_axis(data, chosen, axis=dim), dim, largest)
+    return values, xp.take_along_axis(chosen, order, axis=dim).astype(_INT64, copy=False)
 
 
 # ----------------------------------------------------------------------------------------
