@@ -127,6 +127,22 @@ def test_onednn_layers_times_every_library_and_restores_the_size_rules():
         assert times[choice.ONEDNN] > 0 or not choice.enabled(choice.ONEDNN)
 
 
+def test_gemm_threshold_prints_a_row_per_shape_and_restores_the_threshold(monkeypatch, capsys,
+                                                                          ember_threads):
+    from benchmarks import gemm_threshold
+    from ember._backend import onednn
+    if not onednn.available():
+        pytest.skip("oneDNN is not installed here")
+    monkeypatch.setattr(gemm_threshold, "SHAPES", [(4, 8, 4), (16, 16, 16)])
+    monkeypatch.setattr(sys, "argv", ["gemm_threshold", "--repeats", "1", "--number", "1"])
+    before = onednn.gemm.MIN_MULTIPLY_ADDS
+    gemm_threshold.main()
+    assert onednn.gemm.MIN_MULTIPLY_ADDS == before
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [row[0] for row in rows] == ["4x8x4", "16x16x16"]
+    assert all(float(value) > 0 for row in rows for value in row[2:])
+
+
 def test_op_speed_table_has_a_row_per_op_and_mode(tmp_path, capsys, ember_threads):
     """benchmarks/ops.py on three entries at the tiny size: a timed row per entry and mode
     (forward only for an entry without gradients), sorted by ratio, in the table and the JSON."""

@@ -1,8 +1,10 @@
 """float32 GEMM on oneDNN (``dnnl_sgemm``, row-major): ``c = a @ b + beta * c`` for 2-D NumPy
 arrays, on oneDNN's OpenMP threads (the ones its convolutions use) instead of OpenBLAS's.
 
-One ctypes call costs a few microseconds more than NumPy's matmul dispatch, so products
-smaller than ``MIN_MULTIPLY_ADDS`` are left to NumPy (the function returns None).
+A call costs about 10 microseconds more than NumPy's matmul (ctypes and ``dnnl_sgemm``'s own
+setup), so products smaller than ``MIN_MULTIPLY_ADDS`` are left to NumPy (the function returns
+None): at one thread, OpenBLAS's small products take a third of oneDNN's time, and the two are
+even at one to two million multiply-adds (``python -m benchmarks.gemm_threshold``).
 """
 import ctypes
 
@@ -12,7 +14,7 @@ from . import capi
 
 __all__ = ["matmul", "MIN_MULTIPLY_ADDS"]
 
-MIN_MULTIPLY_ADDS = 1 << 16
+MIN_MULTIPLY_ADDS = 1 << 21
 _FLOAT32 = np.dtype(np.float32)
 
 _SGEMM_ARGS = [ctypes.c_char, ctypes.c_char, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
