@@ -244,3 +244,17 @@ def test_topk_by_partition(largest, dim, dtype):
         e_values.sum().backward()
         t_values.sum().backward()
         np.testing.assert_array_equal(e.grad.float().numpy(), t.grad.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int8"])
+def test_sign_of_special_values_as_torch(dtype):
+    data = np.array(SPECIAL + [-3.0, 2.5, 7.0], dtype=np.float64)
+    if dtype.startswith("int"):
+        data = np.array([-5, 0, 3, -1, 1])
+    e = ember.tensor(data).to(getattr(ember, dtype))
+    t = torch.tensor(data).to(getattr(torch, dtype))
+    e_out, t_out = ember.sign(e), torch.sign(t)
+    assert e_out.dtype == getattr(ember, dtype)
+    expected = t_out.float().numpy()
+    np.testing.assert_array_equal(e_out.float().numpy(), expected)
+    np.testing.assert_array_equal(np.signbit(e_out.float().numpy()), np.signbit(expected))

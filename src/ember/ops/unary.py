@@ -191,8 +191,11 @@ abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float
 def _sign(xp, x):
     if x.dtype.kind == "b":
         return x.copy()
-    out = xp.sign(x)
-    return xp.where(xp.isnan(x), 0, out).astype(out.dtype, copy=False) if x.dtype.kind not in "iu" else out
+    if x.dtype.kind in "iu":
+        return xp.sign(x)
+    # (x > 0) - (x < 0), as torch computes it: NaN and -0.0 give +0.0
+    out = xp.subtract(x > 0, x < 0, dtype=x.dtype if x.dtype.kind == "f" else xp.float32)
+    return narrowed(out, x.dtype)
 
 
 sign = _unary("sign", _sign, lambda g, x, y: g * 0, (), float_op=False, arithmetic=True,
