@@ -213,3 +213,8 @@ for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64), ("half
                    ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
                    ("bool", _dtype.bool), ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)):
     _shorthand(_name, _dt)
+
+
+method("output_nr")(property(lambda self: self._output_nr, doc=(
+    "The index of this tensor among the outputs of the node that produced it (its "
+    "``grad_fn``); 0 for a leaf.")))
