@@ -46,6 +46,7 @@ from .ops.statistics import *  # noqa: F403
 from .ops.calculus import *  # noqa: F403
 from .ops.matrix_functions import *  # noqa: F403
 from .ops.triangular import *  # noqa: F403
+from .ops.resize import *  # noqa: F403
 
 
 def is_tensor(obj):
