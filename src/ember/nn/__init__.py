@@ -3,3 +3,4 @@ from .parameter import Parameter  # noqa: F401
 from .modules import *  # noqa: F403
 from . import functional, init, utils  # noqa: F401
 from . import parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
