@@ -11,7 +11,7 @@ POS = dict(low=0.5, high=2.0)
 
 def _well_conditioned(lib, A):
     """A + 3 I: a triangle of it is far from singular."""
-    return A + 3 * lib.eye(A.shape[-1], dtype=A.dtype)
+    return A + 3 * lib.eye(A.shape[-1], dtype=A.dtype, device=A.device)
 
 
 OPS = [

@@ -60,7 +60,7 @@ def _substitute(b, A, upper, transpose, unitriangular):
     a = xp.broadcast_to(A, batch + A.shape[-2:])
     if transpose:
         a, upper = xp.swapaxes(a, -1, -2), not upper
-    x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=xp.result_type(A, b))
+    x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=xp.result_type(A.dtype, b.dtype))
     n = a.shape[-1]
     rows = range(n - 1, -1, -1) if upper else range(n)
     with np.errstate(all="ignore"):
