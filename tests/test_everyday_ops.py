@@ -89,3 +89,19 @@ def test_linalg_matrix_exp_is_the_top_level_one():
     expected = np.array([[np.cos(1), np.sin(1)], [-np.sin(1), np.cos(1)]])
     np.testing.assert_allclose(ember.linalg.matrix_exp(a).numpy(), expected, rtol=1e-6)
     np.testing.assert_allclose(a.matrix_exp().numpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histograms_bin_values_on_the_edges_as_torch_does(dtype):
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        x = (rng.integers(-5, 6, size=int(rng.integers(1, 30))) / rng.choice([1, 2, 3, 7])).astype(dtype)
+        bins = int(rng.integers(1, 8))
+        kw = {} if trial % 3 else {"range": (float(x.min()) - 0.5, float(x.max()))}
+        t, e = torch.histogram(torch.tensor(x), bins, **kw), ember.histogram(ember.tensor(x), bins, **kw)
+        np.testing.assert_array_equal(e.bin_edges.numpy(), t.bin_edges.numpy())
+        np.testing.assert_array_equal(e.hist.numpy(), t.hist.numpy())
+        points = rng.integers(-3, 4, size=(int(rng.integers(1, 20)), 2)).astype(dtype) / 2
+        t = torch.histogramdd(torch.tensor(points), bins=[bins, 3])
+        e = ember.histogramdd(ember.tensor(points), bins=[bins, 3])
+        np.testing.assert_array_equal(e.hist.numpy(), t.hist.numpy())

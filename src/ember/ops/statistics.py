@@ -165,11 +165,8 @@ def _edges_between(xp, low, high, bins, dtype):
         raise ValueError("max must be larger than min")
     if low == high:
         low, high = low - 0.5, high + 0.5
-    # torch's linspace: the first half counted up from low, the second down from high
-    step = (high - low) / bins
-    index = xp.arange(bins + 1, dtype=xp.float64)
-    half = (bins + 1) // 2
-    return xp.where(index < half, low + step * index, high - step * (bins - index)).astype(dtype)
+    from .creation import linspace
+    return xp.asarray(linspace(low, high, bins + 1, dtype=_dtype._BY_NP[dtype])._data)   # torch's edges
 
 
 def _data_range(points, range, dims):
@@ -223,23 +220,22 @@ def _histogramdd_data(op, input, bins, range, weight, density):
 
 
 def _bins_of(xp, x, edges, search):
-    """Each value's bin as torch's kernel finds it: ``linear`` interpolation between the outer
-    edges, the same followed by a ``local`` search of the neighbouring edges, or a ``binary``
-    search; values on the last edge go to the last bin; -1 for values outside."""
+    """Each value's bin as torch's kernel finds it: for equal-width bins (``local``),
+    interpolation between the outer edges followed by a search of the neighbouring edges;
+    for given edges (``binary``), a binary search; values on the last edge go to the last
+    bin; -1 for values outside."""
     last = edges.shape[0] - 1
     if search == "binary":
         pos = xp.searchsorted(edges, x, side="right") - 1
     else:
         with np.errstate(all="ignore"):
             scaled = (x - edges[0]) * x.dtype.type(last) / (edges[-1] - edges[0])
-        pos = xp.nan_to_num(scaled, nan=-1).astype(_INT64)
-        if search == "local":
-            low = xp.clip(pos - 1, 0, last)
-            found = low - 1
-            for step in range(3):
-                at = xp.minimum(low + step, last)
-                found = found + ((low + step <= xp.minimum(pos + 1, last)) & (edges[at] <= x))
-            pos = found
+        guess = xp.nan_to_num(scaled, nan=-1).astype(_INT64)
+        low = xp.clip(guess - 1, 0, last)
+        pos = low - 1
+        for step in range(3):
+            at = xp.minimum(low + step, last)
+            pos = pos + ((low + step <= xp.minimum(guess + 1, last)) & (edges[at] <= x))
     pos = xp.where(pos == last, last - 1, pos)
     return xp.where((x >= edges[0]) & (x <= edges[-1]), pos, -1)
 
