@@ -62,10 +62,11 @@ class LinalgMatrixExpBackward0(Node):
 
 
 @method()
-def matrix_exp(A):
+def matrix_exp(input):
     """Computes the matrix exponential of a square matrix or of each square matrix in a batch:
-    the sum over k of A^k / k!."""
-    check_tensor(A, "matrix_exp", "A")
+    the sum over k of input^k / k!."""
+    A = input
+    check_tensor(A, "matrix_exp", "input")
     if A._data.dtype.kind == "f" and A._data.dtype.itemsize == 2:   # torch computes in half too
         check_matrix(A.to(_float32), "linalg.matrix_exp")
     else:

@@ -1039,12 +1039,12 @@ del _name
 
 
 @method()
-def sum_to_size(self, *size):
+def sum_to_size(self, *sizes, size=None):
     """Sums this tensor to ``size``, which must be expandable to this tensor's size."""
     import builtins
     from .._tensor import Size
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = size[0]
+    if size is None:
+        size = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)) else sizes
     size = tuple(int(s) for s in size)
     shape = tuple(self._data.shape)
     lead = len(shape) - len(size)

@@ -70,13 +70,13 @@ def _check_resizable(self):
 
 
 @method()
-def resize_(self, *sizes, memory_format=None):
+def resize_(self, *sizes, size=None, memory_format=None):
     """Resizes this tensor to the specified size, in place. If the number of elements is
     larger than the current storage size, the storage is resized to fit; if it is smaller,
     the storage is left as it is. Existing elements are kept at their storage positions; the
     new ones are uninitialized."""
     _check_resizable(self)
-    size = _sizes(sizes)
+    size = _sizes(sizes) if size is None else _sizes((size,))
     if any(n < 0 for n in size):
         raise RuntimeError("numel: integer multiplication overflow")
     if memory_format is preserve_format:
@@ -92,12 +92,12 @@ def resize_(self, *sizes, memory_format=None):
 
 
 @method()
-def resize_as_(self, the_template, memory_format=None):
-    """Resizes this tensor to the size of ``the_template``, in place (see ``resize_``)."""
+def resize_as_(input, the_template, memory_format=None):
+    """Resizes ``input`` to the size of ``the_template``, in place (see ``resize_``)."""
     if not isinstance(the_template, Tensor):
         raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
                         f"{type(the_template).__name__}")
-    return resize_(self, tuple(the_template.shape), memory_format=memory_format)
+    return resize_(input, tuple(the_template.shape), memory_format=memory_format)
 
 
 def _deprecated_resize(self, size, what):

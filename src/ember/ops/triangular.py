@@ -111,10 +111,11 @@ def _triangular_solve(b, A, upper, transpose, unitriangular):
 
 @method()
 @with_out(op="triangular_solve")
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
-    """Solves ``A X = b`` (``A^T X = b`` with ``transpose=True``) for a square upper (or lower)
-    triangular ``A``, reading only its triangle (and taking its diagonal as ones with
-    ``unitriangular=True``). Returns the solution and a copy of ``A``."""
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """Solves ``A X = input`` (``A^T X = input`` with ``transpose=True``) for a square upper
+    (or lower) triangular ``A``, reading only its triangle (and taking its diagonal as ones
+    with ``unitriangular=True``). Returns the solution and a copy of ``A``."""
+    b = input
     from ..return_types import triangular_solve as result_type
     _warn_once(_TRIANGULAR_SOLVE_DEPRECATED)
     _check_rhs_and_matrix("torch.triangular_solve", b, A)
@@ -151,10 +152,11 @@ class CholeskySolveBackward0(Node):
 
 @method()
 @with_out(op="cholesky_solve")
-def cholesky_solve(B, L, upper=False):
-    """Computes the solution of ``A X = B`` for a symmetric positive-definite ``A`` given its
-    Cholesky factor ``L`` (lower triangular, A = L L^H; upper, A = U^H U, with
+def cholesky_solve(input, input2, upper=False):
+    """Computes the solution of ``A X = input`` for a symmetric positive-definite ``A`` given
+    its Cholesky factor ``input2`` (lower triangular L, A = L L^H; upper U, A = U^H U, with
     ``upper=True``); batch dimensions broadcast."""
+    B, L = input, input2
     check_tensor(B, "cholesky_solve", "input")
     check_tensor(L, "cholesky_solve", "input2")
     if B.dim() < 2:
@@ -195,9 +197,11 @@ class CholeskyInverseBackward0(Node):
 
 @method()
 @with_out(op="cholesky_inverse")
-def cholesky_inverse(L, upper=False):
+def cholesky_inverse(input, upper=False):
     """Computes the inverse of a symmetric positive-definite matrix ``A`` given its Cholesky
-    factor ``L`` (lower triangular, A = L L^H; upper, A = U^H U, with ``upper=True``)."""
+    factor ``input`` (lower triangular L, A = L L^H; upper U, A = U^H U, with
+    ``upper=True``)."""
+    L = input
     check_tensor(L, "cholesky_inverse")
     if L._data.ndim >= 2 and L._data.dtype.kind not in "fc":
         raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for "
