@@ -30,6 +30,9 @@ TORCH_REFUSES = {
     "linalg.qr_complete_tall", "linalg.qr_r", "linalg.slogdet", "linalg.solve", "linalg.svd",
     "linalg.svd_full", "linalg.svdvals", "linalg.vander", "logdet", "nanquantile", "pdist", "qr",
     "quantile", "quantile_q_tensor", "slogdet", "svd", "svd_no_uv",
+    "triangular_solve", "cholesky_solve", "cholesky_inverse",
+    # histograms whose bin edges come from the data's own range (given edges or range work)
+    "histogram-bins", "histogram-density", "histogramdd-bins",
     # the orders and powers that need a decomposition
     "linalg.matrix_norm-nuc", "linalg.matrix_norm-2", "linalg.matrix_norm--2",
     "linalg.matrix_norm-nuc_keepdim", "linalg.matrix_norm-2_keepdim",
@@ -51,7 +54,12 @@ TORCH_REFUSES = {
 TORCH_REFUSES_GRAD = {"special_i1", "special_i1e", "special_i1_at_zero"}
 
 # ember deviations from torch in bfloat16, by "op-sample" id, with the reason
-KNOWN_DEVIATIONS = {}
+_TORCH_MATRIX_EXP = ("torch computes matrix_exp in bfloat16 itself and overflows (inf/NaN values, "
+                     "or gradients off by orders of magnitude) on these inputs; ember computes in "
+                     "float64 and rounds once")
+KNOWN_DEVIATIONS = {case: _TORCH_MATRIX_EXP for case in (
+    "matrix_exp-0", "matrix_exp-batch", "matrix_exp-transposed", "matrix_exp-1x1",
+    "matrix_exp_method-0", "linalg_matrix_exp-scaled")}
 
 
 def _is_float_sample(sample):
@@ -103,7 +111,7 @@ def test_op_table_in_bfloat16(op, sample, case_id):
             _grads(torch, op, sample, built)
         with pytest.raises(NotImplementedError, match=str(refused.value)):
             _grads(ember, op, sample, built)
-    elif op.grad:
+    elif op.grad and "grad" not in op.skip:  # (where the op table skips it, with a reason)
         _check_grads(op, sample, built, case_id)
 
 

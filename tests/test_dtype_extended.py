@@ -185,7 +185,7 @@ def test_printing_is_torchs(name):
         e = ember.tensor(data).to(getattr(ember, name))
         assert repr(e) == repr(t).replace("torch", "ember")
     assert ember.zeros(2, dtype=getattr(ember, name)).type() == \
-        torch.zeros(2, dtype=getattr(torch, name)).type().replace("torch", "ember")
+        torch.zeros(2, dtype=getattr(torch, name)).type()  # torch's spelling, as code compares it
     if name == "uint64":
         big = [2 ** 64 - 1, 5]
         assert repr(ember.tensor(big, dtype=ember.uint64)) == \

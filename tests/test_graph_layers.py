@@ -24,6 +24,7 @@ SKIPPED = {
     "ParameterDict": "a container without a forward",
     "RNNBase": "the abstract base of RNN, LSTM and GRU (tested)",
     "RNNCellBase": "the abstract base of RNNCell, LSTMCell and GRUCell (tested)",
+    "DataParallel": "a wrapper that calls its module (without GPUs); the module is traced",
 }
 
 

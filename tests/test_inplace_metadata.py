@@ -78,3 +78,82 @@ def test_a_tensor_saved_for_backward_then_changed_in_place_is_detected():
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             w.sum().backward()
         z.sum().backward()
+
+
+# -- resize_, resize_as_, set_ and the deprecated resize / resize_as ---------------------------
+
+SIZE_CHANGES = {
+    "resize_ leaf that requires grad": lambda L: L.ones(2, 3, requires_grad=True).resize_(3, 2),
+    "resize_ non-leaf that requires grad": lambda L: (L.ones(2, 3, requires_grad=True) * 2).resize_(3, 2),
+    "resize_ smaller": lambda L: L.arange(6.0).resize_(2, 2),
+    "resize_ larger": lambda L: L.arange(6.0).resize_(3, 3)[:2],
+    "resize_ same size": lambda L: L.ones(2, 3).resize_((2, 3)),
+    "resize_ a view": lambda L: L.arange(6.0)[2:].resize_(2, 2),
+    "resize_ same size, not contiguous": lambda L: L.arange(6.0).view(2, 3).t().resize_(3, 2),
+    "resize_ channels_last": lambda L: L.ones(1, 2, 2, 2).resize_(1, 2, 2, 2, memory_format=L.channels_last),
+    "resize_ channels_last, wrong rank": lambda L: L.ones(2, 3).resize_(2, 3, memory_format=L.channels_last),
+    "resize_ negative": lambda L: L.ones(2, 3).resize_(2, -1),
+    "resize_as_": lambda L: L.ones(2, 3).resize_as_(L.ones(6)),
+    "torch.resize_as_": lambda L: L.resize_as_(L.ones(2, 3), L.ones(3, 1)),
+    "resize": lambda L: L.ones(2, 3).resize(3, 2),
+    "resize to another numel": lambda L: L.ones(2, 3).resize(3, 3),
+    "resize_as": lambda L: L.ones(2, 3).resize_as(L.ones(6)),
+    "set_ empty": lambda L: L.ones(2, 3).set_(),
+    "set_ tensor": lambda L: L.ones(2, 3).set_(L.arange(4.0)),
+    "set_ tensor of another dtype": lambda L: L.ones(2, 3).set_(L.arange(4)),
+    "set_ leaf that requires grad": lambda L: L.ones(2, 3, requires_grad=True).set_(L.arange(4.0)),
+    "set_ non-leaf": lambda L: (L.ones(2, 3, requires_grad=True) * 1).set_(L.arange(4.0)),
+    "set_ from a tensor that requires grad": lambda L: L.ones(2, 3).set_(L.arange(4.0, requires_grad=True)),
+    "set_ storage": lambda L: L.ones(2, 3).set_(L.arange(6.0).untyped_storage(), 1, (2, 2), (1, 2)),
+    "set_ tensor with size": lambda L: L.ones(2, 3).set_(L.arange(6.0), 2, (2, 2)),
+    "set_ tensor with strides": lambda L: L.ones(2, 3).set_(L.arange(6.0), 1, (2, 2), (1, 2)),
+}
+
+
+def _size_change(lib, change):
+    import warnings
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = change(lib)
+    except RuntimeError as error:
+        return "RuntimeError", str(error)
+    return (tuple(r.shape), r.stride(), r.storage_offset(), r._version, r.requires_grad,
+            r.detach().reshape(-1)[:4].tolist() if r.numel() else [],
+            [str(w.message) for w in caught])
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_CHANGES))
+def test_size_and_storage_changes_match_torch(name):
+    assert _size_change(ember, SIZE_CHANGES[name]) == _size_change(torch, SIZE_CHANGES[name])
+
+
+def test_set_shares_the_memory_but_not_the_version():
+    results = []
+    for lib in (torch, ember):
+        a, b = lib.ones(2, 3), lib.arange(4.0)
+        a.set_(b)
+        b[0] = 7
+        results.append((a.tolist(), a._version, b._version, a.data_ptr() == b.data_ptr()))
+    assert results[0] == results[1]
+
+
+def test_backward_through_set_raises_as_torch_does():
+    errors = []
+    for lib in (torch, ember):
+        y = (lib.ones(2, 3, requires_grad=True) * 1).set_(lib.arange(4.0))
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_deprecated_resize_passes_gradients():
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+            y = (x * 1).resize(3, 2)
+        (y * lib.tensor(np.arange(6.0).reshape(3, 2))).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1]

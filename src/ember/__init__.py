@@ -42,6 +42,12 @@ from .ops.linalg import *  # noqa: F403
 from .ops.matrix_decompositions import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
+from .ops.statistics import *  # noqa: F403
+from .ops.calculus import *  # noqa: F403
+from .ops.matrix_functions import *  # noqa: F403
+from .ops.triangular import *  # noqa: F403
+from .ops.resize import *  # noqa: F403
+from ._legacy_tensor_types import *  # noqa: F403  (FloatTensor, LongTensor, ...)
 
 
 def is_tensor(obj):

@@ -52,8 +52,9 @@ _TYPE_NAMES = {
 
 
 def type_name(tensor):
-    """torch's legacy type string, e.g. ``ember.FloatTensor``."""
-    prefix = "ember." if tensor.device.type == "cpu" else "ember.cuda."
+    """torch's legacy type string, e.g. ``torch.FloatTensor``, spelled as torch spells it
+    (programs compare these strings)."""
+    prefix = "torch." if tensor.device.type == "cpu" else "torch.cuda."
     return prefix + _TYPE_NAMES[tensor.dtype.name]
 
 

@@ -15,11 +15,12 @@ from .ops.matrix_decompositions import (
     LinAlgError, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
 )
 from .ops.reduce import _vector_norm
+from .ops.matrix_functions import matrix_exp
 from .amp.policy import autocast_policy
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "cholesky_ex",
            "qr", "svd", "svdvals", "eigh", "eigvalsh", "norm", "vector_norm", "matrix_norm", "pinv",
-           "matrix_power", "matrix_rank", "lstsq", "cross", "multi_dot", "vander"]
+           "matrix_power", "matrix_rank", "lstsq", "cross", "multi_dot", "vander", "matrix_exp"]
 
 slogdet = _decomp.linalg_slogdet_fn
 cholesky = _decomp.linalg_cholesky

@@ -34,6 +34,7 @@ for _name, _fields in (
     ("aminmax", ("min", "max")),
     ("frexp", ("mantissa", "exponent")),
     ("histogram", ("hist", "bin_edges")),
+    ("histogramdd", ("hist", "bin_edges")),
     ("lu_unpack", ("P", "L", "U")),
     ("triangular_solve", ("solution", "cloned_coefficient")),
 ):

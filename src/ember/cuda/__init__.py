@@ -191,3 +191,5 @@ from .memory import (  # noqa: E402
 )
 from . import _tensor_methods  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
+from .._legacy_tensor_types import CUDA_TENSOR_TYPES as _CUDA_TENSOR_TYPES  # noqa: E402
+globals().update(_CUDA_TENSOR_TYPES)   # ember.cuda.FloatTensor, ... (their instances are CUDA tensors)

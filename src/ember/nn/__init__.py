@@ -4,3 +4,4 @@ from .modules import *  # noqa: F403
 from . import functional, init, utils  # noqa: F401
 from . import parallel  # noqa: F401
 from . import attention  # noqa: F401  (sdpa_kernel, SDPBackend)
+from .parallel import DataParallel  # noqa: F401

@@ -16,8 +16,15 @@
   random     Generator and samplers
   creation   tensor, zeros, arange, linspace, eye, ...
   convert    clone, contiguous, to, type conversions
+  statistics isin, cov, corrcoef, histogram, histogramdd
+  calculus   trapezoid, cumulative_trapezoid, gradient
+  matrix_functions
+             matrix_exp, addr, adjoint, vander, renorm
+  triangular triangular_solve, cholesky_solve, cholesky_inverse, lu_unpack
+  resize     resize_, resize_as_, set_ (in-place size and storage changes)
 """
 from . import (  # noqa: F401 (the order is the order of attaching Tensor methods)
     compare, convert, creation, matrix_decompositions, subscript, index, linalg, pointwise,
     random, reduce, shape, sort, ternary, unary, view,
+    statistics, calculus, matrix_functions, triangular, resize,
 )

@@ -181,18 +181,23 @@ def cpu(self, memory_format=None):
 
 @method()
 def type(self, dtype=None, non_blocking=False, **kwargs):
-    """With no argument, the type string (``'ember.FloatTensor'``); else ``to(dtype)``."""
+    """With no argument, torch's type string (``'torch.FloatTensor'``); else this tensor
+    converted to ``dtype``: a dtype, a legacy type (``ember.DoubleTensor``) or its name
+    (``'torch.DoubleTensor'``, ``'ember.DoubleTensor'``, ``'torch.cuda.FloatTensor'``)."""
     if dtype is None:
         from .._tensor_str import type_name
         return type_name(self)
+    from .._legacy_tensor_types import parse_type, tensortype
+    device = None
     if isinstance(dtype, str):
-        from .._tensor_str import _TYPE_NAMES
-        by_type = {v: k for k, v in _TYPE_NAMES.items()}
-        name = dtype.rsplit(".", 1)[-1]
-        if name not in by_type:
-            raise ValueError(f"invalid type: '{dtype}'")
-        dtype = _dtype._BY_NAME[by_type[name]]
-    return _convert(self, _dtype.to_dtype(dtype), None)
+        dtype, device_type = parse_type(dtype)
+        if device_type != self.device.type:
+            device = _device_cls(device_type)
+    elif isinstance(dtype, tensortype):
+        if dtype._device_type != self.device.type:
+            device = _device_cls(dtype._device_type)
+        dtype = dtype.dtype
+    return _convert(self, _dtype.to_dtype(dtype), device)
 
 
 @method()
@@ -213,3 +218,8 @@ for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64), ("half
                    ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
                    ("bool", _dtype.bool), ("cfloat", _dtype.complex64), ("cdouble", _dtype.complex128)):
     _shorthand(_name, _dt)
+
+
+method("output_nr")(property(lambda self: self._output_nr, doc=(
+    "The index of this tensor among the outputs of the node that produced it (its "
+    "``grad_fn``); 0 for a leaf.")))

@@ -565,3 +565,21 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
+
+
+@method()
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                      pin_memory=False):
+    """Returns a tensor of ``size`` and ``stride`` filled with uninitialized data; by default
+    of this tensor's dtype and device."""
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad, pin_memory=pin_memory)
+
+
+def fill(input, value):
+    """Returns a tensor of ``input``'s shape, dtype and device filled with ``value`` (a number
+    or a 0-d tensor): the out-of-place ``fill_``."""
+    return input.clone().fill_(value)
+
+
+__all__.append("fill")

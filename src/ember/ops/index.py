@@ -1,6 +1,7 @@
 """The indexing functions: index_select, gather, take, take_along_dim, scatter, scatter_add,
 scatter_reduce, index_add, index_copy, index_fill, index_put, masked_fill, masked_select,
-masked_scatter, nonzero and argwhere (with their in-place forms). Subscripting (``x[key]``,
+masked_scatter, nonzero, argwhere, index_reduce, put, unravel_index and fill_diagonal_ (with
+their in-place forms). Subscripting (``x[key]``,
 ``x[key] = value``) and ``fill_``/``zero_``/``copy_`` are in ``subscript.py``.
 """
 import numbers
@@ -1059,6 +1060,120 @@ for _fn in (index_select, gather, take_along_dim, scatter, scatter_add, scatter_
     method()(_fn)
 del _fn
 
+# -- index_reduce, put, unravel_index, fill_diagonal_ ----------------------------------------------
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+_index_reduce_warned = []
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """Reduces (``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``) the slices of ``source``
+    into a copy of ``input`` at the positions along ``dim`` given by ``index``; with
+    ``include_self=False`` the values of ``input`` at those positions are left out of the
+    reduction."""
+    _tensor_arg(index, "index_reduce", "index", 3)
+    _tensor_arg(source, "index_reduce", "source", 4)
+    if not _index_reduce_warned:
+        _index_reduce_warned.append(True)
+        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning,
+                      stacklevel=2)
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or amin "
+                           f"but got {reduce}.")
+    d = wrap_dim(dim, max(input._data.ndim, 1))
+    _check_index_add(input, d, index._data, source)
+    if not input._data.ndim:
+        input_nd, source_nd = input.reshape(1), source.reshape(1)
+    else:
+        input_nd, source_nd = input, source
+    shape = [1] * source_nd.dim()
+    shape[d] = -1
+    spread = index.to(_BY_NP[_LONG]).reshape(shape).expand(source_nd.shape)
+    result = scatter_reduce(input_nd, d, spread, source_nd, reduce, include_self=include_self)
+    return result.reshape(input.shape) if not input._data.ndim else result
+
+
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return apply_inplace(self, index_reduce, dim, index, source, reduce, include_self=include_self)
+
+
+def put(input, index, source, accumulate=False):
+    """Copies the elements of ``source`` into a copy of ``input`` at the positions ``index``
+    of ``input`` seen as a 1-d tensor (adding them with ``accumulate=True``)."""
+    _tensor_arg(index, "put", "index", 2)
+    _tensor_arg(source, "put", "source", 3)
+    idx, data = index._data, input._data
+    if idx.dtype != _LONG:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_word(idx.dtype)}")
+    if source._data.dtype != data.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_type_word(data.dtype)} and source.dtype = "
+                           f"{_type_word(source._data.dtype)}")
+    if source._data.size != idx.size:
+        raise IndexError("put_(): Expected source and index to have the same number of elements, "
+                         f"but got source.numel() = {source._data.size}, index.numel() = {idx.size}")
+    n = data.size
+    if not n and idx.size:
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+    _check_bounds(idx, -n, n, lambda i: IndexError(
+        f"out of range: tried to access index {i} on a tensor of {n} elements."))
+    flat = input.reshape(-1)
+    return index_put(flat, (index.reshape(-1),), source.reshape(-1), accumulate).reshape(input.shape)
+
+
+def put_(self, index, source, accumulate=False):
+    return apply_inplace(self, put, index, source, accumulate)
+
+
+def unravel_index(indices, shape):
+    """Converts a tensor of flat indices into a tuple of coordinate tensors that index into an
+    arbitrary tensor of the specified shape."""
+    from .creation import tensor as _tensor
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    if not isinstance(indices, Tensor):
+        indices = _tensor(indices)
+    data = indices._data
+    if data.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {_BY_NP[data.dtype]}")
+    xp = namespace_of(data)
+    data = data.astype(_LONG)
+    coordinates = []
+    stride = 1
+    for size in reversed(shape):
+        coordinates.append(xp.floor_divide(data, stride) % size if size else xp.zeros_like(data))
+        stride *= size
+    return tuple(make(c) for c in reversed(coordinates))
+
+
+def _diagonal_mask(xp, shape, wrap):
+    mask = xp.zeros(shape, dtype=bool)
+    if mask.size:
+        xp.fill_diagonal(mask, True, wrap=wrap)
+    return mask
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fills the main diagonal of a tensor that has at least 2 dimensions, all of the same
+    length when more than 2; ``wrap=True`` continues the diagonal of a tall matrix after N
+    columns."""
+    data = self._data
+    if data.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if data.ndim > 2 and len(set(data.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = make(_diagonal_mask(namespace_of(data), data.shape, wrap))
+    return apply_inplace(self, masked_fill, mask, fill_value)
+
+
 __all__ = ["index_select", "gather", "take_along_dim", "scatter", "scatter_add", "scatter_reduce",
            "index_add", "index_copy", "index_fill", "index_put", "index_put_", "masked_fill",
-           "masked_select", "masked_scatter", "take", "nonzero", "argwhere"]
+           "masked_select", "masked_scatter", "take", "nonzero", "argwhere", "index_reduce", "put",
+           "unravel_index"]
+
+for _fn in (index_reduce, index_reduce_, put, put_, fill_diagonal_):
+    method()(_fn)
+del _fn

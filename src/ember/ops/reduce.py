@@ -1036,3 +1036,21 @@ for _name in ("sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max",
               "cumprod"):
     method(_name)(globals()[_name])
 del _name
+
+
+@method()
+def sum_to_size(self, *sizes, size=None):
+    """Sums this tensor to ``size``, which must be expandable to this tensor's size."""
+    import builtins
+    from .._tensor import Size
+    if size is None:
+        size = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)) else sizes
+    size = tuple(int(s) for s in size)
+    shape = tuple(self._data.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or builtins.any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, (s, n) in enumerate(zip(size, shape[lead:]))
+                                      if s == 1 and n != 1)
+    result = self.sum(dims, keepdim=True) if dims else self
+    return result.reshape(size) if lead else result

@@ -281,9 +281,20 @@ def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, True)
 
 
+def _check_float_activation(input, kernel):
+    if not (input.is_floating_point() or input.is_complex()):  # bfloat16 included
+        from ...ops._common import _type_word
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(input._data.dtype)}'")
+
+
 @autocast_policy("lower")
 def prelu(input, weight):
     """Applies ``max(0, x) + weight * min(0, x)`` element-wise, ``weight`` per channel (dim 1)."""
+    if weight.dtype != input.dtype:
+        from ...ops._common import _type_word
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_word(input._data.dtype)} "
+                           f"and {_type_word(weight._data.dtype)}")
+    _check_float_activation(input, "prelu_cpu")
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.ndim}")
@@ -761,6 +772,7 @@ def softshrink(input, lambd=0.5):
 
 def hardshrink(input, lambd=0.5):
     """Applies ``x if |x| > lambd else 0`` element-wise."""
+    _check_float_activation(input, "hardshrink_cpu")
     return where((input > lambd).logical_or(input < -lambd), input, 0.0)
 
 
@@ -796,3 +808,7 @@ def glu(input, dim=-1):
     return a * b.sigmoid()
 
 
+
+
+method()(hardshrink)
+method()(prelu)

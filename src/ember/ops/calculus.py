@@ -1,0 +1,184 @@
+"""Numerical integration and differentiation of sampled functions: ``trapezoid`` (``trapz``),
+``cumulative_trapezoid`` and ``gradient``, composed of other ember ops as torch composes them,
+so that their gradients come from the parts."""
+import numbers
+
+from .._tensor import Tensor
+from ._common import check_tensor, wrap_dim
+
+__all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "gradient"]
+
+
+def _zeros_without(y, dim):
+    from .creation import zeros
+    shape = list(y.shape)
+    del shape[dim]
+    dtype = y.dtype if y.is_floating_point() else None
+    return zeros(shape, dtype=dtype, device=y.device)
+
+
+def _spacing_of(x, y, dim, op):
+    """The differences between neighbouring sample points ``x`` along ``dim`` of ``y``."""
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{op}: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[dim] = x.shape[0]
+        x = x.view(shape)
+    elif x.dim() < y.dim():
+        x = x.view([1] * (y.dim() - x.dim()) + list(x.shape))
+    return x.narrow(dim, 1, x.shape[dim] - 1) - x.narrow(dim, 0, x.shape[dim] - 1)
+
+
+def _check_bool(op, *tensors):
+    from .. import _dtype
+    if any(t.dtype == _dtype.bool for t in tensors):
+        what = "`x` or `y`" if len(tensors) > 1 else "`y`"
+        raise RuntimeError(f"{op}: received a bool input for {what}, but bool is not supported")
+
+
+def _check_dx(op, dx):
+    if isinstance(dx, (bool, complex)) or not isinstance(dx, numbers.Real):
+        raise RuntimeError(f"{op}: Currently, we only support dx as a real number.")
+
+
+def _neighbours(y, dim):
+    n = y.shape[dim]
+    return y.narrow(dim, 0, max(n - 1, 0)), y.narrow(dim, min(1, n), max(n - 1, 0))
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Computes the trapezoidal rule along ``dim``: the integral of the function sampled at
+    ``y``, at points ``x`` (a tensor) or spaced ``dx`` apart (1 when neither is given)."""
+    check_tensor(y, "trapezoid", "y")
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments: x and dx "
+                        "cannot both be given")
+    dim = wrap_dim(dim, y.dim())
+    if isinstance(x, Tensor):
+        if y.shape[dim] == 0:
+            return _zeros_without(y, dim)
+        _check_bool("trapezoid", y, x)
+        left, right = _neighbours(y, dim)
+        return ((_spacing_of(x, y, dim, "trapezoid") * (right + left)) / 2.0).sum(dim)
+    dx = 1 if dx is None and x is None else (x if dx is None else dx)
+    if y.shape[dim] == 0:
+        return _zeros_without(y, dim)
+    _check_bool("trapezoid", y)
+    _check_dx("trapezoid", dx)
+    return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * float(dx)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """Alias of ``trapezoid`` (``dx`` is 1 when neither ``x`` nor ``dx`` is given)."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Cumulatively computes the trapezoidal rule along ``dim``: element i is the integral of
+    the sampled function from the first sample to sample i + 1."""
+    check_tensor(y, "cumulative_trapezoid", "y")
+    dim = wrap_dim(dim, y.dim())
+    left, right = _neighbours(y, dim)
+    if isinstance(x, Tensor):
+        _check_bool("cumulative_trapezoid", y, x)
+        spacing = _spacing_of(x, y, dim, "cumulative_trapezoid")
+        return (spacing / 2.0 * (left + right)).cumsum(dim)
+    dx = 1 if dx is None and x is None else (x if dx is None else dx)
+    _check_bool("cumulative_trapezoid", y)
+    _check_dx("cumulative_trapezoid", dx)
+    return (float(dx) / 2.0 * (left + right)).cumsum(dim)
+
+
+# ----------------------------------------------------------------------------------------
+# gradient
+
+def _slice(t, dim, start, stop=None):
+    n = t.shape[dim]
+    start = start + n if start < 0 else start
+    stop = n if stop is None else (stop + n if stop < 0 else stop)
+    return t.narrow(dim, start, stop - start)
+
+
+def _along_uniform(f, d, h, edge_order):
+    center = (_slice(f, d, 2) - _slice(f, d, 0, -2)) / h
+    if edge_order == 1:
+        prepend = (_slice(f, d, 1, 2) - _slice(f, d, 0, 1)) / h
+        append = (_slice(f, d, -1) - _slice(f, d, -2, -1)) / h
+    else:
+        prepend = (-1.5 * _slice(f, d, 0, 1) + 2 * _slice(f, d, 1, 2) - 0.5 * _slice(f, d, 2, 3)) / h
+        append = (0.5 * _slice(f, d, -3, -2) - 2 * _slice(f, d, -2, -1) + 1.5 * _slice(f, d, -1)) / h
+    return center / 2, prepend, append
+
+
+def _along_coordinates(f, d, coords, edge_order):
+    if coords.dim() != 1:
+        raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, "
+                           f"but got an element with {coords.dim()} dimensions!")
+    shape = [1] * f.dim()
+    shape[d] = -1
+    ax_dx = coords.diff(1, 0)
+    dx1, dx2 = ax_dx[:-1], ax_dx[1:]
+    a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+    b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+    c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+    center = a * _slice(f, d, 0, -2) + b * _slice(f, d, 1, -1) + c * _slice(f, d, 2)
+    if edge_order == 1:
+        prepend = (_slice(f, d, 1, 2) - _slice(f, d, 0, 1)) / ax_dx[0]
+        append = (_slice(f, d, -1) - _slice(f, d, -2, -1)) / ax_dx[-1]
+    else:
+        h0, h1 = ax_dx[0], ax_dx[1]
+        prepend = (-(2.0 * h0 + h1) / (h0 * (h0 + h1)) * _slice(f, d, 0, 1)
+                   + (h0 + h1) / (h0 * h1) * _slice(f, d, 1, 2)
+                   + (-h0) / (h1 * (h0 + h1)) * _slice(f, d, 2, 3))
+        hl, hp = ax_dx[-1], ax_dx[-2]
+        append = (hl / (hp * (hl + hp)) * _slice(f, d, -3, -2)
+                  - (hl + hp) / (hl * hp) * _slice(f, d, -2, -1)
+                  + (2 * hl + hp) / (hl * (hl + hp)) * _slice(f, d, -1))
+    return center, prepend, append
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimates the gradient of a function sampled at ``input`` along each of ``dim`` (all
+    dimensions by default) with second-order accurate central differences in the interior and
+    first- or second-order (``edge_order``) one-sided differences at the boundaries. ``spacing``
+    is a scalar or one per dimension (the distance between samples) or one 1-D tensor of
+    coordinates per dimension. Returns one tensor per dimension."""
+    from .. import _dtype
+    from .shape import cat
+    check_tensor(input, "gradient")
+    if input.dtype == _dtype.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    dims = list(range(input.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    spacings = None
+    if isinstance(spacing, (list, tuple)):
+        spacings = list(spacing)
+        if dim is None and len(spacings) != input.dim():
+            raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar, or a "
+                               f"list of length equal to 'self.dim() = {input.dim()}', since dim "
+                               f"argument was not given, but got a list of length {len(spacings)}")
+        if dim is not None and len(spacings) != len(dims):
+            raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's "
+                               "spacing and dim arguments to have the same length, but got a "
+                               f"spacing argument of length {len(spacings)} and a dim argument of "
+                               f"length {len(dims)}.")
+    else:
+        spacings = [spacing] * len(dims)
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    wrapped = [wrap_dim(d, input.dim()) for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError(f"dim {wrapped[0]} appears multiple times in the list of dims")
+    for d in wrapped:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    results = []
+    for d, h in zip(wrapped, spacings):
+        if isinstance(h, Tensor):
+            parts = _along_coordinates(input, d, h, edge_order)
+        else:
+            parts = _along_uniform(input, d, h, edge_order)
+        center, prepend, append = parts
+        results.append(cat([prepend, center, append], d))
+    return tuple(results)

@@ -1,0 +1,205 @@
+"""Matrix functions and matrix-shaped products: ``matrix_exp`` (with its own node), and
+``addr``, ``adjoint``, ``vander`` and ``renorm``, composed of other ember ops so that their
+gradients come from the parts."""
+import math
+
+from ..autograd.graph import Node
+from ._common import (
+    apply_inplace, check_tensor, make, method, namespace_of, record, with_out, wrap_dim,
+)
+from .matrix_decompositions import check_matrix
+from .._dtype import bool as _bool, float32 as _float32
+
+__all__ = ["matrix_exp", "addr", "adjoint", "vander", "renorm"]
+
+
+# ----------------------------------------------------------------------------------------
+# matrix_exp: scaling and squaring over the [13/13] Pade approximant (Higham, 2005)
+
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def _matrix_exp_data(data):
+    xp = namespace_of(data)
+    n = data.shape[-1]
+    if data.size == 0:
+        return data.copy()
+    a = data.astype(xp.complex128 if data.dtype.kind == "c" else xp.float64)
+    norm = float(xp.abs(a).sum(-2).max()) if a.size else 0.0
+    squarings = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > _THETA13 else 0
+    a = a / (2.0 ** squarings)
+    b = _PADE13
+    eye = xp.eye(n, dtype=a.dtype)
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
+             + b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+    r = xp.linalg.solve(v - u, v + u)
+    for _ in range(squarings):
+        r = r @ r
+    return r.astype(data.dtype)
+
+
+class LinalgMatrixExpBackward0(Node):
+    """gA = exp([[A^H, G], [0, A^H]]) upper right block (the Frechet derivative's adjoint)."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .creation import zeros_like
+        from .shape import cat
+        (A,) = self.saved_tensors
+        n = A.shape[-1]
+        A_h = A.mH
+        top = cat([A_h, grad], -1)
+        bottom = cat([zeros_like(A_h), A_h], -1)
+        big = matrix_exp(cat([top, bottom], -2))
+        return (big[..., :n, n:],)
+
+
+@method()
+def matrix_exp(input):
+    """Computes the matrix exponential of a square matrix or of each square matrix in a batch:
+    the sum over k of input^k / k!."""
+    A = input
+    check_tensor(A, "matrix_exp", "input")
+    if A.is_floating_point() and A._data.dtype.itemsize == 2:   # torch computes in half too
+        check_matrix(A.to(_float32), "linalg.matrix_exp")
+    else:
+        check_matrix(A, "linalg.matrix_exp")
+    result = make(_matrix_exp_data(A._data))
+    node = record(LinalgMatrixExpBackward0, (A,), result)
+    if node is not None:
+        node.save(A)
+    return result
+
+
+# ----------------------------------------------------------------------------------------
+# addr, adjoint, vander, renorm
+
+def _check_addr(input, vec1, vec2):
+    for t, name in ((input, "input"), (vec1, "vec1"), (vec2, "vec2")):
+        check_tensor(t, "addr", name)
+    if vec1.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D")
+    if vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+
+
+def _check_addr_scalars(input, vec1, vec2, beta, alpha):
+    from .. import _dtype
+    bool_result = all(t.dtype == _dtype.bool for t in (input, vec1, vec2))
+    if not bool_result:
+        for value, name in ((beta, "beta"), (alpha, "alpha")):
+            if isinstance(value, bool):
+                raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        floating = any(t.is_floating_point() for t in (input, vec1, vec2))
+        for value, name in ((beta, "beta"), (alpha, "alpha")):
+            if not floating and isinstance(value, float):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                                   "floating point number.")
+
+
+@method()
+@with_out(exact=False, op="addr")
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """Performs the outer-product of vectors ``vec1`` and ``vec2`` and adds it to the matrix
+    ``input``: ``beta * input + alpha * outer(vec1, vec2)`` (``input`` is ignored when
+    ``beta`` is 0, so that its NaN and inf do not propagate)."""
+    from .. import _dtype
+    from .linalg import outer
+    _check_addr(input, vec1, vec2)
+    _check_addr_scalars(input, vec1, vec2, beta, alpha)
+    if all(t.dtype == _dtype.bool for t in (input, vec1, vec2)):
+        product = outer(vec1, vec2) & bool(alpha)
+        return (product | (input & bool(beta))).expand(product.shape).clone()
+    product = outer(vec1, vec2)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return _plus_ignored(product, input)
+    return (input * beta if beta != 1 else input) + product
+
+
+def _plus_ignored(product, input):
+    """``product`` broadcast with ``input`` (whose values are ignored; its gradient is zero)."""
+    from .creation import ones
+    from .ternary import where
+    return where(ones((), dtype=_bool, device=product.device), product, input)
+
+
+@method()
+def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    _check_addr(self, vec1, vec2)
+    if tuple(self.shape) != (vec1.shape[0], vec2.shape[0]):
+        raise RuntimeError(f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
+                           f"v2: {list(vec2.shape)}")
+    return apply_inplace(self, addr.__wrapped__, vec1, vec2, beta=beta, alpha=alpha)
+
+
+@method()
+def adjoint(input):
+    """Returns a view of ``input`` conjugated and with its last two dimensions transposed."""
+    check_tensor(input, "adjoint")
+    if input.dim() == 0:
+        return input.view(())
+    if input.dim() < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. "
+                           f"Got {input.dim()}-D tensor.")
+    if input._data.dtype.kind == "c":   # ember has no conjugate views: a conjugated copy
+        return make(namespace_of(input._data).conj(input._data.swapaxes(-1, -2)))
+    return input.mT
+
+
+def vander(x, N=None, increasing=False):
+    """Generates a Vandermonde matrix of the 1-D ``x``: its columns are powers of ``x``,
+    decreasing from ``x^(N-1)`` to ``x^0`` (increasing with ``increasing=True``); N is the
+    length of ``x`` by default."""
+    from .. import _dtype
+    from .creation import ones
+    from .shape import cat
+    check_tensor(x, "vander", "x")
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0]
+    N = n if N is None else N
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    if not (x.is_floating_point() or x.is_complex()):  # bfloat16 is floating
+        x = x.to(_dtype.int64)
+    columns = [ones(n, 1, dtype=x.dtype, device=x.device)] if N else []
+    if N > 1:
+        columns.append(x.unsqueeze(-1).expand(n, N - 1).cumprod(-1))
+    result = cat(columns, -1) if columns else x.new_empty((n, 0))
+    return result if increasing else result.flip(-1)
+
+
+@method()
+def renorm(input, p, dim, maxnorm):
+    """Returns a tensor where each sub-tensor of ``input`` along ``dim`` is normalized such
+    that its ``p``-norm is lower than or equal to ``maxnorm`` (sub-tensors whose norm is
+    already lower are left as they are)."""
+    from .reduce import _vector_norm
+    from .ternary import where
+    check_tensor(input, "renorm")
+    if isinstance(p, complex) or p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    ndim = input.dim()
+    if ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {ndim} dimensions")
+    dim = wrap_dim(dim, ndim)
+    others = tuple(d for d in range(ndim) if d != dim)
+    norm = _vector_norm(input, p, others, True, None)
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor.to(input.dtype)
+
+
+@method()
+def renorm_(self, p, dim, maxnorm):
+    return apply_inplace(self, renorm, p, dim, maxnorm)

@@ -1,0 +1,270 @@
+"""Solvers for triangular and Cholesky-factored systems, and unpacking LU factors:
+``triangular_solve`` (deprecated in torch), ``cholesky_solve``, ``cholesky_inverse`` and
+``lu_unpack``."""
+import warnings
+
+import numpy as np
+
+from ..autograd.graph import Node
+from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, with_out
+from .matrix_decompositions import check_matrix
+
+__all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "lu_unpack"]
+
+_TRIANGULAR_SOLVE_DEPRECATED = (
+    "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be "
+    "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed "
+    "and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\n"
+    "should be replaced with\nX = torch.linalg.solve_triangular(A, B).")
+_warned = set()
+
+
+def _warn_once(message):
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _check_rhs_and_matrix(op, b, A, b_name="b", a_name="A"):
+    check_tensor(b, op.split(".")[-1], b_name)
+    check_tensor(A, op.split(".")[-1], a_name)
+    for t, name in ((b, b_name), (A, a_name)):
+        if t.dim() < 2:
+            raise RuntimeError(f"{op}: Expected {name} to have at least 2 dimensions, but it has "
+                               f"{t.dim()} dimensions instead")
+    if b.dtype != A.dtype:
+        raise RuntimeError(f"Expected {b_name} and {a_name} to have the same dtype, but found "
+                           f"{b_name} of type {_type_word(b._data.dtype)} and {a_name} of type "
+                           f"{_type_word(A._data.dtype)} instead.")
+
+
+def _triangle_inverse(A, upper):
+    """The inverse of the triangle of ``A``, column by column from its own corner of ``A`` (as
+    LAPACK's trtri, so that a non-finite entry reaches only the columns that read it)."""
+    xp = namespace_of(A)
+    n = A.shape[-1]
+    inverse = xp.zeros(A.shape, dtype=A.dtype)
+    for j in range(n):
+        part = slice(0, j + 1) if upper else slice(j, n)
+        rhs = xp.zeros((j + 1 if upper else n - j, 1), dtype=A.dtype)
+        rhs[-1 if upper else 0] = 1
+        inverse[..., part, j:j + 1] = _substitute(rhs, A[..., part, part], upper, False, False)
+    return inverse
+
+
+def _substitute(b, A, upper, transpose, unitriangular):
+    """X with op(T) X = b by substitution, T the triangle of ``A`` (so that infinities and
+    zeros on the diagonal give LAPACK's infinities and NaNs, not a singular-matrix error)."""
+    xp = namespace_of(A)
+    batch = tuple(np.broadcast_shapes(b.shape[:-2], A.shape[:-2]))
+    a = xp.broadcast_to(A, batch + A.shape[-2:])
+    if transpose:
+        a, upper = xp.swapaxes(a, -1, -2), not upper
+    x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=xp.result_type(A.dtype, b.dtype))
+    n = a.shape[-1]
+    rows = range(n - 1, -1, -1) if upper else range(n)
+    with np.errstate(all="ignore"):
+        for i in rows:
+            done = slice(i + 1, n) if upper else slice(0, i)
+            x[..., i, :] -= (a[..., i:i + 1, done] @ x[..., done, :])[..., 0, :]
+            if not unitriangular:
+                x[..., i, :] /= a[..., i, i][..., None]
+    return x
+
+
+class TriangularSolveBackward0(Node):
+    __slots__ = ("upper", "transpose", "unitriangular", "b_shape", "a_shape")
+
+    def backward(self, grad_x, grad_m=None):
+        A, X = self.saved_tensors
+        grad_b = grad_A = None
+        if grad_x is not None:
+            grad_b = _triangular_solve(grad_x, A, self.upper, not self.transpose,
+                                       self.unitriangular)[0]
+            if self.next_functions[1][0] is not None:
+                grad_A = -(X @ grad_b.mT) if self.transpose else -(grad_b @ X.mT)
+                unit = int(self.unitriangular)
+                grad_A = grad_A.triu(unit) if self.upper else grad_A.tril(-unit)
+        if grad_m is not None and self.next_functions[1][0] is not None:
+            grad_A = grad_m if grad_A is None else grad_A + grad_m
+        if grad_A is not None:
+            grad_A = sum_to(grad_A, self.a_shape)
+        if grad_b is not None and self.next_functions[0][0] is not None:
+            grad_b = sum_to(grad_b, self.b_shape)
+        else:
+            grad_b = None
+        return grad_b, grad_A
+
+
+def _triangular_solve(b, A, upper, transpose, unitriangular):
+    batch = _batch_shape(b, A)
+    solution = make(_substitute(b._data, A._data, upper, transpose, unitriangular))
+    cloned = make(namespace_of(A._data).array(
+        namespace_of(A._data).broadcast_to(A._data, batch + tuple(A.shape[-2:]))))
+    node = record(TriangularSolveBackward0, (b, A), solution, cloned)
+    if node is not None:
+        node.upper, node.transpose, node.unitriangular = upper, transpose, unitriangular
+        node.b_shape, node.a_shape = b._data.shape, A._data.shape
+        node.save(A, solution)
+    return solution, cloned
+
+
+@method()
+@with_out(op="triangular_solve")
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """Solves ``A X = input`` (``A^T X = input`` with ``transpose=True``) for a square upper
+    (or lower) triangular ``A``, reading only its triangle (and taking its diagonal as ones
+    with ``unitriangular=True``). Returns the solution and a copy of ``A``."""
+    b = input
+    from ..return_types import triangular_solve as result_type
+    _warn_once(_TRIANGULAR_SOLVE_DEPRECATED)
+    _check_rhs_and_matrix("torch.triangular_solve", b, A)
+    check_matrix(A, "torch.triangular_solve", kernel="triangular_solve_cpu")
+    if b.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
+                           f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} by "
+                           f"{b.shape[-1]}")
+    return result_type(*_triangular_solve(b, A, upper, transpose, unitriangular))
+
+
+def _batch_shape(b, A):
+    from .shape import broadcast_shapes
+    return tuple(broadcast_shapes(b.shape[:-2], A.shape[:-2]))
+
+
+class CholeskySolveBackward0(Node):
+    __slots__ = ("upper", "b_shape")
+
+    def backward(self, grad):
+        B, L, X = self.saved_tensors
+        grad_B = cholesky_solve(grad, L, self.upper)
+        grad_L = None
+        if self.next_functions[1][0] is not None:
+            common = grad_B @ X.mH
+            common = common + common.mH
+            grad_L = sum_to(-(L @ common) if self.upper else -(common @ L), L._data.shape)
+        if self.next_functions[0][0] is None:
+            grad_B = None
+        else:
+            grad_B = sum_to(grad_B, self.b_shape)
+        return grad_B, grad_L
+
+
+@method()
+@with_out(op="cholesky_solve")
+def cholesky_solve(input, input2, upper=False):
+    """Computes the solution of ``A X = input`` for a symmetric positive-definite ``A`` given
+    its Cholesky factor ``input2`` (lower triangular L, A = L L^H; upper U, A = U^H U, with
+    ``upper=True``); batch dimensions broadcast."""
+    B, L = input, input2
+    check_tensor(B, "cholesky_solve", "input")
+    check_tensor(L, "cholesky_solve", "input2")
+    if B.dim() < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.dim()} dimensions "
+                           "instead")
+    if L.dim() < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions "
+                           "instead")
+    if B.dtype != L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_type_word(B._data.dtype)} and A of type {_type_word(L._data.dtype)} "
+                           "instead.")
+    check_matrix(L, "cholesky_solve", arg="A", kernel="cholesky_solve_cpu")
+    if B.shape[-2] != L.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is {B.shape[-2]} by "
+                           f"{B.shape[-1]}")
+    # LAPACK's potrs: two triangular solves, L Y = B then L^H X = Y (U^H Y = B, U X = Y)
+    first = _substitute(B._data, L._data, upper, upper, False)
+    result = make(_substitute(first, L._data, upper, not upper, False))
+    node = record(CholeskySolveBackward0, (B, L), result)
+    if node is not None:
+        node.upper = upper
+        node.b_shape = B._data.shape
+        node.save(B, L, result)
+    return result
+
+
+class CholeskyInverseBackward0(Node):
+    __slots__ = ("upper",)
+
+    def backward(self, grad):
+        L, inverse = self.saved_tensors
+        common = grad + grad.mH
+        common = inverse @ (common @ inverse)
+        return (-(L @ common) if self.upper else -(common @ L)),
+
+
+@method()
+@with_out(op="cholesky_inverse")
+def cholesky_inverse(input, upper=False):
+    """Computes the inverse of a symmetric positive-definite matrix ``A`` given its Cholesky
+    factor ``input`` (lower triangular L, A = L L^H; upper U, A = U^H U, with
+    ``upper=True``)."""
+    L = input
+    check_tensor(L, "cholesky_inverse")
+    if L._data.ndim >= 2 and L._data.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for "
+                                  f"'{_type_word(L._data.dtype)}'")
+    check_matrix(L, "cholesky_inverse", kernel="cholesky_inverse_out_cpu")
+    # LAPACK's potri: the triangle's inverse, then its product with its own transpose
+    xp = namespace_of(L._data)
+    inverse = _triangle_inverse(L._data, upper)
+    inverse_h = xp.conj(xp.swapaxes(inverse, -1, -2))
+    result = make(inverse @ inverse_h if upper else inverse_h @ inverse)
+    node = record(CholeskyInverseBackward0, (L,), result)
+    if node is not None:
+        node.upper = upper
+        node.save(L, result)
+    return result
+
+
+def _permutation(xp, pivots, m, dtype):
+    """P with A = P L U from LAPACK's 1-based sequential row swaps ``pivots``."""
+    batch = pivots.shape[:-1]
+    flat = pivots.reshape(-1, pivots.shape[-1]) - 1
+    p = xp.zeros((flat.shape[0], m, m), dtype=dtype)
+    for row, swaps in enumerate(flat):
+        order = list(range(m))
+        for i, j in enumerate(swaps.tolist()):
+            order[i], order[j] = order[j], order[i]
+        p[row, order, list(range(m))] = 1
+    return p.reshape(batch + (m, m))
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """Unpacks the LU decomposition returned by ``linalg.lu_factor`` into the P, L and U
+    matrices (A = P L U); L and U are empty with ``unpack_data=False``, P with
+    ``unpack_pivots=False``."""
+    from .. import _dtype
+    from ..return_types import lu_unpack as result_type
+    from .creation import empty, eye
+    from ._common import write_out
+    check_tensor(LU_data, "lu_unpack", "LU_data")
+    check_tensor(LU_pivots, "lu_unpack", "LU_pivots")
+    if LU_data.dim() < 2:
+        raise RuntimeError("torch.lu_unpack: Expected tensor to have at least 2 dimensions, but it "
+                           f"has {LU_data.dim()} dimensions instead")
+    if LU_pivots.dtype != _dtype.int32:
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                           "torch.int32 dtype.\nNote: this function is intended to be used with "
+                           "the output produced by torch.linalg.lu_factor")
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    nothing = empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    if unpack_data:
+        L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        U = LU_data[..., :k, :].triu()
+    else:
+        L, U = nothing, nothing.clone()
+    P = nothing.clone()
+    if unpack_pivots:
+        pivots = LU_pivots._data
+        if pivots.size and (int(pivots.min()) < 1 or int(pivots.max()) > m):
+            raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) "
+                               "inclusive.Did you properly pass the result of lu_factor?")
+        xp = namespace_of(LU_data._data)
+        P = make(_permutation(xp, pivots, m, LU_data._data.dtype))
+        if tuple(P.shape[:-2]) != tuple(LU_data.shape[:-2]):
+            P = P.expand(*LU_data.shape[:-2], m, m).clone()
+    return write_out(result_type(P, L, U), out, op="lu_unpack")
