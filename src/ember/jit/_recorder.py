@@ -176,6 +176,9 @@ class Recorder:
         self.is_leaf = is_leaf
         # record the inside of a call that receives a module or a function, not the call
         self.inline_callables = False
+        # ember functions recorded even when no argument is traced (ember.compile records
+        # random and factory calls, so that a replay makes fresh tensors)
+        self.always_recorded = frozenset()
         self.graph = Graph()
         self.depth = 0
         self.constants = {}            # qualified name -> tensor, for the get_attr nodes
@@ -495,7 +498,8 @@ def _recording_function(fn, namespace):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         rec = _active
-        if rec is None or rec.depth or not rec.touches(args, kwargs):
+        if rec is None or rec.depth or not (rec.touches(args, kwargs)
+                                            or fn in rec.always_recorded):
             return fn(*args, **kwargs)
         if rec.inline_callables and _passes_callable(args, kwargs):
             return fn(*args, **kwargs)
