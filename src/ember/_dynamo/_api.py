@@ -8,7 +8,7 @@ from ._compiled import CompiledFunction
 
 __all__ = ["compile", "OptimizedModule"]
 
-_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
 
 class OptimizedModule(Module):
@@ -61,8 +61,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                                     dynamic=dynamic)
         return OptimizedModule(model, compiled)
     if not callable(model):
-        raise RuntimeError("ember.compile expects a callable (a function or an "
-                           f"ember.nn.Module), got {type(model).__name__}")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     owner = getattr(model, "__self__", None)
     root = owner if isinstance(owner, Module) else NO_ROOT
     compiled = CompiledFunction(model, root, backend=compiler, fullgraph=fullgraph,

@@ -119,7 +119,8 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward"):
     rec = Recorder(root, _root_is_leaf(root))
     rec.always_recorded = frozenset(getattr(ember, n) for n in _ALWAYS_RECORDED
                                     if hasattr(ember, n))
-    names = _parameter_names(fn, len(args), kwargs)
+    names = [n if n.isidentifier() and n != "self" else f"{n}_arg"
+             for n in _parameter_names(fn, len(args), kwargs)]
     for value in (*args, *kwargs.values()):
         if isinstance(value, Module):
             cap.modules[id(value)] = value

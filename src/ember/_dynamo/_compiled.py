@@ -53,7 +53,7 @@ class CompiledFunction:
         _all.add(self)
 
     def reset(self):
-        self.static = {}            # signature -> entry
+        self.static = {}            # signature -> entries (differing in module state)
         self.dynamic_entries = []   # (pattern, entry)
         self.entries = []
         self.graph_break = None     # the break that makes every call run eagerly
@@ -71,9 +71,9 @@ class CompiledFunction:
         if active() is not None:     # inside ember.jit.trace or ember.export: record through
             return self.fn(*args, **kwargs)
         key = signature(args, kwargs)
-        entry = self.static.get(key)
-        if entry is not None and entry.state.failure() is None:
-            return entry.run(*args, *kwargs.values())
+        for entry in self.static.get(key, ()):
+            if entry.state.failure() is None:
+                return entry.run(*args, *kwargs.values())
         for pattern, entry in self.dynamic_entries:
             if dynamic_pattern(key, entry.dynamic_positions) == pattern and \
                     entry.state.failure() is None:
@@ -145,7 +145,7 @@ class CompiledFunction:
         if positions:
             self.dynamic_entries.append((dynamic_pattern(key, positions), entry))
         else:
-            self.static[key] = entry
+            self.static.setdefault(key, []).append(entry)
         return result
 
     def _dynamic_positions(self, key, args, kwargs):

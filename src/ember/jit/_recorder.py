@@ -479,6 +479,8 @@ def _passes_callable(args, kwargs):
 def _run_unrecorded(rec, fn, args, kwargs):
     rec.depth += 1
     try:
+        # the op computes with plain ints (a TracedInt is no scalar type of ember's promotion)
+        args = tuple(int(a) if isinstance(a, TracedInt) else a for a in args)
         return fn(*args, **kwargs)
     finally:
         rec.depth -= 1
