@@ -429,6 +429,11 @@ class Recorder:
         patcher.patch_method(Module, "__call__", _module_call(Module.__call__))
 
 
+def _has_tensors(module):
+    return (next(module.parameters(), None) is not None
+            or next(module.buffers(), None) is not None)
+
+
 def _memoized(thunk):
     cell = []
 
@@ -637,7 +642,9 @@ def _module_call(orig_call):
         try:
             if path is not None and rec.is_leaf(module):
                 result = _run_unrecorded(rec, orig_call, (module,) + args, kwargs)
-                if rec.touches(args, kwargs) and _contains_tensor(result):
+                # a layer with parameters depends on them even when its inputs are constants
+                if (rec.touches(args, kwargs) or _has_tensors(module)) and \
+                        _contains_tensor(result):
                     rec.record("call_module", path, args, kwargs, result)
                 return result
             forward = getattr(type(module), "forward", None)
