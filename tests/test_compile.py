@@ -465,3 +465,34 @@ def test_nested_compiled_functions_and_jit_trace_record_through():
     assert inner._ember_compiled.entries == []
     traced = ember.jit.trace(lambda x: inner(x) * 2, (x,))
     np.testing.assert_allclose(_np(traced(x)), _np(x.exp() * 2), rtol=1e-6)
+
+
+def test_a_break_in_a_submodule_runs_that_submodule_eagerly_inside_the_graph(caplog):
+    class Gate(ember.nn.Module):
+        def forward(self, x):
+            if x.mean() > 0:
+                return x * 2
+            return x - 1
+
+    class Net(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = ember.nn.Linear(3, 3)
+            self.gate = Gate()
+            self.fc2 = ember.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc2(self.gate(ember.relu(self.fc1(x))))
+
+    net = Net()
+    om = ember.compile(net, backend="eager")
+    with caplog.at_level(logging.INFO, logger="ember._dynamo"):
+        for sign in (1, -1, 1, 1, -1):
+            x = ember.randn(4, 3) * sign
+            np.testing.assert_allclose(_np(om(x)), _np(net(x)), rtol=1e-6)
+    compiled = om._compiled
+    assert compiled.graph_break is None
+    assert len(compiled.entries) == 1
+    gm = compiled.entries[0].graph_module
+    assert [n.target for n in gm.graph.nodes if n.op == "call_module"] == ["fc1", "gate", "fc2"]
+    assert "The submodule Gate runs eagerly" in caplog.text

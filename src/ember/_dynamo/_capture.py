@@ -56,10 +56,11 @@ def current():
 class GraphBreak:
     """Why a capture cannot stand for later calls, and the user's line that caused it."""
 
-    def __init__(self, reason, filename=None, lineno=None):
+    def __init__(self, reason, filename=None, lineno=None, module=None):
         self.reason = reason
         self.filename = filename
         self.lineno = lineno
+        self.module = module     # the innermost submodule of the root whose code broke
 
     def location(self):
         return f"{self.filename}:{self.lineno}" if self.filename else "an unknown line"
@@ -83,9 +84,13 @@ class Capture:
         self.modules = {}          # id -> module, every module called during the capture
         self.attributes = {}       # qualified name -> tensor of the root the graph holds
         self.fullgraph = False
+        self.submodule_stack = []  # (path, module): submodules of the root being traced through
+        self.warning_modules = {}  # id(warning) -> the submodule whose code gave it
 
-    def graph_break(self, reason, filename=None, lineno=None):
-        brk = GraphBreak(reason, filename, lineno)
+    def graph_break(self, reason, filename=None, lineno=None, module=None):
+        if module is None and self.submodule_stack:
+            module = self.submodule_stack[-1]
+        brk = GraphBreak(reason, filename, lineno, module)
         if self.fullgraph:
             raise Unsupported(f"{reason}\n  at {brk.location()} (fullgraph=True allows no "
                               f"graph break; remove fullgraph=True to run this function eagerly)")
@@ -104,19 +109,21 @@ def _user_frame(skip_files):
     return None, None
 
 
-def _root_is_leaf(root):
+def _root_is_leaf(root, opaque):
     def is_leaf(module):
-        return module is not root and default_is_leaf(module)
+        return module is not root and (id(module) in opaque or default_is_leaf(module))
     return is_leaf
 
 
-def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward"):
-    """Run ``fn(*args, **kwargs)`` once, recording it; return ``(result, Capture)``."""
+def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=()):
+    """Run ``fn(*args, **kwargs)`` once, recording it; return ``(result, Capture)``.
+    ``opaque``: ids of submodules of ``root`` recorded as one call each (run eagerly inside
+    the graph, as ember's own layers are)."""
     global _current
     import ember
     cap = Capture(root)
     cap.fullgraph = fullgraph
-    rec = Recorder(root, _root_is_leaf(root))
+    rec = Recorder(root, _root_is_leaf(root, opaque))
     rec.always_recorded = frozenset(getattr(ember, n) for n in _ALWAYS_RECORDED
                                     if hasattr(ember, n))
     names = [n if n.isidentifier() and n != "self" else f"{n}_arg"
@@ -134,7 +141,7 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward"):
                 warnings.filterwarnings("ignore", message=message, category=TracerWarning)
         try:
             with rec.active():
-                _install_detectors(rec, cap)
+                _install_detectors(rec, cap, caught)
                 _current = cap
                 try:
                     for arg_name, value in zip(names, (*args, *kwargs.values())):
@@ -182,7 +189,8 @@ def _classify_warnings(caught, cap):
         if issubclass(w.category, TracerWarning):
             text = str(w.message)
             if text.startswith(_BREAKING_WARNINGS):
-                cap.graph_break(_break_reason(text), w.filename, w.lineno)
+                cap.graph_break(_break_reason(text), w.filename, w.lineno,
+                                cap.warning_modules.get(id(w)))
                 continue
             if text.startswith(_SPECIALIZING_WARNINGS):
                 cap.specialize("len() of a tensor", w.filename, w.lineno)
@@ -201,14 +209,25 @@ def _break_reason(text):
     return "data-dependent Python code: printing a tensor"
 
 
-def _install_detectors(rec, cap):
-    """Patches, for the capture only, that report reads of tensor values and sizes."""
+def _install_detectors(rec, cap, caught):
+    """Patches, for the capture only, that report reads of tensor values and sizes, and which
+    submodule's code gave each warning of ``caught``."""
     patcher = rec._patcher
     traced_call = Module.__dict__["__call__"]
 
     def module_call(module, *args, **kwargs):
         cap.modules.setdefault(id(module), module)
-        return traced_call(module, *args, **kwargs)
+        path = rec.module_path(module) if rec.depth == 0 else None
+        if not path or rec.is_leaf(module):
+            return traced_call(module, *args, **kwargs)
+        seen = len(caught)
+        cap.submodule_stack.append(module)
+        try:
+            return traced_call(module, *args, **kwargs)
+        finally:
+            cap.submodule_stack.pop()
+            for w in caught[seen:]:
+                cap.warning_modules.setdefault(id(w), module)
     patcher.patch_method(Module, "__call__", module_call)
 
     for name in ("__repr__", "__format__"):

@@ -57,7 +57,8 @@ class CompiledFunction:
         self.dynamic_entries = []   # (pattern, entry)
         self.entries = []
         self.graph_break = None     # the break that makes every call run eagerly
-        self.graph_breaks = 0       # calls run eagerly because of it
+        self.graph_breaks = 0       # calls run eagerly because of a graph break
+        self.opaque = set()         # ids of submodules that broke: called eagerly from graphs
         self.limit_hit = False
         self.last_reason = None
 
@@ -123,7 +124,15 @@ class CompiledFunction:
                      "failure(s):\n%s", name, where, "\n".join(f"    - {r}" for r in reasons))
         positions = self._dynamic_positions(key, args, kwargs)
         result, cap = capture(self.fn, self.root, args, kwargs, fullgraph=self.fullgraph,
-                              name=name)
+                              name=name, opaque=self.opaque)
+        if cap.breaks and all(b.module is not None for b in cap.breaks):
+            # the graph calls the submodules that broke, which run their Python eagerly
+            self.graph_breaks += 1
+            for brk in cap.breaks:
+                self.opaque.add(id(brk.module))
+                log.info("%s\nThe submodule %s runs eagerly, called from the graphs of %r "
+                         "(%s).", brk, type(brk.module).__name__, name, where)
+            return result
         if cap.breaks:
             self.graph_break = cap.breaks[0]
             self.graph_breaks += 1
