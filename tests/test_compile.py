@@ -496,3 +496,37 @@ def test_a_break_in_a_submodule_runs_that_submodule_eagerly_inside_the_graph(cap
     gm = compiled.entries[0].graph_module
     assert [n.target for n in gm.graph.nodes if n.op == "call_module"] == ["fc1", "gate", "fc2"]
     assert "The submodule Gate runs eagerly" in caplog.text
+
+
+def test_python_attributes_of_the_module_are_guarded_as_torch():
+    counts = {}
+    for name, lib in LIBS.items():
+        class Scaled(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2.0
+
+            def forward(self, x):
+                return x * self.scale
+
+        calls = []
+        m = Scaled()
+        om = lib.compile(m, backend=counting_backend(calls))
+        x = lib.ones(2)
+        np.testing.assert_allclose(_np(om(x)), [2, 2])
+        m.scale = 3.0
+        np.testing.assert_allclose(_np(om(x)), [3, 3])
+        np.testing.assert_allclose(_np(om(x)), [3, 3])
+        counts[name] = len(calls)
+    assert counts["ember"] == counts["torch"] == 2
+
+
+def test_autocast_applies_when_a_graph_replays():
+    w = ember.randn(4, 4)
+    g = ember.compile(lambda x: x @ w, backend="eager")
+    x = ember.randn(2, 4)
+    assert g(x).dtype == ember.float32
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        eager = x @ w
+        assert g(x).dtype == eager.dtype == ember.bfloat16
+    assert g(x).dtype == ember.float32

@@ -82,6 +82,7 @@ class Capture:
         self.breaks = []
         self.specialized = None
         self.modules = {}          # id -> module, every module called during the capture
+        self.traced_modules = {}   # id -> module whose Python the graph holds (not a leaf)
         self.attributes = {}       # qualified name -> tensor of the root the graph holds
         self.fullgraph = False
         self.submodule_stack = []  # (path, module): submodules of the root being traced through
@@ -133,6 +134,7 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
             cap.modules[id(value)] = value
     if root is not NO_ROOT:
         cap.modules[id(root)] = root
+        cap.traced_modules[id(root)] = root
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TracerWarning)
         if fullgraph:
@@ -217,6 +219,8 @@ def _install_detectors(rec, cap, caught):
 
     def module_call(module, *args, **kwargs):
         cap.modules.setdefault(id(module), module)
+        if rec.depth == 0 and not rec.is_leaf(module):
+            cap.traced_modules.setdefault(id(module), module)
         path = rec.module_path(module) if rec.depth == 0 else None
         if not path or rec.is_leaf(module):
             return traced_call(module, *args, **kwargs)

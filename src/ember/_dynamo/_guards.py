@@ -13,6 +13,7 @@ from . import config
 __all__ = ["signature", "dynamic_pattern", "mismatch", "StateGuard"]
 
 _TENSOR = "tensor"
+_MISSING = object()
 _SCALARS = (bool, int, float, complex, str, type(None))
 
 
@@ -114,14 +115,21 @@ def mismatch(expected, actual, names, dynamic_positions=()):
 
 
 class StateGuard:
-    """The module state a graph depends on: training flags of the modules called, and the
-    root's tensors it holds (still the same objects)."""
+    """The module state a graph depends on: training flags of the modules called, the Python
+    scalar attributes (numbers, strings, None) of the modules whose code the graph holds, and
+    the root's tensors it holds (still the same objects)."""
 
     def __init__(self, capture):
         root = capture.root
         paths = {id(m): name for name, m in root.named_modules()}
         self.modules = [(m, m.training, _module_name(paths.get(id(m)), m))
                         for m in capture.modules.values()]
+        self.scalars = []
+        for m in capture.traced_modules.values():
+            values = {k: v for k, v in vars(m).items()
+                      if type(v) in _SCALARS and not k.startswith("_") and k != "training"}
+            if values:
+                self.scalars.append((m.__dict__, values, _module_name(paths.get(id(m)), m)))
         self.attributes = []
         for qual, tensor in capture.attributes.items():
             *path, leaf = qual.split(".")
@@ -138,6 +146,10 @@ class StateGuard:
         for module, training, name in self.modules:
             if module.training is not training:
                 return f"{name}.training == {training}"
+        for attributes, values, name in self.scalars:
+            for key, value in values.items():
+                if attributes.get(key, _MISSING) != value:
+                    return f"{name}.{key} == {value!r}"
         for store, leaf, tensor, qual in self.attributes:
             if store.get(leaf) is not tensor:
                 return f"___check_obj_id(L['self'].{qual}, {id(tensor)})"
