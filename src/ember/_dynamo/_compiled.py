@@ -6,6 +6,7 @@ import itertools
 import logging
 import weakref
 
+from ..jit._recorder import active as recording
 from . import config
 from ._capture import NO_ROOT, capture, current
 from ._guards import StateGuard, changed_first_dims, dynamic_pattern, mismatch, signature
@@ -68,8 +69,7 @@ class CompiledFunction:
             if self.graph_break is not None and current() is None:
                 self.graph_breaks += 1
             return self.fn(*args, **kwargs)
-        from ..jit._recorder import active
-        if active() is not None:     # inside ember.jit.trace or ember.export: record through
+        if recording() is not None:     # inside ember.jit.trace or ember.export: record through
             return self.fn(*args, **kwargs)
         key = signature(args, kwargs)
         for entry in self.static.get(key, ()):
