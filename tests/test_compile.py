@@ -530,3 +530,42 @@ def test_autocast_applies_when_a_graph_replays():
         eager = x @ w
         assert g(x).dtype == eager.dtype == ember.bfloat16
     assert g(x).dtype == ember.float32
+
+
+def test_set_stance_as_torch():
+    for lib in LIBS.values():
+        calls = []
+        f = lib.compile(lambda x: x + 1, backend=counting_backend(calls), dynamic=False)
+        with lib.compiler.set_stance("force_eager"):
+            np.testing.assert_allclose(_np(f(lib.ones(2))), [2, 2])
+        assert calls == []
+        f(lib.ones(2))
+        with lib.compiler.set_stance("fail_on_recompile"):
+            f(lib.ones(2))
+            with pytest.raises(RuntimeError, match="(?s)Detected recompile when .* stance is "
+                               "'fail_on_recompile'.*size mismatch at index 0. expected 2, "
+                               "actual 3"):
+                f(lib.ones(3))
+        with lib.compiler.set_stance("eager_on_recompile"):
+            np.testing.assert_allclose(_np(f(lib.ones(4))), [2, 2, 2, 2])
+        assert len(calls) == 1
+    with pytest.raises(RuntimeError, match="Unknown stance"):
+        ember.compiler.set_stance("bogus")
+
+
+def test_compiler_compile_and_is_exporting():
+    seen = []
+
+    def f(x):
+        seen.append(ember.compiler.is_exporting())
+        return x * 2
+
+    np.testing.assert_allclose(_np(ember.compiler.compile(f, backend="eager")(ember.ones(2))),
+                               [2, 2])
+
+    class M(ember.nn.Module):
+        def forward(self, x):
+            return f(x)
+
+    ember.export.export(M(), (ember.ones(2),))
+    assert seen == [False, True]

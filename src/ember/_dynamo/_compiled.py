@@ -8,6 +8,7 @@ import weakref
 
 from ..jit._recorder import active as recording
 from . import config
+from ._stance import _stance
 from ._capture import NO_ROOT, capture, current
 from ._guards import StateGuard, changed_first_dims, dynamic_pattern, mismatch, signature
 from .exc import BackendCompilerFailed
@@ -65,7 +66,8 @@ class CompiledFunction:
 
     # -- calls -----------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if _disabled[0] or current() is not None or self.graph_break is not None:
+        if _disabled[0] or current() is not None or self.graph_break is not None or \
+                _stance[0] == "force_eager":
             if self.graph_break is not None and current() is None:
                 self.graph_breaks += 1
             return self.fn(*args, **kwargs)
@@ -111,6 +113,13 @@ class CompiledFunction:
         name, where = self._where()
         if reasons:
             self.last_reason = reasons[0]
+        if reasons and _stance[0] == "eager_on_recompile":
+            return self.fn(*args, **kwargs)
+        if reasons and _stance[0] == "fail_on_recompile":
+            raise RuntimeError(
+                f"Detected recompile when ember.compile stance is 'fail_on_recompile'. "
+                f"function: {name!r} ({where})\n    triggered by the following guard "
+                f"failure(s):\n" + "\n".join(f"    - {r}" for r in reasons))
         if len(self.entries) >= config.recompile_limit:
             if not self.limit_hit:
                 self.limit_hit = True
