@@ -569,3 +569,22 @@ def test_compiler_compile_and_is_exporting():
 
     ember.export.export(M(), (ember.ones(2),))
     assert seen == [False, True]
+
+
+def test_outputs_a_graph_cannot_return_break_to_eager():
+    class Result:
+        def __init__(self, value):
+            self.value = value
+
+    def f(x):
+        return Result(x * 2)
+
+    g = ember.compile(f, backend="eager")
+    for _ in range(2):
+        np.testing.assert_allclose(_np(g(ember.ones(2)).value), [2, 2])
+    assert "returns a Result" in g._ember_compiled.graph_break.reason
+    h = ember.compile(lambda x: {"y": x * 2, "name": "y", "shape": x.shape}, backend="eager")
+    for _ in range(2):
+        out = h(ember.ones(2))
+    assert out["name"] == "y" and tuple(out["shape"]) == (2,)
+    assert h._ember_compiled.graph_break is None

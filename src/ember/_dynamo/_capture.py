@@ -91,6 +91,8 @@ class Capture:
     def graph_break(self, reason, filename=None, lineno=None, module=None):
         if module is None and self.submodule_stack:
             module = self.submodule_stack[-1]
+        if module is False:     # the caller says: not a submodule's break
+            module = None
         brk = GraphBreak(reason, filename, lineno, module)
         if self.fullgraph:
             raise Unsupported(f"{reason}\n  at {brk.location()} (fullgraph=True allows no "
@@ -154,7 +156,9 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
                     if root is not NO_ROOT:
                         rec.patch_module_attributes(root)
                     result = fn(*args, **kwargs)
-                    rec.graph.output(rec.create_arg(result))
+                    unsupported = _unsupported_output(result)
+                    if unsupported is None:
+                        rec.graph.output(rec.create_arg(result))
                 finally:
                     _current = None
         except TracerWarning as w:
@@ -163,6 +167,10 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
                               f"break; remove fullgraph=True to run this function eagerly)"
                               ) from None
     _classify_warnings(caught, cap)
+    if unsupported is not None:
+        cap.graph_break(f"the function returns a {unsupported} (a graph returns tensors, "
+                        f"Python scalars, dtypes, devices and tuples, lists and dicts of them)",
+                        *_code_location(fn), module=False)
     for qual, tensor in rec.constants.items():
         if qual.split(".")[-1].startswith("_tensor_constant"):
             if tensor.grad_fn is not None:
@@ -174,6 +182,28 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
     if not cap.breaks:
         cap.graph_module = _graph_module(GraphModule, root, rec, name)
     return result, cap
+
+
+def _unsupported_output(value):
+    """The type name of the first value in ``value`` a graph cannot return, or None."""
+    from .. import Size, device, dtype
+    if isinstance(value, (Tensor, Size, dtype, device)) or type(value) in (
+            bool, int, float, complex, str, type(None)) or isinstance(value, TracedInt):
+        return None
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            found = _unsupported_output(item)
+            if found is not None:
+                return found
+        return None
+    if type(value) is dict:
+        return _unsupported_output(tuple(value.values()))
+    return type(value).__name__
+
+
+def _code_location(fn):
+    code = getattr(getattr(getattr(fn, "forward", fn), "__func__", fn), "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code is not None else (None, None)
 
 
 def _frame_before_recorder(tb):
