@@ -588,3 +588,21 @@ def test_outputs_a_graph_cannot_return_break_to_eager():
         out = h(ember.ones(2))
     assert out["name"] == "y" and tuple(out["shape"]) == (2,)
     assert h._ember_compiled.graph_break is None
+
+
+def test_setting_a_module_attribute_in_forward_runs_eagerly():
+    class Counter(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x + self.calls
+
+    m = Counter()
+    om = ember.compile(m, backend="eager")
+    for expected in (1, 2, 3):
+        np.testing.assert_allclose(_np(om(ember.zeros(2))), [expected, expected])
+    assert m.calls == 3
+    assert "sets a module attribute (Counter.calls" in om._compiled.graph_break.reason

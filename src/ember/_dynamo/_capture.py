@@ -180,7 +180,11 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
         else:
             cap.attributes[qual] = tensor
     if not cap.breaks:
-        cap.graph_module = _graph_module(GraphModule, root, rec, name)
+        try:
+            cap.graph_module = _graph_module(GraphModule, root, rec, name)
+        except Exception as e:     # a value the generated code cannot hold
+            cap.graph_break(f"the captured graph cannot be built: {type(e).__name__}: {e}",
+                            *_code_location(fn), module=False)
     return result, cap
 
 
@@ -263,6 +267,15 @@ def _install_detectors(rec, cap, caught):
             for w in caught[seen:]:
                 cap.warning_modules.setdefault(id(w), module)
     patcher.patch_method(Module, "__call__", module_call)
+    module_setattr = Module.__setattr__
+
+    def setattr_(module, name, value):
+        if rec.depth == 0:
+            cap.graph_break(f"the function sets a module attribute ({type(module).__name__}."
+                            f"{name} = ...), a Python side effect a graph cannot replay",
+                            *_user_frame((_RECORDER_FILE,)))
+        module_setattr(module, name, value)
+    patcher.patch_method(Module, "__setattr__", setattr_)
 
     for name in ("__repr__", "__format__"):
         patcher.patch_method(Tensor, name, _printing_method(rec, Tensor.__dict__[name]))
