@@ -606,3 +606,26 @@ def test_setting_a_module_attribute_in_forward_runs_eagerly():
         np.testing.assert_allclose(_np(om(ember.zeros(2))), [expected, expected])
     assert m.calls == 3
     assert "sets a module attribute (Counter.calls" in om._compiled.graph_break.reason
+
+
+@pytest.mark.parametrize("use", ["int", "range", "float_division", "comparison", "numel", "len"])
+def test_a_size_used_as_a_python_value_keeps_graphs_static(use):
+    def f(x):
+        if use == "int":
+            return x * int(x.size(0))
+        if use == "range":
+            return ember.stack([x[i] for i in range(x.size(0))]) * 2
+        if use == "float_division":
+            return x * (1.0 / x.shape[0])
+        if use == "comparison":
+            return x * 2 if x.size(0) > 3 else x * 3
+        if use == "numel":
+            return x * x.numel()
+        return x * len(x)
+
+    calls = []
+    g = ember.compile(f, backend=counting_backend(calls))
+    for n in (2, 3, 4, 5):
+        x = ember.arange(float(n))
+        np.testing.assert_allclose(_np(g(x)), _np(f(x)), rtol=1e-6)
+    assert len(calls) == 4

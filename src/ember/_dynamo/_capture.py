@@ -286,7 +286,7 @@ def _install_detectors(rec, cap, caught):
             cap.specialize("x.numel()", *_user_frame((_RECORDER_FILE,)))
         return numel(self)
     patcher.patch_method(Tensor, "numel", counting_numel)
-    for name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__"):
+    for name in (*_COMPARISONS, *_SPECIALIZING):
         patcher.patch_method(TracedInt, name, _size_guard(rec, cap, name))
 
 
@@ -304,17 +304,23 @@ def _printing_method(rec, orig):
 
 _COMPARISONS = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt,
                 "__le__": operator.le, "__gt__": operator.gt, "__ge__": operator.ge}
+# int methods whose result is no TracedInt: the size becomes a plain Python value
+_SPECIALIZING = ("__bool__", "__int__", "__float__", "__index__", "__truediv__",
+                 "__rtruediv__", "__pow__", "__rpow__", "__abs__", "__round__", "__trunc__",
+                 "__floor__", "__ceil__", "__divmod__", "__rdivmod__", "__lshift__",
+                 "__rshift__", "__and__", "__or__", "__xor__", "__hash__")
 
 
 def _size_guard(rec, cap, name):
     compare = _COMPARISONS.get(name)
+    plain = getattr(int, name, None)
 
     def method(self, *args):
         if rec.depth == 0 and self._recorder is rec:
-            cap.specialize("a Python comparison of a size", *_user_frame((_RECORDER_FILE,)))
-        value = int(self)
-        if compare is None:
-            return bool(value)
-        other = args[0]
-        return compare(value, int(other) if isinstance(other, TracedInt) else other)
+            cap.specialize("a size used as a Python value", *_user_frame((_RECORDER_FILE,)))
+        value = int.__int__(self)
+        args = tuple(int.__int__(a) if isinstance(a, TracedInt) else a for a in args)
+        if compare is not None:
+            return compare(value, args[0])
+        return plain(value, *args)
     return method

@@ -29,15 +29,19 @@ def reset_all():
 
 
 class _Entry:
-    __slots__ = ("key", "dynamic_positions", "run", "state", "index", "graph_module")
+    __slots__ = ("key", "dynamic_positions", "run", "state", "index", "graph_module",
+                 "fingerprint", "specialized")
 
-    def __init__(self, key, dynamic_positions, run, state, index, graph_module):
+    def __init__(self, key, dynamic_positions, run, state, index, graph_module, fingerprint,
+                 specialized):
         self.key = key
         self.dynamic_positions = dynamic_positions
         self.run = run
         self.state = state
         self.index = index
         self.graph_module = graph_module
+        self.fingerprint = fingerprint
+        self.specialized = specialized
 
 
 class CompiledFunction:
@@ -131,7 +135,7 @@ class CompiledFunction:
         if reasons:
             log.info("Recompiling function %s in %s\n    triggered by the following guard "
                      "failure(s):\n%s", name, where, "\n".join(f"    - {r}" for r in reasons))
-        positions = self._dynamic_positions(key, args, kwargs)
+        sibling, positions = self._dynamic_candidate(key)
         result, cap = capture(self.fn, self.root, args, kwargs, fullgraph=self.fullgraph,
                               name=name, opaque=self.opaque)
         if cap.breaks and all(b.module is not None for b in cap.breaks):
@@ -148,38 +152,58 @@ class CompiledFunction:
             log.info("%s\nThe function %r (%s) runs eagerly from now on.", cap.breaks[0],
                      name, where)
             return result
-        if positions and cap.specialized is not None:
-            log.info("%r (%s) specializes on a size at %s (%s): its graph is not dynamic",
-                     name, where, cap.specialized.location(), cap.specialized.reason)
-            positions = None
+        fingerprint = _fingerprint(cap.graph_module)
+        if positions:
+            if cap.specialized is not None:
+                log.info("%r (%s) specializes on a size at %s (%s): its graph is not dynamic",
+                         name, where, cap.specialized.location(), cap.specialized.reason)
+                positions = None
+            elif fingerprint != sibling.fingerprint:
+                log.info("%r (%s) records a different graph at another size: its graph is "
+                         "not dynamic", name, where)
+                positions = None
+        if positions and self.dynamic is True:
+            # the graph of the first size holds for this one too: it becomes the dynamic one
+            self._make_dynamic(sibling, positions)
+            return result
         example_inputs = [*args, *kwargs.values()]
         try:
             run = self.backend(cap.graph_module, example_inputs)
         except Exception as e:
             raise BackendCompilerFailed(self.backend, e) from e
-        entry = _Entry(key, positions or (), run, StateGuard(cap), len(self.entries),
-                       cap.graph_module)
+        entry = _Entry(key, (), run, StateGuard(cap), len(self.entries), cap.graph_module,
+                       fingerprint, cap.specialized is not None)
         self.entries.append(entry)
         if positions:
-            self.dynamic_entries.append((dynamic_pattern(key, positions), entry))
+            self._make_dynamic(entry, positions)
         else:
             self.static.setdefault(key, []).append(entry)
         return result
 
-    def _dynamic_positions(self, key, args, kwargs):
-        if self.dynamic is False:
-            return None
-        if self.dynamic is True:
-            positions = [i for i in range(len(key) - 1)
-                         if dynamic_pattern(key, (i,)) is not None]
-            return positions or None
-        if not config.automatic_dynamic_shapes:
-            return None
+    def _make_dynamic(self, entry, positions):
+        listed = self.static.get(entry.key, [])
+        if entry in listed:
+            listed.remove(entry)
+        entry.dynamic_positions = tuple(positions)
+        self.dynamic_entries.append((dynamic_pattern(entry.key, positions), entry))
+
+    def _dynamic_candidate(self, key):
+        """(an entry whose signature differs from ``key`` only in first dimensions, those
+        positions), or (None, None). A graph becomes dynamic only where a capture at another
+        size records the same graph and nothing used a size as a Python value: sizes baked
+        into a graph (an unrolled ``range(x.size(0))``, ``1 / x.shape[0]``) differ between the
+        two captures."""
+        if self.dynamic is False or (self.dynamic is None and
+                                     not config.automatic_dynamic_shapes):
+            return None, None
         for entry in self.entries:
+            if entry.dynamic_positions or entry.specialized:
+                continue
             positions = changed_first_dims(entry.key, key)
-            if positions and dynamic_pattern(key, positions) is not None:
-                return positions
-        return None
+            if positions and dynamic_pattern(key, positions) is not None and \
+                    dynamic_pattern(entry.key, positions) is not None:
+                return entry, positions
+        return None, None
 
     @property
     def graphs(self):
@@ -192,3 +216,16 @@ def _matches(entry, key):
         return dynamic_pattern(key, entry.dynamic_positions) == dynamic_pattern(
             entry.key, entry.dynamic_positions)
     return entry.key == key
+
+
+def _fingerprint(gm):
+    """What must agree between two captures at different sizes for one graph to stand for
+    both: the code, and the constants' shapes, dtypes and (small ones') values."""
+    constants = []
+    for name, value in sorted(vars(gm).items()):
+        if name.startswith("_tensor_constant"):
+            summary = (name, tuple(value.shape), value.dtype)
+            if value.numel() <= 64:
+                summary += (tuple(value.detach().reshape(-1).tolist()),)
+            constants.append(summary)
+    return gm.code, tuple(constants)

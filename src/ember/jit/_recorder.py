@@ -126,13 +126,13 @@ class TracedInt(int):
     def node(self):
         if self._node is None:
             self._node = self._make_node()
-            self._node.meta["int_value"] = int(self)
+            self._node.meta["int_value"] = int.__int__(self)
         return self._node
 
 
 def _traced_int_operator(fn, reflected=False):
     def impl(self, other):
-        value = fn(other, int(self)) if reflected else fn(int(self), other)
+        value = fn(other, int.__int__(self)) if reflected else fn(int.__int__(self), other)
         if not isinstance(other, int) or isinstance(other, bool) or isinstance(value, float):
             return value
         rec = self._recorder
@@ -149,9 +149,9 @@ for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operato
     setattr(TracedInt, f"__{_name}__", _traced_int_operator(_fn))
     setattr(TracedInt, f"__r{_name}__", _traced_int_operator(_fn, reflected=True))
 TracedInt.__neg__ = lambda self: (
-    TracedInt(-int(self), self._recorder,
+    TracedInt(-int.__int__(self), self._recorder,
               lambda: self._recorder.create_node("call_function", operator.neg, (self,), {}))
-    if self._recorder is _active else -int(self))
+    if self._recorder is _active else -int.__int__(self))
 del _name, _fn
 
 
@@ -280,7 +280,7 @@ class Recorder:
                 return self.node_of(a)
             return self._constant(a)
         if isinstance(a, TracedInt):
-            return a.node() if a._recorder is self else int(a)
+            return a.node() if a._recorder is self else int.__int__(a)
         if isinstance(a, Size):
             return tuple(self.create_arg(x) for x in a)
         if isinstance(a, tuple):
@@ -485,7 +485,7 @@ def _run_unrecorded(rec, fn, args, kwargs):
     rec.depth += 1
     try:
         # the op computes with plain ints (a TracedInt is no scalar type of ember's promotion)
-        args = tuple(int(a) if isinstance(a, TracedInt) else a for a in args)
+        args = tuple(int.__int__(a) if isinstance(a, TracedInt) else a for a in args)
         return fn(*args, **kwargs)
     finally:
         rec.depth -= 1
