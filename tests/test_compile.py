@@ -295,6 +295,9 @@ def test_recompile_reasons_and_the_limit_are_logged(caplog):
     assert len(limit) == 1
     assert "hit config.recompile_limit (8)" in limit[0].getMessage()
     assert "function: 'f'" in limit[0].getMessage()
+    frame = g._ember_compiled.frame_id
+    assert (f"last reason: {frame}/7: tensor 'x' size mismatch at index 0. expected 9, "
+            f"actual 10") in limit[0].getMessage()
     assert len(g._ember_compiled.entries) == 8
 
 

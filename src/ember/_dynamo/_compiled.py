@@ -113,10 +113,12 @@ class CompiledFunction:
         return name, f"{code.co_filename}:{code.co_firstlineno}"
 
     def _miss(self, key, args, kwargs):
+        if self.limit_hit and _stance[0] == "default":
+            return self.fn(*args, **kwargs)
         reasons = self._reasons(key, args, kwargs) if self.entries else []
         name, where = self._where()
         if reasons:
-            self.last_reason = reasons[0]
+            self.last_reason = reasons[-1]
         if reasons and _stance[0] == "eager_on_recompile":
             return self.fn(*args, **kwargs)
         if reasons and _stance[0] == "fail_on_recompile":
