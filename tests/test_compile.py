@@ -632,3 +632,17 @@ def test_a_size_used_as_a_python_value_keeps_graphs_static(use):
         x = ember.arange(float(n))
         np.testing.assert_allclose(_np(g(x)), _np(f(x)), rtol=1e-6)
     assert len(calls) == 4
+
+
+def test_a_sequence_length_becomes_dynamic_as_torch():
+    counts = {}
+    for name, lib in LIBS.items():
+        def f(x, lib=lib):
+            return lib.softmax(x @ x.transpose(-1, -2), -1).sum(-1)
+
+        calls = []
+        c = lib.compile(f, backend=counting_backend(calls))
+        for t in (3, 4, 5, 7):
+            np.testing.assert_allclose(_np(c(lib.ones(2, t, 4))), np.ones((2, t)), rtol=1e-6)
+        counts[name] = len(calls)
+    assert counts["ember"] == counts["torch"] == 2

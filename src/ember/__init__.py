@@ -127,8 +127,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     operations are recorded into an ``ember.fx`` graph; later calls whose guards hold replay the
     graph. A changed signature captures again, up to ``ember._dynamo.config.recompile_limit``
     (8) graphs, after which unmatched calls run eagerly (logged on ``ember._dynamo``).
-    ``dynamic=True``, or a second size of an input's first dimension, makes that dimension
-    dynamic: one graph replays for every batch size. ``dynamic=False`` never does.
+    A second size of an input's dimension (the batch, a sequence length) makes that dimension
+    dynamic where the graph allows it: one graph replays for every size. ``dynamic=True``
+    does so at the first change without another call of the backend; ``dynamic=False``
+    never does.
 
     Python code that uses a tensor's value (``if x.sum() > 0``, ``.item()``, ``.tolist()``,
     printing) is a graph break: ember runs that function eagerly from then on (logged with the

@@ -10,7 +10,7 @@ from ..jit._recorder import active as recording
 from . import config
 from ._stance import _stance
 from ._capture import NO_ROOT, capture, current
-from ._guards import StateGuard, changed_first_dims, dynamic_pattern, mismatch, signature
+from ._guards import StateGuard, changed_dims, dynamic_pattern, mismatch, signature
 from .exc import BackendCompilerFailed
 
 __all__ = ["CompiledFunction", "reset_all"]
@@ -190,7 +190,7 @@ class CompiledFunction:
         self.dynamic_entries.append((dynamic_pattern(entry.key, positions), entry))
 
     def _dynamic_candidate(self, key):
-        """(an entry whose signature differs from ``key`` only in first dimensions, those
+        """(an entry whose signature differs from ``key`` only in sizes, those
         positions), or (None, None). A graph becomes dynamic only where a capture at another
         size records the same graph and nothing used a size as a Python value: sizes baked
         into a graph (an unrolled ``range(x.size(0))``, ``1 / x.shape[0]``) differ between the
@@ -201,7 +201,7 @@ class CompiledFunction:
         for entry in self.entries:
             if entry.dynamic_positions or entry.specialized:
                 continue
-            positions = changed_first_dims(entry.key, key)
+            positions = changed_dims(entry.key, key)
             if positions and dynamic_pattern(key, positions) is not None and \
                     dynamic_pattern(entry.key, positions) is not None:
                 return entry, positions

@@ -2,8 +2,8 @@
 
 A call's signature describes each argument (a tensor by shape, dtype, device and
 requires_grad; a Python scalar by its value; anything else by identity) and grad mode; a graph
-is looked up by it. A dynamic graph matches any size of the first dimension of the inputs it
-marks (sizes 0 and 1 excepted, as torch specializes them). A graph also checks the ``training``
+is looked up by it. A dynamic graph matches any size of the dimensions it marks (sizes 0 and 1
+excepted, as torch specializes them). A graph also checks the ``training``
 flags of the modules the capture called and that the root's parameters and buffers it holds
 are still the root's. A failed guard is described in torch's words (``tensor 'x' size
 mismatch at index 0. expected 4, actual 8``)."""
@@ -38,25 +38,27 @@ def signature(args, kwargs):
 
 
 def dynamic_pattern(key, positions):
-    """``key`` with the first dimension of the tensors at ``positions`` replaced by None, or
-    None when one of them is not a tensor of rank >= 1 with a size torch would not specialize."""
+    """``key`` with the sizes at ``positions`` (pairs of argument index and dimension)
+    replaced by None, or None when one of them is a size torch would specialize (0 or 1)."""
     items = list(key)
-    for i in positions:
+    for i, d in positions:
         desc = items[i]
         if isinstance(desc[0], str) and desc[0] != _TENSOR:   # a keyword argument
             name, desc = desc
         else:
             name = None
-        if desc[0] != _TENSOR or not desc[1] or desc[1][0] in config.specialize_sizes:
+        if desc[0] != _TENSOR or len(desc[1]) <= d or desc[1][d] in config.specialize_sizes:
             return None
-        desc = (_TENSOR, (None,) + desc[1][1:]) + desc[2:]
+        shape = list(desc[1])
+        shape[d] = None
+        desc = (_TENSOR, tuple(shape)) + desc[2:]
         items[i] = desc if name is None else (name, desc)
     return tuple(items)
 
 
-def changed_first_dims(old, new):
-    """The positions where only the first dimension of a tensor argument differs between two
-    signatures, or None when anything else differs."""
+def changed_dims(old, new):
+    """The (argument index, dimension) pairs where only sizes of tensor arguments differ
+    between two signatures, or None when anything else differs."""
     if len(old) != len(new) or old[-1] != new[-1]:
         return None
     positions = []
@@ -67,10 +69,9 @@ def changed_first_dims(old, new):
             if a[0] != b[0]:
                 return None
             a, b = a[1], b[1]
-        if (a[0] != _TENSOR or b[0] != _TENSOR or len(a[1]) != len(b[1]) or not a[1]
-                or a[1][1:] != b[1][1:] or a[2:] != b[2:]):
+        if a[0] != _TENSOR or b[0] != _TENSOR or len(a[1]) != len(b[1]) or a[2:] != b[2:]:
             return None
-        positions.append(i)
+        positions += [(i, d) for d, (x, y) in enumerate(zip(a[1], b[1])) if x != y]
     return positions or None
 
 

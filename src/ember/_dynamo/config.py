@@ -7,8 +7,8 @@ import sys
 import types
 
 recompile_limit = 8
-# automatic dynamic shapes: a second distinct size of an input's first dimension captures one
-# graph for all sizes of that dimension (torch's ``automatic_dynamic_shapes``)
+# automatic dynamic shapes: a second distinct size of an input's dimension captures one graph
+# for all sizes of that dimension (torch's ``automatic_dynamic_shapes``)
 automatic_dynamic_shapes = True
 # sizes 0 and 1 keep graphs of their own, as torch specializes them
 specialize_sizes = (0, 1)
