@@ -119,6 +119,44 @@ _LAZY_SUBMODULES = ("fx",)
 _LAZY_SUBMODULES += ("jit", "onnx")
 # ember.export (whole programs as graphs with lifted parameters)
 _LAZY_SUBMODULES += ("export",)
+# ember.compile's machinery (capture, guards, backends) and its controls
+_LAZY_SUBMODULES += ("compiler", "_dynamo")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+            options=None, disable=False):
+    """Optimize ``model`` (a function or an ``nn.Module``) by capturing the ember operations it
+    runs into graphs and replaying them.
+
+    On the first call with a given input signature (shapes, dtypes, devices, requires_grad,
+    grad mode, the ``training`` flags of the modules it calls) the function runs once while its
+    operations are recorded into an ``ember.fx`` graph; later calls whose guards hold replay the
+    graph. A changed signature captures again, up to ``ember._dynamo.config.recompile_limit``
+    (8) graphs, after which unmatched calls run eagerly (logged on ``ember._dynamo``).
+    A second size of an input's dimension (the batch, a sequence length) makes that dimension
+    dynamic where the graph allows it: one graph replays for every size. ``dynamic=True``
+    does so at the first change without another call of the backend; ``dynamic=False``
+    never does.
+
+    Python code that uses a tensor's value (``if x.sum() > 0``, ``.item()``, ``.tolist()``,
+    printing) is a graph break: ember runs that function eagerly from then on (logged with the
+    file and line), so results stay correct; ``fullgraph=True`` raises
+    ``ember._dynamo.exc.Unsupported`` instead, naming the line.
+
+    ``backend``: ``"inductor"`` (the default, reserved for ember's own compiler: in this
+    version it replays the captured graph op by op, as ``"eager"`` does; generated kernels
+    come next), ``"eager"``, ``"aot_eager"`` (the same replay; ember captures no separate
+    backward graph yet), or a callable ``backend(gm, example_inputs)`` that receives the
+    ``ember.fx.GraphModule`` and returns the callable to run. ``mode`` and ``options`` are
+    checked and accepted for torch's API. ``disable=True`` returns ``model`` unchanged.
+
+    A module gives an ``OptimizedModule`` (``_orig_mod`` is the module; state_dict keys
+    carry the ``_orig_mod.`` prefix); a function gives a function. With ``model=None`` the
+    result is a decorator."""
+    from ._dynamo._api import compile as _compile
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                    options=options, disable=disable)
+
 
 
 def __getattr__(name):

@@ -126,13 +126,13 @@ class TracedInt(int):
     def node(self):
         if self._node is None:
             self._node = self._make_node()
-            self._node.meta["int_value"] = int(self)
+            self._node.meta["int_value"] = int.__int__(self)
         return self._node
 
 
 def _traced_int_operator(fn, reflected=False):
     def impl(self, other):
-        value = fn(other, int(self)) if reflected else fn(int(self), other)
+        value = fn(other, int.__int__(self)) if reflected else fn(int.__int__(self), other)
         if not isinstance(other, int) or isinstance(other, bool) or isinstance(value, float):
             return value
         rec = self._recorder
@@ -149,9 +149,9 @@ for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operato
     setattr(TracedInt, f"__{_name}__", _traced_int_operator(_fn))
     setattr(TracedInt, f"__r{_name}__", _traced_int_operator(_fn, reflected=True))
 TracedInt.__neg__ = lambda self: (
-    TracedInt(-int(self), self._recorder,
+    TracedInt(-int.__int__(self), self._recorder,
               lambda: self._recorder.create_node("call_function", operator.neg, (self,), {}))
-    if self._recorder is _active else -int(self))
+    if self._recorder is _active else -int.__int__(self))
 del _name, _fn
 
 
@@ -176,6 +176,9 @@ class Recorder:
         self.is_leaf = is_leaf
         # record the inside of a call that receives a module or a function, not the call
         self.inline_callables = False
+        # ember functions recorded even when no argument is traced (ember.compile records
+        # random and factory calls, so that a replay makes fresh tensors)
+        self.always_recorded = frozenset()
         self.graph = Graph()
         self.depth = 0
         self.constants = {}            # qualified name -> tensor, for the get_attr nodes
@@ -277,7 +280,7 @@ class Recorder:
                 return self.node_of(a)
             return self._constant(a)
         if isinstance(a, TracedInt):
-            return a.node() if a._recorder is self else int(a)
+            return a.node() if a._recorder is self else int.__int__(a)
         if isinstance(a, Size):
             return tuple(self.create_arg(x) for x in a)
         if isinstance(a, tuple):
@@ -426,6 +429,11 @@ class Recorder:
         patcher.patch_method(Module, "__call__", _module_call(Module.__call__))
 
 
+def _has_tensors(module):
+    return (next(module.parameters(), None) is not None
+            or next(module.buffers(), None) is not None)
+
+
 def _memoized(thunk):
     cell = []
 
@@ -476,6 +484,8 @@ def _passes_callable(args, kwargs):
 def _run_unrecorded(rec, fn, args, kwargs):
     rec.depth += 1
     try:
+        # the op computes with plain ints (a TracedInt is no scalar type of ember's promotion)
+        args = tuple(int.__int__(a) if isinstance(a, TracedInt) else a for a in args)
         return fn(*args, **kwargs)
     finally:
         rec.depth -= 1
@@ -495,7 +505,8 @@ def _recording_function(fn, namespace):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         rec = _active
-        if rec is None or rec.depth or not rec.touches(args, kwargs):
+        if rec is None or rec.depth or not (rec.touches(args, kwargs)
+                                            or fn in rec.always_recorded):
             return fn(*args, **kwargs)
         if rec.inline_callables and _passes_callable(args, kwargs):
             return fn(*args, **kwargs)
@@ -631,7 +642,9 @@ def _module_call(orig_call):
         try:
             if path is not None and rec.is_leaf(module):
                 result = _run_unrecorded(rec, orig_call, (module,) + args, kwargs)
-                if rec.touches(args, kwargs) and _contains_tensor(result):
+                # a layer with parameters depends on them even when its inputs are constants
+                if (rec.touches(args, kwargs) or _has_tensors(module)) and \
+                        _contains_tensor(result):
                     rec.record("call_module", path, args, kwargs, result)
                 return result
             forward = getattr(type(module), "forward", None)

@@ -200,7 +200,8 @@ def layer_namespaces():
 def _graph_module(cls, root, rec, class_name, **kw):
     attrs = dict(rec.constants)
     for node in rec.graph.nodes:
-        if node.op == "call_module":
+        # a submodule is a call_module target, or a get_attr one where a call received it
+        if node.op == "call_module" or (node.op == "get_attr" and node.target not in attrs):
             attrs[node.target] = root.get_submodule(node.target)
     gm = cls(attrs, rec.graph, class_name, **kw)
     gm.training = root.training

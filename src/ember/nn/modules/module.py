@@ -119,6 +119,14 @@ class Module:
 
     _call_impl = __call__
 
+    def compile(self, *args, **kwargs):
+        """Compile this module's ``forward`` in place with ``ember.compile`` (the same
+        arguments); hooks keep running around it. Unlike ``ember.compile(module)``, the module
+        and its ``state_dict`` keys stay as they are."""
+        from ... import compile as _compile
+        forward = type(self).forward.__get__(self, type(self))
+        self.__dict__["forward"] = _compile(forward, *args, **kwargs)
+
     def _call_with_hooks(self, args, kwargs):
         for hook in list(_global_forward_pre_hooks.values()):
             result = hook(self, args)

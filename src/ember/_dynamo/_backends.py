@@ -1,0 +1,47 @@
+"""The backends of ``ember.compile``: what turns a captured ``ember.fx.GraphModule`` into the
+callable that runs on later calls.
+
+ember has, for now, one way to run a graph: replay it op by op (the GraphModule's own
+``forward``). ``"eager"`` is that, as torch's debugging backend is; ``"aot_eager"`` is accepted
+as the same replay (ember captures no separate backward graph yet); ``"inductor"``, the default,
+is reserved for ember's own compiler and replays the graph too until its generated kernels
+land. A callable ``backend(gm, example_inputs)`` receives the GraphModule and the example
+inputs and returns the callable to run, as torch's custom backends do."""
+from .exc import InvalidBackend
+
+__all__ = ["lookup_backend", "list_backends"]
+
+
+def _replay(gm, example_inputs):
+    return gm.forward
+
+
+_BACKENDS = {"eager": _replay, "aot_eager": _replay, "inductor": _replay}
+_DEBUG = ("eager", "aot_eager")
+
+# torch's registered backend names that ember does not have
+_TORCH_ONLY = ("cudagraphs", "onnxrt", "openxla", "tvm", "tensorrt", "torch_tensorrt", "ipex",
+               "aot_eager_decomp_partition", "aot_ts", "aot_inductor", "nvprims_nvfuser",
+               "tensorrt", "aot_eager_decomp_partition_crossref")
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """The names of ember.compile's backends; those tagged ``debug`` (``eager``,
+    ``aot_eager``) are left out unless ``exclude_tags`` allows them, as torch lists them."""
+    exclude = set(exclude_tags or ())
+    return sorted(name for name in _BACKENDS if not (name in _DEBUG and "debug" in exclude))
+
+
+def lookup_backend(backend):
+    """The compiler function of ``backend`` (a name or a callable)."""
+    if callable(backend):
+        return backend
+    if not isinstance(backend, str):
+        raise TypeError(f"ember.compile: backend must be a name or a callable, got "
+                        f"{type(backend).__name__}")
+    hit = _BACKENDS.get(backend)
+    if hit is None:
+        known = list_backends(exclude_tags=())
+        note = " (a torch backend that ember does not have)" if backend in _TORCH_ONLY else ""
+        raise InvalidBackend(backend, known, note)
+    return hit
