@@ -40,7 +40,7 @@ def _norm_dim(dim, rank):
 _UNARY = {
     "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
     "sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "sin": "Sin", "cos": "Cos", "tan": "Tan",
-    "erf": "Erf", "floor": "Floor", "ceil": "Ceil", "round": "Round", "sign": "Sign",
+    "erf": "Erf", "floor": "Floor", "ceil": "Ceil", "sign": "Sign",
     "reciprocal": "Reciprocal", "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh",
     "cosh": "Cosh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh", "softsign": "Softsign",
     "logical_not": "Not", "bitwise_not": "Not", "invert": "Not", "isnan": "IsNaN",
@@ -61,6 +61,17 @@ def _unary(onnx_op):
 for _name, _op in _UNARY.items():
     for _alias in (_name, _name + "_"):
         CONVERTERS[_alias] = _unary(_op)
+
+
+@converts("round", "round_")
+def _round(ctx, node, a):
+    """Round half to even; with ``decimals``, as torch computes it: round(x * 10^d) / 10^d."""
+    x = ctx.first_tensor(a)
+    decimals = node.kwargs.get("decimals", 0)
+    if not decimals:
+        return ctx.b.op("Round", [ctx.t(x)])
+    scale = ctx.b.scalar(10.0 ** decimals, ctx.dtype(x))
+    return ctx.b.op("Div", [ctx.b.op("Round", [ctx.b.op("Mul", [ctx.t(x), scale])]), scale])
 
 
 @converts("rsqrt", "rsqrt_")
@@ -137,8 +148,14 @@ def _binary(name, onnx_op):
                 out = ctx.b.op("Where", [fix, ctx.b.op("Add", [out, ex]), out])
             return out
         out = ctx.b.op(onnx_op, [base, ex])
-        if name in ("floordiv", "floor_divide") and dtype.is_floating_point:
+        rounding = node.kwargs.get("rounding_mode") if onnx_op == "Div" else None
+        if rounding is not None and not dtype.is_floating_point:
+            raise Unsupported(f"integer division with rounding_mode={rounding!r}")
+        if (name in ("floordiv", "floor_divide") and dtype.is_floating_point) or rounding == "floor":
             out = ctx.b.op("Floor", [out])
+        elif rounding == "trunc":   # opset 17 has no Trunc: ceil below zero, floor above
+            below = ctx.b.op("Less", [out, ctx.b.scalar(0, dtype)])
+            out = ctx.b.op("Where", [below, ctx.b.op("Ceil", [out]), ctx.b.op("Floor", [out])])
         if name == "ne":
             out = ctx.b.op("Not", [out])
         return out
@@ -171,6 +188,13 @@ def _clamp(ctx, node, a):
     x = a["input"]
     dtype = ctx.dtype(x)
     lo, hi = a.get("min"), a.get("max")
+    if any(b is not None and not isinstance(b, (int, float)) for b in (lo, hi)):
+        out = ctx.t(x)   # tensor bounds broadcast: ONNX's Clip takes scalars only
+        if lo is not None:
+            out = ctx.b.op("Max", [out, ctx.t_as(lo, dtype)])
+        if hi is not None:
+            out = ctx.b.op("Min", [out, ctx.t_as(hi, dtype)])
+        return out
     return ctx.b.op("Clip", [ctx.t(x), None if lo is None else ctx.t_as(lo, dtype),
                              None if hi is None else ctx.t_as(hi, dtype)])
 
