@@ -32,6 +32,19 @@ def digits_splits(seed, as_images):
     return as_pair(x_train, y_train), as_pair(x_test, y_test)
 
 
+def demo_cnn():
+    """The CNN of digits_demo.py (the main demo) and digits_onnx.py: two 3x3 convolutions with
+    batch norm, a 2x2 max pool, then two linear layers, on 8x8 digit images."""
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.MaxPool2d(2),                                    # 32 x 4 x 4
+        nn.Flatten(), nn.Dropout(0.25),
+        nn.Linear(32 * 4 * 4, 64), nn.ReLU(),
+        nn.Linear(64, 10),
+    )
+
+
 def train_epoch(model, loader, optimizer, loss_fn):
     """One pass over the training data; returns the mean training loss."""
     model.train()

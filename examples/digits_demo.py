@@ -34,6 +34,7 @@ import ember as torch  # noqa: E402
 from ember import nn  # noqa: E402
 from ember.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 from ember.utils.data import DataLoader, TensorDataset  # noqa: E402
+from _digits import demo_cnn  # noqa: E402
 
 
 def parse_args():
@@ -54,17 +55,6 @@ def digits_splits(seed):
         images, digits.target, test_size=0.2, stratify=digits.target, random_state=seed)
     as_pair = lambda x, y: (torch.from_numpy(x), torch.from_numpy(y.astype(np.int64)))  # noqa: E731
     return as_pair(x_train, y_train), as_pair(x_test, y_test)
-
-
-def make_model():
-    return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
-        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
-        nn.MaxPool2d(2),                                    # 32 x 4 x 4
-        nn.Flatten(), nn.Dropout(0.25),
-        nn.Linear(32 * 4 * 4, 64), nn.ReLU(),
-        nn.Linear(64, 10),
-    )
 
 
 def train_step(model, optimizer, loss_fn, images, labels):
@@ -133,7 +123,7 @@ def main():
     loader = DataLoader(TensorDataset(x_train, y_train), batch_size=args.batch_size, shuffle=True,
                         num_workers=2, persistent_workers=True)
 
-    model = make_model()
+    model = demo_cnn()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
@@ -151,7 +141,7 @@ def main():
     checkpoint = os.path.join(args.out, "digits_cnn.pt")
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "epochs": args.epochs, "test_accuracy": test_acc}, checkpoint)
-    restored = make_model()
+    restored = demo_cnn()
     state = torch.load(checkpoint)
     restored.load_state_dict(state["model"])
     torch.optim.Adam(restored.parameters(), lr=args.lr).load_state_dict(state["optimizer"])

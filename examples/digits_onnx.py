@@ -28,7 +28,7 @@ import ember as torch  # noqa: E402
 import ember.onnx  # noqa: E402
 from ember import nn  # noqa: E402
 from ember.utils.data import DataLoader, TensorDataset  # noqa: E402
-from _digits import accuracy, digits_splits  # noqa: E402
+from _digits import accuracy, demo_cnn, digits_splits  # noqa: E402
 
 
 def parse_args():
@@ -42,18 +42,6 @@ def parse_args():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=12, help="test images to print")
     return parser.parse_args()
-
-
-def make_model():
-    """examples/digits_demo.py's CNN."""
-    return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
-        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
-        nn.MaxPool2d(2),                                    # 32 x 4 x 4
-        nn.Flatten(), nn.Dropout(0.25),
-        nn.Linear(32 * 4 * 4, 64), nn.ReLU(),
-        nn.Linear(64, 10),
-    )
 
 
 def train(model, x_train, y_train, args):
@@ -92,7 +80,7 @@ def main():
     args = parse_args()
     torch.manual_seed(args.seed)
     (x_train, y_train), (x_test, y_test) = digits_splits(args.seed, as_images=True)
-    model = make_model()
+    model = demo_cnn()
     train(model, x_train, y_train, args)
 
     os.makedirs(args.out, exist_ok=True)

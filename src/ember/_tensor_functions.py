@@ -195,16 +195,5 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
 def typename(obj, /):
     """The fully qualified name of ``obj``'s type (``'torch.FloatTensor'`` for a float32
     tensor, ``'ember.nn.parameter.Parameter'`` for a class)."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in {"", "builtins"}:
-        return qualname
-    return f"{module}.{qualname}"
+    from .nn.modules.module import _typename  # the one Module's reprs use
+    return _typename(obj)

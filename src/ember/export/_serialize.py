@@ -17,12 +17,10 @@ ember (and ``operator``, ``math``, ``builtins``): no code from the file runs. Th
 torch.export's ``.pt2`` format: torch cannot read it, nor ember torch's.
 """
 import io
-import json
 import os
-import zipfile
 
 from ..fx.graph_module import GraphModule
-from ..jit._archive import _decode_graph, _encode_graph
+from ..jit._archive import _decode_graph, _encode_graph, read_archive, write_archive
 from .dynamic_shapes import ShapeGuards
 from .graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec,
                                OutputKind, OutputSpec, TensorArgument)
@@ -52,7 +50,6 @@ def _decode_argument(spec):
 def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
     """Save ``ep`` (an ``ExportedProgram``) to ``f``, a path or a binary file, in ember's export
     format (see the module's description); ``load`` reads it back."""
-    import ember
     if not isinstance(ep, ExportedProgram):
         raise TypeError(f"The 'ep' parameter must be an instance of 'ExportedProgram', got "
                         f"'{type(ep).__name__}' instead.")
@@ -73,20 +70,7 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2):
         "training": ep._training,
         "requires_grad": sorted(k for k, t in ep.state_dict.items() if t.requires_grad),
     }
-    buffer = io.BytesIO()
-    ember.save(tensors, buffer)
-    own = not hasattr(f, "write")
-    handle = open(os.fspath(f), "wb") if own else f
-    try:
-        with zipfile.ZipFile(handle, "w") as archive:
-            archive.writestr(_PREFIX + "program.json", json.dumps(header, indent=1))
-            archive.writestr(_PREFIX + "tensors.pt", buffer.getvalue())
-            for name, content in (extra_files or {}).items():
-                data = content.encode() if isinstance(content, str) else bytes(content)
-                archive.writestr(_PREFIX + "extra/" + name, data)
-    finally:
-        if own:
-            handle.close()
+    write_archive(f, _PREFIX, "program.json", header, tensors, extra_files)
 
 
 def load(f, *, extra_files=None, expected_opset_version=None):
@@ -94,25 +78,14 @@ def load(f, *, extra_files=None, expected_opset_version=None):
     binary file; ``extra_files`` (a dict of names) is filled in with the stored contents."""
     import ember
     from ..nn import Parameter
-    own = not hasattr(f, "read")
-    if own and not os.path.exists(os.fspath(f)):
+    if not hasattr(f, "read") and not os.path.exists(os.fspath(f)):
         raise FileNotFoundError(f"[Errno 2] No such file or directory: '{os.fspath(f)}'")
-    handle = open(os.fspath(f), "rb") if own else f
-    try:
-        with zipfile.ZipFile(handle) as archive:
-            names = archive.namelist()
-            if _PREFIX + "program.json" not in names:
-                raise RuntimeError("ember.export.load: not a file written by ember.export.save "
-                                   "(torch.export's .pt2 files cannot be read)")
-            header = json.loads(archive.read(_PREFIX + "program.json"))
-            data = archive.read(_PREFIX + "tensors.pt")
-            if extra_files is not None:
-                for name in list(extra_files):
-                    key = _PREFIX + "extra/" + name
-                    extra_files[name] = archive.read(key).decode() if key in names else ""
-    finally:
-        if own:
-            handle.close()
+    stored_extra = None if extra_files is None else dict.fromkeys(extra_files)
+    header, data = read_archive(
+        f, _PREFIX, "program.json", "ember.export.load: not a file written by ember.export.save "
+        "(torch.export's .pt2 files cannot be read)", stored_extra)
+    if extra_files is not None:
+        extra_files.update({name: content.decode() for name, content in stored_extra.items()})
     if header.get("format") != FORMAT or header.get("version", 0) > VERSION:
         raise RuntimeError(f"ember.export.load: unsupported format {header.get('format')!r} "
                            f"version {header.get('version')!r}")

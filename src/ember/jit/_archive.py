@@ -254,7 +254,6 @@ def save(m, f, _extra_files=None):
     buffers and constants as an ``ember.save`` archive; ``_extra_files`` (name -> str or bytes)
     are stored beside them. This is not TorchScript's format: ``torch.jit.load`` cannot read
     it. ``ember.jit.load`` rebuilds the module without running code from the file."""
-    import ember
     from ..nn import Parameter
     kind, methods, holder = _graph_modules(m)
     tensors = {}
@@ -278,20 +277,53 @@ def save(m, f, _extra_files=None):
               "training": bool(holder.training), "methods": graphs, "modules": modules,
               "parameters": parameters,
               "requires_grad": [k for k, t in tensors.items() if t.requires_grad]}
+    write_archive(f, _PREFIX, "graph.json", header, {k: t.detach() for k, t in tensors.items()},
+                  _extra_files)
+
+
+def write_archive(f, prefix, header_name, header, tensors, extra_files):
+    """A zip at ``f`` (a path or a binary file) of ``header`` as JSON (``prefix + header_name``),
+    ``tensors`` as an ``ember.save`` archive (``prefix + "tensors.pt"``) and each of
+    ``extra_files`` (name -> str or bytes) under ``prefix + "extra/"``: ember.jit's and
+    ember.export's file formats."""
+    import ember
     buffer = io.BytesIO()
-    ember.save({k: t.detach() for k, t in tensors.items()}, buffer)
+    ember.save(tensors, buffer)
     own = not hasattr(f, "write")
     handle = open(os.fspath(f), "wb") if own else f
     try:
         with zipfile.ZipFile(handle, "w") as archive:
-            archive.writestr(_PREFIX + "graph.json", json.dumps(header, indent=1))
-            archive.writestr(_PREFIX + "tensors.pt", buffer.getvalue())
-            for name, content in (_extra_files or {}).items():
+            archive.writestr(prefix + header_name, json.dumps(header, indent=1))
+            archive.writestr(prefix + "tensors.pt", buffer.getvalue())
+            for name, content in (extra_files or {}).items():
                 data = content.encode() if isinstance(content, str) else bytes(content)
-                archive.writestr(_PREFIX + "extra/" + name, data)
+                archive.writestr(prefix + "extra/" + name, data)
     finally:
         if own:
             handle.close()
+
+
+def read_archive(f, prefix, header_name, foreign, extra_files=None):
+    """(header, the tensors archive's bytes) of a zip written by ``write_archive``; the stored
+    contents (bytes, b"" where missing) of the names in the dict ``extra_files`` are filled in.
+    ``foreign`` is the message of the RuntimeError for a zip without ``prefix + header_name``."""
+    own = not hasattr(f, "read")
+    handle = open(os.fspath(f), "rb") if own else f
+    try:
+        with zipfile.ZipFile(handle) as archive:
+            names = archive.namelist()
+            if prefix + header_name not in names:
+                raise RuntimeError(foreign)
+            header = json.loads(archive.read(prefix + header_name))
+            data = archive.read(prefix + "tensors.pt")
+            if extra_files is not None:
+                for name in list(extra_files):
+                    key = prefix + "extra/" + name
+                    extra_files[name] = archive.read(key) if key in names else b""
+    finally:
+        if own:
+            handle.close()
+    return header, data
 
 
 def _is_parameter(module, target):
@@ -315,26 +347,12 @@ def load(f, map_location=None, _extra_files=None):
     import ember
     from ..nn import Parameter
     from ._trace import ScriptFunction, TopLevelTracedModule, TracedMethod
-    own = not hasattr(f, "read")
-    if own and not os.path.exists(os.fspath(f)):
+    if not hasattr(f, "read") and not os.path.exists(os.fspath(f)):
         raise ValueError(f"The provided filename {os.fspath(f)} does not exist")
-    handle = open(os.fspath(f), "rb") if own else f
-    try:
-        with zipfile.ZipFile(handle) as archive:
-            names = archive.namelist()
-            if _PREFIX + "graph.json" not in names:
-                raise RuntimeError(
-                    "ember.jit.load: not a file written by ember.jit.save (TorchScript files "
-                    "from torch.jit.save cannot be read: ember has no TorchScript)")
-            header = json.loads(archive.read(_PREFIX + "graph.json"))
-            data = archive.read(_PREFIX + "tensors.pt")
-            if _extra_files is not None:
-                for name in list(_extra_files):
-                    key = _PREFIX + "extra/" + name
-                    _extra_files[name] = archive.read(key) if key in names else b""
-    finally:
-        if own:
-            handle.close()
+    header, data = read_archive(
+        f, _PREFIX, "graph.json", "ember.jit.load: not a file written by ember.jit.save "
+        "(TorchScript files from torch.jit.save cannot be read: ember has no TorchScript)",
+        _extra_files)
     if header.get("format") != FORMAT or header.get("version", 0) > VERSION:
         raise RuntimeError(f"ember.jit.load: unsupported trace format "
                            f"{header.get('format')!r} version {header.get('version')!r}")
