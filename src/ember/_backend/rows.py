@@ -8,7 +8,7 @@ some run is long, each run is summed by ``add.reduceat`` (NumPy's ``reduceat`` h
 run, ``add.at`` a larger one per element)."""
 from . import namespace_of
 
-__all__ = ["add_rows_at", "MAX_RUN_BY_POSITION"]
+__all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
 
 # Longest run of one index added position by position; longer runs (a padding token repeated
 # over a batch) go through ``add.reduceat``.
@@ -41,3 +41,42 @@ def add_rows_at(out, index, rows):
         position += 1
         longer = lengths > position
     return out
+
+
+
+def _flat_positions(target, key):
+    """The flat positions in C-contiguous ``target`` that ``target[key]`` reads, for ``key``
+    one in-range, non-negative integer array per dimension (broadcasting together, as scatter's
+    and gather's keys are); None where the key or ``target`` is not of that kind."""
+    if (not target.flags.c_contiguous or len(key) != target.ndim or target.ndim < 2
+            or not all(hasattr(k, "shape") for k in key)):
+        return None
+    xp = namespace_of(target)
+    flat, stride = 0, 1
+    for k, n in zip(reversed(key), reversed(target.shape)):
+        flat = flat + k * stride if stride != 1 else k.astype(xp.intp, copy=False)
+        stride *= n
+    return xp.broadcast_to(flat, xp.broadcast_shapes(*(k.shape for k in key)))
+
+
+def ufunc_at(name, target, key, values):
+    """``xp.<name>.at(target, key, values)``; for a key of one integer array per dimension
+    (scatter's), through one flat index: ``ufunc.at`` takes a 1-d index many times faster than
+    a tuple of arrays."""
+    xp = namespace_of(target)
+    positions = _flat_positions(target, key)
+    if positions is None:
+        getattr(xp, name).at(target, key, values)
+    else:
+        getattr(xp, name).at(target.reshape(-1), positions.reshape(-1),
+                             xp.broadcast_to(values, positions.shape).reshape(-1))
+    return target
+
+
+def take_at(data, key):
+    """``data[key]`` for a key of one integer array per dimension (gather's), through one flat
+    index where ``data`` is C-contiguous."""
+    positions = _flat_positions(data, key)
+    if positions is None:
+        return data[key]
+    return data.reshape(-1).take(positions)

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .._backend.rows import add_rows_at
+from .._backend.rows import add_rows_at, take_at, ufunc_at
 from .._dtype import _BY_NP
 from ._common import (
     apply_inplace, check_value_fits, make, method, namespace_of, Node, record,
@@ -177,7 +177,7 @@ def gather(input, dim, index, *, sparse_grad=False):
         _check_gather_shapes(data.shape, idx.shape, d)
         size = _nonempty_shape(data.shape)[d]
         _check_bounds(idx, 0, size, _out_of_bounds(d, size))
-        out = make(_nonempty(data)[_along_key(_nonempty(idx), d)].reshape(idx.shape))
+        out = make(take_at(_nonempty(data), _along_key(_nonempty(idx), d)).reshape(idx.shape))
     else:
         out = make(namespace_of(data).empty(idx.shape, dtype=data.dtype))
     node = record(GatherBackward0, (input,), out)
@@ -268,7 +268,7 @@ def _ufunc_at(name, identity):
     def reduce(xp, target, key, values, include_self):
         if not include_self:
             target[key] = identity(target.dtype)
-        getattr(xp, name).at(target, key, values)
+        ufunc_at(name, target, key, values)
     return reduce
 
 
@@ -288,8 +288,8 @@ def _mean_at(xp, target, key, values, include_self):
     counts = (xp.ones if include_self else xp.zeros)(target.shape, dtype=target.dtype)
     if not include_self:
         target[key] = 0
-    xp.add.at(target, key, values)
-    xp.add.at(counts, key, 1)
+    ufunc_at("add", target, key, values)
+    ufunc_at("add", counts, key, 1)
     if not include_self:
         counts[counts == 0] = 1
     divide = xp.floor_divide if target.dtype.kind in "iub" else xp.true_divide

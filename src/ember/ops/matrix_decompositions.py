@@ -18,6 +18,7 @@ from ._common import (
 )
 from ._common import _type_word
 from ..amp.policy import autocast_policy
+from .._backend import products
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "svd", "qr", "cdist", "pdist",
            "dist"]
@@ -893,20 +894,110 @@ def _pairwise_norm(diff, p):
     return (size ** p).sum(-1) ** (1.0 / p)
 
 
+# compute_mode -> when p=2 distances go through a matrix product: torch's three modes
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": "if_necessary",
+                "use_mm_for_euclid_dist": "always", "donot_use_mm_for_euclid_dist": "never"}
+# "if_necessary": when either side has more rows than this, as torch decides
+_CDIST_MM_MIN_ROWS = 25
+
+
+class EuclideanDistBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .ternary import where
+        x1, x2, distance = self.saved_tensors
+        ratio = where(distance == 0, 0, grad / distance)
+        grad_x1 = grad_x2 = None
+        if self.next_functions[0][0] is not None:
+            grad_x1 = x1 * ratio.sum(-1, keepdim=True) - ratio @ x2
+        if self.next_functions[1][0] is not None:
+            grad_x2 = x2 * ratio.sum(-2).unsqueeze(-1) - ratio.mT @ x1
+        return grad_x1, grad_x2
+
+
+def _euclidean_dist(x1, x2):
+    """Distances between the rows of ``x1`` and ``x2`` (both B x N x M) through one matrix
+    product, as torch computes them: [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, clamped at 1e-30
+    before the square root."""
+    a, b = x1._data, x2._data
+    xp = namespace_of(a)
+    a_norm = (a * a).sum(-1, keepdims=True)
+    b_norm = (b * b).sum(-1, keepdims=True)
+    left = xp.concatenate([a * -2, a_norm, xp.ones_like(a_norm)], axis=-1)
+    right = xp.concatenate([b, xp.ones_like(b_norm), b_norm], axis=-1)
+    squared = products.matmul(left, xp.swapaxes(right, -1, -2))
+    out = make(xp.sqrt(xp.maximum(squared, squared.dtype.type(1e-30)), out=squared))
+    node = record(EuclideanDistBackward0, (x1, x2), out)
+    if node is not None:
+        node.save(x1, x2, out)
+    return out
+
+
+def _cdist_by_product(x1, x2):
+    """torch's matrix-product path: both sides broadcast to one batch and flattened to 3-D."""
+    from .shape import broadcast_shapes
+    batch = tuple(broadcast_shapes(x1.shape[:-2], x2.shape[:-2]))
+    flat = (math.prod(batch),)
+    a = x1.expand(batch + tuple(x1.shape[-2:])).reshape(flat + tuple(x1.shape[-2:]))
+    b = x2.expand(batch + tuple(x2.shape[-2:])).reshape(flat + tuple(x2.shape[-2:]))
+    return _euclidean_dist(a, b).view(batch + (x1.shape[-2], x2.shape[-2]))
+
+
 @autocast_policy("fp32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each pair of rows of ``x1`` (B x P x M) and ``x2``
-    (B x R x M): a B x P x R tensor; batch dimensions broadcast."""
+    (B x R x M): a B x P x R tensor; batch dimensions broadcast. For p = 2, ``compute_mode``
+    says when the distances come from one matrix product (faster, less exact for near
+    points): "use_mm_for_euclid_dist_if_necessary" (when P or R exceeds 25), "use_mm_for_euclid_dist"
+    or "donot_use_mm_for_euclid_dist"."""
     check_tensor(x1, "cdist", "x1")
     check_tensor(x2, "cdist", "x2")
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     _check_cdist(x1, x2, p)
     a, b = x1._data, x2._data
+    mode = _CDIST_MODES[compute_mode]
+    if (p == 2 and a.size and b.size and mode != "never"
+            and (mode == "always" or max(a.shape[-2], b.shape[-2]) > _CDIST_MM_MIN_ROWS)):
+        return _cdist_by_product(x1, x2)
     diff = a[..., :, None, :] - b[..., None, :, :]
     out = make(_pairwise_norm(diff, float(p)).astype(a.dtype, copy=False))
     node = record(CdistBackward0, (x1, x2), out)
     if node is not None:
         node.save(x1, x2, out)
         node.p = float(p)
+    return out
+
+
+class PdistBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, grad):
+        from .creation import zeros
+        from .ternary import where
+        x, distance = self.saved_tensors
+        n = x.shape[0]
+        rows, cols = namespace_of(x._data).triu_indices(n, 1)
+        ratio = where(distance == 0, 0, grad / distance)
+        weights = zeros((n, n), dtype=x.dtype, device=x.device).index_put(
+            (make(rows), make(cols)), ratio)
+        weights = weights + weights.mT
+        return (x * weights.sum(-1, keepdim=True) - weights @ x),
+
+
+def _pdist_euclidean(data):
+    """The distances of each row to the rows after it, row by row, without a product's
+    cancellation."""
+    xp = namespace_of(data)
+    n = data.shape[0]
+    out = xp.empty(n * (n - 1) // 2, dtype=data.dtype)
+    start = 0
+    for i in range(n - 1):
+        diff = data[i + 1:] - data[i]
+        stop = start + n - 1 - i
+        xp.sqrt(xp.einsum("ij,ij->i", diff, diff), out=out[start:stop])
+        start = stop
     return out
 
 
@@ -924,6 +1015,12 @@ def pdist(input, p=2):
     if input._data.dtype in _LOW_PRECISION and n > 1:
         raise NotImplementedError(f"\"pdist\" not implemented for "
                                   f"'{_type_word(input._data.dtype)}'")
+    if p == 2 and input._data.shape[1]:
+        out = make(_pdist_euclidean(input._data))
+        node = record(PdistBackward0, (input,), out)
+        if node is not None:
+            node.save(input, out)
+        return out
     rows, cols = namespace_of(input._data).triu_indices(n, 1)
     return (input[rows] - input[cols]).norm(float(p), dim=-1)
 

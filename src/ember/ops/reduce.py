@@ -191,6 +191,17 @@ class NansumBackward0(Node):
             return (grad * counted,)  # as torch: an infinite grad gives NaN at NaN inputs
 
 
+def _nansum_array(data, **kwargs):
+    """``nansum`` on arrays: a plain sum when there is no NaN (one pass to find out), else the
+    sum with NaNs replaced by zeros."""
+    xp = namespace_of(data)
+    if data.dtype.kind in "fc":
+        nan = xp.isnan(data)
+        if nan.any():
+            data = xp.where(nan, data.dtype.type(0), data)
+    return data.sum(**kwargs)
+
+
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of the elements of ``input``, treating NaN as zero."""
     data = input._data
@@ -198,7 +209,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("nansum on CPU does not support complex inputs")
     dims = _reduce_dims(dim, data.ndim)
     np_dtype = _int_to_int64(data, dtype)
-    out = make(_accumulated(namespace_of(data).nansum, data, np_dtype, axis=_axis(dims, data.ndim),
+    out = make(_accumulated(_nansum_array, data, np_dtype, axis=_axis(dims, data.ndim),
                             keepdims=keepdim))
     node = record(NansumBackward0, (input,), out)
     if node is not None:

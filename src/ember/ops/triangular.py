@@ -39,10 +39,14 @@ def _check_rhs_and_matrix(op, b, A, b_name="b", a_name="A"):
 
 
 def _triangle_inverse(A, upper):
-    """The inverse of the triangle of ``A``, column by column from its own corner of ``A`` (as
-    LAPACK's trtri, so that a non-finite entry reaches only the columns that read it)."""
+    """The inverse of the triangle of ``A``, as LAPACK's trtri gives it: where the triangle is
+    finite, one substitution over the identity's columns; otherwise column by column, each from
+    its own corner of ``A``, so that a non-finite entry reaches only the columns that read it."""
     xp = namespace_of(A)
     n = A.shape[-1]
+    triangle = xp.triu(A) if upper else xp.tril(A)
+    if bool(xp.isfinite(triangle).all()):
+        return _substitute(xp.eye(n, dtype=A.dtype), A, upper, False, False)
     inverse = xp.zeros(A.shape, dtype=A.dtype)
     for j in range(n):
         part = slice(0, j + 1) if upper else slice(j, n)
@@ -52,9 +56,14 @@ def _triangle_inverse(A, upper):
     return inverse
 
 
+# Rows solved one by one inside a block; the rows already solved reach a block through one
+# matrix product.
+SUBSTITUTION_BLOCK = 32
+
+
 def _substitute(b, A, upper, transpose, unitriangular):
-    """X with op(T) X = b by substitution, T the triangle of ``A`` (so that infinities and
-    zeros on the diagonal give LAPACK's infinities and NaNs, not a singular-matrix error)."""
+    """X with op(T) X = b by blocked substitution, T the triangle of ``A`` (so that infinities
+    and zeros on the diagonal give LAPACK's infinities and NaNs, not a singular-matrix error)."""
     xp = namespace_of(A)
     batch = tuple(np.broadcast_shapes(b.shape[:-2], A.shape[:-2]))
     a = xp.broadcast_to(A, batch + A.shape[-2:])
@@ -62,13 +71,19 @@ def _substitute(b, A, upper, transpose, unitriangular):
         a, upper = xp.swapaxes(a, -1, -2), not upper
     x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=xp.result_type(A.dtype, b.dtype))
     n = a.shape[-1]
-    rows = range(n - 1, -1, -1) if upper else range(n)
+    starts = range(0, n, SUBSTITUTION_BLOCK)
+    blocks = [(s, min(s + SUBSTITUTION_BLOCK, n)) for s in (reversed(starts) if upper else starts)]
     with np.errstate(all="ignore"):
-        for i in rows:
-            done = slice(i + 1, n) if upper else slice(0, i)
-            x[..., i, :] -= (a[..., i:i + 1, done] @ x[..., done, :])[..., 0, :]
-            if not unitriangular:
-                x[..., i, :] /= a[..., i, i][..., None]
+        for start, stop in blocks:
+            done = slice(stop, n) if upper else slice(0, start)
+            if done.start != done.stop:
+                x[..., start:stop, :] -= a[..., start:stop, done] @ x[..., done, :]
+            for i in (range(stop - 1, start - 1, -1) if upper else range(start, stop)):
+                inside = slice(i + 1, stop) if upper else slice(start, i)
+                if inside.start != inside.stop:
+                    x[..., i, :] -= (a[..., i:i + 1, inside] @ x[..., inside, :])[..., 0, :]
+                if not unitriangular:
+                    x[..., i, :] /= a[..., i, i][..., None]
     return x
 
 

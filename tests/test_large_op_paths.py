@@ -1,0 +1,188 @@
+"""The paths ops take at sizes the op table's small cases do not reach, pinned to torch:
+blocked triangular substitution and the triangle's inverse in one substitution
+(``triangular_solve``, ``cholesky_solve``, ``cholesky_inverse``), ``cdist``'s matrix-product
+path for p = 2 and ``pdist``'s row-by-row distances, scatter's and gather's flat indices
+(``ufunc.at`` and ``take`` on one flat index), ``nansum`` without NaNs as a plain sum. Values,
+gradients and node names."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+RNG = np.random.default_rng(0)
+
+
+def _pair(data, requires_grad=True):
+    return (ember.tensor(data, requires_grad=requires_grad),
+            torch.tensor(data, requires_grad=requires_grad))
+
+
+def _close(e, t, tol):
+    t = t.detach().numpy() if isinstance(t, torch.Tensor) else t
+    np.testing.assert_allclose(e.detach().numpy(), t, rtol=tol, atol=tol * max(1.0, np.abs(t).max()))
+
+
+def _backward_both(e_out, t_out):
+    seed = RNG.standard_normal(tuple(t_out.shape)).astype(t_out.detach().numpy().dtype)
+    e_out.backward(ember.tensor(seed))
+    t_out.backward(torch.tensor(seed))
+
+
+def _cholesky_factor(n, batch, dtype, upper):
+    a = RNG.standard_normal(batch + (n, n))
+    factor = np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
+    return np.ascontiguousarray(np.swapaxes(factor, -1, -2)) if upper else factor
+
+
+SIZES = [(70, ()), (33, (2,)), (100, (3,))]   # several blocks of the substitution, batches
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-10), (np.float32, 2e-5)])
+@pytest.mark.parametrize("n,batch", SIZES)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_inverse_and_solve(n, batch, upper, dtype, tol):
+    e_l, t_l = _pair(_cholesky_factor(n, batch, dtype, upper))
+    e_b, t_b = _pair(RNG.standard_normal(batch + (n, 5)).astype(dtype))
+    e_out, t_out = ember.cholesky_inverse(e_l, upper=upper), torch.cholesky_inverse(t_l, upper=upper)
+    _close(e_out, t_out, tol)
+    _backward_both(e_out, t_out)
+    _close(e_l.grad, t_l.grad, tol * 10)
+    e_out, t_out = ember.cholesky_solve(e_b, e_l, upper=upper), torch.cholesky_solve(t_b, t_l, upper=upper)
+    _close(e_out, t_out, tol)
+    _backward_both(e_out, t_out)
+    _close(e_b.grad, t_b.grad, tol)
+
+
+@pytest.mark.parametrize("n,batch", SIZES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("unitriangular", [False, True])
+def test_triangular_solve(n, batch, upper, transpose, unitriangular):
+    factor = _cholesky_factor(n, batch, np.float64, upper)
+    factor /= np.abs(np.diagonal(factor, axis1=-2, axis2=-1)).max()   # unit diagonal stays stable
+    e_a, t_a = _pair(factor)
+    e_b, t_b = _pair(RNG.standard_normal(batch + (n, 3)))
+    kw = dict(upper=upper, transpose=transpose, unitriangular=unitriangular)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e_out, t_out = ember.triangular_solve(e_b, e_a, **kw)[0], torch.triangular_solve(t_b, t_a, **kw)[0]
+    _close(e_out, t_out, 1e-8)
+    _backward_both(e_out, t_out)
+    _close(e_a.grad, t_a.grad, 1e-7)
+    _close(e_b.grad, t_b.grad, 1e-8)
+
+
+def test_cholesky_inverse_of_a_non_finite_factor_reaches_only_the_columns_that_read_it():
+    factor = _cholesky_factor(4, (), np.float64, False)
+    factor[3, 1] = np.inf
+    expected = torch.cholesky_inverse(torch.tensor(factor)).numpy()
+    got = ember.cholesky_inverse(ember.tensor(factor)).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shapes,mode", [
+    (((30, 5), (40, 5)), None),
+    (((2, 30, 5), (40, 5)), None),
+    (((1, 2, 27, 3), (3, 1, 4, 3)), None),
+    (((3, 4), (5, 4)), "use_mm_for_euclid_dist"),
+    (((30, 5), (40, 5)), "donot_use_mm_for_euclid_dist"),
+    (((20, 5), (26, 5)), "use_mm_for_euclid_dist_if_necessary"),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cdist_paths(shapes, mode, dtype):
+    (e1, t1), (e2, t2) = (_pair(RNG.standard_normal(s).astype(dtype)) for s in shapes)
+    kw = {} if mode is None else {"compute_mode": mode}
+    e_out, t_out = ember.cdist(e1, e2, **kw), torch.cdist(t1, t2, **kw)
+    assert type(e_out.grad_fn).__name__ == t_out.grad_fn.name()
+    _close(e_out, t_out, 1e-5)
+    _backward_both(e_out, t_out)
+    _close(e1.grad, t1.grad, 1e-4)
+    _close(e2.grad, t2.grad, 1e-4)
+
+
+def test_cdist_rejects_an_unknown_compute_mode_as_torch_does():
+    x = ember.zeros(2, 3)
+    with pytest.raises(ValueError, match="fast is not a valid value for compute_mode"):
+        ember.cdist(x, x, compute_mode="fast")
+    with pytest.raises(ValueError):
+        torch.cdist(torch.zeros(2, 3), torch.zeros(2, 3), compute_mode="fast")
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (30, 7), (120, 50)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pdist_row_by_row(shape, dtype):
+    e, t = _pair(RNG.standard_normal(shape).astype(dtype))
+    e_out, t_out = ember.pdist(e), torch.pdist(t)
+    assert type(e_out.grad_fn).__name__ == t_out.grad_fn.name()
+    _close(e_out, t_out, 1e-5)
+    _backward_both(e_out, t_out)
+    _close(e.grad, t.grad, 1e-4)
+
+
+def test_pdist_of_equal_rows_has_zero_distance_and_zero_gradient():
+    e, t = _pair(np.ones((3, 2), np.float32))
+    ember.pdist(e).sum().backward()
+    torch.pdist(t).sum().backward()
+    np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
+    assert not math.isnan(e.grad.numpy().sum())
+
+
+REDUCTIONS = [None, "sum", "prod", "mean", "amax", "amin"]
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_scatter_reduce_and_gather_with_repeated_indices(dim, reduce, layout):
+    shape = (3, 40, 30)
+    data = RNG.standard_normal(shape).astype(np.float32)
+    if layout == "transposed":   # not C-contiguous: the tuple-key path
+        data = np.ascontiguousarray(data.transpose(0, 2, 1)).transpose(0, 2, 1)
+    index = RNG.integers(0, shape[dim], (3, 20, 25))   # many repeats along dim
+    src = RNG.standard_normal(index.shape).astype(np.float32)
+    (e, t), (e_src, t_src) = _pair(data), _pair(src)
+    e_index, t_index = ember.tensor(index), torch.tensor(index)
+    if reduce is None:
+        e_out, t_out = e.scatter_add(dim, e_index, e_src), t.scatter_add(dim, t_index, t_src)
+    else:
+        for include_self in (True, False):
+            _close(ember.scatter_reduce(e.detach(), dim, e_index, e_src.detach(), reduce,
+                                        include_self=include_self),
+                   torch.scatter_reduce(t.detach(), dim, t_index, t_src.detach(), reduce,
+                                        include_self=include_self), 1e-5)
+        e_out, t_out = e.scatter_reduce(dim, e_index, e_src, "sum"), t.scatter_reduce(dim, t_index, t_src, "sum")
+    _close(e_out, t_out, 1e-5)
+    _backward_both(e_out, t_out)
+    _close(e_src.grad, t_src.grad, 1e-5)
+    e_out, t_out = e.detach().requires_grad_().gather(dim, e_index), t.detach().requires_grad_().gather(dim, t_index)
+    _close(e_out, t_out, 0)
+
+
+def test_gather_backward_adds_repeated_positions():
+    data = RNG.standard_normal((50, 40)).astype(np.float32)
+    index = RNG.integers(0, 40, (50, 200))
+    (e, t) = _pair(data)
+    e_out, t_out = e.gather(1, ember.tensor(index)), t.gather(1, torch.tensor(index))
+    _backward_both(e_out, t_out)
+    _close(e.grad, t.grad, 1e-5)
+
+
+@pytest.mark.parametrize("nan", [False, True])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_nansum(nan, dim):
+    data = RNG.standard_normal((60, 70)).astype(np.float32)
+    if nan:
+        data[::3, ::2] = np.nan
+    e, t = _pair(data)
+    kw = {} if dim is None else {"dim": dim}
+    e_out, t_out = ember.nansum(e, **kw), torch.nansum(t, **kw)
+    _close(e_out, t_out, 1e-5)
+    _backward_both(e_out, t_out)
+    _close(e.grad, t.grad, 0)
