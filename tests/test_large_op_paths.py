@@ -186,3 +186,50 @@ def test_nansum(nan, dim):
     _close(e_out, t_out, 1e-5)
     _backward_both(e_out, t_out)
     _close(e.grad, t.grad, 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8])
+@pytest.mark.parametrize("shape,dim", [((60, 90), -1), ((5, 40, 3), 1)])
+@pytest.mark.parametrize("k", [1, 3, 8, 9])   # 9: past the argmax passes
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_by_passes_with_nan_and_infinities(dtype, shape, dim, k, largest):
+    if dtype == np.uint8:
+        data = RNG.integers(0, 255, shape).astype(dtype)
+    else:
+        data = (RNG.standard_normal(shape) * 10).astype(dtype)
+    if dtype in (np.float32, np.float64):
+        flat = data.reshape(-1)
+        flat[::7], flat[3::11], flat[5::13] = np.nan, -np.inf, np.inf
+    e_values, e_indices = ember.topk(ember.tensor(data), k, dim, largest)
+    t_values, _ = torch.topk(torch.tensor(data), k, dim, largest)
+    np.testing.assert_array_equal(e_values.numpy(), t_values.numpy())
+    # equal values (NaNs among them) may come from other positions than torch's
+    np.testing.assert_array_equal(np.take_along_axis(data, e_indices.numpy(), dim), t_values.numpy())
+
+
+def test_topk_gradient_reaches_the_picked_positions():
+    e, t = _pair(RNG.standard_normal((30, 50)).astype(np.float32))
+    e_out, t_out = ember.topk(e, 4)[0], torch.topk(t, 4)[0]
+    _backward_both(e_out, t_out)
+    _close(e.grad, t.grad, 0)
+
+
+@pytest.mark.parametrize("op", ["kthvalue", "median", "nanmedian"])
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("nan", [False, True])
+def test_selection_by_partition(op, dim, nan):
+    data = RNG.standard_normal((40, 61)).astype(np.float32)
+    if nan:
+        data[RNG.random(data.shape) < 0.1] = np.nan
+    e, t = _pair(data)
+    args = (17, dim) if op == "kthvalue" else (dim,)
+    (e_values, e_indices), (t_values, t_indices) = getattr(ember, op)(e, *args), getattr(torch, op)(t, *args)
+    np.testing.assert_array_equal(e_values.detach().numpy(), t_values.detach().numpy())
+    np.testing.assert_array_equal(np.take_along_axis(data, np.expand_dims(e_indices.numpy(), dim), dim),
+                                  np.expand_dims(t_values.detach().numpy(), dim))
+    if not nan:   # distinct values: one index each
+        np.testing.assert_array_equal(e_indices.numpy(), t_indices.numpy())
+    _backward_both(e_values, t_values)
+    _close(e.grad, t.grad, 0)
+    if op != "kthvalue":
+        np.testing.assert_array_equal(getattr(ember, op)(e).detach().numpy(), getattr(torch, op)(t).detach().numpy())

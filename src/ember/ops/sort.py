@@ -165,7 +165,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     k = int(k)
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
-    if data.ndim and 0 < k * TOPK_PARTITION_RATIO <= n:
+    picked = _top_by_extremes(data, dim, k, largest) if data.ndim and 0 < k <= TOPK_MAX_PASSES else None
+    if picked is not None:
+        values, indices = picked
+    elif data.ndim and 0 < k * TOPK_PARTITION_RATIO <= n:
         values, indices = _top_arrays(data, dim, k, largest)
     else:
         values, indices = _sort_arrays(data, dim, largest)
@@ -175,9 +178,36 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return _selected(TopkBackward0, input, values, indices, dim, True, return_types.topk)
 
 
-# topk takes its k elements by a partition, and sorts only them, when k is at most this
-# fraction of the row; else it sorts the whole row.
+# topk takes up to this many elements by one pass of argmax (argmin) each; more by a partition,
+# sorting only them, when k is at most TOPK_PARTITION_RATIO-th of the row; else it sorts the row.
+TOPK_MAX_PASSES = 8
 TOPK_PARTITION_RATIO = 4
+
+
+def _top_by_extremes(data, dim, k, largest):
+    """The ``k`` largest (or smallest) elements along ``dim`` and their int64 indices, as
+    ``_sort_arrays`` orders them, by ``k`` passes of argmax (argmin) over a copy in which each
+    pick is overwritten by the dtype's lowest (highest) value. None where that is ambiguous: a
+    picked value equal to the overwriting one (it may be a pick taken twice), or, for the
+    smallest, a NaN (argmin takes NaN first; torch counts it as the largest)."""
+    xp = namespace_of(data)
+    work = xp.moveaxis(widened(data), dim, -1).copy()
+    if work.dtype.kind == "f":
+        fill = -xp.inf if largest else xp.inf
+    else:
+        limits = xp.iinfo(work.dtype)
+        fill = limits.min if largest else limits.max
+    pick = xp.argmax if largest else xp.argmin
+    indices = xp.empty(work.shape[:-1] + (k,), dtype=_INT64)
+    for j in range(k):
+        chosen = pick(work, axis=-1, keepdims=True)
+        indices[..., j:j + 1] = chosen
+        xp.put_along_axis(work, chosen, fill, axis=-1)
+    values = xp.take_along_axis(xp.moveaxis(data, dim, -1), indices, axis=-1)
+    wide = widened(values)
+    if (wide == fill).any() or (not largest and work.dtype.kind == "f" and xp.isnan(wide).any()):
+        return None
+    return xp.moveaxis(values, -1, dim), xp.moveaxis(indices, -1, dim)
 
 
 def _top_arrays(data, dim, k, largest):
@@ -213,6 +243,33 @@ def _pick_sorted(data, dim, position, keepdim):
     return picked_values, picked_indices
 
 
+def _pick_selected(data, dim, position, keepdim):
+    """What ``_pick_sorted`` picks, without sorting: a partition puts the values at ``position``
+    in place, and of the elements equal to a picked value, the index is the one a stable sort
+    would put there (counted among the equal elements in index order; NaNs last)."""
+    xp = namespace_of(data)
+    if not data.ndim or not hasattr(xp, "partition"):
+        return _pick_sorted(data, dim, position, keepdim)
+    keys = xp.moveaxis(widened(data), dim, -1)
+    kept = data.shape[:dim] + (1,) + data.shape[dim + 1:]
+    pos = xp.moveaxis(xp.broadcast_to(xp.asarray(position, dtype=_INT64), kept), dim, -1)
+    value = xp.take_along_axis(xp.partition(keys, xp.unique(pos), axis=-1), pos, axis=-1)
+    equal, less = keys == value, keys < value
+    if keys.dtype.kind == "f":
+        nan = xp.isnan(keys)
+        picked_nan = xp.isnan(value)
+        equal = xp.where(picked_nan, nan, equal)
+        less = xp.where(picked_nan, ~nan, less)
+    occurrence = pos - less.sum(axis=-1, keepdims=True)
+    rank = xp.cumsum(equal, axis=-1) - 1
+    index = xp.argmax(equal & (rank == occurrence), axis=-1, keepdims=True).astype(_INT64)
+    values = xp.take_along_axis(xp.moveaxis(data, dim, -1), index, axis=-1)
+    values, index = xp.moveaxis(values, -1, dim), xp.moveaxis(index, -1, dim)
+    if not keepdim:
+        values, index = values.squeeze(dim), index.squeeze(dim)
+    return values, index
+
+
 def _check_nonempty(op, data, dim):
     if data.ndim and data.shape[dim] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
@@ -228,7 +285,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     _refuse("kthvalue_cpu", data, dispatched=data.ndim > 0)
-    values, indices = _pick_sorted(data, dim, k - 1, keepdim)
+    values, indices = _pick_selected(data, dim, k - 1, keepdim)
     return _selected(KthvalueBackward0, input, values, indices, dim, keepdim, return_types.kthvalue)
 
 
@@ -272,7 +329,7 @@ def _median_all(input, ignore_nan, node_cls):
     if flat.size == 0:
         value = xp.asarray(math.nan, dtype=data.dtype)
     else:
-        value = _pick_sorted(flat, 0, _median_position(flat, 0, ignore_nan), False)[0].reshape(())
+        value = _pick_selected(flat, 0, _median_position(flat, 0, ignore_nan), False)[0].reshape(())
     out = make(value)
     node = record(node_cls, (input,), out)
     if node is not None:
@@ -286,7 +343,7 @@ def _median_along(op, input, dim, keepdim, ignore_nan, node_cls, named):
     _check_nonempty(op, data, dim)
     _refuse("median_out", data)
     position = _median_position(data, dim, ignore_nan) if data.ndim else 0
-    values, indices = _pick_sorted(data, dim, position, keepdim)
+    values, indices = _pick_selected(data, dim, position, keepdim)
     return _selected(node_cls, input, values, indices, dim, keepdim, named)
 
 
