@@ -233,3 +233,34 @@ def test_selection_by_partition(op, dim, nan):
     _close(e.grad, t.grad, 0)
     if op != "kthvalue":
         np.testing.assert_array_equal(getattr(ember, op)(e).detach().numpy(), getattr(torch, op)(t).detach().numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.int8, np.bool_])
+@pytest.mark.parametrize("shapes", [((40, 500), (40, 500), (40, 500)), ((40, 500), (500,), ()),
+                                    ((40, 1, 500), (1, 30, 500), (40, 30, 1))])
+def test_where_selects_bits_of_large_operands(dtype, shapes):
+    cond_shape, a_shape, b_shape = shapes
+    special = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0]) if np.dtype(dtype).kind == "f" else None
+
+    def operand(shape):
+        values = RNG.standard_normal(shape) * 50
+        if special is not None and values.size > 5:
+            values.reshape(-1)[:5] = special
+        return values.astype(dtype)
+
+    condition = RNG.random(cond_shape) < 0.5
+    a, b = operand(a_shape), operand(b_shape)
+    got = ember.where(ember.tensor(condition), ember.tensor(a), ember.tensor(b)).numpy()
+    expected = torch.where(torch.tensor(condition), torch.tensor(a), torch.tensor(b)).numpy()
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), expected.view(f"u{expected.itemsize}"))
+
+
+def test_where_with_a_number_and_gradients():
+    condition = RNG.random((50, 400)) < 0.5
+    e, t = _pair(RNG.standard_normal((50, 400)).astype(np.float32))
+    e_out = ember.where(ember.tensor(condition), e, 0.5)
+    t_out = torch.where(torch.tensor(condition), t, 0.5)
+    _close(e_out, t_out, 0)
+    _backward_both(e_out, t_out)
+    _close(e.grad, t.grad, 0)

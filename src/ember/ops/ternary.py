@@ -56,7 +56,7 @@ def where(condition, input=None, other=None, *, out=None):
     a = input._data.astype(dt, copy=False) if isinstance(input, Tensor) else input
     b = other._data.astype(dt, copy=False) if isinstance(other, Tensor) else other
     try:
-        data = xp.where(condition._data, a, b)
+        data = _select(xp, condition._data, a, b, dt)
     except ValueError:
         shapes = [list(t._data.shape) for t in (condition, input, other) if isinstance(t, Tensor)]
         raise RuntimeError(f"where(): shapes {shapes} cannot be broadcast together") from None
@@ -74,6 +74,29 @@ def where(condition, input=None, other=None, *, out=None):
         from .pointwise import _maybe_out
         return _maybe_out(res, out)
     return res
+
+
+# From this many condition elements on, ``where`` selects bits: NumPy's ``where`` branches per
+# element, and a condition without a pattern (a ReLU's mask) defeats the branch predictor.
+WHERE_BITWISE_MIN_ELEMENTS = 16384
+_SAME_SIZE_INTEGER = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+def _select(xp, condition, a, b, dtype):
+    """``xp.where(condition, a, b)`` for operands of ``dtype`` (arrays or numbers); on large
+    NumPy arrays as ``b ^ ((a ^ b) & mask)`` on the elements' bits, mask all ones where
+    ``condition`` holds: the same bits, with no branch per element."""
+    integer = _SAME_SIZE_INTEGER.get(dtype.itemsize)
+    if (condition.size < WHERE_BITWISE_MIN_ELEMENTS or integer is None or dtype.kind == "c"
+            or xp.__name__ != "numpy"):
+        return xp.where(condition, a, b)
+    a_bits = xp.asarray(a, dtype=dtype).view(integer)
+    b_bits = xp.asarray(b, dtype=dtype).view(integer)
+    mask = condition.astype(integer)
+    xp.negative(mask, out=mask)
+    bits = xp.bitwise_xor(a_bits, b_bits)
+    bits = xp.bitwise_and(bits, mask, out=bits if bits.shape == mask.shape else None)
+    return xp.bitwise_xor(bits, b_bits, out=bits).view(dtype)
 
 
 @method("where")
