@@ -258,3 +258,23 @@ def test_sign_of_special_values_as_torch(dtype):
     expected = t_out.float().numpy()
     np.testing.assert_array_equal(e_out.float().numpy(), expected)
     np.testing.assert_array_equal(np.signbit(e_out.float().numpy()), np.signbit(expected))
+
+
+SPECIAL_VALUES = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, -2.0, -2.5, 1e-30, 1e-8, 0.5, 1.0, 2.0,
+                  3.5, 10.0, 30.0, 171.0, 172.0, 1e30, -1e-8, -0.5, 5.5, -10.3, 40.0, -40.0]
+
+
+@pytest.mark.parametrize("name", ["lgamma", "erf", "erfc"])
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 2e-6), (np.float64, 1e-13)])
+def test_special_functions_element_by_element_on_small_arrays(name, dtype, rtol):
+    """Up to ``SCALAR_PATH_MAX_ELEMENTS`` elements go through Python's math module; more through
+    the vectorised formulas: both against torch on the same values, poles and infinities."""
+    from ember._backend import special
+    small = np.array(SPECIAL_VALUES, dtype=dtype)
+    assert small.size <= special.SCALAR_PATH_MAX_ELEMENTS
+    large = np.tile(small, special.SCALAR_PATH_MAX_ELEMENTS // small.size + 1)
+    for data in (small, large):
+        got = getattr(ember, name)(ember.tensor(data)).numpy()
+        expected = getattr(torch, name)(torch.tensor(data)).numpy()
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-30)
