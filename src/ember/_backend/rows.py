@@ -13,13 +13,15 @@ __all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
 # Longest run of one index added position by position; longer runs (a padding token repeated
 # over a batch) go through ``add.reduceat``.
 MAX_RUN_BY_POSITION = 16
+# Up to this many rows, one ``add.at`` call: the sorting costs more calls than it saves.
+ADD_AT_MAX_ROWS = 16
 
 
 def add_rows_at(out, index, rows):
     """``out[index[i]] += rows[i]`` for every i, repeated indices adding up: ``out`` (N, D),
     ``index`` (M,) of integers in [0, N), ``rows`` (M, D). Returns ``out``."""
     xp = namespace_of(out)
-    if not index.size or not hasattr(xp.add, "reduceat"):
+    if index.size <= ADD_AT_MAX_ROWS or not hasattr(xp.add, "reduceat"):
         xp.add.at(out, index, rows)
         return out
     order = xp.argsort(index, kind="stable")

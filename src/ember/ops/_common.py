@@ -1,6 +1,8 @@
 """What every op module shares: wrapping arrays, recording history, type promotion for
 operands that mix tensors and Python numbers, reducing broadcast gradients, and attaching
 functions to ``Tensor`` as methods."""
+import functools
+import math
 import numbers
 
 import numpy as np
@@ -478,6 +480,16 @@ _C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "
             "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 
 
+@functools.cache
+def _range_of(np_dtype):
+    """The lowest and highest finite values of a real dtype (ints for integer dtypes)."""
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        return int(info.min), int(info.max)
+    lowest = float(_dtype.finfo(_BY_NP[np_dtype]).min)
+    return lowest, -lowest
+
+
 def check_value_fits(value, np_dtype):
     """torch's check (c10's checked_convert) that the number ``value`` (or a one-element
     tensor's) can be written into a tensor of ``np_dtype``: an integer one takes no NaN or
@@ -494,19 +506,17 @@ def check_value_fits(value, np_dtype):
         value = value.real
     if name not in _C_TYPES or isinstance(value, (bool, complex)) or not isinstance(value, numbers.Real):
         return
-    import math
+    lowest, highest = _range_of(np_dtype)
     if np_dtype.kind in "iu":
-        info = np.iinfo(np_dtype)
         if isinstance(value, numbers.Integral):
             value = int(value)
-            fits = info.min <= value <= info.max or (np_dtype.kind == "u" and 0 < -value <= info.max)
+            fits = lowest <= value <= highest or (np_dtype.kind == "u" and 0 < -value <= highest)
         else:
             value = float(value)
-            fits = not math.isnan(value) and info.min <= value <= info.max
+            fits = not math.isnan(value) and lowest <= value <= highest
     else:
         value = float(value)
-        lowest = float(_dtype.finfo(_BY_NP[np_dtype]).min)
-        fits = math.isinf(value) or math.isnan(value) or lowest <= value <= -lowest
+        fits = math.isinf(value) or math.isnan(value) or lowest <= value <= highest
     if not fits:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPES[name]} without overflow")
 

@@ -568,9 +568,10 @@ def _index_added(data, d, index, values):
         out = data.copy()
         xp.add.at(_nonempty(out), _dim_key(d, index), values)
         return out
-    rows = xp.moveaxis(data, d, 0).copy(order="C")
+    rows = (data if d == 0 else xp.moveaxis(data, d, 0)).copy(order="C")
     n = rows.shape[0]
-    add_rows_at(rows.reshape(n, -1), index, xp.moveaxis(values, d, 0).reshape(index.size, -1))
+    add_rows_at(rows.reshape(n, -1), index,
+                (values if d == 0 else xp.moveaxis(values, d, 0)).reshape(index.size, -1))
     return rows if d == 0 else xp.ascontiguousarray(xp.moveaxis(rows, 0, d))
 
 
