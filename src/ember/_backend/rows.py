@@ -12,7 +12,7 @@ __all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
 
 # Longest run of one index added position by position; longer runs (a padding token repeated
 # over a batch) go through ``add.reduceat``.
-MAX_RUN_BY_POSITION = 16
+MAX_RUN_BY_POSITION = 4
 # Up to this many rows, one ``add.at`` call: the sorting costs more calls than it saves.
 ADD_AT_MAX_ROWS = 16
 
