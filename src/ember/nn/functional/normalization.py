@@ -246,6 +246,9 @@ def _along_length(xp, per_channel, length):
 # error of that cancellation grows as ``(1 + mean**2 / var) * eps``, so beyond this ratio the
 # centred array is formed and summed instead (two passes).
 _ONE_PASS_MAX_RATIO = 8.0
+# Up to this many elements layer norm goes through the centred input: fewer calls than the
+# one-pass formulas, whose matrix products pay off only on larger arrays.
+CENTRED_MAX_ELEMENTS = 4096
 
 
 def _sum_product_centered(xp, grad, x, mean, invstd, sum_grad, sum_grad_x):
@@ -320,7 +323,7 @@ def _layer_norm_backward_arrays(xp, grad, x, mean, invstd, weight, need):
     ``grad * (invstd ⊗ weight) + x * slope + shift`` with per-row ``slope`` and ``shift``. The
     sums over ``xhat`` come from sums over ``x`` (matrix-vector products) where the rows'
     ``mean**2 / var`` allows, else from the centred array."""
-    if not _one_pass_accurate(xp, mean * mean * invstd * invstd, 1.0):
+    if x.size <= CENTRED_MAX_ELEMENTS or not _one_pass_accurate(xp, mean * mean * invstd * invstd, 1.0):
         return _layer_norm_backward_centred(xp, grad, x, mean, invstd, weight, need)
     need_x, need_w, need_b = need
     rows, width = x.shape
@@ -588,6 +591,8 @@ def _layer_norm_forward_arrays(xp, x, weight, bias, eps):
     ``shift = (-mean * invstd) ⊗ weight + 1 ⊗ bias``, the outer products formed as matrix
     products; else through the centred input."""
     rows, width = x.shape
+    if x.size <= CENTRED_MAX_ELEMENTS:
+        return _layer_norm_forward_centred(xp, x, weight, bias, eps)
     dtype = x.dtype
     ones = xp.ones(width, dtype)
     mean = (x @ ones) / width
