@@ -35,11 +35,11 @@ _forced = _Forced()
 def _onednn_usable():
     switch = _switches.get(ONEDNN)
     if switch is None:
-        switch = _switches[ONEDNN] = os.environ.get("EMBER_ONEDNN", "1") != "0"
-    if not switch or not onednn.available():
-        return False
-    onednn.threads.follow_ember()
-    return True
+        switch = _switches[ONEDNN] = (os.environ.get("EMBER_ONEDNN", "1") != "0"
+                                      and onednn.available())
+    if switch:
+        onednn.threads.follow_ember()
+    return switch
 
 
 def enabled(library):
@@ -61,7 +61,7 @@ def set_enabled(library, flag):
         return
     if library not in LIBRARIES:
         raise ValueError(f"unknown kernel library {library!r}; expected one of {LIBRARIES}")
-    _switches[library] = bool(flag)
+    _switches[library] = bool(flag) and (library != ONEDNN or onednn.available())
     from . import parallel
     parallel.follow_onednn()
 
@@ -103,7 +103,7 @@ class KernelChoice:
         for library, kernel in self.kernels:
             if library == NUMPY:
                 return kernel(*args)
-            if enabled(library):
+            if _onednn_usable():   # the one library besides NumPy's
                 out = kernel(*args)
                 if out is not None:
                     return out
