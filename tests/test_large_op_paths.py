@@ -189,7 +189,7 @@ def test_nansum(nan, dim):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8])
-@pytest.mark.parametrize("shape,dim", [((60, 90), -1), ((5, 40, 3), 1)])
+@pytest.mark.parametrize("shape,dim", [((60, 90), -1), ((5, 40, 12), 1)])
 @pytest.mark.parametrize("k", [1, 3, 8, 9])   # 9: past the argmax passes
 @pytest.mark.parametrize("largest", [True, False])
 def test_topk_by_passes_with_nan_and_infinities(dtype, shape, dim, k, largest):
@@ -264,3 +264,27 @@ def test_where_with_a_number_and_gradients():
     _close(e_out, t_out, 0)
     _backward_both(e_out, t_out)
     _close(e.grad, t.grad, 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bfloat16"])
+def test_selection_picks_what_the_stable_sort_picks(dtype, monkeypatch):
+    """Every position of small rows full of ties, NaNs and signed zeros: the partition's pick
+    (value and index among equal values) is the stable sort's."""
+    from ember import _dtype
+    from ember.ops import sort
+    monkeypatch.setattr(sort, "SELECT_MIN_ELEMENTS", 0)
+    np_dtype = getattr(_dtype, dtype).np
+    for shape in [(7,), (5, 9), (4, 6, 3)]:
+        for _ in range(5):
+            data = RNG.integers(-3, 3, shape).astype(np_dtype)
+            if dtype != "int64":
+                data[RNG.random(shape) < 0.2] = np.nan
+                data[RNG.random(shape) < 0.1] = -0.0
+            for dim in range(len(shape)):
+                positions = list(range(shape[dim])) + [sort._median_position(data, dim, True)]
+                for position in positions:
+                    sorted_pick = sort._pick_sorted(data, dim, position, False)
+                    selected_pick = sort._pick_selected(data, dim, position, False)
+                    np.testing.assert_array_equal(selected_pick[1], sorted_pick[1])
+                    np.testing.assert_array_equal(selected_pick[0].astype(np.float64),
+                                                  sorted_pick[0].astype(np.float64))

@@ -165,7 +165,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     k = int(k)
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
-    picked = _top_by_extremes(data, dim, k, largest) if data.ndim and 0 < k <= TOPK_MAX_PASSES else None
+    picked = (_top_by_extremes(data, dim, k, largest)
+              if data.size >= SELECT_MIN_ELEMENTS and 0 < k <= TOPK_MAX_PASSES else None)
     if picked is not None:
         values, indices = picked
     elif data.ndim and 0 < k * TOPK_PARTITION_RATIO <= n:
@@ -178,6 +179,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return _selected(TopkBackward0, input, values, indices, dim, True, return_types.topk)
 
 
+# From this many elements on, topk, kthvalue and the medians select instead of sorting (below,
+# the sort takes fewer calls).
+SELECT_MIN_ELEMENTS = 2048
 # topk takes up to this many elements by one pass of argmax (argmin) each; more by a partition,
 # sorting only them, when k is at most TOPK_PARTITION_RATIO-th of the row; else it sorts the row.
 TOPK_MAX_PASSES = 8
@@ -248,7 +252,7 @@ def _pick_selected(data, dim, position, keepdim):
     in place, and of the elements equal to a picked value, the index is the one a stable sort
     would put there (counted among the equal elements in index order; NaNs last)."""
     xp = namespace_of(data)
-    if not data.ndim or not hasattr(xp, "partition"):
+    if data.size < SELECT_MIN_ELEMENTS or not hasattr(xp, "partition"):
         return _pick_sorted(data, dim, position, keepdim)
     keys = xp.moveaxis(widened(data), dim, -1)
     kept = data.shape[:dim] + (1,) + data.shape[dim + 1:]
