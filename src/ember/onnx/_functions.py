@@ -43,7 +43,7 @@ _UNARY = {
     "erf": "Erf", "floor": "Floor", "ceil": "Ceil", "sign": "Sign",
     "reciprocal": "Reciprocal", "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh",
     "cosh": "Cosh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh", "softsign": "Softsign",
-    "logical_not": "Not", "bitwise_not": "Not", "invert": "Not", "isnan": "IsNaN",
+    "bitwise_not": "Not", "invert": "Not", "isnan": "IsNaN",
     "selu": "Selu", "contiguous": "Identity", "clone": "Identity", "detach": "Identity",
     "positive": "Identity", "pos": "Identity",
 }
@@ -101,7 +101,6 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "truediv": "D
            "true_divide": "Div", "pow": "Pow", "maximum": "Max", "minimum": "Min",
            "remainder": "Mod", "mod": "Mod", "fmod": "Mod", "floordiv": "Div",
            "floor_divide": "Div", "and_": "And", "or_": "Or", "xor": "Xor",
-           "logical_and": "And", "logical_or": "Or", "logical_xor": "Xor",
            "bitwise_and": "And", "bitwise_or": "Or", "bitwise_xor": "Xor",
            "eq": "Equal", "ne": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater",
            "ge": "GreaterOrEqual"}
