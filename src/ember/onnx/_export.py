@@ -11,7 +11,7 @@ from ..jit._trace import layer_namespaces, record_graph
 from ..nn import Module
 from ._builder import Builder, Unsupported, onnx_dtype
 from ._functions import CONVERTERS
-from . import _pointwise  # noqa: F401  (registers its converters in CONVERTERS)
+from . import _pointwise, _reductions  # noqa: F401  (they register converters in CONVERTERS)
 from ._modules import converter_for, is_export_leaf
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "UnsupportedOperatorError"]
@@ -273,9 +273,9 @@ def _convert_node(ctx, node, root):
         ctx.module_path = node.target
         return convert(ctx, module, dict(ba.arguments))
     name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
-    convert = CONVERTERS.get(name)
+    convert = CONVERTERS.get(_op_name(node)) or CONVERTERS.get(name)   # qualified name first
     if convert is None:
-        raise Unsupported(f"operator '{_op_name(node)}'")
+        raise Unsupported(f"operator '{_op_name(node)}' (no converter maps it to ONNX)")
     return convert(ctx, node, _bind(node, _signature_of(node)))
 
 
