@@ -11,7 +11,7 @@ from ..jit._trace import layer_namespaces, record_graph
 from ..nn import Module
 from ._builder import Builder, Unsupported, onnx_dtype
 from ._functions import CONVERTERS
-from . import _pointwise, _reductions  # noqa: F401  (they register converters in CONVERTERS)
+from . import _pointwise, _reductions, _shapes  # noqa: F401  (they register converters in CONVERTERS)
 from ._modules import converter_for, is_export_leaf
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "UnsupportedOperatorError"]

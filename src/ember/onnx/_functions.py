@@ -920,9 +920,10 @@ def _index_select(ctx, node, a):
                     axis=_norm_dim(a["dim"], len(ctx.shape(x))))
 
 
-@converts("triu", "tril")
+@converts("triu", "tril", "triu_", "tril_")
 def _trilu(ctx, node, a):
-    upper = (node.target if isinstance(node.target, str) else node.target.__name__) == "triu"
+    name = node.target if isinstance(node.target, str) else node.target.__name__
+    upper = name.rstrip("_") == "triu"
     return ctx.b.op("Trilu", [ctx.t(a["input"]), ctx.b.const(np.int64(a.get("diagonal", 0)))],
                     upper=int(upper))
 
