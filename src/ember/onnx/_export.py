@@ -11,7 +11,7 @@ from ..jit._trace import layer_namespaces, record_graph
 from ..nn import Module
 from ._builder import Builder, Unsupported, onnx_dtype
 from ._functions import CONVERTERS
-from . import _indexing, _pointwise, _reductions, _shapes  # noqa: F401  (they register converters in CONVERTERS)
+from . import _indexing, _linalg, _pointwise, _reductions, _shapes  # noqa: F401  (they register converters in CONVERTERS)
 from ._modules import converter_for, is_export_leaf
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "UnsupportedOperatorError"]
@@ -256,13 +256,21 @@ class _Context:
 
 
 # -- arguments -------------------------------------------------------------------------------------
+_VAR_ARGS, _VAR_KWARGS = inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD
+
+
 def _signature_of(node):
     import ember
     try:
         if node.op == "call_function":
             return inspect.signature(node.target)
         if node.op == "call_method":
-            return inspect.signature(getattr(ember.Tensor, node.target))
+            signature = inspect.signature(getattr(ember.Tensor, node.target))
+            kinds = [p.kind for p in list(signature.parameters.values())[1:]]
+            function = getattr(ember, node.target.rstrip("_"), None)
+            if kinds == [_VAR_ARGS, _VAR_KWARGS] and function is not None:
+                return inspect.signature(function)    # a method forwarding to ember.<name>
+            return signature
     except (TypeError, ValueError, AttributeError):
         return None
     return None
