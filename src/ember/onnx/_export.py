@@ -11,7 +11,7 @@ from ..jit._trace import layer_namespaces, record_graph
 from ..nn import Module
 from ._builder import Builder, Unsupported, onnx_dtype
 from ._functions import CONVERTERS
-from . import _indexing, _linalg, _pointwise, _reductions, _shapes  # noqa: F401  (they register converters in CONVERTERS)
+from . import _indexing, _linalg, _pointwise, _reductions, _shapes, _unexpressible  # noqa: F401  (they register converters in CONVERTERS)
 from ._modules import converter_for, is_export_leaf
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "UnsupportedOperatorError"]
@@ -186,8 +186,10 @@ class _Context:
             items[at:at + 1] = [slice(None)] * (rank - used)
         items += [slice(None)] * (rank - sum(self._index_rank(i) for i in items
                                              if i is not None))
-        advanced = any(isinstance(i, list) or (isinstance(i, Node) and (
-            self.shape(i) != () or self.dtype(i) == self.ember.bool)) for i in items)
+        tensors = [i for i in items if isinstance(i, list) or (isinstance(i, Node) and (
+            self.shape(i) != () or self.dtype(i) == self.ember.bool))]
+        advanced = len(tensors) > 1 or any(isinstance(i, Node) and self.dtype(i) ==
+                                           self.ember.bool for i in tensors)
         axis, picks = 0, []          # picks: (axis of xv, ONNX int64 index value)
         for item in items:
             if item is None:
@@ -219,9 +221,13 @@ class _Context:
                     dims = np.ndim(item)
                 picks.append((axis, value, dims))
                 axis += 1
-            else:                          # an int or a 0-d integer tensor: the axis goes
-                value = self.t(item) if isinstance(item, Node) else b.const(np.int64(item))
+            else:          # an int, a 0-d tensor (the axis goes) or the one integer tensor
+                if isinstance(item, Node):
+                    value = self.t_as(item, self.ember.int64)
+                else:
+                    value = b.const(np.asarray(item, dtype=np.int64))
                 xv = b.op("Gather", [xv, value], axis=axis)
+                axis += np.ndim(item) if not isinstance(item, Node) else len(self.shape(item))
         if not picks:
             return xv
         return self._gather_advanced(xv, axis, picks)
@@ -298,7 +304,7 @@ def _bind(node, signature):
     return bound
 
 
-def _op_name(node):
+def op_name(node):
     from ..fx._names import qualified_name
     if node.op == "call_function":
         try:
@@ -322,9 +328,9 @@ def _convert_node(ctx, node, root):
         ctx.module_path = node.target
         return convert(ctx, module, dict(ba.arguments))
     name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
-    convert = CONVERTERS.get(_op_name(node)) or CONVERTERS.get(name)   # qualified name first
+    convert = CONVERTERS.get(op_name(node)) or CONVERTERS.get(name)   # qualified name first
     if convert is None:
-        raise Unsupported(f"operator '{_op_name(node)}' (no converter maps it to ONNX)")
+        raise Unsupported(f"operator '{op_name(node)}' (no converter maps it to ONNX)")
     return convert(ctx, node, _bind(node, _signature_of(node)))
 
 

@@ -344,3 +344,40 @@ def _histogram(ctx, node, a):
         wv = b.unsqueeze(b.op("Reshape", [ctx.t_as(weight, dtype), b.ints([-1])]), [1])
         counts = b.reduce("ReduceSum", b.op("Where", [hits, wv, b.scalar(0, dtype)]), [0], False)
     return counts, edges
+
+
+@converts("lu_unpack")
+def _lu_unpack(ctx, node, a):
+    """(P, L, U) from packed LU factors: L the unit lower triangle, U the upper one, and P the
+    permutation the 1-based row swaps of the pivots make (applied in order, one
+    ScatterElements each), as A = P L U."""
+    lu, pivots = a["LU_data"], a["LU_pivots"]
+    b, dtype = ctx.b, ctx.dtype(lu)
+    shape = ctx.shape(lu)
+    if len(shape) != 2:
+        raise Unsupported("lu_unpack of a batch of factorizations")
+    m, n = shape
+    k = min(m, n)
+    luv = ctx.t(lu)
+    empty = b.const(np.zeros((0,)), dtype)
+    if a.get("unpack_data", True):
+        lower = b.op("Trilu", [b.op("Slice", [luv, b.ints([0]), b.ints([k]), b.ints([1])]),
+                               b.const(np.int64(-1))], upper=0)
+        lower = b.op("Add", [lower, b.const(np.eye(m, k), dtype)])
+        upper = b.op("Trilu", [b.op("Slice", [luv, b.ints([0]), b.ints([k]), b.ints([0])]),
+                               b.const(np.int64(0))], upper=1)
+    else:
+        lower = upper = empty
+    if not a.get("unpack_pivots", True):
+        return empty, lower, upper
+    swaps = b.op("Sub", [ctx.t_as(pivots, ctx.ember.int64), b.const(np.int64(1))])
+    order = b.ints(range(m))
+    for i in range(ctx.shape(pivots)[0]):
+        j = b.op("Gather", [swaps, b.const(np.int64(i))], axis=0)
+        at_i = b.op("Gather", [order, b.const(np.int64(i))], axis=0)
+        at_j = b.op("Gather", [order, j], axis=0)
+        targets = b.op("Concat", [b.ints([i]), b.unsqueeze(j, [0])], axis=0)
+        order = b.op("ScatterElements", [order, targets, b.op("Concat", [
+            b.unsqueeze(at_j, [0]), b.unsqueeze(at_i, [0])], axis=0)], axis=0)
+    one_hot = b.op("Equal", [b.unsqueeze(order, [1]), b.ints(range(m))])     # [i, c]: order[i] == c
+    return b.cast(b.op("Transpose", [one_hot], perm=[1, 0]), dtype), lower, upper

@@ -628,3 +628,122 @@ def _isin(ctx, node, a):
     found = b.op("Greater", [b.reduce("ReduceSum", b.cast(equal, ctx.ember.int64), [-1], False),
                              b.const(np.int64(0))])
     return b.op("Not", [found]) if a.get("invert") else found
+
+
+@converts("mode")
+def _mode(ctx, node, a):
+    """The smallest of the most frequent values along ``dim`` (counted by pairwise equality)
+    and the last index holding it, as torch returns them."""
+    x = a["input"]
+    b, dtype = ctx.b, ctx.dtype(x)
+    keepdim = bool(a.get("keepdim", False))
+    xv, _, positions, back, scalar = _scan_operand(ctx, x, a.get("dim", -1))
+    equal = b.op("Equal", [b.unsqueeze(xv, [-1]), b.unsqueeze(xv, [-2])])
+    counts = b.reduce("ReduceSum", b.cast(equal, ctx.ember.int64), [-1], False)
+    best = b.reduce("ReduceMax", counts, [-1], True)
+    top = np.inf if dtype.is_floating_point else np.iinfo(np.int64).max
+    candidates = b.op("Where", [b.op("Equal", [counts, best]), xv, b.scalar(top, dtype)])
+    value = b.reduce("ReduceMin", candidates, [-1], True)
+    index = b.reduce("ReduceMax", b.op("Where", [b.op("Equal", [xv, value]), positions,
+                                                 b.const(np.int64(-1))]), [-1], True)
+    out = []
+    for v in (value, index):
+        v = _scan_result(ctx, v, back, False)
+        if scalar:
+            v = b.op("Reshape", [v, b.ints([])])
+        elif not keepdim:
+            rank = len(ctx.shape(x))
+            v = b.squeeze(v, [_norm_dim(int(a.get("dim", -1)), rank)])
+        out.append(v)
+    return tuple(out)
+
+
+@converts("nanquantile")
+def _nanquantile(ctx, node, a):
+    """quantile over the values that are not NaN (NaNs sorted last as +inf, so each row's
+    positions come from its own count); NaN where a row has none."""
+    x, q = a["input"], a["q"]
+    if a.get("interpolation", "linear") != "linear":
+        raise Unsupported(f"nanquantile with interpolation={a['interpolation']!r}")
+    if not (isinstance(q, (int, float)) or ctx.shape(q) == ()):
+        raise Unsupported("nanquantile with a tensor of several q")
+    b, dtype = ctx.b, ctx.dtype(x)
+    dim, keepdim = a.get("dim"), bool(a.get("keepdim", False))
+    xv = ctx.t(x)
+    rank = len(ctx.shape(x))
+    if dim is None:
+        xv, dim = b.op("Reshape", [xv, b.ints([-1])]), 0
+    else:
+        dim = _norm_dim(int(dim), max(rank, 1))
+    nan = b.op("IsNaN", [xv])
+    values, _ = sort_along(ctx, b.op("Where", [nan, b.scalar(np.inf, dtype), xv]), dim, False)
+    present = b.cast(b.reduce("ReduceSum", b.cast(b.op("Not", [nan]), ctx.ember.int64), [dim],
+                              True), dtype)
+    last = b.op("Max", [b.op("Sub", [present, b.scalar(1.0, dtype)]), b.scalar(0.0, dtype)])
+    position = b.op("Mul", [ctx.t_as(q, dtype), last])
+    low = b.op("Floor", [position])
+    weight = b.op("Sub", [position, low])
+    lower = b.op("GatherElements", [values, b.cast(low, ctx.ember.int64)], axis=dim)
+    upper = b.op("GatherElements", [values, b.cast(b.op("Ceil", [position]), ctx.ember.int64)],
+                 axis=dim)
+    out = b.op("Add", [lower, b.op("Mul", [weight, b.op("Sub", [upper, lower])])])
+    out = b.op("Where", [b.op("Equal", [present, b.scalar(0.0, dtype)]),
+                         b.scalar(np.nan, dtype), out])
+    if a.get("dim") is None:
+        return b.op("Reshape", [out, b.ints([1] * rank if keepdim else [])])
+    return out if keepdim else b.squeeze(out, [dim])
+
+
+@converts("histogramdd")
+def _histogramdd(ctx, node, a):
+    """Counts over the grid of per-dimension bins (equal bins over ``range`` or the data's
+    span, or given edges): each sample's bin index in each dimension from the inner edges
+    at or below it, combined row-major; samples outside any range are not counted."""
+    x = a["input"]
+    if a.get("density"):
+        raise Unsupported("histogramdd with density=True")
+    b, dtype = ctx.b, ctx.dtype(x)
+    d = ctx.shape(x)[-1]
+    samples = b.op("Reshape", [ctx.t(x), b.ints([-1, d])])
+    bins = a.get("bins", 10)
+    bins = [bins] * d if isinstance(bins, int) else list(bins)
+    span = a.get("range")
+    sizes, all_edges = [], []
+    flat, inside = None, None
+    for k, spec in enumerate(bins):
+        column = b.op("Gather", [samples, b.const(np.int64(k))], axis=1)        # (N,)
+        if isinstance(spec, int):
+            if span is not None:
+                low, high = b.scalar(float(span[2 * k]), dtype), b.scalar(float(span[2 * k + 1]),
+                                                                           dtype)
+            else:
+                low = b.reduce("ReduceMin", column, None, False)
+                high = b.reduce("ReduceMax", column, None, False)
+            edges = b.op("Add", [low, b.op("Mul", [b.op("Sub", [high, low]),
+                                                   b.const(np.arange(spec + 1) / spec, dtype)])])
+            count = spec
+        else:
+            edges = ctx.t_as(spec, dtype)
+            count = ctx.shape(spec)[0] - 1
+            low = b.op("Gather", [edges, b.const(np.int64(0))], axis=0)
+            high = b.op("Gather", [edges, b.const(np.int64(-1))], axis=0)
+        inner = b.op("Slice", [edges, b.ints([1]), b.ints([-1])])
+        index = b.reduce("ReduceSum", b.cast(b.op("GreaterOrEqual", [
+            b.unsqueeze(column, [1]), b.unsqueeze(inner, [0])]), ctx.ember.int64), [1], False)
+        within = b.op("And", [b.op("GreaterOrEqual", [column, low]),
+                              b.op("LessOrEqual", [column, high])])
+        flat = index if flat is None else b.op("Add", [
+            b.op("Mul", [flat, b.const(np.int64(count))]), index])
+        inside = within if inside is None else b.op("And", [inside, within])
+        sizes.append(count)
+        all_edges.append(edges)
+    total = int(np.prod(sizes, dtype=np.int64))
+    hits = b.op("And", [b.op("Equal", [b.unsqueeze(flat, [1]), b.ints(range(total))]),
+                        b.unsqueeze(inside, [1])])
+    weight = a.get("weight")
+    if weight is None:
+        counts = b.reduce("ReduceSum", b.cast(hits, dtype), [0], False)
+    else:
+        wv = b.unsqueeze(b.op("Reshape", [ctx.t_as(weight, dtype), b.ints([-1])]), [1])
+        counts = b.reduce("ReduceSum", b.op("Where", [hits, wv, b.scalar(0, dtype)]), [0], False)
+    return b.op("Reshape", [counts, b.ints(sizes)]), tuple(all_edges)
