@@ -237,13 +237,14 @@ def _masked_scatter(ctx, node, a):
     """The k-th True position of the mask (row-major) takes the k-th element of source."""
     x, mask, source = a["input"], a["mask"], a["source"]
     b = ctx.b
-    shape = b.op("Shape", [ctx.t(x)])
+    shape = b.op("Shape", [b.op("Expand", [ctx.t(x), b.op("Shape", [ctx.t(mask)])])])
     flat_mask = b.op("Reshape", [b.op("Expand", [ctx.t(mask), shape]), b.ints([-1])])
     rank_of = b.op("Sub", [b.op("CumSum", [b.cast(flat_mask, ctx.ember.int64),
                                            b.const(np.int64(0))]), b.const(np.int64(1))])
     taken = b.op("Gather", [b.op("Reshape", [ctx.t_as(source, ctx.dtype(x)), b.ints([-1])]),
                             b.op("Max", [rank_of, b.const(np.int64(0))])], axis=0)
-    flat = b.op("Where", [flat_mask, taken, b.op("Reshape", [ctx.t(x), b.ints([-1])])])
+    flat = b.op("Where", [flat_mask, taken, b.op("Reshape", [
+        b.op("Expand", [ctx.t(x), shape]), b.ints([-1])])])
     return b.op("Reshape", [flat, shape])
 
 

@@ -337,6 +337,7 @@ def _spherical_bessel_j0(ctx, node, a):
     b, dtype = ctx.b, ctx.node_dtype(node)
     xv = _float_input(ctx, node, a["input"])
     ratio = b.op("Div", [b.op("Sin", [xv]), xv])
+    ratio = b.op("Where", [b.op("IsInf", [xv]), b.scalar(0.0, dtype), ratio])
     return b.op("Where", [b.op("Equal", [xv, b.scalar(0.0, dtype)]), b.scalar(1.0, dtype), ratio])
 
 

@@ -37,6 +37,8 @@ def _moments(ctx, a, want):
     x = a["input"]
     b, dtype = ctx.b, ctx.dtype(x)
     xv = ctx.t(x)
+    if isinstance(a.get("dim"), bool):          # var(x, False): the legacy unbiased flag
+        a = dict(a, unbiased=a["dim"], dim=None)
     axes = reduce_axes(ctx, x, a.get("dim"))
     keepdim = bool(a.get("keepdim", False))
     correction = a.get("correction")
@@ -201,13 +203,18 @@ def _all_any(reduce_all):
         x = a["input"]
         b = ctx.b
         flag = truth(ctx, x)
-        if reduce_all:
-            flag = b.op("Not", [flag])
-        axes = reduce_axes(ctx, x, a.get("dim")) if ctx.shape(x) else None
-        counted = b.reduce("ReduceSum", b.cast(flag, ctx.ember.int64), axes,
-                           bool(a.get("keepdim", False)))
-        zero = b.const(np.int64(0))
-        return b.op("Equal" if reduce_all else "Greater", [counted, zero])
+        if a.get("dim") in ((), []):            # no dimension named: nothing is reduced
+            out = flag
+        else:
+            if reduce_all:
+                flag = b.op("Not", [flag])
+            axes = reduce_axes(ctx, x, a.get("dim")) if ctx.shape(x) else None
+            counted = b.reduce("ReduceSum", b.cast(flag, ctx.ember.int64), axes,
+                               bool(a.get("keepdim", False)))
+            zero = b.const(np.int64(0))
+            out = b.op("Equal" if reduce_all else "Greater", [counted, zero])
+        dtype = ctx.node_dtype(node)
+        return out if dtype in (None, ctx.ember.bool) else b.cast(out, dtype)
     return convert
 
 
@@ -317,7 +324,8 @@ def _logcumsumexp(ctx, node, a):
 
 def _cumulative_extreme(largest):
     def convert(ctx, node, a):
-        """Values: the extreme of x[:i+1]; indices: the last j <= i holding it (as torch)."""
+        """Values: the extreme of x[:i+1]; indices: the last j <= i holding it (as torch),
+        or, once a NaN has appeared, NaN and the last NaN's index."""
         x = a["input"]
         b, dtype = ctx.b, ctx.dtype(x)
         xv, upto, positions, back, scalar = _scan_operand(ctx, x, a["dim"])
@@ -331,9 +339,9 @@ def _cumulative_extreme(largest):
             any_nan = b.op("Greater", [b.reduce("ReduceSum", b.cast(nan_rows, ctx.ember.int64),
                                                 [-1], True), b.const(np.int64(0))])
             values = b.op("Where", [any_nan, b.scalar(np.nan, dtype), values])
-            first_nan = b.reduce("ReduceMin", b.op("Where", [
-                nan_rows, positions, b.const(np.iinfo(np.int64).max)]), [-1], True)
-            hit = b.op("Or", [b.op("And", [any_nan, b.op("Equal", [positions, first_nan])]),
+            last_nan = b.reduce("ReduceMax", b.op("Where", [
+                nan_rows, positions, b.const(np.int64(-1))]), [-1], True)
+            hit = b.op("Or", [b.op("And", [any_nan, b.op("Equal", [positions, last_nan])]),
                               b.op("And", [b.op("Not", [any_nan]), hit])])
         indices = b.reduce("ReduceMax", b.op("Where", [hit, positions, b.const(np.int64(-1))]),
                            [-1], False)
@@ -472,7 +480,18 @@ def _median(ctx, node, a):
     n = ctx.shape(x)[dim] if rank else 1
     keepdim = bool(a.get("keepdim", False))
     values, indices = _kth_smallest(ctx, x, (n - 1) // 2 + 1, dim, keepdim)
-    return _nan_if_any(ctx, ctx.t(x), values, [dim], keepdim, ctx.dtype(x)), indices
+    if not ctx.dtype(x).is_floating_point or not rank:
+        return values, indices
+    xv = ctx.t(x)
+    nan = b.op("IsNaN", [xv])
+    shape = [1] * rank
+    shape[dim] = n
+    positions = b.const(np.arange(n, dtype=np.int64).reshape(shape))
+    first_nan = b.reduce("ReduceMin", b.op("Where", [nan, positions, b.const(np.int64(n))]),
+                         [dim], keepdim)
+    has_nan = b.op("Less", [first_nan, b.const(np.int64(n))])
+    return (b.op("Where", [has_nan, b.scalar(np.nan, ctx.dtype(x)), values]),
+            b.op("Where", [has_nan, first_nan, indices]))
 
 
 def _nan_if_any(ctx, xv, value, axes, keepdim, dtype):
@@ -513,12 +532,24 @@ def _nanmedian(ctx, node, a):
     return value, index
 
 
+def _interpolation_weight(ctx, a, position, low, dtype):
+    """How far from the lower neighbour the quantile lies, by ``interpolation``."""
+    b = ctx.b
+    mode = a.get("interpolation", "linear")
+    if mode == "linear":
+        return b.op("Sub", [position, low])
+    if mode == "nearest":                     # round half to even, as torch ranks
+        return b.op("Sub", [b.op("Round", [position]), low])
+    fixed = {"lower": 0.0, "higher": 1.0, "midpoint": 0.5}.get(mode)
+    if fixed is None:
+        raise Unsupported(f"quantile with interpolation={mode!r}")
+    return b.op("Mul", [b.op("Sub", [b.op("Ceil", [position]), low]), b.scalar(fixed, dtype)])
+
+
 @converts("quantile")
 def _quantile(ctx, node, a):
     """Linear interpolation between the sorted values at floor and ceil of q (n - 1)."""
     x, q = a["input"], a["q"]
-    if a.get("interpolation", "linear") != "linear":
-        raise Unsupported(f"quantile with interpolation={a['interpolation']!r}")
     b, dtype = ctx.b, ctx.dtype(x)
     dim, keepdim = a.get("dim"), bool(a.get("keepdim", False))
     xv = ctx.t(x)
@@ -534,7 +565,7 @@ def _quantile(ctx, node, a):
     position = b.op("Mul", [qv, b.op("Sub", [n, b.scalar(1.0, dtype)])])
     low = b.op("Floor", [position])
     high = b.op("Ceil", [position])
-    weight = b.op("Sub", [position, low])
+    weight = _interpolation_weight(ctx, a, position, low, dtype)
     low_i, high_i = b.cast(low, ctx.ember.int64), b.cast(high, ctx.ember.int64)
     lower = b.op("Gather", [values, low_i], axis=dim)
     upper = b.op("Gather", [values, high_i], axis=dim)
@@ -546,10 +577,15 @@ def _quantile(ctx, node, a):
         weight = b.op("Reshape", [weight, b.ints([-1] + [1] * (rank_used - 1))])
         dim += 1
     out = b.op("Add", [lower, b.op("Mul", [weight, b.op("Sub", [upper, lower])])])
+    if dtype.is_floating_point:           # a NaN anywhere in the reduced values gives NaN
+        nans = b.reduce("ReduceSum", b.cast(b.op("IsNaN", [xv]), ctx.ember.int64),
+                        [dim - (0 if q_scalar else 1)], False)
+        out = b.op("Where", [b.op("Greater", [nans, b.const(np.int64(0))]),
+                             b.scalar(np.nan, dtype), out])
     if keepdim:
         if a.get("dim") is None:
             return b.op("Reshape", [out, b.ints(([-1] if not q_scalar else []) + [1] * rank)])
-        return out if not q_scalar else b.unsqueeze(out, [dim])
+        return b.unsqueeze(out, [dim])
     return out
 
 
@@ -663,8 +699,6 @@ def _nanquantile(ctx, node, a):
     """quantile over the values that are not NaN (NaNs sorted last as +inf, so each row's
     positions come from its own count); NaN where a row has none."""
     x, q = a["input"], a["q"]
-    if a.get("interpolation", "linear") != "linear":
-        raise Unsupported(f"nanquantile with interpolation={a['interpolation']!r}")
     if not (isinstance(q, (int, float)) or ctx.shape(q) == ()):
         raise Unsupported("nanquantile with a tensor of several q")
     b, dtype = ctx.b, ctx.dtype(x)
@@ -682,7 +716,7 @@ def _nanquantile(ctx, node, a):
     last = b.op("Max", [b.op("Sub", [present, b.scalar(1.0, dtype)]), b.scalar(0.0, dtype)])
     position = b.op("Mul", [ctx.t_as(q, dtype), last])
     low = b.op("Floor", [position])
-    weight = b.op("Sub", [position, low])
+    weight = _interpolation_weight(ctx, a, position, low, dtype)
     lower = b.op("GatherElements", [values, b.cast(low, ctx.ember.int64)], axis=dim)
     upper = b.op("GatherElements", [values, b.cast(b.op("Ceil", [position]), ctx.ember.int64)],
                  axis=dim)
