@@ -209,6 +209,7 @@ class _Context:
             elif isinstance(item, Node) and self.dtype(item) == self.ember.bool:
                 dims = len(self.shape(item))
                 rows = b.op("NonZero", [self.t(item)])                    # (dims, N)
+                b.value_dependent = True
                 for k in range(dims):
                     picks.append((axis + k, b.op("Gather", [rows, b.const(np.int64(k))],
                                                  axis=0), 1))
@@ -350,7 +351,8 @@ def _dynamic_axes(dynamic_axes, names):
 
 def _value_info(name, shape, dtype, dims, unknown_dims):
     """A graph input's or output's type: the named dynamic dims symbolic, the others the traced
-    sizes (or unknown, for outputs of a model with dynamic inputs)."""
+    sizes (or unknown, for outputs of a model with dynamic inputs or with sizes the values
+    decide)."""
     from onnx import helper
     shape_spec = []
     for i, size in enumerate(shape):
@@ -535,7 +537,8 @@ def _build_model(onnx, rec, model, opset, input_names, output_names, dynamic_axe
                                            f"computed by the model ({value!r})")
         b.op("Identity", [ctx.t(value)], outputs=[name])
         shape, dtype = ctx.shape(value), ctx.dtype(value)
-        graph_outputs.append(_value_info(name, shape, dtype, axes.get(name, {}), any_dynamic))
+        graph_outputs.append(_value_info(name, shape, dtype, axes.get(name, {}),
+                                         any_dynamic or b.value_dependent))
     used = {name for n in b.nodes for name in n.input}
     initializers = [t for t in b.initializers if t.name in used]
     onnx_graph = helper.make_graph(b.nodes, type(model).__name__, graph_inputs, graph_outputs,

@@ -278,6 +278,7 @@ def _take_along_dim(ctx, node, a):
 
 # -- results whose length the values decide -------------------------------------------------------
 def _nonzero_rows(ctx, x):
+    ctx.b.value_dependent = True
     return ctx.b.op("Transpose", [ctx.b.op("NonZero", [ctx.t(x)])], perm=[1, 0])
 
 
@@ -287,6 +288,7 @@ def _nonzero(ctx, node, a):
     if not ctx.shape(x):
         raise Unsupported("nonzero of a 0-d tensor")
     if a.get("as_tuple"):
+        ctx.b.value_dependent = True
         rows = ctx.b.op("NonZero", [ctx.t(x)])
         n = len(ctx.shape(x))
         return tuple(ctx.b.op("Gather", [rows, ctx.b.const(np.int64(i))], axis=0)
@@ -303,6 +305,7 @@ def _argwhere(ctx, node, a):
 
 @converts("masked_select")
 def _masked_select(ctx, node, a):
+    ctx.b.value_dependent = True
     x, mask = a["input"], a["mask"]
     b = ctx.b
     dtype = ctx.node_dtype(node)
@@ -316,6 +319,7 @@ def _masked_select(ctx, node, a):
 @converts("unique")
 def _unique(ctx, node, a):
     """ONNX's Unique (sorted), its inverse reshaped as the input."""
+    ctx.b.value_dependent = True
     x = a["input"]
     b = ctx.b
     dim = a.get("dim")
@@ -347,6 +351,7 @@ def _unique(ctx, node, a):
 @converts("unique_consecutive")
 def _unique_consecutive(ctx, node, a):
     """A value starts a run where it differs from the one before; ``Compress`` keeps those."""
+    ctx.b.value_dependent = True
     x = a["input"]
     if a.get("dim") is not None:
         raise Unsupported("unique_consecutive with dim")
@@ -375,6 +380,7 @@ def _unique_consecutive(ctx, node, a):
 @converts("bincount")
 def _bincount(ctx, node, a):
     """Counts (or summed weights) of each value in 0..max(max + 1, minlength) - 1."""
+    ctx.b.value_dependent = True
     x, weights = a["input"], a.get("weights")
     b = ctx.b
     dtype = ctx.node_dtype(node)

@@ -476,20 +476,24 @@ def _median(ctx, node, a):
         value = b.squeeze(b.op("Slice", [values, b.ints([-1]), b.ints([2 ** 62])]), [0])
         return _nan_if_any(ctx, ctx.t(x), value, None, False, ctx.dtype(x))
     rank = len(ctx.shape(x))
-    dim = _norm_dim(int(dim), max(rank, 1))
-    n = ctx.shape(x)[dim] if rank else 1
     keepdim = bool(a.get("keepdim", False))
-    values, indices = _kth_smallest(ctx, x, (n - 1) // 2 + 1, dim, keepdim)
-    if not ctx.dtype(x).is_floating_point or not rank:
-        return values, indices
+    if not rank:
+        return ctx.t(x), b.const(np.int64(0))
+    dim = _norm_dim(int(dim), rank)
     xv = ctx.t(x)
+    n = b.op("Gather", [b.op("Shape", [xv]), b.const(np.int64(dim))], axis=0)
+    k = b.op("Add", [b.op("Div", [b.op("Sub", [n, b.const(np.int64(1))]), b.const(np.int64(2))]),
+                     b.const(np.int64(1))])
+    values, indices = _kth_smallest(ctx, x, k, dim, keepdim)
+    if not ctx.dtype(x).is_floating_point:
+        return values, indices
     nan = b.op("IsNaN", [xv])
     shape = [1] * rank
-    shape[dim] = n
-    positions = b.const(np.arange(n, dtype=np.int64).reshape(shape))
-    first_nan = b.reduce("ReduceMin", b.op("Where", [nan, positions, b.const(np.int64(n))]),
-                         [dim], keepdim)
-    has_nan = b.op("Less", [first_nan, b.const(np.int64(n))])
+    shape[dim] = -1
+    positions = b.op("Reshape", [b.op("Range", [b.const(np.int64(0)), n, b.const(np.int64(1))]),
+                                 b.ints(shape)])
+    first_nan = b.reduce("ReduceMin", b.op("Where", [nan, positions, n]), [dim], keepdim)
+    has_nan = b.op("Less", [first_nan, n])
     return (b.op("Where", [has_nan, b.scalar(np.nan, ctx.dtype(x)), values]),
             b.op("Where", [has_nan, first_nan, indices]))
 

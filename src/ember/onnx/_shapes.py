@@ -238,6 +238,7 @@ def _repeat_interleave(ctx, node, a):
             dim = _norm_dim(int(dim), len(ctx.shape(x)) if a.get("dim") is not None else 1)
             length = b.op("Slice", [b.op("Shape", [xv]), b.ints([dim]), b.ints([dim + 1])])
             counts = b.op("Expand", [b.op("Reshape", [counts, b.ints([-1])]), length])
+        b.value_dependent = True
         ends = b.op("CumSum", [counts, b.const(np.int64(0))])
         total = b.reduce("ReduceSum", counts, None, False)
         positions = b.op("Range", [b.const(np.int64(0)), total, b.const(np.int64(1))])
