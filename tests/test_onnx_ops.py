@@ -55,16 +55,9 @@ NOT_EXPRESSIBLE = {
     "equal": "is not a tensor computed by the model",     # a Python bool
 }
 
-# Entries ONNX could express that have no converter yet: the orthogonal polynomials of a
-# tensor of degrees (a per-element recurrence of n steps, an ONNX Loop).
-NOT_MAPPED = dict.fromkeys(
-    ["special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u",
-     "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w",
-     "special_shifted_chebyshev_polynomial_t", "special_shifted_chebyshev_polynomial_u",
-     "special_shifted_chebyshev_polynomial_v", "special_shifted_chebyshev_polynomial_w",
-     "special_hermite_polynomial_h", "special_hermite_polynomial_he",
-     "special_laguerre_polynomial_l", "special_legendre_polynomial_p"],
-    "(no converter maps it to ONNX)")
+# Entries ONNX could express that have no converter yet (their error says "no converter maps
+# it to ONNX"): none at present.
+NOT_MAPPED = {}
 EXPECTED_UNSUPPORTED = {**NOT_EXPRESSIBLE, **NOT_MAPPED}
 
 

@@ -11,7 +11,9 @@ from ..jit._trace import layer_namespaces, record_graph
 from ..nn import Module
 from ._builder import Builder, Unsupported, onnx_dtype
 from ._functions import CONVERTERS
-from . import _indexing, _linalg, _pointwise, _reductions, _shapes, _unexpressible  # noqa: F401  (they register converters in CONVERTERS)
+# the converter modules register their converters in CONVERTERS when imported
+from . import (_indexing, _linalg, _pointwise, _polynomials, _reductions,  # noqa: F401
+               _shapes, _unexpressible)
 from ._modules import converter_for, is_export_leaf
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "UnsupportedOperatorError"]
@@ -539,7 +541,7 @@ def _build_model(onnx, rec, model, opset, input_names, output_names, dynamic_axe
         shape, dtype = ctx.shape(value), ctx.dtype(value)
         graph_outputs.append(_value_info(name, shape, dtype, axes.get(name, {}),
                                          any_dynamic or b.value_dependent))
-    used = {name for n in b.nodes for name in n.input}
+    used = set(_inputs_of(b.nodes))
     initializers = [t for t in b.initializers if t.name in used]
     onnx_graph = helper.make_graph(b.nodes, type(model).__name__, graph_inputs, graph_outputs,
                                    initializers)
@@ -551,6 +553,15 @@ def _build_model(onnx, rec, model, opset, input_names, output_names, dynamic_axe
     if verbose:
         print(helper.printable_graph(model_proto.graph))
     return model_proto
+
+
+def _inputs_of(nodes):
+    """The value names ``nodes`` read, those of the subgraphs they hold (a Loop's body) too."""
+    for n in nodes:
+        yield from n.input
+        for attribute in n.attribute:
+            if attribute.HasField("g"):
+                yield from _inputs_of(attribute.g.node)
 
 
 def _is_inplace(node):
