@@ -48,30 +48,42 @@ def _scatter(ctx, x, dim, index, updates, reduce, include_self=True, mean=False)
     """ScatterElements of ``updates`` at ``index`` along ``dim``, with a reduction; without
     ``include_self`` the targets are reset to the reduction's identity first; ``mean`` divides
     by how many values met at each target."""
-    b, dtype = ctx.b, ctx.dtype(x)
+    b = ctx.b
     xv = ctx.t(x)
+    if not ctx.shape(x):         # a 0-d tensor: its one element, as a 1-D one
+        flat = b.ints([-1])
+        index, updates = b.op("Reshape", [index, flat]), b.op("Reshape", [updates, flat])
+        out = _scatter_flat(ctx, x, b.op("Reshape", [xv, flat]), dim, index, updates, reduce,
+                            include_self, mean)
+        return b.op("Reshape", [out, b.ints([])])
+    return _scatter_flat(ctx, x, xv, dim, index, updates, reduce, include_self, mean)
+
+
+def _scatter_flat(ctx, x, xv, dim, index, updates, reduce, include_self, mean):
+    b, dtype = ctx.b, ctx.dtype(x)
+    original = xv
     if not include_self:
         filler = b.op("Expand", [_identity(b, reduce or "add", dtype), b.op("Shape", [index])])
         xv = b.op("ScatterElements", [xv, index, filler], axis=dim)
     out = b.op("ScatterElements", [xv, index, updates], axis=dim, reduction=reduce)
     if not mean:
         if not include_self:     # targets nothing reached keep their value
-            reached = _reached(ctx, x, dim, index)
-            return b.op("Where", [reached, out, ctx.t(x)])
+            reached = _reached(ctx, original, dim, index)
+            return b.op("Where", [reached, out, original])
         return out
     counts = b.op("ScatterElements", [b.op("Expand", [b.scalar(1 if include_self else 0, dtype),
-                                                      b.op("Shape", [ctx.t(x)])]), index,
+                                                      b.op("Shape", [original])]), index,
                                       b.op("Expand", [b.scalar(1, dtype),
                                                       b.op("Shape", [index])])],
                   axis=dim, reduction="add")
     safe = b.op("Max", [counts, b.scalar(1, dtype)])
     averaged = b.op("Div", [out, safe])
-    return b.op("Where", [b.op("Equal", [counts, b.scalar(0, dtype)]), ctx.t(x), averaged])
+    return b.op("Where", [b.op("Equal", [counts, b.scalar(0, dtype)]), original, averaged])
 
 
-def _reached(ctx, x, dim, index):
+def _reached(ctx, xv, dim, index):
     b = ctx.b
-    zeros = b.op("Expand", [b.const(np.int64(0)), b.op("Shape", [ctx.t(x)])])
+    zeros = b.op("Expand", [b.const(np.int64(0)), b.op("Shape", [xv])])
     ones = b.op("Expand", [b.const(np.int64(1)), b.op("Shape", [index])])
     hits = b.op("ScatterElements", [zeros, index, ones], axis=dim, reduction="add")
     return b.op("Greater", [hits, b.const(np.int64(0))])
@@ -120,12 +132,17 @@ def _index_along(ctx, index, dim, source):
     return b.op("Expand", [iv, b.op("Shape", [ctx.t(source)])]) if rank else iv
 
 
+def _source_values(ctx, source, dtype):
+    values = ctx.t_as(source, dtype)
+    return ctx.b.op("Reshape", [values, ctx.b.ints([-1])]) if not ctx.shape(source) else values
+
+
 @converts("index_add", "index_add_")
 def _index_add(ctx, node, a):
     x, source = a["input"], a["source"]
     dim = _norm_dim(int(a["dim"]), max(len(ctx.shape(x)), 1))
     dtype = ctx.dtype(x)
-    updates = ctx.t_as(source, dtype)
+    updates = _source_values(ctx, source, dtype)
     if a.get("alpha", 1) != 1:
         updates = ctx.b.op("Mul", [updates, ctx.b.scalar(a["alpha"], dtype)])
     return _scatter(ctx, x, dim, _index_along(ctx, a["index"], dim, source), updates, "add")
@@ -136,7 +153,7 @@ def _index_copy(ctx, node, a):
     x, source = a["input"], a["source"]
     dim = _norm_dim(int(a["dim"]), max(len(ctx.shape(x)), 1))
     return _scatter(ctx, x, dim, _index_along(ctx, a["index"], dim, source),
-                    ctx.t_as(source, ctx.dtype(x)), None)
+                    _source_values(ctx, source, ctx.dtype(x)), None)
 
 
 @converts("index_reduce", "index_reduce_")

@@ -436,6 +436,8 @@ def _msort(ctx, node, a):
 def _topk(ctx, node, a):
     x = a["input"]
     rank = len(ctx.shape(x))
+    if not rank:                          # k is 0 or 1 of the one element
+        return ctx.t(x), ctx.b.const(np.int64(0))
     xv, dtype = _sortable(ctx, x)
     values, indices = sort_along(ctx, xv, _norm_dim(int(a.get("dim", -1)), max(rank, 1)),
                                  bool(a.get("largest", True)), a["k"])
@@ -460,6 +462,8 @@ def _kth_smallest(ctx, x, k, dim, keepdim):
 def _kthvalue(ctx, node, a):
     x = a["input"]
     rank = len(ctx.shape(x))
+    if not rank:
+        return ctx.t(x), ctx.b.const(np.int64(0))
     return _kth_smallest(ctx, x, int(a["k"]), _norm_dim(int(a.get("dim", -1)), max(rank, 1)),
                          bool(a.get("keepdim", False)))
 
