@@ -109,6 +109,43 @@ def _scatter_add(ctx, node, a):
     return _scatter(ctx, x, dim, index, _updates(ctx, a["src"], index, ctx.dtype(x)), "add")
 
 
+def _scatter_extreme(ctx, x, dim, index, updates, index_shape, largest, include_self):
+    """amax/amin scatter before opset 18, composed: with ``dim`` moved last, each target
+    position takes the extreme of the updates whose index hits it (a comparison with every
+    position), the index padded with -1 (hitting nothing) to the target's other sizes."""
+    b, dtype = ctx.b, ctx.dtype(x)
+    shape = ctx.shape(x)
+    rank = len(shape)
+    if rank == 0:
+        raise Unsupported("amax/amin scatter into a 0-d tensor before opset 18")
+    perm = [d for d in range(rank) if d != dim] + [dim]
+    back = [perm.index(i) for i in range(rank)]
+    xv = b.op("Transpose", [ctx.t(x)], perm=perm)
+    iv = b.op("Transpose", [index], perm=perm)
+    uv = b.op("Transpose", [updates], perm=perm)
+    lead = [shape[d] - index_shape[d] for d in perm[:-1]]
+    if any(lead):
+        pads = b.ints([0] * rank + lead + [0])
+        iv = b.op("Pad", [iv, pads, b.const(np.int64(-1))], mode="constant")
+        uv = b.op("Pad", [uv, pads, b.scalar(0, dtype)], mode="constant")
+    positions = b.unsqueeze(b.ints(range(shape[dim])), [1])                     # (N, 1)
+    hit = b.op("Equal", [b.unsqueeze(iv, [-2]), positions])                     # (..., N, J)
+    extreme = (-np.inf if largest else np.inf) if dtype.is_floating_point else (
+        np.iinfo(np.int64).min if largest else np.iinfo(np.int64).max)
+    candidates = b.op("Where", [hit, b.unsqueeze(uv, [-2]), b.scalar(extreme, dtype)])
+    values = b.reduce("ReduceMax" if largest else "ReduceMin", candidates, [-1], False)
+    reached = b.op("Greater", [b.reduce("ReduceSum", b.cast(hit, ctx.ember.int64), [-1], False),
+                               b.const(np.int64(0))])
+    if include_self:
+        values = b.op("Max" if largest else "Min", [values, xv])
+    out = b.op("Where", [reached, values, xv])
+    return b.op("Transpose", [out], perm=back)
+
+
+def _extreme_before_18(ctx, reduce):
+    return reduce in ("amax", "amin") and ctx.b.opset < 18
+
+
 @converts("scatter_reduce", "scatter_reduce_")
 def _scatter_reduce(ctx, node, a):
     x = a["input"]
@@ -116,6 +153,9 @@ def _scatter_reduce(ctx, node, a):
     index = ctx.t_as(a["index"], ctx.ember.int64)
     updates = _updates(ctx, a["src"], index, ctx.dtype(x))
     reduce, include_self = a["reduce"], bool(a.get("include_self", True))
+    if _extreme_before_18(ctx, reduce):
+        return _scatter_extreme(ctx, x, dim, index, updates, ctx.shape(a["index"]),
+                                reduce == "amax", include_self)
     if reduce == "mean":
         return _scatter(ctx, x, dim, index, updates, "add", include_self, mean=True)
     return _scatter(ctx, x, dim, index, updates, _reduction(ctx.b, reduce), include_self)
@@ -161,8 +201,11 @@ def _index_reduce(ctx, node, a):
     x, source = a["input"], a["source"]
     dim = _norm_dim(int(a["dim"]), max(len(ctx.shape(x)), 1))
     index = _index_along(ctx, a["index"], dim, source)
-    updates = ctx.t_as(source, ctx.dtype(x))
+    updates = _source_values(ctx, source, ctx.dtype(x))
     reduce, include_self = a["reduce"], bool(a.get("include_self", True))
+    if _extreme_before_18(ctx, reduce):
+        return _scatter_extreme(ctx, x, dim, index, updates, ctx.shape(source) or (1,),
+                                reduce == "amax", include_self)
     if reduce == "mean":
         return _scatter(ctx, x, dim, index, updates, "add", include_self, mean=True)
     return _scatter(ctx, x, dim, index, updates, _reduction(ctx.b, reduce), include_self)
