@@ -338,28 +338,31 @@ def _take_along_dim(ctx, node, a):
 
 # -- results whose length the values decide -------------------------------------------------------
 def _nonzero_rows(ctx, x):
-    ctx.b.value_dependent = True
-    return ctx.b.op("Transpose", [ctx.b.op("NonZero", [ctx.t(x)])], perm=[1, 0])
+    """(N, rank) indices of the nonzero elements; a 0-d tensor gives (N, 0), N 0 or 1."""
+    b = ctx.b
+    b.value_dependent = True
+    if not ctx.shape(x):
+        rows = b.op("Transpose", [b.op("NonZero", [b.op("Reshape", [ctx.t(x), b.ints([1])])])],
+                    perm=[1, 0])
+        return b.op("Slice", [rows, b.ints([0]), b.ints([0]), b.ints([1])])
+    return b.op("Transpose", [b.op("NonZero", [ctx.t(x)])], perm=[1, 0])
 
 
 @converts("nonzero")
 def _nonzero(ctx, node, a):
     x = a["input"]
-    if not ctx.shape(x):
-        raise Unsupported("nonzero of a 0-d tensor")
     if a.get("as_tuple"):
-        ctx.b.value_dependent = True
-        rows = ctx.b.op("NonZero", [ctx.t(x)])
-        n = len(ctx.shape(x))
-        return tuple(ctx.b.op("Gather", [rows, ctx.b.const(np.int64(i))], axis=0)
-                     for i in range(n))
+        b = ctx.b
+        b.value_dependent = True
+        xv = ctx.t(x) if ctx.shape(x) else b.op("Reshape", [ctx.t(x), b.ints([1])])
+        rows = b.op("NonZero", [xv])
+        n = max(len(ctx.shape(x)), 1)
+        return tuple(b.op("Gather", [rows, b.const(np.int64(i))], axis=0) for i in range(n))
     return _nonzero_rows(ctx, x)
 
 
 @converts("argwhere")
 def _argwhere(ctx, node, a):
-    if not ctx.shape(a["input"]):
-        raise Unsupported("argwhere of a 0-d tensor")
     return _nonzero_rows(ctx, a["input"])
 
 

@@ -179,25 +179,42 @@ def _matrix_power(ctx, node, a):
 
 
 # -- statistics ------------------------------------------------------------------------------------
-def _covariance(ctx, x, correction, dtype):
+def _covariance(ctx, x, correction, dtype, fweights=None, aweights=None):
+    """(x - mean) (x - mean)^T over the observations, weighted by fweights * aweights when
+    given, divided by sum(w) - correction (times sum(w aweights) / sum(w) with aweights)."""
     b = ctx.b
     rank = len(ctx.shape(x))
     xv = ctx.t_as(x, dtype)
     if rank < 2:
         xv = b.op("Reshape", [xv, b.ints([1, -1])])
-    centered = b.op("Sub", [xv, b.reduce("ReduceMean", xv, [1], True)])
-    n = b.cast(b.op("Gather", [b.op("Shape", [xv]), b.const(np.int64(1))], axis=0), dtype)
-    scale = b.op("Max", [b.op("Sub", [n, b.scalar(correction, dtype)]), b.scalar(0, dtype)])
-    product = b.op("MatMul", [centered, b.op("Transpose", [centered], perm=[1, 0])])
+    weights = [ctx.t_as(w, dtype) for w in (fweights, aweights) if w is not None]
+    if not weights:
+        centered = b.op("Sub", [xv, b.reduce("ReduceMean", xv, [1], True)])
+        n = b.cast(b.op("Gather", [b.op("Shape", [xv]), b.const(np.int64(1))], axis=0), dtype)
+        scale = b.op("Sub", [n, b.scalar(correction, dtype)])
+        weighted = centered
+    else:
+        w = weights[0] if len(weights) == 1 else b.op("Mul", weights)
+        total = b.reduce("ReduceSum", w, None, False)
+        mean = b.op("Div", [b.reduce("ReduceSum", b.op("Mul", [xv, w]), [1], True), total])
+        centered = b.op("Sub", [xv, mean])
+        weighted = b.op("Mul", [centered, w])
+        if aweights is None:
+            scale = b.op("Sub", [total, b.scalar(correction, dtype)])
+        else:
+            spread = b.op("Div", [b.reduce("ReduceSum", b.op("Mul", [
+                w, ctx.t_as(aweights, dtype)]), None, False), total])
+            scale = b.op("Sub", [total, b.op("Mul", [b.scalar(correction, dtype), spread])])
+    scale = b.op("Max", [scale, b.scalar(0, dtype)])
+    product = b.op("MatMul", [weighted, b.op("Transpose", [centered], perm=[1, 0])])
     return b.op("Div", [product, scale]), rank < 2
 
 
 @converts("cov")
 def _cov(ctx, node, a):
-    if a.get("fweights") is not None or a.get("aweights") is not None:
-        raise Unsupported("cov with fweights or aweights")
     dtype = ctx.node_dtype(node)
-    out, single = _covariance(ctx, a["input"], a.get("correction", 1), dtype)
+    out, single = _covariance(ctx, a["input"], a.get("correction", 1), dtype,
+                              a.get("fweights"), a.get("aweights"))
     return ctx.b.op("Reshape", [out, ctx.b.ints([])]) if single else out
 
 
@@ -264,8 +281,7 @@ def _gradient(ctx, node, a):
     """Central differences inside, one-sided at the edges (edge_order=1), with unit, scalar or
     coordinate spacing, one result per dimension."""
     x = a["input"]
-    if int(a.get("edge_order", 1)) != 1:
-        raise Unsupported("gradient with edge_order=2")
+    second_order = int(a.get("edge_order", 1)) == 2
     b = ctx.b
     dtype = ctx.dtype(x) if ctx.dtype(x).is_floating_point else ctx.ember.get_default_dtype()
     rank = len(ctx.shape(x))
@@ -287,10 +303,49 @@ def _gradient(ctx, node, a):
             inner = b.op("Div", [b.op("Sub", [ahead, behind]), b.scalar(2.0 * h, dtype)])
             first = b.op("Div", [first, b.scalar(float(h), dtype)])
             last = b.op("Div", [last, b.scalar(float(h), dtype)])
+            if second_order:
+                step = b.scalar(float(h), dtype)
+                first, last = _second_order_edges(ctx, f, dim, dtype, step, step, step, step)
         else:
             inner, first, last = _uneven(ctx, f, h, dim, rank, dtype, first, last)
+            if second_order:
+                steps = _spacing_along(ctx, h, dim, rank, dtype)
+                first, last = _second_order_edges(ctx, f, dim, dtype, *(
+                    _slice_along(b, steps, i, i + 1 if i != -1 else _END, dim)
+                    for i in (0, 1, -2, -1)))
         out.append(b.op("Concat", [first, inner, last], axis=dim))
     return tuple(out)
+
+
+def _second_order_edges(ctx, f, dim, dtype, d1, d2, e1, e2):
+    """The one-sided second-order differences at both ends (as numpy.gradient with
+    edge_order=2), from the first two (d1, d2) and the last two (e1, e2) spacings."""
+    b = ctx.b
+
+    def at(v, i):
+        return _slice_along(b, v, i, i + 1 if i != -1 else _END, dim)
+
+    def weighted(terms):
+        out = None
+        for coefficient, value in terms:
+            term = b.op("Mul", [coefficient, value])
+            out = term if out is None else b.op("Add", [out, term])
+        return out
+
+    two = b.scalar(2.0, dtype)
+    total = b.op("Add", [d1, d2])
+    first = weighted([
+        (b.op("Neg", [b.op("Div", [b.op("Add", [b.op("Mul", [two, d1]), d2]),
+                                   b.op("Mul", [d1, total])])]), at(f, 0)),
+        (b.op("Div", [total, b.op("Mul", [d1, d2])]), at(f, 1)),
+        (b.op("Neg", [b.op("Div", [d1, b.op("Mul", [d2, total])])]), at(f, 2))])
+    total = b.op("Add", [e1, e2])
+    last = weighted([
+        (b.op("Div", [e2, b.op("Mul", [e1, total])]), at(f, -3)),
+        (b.op("Neg", [b.op("Div", [total, b.op("Mul", [e1, e2])])]), at(f, -2)),
+        (b.op("Div", [b.op("Add", [b.op("Mul", [two, e2]), e1]), b.op("Mul", [e2, total])]),
+         at(f, -1))])
+    return first, last
 
 
 def _uneven(ctx, f, coordinates, dim, rank, dtype, first, last):
@@ -317,20 +372,22 @@ def _histogram(ctx, node, a):
     on an inner edge falls in the bin above it, the last edge in the last bin."""
     x = a["input"]
     bins = a.get("bins")
-    if not isinstance(bins, int):
-        raise Unsupported("histogram with explicit bin edges")
-    if a.get("density"):
-        raise Unsupported("histogram with density=True")
     b, dtype = ctx.b, ctx.dtype(x)
     flat = b.op("Reshape", [ctx.t(x), b.ints([-1])])
-    span = a.get("range")
-    if span is None:
-        low = b.reduce("ReduceMin", flat, None, False)
-        high = b.reduce("ReduceMax", flat, None, False)
-    else:
-        low, high = b.scalar(float(span[0]), dtype), b.scalar(float(span[1]), dtype)
-    steps = b.const(np.arange(bins + 1) / bins, dtype)
-    edges = b.op("Add", [low, b.op("Mul", [b.op("Sub", [high, low]), steps])])
+    if isinstance(bins, int):
+        span = a.get("range")
+        if span is None:
+            low = b.reduce("ReduceMin", flat, None, False)
+            high = b.reduce("ReduceMax", flat, None, False)
+        else:
+            low, high = b.scalar(float(span[0]), dtype), b.scalar(float(span[1]), dtype)
+        steps = b.const(np.arange(bins + 1) / bins, dtype)
+        edges = b.op("Add", [low, b.op("Mul", [b.op("Sub", [high, low]), steps])])
+    else:                                      # the edges given
+        edges = ctx.t_as(bins, dtype)
+        bins = ctx.shape(a["bins"])[0] - 1
+        low = b.op("Gather", [edges, b.const(np.int64(0))], axis=0)
+        high = b.op("Gather", [edges, b.const(np.int64(-1))], axis=0)
     inner = _slice_along(b, edges, 1, -1, 0)
     index = b.reduce("ReduceSum", b.cast(b.op("GreaterOrEqual", [
         b.unsqueeze(flat, [1]), b.unsqueeze(inner, [0])]), ctx.ember.int64), [1], False)
@@ -343,6 +400,10 @@ def _histogram(ctx, node, a):
     else:
         wv = b.unsqueeze(b.op("Reshape", [ctx.t_as(weight, dtype), b.ints([-1])]), [1])
         counts = b.reduce("ReduceSum", b.op("Where", [hits, wv, b.scalar(0, dtype)]), [0], False)
+    if a.get("density"):                       # counts / (their total * each bin's width)
+        widths = b.op("Sub", [_slice_along(b, edges, 1, _END, 0), _slice_along(b, edges, 0, -1, 0)])
+        counts = b.op("Div", [counts, b.op("Mul", [b.reduce("ReduceSum", counts, None, False),
+                                                   widths])])
     return counts, edges
 
 

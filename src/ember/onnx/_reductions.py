@@ -650,8 +650,6 @@ def _searchsorted(ctx, node, a):
         seq_dtype, batched = ctx.dtype(a["sorted_sequence"]), len(ctx.shape(a["sorter"])) > 1
         return _bucket(ctx, (seq, seq_dtype), values, right, bool(a.get("out_int32", False)),
                        batched)
-    if isinstance(values, (int, float)):
-        raise Unsupported("searchsorted of a Python number")
     return _bucket(ctx, seq, values, right, bool(a.get("out_int32", False)),
                    len(ctx.shape(seq)) > 1)
 
