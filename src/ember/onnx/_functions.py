@@ -915,8 +915,8 @@ def _cat(ctx, node, a):
     dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
     dtype = ctx.node_dtype(node)
     rank = len(ctx.node_shape(node))
-    return ctx.b.op("Concat", [ctx.t_as(t, dtype) for t in tensors if ctx.shape(t) != (0,)],
-                    axis=_norm_dim(dim, rank))
+    kept = [t for t in tensors if ctx.shape(t) != (0,)] or tensors[:1]   # all empty: one
+    return ctx.b.op("Concat", [ctx.t_as(t, dtype) for t in kept], axis=_norm_dim(dim, rank))
 
 
 @converts("stack")
@@ -985,16 +985,26 @@ def _narrow(ctx, node, a):
 
 @converts("gather")
 def _gather(ctx, node, a):
-    x = a["input"]
-    return ctx.b.op("GatherElements", [ctx.t(x), ctx.t(a["index"])],
-                    axis=_norm_dim(a["dim"], len(ctx.shape(x))))
+    x, index = a["input"], a["index"]
+    b = ctx.b
+    if not ctx.shape(x) or not ctx.shape(index):     # 0-d: as 1-D, then the index's shape
+        flat = b.ints([-1])
+        out = b.op("GatherElements", [b.op("Reshape", [ctx.t(x), flat]),
+                                      b.op("Reshape", [ctx.t(index), flat])], axis=0)
+        return b.op("Reshape", [out, b.op("Shape", [ctx.t(index)])])
+    return b.op("GatherElements", [ctx.t(x), ctx.t(index)],
+                axis=_norm_dim(a["dim"], len(ctx.shape(x))))
 
 
 @converts("index_select")
 def _index_select(ctx, node, a):
     x = a["input"]
-    return ctx.b.op("Gather", [ctx.t(x), ctx.t(a["index"])],
-                    axis=_norm_dim(a["dim"], len(ctx.shape(x))))
+    b = ctx.b
+    index = b.op("Reshape", [ctx.t(a["index"]), b.ints([-1])])    # a 0-d index keeps the dim
+    if not ctx.shape(x):
+        out = b.op("Gather", [b.op("Reshape", [ctx.t(x), b.ints([-1])]), index], axis=0)
+        return b.op("Reshape", [out, b.ints([])])
+    return b.op("Gather", [ctx.t(x), index], axis=_norm_dim(a["dim"], len(ctx.shape(x))))
 
 
 @converts("triu", "tril", "triu_", "tril_")
