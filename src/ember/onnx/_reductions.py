@@ -28,11 +28,6 @@ def _count(ctx, xv, axes, dtype):
     return b.cast(b.reduce("ReduceProd", sizes, None, False), dtype)
 
 
-def _reduce(ctx, op_type, xv, axes, keepdim):
-    return ctx.b.reduce(op_type, xv, axes if axes else None, keepdim) if axes or keepdim \
-        else ctx.b.reduce(op_type, xv, None, False)
-
-
 def _moments(ctx, a, want):
     x = a["input"]
     b, dtype = ctx.b, ctx.dtype(x)
