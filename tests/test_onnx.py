@@ -352,6 +352,32 @@ def test_view_of_a_traced_size_follows_the_batch():
 
 
 # -- options, names and errors ---------------------------------------------------------------------
+def test_value_decided_lengths_follow_the_input():
+    """nonzero, a boolean-mask index, unique and bincount: the exported lengths come from the
+    values the graph is run on, not from the traced example."""
+    class ValueShaped(nn.Module):
+        def forward(self, x):
+            counts = ember.bincount((x.abs() * 3).long().flatten())
+            return ember.nonzero(x > 0), x[x > 0], ember.unique(x.round()), counts
+
+    other = randn(4, 3, seed=1) * 3
+    check(ValueShaped(), {"x": randn(4, 3)}, {"x": other})
+    assert (other > 0).sum().item() != (randn(4, 3) > 0).sum().item()
+
+
+def test_scans_sorts_and_statistics_follow_a_dynamic_batch():
+    class Scans(nn.Module):
+        def forward(self, x):
+            values, indices = x.sort(dim=0, descending=True)
+            top = x.topk(2, dim=1)
+            return (x.flip(0), x.cumprod(0), ember.cummax(x, 0), ember.logcumsumexp(x, 0),
+                    x.var(0, keepdim=True), x.std(1), ember.linalg.vector_norm(x, 3.5, dim=0),
+                    values, indices, top, x.quantile(0.3, dim=0), ember.median(x, 0),
+                    ember.diff(x, dim=0), ember.atan2(x, x.flip(0)), ember.logaddexp(x, -x))
+
+    check(Scans(), {"x": randn(5, 4)}, {"x": randn(7, 4, seed=2)}, dynamic={"x": {0: "batch"}})
+
+
 def test_names_dynamic_axes_and_opset(tmp_path):
     ember.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4))
@@ -393,13 +419,14 @@ def test_export_runs_in_eval_mode_and_restores_training():
 
 
 def test_unsupported_op_names_the_op_and_the_node():
-    class Sorts(nn.Module):
+    class Inverts(nn.Module):
         def forward(self, x):
-            return x.sort(dim=-1)[0] + 1
+            return x.inverse() + 1
 
     with pytest.raises(ember.onnx.errors.UnsupportedOperatorError,
-                       match=r"operator 'Tensor.sort'.*graph node 'sort'"):
-        ember.onnx.export(Sorts(), (randn(2, 3),), io.BytesIO())
+                       match=r"operator 'Tensor.inverse' \(ONNX has no matrix inverse.*graph "
+                             r"node 'inverse'"):
+        ember.onnx.export(Inverts(), (randn(3, 3),), io.BytesIO())
     with pytest.raises(ember.onnx.OnnxExporterError, match="training mode"):
         class Drops(nn.Module):
             def forward(self, x):

@@ -50,6 +50,7 @@ class Builder:
         self.nodes = []
         self.initializers = []
         self.meta = {}              # ONNX value name -> (shape tuple, ember dtype)
+        self.value_dependent = False   # a size decided by the values (NonZero, Compress, ...)
         self._names = set()
         self._consts = {}
 

@@ -11,6 +11,9 @@ from ..jit._trace import layer_namespaces, record_graph
 from ..nn import Module
 from ._builder import Builder, Unsupported, onnx_dtype
 from ._functions import CONVERTERS
+# the converter modules register their converters in CONVERTERS when imported
+from . import (_indexing, _linalg, _pointwise, _polynomials, _reductions,  # noqa: F401
+               _shapes, _unexpressible)
 from ._modules import converter_for, is_export_leaf
 
 __all__ = ["export", "is_in_onnx_export", "OnnxExporterError", "UnsupportedOperatorError"]
@@ -168,59 +171,115 @@ class _Context:
         return pieces[0] if len(pieces) == 1 else self.b.op("Concat", pieces, axis=0)
 
     def index(self, x, index):
-        """``x[index]`` with ints, slices, None, ``...`` and one integer tensor."""
+        """``x[index]`` with ints, slices, None, ``...``, integer lists and tensors and boolean
+        masks (their positions from ``NonZero``: a length known when the graph runs)."""
+        return self.index_value(self.t(x), len(self.shape(x)), index)
+
+    def index_value(self, xv, rank, index):
+        """``index`` applied to the ONNX value ``xv`` of rank ``rank``: basic indices first,
+        then the advanced ones (tensors, lists, and ints among them) as one ``GatherND``, their
+        result's axes where torch puts them (in place when adjacent, else first)."""
         from ..fx.node import Node
         b = self.b
         items = list(index) if isinstance(index, tuple) else [index]
-        rank = len(self.shape(x))
-        used = sum(1 for i in items if i is not None and i is not Ellipsis)
+        used = sum(self._index_rank(i) for i in items if i is not None and i is not Ellipsis)
         if Ellipsis in items:
             at = items.index(Ellipsis)
             items[at:at + 1] = [slice(None)] * (rank - used)
-        xv = self.t(x)
-        axis = 0
-        tensors = 0
+        items += [slice(None)] * (rank - sum(self._index_rank(i) for i in items
+                                             if i is not None))
+        tensors = [i for i in items if isinstance(i, list) or (isinstance(i, Node) and (
+            self.shape(i) != () or self.dtype(i) == self.ember.bool))]
+        advanced = len(tensors) > 1 or any(isinstance(i, Node) and self.dtype(i) ==
+                                           self.ember.bool for i in tensors)
+        axis, picks = 0, []          # picks: (axis of xv, ONNX int64 index value)
         for item in items:
             if item is None:
+                if advanced:
+                    raise Unsupported("indexing with None among tensor indices")
                 xv = b.unsqueeze(xv, [axis])
                 axis += 1
             elif isinstance(item, slice):
-                if item == slice(None):
-                    axis += 1
-                    continue
-                start = 0 if item.start is None else item.start
-                stop = _INT64_MAX if item.stop is None else item.stop
-                step = 1 if item.step is None else item.step
-                xv = b.op("Slice", [xv, self.shape_tensor([start]), self.shape_tensor([stop]),
-                                    b.ints([axis]), self.shape_tensor([step])])
+                if item != slice(None):
+                    start = 0 if item.start is None else item.start
+                    stop = _INT64_MAX if item.stop is None else item.stop
+                    step = 1 if item.step is None else item.step
+                    xv = b.op("Slice", [xv, self.shape_tensor([start]),
+                                        self.shape_tensor([stop]), b.ints([axis]),
+                                        self.shape_tensor([step])])
                 axis += 1
-            elif isinstance(item, Node) and self.shape(item) == () and \
-                    self.dtype(item) != self.ember.bool:
-                xv = b.op("Gather", [xv, self.t(item)], axis=axis)
-            elif isinstance(item, int):
-                xv = b.op("Gather", [xv, b.const(np.int64(item))], axis=axis)
-            elif isinstance(item, Node):
-                if self.dtype(item) == self.ember.bool:
-                    raise Unsupported("indexing with a boolean mask (its result's shape depends "
-                                      "on the values)")
-                tensors += 1
-                if tensors > 1:
-                    raise Unsupported("indexing with more than one tensor")
-                xv = b.op("Gather", [xv, self.t_as(item, self.ember.int64)], axis=axis)
-                axis += len(self.shape(item))
-            else:
-                raise Unsupported(f"indexing with {type(item).__name__}")
-        return xv
+            elif isinstance(item, Node) and self.dtype(item) == self.ember.bool:
+                dims = len(self.shape(item))
+                rows = b.op("NonZero", [self.t(item)])                    # (dims, N)
+                b.value_dependent = True
+                for k in range(dims):
+                    picks.append((axis + k, b.op("Gather", [rows, b.const(np.int64(k))],
+                                                 axis=0), 1))
+                axis += dims
+            elif advanced:
+                if isinstance(item, Node):
+                    value, dims = self.t_as(item, self.ember.int64), len(self.shape(item))
+                else:
+                    value = b.const(np.asarray(item, dtype=np.int64))
+                    dims = np.ndim(item)
+                picks.append((axis, value, dims))
+                axis += 1
+            else:          # an int, a 0-d tensor (the axis goes) or the one integer tensor
+                if isinstance(item, Node):
+                    value = self.t_as(item, self.ember.int64)
+                else:
+                    value = b.const(np.asarray(item, dtype=np.int64))
+                xv = b.op("Gather", [xv, value], axis=axis)
+                axis += np.ndim(item) if not isinstance(item, Node) else len(self.shape(item))
+        if not picks:
+            return xv
+        return self._gather_advanced(xv, axis, picks)
+
+    def _index_rank(self, item):
+        from ..fx.node import Node
+        if isinstance(item, Node) and self.dtype(item) == self.ember.bool:
+            return len(self.shape(item))
+        return 1
+
+    def _gather_advanced(self, xv, rank, picks):
+        b = self.b
+        axes = [p[0] for p in picks]
+        if len(picks) == 1:
+            return b.op("Gather", [xv, picks[0][1]], axis=axes[0])
+        rest = [d for d in range(rank) if d not in axes]
+        moved = b.op("Transpose", [xv], perm=axes + rest)
+        shape = picks[0][1]
+        for _, value, _ in picks[1:]:
+            shape = b.op("Expand", [shape, b.op("Shape", [value])])
+        shape = b.op("Shape", [shape])
+        stacked = b.op("Concat", [b.unsqueeze(b.op("Expand", [v, shape]), [-1])
+                                  for _, v, _ in picks], axis=-1)
+        out = b.op("GatherND", [moved, stacked])        # (broadcast..., rest...)
+        first = axes[0]
+        if axes != list(range(first, first + len(axes))) or first == 0:
+            return out
+        dims = max(p[2] for p in picks)                 # torch keeps adjacent ones in place
+        perm = [dims + i for i in range(first)] + list(range(dims)) + \
+            [dims + i for i in range(first, len(rest))]
+        return b.op("Transpose", [out], perm=perm)
 
 
 # -- arguments -------------------------------------------------------------------------------------
+_VAR_ARGS, _VAR_KWARGS = inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD
+
+
 def _signature_of(node):
     import ember
     try:
         if node.op == "call_function":
             return inspect.signature(node.target)
         if node.op == "call_method":
-            return inspect.signature(getattr(ember.Tensor, node.target))
+            signature = inspect.signature(getattr(ember.Tensor, node.target))
+            kinds = [p.kind for p in list(signature.parameters.values())[1:]]
+            function = getattr(ember, node.target.rstrip("_"), None)
+            if kinds == [_VAR_ARGS, _VAR_KWARGS] and function is not None:
+                return inspect.signature(function)    # a method forwarding to ember.<name>
+            return signature
     except (TypeError, ValueError, AttributeError):
         return None
     return None
@@ -248,7 +307,7 @@ def _bind(node, signature):
     return bound
 
 
-def _op_name(node):
+def op_name(node):
     from ..fx._names import qualified_name
     if node.op == "call_function":
         try:
@@ -272,9 +331,9 @@ def _convert_node(ctx, node, root):
         ctx.module_path = node.target
         return convert(ctx, module, dict(ba.arguments))
     name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
-    convert = CONVERTERS.get(name)
+    convert = CONVERTERS.get(op_name(node)) or CONVERTERS.get(name)   # qualified name first
     if convert is None:
-        raise Unsupported(f"operator '{_op_name(node)}'")
+        raise Unsupported(f"operator '{op_name(node)}' (no converter maps it to ONNX)")
     return convert(ctx, node, _bind(node, _signature_of(node)))
 
 
@@ -294,7 +353,8 @@ def _dynamic_axes(dynamic_axes, names):
 
 def _value_info(name, shape, dtype, dims, unknown_dims):
     """A graph input's or output's type: the named dynamic dims symbolic, the others the traced
-    sizes (or unknown, for outputs of a model with dynamic inputs)."""
+    sizes (or unknown, for outputs of a model with dynamic inputs or with sizes the values
+    decide)."""
     from onnx import helper
     shape_spec = []
     for i, size in enumerate(shape):
@@ -479,8 +539,9 @@ def _build_model(onnx, rec, model, opset, input_names, output_names, dynamic_axe
                                            f"computed by the model ({value!r})")
         b.op("Identity", [ctx.t(value)], outputs=[name])
         shape, dtype = ctx.shape(value), ctx.dtype(value)
-        graph_outputs.append(_value_info(name, shape, dtype, axes.get(name, {}), any_dynamic))
-    used = {name for n in b.nodes for name in n.input}
+        graph_outputs.append(_value_info(name, shape, dtype, axes.get(name, {}),
+                                         any_dynamic or b.value_dependent))
+    used = set(_inputs_of(b.nodes))
     initializers = [t for t in b.initializers if t.name in used]
     onnx_graph = helper.make_graph(b.nodes, type(model).__name__, graph_inputs, graph_outputs,
                                    initializers)
@@ -492,6 +553,15 @@ def _build_model(onnx, rec, model, opset, input_names, output_names, dynamic_axe
     if verbose:
         print(helper.printable_graph(model_proto.graph))
     return model_proto
+
+
+def _inputs_of(nodes):
+    """The value names ``nodes`` read, those of the subgraphs they hold (a Loop's body) too."""
+    for n in nodes:
+        yield from n.input
+        for attribute in n.attribute:
+            if attribute.HasField("g"):
+                yield from _inputs_of(attribute.g.node)
 
 
 def _is_inplace(node):

@@ -43,7 +43,7 @@ _UNARY = {
     "erf": "Erf", "floor": "Floor", "ceil": "Ceil", "sign": "Sign",
     "reciprocal": "Reciprocal", "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh",
     "cosh": "Cosh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh", "softsign": "Softsign",
-    "logical_not": "Not", "bitwise_not": "Not", "invert": "Not", "isnan": "IsNaN",
+    "bitwise_not": "Not", "invert": "Not", "isnan": "IsNaN",
     "selu": "Selu", "contiguous": "Identity", "clone": "Identity", "detach": "Identity",
     "positive": "Identity", "pos": "Identity",
 }
@@ -101,7 +101,6 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "truediv": "D
            "true_divide": "Div", "pow": "Pow", "maximum": "Max", "minimum": "Min",
            "remainder": "Mod", "mod": "Mod", "fmod": "Mod", "floordiv": "Div",
            "floor_divide": "Div", "and_": "And", "or_": "Or", "xor": "Xor",
-           "logical_and": "And", "logical_or": "Or", "logical_xor": "Xor",
            "bitwise_and": "And", "bitwise_or": "Or", "bitwise_xor": "Xor",
            "eq": "Equal", "ne": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater",
            "ge": "GreaterOrEqual"}
@@ -615,13 +614,38 @@ def _reduce(onnx_op):
         dim = a.get("dim", a.get("axis"))
         keepdim = a.get("keepdim", False)
         xv = ctx.t(x)
+        out_dtype = ctx.node_dtype(node)
         if a.get("dtype") is not None:
             xv = ctx.b.cast(xv, a["dtype"])
-        elif onnx_op in ("ReduceSum", "ReduceProd") and not ctx.dtype(x).is_floating_point:
-            xv = ctx.b.cast(xv, ctx.node_dtype(node))
-        axes = None if dim is None or dim == () or dim == [] else _ints(dim, 1)
-        return ctx.b.reduce(onnx_op, xv, axes, keepdim)
+        elif out_dtype is not None and out_dtype != ctx.dtype(x) and onnx_op != "ReduceMean":
+            xv = ctx.b.cast(xv, out_dtype)     # sums of ints as int64, logsumexp of ints
+        bool_extreme = ctx.dtype(x) == ctx.ember.bool and onnx_op in ("ReduceMax", "ReduceMin")
+        if bool_extreme:                       # opset 17 reduces no bools: as int32
+            xv = ctx.b.cast(xv, ctx.ember.int32)
+        axes = None if dim is None or dim == () or dim == [] or not ctx.shape(x) \
+            else _ints(dim, 1)
+        if onnx_op != "ReduceMean":
+            out = ctx.b.reduce(onnx_op, xv, axes, keepdim)
+        else:                                  # an empty slice's mean is 0 / 0, NaN, as torch's
+            b = ctx.b
+            shape = b.op("Shape", [xv])
+            sizes = shape if axes is None else b.op("Gather", [shape, b.ints(axes)], axis=0)
+            count = b.cast(b.reduce("ReduceProd", sizes, None, False),
+                           a.get("dtype") or ctx.dtype(x))
+            out = b.op("Div", [b.reduce("ReduceSum", xv, axes, keepdim), count])
+        if onnx_op in ("ReduceMax", "ReduceMin") and ctx.dtype(x).is_floating_point:
+            out = nan_if_any(ctx, xv, out, axes, keepdim, ctx.dtype(x))
+        return ctx.b.cast(out, ctx.ember.bool) if bool_extreme else out
     return convert
+
+
+def nan_if_any(ctx, xv, value, axes, keepdim, dtype):
+    """``value`` (a reduction of ``xv`` over ``axes``) made NaN where a reduced element is NaN,
+    as torch's max, min, amax and amin propagate it (ONNX Runtime's skip it)."""
+    b = ctx.b
+    nans = b.reduce("ReduceSum", b.cast(b.op("IsNaN", [xv]), ctx.ember.int64), axes, keepdim)
+    return b.op("Where", [b.op("Greater", [nans, b.const(np.int64(0))]),
+                          b.scalar(np.nan, dtype), value])
 
 
 for _name, _op in (("sum", "ReduceSum"), ("mean", "ReduceMean"), ("amax", "ReduceMax"),
@@ -634,18 +658,47 @@ def _max_min(onnx_reduce, onnx_arg, onnx_pair):
     def convert(ctx, node, a):
         args = list(node.args) + list(node.kwargs.values())
         x = args[0]
-        if len(args) == 1:
-            return ctx.b.reduce(onnx_reduce, ctx.t(x), None, False)
-        other = args[1]
-        if not isinstance(other, int) or isinstance(other, bool):
+        b, dtype = ctx.b, ctx.dtype(x)
+        if len(args) > 1 and (not isinstance(args[1], int) or isinstance(args[1], bool)):
+            other = args[1]
             dtype = ctx.node_dtype(node)
-            return ctx.b.op(onnx_pair, [ctx.t_as(x, dtype), ctx.t_as(other, dtype)])
+            return b.op(onnx_pair, [ctx.t_as(x, dtype), ctx.t_as(other, dtype)])
+        xv = ctx.t(x)
+        if dtype == ctx.ember.bool:            # opset 17 reduces no bools: as int32
+            xv = b.cast(xv, ctx.ember.int32)
+        if not ctx.shape(x):
+            xv = b.unsqueeze(xv, [0])
+        if len(args) == 1:
+            values = b.reduce(onnx_reduce, xv, None, False)
+            if dtype.is_floating_point:
+                values = nan_if_any(ctx, xv, values, None, False, dtype)
+            return values if dtype != ctx.ember.bool else b.cast(values, dtype)
         keepdim = bool(args[2]) if len(args) > 2 else False
-        values = ctx.b.reduce(onnx_reduce, ctx.t(x), [other], keepdim)
-        indices = ctx.b.op(onnx_arg, [ctx.t(x)], axis=int(other), keepdims=int(keepdim),
-                           select_last_index=0)
+        axis = int(args[1]) if ctx.shape(x) else 0
+        values = b.reduce(onnx_reduce, xv, [axis], keepdim)
+        indices = b.op(onnx_arg, [xv], axis=axis, keepdims=int(keepdim), select_last_index=0)
+        if dtype.is_floating_point:            # a NaN is the extreme, at its first index
+            values, indices = nan_first(ctx, xv, values, indices, axis, keepdim, dtype)
+        if dtype == ctx.ember.bool:
+            values = b.cast(values, dtype)
+        if not ctx.shape(x) and not keepdim:
+            return values, indices
+        if not ctx.shape(x):
+            return b.squeeze(values, [0]), b.squeeze(indices, [0])
         return (values, indices)
     return convert
+
+
+def nan_first(ctx, xv, values, indices, axis, keepdim, dtype):
+    """values NaN and indices at the first NaN along ``axis`` where one is present."""
+    b = ctx.b
+    nan = b.op("IsNaN", [xv])
+    first = b.op("ArgMax", [b.cast(nan, ctx.ember.int32)], axis=axis, keepdims=int(keepdim),
+                 select_last_index=0)
+    has = b.op("Greater", [b.reduce("ReduceSum", b.cast(nan, ctx.ember.int64), [axis], keepdim),
+                           b.const(np.int64(0))])
+    return (b.op("Where", [has, b.scalar(np.nan, dtype), values]),
+            b.op("Where", [has, first, indices]))
 
 
 CONVERTERS["max"] = _max_min("ReduceMax", "ArgMax", "Max")
@@ -654,11 +707,27 @@ CONVERTERS["min"] = _max_min("ReduceMin", "ArgMin", "Min")
 
 def _arg(onnx_op):
     def convert(ctx, node, a):
-        x, dim, keepdim = a["input"], a.get("dim"), a.get("keepdim", False)
+        x, dim, keepdim = a["input"], a.get("dim"), bool(a.get("keepdim", False))
+        b, dtype = ctx.b, ctx.dtype(x)
+        rank = len(ctx.shape(x))
         xv = ctx.t(x)
-        if dim is None:
-            xv, dim = ctx.b.op("Reshape", [xv, ctx.b.ints([-1])]), 0
-        return ctx.b.op(onnx_op, [xv], axis=int(dim), keepdims=int(bool(keepdim)))
+        flat = dim is None or not rank
+        if flat:
+            xv, dim = b.op("Reshape", [xv, b.ints([-1])]), 0
+        if dtype == ctx.ember.bool:
+            xv = b.cast(xv, ctx.ember.int32)
+        out = b.op(onnx_op, [xv], axis=int(dim), keepdims=int(keepdim and not flat))
+        if dtype.is_floating_point:            # a NaN wins, the first one
+            nan = b.op("IsNaN", [xv])
+            first = b.op("ArgMax", [b.cast(nan, ctx.ember.int32)], axis=int(dim),
+                         keepdims=int(keepdim and not flat))
+            has = b.op("Greater", [b.reduce("ReduceSum", b.cast(nan, ctx.ember.int64),
+                                            [int(dim)], keepdim and not flat),
+                                   b.const(np.int64(0))])
+            out = b.op("Where", [has, first, out])
+        if flat and keepdim:
+            out = b.op("Reshape", [out, b.ints([1] * rank)])
+        return out
     return convert
 
 
@@ -669,7 +738,14 @@ CONVERTERS["argmin"] = _arg("ArgMin")
 @converts("cumsum")
 def _cumsum(ctx, node, a):
     x = a["input"]
-    return ctx.b.op("CumSum", [ctx.t(x), ctx.b.const(np.int64(a["dim"]))])
+    b = ctx.b
+    xv = ctx.t(x)
+    out_dtype = ctx.node_dtype(node)
+    if out_dtype != ctx.dtype(x):              # dtype=, and ints and bools summed as int64
+        xv = b.cast(xv, out_dtype)
+    if not ctx.shape(x):
+        return xv
+    return b.op("CumSum", [xv, b.const(np.int64(a["dim"]))])
 
 
 # -- shapes ----------------------------------------------------------------------------------------
@@ -839,8 +915,8 @@ def _cat(ctx, node, a):
     dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
     dtype = ctx.node_dtype(node)
     rank = len(ctx.node_shape(node))
-    return ctx.b.op("Concat", [ctx.t_as(t, dtype) for t in tensors if ctx.shape(t) != (0,)],
-                    axis=_norm_dim(dim, rank))
+    kept = [t for t in tensors if ctx.shape(t) != (0,)] or tensors[:1]   # all empty: one
+    return ctx.b.op("Concat", [ctx.t_as(t, dtype) for t in kept], axis=_norm_dim(dim, rank))
 
 
 @converts("stack")
@@ -909,21 +985,32 @@ def _narrow(ctx, node, a):
 
 @converts("gather")
 def _gather(ctx, node, a):
-    x = a["input"]
-    return ctx.b.op("GatherElements", [ctx.t(x), ctx.t(a["index"])],
-                    axis=_norm_dim(a["dim"], len(ctx.shape(x))))
+    x, index = a["input"], a["index"]
+    b = ctx.b
+    if not ctx.shape(x) or not ctx.shape(index):     # 0-d: as 1-D, then the index's shape
+        flat = b.ints([-1])
+        out = b.op("GatherElements", [b.op("Reshape", [ctx.t(x), flat]),
+                                      b.op("Reshape", [ctx.t(index), flat])], axis=0)
+        return b.op("Reshape", [out, b.op("Shape", [ctx.t(index)])])
+    return b.op("GatherElements", [ctx.t(x), ctx.t(index)],
+                axis=_norm_dim(a["dim"], len(ctx.shape(x))))
 
 
 @converts("index_select")
 def _index_select(ctx, node, a):
     x = a["input"]
-    return ctx.b.op("Gather", [ctx.t(x), ctx.t(a["index"])],
-                    axis=_norm_dim(a["dim"], len(ctx.shape(x))))
+    b = ctx.b
+    index = b.op("Reshape", [ctx.t(a["index"]), b.ints([-1])])    # a 0-d index keeps the dim
+    if not ctx.shape(x):
+        out = b.op("Gather", [b.op("Reshape", [ctx.t(x), b.ints([-1])]), index], axis=0)
+        return b.op("Reshape", [out, b.ints([])])
+    return b.op("Gather", [ctx.t(x), index], axis=_norm_dim(a["dim"], len(ctx.shape(x))))
 
 
-@converts("triu", "tril")
+@converts("triu", "tril", "triu_", "tril_")
 def _trilu(ctx, node, a):
-    upper = (node.target if isinstance(node.target, str) else node.target.__name__) == "triu"
+    name = node.target if isinstance(node.target, str) else node.target.__name__
+    upper = name.rstrip("_") == "triu"
     return ctx.b.op("Trilu", [ctx.t(a["input"]), ctx.b.const(np.int64(a.get("diagonal", 0)))],
                     upper=int(upper))
 
