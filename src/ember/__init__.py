@@ -94,6 +94,7 @@ from . import testing  # noqa: F401
 from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoint cache)
 from . import signal  # noqa: F401  (ember.signal.windows)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
+from . import overrides, _C  # noqa: F401  (the __torch_function__ protocol, as torch.overrides)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
 # ember.cpu (torch.cpu's device module); the build constants and the legacy memory format are
 # in _settings

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._torch_function import dispatch_or_raise
 from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
@@ -138,8 +139,13 @@ def _check_alpha(a, b, alpha):
 @method("add", "__add__", "__radd__")
 def add(input, other, *, alpha=1, out=None):
     """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
-    if input.__class__ is not Tensor:
-        _tensor_arg(input, "add")
+    if input.__class__ is not Tensor or (other.__class__ is not Tensor and other.__class__ is not int
+                                         and other.__class__ is not float):
+        if not isinstance(input, Tensor) or not (isinstance(other, Tensor) or is_scalar(other)):
+            kwargs = {k: v for k, v in (("alpha", alpha), ("out", out)) if v is not (1 if k == "alpha" else None)}
+            return dispatch_or_raise(add, (input, other, out), (input, other), kwargs, TypeError(
+                f"add(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+                if not isinstance(input, Tensor) else f"unsupported operand type: {type(other).__name__}"))
     if alpha == 1:
         res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other)
     elif isinstance(other, Tensor):

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .._torch_function import dispatch_or_raise
 from .. import _dtype, return_types
 from ._common import (
     apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
@@ -256,7 +257,12 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     ``keepdims`` may name ``dim`` and ``keepdim``."""
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
-    data = _mean_input("mean", input._data, dtype)
+    try:
+        data = input._data
+    except AttributeError as error:
+        kwargs = {k: v for k, v in (("dim", dim), ("keepdim", keepdim), ("dtype", dtype)) if v}
+        return dispatch_or_raise(mean, (input,), (input,), kwargs, error)
+    data = _mean_input("mean", data, dtype)
     dims = _reduce_dims(dim, data.ndim)
     out = make(_mean_data(namespace_of(data), data, dims, keepdim))
     cls = MeanBackward0 if dim is None and not keepdim else MeanBackward1
