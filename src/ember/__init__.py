@@ -87,6 +87,7 @@ from ._inplace_functions import *  # noqa: F403  (torch.sin_, torch.clamp_, ...)
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: F401
+from .autograd import profiler as _autograd_profiler  # noqa: F401  (ember.autograd.profiler)
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format)
 from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
