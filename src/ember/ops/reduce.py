@@ -145,6 +145,7 @@ def _along(dim, index):
 
 class SumBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (_as_dtype(grad, self.in_dtype).expand(self.in_shape),)
@@ -152,6 +153,7 @@ class SumBackward0(Node):
 
 class SumBackward1(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dims", "keepdim": "keepdim", "self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
@@ -163,7 +165,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     casts the input before summing. ``axis`` and ``keepdims`` may name ``dim`` and ``keepdim``."""
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "sum")
-    data = input._data
+    try:
+        data = input._data
+    except AttributeError as error:   # a tensor-like argument: its __torch_function__
+        kwargs = {k: v for k, v in (("dim", dim), ("keepdim", keepdim), ("dtype", dtype)) if v}
+        return dispatch_or_raise(sum, (input,), (input,), kwargs, error)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None and not keepdim:
         out = make(_accumulated(_array_sum, data, np_dtype))
@@ -213,6 +219,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 class MeanBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "self_sym_numel": "count"}
 
     def backward(self, grad):
         return ((_as_dtype(grad, self.in_dtype) / self.count).expand(self.in_shape),)
@@ -220,6 +227,8 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dims", "keepdim": "keepdim", "self_sym_sizes": "in_shape",
+                    "self_sym_numel": lambda node: math.prod(node.in_shape)}
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype) / self.count
@@ -259,7 +268,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
     try:
         data = input._data
-    except AttributeError as error:
+    except AttributeError as error:   # a tensor-like argument: its __torch_function__
         kwargs = {k: v for k, v in (("dim", dim), ("keepdim", keepdim), ("dtype", dtype)) if v}
         return dispatch_or_raise(mean, (input,), (input,), kwargs, error)
     data = _mean_input("mean", data, dtype)

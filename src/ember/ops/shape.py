@@ -56,6 +56,7 @@ def _record_list(node_cls, tensors, out):
 
 class CatBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim"}
 
     def backward(self, grad):
         from .view import split

@@ -78,7 +78,8 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
     base = _ArithmeticUnaryNode if arithmetic else _UnaryNode
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (base,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None,
-                     "keeps_self": "self" in saves, "keeps_result": "result" in saves})
+                     "keeps_self": "self" in saves, "keeps_result": "result" in saves,
+                     "saved_fields": {field: i for i, field in enumerate(saves)}})
     save = _SAVERS[saves]
 
     def op(input, *, out=None):

@@ -97,6 +97,7 @@ def _checked_infer_shape(shape, numel):
 
 class ViewBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
@@ -290,6 +291,7 @@ def _check_permutation(dims, nd):
 
 class TransposeBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim0": "dim0", "dim1": "dim1"}
 
     def backward(self, grad):
         return (grad.transpose(self.dim0, self.dim1),)
