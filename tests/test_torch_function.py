@@ -168,14 +168,105 @@ def test_scalar_tensor_example():
     assert _scalar_tensor_program(ember) == _scalar_tensor_program(torch)
 
 
-def test_tensor_like_first_call_reaches_handler():
+@pytest.mark.parametrize("call", [
+    lambda lib, d: lib.tanh(d), lambda lib, d: lib.add(d, 1), lambda lib, d: lib.add(lib.ones(2), d),
+    lambda lib, d: lib.mul(d, 2), lambda lib, d: lib.ones(2) * d, lambda lib, d: lib.sub(d, 1),
+    lambda lib, d: lib.div(lib.ones(2), d), lambda lib, d: lib.sum(d), lambda lib, d: lib.mean(d),
+    lambda lib, d: lib.matmul(lib.ones(2), d), lambda lib, d: lib.mm(d, lib.ones(2, 2)),
+], ids=["tanh", "add", "add_other", "mul", "mul_operator", "sub", "div", "sum", "mean", "matmul", "mm"])
+def test_tensor_like_reaches_its_handler(call):
+    """A tensor-like argument reaches its __torch_function__ (in a fresh process these are the
+    ops that switch dispatch on themselves)."""
+    seen = {}
     for lib in LIBS:
         class Duck:
             @classmethod
             def __torch_function__(cls, func, types, args=(), kwargs=None):
-                return ("handled", func.__name__, [t.__name__ for t in types])
-        assert lib.tanh(Duck()) == ("handled", "tanh", ["Duck"])
-        assert lib.add(Duck(), 1)[0] == "handled"
+                return ("handled", [t.__name__ for t in types], len(args))
+        seen[lib] = call(lib, Duck())
+    assert seen[ember] == seen[torch]
+    assert seen[ember][0] == "handled"
+
+
+def test_tensor_like_in_a_fresh_process():
+    """Before anything has switched dispatch on, a tensor-like object reaching ember.mean
+    dispatches (the ScalarTensor example in a program of its own)."""
+    import subprocess
+    import sys
+    import textwrap
+    program = textwrap.dedent("""
+        import ember
+        from ember import _torch_function as tf
+        assert not tf.is_switched_on()
+        class Duck:
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return func.__name__
+        print(ember.mean(Duck()), tf.is_switched_on(), ember.exp(Duck()))
+    """)
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["mean", "True", "exp"]
+
+
+def _diagonal_tensor_program(lib):
+    """A DiagonalTensor in the style of torch's tests of the protocol: a duck type implementing
+    mean and mm, refusing the rest."""
+    handled = {}
+
+    class DiagonalTensor:
+        def __init__(self, N, value):
+            self._N, self._i = N, value
+
+        def tensor(self):
+            return self._i * lib.eye(self._N)
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func not in handled:
+                return NotImplemented
+            return handled[func](*args, **(kwargs or {}))
+
+    handled[lib.mean] = lambda mat: float(mat._i) / mat._N
+    handled[lib.mm] = lambda a, b: a.tensor() @ (b.tensor() if isinstance(b, DiagonalTensor) else b)
+    d = DiagonalTensor(5, 2)
+    results = [lib.mean(d), lib.mm(d, d).tolist(), lib.mm(d, lib.ones(5, 1)).tolist()]
+    with pytest.raises(TypeError):
+        lib.tanh(d)
+    return results
+
+
+def test_diagonal_tensor_example():
+    assert _diagonal_tensor_program(ember) == _diagonal_tensor_program(torch)
+
+
+def test_types_lists_each_overriding_type_subclass_first():
+    seen = {}
+    for lib in LIBS:
+        record = []
+
+        class Base(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                record.append((cls.__name__, sorted(t.__name__ for t in types)))
+                return super().__torch_function__(func, types, args, kwargs)
+
+        class Derived(Base):
+            pass
+
+        class Other(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                record.append((cls.__name__, sorted(t.__name__ for t in types)))
+                return NotImplemented
+
+        b = lib.ones(2).as_subclass(Base)
+        d = lib.ones(2).as_subclass(Derived)
+        o = lib.ones(2).as_subclass(Other)
+        r1 = lib.add(b, d)
+        with pytest.raises(TypeError):   # Other refuses; Base's default refuses an unrelated type
+            lib.add(o, b)
+        seen[lib] = (record, type(r1).__name__)
+    assert seen[ember] == seen[torch]
 
 
 def test_mode_records_calls():
