@@ -344,3 +344,64 @@ def test_plain_tensors_after_mode_run_their_own_code():
     with ember.overrides.BaseTorchFunctionMode():
         assert tf.is_switched_on()
     assert not tf.is_switched_on()
+
+
+def test_disable_torch_function_turns_modes_off_too():
+    seen = {}
+    for lib in LIBS:
+        class Recorder(lib.overrides.TorchFunctionMode):
+            def __init__(self):
+                super().__init__()
+                self.count = 0
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                self.count += 1
+                return func(*args, **(kwargs or {}))
+
+        a = lib.ones(2)
+        with Recorder() as rec:
+            with lib._C.DisableTorchFunctionSubclass():
+                a + 1
+            subclass_disabled = rec.count
+            with lib._C.DisableTorchFunction():
+                a + 1
+            seen[lib] = (subclass_disabled, rec.count)
+    assert seen[ember] == seen[torch] == (1, 1)
+
+
+def test_nested_modes_innermost_first():
+    seen = {}
+    for lib in LIBS:
+        order = []
+
+        class Named(lib.overrides.TorchFunctionMode):
+            def __init__(self, name):
+                super().__init__()
+                self.name = name
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                order.append(self.name)
+                return func(*args, **(kwargs or {}))
+
+        with Named("outer"), Named("inner"):
+            lib.ones(2).sum()
+        seen[lib] = order[-2:]
+    assert seen[ember] == seen[torch] == ["inner", "outer"]
+
+
+def test_mode_and_subclass_together():
+    seen = {}
+    for lib in LIBS:
+        order = []
+        Logged, calls = _logging_subclass(lib)
+
+        class Recorder(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                order.append(("mode", [t.__name__ for t in types]))
+                return func(*args, **(kwargs or {}))
+
+        x = lib.ones(2).as_subclass(Logged)
+        with Recorder():
+            y = lib.neg(x)
+        seen[lib] = (order, len(calls), type(y).__name__)
+    assert seen[ember] == seen[torch]

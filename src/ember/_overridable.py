@@ -5,7 +5,7 @@ import importlib
 import types
 
 __all__ = ["PUBLIC_NAMESPACES", "NOT_OVERRIDABLE", "namespaces", "is_ember_function",
-           "namespace_functions", "tensor_attributes", "TENSOR_DUNDERS"]
+           "namespace_functions", "overridable_functions", "tensor_attributes", "TENSOR_DUNDERS"]
 
 # The public namespaces an ember function is reached through, in the order a name is looked for.
 PUBLIC_NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
@@ -13,6 +13,14 @@ PUBLIC_NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.lin
 # functions that answer about their argument rather than compute on it (torch.is_tensor(proxy) is
 # False under torch.fx; torch.overrides lists them among the ignored functions)
 NOT_OVERRIDABLE = frozenset(["is_tensor", "is_storage", "typename", "wrap"])
+
+# modules whose functions take no tensors (settings, dtypes, devices, grad modes, files) or are
+# ember's own helpers that a namespace re-exports: ``__torch_function__`` never overrides them
+# (torch lists its counterparts among the ignored functions)
+_TENSORLESS_MODULES = frozenset([
+    "ember._backend", "ember._backend.parallel", "ember._device", "ember._dtype", "ember._settings",
+    "ember._tensor", "ember._tensor_str", "ember.amp.autocast_mode", "ember.amp.policy",
+    "ember.autograd.anomaly_mode", "ember.autograd.grad_mode", "ember.serialization"])
 
 # Tensor operators and protocol methods that take part (their names start with "_", so they are
 # named one by one)
@@ -57,6 +65,24 @@ def namespace_functions():
             if key.startswith("__") or key in NOT_OVERRIDABLE or not is_ember_function(value):
                 continue
             out.append((ns_name, module, key, value))
+    return out
+
+
+def overridable_functions():
+    """``namespace_functions()`` less the private names and the functions that take no tensors
+    (``_TENSORLESS_MODULES``, ``compile``): what ``__torch_function__`` overrides."""
+    return [entry for entry in namespace_functions()
+            if not entry[2].startswith("_") and entry[2] != "compile"
+            and (getattr(entry[3], "__module__", "") or "") not in _TENSORLESS_MODULES]
+
+
+def ignored_functions():
+    """The public namespace functions ``__torch_function__`` does not override."""
+    kept = {id(entry[3]) for entry in overridable_functions()}
+    out = [fn for _, module in namespaces() for key, fn in vars(module).items()
+           if key in NOT_OVERRIDABLE and callable(fn)]
+    out += [entry[3] for entry in namespace_functions()
+            if id(entry[3]) not in kept and not entry[2].startswith("_")]
     return out
 
 

@@ -190,9 +190,24 @@ def _relevant(args, kwargs):
     return found
 
 
+# argument types that never override: a call whose arguments are all of these (and no mode is
+# active in any thread) runs its own code after one pass over them
+_PLAIN = frozenset([int, float, bool, str, type(None), slice, type(Ellipsis)])
+_modes_active = [0]     # modes entered in all threads (ember.overrides.TorchFunctionMode)
+_Tensor = [None]        # ember.Tensor, set when dispatch is switched on
+
+
 def _dispatch(entry, args, kwargs):
     """What a switched-on callable runs first: the override when there is one, else its code."""
     public, own = entry
+    if not _modes_active[0]:
+        for arg in args:
+            cls = arg.__class__
+            if cls is not _Tensor[0] and cls not in _PLAIN:
+                break
+        else:
+            if not kwargs:
+                return own(*args)
     level = _state.level
     if level != _ALL_DISABLED and (_state.modes or (
             level == _ENABLED and has_torch_function(_relevant(args, kwargs)))):
@@ -203,6 +218,8 @@ def _dispatch(entry, args, kwargs):
 def _dispatch_property(entry, args, kwargs):
     prop, own = entry
     self = args[0]
+    if not _modes_active[0] and _handler_of(self.__class__) is None:
+        return own(self)
     level = _state.level
     if level != _ALL_DISABLED and (_state.modes or (
             level == _ENABLED and _handler_of(type(self)) is not None)):
@@ -296,9 +313,11 @@ def _swap(fn, public, dispatch):
 
 
 def _install():
-    from ._overridable import namespace_functions, tensor_attributes
+    from ._overridable import overridable_functions, tensor_attributes
+    from ._tensor import Tensor
+    _Tensor[0] = Tensor
     seen = set()
-    for _, _, _, fn in namespace_functions():
+    for _, _, _, fn in overridable_functions():
         if isinstance(fn, types.FunctionType) and id(fn) not in seen:
             seen.add(id(fn))
             _swap(fn, fn, _dispatch)

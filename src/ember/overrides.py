@@ -9,7 +9,7 @@ import threading
 import types
 
 from . import _torch_function as _tf
-from ._overridable import NOT_OVERRIDABLE, namespace_functions, tensor_attributes
+from ._overridable import ignored_functions, overridable_functions, tensor_attributes
 from ._torch_function import handle_torch_function, has_torch_function, wrap_torch_function
 
 __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
@@ -60,8 +60,8 @@ def get_overridable_functions():
     namespace (``ember``, ``ember.nn.functional``, ..., ``ember.Tensor``) to its functions."""
     from ._tensor import Tensor
     out = {}
-    for _, module, _, fn in namespace_functions():
-        if isinstance(fn, types.FunctionType):
+    for _, module, _, fn in overridable_functions():
+        if isinstance(fn, types.FunctionType) and fn not in out.get(module, ()):
             out.setdefault(module, []).append(fn)
     out[Tensor] = _tensor_methods()
     return out
@@ -69,14 +69,7 @@ def get_overridable_functions():
 
 def get_ignored_functions():
     """Return public functions that cannot be overridden by ``__torch_function__``."""
-    from ._overridable import namespaces
-    ignored = set()
-    for _, module in namespaces():
-        for key in NOT_OVERRIDABLE:
-            fn = getattr(module, key, None)
-            if callable(fn):
-                ignored.add(fn)
-    return ignored
+    return set(ignored_functions())
 
 
 def get_default_nowrap_functions():
@@ -115,7 +108,6 @@ def resolve_name(f):
 # ----------------------------------------------------------------------------------------
 # Modes
 
-_active_modes = [0]
 _modes_lock = threading.Lock()
 
 
@@ -133,7 +125,7 @@ class TorchFunctionMode:
 
     def __enter__(self):
         with _modes_lock:
-            _active_modes[0] += 1
+            _tf._modes_active[0] += 1
             _tf.switch_on("mode")
         _tf.mode_stack().append(self)
         return self
@@ -145,8 +137,8 @@ class TorchFunctionMode:
         else:
             stack.remove(self)
         with _modes_lock:
-            _active_modes[0] -= 1
-            if not _active_modes[0]:
+            _tf._modes_active[0] -= 1
+            if not _tf._modes_active[0]:
                 _tf.switch_off("mode")
         return False
 

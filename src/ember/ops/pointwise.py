@@ -351,22 +351,21 @@ def div(input, other, *, rounding_mode=None, out=None):
         _tensor_arg(input, "div")
         if rounding_mode is None:
             res = _binary("div", _true_divide, DivBackward0, input, other)
+            node = res.grad_fn
+            if node is not None and node.other_shape is not None:
+                # b for both gradients; a (as torch keeps it) and the result for b's
+                b_grad = other._requires_grad
+                node.save(input if b_grad else None, other, res if b_grad else None)
+        elif rounding_mode == "trunc":
+            res = _binary("div", _div_trunc_kernel, DivBackward1, input, other)
+        elif rounding_mode == "floor":
+            res = _binary("div", _div_floor_kernel, DivBackward1, input, other)
+        else:
+            raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                               f"found '{rounding_mode}'")
     except TypeError as error:   # a tensor-like argument: its __torch_function__
         return dispatch_or_raise(div, (input, other), (input, other),
                                  _given(rounding_mode=rounding_mode, out=out), error)
-    if rounding_mode is None:
-        node = res.grad_fn
-        if node is not None and node.other_shape is not None:
-            # b for both gradients; a (as torch keeps it) and the result for b's
-            b_grad = other._requires_grad
-            node.save(input if b_grad else None, other, res if b_grad else None)
-    elif rounding_mode == "trunc":
-        res = _binary("div", _div_trunc_kernel, DivBackward1, input, other)
-    elif rounding_mode == "floor":
-        res = _binary("div", _div_floor_kernel, DivBackward1, input, other)
-    else:
-        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                           f"'{rounding_mode}'")
     return _maybe_out(res, out)
 
 

@@ -267,11 +267,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
     try:
-        data = input._data
+        data = _mean_input("mean", input._data, dtype)
     except AttributeError as error:   # a tensor-like argument: its __torch_function__
         kwargs = {k: v for k, v in (("dim", dim), ("keepdim", keepdim), ("dtype", dtype)) if v}
         return dispatch_or_raise(mean, (input,), (input,), kwargs, error)
-    data = _mean_input("mean", data, dtype)
     dims = _reduce_dims(dim, data.ndim)
     out = make(_mean_data(namespace_of(data), data, dims, keepdim))
     cls = MeanBackward0 if dim is None and not keepdim else MeanBackward1
