@@ -12,6 +12,7 @@ from op_db.cases import Built, backward_inputs, cases
 EXCEPTIONS = {
     ("ErfinvBackward0", "self"): "ember's gradient of erfinv is written with its result, which it "
                                  "saves instead of the input",
+    ("GatherBackward0", "self"): "ember's gather backward needs only the input's shape, not the input",
 }
 # (op, node): ops whose graph is built from other steps than torch's, so that the same node
 # saw other values
@@ -31,7 +32,10 @@ OP_EXCEPTIONS = {
 # ember keeps them wrapped to the input's rank
 DIM_FIELDS = {("SumBackward1", "dim"), ("MeanBackward1", "dim"), ("TransposeBackward0", "dim0"),
               ("TransposeBackward0", "dim1"), ("CatBackward0", "dim"), ("SoftmaxBackward0", "dim"),
-              ("LogSoftmaxBackward0", "dim")}
+              ("LogSoftmaxBackward0", "dim"), ("PermuteBackward0", "dims"),
+              ("FlipBackward0", "dims"), ("CumsumBackward0", "dim"), ("AmaxBackward0", "dim"),
+              ("AminBackward0", "dim"), ("LogsumexpBackward0", "dim"), ("MaxBackward0", "dim"),
+              ("MinBackward0", "dim"), ("GatherBackward0", "dim")}
 
 
 def _signed(d):

@@ -339,6 +339,7 @@ def _prod_grad(grad, x, result, dim):
 
 class ProdBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1}
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -387,6 +388,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 class CumsumBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim"}
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype)
@@ -543,6 +545,7 @@ def _share_among_ties(grad, x, result, dims, keepdim):
 
 class AmaxBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim"}
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -600,6 +603,7 @@ def amin(input, dim=(), keepdim=False):
 class MaxBackward0(Node):
     """Gradient of max(dim): all of it to the index taken."""
     __slots__ = ()
+    saved_fields = {"indices": 0, "dim": "dim", "keepdim": "keepdim", "self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         (indices,) = self.saved_tensors
@@ -855,6 +859,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 class LogsumexpBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim"}
 
     def backward(self, grad):
         x, result = self.saved_tensors

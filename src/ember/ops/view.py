@@ -178,6 +178,7 @@ def reshape_as(self, other):
 
 class ExpandBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (sum_to(grad, self.in_shape),)
@@ -253,6 +254,7 @@ def expand_as(self, other):
 
 class PermuteBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dims": "dims"}
 
     def backward(self, grad):
         inverse = [0] * len(self.dims)
