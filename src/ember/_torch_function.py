@@ -190,8 +190,9 @@ def _relevant(args, kwargs):
     return found
 
 
-# argument types that never override: a call whose arguments are all of these (and no mode is
-# active in any thread) runs its own code after one pass over them
+# argument types that never override: a call whose arguments are all of these or of other
+# classes without an override (nn.Parameter, arrays), with no mode active in any thread, runs its
+# own code after one pass over them
 _PLAIN = frozenset([int, float, bool, str, type(None), slice, type(Ellipsis)])
 _modes_active = [0]     # modes entered in all threads (ember.overrides.TorchFunctionMode)
 _Tensor = [None]        # ember.Tensor, set when dispatch is switched on
@@ -201,13 +202,14 @@ def _dispatch(entry, args, kwargs):
     """What a switched-on callable runs first: the override when there is one, else its code."""
     public, own = entry
     if not _modes_active[0]:
-        for arg in args:
+        tensor = _Tensor[0]
+        for arg in (args + tuple(kwargs.values())) if kwargs else args:
             cls = arg.__class__
-            if cls is not _Tensor[0] and cls not in _PLAIN:
+            if cls is not tensor and cls not in _PLAIN and (
+                    cls is list or cls is tuple or _handler_of(cls) is not None):
                 break
         else:
-            if not kwargs:
-                return own(*args)
+            return own(*args, **kwargs)
     level = _state.level
     if level != _ALL_DISABLED and (_state.modes or (
             level == _ENABLED and has_torch_function(_relevant(args, kwargs)))):
