@@ -171,7 +171,7 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
 def _relevant(args, kwargs):
     """The arguments, keyword values and the items of list/tuple arguments that are not plain
     Tensors, numbers or strings: the candidates for overriding."""
-    from ._tensor import Tensor
+    Tensor = _Tensor[0]
     found = []
     for arg in args:
         cls = arg.__class__
