@@ -1,6 +1,11 @@
 """The __torch_function__ protocol side by side with torch: Tensor subclasses, tensor-like
 objects, modes and ember.overrides."""
 import functools
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -33,6 +38,14 @@ def _run_program(lib, Logged):
         "plain + x": plain + x, "x.T": x.T, "mul": lib.mul(x, 2), "max": lib.max(x, 1),
         "x.shape": x.shape, "chunk": lib.chunk(x, 3, 1),
     }
+
+
+def _run_fresh(program):
+    """Run ``program`` in a new Python with this ember on its path."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(ember.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          check=True, env=env)
 
 
 def _type_names(value):
@@ -191,9 +204,6 @@ def test_tensor_like_reaches_its_handler(call):
 def test_tensor_like_in_a_fresh_process():
     """Before anything has switched dispatch on, a tensor-like object reaching ember.mean
     dispatches (the ScalarTensor example in a program of its own)."""
-    import subprocess
-    import sys
-    import textwrap
     program = textwrap.dedent("""
         import ember
         from ember import _torch_function as tf
@@ -204,7 +214,7 @@ def test_tensor_like_in_a_fresh_process():
                 return func.__name__
         print(ember.mean(Duck()), tf.is_switched_on(), ember.exp(Duck()))
     """)
-    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    out = _run_fresh(program)
     assert out.stdout.split() == ["mean", "True", "exp"]
 
 
@@ -337,13 +347,18 @@ def test_handle_torch_function_and_wrap():
 
 
 def test_plain_tensors_after_mode_run_their_own_code():
-    """A mode switches dispatch on only while it is active (nothing else left it on)."""
-    from ember import _torch_function as tf
-    if tf._switch.reasons - {"mode"}:
-        pytest.skip("dispatch was switched on for good by an earlier test")
-    with ember.overrides.BaseTorchFunctionMode():
-        assert tf.is_switched_on()
-    assert not tf.is_switched_on()
+    """A mode switches dispatch on only while it is active (when nothing else has), so that plain
+    Tensors run their own code again after it."""
+    program = textwrap.dedent("""
+        import ember
+        from ember import _torch_function as tf
+        code = ember.add.__code__
+        with ember.overrides.BaseTorchFunctionMode():
+            during = tf.is_switched_on() and ember.add.__code__ is not code
+        print(during, tf.is_switched_on(), ember.add.__code__ is code)
+    """)
+    out = _run_fresh(program)
+    assert out.stdout.split() == ["True", "False", "True"]
 
 
 def test_disable_torch_function_turns_modes_off_too():
