@@ -87,6 +87,7 @@ from ._inplace_functions import *  # noqa: F403  (torch.sin_, torch.clamp_, ...)
 from .serialization import save, load  # noqa
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: F401
+from .autograd import profiler as _autograd_profiler  # noqa: F401  (ember.autograd.profiler)
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format)
 from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
@@ -94,6 +95,7 @@ from . import testing  # noqa: F401
 from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoint cache)
 from . import signal  # noqa: F401  (ember.signal.windows)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
+from . import overrides, _C  # noqa: F401  (the __torch_function__ protocol, as torch.overrides)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
 # ember.cpu (torch.cpu's device module); the build constants and the legacy memory format are
 # in _settings

@@ -16,6 +16,7 @@ from ._backend import backend_of, namespace_of
 from ._hooks import add_hook
 from ._layout import strided as _strided
 from ._dtype import from_numpy_dtype
+from ._torch_function import DisableTorchFunctionSubclass, default_torch_function, on_subclass
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import bump_version, grad_accumulator_of, set_history
 
@@ -96,6 +97,29 @@ class Tensor:
 
     def __new__(cls, *args, **kwargs):
         return _legacy_new(cls, *args, **kwargs)
+
+    # -- the __torch_function__ protocol ----------------------------------------------------
+    __torch_function__ = classmethod(default_torch_function)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        on_subclass(cls)
+
+    def as_subclass(self, cls):
+        """Makes a ``cls`` instance with the same data as ``self``: changes in the output
+        mirror changes in ``self``, and the output stays attached to the autograd graph.
+        ``cls`` must be a subclass of ``Tensor``."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
+        with DisableTorchFunctionSubclass():
+            view = Tensor.__getitem__(self, Ellipsis)
+        out = _new(cls)
+        out._data = view._data
+        out._requires_grad = view._requires_grad
+        out.grad_fn = view.grad_fn
+        out._version_counter = view._version_counter
+        out.__dict__.update(view.__dict__)
+        return out
 
     # -- basic properties -----------------------------------------------------------------
     @property

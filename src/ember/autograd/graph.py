@@ -22,8 +22,8 @@ from .._backend import namespace_of
 from .._hooks import add_hook, hooks_in
 from .grad_mode import state
 
-__all__ = ["Node", "AccumulateGrad", "set_history", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "set_history", "saved_tensors_hooks",
+           "save_on_cpu", "disable_saved_tensors_hooks"]
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
           "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -146,6 +146,24 @@ class Node:
     def release(self):
         self._saved = None
 
+    # -- what backward saved, under torch's names ------------------------------------------
+    # ``saved_fields`` maps a name of torch's (``self``, ``other``, ``dim``) to where this
+    # class keeps the value: an int is the index of a saved tensor, a str the node attribute,
+    # a callable computes it from the node. ``node._saved_<name>`` reads it (tensors unpacked,
+    # version-checked); ``node._raw_saved_<name>`` gives a saved tensor as a ``SavedTensor``.
+    saved_fields = {}
+
+    def __getattr__(self, name):
+        if name.startswith("_saved_"):
+            spec = type(self).saved_fields.get(name[7:], _NO_FIELD)
+            if spec is not _NO_FIELD:
+                return _saved_value(self, spec)
+        elif name.startswith("_raw_saved_"):
+            spec = type(self).saved_fields.get(name[11:], _NO_FIELD)
+            if spec.__class__ is int:
+                return SavedTensor(self, spec)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     # -- torch's Node API -----------------------------------------------------------------
     def name(self):
         return type(self).__name__
@@ -179,6 +197,73 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+_NO_FIELD = object()
+
+
+def _saved_value(node, spec):
+    if spec.__class__ is int:
+        saved = node.saved_tensors
+        return saved[spec] if -len(saved) <= spec < len(saved) else None
+    if spec.__class__ is str:
+        return _as_torch_value(getattr(node, spec))
+    return _as_torch_value(spec(node))
+
+
+def _as_torch_value(value):
+    """Sizes and lists of ints as the tuples torch gives; everything else as it is."""
+    if isinstance(value, (tuple, list)) and not hasattr(value, "_data"):
+        return tuple(_as_torch_value(v) for v in value)
+    if hasattr(value, "item") and not hasattr(value, "_data") and getattr(value, "ndim", 1) == 0:
+        return value.item()  # a NumPy scalar
+    return value
+
+
+class SavedTensor:
+    """One tensor a node saved for backward (torch's ``torch._C._autograd.SavedTensor``), from
+    ``node._raw_saved_<name>``."""
+
+    __slots__ = ("_node", "_index")
+
+    def __init__(self, node, index):
+        self._node = node
+        self._index = index
+
+    @property
+    def data(self):
+        """The saved tensor, as backward would unpack it."""
+        return self._node.saved_tensors[self._index]
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Pack the saved tensor now with ``pack_hook(tensor)`` and keep what it returns; when
+        backward needs the tensor, ``unpack_hook(packed)`` must give it back. Once per tensor."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("incompatible function arguments: register_hooks expects two callables")
+        node = self._node
+        saved = node._saved
+        if saved is None:
+            raise RuntimeError(_FREED)
+        index = self._index % len(saved)
+        if saved.__class__ is _Packed:
+            if saved.unpack_hook is not None or index in saved.hooks:
+                raise RuntimeError("SavedTensor hooks have already been set")
+            tensor = saved.unpack(node)[index]
+        else:
+            tensor = node.saved_tensors[index]
+            packed = _Packed(saved)
+            packed.unpack_hook = None
+            packed.output_nrs = dict(node._saved_outputs)
+            packed.hooks = {}
+            packed.versions = list(node._versions)
+            node._saved = saved = packed
+        if tensor is None:
+            raise RuntimeError("None is forbidden")
+        saved[index] = pack_hook(tensor)
+        saved.hooks[index] = unpack_hook
+
+    def __repr__(self):
+        return f"<SavedTensor of {type(self._node).__name__}>"
 
 
 class AccumulateGrad(Node):
@@ -332,18 +417,25 @@ class _Packed(list):
     """What a node saved while ``saved_tensors_hooks`` were active: per tensor, what its
     pack hook returned (None for None) and, for the node's own outputs, their output_nr."""
 
-    __slots__ = ("unpack_hook", "output_nrs")
+    __slots__ = ("unpack_hook", "output_nrs", "hooks", "versions")
 
     def unpack(self, node):
-        """The saved tensors, each passed through the unpack hook. As in torch, tensors saved
-        through hooks are not version-checked."""
-        unpack_hook, output_nrs = self.unpack_hook, self.output_nrs
+        """The saved tensors, each passed through the unpack hook (its own, for one given hooks
+        through ``SavedTensor.register_hooks``). As in torch, tensors saved through hooks are
+        not version-checked; the others (``unpack_hook`` None) are."""
+        unpack_hook, output_nrs, hooks = self.unpack_hook, self.output_nrs, self.hooks
         tensors = []
         for index, packed in enumerate(self):
             if packed is None:
                 tensors.append(None)
                 continue
-            tensor = unpack_hook(packed)
+            hook = hooks.get(index, unpack_hook) if hooks else unpack_hook
+            if hook is None:
+                if packed._version_counter[0] != self.versions[index]:
+                    raise RuntimeError(_modified_message(node, index, self.versions[index]))
+                tensor = packed
+            else:
+                tensor = hook(packed)
             if not hasattr(tensor, "_data"):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
                                 f"result of type {type(tensor).__name__}")
@@ -378,6 +470,7 @@ def _save_through_hooks(self, *tensors):
     packed = _Packed()
     packed.unpack_hook = unpack_hook
     packed.output_nrs = {}
+    packed.hooks = None
     for index, t in enumerate(tensors):
         if t is None:
             packed.append(None)

@@ -6,20 +6,13 @@ import re
 # The public namespaces an ember function is reached through, in the order a name is looked for.
 # A function defined under one of these packages is spelled through that package first (so
 # ``F.relu``, which ``ember.relu`` also is, prints as ``ember.nn.functional.relu``, as torch's does).
-PUBLIC_NAMESPACES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg", "ember.fft")
+from .._overridable import PUBLIC_NAMESPACES, namespaces  # noqa: F401
 
 _public_paths = None
 
 
 def _modules():
-    import importlib
-    mods = []
-    for name in PUBLIC_NAMESPACES:
-        try:
-            mods.append((name, importlib.import_module(name)))
-        except ImportError:
-            continue
-    return mods
+    return namespaces()
 
 
 def _build_public_paths():

@@ -13,6 +13,9 @@ import functools
 import inspect
 import types
 
+from .._overridable import NOT_OVERRIDABLE as _NEVER_WRAP
+from .._overridable import is_ember_function as _is_ember_function
+from .._overridable import namespaces as _namespaces
 from .proxy import _find_proxy
 
 __all__ = ["_Patcher", "ember_function_wrapper", "ember_patches", "create_wrapped_func"]
@@ -42,10 +45,6 @@ _TORCH_PYTHON_LEVEL = {
     """.split()),
     "ember": frozenset(["cdist", "norm", "split"]),
 }
-
-# functions that answer about a Proxy instead of recording a node (torch.is_tensor(proxy) is
-# False under torch.fx too)
-_NEVER_WRAP = frozenset(["is_tensor", "is_storage", "typename", "wrap"])
 
 # Tensor operators recorded as the method torch.fx records for them when a real tensor is on
 # the left of a Proxy (``buffer + proxy`` becomes ``buffer.add(proxy)``)
@@ -194,25 +193,6 @@ def create_wrapped_func(orig_fn):
 
     wrapped.__fx_original__ = orig_fn
     return wrapped
-
-
-def _is_ember_function(value):
-    if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
-        return False
-    module = getattr(value, "__module__", None) or ""
-    return module == "ember" or module.startswith("ember.")
-
-
-def _namespaces():
-    import importlib
-    from ._names import PUBLIC_NAMESPACES
-    out = []
-    for name in PUBLIC_NAMESPACES:
-        try:
-            out.append((name, importlib.import_module(name)))
-        except ImportError:
-            continue
-    return out
 
 
 def namespace_of(fn):

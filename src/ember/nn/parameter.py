@@ -1,5 +1,6 @@
 """``Parameter``: a tensor that a Module registers as one of its parameters."""
 from .._tensor import Tensor, _new
+from .._torch_function import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "is_parameter"]
 
@@ -9,6 +10,7 @@ class Parameter(Tensor):
     attribute it is added to the module's parameters. Shares memory with ``data``."""
 
     _is_param = True
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:

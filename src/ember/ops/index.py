@@ -140,6 +140,7 @@ def index_select(input, dim, index):
 
 class GatherBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0, "sparse_grad": lambda node: False}
 
     def backward(self, grad):
         (index,) = self.saved_tensors

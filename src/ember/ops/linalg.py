@@ -9,6 +9,7 @@ node names (``MmBackward0``, ``UnsafeViewBackward0``, ``BmmBackward0`` ...).
 """
 import numpy as np
 
+from .._torch_function import dispatch_or_raise
 from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
 from .._backend import cblas, products
@@ -131,8 +132,32 @@ def _check_dot(a, b):
 # ----------------------------------------------------------------------------------------
 # mm, bmm, mv, dot, vdot
 
+# torch keeps each operand of a product (and the other's sizes and strides) only for the
+# gradient of the other (its strides too): what is not kept reads as None or ()
+def _operand_for(index, other):
+    def field(node):
+        return node.saved_tensors[index] if node.next_functions[other][0] is not None else None
+    return field
+
+
+def _saved_size(index):
+    return lambda node: node.saved_tensors[index]._data.shape
+
+
+def _saved_strides(index, needed_by):
+    def strides(node):
+        if node.next_functions[needed_by][0] is None:
+            return ()
+        data = node.saved_tensors[index]._data
+        return tuple(s // data.itemsize for s in data.strides)
+    return strides
+
+
 class MmBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": _operand_for(0, 1), "mat2": _operand_for(1, 0),
+                    "self_sym_sizes": _saved_size(0), "self_sym_strides": _saved_strides(0, 0),
+                    "mat2_sym_sizes": _saved_size(1), "mat2_sym_strides": _saved_strides(1, 1)}
 
     def backward(self, grad):
         mat1, mat2 = self.saved_tensors
@@ -160,8 +185,11 @@ def _is_transposed(data):
 @with_out()
 def mm(input, mat2):
     """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor."""
-    _check_tensor(input, "mm", "input", 1)
-    _check_tensor(mat2, "mm", "mat2", 2)
+    try:
+        _check_tensor(input, "mm", "input", 1)
+        _check_tensor(mat2, "mm", "mat2", 2)
+    except TypeError as error:   # a tensor-like argument: its __torch_function__
+        return dispatch_or_raise(mm, (input, mat2), (input, mat2), {}, error)
     _check_mm(input, mat2)
     result = make(_matmul_data(input._data, mat2._data))
     node = record(MmBackward0, (input, mat2), result)
@@ -282,8 +310,11 @@ def matmul(input, other):
     """Matrix product with torch's rules: 1-D·1-D is a dot product, 2-D·1-D a matrix-vector
     product, a 1-D first operand is a row vector, and for N-D operands the leading (batch)
     dimensions broadcast while the last two multiply."""
-    _check_tensor(input, "matmul", "input", 1)
-    _check_tensor(other, "matmul", "other", 2)
+    try:
+        _check_tensor(input, "matmul", "input", 1)
+        _check_tensor(other, "matmul", "other", 2)
+    except TypeError as error:   # a tensor-like argument: its __torch_function__
+        return dispatch_or_raise(matmul, (input, other), (input, other), {}, error)
     a, b = input._data, other._data
     if (grad_state.grad_enabled and (input._requires_grad or other._requires_grad)) \
             or a.dtype != b.dtype or a.dtype.kind == "b" or _flop_hook.counter is not None:

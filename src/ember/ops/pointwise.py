@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._torch_function import dispatch_or_raise
 from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
@@ -77,6 +78,16 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for):
     return out
 
 
+def _number_or(index):
+    """A binary node's saved field for ``other``: the saved tensor ``index``, or the number
+    operand as a 0-d tensor (torch keeps it as a wrapped number)."""
+    def field(node):
+        if node.other_shape is None:
+            return make(np.asarray(node.other_scalar))
+        return node.saved_tensors[index]
+    return field
+
+
 class _BinaryNode(Node):
     """Binary op node: the shape and dtype of each operand (``self_shape``, ``self_dtype``,
     ``other_shape``, ``other_dtype``; the last two None when ``other`` is a number, kept as
@@ -100,6 +111,7 @@ class _BinaryNode(Node):
 
 class AddBackward0(_BinaryNode):
     __slots__ = ("alpha",)
+    saved_fields = {"alpha": "alpha"}
 
     def backward(self, grad):
         edges = self.next_functions
@@ -113,6 +125,7 @@ class AddBackward0(_BinaryNode):
 
 class SubBackward0(_BinaryNode):
     __slots__ = ("alpha",)
+    saved_fields = {"alpha": "alpha"}
 
     def backward(self, grad):
         edges = self.next_functions
@@ -122,6 +135,12 @@ class SubBackward0(_BinaryNode):
             alpha = self.alpha
             gb = self.reduce(grad * -alpha if alpha != 1 else -grad, 1)
         return ga, gb
+
+
+def _given(**kwargs):
+    """The keyword arguments that differ from their defaults (None, or 1 for ``alpha``), to hand
+    on to a ``__torch_function__``."""
+    return {k: v for k, v in kwargs.items() if v is not None and not (k == "alpha" and v == 1)}
 
 
 def _scaled(y, alpha):
@@ -138,16 +157,19 @@ def _check_alpha(a, b, alpha):
 @method("add", "__add__", "__radd__")
 def add(input, other, *, alpha=1, out=None):
     """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
-    if input.__class__ is not Tensor:
-        _tensor_arg(input, "add")
-    if alpha == 1:
-        res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other)
-    elif isinstance(other, Tensor):
-        _check_alpha(input, other, alpha)
-        res = _binary("add", lambda x, y: namespace_of(x).add(x, _scaled(y, alpha)), AddBackward0,
-                      input, other)
-    else:
-        res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other * alpha)
+    try:
+        if input.__class__ is not Tensor:
+            _tensor_arg(input, "add")
+        if alpha == 1:
+            res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other)
+        elif isinstance(other, Tensor):
+            _check_alpha(input, other, alpha)
+            res = _binary("add", lambda x, y: namespace_of(x).add(x, _scaled(y, alpha)), AddBackward0,
+                          input, other)
+        else:
+            res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other * alpha)
+    except TypeError as error:   # a tensor-like argument: its __torch_function__
+        return dispatch_or_raise(add, (input, other), (input, other), _given(alpha=alpha, out=out), error)
     if res.grad_fn is not None:
         res.grad_fn.alpha = alpha if isinstance(other, Tensor) else 1
     return res if out is None else _maybe_out(res, out)
@@ -156,7 +178,10 @@ def add(input, other, *, alpha=1, out=None):
 @method("sub", "subtract", "__sub__")
 def sub(input, other, *, alpha=1, out=None):
     """Subtracts ``other``, scaled by ``alpha``, from ``input``."""
-    _tensor_arg(input, "sub")
+    if not isinstance(input, Tensor):
+        return dispatch_or_raise(sub, (input, other), (input, other), _given(alpha=alpha, out=out),
+                                 TypeError(f"sub(): argument 'input' (position 1) must be Tensor, "
+                                           f"not {type(input).__name__}"))
     if input._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
@@ -204,6 +229,7 @@ def rsub(input, other, *, alpha=1):
 
 class MulBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": _number_or(1)}
 
     def backward(self, grad):
         edges = self.next_functions
@@ -233,9 +259,12 @@ class MulBackward0(_BinaryNode):
 @method("mul", "multiply", "__mul__", "__rmul__")
 def mul(input, other, *, out=None):
     """Multiplies ``input`` by ``other``, with broadcasting and type promotion."""
-    if input.__class__ is not Tensor:
-        _tensor_arg(input, "mul")
-    res = _binary("mul", namespace_of(input._data).multiply, MulBackward0, input, other)
+    try:
+        if input.__class__ is not Tensor:
+            _tensor_arg(input, "mul")
+        res = _binary("mul", namespace_of(input._data).multiply, MulBackward0, input, other)
+    except TypeError as error:   # a tensor-like argument: its __torch_function__
+        return dispatch_or_raise(mul, (input, other), (input, other), _given(out=out), error)
     node = res.grad_fn
     if node is not None and node.other_shape is not None:
         # as torch: each operand is kept only for the other's gradient
@@ -248,6 +277,7 @@ multiply = mul
 
 class DivBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": _number_or(1)}
 
     def backward(self, grad):
         saved = self.saved_tensors
@@ -317,21 +347,25 @@ def _check_int_zero(y):
 @method("div", "divide", "__truediv__")
 def div(input, other, *, rounding_mode=None, out=None):
     """Divides ``input`` by ``other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
-    _tensor_arg(input, "div")
-    if rounding_mode is None:
-        res = _binary("div", _true_divide, DivBackward0, input, other)
-        node = res.grad_fn
-        if node is not None and node.other_shape is not None:
-            # b for both gradients; a (as torch keeps it) and the result for b's
-            b_grad = other._requires_grad
-            node.save(input if b_grad else None, other, res if b_grad else None)
-    elif rounding_mode == "trunc":
-        res = _binary("div", _div_trunc_kernel, DivBackward1, input, other)
-    elif rounding_mode == "floor":
-        res = _binary("div", _div_floor_kernel, DivBackward1, input, other)
-    else:
-        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                           f"'{rounding_mode}'")
+    try:
+        _tensor_arg(input, "div")
+        if rounding_mode is None:
+            res = _binary("div", _true_divide, DivBackward0, input, other)
+            node = res.grad_fn
+            if node is not None and node.other_shape is not None:
+                # b for both gradients; a (as torch keeps it) and the result for b's
+                b_grad = other._requires_grad
+                node.save(input if b_grad else None, other, res if b_grad else None)
+        elif rounding_mode == "trunc":
+            res = _binary("div", _div_trunc_kernel, DivBackward1, input, other)
+        elif rounding_mode == "floor":
+            res = _binary("div", _div_floor_kernel, DivBackward1, input, other)
+        else:
+            raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                               f"found '{rounding_mode}'")
+    except TypeError as error:   # a tensor-like argument: its __torch_function__
+        return dispatch_or_raise(div, (input, other), (input, other),
+                                 _given(rounding_mode=rounding_mode, out=out), error)
     return _maybe_out(res, out)
 
 
@@ -372,6 +406,7 @@ negative = neg
 class PowBackward0(Node):
     """pow(tensor, number)"""
     __slots__ = ()
+    saved_fields = {"self": 0, "exponent": "exponent"}
 
     def backward(self, grad):
         (a,) = self.saved_tensors
@@ -384,6 +419,7 @@ class PowBackward0(Node):
 class PowBackward1(_BinaryNode):
     """pow(tensor, tensor)"""
     __slots__ = ()
+    saved_fields = {"self": 0, "exponent": 1, "result": 2}
 
     def backward(self, grad):
         a, b, out = self.saved_tensors
@@ -403,6 +439,7 @@ class PowBackward1(_BinaryNode):
 class PowBackward2(Node):
     """pow(number, tensor)"""
     __slots__ = ()
+    saved_fields = {"exponent": 0, "result": 1, "self": "base"}
 
     def backward(self, grad):
         from .ternary import where
@@ -655,6 +692,7 @@ def _scalar_first(input, other, op, float_op=False):
 
 class Atan2Backward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -765,6 +803,7 @@ def _not_differentiable(res, op_name):
 
 class HypotBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1, "result": 2}
 
     def backward(self, grad):
         a, b, out = self.saved_tensors
@@ -870,6 +909,7 @@ def copysign(input, other, *, out=None):
 class MaximumBackward0(_BinaryNode):
     """Ties split the gradient evenly between the operands, as torch does."""
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -878,6 +918,7 @@ class MaximumBackward0(_BinaryNode):
 
 class MinimumBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -894,6 +935,7 @@ def _split_grad(node, grad, a, b, a_loses, b_loses):
 class FmaxBackward0(_BinaryNode):
     """The gradient goes to ``input`` where it won (ties included) or ``other`` is NaN."""
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -902,6 +944,7 @@ class FmaxBackward0(_BinaryNode):
 
 class FminBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors

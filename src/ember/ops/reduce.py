@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .._torch_function import dispatch_or_raise
 from .. import _dtype, return_types
 from ._common import (
     apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
@@ -144,6 +145,7 @@ def _along(dim, index):
 
 class SumBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (_as_dtype(grad, self.in_dtype).expand(self.in_shape),)
@@ -151,6 +153,7 @@ class SumBackward0(Node):
 
 class SumBackward1(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dims", "keepdim": "keepdim", "self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
@@ -162,7 +165,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     casts the input before summing. ``axis`` and ``keepdims`` may name ``dim`` and ``keepdim``."""
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "sum")
-    data = input._data
+    try:
+        data = input._data
+    except AttributeError as error:   # a tensor-like argument: its __torch_function__
+        kwargs = {k: v for k, v in (("dim", dim), ("keepdim", keepdim), ("dtype", dtype)) if v}
+        return dispatch_or_raise(sum, (input,), (input,), kwargs, error)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None and not keepdim:
         out = make(_accumulated(_array_sum, data, np_dtype))
@@ -223,6 +230,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 class MeanBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "self_sym_numel": "count"}
 
     def backward(self, grad):
         return ((_as_dtype(grad, self.in_dtype) / self.count).expand(self.in_shape),)
@@ -230,6 +238,8 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dims", "keepdim": "keepdim", "self_sym_sizes": "in_shape",
+                    "self_sym_numel": lambda node: math.prod(node.in_shape)}
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype) / self.count
@@ -267,7 +277,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     ``keepdims`` may name ``dim`` and ``keepdim``."""
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
-    data = _mean_input("mean", input._data, dtype)
+    try:
+        data = _mean_input("mean", input._data, dtype)
+    except AttributeError as error:   # a tensor-like argument: its __torch_function__
+        kwargs = {k: v for k, v in (("dim", dim), ("keepdim", keepdim), ("dtype", dtype)) if v}
+        return dispatch_or_raise(mean, (input,), (input,), kwargs, error)
     dims = _reduce_dims(dim, data.ndim)
     out = make(_mean_data(namespace_of(data), data, dims, keepdim))
     cls = MeanBackward0 if dim is None and not keepdim else MeanBackward1
@@ -336,6 +350,7 @@ def _prod_grad(grad, x, result, dim):
 
 class ProdBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1}
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -384,6 +399,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 class CumsumBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim"}
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype)
@@ -540,6 +556,7 @@ def _share_among_ties(grad, x, result, dims, keepdim):
 
 class AmaxBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim"}
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -597,6 +614,7 @@ def amin(input, dim=(), keepdim=False):
 class MaxBackward0(Node):
     """Gradient of max(dim): all of it to the index taken."""
     __slots__ = ()
+    saved_fields = {"indices": 0, "dim": "dim", "keepdim": "keepdim", "self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         (indices,) = self.saved_tensors
@@ -852,6 +870,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 class LogsumexpBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim"}
 
     def backward(self, grad):
         x, result = self.saved_tensors

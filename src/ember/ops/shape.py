@@ -56,6 +56,7 @@ def _record_list(node_cls, tensors, out):
 
 class CatBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim"}
 
     def backward(self, grad):
         from .view import split
@@ -186,6 +187,7 @@ def vstack(tensors, *, out=None):
 
 class FlipBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dims": "dims"}
 
     def backward(self, grad):
         return (flip(grad, self.dims),)
@@ -268,6 +270,7 @@ def roll(input, shifts, dims=None):
 
 class RepeatBackward0(Node):
     __slots__ = ()
+    saved_fields = {"repeats": "repeats", "self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         repeats, padded = self.repeats, self.padded

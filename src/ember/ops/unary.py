@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from .._torch_function import dispatch_or_raise
 from ._common import (
     apply_inplace, bump_version, check_inplace, finish_inplace, float_array, grad_state, make,
     method, namespace_of, Node, raw_arrays, record, Tensor,
@@ -77,12 +78,15 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
     base = _ArithmeticUnaryNode if arithmetic else _UnaryNode
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (base,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None,
-                     "keeps_self": "self" in saves, "keeps_result": "result" in saves})
+                     "keeps_self": "self" in saves, "keeps_result": "result" in saves,
+                     "saved_fields": {field: i for i, field in enumerate(saves)}})
     save = _SAVERS[saves]
 
     def op(input, *, out=None):
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+            return dispatch_or_raise(op, (input, out), (input,), {"out": out} if out is not None else {},
+                                     TypeError(f"{name}(): argument 'input' (position 1) must be "
+                                               f"Tensor, not {type(input).__name__}"))
         data = input._data
         if refuse:
             _refused(refuse, data.dtype)

@@ -97,6 +97,7 @@ def _checked_infer_shape(shape, numel):
 
 class ViewBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
@@ -177,6 +178,7 @@ def reshape_as(self, other):
 
 class ExpandBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (sum_to(grad, self.in_shape),)
@@ -252,6 +254,7 @@ def expand_as(self, other):
 
 class PermuteBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dims": "dims"}
 
     def backward(self, grad):
         inverse = [0] * len(self.dims)
@@ -290,6 +293,7 @@ def _check_permutation(dims, nd):
 
 class TransposeBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim0": "dim0", "dim1": "dim1"}
 
     def backward(self, grad):
         return (grad.transpose(self.dim0, self.dim1),)

@@ -498,10 +498,11 @@ def _public_ops():
 
 
 def _tensor_methods():
-    """[(attribute, original, wrapper)] for every Tensor method that is an op."""
-    from .. import Tensor
+    """[(attribute, original, wrapper)] for every Tensor method that is an op (of the
+    overridable Tensor attributes, those defined by the op modules)."""
+    from .._overridable import tensor_attributes
     methods = []
-    for attr, fn in list(vars(Tensor).items()):
+    for attr, fn in tensor_attributes():
         module = getattr(fn, "__module__", "") or ""
         if isinstance(fn, types.FunctionType) and module.startswith(("ember.ops.", "ember.nn.functional")):
             methods.append((attr, fn, _timed_op(fn, _op_name(attr))))

@@ -21,6 +21,7 @@ def _softmax_dim(name, ndim):
 
 class SoftmaxBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "result": 0}
 
     def backward(self, grad):
         (out,) = self.saved_tensors
@@ -35,6 +36,7 @@ class SoftmaxBackward0(Node):
 
 class LogSoftmaxBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "result": 0}
 
     def backward(self, grad):
         (out,) = self.saved_tensors
