@@ -73,8 +73,9 @@ def _make_view(data, base):
     return t
 
 
-_COMPLEX_AUTOGRAD = ("ember does not support autograd for complex tensors yet (its backward "
-                     "formulas are written for real numbers and would give wrong gradients)")
+_COMPLEX_AUTOGRAD = ("ember does not support autograd through this op for complex tensors yet "
+                     "(its backward formula is written for real numbers and would give wrong "
+                     "gradients)")
 
 
 class Tensor:
@@ -205,8 +206,6 @@ class Tensor:
             return
         if value and not (self.is_floating_point() or self.is_complex()):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        if value and self.is_complex():
-            raise NotImplementedError(_COMPLEX_AUTOGRAD)
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad=True):

@@ -13,8 +13,8 @@ from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
-    accepts_out, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor, with_out,
-    wrap_dim,
+    accepts_out, complex_autograd, conj_if_complex, grad_state, make, method, namespace_of, Node,
+    record, sum_to, Tensor, with_out, wrap_dim,
 )
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
@@ -131,11 +131,14 @@ def _check_dot(a, b):
 # ----------------------------------------------------------------------------------------
 # mm, bmm, mv, dot, vdot
 
+@complex_autograd
 class MmBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
         mat1, mat2 = self.saved_tensors
+        if grad._data.dtype.kind == "c":   # the adjoints: conjugate transposes
+            mat1, mat2 = conj_if_complex(mat1), conj_if_complex(mat2)
         g1 = grad.mm(mat2.mT) if self.next_functions[0][0] is not None else None
         g2 = None
         if self.next_functions[1][0] is not None:
@@ -172,11 +175,14 @@ def mm(input, mat2):
     return result
 
 
+@complex_autograd
 class BmmBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
+        if grad._data.dtype.kind == "c":   # the adjoints: conjugate transposes
+            b1, b2 = conj_if_complex(b1), conj_if_complex(b2)
         g1 = grad.bmm(b2.mT) if self.next_functions[0][0] is not None else None
         g2 = b1.mT.bmm(grad) if self.next_functions[1][0] is not None else None
         return g1, g2

@@ -10,7 +10,8 @@ import numpy as np
 from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
-    apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, grad_state, is_scalar, make,
+    apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
+    conj_if_complex, grad_state, is_scalar, make, real_part_for,
     method, namespace_of, narrowed, Node, NotImplementedBackward, raw_arrays, record, Tensor,
     _type_word, widened, write_out,
 )
@@ -92,12 +93,13 @@ class _BinaryNode(Node):
             from ._common import sum_to
             grad = sum_to(grad, shape)
         if grad._data.dtype != dtype:
-            grad = grad.to(_dtype.from_numpy_dtype(dtype))
+            grad = real_part_for(grad, dtype).to(_dtype.from_numpy_dtype(dtype))
         return grad
 
 
 # -- add / sub ------------------------------------------------------------------------------
 
+@complex_autograd
 class AddBackward0(_BinaryNode):
     __slots__ = ("alpha",)
 
@@ -111,6 +113,7 @@ class AddBackward0(_BinaryNode):
         return ga, gb
 
 
+@complex_autograd
 class SubBackward0(_BinaryNode):
     __slots__ = ("alpha",)
 
@@ -176,6 +179,7 @@ def sub(input, other, *, alpha=1, out=None):
 subtract = sub
 
 
+@complex_autograd
 class RsubBackward1(Node):
     __slots__ = ()
 
@@ -202,16 +206,17 @@ def rsub(input, other, *, alpha=1):
 
 # -- mul / div ------------------------------------------------------------------------------
 
+@complex_autograd
 class MulBackward0(_BinaryNode):
     __slots__ = ()
 
     def backward(self, grad):
         edges = self.next_functions
         if self.other_shape is None:
-            return self.reduce(grad * self.other_scalar, 0), None
+            return self.reduce(grad * conj_if_complex(self.other_scalar), 0), None
         a, b = self.saved_tensors
-        ga = self.reduce(grad * b, 0) if edges[0][0] is not None else None
-        gb = self.reduce(grad * a, 1) if edges[1][0] is not None else None
+        ga = self.reduce(grad * conj_if_complex(b), 0) if edges[0][0] is not None else None
+        gb = self.reduce(grad * conj_if_complex(a), 1) if edges[1][0] is not None else None
         return ga, gb
 
     def backward_arrays(self, grad):
@@ -246,16 +251,20 @@ def mul(input, other, *, out=None):
 multiply = mul
 
 
+@complex_autograd
 class DivBackward0(_BinaryNode):
     __slots__ = ()
 
     def backward(self, grad):
         saved = self.saved_tensors
         if self.other_shape is None:
-            return self.reduce(grad / self.other_scalar, 0), None
+            return self.reduce(grad / conj_if_complex(self.other_scalar), 0), None
         a, b, out = saved
+        b = conj_if_complex(b)
         ga = self.reduce(grad / b, 0) if self.next_functions[0][0] is not None else None
-        gb = self.reduce(-grad * out / b, 1) if self.next_functions[1][0] is not None else None
+        gb = None
+        if self.next_functions[1][0] is not None:
+            gb = self.reduce(-grad * conj_if_complex(out) / b, 1)
         return ga, gb
 
 
@@ -345,6 +354,7 @@ def true_divide(input, other, *, out=None):
 
 # -- neg ------------------------------------------------------------------------------------
 
+@complex_autograd
 class NegBackward0(Node):
     __slots__ = ()
 
@@ -369,6 +379,7 @@ negative = neg
 
 # -- pow ------------------------------------------------------------------------------------
 
+@complex_autograd
 class PowBackward0(Node):
     """pow(tensor, number)"""
     __slots__ = ()
@@ -378,6 +389,8 @@ class PowBackward0(Node):
         p = self.exponent
         if p == 0:
             return (grad * 0,)
+        if a._data.dtype.kind == "c" or isinstance(p, complex):
+            return (grad * conj_if_complex(a.pow(p - 1) * p),)
         return (grad * p * a.pow(p - 1),)
 
 

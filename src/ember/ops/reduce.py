@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from ._common import (
+    complex_autograd,
     apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
     normalize_dims, not_implemented, record, Tensor, to_np_dtype, _type_word, widened,
     wrap_dim, write_out,
@@ -1054,3 +1055,8 @@ def sum_to_size(self, *sizes, size=None):
                                       if s == 1 and n != 1)
     result = self.sum(dims, keepdim=True) if dims else self
     return result.reshape(size) if lead else result
+
+
+# Linear and dtype-preserving: their backward is the same for complex tensors.
+for _node_cls in (SumBackward0, SumBackward1, MeanBackward0, MeanBackward1):
+    complex_autograd(_node_cls)
