@@ -73,11 +73,6 @@ def _make_view(data, base):
     return t
 
 
-_COMPLEX_AUTOGRAD = ("ember does not support autograd through this op for complex tensors yet "
-                     "(its backward formula is written for real numbers and would give wrong "
-                     "gradients)")
-
-
 class Tensor:
     """A multi-dimensional array with autograd: ``ember.Tensor`` as in torch."""
 

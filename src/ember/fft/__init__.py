@@ -2,8 +2,8 @@
 two and N dimensions, with torch's three normalizations), their sample frequencies and shifts,
 all differentiable. They compute with the array namespace's ``fft`` module (NumPy's on the
 CPU, CuPy's on a GPU); the three transforms and their gradients are in ``_spectral``."""
-from .._tensor import Tensor  # noqa: F401  (torch.fft.Tensor)
-from ._functions import (  # noqa: F401
+from .._tensor import Tensor  # torch.fft.Tensor
+from ._functions import (
     fft, fft2, fftfreq, fftn, fftshift, hfft, hfft2, hfftn, ifft, ifft2, ifftn, ifftshift, ihfft,
     ihfft2, ihfftn, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn,
 )

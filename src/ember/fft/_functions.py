@@ -346,6 +346,8 @@ def _frequencies(name, count, n, d, out, dtype, layout, device, requires_grad, p
     target = _dtype.to_dtype(target)
     if not (target.is_floating_point or target.is_complex):
         raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    if target.is_complex:   # torch's arange, which it starts from, has no complex loop
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{target._cpp_name}'")
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     values = arange(count, dtype=target, device=device)

@@ -21,7 +21,7 @@ __all__ = [
     "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
     "record_not_differentiable", "ZeroGradient", "zero_gradient_node", "record_zero_gradient",
     "not_implemented", "with_out", "check_out", "check_value_fits", "take_view",
-    "complex_autograd", "refuse_complex_grad", "conj_if_complex", "real_part_for",
+    "complex_autograd", "complex_autograd_message", "conj_if_complex", "real_part_for",
 ]
 
 make = _make
@@ -113,18 +113,10 @@ def _refuse_autograd(out, node_cls):
 
 
 def complex_autograd_message(node_name):
-    from .._tensor import _COMPLEX_AUTOGRAD
-    return f"{_COMPLEX_AUTOGRAD} ({node_name[:-9] if node_name.endswith('Backward0') else node_name})"
-
-
-def refuse_complex_grad(op, *inputs):
-    """Refuse autograd through ``op`` for complex ``inputs`` that require grad where its
-    result is real (a norm, a variance) and its backward holds for real numbers only."""
-    if grad_state.grad_enabled:
-        for t in inputs:
-            if t is not None and t._requires_grad and t._data.dtype.kind == "c":
-                from .._tensor import _COMPLEX_AUTOGRAD
-                raise NotImplementedError(f"{_COMPLEX_AUTOGRAD} ({op})")
+    """The error for autograd through a node (named torch's way) not marked complex_autograd."""
+    op = node_name[:-9] if node_name.endswith("Backward0") else node_name
+    return (f"ember does not support autograd through {op} for complex tensors yet (its backward "
+            "formula is written for real numbers and would give wrong gradients)")
 
 
 class NotImplementedBackward(Node):

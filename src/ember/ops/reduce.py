@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from ._common import (
-    complex_autograd,
+    complex_autograd, complex_autograd_message,
     apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
     normalize_dims, not_implemented, record, Tensor, to_np_dtype, _type_word, widened,
     wrap_dim, write_out,
@@ -805,6 +805,8 @@ def _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, with_mean
     outs = (out, make(_mean_data(xp, data, dims, keepdim))) if with_mean else (out,)
     node = record(node_cls, (input,), *outs)
     if node is not None:
+        if data.dtype.kind == "c":
+            raise NotImplementedError(complex_autograd_message(node_cls.__name__))
         if take_sqrt:
             node.save(input, out)
         else:
@@ -1003,6 +1005,8 @@ def _vector_norm(input, p, dim, keepdim, dtype):
     out = make(narrowed(result, _real_dtype(data.dtype)))
     node = record(LinalgVectorNormBackward0, (input,), out)
     if node is not None:
+        if data.dtype.kind == "c":
+            raise NotImplementedError(complex_autograd_message("LinalgVectorNormBackward0"))
         node.save(input, out)
         node.ord, node.dims, node.keepdim = p, dims, keepdim
     return out
