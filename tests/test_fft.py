@@ -424,3 +424,31 @@ def test_namespace_has_torch_names():
                                                                  "torch"}
     assert public <= set(dir(ember.fft))
     assert ember.fft.Tensor is ember.Tensor
+
+
+def test_gradcheck_takes_complex_inputs_and_outputs():
+    z = ember.randn(3, 4, dtype=ember.complex128, requires_grad=True)
+    x = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    gradcheck = ember.autograd.gradcheck
+    assert gradcheck(lambda a: ember.fft.fft2(a, norm="ortho"), (z,))
+    assert gradcheck(lambda a, b: (a * b).exp() / (a + 3), (z, x))
+    assert gradcheck(lambda a: ember.fft.hfft(a, n=7), (z,))
+    assert gradcheck(lambda a: a.angle() + a.abs(), (z,))
+    assert ember.autograd.gradgradcheck(lambda a: ember.fft.fft(a) * a, (z,))
+
+    class Right(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * (2 + 1j)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * (2 - 1j)   # the conjugate of the derivative: torch's convention
+
+    class Wrong(Right):
+        @staticmethod
+        def backward(ctx, g):
+            return g * (2 + 1j)
+
+    assert gradcheck(Right.apply, (z,))
+    assert not gradcheck(Wrong.apply, (z,), raise_exception=False)
