@@ -452,3 +452,99 @@ def test_gradcheck_takes_complex_inputs_and_outputs():
 
     assert gradcheck(Right.apply, (z,))
     assert not gradcheck(Wrong.apply, (z,), raise_exception=False)
+
+
+# -- stft / istft ------------------------------------------------------------------------------
+
+def _hann(n):
+    return np.hanning(n + 2)[1:-1]
+
+
+STFT_CASES = [(8, None, None), (9, 3, 6), (16, 4, 16), (8, 2, 5)]
+
+
+@pytest.mark.filterwarnings("ignore:A window was not provided")
+@pytest.mark.filterwarnings("ignore:The length of signal is shorter")
+@pytest.mark.parametrize("shape", [(40,), (2, 37)])
+@pytest.mark.parametrize("n_fft,hop,win_length", STFT_CASES)
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("window", [False, True])
+@pytest.mark.parametrize("normalized", [False, True])
+def test_stft_and_istft(shape, n_fft, hop, win_length, center, window, normalized):
+    rng = np.random.default_rng(3)
+    for dtype in ("float64", "complex128"):
+        x = _array(shape, dtype, seed=4)
+        w = _hann(win_length or n_fft) if window else None
+        kwargs = dict(hop_length=hop, win_length=win_length, center=center, normalized=normalized)
+        arrays = (x,) if w is None else (x, w)
+        _check_grads(
+            lambda x, w=None: ember.stft(x, n_fft, window=w, return_complex=True, **kwargs),
+            lambda x, w=None: torch.stft(x, n_fft, window=w, return_complex=True, **kwargs),
+            *arrays, seed=int(rng.integers(100)))
+        if dtype != "float64":
+            continue
+        with torch.no_grad():
+            spectrum = torch.stft(torch.tensor(x), n_fft, window=None if w is None else torch.tensor(w),
+                                  return_complex=True, **kwargs).numpy()
+        istft_arrays = (spectrum,) if w is None else (spectrum, w)
+        for length in (None, shape[-1], shape[-1] + 5):
+            try:
+                torch.istft(torch.tensor(spectrum), n_fft, window=None if w is None else torch.tensor(w),
+                            length=length, **kwargs)
+            except RuntimeError as error:   # the window's overlap-add has zeros
+                with pytest.raises(RuntimeError) as ember_error:
+                    ember.istft(ember.tensor(spectrum), n_fft, length=length,
+                                window=None if w is None else ember.tensor(w), **kwargs)
+                assert str(ember_error.value).replace("ember.", "torch.") == str(error)
+                continue
+            _check_grads(lambda z, w=None: ember.istft(z, n_fft, window=w, length=length, **kwargs),
+                         lambda z, w=None: torch.istft(z, n_fft, window=w, length=length, **kwargs),
+                         *istft_arrays)
+
+
+def test_stft_round_trip_and_old_format():
+    x = ember.randn(3, 100, dtype=ember.float64)
+    window = ember.hann_window(32, dtype=ember.float64)
+    spectrum = ember.stft(x, 32, hop_length=8, window=window, return_complex=True)
+    assert spectrum.shape == (3, 17, 13)
+    back = ember.istft(spectrum, 32, hop_length=8, window=window, length=100)
+    np.testing.assert_allclose(back.numpy(), x.numpy(), atol=1e-12)
+    assert x.stft(32, window=window, return_complex=True).shape == (3, 17, 13)
+    assert spectrum.istft(32, hop_length=8, window=window).shape == (3, 96)
+    with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
+        parts = ember.stft(x, 32, hop_length=8, window=window, return_complex=False)
+    np.testing.assert_allclose(parts.numpy(), ember.view_as_real(spectrum).numpy())
+
+
+@pytest.mark.parametrize("n_fft,win_length,hop", [(8, 4, 2), (9, 4, 3), (8, 8, 2)])
+def test_stft_align_to_window(n_fft, win_length, hop):
+    x = _array((17,), "float64")
+    w = _hann(win_length)
+    kwargs = dict(hop_length=hop, win_length=win_length, center=False, return_complex=True,
+                  align_to_window=True)
+    _check_grads(lambda x, w: ember.stft(x, n_fft, window=w, **kwargs),
+                 lambda x, w: torch.stft(x, n_fft, window=w, **kwargs), x, w)
+
+
+@pytest.mark.filterwarnings("ignore:A window was not provided")
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.stft(lib.randn(10), 20, return_complex=True, center=False),
+    lambda lib: lib.stft(lib.randn(10), 8),
+    lambda lib: lib.stft(lib.randn(10), 8, hop_length=0, return_complex=True),
+    lambda lib: lib.stft(lib.randn(10), 8, win_length=9, return_complex=True),
+    lambda lib: lib.stft(lib.randn(10), 8, window=lib.ones(7), return_complex=True),
+    lambda lib: lib.stft(lib.ones(2, 2, 10), 8, return_complex=True),
+    lambda lib: lib.stft(lib.randn(10, dtype=lib.complex64), 8, onesided=True),
+    lambda lib: lib.stft(lib.randn(10), 4, return_complex=True, align_to_window=True),
+    lambda lib: lib.istft(lib.randn(5, 6), 8),
+    lambda lib: lib.istft(lib.randn(5, 6, dtype=lib.complex64), 8, hop_length=9),
+    lambda lib: lib.istft(lib.randn(5, 6, dtype=lib.complex64), 8, window=lib.ones(3)),
+    lambda lib: lib.istft(lib.randn(5, 6, dtype=lib.complex64), 10),
+    lambda lib: lib.istft(lib.randn(5, 6, dtype=lib.complex64), 8, onesided=False),
+])
+def test_stft_errors_match_torch(call):
+    with pytest.raises(Exception) as torch_error:
+        call(torch)
+    with pytest.raises(type(torch_error.value)) as ember_error:
+        call(ember)
+    assert str(ember_error.value).replace("ember.", "torch.") == str(torch_error.value)

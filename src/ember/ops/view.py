@@ -1039,5 +1039,5 @@ def untyped_storage(self):
 for _node_cls in (ViewBackward0, UnsafeViewBackward0, ExpandBackward0, PermuteBackward0,
                   TransposeBackward0, TBackward0, SqueezeBackward0, UnsqueezeBackward0,
                   SliceBackward0, SelectBackward0, AliasBackward0, SliceBackwardBackward0,
-                  UnbindBackward0, SplitBackward0, SplitWithSizesBackward0):
+                  UnbindBackward0, SplitBackward0, SplitWithSizesBackward0, UnfoldBackward0):
     complex_autograd(_node_cls)
