@@ -548,3 +548,18 @@ def test_stft_errors_match_torch(call):
     with pytest.raises(type(torch_error.value)) as ember_error:
         call(ember)
     assert str(ember_error.value).replace("ember.", "torch.") == str(torch_error.value)
+
+
+def test_isreal_conj_physical_and_copies():
+    data = np.array([1 + 0j, 1 + 1j, np.nan + 0j, -2j])
+    e, t = _pair(data)
+    assert ember.isreal(e).tolist() == torch.isreal(t).tolist()
+    assert e.isreal().tolist() == t.isreal().tolist()
+    assert ember.isreal(ember.ones(2)).tolist() == [True, True]
+    assert ember.conj_physical_(e) is e
+    _same(e, torch.conj_physical_(t))
+    real_copy = ember.view_as_real_copy(e)
+    _same(real_copy, torch.view_as_real_copy(t))
+    real_copy.zero_()
+    assert not (e == 0).all()   # a copy: no shared memory
+    _same(ember.view_as_complex_copy(ember.view_as_real(e)), torch.view_as_complex_copy(torch.view_as_real(t)))

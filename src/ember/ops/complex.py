@@ -8,7 +8,7 @@ from ._common import (
 )
 
 __all__ = ["real", "imag", "view_as_real", "view_as_complex", "conj", "conj_physical",
-           "resolve_conj", "resolve_neg", "angle", "polar", "complex"]
+           "conj_physical_", "resolve_conj", "resolve_neg", "angle", "polar", "complex", "isreal"]
 
 
 def _is_complex(t):
@@ -152,6 +152,17 @@ def conj_physical_(self):
     if _is_complex(self):
         self.copy_(self.conj())
     return self
+
+
+@method()
+def isreal(input):
+    """True where an element of ``input`` is real: always for a real tensor, where the
+    imaginary part is zero for a complex one."""
+    check_tensor(input, "isreal")
+    xp = namespace_of(input._data)
+    if not _is_complex(input):
+        return make(xp.ones(input._data.shape, dtype=bool))
+    return make(input._data.imag == 0)
 
 
 @method()
