@@ -269,6 +269,8 @@ def _x(seed=0, shape=Z):
     ("cat_stack_flip_roll", lambda lib, z: lib.cat([z, z.flip(0)]).roll(1, 0) + lib.stack([z, z]).sum(0).repeat(2, 1)),
     ("matmul", lambda lib, z: z @ z.mT + lib.tensor(_z(2, (3, 3))).matmul(z[:, :3])),
     ("bmm", lambda lib, z: lib.bmm(z.reshape(1, 3, 4), z.reshape(1, 4, 3))),
+    ("dot_vdot_mv", lambda lib, z: lib.dot(z[0], z[1]) * lib.vdot(z[1], z[2].exp())
+     + (z @ z[1]).sum() + z.reshape(2, 6).matmul(z.reshape(2, 6, 1)).sum()),
     ("to", lambda lib, z: z.to(lib.complex64).to(lib.complex128)),
     ("clone_expand", lambda lib, z: z.clone()[:, :1].expand(3, 5)),
 ])

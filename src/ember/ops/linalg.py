@@ -212,11 +212,14 @@ def bmm(input, mat2):
     return result
 
 
+@complex_autograd
 class MvBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
         mat, vec = self.saved_tensors
+        if grad._data.dtype.kind == "c":   # the adjoints: conjugates
+            mat, vec = conj_if_complex(mat), conj_if_complex(vec)
         g_mat = grad.unsqueeze(1) * vec if self.next_functions[0][0] is not None else None
         g_vec = mat.mT.mv(grad) if self.next_functions[1][0] is not None else None
         return g_mat, g_vec
@@ -238,19 +241,32 @@ def mv(input, vec):
     return result
 
 
+@complex_autograd
 class DotBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
         a, b = self.saved_tensors
+        if grad._data.dtype.kind == "c":
+            a, b = conj_if_complex(a), conj_if_complex(b)
         ga = grad * b if self.next_functions[0][0] is not None else None
         gb = grad * a if self.next_functions[1][0] is not None else None
         return ga, gb
 
 
-class VdotBackward0(DotBackward0):
-    """Real operands only: ember has no conjugation in autograd yet."""
+@complex_autograd
+class VdotBackward0(Node):
+    """vdot(a, b) = sum(conj(a) * b): antiholomorphic in a, holomorphic in b."""
     __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = conj_if_complex(grad) * b
+        if self.next_functions[1][0] is not None:
+            gb = grad * a
+        return ga, gb
 
 
 def _dot_like(op, node_cls, kernel, input, other):
