@@ -272,6 +272,9 @@ def _x(seed=0, shape=Z):
     ("dot_vdot_mv", lambda lib, z: lib.dot(z[0], z[1]) * lib.vdot(z[1], z[2].exp())
      + (z @ z[1]).sum() + z.reshape(2, 6).matmul(z.reshape(2, 6, 1)).sum()),
     ("to", lambda lib, z: z.to(lib.complex64).to(lib.complex128)),
+    ("square_outer_kron_tensordot", lambda lib, z: z.square().sum() + lib.outer(z[0], z[1]).sum()
+     + lib.kron(z[:2, :2], z[1:, 2:]).sum() + lib.tensordot(z, z.mT, 1).sum()),
+    ("l1_loss", lambda lib, z: lib.nn.functional.l1_loss(z, z.detach() * 2 + 1)),
     ("clone_expand", lambda lib, z: z.clone()[:, :1].expand(3, 5)),
 ])
 def test_complex_ops_grads(case):
