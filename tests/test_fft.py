@@ -541,6 +541,8 @@ def test_stft_align_to_window(n_fft, win_length, hop):
     lambda lib: lib.stft(lib.ones(2, 2, 10), 8, return_complex=True),
     lambda lib: lib.stft(lib.randn(10, dtype=lib.complex64), 8, onesided=True),
     lambda lib: lib.stft(lib.randn(10), 4, return_complex=True, align_to_window=True),
+    lambda lib: lib.stft(lib.randn(20, dtype=lib.float16), 8, return_complex=True),
+    lambda lib: lib.stft(lib.randn(20, dtype=lib.bfloat16), 8, return_complex=True),
     lambda lib: lib.istft(lib.randn(5, 6), 8),
     lambda lib: lib.istft(lib.randn(5, 6, dtype=lib.complex64), 8, hop_length=9),
     lambda lib: lib.istft(lib.randn(5, 6, dtype=lib.complex64), 8, window=lib.ones(3)),

@@ -72,7 +72,7 @@ from . import optim, utils  # noqa: F401
 from . import linalg  # noqa: F401
 from . import special  # noqa: F401  (ember.special, as torch.special)
 from . import fft  # noqa: F401  (ember.fft, as torch.fft)
-from .fft._stft import stft, istft  # noqa: F401  (also Tensor.stft, Tensor.istft)
+from ._stft import stft, istft  # noqa: F401  (also Tensor.stft, Tensor.istft)
 from . import random  # noqa: F401
 from . import cuda  # noqa: F401  (ember.cuda; Tensor.cuda, pin_memory, record_stream)
 from . import accelerator  # noqa: F401

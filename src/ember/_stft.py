@@ -3,10 +3,13 @@ composes them (framing as a strided view, a window, one transform per frame; the
 overlap-add divided by the summed squared window), from differentiable ember ops."""
 import warnings
 
-from .. import _dtype
-from ..ops._common import Tensor, method, namespace_of
-from ..ops.complex import view_as_real
-from ._spectral import BY_N, BY_ROOT_N, NONE, fft_c2c, fft_c2r, fft_r2c
+from . import _dtype
+from .fft._spectral import BY_N, BY_ROOT_N, NONE, fft_c2c, fft_c2r, fft_r2c
+from .nn.functional.padding import _constant_pad, pad
+from .ops._common import Tensor, make, method, namespace_of
+from .ops.complex import view_as_real
+from .ops.creation import ones, zeros
+from .ops.index import index_add
 
 __all__ = ["stft", "istft"]
 
@@ -37,10 +40,8 @@ def _centered_window(window, n_fft, win_length, like):
     if window is None:
         if win_length == n_fft:
             return None
-        from ..ops.creation import ones
         window = ones(win_length, dtype=like.dtype, device=like.device)
     if win_length < n_fft:
-        from ..nn.functional.padding import _constant_pad
         left = (n_fft - win_length) // 2
         window = _constant_pad(window, [left, n_fft - win_length - left], 0)
     return window
@@ -70,7 +71,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                       "device=<device>)`.", UserWarning, stacklevel=2)
     ndim = input._data.ndim
     if center and ndim in (1, 2, 3):   # (a 3-D input is refused below, after its padding)
-        from ..nn.functional.padding import pad
         padded = pad(input.reshape((1,) * (3 - ndim) + tuple(input.shape)),
                      [n_fft // 2, n_fft // 2], pad_mode)
         input = padded.reshape(padded.shape[3 - ndim:])
@@ -87,7 +87,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise _stft_error(input, *args, "expected a 1D or 2D tensor")
     frames_of = input.unsqueeze(0) if ndim == 1 else input
     if align_to_window and win_length < n_fft:
-        from ..nn.functional.padding import _constant_pad
         left = (n_fft - win_length) // 2
         frames_of = _constant_pad(frames_of, [left, n_fft - win_length - left], 0)
     length = frames_of._data.shape[1]
@@ -100,6 +99,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
         raise _stft_error(input, *args, f"expected a 1D window tensor of size equal to win_length="
                                         f"{win_length}, but got window with size {list(window.shape)}")
+    if data.dtype.char not in "fdFD":   # half precision: torch's CPU transform has no kernel
+        raise RuntimeError(f"MKL FFT doesn't support tensors of type: {input.dtype._cpp_name}")
     frames = frames_of.unfold(1, n_fft, hop_length)      # (batch, frames, n_fft), a view
     window = _centered_window(window, n_fft, win_length, frames_of)
     if window is not None:
@@ -143,12 +144,9 @@ def _istft_error(input, n_fft, hop_length, win_length, window, center, normalize
 def _overlap_add(frames, hop_length, total):
     """Sums frames (batch, n_frames, n_fft) placed every ``hop_length`` points into signals of
     ``total`` points (differentiable): the adjoint of framing."""
-    from ..ops.creation import zeros
-    from ..ops.index import index_add
     xp = namespace_of(frames._data)
     batch, n_frames, n_fft = frames._data.shape
     positions = (xp.arange(n_frames)[:, None] * hop_length + xp.arange(n_fft)).reshape(-1)
-    from ..ops._common import make
     base = zeros(batch, total, dtype=frames.dtype, device=frames.device)
     return index_add(base, 1, make(positions), frames.reshape(batch, -1))
 
@@ -197,7 +195,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
                       "the same window used by stft to make the inversion lossless.To suppress this "
                       "warning and use a rectangular window, explicitly set `window=ember.ones(n_fft, "
                       "device=<device>)`.", UserWarning, stacklevel=2)
-        from ..ops.creation import ones
         window = ones(win_length, dtype=parts.dtype, device=input.device)
     window = _centered_window(window, n_fft, win_length, parts)
     frames = input.unsqueeze(0) if ndim == 3 else input
@@ -232,6 +229,5 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         warnings.warn("The length of signal is shorter than the length parameter. Result is being padded "
                       "with zeros in the tail. Please check your center and hop_length settings.",
                       UserWarning, stacklevel=2)
-        from ..nn.functional.padding import _constant_pad
         y = _constant_pad(y, [0, end - total], 0)
     return y
