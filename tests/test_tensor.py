@@ -365,12 +365,14 @@ def test_numpy_of_0d_tensor(lib):
 
 
 def test_complex_autograd_is_refused_rather_than_wrong():
+    # complex tensors may require grad (tests/test_fft.py checks the ops that support them
+    # against torch); an op whose backward holds for real numbers only refuses them
     z = ember.tensor([1 + 2j, 3 - 1j])
-    with pytest.raises(NotImplementedError, match="complex"):
-        z.requires_grad_()
-    assert not z.requires_grad
+    z.requires_grad_()
+    assert z.requires_grad
+    with pytest.raises(NotImplementedError, match="Tanh for complex tensors"):
+        z.tanh()
     x = ember.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="complex"):
-        x.to(ember.complex64)
+    assert x.to(ember.complex64).grad_fn is not None
     with ember.no_grad():
-        assert x.to(ember.complex64).dtype == ember.complex64
+        assert z.tanh().dtype == ember.complex64

@@ -47,6 +47,7 @@ from .ops.calculus import *  # noqa: F403
 from .ops.matrix_functions import *  # noqa: F403
 from .ops.triangular import *  # noqa: F403
 from .ops.resize import *  # noqa: F403
+from .ops.complex import *  # noqa: F403
 from ._legacy_tensor_types import *  # noqa: F403  (FloatTensor, LongTensor, ...)
 
 
@@ -70,6 +71,8 @@ from . import nn  # noqa: F401
 from . import optim, utils  # noqa: F401
 from . import linalg  # noqa: F401
 from . import special  # noqa: F401  (ember.special, as torch.special)
+from . import fft  # noqa: F401  (ember.fft, as torch.fft)
+from ._stft import stft, istft  # noqa: F401  (also Tensor.stft, Tensor.istft)
 from . import random  # noqa: F401
 from . import cuda  # noqa: F401  (ember.cuda; Tensor.cuda, pin_memory, record_stream)
 from . import accelerator  # noqa: F401

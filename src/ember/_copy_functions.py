@@ -8,7 +8,7 @@ __all__ = [
     "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy",
     "narrow_copy", "permute_copy", "select_copy", "slice_copy", "split_copy",
     "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy",
-    "unfold_copy", "unsqueeze_copy", "view_copy",
+    "unfold_copy", "unsqueeze_copy", "view_copy", "view_as_real_copy", "view_as_complex_copy",
 ]
 
 
@@ -32,6 +32,18 @@ def _input(input, name):
 def view_copy(input, size_or_dtype, *, out=None):
     """A copy of ``input.view(size)`` (or of ``input.view(dtype)``)."""
     return _finish(_copy(_input(input, "view_copy").view(size_or_dtype)), out)
+
+
+def view_as_real_copy(input, *, out=None):
+    """A copy of ``view_as_real(input)``."""
+    from .ops.complex import view_as_real
+    return _finish(_copy(view_as_real(_input(input, "view_as_real_copy"))), out)
+
+
+def view_as_complex_copy(input, *, out=None):
+    """A copy of ``view_as_complex(input)``."""
+    from .ops.complex import view_as_complex
+    return _finish(_copy(view_as_complex(_input(input, "view_as_complex_copy"))), out)
 
 
 def permute_copy(input, dims, *, out=None):

@@ -74,10 +74,6 @@ def _make_view(data, base):
     return t
 
 
-_COMPLEX_AUTOGRAD = ("ember does not support autograd for complex tensors yet (its backward "
-                     "formulas are written for real numbers and would give wrong gradients)")
-
-
 class Tensor:
     """A multi-dimensional array with autograd: ``ember.Tensor`` as in torch."""
 
@@ -229,8 +225,6 @@ class Tensor:
             return
         if value and not (self.is_floating_point() or self.is_complex()):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
-        if value and self.is_complex():
-            raise NotImplementedError(_COMPLEX_AUTOGRAD)
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad=True):

@@ -22,8 +22,20 @@ def _outputs(fn, inputs):
     return [o for o in _as_tuple(fn(*inputs)) if isinstance(o, Tensor)]
 
 
+def _as_reals(data):
+    """An array's values as float64s, a complex element as its real and imaginary parts: the
+    real coordinates the Jacobians are taken in."""
+    if data.dtype.kind == "c":
+        data = np.stack([data.real, data.imag], -1)
+    return data.astype(np.float64).reshape(-1)
+
+
+def _real_size(t):
+    return t._data.size * (2 if t._data.dtype.kind == "c" else 1)
+
+
 def _output_values(fn, inputs):
-    return [o._data.astype(np.float64).reshape(-1) for o in _outputs(fn, inputs)]
+    return [_as_reals(o._data) for o in _outputs(fn, inputs)]
 
 
 def _numerical_jacobians(fn, inputs, eps):
@@ -36,17 +48,19 @@ def _numerical_jacobians(fn, inputs, eps):
 
 def _numerical_jacobian(fn, inputs, i, eps):
     data = inputs[i]._data
+    steps = (eps, eps * 1j) if data.dtype.kind == "c" else (eps,)   # each real coordinate
     rows = []
     for index in np.ndindex(data.shape):
         orig = data[index].copy()
-        data[index] = orig + eps
-        plus = _output_values(fn, inputs)
-        data[index] = orig - eps
-        minus = _output_values(fn, inputs)
-        data[index] = orig
-        rows.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-    sizes = [o._data.size for o in _outputs(fn, inputs)]
-    return [np.array([r[j] for r in rows]).reshape(data.size, size) for j, size in enumerate(sizes)]
+        for step in steps:
+            data[index] = orig + step
+            plus = _output_values(fn, inputs)
+            data[index] = orig - step
+            minus = _output_values(fn, inputs)
+            data[index] = orig
+            rows.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+    sizes = [_real_size(o) for o in _outputs(fn, inputs)]
+    return [np.array([r[j] for r in rows]).reshape(len(rows), size) for j, size in enumerate(sizes)]
 
 
 def _analytical_jacobians(fn, inputs):
@@ -54,18 +68,22 @@ def _analytical_jacobians(fn, inputs):
     from ..ops.creation import zeros_like
     diff = _diff_inputs(inputs)
     outs = _outputs(fn, inputs)
-    jacs = [[np.zeros((inputs[i]._data.size, o._data.size)) for o in outs] for i in diff]
+    jacs = [[np.zeros((_real_size(inputs[i]), _real_size(o))) for o in outs] for i in diff]
     for j, out in enumerate(outs):
         if not out.requires_grad:
             continue
+        # a complex output's real and imaginary parts are two real outputs; torch's convention
+        # gives the gradient of Im(out) as that of the output gradient 1j
+        parts = (1, 1j) if out._data.dtype.kind == "c" else (1,)
         for k in range(out._data.size):
-            g = zeros_like(out)
-            g._data.reshape(-1)[k] = 1
-            grads = autograd_grad([out], [inputs[i] for i in diff], [g], retain_graph=True,
-                                  allow_unused=True)
-            for n, gr in enumerate(grads):
-                if gr is not None:
-                    jacs[n][j][:, k] = gr._data.astype(np.float64).reshape(-1)
+            for p, part in enumerate(parts):
+                g = zeros_like(out)
+                g._data.reshape(-1)[k] = part
+                grads = autograd_grad([out], [inputs[i] for i in diff], [g], retain_graph=True,
+                                      allow_unused=True)
+                for n, gr in enumerate(grads):
+                    if gr is not None:
+                        jacs[n][j][:, k * len(parts) + p] = _as_reals(gr._data)
     return jacs
 
 
@@ -74,7 +92,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
               check_backward_ad=True, fast_mode=False, masked=None):
     """Check gradients computed via small finite differences against analytical gradients
-    w.r.t. tensors in ``inputs`` that are floating point and have ``requires_grad=True``."""
+    w.r.t. tensors in ``inputs`` that are floating point or complex and have
+    ``requires_grad=True``. Complex inputs and outputs are checked as pairs of real numbers
+    (real and imaginary parts), with torch's convention for the gradient of a complex input."""
     inputs = _as_tuple(inputs)
     for t in inputs:
         if hasattr(t, "requires_grad") and t.requires_grad and t.dtype.itemsize < 8 and not t.is_complex():

@@ -23,6 +23,7 @@ __all__ = [
     "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
     "record_not_differentiable", "ZeroGradient", "zero_gradient_node", "record_zero_gradient",
     "not_implemented", "with_out", "check_out", "check_value_fits", "take_view",
+    "complex_autograd", "complex_autograd_message", "conj_if_complex", "real_part_for",
 ]
 
 make = _make
@@ -66,7 +67,7 @@ def record(node_cls, inputs, out, *more_outputs):
     if more_outputs:
         return _record_outputs(node_cls, inputs, (out,) + more_outputs)
     if out is not None and out._data.dtype in _NO_AUTOGRAD:
-        _refuse_autograd(out)
+        _refuse_autograd(out, node_cls)
     node = node_cls(inputs)
     if out is not None:
         if out.grad_fn is not None:   # an in-place op recorded again over its input
@@ -79,7 +80,7 @@ def record(node_cls, inputs, out, *more_outputs):
 def _record_outputs(node_cls, inputs, outputs):
     for out in outputs:
         if out is not None and out._data.dtype in _NO_AUTOGRAD:
-            _refuse_autograd(out)
+            _refuse_autograd(out, node_cls)
     node = node_cls(inputs)
     for output_nr, out in enumerate(outputs):
         if out is not None:
@@ -89,18 +90,35 @@ def _record_outputs(node_cls, inputs, outputs):
     return node
 
 
-# Results autograd refuses: integer and bool (torch's error) and complex (not supported yet).
+# Results autograd stops at: integer and bool (torch's error) and complex, which only the
+# nodes marked ``complex_autograd`` (their formulas hold for complex numbers) may produce.
 _NO_AUTOGRAD = frozenset(np.dtype(name) for name in (
     "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
     "complex64", "complex128"))
 
 
-def _refuse_autograd(out):
+def complex_autograd(node_cls):
+    """Mark ``node_cls`` (a class decorator) as one whose backward is right for complex
+    tensors, with torch's convention (a real loss's gradient with respect to ``z`` is
+    dL/dRe(z) + i dL/dIm(z)): ``record`` lets it produce complex results."""
+    node_cls.complex_autograd = True
+    return node_cls
+
+
+def _refuse_autograd(out, node_cls):
     if out._data.dtype.kind == "c":
-        from .._tensor import _COMPLEX_AUTOGRAD
-        raise NotImplementedError(_COMPLEX_AUTOGRAD)
+        if node_cls.__dict__.get("complex_autograd"):
+            return
+        raise NotImplementedError(complex_autograd_message(node_cls.__name__))
     # a differentiable op with an integer or bool result: torch refuses it
     raise RuntimeError(f"Autograd not support dtype: {_type_word(out._data.dtype)}")
+
+
+def complex_autograd_message(node_name):
+    """The error for autograd through a node (named torch's way) not marked complex_autograd."""
+    op = node_name[:-9] if node_name.endswith("Backward0") else node_name
+    return (f"ember does not support autograd through {op} for complex tensors yet (its backward "
+            "formula is written for real numbers and would give wrong gradients)")
 
 
 class NotImplementedBackward(Node):
@@ -255,12 +273,29 @@ _SUMMED_AS_IS = frozenset(np.dtype(name) for name in ("float32", "float64"))
 
 
 def grad_like(grad, x):
-    """``grad`` reduced to ``x``'s shape and cast to its dtype."""
+    """``grad`` reduced to ``x``'s shape and cast to its dtype (a real ``x`` takes the real
+    part of a complex gradient)."""
     if grad._data.shape != x._data.shape:
         grad = sum_to(grad, x._data.shape)
     if grad._data.dtype != x._data.dtype:
-        grad = grad.to(x.dtype)
+        grad = real_part_for(grad, x._data.dtype).to(x.dtype)
     return grad
+
+
+def real_part_for(grad, np_dtype):
+    """``grad``'s real part when it is complex and ``np_dtype`` is not: the gradient of a real
+    input of an op with a complex result (torch's rule)."""
+    if grad._data.dtype.kind == "c" and np_dtype.kind != "c":
+        return grad.real
+    return grad
+
+
+def conj_if_complex(t):
+    """``t.conj()`` for a complex tensor, ``t`` itself otherwise (a Python number: its
+    conjugate)."""
+    if isinstance(t, Tensor):
+        return t.conj() if t._data.dtype.kind == "c" else t
+    return t.conjugate() if isinstance(t, complex) else t
 
 
 def normalize_dims(dim, ndim):

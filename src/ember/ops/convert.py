@@ -3,11 +3,12 @@ from .. import _dtype
 from .. import _memory_format as _mf
 from .._backend import backend_for
 from .._device import device as _device_cls, to_device
-from ._common import Node, Tensor, grad_state, make, method, record
+from ._common import Node, Tensor, complex_autograd, make, method, real_part_for, record
 
 __all__ = ["clone"]
 
 
+@complex_autograd
 class CloneBackward0(Node):
     __slots__ = ()
 
@@ -50,6 +51,7 @@ def is_contiguous(self, memory_format=None):
     return _mf.is_contiguous_as(self._data, memory_format)
 
 
+@complex_autograd
 class ToCopyBackward0(Node):
     __slots__ = ()
 
@@ -59,16 +61,13 @@ class ToCopyBackward0(Node):
         if g._data.dtype != src_dtype.np:
             if not (src_dtype.is_floating_point or src_dtype.is_complex):
                 return (None,)
-            g = _convert(g, src_dtype, None)
+            g = _convert(real_part_for(g, src_dtype.np), src_dtype, None)
         if src_device != g.device:
             g = _convert(g, None, src_device)
         return (g,)
 
 
 def _convert(t, dtype, device, copy=False, non_blocking=False):
-    if dtype is not None and dtype.is_complex and t._requires_grad and grad_state.grad_enabled:
-        from .._tensor import _COMPLEX_AUTOGRAD
-        raise NotImplementedError(_COMPLEX_AUTOGRAD)
     data = t._data
     if device is not None and device != t.device:
         data = backend_for(device).from_array(data, device.index, non_blocking)

@@ -12,7 +12,7 @@ import numpy as np
 from .._backend.rows import add_rows_at, take_at, ufunc_at
 from .._dtype import _BY_NP
 from ._common import (
-    apply_inplace, check_value_fits, make, method, namespace_of, Node, record,
+    apply_inplace, check_value_fits, complex_autograd, conj_if_complex, make, method, namespace_of, Node, record,
     record_not_differentiable, sum_to, Tensor, _type_word, wrap_dim,
 )
 from .shape import _broadcast_pair, cat
@@ -91,6 +91,7 @@ def _dim_key(dim, idx):
 
 # -- index_select -----------------------------------------------------------------------------
 
+@complex_autograd
 class IndexSelectBackward0(Node):
     __slots__ = ()
 
@@ -541,6 +542,7 @@ def _check_index_add(input, d, idx, source):
                       if data.ndim <= 1 else _out_of_bounds(d, size))
 
 
+@complex_autograd
 class IndexAddBackward0(Node):
     __slots__ = ()
 
@@ -550,7 +552,7 @@ class IndexAddBackward0(Node):
             (index,) = self.saved_tensors
             g_source = _nonempty_grad(grad).index_select(self.dim, index.reshape(-1))
             if self.alpha != 1:
-                g_source = g_source * self.alpha
+                g_source = g_source * conj_if_complex(self.alpha)
             g_source = _fit_to(g_source, self.source_shape)
         return grad, g_source
 

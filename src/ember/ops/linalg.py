@@ -14,8 +14,8 @@ from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
-    accepts_out, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor, with_out,
-    wrap_dim,
+    accepts_out, complex_autograd, conj_if_complex, grad_state, make, method, namespace_of, Node,
+    record, sum_to, Tensor, with_out, wrap_dim,
 )
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
@@ -153,6 +153,7 @@ def _saved_strides(index, needed_by):
     return strides
 
 
+@complex_autograd
 class MmBackward0(Node):
     __slots__ = ()
     saved_fields = {"self": _operand_for(0, 1), "mat2": _operand_for(1, 0),
@@ -161,6 +162,8 @@ class MmBackward0(Node):
 
     def backward(self, grad):
         mat1, mat2 = self.saved_tensors
+        if grad._data.dtype.kind == "c":   # the adjoints: conjugate transposes
+            mat1, mat2 = conj_if_complex(mat1), conj_if_complex(mat2)
         g1 = grad.mm(mat2.mT) if self.next_functions[0][0] is not None else None
         g2 = None
         if self.next_functions[1][0] is not None:
@@ -200,11 +203,14 @@ def mm(input, mat2):
     return result
 
 
+@complex_autograd
 class BmmBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
+        if grad._data.dtype.kind == "c":   # the adjoints: conjugate transposes
+            b1, b2 = conj_if_complex(b1), conj_if_complex(b2)
         g1 = grad.bmm(b2.mT) if self.next_functions[0][0] is not None else None
         g2 = b1.mT.bmm(grad) if self.next_functions[1][0] is not None else None
         return g1, g2
@@ -234,11 +240,14 @@ def bmm(input, mat2):
     return result
 
 
+@complex_autograd
 class MvBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
         mat, vec = self.saved_tensors
+        if grad._data.dtype.kind == "c":   # the adjoints: conjugates
+            mat, vec = conj_if_complex(mat), conj_if_complex(vec)
         g_mat = grad.unsqueeze(1) * vec if self.next_functions[0][0] is not None else None
         g_vec = mat.mT.mv(grad) if self.next_functions[1][0] is not None else None
         return g_mat, g_vec
@@ -260,19 +269,32 @@ def mv(input, vec):
     return result
 
 
+@complex_autograd
 class DotBackward0(Node):
     __slots__ = ()
 
     def backward(self, grad):
         a, b = self.saved_tensors
+        if grad._data.dtype.kind == "c":
+            a, b = conj_if_complex(a), conj_if_complex(b)
         ga = grad * b if self.next_functions[0][0] is not None else None
         gb = grad * a if self.next_functions[1][0] is not None else None
         return ga, gb
 
 
-class VdotBackward0(DotBackward0):
-    """Real operands only: ember has no conjugation in autograd yet."""
+@complex_autograd
+class VdotBackward0(Node):
+    """vdot(a, b) = sum(conj(a) * b): antiholomorphic in a, holomorphic in b."""
     __slots__ = ()
+
+    def backward(self, grad):
+        a, b = self.saved_tensors
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            ga = conj_if_complex(grad) * b
+        if self.next_functions[1][0] is not None:
+            gb = grad * a
+        return ga, gb
 
 
 def _dot_like(op, node_cls, kernel, input, other):

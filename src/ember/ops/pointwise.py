@@ -11,7 +11,8 @@ from .._torch_function import dispatch_or_raise
 from .. import _dtype
 from .._backend import check_same_device, parallel
 from ._common import (
-    apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, grad_state, is_scalar, make,
+    apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
+    conj_if_complex, grad_state, is_scalar, make, real_part_for,
     method, namespace_of, narrowed, Node, NotImplementedBackward, raw_arrays, record, Tensor,
     _type_word, widened, write_out,
 )
@@ -103,12 +104,13 @@ class _BinaryNode(Node):
             from ._common import sum_to
             grad = sum_to(grad, shape)
         if grad._data.dtype != dtype:
-            grad = grad.to(_dtype.from_numpy_dtype(dtype))
+            grad = real_part_for(grad, dtype).to(_dtype.from_numpy_dtype(dtype))
         return grad
 
 
 # -- add / sub ------------------------------------------------------------------------------
 
+@complex_autograd
 class AddBackward0(_BinaryNode):
     __slots__ = ("alpha",)
     saved_fields = {"alpha": "alpha"}
@@ -123,6 +125,7 @@ class AddBackward0(_BinaryNode):
         return ga, gb
 
 
+@complex_autograd
 class SubBackward0(_BinaryNode):
     __slots__ = ("alpha",)
     saved_fields = {"alpha": "alpha"}
@@ -201,6 +204,7 @@ def sub(input, other, *, alpha=1, out=None):
 subtract = sub
 
 
+@complex_autograd
 class RsubBackward1(Node):
     __slots__ = ()
 
@@ -227,6 +231,7 @@ def rsub(input, other, *, alpha=1):
 
 # -- mul / div ------------------------------------------------------------------------------
 
+@complex_autograd
 class MulBackward0(_BinaryNode):
     __slots__ = ()
     saved_fields = {"self": 0, "other": _number_or(1)}
@@ -234,10 +239,10 @@ class MulBackward0(_BinaryNode):
     def backward(self, grad):
         edges = self.next_functions
         if self.other_shape is None:
-            return self.reduce(grad * self.other_scalar, 0), None
+            return self.reduce(grad * conj_if_complex(self.other_scalar), 0), None
         a, b = self.saved_tensors
-        ga = self.reduce(grad * b, 0) if edges[0][0] is not None else None
-        gb = self.reduce(grad * a, 1) if edges[1][0] is not None else None
+        ga = self.reduce(grad * conj_if_complex(b), 0) if edges[0][0] is not None else None
+        gb = self.reduce(grad * conj_if_complex(a), 1) if edges[1][0] is not None else None
         return ga, gb
 
     def backward_arrays(self, grad):
@@ -275,6 +280,7 @@ def mul(input, other, *, out=None):
 multiply = mul
 
 
+@complex_autograd
 class DivBackward0(_BinaryNode):
     __slots__ = ()
     saved_fields = {"self": 0, "other": _number_or(1)}
@@ -282,10 +288,13 @@ class DivBackward0(_BinaryNode):
     def backward(self, grad):
         saved = self.saved_tensors
         if self.other_shape is None:
-            return self.reduce(grad / self.other_scalar, 0), None
+            return self.reduce(grad / conj_if_complex(self.other_scalar), 0), None
         a, b, out = saved
+        b = conj_if_complex(b)
         ga = self.reduce(grad / b, 0) if self.next_functions[0][0] is not None else None
-        gb = self.reduce(-grad * out / b, 1) if self.next_functions[1][0] is not None else None
+        gb = None
+        if self.next_functions[1][0] is not None:
+            gb = self.reduce(-grad * conj_if_complex(out) / b, 1)
         return ga, gb
 
 
@@ -379,6 +388,7 @@ def true_divide(input, other, *, out=None):
 
 # -- neg ------------------------------------------------------------------------------------
 
+@complex_autograd
 class NegBackward0(Node):
     __slots__ = ()
 
@@ -403,6 +413,7 @@ negative = neg
 
 # -- pow ------------------------------------------------------------------------------------
 
+@complex_autograd
 class PowBackward0(Node):
     """pow(tensor, number)"""
     __slots__ = ()
@@ -413,6 +424,8 @@ class PowBackward0(Node):
         p = self.exponent
         if p == 0:
             return (grad * 0,)
+        if a._data.dtype.kind == "c" or isinstance(p, complex):
+            return (grad * conj_if_complex(a.pow(p - 1) * p),)
         return (grad * p * a.pow(p - 1),)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from .._torch_function import dispatch_or_raise
 from .. import _dtype, return_types
 from ._common import (
+    complex_autograd, complex_autograd_message,
     apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
     normalize_dims, not_implemented, record, Tensor, to_np_dtype, _type_word, widened,
     wrap_dim, write_out,
@@ -833,6 +834,8 @@ def _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, with_mean
     outs = (out, make(_mean_data(xp, data, dims, keepdim))) if with_mean else (out,)
     node = record(node_cls, (input,), *outs)
     if node is not None:
+        if data.dtype.kind == "c":
+            raise NotImplementedError(complex_autograd_message(node_cls.__name__))
         if take_sqrt:
             node.save(input, out)
         else:
@@ -1032,6 +1035,8 @@ def _vector_norm(input, p, dim, keepdim, dtype):
     out = make(narrowed(result, _real_dtype(data.dtype)))
     node = record(LinalgVectorNormBackward0, (input,), out)
     if node is not None:
+        if data.dtype.kind == "c":
+            raise NotImplementedError(complex_autograd_message("LinalgVectorNormBackward0"))
         node.save(input, out)
         node.ord, node.dims, node.keepdim = p, dims, keepdim
     return out
@@ -1084,3 +1089,8 @@ def sum_to_size(self, *sizes, size=None):
                                       if s == 1 and n != 1)
     result = self.sum(dims, keepdim=True) if dims else self
     return result.reshape(size) if lead else result
+
+
+# Linear and dtype-preserving: their backward is the same for complex tensors.
+for _node_cls in (SumBackward0, SumBackward1, MeanBackward0, MeanBackward1):
+    complex_autograd(_node_cls)

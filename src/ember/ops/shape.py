@@ -11,6 +11,7 @@ import numpy as np
 from .. import _dtype
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
+    complex_autograd,
     apply_inplace, AsStridedBackward0, KeyRegion, make, make_view, method,
     namespace_of, Node, normalize_dims, record, Tensor, _type_word, wrap_dim, write_out,
 )
@@ -1036,3 +1037,8 @@ __all__ += [
     "diag_embed", "diag", "trace", "tril_indices", "triu_indices", "diagonal_scatter",
     "select_scatter", "slice_scatter", "block_diag", "kron", "cross", "as_strided", "ravel",
 ]
+
+
+# Linear and dtype-preserving: their backward is the same for complex tensors.
+for _node_cls in (CatBackward0, StackBackward0, FlipBackward0, RollBackward0, RepeatBackward0):
+    complex_autograd(_node_cls)

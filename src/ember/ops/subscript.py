@@ -18,6 +18,7 @@ from .._backend import to_device_of
 from .._backend.rows import add_rows_at
 from .._dtype import _BY_NP
 from ._common import (
+    complex_autograd,
     bump_version, check_inplace, CopySlices, finish_inplace,
     grad_state, is_writeable, KeyRegion, make, method, namespace_of, Node, record,
     sum_to, Tensor, _type_word,
@@ -500,3 +501,8 @@ def _indexed_shape(data, key):
         return data[safe].shape
     except (IndexError, ValueError):
         return None
+
+
+# Linear and dtype-preserving: their backward is the same for complex tensors.
+for _node_cls in (IndexBackward0, IndexPutImplBackward0):
+    complex_autograd(_node_cls)

@@ -17,8 +17,8 @@ import numpy as np
 
 from .._torch_function import dispatch_or_raise
 from ._common import (
-    apply_inplace, bump_version, check_inplace, finish_inplace, float_array, grad_state, make,
-    method, namespace_of, Node, raw_arrays, record, Tensor,
+    apply_inplace, bump_version, check_inplace, complex_autograd, finish_inplace, float_array,
+    grad_state, make, method, namespace_of, Node, raw_arrays, record, Tensor,
 )
 from ._common import _type_word
 from .._backend.precision import narrowed, widened
@@ -31,6 +31,7 @@ _SQRT_PI = math.sqrt(math.pi)
 class _UnaryNode(Node):
     __slots__ = ()
     formula = None
+    complex_formula = None   # the gradient for complex tensors, where the op has one
     keeps_self = keeps_result = False
 
     def _x_and_result(self):
@@ -38,6 +39,9 @@ class _UnaryNode(Node):
         return (saved[0] if self.keeps_self else None), (saved[-1] if self.keeps_result else None)
 
     def backward(self, grad):
+        complex_formula = self.complex_formula
+        if complex_formula is not None and grad._data.dtype.kind == "c":
+            return (complex_formula(grad, *self._x_and_result()),)
         return (self.formula(grad, *self._x_and_result()),)
 
 
@@ -74,12 +78,18 @@ _SAVERS = {
 
 
 def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, refuse=None,
-           exported=True, arithmetic=False, refuse_inplace=None, exact_out=False):
+           exported=True, arithmetic=False, refuse_inplace=None, exact_out=False,
+           complex_grad=None):
+    """``complex_grad(g, x, result)``: the gradient for complex tensors (torch's convention,
+    ``g * conj(f'(x))`` for a holomorphic op), which lets autograd record the op on them."""
     base = _ArithmeticUnaryNode if arithmetic else _UnaryNode
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (base,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None,
                      "keeps_self": "self" in saves, "keeps_result": "result" in saves,
                      "saved_fields": {field: i for i, field in enumerate(saves)}})
+    if complex_grad is not None:
+        node_cls.complex_formula = staticmethod(complex_grad)
+        complex_autograd(node_cls)
     save = _SAVERS[saves]
 
     def op(input, *, out=None):
@@ -145,12 +155,14 @@ def _special(fn_name):
 
 
 # name, forward(xp, x), grad(g, x, result), saved
-exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, ("result",), arithmetic=True)
+exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, ("result",), arithmetic=True,
+             complex_grad=lambda g, x, y: g * y.conj())
 exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), ("result",),
               arithmetic=True)
 expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), ("result",),
                arithmetic=True)
-log = _unary("log", lambda xp, x: xp.log(x), lambda g, x, y: g / x, arithmetic=True)
+log = _unary("log", lambda xp, x: xp.log(x), lambda g, x, y: g / x, arithmetic=True,
+             complex_grad=lambda g, x, y: g / x.conj())
 log2 = _unary("log2", lambda xp, x: xp.log2(x), lambda g, x, y: g / (x * math.log(2.0)),
               arithmetic=True)
 log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * math.log(10.0)),
@@ -158,12 +170,14 @@ log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * math
 log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), node_name="Log1PBackward0",
                arithmetic=True)
 sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), ("result",),
-              arithmetic=True)
+              arithmetic=True, complex_grad=lambda g, x, y: g / (2 * y.conj()))
 rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), ("result",))
 reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, ("result",),
-                    arithmetic=True)
-sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos())
-cos = _unary("cos", lambda xp, x: xp.cos(x), lambda g, x, y: -g * x.sin())
+                    arithmetic=True, complex_grad=lambda g, x, y: -g * (y * y).conj())
+sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos(),
+             complex_grad=lambda g, x, y: g * x.cos().conj())
+cos = _unary("cos", lambda xp, x: xp.cos(x), lambda g, x, y: -g * x.sin(),
+             complex_grad=lambda g, x, y: -g * x.sin().conj())
 tan = _unary("tan", lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), ("result",),
              arithmetic=True)
 asin = _unary("asin", lambda xp, x: xp.arcsin(x), lambda g, x, y: g * (1 - x * x).rsqrt())
@@ -189,7 +203,9 @@ lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
                 refuse={"c": _not_implemented("lgamma_vml_cpu")})
 digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x),
                  refuse={"c": _not_implemented("digamma")})
-abs = _unary("abs", lambda xp, x: xp.abs(x), lambda g, x, y: g * x.sign(), float_op=False, exact_out=True,
+abs = _unary("abs", lambda xp, x: xp.abs(x),
+             lambda g, x, y: g * (x.sgn() if x._data.dtype.kind == "c" else x.sign()),
+             float_op=False, exact_out=True,
              refuse={"b": _not_implemented("abs_cpu")},
              refuse_inplace={"c": lambda dt: RuntimeError("In-place abs is not supported for complex tensors.")})
 def _sign(xp, x):

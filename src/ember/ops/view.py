@@ -12,6 +12,7 @@ from math import prod
 
 from .._dtype import dtype as _dtype
 from ._common import (
+    complex_autograd,
     check_inplace, Node, Tensor, grad_state, make, make_view, method, namespace_of, record,
     sum_to, take_view, wrap_dim,
 )
@@ -1036,3 +1037,11 @@ def untyped_storage(self):
     """The storage (memory) this tensor looks into; views of one tensor share it."""
     _, root, low = _storage_root(self._data)
     return UntypedStorage(root, low, self.device)
+
+
+# Linear and dtype-preserving: their backward is the same for complex tensors.
+for _node_cls in (ViewBackward0, UnsafeViewBackward0, ExpandBackward0, PermuteBackward0,
+                  TransposeBackward0, TBackward0, SqueezeBackward0, UnsqueezeBackward0,
+                  SliceBackward0, SelectBackward0, AliasBackward0, SliceBackwardBackward0,
+                  UnbindBackward0, SplitBackward0, SplitWithSizesBackward0, UnfoldBackward0):
+    complex_autograd(_node_cls)

@@ -4,7 +4,7 @@ circular padding (the last 1 to 3 dims of a batched or unbatched input).
 Constant padding is one node whose backward is constant padding by the negated amounts;
 the other modes read the input at an index array per padded dim, through ember indexing.
 """
-from ...ops._common import Node, Tensor, make, namespace_of, record
+from ...ops._common import Node, Tensor, complex_autograd, make, namespace_of, record
 from ...amp.op_lists import pad_runs_in_fp32
 from ...amp.policy import autocast_policy
 
@@ -110,3 +110,5 @@ def pad(input, pad, mode="constant", value=None):
         index = make(_index(xp, out.shape[dim], pad[2 * i], pad[2 * i + 1], mode))
         out = out[(slice(None),) * dim + (index,)]
     return out
+
+complex_autograd(ConstantPadNdBackward0)   # linear: the same backward for complex tensors
