@@ -269,3 +269,69 @@ OPS += [
         S((A(()), A((2,))), {"p": 3}, name="3"),
     ], **_LOOSE),
 ]
+
+
+def _lu_solve(lib, a, b, **kw):
+    LU, pivots = lib.linalg.lu_factor(_wc(lib, a))
+    return lib.linalg.lu_solve(LU, pivots, b, **kw)
+
+
+# pivoting is exercised: the LU samples are random matrices, not made diagonally dominant
+OPS += [
+    OpInfo("linalg.solve_triangular",
+           lambda lib, a, b, **kw: lib.linalg.solve_triangular(_wc(lib, a), b, **kw), [
+               S((A((3, 3)), A((3, 2))), {"upper": True}, name="upper"),
+               S((A((3, 3)), A((3, 2))), {"upper": False}, name="lower"),
+               S((A((3, 3)), A((2, 3))), {"upper": True, "left": False}, name="right"),
+               S((A((2, 3, 3)), A((4, 1, 3, 2))), {"upper": False, "unitriangular": True}, name="unit_bcast"),
+               S((A((3, 3), transposed=True), A((2, 3), noncontig=True)),
+                 {"upper": False, "left": False, "unitriangular": True}, name="strided_right_unit"),
+           ], **_LOOSE),
+    OpInfo("linalg.lu_factor", lambda lib, a: lib.linalg.lu_factor(a), [
+        S((A((4, 4)),), name="square"),
+        S((A((2, 3, 3)),), name="batched"),
+        S((A((5, 3)),), name="tall"),
+        S((A((3, 5)),), name="wide"),
+        S((A((3, 3), transposed=True),), name="transposed"),
+    ], output_index=0, **_LOOSE),
+    OpInfo("linalg.lu_factor_ex", lambda lib, a: lib.linalg.lu_factor_ex(a),
+           [S((A((4, 4)),)), S((A((2, 4, 3)),), name="tall")], output_index=0, **_LOOSE),
+    OpInfo("linalg.lu", lambda lib, a: tuple(lib.linalg.lu(a)), [
+        S((A((4, 4)),), name="square"),
+        S((A((2, 3, 3)),), name="batched"),
+        S((A((5, 3)),), name="tall"),
+        S((A((3, 5)),), name="wide"),
+    ], **_LOOSE),
+    OpInfo("linalg.lu_U", lambda lib, a: lib.linalg.lu(a)[2],
+           [S((A((4, 4)),)), S((A((5, 3)),), name="tall"), S((A((3, 5)),), name="wide")], **_LOOSE),
+    OpInfo("linalg.lu_L", lambda lib, a: lib.linalg.lu(a)[1],
+           [S((A((4, 4)),)), S((A((5, 3)),), name="tall"), S((A((3, 5)),), name="wide")], **_LOOSE),
+    OpInfo("linalg.lu_solve", _lu_solve, [
+        S((A((3, 3)), A((3, 2)))),
+        S((A((3, 3)), A((3, 2))), {"adjoint": True}, name="adjoint"),
+        S((A((3, 3)), A((2, 3))), {"left": False}, name="right"),
+        S((A((3, 3)), A((2, 3))), {"left": False, "adjoint": True}, name="right_adjoint"),
+        S((A((2, 3, 3)), A((4, 1, 3, 1))), name="broadcast"),
+    ], **_LOOSE),
+    OpInfo("linalg.solve_ex", lambda lib, a, b, **kw: lib.linalg.solve_ex(_wc(lib, a), b, **kw), [
+        S((A((3, 3)), A((3, 2)))),
+        S((A((2, 3, 3)), A((2, 3))), name="batched_vector"),
+        S((A((3, 3)), A((2, 3))), {"left": False}, name="right"),
+    ], output_index=0, **_LOOSE),
+    OpInfo("linalg.cond", lambda lib, a, **kw: lib.linalg.cond(a, **kw),
+           [S((A((3, 3)),), name="default"), S((A((2, 3, 4)),), {"p": 2}, name="2_rect"),
+            S((A((2, 3, 3)),), {"p": -2}, name="-2"), S((A((3, 3)),), {"p": "nuc"}, name="nuc")],
+           **_LOOSE),
+    # torch's backward through these orders fails (it fills its inverse in place after saving
+    # it); ember's gradient is checked by finite differences in tests/test_linalg_more.py
+    OpInfo("linalg.cond_through_inverse", lambda lib, a, **kw: lib.linalg.cond(a, **kw),
+           [S((A((2, 3, 3)),), {"p": p}, name=str(p)) for p in (1, -1, math.inf, -math.inf, "fro")],
+           grad=False, **_LOOSE),
+    OpInfo("linalg.tensorinv", lambda lib, a, **kw: lib.linalg.tensorinv(_wc(lib, a.reshape(6, 6)).reshape(a.shape), **kw),
+           [S((A((2, 3, 6)),), {"ind": 2}, name="ind2"), S((A((6, 3, 2)),), {"ind": 1}, name="ind1")],
+           **_LOOSE),
+    OpInfo("linalg.tensorsolve",
+           lambda lib, a, b, **kw: lib.linalg.tensorsolve(_wc(lib, a.reshape(6, 6)).reshape(a.shape), b, **kw),
+           [S((A((2, 3, 6)), A((2, 3))), name="plain"),
+            S((A((6, 2, 3)), A((2, 3))), {"dims": (0,)}, name="dims")], **_LOOSE),
+]

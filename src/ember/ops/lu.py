@@ -238,7 +238,7 @@ class LinalgLuSolveBackward0(Node):
 
     def backward(self, grad):
         LU, X = self.saved_tensors
-        need_LU, need_B = (fn is not None for fn, _ in self.next_functions)
+        need_LU, _, need_B = (fn is not None for fn, _ in self.next_functions)
         pivots = make(self.pivots)
         grad_B = lu_solve(LU, pivots, grad, left=self.left, adjoint=not self.adjoint)
         grad_LU = None
