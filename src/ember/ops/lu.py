@@ -302,7 +302,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     LU factorization, 0 when A is invertible): a singular A gives infinities or NaNs, as
     LAPACK's substitutions through the zero pivot do, instead of an error, unless
     ``check_errors``."""
-    B2, vector = solve_operands(A, B, left, "linalg.solve_ex")
+    B2, vector = solve_operands(A, B, left, "linalg.solve")
     data = A._data
     lu_data, pivots, info = getrf(data)
     if check_errors and bool(info.any()):

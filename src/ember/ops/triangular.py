@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..autograd.graph import Node
-from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, with_out
+from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out
 from .matrix_decompositions import check_matrix
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "lu_unpack"]
@@ -324,16 +324,22 @@ def _check_solve_triangular(A, B, left):
     if (rows if left else cols) != n:
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
-    _batch_shape(B, A)   # torch's message when the batch dimensions do not broadcast
+    from .shape import _broadcast_pair
+    _broadcast_pair(B._data.shape[:-2], A._data.shape[:-2])   # torch's message when they do not
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for a square upper (or
     lower, ``upper=False``) triangular ``A``, reading only its triangle, its diagonal taken as
     ones with ``unitriangular=True``. Batch dimensions broadcast; the result has ``A``'s
     dtype."""
     from ._common import write_out
+    if upper is None:   # a required keyword-only argument, with torch's message
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
     _check_solve_triangular(A, B, left)
+    if out is not None and isinstance(out, Tensor) and out._data.dtype != A._data.dtype:
+        raise RuntimeError(f"expected scalar type {_type_word(A._data.dtype)} but found "
+                           f"{_type_word(out._data.dtype)}")
     if B._data.dtype != A._data.dtype:
         B = B.to(A.dtype)
     if left:
