@@ -88,6 +88,15 @@ def _eye_and_singular(lib):
     lambda lib: lib.linalg.tensorinv(lib.ones(4, 6, 8, 2)),
     lambda lib: lib.linalg.tensorinv(lib.zeros(2, 2, 2, 2)),
     lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(2, 4)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 4), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(4)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(2, 4, 3), lib.ones(3, 2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(2, 4, 3), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(2, dtype=lib.float64)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3, dtype=lib.int32), lib.ones(2, dtype=lib.int32)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3, dtype=lib.float16),
+                                               lib.ones(2, dtype=lib.float16)),
 ])
 def test_errors_like_torch(fn):
     _same_error(fn)
@@ -195,6 +204,7 @@ def test_node_names_as_torch():
         lambda lib, A, B: lib.linalg.cond(A),
         lambda lib, A, B: lib.linalg.cond(A, 1),
         lambda lib, A, B: lib.linalg.tensorsolve(A, B[:, 0]),
+        lambda lib, A, B: lib.linalg.householder_product(A, B[:, 0]),
     ]
     for call in calls:
         names = []

@@ -47,6 +47,7 @@ from .ops.calculus import *  # noqa: F403
 from .ops.matrix_functions import *  # noqa: F403
 from .ops.triangular import *  # noqa: F403
 from .ops.resize import *  # noqa: F403
+from .ops.householder import *  # noqa: F403
 from ._legacy_tensor_types import *  # noqa: F403  (FloatTensor, LongTensor, ...)
 
 

@@ -335,3 +335,15 @@ OPS += [
            [S((A((2, 3, 6)), A((2, 3))), name="plain"),
             S((A((6, 2, 3)), A((2, 3))), {"dims": (0,)}, name="dims")], **_LOOSE),
 ]
+
+OPS += [
+    OpInfo("linalg.householder_product", lambda lib, a, tau: lib.linalg.householder_product(a, tau), [
+        S((A((4, 3)), A((2,))), name="tall"),
+        S((A((3, 3)), A((3,))), name="square"),
+        S((A((2, 5, 3)), A((2, 3))), name="batched"),
+        S((A((4, 3), transposed=True), A((3,), noncontig=True)), name="strided"),
+        S((A((4, 2)), A((0,))), name="no_reflector"),
+    ], **_LOOSE),
+    OpInfo("orgqr", lambda lib, a, tau: lib.orgqr(a, tau), [S((A((4, 3)), A((3,))))], **_LOOSE),
+    OpInfo("Tensor.orgqr", lambda lib, a, tau: a.orgqr(tau), [S((A((4, 3)), A((1,))))], **_LOOSE),
+]
