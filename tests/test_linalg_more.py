@@ -88,6 +88,15 @@ def _eye_and_singular(lib):
     lambda lib: lib.linalg.tensorinv(lib.ones(4, 6, 8, 2)),
     lambda lib: lib.linalg.tensorinv(lib.zeros(2, 2, 2, 2)),
     lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(2, 4)),
+    lambda lib: lib.linalg.eig(lib.ones(3, 4)),
+    lambda lib: lib.linalg.eig(lib.ones(3)),
+    lambda lib: lib.linalg.eigvals(lib.ones(3)),
+    lambda lib: lib.linalg.eig(lib.ones(3, 3, dtype=lib.int32)),
+    lambda lib: lib.linalg.eigvals(lib.ones(3, 3, dtype=lib.bool)),
+    lambda lib: lib.linalg.eig(lib.ones(3, 3, dtype=lib.float16)),
+    lambda lib: lib.linalg.eig(lib.full((3, 3), float("nan"))),
+    lambda lib: lib.linalg.eig(lib.eye(3), out=(lib.empty(0), lib.empty(0))),
+    lambda lib: lib.linalg.eigvals(lib.eye(3), out=lib.empty(0)),
     lambda lib: lib.linalg.householder_product(lib.ones(3, 4), lib.ones(2)),
     lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(4)),
     lambda lib: lib.linalg.householder_product(lib.ones(4), lib.ones(2)),
@@ -237,3 +246,35 @@ def test_out_and_named_results():
     assert type(ember.linalg.lu(a)).__name__ == "linalg_lu"
     assert type(ember.linalg.solve_ex(a, a)).__name__ == "linalg_solve_ex"
     assert set(ember.linalg.common_notes) == set(torch.linalg.common_notes)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5), (70, 70), (2, 30, 30)])
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_eig_as_torch(shape, complex_input):
+    """Eigenvalues in torch's order, eigenvectors with geev's normalization (unit norm, the
+    largest component of a complex eigenvector real): torch's up to the sign MKL's geev gives
+    some complex eigenvectors of a real matrix (equal to torch's for a complex matrix); and
+    A V = V diag(w)."""
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if complex_input else 0)
+    t, e = _both(a)
+    tw, tv = torch.linalg.eig(t)
+    ew, ev = ember.linalg.eig(e)
+    assert ew.dtype == ember.complex128 and ev.dtype == ember.complex128
+    np.testing.assert_allclose(_np(ew), _np(tw), atol=1e-10)
+    largest = np.argmax(np.abs(_np(ev)), axis=-2)[..., None, :]
+    assert np.abs(np.take_along_axis(_np(ev), largest, axis=-2).imag).max() < 1e-12
+    sign = 1 if complex_input else np.sign(np.take_along_axis(_np(tv) * _np(ev).conj(), largest, axis=-2).real)
+    np.testing.assert_allclose(_np(ev) * sign, _np(tv), atol=1e-8)
+    np.testing.assert_allclose(a @ _np(ev), _np(ev) * _np(ew)[..., None, :], atol=1e-10)
+    np.testing.assert_allclose(_np(ember.linalg.eigvals(e)), _np(tw), atol=1e-10)
+
+
+def test_eig_of_float32_is_complex64_and_refuses_gradients():
+    a = ember.tensor(np.random.default_rng(0).standard_normal((3, 3)), dtype=ember.float32, requires_grad=True)
+    with ember.no_grad():
+        w, v = ember.linalg.eig(a)
+    assert w.dtype == ember.complex64 and v.dtype == ember.complex64
+    for fn in (ember.linalg.eig, ember.linalg.eigvals):
+        with pytest.raises(NotImplementedError, match="complex tensors"):
+            fn(a)

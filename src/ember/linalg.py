@@ -17,6 +17,7 @@ from .ops.matrix_decompositions import (
 from .ops.reduce import _vector_norm
 from .ops.matrix_functions import matrix_exp
 from .ops.linalg import matmul
+from .ops.eig import eig, eigvals
 from .ops.householder import householder_product
 from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_ex
 from .ops.triangular import solve_triangular
@@ -26,7 +27,8 @@ __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex"
            "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "norm", "vector_norm",
            "matrix_norm", "cond", "pinv", "matrix_power", "matrix_rank", "lstsq", "cross", "multi_dot",
            "vander", "matrix_exp", "matmul", "vecdot", "diagonal", "solve_triangular", "lu", "lu_factor",
-           "lu_factor_ex", "lu_solve", "tensorinv", "tensorsolve", "householder_product"]
+           "lu_factor_ex", "lu_solve", "tensorinv", "tensorsolve", "householder_product",
+           "eig", "eigvals"]
 
 # The notes torch's linalg docstrings share, by name.
 common_notes = {

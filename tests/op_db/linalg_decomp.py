@@ -347,3 +347,17 @@ OPS += [
     OpInfo("orgqr", lambda lib, a, tau: lib.orgqr(a, tau), [S((A((4, 3)), A((3,))))], **_LOOSE),
     OpInfo("Tensor.orgqr", lambda lib, a, tau: a.orgqr(tau), [S((A((4, 3)), A((1,))))], **_LOOSE),
 ]
+
+# complex results: ember has no complex autograd yet, so values only (tests/test_linalg_more.py
+# checks that asking for a gradient raises its clear error)
+OPS += [
+    # eigenvectors through |V|: MKL's geev (torch's) signs some complex ones otherwise
+    OpInfo("linalg.eig", lambda lib, a: (lib.linalg.eig(a)[0], lib.linalg.eig(a)[1].abs()), [
+        S((A((3, 3)),), name="3x3"),
+        S((A((2, 4, 4)),), name="batched"),
+        S((A((3, 3), transposed=True),), name="transposed"),
+        S((A((1, 1)),), name="1x1"),
+    ], grad=False, **_LOOSE),
+    OpInfo("linalg.eigvals", lambda lib, a: lib.linalg.eigvals(a),
+           [S((A((3, 3)),)), S((A((2, 4, 4), noncontig=True),), name="batched")], grad=False, **_LOOSE),
+]
