@@ -19,6 +19,7 @@ from .ops.matrix_functions import matrix_exp
 from .ops.linalg import matmul
 from .ops.eig import eig, eigvals
 from .ops.householder import householder_product
+from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_ex
 from .ops.triangular import solve_triangular
 from .amp.policy import autocast_policy
@@ -28,7 +29,7 @@ __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex"
            "matrix_norm", "cond", "pinv", "matrix_power", "matrix_rank", "lstsq", "cross", "multi_dot",
            "vander", "matrix_exp", "matmul", "vecdot", "diagonal", "solve_triangular", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "tensorinv", "tensorsolve", "householder_product",
-           "eig", "eigvals"]
+           "eig", "eigvals", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 # The notes torch's linalg docstrings share, by name.
 common_notes = {

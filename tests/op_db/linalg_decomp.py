@@ -361,3 +361,26 @@ OPS += [
     OpInfo("linalg.eigvals", lambda lib, a: lib.linalg.eigvals(a),
            [S((A((3, 3)),)), S((A((2, 4, 4), noncontig=True),), name="batched")], grad=False, **_LOOSE),
 ]
+
+
+def _ldl_solve(lib, a, b, **kw):
+    LD, pivots = lib.linalg.ldl_factor(_sym(a), **kw)
+    return lib.linalg.ldl_solve(LD, pivots, b, **kw)
+
+
+# torch differentiates neither (backward raises: tests/test_linalg_more.py)
+OPS += [
+    OpInfo("linalg.ldl_factor", lambda lib, a, **kw: tuple(lib.linalg.ldl_factor(_sym(a), **kw)), [
+        S((A((4, 4)),), name="4x4"),
+        S((A((2, 5, 5)),), {"hermitian": True}, name="batched_hermitian"),
+        S((A((3, 3), transposed=True),), name="transposed"),
+    ], grad=False, **_LOOSE),
+    OpInfo("linalg.ldl_factor_ex", lambda lib, a: tuple(lib.linalg.ldl_factor_ex(_sym(a))),
+           [S((A((2, 4, 4)),))], grad=False, **_LOOSE),
+    OpInfo("linalg.ldl_solve", _ldl_solve, [
+        S((A((4, 4)), A((4, 2)))),
+        # (torch's ldl_solve crashes on batch dimensions that broadcast: ember's are checked
+        # against NumPy in tests/test_linalg_more.py)
+        S((A((2, 4, 4)), A((2, 4, 1))), {"hermitian": True}, name="batched"),
+    ], grad=False, **_LOOSE),
+]
