@@ -229,7 +229,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     check_tensor(B, "linalg_ldl_solve", "B")
     check_matrix(LD, op, arg="LD")
     if B._data.ndim < 2:
-        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got -2)"
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)"
                          if B._data.ndim == 1 else "Dimension specified as -2 but tensor has no dimensions")
     n = LD.shape[-1]
     if B.shape[-2] != n:
