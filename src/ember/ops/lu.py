@@ -167,7 +167,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     diagonal, its unit diagonal left out, U on and above it), LAPACK's pivots (1-based int32)
     and ``info`` (1 + the index of the first zero pivot, 0 when there is none); raises only
     when ``check_errors``."""
-    _check_lu_input(A, "torch.linalg.lu_factor_ex", pivot)
+    _check_lu_input(A, "torch.lu_factor", pivot)
     result = linalg_lu_factor_ex(*_lu_factor_ex(A, "torch.linalg.lu_factor_ex", check_errors))
     return write_out(result, out, exact=True, op="linalg_lu_factor_ex")
 
