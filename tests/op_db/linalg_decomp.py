@@ -384,3 +384,19 @@ OPS += [
         S((A((2, 4, 4)), A((2, 4, 1))), {"hermitian": True}, name="batched"),
     ], grad=False, **_LOOSE),
 ]
+
+
+def _torch_lu_solve(lib, a, b):
+    LU, pivots = lib.lu(_wc(lib, a))
+    return lib.lu_solve(b, LU, pivots)
+
+
+# the deprecated top-level names
+OPS += [
+    OpInfo("lu", lambda lib, a, **kw: tuple(lib.lu(a, **kw)),
+           [S((A((4, 4)),)), S((A((2, 3, 3)),), {"get_infos": True}, name="infos")], output_index=0, **_LOOSE),
+    OpInfo("lu_solve", _torch_lu_solve, [S((A((3, 3)), A((3, 2)))), S((A((2, 3, 3)), A((2, 3, 1))), name="batched")],
+           **_LOOSE),
+    OpInfo("Tensor.lu_solve", lambda lib, a, b: b.lu_solve(*_wc(lib, a).lu()), [S((A((3, 3)), A((3, 2))))],
+           **_LOOSE),
+]

@@ -23,11 +23,13 @@
   triangular triangular_solve, cholesky_solve, cholesky_inverse, lu_unpack
   resize     resize_, resize_as_, set_ (in-place size and storage changes)
   lu         LU factorization (blocked getrf), lu_solve, solve_ex
+  lu_deprecated
+             the deprecated top-level lu, lu_solve
   householder
              householder_product (orgqr)
 """
 from . import (  # noqa: F401 (the order is the order of attaching Tensor methods)
     compare, convert, creation, matrix_decompositions, subscript, index, linalg, pointwise,
     random, reduce, shape, sort, ternary, unary, view,
-    statistics, calculus, matrix_functions, triangular, resize, lu, householder,
+    statistics, calculus, matrix_functions, triangular, resize, lu, lu_deprecated, householder,
 )
