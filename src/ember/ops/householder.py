@@ -15,11 +15,11 @@ def householder_product_arrays(a, tau):
     k = tau.shape[-1]
     batch = a.shape[:-2]
     q = xp.array(xp.broadcast_to(xp.eye(m, n, dtype=a.dtype), batch + (m, n)))
-    for i in reversed(range(k)):
+    for i in reversed(range(k)):   # H_i acts on rows i: of columns i: (the others hold zeros there)
         v = xp.zeros(batch + (m - i,), dtype=a.dtype)
         v[..., 0] = 1
         v[..., 1:] = a[..., i + 1:, i]
-        rows = q[..., i:, :]
+        rows = q[..., i:, i:]
         product = xp.einsum("...r,...rc->...c", xp.conj(v), rows)
         rows -= tau[..., i, None, None] * v[..., :, None] * product[..., None, :]
     return q
@@ -88,7 +88,9 @@ def householder_product(A, tau, *, out=None):
         raise RuntimeError(f"{_OP}: input must have at least 2 dimensions.")
     if a.shape[-2] < a.shape[-1]:
         raise RuntimeError(f"{_OP}: input.shape[-2] must be greater than or equal to input.shape[-1]")
-    if t.ndim < 1 or a.shape[-1] < t.shape[-1]:
+    if t.ndim < 1:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if a.shape[-1] < t.shape[-1]:
         raise RuntimeError(f"{_OP}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
     if t.ndim != a.ndim - 1:
         raise RuntimeError(f"{_OP}: Expected tau to have one dimension less than input, but got tau.ndim "

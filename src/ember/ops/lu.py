@@ -31,9 +31,9 @@ LU_BLOCK = 32
 
 
 def _magnitude(xp, column):
-    if column.dtype.kind == "c":
-        return xp.abs(column.real) + xp.abs(column.imag)
-    return xp.abs(column)
+    """The pivot search's sizes: NaN never wins, as in i?amax's comparisons (by >)."""
+    size = xp.abs(column.real) + xp.abs(column.imag) if column.dtype.kind == "c" else xp.abs(column)
+    return xp.where(xp.isnan(size), -xp.inf, size)
 
 
 def getrf(data):
