@@ -317,6 +317,7 @@ def vander(x, N=None):
 
 
 @with_out(op="linalg_vecdot")
+@autocast_policy("lower")
 def vecdot(x, y, *, dim=-1):
     """The dot product of the vectors of ``x`` and ``y`` along ``dim`` (the other dimensions
     broadcast), conjugating ``x``: ``sum(x.conj() * y, dim)``."""
@@ -350,6 +351,7 @@ _COND_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
 
 
 @with_out(op="linalg_cond")
+@autocast_policy("fp32")
 def cond(A, p=None):
     """The condition number of ``A`` in the matrix norm ``p``: the ratio of the largest to the
     smallest singular value for ``p`` None or 2 (-2: its inverse), else
@@ -395,6 +397,7 @@ def _empty_cond(A):
 
 
 @with_out(op="linalg_tensorinv")
+@autocast_policy("fp32")
 def tensorinv(A, ind=2):
     """The inverse of ``A`` for ``tensordot`` over ``ind`` dimensions: ``A`` read as the square
     matrix of shape (prod(A.shape[:ind]), prod(A.shape[ind:])), inverted, and shaped as
@@ -415,6 +418,7 @@ def tensorinv(A, ind=2):
 
 
 @with_out(op="linalg_tensorsolve")
+@autocast_policy("fp32")
 def tensorsolve(A, B, dims=None):
     """The X with ``tensordot(A, X, X.ndim) = B``: the dims ``dims`` of ``A`` are moved to its
     end, ``A`` is read as a square matrix of prod(B.shape) rows and solved against ``B``

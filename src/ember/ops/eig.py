@@ -4,6 +4,7 @@ eigenvector of unit norm with its largest component real, as geev gives it)."""
 import numpy as np
 
 from .. import return_types
+from ..amp.policy import autocast_policy
 from ._common import _type_word, check_tensor, make, namespace_of, Node, record, write_out
 from .matrix_decompositions import check_matrix
 
@@ -74,6 +75,7 @@ def _check_complex_out(out, names, op):
                                f"but got {name} with dtype {_type_word(o._data.dtype)}")
 
 
+@autocast_policy("fp32")
 def eig(A, *, out=None):
     """The eigenvalues and eigenvectors of a square matrix (of each matrix of a batch), as
     complex tensors: ``A V = V diag(eigenvalues)``, each eigenvector of unit norm."""
@@ -86,6 +88,7 @@ def eig(A, *, out=None):
     return write_out(linalg_eig(values, vectors), out, op="linalg_eig")
 
 
+@autocast_policy("fp32")
 def eigvals(A, *, out=None):
     """The eigenvalues of a square matrix (of each matrix of a batch), as a complex tensor."""
     _check_eig(A, "linalg.eigvals")

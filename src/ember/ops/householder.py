@@ -1,6 +1,7 @@
 """``linalg.householder_product`` (LAPACK's orgqr): the first n columns of the product of
 Householder reflectors H_i = I - tau_i v_i v_i^H, v_i read from the columns of ``A`` below the
 diagonal (with a one on it), as ``geqrf`` stores them; with its gradient."""
+from ..amp.policy import autocast_policy
 from ._common import _type_word, check_tensor, make, method, namespace_of, Node, record, with_out, write_out
 
 __all__ = ["orgqr"]
@@ -76,6 +77,7 @@ class LinalgHouseholderProductBackward0(Node):
         return grad_A, stack(grad_tau, -1)
 
 
+@autocast_policy("fp32")
 def householder_product(A, tau, *, out=None):
     """The first n columns of the product H_0 ... H_{k-1} of Householder reflectors
     H_i = I - tau_i v_i v_i^H, where v_i is column i of ``A`` (m x n, m >= n) below the diagonal,
@@ -112,6 +114,7 @@ def householder_product(A, tau, *, out=None):
 
 @method()
 @with_out(op="orgqr")
+@autocast_policy("fp32")
 def orgqr(input, input2):
     """The product of Householder reflectors: alias of ``linalg.householder_product`` (with
     ``input2`` the scales tau)."""

@@ -2,6 +2,7 @@
 Tensor methods): the factorization and the solve of ``ember.linalg`` under the old names and
 argument orders, with torch's deprecation warnings."""
 from .. import return_types
+from ..amp.policy import autocast_policy
 from ._common import method, with_out
 from . import lu as _lu
 from .triangular import _warn_once
@@ -38,6 +39,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 @method()
 @with_out(op="lu_solve")
+@autocast_policy("fp32")
 def lu_solve(input, LU_data, LU_pivots):
     """The solution of ``A X = input`` from A's LU factorization (deprecated in torch in favour
     of ``linalg.lu_solve``, whose arguments are in the other order)."""
