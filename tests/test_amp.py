@@ -60,6 +60,7 @@ CASES = {
                                        [_arr(1, 2, 3, 3), _arr(2, 3, 2, 2)]),
     "nn.functional.conv_transpose3d": (lambda L, x, w: _F(L).conv_transpose3d(x, w),
                                        [_arr(1, 2, 2, 2, 2), _arr(2, 3, 2, 2, 2)]),
+    "linalg.vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), [_arr(3, 4), _arr(3, 4)]),
     "nn.functional.scaled_dot_product_attention": (
         lambda L, q, k, v: _F(L).scaled_dot_product_attention(q, k, v),
         [_arr(1, 2, 3, 4), _arr(1, 2, 3, 4), _arr(1, 2, 3, 4)]),
@@ -85,6 +86,12 @@ CASES = {
     "linalg.eigvalsh": (lambda L, x: L.linalg.eigvalsh(x), [_spd()]),
     "linalg.matrix_rank": (lambda L, x: L.linalg.matrix_rank(x), [_spd()]),
     "linalg.lstsq": (lambda L, a, b: L.linalg.lstsq(a, b)[0], [_spd(), _arr(3, 2)]),
+    "linalg.cond": (lambda L, x: L.linalg.cond(x), [_spd()]),
+    "linalg.householder_product": (lambda L, a, t: L.linalg.householder_product(a, t), [_arr(4, 3), _arr(2)]),
+    "orgqr": (lambda L, a, t: L.orgqr(a, t), [_arr(4, 3), _arr(3)]),
+    "linalg.tensorinv": (lambda L, x: L.linalg.tensorinv(x, 1), [_spd()]),
+    "linalg.tensorsolve": (lambda L, a, b: L.linalg.tensorsolve(a, b), [_spd(), _arr(3)]),
+    "lu_solve": (lambda L, a, b: L.lu_solve(b, *L.linalg.lu_factor(a.float())), [_spd(), _arr(3, 2)]),
     "nn.functional.avg_pool3d": (lambda L, x: _F(L).avg_pool3d(x, 2), [_arr(1, 1, 4, 4, 4)]),
     "nn.functional.max_pool3d": (lambda L, x: _F(L).max_pool3d(x, 2), [_arr(1, 1, 4, 4, 4)]),
     "nn.functional.max_unpool1d": (

@@ -31,6 +31,11 @@ TORCH_REFUSES = {
     "linalg.svd_full", "linalg.svdvals", "linalg.vander", "logdet", "nanquantile", "pdist", "qr",
     "quantile", "quantile_q_tensor", "slogdet", "svd", "svd_no_uv",
     "triangular_solve", "cholesky_solve", "cholesky_inverse",
+    "linalg.solve_triangular", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu", "linalg.lu_U",
+    "linalg.lu_L", "linalg.lu_solve", "linalg.solve_ex", "linalg.cond", "linalg.cond_through_inverse",
+    "linalg.tensorinv", "linalg.tensorsolve", "linalg.householder_product", "orgqr", "Tensor.orgqr",
+    "linalg.eig", "linalg.eigvals", "linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve",
+    "lu", "lu_solve", "Tensor.lu_solve",
     # histograms whose bin edges come from the data's own range (given edges or range work)
     "histogram-bins", "histogram-density", "histogramdd-bins",
     # the orders and powers that need a decomposition

@@ -81,7 +81,13 @@ EXCLUDED = {
         "linalg.qr_r", "linalg.qr_complete_tall", "qr", "linalg.svd", "linalg.svd_full",
         "linalg.svdvals", "svd", "svd_no_uv", "linalg.pinv", "linalg.pinv_hermitian",
         "linalg.matrix_rank", "linalg.lstsq", "linalg.lstsq_outputs", "linalg.matrix_norm",
-        "linalg.norm", "linalg.matrix_power", "linalg.cholesky", "cholesky", "linalg.cholesky_ex")},
+        "linalg.norm", "linalg.matrix_power", "linalg.cholesky", "cholesky", "linalg.cholesky_ex",
+        "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu", "linalg.lu_U", "linalg.lu_L",
+        "linalg.lu_solve", "linalg.solve_ex", "linalg.cond", "linalg.cond_through_inverse",
+        "linalg.tensorinv", "linalg.tensorsolve", "lu", "lu_solve", "Tensor.lu_solve",
+        "linalg.householder_product", "orgqr", "Tensor.orgqr")},
+    ("linalg.cond", "unchecked", "layout"): "an expanded input repeats rows: the matrix is singular and "
+                                            "its smallest singular value is rounding noise",
     **{(name, "unchecked", "nonfinite"): "torch computes var_mean's mean by Welford's updates: an "
        "infinity gives inf or NaN depending on where it sits (mean() gives inf)"
        for name in ("var_mean", "std_mean", "var_mean_only_mean", "std_mean_only_std")},

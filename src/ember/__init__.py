@@ -48,6 +48,8 @@ from .ops.matrix_functions import *  # noqa: F403
 from .ops.triangular import *  # noqa: F403
 from .ops.resize import *  # noqa: F403
 from .ops.complex import *  # noqa: F403
+from .ops.householder import *  # noqa: F403
+from .ops.lu_deprecated import *  # noqa: F403
 from ._legacy_tensor_types import *  # noqa: F403  (FloatTensor, LongTensor, ...)
 
 

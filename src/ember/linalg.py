@@ -16,11 +16,31 @@ from .ops.matrix_decompositions import (
 )
 from .ops.reduce import _vector_norm
 from .ops.matrix_functions import matrix_exp
+from .ops.linalg import matmul
+from .ops.eig import eig, eigvals
+from .ops.householder import householder_product
+from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
+from .ops.lu import lu, lu_factor, lu_factor_ex, lu_solve, solve_ex
+from .ops.triangular import solve_triangular
 from .amp.policy import autocast_policy
 
-__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "cholesky_ex",
-           "qr", "svd", "svdvals", "eigh", "eigvalsh", "norm", "vector_norm", "matrix_norm", "pinv",
-           "matrix_power", "matrix_rank", "lstsq", "cross", "multi_dot", "vander", "matrix_exp"]
+__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex", "cholesky",
+           "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "norm", "vector_norm",
+           "matrix_norm", "cond", "pinv", "matrix_power", "matrix_rank", "lstsq", "cross", "multi_dot",
+           "vander", "matrix_exp", "matmul", "vecdot", "diagonal", "solve_triangular", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "tensorinv", "tensorsolve", "householder_product",
+           "eig", "eigvals", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
+
+# The notes torch's linalg docstrings share, by name.
+common_notes = {
+    "experimental_warning": "This function is \"experimental\" and it may change in a future release.",
+    "sync_note": "When inputs are on a CUDA device, this function synchronizes that device with the CPU.",
+    "sync_note_ex": "When the inputs are on a CUDA device, this function synchronizes only when "
+                    ":attr:`check_errors`\\ `= True`.",
+    "sync_note_has_ex": "When inputs are on a CUDA device, this function synchronizes that device with "
+                        "the CPU. For a version of this function that does not synchronize, see "
+                        ":func:`{}`.",
+}
 
 slogdet = _decomp.linalg_slogdet_fn
 cholesky = _decomp.linalg_cholesky
@@ -294,3 +314,124 @@ def vander(x, N=None):
     powers = x.unsqueeze(-1).expand(*x._data.shape, N - 1).cumprod(-1)
     first = ones(*x._data.shape, 1, dtype=powers.dtype, device=x.device)
     return cat([first, powers], -1)
+
+
+@with_out(op="linalg_vecdot")
+@autocast_policy("lower")
+def vecdot(x, y, *, dim=-1):
+    """The dot product of the vectors of ``x`` and ``y`` along ``dim`` (the other dimensions
+    broadcast), conjugating ``x``: ``sum(x.conj() * y, dim)``."""
+    check_tensor(x, "linalg_vecdot", "x")
+    check_tensor(y, "linalg_vecdot", "y")
+    from .ops._common import _type_word
+    xd, yd = x._data.dtype, y._data.dtype
+    if xd != yd:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_type_word(xd)} and y of type {_type_word(yd)} instead")
+    if xd.kind not in "fc" and xd != _dtype.bfloat16.np:
+        raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_word(xd)}")
+    if xd.kind == "c":   # ember has no complex autograd (nor conj) yet: conjugate the values
+        from .ops._common import grad_state
+        from ._tensor import _COMPLEX_AUTOGRAD
+        if grad_state.grad_enabled and (x._requires_grad or y._requires_grad):
+            raise NotImplementedError(_COMPLEX_AUTOGRAD)
+        x = make(namespace_of(x._data).conj(x._data))
+    return (x * y).sum(dim)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal of ``A`` (of each matrix of a batch by default) as a view: ``offset`` above
+    (positive) or below (negative) the main one, between dims ``dim1`` and ``dim2``."""
+    check_tensor(A, "linalg_diagonal", "A")
+    return A.diagonal(offset, dim1, dim2)
+
+
+_COND_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
+
+
+@with_out(op="linalg_cond")
+@autocast_policy("fp32")
+def cond(A, p=None):
+    """The condition number of ``A`` in the matrix norm ``p``: the ratio of the largest to the
+    smallest singular value for ``p`` None or 2 (-2: its inverse), else
+    ``norm(A, p) * norm(inv(A), p)`` for square ``A`` ('fro', 'nuc', 1, -1, inf, -inf); a singular
+    ``A`` gives inf."""
+    check_tensor(A, "linalg_cond", "A")
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    ord = 2 if p is None else p
+    if isinstance(ord, str) and ord not in ("fro", "nuc") or not isinstance(ord, str) and ord not in _COND_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {ord if isinstance(ord, str) else f'{ord:g}'}")
+    data = A._data
+    if ord in (2, -2):
+        _decomp.check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
+        if not data.size:
+            return _empty_cond(A)
+        values = svdvals(A)
+        largest, smallest = values[..., :1], values[..., -1:]
+        return (smallest / largest if ord == -2 else largest / smallest).squeeze(-1)
+    if data.shape[-1] != data.shape[-2]:
+        raise RuntimeError(f"linalg.cond(ord={ord if isinstance(ord, str) else f'{ord:g}'}): A must be "
+                           f"batches of square matrices, but they are {data.shape[-2]} by {data.shape[-1]} "
+                           "matrices")
+    if ord == "nuc":
+        _decomp.check_matrix(A, "linalg.svd", kernel="linalg_svd_cpu")
+        if not data.size:
+            return _empty_cond(A)
+        values = svdvals(A)
+        return values.sum(-1) * values.reciprocal().sum(-1)
+    _decomp.check_matrix(A, "linalg.inv")
+    if not data.size:
+        return _empty_cond(A)
+    inverse, info = inv_ex(A)
+    inverse = inverse.masked_fill((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf)
+    return (matrix_norm(A, ord) * matrix_norm(inverse, ord)).nan_to_num(math.inf, math.inf, -math.inf)
+
+
+def _empty_cond(A):
+    """torch's condition number of 0 x 0 matrices: zeros."""
+    data = A._data
+    xp = namespace_of(data)
+    return make(xp.zeros(data.shape[:-2], dtype=np.finfo(data.dtype).dtype))
+
+
+@with_out(op="linalg_tensorinv")
+@autocast_policy("fp32")
+def tensorinv(A, ind=2):
+    """The inverse of ``A`` for ``tensordot`` over ``ind`` dimensions: ``A`` read as the square
+    matrix of shape (prod(A.shape[:ind]), prod(A.shape[ind:])), inverted, and shaped as
+    ``A.shape[ind:] + A.shape[:ind]``."""
+    check_tensor(A, "linalg_tensorinv", "A")
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A.shape)
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != cols:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    try:
+        inverse = inv(A.reshape(cols, cols))
+    except LinAlgError as error:
+        raise LinAlgError(str(error).replace("linalg.inv:", "inv:", 1)) from None
+    return inverse.reshape(shape[ind:] + shape[:ind])
+
+
+@with_out(op="linalg_tensorsolve")
+@autocast_policy("fp32")
+def tensorsolve(A, B, dims=None):
+    """The X with ``tensordot(A, X, X.ndim) = B``: the dims ``dims`` of ``A`` are moved to its
+    end, ``A`` is read as a square matrix of prod(B.shape) rows and solved against ``B``
+    flattened; X has the shape of ``A``'s trailing dims."""
+    check_tensor(A, "linalg_tensorsolve", "A")
+    check_tensor(B, "linalg_tensorsolve", "B")
+    ndim = A._data.ndim
+    if dims is not None:
+        dims = list(dims)
+        A = A.movedim(dims, list(range(ndim - len(dims), ndim)))
+    result_shape = tuple(A.shape)[B._data.ndim:]
+    result_size, b_size = math.prod(result_shape), math.prod(B.shape)
+    if result_size != b_size:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {result_size} != {b_size}")
+    return solve(A.reshape(result_size, result_size), B.flatten()).reshape(result_shape)

@@ -131,3 +131,18 @@ OPS = [
         Sample((A((3, 4)), A((4, 3))), {"dims": ([0], [1])}, name="list1"),
     ]),
 ]
+
+OPS += [
+    OpInfo("linalg.matmul", lambda lib, a, b: lib.linalg.matmul(a, b), _matmul_samples()[:12]),
+    OpInfo("linalg.vecdot", lambda lib, a, b, **k: lib.linalg.vecdot(a, b, **k), [
+        Sample((A((3, 4)), A((3, 4))), name="plain"),
+        Sample((A((2, 1, 3)), A((4, 3), noncontig=True)), name="broadcast"),
+        Sample((A((3, 2)), A((3, 2), transposed=False)), {"dim": 0}, name="dim0"),
+        Sample((A(()), A(())), name="0d"),
+    ]),
+    OpInfo("linalg.diagonal", lambda lib, a, **k: lib.linalg.diagonal(a, **k), [
+        Sample((A((3, 4)),), name="plain"),
+        Sample((A((2, 3, 4)),), {"offset": 1}, name="offset"),
+        Sample((A((2, 3, 4), noncontig=True),), {"offset": -1, "dim1": 0, "dim2": 2}, name="dims"),
+    ]),
+]

@@ -269,3 +269,145 @@ OPS += [
         S((A(()), A((2,))), {"p": 3}, name="3"),
     ], **_LOOSE),
 ]
+
+
+def _lu_solve(lib, a, b, **kw):
+    LU, pivots = lib.linalg.lu_factor(_wc(lib, a))
+    return lib.linalg.lu_solve(LU, pivots, b, **kw)
+
+
+# pivoting is exercised: the LU samples are random matrices, not made diagonally dominant
+OPS += [
+    OpInfo("linalg.solve_triangular",
+           lambda lib, a, b, **kw: lib.linalg.solve_triangular(_wc(lib, a), b, **kw), [
+               S((A((3, 3)), A((3, 2))), {"upper": True}, name="upper"),
+               S((A((3, 3)), A((3, 2))), {"upper": False}, name="lower"),
+               S((A((3, 3)), A((2, 3))), {"upper": True, "left": False}, name="right"),
+               S((A((2, 3, 3)), A((4, 1, 3, 2))), {"upper": False, "unitriangular": True}, name="unit_bcast"),
+               S((A((3, 3), transposed=True), A((2, 3), noncontig=True)),
+                 {"upper": False, "left": False, "unitriangular": True}, name="strided_right_unit"),
+           ], **_LOOSE),
+    OpInfo("linalg.lu_factor", lambda lib, a: lib.linalg.lu_factor(a), [
+        S((A((4, 4)),), name="square"),
+        S((A((2, 3, 3)),), name="batched"),
+        S((A((5, 3)),), name="tall"),
+        S((A((3, 5)),), name="wide"),
+        S((A((3, 3), transposed=True),), name="transposed"),
+    ], output_index=0, **_LOOSE),
+    OpInfo("linalg.lu_factor_ex", lambda lib, a: lib.linalg.lu_factor_ex(a),
+           [S((A((4, 4)),)), S((A((2, 4, 3)),), name="tall")], output_index=0, **_LOOSE),
+    OpInfo("linalg.lu", lambda lib, a: tuple(lib.linalg.lu(a)), [
+        S((A((4, 4)),), name="square"),
+        S((A((2, 3, 3)),), name="batched"),
+        S((A((5, 3)),), name="tall"),
+        S((A((3, 5)),), name="wide"),
+    ], **_LOOSE),
+    OpInfo("linalg.lu_U", lambda lib, a: lib.linalg.lu(a)[2],
+           [S((A((4, 4)),)), S((A((5, 3)),), name="tall"), S((A((3, 5)),), name="wide")], **_LOOSE),
+    OpInfo("linalg.lu_L", lambda lib, a: lib.linalg.lu(a)[1],
+           [S((A((4, 4)),)), S((A((5, 3)),), name="tall"), S((A((3, 5)),), name="wide")], **_LOOSE),
+    OpInfo("linalg.lu_solve", _lu_solve, [
+        S((A((3, 3)), A((3, 2)))),
+        S((A((3, 3)), A((3, 2))), {"adjoint": True}, name="adjoint"),
+        S((A((3, 3)), A((2, 3))), {"left": False}, name="right"),
+        S((A((3, 3)), A((2, 3))), {"left": False, "adjoint": True}, name="right_adjoint"),
+        S((A((2, 3, 3)), A((4, 1, 3, 1))), name="broadcast"),
+    ], **_LOOSE),
+    OpInfo("linalg.solve_ex", lambda lib, a, b, **kw: lib.linalg.solve_ex(_wc(lib, a), b, **kw), [
+        S((A((3, 3)), A((3, 2)))),
+        S((A((2, 3, 3)), A((2, 3))), name="batched_vector"),
+        S((A((3, 3)), A((2, 3))), {"left": False}, name="right"),
+    ], output_index=0, **_LOOSE),
+    OpInfo("linalg.cond", lambda lib, a, **kw: lib.linalg.cond(a, **kw),
+           [S((A((3, 3)),), name="default"), S((A((2, 3, 4)),), {"p": 2}, name="2_rect"),
+            S((A((2, 3, 3)),), {"p": -2}, name="-2"), S((A((3, 3)),), {"p": "nuc"}, name="nuc")],
+           **_LOOSE),
+    # torch's backward through these orders fails (it fills its inverse in place after saving
+    # it); ember's gradient is checked by finite differences in tests/test_linalg_more.py
+    OpInfo("linalg.cond_through_inverse", lambda lib, a, **kw: lib.linalg.cond(a, **kw),
+           [S((A((2, 3, 3)),), {"p": p}, name=str(p)) for p in (1, -1, math.inf, -math.inf, "fro")],
+           grad=False, **_LOOSE),
+    OpInfo("linalg.tensorinv", lambda lib, a, **kw: lib.linalg.tensorinv(_wc(lib, a.reshape(6, 6)).reshape(a.shape), **kw),
+           [S((A((2, 3, 6)),), {"ind": 2}, name="ind2"), S((A((6, 3, 2)),), {"ind": 1}, name="ind1")],
+           **_LOOSE),
+    OpInfo("linalg.tensorsolve",
+           lambda lib, a, b, **kw: lib.linalg.tensorsolve(_wc(lib, a.reshape(6, 6)).reshape(a.shape), b, **kw),
+           [S((A((2, 3, 6)), A((2, 3))), name="plain"),
+            S((A((6, 2, 3)), A((2, 3))), {"dims": (0,)}, name="dims")], **_LOOSE),
+]
+
+OPS += [
+    OpInfo("linalg.householder_product", lambda lib, a, tau: lib.linalg.householder_product(a, tau), [
+        S((A((4, 3)), A((2,))), name="tall"),
+        S((A((3, 3)), A((3,))), name="square"),
+        S((A((2, 5, 3)), A((2, 3))), name="batched"),
+        S((A((4, 3), transposed=True), A((3,), noncontig=True)), name="strided"),
+        S((A((4, 2)), A((0,))), name="no_reflector"),
+    ], **_LOOSE),
+    OpInfo("orgqr", lambda lib, a, tau: lib.orgqr(a, tau), [S((A((4, 3)), A((3,))))], **_LOOSE),
+    OpInfo("Tensor.orgqr", lambda lib, a, tau: a.orgqr(tau), [S((A((4, 3)), A((1,))))], **_LOOSE),
+]
+
+def _eigvals(lib, a):
+    if isinstance(a, lib.Tensor) and a.dim() >= 2 and not bool(lib.isfinite(a).all()):
+        return lib.linalg.eig(a)[0]   # torch's eigvals crashes the interpreter on NaN input
+    return lib.linalg.eigvals(a)
+
+
+# complex results: ember has no complex autograd yet, so values only (tests/test_linalg_more.py
+# checks that asking for a gradient raises its clear error)
+OPS += [
+    # eigenvectors through |V|: MKL's geev (torch's) signs some complex ones otherwise
+    OpInfo("linalg.eig", lambda lib, a: (lib.linalg.eig(a)[0], lib.linalg.eig(a)[1].abs()), [
+        S((A((3, 3), requires_grad=False),), name="3x3"),
+        S((A((2, 4, 4), requires_grad=False),), name="batched"),
+        S((A((3, 3), transposed=True, requires_grad=False),), name="transposed"),
+        S((A((1, 1), requires_grad=False),), name="1x1"),
+    ], grad=False, **_LOOSE),
+    OpInfo("linalg.eigvals", _eigvals,
+           [S((A((3, 3), requires_grad=False),)), S((A((2, 4, 4), noncontig=True, requires_grad=False),), name="batched")], grad=False, **_LOOSE),
+]
+
+
+def _ldl_solve(lib, a, b, **kw):
+    LD, pivots = lib.linalg.ldl_factor(_sym(a), **kw)
+    if b.dim() >= 2 and tuple(b.shape[:-2]) != tuple(LD.shape[:-2]):
+        # torch's ldl_solve crashes the interpreter on batch dimensions that differ
+        batch = tuple(lib.broadcast_shapes(LD.shape[:-2], b.shape[:-2]))
+        LD, pivots = LD.expand(batch + tuple(LD.shape[-2:])), pivots.expand(batch + tuple(pivots.shape[-1:]))
+        b = b.expand(batch + tuple(b.shape[-2:]))
+    return lib.linalg.ldl_solve(LD, pivots, b, **kw)
+
+
+# torch differentiates neither (backward raises: tests/test_linalg_more.py)
+OPS += [
+    OpInfo("linalg.ldl_factor", lambda lib, a, **kw: tuple(lib.linalg.ldl_factor(_sym(a), **kw)), [
+        S((A((4, 4)),), name="4x4"),
+        S((A((2, 5, 5)),), {"hermitian": True}, name="batched_hermitian"),
+        S((A((3, 3), transposed=True),), name="transposed"),
+    ], grad=False, **_LOOSE),
+    OpInfo("linalg.ldl_factor_ex", lambda lib, a: tuple(lib.linalg.ldl_factor_ex(_sym(a))),
+           [S((A((2, 4, 4)),))], grad=False, **_LOOSE),
+    OpInfo("linalg.ldl_solve", _ldl_solve, [
+        S((A((4, 4)), A((4, 2)))),
+        # (torch's ldl_solve crashes on batch dimensions that broadcast: ember's are checked
+        # against NumPy in tests/test_linalg_more.py)
+        S((A((2, 4, 4)), A((2, 4, 1))), {"hermitian": True}, name="batched"),
+    ], grad=False, **_LOOSE),
+]
+
+
+def _torch_lu_solve(lib, a, b):
+    LU, pivots = lib.lu(_wc(lib, a))
+    return lib.lu_solve(b, LU, pivots)
+
+
+# the deprecated top-level names
+OPS += [
+    OpInfo("lu", lambda lib, a, **kw: tuple(lib.lu(a, **kw)),
+           [S((A((4, 4)),)), S((A((2, 3, 3)),), {"get_infos": True}, name="infos")], output_index=0, **_LOOSE),
+    OpInfo("lu_solve", _torch_lu_solve, [S((A((3, 3)), A((3, 2)))), S((A((2, 3, 3)), A((2, 3, 1))), name="batched")],
+           **_LOOSE),
+    OpInfo("Tensor.lu_solve", lambda lib, a, b: b.lu_solve(*_wc(lib, a).lu()), [S((A((3, 3)), A((3, 2))))],
+           **_LOOSE),
+]

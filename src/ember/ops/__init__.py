@@ -23,9 +23,15 @@
   triangular triangular_solve, cholesky_solve, cholesky_inverse, lu_unpack
   resize     resize_, resize_as_, set_ (in-place size and storage changes)
   complex    real, imag, view_as_real, view_as_complex, conj, angle, polar, complex
+  lu         LU factorization (blocked getrf), lu_solve, solve_ex
+  lu_deprecated
+             the deprecated top-level lu, lu_solve
+  householder
+             householder_product (orgqr)
 """
 from . import (  # noqa: F401 (the order is the order of attaching Tensor methods)
     compare, convert, creation, matrix_decompositions, subscript, index, linalg, pointwise,
     random, reduce, shape, sort, ternary, unary, view,
-    statistics, calculus, matrix_functions, triangular, resize, complex,
+    statistics, calculus, matrix_functions, triangular, resize, complex, lu, lu_deprecated,
+    householder,
 )

@@ -288,28 +288,35 @@ def _solve_matrix(A, B):
     return result
 
 
-@with_out(op="linalg_solve")
-@autocast_policy("fp32")
-def solve(A, B, *, left=True):
-    """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for square, invertible
-    ``A``; batch dimensions broadcast, and ``B`` may be a (batch of) vector(s)."""
+def solve_operands(A, B, left, op):
+    """``linalg.solve``'s checks, with torch's messages: returns ``B`` as a (batch of)
+    matrices and whether it was a (batch of) vector(s)."""
     check_tensor(A, "solve", "A")
     check_tensor(B, "solve", "B")
     if B._data.dtype != A._data.dtype:   # torch compares the dtypes first
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of "
+        raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of "
                            f"type {_type_word(A._data.dtype)} and B of type {_type_word(B._data.dtype)} "
                            "instead")
-    check_matrix(A, "linalg.solve", kernel="lu_cpu")
+    check_matrix(A, op, kernel="lu_cpu")
     if B._data.ndim < 1:
-        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions.")
     a_shape, b_shape = A._data.shape, B._data.shape
     vector = len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
     B2 = B.unsqueeze(-1) if vector else B
     rows, cols = B2._data.shape[-2:]
     n = a_shape[-1]
     if (rows if left else cols) != n:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
+    return B2, vector
+
+
+@with_out(op="linalg_solve")
+@autocast_policy("fp32")
+def solve(A, B, *, left=True):
+    """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for square, invertible
+    ``A``; batch dimensions broadcast, and ``B`` may be a (batch of) vector(s)."""
+    B2, vector = solve_operands(A, B, left, "linalg.solve")
     X = _solve_matrix(A, B2) if left else _solve_matrix(A.mT, B2.mT).mT
     return X.squeeze(-1) if vector else X
 

@@ -1,12 +1,13 @@
 """Solvers for triangular and Cholesky-factored systems, and unpacking LU factors:
 ``triangular_solve`` (deprecated in torch), ``cholesky_solve``, ``cholesky_inverse`` and
 ``lu_unpack``."""
+import math
 import warnings
 
 import numpy as np
 
 from ..autograd.graph import Node
-from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, with_out
+from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out
 from .matrix_decompositions import check_matrix
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "lu_unpack"]
@@ -234,17 +235,22 @@ def cholesky_inverse(input, upper=False):
     return result
 
 
+def row_order(xp, pivots, m):
+    """The rows of P^T A as indices into A's rows, from LAPACK's sequential swaps (batched)."""
+    flat = pivots.reshape((math.prod(pivots.shape[:-1]), pivots.shape[-1])) - 1
+    order = xp.broadcast_to(xp.arange(m), (flat.shape[0], m)).copy()
+    rows = xp.arange(flat.shape[0])
+    for i in range(flat.shape[1]):
+        j = flat[:, i]
+        swapped = order[rows, j].copy()
+        order[rows, j] = order[:, i]
+        order[:, i] = swapped
+    return order.reshape(pivots.shape[:-1] + (m,))
+
+
 def _permutation(xp, pivots, m, dtype):
     """P with A = P L U from LAPACK's 1-based sequential row swaps ``pivots``."""
-    batch = pivots.shape[:-1]
-    flat = pivots.reshape(-1, pivots.shape[-1]) - 1
-    p = xp.zeros((flat.shape[0], m, m), dtype=dtype)
-    for row, swaps in enumerate(flat):
-        order = list(range(m))
-        for i, j in enumerate(swaps.tolist()):
-            order[i], order[j] = order[j], order[i]
-        p[row, order, list(range(m))] = 1
-    return p.reshape(batch + (m, m))
+    return xp.swapaxes(xp.eye(m, dtype=dtype)[row_order(xp, pivots, m)], -1, -2)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
@@ -283,3 +289,69 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         if tuple(P.shape[:-2]) != tuple(LU_data.shape[:-2]):
             P = P.expand(*LU_data.shape[:-2], m, m).clone()
     return write_out(result_type(P, L, U), out, op="lu_unpack")
+
+
+class LinalgSolveTriangularBackward0(Node):
+    __slots__ = ("upper", "left", "unitriangular", "a_shape", "b_shape")
+
+    def backward(self, grad):
+        A, X = self.saved_tensors
+        need_A, need_B = (fn is not None for fn, _ in self.next_functions)
+        grad_B = solve_triangular(A.mH, grad, upper=not self.upper, left=self.left,
+                                  unitriangular=self.unitriangular)
+        grad_A = None
+        if need_A:
+            grad_A = -(grad_B @ X.mH) if self.left else -(X.mH @ grad_B)
+            unit = int(self.unitriangular)
+            grad_A = sum_to(grad_A.triu(unit) if self.upper else grad_A.tril(-unit), self.a_shape)
+        return grad_A, sum_to(grad_B, self.b_shape) if need_B else None
+
+
+def _check_solve_triangular(A, B, left):
+    check_tensor(A, "linalg_solve_triangular", "A")
+    check_tensor(B, "linalg_solve_triangular", "B")
+    op = "linalg.solve_triangular"
+    if B.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions.")
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    dt = A._data.dtype
+    if dt.kind not in "fc":   # torch's kernel dispatch refuses every other dtype of A
+        raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for '{_type_word(dt)}'")
+    check_matrix(A, op, kernel="triangular_solve_cpu")
+    n = A.shape[-1]
+    rows, cols = B.shape[-2:]
+    if (rows if left else cols) != n:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
+    from .shape import _broadcast_pair
+    _broadcast_pair(B._data.shape[:-2], A._data.shape[:-2])   # torch's message when they do not
+
+
+def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False, out=None):
+    """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for a square upper (or
+    lower, ``upper=False``) triangular ``A``, reading only its triangle, its diagonal taken as
+    ones with ``unitriangular=True``. Batch dimensions broadcast; the result has ``A``'s
+    dtype."""
+    from ._common import write_out
+    if upper is None:   # a required keyword-only argument, with torch's message
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
+    _check_solve_triangular(A, B, left)
+    if out is not None and isinstance(out, Tensor) and out._data.dtype != A._data.dtype:
+        raise RuntimeError(f"expected scalar type {_type_word(A._data.dtype)} but found "
+                           f"{_type_word(out._data.dtype)}")
+    if B._data.dtype != A._data.dtype:
+        B = B.to(A.dtype)
+    if left:
+        solution = _substitute(B._data, A._data, upper, False, unitriangular)
+    else:
+        xp = namespace_of(A._data)
+        solution = xp.swapaxes(_substitute(xp.swapaxes(B._data, -1, -2), A._data, upper, True,
+                                           unitriangular), -1, -2)
+    result = make(solution)
+    node = record(LinalgSolveTriangularBackward0, (A, B), result)
+    if node is not None:
+        node.upper, node.left, node.unitriangular = upper, left, unitriangular
+        node.a_shape, node.b_shape = A._data.shape, B._data.shape
+        node.save(A, result)
+    return write_out(result, out, exact=True, op="linalg_solve_triangular")

@@ -388,6 +388,16 @@ class SqueezeBackward0(Node):
         return (grad.reshape(self.in_shape),)
 
 
+class SqueezeBackward1(SqueezeBackward0):
+    """``squeeze(dim)`` with one dim, as torch names it."""
+    __slots__ = ()
+
+
+class SqueezeBackward2(SqueezeBackward0):
+    """``squeeze(dims)`` with a tuple of dims, as torch names it."""
+    __slots__ = ()
+
+
 class UnsqueezeBackward0(Node):
     """``unsqueeze``, and indexing whose last step that did something was a ``None``: the
     gradient goes back to the input's shape (through the indexing ``key`` when there is one)."""
@@ -405,17 +415,20 @@ def squeeze(input, dim=None):
     """Removes dimensions of size 1 (all of them, or those in ``dim``, an int or a tuple)."""
     shape = input._data.shape
     nd = len(shape)
+    node_cls = SqueezeBackward0
     if dim is None:
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
     elif dim.__class__ is int:
+        node_cls = SqueezeBackward1
         d = wrap_dim(dim, nd)
         dims = (d,) if nd and shape[d] == 1 else ()
     else:
+        node_cls = SqueezeBackward2
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = tuple(wrap_dim(d, nd) for d in dims)
         dims = tuple(d for d in dims if nd and shape[d] == 1)
     out = make_view(input._data.squeeze(dims) if dims else input._data, input)
-    return _view_node(SqueezeBackward0, input, out) if input._requires_grad else out
+    return _view_node(node_cls, input, out) if input._requires_grad else out
 
 
 @method()

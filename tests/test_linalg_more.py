@@ -1,0 +1,334 @@
+"""ember.linalg's solvers and factorizations beyond the op table: errors as torch raises them,
+LAPACK's pivots and info tensors, sizes that take the blocked paths, node names, ``out=`` and
+the gradients torch itself cannot compute (checked by finite differences)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _same_error(fn):
+    """ember raises what torch raises (LinAlgError for torch's LinAlgError), with its message."""
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    wanted = ember.linalg.LinAlgError if isinstance(expected.value, torch.linalg.LinAlgError) \
+        else type(expected.value)
+    with pytest.raises(wanted) as got:
+        fn(ember)
+    assert str(got.value) == str(expected.value)
+
+
+def _both(array, **kwargs):
+    return torch.tensor(array, **kwargs), ember.tensor(array, **kwargs)
+
+
+def _np(t):
+    return t.detach().resolve_conj().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
+
+
+def _singular(lib):
+    return lib.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]])
+
+
+def _eye_and_singular(lib):
+    return lib.stack([lib.eye(3), _singular(lib)])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.linalg.solve_triangular(lib.eye(3), lib.ones(3, 2)),
+    lambda lib: lib.linalg.solve_triangular(lib.eye(3), lib.ones(3), upper=True),
+    lambda lib: lib.linalg.solve_triangular(lib.ones(3, 4), lib.ones(3, 2), upper=True),
+    lambda lib: lib.linalg.solve_triangular(lib.eye(3), lib.ones(4, 2), upper=True),
+    lambda lib: lib.linalg.solve_triangular(lib.eye(3), lib.ones(3, 2), upper=True, left=False),
+    lambda lib: lib.linalg.solve_triangular(lib.eye(3, dtype=lib.int32), lib.ones(3, 2), upper=True),
+    lambda lib: lib.linalg.solve_triangular(lib.eye(3, dtype=lib.float16), lib.ones(3, 2), upper=True),
+    lambda lib: lib.linalg.solve_triangular(lib.ones(2, 3, 3), lib.ones(3, 3, 2), upper=True),
+    lambda lib: lib.linalg.solve_triangular(lib.eye(3), lib.ones(3, 2), upper=True,
+                                            out=lib.empty(0, dtype=lib.float64)),
+    lambda lib: lib.linalg.lu_factor(lib.ones(3)),
+    lambda lib: lib.linalg.lu_factor(lib.ones(3, 3, dtype=lib.int32)),
+    lambda lib: lib.linalg.lu_factor(lib.ones(3, 3, dtype=lib.float16)),
+    lambda lib: lib.linalg.lu_factor(lib.eye(3), pivot=False),
+    lambda lib: lib.linalg.lu_factor(lib.zeros(3, 3)),
+    lambda lib: lib.linalg.lu_factor(_singular(lib)),
+    lambda lib: lib.linalg.lu_factor(_eye_and_singular(lib)),
+    lambda lib: lib.linalg.lu_factor_ex(_eye_and_singular(lib), check_errors=True),
+    lambda lib: lib.linalg.lu(lib.ones(3)),
+    lambda lib: lib.linalg.lu(lib.ones(3, 3, dtype=lib.int32)),
+    lambda lib: lib.linalg.lu(lib.eye(3), pivot=False),
+    lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.eye(3)), lib.ones(3)),
+    lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.eye(3)), lib.ones(4, 2)),
+    lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.eye(3)), lib.ones(4, 2), left=False),
+    lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.eye(3)), lib.ones(3, 2, dtype=lib.float64)),
+    lambda lib: lib.linalg.lu_solve(lib.linalg.lu_factor(lib.eye(3))[0],
+                                    lib.linalg.lu_factor(lib.eye(3))[1].long(), lib.ones(3, 2)),
+    lambda lib: lib.linalg.lu_solve(lib.linalg.lu_factor(lib.eye(3))[0],
+                                    lib.linalg.lu_factor(lib.eye(3))[1][:2], lib.ones(3, 2)),
+    lambda lib: lib.linalg.lu_solve(lib.ones(3, 4), lib.linalg.lu_factor(lib.eye(3))[1], lib.ones(3, 2)),
+    lambda lib: lib.linalg.solve_ex(_singular(lib), lib.ones(3, 1), check_errors=True),
+    lambda lib: lib.linalg.solve_ex(_eye_and_singular(lib), lib.ones(3, 1), check_errors=True),
+    lambda lib: lib.linalg.solve_ex(lib.eye(3), lib.ones(4)),
+    lambda lib: lib.linalg.solve_ex(lib.eye(3), lib.ones(3, dtype=lib.float64)),
+    lambda lib: lib.linalg.vecdot(lib.ones(3), lib.ones(3, dtype=lib.float64)),
+    lambda lib: lib.linalg.vecdot(lib.ones(3, dtype=lib.int32), lib.ones(3, dtype=lib.int32)),
+    lambda lib: lib.linalg.vecdot(lib.ones(2, 3), lib.ones(2, 4)),
+    lambda lib: lib.linalg.vecdot(lib.ones(2, 3), lib.ones(2, 3), dim=3),
+    lambda lib: lib.linalg.diagonal(lib.ones(3)),
+    lambda lib: lib.linalg.cond(lib.ones(3)),
+    lambda lib: lib.linalg.cond(lib.ones(3, 4), "fro"),
+    lambda lib: lib.linalg.cond(lib.ones(3, 4), 1),
+    lambda lib: lib.linalg.cond(lib.eye(3), 3),
+    lambda lib: lib.linalg.cond(lib.eye(3), "abc"),
+    lambda lib: lib.linalg.cond(lib.eye(3, dtype=lib.int32)),
+    lambda lib: lib.linalg.cond(lib.eye(3, dtype=lib.int32), 1),
+    lambda lib: lib.linalg.tensorinv(lib.ones(4, 6, 8, 3), ind=0),
+    lambda lib: lib.linalg.tensorinv(lib.ones(4, 6, 8, 2)),
+    lambda lib: lib.linalg.tensorinv(lib.zeros(2, 2, 2, 2)),
+    lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(2, 4)),
+    lambda lib: lib.linalg.eig(lib.ones(3, 4)),
+    lambda lib: lib.linalg.eig(lib.ones(3)),
+    lambda lib: lib.linalg.eigvals(lib.ones(3)),
+    lambda lib: lib.linalg.eig(lib.ones(3, 3, dtype=lib.int32)),
+    lambda lib: lib.linalg.eigvals(lib.ones(3, 3, dtype=lib.bool)),
+    lambda lib: lib.linalg.eig(lib.ones(3, 3, dtype=lib.float16)),
+    lambda lib: lib.linalg.eig(lib.full((3, 3), float("nan"))),
+    lambda lib: lib.linalg.eig(lib.eye(3), out=(lib.empty(0), lib.empty(0))),
+    lambda lib: lib.linalg.eigvals(lib.eye(3), out=lib.empty(0)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3, 4)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3, 3, dtype=lib.int32)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3, 3, dtype=lib.float16)),
+    lambda lib: lib.linalg.ldl_factor(lib.ones(3, 3, dtype=lib.bfloat16)),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(4, 2)),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(3)),
+    lambda lib: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.eye(3)), lib.ones(3, 2, dtype=lib.float64)),
+    lambda lib: lib.linalg.householder_product(lib.ones(3, 4), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(4)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(2, 4, 3), lib.ones(3, 2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(2, 4, 3), lib.ones(2)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3), lib.ones(2, dtype=lib.float64)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3, dtype=lib.int32), lib.ones(2, dtype=lib.int32)),
+    lambda lib: lib.linalg.householder_product(lib.ones(4, 3, dtype=lib.float16),
+                                               lib.ones(2, dtype=lib.float16)),
+])
+def test_errors_like_torch(fn):
+    _same_error(fn)
+
+
+@pytest.mark.parametrize("shape", [(70, 70), (3, 70, 70), (2, 70, 45), (2, 45, 70), (100, 33), (5, 5), (0, 0),
+                                   (2, 0, 3), (1, 1)])
+def test_lu_factor_pivots_and_factors_as_torch(shape):
+    """LAPACK's pivots (1-based int32), the same choices as torch's, and P, L, U as torch's,
+    over sizes that take the blocked path (more than LU_BLOCK columns) and batches."""
+    rng = np.random.default_rng(sum(shape))
+    t, e = _both(rng.standard_normal(shape))
+    tLU, tpiv, tinfo = torch.linalg.lu_factor_ex(t)
+    eLU, epiv, einfo = ember.linalg.lu_factor_ex(e)
+    assert epiv.dtype == ember.int32 and einfo.dtype == ember.int32
+    np.testing.assert_array_equal(_np(epiv), _np(tpiv))
+    np.testing.assert_array_equal(_np(einfo), _np(tinfo))
+    np.testing.assert_allclose(_np(eLU), _np(tLU), atol=1e-10)
+    for got, want in zip(ember.linalg.lu(e), torch.linalg.lu(t)):
+        np.testing.assert_allclose(_np(got), _np(want), atol=1e-10)
+    for got, want in zip(ember.lu_unpack(eLU, epiv), torch.lu_unpack(tLU, tpiv)):
+        np.testing.assert_allclose(_np(got), _np(want), atol=1e-10)
+
+
+def test_lu_factor_complex_pivots_as_torch():
+    """Complex pivots are chosen by |re| + |im|, as LAPACK's izamax."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 40, 40)) + 1j * rng.standard_normal((2, 40, 40))
+    t, e = _both(a)
+    tLU, tpiv = torch.linalg.lu_factor(t)
+    eLU, epiv = ember.linalg.lu_factor(e)
+    np.testing.assert_array_equal(_np(epiv), _np(tpiv))
+    np.testing.assert_allclose(_np(eLU), _np(tLU), atol=1e-10)
+
+
+def test_lu_factor_ex_info_and_zero_pivots():
+    for make in (lambda lib: lib.zeros(2, 3, 3), _eye_and_singular,
+                 lambda lib: lib.tensor([[0.0, 1.0], [0.0, 2.0]])):
+        want = torch.linalg.lu_factor_ex(make(torch))
+        got = ember.linalg.lu_factor_ex(make(ember))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(_np(g), _np(w), atol=1e-12)
+            assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [True, False])
+def test_lu_solve_blocked_batched_and_complex(left, adjoint):
+    rng = np.random.default_rng(int(left) * 2 + int(adjoint))
+    for a, b in ((rng.standard_normal((2, 70, 70)), rng.standard_normal((3, 1, 70, 4))),
+                 (rng.standard_normal((5, 5)) + 1j * rng.standard_normal((5, 5)),
+                  rng.standard_normal((5, 2)) + 1j * rng.standard_normal((5, 2)))):
+        if not left:
+            b = np.swapaxes(b, -1, -2).copy()
+        ta, ea = _both(a)
+        tb, eb = _both(b)
+        want = torch.linalg.lu_solve(*torch.linalg.lu_factor(ta), tb, left=left, adjoint=adjoint)
+        got = ember.linalg.lu_solve(*ember.linalg.lu_factor(ea), eb, left=left, adjoint=adjoint)
+        np.testing.assert_allclose(_np(got), _np(want), atol=1e-8)
+
+
+def test_solve_ex_info_and_singular_values():
+    """A singular matrix gives torch's infinities and NaNs (substitution through the zero
+    pivot) and its info, batch element by batch element."""
+    for make in (lambda lib: lib.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=lib.float64),
+                 lambda lib: lib.zeros(2, 2, dtype=lib.float64),
+                 lambda lib: lib.stack([lib.eye(2, dtype=lib.float64),
+                                        lib.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=lib.float64)])):
+        for left in (True, False):
+            want = torch.linalg.solve_ex(make(torch), torch.ones(1, 2, 2, dtype=torch.float64), left=left)
+            got = ember.linalg.solve_ex(make(ember), ember.ones(1, 2, 2, dtype=ember.float64), left=left)
+            np.testing.assert_array_equal(_np(got.result), _np(want.result))
+            np.testing.assert_array_equal(_np(got.info), _np(want.info))
+            assert got.info.dtype == ember.int32
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular_blocked_and_dtypes(upper, left):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((2, 70, 70)) + 4 * np.eye(70)
+    b = rng.standard_normal((3, 1, 70, 5) if left else (3, 1, 5, 70))
+    ta, ea = _both(a)
+    tb, eb = torch.tensor(b, dtype=torch.float32), ember.tensor(b, dtype=ember.float32)
+    want = torch.linalg.solve_triangular(ta, tb, upper=upper, left=left)
+    got = ember.linalg.solve_triangular(ea, eb, upper=upper, left=left)
+    assert got.dtype == ember.float64 and want.dtype == torch.float64   # A's dtype
+    np.testing.assert_allclose(_np(got), _np(want), atol=1e-10)
+
+
+def test_node_names_as_torch():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((3, 2))
+    calls = [
+        lambda lib, A, B: lib.linalg.solve_triangular(A, B, upper=True),
+        lambda lib, A, B: lib.linalg.lu_factor(A)[0],
+        lambda lib, A, B: lib.linalg.lu_factor_ex(A)[0],
+        lambda lib, A, B: lib.linalg.lu(A)[1],
+        lambda lib, A, B: lib.linalg.lu_solve(*lib.linalg.lu_factor(A), B),
+        lambda lib, A, B: lib.linalg.solve_ex(A, B)[0],
+        lambda lib, A, B: lib.linalg.matmul(A, B),
+        lambda lib, A, B: lib.linalg.vecdot(A, A),
+        lambda lib, A, B: lib.linalg.diagonal(A),
+        lambda lib, A, B: lib.linalg.cond(A),
+        lambda lib, A, B: lib.linalg.cond(A, 1),
+        lambda lib, A, B: lib.linalg.tensorsolve(A, B[:, 0]),
+        lambda lib, A, B: lib.linalg.householder_product(A, B[:, 0]),
+    ]
+    for call in calls:
+        names = []
+        for lib in (torch, ember):
+            A = lib.tensor(a, requires_grad=True)
+            B = lib.tensor(b, requires_grad=True)
+            names.append(call(lib, A, B).grad_fn.name())
+        assert names[1] == names[0]
+    assert ember.linalg.lu(ember.tensor(a, requires_grad=True)).P.grad_fn is None
+
+
+@pytest.mark.parametrize("p", [1, -1, math.inf, -math.inf, "fro"])
+def test_cond_through_inverse_gradcheck(p):
+    """torch's backward through these orders fails (it fills its inverse in place after
+    autograd saved it); ember's gradient is checked by finite differences."""
+    rng = np.random.default_rng(1)
+    a = ember.tensor(rng.standard_normal((2, 3, 3)) + 3 * np.eye(3), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda x: ember.linalg.cond(x, p), (a,))
+
+
+def test_out_and_named_results():
+    rng = np.random.default_rng(2)
+    a = ember.tensor(rng.standard_normal((4, 4)))
+    LU, piv = ember.empty(0, dtype=ember.float64), ember.empty(0, dtype=ember.int32)
+    result = ember.linalg.lu_factor(a, out=(LU, piv))
+    assert result.LU is LU and result.pivots is piv
+    np.testing.assert_array_equal(_np(piv), _np(torch.linalg.lu_factor(torch.tensor(_np(a))).pivots))
+    x = ember.empty(0, dtype=ember.float64)
+    assert ember.linalg.solve_triangular(a, a, upper=True, out=x) is x
+    assert type(ember.linalg.lu(a)).__name__ == "linalg_lu"
+    assert type(ember.linalg.solve_ex(a, a)).__name__ == "linalg_solve_ex"
+    assert set(ember.linalg.common_notes) == set(torch.linalg.common_notes)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5), (70, 70), (2, 30, 30)])
+@pytest.mark.parametrize("complex_input", [False, True])
+def test_eig_as_torch(shape, complex_input):
+    """Eigenvalues in torch's order, eigenvectors with geev's normalization (unit norm, the
+    largest component of a complex eigenvector real): torch's up to the sign MKL's geev gives
+    some complex eigenvectors of a real matrix (equal to torch's for a complex matrix); and
+    A V = V diag(w)."""
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if complex_input else 0)
+    t, e = _both(a)
+    tw, tv = torch.linalg.eig(t)
+    ew, ev = ember.linalg.eig(e)
+    assert ew.dtype == ember.complex128 and ev.dtype == ember.complex128
+    np.testing.assert_allclose(_np(ew), _np(tw), atol=1e-10)
+    largest = np.argmax(np.abs(_np(ev)), axis=-2)[..., None, :]
+    assert np.abs(np.take_along_axis(_np(ev), largest, axis=-2).imag).max() < 1e-12
+    sign = 1 if complex_input else np.sign(np.take_along_axis(_np(tv) * _np(ev).conj(), largest, axis=-2).real)
+    np.testing.assert_allclose(_np(ev) * sign, _np(tv), atol=1e-8)
+    np.testing.assert_allclose(a @ _np(ev), _np(ev) * _np(ew)[..., None, :], atol=1e-10)
+    np.testing.assert_allclose(_np(ember.linalg.eigvals(e)), _np(tw), atol=1e-10)
+
+
+def test_eig_of_float32_is_complex64_and_refuses_gradients():
+    a = ember.tensor(np.random.default_rng(0).standard_normal((3, 3)), dtype=ember.float32, requires_grad=True)
+    with ember.no_grad():
+        w, v = ember.linalg.eig(a)
+    assert w.dtype == ember.complex64 and v.dtype == ember.complex64
+    for fn in (ember.linalg.eig, ember.linalg.eigvals):
+        with pytest.raises(NotImplementedError, match="complex tensors"):
+            fn(a)
+
+
+@pytest.mark.parametrize("n", [1, 6, 40, 70])
+@pytest.mark.parametrize("kind", ["real", "complex_symmetric", "hermitian"])
+def test_ldl_factor_and_solve_as_torch(n, kind):
+    """Bunch-Kaufman pivoting as LAPACK's sytrf / hetrf: the same pivots (2 x 2 blocks
+    included) and LD as torch's, and ldl_solve's solution; uneven scales give more 2 x 2 blocks."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((2, n, n)) + (0 if kind == "real" else 1j * rng.standard_normal((2, n, n)))
+    a = a * np.abs(rng.standard_normal((2, 1, n))) ** 2
+    hermitian = kind == "hermitian"
+    a = a + (np.conj(np.swapaxes(a, -1, -2)) if hermitian else np.swapaxes(a, -1, -2))
+    b = rng.standard_normal((2, n, 2)) + (0 if kind == "real" else 1j)
+    t, e = _both(a)
+    tLD, tpiv, tinfo = torch.linalg.ldl_factor_ex(t, hermitian=hermitian)
+    eLD, epiv, einfo = ember.linalg.ldl_factor_ex(e, hermitian=hermitian)
+    assert epiv.dtype == ember.int32 and einfo.dtype == ember.int32
+    np.testing.assert_array_equal(_np(epiv), _np(tpiv))
+    np.testing.assert_array_equal(_np(einfo), _np(tinfo))
+    np.testing.assert_allclose(_np(eLD), _np(tLD), atol=1e-10)
+    want = torch.linalg.ldl_solve(tLD, tpiv, torch.tensor(b), hermitian=hermitian)
+    got = ember.linalg.ldl_solve(eLD, epiv, ember.tensor(b), hermitian=hermitian)
+    np.testing.assert_allclose(_np(got), _np(want), atol=1e-8)
+    np.testing.assert_allclose(a @ _np(got), b, atol=1e-8)
+    # batch dimensions that broadcast (torch's ldl_solve crashes on them): against NumPy
+    wide = rng.standard_normal((3, 1, n, 2)) + (0 if kind == "real" else 1j)
+    got = ember.linalg.ldl_solve(eLD, epiv, ember.tensor(wide), hermitian=hermitian)
+    np.testing.assert_allclose(_np(got), np.linalg.solve(a, wide), atol=1e-8)
+
+
+def test_ldl_singular_info_and_no_gradient():
+    want = torch.linalg.ldl_factor_ex(torch.zeros(3, 3))
+    got = ember.linalg.ldl_factor_ex(ember.zeros(3, 3))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(_np(g), _np(w))
+    # torch fails an internal assert here; ember says what is wrong
+    with pytest.raises(RuntimeError, match="exactly singular"):
+        ember.linalg.ldl_factor(ember.zeros(3, 3))
+    for lib in (torch, ember):
+        a = lib.eye(3, requires_grad=True)
+        LD, pivots = lib.linalg.ldl_factor(a * 2)
+        with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_factor_ex is not implemented"):
+            LD.sum().backward()
+        x = lib.linalg.ldl_solve(LD, pivots, lib.ones(3, 1, requires_grad=True))
+        with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_solve is not implemented"):
+            x.sum().backward()
