@@ -7,16 +7,12 @@ overloads Python sees (those taking a tensor first; ``self`` is Python's ``input
 arguments are ``out``; Tensor methods take no ``out``). Every name torch accepts must be
 accepted by ember, but for the exceptions listed here with their reasons."""
 import inspect
-import os
-import sys
 
 import torch
 
 import ember
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from op_db import OPS  # noqa: E402
-from op_db.common import Arg  # noqa: E402
+from op_db import OPS
+from op_db.common import Arg
 
 # names torch accepts and ember does not, on purpose or for now, with the reason
 EXCEPTIONS = {
