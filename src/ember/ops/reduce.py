@@ -16,7 +16,7 @@ from .. import _dtype, return_types
 from ._common import (
     apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
     normalize_dims, not_implemented, record, Tensor, to_np_dtype, _type_word, widened,
-    with_out, wrap_dim, write_out,
+    wrap_dim, write_out,
 )
 from .shape import flip
 from .ternary import where
@@ -1039,11 +1039,6 @@ for _name in ("sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max",
               "argmin", "var", "std", "logsumexp", "all", "any", "count_nonzero", "cumsum",
               "cumprod"):
     method(_name)(globals()[_name])
-
-# the functions take torch's out= (the Tensor methods above take none, as torch's)
-for _name in ("nansum", "nanmean", "prod", "cumsum", "cumprod", "amax", "amin", "max", "min",
-              "argmax", "argmin", "var", "std", "logsumexp", "all", "any"):
-    globals()[_name] = with_out(op=_name)(globals()[_name])
 del _name
 
 

@@ -7,7 +7,6 @@ torch). Ops that select values along a dim send the gradient back to the selecte
 (torch's value_selecting_reduction_backward), scattering with ember ops so it differentiates
 again.
 """
-import inspect
 import math
 
 from .. import _dtype, return_types
@@ -782,9 +781,4 @@ for _name in ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedi
               "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
               "cummax", "cummin", "logcumsumexp", "diff", "aminmax"):
     method(_name)(getattr(globals()[_name], "__wrapped__", globals()[_name]))  # no out=
-
-for _name in ("argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "quantile",
-              "nanquantile", "diff", "cummax", "cummin", "logcumsumexp", "aminmax"):
-    if "out" not in inspect.signature(globals()[_name], follow_wrapped=False).parameters:
-        globals()[_name] = with_out(op=_name)(globals()[_name])
 del _name
