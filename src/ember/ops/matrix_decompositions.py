@@ -198,7 +198,7 @@ def _cofactor(A):
 def det(input):
     """The determinant of a square matrix (of each matrix of a batch): ``linalg.det`` under
     torch.det's keyword ``input``."""
-    return linalg_det(input)
+    return linalg_det.__wrapped__(input)
 
 
 @with_out(op="linalg_det")

@@ -35,7 +35,7 @@ def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x
     kernel_name = kernel_name or f"{name}_cpu"
     node_cls = _node(node_name, grad, saves) if grad else None
 
-    def compute(input, out):
+    def fn(input, *, out=None):
         check_tensor(input, f"special_{name}")
         data = input._data
         refuse(data.dtype, kernel_name, refused)
@@ -48,11 +48,10 @@ def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x
         return finish(res, out)
 
     if argument == "x":
+        by_input = fn
+
         def fn(x, *, out=None):
-            return compute(x, out)
-    else:
-        def fn(input, *, out=None):
-            return compute(input, out)
+            return by_input(x, out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     if node_cls is not None:
