@@ -43,7 +43,7 @@ TORCH_REFUSES = {
     "linalg.matrix_norm-nuc_keepdim", "linalg.matrix_norm-2_keepdim",
     "linalg.matrix_norm--2_keepdim", "linalg.matrix_norm-nuc_dims",
     "linalg.matrix_norm-2_dims_rev", "linalg.norm-nuc", "linalg.norm-dims",
-    "linalg.matrix_power--1", "linalg.matrix_power--2",
+    "linalg.matrix_power--1", "linalg.matrix_power--2", "norm_nuc", "norm_method_nuc-nuc",
     *("special_" + name for name in (
         "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "erfcx", "log_ndtr",
         "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtype
 from ._backend import backend_of, namespace_of
+from ._backend.meta import MetaArray as _MetaArray
 from ._hooks import add_hook
 from ._layout import strided as _strided
 from ._dtype import from_numpy_dtype
@@ -198,7 +199,8 @@ class Tensor:
 
     @property
     def is_meta(self):
-        return False
+        """True for a tensor on the meta device (a shape, dtype and strides without data)."""
+        return self._data.__class__ is _MetaArray
 
     def is_inference(self):
         return False
@@ -389,6 +391,8 @@ class Tensor:
     def _scalar(self, what):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if self._data.__class__ is _MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.reshape(()).item()
 
     def item(self):
@@ -403,6 +407,8 @@ class Tensor:
         if size != 1:
             what = "no values" if size == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
+        if self._data.__class__ is _MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return bool(self._data.reshape(()))
 
     def _python_scalar(self, cpp_type):

@@ -194,9 +194,17 @@ def tensor_repr(tensor, prefix="tensor("):
         suffixes.append(f"device='{tensor.device}'")
     default = (_dtype.get_default_dtype(), _dtype.get_default_dtype().to_complex(), _dtype.int64, _dtype.bool)
     values = tensor._data
-    if tensor.device.type != "cpu":
+    if tensor.is_meta:   # no values to show: the size instead, as torch prints meta tensors
+        suffixes.append(f"size={tuple(values.shape)}")
+        if dtype is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={dtype}")
+        body = "..."
+        values = None
+    elif tensor.device.type != "cpu":
         values = values.get()
-    if values.size == 0:
+    if values is None:
+        pass
+    elif values.size == 0:
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
         if dtype is not _dtype.get_default_dtype():

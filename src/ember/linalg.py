@@ -12,7 +12,7 @@ from . import _dtype
 from .ops._common import check_tensor, make, namespace_of, with_out, wrap_dim
 from .ops import matrix_decompositions as _decomp
 from .ops.matrix_decompositions import (
-    LinAlgError, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
+    LinAlgError, cholesky_ex, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
 )
 from .ops.reduce import _vector_norm
 from .ops.matrix_functions import matrix_exp
@@ -43,6 +43,7 @@ common_notes = {
 }
 
 slogdet = _decomp.linalg_slogdet_fn
+det = _decomp.linalg_det
 cholesky = _decomp.linalg_cholesky
 qr = _decomp.linalg_qr_fn
 svd = _decomp.linalg_svd_fn
@@ -55,11 +56,11 @@ _linalg_lstsq = _decomp._new_return_type(
 # Norms
 
 @with_out(op="linalg_vector_norm")
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default): ord a number,
     inf, -inf or 0 (the count of non-zeros)."""
-    check_tensor(x, "vector_norm", "input")
-    return _vector_norm(x, ord, dim, keepdim, dtype)
+    check_tensor(input, "vector_norm", "input")
+    return _vector_norm(input, ord, dim, keepdim, dtype)
 
 
 def _matrix_dims(A, dim):
@@ -82,35 +83,35 @@ def _restore(result, dims, keepdim):
 
 
 @with_out(op="linalg_matrix_norm")
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm of ``A`` over the two dims ``dim``: 'fro', 'nuc' (sum of singular
     values), 2 / -2 (largest / smallest singular value), 1 / -1 (max / min column sum of
     absolute values), inf / -inf (max / min row sum)."""
-    check_tensor(A, "matrix_norm", "input")
-    dt = A._data.dtype
+    check_tensor(input, "matrix_norm", "input")
+    dt = input._data.dtype
     if dt.kind not in "fc" and dt != _dtype.bfloat16.np:
         raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_decomp._type_word(dt)}")
     if (ord == "nuc" or ord in (2, -2)) and dt in _decomp._LOW_PRECISION:
         raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {_decomp._type_word(dt)}")
-    d0, d1 = _matrix_dims(A, dim)
+    d0, d1 = _matrix_dims(input, dim)
     if dtype is not None:
-        A = A.to(dtype)
+        input = input.to(dtype)
     if isinstance(ord, str):
         if ord == "fro":
-            return vector_norm(A, 2, (d0, d1), keepdim)
+            return vector_norm(input, 2, (d0, d1), keepdim)
         if ord != "nuc":
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     elif ord not in (1, -1, 2, -2, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord:g} not supported.")
     if ord == "nuc" or ord in (2, -2):
-        values = svdvals(A.movedim((d0, d1), (-2, -1)))
+        values = svdvals(input.movedim((d0, d1), (-2, -1)))
         reduced = values.sum(-1) if ord == "nuc" else (_largest(values, -1, False) if ord == 2
                                                         else values.amin(-1))
         return _restore(reduced, (d0, d1), keepdim)
     if math.isinf(ord):
         d0, d1 = d1, d0
-    sums = A.abs().sum(d0, keepdim=keepdim)
+    sums = input.abs().sum(d0, keepdim=keepdim)
     if not keepdim and d1 > d0:
         d1 -= 1
     return _largest(sums, d1, keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
@@ -131,23 +132,23 @@ def _largest(t, dim, keepdim):
 
 
 @with_out(op="linalg_norm")
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector or matrix norm: a matrix norm when ``dim`` is a 2-tuple (or ``A`` is 2-D and
     ``ord`` is given without ``dim``), else a vector norm; ``ord=None`` means the 2-norm of
     the flattened tensor or 'fro'."""
-    check_tensor(A, "norm", "input")
+    check_tensor(input, "norm", "input")
     if dim is not None:
         dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
-        if len(dims) == 2 or (isinstance(ord, str) and A._data.ndim < 2):
-            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
-        return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+        if len(dims) == 2 or (isinstance(ord, str) and input._data.ndim < 2):
+            return matrix_norm(input, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        return vector_norm(input, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
     if ord is None:
-        return vector_norm(A, 2, None, keepdim, dtype=dtype)
-    ndim = A._data.ndim
+        return vector_norm(input, 2, None, keepdim, dtype=dtype)
+    ndim = input._data.ndim
     if ndim == 2 or (ndim < 2 and isinstance(ord, str)):   # 'fro', 'nuc' are matrix norms
-        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        return matrix_norm(input, ord, (-2, -1), keepdim, dtype=dtype)
     if ndim == 1:
-        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+        return vector_norm(input, ord, None, keepdim, dtype=dtype)
     raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
                        f"Got {ndim}D.")
 
@@ -155,11 +156,12 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 # ----------------------------------------------------------------------------------------
 # Powers, ranks, least squares
 
-def matrix_power(A, n):
-    """``A`` raised to the integer power ``n`` (a matrix product of ``n`` copies); ``n = 0``
+def matrix_power(input, n):
+    """The square matrices ``input`` (``A`` in torch's documentation; torch's keyword is
+    ``input``) raised to the integer power ``n`` (a matrix product of ``n`` copies); ``n = 0``
     gives the identity and a negative ``n`` the power of the inverse."""
-    check_tensor(A, "matrix_power", "input")
-    data = A._data
+    check_tensor(input, "matrix_power", "input")
+    data = input._data
     if data.ndim < 2 or data.shape[-1] != data.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{data.shape[-2] if data.ndim > 1 else data.shape[-1]} by "
@@ -168,10 +170,12 @@ def matrix_power(A, n):
     if n == 0:
         xp = namespace_of(data)
         identity = make(xp.eye(data.shape[-1], dtype=data.dtype))
-        return A * 0 + identity if A._requires_grad else make(xp.broadcast_to(identity._data, data.shape).copy())
+        if input._requires_grad:
+            return input * 0 + identity
+        return make(xp.broadcast_to(identity._data, data.shape).copy())
     if n < 0:
-        A, n = inv(A), -n
-    result, square = None, A
+        input, n = inv(input), -n
+    result, square = None, input
     while True:
         if n & 1:
             result = square if result is None else result @ square
@@ -201,54 +205,54 @@ def _check_float_double_or_complex(A):
 
 @with_out(exact=False, op="linalg_matrix_rank")
 @autocast_policy("fp32")
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None):
     """The numerical rank: the number of singular values (eigenvalue magnitudes when
     ``hermitian``) above max(atol, rtol * the largest one)."""
-    check_tensor(A, "matrix_rank", "input")
-    data = A._data
+    check_tensor(input, "matrix_rank", "input")
+    data = input._data
     if data.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 "
                            "dimensions.")
     if tol is not None:
         atol, rtol = tol, 0.0
     if rtol is None:
-        _check_float_double_or_complex(A)  # the default rtol needs the dtype's epsilon
+        _check_float_double_or_complex(input)  # the default rtol needs the dtype's epsilon
     elif hermitian:
-        _decomp._check_eigh(A, "linalg.eigh", "L")
+        _decomp._check_eigh(input, "linalg.eigh", "L")
     else:
-        _decomp.check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
+        _decomp.check_matrix(input, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     if hermitian and data.size:
-        _decomp.check_matrix(A, "linalg.eigh")
-    sizes = _singular_sizes(A, hermitian)
+        _decomp.check_matrix(input, "linalg.eigh")
+    sizes = _singular_sizes(input, hermitian)
     limit = _decomp.tolerance(namespace_of(data), sizes.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
     return make((sizes > limit[..., None]).sum(-1).astype("int64"))
 
 
 @autocast_policy("fp32")
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(input, b, rcond=None, *, driver=None):
     """The least-squares solution of ``A X = B`` (minimum norm when ``A`` is rank deficient),
     with the squared residuals (drivers gelsd, gelss, gels; when m > n and A has full rank),
     the rank (all drivers but gels) and the singular values (gelsd, gelss)."""
-    check_tensor(A, "lstsq", "self")
-    check_tensor(B, "lstsq", "b")
-    _check_float_double_or_complex(A)
-    _decomp.check_matrix(A, "torch.linalg.lstsq", square=False)
+    check_tensor(input, "lstsq", "self")
+    check_tensor(b, "lstsq", "b")
+    _check_float_double_or_complex(input)
+    _decomp.check_matrix(input, "torch.linalg.lstsq", square=False)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            "gelss)")
-    if B._data.ndim < 1:
+    if b._data.ndim < 1:
         raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
-    if not 0 <= A._data.ndim - B._data.ndim <= 1:
+    if not 0 <= input._data.ndim - b._data.ndim <= 1:
         raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
                            "(input.dim() - other.dim()) <= 1")
-    vector = B._data.ndim == A._data.ndim - 1 and B._data.shape == A._data.shape[:-1]
-    B2 = B.unsqueeze(-1) if vector else B
-    m, n = A._data.shape[-2:]
+    vector = b._data.ndim == input._data.ndim - 1 and b._data.shape == input._data.shape[:-1]
+    B2 = b.unsqueeze(-1) if vector else b
+    m, n = input._data.shape[-2:]
     if B2._data.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    solution = pinv(A, rtol=rcond) @ B2
-    data, xp = A._data, namespace_of(A._data)
+    solution = pinv(input, rtol=rcond) @ B2
+    data, xp = input._data, namespace_of(input._data)
     sizes = _decomp.svd_arrays(data, compute_uv=False)
     rank = (sizes > _decomp.tolerance(xp, sizes.max(-1, initial=0), data.shape, data.dtype, None,
                                       rcond)[..., None]).sum(-1)

@@ -139,16 +139,14 @@ class _TorchPickler(pickle._Pickler):
     Size/dtype/device as torch's."""
     dispatch = pickle._Pickler.dispatch.copy()
 
-    def __init__(self, file, storages, protocol):
+    def __init__(self, file, storages, protocol, legacy=False):
         super().__init__(file, protocol=protocol)
         self._storages = storages
+        self._view_metadata = (None,) if legacy else ()   # the legacy format's sixth field
 
     def persistent_id(self, obj):
         if obj.__class__ is _StorageRef:
-            legacy = _STORAGE_OF.get(_dtype_name(obj.flat.dtype))
-            if legacy is None:  # torch saves the newer dtypes' storages untyped, in bytes
-                return ("storage", _UNTYPED_STORAGE, obj.key, obj.location, obj.flat.nbytes)
-            return ("storage", _GlobalRef("torch", legacy), obj.key, obj.location, obj.flat.size)
+            return _storage_id(obj) + self._view_metadata
         return None
 
     def reducer_override(self, obj):
@@ -177,6 +175,34 @@ class _TorchPickler(pickle._Pickler):
     dispatch[_dtype._NoTensorDtype] = _save_dtype
 
 
+def _storage_id(ref):
+    """``('storage', storage class, key, location, numel)`` as torch writes it."""
+    typed = _STORAGE_OF.get(_dtype_name(ref.flat.dtype))
+    if typed is None:  # torch saves the newer dtypes' storages untyped, in bytes
+        return ("storage", _UNTYPED_STORAGE, ref.key, ref.location, ref.flat.nbytes)
+    return ("storage", _GlobalRef("torch", typed), ref.key, ref.location, ref.flat.size)
+
+
+def _pickler_class(pickle_module):
+    """``_TorchPickler`` over ``pickle_module``'s Pickler (torch subclasses the module's Pickler
+    the same way), which must be built on pickle's pure-Python ``pickle._Pickler``: the torch
+    globals are written by name, which the C pickler cannot do without importing torch."""
+    if pickle_module is None or pickle_module is pickle:
+        return _TorchPickler
+    base = getattr(pickle_module, "Pickler", None)
+    if base is pickle._Pickler:
+        return _TorchPickler
+    if not (isinstance(base, type) and issubclass(base, pickle._Pickler)):
+        raise NotImplementedError(
+            f"ember.save: pickle_module {getattr(pickle_module, '__name__', pickle_module)!r} has no "
+            "Pickler built on pickle's pure-Python pickle._Pickler (as pickle's and dill's are); "
+            "ember writes torch's globals by name through that pickler")
+    dispatch = base.dispatch.copy()
+    dispatch.update({key: _TorchPickler.dispatch[key]
+                     for key in (_GlobalRef, _dtype.dtype, _dtype._NoTensorDtype)})
+    return type(f"_TorchPickler_{base.__name__}", (_TorchPickler, base), {"dispatch": dispatch})
+
+
 def _dtype_name(np_dtype):
     return _dtype.from_numpy_dtype(np_dtype).name
 
@@ -194,10 +220,10 @@ def _reduce_tensor(tensor, storages):
                               collections.OrderedDict()))
 
 
-def _pickle_with_storages(obj, protocol):
+def _pickle_with_storages(obj, pickler, protocol):
     buffer = io.BytesIO()
     storages = _StorageTable()
-    _TorchPickler(buffer, storages, protocol).dump(obj)
+    pickler(buffer, storages, protocol).dump(obj)
     return buffer.getvalue(), storages.refs
 
 
@@ -222,8 +248,8 @@ def _write_storage(archive, name, flat):
     _write_record(archive, name, memoryview(flat.view(np.uint8)))
 
 
-def _write_checkpoint(obj, fileobj, archive_name, protocol):
-    pickled, storages = _pickle_with_storages(obj, protocol)
+def _write_checkpoint(obj, fileobj, archive_name, pickler, protocol):
+    pickled, storages = _pickle_with_storages(obj, pickler, protocol)
     with zipfile.ZipFile(fileobj, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         _write_record(archive, f"{archive_name}/data.pkl", pickled)
         _write_record(archive, f"{archive_name}/.format_version", b"1")
@@ -234,6 +260,25 @@ def _write_checkpoint(obj, fileobj, archive_name, protocol):
         _write_record(archive, f"{archive_name}/version", b"3\n")
         serialization_id = "".join(str(secrets.randbelow(10)) for _ in range(40))
         _write_record(archive, f"{archive_name}/.data/serialization_id", serialization_id.encode())
+
+
+def _write_legacy_checkpoint(obj, fileobj, pickler, protocol):
+    """torch's pre-1.6 format (``_use_new_zipfile_serialization=False``): consecutive pickles
+    of the magic number, the protocol version, the system's sizes and the object (storages as
+    persistent ids with a sixth, view, field), then the sorted storage keys, then each storage
+    as its little-endian int64 element count followed by its bytes."""
+    sys_info = {"protocol_version": _LEGACY_PROTOCOL, "little_endian": True,
+                "type_sizes": {"short": 2, "int": 4, "long": 4}}
+    for value in (_LEGACY_MAGIC, _LEGACY_PROTOCOL, sys_info):
+        pickle._Pickler(fileobj, protocol=protocol).dump(value)
+    storages = _StorageTable()
+    pickler(fileobj, storages, protocol, legacy=True).dump(obj)
+    refs = sorted(storages.refs, key=lambda ref: ref.key)
+    pickle._Pickler(fileobj, protocol=protocol).dump([ref.key for ref in refs])
+    for ref in refs:
+        flat = ref.flat if ref.flat.dtype.byteorder != ">" else ref.flat.astype(ref.flat.dtype.newbyteorder("<"))
+        fileobj.write(struct.pack("<q", _storage_id(ref)[4]))
+        fileobj.write(memoryview(np.ascontiguousarray(flat).view(np.uint8)))
 
 
 def _archive_name(path):
@@ -279,18 +324,23 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
         f: a file path (str or os.PathLike) or a writable binary file-like object. A path is
             written to a temporary file in the same folder first and then moved into place, so
             an interrupted save never leaves a half-written checkpoint.
-        pickle_protocol: the pickle protocol of ``data.pkl`` (2, as torch writes).
+        pickle_module: the module whose ``Pickler`` pickles ``obj`` (``pickle`` by default;
+            ember needs one built on pickle's pure-Python ``pickle._Pickler``, as dill's is).
+        pickle_protocol: the pickle protocol (2 by default, as torch writes).
+        _use_new_zipfile_serialization: False writes torch's legacy (pre-1.6, non-zip) format.
     """
-    if not _use_new_zipfile_serialization:
-        raise NotImplementedError("ember.save writes only the zip checkpoint format")
-    if pickle_module is not None and pickle_module is not pickle:
-        raise ValueError("ember.save supports only the standard pickle module")
+    pickler = _pickler_class(pickle_module)
+    if _use_new_zipfile_serialization:
+        def write(file, name):
+            _write_checkpoint(obj, file, name, pickler, pickle_protocol)
+    else:
+        def write(file, name):
+            _write_legacy_checkpoint(obj, file, pickler, pickle_protocol)
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
-        _replace_atomically(path, lambda file: _write_checkpoint(
-            obj, file, _archive_name(path), pickle_protocol))
+        _replace_atomically(path, lambda file: write(file, _archive_name(path)))
     else:
-        _write_checkpoint(obj, f, "archive", pickle_protocol)
+        write(f, "archive")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,10 +511,10 @@ _SAFE_BUILTINS = {
 }
 
 
-class _Unpickler(pickle.Unpickler):
+class _TorchUnpickling:
     """Reads ``data.pkl``: torch's globals map to ember's rebuild functions; storages come from
     ``load_storage(storage_type, key, location, numel)``. With ``weights_only`` only the globals
-    a checkpoint needs (and those marked safe) are allowed."""
+    a checkpoint needs (and those marked safe) are allowed. Mixed into an Unpickler class."""
 
     def __init__(self, file, load_storage, weights_only, **kwargs):
         super().__init__(file, **kwargs)
@@ -496,6 +546,21 @@ class _Unpickler(pickle.Unpickler):
         if not isinstance(storage_type, _StorageType):
             raise pickle.UnpicklingError(f"unsupported storage type {storage_type!r}")
         return self._load_storage(storage_type, str(key), str(location), int(numel), pid[5:])
+
+
+class _Unpickler(_TorchUnpickling, pickle.Unpickler):
+    pass
+
+
+def _unpickler_class(pickle_module):
+    """``_Unpickler`` over ``pickle_module``'s Unpickler, as torch subclasses it."""
+    if pickle_module is None or pickle_module is pickle:
+        return _Unpickler
+    base = getattr(pickle_module, "Unpickler", None)
+    if not (isinstance(base, type) and issubclass(base, (pickle.Unpickler, pickle._Unpickler))):
+        raise AttributeError(f"module {getattr(pickle_module, '__name__', pickle_module)!r} has no "
+                             "attribute 'Unpickler' (a pickle.Unpickler subclass)")
+    return type(f"_Unpickler_{base.__name__}", (_TorchUnpickling, base), {})
 
 
 def _python3_name(module, name):
@@ -560,7 +625,7 @@ class _ZipStorageReader:
         return raw.view(dtype.np)
 
 
-def _load_zip(fileobj, map_location, weights_only, mmap_path, pickle_kwargs):
+def _load_zip(fileobj, map_location, weights_only, mmap_path, unpickler, pickle_kwargs):
     with zipfile.ZipFile(fileobj) as archive:
         prefix = _record_prefix(archive)
         names = set(archive.namelist())
@@ -576,11 +641,11 @@ def _load_zip(fileobj, map_location, weights_only, mmap_path, pickle_kwargs):
             return loaded[key]
 
         data = io.BytesIO(archive.read(f"{prefix}data.pkl"))
-        return _Unpickler(data, load_storage, weights_only, **pickle_kwargs).load()
+        return unpickler(data, load_storage, weights_only, **pickle_kwargs).load()
 
 
 # --- the legacy (pre-1.6) format ---
-def _load_legacy(fileobj, map_location, weights_only, pickle_kwargs):
+def _load_legacy(fileobj, map_location, weights_only, unpickler, pickle_kwargs):
     def header_value():
         return _Unpickler(fileobj, None, True, **pickle_kwargs).load()
 
@@ -606,7 +671,7 @@ def _load_legacy(fileobj, map_location, weights_only, pickle_kwargs):
             storage = storages[view_key]
         return storage
 
-    result = _Unpickler(fileobj, load_storage, weights_only, **pickle_kwargs).load()
+    result = unpickler(fileobj, load_storage, weights_only, **pickle_kwargs).load()
     for key in header_value():
         _read_legacy_storage(fileobj, storages[str(key)].array)
     for storage in storages.values():
@@ -638,7 +703,7 @@ def _readable(f):
         yield f, path
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=False,
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=False,
          **pickle_load_args):
     """Loads an object saved with ``ember.save`` or ``torch.save`` from a file.
 
@@ -647,7 +712,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=Fa
         map_location: where to put the storages: a device or device name, a dict from saved
             location to location, or a callable ``(storage, location) -> tensor or None``
             called with each storage as a flat tensor and the location it was saved from.
-        weights_only: if True (the default), the unpickler accepts only tensors, parameters,
+        pickle_module: the module whose ``Unpickler`` reads the pickles (``pickle`` by default);
+            giving one makes ``weights_only`` default to False, as in torch.
+        weights_only: if True (the default without ``pickle_module``), the unpickler accepts only tensors, parameters,
             primitive types, dicts, lists, tuples, sets, ``OrderedDict`` and globals added with
             :func:`add_safe_globals`; anything else raises ``pickle.UnpicklingError`` without
             running. Pass ``weights_only=False`` only for files from a trusted source: unpickling
@@ -655,8 +722,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=Fa
         mmap: memory-map the storages from the file instead of reading them into memory
             (copy-on-write; needs a path, or a file object with a name).
     """
-    if pickle_module is not None and pickle_module is not pickle:
-        raise ValueError("ember.load supports only the standard pickle module")
+    if weights_only is None:
+        weights_only = pickle_module is None
+    elif weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    unpickler = _unpickler_class(pickle_module)
     pickle_load_args.setdefault("encoding", "utf-8")
     with _readable(f) as (fileobj, path):
         if mmap and path is None:
@@ -671,8 +741,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=Fa
                 if start:
                     fileobj = io.BytesIO(fileobj.read())
                 return _load_zip(fileobj, map_location, weights_only, path if mmap else None,
-                                 pickle_load_args)
-            return _load_legacy(fileobj, map_location, weights_only, pickle_load_args)
+                                 unpickler, pickle_load_args)
+            return _load_legacy(fileobj, map_location, weights_only, unpickler, pickle_load_args)
         except (_WeightsOnlyError, CheckpointError, _UnsupportedDtypeError):
             raise
         except _DAMAGE_ERRORS as exc:

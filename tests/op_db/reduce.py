@@ -308,6 +308,18 @@ OPS += [
         Sample((A((3, 4)),), {"p": 2, "dim": -1}, name="p2"),
         Sample((A((3, 4), avoid=0.0), 3), name="p3"),
     ]),
+    # p='nuc' is the matrix norm over two dims (all dims by default), as torch.linalg.matrix_norm
+    OpInfo("norm_nuc", call("norm"), [
+        Sample((A((3, 4)), "nuc"), name="all"),
+        Sample((A((2, 3, 4)), "nuc"), {"dim": (2, 0), "keepdim": True}, name="dims_keep"),
+        Sample((A((2, 3, 4)), "nuc", (1, 2)), name="batch"),
+        Sample((A((4, 3), noncontig=True), "nuc"), {"dim": [0, 1]}, name="noncontig"),
+        Sample((A((3, 4)), "nuc"), {"dtype": "float64"}, name="dtype"),
+    ], atol=1e-4, rtol=1e-4),
+    OpInfo("norm_method_nuc", lambda lib, x, *a, **k: x.norm(*a, **k), [
+        Sample((A((3, 4)),), {"p": "nuc"}, name="nuc"),
+        Sample((A((2, 3, 4)),), {"p": "fro", "dim": (0, 2)}, name="fro_dims"),
+    ], atol=1e-4, rtol=1e-4),
     # the gradient of the 2-norm at the zero vector is 0 (not NaN), in torch and here
     OpInfo("norm_zero_vector", call("norm"), [
         Sample((A((4,), values=[0.0, 0.0, 0.0, 0.0]),), name="all"),

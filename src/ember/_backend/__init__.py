@@ -10,10 +10,10 @@ should not pay.
 """
 import sys
 
-from . import cpu
+from . import cpu, meta
 
-_BACKEND_BY_ARRAY_TYPE = {cpu.ndarray: cpu}
-_BACKEND_BY_DEVICE_TYPE = {"cpu": cpu}
+_BACKEND_BY_ARRAY_TYPE = {cpu.ndarray: cpu, meta.ndarray: meta}
+_BACKEND_BY_DEVICE_TYPE = {"cpu": cpu, "meta": meta}
 _cuda_unavailable = []  # the reason, once CuPy was looked for and found unusable
 
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import parallel
+from . import meta, parallel
 
 
 def _is_numpy(xp):
@@ -31,8 +31,16 @@ def _is_numpy(xp):
 
 
 def _cupy_special(name):
-    import cupyx.scipy.special as sp
-    return getattr(sp, name)
+    """``name`` from the array library's scipy.special: CuPy's, or for meta arrays a function
+    giving a meta result of the arguments' broadcast shape (at least float32)."""
+    def call(*args):
+        if any(a.__class__ is meta.MetaArray for a in args):
+            arrays = [a for a in args if isinstance(a, np.ndarray)]
+            return meta.empty(np.broadcast_shapes(*(a.shape for a in arrays)),
+                              np.result_type(np.float32, *(a.dtype for a in arrays)))
+        import cupyx.scipy.special as sp
+        return getattr(sp, name)(*args)
+    return call
 
 
 # ---------------------------------------------------------------------------------------------

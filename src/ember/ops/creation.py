@@ -254,9 +254,10 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     size = _size((size,), "empty_strided")
     np_dtype = _np_dtype(dtype)
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
-    buf = _xp_for(device).empty(extent, np_dtype)
+    xp = _xp_for(device)
+    buf = xp.empty(extent, np_dtype)
     item = np.dtype(np_dtype).itemsize
-    arr = np.lib.stride_tricks.as_strided(buf, size, tuple(st * item for st in stride))
+    arr = xp.lib.stride_tricks.as_strided(buf, size, tuple(st * item for st in stride))
     return _finish(arr, None, requires_grad)
 
 

@@ -196,8 +196,14 @@ def _cofactor(A):
     return sign.unsqueeze(-1).unsqueeze(-1) * ((U * others.prod(-1).unsqueeze(-2)) @ Vh)
 
 
+def det(input):
+    """The determinant of a square matrix (of each matrix of a batch): ``linalg.det`` under
+    torch.det's keyword ``input``."""
+    return linalg_det.__wrapped__(input)
+
+
 @with_out(op="linalg_det")
-def det(A):
+def linalg_det(A):
     """The determinant of a square matrix (of each matrix of a batch)."""
     check_matrix(A, "linalg.det", kernel="lu_cpu")
     data = A._data
@@ -395,10 +401,10 @@ def _transposed(data):
 
 @with_out()
 @autocast_policy("fp32")
-def linalg_cholesky(A, *, upper=False):
+def linalg_cholesky(input, *, upper=False):
     """The Cholesky factor L (lower triangular, ``A = L L^H``) of a symmetric positive-definite
     matrix; ``upper=True`` returns ``L^H`` instead."""
-    return _cholesky(A, upper, "linalg.cholesky", LinalgCholeskyExBackward0)
+    return _cholesky(input, upper, "linalg.cholesky", LinalgCholeskyExBackward0)
 
 
 @with_out(exact=False)
@@ -414,11 +420,11 @@ def cholesky(input, upper=False):
 
 @with_out(op="linalg_cholesky_ex")
 @autocast_policy("fp32")
-def cholesky_ex(A, *, upper=False, check_errors=False):
+def cholesky_ex(input, *, upper=False, check_errors=False):
     """The Cholesky factor and ``info`` (0, or the order of the leading minor that is not
     positive-definite); raises only when ``check_errors``."""
-    check_matrix(A, "linalg.cholesky_ex", kernel="cholesky_cpu")
-    data = A._data
+    check_matrix(input, "linalg.cholesky_ex", kernel="cholesky_cpu")
+    data = input._data
     xp = namespace_of(data)
     n = data.shape[-1]
     flat = data.reshape((-1, n, n))
@@ -434,7 +440,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
             factors[b] = xp.nan
     lower = factors.reshape(data.shape)
     result = make(_transposed(lower) if upper else lower)
-    node = record(LinalgCholeskyExBackward0, (A,), result)
+    node = record(LinalgCholeskyExBackward0, (input,), result)
     if node is not None:
         node.save(result)
         node.upper = upper
@@ -694,11 +700,11 @@ def _eigh(A, UPLO):
 
 @with_out(op="linalg_eigh")
 @autocast_policy("fp32")
-def eigh(A, UPLO="L"):
+def eigh(input, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle."""
-    _check_eigh(A, "linalg.eigh", UPLO)
-    return linalg_eigh(*_eigh(A, UPLO))
+    _check_eigh(input, "linalg.eigh", UPLO)
+    return linalg_eigh(*_eigh(input, UPLO))
 
 
 def _check_eigh(A, op, UPLO):
@@ -711,12 +717,12 @@ def _check_eigh(A, op, UPLO):
 
 @with_out(op="linalg_eigvalsh")
 @autocast_policy("fp32")
-def eigvalsh(A, UPLO="L"):
+def eigvalsh(input, UPLO="L"):
     """The eigenvalues of a symmetric matrix, in ascending order."""
-    _check_eigh(A, "linalg.eigvalsh", UPLO)
-    if A._requires_grad and grad_state.grad_enabled:
-        return _eigh(A, UPLO)[0]
-    data = A._data
+    _check_eigh(input, "linalg.eigvalsh", UPLO)
+    if input._requires_grad and grad_state.grad_enabled:
+        return _eigh(input, UPLO)[0]
+    data = input._data
     return make(eigh_arrays(data, UPLO, eigenvectors=False))
 
 
@@ -759,11 +765,11 @@ def tolerance(xp, values_max, shape, dtype, atol, rtol):
 
 
 @with_out(exact=False, op="linalg_pinv")
-def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
+def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None):
     """The Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * sigma_max)
     are treated as zero. ``hermitian=True`` uses an eigendecomposition."""
-    check_tensor(A, "pinv", "input")
-    data = A._data
+    check_tensor(input, "pinv", "input")
+    data = input._data
     if data.ndim < 2 and atol is not None:   # torch reads A.size(-2) first on that path
         raise IndexError("Dimension specified as -2 but tensor has no dimensions" if not data.ndim else
                          "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
@@ -786,9 +792,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
         uh = xp.conj(xp.swapaxes(u, -1, -2))
         result = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ uh   # V diag(1/s) U^H
     out = make(result.astype(data.dtype, copy=False))
-    node = record(LinalgPinvBackward0, (A,), out)
+    node = record(LinalgPinvBackward0, (input,), out)
     if node is not None:
-        node.save(A, out)
+        node.save(input, out)
     return out
 
 

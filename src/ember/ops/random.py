@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import to_device_of
+from .._backend.meta import MetaArray
 from .._device import _default as _default_device, to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import (
@@ -414,6 +415,12 @@ def _fill_(self, sample, node_cls):
     return self
 
 
+def _draw_shape(self):
+    """The shape of the samples an in-place fill draws: ``self``'s, or none (one draw, to
+    broadcast) for a meta tensor, which has no values to fill."""
+    return () if self._data.__class__ is MetaArray else self._data.shape
+
+
 def _check_float_self(self, kernel):
     _check_float_input(self, kernel)
     return self._data.dtype
@@ -426,7 +433,7 @@ def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > "
                            f"to={to:g}")
-    u = _uniform_array(_rng(generator), self._data.shape, np.float64)
+    u = _uniform_array(_rng(generator), _draw_shape(self), np.float64)
     return _fill_(self, (u * (to - from_) + from_).astype(np_dtype), UniformBackward0)
 
 
@@ -434,13 +441,13 @@ def normal_(self, mean=0, std=1, *, generator=None):
     """Fills ``self`` with samples from the normal distribution N(mean, std**2)."""
     np_dtype = _check_float_self(self, "normal_kernel_cpu")
     _check_std(std)
-    z = _normal_array(_rng(generator), self._data.shape, np_dtype)
+    z = _normal_array(_rng(generator), _draw_shape(self), np_dtype)
     return _fill_(self, z * np_dtype.type(std) + np_dtype.type(mean), NormalBackward0)
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fills ``self`` with 0/1 draws that are 1 with probability ``p`` (a number or tensor)."""
-    u = _uniform_array(_rng(generator), self._data.shape, np.float64)
+    u = _uniform_array(_rng(generator), _draw_shape(self), np.float64)
     if isinstance(p, Tensor):
         p = p.cpu()._data
     else:
@@ -457,7 +464,7 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     if to is None:
         to = _random_upper_bound(self._data.dtype)
     _check_random_bounds(self, int(from_), int(to))
-    arr = _integers(generator, int(from_), int(to), self._data.shape, self._data.dtype)
+    arr = _integers(generator, int(from_), int(to), _draw_shape(self), self._data.dtype)
     return _fill_(self, arr, RandomBackward0)
 
 
@@ -488,7 +495,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     np_dtype = self._data.dtype
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    e = _rng(generator).standard_exponential(self._data.shape) / lambd
+    e = _rng(generator).standard_exponential(_draw_shape(self)) / lambd
     return _fill_(self, e.astype(np_dtype), ExponentialBackward0)
 
 
@@ -509,7 +516,7 @@ def geometric_(self, p, *, generator=None):
         raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    return _fill_(self, _rng(generator).geometric(p, self._data.shape), GeometricBackward0)
+    return _fill_(self, _rng(generator).geometric(p, _draw_shape(self)), GeometricBackward0)
 
 
 def cauchy_(self, median=0, sigma=1, *, generator=None):
@@ -518,7 +525,7 @@ def cauchy_(self, median=0, sigma=1, *, generator=None):
     _check_continuous(self, "Cauchy")
     if sigma <= 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    c = _rng(generator).standard_cauchy(self._data.shape) * sigma + median
+    c = _rng(generator).standard_cauchy(_draw_shape(self)) * sigma + median
     return _fill_(self, c, CauchyBackward0)
 
 
@@ -527,7 +534,7 @@ def log_normal_(self, mean=1, std=2, *, generator=None):
     _check_float_self(self, "log_normal_cpu")
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    z = _rng(generator).standard_normal(self._data.shape)
+    z = _rng(generator).standard_normal(_draw_shape(self))
     return _fill_(self, np.exp(z * std + mean), LogNormalBackward0)
 
 

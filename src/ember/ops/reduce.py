@@ -1043,19 +1043,23 @@ def _vector_norm(input, p, dim, keepdim, dtype):
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
-    """Returns the vector p-norm of ``input`` over ``dim`` (all dims by default): p a number
-    (inf, -inf and 0 included) or 'fro' (the 2-norm of the elements)."""
+    """Returns the norm of ``input`` over ``dim`` (all dims by default): the vector p-norm for
+    a number p (inf, -inf and 0 included) or 'fro' (the 2-norm of the elements), and the matrix
+    norm over two dims for 'nuc' (the sum of the singular values)."""
     return write_out(_norm(input, p, dim, keepdim, dtype), out, exact=True, op="norm")
 
 
 def _norm(input, p, dim, keepdim, dtype):
-    if p is None or (isinstance(p, str) and p == "fro"):
-        p = 2
-    elif p == "nuc":
-        raise NotImplementedError("norm(): the nuclear norm (p='nuc') is not implemented in ember")
-    elif isinstance(p, str):
-        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-    return _vector_norm(input, p, dim, keepdim, dtype)
+    if not isinstance(p, str):
+        return _vector_norm(input, 2 if p is None else p, dim, keepdim, dtype)
+    if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+        return _vector_norm(input, 2, dim, keepdim, dtype)
+    from ..linalg import matrix_norm
+    if dim is None:
+        dims = list(range(input._data.ndim))
+    else:
+        dims = [dim] if isinstance(dim, int) else dim
+    return matrix_norm(input, p, dims, keepdim, dtype=dtype)
 
 
 @method("norm")

@@ -201,9 +201,9 @@ def _dims_arg(dims):
 
 
 @method()
-def flip(input, *dims):
+def flip(input, *args, dims=None):
     """Reverses the order of the elements along the dimensions in ``dims``."""
-    dims = _dims_arg(dims)
+    dims = _dims_arg(args if dims is None else (dims,))
     data = input._data
     dims = normalize_dims(dims, data.ndim) if dims else ()
     xp = namespace_of(data)
@@ -289,10 +289,10 @@ def _sizes_arg(sizes, op):
 
 
 @method()
-def repeat(self, *sizes):
-    """Repeats this tensor ``sizes[i]`` times along each dimension (leading sizes add new
+def repeat(self, *sizes, repeats=None):
+    """Repeats this tensor ``repeats[i]`` times along each dimension (leading sizes add new
     dimensions)."""
-    repeats = _sizes_arg(sizes, "repeat")
+    repeats = _sizes_arg(sizes if repeats is None else (repeats,), "repeat")
     shape = self._data.shape
     if len(repeats) < len(shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
@@ -407,9 +407,21 @@ def _split_points(input, indices_or_sections, dim):
     return points
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def _sections_or_indices(op, sections, indices, tensor_indices_or_sections=None):
+    """The one of torch's alternative arguments given (``sections`` also takes indices
+    positionally, as torch's overloads do)."""
+    given = [a for a in (sections, indices, tensor_indices_or_sections) if a is not None]
+    if len(given) != 1:
+        raise TypeError(f"{op}() takes exactly one of sections, indices or "
+                        f"tensor_indices_or_sections; got {len(given)}")
+    return given[0]
+
+
+def tensor_split(input, sections=None, dim=0, *, indices=None, tensor_indices_or_sections=None):
     """Splits ``input`` into views along ``dim``: into ``sections`` parts of nearly equal
-    size (an int), or at the given indices (a list, tuple or tensor)."""
+    size (an int), or at the given ``indices`` (a list, tuple or tensor)."""
+    indices_or_sections = _sections_or_indices("tensor_split", sections, indices,
+                                               tensor_indices_or_sections)
     data = input._data
     if not data.ndim:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor "
@@ -435,20 +447,23 @@ def _directional_split(op, input, sections, dim, min_dims):
     return tensor_split(input, sections, dim)
 
 
-def hsplit(input, indices_or_sections):
-    """Splits ``input`` horizontally: along dim 1 (dim 0 for a 1-d tensor)."""
+def hsplit(input, sections=None, *, indices=None):
+    """Splits ``input`` horizontally: along dim 1 (dim 0 for a 1-d tensor), into ``sections``
+    equal parts or at ``indices``."""
     dim = 0 if input._data.ndim == 1 else 1
-    return _directional_split("hsplit", input, indices_or_sections, dim, 1)
+    return _directional_split("hsplit", input, _sections_or_indices("hsplit", sections, indices), dim, 1)
 
 
-def vsplit(input, indices_or_sections):
-    """Splits ``input`` (at least 2-d) vertically, along dim 0."""
-    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
+def vsplit(input, sections=None, *, indices=None):
+    """Splits ``input`` (at least 2-d) vertically, along dim 0, into ``sections`` equal parts or
+    at ``indices``."""
+    return _directional_split("vsplit", input, _sections_or_indices("vsplit", sections, indices), 0, 2)
 
 
-def dsplit(input, indices_or_sections):
-    """Splits ``input`` (at least 3-d) depthwise, along dim 2."""
-    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
+def dsplit(input, sections=None, *, indices=None):
+    """Splits ``input`` (at least 3-d) depthwise, along dim 2, into ``sections`` equal parts or
+    at ``indices``."""
+    return _directional_split("dsplit", input, _sections_or_indices("dsplit", sections, indices), 2, 3)
 
 
 for _name in ("tensor_split", "hsplit", "vsplit", "dsplit"):

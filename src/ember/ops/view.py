@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 from math import prod
 
-from .._dtype import dtype as _dtype
+from .._dtype import dtype as _dtype, to_dtype
 from ._common import (
     complex_autograd,
     check_inplace, Node, Tensor, grad_state, make, make_view, method, namespace_of, record,
@@ -116,9 +116,11 @@ def _view_node(cls, input, out):
 
 
 @method()
-def view(self, *shape):
+def view(self, *shape, size=None, dtype=None):
     """A tensor with the same data and a new shape; the strides must allow it (else use
     reshape). ``view(dtype)`` reinterprets the bytes as another dtype."""
+    if size is not None or dtype is not None:
+        shape = (size,) if size is not None else (to_dtype(dtype),)
     if len(shape) == 1 and isinstance(shape[0], _dtype):
         return _view_dtype(self, shape[0])
     data = self._data
@@ -148,10 +150,10 @@ def view_as(self, other):
 
 
 @method()
-def reshape(input, *shape):
+def reshape(input, *sizes, shape=None):
     """A tensor with the same data and number of elements and the given shape: a view when the
     strides allow, else a copy."""
-    return _reshape_to(input, _new_shape(shape, input._data.size, "reshape"))
+    return _reshape_to(input, _new_shape(sizes if shape is None else (shape,), input._data.size, "reshape"))
 
 
 def _reshape_to(input, shape):
@@ -186,9 +188,9 @@ class ExpandBackward0(Node):
 
 
 @method()
-def expand(self, *sizes):
+def expand(self, *sizes, size=None, implicit=False):
     """A view with singleton dimensions expanded to a larger size (stride 0); -1 keeps a size."""
-    sizes = _shape_arg(sizes, "expand")
+    sizes = _shape_arg(sizes if size is None else (size,), "expand")
     shape = self._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand(ember.{self.dtype.name}{{{list(shape)}}}, size={list(sizes)}): the number of "
@@ -265,9 +267,9 @@ class PermuteBackward0(Node):
 
 
 @method()
-def permute(input, *dims):
+def permute(input, *args, dims=None):
     """A view with the dimensions reordered."""
-    dims = _shape_arg(dims, "permute")
+    dims = _shape_arg(args if dims is None else (dims,), "permute")
     data = input._data
     try:
         out = make_view(data.transpose(dims), input)
@@ -759,7 +761,13 @@ def _sizes_list(split_size, n):
     return [split_size] * (n // split_size) + ([n % split_size] if n % split_size else [])
 
 
-@method()
+@method("split")
+def _split_method(self, split_size, dim=0):
+    """Splits this tensor into views along ``dim``: chunks of ``split_size``, or of the sizes in
+    a list ``split_size`` (``Tensor.split``'s name for ``split_size_or_sections``)."""
+    return split(self, split_size, dim)
+
+
 def split(tensor, split_size_or_sections, dim=0):
     """Splits ``tensor`` into views along ``dim``: chunks of ``split_size`` (the last may be
     smaller), or of the sizes in the list ``split_size_or_sections``."""

@@ -1,4 +1,4 @@
-"""ember.special's orthogonal polynomials ``P_n(input)``: Chebyshev (T, U, V, W and their
+"""ember.special's orthogonal polynomials ``P_n(x)``: Chebyshev (T, U, V, W and their
 shifted forms), Hermite (physicists' H and probabilists' He), Laguerre and Legendre. Either
 argument may be a number; degrees are truncated to integers and a negative one gives 0. Not
 differentiable, as in torch."""
@@ -16,31 +16,31 @@ __all__ = []
 def _polynomial(name, kernel, what):
     op = f"special_{name}"
 
-    def fn(input, n, *, out=None):
-        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+    def fn(x, n, *, out=None):
+        if not isinstance(x, Tensor) and not isinstance(n, Tensor):
             raise TypeError(f"{op}() received an invalid combination of arguments: neither "
-                            "'input' nor 'n' is a Tensor")
-        for arg, position, arg_name in ((input, 1, "x"), (n, 2, "n")):
+                            "'x' nor 'n' is a Tensor")
+        for arg, position, arg_name in ((x, 1, "x"), (n, 2, "n")):
             if not isinstance(arg, Tensor) and not is_scalar(arg):
                 raise TypeError(f"{op}(): argument '{arg_name}' (position {position}) must be "
                                 f"Tensor, not {type(arg).__name__}")
-        common = _dtype.result_type_of(input, n) if isinstance(input, Tensor) else \
-            _dtype.result_type_of(n, input)
+        common = _dtype.result_type_of(x, n) if isinstance(x, Tensor) else \
+            _dtype.result_type_of(n, x)
         dtype = common.np if common.is_floating_point or common.is_complex else \
             _dtype.get_default_dtype().np
         refuse(dtype, f"{name}_cpu", "ch")
-        if isinstance(input, Tensor) and isinstance(n, Tensor):
-            _broadcast_check(op, input, n)
-        tensor = input if isinstance(input, Tensor) else n
+        if isinstance(x, Tensor) and isinstance(n, Tensor):
+            _broadcast_check(op, x, n)
+        tensor = x if isinstance(x, Tensor) else n
         xp = namespace_of(tensor._data)
-        x = input._data if isinstance(input, Tensor) else input
+        values_of_x = x._data if isinstance(x, Tensor) else x
         degrees = n._data if isinstance(n, Tensor) else n
         with np.errstate(over="ignore"):   # beyond the dtype's range: inf, as torch's
-            values = xp.asarray(kernel(xp, x, degrees)).astype(dtype, copy=False)
+            values = xp.asarray(kernel(xp, values_of_x, degrees)).astype(dtype, copy=False)
         return finish(make(values), out)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{what} ``P_n(input)`` of degree ``n``."
+    fn.__doc__ = f"{what} ``P_n(x)`` of degree ``n``."
     __all__.append(name)
     return fn
 

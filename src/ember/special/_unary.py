@@ -26,10 +26,12 @@ def _node(name, formula, saves):
     return type(name, (Node,), {"__slots__": (), "backward": backward})
 
 
-def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x", kernel_name=None):
+def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x", kernel_name=None,
+              argument="input"):
     """``ember.special.name``: ``kernel(xp, array)`` on ``input`` (integers as the default float
     dtype), torch's refusal of ``refused`` dtypes ("c" complex, "h" half precision) named after
-    its kernel, and the gradient ``grad(g, x, result)`` when torch has one."""
+    its kernel, and the gradient ``grad(g, x, result)`` when torch has one. ``argument`` is
+    torch's keyword for the input ("input", or "x" for some of the newer functions)."""
     kernel_name = kernel_name or f"{name}_cpu"
     node_cls = _node(node_name, grad, saves) if grad else None
 
@@ -45,6 +47,11 @@ def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x
                 node.save(*[t for key, t in (("x", input), ("result", res)) if key in saves])
         return finish(res, out)
 
+    if argument == "x":
+        by_input = fn
+
+        def fn(x, *, out=None):
+            return by_input(x, out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     if node_cls is not None:
@@ -90,17 +97,17 @@ modified_bessel_k1 = _function("modified_bessel_k1", special_bessel.modified_bes
 ``K1(input)`` (NaN for negative inputs). Not differentiable, as in torch.""", _NO_LOW_PRECISION)
 scaled_modified_bessel_k0 = _function(
     "scaled_modified_bessel_k0", special_bessel.scaled_modified_bessel_k0,
-    """``exp(input) * K0(input)``, the exponentially scaled modified Bessel function of the
-second kind of order 0. Not differentiable, as in torch.""", _NO_LOW_PRECISION)
+    """``exp(x) * K0(x)``, the exponentially scaled modified Bessel function of the
+second kind of order 0. Not differentiable, as in torch.""", _NO_LOW_PRECISION, argument="x")
 scaled_modified_bessel_k1 = _function(
     "scaled_modified_bessel_k1", special_bessel.scaled_modified_bessel_k1,
-    """``exp(input) * K1(input)``, the exponentially scaled modified Bessel function of the
-second kind of order 1. Not differentiable, as in torch.""", _NO_LOW_PRECISION)
+    """``exp(x) * K1(x)``, the exponentially scaled modified Bessel function of the
+second kind of order 1. Not differentiable, as in torch.""", _NO_LOW_PRECISION, argument="x")
 spherical_bessel_j0 = _function("spherical_bessel_j0", special_bessel.spherical_bessel_j0,
                                 """Spherical Bessel function of the first kind of order 0,
-``sin(x) / x``. Not differentiable, as in torch.""", _NO_LOW_PRECISION)
-airy_ai = _function("airy_ai", special_bessel.airy_ai, """Airy function ``Ai(input)``. Not
-differentiable, as in torch.""", _NO_LOW_PRECISION)
+``sin(x) / x``. Not differentiable, as in torch.""", _NO_LOW_PRECISION, argument="x")
+airy_ai = _function("airy_ai", special_bessel.airy_ai, """Airy function ``Ai(x)``. Not
+differentiable, as in torch.""", _NO_LOW_PRECISION, argument="x")
 
 i0 = _function("i0", special_bessel.i0, """Modified Bessel function of the first kind of order
 0, ``I0(input)``; its gradient is ``I1``.""", "c", lambda g, x, y: g * i1(x), "I0Backward0",

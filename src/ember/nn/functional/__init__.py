@@ -11,6 +11,7 @@ from .pooling import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .vision import *  # noqa: F403
+from .sampling import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .ctc import *  # noqa: F403

@@ -1,10 +1,9 @@
-"""Vision functions: interpolate (nearest, linear, bilinear, bicubic, trilinear),
-grid_sample, affine_grid, pixel_shuffle / pixel_unshuffle, channel_shuffle, fold / unfold.
+"""Vision functions: interpolate (nearest, linear, bilinear, bicubic, trilinear; bilinear,
+bicubic and lanczos with antialiasing), pixel_shuffle / pixel_unshuffle, channel_shuffle, fold / unfold.
 
 Linear-family interpolation is one small (out, in) matrix per resized dim applied with
-matmul; nearest interpolation reads the input at an index array; grid_sample gathers the
-corner values through ember indexing, so all of them are differentiable (to any order) in
-every tensor argument.
+matmul; nearest interpolation reads the input at an index array, so both are differentiable
+(to any order). grid_sample and affine_grid are in ``sampling.py``.
 """
 import math
 
@@ -13,8 +12,8 @@ from ...ops._common import Node, make, namespace_of, record
 from .conv import tuple_arg
 from ...amp.policy import autocast_policy
 
-__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
-           "affine_grid", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "fold", "unfold"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+           "pixel_unshuffle", "channel_shuffle", "fold", "unfold"]
 
 
 # -- interpolate --------------------------------------------------------------------------------
@@ -89,12 +88,47 @@ def _nearest_index(xp, in_size, out_size, scale, exact):
     return xp.minimum(src.astype("int64"), in_size - 1)
 
 
+def _aa_filter(mode, xp, x):
+    """The antialiasing filters of torch's ``_upsample_*_aa`` kernels (PIL's): triangle,
+    Keys' cubic with a = -0.5, and Lanczos with three lobes."""
+    x = xp.abs(x)
+    if mode == "bilinear":
+        return xp.maximum(1 - x, 0.0)
+    if mode == "bicubic":
+        a = -0.5
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return xp.where(x < 1, near, xp.where(x < 2, far, 0.0))
+    lobes = 3
+    return xp.where(x < lobes, xp.sinc(x) * xp.sinc(x / lobes), 0.0)
+
+
+_AA_TAPS = {"bilinear": 2, "bicubic": 4, "lanczos": 6}
+
+
+def _aa_matrix(xp, in_size, out_size, align_corners, scale, mode, dtype):
+    """The (out, in) matrix of torch's antialiased resize of one dim: each output averages the
+    inputs under the filter stretched by the downscaling ratio, weights normalized to 1."""
+    ratio = _source_scale(in_size, out_size, align_corners, scale)
+    support = _AA_TAPS[mode] * 0.5 * (ratio if ratio >= 1 else 1.0)
+    stretch = 1 / ratio if ratio >= 1 else 1.0
+    center = ratio * (xp.arange(out_size, dtype="float64") + 0.5)
+    first = xp.maximum(xp.trunc(center - support + 0.5), 0)
+    last = xp.minimum(xp.minimum(xp.trunc(center + support + 0.5), in_size),
+                      first + math.ceil(support) * 2 + 1)
+    columns = xp.arange(in_size, dtype="float64")
+    taken = (columns >= first[:, None]) & (columns < last[:, None])
+    m = _aa_filter(mode, xp, (columns - center[:, None] + 0.5) * stretch) * taken
+    total = m.sum(1, keepdims=True)
+    m = m / xp.where(total == 0, 1.0, total)
+    return m.astype(dtype)
+
+
 @autocast_policy("native")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Down/up samples the input to either the given ``size`` or the given ``scale_factor``."""
-    if antialias:
-        raise NotImplementedError("ember: interpolate(antialias=True) is not supported")
+    """Down/up samples the input to either the given ``size`` or the given ``scale_factor``;
+    ``antialias=True`` (bilinear, bicubic or lanczos on 4-D input) filters as it downsamples."""
     nd = input.dim() - 2
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
@@ -104,11 +138,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if _MODE_DIMS[mode] != nd:
             raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                       f"{_MODE_DIMS[mode] + 2}D input")
-    else:
+    elif mode != "lanczos":
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
                                   f"bicubic | trilinear | area | nearest-exact (got {mode})")
     sizes, scales = _target_sizes(input, size, scale_factor, recompute_scale_factor)
+    if antialias and not (mode in _AA_TAPS and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+                         "requires a 4-D tensor as input")
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
     xp = namespace_of(input._data)
     out = input
     if mode == "area":
@@ -119,10 +158,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode.startswith("nearest"):
             index = _nearest_index(xp, input.shape[dim], sizes[i], scales[i], mode == "nearest-exact")
             out = out[(slice(None),) * dim + (make(index),)]
+            continue
+        if antialias:
+            m = _aa_matrix(xp, input.shape[dim], sizes[i], bool(align_corners), scales[i], mode,
+                           input._data.dtype)
         else:
             m = _interp_matrix(xp, input.shape[dim], sizes[i], bool(align_corners), scales[i],
                                mode == "bicubic", input._data.dtype)
-            out = (out.movedim(dim, -1) @ make(m).t()).movedim(-1, dim)
+        out = (out.movedim(dim, -1) @ make(m).t()).movedim(-1, dim)
     return out
 
 
@@ -137,112 +180,6 @@ def upsample_nearest(input, size=None, scale_factor=None):
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
-
-
-# -- grid_sample and affine_grid ----------------------------------------------------------------
-
-def _unnormalize(coord, size, align_corners):
-    if align_corners:
-        return (coord + 1) / 2 * (size - 1)
-    return ((coord + 1) * size - 1) / 2
-
-
-def _reflect(coord, twice_low, twice_high):
-    from ...ops.ternary import where
-    if twice_low == twice_high:
-        return coord * 0
-    low = twice_low / 2
-    span = (twice_high - twice_low) / 2
-    coord = (coord - low).abs()
-    flips = (coord.detach() / span).floor()
-    extra = coord - flips * span
-    even = flips.remainder(2) == 0
-    return where(even, extra + low, span - extra + low)
-
-
-def _source_coord(coord, size, padding_mode, align_corners):
-    coord = _unnormalize(coord, size, align_corners)
-    if padding_mode == "border":
-        coord = coord.clamp(0, size - 1)
-    elif padding_mode == "reflection":
-        if align_corners:
-            coord = _reflect(coord, 0, 2 * (size - 1))
-        else:
-            coord = _reflect(coord, -1, 2 * size - 1)
-        coord = coord.clamp(0, size - 1)
-    return coord
-
-
-def _gather_corner(image, n_index, iy, ix, height, width):
-    """``image`` (N, H, W, C) read at integer positions (N, Ho, Wo); zeros outside."""
-    xp = namespace_of(iy)
-    inside = (iy >= 0) & (iy < height) & (ix >= 0) & (ix < width)
-    values = image[make(n_index), make(xp.clip(iy, 0, height - 1)), make(xp.clip(ix, 0, width - 1))]
-    return values * make(inside[..., None].astype(image._data.dtype))
-
-
-@autocast_policy("fp32")
-def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Compute grid sample: the output reads ``input`` at the (x, y) positions in ``grid``
-    (normalized to [-1, 1]), by bilinear or nearest interpolation."""
-    if mode not in ("bilinear", "nearest"):
-        raise NotImplementedError(f"ember: grid_sample mode '{mode}' is not supported")
-    if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
-                         f"'border', or 'reflection', but got: '{padding_mode}'")
-    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2:
-        raise RuntimeError("grid_sampler(): expected 4D input and grid with same number of dimensions"
-                           f", but got input with sizes {list(input.shape)} and grid with sizes "
-                           f"{list(grid.shape)}")
-    align_corners = bool(align_corners)
-    xp = namespace_of(input._data)
-    n, _, height, width = input.shape
-    x = _source_coord(grid[..., 0], width, padding_mode, align_corners)
-    y = _source_coord(grid[..., 1], height, padding_mode, align_corners)
-    image = input.permute(0, 2, 3, 1)
-    n_index = xp.arange(n).reshape(n, 1, 1)
-    if mode == "nearest":
-        ix = xp.rint(x._data).astype("int64")
-        iy = xp.rint(y._data).astype("int64")
-        return _gather_corner(image, n_index, iy, ix, height, width).permute(0, 3, 1, 2)
-    x0 = xp.floor(x._data)
-    y0 = xp.floor(y._data)
-    wx1 = (x - make(x0)).unsqueeze(-1)
-    wy1 = (y - make(y0)).unsqueeze(-1)
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    x0, y0 = x0.astype("int64"), y0.astype("int64")
-    out = (_gather_corner(image, n_index, y0, x0, height, width) * (wy0 * wx0)
-           + _gather_corner(image, n_index, y0, x0 + 1, height, width) * (wy0 * wx1)
-           + _gather_corner(image, n_index, y0 + 1, x0, height, width) * (wy1 * wx0)
-           + _gather_corner(image, n_index, y0 + 1, x0 + 1, height, width) * (wy1 * wx1))
-    return out.permute(0, 3, 1, 2)
-
-
-def _base_coords(xp, steps, align_corners, dtype):
-    if steps <= 1:
-        return xp.zeros(steps, dtype=dtype)
-    coords = xp.linspace(-1, 1, steps, dtype=dtype)
-    return coords if align_corners else coords * ((steps - 1) / steps)
-
-
-def affine_grid(theta, size, align_corners=None):
-    """Generate 2D flow fields (sampling grids) for a batch of affine matrices ``theta``
-    (N, 2, 3), for ``grid_sample`` on an output of ``size`` (N, C, H, W)."""
-    if len(size) != 4:
-        raise NotImplementedError("ember: affine_grid supports 4D sizes (N, C, H, W) only")
-    if theta.dim() != 3 or tuple(theta.shape[1:]) != (2, 3):
-        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                         f"{list(size)}. Got {list(theta.shape)}.")
-    n, _, height, width = size
-    xp = namespace_of(theta._data)
-    dtype = theta._data.dtype
-    xs = _base_coords(xp, width, bool(align_corners), dtype)
-    ys = _base_coords(xp, height, bool(align_corners), dtype)
-    base = xp.stack([xp.broadcast_to(xs, (height, width)),
-                     xp.broadcast_to(ys[:, None], (height, width)),
-                     xp.ones((height, width), dtype=dtype)], axis=-1)
-    grid = make(base.reshape(1, height * width, 3)) @ theta.transpose(1, 2)
-    return grid.reshape(n, height, width, 2)
 
 
 # -- pixel and channel shuffles -----------------------------------------------------------------

@@ -1,6 +1,7 @@
 """``Module``: the base class of every layer, as torch's ``nn.Module``."""
 import functools
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -496,7 +497,7 @@ class Module:
         (their data is replaced), as torch does."""
         if recurse:
             for module in self.children():
-                module._apply(fn)
+                module._apply(fn, recurse)
         for param in self._parameters.values():
             if param is None:
                 continue
@@ -525,10 +526,23 @@ class Module:
         def convert(t):
             if fmt is not None and t.dim() in (4, 5):
                 t = t.contiguous(memory_format=fmt)
-            if t.is_floating_point() or t.is_complex():
-                return t.to(device=device, dtype=dtype)
-            return t.to(device=device)
+            try:
+                if t.is_floating_point() or t.is_complex():
+                    return t.to(device=device, dtype=dtype)
+                return t.to(device=device)
+            except NotImplementedError as e:
+                if not t.is_meta:
+                    raise
+                raise NotImplementedError(f"{e} Please use ember.nn.Module.to_empty() instead when "
+                                          "moving module from meta to a different device.") from None
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Move the parameters and buffers to ``device`` without copying their values: each
+        becomes an uninitialized tensor of its shape and dtype there (the way off the meta
+        device; parameters keep their identity)."""
+        from ...ops.creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def cpu(self):
         """Move all parameters and buffers to the CPU."""
@@ -624,11 +638,11 @@ class Module:
                                   f"{value.shape} from checkpoint, the shape in current model "
                                   f"is {param.shape}.")
                 continue
-            copies.append((self, name, param, value))
+            copies.append((self, name, param, value, key))
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if self._has_extra_state():
             if extra_key in state_dict:
-                copies.append((self, None, None, state_dict[extra_key]))
+                copies.append((self, None, None, state_dict[extra_key], extra_key))
             elif strict:
                 missing_keys.append(extra_key)
         elif strict and extra_key in state_dict:
@@ -669,7 +683,13 @@ class Module:
         if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 self.__class__.__name__, "\n\t".join(error_msgs)))
-        for module, name, param, value in copies:
+        for module, name, param, value, key in copies:
+            if name is not None and param.is_meta and not value.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a "
+                              "meta parameter in the current model, which is a no-op. (Did you mean "
+                              "to pass `assign=True` to assign items in the state dictionary to their "
+                              "corresponding key in the module instead of copying them in place?)",
+                              stacklevel=2)
             _load_member(module, name, param, value, assign)
         incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
         for module in self.modules():
