@@ -47,6 +47,7 @@ from .ops.calculus import *  # noqa: F403
 from .ops.matrix_functions import *  # noqa: F403
 from .ops.triangular import *  # noqa: F403
 from .ops.resize import *  # noqa: F403
+from .ops.distribution_samplers import *  # noqa: F403
 from ._legacy_tensor_types import *  # noqa: F403  (FloatTensor, LongTensor, ...)
 
 
@@ -93,6 +94,7 @@ from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
 from . import testing  # noqa: F401
 from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoint cache)
 from . import signal  # noqa: F401  (ember.signal.windows)
+from . import distributions  # noqa: F401  (ember.distributions, as torch.distributions)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
 # ember.cpu (torch.cpu's device module); the build constants and the legacy memory format are

@@ -22,9 +22,12 @@
              matrix_exp, addr, adjoint, vander, renorm
   triangular triangular_solve, cholesky_solve, cholesky_inverse, lu_unpack
   resize     resize_, resize_as_, set_ (in-place size and storage changes)
+  distribution_samplers
+             gamma, Dirichlet and binomial samplers with reparameterised gradients
 """
 from . import (  # noqa: F401 (the order is the order of attaching Tensor methods)
     compare, convert, creation, matrix_decompositions, subscript, index, linalg, pointwise,
     random, reduce, shape, sort, ternary, unary, view,
     statistics, calculus, matrix_functions, triangular, resize,
+    distribution_samplers,
 )
