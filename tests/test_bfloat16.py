@@ -30,7 +30,7 @@ TORCH_REFUSES = {
     "linalg.qr_complete_tall", "linalg.qr_r", "linalg.slogdet", "linalg.solve", "linalg.svd",
     "linalg.svd_full", "linalg.svdvals", "linalg.vander", "logdet", "nanquantile", "pdist", "qr",
     "quantile", "quantile_q_tensor", "slogdet", "svd", "svd_no_uv",
-    "triangular_solve", "cholesky_solve", "cholesky_inverse",
+    "triangular_solve", "cholesky_solve", "cholesky_inverse", "_standard_gamma_grad", "_dirichlet_grad",
     # histograms whose bin edges come from the data's own range (given edges or range work)
     "histogram-bins", "histogram-density", "histogramdd-bins",
     # the orders and powers that need a decomposition

@@ -49,8 +49,8 @@ class Gamma(ExponentialFamily):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-        value.detach().clamp_(min=ember.finfo(value.dtype).tiny)  # never exactly zero
-        return value
+        # never exactly zero; out of place, as ember's division keeps its result for backward
+        return value.clamp(min=ember.finfo(value.dtype).tiny)
 
     def log_prob(self, value):
         value = ember.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)

@@ -10,12 +10,28 @@ import numpy as np
 
 from .._backend import gamma_gradients
 from ..autograd.graph import Node
-from ._common import make, record, record_not_differentiable, Tensor
+from ._common import _type_word, make, record, record_not_differentiable, Tensor
 from .creation import _place
-from .random import _check_float_input, _rng
+from .random import _rng
 
 __all__ = ["binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
            "_dirichlet_grad"]
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _check_dtype(t, kernel):
+    """torch's CPU samplers and gradients take float32 and float64 only."""
+    if t._data.dtype not in _FLOATS:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_word(t._data.dtype)}\'')
+
+
+def _check_same_dtype(expected, *others):
+    for t in others:
+        if t._data.dtype != expected._data.dtype:
+            raise RuntimeError(f"Found dtype {_type_word(t._data.dtype)} but expected "
+                               f"{_type_word(expected._data.dtype)}")
 
 
 def _host(t):
@@ -27,10 +43,12 @@ def _like(arr, ref):
 
 
 def _gamma_array(rng, alpha):
-    """Gamma(alpha, 1) samples, kept at least the dtype's smallest normal number."""
-    with np.errstate(all="ignore"):
-        sample = rng.standard_gamma(alpha.astype(np.float64))
-    return np.maximum(sample, np.finfo(alpha.dtype if alpha.dtype.kind == "f" else np.float32).tiny)
+    """Gamma(alpha, 1) samples in ``alpha``'s dtype, kept at least its smallest normal number
+    (which is also what a shape that is not positive, or NaN, draws)."""
+    with np.errstate(invalid="ignore"):
+        shape = np.where(alpha > 0, alpha, 0).astype(np.float64)
+    sample = rng.standard_gamma(shape).astype(alpha.dtype)
+    return np.maximum(sample, np.finfo(alpha.dtype).tiny)
 
 
 class StandardGammaBackward0(Node):
@@ -44,7 +62,7 @@ class StandardGammaBackward0(Node):
 def _standard_gamma(input, generator=None):
     """Samples of Gamma(``input``, 1); the gradient with respect to ``input`` is the implicit
     reparameterisation (``_standard_gamma_grad``)."""
-    _check_float_input(input, "gamma_cpu")
+    _check_dtype(input, "gamma_cpu")
     out = _like(_gamma_array(_rng(generator), _host(input)), input)
     node = record(StandardGammaBackward0, (input,), out)
     if node is not None:
@@ -54,6 +72,8 @@ def _standard_gamma(input, generator=None):
 
 def _standard_gamma_grad(input, output):
     """d output / d input for samples ``output`` of Gamma(``input``, 1)."""
+    _check_dtype(input, "_standard_gamma_grad_cpu")
+    _check_same_dtype(input, output)
     grad = gamma_gradients.standard_gamma_grad(_host(input), _host(output))
     out = _like(grad, input)
     return record_not_differentiable((input, output), out,
@@ -61,27 +81,36 @@ def _standard_gamma_grad(input, output):
 
 
 def _dirichlet_array(rng, alpha):
-    gamma = _gamma_array(rng, alpha)
-    sample = gamma / gamma.sum(-1, keepdims=True)
-    tiny = np.finfo(alpha.dtype).tiny
-    return np.clip(sample, tiny, 1 - np.finfo(alpha.dtype).eps)
+    """Dirichlet samples: gamma draws in float64 (at least its smallest normal number), each
+    normalised by its row's sum, rounded to ``alpha``'s dtype and kept within [its smallest
+    normal number, the largest number below 1], as torch's sampler does."""
+    with np.errstate(invalid="ignore"):
+        shape = np.where(alpha > 0, alpha, 0).astype(np.float64)
+    gamma = np.maximum(rng.standard_gamma(shape), np.finfo(np.float64).tiny)
+    sample = (gamma / gamma.sum(-1, keepdims=True)).astype(alpha.dtype)
+    one = alpha.dtype.type(1)
+    return np.clip(sample, np.finfo(alpha.dtype).tiny, np.nextafter(one, alpha.dtype.type(0)))
 
 
 def _sample_dirichlet(input, generator=None):
     """Samples of Dirichlet(``input``) along the last dimension (no gradient: torch's)."""
-    _check_float_input(input, "dirichlet")
+    _check_dtype(input, "dirichlet")
     out = _like(_dirichlet_array(_rng(generator), _host(input)), input)
     return record_not_differentiable((input,), out,
-                                     "the derivative for '_sample_dirichlet' is not implemented.")
+                                     "derivative for aten::_sample_dirichlet is not implemented")
 
 
 def _dirichlet_grad(x, alpha, total):
     """The reparameterised gradient of Beta(alpha, total - alpha) samples ``x`` (scaled as
     torch's ``_dirichlet_grad``)."""
+    if x._data.dtype.kind in "biu":
+        raise RuntimeError(f"Found dtype {_type_word(x._data.dtype)} but expected Float")
+    _check_dtype(x, "_dirichlet_grad_cpu")
+    _check_same_dtype(x, alpha, total)
     grad = gamma_gradients.dirichlet_grad(_host(x), _host(alpha), _host(total))
     out = _like(grad, x)
     return record_not_differentiable((x, alpha, total), out,
-                                     "the derivative for '_dirichlet_grad' is not implemented.")
+                                     "derivative for aten::_dirichlet_grad is not implemented")
 
 
 class _DirichletBackward(Node):
@@ -97,7 +126,7 @@ class _DirichletBackward(Node):
 def _dirichlet_rsample(concentration, generator=None):
     """A Dirichlet sample whose gradient flows to ``concentration`` (implicit
     reparameterisation through Beta marginals)."""
-    _check_float_input(concentration, "dirichlet")
+    _check_dtype(concentration, "dirichlet")
     out = _like(_dirichlet_array(_rng(generator), _host(concentration)), concentration)
     node = record(_DirichletBackward, (concentration,), out)
     if node is not None:
@@ -106,14 +135,23 @@ def _dirichlet_rsample(concentration, generator=None):
 
 
 def binomial(count, prob, generator=None):
-    """Samples of Binomial(``count``, ``prob``), elementwise (broadcast), in ``prob``'s dtype."""
-    if not isinstance(count, Tensor) or not isinstance(prob, Tensor):
-        raise TypeError("binomial(): argument 'count' and 'prob' must be Tensor")
-    _check_float_input(prob, "binomial_cpu")
+    """Samples of Binomial(``count``, ``prob``), elementwise (broadcast), in ``count``'s dtype
+    (a count below 0 draws 0; a probability is taken within [0, 1])."""
+    for t, name in ((count, "count"), (prob, "prob")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if count._data.dtype.kind in "biu":
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{_type_word(count._data.dtype)}")
+    _check_dtype(count, "binomial_cpu")
+    _check_same_dtype(count, prob)
     n, p = _host(count), _host(prob)
     if n.shape != p.shape:
         n, p = np.broadcast_arrays(n, p)
-    draws = _rng(generator).binomial(n.astype(np.int64), np.clip(p, 0, 1).astype(np.float64))
-    out = _like(draws, prob)
+    with np.errstate(invalid="ignore"):
+        trials = np.maximum(np.nan_to_num(n), 0).astype(np.int64)
+        success = np.clip(np.nan_to_num(p), 0, 1).astype(np.float64)
+    draws = _rng(generator).binomial(trials, success)
+    out = _like(draws, count)
     return record_not_differentiable((count, prob), out,
-                                     "the derivative for 'binomial' is not implemented.")
+                                     "derivative for aten::binomial is not implemented")
