@@ -279,3 +279,38 @@ def test_repr_is_torchs():
                  lambda D, lib: D.Independent(D.Bernoulli(logits=lib.zeros(2, 3)), 1)):
         e, t = repr(make(ember.distributions, ember)), repr(make(torch.distributions, torch))
         assert e.replace("ember.Size", "torch.Size") == t
+
+
+FLOAT32 = ["Normal", "Bernoulli_logits", "Categorical_probs", "Uniform", "MultivariateNormal_cov", "Beta", "Gamma",
+           "Dirichlet", "Independent", "TransformedDistribution", "Poisson", "Binomial"]
+
+
+@pytest.mark.parametrize("name", FLOAT32)
+def test_float32_parameters(name):
+    import dataclasses
+    from _dist_cases import BY_NAME
+    case = dataclasses.replace(BY_NAME[name], dtype="float32")
+    td, _ = case.build(torch)
+    ed, _ = case.build(ember)
+    value = _values(case, td)
+    t, e = td.log_prob(value), ed.log_prob(_to_ember(value))
+    assert e.dtype == ember.float32
+    _close(e, t)
+    t, e = _both(td.entropy, ed.entropy)
+    if t is not None:
+        assert e.dtype == ember.float32
+        _close(e, t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert str(ed.sample((2,)).dtype).split(".")[-1] == str(td.sample((2,)).dtype).split(".")[-1]
+
+
+def test_public_names_are_torchs():
+    assert sorted(ember.distributions.__all__) == sorted(torch.distributions.__all__)
+    for sub in ("constraints", "transforms"):
+        assert sorted(getattr(ember.distributions, sub).__all__) == sorted(getattr(torch.distributions, sub).__all__)
+    for name in torch.distributions.__all__:
+        t, e = getattr(torch.distributions, name), getattr(ember.distributions, name)
+        if isinstance(t, type):
+            public = lambda cls: {a for a in dir(cls) if not a.startswith("_")}  # noqa: E731
+            assert public(e) >= public(t), (name, public(t) - public(e))
