@@ -94,7 +94,6 @@ from . import backends  # noqa: F401  (ember.backends.mkldnn: oneDNN's switch)
 from . import testing  # noqa: F401
 from . import hub  # noqa: F401  (ember.hub: local repositories and the checkpoint cache)
 from . import signal  # noqa: F401  (ember.signal.windows)
-from . import distributions  # noqa: F401  (ember.distributions, as torch.distributions)
 from . import types  # noqa: F401  (ember.types: annotation aliases)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: F401
 # ember.cpu (torch.cpu's device module); the build constants and the legacy memory format are
@@ -123,6 +122,8 @@ _LAZY_SUBMODULES += ("jit", "onnx")
 _LAZY_SUBMODULES += ("export",)
 # ember.compile's machinery (capture, guards, backends) and its controls
 _LAZY_SUBMODULES += ("compiler", "_dynamo")
+# ember.distributions (the distributions, constraints, transforms and KL registry)
+_LAZY_SUBMODULES += ("distributions",)
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
