@@ -329,3 +329,35 @@ def test_exponential_family_entropy_by_bregman_divergence(name):
         return
     _close(e, t)
     _close(e, ed.entropy(), rtol=1e-6, atol=1e-8)  # the closed form
+
+
+def _spoiled(params, key, how):
+    """A copy of ``params`` with the first element of ``params[key]`` made negative or NaN."""
+    out = dict(params)
+    v = np.array(params[key], dtype=np.float64, copy=True)
+    flat = v.reshape(-1)
+    flat[0] = -abs(flat[0]) - 0.5 if how == "negative" else math.nan
+    out[key] = v
+    return out
+
+
+@pytest.mark.parametrize("how", ["negative", "nan"])
+def test_validation_of_every_parameter_is_torchs(case, how):
+    import dataclasses
+    for key, value in case.params.items():
+        if not isinstance(value, np.ndarray):
+            continue
+        spoiled = dataclasses.replace(case, params=_spoiled(case.params, key, how))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                spoiled.build(torch)
+            except (ValueError, RuntimeError) as err:
+                # (torch's LinAlgError is torch._C._LinAlgError; both are RuntimeErrors)
+                with pytest.raises(ValueError if isinstance(err, ValueError) else RuntimeError) as ours:
+                    spoiled.build(ember)
+                assert type(ours.value).__name__.lstrip("_") == type(err).__name__.lstrip("_")
+                if isinstance(err, ValueError):
+                    assert str(ours.value).replace("ember.", "torch.") == str(err), key
+                continue
+            spoiled.build(ember)
