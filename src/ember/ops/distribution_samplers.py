@@ -4,13 +4,14 @@ and ``_dirichlet_rsample`` (a Dirichlet sample whose gradient flows to its conce
 op behind torch's ``_Dirichlet`` function).
 
 The samples are drawn on the host by the generator's stream (not torch's numbers, torch's
-distributions); the gradients are torch's approximations (``_backend/gamma_gradients.py``).
+distributions), as ``ops/random.py`` draws; the gradients are torch's approximations
+(``_backend/gamma_gradients.py``), computed in the tensors' own array namespace.
 """
 import numpy as np
 
 from .._backend import gamma_gradients
 from ..autograd.graph import Node
-from ._common import _type_word, make, record, record_not_differentiable, Tensor
+from ._common import _type_word, make, namespace_of, record, record_not_differentiable, Tensor
 from .creation import _place
 from .random import _rng
 
@@ -74,8 +75,8 @@ def _standard_gamma_grad(input, output):
     """d output / d input for samples ``output`` of Gamma(``input``, 1)."""
     _check_dtype(input, "_standard_gamma_grad_cpu")
     _check_same_dtype(input, output)
-    grad = gamma_gradients.standard_gamma_grad(_host(input), _host(output))
-    out = _like(grad, input)
+    grad = gamma_gradients.standard_gamma_grad(namespace_of(input._data), input._data, output._data)
+    out = make(grad.astype(input._data.dtype, copy=False))
     return record_not_differentiable((input, output), out,
                                      "the derivative for '_standard_gamma_grad' is not implemented.")
 
@@ -107,8 +108,8 @@ def _dirichlet_grad(x, alpha, total):
         raise RuntimeError(f"Found dtype {_type_word(x._data.dtype)} but expected Float")
     _check_dtype(x, "_dirichlet_grad_cpu")
     _check_same_dtype(x, alpha, total)
-    grad = gamma_gradients.dirichlet_grad(_host(x), _host(alpha), _host(total))
-    out = _like(grad, x)
+    grad = gamma_gradients.dirichlet_grad(namespace_of(x._data), x._data, alpha._data, total._data)
+    out = make(grad.astype(x._data.dtype, copy=False))
     return record_not_differentiable((x, alpha, total), out,
                                      "derivative for aten::_dirichlet_grad is not implemented")
 
