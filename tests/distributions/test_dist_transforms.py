@@ -232,3 +232,28 @@ def test_registering_a_new_constraint():
     assert isinstance(ember.distributions.biject_to(_Odd()), T.AffineTransform)
     with pytest.raises(TypeError, match="Expected constraint to be either a Constraint subclass or instance"):
         ember.distributions.biject_to.register(int, lambda c: None)
+
+
+def test_utils_match_torch():
+    import torch.distributions.utils as tu
+
+    import ember.distributions.utils as eu
+    p = np.array([[0.1, 0.6, 0.3], [0.0, 0.5, 0.5]])
+    for is_binary in (False, True):
+        np.testing.assert_allclose(_np(eu.probs_to_logits(ember.tensor(p), is_binary)),
+                                   _np(tu.probs_to_logits(torch.tensor(p), is_binary)))
+        np.testing.assert_allclose(_np(eu.logits_to_probs(ember.tensor(REAL), is_binary)),
+                                   _np(tu.logits_to_probs(torch.tensor(REAL), is_binary)))
+    np.testing.assert_allclose(_np(eu.clamp_probs(ember.tensor(p))), _np(tu.clamp_probs(torch.tensor(p))))
+    m = _rng.normal(size=(2, 4, 4))
+    for diag in (0, -1, -2):
+        v = _np(tu.tril_matrix_to_vec(torch.tensor(m), diag))
+        np.testing.assert_allclose(_np(eu.tril_matrix_to_vec(ember.tensor(m), diag)), v)
+        np.testing.assert_allclose(_np(eu.vec_to_tril_matrix(ember.tensor(v), diag)),
+                                   _np(tu.vec_to_tril_matrix(torch.tensor(v), diag)))
+    a, b = eu.broadcast_all(ember.zeros(2, 1, dtype=ember.float64), 3.0)
+    assert a.shape == b.shape == (2, 1) and b.dtype == ember.float64
+    for lib, u in ((torch, tu), (ember, eu)):
+        with pytest.raises(ValueError, match="must all be instances of Number, torch.Tensor or objects"):
+            u.broadcast_all(lib.zeros(1), "x")
+    assert eu.euler_constant == tu.euler_constant

@@ -16,7 +16,7 @@ def broadcast_all(*values):
     tensor's dtype and device (the default dtype when all are numbers)."""
     if not all(isinstance(v, (ember.Tensor, numbers.Number)) or hasattr(v, "__torch_function__")
                for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, "
+        raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     if not all(isinstance(v, ember.Tensor) for v in values):
         options = {"dtype": ember.get_default_dtype()}
@@ -88,7 +88,7 @@ class _lazy_property_and_property(lazy_property, property):
 def tril_matrix_to_vec(mat, diag=0):
     """The lower triangle (from diagonal ``diag``) of a batch of square matrices, row by row."""
     n = mat.shape[-1]
-    if not ember.jit.is_scripting() and isinstance(mat, ember.Tensor) and mat.shape[-2] != n:
+    if mat.shape[-2] != n:
         raise ValueError("Input must be a square matrix")
     rows, cols = ember.tril_indices(n, n, offset=diag, device=mat.device)
     return mat[..., rows, cols]
@@ -103,7 +103,7 @@ def vec_to_tril_matrix(vec, diag=0):
     if round(n) - n > eps:
         raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed "
                          "as the lower triangular part of a square D x D matrix.")
-    n = round(n.item()) if isinstance(n, ember.Tensor) else round(n)
+    n = round(n)
     mat = vec.new_zeros(vec.shape[:-1] + (n, n))
     rows, cols = ember.tril_indices(n, n, offset=diag, device=vec.device)
     mat[..., rows, cols] = vec
