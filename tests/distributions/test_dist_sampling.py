@@ -341,3 +341,29 @@ def test_relaxed_and_circular_samples():
         def cdf(s, idx=idx):
             return 0.5 * (1 + torch.erf(torch.tensor((s - loc[idx]) / scale[idx] / math.sqrt(2)))).numpy()
         assert _ks(z[(slice(None),) + idx], cdf) < _ks_bound(n)
+
+
+def test_wishart_rsample_gradient_is_the_bartlett_decomposition():
+    """x = (L A)(L A)^T with A the Bartlett factor: its diagonal the square roots of chi-squared
+    draws of df - i degrees of freedom (their gradient: torch's _standard_gamma_grad), the rest
+    normal draws. A is recovered from the sample (the Cholesky factor of x is L A)."""
+    case = BY_NAME["Wishart"]
+    ember.manual_seed(9)
+    ed, ep = case.build(ember)
+    x = ed.rsample()
+    w = np.random.default_rng(10).uniform(-1, 1, size=tuple(x.shape))
+    e_df, e_cov = ember.autograd.grad((x * ember.tensor(w)).sum(), [ep["df"], ep["cov"]])
+    td, tp = case.build(torch)
+    L = torch.linalg.cholesky(tp["cov"])
+    A = torch.linalg.solve_triangular(L.detach(), torch.linalg.cholesky(torch.tensor(_np(x))), upper=False)
+    chi2 = A.diagonal(dim1=-2, dim2=-1) ** 2
+    dof = tp["df"].detach().unsqueeze(-1) - torch.arange(3, dtype=torch.float64)
+    slope = torch._standard_gamma_grad(dof / 2, chi2 / 2)  # d chi2 / d df
+    chi2_t = chi2 + slope * (tp["df"].unsqueeze(-1) - tp["df"].detach().unsqueeze(-1))
+    A_t = A.tril(-1) + torch.diag_embed(chi2_t.sqrt())
+    chol = L @ A_t
+    xt = chol @ chol.mT
+    np.testing.assert_allclose(xt.detach().numpy(), _np(x), rtol=1e-8, atol=1e-10)
+    t_df, t_cov = torch.autograd.grad((xt * torch.tensor(w)).sum(), [tp["df"], tp["cov"]])
+    np.testing.assert_allclose(_np(e_df), t_df.numpy(), rtol=1e-7)
+    np.testing.assert_allclose(_np(e_cov), t_cov.numpy(), rtol=1e-7, atol=1e-10)
