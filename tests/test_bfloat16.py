@@ -36,6 +36,7 @@ TORCH_REFUSES = {
     "linalg.tensorinv", "linalg.tensorsolve", "linalg.householder_product", "orgqr", "Tensor.orgqr",
     "linalg.eig", "linalg.eigvals", "linalg.ldl_factor", "linalg.ldl_factor_ex", "linalg.ldl_solve",
     "lu", "lu_solve", "Tensor.lu_solve",
+    "_standard_gamma_grad", "_dirichlet_grad",
     # histograms whose bin edges come from the data's own range (given edges or range work)
     "histogram-bins", "histogram-density", "histogramdd-bins",
     # the orders and powers that need a decomposition

@@ -50,6 +50,7 @@ from .ops.resize import *  # noqa: F403
 from .ops.complex import *  # noqa: F403
 from .ops.householder import *  # noqa: F403
 from .ops.lu_deprecated import *  # noqa: F403
+from .ops.distribution_samplers import *  # noqa: F403
 from ._legacy_tensor_types import *  # noqa: F403  (FloatTensor, LongTensor, ...)
 
 
@@ -128,6 +129,8 @@ _LAZY_SUBMODULES += ("jit", "onnx")
 _LAZY_SUBMODULES += ("export",)
 # ember.compile's machinery (capture, guards, backends) and its controls
 _LAZY_SUBMODULES += ("compiler", "_dynamo")
+# ember.distributions (the distributions, constraints, transforms and KL registry)
+_LAZY_SUBMODULES += ("distributions",)
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,

@@ -28,10 +28,12 @@
              the deprecated top-level lu, lu_solve
   householder
              householder_product (orgqr)
+  distribution_samplers
+             gamma, Dirichlet and binomial samplers with reparameterised gradients
 """
 from . import (  # noqa: F401 (the order is the order of attaching Tensor methods)
     compare, convert, creation, matrix_decompositions, subscript, index, linalg, pointwise,
     random, reduce, shape, sort, ternary, unary, view,
     statistics, calculus, matrix_functions, triangular, resize, complex, lu, lu_deprecated,
-    householder,
+    householder, distribution_samplers,
 )

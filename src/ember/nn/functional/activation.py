@@ -792,7 +792,9 @@ def threshold_(input, threshold, value):
 
 def logsigmoid(input):
     """Applies ``log(1 / (1 + exp(-x)))`` element-wise (numerically stable)."""
-    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+    # min(x, 0) as (x - |x|) / 2: its gradient at 0 is torch's 1/2 (clamp's would be 1)
+    magnitude = input.abs()
+    return input * 0.5 - magnitude * 0.5 - (-magnitude).exp().log1p()
 
 
 def glu(input, dim=-1):
