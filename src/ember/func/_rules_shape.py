@@ -1,0 +1,233 @@
+"""Batching rules of views and shape ops, joining (cat, stack) and indexing."""
+from .._tensor import Tensor
+from ._dispatch import bind, dispatch, register
+from ._rules_common import front, is_batched, wrap_dim, wrap_outputs
+
+__all__ = []
+
+
+def _sizes(args):
+    """Sizes given as ``f(2, 3)`` or ``f((2, 3))``."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _needs_loop(fn, level, args, kwargs):
+    """True unless only the tensor itself is mapped."""
+    if not is_batched(args[0], level):
+        return True
+    return any(is_batched(a, level) for a in args[1:]) or any(
+        is_batched(v, level) for v in kwargs.values())
+
+
+def _reshape(fn, level, args, kwargs):
+    """view/reshape(shape): the mapped dimension stays first."""
+    if _needs_loop(fn, level, args, kwargs):
+        return NotImplemented
+    x = args[0]
+    if len(args) == 2 and not isinstance(args[1], (int, tuple, list)) and not isinstance(args[1], Tensor):
+        return NotImplemented          # view(dtype)
+    shape = _sizes(args[1:]) if len(args) > 1 else tuple(kwargs.get("shape", kwargs.get("size", ())))
+    v = front(x, level)
+    return wrap_outputs(dispatch(fn, (v, (v.shape[0],) + tuple(shape)), {}), level)
+
+
+def _permute(fn, level, args, kwargs):
+    if _needs_loop(fn, level, args, kwargs):
+        return NotImplemented
+    x = args[0]
+    dims = _sizes(args[1:]) if len(args) > 1 else tuple(kwargs["dims"])
+    n = x.ndim
+    if len(dims) != n:
+        return NotImplemented
+    v = front(x, level)
+    return wrap_outputs(dispatch(fn, (v, (0,) + tuple(wrap_dim(d, n) + 1 for d in dims)), {}), level)
+
+
+def _expand(fn, level, args, kwargs):
+    if _needs_loop(fn, level, args, kwargs):
+        return NotImplemented
+    x = args[0]
+    sizes = _sizes(args[1:]) if len(args) > 1 else tuple(kwargs.get("size", ()))
+    n = x.ndim
+    if len(sizes) < n:
+        return NotImplemented
+    v = front(x, level)
+    shape = tuple(v.shape)
+    v = v.reshape(shape[:1] + (1,) * (len(sizes) - n) + shape[1:])
+    return wrap_outputs(dispatch(fn, (v, (shape[0],) + tuple(sizes)), {}), level)
+
+
+def _expand_as(fn, level, args, kwargs):
+    x, other = args[0], args[1]
+    if is_batched(other, level):
+        return NotImplemented
+    return _dispatch_method(x, fn.__name__.replace("_as", ""), tuple(other.shape))
+
+
+def _dispatch_method(x, name, *args):
+    return getattr(x, name)(*args)
+
+
+def _repeat(fn, level, args, kwargs):
+    if _needs_loop(fn, level, args, kwargs):
+        return NotImplemented
+    x = args[0]
+    sizes = _sizes(args[1:]) if len(args) > 1 else tuple(kwargs.get("repeats", kwargs.get("dims")))
+    n = x.ndim
+    if len(sizes) < n:
+        return NotImplemented
+    v = front(x, level)
+    shape = tuple(v.shape)
+    v = v.reshape(shape[:1] + (1,) * (len(sizes) - n) + shape[1:])
+    return wrap_outputs(dispatch(fn, (v, (1,) + tuple(sizes)), {}), level)
+
+
+def _squeeze(fn, level, args, kwargs):
+    if _needs_loop(fn, level, args, kwargs):
+        return NotImplemented
+    x = args[0]
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    n = x.ndim
+    if dim is None:
+        dims = tuple(i for i, s in enumerate(x.shape) if s == 1)
+    elif isinstance(dim, (tuple, list)):
+        dims = tuple(dim)
+    else:
+        dims = (dim,)
+    if n == 0:
+        return x
+    v = front(x, level)
+    for d in sorted((wrap_dim(d, n) for d in dims), reverse=True):
+        if x.shape[d] == 1:
+            v = v.squeeze(d + 1)
+    return wrap_outputs(v, level)
+
+
+def _t(fn, level, args, kwargs):
+    x = args[0]
+    if x.ndim < 2:
+        return x
+    return x.transpose(0, 1)
+
+
+def _join(fn, level, args, kwargs):
+    """cat and stack: unmapped tensors are expanded to the batch, the dimension moves up."""
+    bound = bind(fn, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    names = list(bound.arguments)
+    tensors = list(bound.arguments[names[0]])
+    if not tensors:
+        return NotImplemented
+    size = next(t.value.shape[t.bdim] for t in tensors if is_batched(t, level))
+    rank = max(t.ndim for t in tensors)
+    stacking = fn.__name__ == "stack"
+    parts = []
+    for t in tensors:
+        if is_batched(t, level):
+            parts.append(front(t, level))
+        elif not stacking and t.ndim == 1 and t.shape[0] == 0 and rank > 1:
+            continue      # cat skips legacy empty tensors
+        else:
+            parts.append(t.unsqueeze(0).expand(size, *t.shape))
+    dim = bound.arguments.get("dim", 0)
+    bound.arguments[names[0]] = parts
+    bound.arguments["dim"] = wrap_dim(dim, rank + (1 if stacking else 0)) + 1
+    return wrap_outputs(dispatch(fn, bound.args, bound.kwargs), level)
+
+
+def _is_advanced(k):
+    return isinstance(k, (Tensor, list)) or k is True or k is False
+
+
+def _getitem(fn, level, args, kwargs):
+    """Indexing with the mapped dimension first: a full slice is put before the key. Keys
+    whose tensors are mapped, or whose advanced indices are apart (NumPy then moves their
+    dimensions first), take the per-sample loop."""
+    x, key = args[0], args[1]
+    if not is_batched(x, level):
+        return NotImplemented
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(is_batched(k, level) for k in keys):
+        return NotImplemented
+    positions = [i for i, k in enumerate(keys) if _is_advanced(k)]
+    if positions:
+        if positions[-1] - positions[0] + 1 != len(positions):
+            return NotImplemented
+        if any(isinstance(k, int) and not isinstance(k, bool) for k in keys):
+            return NotImplemented
+    v = front(x, level)
+    return wrap_outputs(dispatch(fn, (v, (slice(None),) + keys), {}), level)
+
+
+def _setitem(fn, level, args, kwargs):
+    x, key, value = args
+    if not is_batched(x, level):
+        return NotImplemented
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(is_batched(k, level) for k in keys):
+        return NotImplemented
+    positions = [i for i, k in enumerate(keys) if _is_advanced(k)]
+    if positions and (positions[-1] - positions[0] + 1 != len(positions)
+                      or any(isinstance(k, int) and not isinstance(k, bool) for k in keys)):
+        return NotImplemented
+    v = front(x, level)
+    full_key = (slice(None),) + keys
+    if is_batched(value, level):
+        target_rank = x[key].ndim
+        val = front(value, level)
+        missing = target_rank - value.ndim
+        if missing > 0:
+            shape = tuple(val.shape)
+            val = val.reshape(shape[:1] + (1,) * missing + shape[1:])
+        value = val
+    dispatch(fn, (v, full_key, value), {})
+    return x
+
+
+def _gather(fn, level, args, kwargs):
+    """gather/take_along_dim/scatter*: input and index batched together (an unmapped one is
+    expanded), the dimension moves up."""
+    bound = bind(fn, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    names = list(bound.arguments)
+    x = bound.arguments[names[0]]
+    ndim = x.ndim
+    if ndim == 0 or bound.arguments.get("dim") is None:
+        return NotImplemented
+    size = None
+    for k in names:
+        a = bound.arguments[k]
+        if is_batched(a, level):
+            size = a.value.shape[a.bdim]
+    for k in names:
+        a = bound.arguments[k]
+        if isinstance(a, Tensor) and a.ndim == ndim:
+            bound.arguments[k] = (front(a, level) if is_batched(a, level)
+                                  else a.unsqueeze(0).expand(size, *a.shape))
+        elif is_batched(a, level):
+            return NotImplemented
+    bound.arguments["dim"] = wrap_dim(bound.arguments["dim"], ndim) + 1
+    out = dispatch(fn, bound.args, bound.kwargs)
+    if fn.__name__.endswith("_"):
+        if not is_batched(x, level):
+            return NotImplemented
+        return x
+    return wrap_outputs(out, level)
+
+
+register(_reshape, "reshape", ".view")
+register(_permute, "permute")
+register(_expand, ".expand", "broadcast_to")
+register(_expand_as, ".expand_as", ".view_as", ".reshape_as")
+register(_repeat, ".repeat", "tile")
+register(_squeeze, "squeeze")
+register(_t, "t")
+register(_join, "cat", "concat", "concatenate", "stack")
+register(_getitem, ".__getitem__")
+register(_setitem, ".__setitem__")
+register(_gather, "gather", "take_along_dim", "scatter", "scatter_add", "scatter_reduce",
+         ".scatter_", ".scatter_add_", ".scatter_reduce_")
