@@ -192,11 +192,10 @@ def dispatch_method(name, self, args, kwargs):
     """Call ``Tensor.<name>`` on ``self`` and ``args`` that may hold BatchedTensors."""
     if not _state["resolved"]:
         _resolve()
-    if name == "requires_grad_":
-        physical_self = self.value if type(self) is BatchedTensor else self
-        physical_self.requires_grad_(*args, **kwargs)
-        return self
     fn = _method(name)
+    if name == "requires_grad_" and type(self) is BatchedTensor:
+        dispatch_method(name, self.value, args, kwargs)
+        return self
     if fn is None:
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
     return _run(fn, name, _method_rules.get(name), (self,) + tuple(args), kwargs,
@@ -319,6 +318,7 @@ class patched:
                     if callable(value) and known.get(id(value)) is value:
                         patcher.patch(self.func_globals, key, _function_wrapper(value))
             patcher.patch(vars(_function), "_batched_apply", _batched_function_apply)
+            _patch_module_functions(patcher)
         except BaseException:
             patcher.__exit__(None, None, None)
             _state["depth"] -= 1
@@ -330,6 +330,16 @@ class patched:
         if self.patcher is not None:
             self.patcher.__exit__(*exc)
             self.patcher = None
+
+
+def _patch_module_functions(patcher):
+    """nn layers that keep their functional as a class attribute (``nn.ReLU._fn``)."""
+    from .. import nn
+    for value in vars(nn).values():
+        if isinstance(value, type) and issubclass(value, nn.Module):
+            fn = vars(value).get("_fn")
+            if fn is not None and callable(fn):
+                patcher.patch_method(value, "_fn", _function_wrapper(_unpatched(fn)))
 
 
 def _batched_function_apply(cls, args, kwargs):
