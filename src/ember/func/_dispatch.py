@@ -233,6 +233,11 @@ def stack_results(results, level):
     dimension 0 at ``level``, tuples field by field, equal non-tensors kept."""
     first = results[0]
     if isinstance(first, Tensor):
+        if any(tuple(r.shape) != tuple(first.shape) for r in results[1:]):
+            raise RuntimeError(
+                "vmap: We do not support batching operators that can output dynamic shape: the "
+                "samples' results have different shapes "
+                f"({', '.join(str(list(r.shape)) for r in results)})")
         return BatchedTensor(dispatch(original("stack"), (list(results),), {}), 0, level)
     if isinstance(first, (tuple, list)):
         fields = [stack_results([r[j] for r in results], level) for j in range(len(first))]
@@ -305,20 +310,23 @@ class patched:
         _state["depth"] += 1
         if _state["depth"] > 1:
             return self
-        from ..fx._patching import _Patcher, ember_functions, patch_ember_callables
+        from ..fx._patching import _Patcher
         from ..autograd import function as _function
         if not _state["resolved"]:
             _resolve()
         self.patcher = patcher = _Patcher()
         try:
-            patch_ember_callables(patcher, _function_wrapper, _method_wrapper)
+            patches, known = _patch_list()
+            for kind, where, name, wrapper in patches:
+                if kind == "dict":
+                    patcher.patch(where, name, wrapper)
+                else:
+                    patcher.patch_method(where, name, wrapper)
             if self.func_globals is not None:
-                known = ember_functions()
                 for key, value in list(self.func_globals.items()):
                     if callable(value) and known.get(id(value)) is value:
                         patcher.patch(self.func_globals, key, _function_wrapper(value))
             patcher.patch(vars(_function), "_batched_apply", _batched_function_apply)
-            _patch_module_functions(patcher)
         except BaseException:
             patcher.__exit__(None, None, None)
             _state["depth"] -= 1
@@ -330,6 +338,38 @@ class patched:
         if self.patcher is not None:
             self.patcher.__exit__(*exc)
             self.patcher = None
+
+
+class _Recorder:
+    """Collects the patches ``patch_ember_callables`` asks for, to apply them on each vmap."""
+
+    def __init__(self):
+        self.patches = []
+
+    def patch(self, frame_dict, name, new_fn):
+        self.patches.append(("dict", frame_dict, name, new_fn))
+
+    def patch_method(self, cls, name, new_fn):
+        self.patches.append(("class", cls, name, new_fn))
+
+
+_patch_cache = {}
+
+
+def _patch_list():
+    """What to patch (built once, again when a namespace or Tensor gained names) and the ember
+    functions a mapped function's module may have imported by name."""
+    import sys
+    from ..fx._patching import ember_functions, patch_ember_callables
+    from ..fx._names import PUBLIC_NAMESPACES
+    key = (len(vars(Tensor)),) + tuple(len(vars(sys.modules[n])) if n in sys.modules else -1
+                                       for n in PUBLIC_NAMESPACES)
+    if _patch_cache.get("key") != key:
+        recorder = _Recorder()
+        patch_ember_callables(recorder, _function_wrapper, _method_wrapper)
+        _patch_module_functions(recorder)
+        _patch_cache.update(key=key, patches=recorder.patches, known=ember_functions())
+    return _patch_cache["patches"], _patch_cache["known"]
 
 
 def _patch_module_functions(patcher):

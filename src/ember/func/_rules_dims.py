@@ -56,15 +56,15 @@ def dim_rule(params=("dim",), none="all", extra_rank=0):
 
 
 register(dim_rule(none="all"), "sum", "mean", "nansum", "nanmean", "amax", "amin",
-         "count_nonzero", "std", "var", "std_mean", "var_mean", "logsumexp", "aminmax",
-         "special.logsumexp")
-register(dim_rule(none="flatten"), "argmax", "argmin", "prod", "all", "any")
+         "count_nonzero", "std", "var", "std_mean", "var_mean", "logsumexp",
+         "special.logsumexp", "linalg.vector_norm")
+register(dim_rule(none="flatten"), "argmax", "argmin", "prod", "all", "any", "aminmax")
 register(dim_rule(none="keep"), "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
          "softmax", "log_softmax", "special.softmax", "special.log_softmax", "sort", "argsort",
          "topk", "kthvalue", "mode", "narrow", "select", "chunk", "split", "tensor_split",
-         "unbind", "index_select", "renorm", "F.normalize", "F.glu", "diff", "cross",
-         "unflatten", ".split_with_sizes", "trapezoid", "cumulative_trapezoid", "msort")
-register(dim_rule(params=("dims",), none="keep"), "flip")
+         "unbind", "index_select", "F.normalize", "F.glu", "diff", "unflatten",
+         ".split_with_sizes", "trapezoid", "cumulative_trapezoid")
+register(dim_rule(params=("dim",), none="keep"), "linalg.matrix_norm")
 register(dim_rule(params=("dim0", "dim1"), none="keep"), "transpose", "swapaxes", "swapdims")
 register(dim_rule(params=("source", "destination"), none="keep"), "movedim", "moveaxis")
 register(dim_rule(params=("dim1", "dim2"), none="keep"), "diagonal")
@@ -110,6 +110,29 @@ def _softmax_implicit(fn, level, args, kwargs):
     return dim_rule(none="keep")(fn, level, bound.args, bound.kwargs)
 
 
+def _flip(fn, level, args, kwargs):
+    x = args[0]
+    dims = args[1:] if len(args) > 1 else (kwargs["dims"],)
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if not is_batched(x, level) or x.ndim == 0:
+        return NotImplemented
+    shifted = tuple(wrap_dim(d, x.ndim) + 1 for d in dims)
+    return wrap_outputs(dispatch(fn, (front(x, level), shifted), {}), level)
+
+
+def _norm(fn, level, args, kwargs):
+    """ember.norm: a p-norm of the flattened sample when no dim is given."""
+    bound = bind(fn, args, kwargs)
+    if bound is None or bound.arguments.get("p") == "nuc":
+        return NotImplemented
+    if bound.arguments.get("dim") is None:
+        return dim_rule(none="flatten")(fn, level, args, kwargs)
+    return dim_rule(none="keep")(fn, level, args, kwargs)
+
+
+register(_flip, "flip")
+register(_norm, "norm")
 register(_max_min, "max", "min")
 register(_median, "median", "nanmedian")
 register(_softmax_implicit, "F.softmax", "F.log_softmax", "F.softmin")

@@ -37,8 +37,6 @@ def _matmul_values(a, b, level):
 
 def _matmul(fn, level, args, kwargs):
     a, b = args[0], args[1] if len(args) > 1 else kwargs["other"]
-    if fn.__name__.startswith("__r"):
-        a, b = b, a
     return wrap_outputs(_matmul_values(a, b, level), level)
 
 
@@ -118,7 +116,12 @@ def _einsum(fn, level, args, kwargs):
     return wrap_outputs(dispatch(fn, (eq, *values), {}), level)
 
 
-register(_matmul, "matmul", ".__matmul__", ".__rmatmul__")
+def _rmatmul(fn, level, args, kwargs):
+    return wrap_outputs(_matmul_values(args[1], args[0], level), level)
+
+
+register(_matmul, "matmul", ".__matmul__")
+register(_rmatmul, ".__rmatmul__")
 register(_checked_matmul({(2, 2)}), "mm")
 register(_checked_matmul({(3, 3)}), "bmm")
 register(_checked_matmul({(2, 1)}), "mv")

@@ -231,3 +231,20 @@ register(_getitem, ".__getitem__")
 register(_setitem, ".__setitem__")
 register(_gather, "gather", "take_along_dim", "scatter", "scatter_add", "scatter_reduce",
          ".scatter_", ".scatter_add_", ".scatter_reduce_")
+
+
+def _as_strided(fn, level, args, kwargs):
+    raise NotImplementedError(
+        "vmap: as_strided reads the memory layout of its input, which mapping over a batch "
+        "changes; ember.func has no batching rule for it yet (index the sample instead)")
+
+
+register(_as_strided, "as_strided")
+
+
+def _python_value(fn, level, args, kwargs):
+    raise RuntimeError(f"vmap: {fn.__name__} returns a Python value that depends on the data; "
+                       f"there is no batching rule for it (use ember.eq / ember.isclose)")
+
+
+register(_python_value, "equal", "allclose")
