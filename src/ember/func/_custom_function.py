@@ -32,8 +32,9 @@ def apply_batched(cls, level, args, kwargs):
             "please see https://pytorch.org/docs/main/notes/extending.func.html")
     if not cls.generate_vmap_rule and cls.vmap is Function.vmap:
         raise RuntimeError(
-            f"To use autograd.Function with vmap, you must either override the vmap staticmethod "
-            f"or set generate_vmap_rule=True. Got: {cls.__name__}")
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+            f"override and implement the vmap staticmethod or set generate_vmap_rule=True. For "
+            f"more details, please see https://pytorch.org/docs/main/notes/extending.func.html")
     if kwargs:
         from ..autograd.function import _bind
         args = _bind(cls, args, kwargs)
