@@ -344,6 +344,24 @@ def test_functional_call_tie_weights():
                tf.functional_call(tm, {"a.weight": tw}, (tx,), tie_weights=tie))
 
 
+def test_batch_norm_in_training_under_vmap():
+    torch.manual_seed(7)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).double()
+    em = _copy(tm, ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4)).double())
+    tf.replace_all_batch_norm_modules_(tm)
+    ef.replace_all_batch_norm_modules_(em)
+    assert em[1].running_mean is None and not em[1].track_running_stats
+    ex, tx = _pair(2, 5, 3)
+    _close(ef.vmap(em)(ex), tf.vmap(tm)(tx))
+
+
+def test_debug_unwrap():
+    x = ember.randn(2, 3, 4)
+    seen = []
+    ef.vmap(ef.vmap(lambda a: seen.append(ef.debug_unwrap(a)) or a))(x)
+    assert seen[0] is x
+
+
 # -- autograd.Function under vmap --------------------------------------------------------------
 def _functions(lib):
     class Cube(lib.autograd.Function):

@@ -61,7 +61,6 @@ class BatchedTensor(Tensor):
         self.bdim = bdim
         self.level = level
         self._requires_grad = False
-        self.grad_fn = None
         self._version_counter = [0]
         return self
 
@@ -128,6 +127,10 @@ class BatchedTensor(Tensor):
     @requires_grad.setter
     def requires_grad(self, flag):
         self.value.requires_grad = flag
+
+    @property
+    def grad_fn(self):
+        return None
 
     @property
     def is_leaf(self):
