@@ -12,6 +12,7 @@ import torch.func as tf
 import ember
 import ember.func as ef
 import ember.functorch as efunctorch
+from ember.func._dispatch import FALLBACK_OPS
 
 
 def _np(x):
@@ -90,6 +91,24 @@ def test_nn_modules_under_vmap():
     em.load_state_dict({k: ember.tensor(v.numpy()) for k, v in tm.state_dict().items()})
     ex, tx = _pair(5, 2, 4, 4)
     _close(ef.vmap(em)(ex), tf.vmap(tm)(tx))
+
+
+def test_indexing_with_mapped_indices():
+    ex, tx = _pair(4, 5, 6)
+    rng = np.random.default_rng(3)
+    i, j = rng.integers(0, 5, (4, 3)), rng.integers(0, 6, (4, 3))
+    ei, ti, ej, tj = ember.tensor(i), torch.tensor(i), ember.tensor(j), torch.tensor(j)
+    cases = [
+        (lambda a, b: a[b], (0, 0), (ex, ei), (tx, ti)),
+        (lambda a, b: a[:, b], (0, 0), (ex, ej), (tx, tj)),
+        (lambda a, b, c: a[b, c], (0, 0, 0), (ex, ei, ej), (tx, ti, tj)),
+        (lambda a, b: a[b], (None, 0), (ex[0], ei), (tx[0], ti)),
+        (lambda a, b: a.index_select(1, b), (0, 0), (ex, ej), (tx, tj)),
+    ]
+    for f, dims, e_args, t_args in cases:
+        FALLBACK_OPS.clear()
+        _close(ef.vmap(f, in_dims=dims)(*e_args), tf.vmap(f, in_dims=dims)(*t_args))
+        assert not FALLBACK_OPS
 
 
 def test_randomness():
@@ -245,7 +264,9 @@ def _per_sample(lib, model, x, y):
 def _check_per_sample(tm, em, shape):
     ex, tx = _pair(*shape, seed=5)
     ey, ty = ember.tensor([0, 1, 2, 1, 0, 2]), torch.tensor([0, 1, 2, 1, 0, 2])
+    FALLBACK_OPS.clear()
     e_grads, e_loss, e_params, e_buffers = _per_sample(ember, em, ex, ey)
+    assert not FALLBACK_OPS       # every op of the model has a batching rule
     t_grads, _, _, _ = _per_sample(torch, tm, tx, ty)
     _close(e_grads, t_grads, atol=1e-10)
     for i in range(shape[0]):      # against a loop of ordinary gradients

@@ -378,7 +378,10 @@ def _patch_module_functions(patcher):
     for value in vars(nn).values():
         if isinstance(value, type) and issubclass(value, nn.Module):
             fn = vars(value).get("_fn")
-            if fn is not None and callable(fn):
+            if isinstance(fn, staticmethod):
+                patcher.patch_method(value, "_fn", staticmethod(_function_wrapper(
+                    _unpatched(fn.__func__))))
+            elif fn is not None and callable(fn):
                 patcher.patch_method(value, "_fn", _function_wrapper(_unpatched(fn)))
 
 

@@ -62,7 +62,7 @@ register(dim_rule(none="flatten"), "argmax", "argmin", "prod", "all", "any", "am
 register(dim_rule(none="keep"), "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
          "softmax", "log_softmax", "special.softmax", "special.log_softmax", "sort", "argsort",
          "topk", "kthvalue", "mode", "narrow", "select", "chunk", "split", "tensor_split",
-         "unbind", "index_select", "F.normalize", "F.glu", "diff", "unflatten",
+         "unbind", "F.normalize", "F.glu", "diff", "unflatten",
          ".split_with_sizes", "trapezoid", "cumulative_trapezoid")
 register(dim_rule(params=("dim",), none="keep"), "linalg.matrix_norm")
 register(dim_rule(params=("dim0", "dim1"), none="keep"), "transpose", "swapaxes", "swapdims")

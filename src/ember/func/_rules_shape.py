@@ -147,10 +147,10 @@ def _getitem(fn, level, args, kwargs):
     whose tensors are mapped, or whose advanced indices are apart (NumPy then moves their
     dimensions first), take the per-sample loop."""
     x, key = args[0], args[1]
-    if not is_batched(x, level):
-        return NotImplemented
     keys = key if isinstance(key, tuple) else (key,)
     if any(is_batched(k, level) for k in keys):
+        return _getitem_mapped_index(fn, level, x, keys)
+    if not is_batched(x, level):
         return NotImplemented
     positions = [i for i, k in enumerate(keys) if _is_advanced(k)]
     if positions:
@@ -160,6 +160,51 @@ def _getitem(fn, level, args, kwargs):
             return NotImplemented
     v = front(x, level)
     return wrap_outputs(dispatch(fn, (v, (slice(None),) + keys), {}), level)
+
+
+def _getitem_mapped_index(fn, level, x, keys):
+    """Integer index tensors that are mapped: the batch is indexed by an arange of its own, so
+    that sample i reads with its own indices; the index dimensions then go where indexing one
+    sample puts them."""
+    from ._dispatch import original
+    positions = [i for i, k in enumerate(keys) if isinstance(k, Tensor)]
+    if any(not isinstance(k, (Tensor, slice)) for k in keys) or any(
+            keys[i].dtype.is_floating_point or str(keys[i].dtype).endswith("bool")
+            for i in positions):
+        return NotImplemented
+    size = next(k.value.shape[k.bdim] for k in keys if is_batched(k, level))
+    rank = max(keys[i].ndim for i in positions)
+    xv = front(x, level) if is_batched(x, level) else x.unsqueeze(0).expand(size, *x.shape)
+    new_keys = []
+    for k in keys:
+        if is_batched(k, level):
+            v = front(k, level)
+            shape = tuple(v.shape)
+            new_keys.append(v.reshape(shape[:1] + (1,) * (rank - k.ndim) + shape[1:]))
+        else:
+            new_keys.append(k)
+    batch_index = dispatch(original("arange"), (size,), {}).reshape((size,) + (1,) * rank)
+    out = dispatch(fn, (xv, (batch_index, *new_keys)), {})
+    first = positions[0]
+    adjacent = positions[-1] - first + 1 == len(positions)
+    if adjacent and first > 0:
+        out = out.movedim(tuple(range(1, 1 + rank)), tuple(range(1 + first, 1 + first + rank)))
+    return wrap_outputs(out, level)
+
+
+def _index_select(fn, level, args, kwargs):
+    bound = bind(fn, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    names = list(bound.arguments)
+    x, dim, index = (bound.arguments[n] for n in names[:3])
+    if not is_batched(index, level) or index.ndim > 1:
+        from ._rules_dims import dim_rule
+        return dim_rule(none="keep")(fn, level, args, kwargs)
+    d = wrap_dim(dim, x.ndim) if x.ndim else 0
+    if x.ndim == 0:
+        return NotImplemented
+    return x[(slice(None),) * d + (index.reshape(-1),)]
 
 
 def _setitem(fn, level, args, kwargs):
@@ -228,6 +273,7 @@ register(_squeeze, "squeeze")
 register(_t, "t")
 register(_join, "cat", "concat", "concatenate", "stack")
 register(_getitem, ".__getitem__")
+register(_index_select, "index_select")
 register(_setitem, ".__setitem__")
 register(_gather, "gather", "take_along_dim", "scatter", "scatter_add", "scatter_reduce",
          ".scatter_", ".scatter_add_", ".scatter_reduce_")

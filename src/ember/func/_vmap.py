@@ -5,7 +5,7 @@ import types
 from .._tensor import Tensor
 
 from ._batched import BatchedTensor, _VmapLevel, active_levels
-from ._dispatch import dispatch, patched
+from ._dispatch import _patch_list, dispatch, dispatch_method, patched
 from ._pytree import broadcast_prefix, tree_flatten, tree_repr, tree_unflatten
 
 __all__ = ["vmap"]
@@ -128,7 +128,11 @@ def _through_dispatch(func):
     """An ember function passed to vmap itself (``vmap(ember.add)``) is called through the
     dispatch step, like the ember functions that the mapped code calls."""
     if isinstance(func, types.FunctionType) and (func.__module__ or "").startswith("ember."):
-        return lambda *args, **kwargs: dispatch(func, args, kwargs)
+        if _patch_list()[1].get(id(func)) is func:
+            return lambda *args, **kwargs: dispatch(func, args, kwargs)
+        name = func.__name__
+        if vars(Tensor).get(name) is func:
+            return lambda self, *args, **kwargs: dispatch_method(name, self, args, kwargs)
     return func
 
 
