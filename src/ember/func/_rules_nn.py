@@ -247,7 +247,21 @@ register(_embedding, "F.embedding")
 register(_first_only, "F.one_hot", "tril", "triu", "linalg.inv", "linalg.det", "linalg.slogdet",
          "linalg.cholesky", "linalg.qr", "linalg.eigh", "linalg.eigvalsh", "linalg.svd",
          "linalg.svdvals", "linalg.matrix_exp", "linalg.pinv", "det", "logdet", "slogdet",
-         "inverse", "matrix_exp", "pinverse")
+         "inverse", "matrix_exp", "pinverse", "cholesky", "qr", "svd", "linalg.inv_ex",
+         "linalg.cholesky_ex", "cholesky_inverse", "matrix_power", "linalg.matrix_power",
+         "linalg.eigvals", "linalg.eig", "linalg.lu_factor", "linalg.lu", "adjoint")
+
+
+def _first_only_inplace(fn, level, args, kwargs):
+    """tril_/triu_ on the trailing dimensions of a mapped tensor, in its own memory."""
+    x = args[0]
+    if not is_batched(x, level) or any(is_batched(a, level) for a in args[1:]):
+        return NotImplemented
+    dispatch(fn, (front(x, level),) + tuple(args[1:]), kwargs)
+    return x
+
+
+register(_first_only_inplace, ".tril_", ".triu_")
 register(_layer_norm, "F.layer_norm")
 register(_batch_norm, "F.batch_norm")
 register(_pad, "F.pad")

@@ -294,3 +294,63 @@ def _python_value(fn, level, args, kwargs):
 
 
 register(_python_value, "equal", "allclose")
+
+
+def _trace(fn, level, args, kwargs):
+    x = args[0]
+    if x.ndim != 2:
+        return NotImplemented
+    return x.diagonal(0, 0, 1).sum(-1)
+
+
+def _ravel(fn, level, args, kwargs):
+    return args[0].reshape(-1)
+
+
+def _roll(fn, level, args, kwargs):
+    bound = bind(fn, args, kwargs)
+    if bound is None:
+        return NotImplemented
+    names = list(bound.arguments)
+    x, shifts = bound.arguments[names[0]], bound.arguments[names[1]]
+    dims = bound.arguments.get(names[2]) if len(names) > 2 else None
+    if not is_batched(x, level) or is_batched(shifts, level) or x.ndim == 0:
+        return NotImplemented
+    if dims is None or dims == ():
+        return x.reshape(-1).roll(shifts, 0).reshape(x.shape)
+    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+    shifted = tuple(wrap_dim(d, x.ndim) + 1 for d in dims)
+    return wrap_outputs(dispatch(fn, (front(x, level), shifts, shifted), {}), level)
+
+
+def _diag(fn, level, args, kwargs):
+    x = args[0]
+    diagonal = args[1] if len(args) > 1 else kwargs.get("diagonal", 0)
+    if x.ndim == 1:
+        return x.diag_embed(diagonal)
+    if x.ndim == 2:
+        return x.diagonal(diagonal, 0, 1)
+    return NotImplemented
+
+
+def _cross(fn, level, args, kwargs):
+    """cross: without ``dim`` the first dimension of size 3 of the (broadcast) samples."""
+    from ._rules_pointwise import elementwise
+    a, b = args[0], args[1]
+    dim = args[2] if len(args) > 2 else kwargs.get("dim")
+    rank = max(a.ndim, b.ndim)
+    if dim is None:
+        shape = [max(p, q) for p, q in zip((1,) * (rank - a.ndim) + tuple(a.shape),
+                                            (1,) * (rank - b.ndim) + tuple(b.shape))]
+        if 3 not in shape:
+            return NotImplemented
+        dim = shape.index(3)
+    dim = wrap_dim(dim, rank) - rank    # negative: counts from the end, unchanged by the batch
+    return elementwise(fn, level, (a, b), {"dim": dim})
+
+
+register(_trace, "trace")
+register(_ravel, "ravel")
+register(_roll, "roll")
+register(_diag, "diag")
+register(_cross, "cross", "linalg.cross")
