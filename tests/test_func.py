@@ -243,6 +243,26 @@ def test_jacrev_hessian_and_compositions():
     _close(ef.vmap(ef.grad(g))(ey), tf.vmap(tf.grad(g))(ty))
 
 
+def test_more_compositions():
+    (ex, tx), (ew, tw), (eW, tW) = _pair(4, 3), _pair(3, 2, seed=1), _pair(4, 3, 2, seed=2)
+
+    def g(x, w):
+        return (x @ w).tanh().sum()
+
+    _close(ef.grad(lambda w: ef.vmap(lambda x: g(x, w))(ex).sum())(ew),
+           tf.grad(lambda w: tf.vmap(lambda x: g(x, w))(tx).sum())(tw))
+    _close(ef.vmap(ef.grad(g, argnums=(0, 1)))(ex, eW), tf.vmap(tf.grad(g, argnums=(0, 1)))(tx, tW))
+    _close(ef.vmap(lambda x: ef.jacrev(lambda w: (x @ w).sin())(ew))(ex),
+           tf.vmap(lambda x: tf.jacrev(lambda w: (x @ w).sin())(tw))(tx))
+    _close(ef.vmap(ef.vmap(ef.grad(lambda a: (a ** 3).sum())))(eW),
+           tf.vmap(tf.vmap(tf.grad(lambda a: (a ** 3).sum())))(tW))
+    _close(ef.vmap(lambda x, c: ef.vjp(lambda a: a.exp() @ ew, x)[1](c))(ex, ex[:, :2]),
+           tf.vmap(lambda x, c: tf.vjp(lambda a: a.exp() @ tw, x)[1](c))(tx, tx[:, :2]))
+    _close(ef.jacrev(lambda w: ef.vmap(lambda x: (x @ w).sin())(ex))(ew),
+           tf.jacrev(lambda w: tf.vmap(lambda x: (x @ w).sin())(tx))(tw))
+    _close(ef.hessian(g, argnums=(0, 1))(ex[0], ew), tf.hessian(g, argnums=(0, 1))(tx[0], tw))
+
+
 # -- per-sample gradients and ensembles --------------------------------------------------------
 def _copy(tm, em):
     em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
