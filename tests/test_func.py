@@ -396,6 +396,11 @@ def test_batch_norm_in_training_under_vmap():
     _close(ef.vmap(em)(ex), tf.vmap(tm)(tx))
 
 
+def test_batch_norm_running_stats_error_as_torch():
+    _same_error(lambda: ef.vmap(ember.nn.BatchNorm1d(3))(ember.randn(4, 5, 3)),
+                lambda: tf.vmap(torch.nn.BatchNorm1d(3))(torch.randn(4, 5, 3)))
+
+
 def test_debug_unwrap():
     x = ember.randn(2, 3, 4)
     seen = []

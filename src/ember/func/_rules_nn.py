@@ -116,6 +116,15 @@ def _batch_norm(fn, level, args, kwargs):
         return NotImplemented
     a = bound.arguments
     x = a["input"]
+    stats = [a.get("running_mean"), a.get("running_var")]
+    if a.get("training") and is_batched(x, level) and any(
+            s is not None and not is_batched(s, level) for s in stats):
+        raise RuntimeError(
+            "Batch norm got a batched tensor as input while the running_mean or running_var, "
+            "which will be updated in place, were not batched.\nIf you are using a module and do "
+            "not need eval mode, please set `track_running_stats` to be False.If you are using a "
+            "prebuilt module and do not need eval mode, please see the functorch website for "
+            "resources on how to patch your module to work with vmap")
     if a.get("training") or x.ndim < 2 or any(
             is_batched(v, level) for k, v in a.items() if k != "input"):
         return NotImplemented
