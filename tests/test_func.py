@@ -161,6 +161,16 @@ def test_python_values_raise():
             ef.vmap(fn)(x)
 
 
+def test_nothing_stays_patched():
+    add, method, relu = ember.add, ember.Tensor.add, ember.nn.functional.relu
+    with pytest.raises(RuntimeError):
+        ef.vmap(lambda a: a.item())(ember.randn(3))
+    ef.vmap(lambda a: ember.nn.ReLU()(a) + 1)(ember.randn(3))
+    assert ember.add is add and ember.Tensor.add is method and ember.nn.functional.relu is relu
+    assert ember.nn.ReLU._fn is relu
+    assert not hasattr(add, "__vmap_original__")
+
+
 def test_inplace_into_unmapped_raises():
     x = ember.randn(3, 4)
     with pytest.raises(RuntimeError, match="vmapped over"):

@@ -213,6 +213,46 @@ def _run_entry(op, in_dim):
     return used
 
 
+def _run_entry_nested(op):
+    """vmap of vmap: a 2 x 3 grid of samples, against the double loop."""
+    dtype = _dtype(op)
+    sample = op.samples[0]
+    grid = [[_built_args(op, sample, dtype, 10 * i + j) for j in range(BATCH)] for i in range(2)]
+    tensor_pos = [i for i, a in enumerate(sample.args) if isinstance(a, Arg)]
+    if not tensor_pos:
+        return
+    looped = [[op.fn(ember, *args, **sample.kwargs) for args in row] for row in grid]
+    stacked = [ember.stack([ember.stack([args[i] for args in row]) for row in grid])
+               for i in tensor_pos]
+
+    def call(*tensors):
+        args = list(grid[0][0])
+        for i, t in zip(tensor_pos, tensors):
+            args[i] = t
+        return op.fn(ember, *args, **sample.kwargs)
+
+    mapped = vmap(vmap(call))(*stacked)
+    if not isinstance(looped[0][0], (ember.Tensor, tuple, list)):
+        return
+    flat = [r for row in looped for r in row]
+    merged = _flatten_two(mapped)
+    _compare(merged, flat, f"{op.name} nested")
+
+
+def _flatten_two(x):
+    if isinstance(x, ember.Tensor):
+        return x.reshape((-1,) + tuple(x.shape[2:]))
+    return type(x)(_flatten_two(t) for t in x) if not hasattr(x, "_fields") else \
+        type(x)(*(_flatten_two(t) for t in x))
+
+
+@pytest.mark.parametrize("op", OPS[::6], ids=[op.name for op in OPS[::6]])
+def test_op_under_nested_vmap(op):
+    if op.name in NOT_MAPPABLE:
+        pytest.skip(NOT_MAPPABLE[op.name])
+    _run_entry_nested(op)
+
+
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
 def test_op_under_vmap(op):
     if op.name in NOT_MAPPABLE:

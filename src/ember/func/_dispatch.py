@@ -77,6 +77,14 @@ def _resolve():
             _method_rules[name] = rule
             if random:
                 _random_methods.add(name)
+    # a rule calling an unpatched Tensor method on a tensor of an outer level finds it by id
+    for name, rule in _method_rules.items():
+        attr = vars(Tensor).get(name)
+        if isinstance(attr, type(register)):
+            fn = _unpatched(attr)
+            _rules_by_id.setdefault(id(fn), rule)
+            if name in _random_methods:
+                _random_ids.add(id(fn))
     _state["resolved"] = True
 
 

@@ -22,8 +22,8 @@ def dim_rule(params=("dim",), none="all", extra_rank=0):
 
     def rule(fn, level, args, kwargs):
         bound = bind(fn, args, kwargs)
-        if bound is None:
-            return NotImplemented
+        if bound is None or any(p not in bound.signature.parameters for p in params):
+            return NotImplemented       # a signature that hides the dimension (*args)
         names = list(bound.arguments)
         x = bound.arguments[names[0]]
         others = [v for k, v in bound.arguments.items() if k != names[0]]
@@ -74,6 +74,17 @@ register(dim_rule(params=("start_dim", "end_dim"), none="keep"), "flatten")
 register(dim_rule(params=("dimension",), none="keep"), ".unfold")
 
 
+def _dim_and_keepdim(fn, level, args, kwargs):
+    """max/min/median(input, dim, keepdim=False): the dimension moves up by one."""
+    x = args[0]
+    dim = args[1] if len(args) > 1 else kwargs["dim"]
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    if not is_batched(x, level) or x.ndim == 0:
+        return NotImplemented
+    return wrap_outputs(dispatch(fn, (front(x, level), wrap_dim(dim, x.ndim) + 1, keepdim), {}),
+                        level)
+
+
 def _max_min(fn, level, args, kwargs):
     """max/min: with a dim as a dim op; without one the maximum of the flattened sample; with a
     tensor ``other`` elementwise."""
@@ -81,7 +92,11 @@ def _max_min(fn, level, args, kwargs):
     if len(args) > 1 and not isinstance(args[1], int) or "other" in kwargs:
         return elementwise(fn, level, args, kwargs)
     if len(args) > 1 or "dim" in kwargs:
-        return dim_rule(none="keep")(fn, level, args, kwargs)
+        return _dim_and_keepdim(fn, level, args, kwargs)
+    return _flattened(fn, level, args)
+
+
+def _flattened(fn, level, args):
     x = args[0]
     if not is_batched(x, level):
         return NotImplemented
@@ -91,12 +106,10 @@ def _max_min(fn, level, args, kwargs):
 
 def _median(fn, level, args, kwargs):
     if len(args) > 1 or "dim" in kwargs:
-        return dim_rule(none="keep")(fn, level, args, kwargs)
-    x = args[0]
-    if not is_batched(x, level) or x.ndim == 0:
+        return _dim_and_keepdim(fn, level, args, kwargs)
+    if args[0].ndim == 0:
         return NotImplemented
-    v = front(x, level)
-    return wrap_outputs(dispatch(fn, (v.reshape(v.shape[0], -1), 1), {}).values, level)
+    return _flattened(fn, level, args)
 
 
 def _softmax_implicit(fn, level, args, kwargs):
