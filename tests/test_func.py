@@ -111,6 +111,17 @@ def test_indexing_with_mapped_indices():
         assert not FALLBACK_OPS
 
 
+def test_transformer_layer_under_vmap():
+    # the layer keeps its activation function in an attribute and calls attention through its
+    # own module: both reach vmap's dispatch
+    torch.manual_seed(8)
+    tm = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).double().eval()
+    em = _copy(tm, ember.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                    batch_first=True).double().eval())
+    ex, tx = _pair(3, 1, 4, 8)
+    _close(ef.vmap(em)(ex), torch.stack([tm(tx[i]) for i in range(3)]), atol=1e-10)
+
+
 def test_randomness():
     x = ember.ones(4, 50)
     with pytest.raises(RuntimeError, match="randomness error mode"):

@@ -32,7 +32,9 @@ _method_rules = {}       # Tensor method name -> rule
 _originals = {}          # name -> original ember function (unpatched)
 _random_ids = set()      # ids of the random functions (intercepted even without batched inputs)
 _random_methods = set()
-_state = {"depth": 0, "resolved": False}
+# depth: running vmap calls that patched; inside: ember functions running on plain tensors
+# (their own calls of random functions draw as they are, not once more per sample)
+_state = {"depth": 0, "resolved": False, "inside": 0}
 
 _NAMESPACES = {"": "ember", "F": "ember.nn.functional", "linalg": "ember.linalg",
                "special": "ember.special", "fft": "ember.fft"}
@@ -159,11 +161,11 @@ def _run(fn, name, rule, args, kwargs, random):
         k_level = _max_level(kwargs.values())
         if k_level is not None and (level is None or k_level > level):
             level = k_level
-    if random and active_levels:
+    if random and active_levels and not _state["inside"]:
         from ._rules_random import random_rule
         return random_rule(fn, name, level, args, kwargs)
     if level is None:
-        return fn(*args, **kwargs)
+        return call_original(fn, args, kwargs)
     if _is_inplace(name, kwargs):
         _check_inplace(name, args, kwargs, level)
     if rule is not None:
@@ -171,6 +173,14 @@ def _run(fn, name, rule, args, kwargs, random):
         if result is not NotImplemented:
             return result
     return _loop_fallback(fn, name, level, args, kwargs)
+
+
+def call_original(fn, args, kwargs):
+    _state["inside"] += 1
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _state["inside"] -= 1
 
 
 def dispatch(fn, args, kwargs):
@@ -375,9 +385,54 @@ def _patch_list():
     if _patch_cache.get("key") != key:
         recorder = _Recorder()
         patch_ember_callables(recorder, _function_wrapper, _method_wrapper)
+        _patch_defining_modules(recorder)
         _patch_module_functions(recorder)
-        _patch_cache.update(key=key, patches=recorder.patches, known=ember_functions())
+        known = ember_functions()
+        from ..nn import Module
+        recorder.patch_method(Module, "__call__", _module_call_wrapper(
+            _unpatched(vars(Module)["__call__"]), known))
+        _patch_cache.update(key=key, patches=recorder.patches, known=known)
     return _patch_cache["patches"], _patch_cache["known"]
+
+
+def _patch_defining_modules(recorder):
+    """Each public function also in the module that defines it, so that ember code reaching it
+    through that module (``attention.scaled_dot_product_attention``) dispatches too."""
+    import sys
+    seen = {(id(where), name) for kind, where, name, _ in recorder.patches if kind == "dict"}
+    for kind, _where, _name, wrapper in list(recorder.patches):
+        if kind != "dict":
+            continue
+        fn = wrapper.__vmap_original__
+        module = sys.modules.get(getattr(fn, "__module__", None) or "")
+        own = getattr(fn, "__name__", None)
+        if module is None or own is None:
+            continue
+        d = vars(module)
+        if d.get(own) is fn and (id(d), own) not in seen:
+            seen.add((id(d), own))
+            recorder.patch(d, own, wrapper)
+
+
+def _module_call_wrapper(call, known):
+    """``Module.__call__`` while vmap runs: ember functions a layer keeps in its own attributes
+    (``TransformerEncoderLayer.activation``) go through the dispatch step for the call."""
+    function = type(_module_call_wrapper)
+
+    @functools.wraps(call)
+    def wrapper(self, *args, **kwargs):
+        d = self.__dict__
+        swaps = [(k, v) for k, v in d.items() if type(v) is function and known.get(id(v)) is v]
+        for k, v in swaps:
+            d[k] = _function_wrapper(v)
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            for k, v in swaps:
+                d[k] = v
+
+    wrapper.__vmap_original__ = call
+    return wrapper
 
 
 def _patch_module_functions(patcher):

@@ -27,7 +27,10 @@ def random_rule(fn, name, level, args, kwargs):
     if name in _DROPOUTS:
         bound = bind(fn, args, kwargs)
         if bound is not None and not bound.arguments.get("training", True):
-            return fn(*args, **kwargs) if level is None else args[0]
+            if level is None:
+                from ._dispatch import call_original
+                return call_original(fn, args, kwargs)
+            return args[0]
     return _at(fn, name, args, kwargs, len(active_levels) - 1)
 
 
@@ -37,7 +40,8 @@ def _sample(x, level):
 
 def _at(fn, name, args, kwargs, idx):
     if idx < 0:
-        return fn(*args, **kwargs)
+        from ._dispatch import call_original
+        return call_original(fn, args, kwargs)
     entry = active_levels[idx]
     level = entry.level
     if entry.randomness == "error":
