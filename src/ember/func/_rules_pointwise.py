@@ -54,14 +54,26 @@ def _tensors(obj, out):
     return out
 
 
+def _kind(t):
+    if t.is_complex():
+        return 3
+    if t.is_floating_point():
+        return 2
+    return 0 if str(t.dtype).endswith("bool") else 1
+
+
 def elementwise(fn, level, args, kwargs):
     """Mapped dimensions first; a mapped operand of fewer dimensions than the widest operand
     gets size-1 dimensions after its mapped one, so that broadcasting lines samples up."""
     tensors = _tensors((args, kwargs), [])
     rank = max(t.ndim for t in tensors)
-    batched_scalar = any(is_batched(t, level) and t.ndim == 0 for t in tensors)
-    if batched_scalar and len({t.dtype for t in tensors}) > 1:
-        return NotImplemented   # a 0-d operand takes part in type promotion as a dimensioned one
+    for t in tensors:
+        # a mapped 0-d operand takes part in type promotion as a dimensioned one: where that
+        # changes the result's dtype (another operand of its kind, bool/int/float/complex, with
+        # another dtype), the samples run one by one
+        if is_batched(t, level) and t.ndim == 0 and any(
+                u.dtype != t.dtype and _kind(u) == _kind(t) for u in tensors):
+            return NotImplemented
     inplace = _is_inplace(getattr(fn, "__name__", ""), kwargs)
     self = args[0] if inplace else None
 
@@ -84,6 +96,13 @@ def elementwise(fn, level, args, kwargs):
 def _scalar_value(fn, level, args, kwargs):
     """masked_fill and fill_ take a 0-d value: a mapped one goes to the per-sample loop."""
     value = args[-1] if len(args) > 1 else kwargs.get("value")
+    name = getattr(fn, "__name__", "")
+    if is_batched(value, level) and name == "masked_fill" and len(args) == 3 and not kwargs:
+        from ._dispatch import original
+        x, mask, value = args
+        if value.ndim != 0:
+            return NotImplemented
+        return dispatch(original("where"), (mask, value.to(x.dtype), x), {})
     if is_batched(value, level):
         return NotImplemented
     return elementwise(fn, level, args, kwargs)
