@@ -9,8 +9,7 @@ operation's batching rule on ``value``.
 """
 from .._tensor import Tensor, Size
 
-__all__ = ["BatchedTensor", "level_of", "unwrap", "wrap", "batch_size_at", "to_front",
-           "from_front", "physical", "broadcast_to_level"]
+__all__ = ["BatchedTensor", "to_front", "from_front", "physical", "broadcast_to_level"]
 
 
 class _VmapLevel:
@@ -257,29 +256,6 @@ del _name
 
 
 # -- levels ------------------------------------------------------------------------------------
-def level_of(x):
-    """The level of ``x`` if it is a BatchedTensor, else None."""
-    return x.level if type(x) is BatchedTensor else None
-
-
-def unwrap(x, level):
-    """``(value, bdim)`` for a tensor batched at ``level``; ``(x, None)`` for anything else."""
-    if type(x) is BatchedTensor and x.level == level:
-        return x.value, x.bdim
-    return x, None
-
-
-def wrap(value, bdim, level):
-    """The BatchedTensor of ``value`` at ``level`` (``value`` itself when ``bdim`` is None)."""
-    if bdim is None:
-        return value
-    return BatchedTensor(value, bdim, level)
-
-
-def batch_size_at(level):
-    return current_level(level).batch_size
-
-
 def broadcast_to_level(x, level, size):
     """``x`` mapped at ``level`` too: expanded (no copy) along a new dimension of ``size``."""
     if type(x) is BatchedTensor:

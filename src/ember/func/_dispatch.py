@@ -17,7 +17,7 @@ import functools
 import inspect
 
 from .._tensor import Tensor
-from ._batched import BatchedTensor, active_levels, current_level
+from ._batched import BatchedTensor, active_levels
 
 __all__ = ["dispatch", "dispatch_method", "register", "patched", "FALLBACK_OPS", "original"]
 
@@ -481,6 +481,3 @@ def bind(fn, args, kwargs):
     bound.apply_defaults()
     return bound
 
-
-def randomness_of(level):
-    return current_level(level).randomness

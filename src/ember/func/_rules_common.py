@@ -2,7 +2,7 @@
 from .._tensor import Tensor
 from ._batched import BatchedTensor
 
-__all__ = ["is_batched", "front", "wrap_outputs", "wrap_dim", "logical_ndim", "tree_map"]
+__all__ = ["is_batched", "front", "wrap_outputs", "wrap_dim", "tree_map"]
 
 
 def is_batched(x, level):
@@ -36,10 +36,6 @@ def wrap_dim(dim, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim % n
-
-
-def logical_ndim(x):
-    return x.ndim if isinstance(x, Tensor) else 0
 
 
 def tree_map(fn, obj):
