@@ -172,6 +172,19 @@ def test_python_values_raise():
             ef.vmap(fn)(x)
 
 
+def test_backward_through_vmap():
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    ex, tx = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    ew, tw = ember.tensor(a[0], requires_grad=True), torch.tensor(a[0], requires_grad=True)
+
+    def f(w):
+        return lambda x: (x * w).sin().sum() + x.softmax(0)[0]
+
+    ember.vmap(f(ew))(ex).pow(2).sum().backward()
+    torch.vmap(f(tw))(tx).pow(2).sum().backward()
+    _close((ex.grad, ew.grad), (tx.grad, tw.grad), atol=1e-12)
+
+
 def test_nothing_stays_patched():
     add, method, relu = ember.add, ember.Tensor.add, ember.nn.functional.relu
     with pytest.raises(RuntimeError):
