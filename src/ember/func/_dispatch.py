@@ -14,7 +14,6 @@ A ``__torch_function__``-style protocol would replace the patching here and noth
 rules only see ``dispatch(fn, args, kwargs)``.
 """
 import functools
-import inspect
 
 from .._tensor import Tensor
 from ._batched import BatchedTensor, active_levels
@@ -459,25 +458,3 @@ def _batched_function_apply(cls, args, kwargs):
         return None
     from ._custom_function import apply_batched
     return apply_batched(cls, level, args, kwargs)
-
-
-@functools.cache
-def signature_of(fn):
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-
-
-def bind(fn, args, kwargs):
-    """``fn``'s BoundArguments for the call (defaults filled in), or None."""
-    sig = signature_of(fn)
-    if sig is None:
-        return None
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError:
-        return None
-    bound.apply_defaults()
-    return bound
-

@@ -1,8 +1,12 @@
-"""Helpers the batching rules share: moving a mapped dimension to the front, wrapping results."""
+"""Helpers the batching rules share: moving a mapped dimension to the front, wrapping results,
+binding a call to its signature."""
+import functools
+import inspect
+
 from .._tensor import Tensor
 from ._batched import BatchedTensor
 
-__all__ = ["is_batched", "front", "wrap_outputs", "wrap_dim", "tree_map"]
+__all__ = ["is_batched", "front", "wrap_outputs", "wrap_dim", "tree_map", "bind"]
 
 
 def is_batched(x, level):
@@ -44,3 +48,25 @@ def tree_map(fn, obj):
     if type(obj) is dict:
         return {k: tree_map(fn, v) for k, v in obj.items()}
     return fn(obj)
+
+
+@functools.cache
+def signature_of(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def bind(fn, args, kwargs):
+    """``fn``'s BoundArguments for the call (defaults filled in), or None."""
+    sig = signature_of(fn)
+    if sig is None:
+        return None
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    return bound
+

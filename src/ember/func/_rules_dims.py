@@ -1,7 +1,7 @@
 """Batching rules of reductions and other ops that take dimensions: the mapped dimension goes
 first and every dimension argument moves up by one."""
-from ._dispatch import bind, dispatch, register
-from ._rules_common import front, is_batched, wrap_dim, wrap_outputs
+from ._dispatch import dispatch, register
+from ._rules_common import bind, front, is_batched, wrap_dim, wrap_outputs
 
 __all__ = ["dim_rule"]
 

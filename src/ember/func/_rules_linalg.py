@@ -1,7 +1,7 @@
 """Batching rules of matrix products: the mapped dimension becomes a batch dimension of
 ``matmul`` (vectors are made matrices first, then squeezed back)."""
-from ._dispatch import bind, dispatch, original, register
-from ._rules_common import front, is_batched, wrap_outputs
+from ._dispatch import dispatch, original, register
+from ._rules_common import bind, front, is_batched, wrap_outputs
 
 __all__ = []
 

@@ -2,8 +2,8 @@
 samples' N), pooling and resizing (folded into N), normalization, embeddings and the losses
 (written with the ops that have rules)."""
 from .._tensor import Tensor
-from ._dispatch import _unpatched, bind, dispatch, original, register
-from ._rules_common import front, is_batched, wrap_outputs
+from ._dispatch import _unpatched, dispatch, original, register
+from ._rules_common import bind, front, is_batched, wrap_outputs
 
 __all__ = []
 

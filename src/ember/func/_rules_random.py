@@ -3,8 +3,8 @@
 whole batch), ``'same'`` draws once for one sample and shares it."""
 from .._tensor import Tensor
 from ._batched import BatchedTensor, active_levels
-from ._dispatch import _is_inplace, bind, register
-from ._rules_common import front, is_batched, tree_map
+from ._dispatch import _is_inplace, register
+from ._rules_common import bind, front, is_batched, tree_map
 
 __all__ = ["random_rule"]
 

@@ -1,7 +1,7 @@
 """Batching rules of views and shape ops, joining (cat, stack) and indexing."""
 from .._tensor import Tensor
-from ._dispatch import bind, dispatch, register
-from ._rules_common import front, is_batched, wrap_dim, wrap_outputs
+from ._dispatch import dispatch, register
+from ._rules_common import bind, front, is_batched, wrap_dim, wrap_outputs
 
 __all__ = []
 
