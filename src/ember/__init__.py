@@ -106,6 +106,8 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast
 # ember.cpu (torch.cpu's device module); the build constants and the legacy memory format are
 # in _settings
 from . import cpu  # noqa: F401
+from . import func  # noqa: F401  (ember.func: vmap, grad, jacrev, functional_call, ...)
+from .func import vmap  # noqa: F401  (torch.vmap)
 from ._dtype import (  # noqa: F401  (the dtypes beyond the everyday twelve)
     uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
     float8_e8m0fnu, bits16, bits1x8, bits2x4, bits4x2, bits8, bit, int1, int2, int3, int4, int5,
@@ -131,6 +133,8 @@ _LAZY_SUBMODULES += ("export",)
 _LAZY_SUBMODULES += ("compiler", "_dynamo")
 # ember.distributions (the distributions, constraints, transforms and KL registry)
 _LAZY_SUBMODULES += ("distributions",)
+# functorch's old names over ember.func (not a top-level package: torch ships its own functorch)
+_LAZY_SUBMODULES += ("functorch",)
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,

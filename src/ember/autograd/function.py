@@ -178,6 +178,17 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     vjp = backward
 
+    # with True, vmap runs ``forward`` itself on the mapped inputs (its ops have batching rules)
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The batching rule of the Function: receives ``info`` (``batch_size``,
+        ``randomness``), the mapped dimension of each input (None for unmapped ones) and the
+        whole-batch inputs; returns ``(outputs, out_dims)``."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
+
     @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function "
@@ -186,6 +197,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Runs the Function on ``args`` and records its node when an input requires grad."""
+        if _batched_apply is not None:
+            output = _batched_apply(cls, args, kwargs)
+            if output is not None:
+                return output
         if kwargs:
             args = _bind(cls, args, kwargs)
         tensors = [a for a in args if _is_tensor(a)]
@@ -202,6 +217,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             return output
         ctx._inputs = [(a._data.shape, a._data.dtype) if _is_tensor(a) else None for a in args]
         return _attach_outputs(ctx, output, tensors)
+
+
+# set by ember.func while vmap runs: runs a Function on mapped inputs (None otherwise)
+_batched_apply = None
 
 
 def _uses_setup_context(cls):

@@ -18,7 +18,8 @@ from .._overridable import is_ember_function as _is_ember_function
 from .._overridable import namespaces as _namespaces
 from .proxy import _find_proxy
 
-__all__ = ["_Patcher", "ember_function_wrapper", "ember_patches", "create_wrapped_func"]
+__all__ = ["_Patcher", "ember_function_wrapper", "ember_patches", "create_wrapped_func",
+           "patch_ember_callables"]
 
 _MISSING = object()
 
@@ -215,18 +216,25 @@ def ember_functions():
     return found
 
 
-def ember_patches(patcher):
-    """Install the wrappers of ember's namespace functions and Tensor methods in ``patcher``."""
+def patch_ember_callables(patcher, function_wrapper, method_wrapper):
+    """Install ``function_wrapper(fn, namespace)`` for every function of ember's public
+    namespaces and ``method_wrapper(name, method)`` for ``Tensor``'s methods and operators in
+    ``patcher`` (a trace's wrappers; ``ember.func.vmap``'s dispatch uses the same list)."""
     from .. import Tensor
     for ns_name, module in _namespaces():
         d = module.__dict__
         for key, value in list(d.items()):
             if key.startswith("__") or key in _NEVER_WRAP or not _is_ember_function(value):
                 continue
-            patcher.patch(d, key, ember_function_wrapper(value, ns_name))
+            patcher.patch(d, key, function_wrapper(value, ns_name))
     for key, value in list(vars(Tensor).items()):
         if not isinstance(value, types.FunctionType):
             continue
         if key.startswith("_") and key not in DUNDER_TO_METHOD and key not in _KEPT_DUNDERS:
             continue
-        patcher.patch_method(Tensor, key, _tensor_method_wrapper(key, value))
+        patcher.patch_method(Tensor, key, method_wrapper(key, value))
+
+
+def ember_patches(patcher):
+    """Install the wrappers of ember's namespace functions and Tensor methods in ``patcher``."""
+    patch_ember_callables(patcher, ember_function_wrapper, _tensor_method_wrapper)
