@@ -356,11 +356,12 @@ _COND_ORDS = (1, -1, 2, -2, math.inf, -math.inf)
 
 @with_out(op="linalg_cond")
 @autocast_policy("fp32")
-def cond(A, p=None):
+def cond(input, p=None):
     """The condition number of ``A`` in the matrix norm ``p``: the ratio of the largest to the
     smallest singular value for ``p`` None or 2 (-2: its inverse), else
     ``norm(A, p) * norm(inv(A), p)`` for square ``A`` ('fro', 'nuc', 1, -1, inf, -inf); a singular
     ``A`` gives inf."""
+    A = input
     check_tensor(A, "linalg_cond", "A")
     if A._data.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
@@ -402,10 +403,11 @@ def _empty_cond(A):
 
 @with_out(op="linalg_tensorinv")
 @autocast_policy("fp32")
-def tensorinv(A, ind=2):
+def tensorinv(input, ind=2):
     """The inverse of ``A`` for ``tensordot`` over ``ind`` dimensions: ``A`` read as the square
     matrix of shape (prod(A.shape[:ind]), prod(A.shape[ind:])), inverted, and shaped as
     ``A.shape[ind:] + A.shape[:ind]``."""
+    A = input
     check_tensor(A, "linalg_tensorinv", "A")
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
@@ -423,10 +425,11 @@ def tensorinv(A, ind=2):
 
 @with_out(op="linalg_tensorsolve")
 @autocast_policy("fp32")
-def tensorsolve(A, B, dims=None):
+def tensorsolve(input, other, dims=None):
     """The X with ``tensordot(A, X, X.ndim) = B``: the dims ``dims`` of ``A`` are moved to its
     end, ``A`` is read as a square matrix of prod(B.shape) rows and solved against ``B``
     flattened; X has the shape of ``A``'s trailing dims."""
+    A, B = input, other
     check_tensor(A, "linalg_tensorsolve", "A")
     check_tensor(B, "linalg_tensorsolve", "B")
     ndim = A._data.ndim

@@ -8,6 +8,7 @@ operation on it is handed to the dispatch step (``_dispatch.dispatch``), which r
 operation's batching rule on ``value``.
 """
 from .._tensor import Tensor, Size
+from .._torch_function import _disabled_torch_function_impl
 
 __all__ = ["BatchedTensor", "to_front", "from_front", "physical", "broadcast_to_level"]
 
@@ -53,6 +54,8 @@ class BatchedTensor(Tensor):
     """A tensor mapped over by ``vmap`` at ``level`` along dimension ``bdim`` of ``value``."""
 
     __slots__ = ("value", "bdim", "level")
+    # vmap reaches its rules through its own dispatch; the protocol stays off for this class
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, value, bdim, level):
         self = object.__new__(cls)

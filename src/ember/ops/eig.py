@@ -76,9 +76,10 @@ def _check_complex_out(out, names, op):
 
 
 @autocast_policy("fp32")
-def eig(A, *, out=None):
+def eig(input, *, out=None):
     """The eigenvalues and eigenvectors of a square matrix (of each matrix of a batch), as
     complex tensors: ``A V = V diag(eigenvalues)``, each eigenvector of unit norm."""
+    A = input
     _check_eig(A, "linalg.eig")
     w, v = _eig_arrays(A._data, True)
     values, vectors = make(w), make(v)
@@ -89,8 +90,9 @@ def eig(A, *, out=None):
 
 
 @autocast_policy("fp32")
-def eigvals(A, *, out=None):
+def eigvals(input, *, out=None):
     """The eigenvalues of a square matrix (of each matrix of a batch), as a complex tensor."""
+    A = input
     _check_eig(A, "linalg.eigvals")
     values = make(_eig_arrays(A._data, False))
     record(LinalgEigBackward0, (A,), values)

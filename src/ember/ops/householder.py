@@ -78,11 +78,12 @@ class LinalgHouseholderProductBackward0(Node):
 
 
 @autocast_policy("fp32")
-def householder_product(A, tau, *, out=None):
+def householder_product(input, tau, *, out=None):
     """The first n columns of the product H_0 ... H_{k-1} of Householder reflectors
     H_i = I - tau_i v_i v_i^H, where v_i is column i of ``A`` (m x n, m >= n) below the diagonal,
     with a one on it and zeros above (as ``geqrf`` stores them), and ``tau`` holds k <= n
     scales. Batch dimensions must agree."""
+    A = input
     check_tensor(A, "linalg_householder_product", "input")
     check_tensor(tau, "linalg_householder_product", "tau")
     a, t = A._data, tau._data

@@ -160,18 +160,20 @@ def _ldl_factor_ex(A, hermitian, check_errors, op):
     return LD, make(pivots), make(info)
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     """The LDL factorization of a symmetric (Hermitian with ``hermitian=True``) matrix with
     Bunch-Kaufman pivoting, read from its lower triangle: LD (L's strict lower triangle and D's
     1 x 1 and 2 x 2 blocks), LAPACK's pivots and ``info`` (k when D[k-1, k-1] is exactly zero,
     0 otherwise); raises only when ``check_errors``."""
+    A = input
     result = linalg_ldl_factor_ex(*_ldl_factor_ex(A, hermitian, check_errors, "torch.linalg.ldl_factor_ex"))
     return write_out(result, out, exact=True, op="linalg_ldl_factor_ex")
 
 
-def ldl_factor(A, *, hermitian=False, out=None):
+def ldl_factor(input, *, hermitian=False, out=None):
     """The compact LDL factorization of a symmetric (Hermitian with ``hermitian=True``) matrix
     (LD and LAPACK's pivots, as ``ldl_solve`` reads them); raises when D is singular."""
+    A = input
     LD, pivots, _ = _ldl_factor_ex(A, hermitian, True, "torch.linalg.ldl_factor")
     return write_out(linalg_ldl_factor(LD, pivots), out, exact=True, op="linalg_ldl_factor")
 

@@ -328,11 +328,12 @@ def _check_solve_triangular(A, B, left):
     _broadcast_pair(B._data.shape[:-2], A._data.shape[:-2])   # torch's message when they do not
 
 
-def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False, out=None):
+def solve_triangular(input, B, *, upper=None, left=True, unitriangular=False, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for a square upper (or
     lower, ``upper=False``) triangular ``A``, reading only its triangle, its diagonal taken as
     ones with ``unitriangular=True``. Batch dimensions broadcast; the result has ``A``'s
     dtype."""
+    A = input
     from ._common import write_out
     if upper is None:   # a required keyword-only argument, with torch's message
         raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')

@@ -1062,7 +1062,8 @@ def untyped_storage(self):
 
 # Linear and dtype-preserving: their backward is the same for complex tensors.
 for _node_cls in (ViewBackward0, UnsafeViewBackward0, ExpandBackward0, PermuteBackward0,
-                  TransposeBackward0, TBackward0, SqueezeBackward0, UnsqueezeBackward0,
+                  TransposeBackward0, TBackward0, SqueezeBackward0, SqueezeBackward1,
+                  SqueezeBackward2, UnsqueezeBackward0,
                   SliceBackward0, SelectBackward0, AliasBackward0, SliceBackwardBackward0,
                   UnbindBackward0, SplitBackward0, SplitWithSizesBackward0, UnfoldBackward0):
     complex_autograd(_node_cls)
