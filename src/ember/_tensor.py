@@ -87,6 +87,7 @@ class Tensor:
     _base = None
     _view_version = None   # for a view: the version when it got its history
     _output_nr = 0
+    _fw_grad = None        # the tangent at the current dual level (autograd/_dual.py)
     _grad_acc_ref = None
     _leaf_hooks = None
     _post_accumulate_hooks = None

@@ -23,6 +23,7 @@ from .subscript import (
     _check_value_dtype, _indexed_shape, IndexPutBackward0, normalize_key, _out_of_range,
     _shape_mismatch, _write,
 )
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = []
 
@@ -93,6 +94,7 @@ def _dim_key(dim, idx):
 
 class IndexSelectBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -140,6 +142,7 @@ def index_select(input, dim, index):
 
 class GatherBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -336,6 +339,7 @@ def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
 class ScatterBackward0(Node):
     """Gradient of scatter with a src tensor: the overwritten positions get none."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -348,6 +352,7 @@ class ScatterBackward0(Node):
 
 class ScatterBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -356,6 +361,7 @@ class ScatterBackward1(Node):
 
 class ScatterAddBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -426,6 +432,7 @@ _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin", "max", "min")  # m
 class ScatterReduceBackward0(Node):
     """torch's gradient of scatter_reduce (FunctionsManual.cpp, scatter_reduce_backward)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         input, index, src, result = self.saved_tensors
@@ -542,6 +549,7 @@ def _check_index_add(input, d, idx, source):
 
 class IndexAddBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         g_source = None
@@ -628,6 +636,7 @@ def _check_index_copy(input, d, idx, source):
 
 class IndexCopyBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -664,6 +673,7 @@ def index_copy(input, dim, index, source):
 
 class IndexFillBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -674,6 +684,7 @@ class IndexFillBackward1(Node):
     """Gradient of index_fill with a 0-d value tensor: the value gets the sum of the gradient
     over the filled positions, each counted once."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -803,6 +814,7 @@ def index_put_(self, indices, values, accumulate=False):
 
 class MaskedFillBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (mask,) = self.saved_tensors
@@ -811,6 +823,7 @@ class MaskedFillBackward0(Node):
 
 class MaskedFillBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (mask,) = self.saved_tensors
@@ -876,6 +889,7 @@ def masked_fill_(self, mask, value):
 
 class MaskedSelectBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (mask,) = self.saved_tensors
@@ -911,6 +925,7 @@ def masked_select(input, mask):
 
 class MaskedScatterBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (mask,) = self.saved_tensors
@@ -974,6 +989,7 @@ def masked_scatter_(self, mask, source):
 
 class TakeBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors

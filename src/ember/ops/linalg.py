@@ -13,11 +13,12 @@ from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
-    accepts_out, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor, with_out,
+    accepts_out, forward_mode, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor, with_out,
     wrap_dim,
 )
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "baddbmm", "addbmm", "einsum", "tensordot"]
@@ -133,6 +134,7 @@ def _check_dot(a, b):
 
 class MmBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         mat1, mat2 = self.saved_tensors
@@ -174,6 +176,7 @@ def mm(input, mat2):
 
 class BmmBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
@@ -208,6 +211,7 @@ def bmm(input, mat2):
 
 class MvBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         mat, vec = self.saved_tensors
@@ -234,6 +238,7 @@ def mv(input, vec):
 
 class DotBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -285,7 +290,7 @@ def matmul(input, other):
     _check_tensor(input, "matmul", "input", 1)
     _check_tensor(other, "matmul", "other", 2)
     a, b = input._data, other._data
-    if (grad_state.grad_enabled and (input._requires_grad or other._requires_grad)) \
+    if (grad_state.grad_enabled and (input._requires_grad or other._requires_grad)) or forward_mode.active \
             or a.dtype != b.dtype or a.dtype.kind == "b" or _flop_hook.counter is not None:
         return _matmul_composite(input, other)
     try:
@@ -503,6 +508,7 @@ class _AddProductNode(Node):
 
 class AddmmBackward0(_AddProductNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return self._grads(grad, self.input_grad(grad))
@@ -525,6 +531,7 @@ class AddmmBackward0(_AddProductNode):
 
 class AddmvBackward0(_AddProductNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         mat, vec = self.saved_tensors
@@ -535,6 +542,7 @@ class AddmvBackward0(_AddProductNode):
 
 class BaddbmmBackward0(_AddProductNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
@@ -545,6 +553,7 @@ class BaddbmmBackward0(_AddProductNode):
 
 class AddbmmBackward0(_AddProductNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
@@ -796,6 +805,7 @@ def _drop_broadcast_dims(s, data, sizes):
 class EinsumBackward0(Node):
     """The gradient of an operand is the einsum of the output's gradient with the others."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         operands = self.saved_tensors

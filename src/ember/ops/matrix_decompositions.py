@@ -18,6 +18,7 @@ from ._common import (
 )
 from ._common import _type_word
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "svd", "qr", "cdist", "pdist",
            "dist"]
@@ -115,6 +116,7 @@ def _diag_embed(v):
 
 class LinalgInvExBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, grad_info=None):
         (inverse,) = self.saved_tensors
@@ -173,6 +175,7 @@ def inv_ex(A, *, check_errors=False):
 
 class LinalgDetBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         A, determinant = self.saved_tensors
@@ -209,6 +212,7 @@ def det(A):
 
 class LinalgSlogdetBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_sign, grad_logabsdet=None):
         if grad_logabsdet is None:
@@ -255,6 +259,7 @@ def logdet(input):
 
 class LinalgSolveExBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, grad_info=None):
         A, X = self.saved_tensors
@@ -319,6 +324,7 @@ def solve(A, B, *, left=True):
 class LinalgCholeskyExBackward0(Node):
     """gA = L^-H Phi(L^H gL) L^-1, Phi taking the lower triangle with the diagonal halved."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, grad_info=None):
         (L,) = self.saved_tensors
@@ -438,6 +444,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 class LinalgQrBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_Q=None, grad_R=None):
         if self.mode == "r":
@@ -515,6 +522,7 @@ def qr(input, some=True):
 
 class LinalgSvdBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_U=None, grad_S=None, grad_Vh=None):
         U, S, Vh = self.saved_tensors
@@ -652,6 +660,7 @@ def svd(input, some=True, compute_uv=True):
 
 class LinalgEighBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_L=None, grad_V=None):
         L, V = self.saved_tensors
@@ -717,6 +726,7 @@ def eigvalsh(A, UPLO="L"):
 
 class LinalgPinvBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         A, pinv_A = self.saved_tensors
@@ -789,6 +799,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
 
 class LinalgCrossBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -831,6 +842,7 @@ def linalg_cross(input, other, *, dim=-1):
 
 class CdistBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x1, x2, distance = self.saved_tensors

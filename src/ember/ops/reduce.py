@@ -22,6 +22,7 @@ from .shape import flip
 from .ternary import where
 from .view import slice_scatter_zeros
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = [
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
@@ -144,6 +145,7 @@ def _along(dim, index):
 
 class SumBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_as_dtype(grad, self.in_dtype).expand(self.in_shape),)
@@ -151,6 +153,7 @@ class SumBackward0(Node):
 
 class SumBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
@@ -181,6 +184,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
 
 class NansumBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (x,) = self.saved_tensors
@@ -212,6 +216,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 class MeanBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return ((_as_dtype(grad, self.in_dtype) / self.count).expand(self.in_shape),)
@@ -219,6 +224,7 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype) / self.count
@@ -325,6 +331,7 @@ def _prod_grad(grad, x, result, dim):
 
 class ProdBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -334,6 +341,7 @@ class ProdBackward0(Node):
 
 class ProdBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -373,6 +381,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 class CumsumBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype)
@@ -405,6 +414,7 @@ def cumsum(input, dim, *, dtype=None):
 
 class CumprodBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, out = self.saved_tensors
@@ -529,6 +539,7 @@ def _share_among_ties(grad, x, result, dims, keepdim):
 
 class AmaxBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -586,6 +597,7 @@ def amin(input, dim=(), keepdim=False):
 class MaxBackward0(Node):
     """Gradient of max(dim): all of it to the index taken."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (indices,) = self.saved_tensors
@@ -763,6 +775,7 @@ class _MomentNode(Node):
 
 class VarBackward0(_MomentNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (x,) = self.saved_tensors
@@ -771,6 +784,7 @@ class VarBackward0(_MomentNode):
 
 class StdBackward0(_MomentNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, std = self.saved_tensors
@@ -779,6 +793,7 @@ class StdBackward0(_MomentNode):
 
 class VarMeanBackward0(_MomentNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_var, grad_mean=None):
         (x,) = self.saved_tensors
@@ -787,6 +802,7 @@ class VarMeanBackward0(_MomentNode):
 
 class StdMeanBackward0(_MomentNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_std, grad_mean=None):
         x, std = self.saved_tensors
@@ -841,6 +857,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 class LogsumexpBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -956,6 +973,7 @@ def _vector_norm_grad(grad, x, norm, p, dims):
 
 class LinalgVectorNormBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         if self.ord == 0:

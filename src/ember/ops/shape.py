@@ -15,6 +15,7 @@ from ._common import (
     namespace_of, Node, normalize_dims, record, Tensor, _type_word, wrap_dim, write_out,
 )
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "flip", "fliplr",
            "flipud", "roll", "repeat", "tile", "tril", "triu"]
@@ -56,6 +57,7 @@ def _record_list(node_cls, tensors, out):
 
 class CatBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .view import split
@@ -133,6 +135,7 @@ def _into(out, result, exact=False, op="cat"):
 
 class StackBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .view import unbind
@@ -186,6 +189,7 @@ def vstack(tensors, *, out=None):
 
 class FlipBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (flip(grad, self.dims),)
@@ -229,6 +233,7 @@ def flipud(input):
 
 class RollBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (roll(grad, tuple(-s for s in self.shifts), self.dims),)
@@ -268,6 +273,7 @@ def roll(input, shifts, dims=None):
 
 class RepeatBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         repeats, padded = self.repeats, self.padded
@@ -321,6 +327,7 @@ def tile(input, dims):
 
 class TrilBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (tril(grad, self.diagonal),)
@@ -328,6 +335,7 @@ class TrilBackward0(Node):
 
 class TriuBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (triu(grad, self.diagonal),)
@@ -514,6 +522,7 @@ row_stack = vstack
 
 class Rot90Backward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (rot90(grad, -self.k, self.dims),)
@@ -713,6 +722,7 @@ def combinations(input, r=2, with_replacement=False):
 
 class DiagEmbedBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (grad.diagonal(self.offset, self.dim1, self.dim2),)
@@ -753,6 +763,7 @@ def diag(input, diagonal=0):
 
 class TraceBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .view import diagonal_scatter_zeros
@@ -809,6 +820,7 @@ class _EmbedScatterBackward(Node):
     """The gradient of writing ``src`` into a region of a copy of ``input``: ``input`` gets it
     outside the region, ``src`` inside."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         g_input = g_src = None
@@ -889,6 +901,7 @@ for _name in ("diagonal_scatter", "select_scatter", "slice_scatter"):
 
 class BlockDiagBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         grads, r, c = [], 0, 0

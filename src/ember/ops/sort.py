@@ -18,6 +18,7 @@ from .subscript import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
 from .ternary import lerp, where
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "quantile",
@@ -57,6 +58,7 @@ class _ValueSelectingBackward(Node):
     """The gradient of values picked along ``dim`` at the saved indices: scattered (added)
     back to those positions, zero elsewhere."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, *unused):
         (indices,) = self.saved_tensors
@@ -254,6 +256,7 @@ class MedianBackward0(Node):
     """The gradient of the median of all elements: shared evenly between the elements equal
     to it."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -661,6 +664,7 @@ class LogcumsumexpBackward0(Node):
     """torch's logcumsumexp_backward: the reversed scan done in log space, separately for the
     positive and negative parts of the gradient, so nothing overflows."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -732,6 +736,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 class AminmaxBackward0(Node):
     """Each of min and max passes its gradient to the elements equal to it, shared evenly."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_min, grad_max=None):
         x, low, high = self.saved_tensors

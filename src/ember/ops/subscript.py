@@ -19,10 +19,11 @@ from .._backend.rows import add_rows_at
 from .._dtype import _BY_NP
 from ._common import (
     bump_version, check_inplace, CopySlices, finish_inplace,
-    grad_state, is_writeable, KeyRegion, make, method, namespace_of, Node, record,
+    forward_mode, grad_state, is_writeable, KeyRegion, make, method, namespace_of, Node, record,
     sum_to, Tensor, _type_word,
 )
 from .view import _check_basic_key, _is_basic_key
+from ..autograd._dual import jvp_by_transposition
 
 
 __all__ = []
@@ -165,10 +166,14 @@ class IndexBackward0(Node):
     def backward(self, grad):
         return (index_put_zeros(self.in_shape, self.key, grad),)
 
+    def jvp(self, tangent):
+        return _gather(tangent, self.key)
+
 
 class IndexPutImplBackward0(Node):
     """The gradient of scattering ``values`` into zeros: gather them back."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_gather(grad, self.key),)
@@ -176,9 +181,10 @@ class IndexPutImplBackward0(Node):
 
 def _gather(self, key):
     out = make(_index(self._data, key))
-    if self._requires_grad and grad_state.grad_enabled:
+    if (self._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         node = record(IndexBackward0, (self,), out)
-        node.in_shape, node.key = self._data.shape, key
+        if node is not None:
+            node.in_shape, node.key = self._data.shape, key
     return out
 
 
@@ -229,6 +235,7 @@ class IndexPutBackward0(Node):
     positions zeroed (all of it when the values were accumulated), ``value`` the gradient at
     those positions, reduced to its shape."""
     __slots__ = ()
+    jvp = jvp_by_transposition
     accumulate = False
 
     def backward(self, grad):
@@ -313,8 +320,9 @@ def __setitem__(self, key, value):
         _check_value_dtype(self, key, value)
     value_tensor = value if isinstance(value, Tensor) else None
     value_data = _value_array(self, value)
-    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
-        self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
+    recording = (grad_state.grad_enabled or forward_mode.active) and self._data.dtype.kind not in "biu" and (
+        self._requires_grad or (value_tensor is not None and value_tensor._requires_grad)
+        or forward_mode.active)
     if not recording:
         _write(self._data, key, value_data, value_tensor, basic)
         bump_version(self)
@@ -323,14 +331,14 @@ def __setitem__(self, key, value):
     data = self._data.copy()
     _write(data, key, value_data, value_tensor, basic)
     out = make(data)
-    if basic:
-        node = record(CopySlices, (self, value_tensor), out)
-        node.region = KeyRegion(key)
-    else:
-        node = record(IndexPutBackward0, (self, value_tensor), out)
-        node.key = key
-    if value_tensor is not None:
-        node.value_shape, node.value_dtype = value_tensor._data.shape, value_tensor._data.dtype
+    node = record(CopySlices if basic else IndexPutBackward0, (self, value_tensor), out)
+    if node is not None:
+        if basic:
+            node.region = KeyRegion(key)
+        else:
+            node.key = key
+        if value_tensor is not None:
+            node.value_shape, node.value_dtype = value_tensor._data.shape, value_tensor._data.dtype
     finish_inplace(self, out)
 
 
@@ -338,6 +346,7 @@ def __setitem__(self, key, value):
 
 class FillBackward2(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_zeros_like(grad),)
@@ -345,6 +354,7 @@ class FillBackward2(Node):
 
 class FillBackward3(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         g_value = grad.sum() if self.next_functions[1][0] is not None else None
@@ -355,6 +365,7 @@ class FillBackward3(Node):
 
 class ZeroBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_zeros_like(grad),)
@@ -373,8 +384,9 @@ def _inplace_fill(self, value, node_cls, inputs):
     """Fill ``self`` with ``value``: in place, or, when autograd records, out of place with
     ``self`` taking the new history."""
     value_tensor = inputs[1] if len(inputs) > 1 else None
-    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
-        self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
+    recording = (grad_state.grad_enabled or forward_mode.active) and self._data.dtype.kind not in "biu" and (
+        self._requires_grad or (value_tensor is not None and value_tensor._requires_grad)
+        or forward_mode.active)
     if not recording:
         _fill_data(self._data, value)
         bump_version(self)
@@ -384,7 +396,7 @@ def _inplace_fill(self, value, node_cls, inputs):
     data[...] = value
     out = make(data)
     node = record(node_cls, inputs, out)
-    if value_tensor is not None:
+    if node is not None and value_tensor is not None:
         node.value_dtype = value_tensor._data.dtype
     return finish_inplace(self, out)
 
@@ -411,6 +423,7 @@ class CopyBackwards(Node):
     """``dst.copy_(src)``: the gradient goes to ``src`` (summed to its shape, back to its dtype
     and device); ``dst``'s old values get none."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def name(self):
         return "ember::autograd::CopyBackwards"
@@ -464,8 +477,8 @@ def copy_(self, src, non_blocking=False):
                         f"{type(src).__name__}")
     data = _src_data_for(self, src)
     # writing into an integer tensor records nothing: the result cannot require grad
-    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
-        self._requires_grad or src._requires_grad)
+    recording = (grad_state.grad_enabled or forward_mode.active) and self._data.dtype.kind not in "biu" and (
+        self._requires_grad or src._requires_grad or forward_mode.active)
     if not recording:
         if not is_writeable(self._data):
             raise RuntimeError(_OVERLAP)
@@ -475,7 +488,8 @@ def copy_(self, src, non_blocking=False):
     check_inplace(self)
     out = make(data.copy())
     node = record(CopyBackwards, (self, src), out)
-    node.src_shape, node.src_dtype, node.src_device = src._data.shape, src.dtype, src.device
+    if node is not None:
+        node.src_shape, node.src_dtype, node.src_device = src._data.shape, src.dtype, src.device
     return finish_inplace(self, out)
 
 

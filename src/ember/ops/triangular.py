@@ -8,6 +8,7 @@ import numpy as np
 from ..autograd.graph import Node
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, with_out
 from .matrix_decompositions import check_matrix
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "lu_unpack"]
 
@@ -74,6 +75,7 @@ def _substitute(b, A, upper, transpose, unitriangular):
 
 class TriangularSolveBackward0(Node):
     __slots__ = ("upper", "transpose", "unitriangular", "b_shape", "a_shape")
+    jvp = jvp_by_transposition
 
     def backward(self, grad_x, grad_m=None):
         A, X = self.saved_tensors
@@ -134,6 +136,7 @@ def _batch_shape(b, A):
 
 class CholeskySolveBackward0(Node):
     __slots__ = ("upper", "b_shape")
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         B, L, X = self.saved_tensors
@@ -187,6 +190,7 @@ def cholesky_solve(input, input2, upper=False):
 
 class CholeskyInverseBackward0(Node):
     __slots__ = ("upper",)
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         L, inverse = self.saved_tensors

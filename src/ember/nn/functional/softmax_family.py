@@ -9,6 +9,7 @@ from ...ops._common import (
 )
 from ..._backend import onednn
 from ..._backend.choice import KernelChoice
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["softmax", "log_softmax", "softmin"]
 
@@ -21,6 +22,7 @@ def _softmax_dim(name, ndim):
 
 class SoftmaxBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (out,) = self.saved_tensors
@@ -35,6 +37,7 @@ class SoftmaxBackward0(Node):
 
 class LogSoftmaxBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (out,) = self.saved_tensors

@@ -12,6 +12,7 @@ from ..._backend import im2col
 from ...ops._common import Node, make, namespace_of, record
 from .conv import tuple_arg
 from ...amp.policy import autocast_policy
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
            "affine_grid", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "fold", "unfold"]
@@ -292,6 +293,7 @@ def channel_shuffle(input, groups):
 
 class Im2ColBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_fold(grad, self.spatial, *self.geometry),)
@@ -299,6 +301,7 @@ class Im2ColBackward0(Node):
 
 class Col2ImBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_unfold(grad, *self.geometry),)
