@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from ._common import (
-    check_tensor, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor,
+    check_tensor, forward_mode, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor,
     with_out, wrap_dim,
 )
 from ._common import _type_word
@@ -632,7 +632,7 @@ def svdvals(A, *, driver=None):
     """The singular values of ``A`` in descending order."""
     check_matrix(A, "linalg.svdvals", square=False, kernel="linalg_svd_cpu")
     data = A._data
-    if A._requires_grad and grad_state.grad_enabled:
+    if (A._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         return _svd(A, False)[1]
     return make(svd_arrays(data, compute_uv=False))
 
@@ -715,7 +715,7 @@ def _check_eigh(A, op, UPLO):
 def eigvalsh(A, UPLO="L"):
     """The eigenvalues of a symmetric matrix, in ascending order."""
     _check_eigh(A, "linalg.eigvalsh", UPLO)
-    if A._requires_grad and grad_state.grad_enabled:
+    if (A._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         return _eigh(A, UPLO)[0]
     data = A._data
     return make(eigh_arrays(data, UPLO, eigenvectors=False))

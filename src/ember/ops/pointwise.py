@@ -905,6 +905,12 @@ class MaximumBackward0(_BinaryNode):
         a, b = self.saved_tensors
         return _split_grad(self, grad, a, b, a < b, a > b)
 
+    def jvp(self, ta, tb):   # torch's: the mean at ties, ``other``'s tangent where a NaN is
+        from .ternary import where
+        a, b = self.primals
+        ta, tb = _both_tangents(ta, tb, a, b)
+        return tb + where(a == b, (ta - tb) / 2, where(a > b, ta - tb, 0.0))
+
 
 class MinimumBackward0(_BinaryNode):
     __slots__ = ()
@@ -912,6 +918,18 @@ class MinimumBackward0(_BinaryNode):
     def backward(self, grad):
         a, b = self.saved_tensors
         return _split_grad(self, grad, a, b, a > b, a < b)
+
+    def jvp(self, ta, tb):
+        from .ternary import where
+        a, b = self.primals
+        ta, tb = _both_tangents(ta, tb, a, b)
+        return tb + where(a == b, (ta - tb) / 2, where(a < b, ta - tb, 0.0))
+
+
+def _both_tangents(ta, tb, a, b):
+    """Both operands' tangents, zeros for one without."""
+    from .creation import zeros_like
+    return (zeros_like(a) if ta is None else ta), (zeros_like(b) if tb is None else tb)
 
 
 def _split_grad(node, grad, a, b, a_loses, b_loses):
@@ -929,6 +947,12 @@ class FmaxBackward0(_BinaryNode):
         a, b = self.saved_tensors
         return _pick_grad(self, grad, (a >= b) | b.isnan())
 
+    def jvp(self, ta, tb):   # torch's: ``other``'s tangent at ties
+        from .ternary import where
+        a, b = self.primals
+        ta, tb = _both_tangents(ta, tb, a, b)
+        return where((a > b) | b.isnan(), ta, tb)
+
 
 class FminBackward0(_BinaryNode):
     __slots__ = ()
@@ -936,6 +960,12 @@ class FminBackward0(_BinaryNode):
     def backward(self, grad):
         a, b = self.saved_tensors
         return _pick_grad(self, grad, (a <= b) | b.isnan())
+
+    def jvp(self, ta, tb):
+        from .ternary import where
+        a, b = self.primals
+        ta, tb = _both_tangents(ta, tb, a, b)
+        return where((a <= b) | b.isnan(), ta, tb)
 
 
 def _pick_grad(node, grad, to_a):

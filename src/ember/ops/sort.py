@@ -664,7 +664,14 @@ class LogcumsumexpBackward0(Node):
     """torch's logcumsumexp_backward: the reversed scan done in log space, separately for the
     positive and negative parts of the gradient, so nothing overflows."""
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        # (its backward takes the log of the gradient: no transposing it at a zero gradient)
+        x, result = self.primals[0], self.results[0]
+        if not x._data.ndim or not x._data.size:
+            return tangent
+        shift = x.amax(self.dim, keepdim=True)
+        return (tangent * (x - shift).exp()).cumsum(self.dim) / (result - shift).exp()
 
     def backward(self, grad):
         x, result = self.saved_tensors

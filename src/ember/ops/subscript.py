@@ -235,8 +235,22 @@ class IndexPutBackward0(Node):
     positions zeroed (all of it when the values were accumulated), ``value`` the gradient at
     those positions, reduced to its shape."""
     __slots__ = ()
-    jvp = jvp_by_transposition
     accumulate = False
+
+    def jvp(self, t_self, t_value):
+        """The same write, of the tangents (a repeated position keeps the value written last,
+        as the primal does)."""
+        if self.accumulate:
+            return jvp_by_transposition(self, t_self, t_value)
+        out = self.results[0]
+        data = (namespace_of(out._data).zeros_like(out._data) if t_self is None
+                else t_self._data.copy())
+        res = make(data)
+        if t_value is None:
+            data[self.key] = 0
+        else:
+            res[self.key] = t_value
+        return res
 
     def backward(self, grad):
         g_self = g_value = None

@@ -190,7 +190,6 @@ def cholesky_solve(input, input2, upper=False):
 
 class CholeskyInverseBackward0(Node):
     __slots__ = ("upper",)
-    jvp = jvp_by_transposition
 
     def backward(self, grad):
         L, inverse = self.saved_tensors
