@@ -345,6 +345,9 @@ class Tensor:
     def _alias_with_history(self, node, output_nr):
         t = self._alias()
         set_history(t, node, output_nr)
+        if self._fw_grad is not None:   # a node's saved output keeps its tangent (forward AD)
+            from .autograd._dual import set_tangent
+            set_tangent(t, self._fw_grad)
         return t
 
     def _iadd_grad(self, grad):

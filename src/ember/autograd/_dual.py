@@ -28,6 +28,7 @@ import re
 import weakref
 
 from .grad_mode import state as grad_state
+from .graph import Node
 
 __all__ = ["forward", "tangent_of", "set_tangent", "record_tangents", "before_write",
            "inplace_tangent", "no_forward", "jvp_by_backward", "jvp_by_operand_backward",
@@ -48,7 +49,19 @@ class _ForwardState:
 forward = _ForwardState()
 
 _NO_EDGE = (None, 0)
-_TANGENT_EDGE = (object(), 0)   # never followed: the node is no tensor's grad_fn
+
+
+class _TangentInput(Node):
+    """Where the edge of an input with a tangent leads in a node made for its rule alone, so
+    that formulas which test ``next_functions[i][0] is not None`` compute that input's part.
+    Never run: such a node is no tensor's grad_fn."""
+    __slots__ = ()
+
+    def backward(self, *grads):
+        raise RuntimeError("a forward-mode rule's edge was followed by backward")
+
+
+_TANGENT_EDGE = (_TangentInput(()), 0)
 _PRUNE_AT = 256
 
 
@@ -283,7 +296,6 @@ def not_supported_message(node_cls):
 
 
 def _node_jvp():
-    from .graph import Node
     return Node.jvp
 
 
@@ -310,8 +322,8 @@ def jvp_by_operand_backward(node, *tangents):
         for i, t in enumerate(tangents):
             if t is None:
                 continue
-            node.next_functions = tuple(_TANGENT_EDGE if j == i else _NO_EDGE
-                                        for j in range(len(tangents)))
+            node.next_functions = tuple((edges[j] if edges[j][0] is not None else _TANGENT_EDGE)
+                                        if j == i else _NO_EDGE for j in range(len(tangents)))
             if t._data.shape != shape:
                 t = t.expand(shape)
             g = node.backward(t)[i]
@@ -344,7 +356,8 @@ def jvp_by_transposition(node, *tangents):
             continue
         seeds.append(_make(namespace_of(o._data).zeros(o._data.shape, o._data.dtype), requires_grad=True))
     edges = node.next_functions
-    node.next_functions = tuple(_NO_EDGE if t is None else _TANGENT_EDGE for t in tangents)
+    node.next_functions = tuple(_TANGENT_EDGE if t is not None and e[0] is None else e
+                                for e, t in zip(edges, tangents))
     create_graph = grad_state.grad_enabled
     grad_state.grad_enabled = True
     try:

@@ -121,7 +121,11 @@ class Node:
                 versions.append(t._version_counter[0])
                 if t.grad_fn is self:
                     outputs.append((len(saved), t._output_nr))
+                    tangent = t._fw_grad
                     t = t._alias()
+                    if tangent is not None:   # forward over reverse reads it (autograd/_dual.py)
+                        from ._dual import set_tangent
+                        set_tangent(t, tangent)
             saved.append(t)
         self._saved_outputs = outputs
         self._saved = saved
