@@ -109,10 +109,10 @@ def unpack_dual(tensor, *, level=None):
     ``tensor``, as ``UnpackedDualTensor(primal, tangent)``; the tangent is None when ``tensor``
     has none (and when no level is active)."""
     from .._tensor import Tensor
-    if level is not None and level != forward.level:
-        raise RuntimeError("Invalid level given to _fw_primal")
     if forward.level is None:
         return UnpackedDualTensor(tensor, None)
+    if level is not None and level != forward.level:
+        raise RuntimeError("Invalid level given to _fw_primal")
     if not isinstance(tensor, Tensor):
         raise TypeError(f"unpack_dual(): argument 'tensor' must be Tensor, not {type(tensor).__name__}")
     tangent = tangent_of(tensor)

@@ -49,12 +49,7 @@ def _check_pair(primals, tangents):
                            f"python structure. For example, if primals is a tuple of 3 tensors, "
                            f"tangents also must be. Got primals with structure {len(p_leaves)} tensors "
                            f"and tangents with structure {len(t_leaves)} tensors")
-    for p, t in zip(p_leaves, t_leaves):
-        if p._data.shape != t._data.shape:
-            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the "
-                               f"same shape. Got primals with shape {list(p._data.shape)} and tangents "
-                               f"with shape {list(t._data.shape)}")
-    return p_leaves, t_leaves
+    return p_leaves, t_leaves   # (make_dual refuses a tangent of another shape, as torch's)
 
 
 def _dual_call(func, primals, p_leaves, t_leaves, has_aux):
