@@ -164,7 +164,12 @@ def test_in_place_ops_and_views():
             x.add_(fw.make_dual(lib.tensor(V), lib.tensor(X)))
             plain = lib.zeros(3, 4, dtype=lib.float64)
             plain[0] = fw.make_dual(lib.tensor(X[0]), lib.tensor(V[0]))   # a plain tensor gets one
-            return [_np(fw.unpack_dual(t).tangent) for t in (y, x, view, plain)]
+            base = lib.ones(3, 4, dtype=lib.float64)
+            part = base[1:, 2]
+            part.mul_(fw.make_dual(lib.tensor(X[0, :2]), lib.tensor(V[0, :2])))   # so does its base
+            column = base.t()[3]
+            column.add_(fw.make_dual(lib.tensor(X[1, :3]), lib.tensor(V[1, :3])))
+            return [_np(fw.unpack_dual(t).tangent) for t in (y, x, view, plain, base, part, column)]
     _check(fn)
 
 
@@ -340,3 +345,39 @@ def test_func_linearize():
     _same(_np(out), _np(tout))
     for v in (V, X):
         _same(_np(fn(ember.tensor(v), ember.tensor(W))), _np(tfn(torch.tensor(v), torch.tensor(W))))
+
+
+# -- which nodes have rules ------------------------------------------------------------------
+
+NODES_WITHOUT_JVP = {
+    "CholeskyInverseBackward0": "its backward, transposed, disagrees with torch's tangent and with "
+                                "finite differences; no direct rule yet",
+    "NotImplemented": "torch's node for an op it does not differentiate: no tangent either",
+    "AccumulateGrad": "ends a leaf's gradient; no op to differentiate",
+    "Error": "stands for a once_differentiable backward; no forward op",
+    "BackwardCFunction": "autograd.Function's node: Function.apply calls the Function's jvp instead",
+    "FunctionBackward": "the node of the base autograd.Function (as above)",
+    "InplaceFunctionBackward": "the node of InplaceFunction (as above)",
+    "CheckpointFunctionBackward": "checkpoint's Function has no jvp (torch's reentrant checkpoint "
+                                  "has none either)",
+    "BackwardHookFunctionBackward": "Module's full backward hooks (a Function without jvp)",
+    "AllReduceSumBackward": "SyncBatchNorm's all-reduce (a Function without jvp)",
+    "_RecomputingNode": "base class: its subclasses declare their rules",
+    "_AddProductNode": "base class: its subclasses declare their rules",
+    "_MomentNode": "base class: its subclasses declare their rules",
+    "_TangentInput": "forward AD's own edge marker, never run",
+}
+
+
+def test_nodes_without_jvp_are_listed():
+    import ember.nn.modules.syncbatchnorm  # noqa: F401
+    from ember.autograd.graph import Node
+    seen, stack = set(), [Node]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+    without = {c.__name__ for c in seen if c.jvp is Node.jvp}
+    assert without == set(NODES_WITHOUT_JVP)
+    assert len(seen) - len(without) > 250

@@ -254,15 +254,38 @@ def inplace_tangent(self, result):
         bump_version(old)
         return
     if self._base is not None:
-        base = self._base
-        if tangent_of(base) is None:
+        view = _view_of_base_tangent(self)
+        if view is None:
             raise NotImplementedError(
-                "forward AD: an in-place op that gives a tangent to a view whose base has none "
-                "is not supported")
-        raise NotImplementedError(
-            "forward AD: an in-place op on a view whose tangent is not a view of its base's "
-            "tangent is not supported")
+                "forward AD: an in-place op on a view whose base's tangent does not have the "
+                "base's memory layout is not supported")
+        from .._backend import namespace_of
+        namespace_of(view._data).copyto(view._data, new._data, casting="unsafe")
+        set_tangent(self, view)
+        return
     set_tangent(self, new if new is not None else _fit(None, self))
+
+
+def _view_of_base_tangent(view):
+    """The part of ``view``'s base's tangent that ``view`` is of the base (the base gets a zero
+    tangent first if it has none), as a view; None where the two layouts differ."""
+    from .._tensor import _make, _make_view
+    from .._backend import namespace_of
+    base = view._base
+    tangent = tangent_of(base)
+    if tangent is None:
+        tangent = _make(namespace_of(base._data).zeros_like(base._data))
+        set_tangent(base, tangent)
+    bd, td, vd = base._data, tangent._data, view._data
+    if td.strides != bd.strides or td.dtype != bd.dtype or not hasattr(bd, "__array_interface__"):
+        return None
+    offset = vd.__array_interface__["data"][0] - bd.__array_interface__["data"][0]
+    lib = namespace_of(td).lib
+    start = td.reshape(-1) if td.flags.c_contiguous else None
+    if start is None or offset % td.itemsize:
+        return None
+    return _make_view(lib.stride_tricks.as_strided(start[offset // td.itemsize:], vd.shape, vd.strides),
+                      tangent)
 
 
 def _writable(data):
