@@ -333,6 +333,19 @@ def test_func_jacfwd(argnums):
     _same(_leaves(e), _leaves(t))
 
 
+def test_func_errors():
+    for bad in [lambda lib, j: j(lambda a: a, randomness="x")(lib.ones(2)),
+                lambda lib, j: j(lambda a: a, argnums=3)(lib.ones(2))]:
+        with pytest.raises(RuntimeError) as te:
+            bad(torch, tfunc.jacfwd)
+        with pytest.raises(RuntimeError) as ee:
+            bad(ember, jacfwd)
+        assert str(ee.value) == str(te.value)
+    e = jvp(lambda a: a.sin(), (ember.tensor(X),), (ember.tensor(V),), strict=True)
+    t = tfunc.jvp(lambda a: a.sin(), (torch.tensor(X),), (torch.tensor(V),), strict=True)
+    _same(_leaves(e), _leaves(t))
+
+
 def test_func_jacfwd_has_aux():
     e = jacfwd(lambda a: (a.sin(), a.cos()), has_aux=True)(ember.tensor(X[0]))
     t = tfunc.jacfwd(lambda a: (a.sin(), a.cos()), has_aux=True)(torch.tensor(X[0]))

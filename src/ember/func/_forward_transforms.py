@@ -79,11 +79,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """Computes ``func(*primals)`` and the Jacobian of ``func`` at ``primals`` times
     ``tangents`` (a Jacobian-vector product), in forward mode. Returns ``(output, jvp_out)``, or
     ``(output, jvp_out, aux)`` with ``has_aux=True`` (``func`` then returns ``(output, aux)``).
-    ``primals`` and ``tangents`` are tuples with the same structure; ``strict`` is not supported,
-    as in torch."""
-    if strict:
-        raise RuntimeError("torch.func.jvp(f, primals, tangents, strict=True): strict=True is not "
-                           "implemented")
+    ``primals`` and ``tangents`` are tuples with the same structure; ``strict`` is accepted and
+    has no effect, as in torch."""
     p_leaves, t_leaves = _check_pair(primals, tangents)
     out, tangent, aux = _dual_call(func, primals, p_leaves, t_leaves, has_aux)
     return (out, tangent, aux) if has_aux else (out, tangent)
@@ -105,9 +102,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         from ..ops.shape import stack
         nums = argnums if isinstance(argnums, tuple) else (argnums,)
         for n in nums:
-            if not isinstance(n, int) or not -len(args) <= n < len(args):
-                raise RuntimeError(f"Got argnums={argnums}; argnums must be an int or a tuple of ints "
-                                   f"in range for the {len(args)} positional arguments")
+            if not isinstance(n, int):
+                raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(n)}")
+            if not -len(args) <= n < len(args):
+                raise RuntimeError(f"Got argnum={n}, but only {len(args)} positional inputs")
         nums = tuple(n % len(args) for n in nums)
         diff = [args[n] for n in nums]
         diff_leaves = [_flatten(d)[0] for d in diff]
