@@ -394,3 +394,32 @@ def test_nodes_without_jvp_are_listed():
     without = {c.__name__ for c in seen if c.jvp is Node.jvp}
     assert without == set(NODES_WITHOUT_JVP)
     assert len(seen) - len(without) > 250
+
+
+def test_layers_and_losses():
+    """nn.functional's nodes (convolution, pooling, normalization, activations, softmax, losses,
+    embedding, padding) against torch's tangents."""
+    r = np.random.default_rng(3)
+    img, img_t = r.uniform(-1, 1, (2, 3, 6, 6)), r.uniform(-1, 1, (2, 3, 6, 6))
+    w, w_t = r.uniform(-1, 1, (4, 3, 3, 3)), r.uniform(-1, 1, (4, 3, 3, 3))
+    table, table_t = r.uniform(-1, 1, (5, 4)), r.uniform(-1, 1, (5, 4))
+
+    def fn(lib, fw):
+        F = lib.nn.functional
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor(img), lib.tensor(img_t))
+            weight = fw.make_dual(lib.tensor(w), lib.tensor(w_t))
+            h = F.conv2d(x, weight, padding=1)
+            h = F.batch_norm(h, None, None, training=True)
+            h = F.max_pool2d(F.relu(h), 2) + F.avg_pool2d(F.gelu(h), 2)
+            h = F.layer_norm(F.silu(h), (3, 3))
+            h = F.pad(h, (1, 1)).flatten(1)
+            logits = h[:, :5]
+            loss = F.cross_entropy(logits, lib.tensor([1, 3])) + F.mse_loss(h, h.detach() * 0.5)
+            emb = F.embedding(lib.tensor([[0, 2], [4, 2]]), fw.make_dual(lib.tensor(table),
+                                                                       lib.tensor(table_t)))
+            outs = [F.softmax(logits, 1), F.log_softmax(logits, 1), loss, emb.tanh()]
+            return [_np(fw.unpack_dual(o).tangent) for o in outs]
+    t, e = _both(fn)
+    for a, b in zip(t, e):
+        np.testing.assert_allclose(b, a, rtol=1e-7, atol=1e-10)

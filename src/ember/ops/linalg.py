@@ -132,9 +132,20 @@ def _check_dot(a, b):
 # ----------------------------------------------------------------------------------------
 # mm, bmm, mv, dot, vdot
 
+def _bilinear_tangent(product, a, b, ta, tb):
+    """The tangent of ``product(a, b)``, a product linear in each operand."""
+    out = None if ta is None else product(ta, b)
+    if tb is not None:
+        out = product(a, tb) if out is None else out + product(a, tb)
+    return out
+
+
 class MmBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, ta, tb):   # linear in each operand
+        a, b = self.primals
+        return _bilinear_tangent(mm, a, b, ta, tb)
 
     def backward(self, grad):
         mat1, mat2 = self.saved_tensors
@@ -176,7 +187,10 @@ def mm(input, mat2):
 
 class BmmBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, ta, tb):   # linear in each operand
+        a, b = self.primals
+        return _bilinear_tangent(bmm, a, b, ta, tb)
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
@@ -211,7 +225,10 @@ def bmm(input, mat2):
 
 class MvBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, ta, tb):   # linear in each operand
+        a, b = self.primals
+        return _bilinear_tangent(mv, a, b, ta, tb)
 
     def backward(self, grad):
         mat, vec = self.saved_tensors
@@ -238,7 +255,10 @@ def mv(input, vec):
 
 class DotBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, ta, tb):   # linear in each operand
+        a, b = self.primals
+        return _bilinear_tangent(dot, a, b, ta, tb)
 
     def backward(self, grad):
         a, b = self.saved_tensors

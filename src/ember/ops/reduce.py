@@ -145,7 +145,9 @@ def _along(dim, index):
 
 class SumBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.sum()
 
     def backward(self, grad):
         return (_as_dtype(grad, self.in_dtype).expand(self.in_shape),)
@@ -153,7 +155,9 @@ class SumBackward0(Node):
 
 class SumBackward1(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.sum(self.dims, keepdim=self.keepdim) if self.dims else tangent.sum()
 
     def backward(self, grad):
         return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
@@ -216,7 +220,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 class MeanBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.sum() / self.count
 
     def backward(self, grad):
         return ((_as_dtype(grad, self.in_dtype) / self.count).expand(self.in_shape),)
@@ -224,7 +230,9 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.sum(self.dims, keepdim=self.keepdim) / self.count
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype) / self.count

@@ -57,7 +57,9 @@ def _record_list(node_cls, tensors, out):
 
 class CatBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, *tangents):   # the tangents concatenated as the inputs were
+        return cat(_tangents_or_zeros(self.primals, tangents), self.dim)
 
     def backward(self, grad):
         from .view import split
@@ -133,9 +135,16 @@ def _into(out, result, exact=False, op="cat"):
     return write_out(result, out, exact, op)
 
 
+def _tangents_or_zeros(inputs, tangents):
+    from .creation import zeros_like
+    return [zeros_like(x) if t is None else t for x, t in zip(inputs, tangents)]
+
+
 class StackBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, *tangents):
+        return stack(_tangents_or_zeros(self.primals, tangents), self.dim)
 
     def backward(self, grad):
         from .view import unbind
