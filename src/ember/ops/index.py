@@ -94,7 +94,9 @@ def _dim_key(dim, idx):
 
 class IndexSelectBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.index_select(self.dim, self.saved_tensors[0])
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -142,7 +144,9 @@ def index_select(input, dim, index):
 
 class GatherBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.gather(self.dim, self.saved_tensors[0])
 
     def backward(self, grad):
         (index,) = self.saved_tensors

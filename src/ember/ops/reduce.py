@@ -389,7 +389,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 class CumsumBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.clone() if not tangent._data.ndim else tangent.cumsum(self.dim)
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype)

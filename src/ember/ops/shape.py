@@ -198,7 +198,9 @@ def vstack(tensors, *, out=None):
 
 class FlipBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.flip(self.dims)
 
     def backward(self, grad):
         return (flip(grad, self.dims),)
@@ -242,7 +244,9 @@ def flipud(input):
 
 class RollBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.roll(self.shifts, self.dims)
 
     def backward(self, grad):
         return (roll(grad, tuple(-s for s in self.shifts), self.dims),)
@@ -772,7 +776,9 @@ def diag(input, diagonal=0):
 
 class TraceBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.trace()
 
     def backward(self, grad):
         from .view import diagonal_scatter_zeros

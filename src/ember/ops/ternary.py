@@ -16,7 +16,11 @@ __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul"
 
 class WhereBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, t_condition, ta, tb):   # each branch's tangent where it is taken
+        if ta is None and tb is None:
+            return None
+        return where(self.primals[0], 0.0 if ta is None else ta, 0.0 if tb is None else tb)
 
     def backward(self, grad):
         (cond,) = self.saved_tensors
