@@ -78,6 +78,7 @@ def test_level_numbers_and_exit_errors():
         return [np.array(first), np.array(second)]
     _check(fn)
     _check(lambda lib, fw: fw.exit_dual_level(level=-1))
+    _check(lambda lib, fw: fw.exit_dual_level())
 
     def wrong_level(lib, fw):
         fw.enter_dual_level()

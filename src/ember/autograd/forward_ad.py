@@ -26,10 +26,9 @@ def enter_dual_level():
 def exit_dual_level(*, level=None):
     """Exit the current forward grad level: every tangent made at it is dropped."""
     if level is None:
-        level = forward.level
-    if level is None or level < 0:
-        raise RuntimeError("Dual level must be a positive number.") if level is not None and level < 0 \
-            else RuntimeError("Trying to exit a forward AD level that does not exist.")
+        level = -1 if forward.level is None else forward.level
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
     if level != forward.level:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
                            "created. This is not supported.")
