@@ -818,7 +818,10 @@ def index_put_(self, indices, values, accumulate=False):
 
 class MaskedFillBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        (mask,) = self.saved_tensors
+        return tangent.expand(self.results[0]._data.shape).masked_fill(mask, 0)
 
     def backward(self, grad):
         (mask,) = self.saved_tensors

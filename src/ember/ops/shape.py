@@ -340,7 +340,9 @@ def tile(input, dims):
 
 class TrilBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.tril(self.diagonal)
 
     def backward(self, grad):
         return (tril(grad, self.diagonal),)
@@ -348,7 +350,9 @@ class TrilBackward0(Node):
 
 class TriuBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return tangent.triu(self.diagonal)
 
     def backward(self, grad):
         return (triu(grad, self.diagonal),)

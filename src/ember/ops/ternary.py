@@ -9,7 +9,7 @@ from ._common import (
     any_requires_grad, apply_inplace, bump_version, _BY_NP, check_inplace, forward_mode, grad_state, make, method,
     namespace_of, Node, record, sum_to, Tensor, _type_word,
 )
-from ..autograd._dual import jvp_by_transposition
+from ..autograd._dual import jvp_by_backward, jvp_by_transposition
 
 __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]
 
@@ -176,7 +176,7 @@ def _finish(res, out, exact=False):
 class _ClampScalarNode(Node):
     """clamp with number bounds: the gradient passes where min <= input <= max."""
     __slots__ = ()
-    jvp = jvp_by_transposition
+    jvp = jvp_by_backward   # (the tangent where the input is within the bounds)
 
     def backward(self, grad):
         (x,) = self.saved_tensors

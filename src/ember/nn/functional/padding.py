@@ -7,14 +7,15 @@ the other modes read the input at an index array per padded dim, through ember i
 from ...ops._common import Node, Tensor, make, namespace_of, record
 from ...amp.op_lists import pad_runs_in_fp32
 from ...amp.policy import autocast_policy
-from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["pad"]
 
 
 class ConstantPadNdBackward0(Node):
     __slots__ = ()
-    jvp = jvp_by_transposition
+
+    def jvp(self, tangent):
+        return _constant_pad(tangent, list(self.pad), 0)
 
     def backward(self, grad):
         return (_constant_pad(grad, [-p for p in self.pad], 0),)
