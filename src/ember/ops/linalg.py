@@ -525,10 +525,21 @@ class _AddProductNode(Node):
             return None
         return sum_to(_scaled(grad, self.beta), self.in_shape)
 
+    def jvp(self, t_input, t1, t2):
+        """beta * input's tangent + alpha * the product's (linear in each factor)."""
+        _, m1, m2 = self.primals
+        out = _bilinear_tangent(self.product, m1, m2, t1, t2)
+        if out is not None and self.alpha != 1:
+            out = out * self.alpha
+        if t_input is not None and self.beta != 0:
+            term = t_input if self.beta == 1 else t_input * self.beta
+            out = term if out is None else out + term
+        return out
+
 
 class AddmmBackward0(_AddProductNode):
     __slots__ = ()
-    jvp = jvp_by_transposition
+    product = staticmethod(lambda a, b: mm(a, b))
 
     def backward(self, grad):
         return self._grads(grad, self.input_grad(grad))
@@ -551,7 +562,7 @@ class AddmmBackward0(_AddProductNode):
 
 class AddmvBackward0(_AddProductNode):
     __slots__ = ()
-    jvp = jvp_by_transposition
+    product = staticmethod(lambda a, b: mv(a, b))
 
     def backward(self, grad):
         mat, vec = self.saved_tensors
@@ -562,7 +573,7 @@ class AddmvBackward0(_AddProductNode):
 
 class BaddbmmBackward0(_AddProductNode):
     __slots__ = ()
-    jvp = jvp_by_transposition
+    product = staticmethod(lambda a, b: bmm(a, b))
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
@@ -573,7 +584,7 @@ class BaddbmmBackward0(_AddProductNode):
 
 class AddbmmBackward0(_AddProductNode):
     __slots__ = ()
-    jvp = jvp_by_transposition
+    product = staticmethod(lambda a, b: bmm(a, b).sum(0))
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
