@@ -377,7 +377,6 @@ NODES_WITHOUT_JVP = {
     "BackwardHookFunctionBackward": "Module's full backward hooks (a Function without jvp)",
     "AllReduceSumBackward": "SyncBatchNorm's all-reduce (a Function without jvp)",
     "_RecomputingNode": "base class: its subclasses declare their rules",
-    "_AddProductNode": "base class: its subclasses declare their rules",
     "_MomentNode": "base class: its subclasses declare their rules",
     "_TangentInput": "forward AD's own edge marker, never run",
 }
