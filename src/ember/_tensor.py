@@ -85,6 +85,7 @@ class Tensor:
     _base = None
     _view_version = None   # for a view: the version when it got its history
     _output_nr = 0
+    _fw_grad = None        # the tangent at the current dual level (autograd/_dual.py)
     _grad_acc_ref = None
     _leaf_hooks = None
     _post_accumulate_hooks = None
@@ -364,6 +365,9 @@ class Tensor:
     def _alias_with_history(self, node, output_nr):
         t = self._alias()
         set_history(t, node, output_nr)
+        if self._fw_grad is not None:   # a node's saved output keeps its tangent (forward AD)
+            from .autograd._dual import set_tangent
+            set_tangent(t, self._fw_grad)
         return t
 
     def _iadd_grad(self, grad):

@@ -1,17 +1,18 @@
 """functorch's names, over ember.func (``import ember.functorch as functorch``).
 
-``vmap``, ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``hessian`` and
+``vmap``, ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``jvp``, ``jacfwd``, ``hessian`` and
 ``functional_call`` are ember.func's; ``make_functional``, ``make_functional_with_buffers`` and
 ``combine_state_for_ensemble`` are functorch's older way to run a module as a function of its
 parameters (a ``FunctionalModule`` called as ``fmodel(params, *args)``).
 """
 import copy
 
-from .func import (vmap, grad, grad_and_value, vjp, jacrev, hessian, functional_call,
-                   stack_module_state)
+from .func import (vmap, grad, grad_and_value, vjp, jacrev, jvp, jacfwd, hessian,
+                   functional_call, stack_module_state)
 from .nn.modules.module import Module
 
-__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "hessian", "functional_call",
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "jvp", "jacfwd", "hessian",
+           "functional_call",
            "make_functional", "make_functional_with_buffers", "combine_state_for_ensemble",
            "FunctionalModule", "FunctionalModuleWithBuffers"]
 

@@ -3,7 +3,7 @@ from .grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,
 )
-from . import graph
+from . import forward_ad, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
 from .function import Function, once_differentiable
@@ -11,7 +11,7 @@ from .function import Function, once_differentiable
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "graph", "Function", "once_differentiable", "functional",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-           "gradcheck", "gradgradcheck"]
+           "gradcheck", "gradgradcheck", "forward_ad"]
 
 
 def _tensors(x, what):

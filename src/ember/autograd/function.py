@@ -9,6 +9,7 @@ attributes) is there in backward.
 import functools
 import inspect
 
+from ._dual import forward, no_forward, set_tangent, tangent_of
 from .grad_mode import no_grad, state
 from .graph import Node, bump_version, set_history
 
@@ -34,7 +35,12 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
-        """Save tensors for a future call to ``jvp`` (kept; forward AD is not implemented)."""
+        """Save tensors for a future call to ``jvp``; within ``jvp`` they are
+        ``ctx.saved_tensors``."""
+        for index, t in enumerate(tensors):
+            if t is not None and not _is_tensor(t):
+                raise TypeError(f"save_for_forward expects all arguments to be tensors; but got "
+                                f"{type(t).__name__} at position {index}")
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args):
@@ -67,7 +73,10 @@ class BackwardCFunction(FunctionCtx, Node):
 
     @property
     def saved_tensors(self):
-        """The tensors given to ``save_for_backward`` (checked for in-place changes)."""
+        """The tensors given to ``save_for_backward`` (checked for in-place changes); within
+        ``jvp``, those given to ``save_for_forward``."""
+        if self.__dict__.get("_in_jvp"):
+            return tuple(self.__dict__.get("saved_for_forward", ()))
         return tuple(Node.saved_tensors.__get__(self))
 
     def backward(self, *grads):
@@ -207,16 +216,54 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         records = state.grad_enabled and any(t._requires_grad for t in tensors)
         ctx = cls._backward_cls(tensors)
         ctx.needs_input_grad = tuple(records and _is_tensor(a) and a._requires_grad for a in args)
-        with no_grad():
+        tangents = _input_tangents(args) if forward.active else None
+        with no_grad(), no_forward():   # the forward's own ops carry no tangents (jvp gives them)
             if _uses_setup_context(cls):
                 output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args)
-        if not records:
-            return output
-        ctx._inputs = [(a._data.shape, a._data.dtype) if _is_tensor(a) else None for a in args]
-        return _attach_outputs(ctx, output, tensors)
+        if records:
+            ctx._inputs = [(a._data.shape, a._data.dtype) if _is_tensor(a) else None for a in args]
+            output = _attach_outputs(ctx, output, tensors)
+        if tangents is not None:
+            _set_output_tangents(cls, ctx, output, tangents)
+        return output
+
+
+def _input_tangents(args):
+    """One tangent per argument for ``jvp`` (zeros for a tensor without one, None for what is no
+    tensor), or None when no argument has a tangent."""
+    tangents = [tangent_of(a) if _is_tensor(a) else None for a in args]
+    if all(t is None for t in tangents):
+        return None
+    from ..ops.creation import zeros_like
+    with no_forward():
+        return [zeros_like(a) if t is None and _is_tensor(a) else t for a, t in zip(args, tangents)]
+
+
+def _set_output_tangents(cls, ctx, output, tangents):
+    """Forward mode through a Function: its ``jvp`` gives one tangent per output."""
+    ctx._in_jvp = True
+    try:
+        with no_forward():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        del ctx._in_jvp
+    outputs = output if isinstance(output, tuple) else (output,)
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(f"{cls.__name__}.jvp returned an incorrect number of tangents "
+                           f"(expected {len(outputs)}, got {len(result)})")
+    for out, tangent in zip(outputs, result):
+        if tangent is None or not _is_tensor(out):
+            continue
+        if tangent._data.shape != out._data.shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(out._data.shape)} "
+                f"while the given forward gradient is of size {list(tangent._data.shape)}.")
+        set_tangent(out, tangent)
 
 
 # set by ember.func while vmap runs: runs a Function on mapped inputs (None otherwise)

@@ -215,7 +215,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             'prefer to use "reverse-mode".')
     if strategy == "forward-mode":
         _check_forward_mode(create_graph, strict, vectorize)
-    elif vectorize and strict:
+        return _forward_jacobian(func, inputs)
+    if vectorize and strict:
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
                            "are not supported together. Please either set `strict=False` or "
                            "`vectorize=False`.")
@@ -230,8 +231,49 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         return _unpack(_finish(jac, create_graph), (is_outputs_tuple, is_inputs_tuple))
 
 
+def _forward_jacobian(func, inputs):
+    """``jacobian`` in forward mode: one evaluation of ``func`` at a dual level per input
+    element, with that element's basis tangent (torch batches them with vmap)."""
+    from . import forward_ad
+    from ..ops.creation import zeros_like
+    from ..ops.shape import stack
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    inputs = tuple(t.detach() for t in inputs)
+    columns = [[] for _ in inputs]
+    outputs = is_outputs_tuple = None
+    for j, inp in enumerate(inputs):
+        for k in range(inp.nelement()):
+            with forward_ad.dual_level():
+                tangent = zeros_like(inp)
+                tangent._data.reshape(-1)[k] = 1
+                duals = list(inputs)
+                duals[j] = forward_ad.make_dual(inp, tangent)
+                is_outputs_tuple, outs = _as_tuple(func(*duals), "outputs of the user-provided function",
+                                                   "jacobian")
+                columns[j].append([_tangent_or_zeros(forward_ad.unpack_dual(o), o) for o in outs])
+                outputs = [o.detach() for o in outs]
+    if outputs is None:
+        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
+                                              "jacobian")
+    jac = tuple(tuple(_forward_block(columns[j], i, out, inp, stack) for j, inp in enumerate(inputs))
+                for i, out in enumerate(outputs))
+    return _unpack(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _tangent_or_zeros(unpacked, out):
+    from ..ops.creation import zeros_like
+    return unpacked.tangent.detach() if unpacked.tangent is not None else zeros_like(out).detach()
+
+
+def _forward_block(columns, i, out, inp, stack):
+    shape = tuple(out.shape) + tuple(inp.shape)
+    if not columns or not out.nelement():
+        return out.new_zeros(shape)
+    return stack([c[i] for c in columns], -1).reshape(shape)
+
+
 def _check_forward_mode(create_graph, strict, vectorize):
-    """torch's restrictions on ``strategy="forward-mode"`` (computed here in reverse mode)."""
+    """torch's restrictions on ``strategy="forward-mode"``."""
     if create_graph:
         raise NotImplementedError(
             "torch.autograd.functional.jacobian: `create_graph=True` and "

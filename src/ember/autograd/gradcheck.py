@@ -87,6 +87,34 @@ def _analytical_jacobians(fn, inputs):
     return jacs
 
 
+def _forward_jacobians(fn, inputs):
+    """The same matrices from forward mode: one dual evaluation per input element, with that
+    element's basis tangent."""
+    from . import forward_ad
+    from ..ops.creation import zeros_like
+    diff = _diff_inputs(inputs)
+    jacs = []
+    for i in diff:
+        size = inputs[i]._data.size
+        rows = []
+        for k in range(size):
+            with forward_ad.dual_level():
+                tangent = zeros_like(inputs[i])
+                tangent._data.reshape(-1)[k] = 1
+                duals = list(inputs)
+                duals[i] = forward_ad.make_dual(inputs[i], tangent)
+                outs = _outputs(fn, duals)
+                row = []
+                for o in outs:
+                    t = forward_ad.unpack_dual(o).tangent
+                    row.append(np.zeros(o._data.size) if t is None
+                               else t._data.astype(np.float64).reshape(-1))
+            rows.append(row)
+        sizes = [o._data.size for o in _outputs(fn, inputs)]
+        jacs.append([np.array([r[j] for r in rows]).reshape(size, s) for j, s in enumerate(sizes)])
+    return jacs
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
@@ -106,14 +134,19 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none "
                          "of the them have requires_grad=True.")
     numerical = _numerical_jacobians(func, inputs, eps)
-    analytical = _analytical_jacobians(func, inputs)
-    for n, (num_i, ana_i) in enumerate(zip(numerical, analytical)):
-        for j, (a, b) in enumerate(zip(num_i, ana_i)):
-            if not np.allclose(b, a, rtol=rtol, atol=atol, equal_nan=True):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(f"Jacobian mismatch for output {j} with respect to input {n},\n"
-                                     f"numerical:{_as_tensor(a)}\nanalytical:{_as_tensor(b)}\n")
+    checks = []
+    if check_backward_ad:
+        checks.append(("Jacobian mismatch", _analytical_jacobians(func, inputs)))
+    if check_forward_ad:
+        checks.append(("Jacobian computed with forward mode mismatch", _forward_jacobians(func, inputs)))
+    for what, analytical in checks:
+        for n, (num_i, ana_i) in enumerate(zip(numerical, analytical)):
+            for j, (a, b) in enumerate(zip(num_i, ana_i)):
+                if not np.allclose(b, a, rtol=rtol, atol=atol, equal_nan=True):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(f"{what} for output {j} with respect to input {n},\n"
+                                         f"numerical:{_as_tensor(a)}\nanalytical:{_as_tensor(b)}\n")
     return True
 
 

@@ -86,6 +86,14 @@ class Node:
     # being built (``create_graph=False``). It may return None to leave the case to ``backward``.
     backward_arrays = None
 
+    def jvp(self, *tangents):
+        """Forward mode: the tangent of each output (a tensor, or a tuple for several outputs;
+        None for a zero tangent) given one tangent per input (None where the input has none),
+        in ember ops. The op's inputs and outputs are ``self.primals`` and ``self.results``
+        while it runs (see ``autograd/_dual.py``)."""
+        from ._dual import not_supported_message
+        raise NotImplementedError(not_supported_message(type(self)))
+
     # -- saved tensors --------------------------------------------------------------------
     def save(self, *tensors):
         """Keep tensors for backward, with the version each has now. An output of this node is
@@ -113,7 +121,11 @@ class Node:
                 versions.append(t._version_counter[0])
                 if t.grad_fn is self:
                     outputs.append((len(saved), t._output_nr))
+                    tangent = t._fw_grad
                     t = t._alias()
+                    if tangent is not None:   # forward over reverse reads it (autograd/_dual.py)
+                        from ._dual import set_tangent
+                        set_tangent(t, tangent)
             saved.append(t)
         self._saved_outputs = outputs
         self._saved = saved

@@ -10,6 +10,7 @@ import functools
 
 from .. import autograd
 from .._tensor import Tensor
+from ..autograd._dual import forward
 from ..autograd.grad_mode import enable_grad
 from ..ops.creation import zeros_like
 from ._batched import (BatchedTensor, active_levels, broadcast_to_level, from_front, to_front)
@@ -88,6 +89,15 @@ class _Leaves:
         return tree_unflatten(result, self.spec)
 
 
+def _refuse_under_forward_mode(name):
+    """Forward mode over these reverse-mode transforms (``jacfwd(grad(f))``, ``jvp`` of a
+    ``vjp``) does not give correct tangents yet: refuse it rather than return wrong numbers."""
+    if forward.active:
+        raise NotImplementedError(
+            f"ember.func.{name} under forward-mode AD (jvp, jacfwd, an open dual_level) is not "
+            "supported yet; for a Hessian use ember.func.hessian (jacrev of jacrev)")
+
+
 def _call(func, args, kwargs):
     _depth[0] += 1
     try:
@@ -110,6 +120,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _refuse_under_forward_mode("grad")
         _check_argnums(argnums, len(args))
         chosen = argnums if isinstance(argnums, tuple) else (argnums,)
         leaves = _Leaves(tuple(args[a] for a in chosen))
@@ -168,6 +179,7 @@ def vjp(func, *primals, has_aux=False):
     ``has_aux=True``): ``vjp_fn(cotangents)`` gives the vector-Jacobian products with respect to
     every primal, one per primal in a tuple. ``vjp_fn`` may be called several times, and under
     ``vmap`` (a batch of cotangents)."""
+    _refuse_under_forward_mode("vjp")
     leaves = _Leaves(primals)
     out = _call(func, leaves.tree(), {})
     aux = None

@@ -14,6 +14,10 @@ from .._dtype import _BY_NP, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import Node, bump_version
+from ..autograd._dual import (
+    before_write, forward as _forward, inplace_tangent, record_tangents as _record_tangents,
+)
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = [
     "Tensor", "Size", "Node", "grad_state", "make", "make_view", "namespace_of",
@@ -22,9 +26,11 @@ __all__ = [
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
     "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
     "record_not_differentiable", "ZeroGradient", "zero_gradient_node", "record_zero_gradient",
-    "not_implemented", "with_out", "check_out", "check_value_fits", "take_view",
+    "not_implemented", "with_out", "check_out", "check_value_fits", "take_view", "forward_mode",
     "complex_autograd", "complex_autograd_message", "conj_if_complex", "real_part_for",
 ]
+
+forward_mode = _forward   # ``forward_mode.active``: a dual level is active (forward AD)
 
 make = _make
 make_view = _make_view
@@ -58,11 +64,15 @@ def record(node_cls, inputs, out, *more_outputs):
     (to save tensors and arguments on); else return None. Every op's forward records itself
     through this call."""
     if not grad_state.grad_enabled:
+        if _forward.active:   # forward mode: tangents propagate under no_grad too
+            return _record_tangents(node_cls, inputs, (out,) + more_outputs, None)
         return None
     for t in inputs:
         if t is not None and t._requires_grad:
             break
     else:
+        if _forward.active:
+            return _record_tangents(node_cls, inputs, (out,) + more_outputs, None)
         return None
     if more_outputs:
         return _record_outputs(node_cls, inputs, (out,) + more_outputs)
@@ -74,6 +84,8 @@ def record(node_cls, inputs, out, *more_outputs):
             out._output_nr = 0
         out._requires_grad = True
         out.grad_fn = node
+    if _forward.active:
+        return _record_tangents(node_cls, inputs, (out,), node)
     return node
 
 
@@ -87,6 +99,8 @@ def _record_outputs(node_cls, inputs, outputs):
             out._requires_grad = True
             out.grad_fn = node
             out._output_nr = output_nr
+    if _forward.active:
+        return _record_tangents(node_cls, inputs, outputs, node)
     return node
 
 
@@ -149,6 +163,9 @@ class ZeroGradient(Node):
     def backward(self, grad):
         return tuple(None if fn is None else _zeros(grad, shape, dtype)
                      for (fn, _), (shape, dtype) in zip(self.next_functions, self.metas))
+
+    def jvp(self, *tangents):   # a zero tangent
+        return None
 
 
 def zero_gradient_node(name):
@@ -357,8 +374,12 @@ def finish_inplace(self, result):
     if rd.shape != sd.shape:
         raise RuntimeError(f"output with shape {list(sd.shape)} doesn't match the broadcast shape "
                            f"{list(rd.shape)}")
+    if _forward.active:
+        before_write(self)
     namespace_of(sd).copyto(sd, rd, casting="unsafe")
     bump_version(self)
+    if _forward.active:
+        inplace_tangent(self, result)
     if result.grad_fn is not None:
         if self._base is not None:
             _rebase_view_history(self, result)
@@ -392,6 +413,7 @@ class CopySlices(Node):
     ``region``, the written values the gradient inside it, summed to their shape
     (``value_shape``) and cast back to their dtype (``value_dtype``)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         g_old = g_written = None
@@ -445,6 +467,7 @@ class AsStridedBackward0(Node):
     the view reads (positions read twice add up), then read back at the input's own positions
     (``in_positions``; None when the input is the storage itself, in order)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .subscript import index_put_zeros
@@ -573,6 +596,8 @@ def apply_inplace(self, op, *args, **kwargs):
     clone of ``self`` (so the values it saves are not the ones overwritten) and ``self`` takes
     the result's history; otherwise the result is just written into ``self``."""
     check_inplace(self)
+    if _forward.active and not grad_state.grad_enabled:   # the op's tangent rule reads self first
+        return finish_inplace(self, op(self.clone(), *args, **kwargs))
     if grad_state.grad_enabled and (self._requires_grad or any_requires_grad(args)
                                     or any_requires_grad(kwargs.values())):
         if self._data.dtype.kind in "biu":   # an integer tensor takes the values, no history

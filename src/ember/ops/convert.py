@@ -15,6 +15,9 @@ class CloneBackward0(Node):
     def backward(self, grad):
         return (grad,)
 
+    def jvp(self, tangent):
+        return tangent.clone()
+
 
 @method()
 def clone(input, *, memory_format=None):
@@ -54,6 +57,9 @@ def is_contiguous(self, memory_format=None):
 @complex_autograd
 class ToCopyBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangent):   # (cast to the result's dtype by the caller)
+        return tangent.clone()
 
     def backward(self, grad):
         src_dtype, src_device = self.src

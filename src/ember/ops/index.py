@@ -23,6 +23,7 @@ from .subscript import (
     _check_value_dtype, _indexed_shape, IndexPutBackward0, normalize_key, _out_of_range,
     _shape_mismatch, _write,
 )
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = []
 
@@ -95,6 +96,9 @@ def _dim_key(dim, idx):
 class IndexSelectBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangent):
+        return tangent.index_select(self.dim, self.saved_tensors[0])
+
     def backward(self, grad):
         (index,) = self.saved_tensors
         if not self.in_shape:
@@ -142,6 +146,9 @@ def index_select(input, dim, index):
 class GatherBackward0(Node):
     __slots__ = ()
     saved_fields = {"dim": "dim", "index": 0, "sparse_grad": lambda node: False}
+
+    def jvp(self, tangent):
+        return tangent.gather(self.dim, self.saved_tensors[0])
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -338,6 +345,7 @@ def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
 class ScatterBackward0(Node):
     """Gradient of scatter with a src tensor: the overwritten positions get none."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -350,6 +358,7 @@ class ScatterBackward0(Node):
 
 class ScatterBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -358,6 +367,7 @@ class ScatterBackward1(Node):
 
 class ScatterAddBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -428,6 +438,7 @@ _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin", "max", "min")  # m
 class ScatterReduceBackward0(Node):
     """torch's gradient of scatter_reduce (FunctionsManual.cpp, scatter_reduce_backward)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         input, index, src, result = self.saved_tensors
@@ -545,6 +556,7 @@ def _check_index_add(input, d, idx, source):
 @complex_autograd
 class IndexAddBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         g_source = None
@@ -632,6 +644,7 @@ def _check_index_copy(input, d, idx, source):
 
 class IndexCopyBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -668,6 +681,7 @@ def index_copy(input, dim, index, source):
 
 class IndexFillBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -678,6 +692,7 @@ class IndexFillBackward1(Node):
     """Gradient of index_fill with a 0-d value tensor: the value gets the sum of the gradient
     over the filled positions, each counted once."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors
@@ -808,6 +823,10 @@ def index_put_(self, indices, values, accumulate=False):
 class MaskedFillBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangent):
+        (mask,) = self.saved_tensors
+        return tangent.expand(self.results[0]._data.shape).masked_fill(mask, 0)
+
     def backward(self, grad):
         (mask,) = self.saved_tensors
         return (sum_to(grad.masked_fill(mask, 0), self.in_shape),)
@@ -815,6 +834,7 @@ class MaskedFillBackward0(Node):
 
 class MaskedFillBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (mask,) = self.saved_tensors
@@ -880,6 +900,7 @@ def masked_fill_(self, mask, value):
 
 class MaskedSelectBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (mask,) = self.saved_tensors
@@ -915,6 +936,7 @@ def masked_select(input, mask):
 
 class MaskedScatterBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (mask,) = self.saved_tensors
@@ -978,6 +1000,7 @@ def masked_scatter_(self, mask, source):
 
 class TakeBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors

@@ -14,11 +14,12 @@ from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
-    accepts_out, complex_autograd, conj_if_complex, grad_state, make, method, namespace_of, Node,
-    record, sum_to, Tensor, with_out, wrap_dim,
+    accepts_out, complex_autograd, conj_if_complex, forward_mode, grad_state, make, method,
+    namespace_of, Node, record, sum_to, Tensor, with_out, wrap_dim,
 )
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "baddbmm", "addbmm", "einsum", "tensordot"]
@@ -132,6 +133,14 @@ def _check_dot(a, b):
 # ----------------------------------------------------------------------------------------
 # mm, bmm, mv, dot, vdot
 
+def _bilinear_tangent(product, a, b, ta, tb):
+    """The tangent of ``product(a, b)``, a product linear in each operand."""
+    out = None if ta is None else product(ta, b)
+    if tb is not None:
+        out = product(a, tb) if out is None else out + product(a, tb)
+    return out
+
+
 # torch keeps each operand of a product (and the other's sizes and strides) only for the
 # gradient of the other (its strides too): what is not kept reads as None or ()
 def _operand_for(index, other):
@@ -159,6 +168,10 @@ class MmBackward0(Node):
     saved_fields = {"self": _operand_for(0, 1), "mat2": _operand_for(1, 0),
                     "self_sym_sizes": _saved_size(0), "self_sym_strides": _saved_strides(0, 0),
                     "mat2_sym_sizes": _saved_size(1), "mat2_sym_strides": _saved_strides(1, 1)}
+
+    def jvp(self, ta, tb):   # linear in each operand
+        a, b = self.primals
+        return _bilinear_tangent(mm, a, b, ta, tb)
 
     def backward(self, grad):
         mat1, mat2 = self.saved_tensors
@@ -207,6 +220,10 @@ def mm(input, mat2):
 class BmmBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, ta, tb):   # linear in each operand
+        a, b = self.primals
+        return _bilinear_tangent(bmm, a, b, ta, tb)
+
     def backward(self, grad):
         b1, b2 = self.saved_tensors
         if grad._data.dtype.kind == "c":   # the adjoints: conjugate transposes
@@ -244,6 +261,10 @@ def bmm(input, mat2):
 class MvBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, ta, tb):   # linear in each operand
+        a, b = self.primals
+        return _bilinear_tangent(mv, a, b, ta, tb)
+
     def backward(self, grad):
         mat, vec = self.saved_tensors
         if grad._data.dtype.kind == "c":   # the adjoints: conjugates
@@ -272,6 +293,10 @@ def mv(input, vec):
 @complex_autograd
 class DotBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, ta, tb):   # linear in each operand
+        a, b = self.primals
+        return _bilinear_tangent(dot, a, b, ta, tb)
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -338,7 +363,7 @@ def matmul(input, other):
     except TypeError as error:   # a tensor-like argument: its __torch_function__
         return dispatch_or_raise(matmul, (input, other), (input, other), {}, error)
     a, b = input._data, other._data
-    if (grad_state.grad_enabled and (input._requires_grad or other._requires_grad)) \
+    if (grad_state.grad_enabled and (input._requires_grad or other._requires_grad)) or forward_mode.active \
             or a.dtype != b.dtype or a.dtype.kind == "b" or _flop_hook.counter is not None:
         return _matmul_composite(input, other)
     try:
@@ -553,9 +578,21 @@ class _AddProductNode(Node):
             return None
         return sum_to(_scaled(grad, self.beta), self.in_shape)
 
+    def jvp(self, t_input, t1, t2):
+        """beta * input's tangent + alpha * the product's (linear in each factor)."""
+        _, m1, m2 = self.primals
+        out = _bilinear_tangent(self.product, m1, m2, t1, t2)
+        if out is not None and self.alpha != 1:
+            out = out * self.alpha
+        if t_input is not None and self.beta != 0:
+            term = t_input if self.beta == 1 else t_input * self.beta
+            out = term if out is None else out + term
+        return out
+
 
 class AddmmBackward0(_AddProductNode):
     __slots__ = ()
+    product = staticmethod(lambda a, b: mm(a, b))
 
     def backward(self, grad):
         return self._grads(grad, self.input_grad(grad))
@@ -578,6 +615,7 @@ class AddmmBackward0(_AddProductNode):
 
 class AddmvBackward0(_AddProductNode):
     __slots__ = ()
+    product = staticmethod(lambda a, b: mv(a, b))
 
     def backward(self, grad):
         mat, vec = self.saved_tensors
@@ -588,6 +626,7 @@ class AddmvBackward0(_AddProductNode):
 
 class BaddbmmBackward0(_AddProductNode):
     __slots__ = ()
+    product = staticmethod(lambda a, b: bmm(a, b))
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
@@ -598,6 +637,7 @@ class BaddbmmBackward0(_AddProductNode):
 
 class AddbmmBackward0(_AddProductNode):
     __slots__ = ()
+    product = staticmethod(lambda a, b: bmm(a, b).sum(0))
 
     def backward(self, grad):
         b1, b2 = self.saved_tensors
@@ -849,6 +889,7 @@ def _drop_broadcast_dims(s, data, sizes):
 class EinsumBackward0(Node):
     """The gradient of an operand is the einsum of the output's gradient with the others."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         operands = self.saved_tensors

@@ -13,12 +13,13 @@ import numpy as np
 
 from .. import _dtype, return_types
 from ._common import (
-    check_tensor, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor,
+    check_tensor, forward_mode, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor,
     with_out, wrap_dim,
 )
 from ._common import _type_word
 from ..amp.policy import autocast_policy
 from .._backend import products
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "svd", "qr", "cdist", "pdist",
            "dist"]
@@ -116,6 +117,7 @@ def _diag_embed(v):
 
 class LinalgInvExBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, grad_info=None):
         (inverse,) = self.saved_tensors
@@ -174,6 +176,7 @@ def inv_ex(A, *, check_errors=False):
 
 class LinalgDetBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         A, determinant = self.saved_tensors
@@ -216,6 +219,7 @@ def linalg_det(A):
 
 class LinalgSlogdetBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_sign, grad_logabsdet=None):
         if grad_logabsdet is None:
@@ -262,6 +266,7 @@ def logdet(input):
 
 class LinalgSolveExBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, grad_info=None):
         A, X = self.saved_tensors
@@ -333,6 +338,7 @@ def solve(A, B, *, left=True):
 class LinalgCholeskyExBackward0(Node):
     """gA = L^-H Phi(L^H gL) L^-1, Phi taking the lower triangle with the diagonal halved."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, grad_info=None):
         (L,) = self.saved_tensors
@@ -452,6 +458,7 @@ def cholesky_ex(input, *, upper=False, check_errors=False):
 
 class LinalgQrBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_Q=None, grad_R=None):
         if self.mode == "r":
@@ -529,6 +536,7 @@ def qr(input, some=True):
 
 class LinalgSvdBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_U=None, grad_S=None, grad_Vh=None):
         U, S, Vh = self.saved_tensors
@@ -638,7 +646,7 @@ def svdvals(A, *, driver=None):
     """The singular values of ``A`` in descending order."""
     check_matrix(A, "linalg.svdvals", square=False, kernel="linalg_svd_cpu")
     data = A._data
-    if A._requires_grad and grad_state.grad_enabled:
+    if (A._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         return _svd(A, False)[1]
     return make(svd_arrays(data, compute_uv=False))
 
@@ -666,6 +674,7 @@ def svd(input, some=True, compute_uv=True):
 
 class LinalgEighBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_L=None, grad_V=None):
         L, V = self.saved_tensors
@@ -720,7 +729,7 @@ def _check_eigh(A, op, UPLO):
 def eigvalsh(input, UPLO="L"):
     """The eigenvalues of a symmetric matrix, in ascending order."""
     _check_eigh(input, "linalg.eigvalsh", UPLO)
-    if input._requires_grad and grad_state.grad_enabled:
+    if (input._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         return _eigh(input, UPLO)[0]
     data = input._data
     return make(eigh_arrays(data, UPLO, eigenvectors=False))
@@ -731,6 +740,7 @@ def eigvalsh(input, UPLO="L"):
 
 class LinalgPinvBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         A, pinv_A = self.saved_tensors
@@ -803,6 +813,7 @@ def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None):
 
 class LinalgCrossBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -845,6 +856,7 @@ def linalg_cross(input, other, *, dim=-1):
 
 class CdistBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x1, x2, distance = self.saved_tensors

@@ -9,6 +9,7 @@ from ._common import (
 )
 from .matrix_decompositions import check_matrix
 from .._dtype import bool as _bool, float32 as _float32
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["matrix_exp", "addr", "adjoint", "vander", "renorm"]
 
@@ -48,6 +49,7 @@ def _matrix_exp_data(data):
 class LinalgMatrixExpBackward0(Node):
     """gA = exp([[A^H, G], [0, A^H]]) upper right block (the Frechet derivative's adjoint)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .creation import zeros_like

@@ -10,12 +10,14 @@ import numpy as np
 from .._torch_function import dispatch_or_raise
 from .. import _dtype
 from .._backend import check_same_device, parallel
+from ..autograd._dual import jvp_by_backward, jvp_by_operand_backward
 from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
-    conj_if_complex, grad_state, is_scalar, make, real_part_for,
+    conj_if_complex, forward_mode, grad_state, is_scalar, make, real_part_for,
     method, namespace_of, narrowed, Node, NotImplementedBackward, raw_arrays, record, Tensor,
     _type_word, widened, write_out,
 )
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
@@ -40,10 +42,10 @@ def _broadcast_check(op, a, b):
                                f"at non-singleton dimension {i}")
 
 
-def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for):
+def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=None):
     """Run ``ufunc`` on two operands (a a Tensor, b a Tensor or number) with torch's promotion
     and broadcasting; record ``node_cls`` (a ``_BinaryNode``) and save the tensors named in
-    ``save`` ("self", "other", "result"; a number saves as None).
+    ``save`` ("self", "other", "result"; a number saves as None); ``alpha`` is add's and sub's.
     ``operands(a, b)`` gives the arrays to compute on (``float_arrays`` for float ops)."""
     try:
         ad, bd = operands(a, b)
@@ -60,20 +62,22 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for):
     out = make(data)
     bcls = b.__class__
     if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
-        if not (a._requires_grad or b._requires_grad):   # (no call to record: the common case)
+        if not (a._requires_grad or b._requires_grad or forward_mode.active):   # (no call to record: the common case)
             return out
         node = record(node_cls, (a, b), out)
         if node is None:
             return out
         node.other_shape, node.other_dtype = b._data.shape, b._data.dtype
     else:
-        node = record(node_cls, (a, None), out) if a._requires_grad else None
+        node = record(node_cls, (a, None), out) if a._requires_grad or forward_mode.active else None
         if node is None:
             return out
         node.other_shape = node.other_dtype = None
         node.other_scalar = b
         b = None
     node.self_shape, node.self_dtype = a._data.shape, a._data.dtype
+    if alpha is not None:
+        node.alpha = alpha
     if save:
         node.save(*[a if name == "self" else b if name == "other" else out for name in save])
     return out
@@ -95,6 +99,10 @@ class _BinaryNode(Node):
     ``other_scalar``), to reduce each gradient to its operand."""
     __slots__ = ("self_shape", "self_dtype", "other_shape", "other_dtype")
     other_scalar = None
+
+    def jvp(self, tangent_self, tangent_other):
+        """Each operand's gradient formula applied to its tangent, summed, unreduced."""
+        return jvp_by_operand_backward(self, tangent_self, tangent_other)
 
     def reduce(self, grad, which):
         """Reduce ``grad`` to input ``which``'s shape and dtype."""
@@ -164,17 +172,16 @@ def add(input, other, *, alpha=1, out=None):
         if input.__class__ is not Tensor:
             _tensor_arg(input, "add")
         if alpha == 1:
-            res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other)
+            res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other, alpha=1)
         elif isinstance(other, Tensor):
             _check_alpha(input, other, alpha)
             res = _binary("add", lambda x, y: namespace_of(x).add(x, _scaled(y, alpha)), AddBackward0,
-                          input, other)
+                          input, other, alpha=alpha)
         else:
-            res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other * alpha)
+            res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other * alpha,
+                          alpha=1)
     except TypeError as error:   # a tensor-like argument: its __torch_function__
         return dispatch_or_raise(add, (input, other), (input, other), _given(alpha=alpha, out=out), error)
-    if res.grad_fn is not None:
-        res.grad_fn.alpha = alpha if isinstance(other, Tensor) else 1
     return res if out is None else _maybe_out(res, out)
 
 
@@ -189,15 +196,14 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     if alpha == 1:
-        res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other)
+        res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other, alpha=1)
     elif isinstance(other, Tensor):
         _check_alpha(input, other, alpha)
         res = _binary("sub", lambda x, y: namespace_of(x).subtract(x, _scaled(y, alpha)),
-                      SubBackward0, input, other)
+                      SubBackward0, input, other, alpha=alpha)
     else:
-        res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other * alpha)
-    if res.grad_fn is not None:
-        res.grad_fn.alpha = alpha if isinstance(other, Tensor) else 1
+        res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other * alpha,
+                      alpha=1)
     return _maybe_out(res, out)
 
 
@@ -207,6 +213,7 @@ subtract = sub
 @complex_autograd
 class RsubBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         return (-grad if self.alpha == 1 else grad * -self.alpha,)
@@ -235,6 +242,15 @@ def rsub(input, other, *, alpha=1):
 class MulBackward0(_BinaryNode):
     __slots__ = ()
     saved_fields = {"self": 0, "other": _number_or(1)}
+
+    def jvp(self, ta, tb):   # (it keeps each operand only for the other's gradient)
+        a, b = self.primals
+        if b is None:
+            return ta * self.other_scalar
+        out = None if ta is None else ta * b
+        if tb is not None:
+            out = a * tb if out is None else out + a * tb
+        return out
 
     def backward(self, grad):
         edges = self.next_functions
@@ -284,6 +300,16 @@ multiply = mul
 class DivBackward0(_BinaryNode):
     __slots__ = ()
     saved_fields = {"self": 0, "other": _number_or(1)}
+
+    def jvp(self, ta, tb):
+        a, b = self.primals
+        if b is None:
+            return ta / self.other_scalar
+        out = None if ta is None else ta / b
+        if tb is not None:
+            term = tb * self.results[0] / b
+            out = -term if out is None else out - term
+        return out
 
     def backward(self, grad):
         saved = self.saved_tensors
@@ -391,6 +417,7 @@ def true_divide(input, other, *, out=None):
 @complex_autograd
 class NegBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         return (-grad,)
@@ -418,6 +445,7 @@ class PowBackward0(Node):
     """pow(tensor, number)"""
     __slots__ = ()
     saved_fields = {"self": 0, "exponent": "exponent"}
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (a,) = self.saved_tensors
@@ -453,6 +481,7 @@ class PowBackward2(Node):
     """pow(number, tensor)"""
     __slots__ = ()
     saved_fields = {"exponent": 0, "result": 1, "self": "base"}
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         from .ternary import where
@@ -529,6 +558,8 @@ def _inplace_binary(self, other, ufunc_name, op, **kwargs):
     if self._requires_grad or (isinstance(other, Tensor) and other._requires_grad):
         if grad_state.grad_enabled:
             return apply_inplace(self, op, other, **kwargs)
+    if forward_mode.active:
+        return apply_inplace(self, op, other, **kwargs)
     check_inplace(self)
     sd = self._data
     ad, bd = arrays_for(self, other)
@@ -928,6 +959,12 @@ class MaximumBackward0(_BinaryNode):
         a, b = self.saved_tensors
         return _split_grad(self, grad, a, b, a < b, a > b)
 
+    def jvp(self, ta, tb):   # torch's: the mean at ties, ``other``'s tangent where a NaN is
+        from .ternary import where
+        a, b = self.primals
+        ta, tb = _both_tangents(ta, tb, a, b)
+        return tb + where(a == b, (ta - tb) / 2, where(a > b, ta - tb, 0.0))
+
 
 class MinimumBackward0(_BinaryNode):
     __slots__ = ()
@@ -936,6 +973,18 @@ class MinimumBackward0(_BinaryNode):
     def backward(self, grad):
         a, b = self.saved_tensors
         return _split_grad(self, grad, a, b, a > b, a < b)
+
+    def jvp(self, ta, tb):
+        from .ternary import where
+        a, b = self.primals
+        ta, tb = _both_tangents(ta, tb, a, b)
+        return tb + where(a == b, (ta - tb) / 2, where(a < b, ta - tb, 0.0))
+
+
+def _both_tangents(ta, tb, a, b):
+    """Both operands' tangents, zeros for one without."""
+    from .creation import zeros_like
+    return (zeros_like(a) if ta is None else ta), (zeros_like(b) if tb is None else tb)
 
 
 def _split_grad(node, grad, a, b, a_loses, b_loses):
@@ -954,6 +1003,12 @@ class FmaxBackward0(_BinaryNode):
         a, b = self.saved_tensors
         return _pick_grad(self, grad, (a >= b) | b.isnan())
 
+    def jvp(self, ta, tb):   # torch's: ``other``'s tangent at ties
+        from .ternary import where
+        a, b = self.primals
+        ta, tb = _both_tangents(ta, tb, a, b)
+        return where((a > b) | b.isnan(), ta, tb)
+
 
 class FminBackward0(_BinaryNode):
     __slots__ = ()
@@ -962,6 +1017,12 @@ class FminBackward0(_BinaryNode):
     def backward(self, grad):
         a, b = self.saved_tensors
         return _pick_grad(self, grad, (a <= b) | b.isnan())
+
+    def jvp(self, ta, tb):
+        from .ternary import where
+        a, b = self.primals
+        ta, tb = _both_tangents(ta, tb, a, b)
+        return where((a <= b) | b.isnan(), ta, tb)
 
 
 def _pick_grad(node, grad, to_a):
@@ -1191,6 +1252,7 @@ def nextafter(input, other, *, out=None):
 
 class FrexpBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, _exponent_grad=None):
         (exponent,) = self.saved_tensors

@@ -24,6 +24,7 @@ from .shape import flip
 from .ternary import where
 from .view import slice_scatter_zeros
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = [
     "sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax", "argmin",
@@ -148,6 +149,9 @@ class SumBackward0(Node):
     __slots__ = ()
     saved_fields = {"self_sym_sizes": "in_shape"}
 
+    def jvp(self, tangent):
+        return tangent.sum()
+
     def backward(self, grad):
         return (_as_dtype(grad, self.in_dtype).expand(self.in_shape),)
 
@@ -155,6 +159,9 @@ class SumBackward0(Node):
 class SumBackward1(Node):
     __slots__ = ()
     saved_fields = {"dim": "dims", "keepdim": "keepdim", "self_sym_sizes": "in_shape"}
+
+    def jvp(self, tangent):
+        return tangent.sum(self.dims, keepdim=self.keepdim) if self.dims else tangent.sum()
 
     def backward(self, grad):
         return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
@@ -189,6 +196,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
 
 class NansumBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (x,) = self.saved_tensors
@@ -233,6 +241,9 @@ class MeanBackward0(Node):
     __slots__ = ()
     saved_fields = {"self_sym_sizes": "in_shape", "self_sym_numel": "count"}
 
+    def jvp(self, tangent):
+        return tangent.sum() / self.count
+
     def backward(self, grad):
         return ((_as_dtype(grad, self.in_dtype) / self.count).expand(self.in_shape),)
 
@@ -241,6 +252,9 @@ class MeanBackward1(Node):
     __slots__ = ()
     saved_fields = {"dim": "dims", "keepdim": "keepdim", "self_sym_sizes": "in_shape",
                     "self_sym_numel": lambda node: math.prod(node.in_shape)}
+
+    def jvp(self, tangent):
+        return tangent.sum(self.dims, keepdim=self.keepdim) / self.count
 
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype) / self.count
@@ -352,6 +366,7 @@ def _prod_grad(grad, x, result, dim):
 class ProdBackward0(Node):
     __slots__ = ()
     saved_fields = {"self": 0, "result": 1}
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -361,6 +376,7 @@ class ProdBackward0(Node):
 
 class ProdBackward1(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -402,6 +418,9 @@ class CumsumBackward0(Node):
     __slots__ = ()
     saved_fields = {"dim": "dim"}
 
+    def jvp(self, tangent):
+        return tangent.clone() if not tangent._data.ndim else tangent.cumsum(self.dim)
+
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype)
         if grad._data.ndim == 0 or grad._data.shape[self.dim] == 0:
@@ -433,6 +452,7 @@ def cumsum(input, dim, *, dtype=None):
 
 class CumprodBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, out = self.saved_tensors
@@ -558,6 +578,7 @@ def _share_among_ties(grad, x, result, dims, keepdim):
 class AmaxBackward0(Node):
     __slots__ = ()
     saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim"}
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -616,6 +637,7 @@ class MaxBackward0(Node):
     """Gradient of max(dim): all of it to the index taken."""
     __slots__ = ()
     saved_fields = {"indices": 0, "dim": "dim", "keepdim": "keepdim", "self_sym_sizes": "in_shape"}
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (indices,) = self.saved_tensors
@@ -793,6 +815,7 @@ class _MomentNode(Node):
 
 class VarBackward0(_MomentNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (x,) = self.saved_tensors
@@ -801,6 +824,7 @@ class VarBackward0(_MomentNode):
 
 class StdBackward0(_MomentNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, std = self.saved_tensors
@@ -809,6 +833,7 @@ class StdBackward0(_MomentNode):
 
 class VarMeanBackward0(_MomentNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_var, grad_mean=None):
         (x,) = self.saved_tensors
@@ -817,6 +842,7 @@ class VarMeanBackward0(_MomentNode):
 
 class StdMeanBackward0(_MomentNode):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_std, grad_mean=None):
         x, std = self.saved_tensors
@@ -874,6 +900,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 class LogsumexpBackward0(Node):
     __slots__ = ()
     saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim"}
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -989,6 +1016,7 @@ def _vector_norm_grad(grad, x, norm, p, dims):
 
 class LinalgVectorNormBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         if self.ord == 0:

@@ -16,6 +16,7 @@ from ._common import (
     namespace_of, Node, normalize_dims, record, Tensor, _type_word, wrap_dim, write_out,
 )
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "flip", "fliplr",
            "flipud", "roll", "repeat", "tile", "tril", "triu"]
@@ -58,6 +59,9 @@ def _record_list(node_cls, tensors, out):
 class CatBackward0(Node):
     __slots__ = ()
     saved_fields = {"dim": "dim"}
+
+    def jvp(self, *tangents):   # the tangents concatenated as the inputs were
+        return cat(_tangents_or_zeros(self.primals, tangents), self.dim)
 
     def backward(self, grad):
         from .view import split
@@ -133,8 +137,16 @@ def _into(out, result, exact=False, op="cat"):
     return write_out(result, out, exact, op)
 
 
+def _tangents_or_zeros(inputs, tangents):
+    from .creation import zeros_like
+    return [zeros_like(x) if t is None else t for x, t in zip(inputs, tangents)]
+
+
 class StackBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, *tangents):
+        return stack(_tangents_or_zeros(self.primals, tangents), self.dim)
 
     def backward(self, grad):
         from .view import unbind
@@ -190,6 +202,9 @@ class FlipBackward0(Node):
     __slots__ = ()
     saved_fields = {"dims": "dims"}
 
+    def jvp(self, tangent):
+        return tangent.flip(self.dims)
+
     def backward(self, grad):
         return (flip(grad, self.dims),)
 
@@ -233,6 +248,9 @@ def flipud(input):
 class RollBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangent):
+        return tangent.roll(self.shifts, self.dims)
+
     def backward(self, grad):
         return (roll(grad, tuple(-s for s in self.shifts), self.dims),)
 
@@ -272,6 +290,7 @@ def roll(input, shifts, dims=None):
 class RepeatBackward0(Node):
     __slots__ = ()
     saved_fields = {"repeats": "repeats", "self_sym_sizes": "in_shape"}
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         repeats, padded = self.repeats, self.padded
@@ -326,12 +345,18 @@ def tile(input, dims):
 class TrilBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangent):
+        return tangent.tril(self.diagonal)
+
     def backward(self, grad):
         return (tril(grad, self.diagonal),)
 
 
 class TriuBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangent):
+        return tangent.triu(self.diagonal)
 
     def backward(self, grad):
         return (triu(grad, self.diagonal),)
@@ -533,6 +558,7 @@ row_stack = vstack
 
 class Rot90Backward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (rot90(grad, -self.k, self.dims),)
@@ -732,6 +758,7 @@ def combinations(input, r=2, with_replacement=False):
 
 class DiagEmbedBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (grad.diagonal(self.offset, self.dim1, self.dim2),)
@@ -772,6 +799,9 @@ def diag(input, diagonal=0):
 
 class TraceBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangent):
+        return tangent.trace()
 
     def backward(self, grad):
         from .view import diagonal_scatter_zeros
@@ -828,6 +858,7 @@ class _EmbedScatterBackward(Node):
     """The gradient of writing ``src`` into a region of a copy of ``input``: ``input`` gets it
     outside the region, ``src`` inside."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         g_input = g_src = None
@@ -908,6 +939,7 @@ for _name in ("diagonal_scatter", "select_scatter", "slice_scatter"):
 
 class BlockDiagBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         grads, r, c = [], 0, 0

@@ -18,6 +18,7 @@ from .subscript import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
 from .ternary import lerp, where
 from ..amp.policy import autocast_policy
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "quantile",
@@ -57,6 +58,7 @@ class _ValueSelectingBackward(Node):
     """The gradient of values picked along ``dim`` at the saved indices: scattered (added)
     back to those positions, zero elsewhere."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad, *unused):
         (indices,) = self.saved_tensors
@@ -315,6 +317,7 @@ class MedianBackward0(Node):
     """The gradient of the median of all elements: shared evenly between the elements equal
     to it."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, result = self.saved_tensors
@@ -723,6 +726,14 @@ class LogcumsumexpBackward0(Node):
     positive and negative parts of the gradient, so nothing overflows."""
     __slots__ = ()
 
+    def jvp(self, tangent):
+        # (its backward takes the log of the gradient: no transposing it at a zero gradient)
+        x, result = self.primals[0], self.results[0]
+        if not x._data.ndim or not x._data.size:
+            return tangent
+        shift = x.amax(self.dim, keepdim=True)
+        return (tangent * (x - shift).exp()).cumsum(self.dim) / (result - shift).exp()
+
     def backward(self, grad):
         x, result = self.saved_tensors
         if not grad._data.ndim or not grad._data.size:
@@ -793,6 +804,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 class AminmaxBackward0(Node):
     """Each of min and max passes its gradient to the elements equal to it, shared evenly."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_min, grad_max=None):
         x, low, high = self.saved_tensors

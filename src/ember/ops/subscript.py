@@ -20,10 +20,11 @@ from .._dtype import _BY_NP
 from ._common import (
     complex_autograd,
     bump_version, check_inplace, CopySlices, finish_inplace,
-    grad_state, is_writeable, KeyRegion, make, method, namespace_of, Node, record,
+    forward_mode, grad_state, is_writeable, KeyRegion, make, method, namespace_of, Node, record,
     sum_to, Tensor, _type_word,
 )
 from .view import _check_basic_key, _is_basic_key
+from ..autograd._dual import jvp_by_transposition
 
 
 __all__ = []
@@ -166,10 +167,14 @@ class IndexBackward0(Node):
     def backward(self, grad):
         return (index_put_zeros(self.in_shape, self.key, grad),)
 
+    def jvp(self, tangent):
+        return _gather(tangent, self.key)
+
 
 class IndexPutImplBackward0(Node):
     """The gradient of scattering ``values`` into zeros: gather them back."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_gather(grad, self.key),)
@@ -177,9 +182,10 @@ class IndexPutImplBackward0(Node):
 
 def _gather(self, key):
     out = make(_index(self._data, key))
-    if self._requires_grad and grad_state.grad_enabled:
+    if (self._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         node = record(IndexBackward0, (self,), out)
-        node.in_shape, node.key = self._data.shape, key
+        if node is not None:
+            node.in_shape, node.key = self._data.shape, key
     return out
 
 
@@ -231,6 +237,21 @@ class IndexPutBackward0(Node):
     those positions, reduced to its shape."""
     __slots__ = ()
     accumulate = False
+
+    def jvp(self, t_self, t_value):
+        """The same write, of the tangents (a repeated position keeps the value written last,
+        as the primal does)."""
+        if self.accumulate:
+            return jvp_by_transposition(self, t_self, t_value)
+        out = self.results[0]
+        data = (namespace_of(out._data).zeros_like(out._data) if t_self is None
+                else t_self._data.copy())
+        res = make(data)
+        if t_value is None:
+            data[self.key] = 0
+        else:
+            res[self.key] = t_value
+        return res
 
     def backward(self, grad):
         g_self = g_value = None
@@ -314,8 +335,9 @@ def __setitem__(self, key, value):
         _check_value_dtype(self, key, value)
     value_tensor = value if isinstance(value, Tensor) else None
     value_data = _value_array(self, value)
-    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
-        self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
+    recording = (grad_state.grad_enabled or forward_mode.active) and self._data.dtype.kind not in "biu" and (
+        self._requires_grad or (value_tensor is not None and value_tensor._requires_grad)
+        or forward_mode.active)
     if not recording:
         _write(self._data, key, value_data, value_tensor, basic)
         bump_version(self)
@@ -324,14 +346,14 @@ def __setitem__(self, key, value):
     data = self._data.copy()
     _write(data, key, value_data, value_tensor, basic)
     out = make(data)
-    if basic:
-        node = record(CopySlices, (self, value_tensor), out)
-        node.region = KeyRegion(key)
-    else:
-        node = record(IndexPutBackward0, (self, value_tensor), out)
-        node.key = key
-    if value_tensor is not None:
-        node.value_shape, node.value_dtype = value_tensor._data.shape, value_tensor._data.dtype
+    node = record(CopySlices if basic else IndexPutBackward0, (self, value_tensor), out)
+    if node is not None:
+        if basic:
+            node.region = KeyRegion(key)
+        else:
+            node.key = key
+        if value_tensor is not None:
+            node.value_shape, node.value_dtype = value_tensor._data.shape, value_tensor._data.dtype
     finish_inplace(self, out)
 
 
@@ -339,6 +361,7 @@ def __setitem__(self, key, value):
 
 class FillBackward2(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_zeros_like(grad),)
@@ -346,6 +369,7 @@ class FillBackward2(Node):
 
 class FillBackward3(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         g_value = grad.sum() if self.next_functions[1][0] is not None else None
@@ -356,6 +380,7 @@ class FillBackward3(Node):
 
 class ZeroBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_zeros_like(grad),)
@@ -374,8 +399,9 @@ def _inplace_fill(self, value, node_cls, inputs):
     """Fill ``self`` with ``value``: in place, or, when autograd records, out of place with
     ``self`` taking the new history."""
     value_tensor = inputs[1] if len(inputs) > 1 else None
-    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
-        self._requires_grad or (value_tensor is not None and value_tensor._requires_grad))
+    recording = (grad_state.grad_enabled or forward_mode.active) and self._data.dtype.kind not in "biu" and (
+        self._requires_grad or (value_tensor is not None and value_tensor._requires_grad)
+        or forward_mode.active)
     if not recording:
         _fill_data(self._data, value)
         bump_version(self)
@@ -385,7 +411,7 @@ def _inplace_fill(self, value, node_cls, inputs):
     data[...] = value
     out = make(data)
     node = record(node_cls, inputs, out)
-    if value_tensor is not None:
+    if node is not None and value_tensor is not None:
         node.value_dtype = value_tensor._data.dtype
     return finish_inplace(self, out)
 
@@ -412,6 +438,7 @@ class CopyBackwards(Node):
     """``dst.copy_(src)``: the gradient goes to ``src`` (summed to its shape, back to its dtype
     and device); ``dst``'s old values get none."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def name(self):
         return "ember::autograd::CopyBackwards"
@@ -465,8 +492,8 @@ def copy_(self, src, non_blocking=False):
                         f"{type(src).__name__}")
     data = _src_data_for(self, src)
     # writing into an integer tensor records nothing: the result cannot require grad
-    recording = grad_state.grad_enabled and self._data.dtype.kind not in "biu" and (
-        self._requires_grad or src._requires_grad)
+    recording = (grad_state.grad_enabled or forward_mode.active) and self._data.dtype.kind not in "biu" and (
+        self._requires_grad or src._requires_grad or forward_mode.active)
     if not recording:
         if not is_writeable(self._data):
             raise RuntimeError(_OVERLAP)
@@ -476,7 +503,8 @@ def copy_(self, src, non_blocking=False):
     check_inplace(self)
     out = make(data.copy())
     node = record(CopyBackwards, (self, src), out)
-    node.src_shape, node.src_dtype, node.src_device = src._data.shape, src.dtype, src.device
+    if node is not None:
+        node.src_shape, node.src_dtype, node.src_device = src._data.shape, src.dtype, src.device
     return finish_inplace(self, out)
 
 

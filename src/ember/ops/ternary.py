@@ -6,15 +6,21 @@ from numpy import iinfo
 from .. import _dtype
 from .._dtype import result_type_of
 from ._common import (
-    any_requires_grad, apply_inplace, bump_version, _BY_NP, check_inplace, grad_state, make, method,
+    any_requires_grad, apply_inplace, bump_version, _BY_NP, check_inplace, forward_mode, grad_state, make, method,
     namespace_of, Node, record, sum_to, Tensor, _type_word,
 )
+from ..autograd._dual import jvp_by_backward, jvp_by_transposition
 
 __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]
 
 
 class WhereBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, t_condition, ta, tb):   # each branch's tangent where it is taken
+        if ta is None and tb is None:
+            return None
+        return where(self.primals[0], 0.0 if ta is None else ta, 0.0 if tb is None else tb)
 
     def backward(self, grad):
         (cond,) = self.saved_tensors
@@ -173,7 +179,8 @@ def _check_inplace_shape(self, *operands):
 def _inplace_fast(self, operands):
     """Whether ``self.op_(...)`` may write straight into self's memory (autograd not recording);
     else the caller goes through ``apply_inplace``."""
-    if grad_state.grad_enabled and (self._requires_grad or any_requires_grad(operands)):
+    if (grad_state.grad_enabled and (self._requires_grad or any_requires_grad(operands))) \
+            or forward_mode.active:
         return False
     check_inplace(self)
     return True
@@ -192,6 +199,7 @@ def _finish(res, out, exact=False):
 class _ClampScalarNode(Node):
     """clamp with number bounds: the gradient passes where min <= input <= max."""
     __slots__ = ()
+    jvp = jvp_by_backward   # (the tangent where the input is within the bounds)
 
     def backward(self, grad):
         (x,) = self.saved_tensors
@@ -206,6 +214,7 @@ class _ClampScalarNode(Node):
 class _ClampTensorNode(Node):
     """clamp with tensor bounds (torch's clamp_backward and clamp_backward_min_max)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, lo, hi = self.saved_tensors
@@ -475,6 +484,7 @@ def _lerp_forward(a, b, w):
 class LerpBackward0(Node):
     """lerp with a number weight."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         w = self.weight
@@ -486,6 +496,7 @@ class LerpBackward0(Node):
 class LerpBackward1(Node):
     """lerp with a tensor weight."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         a, b, w = self.saved_tensors
@@ -552,6 +563,7 @@ def lerp_(self, end, weight):
 
 class AddcmulBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         t1, t2 = self.saved_tensors
@@ -565,6 +577,7 @@ class AddcmulBackward0(Node):
 
 class AddcdivBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         t1, t2 = self.saved_tensors

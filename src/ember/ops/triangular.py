@@ -9,6 +9,7 @@ import numpy as np
 from ..autograd.graph import Node
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out
 from .matrix_decompositions import check_matrix
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "lu_unpack"]
 
@@ -90,6 +91,7 @@ def _substitute(b, A, upper, transpose, unitriangular):
 
 class TriangularSolveBackward0(Node):
     __slots__ = ("upper", "transpose", "unitriangular", "b_shape", "a_shape")
+    jvp = jvp_by_transposition
 
     def backward(self, grad_x, grad_m=None):
         A, X = self.saved_tensors
@@ -150,6 +152,7 @@ def _batch_shape(b, A):
 
 class CholeskySolveBackward0(Node):
     __slots__ = ("upper", "b_shape")
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         B, L, X = self.saved_tensors

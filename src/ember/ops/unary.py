@@ -18,10 +18,11 @@ import numpy as np
 from .._torch_function import dispatch_or_raise
 from ._common import (
     apply_inplace, bump_version, check_inplace, complex_autograd, finish_inplace, float_array,
-    grad_state, make, method, namespace_of, Node, raw_arrays, record, Tensor,
+    forward_mode, grad_state, make, method, namespace_of, Node, raw_arrays, record, Tensor,
 )
 from ._common import _type_word
 from .._backend.precision import narrowed, widened
+from ..autograd._dual import jvp_by_backward
 
 __all__ = []
 
@@ -43,6 +44,11 @@ class _UnaryNode(Node):
         if complex_formula is not None and grad._data.dtype.kind == "c":
             return (complex_formula(grad, *self._x_and_result()),)
         return (self.formula(grad, *self._x_and_result()),)
+
+    def jvp(self, tangent):   # the formula is tangent * f'(x)
+        if self.formula is None:
+            return Node.jvp(self, tangent)
+        return self.formula(tangent, *self._x_and_result())
 
 
 class _ArithmeticUnaryNode(_UnaryNode):
@@ -103,7 +109,7 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         if float_op and data.dtype in _INTEGRAL:
             data = float_array(data)
         res = make(forward(namespace_of(data), data))
-        node = record(node_cls, (input,), res) if input._requires_grad else None
+        node = record(node_cls, (input,), res) if input._requires_grad or forward_mode.active else None
         if node is not None:
             if grad is None:
                 raise RuntimeError(f"the derivative for '{name}' is not implemented.")
@@ -122,7 +128,7 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
                                f"{_int_word(self)}")
         check_inplace(self)
-        if self._requires_grad and grad_state.grad_enabled:
+        if (self._requires_grad and grad_state.grad_enabled) or forward_mode.active:
             return finish_inplace(self, op(self.clone()))
         data = self._data
         namespace_of(data).copyto(data, forward(namespace_of(data), data), casting="unsafe")
@@ -327,7 +333,7 @@ def _inplace_unary(self, op, forward, float_op, **kwargs):
     if float_op and self._data.dtype.kind in "biu":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_int_word(self)}")
-    if self._requires_grad and grad_state.grad_enabled:
+    if (self._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         return apply_inplace(self, op, **kwargs)
     check_inplace(self)
     data = self._data
@@ -339,6 +345,7 @@ def _inplace_unary(self, op, forward, float_op, **kwargs):
 class _ZeroGradUnary(Node):
     """Piecewise constant ops (round): the gradient is zero."""
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         return (grad * 0,)
@@ -392,6 +399,7 @@ def round_(self, *, decimals=0):
 
 class LogitBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         from .ternary import where
@@ -436,6 +444,7 @@ def logit_(self, eps=None):
 
 class NanToNumBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (x,) = self.saved_tensors

@@ -13,9 +13,10 @@ from math import prod
 from .._dtype import dtype as _dtype, to_dtype
 from ._common import (
     complex_autograd,
-    check_inplace, Node, Tensor, grad_state, make, make_view, method, namespace_of, record,
+    check_inplace, forward_mode, Node, Tensor, grad_state, make, make_view, method, namespace_of, record,
     sum_to, take_view, wrap_dim,
 )
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["reshape", "permute", "transpose", "swapdims", "swapaxes", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "numel", "narrow", "select", "unbind", "chunk",
@@ -103,6 +104,9 @@ class ViewBackward0(Node):
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
 
+    def jvp(self, tangent):
+        return tangent.reshape(self.results[0]._data.shape)
+
 
 class UnsafeViewBackward0(ViewBackward0):
     __slots__ = ()
@@ -135,7 +139,7 @@ def view(self, *shape, size=None, dtype=None):
                                "least one dimension spans across two contiguous subspaces). Use "
                                ".reshape(...) instead.") from None
     out = make_view(data, self)
-    return _view_node(ViewBackward0, self, out) if self._requires_grad else out
+    return _view_node(ViewBackward0, self, out) if self._requires_grad or forward_mode.active else out
 
 
 def _view_dtype(self, dtype):
@@ -171,7 +175,7 @@ def _reshape_to(input, shape):
         except ValueError:
             out = make(xp.reshape(data, shape))
             cls = UnsafeViewBackward0
-    return _view_node(cls, input, out) if input._requires_grad else out
+    return _view_node(cls, input, out) if input._requires_grad or forward_mode.active else out
 
 
 @method()
@@ -185,6 +189,9 @@ class ExpandBackward0(Node):
 
     def backward(self, grad):
         return (sum_to(grad, self.in_shape),)
+
+    def jvp(self, tangent):
+        return tangent.expand(self.results[0]._data.shape)
 
 
 @method()
@@ -265,6 +272,9 @@ class PermuteBackward0(Node):
             inverse[d] = i
         return (grad.permute(inverse),)
 
+    def jvp(self, tangent):
+        return tangent.permute(self.dims)
+
 
 @method()
 def permute(input, *args, dims=None):
@@ -276,7 +286,7 @@ def permute(input, *args, dims=None):
     except (ValueError, IndexError):
         _check_permutation(dims, data.ndim)
         raise
-    if input._requires_grad:
+    if input._requires_grad or forward_mode.active:
         node = record(PermuteBackward0, (input,), out)
         if node is not None:
             nd = data.ndim
@@ -301,6 +311,9 @@ class TransposeBackward0(Node):
     def backward(self, grad):
         return (grad.transpose(self.dim0, self.dim1),)
 
+    def jvp(self, tangent):
+        return tangent.transpose(self.dim0, self.dim1)
+
 
 @method("transpose", "swapdims", "swapaxes")
 def transpose(input, dim0, dim1):
@@ -309,7 +322,7 @@ def transpose(input, dim0, dim1):
     nd = data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
     out = make_view(data.swapaxes(d0, d1) if nd else data[...], input)
-    if input._requires_grad:
+    if input._requires_grad or forward_mode.active:
         node = record(TransposeBackward0, (input,), out)
         if node is not None:
             node.dim0, node.dim1 = d0, d1
@@ -330,6 +343,9 @@ class TBackward0(Node):
 
     def backward(self, grad):
         return (grad.t(),)
+
+    def jvp(self, tangent):
+        return tangent.t()
 
 
 @method()
@@ -389,6 +405,9 @@ class SqueezeBackward0(Node):
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
 
+    def jvp(self, tangent):
+        return tangent.reshape(self.results[0]._data.shape)
+
 
 class SqueezeBackward1(SqueezeBackward0):
     """``squeeze(dim)`` with one dim, as torch names it."""
@@ -411,6 +430,11 @@ class UnsqueezeBackward0(Node):
             return (grad.reshape(self.in_shape),)
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
 
+    def jvp(self, tangent):
+        if self.key is None:
+            return tangent.reshape(self.results[0]._data.shape)
+        return basic_getitem(tangent, self.key)
+
 
 @method()
 def squeeze(input, dim=None):
@@ -430,7 +454,7 @@ def squeeze(input, dim=None):
         dims = tuple(wrap_dim(d, nd) for d in dims)
         dims = tuple(d for d in dims if nd and shape[d] == 1)
     out = make_view(input._data.squeeze(dims) if dims else input._data, input)
-    return _view_node(node_cls, input, out) if input._requires_grad else out
+    return _view_node(node_cls, input, out) if input._requires_grad or forward_mode.active else out
 
 
 @method()
@@ -445,7 +469,7 @@ def unsqueeze(input, dim):
     shape = input._data.shape
     d = wrap_dim(dim, len(shape) + 1)
     out = make_view(input._data.reshape(shape[:d] + (1,) + shape[d:]), input)
-    return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad else out
+    return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad or forward_mode.active else out
 
 
 @method()
@@ -484,6 +508,9 @@ class SliceBackward0(Node):
     def backward(self, grad):
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
 
+    def jvp(self, tangent):
+        return basic_getitem(tangent, self.key)
+
 
 def _alike(cls, name):
     """A node class with ``cls``'s backward under torch's name ``name``."""
@@ -501,6 +528,9 @@ class SliceBackwardBackward0(Node):
 
     def backward(self, grad):
         return (basic_getitem(grad, self.key),)
+
+    def jvp(self, tangent):
+        return slice_scatter_zeros(tangent, self.in_shape, self.key)
 
 
 def slice_scatter_zeros(src, shape, key):
@@ -604,10 +634,11 @@ def _index_data(data, key):
 def _slice_view(input, key, cls):
     """``input[key]`` for a basic ``key`` as a view, recording ``cls``."""
     out = make_view(_index_data(input._data, key), input)
-    if input._requires_grad and grad_state.grad_enabled:
+    if (input._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         node = record(cls, (input,), out)
-        node.in_shape = input._data.shape
-        node.key = key
+        if node is not None:
+            node.in_shape = input._data.shape
+            node.key = key
     return out
 
 
@@ -631,10 +662,11 @@ def _first_dim_view(self, key):
         out, cls = make_view(data[key], self), SliceBackward0
     else:
         return None
-    if self._requires_grad and grad_state.grad_enabled:
+    if (self._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         node = record(cls, (self,), out)
-        node.in_shape = shape
-        node.key = key
+        if node is not None:
+            node.in_shape = shape
+            node.key = key
     return out
 
 
@@ -709,6 +741,7 @@ def _record_multi(node_cls, input, outs):
 
 class UnbindBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, *grads):
         from .shape import stack
@@ -733,6 +766,7 @@ def unbind(input, dim=0):
 
 class SplitBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, *grads):
         from .shape import cat
@@ -842,9 +876,13 @@ class DiagonalBackward0(Node):
     def backward(self, grad):
         return (diagonal_scatter_zeros(grad, self.in_shape, self.offset, self.dim1, self.dim2),)
 
+    def jvp(self, tangent):
+        return diagonal(tangent, self.offset, self.dim1, self.dim2)
+
 
 class DiagonalBackwardBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (diagonal(grad, self.offset, self.dim1, self.dim2),)
@@ -928,6 +966,7 @@ def unflatten(input, dim, sizes):
 
 class UnfoldBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .subscript import index_put_zeros

@@ -9,6 +9,7 @@ from .._backend import special as _special_kernels, special_gamma
 from ..ops._common import Node, Tensor, _type_word, is_scalar, make, namespace_of, record
 from ..ops.pointwise import _binary, _BinaryNode, _scalar_first, float_arrays
 from ._common import check_tensor, finish, float_result, refuse
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["xlog1py", "zeta", "gammainc", "gammaincc", "polygamma", "multigammaln"]
 
@@ -177,6 +178,7 @@ def gammaincc(input, other, *, out=None):
 
 class PolygammaBackward0(Node):
     __slots__ = ("n",)
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (x,) = self.saved_tensors

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .._backend import special_bessel, special_normal
+from ..autograd._dual import jvp_by_backward
 from ..ops._common import Node, make, namespace_of, record
 from ._common import check_tensor, finish, float_result, refuse
 
@@ -23,7 +24,7 @@ def _node(name, formula, saves):
         x = saved[0] if "x" in saves else None
         y = saved[-1] if "result" in saves else None
         return (formula(grad, x, y),)
-    return type(name, (Node,), {"__slots__": (), "backward": backward})
+    return type(name, (Node,), {"__slots__": (), "backward": backward, "jvp": jvp_by_backward})
 
 
 def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x", kernel_name=None,

@@ -14,6 +14,7 @@ from ...ops.ternary import where
 from ...amp.policy import autocast_policy
 from ..._backend import onednn, parallel, special
 from ..._backend.choice import KernelChoice
+from ...autograd._dual import jvp_by_backward
 
 __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
@@ -75,6 +76,7 @@ def _activation_choices(name, numpy_forward, numpy_backward):
 
 class ReluBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (result,) = self.saved_tensors
@@ -110,6 +112,7 @@ def relu_(input):
 
 class HardtanhBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (input,) = self.saved_tensors
@@ -217,6 +220,7 @@ def relu6(input, inplace=False):
 
 class LeakyReluBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (input,) = self.saved_tensors
@@ -355,6 +359,7 @@ def celu_(input, alpha=1.0):
 class RreluWithNoiseBackward0(Node):
     """The gradient is ``grad * noise``: 1 where the input was positive, else its slope."""
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (noise,) = self.saved_tensors
@@ -525,6 +530,7 @@ def _gelu_grad(input, approximate):
 
 class GeluBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (input,) = self.saved_tensors
@@ -575,6 +581,7 @@ def gelu(input, approximate="none"):
 
 class SiluBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (input,) = self.saved_tensors
@@ -675,6 +682,7 @@ def tanh(input):
 
 class HardsigmoidBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (input,) = self.saved_tensors
@@ -716,6 +724,7 @@ def hardsigmoid(input, inplace=False):
 
 class HardswishBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_backward
 
     def backward(self, grad):
         (input,) = self.saved_tensors

@@ -13,6 +13,7 @@ from ... import _flop_hook
 from ..._backend import convolution
 from ...ops._common import Node, Tensor, make, record
 from ...amp.policy import autocast_policy
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
@@ -34,6 +35,7 @@ class _Geometry:
 class ConvolutionBackward0(Node):
     """Backward of the convolution ``y = conv(x, w) + b``."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, w = self.saved_tensors
@@ -55,6 +57,7 @@ class ConvolutionBackward0(Node):
 class ConvolutionTransposeBackward0(Node):
     """Backward of the transposed convolution ``x = conv_transpose(g, w) + b``."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def name(self):
         return "ConvolutionBackward0"
@@ -83,6 +86,7 @@ def _bias_grad(grad):
 class ConvolutionBackwardBackward0(Node):
     """Backward of the weight gradient ``gw = conv_weight(x, g)`` (bilinear in x and g)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, g = self.saved_tensors

@@ -4,6 +4,7 @@ from ..._tensor import Tensor
 from ...ops._common import Node, make, namespace_of, record
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["ctc_loss"]
 
@@ -197,6 +198,7 @@ class CtcLossBackward0(Node):
     ``exp(log_probs) - occupancy`` (the gradient through a preceding log_softmax)."""
 
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         log_probs, nll_t, alpha_t = self.saved_tensors

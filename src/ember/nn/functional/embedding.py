@@ -3,12 +3,14 @@ from ...autograd.grad_mode import no_grad
 from ...ops._common import Node, make, namespace_of, record
 from ...autograd.graph import bump_version
 from ..._backend.rows import MAX_RUN_BY_POSITION, add_rows_at  # noqa: F401  (tests read the first)
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
 class EmbeddingBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_embedding_dense_backward(grad, self.indices, self.num_weights, self.padding_idx,
@@ -19,6 +21,7 @@ class EmbeddingDenseBackward0(Node):
     """The scatter-add of embedding's backward; its own gradient is a lookup again."""
 
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_lookup(grad, self.indices, self.padding_idx, self.counts),)

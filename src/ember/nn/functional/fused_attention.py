@@ -19,6 +19,7 @@ from ..._backend import parallel
 from ...autograd.grad_mode import enable_grad
 from ...ops._common import Node, make, namespace_of, record
 from .softmax_family import row_peak, softmax_backward_rows_
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["fused_attention", "packed_self_attention", "packed_self_attention_applies"]
 
@@ -263,6 +264,7 @@ class ScaledDotProductFlashAttentionForCpuBackward0(_RecomputingNode):
     query."""
 
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return self._backward_by_recomputation(grad)
@@ -323,6 +325,7 @@ class PackedSelfAttentionBackward0(_RecomputingNode):
     scaled query. The gradient is written as one packed array, q, k and v parts in place."""
 
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return self._backward_by_recomputation(grad)

@@ -15,6 +15,7 @@ from .softmax_family import log_softmax, row_peak
 from .distance import pairwise_distance
 from ...amp.policy import autocast_policy
 from ..._backend import parallel
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = [
     "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
@@ -267,6 +268,7 @@ class CrossEntropyLossBackward0(Node):
     again."""
 
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (input,) = self.saved_tensors

@@ -18,6 +18,7 @@ from ..._backend import onednn, parallel
 from ..._backend.choice import KernelChoice
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
 from ...autograd.graph import bump_version
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
@@ -40,6 +41,7 @@ class NativeBatchNormBackward0(Node):
     """Backward of ``y = (x - mean) * invstd * weight + bias`` where the statistics are
     taken over ``dims`` (from the input when ``training``, else fixed)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, weight, mean, invstd = self.saved_tensors

@@ -14,6 +14,9 @@ __all__ = ["pad"]
 class ConstantPadNdBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangent):
+        return _constant_pad(tangent, list(self.pad), 0)
+
     def backward(self, grad):
         return (_constant_pad(grad, [-p for p in self.pad], 0),)
 

@@ -23,6 +23,7 @@ from ...ops._common import Node, Tensor, _type_word, grad_state, make, namespace
 from .conv import _Geometry, _conv_transpose, tuple_arg
 from ...amp.op_lists import max_pool3d_runs_in_fp32
 from ...amp.policy import autocast_policy
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
@@ -41,6 +42,7 @@ MAX_POOL_ONEDNN_MIN_ELEMENTS = 16384
 
 class _ScatterNode(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (indices,) = self.saved_tensors
@@ -52,6 +54,7 @@ class MaxPool2DWithIndicesBackward0(_ScatterNode):
     indices of the maxima, or, where oneDNN ran the forward, its workspace (``window`` then
     holds the pooling's geometry)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (saved,) = self.saved_tensors
@@ -82,6 +85,7 @@ class MaxUnpool2DBackward0(_ScatterNode):
 
 class PoolingGatherBackward(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (indices,) = self.saved_tensors
@@ -510,6 +514,7 @@ class AvgPool2DBackward0(Node):
     """Backward of average pooling: each output's gradient spread over its window, divided
     by the window's divisor (``window`` holds the pooling's geometry)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_avg_pool_adjoint(grad, self.window),)

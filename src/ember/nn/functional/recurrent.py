@@ -15,6 +15,7 @@ from ...autograd.grad_mode import enable_grad
 from ...ops.shape import cat
 from ...ops._common import Node, grad_state, make, namespace_of, record
 from .linear import linear
+from ...autograd._dual import jvp_by_transposition
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -331,6 +332,7 @@ class _RnnLayerNode(Node):
     """One direction of one recurrent layer. Inputs: (input, h0, c0, w_ih, w_hh, b_ih, b_hh,
     w_hr); outputs: (output, h_n, c_n)."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, *grads):
         grads = tuple(grads) + (None,) * (3 - len(grads))

@@ -9,6 +9,7 @@ from ...ops._common import (
 )
 from ..._backend import onednn
 from ..._backend.choice import KernelChoice
+from ...autograd._dual import jvp_by_backward
 
 __all__ = ["softmax", "log_softmax", "softmin"]
 
@@ -22,6 +23,7 @@ def _softmax_dim(name, ndim):
 class SoftmaxBackward0(Node):
     __slots__ = ()
     saved_fields = {"dim": "dim", "result": 0}
+    jvp = jvp_by_backward   # (its Jacobian, diag(y) - y y^T, is symmetric)
 
     def backward(self, grad):
         (out,) = self.saved_tensors
@@ -37,6 +39,10 @@ class SoftmaxBackward0(Node):
 class LogSoftmaxBackward0(Node):
     __slots__ = ()
     saved_fields = {"dim": "dim", "result": 0}
+
+    def jvp(self, tangent):
+        out = self.results[0]
+        return tangent - (out.exp() * tangent).sum(self.dim, keepdim=True)
 
     def backward(self, grad):
         (out,) = self.saved_tensors

@@ -11,6 +11,7 @@ from ..._backend import im2col
 from ...ops._common import Node, make, namespace_of, record
 from .conv import tuple_arg
 from ...amp.policy import autocast_policy
+from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
            "pixel_unshuffle", "channel_shuffle", "fold", "unfold"]
@@ -229,6 +230,7 @@ def channel_shuffle(input, groups):
 
 class Im2ColBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_fold(grad, self.spatial, *self.geometry),)
@@ -236,6 +238,7 @@ class Im2ColBackward0(Node):
 
 class Col2ImBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         return (_unfold(grad, *self.geometry),)
