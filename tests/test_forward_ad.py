@@ -380,6 +380,11 @@ NODES_WITHOUT_JVP = {
     "_MomentNode": "base class: its subclasses declare their rules",
     "_TangentInput": "forward AD's own edge marker, never run",
 }
+# complex autograd's nodes: forward mode over complex tensors is not there yet
+for _name in ("AngleBackward0", "ComplexBackward0", "ConjBackward0", "ConjPhysicalBackward0",
+              "FftC2CBackward0", "FftC2RBackward0", "FftR2CBackward0", "LinalgEigBackward0",
+              "PolarBackward0", "ViewAsComplexBackward0", "ViewAsRealBackward0"):
+    NODES_WITHOUT_JVP[_name] = "a complex-valued op: forward mode over complex tensors is not there yet"
 
 
 def test_nodes_without_jvp_are_listed():

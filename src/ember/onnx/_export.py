@@ -302,7 +302,7 @@ def _bind(node, signature):
             bound.setdefault("input", args[0])
         return bound
     params = list(signature.parameters)
-    if params and params[0] in ("self", "a", "x") and params[0] in bound:
+    if params and params[0] in ("self", "a", "x", "A") and params[0] in bound:
         bound["input"] = bound.pop(params[0])
     return bound
 

@@ -139,7 +139,7 @@ def _det_input(ctx, a):
     return ctx.t(x)
 
 
-@converts("det")
+@converts("det", "ember.linalg.det")
 def _det(ctx, node, a):
     return ctx.b.op("Det", [_det_input(ctx, a)])
 

@@ -14,6 +14,7 @@ from ..autograd.graph import Node
 from ._common import _type_word, make, namespace_of, record, record_not_differentiable, Tensor
 from .creation import _place
 from .random import _rng
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
            "_dirichlet_grad"]
@@ -54,6 +55,7 @@ def _gamma_array(rng, alpha):
 
 class StandardGammaBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         alpha, result = self.saved_tensors
@@ -73,8 +75,8 @@ def _standard_gamma(input, generator=None):
 
 def _standard_gamma_grad(input, output):
     """d output / d input for samples ``output`` of Gamma(``input``, 1)."""
-    _check_dtype(input, "_standard_gamma_grad_cpu")
     _check_same_dtype(input, output)
+    _check_dtype(input, "_standard_gamma_grad_cpu")
     grad = gamma_gradients.standard_gamma_grad(namespace_of(input._data), input._data, output._data)
     out = make(grad.astype(input._data.dtype, copy=False))
     return record_not_differentiable((input, output), out,
@@ -104,10 +106,8 @@ def _sample_dirichlet(input, generator=None):
 def _dirichlet_grad(x, alpha, total):
     """The reparameterised gradient of Beta(alpha, total - alpha) samples ``x`` (scaled as
     torch's ``_dirichlet_grad``)."""
-    if x._data.dtype.kind in "biu":
-        raise RuntimeError(f"Found dtype {_type_word(x._data.dtype)} but expected Float")
-    _check_dtype(x, "_dirichlet_grad_cpu")
     _check_same_dtype(x, alpha, total)
+    _check_dtype(x, "_dirichlet_grad_cpu")
     grad = gamma_gradients.dirichlet_grad(namespace_of(x._data), x._data, alpha._data, total._data)
     out = make(grad.astype(x._data.dtype, copy=False))
     return record_not_differentiable((x, alpha, total), out,
@@ -116,6 +116,7 @@ def _dirichlet_grad(x, alpha, total):
 
 class _DirichletBackward(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, concentration = self.saved_tensors

@@ -3,6 +3,7 @@ Householder reflectors H_i = I - tau_i v_i v_i^H, v_i read from the columns of `
 diagonal (with a one on it), as ``geqrf`` stores them; with its gradient."""
 from ..amp.policy import autocast_policy
 from ._common import _type_word, check_tensor, make, method, namespace_of, Node, record, with_out, write_out
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["orgqr"]
 
@@ -41,6 +42,7 @@ class LinalgHouseholderProductBackward0(Node):
     I[:, :n]), the gradient reaching H_i is G_i = L_i^T gQ R_i^T, so that
     g tau_i = -v_i^T G_i v_i and g v_i = -tau_i (G_i + G_i^T) v_i."""
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .creation import eye, zeros

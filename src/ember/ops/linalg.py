@@ -312,6 +312,10 @@ class VdotBackward0(Node):
     """vdot(a, b) = sum(conj(a) * b): antiholomorphic in a, holomorphic in b."""
     __slots__ = ()
 
+    def jvp(self, ta, tb):   # conj(ta) b + conj(a) tb
+        a, b = self.primals
+        return _bilinear_tangent(vdot, a, b, ta, tb)
+
     def backward(self, grad):
         a, b = self.saved_tensors
         ga = gb = None

@@ -18,6 +18,7 @@ from .matrix_decompositions import (
     LinAlgError, LinalgSolveExBackward0, _batch_prefix, _first_nonzero, check_matrix, solve_operands,
 )
 from .triangular import _permutation, _substitute, lu_unpack, row_order, solve_triangular
+from ..autograd._dual import jvp_by_transposition
 
 __all__ = []
 
@@ -141,6 +142,7 @@ def _lu_grad(grad_L, grad_U, P, L, U):
 
 class LinalgLuFactorExBackward0(Node):
     __slots__ = ("pivots",)
+    jvp = jvp_by_transposition
 
     def backward(self, grad, *unused):
         (LU,) = self.saved_tensors
@@ -183,6 +185,7 @@ def lu_factor(A, *, pivot=True, out=None):
 
 class LinalgLuBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad_P=None, grad_L=None, grad_U=None):
         if grad_L is None and grad_U is None:
@@ -235,6 +238,7 @@ def lu_solve_arrays(lu_data, pivots, b, transpose, conjugate):
 
 class LinalgLuSolveBackward0(Node):
     __slots__ = ("left", "adjoint", "pivots", "lu_shape", "b_shape")
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         LU, X = self.saved_tensors

@@ -928,6 +928,7 @@ _CDIST_MM_MIN_ROWS = 25
 
 class EuclideanDistBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .ternary import where
@@ -997,6 +998,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 class PdistBackward0(Node):
     __slots__ = ()
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         from .creation import zeros

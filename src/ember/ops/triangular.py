@@ -296,6 +296,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 
 class LinalgSolveTriangularBackward0(Node):
     __slots__ = ("upper", "left", "unitriangular", "a_shape", "b_shape")
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         A, X = self.saved_tensors
