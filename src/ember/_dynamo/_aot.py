@@ -70,7 +70,7 @@ class CompiledFunctionBackward(Node):
     __slots__ = ()
 
     def backward(self, *grads):
-        self.saved_tensors       # raises if freed, or modified in place since
+        _check = self.saved_tensors     # raises if freed, or modified in place since
         saved = self.saved_values
         compiled = self.compiled
         grads = tuple(grads) + (None,) * (len(compiled.out_meta) - len(grads))
@@ -271,7 +271,7 @@ def _walk(outputs, terminals):
             raise NoAot(f"{node.name()}'s saved tensors were freed")
         if node._saved.__class__ is _Packed:
             raise NoAot("saved tensors hooks are active")
-        for nxt, nr in node.next_functions:
+        for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
             if nxt in deps:
@@ -614,6 +614,20 @@ def _collect(node, grads, terminals, outputs_of, boundary_grads, leaves, n_args)
         boundary_grads[slot] = g if old is None else old + g
 
 
+def _leaf_maker(new, val_map, requires_grad):
+    """Maps an argument node of a harvested call onto the new graph: a ``grad_leaf`` over it
+    where its value required grad at capture time."""
+    leaves = {}
+
+    def arg(a):
+        if not requires_grad.get(a, False):
+            return val_map[a]
+        if a not in leaves:
+            leaves[a] = new.create_node("call_function", grad_leaf, (val_map[a],))
+        return leaves[a]
+    return arg
+
+
 def _forward_graph(cap, rec, saved_values, harvests):
     """The capture's graph, returning ``(outputs, saved values)``; the calls in ``harvests``
     run through ``run_harvesting``."""
@@ -639,14 +653,7 @@ def _forward_graph(cap, rec, saved_values, harvests):
             val_map[n] = new.node_copy(n, val_map.__getitem__)
             continue
         pick, indexes = harvests[n]
-        leaves = {}
-
-        def arg(a):
-            if not requires_grad.get(a, False):
-                return val_map[a]
-            if a not in leaves:
-                leaves[a] = new.create_node("call_function", grad_leaf, (val_map[a],))
-            return leaves[a]
+        arg = _leaf_maker(new, val_map, requires_grad)
         call = new.create_node(
             "call_function", run_harvesting,
             (n.target, pick, tuple(indexes), *map_arg(n.args, arg)), map_arg(n.kwargs, arg))
