@@ -273,3 +273,34 @@ def test_no_grad_call_of_an_aot_graph_records_nothing():
     compiled(x)
     with ember.no_grad():
         assert compiled(x).grad_fn is None
+
+
+def test_anomaly_detection_runs_the_compiled_backward():
+    compiled = ember.compile(lambda x: (x.sin() * x).sum())
+    compiled(ember.randn(3, requires_grad=True))
+    x = ember.randn(3, requires_grad=True)
+    with ember.autograd.set_detect_anomaly(True):
+        compiled(x).backward()
+    x2 = x.detach().requires_grad_()
+    (x2.sin() * x2).sum().backward()
+    _close(x.grad, x2.grad)
+
+
+def test_dropout_in_training_trains_as_eager():
+    model = ember.nn.Sequential(ember.nn.Linear(6, 6), ember.nn.Dropout(0.5), ember.nn.Linear(6, 2))
+    compiled = ember.compile(model)
+    for step in range(3):
+        x = ember.randn(4, 6)
+        model.zero_grad()
+        ember.manual_seed(step)
+        expected = model(x)
+        expected.sum().backward()
+        want = _grads(model)
+        model.zero_grad()
+        ember.manual_seed(step)
+        got = compiled(x)
+        got.sum().backward()
+        _close(got, expected)
+        for g, w in zip(_grads(model), want):
+            _close(g, w)
+    assert got.grad_fn.name() == AOT

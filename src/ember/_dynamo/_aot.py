@@ -70,15 +70,22 @@ class CompiledFunctionBackward(Node):
     __slots__ = ()
 
     def backward(self, *grads):
+        """With a graph of the backward being built (``create_graph=True``): the forward again
+        with autograd recording, differentiated."""
         _check = self.saved_tensors     # raises if freed, or modified in place since
-        saved = self.saved_values
         compiled = self.compiled
         grads = tuple(grads) + (None,) * (len(compiled.out_meta) - len(grads))
-        if state.grad_enabled:
-            return compiled.differentiable_backward(self, grads)
+        return compiled.differentiable_backward(self, grads)
+
+    def backward_arrays(self, *grads):
+        """The backward graph on the saved values (what the engine runs without
+        ``create_graph``)."""
+        _check = self.saved_tensors
+        compiled = self.compiled
+        grads = tuple(grads) + (None,) * (len(compiled.out_meta) - len(grads))
         tangents = [g if g is not None else _zeros(meta) for g, meta in
                     zip(grads, compiled.out_meta)]
-        return tuple(compiled.backward_graph(*saved, *tangents))
+        return tuple(compiled.backward_graph(*self.saved_values, *tangents))
 
     def release(self):
         self._saved = None
@@ -143,8 +150,10 @@ class AotFunction:
         if node.rng is not None:
             current = get_rng_state()
             set_rng_state(node.rng)
+        create_graph = ember.is_grad_enabled()   # False under anomaly detection's check
         try:
-            out = self.replay(*args)
+            with ember.enable_grad():
+                out = self.replay(*args)
         finally:
             if current is not None:
                 set_rng_state(current)
@@ -161,8 +170,9 @@ class AotFunction:
         wanted = [i for i, t in enumerate(inputs) if t.requires_grad]
         result = [None] * len(inputs)
         if outs and wanted:
-            found = ember.autograd.grad(outs, [inputs[i] for i in wanted], given,
-                                        create_graph=True, allow_unused=True)
+            with ember.enable_grad():
+                found = ember.autograd.grad(outs, [inputs[i] for i in wanted], given,
+                                            create_graph=create_graph, allow_unused=True)
             for i, g in zip(wanted, found):
                 result[i] = g
         return tuple(result)
