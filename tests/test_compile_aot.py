@@ -304,3 +304,21 @@ def test_dropout_in_training_trains_as_eager():
         for g, w in zip(_grads(model), want):
             _close(g, w)
     assert got.grad_fn.name() == AOT
+
+
+def test_pointwise_results_are_recomputed_in_the_backward_instead_of_saved():
+    def f(x):
+        h = x * 2
+        return (h.sin() * h).sum()
+
+    compiled = ember.compile(f)
+    compiled(ember.randn(5, requires_grad=True))
+    x = ember.randn(5, requires_grad=True)
+    compiled(x).backward()
+    x2 = x.detach().requires_grad_()
+    f(x2).backward()
+    _close(x.grad, x2.grad)
+    aot = compiled._ember_compiled.entries[0].run
+    saved = [n for n in aot.backward_graph.graph.nodes if n.op == "placeholder"
+             and n.name.startswith("saved")]
+    assert len(saved) == 1          # x only: h and sin(h) are recomputed from it

@@ -213,6 +213,7 @@ def build(cap, replay, args, result, versions_before):
         seen.add(id(t))
     nodes, order = _walk([flat[i] for i in diff_outs], terminals)
     saved_values, harvests, locate = _saved_values(rec, nodes)
+    _choose_recomputed(rec, saved_values, flat)
     backward_graph, leaves = _trace_backward(nodes, order, flat, diff_outs, terminals,
                                              len(diff_args), saved_values, harvests, locate)
     forward_graph = _forward_graph(cap, rec, saved_values, harvests)
@@ -306,6 +307,7 @@ class _Saved:
         self.harvest = harvest
         self.aliases = []      # the saved tensors that are this value
         self.views = []        # the saved tensors that are views of its memory
+        self.recompute = None  # (the forward graph's pointwise call, its input's _Saved)
 
 
 def _saved_values(rec, nodes):
@@ -360,6 +362,60 @@ def _saved_values(rec, nodes):
             saved = values.setdefault(id(t), _Saved(t, (call, (path, k))))
             saved.aliases.append(t)
     return list(values.values()), harvests, locate
+
+
+# pointwise calls whose saved results the backward graph recomputes from their saved input
+_RECOMPUTED = frozenset("""
+    relu gelu silu sigmoid tanh exp sin cos neg abs leaky_relu elu softplus erf sqrt rsqrt
+    square mish hardtanh hardswish hardsigmoid relu6 celu selu mul add sub truediv div
+""".split())
+
+
+def _choose_recomputed(rec, saved_values, outputs):
+    """Mark the saved values that the backward graph recomputes instead of the forward graph
+    saving them: results of a pointwise call of one tensor (and scalars) whose input is saved
+    anyway, or is an input or a parameter (alive anyway), and that are not outputs."""
+    by_id = {id(s.value): s for s in saved_values if s.harvest is None}
+    tensor_of = {}
+    for entry in rec._values.values():
+        if entry[1] is not None:
+            tensor_of[entry[1]] = entry[0]
+    for t, n in rec.producers.values():
+        tensor_of[n] = t
+    output_ids = {id(t) for t in outputs}
+    for saved in list(by_id.values()):
+        value = saved.value
+        produced = rec.producers.get(id(value))
+        if produced is None or produced[0] is not value or id(value) in output_ids:
+            continue
+        call = produced[1]
+        name = getattr(call.target, "__name__", call.target)
+        if call.op not in ("call_function", "call_method") or name not in _RECOMPUTED:
+            continue
+        inputs = [a for a in (*call.args, *call.kwargs.values()) if isinstance(a, FxNode)]
+        if len(inputs) != 1 or any(isinstance(a, (tuple, list, dict)) for a in call.args):
+            continue
+        source_value = tensor_of.get(inputs[0])
+        if not isinstance(source_value, Tensor) or source_value is value:
+            continue
+        source = by_id.get(id(source_value))
+        if source is None:
+            if inputs[0].op not in ("placeholder", "get_attr"):
+                continue
+            source = _Saved(source_value)
+            by_id[id(source_value)] = source
+            saved_values.append(source)
+        if source.recompute is None:
+            saved.recompute = (call, source)
+
+
+def _in_forward_order(saved_values):
+    """The recomputed saved values, in the order of their calls in the forward graph."""
+    recomputed = [v for v in saved_values if v.recompute is not None]
+    if not recomputed:
+        return []
+    order = {n: i for i, n in enumerate(recomputed[0].recompute[0].graph.nodes)}
+    return sorted(recomputed, key=lambda v: order[v.recompute[0]])
 
 
 def _nodes_inside_calls(by_grad_fn):
@@ -461,9 +517,19 @@ def _trace_backward(deps, ready, flat, diff_outs, terminals, n_args, saved_value
             with rec.active():
                 record_inside_ember(rec, private_ops=True)
                 for i, saved in enumerate(saved_values):
-                    ph = rec.placeholder(f"saved_{i}", saved.value)
-                    for t in saved.aliases:
-                        rec.bind(t, ph)
+                    if saved.recompute is None:
+                        ph = rec.placeholder(f"saved_{i}", saved.value)
+                        for t in saved.aliases:
+                            rec.bind(t, ph)
+                for saved in _in_forward_order(saved_values):
+                    if saved.recompute is not None:
+                        call, source = saved.recompute
+                        args = map_arg(call.args, lambda n, v=source.value: v)
+                        kwargs = map_arg(call.kwargs, lambda n, v=source.value: v)
+                        node = rec.record(call.op, call.target, args, kwargs, saved.value)
+                        for t in saved.aliases:
+                            rec.bind(t, node)
+                for saved in list(saved_values):
                     for t in saved.views:
                         rec.record("call_function", ember.as_strided,
                                    (saved.value, tuple(t.shape), t.stride(),
@@ -644,6 +710,7 @@ def _forward_graph(cap, rec, saved_values, harvests):
     graph = rec.graph
     output = next(n for n in graph.nodes if n.op == "output")
     before = set(graph.nodes)
+    saved_values = [s for s in saved_values if s.recompute is None]
     with graph.inserting_before(output):
         value_nodes = [rec.node_of(s.value) if s.harvest is None else None
                        for s in saved_values]
