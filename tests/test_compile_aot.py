@@ -322,3 +322,27 @@ def test_pointwise_results_are_recomputed_in_the_backward_instead_of_saved():
     saved = [n for n in aot.backward_graph.graph.nodes if n.op == "placeholder"
              and n.name.startswith("saved")]
     assert len(saved) == 1          # x only: h and sin(h) are recomputed from it
+
+
+def test_a_graph_made_dynamic_replays_with_eager_autograd():
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh())
+    compiled = ember.compile(model)
+    for batch in (4, 4, 6, 8, 9):
+        x = ember.randn(batch, 3, requires_grad=True)
+        compiled(x).sum().backward()
+        x2 = x.detach().requires_grad_()
+        model(x2).sum().backward()
+        _close(x.grad, x2.grad)
+
+
+def test_fullgraph_gets_the_aot_backward():
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.GELU(), ember.nn.LayerNorm(4))
+    compiled = ember.compile(model, fullgraph=True)
+    for _ in range(2):
+        x = ember.randn(5, 3, requires_grad=True)
+        out = compiled(x)
+        out.pow(2).sum().backward()
+        x2 = x.detach().requires_grad_()
+        model(x2).pow(2).sum().backward()
+        _close(x.grad, x2.grad)
+    assert out.grad_fn.name() == AOT
