@@ -346,3 +346,20 @@ def test_fullgraph_gets_the_aot_backward():
         model(x2).pow(2).sum().backward()
         _close(x.grad, x2.grad)
     assert out.grad_fn.name() == AOT
+
+
+def test_parameter_gradients_accumulate_into_grad_as_eager():
+    model = ember.nn.Linear(3, 2)
+    compiled = ember.compile(model)
+    x = ember.randn(4, 3)
+    compiled(x).sum().backward()
+    model.zero_grad()
+    for _ in range(2):
+        out = compiled(x)
+        out.sum().backward()
+    assert out.grad_fn.name() == AOT
+    got = model.weight.grad.clone()
+    model.zero_grad()
+    for _ in range(2):
+        model(x).sum().backward()
+    _close(got, model.weight.grad)
