@@ -1,11 +1,12 @@
 """The backends of ``ember.compile``: what turns a captured ``ember.fx.GraphModule`` into the
 callable that runs on later calls.
 
-ember has, for now, one way to run a graph: replay it op by op (the GraphModule's own
-``forward``). ``"eager"`` is that, as torch's debugging backend is; ``"aot_eager"`` is accepted
-as the same replay (ember captures no separate backward graph yet); ``"inductor"``, the default,
-is reserved for ember's own compiler and replays the graph too until its generated kernels
-land. A callable ``backend(gm, example_inputs)`` receives the GraphModule and the example
+ember runs a graph by replaying it op by op (the GraphModule's own ``forward``). ``"eager"`` is
+that, with autograd recording every op as in eager mode, as torch's debugging backend is.
+``"aot_eager"`` and ``"inductor"`` (the default, reserved for ember's own compiler, which
+replays too until its generated kernels land) add an ahead-of-time backward (``_aot.py``): the
+forward graph runs without autograd and one ``CompiledFunctionBackward`` node runs a captured
+backward graph. A callable ``backend(gm, example_inputs)`` receives the GraphModule and the example
 inputs and returns the callable to run, as torch's custom backends do."""
 from .exc import InvalidBackend
 
@@ -16,7 +17,13 @@ def _replay(gm, example_inputs):
     return gm.forward
 
 
-_BACKENDS = {"eager": _replay, "aot_eager": _replay, "inductor": _replay}
+def _aot_replay(gm, example_inputs):
+    return gm.forward
+
+
+_aot_replay.aot_autograd = True   # CompiledFunction builds the backward graph at capture time
+
+_BACKENDS = {"eager": _replay, "aot_eager": _aot_replay, "inductor": _aot_replay}
 _DEBUG = ("eager", "aot_eager")
 
 # torch's registered backend names that ember does not have

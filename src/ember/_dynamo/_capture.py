@@ -112,21 +112,28 @@ def _user_frame(skip_files):
     return None, None
 
 
-def _root_is_leaf(root, opaque):
+def _root_is_leaf(root, opaque, inline_layers=False):
     def is_leaf(module):
-        return module is not root and (id(module) in opaque or default_is_leaf(module))
+        return module is not root and (id(module) in opaque or (
+            not inline_layers and default_is_leaf(module)))
     return is_leaf
 
 
-def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=()):
+def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(),
+            inline_layers=False):
     """Run ``fn(*args, **kwargs)`` once, recording it; return ``(result, Capture)``.
     ``opaque``: ids of submodules of ``root`` recorded as one call each (run eagerly inside
-    the graph, as ember's own layers are)."""
+    the graph, as ember's own layers are). ``inline_layers``: record the ops inside ember's
+    layers too (what an ahead-of-time backward needs); the Capture then keeps its
+    ``recorder``."""
     global _current
     import ember
     cap = Capture(root)
     cap.fullgraph = fullgraph
-    rec = Recorder(root, _root_is_leaf(root, opaque))
+    rec = Recorder(root, _root_is_leaf(root, opaque, inline_layers))
+    if inline_layers:
+        cap.recorder = rec
+        rec.producers = {}
     rec.always_recorded = frozenset(getattr(ember, n) for n in _ALWAYS_RECORDED
                                     if hasattr(ember, n))
     names = [n if n.isidentifier() and n != "self" else f"{n}_arg"
@@ -155,6 +162,9 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
                         rec.patch_globals(globals_)
                     if root is not NO_ROOT:
                         rec.patch_module_attributes(root)
+                    if inline_layers:
+                        from ._aot import record_inside_ember
+                        record_inside_ember(rec)
                     result = fn(*args, **kwargs)
                     unsupported = _unsupported_output(result)
                     if unsupported is None:

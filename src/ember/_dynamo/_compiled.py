@@ -9,6 +9,9 @@ import weakref
 from ..jit._recorder import active as recording
 from . import config
 from ._stance import _stance
+from .. import is_grad_enabled
+from ._aot import NoAot, flat_tensors
+from ._aot import build as build_aot
 from ._capture import NO_ROOT, capture, current
 from ._guards import StateGuard, changed_dims, dynamic_pattern, mismatch, signature
 from .exc import BackendCompilerFailed
@@ -67,6 +70,7 @@ class CompiledFunction:
         self.opaque = set()         # ids of submodules that broke: called eagerly from graphs
         self.limit_hit = False
         self.last_reason = None
+        self.aot_off = False        # a capture with ember's layers inlined broke
 
     # -- calls -----------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -138,8 +142,16 @@ class CompiledFunction:
             log.info("Recompiling function %s in %s\n    triggered by the following guard "
                      "failure(s):\n%s", name, where, "\n".join(f"    - {r}" for r in reasons))
         sibling, positions = self._dynamic_candidate(key)
-        result, cap = capture(self.fn, self.root, args, kwargs, fullgraph=self.fullgraph,
-                              name=name, opaque=self.opaque)
+        aot = self._wants_aot(args, kwargs) and not positions
+        versions = _versions(args, kwargs, self.root) if aot else None
+        result, cap = capture(self.fn, self.root, args, kwargs,
+                              fullgraph=self.fullgraph and not aot, name=name,
+                              opaque=self.opaque, inline_layers=aot)
+        if aot and cap.breaks:
+            # the next call captures again, without ember's layers inlined
+            self.aot_off = True
+            log.info("%r (%s) gets no ahead-of-time backward: %s", name, where, cap.breaks[0])
+            return result
         if cap.breaks and all(b.module is not None for b in cap.breaks):
             # the graph calls the submodules that broke, which run their Python eagerly
             self.graph_breaks += 1
@@ -173,6 +185,12 @@ class CompiledFunction:
             run = self.backend(cap.graph_module, example_inputs)
         except Exception as e:
             raise BackendCompilerFailed(self.backend, e) from e
+        if aot:
+            try:
+                run = build_aot(cap, run, example_inputs, result, versions)
+            except NoAot as e:
+                log.info("%r (%s) gets no ahead-of-time backward, its graph replays with "
+                         "eager autograd: %s", name, where, e)
         entry = _Entry(key, (), run, StateGuard(cap), len(self.entries), cap.graph_module,
                        fingerprint, cap.specialized is not None)
         self.entries.append(entry)
@@ -182,7 +200,18 @@ class CompiledFunction:
             self.static.setdefault(key, []).append(entry)
         return result
 
+    def _wants_aot(self, args, kwargs):
+        """Whether this call's capture builds an ahead-of-time backward: the backend asks for
+        one, grad mode is on and an input or a parameter of the root requires grad."""
+        if not getattr(self.backend, "aot_autograd", False) or self.aot_off or \
+                not is_grad_enabled():
+            return False
+        return any(t.requires_grad for t in flat_tensors((args, kwargs))) or any(
+            p.requires_grad for p in self.root.parameters())
+
     def _make_dynamic(self, entry, positions):
+        if getattr(entry.run, "aot", False):
+            entry.run = entry.run.replay    # the backward graph holds the captured sizes
         listed = self.static.get(entry.key, [])
         if entry in listed:
             listed.remove(entry)
@@ -211,6 +240,12 @@ class CompiledFunction:
     def graphs(self):
         """The graph modules captured so far."""
         return [e.graph_module for e in self.entries]
+
+
+def _versions(args, kwargs, root):
+    """(tensor, version) of the inputs and of the root's parameters and buffers."""
+    tensors = flat_tensors((args, kwargs)) + list(root.parameters()) + list(root.buffers())
+    return [(t, t._version_counter[0]) for t in tensors]
 
 
 def _matches(entry, key):

@@ -185,6 +185,9 @@ class Recorder:
         self.module_stack = []         # (qualified name, class name) of the modules entered
         self.nondeterministic = []     # nodes whose results differ from run to run
         self._values = {}              # id(tensor) -> [tensor, node or None, thunk]
+        # id(tensor) -> (tensor, node): the first node bound to each tensor, kept when a dict
+        # is given (an op that returns its input, or an in-place op, binds it again)
+        self.producers = None
         self._module_paths = {id(m): (m, name) for name, m in root.named_modules()}
         self._constant_count = 0
         self._visited_classes = set()
@@ -216,6 +219,8 @@ class Recorder:
         if isinstance(value, Tensor):
             node.meta["tensor_meta"] = (tuple(value.shape), value.dtype)
             self._values[id(value)] = [value, node, None]
+            if self.producers is not None:
+                self.producers.setdefault(id(value), (value, node))
         else:
             self._bind_items(value, lambda: node)
 

@@ -1,0 +1,365 @@
+"""``ember.compile``'s ahead-of-time backward (backends ``inductor`` and ``aot_eager``): values
+and gradients against eager ember (itself tested against torch op by op), one
+``CompiledFunctionBackward`` node per compiled region, and eager's errors."""
+import numpy as np
+import pytest
+
+import ember
+import ember.compiler
+from benchmarks import models
+from test_compile_layers import _fresh
+from test_graph_layers import LAYERS, _make_inputs, _run
+
+AOT = "CompiledFunctionBackward"
+
+
+def _close(got, expected, rtol=1e-4, atol=1e-5):
+    assert (got is None) == (expected is None)
+    if got is not None:
+        ember.testing.assert_close(got, expected, rtol=rtol, atol=atol)
+
+
+def _grads(module):
+    return [p.grad.clone() if p.grad is not None else None
+            for _, p in sorted(module.named_parameters())]
+
+
+# -- models --------------------------------------------------------------------------------------
+
+def _tokens(rng, shape, vocab):
+    return ember.from_numpy(rng.integers(0, vocab, size=shape, dtype=np.int64))
+
+
+def _mlp(rng):
+    model = ember.nn.Sequential(ember.nn.Linear(20, 16), ember.nn.ReLU(), ember.nn.Linear(16, 16),
+                                ember.nn.ReLU(), ember.nn.Linear(16, 10))
+    return model, lambda: ember.from_numpy(rng.standard_normal((8, 20), dtype=np.float32)), 10
+
+
+def _lenet(rng):
+    nn = ember.nn
+    model = nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+    return model, lambda: ember.from_numpy(
+        rng.standard_normal((4, 1, 28, 28), dtype=np.float32)), 10
+
+
+def _transformer(rng):
+    model = models._transformer_lm_class(ember)(50, 8, 32, 2, 64, 2)
+    return model, lambda: _tokens(rng, (3, 8), 50), 50
+
+
+def _lstm(rng):
+    model = models._lstm_lm_class(ember)(50, 16)
+    return model, lambda: _tokens(rng, (6, 3), 50), 50
+
+
+MODELS = {"mlp": (_mlp, True), "lenet": (_lenet, True), "transformer_lm": (_transformer, True),
+          "lstm_lm": (_lstm, False)}
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_model_trains_as_eager(name, backend):
+    build, has_aot = MODELS[name]
+    rng = np.random.default_rng(0)
+    ember.manual_seed(0)
+    model, batch, classes = build(rng)
+    compiled = ember.compile(model, backend=backend)
+    for step in range(3):
+        x = batch()
+        y = ember.from_numpy(rng.integers(0, classes, size=x.shape[0] * (
+            x.shape[1] if x.dtype == ember.int64 else 1), dtype=np.int64))
+        model.zero_grad()
+        expected = ember.nn.functional.cross_entropy(model(x).reshape(-1, classes), y)
+        expected.backward()
+        expected_grads = _grads(model)
+        model.zero_grad()
+        out = compiled(x)
+        loss = ember.nn.functional.cross_entropy(out.reshape(-1, classes), y)
+        loss.backward()
+        _close(loss, expected)
+        for got, want in zip(_grads(model), expected_grads):
+            _close(got, want)
+        if step and has_aot:
+            assert out.grad_fn.name() == AOT
+    if not has_aot:     # the LSTM breaks on its own: called eagerly from the graph
+        assert out.grad_fn.name() != AOT
+
+
+# -- layers -------------------------------------------------------------------------------------
+
+# layers that get no ahead-of-time backward, and why
+NO_AOT = {
+    # no output has a gradient (the inputs require none, no parameters) or the output is the
+    # input itself or a view of it: the graph replays
+    "AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
+    "Identity", "Flatten", "Unflatten",
+    # their oneDNN kernels' calls cannot be recorded inside the layer: the layer is called
+    # eagerly, and the graph replays
+    "GRU", "LSTM", "RNN",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_compiled_layer_with_aot_backward_gives_eager_gradients(name):
+    ember.manual_seed(0)
+    make, spec = LAYERS[name]
+    module = make()
+    module(*_make_inputs(spec, 0))          # lazy layers take their shapes on a first call
+    compiled = ember.compile(module)
+    _run(compiled, _fresh(_make_inputs(spec, 1)))           # captures
+    inputs = _make_inputs(spec, 2)          # other values: nothing of the capture is reused
+    ember.manual_seed(1)
+    expected_out, expected_grads = _run(module, _fresh(inputs))
+    ember.manual_seed(1)
+    got_out, got_grads = _run(compiled, _fresh(inputs))
+    assert len(got_out) == len(expected_out) > 0
+    for got, expected in zip(got_out, expected_out):
+        _close(got, expected, rtol=1e-5)
+    assert len(got_grads) == len(expected_grads)
+    for got, expected in zip(got_grads, expected_grads):
+        _close(got, expected)
+    entries = compiled._compiled.entries
+    assert (bool(entries) and getattr(entries[-1].run, "aot", False)) == (name not in NO_AOT)
+
+
+def test_backward_runs_one_node_for_the_region():
+    model = ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.Tanh(), ember.nn.Linear(8, 3))
+    compiled = ember.compile(model)
+    compiled(ember.randn(5, 4, requires_grad=True))
+    x = ember.randn(5, 4, requires_grad=True)
+    out = compiled(x)
+    node = out.grad_fn
+    assert node.name() == AOT
+    inner = {fn for fn, _ in node.next_functions if fn is not None}
+    assert all(type(fn).__name__ == "AccumulateGrad" for fn in inner)
+    assert len(inner) == 5      # x and the four parameters
+    ran = []
+    node.register_prehook(lambda grads: ran.append(node.name()))
+    out.sum().backward()
+    assert ran == [AOT]
+    x2 = x.detach().requires_grad_()
+    model.zero_grad()
+    model(x2).sum().backward()
+    _close(x.grad, x2.grad)
+
+
+def test_inputs_that_do_not_require_grad_and_non_leaf_inputs():
+    w = ember.randn(3, 3, requires_grad=True)
+
+    def f(a, b, c):
+        return (a @ b).sin() * c, a.shape[0], "label"
+
+    compiled = ember.compile(f)
+    for _ in range(2):
+        base = ember.randn(4, 3, requires_grad=True)
+        a = base * 2                        # not a leaf: its gradient flows on to base
+        c = ember.randn(4, 3)
+        out, n, label = compiled(a, w, c)
+        assert (n, label) == (4, "label")
+        out.sum().backward()
+        got = base.grad, w.grad.clone()
+        w.grad = None
+        base2 = base.detach().requires_grad_()
+        f(base2 * 2, w, c)[0].sum().backward()
+        _close(got[0], base2.grad)
+        _close(got[1], w.grad)
+        w.grad = None
+    assert out.grad_fn.name() == AOT
+
+
+def test_multiple_outputs_and_a_gradient_for_one_only():
+    def f(x):
+        return x.exp(), (x * 3).tanh()
+
+    compiled = ember.compile(f)
+    compiled(ember.randn(5, requires_grad=True))
+    x = ember.randn(5, requires_grad=True)
+    a, b = compiled(x)
+    assert a.grad_fn is b.grad_fn and a.grad_fn.name() == AOT
+    b.sum().backward()
+    x2 = x.detach().requires_grad_()
+    f(x2)[1].sum().backward()
+    _close(x.grad, x2.grad)
+
+
+def test_recompiles_when_requires_grad_changes():
+    compiled = ember.compile(lambda x: (x * x).sum())
+    compiled(ember.randn(3))
+    compiled(ember.randn(3))
+    x = ember.randn(3, requires_grad=True)
+    compiled(x)
+    out = compiled(x)
+    assert len(compiled._ember_compiled.entries) == 2
+    assert out.grad_fn.name() == AOT
+    out.backward()
+    _close(x.grad, 2 * x.detach())
+
+
+def test_graph_break_falls_back_to_eager_and_trains():
+    def f(x):
+        y = x.sin()
+        if y.sum() > 0:          # a graph break: the function runs eagerly
+            return y * 2
+        return y * 3
+
+    compiled = ember.compile(f)
+    for _ in range(3):
+        x = ember.randn(6, requires_grad=True)
+        compiled(x).sum().backward()
+        x2 = x.detach().requires_grad_()
+        f(x2).sum().backward()
+        _close(x.grad, x2.grad)
+    assert compiled._ember_compiled.graph_break is not None
+
+
+def test_second_backward_without_retain_graph_raises_as_eager():
+    compiled = ember.compile(lambda x: x.sin() * x)
+    compiled(ember.randn(3, requires_grad=True))
+    x = ember.randn(3, requires_grad=True)
+    out = compiled(x).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+    _close(x.grad, 2 * (x.detach().cos() * x.detach() + x.detach().sin()))
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.backward()
+    eager = (x.sin() * x).sum()
+    eager.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        eager.backward()
+
+
+def test_inplace_change_of_a_saved_input_raises_as_eager():
+    compiled = ember.compile(lambda x: x.sin() * x)
+    compiled(ember.randn(3, requires_grad=True))
+    x = ember.randn(3, requires_grad=True)
+    for fn in (compiled, lambda x: x.sin() * x):
+        y = x.detach().requires_grad_()
+        z = y * 1
+        out = fn(z)
+        with ember.no_grad():
+            z.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+
+
+def test_create_graph_gives_second_derivatives():
+    def f(x):
+        return (x ** 3).sum()
+
+    compiled = ember.compile(f)
+    compiled(ember.randn(4, requires_grad=True))
+    x = ember.randn(4, requires_grad=True)
+    out = compiled(x)
+    assert out.grad_fn.name() == AOT
+    (g,) = ember.autograd.grad(out, x, create_graph=True)
+    _close(g, 3 * x.detach() ** 2)
+    (h,) = ember.autograd.grad(g.sum(), x)
+    _close(h, 6 * x.detach())
+
+
+def test_eager_backend_keeps_per_op_nodes():
+    compiled = ember.compile(lambda x: x.sin() * 2, backend="eager")
+    compiled(ember.randn(3, requires_grad=True))
+    assert compiled(ember.randn(3, requires_grad=True)).grad_fn.name() == "MulBackward0"
+
+
+def test_no_grad_call_of_an_aot_graph_records_nothing():
+    compiled = ember.compile(lambda x: x.exp())
+    x = ember.randn(3, requires_grad=True)
+    compiled(x)
+    with ember.no_grad():
+        assert compiled(x).grad_fn is None
+
+
+def test_anomaly_detection_runs_the_compiled_backward():
+    compiled = ember.compile(lambda x: (x.sin() * x).sum())
+    compiled(ember.randn(3, requires_grad=True))
+    x = ember.randn(3, requires_grad=True)
+    with ember.autograd.set_detect_anomaly(True):
+        compiled(x).backward()
+    x2 = x.detach().requires_grad_()
+    (x2.sin() * x2).sum().backward()
+    _close(x.grad, x2.grad)
+
+
+def test_dropout_in_training_trains_as_eager():
+    model = ember.nn.Sequential(ember.nn.Linear(6, 6), ember.nn.Dropout(0.5), ember.nn.Linear(6, 2))
+    compiled = ember.compile(model)
+    for step in range(3):
+        x = ember.randn(4, 6)
+        model.zero_grad()
+        ember.manual_seed(step)
+        expected = model(x)
+        expected.sum().backward()
+        want = _grads(model)
+        model.zero_grad()
+        ember.manual_seed(step)
+        got = compiled(x)
+        got.sum().backward()
+        _close(got, expected)
+        for g, w in zip(_grads(model), want):
+            _close(g, w)
+    assert got.grad_fn.name() == AOT
+
+
+def test_pointwise_results_are_recomputed_in_the_backward_instead_of_saved():
+    def f(x):
+        h = x * 2
+        return (h.sin() * h).sum()
+
+    compiled = ember.compile(f)
+    compiled(ember.randn(5, requires_grad=True))
+    x = ember.randn(5, requires_grad=True)
+    compiled(x).backward()
+    x2 = x.detach().requires_grad_()
+    f(x2).backward()
+    _close(x.grad, x2.grad)
+    aot = compiled._ember_compiled.entries[0].run
+    saved = [n for n in aot.backward_graph.graph.nodes if n.op == "placeholder"
+             and n.name.startswith("saved")]
+    assert len(saved) == 1          # x only: h and sin(h) are recomputed from it
+
+
+def test_a_graph_made_dynamic_replays_with_eager_autograd():
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh())
+    compiled = ember.compile(model)
+    for batch in (4, 4, 6, 8, 9):
+        x = ember.randn(batch, 3, requires_grad=True)
+        compiled(x).sum().backward()
+        x2 = x.detach().requires_grad_()
+        model(x2).sum().backward()
+        _close(x.grad, x2.grad)
+
+
+def test_fullgraph_gets_the_aot_backward():
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.GELU(), ember.nn.LayerNorm(4))
+    compiled = ember.compile(model, fullgraph=True)
+    for _ in range(2):
+        x = ember.randn(5, 3, requires_grad=True)
+        out = compiled(x)
+        out.pow(2).sum().backward()
+        x2 = x.detach().requires_grad_()
+        model(x2).pow(2).sum().backward()
+        _close(x.grad, x2.grad)
+    assert out.grad_fn.name() == AOT
+
+
+def test_parameter_gradients_accumulate_into_grad_as_eager():
+    model = ember.nn.Linear(3, 2)
+    compiled = ember.compile(model)
+    x = ember.randn(4, 3)
+    compiled(x).sum().backward()
+    model.zero_grad()
+    for _ in range(2):
+        out = compiled(x)
+        out.sum().backward()
+    assert out.grad_fn.name() == AOT
+    got = model.weight.grad.clone()
+    model.zero_grad()
+    for _ in range(2):
+        model(x).sum().backward()
+    _close(got, model.weight.grad)
