@@ -1,6 +1,7 @@
 """Tensor basics against torch: repr/str, the Python number protocol, sizes, conversions,
 devices and NumPy interop."""
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -381,3 +382,26 @@ def test_complex_autograd_is_refused_rather_than_wrong():
     assert x.to(ember.complex64).grad_fn is not None
     with ember.no_grad():
         assert z.tanh().dtype == ember.complex64
+
+
+@LIBS
+def test_contains_reversed_and_numpy_ufuncs_as_torch(lib):
+    t = lib.tensor([1.0, 2.0, 3.0])
+    assert 2.0 in t and 2 in t and lib.tensor(3.0) in t and 4.0 not in t
+    with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+        "a" in t
+    assert reversed(t).tolist() == [3.0, 2.0, 1.0]
+    assert reversed(lib.tensor(5.0)).tolist() == 5.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # torch's __array_wrap__ signature
+        sines = np.sin(t)
+        greater = np.greater(t, 1.5)
+    assert isinstance(sines, lib.Tensor) and sines.dtype == lib.float32
+    np.testing.assert_allclose(sines.numpy(), np.sin([1.0, 2.0, 3.0]), rtol=1e-6)
+    assert greater.dtype == lib.uint8 and greater.tolist() == [0, 1, 1]
+
+
+def test_numpy_ufuncs_on_ember_tensors_raise_no_deprecation_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.add(ember.ones(2), 1.0)

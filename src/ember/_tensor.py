@@ -471,6 +471,25 @@ class Tensor:
         data = self.numpy()
         return data if dtype is None else data.astype(dtype, copy=False)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc's result on this tensor, as a tensor (bool results as uint8, as
+        torch's)."""
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        return _make(array)
+
+    def __contains__(self, element):
+        """Whether ``element`` (a tensor or a number) is present in the tensor."""
+        import numbers
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed "
+                           f"in a {type(element)}.")
+
+    def __reversed__(self):
+        """Reverses the tensor along dimension 0."""
+        return self if self._data.ndim == 0 else self.flip(0)
+
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
         return tensor_repr(self)
