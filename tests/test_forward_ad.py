@@ -379,6 +379,8 @@ NODES_WITHOUT_JVP = {
     "_RecomputingNode": "base class: its subclasses declare their rules",
     "_MomentNode": "base class: its subclasses declare their rules",
     "_TangentInput": "forward AD's own edge marker, never run",
+    "CompiledFunctionBackward": "ember.compile's ahead-of-time backward: forward mode through a "
+                                "compiled region is not there yet",
 }
 # complex autograd's nodes: forward mode over complex tensors is not there yet
 for _name in ("AngleBackward0", "ComplexBackward0", "ConjBackward0", "ConjPhysicalBackward0",
@@ -396,7 +398,8 @@ def test_nodes_without_jvp_are_listed():
             if sub not in seen:
                 seen.add(sub)
                 stack.append(sub)
-    without = {c.__name__ for c in seen if c.jvp is Node.jvp}
+    # (node classes of autograd.Functions defined by other tests in this process are not ember's)
+    without = {c.__name__ for c in seen if c.jvp is Node.jvp and c.__module__.startswith("ember")}
     assert without == set(NODES_WITHOUT_JVP)
     assert len(seen) - len(without) > 250
 
