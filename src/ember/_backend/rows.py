@@ -13,6 +13,9 @@ __all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
 # Longest run of one index added position by position; longer runs (a padding token repeated
 # over a batch) go through ``add.reduceat``.
 MAX_RUN_BY_POSITION = 4
+# From this many indexed elements on, scatter's and gather's keys become one flat index (below,
+# computing it costs more calls than it saves).
+FLAT_INDEX_MIN_ELEMENTS = 1024
 # Up to this many rows, one ``add.at`` call: the sorting costs more calls than it saves.
 ADD_AT_MAX_ROWS = 16
 
@@ -51,7 +54,8 @@ def _flat_positions(target, key):
     one in-range, non-negative integer array per dimension (broadcasting together, as scatter's
     and gather's keys are); None where the key or ``target`` is not of that kind."""
     if (not target.flags.c_contiguous or len(key) != target.ndim or target.ndim < 2
-            or not all(hasattr(k, "shape") for k in key)):
+            or not all(hasattr(k, "shape") for k in key)
+            or max(k.size for k in key) < FLAT_INDEX_MIN_ELEMENTS):
         return None
     xp = namespace_of(target)
     flat, stride = 0, 1
