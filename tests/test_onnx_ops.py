@@ -65,7 +65,7 @@ NOT_EXPRESSIBLE = {
 
 # Entries ONNX could express that have no converter yet (their error says "no converter maps
 # it to ONNX").
-NOT_MAPPED = {"linalg.vecdot": "no converter maps it to ONNX"}   # a product and a sum over dim
+NOT_MAPPED = {}
 EXPECTED_UNSUPPORTED = {**NOT_EXPRESSIBLE, **NOT_MAPPED}
 # Entries the tracer cannot record: it runs ops on inputs that require grad, and these ops'
 # complex results have no gradient in ember yet.

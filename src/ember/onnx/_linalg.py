@@ -442,3 +442,15 @@ def _lu_unpack(ctx, node, a):
             b.unsqueeze(at_j, [0]), b.unsqueeze(at_i, [0])], axis=0)], axis=0)
     one_hot = b.op("Equal", [b.unsqueeze(order, [1]), b.ints(range(m))])     # [i, c]: order[i] == c
     return b.cast(b.op("Transpose", [one_hot], perm=[1, 0]), dtype), lower, upper
+
+
+@converts("ember.linalg.vecdot", "vecdot")
+def _vecdot(ctx, node, a):
+    """``sum(x * y)`` over ``dim`` after broadcasting (torch conjugates ``x``: real tensors only)."""
+    x, y = a["input"], a["y"]
+    if ctx.dtype(x).is_complex or ctx.dtype(y).is_complex:
+        raise Unsupported("products of complex tensors")
+    dtype = ctx.node_dtype(node)
+    rank = max(len(ctx.shape(x)), len(ctx.shape(y)))
+    product = ctx.b.op("Mul", [ctx.t_as(x, dtype), ctx.t_as(y, dtype)])
+    return ctx.b.reduce("ReduceSum", product, [a.get("dim", -1) % rank], False)
