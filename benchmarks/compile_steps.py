@@ -89,7 +89,7 @@ def main(argv=None):
     torch_work = _workloads(torch) if torch is not None else {}
     rows = []
     for name, (model, x, loss_fn) in ember_work.items():
-        compiled_model = ember.compile(model)
+        compiled_model = ember.compile(model, backend="aot_eager")
         variants = {"ember eager": _step(model, x, loss_fn),
                     "ember.compile": _step(compiled_model, x, loss_fn)}
         if torch is not None:

@@ -3,11 +3,14 @@ callable that runs on later calls.
 
 ember runs a graph by replaying it op by op (the GraphModule's own ``forward``). ``"eager"`` is
 that, with autograd recording every op as in eager mode, as torch's debugging backend is.
-``"aot_eager"`` and ``"inductor"`` (the default, reserved for ember's own compiler, which
-replays too until its generated kernels land) add an ahead-of-time backward (``_aot.py``): the
-forward graph runs without autograd and one ``CompiledFunctionBackward`` node runs a captured
-backward graph. A callable ``backend(gm, example_inputs)`` receives the GraphModule and the example
-inputs and returns the callable to run, as torch's custom backends do."""
+``"aot_eager"`` adds an ahead-of-time backward (``_aot.py``): the forward graph runs without
+autograd and one ``CompiledFunctionBackward`` node runs a captured backward graph. ``"inductor"``
+(the default, reserved for ember's own compiler) replays as ``"eager"`` does until its generated
+kernels land: the captured backward traces the ops' formulas in ember ops and so loses eager's
+fused array paths (oneDNN's GELU backward, for one), which made training steps slower
+(BENCHMARKS.md, "ember.compile's ahead-of-time backward"). A callable
+``backend(gm, example_inputs)`` receives the GraphModule and the example inputs and returns the
+callable to run, as torch's custom backends do."""
 from .exc import InvalidBackend
 
 __all__ = ["lookup_backend", "list_backends"]
@@ -23,7 +26,7 @@ def _aot_replay(gm, example_inputs):
 
 _aot_replay.aot_autograd = True   # CompiledFunction builds the backward graph at capture time
 
-_BACKENDS = {"eager": _replay, "aot_eager": _aot_replay, "inductor": _aot_replay}
+_BACKENDS = {"eager": _replay, "aot_eager": _aot_replay, "inductor": _replay}
 _DEBUG = ("eager", "aot_eager")
 
 # torch's registered backend names that ember does not have
