@@ -255,7 +255,8 @@ OPS += [
     OpInfo("cdist", lambda lib, a, b, **kw: lib.cdist(a, b, **kw),
            [S((A((2, 3)), A((4, 3))), {"p": p}, name=str(p)) for p in (2.0, 1.0, math.inf, 0.5, 3.0, 0.0)]
            + [S((A((2, 2, 3)), A((1, 4, 3))), name="batched"),
-              S((A((3, 3), transposed=True), A((2, 3), noncontig=True)), name="strided")],
+              S((A((3, 3), transposed=True), A((2, 3), noncontig=True)), name="strided"),
+              S((A((2, 2, 3)), A((4, 3))), {"compute_mode": "use_mm_for_euclid_dist"}, name="mm")],
            gradgrad=False, **_LOOSE),  # torch: "the derivative for '_cdist_backward' is not implemented"
     OpInfo("pdist", lambda lib, a, **kw: lib.pdist(a, **kw), [
         S((A((4, 3)),)),

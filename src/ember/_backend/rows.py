@@ -1,11 +1,15 @@
-"""Adding rows into an array at repeated row indices: ``numpy.add.at(out, index, rows)`` for
-an integer index along the first axis (the backward of an embedding lookup, of ``x[index]``
-and ``index_add``), without ``add.at``'s cost per element.
+"""Writing into arrays at repeated or scattered indices without NumPy's slow forms.
 
-The indices are sorted stably into runs of one index; the k-th rows of all runs are added at
-once (a few fancy-indexed adds of distinct rows), in the order ``add.at`` adds them, or, when
-some run is long, each run is summed by ``add.reduceat`` (NumPy's ``reduceat`` has a cost per
-run, ``add.at`` a larger one per element)."""
+``add_rows_at``: ``numpy.add.at(out, index, rows)`` for an integer index along the first axis
+(the backward of an embedding lookup, of ``x[index]`` and ``index_add``), without ``add.at``'s
+cost per element: the indices are sorted stably into runs of one index; the k-th rows of all
+runs are added at once (a few fancy-indexed adds of distinct rows), in the order ``add.at`` adds
+them, or, when some run is long, each run is summed by ``add.reduceat`` (NumPy's ``reduceat``
+has a cost per run, ``add.at`` a larger one per element).
+
+``ufunc_at`` and ``take_at``: scatter's ``ufunc.at`` and gather's indexing for a key of one
+integer array per dimension, through one flat index (``ufunc.at`` and ``take`` take a 1-d index
+many times faster than a tuple of arrays)."""
 from . import namespace_of
 
 __all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
@@ -46,7 +50,6 @@ def add_rows_at(out, index, rows):
         position += 1
         longer = lengths > position
     return out
-
 
 
 def _flat_positions(target, key):

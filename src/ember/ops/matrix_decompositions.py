@@ -19,6 +19,7 @@ from ._common import (
 from ._common import _type_word
 from ..amp.policy import autocast_policy
 from .._backend import products
+from .._backend.precision import narrowed, widened
 from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "svd", "qr", "cdist", "pdist",
@@ -882,7 +883,7 @@ class CdistBackward0(Node):
         return grad_x1, grad_x2
 
 
-def _check_cdist(x1, x2, p):
+def _check_cdist(x1, x2, p, by_product=False):
     for name, x in (("X1", x1), ("X2", x2)):
         if x._data.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x._data.ndim}D")
@@ -897,7 +898,7 @@ def _check_cdist(x1, x2, p):
     _broadcast_pair(x1._data.shape[:-2], x2._data.shape[:-2])   # the batch dims, as torch says
     if not p >= 0:   # NaN too
         raise RuntimeError("cdist only supports non-negative p values")
-    if x1._data.dtype in _LOW_PRECISION and x1._data.size and x2._data.size:
+    if not by_product and x1._data.dtype in _LOW_PRECISION and x1._data.size and x2._data.size:
         raise NotImplementedError(f"\"cdist\" not implemented for '{_type_word(x1._data.dtype)}'")
     if x1._data.dtype != x2._data.dtype and x1._data.size and x2._data.size:
         raise RuntimeError(f"expected scalar type {_type_word(x1._data.dtype)} but found "
@@ -946,14 +947,15 @@ def _euclidean_dist(x1, x2):
     """Distances between the rows of ``x1`` and ``x2`` (both B x N x M) through one matrix
     product, as torch computes them: [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, clamped at 1e-30
     before the square root."""
-    a, b = x1._data, x2._data
+    a, b = widened(x1._data), widened(x2._data)   # half precision: in float32, rounded once
     xp = namespace_of(a)
     a_norm = (a * a).sum(-1, keepdims=True)
     b_norm = (b * b).sum(-1, keepdims=True)
     left = xp.concatenate([a * -2, a_norm, xp.ones_like(a_norm)], axis=-1)
     right = xp.concatenate([b, xp.ones_like(b_norm), b_norm], axis=-1)
     squared = products.matmul(left, xp.swapaxes(right, -1, -2))
-    out = make(xp.sqrt(xp.maximum(squared, squared.dtype.type(1e-30)), out=squared))
+    distance = xp.sqrt(xp.maximum(squared, squared.dtype.type(1e-30)), out=squared)
+    out = make(narrowed(distance, x1._data.dtype))
     node = record(EuclideanDistBackward0, (x1, x2), out)
     if node is not None:
         node.save(x1, x2, out)
@@ -981,11 +983,12 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     check_tensor(x2, "cdist", "x2")
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    _check_cdist(x1, x2, p)
     a, b = x1._data, x2._data
     mode = _CDIST_MODES[compute_mode]
-    if (p == 2 and a.size and b.size and mode != "never"
-            and (mode == "always" or max(a.shape[-2], b.shape[-2]) > _CDIST_MM_MIN_ROWS)):
+    by_product = (p == 2 and a.size and b.size and mode != "never" and a.ndim >= 2 and b.ndim >= 2
+                  and (mode == "always" or max(a.shape[-2], b.shape[-2]) > _CDIST_MM_MIN_ROWS))
+    _check_cdist(x1, x2, p, by_product)
+    if by_product:   # torch's path takes half precision too (its matrix product does)
         return _cdist_by_product(x1, x2)
     diff = a[..., :, None, :] - b[..., None, :, :]
     out = make(_pairwise_norm(diff, float(p)).astype(a.dtype, copy=False))
