@@ -2,8 +2,9 @@
 blocked triangular substitution and the triangle's inverse in one substitution
 (``triangular_solve``, ``cholesky_solve``, ``cholesky_inverse``), ``cdist``'s matrix-product
 path for p = 2 and ``pdist``'s row-by-row distances, scatter's and gather's flat indices
-(``ufunc.at`` and ``take`` on one flat index), ``nansum`` without NaNs as a plain sum. Values,
-gradients and node names."""
+(``ufunc.at`` and ``take`` on one flat index), ``nansum`` without NaNs as a plain sum,
+``logaddexp`` by whole-array passes, a product of all elements in blocks. Values, gradients
+and node names."""
 import math
 import warnings
 
@@ -288,3 +289,40 @@ def test_selection_picks_what_the_stable_sort_picks(dtype, monkeypatch):
                     np.testing.assert_array_equal(selected_pick[1], sorted_pick[1])
                     np.testing.assert_array_equal(selected_pick[0].astype(np.float64),
                                                   sorted_pick[0].astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-5), (np.float64, 1e-12)])
+@pytest.mark.parametrize("op", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("shapes", [((64, 40), (64, 40)), ((64, 40), (1, 40))])
+def test_logaddexp_by_whole_array_passes(op, shapes, dtype, tol):
+    a = (RNG.standard_normal(shapes[0]) * 3).astype(dtype)
+    b = (RNG.standard_normal(shapes[1]) * 3).astype(dtype)
+    (e_a, t_a), (e_b, t_b) = _pair(a), _pair(b)
+    e_out, t_out = getattr(ember, op)(e_a, e_b), getattr(torch, op)(t_a, t_b)
+    _close(e_out, t_out, tol)
+    _backward_both(e_out, t_out)
+    _close(e_a.grad, t_a.grad, tol)
+    _close(e_b.grad, t_b.grad, tol)
+    a[0, :6] = [np.inf, -np.inf, np.nan, np.inf, -np.inf, 5.0]
+    b[0, :6] = [np.inf, -np.inf, 1.0, -np.inf, 3.0, 5.0]
+    a[1, :3] = b[0, :3] = [1e30, -1e30, 0.0] if dtype == np.float32 else [1e300, -1e300, 0.0]
+    e_out = getattr(ember, op)(ember.tensor(a), ember.tensor(b))
+    t_out = getattr(torch, op)(torch.tensor(a), torch.tensor(b))
+    np.testing.assert_allclose(e_out.numpy(), t_out.numpy(), rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-4), (np.float64, 1e-12)])
+@pytest.mark.parametrize("shape", [(4096,), (222, 295), (3, 1000, 7)])
+def test_product_of_all_elements_in_blocks(shape, dtype, tol):
+    data = (1 + RNG.standard_normal(shape) * 1e-3).astype(dtype)
+    e_x, t_x = _pair(data)
+    e_out, t_out = ember.prod(e_x), torch.prod(t_x)
+    _close(e_out, t_out, tol)
+    _backward_both(e_out, t_out)
+    _close(e_x.grad, t_x.grad, tol)
+    with_zero_and_inf = data.copy()
+    with_zero_and_inf.reshape(-1)[[5, 700]] = [0.0, np.inf]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        e_nan = ember.prod(ember.tensor(with_zero_and_inf)).item()
+    assert math.isnan(e_nan) and math.isnan(torch.prod(torch.tensor(with_zero_and_inf)).item())

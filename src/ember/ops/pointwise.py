@@ -884,8 +884,45 @@ class Logaddexp2Backward0(_BinaryNode):
                 self.reduce(grad / (1 + (a - b).exp2()), 1) if self.next_functions[1][0] is not None else None)
 
 
-_logaddexp_real = _float_only_kernel("logaddexp", "logaddexp_cpu")
-_logaddexp2_kernel = _no_complex("logaddexp2_cpu", _float_only_kernel("logaddexp2", "logaddexp2_cpu"))
+# From this many elements logaddexp runs as whole-array passes (torch's formula): NumPy's own
+# loop calls exp and log1p one element at a time.
+LOGADDEXP_PASSES_MIN_ELEMENTS = 1024
+_PASSES_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _logaddexp_by_passes(x, y, exp, scale):
+    """``max + log1p(exp(-|x - y|)) * scale`` with ``exp`` the base's exponential, as torch
+    computes it; where both are the same infinity, that infinity."""
+    xp = np
+    with xp.errstate(invalid="ignore"):
+        diff = xp.subtract(x, y)
+        tail = xp.abs(diff)
+        xp.negative(tail, out=tail)
+        tail = exp(tail, out=tail)
+        tail = xp.log1p(tail, out=tail)
+        if scale != 1:
+            tail *= tail.dtype.type(scale)
+        out = xp.maximum(x, y)
+        out += tail
+        same_inf = (x == y) & xp.isinf(x)
+    if same_inf.any():
+        out[same_inf] = xp.broadcast_to(x, out.shape)[same_inf]
+    return out
+
+
+def _logaddexp_kernel_of(ufunc_name, exp_name, scale):
+    def kernel(x, y):
+        if x.__class__ is np.ndarray and x.dtype in _PASSES_DTYPES and y.dtype == x.dtype \
+                and max(x.size, y.size) >= LOGADDEXP_PASSES_MIN_ELEMENTS:
+            return _logaddexp_by_passes(x, y, getattr(np, exp_name), scale)
+        if x.dtype.kind in "biu":
+            raise _not_implemented(f"{ufunc_name}_cpu", x.dtype)
+        return getattr(namespace_of(x), ufunc_name)(x, y)
+    return kernel
+
+
+_logaddexp_real = _logaddexp_kernel_of("logaddexp", "exp", 1)
+_logaddexp2_kernel = _no_complex("logaddexp2_cpu", _logaddexp_kernel_of("logaddexp2", "exp2", 1 / math.log(2)))
 
 
 def _logaddexp_kernel(x, y):

@@ -387,6 +387,27 @@ class ProdBackward1(Node):
         return (_prod_grad(grad, x, result, self.dim),)
 
 
+# From this many elements a float product of all elements multiplies rows of
+# ``PRODUCT_BLOCK`` elements together (one vectorized pass) before the last row's product:
+# NumPy's product of a whole array is one multiplication after another.
+BLOCKED_PRODUCT_MIN_ELEMENTS = 4096
+PRODUCT_BLOCK = 256
+
+
+def _blocked_product_applies(data, np_dtype):
+    return (data.__class__ is np.ndarray and data.size >= BLOCKED_PRODUCT_MIN_ELEMENTS
+            and data.dtype.kind == "f" and data.dtype.itemsize >= 4
+            and (np_dtype is None or np_dtype == data.dtype) and data.flags.c_contiguous)
+
+
+def _product_of_all(data):
+    flat = data.reshape(-1)
+    rows = flat.size // PRODUCT_BLOCK
+    split = rows * PRODUCT_BLOCK
+    product = np.multiply.reduce(flat[:split].reshape(rows, PRODUCT_BLOCK), axis=0).prod()
+    return product * flat[split:].prod() if split < flat.size else product
+
+
 @autocast_policy("fp32")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Returns the product of all elements of ``input``, or of each row over the single
@@ -395,7 +416,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     xp = namespace_of(data)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None:
-        out = make(_accumulated(xp.prod, data, np_dtype))
+        out = make(_product_of_all(data) if _blocked_product_applies(data, np_dtype)
+                   else _accumulated(xp.prod, data, np_dtype))
         node = record(ProdBackward0, (input,), out)
     else:
         if isinstance(dim, (tuple, list)):
