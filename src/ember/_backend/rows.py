@@ -4,8 +4,8 @@
 (the backward of an embedding lookup, of ``x[index]`` and ``index_add``), without ``add.at``'s
 cost per element: the indices are sorted stably into runs of one index; the k-th rows of all
 runs are added at once (a few fancy-indexed adds of distinct rows), in the order ``add.at`` adds
-them, or, when some run is long, each run is summed by ``add.reduceat`` (NumPy's ``reduceat``
-has a cost per run, ``add.at`` a larger one per element).
+them, and the runs that are long are each summed by one ``add.reduceat`` over their rows
+(NumPy's ``reduceat`` has a cost per run and column, ``add.at`` a larger one per element).
 
 ``ufunc_at`` and ``take_at``: scatter's ``ufunc.at`` and gather's indexing for a key of one
 integer array per dimension, through one flat index (``ufunc.at`` and ``take`` take a 1-d index
@@ -15,7 +15,7 @@ from . import namespace_of
 __all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
 
 # Longest run of one index added position by position; longer runs (a padding token repeated
-# over a batch) go through ``add.reduceat``.
+# over a batch) are summed by ``add.reduceat``.
 MAX_RUN_BY_POSITION = 4
 # From this many indexed elements on, scatter's and gather's keys become one flat index (below,
 # computing it costs more calls than it saves).
@@ -39,17 +39,30 @@ def add_rows_at(out, index, rows):
     starts = xp.flatnonzero(new_run)
     lengths = xp.diff(starts, append=ordered.size)
     targets = ordered[starts]
-    if lengths.max() > MAX_RUN_BY_POSITION:
-        out[targets] += xp.add.reduceat(rows[order], starts, axis=0)
-        return out
-    out[targets] += rows[order[starts]]
-    position = 1
+    long = lengths > MAX_RUN_BY_POSITION
+    if long.any():
+        if long.all():
+            out[targets] += xp.add.reduceat(rows[order], starts, axis=0)
+            return out
+        _add_long_runs(out, rows, order, starts[long], lengths[long], targets[long])
+        short = ~long
+        starts, lengths, targets = starts[short], lengths[short], targets[short]
+    position = 0
     longer = lengths > position
     while longer.any():
         out[targets[longer]] += rows[order[starts[longer] + position]]
         position += 1
         longer = lengths > position
     return out
+
+
+def _add_long_runs(out, rows, order, starts, lengths, targets):
+    """The runs longer than ``MAX_RUN_BY_POSITION``, each summed by one ``add.reduceat`` over
+    their rows alone (its cost grows with the number of runs times the row's width)."""
+    xp = namespace_of(out)
+    firsts = xp.cumsum(lengths) - lengths
+    picked = xp.repeat(starts - firsts, lengths) + xp.arange(int(lengths.sum()))
+    out[targets] += xp.add.reduceat(rows[order[picked]], firsts, axis=0)
 
 
 def _flat_positions(target, key):
