@@ -186,7 +186,21 @@ def one_gradient_for_a_leaf_and_a_retained_intermediate():
     return [a, b], [h.grad]
 
 
-CASES = [passed_to_backward, passed_to_backward_of_the_leaf, passed_to_backward_through_a_view,
+def three_gradients_for_a_leaf_one_passed_to_backward():
+    x, g = leaf(), seed()
+    (x + x * 2 + x * 3 + x).backward(g)
+    return [x], [g]
+
+
+def three_gradients_for_a_leaf_captured_by_its_hook():
+    x, kept = leaf(), []
+    x.register_hook(kept.append)
+    (x * 2 + x * 3 + x * 4).sum().backward()
+    return [x], kept
+
+
+CASES = [three_gradients_for_a_leaf_one_passed_to_backward,
+         three_gradients_for_a_leaf_captured_by_its_hook, passed_to_backward, passed_to_backward_of_the_leaf, passed_to_backward_through_a_view,
          passed_to_backward_and_reshaped, captured_by_a_leaf_hook,
          captured_by_a_hook_on_an_intermediate, returned_by_a_hook,
          returned_by_a_hook_on_an_intermediate, captured_by_a_node_post_hook,
@@ -212,6 +226,13 @@ def test_grad_does_not_alias_what_the_user_can_reach(case):
         g.add_(100.0)
     for t, was in zip(reachable, before):
         np.testing.assert_array_equal(t.numpy(), was)
+
+
+def test_many_gradients_for_one_leaf_add_up():
+    x = leaf()
+    (x * 2 + x * 3 + x.tanh() + x * 4 + x).sum().backward()
+    expected = 10 + (1 - np.tanh(np.array(X)) ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), expected)
 
 
 def test_later_gradients_are_added_into_the_first_in_place():
@@ -241,9 +262,10 @@ def stored_uncopied(monkeypatch):
 @pytest.mark.parametrize("build", [
     lambda x: (x * 2).tanh().sum(),                      # a formula's fresh result
     lambda x: (x * 2 + x * 3).sum(),                     # the engine's sum of two
+    lambda x: (x * 2 + x * 3 + x.tanh() + x * 4).sum(),  # and more, added into that sum
     lambda x: (x.view(2, 3) * 2).t().sum(),              # a view of the engine's own gradient
     lambda x: ember.nn.functional.cross_entropy(x.view(2, 3), ember.tensor([0, 2])),
-], ids=["formula", "sum", "view_of_owned", "cross_entropy"])
+], ids=["formula", "sum", "sum_of_four", "view_of_owned", "cross_entropy"])
 def test_gradients_only_the_engine_holds_are_stored_uncopied(build, stored_uncopied):
     x = leaf()
     build(x).backward()

@@ -182,9 +182,12 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
     hooks, and all nodes when ``checked`` (anomaly detection), take the slower path."""
     pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
     arrays_ok = not state.grad_enabled  # no graph of the backward: backward_arrays may run
+    sums = {} if arrays_ok else None
     while ready:
         node = pop_ready()
         grads = pop_buffer(node, None)
+        if sums:
+            sums.pop(node, None)
         edges = node.next_functions
         if grads is None:
             if not retain_graph:
@@ -219,7 +222,7 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
                 if nr == 0 and nxt not in buffers:
                     buffers[nxt] = [grad]
                 else:
-                    _add_to_buffer(buffers, held, nxt, nr, grad)
+                    _add_to_buffer(buffers, held, nxt, nr, grad, sums)
             left = deps[nxt] - 1
             deps[nxt] = left
             if not left:
@@ -366,7 +369,11 @@ def _accumulate(node, grad, owned):
             hook(variable)
 
 
-def _add_to_buffer(buffers, held, node, nr, grad):
+def _add_to_buffer(buffers, held, node, nr, grad, sums=None):
+    """Put ``grad``, a gradient for output ``nr`` of ``node``, in its buffer, adding it to the
+    one there. ``sums`` (when given: no graph of the backward is built): {node: the sum the
+    engine made of the gradients for the node's one output}, which no one else sees before the
+    node runs, so further gradients for it are added in place."""
     grads = buffers.get(node)
     if grads is None:
         if nr == 0:
@@ -378,10 +385,24 @@ def _add_to_buffer(buffers, held, node, nr, grad):
     old = grads[nr]
     if old is None:
         grads[nr] = grad
+    elif len(grads) == 1:
+        if sums is not None and sums.get(node) is old:
+            _add_in_place(old, grad)
+            return
+        grads[0] = total = _sum(old, grad)
+        held.pop(node, None)  # the sum is the engine's
+        if sums is not None and total._data.base is None:
+            sums[node] = total
     else:
         grads[nr] = _sum(old, grad)
-        if len(grads) == 1:
-            held.pop(node, None)  # the sum is the engine's
+
+
+def _add_in_place(total, grad):
+    a, b = total._data, grad._data
+    if a.dtype == b.dtype and a.shape == b.shape:
+        a += b
+    else:
+        total._data = a + b
 
 
 def _sum(old, grad):
