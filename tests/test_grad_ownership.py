@@ -200,7 +200,8 @@ def three_gradients_for_a_leaf_captured_by_its_hook():
 
 
 CASES = [three_gradients_for_a_leaf_one_passed_to_backward,
-         three_gradients_for_a_leaf_captured_by_its_hook, passed_to_backward, passed_to_backward_of_the_leaf, passed_to_backward_through_a_view,
+         three_gradients_for_a_leaf_captured_by_its_hook, passed_to_backward,
+         passed_to_backward_of_the_leaf, passed_to_backward_through_a_view,
          passed_to_backward_and_reshaped, captured_by_a_leaf_hook,
          captured_by_a_hook_on_an_intermediate, returned_by_a_hook,
          returned_by_a_hook_on_an_intermediate, captured_by_a_node_post_hook,
