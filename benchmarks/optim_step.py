@@ -1,7 +1,8 @@
-"""Optimizer step time, ember vs torch, in one process: SGD with momentum and Adam on a
-ResNet-sized parameter set (~270k parameters in 65 tensors, like a CIFAR ResNet-20) and a
-10M-parameter MLP-sized set. Cases run interleaved (every repeat times each case in turn);
-the table gives medians in milliseconds per step. Both libraries run on ``--threads`` threads
+"""Optimizer step time, ember vs torch, in one process: SGD with momentum, Adam and AdamW on a
+ResNet-sized parameter set (~270k parameters in 65 tensors, like a CIFAR ResNet-20), a
+10M-parameter MLP-sized set and a set of 200 tensors of 1 to 16 elements. Cases run
+interleaved (every repeat times each case in turn); the table gives medians in milliseconds
+per step. Both libraries run on ``--threads`` threads
 (default 1: cases alternating every step would time one library's spinning workers against
 the other at 2, see BENCHMARKS.md, "How the steps are timed").
 
@@ -40,6 +41,12 @@ def mlp_shapes():
     return [(2048, 784), (2048,), (2048, 2048), (2048,), (2048, 2048), (2048,), (10, 2048), (10,)]
 
 
+def small_shapes():
+    """200 tensors of 1 to 16 elements: scalar models, biases and gains of small networks,
+    where the step's cost per parameter tensor dominates."""
+    return [(), (4,), (16,), (4, 4)] * 50
+
+
 def make_params(lib, shapes, rng):
     params = []
     for shape in shapes:
@@ -52,6 +59,7 @@ def make_params(lib, shapes, rng):
 OPTIMIZERS = {
     "SGD momentum": lambda lib, ps: lib.optim.SGD(ps, lr=1e-3, momentum=0.9),
     "Adam": lambda lib, ps: lib.optim.Adam(ps, lr=1e-3),
+    "AdamW": lambda lib, ps: lib.optim.AdamW(ps, lr=1e-3, weight_decay=0.01),
 }
 
 
@@ -66,7 +74,8 @@ def main():
     rng = np.random.default_rng(0)
     cases = []
     for set_name, shapes in (("ResNet-20 (0.27M, 65 tensors)", resnet_shapes()),
-                             ("MLP (10M, 8 tensors)", mlp_shapes())):
+                             ("MLP (10M, 8 tensors)", mlp_shapes()),
+                             ("small (1.9K, 200 tensors)", small_shapes())):
         for opt_name, build in OPTIMIZERS.items():
             for lib in (ember, torch):
                 opt = build(lib, make_params(lib, shapes, rng))
