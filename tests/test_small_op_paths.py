@@ -1,7 +1,8 @@
 """The short paths ops take for their common cases, pinned to torch on the cases beside them:
 ``x[int]`` and ``x[slice]`` without the general key walk, ``x[index_tensor]``, ``expand``'s
 directly made view, ``cat`` and ``stack`` in one pass, ``clamp`` as NumPy's clip from
-``CLIP_MIN_ELEMENTS`` and ``sigmoid`` as ``1 / (1 + exp(-x))``. Values, gradients, node names,
+``CLIP_MIN_ELEMENTS``, ``sigmoid`` as ``1 / (1 + exp(-x))``, ``reshape`` of strided tensors
+without a failed view. Values, gradients, node names,
 strides and writability where torch defines them."""
 import numpy as np
 import pytest
@@ -279,3 +280,24 @@ def test_special_functions_element_by_element_on_small_arrays(name, dtype, rtol)
         expected = getattr(torch, name)(torch.tensor(data)).numpy()
         assert got.dtype == expected.dtype
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=1e-30)
+
+
+@pytest.mark.parametrize("make_input,shape", [
+    (lambda lib, x: x.t(), (20,)),                      # needs a copy
+    (lambda lib, x: x.t()[None][0], (2, 2, 5)),         # a copy, from a view of a view
+    (lambda lib, x: x[:, ::2], (2, 2, 3)),              # a copy of every other column
+    (lambda lib, x: x[:, 1:3], (2, 2, 2)),              # a view of strided memory
+    (lambda lib, x: x[None].transpose(0, 1)[1:], (3, 5)),  # a view (only size-1 dims moved)
+])
+def test_reshape_of_a_strided_tensor_is_a_view_where_torch_gives_one(make_input, shape):
+    data = np.random.default_rng(2).standard_normal((4, 5)).astype(np.float32)
+    (e, t) = _pair(data)
+    e_in, t_in = make_input(ember, e), make_input(torch, t)
+    e_out, t_out = e_in.reshape(shape), t_in.reshape(shape)
+    assert type(e_out.grad_fn).__name__ == t_out.grad_fn.name()
+    assert (e_out._base is None) == (t_out._base is None)
+    assert e_out.is_contiguous() == t_out.is_contiguous()
+    with ember.no_grad(), torch.no_grad():   # a view writes through, a copy does not
+        e_out[(0,) * len(shape)] = t_out[(0,) * len(shape)] = 100.0
+    np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
+    _check(e_in.reshape(shape) * 2, t_in.reshape(shape) * 2, e, t)

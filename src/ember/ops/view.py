@@ -112,6 +112,11 @@ class UnsafeViewBackward0(ViewBackward0):
     __slots__ = ()
 
 
+class ReshapeAliasBackward0(ViewBackward0):
+    """``reshape`` of a tensor that is not contiguous into a view of it, as torch names it."""
+    __slots__ = ()
+
+
 def _view_node(cls, input, out):
     node = record(cls, (input,), out)
     if node is not None:
@@ -168,10 +173,24 @@ def _reshape_to(input, shape):
         out = make_view(data.reshape(shape), input)
     elif data.shape == shape:
         out = make_view(data, input)
+        cls = ReshapeAliasBackward0
+    elif data.__class__ is np.ndarray:
+        # NumPy's reshape gives a view when the strides allow, else a copy; a view's base is
+        # the array that owns the memory, a copy's is the copy (asking for a view and catching
+        # the error costs several times more)
+        reshaped = data.reshape(shape)
+        owner = data if data.base is None else data.base
+        if reshaped.base is owner or np.may_share_memory(reshaped, data):
+            out = make_view(reshaped, input)
+            cls = ReshapeAliasBackward0
+        else:
+            out = make(reshaped)
+            cls = UnsafeViewBackward0
     else:
         xp = namespace_of(data)
         try:
             out = make_view(xp.reshape(data, shape, copy=False), input)
+            cls = ReshapeAliasBackward0
         except ValueError:
             out = make(xp.reshape(data, shape))
             cls = UnsafeViewBackward0
