@@ -38,7 +38,13 @@ $(DEMO_STAMP): $(STAMP)
 # layers and bfloat16 again on NumPy's reference kernels alone (EMBER_ONEDNN=0).
 FALLBACK_TESTS := tests/test_ops.py tests/nn tests/test_bfloat16.py tests/test_conv_fused_backward.py
 
+# Byte-code for ember's modules, written ahead (and again only for changed files): where the
+# environment sets PYTHONDONTWRITEBYTECODE, every process that imports ember (test workers,
+# DataLoader workers, the distributed tests' ranks, the examples) would compile all of it again.
+BYTECODE := $(PY) -m compileall -q -j 0 src
+
 test: $(STAMP)
+	$(BYTECODE)
 	$(PY) -m pytest -q -n 2 tests
 	EMBER_ONEDNN=0 $(PY) -m pytest -q -n 2 $(FALLBACK_TESTS)
 
@@ -63,6 +69,7 @@ QUICK_TESTS := tests/test_ops.py tests/test_autograd.py tests/test_autograd_api.
 TORCH_RECORDING := build/torch-op-table.pkl
 
 test-quick: $(STAMP) $(TORCH_RECORDING)
+	$(BYTECODE)
 	$(PY) -m pytest -q -n 2 $(QUICK_TESTS)
 
 $(TORCH_RECORDING): tests/op_db/*.py
@@ -70,6 +77,7 @@ $(TORCH_RECORDING): tests/op_db/*.py
 	.venv/bin/python tests/op_db/oracle.py $@
 
 demo: $(DEMO_STAMP)
+	$(BYTECODE)
 	$(PY) examples/digits_demo.py
 
 # ruff, configured in pyproject.toml; CI runs it before the tests.
