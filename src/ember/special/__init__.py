@@ -44,11 +44,12 @@ def _softmax_dtype_check(input, dim, dtype, name):
     from ..ops._common import wrap_dim
     check_tensor(input, name)
     computed = input._data.dtype if dtype is None else dtype.np
-    ndim = input._data.ndim
-    last = ndim == 0 or wrap_dim(dim, ndim) == ndim - 1
-    kernel = f"{name}{'_lastdim' if last else ''}_kernel_impl"
-    refuse_integers(computed, kernel)
-    refuse(computed, kernel, "c")
+    if computed.kind in "biuc":
+        ndim = input._data.ndim
+        last = ndim == 0 or wrap_dim(dim, ndim) == ndim - 1
+        kernel = f"{name}{'_lastdim' if last else ''}_kernel_impl"
+        refuse_integers(computed, kernel)
+        refuse(computed, kernel, "c")
 
 
 def softmax(input, dim, *, dtype=None):

@@ -1,4 +1,5 @@
 """What the ``ember.special`` modules share: argument checks, dtype rules, the ``out=`` step."""
+from .._backend.precision import HALF_PRECISION
 from .._dtype import get_default_dtype
 from ..ops._common import Tensor, _type_word, write_out
 
@@ -12,8 +13,7 @@ def check_tensor(x, op, position=1, name="input"):
 def refuse(dtype, kernel, kinds):
     """torch's NotImplementedError for a dtype its kernel ``kernel`` has no loop for: complex
     (``kinds`` "c") and, where ``kinds`` holds "h", float16 and bfloat16."""
-    half = dtype.kind == "f" and dtype.itemsize == 2 or str(dtype) == "bfloat16"
-    if dtype.kind == "c" and "c" in kinds or half and "h" in kinds:
+    if dtype.kind == "c" and "c" in kinds or "h" in kinds and dtype in HALF_PRECISION:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(dtype)}'")
 
 
