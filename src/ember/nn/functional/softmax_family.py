@@ -3,6 +3,7 @@ backward in ember ops and on arrays; along the last dim of large float32 inputs 
 import math
 import warnings
 
+import numpy as np
 
 from ...ops._common import (
     make, method, namespace_of, Node, record, widened, wrap_dim,
@@ -96,6 +97,12 @@ def row_peak(data, axis):
     ``exp`` in range, and rows of infinities give infinities or NaN as torch's, not NaN from
     ``inf - inf``."""
     xp = namespace_of(data)
+    if xp is np:   # the ufuncs' own reductions, without NumPy's Python-level wrappers
+        peak = np.maximum.reduce(data, axis=axis, keepdims=True)
+        finite = np.isfinite(peak)
+        if np.logical_and.reduce(finite, axis=None):
+            return peak
+        return np.where(finite, peak, 0)
     peak = data.max(axis=axis, keepdims=True)
     finite = xp.isfinite(peak)
     if not finite.all():
@@ -108,7 +115,7 @@ def softmax_array(data, axis):
     xp = namespace_of(data)
     e = xp.subtract(data, row_peak(data, axis))
     xp.exp(e, out=e)
-    e /= e.sum(axis=axis, keepdims=True)
+    e /= np.add.reduce(e, axis=axis, keepdims=True) if xp is np else e.sum(axis=axis, keepdims=True)
     return e
 
 
@@ -116,7 +123,8 @@ def log_softmax_array(data, axis):
     """``x - logsumexp(x)`` along ``axis`` of a float array, shifted by the max."""
     xp = namespace_of(data)
     shifted = xp.subtract(data, row_peak(data, axis))
-    total = xp.exp(shifted).sum(axis=axis, keepdims=True)
+    exps = xp.exp(shifted)
+    total = np.add.reduce(exps, axis=axis, keepdims=True) if xp is np else exps.sum(axis=axis, keepdims=True)
     shifted -= xp.log(total)
     return shifted
 
