@@ -11,6 +11,7 @@ themselves (same values, no per-op dispatch).
 Integer and bool inputs of float ops compute in the default float dtype, as torch's do.
 """
 import contextlib
+import functools
 import math
 
 import numpy as np
@@ -458,14 +459,21 @@ def _nan_to_num_forward(x, nan=0.0, posinf=None, neginf=None):
         real = _nan_to_num_forward(x.real, nan, posinf, neginf)
         imag = _nan_to_num_forward(x.imag, nan, posinf, neginf)
         return (real + 1j * imag).astype(x.dtype)
-    from .._dtype import finfo, from_numpy_dtype
     xp = namespace_of(x)
-    info = finfo(from_numpy_dtype(x.dtype))
+    least, greatest = _finite_range(x.dtype)
     out = x.copy()
     out[xp.isnan(x)] = nan
-    out[x == math.inf] = info.max if posinf is None else posinf
-    out[x == -math.inf] = info.min if neginf is None else neginf
+    out[x == math.inf] = greatest if posinf is None else posinf
+    out[x == -math.inf] = least if neginf is None else neginf
     return out
+
+
+@functools.cache
+def _finite_range(np_dtype):
+    """The least and greatest finite values of a float dtype."""
+    from .._dtype import finfo, from_numpy_dtype
+    info = finfo(from_numpy_dtype(np_dtype))
+    return info.min, info.max
 
 
 @method()
