@@ -15,7 +15,8 @@ from . import _dtype
 from ._backend import backend_of, namespace_of
 from ._backend.meta import MetaArray as _MetaArray
 from ._hooks import add_hook
-from ._layout import strided as _strided
+from ._layout import sparse_coo as _sparse_coo, strided as _strided
+from ._backend.sparse_coo import SparseCOOArray as _SparseCOOArray
 from ._dtype import from_numpy_dtype
 from ._torch_function import DisableTorchFunctionSubclass, default_torch_function, on_subclass
 from .autograd.grad_mode import state as _grad_state
@@ -188,11 +189,11 @@ class Tensor:
 
     @property
     def layout(self):
-        return _strided
+        return _sparse_coo if self._data.__class__ is _SparseCOOArray else _strided
 
     @property
     def is_sparse(self):
-        return False
+        return self._data.__class__ is _SparseCOOArray
 
     @property
     def is_quantized(self):

@@ -1,0 +1,328 @@
+"""The array of a sparse COO tensor, and its backend entry.
+
+A sparse tensor is an ordinary ``Tensor`` whose ``_data`` is a ``SparseCOOArray``: an int64
+``indices`` array (sparse_dim x nnz), a ``values`` array (nnz x dense dims) of the tensor's
+dtype, the full shape and whether the entries are known to be coalesced (sorted, no repeated
+index). It answers the attributes dense code reads for metadata (``shape``, ``dtype``,
+``ndim``), computes the few array operations torch defines on sparse tensors (arithmetic,
+products with dense arrays, transposes, sums) and raises torch's ``NotImplementedError`` for
+the others, so dense ops need no test of the layout on their own path.
+"""
+import numpy as np
+
+__all__ = ["SparseCOOArray", "xp", "device_of", "to_host", "from_array", "unsupported"]
+
+
+def unsupported(what):
+    """torch's error for an op that has no sparse kernel."""
+    return NotImplementedError(
+        f"Could not run '{what}' with arguments from the 'SparseCPU' backend: the operation is "
+        "not defined for sparse COO tensors (convert with .to_dense() first)")
+
+
+def _linear(indices, sizes):
+    """Each entry's row-major position among the sparse dimensions (int64)."""
+    flat = np.zeros(indices.shape[1], np.int64)
+    for row, size in zip(indices, sizes):
+        flat = flat * size + row
+    return flat
+
+
+def _unravel(flat, sizes):
+    if not len(sizes):
+        return np.zeros((0, flat.shape[0]), np.int64)
+    return np.stack(np.unravel_index(flat, sizes)).astype(np.int64).reshape(len(sizes), -1)
+
+
+class SparseCOOArray:
+    """indices (int64, sparse_dim x nnz), values (nnz x dense dims) and the full ``shape``."""
+
+    __slots__ = ("indices", "values", "shape", "coalesced")
+    flags = np.ones(1).flags   # metadata readers see a row-major layout
+
+    def __init__(self, indices, values, shape, coalesced=False):
+        self.indices = indices
+        self.values = values
+        self.shape = tuple(int(s) for s in shape)
+        self.coalesced = coalesced
+
+    # -- metadata ---------------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def itemsize(self):
+        return self.values.itemsize
+
+    @property
+    def nbytes(self):
+        return self.indices.nbytes + self.values.nbytes
+
+    @property
+    def sparse_dim(self):
+        return self.indices.shape[0]
+
+    @property
+    def dense_dim(self):
+        return self.values.ndim - 1
+
+    @property
+    def nnz(self):
+        return self.indices.shape[1]
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise unsupported(f"aten::{name}")
+
+    def __getitem__(self, key):
+        raise unsupported("aten::index")
+
+    def __setitem__(self, key, value):
+        raise unsupported("aten::index_put_")
+
+    def __array__(self, *args, **kwargs):
+        raise unsupported("aten::_to_dense (implicit conversion to a dense array)")
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"SparseCOOArray(shape={self.shape}, nnz={self.nnz}, dtype={self.dtype})"
+
+    # -- conversions ------------------------------------------------------------------------
+    def with_values(self, values, coalesced=None):
+        return SparseCOOArray(self.indices, values, self.shape,
+                              self.coalesced if coalesced is None else coalesced)
+
+    def copy(self, order=None):
+        return SparseCOOArray(self.indices.copy(), self.values.copy(), self.shape, self.coalesced)
+
+    def astype(self, dtype, copy=True):
+        if not copy and dtype == self.values.dtype:
+            return self
+        return self.with_values(self.values.astype(dtype))
+
+    def coalesce(self):
+        """Entries sorted by index with repeated indices summed (zeros are kept)."""
+        if self.coalesced:
+            return self
+        sizes = self.shape[:self.sparse_dim]
+        flat = _linear(self.indices, sizes)
+        unique, inverse = np.unique(flat, return_inverse=True)
+        values = np.zeros((unique.shape[0],) + self.values.shape[1:], self.values.dtype)
+        np.add.at(values, inverse.reshape(-1), self.values)
+        return SparseCOOArray(_unravel(unique, sizes), values, self.shape, True)
+
+    def to_dense(self):
+        out = np.zeros(self.shape, self.values.dtype)
+        if self.nnz:
+            np.add.at(out, tuple(self.indices), self.values)
+        return out
+
+    # -- shape ------------------------------------------------------------------------------
+    def swapaxes(self, d0, d1):
+        sd = self.sparse_dim
+        if d0 >= sd or d1 >= sd:
+            if d0 < sd or d1 < sd:
+                raise RuntimeError("transpose(): sparse_dim and dense_dim dimensions cannot be "
+                                   "swapped with each other")
+            values = self.values.swapaxes(d0 - sd + 1, d1 - sd + 1)
+            indices = self.indices
+        else:
+            order = list(range(sd))
+            order[d0], order[d1] = order[d1], order[d0]
+            indices, values = self.indices[order], self.values
+        shape = list(self.shape)
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        return SparseCOOArray(indices, values, shape, self.coalesced and d0 == d1)
+
+    @property
+    def T(self):
+        return self.swapaxes(0, 1) if self.ndim == 2 else self
+
+    def sum(self, axis=None, dtype=None, keepdims=False, **kwargs):
+        if kwargs or keepdims or axis is not None:
+            raise unsupported("aten::sum.dim_IntList")
+        total = self.values.sum(axis=0, dtype=dtype)
+        return np.asarray(total.sum(dtype=dtype), dtype=dtype or total.dtype)
+
+    # -- arithmetic ---------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        name = ufunc.__name__
+        out = kwargs.pop("out", None)
+        if out is not None:   # dense += sparse (gradient accumulation)
+            if name != "add" or kwargs or len(out) != 1 or isinstance(out[0], SparseCOOArray):
+                raise unsupported(f"aten::{name}_")
+            out[0][...] = add(*inputs)
+            return out[0]
+        if method != "__call__" or kwargs:
+            raise unsupported(f"aten::{name}")
+        if name == "negative":
+            return self.with_values(-self.values)
+        if name in ("add", "subtract", "multiply", "divide", "true_divide", "matmul") and len(inputs) == 2:
+            a, b = inputs
+            if name in ("add", "subtract") and a is self and not isinstance(b, SparseCOOArray):
+                raise RuntimeError(f"{name[:3]}(sparse, dense) is not supported. Use "
+                                   f"{name[:3]}(dense, sparse) instead.")
+            return _BINARY[name](a, b)
+        raise unsupported(f"aten::{name}")
+
+    def __neg__(self):
+        return self.with_values(-self.values)
+
+    def __add__(self, other):
+        return add(self, other)
+
+    def __radd__(self, other):
+        return add(other, self)
+
+    def __sub__(self, other):
+        return subtract(self, other)
+
+    def __rsub__(self, other):
+        return subtract(other, self)
+
+    def __mul__(self, other):
+        return multiply(self, other)
+
+    def __rmul__(self, other):
+        return multiply(other, self)
+
+    def __truediv__(self, other):
+        return divide(self, other)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+
+def _is_number(x):
+    return isinstance(x, (int, float, complex, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def _same_shape(a, b, op):
+    if a.shape != b.shape:
+        raise RuntimeError(f"{op}: expected sizes of 'self' and 'other' to match, but "
+                           f"{list(a.shape)} != {list(b.shape)}")
+
+
+def add(a, b):
+    """Sparse + sparse (sparse: the entries of both, coalesced when both were), or a sum with a
+    dense array (dense)."""
+    if isinstance(a, SparseCOOArray) and isinstance(b, SparseCOOArray):
+        _same_shape(a, b, "add")
+        if a.sparse_dim != b.sparse_dim:
+            raise RuntimeError("add: expected 'self' and 'other' to have same sparse dimensions")
+        dtype = np.result_type(a.dtype, b.dtype)
+        out = SparseCOOArray(np.concatenate([a.indices, b.indices], axis=1),
+                             np.concatenate([a.values.astype(dtype), b.values.astype(dtype)]),
+                             a.shape, False)
+        return out.coalesce() if a.coalesced and b.coalesced else out
+    if isinstance(a, SparseCOOArray):
+        a, b = b, a
+    if _is_number(a):
+        raise unsupported("aten::add.Scalar")
+    return a + b.to_dense()
+
+
+def subtract(a, b):
+    if isinstance(b, SparseCOOArray):
+        return add(a, -b)
+    return a.to_dense() - b if not _is_number(b) else add(a, -b)
+
+
+def multiply(a, b):
+    """Sparse times a number (sparse), or sparse times sparse of the same shape (sparse, the
+    common entries)."""
+    if not isinstance(a, SparseCOOArray):
+        a, b = b, a
+    if _is_number(b):
+        return a.with_values(a.values * b)
+    if isinstance(b, SparseCOOArray):
+        _same_shape(a, b, "mul")
+        a, b = a.coalesce(), b.coalesce()
+        sizes = a.shape[:a.sparse_dim]
+        fa, fb = _linear(a.indices, sizes), _linear(b.indices, sizes)
+        common, ia, ib = np.intersect1d(fa, fb, assume_unique=True, return_indices=True)
+        return SparseCOOArray(a.indices[:, ia], a.values[ia] * b.values[ib], a.shape, True)
+    if b.shape != a.shape:
+        raise unsupported("aten::mul.Tensor (a sparse tensor and a dense one of another shape)")
+    return a.with_values(a.values * b[tuple(a.indices)])
+
+
+def divide(a, b):
+    if isinstance(a, SparseCOOArray) and _is_number(b):
+        return a.with_values(a.values / b)
+    raise unsupported("aten::div.Tensor")
+
+
+def sparse_dense_product(a, b):
+    """``a @ b`` for a 2-D sparse ``a`` (no dense dimensions) and a 1-D or 2-D dense ``b``."""
+    if a.ndim != 2 or a.dense_dim:
+        raise RuntimeError(f"mm: expected a 2-D sparse matrix with no dense dimensions, got "
+                           f"{a.sparse_dim} sparse and {a.dense_dim} dense dimensions")
+    rows, cols = a.indices
+    dtype = np.result_type(a.dtype, b.dtype)
+    out = np.zeros((a.shape[0],) + b.shape[1:], dtype)
+    scale = a.values.reshape((-1,) + (1,) * (b.ndim - 1))
+    np.add.at(out, rows, scale * b[cols])
+    return out
+
+
+def matmul(a, b):
+    if isinstance(a, SparseCOOArray) and isinstance(b, SparseCOOArray):
+        raise unsupported("aten::mm (sparse @ sparse)")
+    if isinstance(a, SparseCOOArray):
+        return sparse_dense_product(a, b)
+    if b.ndim != 2:
+        raise unsupported("aten::matmul (dense @ sparse)")
+    return sparse_dense_product(b.T, a.T if a.ndim == 2 else a[:, None]).T.reshape(a.shape[:-1] + b.shape[1:])
+
+
+_BINARY = {"add": add, "subtract": subtract, "multiply": multiply, "divide": divide,
+           "true_divide": divide, "matmul": matmul}
+
+
+class _Namespace:
+    """What ``namespace_of`` gives for a sparse array: NumPy's ufuncs (which reach
+    ``SparseCOOArray.__array_ufunc__``) and the few functions a sparse array defines."""
+
+    _FUNCTIONS = ("swapaxes", "sum")
+
+    def __getattr__(self, name):
+        fn = getattr(np, name, None)
+        if isinstance(fn, np.ufunc) or name in self._FUNCTIONS:
+            return fn
+        raise unsupported(f"aten::{name}")
+
+
+xp = _Namespace()
+ndarray = SparseCOOArray
+
+
+def device_of(array):
+    from . import backend_of
+    return backend_of(array.values).device_of(array.values)
+
+
+def to_host(array, non_blocking=False):
+    return array
+
+
+def from_array(array, index=None, non_blocking=False):
+    return array
