@@ -39,6 +39,7 @@ class SparseCOOArray:
 
     __slots__ = ("indices", "values", "shape", "coalesced")
     flags = np.ones(1).flags   # metadata readers see a row-major layout
+    base = None                # owns its arrays
 
     def __init__(self, indices, values, shape, coalesced=False):
         self.indices = indices

@@ -150,7 +150,9 @@ class ToDenseBackward0(Node):
     __slots__ = ("mask",)
 
     def backward(self, grad):
-        return (grad.sparse_mask(make(self.mask)),)
+        masked = grad.sparse_mask(make(self.mask))
+        masked._data.coalesced = False   # as torch marks this gradient
+        return (masked,)
 
 
 @method()
@@ -170,7 +172,7 @@ def to_dense(self, dtype=None, *, masked_grad=None):
 def sparse_mask(self, mask):
     """The entries of this dense tensor at the indices of the sparse tensor ``mask``, as a
     sparse tensor with ``mask``'s indices."""
-    pattern = _check_sparse(mask, "sparse_mask")
+    pattern = _check_sparse(mask, "sparse_mask").coalesce()
     if self._data.shape != pattern.shape:
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
                            f"{list(self.shape)} but mask has size {list(mask.shape)}")
@@ -217,7 +219,7 @@ class ValuesBackward0(Node):
 
     def backward(self, grad):
         p = self.pattern
-        return (sparse_of(p.indices, grad._data, p.shape, p.coalesced),)
+        return (sparse_of(p.indices, grad._data, p.shape, False),)
 
 
 @method()

@@ -117,7 +117,7 @@ class SparseSumBackward0(Node):
             kept = xp.expand_dims(kept, d)
         index = tuple(p.indices[d] if d not in self.dims else 0 for d in range(p.sparse_dim))
         values = xp.broadcast_to(kept[index], p.values.shape).astype(p.dtype)
-        return (sparse_of(p.indices, values, p.shape, p.coalesced),)
+        return (sparse_of(p.indices, values, p.shape, False),)
 
 
 def sum(input, dim=None, dtype=None):
@@ -208,7 +208,7 @@ class SparseSoftmaxBackward0(Node):
                 gi = g - xp.exp(y) * _group_sum(g, groups, count)[groups]
             else:
                 gi = y * (g - _group_sum(g * y, groups, count)[groups])
-        return (sparse_of(p.indices, gi.astype(p.dtype, copy=False), p.shape, p.coalesced),)
+        return (sparse_of(p.indices, gi.astype(p.dtype, copy=False), p.shape, False),)
 
 
 class SparseLogSoftmaxBackward0(SparseSoftmaxBackward0):
