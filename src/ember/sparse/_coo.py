@@ -5,7 +5,6 @@ A sparse tensor is a ``Tensor`` whose ``_data`` is a ``SparseCOOArray`` (``_back
 the arithmetic torch defines on sparse tensors (``+``, ``-``, ``*``, ``neg``, ``t``, ``@`` with a
 dense matrix) runs through the ordinary ops, whose array calls the sparse array answers.
 """
-from .. import _dtype
 from .._backend import namespace_of
 from .._backend.sparse_coo import SparseCOOArray
 from .._layout import sparse_coo
@@ -52,9 +51,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     ``indices[:, k]``; repeated indices are summed when the tensor is coalesced. Without
     ``size``, the smallest size that holds every index is inferred."""
     index_array = _as_array(indices)
-    if index_array.dtype.kind not in "iu":
-        raise RuntimeError(f"indices must be an int64 tensor, got {_dtype.from_numpy_dtype(index_array.dtype)}")
-    index_array = index_array.astype("int64")
+    index_array = index_array.astype("int64")   # torch converts indices of any dtype
     if index_array.ndim != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(index_array.shape)}")
     value_tensor = values if isinstance(values, Tensor) else None
@@ -128,8 +125,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     data = self._data
     if data.__class__ is SparseCOOArray:
         if sparse_dim is not None and sparse_dim != data.sparse_dim:
-            raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim argument "
-                               f"!=self.sparse_dim() is not supported")
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument "
+                               "!=self.sparse_dim() is not supported")
         return self
     if sparse_dim is None:
         sparse_dim = data.ndim

@@ -46,16 +46,17 @@ def _lookup(weight, indices, padding_idx, counts, sparse=False):
 
 def _embedding_sparse_backward(grad, indices, num_weights, padding_idx, counts):
     """The weight's gradient as an uncoalesced sparse tensor: one entry per looked-up index
-    (repeats included, the ``padding_idx`` ones zero), as torch's."""
+    (repeats included, ``padding_idx`` left out), as torch's."""
     from ...sparse._coo import sparse_of
+    if counts is not None:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
     data = grad._data
     dim = data.shape[-1]
     rows = data.reshape(-1, dim)
     flat = indices.reshape(-1)
-    if counts is not None:
-        rows = rows / counts[flat][:, None]
     if padding_idx is not None:
-        rows = rows * (flat != padding_idx)[:, None]
+        kept = flat != padding_idx
+        rows, flat = rows[kept], flat[kept]
     return sparse_of(flat.astype("int64")[None], rows.astype(data.dtype, copy=False),
                      (num_weights, dim), False)
 
@@ -149,6 +150,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     from ...ops.ternary import where
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "

@@ -73,6 +73,8 @@ class Embedding(Module):
             s += ", norm_type={norm_type}"
         if self.scale_grad_by_freq is not False:
             s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
         return s.format(**self.__dict__)
 
     @classmethod
