@@ -5,6 +5,7 @@ from .._backend import namespace_of
 from .._backend.sparse_coo import SparseCOOArray, _linear
 from .._tensor import _wrap_dim
 from ..ops._common import Node, Tensor, make, record
+from ..ops.reduce import SumBackward0
 from ._coo import _check_sparse, sparse_of
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax"]
@@ -96,14 +97,10 @@ def _addmm(bias, mat1, mat2, beta, alpha, name):
 
 # -- sums --------------------------------------------------------------------------------------
 
-class SumBackward0(Node):
+def sum_gradient(pattern, grad):
     """The gradient of the sum of all of a sparse tensor's entries: sparse, at its indices."""
-    __slots__ = ("pattern",)
-
-    def backward(self, grad):
-        p = self.pattern
-        values = namespace_of(p.values).broadcast_to(grad._data, p.values.shape).astype(p.dtype)
-        return (sparse_of(p.indices, values, p.shape, p.coalesced),)
+    values = namespace_of(pattern.values).broadcast_to(grad._data, pattern.values.shape)
+    return sparse_of(pattern.indices, values.astype(pattern.dtype), pattern.shape, pattern.coalesced)
 
 
 class SparseSumBackward0(Node):
@@ -131,7 +128,7 @@ def sum(input, dim=None, dtype=None):
         out = make(data.values.sum(dtype=data.dtype))
         node = record(SumBackward0, (input,), out)
         if node is not None:
-            node.pattern = data
+            node.in_shape, node.in_dtype, node.sparse_input = data.shape, data.dtype, data
         return out
     dims = sorted({_wrap_dim(d, data.ndim) for d in ([dim] if isinstance(dim, int) else dim)})
     sparse_dims = [d for d in dims if d < data.sparse_dim]
