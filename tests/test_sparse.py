@@ -189,6 +189,7 @@ OPS = {
     "sparse_mm": lambda lib, s, b, x: lib.sparse.mm(s, b),
     "sparse_addmm": lambda lib, s, b, x: lib.sparse.addmm(x[:, :2], s, b, beta=0.5, alpha=2.0),
     "sparse_sum": lambda lib, s, b, x: lib.sparse.sum(s),
+    "sum": lambda lib, s, b, x: s.sum(),
     "sparse_sum_dim1": lambda lib, s, b, x: lib.sparse.sum(s, 1),
     "sparse_sum_dim0": lambda lib, s, b, x: lib.sparse.sum(s, 0),
     "sparse_sum_all_dims": lambda lib, s, b, x: lib.sparse.sum(s, (0, 1)),
