@@ -467,3 +467,28 @@ def test_ember_loads_torch_sparse_tensors():
     loaded = ember.load(buffer)
     for key, original in saved.items():
         assert_same_sparse(loaded[key], original)
+
+
+# -- in place ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["mul_", "add_", "sub_", "zero_", "div_", "dense_add_", "dense_sub_"])
+def test_in_place_ops_match_torch(name):
+    results = []
+    for lib in (ember, torch):
+        s = lib.tensor(A).to_sparse()
+        x = lib.tensor(X)
+        out = {"mul_": lambda: s.mul_(2.0), "add_": lambda: s.add_(s * 2, alpha=0.5),
+               "sub_": lambda: s.sub_(s * 3), "zero_": lambda: s.zero_(), "div_": lambda: s.div_(4),
+               "dense_add_": lambda: x.add_(s, alpha=2), "dense_sub_": lambda: x.sub_(s)}[name]()
+        assert out is (x if name.startswith("dense") else s)
+        results.append(out)
+    assert results[0].is_sparse == results[1].is_sparse
+    np.testing.assert_allclose(dense_of(results[0]), dense_of(results[1]))
+    if results[0].is_sparse:
+        assert results[0]._nnz() == results[1]._nnz()
+
+
+def test_numpy_of_sparse_raises_torch_error():
+    for lib in (ember, torch):
+        with pytest.raises(TypeError, match="can't convert Sparse layout tensor to numpy"):
+            lib.tensor(A).to_sparse().numpy()

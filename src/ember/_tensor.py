@@ -463,6 +463,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if force:
             return backend_of(self._data).to_host(self._data)
+        if self._data.__class__ is _SparseCOOArray:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
         if self.device.type != "cpu":
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")

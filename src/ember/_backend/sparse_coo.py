@@ -13,9 +13,14 @@ import numpy as np
 __all__ = ["SparseCOOArray", "xp", "device_of", "to_host", "from_array", "unsupported"]
 
 
+class SparseUnsupported(NotImplementedError, AttributeError):
+    """torch's ``NotImplementedError`` for an op without a sparse kernel; also an
+    ``AttributeError``, so that ``hasattr`` on a sparse array answers False."""
+
+
 def unsupported(what):
     """torch's error for an op that has no sparse kernel."""
-    return NotImplementedError(
+    return SparseUnsupported(
         f"Could not run '{what}' with arguments from the 'SparseCPU' backend: the operation is "
         "not defined for sparse COO tensors (convert with .to_dense() first)")
 
@@ -92,7 +97,16 @@ class SparseCOOArray:
         raise unsupported("aten::index")
 
     def __setitem__(self, key, value):
+        if key is Ellipsis and _is_number(value) and value == 0:   # zero_(): no entries left
+            self.indices = self.indices[:, :0]
+            self.values = self.values[:0]
+            self.coalesced = True
+            return
         raise unsupported("aten::index_put_")
+
+    def assign(self, other):
+        """Take ``other``'s entries (an in-place op's result)."""
+        self.indices, self.values, self.coalesced = other.indices, other.values.astype(self.dtype), other.coalesced
 
     def __array__(self, *args, **kwargs):
         raise unsupported("aten::_to_dense (implicit conversion to a dense array)")
@@ -164,13 +178,19 @@ class SparseCOOArray:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         name = ufunc.__name__
         out = kwargs.pop("out", None)
-        if out is not None:   # dense += sparse (gradient accumulation)
-            if name != "add" or kwargs or len(out) != 1 or isinstance(out[0], SparseCOOArray):
-                raise unsupported(f"aten::{name}_")
-            out[0][...] = add(*inputs)
-            return out[0]
+        kwargs.pop("casting", None)
         if method != "__call__" or kwargs:
             raise unsupported(f"aten::{name}")
+        if out is not None:   # an in-place op: dense += sparse, or sparse *= number, ...
+            target, = out
+            result = self.__array_ufunc__(ufunc, method, *inputs)
+            if isinstance(target, SparseCOOArray):
+                if not isinstance(result, SparseCOOArray) or result.shape != target.shape:
+                    raise unsupported(f"aten::{name}_ (a dense result into a sparse tensor)")
+                target.assign(result)
+            else:
+                target[...] = result
+            return target
         if name == "negative":
             return self.with_values(-self.values)
         if name in ("add", "subtract", "multiply", "divide", "true_divide", "matmul") and len(inputs) == 2:
