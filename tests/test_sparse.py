@@ -492,3 +492,106 @@ def test_numpy_of_sparse_raises_torch_error():
     for lib in (ember, torch):
         with pytest.raises(TypeError, match="can't convert Sparse layout tensor to numpy"):
             lib.tensor(A).to_sparse().numpy()
+
+
+# -- CSR ---------------------------------------------------------------------------------------------
+
+def assert_same_csr(e, t):
+    assert e.layout is ember.sparse_csr and t.layout is torch.sparse_csr
+    assert e.is_sparse_csr and not e.is_sparse
+    assert tuple(e.shape) == tuple(t.shape) and e._nnz() == t._nnz()
+    np.testing.assert_array_equal(e.crow_indices().numpy(), t.crow_indices().numpy())
+    np.testing.assert_array_equal(e.col_indices().numpy(), t.col_indices().numpy())
+    np.testing.assert_allclose(e.values().detach().numpy(), t.values().detach().numpy())
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (1, 3), (5, 1)])
+def test_to_sparse_csr_matches_torch(shape):
+    e, t = both(random_sparse_array(shape, seed=14))
+    assert_same_csr(e.to_sparse_csr(), t.to_sparse_csr())
+    assert_same_csr(e.to_sparse(layout=ember.sparse_csr), t.to_sparse(layout=torch.sparse_csr))
+    assert_same_csr(e.to_sparse().to_sparse_csr(), t.to_sparse().to_sparse_csr())
+    np.testing.assert_array_equal(e.to_sparse_csr().to_dense().numpy(), t.numpy())
+    assert_same_sparse(e.to_sparse_csr().to_sparse(), t.to_sparse_csr().to_sparse())
+    c = e.to_sparse_csr()
+    assert c.to_sparse_csr() is c
+
+
+def test_sparse_csr_tensor_matches_torch():
+    crow, col, values = [0, 2, 2, 3], [0, 3, 1], [1.0, 2.0, 3.0]
+    for size in (None, (3, 5)):
+        args = () if size is None else (size,)
+        e = ember.sparse_csr_tensor(ember.tensor(crow), ember.tensor(col), ember.tensor(values), *args)
+        t = torch.sparse_csr_tensor(torch.tensor(crow), torch.tensor(col), torch.tensor(values), *args)
+        assert_same_csr(e, t)
+        np.testing.assert_array_equal(e.to_dense().numpy(), t.to_dense().numpy())
+        assert repr(e).replace("ember.", "torch.") == repr(t)
+
+
+def test_csr_repr_matches_torch():
+    for e, t in ((ember.tensor(A).to_sparse_csr(), torch.tensor(A).to_sparse_csr()),
+                 (ember.tensor(A).float().requires_grad_().to_sparse_csr(),
+                  torch.tensor(A).float().requires_grad_().to_sparse_csr())):
+        assert repr(e).replace("ember.", "torch.") == repr(t)
+
+
+@pytest.mark.parametrize("name", ["mm", "matmul", "matmul_operator", "matmul_vector", "neg",
+                                  "mul_scalar", "add_sparse"])
+def test_csr_ops_and_gradients_match_torch(name):
+    results = []
+    for lib in (ember, torch):
+        c = lib.tensor(A).to_sparse_csr()
+        b = lib.tensor(B, requires_grad=True)
+        x = lib.tensor(X, requires_grad=True)
+        out = OPS[name](lib, c, b, x)
+        assert out.layout == (lib.strided if name.startswith(("mm", "matmul")) else lib.sparse_csr)
+        dense = out.to_dense() if out.layout != lib.strided else out
+        (dense * lib.tensor(np.random.default_rng(15).standard_normal(tuple(dense.shape)))).sum().backward() \
+            if dense.requires_grad else None
+        results.append((dense, b.grad))
+    (e_out, e_grad), (t_out, t_grad) = results
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-6, atol=1e-7)
+    assert_same_grad(e_grad, t_grad)
+
+
+def test_csr_gradients_of_dense_input_and_of_csr_leaf():
+    grads = []
+    for lib in (ember, torch):
+        d = lib.tensor(A, requires_grad=True)
+        c = d.to_sparse_csr()
+        assert type(c.grad_fn).__name__ == "ToSparseCsrBackward0"
+        (c @ lib.tensor(B)).sum().backward()
+        leaf = lib.tensor(A).to_sparse_csr().requires_grad_()
+        (leaf @ lib.tensor(B)).pow(2).sum().backward()
+        grads.append((d.grad, leaf.grad))
+    for e, t in zip(*grads):
+        assert_same_grad(e, t)
+
+
+def test_csr_unsupported_ops_raise_torch_error_and_checkpoints_round_trip():
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="unsupported tensor layout: SparseCsr"):
+            lib.tensor(A).to_sparse_csr().exp()
+    e = ember.tensor(A).to_sparse_csr()
+    buffer = io.BytesIO()
+    ember.save({"c": e}, buffer)
+    buffer.seek(0)
+    assert_same_csr(e, torch.load(buffer)["c"])
+    buffer = io.BytesIO()
+    torch.save({"c": torch.tensor(X).to_sparse_csr()}, buffer)
+    buffer.seek(0)
+    assert_same_csr(ember.load(buffer)["c"], torch.tensor(X).to_sparse_csr())
+
+
+def test_csr_to_dense_gradient_is_csr_as_torch():
+    grads = []
+    for lib in (ember, torch):
+        c = lib.tensor(A).to_sparse_csr().requires_grad_()
+        (c.to_dense() * lib.tensor(X)).sum().backward()
+        first = c.grad
+        c.grad = None
+        (c * 2).to_dense().sum().backward()
+        grads.append((first, c.grad))
+    for e, t in zip(*grads):
+        assert e.layout is ember.sparse_csr and t.layout is torch.sparse_csr
+        np.testing.assert_allclose(e.to_dense().numpy(), t.to_dense().numpy())

@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _dtype
 from ._backend import backend_of
+from ._layout import strided as _strided
 
 __all__ = ["set_printoptions", "tensor_repr", "type_name"]
 
@@ -189,11 +190,14 @@ def _add_suffixes(tensor_str, suffixes, indent, force_newline=False):
 
 
 def _sparse_repr(tensor, prefix):
-    """torch's layout for a sparse COO tensor: its indices, values, size and nnz."""
+    """torch's layout for a sparse tensor: its index arrays, values, size and nnz."""
     indent = len(prefix)
     data = tensor._data
+    coo = tensor.is_sparse
+    arrays = ((("indices", data.indices),) if coo else
+              (("crow_indices", data.crow_indices), ("col_indices", data.col_indices)))
     parts = []
-    for name, array, dtype in (("indices", data.indices, _dtype.int64), ("values", data.values, tensor.dtype)):
+    for name, array, dtype in [(n, a, _dtype.int64) for n, a in arrays] + [("values", data.values, tensor.dtype)]:
         head = f"{name}=tensor("
         array = backend_of(array).to_host(array)
         body = _tensor_str(array, indent + len(head), dtype) if array.size else "[]"
@@ -209,11 +213,11 @@ def _sparse_repr(tensor, prefix):
         suffixes.append(f"grad_fn=<{type(tensor.grad_fn).__name__}>")
     elif tensor._requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=True)
+    return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=coo)
 
 
 def tensor_repr(tensor, prefix="tensor("):
-    if tensor.is_sparse:
+    if tensor.layout is not _strided:
         return _sparse_repr(tensor, prefix)
     indent = len(prefix)
     dtype = tensor.dtype

@@ -26,6 +26,7 @@ import numpy as np
 from . import _dtype, _layout
 from ._backend import backend_of
 from ._backend.sparse_coo import SparseCOOArray
+from ._backend.sparse_csr import SparseCSRArray
 from ._device import device as _device
 from ._tensor import Size, Tensor, _make
 from .nn.parameter import Parameter
@@ -226,6 +227,11 @@ def _reduce_tensor(tensor, storages):
         return (_REBUILD_SPARSE, (_TorchLayout("sparse_coo"),
                                   (_make(data.indices), _make(data.values), Size(data.shape),
                                    data.coalesced)))
+    if tensor._data.__class__ is SparseCSRArray:
+        data = tensor._data
+        return (_REBUILD_SPARSE, (_TorchLayout("sparse_csr"),
+                                  (_make(data.crow_indices), _make(data.col_indices),
+                                   _make(data.values), Size(data.shape))))
     data = backend_of(tensor._data).to_host(tensor._data)
     if tensor._is_param:
         return (_REBUILD_PARAMETER, (tensor.detach(), tensor.requires_grad, collections.OrderedDict()))
@@ -497,7 +503,12 @@ def _layout_by_name(name):
 
 
 def _rebuild_sparse_tensor(layout, data):
-    """torch's pickled sparse tensor: (indices, values, size[, is_coalesced]) for COO."""
+    """torch's pickled sparse tensor: (indices, values, size[, is_coalesced]) for COO,
+    (crow_indices, col_indices, values, size) for CSR."""
+    if layout is _layout.sparse_csr:
+        from .sparse._csr import sparse_csr_tensor
+        crow_indices, col_indices, values, size = data
+        return sparse_csr_tensor(crow_indices, col_indices, values, size)
     if layout is not _layout.sparse_coo:
         raise NotImplementedError(f"ember.load: sparse tensors of layout {layout} are not supported")
     indices, values, size = data[:3]

@@ -1,7 +1,8 @@
 """Sparse tensors, as ``torch.sparse``: COO tensors (``ember.sparse_coo_tensor``,
-``Tensor.to_sparse``) and the functions that take them: ``mm``, ``addmm``, ``sum``, ``softmax``
-and ``log_softmax``."""
-from . import _coo  # noqa: F401  (attaches the sparse Tensor methods)
+``Tensor.to_sparse``), 2-D CSR tensors (``ember.sparse_csr_tensor``, ``Tensor.to_sparse_csr``)
+and the functions that take them: ``mm``, ``addmm``, ``sum``, ``softmax`` and
+``log_softmax``."""
+from . import _coo, _csr  # noqa: F401  (attach the sparse Tensor methods)
 from ._ops import addmm, log_softmax, mm, softmax, sum
 
 __all__ = ["addmm", "log_softmax", "mm", "softmax", "sum"]

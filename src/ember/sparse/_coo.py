@@ -7,7 +7,8 @@ dense matrix) runs through the ordinary ops, whose array calls the sparse array 
 """
 from .._backend import namespace_of
 from .._backend.sparse_coo import SparseCOOArray
-from .._layout import sparse_coo
+from .._backend.sparse_csr import SparseCSRArray
+from .._layout import sparse_coo, sparse_csr
 from ..ops._common import Node, Tensor, make, method, record
 
 __all__ = ["sparse_coo_tensor"]
@@ -120,9 +121,14 @@ def _dense_to_coo(data, sparse_dim):
 def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """A sparse COO copy of this tensor holding its nonzero entries (or, with ``sparse_dim``,
     its nonzero slices along the first ``sparse_dim`` dimensions)."""
+    data = self._data
+    if data.__class__ is SparseCSRArray:
+        from ._csr import csr_to_coo
+        return csr_to_coo(self, layout)
+    if layout is sparse_csr and blocksize is None:
+        return self.to_sparse_csr()
     if layout not in (None, sparse_coo) or blocksize is not None:
         raise NotImplementedError(f"to_sparse: layout {layout} is not supported by ember")
-    data = self._data
     if data.__class__ is SparseCOOArray:
         if sparse_dim is not None and sparse_dim != data.sparse_dim:
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument "
@@ -147,6 +153,9 @@ class ToDenseBackward0(Node):
     __slots__ = ("mask",)
 
     def backward(self, grad):
+        if self.mask.__class__ is SparseCSRArray:   # the CSR input's gradient: CSR, at its entries
+            from .._backend.sparse_csr import from_coo
+            return (make(from_coo(grad.sparse_mask(make(self.mask.to_coo()))._data)),)
         masked = grad.sparse_mask(make(self.mask))
         masked._data.coalesced = False   # as torch marks this gradient
         return (masked,)
@@ -156,7 +165,7 @@ class ToDenseBackward0(Node):
 def to_dense(self, dtype=None, *, masked_grad=None):
     """A dense (strided) copy of a sparse tensor; a dense tensor returns itself."""
     data = self._data
-    if data.__class__ is not SparseCOOArray:
+    if data.__class__ is not SparseCOOArray and data.__class__ is not SparseCSRArray:
         return self if dtype is None else self.to(dtype)
     out = make(data.to_dense() if dtype is None else data.to_dense().astype(dtype.np))
     node = record(ToDenseBackward0, (self,), out)
@@ -221,7 +230,10 @@ class ValuesBackward0(Node):
 
 @method()
 def values(self):
-    """The values of a coalesced sparse tensor (nnz x dense dimensions), differentiable."""
+    """The values of a coalesced sparse tensor (nnz x dense dimensions), differentiable; the
+    values of a CSR tensor."""
+    if self._data.__class__ is SparseCSRArray:
+        return make(self._data.values)
     data = _check_sparse(self, "values")
     if not data.coalesced:
         raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
@@ -275,4 +287,6 @@ def dense_dim(self):
 @method()
 def _nnz(self):
     """The number of stored entries of a sparse tensor."""
+    if self._data.__class__ is SparseCSRArray:
+        return self._data.nnz
     return _check_sparse(self, "_nnz").nnz
