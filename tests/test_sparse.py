@@ -595,3 +595,39 @@ def test_csr_to_dense_gradient_is_csr_as_torch():
     for e, t in zip(*grads):
         assert e.layout is ember.sparse_csr and t.layout is torch.sparse_csr
         np.testing.assert_allclose(e.to_dense().numpy(), t.to_dense().numpy())
+
+
+# -- zero-preserving functions ------------------------------------------------------------------------
+
+UNIT = np.array([[0.0, 0.5, 0.0], [0.2, 0.0, -0.3]])
+
+
+@pytest.mark.parametrize("name,differentiable", [
+    ("abs", True), ("sign", True), ("square", True), ("floor", True), ("ceil", True), ("trunc", True),
+    ("round", True), ("deg2rad", True), ("rad2deg", True), ("neg", True), ("sin", False),
+    ("tan", False), ("sqrt", False), ("tanh", False), ("sinh", False), ("asin", False),
+    ("atan", False), ("expm1", False), ("log1p", False), ("asinh", False), ("atanh", False)])
+def test_zero_preserving_functions_match_torch(name, differentiable):
+    results = []
+    for lib in (ember, torch):
+        s = lib.tensor(UNIT).to_sparse().requires_grad_()
+        out = getattr(s, name)()
+        assert out.is_sparse
+        if differentiable:
+            (out.to_dense() * lib.tensor(X[:2, :3])).sum().backward()
+        results.append((out, s.grad))
+    (e_out, e_grad), (t_out, t_grad) = results
+    assert_same_sparse(e_out, t_out)
+    assert_same_grad(e_grad, t_grad)
+
+
+@pytest.mark.parametrize("exponent", [2, 3])
+def test_pow_of_sparse_matches_torch(exponent):
+    results = []
+    for lib in (ember, torch):
+        s = lib.tensor(UNIT).to_sparse().requires_grad_()
+        out = s.pow(exponent)
+        out.to_dense().sum().backward()
+        results.append((out, s.grad))
+    assert_same_sparse(results[0][0], results[1][0])
+    assert_same_grad(results[0][1], results[1][1])

@@ -179,8 +179,11 @@ class SparseCOOArray:
         name = ufunc.__name__
         out = kwargs.pop("out", None)
         kwargs.pop("casting", None)
+        dtype = kwargs.pop("dtype", None)
         if method != "__call__" or kwargs:
             raise unsupported(f"aten::{name}")
+        if dtype is not None:
+            inputs = tuple(x.astype(dtype) if isinstance(x, SparseCOOArray) else x for x in inputs)
         if out is not None:   # an in-place op: dense += sparse, or sparse *= number, ...
             target, = out
             result = self.__array_ufunc__(ufunc, method, *inputs)
@@ -191,8 +194,10 @@ class SparseCOOArray:
             else:
                 target[...] = result
             return target
-        if name == "negative":
-            return self.with_values(-self.values)
+        if name in _ZERO_PRESERVING and len(inputs) == 1:   # f(0) == 0: applied to the entries
+            return self.with_values(ufunc(self.values))
+        if name == "power" and inputs[0] is self and _is_number(inputs[1]) and inputs[1] > 0:
+            return self.with_values(ufunc(self.values, inputs[1]))
         if name in ("add", "subtract", "multiply", "divide", "true_divide", "matmul") and len(inputs) == 2:
             a, b = inputs
             if name in ("add", "subtract") and a is self and not isinstance(b, SparseCOOArray):
@@ -203,6 +208,19 @@ class SparseCOOArray:
 
     def __neg__(self):
         return self.with_values(-self.values)
+
+    def __gt__(self, other):
+        if _is_number(other) and not 0 > other:   # false at the unspecified entries
+            return self.with_values(self.values > other)
+        raise unsupported("aten::gt")
+
+    def __lt__(self, other):
+        if _is_number(other) and not 0 < other:
+            return self.with_values(self.values < other)
+        raise unsupported("aten::lt")
+
+    def __rtruediv__(self, other):
+        raise unsupported("aten::div.Tensor (divided by a sparse tensor)")
 
     def __add__(self, other):
         return add(self, other)
@@ -314,6 +332,12 @@ def matmul(a, b):
         raise unsupported("aten::matmul (dense @ sparse)")
     return sparse_dense_product(b.T, a.T if a.ndim == 2 else a[:, None]).T.reshape(a.shape[:-1] + b.shape[1:])
 
+
+# NumPy's unary ufuncs with f(0) == 0, which torch computes on a sparse tensor's entries
+_ZERO_PRESERVING = frozenset((
+    "negative", "positive", "absolute", "sign", "sin", "tan", "sinh", "tanh", "arcsin", "arctan",
+    "arcsinh", "arctanh", "sqrt", "square", "expm1", "log1p", "trunc", "floor", "ceil", "rint",
+    "deg2rad", "rad2deg"))
 
 _BINARY = {"add": add, "subtract": subtract, "multiply": multiply, "divide": divide,
            "true_divide": divide, "matmul": matmul}
