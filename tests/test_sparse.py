@@ -631,3 +631,25 @@ def test_pow_of_sparse_matches_torch(exponent):
         results.append((out, s.grad))
     assert_same_sparse(results[0][0], results[1][0])
     assert_same_grad(results[0][1], results[1][1])
+
+
+# -- sparse @ sparse ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["sparse.mm", "mm", "matmul", "operator"])
+def test_sparse_sparse_product_and_gradients_match_torch(how):
+    b = random_sparse_array((4, 3), density=0.5, seed=16)
+    weights = np.random.default_rng(17).standard_normal((3, 3))
+    results = []
+    for lib in (ember, torch):
+        s1 = lib.tensor(A).to_sparse().requires_grad_()
+        s2 = lib.tensor(b).to_sparse().requires_grad_()
+        out = {"sparse.mm": lambda: lib.sparse.mm(s1, s2), "mm": lambda: lib.mm(s1, s2),
+               "matmul": lambda: lib.matmul(s1, s2), "operator": lambda: s1 @ s2}[how]()
+        (out.to_dense() * lib.tensor(weights)).sum().backward()
+        results.append((out, s1.grad, s2.grad))
+    (e_out, *e_grads), (t_out, *t_grads) = results
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+    assert_same_sparse(e_out, t_out)
+    for e, t in zip(e_grads, t_grads):
+        assert_same_grad(e, t)
+        assert e._nnz() == t._nnz()

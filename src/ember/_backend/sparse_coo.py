@@ -323,9 +323,31 @@ def sparse_dense_product(a, b):
     return out
 
 
+def sparse_sparse_product(a, b):
+    """``a @ b`` for 2-D sparse ``a`` and ``b`` (no dense dimensions): sparse, coalesced."""
+    for x in (a, b):
+        if x.ndim != 2 or x.dense_dim:
+            raise RuntimeError(f"mm: expected 2-D sparse matrices with no dense dimensions, got "
+                               f"{x.sparse_dim} sparse and {x.dense_dim} dense dimensions")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+                           f"{b.shape[0]}x{b.shape[1]})")
+    a, b = a.coalesce(), b.coalesce()   # b's entries sorted by row
+    (a_rows, a_cols), (b_rows, b_cols) = a.indices, b.indices
+    counts = np.bincount(b_rows, minlength=b.shape[0])
+    starts = np.cumsum(counts) - counts
+    reps = counts[a_cols]   # each entry of a meets the entries of b's row a_col
+    a_pick = np.repeat(np.arange(a.nnz), reps)
+    within = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+    b_pick = np.repeat(starts[a_cols], reps) + within
+    values = a.values[a_pick] * b.values[b_pick]
+    indices = np.stack([a_rows[a_pick], b_cols[b_pick]]).reshape(2, -1)
+    return SparseCOOArray(indices, values, (a.shape[0], b.shape[1]), False).coalesce()
+
+
 def matmul(a, b):
     if isinstance(a, SparseCOOArray) and isinstance(b, SparseCOOArray):
-        raise unsupported("aten::mm (sparse @ sparse)")
+        return sparse_sparse_product(a, b)
     if isinstance(a, SparseCOOArray):
         return sparse_dense_product(a, b)
     if b.ndim != 2:

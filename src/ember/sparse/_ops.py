@@ -6,7 +6,7 @@ from .._backend.sparse_coo import SparseCOOArray, _linear
 from .._tensor import _wrap_dim
 from ..ops._common import Node, Tensor, make, record
 from ..ops.reduce import SumBackward0
-from ._coo import _check_sparse, sparse_of
+from ._coo import _check_sparse, _dense_to_coo, sparse_of
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax"]
 
@@ -45,11 +45,51 @@ class SparseAddmmBackward0(Node):
         return g_input, g1, g2
 
 
+class SparseSparseMatmulBackward0(Node):
+    """``ember.sparse.mm`` of two sparse matrices: each gradient is sparse, at its operand's
+    entries."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        mat1, mat2 = self.saved_tensors
+        a, b = mat1._data, mat2._data
+        g = grad._data
+        if g.__class__ is not SparseCOOArray:
+            g = _dense_to_coo(g, 2)
+        g1 = g2 = None
+        if self.next_functions[0][0] is not None:
+            g1 = _on_entries_of(g @ b.T, a)
+        if self.next_functions[1][0] is not None:
+            g2 = _on_entries_of(a.T @ g, b)
+        return g1, g2
+
+
+def _on_entries_of(product, pattern):
+    """The entries of the sparse ``product`` where ``pattern`` has entries (torch's mask)."""
+    pattern = pattern.coalesce()
+    ones = pattern.with_values(namespace_of(pattern.values).ones_like(pattern.values))
+    masked = product * ones
+    masked.coalesced = False
+    return make(masked)
+
+
+def _sparse_sparse_mm(mat1, mat2):
+    a, b = mat1._data, mat2._data
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: "
+                           f"{mat1.dtype} != {mat2.dtype}")
+    out = make(a @ b)
+    node = record(SparseSparseMatmulBackward0, (mat1, mat2), out)
+    if node is not None:
+        node.save(mat1, mat2)
+    return out
+
+
 def _check_product(mat1, mat2, name):
     s = _check_sparse(mat1, name)
     if not isinstance(mat2, Tensor) or mat2._data.__class__ is SparseCOOArray:
-        raise NotImplementedError(f"{name}: ember multiplies a sparse matrix by a dense one only "
-                                  f"(sparse @ sparse is not implemented)")
+        raise NotImplementedError(f"{name}: ember adds the product of a sparse and a dense matrix "
+                                  f"only (a sparse mat2 is not implemented)")
     if s.ndim != 2 or s.dense_dim or mat2._data.ndim != 2:
         raise RuntimeError(f"{name}: expected 2-D matrices, got {s.ndim}-D (with {s.dense_dim} dense "
                            f"dimensions) and {mat2._data.ndim}-D")
@@ -63,13 +103,15 @@ def _check_product(mat1, mat2, name):
 
 
 def mm(mat1, mat2, reduce="sum"):
-    """The product of a sparse matrix ``mat1`` and a dense matrix ``mat2`` (dense); the gradient
-    of ``mat1`` is sparse, at ``mat1``'s indices."""
+    """The product of a sparse matrix ``mat1`` and a dense matrix ``mat2`` (dense), or of two
+    sparse matrices (sparse); the gradient of a sparse operand is sparse, at its indices."""
     if reduce != "sum":
         raise NotImplementedError(f"ember.sparse.mm: reduce={reduce!r} is not implemented")
     if mat1._data.__class__ is not SparseCOOArray:
         from ..ops.linalg import mm as dense_mm
         return dense_mm(mat1, mat2)
+    if isinstance(mat2, Tensor) and mat2._data.__class__ is SparseCOOArray:
+        return _sparse_sparse_mm(mat1, mat2)
     return _addmm(None, mat1, mat2, 0, 1, "sparse.mm")
 
 
