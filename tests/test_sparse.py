@@ -26,7 +26,7 @@ def random_sparse_array(shape, density=0.4, seed=0):
 
 def dense_of(t):
     t = t.detach()
-    if t.is_sparse:
+    if t.is_sparse or t.is_sparse_csr:
         t = t.to_dense()
     return t.numpy()
 
@@ -653,3 +653,29 @@ def test_sparse_sparse_product_and_gradients_match_torch(how):
     for e, t in zip(e_grads, t_grads):
         assert_same_grad(e, t)
         assert e._nnz() == t._nnz()
+
+
+def test_pickle_and_deepcopy_keep_sparse_tensors():
+    import copy
+    import pickle
+    for original in (ember.tensor(A).to_sparse().requires_grad_(), ember.tensor(A).to_sparse_csr(),
+                     ember.sparse_coo_tensor(ember.tensor(UNCOALESCED[0]), ember.tensor(UNCOALESCED[1]))):
+        for clone in (pickle.loads(pickle.dumps(original)), copy.deepcopy(original)):
+            assert clone.layout is original.layout and clone.requires_grad == original.requires_grad
+            np.testing.assert_array_equal(dense_of(clone), dense_of(original))
+            if original.is_sparse:
+                assert clone.is_coalesced() == original.is_coalesced()
+
+
+def test_embedding_bag_per_sample_weights_sparse_gradient_matches_torch():
+    weight = np.random.default_rng(18).standard_normal((6, 3))
+    grads = []
+    for lib in (ember, torch):
+        w = lib.tensor(weight, requires_grad=True)
+        psw = lib.tensor(np.linspace(0.5, 2.0, 7), requires_grad=True)
+        out = lib.nn.functional.embedding_bag(lib.tensor([1, 2, 4, 4, 3, 1, 0]), w, lib.tensor([0, 3, 5]),
+                                              mode="sum", sparse=True, per_sample_weights=psw)
+        (out * lib.tensor(np.arange(9.0).reshape(3, 3))).sum().backward()
+        grads.append((w.grad, psw.grad))
+    for e, t in zip(*grads):
+        assert_same_grad(e, t)

@@ -511,7 +511,9 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         data = backend_of(self._data).to_host(self._data)
-        return (_rebuild_tensor, (np.array(data), str(self.device), self._requires_grad))
+        if data.__class__ not in _SPARSE_LAYOUTS:   # (a sparse array pickles itself)
+            data = np.array(data)
+        return (_rebuild_tensor, (data, str(self.device), self._requires_grad))
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
