@@ -679,3 +679,15 @@ def test_embedding_bag_per_sample_weights_sparse_gradient_matches_torch():
         grads.append((w.grad, psw.grad))
     for e, t in zip(*grads):
         assert_same_grad(e, t)
+
+
+@pytest.mark.parametrize("dims", [1, 0, (0, 1), -1])
+def test_tensor_sum_over_dims_of_sparse_matches_torch(dims):
+    results = []
+    for lib in (ember, torch):
+        s = lib.tensor(H).to_sparse(2)
+        results.append(s.sum(dims))
+    assert results[0].is_sparse == results[1].is_sparse
+    np.testing.assert_allclose(dense_of(results[0]), dense_of(results[1]))
+    if results[0].is_sparse:
+        assert_same_sparse(*results)

@@ -169,10 +169,26 @@ class SparseCOOArray:
         return self.swapaxes(0, 1) if self.ndim == 2 else self
 
     def sum(self, axis=None, dtype=None, keepdims=False, **kwargs):
-        if kwargs or keepdims or axis is not None:
-            raise unsupported("aten::sum.dim_IntList")
-        total = self.values.sum(axis=0, dtype=dtype)
-        return np.asarray(total.sum(dtype=dtype), dtype=dtype or total.dtype)
+        """All entries summed (a dense 0-d array), or over ``axis`` (as ``sum_over``)."""
+        if kwargs or keepdims:
+            raise unsupported("aten::sum.dim_IntList (keepdim=True)")
+        source = self if dtype is None else self.astype(dtype)
+        if axis is not None:
+            return source.sum_over(sorted(axis) if isinstance(axis, tuple) else [axis])
+        total = source.values.sum(axis=0)
+        return np.asarray(total.sum(), dtype=total.dtype)
+
+    def sum_over(self, dims):
+        """The sum over the (sorted, non-negative) ``dims``: dense when they cover every sparse
+        dimension, else sparse (coalesced)."""
+        sparse_dim = self.sparse_dim
+        dense_axes = tuple(d - sparse_dim + 1 for d in dims if d >= sparse_dim)
+        values = self.values.sum(axis=dense_axes) if dense_axes else self.values
+        kept = [d for d in range(sparse_dim) if d not in dims]
+        if not kept:
+            return values.sum(axis=0)
+        shape = tuple(s for d, s in enumerate(self.shape) if d not in dims)
+        return SparseCOOArray(self.indices[kept], values, shape, False).coalesce()
 
     # -- arithmetic ---------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

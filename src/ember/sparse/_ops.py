@@ -173,16 +173,7 @@ def sum(input, dim=None, dtype=None):
             node.in_shape, node.in_dtype, node.sparse_input = data.shape, data.dtype, data
         return out
     dims = sorted({_wrap_dim(d, data.ndim) for d in ([dim] if isinstance(dim, int) else dim)})
-    sparse_dims = [d for d in dims if d < data.sparse_dim]
-    dense_axes = tuple(d - data.sparse_dim + 1 for d in dims if d >= data.sparse_dim)
-    values = data.values.sum(axis=dense_axes) if dense_axes else data.values
-    kept = [d for d in range(data.sparse_dim) if d not in sparse_dims]
-    shape = tuple(s for d, s in enumerate(data.shape) if d not in dims)
-    if not kept:
-        result = values.sum(axis=0)
-    else:
-        result = SparseCOOArray(data.indices[kept], values, shape, False).coalesce()
-    out = make(result)
+    out = make(data.sum_over(dims))
     node = record(SparseSumBackward0, (input,), out)
     if node is not None:
         node.pattern, node.dims = data, dims
