@@ -43,14 +43,19 @@ class SparseCOOArray:
     """indices (int64, sparse_dim x nnz), values (nnz x dense dims) and the full ``shape``."""
 
     __slots__ = ("indices", "values", "shape", "coalesced")
+    made = False   # whether any sparse array was made (optimizers look for sparse gradients then)
     flags = np.ones(1).flags   # metadata readers see a row-major layout
     base = None                # owns its arrays
 
     def __init__(self, indices, values, shape, coalesced=False):
+        SparseCOOArray.made = True
         self.indices = indices
         self.values = values
         self.shape = tuple(int(s) for s in shape)
         self.coalesced = coalesced
+
+    def __reduce__(self):
+        return (SparseCOOArray, (self.indices, self.values, self.shape, self.coalesced))
 
     # -- metadata ---------------------------------------------------------------------------
     @property

@@ -323,7 +323,8 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 held = [(p, p._grad) for p in group["params"]
-                        if p._grad is not None and p._grad._data.__class__ is SparseCOOArray]
+                        if p._grad is not None and p._grad._data.__class__ is SparseCOOArray
+                        ] if SparseCOOArray.made else ()
                 if held:
                     self._refuse_sparse_grads(group)
                     for p, _ in held:   # out of the flat layouts for this step
