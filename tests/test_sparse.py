@@ -691,3 +691,28 @@ def test_tensor_sum_over_dims_of_sparse_matches_torch(dims):
     np.testing.assert_allclose(dense_of(results[0]), dense_of(results[1]))
     if results[0].is_sparse:
         assert_same_sparse(*results)
+
+
+def test_check_sparse_tensor_invariants_as_torch():
+    for lib in (ember, torch):
+        checks = lib.sparse.check_sparse_tensor_invariants
+        assert not checks.is_enabled()
+        lib.sparse_coo_tensor(lib.tensor([[5]]), lib.tensor([1.0]), (3,))   # unchecked by default
+        with checks():
+            assert checks.is_enabled()
+            with pytest.raises(RuntimeError, match="size is inconsistent with indices"):
+                lib.sparse_coo_tensor(lib.tensor([[5]]), lib.tensor([1.0]), (3,))
+            with pytest.raises(RuntimeError, match="col_indices"):
+                lib.sparse_csr_tensor(lib.tensor([0, 1]), lib.tensor([7]), lib.tensor([1.0]), (1, 3))
+            lib.sparse_coo_tensor(lib.tensor([[5]]), lib.tensor([1.0]), (3,), check_invariants=False)
+        assert not checks.is_enabled()
+        manager = checks()
+        with manager:
+            with pytest.raises(RuntimeError, match="already activated"):
+                manager.__enter__()
+        checks.enable()
+        try:
+            assert checks.is_enabled()
+            assert checks(False)(checks.is_enabled)() is False
+        finally:
+            checks.disable()

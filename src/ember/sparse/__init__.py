@@ -3,6 +3,7 @@
 and the functions that take them: ``mm``, ``addmm``, ``sum``, ``softmax`` and
 ``log_softmax``."""
 from . import _coo, _csr  # noqa: F401  (attach the sparse Tensor methods)
+from ._invariants import check_sparse_tensor_invariants
 from ._ops import addmm, log_softmax, mm, softmax, sum
 
-__all__ = ["addmm", "log_softmax", "mm", "softmax", "sum"]
+__all__ = ["addmm", "check_sparse_tensor_invariants", "log_softmax", "mm", "softmax", "sum"]

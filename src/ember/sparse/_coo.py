@@ -9,6 +9,7 @@ from .._backend import namespace_of
 from .._backend.sparse_coo import SparseCOOArray
 from .._backend.sparse_csr import SparseCSRArray
 from .._layout import sparse_coo, sparse_csr
+from ._invariants import check_sparse_tensor_invariants
 from ..ops._common import Node, Tensor, make, method, record
 
 __all__ = ["sparse_coo_tensor"]
@@ -63,6 +64,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if value_array.shape[0] != nnz:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {nnz}, "
                            f"nnz from values: {value_array.shape[0]}")
+    if check_invariants is None:
+        check_invariants = check_sparse_tensor_invariants.is_enabled()
     dense_shape = tuple(value_array.shape[1:])
     if size is None:
         inferred = (index_array.max(axis=1) + 1) if nnz else [0] * sparse_dim

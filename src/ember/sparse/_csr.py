@@ -6,6 +6,7 @@ from .._backend import namespace_of
 from .._backend.sparse_coo import SparseCOOArray
 from .._backend.sparse_csr import SparseCSRArray, from_coo
 from .._layout import sparse_coo, sparse_csr
+from ._invariants import check_sparse_tensor_invariants
 from ..ops._common import Node, make, method, record
 from ._coo import _as_array, _dense_to_coo
 
@@ -36,6 +37,8 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     if cols.shape[0] != vals.shape[0]:
         raise RuntimeError(f"col_indices and values must have the same number of elements, but got "
                            f"{cols.shape[0]} and {vals.shape[0]}")
+    if check_invariants is None:
+        check_invariants = check_sparse_tensor_invariants.is_enabled()
     if size is None:
         size = (crow.shape[0] - 1, int(cols.max()) + 1 if cols.size else 0)
     size = tuple(int(s) for s in size)
