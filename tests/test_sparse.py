@@ -716,3 +716,10 @@ def test_check_sparse_tensor_invariants_as_torch():
             assert checks(False)(checks.is_enabled)() is False
         finally:
             checks.disable()
+
+
+def test_relu_of_sparse_matches_torch_and_comparisons_are_not_silent():
+    e = ember.relu(ember.tensor(UNIT).to_sparse())
+    assert_same_sparse(e, torch.relu(torch.tensor(UNIT).to_sparse()))
+    with pytest.raises(NotImplementedError, match="SparseCPU"):
+        ember.tensor(UNIT).to_sparse() == ember.tensor(UNIT).to_sparse()

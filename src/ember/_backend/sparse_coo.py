@@ -217,6 +217,8 @@ class SparseCOOArray:
             return target
         if name in _ZERO_PRESERVING and len(inputs) == 1:   # f(0) == 0: applied to the entries
             return self.with_values(ufunc(self.values))
+        if name in ("maximum", "minimum") and inputs[0] is self and _is_number(inputs[1]) and inputs[1] == 0:
+            return self.with_values(ufunc(self.values, inputs[1]))   # relu and its mirror
         if name == "power" and inputs[0] is self and _is_number(inputs[1]) and inputs[1] > 0:
             return self.with_values(ufunc(self.values, inputs[1]))
         if name in ("add", "subtract", "multiply", "divide", "true_divide", "matmul") and len(inputs) == 2:
@@ -229,6 +231,16 @@ class SparseCOOArray:
 
     def __neg__(self):
         return self.with_values(-self.values)
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        raise unsupported("aten::eq.Tensor")
+
+    def __ne__(self, other):
+        if _is_number(other) and other == 0:   # false at the unspecified entries
+            return self.with_values(self.values != 0)
+        raise unsupported("aten::ne.Tensor")
 
     def __gt__(self, other):
         if _is_number(other) and not 0 > other:   # false at the unspecified entries
