@@ -723,3 +723,11 @@ def test_relu_of_sparse_matches_torch_and_comparisons_are_not_silent():
     assert_same_sparse(e, torch.relu(torch.tensor(UNIT).to_sparse()))
     with pytest.raises(NotImplementedError, match="SparseCPU"):
         ember.tensor(UNIT).to_sparse() == ember.tensor(UNIT).to_sparse()
+
+
+@pytest.mark.parametrize("key", [0, 2, -1, (slice(None), 1), (slice(None), slice(None), 1)])
+def test_integer_indexing_of_sparse_matches_torch(key):
+    e = ember.tensor(H).to_sparse(2)[key]
+    t = torch.tensor(H).to_sparse(2)[key]
+    assert_same_sparse(e, t)
+    assert_same_sparse(ember.tensor(H).to_sparse(2).select(1, 3), torch.tensor(H).to_sparse(2).select(1, 3))

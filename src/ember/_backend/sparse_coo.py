@@ -99,7 +99,31 @@ class SparseCOOArray:
         raise unsupported(f"aten::{name}")
 
     def __getitem__(self, key):
-        raise unsupported("aten::index")
+        """``select``: an integer at one dimension, full slices before it (``s[i]``,
+        ``s[:, i]``)."""
+        key = key if isinstance(key, tuple) else (key,)
+        if len(key) > 1 and key[-1] is Ellipsis:
+            key = key[:-1]
+        *leading, index = key
+        if not (isinstance(index, (int, np.integer)) and not isinstance(index, bool)
+                and all(k == slice(None) for k in leading) and len(leading) < self.ndim):
+            raise unsupported("aten::index")
+        return self.select(len(leading), int(index))
+
+    def select(self, dim, index):
+        """The slice at ``index`` along ``dim`` (marked uncoalesced, as torch marks it)."""
+        size = self.shape[dim]
+        if not -size <= index < size:
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"{list(self.shape)} at dimension {dim}")
+        index %= size
+        shape = self.shape[:dim] + self.shape[dim + 1:]
+        if dim >= self.sparse_dim:
+            values = np.take(self.values, index, axis=dim - self.sparse_dim + 1)
+            return SparseCOOArray(self.indices, values, shape, False)
+        keep = self.indices[dim] == index
+        rows = [d for d in range(self.sparse_dim) if d != dim]
+        return SparseCOOArray(self.indices[rows][:, keep], self.values[keep], shape, False)
 
     def __setitem__(self, key, value):
         if key is Ellipsis and _is_number(value) and value == 0:   # zero_(): no entries left
