@@ -731,3 +731,20 @@ def test_integer_indexing_of_sparse_matches_torch(key):
     t = torch.tensor(H).to_sparse(2)[key]
     assert_same_sparse(e, t)
     assert_same_sparse(ember.tensor(H).to_sparse(2).select(1, 3), torch.tensor(H).to_sparse(2).select(1, 3))
+
+
+def test_bmm_of_sparse_and_dense_matches_torch():
+    batch = random_sparse_array((2, 3, 4), seed=19)
+    right = np.random.default_rng(20).standard_normal((2, 4, 2))
+    results = []
+    for lib in (ember, torch):
+        s = lib.tensor(batch).to_sparse().requires_grad_()
+        m = lib.tensor(right, requires_grad=True)
+        out = lib.bmm(s, m)
+        (out * lib.tensor(np.arange(12.0).reshape(2, 3, 2))).sum().backward()
+        results.append((out, s.grad, m.grad))
+    (e_out, *e_grads), (t_out, *t_grads) = results
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__ == "BmmBackward0"
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-6, atol=1e-7)
+    for e, t in zip(e_grads, t_grads):
+        assert_same_grad(e, t)

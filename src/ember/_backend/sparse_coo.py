@@ -178,6 +178,7 @@ class SparseCOOArray:
 
     # -- shape ------------------------------------------------------------------------------
     def swapaxes(self, d0, d1):
+        d0, d1 = d0 % self.ndim, d1 % self.ndim
         sd = self.sparse_dim
         if d0 >= sd or d1 >= sd:
             if d0 < sd or d1 < sd:
@@ -368,7 +369,13 @@ def divide(a, b):
 
 
 def sparse_dense_product(a, b):
-    """``a @ b`` for a 2-D sparse ``a`` (no dense dimensions) and a 1-D or 2-D dense ``b``."""
+    """``a @ b`` for a 2-D sparse ``a`` (no dense dimensions) and a 1-D or 2-D dense ``b``, or
+    the batched product of a 3-D sparse ``a`` and a 3-D dense ``b`` (``bmm``)."""
+    if a.ndim == 3 and not a.dense_dim and b.ndim == 3:
+        batch, rows, cols = a.indices
+        out = np.zeros((a.shape[0], a.shape[1], b.shape[2]), np.result_type(a.dtype, b.dtype))
+        np.add.at(out, (batch, rows), a.values[:, None] * b[batch, cols])
+        return out
     if a.ndim != 2 or a.dense_dim:
         raise RuntimeError(f"mm: expected a 2-D sparse matrix with no dense dimensions, got "
                            f"{a.sparse_dim} sparse and {a.dense_dim} dense dimensions")
