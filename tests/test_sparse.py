@@ -748,3 +748,16 @@ def test_bmm_of_sparse_and_dense_matches_torch():
     np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-6, atol=1e-7)
     for e, t in zip(e_grads, t_grads):
         assert_same_grad(e, t)
+
+
+def test_sparse_coo_tensor_with_dtype_keeps_gradient_and_refuses_other_devices():
+    grads = []
+    for lib in (ember, torch):
+        v = lib.tensor([1.0, 2.0], requires_grad=True)
+        s = lib.sparse_coo_tensor(lib.tensor([[0, 2]]), v, (3,), dtype=lib.float64)
+        assert s.dtype == lib.float64 and s.requires_grad
+        (s.to_dense() * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+        grads.append(v.grad)
+    np.testing.assert_allclose(grads[0].numpy(), grads[1].numpy())
+    with pytest.raises(NotImplementedError, match="CPU"):
+        ember.sparse_coo_tensor([[0]], [1.0], (2,), device="meta")

@@ -40,6 +40,14 @@ class SparseCooTensorWithDimsAndTensorsBackward0(Node):
         return (dense[tuple(make(row) for row in self.indices)],)
 
 
+def check_cpu(device, name):
+    """Sparse tensors live on the CPU: another ``device`` raises."""
+    from .._device import to_device
+    if device is not None and to_device(device).type != "cpu":
+        raise NotImplementedError(f"{name}: ember's sparse tensors live on the CPU, not on "
+                                  f"{to_device(device)}")
+
+
 def _as_array(data, dtype=None):
     from ..ops.creation import tensor
     if isinstance(data, Tensor):
@@ -52,6 +60,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     """Constructs a sparse tensor in COO format: ``values[k]`` sits at the index
     ``indices[:, k]``; repeated indices are summed when the tensor is coalesced. Without
     ``size``, the smallest size that holds every index is inferred."""
+    check_cpu(device, "sparse_coo_tensor")
     index_array = _as_array(indices)
     index_array = index_array.astype("int64")   # torch converts indices of any dtype
     if index_array.ndim != 2:
@@ -87,7 +96,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     out = sparse_of(index_array, value_array, size, bool(is_coalesced) or nnz <= 1)
     if requires_grad:
         out.requires_grad_()
-    elif value_tensor is not None and dtype is None:
+    elif value_tensor is not None:
         node = record(SparseCooTensorWithDimsAndTensorsBackward0, (value_tensor,), out)
         if node is not None:
             node.indices = index_array

@@ -8,7 +8,7 @@ from .._backend.sparse_csr import SparseCSRArray, from_coo
 from .._layout import sparse_coo, sparse_csr
 from ._invariants import check_sparse_tensor_invariants
 from ..ops._common import Node, make, method, record
-from ._coo import _as_array, _dense_to_coo
+from ._coo import _as_array, _dense_to_coo, check_cpu
 
 __all__ = ["sparse_csr_tensor"]
 
@@ -28,6 +28,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     """Constructs a 2-D sparse tensor in CSR format: row ``i``'s entries are
     ``values[crow_indices[i]:crow_indices[i + 1]]`` in the columns ``col_indices`` of the same
     range. Without ``size``, the columns extend to the largest column index."""
+    check_cpu(device, "sparse_csr_tensor")
     crow = _as_array(crow_indices).astype("int64")
     cols = _as_array(col_indices).astype("int64")
     vals = _as_array(values, dtype)
