@@ -42,8 +42,9 @@ class check_sparse_tensor_invariants:
         _state["enabled"] = self.saved_state
         self.saved_state = None
 
-    def __call__(self, mth):
-        def test_mth(*args, **kwargs):
+    def __call__(self, function):
+        """As a decorator: ``function`` runs with the checks set to this instance's state."""
+        def with_state(*args, **kwargs):
             with type(self)(self.state):
-                return mth(*args, **kwargs)
-        return test_mth
+                return function(*args, **kwargs)
+        return with_state
