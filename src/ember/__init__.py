@@ -73,6 +73,9 @@ from ._backend.parallel import get_num_threads, set_num_threads  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim, utils  # noqa: F401
 from . import linalg  # noqa: F401
+from . import sparse  # noqa: F401  (ember.sparse, as torch.sparse; Tensor.to_sparse, ...)
+from .sparse._coo import sparse_coo_tensor  # noqa: F401
+from .sparse._csr import sparse_csr_tensor  # noqa: F401
 from . import special  # noqa: F401  (ember.special, as torch.special)
 from . import fft  # noqa: F401  (ember.fft, as torch.fft)
 from ._stft import stft, istft  # noqa: F401  (also Tensor.stft, Tensor.istft)

@@ -15,7 +15,9 @@ from . import _dtype
 from ._backend import backend_of, namespace_of
 from ._backend.meta import MetaArray as _MetaArray
 from ._hooks import add_hook
-from ._layout import strided as _strided
+from ._layout import sparse_coo as _sparse_coo, sparse_csr as _sparse_csr, strided as _strided
+from ._backend.sparse_coo import SparseCOOArray as _SparseCOOArray
+from ._backend.sparse_csr import SparseCSRArray as _SparseCSRArray
 from ._dtype import from_numpy_dtype
 from ._torch_function import DisableTorchFunctionSubclass, default_torch_function, on_subclass
 from .autograd.grad_mode import state as _grad_state
@@ -24,6 +26,7 @@ from .autograd.graph import bump_version, grad_accumulator_of, set_history
 __all__ = ["Tensor", "Size"]
 
 _ndarray = np.ndarray
+_SPARSE_LAYOUTS = {_SparseCOOArray: _sparse_coo, _SparseCSRArray: _sparse_csr}
 _np_generic = np.generic
 
 
@@ -188,11 +191,15 @@ class Tensor:
 
     @property
     def layout(self):
-        return _strided
+        return _SPARSE_LAYOUTS.get(self._data.__class__, _strided)
 
     @property
     def is_sparse(self):
-        return False
+        return self._data.__class__ is _SparseCOOArray
+
+    @property
+    def is_sparse_csr(self):
+        return self._data.__class__ is _SparseCSRArray
 
     @property
     def is_quantized(self):
@@ -462,6 +469,9 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if force:
             return backend_of(self._data).to_host(self._data)
+        if self._data.__class__ in _SPARSE_LAYOUTS:
+            raise TypeError(f"can't convert {'Sparse' if self.is_sparse else 'SparseCsr'} layout tensor to "
+                            "numpy. Use Tensor.to_dense() first.")
         if self.device.type != "cpu":
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
@@ -501,7 +511,9 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         data = backend_of(self._data).to_host(self._data)
-        return (_rebuild_tensor, (np.array(data), str(self.device), self._requires_grad))
+        if data.__class__ not in _SPARSE_LAYOUTS:   # (a sparse array pickles itself)
+            data = np.array(data)
+        return (_rebuild_tensor, (data, str(self.device), self._requires_grad))
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:

@@ -4,6 +4,8 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._backend import backend_of
+from ._layout import strided as _strided
 
 __all__ = ["set_printoptions", "tensor_repr", "type_name"]
 
@@ -172,13 +174,14 @@ def _complex_str(values, indent):
     return _nested_str(values, indent, summarize, _Both)
 
 
-def _add_suffixes(tensor_str, suffixes, indent):
+def _add_suffixes(tensor_str, suffixes, indent, force_newline=False):
     parts = [tensor_str]
     last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2
@@ -186,7 +189,36 @@ def _add_suffixes(tensor_str, suffixes, indent):
     return "".join(parts)
 
 
+def _sparse_repr(tensor, prefix):
+    """torch's layout for a sparse tensor: its index arrays, values, size and nnz."""
+    indent = len(prefix)
+    data = tensor._data
+    coo = tensor.is_sparse
+    arrays = ((("indices", data.indices),) if coo else
+              (("crow_indices", data.crow_indices), ("col_indices", data.col_indices)))
+    parts = []
+    for name, array, dtype in [(n, a, _dtype.int64) for n, a in arrays] + [("values", data.values, tensor.dtype)]:
+        head = f"{name}=tensor("
+        array = backend_of(array).to_host(array)
+        body = _tensor_str(array, indent + len(head), dtype) if array.size else "[]"
+        if not array.size:
+            body += f", size={tuple(array.shape)}"
+        parts.append(head + body + ")")
+    suffixes = [f"size={tuple(data.shape)}", f"nnz={data.nnz}"]
+    default = _dtype.get_default_dtype()
+    if tensor.dtype not in (default, default.to_complex(), _dtype.int64, _dtype.bool):
+        suffixes.append(f"dtype={tensor.dtype}")
+    suffixes.append(f"layout={tensor.layout}")
+    if tensor.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(tensor.grad_fn).__name__}>")
+    elif tensor._requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=coo)
+
+
 def tensor_repr(tensor, prefix="tensor("):
+    if tensor.layout is not _strided:
+        return _sparse_repr(tensor, prefix)
     indent = len(prefix)
     dtype = tensor.dtype
     suffixes = []

@@ -23,8 +23,10 @@ import zipfile
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _layout
 from ._backend import backend_of
+from ._backend.sparse_coo import SparseCOOArray
+from ._backend.sparse_csr import SparseCSRArray
 from ._device import device as _device
 from ._tensor import Size, Tensor, _make
 from .nn.parameter import Parameter
@@ -70,6 +72,18 @@ _REBUILD_TENSOR = _GlobalRef("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_TENSOR_V3 = _GlobalRef("torch._utils", "_rebuild_tensor_v3")
 _UNTYPED_STORAGE = _GlobalRef("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _GlobalRef("torch._utils", "_rebuild_parameter")
+_REBUILD_SPARSE = _GlobalRef("torch._utils", "_rebuild_sparse_tensor")
+
+
+class _TorchLayout:
+    """A layout as torch pickles it: ``torch.serialization._get_layout("torch.<name>")``."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __reduce__(self):
+        return (_GlobalRef("torch.serialization", "_get_layout"), (f"torch.{self.name}",))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,6 +222,16 @@ def _dtype_name(np_dtype):
 
 
 def _reduce_tensor(tensor, storages):
+    if tensor._data.__class__ is SparseCOOArray:   # as torch: indices, values, size, coalesced
+        data = tensor._data
+        return (_REBUILD_SPARSE, (_TorchLayout("sparse_coo"),
+                                  (_make(data.indices), _make(data.values), Size(data.shape),
+                                   data.coalesced)))
+    if tensor._data.__class__ is SparseCSRArray:
+        data = tensor._data
+        return (_REBUILD_SPARSE, (_TorchLayout("sparse_csr"),
+                                  (_make(data.crow_indices), _make(data.col_indices),
+                                   _make(data.values), Size(data.shape))))
     data = backend_of(tensor._data).to_host(tensor._data)
     if tensor._is_param:
         return (_REBUILD_PARAMETER, (tensor.detach(), tensor.requires_grad, collections.OrderedDict()))
@@ -471,6 +495,28 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     return param
 
 
+def _layout_by_name(name):
+    short = name.rpartition(".")[2]
+    if short not in _layout.__all__ or short == "layout":
+        raise pickle.UnpicklingError(f"unknown layout {name!r}")
+    return getattr(_layout, short)
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """torch's pickled sparse tensor: (indices, values, size[, is_coalesced]) for COO,
+    (crow_indices, col_indices, values, size) for CSR."""
+    if layout is _layout.sparse_csr:
+        from .sparse._csr import sparse_csr_tensor
+        crow_indices, col_indices, values, size = data
+        return sparse_csr_tensor(crow_indices, col_indices, values, size)
+    if layout is not _layout.sparse_coo:
+        raise NotImplementedError(f"ember.load: sparse tensors of layout {layout} are not supported")
+    indices, values, size = data[:3]
+    is_coalesced = data[3] if len(data) > 3 else None
+    from .sparse._coo import sparse_coo_tensor
+    return sparse_coo_tensor(indices, values, size, is_coalesced=is_coalesced)
+
+
 def _rebuild_device(type, index=None):
     return _device(type, index) if index is not None else _device(type)
 
@@ -480,7 +526,10 @@ def _torch_global(module, name):
     if module == "torch._utils":
         return {"_rebuild_tensor_v2": _rebuild_tensor_v2, "_rebuild_tensor_v3": _rebuild_tensor_v3,
                 "_rebuild_parameter": _rebuild_parameter,
+                "_rebuild_sparse_tensor": _rebuild_sparse_tensor,
                 "_rebuild_parameter_with_state": _rebuild_parameter_with_state}.get(name)
+    if module == "torch.serialization" and name == "_get_layout":
+        return _layout_by_name
     if module in ("torch", "torch.storage") and name.endswith("Storage"):
         return _StorageType(name)
     if module == "torch":
@@ -490,6 +539,8 @@ def _torch_global(module, name):
             return _rebuild_device
         if name in _dtype._BY_NAME:
             return _dtype._BY_NAME[name]
+        if name in _layout.__all__ and name != "layout":
+            return getattr(_layout, name)
         if name in _TORCH_DTYPE_NAMES:
             return _UnsupportedDtype(name)
     return None

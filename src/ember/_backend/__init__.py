@@ -10,9 +10,10 @@ should not pay.
 """
 import sys
 
-from . import cpu, meta
+from . import cpu, meta, sparse_coo, sparse_csr
 
-_BACKEND_BY_ARRAY_TYPE = {cpu.ndarray: cpu, meta.ndarray: meta}
+_BACKEND_BY_ARRAY_TYPE = {cpu.ndarray: cpu, meta.ndarray: meta, sparse_coo.ndarray: sparse_coo,
+                         sparse_csr.ndarray: sparse_csr}
 _BACKEND_BY_DEVICE_TYPE = {"cpu": cpu, "meta": meta}
 _cuda_unavailable = []  # the reason, once CuPy was looked for and found unusable
 

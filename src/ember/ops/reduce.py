@@ -148,11 +148,15 @@ def _along(dim, index):
 class SumBackward0(Node):
     __slots__ = ()
     saved_fields = {"self_sym_sizes": "in_shape"}
+    sparse_input = None   # ember.sparse.sum's input array: its gradient is sparse, at its entries
 
     def jvp(self, tangent):
         return tangent.sum()
 
     def backward(self, grad):
+        if self.sparse_input is not None:
+            from ..sparse._ops import sum_gradient
+            return (sum_gradient(self.sparse_input, grad),)
         return (_as_dtype(grad, self.in_dtype).expand(self.in_shape),)
 
 

@@ -46,6 +46,28 @@ class Adagrad(Optimizer):
                 if hasattr(tensor, "share_memory_"):
                     tensor.share_memory_()
 
+    _sparse_refusal = None
+
+    def _refuse_sparse_grads(self, group):
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+
+    def _sparse_update(self, group, p, grad):
+        """torch's step for a sparse gradient: the sums and the parameter change only at the
+        gradient's (coalesced) indices."""
+        state = self.state[p]
+        step_t = state["step"]._data
+        step_t += 1
+        step = float(step_t)
+        grad = grad.coalesce()
+        values = -grad.values if group["maximize"] else grad.values
+        where = tuple(grad.indices)
+        state_sum = state["sum"]._data
+        state_sum[where] += values * values
+        std = (state_sum[where] ** 0.5) + group["eps"]
+        clr = _to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        p._data[where] -= clr * (values / std)
+
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad
         tmp = seg.scratch(0)

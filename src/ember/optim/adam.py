@@ -10,7 +10,7 @@ __all__ = ["Adam", "AdamW"]
 class Adam(Optimizer):
     """Implements the Adam algorithm (with optional AMSGrad, L2 or decoupled weight decay), as
     ``torch.optim.Adam``."""
-
+    _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"
     _scalar_keys = ("step",)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,

@@ -9,6 +9,7 @@ from collections import OrderedDict, defaultdict
 import numpy as np
 
 from .._backend import namespace_of, parallel
+from .._backend.sparse_coo import SparseCOOArray
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import no_grad
 from .._hooks import add_hook
@@ -317,18 +318,49 @@ class Optimizer:
 
     def _step_flat(self):
         """Run ``_update`` on every group's flat layout (or per parameter where their scalar
-        state differs) and bump the parameters' versions."""
+        state differs) and bump the parameters' versions; parameters with sparse gradients
+        step one by one through ``_sparse_update``."""
         with no_grad():
             for group in self.param_groups:
-                for flat in self._flats_for(group):
-                    if flat.direct:
-                        for seg in flat.param_segments():
-                            self._run_update(group, seg)
-                    else:
-                        self._update_gathered(group, flat)
-                    flat.fresh = ()
-                    for p in flat.params:
-                        bump_version(p)
+                held = [(p, p._grad) for p in group["params"]
+                        if p._grad is not None and p._grad._data.__class__ is SparseCOOArray
+                        ] if SparseCOOArray.made else ()
+                if held:
+                    self._refuse_sparse_grads(group)
+                    for p, _ in held:   # out of the flat layouts for this step
+                        p._grad = None
+                try:
+                    self._step_flats(group)
+                finally:
+                    for p, grad in held:
+                        p._grad = grad
+                for p, grad in held:
+                    self._sparse_update(group, p, grad._data)
+                    bump_version(p)
+
+    def _step_flats(self, group):
+        for flat in self._flats_for(group):
+            if flat.direct:
+                for seg in flat.param_segments():
+                    self._run_update(group, seg)
+            else:
+                self._update_gathered(group, flat)
+            flat.fresh = ()
+            for p in flat.params:
+                bump_version(p)
+
+    # torch's message when this optimizer refuses sparse gradients (None: it takes them)
+    _sparse_refusal = "{name} does not support sparse gradients"
+
+    def _refuse_sparse_grads(self, group):
+        """Raise torch's error, before any parameter changes, where the optimizer (or this
+        group's options) does not take sparse gradients."""
+        if self._sparse_refusal is not None:
+            raise RuntimeError(self._sparse_refusal.format(name=type(self).__name__))
+
+    def _sparse_update(self, group, p, grad):
+        """One step of parameter ``p`` from its sparse gradient ``grad`` (a ``SparseCOOArray``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no step for sparse gradients")
 
     def _update_gathered(self, group, flat):
         flat.gather_grads(group.get("maximize", False))
@@ -375,9 +407,6 @@ class Optimizer:
                 and not (any(f.direct for f in cached[1])
                          and not self._update_reads_grad_only(group))):
             return cached[1]
-        for p in with_grad:
-            if getattr(p._grad, "is_sparse", False):
-                raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
         fresh_ids = set()
         for p in with_grad:
             state = self.state[p]

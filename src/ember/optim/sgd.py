@@ -54,6 +54,28 @@ class SGD(Optimizer):
         if group["momentum"] != 0:
             state["momentum_buffer"] = _make(p._data * 0)
 
+    _sparse_refusal = None
+
+    def _refuse_sparse_grads(self, group):
+        if group["weight_decay"] != 0:   # torch adds the (dense) parameter to the sparse gradient
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+
+    def _sparse_update(self, group, p, grad):
+        """torch's step for a sparse gradient: the momentum buffer is sparse too."""
+        if group["maximize"]:
+            grad = -grad
+        momentum = group["momentum"]
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = grad.copy()
+            else:
+                buf = buf._data * momentum + grad * (1 - group["dampening"])
+            state["momentum_buffer"] = _make(buf)
+            grad = grad + buf * momentum if group["nesterov"] else buf
+        p._data += grad * -_to_scalar(group["lr"])
+
     def _update(self, group, seg):
         xp, grad = seg.xp, seg.grad
         lr = _to_scalar(group["lr"])

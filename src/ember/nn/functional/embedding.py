@@ -11,8 +11,12 @@ __all__ = ["embedding", "embedding_bag", "one_hot"]
 class EmbeddingBackward0(Node):
     __slots__ = ()
     jvp = jvp_by_transposition
+    sparse = False   # a sparse COO gradient for the weight (``sparse=True``)
 
     def backward(self, grad):
+        if self.sparse:
+            return (_embedding_sparse_backward(grad, self.indices, self.num_weights,
+                                               self.padding_idx, self.counts),)
         return (_embedding_dense_backward(grad, self.indices, self.num_weights, self.padding_idx,
                                           self.counts),)
 
@@ -27,7 +31,7 @@ class EmbeddingDenseBackward0(Node):
         return (_lookup(grad, self.indices, self.padding_idx, self.counts),)
 
 
-def _lookup(weight, indices, padding_idx, counts):
+def _lookup(weight, indices, padding_idx, counts, sparse=False):
     """``weight[indices]`` (rows of ``padding_idx`` and the ``counts`` scaling affect only
     the gradient)."""
     out = make(weight._data[indices])
@@ -35,7 +39,26 @@ def _lookup(weight, indices, padding_idx, counts):
     if node is not None:
         node.indices, node.num_weights = indices, weight.shape[0]
         node.padding_idx, node.counts = padding_idx, counts
+        if sparse:
+            node.sparse = True
     return out
+
+
+def _embedding_sparse_backward(grad, indices, num_weights, padding_idx, counts):
+    """The weight's gradient as an uncoalesced sparse tensor: one entry per looked-up index
+    (repeats included, ``padding_idx`` left out), as torch's."""
+    from ...sparse._coo import sparse_of
+    if counts is not None:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    data = grad._data
+    dim = data.shape[-1]
+    rows = data.reshape(-1, dim)
+    flat = indices.reshape(-1)
+    if padding_idx is not None:
+        kept = flat != padding_idx
+        rows, flat = rows[kept], flat[kept]
+    return sparse_of(flat.astype("int64")[None], rows.astype(data.dtype, copy=False),
+                     (num_weights, dim), False)
 
 
 def _embedding_dense_backward(grad, indices, num_weights, padding_idx, counts):
@@ -101,9 +124,8 @@ def _check_indices(input, num_weights):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Look up rows of ``weight`` by the indices in ``input``; the row ``padding_idx`` gets no
-    gradient; with ``max_norm``, looked-up rows are renormalized in place first."""
-    if sparse:
-        raise NotImplementedError("ember has no sparse gradients: use sparse=False")
+    gradient; with ``max_norm``, looked-up rows are renormalized in place first. With
+    ``sparse=True`` the gradient of ``weight`` is a sparse COO tensor."""
     num_weights = weight.shape[0]
     padding_idx = _padding_index(padding_idx, num_weights)
     idx = _check_indices(input, num_weights)
@@ -114,7 +136,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if scale_grad_by_freq:
         xp = namespace_of(idx)
         counts = xp.bincount(idx.reshape(-1), minlength=num_weights).astype(weight._data.dtype)
-    return _lookup(weight, idx, padding_idx, counts)
+    return _lookup(weight, idx, padding_idx, counts, sparse)
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
@@ -128,6 +150,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     from ...ops.ternary import where
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
@@ -136,7 +160,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     num_weights = weight.shape[0]
     padding_idx = _padding_index(padding_idx, num_weights)
     flat = input.reshape(-1)
-    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
     if per_sample_weights is not None:
         if per_sample_weights.shape != input.shape:
             raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) "

@@ -37,8 +37,6 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        if sparse:
-            raise NotImplementedError("ember has no sparse gradients: use sparse=False")
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = _padding_index(padding_idx, num_embeddings)
@@ -75,6 +73,8 @@ class Embedding(Module):
             s += ", norm_type={norm_type}"
         if self.scale_grad_by_freq is not False:
             s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
         return s.format(**self.__dict__)
 
     @classmethod
@@ -97,8 +97,6 @@ class EmbeddingBag(Module):
                  scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
-        if sparse:
-            raise NotImplementedError("ember has no sparse gradients: use sparse=False")
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.max_norm = max_norm
