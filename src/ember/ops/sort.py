@@ -120,8 +120,8 @@ def _sort_arrays(data, dim, descending):
         return data.copy(), xp.zeros((), dtype=_INT64)
     keys = widened(data)  # NumPy orders bfloat16 NaNs as it meets them, not last
     if descending:
-        flipped = xp.flip(keys, axis=dim)
-        order = xp.flip(xp.argsort(flipped, axis=dim, kind="stable"), axis=dim)
+        reverse = (slice(None),) * dim + (slice(None, None, -1),)   # (np.flip's key, built here)
+        order = xp.argsort(keys[reverse], axis=dim, kind="stable")[reverse]
         order = data.shape[dim] - 1 - order
     else:
         order = xp.argsort(keys, axis=dim, kind="stable")
