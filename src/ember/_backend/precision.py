@@ -16,3 +16,24 @@ def widened(data):
 def narrowed(result, dtype):
     """A result computed on ``widened`` arrays, rounded once to the input's ``dtype``."""
     return result if result.dtype == dtype else result.astype(dtype)
+
+
+# Where ``exp`` of a float dtype stays finite: the largest argument not overflowing, rounded down.
+_EXP_LIMITS = {np.dtype(np.float32): 88.0, np.dtype(np.float64): 709.0}
+# Up to this many elements, a maximum tells whether ``exp`` may overflow (cheaper than entering
+# ``np.errstate``); above it, the errstate's cost is nothing beside the pass a maximum would add.
+EXP_CHECK_MAX_ELEMENTS = 4096
+
+
+def exp_in_place(xp, a):
+    """``exp(a)`` into the float array ``a``, an overflow giving inf (the answer wanted) without
+    NumPy's RuntimeWarning."""
+    errstate = getattr(xp, "errstate", None)   # CuPy does not warn
+    if errstate is None:
+        return xp.exp(a, out=a)
+    limit = _EXP_LIMITS.get(a.dtype)
+    if limit is not None and a.size <= EXP_CHECK_MAX_ELEMENTS and a.size \
+            and np.maximum.reduce(a, axis=None) <= limit:
+        return np.exp(a, out=a)
+    with errstate(over="ignore"):
+        return xp.exp(a, out=a)

@@ -10,7 +10,6 @@ node's ``backward_arrays``: when no graph of the backward is built it runs on th
 themselves (same values, no per-op dispatch).
 Integer and bool inputs of float ops compute in the default float dtype, as torch's do.
 """
-import contextlib
 import functools
 import math
 
@@ -22,7 +21,7 @@ from ._common import (
     forward_mode, grad_state, make, method, namespace_of, Node, raw_arrays, record, Tensor,
 )
 from ._common import _type_word
-from .._backend.precision import narrowed, widened
+from .._backend.precision import exp_in_place, narrowed, widened
 from ..autograd._dual import jvp_by_backward
 
 __all__ = []
@@ -278,12 +277,10 @@ def _sigmoid(xp, x):
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
     data = widened(x)
-    errstate = getattr(xp, "errstate", None)  # CuPy does not warn
-    with errstate(over="ignore") if errstate else contextlib.nullcontext():
-        out = xp.negative(data, out=xp.empty_like(data))  # an array also when 0-d
-        xp.exp(out, out=out)
-        out += 1
-        xp.reciprocal(out, out=out)
+    out = xp.negative(data, out=xp.empty_like(data))  # an array also when 0-d
+    exp_in_place(xp, out)
+    out += 1
+    xp.reciprocal(out, out=out)
     return narrowed(out, x.dtype)
 
 

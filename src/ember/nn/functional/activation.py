@@ -13,6 +13,7 @@ from ...ops._common import (
 from ...ops.ternary import where
 from ...amp.policy import autocast_policy
 from ..._backend import onednn, parallel, special
+from ..._backend.precision import exp_in_place
 from ..._backend.choice import KernelChoice
 from ...autograd._dual import jvp_by_backward
 
@@ -614,12 +615,7 @@ def _sigmoid_array(xp, x):
     """``1 / (1 + exp(-x))`` of a float array; ``exp`` overflowing to inf gives 0, as it
     should."""
     s = xp.negative(x)
-    errstate = getattr(xp, "errstate", None)
-    if errstate is None:
-        xp.exp(s, out=s)
-    else:
-        with errstate(over="ignore"):
-            xp.exp(s, out=s)
+    exp_in_place(xp, s)
     s += x.dtype.type(1)
     return xp.reciprocal(s, out=s)
 
