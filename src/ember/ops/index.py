@@ -95,6 +95,7 @@ def _dim_key(dim, idx):
 @complex_autograd
 class IndexSelectBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0, "self_sym_sizes": "in_shape"}
 
     def jvp(self, tangent):
         return tangent.index_select(self.dim, self.saved_tensors[0])
@@ -822,6 +823,7 @@ def index_put_(self, indices, values, accumulate=False):
 
 class MaskedFillBackward0(Node):
     __slots__ = ()
+    saved_fields = {"mask": 0}
 
     def jvp(self, tangent):
         (mask,) = self.saved_tensors
@@ -834,6 +836,7 @@ class MaskedFillBackward0(Node):
 
 class MaskedFillBackward1(Node):
     __slots__ = ()
+    saved_fields = {"mask": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

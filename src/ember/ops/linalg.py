@@ -20,6 +20,7 @@ from ._common import (
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
+from ..autograd.saved_fields import operand_for, saved_size, saved_strides
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "baddbmm", "addbmm", "einsum", "tensordot"]
@@ -141,33 +142,13 @@ def _bilinear_tangent(product, a, b, ta, tb):
     return out
 
 
-# torch keeps each operand of a product (and the other's sizes and strides) only for the
-# gradient of the other (its strides too): what is not kept reads as None or ()
-def _operand_for(index, other):
-    def field(node):
-        return node.saved_tensors[index] if node.next_functions[other][0] is not None else None
-    return field
-
-
-def _saved_size(index):
-    return lambda node: node.saved_tensors[index]._data.shape
-
-
-def _saved_strides(index, needed_by):
-    def strides(node):
-        if node.next_functions[needed_by][0] is None:
-            return ()
-        data = node.saved_tensors[index]._data
-        return tuple(s // data.itemsize for s in data.strides)
-    return strides
-
-
 @complex_autograd
 class MmBackward0(Node):
     __slots__ = ()
-    saved_fields = {"self": _operand_for(0, 1), "mat2": _operand_for(1, 0),
-                    "self_sym_sizes": _saved_size(0), "self_sym_strides": _saved_strides(0, 0),
-                    "mat2_sym_sizes": _saved_size(1), "mat2_sym_strides": _saved_strides(1, 1)}
+    # torch keeps each operand only for the other's gradient, its strides for its own
+    saved_fields = {"self": operand_for(0, 1), "mat2": operand_for(1, 0),
+                    "self_sym_sizes": saved_size(0), "self_sym_strides": saved_strides(0, 0),
+                    "mat2_sym_sizes": saved_size(1), "mat2_sym_strides": saved_strides(1, 1)}
 
     def jvp(self, ta, tb):   # linear in each operand
         a, b = self.primals
@@ -219,6 +200,7 @@ def mm(input, mat2):
 @complex_autograd
 class BmmBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": operand_for(0, 1), "mat2": operand_for(1, 0)}
 
     def jvp(self, ta, tb):   # linear in each operand
         a, b = self.primals
@@ -260,6 +242,7 @@ def bmm(input, mat2):
 @complex_autograd
 class MvBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": operand_for(0, 1), "vec": operand_for(1, 0)}
 
     def jvp(self, ta, tb):   # linear in each operand
         a, b = self.primals
@@ -293,6 +276,7 @@ def mv(input, vec):
 @complex_autograd
 class DotBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": operand_for(0, 1), "tensor": operand_for(1, 0)}
 
     def jvp(self, ta, tb):   # linear in each operand
         a, b = self.primals
@@ -311,6 +295,7 @@ class DotBackward0(Node):
 class VdotBackward0(Node):
     """vdot(a, b) = sum(conj(a) * b): antiholomorphic in a, holomorphic in b."""
     __slots__ = ()
+    saved_fields = {"self": operand_for(0, 1), "other": operand_for(1, 0)}
 
     def jvp(self, ta, tb):   # conj(ta) b + conj(a) tb
         a, b = self.primals
@@ -596,6 +581,10 @@ class _AddProductNode(Node):
 
 class AddmmBackward0(_AddProductNode):
     __slots__ = ()
+    saved_fields = {"alpha": "alpha", "beta": "beta", "mat1": operand_for(0, 2),
+                    "mat2": operand_for(1, 1), "mat1_sym_sizes": saved_size(0),
+                    "mat1_sym_strides": saved_strides(0, 1), "mat2_sym_sizes": saved_size(1),
+                    "mat2_sym_strides": saved_strides(1, 2)}
     product = staticmethod(lambda a, b: mm(a, b))
 
     def backward(self, grad):
@@ -619,6 +608,8 @@ class AddmmBackward0(_AddProductNode):
 
 class AddmvBackward0(_AddProductNode):
     __slots__ = ()
+    saved_fields = {"alpha": "alpha", "beta": "beta", "mat": operand_for(0, 2),
+                    "vec": operand_for(1, 1)}
     product = staticmethod(lambda a, b: mv(a, b))
 
     def backward(self, grad):
@@ -630,6 +621,8 @@ class AddmvBackward0(_AddProductNode):
 
 class BaddbmmBackward0(_AddProductNode):
     __slots__ = ()
+    saved_fields = {"alpha": "alpha", "beta": "beta", "batch1": operand_for(0, 2),
+                    "batch2": operand_for(1, 1)}
     product = staticmethod(lambda a, b: bmm(a, b))
 
     def backward(self, grad):
@@ -641,6 +634,11 @@ class BaddbmmBackward0(_AddProductNode):
 
 class AddbmmBackward0(_AddProductNode):
     __slots__ = ()
+    saved_fields = {"alpha": "alpha", "beta": "beta", "batch1": operand_for(0, 2),
+                    "batch2": operand_for(1, 1),
+                    "batch1_sym_argsize_0": lambda node: node.saved_tensors[0]._data.shape[0],
+                    "batch1_sym_argsize_1": lambda node: node.saved_tensors[0]._data.shape[1],
+                    "batch2_sym_argsize_2": lambda node: node.saved_tensors[1]._data.shape[2]}
     product = staticmethod(lambda a, b: bmm(a, b).sum(0))
 
     def backward(self, grad):

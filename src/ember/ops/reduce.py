@@ -800,8 +800,13 @@ def _mean_grad(grad, x, dims, keepdim):
     return expand_grad(grad / _count(x._data.shape, dims), x._data.shape, dims, keepdim)
 
 
+def _correction(node):
+    return _count(node.saved_tensors[0]._data.shape, node.dims) - node.dof
+
+
 class _MomentNode(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "dim": "dims", "keepdim": "keepdim", "correction": _correction}
 
     def _grad(self, grad_var, grad_mean, x):
         gin = None
@@ -824,6 +829,7 @@ class VarBackward0(_MomentNode):
 
 class StdBackward0(_MomentNode):
     __slots__ = ()
+    saved_fields = dict(_MomentNode.saved_fields, result=1)
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -842,6 +848,7 @@ class VarMeanBackward0(_MomentNode):
 
 class StdMeanBackward0(_MomentNode):
     __slots__ = ()
+    saved_fields = dict(_MomentNode.saved_fields, result0=1)
     jvp = jvp_by_transposition
 
     def backward(self, grad_std, grad_mean=None):
@@ -1016,6 +1023,8 @@ def _vector_norm_grad(grad, x, norm, p, dims):
 
 class LinalgVectorNormBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim",
+                    "ord": "ord"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

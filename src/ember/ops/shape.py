@@ -144,6 +144,7 @@ def _tangents_or_zeros(inputs, tangents):
 
 class StackBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim"}
 
     def jvp(self, *tangents):
         return stack(_tangents_or_zeros(self.primals, tangents), self.dim)
@@ -344,6 +345,7 @@ def tile(input, dims):
 
 class TrilBackward0(Node):
     __slots__ = ()
+    saved_fields = {"diagonal": "diagonal"}
 
     def jvp(self, tangent):
         return tangent.tril(self.diagonal)
@@ -354,6 +356,7 @@ class TrilBackward0(Node):
 
 class TriuBackward0(Node):
     __slots__ = ()
+    saved_fields = {"diagonal": "diagonal"}
 
     def jvp(self, tangent):
         return tangent.triu(self.diagonal)

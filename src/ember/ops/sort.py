@@ -72,16 +72,19 @@ class _ValueSelectingBackward(Node):
         return (index_put_zeros(shape, _along_key(namespace_of(index), index, dim), grad),)
 
 
-def _node_named(name):
-    return type(name, (_ValueSelectingBackward,), {"__slots__": ()})
+_SELECTING_FIELDS = {"dim": "dim", "indices": 0, "self_sym_sizes": "in_shape"}
 
 
-SortBackward0 = _node_named("SortBackward0")
-TopkBackward0 = _node_named("TopkBackward0")
-KthvalueBackward0 = _node_named("KthvalueBackward0")
-MedianBackward1 = _node_named("MedianBackward1")
-NanmedianBackward1 = _node_named("NanmedianBackward1")
-ModeBackward0 = _node_named("ModeBackward0")
+def _node_named(name, saved_fields=None):
+    return type(name, (_ValueSelectingBackward,), {"__slots__": (), "saved_fields": saved_fields or {}})
+
+
+SortBackward0 = _node_named("SortBackward0", _SELECTING_FIELDS)
+TopkBackward0 = _node_named("TopkBackward0", _SELECTING_FIELDS)
+KthvalueBackward0 = _node_named("KthvalueBackward0", dict(_SELECTING_FIELDS, keepdim="keepdim"))
+MedianBackward1 = _node_named("MedianBackward1", dict(_SELECTING_FIELDS, keepdim="keepdim"))
+NanmedianBackward1 = _node_named("NanmedianBackward1", dict(_SELECTING_FIELDS, keepdim="keepdim"))
+ModeBackward0 = _node_named("ModeBackward0", dict(_SELECTING_FIELDS, keepdim="keepdim"))
 CummaxBackward0 = _node_named("CummaxBackward0")
 CumminBackward0 = _node_named("CumminBackward0")
 

@@ -10,12 +10,14 @@ from ._common import (
     namespace_of, Node, record, sum_to, Tensor, _type_word,
 )
 from ..autograd._dual import jvp_by_backward, jvp_by_transposition
+from ..autograd.saved_fields import operand_for
 
 __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]
 
 
 class WhereBackward0(Node):
     __slots__ = ()
+    saved_fields = {"condition": 0}
 
     def jvp(self, t_condition, ta, tb):   # each branch's tangent where it is taken
         if ta is None and tb is None:
@@ -234,17 +236,20 @@ class _ClampTensorNode(Node):
         return _reduce(gx, self.x_shape, self.x_dtype), glo, ghi
 
 
-def _node(name, base):
-    return type(name, (base,), {"__slots__": ()})
+def _node(name, base, saved_fields):
+    return type(name, (base,), {"__slots__": (), "saved_fields": saved_fields})
 
 
 # torch's names: clamp's node for number bounds is ClampBackward1, clamp_min's ClampMinBackward0
-ClampBackward1 = _node("ClampBackward1", _ClampScalarNode)
-ClampBackward0 = _node("ClampBackward0", _ClampTensorNode)
-ClampMinBackward0 = _node("ClampMinBackward0", _ClampScalarNode)
-ClampMinBackward1 = _node("ClampMinBackward1", _ClampTensorNode)
-ClampMaxBackward0 = _node("ClampMaxBackward0", _ClampScalarNode)
-ClampMaxBackward1 = _node("ClampMaxBackward1", _ClampTensorNode)
+ClampBackward1 = _node("ClampBackward1", _ClampScalarNode, {
+    "self": 0, "min": lambda node: node.bounds[0], "max": lambda node: node.bounds[1]})
+ClampBackward0 = _node("ClampBackward0", _ClampTensorNode, {"self": 0, "min": 1, "max": 2})
+ClampMinBackward0 = _node("ClampMinBackward0", _ClampScalarNode,
+                          {"self": 0, "min": lambda node: node.bounds[0]})
+ClampMinBackward1 = _node("ClampMinBackward1", _ClampTensorNode, {"self": 0, "min": 1})
+ClampMaxBackward0 = _node("ClampMaxBackward0", _ClampScalarNode,
+                          {"self": 0, "max": lambda node: node.bounds[1]})
+ClampMaxBackward1 = _node("ClampMaxBackward1", _ClampTensorNode, {"self": 0, "max": 2})
 
 
 def _check_bounds(min, max):
@@ -563,6 +568,7 @@ def lerp_(self, end, weight):
 
 class AddcmulBackward0(Node):
     __slots__ = ()
+    saved_fields = {"tensor1": operand_for(0, 2), "tensor2": operand_for(1, 1), "value": "value"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -577,6 +583,8 @@ class AddcmulBackward0(Node):
 
 class AddcdivBackward0(Node):
     __slots__ = ()
+    saved_fields = {"tensor1": operand_for(0, 2), "tensor2": operand_for(1, (1, 2)),
+                    "value": "value"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

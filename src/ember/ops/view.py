@@ -17,6 +17,7 @@ from ._common import (
     sum_to, take_view, wrap_dim,
 )
 from ..autograd._dual import jvp_by_transposition
+from ..autograd.saved_fields import not_kept, slice_field
 
 __all__ = ["reshape", "permute", "transpose", "swapdims", "swapaxes", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "numel", "narrow", "select", "unbind", "chunk",
@@ -401,6 +402,7 @@ method("mH")(property(lambda self: _mT(self).conj() if self.is_complex() else _m
 
 class SqueezeBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
@@ -412,17 +414,20 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(SqueezeBackward0):
     """``squeeze(dim)`` with one dim, as torch names it."""
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "dim": not_kept("dim")}
 
 
 class SqueezeBackward2(SqueezeBackward0):
     """``squeeze(dims)`` with a tuple of dims, as torch names it."""
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "dim": not_kept("dim")}
 
 
 class UnsqueezeBackward0(Node):
     """``unsqueeze``, and indexing whose last step that did something was a ``None``: the
     gradient goes back to the input's shape (through the indexing ``key`` when there is one)."""
     __slots__ = ()
+    saved_fields = {"dim": not_kept("dim")}
     key = None
 
     def backward(self, grad):
@@ -504,6 +509,9 @@ def numel(input):
 class SliceBackward0(Node):
     """Gradient of a basic-indexing view: scatter into zeros of the input's shape."""
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "dim": slice_field("dim"),
+                    "start": slice_field("start"), "end": slice_field("end"),
+                    "step": slice_field("step")}
 
     def backward(self, grad):
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
@@ -518,6 +526,8 @@ def _alike(cls, name):
 
 
 SelectBackward0 = _alike(SliceBackward0, "SelectBackward0")
+SelectBackward0.saved_fields = {"self_sym_sizes": "in_shape", "dim": slice_field("dim"),
+                                "index": slice_field("index")}
 AliasBackward0 = _alike(SliceBackward0, "AliasBackward0")
 
 
@@ -741,6 +751,7 @@ def _record_multi(node_cls, input, outs):
 
 class UnbindBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim"}
     jvp = jvp_by_transposition
 
     def backward(self, *grads):
@@ -764,8 +775,15 @@ def unbind(input, dim=0):
     return outs
 
 
+def _split_input_shape(node):
+    shapes, dim = node.out_shapes, node.dim
+    return shapes[0][:dim] + (sum(shape[dim] for shape in shapes),) + shapes[0][dim + 1:]
+
+
 class SplitBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "self_sym_sizes": _split_input_shape,
+                    "split_size": lambda node: node.out_shapes[0][node.dim]}
     jvp = jvp_by_transposition
 
     def backward(self, *grads):
@@ -774,6 +792,9 @@ class SplitBackward0(Node):
 
 
 SplitWithSizesBackward0 = _alike(SplitBackward0, "SplitWithSizesBackward0")
+SplitWithSizesBackward0.saved_fields = {
+    "dim": "dim", "self_sym_sizes": _split_input_shape,
+    "split_sizes": lambda node: tuple(shape[node.dim] for shape in node.out_shapes)}
 
 
 def _split_sizes(input, sizes, dim, node_cls):

@@ -76,6 +76,7 @@ def _activation_choices(name, numpy_forward, numpy_backward):
 
 class ReluBackward0(Node):
     __slots__ = ()
+    saved_fields = {"result": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -112,6 +113,7 @@ def relu_(input):
 
 class HardtanhBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "min_val": "min_val", "max_val": "max_val"}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -220,6 +222,7 @@ def relu6(input, inplace=False):
 
 class LeakyReluBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "negative_slope": "negative_slope"}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -530,6 +533,7 @@ def _gelu_grad(input, approximate):
 
 class GeluBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "approximate": "approximate"}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -581,6 +585,7 @@ def gelu(input, approximate="none"):
 
 class SiluBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -682,6 +687,7 @@ def tanh(input):
 
 class HardsigmoidBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -724,6 +730,7 @@ def hardsigmoid(input, inplace=False):
 
 class HardswishBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):

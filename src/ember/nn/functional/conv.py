@@ -14,6 +14,7 @@ from ..._backend import convolution
 from ...ops._common import Node, Tensor, make, record
 from ...amp.policy import autocast_policy
 from ...autograd._dual import jvp_by_transposition
+from ...autograd.saved_fields import constant
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
@@ -32,9 +33,29 @@ class _Geometry:
 
 # -- the three ops ------------------------------------------------------------------------
 
+def _output_padding(node):
+    g, w = node.saved_tensors
+    geom = node.geom
+    return tuple(size - transposed_output_size(g.shape[2 + i], w.shape[2 + i], geom.stride[i],
+                                               geom.pads[i][0], geom.dilation[i], 0)
+                 for i, size in enumerate(node.out_spatial))
+
+
+def _conv_fields(transposed):
+    """torch's saved fields of its convolution node (padding: the low side of each dim)."""
+    return {"input": 0, "weight": 1, "stride": lambda node: node.geom.stride,
+            "padding": lambda node: tuple(lo for lo, _ in node.geom.pads),
+            "dilation": lambda node: node.geom.dilation, "groups": lambda node: node.geom.groups,
+            "transposed": constant(transposed),
+            "output_padding": _output_padding if transposed else
+            lambda node: (0,) * len(node.geom.stride),
+            "bias_sym_sizes_opt": lambda node: (node.bias_size,)}
+
+
 class ConvolutionBackward0(Node):
     """Backward of the convolution ``y = conv(x, w) + b``."""
     __slots__ = ()
+    saved_fields = _conv_fields(False)
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -57,6 +78,7 @@ class ConvolutionBackward0(Node):
 class ConvolutionTransposeBackward0(Node):
     """Backward of the transposed convolution ``x = conv_transpose(g, w) + b``."""
     __slots__ = ()
+    saved_fields = _conv_fields(True)
     jvp = jvp_by_transposition
 
     def name(self):
@@ -111,7 +133,7 @@ def _conv(x, w, bias, geom):
     out = make(y)
     node = record(ConvolutionBackward0, (x, w, bias), out)
     if node is not None:
-        node.geom = geom
+        node.geom, node.bias_size = geom, 0 if bias is None else bias._data.shape[0]
         node.save(x, w)
     return out
 
@@ -122,7 +144,8 @@ def _conv_transpose(g, w, bias, geom, in_spatial):
     out = make(x)
     node = record(ConvolutionTransposeBackward0, (g, w, bias), out)
     if node is not None:
-        node.geom = geom
+        node.geom, node.bias_size = geom, 0 if bias is None else bias._data.shape[0]
+        node.out_spatial = in_spatial
         node.save(g, w)
     return out
 

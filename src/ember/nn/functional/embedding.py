@@ -4,12 +4,17 @@ from ...ops._common import Node, make, namespace_of, record
 from ...autograd.graph import bump_version
 from ..._backend.rows import MAX_RUN_BY_POSITION, add_rows_at  # noqa: F401  (tests read the first)
 from ...autograd._dual import jvp_by_transposition
+from ...autograd.saved_fields import array_attribute, constant
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
 class EmbeddingBackward0(Node):
     __slots__ = ()
+    saved_fields = {"indices": array_attribute("indices"), "weight_sym_argsize_0": "num_weights",
+                    "padding_idx": lambda node: -1 if node.padding_idx is None else node.padding_idx,
+                    "scale_grad_by_freq": lambda node: node.counts is not None,
+                    "sparse": constant(False)}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

@@ -19,6 +19,7 @@ from ..._backend.choice import KernelChoice
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
 from ...autograd.graph import bump_version
 from ...autograd._dual import jvp_by_transposition
+from ...autograd.saved_fields import not_kept
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
@@ -37,10 +38,25 @@ def _fused(data):
     return data.dtype.char in "fd" and data.size > 0
 
 
+def _batch_statistic(index):
+    """The saved mean (``index`` 2) or inverse standard deviation (3) per channel, as torch
+    keeps them: empty when the running statistics were used."""
+    def field(node):
+        stat = node.saved_tensors[index]
+        if not node.training:
+            return make(namespace_of(stat._data).empty((0,), stat._data.dtype))
+        return stat.reshape(-1)
+    return field
+
+
 class NativeBatchNormBackward0(Node):
     """Backward of ``y = (x - mean) * invstd * weight + bias`` where the statistics are
     taken over ``dims`` (from the input when ``training``, else fixed)."""
     __slots__ = ()
+    saved_fields = {"input": 0, "weight": 1, "eps": "eps", "training": "training",
+                    "result1": _batch_statistic(2), "result2": _batch_statistic(3),
+                    "running_mean": not_kept("running_mean"),
+                    "running_var": not_kept("running_var")}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -263,6 +279,8 @@ def _sum_product_centered(xp, grad, x, mean, invstd, sum_grad, sum_grad_x):
 
 class NativeLayerNormBackward0(NativeBatchNormBackward0):
     __slots__ = ()
+    saved_fields = {"input": 0, "weight": 1, "bias": not_kept("bias"), "result1": 2,
+                    "result2": 3, "normalized_shape": "param_shape"}
 
     def _fused_backward(self, grad, x, weight, mean, invstd, need):
         width = x.size // mean.size
