@@ -41,6 +41,7 @@ CASE_EXCEPTIONS = {
     "tensor_split-indices_past": "torch keeps the split points as passed, ember clamped to the "
                                  "size",
     "tensor_split-negative": "torch keeps the split points as passed, ember wrapped",
+    "masked_scatter_-bcast_mask": "torch keeps the mask as passed, ember broadcast to the input",
 }
 # fields torch keeps as passed where ember keeps the value they stand for: (torch's, ember's)
 AS_PASSED = {"correction": (None, 1)}
@@ -61,6 +62,10 @@ DIM_FIELDS = {("SumBackward1", "dim"), ("MeanBackward1", "dim"), ("TransposeBack
               ("StdMeanBackward0", "dim"), ("LinalgVectorNormBackward0", "dim")}
 
 
+# fields of any node that name dims
+DIM_NAMES = {"dim", "dims", "dim0", "dim1", "dim2", "dimension"}
+
+
 def _signed(d):
     return d - 2 ** 64 if d >= 2 ** 63 else d
 
@@ -69,6 +74,8 @@ def _same_dims(t, e):
     """torch's dims as passed against ember's wrapped (and, for several, sorted) ones."""
     if t is None:
         return isinstance(e, tuple) and e == tuple(range(len(e)))
+    if not isinstance(t, tuple) and isinstance(e, tuple) and len(e) == 1:
+        t = (t,)   # one dim: torch keeps it as passed, ember as the dims it reduces
     if not isinstance(t, tuple):
         t = _signed(t)
         return t == e or (t < 0 <= e)
@@ -139,7 +146,7 @@ def _walk_op_table():
                 compared += 1
                 if AS_PASSED.get(name) == (tv, ev):
                     continue
-                if (type(efn).__name__, name) in DIM_FIELDS:
+                if (type(efn).__name__, name) in DIM_FIELDS or name in DIM_NAMES:
                     if not _same_dims(tv, ev):
                         failures.append(f"{case_id}: {type(efn).__name__}.{attr}: torch {tv!r} ember {ev!r}")
                 elif not _same(tv, ev):

@@ -769,6 +769,7 @@ class FmodBackward0(_BinaryNode):
 
 class FmodBackward1(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -798,6 +799,7 @@ class RemainderBackward0(_BinaryNode):
 
 class RemainderBackward1(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -868,6 +870,7 @@ def hypot(input, other, *, out=None):
 
 class LogaddexpBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -877,6 +880,7 @@ class LogaddexpBackward0(_BinaryNode):
 
 class Logaddexp2Backward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -914,6 +918,7 @@ def logaddexp2(input, other, *, out=None):
 class CopysignBackward0(_BinaryNode):
     """copysign(tensor, tensor): ``other`` gets a zero gradient."""
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1}
 
     def backward(self, grad):
         a, out = self.saved_tensors
@@ -928,6 +933,7 @@ class CopysignBackward0(_BinaryNode):
 class CopysignBackward1(_BinaryNode):
     """copysign(tensor, number)"""
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1}
 
     def backward(self, grad):
         a, out = self.saved_tensors
@@ -1068,6 +1074,7 @@ def fmin(input, other, *, out=None):
 
 class XlogyBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -1234,6 +1241,7 @@ class NextafterBackward0(_BinaryNode):
     """torch's gradient: ``grad`` for ``input`` where it differs from ``other`` (0 where they
     are equal), zero for ``other``."""
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         from .creation import zeros_like
@@ -1252,6 +1260,7 @@ def nextafter(input, other, *, out=None):
 
 class FrexpBackward0(Node):
     __slots__ = ()
+    saved_fields = {"exponent": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad, _exponent_grad=None):

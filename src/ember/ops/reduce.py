@@ -196,6 +196,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
 
 class NansumBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "dim": "dims", "keepdim": "keepdim"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -376,6 +377,7 @@ class ProdBackward0(Node):
 
 class ProdBackward1(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dim", "keepdim": "keepdim"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -452,6 +454,7 @@ def cumsum(input, dim, *, dtype=None):
 
 class CumprodBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dim"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

@@ -248,6 +248,7 @@ def flipud(input):
 
 class RollBackward0(Node):
     __slots__ = ()
+    saved_fields = {"shifts": "shifts", "dims": lambda node: node.dims or ()}
 
     def jvp(self, tangent):
         return tangent.roll(self.shifts, self.dims)
@@ -561,6 +562,7 @@ row_stack = vstack
 
 class Rot90Backward0(Node):
     __slots__ = ()
+    saved_fields = {"k": "k", "dims": "dims"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -761,6 +763,7 @@ def combinations(input, r=2, with_replacement=False):
 
 class DiagEmbedBackward0(Node):
     __slots__ = ()
+    saved_fields = {"offset": "offset", "dim1": "dim1", "dim2": "dim2"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -802,6 +805,7 @@ def diag(input, diagonal=0):
 
 class TraceBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def jvp(self, tangent):
         return tangent.trace()

@@ -893,6 +893,7 @@ def _diagonal_dims(ndim, dim1, dim2):
 
 class DiagonalBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "offset": "offset", "dim1": "dim1", "dim2": "dim2"}
 
     def backward(self, grad):
         return (diagonal_scatter_zeros(grad, self.in_shape, self.offset, self.dim1, self.dim2),)
@@ -987,6 +988,7 @@ def unflatten(input, dim, sizes):
 
 class UnfoldBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "dimension": "dim", "size": "size", "step": "step"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

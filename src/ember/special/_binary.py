@@ -26,6 +26,7 @@ def _not_implemented(what):
 
 class SpecialXlog1PyBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -89,6 +90,7 @@ class _ZetaNode(_BinaryNode):
 
 class SpecialZetaBackward0(_ZetaNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
 
 class SpecialZetaBackward1(_ZetaNode):
@@ -127,6 +129,7 @@ def zeta(input, other, *, out=None):
 
 class IgammaBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
     sign = 1.0
     what = "igamma: input"
 
@@ -178,6 +181,7 @@ def gammaincc(input, other, *, out=None):
 
 class PolygammaBackward0(Node):
     __slots__ = ("n",)
+    saved_fields = {"n": "n", "self": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
