@@ -21,6 +21,7 @@ from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
 from ..autograd.saved_fields import operand_for, saved_size, saved_strides
+from .._torch_function import override_or_raise
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "baddbmm", "addbmm", "einsum", "tensordot"]
@@ -220,23 +221,26 @@ class BmmBackward0(Node):
 @with_out()
 def bmm(input, mat2):
     """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
-    _check_tensor(input, "bmm", "input", 1)
-    _check_tensor(mat2, "bmm", "mat2", 2)
-    _check_bmm(input, mat2, dtypes=False)
-    a, b = input._data, mat2._data
-    if 0 in a.shape + b.shape:
-        # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks, for
-        # an empty product
-        result = make(namespace_of(b).zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=b.dtype))
-    else:
-        _check_bmm(input, mat2)
-        result = make(_matmul_data(input._data, mat2._data))
-    node = record(BmmBackward0, (input, mat2), result)
-    if node is not None:
-        node.save(input, mat2)
-    if _flop_hook.counter is not None:
-        _flop_hook.counter.count("aten.bmm", node, (input.shape, mat2.shape), result.shape)
-    return result
+    try:
+        _check_tensor(input, "bmm", "input", 1)
+        _check_tensor(mat2, "bmm", "mat2", 2)
+        _check_bmm(input, mat2, dtypes=False)
+        a, b = input._data, mat2._data
+        if 0 in a.shape + b.shape:
+            # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks, for
+            # an empty product
+            result = make(namespace_of(b).zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=b.dtype))
+        else:
+            _check_bmm(input, mat2)
+            result = make(_matmul_data(input._data, mat2._data))
+        node = record(BmmBackward0, (input, mat2), result)
+        if node is not None:
+            node.save(input, mat2)
+        if _flop_hook.counter is not None:
+            _flop_hook.counter.count("aten.bmm", node, (input.shape, mat2.shape), result.shape)
+        return result
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(bmm, error, input, mat2)
 
 
 @complex_autograd

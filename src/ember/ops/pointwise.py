@@ -18,6 +18,7 @@ from ._common import (
     _type_word, widened, write_out,
 )
 from ..autograd._dual import jvp_by_transposition
+from .._torch_function import override_or_raise
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
@@ -524,27 +525,30 @@ def _pow_arrays(x, e):
 @method("pow", "__pow__")
 def pow(input, exponent, *, out=None):
     """Takes the power of each element in ``input`` with ``exponent``."""
-    if is_scalar(input):
-        _tensor_arg(exponent, "pow", 2, "exponent")
-        base = input
-        ed, bd = arrays_for(exponent, base)
-        res = make(_int_power(bd, ed) if ed.dtype.kind in "iu" else namespace_of(ed).power(bd, ed))
-        node = record(PowBackward2, (exponent,), res)
+    try:
+        if is_scalar(input):
+            _tensor_arg(exponent, "pow", 2, "exponent")
+            base = input
+            ed, bd = arrays_for(exponent, base)
+            res = make(_int_power(bd, ed) if ed.dtype.kind in "iu" else namespace_of(ed).power(bd, ed))
+            node = record(PowBackward2, (exponent,), res)
+            if node is not None:
+                node.base = base
+                node.save(exponent, res)
+            return _maybe_out(res, out)
+        _tensor_arg(input, "pow")
+        if isinstance(exponent, Tensor):
+            res = _binary("pow", _pow_arrays, PowBackward1, input, exponent, ("self", "other", "result"))
+            return _maybe_out(res, out)
+        ad, e = arrays_for(input, exponent)
+        res = make(_pow_arrays(ad, e))
+        node = record(PowBackward0, (input,), res)
         if node is not None:
-            node.base = base
-            node.save(exponent, res)
+            node.exponent = exponent
+            node.save(input)
         return _maybe_out(res, out)
-    _tensor_arg(input, "pow")
-    if isinstance(exponent, Tensor):
-        res = _binary("pow", _pow_arrays, PowBackward1, input, exponent, ("self", "other", "result"))
-        return _maybe_out(res, out)
-    ad, e = arrays_for(input, exponent)
-    res = make(_pow_arrays(ad, e))
-    node = record(PowBackward0, (input,), res)
-    if node is not None:
-        node.exponent = exponent
-        node.save(input)
-    return _maybe_out(res, out)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(pow, error, input, exponent, out=out)
 
 
 _maybe_out = write_out

@@ -18,6 +18,7 @@ from ._common import (
 )
 from ..autograd._dual import jvp_by_transposition
 from ..autograd.saved_fields import not_kept, slice_field
+from .._torch_function import override_or_raise
 
 __all__ = ["reshape", "permute", "transpose", "swapdims", "swapaxes", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "numel", "narrow", "select", "unbind", "chunk",
@@ -158,7 +159,10 @@ def view_as(self, other):
 def reshape(input, *sizes, shape=None):
     """A tensor with the same data and number of elements and the given shape: a view when the
     strides allow, else a copy."""
-    return _reshape_to(input, _new_shape(sizes if shape is None else (shape,), input._data.size, "reshape"))
+    try:
+        return _reshape_to(input, _new_shape(sizes if shape is None else (shape,), input._data.size, "reshape"))
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(reshape, error, input, *sizes, shape=shape)
 
 
 def _reshape_to(input, shape):
@@ -280,19 +284,22 @@ class PermuteBackward0(Node):
 @method()
 def permute(input, *args, dims=None):
     """A view with the dimensions reordered."""
-    dims = _shape_arg(args if dims is None else (dims,), "permute")
-    data = input._data
     try:
-        out = make_view(data.transpose(dims), input)
-    except (ValueError, IndexError):
-        _check_permutation(dims, data.ndim)
-        raise
-    if input._requires_grad or forward_mode.active:
-        node = record(PermuteBackward0, (input,), out)
-        if node is not None:
-            nd = data.ndim
-            node.dims = tuple(d + nd if d < 0 else d for d in dims)
-    return out
+        dims = _shape_arg(args if dims is None else (dims,), "permute")
+        data = input._data
+        try:
+            out = make_view(data.transpose(dims), input)
+        except (ValueError, IndexError):
+            _check_permutation(dims, data.ndim)
+            raise
+        if input._requires_grad or forward_mode.active:
+            node = record(PermuteBackward0, (input,), out)
+            if node is not None:
+                nd = data.ndim
+                node.dims = tuple(d + nd if d < 0 else d for d in dims)
+        return out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(permute, error, input, *args, dims=dims)
 
 
 def _check_permutation(dims, nd):
@@ -319,15 +326,18 @@ class TransposeBackward0(Node):
 @method("transpose", "swapdims", "swapaxes")
 def transpose(input, dim0, dim1):
     """A view with dimensions ``dim0`` and ``dim1`` swapped."""
-    data = input._data
-    nd = data.ndim
-    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = make_view(data.swapaxes(d0, d1) if nd else data[...], input)
-    if input._requires_grad or forward_mode.active:
-        node = record(TransposeBackward0, (input,), out)
-        if node is not None:
-            node.dim0, node.dim1 = d0, d1
-    return out
+    try:
+        data = input._data
+        nd = data.ndim
+        d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+        out = make_view(data.swapaxes(d0, d1) if nd else data[...], input)
+        if input._requires_grad or forward_mode.active:
+            node = record(TransposeBackward0, (input,), out)
+            if node is not None:
+                node.dim0, node.dim1 = d0, d1
+        return out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(transpose, error, input, dim0, dim1)
 
 
 swapdims = swapaxes = transpose
@@ -444,22 +454,25 @@ class UnsqueezeBackward0(Node):
 @method()
 def squeeze(input, dim=None):
     """Removes dimensions of size 1 (all of them, or those in ``dim``, an int or a tuple)."""
-    shape = input._data.shape
-    nd = len(shape)
-    node_cls = SqueezeBackward0
-    if dim is None:
-        dims = tuple(i for i, s in enumerate(shape) if s == 1)
-    elif dim.__class__ is int:
-        node_cls = SqueezeBackward1
-        d = wrap_dim(dim, nd)
-        dims = (d,) if nd and shape[d] == 1 else ()
-    else:
-        node_cls = SqueezeBackward2
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = tuple(wrap_dim(d, nd) for d in dims)
-        dims = tuple(d for d in dims if nd and shape[d] == 1)
-    out = make_view(input._data.squeeze(dims) if dims else input._data, input)
-    return _view_node(node_cls, input, out) if input._requires_grad or forward_mode.active else out
+    try:
+        shape = input._data.shape
+        nd = len(shape)
+        node_cls = SqueezeBackward0
+        if dim is None:
+            dims = tuple(i for i, s in enumerate(shape) if s == 1)
+        elif dim.__class__ is int:
+            node_cls = SqueezeBackward1
+            d = wrap_dim(dim, nd)
+            dims = (d,) if nd and shape[d] == 1 else ()
+        else:
+            node_cls = SqueezeBackward2
+            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+            dims = tuple(wrap_dim(d, nd) for d in dims)
+            dims = tuple(d for d in dims if nd and shape[d] == 1)
+        out = make_view(input._data.squeeze(dims) if dims else input._data, input)
+        return _view_node(node_cls, input, out) if input._requires_grad or forward_mode.active else out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(squeeze, error, input, dim)
 
 
 @method()
@@ -471,10 +484,13 @@ def squeeze_(self, dim=None):
 @method()
 def unsqueeze(input, dim):
     """A view with a dimension of size one inserted at ``dim``."""
-    shape = input._data.shape
-    d = wrap_dim(dim, len(shape) + 1)
-    out = make_view(input._data.reshape(shape[:d] + (1,) + shape[d:]), input)
-    return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad or forward_mode.active else out
+    try:
+        shape = input._data.shape
+        d = wrap_dim(dim, len(shape) + 1)
+        out = make_view(input._data.reshape(shape[:d] + (1,) + shape[d:]), input)
+        return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad or forward_mode.active else out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(unsqueeze, error, input, dim)
 
 
 @method()
@@ -486,17 +502,20 @@ def unsqueeze_(self, dim):
 @method()
 def flatten(input, start_dim=0, end_dim=-1):
     """Flattens dimensions ``start_dim`` to ``end_dim`` into one."""
-    shape = input._data.shape
-    nd = len(shape)
-    if nd == 0:
-        wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)   # a 0-d tensor takes dims 0 and -1 only
-        return reshape(input, (1,))
-    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
-    if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    if s == e:
-        return input
-    return _reshape_to(input, shape[:s] + (prod(shape[s:e + 1]),) + shape[e + 1:])
+    try:
+        shape = input._data.shape
+        nd = len(shape)
+        if nd == 0:
+            wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)   # a 0-d tensor takes dims 0 and -1 only
+            return reshape(input, (1,))
+        s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:
+            return input
+        return _reshape_to(input, shape[:s] + (prod(shape[s:e + 1]),) + shape[e + 1:])
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(flatten, error, input, start_dim, end_dim)
 
 
 def numel(input):
@@ -826,45 +845,51 @@ def _split_method(self, split_size, dim=0):
 def split(tensor, split_size_or_sections, dim=0):
     """Splits ``tensor`` into views along ``dim``: chunks of ``split_size`` (the last may be
     smaller), or of the sizes in the list ``split_size_or_sections``."""
-    shape = tensor._data.shape
-    if not shape:
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    dim = wrap_dim(dim, len(shape))
-    n = shape[dim]
-    if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = [int(s) for s in split_size_or_sections]
-        if any(s < 0 for s in sizes):
-            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
-                               f"but got split_sizes={sizes}")
-        if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                               f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
-        return _split_sizes(tensor, sizes, dim, SplitWithSizesBackward0)
-    if not _is_int(split_size_or_sections):
-        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of "
-                        f"ints, not {type(split_size_or_sections).__name__}")
-    size = int(split_size_or_sections)
-    if size < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-    if size == 0 and n:
-        raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size "
-                           f"of {n}")
-    return _split_sizes(tensor, _sizes_list(size, n), dim, SplitBackward0)
+    try:
+        shape = tensor._data.shape
+        if not shape:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        dim = wrap_dim(dim, len(shape))
+        n = shape[dim]
+        if isinstance(split_size_or_sections, (list, tuple)):
+            sizes = [int(s) for s in split_size_or_sections]
+            if any(s < 0 for s in sizes):
+                raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
+                                   f"but got split_sizes={sizes}")
+            if sum(sizes) != n:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                                   f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
+            return _split_sizes(tensor, sizes, dim, SplitWithSizesBackward0)
+        if not _is_int(split_size_or_sections):
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of "
+                            f"ints, not {type(split_size_or_sections).__name__}")
+        size = int(split_size_or_sections)
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size "
+                               f"of {n}")
+        return _split_sizes(tensor, _sizes_list(size, n), dim, SplitBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(split, error, tensor, split_size_or_sections, dim)
 
 
 @method()
 def chunk(input, chunks, dim=0):
     """Splits ``input`` into at most ``chunks`` views of equal size along ``dim`` (the last
     may be smaller)."""
-    shape = input._data.shape
-    if not shape:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    dim = wrap_dim(dim, len(shape))
-    n = shape[dim]
-    sizes = [0] * chunks if n == 0 else _sizes_list(-(-n // chunks), n)
-    return _split_sizes(input, sizes, dim, SplitBackward0)
+    try:
+        shape = input._data.shape
+        if not shape:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        dim = wrap_dim(dim, len(shape))
+        n = shape[dim]
+        sizes = [0] * chunks if n == 0 else _sizes_list(-(-n // chunks), n)
+        return _split_sizes(input, sizes, dim, SplitBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(chunk, error, input, chunks, dim)
 
 
 # -- diagonal, movedim, unflatten, unfold ------------------------------------------------------

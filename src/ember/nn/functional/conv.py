@@ -15,6 +15,7 @@ from ...ops._common import Node, Tensor, make, record
 from ...amp.policy import autocast_policy
 from ...autograd._dual import jvp_by_transposition
 from ...autograd.saved_fields import constant
+from ..._torch_function import override_or_raise
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
@@ -274,13 +275,19 @@ def _convnd(op, nd, input, weight, bias, stride, padding, dilation, groups):
 @autocast_policy("lower")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 1D convolution over an input signal composed of several input planes."""
-    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+    try:
+        return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(conv1d, error, input, weight, bias, stride, padding, dilation, groups)
 
 
 @autocast_policy("lower")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 2D convolution over an input image composed of several input planes."""
-    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+    try:
+        return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(conv2d, error, input, weight, bias, stride, padding, dilation, groups)
 
 
 @autocast_policy("lower")

@@ -5,6 +5,7 @@ from ...autograd.graph import bump_version
 from ..._backend.rows import MAX_RUN_BY_POSITION, add_rows_at  # noqa: F401  (tests read the first)
 from ...autograd._dual import jvp_by_transposition
 from ...autograd.saved_fields import array_attribute, constant
+from ..._torch_function import override_or_raise
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -107,19 +108,23 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Look up rows of ``weight`` by the indices in ``input``; the row ``padding_idx`` gets no
     gradient; with ``max_norm``, looked-up rows are renormalized in place first."""
-    if sparse:
-        raise NotImplementedError("ember has no sparse gradients: use sparse=False")
-    num_weights = weight.shape[0]
-    padding_idx = _padding_index(padding_idx, num_weights)
-    idx = _check_indices(input, num_weights)
-    if max_norm is not None:
-        with no_grad():
-            _renorm_(weight, idx, max_norm, norm_type)
-    counts = None
-    if scale_grad_by_freq:
-        xp = namespace_of(idx)
-        counts = xp.bincount(idx.reshape(-1), minlength=num_weights).astype(weight._data.dtype)
-    return _lookup(weight, idx, padding_idx, counts)
+    try:
+        if sparse:
+            raise NotImplementedError("ember has no sparse gradients: use sparse=False")
+        num_weights = weight.shape[0]
+        padding_idx = _padding_index(padding_idx, num_weights)
+        idx = _check_indices(input, num_weights)
+        if max_norm is not None:
+            with no_grad():
+                _renorm_(weight, idx, max_norm, norm_type)
+        counts = None
+        if scale_grad_by_freq:
+            xp = namespace_of(idx)
+            counts = xp.bincount(idx.reshape(-1), minlength=num_weights).astype(weight._data.dtype)
+        return _lookup(weight, idx, padding_idx, counts)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(embedding, error, input, weight, padding_idx, max_norm, norm_type,
+                                 scale_grad_by_freq, sparse)
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,

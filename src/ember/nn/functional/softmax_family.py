@@ -10,6 +10,7 @@ from ...ops._common import (
 from ..._backend import onednn
 from ..._backend.choice import KernelChoice
 from ...autograd._dual import jvp_by_backward
+from ..._torch_function import override_or_raise
 
 __all__ = ["softmax", "log_softmax", "softmin"]
 
@@ -195,12 +196,18 @@ def _softmax_node(input, dim, dtype, name, kernel, node_cls):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``exp(x_i) / sum_j exp(x_j)`` along ``dim``: the result lies in [0, 1] and sums
     to 1 along ``dim``."""
-    return _softmax_node(input, dim, dtype, "softmax", _softmax, SoftmaxBackward0)
+    try:
+        return _softmax_node(input, dim, dtype, "softmax", _softmax, SoftmaxBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(softmax, error, input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``log(softmax(x))`` along ``dim``, computed stably."""
-    return _softmax_node(input, dim, dtype, "log_softmax", _log_softmax, LogSoftmaxBackward0)
+    try:
+        return _softmax_node(input, dim, dtype, "log_softmax", _log_softmax, LogSoftmaxBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(log_softmax, error, input, dim, _stacklevel, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
