@@ -15,7 +15,7 @@ from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
     accepts_out, complex_autograd, conj_if_complex, forward_mode, grad_state, make, method,
-    namespace_of, Node, record, sum_to, Tensor, with_out, wrap_dim,
+    namespace_of, Node, record, record_not_differentiable, sum_to, Tensor, with_out, wrap_dim,
 )
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
@@ -174,6 +174,41 @@ def _mat2_grad(mat1, mat2, grad):
     return mat1.mT.mm(grad)
 
 
+# out_dtype= of the products: the inputs' dtype, or float32 for float16/bfloat16 inputs
+_MM_OUT_DTYPE = "out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs"
+_BMM_OUT_DTYPE = ("out_dtype only supported for torch.float32 output with float16/bfloat16 inputs or "
+                  "same as input dtypes")
+
+
+def _widened(operand, out_dtype, message):
+    """Whether ``out_dtype`` asks for the float32 product of half-precision operands (False:
+    it is the operands' own dtype); raises torch's error for any other."""
+    target = _dtype.to_dtype(out_dtype).np
+    have = operand._data.dtype
+    if target == have:
+        return False
+    if target == np.float32 and have in _LOW_PRECISION:
+        return True
+    raise RuntimeError(message)
+
+
+def _widened_product(op, operands):
+    """The float32 product of float16/bfloat16 ``operands``; torch has no derivative for it."""
+    a, b = (t._data.astype(np.float32) for t in operands)
+    return record_not_differentiable(operands, make(_matmul_data(a, b)),
+                                     f"derivative for aten::{op} is not implemented")
+
+
+def _widened_sum(op, input, operands, beta, alpha):
+    """``beta * input + alpha * product`` in float32 (torch's decomposition of addmm.dtype)."""
+    a, b = (t._data.astype(np.float32) for t in operands)
+    product = _matmul_data(a, b)
+    _check_bias(input, product.shape)
+    result = make(_scale_sum(input._data.astype(np.float32), product, beta, alpha))
+    return record_not_differentiable((input, *operands), result,
+                                     f"derivative for aten::{op} is not implemented")
+
+
 def _is_transposed(data):
     return data.ndim == 2 and data.flags.f_contiguous and not data.flags.c_contiguous
 
@@ -181,14 +216,17 @@ def _is_transposed(data):
 @method()
 @autocast_policy("lower")
 @with_out()
-def mm(input, mat2):
-    """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor."""
+def mm(input, mat2, out_dtype=None):
+    """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor.
+    ``out_dtype=float32`` with float16 or bfloat16 inputs gives the float32 product, unrounded."""
     try:
         _check_tensor(input, "mm", "input", 1)
         _check_tensor(mat2, "mm", "mat2", 2)
     except TypeError as error:   # a tensor-like argument: its __torch_function__
         return dispatch_or_raise(mm, (input, mat2), (input, mat2), {}, error)
     _check_mm(input, mat2)
+    if out_dtype is not None and _widened(input, out_dtype, _MM_OUT_DTYPE):
+        return _widened_product("mm", (input, mat2))
     result = make(_matmul_data(input._data, mat2._data))
     node = record(MmBackward0, (input, mat2), result)
     if node is not None:
@@ -219,28 +257,32 @@ class BmmBackward0(Node):
 @method()
 @autocast_policy("lower")
 @with_out()
-def bmm(input, mat2):
-    """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
+def bmm(input, mat2, out_dtype=None):
+    """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p).
+    ``out_dtype=float32`` with float16 or bfloat16 inputs gives the float32 product, unrounded."""
     try:
         _check_tensor(input, "bmm", "input", 1)
         _check_tensor(mat2, "bmm", "mat2", 2)
-        _check_bmm(input, mat2, dtypes=False)
-        a, b = input._data, mat2._data
-        if 0 in a.shape + b.shape:
-            # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks, for
-            # an empty product
-            result = make(namespace_of(b).zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=b.dtype))
-        else:
-            _check_bmm(input, mat2)
-            result = make(_matmul_data(input._data, mat2._data))
-        node = record(BmmBackward0, (input, mat2), result)
-        if node is not None:
-            node.save(input, mat2)
-        if _flop_hook.counter is not None:
-            _flop_hook.counter.count("aten.bmm", node, (input.shape, mat2.shape), result.shape)
-        return result
-    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
-        return override_or_raise(bmm, error, input, mat2)
+    except TypeError as error:   # a tensor-like argument: its __torch_function__
+        return override_or_raise(bmm, error, input, mat2, out_dtype)
+    _check_bmm(input, mat2, dtypes=False)
+    if out_dtype is not None and _widened(input, out_dtype, _BMM_OUT_DTYPE):
+        _check_bmm(input, mat2)
+        return _widened_product("bmm", (input, mat2))
+    a, b = input._data, mat2._data
+    if 0 in a.shape + b.shape:
+        # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks, for
+        # an empty product
+        result = make(namespace_of(b).zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=b.dtype))
+    else:
+        _check_bmm(input, mat2)
+        result = make(_matmul_data(input._data, mat2._data))
+    node = record(BmmBackward0, (input, mat2), result)
+    if node is not None:
+        node.save(input, mat2)
+    if _flop_hook.counter is not None:
+        _flop_hook.counter.count("aten.bmm", node, (input.shape, mat2.shape), result.shape)
+    return result
 
 
 @complex_autograd
@@ -664,8 +706,9 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha, combine=_scale_s
 
 @autocast_policy("lower")
 @with_out()
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
+    ``out_dtype=float32`` with float16 or bfloat16 matrices computes in float32 throughout."""
     for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
         _check_tensor(t, "addmm", name, i + 1)
     for name, t in (("mat1", mat1), ("mat2", mat2)):
@@ -673,6 +716,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             raise RuntimeError(f"{name} must be a matrix, got {t._data.ndim}-D tensor")
     if mat1._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} and {_word(mat2)}")
+    if out_dtype is not None and _widened(mat1, out_dtype, _MM_OUT_DTYPE):
+        _check_mm(mat1, mat2)
+        return _widened_sum("addmm", input, (mat1, mat2), beta, alpha)
     if input._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(mat2)}")
     _check_mm(mat1, mat2)
@@ -738,8 +784,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 @autocast_policy("lower")
 @with_out()
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """``beta * input + alpha * bmm(batch1, batch2)``."""
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)``. ``out_dtype=float32`` with float16 or
+    bfloat16 batches computes in float32 throughout."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "baddbmm", name, i + 1)
     nd2 = batch2._data.ndim
@@ -749,6 +796,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise IndexError("Dimension specified as 2 but tensor has no dimensions" if nd2 == 0 else
                          f"Dimension out of range (expected to be in range of [{-nd2}, {nd2 - 1}], but got 2)")
     _check_bmm(batch1, batch2)
+    if out_dtype is not None and _widened(batch1, out_dtype, _BMM_OUT_DTYPE):
+        return _widened_sum("baddbmm", input, (batch1, batch2), beta, alpha)
     if input._data.dtype != batch1._data.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "
                            f"{_cpp(batch1)}, batch2: {_cpp(batch2)}")
