@@ -1115,36 +1115,29 @@ def data_ptr(self):
     return backend_of(self._data).data_ptr(self._data)
 
 
-class UntypedStorage:
-    """The memory behind a tensor (and all its views), as bytes."""
-
-    def __init__(self, root, ptr, device):
-        self._root, self._ptr, self.device = root, ptr, device
-
-    def data_ptr(self):
-        return self._ptr
-
-    def nbytes(self):
-        return self._root.nbytes
-
-    def size(self):
-        return self._root.nbytes
-
-    def __len__(self):
-        return self._root.nbytes
-
-    def element_size(self):
-        return 1
-
-    def __repr__(self):
-        return f"<ember.UntypedStorage of {self._root.nbytes} bytes on {self.device}>"
-
-
 @method()
 def untyped_storage(self):
     """The storage (memory) this tensor looks into; views of one tensor share it."""
-    _, root, low = _storage_root(self._data)
-    return UntypedStorage(root, low, self.device)
+    from ..storage import UntypedStorage
+    _, root, _ = _storage_root(self._data)
+    return UntypedStorage._over(root, self.device)
+
+
+@method()
+def storage(self):
+    """This tensor's storage as a ``TypedStorage`` of its dtype (deprecated, as in torch: use
+    ``untyped_storage()``)."""
+    import warnings
+    from ..storage import TypedStorage, _TYPED_DEPRECATED
+    warnings.warn(_TYPED_DEPRECATED, UserWarning, stacklevel=2)
+    return TypedStorage._wrap(untyped_storage(self), self.dtype)
+
+
+@method()
+def storage_type(self):
+    """The legacy storage class of this tensor's dtype (``ember.FloatStorage``, ...)."""
+    from ..storage import LEGACY_STORAGES, _LEGACY_NAME
+    return LEGACY_STORAGES[_LEGACY_NAME[self.dtype]]
 
 
 # Linear and dtype-preserving: their backward is the same for complex tensors.
