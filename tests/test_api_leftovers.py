@@ -1,0 +1,116 @@
+"""Smaller names of torch's API against torch: ``nn.Buffer``, ``autograd.graph``'s
+``GradientEdge`` / ``get_gradient_edge`` / ``increment_version``, and torch.serialization's
+helpers."""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+LIBS = (torch, ember)
+
+
+def _buffer_program(lib):
+    nn = lib.nn
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.kept = nn.Buffer(lib.ones(2))
+            self.scratch = nn.Buffer(lib.zeros(1), persistent=False)
+            self.weight = nn.Parameter(lib.ones(1))
+
+    m = Model()
+    out = [type(m.kept).__name__, sorted(m.state_dict()), sorted(dict(m.named_buffers())),
+           isinstance(nn.Buffer(lib.ones(1)), nn.Buffer), isinstance(lib.ones(1), nn.Buffer),
+           nn.Buffer().tolist(), nn.Buffer(lib.ones(1, requires_grad=True)).requires_grad]
+    m.kept = lib.full((3,), 2.0)          # a tensor assigned to a buffer's name stays a buffer
+    m.extra = nn.Buffer(lib.zeros(1))
+    out += [sorted(dict(m.named_buffers())), sorted(dict(m.named_parameters())),
+            m.state_dict()["kept"].tolist()]
+    return out
+
+
+def test_buffer_as_torch():
+    assert _buffer_program(ember) == _buffer_program(torch)
+
+
+def _edges_program(lib):
+    from importlib import import_module
+    graph = import_module(f"{lib.__name__}.autograd.graph")
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    edge, leaf = graph.get_gradient_edge(y), graph.get_gradient_edge(x)
+    with pytest.raises(RuntimeError, match="does not require gradients"):
+        graph.get_gradient_edge(lib.ones(2))
+    t = lib.ones(2)
+    v = t._version
+    graph.increment_version(t)
+    graph.increment_version([t, t[:1]])
+    a = lib.ones(2, requires_grad=True)
+    b = a * 1
+    c = b * b
+    graph.increment_version(b)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        c.sum().backward()
+    return (type(edge).__name__, edge._fields, edge.node is y.grad_fn, edge.output_nr,
+            leaf.node.name().split("::")[-1], t._version - v)
+
+
+def test_gradient_edges_and_versions_as_torch():
+    assert _edges_program(ember) == _edges_program(torch)
+
+
+def test_gradient_edge_inputs_are_refused_clearly():
+    from ember.autograd.graph import get_gradient_edge
+    x = ember.ones(2, requires_grad=True)
+    y = x * 2
+    with pytest.raises(NotImplementedError, match="GradientEdge inputs"):
+        ember.autograd.grad(y.sum(), get_gradient_edge(y))
+
+
+def test_serialization_helpers_as_torch(tmp_path):
+    import ember.serialization as es
+    import torch.serialization as ts
+    assert es.location_tag(ember.ones(1)) == ts.location_tag(torch.ones(1)) == "cpu"
+    assert es.location_tag(ember.ones(1).untyped_storage()) == \
+        ts.location_tag(torch.ones(1).untyped_storage())
+    assert es.normalize_storage_type(ember.FloatStorage) is ember.FloatStorage
+    assert [e.name for e in es.LoadEndianness] == [e.name for e in ts.LoadEndianness]
+    assert [e.value for e in es.LoadEndianness] == [e.value for e in ts.LoadEndianness]
+    assert es.get_default_load_endianness() is ts.get_default_load_endianness() is None
+    for mod in (ts, es):
+        with pytest.raises(TypeError, match="Invalid argument type"):
+            mod.set_default_load_endianness("big")
+    for version, req in (("1.2.3", (1, 2)), ("1.2.3", (1, 3)), ("2.0.1", (1, 9, 9))):
+        class Module:
+            __name__ = "m"
+            __version__ = version
+        assert es.check_module_version_greater_or_equal(Module, req) == \
+            ts.check_module_version_greater_or_equal(Module, req)
+    Module.__version__ = "x.y"
+    for mod in (ts, es):
+        with pytest.raises(RuntimeError, match="malformed"):
+            mod.check_module_version_greater_or_equal(Module, (1, 2))
+        with pytest.warns(UserWarning, match="malformed"):
+            assert mod.check_module_version_greater_or_equal(Module, (1, 2), False)
+    with es.mkdtemp() as path:
+        assert os.path.isdir(path)
+    assert not os.path.exists(path)
+    assert issubclass(es.SourceChangeWarning, Warning)
+
+
+def test_load_endianness_fallback(tmp_path):
+    import ember.serialization as es
+    path = tmp_path / "t.pt"
+    ember.save({"t": ember.arange(3.0)}, path, _disable_byteorder_record=True)
+    try:
+        es.set_default_load_endianness(es.LoadEndianness.LITTLE)
+        np.testing.assert_array_equal(ember.load(path)["t"].numpy(), [0.0, 1.0, 2.0])
+        es.set_default_load_endianness(es.LoadEndianness.BIG)
+        with pytest.raises(Exception, match="big-endian checkpoints are not supported"):
+            ember.load(path)
+    finally:
+        es.set_default_load_endianness(None)
