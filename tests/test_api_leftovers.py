@@ -114,3 +114,67 @@ def test_load_endianness_fallback(tmp_path):
             ember.load(path)
     finally:
         es.set_default_load_endianness(None)
+
+
+def test_softmax2d_and_nllloss2d_as_torch():
+    x = np.random.default_rng(1).standard_normal((2, 3, 4, 5))
+    target = np.random.default_rng(2).integers(0, 3, (2, 4, 5))
+    out = {}
+    for lib in LIBS:
+        xt = lib.tensor(x, requires_grad=True)
+        y = lib.nn.Softmax2d()(xt)
+        loss = lib.nn.NLLLoss2d()(y.log(), lib.tensor(target))
+        loss.backward()
+        with pytest.raises(ValueError, match="expected input to be 3D or 4D, got 2D"):
+            lib.nn.Softmax2d()(lib.ones(2, 2))
+        out[lib] = (y.detach().numpy(), loss.item(), xt.grad.numpy(),
+                    isinstance(lib.nn.NLLLoss2d(), lib.nn.NLLLoss))
+    for a, b in zip(out[ember], out[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name,shape", [("eye", (3, 4)), ("dirac", (4, 2, 3, 3))])
+def test_deprecated_init_eye_and_dirac(name, shape):
+    values = []
+    for lib in LIBS:
+        t = lib.empty(*shape)
+        with pytest.warns(FutureWarning, match=f"nn.init.{name}` is now deprecated in favor of "
+                                               f"`nn.init.{name}_`"):
+            getattr(lib.nn.init, name)(t)
+        values.append(t.numpy())
+    np.testing.assert_array_equal(values[0], values[1])
+
+
+def test_functional_aliases():
+    F = ember.nn.functional
+    assert F.pdist is ember.pdist and torch.nn.functional.pdist is torch.pdist
+    assert F.has_torch_function((ember.ones(1),)) == torch.nn.functional.has_torch_function((torch.ones(1),))
+    assert F.has_torch_function_unary(ember.ones(1)) is False
+    assert F.has_torch_function_variadic(ember.ones(1), 2) is False
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax_with_the_same_noise(hard, monkeypatch):
+    logits = np.random.default_rng(3).standard_normal((4, 5))
+    noise = np.random.default_rng(4).exponential(size=(4, 5))
+    out = {}
+    for lib in LIBS:
+        def exponential_(self, *args, **kwargs):
+            self.copy_(lib.tensor(noise).to(self.dtype))
+            return self
+        monkeypatch.setattr(lib.Tensor, "exponential_", exponential_)
+        x = lib.tensor(logits, requires_grad=True)
+        y = lib.nn.functional.gumbel_softmax(x, tau=0.7, hard=hard)
+        (y * lib.arange(5.0).double()).sum().backward()
+        out[lib] = (y.detach().numpy(), x.grad.numpy())
+    for a, b in zip(out[ember], out[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_gumbel_softmax_samples_follow_the_categorical():
+    ember.manual_seed(0)
+    logits = ember.tensor([0.0, 1.0, 2.0]).log_softmax(0)
+    samples = ember.nn.functional.gumbel_softmax(logits.expand(20000, 3), hard=True)
+    freq = samples.mean(0).numpy()
+    np.testing.assert_allclose(freq, logits.exp().numpy(), atol=0.02)
+    assert set(np.unique(samples.numpy())) == {0.0, 1.0}

@@ -12,7 +12,7 @@ from ..._backend.choice import KernelChoice
 from ...autograd._dual import jvp_by_backward
 from ..._torch_function import override_or_raise
 
-__all__ = ["softmax", "log_softmax", "softmin"]
+__all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
 
 def _softmax_dim(name, ndim):
@@ -229,3 +229,17 @@ def _tensor_log_softmax(self, dim, dtype=None):
     return log_softmax(self, dim, dtype=dtype)
 
 
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-Softmax distribution: ``softmax((logits + g) / tau)`` with ``g``
+    Gumbel(0, 1) noise; ``hard=True`` returns one-hot vectors whose gradient is the soft
+    sample's (the straight-through estimator). ``eps`` is unused, as in torch."""
+    from ...ops.creation import empty_like, zeros_like
+    gumbels = -empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    one_hot = zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
