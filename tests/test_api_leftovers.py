@@ -178,3 +178,20 @@ def test_gumbel_softmax_samples_follow_the_categorical():
     freq = samples.mean(0).numpy()
     np.testing.assert_allclose(freq, logits.exp().numpy(), atol=0.02)
     assert set(np.unique(samples.numpy())) == {0.0, 1.0}
+
+
+def test_checkpoint_device_states_on_the_cpu():
+    import ember.utils.checkpoint as ec
+    import torch.utils.checkpoint as tc
+    args = (1, [2.0])
+    assert ec.get_device_states(ember.ones(1), [ember.ones(2)], {"k": ember.ones(1)}, *args) == \
+        tc.get_device_states(torch.ones(1), [torch.ones(2)], {"k": torch.ones(1)}, *args) == ([], [])
+    ec.set_device_states([], [])
+    assert ec.DefaultDeviceType.get_device_type() == tc.DefaultDeviceType.get_device_type() == "cpu"
+    try:
+        ec.DefaultDeviceType.set_device_type("cuda")
+        assert ec.DefaultDeviceType.get_device_type() == "cuda"
+    finally:
+        ec.DefaultDeviceType.set_device_type(None)
+    with pytest.raises(NotImplementedError, match="ember.cuda has no per-device random state"):
+        ec.set_device_states([0], [ember.ones(1)])
