@@ -420,3 +420,82 @@ def test_mode_and_subclass_together():
             y = lib.neg(x)
         seen[lib] = (order, len(calls), type(y).__name__)
     assert seen[ember] == seen[torch]
+
+
+# calls whose first reach of a tensor-like ``d`` dispatches (source text: run in a fresh process)
+FIRST_CALLS = [
+    "lib.cat([lib.ones(2), d])", "lib.stack([d, d])", "lib.where(lib.ones(2) > 0, d, 0.0)",
+    "lib.reshape(d, (2,))", "lib.flatten(d)", "lib.transpose(d, 0, 1)", "lib.permute(d, (1, 0))",
+    "lib.unsqueeze(d, 0)", "lib.squeeze(d)", "lib.chunk(d, 2)", "lib.split(d, 1)",
+    "lib.clamp(d, 0, 1)", "lib.zeros_like(d)", "lib.ones_like(d, dtype=lib.float64)",
+    "lib.bmm(d, lib.ones(1, 2, 2))", "lib.pow(d, 2)", "lib.softmax(d, 0)",
+    "lib.nn.functional.relu(d)", "lib.nn.functional.gelu(d)", "lib.nn.functional.silu(d)",
+    "lib.nn.functional.softmax(d, -1)", "lib.nn.functional.log_softmax(d, -1)",
+    "lib.nn.functional.linear(d, lib.ones(2, 2))", "lib.nn.functional.dropout(d, 0.5)",
+    "lib.nn.functional.layer_norm(d, (2,))", "lib.nn.functional.batch_norm(d, None, None)",
+    "lib.nn.functional.mse_loss(d, lib.ones(2))", "lib.nn.functional.cross_entropy(d, lib.ones(2))",
+    "lib.nn.functional.nll_loss(d, lib.ones(2).long())",
+    "lib.nn.functional.binary_cross_entropy_with_logits(d, lib.ones(2))",
+    "lib.nn.functional.conv1d(d, lib.ones(1, 1, 1))", "lib.nn.functional.conv2d(d, lib.ones(1, 1, 1, 1))",
+    "lib.nn.functional.embedding(lib.tensor([0]), d)",
+]
+
+_FIRST_CALL_PROGRAM = """
+import json
+import {lib} as lib
+from ember import _torch_function as tf
+class Duck:
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return ["handled", [t.__name__ for t in types], len(args) + len(kwargs or {{}})]
+out = []
+for call in {calls!r}:
+    if "{lib}" == "ember":
+        assert not tf.is_switched_on(), call
+    out.append(eval(call, {{"lib": lib, "d": Duck()}}))
+    if "{lib}" == "ember":
+        tf.switch_off("tensor-like")   # the next call is a first call again
+print(json.dumps(out))
+"""
+
+
+def test_tensor_like_dispatches_on_its_first_call():
+    """Before dispatch is switched on, a tensor-like reaching any of these ops dispatches (as
+    torch does from the first call)."""
+    import json
+    ours = json.loads(_run_fresh(_FIRST_CALL_PROGRAM.format(lib="ember", calls=FIRST_CALLS)).stdout)
+    theirs = json.loads(_run_fresh(_FIRST_CALL_PROGRAM.format(lib="torch", calls=FIRST_CALLS)).stdout)
+    for call, e, t in zip(FIRST_CALLS, ours, theirs):
+        # (torch's Python-level functions also list the plain Tensor arguments' type)
+        assert e[0] == t[0] == "handled" and e[1] == [n for n in t[1] if n != "Tensor"], (call, e, t)
+
+
+def test_an_error_with_no_tensor_like_stays_the_same_error():
+    with pytest.raises(TypeError, match="must be tuple of Tensors"):
+        ember.cat(ember.ones(2))
+    with pytest.raises(AttributeError):
+        ember.nn.functional.relu([1.0, 2.0])
+
+
+def _setter_program(lib):
+    seen = []
+
+    class Logged(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            if name == "__set__":
+                seen.append(("set", [type(a).__name__ for a in args]))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    t = lib.ones(2).as_subclass(Logged)
+    t.requires_grad = True
+    t.grad = lib.ones(2)
+    t.data = lib.zeros(2)
+    return seen, t.requires_grad, type(t.grad).__name__, t.data.tolist()
+
+
+def test_property_setters_reach_torch_function():
+    ours, theirs = _setter_program(ember), _setter_program(torch)
+    assert ours == (theirs[0], *theirs[1:3], theirs[3])
+    assert [s[0] for s in ours[0]] == ["set"] * 3

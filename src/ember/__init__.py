@@ -94,6 +94,11 @@ from ._copy_functions import *  # noqa: F403  (torch.t_copy, torch.view_copy, ..
 from ._special_aliases import *  # noqa: F403  (torch.sinc, torch.i0, torch.polygamma, ...)
 from ._inplace_functions import *  # noqa: F403  (torch.sin_, torch.clamp_, ...)
 from .serialization import save, load  # noqa
+from . import storage  # noqa: F401  (ember.storage: UntypedStorage, TypedStorage)
+from .storage import UntypedStorage, TypedStorage, is_storage  # noqa: F401
+from .storage import LEGACY_STORAGES as _LEGACY_STORAGES
+globals().update(_LEGACY_STORAGES)   # FloatStorage, LongStorage, ... (torch's legacy classes)
+Storage = _LEGACY_STORAGES["FloatStorage"]   # torch.Storage: the default dtype's legacy class
 from .utils.dlpack import from_dlpack  # noqa
 from . import profiler  # noqa: F401
 from .autograd import profiler as _autograd_profiler  # noqa: F401  (ember.autograd.profiler)

@@ -23,7 +23,7 @@ __all__ = [
     "alpha_dropout_", "avg_pool1d", "batch_norm", "bilinear", "binary_cross_entropy_with_logits",
     "celu_", "channel_shuffle", "constant_pad_nd", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
-    "cosine_embedding_loss", "cosine_similarity", "ctc_loss", "dropout_", "embedding",
+    "cosine_embedding_loss", "cosine_similarity", "ctc_loss", "dropout_", "embedding", "embedding_bag",
     "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
     "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "group_norm", "gru_cell",
     "hinge_embedding_loss", "instance_norm", "kl_div", "layer_norm", "lstm_cell",
@@ -138,6 +138,60 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     padding_idx = None if padding_idx is None or padding_idx < 0 else padding_idx
     return F.embedding(indices, weight, padding_idx, scale_grad_by_freq=scale_grad_by_freq,
                        sparse=sparse)
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums (``mode`` 0), averages (1) or takes the max (2) of bags of rows of ``weight``: the
+    bags are ``indices`` cut at ``offsets``. Returns ``(output, offset2bag, bag_size,
+    max_indices)`` as ATen does (:func:`ember.nn.functional.embedding_bag` returns ``output``);
+    ``padding_idx`` -1 (or None) means none."""
+    from ._tensor import Tensor
+    from .ops._common import make
+    if not isinstance(offsets, Tensor):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    if mode not in (0, 1, 2):
+        raise RuntimeError(f"mode has to be one of sum, mean or max, but got {mode}")
+    padding_idx = None if padding_idx is None or padding_idx < 0 else padding_idx
+    output = F.embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq,
+                             _BAG_MODES[mode], sparse, per_sample_weights, include_last_offset,
+                             padding_idx)
+    extras = _bag_extras(weight._data, indices._data, offsets._data, mode, include_last_offset,
+                         padding_idx)
+    return (output,) + tuple(make(a) for a in extras)
+
+
+def _bag_extras(weight, indices, offsets, mode, include_last_offset, padding_idx):
+    """ATen's other outputs of embedding_bag, as arrays of the indices' dtype: each index's bag
+    (none for a sum over float32/half rows without padding, where ATen's kernel skips it),
+    each bag's size and, for max, each maximum's row (the size again for mean; zeros for sum)."""
+    from ._backend import namespace_of
+    xp = namespace_of(indices)
+    n, dtype = indices.shape[0], indices.dtype
+    starts = offsets.astype("int64")
+    if include_last_offset:
+        starts = starts[:-1]
+    bags = len(starts)
+    offset2bag = (xp.searchsorted(starts, xp.arange(n), side="right") - 1).astype(dtype)
+    if mode == 0:
+        fast = weight.dtype.name in ("float32", "float16", "bfloat16") and padding_idx is None
+        zeros = xp.zeros(bags, dtype)
+        return (xp.zeros(0, dtype) if fast else offset2bag), zeros, zeros.copy()
+    kept = xp.ones(n, bool) if padding_idx is None else indices != padding_idx
+    member = (offset2bag >= 0) & kept
+    bag_size = xp.bincount(offset2bag[member].astype("int64"), minlength=bags)[:bags].astype(dtype)
+    if mode == 1:
+        return offset2bag, bag_size, bag_size.copy()
+    max_indices = xp.zeros((bags, weight.shape[1]), dtype)
+    for bag in range(bags):
+        rows = indices[member & (offset2bag == bag)]
+        if rows.size:
+            max_indices[bag] = rows[weight[rows].argmax(axis=0)]
+    return offset2bag, bag_size, max_indices
 
 
 # -- pooling ----------------------------------------------------------------------------------

@@ -20,7 +20,8 @@ NOT_OVERRIDABLE = frozenset(["is_tensor", "is_storage", "typename", "wrap"])
 _TENSORLESS_MODULES = frozenset([
     "ember._backend", "ember._backend.parallel", "ember._device", "ember._dtype", "ember._settings",
     "ember._tensor", "ember._tensor_str", "ember.amp.autocast_mode", "ember.amp.policy",
-    "ember.autograd.anomaly_mode", "ember.autograd.grad_mode", "ember.serialization"])
+    "ember.autograd.anomaly_mode", "ember.autograd.grad_mode", "ember.serialization",
+    "ember.overrides", "ember._torch_function"])
 
 # Tensor operators and protocol methods that take part (their names start with "_", so they are
 # named one by one)

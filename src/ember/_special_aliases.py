@@ -3,8 +3,24 @@
 forms."""
 from . import special
 from .ops._common import apply_inplace, method
+from .special._binary import igamma, igammac
 
-__all__ = ["i0", "i0_", "mvlgamma", "polygamma", "sinc", "sinc_"]
+method("igamma")(igamma)
+method("igammac")(igammac)
+
+
+@method()
+def igamma_(self, other):
+    """In-place :func:`igamma`."""
+    return apply_inplace(self, igamma, other)
+
+
+@method()
+def igammac_(self, other):
+    """In-place :func:`igammac`."""
+    return apply_inplace(self, igammac, other)
+
+__all__ = ["i0", "i0_", "igamma", "igammac", "mvlgamma", "polygamma", "sinc", "sinc_"]
 
 sinc = special.sinc
 i0 = special.i0

@@ -17,7 +17,8 @@ import types
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "handle_torch_function",
            "has_torch_function", "overloaded_args", "switch_on", "dispatch_or_raise",
-           "default_torch_function", "convert", "mode_stack", "is_enabled"]
+           "default_torch_function", "convert", "mode_stack", "is_enabled",
+           "override_or_raise"]
 
 
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -229,6 +230,20 @@ def _dispatch_property(entry, args, kwargs):
     return own(self)
 
 
+def _dispatch_setter(entry, args, kwargs):
+    """A property's setter: ``prop.__set__`` is what the override sees, as torch's
+    ``Tensor.requires_grad.__set__``."""
+    prop, own = entry
+    self = args[0]
+    if not _modes_active[0] and _handler_of(self.__class__) is None:
+        return own(*args)
+    level = _state.level
+    if level != _ALL_DISABLED and (_state.modes or (
+            level == _ENABLED and _handler_of(type(self)) is not None)):
+        return handle_torch_function(prop.__set__, args, *args)
+    return own(*args)
+
+
 # ----------------------------------------------------------------------------------------
 # The default __torch_function__ of Tensor
 
@@ -328,6 +343,9 @@ def _install():
             if value.fget is not None and id(value.fget) not in seen:
                 seen.add(id(value.fget))
                 _swap(value.fget, value, _dispatch_property)
+            if value.fset is not None and id(value.fset) not in seen:
+                seen.add(id(value.fset))
+                _swap(value.fset, value, _dispatch_setter)
         elif id(value) not in seen:
             seen.add(id(value))
             _swap(value, value, _dispatch)
@@ -373,6 +391,21 @@ def dispatch_or_raise(public, relevant_args, args, kwargs, error):
             not isinstance(a, type) and _handler_of(type(a)) is not None for a in relevant_args):
         switch_on("tensor-like")
         return handle_torch_function(public, relevant_args, *args, **kwargs)
+    raise error
+
+
+def override_or_raise(public, error, *args, **kwargs):
+    """For an op that failed on its arguments with ``error``: the override of a tensor-like among
+    ``args``, the keyword values and the items of list and tuple arguments (dispatch is then
+    switched on for good, so later calls go straight to it), else ``error`` raised again."""
+    relevant = []
+    for arg in args + tuple(kwargs.values()):
+        if arg.__class__ is list or arg.__class__ is tuple:
+            relevant.extend(arg)
+        else:
+            relevant.append(arg)
+    if any(_handler_of(type(a)) is not None for a in relevant if not isinstance(a, type)):
+        return dispatch_or_raise(public, relevant, args, kwargs, error)
     raise error
 
 

@@ -13,12 +13,16 @@ import _compat_pickle
 import codecs
 import collections
 import contextlib
+import enum
 import io
 import os
 import pickle
 import secrets
+import shutil
 import struct
+import sys
 import tempfile
+import warnings
 import zipfile
 
 import numpy as np
@@ -32,7 +36,9 @@ from ._tensor import Size, Tensor, _make
 from .nn.parameter import Parameter
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals", "DEFAULT_PROTOCOL"]
+           "safe_globals", "DEFAULT_PROTOCOL", "SourceChangeWarning", "LoadEndianness",
+           "get_default_load_endianness", "set_default_load_endianness", "location_tag",
+           "normalize_storage_type", "check_module_version_greater_or_equal", "mkdtemp"]
 
 DEFAULT_PROTOCOL = 2
 _ALIGNMENT = 64
@@ -272,13 +278,14 @@ def _write_storage(archive, name, flat):
     _write_record(archive, name, memoryview(flat.view(np.uint8)))
 
 
-def _write_checkpoint(obj, fileobj, archive_name, pickler, protocol):
+def _write_checkpoint(obj, fileobj, archive_name, pickler, protocol, byteorder_record=True):
     pickled, storages = _pickle_with_storages(obj, pickler, protocol)
     with zipfile.ZipFile(fileobj, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         _write_record(archive, f"{archive_name}/data.pkl", pickled)
         _write_record(archive, f"{archive_name}/.format_version", b"1")
         _write_record(archive, f"{archive_name}/.storage_alignment", str(_ALIGNMENT).encode())
-        _write_record(archive, f"{archive_name}/byteorder", b"little")
+        if byteorder_record:
+            _write_record(archive, f"{archive_name}/byteorder", b"little")
         for ref in storages:
             _write_storage(archive, f"{archive_name}/data/{ref.key}", ref.flat)
         _write_record(archive, f"{archive_name}/version", b"3\n")
@@ -356,7 +363,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
     pickler = _pickler_class(pickle_module)
     if _use_new_zipfile_serialization:
         def write(file, name):
-            _write_checkpoint(obj, file, name, pickler, pickle_protocol)
+            _write_checkpoint(obj, file, name, pickler, pickle_protocol,
+                              not _disable_byteorder_record)
     else:
         def write(file, name):
             _write_legacy_checkpoint(obj, file, pickler, pickle_protocol)
@@ -680,7 +688,12 @@ def _load_zip(fileobj, map_location, weights_only, mmap_path, unpickler, pickle_
     with zipfile.ZipFile(fileobj) as archive:
         prefix = _record_prefix(archive)
         names = set(archive.namelist())
-        if f"{prefix}byteorder" in names and archive.read(f"{prefix}byteorder") != b"little":
+        if f"{prefix}byteorder" in names:
+            big = archive.read(f"{prefix}byteorder") != b"little"
+        else:   # no record: the fallback byte order (set_default_load_endianness)
+            big = _load_endianness[0] is LoadEndianness.BIG or (
+                _load_endianness[0] is LoadEndianness.NATIVE and sys.byteorder == "big")
+        if big:
             raise CheckpointError("ember.load: big-endian checkpoints are not supported")
         reader = _ZipStorageReader(archive, prefix, mmap_path)
         loaded = {}
@@ -806,3 +819,73 @@ def _describe(f):
         return repr(os.fspath(f))
     return "file"
 
+
+
+# -- helpers torch.serialization exports ------------------------------------------------------
+
+class SourceChangeWarning(Warning):
+    """Warned when the source of a class saved whole in a checkpoint has changed since."""
+
+
+class LoadEndianness(enum.Enum):
+    """The byte order ``load`` assumes for a checkpoint without a ``byteorder`` record."""
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+_load_endianness = [None]
+
+
+def get_default_load_endianness():
+    """The byte order assumed for checkpoints without a byte-order record (None: native)."""
+    return _load_endianness[0]
+
+
+def set_default_load_endianness(endianness):
+    """Set the byte order assumed for checkpoints without a byte-order record (a
+    ``LoadEndianness``, or None for native). ember reads little-endian checkpoints only: a
+    big-endian one is refused when loaded."""
+    if endianness is not None and not isinstance(endianness, LoadEndianness):
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _load_endianness[0] = endianness
+
+
+def location_tag(storage):
+    """The location a checkpoint records for ``storage`` (or a tensor): ``'cpu'``,
+    ``'cuda:0'``, ..."""
+    device = storage.device
+    return str(device) if device.type != "cuda" or device.index is not None else "cuda:0"
+
+
+def normalize_storage_type(storage_type):
+    """The ember class of the same name as ``storage_type`` (a storage class)."""
+    import ember
+    return getattr(ember, storage_type.__name__)
+
+
+def check_module_version_greater_or_equal(module, req_version_tuple, error_if_malformed=True):
+    """Whether ``module.__version__`` is at least ``req_version_tuple`` (compared field by field,
+    each cast to the type of the required one); a version that does not parse raises
+    RuntimeError, or with ``error_if_malformed=False`` warns and counts as met."""
+    try:
+        fields = module.__version__.split(".")
+        have = tuple(type(want)(fields[i]) for i, want in enumerate(req_version_tuple))
+        return have >= tuple(req_version_tuple)
+    except Exception as error:
+        message = (f"'{module.__name__}' module version string is malformed "
+                   f"'{module.__version__}' and cannot be compared with tuple {req_version_tuple}")
+        if error_if_malformed:
+            raise RuntimeError(message) from error
+        warnings.warn(message + ", but continuing assuming that requirement is met", stacklevel=2)
+        return True
+
+
+@contextlib.contextmanager
+def mkdtemp():
+    """A temporary directory, removed with its contents on exit."""
+    path = tempfile.mkdtemp()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)

@@ -20,8 +20,12 @@ def _tensors(x, what):
         return [x]
     if x is None:
         return []
-    out = list(x)
+    from .graph import GradientEdge
+    out = [x] if isinstance(x, GradientEdge) else list(x)
     for t in out:
+        if isinstance(t, GradientEdge):
+            raise NotImplementedError(f"GradientEdge {what}: ember's autograd.grad and backward "
+                                      "take tensors only")
         if t is not None and not isinstance(t, Tensor):
             raise TypeError(f"{what} must be Tensors, got {type(t).__name__}")
     return out

@@ -15,6 +15,7 @@ backward pass itself and gives higher-order gradients.
 import os
 import re
 import sys
+from collections import namedtuple
 import threading
 import weakref
 
@@ -23,7 +24,8 @@ from .._hooks import add_hook, hooks_in
 from .grad_mode import state
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "set_history", "saved_tensors_hooks",
-           "save_on_cpu", "disable_saved_tensors_hooks"]
+           "save_on_cpu", "disable_saved_tensors_hooks", "GradientEdge", "get_gradient_edge",
+           "increment_version"]
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
           "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -564,3 +566,27 @@ def refresh_view_history(view):
     view's history from the base's current one (torch regenerates it the same way)."""
     from ..ops._common import derive_view_history
     return derive_view_history(view)
+
+
+class GradientEdge(namedtuple("GradientEdge", ("node", "output_nr", "ownership_token"),
+                              defaults=(None,))):
+    """An edge of the autograd graph: output ``output_nr`` of ``node``."""
+    __slots__ = ()
+
+
+def get_gradient_edge(tensor):
+    """The edge of the graph that ``tensor``'s gradient flows into: its ``grad_fn`` and output
+    number, or its ``AccumulateGrad`` for a leaf."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not "
+                           "require gradients")
+    node, output_nr = edge_of(tensor)
+    return GradientEdge(node, output_nr)
+
+
+def increment_version(tensor):
+    """Count an in-place change of ``tensor`` (or of each tensor of an iterable) that autograd
+    did not see, so that backward refuses the values saved before it."""
+    from .._tensor import Tensor
+    for t in ([tensor] if isinstance(tensor, Tensor) else tensor):
+        bump_version(t)

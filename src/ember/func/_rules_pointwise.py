@@ -12,7 +12,7 @@ isnan isneginf isposinf lgamma log log10 log1p log2 logit nan_to_num rad2deg rec
 rsqrt sgn sigmoid sign signbit sin sinh sqrt tan tanh trunc neg negative square positive conj
 angle sinc i0 mvlgamma polygamma bitwise_not logical_not relu""".split()
 _BINARY = """add arctan2 atan2 copysign div divide float_power floor_divide fmax fmin fmod frexp gcd
-heaviside hypot lcm ldexp logaddexp logaddexp2 maximum minimum mul multiply nextafter pow
+heaviside hypot igamma igammac lcm ldexp logaddexp logaddexp2 maximum minimum mul multiply nextafter pow
 remainder rsub sub subtract true_divide xlogy bitwise_and bitwise_left_shift bitwise_or
 bitwise_right_shift bitwise_xor eq ge greater greater_equal gt le less less_equal logical_and
 logical_or logical_xor lt ne not_equal isclose addcdiv addcmul clamp clamp_max clamp_min clip

@@ -2,7 +2,7 @@
 from .._tensor import Tensor, _new
 from .._torch_function import _disabled_torch_function_impl
 
-__all__ = ["Parameter", "is_parameter"]
+__all__ = ["Parameter", "Buffer", "is_parameter"]
 
 
 class Parameter(Tensor):
@@ -55,3 +55,28 @@ def _rebuild_parameter(reduced, requires_grad):
 
 def is_parameter(obj):
     return isinstance(obj, Parameter)
+
+
+class _BufferMeta(type):
+    """``isinstance(t, Buffer)``: a tensor made by ``Buffer(...)``."""
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and instance.__dict__.get("_is_buffer", False)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """A kind of Tensor that is not a parameter but is part of a module's state (BatchNorm's
+    ``running_mean``): assigned as a Module attribute it is added to the module's buffers, in
+    its ``state_dict`` unless ``persistent`` is False. ``Buffer(data)`` is ``data`` detached
+    (a plain Tensor, marked)."""
+
+    __torch_function__ = _disabled_torch_function_impl
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from ..ops.creation import empty
+            data = empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t

@@ -13,6 +13,7 @@ from .._backend import backend_for
 from .._device import _default as _default_device, CPU, default_device, to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import accepts_out, Tensor, make, method
+from .._torch_function import override_or_raise
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
@@ -309,12 +310,20 @@ def _filled_like(input, value, dtype, device, requires_grad, memory_format):
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A tensor of zeros with the size (and, unless given, dtype and device) of ``input``."""
-    return _filled_like(input, 0, dtype, device, requires_grad, memory_format)
+    try:
+        return _filled_like(input, 0, dtype, device, requires_grad, memory_format)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(zeros_like, error, input, dtype=dtype, layout=layout, device=device,
+                                 requires_grad=requires_grad, memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """A tensor of ones with the size (and, unless given, dtype and device) of ``input``."""
-    return _filled_like(input, 1, dtype, device, requires_grad, memory_format)
+    try:
+        return _filled_like(input, 1, dtype, device, requires_grad, memory_format)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(ones_like, error, input, dtype=dtype, layout=layout, device=device,
+                                 requires_grad=requires_grad, memory_format=memory_format)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):

@@ -24,6 +24,7 @@ from .subscript import (
     _shape_mismatch, _write,
 )
 from ..autograd._dual import jvp_by_transposition
+from ..autograd.saved_fields import not_kept
 
 __all__ = []
 
@@ -95,6 +96,7 @@ def _dim_key(dim, idx):
 @complex_autograd
 class IndexSelectBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0, "self_sym_sizes": "in_shape"}
 
     def jvp(self, tangent):
         return tangent.index_select(self.dim, self.saved_tensors[0])
@@ -358,6 +360,7 @@ class ScatterBackward0(Node):
 
 class ScatterBackward1(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -367,6 +370,7 @@ class ScatterBackward1(Node):
 
 class ScatterAddBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -556,6 +560,8 @@ def _check_index_add(input, d, idx, source):
 @complex_autograd
 class IndexAddBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0, "alpha": "alpha", "source": not_kept("source"),
+                    "source_dim": lambda node: len(node.source_shape)}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -644,6 +650,8 @@ def _check_index_copy(input, d, idx, source):
 
 class IndexCopyBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0, "source": not_kept("source"),
+                    "source_dim": lambda node: len(node.source_shape)}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -681,6 +689,7 @@ def index_copy(input, dim, index, source):
 
 class IndexFillBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -692,6 +701,7 @@ class IndexFillBackward1(Node):
     """Gradient of index_fill with a 0-d value tensor: the value gets the sum of the gradient
     over the filled positions, each counted once."""
     __slots__ = ()
+    saved_fields = {"dim": "dim", "index": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -822,6 +832,7 @@ def index_put_(self, indices, values, accumulate=False):
 
 class MaskedFillBackward0(Node):
     __slots__ = ()
+    saved_fields = {"mask": 0}
 
     def jvp(self, tangent):
         (mask,) = self.saved_tensors
@@ -834,6 +845,7 @@ class MaskedFillBackward0(Node):
 
 class MaskedFillBackward1(Node):
     __slots__ = ()
+    saved_fields = {"mask": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -900,6 +912,7 @@ def masked_fill_(self, mask, value):
 
 class MaskedSelectBackward0(Node):
     __slots__ = ()
+    saved_fields = {"mask": 0, "self": not_kept("self")}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -936,6 +949,7 @@ def masked_select(input, mask):
 
 class MaskedScatterBackward0(Node):
     __slots__ = ()
+    saved_fields = {"mask": 0, "source_sym_sizes": "source_shape"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -1000,6 +1014,7 @@ def masked_scatter_(self, mask, source):
 
 class TakeBackward0(Node):
     __slots__ = ()
+    saved_fields = {"index": 0, "self": not_kept("self")}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

@@ -15,11 +15,13 @@ from .._dtype import result_type_of
 from .._backend import cblas, products
 from ._common import (
     accepts_out, complex_autograd, conj_if_complex, forward_mode, grad_state, make, method,
-    namespace_of, Node, record, sum_to, Tensor, with_out, wrap_dim,
+    namespace_of, Node, record, record_not_differentiable, sum_to, Tensor, with_out, wrap_dim,
 )
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
+from ..autograd.saved_fields import operand_for, saved_size, saved_strides
+from .._torch_function import override_or_raise
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "baddbmm", "addbmm", "einsum", "tensordot"]
@@ -141,33 +143,13 @@ def _bilinear_tangent(product, a, b, ta, tb):
     return out
 
 
-# torch keeps each operand of a product (and the other's sizes and strides) only for the
-# gradient of the other (its strides too): what is not kept reads as None or ()
-def _operand_for(index, other):
-    def field(node):
-        return node.saved_tensors[index] if node.next_functions[other][0] is not None else None
-    return field
-
-
-def _saved_size(index):
-    return lambda node: node.saved_tensors[index]._data.shape
-
-
-def _saved_strides(index, needed_by):
-    def strides(node):
-        if node.next_functions[needed_by][0] is None:
-            return ()
-        data = node.saved_tensors[index]._data
-        return tuple(s // data.itemsize for s in data.strides)
-    return strides
-
-
 @complex_autograd
 class MmBackward0(Node):
     __slots__ = ()
-    saved_fields = {"self": _operand_for(0, 1), "mat2": _operand_for(1, 0),
-                    "self_sym_sizes": _saved_size(0), "self_sym_strides": _saved_strides(0, 0),
-                    "mat2_sym_sizes": _saved_size(1), "mat2_sym_strides": _saved_strides(1, 1)}
+    # torch keeps each operand only for the other's gradient, its strides for its own
+    saved_fields = {"self": operand_for(0, 1), "mat2": operand_for(1, 0),
+                    "self_sym_sizes": saved_size(0), "self_sym_strides": saved_strides(0, 0),
+                    "mat2_sym_sizes": saved_size(1), "mat2_sym_strides": saved_strides(1, 1)}
 
     def jvp(self, ta, tb):   # linear in each operand
         a, b = self.primals
@@ -192,6 +174,41 @@ def _mat2_grad(mat1, mat2, grad):
     return mat1.mT.mm(grad)
 
 
+# out_dtype= of the products: the inputs' dtype, or float32 for float16/bfloat16 inputs
+_MM_OUT_DTYPE = "out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs"
+_BMM_OUT_DTYPE = ("out_dtype only supported for torch.float32 output with float16/bfloat16 inputs or "
+                  "same as input dtypes")
+
+
+def _widened(operand, out_dtype, message):
+    """Whether ``out_dtype`` asks for the float32 product of half-precision operands (False:
+    it is the operands' own dtype); raises torch's error for any other."""
+    target = _dtype.to_dtype(out_dtype).np
+    have = operand._data.dtype
+    if target == have:
+        return False
+    if target == np.float32 and have in _LOW_PRECISION:
+        return True
+    raise RuntimeError(message)
+
+
+def _widened_product(op, operands):
+    """The float32 product of float16/bfloat16 ``operands``; torch has no derivative for it."""
+    a, b = (t._data.astype(np.float32) for t in operands)
+    return record_not_differentiable(operands, make(_matmul_data(a, b)),
+                                     f"derivative for aten::{op} is not implemented")
+
+
+def _widened_sum(op, input, operands, beta, alpha):
+    """``beta * input + alpha * product`` in float32 (torch's decomposition of addmm.dtype)."""
+    a, b = (t._data.astype(np.float32) for t in operands)
+    product = _matmul_data(a, b)
+    _check_bias(input, product.shape)
+    result = make(_scale_sum(input._data.astype(np.float32), product, beta, alpha))
+    return record_not_differentiable((input, *operands), result,
+                                     f"derivative for aten::{op} is not implemented")
+
+
 def _is_transposed(data):
     return data.ndim == 2 and data.flags.f_contiguous and not data.flags.c_contiguous
 
@@ -199,14 +216,17 @@ def _is_transposed(data):
 @method()
 @autocast_policy("lower")
 @with_out()
-def mm(input, mat2):
-    """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor."""
+def mm(input, mat2, out_dtype=None):
+    """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor.
+    ``out_dtype=float32`` with float16 or bfloat16 inputs gives the float32 product, unrounded."""
     try:
         _check_tensor(input, "mm", "input", 1)
         _check_tensor(mat2, "mm", "mat2", 2)
     except TypeError as error:   # a tensor-like argument: its __torch_function__
         return dispatch_or_raise(mm, (input, mat2), (input, mat2), {}, error)
     _check_mm(input, mat2)
+    if out_dtype is not None and _widened(input, out_dtype, _MM_OUT_DTYPE):
+        return _widened_product("mm", (input, mat2))
     result = make(_matmul_data(input._data, mat2._data))
     node = record(MmBackward0, (input, mat2), result)
     if node is not None:
@@ -219,6 +239,7 @@ def mm(input, mat2):
 @complex_autograd
 class BmmBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": operand_for(0, 1), "mat2": operand_for(1, 0)}
 
     def jvp(self, ta, tb):   # linear in each operand
         a, b = self.primals
@@ -236,11 +257,18 @@ class BmmBackward0(Node):
 @method()
 @autocast_policy("lower")
 @with_out()
-def bmm(input, mat2):
-    """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p)."""
-    _check_tensor(input, "bmm", "input", 1)
-    _check_tensor(mat2, "bmm", "mat2", 2)
+def bmm(input, mat2, out_dtype=None):
+    """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p).
+    ``out_dtype=float32`` with float16 or bfloat16 inputs gives the float32 product, unrounded."""
+    try:
+        _check_tensor(input, "bmm", "input", 1)
+        _check_tensor(mat2, "bmm", "mat2", 2)
+    except TypeError as error:   # a tensor-like argument: its __torch_function__
+        return override_or_raise(bmm, error, input, mat2, out_dtype)
     _check_bmm(input, mat2, dtypes=False)
+    if out_dtype is not None and _widened(input, out_dtype, _BMM_OUT_DTYPE):
+        _check_bmm(input, mat2)
+        return _widened_product("bmm", (input, mat2))
     a, b = input._data, mat2._data
     if 0 in a.shape + b.shape:
         # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks, for
@@ -260,6 +288,7 @@ def bmm(input, mat2):
 @complex_autograd
 class MvBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": operand_for(0, 1), "vec": operand_for(1, 0)}
 
     def jvp(self, ta, tb):   # linear in each operand
         a, b = self.primals
@@ -293,6 +322,7 @@ def mv(input, vec):
 @complex_autograd
 class DotBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": operand_for(0, 1), "tensor": operand_for(1, 0)}
 
     def jvp(self, ta, tb):   # linear in each operand
         a, b = self.primals
@@ -311,6 +341,7 @@ class DotBackward0(Node):
 class VdotBackward0(Node):
     """vdot(a, b) = sum(conj(a) * b): antiholomorphic in a, holomorphic in b."""
     __slots__ = ()
+    saved_fields = {"self": operand_for(0, 1), "other": operand_for(1, 0)}
 
     def jvp(self, ta, tb):   # conj(ta) b + conj(a) tb
         a, b = self.primals
@@ -596,6 +627,10 @@ class _AddProductNode(Node):
 
 class AddmmBackward0(_AddProductNode):
     __slots__ = ()
+    saved_fields = {"alpha": "alpha", "beta": "beta", "mat1": operand_for(0, 2),
+                    "mat2": operand_for(1, 1), "mat1_sym_sizes": saved_size(0),
+                    "mat1_sym_strides": saved_strides(0, 1), "mat2_sym_sizes": saved_size(1),
+                    "mat2_sym_strides": saved_strides(1, 2)}
     product = staticmethod(lambda a, b: mm(a, b))
 
     def backward(self, grad):
@@ -619,6 +654,8 @@ class AddmmBackward0(_AddProductNode):
 
 class AddmvBackward0(_AddProductNode):
     __slots__ = ()
+    saved_fields = {"alpha": "alpha", "beta": "beta", "mat": operand_for(0, 2),
+                    "vec": operand_for(1, 1)}
     product = staticmethod(lambda a, b: mv(a, b))
 
     def backward(self, grad):
@@ -630,6 +667,8 @@ class AddmvBackward0(_AddProductNode):
 
 class BaddbmmBackward0(_AddProductNode):
     __slots__ = ()
+    saved_fields = {"alpha": "alpha", "beta": "beta", "batch1": operand_for(0, 2),
+                    "batch2": operand_for(1, 1)}
     product = staticmethod(lambda a, b: bmm(a, b))
 
     def backward(self, grad):
@@ -641,6 +680,11 @@ class BaddbmmBackward0(_AddProductNode):
 
 class AddbmmBackward0(_AddProductNode):
     __slots__ = ()
+    saved_fields = {"alpha": "alpha", "beta": "beta", "batch1": operand_for(0, 2),
+                    "batch2": operand_for(1, 1),
+                    "batch1_sym_argsize_0": lambda node: node.saved_tensors[0]._data.shape[0],
+                    "batch1_sym_argsize_1": lambda node: node.saved_tensors[0]._data.shape[1],
+                    "batch2_sym_argsize_2": lambda node: node.saved_tensors[1]._data.shape[2]}
     product = staticmethod(lambda a, b: bmm(a, b).sum(0))
 
     def backward(self, grad):
@@ -662,8 +706,9 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha, combine=_scale_s
 
 @autocast_policy("lower")
 @with_out()
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
+def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
+    ``out_dtype=float32`` with float16 or bfloat16 matrices computes in float32 throughout."""
     for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
         _check_tensor(t, "addmm", name, i + 1)
     for name, t in (("mat1", mat1), ("mat2", mat2)):
@@ -671,6 +716,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             raise RuntimeError(f"{name} must be a matrix, got {t._data.ndim}-D tensor")
     if mat1._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} and {_word(mat2)}")
+    if out_dtype is not None and _widened(mat1, out_dtype, _MM_OUT_DTYPE):
+        _check_mm(mat1, mat2)
+        return _widened_sum("addmm", input, (mat1, mat2), beta, alpha)
     if input._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and {_word(mat2)}")
     _check_mm(mat1, mat2)
@@ -736,8 +784,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 @autocast_policy("lower")
 @with_out()
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """``beta * input + alpha * bmm(batch1, batch2)``."""
+def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)``. ``out_dtype=float32`` with float16 or
+    bfloat16 batches computes in float32 throughout."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "baddbmm", name, i + 1)
     nd2 = batch2._data.ndim
@@ -747,6 +796,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise IndexError("Dimension specified as 2 but tensor has no dimensions" if nd2 == 0 else
                          f"Dimension out of range (expected to be in range of [{-nd2}, {nd2 - 1}], but got 2)")
     _check_bmm(batch1, batch2)
+    if out_dtype is not None and _widened(batch1, out_dtype, _BMM_OUT_DTYPE):
+        return _widened_sum("baddbmm", input, (batch1, batch2), beta, alpha)
     if input._data.dtype != batch1._data.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "
                            f"{_cpp(batch1)}, batch2: {_cpp(batch2)}")

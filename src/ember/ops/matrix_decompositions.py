@@ -118,6 +118,7 @@ def _diag_embed(v):
 
 class LinalgInvExBackward0(Node):
     __slots__ = ()
+    saved_fields = {"inverse": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad, grad_info=None):
@@ -339,6 +340,7 @@ def solve(A, B, *, left=True):
 class LinalgCholeskyExBackward0(Node):
     """gA = L^-H Phi(L^H gL) L^-1, Phi taking the lower triangle with the diagonal halved."""
     __slots__ = ()
+    saved_fields = {"L": 0, "upper": "upper"}
     jvp = jvp_by_transposition
 
     def backward(self, grad, grad_info=None):
@@ -353,6 +355,7 @@ class LinalgCholeskyExBackward0(Node):
 
 class CholeskyBackward0(LinalgCholeskyExBackward0):
     __slots__ = ()
+    saved_fields = {"result": 0, "upper": "upper"}
 
 
 def _potrf(xp, data):
@@ -459,6 +462,7 @@ def cholesky_ex(input, *, upper=False, check_errors=False):
 
 class LinalgQrBackward0(Node):
     __slots__ = ()
+    saved_fields = {"Q": 0, "R": 1, "mode": "mode"}
     jvp = jvp_by_transposition
 
     def backward(self, grad_Q=None, grad_R=None):
@@ -741,6 +745,7 @@ def eigvalsh(input, UPLO="L"):
 
 class LinalgPinvBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -814,6 +819,8 @@ def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None):
 
 class LinalgCrossBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1, "dim": lambda node: node.dim % max(
+        t._data.ndim for t in node.saved_tensors)}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -857,6 +864,7 @@ def linalg_cross(input, other, *, dim=-1):
 
 class CdistBackward0(Node):
     __slots__ = ()
+    saved_fields = {"x1": 0, "x2": 1, "result": 2, "p": "p"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

@@ -49,6 +49,7 @@ def _matrix_exp_data(data):
 class LinalgMatrixExpBackward0(Node):
     """gA = exp([[A^H, G], [0, A^H]]) upper right block (the Frechet derivative's adjoint)."""
     __slots__ = ()
+    saved_fields = {"self": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

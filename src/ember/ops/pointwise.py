@@ -18,6 +18,7 @@ from ._common import (
     _type_word, widened, write_out,
 )
 from ..autograd._dual import jvp_by_transposition
+from .._torch_function import override_or_raise
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
@@ -524,27 +525,30 @@ def _pow_arrays(x, e):
 @method("pow", "__pow__")
 def pow(input, exponent, *, out=None):
     """Takes the power of each element in ``input`` with ``exponent``."""
-    if is_scalar(input):
-        _tensor_arg(exponent, "pow", 2, "exponent")
-        base = input
-        ed, bd = arrays_for(exponent, base)
-        res = make(_int_power(bd, ed) if ed.dtype.kind in "iu" else namespace_of(ed).power(bd, ed))
-        node = record(PowBackward2, (exponent,), res)
+    try:
+        if is_scalar(input):
+            _tensor_arg(exponent, "pow", 2, "exponent")
+            base = input
+            ed, bd = arrays_for(exponent, base)
+            res = make(_int_power(bd, ed) if ed.dtype.kind in "iu" else namespace_of(ed).power(bd, ed))
+            node = record(PowBackward2, (exponent,), res)
+            if node is not None:
+                node.base = base
+                node.save(exponent, res)
+            return _maybe_out(res, out)
+        _tensor_arg(input, "pow")
+        if isinstance(exponent, Tensor):
+            res = _binary("pow", _pow_arrays, PowBackward1, input, exponent, ("self", "other", "result"))
+            return _maybe_out(res, out)
+        ad, e = arrays_for(input, exponent)
+        res = make(_pow_arrays(ad, e))
+        node = record(PowBackward0, (input,), res)
         if node is not None:
-            node.base = base
-            node.save(exponent, res)
+            node.exponent = exponent
+            node.save(input)
         return _maybe_out(res, out)
-    _tensor_arg(input, "pow")
-    if isinstance(exponent, Tensor):
-        res = _binary("pow", _pow_arrays, PowBackward1, input, exponent, ("self", "other", "result"))
-        return _maybe_out(res, out)
-    ad, e = arrays_for(input, exponent)
-    res = make(_pow_arrays(ad, e))
-    node = record(PowBackward0, (input,), res)
-    if node is not None:
-        node.exponent = exponent
-        node.save(input)
-    return _maybe_out(res, out)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(pow, error, input, exponent, out=out)
 
 
 _maybe_out = write_out
@@ -769,6 +773,7 @@ class FmodBackward0(_BinaryNode):
 
 class FmodBackward1(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -798,6 +803,7 @@ class RemainderBackward0(_BinaryNode):
 
 class RemainderBackward1(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -868,6 +874,7 @@ def hypot(input, other, *, out=None):
 
 class LogaddexpBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -877,6 +884,7 @@ class LogaddexpBackward0(_BinaryNode):
 
 class Logaddexp2Backward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -951,6 +959,7 @@ def logaddexp2(input, other, *, out=None):
 class CopysignBackward0(_BinaryNode):
     """copysign(tensor, tensor): ``other`` gets a zero gradient."""
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1}
 
     def backward(self, grad):
         a, out = self.saved_tensors
@@ -965,6 +974,7 @@ class CopysignBackward0(_BinaryNode):
 class CopysignBackward1(_BinaryNode):
     """copysign(tensor, number)"""
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1}
 
     def backward(self, grad):
         a, out = self.saved_tensors
@@ -1105,6 +1115,7 @@ def fmin(input, other, *, out=None):
 
 class XlogyBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -1271,6 +1282,7 @@ class NextafterBackward0(_BinaryNode):
     """torch's gradient: ``grad`` for ``input`` where it differs from ``other`` (0 where they
     are equal), zero for ``other``."""
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         from .creation import zeros_like
@@ -1289,6 +1301,7 @@ def nextafter(input, other, *, out=None):
 
 class FrexpBackward0(Node):
     __slots__ = ()
+    saved_fields = {"exponent": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad, _exponent_grad=None):

@@ -200,6 +200,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
 
 class NansumBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "dim": "dims", "keepdim": "keepdim"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -380,6 +381,7 @@ class ProdBackward0(Node):
 
 class ProdBackward1(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dim", "keepdim": "keepdim"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -478,6 +480,7 @@ def cumsum(input, dim, *, dtype=None):
 
 class CumprodBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dim"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -826,8 +829,13 @@ def _mean_grad(grad, x, dims, keepdim):
     return expand_grad(grad / _count(x._data.shape, dims), x._data.shape, dims, keepdim)
 
 
+def _correction(node):
+    return _count(node.saved_tensors[0]._data.shape, node.dims) - node.dof
+
+
 class _MomentNode(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "dim": "dims", "keepdim": "keepdim", "correction": _correction}
 
     def _grad(self, grad_var, grad_mean, x):
         gin = None
@@ -850,6 +858,7 @@ class VarBackward0(_MomentNode):
 
 class StdBackward0(_MomentNode):
     __slots__ = ()
+    saved_fields = dict(_MomentNode.saved_fields, result=1)
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -868,6 +877,7 @@ class VarMeanBackward0(_MomentNode):
 
 class StdMeanBackward0(_MomentNode):
     __slots__ = ()
+    saved_fields = dict(_MomentNode.saved_fields, result0=1)
     jvp = jvp_by_transposition
 
     def backward(self, grad_std, grad_mean=None):
@@ -1042,6 +1052,8 @@ def _vector_norm_grad(grad, x, norm, p, dims):
 
 class LinalgVectorNormBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim",
+                    "ord": "ord"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

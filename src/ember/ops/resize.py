@@ -130,9 +130,7 @@ def resize_as(self, tensor):
 
 def _storage_array(source, dtype):
     """A 1-d array of ``dtype`` over the bytes of an ``UntypedStorage``."""
-    root = source._root
-    flat = root.reshape(-1) if root.flags.c_contiguous else root.ravel(order="K")
-    return flat.view(dtype)
+    return source._bytes.view(dtype)
 
 
 @method()
@@ -140,7 +138,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     """Sets the underlying storage, size and strides: with ``source`` a tensor, this tensor
     shares its storage and takes its size, strides and offset (or the given ones); with a
     storage, it views that storage; with nothing, it becomes an empty tensor."""
-    from .view import UntypedStorage
+    from ..storage import TypedStorage, UntypedStorage
     check_inplace(self)
     xp = namespace_of(self._data)
     dtype = self._data.dtype
@@ -156,7 +154,14 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
             size = _sizes((size,))
             strides = _contiguous_strides(size, None) if stride is None else tuple(stride)
             data = _restride(source._data, size, strides, int(storage_offset))
-    elif isinstance(source, UntypedStorage):
+    elif isinstance(source, (UntypedStorage, TypedStorage)):
+        if isinstance(source, TypedStorage):
+            if source.dtype.np != dtype:
+                from .index import _CPP_TYPE_NAMES
+                raise RuntimeError(f"Expected a Storage of type {_CPP_TYPE_NAMES[dtype.name].lower()} or an "
+                                   f"UntypedStorage, but got type {_CPP_TYPE_NAMES[source.dtype.np.name].capitalize()} "
+                                   "for argument 1 'storage'")
+            source = source.untyped()
         flat = _storage_array(source, dtype)
         if size is None:
             data = flat

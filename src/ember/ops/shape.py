@@ -17,6 +17,7 @@ from ._common import (
 )
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
+from .._torch_function import override_or_raise
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "flip", "fliplr",
            "flipud", "roll", "repeat", "tile", "tril", "triu"]
@@ -90,36 +91,39 @@ def _check_cat_shapes(arrays, dim, positions):
 def cat(tensors, dim=0, *, out=None):
     """Concatenates ``tensors`` along ``dim`` (all of the same shape except in ``dim``);
     1-d empty tensors are skipped, as torch's legacy rule has it."""
-    tensors = _tensor_list(tensors, "cat")
-    if not tensors:
-        raise ValueError("ember.cat(): expected a non-empty list of Tensors")
-    used, arrays, positions = [], [], []
-    first_dtype = tensors[0]._data.dtype
-    one_dtype = True
-    for i, t in enumerate(tensors):
-        data = t._data
-        if not data.ndim:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-        one_dtype = one_dtype and data.dtype == first_dtype
-        used.append(data.shape != (0,))
-        if used[-1]:
-            arrays.append(data)
-            positions.append(i)
-    if not arrays:
-        used[0] = True
-        arrays.append(tensors[0]._data)
-        positions.append(0)
-    dim = wrap_dim(dim, arrays[0].ndim)
-    _check_cat_shapes(arrays, dim, positions)
-    if not one_dtype:
-        np_dtype = _common_dtype(tensors).np
-        arrays = [a.astype(np_dtype, copy=False) for a in arrays]
-    out_t = make(namespace_of(arrays[0]).concatenate(arrays, axis=dim))
-    node = _record_list(CatBackward0, tensors, out_t)
-    if node is not None:
-        node.dim, node.used = dim, used
-        node.sizes = [a.shape[dim] for a in arrays]
-    return _into(out, out_t)
+    try:
+        tensors = _tensor_list(tensors, "cat")
+        if not tensors:
+            raise ValueError("ember.cat(): expected a non-empty list of Tensors")
+        used, arrays, positions = [], [], []
+        first_dtype = tensors[0]._data.dtype
+        one_dtype = True
+        for i, t in enumerate(tensors):
+            data = t._data
+            if not data.ndim:
+                raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+            one_dtype = one_dtype and data.dtype == first_dtype
+            used.append(data.shape != (0,))
+            if used[-1]:
+                arrays.append(data)
+                positions.append(i)
+        if not arrays:
+            used[0] = True
+            arrays.append(tensors[0]._data)
+            positions.append(0)
+        dim = wrap_dim(dim, arrays[0].ndim)
+        _check_cat_shapes(arrays, dim, positions)
+        if not one_dtype:
+            np_dtype = _common_dtype(tensors).np
+            arrays = [a.astype(np_dtype, copy=False) for a in arrays]
+        out_t = make(namespace_of(arrays[0]).concatenate(arrays, axis=dim))
+        node = _record_list(CatBackward0, tensors, out_t)
+        if node is not None:
+            node.dim, node.used = dim, used
+            node.sizes = [a.shape[dim] for a in arrays]
+        return _into(out, out_t)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(cat, error, tensors, dim, out=out)
 
 
 concat = concatenate = cat
@@ -144,6 +148,7 @@ def _tangents_or_zeros(inputs, tangents):
 
 class StackBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim"}
 
     def jvp(self, *tangents):
         return stack(_tangents_or_zeros(self.primals, tangents), self.dim)
@@ -157,23 +162,26 @@ class StackBackward0(Node):
 @autocast_policy("promote")
 def stack(tensors, dim=0, *, out=None):
     """Concatenates ``tensors`` (all of the same shape) along a new dimension ``dim``."""
-    tensors = _tensor_list(tensors, "stack")
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    first = tensors[0]._data.shape
-    dim = wrap_dim(dim, len(first) + 1)   # torch checks the dim before the sizes
-    for i, t in enumerate(tensors[1:], 1):
-        if t._data.shape != first:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at "
-                               f"entry 0 and {list(t._data.shape)} at entry {i}")
-    np_dtype = _common_dtype(tensors).np
-    with_dim = first[:dim] + (1,) + first[dim:]  # each array with the new dim (NumPy's stack)
-    arrays = [t._data.astype(np_dtype, copy=False).reshape(with_dim) for t in tensors]
-    out_t = make(namespace_of(arrays[0]).concatenate(arrays, axis=dim))
-    node = _record_list(StackBackward0, tensors, out_t)
-    if node is not None:
-        node.dim = dim
-    return _into(out, out_t)
+    try:
+        tensors = _tensor_list(tensors, "stack")
+        if not tensors:
+            raise RuntimeError("stack expects a non-empty TensorList")
+        first = tensors[0]._data.shape
+        dim = wrap_dim(dim, len(first) + 1)   # torch checks the dim before the sizes
+        for i, t in enumerate(tensors[1:], 1):
+            if t._data.shape != first:
+                raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at "
+                                   f"entry 0 and {list(t._data.shape)} at entry {i}")
+        np_dtype = _common_dtype(tensors).np
+        with_dim = first[:dim] + (1,) + first[dim:]  # each array with the new dim (NumPy's stack)
+        arrays = [t._data.astype(np_dtype, copy=False).reshape(with_dim) for t in tensors]
+        out_t = make(namespace_of(arrays[0]).concatenate(arrays, axis=dim))
+        node = _record_list(StackBackward0, tensors, out_t)
+        if node is not None:
+            node.dim = dim
+        return _into(out, out_t)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(stack, error, tensors, dim, out=out)
 
 
 def _at_least(t, ndim):
@@ -247,6 +255,7 @@ def flipud(input):
 
 class RollBackward0(Node):
     __slots__ = ()
+    saved_fields = {"shifts": "shifts", "dims": lambda node: node.dims or ()}
 
     def jvp(self, tangent):
         return tangent.roll(self.shifts, self.dims)
@@ -344,6 +353,7 @@ def tile(input, dims):
 
 class TrilBackward0(Node):
     __slots__ = ()
+    saved_fields = {"diagonal": "diagonal"}
 
     def jvp(self, tangent):
         return tangent.tril(self.diagonal)
@@ -354,6 +364,7 @@ class TrilBackward0(Node):
 
 class TriuBackward0(Node):
     __slots__ = ()
+    saved_fields = {"diagonal": "diagonal"}
 
     def jvp(self, tangent):
         return tangent.triu(self.diagonal)
@@ -558,6 +569,7 @@ row_stack = vstack
 
 class Rot90Backward0(Node):
     __slots__ = ()
+    saved_fields = {"k": "k", "dims": "dims"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -758,6 +770,7 @@ def combinations(input, r=2, with_replacement=False):
 
 class DiagEmbedBackward0(Node):
     __slots__ = ()
+    saved_fields = {"offset": "offset", "dim1": "dim1", "dim2": "dim2"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -799,6 +812,7 @@ def diag(input, diagonal=0):
 
 class TraceBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def jvp(self, tangent):
         return tangent.trace()

@@ -19,6 +19,7 @@ from .reduce import _quiet, _share_among_ties
 from .ternary import lerp, where
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
+from ..autograd.saved_fields import not_kept
 
 __all__ = [
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "quantile",
@@ -72,18 +73,21 @@ class _ValueSelectingBackward(Node):
         return (index_put_zeros(shape, _along_key(namespace_of(index), index, dim), grad),)
 
 
-def _node_named(name):
-    return type(name, (_ValueSelectingBackward,), {"__slots__": ()})
+_SELECTING_FIELDS = {"dim": "dim", "indices": 0, "self_sym_sizes": "in_shape"}
 
 
-SortBackward0 = _node_named("SortBackward0")
-TopkBackward0 = _node_named("TopkBackward0")
-KthvalueBackward0 = _node_named("KthvalueBackward0")
-MedianBackward1 = _node_named("MedianBackward1")
-NanmedianBackward1 = _node_named("NanmedianBackward1")
-ModeBackward0 = _node_named("ModeBackward0")
-CummaxBackward0 = _node_named("CummaxBackward0")
-CumminBackward0 = _node_named("CumminBackward0")
+def _node_named(name, saved_fields=None):
+    return type(name, (_ValueSelectingBackward,), {"__slots__": (), "saved_fields": saved_fields or {}})
+
+
+SortBackward0 = _node_named("SortBackward0", _SELECTING_FIELDS)
+TopkBackward0 = _node_named("TopkBackward0", _SELECTING_FIELDS)
+KthvalueBackward0 = _node_named("KthvalueBackward0", dict(_SELECTING_FIELDS, keepdim="keepdim"))
+MedianBackward1 = _node_named("MedianBackward1", dict(_SELECTING_FIELDS, keepdim="keepdim"))
+NanmedianBackward1 = _node_named("NanmedianBackward1", dict(_SELECTING_FIELDS, keepdim="keepdim"))
+ModeBackward0 = _node_named("ModeBackward0", dict(_SELECTING_FIELDS, keepdim="keepdim"))
+CummaxBackward0 = _node_named("CummaxBackward0", {"dim": "dim", "indices": 0, "self": not_kept("self")})
+CumminBackward0 = _node_named("CumminBackward0", {"dim": "dim", "indices": 0, "self": not_kept("self")})
 
 
 def _selected(node_cls, input, values, indices, dim, keepdim, named):
@@ -317,6 +321,7 @@ class MedianBackward0(Node):
     """The gradient of the median of all elements: shared evenly between the elements equal
     to it."""
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -725,6 +730,7 @@ class LogcumsumexpBackward0(Node):
     """torch's logcumsumexp_backward: the reversed scan done in log space, separately for the
     positive and negative parts of the gradient, so nothing overflows."""
     __slots__ = ()
+    saved_fields = {"self": 0, "result": 1, "dim": "dim"}
 
     def jvp(self, tangent):
         # (its backward takes the log of the gradient: no transposing it at a zero gradient)
@@ -804,6 +810,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 class AminmaxBackward0(Node):
     """Each of min and max passes its gradient to the elements equal to it, shared evenly."""
     __slots__ = ()
+    saved_fields = {"self": 0, "min": 1, "max": 2, "dim": "dims", "keepdim": "keepdim"}
     jvp = jvp_by_transposition
 
     def backward(self, grad_min, grad_max=None):

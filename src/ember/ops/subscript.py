@@ -25,6 +25,7 @@ from ._common import (
 )
 from .view import _check_basic_key, _is_basic_key
 from ..autograd._dual import jvp_by_transposition
+from ..autograd.saved_fields import index_key_tensors
 
 
 __all__ = []
@@ -163,6 +164,7 @@ def _out_of_range(error, key, ndim):
 
 class IndexBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "indices": index_key_tensors}
 
     def backward(self, grad):
         return (index_put_zeros(self.in_shape, self.key, grad),)

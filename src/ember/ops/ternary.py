@@ -10,12 +10,15 @@ from ._common import (
     namespace_of, Node, record, sum_to, Tensor, _type_word,
 )
 from ..autograd._dual import jvp_by_backward, jvp_by_transposition
+from ..autograd.saved_fields import operand_for
+from .._torch_function import override_or_raise
 
 __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv"]
 
 
 class WhereBackward0(Node):
     __slots__ = ()
+    saved_fields = {"condition": 0}
 
     def jvp(self, t_condition, ta, tb):   # each branch's tangent where it is taken
         if ta is None and tb is None:
@@ -44,42 +47,45 @@ def _reduce(g, shape, dtype):
 def where(condition, input=None, other=None, *, out=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (broadcast). The
     gradient flows only to the selected operand, so the other branch's NaN never leaks in."""
-    if input is None and other is None:
-        return condition.nonzero(as_tuple=True)
-    if not isinstance(condition, Tensor):
-        raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
-    if condition._data.dtype == _dtype.uint8.np:
-        import warnings
-        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
-                      "removed in a future version of PyTorch. Use a boolean condition instead.",
-                      UserWarning, stacklevel=2)
-        condition = condition.bool()
-    if condition._data.dtype.kind != "b":
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{condition.dtype.name.capitalize()}")
-    dt = result_type_of(input, other).np
-    xp = namespace_of(condition._data)
-    a = input._data.astype(dt, copy=False) if isinstance(input, Tensor) else input
-    b = other._data.astype(dt, copy=False) if isinstance(other, Tensor) else other
     try:
-        data = _select(xp, condition._data, a, b, dt)
-    except ValueError:
-        shapes = [list(t._data.shape) for t in (condition, input, other) if isinstance(t, Tensor)]
-        raise RuntimeError(f"where(): shapes {shapes} cannot be broadcast together") from None
-    if data.dtype != dt:
-        data = data.astype(dt)
-    res = make(data)
-    ta = input if isinstance(input, Tensor) else None
-    tb = other if isinstance(other, Tensor) else None
-    node = record(WhereBackward0, (condition, ta, tb), res)
-    if node is not None:
-        node.shapes = (a.shape if ta is not None else None, b.shape if tb is not None else None)
-        node.dtypes = (ta._data.dtype if ta is not None else None, tb._data.dtype if tb is not None else None)
-        node.save(condition)
-    if out is not None:
-        from .pointwise import _maybe_out
-        return _maybe_out(res, out)
-    return res
+        if input is None and other is None:
+            return condition.nonzero(as_tuple=True)
+        if not isinstance(condition, Tensor):
+            raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+        if condition._data.dtype == _dtype.uint8.np:
+            import warnings
+            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
+                          "removed in a future version of PyTorch. Use a boolean condition instead.",
+                          UserWarning, stacklevel=2)
+            condition = condition.bool()
+        if condition._data.dtype.kind != "b":
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{condition.dtype.name.capitalize()}")
+        dt = result_type_of(input, other).np
+        xp = namespace_of(condition._data)
+        a = input._data.astype(dt, copy=False) if isinstance(input, Tensor) else input
+        b = other._data.astype(dt, copy=False) if isinstance(other, Tensor) else other
+        try:
+            data = _select(xp, condition._data, a, b, dt)
+        except ValueError:
+            shapes = [list(t._data.shape) for t in (condition, input, other) if isinstance(t, Tensor)]
+            raise RuntimeError(f"where(): shapes {shapes} cannot be broadcast together") from None
+        if data.dtype != dt:
+            data = data.astype(dt)
+        res = make(data)
+        ta = input if isinstance(input, Tensor) else None
+        tb = other if isinstance(other, Tensor) else None
+        node = record(WhereBackward0, (condition, ta, tb), res)
+        if node is not None:
+            node.shapes = (a.shape if ta is not None else None, b.shape if tb is not None else None)
+            node.dtypes = (ta._data.dtype if ta is not None else None, tb._data.dtype if tb is not None else None)
+            node.save(condition)
+        if out is not None:
+            from .pointwise import _maybe_out
+            return _maybe_out(res, out)
+        return res
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(where, error, condition, input, other, out=out)
 
 
 # From this many condition elements on, ``where`` selects bits: NumPy's ``where`` branches per
@@ -234,17 +240,20 @@ class _ClampTensorNode(Node):
         return _reduce(gx, self.x_shape, self.x_dtype), glo, ghi
 
 
-def _node(name, base):
-    return type(name, (base,), {"__slots__": ()})
+def _node(name, base, saved_fields):
+    return type(name, (base,), {"__slots__": (), "saved_fields": saved_fields})
 
 
 # torch's names: clamp's node for number bounds is ClampBackward1, clamp_min's ClampMinBackward0
-ClampBackward1 = _node("ClampBackward1", _ClampScalarNode)
-ClampBackward0 = _node("ClampBackward0", _ClampTensorNode)
-ClampMinBackward0 = _node("ClampMinBackward0", _ClampScalarNode)
-ClampMinBackward1 = _node("ClampMinBackward1", _ClampTensorNode)
-ClampMaxBackward0 = _node("ClampMaxBackward0", _ClampScalarNode)
-ClampMaxBackward1 = _node("ClampMaxBackward1", _ClampTensorNode)
+ClampBackward1 = _node("ClampBackward1", _ClampScalarNode, {
+    "self": 0, "min": lambda node: node.bounds[0], "max": lambda node: node.bounds[1]})
+ClampBackward0 = _node("ClampBackward0", _ClampTensorNode, {"self": 0, "min": 1, "max": 2})
+ClampMinBackward0 = _node("ClampMinBackward0", _ClampScalarNode,
+                          {"self": 0, "min": lambda node: node.bounds[0]})
+ClampMinBackward1 = _node("ClampMinBackward1", _ClampTensorNode, {"self": 0, "min": 1})
+ClampMaxBackward0 = _node("ClampMaxBackward0", _ClampScalarNode,
+                          {"self": 0, "max": lambda node: node.bounds[1]})
+ClampMaxBackward1 = _node("ClampMaxBackward1", _ClampTensorNode, {"self": 0, "max": 2})
 
 
 def _check_bounds(min, max):
@@ -366,9 +375,12 @@ def _check_input(input, name):
 def clamp(input, min=None, max=None, *, out=None):
     """Clamps all elements in ``input`` into the range ``[min, max]`` (numbers or tensors,
     either may be None): ``min(max(input, min), max)``."""
-    _check_input(input, "clamp")
-    _check_bounds(min, max)
-    return _clamp(input, min, max, out, ClampBackward1, ClampBackward0)
+    try:
+        _check_input(input, "clamp")
+        _check_bounds(min, max)
+        return _clamp(input, min, max, out, ClampBackward1, ClampBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(clamp, error, input, min, max, out=out)
 
 
 @method()
@@ -563,6 +575,7 @@ def lerp_(self, end, weight):
 
 class AddcmulBackward0(Node):
     __slots__ = ()
+    saved_fields = {"tensor1": operand_for(0, 2), "tensor2": operand_for(1, 1), "value": "value"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -577,6 +590,8 @@ class AddcmulBackward0(Node):
 
 class AddcdivBackward0(Node):
     __slots__ = ()
+    saved_fields = {"tensor1": operand_for(0, 2), "tensor2": operand_for(1, (1, 2)),
+                    "value": "value"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

@@ -397,6 +397,7 @@ def round_(self, *, decimals=0):
 
 class LogitBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "eps": "eps"}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -442,6 +443,7 @@ def logit_(self, eps=None):
 
 class NanToNumBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):

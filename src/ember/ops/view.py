@@ -17,6 +17,8 @@ from ._common import (
     sum_to, take_view, wrap_dim,
 )
 from ..autograd._dual import jvp_by_transposition
+from ..autograd.saved_fields import not_kept, slice_field
+from .._torch_function import override_or_raise
 
 __all__ = ["reshape", "permute", "transpose", "swapdims", "swapaxes", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "numel", "narrow", "select", "unbind", "chunk",
@@ -162,7 +164,10 @@ def view_as(self, other):
 def reshape(input, *sizes, shape=None):
     """A tensor with the same data and number of elements and the given shape: a view when the
     strides allow, else a copy."""
-    return _reshape_to(input, _new_shape(sizes if shape is None else (shape,), input._data.size, "reshape"))
+    try:
+        return _reshape_to(input, _new_shape(sizes if shape is None else (shape,), input._data.size, "reshape"))
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(reshape, error, input, *sizes, shape=shape)
 
 
 def _reshape_to(input, shape):
@@ -298,19 +303,22 @@ class PermuteBackward0(Node):
 @method()
 def permute(input, *args, dims=None):
     """A view with the dimensions reordered."""
-    dims = _shape_arg(args if dims is None else (dims,), "permute")
-    data = input._data
     try:
-        out = make_view(data.transpose(dims), input)
-    except (ValueError, IndexError):
-        _check_permutation(dims, data.ndim)
-        raise
-    if input._requires_grad or forward_mode.active:
-        node = record(PermuteBackward0, (input,), out)
-        if node is not None:
-            nd = data.ndim
-            node.dims = tuple(d + nd if d < 0 else d for d in dims)
-    return out
+        dims = _shape_arg(args if dims is None else (dims,), "permute")
+        data = input._data
+        try:
+            out = make_view(data.transpose(dims), input)
+        except (ValueError, IndexError):
+            _check_permutation(dims, data.ndim)
+            raise
+        if input._requires_grad or forward_mode.active:
+            node = record(PermuteBackward0, (input,), out)
+            if node is not None:
+                nd = data.ndim
+                node.dims = tuple(d + nd if d < 0 else d for d in dims)
+        return out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(permute, error, input, *args, dims=dims)
 
 
 def _check_permutation(dims, nd):
@@ -337,15 +345,18 @@ class TransposeBackward0(Node):
 @method("transpose", "swapdims", "swapaxes")
 def transpose(input, dim0, dim1):
     """A view with dimensions ``dim0`` and ``dim1`` swapped."""
-    data = input._data
-    nd = data.ndim
-    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
-    out = make_view(data.swapaxes(d0, d1) if nd else data[...], input)
-    if input._requires_grad or forward_mode.active:
-        node = record(TransposeBackward0, (input,), out)
-        if node is not None:
-            node.dim0, node.dim1 = d0, d1
-    return out
+    try:
+        data = input._data
+        nd = data.ndim
+        d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+        out = make_view(data.swapaxes(d0, d1) if nd else data[...], input)
+        if input._requires_grad or forward_mode.active:
+            node = record(TransposeBackward0, (input,), out)
+            if node is not None:
+                node.dim0, node.dim1 = d0, d1
+        return out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(transpose, error, input, dim0, dim1)
 
 
 swapdims = swapaxes = transpose
@@ -420,6 +431,7 @@ method("mH")(property(lambda self: _mT(self).conj() if self.is_complex() else _m
 
 class SqueezeBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
@@ -431,17 +443,20 @@ class SqueezeBackward0(Node):
 class SqueezeBackward1(SqueezeBackward0):
     """``squeeze(dim)`` with one dim, as torch names it."""
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "dim": not_kept("dim")}
 
 
 class SqueezeBackward2(SqueezeBackward0):
     """``squeeze(dims)`` with a tuple of dims, as torch names it."""
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "dim": not_kept("dim")}
 
 
 class UnsqueezeBackward0(Node):
     """``unsqueeze``, and indexing whose last step that did something was a ``None``: the
     gradient goes back to the input's shape (through the indexing ``key`` when there is one)."""
     __slots__ = ()
+    saved_fields = {"dim": not_kept("dim")}
     key = None
 
     def backward(self, grad):
@@ -458,22 +473,25 @@ class UnsqueezeBackward0(Node):
 @method()
 def squeeze(input, dim=None):
     """Removes dimensions of size 1 (all of them, or those in ``dim``, an int or a tuple)."""
-    shape = input._data.shape
-    nd = len(shape)
-    node_cls = SqueezeBackward0
-    if dim is None:
-        dims = tuple(i for i, s in enumerate(shape) if s == 1)
-    elif dim.__class__ is int:
-        node_cls = SqueezeBackward1
-        d = wrap_dim(dim, nd)
-        dims = (d,) if nd and shape[d] == 1 else ()
-    else:
-        node_cls = SqueezeBackward2
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = tuple(wrap_dim(d, nd) for d in dims)
-        dims = tuple(d for d in dims if nd and shape[d] == 1)
-    out = make_view(input._data.squeeze(dims) if dims else input._data, input)
-    return _view_node(node_cls, input, out) if input._requires_grad or forward_mode.active else out
+    try:
+        shape = input._data.shape
+        nd = len(shape)
+        node_cls = SqueezeBackward0
+        if dim is None:
+            dims = tuple(i for i, s in enumerate(shape) if s == 1)
+        elif dim.__class__ is int:
+            node_cls = SqueezeBackward1
+            d = wrap_dim(dim, nd)
+            dims = (d,) if nd and shape[d] == 1 else ()
+        else:
+            node_cls = SqueezeBackward2
+            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+            dims = tuple(wrap_dim(d, nd) for d in dims)
+            dims = tuple(d for d in dims if nd and shape[d] == 1)
+        out = make_view(input._data.squeeze(dims) if dims else input._data, input)
+        return _view_node(node_cls, input, out) if input._requires_grad or forward_mode.active else out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(squeeze, error, input, dim)
 
 
 @method()
@@ -485,10 +503,13 @@ def squeeze_(self, dim=None):
 @method()
 def unsqueeze(input, dim):
     """A view with a dimension of size one inserted at ``dim``."""
-    shape = input._data.shape
-    d = wrap_dim(dim, len(shape) + 1)
-    out = make_view(input._data.reshape(shape[:d] + (1,) + shape[d:]), input)
-    return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad or forward_mode.active else out
+    try:
+        shape = input._data.shape
+        d = wrap_dim(dim, len(shape) + 1)
+        out = make_view(input._data.reshape(shape[:d] + (1,) + shape[d:]), input)
+        return _view_node(UnsqueezeBackward0, input, out) if input._requires_grad or forward_mode.active else out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(unsqueeze, error, input, dim)
 
 
 @method()
@@ -500,17 +521,20 @@ def unsqueeze_(self, dim):
 @method()
 def flatten(input, start_dim=0, end_dim=-1):
     """Flattens dimensions ``start_dim`` to ``end_dim`` into one."""
-    shape = input._data.shape
-    nd = len(shape)
-    if nd == 0:
-        wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)   # a 0-d tensor takes dims 0 and -1 only
-        return reshape(input, (1,))
-    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
-    if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    if s == e:
-        return input
-    return _reshape_to(input, shape[:s] + (prod(shape[s:e + 1]),) + shape[e + 1:])
+    try:
+        shape = input._data.shape
+        nd = len(shape)
+        if nd == 0:
+            wrap_dim(start_dim, 0), wrap_dim(end_dim, 0)   # a 0-d tensor takes dims 0 and -1 only
+            return reshape(input, (1,))
+        s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:
+            return input
+        return _reshape_to(input, shape[:s] + (prod(shape[s:e + 1]),) + shape[e + 1:])
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(flatten, error, input, start_dim, end_dim)
 
 
 def numel(input):
@@ -523,6 +547,9 @@ def numel(input):
 class SliceBackward0(Node):
     """Gradient of a basic-indexing view: scatter into zeros of the input's shape."""
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "dim": slice_field("dim"),
+                    "start": slice_field("start"), "end": slice_field("end"),
+                    "step": slice_field("step")}
 
     def backward(self, grad):
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
@@ -537,6 +564,8 @@ def _alike(cls, name):
 
 
 SelectBackward0 = _alike(SliceBackward0, "SelectBackward0")
+SelectBackward0.saved_fields = {"self_sym_sizes": "in_shape", "dim": slice_field("dim"),
+                                "index": slice_field("index")}
 AliasBackward0 = _alike(SliceBackward0, "AliasBackward0")
 
 
@@ -760,6 +789,7 @@ def _record_multi(node_cls, input, outs):
 
 class UnbindBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim"}
     jvp = jvp_by_transposition
 
     def backward(self, *grads):
@@ -783,8 +813,15 @@ def unbind(input, dim=0):
     return outs
 
 
+def _split_input_shape(node):
+    shapes, dim = node.out_shapes, node.dim
+    return shapes[0][:dim] + (sum(shape[dim] for shape in shapes),) + shapes[0][dim + 1:]
+
+
 class SplitBackward0(Node):
     __slots__ = ()
+    saved_fields = {"dim": "dim", "self_sym_sizes": _split_input_shape,
+                    "split_size": lambda node: node.out_shapes[0][node.dim]}
     jvp = jvp_by_transposition
 
     def backward(self, *grads):
@@ -793,6 +830,9 @@ class SplitBackward0(Node):
 
 
 SplitWithSizesBackward0 = _alike(SplitBackward0, "SplitWithSizesBackward0")
+SplitWithSizesBackward0.saved_fields = {
+    "dim": "dim", "self_sym_sizes": _split_input_shape,
+    "split_sizes": lambda node: tuple(shape[node.dim] for shape in node.out_shapes)}
 
 
 def _split_sizes(input, sizes, dim, node_cls):
@@ -824,45 +864,51 @@ def _split_method(self, split_size, dim=0):
 def split(tensor, split_size_or_sections, dim=0):
     """Splits ``tensor`` into views along ``dim``: chunks of ``split_size`` (the last may be
     smaller), or of the sizes in the list ``split_size_or_sections``."""
-    shape = tensor._data.shape
-    if not shape:
-        raise RuntimeError("split expects at least a 1-dimensional tensor")
-    dim = wrap_dim(dim, len(shape))
-    n = shape[dim]
-    if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = [int(s) for s in split_size_or_sections]
-        if any(s < 0 for s in sizes):
-            raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
-                               f"but got split_sizes={sizes}")
-        if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                               f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
-        return _split_sizes(tensor, sizes, dim, SplitWithSizesBackward0)
-    if not _is_int(split_size_or_sections):
-        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of "
-                        f"ints, not {type(split_size_or_sections).__name__}")
-    size = int(split_size_or_sections)
-    if size < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
-    if size == 0 and n:
-        raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size "
-                           f"of {n}")
-    return _split_sizes(tensor, _sizes_list(size, n), dim, SplitBackward0)
+    try:
+        shape = tensor._data.shape
+        if not shape:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        dim = wrap_dim(dim, len(shape))
+        n = shape[dim]
+        if isinstance(split_size_or_sections, (list, tuple)):
+            sizes = [int(s) for s in split_size_or_sections]
+            if any(s < 0 for s in sizes):
+                raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
+                                   f"but got split_sizes={sizes}")
+            if sum(sizes) != n:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                                   f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
+            return _split_sizes(tensor, sizes, dim, SplitWithSizesBackward0)
+        if not _is_int(split_size_or_sections):
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of "
+                            f"ints, not {type(split_size_or_sections).__name__}")
+        size = int(split_size_or_sections)
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        if size == 0 and n:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size "
+                               f"of {n}")
+        return _split_sizes(tensor, _sizes_list(size, n), dim, SplitBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(split, error, tensor, split_size_or_sections, dim)
 
 
 @method()
 def chunk(input, chunks, dim=0):
     """Splits ``input`` into at most ``chunks`` views of equal size along ``dim`` (the last
     may be smaller)."""
-    shape = input._data.shape
-    if not shape:
-        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    dim = wrap_dim(dim, len(shape))
-    n = shape[dim]
-    sizes = [0] * chunks if n == 0 else _sizes_list(-(-n // chunks), n)
-    return _split_sizes(input, sizes, dim, SplitBackward0)
+    try:
+        shape = input._data.shape
+        if not shape:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        dim = wrap_dim(dim, len(shape))
+        n = shape[dim]
+        sizes = [0] * chunks if n == 0 else _sizes_list(-(-n // chunks), n)
+        return _split_sizes(input, sizes, dim, SplitBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(chunk, error, input, chunks, dim)
 
 
 # -- diagonal, movedim, unflatten, unfold ------------------------------------------------------
@@ -891,6 +937,7 @@ def _diagonal_dims(ndim, dim1, dim2):
 
 class DiagonalBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "offset": "offset", "dim1": "dim1", "dim2": "dim2"}
 
     def backward(self, grad):
         return (diagonal_scatter_zeros(grad, self.in_shape, self.offset, self.dim1, self.dim2),)
@@ -985,6 +1032,7 @@ def unflatten(input, dim, sizes):
 
 class UnfoldBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self_sym_sizes": "in_shape", "dimension": "dim", "size": "size", "step": "step"}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -1086,36 +1134,29 @@ def data_ptr(self):
     return backend_of(self._data).data_ptr(self._data)
 
 
-class UntypedStorage:
-    """The memory behind a tensor (and all its views), as bytes."""
-
-    def __init__(self, root, ptr, device):
-        self._root, self._ptr, self.device = root, ptr, device
-
-    def data_ptr(self):
-        return self._ptr
-
-    def nbytes(self):
-        return self._root.nbytes
-
-    def size(self):
-        return self._root.nbytes
-
-    def __len__(self):
-        return self._root.nbytes
-
-    def element_size(self):
-        return 1
-
-    def __repr__(self):
-        return f"<ember.UntypedStorage of {self._root.nbytes} bytes on {self.device}>"
-
-
 @method()
 def untyped_storage(self):
     """The storage (memory) this tensor looks into; views of one tensor share it."""
-    _, root, low = _storage_root(self._data)
-    return UntypedStorage(root, low, self.device)
+    from ..storage import UntypedStorage
+    _, root, _ = _storage_root(self._data)
+    return UntypedStorage._over(root, self.device)
+
+
+@method()
+def storage(self):
+    """This tensor's storage as a ``TypedStorage`` of its dtype (deprecated, as in torch: use
+    ``untyped_storage()``)."""
+    import warnings
+    from ..storage import TypedStorage, _TYPED_DEPRECATED
+    warnings.warn(_TYPED_DEPRECATED, UserWarning, stacklevel=2)
+    return TypedStorage._wrap(untyped_storage(self), self.dtype)
+
+
+@method()
+def storage_type(self):
+    """The legacy storage class of this tensor's dtype (``ember.FloatStorage``, ...)."""
+    from ..storage import LEGACY_STORAGES, _LEGACY_NAME
+    return LEGACY_STORAGES[_LEGACY_NAME[self.dtype]]
 
 
 # Linear and dtype-preserving: their backward is the same for complex tensors.

@@ -26,6 +26,7 @@ def _not_implemented(what):
 
 class SpecialXlog1PyBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
     def backward(self, grad):
         a, b = self.saved_tensors
@@ -89,6 +90,7 @@ class _ZetaNode(_BinaryNode):
 
 class SpecialZetaBackward0(_ZetaNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
 
 
 class SpecialZetaBackward1(_ZetaNode):
@@ -127,6 +129,7 @@ def zeta(input, other, *, out=None):
 
 class IgammaBackward0(_BinaryNode):
     __slots__ = ()
+    saved_fields = {"self": 0, "other": 1}
     sign = 1.0
     what = "igamma: input"
 
@@ -146,8 +149,8 @@ class IgammacBackward0(IgammaBackward0):
 
 
 def _incomplete(name, kernel_name, kernel, node_cls, input, other, out):
-    check_tensor(input, f"special_{name}")
-    check_tensor(other, f"special_{name}", 2, "other")
+    check_tensor(input, name)
+    check_tensor(other, name, 2, "other")
     common = _dtype.result_type_of(input, other).np
     if common.kind in "biu":
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_type_word(common)}'")
@@ -156,28 +159,43 @@ def _incomplete(name, kernel_name, kernel, node_cls, input, other, out):
     def compute(a, x):
         return kernel(namespace_of(a), a, x).astype(common, copy=False)
 
-    return finish(_binary(f"special_{name}", compute, node_cls, input, other, ("self", "other")), out)
+    return finish(_binary(name, compute, node_cls, input, other, ("self", "other")), out)
 
 
 def gammainc(input, other, *, out=None):
     """The regularized lower incomplete gamma function ``P(input, other)``: the integral of
     ``t**(input - 1) * exp(-t)`` from 0 to ``other``, divided by ``Gamma(input)``.
     Differentiable in ``other`` only, as in torch."""
-    return _incomplete("gammainc", "igamma_cpu", special_gamma.gammainc, IgammaBackward0,
+    return _incomplete("special_gammainc", "igamma_cpu", special_gamma.gammainc, IgammaBackward0,
                        input, other, out)
 
 
 def gammaincc(input, other, *, out=None):
     """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P(input,
     other)``. Differentiable in ``other`` only, as in torch."""
-    return _incomplete("gammaincc", "igammac_cpu", special_gamma.gammaincc, IgammacBackward0,
+    return _incomplete("special_gammaincc", "igammac_cpu", special_gamma.gammaincc,
+                       IgammacBackward0, input, other, out)
+
+
+# torch's top-level names for them (ember/_special_aliases.py exports these)
+def igamma(input, other, *, out=None):
+    """The regularized lower incomplete gamma function, as :func:`ember.special.gammainc`."""
+    return _incomplete("igamma", "igamma_cpu", special_gamma.gammainc, IgammaBackward0,
                        input, other, out)
+
+
+def igammac(input, other, *, out=None):
+    """The regularized upper incomplete gamma function, as :func:`ember.special.gammaincc`."""
+    return _incomplete("igammac", "igammac_cpu", special_gamma.gammaincc, IgammacBackward0,
+                       input, other, out)
+
 
 
 # -- polygamma, multigammaln -----------------------------------------------------------------
 
 class PolygammaBackward0(Node):
     __slots__ = ("n",)
+    saved_fields = {"n": "n", "self": 0}
     jvp = jvp_by_transposition
 
     def backward(self, grad):

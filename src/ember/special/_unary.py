@@ -24,7 +24,10 @@ def _node(name, formula, saves):
         x = saved[0] if "x" in saves else None
         y = saved[-1] if "result" in saves else None
         return (formula(grad, x, y),)
-    return type(name, (Node,), {"__slots__": (), "backward": backward, "jvp": jvp_by_backward})
+    fields = {"x": "self", "result": "result"}
+    saved_fields = {fields[key]: i for i, key in enumerate(k for k in ("x", "result") if k in saves)}
+    return type(name, (Node,), {"__slots__": (), "backward": backward, "jvp": jvp_by_backward,
+                                "saved_fields": saved_fields})
 
 
 def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x", kernel_name=None,

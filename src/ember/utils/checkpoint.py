@@ -20,7 +20,8 @@ from ..autograd.graph import saved_tensors_hooks
 from ..random import fork_rng, get_rng_state, set_rng_state
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "noop_context_fn", "detach_variable", "check_backward_validity"]
+           "noop_context_fn", "detach_variable", "check_backward_validity", "DefaultDeviceType",
+           "get_device_states", "set_device_states"]
 
 _DEFAULT_DETERMINISM_MODE = "default"
 
@@ -310,3 +311,60 @@ def _run_range(functions, start, end):
             input = functions[j](input)
         return input
     return forward
+
+
+class DefaultDeviceType:
+    """The device type whose random state checkpointing stashes when no argument is on an
+    accelerator: the current accelerator's type, else ``'cpu'``, unless set."""
+
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        """Set the default device type for checkpointing."""
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        """The default device type for checkpointing."""
+        if not DefaultDeviceType._default_device_type:
+            from .. import accelerator
+            current = accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = current.type if current else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def _accelerator_devices(args):
+    from .._tensor import Tensor
+    found = []
+
+    def visit(x):
+        if isinstance(x, Tensor):
+            if x.device.type != "cpu" and x.device.index not in found:
+                found.append(x.device.index)
+        elif isinstance(x, (list, tuple)):
+            for item in x:
+                visit(item)
+        elif isinstance(x, dict):
+            for item in x.values():
+                visit(item)
+    visit(args)
+    return found
+
+
+def get_device_states(*args):
+    """The indices of the accelerator devices the tensors among ``args`` (nested in lists,
+    tuples and dicts too) are on, and each device's random state: ``([], [])`` when all are on
+    the CPU."""
+    devices = _accelerator_devices(args)
+    if devices:
+        raise NotImplementedError("get_device_states of accelerator tensors: ember.cuda has no "
+                                  "per-device random state to stash yet")
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore the random states ``get_device_states`` returned (nothing to do for none)."""
+    if list(devices) or list(states):
+        raise NotImplementedError("set_device_states of accelerator devices: ember.cuda has no "
+                                  "per-device random state to restore yet")

@@ -16,6 +16,7 @@ from ..._backend import onednn, parallel, special
 from ..._backend.precision import exp_in_place
 from ..._backend.choice import KernelChoice
 from ...autograd._dual import jvp_by_backward
+from ..._torch_function import override_or_raise
 
 __all__ = [
     "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "prelu",
@@ -77,6 +78,7 @@ def _activation_choices(name, numpy_forward, numpy_backward):
 
 class ReluBackward0(Node):
     __slots__ = ()
+    saved_fields = {"result": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -102,7 +104,10 @@ def _relu(input):
 @method()
 def relu(input, inplace=False):
     """Applies the rectified linear unit function element-wise: ``max(0, x)``."""
-    return _maybe_inplace(_relu, input, inplace)
+    try:
+        return _maybe_inplace(_relu, input, inplace)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(relu, error, input, inplace)
 
 
 @method()
@@ -113,6 +118,7 @@ def relu_(input):
 
 class HardtanhBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "min_val": "min_val", "max_val": "max_val"}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -221,6 +227,7 @@ def relu6(input, inplace=False):
 
 class LeakyReluBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "negative_slope": "negative_slope"}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -531,6 +538,7 @@ def _gelu_grad(input, approximate):
 
 class GeluBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0, "approximate": "approximate"}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -568,20 +576,24 @@ def _gelu_composite(input, approximate):
 def gelu(input, approximate="none"):
     """Applies the Gaussian Error Linear Unit ``x * Phi(x)``; ``approximate='tanh'`` uses
     ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``."""
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    if not _fast_float(input._data, "GeluKernelImpl"):
-        return _gelu_composite(input, approximate)
-    out = make(_gelu_array(input._data, approximate))
-    node = record(GeluBackward0, (input,), out)
-    if node is not None:
-        node.save(input)
-        node.approximate = approximate
-    return out
+    try:
+        if approximate not in ("none", "tanh"):
+            raise RuntimeError("approximate argument must be either none or tanh.")
+        if not _fast_float(input._data, "GeluKernelImpl"):
+            return _gelu_composite(input, approximate)
+        out = make(_gelu_array(input._data, approximate))
+        node = record(GeluBackward0, (input,), out)
+        if node is not None:
+            node.save(input)
+            node.approximate = approximate
+        return out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(gelu, error, input, approximate)
 
 
 class SiluBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -636,7 +648,10 @@ def _silu(input):
 
 def silu(input, inplace=False):
     """Applies the Sigmoid Linear Unit ``x * sigmoid(x)`` element-wise."""
-    return _maybe_inplace(_silu, input, inplace)
+    try:
+        return _maybe_inplace(_silu, input, inplace)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(silu, error, input, inplace)
 
 
 def _softplus(input, beta=1.0, threshold=20.0):
@@ -678,6 +693,7 @@ def tanh(input):
 
 class HardsigmoidBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):
@@ -720,6 +736,7 @@ def hardsigmoid(input, inplace=False):
 
 class HardswishBackward0(Node):
     __slots__ = ()
+    saved_fields = {"self": 0}
     jvp = jvp_by_backward
 
     def backward(self, grad):

@@ -14,6 +14,8 @@ from ..._backend import convolution
 from ...ops._common import Node, Tensor, make, record
 from ...amp.policy import autocast_policy
 from ...autograd._dual import jvp_by_transposition
+from ...autograd.saved_fields import constant
+from ..._torch_function import override_or_raise
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
@@ -32,9 +34,29 @@ class _Geometry:
 
 # -- the three ops ------------------------------------------------------------------------
 
+def _output_padding(node):
+    g, w = node.saved_tensors
+    geom = node.geom
+    return tuple(size - transposed_output_size(g.shape[2 + i], w.shape[2 + i], geom.stride[i],
+                                               geom.pads[i][0], geom.dilation[i], 0)
+                 for i, size in enumerate(node.out_spatial))
+
+
+def _conv_fields(transposed):
+    """torch's saved fields of its convolution node (padding: the low side of each dim)."""
+    return {"input": 0, "weight": 1, "stride": lambda node: node.geom.stride,
+            "padding": lambda node: tuple(lo for lo, _ in node.geom.pads),
+            "dilation": lambda node: node.geom.dilation, "groups": lambda node: node.geom.groups,
+            "transposed": constant(transposed),
+            "output_padding": _output_padding if transposed else
+            lambda node: (0,) * len(node.geom.stride),
+            "bias_sym_sizes_opt": lambda node: (node.bias_size,)}
+
+
 class ConvolutionBackward0(Node):
     """Backward of the convolution ``y = conv(x, w) + b``."""
     __slots__ = ()
+    saved_fields = _conv_fields(False)
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -57,6 +79,7 @@ class ConvolutionBackward0(Node):
 class ConvolutionTransposeBackward0(Node):
     """Backward of the transposed convolution ``x = conv_transpose(g, w) + b``."""
     __slots__ = ()
+    saved_fields = _conv_fields(True)
     jvp = jvp_by_transposition
 
     def name(self):
@@ -111,7 +134,7 @@ def _conv(x, w, bias, geom):
     out = make(y)
     node = record(ConvolutionBackward0, (x, w, bias), out)
     if node is not None:
-        node.geom = geom
+        node.geom, node.bias_size = geom, 0 if bias is None else bias._data.shape[0]
         node.save(x, w)
     return out
 
@@ -122,7 +145,8 @@ def _conv_transpose(g, w, bias, geom, in_spatial):
     out = make(x)
     node = record(ConvolutionTransposeBackward0, (g, w, bias), out)
     if node is not None:
-        node.geom = geom
+        node.geom, node.bias_size = geom, 0 if bias is None else bias._data.shape[0]
+        node.out_spatial = in_spatial
         node.save(g, w)
     return out
 
@@ -251,13 +275,19 @@ def _convnd(op, nd, input, weight, bias, stride, padding, dilation, groups):
 @autocast_policy("lower")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 1D convolution over an input signal composed of several input planes."""
-    return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+    try:
+        return _convnd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(conv1d, error, input, weight, bias, stride, padding, dilation, groups)
 
 
 @autocast_policy("lower")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Applies a 2D convolution over an input image composed of several input planes."""
-    return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+    try:
+        return _convnd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(conv2d, error, input, weight, bias, stride, padding, dilation, groups)
 
 
 @autocast_policy("lower")

@@ -1,5 +1,7 @@
 """Distances between batches of vectors."""
-__all__ = ["pairwise_distance", "cosine_similarity"]
+from ...ops.matrix_decompositions import pdist  # (torch.nn.functional.pdist is torch.pdist)
+
+__all__ = ["pairwise_distance", "cosine_similarity", "pdist"]
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

@@ -5,6 +5,7 @@ import warnings
 from ..._backend import to_device_of
 from ...ops._common import apply_inplace, make
 from ...ops.random import _rng, _uniform_array
+from ..._torch_function import override_or_raise
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout"]
@@ -51,7 +52,10 @@ def _apply(kernel, input, p, training, inplace, mask_shape):
 def dropout(input, p=0.5, training=True, inplace=False):
     """During training, zeroes each element with probability ``p`` and scales the rest by
     ``1 / (1 - p)``."""
-    return _apply(_drop, input, p, training, inplace, input.shape)
+    try:
+        return _apply(_drop, input, p, training, inplace, input.shape)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(dropout, error, input, p, training, inplace)
 
 
 def _channel_shape(input, batched_ndim):

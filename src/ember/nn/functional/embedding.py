@@ -4,12 +4,18 @@ from ...ops._common import Node, make, namespace_of, record
 from ...autograd.graph import bump_version
 from ..._backend.rows import MAX_RUN_BY_POSITION, add_rows_at  # noqa: F401  (tests read the first)
 from ...autograd._dual import jvp_by_transposition
+from ...autograd.saved_fields import array_attribute, constant
+from ..._torch_function import override_or_raise
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
 class EmbeddingBackward0(Node):
     __slots__ = ()
+    saved_fields = {"indices": array_attribute("indices"), "weight_sym_argsize_0": "num_weights",
+                    "padding_idx": lambda node: -1 if node.padding_idx is None else node.padding_idx,
+                    "scale_grad_by_freq": lambda node: node.counts is not None,
+                    "sparse": constant(False)}
     jvp = jvp_by_transposition
     sparse = False   # a sparse COO gradient for the weight (``sparse=True``)
 
@@ -126,17 +132,21 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     """Look up rows of ``weight`` by the indices in ``input``; the row ``padding_idx`` gets no
     gradient; with ``max_norm``, looked-up rows are renormalized in place first. With
     ``sparse=True`` the gradient of ``weight`` is a sparse COO tensor."""
-    num_weights = weight.shape[0]
-    padding_idx = _padding_index(padding_idx, num_weights)
-    idx = _check_indices(input, num_weights)
-    if max_norm is not None:
-        with no_grad():
-            _renorm_(weight, idx, max_norm, norm_type)
-    counts = None
-    if scale_grad_by_freq:
-        xp = namespace_of(idx)
-        counts = xp.bincount(idx.reshape(-1), minlength=num_weights).astype(weight._data.dtype)
-    return _lookup(weight, idx, padding_idx, counts, sparse)
+    try:
+        num_weights = weight.shape[0]
+        padding_idx = _padding_index(padding_idx, num_weights)
+        idx = _check_indices(input, num_weights)
+        if max_norm is not None:
+            with no_grad():
+                _renorm_(weight, idx, max_norm, norm_type)
+        counts = None
+        if scale_grad_by_freq:
+            xp = namespace_of(idx)
+            counts = xp.bincount(idx.reshape(-1), minlength=num_weights).astype(weight._data.dtype)
+        return _lookup(weight, idx, padding_idx, counts, sparse)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(embedding, error, input, weight, padding_idx, max_norm, norm_type,
+                                 scale_grad_by_freq, sparse)
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,

@@ -1,6 +1,7 @@
 """Affine maps: ``linear`` and ``bilinear``."""
 from ...ops.linalg import addmm, einsum, matmul
 from ...amp.policy import autocast_policy
+from ..._torch_function import override_or_raise
 
 __all__ = ["linear", "bilinear"]
 
@@ -8,17 +9,20 @@ __all__ = ["linear", "bilinear"]
 @autocast_policy("lower")
 def linear(input, weight, bias=None):
     """Applies the affine map ``y = x A^T + b``."""
-    in_shape, w_shape = input._data.shape, weight._data.shape
-    if in_shape and len(w_shape) == 2 and in_shape[-1] != w_shape[1]:
-        rows = input.numel() // in_shape[-1] if in_shape[-1] else 0
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{in_shape[-1]} "
-                           f"and {w_shape[1]}x{w_shape[0]})")
-    if bias is not None and len(w_shape) == 2 and bias._data.ndim == 1 and in_shape:
-        return _addmm_rows(input, weight, bias)
-    out = matmul(input, weight.t() if weight.ndim == 2 else weight)
-    if bias is not None:
-        out = out + bias
-    return out
+    try:
+        in_shape, w_shape = input._data.shape, weight._data.shape
+        if in_shape and len(w_shape) == 2 and in_shape[-1] != w_shape[1]:
+            rows = input.numel() // in_shape[-1] if in_shape[-1] else 0
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{in_shape[-1]} "
+                               f"and {w_shape[1]}x{w_shape[0]})")
+        if bias is not None and len(w_shape) == 2 and bias._data.ndim == 1 and in_shape:
+            return _addmm_rows(input, weight, bias)
+        out = matmul(input, weight.t() if weight.ndim == 2 else weight)
+        if bias is not None:
+            out = out + bias
+        return out
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(linear, error, input, weight, bias)
 
 
 def _addmm_rows(input, weight, bias):

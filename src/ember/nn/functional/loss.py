@@ -16,6 +16,7 @@ from .distance import pairwise_distance
 from ...amp.policy import autocast_policy
 from ..._backend import parallel
 from ...autograd._dual import jvp_by_transposition
+from ..._torch_function import override_or_raise
 
 __all__ = [
     "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
@@ -89,14 +90,17 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 @autocast_policy("fp32")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """The mean (or sum, or each) squared error ``(input - target)^2``."""
-    reduction = _reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    _warn_size_mismatch(input, target)
-    diff = input - target
-    loss = diff * diff
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    try:
+        reduction = _reduction(size_average, reduce, reduction)
+        _check_reduction(reduction)
+        _warn_size_mismatch(input, target)
+        diff = input - target
+        loss = diff * diff
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(loss, reduction)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(mse_loss, error, input, target, size_average, reduce, reduction, weight)
 
 
 @autocast_policy("fp32")
@@ -447,14 +451,18 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """The cross entropy between the logits ``input`` (N, C, *) and ``target``: class
     indices (N, *) or class probabilities (N, C, *). Supports class ``weight``,
     ``ignore_index`` (indices only) and ``label_smoothing``."""
-    reduction = _reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if target.is_floating_point():
-        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
-    return _cross_entropy_indices(input, target, weight, ignore_index, reduction,
-                                  label_smoothing)
+    try:
+        reduction = _reduction(size_average, reduce, reduction)
+        _check_reduction(reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        if target.is_floating_point():
+            return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
+        return _cross_entropy_indices(input, target, weight, ignore_index, reduction,
+                                      label_smoothing)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(cross_entropy, error, input, target, weight, size_average, ignore_index,
+                                 reduce, reduction, label_smoothing)
 
 
 @autocast_policy("fp32")
@@ -462,19 +470,22 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     """The negative log likelihood loss: ``-weight[t] * input[n, t]`` for log-probabilities
     ``input`` (N, C, *) and class indices ``target`` (N, *)."""
-    reduction = _reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    _, targets, classes = _class_layout(input, target, weight)
-    xp = namespace_of(input._data)
-    picked = _ClassTargets(xp, targets, classes, weight, ignore_index, 0.0, input._data.dtype)
-    rows = _rows_of(input)
-    per_row = -rows[make(picked.rows), make(picked.index)] * make(picked.picked_weight)
-    if reduction == "none":
-        return per_row.reshape(target.shape)
-    if reduction == "sum":
-        return per_row.sum()
-    divisor = picked.divisor()
-    return per_row.sum() / divisor if divisor else per_row.sum() * math.nan
+    try:
+        reduction = _reduction(size_average, reduce, reduction)
+        _check_reduction(reduction)
+        _, targets, classes = _class_layout(input, target, weight)
+        xp = namespace_of(input._data)
+        picked = _ClassTargets(xp, targets, classes, weight, ignore_index, 0.0, input._data.dtype)
+        rows = _rows_of(input)
+        per_row = -rows[make(picked.rows), make(picked.index)] * make(picked.picked_weight)
+        if reduction == "none":
+            return per_row.reshape(target.shape)
+        if reduction == "sum":
+            return per_row.sum()
+        divisor = picked.divisor()
+        return per_row.sum() / divisor if divisor else per_row.sum() * math.nan
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(nll_loss, error, input, target, weight, size_average, ignore_index, reduce, reduction)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -506,19 +517,23 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction="mean", pos_weight=None):
     """Sigmoid and binary cross entropy in one stable expression:
     ``(1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)``."""
-    reduction = _reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    if target.shape != input.shape:
-        raise ValueError(f"Target size ({_torch_size(target)}) must be the same as input size "
-                         f"({_torch_size(input)})")
-    log_sig = logsigmoid(input)
-    if pos_weight is not None:
-        loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * log_sig
-    else:
-        loss = (1 - target) * input - log_sig
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    try:
+        reduction = _reduction(size_average, reduce, reduction)
+        _check_reduction(reduction)
+        if target.shape != input.shape:
+            raise ValueError(f"Target size ({_torch_size(target)}) must be the same as input size "
+                             f"({_torch_size(input)})")
+        log_sig = logsigmoid(input)
+        if pos_weight is not None:
+            loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * log_sig
+        else:
+            loss = (1 - target) * input - log_sig
+        if weight is not None:
+            loss = loss * weight
+        return _reduce(loss, reduction)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(binary_cross_entropy_with_logits, error, input, target, weight,
+                                 size_average, reduce, reduction, pos_weight)
 
 
 @autocast_policy("fp32")

@@ -9,8 +9,10 @@ from .fused_attention import fused_attention
 from ... import _flop_hook
 from ...backends.cuda import _sdp
 from ...amp.policy import autocast_policy
+from ...overrides import has_torch_function, has_torch_function_unary, has_torch_function_variadic
 
-__all__ = ["normalize", "scaled_dot_product_attention"]
+__all__ = ["normalize", "scaled_dot_product_attention", "has_torch_function",
+           "has_torch_function_unary", "has_torch_function_variadic"]
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -19,6 +19,8 @@ from ..._backend.choice import KernelChoice
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
 from ...autograd.graph import bump_version
 from ...autograd._dual import jvp_by_transposition
+from ...autograd.saved_fields import not_kept
+from ..._torch_function import override_or_raise
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
@@ -37,10 +39,25 @@ def _fused(data):
     return data.dtype.char in "fd" and data.size > 0
 
 
+def _batch_statistic(index):
+    """The saved mean (``index`` 2) or inverse standard deviation (3) per channel, as torch
+    keeps them: empty when the running statistics were used."""
+    def field(node):
+        stat = node.saved_tensors[index]
+        if not node.training:
+            return make(namespace_of(stat._data).empty((0,), stat._data.dtype))
+        return stat.reshape(-1)
+    return field
+
+
 class NativeBatchNormBackward0(Node):
     """Backward of ``y = (x - mean) * invstd * weight + bias`` where the statistics are
     taken over ``dims`` (from the input when ``training``, else fixed)."""
     __slots__ = ()
+    saved_fields = {"input": 0, "weight": 1, "eps": "eps", "training": "training",
+                    "result1": _batch_statistic(2), "result2": _batch_statistic(3),
+                    "running_mean": not_kept("running_mean"),
+                    "running_var": not_kept("running_var")}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -263,6 +280,8 @@ def _sum_product_centered(xp, grad, x, mean, invstd, sum_grad, sum_grad_x):
 
 class NativeLayerNormBackward0(NativeBatchNormBackward0):
     __slots__ = ()
+    saved_fields = {"input": 0, "weight": 1, "bias": not_kept("bias"), "result1": 2,
+                    "result2": 3, "normalized_shape": "param_shape"}
 
     def _fused_backward(self, grad, x, weight, mean, invstd, need):
         width = x.size // mean.size
@@ -442,30 +461,34 @@ def _check_batch_norm(input, running_mean, weight, bias, training):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-05):
     """Apply Batch Normalization for each channel across a batch of data."""
-    _check_batch_norm(input, running_mean, weight, bias, training)
-    if _half_precision(input):  # computed in float32 and rounded once, as torch does
-        return batch_norm(input.float(), running_mean, running_var, _float(weight), _float(bias),
-                          training, momentum, eps).to(input.dtype)
-    if input.dim() >= 2 and _fused(input._data):
-        return _batch_norm_fused(input, running_mean, running_var, weight, bias, training,
+    try:
+        _check_batch_norm(input, running_mean, weight, bias, training)
+        if _half_precision(input):  # computed in float32 and rounded once, as torch does
+            return batch_norm(input.float(), running_mean, running_var, _float(weight), _float(bias),
+                              training, momentum, eps).to(input.dtype)
+        if input.dim() >= 2 and _fused(input._data):
+            return _batch_norm_fused(input, running_mean, running_var, weight, bias, training,
+                                     momentum, eps)
+        xp = namespace_of(input._data)
+        nd = input.dim()
+        dims = (0,) + tuple(range(2, nd))
+        param_shape = (1, -1) + (1,) * (nd - 2)
+        data = input._data
+        if training or running_mean is None:
+            mean, var = _moments(xp, data, dims)
+            if training and running_mean is not None:
+                _update_running(xp, running_mean, running_var, mean, var, data.size // data.shape[1],
+                                momentum)
+        else:
+            mean = running_mean._data.reshape(param_shape)
+            var = running_var._data.reshape(param_shape)
+        invstd = 1.0 / xp.sqrt(var + eps)
+        use_batch = training or running_mean is None
+        return _normalize(NativeBatchNormBackward0, input, weight, bias, dims, param_shape, dims,
+                          mean, invstd, use_batch, eps)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(batch_norm, error, input, running_mean, running_var, weight, bias, training,
                                  momentum, eps)
-    xp = namespace_of(input._data)
-    nd = input.dim()
-    dims = (0,) + tuple(range(2, nd))
-    param_shape = (1, -1) + (1,) * (nd - 2)
-    data = input._data
-    if training or running_mean is None:
-        mean, var = _moments(xp, data, dims)
-        if training and running_mean is not None:
-            _update_running(xp, running_mean, running_var, mean, var, data.size // data.shape[1],
-                            momentum)
-    else:
-        mean = running_mean._data.reshape(param_shape)
-        var = running_var._data.reshape(param_shape)
-    invstd = 1.0 / xp.sqrt(var + eps)
-    use_batch = training or running_mean is None
-    return _normalize(NativeBatchNormBackward0, input, weight, bias, dims, param_shape, dims,
-                      mean, invstd, use_batch, eps)
 
 
 def _batch_norm_fused(input, running_mean, running_var, weight, bias, training, momentum, eps):
@@ -545,26 +568,29 @@ def _update_running(xp, running_mean, running_var, mean, var, count, momentum):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Apply Layer Normalization for last certain number of dimensions."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
-    k = len(normalized_shape)
-    if tuple(input.shape[input.dim() - k:]) != normalized_shape or k > input.dim():
-        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
-                           f"{list(input.shape)}")
-    if _half_precision(input):  # computed in float32 and rounded once, as torch does
-        return layer_norm(input.float(), normalized_shape, _float(weight), _float(bias),
-                          eps).to(input.dtype)
-    xp = namespace_of(input._data)
-    nd = input.dim()
-    dims = tuple(range(nd - k, nd))
-    if k and _fused(input._data):
-        return _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps)
-    mean, var = _moments(xp, input._data, dims)
-    invstd = 1.0 / xp.sqrt(var + eps)
-    return _normalize(NativeLayerNormBackward0, input, weight, bias, dims, normalized_shape,
-                      tuple(range(nd - k)), mean, invstd, True, eps)
+    try:
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        normalized_shape = tuple(normalized_shape)
+        k = len(normalized_shape)
+        if tuple(input.shape[input.dim() - k:]) != normalized_shape or k > input.dim():
+            raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                               f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
+                               f"{list(input.shape)}")
+        if _half_precision(input):  # computed in float32 and rounded once, as torch does
+            return layer_norm(input.float(), normalized_shape, _float(weight), _float(bias),
+                              eps).to(input.dtype)
+        xp = namespace_of(input._data)
+        nd = input.dim()
+        dims = tuple(range(nd - k, nd))
+        if k and _fused(input._data):
+            return _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps)
+        mean, var = _moments(xp, input._data, dims)
+        invstd = 1.0 / xp.sqrt(var + eps)
+        return _normalize(NativeLayerNormBackward0, input, weight, bias, dims, normalized_shape,
+                          tuple(range(nd - k)), mean, invstd, True, eps)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(layer_norm, error, input, normalized_shape, weight, bias, eps)
 
 
 def _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps):

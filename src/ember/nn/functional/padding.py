@@ -13,6 +13,7 @@ __all__ = ["pad"]
 
 class ConstantPadNdBackward0(Node):
     __slots__ = ()
+    saved_fields = {"pad": "pad"}
 
     def jvp(self, tangent):
         return _constant_pad(tangent, list(self.pad), 0)

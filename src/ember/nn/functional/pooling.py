@@ -24,6 +24,7 @@ from .conv import _Geometry, _conv_transpose, tuple_arg
 from ...amp.op_lists import max_pool3d_runs_in_fp32
 from ...amp.policy import autocast_policy
 from ...autograd._dual import jvp_by_transposition
+from ...autograd.saved_fields import not_kept
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
@@ -49,11 +50,32 @@ class _ScatterNode(Node):
         return (_gather_flat(grad, indices),)
 
 
+def _max_pool_indices(node):
+    (saved,) = node.saved_tensors
+    window = node.__dict__.get("window")
+    return saved if window is None else make(window.onednn_indices(saved._data))
+
+
+def _pool_window(node):
+    return node.__dict__.get("window") or node.geometry
+
+
+def _window_field(name):
+    return lambda node: getattr(_pool_window(node), name)
+
+
+_POOL_FIELDS = {"self": not_kept("self"), "kernel_size": _window_field("kernel"),
+                "stride": _window_field("stride"), "padding": _window_field("padding"),
+                "ceil_mode": _window_field("ceil_mode")}
+
+
 class MaxPool2DWithIndicesBackward0(_ScatterNode):
     """Backward of max pooling: the gradient goes to each window's maximum. Saves the flat
     indices of the maxima, or, where oneDNN ran the forward, its workspace (``window`` then
     holds the pooling's geometry)."""
     __slots__ = ()
+    geometry = None
+    saved_fields = dict(_POOL_FIELDS, dilation=_window_field("dilation"), result1=_max_pool_indices)
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -164,14 +186,15 @@ def _window_max(xp, data, coords, padded_sizes, pads):
     return result.reshape((n, c) + out_spatial), indices.reshape((n, c) + out_spatial)
 
 
-def _record_max(node_cls, x, values, indices, unique=False):
+def _record_max(node_cls, x, values, indices, unique=False, window=None):
     """The max pooling's output tensors, with ``node_cls`` recorded over ``x`` (saving the
-    flat ``indices``; ``unique``: no index repeats within a row)."""
+    flat ``indices``; ``unique``: no index repeats within a row; ``window``: the pooling's
+    geometry, kept for its saved fields)."""
     out, idx = make(values), make(indices)
     node = record(node_cls, (x,), out)
     if node is not None:
         node.in_shape = tuple(x.shape)
-        node.unique = unique
+        node.unique, node.geometry = unique, window
         node.save(idx)
     return out, idx
 
@@ -298,14 +321,15 @@ class _Window:
     shape and memory format; for average pooling, ``count_include_pad`` and
     ``divisor_override``."""
     __slots__ = ("kernel", "stride", "padding", "dilation", "out", "in_shape", "fmt",
-                 "count_include_pad", "divisor_override")
+                 "count_include_pad", "divisor_override", "ceil_mode")
 
     def __init__(self, x, kernel, stride, padding, dilation, out, count_include_pad=True,
-                 divisor_override=None):
+                 divisor_override=None, ceil_mode=False):
         self.kernel, self.stride, self.padding = tuple(kernel), tuple(stride), tuple(padding)
         self.dilation, self.out = tuple(dilation), tuple(out)
         self.in_shape, self.fmt = tuple(x.shape), _mf.suggest(x)
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+        self.ceil_mode = ceil_mode
 
     def geometry(self):
         """(kernel, stride, padding, dilation), as oneDNN's pooling takes them."""
@@ -406,11 +430,11 @@ def _max_poolnd(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated output "
                            f"size: ({'x'.join(map(str, [x.shape[1]] + out))}). Output size is too small")
     node_cls = MaxPool3DWithIndicesBackward0 if nd == 3 else MaxPool2DWithIndicesBackward0
-    window = _Window(x._data, kernel, stride, padding, dilation, out)
+    window = _Window(x._data, kernel, stride, padding, dilation, out, ceil_mode=ceil_mode)
     training = x._requires_grad and grad_state.grad_enabled
     values, indices, workspace = _max_pool(x._data, window, training or with_indices)
     if workspace is None:
-        values, indices = _record_max(node_cls, x, values, indices, window.tiled())
+        values, indices = _record_max(node_cls, x, values, indices, window.tiled(), window)
     else:
         values = make(values)
         node = record(node_cls, (x,), values)
@@ -514,6 +538,8 @@ class AvgPool2DBackward0(Node):
     """Backward of average pooling: each output's gradient spread over its window, divided
     by the window's divisor (``window`` holds the pooling's geometry)."""
     __slots__ = ()
+    saved_fields = dict(_POOL_FIELDS, count_include_pad=_window_field("count_include_pad"),
+                        divisor_override=_window_field("divisor_override"))
     jvp = jvp_by_transposition
 
     def backward(self, grad):
@@ -529,10 +555,12 @@ class AvgPool3DBackward0(AvgPool2DBackward0):
 
 class AdaptiveAvgPool2DBackward0(AvgPool2DBackward0):
     __slots__ = ()
+    saved_fields = {"self": not_kept("self")}
 
 
 class AdaptiveAvgPool3DBackward0(AvgPool2DBackward0):
     __slots__ = ()
+    saved_fields = {"self": not_kept("self")}
 
 
 def _divisor(xp, window, dtype):
@@ -644,7 +672,7 @@ def _avg_poolnd(op, nd, input, kernel_size, stride, padding, ceil_mode, count_in
     out = [_pool_output_size(sizes[i], kernel[i], stride[i], padding[i], 1, ceil_mode)
            for i in range(nd)]
     window = _Window(x._data, kernel, stride, padding, (1,) * nd, out, count_include_pad,
-                     divisor_override)
+                     divisor_override, ceil_mode)
     result = _avg_pool_node(x, window, AvgPool3DBackward0 if nd == 3 else AvgPool2DBackward0)
     return result.squeeze(0) if unbatched else result
 
@@ -750,6 +778,7 @@ def _adaptive_max_poolnd(op, nd, input, output_size):
 
 class AdaptiveMaxPool2DBackward0(MaxPool2DWithIndicesBackward0):
     __slots__ = ()
+    saved_fields = {"self": not_kept("self"), "result1": _max_pool_indices}
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):

@@ -11,8 +11,9 @@ from ...ops._common import (
 from ..._backend import onednn
 from ..._backend.choice import KernelChoice
 from ...autograd._dual import jvp_by_backward
+from ..._torch_function import override_or_raise
 
-__all__ = ["softmax", "log_softmax", "softmin"]
+__all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
 
 def _softmax_dim(name, ndim):
@@ -203,12 +204,18 @@ def _softmax_node(input, dim, dtype, name, kernel, node_cls):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``exp(x_i) / sum_j exp(x_j)`` along ``dim``: the result lies in [0, 1] and sums
     to 1 along ``dim``."""
-    return _softmax_node(input, dim, dtype, "softmax", _softmax, SoftmaxBackward0)
+    try:
+        return _softmax_node(input, dim, dtype, "softmax", _softmax, SoftmaxBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(softmax, error, input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``log(softmax(x))`` along ``dim``, computed stably."""
-    return _softmax_node(input, dim, dtype, "log_softmax", _log_softmax, LogSoftmaxBackward0)
+    try:
+        return _softmax_node(input, dim, dtype, "log_softmax", _log_softmax, LogSoftmaxBackward0)
+    except (AttributeError, TypeError) as error:   # a tensor-like argument's override
+        return override_or_raise(log_softmax, error, input, dim, _stacklevel, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -230,3 +237,17 @@ def _tensor_log_softmax(self, dim, dtype=None):
     return log_softmax(self, dim, dtype=dtype)
 
 
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-Softmax distribution: ``softmax((logits + g) / tau)`` with ``g``
+    Gumbel(0, 1) noise; ``hard=True`` returns one-hot vectors whose gradient is the soft
+    sample's (the straight-through estimator). ``eps`` is unused, as in torch."""
+    from ...ops.creation import empty_like, zeros_like
+    gumbels = -empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    one_hot = zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft

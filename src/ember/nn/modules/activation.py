@@ -7,7 +7,7 @@ __all__ = [
     "ReLU", "ReLU6", "LeakyReLU", "RReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
     "Softplus", "Softsign", "Sigmoid", "Hardsigmoid", "Hardswish", "Hardtanh", "Tanh",
     "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "LogSigmoid", "Softmax",
-    "LogSoftmax", "Softmin", "GLU",
+    "LogSoftmax", "Softmin", "Softmax2d", "GLU",
 ]
 
 
@@ -286,6 +286,16 @@ class _WithDim(Module):
 class Softmax(_WithDim):
     """Applies softmax along ``dim``."""
     _fn = F.softmax
+
+
+class Softmax2d(Module):
+    """Applies softmax over the channels of each spatial location: the input is (N, C, H, W)
+    or (C, H, W)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
 
 
 class LogSoftmax(_WithDim):

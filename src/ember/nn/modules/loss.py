@@ -4,7 +4,8 @@ from ..functional.loss import legacy_get_string
 from .module import Module
 
 __all__ = [
-    "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+    "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "NLLLoss2d",
+    "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CosineEmbeddingLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
     "TripletMarginLoss", "TripletMarginWithDistanceLoss", "SoftMarginLoss", "MultiLabelMarginLoss",
@@ -87,6 +88,10 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """``NLLLoss`` under its old name for images (it takes (N, C, H, W) inputs as NLLLoss does)."""
 
 
 class BCELoss(_WeightedLoss):

@@ -345,7 +345,10 @@ class Module:
                 modules[name] = value
             else:
                 buffers = d.get("_buffers")
-                if buffers is not None and name in buffers:
+                if buffers is not None and value.__class__ is Tensor and value.__dict__.get("_is_buffer"):
+                    self._remove_member(name, d, self._parameters, self._modules)
+                    self.register_buffer(name, value, value.persistent)   # an nn.Buffer
+                elif buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                         "(ember.Tensor or None expected)")
