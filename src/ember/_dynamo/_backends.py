@@ -20,13 +20,38 @@ def _replay(gm, example_inputs):
     return gm.forward
 
 
+class _Inductor:
+    """ember's own compiler: the graph with its pointwise chains as generated kernels
+    (``ember._inductor``); with ``ember._inductor.config.aot_backward`` an ahead-of-time
+    backward too, whose forward and backward graphs are fused in turn."""
+
+    __name__ = "inductor"
+
+    def __call__(self, gm, example_inputs):
+        from .._inductor import compile_fx
+        return compile_fx(gm, example_inputs)
+
+    @property
+    def aot_autograd(self):
+        from .._inductor import config
+        return config.aot_backward
+
+    @staticmethod
+    def fuse_aot(aot_function):
+        from .._inductor import fuse_aot
+        fuse_aot(aot_function)
+
+
+_inductor = _Inductor()
+
+
 def _aot_replay(gm, example_inputs):
     return gm.forward
 
 
 _aot_replay.aot_autograd = True   # CompiledFunction builds the backward graph at capture time
 
-_BACKENDS = {"eager": _replay, "aot_eager": _aot_replay, "inductor": _replay}
+_BACKENDS = {"eager": _replay, "aot_eager": _aot_replay, "inductor": _inductor}
 _DEBUG = ("eager", "aot_eager")
 
 # torch's registered backend names that ember does not have
