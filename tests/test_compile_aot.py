@@ -365,13 +365,24 @@ def test_parameter_gradients_accumulate_into_grad_as_eager():
     _close(got, model.weight.grad)
 
 
-def test_the_default_backend_replays_with_eager_autograd():
-    """``inductor`` (the default) keeps eager's autograd until generated kernels land."""
+def test_the_default_backend_takes_the_ahead_of_time_backward():
+    """``inductor`` (the default) builds the ahead-of-time backward (its graphs fused), and
+    with ``ember._inductor.config.aot_backward`` off replays with eager autograd."""
+    from ember._inductor import config
     model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.GELU())
-    compiled = ember.compile(model)
     x = ember.randn(2, 4)
-    compiled(x)
-    out = compiled(x)
-    assert type(out.grad_fn).__name__ != "CompiledFunctionBackward"
-    out.sum().backward()
-    assert model[0].weight.grad is not None
+    model(x).sum().backward()
+    expected = model[0].weight.grad.clone()
+    for aot, node in ((True, AOT), (False, "GeluBackward0")):
+        model.zero_grad()
+        compiled = ember.compile(model)
+        config.aot_backward = aot
+        try:
+            compiled(x)
+            out = compiled(x)
+        finally:
+            config.aot_backward = True
+        assert out.grad_fn.name() == node
+        model.zero_grad()
+        out.sum().backward()
+        _close(model[0].weight.grad, expected)

@@ -210,7 +210,7 @@ def source(spec):
     for j, step in enumerate(spec.steps):
         if j not in invariant:
             add(body + _step_line(j, step, spec))
-    for i, (step, t, kind, red) in enumerate(spec.outputs):
+    for i, (step, _, kind, red) in enumerate(spec.outputs):
         k = n_in + i
         if red:
             add(f"{body}acc{i} += (double)v{step};")
