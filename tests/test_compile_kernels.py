@@ -325,3 +325,30 @@ def test_compile_time_is_counted():
     loaded = counters["kernels_loaded"] - before["kernels_loaded"]
     assert built + loaded == 1
     assert (counters["compile_seconds"] > before["compile_seconds"]) == (built == 1)
+
+
+def test_tangents_and_autocast_run_the_ops_eagerly():
+    """A kernel computes no forward-mode tangent and takes no autocast dtype: such calls run
+    the group's ops (torch's values and tangents)."""
+    import ember.autograd.forward_ad as fwad
+    x, tx = _pair(4, 9)
+    v, tv = _pair(4, 9, seed=1)
+
+    def fn(lib, x):
+        return (x * 0.5).sigmoid() * x - 1
+    compiled = ember.compile(lambda a: fn(ember, a))
+    with ember.no_grad():
+        compiled(x)
+        compiled(x)
+    assert _kernels_run(compiled)
+    with fwad.dual_level():
+        out = compiled(fwad.make_dual(x, v))
+        primal, tangent = fwad.unpack_dual(out)
+    _, expected = torch.func.jvp(lambda a: fn(torch, a), (tx,), (tv,))
+    _assert_close(primal, fn(torch, tx))
+    _assert_close(tangent, expected)
+    with ember.no_grad(), ember.autocast("cpu", dtype=ember.bfloat16):
+        got = compiled(x)
+        want = fn(ember, x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

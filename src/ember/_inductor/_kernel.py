@@ -6,14 +6,16 @@ strides, dtypes): that call runs the group's ops eagerly, which gives every inte
 dtype and shape by ember's own promotion rules, and the source is written, compiled (or found
 in the cache) and kept with the sizes and strides to pass. Calls that a kernel cannot compute
 (a dtype other than float32, float64 and bool, a tensor off the CPU, inputs that require grad
-while grad mode is on, a reduction of a value smaller than the loop) run the ops eagerly, as the graph did
+while grad mode is on, autocast on, a reduction of a value smaller than the loop) run the ops eagerly, as the graph did
 before fusion."""
 import ctypes
 
 import numpy as np
 
 from .. import Tensor
+from ..amp import policy as amp_policy
 from ..autograd.grad_mode import state
+from ..nn.parameter import Parameter
 from ..ops._common import make
 from . import _compiler, config
 from ._codegen import NAME, KernelSpec, source
@@ -22,6 +24,9 @@ from ._pointwise import C_TYPES, COMPARISONS
 __all__ = ["FusedKernel", "Ref"]
 
 _FALLBACK = object()
+# the inputs a kernel computes on: plain tensors (a subclass, a vmap level's batched tensor, a
+# tensor carrying a forward-mode tangent or a Python number runs the ops eagerly)
+_PLAIN = frozenset({Tensor, Parameter})
 
 
 class Ref:
@@ -54,12 +59,14 @@ class FusedKernel:
         return f"FusedKernel({ops})"
 
     def run(self, *inputs):
-        if state.grad_enabled and any(getattr(t, "requires_grad", False) for t in inputs):
+        grad = state.grad_enabled
+        for t in inputs:
+            if t.__class__ not in _PLAIN or (grad and t._requires_grad) or \
+                    t._fw_grad is not None:
+                return self.eager(inputs)
+        if amp_policy._threads_enabled:     # autocast chooses the ops' dtypes
             return self.eager(inputs)
-        try:
-            key = tuple((t.shape, t._data.strides, t.dtype) for t in inputs)
-        except AttributeError:      # a Python number where the capture had a tensor
-            return self.eager(inputs)
+        key = tuple((t.shape, t._data.strides, t.dtype) for t in inputs)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = _plan(self, inputs)
