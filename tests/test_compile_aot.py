@@ -365,24 +365,19 @@ def test_parameter_gradients_accumulate_into_grad_as_eager():
     _close(got, model.weight.grad)
 
 
-def test_the_default_backend_takes_the_ahead_of_time_backward():
-    """``inductor`` (the default) builds the ahead-of-time backward (its graphs fused), and
-    with ``ember._inductor.config.aot_backward`` off replays with eager autograd."""
-    from ember._inductor import config
+def test_the_default_backend_replays_with_eager_autograd_unless_asked():
+    """``inductor`` (the default) replays training calls with eager autograd; its
+    ``aot_backward`` option (or ``ember._inductor.config.aot_backward``) builds the
+    ahead-of-time backward, whose graphs it fuses."""
     model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.GELU())
     x = ember.randn(2, 4)
     model(x).sum().backward()
     expected = model[0].weight.grad.clone()
-    for aot, node in ((True, AOT), (False, "GeluBackward0")):
+    for options, node in ((None, "GeluBackward0"), ({"aot_backward": True}, AOT)):
         model.zero_grad()
-        compiled = ember.compile(model)
-        config.aot_backward = aot
-        try:
-            compiled(x)
-            out = compiled(x)
-        finally:
-            config.aot_backward = True
+        compiled = ember.compile(model, options=options)
+        compiled(x)
+        out = compiled(x)
         assert out.grad_fn.name() == node
-        model.zero_grad()
         out.sum().backward()
         _close(model[0].weight.grad, expected)

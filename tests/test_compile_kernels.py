@@ -42,8 +42,8 @@ def _graph_modules(compiled):
         run = entry.run
         if getattr(run, "aot", False):
             out += [run.forward_graph, run.backward_graph]
-        else:
-            out.append(run.__self__)
+            run = run.replay
+        out.append(getattr(run, "fused", None) or run.__self__)
     return out
 
 
@@ -197,10 +197,13 @@ def test_trailing_reduction(case):
     _check_fused(fn, [(x, tx), (y, ty)], atol=1e-5, rtol=1e-5)
 
 
+AOT = {"aot_backward": True}
+
+
 def _trained(fn, inputs, steps=3):
-    """Values and input gradients of ``fn(ember, ...)`` compiled (default backend) over
-    ``steps`` calls, the last one's."""
-    compiled = ember.compile(lambda *xs: fn(ember, *xs))
+    """Values and input gradients of ``fn(ember, ...)`` compiled (default backend, with its
+    ahead-of-time backward) over ``steps`` calls, the last one's."""
+    compiled = ember.compile(lambda *xs: fn(ember, *xs), options=AOT)
     for _ in range(steps):
         for x in inputs:
             x.grad = None
@@ -249,7 +252,7 @@ def test_benchmark_models_match_torch(name):
     tmodel.load_state_dict({k: torch.tensor(v.detach().numpy())
                             for k, v in model.state_dict().items()})
     x, tx = _pair(*shape, seed=7)
-    compiled = ember.compile(model)
+    compiled = ember.compile(model, options=AOT)
     for _ in range(3):
         model.zero_grad()
         out = compiled(x)
@@ -267,6 +270,14 @@ def test_benchmark_models_match_torch(name):
         for _ in range(2):
             got = inference(x)
     _assert_close(got, tout, atol=1e-5, rtol=1e-4)
+    replayed = ember.compile(model)          # training without the option: eager autograd
+    for _ in range(3):
+        model.zero_grad()
+        out = replayed(x)
+        out.pow(2).mean().backward()
+    assert out.grad_fn.name() != "CompiledFunctionBackward"
+    for pname, p in model.named_parameters():
+        _assert_close(p.grad, tparams[pname].grad, atol=1e-5, rtol=1e-4)
 
 
 _PROBE = """
@@ -352,3 +363,29 @@ def test_tangents_and_autocast_run_the_ops_eagerly():
         want = fn(ember, x)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+def test_options_choose_the_backward_and_the_kernels():
+    """``options``: ``aot_backward`` and ``fuse`` per compiled function; torch's other
+    inductor options are accepted and do nothing."""
+    x, tx = _pair(6, 10)
+    x.requires_grad_()
+    tx.requires_grad_()
+
+    def fn(lib, a):
+        return (a * 2).sigmoid() * a + 1
+    expected = fn(torch, tx)
+    expected.sum().backward()
+    for options, node, kernels in (({"aot_backward": True}, "CompiledFunctionBackward", True),
+                                   ({"aot_backward": True, "fuse": False},
+                                    "CompiledFunctionBackward", False),
+                                   ({"epilogue_fusion": True}, "AddBackward0", False)):
+        compiled = ember.compile(lambda a: fn(ember, a), options=options)
+        for _ in range(3):
+            x.grad = None
+            out = compiled(x)
+            out.sum().backward()
+        assert out.grad_fn.name() == node
+        _assert_close(out, expected)
+        _assert_close(x.grad, tx.grad)
+        assert bool(_kernels_run(compiled)) == kernels
