@@ -389,3 +389,21 @@ def test_options_choose_the_backward_and_the_kernels():
         _assert_close(out, expected)
         _assert_close(x.grad, tx.grad)
         assert bool(_kernels_run(compiled)) == kernels
+
+
+def test_an_unwritable_cache_falls_back_with_a_warning(monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("EMBER_KERNEL_CACHE", str(blocker / "kernels"))   # under a file
+    monkeypatch.setattr(_compiler, "_warned", set())
+    x, tx = _pair(3, 13, seed=9)
+
+    def fn(lib, a):
+        return (a * 0.375 + 0.5).exp() * a - 2.25
+    compiled = ember.compile(lambda a: fn(ember, a))
+    with pytest.warns(RuntimeWarning, match="cannot be written"):
+        with ember.no_grad():
+            compiled(x)
+            got = compiled(x)
+    _assert_close(got, fn(torch, tx))
+    assert not _kernels_run(compiled)

@@ -113,7 +113,14 @@ def load(source, name):
         if os.path.exists(path):
             counters["kernels_loaded"] += 1
         else:
-            if not _build(cc, source, directory, path):
+            try:
+                built = _build(cc, source, directory, path)
+            except OSError as e:        # the cache directory cannot be made or written
+                _warn_once("cache", f"ember.compile: generated kernels cannot be written to "
+                           f"{directory!r} ({e}); graphs run their ops unfused. Set "
+                           f"EMBER_KERNEL_CACHE to a writable directory.")
+                return None
+            if not built:
                 return None
         try:
             lib = ctypes.CDLL(path)
