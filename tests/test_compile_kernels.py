@@ -407,3 +407,17 @@ def test_an_unwritable_cache_falls_back_with_a_warning(monkeypatch, tmp_path):
             got = compiled(x)
     _assert_close(got, fn(torch, tx))
     assert not _kernels_run(compiled)
+
+
+def test_a_dynamic_graph_builds_one_kernel_for_every_size():
+    def fn(lib, a, b):
+        return (a - b).abs() * 0.625 + (b * 1.75).sigmoid()
+    compiled = ember.compile(lambda a, b: fn(ember, a, b))
+    before = counters["kernels_compiled"] + counters["kernels_loaded"]
+    with ember.no_grad():
+        for rows in (5, 7, 9, 11, 7):
+            (x, tx), (y, ty) = _pair(rows, 21, seed=rows), _pair(rows, 21, seed=rows + 1)
+            got = compiled(x, y)
+            _assert_close(got, fn(torch, tx, ty))
+    assert counters["kernels_compiled"] + counters["kernels_loaded"] - before == 1
+    assert _kernels_run(compiled)
