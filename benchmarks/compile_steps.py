@@ -1,9 +1,14 @@
-"""Forward+backward step time: ember eager, ember.compile (ahead-of-time backward: one
-``CompiledFunctionBackward`` node per step), torch eager and torch.compile, for an MLP, the
-transformer language model of ``benchmarks/models.py`` and a GPT-style block. The variants
-run interleaved, round after round; the table gives each one's median.
+"""Forward+backward step time: ember eager; ember.compile with the default backend
+(``inductor``: training steps replay with eager autograd), with backend ``aot_eager`` (the
+ahead-of-time backward: one ``CompiledFunctionBackward`` node per step, its graphs op by op)
+and with ``options={"aot_backward": True}`` (``inductor aot``: the same backward, generated
+kernels in both graphs); torch eager and torch.compile; for an MLP, the transformer language
+model of ``benchmarks/models.py`` and a GPT-style block. The variants run interleaved, round
+after round; the table gives each one's median, and the first two compiled steps' time is
+printed (capture, and for ``inductor aot`` the kernels' compiles, whose count and compiler
+seconds are printed too: kernels in the disk cache load instead).
 
-    python -m benchmarks.compile_steps [--rounds N] [--no-torch-compile]
+    python -m benchmarks.compile_steps [--rounds N] [--no-torch-compile] [--models a,b]
 """
 import argparse
 import statistics
@@ -79,8 +84,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--no-torch-compile", action="store_true")
+    parser.add_argument("--models", default="mlp,transformer_lm,gpt_block",
+                        help="comma-separated names of the models to time")
     args = parser.parse_args(argv)
     import ember
+    from ember._inductor import counters
     try:
         import torch
     except ImportError:
@@ -88,10 +96,26 @@ def main(argv=None):
     ember_work = _workloads(ember)
     torch_work = _workloads(torch) if torch is not None else {}
     rows = []
+    wanted = args.models.split(",")
     for name, (model, x, loss_fn) in ember_work.items():
-        compiled_model = ember.compile(model, backend="aot_eager")
+        if name not in wanted:
+            continue
+        aot_model = ember.compile(model, backend="aot_eager")
+        compiled_model = ember.compile(model, options={"aot_backward": True})
         variants = {"ember eager": _step(model, x, loss_fn),
-                    "ember.compile": _step(compiled_model, x, loss_fn)}
+                    "ember inductor": _step(ember.compile(model), x, loss_fn),
+                    "ember aot_eager": _step(aot_model, x, loss_fn),
+                    "ember inductor aot": _step(compiled_model, x, loss_fn)}
+        for variant in ("ember aot_eager", "ember inductor aot"):
+            before = dict(counters)
+            start = time.perf_counter()
+            variants[variant]()     # the capture
+            variants[variant]()     # the first replay: specializes and builds the kernels
+            print(f"{name}: {variant}'s first two steps took {time.perf_counter() - start:.2f} s "
+                  f"({counters['kernels_compiled'] - before['kernels_compiled']} kernels "
+                  f"compiled in {counters['compile_seconds'] - before['compile_seconds']:.2f} s, "
+                  f"{counters['kernels_loaded'] - before['kernels_loaded']} loaded from "
+                  f"the cache)", file=sys.stderr)
         if torch is not None:
             tmodel, tx, tloss = torch_work[name]
             _copy(model, tmodel, torch)
@@ -119,7 +143,8 @@ def main(argv=None):
                 times[variant].append(time.perf_counter() - start)
         medians = {v: statistics.median(t) * 1e3 for v, t in times.items()}
         rows.append((name, medians, node.name() if node is not None else None))
-    columns = ["ember eager", "ember.compile", "torch eager", "torch.compile"]
+    columns = ["ember eager", "ember inductor", "ember aot_eager", "ember inductor aot",
+               "torch eager", "torch.compile"]
     print("| model | " + " | ".join(f"{c} (ms)" for c in columns) + " | compiled grad_fn |")
     print("|---" * (len(columns) + 2) + "|")
     for name, medians, node in rows:

@@ -365,13 +365,19 @@ def test_parameter_gradients_accumulate_into_grad_as_eager():
     _close(got, model.weight.grad)
 
 
-def test_the_default_backend_replays_with_eager_autograd():
-    """``inductor`` (the default) keeps eager's autograd until generated kernels land."""
+def test_the_default_backend_replays_with_eager_autograd_unless_asked():
+    """``inductor`` (the default) replays training calls with eager autograd; its
+    ``aot_backward`` option (or ``ember._inductor.config.aot_backward``) builds the
+    ahead-of-time backward, whose graphs it fuses."""
     model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.GELU())
-    compiled = ember.compile(model)
     x = ember.randn(2, 4)
-    compiled(x)
-    out = compiled(x)
-    assert type(out.grad_fn).__name__ != "CompiledFunctionBackward"
-    out.sum().backward()
-    assert model[0].weight.grad is not None
+    model(x).sum().backward()
+    expected = model[0].weight.grad.clone()
+    for options, node in ((None, "GeluBackward0"), ({"aot_backward": True}, AOT)):
+        model.zero_grad()
+        compiled = ember.compile(model, options=options)
+        compiled(x)
+        out = compiled(x)
+        assert out.grad_fn.name() == node
+        out.sum().backward()
+        _close(model[0].weight.grad, expected)

@@ -165,12 +165,15 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     file and line), so results stay correct; ``fullgraph=True`` raises
     ``ember._dynamo.exc.Unsupported`` instead, naming the line.
 
-    ``backend``: ``"inductor"`` (the default, reserved for ember's own compiler: in this
-    version it replays the captured graph op by op, as ``"eager"`` does; generated kernels
-    come next), ``"eager"``, ``"aot_eager"`` (the same replay; ember captures no separate
-    backward graph yet), or a callable ``backend(gm, example_inputs)`` that receives the
-    ``ember.fx.GraphModule`` and returns the callable to run. ``mode`` and ``options`` are
-    checked and accepted for torch's API. ``disable=True`` returns ``model`` unchanged.
+    ``backend``: ``"inductor"`` (the default, ember's compiler: with grad mode off the graph
+    runs with its pointwise chains as generated C kernels; with grad mode on it replays op by
+    op with eager autograd, or with ``options={"aot_backward": True}`` takes an ahead-of-time
+    backward whose graphs are fused too), ``"eager"`` (replay with eager autograd),
+    ``"aot_eager"`` (the ahead-of-time backward, op by op), or a callable
+    ``backend(gm, example_inputs)`` that receives the ``ember.fx.GraphModule`` and returns the
+    callable to run. ``options``: ``aot_backward`` and ``fuse`` for the default backend;
+    torch's other inductor options and ``mode`` are checked and accepted for torch's API.
+    ``disable=True`` returns ``model`` unchanged.
 
     A module gives an ``OptimizedModule`` (``_orig_mod`` is the module; state_dict keys
     carry the ``_orig_mod.`` prefix); a function gives a function. With ``model=None`` the

@@ -49,6 +49,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     """See ``ember.compile``."""
     _check_options(mode, options)
     compiler = lookup_backend(backend)
+    if options and hasattr(compiler, "with_options"):
+        compiler = compiler.with_options(options)
     if model is None:
         def decorate(fn):
             return compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,

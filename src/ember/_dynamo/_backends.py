@@ -4,11 +4,12 @@ callable that runs on later calls.
 ember runs a graph by replaying it op by op (the GraphModule's own ``forward``). ``"eager"`` is
 that, with autograd recording every op as in eager mode, as torch's debugging backend is.
 ``"aot_eager"`` adds an ahead-of-time backward (``_aot.py``): the forward graph runs without
-autograd and one ``CompiledFunctionBackward`` node runs a captured backward graph. ``"inductor"``
-(the default, reserved for ember's own compiler) replays as ``"eager"`` does until its generated
-kernels land: the captured backward traces the ops' formulas in ember ops and so loses eager's
-fused array paths (oneDNN's GELU backward, for one), which made training steps slower
-(BENCHMARKS.md, "ember.compile's ahead-of-time backward"). A callable
+autograd and one ``CompiledFunctionBackward`` node runs a captured backward graph, op by op.
+``"inductor"`` (the default) is ember's compiler (``ember._inductor``): calls with grad mode off
+run the graph with its pointwise chains as generated C kernels; training calls replay with eager
+autograd, which measured faster than the ahead-of-time backward on the benchmark models
+(BENCHMARKS.md, "ember.compile's ahead-of-time backward"), unless the ``aot_backward`` option
+asks for that backward, whose forward and backward graphs are then fused too. A callable
 ``backend(gm, example_inputs)`` receives the GraphModule and the example inputs and returns the
 callable to run, as torch's custom backends do."""
 from .exc import InvalidBackend
@@ -20,13 +21,47 @@ def _replay(gm, example_inputs):
     return gm.forward
 
 
+class _Inductor:
+    """ember's own compiler (``ember._inductor``): with grad mode off the graph runs with its
+    pointwise chains as generated kernels; training calls replay with eager autograd, or with
+    the ``aot_backward`` option take the ahead-of-time backward with both graphs fused.
+    ``options``: ``ember.compile``'s, overriding ``ember._inductor.config``."""
+
+    __name__ = "inductor"
+
+    def __init__(self, options=None):
+        self.options = dict(options or {})
+
+    def __call__(self, gm, example_inputs):
+        from .._inductor import compile_fx
+        return compile_fx(gm, example_inputs, self.options)
+
+    @property
+    def aot_autograd(self):
+        from .._inductor import _option
+        return _option(self.options, "aot_backward")
+
+    def fuse_aot(self, aot_function):
+        from .._inductor import fuse_aot
+        fuse_aot(aot_function, self.options)
+
+    def with_options(self, options):
+        """This backend with ``ember.compile``'s ``options`` (the keys of
+        ``ember._inductor.OPTIONS``; torch's other inductor options have no effect)."""
+        from .._inductor import OPTIONS
+        return _Inductor({**self.options, **{k: v for k, v in options.items() if k in OPTIONS}})
+
+
+_inductor = _Inductor()
+
+
 def _aot_replay(gm, example_inputs):
     return gm.forward
 
 
 _aot_replay.aot_autograd = True   # CompiledFunction builds the backward graph at capture time
 
-_BACKENDS = {"eager": _replay, "aot_eager": _aot_replay, "inductor": _replay}
+_BACKENDS = {"eager": _replay, "aot_eager": _aot_replay, "inductor": _inductor}
 _DEBUG = ("eager", "aot_eager")
 
 # torch's registered backend names that ember does not have

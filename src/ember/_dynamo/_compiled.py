@@ -188,6 +188,9 @@ class CompiledFunction:
         if aot:
             try:
                 run = build_aot(cap, run, example_inputs, result, versions)
+                fuse_aot = getattr(self.backend, "fuse_aot", None)
+                if fuse_aot is not None:
+                    fuse_aot(run)
             except NoAot as e:
                 log.info("%r (%s) gets no ahead-of-time backward, its graph replays with "
                          "eager autograd: %s", name, where, e)

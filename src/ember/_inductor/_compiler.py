@@ -1,0 +1,162 @@
+"""Compiling generated C kernels with the machine's C compiler and loading them with ctypes,
+cached on disk under a hash of the source, the compiler, its flags and the CPU (as torch's
+inductor caches its C++ kernels on the CPU).
+
+The compiler is ``config.cc`` (default: ``$CC`` or ``gcc``); the cache directory is
+``$EMBER_KERNEL_CACHE`` or ``~/.cache/ember/kernels`` (``$XDG_CACHE_HOME`` honoured). A second
+process that needs a kernel an earlier one built loads the shared library and compiles
+nothing. ``-march=native`` is safe there because the key holds the CPU's model and flags: a
+cache directory shared with another machine gets other files. Where no compiler is found or
+a compile fails, ``load`` returns None after one warning and the callers run the graph's ops
+unfused."""
+import ctypes
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import warnings
+
+from . import config
+
+__all__ = ["load", "cache_dir", "counters", "compiler_available"]
+
+log = logging.getLogger("ember._inductor")
+
+FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fopenmp", "-shared", "-fPIC", "-std=c99")
+
+# what the kernels cost to build: ``kernels_compiled`` (by the compiler in this process),
+# ``kernels_loaded`` (from the disk cache), ``compile_seconds`` (the compiler's time in all)
+counters = {"kernels_compiled": 0, "kernels_loaded": 0, "compile_seconds": 0.0}
+
+_loaded = {}            # key -> ctypes function
+_lock = threading.Lock()
+_warned = set()
+_tool_ids = {}          # compiler path -> its version line
+
+
+def cache_dir():
+    """Where compiled kernels are kept."""
+    path = os.environ.get("EMBER_KERNEL_CACHE")
+    if path:
+        return path
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ember", "kernels")
+
+
+def _compiler():
+    cc = config.cc or os.environ.get("CC") or "gcc"
+    return shutil.which(cc)
+
+
+def compiler_available():
+    """Whether generated kernels can be built here (a C compiler is found)."""
+    return _compiler() is not None
+
+
+def _warn_once(kind, message):
+    if kind not in _warned:
+        _warned.add(kind)
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+def _tool_id(cc):
+    if cc not in _tool_ids:
+        try:
+            out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=60)
+            _tool_ids[cc] = out.stdout.splitlines()[0] if out.stdout else cc
+        except (OSError, subprocess.SubprocessError):
+            _tool_ids[cc] = cc
+    return _tool_ids[cc]
+
+
+_cpu = []
+
+
+def _cpu_id():
+    """The CPU's model name and feature flags (what ``-march=native`` compiles for)."""
+    if not _cpu:
+        info = ""
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith(("model name", "flags")):
+                        info += line
+                    if line.strip() == "":
+                        break
+        except OSError:
+            import platform
+            info = platform.processor() or platform.machine()
+        _cpu.append(info)
+    return _cpu[0]
+
+
+def load(source, name):
+    """The ctypes function ``name`` of the C ``source``, compiled (or found in the cache);
+    None when it cannot be built (warned once)."""
+    cc = _compiler()
+    if cc is None:
+        _warn_once("missing", f"ember.compile: no C compiler found ({config.cc or os.environ.get('CC') or 'gcc'!r}); "
+                   f"graphs run their ops unfused. Install gcc or set ember._inductor.config.cc.")
+        return None
+    key = hashlib.sha256("\0".join((source, cc, _tool_id(cc), " ".join(FLAGS), _cpu_id()))
+                         .encode()).hexdigest()[:32]
+    with _lock:
+        fn = _loaded.get(key)
+        if fn is not None:
+            return fn
+        directory = cache_dir()
+        path = os.path.join(directory, f"k{key}.so")
+        if os.path.exists(path):
+            counters["kernels_loaded"] += 1
+        else:
+            try:
+                built = _build(cc, source, directory, path)
+            except OSError as e:        # the cache directory cannot be made or written
+                _warn_once("cache", f"ember.compile: generated kernels cannot be written to "
+                           f"{directory!r} ({e}); graphs run their ops unfused. Set "
+                           f"EMBER_KERNEL_CACHE to a writable directory.")
+                return None
+            if not built:
+                return None
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            _warn_once("load", f"ember.compile: a generated kernel could not be loaded ({e}); "
+                       f"graphs run their ops unfused.")
+            return None
+        fn = getattr(lib, name)
+        fn.restype = None
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+        _loaded[key] = fn
+        return fn
+
+
+def _build(cc, source, directory, path):
+    os.makedirs(directory, exist_ok=True)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
+        src = os.path.join(tmp, "kernel.c")
+        with open(src, "w") as f:
+            f.write(source)
+        out = os.path.join(tmp, "kernel.so")
+        try:
+            proc = subprocess.run([cc, *FLAGS, src, "-o", out, "-lm"], capture_output=True,
+                                  text=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as e:
+            proc = None
+            error = str(e)
+        if proc is None or proc.returncode != 0:
+            error = proc.stderr.strip()[-2000:] if proc is not None else error
+            _warn_once("failed", f"ember.compile: compiling a generated kernel failed; graphs "
+                       f"run their ops unfused. The compiler said:\n{error}")
+            return False
+        os.replace(out, path)      # atomic: a concurrent process sees the whole file or none
+    seconds = time.perf_counter() - start
+    counters["kernels_compiled"] += 1
+    counters["compile_seconds"] += seconds
+    log.info("ember._inductor: compiled a kernel in %.2f s (%s)", seconds, path)
+    return True

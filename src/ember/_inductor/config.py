@@ -1,0 +1,13 @@
+"""``ember._inductor.config``: settings of ember.compile's generated kernels.
+
+``cc``: the C compiler (None: ``$CC``, else ``gcc``). ``fuse``: whether the default backend
+generates kernels at all. ``parallel_min_elements``: below this many elements a kernel runs on
+one thread (OpenMP's start-up costs more than it saves). ``aot_backward``: whether the default
+backend builds an ahead-of-time backward for graphs captured for training (its forward and
+backward graphs fused) rather than replaying with eager autograd; off by default, since it
+measured slower than eager autograd on the benchmark models (BENCHMARKS.md). Both can also be
+given per compiled function: ``ember.compile(model, options={"aot_backward": True})``."""
+cc = None
+fuse = True
+parallel_min_elements = 32768
+aot_backward = False
