@@ -182,12 +182,9 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
     hooks, and all nodes when ``checked`` (anomaly detection), take the slower path."""
     pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
     arrays_ok = not state.grad_enabled  # no graph of the backward: backward_arrays may run
-    sums = {} if arrays_ok else None
     while ready:
         node = pop_ready()
         grads = pop_buffer(node, None)
-        if sums:
-            sums.pop(node, None)
         edges = node.next_functions
         if grads is None:
             if not retain_graph:
@@ -222,7 +219,7 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
                 if nr == 0 and nxt not in buffers:
                     buffers[nxt] = [grad]
                 else:
-                    _add_to_buffer(buffers, held, nxt, nr, grad, sums)
+                    _add_to_buffer(buffers, held, nxt, nr, grad)
             left = deps[nxt] - 1
             deps[nxt] = left
             if not left:
@@ -248,6 +245,9 @@ def _apart(input_grads, grads, seen):
         memories += [_memory(g) for g in grads if g is not None]
     if len(memories) == 2:
         return memories[0] is not memories[1]
+    if len(memories) == 3:
+        a, b, c = memories
+        return a is not b and a is not c and b is not c
     return len({id(m) for m in memories}) == len(memories)
 
 
@@ -369,11 +369,15 @@ def _accumulate(node, grad, owned):
             hook(variable)
 
 
-def _add_to_buffer(buffers, held, node, nr, grad, sums=None):
+class _Summed(list):
+    """A node's buffer holding the sum the engine made of the gradients for its one output:
+    no one else sees that sum before the node runs, so further gradients are added into it."""
+    __slots__ = ()
+
+
+def _add_to_buffer(buffers, held, node, nr, grad):
     """Put ``grad``, a gradient for output ``nr`` of ``node``, in its buffer, adding it to the
-    one there. ``sums`` (when given: no graph of the backward is built): {node: the sum the
-    engine made of the gradients for the node's one output}, which no one else sees before the
-    node runs, so further gradients for it are added in place."""
+    one there."""
     grads = buffers.get(node)
     if grads is None:
         if nr == 0:
@@ -386,13 +390,15 @@ def _add_to_buffer(buffers, held, node, nr, grad, sums=None):
     if old is None:
         grads[nr] = grad
     elif len(grads) == 1:
-        if sums is not None and sums.get(node) is old:
+        if grads.__class__ is _Summed:
             _add_in_place(old, grad)
             return
-        grads[0] = total = _sum(old, grad)
+        total = _sum(old, grad)
         held.pop(node, None)  # the sum is the engine's
-        if sums is not None and total._data.base is None:
-            sums[node] = total
+        if total._data.base is None and not state.grad_enabled:
+            buffers[node] = _Summed((total,))
+        else:
+            grads[0] = total
     else:
         grads[nr] = _sum(old, grad)
 

@@ -67,13 +67,16 @@ class Node:
     def __init__(self, inputs):
         edges = []
         for t in inputs:
-            if t is not None and t._requires_grad:
-                fn = t.grad_fn
-                if fn is not None and t._base is not None and t._view_version != t._version_counter[0]:
-                    fn = refresh_view_history(t)
-                edges.append((fn, t._output_nr) if fn is not None else (grad_accumulator_of(t), 0))
-            else:
+            if t is None or not t._requires_grad:
                 edges.append(_NO_EDGE)
+                continue
+            fn = t.grad_fn
+            if fn is None:
+                edges.append((grad_accumulator_of(t), 0))
+            elif t._base is not None and t._view_version != t._version_counter[0]:
+                edges.append((refresh_view_history(t), t._output_nr))
+            else:
+                edges.append((fn, t._output_nr))
         self.next_functions = tuple(edges)
         self._saved = ()
 

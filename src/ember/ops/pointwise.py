@@ -107,9 +107,14 @@ class _BinaryNode(Node):
 
     def reduce(self, grad, which):
         """Reduce ``grad`` to input ``which``'s shape and dtype."""
-        shape, dtype = ((self.self_shape, self.self_dtype) if which == 0
-                        else (self.other_shape, self.other_dtype))
-        if grad._data.shape != shape:
+        if which == 0:
+            shape, dtype = self.self_shape, self.self_dtype
+        else:
+            shape, dtype = self.other_shape, self.other_dtype
+        data = grad._data
+        if data.shape == shape and data.dtype == dtype:
+            return grad
+        if data.shape != shape:
             from ._common import sum_to
             grad = sum_to(grad, shape)
         if grad._data.dtype != dtype:
