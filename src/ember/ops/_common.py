@@ -691,22 +691,22 @@ def out_dtype(out):
 def write_out_exact(result, out, op, message):
     """``write_out`` for an op whose ``out=`` must have ``result``'s dtype, refused with
     torch's wording for that op: ``message`` is formatted with ``want`` and ``got`` (the
-    dtypes' ScalarType names, Float) and ``want_c`` and ``got_c`` (their C++ names, float).
-    For several outputs, ``result`` and ``out`` are tuples and ``message`` one per output."""
+    dtypes' ScalarType names, Float), ``want_c`` and ``got_c`` (their C++ names, float) and
+    ``op``. For several outputs, ``result`` and ``out`` are tuples and ``message`` one per output."""
     if isinstance(result, tuple):
         if isinstance(out, (tuple, list)) and len(out) == len(result):
             for r, o, m in zip(result, out, message):
-                _check_exact_dtype(r, o, m)
+                _check_exact_dtype(r, o, m, op)
     else:
-        _check_exact_dtype(result, out, message)
+        _check_exact_dtype(result, out, message, op)
     return write_out(result, out, True, op)
 
 
-def _check_exact_dtype(result, out, message):
+def _check_exact_dtype(result, out, message, op):
     od = out_dtype(out)
     rd = result._data.dtype
     if od is not None and od != rd:
-        raise RuntimeError(message.format(want=_type_word(rd), got=_type_word(od),
+        raise RuntimeError(message.format(op=op, want=_type_word(rd), got=_type_word(od),
                                           want_c=typeid_word(rd), got_c=typeid_word(od)))
 
 
