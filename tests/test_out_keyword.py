@@ -175,7 +175,8 @@ def _same(name, make_args, **kw):
         assert len(got[1]) == len(want[1])
         for g, w in zip(got[1], want[1]):
             assert g.shape == w.shape and g.dtype == w.dtype
-            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=2e-3, atol=1e-5)
+            wide = np.complex128 if w.dtype.kind == "c" else np.float64
+            np.testing.assert_allclose(g.astype(wide), w.astype(wide), rtol=2e-3, atol=1e-5)
         if name in KEEPDIM_WORDING:
             assert len(got[2]) == len(want[2])
         else:
@@ -200,7 +201,7 @@ def test_out_of_the_wrong_shape_is_resized_with_torchs_warning(name, make_args):
     assert _same(name, make_args, shape=(0,))[2] == []
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float16", "int64", "bool"])
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int64", "uint8", "bool", "complex64"])
 @pytest.mark.parametrize("name,make_args", CASES, ids=IDS)
 def test_out_dtype_rules_are_torchs(name, make_args, dtype):
     _same(name, make_args, dtype=dtype)

@@ -1002,9 +1002,12 @@ def _moment_out(op, input, dim, unbiased, keepdim, correction, take_sqrt, node_c
         raise TypeError(f"{op}(): out= with unbiased as the second argument: pass dim first, or "
                         "correction=")
     od = out_dtype(out)
-    if od is not None and od.kind == "f" and od.itemsize > input._data.dtype.itemsize \
-            and input._data.dtype.kind == "f":
+    data = input._data
+    if od is not None and od.kind == "f" and od.itemsize > data.dtype.itemsize and data.dtype.kind == "f":
         input = input.to(_dtype.from_numpy_dtype(od))
+    if od is not None and od.kind == "c" and data.dtype.kind != "c" \
+            and len(_reduce_dims(_correction_of(op, dim, unbiased, correction)[0], data.ndim)) < data.ndim:
+        raise not_implemented("std_cpu", od)   # torch's kernel over some dims has no real-to-complex loop
     result = _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, False, node_cls)
     return write_out(result, out, False, op)
 
@@ -1107,7 +1110,7 @@ def _logical(input, dim, keepdim, find):
 
 def _logical_out(result, out, op):
     od = out_dtype(out)
-    if od is not None and od.kind != "b" and od != result._data.dtype:
+    if od is not None and od.kind != "b" and od != _dtype.uint8.np:
         raise RuntimeError(f"{op} only supports bool tensor for result, got: {_type_word(od)}")
     return write_out(result, out, False, op)
 
