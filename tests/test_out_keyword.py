@@ -228,7 +228,10 @@ def test_no_out_where_torchs_python_takes_none(name, make_args):
             _fn(lib, name)(*args, **kwargs, out=lib.empty(0))
 
 
-@pytest.mark.parametrize("name,make_args", [c for c in CASES if "." not in c[0]], ids=[c[0] for c in CASES if "." not in c[0]])
+TOP_LEVEL = [c for c in CASES if "." not in c[0]]
+
+
+@pytest.mark.parametrize("name,make_args", TOP_LEVEL, ids=[c[0] for c in TOP_LEVEL])
 def test_tensor_methods_take_no_out(name, make_args):
     for lib in (torch, ember):
         args, kwargs = make_args(lib)

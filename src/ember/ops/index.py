@@ -1064,8 +1064,10 @@ def take(input, index, *, out=None):
     """Returns a new tensor of the elements of ``input``, seen as a 1-d tensor, at ``index``
     (negative indices count from the end); the result has ``index``'s shape."""
     result = _take(input, index)
-    return result if out is None else write_out_exact(result, out, "take", "take(): self and out expected to have the same dtype, but got "
-                                                   "self.dtype = {want} and out.dtype = {got}")
+    return result if out is None else write_out_exact(result, out, "take", _TAKE_DTYPE)
+
+
+_TAKE_DTYPE = "take(): self and out expected to have the same dtype, but got self.dtype = {want} and out.dtype = {got}"
 
 
 def _take(input, index):
