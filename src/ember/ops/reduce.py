@@ -1005,7 +1005,7 @@ def _moment_out(op, input, dim, unbiased, keepdim, correction, take_sqrt, node_c
     data = input._data
     if od is not None and od.kind == "f" and od.itemsize > data.dtype.itemsize and data.dtype.kind == "f":
         input = input.to(_dtype.from_numpy_dtype(od))
-    if od is not None and od.kind == "c" and data.dtype.kind != "c" \
+    if od is not None and od.kind == "c" and data.dtype.kind != "c" and data.size \
             and len(_reduce_dims(_correction_of(op, dim, unbiased, correction)[0], data.ndim)) < data.ndim:
         raise not_implemented("std_cpu", od)   # torch's kernel over some dims has no real-to-complex loop
     result = _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, False, node_cls)
