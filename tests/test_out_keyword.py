@@ -139,8 +139,9 @@ def _outs(lib, result, dtype=None, index_dtype=None, shape=None):
     return one(result, dtype)
 
 
-def _run(lib, name, make_args, requires_grad=False, **out_kw):
-    """(exception type or None, [out values], resize warnings) of one out= call in ``lib``."""
+def _run(lib, name, make_args, requires_grad=False, grad_mode=True, **out_kw):
+    """(exception type or None, [out values], resize warnings) of one out= call in ``lib``
+    (with grad mode on or off)."""
     fn = _fn(lib, name)
     args, kwargs = make_args(lib)
     with warnings.catch_warnings():
@@ -153,7 +154,8 @@ def _run(lib, name, make_args, requires_grad=False, **out_kw):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            returned = fn(*args, **kwargs, out=outs)
+            with lib.set_grad_enabled(grad_mode):
+                returned = fn(*args, **kwargs, out=outs)
         except Exception as error:   # compared with torch's by type
             return type(error), None, None
     resized = [str(w.message).split(" (Triggered internally")[0] for w in caught
@@ -220,6 +222,11 @@ def test_inputs_requiring_grad_as_torch(name, make_args):
     _same(name, make_args, requires_grad=True)
 
 
+@pytest.mark.parametrize("name,make_args", CASES, ids=IDS)
+def test_inputs_requiring_grad_are_taken_with_grad_mode_off(name, make_args):
+    assert _same(name, make_args, requires_grad=True, grad_mode=False)[0] is None
+
+
 @pytest.mark.parametrize("name,make_args", NO_OUT, ids=[c[0] for c in NO_OUT])
 def test_no_out_where_torchs_python_takes_none(name, make_args):
     for lib in (torch, ember):
@@ -261,3 +268,15 @@ def test_a_refused_out_is_left_unchanged():
         with pytest.raises(RuntimeError):
             lib.max(x, 1, out=(values, indices))
         assert not values.numpy().any() and not indices.numpy().any()
+
+
+def test_a_non_contiguous_out_is_written_through():
+    got = []
+    for lib in (torch, ember):
+        base = lib.zeros(2, 3)
+        out = base.t()   # (3, 2), not contiguous
+        returned = lib.gather(lib.tensor(A["x"]), 1, lib.tensor(A["idx"]), out=out)
+        assert returned is out and out.shape == (3, 2)
+        got.append(base.numpy().copy())
+    np.testing.assert_array_equal(got[1], got[0])
+    np.testing.assert_array_equal(got[0].T, np.take_along_axis(A["x"], A["idx"], 1))
