@@ -60,6 +60,7 @@ CASES = [
     ("kthvalue", lambda L: ((_t(L, "x"), 2, 1), {})),
     ("linalg.lstsq", lambda L: ((_t(L, "a43"), _t(L, "b42")), {})),
     ("linalg.matrix_power", lambda L: ((_t(L, "sq"), 3), {})),
+    ("matrix_power", lambda L: ((_t(L, "sq"), 2), {})),
     ("logcumsumexp", lambda L: ((_t(L, "x"), 1), {})),
     ("logsumexp", lambda L: ((_t(L, "x"), 1), {})),
     ("special.logsumexp", lambda L: ((_t(L, "x"), (0, 1)), {})),
