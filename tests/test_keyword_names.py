@@ -26,7 +26,9 @@ EXCEPTIONS = {
 }
 NO_PYTHON_OUT = ({"out"}, "ATen has an out variant, but torch's Python binding takes no out=")
 for _name in ("var_mean", "std_mean", "unique_consecutive", "bincount", "_standard_gamma_grad",
-              "_dirichlet_grad"):
+              "_dirichlet_grad", "count_nonzero", "diag_embed", "diagonal_scatter", "dist", "fill", "flip",
+              "index_fill", "index_put", "linalg.matrix_exp", "masked_fill", "masked_scatter", "put",
+              "repeat_interleave", "roll", "rot90", "select_scatter", "trace"):
     EXCEPTIONS[("torch", _name)] = NO_PYTHON_OUT
 OUT_DTYPE = ({"out_dtype"}, "torch 2.13's out_dtype (a wider result dtype for low-precision "
                             "products) is not in ember yet")
@@ -36,17 +38,7 @@ EXCEPTIONS[("Tensor", "mm")] = EXCEPTIONS[("Tensor", "addmm")] = OUT_DTYPE
 
 # torch functions whose out= ember does not take yet (to be added inside each function: a
 # with_out wrapper costs a Python call on every functional call; the list may only shrink)
-OUT_NOT_YET = {
-    "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "count_nonzero",
-    "cummax", "cummin", "cumprod", "cumsum", "diag", "diag_embed", "diagonal_scatter", "diff",
-    "dist", "fill", "flip", "gather", "index_add", "index_copy", "index_fill", "index_put",
-    "index_reduce", "index_select", "kron", "kthvalue", "linalg.lstsq", "linalg.matrix_exp",
-    "linalg.matrix_power", "logcumsumexp", "logsumexp", "masked_fill", "masked_scatter",
-    "masked_select", "max", "median", "min", "mode", "msort", "nanmean", "nanmedian",
-    "nanquantile", "nansum", "nonzero", "prod", "put", "quantile", "renorm", "repeat_interleave",
-    "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "select_scatter", "slice_scatter",
-    "special.logsumexp", "std", "take", "take_along_dim", "topk", "trace", "var",
-}
+OUT_NOT_YET = set()
 
 
 class _Recorder:

@@ -91,10 +91,15 @@ def positive(input):
     return input
 
 
-@method()
-def matrix_power(input, n):
+def matrix_power(input, n, *, out=None):
     """:func:`ember.linalg.matrix_power`."""
     from .linalg import matrix_power as power
+    return power(input, n, out=out)
+
+
+@method("matrix_power")
+def _matrix_power(input, n):
+    from .linalg import _matrix_power as power
     return power(input, n)
 
 

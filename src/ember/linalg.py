@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from . import _dtype
-from .ops._common import check_tensor, make, namespace_of, with_out, wrap_dim
+from .ops._common import check_tensor, make, namespace_of, with_out, wrap_dim, write_out
 from .ops import matrix_decompositions as _decomp
 from .ops.matrix_decompositions import (
     LinAlgError, cholesky_ex, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
@@ -156,10 +156,15 @@ def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
 # ----------------------------------------------------------------------------------------
 # Powers, ranks, least squares
 
-def matrix_power(input, n):
+def matrix_power(input, n, *, out=None):
     """The square matrices ``input`` (``A`` in torch's documentation; torch's keyword is
     ``input``) raised to the integer power ``n`` (a matrix product of ``n`` copies); ``n = 0``
     gives the identity and a negative ``n`` the power of the inverse."""
+    result = _matrix_power(input, n)
+    return result if out is None else write_out(result, out, True, "linalg_matrix_power")
+
+
+def _matrix_power(input, n):
     check_tensor(input, "matrix_power", "input")
     data = input._data
     if data.ndim < 2 or data.shape[-1] != data.shape[-2]:
@@ -229,10 +234,16 @@ def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None):
 
 
 @autocast_policy("fp32")
-def lstsq(input, b, rcond=None, *, driver=None):
+def lstsq(input, b, rcond=None, *, driver=None, out=None):
     """The least-squares solution of ``A X = B`` (minimum norm when ``A`` is rank deficient),
     with the squared residuals (drivers gelsd, gelss, gels; when m > n and A has full rank),
-    the rank (all drivers but gels) and the singular values (gelsd, gelss)."""
+    the rank (all drivers but gels) and the singular values (gelsd, gelss). ``out=`` takes
+    a tuple of four tensors, each of a dtype its result casts to."""
+    result = _lstsq(input, b, rcond, driver=driver)
+    return result if out is None else write_out(result, out, False, "linalg_lstsq")
+
+
+def _lstsq(input, b, rcond=None, *, driver=None):
     check_tensor(input, "lstsq", "self")
     check_tensor(b, "lstsq", "b")
     _check_float_double_or_complex(input)

@@ -27,6 +27,7 @@ __all__ = [
     "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
     "record_not_differentiable", "ZeroGradient", "zero_gradient_node", "record_zero_gradient",
     "not_implemented", "with_out", "check_out", "check_value_fits", "take_view", "forward_mode",
+    "out_dtype", "write_out_exact", "typeid_word",
     "complex_autograd", "complex_autograd_message", "conj_if_complex", "real_part_for",
 ]
 
@@ -534,6 +535,17 @@ def _type_word(np_dtype):
     return _BY_NP[np_dtype]._cpp_name  # torch's C++ ScalarType name: Float, Long, UInt16, ...
 
 
+# dtypes as torch's C++ typeid names them in its messages ("Expected out tensor to have dtype float")
+_TYPEID = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+           "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+           "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+           "complex128": "c10::complex<double>"}
+
+
+def typeid_word(np_dtype):
+    return _TYPEID.get(np_dtype.name, np_dtype.name)
+
+
 _C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
             "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 
@@ -622,8 +634,8 @@ def check_out(result, out, exact=False, op=None):
                            "but one of the arguments requires grad.")
     rd, od = result._data, out._data
     if exact and rd.dtype != od.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_type_word(rd.dtype)}, but got "
-                           f"{_type_word(od.dtype)} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {typeid_word(rd.dtype)}, but got "
+                           f"{typeid_word(od.dtype)} instead")
     if rd.dtype != od.dtype and not _dtype.can_cast(_BY_NP[rd.dtype], _BY_NP[od.dtype]):
         raise RuntimeError(f"result type {_type_word(rd.dtype)} can't be cast to the desired output "
                            f"type {_type_word(od.dtype)}")
@@ -668,6 +680,34 @@ def write_out(result, out, exact=False, op=None):
         return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
     check_out(result, out, exact, op)
     return _copy_out(result, out)
+
+
+def out_dtype(out):
+    """The NumPy dtype of an ``out=`` argument (None when it is not a tensor: ``write_out``
+    then refuses it with torch's TypeError)."""
+    return out._data.dtype if isinstance(out, Tensor) else None
+
+
+def write_out_exact(result, out, op, message):
+    """``write_out`` for an op whose ``out=`` must have ``result``'s dtype, refused with
+    torch's wording for that op: ``message`` is formatted with ``want`` and ``got`` (the
+    dtypes' ScalarType names, Float), ``want_c`` and ``got_c`` (their C++ names, float) and
+    ``op``. For several outputs, ``result`` and ``out`` are tuples and ``message`` one per output."""
+    if isinstance(result, tuple):
+        if isinstance(out, (tuple, list)) and len(out) == len(result):
+            for r, o, m in zip(result, out, message):
+                _check_exact_dtype(r, o, m, op)
+    else:
+        _check_exact_dtype(result, out, message, op)
+    return write_out(result, out, True, op)
+
+
+def _check_exact_dtype(result, out, message, op):
+    od = out_dtype(out)
+    rd = result._data.dtype
+    if od is not None and od != rd:
+        raise RuntimeError(message.format(op=op, want=_type_word(rd), got=_type_word(od),
+                                          want_c=typeid_word(rd), got_c=typeid_word(od)))
 
 
 def with_out(exact=True, op=None):

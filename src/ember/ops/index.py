@@ -13,7 +13,7 @@ from .._backend.rows import add_rows_at, take_at, ufunc_at
 from .._dtype import _BY_NP
 from ._common import (
     apply_inplace, check_value_fits, complex_autograd, conj_if_complex, make, method, namespace_of, Node, record,
-    record_not_differentiable, sum_to, Tensor, _type_word, wrap_dim,
+    record_not_differentiable, sum_to, Tensor, _type_word, wrap_dim, write_out, write_out_exact,
 )
 from .shape import _broadcast_pair, cat
 from .view import slice_scatter_zeros
@@ -109,9 +109,17 @@ class IndexSelectBackward0(Node):
         return (zeros.index_add(self.dim, index.reshape(-1), grad),)
 
 
-def index_select(input, dim, index):
+_SAME_SCALAR_TYPE = "{op}(): self and result must have the same scalar type"
+
+
+def index_select(input, dim, index, *, out=None):
     """Returns a new tensor which indexes ``input`` along dimension ``dim`` using the entries
     in ``index`` (a 1-d int64 or int32 tensor)."""
+    result = _index_select(input, dim, index)
+    return result if out is None else write_out_exact(result, out, "index_select", _SAME_SCALAR_TYPE)
+
+
+def _index_select(input, dim, index):
     _tensor_arg(index, "index_select", "index", 3)
     data, idx = input._data, index._data
     d = wrap_dim(dim, data.ndim or 1)
@@ -176,10 +184,15 @@ def _check_gather_shapes(self_shape, idx_shape, dim):
                                f"apart from dimension {dim}")
 
 
-def gather(input, dim, index, *, sparse_grad=False):
+def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Gathers values of ``input`` along ``dim``: ``out[i][j] = input[index[i][j]][j]`` for
     ``dim == 0`` (and likewise for other dims). ``index`` has ``input``'s number of dims and is
     no larger than it in every other dim; the result has ``index``'s shape."""
+    result = _gather(input, dim, index, sparse_grad=sparse_grad)
+    return result if out is None else write_out(result, out, True, "gather")
+
+
+def _gather(input, dim, index, *, sparse_grad=False):
     _tensor_arg(index, "gather", "index", 3)
     data = input._data
     d = wrap_dim(dim, data.ndim or 1)
@@ -198,10 +211,15 @@ def gather(input, dim, index, *, sparse_grad=False):
     return out
 
 
-def take_along_dim(input, indices, dim=None):
+def take_along_dim(input, indices, dim=None, *, out=None):
     """Selects values from ``input`` at the 1-d positions ``indices`` along ``dim`` (``input``
     and ``indices`` broadcast in the other dims), as the indices argmax and argsort return;
     with ``dim=None`` both are flattened first."""
+    result = _take_along_dim(input, indices, dim)
+    return result if out is None else write_out(result, out, True, "take_along_dim")
+
+
+def _take_along_dim(input, indices, dim=None):
     _tensor_arg(indices, "take_along_dim", "indices", 2)
     data, idx = input._data, indices._data
     if dim is None:
@@ -386,11 +404,16 @@ _SCATTER_SRC_REDUCE_DEPRECATED = (
     "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
 
 
-def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
     """Writes ``src`` (a tensor) or ``value`` (a number) into a copy of ``input`` at the
     positions ``index`` gives along ``dim``: ``out[index[i][j]][j] = src[i][j]`` for
     ``dim == 0``. With ``reduce='add'`` or ``'multiply'`` the values are combined with the
     existing ones instead (repeated positions accumulate)."""
+    result = _scatter(input, dim, index, src, value, reduce=reduce)
+    return result if out is None else write_out(result, out, True, "scatter")
+
+
+def _scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if src is None:
         src = value
     if src is None:
@@ -424,9 +447,14 @@ def _scalar_value(value, op, name, pos):
                         f"{type(value).__name__}")
 
 
-def scatter_add(input, dim, index, src):
+def scatter_add(input, dim, index, src, *, out=None):
     """Adds every value of ``src`` into a copy of ``input`` at the positions ``index`` gives
     along ``dim`` (values sent to the same position all add up)."""
+    result = _scatter_add(input, dim, index, src)
+    return result if out is None else write_out(result, out, True, "scatter_add")
+
+
+def _scatter_add(input, dim, index, src):
     _tensor_arg(src, "scatter_add", "src", 4)
     out = make(_scatter_data("scatter_add", input, dim, index, src, "add"))
     node = record(ScatterAddBackward0, (input, src), out)
@@ -507,11 +535,16 @@ _SCATTER_REDUCE_GRADS = {"sum": _scatter_sum_grad, "mean": _scatter_mean_grad,
                          "prod": _scatter_prod_grad}
 
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     """Reduces every value of ``src`` into a copy of ``input`` at the positions ``index`` gives
     along ``dim``, with ``reduce`` one of ``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``,
     ``"amin"``; with ``include_self=False`` the values of ``input`` at the scattered positions
     take no part."""
+    result = _scatter_reduce(input, dim, index, src, reduce, include_self=include_self)
+    return result if out is None else write_out(result, out, True, "scatter_reduce")
+
+
+def _scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     _tensor_arg(src, "scatter_reduce", "src", 4)
     if reduce not in _SCATTER_REDUCTIONS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
@@ -596,9 +629,14 @@ def _index_added(data, d, index, values):
     return rows if d == 0 else xp.ascontiguousarray(xp.moveaxis(rows, 0, d))
 
 
-def index_add(input, dim, index, source, *, alpha=1):
+def index_add(input, dim, index, source, *, alpha=1, out=None):
     """Adds ``alpha`` times the slices of ``source`` into a copy of ``input`` at the positions
     ``index`` gives along ``dim`` (slices sent to the same position all add up)."""
+    result = _index_add(input, dim, index, source, alpha=alpha)
+    return result if out is None else write_out(result, out, True, "index_add")
+
+
+def _index_add(input, dim, index, source, *, alpha=1):
     _tensor_arg(index, "index_add", "index", 3)
     _tensor_arg(source, "index_add", "source", 4)
     data = input._data
@@ -666,9 +704,14 @@ class IndexCopyBackward0(Node):
 
 
 @autocast_policy("promote")
-def index_copy(input, dim, index, source):
+def index_copy(input, dim, index, source, *, out=None):
     """Copies the slices of ``source`` into a copy of ``input`` at the positions ``index``
     gives along ``dim``."""
+    result = _index_copy(input, dim, index, source)
+    return result if out is None else write_out(result, out, True, "index_copy")
+
+
+def _index_copy(input, dim, index, source):
     _tensor_arg(index, "index_copy", "index", 3)
     _tensor_arg(source, "index_copy", "source", 4)
     data = input._data
@@ -933,9 +976,14 @@ def _broadcast_masked(input, mask):
     return xp.broadcast_to(data, shape), xp.broadcast_to(mdata, shape)
 
 
-def masked_select(input, mask):
+def masked_select(input, mask, *, out=None):
     """Returns a new 1-d tensor of the elements of ``input`` where the boolean ``mask``
     (broadcast with ``input``) is True."""
+    result = _masked_select(input, mask)
+    return result if out is None else write_out_exact(result, out, "masked_select", _SAME_SCALAR_TYPE)
+
+
+def _masked_select(input, mask):
     _tensor_arg(mask, "masked_select", "mask", 2)
     _check_bool_mask("masked_select", mask)
     data, mdata = _broadcast_masked(input, mask)
@@ -1027,9 +1075,17 @@ class TakeBackward0(Node):
         return (flat.reshape(self.in_shape),)
 
 
-def take(input, index):
+def take(input, index, *, out=None):
     """Returns a new tensor of the elements of ``input``, seen as a 1-d tensor, at ``index``
     (negative indices count from the end); the result has ``index``'s shape."""
+    result = _take(input, index)
+    return result if out is None else write_out_exact(result, out, "take", _TAKE_DTYPE)
+
+
+_TAKE_DTYPE = "take(): self and out expected to have the same dtype, but got self.dtype = {want} and out.dtype = {got}"
+
+
+def _take(input, index):
     _tensor_arg(index, "take", "index", 2)
     data, idx = input._data, index._data
     if idx.dtype != _LONG:
@@ -1047,9 +1103,19 @@ def take(input, index):
     return out
 
 
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, *, as_tuple=False, out=None):
     """The indices of the nonzero elements of ``input``: a 2-d int64 tensor with one row per
     element, or with ``as_tuple=True`` a tuple of 1-d tensors, one per dimension."""
+    result = _nonzero(input, as_tuple=as_tuple)
+    if out is None:
+        return result
+    if as_tuple:
+        raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
+    return write_out_exact(result, out, "nonzero", "nonzero: Expected out tensor to have scalar type Long but got "
+                                                   "scalar type{got}")
+
+
+def _nonzero(input, *, as_tuple=False):
     data = input._data
     xp = namespace_of(data)
     if as_tuple:
@@ -1060,7 +1126,7 @@ def nonzero(input, *, as_tuple=False):
 def argwhere(input):
     """The indices of the nonzero elements of ``input``, one row per element (as
     ``nonzero(input)``)."""
-    return nonzero(input)
+    return _nonzero(input)
 
 
 # -- in-place forms and methods -----------------------------------------------------------------
@@ -1095,11 +1161,14 @@ def index_fill_(self, dim, index, value):
     return apply_inplace(self, index_fill, dim, index, value)
 
 
-for _fn in (index_select, gather, take_along_dim, scatter, scatter_add, scatter_reduce, index_add,
-            index_copy, index_fill, index_put, masked_fill, masked_select, masked_scatter, take,
-            nonzero, argwhere, scatter_, scatter_add_, scatter_reduce_, index_add_, index_copy_,
-            index_fill_, index_put_, masked_fill_, masked_scatter_):
+for _fn in (index_fill, index_put, masked_fill, masked_scatter, argwhere, scatter_, scatter_add_,
+            scatter_reduce_, index_add_, index_copy_, index_fill_, index_put_, masked_fill_, masked_scatter_):
     method()(_fn)
+# the functions below take torch's out=; their Tensor methods, as torch's, take none
+for _fn in (_index_select, _gather, _take_along_dim, _scatter, _scatter_add, _scatter_reduce, _index_add,
+            _masked_select, _take, _nonzero):
+    method(_fn.__name__[1:])(_fn)
+method("index_copy")(autocast_policy("promote")(_index_copy))
 del _fn
 
 # -- index_reduce, put, unravel_index, fill_diagonal_ ----------------------------------------------
@@ -1108,11 +1177,16 @@ _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 _index_reduce_warned = []
 
 
-def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """Reduces (``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``) the slices of ``source``
     into a copy of ``input`` at the positions along ``dim`` given by ``index``; with
     ``include_self=False`` the values of ``input`` at those positions are left out of the
     reduction."""
+    result = _index_reduce(input, dim, index, source, reduce, include_self=include_self)
+    return result if out is None else write_out(result, out, True, "index_reduce")
+
+
+def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
     _tensor_arg(index, "index_reduce", "index", 3)
     _tensor_arg(source, "index_reduce", "source", 4)
     if not _index_reduce_warned:
@@ -1216,6 +1290,7 @@ __all__ = ["index_select", "gather", "take_along_dim", "scatter", "scatter_add",
            "masked_select", "masked_scatter", "take", "nonzero", "argwhere", "index_reduce", "put",
            "unravel_index"]
 
-for _fn in (index_reduce, index_reduce_, put, put_, fill_diagonal_):
+for _fn in (index_reduce_, put, put_, fill_diagonal_):
     method()(_fn)
+method("index_reduce")(_index_reduce)
 del _fn

@@ -5,7 +5,7 @@ import math
 
 from ..autograd.graph import Node
 from ._common import (
-    apply_inplace, check_tensor, make, method, namespace_of, record, with_out, wrap_dim,
+    apply_inplace, check_tensor, make, method, namespace_of, record, with_out, wrap_dim, write_out,
 )
 from .matrix_decompositions import check_matrix
 from .._dtype import bool as _bool, float32 as _float32
@@ -181,11 +181,16 @@ def vander(x, N=None, increasing=False):
     return result if increasing else result.flip(-1)
 
 
-@method()
-def renorm(input, p, dim, maxnorm):
+def renorm(input, p, dim, maxnorm, *, out=None):
     """Returns a tensor where each sub-tensor of ``input`` along ``dim`` is normalized such
     that its ``p``-norm is lower than or equal to ``maxnorm`` (sub-tensors whose norm is
     already lower are left as they are)."""
+    result = _renorm(input, p, dim, maxnorm)
+    return result if out is None else write_out(result, out, True, "renorm")
+
+
+@method("renorm")
+def _renorm(input, p, dim, maxnorm):
     from .reduce import _vector_norm
     from .ternary import where
     check_tensor(input, "renorm")
@@ -205,4 +210,4 @@ def renorm(input, p, dim, maxnorm):
 
 @method()
 def renorm_(self, p, dim, maxnorm):
-    return apply_inplace(self, renorm, p, dim, maxnorm)
+    return apply_inplace(self, _renorm, p, dim, maxnorm)

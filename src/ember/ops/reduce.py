@@ -17,8 +17,8 @@ from .. import _dtype, return_types
 from ._common import (
     complex_autograd, complex_autograd_message,
     apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
-    normalize_dims, not_implemented, record, Tensor, to_np_dtype, _type_word, widened,
-    wrap_dim, write_out,
+    normalize_dims, not_implemented, out_dtype, record, Tensor, to_np_dtype, _type_word,
+    typeid_word, widened, wrap_dim, write_out, write_out_exact,
 )
 from .shape import flip
 from .ternary import where
@@ -137,6 +137,40 @@ def _quiet(xp):
     return errstate(divide="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
 
 
+def _accumulating_out(dtype, out, kernel=None):
+    """The dtype a sum-like op accumulates in when it writes into ``out=``: ``out``'s, as
+    torch computes in it (``dtype``, when given, must be that one); ``kernel`` names the
+    op's CPU kernel, which has no bool loop."""
+    od = out_dtype(out)
+    if od is None:
+        return dtype
+    if dtype is not None and to_np_dtype(dtype) != od:
+        raise RuntimeError(f"Expected out tensor to have dtype {typeid_word(to_np_dtype(dtype))}, but "
+                           f"got {typeid_word(od)} instead")
+    if kernel is not None and od.kind == "b":
+        raise not_implemented(kernel, od)
+    return _dtype.from_numpy_dtype(od)
+
+
+def _nan_out_dtype(input, out):
+    """nansum's and nanmean's out= dtype (they compute in it): torch's kernel has no integer,
+    bool or complex loop for a floating input."""
+    od = out_dtype(out)
+    if od is None:
+        return None
+    if input._data.dtype.kind in "fc" and od.kind not in "f" and od != _dtype.bfloat16.np:
+        raise not_implemented("nansum_cpu", od)
+    return _dtype.from_numpy_dtype(od)
+
+
+def _floating_out(result, out, op):
+    """write_out for an op whose out= must be floating (or complex), as logsumexp's."""
+    od = out_dtype(out)
+    if od is not None and od.kind not in "fc" and od != _dtype.bfloat16.np:
+        raise RuntimeError(f"{op}(): Expected floating point type for result tensor, but got: {_type_word(od)}")
+    return write_out(result, out, False, op)
+
+
 def _along(dim, index):
     """A basic-indexing key that applies ``index`` to dimension ``dim``."""
     return (slice(None),) * dim + (index,)
@@ -223,8 +257,18 @@ def _nansum_array(data, **kwargs):
     return data.sum(**kwargs)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """Returns the sum of the elements of ``input``, treating NaN as zero."""
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Returns the sum of the elements of ``input``, treating NaN as zero. With ``out=`` the
+    sum is taken in ``out``'s dtype."""
+    if out is None:
+        return _nansum(input, dim, keepdim, dtype=dtype)
+    if dtype is not None and out_dtype(out) is not None and to_np_dtype(dtype) != out_dtype(out):
+        raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got "
+                           f"{_type_word(out_dtype(out))} and {_type_word(to_np_dtype(dtype))}.")
+    return write_out(_nansum(input, dim, keepdim, dtype=_nan_out_dtype(input, out)), out, op="nansum")
+
+
+def _nansum(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     if data.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
@@ -312,8 +356,19 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     return out
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    """Returns the mean of the non-NaN elements of ``input`` (NaN where all are NaN)."""
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Returns the mean of the non-NaN elements of ``input`` (NaN where all are NaN). With
+    ``out=`` the mean is taken in ``out``'s dtype."""
+    if out is None:
+        return _nanmean(input, dim, keepdim, dtype=dtype)
+    if not _is_inexact(input._data):
+        _nanmean(input, dim, keepdim, dtype=dtype)   # torch's error for integer input
+    od = _nan_out_dtype(input, out)
+    return write_out(_nanmean(input, dim, keepdim, dtype=od if dtype is None else dtype), out,
+                     op="nanmean")
+
+
+def _nanmean(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     if not _is_inexact(data):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
@@ -322,7 +377,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     dims = _reduce_dims(dim, data.ndim)
     counted = make(xp.sum(~xp.isnan(data), axis=_axis(dims, data.ndim), keepdims=keepdim))
     with _quiet(xp):
-        return nansum(input, dim, keepdim, dtype=dtype) / counted
+        return _nansum(input, dim, keepdim, dtype=dtype) / counted
 
 
 # ----------------------------------------------------------------------------------------
@@ -415,9 +470,18 @@ def _product_of_all(data):
 
 
 @autocast_policy("fp32")
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Returns the product of all elements of ``input``, or of each row over the single
-    dimension ``dim``. Integer and bool inputs multiply to int64."""
+    dimension ``dim``. Integer and bool inputs multiply to int64. With ``out=`` (only with
+    ``dim``, as torch) the product is taken in ``out``'s dtype."""
+    if out is None:
+        return _prod(input, dim, keepdim, dtype=dtype)
+    if dim is None:
+        raise TypeError("prod(): out= needs a dim: torch's prod(input, *, dtype=None) takes no out")
+    return write_out(_prod(input, dim, keepdim, dtype=_accumulating_out(dtype, out)), out, op="prod")
+
+
+def _prod(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
     xp = namespace_of(data)
     np_dtype = _int_to_int64(data, dtype)
@@ -471,11 +535,18 @@ def _scan(input, dim, dtype, xp_fn, node_cls):
     return node, out
 
 
-def cumsum(input, dim, *, dtype=None):
+def cumsum(input, dim, *, dtype=None, out=None):
     """Returns the cumulative sum of the elements of ``input`` along ``dim``: out[i] = x[0] +
-    ... + x[i]. Integer and bool inputs accumulate in int64."""
-    _, out = _scan(input, dim, dtype, namespace_of(input._data).cumsum, CumsumBackward0)
-    return out
+    ... + x[i]. Integer and bool inputs accumulate in int64; with ``out=``, in ``out``'s dtype."""
+    if out is None:
+        return _scan(input, dim, dtype, namespace_of(input._data).cumsum, CumsumBackward0)[1]
+    dtype = _accumulating_out(dtype, out, "cumsum_out_cpu")
+    result = _scan(input, dim, dtype, namespace_of(input._data).cumsum, CumsumBackward0)[1]
+    return write_out(result, out, op="cumsum")
+
+
+def _cumsum(input, dim, *, dtype=None):
+    return _scan(input, dim, dtype, namespace_of(input._data).cumsum, CumsumBackward0)[1]
 
 
 class CumprodBackward0(Node):
@@ -544,9 +615,17 @@ def _cumprod_grad_pairwise(grad, x, dim):
     return where(k_from_i, grad.unsqueeze(dim) * omitted, 0).sum(dim + 1)
 
 
-def cumprod(input, dim, *, dtype=None):
+def cumprod(input, dim, *, dtype=None, out=None):
     """Returns the cumulative product of the elements of ``input`` along ``dim``: out[i] =
-    x[0] * ... * x[i]. Integer and bool inputs accumulate in int64."""
+    x[0] * ... * x[i]. Integer and bool inputs accumulate in int64; with ``out=``, in
+    ``out``'s dtype."""
+    if out is None:
+        return _cumprod(input, dim, dtype=dtype)
+    return write_out(_cumprod(input, dim, dtype=_accumulating_out(dtype, out, "cumprod_out_cpu")), out,
+                     op="cumprod")
+
+
+def _cumprod(input, dim, *, dtype=None):
     node, out = _scan(input, dim, dtype, namespace_of(input._data).cumprod,
                       CumprodBackward0)
     if node is not None:
@@ -565,13 +644,13 @@ def _check_scan_dtype(self, dtype, op):
 @method("cumsum_")
 def _cumsum_(self, dim, *, dtype=None):
     _check_scan_dtype(self, dtype, "cumsum")
-    return apply_inplace(self, cumsum, dim, dtype=dtype)
+    return apply_inplace(self, _cumsum, dim, dtype=dtype)
 
 
 @method("cumprod_")
 def _cumprod_(self, dim, *, dtype=None):
     _check_scan_dtype(self, dtype, "cumprod")
-    return apply_inplace(self, cumprod, dim, dtype=dtype)
+    return apply_inplace(self, _cumprod, dim, dtype=dtype)
 
 
 # ----------------------------------------------------------------------------------------
@@ -650,16 +729,30 @@ def _extreme(op, input, dim, keepdim, is_max, node_cls):
     return out
 
 
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False, *, out=None):
     """Returns the maximum of each slice of ``input`` over ``dim`` (all dims by default); the
     gradient is shared evenly between equal maxima."""
+    result = _extreme("amax", input, dim, keepdim, True, AmaxBackward0)
+    return result if out is None else write_out_exact(result, out, "amax", _SAME_DTYPE)
+
+
+def _amax(input, dim=(), keepdim=False):
     return _extreme("amax", input, dim, keepdim, True, AmaxBackward0)
 
 
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, out=None):
     """Returns the minimum of each slice of ``input`` over ``dim`` (all dims by default); the
     gradient is shared evenly between equal minima."""
+    result = _extreme("amin", input, dim, keepdim, False, AminBackward0)
+    return result if out is None else write_out_exact(result, out, "amin", _SAME_DTYPE)
+
+
+def _amin(input, dim=(), keepdim=False):
     return _extreme("amin", input, dim, keepdim, False, AminBackward0)
+
+
+_SAME_DTYPE = ("Expected the dtype for input and out to match, but got {want} for input's dtype and "
+               "{got} for out's dtype.")
 
 
 class MaxBackward0(Node):
@@ -711,18 +804,29 @@ def _extreme_along(op, input, dim, keepdim, is_max):
     return (return_types.max if is_max else return_types.min)(values, indices)
 
 
-def _pairwise_extreme(op, input, other):
+def _pairwise_extreme(op, input, other, out=None):
     if not isinstance(other, Tensor):
         raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     from . import pointwise
-    return (pointwise.maximum if op == "max" else pointwise.minimum)(input, other)
+    fn = pointwise.maximum if op == "max" else pointwise.minimum
+    return fn(input, other) if out is None else fn(input, other, out=out)
 
 
-def max(input, dim=None, keepdim=False, *, other=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """``max(input)``: the maximum of all elements (gradient shared evenly between ties).
     ``max(input, dim, keepdim=False)``: a named tuple ``(values, indices)`` of the maximum of
     each row over ``dim`` and its index (gradient to that index).
     ``max(input, other)``: the elementwise maximum, as ``maximum``."""
+    if other is not None or isinstance(dim, Tensor):
+        return _pairwise_extreme("max", input, dim if other is None else other, out)
+    if dim is None:
+        result = _extreme("max", input, None, False, True, MaxBackward1)
+        return result if out is None else write_out(result, out, False, "max")
+    result = _extreme_along("max", input, dim, keepdim, True)
+    return result if out is None else write_out(result, out, True, "max")
+
+
+def _max(input, dim=None, keepdim=False, *, other=None):
     if other is not None or isinstance(dim, Tensor):
         return _pairwise_extreme("max", input, dim if other is None else other)
     if dim is None:
@@ -730,9 +834,19 @@ def max(input, dim=None, keepdim=False, *, other=None):
     return _extreme_along("max", input, dim, keepdim, True)
 
 
-def min(input, dim=None, keepdim=False, *, other=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """``min(input)``, ``min(input, dim, keepdim=False)`` -> ``(values, indices)``, or
     ``min(input, other)``: as ``max``, for the minimum."""
+    if other is not None or isinstance(dim, Tensor):
+        return _pairwise_extreme("min", input, dim if other is None else other, out)
+    if dim is None:
+        result = _extreme("min", input, None, False, False, MinBackward1)
+        return result if out is None else write_out(result, out, False, "min")
+    result = _extreme_along("min", input, dim, keepdim, False)
+    return result if out is None else write_out(result, out, True, "min")
+
+
+def _min(input, dim=None, keepdim=False, *, other=None):
     if other is not None or isinstance(dim, Tensor):
         return _pairwise_extreme("min", input, dim if other is None else other)
     if dim is None:
@@ -758,15 +872,25 @@ def _arg_extreme(op, input, dim, keepdim, is_max):
     return make(find(data, axis=d, keepdims=keepdim).astype(_INT64, copy=False))
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, out=None):
     """Returns the indices of the maximum values of ``input`` over ``dim`` (of the flattened
     input when ``dim`` is None); the first one among ties."""
+    result = _arg_extreme("argmax", input, dim, keepdim, True)
+    return result if out is None else write_out(result, out, True, "argmax")
+
+
+def _argmax(input, dim=None, keepdim=False):
     return _arg_extreme("argmax", input, dim, keepdim, True)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, out=None):
     """Returns the indices of the minimum values of ``input`` over ``dim`` (of the flattened
     input when ``dim`` is None); the first one among ties."""
+    result = _arg_extreme("argmin", input, dim, keepdim, False)
+    return result if out is None else write_out(result, out, True, "argmin")
+
+
+def _argmin(input, dim=None, keepdim=False):
     return _arg_extreme("argmin", input, dim, keepdim, False)
 
 
@@ -907,14 +1031,43 @@ def _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, with_mean
     return outs if with_mean else out
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _moment_out(op, input, dim, unbiased, keepdim, correction, take_sqrt, node_cls, out):
+    """var or std into ``out=``: computed in ``out``'s dtype where that is a wider floating
+    one, as torch does; torch's Python takes ``unbiased`` with out= only after a dim."""
+    if isinstance(dim, bool):
+        raise TypeError(f"{op}(): out= with unbiased as the second argument: pass dim first, or "
+                        "correction=")
+    od = out_dtype(out)
+    data = input._data
+    if od is not None and od.kind == "f" and od.itemsize > data.dtype.itemsize and data.dtype.kind == "f":
+        input = input.to(_dtype.from_numpy_dtype(od))
+    if od is not None and od.kind == "c" and data.dtype.kind != "c" and data.size \
+            and len(_reduce_dims(_correction_of(op, dim, unbiased, correction)[0], data.ndim)) < data.ndim:
+        raise not_implemented("std_cpu", od)   # torch's kernel over some dims has no real-to-complex loop
+    result = _moments(op, input, dim, unbiased, keepdim, correction, take_sqrt, False, node_cls)
+    return write_out(result, out, False, op)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Returns the variance of ``input`` over ``dim`` (all dims by default), dividing by
     N - ``correction`` (1 by default, Bessel's correction; ``unbiased=False`` means 0)."""
+    if out is None:
+        return _moments("var", input, dim, unbiased, keepdim, correction, False, False, VarBackward0)
+    return _moment_out("var", input, dim, unbiased, keepdim, correction, False, VarBackward0, out)
+
+
+def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments("var", input, dim, unbiased, keepdim, correction, False, False, VarBackward0)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Returns the standard deviation of ``input`` over ``dim``: the square root of ``var``."""
+    if out is None:
+        return _moments("std", input, dim, unbiased, keepdim, correction, True, False, StdBackward0)
+    return _moment_out("std", input, dim, unbiased, keepdim, correction, True, StdBackward0, out)
+
+
+def _std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments("std", input, dim, unbiased, keepdim, correction, True, False, StdBackward0)
 
 
@@ -958,9 +1111,14 @@ def _logsumexp_data(xp, data, dims, keepdim):
     return out + (top if keepdim else top.reshape(out.shape))
 
 
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False, *, out=None):
     """Returns log(sum(exp(input))) over ``dim``, computed stably for large inputs; integer
     inputs give the default float dtype."""
+    result = _logsumexp(input, dim, keepdim)
+    return result if out is None else _floating_out(result, out, "logsumexp")
+
+
+def _logsumexp(input, dim, keepdim=False):
     data = float_array(input._data)
     dims = _reduce_dims(dim, data.ndim)
     result = _logsumexp_data(namespace_of(data), widened(data), dims, keepdim)
@@ -986,15 +1144,32 @@ def _logical(input, dim, keepdim, find):
     return make(out)
 
 
-def all(input, dim=None, keepdim=False):
+def _logical_out(result, out, op):
+    od = out_dtype(out)
+    if od is not None and od.kind != "b" and od != _dtype.uint8.np:
+        raise RuntimeError(f"{op} only supports bool tensor for result, got: {_type_word(od)}")
+    return write_out(result, out, False, op)
+
+
+def all(input, dim=None, keepdim=False, *, out=None):
     """Tests if all elements of ``input`` (or of each row over ``dim``) are nonzero. The
     result is bool (uint8 for uint8 input)."""
+    result = _logical(input, dim, keepdim, namespace_of(input._data).all)
+    return result if out is None else _logical_out(result, out, "all")
+
+
+def _all(input, dim=None, keepdim=False):
     return _logical(input, dim, keepdim, namespace_of(input._data).all)
 
 
-def any(input, dim=None, keepdim=False):
+def any(input, dim=None, keepdim=False, *, out=None):
     """Tests if any element of ``input`` (or of each row over ``dim``) is nonzero. The result
     is bool (uint8 for uint8 input)."""
+    result = _logical(input, dim, keepdim, namespace_of(input._data).any)
+    return result if out is None else _logical_out(result, out, "any")
+
+
+def _any(input, dim=None, keepdim=False):
     return _logical(input, dim, keepdim, namespace_of(input._data).any)
 
 
@@ -1136,10 +1311,13 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
 # ----------------------------------------------------------------------------------------
 # Tensor methods
 
-for _name in ("sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "max", "min", "argmax",
-              "argmin", "var", "std", "logsumexp", "all", "any", "count_nonzero", "cumsum",
-              "cumprod"):
+for _name in ("sum", "mean", "count_nonzero"):
     method(_name)(globals()[_name])
+# the functions below take torch's out=; their Tensor methods, as torch's, take none
+for _name in ("nansum", "nanmean", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
+              "logsumexp", "all", "any", "cumsum", "cumprod"):
+    method(_name)(globals()["_" + _name])
+method("prod")(autocast_policy("fp32")(_prod))
 del _name
 
 

@@ -18,6 +18,7 @@ from ._common import (
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
 from .._torch_function import override_or_raise
+from ..autograd.grad_mode import no_grad
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "flip", "fliplr",
            "flipud", "roll", "repeat", "tile", "tril", "triu"]
@@ -798,10 +799,18 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return out
 
 
-@method()
-def diag(input, diagonal=0):
+def diag(input, diagonal=0, *, out=None):
     """For a 1-d ``input``, the square matrix with ``input`` on its ``diagonal``-th diagonal;
     for a 2-d ``input``, a copy of its ``diagonal``-th diagonal."""
+    if out is None:
+        return _diag(input, diagonal)
+    with no_grad():   # torch's diag writes into out through ops: an input requiring grad is taken
+        result = _diag(input, diagonal)
+    return write_out(result, out, True, "diag")
+
+
+@method("diag")
+def _diag(input, diagonal=0):
     nd = input._data.ndim
     if nd == 1:
         return diag_embed(input, diagonal, 0, 1)
@@ -937,15 +946,24 @@ def select_scatter(input, src, dim, index):
     return _scatter_region(SelectScatterBackward0, input, src, KeyRegion(key))
 
 
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
     """A copy of ``input`` with ``src`` written into the slice ``start:end:step`` of ``dim``."""
+    if out is None:
+        return _slice_scatter(input, src, dim, start, end, step)
+    with no_grad():   # torch's slice_scatter writes into out through ops: inputs requiring grad are taken
+        result = _slice_scatter(input, src, dim, start, end, step)
+    return write_out(result, out, True, "slice_scatter")
+
+
+def _slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     dim = wrap_dim(dim, input._data.ndim)
     key = (slice(None),) * dim + (slice(start, end, step),)
     return _scatter_region(SliceScatterBackward0, input, src, KeyRegion(key))
 
 
-for _name in ("diagonal_scatter", "select_scatter", "slice_scatter"):
+for _name in ("diagonal_scatter", "select_scatter"):
     method(_name)(globals()[_name])
+method("slice_scatter")(_slice_scatter)   # the function takes torch's out=, the method none
 
 
 # -- block_diag, kron, cross --------------------------------------------------------------------------
@@ -993,10 +1011,15 @@ def block_diag(*tensors):
     return out
 
 
-@method()
-def kron(input, other):
+def kron(input, other, *, out=None):
     """The Kronecker product of ``input`` and ``other`` (the smaller rank padded with leading
     ones): every element of ``input`` times the whole of ``other``."""
+    result = _kron(input, other)
+    return result if out is None else write_out(result, out, False, "kron")
+
+
+@method("kron")
+def _kron(input, other):
     nd = max(input._data.ndim, other._data.ndim)
     a = input.reshape((1,) * (nd - input._data.ndim) + input._data.shape)
     b = other.reshape((1,) * (nd - other._data.ndim) + other._data.shape)

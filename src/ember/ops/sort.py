@@ -11,9 +11,10 @@ import math
 
 from .. import _dtype, return_types
 from ._common import (
-    check_value_fits, make, method, namespace_of, Node, not_implemented, record,
-    Tensor, _type_word, widened, with_out, wrap_dim,
+    check_value_fits, grad_state, make, method, namespace_of, Node, not_implemented, record,
+    Tensor, _type_word, widened, with_out, wrap_dim, write_out, write_out_exact,
 )
+from ..autograd.grad_mode import no_grad
 from .subscript import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
 from .ternary import lerp, where
@@ -147,21 +148,47 @@ def sort(input, dim=-1, descending=False, stable=False):
     return _selected(SortBackward0, input, values, indices, dim, True, return_types.sort)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    """Returns the indices that sort ``input`` along ``dim`` (the indices of ``sort``)."""
+def argsort(input, dim=-1, descending=False, stable=None, *, out=None):
+    """Returns the indices that sort ``input`` along ``dim`` (the indices of ``sort``).
+    ``out=`` is taken with ``stable`` given, as torch's overloads take it."""
+    data = input._data
+    _check_sortable(data)
+    result = make(_sort_arrays(data, wrap_dim(dim, data.ndim), descending)[1])
+    if out is None:
+        return result
+    if stable is None:
+        raise TypeError("argsort(): out= is taken with stable= given (torch's argsort(input, *, stable, "
+                        "dim=-1, descending=False, out=None))")
+    if input._requires_grad and grad_state.grad_enabled:   # torch's argsort is sort's indices
+        raise RuntimeError("functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    return write_out(result, out, True, "argsort")
+
+
+def _argsort(input, dim=-1, descending=False, stable=False):
     data = input._data
     _check_sortable(data)
     return make(_sort_arrays(data, wrap_dim(dim, data.ndim), descending)[1])
 
 
-def msort(input):
+def msort(input, *, out=None):
     """Sorts the elements of ``input`` along its first dimension in ascending order."""
-    return sort(input, 0).values
+    result = sort.__wrapped__(input, 0).values
+    return result if out is None else write_out(result, out, True, "msort")
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
+def _msort(input):
+    return sort.__wrapped__(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """Returns the ``k`` largest (or smallest) elements of ``input`` along ``dim`` with their
     indices, in sorted order."""
+    result = _topk(input, k, dim, largest, sorted)
+    return result if out is None else write_out(result, out, True, "topk")
+
+
+def _topk(input, k, dim=-1, largest=True, sorted=True):
     data = input._data
     if data.dtype.kind in "bc":
         kind = "bool" if data.dtype.kind == "b" else "complex"
@@ -285,9 +312,15 @@ def _check_nonempty(op, data, dim):
         raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
 
 
-def kthvalue(input, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """Returns the ``k``-th smallest element (counting from 1) of each row of ``input`` along
     ``dim``, with its index."""
+    result = _kthvalue(input, k, dim, keepdim)
+    return result if out is None else write_out_exact(result, out, "kthvalue", (
+        "output values must be of same type as input", "output indices must be of scalar type Long"))
+
+
+def _kthvalue(input, k, dim=-1, keepdim=False):
     data = input._data
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty("kthvalue", data, dim)
@@ -359,21 +392,48 @@ def _median_along(op, input, dim, keepdim, ignore_nan, node_cls, named):
     return _selected(node_cls, input, values, indices, dim, keepdim, named)
 
 
-def median(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False, *, out=None):
     """``median(input)``: the lower median of all elements (NaN if there is one).
     ``median(input, dim, keepdim=False)``: ``(values, indices)`` of the lower median of each
-    row along ``dim``."""
+    row along ``dim`` (``out=`` is taken by this form only, as torch's)."""
+    if out is None:
+        return _median(input, dim, keepdim)
+    return _median_out("median", _median(input, _dim_for_out("median", dim), keepdim), out)
+
+
+def _median(input, dim=None, keepdim=False):
     if dim is None:
         return _median_all(input, False, MedianBackward0)
     return _median_along("median", input, dim, keepdim, False, MedianBackward1, return_types.median)
 
 
-def nanmedian(input, dim=None, keepdim=False):
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """As ``median``, ignoring NaN values (NaN only when a row holds nothing else)."""
+    if out is None:
+        return _nanmedian(input, dim, keepdim)
+    return _median_out("nanmedian", _nanmedian(input, _dim_for_out("nanmedian", dim), keepdim), out)
+
+
+def _nanmedian(input, dim=None, keepdim=False):
     if dim is None:
         return _median_all(input, True, NanmedianBackward0)
     return _median_along("nanmedian", input, dim, keepdim, True, NanmedianBackward1,
                          return_types.nanmedian)
+
+
+def _dim_for_out(op, dim):
+    if dim is None:
+        raise TypeError(f"{op}(): out= needs a dim: torch's {op}(input) takes no out")
+    return dim
+
+
+def _median_out(op, result, out):
+    values = (f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; "
+              f"but type torch.{{got}}Tensor does not equal torch.{{want}}Tensor (while checking "
+              f"arguments for {op}_out)")
+    indices = ("Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+               "torch.{got}Tensor instead (while checking arguments for " + op + "_out)")
+    return write_out_exact(result, out, op, (values, indices))
 
 
 def _run_bounds(xp, values, dim):
@@ -393,9 +453,16 @@ def _run_bounds(xp, values, dim):
     return start, end
 
 
-def mode(input, dim=-1, keepdim=False):
+def mode(input, dim=-1, keepdim=False, *, out=None):
     """Returns ``(values, indices)``: the most frequent value of each row of ``input`` along
     ``dim`` (the smallest among equally frequent ones) and the last index where it occurs."""
+    result = _mode(input, dim, keepdim)
+    return result if out is None else write_out_exact(result, out, "mode", (
+        "expected scalar type '{want}' but got '{got}' for values output",
+        "expected scalar type '{want}' but got '{got}' for indices output"))
+
+
+def _mode(input, dim=-1, keepdim=False):
     data = input._data
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty("mode", data, dim)
@@ -492,17 +559,37 @@ def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
 
 
 @autocast_policy("fp32")
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """Computes the ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of each row
     of ``input`` along ``dim`` (of all elements when ``dim`` is None), interpolating between
     neighbouring values as ``interpolation`` says. A row holding NaN gives NaN."""
-    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+    if out is None:
+        return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+    return _quantile_out("quantile", input, q, dim, keepdim, interpolation, False, out)
 
 
 @autocast_policy("fp32")
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """As ``quantile``, ignoring NaN values (NaN only for a row holding nothing else)."""
-    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+    if out is None:
+        return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+    return _quantile_out("nanquantile", input, q, dim, keepdim, interpolation, True, out)
+
+
+def _quantile_out(op, input, q, dim, keepdim, interpolation, ignore_nan, out):
+    """The quantiles into ``out=``: torch's quantile composes ops that write into out, so
+    an input requiring grad is taken (out gets no history)."""
+    with no_grad():
+        result = _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan)
+    return write_out_exact(result, out, op, "quantile() out tensor must be same dtype as the input tensor")
+
+
+def _quantile_method(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+    return _quantile("quantile", self, q, dim, keepdim, interpolation, False)
+
+
+def _nanquantile_method(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+    return _quantile("nanquantile", self, q, dim, keepdim, interpolation, True)
 
 
 # ----------------------------------------------------------------------------------------
@@ -714,15 +801,28 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
     return _selected(node_cls, input, running, indices.astype(_INT64, copy=False), dim, True, named)
 
 
-def cummax(input, dim):
+_SCALAR_TYPE = "expected scalar_type {want} but found {got}"
+
+
+def cummax(input, dim, *, out=None):
     """Returns ``(values, indices)``: the cumulative maximum of ``input`` along ``dim`` and
     the index where each was found."""
+    result = _cumulative_extreme("cummax", input, dim, True, CummaxBackward0, return_types.cummax)
+    return result if out is None else write_out_exact(result, out, "cummax", (_SCALAR_TYPE, _SCALAR_TYPE))
+
+
+def _cummax(input, dim):
     return _cumulative_extreme("cummax", input, dim, True, CummaxBackward0, return_types.cummax)
 
 
-def cummin(input, dim):
+def cummin(input, dim, *, out=None):
     """Returns ``(values, indices)``: the cumulative minimum of ``input`` along ``dim`` and
     the index where each was found."""
+    result = _cumulative_extreme("cummin", input, dim, False, CumminBackward0, return_types.cummin)
+    return result if out is None else write_out_exact(result, out, "cummin", (_SCALAR_TYPE, _SCALAR_TYPE))
+
+
+def _cummin(input, dim):
     return _cumulative_extreme("cummin", input, dim, False, CumminBackward0, return_types.cummin)
 
 
@@ -757,11 +857,16 @@ class LogcumsumexpBackward0(Node):
 
 
 def _reversed_logcumsumexp(t, dim):
-    return logcumsumexp(t.flip(dim), dim).flip(dim)
+    return _logcumsumexp(t.flip(dim), dim).flip(dim)
 
 
-def logcumsumexp(input, dim):
+def logcumsumexp(input, dim, *, out=None):
     """Returns log(cumsum(exp(input))) along ``dim``, computed without overflow."""
+    result = _logcumsumexp(input, dim)
+    return result if out is None else write_out_exact(result, out, "logcumsumexp", _SCALAR_TYPE)
+
+
+def _logcumsumexp(input, dim):
     _refuse("logcumsumexp_out_cpu", input._data, "biu")
     data = input._data
     dim = wrap_dim(dim, data.ndim)
@@ -785,9 +890,14 @@ def logcumsumexp(input, dim):
 # ----------------------------------------------------------------------------------------
 # diff, aminmax
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     """Computes the ``n``-th forward difference along ``dim`` (``out[i] = x[i+1] - x[i]``,
     exclusive or for bool), after joining ``prepend`` and ``append`` to ``input``."""
+    result = _diff(input, n, dim, prepend, append)
+    return result if out is None else write_out(result, out, False, "diff")
+
+
+def _diff(input, n=1, dim=-1, prepend=None, append=None):
     from .shape import cat
     if not input._data.ndim:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -823,8 +933,13 @@ class AminmaxBackward0(Node):
         return (total,)
 
 
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, out=None):
     """Returns ``(min, max)`` of ``input`` (of each row along ``dim`` when given)."""
+    result = _aminmax(input, dim=dim, keepdim=keepdim)
+    return result if out is None else write_out(result, out, True, "aminmax")
+
+
+def _aminmax(input, *, dim=None, keepdim=False):
     data = input._data
     xp = namespace_of(data)
     if dim is None:
@@ -857,8 +972,12 @@ def aminmax(input, *, dim=None, keepdim=False):
 # ----------------------------------------------------------------------------------------
 # Tensor methods
 
-for _name in ("sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
-              "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc",
-              "cummax", "cummin", "logcumsumexp", "diff", "aminmax"):
+for _name in ("sort", "unique", "unique_consecutive", "bincount", "histc"):
     method(_name)(getattr(globals()[_name], "__wrapped__", globals()[_name]))  # no out=
+# the functions below take torch's out=; their Tensor methods, as torch's, take none
+for _name in ("argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax",
+              "cummin", "logcumsumexp", "diff", "aminmax"):
+    method(_name)(globals()["_" + _name])
+method("quantile")(_quantile_method)
+method("nanquantile")(_nanquantile_method)
 del _name
