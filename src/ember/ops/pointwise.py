@@ -1071,7 +1071,8 @@ class XlogyBackward0(_BinaryNode):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (self.reduce(grad * xlogy(a != 0, b), 0) if self.next_functions[0][0] is not None else None,
+        return (self.reduce(_xlogy_grad_self(xlogy, grad, a, b, 0), 0)
+                if self.next_functions[0][0] is not None else None,
                 self.reduce(grad * a / b, 1) if self.next_functions[1][0] is not None else None)
 
 
@@ -1090,7 +1091,17 @@ class XlogyBackward2(_BinaryNode):
 
     def backward(self, grad):
         a, _ = self.saved_tensors
-        return self.reduce(grad * xlogy(a != 0, self.other_scalar), 0), None
+        return self.reduce(_xlogy_grad_self(xlogy, grad, a, self.other_scalar, 0), 0), None
+
+
+def _xlogy_grad_self(fn, grad, a, b, lowest):
+    """torch's gradient of ``fn(a, b)`` (xlogy or xlog1py) for ``a``: ``fn(grad, b)`` (the
+    derivative ``log(b)`` at every ``a``, zero included), 0 where ``a`` is 0 and ``b`` is at or
+    below ``lowest`` (where the logarithm is not finite)."""
+    out = fn(grad, b)
+    if isinstance(b, Tensor):
+        return out.masked_fill((a == 0) & (b <= lowest), 0)
+    return out.masked_fill(a == 0, 0) if b <= lowest else out
 
 
 def _xlogy_real(x, y):
