@@ -370,6 +370,7 @@ NODES_WITHOUT_JVP = {
     "AccumulateGrad": "ends a leaf's gradient; no op to differentiate",
     "Error": "stands for a once_differentiable backward; no forward op",
     "BackwardCFunction": "autograd.Function's node: Function.apply calls the Function's jvp instead",
+    "MappedFunctionBackward": "autograd.Function's node under vmap (as above)",
     "FunctionBackward": "the node of the base autograd.Function (as above)",
     "InplaceFunctionBackward": "the node of InplaceFunction (as above)",
     "CheckpointFunctionBackward": "checkpoint's Function has no jvp (torch's reentrant checkpoint "
