@@ -378,8 +378,9 @@ NODES_WITHOUT_JVP = {
     "_RecomputingNode": "base class: its subclasses declare their rules",
     "_MomentNode": "base class: its subclasses declare their rules",
     "_TangentInput": "forward AD's own edge marker, never run",
-    "CompiledFunctionBackward": "ember.compile's ahead-of-time backward: forward mode through a "
-                                "compiled region is not there yet",
+    "CompiledFunctionBackward": "never recorded while a dual level is active: a compiled region "
+                                "(aot_eager) then replays its forward graph op by op, whose ops "
+                                "carry the tangents and record ordinary nodes",
 }
 # complex autograd's nodes: forward mode over complex tensors is not there yet
 for _name in ("AngleBackward0", "ComplexBackward0", "ConjBackward0", "ConjPhysicalBackward0",

@@ -187,3 +187,30 @@ def test_layer_norm_with_an_input_dependent_weight_against_finite_differences():
     got = _np(ef.hessian(loss(ember))(ember.tensor(x))).reshape(n, n)
     np.testing.assert_allclose(got, numeric, atol=1e-5, rtol=1e-4)
     np.testing.assert_allclose(got, got.T, atol=1e-10)
+
+
+def test_compiled_region_under_forward_mode():
+    """A region compiled with an ahead-of-time backward ("aot_eager") inside a dual level, with
+    an input that requires grad: the tangent and the gradients are torch's eager ones, and
+    hessian (forward over reverse) runs through it."""
+    r = np.random.default_rng(14)
+    x, v, w = r.standard_normal((3, 4)), r.standard_normal((3, 4)), r.standard_normal((4, 2))
+
+    def region(lib, weight):
+        return lambda a: (lib.tanh(a @ weight) ** 2).sum(-1) + a.sin().sum()
+
+    ew, tw = ember.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+    compiled = ember.compile(region(ember, ew), backend="aot_eager")
+    compiled(ember.tensor(x, requires_grad=True)).sum().backward()   # captured with its backward
+    ew.grad = None
+    got = []
+    for lib, fn, weight in ((ember, compiled, ew), (torch, region(torch, tw), tw)):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            a = lib.tensor(x, requires_grad=True)
+            y = fn(fw.make_dual(a, lib.tensor(v)))
+            y.sum().backward()
+            got.append((fw.unpack_dual(y).tangent, a.grad, weight.grad))
+    _close(got[0], got[1])
+    _close(ef.hessian(lambda a: compiled(a).sum())(ember.tensor(x)),
+           tf.hessian(lambda a: region(torch, tw.detach())(a).sum())(torch.tensor(x)))
