@@ -445,7 +445,12 @@ class PowBackward0(Node):
     """pow(tensor, number)"""
     __slots__ = ()
     saved_fields = {"self": 0, "exponent": "exponent"}
-    jvp = jvp_by_backward
+
+    def jvp(self, tangent):   # tangent * p a^(p-1), unconjugated for complex a
+        a, p = self.primals[0], self.exponent
+        if p == 0:
+            return None
+        return tangent * (a.pow(p - 1) * p)
 
     def backward(self, grad):
         (a,) = self.saved_tensors
