@@ -43,6 +43,8 @@ NO_FINITE_DIFFERENCES = {
     "amax-ties2", "amax-ties2_dim", "amin-ties2", "amin-ties2_dim", "max_all-ties2",
     "min_all-ties2", "cummax_ties-0", "cummin_ties-0", "aminmax-ties",   # ties
     "cholesky_solve-0", "cholesky_solve-upper", "cholesky_solve-broadcast",   # one triangle read
+    "frexp-special", "norm_zero_vector-all", "norm_zero_vector-row",   # kinks
+    "logit_outside-0",   # outside the domain: NaN
 }
 
 # Ops that read one triangle of a matrix input, where torch's tangent takes the whole of the
@@ -52,8 +54,8 @@ SYMMETRIC_TANGENT = {"linalg.eigh_triangle"}
 
 def _cases():
     seen = set()
-    for op, sample, case_id, _ in cases("gradgrad"):
-        if case_id in seen:
+    for op, sample, case_id, dtype in cases("grad"):
+        if dtype != "float64" or case_id in seen:
             continue
         seen.add(case_id)
         yield pytest.param(op, sample, id=case_id)
@@ -147,7 +149,8 @@ def test_vjp_tangent(op, sample):
     try:
         expected = _vjp_tangents(torch, tfw, op, sample, built, tangents, create_graph=True)
     except (NotImplementedError, RuntimeError) as e:
-        assert case in TORCH_LACKS or op.name in TORCH_LACKS, f"torch refuses: {e}"
+        # (an entry without gradgrad: torch has no double backward for it)
+        assert not op.gradgrad or case in TORCH_LACKS or op.name in TORCH_LACKS, f"torch refuses: {e}"
         expected = None
     checked = False
     if expected is not None and case not in TORCH_LACKS and op.name not in TORCH_LACKS:
