@@ -10,7 +10,8 @@ the batching rules, as torch's does.
 """
 from ..autograd.function import FunctionCtx, Function, _uses_setup_context
 from ..autograd.grad_mode import no_grad
-from ..autograd.graph import Node, set_history
+from ..autograd.graph import Node
+from ..ops._common import record
 from ._batched import (BatchedTensor, active_levels, broadcast_to_level, current_level,
                        from_front, to_front)
 from ._rules_common import is_batched
@@ -181,32 +182,30 @@ def _node_class(cls):
     return made
 
 
+class _Context(FunctionCtx):
+    """What ``setup_context`` fills before the node exists (its attributes then move to it)."""
+    to_save = ()
+    non_differentiable = ()
+
+
 def _apply_with_node(cls, level, args):
     levels = list(active_levels)
-    node_cls = _node_class(cls)
-    node = node_cls.__new__(node_cls)
-    node.function_cls, node.levels, node.arguments = cls, levels, args
-    node.needs_input_grad = tuple(_is_tensor(a) and getattr(to_front(_on_levels(a, levels), levels),
-                                                            "requires_grad", False) for a in args)
+    physical_args = [to_front(_on_levels(a, levels), levels) if _is_tensor(a) else None for a in args]
+    ctx = _Context()
+    ctx.needs_input_grad = tuple(p is not None and p.requires_grad for p in physical_args)
     with no_grad():
         output = _forward(cls, level, args)
-        cls.setup_context(node, args, output)
-    inputs = [to_front(_on_levels(a, levels), levels) for a in args if _is_tensor(a)]
-    Node.__init__(node, inputs)
+        cls.setup_context(ctx, args, output)
     single = not isinstance(output, tuple)
     outputs = (output,) if single else output
-    non_diff = {id(t) for t in node.non_differentiable}
-    wrapped, shapes, dtypes = [], [], []
-    for output_nr, out in enumerate(outputs):
-        if not _is_tensor(out) or id(out) in non_diff:
-            wrapped.append(out)
-            shapes.append(None)
-            dtypes.append(None)
-            continue
-        phys = to_front(_on_levels(out, levels), levels)._alias()
-        set_history(phys, node, output_nr)
-        shapes.append(tuple(phys.shape))
-        dtypes.append(phys.dtype)
-        wrapped.append(from_front(phys, levels))
-    node.output_shapes, node.output_dtypes = shapes, dtypes
+    non_diff = {id(t) for t in ctx.non_differentiable}
+    physical_outs = [to_front(_on_levels(out, levels), levels)._alias()
+                     if _is_tensor(out) and id(out) not in non_diff else None for out in outputs]
+    node = record(_node_class(cls), [p for p in physical_args if p is not None], *physical_outs)
+    if node is not None:
+        node.__dict__.update(vars(ctx))
+        node.function_cls, node.levels, node.arguments = cls, levels, args
+        node.output_shapes = [None if p is None else tuple(p.shape) for p in physical_outs]
+        node.output_dtypes = [None if p is None else p.dtype for p in physical_outs]
+    wrapped = [out if p is None else from_front(p, levels) for out, p in zip(outputs, physical_outs)]
     return wrapped[0] if single else tuple(wrapped)
