@@ -1,5 +1,5 @@
 """Forward mode through complex-valued ops (view_as_real/view_as_complex, conj, angle, complex,
-polar, the FFTs, abs, and holomorphic functions of complex tensors) against torch's tangents on
+polar, the FFTs, linalg.eig/eigvals, abs, and holomorphic functions of complex tensors) against torch's tangents on
 random inputs."""
 import numpy as np
 import pytest
@@ -33,6 +33,11 @@ CASES = {
     "holomorphic": (lambda lib, z: (z.exp() * z.sin() / z + z.sqrt() * z.log() + z ** 3 + z.tanh()
                                     + z.sigmoid()) @ z.conj().T, [(_Z, _ZT)]),
     "real_parts": (lambda lib, z: z.real * z.imag + z.abs() ** 2, [(_Z, _ZT)]),
+    "eig_values": (lambda lib, a: lib.linalg.eig(a).eigenvalues, [(_X[:3, :3], _XT[:3, :3])]),
+    "eig_vectors": (lambda lib, a: lib.linalg.eig(a).eigenvectors, [(_X[:3, :3], _XT[:3, :3])]),
+    "eig_complex": (lambda lib, z: lib.linalg.eig(z).eigenvectors * lib.linalg.eig(z).eigenvalues,
+                    [(_Z[:3, :3], _ZT[:3, :3])]),
+    "eigvals": (lambda lib, a: lib.linalg.eigvals(a), [(_X[:3, :3], _XT[:3, :3])]),
     "fft": (lambda lib, z: lib.fft.fft(z, norm="ortho"), [(_Z, _ZT)]),
     "ifftn": (lambda lib, z: lib.fft.ifftn(z), [(_Z, _ZT)]),
     "rfft": (lambda lib, x: lib.fft.rfft(x), [(_X, _XT)]),
