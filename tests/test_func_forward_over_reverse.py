@@ -214,3 +214,23 @@ def test_compiled_region_under_forward_mode():
     _close(got[0], got[1])
     _close(ef.hessian(lambda a: compiled(a).sum())(ember.tensor(x)),
            tf.hessian(lambda a: region(torch, tw.detach())(a).sum())(torch.tensor(x)))
+
+
+def test_backward_inside_a_dual_level_accumulates_as_torch():
+    """``.grad`` from a backward inside a dual level: detached (no tangent) as torch's, unless
+    ``create_graph``, where its tangent is the Hessian-vector product."""
+    got = []
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = lib.tensor([1.0, 2.0, -0.5], dtype=lib.float64, requires_grad=True)
+            dual = fw.make_dual(x, lib.tensor([1.0, 0.5, -2.0], dtype=lib.float64))
+            (dual ** 3 * dual.sin()).sum().backward()
+            plain = (x.grad.clone(), fw.unpack_dual(x.grad).tangent)
+            x.grad = None
+            (dual ** 3 * dual.sin()).sum().backward(create_graph=True)
+            got.append((plain, (x.grad.detach().clone(), fw.unpack_dual(x.grad).tangent.detach())))
+    (e_plain, e_graph), (t_plain, t_graph) = got
+    assert e_plain[1] is None and t_plain[1] is None
+    _close(e_plain[0], t_plain[0])
+    _close(e_graph, t_graph)
