@@ -4,7 +4,9 @@ They differentiate with ember's autograd on the plain tensors behind the inputs.
 ``vmap``, each differentiated input becomes a leaf with one leading dimension per running vmap
 level (expanded where the input is not mapped), so that the gradient of the summed outputs is
 the gradient of every sample: ``vmap(grad(f))`` gives per-sample gradients. Nested calls
-(``grad(grad(f))``) build the inner gradients with ``create_graph``.
+(``grad(grad(f))``) build the inner gradients with ``create_graph``. Under forward mode
+(``jacfwd(jacrev(f))``, ``jvp`` of ``grad``) the leaves and the detached results keep their
+tangents, and the backward pass, run on dual tensors, gives the gradients' tangents.
 """
 import functools
 
