@@ -533,16 +533,3 @@ def test_functorch_names():
     for name in ("vmap", "grad", "grad_and_value", "vjp", "jacrev", "hessian", "functional_call"):
         assert getattr(efunctorch, name) is getattr(ef, name)
 
-
-def test_forward_mode_over_reverse_mode_transforms_refuses_instead_of_giving_wrong_tangents():
-    """jacfwd(grad(f)) and jacfwd(jacrev(f)) (torch's hessian) are not supported yet: they raise
-    rather than return numbers that disagree with torch.func."""
-    from ember.func import grad, jacfwd, jacrev
-
-    def f(x):
-        return (x.sin() * x.sum()).sum()
-
-    x = ember.rand(4)
-    for composed in (jacfwd(grad(f)), jacfwd(jacrev(f))):
-        with pytest.raises(NotImplementedError, match="under forward-mode AD"):
-            composed(x)

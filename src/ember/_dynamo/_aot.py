@@ -22,6 +22,7 @@ import types
 import warnings
 
 from .. import Tensor
+from ..autograd._dual import forward as _forward
 from ..autograd.graph import AccumulateGrad, Node, _Packed, edge_of
 from ..autograd.grad_mode import state
 from ..fx.graph import Graph
@@ -117,7 +118,8 @@ class AotFunction:
         self.mutated_buffers = mutated_buffers
 
     def __call__(self, *args):
-        if not state.grad_enabled:
+        if not state.grad_enabled or _forward.active:
+            # (under forward AD the forward graph's ops, run one by one, carry the tangents)
             return self.replay(*args)
         rng = None
         if self.nondeterministic:

@@ -102,7 +102,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Computes and returns the sum of gradients of outputs with respect to the inputs
-    (nothing is accumulated into ``.grad``)."""
+    (nothing is accumulated into ``.grad``). With ``is_grads_batched=True`` the first dimension
+    of each of ``grad_outputs`` is a batch of cotangents: each gradient returned has that
+    dimension first, one vector-Jacobian product per row."""
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
@@ -112,12 +114,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _tensors(inputs, "inputs")
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    grads = _make_grads(outputs, _as_list(grad_outputs, len(outputs)))
-    _check_lengths(grads, outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    results = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
-                           accumulate=False, allow_unused=allow_unused)
+    if is_grads_batched:
+        from ._batched_grads import batched_grad
+        return tuple(batched_grad(outputs, inputs, _as_list(grad_outputs, len(outputs)),
+                                  retain_graph, create_graph, allow_unused, materialize_grads))
+    else:
+        grads = _make_grads(outputs, _as_list(grad_outputs, len(outputs)))
+        _check_lengths(grads, outputs)
+        results = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
+                               accumulate=False, allow_unused=allow_unused)
     if materialize_grads:
         from ..ops.creation import zeros_like
         results = [zeros_like(t) if r is None else r for t, r in zip(inputs, results)]

@@ -18,6 +18,7 @@ When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_
 import threading
 
 from .. import _tensor
+from ._dual import forward
 from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
 from .graph import AccumulateGrad, accumulate_into, edge_of
@@ -181,7 +182,8 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
     """The common case: every reachable node runs, every reached leaf accumulates. Nodes with
     hooks, and all nodes when ``checked`` (anomaly detection), take the slower path."""
     pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
-    arrays_ok = not state.grad_enabled  # no graph of the backward: backward_arrays may run
+    # no graph of the backward and no tangents to carry through it: backward_arrays may run
+    arrays_ok = not state.grad_enabled and not forward.active
     while ready:
         node = pop_ready()
         grads = pop_buffer(node, None)
@@ -395,7 +397,7 @@ def _add_to_buffer(buffers, held, node, nr, grad):
             return
         total = _sum(old, grad)
         held.pop(node, None)  # the sum is the engine's
-        if total._data.base is None and not state.grad_enabled:
+        if total._data.base is None and not state.grad_enabled and not forward.active:
             buffers[node] = _Summed((total,))
         else:
             grads[0] = total
@@ -413,9 +415,10 @@ def _add_in_place(total, grad):
 
 def _sum(old, grad):
     """Two gradients for one node output, added: on the arrays when no graph of the backward is
-    being built and they match (what ``old + grad`` computes, without an op's dispatch)."""
+    being built, no tangents ride on them, and they match (what ``old + grad`` computes, without
+    an op's dispatch)."""
     a, b = old._data, grad._data
-    if not state.grad_enabled and a.dtype == b.dtype and a.shape == b.shape:
+    if not state.grad_enabled and not forward.active and a.dtype == b.dtype and a.shape == b.shape:
         return _tensor._make(a + b)
     return old + grad
 
@@ -455,7 +458,8 @@ def _call_node(node, grads, retain_graph):
             input_grads = checked_backward(node, grads)
         else:
             fast = node.backward_arrays
-            if fast is None or state.grad_enabled or (input_grads := fast(*grads)) is None:
+            if (fast is None or state.grad_enabled or forward.active
+                    or (input_grads := fast(*grads)) is None):
                 input_grads = node.backward(*grads)
     finally:
         _running.released = None

@@ -17,7 +17,8 @@ __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "InplaceFunction", "o
 
 
 def _is_tensor(x):
-    return hasattr(x, "_data") and hasattr(x, "_version_counter")
+    # (looked up on the type: a tensor under vmap refuses to give its array)
+    return hasattr(type(x), "_data") and hasattr(x, "_version_counter")
 
 
 class FunctionCtx:

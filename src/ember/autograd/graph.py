@@ -317,8 +317,9 @@ def accumulate_into(variable, grad, owned):
     if old is None:
         if state.grad_enabled:
             variable._grad = _copy_with_history(grad)
-        elif owned:
-            variable._grad = grad if grad.grad_fn is None and not grad._requires_grad else grad.detach()
+        elif owned:   # (detached: no history, nor a tangent forward mode gave it, as torch's)
+            variable._grad = (grad if grad.grad_fn is None and not grad._requires_grad
+                              and grad._fw_grad is None else grad.detach())
         else:
             variable._grad = grad.detach().clone()
     elif state.grad_enabled:

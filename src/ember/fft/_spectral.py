@@ -19,6 +19,9 @@ _INVERSE_NORM = {NONE: "forward", BY_ROOT_N: "ortho", BY_N: "backward"}
 class FftC2CBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangent):   # a linear map: the same transform of the tangent
+        return fft_c2c(tangent, self.dims, self.norm, self.forward)
+
     def backward(self, grad):
         return (fft_c2c(grad, self.dims, self.norm, not self.forward),)
 
@@ -44,6 +47,9 @@ class FftR2CBackward0(Node):
     """The adjoint of the full transform, of the gradient completed with zeros where the
     one-sided spectrum left the upper half out; the input is real, so its real part."""
     __slots__ = ()
+
+    def jvp(self, tangent):
+        return fft_r2c(tangent, self.dims, self.norm, self.onesided)
 
     def backward(self, grad):
         if self.onesided:
@@ -74,6 +80,9 @@ class FftC2RBackward0(Node):
     """The forward one-sided transform of the gradient, with the frequencies that stand for
     two (all but the first, and the last for an even length) counted twice."""
     __slots__ = ()
+
+    def jvp(self, tangent):
+        return fft_c2r(tangent, self.dims, self.norm, self.results[0]._data.shape[self.dims[-1]])
 
     def backward(self, grad):
         g = fft_r2c(grad, self.dims, self.norm, True)

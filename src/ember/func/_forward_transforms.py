@@ -1,10 +1,14 @@
 """torch.func's forward-mode transforms, ``jvp``, ``jacfwd`` and ``linearize``, built on
 ``ember.autograd.forward_ad``: each evaluation of the function runs at one dual level.
 
-ember has no vmap yet, so ``jacfwd`` evaluates the function once per basis tangent, and these
-transforms do not nest inside one another (one dual level at a time, as torch's forward_ad).
+Inside ``vmap`` the tangents ride on the plain tensors behind the inputs (one leading dimension
+per running vmap level), as ``_grad.py``'s leaves do for reverse mode, so ``vmap(jvp(f))`` and
+``vmap(hessian(f))`` work. ``jacfwd`` evaluates the function once per basis tangent (not under a
+vmap of its own), and these transforms do not nest inside one another (one dual level at a
+time, as torch's forward_ad).
 """
 from ..autograd import forward_ad
+from ._batched import active_levels, broadcast_to_level, from_front, to_front
 
 __all__ = ["jvp", "jacfwd", "linearize"]
 
@@ -56,7 +60,7 @@ def _dual_call(func, primals, p_leaves, t_leaves, has_aux):
     """``func`` at a dual level with the given tangents: (outputs, output tangents, aux)."""
     _, rebuild = _flatten(primals)
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        duals = _make_duals(p_leaves, t_leaves)
         result = func(*rebuild(duals))
         aux = None
         if has_aux:
@@ -69,10 +73,50 @@ def _dual_call(func, primals, p_leaves, t_leaves, has_aux):
         out_leaves, out_build = _flatten(result)
         primal_out, tangent_out = [], []
         for o in out_leaves:
-            p, t = forward_ad.unpack_dual(o)
-            primal_out.append(p.detach())
-            tangent_out.append(o.new_zeros(o.shape).detach() if t is None else t.detach())
+            p, t = _unpack(o)
+            primal_out.append(p)
+            tangent_out.append(t)
     return out_build(primal_out), out_build(tangent_out), aux
+
+
+def _make_duals(primals, tangents):
+    """Dual tensors of ``primals`` with ``tangents``; inside vmap, over the plain tensors
+    behind them (every running level made explicit) and wrapped back."""
+    if not active_levels:
+        return [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents)]
+    levels = list(active_levels)
+    duals = []
+    for p, t in zip(primals, tangents):
+        for entry in levels:
+            p = broadcast_to_level(p, entry.level, entry.batch_size)
+            t = broadcast_to_level(t, entry.level, entry.batch_size)
+        duals.append(from_front(forward_ad.make_dual(to_front(p, levels), to_front(t, levels)),
+                                levels))
+    return duals
+
+
+def _unpack(out):
+    """``(primal, tangent)`` of an output, both detached; a zero tangent where it has none."""
+    levels = list(active_levels)
+    if levels:
+        for entry in levels:
+            out = broadcast_to_level(out, entry.level, entry.batch_size)
+        phys = to_front(out, levels)
+        p, t = forward_ad.unpack_dual(phys)
+        t = phys.new_zeros(phys.shape) if t is None else t
+        return from_front(p.detach(), levels), from_front(t.detach(), levels)
+    p, t = forward_ad.unpack_dual(out)
+    return p.detach(), (out.new_zeros(out.shape) if t is None else t).detach()
+
+
+def _basis(like, k):
+    """A plain tensor of ``like``'s (logical) shape, dtype and device: 1 at flat index ``k``
+    (None: everywhere 0)."""
+    from ..ops.creation import zeros
+    t = zeros(tuple(like.shape), dtype=like.dtype, device=like.device)
+    if k is not None:
+        t._data.reshape(-1)[k] = 1
+    return t
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -98,8 +142,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                            f"Got {randomness}")
 
     def jacobian_fn(*args):
-        from ..ops.creation import zeros_like
-        from ..ops.shape import stack
+        from ._dispatch import dispatch, original
         nums = argnums if isinstance(argnums, tuple) else (argnums,)
         for n in nums:
             if not isinstance(n, int):
@@ -114,14 +157,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         out = aux = out_build = None
         for j, inp in enumerate(flat_inputs):
             for k in range(inp.nelement()):
-                tangents = [zeros_like(t).detach() for t in flat_inputs]
-                tangents[j]._data.reshape(-1)[k] = 1
+                tangents = [_basis(t, k if i == j else None) for i, t in enumerate(flat_inputs)]
                 out, tangent, aux, out_build = _evaluate(func, args, nums, diff, flat_inputs,
                                                          tangents, has_aux)
                 columns[j].append(tangent)
         if out is None:   # no element to differentiate: evaluate once for the output's shape
             out, _, aux, out_build = _evaluate(func, args, nums, diff, flat_inputs,
-                                               [zeros_like(t).detach() for t in flat_inputs], has_aux)
+                                               [_basis(t, None) for t in flat_inputs], has_aux)
         blocks = []
         for i, o in enumerate(out):
             per_input = []
@@ -130,7 +172,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 if not columns[j]:
                     per_input.append(o.new_zeros(shape))
                 else:
-                    per_input.append(stack([c[i] for c in columns[j]], -1).reshape(shape))
+                    per_input.append(dispatch(original("stack"), ([c[i] for c in columns[j]], -1),
+                                              {}).reshape(shape))
             blocks.append(_nest(per_input, diff_leaves, diff, argnums))
         jac = out_build(blocks)
         return (jac, aux) if has_aux else jac
@@ -141,7 +184,7 @@ def _evaluate(func, args, nums, diff, flat_inputs, tangents, has_aux):
     """One dual evaluation: the flat outputs, their flat tangents, aux and the output rebuilder."""
     call_args = list(args)
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(t, tg) for t, tg in zip(flat_inputs, tangents)]
+        duals = _make_duals(flat_inputs, tangents)
         i = 0
         for n, d in zip(nums, diff):
             leaves, build = _flatten(d)
@@ -159,9 +202,9 @@ def _evaluate(func, args, nums, diff, flat_inputs, tangents, has_aux):
         out_leaves, out_build = _flatten(result)
         outs, tans = [], []
         for o in out_leaves:
-            p, t = forward_ad.unpack_dual(o)
-            outs.append(p.detach())
-            tans.append(o.new_zeros(o.shape).detach() if t is None else t.detach())
+            p, t = _unpack(o)
+            outs.append(p)
+            tans.append(t)
     return outs, tans, aux, out_build
 
 

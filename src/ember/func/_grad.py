@@ -4,13 +4,15 @@ They differentiate with ember's autograd on the plain tensors behind the inputs.
 ``vmap``, each differentiated input becomes a leaf with one leading dimension per running vmap
 level (expanded where the input is not mapped), so that the gradient of the summed outputs is
 the gradient of every sample: ``vmap(grad(f))`` gives per-sample gradients. Nested calls
-(``grad(grad(f))``) build the inner gradients with ``create_graph``.
+(``grad(grad(f))``) build the inner gradients with ``create_graph``. Under forward mode
+(``jacfwd(jacrev(f))``, ``jvp`` of ``grad``) the leaves and the detached results keep their
+tangents, and the backward pass, run on dual tensors, gives the gradients' tangents.
 """
 import functools
 
 from .. import autograd
 from .._tensor import Tensor
-from ..autograd._dual import forward
+from ..autograd._dual import forward, set_tangent, tangent_of
 from ..autograd.grad_mode import enable_grad
 from ..ops.creation import zeros_like
 from ._batched import (BatchedTensor, active_levels, broadcast_to_level, from_front, to_front)
@@ -54,7 +56,7 @@ class _Leaves:
                 self.outer_grad = True
                 leaf = phys.view_as(phys)
             else:
-                leaf = phys.detach().requires_grad_()
+                leaf = _detach(phys).requires_grad_()
             self.physical.append(leaf)
             self.wrapped.append(from_front(leaf, self.levels))
 
@@ -84,18 +86,20 @@ class _Leaves:
             if g is None:
                 g = zeros_like(leaf.detach())
             elif not create_graph:
-                g = g.detach()
+                g = _detach(g)
             result.append(from_front(g, self.levels))
         return tree_unflatten(result, self.spec)
 
 
-def _refuse_under_forward_mode(name):
-    """Forward mode over these reverse-mode transforms (``jacfwd(grad(f))``, ``jvp`` of a
-    ``vjp``) does not give correct tangents yet: refuse it rather than return wrong numbers."""
-    if forward.active:
-        raise NotImplementedError(
-            f"ember.func.{name} under forward-mode AD (jvp, jacfwd, an open dual_level) is not "
-            "supported yet; for a Hessian use ember.func.hessian (jacrev of jacrev)")
+def _detach(t):
+    """``t`` detached from the reverse-mode graph, keeping its tangent when forward mode runs
+    over this transform (``jacfwd(jacrev(f))``: the tangent is what the outer transform reads)."""
+    if type(t) is BatchedTensor:
+        return BatchedTensor(_detach(t.value), t.bdim, t.level)
+    d = t.detach()
+    if forward.active and t._fw_grad is not None:
+        set_tangent(d, tangent_of(t))
+    return d
 
 
 def _call(func, args, kwargs):
@@ -109,7 +113,7 @@ def _call(func, args, kwargs):
 
 def _detach_tree(obj):
     leaves, spec = tree_flatten(obj)
-    return tree_unflatten([x.detach() if isinstance(x, Tensor) else x for x in leaves], spec)
+    return tree_unflatten([_detach(x) if isinstance(x, Tensor) else x for x in leaves], spec)
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -120,7 +124,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        _refuse_under_forward_mode("grad")
         _check_argnums(argnums, len(args))
         chosen = argnums if isinstance(argnums, tuple) else (argnums,)
         leaves = _Leaves(tuple(args[a] for a in chosen))
@@ -145,7 +148,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         grads = leaves.gradients([out], [_ones_like(out)], create_graph)
         if not isinstance(argnums, tuple):
             grads = grads[0]
-        value = out if create_graph else out.detach()
+        value = out if create_graph else _detach(out)
         if has_aux:
             return grads, (value, aux if create_graph else _detach_tree(aux))
         return grads, value
@@ -179,7 +182,6 @@ def vjp(func, *primals, has_aux=False):
     ``has_aux=True``): ``vjp_fn(cotangents)`` gives the vector-Jacobian products with respect to
     every primal, one per primal in a tuple. ``vjp_fn`` may be called several times, and under
     ``vmap`` (a batch of cotangents)."""
-    _refuse_under_forward_mode("vjp")
     leaves = _Leaves(primals)
     out = _call(func, leaves.tree(), {})
     aux = None
@@ -285,6 +287,8 @@ def _eye(n, like):
 
 
 def hessian(func, argnums=0):
-    """The Hessian of ``func`` with respect to the inputs at ``argnums``: the Jacobian of its
-    Jacobian (``jacrev(jacrev(func))`` until forward mode composes here as ``jacfwd``)."""
-    return jacrev(jacrev(func, argnums), argnums)
+    """The Hessian of ``func`` with respect to the inputs at ``argnums``: the forward-mode
+    Jacobian of its reverse-mode Jacobian, ``jacfwd(jacrev(func, argnums), argnums)``, as
+    torch.func computes it."""
+    from ._forward_transforms import jacfwd
+    return jacfwd(jacrev(func, argnums), argnums)

@@ -269,14 +269,14 @@ def raw_arrays(grad, *tensors):
 
 def sum_to(grad, shape):
     """Sum ``grad`` down to ``shape`` (undo broadcasting), with ember ops so it is
-    differentiable (on the arrays when grad mode is off)."""
+    differentiable (on the arrays when grad mode is off and no tangents propagate)."""
     gshape = grad._data.shape
     if gshape == shape:
         return grad
     lead = len(gshape) - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and gshape[i + lead] != 1)
-    if not grad_state.grad_enabled and grad._data.dtype in _SUMMED_AS_IS:
+    if not grad_state.grad_enabled and not _forward.active and grad._data.dtype in _SUMMED_AS_IS:
         data = grad._data.sum(axis=dims, keepdims=True) if dims else grad._data
         return make(data.reshape(shape) if lead else data)  # what the ops below compute
     out = grad.sum(dims, keepdim=True) if dims else grad

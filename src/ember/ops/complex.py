@@ -20,6 +20,9 @@ def _is_complex(t):
 class ViewAsRealBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangent):
+        return view_as_real(tangent)
+
     def backward(self, grad):
         return (view_as_complex(grad.contiguous()),)
 
@@ -27,6 +30,9 @@ class ViewAsRealBackward0(Node):
 @complex_autograd
 class ViewAsComplexBackward0(Node):
     __slots__ = ()
+
+    def jvp(self, tangent):
+        return view_as_complex(tangent.contiguous())
 
     def backward(self, grad):
         return (view_as_real(grad),)
@@ -114,6 +120,9 @@ method("imag")(property(imag, _set_part("imag")))
 class ConjBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, tangent):
+        return tangent.conj()
+
     def backward(self, grad):
         return (grad.conj(),)
 
@@ -186,6 +195,16 @@ class AngleBackward0(Node):
     input's angle is piecewise constant (gradient 0)."""
     __slots__ = ()
 
+    def jvp(self, tangent):
+        # d angle(z) = Im(conj(z) dz) / |z|^2 (0 at z = 0); a real input's angle is constant
+        from .ternary import where
+        z = self.primals[0]
+        if not _is_complex(z):
+            return None
+        magnitude2 = z.real * z.real + z.imag * z.imag
+        turn = real(tangent) * (-z.imag) + imag(tangent) * z.real
+        return where(magnitude2 == 0, 0.0, turn / where(magnitude2 == 0, 1.0, magnitude2))
+
     def backward(self, grad):
         from .ternary import where
         (z,) = self.saved_tensors
@@ -240,6 +259,13 @@ def _check_parts(real, imag, name):
 class ComplexBackward0(Node):
     __slots__ = ()
 
+    def jvp(self, t_real, t_imag):
+        if t_real is None:
+            t_real = t_imag * 0
+        if t_imag is None:
+            t_imag = t_real * 0
+        return complex(t_real, t_imag)
+
     def backward(self, grad):
         g_real = g_imag = None
         if self.next_functions[0][0] is not None:
@@ -268,6 +294,16 @@ class PolarBackward0(Node):
     """out = abs * e^(i angle): d out/d abs = e^(i angle), d out/d angle = i out; a real input's
     gradient is Re(conj(g) * d out/d input)."""
     __slots__ = ()
+
+    def jvp(self, t_abs, t_angle):
+        magnitude, theta = self.primals
+        out = None
+        if t_abs is not None:
+            out = t_abs * complex(theta.cos(), theta.sin())
+        if t_angle is not None:
+            turn = self.results[0] * 1j * t_angle
+            out = turn if out is None else out + turn
+        return out
 
     def backward(self, grad):
         magnitude, theta = self.saved_tensors

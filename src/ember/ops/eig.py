@@ -25,6 +25,33 @@ class LinalgEigBackward0(Node):
         from .._tensor import _COMPLEX_AUTOGRAD
         raise NotImplementedError(_COMPLEX_AUTOGRAD)
 
+    def jvp(self, tangent):
+        # A V = V L: with dP = V^-1 dA V, dL = diag(dP) and dV = V C, C_ij = dP_ij / (L_j - L_i)
+        # off the diagonal, less V times the real part of diag(V^H dV) (the columns keep
+        # unit norm), as torch's linalg_eig_jvp
+        from .. import _dtype
+        from .creation import eye
+        from .matrix_decompositions import solve
+        from .ternary import where
+        A = self.primals[0]
+        results = self.results
+        if len(results) == 2:
+            values, vectors = results
+        else:   # eigvals: the eigenvectors again (without a history: complex autograd)
+            values, vectors = eig(A.detach())
+        dtype = _dtype.from_numpy_dtype(vectors._data.dtype)
+        dP = solve(vectors, tangent.to(dtype) @ vectors)
+        d_values = dP.diagonal(0, -2, -1)
+        if len(results) == 1:
+            return d_values
+        n = values._data.shape[-1]
+        on_diagonal = eye(n, dtype=_dtype.bool)
+        gaps = values.unsqueeze(-2) - values.unsqueeze(-1)
+        coefficients = where(on_diagonal, 0, dP / where(on_diagonal, 1, gaps))
+        d_vectors = vectors @ coefficients
+        norms = (vectors.mH @ d_vectors).diagonal(0, -2, -1).real
+        return d_values, d_vectors - vectors * norms.unsqueeze(-2)
+
 
 def _check_eig(A, op):
     check_tensor(A, op.split(".")[-1], "A")

@@ -451,7 +451,12 @@ class PowBackward0(Node):
     """pow(tensor, number)"""
     __slots__ = ()
     saved_fields = {"self": 0, "exponent": "exponent"}
-    jvp = jvp_by_backward
+
+    def jvp(self, tangent):   # tangent * p a^(p-1), unconjugated for complex a
+        a, p = self.primals[0], self.exponent
+        if p == 0:
+            return None
+        return tangent * (a.pow(p - 1) * p)
 
     def backward(self, grad):
         (a,) = self.saved_tensors
@@ -1124,7 +1129,8 @@ class XlogyBackward0(_BinaryNode):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (self.reduce(grad * xlogy(a != 0, b), 0) if self.next_functions[0][0] is not None else None,
+        return (self.reduce(_xlogy_grad_self(xlogy, grad, a, b, 0), 0)
+                if self.next_functions[0][0] is not None else None,
                 self.reduce(grad * a / b, 1) if self.next_functions[1][0] is not None else None)
 
 
@@ -1143,7 +1149,17 @@ class XlogyBackward2(_BinaryNode):
 
     def backward(self, grad):
         a, _ = self.saved_tensors
-        return self.reduce(grad * xlogy(a != 0, self.other_scalar), 0), None
+        return self.reduce(_xlogy_grad_self(xlogy, grad, a, self.other_scalar, 0), 0), None
+
+
+def _xlogy_grad_self(fn, grad, a, b, lowest):
+    """torch's gradient of ``fn(a, b)`` (xlogy or xlog1py) for ``a``: ``fn(grad, b)`` (the
+    derivative ``log(b)`` at every ``a``, zero included), 0 where ``a`` is 0 and ``b`` is at or
+    below ``lowest`` (where the logarithm is not finite)."""
+    out = fn(grad, b)
+    if isinstance(b, Tensor):
+        return out.masked_fill((a == 0) & (b <= lowest), 0)
+    return out.masked_fill(a == 0, 0) if b <= lowest else out
 
 
 def _xlogy_real(x, y):

@@ -838,7 +838,12 @@ class LogcumsumexpBackward0(Node):
         if not x._data.ndim or not x._data.size:
             return tangent
         shift = x.amax(self.dim, keepdim=True)
-        return (tangent * (x - shift).exp()).cumsum(self.dim) / (result - shift).exp()
+        scale = (result - shift).exp()
+        # a prefix far below the maximum underflows to 0/0: its tangent is 0, as torch's
+        # (backward over backward meets such prefixes: the scans of masked logarithms)
+        vanished = scale == 0
+        tangent = (tangent * (x - shift).exp()).cumsum(self.dim)
+        return where(vanished, 0.0, tangent / where(vanished, 1.0, scale))
 
     def backward(self, grad):
         x, result = self.saved_tensors

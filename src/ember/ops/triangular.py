@@ -207,6 +207,15 @@ def cholesky_solve(input, input2, upper=False):
 class CholeskyInverseBackward0(Node):
     __slots__ = ("upper",)
 
+    def jvp(self, tangent):
+        # X = (F F^H)^-1 reads one triangle of F: dX = -X dF F^H X - (its conjugate transpose),
+        # with F and dF that triangle (the backward, transposed, would take the other too)
+        factor, inverse = self.primals[0], self.results[0]
+        lower = factor.mH.tril() if self.upper else factor.tril()
+        d_lower = tangent.mH.tril() if self.upper else tangent.tril()
+        partial = -(inverse @ d_lower @ lower.mH @ inverse)
+        return partial + partial.mH
+
     def backward(self, grad):
         L, inverse = self.saved_tensors
         common = grad + grad.mH

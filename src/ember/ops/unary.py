@@ -33,6 +33,7 @@ class _UnaryNode(Node):
     __slots__ = ()
     formula = None
     complex_formula = None   # the gradient for complex tensors, where the op has one
+    tangent_formula = None   # the tangent, where it is not the formula applied to the tangent
     keeps_self = keeps_result = False
 
     def _x_and_result(self):
@@ -46,9 +47,10 @@ class _UnaryNode(Node):
         return (self.formula(grad, *self._x_and_result()),)
 
     def jvp(self, tangent):   # the formula is tangent * f'(x)
-        if self.formula is None:
+        formula = self.tangent_formula or self.formula
+        if formula is None:
             return Node.jvp(self, tangent)
-        return self.formula(tangent, *self._x_and_result())
+        return formula(tangent, *self._x_and_result())
 
 
 class _ArithmeticUnaryNode(_UnaryNode):
@@ -85,14 +87,18 @@ _SAVERS = {
 
 def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, refuse=None,
            exported=True, arithmetic=False, refuse_inplace=None, exact_out=False,
-           complex_grad=None):
+           complex_grad=None, tangent=None):
     """``complex_grad(g, x, result)``: the gradient for complex tensors (torch's convention,
-    ``g * conj(f'(x))`` for a holomorphic op), which lets autograd record the op on them."""
+    ``g * conj(f'(x))`` for a holomorphic op), which lets autograd record the op on them.
+    ``tangent(t, x, result)``: the forward-mode tangent, for an op whose ``grad`` formula applied
+    to a tangent is not it (a real-valued function of a complex input)."""
     base = _ArithmeticUnaryNode if arithmetic else _UnaryNode
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (base,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None,
                      "keeps_self": "self" in saves, "keeps_result": "result" in saves,
                      "saved_fields": {field: i for i, field in enumerate(saves)}})
+    if tangent is not None:
+        node_cls.tangent_formula = staticmethod(tangent)
     if complex_grad is not None:
         node_cls.complex_formula = staticmethod(complex_grad)
         complex_autograd(node_cls)
@@ -212,6 +218,8 @@ digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x
 abs = _unary("abs", lambda xp, x: xp.abs(x),
              lambda g, x, y: g * (x.sgn() if x._data.dtype.kind == "c" else x.sign()),
              float_op=False, exact_out=True,
+             tangent=lambda t, x, y: ((t * x.sgn().conj()).real if x._data.dtype.kind == "c"
+                                      else t * x.sign()),
              refuse={"b": _not_implemented("abs_cpu")},
              refuse_inplace={"c": lambda dt: RuntimeError("In-place abs is not supported for complex tensors.")})
 def _sign(xp, x):

@@ -589,6 +589,7 @@ def slice_scatter_zeros(src, shape, key):
     node = record(SliceBackwardBackward0, (src,), out)
     if node is not None:
         node.key = key
+        node.in_shape = shape
     return out
 
 

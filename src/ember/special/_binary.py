@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype
 from .._backend import special as _special_kernels, special_gamma
 from ..ops._common import Node, Tensor, _type_word, is_scalar, make, namespace_of, record
-from ..ops.pointwise import _binary, _BinaryNode, _scalar_first, float_arrays
+from ..ops.pointwise import _binary, _BinaryNode, _scalar_first, _xlogy_grad_self, float_arrays
 from ._common import check_tensor, finish, float_result, refuse
 from ..autograd._dual import jvp_by_transposition
 
@@ -30,7 +30,7 @@ class SpecialXlog1PyBackward0(_BinaryNode):
 
     def backward(self, grad):
         a, b = self.saved_tensors
-        return (self.reduce(grad * xlog1py(a != 0, b), 0) if _wants(self, 0) else None,
+        return (self.reduce(_xlogy_grad_self(xlog1py, grad, a, b, -1), 0) if _wants(self, 0) else None,
                 self.reduce(grad * a / (b + 1), 1) if _wants(self, 1) else None)
 
 
@@ -49,7 +49,7 @@ class SpecialXlog1PyBackward2(_BinaryNode):
 
     def backward(self, grad):
         a, _ = self.saved_tensors
-        return self.reduce(grad * xlog1py(a != 0, self.other_scalar), 0), None
+        return self.reduce(_xlogy_grad_self(xlog1py, grad, a, self.other_scalar, -1), 0), None
 
 
 def _xlog1py_kernel(x, y):

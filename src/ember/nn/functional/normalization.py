@@ -18,7 +18,7 @@ from ..._backend import onednn, parallel
 from ..._backend.choice import KernelChoice
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
 from ...autograd.graph import bump_version
-from ...autograd._dual import jvp_by_transposition
+from ...autograd._dual import forward as _forward, jvp_by_transposition
 from ...autograd.saved_fields import not_kept
 from ..._torch_function import override_or_raise
 
@@ -91,7 +91,8 @@ class NativeBatchNormBackward0(Node):
     def _composite_backward(self, grad, x, weight, mean, invstd, need):
         need_x, need_w, need_b = need
         dims, shape = self.dims, self.param_shape
-        if self.training and grad_state.grad_enabled:
+        if self.training and (grad_state.grad_enabled or _forward.active):
+            # differentiable statistics: a graph of the backward, or tangents through it
             mean = x.mean(dims, keepdim=True)
             invstd = ((x - mean).pow(2).mean(dims, keepdim=True) + self.eps).rsqrt()
         xhat = (x - mean) * invstd
