@@ -7,9 +7,10 @@ the same with tensor operands (``y * m``, ``y + a``, ``tanh(y)``) and a final ``
 Runs ember, torch and plain NumPy (the floor: no framework at all; ``numbers`` chain only)
 interleaved in one process, forward only and forward+backward (the chain's input is a leaf that
 requires grad), and prints the median microseconds per op over many repeats and ember's ratio to
-torch.
+torch. ``--bytecodes`` counts the Python bytecodes ember executes per op instead: a figure a
+loaded machine does not disturb, for comparing two versions of ember's Python overhead.
 
-    python benchmarks/overhead.py [--repeats N] [--chains numbers tensors views]
+    python benchmarks/overhead.py [--repeats N] [--chains numbers tensors views] [--bytecodes]
 """
 import argparse
 import os
@@ -202,13 +203,48 @@ def cases_for(chain):
     return cases
 
 
+def bytecodes_per_op(fn):
+    """Python bytecodes ``fn`` (a chain) executes per op, counted with ``sys.settrace``'s
+    opcode events: the same on a loaded machine as on a quiet one, so it compares two versions
+    of ember's Python overhead where timings cannot (the time in C, NumPy's kernels
+    included, is not counted)."""
+    fn()
+    count = [0]
+
+    def trace(frame, event, arg):
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            count[0] += 1
+        return trace
+    sys.settrace(trace)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return count[0] / N_OPS
+
+
+def print_bytecodes(chains):
+    print(f"ember: Python bytecodes per op ({N_OPS}-op chains on {SIZE} float32 elements)")
+    print(f"{'chain':<10}{'forward':>10}{'forward+backward':>18}")
+    for chain in chains:
+        cases = cases_for(chain)
+        counts = [bytecodes_per_op(cases[(mode, "ember")]) for mode in ("forward", "forward+backward")]
+        print(f"{chain:<10}{counts[0]:10.0f}{counts[1]:18.0f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--inner", type=int, default=5, help="chains per timed sample")
     parser.add_argument("--chains", nargs="+", choices=list(CHAINS), default=["numbers"])
+    parser.add_argument("--bytecodes", action="store_true",
+                        help="count ember's Python bytecodes per op instead of timing")
     args = parser.parse_args()
 
+    if args.bytecodes:
+        print_bytecodes(args.chains)
+        return
     for chain in args.chains:
         medians = measure(cases_for(chain), args.repeats, args.inner)
         print(f"{chain}: {N_OPS}-op chain ({CHAINS[chain]}) on {SIZE} float32 elements; median "

@@ -230,3 +230,11 @@ def test_programs_table_gives_ratios(monkeypatch, capsys, tmp_path):
     assert rows["cnn_small"]["wall_ratio"] is None and "AttributeError" in rows["cnn_small"]["ember_error"]
     out = capsys.readouterr().out
     assert "| gpt_char | 7 | 4.00 | 2.00 | 2.00 |" in out and "cnn_small under ember failed" in out
+
+
+def test_overhead_counts_bytecodes_per_op():
+    from benchmarks import overhead
+    x = ember.tensor(overhead.start_values())
+    count = overhead.bytecodes_per_op(lambda: overhead.chain(x, ember.tanh))
+    assert 20 < count < 2000   # each op runs some of ember's Python, and not unboundedly much
+
