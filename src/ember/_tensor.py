@@ -73,7 +73,8 @@ def _make_view(data, base):
     t._requires_grad = False
     t.grad_fn = None
     t._version_counter = counter = base._version_counter
-    t._base = base if base._base is None else base._base
+    root = base._base
+    t._base = base if root is None else root
     t._view_version = counter[0]
     return t
 
@@ -558,6 +559,8 @@ def _rebuild_tensor(data, device, requires_grad):
 
 def _wrap_dim(dim, ndim):
     """A dimension index in [0, ndim), with torch's IndexError for one out of range."""
+    if dim.__class__ is int and -ndim <= dim < ndim:   # (the common case, at once)
+        return dim + ndim if dim < 0 else dim
     if dim.__class__ is not int:
         dim = _as_dim_index(dim)
     lo = -ndim if ndim else -1
