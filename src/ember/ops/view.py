@@ -1161,7 +1161,8 @@ def storage_type(self):
 
 
 # Linear and dtype-preserving: their backward is the same for complex tensors.
-for _node_cls in (ViewBackward0, UnsafeViewBackward0, ExpandBackward0, PermuteBackward0,
+for _node_cls in (ViewBackward0, UnsafeViewBackward0, ReshapeAliasBackward0, ExpandBackward0,
+                  PermuteBackward0,
                   TransposeBackward0, TBackward0, SqueezeBackward0, SqueezeBackward1,
                   SqueezeBackward2, UnsqueezeBackward0,
                   SliceBackward0, SelectBackward0, AliasBackward0, SliceBackwardBackward0,
