@@ -1,5 +1,5 @@
 """``ember.nn``: Module, Parameter, layers, functional, init and utils."""
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .modules import *  # noqa: F403
 from . import functional, init, utils  # noqa: F401
 from . import parallel  # noqa: F401

@@ -1,5 +1,6 @@
 """Layers: each module file holds one family of layers."""
 from .module import *  # noqa: F403
+from .lazy import *  # noqa: F403
 from .container import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .activation import *  # noqa: F403
