@@ -24,6 +24,7 @@ SKIPPED = {
     "ParameterDict": "a container without a forward",
     "RNNBase": "the abstract base of RNN, LSTM and GRU (tested)",
     "RNNCellBase": "the abstract base of RNNCell, LSTMCell and GRUCell (tested)",
+    "Container": "deprecated (warns); a Module holding its keyword arguments, without a forward",
     "DataParallel": "a wrapper that calls its module (without GPUs); the module is traced",
 }
 
@@ -87,6 +88,8 @@ LAYERS = {
     "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d((2, 3)), [f(2, 3, 7, 8)]),
     "AdaptiveMaxPool1d": (lambda: nn.AdaptiveMaxPool1d(3), [f(2, 3, 7)]),
     "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(2), [f(2, 3, 6, 6)]),
+    "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d((2, 3, 1)), [f(2, 3, 5, 6, 4)]),
+    "AdaptiveMaxPool3d": (lambda: nn.AdaptiveMaxPool3d(2), [f(2, 3, 4, 5, 4)]),
     "AlphaDropout": (lambda: nn.AlphaDropout(0.3).eval(), [f(3, 5)]),
     "AvgPool1d": (lambda: nn.AvgPool1d(3, 2, 1), [f(2, 3, 9)]),
     "AvgPool2d": (lambda: nn.AvgPool2d(3, 2, 1, ceil_mode=True), [f(2, 3, 8, 8)]),
@@ -153,6 +156,7 @@ LAYERS = {
     "L1Loss": (lambda: nn.L1Loss(), [f(3, 4), f(3, 4)]),
     "LPPool1d": (lambda: nn.LPPool1d(2, 3, 2), [f(2, 3, 9)]),
     "LPPool2d": (lambda: nn.LPPool2d(2, 2), [f(2, 3, 6, 6)]),
+    "LPPool3d": (lambda: nn.LPPool3d(2, 2), [f(2, 3, 4, 4, 4)]),
     "LSTM": (lambda: nn.LSTM(4, 5, num_layers=2, bidirectional=True), [f(6, 2, 4)]),
     "LSTMCell": (lambda: nn.LSTMCell(4, 5), [f(3, 4)]),
     "LayerNorm": (lambda: nn.LayerNorm((4, 5)), [f(2, 3, 4, 5)]),
@@ -183,6 +187,7 @@ LAYERS = {
     "MaxPool3d": (lambda: nn.MaxPool3d(2), [f(2, 2, 4, 4, 4)]),
     "MaxUnpool1d": (lambda: nn.MaxUnpool1d(2), _pool_indices(F.max_pool1d, 2, 3, 8)),
     "MaxUnpool2d": (lambda: nn.MaxUnpool2d(2), _pool_indices(F.max_pool2d, 2, 3, 4, 4)),
+    "MaxUnpool3d": (lambda: nn.MaxUnpool3d(2), _pool_indices(F.max_pool3d, 2, 2, 4, 4, 4)),
     "Mish": (lambda: nn.Mish(), [f(3, 5)]),
     "MultiLabelMarginLoss": (lambda: nn.MultiLabelMarginLoss(), _multilabel),
     "MultiLabelSoftMarginLoss": (lambda: nn.MultiLabelSoftMarginLoss(), _probabilities(3, 4)),
