@@ -21,3 +21,4 @@ from .transformer import *  # noqa: F403
 from .ctc import *  # noqa: F403
 from .syncbatchnorm import *  # noqa: F403
 from .rnn import *  # noqa: F403
+from .adaptive import *  # noqa: F403
