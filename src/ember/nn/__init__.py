@@ -4,4 +4,5 @@ from .modules import *  # noqa: F403
 from . import functional, init, utils  # noqa: F401
 from . import parallel  # noqa: F401
 from . import attention  # noqa: F401  (sdpa_kernel, SDPBackend)
+from . import grad  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
