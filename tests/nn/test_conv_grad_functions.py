@@ -1,4 +1,5 @@
-"""ember.nn.grad (convolution gradients) and F.native_channel_shuffle against torch."""
+"""ember.nn.grad (convolution gradients), F.native_channel_shuffle, F.conv_tbc and small
+nn.functional names against torch."""
 import numpy as np
 import pytest
 import torch
@@ -52,3 +53,45 @@ def test_native_channel_shuffle_matches_torch():
         TF.native_channel_shuffle(torch.tensor(x), 4)
     with pytest.raises(RuntimeError):
         F.native_channel_shuffle(ember.tensor(x), 4)
+
+
+@pytest.mark.parametrize("shape,kernel,out_channels,pad", [((7, 2, 3), 3, 4, 1), ((5, 1, 2), 1, 3, 0),
+                                                           ((6, 3, 4), 2, 2, 2)])
+def test_conv_tbc_matches_torch(shape, kernel, out_channels, pad):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((kernel, shape[2], out_channels))
+    b = rng.standard_normal(out_channels)
+    tins = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    eins = [ember.tensor(a, requires_grad=True) for a in (x, w, b)]
+    tout, eout = TF.conv_tbc(*tins, pad), F.conv_tbc(*eins, pad)
+    np.testing.assert_allclose(eout.detach().numpy(), tout.detach().numpy(), rtol=1e-10, atol=1e-12)
+    g = rng.standard_normal(tuple(tout.shape))
+    tout.backward(torch.tensor(g))
+    eout.backward(ember.tensor(g))
+    for e, t in zip(eins, tins):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_conv_tbc_errors_match_torch():
+    x, w, b = np.zeros((5, 2, 3)), np.zeros((3, 3, 4)), np.zeros(4)
+    for args in [(np.zeros((5, 2)), w, b), (x, np.zeros((3, 3)), b), (x, w, np.zeros((4, 1))),
+                 (x, np.zeros((3, 2, 4)), b), (x, w, np.zeros(5))]:
+        with pytest.raises(RuntimeError) as t_err:
+            TF.conv_tbc(*[torch.tensor(a) for a in args])
+        with pytest.raises(RuntimeError) as e_err:
+            F.conv_tbc(*[ember.tensor(a) for a in args])
+        assert str(e_err.value) == str(t_err.value)
+
+
+def test_grid_sample_mode_tables_and_assert_int_or_pair_match_torch():
+    assert F.GRID_SAMPLE_INTERPOLATION_MODES == TF.GRID_SAMPLE_INTERPOLATION_MODES
+    assert F.GRID_SAMPLE_PADDING_MODES == TF.GRID_SAMPLE_PADDING_MODES
+    for arg in (3, (1, 2), [4, 5]):
+        assert F.assert_int_or_pair(arg, "k", "{} bad") is None
+        TF.assert_int_or_pair(arg, "k", "{} bad")
+    for arg in ((1, 2, 3), [1]):
+        with pytest.raises(AssertionError, match="k bad"):
+            TF.assert_int_or_pair(arg, "k", "{} bad")
+        with pytest.raises(AssertionError, match="k bad"):
+            F.assert_int_or_pair(arg, "k", "{} bad")
