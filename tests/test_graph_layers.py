@@ -159,6 +159,10 @@ LAYERS = {
     "LPPool1d": (lambda: nn.LPPool1d(2, 3, 2), [f(2, 3, 9)]),
     "LPPool2d": (lambda: nn.LPPool2d(2, 2), [f(2, 3, 6, 6)]),
     "LPPool3d": (lambda: nn.LPPool3d(2, 2), [f(2, 3, 4, 4, 4)]),
+    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(
+        2, output_size=3, _random_samples=ember.rand(2, 3, 2)), [f(2, 3, 6, 6)]),
+    "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(
+        2, output_ratio=0.5, _random_samples=ember.rand(1, 2, 3)), [f(1, 2, 6, 6, 6)]),
     "LSTM": (lambda: nn.LSTM(4, 5, num_layers=2, bidirectional=True), [f(6, 2, 4)]),
     "LSTMCell": (lambda: nn.LSTMCell(4, 5), [f(3, 4)]),
     "LayerNorm": (lambda: nn.LayerNorm((4, 5)), [f(2, 3, 4, 5)]),
