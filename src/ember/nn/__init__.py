@@ -6,3 +6,4 @@ from . import parallel  # noqa: F401
 from . import attention  # noqa: F401  (sdpa_kernel, SDPBackend)
 from . import grad  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
+from ._factory_kwargs import factory_kwargs  # noqa: F401

@@ -22,3 +22,4 @@ from .ctc import *  # noqa: F403
 from .syncbatchnorm import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .adaptive import *  # noqa: F403
+from .cross_map_lrn import *  # noqa: F403
