@@ -203,6 +203,7 @@ LAYERS = {
     "MultiheadAttention": (lambda: nn.MultiheadAttention(8, 2, batch_first=True),
                            [f(2, 5, 8), f(2, 6, 8), f(2, 6, 8)]),
     "NLLLoss": (lambda: nn.NLLLoss(), [f(4, 5), i(5, 4)]),
+    "LinearCrossEntropyLoss": (lambda: nn.LinearCrossEntropyLoss(4, 5, bias=True), [f(3, 4), i(5, 3)]),
     "NLLLoss2d": (lambda: nn.NLLLoss2d(), [f(2, 5, 3, 3), i(5, 2, 3, 3)]),
     "PReLU": (lambda: nn.PReLU(3), [f(2, 3, 4)]),
     "PairwiseDistance": (lambda: nn.PairwiseDistance(), [f(3, 5), f(3, 5)]),

@@ -23,3 +23,4 @@ from .syncbatchnorm import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .adaptive import *  # noqa: F403
 from .cross_map_lrn import *  # noqa: F403
+from .linear_cross_entropy import *  # noqa: F403
