@@ -1,6 +1,6 @@
 """``CrossMapLRN2d``: the legacy (Lua Torch) local response normalization across channels of
-4-D input, with torch's own forward windows and hand-written backward."""
-from .. import _functions
+4-D input, with torch's own windows and hand-written backward."""
+from ..functional.cross_map_lrn import cross_map_lrn2d
 from .module import Module
 
 __all__ = ["CrossMapLRN2d"]
@@ -19,7 +19,7 @@ class CrossMapLRN2d(Module):
         if input.dim() != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
                              "instead.")
-        return _functions.CrossMapLRN2d.apply(input, self.size, self.alpha, self.beta, self.k)
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
