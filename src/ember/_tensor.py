@@ -511,6 +511,9 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
+        if self._leaf_hooks or self.grad_fn is not None:
+            from .utils.hooks import warn_if_has_hooks
+            warn_if_has_hooks(self)
         data = backend_of(self._data).to_host(self._data)
         if data.__class__ not in _SPARSE_LAYOUTS:   # (a sparse array pickles itself)
             data = np.array(data)

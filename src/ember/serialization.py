@@ -228,6 +228,9 @@ def _dtype_name(np_dtype):
 
 
 def _reduce_tensor(tensor, storages):
+    if tensor._leaf_hooks or tensor.grad_fn is not None:
+        from .utils.hooks import warn_if_has_hooks
+        warn_if_has_hooks(tensor)
     if tensor._data.__class__ is SparseCOOArray:   # as torch: indices, values, size, coalesced
         data = tensor._data
         return (_REBUILD_SPARSE, (_TorchLayout("sparse_coo"),

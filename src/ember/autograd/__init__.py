@@ -7,11 +7,13 @@ from . import forward_ad, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
 from .function import Function, once_differentiable
+from .variable import Variable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "graph", "Function", "once_differentiable", "functional",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-           "gradcheck", "gradgradcheck", "forward_ad"]
+           "gradcheck", "gradgradcheck", "forward_ad", "Variable", "variable",
+           "set_multithreading_enabled"]
 
 
 def _tensors(x, what):
@@ -132,4 +134,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from .grad_mode import set_multithreading_enabled  # noqa: E402
+
+
+def variable(*args, **kwargs):
+    """Removed in torch: raises, pointing to ``ember.tensor``."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) instead")
 from . import functional  # noqa: E402

@@ -1,4 +1,5 @@
-"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``, and the
+multithreaded-backward setting.
 
 The state is thread-local, as in torch. Each works as a context manager and as a decorator.
 """
@@ -7,12 +8,13 @@ import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled", "is_multithreading_enabled"]
 
 
 class _State(threading.local):
     grad_enabled = True
     inference = False
+    multithreading_enabled = True
 
 
 state = _State()
@@ -132,6 +134,34 @@ class set_grad_enabled(_DecoratorContextManager):
     def __call__(self, func):
         state.grad_enabled = self.prev
         return super().__call__(func)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Enables or disables multithreaded backward (per thread); takes effect at once, and as a
+    context manager restores the previous setting on exit. ember's engine runs backward on the
+    calling thread either way; the setting is kept for programs that read or set it."""
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError("set_multithreading_enabled(): argument 'enabled' must be bool, not "
+                            f"{type(mode).__name__}")
+        self.prev = state.multithreading_enabled
+        self.mode = mode
+        state.multithreading_enabled = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.multithreading_enabled = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def is_multithreading_enabled():
+    """Whether backward may run on worker threads (see :class:`set_multithreading_enabled`)."""
+    return state.multithreading_enabled
 
 
 class inference_mode(_DecoratorContextManager):

@@ -8,6 +8,8 @@ from .embedding import *  # noqa: F403
 from .misc import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .fractional_pooling import *  # noqa: F403
+from .linear_cross_entropy import linear_cross_entropy  # noqa: F401
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .vision import *  # noqa: F403

@@ -18,7 +18,7 @@ from ...autograd.saved_fields import constant
 from ..._torch_function import override_or_raise
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d"]
+           "conv_transpose3d", "conv_tbc"]
 
 
 class _Geometry:
@@ -352,3 +352,21 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     input planes, sometimes also called "deconvolution"."""
     return _conv_transposend("conv_transpose3d", 3, input, weight, bias, stride, padding,
                              output_padding, groups, dilation)
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-D convolution over time-batch-channel input: ``input`` (time, batch, in_channels),
+    ``weight`` (kernel, in_channels, out_channels), ``bias`` (out_channels), ``pad`` zeros at
+    each end of the time dimension; the result is (time', batch, out_channels)."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)

@@ -1,4 +1,4 @@
-"""Odds and ends: ``normalize`` and ``scaled_dot_product_attention``."""
+"""Odds and ends: ``normalize``, ``scaled_dot_product_attention``, ``assert_int_or_pair``."""
 import math
 
 from ...ops._common import make, namespace_of
@@ -12,7 +12,13 @@ from ...amp.policy import autocast_policy
 from ...overrides import has_torch_function, has_torch_function_unary, has_torch_function_variadic
 
 __all__ = ["normalize", "scaled_dot_product_attention", "has_torch_function",
-           "has_torch_function_unary", "has_torch_function_variadic"]
+           "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair"]
+
+
+def assert_int_or_pair(arg, arg_name, message):
+    """Raise AssertionError(``message.format(arg_name)``) unless ``arg`` is an int or a pair."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -28,9 +28,11 @@ from ...autograd.saved_fields import not_kept
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d",
            "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-           "adaptive_max_pool2d_with_indices", "lp_pool1d", "lp_pool2d"]
+           "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d"]
 
 # Max pooling runs on oneDNN from inputs of this many elements (``python -m
 # benchmarks.onednn_layers --only pool``); below it the ctypes calls around oneDNN's forward
@@ -105,6 +107,10 @@ class MaxUnpool2DBackward0(_ScatterNode):
     __slots__ = ()
 
 
+class MaxUnpool3DBackward0(_ScatterNode):
+    __slots__ = ()
+
+
 class PoolingGatherBackward(Node):
     __slots__ = ()
     jvp = jvp_by_transposition
@@ -120,6 +126,21 @@ def _scatter_flat(values, indices, out_shape, node_cls, unique=False):
     xp = namespace_of(values._data)
     size = math.prod(out_shape[2:])
     data = im2col.scatter_add_flat(xp, values._data, indices._data, size, unique)
+    out = make(data.reshape(out_shape))
+    node = record(node_cls, (values,), out)
+    if node is not None:
+        node.save(indices)
+    return out
+
+
+def _assign_flat(values, indices, out_shape, node_cls):
+    """(N, C, *out_spatial) zeros with ``values`` written at the flat spatial ``indices``; an
+    index given twice (overlapping pooling windows) holds the one value, not a sum."""
+    xp = namespace_of(values._data)
+    n, c = out_shape[:2]
+    data = xp.zeros((n, c, math.prod(out_shape[2:])), dtype=values._data.dtype)
+    rows = xp.arange(n).reshape(n, 1, 1), xp.arange(c).reshape(1, c, 1)
+    data[rows[0], rows[1], indices._data.reshape(n, c, -1)] = values._data.reshape(n, c, -1)
     out = make(data.reshape(out_shape))
     node = record(node_cls, (values,), out)
     if node is not None:
@@ -507,7 +528,8 @@ def _max_unpoolnd(op, nd, input, indices, kernel_size, stride, padding, output_s
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({_shape_str(input.shape)}) but got indices tensor with shape: "
                            f"{_shape_str(indices.shape)}")
-    out = _scatter_flat(x, idx, tuple(x.shape[:2]) + tuple(size), MaxUnpool2DBackward0)
+    out = _assign_flat(x, idx, tuple(x.shape[:2]) + tuple(size),
+                       MaxUnpool3DBackward0 if nd == 3 else MaxUnpool2DBackward0)
     return out.squeeze(0) if unbatched else out
 
 
@@ -521,6 +543,12 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Computes a partial inverse of MaxPool2d."""
     return _max_unpoolnd("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+@autocast_policy("fp32")
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Computes a partial inverse of MaxPool3d."""
+    return _max_unpoolnd("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
 
 
 # -- average pooling ----------------------------------------------------------------------------
@@ -758,6 +786,13 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_poolnd("adaptive_avg_pool2d", 2, input, output_size)
 
 
+@autocast_policy("native")
+def adaptive_avg_pool3d(input, output_size):
+    """Applies a 3D adaptive average pooling over an input signal composed of several input
+    planes."""
+    return _adaptive_avg_poolnd("adaptive_avg_pool3d", 3, input, output_size)
+
+
 def _adaptive_max_poolnd(op, nd, input, output_size):
     _check_pool_input(op, input, nd)
     x, unbatched = _batched(input, nd)
@@ -769,7 +804,8 @@ def _adaptive_max_poolnd(op, nd, input, output_size):
         start, end = _adaptive_bounds(xp, sizes[i], out[i])
         widest = int((end - start).max())
         coords.append(xp.minimum(start[:, None] + xp.arange(widest), end[:, None] - 1))
-    values, indices = _record_max(AdaptiveMaxPool2DBackward0, x,
+    node_cls = AdaptiveMaxPool3DBackward0 if nd == 3 else AdaptiveMaxPool2DBackward0
+    values, indices = _record_max(node_cls, x,
                                   *_window_max(xp, x._data, coords, sizes, [(0, 0)] * nd))
     if unbatched:
         return values.squeeze(0), indices.squeeze(0)
@@ -781,12 +817,21 @@ class AdaptiveMaxPool2DBackward0(MaxPool2DWithIndicesBackward0):
     saved_fields = {"self": not_kept("self"), "result1": _max_pool_indices}
 
 
+class AdaptiveMaxPool3DBackward0(MaxPool2DWithIndicesBackward0):
+    __slots__ = ()
+    saved_fields = {"self": not_kept("self"), "result1": _max_pool_indices}
+
+
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     return _adaptive_max_poolnd("adaptive_max_pool1d", 1, input, output_size)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
     return _adaptive_max_poolnd("adaptive_max_pool2d", 2, input, output_size)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_poolnd("adaptive_max_pool3d", 3, input, output_size)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -801,11 +846,17 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _maybe_indices(adaptive_max_pool2d_with_indices(input, output_size), return_indices)
 
 
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Applies a 3D adaptive max pooling over an input signal composed of several input
+    planes."""
+    return _maybe_indices(adaptive_max_pool3d_with_indices(input, output_size), return_indices)
+
+
 # -- power-average pooling ----------------------------------------------------------------------
 
 def _lp_poolnd(nd, input, norm_type, kernel_size, stride, ceil_mode):
     kernel = tuple_arg(kernel_size, nd)
-    pool = avg_pool1d if nd == 1 else avg_pool2d
+    pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
     out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (out.sign() * out.abs().clamp(min=0)).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
@@ -822,3 +873,10 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     planes. If the sum of all inputs to the power of ``p`` is zero, the gradient is set to
     zero as well."""
     return _lp_poolnd(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Applies a 3D power-average pooling over an input signal composed of several input
+    planes. If the sum of all inputs to the power of ``p`` is zero, the gradient is set to
+    zero as well."""
+    return _lp_poolnd(3, input, norm_type, kernel_size, stride, ceil_mode)

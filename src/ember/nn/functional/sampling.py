@@ -10,7 +10,12 @@ import itertools
 from ...ops._common import make, namespace_of
 from ...amp.policy import autocast_policy
 
-__all__ = ["grid_sample", "affine_grid"]
+__all__ = ["grid_sample", "affine_grid", "GRID_SAMPLE_INTERPOLATION_MODES",
+           "GRID_SAMPLE_PADDING_MODES"]
+
+# grid_sample's modes and the numbers torch's kernels know them by
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
 
 def _unnormalize(coord, size, align_corners):

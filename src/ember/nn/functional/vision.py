@@ -14,7 +14,7 @@ from ...amp.policy import autocast_policy
 from ...autograd._dual import jvp_by_transposition
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle", "channel_shuffle", "fold", "unfold"]
+           "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "fold", "unfold"]
 
 
 # -- interpolate --------------------------------------------------------------------------------
@@ -224,6 +224,11 @@ def channel_shuffle(input, groups):
                            f"{groups} groups.")
     rest = tuple(input.shape[2:])
     return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape(input.shape)
+
+
+def native_channel_shuffle(input, groups):
+    """:func:`channel_shuffle` under the name of torch's native kernel (same result)."""
+    return channel_shuffle(input, groups)
 
 
 # -- fold and unfold ----------------------------------------------------------------------------

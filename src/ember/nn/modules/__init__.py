@@ -1,5 +1,6 @@
 """Layers: each module file holds one family of layers."""
 from .module import *  # noqa: F403
+from .lazy import *  # noqa: F403
 from .container import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .activation import *  # noqa: F403
@@ -20,3 +21,6 @@ from .transformer import *  # noqa: F403
 from .ctc import *  # noqa: F403
 from .syncbatchnorm import *  # noqa: F403
 from .rnn import *  # noqa: F403
+from .adaptive import *  # noqa: F403
+from .cross_map_lrn import *  # noqa: F403
+from .linear_cross_entropy import *  # noqa: F403

@@ -1,5 +1,7 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (and the
+deprecated Container)."""
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from itertools import chain, islice
@@ -8,7 +10,7 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(idx, size, what="index"):
@@ -17,6 +19,18 @@ def _index(idx, size, what="index"):
     if not -size <= idx < size:
         raise IndexError(f"{what} {idx} is out of range")
     return idx % size
+
+
+class Container(Module):
+    """Deprecated as in torch (a Module does all it did): a module holding the modules given
+    as keyword arguments."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
+                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -1,12 +1,16 @@
-"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d."""
+"""Convolution layers: Conv1d/2d/3d, ConvTranspose1d/2d/3d and their lazy forms."""
 import math
 
+from ...autograd.grad_mode import no_grad
 from ...ops import creation as ops
 from .. import functional as F, init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -188,3 +192,84 @@ class ConvTranspose3d(_ConvTransposeNd):
     """Applies a 3D transposed convolution operator over an input image composed of several
     input planes."""
     _dims = 3
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """Lazy convolutions: ``in_channels`` comes from the first input's channel dimension."""
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        """Materialize ``weight`` and ``bias`` for ``input``'s channels, then initialize them
+        as the convolution does."""
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            with no_grad():
+                if self.transposed:
+                    shape = (self.in_channels, self.out_channels // self.groups)
+                else:
+                    shape = (self.out_channels, self.in_channels // self.groups)
+                self.weight.materialize((*shape, *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        unbatched = self._dims + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) "
+                               f"input to {self.__class__.__name__}, but got input of size: "
+                               f"{input.shape}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+def _lazy_conv(base):
+    class LazyConv(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                     bias=True, padding_mode="zeros", device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                             padding_mode, device=device, dtype=dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+
+    LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + base.__name__
+    LazyConv.__doc__ = (f"A :class:`{base.__name__}` whose ``in_channels`` is inferred from its "
+                        f"first input (``input.size(1)``); it then becomes a {base.__name__}.")
+    return LazyConv
+
+
+def _lazy_conv_transpose(base):
+    class LazyConvTranspose(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                             dilation, padding_mode, device=device, dtype=dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+
+    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = "Lazy" + base.__name__
+    LazyConvTranspose.__doc__ = (f"A :class:`{base.__name__}` whose ``in_channels`` is inferred "
+                                 f"from its first input (``input.size(1)``); it then becomes a "
+                                 f"{base.__name__}.")
+    return LazyConvTranspose
+
+
+LazyConv1d = _lazy_conv(Conv1d)
+LazyConv2d = _lazy_conv(Conv2d)
+LazyConv3d = _lazy_conv(Conv3d)
+LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d)
+LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d)
+LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d)

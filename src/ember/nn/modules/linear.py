@@ -3,7 +3,9 @@ import math
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
@@ -89,53 +91,37 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class UninitializedParameter(Parameter):
-    """A parameter whose shape is not known yet (of a lazy module); ``materialize`` gives it
-    one."""
-
-    def __new__(cls, requires_grad=True, device=None, dtype=None):
-        return super().__new__(cls, _empty(0, device=device, dtype=dtype), requires_grad)
-
-    def materialize(self, shape):
-        self._data = _empty(*shape, dtype=self.dtype)._data
-        self.__class__ = Parameter
-
-    def __repr__(self):
-        return "<UninitializedParameter>"
-
-
-class LazyLinear(Linear):
-    """A :class:`Linear` whose ``in_features`` is inferred from the first input; it then
-    becomes a plain :class:`Linear`."""
+class LazyLinear(LazyModuleMixin, Linear):
+    """A :class:`Linear` whose ``in_features`` is inferred from the last dimension of its first
+    input; ``weight`` and ``bias`` stay uninitialized until then, and the module then becomes
+    a :class:`Linear`."""
 
     cls_to_become = Linear
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
-        Module.__init__(self)
-        self.in_features = 0
-        self.out_features = out_features
+        super().__init__(0, 0, False)
         self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
         if bias:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
-        else:
-            self.register_parameter("bias", None)
-        self._lazy_hook = self.register_forward_pre_hook(LazyLinear._infer_parameters)
 
     def reset_parameters(self):
-        if self.in_features != 0:
+        if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
 
-    def has_uninitialized_params(self):
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
-
-    def _infer_parameters(self, args):
-        from ...autograd.grad_mode import no_grad
-        self.in_features = args[0].shape[-1]
-        with no_grad():
-            self.weight.materialize((self.out_features, self.in_features))
-            if self.bias is not None:
-                self.bias.materialize((self.out_features,))
-            self.reset_parameters()
-        self._lazy_hook.remove()
-        del self._lazy_hook
-        self.__class__ = self.cls_to_become
+    def initialize_parameters(self, input):
+        """Materialize ``weight`` as (out_features, input.shape[-1]) and ``bias``, then
+        initialize them as :class:`Linear` does."""
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # materialized by loading a state dict
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is "
+                                     "not equal to in_features from self.weight: "
+                                     f"{self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]

@@ -10,7 +10,7 @@ from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad_state
 from ..._hooks import RemovableHandle
 from ...autograd.graph import Node
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 
 __all__ = ["Module", "RemovableHandle"]
 
@@ -636,7 +636,7 @@ class Module:
                 continue
             if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
                 value = value[0]
-            if value.shape != param.shape:
+            if not is_lazy(param) and value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{value.shape} from checkpoint, the shape in current model "
                                   f"is {param.shape}.")

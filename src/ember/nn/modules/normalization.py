@@ -1,29 +1,37 @@
 """Normalization layers: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, GroupNorm,
-RMSNorm and LocalResponseNorm."""
+RMSNorm, LocalResponseNorm, and the lazy forms of batch and instance normalization."""
 import numbers
+import warnings
 
+from ...autograd.grad_mode import no_grad
 from ...ops import creation as ops
 from ..._dtype import int64
 from .. import functional as F, init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm",
+           "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class _NormBase(Module):
     """Parameters and running statistics shared by batch and instance normalization."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         kwargs = {"device": device, "dtype": dtype}
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(ops.empty(num_features, **kwargs))
-            self.bias = Parameter(ops.empty(num_features, **kwargs))
+            if bias:
+                self.bias = Parameter(ops.empty(num_features, **kwargs))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -47,11 +55,13 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def extra_repr(self):
-        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, "
-                "track_running_stats={track_running_stats}").format(**self.__dict__)
+        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
+                "track_running_stats={track_running_stats}").format(**self.__dict__,
+                                                                    use_bias=self.bias is not None)
 
 
 class _BatchNorm(_NormBase):
@@ -97,17 +107,23 @@ class _InstanceNorm(_NormBase):
     _rank = 3
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
 
     def forward(self, input):
         rank = self._rank
         if input.dim() not in (rank - 1, rank):
             raise ValueError(f"expected {rank - 1}D or {rank}D input (got {input.dim()}D input)")
         feature_dim = input.dim() - rank + 1
-        if input.shape[feature_dim] != self.num_features and self.affine:
-            raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
-                             f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can "
+                          "silence this warning by not passing in num_features, which is not used "
+                          "because affine=False", stacklevel=2)
         unbatched = input.dim() == rank - 1
         x = input.unsqueeze(0) if unbatched else input
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
@@ -227,3 +243,59 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """Lazy batch and instance normalization: ``num_features`` comes from the first input's
+    dimension 1."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if self.affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if self.track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = ops.tensor(0, dtype=int64, device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Materialize the parameters and running statistics for ``input.shape[1]`` features,
+        then initialize them."""
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            with no_grad():
+                if self.affine:
+                    self.weight.materialize((self.num_features,))
+                    if self.bias is not None:
+                        self.bias.materialize((self.num_features,))
+                if self.track_running_stats:
+                    self.running_mean.materialize((self.num_features,))
+                    self.running_var.materialize((self.num_features,))
+                self.reset_parameters()
+
+
+def _lazy_norm(base):
+    class LazyNorm(_LazyNormBase, base):
+        cls_to_become = base
+
+    LazyNorm.__name__ = LazyNorm.__qualname__ = "Lazy" + base.__name__
+    LazyNorm.__doc__ = (f"A :class:`{base.__name__}` whose ``num_features`` is inferred from its "
+                        f"first input (``input.size(1)``); it then becomes a {base.__name__}.")
+    return LazyNorm
+
+
+LazyBatchNorm1d = _lazy_norm(BatchNorm1d)
+LazyBatchNorm2d = _lazy_norm(BatchNorm2d)
+LazyBatchNorm3d = _lazy_norm(BatchNorm3d)
+LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d)
+LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d)
+LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d)

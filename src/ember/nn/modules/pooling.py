@@ -1,10 +1,11 @@
-"""Pooling layers: max, unpooling, average, adaptive and power-average pooling."""
+"""Pooling layers: max, unpooling, average, adaptive, power-average and fractional max pooling."""
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool1d",
-           "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+           "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -44,12 +45,13 @@ class MaxPool3d(_MaxPoolNd):
 
 class _MaxUnpoolNd(Module):
     _fn = None
+    _dims = 2
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        self.kernel_size = F.conv.tuple_arg(kernel_size, self._dims)
+        self.stride = F.conv.tuple_arg(stride if stride is not None else kernel_size, self._dims)
+        self.padding = F.conv.tuple_arg(padding, self._dims)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -62,11 +64,18 @@ class _MaxUnpoolNd(Module):
 class MaxUnpool1d(_MaxUnpoolNd):
     """Computes a partial inverse of MaxPool1d."""
     _fn = staticmethod(F.max_unpool1d)
+    _dims = 1
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """Computes a partial inverse of MaxPool2d."""
     _fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Computes a partial inverse of MaxPool3d."""
+    _fn = staticmethod(F.max_unpool3d)
+    _dims = 3
 
 
 class _AvgPoolNd(Module):
@@ -139,6 +148,12 @@ class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    """Applies a 3D adaptive average pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.adaptive_avg_pool3d)
+
+
 class AdaptiveMaxPool1d(_AdaptivePoolNd):
     """Applies a 1D adaptive max pooling over an input signal composed of several input
     planes."""
@@ -152,6 +167,12 @@ class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
     """Applies a 2D adaptive max pooling over an input signal composed of several input
     planes."""
     _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool1d):
+    """Applies a 3D adaptive max pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.adaptive_max_pool3d)
 
 
 class _LPPoolNd(Module):
@@ -181,3 +202,54 @@ class LPPool2d(_LPPoolNd):
     """Applies a 2D power-average pooling over an input signal composed of several input
     planes."""
     _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Applies a 3D power-average pooling over an input signal composed of several input
+    planes."""
+    _fn = staticmethod(F.lp_pool3d)
+
+
+def _as_tuple(value, n):
+    return None if value is None else (tuple(value) if isinstance(value, (tuple, list))
+                                       else (value,) * n)
+
+
+class _FractionalMaxPoolNd(Module):
+    _dims = 2
+    _fn = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = _as_tuple(kernel_size, self._dims)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _as_tuple(output_size, self._dims)
+        self.output_ratio = _as_tuple(output_ratio, self._dims)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             "ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                              self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Applies a 2D fractional max pooling over an input signal composed of several input
+    planes: windows of ``kernel_size`` at pseudo-random, overlapping positions, for an output
+    of ``output_size`` or of ``output_ratio`` times the input's size."""
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Applies a 3D fractional max pooling over an input signal composed of several input
+    planes (see :class:`FractionalMaxPool2d`)."""
+    _dims = 3
+    _fn = staticmethod(F.fractional_max_pool3d)

@@ -41,8 +41,9 @@ class SyncBatchNorm(_BatchNorm):
     group, it is ordinary batch normalization."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 process_group=None, device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
         self.process_group = process_group
 
     def _check_input_dim(self, input):
@@ -93,7 +94,8 @@ class SyncBatchNorm(_BatchNorm):
         converted = module
         if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
             converted = cls(module.num_features, module.eps, module.momentum, module.affine,
-                            module.track_running_stats, process_group)
+                            module.track_running_stats, process_group,
+                            bias=module.bias is not None)
             if module.affine:
                 converted.weight = module.weight
                 converted.bias = module.bias

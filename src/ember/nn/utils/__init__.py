@@ -10,3 +10,8 @@ from .fusion import (  # noqa: F401
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
 from . import rnn  # noqa: F401
+from . import init, memory_format, stateless  # noqa: F401
+from .init import skip_init  # noqa: F401
+from .memory_format import (  # noqa: F401
+    convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format,
+)

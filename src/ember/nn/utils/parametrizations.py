@@ -1,13 +1,14 @@
-"""Parametrizations built on :mod:`parametrize`: weight normalization and spectral
-normalization."""
+"""Parametrizations built on :mod:`parametrize`: weight normalization, spectral
+normalization and orthogonal weights."""
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
+from ._orthogonal import orthogonal
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 def _norm_except_dim(v, dim):
