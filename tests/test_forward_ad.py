@@ -400,6 +400,7 @@ NODES_WITHOUT_JVP = {
     "_RecomputingNode": "base class: its subclasses declare their rules",
     "_MomentNode": "base class: its subclasses declare their rules",
     "_TangentInput": "forward AD's own edge marker, never run",
+    "CrossMapLRN2dBackward": "torch's legacy CrossMapLRN2d is an autograd.Function without jvp",
     "CompiledFunctionBackward": "never recorded while a dual level is active: a compiled region "
                                 "(aot_eager) then replays its forward graph op by op, whose ops "
                                 "carry the tangents and record ordinary nodes",
