@@ -326,3 +326,18 @@ def test_product_of_all_elements_in_blocks(shape, dtype, tol):
         warnings.simplefilter("ignore", RuntimeWarning)
         e_nan = ember.prod(ember.tensor(with_zero_and_inf)).item()
     assert math.isnan(e_nan) and math.isnan(torch.prod(torch.tensor(with_zero_and_inf)).item())
+
+
+@pytest.mark.parametrize("width", [300, 7])
+def test_gradient_of_repeated_rows_sums_long_runs_apart_from_short_ones(width):
+    """``x[index]``'s backward (``add_rows_at``) with runs of one index longer than
+    ``MAX_RUN_BY_POSITION`` among short ones: wide rows sum only the long runs by ``reduceat``,
+    narrow rows all of them."""
+    from ember._backend import rows
+    index = np.concatenate([RNG.permutation(200)[:150], np.full(9, 3), np.full(6, 17), np.full(5, 150)])
+    RNG.shuffle(index)
+    assert (150 * width > rows.REDUCEAT_ALL_MAX_CELLS) == (width == 300)
+    e_x, t_x = _pair(RNG.standard_normal((200, width)).astype(np.float32))
+    e_out, t_out = e_x[ember.tensor(index)], t_x[torch.tensor(index)]
+    _backward_both(e_out, t_out)
+    _close(e_x.grad, t_x.grad, 1e-5)

@@ -4,8 +4,9 @@
 (the backward of an embedding lookup, of ``x[index]`` and ``index_add``), without ``add.at``'s
 cost per element: the indices are sorted stably into runs of one index; the k-th rows of all
 runs are added at once (a few fancy-indexed adds of distinct rows), in the order ``add.at`` adds
-them, and the runs that are long are each summed by one ``add.reduceat`` over their rows
-(NumPy's ``reduceat`` has a cost per run and column, ``add.at`` a larger one per element).
+them, and, when some run is long, the runs are summed by ``add.reduceat``: all of them for
+narrow rows, only the long ones where the runs times the row width is large (NumPy's
+``reduceat`` has a cost per run and column, ``add.at`` a larger one per element).
 
 ``ufunc_at`` and ``take_at``: scatter's ``ufunc.at`` and gather's indexing for a key of one
 integer array per dimension, through one flat index (``ufunc.at`` and ``take`` take a 1-d index
@@ -17,6 +18,9 @@ __all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
 # Longest run of one index added position by position; longer runs (a padding token repeated
 # over a batch) are summed by ``add.reduceat``.
 MAX_RUN_BY_POSITION = 4
+# When some run is long and the runs times the row's width is at most this, every run is
+# summed by one ``add.reduceat`` (fewer calls); past it, only the long runs are.
+REDUCEAT_ALL_MAX_CELLS = 32768
 # From this many indexed elements on, scatter's and gather's keys become one flat index (below,
 # computing it costs more calls than it saves).
 FLAT_INDEX_MIN_ELEMENTS = 1024
@@ -41,7 +45,7 @@ def add_rows_at(out, index, rows):
     targets = ordered[starts]
     long = lengths > MAX_RUN_BY_POSITION
     if long.any():
-        if long.all():
+        if long.all() or starts.size * (rows.size // max(rows.shape[0], 1)) <= REDUCEAT_ALL_MAX_CELLS:
             out[targets] += xp.add.reduceat(rows[order], starts, axis=0)
             return out
         _add_long_runs(out, rows, order, starts[long], lengths[long], targets[long])
