@@ -326,3 +326,66 @@ def test_product_of_all_elements_in_blocks(shape, dtype, tol):
         warnings.simplefilter("ignore", RuntimeWarning)
         e_nan = ember.prod(ember.tensor(with_zero_and_inf)).item()
     assert math.isnan(e_nan) and math.isnan(torch.prod(torch.tensor(with_zero_and_inf)).item())
+
+
+def _same_bits(e, t):
+    """Equal values, NaN where torch has NaN, and zeros of the same sign."""
+    e, t = e.detach().numpy(), t.detach().numpy()
+    assert e.dtype == t.dtype
+    nan = np.isnan(t)
+    np.testing.assert_array_equal(np.isnan(e), nan)
+    np.testing.assert_array_equal(e[~nan], t[~nan])
+    np.testing.assert_array_equal(np.signbit(e[~nan]), np.signbit(t[~nan]))
+
+
+def _division_operands(shape):
+    """Quotients of every size, exact multiples (signed zero remainders), huge quotients, zero and
+    infinite divisors, infinite and NaN dividends."""
+    a = (RNG.standard_normal(shape) * 10).astype(np.float32)
+    b = (RNG.standard_normal(shape) * 3).astype(np.float32)
+    a.reshape(-1)[:200] = np.round(a.reshape(-1)[:200])
+    b.reshape(-1)[:200] = np.where(RNG.random(200) < 0.5, 1.0, -1.0) * RNG.integers(1, 4, 200)
+    a.reshape(-1)[200:220] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, -1e30, 3e30, 2 ** 22 + 1,
+                              -7e6, 1e-30, -1e-30, 1e-45, -4.0, 4.0, 5.0, -5.0, 0.0, -0.0, 6.0]
+    b.reshape(-1)[200:220] = [2.0, -2.0, 3.0, 1.0, 1.0, 1e-3, 7.0, -3.0, 1.0, 1.0, 1.0, 1.0,
+                              1.0, 0.0, -0.0, np.inf, np.inf, -np.inf, np.inf, np.nan]
+    return a, b
+
+
+DIVISION_OPS = {
+    "fmod": lambda lib, a, b: lib.fmod(a, b),
+    "remainder": lambda lib, a, b: lib.remainder(a, b),
+    "floor_divide": lambda lib, a, b: lib.floor_divide(a, b),
+    "div_floor": lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),
+}
+
+
+@pytest.mark.parametrize("op", list(DIVISION_OPS))
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_float_division_by_whole_array_passes_matches_torch_bit_for_bit(op, dtype):
+    a, b = _division_operands((222, 295))
+    fn = DIVISION_OPS[op]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for ea, eb, ta, tb in [
+                (ember.tensor(a), ember.tensor(b), torch.tensor(a), torch.tensor(b)),
+                (ember.tensor(a), ember.tensor(b[:1]), torch.tensor(a), torch.tensor(b[:1])),
+                (ember.tensor(a[:, :1]), ember.tensor(b), torch.tensor(a[:, :1]), torch.tensor(b))]:
+            ea, eb = ea.to(getattr(ember, dtype)), eb.to(getattr(ember, dtype))
+            ta, tb = ta.to(getattr(torch, dtype)), tb.to(getattr(torch, dtype))
+            _same_bits(fn(ember, ea, eb).float(), fn(torch, ta, tb).float())
+            for number in (0.75, -3.0, 7, 0.0, math.inf, -math.inf, math.nan):
+                _same_bits(fn(ember, ea, number).float(), fn(torch, ta, number).float())
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_fmod_and_remainder_gradients_at_large_size(op):
+    a = (RNG.standard_normal((222, 295)) * 10).astype(np.float32)
+    b = (RNG.uniform(0.5, 3, (222, 295)) * RNG.choice([-1, 1], (222, 295))).astype(np.float32)
+    (e_a, t_a), (e_b, t_b) = _pair(a), _pair(b)
+    e_out, t_out = getattr(ember, op)(e_a, e_b), getattr(torch, op)(t_a, t_b)
+    _same_bits(e_out, t_out)
+    _backward_both(e_out, t_out)
+    _same_bits(e_a.grad, t_a.grad)
+    _same_bits(e_b.grad, t_b.grad)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
