@@ -78,11 +78,11 @@ def torch_fmod(a, b):
 
 
 def torch_remainder(a, b):
-    """torch's float remainder: fmod, plus the divisor where the two signs differ."""
-    xp = namespace_of(a)
-    mod = xp.fmod(a, b)
-    b = xp.asarray(b, dtype=mod.dtype)
-    return xp.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+    """torch's float remainder, element by element: fmod, plus the divisor where the two signs
+    differ. That is NumPy's remainder except for zeros, which keep the fmod's sign."""
+    out = namespace_of(a).remainder(a, b)
+    _zeros_signed_as(out, a)
+    return out
 
 
 def torch_div_floor(a, b):

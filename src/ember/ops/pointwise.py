@@ -822,8 +822,7 @@ def _remainder(x, y):
         return namespace_of(x).remainder(x, y)
     if _float_division.fast_path_applies(x, y):
         return _float_division.remainder(x, y)
-    with np.errstate(invalid="ignore"):   # NaN is the answer for a zero divisor
-        return _float_division.torch_remainder(x, y)
+    return _float_division.torch_remainder(x, y)
 
 
 _remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu", _remainder))
