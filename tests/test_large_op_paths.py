@@ -389,3 +389,28 @@ def test_fmod_and_remainder_gradients_at_large_size(op):
     _same_bits(e_a.grad, t_a.grad)
     _same_bits(e_b.grad, t_b.grad)
     assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+@pytest.mark.parametrize("shape,dim", [((198, 331), 1), ((198, 331), 0), ((7, 40, 33), 1), ((5000,), 0)])
+def test_cumulative_extremes_by_passes_with_ties_nan_and_signed_zeros(op, dtype, shape, dim):
+    data = np.round(RNG.standard_normal(shape) * 3)
+    flat = data.reshape(-1)
+    for value in (np.nan, -0.0, np.inf, -np.inf):
+        flat[RNG.integers(0, flat.size, 30)] = value
+    if dtype == "int64":
+        data = np.nan_to_num(data, nan=0.0, posinf=5, neginf=-5)
+    e_values, e_indices = getattr(ember, op)(ember.tensor(data).to(getattr(ember, dtype)), dim)
+    t_values, t_indices = getattr(torch, op)(torch.tensor(data).to(getattr(torch, dtype)), dim)
+    np.testing.assert_array_equal(e_indices.numpy(), t_indices.numpy())
+    _same_bits(e_values.double(), t_values.double())
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cumulative_extreme_gradient_by_passes(op):
+    e_x, t_x = _pair(RNG.standard_normal((198, 331)).astype(np.float32))
+    (e_out, _), (t_out, _) = getattr(ember, op)(e_x, 1), getattr(torch, op)(t_x, 1)
+    _backward_both(e_out, t_out)
+    _same_bits(e_x.grad, t_x.grad)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
