@@ -414,3 +414,64 @@ def test_cumulative_extreme_gradient_by_passes(op):
     _backward_both(e_out, t_out)
     _same_bits(e_x.grad, t_x.grad)
     assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("op", ["tril_", "triu_"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("shape", [(222, 295), (3, 40, 30), (5, 3)])
+@pytest.mark.parametrize("diagonal", [-3, 0, 2, 400, -400])
+def test_triangle_in_place_writes_self(op, dtype, shape, diagonal):
+    data = RNG.standard_normal(shape)
+    data.reshape(-1)[:5] = np.nan
+    e_x = ember.tensor(data).to(getattr(ember, dtype))
+    t_x = torch.tensor(data).to(getattr(torch, dtype))
+    version = e_x._version
+    assert getattr(e_x, op)(diagonal) is e_x
+    getattr(t_x, op)(diagonal)
+    np.testing.assert_array_equal(e_x.numpy(), t_x.numpy())
+    assert e_x._version > version
+    e_base, t_base = ember.tensor(data[:7, :6]), torch.tensor(data[:7, :6])   # a strided view
+    getattr(e_base[1:, ::2], op)(diagonal)
+    getattr(t_base[1:, ::2], op)(diagonal)
+    np.testing.assert_array_equal(e_base.numpy(), t_base.numpy())
+
+
+@pytest.mark.parametrize("op", ["tril_", "triu_"])
+def test_triangle_in_place_with_autograd(op):
+    e_x, t_x = _pair(RNG.standard_normal((60, 70)).astype(np.float32))
+    e_out, t_out = getattr(e_x * 2, op)(1), getattr(t_x * 2, op)(1)
+    _same_bits(e_out, t_out)
+    _backward_both(e_out, t_out)
+    _same_bits(e_x.grad, t_x.grad)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("shape", [(256, 256), (300, 7), (7, 300), (20, 20, 20)])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16", "complex64"])
+@pytest.mark.parametrize("wrap", [False, True])
+@pytest.mark.parametrize("value", [2.5, -1, True, math.nan])
+def test_fill_diagonal_in_place_writes_self(shape, dtype, wrap, value):
+    if dtype in ("int64", "bool") and value != value:
+        return
+    data = RNG.standard_normal(shape).astype(np.float32)
+    e_x = ember.tensor(data).to(getattr(ember, dtype))
+    t_x = torch.tensor(data).to(getattr(torch, dtype))
+    assert e_x.fill_diagonal_(value, wrap=wrap) is e_x
+    t_x.fill_diagonal_(value, wrap=wrap)
+    np.testing.assert_array_equal(e_x.numpy(), t_x.numpy())
+
+
+def test_fill_diagonal_of_a_view_refusals_and_gradient():
+    e_base, t_base = ember.zeros(6, 6), torch.zeros(6, 6)
+    e_base[1:, ::2].fill_diagonal_(3)
+    t_base[1:, ::2].fill_diagonal_(3)
+    np.testing.assert_array_equal(e_base.numpy(), t_base.numpy())
+    with pytest.raises(RuntimeError, match="without overflow"):
+        ember.zeros(3, 3, dtype=ember.uint8).fill_diagonal_(300)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.zeros(3, 3, dtype=torch.uint8).fill_diagonal_(300)
+    e_x, t_x = _pair(RNG.standard_normal((50, 50)).astype(np.float32))
+    e_out, t_out = (e_x * 2).fill_diagonal_(1.5), (t_x * 2).fill_diagonal_(1.5)
+    _same_bits(e_out, t_out)
+    _backward_both(e_out, t_out)
+    _same_bits(e_x.grad, t_x.grad)
