@@ -394,7 +394,7 @@ def test_fmod_and_remainder_gradients_at_large_size(op):
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
 @pytest.mark.parametrize("shape,dim", [((198, 331), 1), ((198, 331), 0), ((7, 40, 33), 1), ((5000,), 0)])
-def test_cumulative_extremes_by_passes_with_ties_nan_and_signed_zeros(op, dtype, shape, dim):
+def test_cumulative_extremes_at_large_size_with_ties_nan_and_signed_zeros(op, dtype, shape, dim):
     data = np.round(RNG.standard_normal(shape) * 3)
     flat = data.reshape(-1)
     for value in (np.nan, -0.0, np.inf, -np.inf):
@@ -408,7 +408,7 @@ def test_cumulative_extremes_by_passes_with_ties_nan_and_signed_zeros(op, dtype,
 
 
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
-def test_cumulative_extreme_gradient_by_passes(op):
+def test_cumulative_extreme_gradient_at_large_size(op):
     e_x, t_x = _pair(RNG.standard_normal((198, 331)).astype(np.float32))
     (e_out, _), (t_out, _) = getattr(ember, op)(e_x, 1), getattr(torch, op)(t_x, 1)
     _backward_both(e_out, t_out)

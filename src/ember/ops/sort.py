@@ -691,47 +691,6 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 # ----------------------------------------------------------------------------------------
 # cummax, cummin, logcumsumexp
 
-# From this many elements, cummax and cummin scan by whole-array passes (NumPy's accumulate
-# takes one element at a time).
-_SCAN_BY_PASSES_MIN_ELEMENTS = 4096
-
-
-def _running(xp, first_axis_data, ufunc):
-    """The inclusive scan of ``ufunc`` (an associative one) along the first axis, by doubling:
-    pass k combines each row with the one 2**k rows before it."""
-    source, n, k = first_axis_data, first_axis_data.shape[0], 1
-    target = xp.empty_like(source)
-    while k < n:
-        ufunc(source[k:], source[:-k], out=target[k:])
-        target[:k] = source[:k]
-        if source is first_axis_data:
-            source, target = target, xp.empty_like(source)
-        else:
-            source, target = target, source
-        k *= 2
-    return source
-
-
-def _running_extreme(xp, data, dim, is_max):
-    """(values, int64 indices) of cummax (cummin) along ``dim``: the running extreme, and the last
-    index up to each position where it was reached, a NaN counting as reached; the values are
-    the elements at those indices (so a tie gives the later element, its zero's sign included)."""
-    moved = xp.ascontiguousarray(xp.moveaxis(data, dim, 0))
-    n, rest = moved.shape[0], moved.size // moved.shape[0]
-    running = _running(xp, moved, xp.maximum if is_max else xp.minimum)
-    reached = moved == running
-    if moved.dtype.kind not in "iub":
-        reached |= xp.isnan(moved)
-    index_dtype = xp.int32 if moved.size < 2 ** 31 else _INT64
-    positions = xp.arange(n, dtype=index_dtype).reshape((n,) + (1,) * (moved.ndim - 1))
-    last = _running(xp, reached * positions, xp.maximum)
-    flat = last * index_dtype(rest)
-    flat += xp.arange(rest, dtype=index_dtype).reshape(moved.shape[1:])
-    values = xp.take(moved.reshape(-1), flat)
-    return (xp.ascontiguousarray(xp.moveaxis(values, 0, dim)),
-            xp.moveaxis(last, 0, dim).astype(_INT64, order="C"))
-
-
 def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
     """The running maximum (minimum) along ``dim`` and, for each position, the last index
     where it was reached (NaN, once met, propagates with its index)."""
@@ -744,9 +703,6 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
     dim = wrap_dim(dim, data.ndim)
     if not data.ndim:
         return _selected(node_cls, input, data.copy(), xp.zeros((), dtype=_INT64), 0, True, named)
-    if data.size >= _SCAN_BY_PASSES_MIN_ELEMENTS and data.shape[dim] > 1:
-        values, indices = _running_extreme(xp, data, dim, is_max)
-        return _selected(node_cls, input, values, indices, dim, True, named)
     running = (xp.maximum if is_max else xp.minimum).accumulate(data, axis=dim)
     reached = data == running
     if input.is_floating_point():
