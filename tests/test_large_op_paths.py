@@ -475,3 +475,31 @@ def test_fill_diagonal_of_a_view_refusals_and_gradient():
     _same_bits(e_out, t_out)
     _backward_both(e_out, t_out)
     _same_bits(e_x.grad, t_x.grad)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("lambd", [0.5, 0.1, -1.0, 0.0])
+def test_hardshrink_single_node_with_nan_inf_and_boundaries(dtype, lambd):
+    data = RNG.standard_normal(5000).astype(np.float32)
+    data[:12] = [0.5, -0.5, np.nan, -0.0, 0.0, np.inf, -np.inf, 0.50000006, -0.50000006,
+                 0.49999997, 1e-45, -1.0]
+    e_x = ember.tensor(data).to(getattr(ember, dtype)).requires_grad_()
+    t_x = torch.tensor(data).to(getattr(torch, dtype)).requires_grad_()
+    e_out = ember.nn.functional.hardshrink(e_x, lambd)
+    t_out = torch.nn.functional.hardshrink(t_x, lambd)
+    _same_bits(e_out.float(), t_out.float())
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__ == "HardshrinkBackward0"
+    seed = RNG.standard_normal(5000).astype(np.float32)
+    seed[:3] = np.inf   # at a shrunk element the gradient is 0, not inf * 0
+    e_out.backward(ember.tensor(seed).to(getattr(ember, dtype)))
+    t_out.backward(torch.tensor(seed).to(getattr(torch, dtype)))
+    _same_bits(e_x.grad.float(), t_x.grad.float())
+
+
+def test_hardshrink_second_order():
+    e_x, t_x = _pair(RNG.standard_normal((40, 50)))
+    e_g = ember.autograd.grad(ember.nn.functional.hardshrink(e_x, 0.3).pow(3).sum(), e_x, create_graph=True)[0]
+    t_g = torch.autograd.grad(torch.nn.functional.hardshrink(t_x, 0.3).pow(3).sum(), t_x, create_graph=True)[0]
+    _close(e_g, t_g, 1e-12)
+    _backward_both(e_g, t_g)
+    _close(e_x.grad, t_x.grad, 1e-12)

@@ -792,10 +792,41 @@ def softshrink(input, lambd=0.5):
     return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
 
 
+class HardshrinkBackward0(Node):
+    __slots__ = ()
+    saved_fields = {"self": 0, "lambd": "lambd"}
+    jvp = jvp_by_backward
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        return (where(input.abs() > self.lambd, grad, 0.0),)
+
+    def backward_arrays(self, grad):
+        # (0 at a NaN input, as torch's vectorized loop gives)
+        (input,) = self.saved_tensors
+        x, g = input._data, grad._data
+        xp = namespace_of(g)
+        return (make(xp.where(xp.abs(x) > x.dtype.type(self.lambd), g, g.dtype.type(0))),)
+
+
+def _shrunk(x, lambd):
+    """Where hardshrink gives 0: ``-lambd <= x <= lambd`` (never at NaN), ``lambd`` rounded to
+    ``x``'s dtype as torch's kernel takes it."""
+    return namespace_of(x).abs(x) <= x.dtype.type(lambd)
+
+
 def hardshrink(input, lambd=0.5):
     """Applies ``x if |x| > lambd else 0`` element-wise."""
     _check_float_activation(input, "hardshrink_cpu")
-    return where((input > lambd).logical_or(input < -lambd), input, 0.0)
+    if not input.is_floating_point():
+        return where((input > lambd).logical_or(input < -lambd), input, 0.0)
+    data = input._data
+    out = make(namespace_of(data).where(_shrunk(data, lambd), data.dtype.type(0), data))
+    node = record(HardshrinkBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+        node.lambd = lambd
+    return out
 
 
 def _threshold(input, threshold, value):
