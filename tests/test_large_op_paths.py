@@ -503,3 +503,38 @@ def test_hardshrink_second_order():
     _close(e_g, t_g, 1e-12)
     _backward_both(e_g, t_g)
     _close(e_x.grad, t_x.grad, 1e-12)
+
+
+@pytest.mark.parametrize("shape,channels", [((8, 30, 16, 17), 30), ((8, 30, 16, 17), 1), ((5000,), 1),
+                                            ((40, 300), 300)])
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-4), (np.float64, 1e-12)])
+def test_prelu_single_node_values_and_gradients(shape, channels, dtype, tol):
+    data = RNG.standard_normal(shape).astype(dtype)
+    data.reshape(-1)[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    (e_x, t_x), (e_w, t_w) = _pair(data), _pair(RNG.standard_normal(channels).astype(dtype))
+    e_out, t_out = ember.nn.functional.prelu(e_x, e_w), torch.nn.functional.prelu(t_x, t_w)
+    _same_bits(e_out, t_out)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__ == "PreluKernelBackward0"
+    _backward_both(e_out, t_out)
+    _same_bits(e_x.grad, t_x.grad)
+    e_g, t_g = e_w.grad.numpy(), t_w.grad.numpy()
+    np.testing.assert_allclose(e_g, t_g, rtol=tol, atol=tol * np.nanmax(np.abs(t_g)), equal_nan=True)
+
+
+def test_prelu_second_order_and_forward_mode():
+    (e_x, t_x), (e_w, t_w) = _pair(RNG.standard_normal((6, 5, 7))), _pair(RNG.standard_normal(5))
+    e_gx, e_gw = ember.autograd.grad(ember.nn.functional.prelu(e_x, e_w).pow(2).sum(), (e_x, e_w),
+                                     create_graph=True)
+    t_gx, t_gw = torch.autograd.grad(torch.nn.functional.prelu(t_x, t_w).pow(2).sum(), (t_x, t_w),
+                                     create_graph=True)
+    _close(e_gx, t_gx, 1e-12)
+    _close(e_gw, t_gw, 1e-12)
+    _backward_both(e_gw, t_gw)
+    _close(e_x.grad, t_x.grad, 1e-12)
+    _close(e_w.grad, t_w.grad, 1e-12)
+    tangents = RNG.standard_normal((6, 5, 7)), RNG.standard_normal(5)
+    e_jvp = ember.func.jvp(ember.nn.functional.prelu, (e_x.detach(), e_w.detach()),
+                           tuple(ember.tensor(t) for t in tangents))[1]
+    t_jvp = torch.func.jvp(torch.nn.functional.prelu, (t_x.detach(), t_w.detach()),
+                           tuple(torch.tensor(t) for t in tangents))[1]
+    _close(e_jvp, t_jvp, 1e-12)

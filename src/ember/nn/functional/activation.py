@@ -314,12 +314,49 @@ def prelu(input, weight):
     if input.ndim == 0 or n == 1:
         w = weight.reshape(()) if n == 1 else weight
     else:
-        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
+        channels = input.shape[1] if input.ndim >= 2 else 1   # (as torch counts a 1-d input)
         if n != channels:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {n} and channel size = {channels}.")
         w = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if input.ndim >= 2 else weight
-    return where(input > 0, input, w * input)
+    if not input.is_floating_point():
+        return where(input > 0, input, w * input)
+    # torch's kernel takes the weight viewed to the input's rank, channels at dim 1
+    view_shape = (1,) * input.ndim if n == 1 else (1, n) + (1,) * (input.ndim - 2)
+    w = weight if tuple(weight.shape) == view_shape else weight.view(view_shape)
+    data, w_data = input._data, w._data
+    out = make(namespace_of(data).where(data > 0, data, w_data * data))
+    node = record(PreluKernelBackward0, (input, w), out)
+    if node is not None:
+        node.save(input, w)
+    return out
+
+
+class PreluKernelBackward0(Node):
+    """prelu's gradients: ``grad`` or ``weight * grad`` to the input, ``input * grad`` where
+    the input is not positive, summed to each channel, to the weight."""
+    __slots__ = ()
+    saved_fields = {"self": 0, "weight": 1}
+
+    def backward(self, grad):
+        from ...ops._common import sum_to
+        input, weight = self.saved_tensors
+        need_input, need_weight = (fn is not None for fn, _ in self.next_functions)
+        positive = input > 0
+        grad_input = where(positive, grad, weight * grad) if need_input else None
+        grad_weight = sum_to(where(positive, 0.0, input * grad), weight.shape) if need_weight else None
+        return grad_input, grad_weight
+
+    def jvp(self, tangent_input, tangent_weight):
+        input, weight = self.primals
+        positive = input > 0
+        out = None
+        if tangent_input is not None:
+            out = where(positive, tangent_input, weight * tangent_input)
+        if tangent_weight is not None:
+            part = where(positive, 0.0, input * tangent_weight)
+            out = part if out is None else out + part
+        return out
 
 
 def _elu(input, alpha=1.0, scale=1.0, input_scale=1.0):
