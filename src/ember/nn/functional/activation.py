@@ -10,7 +10,7 @@ import numpy as np
 from ...ops._common import (
     apply_inplace, make, method, namespace_of, Node, record, wrap_dim,
 )
-from ...ops.ternary import where
+from ...ops.ternary import _SAME_SIZE_INTEGER, where
 from ...amp.policy import autocast_policy
 from ..._backend import onednn, parallel, special
 from ..._backend.precision import exp_in_place
@@ -843,13 +843,27 @@ class HardshrinkBackward0(Node):
         (input,) = self.saved_tensors
         x, g = input._data, grad._data
         xp = namespace_of(g)
-        return (make(xp.where(xp.abs(x) > x.dtype.type(self.lambd), g, g.dtype.type(0))),)
+        return (make(_kept_or_zero(xp, g, xp.abs(x) > x.dtype.type(self.lambd))),)
 
 
-def _shrunk(x, lambd):
-    """Where hardshrink gives 0: ``-lambd <= x <= lambd`` (never at NaN), ``lambd`` rounded to
-    ``x``'s dtype as torch's kernel takes it."""
-    return namespace_of(x).abs(x) <= x.dtype.type(lambd)
+def _kept(x, lambd):
+    """Where hardshrink keeps ``x``: not ``-lambd <= x <= lambd`` (so at NaN too), ``lambd``
+    rounded to ``x``'s dtype as torch's kernel takes it."""
+    xp = namespace_of(x)
+    shrunk = xp.abs(x) <= x.dtype.type(lambd)
+    return xp.logical_not(shrunk, out=shrunk)
+
+
+def _kept_or_zero(xp, values, keep):
+    """``values`` where ``keep``, else +0: on NumPy, the bits ANDed with a mask of all ones
+    where ``keep`` (one pass, no branch per element)."""
+    integer = _SAME_SIZE_INTEGER.get(values.dtype.itemsize)
+    if integer is None or xp.__name__ != "numpy" or values.shape != keep.shape:
+        return xp.where(keep, values, values.dtype.type(0))
+    mask = keep.astype(integer)
+    xp.negative(mask, out=mask)
+    xp.bitwise_and(values.view(integer), mask, out=mask)
+    return mask.view(values.dtype)
 
 
 def hardshrink(input, lambd=0.5):
@@ -858,7 +872,7 @@ def hardshrink(input, lambd=0.5):
     if not input.is_floating_point():
         return where((input > lambd).logical_or(input < -lambd), input, 0.0)
     data = input._data
-    out = make(namespace_of(data).where(_shrunk(data, lambd), data.dtype.type(0), data))
+    out = make(_kept_or_zero(namespace_of(data), data, _kept(data, lambd)))
     node = record(HardshrinkBackward0, (input,), out)
     if node is not None:
         node.save(input)
