@@ -822,7 +822,9 @@ def _remainder(x, y):
         return namespace_of(x).remainder(x, y)
     if _float_division.fast_path_applies(x, y):
         return _float_division.remainder(x, y)
-    return _float_division.torch_remainder(x, y)
+    if max(x.size, getattr(y, "size", 1)) >= _float_division.MIN_ELEMENTS:
+        return _float_division.torch_remainder(x, y)
+    return namespace_of(x).remainder(x, y)   # (fewer calls; its zeros take the divisor's sign)
 
 
 _remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu", _remainder))

@@ -10,7 +10,7 @@ import numpy as np
 from ...ops._common import (
     apply_inplace, make, method, namespace_of, Node, record, wrap_dim,
 )
-from ...ops.ternary import _SAME_SIZE_INTEGER, where
+from ...ops.ternary import _SAME_SIZE_INTEGER, _select, where
 from ...amp.policy import autocast_policy
 from ..._backend import onednn, parallel, special
 from ..._backend.precision import exp_in_place
@@ -325,7 +325,7 @@ def prelu(input, weight):
     view_shape = (1,) * input.ndim if n == 1 else (1, n) + (1,) * (input.ndim - 2)
     w = weight if tuple(weight.shape) == view_shape else weight.view(view_shape)
     data, w_data = input._data, w._data
-    out = make(namespace_of(data).where(data > 0, data, w_data * data))
+    out = make(_select(namespace_of(data), data > 0, data, w_data * data, data.dtype))
     node = record(PreluKernelBackward0, (input, w), out)
     if node is not None:
         node.save(input, w)
