@@ -3,8 +3,9 @@ blocked triangular substitution and the triangle's inverse in one substitution
 (``triangular_solve``, ``cholesky_solve``, ``cholesky_inverse``), ``cdist``'s matrix-product
 path for p = 2 and ``pdist``'s row-by-row distances, scatter's and gather's flat indices
 (``ufunc.at`` and ``take`` on one flat index), ``nansum`` without NaNs as a plain sum,
-``logaddexp`` by whole-array passes, a product of all elements in blocks. Values, gradients
-and node names."""
+``logaddexp`` by whole-array passes, a product of all elements in blocks, float32 fmod,
+remainder and floor division in float64 passes, in-place triangles and diagonals, cummax and
+cummin, hardshrink's and prelu's single nodes. Values, gradients and node names."""
 import math
 import warnings
 
