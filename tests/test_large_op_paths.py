@@ -3,8 +3,9 @@ blocked triangular substitution and the triangle's inverse in one substitution
 (``triangular_solve``, ``cholesky_solve``, ``cholesky_inverse``), ``cdist``'s matrix-product
 path for p = 2 and ``pdist``'s row-by-row distances, scatter's and gather's flat indices
 (``ufunc.at`` and ``take`` on one flat index), ``nansum`` without NaNs as a plain sum,
-``logaddexp`` by whole-array passes, a product of all elements in blocks. Values, gradients
-and node names."""
+``logaddexp`` by whole-array passes, a product of all elements in blocks, float32 fmod,
+remainder and floor division in float64 passes, in-place triangles and diagonals, cummax and
+cummin, hardshrink's and prelu's single nodes. Values, gradients and node names."""
 import math
 import warnings
 
@@ -341,3 +342,214 @@ def test_gradient_of_repeated_rows_sums_long_runs_apart_from_short_ones(width):
     e_out, t_out = e_x[ember.tensor(index)], t_x[torch.tensor(index)]
     _backward_both(e_out, t_out)
     _close(e_x.grad, t_x.grad, 1e-5)
+
+def _same_bits(e, t):
+    """Equal values, NaN where torch has NaN, and zeros of the same sign."""
+    e, t = e.detach().numpy(), t.detach().numpy()
+    assert e.dtype == t.dtype
+    nan = np.isnan(t)
+    np.testing.assert_array_equal(np.isnan(e), nan)
+    np.testing.assert_array_equal(e[~nan], t[~nan])
+    np.testing.assert_array_equal(np.signbit(e[~nan]), np.signbit(t[~nan]))
+
+
+def _division_operands(shape):
+    """Quotients of every size, exact multiples (signed zero remainders), huge quotients, zero and
+    infinite divisors, infinite and NaN dividends."""
+    a = (RNG.standard_normal(shape) * 10).astype(np.float32)
+    b = (RNG.standard_normal(shape) * 3).astype(np.float32)
+    a.reshape(-1)[:200] = np.round(a.reshape(-1)[:200])
+    b.reshape(-1)[:200] = np.where(RNG.random(200) < 0.5, 1.0, -1.0) * RNG.integers(1, 4, 200)
+    a.reshape(-1)[200:220] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e30, -1e30, 3e30, 2 ** 22 + 1,
+                              -7e6, 1e-30, -1e-30, 1e-45, -4.0, 4.0, 5.0, -5.0, 0.0, -0.0, 6.0]
+    b.reshape(-1)[200:220] = [2.0, -2.0, 3.0, 1.0, 1.0, 1e-3, 7.0, -3.0, 1.0, 1.0, 1.0, 1.0,
+                              1.0, 0.0, -0.0, np.inf, np.inf, -np.inf, np.inf, np.nan]
+    return a, b
+
+
+DIVISION_OPS = {
+    "fmod": lambda lib, a, b: lib.fmod(a, b),
+    "remainder": lambda lib, a, b: lib.remainder(a, b),
+    "floor_divide": lambda lib, a, b: lib.floor_divide(a, b),
+    "div_floor": lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),
+}
+
+
+@pytest.mark.parametrize("op", list(DIVISION_OPS))
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_float_division_by_whole_array_passes_matches_torch_bit_for_bit(op, dtype):
+    a, b = _division_operands((222, 295))
+    fn = DIVISION_OPS[op]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for ea, eb, ta, tb in [
+                (ember.tensor(a), ember.tensor(b), torch.tensor(a), torch.tensor(b)),
+                (ember.tensor(a), ember.tensor(b[:1]), torch.tensor(a), torch.tensor(b[:1])),
+                (ember.tensor(a[:, :1]), ember.tensor(b), torch.tensor(a[:, :1]), torch.tensor(b))]:
+            ea, eb = ea.to(getattr(ember, dtype)), eb.to(getattr(ember, dtype))
+            ta, tb = ta.to(getattr(torch, dtype)), tb.to(getattr(torch, dtype))
+            _same_bits(fn(ember, ea, eb).float(), fn(torch, ta, tb).float())
+            for number in (0.75, -3.0, 7, 0.0, math.inf, -math.inf, math.nan) if ea.numel() > 1024 else ():
+                _same_bits(fn(ember, ea, number).float(), fn(torch, ta, number).float())
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_fmod_and_remainder_gradients_at_large_size(op):
+    a = (RNG.standard_normal((222, 295)) * 10).astype(np.float32)
+    b = (RNG.uniform(0.5, 3, (222, 295)) * RNG.choice([-1, 1], (222, 295))).astype(np.float32)
+    (e_a, t_a), (e_b, t_b) = _pair(a), _pair(b)
+    e_out, t_out = getattr(ember, op)(e_a, e_b), getattr(torch, op)(t_a, t_b)
+    _same_bits(e_out, t_out)
+    _backward_both(e_out, t_out)
+    _same_bits(e_a.grad, t_a.grad)
+    _same_bits(e_b.grad, t_b.grad)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+@pytest.mark.parametrize("shape,dim", [((198, 331), 1), ((198, 331), 0), ((7, 40, 33), 1), ((5000,), 0)])
+def test_cumulative_extremes_at_large_size_with_ties_nan_and_signed_zeros(op, dtype, shape, dim):
+    data = np.round(RNG.standard_normal(shape) * 3)
+    flat = data.reshape(-1)
+    for value in (np.nan, -0.0, np.inf, -np.inf):
+        flat[RNG.integers(0, flat.size, 30)] = value
+    if dtype == "int64":
+        data = np.nan_to_num(data, nan=0.0, posinf=5, neginf=-5)
+    e_values, e_indices = getattr(ember, op)(ember.tensor(data).to(getattr(ember, dtype)), dim)
+    t_values, t_indices = getattr(torch, op)(torch.tensor(data).to(getattr(torch, dtype)), dim)
+    np.testing.assert_array_equal(e_indices.numpy(), t_indices.numpy())
+    _same_bits(e_values.double(), t_values.double())
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cumulative_extreme_gradient_at_large_size(op):
+    e_x, t_x = _pair(RNG.standard_normal((198, 331)).astype(np.float32))
+    (e_out, _), (t_out, _) = getattr(ember, op)(e_x, 1), getattr(torch, op)(t_x, 1)
+    _backward_both(e_out, t_out)
+    _same_bits(e_x.grad, t_x.grad)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("op", ["tril_", "triu_"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("shape", [(222, 295), (3, 40, 30), (5, 3)])
+@pytest.mark.parametrize("diagonal", [-3, 0, 2, 400, -400])
+def test_triangle_in_place_writes_self(op, dtype, shape, diagonal):
+    data = RNG.standard_normal(shape)
+    data.reshape(-1)[:5] = np.nan
+    e_x = ember.tensor(data).to(getattr(ember, dtype))
+    t_x = torch.tensor(data).to(getattr(torch, dtype))
+    version = e_x._version
+    assert getattr(e_x, op)(diagonal) is e_x
+    getattr(t_x, op)(diagonal)
+    np.testing.assert_array_equal(e_x.numpy(), t_x.numpy())
+    assert e_x._version > version
+    e_base, t_base = ember.tensor(data[:7, :6]), torch.tensor(data[:7, :6])   # a strided view
+    getattr(e_base[1:, ::2], op)(diagonal)
+    getattr(t_base[1:, ::2], op)(diagonal)
+    np.testing.assert_array_equal(e_base.numpy(), t_base.numpy())
+
+
+@pytest.mark.parametrize("op", ["tril_", "triu_"])
+def test_triangle_in_place_with_autograd(op):
+    e_x, t_x = _pair(RNG.standard_normal((60, 70)).astype(np.float32))
+    e_out, t_out = getattr(e_x * 2, op)(1), getattr(t_x * 2, op)(1)
+    _same_bits(e_out, t_out)
+    _backward_both(e_out, t_out)
+    _same_bits(e_x.grad, t_x.grad)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+
+
+@pytest.mark.parametrize("shape", [(256, 256), (300, 7), (7, 300), (20, 20, 20)])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16", "complex64"])
+@pytest.mark.parametrize("wrap", [False, True])
+@pytest.mark.parametrize("value", [2.5, -1, True, math.nan])
+def test_fill_diagonal_in_place_writes_self(shape, dtype, wrap, value):
+    if dtype in ("int64", "bool") and value != value:
+        return
+    data = RNG.standard_normal(shape).astype(np.float32)
+    e_x = ember.tensor(data).to(getattr(ember, dtype))
+    t_x = torch.tensor(data).to(getattr(torch, dtype))
+    assert e_x.fill_diagonal_(value, wrap=wrap) is e_x
+    t_x.fill_diagonal_(value, wrap=wrap)
+    np.testing.assert_array_equal(e_x.numpy(), t_x.numpy())
+
+
+def test_fill_diagonal_of_a_view_refusals_and_gradient():
+    e_base, t_base = ember.zeros(6, 6), torch.zeros(6, 6)
+    e_base[1:, ::2].fill_diagonal_(3)
+    t_base[1:, ::2].fill_diagonal_(3)
+    np.testing.assert_array_equal(e_base.numpy(), t_base.numpy())
+    with pytest.raises(RuntimeError, match="without overflow"):
+        ember.zeros(3, 3, dtype=ember.uint8).fill_diagonal_(300)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.zeros(3, 3, dtype=torch.uint8).fill_diagonal_(300)
+    e_x, t_x = _pair(RNG.standard_normal((50, 50)).astype(np.float32))
+    e_out, t_out = (e_x * 2).fill_diagonal_(1.5), (t_x * 2).fill_diagonal_(1.5)
+    _same_bits(e_out, t_out)
+    _backward_both(e_out, t_out)
+    _same_bits(e_x.grad, t_x.grad)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("lambd", [0.5, 0.1, -1.0, 0.0])
+def test_hardshrink_single_node_with_nan_inf_and_boundaries(dtype, lambd):
+    data = RNG.standard_normal(5000).astype(np.float32)
+    data[:12] = [0.5, -0.5, np.nan, -0.0, 0.0, np.inf, -np.inf, 0.50000006, -0.50000006,
+                 0.49999997, 1e-45, -1.0]
+    e_x = ember.tensor(data).to(getattr(ember, dtype)).requires_grad_()
+    t_x = torch.tensor(data).to(getattr(torch, dtype)).requires_grad_()
+    e_out = ember.nn.functional.hardshrink(e_x, lambd)
+    t_out = torch.nn.functional.hardshrink(t_x, lambd)
+    _same_bits(e_out.float(), t_out.float())
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__ == "HardshrinkBackward0"
+    seed = RNG.standard_normal(5000).astype(np.float32)
+    seed[:3] = np.inf   # at a shrunk element the gradient is 0, not inf * 0
+    e_out.backward(ember.tensor(seed).to(getattr(ember, dtype)))
+    t_out.backward(torch.tensor(seed).to(getattr(torch, dtype)))
+    _same_bits(e_x.grad.float(), t_x.grad.float())
+
+
+def test_hardshrink_second_order():
+    e_x, t_x = _pair(RNG.standard_normal((40, 50)))
+    e_g = ember.autograd.grad(ember.nn.functional.hardshrink(e_x, 0.3).pow(3).sum(), e_x, create_graph=True)[0]
+    t_g = torch.autograd.grad(torch.nn.functional.hardshrink(t_x, 0.3).pow(3).sum(), t_x, create_graph=True)[0]
+    _close(e_g, t_g, 1e-12)
+    _backward_both(e_g, t_g)
+    _close(e_x.grad, t_x.grad, 1e-12)
+
+
+@pytest.mark.parametrize("shape,channels", [((8, 30, 16, 17), 30), ((8, 30, 16, 17), 1), ((5000,), 1),
+                                            ((40, 300), 300)])
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-4), (np.float64, 1e-12)])
+def test_prelu_single_node_values_and_gradients(shape, channels, dtype, tol):
+    data = RNG.standard_normal(shape).astype(dtype)
+    data.reshape(-1)[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    (e_x, t_x), (e_w, t_w) = _pair(data), _pair(RNG.standard_normal(channels).astype(dtype))
+    e_out, t_out = ember.nn.functional.prelu(e_x, e_w), torch.nn.functional.prelu(t_x, t_w)
+    _same_bits(e_out, t_out)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__ == "PreluKernelBackward0"
+    _backward_both(e_out, t_out)
+    _same_bits(e_x.grad, t_x.grad)
+    e_g, t_g = e_w.grad.numpy(), t_w.grad.numpy()
+    np.testing.assert_allclose(e_g, t_g, rtol=tol, atol=tol * np.nanmax(np.abs(t_g)), equal_nan=True)
+
+
+def test_prelu_second_order_and_forward_mode():
+    (e_x, t_x), (e_w, t_w) = _pair(RNG.standard_normal((6, 5, 7))), _pair(RNG.standard_normal(5))
+    e_gx, e_gw = ember.autograd.grad(ember.nn.functional.prelu(e_x, e_w).pow(2).sum(), (e_x, e_w),
+                                     create_graph=True)
+    t_gx, t_gw = torch.autograd.grad(torch.nn.functional.prelu(t_x, t_w).pow(2).sum(), (t_x, t_w),
+                                     create_graph=True)
+    _close(e_gx, t_gx, 1e-12)
+    _close(e_gw, t_gw, 1e-12)
+    _backward_both(e_gw, t_gw)
+    _close(e_x.grad, t_x.grad, 1e-12)
+    _close(e_w.grad, t_w.grad, 1e-12)
+    tangents = RNG.standard_normal((6, 5, 7)), RNG.standard_normal(5)
+    e_jvp = ember.func.jvp(ember.nn.functional.prelu, (e_x.detach(), e_w.detach()),
+                           tuple(ember.tensor(t) for t in tangents))[1]
+    t_jvp = torch.func.jvp(torch.nn.functional.prelu, (t_x.detach(), t_w.detach()),
+                           tuple(torch.tensor(t) for t in tangents))[1]
+    _close(e_jvp, t_jvp, 1e-12)

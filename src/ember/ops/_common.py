@@ -22,7 +22,7 @@ from ..autograd._dual import jvp_by_transposition
 __all__ = [
     "Tensor", "Size", "Node", "grad_state", "make", "make_view", "namespace_of",
     "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
-    "check_tensor", "record", "check_inplace", "finish_inplace", "normalize_dims",
+    "check_tensor", "record", "check_inplace", "inplace_untracked", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
     "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
     "record_not_differentiable", "ZeroGradient", "zero_gradient_node", "record_zero_gradient",
@@ -601,6 +601,12 @@ def any_requires_grad(args):
         if isinstance(a, Tensor) and a._requires_grad:
             return True
     return False
+
+
+def inplace_untracked(self):
+    """Whether an in-place op on ``self`` with no tensor arguments records nothing (no gradient,
+    no tangent), so that it may write ``self``'s array directly (after ``check_inplace``)."""
+    return not _forward.active and not (grad_state.grad_enabled and self._requires_grad)
 
 
 def apply_inplace(self, op, *args, **kwargs):

@@ -12,7 +12,8 @@ import numpy as np
 from .._backend.rows import add_rows_at, take_at, ufunc_at
 from .._dtype import _BY_NP
 from ._common import (
-    apply_inplace, check_value_fits, complex_autograd, conj_if_complex, make, method, namespace_of, Node, record,
+    apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd,
+    inplace_untracked, conj_if_complex, make, method, namespace_of, Node, record,
     record_not_differentiable, sum_to, Tensor, _type_word, wrap_dim, write_out, write_out_exact,
 )
 from .shape import _broadcast_pair, cat
@@ -1281,6 +1282,15 @@ def fill_diagonal_(self, fill_value, wrap=False):
         raise RuntimeError("dimensions must larger than 1")
     if data.ndim > 2 and len(set(data.shape)) != 1:
         raise RuntimeError("all dimensions of input must be of equal length")
+    if not isinstance(fill_value, Tensor) and inplace_untracked(self):
+        _scalar_value(fill_value, "masked_fill", "value", 3)
+        check_value_fits(fill_value, data.dtype)
+        check_inplace(self)
+        xp = namespace_of(data)
+        if data.size:
+            xp.fill_diagonal(data, xp.asarray(fill_value).astype(data.dtype), wrap=wrap)
+        bump_version(self)
+        return self
     mask = make(_diagonal_mask(namespace_of(data), data.shape, wrap))
     return apply_inplace(self, masked_fill, mask, fill_value)
 

@@ -10,12 +10,13 @@ import numpy as np
 from .._torch_function import dispatch_or_raise
 from .. import _dtype
 from .._backend import check_same_device, parallel
+from . import _float_division
 from ..autograd._dual import jvp_by_backward, jvp_by_operand_backward
 from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
     conj_if_complex, forward_mode, grad_state, is_scalar, make, real_part_for,
-    method, namespace_of, narrowed, Node, NotImplementedBackward, raw_arrays, record, Tensor,
-    _type_word, widened, write_out,
+    method, namespace_of, Node, NotImplementedBackward, raw_arrays, record, Tensor,
+    _type_word, write_out,
 )
 from ..autograd._dual import jvp_by_transposition
 from .._torch_function import override_or_raise
@@ -364,20 +365,11 @@ def _floor_divide(x, y):
     if x.dtype.kind in "iu":
         _check_int_zero(y)
         return xp.floor_divide(x, y)
-    # torch's div_floor for floats: the quotient from x - fmod(x, y), so that an infinite
-    # dividend gives NaN (not floor(inf / y)) and a finite one over an infinite divisor -1 or 0
-    a = widened(x)
-    b = widened(y) if hasattr(y, "dtype") else y
+    if _float_division.fast_path_applies(x, y):
+        return _float_division.div_floor(x, y)
     with np.errstate(all="ignore"):   # inf and NaN are the answers here
-        quotient = xp.true_divide(a, b)
-        mod = xp.fmod(a, b)
-        div = (a - mod) / b
-        div = xp.where((mod != 0) & ((xp.asarray(b) < 0) != (mod < 0)), div - 1, div)
-        floor = xp.floor(div)
-        floor = xp.where(div - floor > 0.5, floor + 1, floor)
-        out = xp.where(div != 0, floor, xp.copysign(xp.zeros_like(quotient), quotient))
-        out = xp.where(xp.asarray(b) == 0, quotient, out)
-    return narrowed(out, x.dtype)
+        # in the operands' own dtype: torch rounds each step of a half's floor division to it
+        return _float_division.torch_div_floor(x, y)
 
 
 def _check_int_zero(y):
@@ -792,7 +784,19 @@ class FmodBackward1(_BinaryNode):
                 self.reduce(-grad * a.div(b, rounding_mode="trunc"), 1) if need_b else None)
 
 
-_fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _int_checked("fmod")))
+def _float_or_int_kernel(ufunc_name, float_kernel):
+    """An integer ufunc with torch's ZeroDivisionError, or ``float_kernel`` on float32 arrays
+    large enough for its whole-array passes."""
+    int_kernel = _int_checked(ufunc_name)
+
+    def kernel(x, y):
+        if _float_division.fast_path_applies(x, y):
+            return float_kernel(x, y)
+        return int_kernel(x, y)
+    return kernel
+
+
+_fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _float_or_int_kernel("fmod", _float_division.fmod)))
 
 
 def fmod(input, other, *, out=None):
@@ -822,7 +826,18 @@ class RemainderBackward1(_BinaryNode):
                 self.reduce(-grad * a.div(b, rounding_mode="floor"), 1) if need_b else None)
 
 
-_remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu", _int_checked("remainder")))
+def _remainder(x, y):
+    if x.dtype.kind in "iu":
+        _check_int_zero(y)
+        return namespace_of(x).remainder(x, y)
+    if _float_division.fast_path_applies(x, y):
+        return _float_division.remainder(x, y)
+    if max(x.size, getattr(y, "size", 1)) >= _float_division.MIN_ELEMENTS:
+        return _float_division.torch_remainder(x, y)
+    return namespace_of(x).remainder(x, y)   # (fewer calls; its zeros take the divisor's sign)
+
+
+_remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu", _remainder))
 
 
 def remainder(input, other, *, out=None):

@@ -12,7 +12,8 @@ from .. import _dtype
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
     complex_autograd,
-    apply_inplace, AsStridedBackward0, KeyRegion, make, make_view, method,
+    apply_inplace, AsStridedBackward0, bump_version, check_inplace, inplace_untracked, KeyRegion,
+    make, make_view, method,
     namespace_of, Node, normalize_dims, record, Tensor, _type_word, wrap_dim, write_out,
 )
 from ..amp.policy import autocast_policy
@@ -400,15 +401,37 @@ def triu(input, diagonal=0, *, out=None):
     return _into(out, _triangle("triu", TriuBackward0, input, diagonal), True, "triu")
 
 
+def _triangle_(op, self, diagonal):
+    """Zero, in ``self``'s own array, the elements that ``op`` ('tril', 'triu') drops."""
+    data = self._data
+    if data.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
+    check_inplace(self)
+    xp = namespace_of(data)
+    rows, cols = data.shape[-2:]
+    diagonal = int(diagonal)
+    if op == "tril":
+        dropped = ~xp.tri(rows, cols, diagonal, dtype=bool)
+    else:
+        dropped = xp.tri(rows, cols, diagonal - 1, dtype=bool)
+    xp.copyto(data, xp.zeros((), dtype=data.dtype), where=dropped)
+    bump_version(self)
+    return self
+
+
 @method()
 def tril_(self, diagonal=0):
     """In-place ``tril``."""
+    if inplace_untracked(self):
+        return _triangle_("tril", self, diagonal)
     return apply_inplace(self, tril, diagonal)
 
 
 @method()
 def triu_(self, diagonal=0):
     """In-place ``triu``."""
+    if inplace_untracked(self):
+        return _triangle_("triu", self, diagonal)
     return apply_inplace(self, triu, diagonal)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from ...ops._common import (
     apply_inplace, make, method, namespace_of, Node, record, wrap_dim,
 )
-from ...ops.ternary import where
+from ...ops.ternary import _SAME_SIZE_INTEGER, _select, where
 from ...amp.policy import autocast_policy
 from ..._backend import onednn, parallel, special
 from ..._backend.precision import exp_in_place
@@ -314,12 +314,49 @@ def prelu(input, weight):
     if input.ndim == 0 or n == 1:
         w = weight.reshape(()) if n == 1 else weight
     else:
-        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
+        channels = input.shape[1] if input.ndim >= 2 else 1   # (as torch counts a 1-d input)
         if n != channels:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {n} and channel size = {channels}.")
         w = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if input.ndim >= 2 else weight
-    return where(input > 0, input, w * input)
+    if not input.is_floating_point():
+        return where(input > 0, input, w * input)
+    # torch's kernel takes the weight viewed to the input's rank, channels at dim 1
+    view_shape = (1,) * input.ndim if n == 1 else (1, n) + (1,) * (input.ndim - 2)
+    w = weight if tuple(weight.shape) == view_shape else weight.view(view_shape)
+    data, w_data = input._data, w._data
+    out = make(_select(namespace_of(data), data > 0, data, w_data * data, data.dtype))
+    node = record(PreluKernelBackward0, (input, w), out)
+    if node is not None:
+        node.save(input, w)
+    return out
+
+
+class PreluKernelBackward0(Node):
+    """prelu's gradients: ``grad`` or ``weight * grad`` to the input, ``input * grad`` where
+    the input is not positive, summed to each channel, to the weight."""
+    __slots__ = ()
+    saved_fields = {"self": 0, "weight": 1}
+
+    def backward(self, grad):
+        from ...ops._common import sum_to
+        input, weight = self.saved_tensors
+        need_input, need_weight = (fn is not None for fn, _ in self.next_functions)
+        positive = input > 0
+        grad_input = where(positive, grad, weight * grad) if need_input else None
+        grad_weight = sum_to(where(positive, 0.0, input * grad), weight.shape) if need_weight else None
+        return grad_input, grad_weight
+
+    def jvp(self, tangent_input, tangent_weight):
+        input, weight = self.primals
+        positive = input > 0
+        out = None
+        if tangent_input is not None:
+            out = where(positive, tangent_input, weight * tangent_input)
+        if tangent_weight is not None:
+            part = where(positive, 0.0, input * tangent_weight)
+            out = part if out is None else out + part
+        return out
 
 
 def _elu(input, alpha=1.0, scale=1.0, input_scale=1.0):
@@ -792,10 +829,55 @@ def softshrink(input, lambd=0.5):
     return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
 
 
+class HardshrinkBackward0(Node):
+    __slots__ = ()
+    saved_fields = {"self": 0, "lambd": "lambd"}
+    jvp = jvp_by_backward
+
+    def backward(self, grad):
+        (input,) = self.saved_tensors
+        return (where(input.abs() > self.lambd, grad, 0.0),)
+
+    def backward_arrays(self, grad):
+        # (0 at a NaN input, as torch's vectorized loop gives)
+        (input,) = self.saved_tensors
+        x, g = input._data, grad._data
+        xp = namespace_of(g)
+        return (make(_kept_or_zero(xp, g, xp.abs(x) > x.dtype.type(self.lambd))),)
+
+
+def _kept(x, lambd):
+    """Where hardshrink keeps ``x``: not ``-lambd <= x <= lambd`` (so at NaN too), ``lambd``
+    rounded to ``x``'s dtype as torch's kernel takes it."""
+    xp = namespace_of(x)
+    shrunk = xp.abs(x) <= x.dtype.type(lambd)
+    return xp.logical_not(shrunk, out=shrunk)
+
+
+def _kept_or_zero(xp, values, keep):
+    """``values`` where ``keep``, else +0: on NumPy, the bits ANDed with a mask of all ones
+    where ``keep`` (one pass, no branch per element)."""
+    integer = _SAME_SIZE_INTEGER.get(values.dtype.itemsize)
+    if integer is None or xp.__name__ != "numpy" or values.shape != keep.shape:
+        return xp.where(keep, values, values.dtype.type(0))
+    mask = keep.astype(integer)
+    xp.negative(mask, out=mask)
+    xp.bitwise_and(values.view(integer), mask, out=mask)
+    return mask.view(values.dtype)
+
+
 def hardshrink(input, lambd=0.5):
     """Applies ``x if |x| > lambd else 0`` element-wise."""
     _check_float_activation(input, "hardshrink_cpu")
-    return where((input > lambd).logical_or(input < -lambd), input, 0.0)
+    if not input.is_floating_point():
+        return where((input > lambd).logical_or(input < -lambd), input, 0.0)
+    data = input._data
+    out = make(_kept_or_zero(namespace_of(data), data, _kept(data, lambd)))
+    node = record(HardshrinkBackward0, (input,), out)
+    if node is not None:
+        node.save(input)
+        node.lambd = lambd
+    return out
 
 
 def _threshold(input, threshold, value):
