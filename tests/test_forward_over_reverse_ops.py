@@ -25,6 +25,10 @@ TORCH_LACKS = {
     "special_zeta": "torch has no forward-mode rule for special_zeta",
     "special_gammainc": "torch has no forward-mode rule for igamma",
     "special_gammaincc": "torch has no forward-mode rule for igammac",
+    "igamma": "torch has no forward-mode rule for igamma",
+    "igammac_method": "torch has no forward-mode rule for igammac",
+    "igamma_inplace": "torch has no forward-mode rule for igamma",
+    "igammac_inplace": "torch has no forward-mode rule for igammac",
     "index_reduce": "torch has no forward-mode rule for index_reduce",
     "vander": "torch's vander backward reads a tensor it modified in place: torch refuses",
     "triangular_solve": "torch's tangent takes both triangles of A's tangent, though the solve "

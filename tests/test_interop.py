@@ -124,3 +124,19 @@ def test_tensor_requiring_grad_cannot_be_exported():
     with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
         x.numpy()
     assert x.detach().numpy().tolist() == [1, 1]
+
+
+def test_torch_tensors_are_data_while_ember_dispatches_overrides():
+    """A torch tensor given to an ember function is data, also once ember's
+    ``__torch_function__`` dispatch is on (torch's own default handler would call the ember
+    function again without end)."""
+    class Logged(ember.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    ember.ones(2).as_subclass(Logged)
+    t = torch.arange(4.0)
+    e = ember.from_dlpack(t)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    assert type(e) is ember.Tensor

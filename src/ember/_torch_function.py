@@ -95,10 +95,19 @@ def _handler_of(cls):
         return hit
     from ._tensor import Tensor
     impl = None if cls is Tensor else getattr(cls, "__torch_function__", None)
-    if impl is not None and getattr(impl, "__func__", impl) is _disabled_torch_function_impl:
+    function = getattr(impl, "__func__", impl)
+    if impl is not None and (function is _disabled_torch_function_impl or _is_torch_default(function)):
         impl = None
     _handler_cache[cls] = impl
     return impl
+
+
+def _is_torch_default(function):
+    """Whether ``function`` is torch's own ``Tensor.__torch_function__``: a torch tensor
+    given to an ember function (``from_dlpack``, ``as_tensor``) is data, not an override;
+    torch's default would call the ember function again, without end."""
+    return (getattr(function, "__qualname__", None) == "Tensor.__torch_function__"
+            and getattr(function, "__module__", None) == "torch._tensor")
 
 
 def overloaded_args(relevant_args):
@@ -309,6 +318,21 @@ def _entry_code(free_vars):
     return code
 
 
+def _signature_before_swap(fn):
+    """``fn``'s signature as ``inspect`` reports it, with the keyword-only parameters a wrapper
+    adds to the function it wraps (``with_out``'s ``out``) kept."""
+    signature = inspect.signature(fn)
+    if getattr(fn, "__wrapped__", None) is None:
+        return signature
+    params = list(signature.parameters.values())
+    added = [p for name, p in inspect.signature(fn, follow_wrapped=False).parameters.items()
+             if p.kind is p.KEYWORD_ONLY and name not in signature.parameters]
+    if not added:
+        return signature
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    return signature.replace(parameters=params[:at] + added + params[at:])
+
+
 def _swap(fn, public, dispatch):
     """Make ``fn`` run ``dispatch((public, <fn's own code as a function>), args, kwargs)``."""
     own_code = fn.__code__
@@ -319,7 +343,7 @@ def _swap(fn, public, dispatch):
                    for c in template.co_consts)
     had = fn.__dict__.get("__signature__", _MISSING)
     try:
-        fn.__signature__ = inspect.signature(fn)
+        fn.__signature__ = _signature_before_swap(fn)
     except (TypeError, ValueError):
         pass
     fn.__code__ = template.replace(co_consts=consts, co_name=own_code.co_name,
