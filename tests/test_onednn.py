@@ -190,6 +190,26 @@ def test_threads_follow_set_num_threads():
     assert onednn.threads._applied.count == previous
 
 
+def test_a_new_thread_count_gets_its_own_primitives():
+    """A primitive splits its work for the thread count it was created under: after
+    ``set_num_threads`` a step creates primitives for the new count (reusing the old ones ran
+    2 threads no faster than 1), and going back reuses the first ones."""
+    previous = ember.get_num_threads()
+    x, w = ember.randn(2, 3, 9, 9), ember.randn(4, 3, 3, 3)
+    try:
+        ember.set_num_threads(1)
+        want = ember.nn.functional.conv2d(x, w).numpy()
+        created = runtime.plans.created
+        ember.set_num_threads(2)
+        np.testing.assert_allclose(ember.nn.functional.conv2d(x, w).numpy(), want, rtol=1e-5, atol=1e-5)
+        after_switch = runtime.plans.created
+        ember.set_num_threads(1)
+        ember.nn.functional.conv2d(x, w)
+        assert after_switch > created and runtime.plans.created == after_switch
+    finally:
+        ember.set_num_threads(previous)
+
+
 def test_a_forked_child_runs_convolutions_after_the_parent_did():
     """GNU OpenMP's pool does not survive fork: the child must not reuse the parent's threads
     or its primitives (which keep their thread count), or it hangs."""

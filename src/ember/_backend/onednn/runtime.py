@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from . import capi
+from . import capi, threads
 from .capi import call
 from ..._memory_format import dense_strides, is_contiguous_as, suggest
 
@@ -257,8 +257,10 @@ _MISSING = object()
 
 
 class PlanCache:
-    """Plans by key, the least recently used dropped past ``capacity``. A key whose ``make``
-    gave None (oneDNN declined the case) keeps None, so the case is not tried again."""
+    """Plans by key and thread count, the least recently used dropped past ``capacity``. A key
+    whose ``make`` gave None (oneDNN declined the case) keeps None, so the case is not tried
+    again. A primitive splits its work for the OpenMP thread count it was created under, so a
+    plan made at one count is not reused at another (``set_num_threads`` between steps)."""
 
     def __init__(self, capacity=512):
         self.capacity = capacity
@@ -267,6 +269,7 @@ class PlanCache:
         self.created = 0
 
     def get(self, key, make):
+        key = (key, threads.applied_count())
         with self._lock:
             plan = self._plans.get(key, _MISSING)
             if plan is not _MISSING:

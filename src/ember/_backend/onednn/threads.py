@@ -41,6 +41,11 @@ def _one_thread_in_child():
     _applied.forked = True
 
 
+def applied_count():
+    """The OpenMP thread count this thread's oneDNN primitives are created and run under."""
+    return _applied.count
+
+
 def follow_ember():
     """Give this thread's oneDNN primitives ``ember.get_num_threads()`` threads (one in a
     forked child)."""
