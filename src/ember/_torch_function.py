@@ -346,10 +346,11 @@ def _swap(fn, public, dispatch):
         fn.__signature__ = _signature_before_swap(fn)
     except (TypeError, ValueError):
         pass
-    fn.__code__ = template.replace(co_consts=consts, co_name=own_code.co_name,
-                                   co_qualname=own_code.co_qualname,
-                                   co_filename=own_code.co_filename,
-                                   co_firstlineno=own_code.co_firstlineno)
+    names = {"co_name": own_code.co_name, "co_filename": own_code.co_filename,
+             "co_firstlineno": own_code.co_firstlineno}
+    if hasattr(own_code, "co_qualname"):   # (Python 3.11 on)
+        names["co_qualname"] = own_code.co_qualname
+    fn.__code__ = template.replace(co_consts=consts, **names)
     _swapped.append((fn, own_code, had))
 
 
