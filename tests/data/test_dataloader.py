@@ -417,10 +417,10 @@ def test_ctrl_c_in_the_main_process_shuts_the_workers_down():
         pids = [int(p) for p in proc.stdout.readline().split()]
         assert len(pids) == 2 and all(_alive(p) for p in pids)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
-    assert "KeyboardInterrupt" in err
+    assert "KeyboardInterrupt" in err, f"exit status {proc.returncode}, stdout {out!r}"
     assert not any(_alive(p) for p in pids)
 
 

@@ -5,10 +5,12 @@ through ctypes in the OpenBLAS that NumPy itself links, so they share its thread
 ``y += alpha * x`` is one fused pass in BLAS where NumPy needs two passes and a temporary.
 ``gemm`` with ``beta = 1`` adds a product into an array that already holds a bias, which saves
 the separate pass over the result that ``a @ b + bias`` makes. The level-1
-routines also round as torch's CPU kernels do:
-``axpy`` is one fused multiply-add per element, like ``y.add_(x, alpha=alpha)``, and
+routines round as torch's CPU kernels do where OpenBLAS's kernel for the CPU does:
 OpenBLAS's ``axpby(1, x, beta, y)`` kernels round ``beta * y`` before adding ``x``, like
-``y.mul_(beta).add_(x)`` (``tests/optim/test_blas_updates.py`` checks both against torch).
+``y.mul_(beta).add_(x)``, and ``axpy`` is one fused multiply-add per element, like
+``y.add_(x, alpha=alpha)``, on kernels that fuse throughout; its Haswell kernels (which it
+also picks on AMD Zen 5) round some elements twice, within an ulp of torch's
+(``tests/optim/test_blas_updates.py`` checks both against torch).
 
 The routines are looked up in NumPy's own extension module, whose dependencies include the BLAS
 it was built with, under the names NumPy's wheels give them (``scipy_cblas_saxpy64_``) or the
@@ -90,8 +92,8 @@ def _operands(x, y, table):
 
 
 def axpy(alpha, x, y):
-    """``y += alpha * x`` in place, one fused multiply-add per element; False (nothing done)
-    when the operands do not qualify."""
+    """``y += alpha * x`` in place (one fused multiply-add per element where the BLAS kernel
+    fuses); False (nothing done) when the operands do not qualify."""
     function = _operands(x, y, _AXPY)
     if function is None:
         return False

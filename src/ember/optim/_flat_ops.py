@@ -48,7 +48,8 @@ def runs_on_blas(array):
 
 def add_scaled_(xp, target, alpha, x):
     """``target.add_(x, alpha=alpha)``: one fused BLAS pass on large contiguous float32/float64
-    NumPy arrays (one rounding per element, as torch's kernel), else ``target += x * alpha``
+    NumPy arrays (one rounding per element, as torch's kernel, where the BLAS kernel fuses), else
+    ``target += x * alpha``
     through a temporary."""
     if x.size < BLAS_MIN_SIZE or not cblas.axpy(alpha, x, target):
         target += xp.multiply(x, alpha)
