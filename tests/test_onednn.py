@@ -264,9 +264,25 @@ def test_channels_last_batch_norm_on_onednn_matches_torch(shape, affine, fmt, tr
                                    err_msg=f"output {i}")
 
 
-def test_row_major_batch_norm_stays_on_numpy():
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape, affine", [((8, 16, 10, 10), True), ((4, 3, 7), False),
+                                           ((2, 5, 4, 3, 2), True), ((3, 2, 1, 1), True)])
+def test_row_major_batch_norm_runs_on_the_openmp_loop(shape, affine, training):
     """oneDNN has only generic C++ loops (``ncsp_bnorm:any``) for row-major batch norm, slower
-    than NumPy's path: the choice declines them."""
+    than NumPy's path: the choice declines them and runs ember's OpenMP loop
+    (``_backend/openmp_kernels.py``) on the same threads."""
+    want = _batch_norm_run(torch, shape, affine, training, "contiguous_format")
+    with choice.only(choice.ONEDNN):
+        got = _batch_norm_run(ember, shape, affine, training, "contiguous_format")
+    for a, b_ in zip(got, want):
+        np.testing.assert_allclose(a, b_, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(b_).max()))
+
+
+def test_row_major_batch_norm_without_the_openmp_loop_runs_on_numpy(monkeypatch):
+    """Where the loop cannot be built (no C compiler), NumPy's path runs."""
+    from ember._backend import openmp_kernels
+    monkeypatch.setattr(openmp_kernels, "_functions", {"batch_norm_forward": None,
+                                                       "batch_norm_backward": None})
     with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
         _batch_norm_run(ember, (8, 16, 10, 10), True, True, "contiguous_format")
     want = _batch_norm_run(torch, (8, 16, 10, 10), True, True, "contiguous_format")

@@ -32,7 +32,7 @@ FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fopenmp", "-shared", "-fPI
 # ``kernels_loaded`` (from the disk cache), ``compile_seconds`` (the compiler's time in all)
 counters = {"kernels_compiled": 0, "kernels_loaded": 0, "compile_seconds": 0.0}
 
-_loaded = {}            # key -> ctypes function
+_loaded = {}            # (key, name) -> ctypes function
 _lock = threading.Lock()
 _warned = set()
 _tool_ids = {}          # compiler path -> its version line
@@ -57,7 +57,10 @@ def compiler_available():
     return _compiler() is not None
 
 
-def _warn_once(kind, message):
+def _warn_once(kind, message, quiet=False):
+    if quiet:   # a caller with its own fallback: logged, not warned
+        log.info(message)
+        return
     if kind not in _warned:
         _warned.add(kind)
         warnings.warn(message, RuntimeWarning, stacklevel=4)
@@ -94,18 +97,18 @@ def _cpu_id():
     return _cpu[0]
 
 
-def load(source, name):
+def load(source, name, quiet=False):
     """The ctypes function ``name`` of the C ``source``, compiled (or found in the cache);
-    None when it cannot be built (warned once)."""
+    None when it cannot be built (warned once, or only logged where ``quiet``)."""
     cc = _compiler()
     if cc is None:
         _warn_once("missing", f"ember.compile: no C compiler found ({config.cc or os.environ.get('CC') or 'gcc'!r}); "
-                   f"graphs run their ops unfused. Install gcc or set ember._inductor.config.cc.")
+                   f"graphs run their ops unfused. Install gcc or set ember._inductor.config.cc.", quiet)
         return None
     key = hashlib.sha256("\0".join((source, cc, _tool_id(cc), " ".join(FLAGS), _cpu_id()))
                          .encode()).hexdigest()[:32]
     with _lock:
-        fn = _loaded.get(key)
+        fn = _loaded.get((key, name))
         if fn is not None:
             return fn
         directory = cache_dir()
@@ -114,11 +117,11 @@ def load(source, name):
             counters["kernels_loaded"] += 1
         else:
             try:
-                built = _build(cc, source, directory, path)
+                built = _build(cc, source, directory, path, quiet)
             except OSError as e:        # the cache directory cannot be made or written
                 _warn_once("cache", f"ember.compile: generated kernels cannot be written to "
                            f"{directory!r} ({e}); graphs run their ops unfused. Set "
-                           f"EMBER_KERNEL_CACHE to a writable directory.")
+                           f"EMBER_KERNEL_CACHE to a writable directory.", quiet)
                 return None
             if not built:
                 return None
@@ -126,16 +129,16 @@ def load(source, name):
             lib = ctypes.CDLL(path)
         except OSError as e:
             _warn_once("load", f"ember.compile: a generated kernel could not be loaded ({e}); "
-                       f"graphs run their ops unfused.")
+                       f"graphs run their ops unfused.", quiet)
             return None
         fn = getattr(lib, name)
         fn.restype = None
         fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
-        _loaded[key] = fn
+        _loaded[key, name] = fn
         return fn
 
 
-def _build(cc, source, directory, path):
+def _build(cc, source, directory, path, quiet=False):
     os.makedirs(directory, exist_ok=True)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
@@ -152,7 +155,7 @@ def _build(cc, source, directory, path):
         if proc is None or proc.returncode != 0:
             error = proc.stderr.strip()[-2000:] if proc is not None else error
             _warn_once("failed", f"ember.compile: compiling a generated kernel failed; graphs "
-                       f"run their ops unfused. The compiler said:\n{error}")
+                       f"run their ops unfused. The compiler said:\n{error}", quiet)
             return False
         os.replace(out, path)      # atomic: a concurrent process sees the whole file or none
     seconds = time.perf_counter() - start

@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import _dtype
 from ... import _memory_format as _mf
-from ..._backend import onednn, parallel
+from ..._backend import onednn, openmp_kernels, parallel
 from ..._backend.choice import KernelChoice
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
 from ...autograd.graph import bump_version
@@ -137,8 +137,12 @@ def _numpy_batch_norm_backward(grad, x, mean, invstd, weight, training, need, ep
 
 
 def _onednn_batch_norm_backward(grad, x, mean, invstd, weight, training, need, eps):
+    """oneDNN's jit kernel (blocked and channels-last layouts), else ember's OpenMP loop
+    (row-major), on the same threads."""
     var = 1 / (invstd * invstd) - eps
-    grads = onednn.normalization.batch_norm_backward(grad, x, mean, var, weight, eps, training)
+    grads = (onednn.normalization.batch_norm_backward(grad, x, mean, var, weight, eps, training)
+             or openmp_kernels.batch_norm_backward(grad, x, mean, invstd, weight, training,
+                                                   need[0]))
     return None if grads is None else tuple(g if n else None for g, n in zip(grads, need))
 
 
@@ -535,7 +539,14 @@ def _numpy_batch_norm_forward(x, mean, var, weight, bias, eps):
     return _in_format_of(y, like), mean, var
 
 
-_batch_norm_forward = KernelChoice("batch norm", onednn=onednn.normalization.batch_norm_forward,
+def _onednn_batch_norm_forward(x, mean, var, weight, bias, eps):
+    """oneDNN's jit kernel (blocked and channels-last layouts), else ember's OpenMP loop
+    (row-major), on the same threads."""
+    return (onednn.normalization.batch_norm_forward(x, mean, var, weight, bias, eps)
+            or openmp_kernels.batch_norm_forward(x, mean, var, weight, bias, eps))
+
+
+_batch_norm_forward = KernelChoice("batch norm", onednn=_onednn_batch_norm_forward,
                                    numpy=_numpy_batch_norm_forward)
 
 
