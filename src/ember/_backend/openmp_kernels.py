@@ -1,7 +1,9 @@
 """Fused loops on OpenMP's threads, the pool oneDNN's kernels run on, for work between oneDNN's
-kernels that oneDNN has only generic loops for: batch norm over row-major (N, C, L) float32
-activations (oneDNN's ``ncsp_bnorm:any`` is slower than NumPy's passes; its jit kernels take
-blocked and channels-last layouts only).
+kernels that oneDNN has only generic loops for, or none with torch's NaN rules: batch norm over
+row-major (N, C, L) float32 activations (oneDNN's ``ncsp_bnorm:any`` is slower than NumPy's
+passes; its jit kernels take blocked and channels-last layouts only), and ReLU and Hardtanh
+forward and backward over dense float32 arrays (oneDNN's turn NaN into 0 or the bound, where
+torch keeps it); NumPy's passes run on one thread.
 
 Each loop runs the channels in parallel, as torch's own batch norm kernels do, and makes the
 fewest passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in
@@ -123,7 +125,54 @@ void batch_norm_backward(void **arrays, const int64_t *sizes, const double *scal
         }
     }
 }
+
+/* Elementwise loops over n dense float32 elements (sizes[0]); each keeps NumPy's path's
+   arithmetic and NaN rules: ReLU is NumPy's maximum(x, 0), its gradient grad * (result != 0);
+   Hardtanh is clip(x, lo, hi) and its gradient grad * !(x <= lo || x >= hi). */
+void relu_forward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0];
+    float *y = arrays[1];
+    (void)scalars;
+    #pragma omp parallel for simd num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) {
+        const float v = x[i];
+        y[i] = (v >= 0.0f || v != v) ? v : 0.0f;
+    }
+}
+
+void relu_backward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *grad = arrays[0], *result = arrays[1];
+    float *out = arrays[2];
+    (void)scalars;
+    #pragma omp parallel for simd num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) out[i] = grad[i] * (float)(result[i] != 0.0f);
+}
+
+void hardtanh_forward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0];
+    float *y = arrays[1];
+    const float lo = (float)scalars[0], hi = (float)scalars[1];
+    #pragma omp parallel for simd num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) {
+        const float v = x[i];
+        y[i] = v != v ? v : (v < lo ? lo : (v > hi ? hi : v));
+    }
+}
+
+void hardtanh_backward(void **arrays, const int64_t *sizes, const double *scalars,
+                       int nthreads) {
+    const float *grad = arrays[0], *x = arrays[1];
+    float *out = arrays[2];
+    const float lo = (float)scalars[0], hi = (float)scalars[1];
+    #pragma omp parallel for simd num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++)
+        out[i] = grad[i] * (float)!(x[i] <= lo || x[i] >= hi);
+}
 """
+
+# The elementwise loops run from this many elements; below, the ctypes call around the loop
+# costs more than NumPy's pass.
+ELEMENTWISE_MIN_ELEMENTS = 1 << 14
 
 _functions = {}   # name -> ctypes function, or None where it could not be built
 
@@ -199,3 +248,58 @@ def batch_norm_backward(grad, x, mean, invstd, weight, training, need_input):
     _call(function, (grad, x, _vector(mean), _vector(invstd), _vector(weight), grad_x,
                      grad_weight, grad_bias), (*x.shape, int(training)), ())
     return grad_x, grad_weight, grad_bias
+
+
+def _dense_alike(first, *others):
+    """Whether ``first`` is a float32 NumPy array of at least ``ELEMENTWISE_MIN_ELEMENTS``
+    elements filling its memory without gaps (in any dimension order), and ``others`` are
+    float32 NumPy arrays of its shape and strides: the same element at the same offset in
+    each, so that a loop can run over their memory as flat arrays."""
+    if (type(first) is not np.ndarray or first.dtype != np.float32
+            or first.size < ELEMENTWISE_MIN_ELEMENTS):
+        return False
+    for other in others:
+        if (type(other) is not np.ndarray or other.dtype != np.float32
+                or other.shape != first.shape or other.strides != first.strides):
+            return False
+    if first.flags.c_contiguous:
+        return True
+    span = 1
+    for stride, size in sorted(zip(first.strides, first.shape)):
+        if size != 1 and stride != span * first.itemsize:
+            return False
+        span *= size
+    return True
+
+
+def _elementwise(name, inputs, scalars=()):
+    """The result of loop ``name`` over dense float32 ``inputs`` of one layout, in that layout;
+    None where it does not apply or cannot be built."""
+    if not _dense_alike(*inputs):
+        return None
+    function = _function(name)
+    if function is None:
+        return None
+    out = np.empty_like(inputs[0])   # the inputs' layout: the same flat order
+    _call(function, (*inputs, out), (inputs[0].size,), scalars)
+    return out
+
+
+def relu_forward(x):
+    """``max(x, 0)`` (NaN kept), or None."""
+    return _elementwise("relu_forward", (x,))
+
+
+def relu_backward(grad, result):
+    """``grad * (result != 0)``, or None."""
+    return _elementwise("relu_backward", (grad, result))
+
+
+def hardtanh_forward(x, lo, hi):
+    """``clip(x, lo, hi)`` (NaN kept), or None."""
+    return _elementwise("hardtanh_forward", (x,), (float(lo), float(hi)))
+
+
+def hardtanh_backward(grad, x, lo, hi):
+    """``grad * !(x <= lo or x >= hi)``, or None."""
+    return _elementwise("hardtanh_backward", (grad, x), (float(lo), float(hi)))

@@ -12,7 +12,7 @@ from ...ops._common import (
 )
 from ...ops.ternary import _SAME_SIZE_INTEGER, _select, where
 from ...amp.policy import autocast_policy
-from ..._backend import onednn, parallel, special
+from ..._backend import onednn, openmp_kernels, parallel, special
 from ..._backend.precision import exp_in_place
 from ..._backend.choice import KernelChoice
 from ...autograd._dual import jvp_by_backward
@@ -52,8 +52,8 @@ def _relu_grad(grad, result, out=None):
 # Activations run on oneDNN's eltwise primitive (one pass on its threads) from float32 inputs
 # of this many elements (``python -m benchmarks.onednn_layers --only act``, with and without
 # ``--forward``); below it the ctypes calls around the kernel cost more than NumPy's passes.
-# ReLU stays on NumPy: oneDNN's makes NaN 0 (torch keeps it), and its backward stops the
-# gradient at NaN.
+# ReLU and Hardtanh's forward stay off oneDNN's eltwise: its ReLU makes NaN 0 (torch keeps it),
+# its backward stops the gradient at NaN, and its clip makes NaN the lower bound.
 ELTWISE_ONEDNN_MIN_ELEMENTS = {"gelu": 1 << 13, "gelu_tanh": 1 << 15, "silu": 1 << 16}
 
 
@@ -87,14 +87,24 @@ class ReluBackward0(Node):
 
     def backward_arrays(self, grad):
         (result,) = self.saved_tensors
-        return (make(parallel.elementwise(_relu_grad, grad._data, result._data)),)
+        return (make(_relu_backward(grad._data, result._data)),)
+
+
+# ReLU on OpenMP's threads (ember's loops: oneDNN's own turns NaN into 0) where oneDNN runs,
+# else NumPy's pass.
+_relu_forward = KernelChoice(
+    "relu", onednn=openmp_kernels.relu_forward,
+    numpy=lambda data: parallel.elementwise(namespace_of(data).maximum, data, data.dtype.type(0)))
+_relu_backward = KernelChoice(
+    "relu backward", onednn=openmp_kernels.relu_backward,
+    numpy=lambda grad, result: parallel.elementwise(_relu_grad, grad, result))
 
 
 def _relu(input):
     data = input._data
     if data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    out = make(parallel.elementwise(namespace_of(data).maximum, data, data.dtype.type(0)))
+    out = make(_relu_forward(data))
     node = record(ReluBackward0, (input,), out)
     if node is not None:
         node.save(out)
@@ -142,18 +152,18 @@ def _numpy_hardtanh_backward(grad, data, lo, hi):
 
 
 def _onednn_hardtanh_backward(grad, data, lo, hi):
-    """oneDNN's clip backward (zero at the bounds and beyond, as torch's). Where the input
-    holds NaN it gives 0, as torch's vectorised kernel does for a row-major tensor of this
-    size; torch's channels-last and small-tensor loops pass the gradient there (as NumPy's
-    path here does): torch itself differs by layout."""
+    """oneDNN's clip backward (zero at the bounds and beyond, as torch's) from
+    ``HARDTANH_ONEDNN_MIN_ELEMENTS``, ember's OpenMP loop below. Where the input holds NaN
+    oneDNN's gives 0, as torch's vectorised kernel does for a row-major tensor of that size;
+    torch's channels-last and small-tensor loops pass the gradient there (as NumPy's path and
+    ember's loop do): torch itself differs by layout."""
     if data.size < HARDTANH_ONEDNN_MIN_ELEMENTS or grad.dtype != data.dtype:
-        return None
+        return openmp_kernels.hardtanh_backward(grad, data, lo, hi)
     return onednn.eltwise.eltwise_backward(grad, data, "hardtanh", lo, hi)
 
 
 # Hardtanh's backward runs on oneDNN from float32 inputs of this many elements
-# (``python -m benchmarks.onednn_layers --only act``); its forward stays on NumPy: oneDNN's
-# clip turns NaN into the lower bound, where torch keeps NaN.
+# (``python -m benchmarks.onednn_layers --only act``).
 HARDTANH_ONEDNN_MIN_ELEMENTS = 1 << 18
 
 _hardtanh_backward = KernelChoice("hardtanh backward", onednn=_onednn_hardtanh_backward,
@@ -191,11 +201,16 @@ def _hardtanh_grad_blocks(x, grad, lo, hi, out=None):
     return result
 
 
+# Hardtanh's forward on OpenMP's threads (ember's loop: oneDNN's clip turns NaN into the lower
+# bound) where oneDNN runs, else NumPy's pass.
+_hardtanh_forward = KernelChoice(
+    "hardtanh", onednn=openmp_kernels.hardtanh_forward,
+    numpy=lambda data, lo, hi: parallel.elementwise(namespace_of(data).clip, data, lo, hi))
+
+
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
     data = input._data
-    xp = namespace_of(data)
-    clipped = parallel.elementwise(xp.clip, data, data.dtype.type(min_val),
-                                   data.dtype.type(max_val))
+    clipped = _hardtanh_forward(data, data.dtype.type(min_val), data.dtype.type(max_val))
     out = make(clipped.astype(data.dtype, copy=False))  # NumPy's clip gives bfloat16 float32
     node = record(HardtanhBackward0, (input,), out)
     if node is not None:

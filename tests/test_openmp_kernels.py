@@ -1,0 +1,82 @@
+"""ember's OpenMP loops (``_backend/openmp_kernels.py``): ReLU and Hardtanh forward and backward
+on inputs large enough to take them, against torch, with NaN, signed zeros and values at the
+bounds, in row-major and channels-last layouts; and the fallback to NumPy where they cannot be
+built."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._backend import choice, openmp_kernels
+
+SHAPE = (4, 16, 32, 32)   # 65536 elements: above the loops' threshold
+
+
+def _inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(SHAPE) * 4).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[::101] = np.nan
+    flat[1::103] = -0.0
+    flat[2::107] = 0.0
+    flat[3::109] = 6.0
+    flat[4::113] = -1.0
+    g = rng.standard_normal(SHAPE).astype(np.float32)
+    return x, g
+
+
+def _run(lib, name, x, g, fmt):
+    layout = getattr(lib, fmt)
+    xt = lib.tensor(x).contiguous(memory_format=layout).requires_grad_()
+    fn = {"relu": lib.nn.functional.relu, "relu6": lib.nn.functional.relu6,
+          "hardtanh": lambda t: lib.nn.functional.hardtanh(t, -1.0, 2.5)}[name]
+    y = fn(xt)
+    y.backward(lib.tensor(g).contiguous(memory_format=layout))
+    return y.detach().numpy(), xt.grad.numpy(), y.is_contiguous(memory_format=layout)
+
+
+@pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last"])
+@pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh"])
+def test_activations_on_the_openmp_loops_match_torch(name, fmt):
+    x, g = _inputs()
+    if name != "relu":
+        x.reshape(-1)[::101] = 0.5   # NaN's gradient under Hardtanh differs by layout in torch
+    want_y, want_g, _ = _run(torch, name, x, g, fmt)
+    with choice.only(choice.ONEDNN):
+        got_y, got_g, kept = _run(ember, name, x, g, fmt)
+    assert kept
+    np.testing.assert_array_equal(got_y, want_y)   # NaN in the same places
+    assert np.array_equal(np.signbit(got_y), np.signbit(want_y))   # relu(-0.0) is -0.0
+    np.testing.assert_array_equal(got_g, want_g)
+
+
+def test_relu_passes_the_gradient_at_nan_as_torch():
+    x, g = _inputs(1)
+    _, want_g, _ = _run(torch, "relu", x, g, "contiguous_format")
+    with choice.only(choice.ONEDNN):
+        _, got_g, _ = _run(ember, "relu", x, g, "contiguous_format")
+    nan = np.isnan(x)
+    assert nan.any()
+    np.testing.assert_array_equal(got_g[nan], want_g[nan])
+
+
+def test_small_and_strided_inputs_take_numpy():
+    small = np.ones(100, np.float32)
+    assert openmp_kernels.relu_forward(small) is None
+    strided = np.ones((256, 256), np.float32)[:, ::2]
+    assert openmp_kernels.relu_forward(strided) is None
+    assert openmp_kernels.relu_backward(np.ones((256, 256), np.float32),
+                                        np.ones((256, 256), np.float64)) is None
+
+
+def test_without_a_compiler_numpy_runs(monkeypatch):
+    monkeypatch.setattr(openmp_kernels, "_functions",
+                        {name: None for name in ("relu_forward", "relu_backward",
+                                                 "hardtanh_forward", "hardtanh_backward")})
+    x, g = _inputs()
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+        _run(ember, "relu", x, g, "contiguous_format")
+    want_y, want_g, _ = _run(torch, "relu", x, g, "contiguous_format")
+    got_y, got_g, _ = _run(ember, "relu", x, g, "contiguous_format")
+    np.testing.assert_array_equal(got_y, want_y)
+    np.testing.assert_array_equal(got_g, want_g)
