@@ -126,36 +126,35 @@ void batch_norm_backward(void **arrays, const int64_t *sizes, const double *scal
     }
 }
 
-/* Elementwise loops over n dense float32 elements (sizes[0]); each keeps NumPy's path's
-   arithmetic and NaN rules: ReLU is NumPy's maximum(x, 0), its gradient grad * (result != 0);
-   Hardtanh is clip(x, lo, hi) and its gradient grad * !(x <= lo || x >= hi). */
+/* Elementwise loops over n dense float32 elements (sizes[0]), as selects the compiler
+   vectorizes, with torch's rules: ReLU keeps NaN and -0.0 (x < 0 ? 0 : x), its gradient is 0
+   where the result is <= 0 (NaN lets it through); Hardtanh keeps NaN and its gradient is 0 at
+   the bounds and beyond (NaN lets it through). The if clause names the parallel construct:
+   unqualified, it applies to simd as well and a one-thread call would run unvectorized. */
 void relu_forward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *x = arrays[0];
     float *y = arrays[1];
     (void)scalars;
-    #pragma omp parallel for simd num_threads(nthreads) if(nthreads > 1) schedule(static)
-    for (int64_t i = 0; i < sizes[0]; i++) {
-        const float v = x[i];
-        y[i] = (v >= 0.0f || v != v) ? v : 0.0f;
-    }
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 
 void relu_backward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *grad = arrays[0], *result = arrays[1];
     float *out = arrays[2];
     (void)scalars;
-    #pragma omp parallel for simd num_threads(nthreads) if(nthreads > 1) schedule(static)
-    for (int64_t i = 0; i < sizes[0]; i++) out[i] = grad[i] * (float)(result[i] != 0.0f);
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) out[i] = result[i] <= 0.0f ? 0.0f : grad[i];
 }
 
 void hardtanh_forward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *x = arrays[0];
     float *y = arrays[1];
     const float lo = (float)scalars[0], hi = (float)scalars[1];
-    #pragma omp parallel for simd num_threads(nthreads) if(nthreads > 1) schedule(static)
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
     for (int64_t i = 0; i < sizes[0]; i++) {
-        const float v = x[i];
-        y[i] = v != v ? v : (v < lo ? lo : (v > hi ? hi : v));
+        const float v = x[i] < lo ? lo : x[i];
+        y[i] = x[i] > hi ? hi : v;
     }
 }
 
@@ -164,9 +163,8 @@ void hardtanh_backward(void **arrays, const int64_t *sizes, const double *scalar
     const float *grad = arrays[0], *x = arrays[1];
     float *out = arrays[2];
     const float lo = (float)scalars[0], hi = (float)scalars[1];
-    #pragma omp parallel for simd num_threads(nthreads) if(nthreads > 1) schedule(static)
-    for (int64_t i = 0; i < sizes[0]; i++)
-        out[i] = grad[i] * (float)!(x[i] <= lo || x[i] >= hi);
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) out[i] = (x[i] <= lo || x[i] >= hi) ? 0.0f : grad[i];
 }
 """
 
@@ -291,7 +289,7 @@ def relu_forward(x):
 
 
 def relu_backward(grad, result):
-    """``grad * (result != 0)``, or None."""
+    """``grad`` where ``result > 0`` or NaN, else 0; or None."""
     return _elementwise("relu_backward", (grad, result))
 
 
@@ -301,5 +299,5 @@ def hardtanh_forward(x, lo, hi):
 
 
 def hardtanh_backward(grad, x, lo, hi):
-    """``grad * !(x <= lo or x >= hi)``, or None."""
+    """``grad`` where not ``x <= lo or x >= hi``, else 0; or None."""
     return _elementwise("hardtanh_backward", (grad, x), (float(lo), float(hi)))
