@@ -1,7 +1,7 @@
-"""ember's OpenMP loops (``_backend/openmp_kernels.py``): ReLU and Hardtanh forward and backward
-on inputs large enough to take them, against torch, with NaN, signed zeros and values at the
-bounds, in row-major and channels-last layouts; and the fallback to NumPy where they cannot be
-built."""
+"""ember's OpenMP loops (``_backend/openmp_kernels.py``): ReLU, LeakyReLU and Hardtanh forward
+and backward on inputs large enough to take them, against torch, with NaN, signed zeros and
+values at the bounds, in row-major and channels-last layouts; and the fallback to NumPy where
+they cannot be built."""
 import numpy as np
 import pytest
 import torch
@@ -29,17 +29,18 @@ def _run(lib, name, x, g, fmt):
     layout = getattr(lib, fmt)
     xt = lib.tensor(x).contiguous(memory_format=layout).requires_grad_()
     fn = {"relu": lib.nn.functional.relu, "relu6": lib.nn.functional.relu6,
-          "hardtanh": lambda t: lib.nn.functional.hardtanh(t, -1.0, 2.5)}[name]
+          "hardtanh": lambda t: lib.nn.functional.hardtanh(t, -1.0, 2.5),
+          "leaky_relu": lambda t: lib.nn.functional.leaky_relu(t, 0.2)}[name]
     y = fn(xt)
     y.backward(lib.tensor(g).contiguous(memory_format=layout))
     return y.detach().numpy(), xt.grad.numpy(), y.is_contiguous(memory_format=layout)
 
 
 @pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last"])
-@pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh"])
+@pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh", "leaky_relu"])
 def test_activations_on_the_openmp_loops_match_torch(name, fmt):
     x, g = _inputs()
-    if name != "relu":
+    if name in ("relu6", "hardtanh"):
         x.reshape(-1)[::101] = 0.5   # NaN's gradient under Hardtanh differs by layout in torch
     want_y, want_g, _ = _run(torch, name, x, g, fmt)
     with choice.only(choice.ONEDNN):
@@ -72,7 +73,8 @@ def test_small_and_strided_inputs_take_numpy():
 def test_without_a_compiler_numpy_runs(monkeypatch):
     monkeypatch.setattr(openmp_kernels, "_functions",
                         {name: None for name in ("relu_forward", "relu_backward",
-                                                 "hardtanh_forward", "hardtanh_backward")})
+                                                 "hardtanh_forward", "hardtanh_backward",
+                                                 "leaky_relu_forward", "leaky_relu_backward")})
     x, g = _inputs()
     with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
         _run(ember, "relu", x, g, "contiguous_format")

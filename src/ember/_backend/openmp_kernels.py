@@ -1,17 +1,18 @@
-"""Fused loops on OpenMP's threads, the pool oneDNN's kernels run on, for work between oneDNN's
-kernels that oneDNN has only generic loops for, or none with torch's NaN rules: batch norm over
-row-major (N, C, L) float32 activations (oneDNN's ``ncsp_bnorm:any`` is slower than NumPy's
-passes; its jit kernels take blocked and channels-last layouts only), and ReLU and Hardtanh
-forward and backward over dense float32 arrays (oneDNN's turn NaN into 0 or the bound, where
-torch keeps it); NumPy's passes run on one thread.
+"""Fused loops on OpenMP's threads, the pool oneDNN's kernels run on, for the work between
+oneDNN's kernels that would otherwise be NumPy's passes on one thread:
 
-Each loop runs the channels in parallel, as torch's own batch norm kernels do, and makes the
-fewest passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in
-double (its squared deviations in a second pass where the mean dwarfs the spread) and writes
-``x * scale + shift``; the backward sums ``grad`` and ``grad * (x - mean)``
-and writes the input gradient as one multiply-add per element. The arithmetic is that of
-NumPy's path (``nn/functional/normalization.py``), so either gives torch's values to float32
-rounding.
+- batch norm over row-major (N, C, L) float32 activations, forward and backward (oneDNN has
+  only a generic loop for that layout, ``ncsp_bnorm:any``, slower than NumPy's passes; its jit
+  kernels take blocked and channels-last layouts, and run there);
+- ReLU, LeakyReLU and Hardtanh forward and backward over dense float32 arrays of any layout
+  (oneDNN's eltwise ReLU and clip turn NaN into 0 or the bound, where torch keeps it).
+
+The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
+passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
+(its squared deviations in a second pass where the mean dwarfs the spread) and writes
+``x * scale + shift``; the backward sums ``grad`` and ``grad * (x - mean)`` and writes the
+input gradient as one multiply-add per element, the arithmetic of NumPy's path
+(``nn/functional/normalization.py``). The activations are selects with torch's rules.
 
 The C source is compiled once per machine with the machine's C compiler and cached on disk
 (``ember._inductor``'s compiler and cache, ``-fopenmp``: the loops join the libgomp that
@@ -166,6 +167,24 @@ void hardtanh_backward(void **arrays, const int64_t *sizes, const double *scalar
     #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
     for (int64_t i = 0; i < sizes[0]; i++) out[i] = (x[i] <= lo || x[i] >= hi) ? 0.0f : grad[i];
 }
+
+void leaky_relu_forward(void **arrays, const int64_t *sizes, const double *scalars,
+                        int nthreads) {
+    const float *x = arrays[0];
+    float *y = arrays[1];
+    const float slope = (float)scalars[0];
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) y[i] = x[i] > 0.0f ? x[i] : x[i] * slope;
+}
+
+void leaky_relu_backward(void **arrays, const int64_t *sizes, const double *scalars,
+                         int nthreads) {
+    const float *grad = arrays[0], *x = arrays[1];
+    float *out = arrays[2];
+    const float slope = (float)scalars[0];
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) out[i] = x[i] > 0.0f ? grad[i] : grad[i] * slope;
+}
 """
 
 # The elementwise loops run from this many elements; below, the ctypes call around the loop
@@ -301,3 +320,13 @@ def hardtanh_forward(x, lo, hi):
 def hardtanh_backward(grad, x, lo, hi):
     """``grad`` where not ``x <= lo or x >= hi``, else 0; or None."""
     return _elementwise("hardtanh_backward", (grad, x), (float(lo), float(hi)))
+
+
+def leaky_relu_forward(x, slope):
+    """``x`` where ``x > 0``, else ``x * slope``; or None."""
+    return _elementwise("leaky_relu_forward", (x,), (float(slope),))
+
+
+def leaky_relu_backward(grad, x, slope):
+    """``grad`` where ``x > 0``, else ``grad * slope``; or None."""
+    return _elementwise("leaky_relu_backward", (grad, x), (float(slope),))

@@ -252,10 +252,15 @@ class LeakyReluBackward0(Node):
 
     def backward_arrays(self, grad):
         (input,) = self.saved_tensors
-        slope = self.negative_slope
-        return (make(parallel.elementwise(
-            lambda x, g, out=None: _leaky_relu_grad(x, g, slope, out), input._data,
-            grad._data)),)
+        return (make(_leaky_relu_backward(grad._data, input._data, self.negative_slope)),)
+
+
+# LeakyReLU on OpenMP's threads (ember's loops, torch's formulas) where oneDNN runs, else
+# NumPy's passes.
+_leaky_relu_backward = KernelChoice(
+    "leaky_relu backward", onednn=openmp_kernels.leaky_relu_backward,
+    numpy=lambda grad, x, slope: parallel.elementwise(
+        lambda x, g, out=None: _leaky_relu_grad(x, g, slope, out), x, grad))
 
 
 def _leaky_relu_grad(x, grad, slope, out=None):
@@ -281,13 +286,18 @@ def _leaky_relu_kernel(x, slope, out=None):
     return xp.maximum(x, scaled, out=scaled)
 
 
+_leaky_relu_forward = KernelChoice(
+    "leaky_relu", onednn=openmp_kernels.leaky_relu_forward,
+    numpy=lambda data, slope: parallel.elementwise(_leaky_relu_kernel, data, slope))
+
+
 def _leaky_relu(input, negative_slope):
     data = input._data
     if data.dtype.kind != "f":
         return where(input > 0, input, input * negative_slope)
     xp = namespace_of(data)
     if 0 < negative_slope <= 1:  # then leaky_relu(x) = max(x, slope * x), inf included
-        out = make(parallel.elementwise(_leaky_relu_kernel, data, data.dtype.type(negative_slope)))
+        out = make(_leaky_relu_forward(data, data.dtype.type(negative_slope)))
     else:
         scaled = data * data.dtype.type(negative_slope)
         out = make(xp.where(data > 0, data, scaled))
