@@ -82,3 +82,39 @@ def test_without_a_compiler_numpy_runs(monkeypatch):
     got_y, got_g, _ = _run(ember, "relu", x, g, "contiguous_format")
     np.testing.assert_array_equal(got_y, want_y)
     np.testing.assert_array_equal(got_g, want_g)
+
+
+@pytest.mark.parametrize("beta1", [0.9, 0.3])
+def test_adam_loop_rounds_as_numpys_passes(beta1):
+    """The fused Adam loop gives the NumPy path's bits (each operation rounded in turn)."""
+    from ember.optim import _flat_ops
+    rng = np.random.default_rng(0)
+    n = 100003
+    grad = rng.standard_normal(n).astype(np.float32)
+    state = [rng.standard_normal(n).astype(np.float32), rng.random(n).astype(np.float32)]
+    args = (beta1, 0.999, (1 - 0.999 ** 3) ** 0.5, 1e-8, 1e-3 / (1 - beta1 ** 3))
+    fused = [a.copy() for a in state] + [np.empty(n, np.float32)]
+    passes = [a.copy() for a in state] + [np.empty(n, np.float32)]
+    assert openmp_kernels.adam_update(grad, *fused, *args) is not None
+    _flat_ops._numpy_adam_moments_and_step(grad, *passes, *args)
+    for a, b in zip(fused, passes):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_adam_on_the_loop_follows_torch(name):
+    rng = np.random.default_rng(5)
+    shapes = [(300, 200), (64,), (50, 3, 3)]
+    values = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(4)]
+    results = {}
+    for lib in (torch, ember):
+        params = [lib.nn.Parameter(lib.tensor(v.copy())) for v in values]
+        opt = getattr(lib.optim, name)(params, lr=1e-2, weight_decay=0.01)
+        for step in grads:
+            for p, g in zip(params, step):
+                p.grad = lib.tensor(g)
+            opt.step()
+        results[lib] = [p.detach().numpy() for p in params]
+    for a, b in zip(results[ember], results[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

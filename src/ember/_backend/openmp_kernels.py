@@ -5,7 +5,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   only a generic loop for that layout, ``ncsp_bnorm:any``, slower than NumPy's passes; its jit
   kernels take blocked and channels-last layouts, and run there);
 - ReLU, LeakyReLU and Hardtanh forward and backward over dense float32 arrays of any layout
-  (oneDNN's eltwise ReLU and clip turn NaN into 0 or the bound, where torch keeps it).
+  (oneDNN's eltwise ReLU and clip turn NaN into 0 or the bound, where torch keeps it);
+- Adam's moments and step in one pass (NumPy makes a dozen), rounded as NumPy's path.
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -185,6 +186,36 @@ void leaky_relu_backward(void **arrays, const int64_t *sizes, const double *scal
     #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
     for (int64_t i = 0; i < sizes[0]; i++) out[i] = x[i] > 0.0f ? grad[i] : grad[i] * slope;
 }
+
+/* Adam's moments and step over n float32 elements: exp_avg.lerp_(grad, w) (torch's two-sided
+   formula), exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2), and into out
+   exp_avg / (sqrt(exp_avg_sq) / bias_correction2_sqrt + eps) * step_size, each operation
+   rounded to float32 in the order NumPy's passes take (no contraction into fused
+   multiply-adds), so that either path gives the same bits. scalars: w, 1 - w, beta2,
+   1 - beta2, bias_correction2_sqrt, eps, step_size. */
+__attribute__((optimize("fp-contract=off")))
+void adam_update(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *grad = arrays[0];
+    float *exp_avg = arrays[1], *exp_avg_sq = arrays[2], *out = arrays[3];
+    const float w = (float)scalars[0], rest = (float)scalars[1], beta2 = (float)scalars[2];
+    const float value = (float)scalars[3], correction = (float)scalars[4];
+    const float eps = (float)scalars[5], step_size = (float)scalars[6];
+    const int low_weight = scalars[0] < 0.5;
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) {
+        const float g = grad[i];
+        float m = exp_avg[i];
+        const float diff = g - m;
+        m = low_weight ? m + diff * w : g - diff * rest;
+        float v = exp_avg_sq[i] * beta2;
+        const float square = (g * value) * g;
+        v = v + square;
+        exp_avg[i] = m;
+        exp_avg_sq[i] = v;
+        const float denom = sqrtf(v) / correction + eps;
+        out[i] = (m / denom) * step_size;
+    }
+}
 """
 
 # The elementwise loops run from this many elements; below, the ctypes call around the loop
@@ -330,3 +361,20 @@ def leaky_relu_forward(x, slope):
 def leaky_relu_backward(grad, x, slope):
     """``grad`` where ``x > 0``, else ``grad * slope``; or None."""
     return _elementwise("leaky_relu_backward", (grad, x), (float(slope),))
+
+
+def adam_update(grad, exp_avg, exp_avg_sq, out, beta1, beta2, bias_correction2_sqrt, eps,
+                step_size):
+    """Adam's moments in place and its step into ``out`` (see the C source), for dense float32
+    arrays of one shape and layout; None (nothing written) where the loop does not apply or
+    cannot be built."""
+    arrays = (grad, exp_avg, exp_avg_sq, out)
+    if not _dense_alike(*arrays):
+        return None
+    function = _function("adam_update")
+    if function is None:
+        return None
+    weight = 1 - beta1
+    _call(function, arrays, (grad.size,), (weight, 1 - weight, beta2, 1 - beta2,
+                                          bias_correction2_sqrt, eps, step_size))
+    return out

@@ -1,7 +1,8 @@
 """Whole-array update kernels shared by the optimizers, written with ``out=`` (or as one BLAS
 call) so that an update allocates nothing; each mirrors the rounding order of the torch op it
 stands for."""
-from .._backend import cblas
+from .._backend import cblas, namespace_of, openmp_kernels
+from .._backend.choice import KernelChoice
 
 # Elements from which ``add_scaled_`` and ``decay_add_`` call BLAS: below, the ctypes call
 # costs more than NumPy's two passes.
@@ -60,3 +61,31 @@ def decay_add_(xp, state, decay, x):
     if x.size < BLAS_MIN_SIZE or not cblas.axpby(1.0, x, decay, state):
         state *= decay
         state += x
+
+
+def _numpy_adam_moments_and_step(grad, exp_avg, exp_avg_sq, tmp, beta1, beta2,
+                                 bias_correction2_sqrt, eps, step_size):
+    xp = namespace_of(grad)
+    lerp_(xp, exp_avg, grad, 1 - beta1, tmp)
+    decay_add_square_(xp, exp_avg_sq, beta2, grad, 1 - beta2, tmp)
+    denom = xp.sqrt(exp_avg_sq, out=tmp)
+    denom /= bias_correction2_sqrt
+    denom += eps
+    update = xp.divide(exp_avg, denom, out=tmp)
+    update *= step_size
+    return update
+
+
+# Large float32 updates run as one OpenMP loop where oneDNN's threads run (the same roundings).
+_adam_moments_and_step = KernelChoice("adam update", onednn=openmp_kernels.adam_update,
+                                      numpy=_numpy_adam_moments_and_step)
+
+
+def adam_moments_and_step(grad, exp_avg, exp_avg_sq, tmp, beta1, beta2, bias_correction2_sqrt,
+                          eps, step_size):
+    """Adam's moments in place (``exp_avg.lerp_(grad, 1 - beta1)``,
+    ``exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)``), then its step
+    ``exp_avg / (exp_avg_sq.sqrt() / bias_correction2_sqrt + eps) * step_size``, returned in
+    ``tmp``."""
+    return _adam_moments_and_step(grad, exp_avg, exp_avg_sq, tmp, beta1, beta2,
+                                  bias_correction2_sqrt, eps, step_size)

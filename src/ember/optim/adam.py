@@ -72,15 +72,19 @@ class Adam(Optimizer):
             else:
                 ops.add_weight_decay(xp, seg, weight_decay, tmp)
         exp_avg, exp_avg_sq = seg.buf["exp_avg"], seg.buf["exp_avg_sq"]
-        ops.lerp_(xp, exp_avg, grad, 1 - beta1, tmp)
-        ops.decay_add_square_(xp, exp_avg_sq, beta2, grad, 1 - beta2, tmp)
         step = float(step_t[0])
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-        if group["amsgrad"]:
-            xp.maximum(seg.buf["max_exp_avg_sq"], exp_avg_sq, out=seg.buf["max_exp_avg_sq"])
-            exp_avg_sq = seg.buf["max_exp_avg_sq"]
-        denom = xp.sqrt(exp_avg_sq, out=tmp)
+        if not group["amsgrad"]:
+            update = ops.adam_moments_and_step(grad, exp_avg, exp_avg_sq, tmp, beta1, beta2,
+                                               bias_correction2_sqrt, group["eps"], step_size)
+            seg.sub_param(update)
+            return
+        ops.lerp_(xp, exp_avg, grad, 1 - beta1, tmp)
+        ops.decay_add_square_(xp, exp_avg_sq, beta2, grad, 1 - beta2, tmp)
+        max_exp_avg_sq = seg.buf["max_exp_avg_sq"]
+        xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+        denom = xp.sqrt(max_exp_avg_sq, out=tmp)
         denom /= bias_correction2_sqrt
         denom += group["eps"]
         update = xp.divide(exp_avg, denom, out=tmp)
