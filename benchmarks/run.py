@@ -297,6 +297,36 @@ def machine_description(threads, peak):
             "load_average": os.getloadavg()}
 
 
+def _cpu_seconds():
+    """(seconds of CPU time the machine spent busy, seconds the hypervisor took from this
+    guest (steal), this process's and its children's CPU seconds), from /proc/stat and
+    getrusage; None on systems without /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    own = sum(getattr(resource.getrusage(who), kind) for who in
+              (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for kind in ("ru_utime", "ru_stime"))
+    return (user + nice + system + irq + softirq) / tick, steal / tick, own
+
+
+def other_load(start, end, wall):
+    """What else ran during the benchmark: other processes' CPU (busy time not this process's
+    or its children's) and the hypervisor's steal, each as a share of the machine's cores over
+    ``wall`` seconds. On a 2-core VM, other runnable work (even at nice 19) makes 2-thread
+    OpenMP steps several times slower for both libraries (BENCHMARKS.md, "How the steps are
+    timed"): a run with either share above a few percent is not a quiet one."""
+    if start is None or end is None:
+        return "other processes' CPU time: not measurable here"
+    capacity = wall * (os.cpu_count() or 1)
+    others = max(0.0, (end[0] - start[0]) - (end[2] - start[2]))
+    return (f"other processes used {100 * others / capacity:.1f}% of the cores' time during the "
+            f"run, the hypervisor took {100 * (end[1] - start[1]) / capacity:.1f}% (steal)")
+
+
 def main(args):
     if args.rss_probe:
         rss_probe(*args.rss_probe, args.threads)
@@ -307,6 +337,7 @@ def main(args):
             profile_ember(name)
         return
     libs = {lib: import_library(lib, args.threads) for lib in ("ember", "torch")}
+    cpu_start, wall_start = _cpu_seconds(), time.perf_counter()
     peak = gemm_peak_gflops()
     info = machine_description(args.threads, peak)
     print(f"float32 GEMM peak (1024x1024 NumPy matmul): {peak:.1f} GFLOP/s; {info}")
@@ -320,7 +351,9 @@ def main(args):
     for name, output in scripts.items():
         print(f"\n== {name}\n{output}")
     info["load_average_end"] = os.getloadavg()
-    print(f"load average at start {info['load_average']}, at end {info['load_average_end']}")
+    info["other_load"] = other_load(cpu_start, _cpu_seconds(), time.perf_counter() - wall_start)
+    print(f"load average at start {info['load_average']}, at end {info['load_average_end']}; "
+          f"{info['other_load']}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": info, "rows": rows, "scripts": scripts}, f, indent=2)
