@@ -1,6 +1,6 @@
 """ember's OpenMP loops (``_backend/openmp_kernels.py``: batch norm, ReLU, LeakyReLU,
-Hardtanh) on and off in one process: a model's training step, the two settings taking turns (an untimed step, then
-``--turn-steps`` timed ones each turn), medians in ms.
+Hardtanh, Adam) on and off in one process: a model's training step, the two settings taking
+turns (an untimed step, then ``--turn-steps`` timed ones each turn), medians in ms.
 
     .venv/bin/python -m benchmarks.openmp_loops --models resnet20 mobilenetv2 dcgan --threads 1 2
 """
@@ -13,7 +13,8 @@ from ember._backend import openmp_kernels
 from benchmarks.models import MODELS
 
 LOOPS = ("relu_forward", "relu_backward", "hardtanh_forward", "hardtanh_backward",
-         "leaky_relu_forward", "leaky_relu_backward", "batch_norm_forward", "batch_norm_backward")
+         "leaky_relu_forward", "leaky_relu_backward", "batch_norm_forward", "batch_norm_backward",
+         "adam_update")
 
 
 def compare(name, threads, rounds, turn_steps):
