@@ -118,3 +118,41 @@ def test_adam_on_the_loop_follows_torch(name):
         results[lib] = [p.detach().numpy() for p in params]
     for a, b in zip(results[ember], results[torch]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("other", ["tensor", "number", "broadcast"])
+def test_large_binary_ops_on_the_loop_match_torch(op, other, fmt, monkeypatch):
+    taken = []
+    real = openmp_kernels.binary
+    def spy(*args):
+        out = real(*args)
+        taken.append(out is not None)
+        return out
+    from ember.ops import pointwise
+    monkeypatch.setattr(pointwise._large_binary_kernel, "kernels",
+                        (("onednn", spy), pointwise._large_binary_kernel.kernels[1]))
+    rng = np.random.default_rng(3)
+    shape = (8, 16, 64, 64)   # 2 MiB: large enough for the loop
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[::97] = np.nan
+    x.reshape(-1)[1::89] = np.inf
+    y = rng.standard_normal(shape if other == "tensor" else (16, 1, 1)).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        layout = getattr(lib, fmt)
+        a = lib.tensor(x).contiguous(memory_format=layout).requires_grad_()
+        b = 0.37 if other == "number" else lib.tensor(y).requires_grad_()
+        if other == "tensor":
+            b = b.detach().contiguous(memory_format=layout).requires_grad_()
+        out = getattr(lib, op)(a, b)
+        forward_taken = list(taken)
+        out.backward(lib.tensor(g).contiguous(memory_format=layout))
+        grads = [a.grad.numpy()] + ([] if other == "number" else [b.grad.numpy()])
+        results.append([out.detach().numpy()] + grads)
+    for got, want in zip(results[1], results[0]):   # a broadcast operand's gradient is a sum
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+    np.testing.assert_array_equal(results[1][0], results[0][0])   # the same roundings
+    assert any(forward_taken) == (other != "broadcast")   # broadcasting takes NumPy's ufunc

@@ -6,7 +6,9 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   kernels take blocked and channels-last layouts, and run there);
 - ReLU, LeakyReLU and Hardtanh forward and backward over dense float32 arrays of any layout
   (oneDNN's eltwise ReLU and clip turn NaN into 0 or the bound, where torch keeps it);
-- Adam's moments and step in one pass (NumPy makes a dozen), rounded as NumPy's path.
+- Adam's moments and step in one pass (NumPy makes a dozen), rounded as NumPy's path;
+- addition, subtraction and multiplication of large float32 arrays of one layout (or an array
+  and a number): the residual additions and the gates of the models.
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -216,6 +218,31 @@ void adam_update(void **arrays, const int64_t *sizes, const double *scalars, int
         out[i] = (m / denom) * step_size;
     }
 }
+
+/* out = a (op) b over n float32 elements: b an array of a's layout, or (arrays[1] NULL) the
+   float32 scalar scalars[0]; op (sizes[1]) 0 add, 1 subtract, 2 multiply. */
+#define BINARY_LOOP(expr) \
+    _Pragma("omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)") \
+    for (int64_t i = 0; i < n; i++) out[i] = (expr);
+void binary_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *a = arrays[0], *b = arrays[1];
+    float *out = arrays[2];
+    const int64_t n = sizes[0], op = sizes[1];
+    const float s = (float)scalars[0];
+    if (b) {
+        switch (op) {
+        case 0: BINARY_LOOP(a[i] + b[i]) break;
+        case 1: BINARY_LOOP(a[i] - b[i]) break;
+        default: BINARY_LOOP(a[i] * b[i]) break;
+        }
+    } else {
+        switch (op) {
+        case 0: BINARY_LOOP(a[i] + s) break;
+        case 1: BINARY_LOOP(a[i] - s) break;
+        default: BINARY_LOOP(a[i] * s) break;
+        }
+    }
+}
 """
 
 # The elementwise loops run from this many elements; below, the ctypes call around the loop
@@ -377,4 +404,34 @@ def adam_update(grad, exp_avg, exp_avg_sq, out, beta1, beta2, bias_correction2_s
     weight = 1 - beta1
     _call(function, arrays, (grad.size,), (weight, 1 - weight, beta2, 1 - beta2,
                                           bias_correction2_sqrt, eps, step_size))
+    return out
+
+
+_BINARY_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2}
+
+
+def binary(ufunc, a, b):
+    """``ufunc(a, b)`` for ``add``, ``subtract`` and ``multiply`` of a dense
+    float32 array ``a`` and either a float32 array of its shape and layout or a float32 (or
+    Python) number ``b``, in ``a``'s layout; None where the loop does not apply."""
+    op = _BINARY_OPS.get(ufunc)
+    if op is None:
+        return None
+    if type(b) is np.ndarray and b.ndim:
+        inputs, scalar = (a, b), 0.0
+    elif type(b) is float or (type(b) is np.ndarray and b.dtype == np.float32) \
+            or type(b) is np.float32:
+        if not _dense_alike(a):
+            return None
+        inputs, scalar = (a,), float(b)
+    else:
+        return None
+    if not _dense_alike(*inputs):
+        return None
+    function = _function("binary_float32")
+    if function is None:
+        return None
+    out = np.empty_like(a)
+    pointers = (*inputs, None, out) if len(inputs) == 1 else (*inputs, out)
+    _call(function, pointers, (a.size, op), (scalar,))
     return out

@@ -9,7 +9,8 @@ import numpy as np
 
 from .._torch_function import dispatch_or_raise
 from .. import _dtype
-from .._backend import check_same_device, parallel
+from .._backend import check_same_device, openmp_kernels, parallel
+from .._backend.choice import KernelChoice
 from . import _float_division
 from ..autograd._dual import jvp_by_backward, jvp_by_operand_backward
 from ._common import (
@@ -44,6 +45,18 @@ def _broadcast_check(op, a, b):
                                f"at non-singleton dimension {i}")
 
 
+# Large float32 additions, subtractions and products run as one OpenMP loop where
+# oneDNN's threads run; elsewhere NumPy's ufunc (split over ember's threads where they run).
+_large_binary_kernel = KernelChoice("binary", onednn=openmp_kernels.binary,
+                                    numpy=lambda ufunc, a, b: ufunc(a, b))
+
+
+def _large_binary(ufunc, a, b):
+    if parallel.big(a):
+        return parallel.elementwise(ufunc, a, b)
+    return _large_binary_kernel(ufunc, a, b)
+
+
 def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=None):
     """Run ``ufunc`` on two operands (a a Tensor, b a Tensor or number) with torch's promotion
     and broadcasting; record ``node_cls`` (a ``_BinaryNode``) and save the tensors named in
@@ -51,8 +64,8 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=
     ``operands(a, b)`` gives the arrays to compute on (``float_arrays`` for float ops)."""
     try:
         ad, bd = operands(a, b)
-        if ad.nbytes >= parallel.ELEMENTWISE_MIN_BYTES and type(ufunc) is np.ufunc and parallel.big(ad):
-            data = parallel.elementwise(ufunc, ad, bd)
+        if ad.nbytes >= parallel.ELEMENTWISE_MIN_BYTES and type(ufunc) is np.ufunc:
+            data = _large_binary(ufunc, ad, bd)
         else:
             data = ufunc(ad, bd)
     except ValueError:
