@@ -101,14 +101,15 @@ def test_a_channels_last_block_stays_channels_last_and_matches_torch(library):
         block.modules.to(memory_format=lib.channels_last)
         assert block.conv1.weight.is_contiguous(memory_format=lib.channels_last)
     rng = np.random.default_rng(0)
-    x_data = rng.standard_normal((4, 8, 6, 7)).astype(np.float32)
-    g_data = rng.standard_normal((4, 8, 6, 7)).astype(np.float32)
+    # large enough for every kernel of the block to take it (ReLU's OpenMP loop from 16384)
+    x_data = rng.standard_normal((4, 8, 24, 25)).astype(np.float32)
+    g_data = rng.standard_normal((4, 8, 24, 25)).astype(np.float32)
     results = []
     for block, lib in ((theirs, torch), (ours, ember)):
         x = lib.tensor(x_data).to(memory_format=lib.channels_last).requires_grad_()
         with choice.only(library) if lib is ember else _nothing():
             y = block(x)
-            y.backward(lib.tensor(g_data))
+            y.backward(lib.tensor(g_data).to(memory_format=lib.channels_last))
         assert y.is_contiguous(memory_format=lib.channels_last), lib.__name__
         results.append([t.detach().numpy() for t in (y, x.grad, block.conv1.weight.grad,
                                                       block.bn.weight.grad, block.conv2.bias.grad)])
