@@ -259,6 +259,11 @@ def _function(name):
     return _functions[name]
 
 
+def available():
+    """Whether the loops can be built here (a C compiler is found and compiles them)."""
+    return _function("relu_forward") is not None
+
+
 def _threads():
     from .onednn import threads
     return threads.applied_count() or 1
