@@ -106,6 +106,9 @@ class ViewBackward0(Node):
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
 
+    def backward_arrays(self, grad):
+        return (make(grad._data.reshape(self.in_shape)),)
+
     def jvp(self, tangent):
         return tangent.reshape(self.results[0]._data.shape)
 
@@ -338,6 +341,9 @@ class TransposeBackward0(Node):
     def backward(self, grad):
         return (grad.transpose(self.dim0, self.dim1),)
 
+    def backward_arrays(self, grad):
+        return (make(grad._data.swapaxes(self.dim0, self.dim1)),)
+
     def jvp(self, tangent):
         return tangent.transpose(self.dim0, self.dim1)
 
@@ -464,6 +470,11 @@ class UnsqueezeBackward0(Node):
             return (grad.reshape(self.in_shape),)
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
 
+    def backward_arrays(self, grad):
+        if self.key is None:
+            return (make(grad._data.reshape(self.in_shape)),)
+        return (make(_scattered_into_zeros(grad._data, self.in_shape, self.key)),)
+
     def jvp(self, tangent):
         if self.key is None:
             return tangent.reshape(self.results[0]._data.shape)
@@ -554,6 +565,9 @@ class SliceBackward0(Node):
     def backward(self, grad):
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
 
+    def backward_arrays(self, grad):
+        return (make(_scattered_into_zeros(grad._data, self.in_shape, self.key)),)
+
     def jvp(self, tangent):
         return basic_getitem(tangent, self.key)
 
@@ -583,13 +597,18 @@ class SliceBackwardBackward0(Node):
 
 def slice_scatter_zeros(src, shape, key):
     """A tensor of zeros of ``shape`` with ``src`` written at ``[key]`` (differentiable)."""
-    data = namespace_of(src._data).zeros(shape, dtype=src._data.dtype)
-    data[key] = src._data
-    out = make(data)
+    out = make(_scattered_into_zeros(src._data, shape, key))
     node = record(SliceBackwardBackward0, (src,), out)
     if node is not None:
         node.key = key
         node.in_shape = shape
+    return out
+
+
+def _scattered_into_zeros(data, shape, key):
+    """An array of zeros of ``shape`` and ``data``'s dtype with ``data`` written at ``[key]``."""
+    out = namespace_of(data).zeros(shape, dtype=data.dtype)
+    out[key] = data
     return out
 
 
