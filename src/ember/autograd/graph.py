@@ -69,10 +69,9 @@ class Node:
         for t in inputs:
             if t is None or not t._requires_grad:
                 edges.append(_NO_EDGE)
-                continue
-            fn = t.grad_fn
-            if fn is None:
-                edges.append((grad_accumulator_of(t), 0))
+            elif (fn := t.grad_fn) is None:   # a leaf: its AccumulateGrad, while it lives
+                ref = t._grad_acc_ref
+                edges.append(((ref is not None and ref()) or grad_accumulator_of(t), 0))
             elif t._base is not None and t._view_version != t._version_counter[0]:
                 edges.append((refresh_view_history(t), t._output_nr))
             else:
@@ -104,6 +103,21 @@ class Node:
         """Keep tensors for backward, with the version each has now. An output of this node is
         kept as an alias without its history (no reference cycle); with ``create_graph`` it is
         unpacked with this node as its ``grad_fn`` again, as torch's SavedVariable does."""
+        n = len(tensors)
+        if n == 1 and (t := tensors[0]) is not None:   # the common cases first
+            if t.grad_fn is not self:
+                self._saved = tensors
+                self._versions = (t._version_counter[0],)
+                return
+            if t._fw_grad is None and not t._output_nr:
+                self._save_first_output(t)
+                return
+        elif n == 2:
+            a, b = tensors
+            if a is not None and b is not None and a.grad_fn is not self and b.grad_fn is not self:
+                self._saved = tensors
+                self._versions = (a._version_counter[0], b._version_counter[0])
+                return
         versions = []
         for t in tensors:
             if t is None:
@@ -114,6 +128,12 @@ class Node:
                 versions.append(t._version_counter[0])
         self._saved = tensors
         self._versions = versions
+
+    def _save_first_output(self, out):
+        """``save(out)`` for this node's output 0 (no tangent): an alias of it."""
+        self._saved = (out._alias(),)
+        self._versions = (out._version_counter[0],)
+        self._saved_outputs = _FIRST_OUTPUT
 
     def _save_with_outputs(self, tensors):
         saved = []
@@ -217,6 +237,7 @@ class Node:
 
 
 _NO_FIELD = object()
+_FIRST_OUTPUT = ((0, 0),)   # a node's _saved_outputs when it saved its output 0 alone
 
 
 def _saved_value(node, spec):
