@@ -224,10 +224,10 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
                     _add_in_place(old[0], grad)
                 else:
                     _add_to_buffer(buffers, held, nxt, nr, grad)
-            left = deps[nxt] - 1
-            deps[nxt] = left
-            if not left:
+            if deps[nxt] == 1:   # the last edge into it
                 push_ready(nxt)
+            else:
+                deps[nxt] -= 1
         if (seen or sent > 1) and not _apart(input_grads, grads, seen):
             _mark_held(held, edges, input_grads, grads, seen)
 
@@ -240,7 +240,10 @@ def _apart(input_grads, grads, seen):
         return False
     if len(input_grads) == 2 and len(grads) == 1:   # a binary op's two gradients
         a, b = input_grads
-        if a is not None and b is not None:
+        if a is None or b is None:
+            if not seen:
+                return True
+        else:
             a, b = a._data, b._data
             if a is b or a.base is not None or b.base is not None:
                 return False
