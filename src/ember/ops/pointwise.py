@@ -63,7 +63,15 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=
     ``save`` ("self", "other", "result"; a number saves as None); ``alpha`` is add's and sub's.
     ``operands(a, b)`` gives the arrays to compute on (``float_arrays`` for float ops)."""
     try:
-        ad, bd = operands(a, b)
+        bcls = b.__class__
+        if operands is not arrays_for:
+            ad, bd = operands(a, b)
+        elif bcls is Tensor and (bd := b._data).dtype == (ad := a._data).dtype:
+            pass   # arrays_for's common cases without the call: two tensors of one dtype,
+        elif bcls is float and (ad := a._data).dtype.kind in "fc":
+            bd = b   # a float tensor and a Python float
+        else:
+            ad, bd = operands(a, b)
         if ad.nbytes >= parallel.ELEMENTWISE_MIN_BYTES and type(ufunc) is np.ufunc:
             data = _large_binary(ufunc, ad, bd)
         else:
@@ -75,7 +83,6 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=
         check_same_device(a, b)
         raise
     out = make(data)
-    bcls = b.__class__
     if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
         if not (a._requires_grad or b._requires_grad or forward_mode.active):   # (no call to record: the common case)
             return out

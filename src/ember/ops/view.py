@@ -100,7 +100,7 @@ def _checked_infer_shape(shape, numel):
 
 
 class ViewBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("in_shape",)
     saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
@@ -335,7 +335,7 @@ def _check_permutation(dims, nd):
 
 
 class TransposeBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("dim0", "dim1")
     saved_fields = {"dim0": "dim0", "dim1": "dim1"}
 
     def backward(self, grad):
@@ -461,7 +461,7 @@ class SqueezeBackward2(SqueezeBackward0):
 class UnsqueezeBackward0(Node):
     """``unsqueeze``, and indexing whose last step that did something was a ``None``: the
     gradient goes back to the input's shape (through the indexing ``key`` when there is one)."""
-    __slots__ = ()
+    __slots__ = ("in_shape",)
     saved_fields = {"dim": not_kept("dim")}
     key = None
 
@@ -557,7 +557,7 @@ def numel(input):
 
 class SliceBackward0(Node):
     """Gradient of a basic-indexing view: scatter into zeros of the input's shape."""
-    __slots__ = ()
+    __slots__ = ("in_shape", "key")
     saved_fields = {"self_sym_sizes": "in_shape", "dim": slice_field("dim"),
                     "start": slice_field("start"), "end": slice_field("end"),
                     "step": slice_field("step")}
