@@ -60,7 +60,7 @@ def _new_shape(args, numel, op):
     if shape.__class__ is not tuple:
         shape = tuple(shape)
     known = prod(shape)
-    if known == numel and known >= 0 and -1 not in shape:
+    if known == numel and -1 not in shape:   # (no size below -1, so no negative product)
         return shape
     if known < 0 and not numel % known and shape.count(-1) == 1:
         i = shape.index(-1)
@@ -294,10 +294,17 @@ class PermuteBackward0(Node):
     saved_fields = {"dims": "dims"}
 
     def backward(self, grad):
+        return (grad.permute(self._inverse()),)
+
+    def backward_arrays(self, grad):
+        return (make(grad._data.transpose(self._inverse())),)
+
+    def _inverse(self):
+        """The permutation that undoes ``dims``."""
         inverse = [0] * len(self.dims)
         for i, d in enumerate(self.dims):
             inverse[d] = i
-        return (grad.permute(inverse),)
+        return inverse
 
     def jvp(self, tangent):
         return tangent.permute(self.dims)
@@ -380,6 +387,9 @@ class TBackward0(Node):
     def backward(self, grad):
         return (grad.t(),)
 
+    def backward_arrays(self, grad):
+        return (make(grad._data.T),)   # (of at most two dims)
+
     def jvp(self, tangent):
         return tangent.t()
 
@@ -436,11 +446,14 @@ method("mH")(property(lambda self: _mT(self).conj() if self.is_complex() else _m
 
 
 class SqueezeBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("in_shape",)
     saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
+
+    def backward_arrays(self, grad):
+        return (make(grad._data.reshape(self.in_shape)),)
 
     def jvp(self, tangent):
         return tangent.reshape(self.results[0]._data.shape)
