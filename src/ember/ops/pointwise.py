@@ -127,9 +127,12 @@ class _BinaryNode(Node):
         return jvp_by_operand_backward(self, tangent_self, tangent_other)
 
     def matches(self, data):
-        """Whether an array (a gradient's) has both operands' shape and dtype: each operand's
-        gradient then needs no reduction."""
-        return data.shape == self.self_shape == self.other_shape and data.dtype == self.self_dtype == self.other_dtype
+        """Whether an array (a gradient's) has the shape and dtype of each operand (``self``
+        alone when ``other`` is a number): each operand's gradient then needs no reduction."""
+        other_shape = self.other_shape
+        if other_shape is None:
+            return data.shape == self.self_shape and data.dtype == self.self_dtype
+        return data.shape == self.self_shape == other_shape and data.dtype == self.self_dtype == self.other_dtype
 
     def reduce(self, grad, which):
         """Reduce ``grad`` to input ``which``'s shape and dtype."""
