@@ -188,18 +188,15 @@ class Node:
     # class keeps the value: an int is the index of a saved tensor, a str the node attribute,
     # a callable computes it from the node. ``node._saved_<name>`` reads it (tensors unpacked,
     # version-checked); ``node._raw_saved_<name>`` gives a saved tensor as a ``SavedTensor``.
+    # The table is given in the class body (or the namespace ``type()`` is given): the readers
+    # are made when the class is. (Not a ``__getattr__``: Python does not specialise attribute
+    # reads on classes that have one, and the engine reads node attributes all the time.)
     saved_fields = {}
 
-    def __getattr__(self, name):
-        if name.startswith("_saved_"):
-            spec = type(self).saved_fields.get(name[7:], _NO_FIELD)
-            if spec is not _NO_FIELD:
-                return _saved_value(self, spec)
-        elif name.startswith("_raw_saved_"):
-            spec = type(self).saved_fields.get(name[11:], _NO_FIELD)
-            if spec.__class__ is int:
-                return SavedTensor(self, spec)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in cls.__dict__.get("saved_fields", ()):
+            _add_saved_field_readers(cls, name)
 
     # -- torch's Node API -----------------------------------------------------------------
     def name(self):
@@ -237,6 +234,27 @@ class Node:
 
 
 _NO_FIELD = object()
+
+
+def _add_saved_field_readers(cls, name):
+    """The properties ``_saved_<name>`` and ``_raw_saved_<name>`` on ``cls``; each reads the
+    field from the table of the node's own class (a subclass may lack it)."""
+    def saved(node):
+        spec = type(node).saved_fields.get(name, _NO_FIELD)
+        if spec is _NO_FIELD:
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+        return _saved_value(node, spec)
+
+    def raw_saved(node):
+        spec = type(node).saved_fields.get(name, _NO_FIELD)
+        if spec.__class__ is not int:
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{name}'")
+        return SavedTensor(node, spec)
+
+    for attr, reader in (("_saved_" + name, saved), ("_raw_saved_" + name, raw_saved)):
+        if attr in Node.__dict__:   # (Node's own state, such as _saved_outputs)
+            raise TypeError(f"{cls.__name__}.saved_fields: the field name '{name}' is taken")
+        setattr(cls, attr, property(reader))
 _FIRST_OUTPUT = ((0, 0),)   # a node's _saved_outputs when it saved its output 0 alone
 
 

@@ -585,14 +585,17 @@ class SliceBackward0(Node):
         return basic_getitem(tangent, self.key)
 
 
-def _alike(cls, name):
-    """A node class with ``cls``'s backward under torch's name ``name``."""
-    return type(name, (cls,), {"__slots__": ()})
+def _alike(cls, name, saved_fields=None):
+    """A node class with ``cls``'s backward under torch's name ``name`` (and its own
+    ``saved_fields`` when given)."""
+    namespace = {"__slots__": ()}
+    if saved_fields is not None:
+        namespace["saved_fields"] = saved_fields
+    return type(name, (cls,), namespace)
 
 
-SelectBackward0 = _alike(SliceBackward0, "SelectBackward0")
-SelectBackward0.saved_fields = {"self_sym_sizes": "in_shape", "dim": slice_field("dim"),
-                                "index": slice_field("index")}
+SelectBackward0 = _alike(SliceBackward0, "SelectBackward0", {
+    "self_sym_sizes": "in_shape", "dim": slice_field("dim"), "index": slice_field("index")})
 AliasBackward0 = _alike(SliceBackward0, "AliasBackward0")
 
 
@@ -862,10 +865,9 @@ class SplitBackward0(Node):
         return (cat(_filled(grads, self.out_shapes), self.dim),)
 
 
-SplitWithSizesBackward0 = _alike(SplitBackward0, "SplitWithSizesBackward0")
-SplitWithSizesBackward0.saved_fields = {
+SplitWithSizesBackward0 = _alike(SplitBackward0, "SplitWithSizesBackward0", {
     "dim": "dim", "self_sym_sizes": _split_input_shape,
-    "split_sizes": lambda node: tuple(shape[node.dim] for shape in node.out_shapes)}
+    "split_sizes": lambda node: tuple(shape[node.dim] for shape in node.out_shapes)})
 
 
 def _split_sizes(input, sizes, dim, node_cls):
