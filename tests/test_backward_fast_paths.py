@@ -26,16 +26,17 @@ def _gradients(fn, inputs, create_graph):
     return [g.detach().float().numpy() for g in grads], [g.dtype for g in grads]
 
 
-def _spy(monkeypatch, module):
-    """Count the calls of ``module.raw_arrays`` that allowed the array path."""
+def _spy_node(monkeypatch, node_cls):
+    """Record, per call of ``node_cls.backward_arrays``, whether it took the array path (gave
+    gradients rather than None)."""
     taken = []
-    real = module.raw_arrays
+    real = node_cls.backward_arrays
 
-    def spy(*args):
-        arrays = real(*args)
-        taken.append(arrays is not None)
-        return arrays
-    monkeypatch.setattr(module, "raw_arrays", spy)
+    def spy(self, *grads):
+        result = real(self, *grads)
+        taken.append(result is not None)
+        return result
+    monkeypatch.setattr(node_cls, "backward_arrays", spy)
     return taken
 
 
@@ -51,7 +52,7 @@ def _assert_same_both_ways(fn, inputs):
 @pytest.mark.parametrize("name", ARITHMETIC_UNARY)
 @pytest.mark.parametrize("shape", [(3, 4), ()])
 def test_unary_array_backward_matches_ember_ops(monkeypatch, name, dtype, shape):
-    taken = _spy(monkeypatch, unary)
+    taken = _spy_node(monkeypatch, unary._ArithmeticUnaryNode)
     _assert_same_both_ways(getattr(ember, name), [_values(shape, dtype)])
     # the array path runs without create_graph, for every dtype but bfloat16
     assert taken[0] is (dtype != "bfloat16")
@@ -61,7 +62,7 @@ def test_unary_array_backward_matches_ember_ops(monkeypatch, name, dtype, shape)
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("other", [0.9, 3, -2.5])
 def test_mul_by_number_array_backward_matches_ember_ops(monkeypatch, dtype, other):
-    taken = _spy(monkeypatch, pointwise)
+    taken = _spy_node(monkeypatch, pointwise.MulBackward0)
     _assert_same_both_ways(lambda x: x * other, [_values((2, 3), dtype)])
     assert taken[0] is (dtype != "bfloat16")
 
@@ -69,13 +70,13 @@ def test_mul_by_number_array_backward_matches_ember_ops(monkeypatch, dtype, othe
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shapes", [((2, 3), (2, 3)), ((3, 1), (4,)), ((), (2, 2))])
 def test_mul_array_backward_matches_ember_ops(monkeypatch, dtype, shapes):
-    taken = _spy(monkeypatch, pointwise)
+    taken = _spy_node(monkeypatch, pointwise.MulBackward0)
     _assert_same_both_ways(lambda a, b: a * b, [_values(shapes[0], dtype), _values(shapes[1], dtype, 2)])
     assert taken[0] is (dtype != "bfloat16")
 
 
 def test_mixed_dtypes_take_the_ember_op_formula(monkeypatch):
-    taken = _spy(monkeypatch, pointwise)
+    taken = _spy_node(monkeypatch, pointwise.MulBackward0)
     _assert_same_both_ways(lambda a, b: a * b, [_values((2, 3), "float32"), _values((3,), "float64", 2)])
     assert taken[0] is False
 

@@ -220,12 +220,14 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
                 sent += 1
                 if nr == 0 and nxt not in buffers:
                     buffers[nxt] = [grad]
+                elif nr == 0 and (old := buffers[nxt]).__class__ is _Summed:   # a leaf's, say
+                    _add_in_place(old[0], grad)
                 else:
                     _add_to_buffer(buffers, held, nxt, nr, grad)
-            left = deps[nxt] - 1
-            deps[nxt] = left
-            if not left:
+            if deps[nxt] == 1:   # the last edge into it
                 push_ready(nxt)
+            else:
+                deps[nxt] -= 1
         if (seen or sent > 1) and not _apart(input_grads, grads, seen):
             _mark_held(held, edges, input_grads, grads, seen)
 
@@ -236,6 +238,22 @@ def _apart(input_grads, grads, seen):
     ``_mark_held`` has nothing to mark (it is only asked when this says no)."""
     if seen == _BY_USER:
         return False
+    if len(input_grads) == 2 and len(grads) == 1:   # a binary op's two gradients
+        a, b = input_grads
+        if a is None or b is None:
+            if not seen:
+                return True
+        else:
+            a, b = a._data, b._data
+            if a is b or a.base is not None or b.base is not None:
+                return False
+            given = grads[0]
+            if not seen or given is None:
+                return True
+            memory = given._data
+            if memory.base is not None:
+                memory = _memory(given)
+            return memory is not a and memory is not b
     memories = []
     for grad in input_grads:
         if grad is not None:
@@ -257,6 +275,11 @@ def _mark_held(held, edges, input_grads, grads, seen):
     """Mark the nodes a node sent gradients to that may be held elsewhere: all of them when
     ``seen`` is ``_BY_USER`` (user code saw them), those in the memory of a given gradient when
     ``seen`` (one given may be held elsewhere), and any two in the same memory."""
+    if not seen and len(input_grads) == 2:
+        a, b = input_grads
+        if a is b and a is not None and a._data.base is None:   # add's gradient, sent twice
+            held[edges[0][0]] = held[edges[1][0]] = True
+            return
     sent = [(nxt, grad) for (nxt, _), grad in zip(edges, input_grads)
             if nxt is not None and grad is not None]
     if not seen and len(sent) == 2:  # the common case: two arrays of their own

@@ -69,10 +69,9 @@ class Node:
         for t in inputs:
             if t is None or not t._requires_grad:
                 edges.append(_NO_EDGE)
-                continue
-            fn = t.grad_fn
-            if fn is None:
-                edges.append((grad_accumulator_of(t), 0))
+            elif (fn := t.grad_fn) is None:   # a leaf: its AccumulateGrad, while it lives
+                ref = t._grad_acc_ref
+                edges.append(((ref is not None and ref()) or grad_accumulator_of(t), 0))
             elif t._base is not None and t._view_version != t._version_counter[0]:
                 edges.append((refresh_view_history(t), t._output_nr))
             else:
@@ -104,6 +103,21 @@ class Node:
         """Keep tensors for backward, with the version each has now. An output of this node is
         kept as an alias without its history (no reference cycle); with ``create_graph`` it is
         unpacked with this node as its ``grad_fn`` again, as torch's SavedVariable does."""
+        n = len(tensors)
+        if n == 1 and (t := tensors[0]) is not None:   # the common cases first
+            if t.grad_fn is not self:
+                self._saved = tensors
+                self._versions = (t._version_counter[0],)
+                return
+            if t._fw_grad is None and not t._output_nr:
+                self._save_first_output(t)
+                return
+        elif n == 2:
+            a, b = tensors
+            if a is not None and b is not None and a.grad_fn is not self and b.grad_fn is not self:
+                self._saved = tensors
+                self._versions = (a._version_counter[0], b._version_counter[0])
+                return
         versions = []
         for t in tensors:
             if t is None:
@@ -114,6 +128,12 @@ class Node:
                 versions.append(t._version_counter[0])
         self._saved = tensors
         self._versions = versions
+
+    def _save_first_output(self, out):
+        """``save(out)`` for this node's output 0 (no tangent): an alias of it."""
+        self._saved = (out._alias(),)
+        self._versions = (out._version_counter[0],)
+        self._saved_outputs = _FIRST_OUTPUT
 
     def _save_with_outputs(self, tensors):
         saved = []
@@ -168,18 +188,15 @@ class Node:
     # class keeps the value: an int is the index of a saved tensor, a str the node attribute,
     # a callable computes it from the node. ``node._saved_<name>`` reads it (tensors unpacked,
     # version-checked); ``node._raw_saved_<name>`` gives a saved tensor as a ``SavedTensor``.
+    # The table is given in the class body (or the namespace ``type()`` is given): the readers
+    # are made when the class is. (Not a ``__getattr__``: Python does not specialise attribute
+    # reads on classes that have one, and the engine reads node attributes all the time.)
     saved_fields = {}
 
-    def __getattr__(self, name):
-        if name.startswith("_saved_"):
-            spec = type(self).saved_fields.get(name[7:], _NO_FIELD)
-            if spec is not _NO_FIELD:
-                return _saved_value(self, spec)
-        elif name.startswith("_raw_saved_"):
-            spec = type(self).saved_fields.get(name[11:], _NO_FIELD)
-            if spec.__class__ is int:
-                return SavedTensor(self, spec)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in cls.__dict__.get("saved_fields", ()):
+            _add_saved_field_readers(cls, name)
 
     # -- torch's Node API -----------------------------------------------------------------
     def name(self):
@@ -217,6 +234,28 @@ class Node:
 
 
 _NO_FIELD = object()
+
+
+def _add_saved_field_readers(cls, name):
+    """The properties ``_saved_<name>`` and ``_raw_saved_<name>`` on ``cls``; each reads the
+    field from the table of the node's own class (a subclass may lack it)."""
+    def saved(node):
+        spec = type(node).saved_fields.get(name, _NO_FIELD)
+        if spec is _NO_FIELD:
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{name}'")
+        return _saved_value(node, spec)
+
+    def raw_saved(node):
+        spec = type(node).saved_fields.get(name, _NO_FIELD)
+        if spec.__class__ is not int:
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{name}'")
+        return SavedTensor(node, spec)
+
+    for attr, reader in (("_saved_" + name, saved), ("_raw_saved_" + name, raw_saved)):
+        if attr in Node.__dict__:   # (Node's own state, such as _saved_outputs)
+            raise TypeError(f"{cls.__name__}.saved_fields: the field name '{name}' is taken")
+        setattr(cls, attr, property(reader))
+_FIRST_OUTPUT = ((0, 0),)   # a node's _saved_outputs when it saved its output 0 alone
 
 
 def _saved_value(node, spec):

@@ -77,10 +77,12 @@ def record(node_cls, inputs, out, *more_outputs):
         return None
     if more_outputs:
         return _record_outputs(node_cls, inputs, (out,) + more_outputs)
-    if out is not None and out._data.dtype in _NO_AUTOGRAD:
-        _refuse_autograd(out, node_cls)
-    node = node_cls(inputs)
-    if out is not None:
+    if out is None:
+        node = node_cls(inputs)
+    else:
+        if out._data.dtype in _NO_AUTOGRAD:
+            _refuse_autograd(out, node_cls)
+        node = node_cls(inputs)
         if out.grad_fn is not None:   # an in-place op recorded again over its input
             out._output_nr = 0
         out._requires_grad = True

@@ -15,7 +15,7 @@ from . import _float_division
 from ..autograd._dual import jvp_by_backward, jvp_by_operand_backward
 from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
-    conj_if_complex, forward_mode, grad_state, is_scalar, make, real_part_for,
+    conj_if_complex, forward_mode, grad_state, is_scalar, make, real_part_for, _RAW_DTYPES,
     method, namespace_of, Node, NotImplementedBackward, raw_arrays, record, Tensor,
     _type_word, write_out,
 )
@@ -63,7 +63,15 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=
     ``save`` ("self", "other", "result"; a number saves as None); ``alpha`` is add's and sub's.
     ``operands(a, b)`` gives the arrays to compute on (``float_arrays`` for float ops)."""
     try:
-        ad, bd = operands(a, b)
+        bcls = b.__class__
+        if operands is not arrays_for:
+            ad, bd = operands(a, b)
+        elif bcls is Tensor and (bd := b._data).dtype == (ad := a._data).dtype:
+            pass   # arrays_for's common cases without the call: two tensors of one dtype,
+        elif bcls is float and (ad := a._data).dtype.kind in "fc":
+            bd = b   # a float tensor and a Python float
+        else:
+            ad, bd = operands(a, b)
         if ad.nbytes >= parallel.ELEMENTWISE_MIN_BYTES and type(ufunc) is np.ufunc:
             data = _large_binary(ufunc, ad, bd)
         else:
@@ -75,7 +83,6 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=
         check_same_device(a, b)
         raise
     out = make(data)
-    bcls = b.__class__
     if bcls is Tensor or (bcls is not float and bcls is not int and isinstance(b, Tensor)):
         if not (a._requires_grad or b._requires_grad or forward_mode.active):   # (no call to record: the common case)
             return out
@@ -119,6 +126,14 @@ class _BinaryNode(Node):
         """Each operand's gradient formula applied to its tangent, summed, unreduced."""
         return jvp_by_operand_backward(self, tangent_self, tangent_other)
 
+    def matches(self, data):
+        """Whether an array (a gradient's) has the shape and dtype of each operand (``self``
+        alone when ``other`` is a number): each operand's gradient then needs no reduction."""
+        other_shape = self.other_shape
+        if other_shape is None:
+            return data.shape == self.self_shape and data.dtype == self.self_dtype
+        return data.shape == self.self_shape == other_shape and data.dtype == self.self_dtype == self.other_dtype
+
     def reduce(self, grad, which):
         """Reduce ``grad`` to input ``which``'s shape and dtype."""
         if which == 0:
@@ -145,10 +160,13 @@ class AddBackward0(_BinaryNode):
 
     def backward(self, grad):
         edges = self.next_functions
+        alpha = self.alpha
+        if alpha == 1 and self.matches(grad._data):   # the common case: grad for both
+            return (grad if edges[0][0] is not None else None,
+                    grad if edges[1][0] is not None else None)
         ga = self.reduce(grad, 0) if edges[0][0] is not None else None
         gb = None
         if edges[1][0] is not None:
-            alpha = self.alpha
             gb = self.reduce(grad if alpha == 1 else grad * alpha, 1)
         return ga, gb
 
@@ -282,12 +300,22 @@ class MulBackward0(_BinaryNode):
         return ga, gb
 
     def backward_arrays(self, grad):
-        edges = self.next_functions
+        gd = grad._data
         if self.other_shape is None:
             scalar = self.other_scalar
-            arrays = raw_arrays(grad) if scalar.__class__ is float or scalar.__class__ is int else None
-            return None if arrays is None else (self.reduce(make(arrays[0] * scalar), 0), None)
+            if (scalar.__class__ is not float and scalar.__class__ is not int) or gd.dtype not in _RAW_DTYPES:
+                return None
+            ga = make(gd * scalar)
+            return (ga if gd.shape == self.self_shape and gd.dtype == self.self_dtype
+                    else self.reduce(ga, 0)), None
         a, b = self.saved_tensors
+        if gd.dtype in _RAW_DTYPES and self.matches(gd):   # no promotion, no reduction
+            dtype = gd.dtype
+            ad = None if a is None else a._data
+            bd = None if b is None else b._data
+            if (ad is None or ad.dtype == dtype) and (bd is None or bd.dtype == dtype):
+                return (None if bd is None else make(gd * bd)), (None if ad is None else make(gd * ad))
+        edges = self.next_functions
         arrays = raw_arrays(grad, a, b)
         if arrays is None:
             return None

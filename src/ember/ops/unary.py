@@ -18,8 +18,9 @@ import numpy as np
 from .._torch_function import dispatch_or_raise
 from ._common import (
     apply_inplace, bump_version, check_inplace, complex_autograd, finish_inplace, float_array,
-    forward_mode, grad_state, make, method, namespace_of, Node, raw_arrays, record, Tensor,
+    forward_mode, grad_state, make, method, namespace_of, Node, record, Tensor,
 )
+from ._common import _RAW_DTYPES
 from ._common import _type_word
 from .._backend.precision import exp_in_place, narrowed, widened
 from ..autograd._dual import jvp_by_backward
@@ -58,8 +59,17 @@ class _ArithmeticUnaryNode(_UnaryNode):
     __slots__ = ()
 
     def backward_arrays(self, grad):
-        arrays = raw_arrays(grad, *self._x_and_result())
-        return None if arrays is None else (make(self.formula(*arrays)),)
+        gd = grad._data
+        dtype = gd.dtype
+        if dtype not in _RAW_DTYPES:
+            return None
+        saved = self.saved_tensors
+        x = y = None
+        if self.keeps_self and (x := saved[0]._data).dtype != dtype:
+            return None
+        if self.keeps_result and (y := saved[-1]._data).dtype != dtype:
+            return None
+        return (make(self.formula(gd, x, y)),)
 
 
 def _not_implemented(kernel):

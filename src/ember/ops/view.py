@@ -60,7 +60,7 @@ def _new_shape(args, numel, op):
     if shape.__class__ is not tuple:
         shape = tuple(shape)
     known = prod(shape)
-    if known == numel and known >= 0 and -1 not in shape:
+    if known == numel and -1 not in shape:   # (no size below -1, so no negative product)
         return shape
     if known < 0 and not numel % known and shape.count(-1) == 1:
         i = shape.index(-1)
@@ -100,11 +100,14 @@ def _checked_infer_shape(shape, numel):
 
 
 class ViewBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("in_shape",)
     saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
+
+    def backward_arrays(self, grad):
+        return (make(grad._data.reshape(self.in_shape)),)
 
     def jvp(self, tangent):
         return tangent.reshape(self.results[0]._data.shape)
@@ -291,10 +294,17 @@ class PermuteBackward0(Node):
     saved_fields = {"dims": "dims"}
 
     def backward(self, grad):
+        return (grad.permute(self._inverse()),)
+
+    def backward_arrays(self, grad):
+        return (make(grad._data.transpose(self._inverse())),)
+
+    def _inverse(self):
+        """The permutation that undoes ``dims``."""
         inverse = [0] * len(self.dims)
         for i, d in enumerate(self.dims):
             inverse[d] = i
-        return (grad.permute(inverse),)
+        return inverse
 
     def jvp(self, tangent):
         return tangent.permute(self.dims)
@@ -332,11 +342,14 @@ def _check_permutation(dims, nd):
 
 
 class TransposeBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("dim0", "dim1")
     saved_fields = {"dim0": "dim0", "dim1": "dim1"}
 
     def backward(self, grad):
         return (grad.transpose(self.dim0, self.dim1),)
+
+    def backward_arrays(self, grad):
+        return (make(grad._data.swapaxes(self.dim0, self.dim1)),)
 
     def jvp(self, tangent):
         return tangent.transpose(self.dim0, self.dim1)
@@ -373,6 +386,9 @@ class TBackward0(Node):
 
     def backward(self, grad):
         return (grad.t(),)
+
+    def backward_arrays(self, grad):
+        return (make(grad._data.T),)   # (of at most two dims)
 
     def jvp(self, tangent):
         return tangent.t()
@@ -430,11 +446,14 @@ method("mH")(property(lambda self: _mT(self).conj() if self.is_complex() else _m
 
 
 class SqueezeBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("in_shape",)
     saved_fields = {"self_sym_sizes": "in_shape"}
 
     def backward(self, grad):
         return (grad.reshape(self.in_shape),)
+
+    def backward_arrays(self, grad):
+        return (make(grad._data.reshape(self.in_shape)),)
 
     def jvp(self, tangent):
         return tangent.reshape(self.results[0]._data.shape)
@@ -455,7 +474,7 @@ class SqueezeBackward2(SqueezeBackward0):
 class UnsqueezeBackward0(Node):
     """``unsqueeze``, and indexing whose last step that did something was a ``None``: the
     gradient goes back to the input's shape (through the indexing ``key`` when there is one)."""
-    __slots__ = ()
+    __slots__ = ("in_shape",)
     saved_fields = {"dim": not_kept("dim")}
     key = None
 
@@ -463,6 +482,11 @@ class UnsqueezeBackward0(Node):
         if self.key is None:
             return (grad.reshape(self.in_shape),)
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
+
+    def backward_arrays(self, grad):
+        if self.key is None:
+            return (make(grad._data.reshape(self.in_shape)),)
+        return (make(_scattered_into_zeros(grad._data, self.in_shape, self.key)),)
 
     def jvp(self, tangent):
         if self.key is None:
@@ -546,7 +570,7 @@ def numel(input):
 
 class SliceBackward0(Node):
     """Gradient of a basic-indexing view: scatter into zeros of the input's shape."""
-    __slots__ = ()
+    __slots__ = ("in_shape", "key")
     saved_fields = {"self_sym_sizes": "in_shape", "dim": slice_field("dim"),
                     "start": slice_field("start"), "end": slice_field("end"),
                     "step": slice_field("step")}
@@ -554,18 +578,24 @@ class SliceBackward0(Node):
     def backward(self, grad):
         return (slice_scatter_zeros(grad, self.in_shape, self.key),)
 
+    def backward_arrays(self, grad):
+        return (make(_scattered_into_zeros(grad._data, self.in_shape, self.key)),)
+
     def jvp(self, tangent):
         return basic_getitem(tangent, self.key)
 
 
-def _alike(cls, name):
-    """A node class with ``cls``'s backward under torch's name ``name``."""
-    return type(name, (cls,), {"__slots__": ()})
+def _alike(cls, name, saved_fields=None):
+    """A node class with ``cls``'s backward under torch's name ``name`` (and its own
+    ``saved_fields`` when given)."""
+    namespace = {"__slots__": ()}
+    if saved_fields is not None:
+        namespace["saved_fields"] = saved_fields
+    return type(name, (cls,), namespace)
 
 
-SelectBackward0 = _alike(SliceBackward0, "SelectBackward0")
-SelectBackward0.saved_fields = {"self_sym_sizes": "in_shape", "dim": slice_field("dim"),
-                                "index": slice_field("index")}
+SelectBackward0 = _alike(SliceBackward0, "SelectBackward0", {
+    "self_sym_sizes": "in_shape", "dim": slice_field("dim"), "index": slice_field("index")})
 AliasBackward0 = _alike(SliceBackward0, "AliasBackward0")
 
 
@@ -583,13 +613,18 @@ class SliceBackwardBackward0(Node):
 
 def slice_scatter_zeros(src, shape, key):
     """A tensor of zeros of ``shape`` with ``src`` written at ``[key]`` (differentiable)."""
-    data = namespace_of(src._data).zeros(shape, dtype=src._data.dtype)
-    data[key] = src._data
-    out = make(data)
+    out = make(_scattered_into_zeros(src._data, shape, key))
     node = record(SliceBackwardBackward0, (src,), out)
     if node is not None:
         node.key = key
         node.in_shape = shape
+    return out
+
+
+def _scattered_into_zeros(data, shape, key):
+    """An array of zeros of ``shape`` and ``data``'s dtype with ``data`` written at ``[key]``."""
+    out = namespace_of(data).zeros(shape, dtype=data.dtype)
+    out[key] = data
     return out
 
 
@@ -830,10 +865,9 @@ class SplitBackward0(Node):
         return (cat(_filled(grads, self.out_shapes), self.dim),)
 
 
-SplitWithSizesBackward0 = _alike(SplitBackward0, "SplitWithSizesBackward0")
-SplitWithSizesBackward0.saved_fields = {
+SplitWithSizesBackward0 = _alike(SplitBackward0, "SplitWithSizesBackward0", {
     "dim": "dim", "self_sym_sizes": _split_input_shape,
-    "split_sizes": lambda node: tuple(shape[node.dim] for shape in node.out_shapes)}
+    "split_sizes": lambda node: tuple(shape[node.dim] for shape in node.out_shapes)})
 
 
 def _split_sizes(input, sizes, dim, node_cls):
