@@ -11,6 +11,7 @@ each library's final loss.
     python -m benchmarks.programs [--only NAME ...] [--repeats 2] [--steps N] [--json FILE]
 """
 import argparse
+import compileall
 import json
 import math
 import os
@@ -103,6 +104,9 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
+    # ember's byte-code written first (as make does): where PYTHONDONTWRITEBYTECODE is set, every
+    # program would otherwise compile ember's modules at its start
+    compileall.compile_dir(str(REPO / "src"), quiet=1, workers=0)
     rows = []
     for name in args.only or PROGRAMS:
         rows.append(measure(name, args.repeats, args.steps,
