@@ -366,10 +366,11 @@ def _saved_values(rec, nodes):
     return list(values.values()), harvests, locate
 
 
-# pointwise calls whose saved results the backward graph recomputes from their saved input
+# pointwise calls whose saved results the backward graph recomputes from their saved input:
+# one cheap pass each (transcendental functions, such as GELU's erf, cost more to recompute
+# than their results cost to keep, as eager keeps them)
 _RECOMPUTED = frozenset("""
-    relu gelu silu sigmoid tanh exp sin cos neg abs leaky_relu elu softplus erf sqrt rsqrt
-    square mish hardtanh hardswish hardsigmoid relu6 celu selu mul add sub truediv div
+    relu neg abs leaky_relu square hardtanh relu6 mul add sub truediv div
 """.split())
 
 
@@ -557,7 +558,9 @@ def _trace_backward(deps, ready, flat, diff_outs, terminals, n_args, saved_value
                                  n_args)
                         continue
                     if grads is not None:
-                        result = _traced_formula(rec, node, grads)
+                        result = _array_call(rec, node, grads)
+                        if result is None:
+                            result = _traced_formula(rec, node, grads)
                         if result is None:
                             result = _opaque_call(rec, node, grads, first_tangent, saved_values,
                                                   harvests, locate)
@@ -589,6 +592,110 @@ def _trace_backward(deps, ready, flat, diff_outs, terminals, n_args, saved_value
     except Exception as e:
         raise NoAot(f"the backward graph cannot be built: {type(e).__name__}: {e}") from e
     return gm, leaves
+
+
+# what a node keeps for the engine and for hooks, not for its formula
+_NODE_STATE = frozenset(vars(Node)) | {"_metadata"}
+_LITERALS = (type(None), bool, int, float, complex, str)
+
+
+def _array_call(rec, node, grads):
+    """Record ``run_node_arrays``: the node's ``backward_arrays`` (the array kernel eager's
+    engine runs: oneDNN's GELU backward, the fused softmax and layer-norm backward, one GEMM
+    per input of a linear) on the values it saved, as one call of the backward graph. None
+    (nothing recorded) where the node has no ``backward_arrays``, keeps state other than
+    literals (arrays, functions: state of one run), or saved a tensor the backward graph
+    does not hold."""
+    cls = node.__class__
+    if cls.backward_arrays is None or not _importable(cls):
+        return None
+    state_ = _node_state(node)
+    if state_ is None:
+        return None
+    saved = tuple(node._saved)
+    if not all(t is None or rec.is_traced(t) for t in saved) or \
+            not all(g is None or rec.is_traced(g) for g in grads):
+        return None
+    nrs = tuple(None if fn is None else nr for fn, nr in node.next_functions)
+    args = (cls, state_, nrs, saved, *grads)
+    result = _run_unrecorded(rec, run_node_arrays, args, {})
+    rec.record("call_function", run_node_arrays, args, {}, result)
+    return result
+
+
+def _importable(cls):
+    """Whether generated code can name ``cls`` (its qualified name leads back to it)."""
+    from ..fx._names import qualified_name
+    try:
+        path = qualified_name(cls).split(".")
+    except RuntimeError:
+        return False
+    target = sys.modules.get(path[0])
+    for part in path[1:]:
+        target = getattr(target, part, None)
+    return target is cls
+
+
+def _node_state(node):
+    """The attributes a node's formula reads (its ``__dict__`` and slots, less the engine's
+    state) as a dict of literals, or None where one is not a literal."""
+    found = {}
+    for key, value in node.__dict__.items():
+        if key not in _NODE_STATE:
+            found[key] = value
+    for klass in node.__class__.__mro__:
+        if klass is Node:
+            break
+        slots = klass.__dict__.get("__slots__", ())
+        for key in (slots,) if isinstance(slots, str) else slots:
+            if key not in ("__dict__", "__weakref__") and hasattr(node, key):
+                found[key] = getattr(node, key)
+    return found if all(_literal(v) for v in found.values()) else None
+
+
+def _literal(value):
+    from .. import device, dtype
+    if isinstance(value, (tuple, list)):
+        return all(_literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(_literal(v) for v in value.values())
+    return value.__class__ in _LITERALS or isinstance(value, (dtype, device))
+
+
+class _Elsewhere:
+    """The node an edge of ``run_node_arrays``'s node leads to: the formulas only ask whether
+    an input needs a gradient (an edge's node is not None)."""
+
+    __slots__ = ()
+
+
+_ELSEWHERE = _Elsewhere()
+_edges = {}
+
+
+def _edges_of(nrs):
+    edges = _edges.get(nrs)
+    if edges is None:
+        edges = _edges[nrs] = tuple((None, 0) if nr is None else (_ELSEWHERE, nr) for nr in nrs)
+    return edges
+
+
+def run_node_arrays(cls, state_, nrs, saved, *grads):
+    """A node of class ``cls`` with ``state_`` and the ``saved`` tensors, its backward run as
+    the engine runs it: ``backward_arrays`` on the arrays, or ``backward`` where that declines
+    (or a graph of the backward is being built)."""
+    node = cls.__new__(cls)
+    for key, value in state_.items():
+        setattr(node, key, value)
+    node.next_functions = _edges_of(nrs)
+    node._saved = saved
+    node._versions = [None if t is None else t._version_counter[0] for t in saved]
+    result = None if state.grad_enabled else node.backward_arrays(*grads)
+    if result is None:
+        result = node.backward(*grads)
+    if result is None or isinstance(result, Tensor):
+        result = (result,)
+    return tuple(result)
 
 
 def _traced_formula(rec, node, grads):
