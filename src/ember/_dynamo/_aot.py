@@ -534,9 +534,7 @@ def _trace_backward(deps, ready, flat, diff_outs, terminals, n_args, saved_value
                             rec.bind(t, node)
                 for saved in list(saved_values):
                     for t in saved.views:
-                        rec.record("call_function", ember.as_strided,
-                                   (saved.value, tuple(t.shape), t.stride(),
-                                    t.storage_offset()), {}, t)
+                        rec.record(*_view_call(saved.value, t), {}, t)
                 buffers = {}
                 first_tangent = None
                 for k, pos in enumerate(diff_outs):
@@ -636,6 +634,18 @@ def _importable(cls):
     return target is cls
 
 
+_slotted = {}
+
+
+def _own_slots(cls):
+    """Whether a node class declares slots of its own (set one by one, not in __dict__)."""
+    found = _slotted.get(cls)
+    if found is None:
+        found = _slotted[cls] = any(
+            klass.__dict__.get("__slots__") for klass in cls.__mro__[:cls.__mro__.index(Node)])
+    return found
+
+
 def _node_state(node):
     """The attributes a node's formula reads (its ``__dict__`` and slots, less the engine's
     state) as a dict of literals, or None where one is not a literal."""
@@ -685,8 +695,12 @@ def run_node_arrays(cls, state_, nrs, saved, *grads):
     the engine runs it: ``backward_arrays`` on the arrays, or ``backward`` where that declines
     (or a graph of the backward is being built)."""
     node = cls.__new__(cls)
-    for key, value in state_.items():
-        setattr(node, key, value)
+    if state_:
+        if _own_slots(cls):
+            for key, value in state_.items():
+                setattr(node, key, value)
+        else:
+            node.__dict__.update(state_)
     node.next_functions = _edges_of(nrs)
     node._saved = saved
     node._versions = [None if t is None else t._version_counter[0] for t in saved]
@@ -696,6 +710,22 @@ def run_node_arrays(cls, state_, nrs, saved, *grads):
     if result is None or isinstance(result, Tensor):
         result = (result,)
     return tuple(result)
+
+
+def _view_call(value, view):
+    """(op, target, args) of a call that makes ``view`` from ``value`` (the tensor whose
+    memory it views): the transpose of a matrix (a linear layer's saved ``weight.t()``) or a
+    view of a contiguous tensor as another shape, else ``as_strided``."""
+    import ember
+    if value.storage_offset() == view.storage_offset():
+        shape, stride = tuple(view.shape), view.stride()
+        if value.dim() == 2 and shape == tuple(value.shape)[::-1] and \
+                stride == value.stride()[::-1]:
+            return "call_method", "t", (value,)
+        if value.is_contiguous() and view.is_contiguous() and view.numel() == value.numel():
+            return "call_method", "view", (value, shape)
+    return "call_function", ember.as_strided, (value, tuple(view.shape), view.stride(),
+                                               view.storage_offset())
 
 
 def _traced_formula(rec, node, grads):
