@@ -388,3 +388,68 @@ def test_the_default_backend_replays_with_eager_autograd_unless_asked():
         assert out.grad_fn.name() == node
         out.sum().backward()
         _close(model[0].weight.grad, expected)
+
+
+# -- the backward graph calls eager's array kernels ----------------------------------------------
+
+def test_backward_graph_runs_the_nodes_array_kernels_as_eager_does():
+    """Each node with an array backward (oneDNN's GELU backward, the fused layer-norm and
+    softmax backward, one GEMM per input of a linear) is one ``run_node_arrays`` call of the
+    backward graph, not its formula re-derived in ember ops (no erf for GELU); the cross
+    entropy, which keeps arrays of its run, is the node its forward call made."""
+    nn = ember.nn
+    model = nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.LayerNorm(32), nn.SiLU(),
+                          nn.Linear(32, 16), nn.Tanh(), nn.Linear(16, 16), nn.Sigmoid(),
+                          nn.Linear(16, 10), nn.LogSoftmax(dim=1))
+    target = ember.tensor([1, 0, 4, 9, 3, 3])
+
+    def loss(x):
+        out = model(x)
+        return ember.nn.functional.cross_entropy(out, target) + out.softmax(1).pow(2).sum()
+
+    compiled = ember.compile(loss, backend="aot_eager")
+    compiled(ember.randn(6, 12))
+    for _ in range(2):
+        x = ember.randn(6, 12, requires_grad=True)
+        model.zero_grad()
+        got = compiled(x)
+        got.backward()
+        got_grads = _grads(model)
+        x2 = x.detach().requires_grad_()
+        model.zero_grad()
+        expected = loss(x2)
+        expected.backward()
+        _close(got, expected)
+        _close(x.grad, x2.grad)
+        for g, w in zip(got_grads, _grads(model)):
+            _close(g, w)
+    assert got.grad_fn.name() == AOT
+    code = compiled._ember_compiled.entries[-1].run.backward_graph.code
+    for name in ("AddmmBackward0", "GeluBackward0", "NativeLayerNormBackward0", "SiluBackward0",
+                 "TanhBackward0", "SigmoidBackward0", "LogSoftmaxBackward0", "SoftmaxBackward0"):
+        assert f"{name}, " in code
+    assert code.count("run_node_arrays(") == 11
+    assert "run_node_backward(" in code                  # the cross entropy's node
+    assert "erf" not in code and "_gelu_grad" not in code
+
+
+class _Scaled(ember.autograd.graph.Node):
+    """A node class with a slot and an array backward that declines negative factors."""
+
+    __slots__ = ("factor",)
+
+    def backward(self, grad):
+        return (grad * self.factor,)
+
+    def backward_arrays(self, grad):
+        if self.factor < 0:
+            return None
+        return (ember.from_numpy(grad.numpy() * self.factor),)
+
+
+@pytest.mark.parametrize("factor", [3.0, -2.0])
+def test_run_node_arrays_sets_slots_and_falls_back_to_the_formula(factor):
+    from ember._dynamo._aot import run_node_arrays
+    grad = ember.randn(4)
+    (got,) = run_node_arrays(_Scaled, {"factor": factor}, (0,), (), grad)
+    _close(got, grad * factor)
