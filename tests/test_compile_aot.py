@@ -453,3 +453,34 @@ def test_run_node_arrays_sets_slots_and_falls_back_to_the_formula(factor):
     grad = ember.randn(4)
     (got,) = run_node_arrays(_Scaled, {"factor": factor}, (0,), (), grad)
     _close(got, grad * factor)
+
+
+def test_forward_graph_takes_the_roots_tensors_as_arguments_while_they_are_the_same():
+    """The forward graph gets the parameters as arguments (not fetched through the modules):
+    changes in place are seen, and a parameter replaced by another recompiles."""
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh(), ember.nn.Linear(4, 2))
+    compiled = ember.compile(model, backend="aot_eager")
+    x = ember.randn(5, 3)
+    compiled(x)
+    compiled(x)
+    run = compiled._compiled.entries[-1].run
+    assert any(t is model[0].weight for t in run.lifted)
+    for change in ("in place", "replaced"):
+        if change == "in place":
+            with ember.no_grad():
+                model[2].weight.mul_(2)
+        else:
+            model[2].weight = ember.nn.Parameter(ember.randn(2, 4))
+            compiled(x)                     # the guard fails: captured again
+        model.zero_grad()
+        out = compiled(x)
+        out.sum().backward()
+        got = _grads(model)
+        model.zero_grad()
+        expected = model(x)
+        expected.sum().backward()
+        _close(out, expected)
+        for g, w in zip(got, _grads(model)):
+            _close(g, w)
+        assert out.grad_fn.name() == AOT
+    assert len(compiled._compiled.entries) == 2

@@ -33,6 +33,7 @@ from ..jit._recorder import Recorder, TracerWarning, _run_unrecorded
 from ..jit._trace import _graph_module
 from ..nn import Module
 from ..ops._common import record
+from ._guards import StateGuard
 
 __all__ = ["NoAot", "build", "record_inside_ember", "AotFunction", "CompiledFunctionBackward", "flat_tensors"]
 
@@ -106,7 +107,7 @@ class AotFunction:
     aot = True
 
     def __init__(self, replay, forward_graph, backward_graph, diff_args, leaves, diff_outs,
-                 out_meta, nondeterministic, mutated_buffers):
+                 out_meta, nondeterministic, mutated_buffers, lifted=()):
         self.replay = replay
         self.forward_graph = forward_graph
         self.backward_graph = backward_graph
@@ -116,6 +117,7 @@ class AotFunction:
         self.out_meta = out_meta            # (shape, dtype, device) of each of those
         self.nondeterministic = nondeterministic
         self.mutated_buffers = mutated_buffers
+        self.lifted = lifted                # the root's tensors the forward graph takes last
 
     def __call__(self, *args):
         if not state.grad_enabled or _forward.active:
@@ -127,7 +129,7 @@ class AotFunction:
             rng = get_rng_state()
         state.grad_enabled = False
         try:
-            out, saved = self.forward_graph(*args)
+            out, saved = self.forward_graph(*args, *self.lifted)
         finally:
             state.grad_enabled = True
         flat = flat_tensors(out)
@@ -218,11 +220,11 @@ def build(cap, replay, args, result, versions_before):
     _choose_recomputed(rec, saved_values, flat)
     backward_graph, leaves = _trace_backward(nodes, order, flat, diff_outs, terminals,
                                              len(diff_args), saved_values, harvests, locate)
-    forward_graph = _forward_graph(cap, rec, saved_values, harvests)
+    forward_graph, lifted = _forward_graph(cap, rec, saved_values, harvests)
     out_meta = [(tuple(flat[i].shape), flat[i].dtype, flat[i].device) for i in diff_outs]
     return AotFunction(replay, forward_graph, backward_graph, diff_args, leaves, diff_outs,
                        out_meta, bool(cap.graph_module.meta.get("nondeterministic")),
-                       mutated_buffers)
+                       mutated_buffers, lifted)
 
 
 def record_inside_ember(rec, private_ops=False):
@@ -861,10 +863,18 @@ def _forward_graph(cap, rec, saved_values, harvests):
         requires_grad[n] = t.requires_grad
     new = Graph()
     val_map, harvested = {}, {}
+    guarded = {qual: tensor for _, _, tensor, qual in StateGuard(cap).attributes}
+    lifted = []
     for n in graph.nodes:
         if n.op == "output":
             out_value = map_arg(n.args[0], val_map.__getitem__)
             break
+        if n.op == "get_attr" and n.target in guarded:
+            # a parameter or buffer: an argument after the inputs, not fetched through the
+            # modules on every call (the guards check it is still the same tensor)
+            val_map[n] = new.create_node("placeholder", n.name)
+            lifted.append(guarded[n.target])
+            continue
         if n not in harvests:
             val_map[n] = new.node_copy(n, val_map.__getitem__)
             continue
@@ -883,4 +893,4 @@ def _forward_graph(cap, rec, saved_values, harvests):
         if n not in before and not n.users:
             graph.erase_node(n)
     shim = types.SimpleNamespace(constants=rec.constants, graph=new, nondeterministic=[])
-    return _graph_module(GraphModule, cap.root, shim, "CompiledFunctionForward")
+    return _graph_module(GraphModule, cap.root, shim, "CompiledFunctionForward"), tuple(lifted)
