@@ -2,11 +2,13 @@
 
 At capture time, the call recorded for the forward graph also left its autograd graph behind
 (the capture runs the function for real, with grad mode on). ``build`` walks that autograd
-graph as the engine would, calling each node's ``backward`` (written in ember ops) under a
-second ``Recorder`` whose placeholders are the node's saved tensors and the gradients of the
-outputs: the recorded calls are the backward graph. Each saved tensor is a value of the forward
-graph (an input, a parameter, an intermediate result), which the forward graph then also
-returns.
+graph as the engine would, under a second ``Recorder`` whose placeholders are the nodes' saved
+tensors and the gradients of the outputs: a node with an array backward (``backward_arrays``,
+what the engine runs: GEMMs, oneDNN's GELU backward, the fused layer-norm backward) is recorded
+as one ``run_node_arrays`` call on its saved values, the other nodes' ``backward`` (written in
+ember ops) op by op; the recorded calls are the backward graph. Each saved tensor is a value of
+the forward graph (an input, a parameter, an intermediate result), which the forward graph then
+also returns. The forward graph takes the root's parameters and buffers as arguments.
 
 At run time ``AotFunction`` runs the forward graph with grad mode off and records ONE node,
 ``CompiledFunctionBackward``, over the inputs and parameters that require grad; its backward
