@@ -372,15 +372,16 @@ def test_parameter_gradients_accumulate_into_grad_as_eager():
     _close(got, model.weight.grad)
 
 
-def test_the_default_backend_replays_with_eager_autograd_unless_asked():
-    """``inductor`` (the default) replays training calls with eager autograd; its
-    ``aot_backward`` option (or ``ember._inductor.config.aot_backward``) builds the
-    ahead-of-time backward, whose graphs it fuses."""
+def test_the_default_backend_takes_the_aot_backward_unless_asked_not_to():
+    """``inductor`` (the default) builds the ahead-of-time backward for training calls (its
+    graphs fused); its ``aot_backward`` option (or ``ember._inductor.config.aot_backward``)
+    set to False replays them with eager autograd."""
     model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.GELU())
     x = ember.randn(2, 4)
     model(x).sum().backward()
     expected = model[0].weight.grad.clone()
-    for options, node in ((None, "GeluBackward0"), ({"aot_backward": True}, AOT)):
+    for options, node in ((None, AOT), ({"aot_backward": False}, "GeluBackward0"),
+                          ({"aot_backward": True}, AOT)):
         model.zero_grad()
         compiled = ember.compile(model, options=options)
         compiled(x)
