@@ -306,10 +306,20 @@ def test_dropout_in_training_trains_as_eager():
     assert got.grad_fn.name() == AOT
 
 
-def test_pointwise_results_are_recomputed_in_the_backward_instead_of_saved():
+def _saved_placeholders(compiled):
+    aot = compiled._ember_compiled.entries[0].run
+    return [n for n in aot.backward_graph.graph.nodes if n.op == "placeholder"
+            and n.name.startswith("saved")]
+
+
+@pytest.mark.parametrize("op, saved", [("relu", 1), ("abs", 1), ("sin", 2), ("gelu", 2)])
+def test_cheap_pointwise_results_are_recomputed_in_the_backward_instead_of_saved(op, saved):
+    """h = x * 2 is recomputed from x; a cheap op's result from h, a transcendental one's
+    (sin, GELU's erf) is kept, as eager keeps it."""
     def f(x):
-        h = x * 2
-        return (h.sin() * h).sum()
+        fn = getattr(ember.nn.functional, op, None) or getattr(ember, op)  # (patched while
+        h = x * 2                                                          # it captures)
+        return (fn(h) * h).sum()
 
     compiled = ember.compile(f, backend="aot_eager")
     compiled(ember.randn(5, requires_grad=True))
@@ -318,10 +328,7 @@ def test_pointwise_results_are_recomputed_in_the_backward_instead_of_saved():
     x2 = x.detach().requires_grad_()
     f(x2).backward()
     _close(x.grad, x2.grad)
-    aot = compiled._ember_compiled.entries[0].run
-    saved = [n for n in aot.backward_graph.graph.nodes if n.op == "placeholder"
-             and n.name.startswith("saved")]
-    assert len(saved) == 1          # x only: h and sin(h) are recomputed from it
+    assert len(_saved_placeholders(compiled)) == saved
 
 
 def test_a_graph_made_dynamic_replays_with_eager_autograd():
@@ -365,15 +372,16 @@ def test_parameter_gradients_accumulate_into_grad_as_eager():
     _close(got, model.weight.grad)
 
 
-def test_the_default_backend_replays_with_eager_autograd_unless_asked():
-    """``inductor`` (the default) replays training calls with eager autograd; its
-    ``aot_backward`` option (or ``ember._inductor.config.aot_backward``) builds the
-    ahead-of-time backward, whose graphs it fuses."""
+def test_the_default_backend_takes_the_aot_backward_unless_asked_not_to():
+    """``inductor`` (the default) builds the ahead-of-time backward for training calls (its
+    graphs fused); its ``aot_backward`` option (or ``ember._inductor.config.aot_backward``)
+    set to False replays them with eager autograd."""
     model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.GELU())
     x = ember.randn(2, 4)
     model(x).sum().backward()
     expected = model[0].weight.grad.clone()
-    for options, node in ((None, "GeluBackward0"), ({"aot_backward": True}, AOT)):
+    for options, node in ((None, AOT), ({"aot_backward": False}, "GeluBackward0"),
+                          ({"aot_backward": True}, AOT)):
         model.zero_grad()
         compiled = ember.compile(model, options=options)
         compiled(x)
@@ -381,3 +389,99 @@ def test_the_default_backend_replays_with_eager_autograd_unless_asked():
         assert out.grad_fn.name() == node
         out.sum().backward()
         _close(model[0].weight.grad, expected)
+
+
+# -- the backward graph calls eager's array kernels ----------------------------------------------
+
+def test_backward_graph_runs_the_nodes_array_kernels_as_eager_does():
+    """Each node with an array backward (oneDNN's GELU backward, the fused layer-norm and
+    softmax backward, one GEMM per input of a linear) is one ``run_node_arrays`` call of the
+    backward graph, not its formula re-derived in ember ops (no erf for GELU); the cross
+    entropy, which keeps arrays of its run, is the node its forward call made."""
+    nn = ember.nn
+    model = nn.Sequential(nn.Linear(12, 32), nn.GELU(), nn.LayerNorm(32), nn.SiLU(),
+                          nn.Linear(32, 16), nn.Tanh(), nn.Linear(16, 16), nn.Sigmoid(),
+                          nn.Linear(16, 10), nn.LogSoftmax(dim=1))
+    target = ember.tensor([1, 0, 4, 9, 3, 3])
+
+    def loss(x):
+        out = model(x)
+        return ember.nn.functional.cross_entropy(out, target) + out.softmax(1).pow(2).sum()
+
+    compiled = ember.compile(loss, backend="aot_eager")
+    compiled(ember.randn(6, 12))
+    for _ in range(2):
+        x = ember.randn(6, 12, requires_grad=True)
+        model.zero_grad()
+        got = compiled(x)
+        got.backward()
+        got_grads = _grads(model)
+        x2 = x.detach().requires_grad_()
+        model.zero_grad()
+        expected = loss(x2)
+        expected.backward()
+        _close(got, expected)
+        _close(x.grad, x2.grad)
+        for g, w in zip(got_grads, _grads(model)):
+            _close(g, w)
+    assert got.grad_fn.name() == AOT
+    code = compiled._ember_compiled.entries[-1].run.backward_graph.code
+    for name in ("AddmmBackward0", "GeluBackward0", "NativeLayerNormBackward0", "SiluBackward0",
+                 "TanhBackward0", "SigmoidBackward0", "LogSoftmaxBackward0", "SoftmaxBackward0"):
+        assert f"{name}, " in code
+    assert code.count("run_node_arrays(") == 11
+    assert "run_node_backward(" in code                  # the cross entropy's node
+    assert "erf" not in code and "_gelu_grad" not in code
+
+
+class _Scaled(ember.autograd.graph.Node):
+    """A node class with a slot and an array backward that declines negative factors."""
+
+    __slots__ = ("factor",)
+
+    def backward(self, grad):
+        return (grad * self.factor,)
+
+    def backward_arrays(self, grad):
+        if self.factor < 0:
+            return None
+        return (ember.from_numpy(grad.numpy() * self.factor),)
+
+
+@pytest.mark.parametrize("factor", [3.0, -2.0])
+def test_run_node_arrays_sets_slots_and_falls_back_to_the_formula(factor):
+    from ember._dynamo._aot import run_node_arrays
+    grad = ember.randn(4)
+    (got,) = run_node_arrays(_Scaled, {"factor": factor}, (0,), (), grad)
+    _close(got, grad * factor)
+
+
+def test_forward_graph_takes_the_roots_tensors_as_arguments_while_they_are_the_same():
+    """The forward graph gets the parameters as arguments (not fetched through the modules):
+    changes in place are seen, and a parameter replaced by another recompiles."""
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh(), ember.nn.Linear(4, 2))
+    compiled = ember.compile(model, backend="aot_eager")
+    x = ember.randn(5, 3)
+    compiled(x)
+    compiled(x)
+    run = compiled._compiled.entries[-1].run
+    assert any(t is model[0].weight for t in run.lifted)
+    for change in ("in place", "replaced"):
+        if change == "in place":
+            with ember.no_grad():
+                model[2].weight.mul_(2)
+        else:
+            model[2].weight = ember.nn.Parameter(ember.randn(2, 4))
+            compiled(x)                     # the guard fails: captured again
+        model.zero_grad()
+        out = compiled(x)
+        out.sum().backward()
+        got = _grads(model)
+        model.zero_grad()
+        expected = model(x)
+        expected.sum().backward()
+        _close(out, expected)
+        for g, w in zip(got, _grads(model)):
+            _close(g, w)
+        assert out.grad_fn.name() == AOT
+    assert len(compiled._compiled.entries) == 2

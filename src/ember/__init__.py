@@ -166,9 +166,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     ``ember._dynamo.exc.Unsupported`` instead, naming the line.
 
     ``backend``: ``"inductor"`` (the default, ember's compiler: with grad mode off the graph
-    runs with its pointwise chains as generated C kernels; with grad mode on it replays op by
-    op with eager autograd, or with ``options={"aot_backward": True}`` takes an ahead-of-time
-    backward whose graphs are fused too), ``"eager"`` (replay with eager autograd),
+    runs with its pointwise chains as generated C kernels; with grad mode on it takes an
+    ahead-of-time backward whose graphs are fused too, or with
+    ``options={"aot_backward": False}`` replays op by op with eager autograd), ``"eager"``
+    (replay with eager autograd),
     ``"aot_eager"`` (the ahead-of-time backward, op by op), or a callable
     ``backend(gm, example_inputs)`` that receives the ``ember.fx.GraphModule`` and returns the
     callable to run. ``options``: ``aot_backward`` and ``fuse`` for the default backend;

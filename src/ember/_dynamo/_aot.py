@@ -2,11 +2,13 @@
 
 At capture time, the call recorded for the forward graph also left its autograd graph behind
 (the capture runs the function for real, with grad mode on). ``build`` walks that autograd
-graph as the engine would, calling each node's ``backward`` (written in ember ops) under a
-second ``Recorder`` whose placeholders are the node's saved tensors and the gradients of the
-outputs: the recorded calls are the backward graph. Each saved tensor is a value of the forward
-graph (an input, a parameter, an intermediate result), which the forward graph then also
-returns.
+graph as the engine would, under a second ``Recorder`` whose placeholders are the nodes' saved
+tensors and the gradients of the outputs: a node with an array backward (``backward_arrays``,
+what the engine runs: GEMMs, oneDNN's GELU backward, the fused layer-norm backward) is recorded
+as one ``run_node_arrays`` call on its saved values, the other nodes' ``backward`` (written in
+ember ops) op by op; the recorded calls are the backward graph. Each saved tensor is a value of
+the forward graph (an input, a parameter, an intermediate result), which the forward graph then
+also returns. The forward graph takes the root's parameters and buffers as arguments.
 
 At run time ``AotFunction`` runs the forward graph with grad mode off and records ONE node,
 ``CompiledFunctionBackward``, over the inputs and parameters that require grad; its backward
@@ -33,6 +35,7 @@ from ..jit._recorder import Recorder, TracerWarning, _run_unrecorded
 from ..jit._trace import _graph_module
 from ..nn import Module
 from ..ops._common import record
+from ._guards import StateGuard
 
 __all__ = ["NoAot", "build", "record_inside_ember", "AotFunction", "CompiledFunctionBackward", "flat_tensors"]
 
@@ -106,7 +109,7 @@ class AotFunction:
     aot = True
 
     def __init__(self, replay, forward_graph, backward_graph, diff_args, leaves, diff_outs,
-                 out_meta, nondeterministic, mutated_buffers):
+                 out_meta, nondeterministic, mutated_buffers, lifted=()):
         self.replay = replay
         self.forward_graph = forward_graph
         self.backward_graph = backward_graph
@@ -116,6 +119,7 @@ class AotFunction:
         self.out_meta = out_meta            # (shape, dtype, device) of each of those
         self.nondeterministic = nondeterministic
         self.mutated_buffers = mutated_buffers
+        self.lifted = lifted                # the root's tensors the forward graph takes last
 
     def __call__(self, *args):
         if not state.grad_enabled or _forward.active:
@@ -127,7 +131,7 @@ class AotFunction:
             rng = get_rng_state()
         state.grad_enabled = False
         try:
-            out, saved = self.forward_graph(*args)
+            out, saved = self.forward_graph(*args, *self.lifted)
         finally:
             state.grad_enabled = True
         flat = flat_tensors(out)
@@ -218,11 +222,11 @@ def build(cap, replay, args, result, versions_before):
     _choose_recomputed(rec, saved_values, flat)
     backward_graph, leaves = _trace_backward(nodes, order, flat, diff_outs, terminals,
                                              len(diff_args), saved_values, harvests, locate)
-    forward_graph = _forward_graph(cap, rec, saved_values, harvests)
+    forward_graph, lifted = _forward_graph(cap, rec, saved_values, harvests)
     out_meta = [(tuple(flat[i].shape), flat[i].dtype, flat[i].device) for i in diff_outs]
     return AotFunction(replay, forward_graph, backward_graph, diff_args, leaves, diff_outs,
                        out_meta, bool(cap.graph_module.meta.get("nondeterministic")),
-                       mutated_buffers)
+                       mutated_buffers, lifted)
 
 
 def record_inside_ember(rec, private_ops=False):
@@ -366,10 +370,11 @@ def _saved_values(rec, nodes):
     return list(values.values()), harvests, locate
 
 
-# pointwise calls whose saved results the backward graph recomputes from their saved input
+# pointwise calls whose saved results the backward graph recomputes from their saved input:
+# one cheap pass each (transcendental functions, such as GELU's erf, cost more to recompute
+# than their results cost to keep, as eager keeps them)
 _RECOMPUTED = frozenset("""
-    relu gelu silu sigmoid tanh exp sin cos neg abs leaky_relu elu softplus erf sqrt rsqrt
-    square mish hardtanh hardswish hardsigmoid relu6 celu selu mul add sub truediv div
+    relu neg abs leaky_relu square hardtanh relu6 mul add sub truediv div
 """.split())
 
 
@@ -533,9 +538,7 @@ def _trace_backward(deps, ready, flat, diff_outs, terminals, n_args, saved_value
                             rec.bind(t, node)
                 for saved in list(saved_values):
                     for t in saved.views:
-                        rec.record("call_function", ember.as_strided,
-                                   (saved.value, tuple(t.shape), t.stride(),
-                                    t.storage_offset()), {}, t)
+                        rec.record(*_view_call(saved.value, t), {}, t)
                 buffers = {}
                 first_tangent = None
                 for k, pos in enumerate(diff_outs):
@@ -557,7 +560,9 @@ def _trace_backward(deps, ready, flat, diff_outs, terminals, n_args, saved_value
                                  n_args)
                         continue
                     if grads is not None:
-                        result = _traced_formula(rec, node, grads)
+                        result = _array_call(rec, node, grads)
+                        if result is None:
+                            result = _traced_formula(rec, node, grads)
                         if result is None:
                             result = _opaque_call(rec, node, grads, first_tangent, saved_values,
                                                   harvests, locate)
@@ -589,6 +594,142 @@ def _trace_backward(deps, ready, flat, diff_outs, terminals, n_args, saved_value
     except Exception as e:
         raise NoAot(f"the backward graph cannot be built: {type(e).__name__}: {e}") from e
     return gm, leaves
+
+
+# what a node keeps for the engine and for hooks, not for its formula
+_NODE_STATE = frozenset(vars(Node)) | {"_metadata"}
+_LITERALS = (type(None), bool, int, float, complex, str)
+
+
+def _array_call(rec, node, grads):
+    """Record ``run_node_arrays``: the node's ``backward_arrays`` (the array kernel eager's
+    engine runs: oneDNN's GELU backward, the fused softmax and layer-norm backward, one GEMM
+    per input of a linear) on the values it saved, as one call of the backward graph. None
+    (nothing recorded) where the node has no ``backward_arrays``, keeps state other than
+    literals (arrays, functions: state of one run), or saved a tensor the backward graph
+    does not hold."""
+    cls = node.__class__
+    if cls.backward_arrays is None or not _importable(cls):
+        return None
+    state_ = _node_state(node)
+    if state_ is None:
+        return None
+    saved = tuple(node._saved)
+    if not all(t is None or rec.is_traced(t) for t in saved) or \
+            not all(g is None or rec.is_traced(g) for g in grads):
+        return None
+    nrs = tuple(None if fn is None else nr for fn, nr in node.next_functions)
+    args = (cls, state_, nrs, saved, *grads)
+    result = _run_unrecorded(rec, run_node_arrays, args, {})
+    rec.record("call_function", run_node_arrays, args, {}, result)
+    return result
+
+
+def _importable(cls):
+    """Whether generated code can name ``cls`` (its qualified name leads back to it)."""
+    from ..fx._names import qualified_name
+    try:
+        path = qualified_name(cls).split(".")
+    except RuntimeError:
+        return False
+    target = sys.modules.get(path[0])
+    for part in path[1:]:
+        target = getattr(target, part, None)
+    return target is cls
+
+
+_slotted = {}
+
+
+def _own_slots(cls):
+    """Whether a node class declares slots of its own (set one by one, not in __dict__)."""
+    found = _slotted.get(cls)
+    if found is None:
+        found = _slotted[cls] = any(
+            klass.__dict__.get("__slots__") for klass in cls.__mro__[:cls.__mro__.index(Node)])
+    return found
+
+
+def _node_state(node):
+    """The attributes a node's formula reads (its ``__dict__`` and slots, less the engine's
+    state) as a dict of literals, or None where one is not a literal."""
+    found = {}
+    for key, value in node.__dict__.items():
+        if key not in _NODE_STATE:
+            found[key] = value
+    for klass in node.__class__.__mro__:
+        if klass is Node:
+            break
+        slots = klass.__dict__.get("__slots__", ())
+        for key in (slots,) if isinstance(slots, str) else slots:
+            if key not in ("__dict__", "__weakref__") and hasattr(node, key):
+                found[key] = getattr(node, key)
+    return found if all(_literal(v) for v in found.values()) else None
+
+
+def _literal(value):
+    from .. import device, dtype
+    if isinstance(value, (tuple, list)):
+        return all(_literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(_literal(v) for v in value.values())
+    return value.__class__ in _LITERALS or isinstance(value, (dtype, device))
+
+
+class _Elsewhere:
+    """The node an edge of ``run_node_arrays``'s node leads to: the formulas only ask whether
+    an input needs a gradient (an edge's node is not None)."""
+
+    __slots__ = ()
+
+
+_ELSEWHERE = _Elsewhere()
+_edges = {}
+
+
+def _edges_of(nrs):
+    edges = _edges.get(nrs)
+    if edges is None:
+        edges = _edges[nrs] = tuple((None, 0) if nr is None else (_ELSEWHERE, nr) for nr in nrs)
+    return edges
+
+
+def run_node_arrays(cls, state_, nrs, saved, *grads):
+    """A node of class ``cls`` with ``state_`` and the ``saved`` tensors, its backward run as
+    the engine runs it: ``backward_arrays`` on the arrays, or ``backward`` where that declines
+    (or a graph of the backward is being built)."""
+    node = cls.__new__(cls)
+    if state_:
+        if _own_slots(cls):
+            for key, value in state_.items():
+                setattr(node, key, value)
+        else:
+            node.__dict__.update(state_)
+    node.next_functions = _edges_of(nrs)
+    node._saved = saved
+    node._versions = [None if t is None else t._version_counter[0] for t in saved]
+    result = None if state.grad_enabled else node.backward_arrays(*grads)
+    if result is None:
+        result = node.backward(*grads)
+    if result is None or isinstance(result, Tensor):
+        result = (result,)
+    return tuple(result)
+
+
+def _view_call(value, view):
+    """(op, target, args) of a call that makes ``view`` from ``value`` (the tensor whose
+    memory it views): the transpose of a matrix (a linear layer's saved ``weight.t()``) or a
+    view of a contiguous tensor as another shape, else ``as_strided``."""
+    import ember
+    if value.storage_offset() == view.storage_offset():
+        shape, stride = tuple(view.shape), view.stride()
+        if value.dim() == 2 and shape == tuple(value.shape)[::-1] and \
+                stride == value.stride()[::-1]:
+            return "call_method", "t", (value,)
+        if value.is_contiguous() and view.is_contiguous() and view.numel() == value.numel():
+            return "call_method", "view", (value, shape)
+    return "call_function", ember.as_strided, (value, tuple(view.shape), view.stride(),
+                                               view.storage_offset())
 
 
 def _traced_formula(rec, node, grads):
@@ -724,10 +865,18 @@ def _forward_graph(cap, rec, saved_values, harvests):
         requires_grad[n] = t.requires_grad
     new = Graph()
     val_map, harvested = {}, {}
+    guarded = {qual: tensor for _, _, tensor, qual in StateGuard(cap).attributes}
+    lifted = []
     for n in graph.nodes:
         if n.op == "output":
             out_value = map_arg(n.args[0], val_map.__getitem__)
             break
+        if n.op == "get_attr" and n.target in guarded:
+            # a parameter or buffer: an argument after the inputs, not fetched through the
+            # modules on every call (the guards check it is still the same tensor)
+            val_map[n] = new.create_node("placeholder", n.name)
+            lifted.append(guarded[n.target])
+            continue
         if n not in harvests:
             val_map[n] = new.node_copy(n, val_map.__getitem__)
             continue
@@ -746,4 +895,4 @@ def _forward_graph(cap, rec, saved_values, harvests):
         if n not in before and not n.users:
             graph.erase_node(n)
     shim = types.SimpleNamespace(constants=rec.constants, graph=new, nondeterministic=[])
-    return _graph_module(GraphModule, cap.root, shim, "CompiledFunctionForward")
+    return _graph_module(GraphModule, cap.root, shim, "CompiledFunctionForward"), tuple(lifted)

@@ -6,10 +6,9 @@ that, with autograd recording every op as in eager mode, as torch's debugging ba
 ``"aot_eager"`` adds an ahead-of-time backward (``_aot.py``): the forward graph runs without
 autograd and one ``CompiledFunctionBackward`` node runs a captured backward graph, op by op.
 ``"inductor"`` (the default) is ember's compiler (``ember._inductor``): calls with grad mode off
-run the graph with its pointwise chains as generated C kernels; training calls replay with eager
-autograd, which measured faster than the ahead-of-time backward on the benchmark models
-(BENCHMARKS.md, "ember.compile's ahead-of-time backward"), unless the ``aot_backward`` option
-asks for that backward, whose forward and backward graphs are then fused too. A callable
+run the graph with its pointwise chains as generated C kernels; training calls take the
+ahead-of-time backward with its forward and backward graphs fused too, unless the
+``aot_backward`` option is False (then they replay with eager autograd). A callable
 ``backend(gm, example_inputs)`` receives the GraphModule and the example inputs and returns the
 callable to run, as torch's custom backends do."""
 from .exc import InvalidBackend
@@ -23,8 +22,8 @@ def _replay(gm, example_inputs):
 
 class _Inductor:
     """ember's own compiler (``ember._inductor``): with grad mode off the graph runs with its
-    pointwise chains as generated kernels; training calls replay with eager autograd, or with
-    the ``aot_backward`` option take the ahead-of-time backward with both graphs fused.
+    pointwise chains as generated kernels; training calls take the ahead-of-time backward with
+    both graphs fused, or with the ``aot_backward`` option False replay with eager autograd.
     ``options``: ``ember.compile``'s, overriding ``ember._inductor.config``."""
 
     __name__ = "inductor"

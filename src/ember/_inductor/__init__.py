@@ -2,9 +2,9 @@
 
 ``compile_fx(gm, example_inputs)`` (torch's name) fuses the captured graph's pointwise chains
 (``_fusion.py``) into C loops (``_codegen.py``) built by the machine's C compiler and cached on
-disk (``_compiler.py``), for calls with grad mode off; with ``aot_backward`` (``config`` or
-``ember.compile(options=...)``) training calls take the ahead-of-time backward with both of its
-graphs fused (``fuse_aot``). ``counters`` says how many kernels were compiled and loaded from
+disk (``_compiler.py``), for calls with grad mode off; with ``aot_backward`` (``config``, on by
+default, or ``ember.compile(options=...)``) training calls take the ahead-of-time backward with
+both of its graphs fused (``fuse_aot``). ``counters`` says how many kernels were compiled and loaded from
 the cache, and the compiler's time."""
 from ..autograd.grad_mode import state as grad_mode
 from . import config

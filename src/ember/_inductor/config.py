@@ -4,10 +4,10 @@
 generates kernels at all. ``parallel_min_elements``: below this many elements a kernel runs on
 one thread (OpenMP's start-up costs more than it saves). ``aot_backward``: whether the default
 backend builds an ahead-of-time backward for graphs captured for training (its forward and
-backward graphs fused) rather than replaying with eager autograd; off by default, since it
-measured slower than eager autograd on the benchmark models (BENCHMARKS.md). Both can also be
-given per compiled function: ``ember.compile(model, options={"aot_backward": True})``."""
+backward graphs fused, the backward calling eager's array kernels node by node) rather than
+replaying with eager autograd; on by default. Both can also be given per compiled function:
+``ember.compile(model, options={"aot_backward": False})``."""
 cc = None
 fuse = True
 parallel_min_elements = 32768
-aot_backward = False
+aot_backward = True

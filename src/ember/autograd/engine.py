@@ -296,9 +296,11 @@ def _mark_held(held, edges, input_grads, grads, seen):
     memories = [_memory(grad) for _, grad in sent]
     if seen:
         memories += [_memory(g) for g in grads if g is not None]
-    for i, (nxt, _) in enumerate(sent):
-        memory = memories[i]
-        if any(other is memory for j, other in enumerate(memories) if j != i):
+    uses = {}       # (one pass: a compiled region's node sends dozens of gradients)
+    for memory in memories:
+        uses[id(memory)] = uses.get(id(memory), 0) + 1
+    for (nxt, _), memory in zip(sent, memories):
+        if uses[id(memory)] > 1:
             held[nxt] = True
 
 
