@@ -411,8 +411,12 @@ def _alive(pid):
 
 def test_ctrl_c_in_the_main_process_shuts_the_workers_down():
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
+    # Python makes SIGINT a KeyboardInterrupt only where it is not ignored at start, and an
+    # ignored disposition is inherited: whatever the test process's (it exited 0 with an empty
+    # stderr once in CI), the script starts with the default one
     proc = subprocess.Popen([sys.executable, "-c", CTRL_C_SCRIPT], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         pids = [int(p) for p in proc.stdout.readline().split()]
         assert len(pids) == 2 and all(_alive(p) for p in pids)
