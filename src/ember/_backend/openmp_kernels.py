@@ -219,28 +219,31 @@ void adam_update(void **arrays, const int64_t *sizes, const double *scalars, int
     }
 }
 
-/* out = a (op) b over n float32 elements: b an array of a's layout, or (arrays[1] NULL) the
-   float32 scalar scalars[0]; op (sizes[1]) 0 add, 1 subtract, 2 multiply. */
+/* out = a (op) b over n float32 elements, b an array of a's layout (binary_arrays) or the
+   float32 number scalars[1] (binary_number); op (scalars[0]) 0 add, 1 subtract, 2 multiply. */
 #define BINARY_LOOP(expr) \
     _Pragma("omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)") \
     for (int64_t i = 0; i < n; i++) out[i] = (expr);
-void binary_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+void binary_arrays(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *a = arrays[0], *b = arrays[1];
     float *out = arrays[2];
-    const int64_t n = sizes[0], op = sizes[1];
-    const float s = (float)scalars[0];
-    if (b) {
-        switch (op) {
-        case 0: BINARY_LOOP(a[i] + b[i]) break;
-        case 1: BINARY_LOOP(a[i] - b[i]) break;
-        default: BINARY_LOOP(a[i] * b[i]) break;
-        }
-    } else {
-        switch (op) {
-        case 0: BINARY_LOOP(a[i] + s) break;
-        case 1: BINARY_LOOP(a[i] - s) break;
-        default: BINARY_LOOP(a[i] * s) break;
-        }
+    const int64_t n = sizes[0];
+    switch ((int)scalars[0]) {
+    case 0: BINARY_LOOP(a[i] + b[i]) break;
+    case 1: BINARY_LOOP(a[i] - b[i]) break;
+    default: BINARY_LOOP(a[i] * b[i]) break;
+    }
+}
+
+void binary_number(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *a = arrays[0];
+    float *out = arrays[1];
+    const int64_t n = sizes[0];
+    const float s = (float)scalars[1];
+    switch ((int)scalars[0]) {
+    case 0: BINARY_LOOP(a[i] + s) break;
+    case 1: BINARY_LOOP(a[i] - s) break;
+    default: BINARY_LOOP(a[i] * s) break;
     }
 }
 """
@@ -335,8 +338,8 @@ def _dense_alike(first, *others):
     elements filling its memory without gaps (in any dimension order), and ``others`` are
     float32 NumPy arrays of its shape and strides: the same element at the same offset in
     each, so that a loop can run over their memory as flat arrays."""
-    if (type(first) is not np.ndarray or first.dtype != np.float32
-            or first.size < ELEMENTWISE_MIN_ELEMENTS):
+    if (type(first) is not np.ndarray or first.size < ELEMENTWISE_MIN_ELEMENTS
+            or first.dtype != np.float32):   # the size first: most small calls end there
         return False
     for other in others:
         if (type(other) is not np.ndarray or other.dtype != np.float32
@@ -416,27 +419,14 @@ _BINARY_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2}
 
 
 def binary(ufunc, a, b):
-    """``ufunc(a, b)`` for ``add``, ``subtract`` and ``multiply`` of a dense
-    float32 array ``a`` and either a float32 array of its shape and layout or a float32 (or
-    Python) number ``b``, in ``a``'s layout; None where the loop does not apply."""
+    """``ufunc(a, b)`` for ``add``, ``subtract`` and ``multiply`` of a dense float32 array ``a``
+    and either a float32 array of its shape and layout or a float32 (or Python) number ``b``,
+    in ``a``'s layout; None where the loop does not apply."""
     op = _BINARY_OPS.get(ufunc)
     if op is None:
         return None
     if type(b) is np.ndarray and b.ndim:
-        inputs, scalar = (a, b), 0.0
-    elif type(b) is float or (type(b) is np.ndarray and b.dtype == np.float32) \
-            or type(b) is np.float32:
-        if not _dense_alike(a):
-            return None
-        inputs, scalar = (a,), float(b)
-    else:
-        return None
-    if not _dense_alike(*inputs):
-        return None
-    function = _function("binary_float32")
-    if function is None:
-        return None
-    out = np.empty_like(a)
-    pointers = (*inputs, None, out) if len(inputs) == 1 else (*inputs, out)
-    _call(function, pointers, (a.size, op), (scalar,))
-    return out
+        return _elementwise("binary_arrays", (a, b), (op,))
+    if type(b) is float or (type(b) in (np.ndarray, np.float32) and b.dtype == np.float32):
+        return _elementwise("binary_number", (a,), (op, float(b)))
+    return None
