@@ -8,7 +8,7 @@ one, is 0 as torch's Python binding makes it, not ATen's 1). Each routes to the
 from .autograd.grad_mode import no_grad
 from .nn import functional as F
 from .nn.functional.dropout import _alpha_drop, _apply, _drop
-from .nn.functional.recurrent import _gru_cell, _lstm_cell, _rnn_cell
+from .nn.functional.recurrent import _rnn_cell, gru_cell, lstm_cell
 from .ops.reduce import var_mean
 
 # Same signature at the top level as in nn.functional.
@@ -385,18 +385,6 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
 def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
     """:func:`grid_sampler` of a 5-D input."""
     return _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
-
-
-def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    """One LSTM step from ``hx = (h, c)``: ``(h', c')``."""
-    if len(hx) != 2:
-        raise RuntimeError(f"lstm_cell: Expected hx to have 2 elements, got {len(hx)}")
-    return _lstm_cell(input, hx[0], hx[1], w_ih, w_hh, b_ih, b_hh)
-
-
-def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    """One GRU step: ``h'``."""
-    return _gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):

@@ -275,6 +275,95 @@ def test_cell_unrolled_matches_layer():
     np.testing.assert_allclose(c_n[0].detach().numpy(), c.detach().numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float", "double"])
+@pytest.mark.parametrize("kind,node", [("LSTMCell", "ThnnFusedLstmCellBackward0"),
+                                       ("GRUCell", "ThnnFusedGruCellBackward0")])
+def test_cell_step_is_one_node_and_matches_torch(kind, node, dtype):
+    """LSTMCell and GRUCell run a step as one fused node: outputs and the gradients of input,
+    states and parameters after several steps match torch's composite cell."""
+    tm, em = twins(kind, dtype=dtype, input_size=5, hidden_size=4)
+    rng = np.random.default_rng(3)
+    npdtype = np.float32 if dtype == "float" else np.float64
+    x_e, x_t = leaf_pair(rng.standard_normal((6, 3, 5)).astype(npdtype))
+    h_e, h_t = leaf_pair(rng.standard_normal((3, 4)).astype(npdtype))
+    c_e, c_t = leaf_pair(rng.standard_normal((3, 4)).astype(npdtype))
+    lstm = kind == "LSTMCell"
+    state_e, state_t = ((h_e, c_e), (h_t, c_t)) if lstm else (h_e, h_t)
+    outs_e, outs_t = [], []
+    for t in range(6):
+        state_e, state_t = em(x_e[t], state_e), tm(x_t[t], state_t)
+        outs_e.append(state_e[0] if lstm else state_e)
+        outs_t.append(state_t[0] if lstm else state_t)
+    assert type(outs_e[-1].grad_fn).__name__ == node
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == "float" else {}
+    weights = rng.standard_normal((6, 3, 4)).astype(npdtype)
+    (ember.stack(outs_e) * ember.tensor(weights)).sum().backward()
+    (torch.stack(outs_t) * torch.tensor(weights)).sum().backward()
+    close(ember.stack(outs_e), torch.stack(outs_t), "outputs", **tol)
+    for name, e, t in [("x", x_e, x_t), ("h", h_e, h_t)] + ([("c", c_e, c_t)] if lstm else []):
+        close(e.grad, t.grad, f"grad of {name}", **tol)
+    for (name, pe), pt in zip(em.named_parameters(), tm.parameters()):
+        close(pe.grad, pt.grad, f"grad of {name}", **tol)
+
+
+@pytest.mark.parametrize("fn,gates", [("lstm_cell", 4), ("gru_cell", 3)])
+def test_fused_cell_double_backward_matches_torch(fn, gates):
+    """create_graph through the fused cell (its node recomputes the step in ember ops)."""
+    rng = np.random.default_rng(4)
+    shapes = [(2, 3), (2, 4)] + [(2, 4)] * (fn == "lstm_cell") + [(gates * 4, 3), (gates * 4, 4),
+                                                                  (gates * 4,), (gates * 4,)]
+    pairs = [leaf_pair(rng.standard_normal(s)) for s in shapes]
+
+    def grads(lib, args):
+        x, h, *rest = args
+        state = (h, rest.pop(0)) if fn == "lstm_cell" else h
+        out = getattr(lib, fn)(x, state, *rest)
+        out = out[0] * out[1] if fn == "lstm_cell" else out
+        first = lib.autograd.grad(out.pow(2).sum(), args, create_graph=True)
+        return lib.autograd.grad(sum(g.pow(2).sum() for g in first), args)
+
+    for e, t in zip(grads(ember, [e for e, _ in pairs]), grads(torch, [t for _, t in pairs])):
+        close(e, t, f"second-order gradient of {fn}")
+
+
+def test_cell_functions_check_arguments_as_torch_does():
+    """ember.lstm_cell / gru_cell raise torch's errors for inconsistent sizes, and take what
+    torch takes beyond the fused case (one bias, a list of states)."""
+    x, h = np.ones((2, 4)), np.ones((2, 3))
+    w_ih, w_hh, b = np.ones((12, 4)), np.ones((12, 3)), np.ones(12)
+    bad = [
+        ("lstm_cell", (x, (h, h, h), w_ih, w_hh, b, b)),
+        ("lstm_cell", (x, (h, np.ones((2, 4))), w_ih, w_hh, b, b)),
+        ("lstm_cell", (x, (np.ones((3, 3)), h), w_ih, w_hh, b, b)),
+        ("lstm_cell", (x, (h, h), np.ones((13, 4)), w_hh, b, b)),
+        ("lstm_cell", (x, (h, h), w_ih, np.ones((12, 4)), b, b)),
+        ("lstm_cell", (np.ones((2, 5)), (h, h), w_ih, w_hh, b, b)),
+        ("gru_cell", (x, h, np.ones((9, 4)), np.ones((12, 3)))),
+        ("gru_cell", (x, np.ones((2, 4)), np.ones((9, 4)), np.ones((9, 3)))),
+    ]
+
+    def call(lib, fn, args):
+        def convert(a):
+            if isinstance(a, (tuple, list)):
+                return type(a)(lib.tensor(v) for v in a)
+            return None if a is None else lib.tensor(a)
+        return getattr(lib, fn)(*(convert(a) for a in args))
+
+    for fn, args in bad:
+        with pytest.raises(RuntimeError) as expected:
+            call(torch, fn, args)
+        with pytest.raises(RuntimeError) as raised:
+            call(ember, fn, args)
+        assert str(raised.value) == str(expected.value)
+    for fn, args in [("lstm_cell", (x, [h, h], w_ih, w_hh, b, None)),
+                     ("gru_cell", (x, h, np.ones((9, 4)), np.ones((9, 3)), None, np.ones(9)))]:
+        out_e, out_t = call(ember, fn, args), call(torch, fn, args)
+        if fn == "gru_cell":
+            out_e, out_t = [out_e], [out_t]
+        for e, t in zip(out_e, out_t):
+            close(e, t, fn)
+
+
 # ---------------------------------------------------------------------------------------------
 # Higher-order gradients of the fused layer
 

@@ -11,6 +11,8 @@ Every layer works on packed rows: a padded ``(T, B, *)`` input is the packed seq
 batch sizes are all ``B``. At step ``t`` the first ``batch_sizes[t]`` rows of the state are
 updated and the rest keep their value, which gives both directions of a PackedSequence (rows
 leave the batch going forward and join it, from ``h0``, going backward)."""
+import numpy as np
+
 from ...autograd.grad_mode import enable_grad
 from ...ops.shape import cat
 from ...ops._common import Node, grad_state, make, namespace_of, record
@@ -397,10 +399,27 @@ class RnnLayerBackward0(_RnnLayerNode):
     __slots__ = ()
 
 
-def _rnn_layer(mode, x, batch_sizes, h0, c0, weights, reverse):
+class ThnnFusedLstmCellBackward0(_RnnLayerNode):
+    """One LSTM cell step (``lstm_cell``, ``nn.LSTMCell``): a layer of one time step (torch's
+    name for its fused cell)."""
+    __slots__ = ()
+
+
+class ThnnFusedGruCellBackward0(_RnnLayerNode):
+    """One GRU cell step (``gru_cell``, ``nn.GRUCell``): a layer of one time step."""
+    __slots__ = ()
+
+
+_LAYER_NODES = {"LSTM": MkldnnRnnLayerBackward0, "GRU": RnnLayerBackward0,
+                "RNN_TANH": RnnLayerBackward0, "RNN_RELU": RnnLayerBackward0}
+_CELL_NODES = {"LSTM": ThnnFusedLstmCellBackward0, "GRU": ThnnFusedGruCellBackward0}
+
+
+def _rnn_layer(mode, x, batch_sizes, h0, c0, weights, reverse, node_class=None):
     """One direction of one layer over ``x`` (rows ``(N, input_size)``, or ``(T, B,
     input_size)`` when every batch size is ``B``): returns ``(output, h_n, c_n)`` with
-    ``c_n`` None unless LSTM."""
+    ``c_n`` None unless LSTM. ``node_class``: the autograd node recorded (by default the
+    layer's)."""
     inputs = (x, h0, c0) + tuple(weights)
     keep = grad_state.grad_enabled and any(t is not None and t._requires_grad for t in inputs)
     data = x._data.reshape(-1, x._data.shape[-1])
@@ -412,12 +431,68 @@ def _rnn_layer(mode, x, batch_sizes, h0, c0, weights, reverse):
     h = make(h)
     c = None if c is None else make(c)
     if keep:
-        node = record(MkldnnRnnLayerBackward0 if mode == "LSTM" else RnnLayerBackward0, inputs,
-                      out, h, c)
+        node = record(node_class or _LAYER_NODES[mode], inputs, out, h, c)
         node.save(*inputs)
         node.mode, node.batch_sizes, node.reverse, node.arrays = mode, batch_sizes, reverse, saved
     return out, h, c
 
 
 # ---------------------------------------------------------------------------------------------
-# Modules
+# Cells (torch.lstm_cell, torch.gru_cell): one node a step
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step from ``hx = (h, c)``: ``(h', c')``."""
+    if len(hx) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    h, c = hx
+    if _cell_is_fused("LSTM", input, (h, c), w_ih, w_hh, b_ih, b_hh):
+        hy, _, cy = _rnn_layer("LSTM", input, [input.shape[0]], h, c, (w_ih, w_hh, b_ih, b_hh, None),
+                               False, _CELL_NODES["LSTM"])
+        return hy, cy
+    return _lstm_cell(input, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step: ``h'``."""
+    if _cell_is_fused("GRU", input, (hx,), w_ih, w_hh, b_ih, b_hh):
+        return _rnn_layer("GRU", input, [input.shape[0]], hx, None, (w_ih, w_hh, b_ih, b_hh, None),
+                          False, _CELL_NODES["GRU"])[0]
+    return _gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def _cell_is_fused(mode, input, states, w_ih, w_hh, b_ih, b_hh):
+    """torch's checks of a cell's arguments (raising its errors), then whether the fused layer
+    kernel takes them: 2-D tensors of one dtype and device, both biases or neither, each of
+    the gates' size. Other cases run the cell in ember ops, whose own checks then apply."""
+    gates = _GATES[mode]
+    hidden = w_hh.size(1)
+    for name, w in (("weight_ih", w_ih), ("weight_hh", w_hh)):
+        if w.size(0) != gates * hidden:
+            raise RuntimeError(f"{name} first dim must be {gates} * hidden_size = "
+                               f"{gates * hidden}, but got {w.size(0)}")
+    if input.size(1) != w_ih.size(1):
+        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+                           f"{w_ih.size(1)}")
+    for index, state in enumerate(states):
+        if input.size(0) != state.size(0):
+            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{index} "
+                               f"batch size {state.size(0)}")
+        if state.size(1) != hidden:
+            raise RuntimeError(f"hidden{index} has inconsistent hidden_size: got "
+                               f"{state.size(1)}, expected {hidden}")
+    if (b_ih is None) != (b_hh is None):
+        return False
+    tensors = (input, *states, w_ih, w_hh) + (() if b_ih is None else (b_ih, b_hh))
+    arrays = [t._data for t in tensors]
+    first = arrays[0]
+    if first.dtype.kind != "f" or (b_ih is not None and not (
+            arrays[-2].shape == arrays[-1].shape == (gates * hidden,))):
+        return False
+    for a in arrays[:len(states) + 3]:
+        if a.ndim != 2:
+            return False
+    for a in arrays:
+        if a.__class__ is not first.__class__ or a.dtype != first.dtype:
+            return False
+    return first.__class__ is np.ndarray or all(t.device == input.device for t in tensors)

@@ -11,7 +11,7 @@ from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
-from ..functional.recurrent import _GATES, _gru_cell, _lstm_cell, _rnn_cell, _rnn_layer
+from ..functional.recurrent import _GATES, _rnn_cell, _rnn_layer, gru_cell, lstm_cell
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -461,7 +461,7 @@ class GRUCell(RNNCellBase):
         return _single_state_cell_forward(self, "GRUCell", input, hx)
 
     def _step(self, input, hx):
-        return _gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
 
 def _single_state_cell_forward(cell, name, input, hx):
@@ -493,6 +493,5 @@ class LSTMCell(RNNCellBase):
         elif not is_batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
         self._check(input, hx)
-        ret = _lstm_cell(input, hx[0], hx[1], self.weight_ih, self.weight_hh, self.bias_ih,
-                         self.bias_hh)
+        ret = lstm_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return ret if is_batched else (ret[0].squeeze(0), ret[1].squeeze(0))
