@@ -657,6 +657,7 @@ ACTIVATIONS = {
     "gelu": lambda F, x: F.gelu(x),
     "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
     "silu": lambda F, x: F.silu(x),
+    "sigmoid": lambda F, x: F.sigmoid(x),   # (its forward on oneDNN, its backward on NumPy)
 }
 
 

@@ -22,6 +22,8 @@ from ._common import (
 )
 from ._common import _RAW_DTYPES
 from ._common import _type_word
+from .._backend import onednn
+from .._backend.choice import KernelChoice
 from .._backend.precision import exp_in_place, narrowed, widened
 from ..autograd._dual import jvp_by_backward
 
@@ -288,7 +290,23 @@ frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, (),
               refuse={"biuc": _not_implemented("frac_cpu")}, exact_out=True)
 
 
+# Float32 sigmoid runs on oneDNN's logistic (one pass, on its threads) from this many elements
+# (python -m benchmarks.ops --only sigmoid, medium and large sizes). Its kernel gives 0 where
+# torch's result is below float32's normal range (x under about -87.3).
+SIGMOID_ONEDNN_MIN_ELEMENTS = 1 << 16
+
+
+def _onednn_sigmoid(x):
+    if x.dtype != np.float32 or x.size < SIGMOID_ONEDNN_MIN_ELEMENTS:
+        return None
+    return onednn.eltwise.eltwise_forward(x, "sigmoid")
+
+
 def _sigmoid(xp, x):
+    return _sigmoid_kernel(xp, x)
+
+
+def _numpy_sigmoid(xp, x):
     """``1 / (1 + exp(-x))`` as torch computes it, in four passes over one buffer: below about
     -88 (float32) ``exp(-x)`` overflows to inf and the result is 0. Half precision computes in
     float32, rounded once."""
@@ -300,6 +318,10 @@ def _sigmoid(xp, x):
     out += 1
     xp.reciprocal(out, out=out)
     return narrowed(out, x.dtype)
+
+
+_sigmoid_kernel = KernelChoice("sigmoid", onednn=lambda xp, x: _onednn_sigmoid(x),
+                               numpy=_numpy_sigmoid)
 
 
 def _trigamma(x):
