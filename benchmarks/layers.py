@@ -1,12 +1,14 @@
-"""Layer forward+backward time, ember vs torch, in one process: Conv2d (3x32x32 -> 16
-channels, 3x3, padding 1, batch 32), ResNet-20's first-stage Conv2d (16 -> 16 channels, 3x3,
-on 32x16x32x32), DCGAN's ConvTranspose2d (128 -> 64, 4x4, stride 2, on 32x128x8x8), a
-depthwise 3x3 conv (32 channels, 16x16, batch 32), MaxPool2d (2x2 on 32x16x32x32) and
-BatchNorm2d (training, 32x16x32x32). Cases run interleaved
+"""Layer forward+backward time, ember vs torch, in one process, one or more layers of each
+kernel family: convolution (Conv2d 3x32x32 -> 16 channels, 3x3, padding 1, batch 32;
+ResNet-20's first-stage Conv2d, 16 -> 16 channels, 3x3, on 32x16x32x32; a depthwise 3x3 conv,
+32 channels, 16x16, batch 32), transposed convolution (DCGAN's ConvTranspose2d, 128 -> 64, 4x4,
+stride 2, on 32x128x8x8), pooling (MaxPool2d 2x2 on 32x16x32x32), normalization (BatchNorm2d
+in training on 32x16x32x32, LayerNorm(512) on 64x128x512), activation (ReLU on 32x16x32x32,
+GELU on 64x128x512) and GEMM (Linear 512 -> 512 on 2048x512 rows). Cases run interleaved
 (every repeat times each case on each library in turn); the table gives medians in
 milliseconds per forward+backward.
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/layers.py --repeats 30
+    .venv/bin/python benchmarks/layers.py --repeats 30 [--threads 1]
 """
 import argparse
 import statistics
@@ -33,6 +35,10 @@ def cases(lib):
         "depthwise 3x3, 32x32x16x16": (nn.Conv2d(32, 32, 3, padding=1, groups=32), (32, 32, 16, 16)),
         "MaxPool2d 2x2, 32x16x32x32": (nn.MaxPool2d(2), (32, 16, 32, 32)),
         "BatchNorm2d, 32x16x32x32": (nn.BatchNorm2d(16), (32, 16, 32, 32)),
+        "LayerNorm(512), 64x128x512": (nn.LayerNorm(512), (64, 128, 512)),
+        "ReLU, 32x16x32x32": (nn.ReLU(), (32, 16, 32, 32)),
+        "GELU, 64x128x512": (nn.GELU(), (64, 128, 512)),
+        "Linear 512->512, 2048x512": (nn.Linear(512, 512), (2048, 512)),
     }
 
 
@@ -47,8 +53,11 @@ def time_step(lib, layer, x, grad):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="intra-op threads of both libraries")
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
+    ember.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
     libs = {"ember": ember, "torch": torch}
     built = {name: cases(lib) for name, lib in libs.items()}

@@ -317,7 +317,7 @@ def test_commands_are_found_in_blocks_spans_and_continued_lines():
     "python -m benchmarks.run --models nosuchmodel",
     "python -m benchmarks.run --no-such-flag",
     "python -m benchmarks.profile_steps nosuchmodel --threads 2",
-    "python benchmarks/layers.py --threads 2",
+    "python benchmarks/layers.py --threads two",
     "python -m benchmarks.gelu_erf --threads two",
 ])
 def test_bad_arguments_are_caught(command):
