@@ -586,10 +586,23 @@ def _layer_norm_run(lib, x_data, g_data, normalized_shape, affine):
                                                        if p is not None]]
 
 
+@pytest.mark.parametrize("backward", ["openmp loop", "onednn"])
 @pytest.mark.parametrize("affine", ["weight bias", "weight", "bias", ""])
 @pytest.mark.parametrize("shape, normalized_shape", [((16, 64, 128), (128,)),
                                                      ((8, 32, 16, 16), (16, 16))])
-def test_layer_norm_on_onednn_matches_torch(shape, normalized_shape, affine):
+def test_layer_norm_on_onednn_matches_torch(shape, normalized_shape, affine, backward,
+                                            monkeypatch):
+    """The forward on oneDNN; the backward on ember's OpenMP loop, or on oneDNN's kernel where
+    the loop cannot be built."""
+    from ember._backend import openmp_kernels
+    if backward == "onednn":
+        monkeypatch.setattr(openmp_kernels, "_functions", {"layer_norm_backward": None})
+    elif not openmp_kernels.available():
+        pytest.skip("no C compiler: ember's OpenMP loops cannot be built here")
+    loop_results = []
+    loop = openmp_kernels.layer_norm_backward
+    monkeypatch.setattr(openmp_kernels, "layer_norm_backward",
+                        lambda *args: loop_results.append(loop(*args)) or loop_results[-1])
     rng = np.random.default_rng(10)
     x = (rng.standard_normal(shape) * 2 + 0.5).astype(np.float32)
     g = rng.standard_normal(shape).astype(np.float32)
@@ -599,6 +612,8 @@ def test_layer_norm_on_onednn_matches_torch(shape, normalized_shape, affine):
     for name, a, b in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6 * max(1.0, np.abs(b).max()),
                                    err_msg=name)
+    ran = [r is not None for r in loop_results]
+    assert ran == [backward == "openmp loop"]
 
 
 def test_layer_norm_declines_to_numpy():

@@ -4,6 +4,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
 - batch norm over row-major (N, C, L) float32 activations, forward and backward (oneDNN has
   only a generic loop for that layout, ``ncsp_bnorm:any``, slower than NumPy's passes; its jit
   kernels take blocked and channels-last layouts, and run there);
+- layer norm's backward over (R, D) float32 rows, in one pass per row where oneDNN's
+  takes longer than torch's kernel;
 - ReLU, LeakyReLU and Hardtanh forward and backward over dense float32 arrays of any layout
   (oneDNN's eltwise ReLU and clip turn NaN into 0 or the bound, where torch keeps it);
 - Adam's moments and step in one pass (NumPy makes a dozen), rounded as NumPy's path;
@@ -126,6 +128,55 @@ void batch_norm_backward(void **arrays, const int64_t *sizes, const double *scal
             float *out = grad_x + (n * C + c) * L;
             #pragma omp simd
             for (int64_t l = 0; l < L; l++) out[l] = gs[l] * gain + xs[l] * slope + offset;
+        }
+    }
+}
+
+/* Layer norm's backward over R rows of D float32 elements. arrays: grad, x, mean (R),
+   invstd (R), weight (D), grad_x (or NULL), partial (or NULL): nthreads blocks of 2D doubles,
+   zeroed, in which each thread's rows add sum(grad * xhat) and sum(grad) per column (the
+   caller adds the blocks up). sizes: R, D. With h = grad * weight and
+   xhat = (x - mean) * invstd, grad_x = invstd * (h - mean(h) - xhat * mean(h * xhat)), the
+   row means summed in double: torch's formula, reading each row twice (the second time from
+   cache). */
+void layer_norm_backward(void **arrays, const int64_t *sizes, const double *scalars,
+                         int nthreads) {
+    const float *grad = arrays[0], *x = arrays[1], *mean = arrays[2], *invstd = arrays[3];
+    const float *weight = arrays[4];
+    float *grad_x = arrays[5];
+    double *partial = arrays[6];
+    const int64_t R = sizes[0], D = sizes[1];
+    (void)scalars;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static, 1)
+    for (int64_t t = 0; t < nthreads; t++) {
+        double *sum_gx = partial ? partial + 2 * D * t : 0, *sum_g = sum_gx ? sum_gx + D : 0;
+        for (int64_t r = R * t / nthreads; r < R * (t + 1) / nthreads; r++) {
+            const float *gs = grad + r * D, *xs = x + r * D;
+            const float m = mean[r], s = invstd[r];
+            double sum_h = 0, sum_h_xhat = 0;
+            if (sum_gx) {
+                #pragma omp simd reduction(+:sum_h, sum_h_xhat)
+                for (int64_t d = 0; d < D; d++) {
+                    const float xhat = (xs[d] - m) * s, h = gs[d] * weight[d];
+                    sum_h += h;
+                    sum_h_xhat += (double)h * xhat;
+                    sum_gx[d] += (double)gs[d] * xhat;
+                    sum_g[d] += gs[d];
+                }
+            } else {
+                #pragma omp simd reduction(+:sum_h, sum_h_xhat)
+                for (int64_t d = 0; d < D; d++) {
+                    const float xhat = (xs[d] - m) * s, h = gs[d] * weight[d];
+                    sum_h += h;
+                    sum_h_xhat += (double)h * xhat;
+                }
+            }
+            if (!grad_x) continue;
+            const float mean_h = (float)(sum_h / D), mean_h_xhat = (float)(sum_h_xhat / D);
+            float *out = grad_x + r * D;
+            #pragma omp simd
+            for (int64_t d = 0; d < D; d++)
+                out[d] = s * (gs[d] * weight[d] - mean_h - (xs[d] - m) * s * mean_h_xhat);
         }
     }
 }
@@ -331,6 +382,30 @@ def batch_norm_backward(grad, x, mean, invstd, weight, training, need_input):
     _call(function, (grad, x, _vector(mean), _vector(invstd), _vector(weight), grad_x,
                      grad_weight, grad_bias), (*x.shape, int(training)), ())
     return grad_x, grad_weight, grad_bias
+
+
+def layer_norm_backward(grad, x, mean, invstd, weight, need):
+    """``(grad_input, grad_weight, grad_bias)`` of layer norm for (R, D) float32 ``grad`` and
+    ``x`` (row-major) with per-row ``mean`` and ``invstd`` and a (D,) ``weight`` (None: ones),
+    None where ``need`` (three flags) says it is not needed; or None where the loop does not
+    apply or cannot be built."""
+    if (type(x) is not np.ndarray or x.ndim != 2 or x.dtype != np.float32 or not x.size
+            or not x.flags.c_contiguous or type(grad) is not np.ndarray or grad.shape != x.shape):
+        return None
+    function = _function("layer_norm_backward")
+    if function is None:
+        return None
+    grad = np.ascontiguousarray(grad, np.float32)
+    threads = _threads()
+    width = x.shape[1]
+    need_x, need_w, need_b = need
+    grad_x = np.empty_like(x) if need_x else None
+    partial = np.zeros((threads, 2, width)) if need_w or need_b else None
+    weight = np.ones(width, np.float32) if weight is None else _vector(weight)
+    function(_pointers(grad, x, _vector(mean), _vector(invstd), weight, grad_x, partial),
+             (ctypes.c_int64 * 2)(*x.shape), (ctypes.c_double * 1)(0.0), threads)
+    sums = None if partial is None else partial.sum(0).astype(np.float32)
+    return (grad_x, sums[0] if need_w else None, sums[1] if need_b else None)
 
 
 def _dense_alike(first, *others):

@@ -319,11 +319,15 @@ def _numpy_layer_norm_forward(x, weight, bias, eps):
 
 
 def _onednn_layer_norm_backward(grad, x, mean, invstd, weight, need, eps):
-    """The gradients on oneDNN, which takes the variance (recovered from ``invstd``, as
-    batch norm's backward does) and gives the bias's gradient where a shift is declared (its
-    value does not enter the backward)."""
+    """The gradients on ember's OpenMP loop (one pass a row), else on oneDNN's kernel, which
+    takes the variance (recovered from ``invstd``, as batch norm's backward does) and gives
+    the bias's gradient where a shift is declared (its value does not enter the backward);
+    both on oneDNN's threads."""
     if x.size < LAYER_NORM_ONEDNN_MIN_ELEMENTS:
         return None
+    grads = openmp_kernels.layer_norm_backward(grad, x, mean, invstd, weight, need)
+    if grads is not None:
+        return grads
     var = 1 / (invstd * invstd) - eps
     bias = np.zeros(x.shape[1], np.float32) if need[2] else None
     grads = onednn.normalization.layer_norm_backward(grad, x, mean, var, weight, bias, eps)
