@@ -56,14 +56,13 @@ def _lstm(rng):
     return model, lambda: _tokens(rng, (6, 3), 50), 50
 
 
-MODELS = {"mlp": (_mlp, True), "lenet": (_lenet, True), "transformer_lm": (_transformer, True),
-          "lstm_lm": (_lstm, False)}
+MODELS = {"mlp": _mlp, "lenet": _lenet, "transformer_lm": _transformer, "lstm_lm": _lstm}
 
 
 @pytest.mark.parametrize("backend", ["aot_eager"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_trains_as_eager(name, backend):
-    build, has_aot = MODELS[name]
+    build = MODELS[name]
     rng = np.random.default_rng(0)
     ember.manual_seed(0)
     model, batch, classes = build(rng)
@@ -83,10 +82,8 @@ def test_model_trains_as_eager(name, backend):
         _close(loss, expected)
         for got, want in zip(_grads(model), expected_grads):
             _close(got, want)
-        if step and has_aot:
+        if step:
             assert out.grad_fn.name() == AOT
-    if not has_aot:     # the LSTM breaks on its own: called eagerly from the graph
-        assert out.grad_fn.name() != AOT
 
 
 # -- layers -------------------------------------------------------------------------------------
@@ -97,9 +94,6 @@ NO_AOT = {
     # input itself or a view of it: the graph replays
     "AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
     "Identity", "Flatten", "Unflatten",
-    # their oneDNN kernels' calls cannot be recorded inside the layer: the layer is called
-    # eagerly, and the graph replays
-    "GRU", "LSTM", "RNN",
 }
 
 
