@@ -162,10 +162,10 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
                         rec.patch_globals(globals_)
                     if root is not NO_ROOT:
                         rec.patch_module_attributes(root)
+                    _record_fused_layers(rec)
                     if inline_layers:
                         from ._aot import record_inside_ember
                         record_inside_ember(rec)
-                        _record_fused_layers(rec)
                     result = fn(*args, **kwargs)
                     unsupported = _unsupported_output(result)
                     if unsupported is None:
