@@ -3,12 +3,15 @@
 generated kernels in both of its graphs), with backend ``aot_eager`` (the same backward, its
 graphs op by op) and with ``options={"aot_backward": False}`` (``inductor replay``: training
 steps replay with eager autograd); torch eager and torch.compile; for an MLP, the transformer
-language model of ``benchmarks/models.py`` and a GPT-style block. The variants run
-interleaved, round after round; the table gives each one's median, and the first two compiled
-steps' time is printed (capture, and for ``inductor`` the kernels' compiles, whose count and
-compiler seconds are printed too: kernels in the disk cache load instead).
+and LSTM language models and ResNet-20 (BatchNorm in training mode) of ``benchmarks/models.py``
+and a GPT-style block. The variants run interleaved, round after round; the table gives each
+one's median, and the first two compiled steps' time is printed (capture, and for ``inductor``
+the kernels' compiles, whose count and compiler seconds are printed too: kernels in the disk
+cache load instead). ``--threads N`` sets both libraries' intra-op threads (run it once per
+count for a column of each).
 
     python -m benchmarks.compile_steps [--rounds N] [--no-torch-compile] [--models a,b]
+                                       [--threads N]
 """
 import argparse
 import statistics
@@ -45,27 +48,62 @@ def _gpt_block_class(lib):
     return GPTBlock
 
 
-def _workloads(lib):
-    """name -> (model, inputs, loss(output))."""
-    rng = np.random.default_rng(0)
-    lib.manual_seed(0)
-    F = lib.nn.functional
-    nn = lib.nn
-    mlp = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
-                        nn.Linear(512, 10))
-    x = lib.from_numpy(rng.standard_normal((128, 784), dtype=np.float32))
-    y = lib.from_numpy(rng.integers(0, 10, size=(128,), dtype=np.int64))
-    lm = models._transformer_lm_class(lib)(1000, 64, 128, 4, 512, 2)
-    tokens = lib.from_numpy(rng.integers(0, 1000, size=(16, 64), dtype=np.int64))
-    targets = lib.from_numpy(rng.integers(0, 1000, size=(16 * 64,), dtype=np.int64))
-    block = _gpt_block_class(lib)(128, 4)
-    h = lib.from_numpy(rng.standard_normal((8, 64, 128), dtype=np.float32))
-    return {
-        "mlp": (mlp, x, lambda out: F.cross_entropy(out, y)),
-        "transformer_lm": (lm, tokens, lambda out: F.cross_entropy(out.reshape(-1, 1000),
-                                                                   targets)),
-        "gpt_block": (block, h, lambda out: out.pow(2).mean()),
-    }
+def _floats(lib, rng, shape):
+    return lib.from_numpy(rng.standard_normal(shape, dtype=np.float32))
+
+
+def _ints(lib, rng, shape, high):
+    return lib.from_numpy(rng.integers(0, high, size=shape, dtype=np.int64))
+
+
+def _mlp(lib, rng):
+    nn, F = lib.nn, lib.nn.functional
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))
+    y = _ints(lib, rng, (128,), 10)
+    return model, _floats(lib, rng, (128, 784)), lambda out: F.cross_entropy(out, y)
+
+
+def _language_model(model, tokens, targets, vocab, F):
+    return model, tokens, lambda out: F.cross_entropy(out.reshape(-1, vocab), targets)
+
+
+def _transformer_lm(lib, rng):
+    model = models._transformer_lm_class(lib)(1000, 64, 128, 4, 512, 2)
+    return _language_model(model, _ints(lib, rng, (16, 64), 1000),
+                           _ints(lib, rng, (16 * 64,), 1000), 1000, lib.nn.functional)
+
+
+def _lstm_lm(lib, rng):
+    model = models._lstm_lm_class(lib)(10000, 200)
+    return _language_model(model, _ints(lib, rng, (35, 20), 10000),
+                           _ints(lib, rng, (35 * 20,), 10000), 10000, lib.nn.functional)
+
+
+def _resnet20(lib, rng):
+    model = models.resnet20(lib).modules["model"]     # in training mode: BatchNorm's batch stats
+    y = _ints(lib, rng, (32,), 10)
+    return model, _floats(lib, rng, (32, 3, 32, 32)), \
+        lambda out: lib.nn.functional.cross_entropy(out, y)
+
+
+def _gpt_block(lib, rng):
+    return _gpt_block_class(lib)(128, 4), _floats(lib, rng, (8, 64, 128)), \
+        lambda out: out.pow(2).mean()
+
+
+WORKLOADS = {"mlp": _mlp, "transformer_lm": _transformer_lm, "gpt_block": _gpt_block,
+             "lstm_lm": _lstm_lm, "resnet20": _resnet20}
+
+
+def _workloads(lib, names):
+    """name -> (model, inputs, loss(output)) for ``names``; the same inputs for each
+    library."""
+    out = {}
+    for name in names:
+        lib.manual_seed(0)
+        out[name] = WORKLOADS[name](lib, np.random.default_rng(0))
+    return out
 
 
 def _copy(source, target, lib):
@@ -84,22 +122,29 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--no-torch-compile", action="store_true")
-    parser.add_argument("--models", default="mlp,transformer_lm,gpt_block",
+    parser.add_argument("--models", default=",".join(WORKLOADS),
                         help="comma-separated names of the models to time")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="intra-op threads of both libraries (default: theirs)")
     args = parser.parse_args(argv)
+    wanted = args.models.split(",")
+    unknown = [n for n in wanted if n not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown models {unknown}; choose from {sorted(WORKLOADS)}")
     import ember
     from ember._inductor import counters
     try:
         import torch
     except ImportError:
         torch = None
-    ember_work = _workloads(ember)
-    torch_work = _workloads(torch) if torch is not None else {}
+    if args.threads is not None:
+        ember.set_num_threads(args.threads)
+        if torch is not None:
+            torch.set_num_threads(args.threads)
+    ember_work = _workloads(ember, wanted)
+    torch_work = _workloads(torch, wanted) if torch is not None else {}
     rows = []
-    wanted = args.models.split(",")
     for name, (model, x, loss_fn) in ember_work.items():
-        if name not in wanted:
-            continue
         aot_model = ember.compile(model, backend="aot_eager")
         compiled_model = ember.compile(model)
         replayed = ember.compile(model, options={"aot_backward": False})
@@ -146,6 +191,8 @@ def main(argv=None):
         rows.append((name, medians, node.name() if node is not None else None))
     columns = ["ember eager", "ember inductor", "ember aot_eager", "ember inductor replay",
                "torch eager", "torch.compile"]
+    print(f"{ember.get_num_threads()} thread(s)" + (
+        f" (torch: {torch.get_num_threads()})" if torch is not None else ""))
     print("| model | " + " | ".join(f"{c} (ms)" for c in columns) + " | compiled grad_fn |")
     print("|---" * (len(columns) + 2) + "|")
     for name, medians, node in rows:

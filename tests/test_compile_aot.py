@@ -1,8 +1,13 @@
 """``ember.compile``'s ahead-of-time backward (backend ``aot_eager``): values
 and gradients against eager ember (itself tested against torch op by op), one
-``CompiledFunctionBackward`` node per compiled region, and eager's errors."""
+``CompiledFunctionBackward`` node per compiled region, and eager's errors; the recurrent
+layers and ResNet-20's batch norms with the default backend against torch."""
+import copy
+import logging
+
 import numpy as np
 import pytest
+import torch
 
 import ember
 import ember.compiler
@@ -56,14 +61,13 @@ def _lstm(rng):
     return model, lambda: _tokens(rng, (6, 3), 50), 50
 
 
-MODELS = {"mlp": (_mlp, True), "lenet": (_lenet, True), "transformer_lm": (_transformer, True),
-          "lstm_lm": (_lstm, False)}
+MODELS = {"mlp": _mlp, "lenet": _lenet, "transformer_lm": _transformer, "lstm_lm": _lstm}
 
 
 @pytest.mark.parametrize("backend", ["aot_eager"])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_trains_as_eager(name, backend):
-    build, has_aot = MODELS[name]
+    build = MODELS[name]
     rng = np.random.default_rng(0)
     ember.manual_seed(0)
     model, batch, classes = build(rng)
@@ -83,10 +87,8 @@ def test_model_trains_as_eager(name, backend):
         _close(loss, expected)
         for got, want in zip(_grads(model), expected_grads):
             _close(got, want)
-        if step and has_aot:
+        if step:
             assert out.grad_fn.name() == AOT
-    if not has_aot:     # the LSTM breaks on its own: called eagerly from the graph
-        assert out.grad_fn.name() != AOT
 
 
 # -- layers -------------------------------------------------------------------------------------
@@ -97,9 +99,6 @@ NO_AOT = {
     # input itself or a view of it: the graph replays
     "AlphaDropout", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
     "Identity", "Flatten", "Unflatten",
-    # their oneDNN kernels' calls cannot be recorded inside the layer: the layer is called
-    # eagerly, and the graph replays
-    "GRU", "LSTM", "RNN",
 }
 
 
@@ -487,3 +486,160 @@ def test_forward_graph_takes_the_roots_tensors_as_arguments_while_they_are_the_s
             _close(g, w)
         assert out.grad_fn.name() == AOT
     assert len(compiled._compiled.entries) == 2
+
+
+# -- recurrent layers and batch norm with the default backend, against torch ----------------------
+
+def _torch_copy(module, tmodule):
+    tmodule.load_state_dict({k: torch.tensor(v.detach().numpy())
+                             for k, v in module.state_dict().items()})
+    return tmodule
+
+
+def _close_to_torch(got, expected, rtol=1e-4, atol=1e-5):
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=rtol,
+                               atol=atol)
+
+
+def _grads_close_to_torch(module, tmodule):
+    tparams = dict(tmodule.named_parameters())
+    for name, p in module.named_parameters():
+        assert p.grad is not None, name
+        _close_to_torch(p.grad, tparams[name].grad)
+
+
+def _one_node_over_leaves(out):
+    """The output's node is the region's one node, and every edge out of it leads to a leaf."""
+    node = out.grad_fn
+    assert node.name() == AOT
+    assert all(type(fn).__name__ == "AccumulateGrad" for fn, _ in node.next_functions
+               if fn is not None)
+
+
+def test_lstm_language_model_trains_through_one_node_as_torch():
+    rng = np.random.default_rng(0)
+    ember.manual_seed(0)
+    model = models._lstm_lm_class(ember)(50, 16)
+    tmodel = _torch_copy(model, models._lstm_lm_class(torch)(50, 16))
+    compiled = ember.compile(model)
+    for _ in range(3):
+        tokens = rng.integers(0, 50, size=(6, 3), dtype=np.int64)
+        targets = rng.integers(0, 50, size=(18,), dtype=np.int64)
+        model.zero_grad()
+        tmodel.zero_grad()
+        out = compiled(ember.from_numpy(tokens))
+        loss = ember.nn.functional.cross_entropy(out.reshape(-1, 50), ember.from_numpy(targets))
+        loss.backward()
+        tout = tmodel(torch.from_numpy(tokens))
+        tloss = torch.nn.functional.cross_entropy(tout.reshape(-1, 50),
+                                                  torch.from_numpy(targets))
+        tloss.backward()
+        _close_to_torch(out, tout)
+        _close_to_torch(loss, tloss)
+        _grads_close_to_torch(model, tmodel)
+    _one_node_over_leaves(out)
+    code = compiled._compiled.entries[-1].run.backward_graph.code
+    # each layer's backpropagation through time is one call of its array kernel
+    assert code.count("run_node_arrays(ember.nn.functional.recurrent.MkldnnRnnLayerBackward0") \
+        == 2
+
+
+@pytest.mark.parametrize("mode, options, batch_first", [
+    ("GRU", {}, True), ("RNN", {"nonlinearity": "relu"}, False),
+    ("RNN", {"num_layers": 2, "bidirectional": True}, True),
+    ("LSTM", {"num_layers": 2, "bidirectional": True, "dropout": 0.0}, False)])
+def test_recurrent_layer_compiles_at_each_size_as_torch(mode, options, batch_first):
+    """The input and the initial state (GRU, RNN) get gradients through the region's one node;
+    another sequence length and batch size recompile, and each size's graph is used again."""
+    ember.manual_seed(0)
+    layer = getattr(ember.nn, mode)(3, 4, batch_first=batch_first, **options)
+    tlayer = _torch_copy(layer, getattr(torch.nn, mode)(3, 4, batch_first=batch_first,
+                                                         **options))
+    compiled = ember.compile(layer)
+    rng = np.random.default_rng(1)
+    states = layer.num_layers * (2 if layer.bidirectional else 1)
+    for time, batch in [(5, 2), (5, 2), (3, 4), (3, 4)]:
+        shape = (batch, time, 3) if batch_first else (time, batch, 3)
+        x = rng.standard_normal(shape, dtype=np.float32)
+        h0 = rng.standard_normal((states, batch, 4), dtype=np.float32)
+        inputs = [ember.from_numpy(x).requires_grad_()]
+        tinputs = [torch.from_numpy(x).requires_grad_()]
+        if mode != "LSTM":      # (an LSTM's state is a tuple: no input in a container)
+            inputs.append(ember.from_numpy(h0).requires_grad_())
+            tinputs.append(torch.from_numpy(h0).requires_grad_())
+        layer.zero_grad()
+        tlayer.zero_grad()
+        out, h = compiled(*inputs)
+        tout, th = tlayer(*tinputs)
+        if mode == "LSTM":
+            h, th = h[1], th[1]
+        (out.pow(2).sum() + h.sum()).backward()
+        (tout.pow(2).sum() + th.sum()).backward()
+        _close_to_torch(out, tout)
+        _close_to_torch(h, th)
+        _grads_close_to_torch(layer, tlayer)
+        for a, ta in zip(inputs, tinputs):
+            _close_to_torch(a.grad, ta.grad)
+    _one_node_over_leaves(out)
+    assert len(compiled._compiled.entries) == 2
+
+
+def test_packed_sequence_runs_eagerly_and_says_why(caplog):
+    from ember.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    ember.manual_seed(0)
+    lstm = ember.nn.LSTM(3, 4)
+    tlstm = _torch_copy(lstm, torch.nn.LSTM(3, 4))
+    compiled = ember.compile(lstm)
+    x = np.random.default_rng(2).standard_normal((5, 3, 3), dtype=np.float32)
+    with caplog.at_level(logging.INFO, logger="ember._dynamo"):
+        for _ in range(2):
+            lstm.zero_grad()
+            tlstm.zero_grad()
+            packed = pack_padded_sequence(ember.from_numpy(x), [5, 3, 2])
+            out = pad_packed_sequence(compiled(packed)[0])[0]
+            tpacked = torch.nn.utils.rnn.pack_padded_sequence(torch.from_numpy(x), [5, 3, 2])
+            tout = torch.nn.utils.rnn.pad_packed_sequence(tlstm(tpacked)[0])[0]
+            out.pow(2).sum().backward()
+            tout.pow(2).sum().backward()
+            _close_to_torch(out, tout)
+            _grads_close_to_torch(lstm, tlstm)
+    assert "a tensor converted to a Python list" in caplog.text
+    assert compiled._compiled.graph_break is not None
+
+
+def test_resnet20_batch_norm_statistics_follow_eager_and_torch():
+    """Two training steps, the second through the ahead-of-time backward: BatchNorm's
+    running_mean, running_var and num_batches_tracked end as eager's (float32 rounding
+    apart) and torch's."""
+    rng = np.random.default_rng(3)
+    model = models.resnet20(ember, batch=2).modules["model"]
+    eager = copy.deepcopy(model)
+    tmodel = _torch_copy(model, models.resnet20(torch, batch=2).modules["model"])
+    compiled = ember.compile(model)
+    for _ in range(2):
+        x = rng.standard_normal((2, 3, 16, 16), dtype=np.float32)  # pooled to 1x1 anyway
+        y = rng.integers(0, 10, size=(2,), dtype=np.int64)
+        for m in (model, eager, tmodel):
+            m.zero_grad()
+        out = compiled(ember.from_numpy(x))
+        ember.nn.functional.cross_entropy(out, ember.from_numpy(y)).backward()
+        expected = eager(ember.from_numpy(x))
+        ember.nn.functional.cross_entropy(expected, ember.from_numpy(y)).backward()
+        tout = tmodel(torch.from_numpy(x))
+        torch.nn.functional.cross_entropy(tout, torch.from_numpy(y)).backward()
+        _close(out, expected)
+        _close_to_torch(out, tout)
+        _grads_close_to_torch(model, tmodel)
+        for got, want in zip(_grads(model), _grads(eager)):
+            _close(got, want)
+    _one_node_over_leaves(out)
+    buffers = dict(eager.named_buffers())
+    tbuffers = dict(tmodel.named_buffers())
+    assert any(name.endswith("num_batches_tracked") for name in buffers)
+    for name, b in model.named_buffers():
+        if name.endswith("num_batches_tracked"):
+            assert b.item() == buffers[name].item() == tbuffers[name].item() == 2, name
+            continue
+        np.testing.assert_allclose(b.numpy(), buffers[name].numpy(), rtol=1e-6, atol=1e-7,
+                                   err_msg=name)
+        _close_to_torch(b, tbuffers[name])

@@ -58,3 +58,24 @@ def test_layers_that_break_on_their_own_are_single_calls_inside_a_model():
     assert compiled._compiled.graph_break is None
     gm = compiled._compiled.entries[0].graph_module
     assert [n.target for n in gm.graph.nodes if n.op == "call_module"] == ["lstm", "head"]
+
+
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_recurrent_layer_compiled_alone_records_one_call_per_pass(mode):
+    """Each layer and direction's pass over the sequence is one ``recurrent_layer`` call of
+    the graph (no graph break), with grad mode on or off."""
+    from ember.jit._layers import recurrent_layer
+    layer = getattr(ember.nn, mode)(3, 4, num_layers=2, bidirectional=True)
+    x = ember.randn(5, 2, 3)
+    for grad in (False, True):
+        compiled = ember.compile(layer, backend="eager")
+        with ember.set_grad_enabled(grad):
+            for _ in range(2):
+                got = compiled(x)
+            expected = layer(x)
+        ember.testing.assert_close(got[0], expected[0])
+        cache = compiled._compiled
+        assert cache.graph_break is None and len(cache.entries) == 1
+        calls = [n for n in cache.entries[0].graph_module.graph.nodes
+                 if n.target is recurrent_layer]
+        assert len(calls) == 4

@@ -162,6 +162,7 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
                         rec.patch_globals(globals_)
                     if root is not NO_ROOT:
                         rec.patch_module_attributes(root)
+                    _record_fused_layers(rec)
                     if inline_layers:
                         from ._aot import record_inside_ember
                         record_inside_ember(rec)
@@ -196,6 +197,14 @@ def capture(fn, root, args, kwargs, *, fullgraph=False, name="forward", opaque=(
             cap.graph_break(f"the captured graph cannot be built: {type(e).__name__}: {e}",
                             *_code_location(fn), module=False)
     return result, cap
+
+
+def _record_fused_layers(rec):
+    """Record each pass of a recurrent layer over its sequence as one call (its kernel computes
+    on arrays, which no recording can follow), as ``ember.export`` does."""
+    from ..jit._layers import recording_rnn_layer
+    from ..nn.modules import rnn
+    rec._patcher.patch(rnn.__dict__, "_rnn_layer", recording_rnn_layer())
 
 
 def _unsupported_output(value):

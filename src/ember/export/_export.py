@@ -70,15 +70,13 @@ def _composite_kernels():
     """Fused kernels whose inside no trace can see stand aside (packed self-attention, so that
     attention records as ember ops), or are recorded as one call each (a recurrent layer's
     pass over the sequence, as torch.export records ``aten.lstm``)."""
-    from ..jit._recorder import _recording_function
+    from ..jit._layers import recording_rnn_layer
     from ..nn.functional import attention
     from ..nn.modules import rnn
-    from ._layers import recording_rnn_layer, recurrent_layer
     saved = [(attention, "packed_self_attention_applies"), (rnn, "_rnn_layer")]
     saved = [(module, name, getattr(module, name)) for module, name in saved]
     attention.packed_self_attention_applies = lambda *args: False
-    rnn._rnn_layer = recording_rnn_layer(_recording_function(recurrent_layer, "ember.export"),
-                                         _recording_function(rnn._rnn_layer, "ember"))
+    rnn._rnn_layer = recording_rnn_layer()
     try:
         yield
     finally:

@@ -287,12 +287,20 @@ class Node:
                 f"args = {_format_arg(self.args)}, kwargs = {_format_arg(self.kwargs)})")
 
 
+def named_tuple_of(a, items):
+    """A named tuple of ``a``'s type holding ``items`` (nodes of a graph), made without the
+    checks its ``__new__`` makes on values (``PackedSequence`` asks where ``batch_sizes``
+    is)."""
+    make = getattr(type(a), "_make", None)
+    return make(items) if make is not None else type(a)(*items)
+
+
 def map_aggregate(a, fn):
     """Apply ``fn`` to every leaf of ``a``, a nest of tuples, lists, dicts and slices; lists and
     dicts come back immutable (``immutable_list``, ``immutable_dict``)."""
     if isinstance(a, tuple):
         t = tuple(map_aggregate(elem, fn) for elem in a)
-        return type(a)(*t) if hasattr(a, "_fields") else t
+        return named_tuple_of(a, t) if hasattr(a, "_fields") else t
     if isinstance(a, list):
         return immutable_list(map_aggregate(elem, fn) for elem in a)
     if isinstance(a, dict):

@@ -11,7 +11,7 @@ import traceback
 
 from ._codegen import magic_methods, reflectable_magic_methods
 from .graph import Graph
-from .node import Node
+from .node import Node, named_tuple_of
 
 __all__ = ["TraceError", "TracerBase", "GraphAppendingTracer", "Proxy", "Attribute"]
 
@@ -109,7 +109,7 @@ class TracerBase:
         if isinstance(a, tuple):
             args = tuple(self.create_arg(elem) for elem in a)
             if hasattr(a, "_fields"):
-                return type(a)(*args)
+                return named_tuple_of(a, args)
             return args if type(a) is tuple else type(a)(args)
         if isinstance(a, list):
             return [self.create_arg(elem) for elem in a]

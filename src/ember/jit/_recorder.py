@@ -25,6 +25,7 @@ import warnings
 from ..fx._patching import (_Patcher, _is_ember_function, _namespaces, _NEVER_WRAP,
                             ember_functions, namespace_of)
 from ..fx.graph import Graph
+from ..fx.node import named_tuple_of
 
 __all__ = ["Recorder", "TracerWarning", "TracedInt", "active", "setitem"]
 
@@ -290,7 +291,7 @@ class Recorder:
             return tuple(self.create_arg(x) for x in a)
         if isinstance(a, tuple):
             items = tuple(self.create_arg(x) for x in a)
-            return type(a)(*items) if hasattr(a, "_fields") else items
+            return named_tuple_of(a, items) if hasattr(a, "_fields") else items
         if isinstance(a, list):
             return [self.create_arg(x) for x in a]
         if isinstance(a, dict):

@@ -20,6 +20,7 @@ from .linear import linear
 from ...autograd._dual import jvp_by_transposition
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+_N_INPUTS = 8   # a layer's node's inputs: input, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,7 +333,9 @@ def _backward_arrays(mode, *args):
 
 class _RnnLayerNode(Node):
     """One direction of one recurrent layer. Inputs: (input, h0, c0, w_ih, w_hh, b_ih, b_hh,
-    w_hr); outputs: (output, h_n, c_n)."""
+    w_hr); outputs: (output, h_n, c_n). It saves its inputs and, after them, the arrays its
+    forward kept for backpropagation through time (gate activations, previous states) as
+    tensors, as torch's node saves its workspace."""
     __slots__ = ()
     jvp = jvp_by_transposition
 
@@ -342,7 +345,9 @@ class _RnnLayerNode(Node):
 
     def backward_arrays(self, *grads):
         grads = tuple(grads) + (None,) * (3 - len(grads))
-        x, h0, c0, *weights = self.saved_tensors
+        saved = self.saved_tensors
+        x, h0, c0, *weights = saved[:_N_INPUTS]
+        kept = tuple(t._data for t in saved[_N_INPUTS:])
         data = x._data.reshape(-1, x._data.shape[-1])
         xp = namespace_of(data)
         grad_out, grad_h, grad_c = (None if g is None else g._data for g in grads)
@@ -354,8 +359,7 @@ class _RnnLayerNode(Node):
             grad_c = xp.zeros_like(c0._data)
         w = tuple(None if t is None else t._data for t in weights)
         d_in, d_hid, h_prev, d_h0, d_c0, d_w_hr = _backward_arrays(
-            self.mode, xp, grad_out, grad_h, grad_c, self.batch_sizes, w, self.reverse,
-            self.arrays)
+            self.mode, xp, grad_out, grad_h, grad_c, self.batch_sizes, w, self.reverse, kept)
         need = [fn is not None for fn, _ in self.next_functions]
         d_b_ih = d_in.sum(0) if need[5] else None
         d_b_hh = None
@@ -370,6 +374,7 @@ class _RnnLayerNode(Node):
     def _backward_by_recomputation(self, saved, grads):
         """create_graph: differentiate the same layer written in ember ops."""
         from ...autograd import grad as autograd_grad
+        saved = saved[:_N_INPUTS]
         x, h0, c0, *weights = saved
         wanted = [i for i, (fn, _) in enumerate(self.next_functions) if fn is not None]
         with enable_grad():
@@ -383,10 +388,6 @@ class _RnnLayerNode(Node):
         for i, g in zip(wanted, found):
             result[i] = g
         return tuple(result)
-
-    def release(self):
-        self.arrays = None
-        super().release()
 
 
 class MkldnnRnnLayerBackward0(_RnnLayerNode):
@@ -432,8 +433,8 @@ def _rnn_layer(mode, x, batch_sizes, h0, c0, weights, reverse, node_class=None):
     c = None if c is None else make(c)
     if keep:
         node = record(node_class or _LAYER_NODES[mode], inputs, out, h, c)
-        node.save(*inputs)
-        node.mode, node.batch_sizes, node.reverse, node.arrays = mode, batch_sizes, reverse, saved
+        node.save(*inputs, *(make(a) for a in saved))
+        node.mode, node.batch_sizes, node.reverse = mode, batch_sizes, reverse
     return out, h, c
 
 
