@@ -263,10 +263,12 @@ def _sgn(xp, x):
 sgn = _unary("sgn", _sgn, lambda g, x, y: g * 0, (), float_op=False, arithmetic=True,
              exact_out=True)
 _DEGREE = math.pi / 180
-deg2rad = _unary("deg2rad", lambda xp, x: narrowed(widened(x) * _DEGREE, x.dtype), lambda g, x, y: g * _DEGREE, (),
+deg2rad = _unary("deg2rad", lambda xp, x: narrowed(widened(x) * _DEGREE, x.dtype),
+                 lambda g, x, y: g * _DEGREE, (),
                  node_name="Deg2RadBackward0", arithmetic=True,
                  refuse={"c": lambda dt: RuntimeError("deg2rad is not supported for complex tensors.")})
-rad2deg = _unary("rad2deg", lambda xp, x: narrowed(widened(x) * (1 / _DEGREE), x.dtype), lambda g, x, y: g * (1 / _DEGREE), (),
+rad2deg = _unary("rad2deg", lambda xp, x: narrowed(widened(x) * (1 / _DEGREE), x.dtype),
+                 lambda g, x, y: g * (1 / _DEGREE), (),
                  node_name="Rad2DegBackward0", arithmetic=True,
                  refuse={"c": lambda dt: RuntimeError("rad2deg is not supported for complex tensors.")})
 
