@@ -435,6 +435,34 @@ def test_backward_graph_runs_the_nodes_array_kernels_as_eager_does():
     assert "erf" not in code and "_gelu_grad" not in code
 
 
+def test_convolutions_backward_is_their_array_kernel_not_a_replay():
+    """A convolution's node keeps its geometry as a tuple of literals, so the backward graph
+    calls its array kernel (oneDNN's backward primitives) rather than running its forward
+    again to get the node back; values and gradients match eager."""
+    nn = ember.nn
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8),
+                          nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2, padding=1),
+                          nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1), nn.Flatten())
+    compiled = ember.compile(model)
+    x = ember.randn(2, 3, 8, 8)
+    for _ in range(3):
+        model.zero_grad()
+        got = compiled(x)
+        got.pow(2).sum().backward()
+        got_grads = _grads(model)
+        model.zero_grad()
+        expected = model(x)
+        expected.pow(2).sum().backward()
+        _close(got, expected)
+        for g, w in zip(got_grads, _grads(model)):
+            _close(g, w)
+    assert got.grad_fn.name() == AOT
+    code = compiled._compiled.entries[-1].run.backward_graph.code
+    assert code.count("run_node_arrays(ember.nn.functional.conv.ConvolutionBackward0") == 2
+    assert code.count("run_node_arrays(ember.nn.functional.conv.ConvolutionTransposeBackward0") == 1
+    assert "run_node_backward(" not in code
+
+
 class _Scaled(ember.autograd.graph.Node):
     """A node class with a slot and an array backward that declines negative factors."""
 

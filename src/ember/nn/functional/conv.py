@@ -8,6 +8,7 @@ work. A backward that builds no graph (no ``create_graph``) takes both gradients
 kernel call (``convolution.backward``, ``convolution.forward_and_weight_grad``).
 """
 import numbers
+from typing import NamedTuple
 
 from ... import _flop_hook
 from ..._backend import convolution
@@ -21,15 +22,16 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "conv_tbc"]
 
 
-class _Geometry:
-    """Stride, per-side padding, dilation and groups of a convolution."""
-    __slots__ = ("stride", "pads", "dilation", "groups")
-
-    def __init__(self, stride, pads, dilation, groups):
-        self.stride, self.pads, self.dilation, self.groups = stride, pads, dilation, groups
+class _Geometry(NamedTuple):
+    """Stride, per-side padding, dilation and groups of a convolution (a tuple of literals, so
+    that a compiled backward graph can hold it as a constant)."""
+    stride: tuple
+    pads: tuple
+    dilation: tuple
+    groups: int
 
     def args(self):
-        return self.stride, self.pads, self.dilation, self.groups
+        return tuple(self)
 
 
 # -- the three ops ------------------------------------------------------------------------
