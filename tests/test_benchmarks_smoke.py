@@ -238,3 +238,23 @@ def test_overhead_counts_bytecodes_per_op():
     count = overhead.bytecodes_per_op(lambda: overhead.chain(x, ember.tanh))
     assert 20 < count < 2000   # each op runs some of ember's Python, and not unboundedly much
 
+
+
+def test_compile_steps_prints_a_row_per_model(capsys, ember_threads):
+    """benchmarks/compile_steps.py times each variant of each model asked for, and the compiled
+    models train through one CompiledFunctionBackward node."""
+    from benchmarks import compile_steps
+    before = torch.get_num_threads()
+    try:
+        compile_steps.main(["--models", "mlp,gpt_block", "--rounds", "1", "--no-torch-compile",
+                            "--threads", "1"])
+    finally:
+        torch.set_num_threads(before)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "1 thread(s) (torch: 1)"
+    rows = {line.split("|")[1].strip(): line.split("|")[2:-1] for line in lines[3:]}
+    assert sorted(rows) == ["gpt_block", "mlp"]
+    for cells in rows.values():
+        times, torch_compile, node = cells[:5], cells[5], cells[6]
+        assert all(float(t) > 0 for t in times) and torch_compile.strip() == "-"
+        assert node.strip() == "CompiledFunctionBackward"
