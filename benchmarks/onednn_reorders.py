@@ -8,7 +8,7 @@ result back). The step counted is the one after ``--warmup`` steps (plans are cr
 first), with tracemalloc's peak growth over a further step.
 
     .venv/bin/python -m benchmarks.onednn_reorders [--models resnet20 mobilenetv2 dcgan]
-        [--threads 1] [--warmup 1] [--json out.json]
+        [--threads 1] [--warmup 1] [--batch N] [--json out.json]
 
 The counting wraps ``runtime._Primitive.execute`` and ``runtime.Plan.__call__`` for the
 duration of the count only; nothing changes in ember when this tool is not running.
@@ -109,8 +109,10 @@ def tracemalloc_peak_mb(step):
         tracemalloc.stop()
 
 
-def count_model(name, warmup):
-    workload = MODELS[name](ember)
+def count_model(name, warmup, **sizes):
+    """``Counts`` of one step of model ``name`` (built with ``sizes``, e.g. ``batch``) after
+    ``warmup`` steps, and tracemalloc's peak growth over the step after it."""
+    workload = MODELS[name](ember, **sizes)
     for _ in range(warmup):
         workload.step()
     with counting() as counts:
@@ -137,12 +139,14 @@ def main():
                         choices=sorted(MODELS))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--batch", type=int, help="batch size (default: the model's)")
     parser.add_argument("--json", help="write the counts to this file as well")
     args = parser.parse_args()
     ember.set_num_threads(args.threads)
     report = {}
     for name in args.models:
-        counts, peak_mb = count_model(name, args.warmup)
+        sizes = {} if args.batch is None else {"batch": args.batch}
+        counts, peak_mb = count_model(name, args.warmup, **sizes)
         print_table(name, counts, peak_mb)
         report[name] = {"kinds": counts.as_dict(), "peak_traced_mb": peak_mb}
     if args.json:
