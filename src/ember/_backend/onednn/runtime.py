@@ -294,9 +294,6 @@ class Reordered:
         if entry is not None and entry[0] is array:
             entry.append((chosen_md, buffer, plan))
 
-    def __len__(self):
-        return sum(len(entry) - 1 for entry in self._entries.values())
-
 
 _MISSING = object()
 
