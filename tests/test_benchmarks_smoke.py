@@ -127,6 +127,24 @@ def test_onednn_layers_times_every_library_and_restores_the_size_rules():
         assert times[choice.ONEDNN] > 0 or not choice.enabled(choice.ONEDNN)
 
 
+def test_onednn_reorders_counts_a_step_and_restores_the_runtime():
+    """ResNet-20's 21 convolutions each run forward and backward-weights once per step, its
+    reorders move bytes, and the runtime's execute path is the original again afterwards."""
+    from benchmarks import onednn_reorders
+    from ember._backend import choice
+    from ember._backend.onednn import runtime
+    if not choice.enabled(choice.ONEDNN):
+        pytest.skip("oneDNN is not in use here")
+    originals = runtime.Plan.__call__, runtime._Primitive.execute
+    counts, peak_mb = onednn_reorders.count_model("resnet20", 1, batch=2)
+    assert (runtime.Plan.__call__, runtime._Primitive.execute) == originals
+    assert counts.runs["convolution forward"] == 21
+    assert counts.runs["convolution backward weights"] == 21
+    reorders = [kind for kind in counts.runs if kind.startswith("reorder")]
+    assert reorders and all(counts.bytes[kind] > 0 for kind in reorders)
+    assert peak_mb > 0
+
+
 def test_gemm_threshold_prints_a_row_per_shape_and_restores_the_threshold(monkeypatch, capsys,
                                                                           ember_threads):
     from benchmarks import gemm_threshold

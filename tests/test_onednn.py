@@ -126,6 +126,84 @@ def test_a_repeated_step_creates_no_primitives():
     assert runtime.plans.created == created
 
 
+def _reorders_run(monkeypatch):
+    """A list that gets the name of each reorder oneDNN runs from now on."""
+    runs = []
+    execute = runtime._Primitive.execute
+
+    def counted(primitive, args):
+        if primitive.what.startswith("reorder"):
+            runs.append(primitive.what)
+        execute(primitive, args)
+    monkeypatch.setattr(runtime._Primitive, "execute", counted)
+    return runs
+
+
+def _without_shared_reorders(monkeypatch):
+    monkeypatch.setattr(runtime.Reordered, "find", lambda self, array, md: None)
+
+
+@pytest.mark.parametrize("transposed, x_shape, w_shape, kwargs",
+                         [(False,) + c for c in CONV_CASES] + [(True,) + c for c in TRANSPOSED_CASES])
+def test_backward_sharing_a_reorder_gives_the_bits_of_separate_reorders(
+        transposed, x_shape, w_shape, kwargs, monkeypatch):
+    """The output gradient (a transposed convolution's input) converted once for both of
+    the backward's primitives gives what converting it for each gave."""
+    data = _data(x_shape, w_shape, kwargs, transposed)
+    with choice.only(choice.ONEDNN):
+        shared = _run(ember, transposed, *data, kwargs)
+        _without_shared_reorders(monkeypatch)
+        separate = _run(ember, transposed, *data, kwargs)
+    for a, b in zip(shared, separate):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_backward_converts_the_shared_array_once(transposed, monkeypatch):
+    x_shape, w_shape, kwargs = ((4, 32, 8, 8), (32, 16, 4, 4), dict(stride=2, padding=1)) \
+        if transposed else CONV_CASES[0]
+    data = _data(x_shape, w_shape, kwargs, transposed)
+    _run(ember, transposed, *data, kwargs)   # plans made
+    runs = _reorders_run(monkeypatch)
+    _run(ember, transposed, *data, kwargs)
+    shared = list(runs)
+    _without_shared_reorders(monkeypatch)
+    runs.clear()
+    _run(ember, transposed, *data, kwargs)
+    assert len(shared) == len(runs) - 1
+    assert runs.count("reorder for convolution backward weights") == \
+        shared.count("reorder for convolution backward weights") + 1
+
+
+def test_training_steps_with_shared_reorders_give_the_same_bits(monkeypatch):
+    """Steps of SGD (weights updated in place between them) on a small conv net, with each
+    backward's shared reorders and without."""
+    def train():
+        ember.manual_seed(0)
+        nn = ember.nn
+        model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
+                              nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(),
+                              nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1))
+        optimizer = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x = ember.tensor(np.random.default_rng(0).standard_normal((4, 3, 12, 12),
+                                                                  dtype=np.float32))
+        losses = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+    losses, weights = train()
+    _without_shared_reorders(monkeypatch)
+    want_losses, want_weights = train()
+    assert losses == want_losses
+    for a, b in zip(weights, want_weights):
+        assert np.array_equal(a, b)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "bfloat16"])
 def test_dtypes_onednn_does_not_run_fall_back_to_numpy(dtype):
     x = ember.randn(2, 3, 8, 8, dtype=getattr(ember, dtype))

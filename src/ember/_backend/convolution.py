@@ -75,26 +75,13 @@ def _onednn_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups):
     return gx if gx is None or bias is None else _add_bias(gx, bias)
 
 
-def _onednn_backward(x, g, w, stride, pads, dilation, groups):
-    gx = onednn.conv.conv_backward_data(g, w, x.shape[2:], stride, pads, dilation, groups)
-    gw = onednn.conv.conv_backward_weights(x, g, w.shape[2:], stride, pads, dilation, groups) \
-        if gx is not None else None
-    return None if gw is None else (gx, gw)
-
-
-def _onednn_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups):
-    y = onednn.conv.conv_forward(gy, w, None, stride, pads, dilation, groups)
-    gw = onednn.conv.conv_backward_weights(gy, g, w.shape[2:], stride, pads, dilation, groups) \
-        if y is not None else None
-    return None if gw is None else (y, gw)
-
-
 forward = KernelChoice("convolution", onednn=onednn.conv.conv_forward, numpy=_numpy_forward)
 input_grad = KernelChoice("convolution input gradient", onednn=_onednn_input_grad,
                           numpy=_numpy_input_grad)
 weight_grad = KernelChoice("convolution weight gradient", onednn=onednn.conv.conv_backward_weights,
                            numpy=_numpy_weight_grad)
-backward = KernelChoice("convolution backward", onednn=_onednn_backward, numpy=_numpy_backward)
+backward = KernelChoice("convolution backward", onednn=onednn.conv.conv_backward,
+                        numpy=_numpy_backward)
 forward_and_weight_grad = KernelChoice("transposed convolution backward",
-                                       onednn=_onednn_forward_and_weight_grad,
+                                       onednn=onednn.conv.conv_forward_and_weight_grad,
                                        numpy=_numpy_forward_and_weight_grad)

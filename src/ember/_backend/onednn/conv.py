@@ -20,10 +20,11 @@ import numpy as np
 from . import capi
 from .capi import OneDNNError, call
 from ..._memory_format import contiguous_format, empty_as, suggest
-from .runtime import (MemoryDesc, Plan, data_type, describable, destroy_attr, engine, layout_key,
-                      plans, scratchpad_attr)
+from .runtime import (MemoryDesc, Plan, Reordered, data_type, describable, destroy_attr, engine,
+                      layout_key, plans, scratchpad_attr)
 
-__all__ = ["conv_forward", "conv_backward_data", "conv_backward_weights"]
+__all__ = ["conv_forward", "conv_backward_data", "conv_backward_weights", "conv_backward",
+           "conv_forward_and_weight_grad"]
 
 
 def _grouped_weight(w, groups):
@@ -118,8 +119,9 @@ def _readable(a):
     return a
 
 
-def conv_forward(x, w, bias, stride, pads, dilation, groups):
-    """``y = conv(x, w) + bias`` (bias may be None), or None where oneDNN does not apply."""
+def conv_forward(x, w, bias, stride, pads, dilation, groups, reordered=None):
+    """``y = conv(x, w) + bias`` (bias may be None), or None where oneDNN does not apply.
+    ``reordered``: a ``Reordered`` shared with the other primitives that read ``x`` or ``w``."""
     x, w = _readable(x), _readable(w)
     wg = _grouped_weight(w, groups)
     if not _arrays_ok(x, wg) or (bias is not None and not _arrays_ok(bias)) \
@@ -155,13 +157,14 @@ def conv_forward(x, w, bias, stride, pads, dilation, groups):
     arrays = {capi.ARG_SRC: x, capi.ARG_WEIGHTS: wg, capi.ARG_DST: y}
     if bias is not None:
         arrays[capi.ARG_BIAS] = bias
-    plan(arrays)
+    plan(arrays, reordered)
     return y
 
 
-def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups):
+def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups, reordered=None):
     """The convolution's input gradient (N, C, *in_spatial) from its output gradient ``g``:
-    the transposed convolution of ``g`` with ``w``. None where oneDNN does not apply."""
+    the transposed convolution of ``g`` with ``w``. None where oneDNN does not apply.
+    ``reordered``: as for ``conv_forward``."""
     g, w = _readable(g), _readable(w)
     wg = _grouped_weight(w, groups)
     if not _arrays_ok(g, wg) or w.dtype != g.dtype:
@@ -188,13 +191,13 @@ def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups):
     plan = plans.get(key, lambda: _build(make))
     if plan is None:
         return None
-    plan({capi.ARG_DIFF_DST: g, capi.ARG_WEIGHTS: wg, capi.ARG_DIFF_SRC: gx})
+    plan({capi.ARG_DIFF_DST: g, capi.ARG_WEIGHTS: wg, capi.ARG_DIFF_SRC: gx}, reordered)
     return gx
 
 
-def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups):
+def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups, reordered=None):
     """The convolution's weight gradient (O, C/groups, *kernel) from its input ``x`` and output
-    gradient ``g``. None where oneDNN does not apply."""
+    gradient ``g``. None where oneDNN does not apply. ``reordered``: as for ``conv_forward``."""
     x, g = _readable(x), _readable(g)
     if not _arrays_ok(x, g) or x.dtype != g.dtype:
         return None
@@ -221,5 +224,31 @@ def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups):
     plan = plans.get(key, lambda: _build(make))
     if plan is None:
         return None
-    plan({capi.ARG_SRC: x, capi.ARG_DIFF_DST: g, capi.ARG_DIFF_WEIGHTS: gwg})
+    plan({capi.ARG_SRC: x, capi.ARG_DIFF_DST: g, capi.ARG_DIFF_WEIGHTS: gwg}, reordered)
     return gw
+
+
+def conv_backward(x, g, w, stride, pads, dilation, groups):
+    """Both gradients of the convolution of ``x`` with ``w``, ``(input gradient, weight
+    gradient)``, from its output gradient ``g``, which is converted into oneDNN's layout once
+    where the two primitives chose the same one. None where oneDNN does not apply."""
+    g = _readable(g)
+    reordered = Reordered(g)
+    gx = conv_backward_data(g, w, x.shape[2:], stride, pads, dilation, groups, reordered)
+    if gx is None:
+        return None
+    gw = conv_backward_weights(x, g, w.shape[2:], stride, pads, dilation, groups, reordered)
+    return None if gw is None else (gx, gw)
+
+
+def conv_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups):
+    """A transposed convolution's two gradients, ``(conv(gy, w), weight gradient)``, from its
+    input ``gy`` and output gradient ``g``: ``gy`` is converted into oneDNN's layout once
+    where the two primitives chose the same one. None where oneDNN does not apply."""
+    gy = _readable(gy)
+    reordered = Reordered(gy)
+    y = conv_forward(gy, w, None, stride, pads, dilation, groups, reordered)
+    if y is None:
+        return None
+    gw = conv_backward_weights(gy, g, w.shape[2:], stride, pads, dilation, groups, reordered)
+    return None if gw is None else (y, gw)

@@ -210,12 +210,22 @@ class Plan:
     def implementation(self):
         return self.primitive.implementation()
 
-    def __call__(self, arrays):
-        """Run on ``arrays`` ({arg index: NumPy array in the user's layout})."""
+    def __call__(self, arrays, reordered=None):
+        """Run on ``arrays`` ({arg index: NumPy array in the user's layout}). With
+        ``reordered`` (a ``Reordered``), an input another plan has already converted into the
+        layout this primitive chose is read from there, and the inputs this plan converts are
+        added to it."""
         lib = capi.lib()
         memories, bound, after, keep = [], [], [], []
         try:
             for arg, is_output, user_md, chosen_md, reorder, size in self.args:
+                if reorder is not None and not is_output and reordered is not None:
+                    buffer = reordered.find(arrays[arg], chosen_md)
+                    if buffer is not None:
+                        mem = _memory(chosen_md, buffer.ctypes.data)
+                        memories.append(mem)
+                        bound.append((arg, mem))
+                        continue
                 user_mem = _memory(user_md, arrays[arg].ctypes.data)
                 memories.append(user_mem)
                 if reorder is None:
@@ -230,6 +240,8 @@ class Plan:
                     after.append((reorder, mem, user_mem))
                 else:
                     reorder.execute(((capi.ARG_FROM, user_mem), (capi.ARG_TO, mem)))
+                    if reordered is not None:
+                        reordered.add(arrays[arg], chosen_md, buffer, self)
             for arg, md in self.fixed:
                 mem = _memory(md.handle, arrays[arg].ctypes.data)
                 memories.append(mem)
@@ -251,6 +263,36 @@ class Plan:
         finally:
             for mem in memories:
                 lib.dnnl_memory_destroy(mem)
+
+
+class Reordered:
+    """Arrays that plans converted into the layouts their primitives chose, kept for later
+    plans that read the same arrays in the same layouts (a convolution's output gradient, read
+    by its backward-data and its backward-weights primitives): the reorder then runs once.
+    Only the ``arrays`` it is made for are kept, found by the array object itself: hold a
+    ``Reordered`` only while they are not written to. It keeps them, their converted buffers
+    and the plans (owners of the layouts' descriptors) alive."""
+    __slots__ = ("_entries",)
+
+    def __init__(self, *arrays):
+        self._entries = {id(a): [a] for a in arrays}  # id -> [array, (md, buffer, plan), ...]
+
+    def find(self, array, chosen_md):
+        """The buffer holding ``array`` in the layout ``chosen_md``, or None."""
+        entry = self._entries.get(id(array))
+        if entry is not None and entry[0] is array:
+            equal = capi.lib().dnnl_memory_desc_equal
+            for md, buffer, _ in entry[1:]:
+                if equal(md, chosen_md):
+                    return buffer
+        return None
+
+    def add(self, array, chosen_md, buffer, plan):
+        """Keep ``buffer``, ``array`` in the layout ``chosen_md``, if ``array`` is one of
+        those this was made for."""
+        entry = self._entries.get(id(array))
+        if entry is not None and entry[0] is array:
+            entry.append((chosen_md, buffer, plan))
 
 
 _MISSING = object()
