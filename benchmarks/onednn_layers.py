@@ -69,7 +69,7 @@ ACT = {f"{name} {rows}x{cols}": ((rows, cols), fn)
 GROUPS = {"pool": POOL, "softmax": SOFTMAX, "norm": NORM, "act": ACT}
 RULES = [(pooling, "MAX_POOL_ONEDNN_MIN_ELEMENTS"), (softmax_family, "SOFTMAX_ONEDNN_MIN_ELEMENTS"),
          (normalization, "LAYER_NORM_ONEDNN_MIN_ELEMENTS"),
-         (activation, "ELTWISE_ONEDNN_MIN_ELEMENTS"), (activation, "HARDTANH_ONEDNN_MIN_ELEMENTS")]
+         (activation, "ELTWISE_ONEDNN_MIN_ELEMENTS")]
 LIBRARIES = ["torch", choice.NUMPY, choice.ONEDNN, "ember"]
 
 

@@ -797,15 +797,13 @@ def test_activations_on_onednn_match_torch(name, layout):
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("name, fn", [("relu6", lambda F, x: F.relu6(x)),
                                       ("hardtanh", lambda F, x: F.hardtanh(x, -1.5, 2.0))])
-def test_hardtanh_backward_on_onednn_matches_torch(name, fn, layout):
-    """The backward on oneDNN's clip (forced; the forward on ember's OpenMP loop): zero at the bounds
-    and beyond, and at NaN as torch's vectorised kernel gives for a row-major tensor this
-    large (torch's channels-last and small-tensor loops pass the gradient at NaN instead)."""
+def test_hardtanh_backward_matches_torch_at_the_bounds_and_nan(name, fn, layout):
+    """Forward and backward on ember's OpenMP loops (forced): the gradient is zero at the bounds
+    and beyond, and at NaN as torch gives it for a tensor this large: 0 for a row-major one
+    (its vectorised kernel), the incoming gradient for a channels-last one (its other loop)."""
     rng = np.random.default_rng(12)
     x = (rng.standard_normal((8, 16, 48, 48)) * 4).astype(np.float32)
-    x.reshape(-1)[:8] = [np.inf, np.inf, -np.inf, 0.0, 6.0, -1.5, 2.0, -0.0]
-    if layout == "contiguous":
-        x.reshape(-1)[0] = np.nan
+    x.reshape(-1)[:9] = [np.nan, np.inf, np.inf, -np.inf, 0.0, 6.0, -1.5, 2.0, -0.0]
     g = rng.standard_normal(x.shape).astype(np.float32)
 
     def channels_last(t):
@@ -819,6 +817,7 @@ def test_hardtanh_backward_on_onednn_matches_torch(name, fn, layout):
         y.backward(ember.tensor(g))
     np.testing.assert_array_equal(y.detach().numpy(), want[0])
     np.testing.assert_array_equal(xt.grad.numpy(), want[1])
+    assert (xt.grad.numpy().reshape(-1)[0] == 0) == (layout == "contiguous")
 
 
 def test_activations_decline_to_numpy():

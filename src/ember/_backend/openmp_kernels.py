@@ -213,13 +213,20 @@ void hardtanh_forward(void **arrays, const int64_t *sizes, const double *scalars
     }
 }
 
+/* scalars[2] nonzero: the gradient is 0 at NaN as well (torch's vectorised kernel for large
+   row-major tensors), else NaN lets it through (torch's other loops). */
 void hardtanh_backward(void **arrays, const int64_t *sizes, const double *scalars,
                        int nthreads) {
     const float *grad = arrays[0], *x = arrays[1];
     float *out = arrays[2];
     const float lo = (float)scalars[0], hi = (float)scalars[1];
-    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
-    for (int64_t i = 0; i < sizes[0]; i++) out[i] = (x[i] <= lo || x[i] >= hi) ? 0.0f : grad[i];
+    if (scalars[2] != 0.0) {
+        #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+        for (int64_t i = 0; i < sizes[0]; i++) out[i] = (x[i] > lo && x[i] < hi) ? grad[i] : 0.0f;
+    } else {
+        #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+        for (int64_t i = 0; i < sizes[0]; i++) out[i] = (x[i] <= lo || x[i] >= hi) ? 0.0f : grad[i];
+    }
 }
 
 void leaky_relu_forward(void **arrays, const int64_t *sizes, const double *scalars,
@@ -458,9 +465,10 @@ def hardtanh_forward(x, lo, hi):
     return _elementwise("hardtanh_forward", (x,), (float(lo), float(hi)))
 
 
-def hardtanh_backward(grad, x, lo, hi):
-    """``grad`` where not ``x <= lo or x >= hi``, else 0; or None."""
-    return _elementwise("hardtanh_backward", (grad, x), (float(lo), float(hi)))
+def hardtanh_backward(grad, x, lo, hi, zero_at_nan=False):
+    """``grad`` where not ``x <= lo or x >= hi``, else 0 (and 0 where ``x`` is NaN with
+    ``zero_at_nan``); or None."""
+    return _elementwise("hardtanh_backward", (grad, x), (float(lo), float(hi), float(zero_at_nan)))
 
 
 def leaky_relu_forward(x, slope):

@@ -152,19 +152,24 @@ def _numpy_hardtanh_backward(grad, data, lo, hi):
 
 
 def _onednn_hardtanh_backward(grad, data, lo, hi):
-    """oneDNN's clip backward (zero at the bounds and beyond, as torch's) from
-    ``HARDTANH_ONEDNN_MIN_ELEMENTS``, ember's OpenMP loop below. Where the input holds NaN
-    oneDNN's gives 0, as torch's vectorised kernel does for a row-major tensor of that size;
-    torch's channels-last and small-tensor loops pass the gradient there (as NumPy's path and
-    ember's loop do): torch itself differs by layout."""
-    if data.size < HARDTANH_ONEDNN_MIN_ELEMENTS or grad.dtype != data.dtype:
-        return openmp_kernels.hardtanh_backward(grad, data, lo, hi)
-    return onednn.eltwise.eltwise_backward(grad, data, "hardtanh", lo, hi)
+    """ember's OpenMP loop (on oneDNN's threads; it took about half the time of oneDNN's clip
+    backward on MobileNetV2's activations), with torch's rule at NaN inputs: the gradient is 0
+    there for a row-major tensor of ``HARDTANH_ZERO_AT_NAN_MIN_ELEMENTS`` or more (torch's
+    vectorised kernel), and passes elsewhere (its channels-last and small-tensor loops, as
+    NumPy's path): torch itself differs by layout."""
+    if grad.dtype != data.dtype or grad.shape != data.shape:
+        return None
+    if grad.strides != data.strides and type(grad) is np.ndarray:
+        laid_out = np.empty_like(data)   # the loop reads both in one memory order
+        laid_out[...] = grad
+        grad = laid_out
+    zero_at_nan = data.size >= HARDTANH_ZERO_AT_NAN_MIN_ELEMENTS and data.flags.c_contiguous
+    return openmp_kernels.hardtanh_backward(grad, data, lo, hi, zero_at_nan)
 
 
-# Hardtanh's backward runs on oneDNN from float32 inputs of this many elements
-# (``python -m benchmarks.onednn_layers --only act``).
-HARDTANH_ONEDNN_MIN_ELEMENTS = 1 << 18
+# From this many elements, torch's vectorised Hardtanh backward of a row-major tensor gives 0
+# where the input is NaN.
+HARDTANH_ZERO_AT_NAN_MIN_ELEMENTS = 1 << 18
 
 _hardtanh_backward = KernelChoice("hardtanh backward", onednn=_onednn_hardtanh_backward,
                                   numpy=_numpy_hardtanh_backward)
