@@ -462,6 +462,20 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
+def check_cell_sizes(input, states, input_size, hidden_size):
+    """torch's cell checks: the input's feature size, then each state's batch and size."""
+    if input.size(1) != input_size:
+        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+                           f"{input_size}")
+    for index, state in enumerate(states):
+        if input.size(0) != state.size(0):
+            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{index} "
+                               f"batch size {state.size(0)}")
+        if state.size(1) != hidden_size:
+            raise RuntimeError(f"hidden{index} has inconsistent hidden_size: got "
+                               f"{state.size(1)}, expected {hidden_size}")
+
+
 def _cell_is_fused(mode, input, states, w_ih, w_hh, b_ih, b_hh):
     """torch's checks of a cell's arguments (raising its errors), then whether the fused layer
     kernel takes them: 2-D tensors of one dtype and device, both biases or neither, each of
@@ -472,16 +486,7 @@ def _cell_is_fused(mode, input, states, w_ih, w_hh, b_ih, b_hh):
         if w.size(0) != gates * hidden:
             raise RuntimeError(f"{name} first dim must be {gates} * hidden_size = "
                                f"{gates * hidden}, but got {w.size(0)}")
-    if input.size(1) != w_ih.size(1):
-        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
-                           f"{w_ih.size(1)}")
-    for index, state in enumerate(states):
-        if input.size(0) != state.size(0):
-            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{index} "
-                               f"batch size {state.size(0)}")
-        if state.size(1) != hidden:
-            raise RuntimeError(f"hidden{index} has inconsistent hidden_size: got "
-                               f"{state.size(1)}, expected {hidden}")
+    check_cell_sizes(input, states, w_ih.size(1), hidden)
     if (b_ih is None) != (b_hh is None):
         return False
     tensors = (input, *states, w_ih, w_hh) + (() if b_ih is None else (b_ih, b_hh))

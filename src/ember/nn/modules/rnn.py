@@ -11,7 +11,8 @@ from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
-from ..functional.recurrent import _GATES, _rnn_cell, _rnn_layer, gru_cell, lstm_cell
+from ..functional.recurrent import (_GATES, _rnn_cell, _rnn_layer, check_cell_sizes, gru_cell,
+                                    lstm_cell)
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -402,17 +403,7 @@ class RNNCellBase(Module):
             init.uniform_(weight, -stdv, stdv)
 
     def _check(self, input, states):
-        """torch's cell checks: the input's feature size, then each state's batch and size."""
-        if input.size(1) != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
-                               f"{self.input_size}")
-        for index, state in enumerate(states):
-            if input.size(0) != state.size(0):
-                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{index} "
-                                   f"batch size {state.size(0)}")
-            if state.size(1) != self.hidden_size:
-                raise RuntimeError(f"hidden{index} has inconsistent hidden_size: got "
-                                   f"{state.size(1)}, expected {self.hidden_size}")
+        check_cell_sizes(input, states, self.input_size, self.hidden_size)
 
     def _batched(self, name, input, states, what):
         """Input and states with a batch dimension (``what`` names the states in errors)."""
