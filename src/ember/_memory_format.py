@@ -94,6 +94,17 @@ def copy_as(array, fmt):
     return out
 
 
+def laid_out_like(array, like):
+    """``array`` with ``like``'s strides (a copy where they differ): a loop over both arrays'
+    memory then meets the same element at the same offset. Both are arrays of one shape."""
+    if array.strides == like.strides:
+        return array
+    from ._backend import namespace_of
+    out = namespace_of(like).empty_like(like, dtype=array.dtype)
+    out[...] = array
+    return out
+
+
 def suggest(array):
     """The format torch suggests for an array: channels-last where its strides are, else
     row-major."""

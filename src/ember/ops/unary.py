@@ -293,18 +293,21 @@ frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, (),
 
 
 # Float32 sigmoid runs on oneDNN's logistic (one pass, on its threads) from this many elements
-# (python -m benchmarks.ops --only sigmoid, medium and large sizes). Its kernel gives 0 where
-# torch's result is below float32's normal range (x under about -87.3).
+# (python -m benchmarks.ops --only sigmoid, medium and large sizes); smaller inputs go straight
+# to NumPy's passes, without the kernel choice's cost. oneDNN's kernel gives 0 where torch's
+# result is below float32's normal range (x under about -87.3).
 SIGMOID_ONEDNN_MIN_ELEMENTS = 1 << 16
 
 
-def _onednn_sigmoid(x):
-    if x.dtype != np.float32 or x.size < SIGMOID_ONEDNN_MIN_ELEMENTS:
+def _onednn_sigmoid(xp, x):
+    if x.dtype != np.float32:
         return None
     return onednn.eltwise.eltwise_forward(x, "sigmoid")
 
 
 def _sigmoid(xp, x):
+    if x.size < SIGMOID_ONEDNN_MIN_ELEMENTS:
+        return _numpy_sigmoid(xp, x)
     return _sigmoid_kernel(xp, x)
 
 
@@ -322,8 +325,7 @@ def _numpy_sigmoid(xp, x):
     return narrowed(out, x.dtype)
 
 
-_sigmoid_kernel = KernelChoice("sigmoid", onednn=lambda xp, x: _onednn_sigmoid(x),
-                               numpy=_numpy_sigmoid)
+_sigmoid_kernel = KernelChoice("sigmoid", onednn=_onednn_sigmoid, numpy=_numpy_sigmoid)
 
 
 def _trigamma(x):

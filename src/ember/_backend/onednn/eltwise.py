@@ -14,13 +14,13 @@ import numpy as np
 from . import capi
 from .capi import call
 from .conv import _build
+from ..._memory_format import laid_out_like
 from .runtime import MemoryDesc, Plan, describable, destroy_attr, engine, layout_key, plans, \
     scratchpad_attr
 
 __all__ = ["ALGORITHMS", "eltwise_forward", "eltwise_backward"]
 
-# name -> (forward kind, backward kind, alpha, beta), with torch's formulas' constants (None:
-# the caller's, e.g. Hardtanh's bounds)
+# name -> (forward kind, backward kind, alpha, beta), with torch's formulas' constants
 ALGORITHMS = {
     "silu": (capi.ELTWISE_SWISH, capi.ELTWISE_SWISH, 1.0, 0.0),
     "gelu": (capi.ELTWISE_GELU_ERF, capi.ELTWISE_GELU_ERF, 0.0, 0.0),
@@ -65,19 +65,13 @@ def eltwise_forward(x, name):
     return y
 
 
-def eltwise_backward(grad, data, name, alpha=None, beta=None):
+def eltwise_backward(grad, data, name):
     """The input gradient of the activation ``name`` from the output gradient ``grad``;
-    ``data`` is the forward's input (its output for a ``*_USE_DST`` backward); ``alpha`` and
-    ``beta`` where ``ALGORITHMS`` leaves them to the caller."""
+    ``data`` is the forward's input (its output for a ``*_USE_DST`` backward)."""
     if not _usable(grad, data) or grad.shape != data.shape:
         return None
-    if grad.strides != data.strides:  # oneDNN's kernels take both in one layout
-        laid_out = np.empty_like(data)
-        laid_out[...] = grad
-        grad = laid_out
-    forward_kind, kind, table_alpha, table_beta = ALGORITHMS[name]
-    alpha = table_alpha if alpha is None else float(alpha)
-    beta = table_beta if beta is None else float(beta)
+    grad = laid_out_like(grad, data)  # oneDNN's kernels take both in one layout
+    forward_kind, kind, alpha, beta = ALGORITHMS[name]
     grad_x = np.empty_like(data)
     key = ("eltwise_backward", kind, alpha, beta, layout_key(grad), layout_key(data),
            layout_key(grad_x))

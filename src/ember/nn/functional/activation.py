@@ -15,6 +15,7 @@ from ...amp.policy import autocast_policy
 from ..._backend import onednn, openmp_kernels, parallel, special
 from ..._backend.precision import exp_in_place
 from ..._backend.choice import KernelChoice
+from ..._memory_format import laid_out_like
 from ...autograd._dual import jvp_by_backward
 from ..._torch_function import override_or_raise
 
@@ -159,10 +160,8 @@ def _onednn_hardtanh_backward(grad, data, lo, hi):
     NumPy's path): torch itself differs by layout."""
     if grad.dtype != data.dtype or grad.shape != data.shape:
         return None
-    if grad.strides != data.strides and type(grad) is np.ndarray:
-        laid_out = np.empty_like(data)   # the loop reads both in one memory order
-        laid_out[...] = grad
-        grad = laid_out
+    if type(grad) is np.ndarray and type(data) is np.ndarray:
+        grad = laid_out_like(grad, data)   # the loop reads both in one memory order
     zero_at_nan = data.size >= HARDTANH_ZERO_AT_NAN_MIN_ELEMENTS and data.flags.c_contiguous
     return openmp_kernels.hardtanh_backward(grad, data, lo, hi, zero_at_nan)
 
