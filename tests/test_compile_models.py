@@ -84,6 +84,9 @@ def test_model_gradients_match_with_the_ahead_of_time_backward_and_kernels(name)
                 if p.grad is None:
                     assert theirs[pname].grad is None, pname
                     continue
+                # (rtol 2e-4: eager keeps the convolutions' activations in oneDNN's layout
+                # and runs batch norm on oneDNN's kernel for it; the compiled graph runs on
+                # plain arrays, its batch norm on ember's loop: another summation order)
                 np.testing.assert_allclose(theirs[pname].grad.numpy(), p.grad.numpy(),
-                                           rtol=1e-4, atol=1e-5,
+                                           rtol=2e-4, atol=1e-5,
                                            err_msg=f"{name} step {step} {key}.{pname}")

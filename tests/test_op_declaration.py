@@ -47,8 +47,8 @@ def test_the_walk_sees_the_formulas():
 
 # The autograd layer itself: where nodes are made and histories set for every op (``record``
 # and the in-place/view history in ops/_common.py), for leaves and detaching (_tensor.py,
-# nn/parameter.py), and for user-defined Functions (autograd/).
-RECORDING_LAYER = {"ops/_common.py", "_tensor.py", "nn/parameter.py"}
+# _blocked_tensor.py, nn/parameter.py), and for user-defined Functions (autograd/).
+RECORDING_LAYER = {"ops/_common.py", "_tensor.py", "_blocked_tensor.py", "nn/parameter.py"}
 
 
 def _modules():

@@ -600,3 +600,9 @@ def _legacy_new(cls, *args, **kwargs):
         return _tensor_fn(src, dtype=dtype, device=device)
     from .ops.creation import empty as _empty
     return _empty(*args, dtype=dtype, device=device)
+
+
+# Tensors still held in a oneDNN layout (a subclass of Tensor, so defined after it); the
+# autograd engine, imported before this module is complete, finds them here.
+from ._blocked_tensor import (BlockedTensor, blocked_array, elementwise_operands,  # noqa: E402, F401
+                              wrap_like)

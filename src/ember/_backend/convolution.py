@@ -10,9 +10,13 @@ NumPy's GEMM lowering (``kernels``, which also serves CuPy):
   ``(conv(gy, w), weight_grad(gy, g))``, where NumPy's path builds the columns once for both.
 
 Arrays come and go in the inputs' dtype; NumPy computes float16/bfloat16 in float32 and rounds
-once (``widened``/``narrowed``), as torch's CPU kernels accumulate them.
+once (``widened``/``narrowed``), as torch's CPU kernels accumulate them. ``forward`` and
+``backward`` also take activations held in oneDNN's layout (``onednn.blocked.BlockedArray``)
+and, with ``keep_layout``, may give them (the convolution's output, the input gradient);
+NumPy's kernels read such an array as the plain array it stands for.
 """
 from . import im2col, namespace_of, onednn
+from .onednn.blocked import plain_array
 from .choice import KernelChoice
 from .precision import narrowed, widened
 from .._memory_format import contiguous_format, copy_as, suggest
@@ -32,13 +36,15 @@ def _in_format_of(result, array):
     return result if fmt is contiguous_format else copy_as(result, fmt)
 
 
-def _numpy_forward(x, w, bias, stride, pads, dilation, groups):
+def _numpy_forward(x, w, bias, stride, pads, dilation, groups, keep_layout=False):
+    x = plain_array(x)
     xp = namespace_of(x)
     y = im2col.conv_forward(xp, widened(x), widened(w), stride, pads, dilation, groups)
     return _in_format_of(narrowed(_add_bias(y, bias), x.dtype), x)
 
 
-def _numpy_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups):
+def _numpy_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups, keep_layout=False):
+    g = plain_array(g)
     xp = namespace_of(g)
     gx = im2col.conv_input_grad(xp, widened(g), widened(w), tuple(in_spatial), stride, pads,
                                  dilation, groups)
@@ -46,13 +52,15 @@ def _numpy_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups):
 
 
 def _numpy_weight_grad(x, g, kernel, stride, pads, dilation, groups):
+    x, g = plain_array(x), plain_array(g)
     xp = namespace_of(x)
     gw = im2col.conv_weight_grad(xp, widened(x), widened(g), tuple(kernel), stride, pads,
                                   dilation, groups)
     return narrowed(gw, x.dtype)
 
 
-def _numpy_backward(x, g, w, stride, pads, dilation, groups):
+def _numpy_backward(x, g, w, stride, pads, dilation, groups, keep_layout=False):
+    x, g = plain_array(x), plain_array(g)
     pair = im2col.conv_backward(namespace_of(x), widened(x), widened(g), widened(w), stride,
                                  pads, dilation, groups)
     if pair is None:
@@ -61,7 +69,8 @@ def _numpy_backward(x, g, w, stride, pads, dilation, groups):
     return tuple(narrowed(a, x.dtype) for a in pair)
 
 
-def _numpy_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups):
+def _numpy_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups, keep_layout=False):
+    gy, g = plain_array(gy), plain_array(g)
     pair = im2col.conv_forward_and_weight_grad(namespace_of(gy), widened(gy), widened(g),
                                                 widened(w), stride, pads, dilation, groups)
     if pair is None:
@@ -70,8 +79,9 @@ def _numpy_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups):
     return tuple(narrowed(a, gy.dtype) for a in pair)
 
 
-def _onednn_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups):
-    gx = onednn.conv.conv_backward_data(g, w, tuple(in_spatial), stride, pads, dilation, groups)
+def _onednn_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups, keep_layout=False):
+    gx = onednn.conv.conv_backward_data(g, w, tuple(in_spatial), stride, pads, dilation, groups,
+                                        keep_layout and bias is None)
     return gx if gx is None or bias is None else _add_bias(gx, bias)
 
 

@@ -243,6 +243,8 @@ def _apart(input_grads, grads, seen):
         if a is None or b is None:
             if not seen:
                 return True
+        elif a.__class__ is _tensor.BlockedTensor or b.__class__ is _tensor.BlockedTensor:
+            return False
         else:
             a, b = a._data, b._data
             if a is b or a.base is not None or b.base is not None:
@@ -257,6 +259,8 @@ def _apart(input_grads, grads, seen):
     memories = []
     for grad in input_grads:
         if grad is not None:
+            if grad.__class__ is _tensor.BlockedTensor:
+                return False
             data = grad._data
             if data.base is not None:
                 return False
@@ -277,11 +281,15 @@ def _mark_held(held, edges, input_grads, grads, seen):
     ``seen`` (one given may be held elsewhere), and any two in the same memory."""
     if not seen and len(input_grads) == 2:
         a, b = input_grads
-        if a is b and a is not None and a._data.base is None:   # add's gradient, sent twice
-            held[edges[0][0]] = held[edges[1][0]] = True
+        if a is b and a is not None and (a.__class__ is _tensor.BlockedTensor or a._data.base is None):
+            held[edges[0][0]] = held[edges[1][0]] = True   # add's gradient, sent twice
             return
     sent = [(nxt, grad) for (nxt, _), grad in zip(edges, input_grads)
             if nxt is not None and grad is not None]
+    if any(grad.__class__ is _tensor.BlockedTensor for _, grad in sent):
+        for nxt, _ in sent:   # (held in a oneDNN layout: none is added to in place)
+            held[nxt] = True
+        return
     if not seen and len(sent) == 2:  # the common case: two arrays of their own
         (first, a), (second, b) = sent
         a, b = a._data, b._data
@@ -306,7 +314,8 @@ def _mark_held(held, edges, input_grads, grads, seen):
 
 def _memory(tensor):
     """What owns a tensor's memory: the end of its array's chain of bases."""
-    memory = tensor._data
+    array = _tensor.blocked_array(tensor)
+    memory = tensor._data if array is None else array.buffer
     base = memory.base
     while base is not None:
         memory, base = base, getattr(base, "base", None)
@@ -422,7 +431,8 @@ def _add_to_buffer(buffers, held, node, nr, grad):
             return
         total = _sum(old, grad)
         held.pop(node, None)  # the sum is the engine's
-        if total._data.base is None and not state.grad_enabled and not forward.active:
+        if (total.__class__ is not _tensor.BlockedTensor and total._data.base is None
+                and not state.grad_enabled and not forward.active):
             buffers[node] = _Summed((total,))
         else:
             grads[0] = total
@@ -441,7 +451,12 @@ def _add_in_place(total, grad):
 def _sum(old, grad):
     """Two gradients for one node output, added: on the arrays when no graph of the backward is
     being built, no tangents ride on them, and they match (what ``old + grad`` computes, without
-    an op's dispatch)."""
+    an op's dispatch). Two gradients held in one oneDNN layout are added over their buffers."""
+    if ((old.__class__ is _tensor.BlockedTensor or grad.__class__ is _tensor.BlockedTensor)
+            and not state.grad_enabled and not forward.active):
+        (a, b), layout_of = _tensor.elementwise_operands(old, grad)
+        if layout_of is not None:
+            return _tensor.wrap_like(layout_of, a + b)
     a, b = old._data, grad._data
     if not state.grad_enabled and not forward.active and a.dtype == b.dtype and a.shape == b.shape:
         return _tensor._make(a + b)

@@ -396,6 +396,7 @@ class Recorder:
 
     def _install(self, patcher):
         from .. import Tensor
+        from .._blocked_tensor import BlockedTensor
         from ..nn import Module
         for ns_name, module in _namespaces():
             d = module.__dict__
@@ -406,32 +407,33 @@ class Recorder:
                     patcher.patch(d, key, _constant_tensor_function(value))
                     continue
                 patcher.patch(d, key, _recording_function(value, ns_name))
-        for key, value in list(vars(Tensor).items()):
-            if isinstance(value, property):
-                if key == "shape":
-                    patcher.patch_method(Tensor, key, property(_shape_getter(value.fget)))
-                elif key in _RECORDED_PROPERTIES:
-                    patcher.patch_method(Tensor, key, property(_property_getter(key, value.fget),
-                                                               value.fset))
-                continue
-            if not isinstance(value, types.FunctionType):
-                continue
-            if key in _CONVERSION_WARNINGS:
-                patcher.patch_method(Tensor, key, _warning_method(value,
-                                                                  _conversion_warning(
-                                                                      _CONVERSION_WARNINGS[key])))
-            elif key == "__iter__":
-                patcher.patch_method(Tensor, key, _warning_method(value, _ITERATION_WARNING))
-            elif key == "__len__":
-                patcher.patch_method(Tensor, key, _warning_method(value, _LEN_WARNING))
-            elif key == "size":
-                patcher.patch_method(Tensor, key, _size_method(value))
-            elif key == "__setitem__":
-                patcher.patch_method(Tensor, key, _setitem_method(value))
-            elif key in _NOT_RECORDED or (key.startswith("_") and not key.startswith("__")):
-                continue
-            elif key in _OPERATORS or key in _REFLECTED or key in _INPLACE or not key.startswith("_"):
-                patcher.patch_method(Tensor, key, _recording_method(key, value))
+        # (a tensor still in oneDNN's layout answers its metadata itself: patched alike)
+        for cls in (Tensor, BlockedTensor):
+            for key, value in list(vars(cls).items()):
+                if isinstance(value, property):
+                    if key == "shape":
+                        patcher.patch_method(cls, key, property(_shape_getter(value.fget)))
+                    elif key in _RECORDED_PROPERTIES:
+                        getter = _property_getter(key, value.fget)
+                        patcher.patch_method(cls, key, property(getter, value.fset))
+                    continue
+                if not isinstance(value, types.FunctionType):
+                    continue
+                if key in _CONVERSION_WARNINGS:
+                    warning = _conversion_warning(_CONVERSION_WARNINGS[key])
+                    patcher.patch_method(cls, key, _warning_method(value, warning))
+                elif key == "__iter__":
+                    patcher.patch_method(cls, key, _warning_method(value, _ITERATION_WARNING))
+                elif key == "__len__":
+                    patcher.patch_method(cls, key, _warning_method(value, _LEN_WARNING))
+                elif key == "size":
+                    patcher.patch_method(cls, key, _size_method(value))
+                elif key == "__setitem__":
+                    patcher.patch_method(cls, key, _setitem_method(value))
+                elif key in _NOT_RECORDED or (key.startswith("_") and not key.startswith("__")):
+                    continue
+                elif key in _OPERATORS or key in _REFLECTED or key in _INPLACE or not key.startswith("_"):
+                    patcher.patch_method(cls, key, _recording_method(key, value))
         patcher.patch_method(Module, "__call__", _module_call(Module.__call__))
 
 

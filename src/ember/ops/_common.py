@@ -12,6 +12,7 @@ from .._backend import namespace_of
 from .._backend.precision import HALF_PRECISION, narrowed, widened
 from .._dtype import _BY_NP, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
+from .._blocked_tensor import BlockedTensor
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.graph import Node, bump_version
 from ..autograd._dual import (
@@ -80,7 +81,7 @@ def record(node_cls, inputs, out, *more_outputs):
     if out is None:
         node = node_cls(inputs)
     else:
-        if out._data.dtype in _NO_AUTOGRAD:
+        if out.__class__ is not BlockedTensor and out._data.dtype in _NO_AUTOGRAD:
             _refuse_autograd(out, node_cls)
         node = node_cls(inputs)
         if out.grad_fn is not None:   # an in-place op recorded again over its input

@@ -11,6 +11,7 @@ from .._torch_function import dispatch_or_raise
 from .. import _dtype
 from .._backend import check_same_device, openmp_kernels, parallel
 from .._backend.choice import KernelChoice
+from .._blocked_tensor import BlockedTensor, blocked_or_data, elementwise_operands, wrap_like
 from . import _float_division
 from ..autograd._dual import jvp_by_backward, jvp_by_operand_backward
 from ._common import (
@@ -161,7 +162,7 @@ class AddBackward0(_BinaryNode):
     def backward(self, grad):
         edges = self.next_functions
         alpha = self.alpha
-        if alpha == 1 and self.matches(grad._data):   # the common case: grad for both
+        if alpha == 1 and self.matches(blocked_or_data(grad)):   # the common case: grad for both
             return (grad if edges[0][0] is not None else None,
                     grad if edges[1][0] is not None else None)
         ga = self.reduce(grad, 0) if edges[0][0] is not None else None
@@ -208,6 +209,10 @@ def add(input, other, *, alpha=1, out=None):
     """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
     try:
         if input.__class__ is not Tensor:
+            if input.__class__ is BlockedTensor and alpha == 1 and out is None:
+                res = _add_in_layout(input, other)
+                if res is not None:
+                    return res
             _tensor_arg(input, "add")
         if alpha == 1:
             res = _binary("add", namespace_of(input._data).add, AddBackward0, input, other, alpha=1)
@@ -221,6 +226,23 @@ def add(input, other, *, alpha=1, out=None):
     except TypeError as error:   # a tensor-like argument: its __torch_function__
         return dispatch_or_raise(add, (input, other), (input, other), _given(alpha=alpha, out=out), error)
     return res if out is None else _maybe_out(res, out)
+
+
+def _add_in_layout(a, b):
+    """``a + b`` where both tensors are held in one oneDNN layout (a residual connection
+    between convolutions), over their buffers; None otherwise."""
+    if b.__class__ is not BlockedTensor:
+        return None
+    (ad, bd), layout_of = elementwise_operands(a, b)
+    if layout_of is None:
+        return None
+    out = wrap_like(layout_of, _large_binary(np.add, ad, bd))
+    node = record(AddBackward0, (a, b), out)
+    if node is not None:
+        node.self_shape = node.other_shape = layout_of.shape
+        node.self_dtype = node.other_dtype = layout_of.dtype
+        node.alpha = 1
+    return out
 
 
 @method("sub", "subtract", "__sub__")

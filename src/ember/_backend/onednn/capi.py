@@ -79,6 +79,7 @@ _PROTOTYPES = {
     "dnnl_memory_desc_create_with_strides": (_STATUS, [_PP, _INT, _DIMS, _INT, _DIMS]),
     "dnnl_memory_desc_create_with_tag": (_STATUS, [_PP, _INT, _DIMS, _INT, _INT]),
     "dnnl_memory_desc_destroy": (_STATUS, [_P]),
+    "dnnl_memory_desc_clone": (_STATUS, [_PP, _P]),
     "dnnl_memory_desc_equal": (ctypes.c_int, [_P, _P]),
     "dnnl_memory_desc_get_size": (ctypes.c_size_t, [_P]),
     "dnnl_memory_create": (_STATUS, [_PP, _P, _P, _P]),

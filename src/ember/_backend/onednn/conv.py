@@ -5,7 +5,9 @@ also the transposed convolution's forward) and its gradient in the weight
 
 Row-major activations: each primitive is created with format ``any``, so oneDNN picks its
 direct blocked kernels, and the plan reorders into and out of them (what torch's own CPU
-convolutions do per call). Channels-last activations: the primitive is created with their own
+convolutions do per call), except where the caller keeps the layout (``keep_layout``: the
+output, or the input gradient, is left as a ``BlockedArray``) and where an input is a
+``BlockedArray`` in the layout the primitive chose. Channels-last activations: the primitive is created with their own
 layout and reads and writes them in place. Outputs take their input's memory format. Geometry
 is given as ember's kernels take it: ``pads`` as ``((low, high), ...)`` per spatial dimension,
 ``dilation`` as torch counts it (1 = dense).
@@ -18,13 +20,17 @@ import ctypes
 import numpy as np
 
 from . import capi
+from .blocked import BlockedArray
 from .capi import OneDNNError, call
-from ..._memory_format import contiguous_format, empty_as, suggest
+from ..._memory_format import contiguous_format, empty_as
 from .runtime import (MemoryDesc, Plan, Reordered, data_type, describable, destroy_attr, engine,
-                      layout_key, plans, scratchpad_attr)
+                      format_of, layout_key, plans, scratchpad_attr)
 
 __all__ = ["conv_forward", "conv_backward_data", "conv_backward_weights", "conv_backward",
            "conv_forward_and_weight_grad"]
+
+
+_DST, _DIFF_SRC = frozenset({capi.ARG_DST}), frozenset({capi.ARG_DIFF_SRC})
 
 
 def _grouped_weight(w, groups):
@@ -83,7 +89,7 @@ def _activation_md(array):
     """The layout a primitive is created with for an activation: a channels-last array's own
     (oneDNN has direct kernels for it, so nothing is reordered, as torch runs channels-last
     convolutions), else ``any`` (oneDNN's blocked layout, with reorders from and to the user's)."""
-    if suggest(array) is not contiguous_format:
+    if format_of(array) is not contiguous_format:
         return MemoryDesc.of(array)
     return MemoryDesc.any(array.shape, array.dtype)
 
@@ -119,9 +125,11 @@ def _readable(a):
     return a
 
 
-def conv_forward(x, w, bias, stride, pads, dilation, groups, reordered=None):
+def conv_forward(x, w, bias, stride, pads, dilation, groups, keep_layout=False, reordered=None):
     """``y = conv(x, w) + bias`` (bias may be None), or None where oneDNN does not apply.
-    ``reordered``: a ``Reordered`` shared with the other primitives that read ``x`` or ``w``."""
+    ``x`` may be a ``BlockedArray``; with ``keep_layout``, ``y`` is one where the primitive
+    chose a layout of its own. ``reordered``: a ``Reordered`` shared with the other primitives
+    that read ``x`` or ``w``."""
     x, w = _readable(x), _readable(w)
     wg = _grouped_weight(w, groups)
     if not _arrays_ok(x, wg) or (bias is not None and not _arrays_ok(bias)) \
@@ -131,7 +139,7 @@ def conv_forward(x, w, bias, stride, pads, dilation, groups, reordered=None):
     out_spatial = tuple((s + lo + hi - d * (k - 1) - 1) // st + 1 for s, (lo, hi), k, st, d
                         in zip(x.shape[2:], pads, kernel, stride, dilation))
     pads = _right_pads(x.shape[2:], out_spatial, kernel, stride, pads, dilation)
-    y = empty_as(np, (x.shape[0], w.shape[0]) + out_spatial, x.dtype, suggest(x))
+    y = empty_as(np, (x.shape[0], w.shape[0]) + out_spatial, x.dtype, format_of(x))
     key = ("conv_forward", layout_key(x), layout_key(wg),
            None if bias is None else layout_key(bias), y.strides, stride, pads, dilation, groups)
 
@@ -157,14 +165,15 @@ def conv_forward(x, w, bias, stride, pads, dilation, groups, reordered=None):
     arrays = {capi.ARG_SRC: x, capi.ARG_WEIGHTS: wg, capi.ARG_DST: y}
     if bias is not None:
         arrays[capi.ARG_BIAS] = bias
-    plan(arrays, reordered)
-    return y
+    kept = plan(arrays, reordered, _DST if keep_layout else ())
+    return kept.get(capi.ARG_DST, y)
 
 
-def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups, reordered=None):
+def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups, keep_layout=False,
+                       reordered=None):
     """The convolution's input gradient (N, C, *in_spatial) from its output gradient ``g``:
     the transposed convolution of ``g`` with ``w``. None where oneDNN does not apply.
-    ``reordered``: as for ``conv_forward``."""
+    ``keep_layout``, ``reordered``: as for ``conv_forward``."""
     g, w = _readable(g), _readable(w)
     wg = _grouped_weight(w, groups)
     if not _arrays_ok(g, wg) or w.dtype != g.dtype:
@@ -173,12 +182,13 @@ def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups, reorder
     out_spatial = g.shape[2:]
     pads = _right_pads(in_spatial, out_spatial, kernel, stride, pads, dilation)
     channels = w.shape[1] * groups
-    gx = empty_as(np, (g.shape[0], channels) + tuple(in_spatial), g.dtype, suggest(g))
+    gx = empty_as(np, (g.shape[0], channels) + tuple(in_spatial), g.dtype, format_of(g))
+    given = g.layout if g.__class__ is BlockedArray else None
     key = ("conv_backward_data", layout_key(g), layout_key(wg), tuple(in_spatial), gx.strides,
-           stride, pads, dilation, groups)
+           stride, pads, dilation, groups, given and given.key)
 
-    def make():
-        src, wei, dst = _activation_md(gx), MemoryDesc.any(wg.shape, g.dtype), _activation_md(g)
+    def make(dst_md):
+        src, wei, dst = _activation_md(gx), MemoryDesc.any(wg.shape, g.dtype), dst_md()
         pd = _backward_pd("dnnl_convolution_backward_data_primitive_desc_create",
                           "convolution backward data", src, wei, dst,
                           _geometry(stride, pads, dilation),
@@ -188,11 +198,19 @@ def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups, reorder
         outputs = {capi.ARG_DIFF_SRC: (MemoryDesc.of(gx), capi.QUERY_DIFF_SRC_MD)}
         return Plan(pd, "convolution backward data", inputs, outputs)
 
-    plan = plans.get(key, lambda: _build(make))
+    def build():
+        # an output gradient held in the forward's layout: ask for a kernel that reads it as
+        # it is (and so writes the input gradient in the forward's input layout), else any
+        plan = None if given is None else _build(lambda: make(
+            lambda: MemoryDesc.copy_of(given.md)))
+        return plan or _build(lambda: make(lambda: _activation_md(g)))
+
+    plan = plans.get(key, build)
     if plan is None:
         return None
-    plan({capi.ARG_DIFF_DST: g, capi.ARG_WEIGHTS: wg, capi.ARG_DIFF_SRC: gx}, reordered)
-    return gx
+    kept = plan({capi.ARG_DIFF_DST: g, capi.ARG_WEIGHTS: wg, capi.ARG_DIFF_SRC: gx}, reordered,
+                _DIFF_SRC if keep_layout else ())
+    return kept.get(capi.ARG_DIFF_SRC, gx)
 
 
 def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups, reordered=None):
@@ -228,26 +246,29 @@ def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups, reordere
     return gw
 
 
-def conv_backward(x, g, w, stride, pads, dilation, groups):
+def conv_backward(x, g, w, stride, pads, dilation, groups, keep_layout=False):
     """Both gradients of the convolution of ``x`` with ``w``, ``(input gradient, weight
     gradient)``, from its output gradient ``g``, which is converted into oneDNN's layout once
-    where the two primitives chose the same one. None where oneDNN does not apply."""
+    where the two primitives chose the same one. None where oneDNN does not apply.
+    ``keep_layout``: the input gradient may be a ``BlockedArray`` (as for ``conv_forward``)."""
     g = _readable(g)
     reordered = Reordered(g)
-    gx = conv_backward_data(g, w, x.shape[2:], stride, pads, dilation, groups, reordered)
+    gx = conv_backward_data(g, w, x.shape[2:], stride, pads, dilation, groups, keep_layout,
+                            reordered)
     if gx is None:
         return None
     gw = conv_backward_weights(x, g, w.shape[2:], stride, pads, dilation, groups, reordered)
     return None if gw is None else (gx, gw)
 
 
-def conv_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups):
+def conv_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups, keep_layout=False):
     """A transposed convolution's two gradients, ``(conv(gy, w), weight gradient)``, from its
     input ``gy`` and output gradient ``g``: ``gy`` is converted into oneDNN's layout once
-    where the two primitives chose the same one. None where oneDNN does not apply."""
+    where the two primitives chose the same one. None where oneDNN does not apply.
+    ``keep_layout``: as for ``conv_forward``."""
     gy = _readable(gy)
     reordered = Reordered(gy)
-    y = conv_forward(gy, w, None, stride, pads, dilation, groups, reordered)
+    y = conv_forward(gy, w, None, stride, pads, dilation, groups, keep_layout, reordered)
     if y is None:
         return None
     gw = conv_backward_weights(gy, g, w.shape[2:], stride, pads, dilation, groups, reordered)

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import capi
 from .capi import call
+from .blocked import BlockedArray, same_layout
 from .runtime import MemoryDesc, Plan, destroy_attr, engine, plans, scratchpad_attr
 from .conv import _build
 from ..._memory_format import contiguous_format, copy_as, suggest
@@ -28,9 +29,21 @@ _FLAGS = capi.USE_SCALE | capi.USE_SHIFT
 
 
 def _applies(*arrays):
-    """float32 NumPy arrays, row-major (N, C, L) or channels-last (N, C, *S)."""
-    return all(type(a) is np.ndarray and a.dtype == np.float32 and a.size
-               and (a.flags.c_contiguous or suggest(a) is not contiguous_format) for a in arrays)
+    """float32 NumPy arrays, row-major (N, C, L) or channels-last (N, C, *S), or float32
+    ``BlockedArray``s."""
+    return all(a.dtype == np.float32 and (a.__class__ is BlockedArray or (
+        type(a) is np.ndarray and a.size
+        and (a.flags.c_contiguous or suggest(a) is not contiguous_format))) for a in arrays)
+
+
+def _layout_of(x):
+    """What a plan's key holds of ``x``'s layout, the descriptor to create it with, and an
+    empty array like ``x`` (in its layout; for a ``BlockedArray``, another one)."""
+    if x.__class__ is BlockedArray:
+        layout = x.layout
+        return (layout.key, lambda: MemoryDesc.copy_of(layout.md),
+                lambda: BlockedArray(layout, np.empty(layout.nbytes, np.uint8)))
+    return (x.shape, x.strides), lambda: MemoryDesc.of(x), lambda: np.empty_like(x)
 
 
 def _vector(values, fill, channels):
@@ -54,16 +67,17 @@ def _stat_md(channels):
 def batch_norm_forward(x, mean, var, weight, bias, eps):
     """``(y, mean, var)``: ``x`` normalized by the batch's statistics (``mean`` and ``var``
     None: training), or by the given ones (inference), then scaled by ``weight`` and shifted
-    by ``bias`` (None: 1 and 0)."""
+    by ``bias`` (None: 1 and 0). ``y`` is in ``x``'s layout (a ``BlockedArray`` for one)."""
     if not _applies(x):
         return None
     channels = x.shape[1]
     training = mean is None
     flags = _FLAGS | (0 if training else capi.USE_GLOBAL_STATS)
-    key = ("batch_norm_forward", x.shape, x.strides, float(eps), flags)
+    layout_key, layout_md, empty_like = _layout_of(x)
+    key = ("batch_norm_forward", layout_key, float(eps), flags)
 
     def make():
-        x_md = MemoryDesc.of(x)
+        x_md = layout_md()
         attr = scratchpad_attr()
         try:
             pd = _forward_pd(x_md, eps, flags, capi.FORWARD_TRAINING, attr)
@@ -72,13 +86,13 @@ def batch_norm_forward(x, mean, var, weight, bias, eps):
         fixed = {arg: _stat_md(channels) for arg in
                  (capi.ARG_MEAN, capi.ARG_VARIANCE, capi.ARG_SCALE, capi.ARG_SHIFT)}
         fixed[capi.ARG_SRC] = x_md
-        fixed[capi.ARG_DST] = MemoryDesc.of(x)
+        fixed[capi.ARG_DST] = layout_md()
         return Plan(pd, "batch normalization forward", {}, {}, fixed)
 
     plan = plans.get(key, lambda: _build(make))
     if plan is None:
         return None
-    y = np.empty_like(x)  # in x's layout
+    y = empty_like()
     if training:
         mean, var = np.empty(channels, np.float32), np.empty(channels, np.float32)
     else:
@@ -90,17 +104,24 @@ def batch_norm_forward(x, mean, var, weight, bias, eps):
 
 def batch_norm_backward(grad, x, mean, var, weight, eps, training):
     """``(grad_input, grad_weight, grad_bias)`` of batch norm, whose statistics ``mean`` and
-    ``var`` were the batch's (``training``) or fixed."""
-    if not _applies(x) or type(grad) is not np.ndarray or grad.shape != x.shape:
+    ``var`` were the batch's (``training``) or fixed. ``x`` and ``grad`` may be
+    ``BlockedArray``s of one layout (then ``grad_input`` is one too)."""
+    if not _applies(x) or grad.shape != x.shape:
         return None
-    if grad.strides != x.strides or grad.dtype != np.float32:
+    if x.__class__ is BlockedArray or grad.__class__ is BlockedArray:
+        if not (x.__class__ is grad.__class__ and same_layout(x, grad)):
+            return None
+    elif type(grad) is not np.ndarray:
+        return None
+    elif grad.strides != x.strides or grad.dtype != np.float32:
         grad = copy_as(grad.astype(np.float32, copy=False), suggest(x))
     channels = x.shape[1]
     flags = _FLAGS | (0 if training else capi.USE_GLOBAL_STATS)
-    key = ("batch_norm_backward", x.shape, x.strides, float(eps), flags)
+    layout_key, layout_md, empty_like = _layout_of(x)
+    key = ("batch_norm_backward", layout_key, float(eps), flags)
 
     def make():
-        x_md = MemoryDesc.of(x)
+        x_md = layout_md()
         attr = scratchpad_attr()
         try:
             hint = _forward_pd(x_md, eps, flags, capi.FORWARD_TRAINING, attr)
@@ -117,13 +138,13 @@ def batch_norm_backward(grad, x, mean, var, weight, eps, training):
                  (capi.ARG_MEAN, capi.ARG_VARIANCE, capi.ARG_SCALE, capi.ARG_DIFF_SCALE,
                   capi.ARG_DIFF_SHIFT)}
         for arg in (capi.ARG_SRC, capi.ARG_DIFF_DST, capi.ARG_DIFF_SRC):
-            fixed[arg] = MemoryDesc.of(x)
+            fixed[arg] = layout_md()
         return Plan(pd, "batch normalization backward", {}, {}, fixed)
 
     plan = plans.get(key, lambda: _build(make))
     if plan is None:
         return None
-    grad_x = np.empty_like(x)
+    grad_x = empty_like()
     grad_w, grad_b = np.empty(channels, np.float32), np.empty(channels, np.float32)
     plan({capi.ARG_SRC: x, capi.ARG_DIFF_DST: grad, capi.ARG_DIFF_SRC: grad_x,
           capi.ARG_MEAN: _vector(mean, 0, channels), capi.ARG_VARIANCE: _vector(var, 1, channels),

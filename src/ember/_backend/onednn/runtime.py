@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from . import capi, threads
+from .blocked import BlockedArray, Layout, convert_into
 from .capi import call
 from ..._memory_format import dense_strides, is_contiguous_as, suggest
 
@@ -64,6 +65,13 @@ class MemoryDesc:
         return cls(handle)
 
     @classmethod
+    def copy_of(cls, handle):
+        """An owned copy of the descriptor ``handle`` (one a primitive owns, say)."""
+        copy = ctypes.c_void_p()
+        call("dnnl_memory_desc_clone", ctypes.byref(copy), handle)
+        return cls(copy)
+
+    @classmethod
     def any(cls, shape, dtype):
         """Dims ``shape`` in whichever layout the primitive prefers."""
         handle = ctypes.c_void_p()
@@ -76,7 +84,9 @@ class MemoryDesc:
         """``array``'s layout. A dense row-major or channels-last array is described with its
         format's strides on every dimension, size-1 ones included: oneDNN knows a layout (nchw,
         nhwc) for its kernels only by all its strides, and NumPy's strides of size-1 dimensions
-        are arbitrary."""
+        are arbitrary. A ``BlockedArray`` is described by the plain layout it stands for."""
+        if array.__class__ is BlockedArray:
+            return cls.dense(array.shape, array.dtype, array.layout.fmt)
         fmt = suggest(array)
         if is_contiguous_as(array, fmt):
             return cls.dense(array.shape, array.dtype, fmt)
@@ -103,7 +113,10 @@ def element_strides(array):
 
 def describable(array):
     """Whether oneDNN can read ``array`` in place: a non-empty NumPy array of a dtype it has,
-    with positive element strides (broadcast and reversed views must be copied first)."""
+    with positive element strides (broadcast and reversed views must be copied first), or a
+    ``BlockedArray``."""
+    if array.__class__ is BlockedArray:
+        return True
     if type(array) is not np.ndarray or array.dtype not in _DATA_TYPES or not array.size:
         return False
     item = array.itemsize
@@ -111,7 +124,18 @@ def describable(array):
 
 
 def layout_key(array):
+    """What a plan's key holds of an array's layout: a ``BlockedArray`` counts as the plain
+    array it stands for (its plan binds it without a reorder where the layouts agree)."""
+    if array.__class__ is BlockedArray:
+        return array.layout.plain_key
     return array.shape, array.strides, array.dtype.char
+
+
+def format_of(array):
+    """The memory format of ``array``, or of the plain array a ``BlockedArray`` stands for."""
+    if array.__class__ is BlockedArray:
+        return array.layout.fmt
+    return suggest(array)
 
 
 class _Primitive:
@@ -164,6 +188,18 @@ def _memory(md, pointer):
     return mem
 
 
+def run_reorder(reorder, src_md, src_pointer, dst_md, dst_pointer):
+    """Convert the memory at ``src_pointer`` (layout ``src_md``) into ``dst_pointer``'s."""
+    src, dst = _memory(src_md, src_pointer), _memory(dst_md, dst_pointer)
+    try:
+        reorder.execute(((capi.ARG_FROM, src), (capi.ARG_TO, dst)))
+        call("dnnl_stream_wait", engine().stream)
+    finally:
+        lib = capi.lib()
+        lib.dnnl_memory_destroy(src)
+        lib.dnnl_memory_destroy(dst)
+
+
 def _reorder(src_md, dst_md, what):
     pd = ctypes.c_void_p()
     eng = engine().engine
@@ -179,7 +215,7 @@ class Plan:
     caller as ``arrays[ARG_WORKSPACE]``, bytes of ``workspace_bytes``, in the layout it chose
     (``workspace_md``)."""
     __slots__ = ("primitive", "args", "fixed", "scratchpad_bytes", "workspace_bytes",
-                 "workspace_md", "user_mds")
+                 "workspace_md", "user_mds", "key", "_layouts")
 
     def __init__(self, pd, what, inputs, outputs, fixed=None):
         """``inputs`` and ``outputs``: {arg index: (user MemoryDesc, the query for the layout
@@ -206,19 +242,54 @@ class Plan:
             self.primitive.md(capi.QUERY_SCRATCHPAD_MD))
         self.workspace_md = self.primitive.md(capi.QUERY_WORKSPACE_MD)
         self.workspace_bytes = lib.dnnl_memory_desc_get_size(self.workspace_md)
+        self.key = None   # the plan cache's key, set by ``PlanCache.get``
+        self._layouts = {}
 
     def implementation(self):
         return self.primitive.implementation()
 
-    def __call__(self, arrays, reordered=None):
-        """Run on ``arrays`` ({arg index: NumPy array in the user's layout}). With
-        ``reordered`` (a ``Reordered``), an input another plan has already converted into the
-        layout this primitive chose is read from there, and the inputs this plan converts are
-        added to it."""
+    def layout(self, arg, chosen_md, user_md, reorder, size, plain):
+        """The ``Layout`` of output ``arg`` (made once per plan), ``plain`` being an array of
+        the caller's layout for it."""
+        layout = self._layouts.get(arg)
+        if layout is None:
+            layout = self._layouts[arg] = Layout(
+                chosen_md, plain.shape, plain.dtype, suggest(plain), layout_key(plain), user_md,
+                reorder, size, (self.key, arg), self)
+        return layout
+
+    def __call__(self, arrays, reordered=None, blocked_outputs=()):
+        """Run on ``arrays`` ({arg index: NumPy array in the user's layout, or a
+        ``BlockedArray``, read in place where its layout is the one the primitive chose}).
+        With ``reordered`` (a ``Reordered``), an input another plan has already converted into
+        the layout this primitive chose is read from there, and the inputs this plan converts
+        are added to it. Outputs whose index is in ``blocked_outputs`` and whose layout the
+        primitive chose differs from the user's are left in it: returned as
+        {arg: ``BlockedArray``} (the user's array for them is not written)."""
         lib = capi.lib()
-        memories, bound, after, keep = [], [], [], []
+        memories, bound, after, keep, kept = [], [], [], [], {}
         try:
             for arg, is_output, user_md, chosen_md, reorder, size in self.args:
+                array = arrays[arg]
+                if array.__class__ is BlockedArray:
+                    if lib.dnnl_memory_desc_equal(array.layout.md, chosen_md):
+                        buffer = array.buffer
+                    else:   # from its layout into the chosen one directly
+                        buffer = np.empty(size, np.uint8)
+                        keep.append(buffer)
+                        convert_into(array, chosen_md, (self.key, arg), buffer)
+                    mem = _memory(chosen_md, buffer.ctypes.data)
+                    memories.append(mem)
+                    bound.append((arg, mem))
+                    continue
+                if is_output and reorder is not None and arg in blocked_outputs:
+                    buffer = np.empty(size, np.uint8)
+                    mem = _memory(chosen_md, buffer.ctypes.data)
+                    memories.append(mem)
+                    bound.append((arg, mem))
+                    layout = self.layout(arg, chosen_md, user_md, reorder, size, array)
+                    kept[arg] = BlockedArray(layout, buffer)
+                    continue
                 if reorder is not None and not is_output and reordered is not None:
                     buffer = reordered.find(arrays[arg], chosen_md)
                     if buffer is not None:
@@ -243,7 +314,9 @@ class Plan:
                     if reordered is not None:
                         reordered.add(arrays[arg], chosen_md, buffer, self)
             for arg, md in self.fixed:
-                mem = _memory(md.handle, arrays[arg].ctypes.data)
+                array = arrays[arg]
+                pointer = (array.buffer if array.__class__ is BlockedArray else array).ctypes.data
+                mem = _memory(md.handle, pointer)
                 memories.append(mem)
                 bound.append((arg, mem))
             if self.workspace_bytes:
@@ -263,6 +336,7 @@ class Plan:
         finally:
             for mem in memories:
                 lib.dnnl_memory_destroy(mem)
+        return kept
 
 
 class Reordered:
@@ -318,6 +392,8 @@ class PlanCache:
                 self._plans.move_to_end(key)
                 return plan
         plan = make()
+        if plan is not None:
+            plan.key = key
         with self._lock:
             self._plans[key] = plan
             self.created += 1

@@ -15,6 +15,7 @@ from ...amp.policy import autocast_policy
 from ..._backend import onednn, openmp_kernels, parallel, special
 from ..._backend.precision import exp_in_place
 from ..._backend.choice import KernelChoice
+from ..._blocked_tensor import elementwise_operands, wrap_like
 from ..._memory_format import laid_out_like
 from ...autograd._dual import jvp_by_backward
 from ..._torch_function import override_or_raise
@@ -88,7 +89,8 @@ class ReluBackward0(Node):
 
     def backward_arrays(self, grad):
         (result,) = self.saved_tensors
-        return (make(_relu_backward(grad._data, result._data)),)
+        (grad, result), layout_of = elementwise_operands(grad, result)
+        return (wrap_like(layout_of, _relu_backward(grad, result)),)
 
 
 # ReLU on OpenMP's threads (ember's loops: oneDNN's own turns NaN into 0) where oneDNN runs,
@@ -102,10 +104,10 @@ _relu_backward = KernelChoice(
 
 
 def _relu(input):
-    data = input._data
+    (data,), layout_of = elementwise_operands(input)
     if data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    out = make(_relu_forward(data))
+    out = wrap_like(layout_of, _relu_forward(data))
     node = record(ReluBackward0, (input,), out)
     if node is not None:
         node.save(out)
@@ -139,7 +141,8 @@ class HardtanhBackward0(Node):
 
     def backward_arrays(self, grad):
         (input,) = self.saved_tensors
-        return (make(_hardtanh_backward(grad._data, input._data, self.min_val, self.max_val)),)
+        (grad, input), layout_of = elementwise_operands(grad, input)
+        return (wrap_like(layout_of, _hardtanh_backward(grad, input, self.min_val, self.max_val)),)
 
 
 def _numpy_hardtanh_backward(grad, data, lo, hi):
@@ -213,9 +216,13 @@ _hardtanh_forward = KernelChoice(
 
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
-    data = input._data
+    if min_val <= 0 <= max_val:   # 0 stays 0: the op may run over a oneDNN layout's padding
+        (data,), layout_of = elementwise_operands(input)
+    else:
+        data, layout_of = input._data, None
     clipped = _hardtanh_forward(data, data.dtype.type(min_val), data.dtype.type(max_val))
-    out = make(clipped.astype(data.dtype, copy=False))  # NumPy's clip gives bfloat16 float32
+    # (NumPy's clip gives bfloat16 float32)
+    out = wrap_like(layout_of, clipped.astype(data.dtype, copy=False))
     node = record(HardtanhBackward0, (input,), out)
     if node is not None:
         node.save(input)
@@ -256,7 +263,8 @@ class LeakyReluBackward0(Node):
 
     def backward_arrays(self, grad):
         (input,) = self.saved_tensors
-        return (make(_leaky_relu_backward(grad._data, input._data, self.negative_slope)),)
+        (grad, input), layout_of = elementwise_operands(grad, input)
+        return (wrap_like(layout_of, _leaky_relu_backward(grad, input, self.negative_slope)),)
 
 
 # LeakyReLU on OpenMP's threads (ember's loops, torch's formulas) where oneDNN runs, else
@@ -296,12 +304,15 @@ _leaky_relu_forward = KernelChoice(
 
 
 def _leaky_relu(input, negative_slope):
-    data = input._data
+    if 0 < negative_slope <= 1:  # then leaky_relu(x) = max(x, slope * x), inf included
+        (data,), layout_of = elementwise_operands(input)
+    else:
+        data, layout_of = input._data, None
     if data.dtype.kind != "f":
         return where(input > 0, input, input * negative_slope)
     xp = namespace_of(data)
-    if 0 < negative_slope <= 1:  # then leaky_relu(x) = max(x, slope * x), inf included
-        out = make(_leaky_relu_forward(data, data.dtype.type(negative_slope)))
+    if layout_of is not None or 0 < negative_slope <= 1:
+        out = wrap_like(layout_of, _leaky_relu_forward(data, data.dtype.type(negative_slope)))
     else:
         scaled = data * data.dtype.type(negative_slope)
         out = make(xp.where(data > 0, data, scaled))

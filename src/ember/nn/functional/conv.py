@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from ... import _flop_hook
 from ..._backend import convolution
+from ..._blocked_tensor import blocked_or_data, make_blocked
 from ...ops._common import Node, Tensor, make, record
 from ...amp.policy import autocast_policy
 from ...autograd._dual import jvp_by_transposition
@@ -74,8 +75,9 @@ class ConvolutionBackward0(Node):
         need_x, need_w, need_b = (fn is not None for fn, _ in self.next_functions)
         if not (need_x and need_w):
             return None
-        gx, gw = _fused(convolution.backward, x, grad, w, self.geom)
-        return gx, gw, _bias_grad(grad) if need_b else None
+        gx, gw = convolution.backward(blocked_or_data(x), blocked_or_data(grad), w._data,
+                                      *self.geom.args(), True)
+        return make_blocked(gx), make(gw), _bias_grad(grad) if need_b else None
 
 
 class ConvolutionTransposeBackward0(Node):
@@ -100,8 +102,9 @@ class ConvolutionTransposeBackward0(Node):
         need_g, need_w, need_b = (fn is not None for fn, _ in self.next_functions)
         if not (need_g and need_w):
             return None
-        gg, gw = _fused(convolution.forward_and_weight_grad, grad, g, w, self.geom)
-        return gg, gw, _bias_grad(grad) if need_b else None
+        gg, gw = convolution.forward_and_weight_grad(blocked_or_data(grad), blocked_or_data(g),
+                                                     w._data, *self.geom.args(), True)
+        return make_blocked(gg), make(gw), _bias_grad(grad) if need_b else None
 
 
 def _bias_grad(grad):
@@ -121,19 +124,13 @@ class ConvolutionBackwardBackward0(Node):
         return gx, gg
 
 
-def _fused(kernel, a, b, w, geom):
-    """Two gradients from one ``kernel`` call over the arrays of ``a``, ``b`` and the weight
-    ``w``, as tensors."""
-    return tuple(make(t) for t in kernel(a._data, b._data, w._data, *geom.args()))
-
-
 def _bias_data(bias):
     return None if bias is None else bias._data
 
 
 def _conv(x, w, bias, geom):
-    y = convolution.forward(x._data, w._data, _bias_data(bias), *geom.args())
-    out = make(y)
+    y = convolution.forward(blocked_or_data(x), w._data, _bias_data(bias), *geom.args(), True)
+    out = make_blocked(y)
     node = record(ConvolutionBackward0, (x, w, bias), out)
     if node is not None:
         node.geom, node.bias_size = geom, 0 if bias is None else bias._data.shape[0]
@@ -142,9 +139,9 @@ def _conv(x, w, bias, geom):
 
 
 def _conv_transpose(g, w, bias, geom, in_spatial):
-    x = convolution.input_grad(g._data, w._data, _bias_data(bias), tuple(in_spatial),
-                               *geom.args())
-    out = make(x)
+    x = convolution.input_grad(blocked_or_data(g), w._data, _bias_data(bias), tuple(in_spatial),
+                               *geom.args(), True)
+    out = make_blocked(x)
     node = record(ConvolutionTransposeBackward0, (g, w, bias), out)
     if node is not None:
         node.geom, node.bias_size = geom, 0 if bias is None else bias._data.shape[0]
@@ -154,7 +151,8 @@ def _conv_transpose(g, w, bias, geom, in_spatial):
 
 
 def _conv_weight(x, g, geom, kernel):
-    gw = convolution.weight_grad(x._data, g._data, tuple(kernel), *geom.args())
+    gw = convolution.weight_grad(blocked_or_data(x), blocked_or_data(g), tuple(kernel),
+                                 *geom.args())
     out = make(gw)
     node = record(ConvolutionBackwardBackward0, (x, g), out)
     if node is not None:
@@ -194,10 +192,11 @@ def _check_input(op, input, weight, bias, nd):
         raise RuntimeError("weight should have at least three dimensions" if weight.dim() < 3 else
                            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input, "
                            f"but got {weight.dim()}-dimensional weight of size {_shape_str(weight.shape)}")
+    dtype = blocked_or_data(input).dtype
     for t in (weight, bias):
-        if t is not None and t._data.dtype != input._data.dtype:
+        if t is not None and t._data.dtype != dtype:
             raise RuntimeError(f"expected scalar type {_scalar(input)} but found {_scalar(t)}")
-    if input._data.dtype.kind not in "fc" and input._data.dtype.name != "bfloat16":
+    if dtype.kind not in "fc" and dtype.name != "bfloat16":
         raise RuntimeError(f'"slow_conv2d_cpu" not implemented for \'{_scalar(input)}\'')
 
 

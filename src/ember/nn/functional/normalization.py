@@ -16,6 +16,9 @@ from ... import _dtype
 from ... import _memory_format as _mf
 from ..._backend import onednn, openmp_kernels, parallel
 from ..._backend.choice import KernelChoice
+from ..._backend.onednn.blocked import BlockedArray, plain_array
+from ..._blocked_tensor import (BlockedTensor, blocked_array, blocked_or_data,
+                                elementwise_operands, make_blocked)
 from ...ops._common import _HALF_PRECISION, Node, grad_state, make, namespace_of, record
 from ...autograd.graph import bump_version
 from ...autograd._dual import forward as _forward, jvp_by_transposition
@@ -70,6 +73,13 @@ class NativeBatchNormBackward0(Node):
             return None
         x, weight, mean, invstd = self.saved_tensors
         need = tuple(fn is not None for fn, _ in self.next_functions)
+        (x_values, grad_values), layout_of = elementwise_operands(x, grad)
+        if layout_of is not None:
+            x_blocked, grad_blocked = layout_of.like(x_values), layout_of.like(grad_values)
+            gx, gw, gb = _batch_norm_backward(
+                grad_blocked, x_blocked, mean._data.reshape(-1), invstd._data.reshape(-1),
+                None if weight is None else weight._data, self.training, need, self.eps)
+            return self._wrap_grads(gx, x.shape, gw, gb)
         return self._fused_backward(grad._data.astype(x._data.dtype, copy=False), x._data,
                                     None if weight is None else weight._data,
                                     mean._data.reshape(-1), invstd._data.reshape(-1), need)
@@ -84,7 +94,8 @@ class NativeBatchNormBackward0(Node):
 
     def _wrap_grads(self, gx, x_shape, gw, gb):
         shape = self.affine_shape
-        return (None if gx is None else make(gx.reshape(x_shape)),
+        return (None if gx is None else make_blocked(gx) if gx.__class__ is BlockedArray
+                else make(gx.reshape(x_shape)),
                 None if gw is None else make(gw.reshape(shape)),
                 None if gb is None else make(gb.reshape(shape)))
 
@@ -131,6 +142,7 @@ def _in_format_of(result, like):
 
 
 def _numpy_batch_norm_backward(grad, x, mean, invstd, weight, training, need, eps):
+    grad, x = plain_array(grad), plain_array(x)
     gx, gw, gb = _batch_norm_backward_arrays(namespace_of(x), _rows(grad), _rows(x), mean, invstd,
                                              weight, training, need)
     return (None if gx is None else _in_format_of(gx, x)), gw, gb
@@ -141,8 +153,8 @@ def _onednn_batch_norm_backward(grad, x, mean, invstd, weight, training, need, e
     (row-major), on the same threads."""
     var = 1 / (invstd * invstd) - eps
     grads = (onednn.normalization.batch_norm_backward(grad, x, mean, var, weight, eps, training)
-             or openmp_kernels.batch_norm_backward(grad, x, mean, invstd, weight, training,
-                                                   need[0]))
+             or openmp_kernels.batch_norm_backward(plain_array(grad), plain_array(x), mean,
+                                                   invstd, weight, training, need[0]))
     return None if grads is None else tuple(g if n else None for g, n in zip(grads, need))
 
 
@@ -426,13 +438,13 @@ def _record_norm(node_cls, out, x, weight, bias, dims, param_shape, param_sum_di
     so may the backward."""
     node = record(node_cls, (x, weight, bias), out)
     if node is not None:
-        xp = namespace_of(x._data)
+        xp, dtype = namespace_of(mean), blocked_or_data(x).dtype
         node.dims, node.param_shape, node.param_sum_dims = dims, param_shape, param_sum_dims
         node.training, node.eps, node.fused = training, eps, fused
         affine = weight if weight is not None else bias
         node.affine_shape = None if affine is None else tuple(affine.shape)
-        node.save(x, weight, make(xp.asarray(mean, dtype=x._data.dtype)),
-                  make(xp.asarray(invstd, dtype=x._data.dtype)))
+        node.save(x, weight, make(xp.asarray(mean, dtype=dtype)),
+                  make(xp.asarray(invstd, dtype=dtype)))
     return out
 
 
@@ -472,6 +484,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """Apply Batch Normalization for each channel across a batch of data."""
     try:
         _check_batch_norm(input, running_mean, weight, bias, training)
+        if input.__class__ is BlockedTensor and blocked_array(input) is not None:
+            return _batch_norm_fused(input, running_mean, running_var, weight, bias, training,
+                                     momentum, eps)
         if _half_precision(input):  # computed in float32 and rounded once, as torch does
             return batch_norm(input.float(), running_mean, running_var, _float(weight), _float(bias),
                               training, momentum, eps).to(input.dtype)
@@ -501,11 +516,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def _batch_norm_fused(input, running_mean, running_var, weight, bias, training, momentum, eps):
-    """batch_norm on an (N, C, L) view: statistics as einsum reductions, the output as one
-    per-channel scale and shift of the input."""
-    data = input._data
-    xp, dtype = namespace_of(data), data.dtype
-    x = _channel_rows(data)
+    """batch_norm on an (N, C, L) view (or on the input's oneDNN layout, where it is still
+    held in one): statistics as einsum reductions, the output as one per-channel scale and
+    shift of the input."""
+    data = blocked_or_data(input)
+    blocked = data.__class__ is BlockedArray
+    xp, dtype = (np if blocked else namespace_of(data)), data.dtype
+    x = data if blocked else _channel_rows(data)
     use_batch = training or running_mean is None
     fixed = (None, None) if use_batch else (running_mean._data.astype(dtype, copy=False),
                                            running_var._data.astype(dtype, copy=False))
@@ -516,7 +533,8 @@ def _batch_norm_fused(input, running_mean, running_var, weight, bias, training, 
     invstd = (1.0 / xp.sqrt(var + eps)).astype(dtype, copy=False)
     nd = input.dim()
     dims, param_shape = (0,) + tuple(range(2, nd)), (1, -1) + (1,) * (nd - 2)
-    return _record_norm(NativeBatchNormBackward0, make(y.reshape(data.shape)), input, weight, bias,
+    out = make_blocked(y) if y.__class__ is BlockedArray else make(y.reshape(data.shape))
+    return _record_norm(NativeBatchNormBackward0, out, input, weight, bias,
                         dims, param_shape, dims, mean.reshape(param_shape),
                         invstd.reshape(param_shape), use_batch, eps, fused=True)
 
@@ -528,6 +546,7 @@ def _array_of(t, dtype):
 def _numpy_batch_norm_forward(x, mean, var, weight, bias, eps):
     """(y, mean, var) for an (N, C, L) array: statistics as einsum reductions (``mean`` and
     ``var`` None: the batch's), the output as one per-channel scale and shift of ``x``."""
+    x = plain_array(x)
     xp, dtype = namespace_of(x), x.dtype
     like, x = x, _rows(x)
     if mean is None:
@@ -547,7 +566,7 @@ def _onednn_batch_norm_forward(x, mean, var, weight, bias, eps):
     """oneDNN's jit kernel (blocked and channels-last layouts), else ember's OpenMP loop
     (row-major), on the same threads."""
     return (onednn.normalization.batch_norm_forward(x, mean, var, weight, bias, eps)
-            or openmp_kernels.batch_norm_forward(x, mean, var, weight, bias, eps))
+            or openmp_kernels.batch_norm_forward(plain_array(x), mean, var, weight, bias, eps))
 
 
 _batch_norm_forward = KernelChoice("batch norm", onednn=_onednn_batch_norm_forward,
