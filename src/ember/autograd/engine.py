@@ -244,7 +244,7 @@ def _apart(input_grads, grads, seen):
             if not seen:
                 return True
         elif a.__class__ is _tensor.BlockedTensor or b.__class__ is _tensor.BlockedTensor:
-            return False
+            pass   # (the general walk below finds their buffers)
         else:
             a, b = a._data, b._data
             if a is b or a.base is not None or b.base is not None:
@@ -260,7 +260,8 @@ def _apart(input_grads, grads, seen):
     for grad in input_grads:
         if grad is not None:
             if grad.__class__ is _tensor.BlockedTensor:
-                return False
+                memories.append(_memory(grad))
+                continue
             data = grad._data
             if data.base is not None:
                 return False
@@ -286,11 +287,8 @@ def _mark_held(held, edges, input_grads, grads, seen):
             return
     sent = [(nxt, grad) for (nxt, _), grad in zip(edges, input_grads)
             if nxt is not None and grad is not None]
-    if any(grad.__class__ is _tensor.BlockedTensor for _, grad in sent):
-        for nxt, _ in sent:   # (held in a oneDNN layout: none is added to in place)
-            held[nxt] = True
-        return
-    if not seen and len(sent) == 2:  # the common case: two arrays of their own
+    blocked = any(grad.__class__ is _tensor.BlockedTensor for _, grad in sent)
+    if not seen and len(sent) == 2 and not blocked:  # the common case: two arrays of their own
         (first, a), (second, b) = sent
         a, b = a._data, b._data
         if a.base is None and b.base is None:
