@@ -4,10 +4,11 @@ reorder moves (the size of the tensor it converts), with the seconds spent in ea
 (``time.perf_counter`` sums around each execution: informative only). Reorders are named by
 the primitive and argument they serve (``reorder in: convolution backward data diff_dst``
 converts the user's layout into the one the primitive chose; ``reorder out:`` converts a
-result back, or converts an activation kept in the primitive's layout when something first
-reads it as a plain array; ``reorder for a layout conversion`` converts a kept activation
-into another primitive's layout, or a plain operand into a kept one's). The step counted is the one after ``--warmup`` steps (plans are created in the
-first), with tracemalloc's peak growth over a further step.
+result back; ``reorder for a plain array`` converts an activation kept in a primitive's layout
+when something first reads it as a plain array; ``reorder for a layout conversion`` converts a
+kept activation into another primitive's layout, or a plain operand into a kept one's). The
+step counted is the one after ``--warmup`` steps (plans are created in the first), with
+tracemalloc's peak growth over a further step.
 
     .venv/bin/python -m benchmarks.onednn_reorders [--models resnet20 mobilenetv2 dcgan]
         [--threads 1] [--warmup 1] [--batch N] [--json out.json]

@@ -190,3 +190,23 @@ def test_mixed_layouts_in_an_addition_and_a_backward():
     (ey * ember.tensor(weight)).sum().backward()
     (ty * torch.tensor(weight)).sum().backward()
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _read_in_child(y, queue):
+    queue.put(float(y.numpy().sum()))
+
+
+def test_a_kept_tensor_read_in_a_forked_child():
+    """The child converts with a reorder made for its one thread (the parent's primitives are
+    not run there: GNU OpenMP's pool does not survive fork)."""
+    import multiprocessing
+    with ember.no_grad():
+        y = ember.nn.Conv2d(16, 16, 3, padding=1, bias=False)(ember.randn(2, 16, 8, 8))
+    assert blocked_array(y) is not None
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_read_in_child, args=(y, queue))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == pytest.approx(float(y.numpy().sum()), rel=1e-5)

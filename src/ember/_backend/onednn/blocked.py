@@ -5,11 +5,11 @@ convolutions, batch norms and activations all run here makes them only where som
 reads the data.
 
 A ``BlockedArray`` is such an activation: its ``Layout`` (the memory descriptor, the shape and
-dtype, and the layout the caller would have been given, with the reorder into it) and a byte
-buffer. ``plain()`` converts it into an ordinary NumPy array. Elementwise ops that map 0 to 0
-run over ``values()``, the buffer as a flat array, padding included (a primitive writes zeros
-into the padding of the blocks it pads, and these keep them), and wrap the result with
-``like``. The tensor that holds one is ``ember._blocked_tensor.BlockedTensor``.
+dtype, and the layout the caller would have been given) and a byte buffer. ``plain()``
+converts it into an ordinary NumPy array. Elementwise ops that map 0 to 0 run over
+``values()``, the buffer as a flat array, padding included (a primitive writes zeros into the
+padding of the blocks it pads, and these keep them), and wrap the result with ``like``. The
+tensor that holds one is ``ember._blocked_tensor.BlockedTensor``.
 """
 import ctypes
 
@@ -24,21 +24,20 @@ __all__ = ["Layout", "BlockedArray", "same_layout", "plain_array", "converted"]
 
 class Layout:
     """A oneDNN memory descriptor (owned: a clone of the primitive's) for arrays of ``shape``
-    and ``dtype``, and the plain layout (memory format ``fmt``, described by ``user_md``) with
-    the reorder ``to_plain`` into it. ``key`` names the layout in plan caches: equal keys mean
-    equal descriptors (it is the key of the plan that chose the layout and the argument)."""
-    __slots__ = ("md", "shape", "dtype", "fmt", "plain_key", "user_md", "to_plain", "nbytes",
-                 "key", "_owner", "_destroy")
+    and ``dtype``, and the plain layout they stand for (memory format ``fmt``, described by
+    ``user_md``). ``key`` names the layout in plan caches: equal keys mean equal descriptors
+    (it is the key of the plan that chose the layout and the argument)."""
+    __slots__ = ("md", "shape", "dtype", "fmt", "plain_key", "user_md", "nbytes", "key",
+                 "_owner", "_destroy")
 
-    def __init__(self, md, shape, dtype, fmt, plain_key, user_md, to_plain, nbytes, key, owner):
+    def __init__(self, md, shape, dtype, fmt, plain_key, user_md, nbytes, key, owner):
         handle = ctypes.c_void_p()
         call("dnnl_memory_desc_clone", ctypes.byref(handle), md)
         self.md = handle.value
         self._destroy = capi.lib().dnnl_memory_desc_destroy
         self.shape, self.dtype, self.fmt = shape, dtype, fmt
-        self.plain_key, self.user_md, self.to_plain = plain_key, user_md, to_plain
-        self.nbytes, self.key = nbytes, key
-        self._owner = owner   # the plan that owns ``to_plain`` and ``user_md``
+        self.plain_key, self.user_md, self.nbytes, self.key = plain_key, user_md, nbytes, key
+        self._owner = owner   # the plan that owns ``user_md``
 
     def __del__(self):
         if self.md:
@@ -85,11 +84,16 @@ class BlockedArray:
         return BlockedArray(self.layout, values.view(np.uint8))
 
     def plain(self):
-        """A NumPy array of the same values in the plain layout."""
-        from .runtime import run_reorder
+        """A NumPy array of the same values in the plain layout (by a reorder from the plan
+        cache, so that a forked child or another thread count runs one made for it)."""
+        from .runtime import _reorder, plans, run_reorder
         layout = self.layout
+
+        def make():
+            return _Conversion(_reorder(layout.md, layout.user_md, "a plain array"), layout)
+        conversion = plans.get(("plain", layout.key), make)
         out = empty_as(np, layout.shape, layout.dtype, layout.fmt)
-        run_reorder(layout.to_plain, layout.md, self.buffer.ctypes.data, layout.user_md,
+        run_reorder(conversion.reorder, layout.md, self.buffer.ctypes.data, layout.user_md,
                     out.ctypes.data)
         return out
 

@@ -248,14 +248,14 @@ class Plan:
     def implementation(self):
         return self.primitive.implementation()
 
-    def layout(self, arg, chosen_md, user_md, reorder, size, plain):
+    def layout(self, arg, chosen_md, user_md, size, plain):
         """The ``Layout`` of output ``arg`` (made once per plan), ``plain`` being an array of
         the caller's layout for it."""
         layout = self._layouts.get(arg)
         if layout is None:
             layout = self._layouts[arg] = Layout(
                 chosen_md, plain.shape, plain.dtype, suggest(plain), layout_key(plain), user_md,
-                reorder, size, (self.key, arg), self)
+                size, (self.key, arg), self)
         return layout
 
     def __call__(self, arrays, reordered=None, blocked_outputs=()):
@@ -287,7 +287,7 @@ class Plan:
                     mem = _memory(chosen_md, buffer.ctypes.data)
                     memories.append(mem)
                     bound.append((arg, mem))
-                    layout = self.layout(arg, chosen_md, user_md, reorder, size, array)
+                    layout = self.layout(arg, chosen_md, user_md, size, array)
                     kept[arg] = BlockedArray(layout, buffer)
                     continue
                 if reorder is not None and not is_output and reordered is not None:
