@@ -149,3 +149,19 @@ def test_node_no_gradient_reached_releases_its_saved_tensors():
     assert node._saved is None
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         node(ember.ones(2))
+
+
+@pytest.mark.parametrize("size", [1 << 10, 1 << 19])
+def test_the_engines_sum_of_two_gradients_matches_torch(size):
+    """Gradients two paths send to one tensor are summed by the engine (large float32 ones on
+    the threads the ops' additions use)."""
+    import torch
+    data = np.random.default_rng(2).standard_normal(size).astype(np.float32)
+    seed = np.random.default_rng(3).standard_normal(size).astype(np.float32)
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor(data, requires_grad=True)
+        h = x * 1.5
+        (h.exp() + h * h).backward(lib.tensor(seed))
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-6)

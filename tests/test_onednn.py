@@ -126,6 +126,51 @@ def test_a_repeated_step_creates_no_primitives():
     assert runtime.plans.created == created
 
 
+def test_a_repeated_step_creates_no_memory_objects(monkeypatch):
+    """Each primitive binds its arguments with memory objects made on first use."""
+    x, w, b, g = _data((4, 8, 10, 10), (8, 8, 3, 3), dict(padding=1, stride=1), False, seed=3)
+    _run(ember, False, x, w, b, g, dict(padding=1))
+    made = []
+    memory = runtime._memory
+    monkeypatch.setattr(runtime, "_memory", lambda md, pointer: made.append(md) or memory(md, pointer))
+    first = _run(ember, False, x, w, b, g, dict(padding=1))
+    second = _run(ember, False, x, w, b, g, dict(padding=1))
+    assert made == []
+    for a, c in zip(first, second):
+        assert np.array_equal(a, c)
+
+
+def test_threads_running_one_primitive_at_once_each_get_their_own_results():
+    """Two threads running the same cached plan at the same time: the second binds memory
+    objects of its own (the plan's are the first's until it is done)."""
+    import threading
+    x, w, b, _ = _data((8, 16, 16, 16), (16, 16, 3, 3), dict(padding=1), False)
+    inputs = [x * scale for scale in (1.0, -2.0, 0.5, 3.0)]
+    want = [torch.nn.functional.conv2d(torch.tensor(i), torch.tensor(w), padding=1).numpy()
+            for i in inputs]
+    weight = ember.tensor(w)
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                with choice.only(choice.ONEDNN):
+                    out = ember.nn.functional.conv2d(ember.tensor(inputs[k]), weight, padding=1)
+                results.setdefault(k, []).append(out.numpy())
+        except BaseException as error:   # reported below
+            errors.append(error)
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert not errors
+    for k, outs in results.items():
+        assert len(outs) == 20
+        for out in outs:
+            np.testing.assert_allclose(out, want[k], rtol=1e-4, atol=1e-4 * np.abs(want[k]).max())
+
+
 def _reorders_run(monkeypatch):
     """A list that gets the name of each reorder oneDNN runs from now on."""
     runs = []

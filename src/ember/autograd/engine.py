@@ -17,7 +17,10 @@ When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_
 """
 import threading
 
+from numpy import add as _np_add
+
 from .. import _tensor
+from .._backend.parallel import ELEMENTWISE_MIN_BYTES as _ELEMENTWISE_MIN_BYTES
 from ._dual import forward
 from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
@@ -454,11 +457,19 @@ def _sum(old, grad):
             and not state.grad_enabled and not forward.active):
         (a, b), layout_of = _tensor.elementwise_operands(old, grad)
         if layout_of is not None:
-            return _tensor.wrap_like(layout_of, a + b)
+            return _tensor.wrap_like(layout_of, _add_arrays(a, b))
     a, b = old._data, grad._data
     if not state.grad_enabled and not forward.active and a.dtype == b.dtype and a.shape == b.shape:
-        return _tensor._make(a + b)
+        return _tensor._make(_add_arrays(a, b))
     return old + grad
+
+
+def _add_arrays(a, b):
+    """``a + b``: large arrays on the threads the ops' additions use."""
+    if a.nbytes < _ELEMENTWISE_MIN_BYTES:
+        return a + b
+    from ..ops.pointwise import large_binary
+    return large_binary(_np_add, a, b)
 
 
 def _call_tensor_hooks(node, grads):

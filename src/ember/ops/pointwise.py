@@ -52,7 +52,9 @@ _large_binary_kernel = KernelChoice("binary", onednn=openmp_kernels.binary,
                                     numpy=lambda ufunc, a, b: ufunc(a, b))
 
 
-def _large_binary(ufunc, a, b):
+def large_binary(ufunc, a, b):
+    """``ufunc(a, b)`` on arrays of ``parallel.ELEMENTWISE_MIN_BYTES`` or more: split over
+    ember's threads, or one OpenMP loop on oneDNN's (add, subtract, multiply of float32)."""
     if parallel.big(a):
         return parallel.elementwise(ufunc, a, b)
     return _large_binary_kernel(ufunc, a, b)
@@ -74,7 +76,7 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=
         else:
             ad, bd = operands(a, b)
         if ad.nbytes >= parallel.ELEMENTWISE_MIN_BYTES and type(ufunc) is np.ufunc:
-            data = _large_binary(ufunc, ad, bd)
+            data = large_binary(ufunc, ad, bd)
         else:
             data = ufunc(ad, bd)
     except ValueError:
@@ -236,7 +238,7 @@ def _add_in_layout(a, b):
     (ad, bd), layout_of = elementwise_operands(a, b)
     if layout_of is None:
         return None
-    out = wrap_like(layout_of, _large_binary(np.add, ad, bd))
+    out = wrap_like(layout_of, large_binary(np.add, ad, bd))
     node = record(AddBackward0, (a, b), out)
     if node is not None:
         node.self_shape = node.other_shape = layout_of.shape

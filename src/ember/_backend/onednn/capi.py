@@ -84,6 +84,7 @@ _PROTOTYPES = {
     "dnnl_memory_desc_get_size": (ctypes.c_size_t, [_P]),
     "dnnl_memory_create": (_STATUS, [_PP, _P, _P, _P]),
     "dnnl_memory_destroy": (_STATUS, [_P]),
+    "dnnl_memory_set_data_handle": (_STATUS, [_P, _P]),
     "dnnl_primitive_attr_create": (_STATUS, [_PP]),
     "dnnl_primitive_attr_destroy": (_STATUS, [_P]),
     "dnnl_primitive_attr_set_scratchpad_mode": (_STATUS, [_P, ctypes.c_int]),

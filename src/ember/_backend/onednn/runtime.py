@@ -138,14 +138,70 @@ def format_of(array):
     return suggest(array)
 
 
+class _Memories:
+    """The oneDNN memory objects a primitive's arguments are bound with, one per slot (an
+    argument, or an argument's layout before a reorder), made on first use and pointed at each
+    call's buffers after: making and destroying one costs several times the call that points
+    it. One caller at a time: ``take`` gives them to the first, and a concurrent caller (another
+    thread running the same primitive) fresh ones, destroyed by ``done``."""
+    __slots__ = ("_slots", "_lock", "_lib")
+
+    def __init__(self):
+        self._slots = {}
+        self._lock = threading.Lock()
+        self._lib = capi.lib()
+
+    def take(self):
+        return self if self._lock.acquire(False) else _FreshMemories()
+
+    def bind(self, slot, md, pointer):
+        """A memory object in layout ``md`` over ``pointer`` (the same ``md`` for a slot)."""
+        mem = self._slots.get(slot)
+        if mem is None:
+            mem = self._slots[slot] = _memory(md, pointer)
+        else:
+            status = self._lib.dnnl_memory_set_data_handle(mem, pointer)
+            if status:
+                capi.check(status, "dnnl_memory_set_data_handle")
+        return mem
+
+    def done(self):
+        self._lock.release()
+
+    def destroy(self):
+        for mem in self._slots.values():
+            self._lib.dnnl_memory_destroy(mem)
+        self._slots = {}
+
+
+class _FreshMemories:
+    """``_Memories``' interface over memory objects made for one call."""
+    __slots__ = ("_made",)
+
+    def __init__(self):
+        self._made = []
+
+    def bind(self, slot, md, pointer):
+        mem = _memory(md, pointer)
+        self._made.append(mem)
+        return mem
+
+    def done(self):
+        destroy = capi.lib().dnnl_memory_destroy
+        for mem in self._made:
+            destroy(mem)
+
+
 class _Primitive:
-    """A primitive descriptor and its primitive (both owned)."""
-    __slots__ = ("pd", "handle", "what", "_lib")
+    """A primitive descriptor and its primitive (both owned), and the memory objects its
+    callers bind arguments with."""
+    __slots__ = ("pd", "handle", "what", "memories", "_lib")
 
     def __init__(self, pd, what):
         self.pd, self.what = pd, what
         self._lib = capi.lib()  # still reachable at shutdown, when module globals are gone
         self.handle = ctypes.c_void_p()
+        self.memories = _Memories()
         call("dnnl_primitive_create", ctypes.byref(self.handle), pd, what=what)
 
     def md(self, query, index=0):
@@ -164,6 +220,9 @@ class _Primitive:
              what=self.what)
 
     def __del__(self):
+        memories = getattr(self, "memories", None)
+        if memories is not None:
+            memories.destroy()
         if self.handle:
             self._lib.dnnl_primitive_destroy(self.handle)
         self._lib.dnnl_primitive_desc_destroy(self.pd)
@@ -189,15 +248,15 @@ def _memory(md, pointer):
 
 
 def run_reorder(reorder, src_md, src_pointer, dst_md, dst_pointer):
-    """Convert the memory at ``src_pointer`` (layout ``src_md``) into ``dst_pointer``'s."""
-    src, dst = _memory(src_md, src_pointer), _memory(dst_md, dst_pointer)
+    """Convert the memory at ``src_pointer`` (layout ``src_md``) into ``dst_pointer``'s (the
+    layouts ``reorder`` was made for)."""
+    memories = reorder.memories.take()
     try:
-        reorder.execute(((capi.ARG_FROM, src), (capi.ARG_TO, dst)))
+        reorder.execute(((capi.ARG_FROM, memories.bind(capi.ARG_FROM, src_md, src_pointer)),
+                         (capi.ARG_TO, memories.bind(capi.ARG_TO, dst_md, dst_pointer))))
         call("dnnl_stream_wait", engine().stream)
     finally:
-        lib = capi.lib()
-        lib.dnnl_memory_destroy(src)
-        lib.dnnl_memory_destroy(dst)
+        memories.done()
 
 
 def _reorder(src_md, dst_md, what):
@@ -214,7 +273,7 @@ class Plan:
     two differ. A primitive with a workspace (max pooling in training) is given one by its
     caller as ``arrays[ARG_WORKSPACE]``, bytes of ``workspace_bytes``, in the layout it chose
     (``workspace_md``)."""
-    __slots__ = ("primitive", "args", "fixed", "scratchpad_bytes", "workspace_bytes",
+    __slots__ = ("primitive", "args", "fixed", "scratchpad_md", "scratchpad_bytes", "workspace_bytes",
                  "workspace_md", "user_mds", "key", "_layouts")
 
     def __init__(self, pd, what, inputs, outputs, fixed=None):
@@ -238,8 +297,8 @@ class Plan:
                         else _reorder(user.handle, chosen, what)
                 self.args.append((arg, is_output, user.handle, chosen, reorder,
                                   lib.dnnl_memory_desc_get_size(chosen)))
-        self.scratchpad_bytes = lib.dnnl_memory_desc_get_size(
-            self.primitive.md(capi.QUERY_SCRATCHPAD_MD))
+        self.scratchpad_md = self.primitive.md(capi.QUERY_SCRATCHPAD_MD)
+        self.scratchpad_bytes = lib.dnnl_memory_desc_get_size(self.scratchpad_md)
         self.workspace_md = self.primitive.md(capi.QUERY_WORKSPACE_MD)
         self.workspace_bytes = lib.dnnl_memory_desc_get_size(self.workspace_md)
         self.key = None   # the plan cache's key, set by ``PlanCache.get``
@@ -267,7 +326,11 @@ class Plan:
         primitive chose differs from the user's are left in it: returned as
         {arg: ``BlockedArray``} (the user's array for them is not written)."""
         lib = capi.lib()
-        memories, bound, after, keep, kept = [], [], [], [], {}
+        bound, after, keep, kept = [], [], [], {}
+        # memory slots: an argument's own layout under its index, the layout the primitive
+        # chose (where a reorder stands between them) under ``~arg``
+        memories = self.primitive.memories.take()
+        bind = memories.bind
         try:
             for arg, is_output, user_md, chosen_md, reorder, size in self.args:
                 array = arrays[arg]
@@ -278,64 +341,51 @@ class Plan:
                         buffer = np.empty(size, np.uint8)
                         keep.append(buffer)
                         convert_into(array, chosen_md, (self.key, arg), buffer)
-                    mem = _memory(chosen_md, buffer.ctypes.data)
-                    memories.append(mem)
-                    bound.append((arg, mem))
+                    bound.append((arg, bind(~arg, chosen_md, buffer.ctypes.data)))
                     continue
                 if is_output and reorder is not None and arg in blocked_outputs:
                     buffer = np.empty(size, np.uint8)
-                    mem = _memory(chosen_md, buffer.ctypes.data)
-                    memories.append(mem)
-                    bound.append((arg, mem))
+                    bound.append((arg, bind(~arg, chosen_md, buffer.ctypes.data)))
                     layout = self.layout(arg, chosen_md, user_md, size, array)
                     kept[arg] = BlockedArray(layout, buffer)
                     continue
                 if reorder is not None and not is_output and reordered is not None:
-                    buffer = reordered.find(arrays[arg], chosen_md)
+                    buffer = reordered.find(array, chosen_md)
                     if buffer is not None:
-                        mem = _memory(chosen_md, buffer.ctypes.data)
-                        memories.append(mem)
-                        bound.append((arg, mem))
+                        bound.append((arg, bind(~arg, chosen_md, buffer.ctypes.data)))
                         continue
-                user_mem = _memory(user_md, arrays[arg].ctypes.data)
-                memories.append(user_mem)
+                user_mem = bind(arg, user_md, array.ctypes.data)
                 if reorder is None:
                     bound.append((arg, user_mem))
                     continue
                 buffer = np.empty(size, np.uint8)
                 keep.append(buffer)
-                mem = _memory(chosen_md, buffer.ctypes.data)
-                memories.append(mem)
+                mem = bind(~arg, chosen_md, buffer.ctypes.data)
                 bound.append((arg, mem))
                 if is_output:
                     after.append((reorder, mem, user_mem))
                 else:
                     reorder.execute(((capi.ARG_FROM, user_mem), (capi.ARG_TO, mem)))
                     if reordered is not None:
-                        reordered.add(arrays[arg], chosen_md, buffer, self)
+                        reordered.add(array, chosen_md, buffer, self)
             for arg, md in self.fixed:
                 array = arrays[arg]
                 pointer = (array.buffer if array.__class__ is BlockedArray else array).ctypes.data
-                mem = _memory(md.handle, pointer)
-                memories.append(mem)
-                bound.append((arg, mem))
+                bound.append((arg, bind(arg, md.handle, pointer)))
             if self.workspace_bytes:
-                mem = _memory(self.workspace_md, arrays[capi.ARG_WORKSPACE].ctypes.data)
-                memories.append(mem)
-                bound.append((capi.ARG_WORKSPACE, mem))
+                bound.append((capi.ARG_WORKSPACE, bind(capi.ARG_WORKSPACE, self.workspace_md,
+                                                       arrays[capi.ARG_WORKSPACE].ctypes.data)))
             if self.scratchpad_bytes:
                 scratch = np.empty(self.scratchpad_bytes, np.uint8)
                 keep.append(scratch)
-                mem = _memory(self.primitive.md(capi.QUERY_SCRATCHPAD_MD), scratch.ctypes.data)
-                memories.append(mem)
-                bound.append((capi.ARG_SCRATCHPAD, mem))
+                bound.append((capi.ARG_SCRATCHPAD, bind(capi.ARG_SCRATCHPAD, self.scratchpad_md,
+                                                        scratch.ctypes.data)))
             self.primitive.execute(bound)
             for reorder, src, dst in after:
                 reorder.execute(((capi.ARG_FROM, src), (capi.ARG_TO, dst)))
             call("dnnl_stream_wait", engine().stream)
         finally:
-            for mem in memories:
-                lib.dnnl_memory_destroy(mem)
+            memories.done()
         return kept
 
 
