@@ -23,6 +23,8 @@ import os
 
 import numpy as np
 
+from .pointers import address
+
 # (symbol pattern, C integer type of the sizes): ILP64 builds take 64-bit sizes.
 _NAME_PATTERNS = (("scipy_cblas_{}64_", ctypes.c_int64), ("cblas_{}64_", ctypes.c_int64),
                   ("scipy_cblas_{}", ctypes.c_int), ("cblas_{}", ctypes.c_int))
@@ -98,7 +100,7 @@ def axpy(alpha, x, y):
     if function is None:
         return False
     if x.size:
-        function(x.size, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
+        function(x.size, alpha, address(x), 1, address(y), 1)
     return True
 
 
@@ -109,7 +111,7 @@ def axpby(alpha, x, beta, y):
     if function is None:
         return False
     if x.size:
-        function(x.size, alpha, x.ctypes.data, 1, beta, y.ctypes.data, 1)
+        function(x.size, alpha, address(x), 1, beta, address(y), 1)
     return True
 
 
@@ -147,8 +149,8 @@ def gemm(a, b, c, alpha=1.0, beta=1.0):
     layout_a, layout_b = _matrix_operand(a), _matrix_operand(b)
     if layout_a is None or layout_b is None:
         return False
-    function(_ROW_MAJOR, layout_a[0], layout_b[0], m, n, k, alpha, a.ctypes.data, layout_a[1],
-             b.ctypes.data, layout_b[1], beta, c.ctypes.data, n)
+    function(_ROW_MAJOR, layout_a[0], layout_b[0], m, n, k, alpha, address(a), layout_a[1],
+             address(b), layout_b[1], beta, address(c), n)
     return True
 
 

@@ -28,6 +28,8 @@ import ctypes
 
 import numpy as np
 
+from .pointers import address
+
 SOURCE = r"""
 #include <math.h>
 #include <stdint.h>
@@ -341,7 +343,7 @@ def _vector(values):
 
 
 def _pointers(*arrays):
-    return (ctypes.c_void_p * len(arrays))(*(None if a is None else a.ctypes.data
+    return (ctypes.c_void_p * len(arrays))(*(None if a is None else address(a)
                                              for a in arrays))
 
 

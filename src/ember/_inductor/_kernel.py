@@ -20,6 +20,7 @@ from ..ops._common import make
 from . import _compiler, config
 from ._codegen import NAME, KernelSpec, source
 from ._pointwise import C_TYPES, COMPARISONS
+from .._backend.pointers import address
 
 __all__ = ["FusedKernel", "Ref"]
 
@@ -112,7 +113,7 @@ class _Plan:
 
     def run(self, inputs):
         outs = [np.empty(shape, dtype) for shape, dtype in self.outputs]
-        addresses = [t._data.ctypes.data for t in inputs] + [o.ctypes.data for o in outs]
+        addresses = [address(t._data) for t in inputs] + [address(o) for o in outs]
         ptrs = (ctypes.c_void_p * len(addresses))(*addresses)
         threads = 1
         if self.numel >= config.parallel_min_elements:

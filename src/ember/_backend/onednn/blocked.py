@@ -18,6 +18,7 @@ import numpy as np
 from . import capi
 from .capi import call
 from ..._memory_format import empty_as
+from ..pointers import address
 
 __all__ = ["Layout", "BlockedArray", "same_layout", "plain_array", "converted"]
 
@@ -93,8 +94,8 @@ class BlockedArray:
             return _Conversion(_reorder(layout.md, layout.user_md, "a plain array"), layout)
         conversion = plans.get(("plain", layout.key), make)
         out = empty_as(np, layout.shape, layout.dtype, layout.fmt)
-        run_reorder(conversion.reorder, layout.md, self.buffer.ctypes.data, layout.user_md,
-                    out.ctypes.data)
+        run_reorder(conversion.reorder, layout.md, address(self.buffer), layout.user_md,
+                    address(out))
         return out
 
 
@@ -145,7 +146,7 @@ def convert_into(array, dst_md, dst_key, buffer):
     conversion = plans.get(key, make)
     src_md = conversion.src_md
     run_reorder(conversion.reorder, src_md.md if src_md.__class__ is Layout else src_md.handle,
-                pointer.ctypes.data, dst_md, buffer.ctypes.data)
+                address(pointer), dst_md, address(buffer))
     return True
 
 

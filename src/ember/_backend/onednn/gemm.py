@@ -11,6 +11,7 @@ import ctypes
 import numpy as np
 
 from . import capi
+from ..pointers import address
 
 __all__ = ["matmul", "MIN_MULTIPLY_ADDS"]
 
@@ -58,7 +59,7 @@ def matmul(a, b, out=None):
     elif (out.shape != (m, n) or out.dtype != _FLOAT32 or not out.flags.c_contiguous
           or np.may_share_memory(a, out) or np.may_share_memory(b, out)):
         return None
-    capi.check(_function()(layout_a[0], layout_b[0], m, n, k, 1.0, a.ctypes.data, layout_a[1],
-                           b.ctypes.data, layout_b[1], beta, out.ctypes.data, n),
+    capi.check(_function()(layout_a[0], layout_b[0], m, n, k, 1.0, address(a), layout_a[1],
+                           address(b), layout_b[1], beta, address(out), n),
                "dnnl_sgemm", f"a {m}x{k} by {k}x{n} product")
     return out

@@ -14,6 +14,7 @@ from . import capi, threads
 from .blocked import BlockedArray, Layout, convert_into
 from .capi import call
 from ..._memory_format import dense_strides, is_contiguous_as, suggest
+from ..pointers import address
 
 _DATA_TYPES = {np.dtype(np.float32): capi.F32}
 # what memory descriptors may hold besides data: a pooling workspace's window positions
@@ -119,6 +120,8 @@ def describable(array):
         return True
     if type(array) is not np.ndarray or array.dtype not in _DATA_TYPES or not array.size:
         return False
+    if array.flags.c_contiguous:
+        return True
     item = array.itemsize
     return all(s > 0 and s % item == 0 for s, n in zip(array.strides, array.shape) if n > 1)
 
@@ -144,10 +147,11 @@ class _Memories:
     call's buffers after: making and destroying one costs several times the call that points
     it. One caller at a time: ``take`` gives them to the first, and a concurrent caller (another
     thread running the same primitive) fresh ones, destroyed by ``done``."""
-    __slots__ = ("_slots", "_lock", "_lib")
+    __slots__ = ("_slots", "_args", "_lock", "_lib")
 
     def __init__(self):
         self._slots = {}
+        self._args = {}
         self._lock = threading.Lock()
         self._lib = capi.lib()
 
@@ -165,6 +169,15 @@ class _Memories:
                 capi.check(status, "dnnl_memory_set_data_handle")
         return mem
 
+    def args(self, pairs):
+        """The ``dnnl_exec_arg_t`` array of ``pairs`` ((arg, memory from ``bind``), ...),
+        made once per list of arguments and memory objects."""
+        key = tuple([(arg, id(mem)) for arg, mem in pairs])
+        array = self._args.get(key)
+        if array is None:
+            array = self._args[key] = exec_args(pairs)
+        return array
+
     def done(self):
         self._lock.release()
 
@@ -172,6 +185,7 @@ class _Memories:
         for mem in self._slots.values():
             self._lib.dnnl_memory_destroy(mem)
         self._slots = {}
+        self._args = {}
 
 
 class _FreshMemories:
@@ -185,6 +199,8 @@ class _FreshMemories:
         mem = _memory(md, pointer)
         self._made.append(mem)
         return mem
+
+    args = staticmethod(lambda pairs: exec_args(pairs))
 
     def done(self):
         destroy = capi.lib().dnnl_memory_destroy
@@ -215,9 +231,10 @@ class _Primitive:
         return text.value.decode()
 
     def execute(self, args):
-        arr = (capi.ExecArg * len(args))(*args)
-        call("dnnl_primitive_execute", self.handle, engine().stream, len(args), arr,
-             what=self.what)
+        """Run on ``args``, an array from ``exec_args``."""
+        status = self._lib.dnnl_primitive_execute(self.handle, engine().stream, len(args), args)
+        if status:
+            capi.check(status, "dnnl_primitive_execute", self.what)
 
     def __del__(self):
         memories = getattr(self, "memories", None)
@@ -241,6 +258,11 @@ def destroy_attr(attr):
     capi.lib().dnnl_primitive_attr_destroy(attr)
 
 
+def exec_args(pairs):
+    """A ``dnnl_exec_arg_t`` array of ``pairs``: (argument index, memory object), ..."""
+    return (capi.ExecArg * len(pairs))(*pairs)
+
+
 def _memory(md, pointer):
     mem = ctypes.c_void_p()
     call("dnnl_memory_create", ctypes.byref(mem), md, engine().engine, ctypes.c_void_p(pointer))
@@ -252,8 +274,9 @@ def run_reorder(reorder, src_md, src_pointer, dst_md, dst_pointer):
     layouts ``reorder`` was made for)."""
     memories = reorder.memories.take()
     try:
-        reorder.execute(((capi.ARG_FROM, memories.bind(capi.ARG_FROM, src_md, src_pointer)),
-                         (capi.ARG_TO, memories.bind(capi.ARG_TO, dst_md, dst_pointer))))
+        reorder.execute(memories.args(
+            ((capi.ARG_FROM, memories.bind(capi.ARG_FROM, src_md, src_pointer)),
+             (capi.ARG_TO, memories.bind(capi.ARG_TO, dst_md, dst_pointer)))))
         call("dnnl_stream_wait", engine().stream)
     finally:
         memories.done()
@@ -341,48 +364,48 @@ class Plan:
                         buffer = np.empty(size, np.uint8)
                         keep.append(buffer)
                         convert_into(array, chosen_md, (self.key, arg), buffer)
-                    bound.append((arg, bind(~arg, chosen_md, buffer.ctypes.data)))
+                    bound.append((arg, bind(~arg, chosen_md, address(buffer))))
                     continue
                 if is_output and reorder is not None and arg in blocked_outputs:
                     buffer = np.empty(size, np.uint8)
-                    bound.append((arg, bind(~arg, chosen_md, buffer.ctypes.data)))
+                    bound.append((arg, bind(~arg, chosen_md, address(buffer))))
                     layout = self.layout(arg, chosen_md, user_md, size, array)
                     kept[arg] = BlockedArray(layout, buffer)
                     continue
                 if reorder is not None and not is_output and reordered is not None:
                     buffer = reordered.find(array, chosen_md)
                     if buffer is not None:
-                        bound.append((arg, bind(~arg, chosen_md, buffer.ctypes.data)))
+                        bound.append((arg, bind(~arg, chosen_md, address(buffer))))
                         continue
-                user_mem = bind(arg, user_md, array.ctypes.data)
+                user_mem = bind(arg, user_md, address(array))
                 if reorder is None:
                     bound.append((arg, user_mem))
                     continue
                 buffer = np.empty(size, np.uint8)
                 keep.append(buffer)
-                mem = bind(~arg, chosen_md, buffer.ctypes.data)
+                mem = bind(~arg, chosen_md, address(buffer))
                 bound.append((arg, mem))
                 if is_output:
                     after.append((reorder, mem, user_mem))
                 else:
-                    reorder.execute(((capi.ARG_FROM, user_mem), (capi.ARG_TO, mem)))
+                    reorder.execute(memories.args(((capi.ARG_FROM, user_mem), (capi.ARG_TO, mem))))
                     if reordered is not None:
                         reordered.add(array, chosen_md, buffer, self)
             for arg, md in self.fixed:
                 array = arrays[arg]
-                pointer = (array.buffer if array.__class__ is BlockedArray else array).ctypes.data
+                pointer = address(array.buffer if array.__class__ is BlockedArray else array)
                 bound.append((arg, bind(arg, md.handle, pointer)))
             if self.workspace_bytes:
                 bound.append((capi.ARG_WORKSPACE, bind(capi.ARG_WORKSPACE, self.workspace_md,
-                                                       arrays[capi.ARG_WORKSPACE].ctypes.data)))
+                                                       address(arrays[capi.ARG_WORKSPACE]))))
             if self.scratchpad_bytes:
                 scratch = np.empty(self.scratchpad_bytes, np.uint8)
                 keep.append(scratch)
                 bound.append((capi.ARG_SCRATCHPAD, bind(capi.ARG_SCRATCHPAD, self.scratchpad_md,
-                                                        scratch.ctypes.data)))
-            self.primitive.execute(bound)
+                                                        address(scratch))))
+            self.primitive.execute(memories.args(bound))
             for reorder, src, dst in after:
-                reorder.execute(((capi.ARG_FROM, src), (capi.ARG_TO, dst)))
+                reorder.execute(memories.args(((capi.ARG_FROM, src), (capi.ARG_TO, dst))))
             call("dnnl_stream_wait", engine().stream)
         finally:
             memories.done()

@@ -1,0 +1,15 @@
+"""The address of a NumPy array's data, for the C libraries ember calls through ctypes."""
+import ctypes
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def address(array):
+    """The address of ``array``'s first element (``array.ctypes.data``, which builds a ctypes
+    helper object per call; a writable, row-major, non-empty array is read through its buffer
+    instead, in about a third of the time)."""
+    flags = array.flags
+    if flags.c_contiguous and flags.writeable and array.nbytes:
+        return _addressof(_from_buffer(array))
+    return array.ctypes.data
