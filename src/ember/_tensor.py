@@ -22,6 +22,7 @@ from ._dtype import from_numpy_dtype
 from ._torch_function import DisableTorchFunctionSubclass, default_torch_function, on_subclass
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import bump_version, grad_accumulator_of, set_history
+from . import autograd as _autograd
 
 __all__ = ["Tensor", "Size"]
 
@@ -330,8 +331,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor with respect to the graph leaves."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A new tensor sharing this one's data (and version counter), detached from the graph."""

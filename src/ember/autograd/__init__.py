@@ -1,4 +1,6 @@
 """Reverse-mode automatic differentiation: ``backward``, ``grad``, grad modes and graph nodes."""
+from numpy import ndarray as _ndarray, ones as _ones
+
 from .grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,
@@ -6,6 +8,7 @@ from .grad_mode import (
 from . import forward_ad, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
+from .. import _tensor
 from .function import Function, once_differentiable
 from .variable import Variable
 
@@ -17,7 +20,7 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
 
 
 def _tensors(x, what):
-    from .._tensor import Tensor
+    Tensor = _tensor.Tensor
     if isinstance(x, Tensor):
         return [x]
     if x is None:
@@ -36,18 +39,12 @@ def _tensors(x, what):
 def _make_grads(outputs, grads):
     """Each output's gradient: the one given (checked against the output, cast to its dtype)
     or, for a one-element output, ones."""
-    from .._tensor import Size, Tensor
-    from ..ops.creation import ones_like
+    Size, Tensor = _tensor.Size, _tensor.Tensor
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
             if o._requires_grad:
-                if o._data.size != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not o.is_floating_point():
-                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
-                                       f"but got {o.dtype}")
-                g = ones_like(o)
+                g = _seed(o)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         else:
@@ -65,12 +62,26 @@ def _make_grads(outputs, grads):
     return out
 
 
+def _seed(output):
+    """The gradient ``backward`` starts from when none is given: ones, for a one-element
+    floating-point output."""
+    data = output._data
+    if data.size != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if not output.is_floating_point():
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
+                           f"but got {output.dtype}")
+    if data.__class__ is _ndarray:
+        return _tensor._make(_ones(data.shape, data.dtype))
+    from ..ops.creation import ones_like
+    return ones_like(output)
+
+
 def _as_list(tensors, length):
     """``grad_tensors`` / ``grad_outputs`` as a list: None for each output, or the tensors given."""
-    from .._tensor import Tensor
     if tensors is None:
         return [None] * length
-    if isinstance(tensors, Tensor):
+    if isinstance(tensors, _tensor.Tensor):
         return [tensors]
     return list(tensors)
 
@@ -87,6 +98,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs retain their gradient)."""
     if grad_variables is not None:
         grad_tensors = grad_variables
+    if (tensors.__class__ is _tensor.Tensor and grad_tensors is None and inputs is None
+            and tensors._requires_grad):   # ``loss.backward()``
+        run_backward((tensors,), (_seed(tensors),),
+                     create_graph if retain_graph is None else retain_graph, create_graph)
+        return
     if inputs is not None and not _tensors(inputs, "inputs"):
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _tensors(tensors, "tensors")

@@ -283,6 +283,13 @@ def _mark_held(held, edges, input_grads, grads, seen):
     """Mark the nodes a node sent gradients to that may be held elsewhere: all of them when
     ``seen`` is ``_BY_USER`` (user code saw them), those in the memory of a given gradient when
     ``seen`` (one given may be held elsewhere), and any two in the same memory."""
+    if len(input_grads) == 1 and seen != _BY_USER:   # a one-input node given a held gradient
+        grad, nxt = input_grads[0], edges[0][0]
+        if grad is not None and nxt is not None:
+            memory = _memory(grad)
+            if any(g is not None and _memory(g) is memory for g in grads):
+                held[nxt] = True
+        return
     if not seen and len(input_grads) == 2:
         a, b = input_grads
         if a is b and a is not None and (a.__class__ is _tensor.BlockedTensor or a._data.base is None):

@@ -16,13 +16,13 @@ from .._torch_function import dispatch_or_raise
 from .. import _dtype, return_types
 from ._common import (
     complex_autograd, complex_autograd_message,
-    apply_inplace, float_array, _HALF_PRECISION, make, method, namespace_of, narrowed, Node,
+    apply_inplace, float_array, _HALF_PRECISION, make, make_view, method, namespace_of, narrowed, Node,
     normalize_dims, not_implemented, out_dtype, record, Tensor, to_np_dtype, _type_word,
     typeid_word, widened, wrap_dim, write_out, write_out_exact,
 )
 from .shape import flip
 from .ternary import where
-from .view import slice_scatter_zeros
+from .view import expanded_array, slice_scatter_zeros
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
 
@@ -192,6 +192,13 @@ class SumBackward0(Node):
             from ..sparse._ops import sum_gradient
             return (sum_gradient(self.sparse_input, grad),)
         return (_as_dtype(grad, self.in_dtype).expand(self.in_shape),)
+
+    def backward_arrays(self, grad):
+        """``expand``'s view of the gradient, made without its op."""
+        data = grad._data
+        if self.sparse_input is not None or data.dtype != self.in_dtype:
+            return None
+        return (make_view(expanded_array(data, self.in_shape), grad),)
 
 
 class SumBackward1(Node):

@@ -250,11 +250,11 @@ def expand(self, *sizes, size=None, implicit=False):
                                f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                                f"Tensor sizes: {list(shape)}")
         target.append(s)
-    out = make_view(_expanded(self._data, tuple(target)), self)
+    out = make_view(expanded_array(self._data, tuple(target)), self)
     return _view_node(ExpandBackward0, self, out)
 
 
-def _expanded(data, shape):
+def expanded_array(data, shape):
     """``data`` broadcast to ``shape`` as a view: read-only where an element repeats (a new dim
     longer than 1, or a dim of size 1 grown), else as writable as ``data``, as in torch. Made
     directly for a C-contiguous NumPy array (NumPy's ``broadcast_to`` costs several times the

@@ -138,32 +138,34 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 def _class_layout(input, target, weight):
     """Check shapes for a loss over classes in dim 1 (dim 0 for an unbatched input); return
     the input's logits as an array (M, C), the targets as (M,), and C."""
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if target._data.dtype.kind not in "iu":
+    data, targets = input._data, target._data
+    shape, target_shape = data.shape, targets.shape
+    if not shape:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(shape)})")
+    if targets.dtype.kind not in "iu":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_dtype_word(target)}")
-    if input.ndim == 1:
-        if target.ndim != 0:
+    if len(shape) == 1:
+        if target_shape:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        data, classes = input._data.reshape(1, -1), input.shape[0]
+        data, classes = data.reshape(1, -1), shape[0]
     else:
-        if input.shape[0] != (target.shape[0] if target.ndim else None):
-            if target.ndim == 0 or input.ndim == 2 and target.ndim != 1:
+        if shape[0] != (target_shape[0] if target_shape else None):
+            if not target_shape or len(shape) == 2 and len(target_shape) != 1:
                 raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0]}).")
-        expected = (input.shape[0],) + tuple(input.shape[2:])
-        if tuple(target.shape) != expected:
-            if input.ndim == 2:
+            raise ValueError(f"Expected input batch_size ({shape[0]}) to match target "
+                             f"batch_size ({target_shape[0]}).")
+        expected = (shape[0],) + shape[2:]
+        if target_shape != expected:
+            if len(shape) == 2:
                 raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-            raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
-        classes = input.shape[1]
-        data = _rows_array(input._data)
+            raise RuntimeError(f"Expected target size {list(expected)}, got {list(target_shape)}")
+        classes = shape[1]
+        data = _rows_array(data)
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "
                            f"no classes but got weight tensor of shape: {list(weight.shape)}")
-    return data, target._data.reshape(-1), classes
+    return data, targets.reshape(-1) if len(target_shape) != 1 else targets, classes
 
 
 def _rows_array(data):
@@ -187,9 +189,12 @@ class _ClassTargets:
     def __init__(self, xp, targets, classes, weight, ignore_index, label_smoothing, dtype):
         self.xp, self.classes, self.eps = xp, classes, label_smoothing
         self.rows = xp.arange(targets.shape[0])
+        # no class weights, no smoothing, every target kept: Q is the one-hot of the targets
+        self.one_hot = False
         if weight is None and _all_kept(targets, classes, ignore_index):
             self.kept = self.picked_weight = xp.ones(targets.shape[0], dtype)
             self.index, self.weight = targets, xp.ones(classes, dtype)
+            self.one_hot = not label_smoothing
             return
         kept = targets != ignore_index
         bad = kept & ((targets < 0) | (targets >= classes))
@@ -202,6 +207,8 @@ class _ClassTargets:
 
     def divisor(self):
         """What 'mean' divides by: the summed weights of the kept targets."""
+        if self.one_hot:
+            return float(self.rows.shape[0])
         return float(self.picked_weight.sum())
 
     def logit_terms(self, shifted):
@@ -215,6 +222,8 @@ class _ClassTargets:
     def row_losses(self, picked, smoothed, log_total):
         """``-sum_c Q_ic logp_ic`` for each row, from ``logit_terms`` of the shifted logits and
         each row's log sum of their exponentials (``logp = shifted - log_total``)."""
+        if self.one_hot:
+            return log_total - picked
         out = -(1.0 - self.eps) * self.picked_weight * (picked - log_total)
         if self.eps:
             smoothed = smoothed - log_total * self.weight.sum()
@@ -223,7 +232,9 @@ class _ClassTargets:
 
     def row_weights(self):
         """``sum_c Q_ic`` for each row (M,): what the softmax is multiplied by in the
-        gradient."""
+        gradient (a number where it is 1 for all)."""
+        if self.one_hot:
+            return 1.0
         if not self.eps:
             return self.picked_weight
         return ((1.0 - self.eps) * self.picked_weight
@@ -367,6 +378,9 @@ def _reduction_divisor(reduction, divisor):
 
 # Elements of a block of rows exponentiated and summed while in cache (512 KiB of float32).
 _EXP_BLOCK_ELEMENTS = 1 << 17
+# Logits of fewer elements are shifted by their row peaks: the pass that ``_unshifted_exps``
+# saves costs less than its checks there.
+_UNSHIFTED_MIN_ELEMENTS = 1 << 14
 
 
 def _exponentials(xp, logits, targets, row_factors):
@@ -374,7 +388,8 @@ def _exponentials(xp, logits, targets, row_factors):
     ``row_factors`` is None), the row sums of ``exp(logits - shift)`` (M,) and
     ``targets.logit_terms`` of ``logits - shift``. The shift is 0 where that is safe
     (``_unshifted_exps``: one pass fewer), else each row's peak."""
-    unshifted = _unshifted_exps(xp, logits, row_factors)
+    unshifted = (_unshifted_exps(xp, logits, row_factors)
+                 if logits.size >= _UNSHIFTED_MIN_ELEMENTS else None)
     if unshifted is not None:
         return (*unshifted, targets.logit_terms(logits))
     shifted = xp.subtract(logits, row_peak(logits, 1))
@@ -410,7 +425,8 @@ def _unshifted_exps(xp, logits, row_factors):
                 block = xp.exp(logits[part], out=weighted[part])
                 xp.matmul(block, ones, out=totals[part])
                 if row_factors is not None:
-                    block *= (row_factors[part] / totals[part])[:, None]
+                    factors = row_factors if row_factors.__class__ is float else row_factors[part]
+                    block *= (factors / totals[part])[:, None]
     if parallel.big(logits):  # parts of the rows on ember's threads
         parallel.over_parts(rows, exponentiate)
     else:
