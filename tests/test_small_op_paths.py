@@ -194,9 +194,14 @@ def test_sigmoid_raises_no_overflow_warning(recwarn):
 @pytest.mark.parametrize("index", [[0, 2, 0, -1, 3, 0], [[1, 1], [-4, 0]], [2] * 40 + [0, 1],
                                    [2] * 10 + [0, 1, 3, 1] + [0] * 7 + [-1] * 6, [1] * 6 + [0] * 5 * 4])
 @pytest.mark.parametrize("row_shape", [(), (3,), (2, 3)])
-def test_getitem_gradient_adds_repeated_rows(index, row_shape):
-    """``x[index]``'s backward adds rows as ``add_rows_at`` does (position by position, the
-    runs longer than ``MAX_RUN_BY_POSITION`` by ``reduceat``), negative indices wrapped."""
+@pytest.mark.parametrize("sorted_runs", [False, True])
+def test_getitem_gradient_adds_repeated_rows(index, row_shape, sorted_runs, monkeypatch):
+    """``x[index]``'s backward adds rows as ``add_rows_at`` does (one ``add.at`` for few
+    elements; else sorted into runs, added position by position, the runs longer than
+    ``MAX_RUN_BY_POSITION`` by ``reduceat``), negative indices wrapped."""
+    if sorted_runs:
+        from ember._backend import rows
+        monkeypatch.setattr(rows, "ADD_AT_MAX_ELEMENTS", 0)
     data = np.random.default_rng(9).standard_normal((4,) + row_shape).astype(np.float32)
     e, t = _pair(data)
     idx = np.array(index)

@@ -24,15 +24,19 @@ REDUCEAT_ALL_MAX_CELLS = 32768
 # From this many indexed elements on, scatter's and gather's keys become one flat index (below,
 # computing it costs more calls than it saves).
 FLAT_INDEX_MIN_ELEMENTS = 1024
-# Up to this many rows, one ``add.at`` call: the sorting costs more calls than it saves.
+# Up to this many rows, or this many elements added, one ``add.at`` call: the sorting costs
+# more calls than it saves (``add.at``'s cost grows with the elements, the sorting's far less;
+# BENCHMARKS.md, "Rows added at an index").
 ADD_AT_MAX_ROWS = 16
+ADD_AT_MAX_ELEMENTS = 4096
 
 
 def add_rows_at(out, index, rows):
     """``out[index[i]] += rows[i]`` for every i, repeated indices adding up: ``out`` (N, D),
     ``index`` (M,) of integers in [0, N), ``rows`` (M, D). Returns ``out``."""
     xp = namespace_of(out)
-    if index.size <= ADD_AT_MAX_ROWS or not hasattr(xp.add, "reduceat"):
+    if (index.size <= ADD_AT_MAX_ROWS or rows.size <= ADD_AT_MAX_ELEMENTS
+            or not hasattr(xp.add, "reduceat")):
         xp.add.at(out, index, rows)
         return out
     order = xp.argsort(index, kind="stable")
