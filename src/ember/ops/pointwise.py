@@ -188,6 +188,15 @@ class SubBackward0(_BinaryNode):
             gb = self.reduce(grad * -alpha if alpha != 1 else -grad, 1)
         return ga, gb
 
+    def backward_arrays(self, grad):
+        """The common case on arrays: alpha 1, a gradient of both operands' shape and dtype."""
+        data = grad._data
+        if self.alpha != 1 or not self.matches(data):
+            return None
+        edges = self.next_functions
+        return (grad if edges[0][0] is not None else None,
+                make(namespace_of(data).negative(data)) if edges[1][0] is not None else None)
+
 
 def _given(**kwargs):
     """The keyword arguments that differ from their defaults (None, or 1 for ``alpha``), to hand
@@ -485,6 +494,10 @@ class NegBackward0(Node):
     def backward(self, grad):
         return (-grad,)
 
+    def backward_arrays(self, grad):
+        data = grad._data
+        return (make(namespace_of(data).negative(data)),)
+
 
 @method("neg", "negative", "__neg__")
 def neg(input, *, out=None):
@@ -494,8 +507,9 @@ def neg(input, *, out=None):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     res = make(namespace_of(input._data).negative(input._data))
-    record(NegBackward0, (input,), res)
-    return _maybe_out(res, out, exact=True)
+    if input._requires_grad or forward_mode.active:
+        record(NegBackward0, (input,), res)
+    return res if out is None else _maybe_out(res, out, exact=True)
 
 
 negative = neg
