@@ -9,7 +9,7 @@ from ember.ops import pointwise, unary
 
 ARITHMETIC_UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
                     "reciprocal", "tan", "atan", "tanh", "atanh", "sigmoid", "sign", "floor",
-                    "ceil", "trunc"]
+                    "ceil", "trunc", "abs"]
 FLOATS = ["float16", "float32", "float64", "bfloat16"]
 
 
@@ -165,3 +165,12 @@ def test_the_engines_sum_of_two_gradients_matches_torch(size):
         (h.exp() + h * h).backward(lib.tensor(seed))
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("fn", [lambda a, b: -a * b, lambda a, b: (a - b) * (b - a),
+                                lambda a, b: (a * 2 - b.abs()).abs() - a],
+                         ids=["neg", "sub", "abs_sub"])
+def test_neg_sub_and_abs_array_backwards_match_ember_ops(fn, dtype):
+    signed = [t - 0.5 for t in (_values((3, 4), dtype), _values((3, 4), dtype, seed=2))]
+    _assert_same_both_ways(fn, signed)

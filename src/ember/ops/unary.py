@@ -57,8 +57,10 @@ class _UnaryNode(Node):
 
 
 class _ArithmeticUnaryNode(_UnaryNode):
-    """A formula that uses only + - * / and numbers: it runs on the arrays as well."""
+    """A formula that uses only + - * / and numbers: it runs on the arrays as well (or, where
+    the op gives one, ``array_formula``: the gradient written for arrays)."""
     __slots__ = ()
+    array_formula = None
 
     def backward_arrays(self, grad):
         gd = grad._data
@@ -71,7 +73,7 @@ class _ArithmeticUnaryNode(_UnaryNode):
             return None
         if self.keeps_result and (y := saved[-1]._data).dtype != dtype:
             return None
-        return (make(self.formula(gd, x, y)),)
+        return (make((self.array_formula or self.formula)(gd, x, y)),)
 
 
 def _not_implemented(kernel):
@@ -99,18 +101,22 @@ _SAVERS = {
 
 def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, refuse=None,
            exported=True, arithmetic=False, refuse_inplace=None, exact_out=False,
-           complex_grad=None, tangent=None):
+           complex_grad=None, tangent=None, array_grad=None):
     """``complex_grad(g, x, result)``: the gradient for complex tensors (torch's convention,
     ``g * conj(f'(x))`` for a holomorphic op), which lets autograd record the op on them.
     ``tangent(t, x, result)``: the forward-mode tangent, for an op whose ``grad`` formula applied
-    to a tangent is not it (a real-valued function of a complex input)."""
-    base = _ArithmeticUnaryNode if arithmetic else _UnaryNode
+    to a tangent is not it (a real-valued function of a complex input).
+    ``array_grad(g, x, result)``: the gradient on arrays of a float dtype, for a formula that
+    is not ``arithmetic``."""
+    base = _ArithmeticUnaryNode if arithmetic or array_grad else _UnaryNode
     node_cls = type(node_name or f"{name.capitalize()}Backward0", (base,),
                     {"__slots__": (), "formula": staticmethod(grad) if grad else None,
                      "keeps_self": "self" in saves, "keeps_result": "result" in saves,
                      "saved_fields": {field: i for i, field in enumerate(saves)}})
     if tangent is not None:
         node_cls.tangent_formula = staticmethod(tangent)
+    if array_grad is not None:
+        node_cls.array_formula = staticmethod(array_grad)
     if complex_grad is not None:
         node_cls.complex_formula = staticmethod(complex_grad)
         complex_autograd(node_cls)
@@ -229,6 +235,7 @@ digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x
                  refuse={"c": _not_implemented("digamma")})
 abs = _unary("abs", lambda xp, x: xp.abs(x),
              lambda g, x, y: g * (x.sgn() if x._data.dtype.kind == "c" else x.sign()),
+             array_grad=lambda g, x, y: g * _sign(namespace_of(x), x),
              float_op=False, exact_out=True,
              tangent=lambda t, x, y: ((t * x.sgn().conj()).real if x._data.dtype.kind == "c"
                                       else t * x.sign()),
