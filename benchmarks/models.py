@@ -39,7 +39,8 @@ def _seeded(lib, seed):
 
 
 def _images(lib, rng, batch, shape):
-    return lib.from_numpy(rng.standard_normal((batch, *shape), dtype=np.float32))
+    """Standard normal images in the library's default dtype (drawn in float32 either way)."""
+    return lib.from_numpy(rng.standard_normal((batch, *shape), dtype=np.float32)).to(lib.get_default_dtype())
 
 
 def _labels(lib, rng, shape, classes):
