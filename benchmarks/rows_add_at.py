@@ -14,7 +14,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from ember._backend import rows  # noqa: E402
+from ember._backend import rows
 
 SHAPES = [(96, 27, 10), (512, 27, 10), (96, 27, 128), (256, 1000, 64), (2048, 10000, 200)]
 
@@ -46,8 +46,9 @@ def main():
         index = rng.integers(0, n, m)
         values = rng.standard_normal((m, d), dtype=np.float32)
         out = np.zeros((n, d), np.float32)
-        at = median_us(lambda: np.add.at(out, index, values), args.repeats)
-        runs = median_us(lambda: sorted_runs(out, index, values), args.repeats)
+        operands = (out, index, values)
+        at = median_us(lambda operands=operands: np.add.at(*operands), args.repeats)
+        runs = median_us(lambda operands=operands: sorted_runs(*operands), args.repeats)
         choice = "add.at" if m <= rows.ADD_AT_MAX_ROWS or m * d <= rows.ADD_AT_MAX_ELEMENTS else "sorted runs"
         print(f"| {m} | {n} | {d} | {m * d} | {at:.1f} | {runs:.1f} | {choice} |")
 
