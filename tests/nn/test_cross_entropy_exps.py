@@ -57,6 +57,7 @@ def _shifted_only(monkeypatch):
 @pytest.mark.parametrize("kwargs", KWARGS)
 def test_unshifted_path_matches_shifted_path_and_torch(kwargs, shape, dtype, monkeypatch):
     monkeypatch.setattr(loss_module, "_EXP_BLOCK_ELEMENTS", 1000)  # several blocks of rows
+    monkeypatch.setattr(loss_module, "_UNSHIFTED_MIN_ELEMENTS", 0)
     case = _case(shape, dtype, kwargs)
     unshifted = _loss_and_grad(ember, *case)
     _assert_close(unshifted, _loss_and_grad(torch, *case), dtype)
@@ -65,6 +66,7 @@ def test_unshifted_path_matches_shifted_path_and_torch(kwargs, shape, dtype, mon
 
 
 def _paths_taken(monkeypatch):
+    monkeypatch.setattr(loss_module, "_UNSHIFTED_MIN_ELEMENTS", 0)
     taken = []
     real = loss_module._unshifted_exps
 
@@ -252,3 +254,19 @@ def test_loss_without_a_graph_equals_the_loss_with_one(shift):
     graphed = F.cross_entropy(ember.tensor(x, requires_grad=True), ember.tensor(t),
                               label_smoothing=0.2)
     np.testing.assert_array_equal(plain.numpy(), graphed.detach().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_logits_are_shifted_without_trying_the_unshifted_path(dtype, monkeypatch):
+    """Below ``_UNSHIFTED_MIN_ELEMENTS`` the row peaks' pass costs less than the checks."""
+    taken = []
+    real = loss_module._unshifted_exps
+    monkeypatch.setattr(loss_module, "_unshifted_exps",
+                        lambda *args: taken.append(args) or real(*args))
+    for shape in [(32, 27), (128, 127)]:
+        case = _case(shape, dtype, {})
+        _assert_close(_loss_and_grad(ember, *case), _loss_and_grad(torch, *case), dtype)
+    assert taken == []
+    case = _case((128, 128), dtype, {})
+    _assert_close(_loss_and_grad(ember, *case), _loss_and_grad(torch, *case), dtype)
+    assert len(taken) == 1

@@ -90,6 +90,7 @@ def test_split_cross_entropy_matches_serial_and_torch(weighted, split_everything
                                                       ember_threads, monkeypatch):
     from ember.nn.functional import loss
     monkeypatch.setattr(loss, "_EXP_BLOCK_ELEMENTS", 16)  # several blocks in each part
+    monkeypatch.setattr(loss, "_UNSHIFTED_MIN_ELEMENTS", 0)   # the path that splits
     rng = np.random.default_rng(3)
     logits = rng.standard_normal((37, 11)).astype(np.float32) * 3
     target = rng.integers(0, 11, 37)

@@ -378,6 +378,9 @@ def _reduction_divisor(reduction, divisor):
 
 # Elements of a block of rows exponentiated and summed while in cache (512 KiB of float32).
 _EXP_BLOCK_ELEMENTS = 1 << 17
+# Logits of fewer elements are shifted by their row peaks: the pass that ``_unshifted_exps``
+# saves costs less than its checks there.
+_UNSHIFTED_MIN_ELEMENTS = 1 << 14
 
 
 def _exponentials(xp, logits, targets, row_factors):
@@ -385,7 +388,8 @@ def _exponentials(xp, logits, targets, row_factors):
     ``row_factors`` is None), the row sums of ``exp(logits - shift)`` (M,) and
     ``targets.logit_terms`` of ``logits - shift``. The shift is 0 where that is safe
     (``_unshifted_exps``: one pass fewer), else each row's peak."""
-    unshifted = _unshifted_exps(xp, logits, row_factors)
+    unshifted = (_unshifted_exps(xp, logits, row_factors)
+                 if logits.size >= _UNSHIFTED_MIN_ELEMENTS else None)
     if unshifted is not None:
         return (*unshifted, targets.logit_terms(logits))
     shifted = xp.subtract(logits, row_peak(logits, 1))
