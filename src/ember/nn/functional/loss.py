@@ -187,13 +187,12 @@ class _ClassTargets:
     ``Q = (1 - eps) picked_weight onehot(target) + eps / C * weight * kept``."""
 
     def __init__(self, xp, targets, classes, weight, ignore_index, label_smoothing, dtype):
-        self.xp, self.classes, self.eps = xp, classes, label_smoothing
+        self.xp, self.classes, self.eps, self.dtype = xp, classes, label_smoothing, dtype
         self.rows = xp.arange(targets.shape[0])
         # no class weights, no smoothing, every target kept: Q is the one-hot of the targets
         self.one_hot = False
-        if weight is None and _all_kept(targets, classes, ignore_index):
-            self.kept = self.picked_weight = xp.ones(targets.shape[0], dtype)
-            self.index, self.weight = targets, xp.ones(classes, dtype)
+        if weight is None and _all_kept(xp, targets, classes, ignore_index):
+            self.index = targets   # (kept, picked_weight and weight: ones, made when read)
             self.one_hot = not label_smoothing
             return
         kept = targets != ignore_index
@@ -204,6 +203,18 @@ class _ClassTargets:
         self.index = xp.where(kept, targets, 0)
         self.weight = xp.ones(classes, dtype) if weight is None else weight._data.astype(dtype)
         self.picked_weight = self.weight[self.index] * kept
+
+    @functools.cached_property
+    def kept(self):   # (read here only when every target is kept: the others set it)
+        return self.xp.ones(self.rows.shape[0], self.dtype)
+
+    @functools.cached_property
+    def picked_weight(self):
+        return self.kept
+
+    @functools.cached_property
+    def weight(self):
+        return self.xp.ones(self.classes, self.dtype)
 
     def divisor(self):
         """What 'mean' divides by: the summed weights of the kept targets."""
@@ -253,7 +264,10 @@ class _ClassTargets:
         if self.eps:
             smooth_scale = (self.eps / self.classes) * self.kept * scale
             out -= smooth_scale.astype(dtype)[:, None] * self.weight[None, :]
-        out[self.rows, self.index] -= ((1.0 - self.eps) * self.picked_weight * scale).astype(dtype)
+        if self.one_hot:
+            out[self.rows, self.index] -= xp.asarray(scale, dtype)
+        else:
+            out[self.rows, self.index] -= ((1.0 - self.eps) * self.picked_weight * scale).astype(dtype)
         return out
 
     def coefficients(self, dtype):
@@ -266,12 +280,16 @@ class _ClassTargets:
         return q
 
 
-def _all_kept(targets, classes, ignore_index):
+def _all_kept(xp, targets, classes, ignore_index):
     """Whether every target is a class index (none out of range, none ``ignore_index``): the
     common case, which needs no masks."""
     if not targets.size:
         return True
-    return not 0 <= ignore_index < classes and targets.min() >= 0 and targets.max() < classes
+    if 0 <= ignore_index < classes:
+        return False
+    if xp is np:   # the ufuncs' own reductions, without NumPy's Python-level wrappers
+        return np.minimum.reduce(targets, axis=None) >= 0 and np.maximum.reduce(targets, axis=None) < classes
+    return targets.min() >= 0 and targets.max() < classes
 
 
 class CrossEntropyLossBackward0(Node):
