@@ -164,3 +164,66 @@ def test_large_binary_ops_on_the_loop_match_torch(op, other, fmt, monkeypatch):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
     np.testing.assert_array_equal(results[1][0], results[0][0])   # the same roundings
     assert any(forward_taken) == (other != "broadcast")   # broadcasting takes NumPy's ufunc
+
+
+def _whole_sum_spy(monkeypatch):
+    from ember.ops import reduce
+    taken = []
+    real = openmp_kernels.sum_float32
+
+    def spy(x):
+        out = real(x)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(reduce._whole_sum, "kernels", (("onednn", spy), reduce._whole_sum.kernels[1]))
+    return taken
+
+
+@needs_loops
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed", "strided"])
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_whole_sums_of_large_float32_arrays_on_the_loop_match_torch(op, layout, monkeypatch):
+    """The loop adds in float64: within float32 rounding of torch's sum, for any dense layout
+    (the elements' order does not matter); a strided view takes NumPy's sum."""
+    taken = _whole_sum_spy(monkeypatch)
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((4, 32, 32, 33)) + 0.25).astype(np.float32)   # 135168 elements
+    g = np.float32(1.7)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x)
+        if layout == "channels_last":
+            t = t.contiguous(memory_format=lib.channels_last)
+        elif layout == "transposed":
+            t = t.transpose(0, 3)
+        elif layout == "strided":
+            t = lib.tensor(np.concatenate([x, x], axis=-1))[..., ::2]
+        t.requires_grad_()
+        out = getattr(t, op)()
+        out.backward(lib.tensor(g))
+        results.append((out.item(), t.grad.numpy()))
+    (want, want_grad), (got, got_grad) = results
+    np.testing.assert_allclose(got, want, rtol=2e-6)
+    np.testing.assert_array_equal(got_grad, want_grad)
+    assert taken == [layout != "strided"]
+
+
+@needs_loops
+def test_whole_sum_on_the_loop_carries_nan_and_inf_and_is_exact_in_float64():
+    x = np.ones(1 << 18, np.float32)
+    x[7] = 2.0 ** 24   # float32 partial sums would drop the ones added to it
+    exact = 2 ** 24 + (1 << 18) - 1
+    assert ember.tensor(x).sum().item() == float(np.float32(exact))   # rounded once, at the end
+    x[11] = np.inf
+    assert ember.tensor(x).sum().item() == np.inf
+    x[12] = -np.inf
+    assert np.isnan(ember.tensor(x).sum().item())
+    x[12] = np.nan
+    assert np.isnan(ember.tensor(x).mean().item())
+
+
+def test_small_whole_sums_take_numpy(monkeypatch):
+    taken = _whole_sum_spy(monkeypatch)
+    x = np.arange(openmp_kernels.SUM_MIN_ELEMENTS - 1, dtype=np.float32)
+    assert ember.tensor(x).sum().item() == x.sum()
+    assert taken == [False]

@@ -10,7 +10,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   (oneDNN's eltwise ReLU and clip turn NaN into 0 or the bound, where torch keeps it);
 - Adam's moments and step in one pass (NumPy makes a dozen), rounded as NumPy's path;
 - addition, subtraction and multiplication of large float32 arrays of one layout (or an array
-  and a number): the residual additions and the gates of the models.
+  and a number): the residual additions and the gates of the models;
+- the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``).
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -306,11 +307,39 @@ void binary_number(void **arrays, const int64_t *sizes, const double *scalars, i
     default: BINARY_LOOP(a[i] * s) break;
     }
 }
+
+/* out[0] = the sum of n float32 elements, added in float64: each thread's share in blocks of
+   SUM_LANES elements, one float64 partial sum per lane (independent SIMD accumulators), then
+   the lanes, the threads' shares and the last partial block. */
+#define SUM_LANES 32
+void sum_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0];
+    double *out = arrays[1];
+    const int64_t n = sizes[0], blocks = n / SUM_LANES;
+    double total = 0.0;
+    #pragma omp parallel num_threads(nthreads) if(nthreads > 1) reduction(+:total)
+    {
+        double lanes[SUM_LANES] = {0};
+        #pragma omp for schedule(static)
+        for (int64_t b = 0; b < blocks; b++) {
+            const float *xs = x + b * SUM_LANES;
+            #pragma omp simd
+            for (int j = 0; j < SUM_LANES; j++) lanes[j] += xs[j];
+        }
+        for (int j = 0; j < SUM_LANES; j++) total += lanes[j];
+    }
+    for (int64_t i = blocks * SUM_LANES; i < n; i++) total += x[i];
+    out[0] = total;
+}
 """
 
 # The elementwise loops run from this many elements; below, the ctypes call around the loop
 # costs more than NumPy's pass.
 ELEMENTWISE_MIN_ELEMENTS = 1 << 14
+
+# The sum's loop runs from this many elements: below, NumPy's one-thread sum takes less than
+# the ctypes call around the loop (BENCHMARKS.md, "Every op of the op table").
+SUM_MIN_ELEMENTS = 1 << 17
 
 _functions = {}   # name -> ctypes function, or None where it could not be built
 
@@ -515,3 +544,17 @@ def binary(ufunc, a, b):
     if type(b) is float or (type(b) in (np.ndarray, np.float32) and b.dtype == np.float32):
         return _elementwise("binary_number", (a,), (op, float(b)))
     return None
+
+
+def sum_float32(x):
+    """The sum of a dense float32 array's elements as a 0-d float32 array, added in float64
+    (NumPy's pairwise sum in float32 runs on one thread at a third of the loop's speed); None
+    where the loop does not apply or cannot be built."""
+    if x.size < SUM_MIN_ELEMENTS or not _dense_alike(x):
+        return None
+    function = _function("sum_float32")
+    if function is None:
+        return None
+    total = np.empty(1, np.float64)
+    _call(function, (x, total), (x.size,), ())
+    return total.astype(np.float32).reshape(())

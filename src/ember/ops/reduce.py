@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 
+from .._backend import openmp_kernels
+from .._backend.choice import KernelChoice
 from .._torch_function import dispatch_or_raise
 from .. import _dtype, return_types
 from ._common import (
@@ -131,6 +133,10 @@ def _array_sum(data, **kwargs):
     return data.sum(**kwargs)
 
 
+# The sum of all of an array's elements in its own dtype.
+_whole_sum = KernelChoice("sum", onednn=openmp_kernels.sum_float32, numpy=_array_sum)
+
+
 def _quiet(xp):
     """Silence the backend's floating point warnings where torch's inf or nan is the answer."""
     errstate = getattr(xp, "errstate", None)
@@ -225,7 +231,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
         return dispatch_or_raise(sum, (input,), (input,), kwargs, error)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None and not keepdim:
-        out = make(_accumulated(_array_sum, data, np_dtype))
+        out = make(_whole_sum(data) if np_dtype is None and data.dtype == np.float32
+                   else _accumulated(_array_sum, data, np_dtype))
         node = record(SumBackward0, (input,), out)
         if node is not None:
             node.in_shape, node.in_dtype = data.shape, data.dtype
@@ -323,6 +330,8 @@ def _mean_data(xp, data, dims, keepdim):
         shape = _kept_shape(data.shape, dims) if keepdim else _reduced_shape(data.shape, dims)
         return xp.full(shape, math.nan, dtype=data.dtype)
     axis = _axis(dims, data.ndim)
+    if axis is None and not keepdim and data.dtype == np.float32:
+        return _whole_sum(data) / _count(data.shape, dims)
     if data.dtype.kind in "fc" and data.dtype.itemsize >= 4:
         return data.sum(axis=axis, keepdims=keepdim) / _count(data.shape, dims)
     return narrowed(xp.mean(widened(data), axis=axis, keepdims=keepdim), data.dtype)
