@@ -133,8 +133,15 @@ def _array_sum(data, **kwargs):
     return data.sum(**kwargs)
 
 
-# The sum of all of an array's elements in its own dtype.
+# The sum of all of a large float32 array's elements.
 _whole_sum = KernelChoice("sum", onednn=openmp_kernels.sum_float32, numpy=_array_sum)
+
+
+def _float32_sum_of_all(data):
+    """The sum of all of a float32 array's elements (a large one's by the kernel choice)."""
+    if data.size >= openmp_kernels.SUM_MIN_ELEMENTS:
+        return _whole_sum(data)
+    return data.sum()
 
 
 def _quiet(xp):
@@ -231,7 +238,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
         return dispatch_or_raise(sum, (input,), (input,), kwargs, error)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None and not keepdim:
-        out = make(_whole_sum(data) if np_dtype is None and data.dtype == np.float32
+        out = make(_float32_sum_of_all(data) if np_dtype is None and data.dtype == np.float32
                    else _accumulated(_array_sum, data, np_dtype))
         node = record(SumBackward0, (input,), out)
         if node is not None:
@@ -331,7 +338,7 @@ def _mean_data(xp, data, dims, keepdim):
         return xp.full(shape, math.nan, dtype=data.dtype)
     axis = _axis(dims, data.ndim)
     if axis is None and not keepdim and data.dtype == np.float32:
-        return _whole_sum(data) / _count(data.shape, dims)
+        return _float32_sum_of_all(data) / _count(data.shape, dims)
     if data.dtype.kind in "fc" and data.dtype.itemsize >= 4:
         return data.sum(axis=axis, keepdims=keepdim) / _count(data.shape, dims)
     return narrowed(xp.mean(widened(data), axis=axis, keepdims=keepdim), data.dtype)
