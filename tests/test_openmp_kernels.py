@@ -227,3 +227,45 @@ def test_small_whole_sums_take_numpy(monkeypatch):
     x = np.arange(openmp_kernels.SUM_MIN_ELEMENTS - 1, dtype=np.float32)
     assert ember.tensor(x).sum().item() == x.sum()
     assert taken == []
+
+
+@needs_loops
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_running_sums_on_the_loop_match_torch(dim, monkeypatch):
+    """cumsum and its gradient (the running sums from the end) in float64 on the loop: torch's
+    float32 cumsum adds the same way, bit for bit; NaN and inf carried along."""
+    from ember.ops import reduce
+    taken = []
+    real = openmp_kernels.cumsum_float32
+
+    def spy(*args):
+        out = real(*args)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(reduce._running_sums, "kernels", (("onednn", spy), reduce._running_sums.kernels[1]))
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((24, 40, 37)) + 0.5).astype(np.float32)   # 35520 elements
+    x[3, 5, 7] = np.nan
+    x[10, 2, 30] = np.inf
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x).requires_grad_()
+        out = lib.cumsum(t, dim)
+        out.backward(lib.tensor(g))
+        results.append((out.detach().numpy(), t.grad.numpy()))
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_array_equal(got, want)   # the same additions in float64, rounded once
+    assert taken == [True, True]
+
+
+@needs_loops
+def test_strided_and_small_running_sums_take_numpy(monkeypatch):
+    from ember.ops import reduce
+    taken = []
+    monkeypatch.setattr(reduce._running_sums, "kernels",
+                        (("onednn", lambda *a: taken.append(a)), reduce._running_sums.kernels[1]))
+    x = np.arange(2 * openmp_kernels.SCAN_MIN_ELEMENTS, dtype=np.float32).reshape(2, -1)
+    np.testing.assert_array_equal(ember.tensor(x).t().cumsum(0).numpy(), np.cumsum(x.T, 0))
+    np.testing.assert_array_equal(ember.tensor(x[:, :100]).cumsum(1).numpy(), np.cumsum(x[:, :100], 1))
+    assert taken == []

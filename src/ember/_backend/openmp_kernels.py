@@ -11,7 +11,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
 - Adam's moments and step in one pass (NumPy makes a dozen), rounded as NumPy's path;
 - addition, subtraction and multiplication of large float32 arrays of one layout (or an array
   and a number): the residual additions and the gates of the models;
-- the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``).
+- the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``), and
+  running sums (``cumsum`` and its gradient) in float64, as torch adds them.
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -311,6 +312,35 @@ void binary_number(void **arrays, const int64_t *sizes, const double *scalars, i
 /* out[0] = the sum of n float32 elements, added in float64: each thread's share in blocks of
    SUM_LANES elements, one float64 partial sum per lane (independent SIMD accumulators), then
    the lanes, the threads' shares and the last partial block. */
+/* The running sums of float32 x along the middle axis of its (outer, n, inner) row-major
+   shape into out, added in float64 (as torch's float32 cumsum), from the end backwards where
+   sizes[3] (an op's reversed scan: cumsum's gradient). Tasks: each outer index and chunk of
+   SCAN_CHUNK inner positions, whose running sums stay in a float64 array. */
+#define SCAN_CHUNK 512
+void cumsum_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0];
+    float *out = arrays[1];
+    const int64_t outer = sizes[0], n = sizes[1], inner = sizes[2], reverse = sizes[3];
+    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t task = 0; task < outer * chunks; task++) {
+        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
+        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK;
+        double totals[SCAN_CHUNK];
+        for (int64_t j = 0; j < width; j++) totals[j] = 0.0;
+        for (int64_t step = 0; step < n; step++) {
+            const int64_t at = (o * n + (reverse ? n - 1 - step : step)) * inner + first;
+            const float *xs = x + at;
+            float *ys = out + at;
+            #pragma omp simd
+            for (int64_t j = 0; j < width; j++) {
+                totals[j] += xs[j];
+                ys[j] = (float)totals[j];
+            }
+        }
+    }
+}
+
 #define SUM_LANES 32
 void sum_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *x = arrays[0];
@@ -340,6 +370,10 @@ ELEMENTWISE_MIN_ELEMENTS = 1 << 14
 # The sum's loop runs from this many elements: below, NumPy's one-thread sum takes less than
 # the ctypes call around the loop (BENCHMARKS.md, "Every op of the op table").
 SUM_MIN_ELEMENTS = 1 << 17
+
+# Running sums take the loop from this many elements (NumPy's ``cumsum`` adds one element at a
+# time in float32, on one thread).
+SCAN_MIN_ELEMENTS = 1 << 14
 
 _functions = {}   # name -> ctypes function, or None where it could not be built
 
@@ -558,3 +592,21 @@ def sum_float32(x):
     total = np.empty(1, np.float64)
     _call(function, (x, total), (x.size,), ())
     return total.astype(np.float32).reshape(())
+
+
+def cumsum_float32(x, axis, reverse=False):
+    """The running sums of a row-major float32 array along ``axis`` (from its end where
+    ``reverse``), added in float64, as a new row-major array; None where the loop does not
+    apply or cannot be built."""
+    if (type(x) is not np.ndarray or x.dtype != np.float32 or x.size < SCAN_MIN_ELEMENTS
+            or not x.flags.c_contiguous):
+        return None
+    function = _function("cumsum_float32")
+    if function is None:
+        return None
+    shape = x.shape
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    out = np.empty_like(x)
+    _call(function, (x, out), (outer, shape[axis], inner, int(reverse)), ())
+    return out

@@ -137,6 +137,26 @@ def _array_sum(data, **kwargs):
 _whole_sum = KernelChoice("sum", onednn=openmp_kernels.sum_float32, numpy=_array_sum)
 
 
+# Running sums of a large row-major float32 array, forward (``cumsum``) or from the end.
+_running_sums = KernelChoice("cumsum", onednn=openmp_kernels.cumsum_float32,
+                             numpy=lambda data, axis, reverse=False: (
+                                 _reversed_cumsum_array(namespace_of(data), data, axis) if reverse
+                                 else data.cumsum(axis=axis)))
+
+
+def _large_float32_rows(data):
+    return (data.dtype == np.float32 and data.size >= openmp_kernels.SCAN_MIN_ELEMENTS
+            and data.flags.c_contiguous)
+
+
+def _cumsum_array(data, dtype=None, axis=0):
+    """``cumsum(data, axis, dtype)`` on the backend (a large row-major float32 array's by the
+    kernel choice)."""
+    if dtype is None and _large_float32_rows(data):
+        return _running_sums(data, axis)
+    return namespace_of(data).cumsum(data, axis=axis, dtype=dtype)
+
+
 def _float32_sum_of_all(data):
     """The sum of all of a float32 array's elements (a large one's by the kernel choice)."""
     if data.size >= openmp_kernels.SUM_MIN_ELEMENTS:
@@ -542,6 +562,12 @@ class CumsumBackward0(Node):
             return (grad,)
         return (_reversed_cumsum(grad, self.dim),)
 
+    def backward_arrays(self, grad):
+        data = grad._data
+        if data.dtype != self.in_dtype or not _large_float32_rows(data):
+            return None
+        return (make(_running_sums(data, self.dim, True)),)
+
 
 def _scan(input, dim, dtype, xp_fn, node_cls):
     """A cumulative op along ``dim``; returns its node (or None) and its result."""
@@ -562,14 +588,14 @@ def cumsum(input, dim, *, dtype=None, out=None):
     """Returns the cumulative sum of the elements of ``input`` along ``dim``: out[i] = x[0] +
     ... + x[i]. Integer and bool inputs accumulate in int64; with ``out=``, in ``out``'s dtype."""
     if out is None:
-        return _scan(input, dim, dtype, namespace_of(input._data).cumsum, CumsumBackward0)[1]
+        return _scan(input, dim, dtype, _cumsum_array, CumsumBackward0)[1]
     dtype = _accumulating_out(dtype, out, "cumsum_out_cpu")
-    result = _scan(input, dim, dtype, namespace_of(input._data).cumsum, CumsumBackward0)[1]
+    result = _scan(input, dim, dtype, _cumsum_array, CumsumBackward0)[1]
     return write_out(result, out, op="cumsum")
 
 
 def _cumsum(input, dim, *, dtype=None):
-    return _scan(input, dim, dtype, namespace_of(input._data).cumsum, CumsumBackward0)[1]
+    return _scan(input, dim, dtype, _cumsum_array, CumsumBackward0)[1]
 
 
 class CumprodBackward0(Node):
