@@ -321,6 +321,26 @@ void cumsum_float32(void **arrays, const int64_t *sizes, const double *scalars, 
     const float *x = arrays[0];
     float *out = arrays[1];
     const int64_t outer = sizes[0], n = sizes[1], inner = sizes[2], reverse = sizes[3];
+    if (inner == 1) {   /* along the last axis: one running sum per row */
+        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+        for (int64_t o = 0; o < outer; o++) {
+            const float *xs = x + o * n;
+            float *ys = out + o * n;
+            double total = 0.0;
+            if (reverse) {
+                for (int64_t i = n - 1; i >= 0; i--) {
+                    total += xs[i];
+                    ys[i] = (float)total;
+                }
+            } else {
+                for (int64_t i = 0; i < n; i++) {
+                    total += xs[i];
+                    ys[i] = (float)total;
+                }
+            }
+        }
+        return;
+    }
     const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
     for (int64_t task = 0; task < outer * chunks; task++) {
