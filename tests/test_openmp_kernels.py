@@ -269,3 +269,63 @@ def test_strided_and_small_running_sums_take_numpy(monkeypatch):
     np.testing.assert_array_equal(ember.tensor(x).t().cumsum(0).numpy(), np.cumsum(x.T, 0))
     np.testing.assert_array_equal(ember.tensor(x[:, :100]).cumsum(1).numpy(), np.cumsum(x[:, :100], 1))
     assert taken == []
+
+
+def _gather_spy(monkeypatch):
+    from ember.ops import index
+    taken = []
+    real = index._gather_loop
+
+    def spy(*args):
+        out = real(*args)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(index._gather_kernel, "kernels", (("onednn", spy), index._gather_kernel.kernels[1]))
+    return taken
+
+
+@needs_loops
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_gather_on_the_loop_matches_torch(dim, monkeypatch):
+    taken = _gather_spy(monkeypatch)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((20, 40, 50)).astype(np.float32)
+    x[1, 2, 3] = np.nan
+    shape = list(x.shape)
+    shape[dim] = 33 if dim == 0 else 36   # more or fewer picks than the dimension has
+    idx = rng.integers(0, x.shape[dim], shape)
+    g = rng.standard_normal(shape).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x).requires_grad_()
+        out = lib.gather(t, dim, lib.tensor(idx))
+        out.backward(lib.tensor(g))
+        results.append((out.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-5)
+    assert taken == [True]
+
+
+@needs_loops
+@pytest.mark.parametrize("bad", [-1, 40])
+def test_gather_on_the_loop_names_the_first_index_out_of_bounds_as_torch(bad, monkeypatch):
+    taken = _gather_spy(monkeypatch)
+    idx = np.zeros((12, 40, 50), np.int64)
+    idx[3, 4, 5], idx[7, 0, 0] = bad, 99
+    x = np.ones((12, 40, 50), np.float32)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.gather(torch.tensor(x), 1, torch.tensor(idx))
+    with pytest.raises(RuntimeError) as ours:
+        ember.gather(ember.tensor(x), 1, ember.tensor(idx))
+    assert str(ours.value) == str(theirs.value)
+    assert taken == []   # (the loop raised: the error names the first bad index)
+
+
+def test_gathers_the_loop_does_not_take_run_on_numpy(monkeypatch):
+    taken = _gather_spy(monkeypatch)
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((30, 40, 50)).astype(np.float32)
+    idx = rng.integers(0, 40, (20, 40, 50))   # smaller than x in another dim
+    np.testing.assert_array_equal(ember.gather(ember.tensor(x), 1, ember.tensor(idx)).numpy(),
+                                  torch.gather(torch.tensor(x), 1, torch.tensor(idx)).numpy())
+    assert taken == []

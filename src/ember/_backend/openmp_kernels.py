@@ -12,7 +12,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
 - addition, subtraction and multiplication of large float32 arrays of one layout (or an array
   and a number): the residual additions and the gates of the models;
 - the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``), and
-  running sums (``cumsum`` and its gradient) in float64, as torch adds them.
+  running sums (``cumsum`` and its gradient) in float64, as torch adds them; ``gather`` along
+  any dimension of a float32 array (an index of the input's shape but along that dimension).
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -361,6 +362,30 @@ void cumsum_float32(void **arrays, const int64_t *sizes, const double *scalars, 
     }
 }
 
+/* out[o, i, j] = x[o, index[o, i, j], j] for row-major x (outer, nx, inner), index and out
+   (outer, ni, inner); *arrays[3] (an int32) set to 1, the rows stopped short, where an index
+   is outside [0, nx), for the caller to raise torch's error. */
+void gather_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0];
+    const int64_t *index = arrays[1];
+    float *out = arrays[2];
+    int32_t *status = arrays[3];
+    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
+    int bad = 0;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
+    for (int64_t row = 0; row < outer * ni; row++) {
+        const int64_t *ix = index + row * inner;
+        const float *xs = x + (row / ni) * nx * inner;
+        float *ys = out + row * inner;
+        for (int64_t j = 0; j < inner; j++) {
+            const int64_t k = ix[j];
+            if (k < 0 || k >= nx) { bad = 1; break; }
+            ys[j] = xs[k * inner + j];
+        }
+    }
+    *status = bad;
+}
+
 #define SUM_LANES 32
 void sum_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *x = arrays[0];
@@ -629,4 +654,34 @@ def cumsum_float32(x, axis, reverse=False):
     inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
     out = np.empty_like(x)
     _call(function, (x, out), (outer, shape[axis], inner, int(reverse)), ())
+    return out
+
+
+def gather_applies(x, index, axis):
+    """Whether ``gather_float32`` takes the case: a row-major float32 ``x`` and a row-major
+    int64 ``index`` of ``x``'s shape but along ``axis``, of ``ELEMENTWISE_MIN_ELEMENTS``
+    elements or more."""
+    return (type(x) is np.ndarray and x.dtype == np.float32 and type(index) is np.ndarray
+            and index.dtype == np.int64 and index.size >= ELEMENTWISE_MIN_ELEMENTS
+            and x.flags.c_contiguous and index.flags.c_contiguous
+            and x.shape[:axis] == index.shape[:axis] and x.shape[axis + 1:] == index.shape[axis + 1:])
+
+
+def gather_float32(x, index, axis):
+    """``take_along_axis(x, index, axis)`` for a row-major float32 ``x`` and a row-major int64
+    ``index`` of ``x``'s shape but along ``axis``, as a new array; None where the loop does not
+    apply or cannot be built (``ValueError`` where an index is outside ``x`` along ``axis``,
+    for the caller to say which)."""
+    if not gather_applies(x, index, axis):
+        return None
+    function = _function("gather_float32")
+    if function is None:
+        return None
+    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+    inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    out = np.empty(index.shape, np.float32)
+    status = np.zeros(1, np.int32)
+    _call(function, (x, index, out, status), (outer, x.shape[axis], index.shape[axis], inner), ())
+    if status[0]:
+        raise ValueError("an index is out of bounds")
     return out

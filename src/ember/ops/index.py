@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 
+from .._backend import openmp_kernels
+from .._backend.choice import KernelChoice
 from .._backend.rows import add_rows_at, take_at, ufunc_at
 from .._dtype import _BY_NP
 from ._common import (
@@ -185,6 +187,30 @@ def _check_gather_shapes(self_shape, idx_shape, dim):
                                f"apart from dimension {dim}")
 
 
+def _gather_numpy(data, idx, d, error):
+    _check_bounds(idx, 0, _nonempty_shape(data.shape)[d], error)
+    return take_at(_nonempty(data), _along_key(_nonempty(idx), d)).reshape(idx.shape)
+
+
+def _gather_loop(data, idx, d, error):
+    try:
+        return openmp_kernels.gather_float32(data, idx, d)
+    except ValueError:   # an index out of bounds: the first one named, as torch does
+        _check_bounds(idx, 0, data.shape[d], error)
+        raise
+
+
+_gather_kernel = KernelChoice("gather", onednn=_gather_loop, numpy=_gather_numpy)
+
+
+def _gather_array(data, idx, d, error):
+    """``input.gather(d, index)`` on the arrays, raising ``error(i)`` for the first index ``i``
+    out of bounds (a large float32 input's by the kernel choice)."""
+    if openmp_kernels.gather_applies(data, idx, d):
+        return _gather_kernel(data, idx, d, error)
+    return _gather_numpy(data, idx, d, error)
+
+
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Gathers values of ``input`` along ``dim``: ``out[i][j] = input[index[i][j]][j]`` for
     ``dim == 0`` (and likewise for other dims). ``index`` has ``input``'s number of dims and is
@@ -201,8 +227,7 @@ def _gather(input, dim, index, *, sparse_grad=False):
     if idx.size:
         _check_gather_shapes(data.shape, idx.shape, d)
         size = _nonempty_shape(data.shape)[d]
-        _check_bounds(idx, 0, size, _out_of_bounds(d, size))
-        out = make(take_at(_nonempty(data), _along_key(_nonempty(idx), d)).reshape(idx.shape))
+        out = make(_gather_array(data, idx, d, _out_of_bounds(d, size)))
     else:
         out = make(namespace_of(data).empty(idx.shape, dtype=data.dtype))
     node = record(GatherBackward0, (input,), out)
