@@ -372,6 +372,21 @@ void gather_float32(void **arrays, const int64_t *sizes, const double *scalars, 
     int32_t *status = arrays[3];
     const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
     int bad = 0;
+    if (inner == 1) {   /* along the last axis: a row of picks per outer index */
+        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
+        for (int64_t o = 0; o < outer; o++) {
+            const int64_t *ix = index + o * ni;
+            const float *xs = x + o * nx;
+            float *ys = out + o * ni;
+            for (int64_t i = 0; i < ni; i++) {
+                const int64_t k = ix[i];
+                if (k < 0 || k >= nx) { bad = 1; break; }
+                ys[i] = xs[k];
+            }
+        }
+        *status = bad;
+        return;
+    }
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
     for (int64_t row = 0; row < outer * ni; row++) {
         const int64_t *ix = index + row * inner;
