@@ -281,6 +281,14 @@ def _gather_spy(monkeypatch):
         taken.append(out is not None)
         return out
     monkeypatch.setattr(index._gather_kernel, "kernels", (("onednn", spy), index._gather_kernel.kernels[1]))
+    real_gradient = openmp_kernels.scatter_add_float32
+
+    def gradient_spy(*args):
+        out = real_gradient(*args)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(index._gather_gradient_kernel, "kernels",
+                        (("onednn", gradient_spy), index._gather_gradient_kernel.kernels[1]))
     return taken
 
 
@@ -303,7 +311,11 @@ def test_gather_on_the_loop_matches_torch(dim, monkeypatch):
         results.append((out.detach().numpy(), t.grad.numpy()))
     np.testing.assert_array_equal(results[1][0], results[0][0])
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-5)
-    assert taken == [True]
+    assert taken == [True, True]   # forward and backward
+    expected = np.zeros_like(x)   # the gradient's terms added in add.at's order
+    np.add.at(expected, tuple(np.indices(idx.shape, sparse=True)[:dim % 3]) + (idx,)
+              + tuple(np.indices(idx.shape, sparse=True)[dim % 3 + 1:]), g)
+    np.testing.assert_array_equal(results[1][1], expected)
 
 
 @needs_loops

@@ -13,7 +13,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   and a number): the residual additions and the gates of the models;
 - the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``), and
   running sums (``cumsum`` and its gradient) in float64, as torch adds them; ``gather`` along
-  any dimension of a float32 array (an index of the input's shape but along that dimension).
+  any dimension of a float32 array (an index of the input's shape but along that dimension), and
+  its gradient.
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -401,6 +402,36 @@ void gather_float32(void **arrays, const int64_t *sizes, const double *scalars, 
     *status = bad;
 }
 
+/* out[o, index[o, i, j], j] += grad[o, i, j] for out (outer, nx, inner), zeroed by the caller,
+   and row-major index and grad (outer, ni, inner): gather's gradient. Each (o, j) adds its
+   terms in i order, as NumPy's add.at does; the tasks (an outer index, and a chunk of inner
+   positions) write apart. *arrays[3] (an int32) set to 1 where an index is outside [0, nx). */
+void scatter_add_float32(void **arrays, const int64_t *sizes, const double *scalars,
+                         int nthreads) {
+    const float *grad = arrays[0];
+    const int64_t *index = arrays[1];
+    float *out = arrays[2];
+    int32_t *status = arrays[3];
+    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
+    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
+    int bad = 0;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
+    for (int64_t task = 0; task < outer * chunks; task++) {
+        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
+        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK;
+        float *ys = out + o * nx * inner + first;
+        for (int64_t i = 0; i < ni && !bad; i++) {
+            const int64_t at = (o * ni + i) * inner + first;
+            for (int64_t j = 0; j < width; j++) {
+                const int64_t k = index[at + j];
+                if (k < 0 || k >= nx) { bad = 1; break; }
+                ys[k * inner + j] += grad[at + j];
+            }
+        }
+    }
+    *status = bad;
+}
+
 #define SUM_LANES 32
 void sum_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *x = arrays[0];
@@ -676,10 +707,17 @@ def gather_applies(x, index, axis):
     """Whether ``gather_float32`` takes the case: a row-major float32 ``x`` and a row-major
     int64 ``index`` of ``x``'s shape but along ``axis``, of ``ELEMENTWISE_MIN_ELEMENTS``
     elements or more."""
-    return (type(x) is np.ndarray and x.dtype == np.float32 and type(index) is np.ndarray
-            and index.dtype == np.int64 and index.size >= ELEMENTWISE_MIN_ELEMENTS
-            and x.flags.c_contiguous and index.flags.c_contiguous
-            and x.shape[:axis] == index.shape[:axis] and x.shape[axis + 1:] == index.shape[axis + 1:])
+    return (type(x) is np.ndarray and x.dtype == np.float32 and x.flags.c_contiguous
+            and _picks_along(x.shape, index, axis))
+
+
+def _picks_along(shape, index, axis):
+    """Whether ``index`` is a row-major int64 array of ``shape`` but along ``axis``, of
+    ``ELEMENTWISE_MIN_ELEMENTS`` elements or more."""
+    return (type(index) is np.ndarray and index.dtype == np.int64
+            and index.size >= ELEMENTWISE_MIN_ELEMENTS and index.flags.c_contiguous
+            and len(shape) == index.ndim and shape[:axis] == index.shape[:axis]
+            and shape[axis + 1:] == index.shape[axis + 1:])
 
 
 def gather_float32(x, index, axis):
@@ -700,3 +738,29 @@ def gather_float32(x, index, axis):
     if status[0]:
         raise ValueError("an index is out of bounds")
     return out
+
+
+def scatter_add_applies(grad, index, axis, shape):
+    """Whether ``scatter_add_float32`` takes the case: a row-major float32 ``grad`` and a
+    row-major int64 ``index``, both of ``shape`` but along ``axis``, of
+    ``ELEMENTWISE_MIN_ELEMENTS`` elements or more."""
+    return (type(grad) is np.ndarray and grad.dtype == np.float32 and grad.flags.c_contiguous
+            and grad.shape == index.shape and _picks_along(shape, index, axis))
+
+
+def scatter_add_float32(grad, index, axis, shape):
+    """Gather's gradient: zeros of ``shape`` with the float32 ``grad`` added at ``index`` along
+    ``axis`` (``grad`` and ``index`` row-major, of ``shape`` but along ``axis``), as a new
+    array; None where the loop does not apply, cannot be built or meets an index out of
+    bounds."""
+    if not scatter_add_applies(grad, index, axis, shape):
+        return None
+    function = _function("scatter_add_float32")
+    if function is None:
+        return None
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    out = np.zeros(shape, np.float32)
+    status = np.zeros(1, np.int32)
+    _call(function, (grad, index, out, status), (outer, shape[axis], index.shape[axis], inner), ())
+    return None if status[0] else out

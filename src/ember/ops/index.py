@@ -168,6 +168,18 @@ class GatherBackward0(Node):
         zeros = make(namespace_of(grad._data).zeros(self.in_shape, dtype=grad._data.dtype))
         return (zeros.scatter_add(self.dim, index, grad),)
 
+    def backward_arrays(self, grad):
+        (index,) = self.saved_tensors
+        if not openmp_kernels.scatter_add_applies(grad._data, index._data, self.dim, self.in_shape):
+            return None
+        added = _gather_gradient_kernel(grad._data, index._data, self.dim, self.in_shape)
+        return None if added is None else (make(added),)
+
+
+# (None where the loop meets an index out of bounds: the general backward says which)
+_gather_gradient_kernel = KernelChoice("gather backward", onednn=openmp_kernels.scatter_add_float32,
+                                       numpy=lambda *args: None)
+
 
 def _scatter_gather_index(index, op):
     idx = index._data
