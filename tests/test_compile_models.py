@@ -65,6 +65,21 @@ def _float64_workloads(name):
         ember.set_default_dtype(previous)
 
 
+def _steps_from_eager(eager, compiled):
+    """Compile ``compiled``'s modules with the ahead-of-time backward, then for each step load
+    eager's parameters and buffers into it, run both from one seed and yield (step, eager's
+    losses, compiled's losses)."""
+    for module in compiled.modules.values():
+        module.compile(options={"aot_backward": True})
+    for step in range(STEPS):
+        for key, module in compiled.modules.items():
+            module.load_state_dict(eager.modules[key].state_dict())
+        ember.manual_seed(step)
+        eager_losses = eager.step()
+        ember.manual_seed(step)
+        yield step, eager_losses, compiled.step()
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_gradients_match_with_the_ahead_of_time_backward_and_kernels(name):
     """The default backend with its ahead-of-time backward and generated kernels gives
@@ -82,15 +97,7 @@ def test_model_gradients_match_with_the_ahead_of_time_backward_and_kernels(name)
     float32 kernels."""
     ember.compiler.reset()
     eager, compiled = _float64_workloads(name)
-    for module in compiled.modules.values():
-        module.compile(options={"aot_backward": True})
-    for step in range(STEPS):
-        for key, module in compiled.modules.items():
-            module.load_state_dict(eager.modules[key].state_dict())
-        ember.manual_seed(step)
-        eager_losses = eager.step()
-        ember.manual_seed(step)
-        compiled_losses = compiled.step()
+    for step, eager_losses, compiled_losses in _steps_from_eager(eager, compiled):
         for e, c in zip(eager_losses, compiled_losses):
             assert c.dtype == ember.float64
             np.testing.assert_allclose(c.item(), e.item(), rtol=1e-12, atol=1e-12,
@@ -113,15 +120,7 @@ def test_model_losses_match_in_float32_with_the_ahead_of_time_backward_and_kerne
     ember.compiler.reset()
     eager = MODELS[name](ember, **SMALL[name])
     compiled = MODELS[name](ember, **SMALL[name])
-    for module in compiled.modules.values():
-        module.compile(options={"aot_backward": True})
-    for step in range(STEPS):
-        for key, module in compiled.modules.items():
-            module.load_state_dict(eager.modules[key].state_dict())
-        ember.manual_seed(step)
-        eager_losses = eager.step()
-        ember.manual_seed(step)
-        compiled_losses = compiled.step()
+    for step, eager_losses, compiled_losses in _steps_from_eager(eager, compiled):
         for e, c in zip(eager_losses, compiled_losses):
             np.testing.assert_allclose(c.item(), e.item(), rtol=1e-5, atol=1e-6,
                                        err_msg=f"{name} step {step} loss")

@@ -39,6 +39,21 @@ def _run(lib, name, x, g, fmt):
     return y.detach().numpy(), xt.grad.numpy(), y.is_contiguous(memory_format=layout)
 
 
+def _spy_on(monkeypatch, *choices):
+    """Record, for each call of the oneDNN-side kernel of each ``KernelChoice`` in ``choices``,
+    whether it took the case (returned an array); returns the list of records."""
+    taken = []
+    for choice_ in choices:
+        (library, real), numpy_kernel = choice_.kernels
+
+        def spy(*args, real=real):
+            out = real(*args)
+            taken.append(out is not None)
+            return out
+        monkeypatch.setattr(choice_, "kernels", ((library, spy), numpy_kernel))
+    return taken
+
+
 @needs_loops
 @pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last"])
 @pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh", "leaky_relu"])
@@ -132,15 +147,8 @@ def test_adam_on_the_loop_follows_torch(name):
 @pytest.mark.parametrize("op", ["add", "sub", "mul"])
 @pytest.mark.parametrize("other", ["tensor", "number", "broadcast"])
 def test_large_binary_ops_on_the_loop_match_torch(op, other, fmt, monkeypatch):
-    taken = []
-    real = openmp_kernels.binary
-    def spy(*args):
-        out = real(*args)
-        taken.append(out is not None)
-        return out
     from ember.ops import pointwise
-    monkeypatch.setattr(pointwise._large_binary_kernel, "kernels",
-                        (("onednn", spy), pointwise._large_binary_kernel.kernels[1]))
+    taken = _spy_on(monkeypatch, pointwise._large_binary_kernel)
     rng = np.random.default_rng(3)
     shape = (8, 16, 64, 64)   # 2 MiB: large enough for the loop
     x = rng.standard_normal(shape).astype(np.float32)
@@ -168,15 +176,7 @@ def test_large_binary_ops_on_the_loop_match_torch(op, other, fmt, monkeypatch):
 
 def _whole_sum_spy(monkeypatch):
     from ember.ops import reduce
-    taken = []
-    real = openmp_kernels.sum_float32
-
-    def spy(x):
-        out = real(x)
-        taken.append(out is not None)
-        return out
-    monkeypatch.setattr(reduce._whole_sum, "kernels", (("onednn", spy), reduce._whole_sum.kernels[1]))
-    return taken
+    return _spy_on(monkeypatch, reduce._whole_sum)
 
 
 @needs_loops
@@ -235,14 +235,7 @@ def test_running_sums_on_the_loop_match_torch(dim, monkeypatch):
     """cumsum and its gradient (the running sums from the end) in float64 on the loop: torch's
     float32 cumsum adds the same way, bit for bit; NaN and inf carried along."""
     from ember.ops import reduce
-    taken = []
-    real = openmp_kernels.cumsum_float32
-
-    def spy(*args):
-        out = real(*args)
-        taken.append(out is not None)
-        return out
-    monkeypatch.setattr(reduce._running_sums, "kernels", (("onednn", spy), reduce._running_sums.kernels[1]))
+    taken = _spy_on(monkeypatch, reduce._running_sums)
     rng = np.random.default_rng(8)
     x = (rng.standard_normal((24, 40, 37)) + 0.5).astype(np.float32)   # 35520 elements
     x[3, 5, 7] = np.nan
@@ -262,9 +255,7 @@ def test_running_sums_on_the_loop_match_torch(dim, monkeypatch):
 @needs_loops
 def test_strided_and_small_running_sums_take_numpy(monkeypatch):
     from ember.ops import reduce
-    taken = []
-    monkeypatch.setattr(reduce._running_sums, "kernels",
-                        (("onednn", lambda *a: taken.append(a)), reduce._running_sums.kernels[1]))
+    taken = _spy_on(monkeypatch, reduce._running_sums)
     x = np.arange(2 * openmp_kernels.SCAN_MIN_ELEMENTS, dtype=np.float32).reshape(2, -1)
     np.testing.assert_array_equal(ember.tensor(x).t().cumsum(0).numpy(), np.cumsum(x.T, 0))
     np.testing.assert_array_equal(ember.tensor(x[:, :100]).cumsum(1).numpy(), np.cumsum(x[:, :100], 1))
@@ -273,23 +264,7 @@ def test_strided_and_small_running_sums_take_numpy(monkeypatch):
 
 def _gather_spy(monkeypatch):
     from ember.ops import index
-    taken = []
-    real = index._gather_loop
-
-    def spy(*args):
-        out = real(*args)
-        taken.append(out is not None)
-        return out
-    monkeypatch.setattr(index._gather_kernel, "kernels", (("onednn", spy), index._gather_kernel.kernels[1]))
-    real_gradient = openmp_kernels.scatter_add_float32
-
-    def gradient_spy(*args):
-        out = real_gradient(*args)
-        taken.append(out is not None)
-        return out
-    monkeypatch.setattr(index._gather_gradient_kernel, "kernels",
-                        (("onednn", gradient_spy), index._gather_gradient_kernel.kernels[1]))
-    return taken
+    return _spy_on(monkeypatch, index._gather_kernel, index._gather_gradient_kernel)
 
 
 @needs_loops

@@ -311,9 +311,6 @@ void binary_number(void **arrays, const int64_t *sizes, const double *scalars, i
     }
 }
 
-/* out[0] = the sum of n float32 elements, added in float64: each thread's share in blocks of
-   SUM_LANES elements, one float64 partial sum per lane (independent SIMD accumulators), then
-   the lanes, the threads' shares and the last partial block. */
 /* The running sums of float32 x along the middle axis of its (outer, n, inner) row-major
    shape into out, added in float64 (as torch's float32 cumsum), from the end backwards where
    sizes[3] (an op's reversed scan: cumsum's gradient). Tasks: each outer index and chunk of
@@ -432,6 +429,9 @@ void scatter_add_float32(void **arrays, const int64_t *sizes, const double *scal
     *status = bad;
 }
 
+/* out[0] = the sum of n float32 elements, added in float64: each thread's share in blocks of
+   SUM_LANES elements, one float64 partial sum per lane (independent SIMD accumulators), then
+   the lanes, the threads' shares and the last partial block. */
 #define SUM_LANES 32
 void sum_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *x = arrays[0];
@@ -685,6 +685,12 @@ def sum_float32(x):
     return total.astype(np.float32).reshape(())
 
 
+def _around(shape, axis):
+    """The element counts before and after ``axis`` in ``shape``: the loops' (outer, inner)."""
+    return (int(np.prod(shape[:axis], dtype=np.int64)),
+            int(np.prod(shape[axis + 1:], dtype=np.int64)))
+
+
 def cumsum_float32(x, axis, reverse=False):
     """The running sums of a row-major float32 array along ``axis`` (from its end where
     ``reverse``), added in float64, as a new row-major array; None where the loop does not
@@ -695,11 +701,9 @@ def cumsum_float32(x, axis, reverse=False):
     function = _function("cumsum_float32")
     if function is None:
         return None
-    shape = x.shape
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    outer, inner = _around(x.shape, axis)
     out = np.empty_like(x)
-    _call(function, (x, out), (outer, shape[axis], inner, int(reverse)), ())
+    _call(function, (x, out), (outer, x.shape[axis], inner, int(reverse)), ())
     return out
 
 
@@ -730,8 +734,7 @@ def gather_float32(x, index, axis):
     function = _function("gather_float32")
     if function is None:
         return None
-    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
-    inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    outer, inner = _around(x.shape, axis)
     out = np.empty(index.shape, np.float32)
     status = np.zeros(1, np.int32)
     _call(function, (x, index, out, status), (outer, x.shape[axis], index.shape[axis], inner), ())
@@ -758,8 +761,7 @@ def scatter_add_float32(grad, index, axis, shape):
     function = _function("scatter_add_float32")
     if function is None:
         return None
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    outer, inner = _around(shape, axis)
     out = np.zeros(shape, np.float32)
     status = np.zeros(1, np.int32)
     _call(function, (grad, index, out, status), (outer, shape[axis], index.shape[axis], inner), ())
