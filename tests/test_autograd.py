@@ -1023,3 +1023,22 @@ def test_linear_layer_gradients_are_stored_without_a_copy(monkeypatch):
     ember.nn.functional.cross_entropy(layer(ember.randn(4, 5)), ember.tensor([0, 1, 2, 0])).backward()
     assert seen == [True, True]
     assert layer.weight.grad.is_contiguous() and tuple(layer.weight.grad.stride()) == (5, 1)
+
+
+@pytest.mark.parametrize("op", [
+    lambda m, x: m.sign(x), lambda m, x: m.sgn(x), lambda m, x: m.floor(x),
+    lambda m, x: m.ceil(x), lambda m, x: m.trunc(x), lambda m, x: m.round(x),
+    lambda m, x: m.round(x, decimals=1), lambda m, x: x.pow(0), lambda m, x: m.angle(x),
+    lambda m, x: m.div(x, m.tensor([2.0, 3.0, 4.0, 5.0]), rounding_mode="floor"),
+], ids=["sign", "sgn", "floor", "ceil", "trunc", "round", "round_decimals", "pow0", "angle",
+        "div_floor"])
+def test_piecewise_constant_ops_give_zero_gradients_for_nan_and_inf_as_torch(op):
+    """torch's gradient of these ops is zeros_like(grad): NaN and infinities in the incoming
+    gradient give 0, not NaN (``grad * 0``)."""
+    grads = []
+    for lib in (ember, torch):
+        x = lib.tensor([1.5, -2.0, 0.0, 3.0], requires_grad=True)
+        op(lib, x).backward(lib.tensor([float("nan"), float("inf"), -float("inf"), 1.0]))
+        grads.append((x.grad + 0).numpy())   # (torch's sgn gives a ZeroTensor)
+    np.testing.assert_array_equal(grads[0], grads[1])
+    assert not np.isnan(grads[0]).any()

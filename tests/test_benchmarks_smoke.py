@@ -276,3 +276,20 @@ def test_compile_steps_prints_a_row_per_model(capsys, ember_threads):
         times, torch_compile, node = cells[:5], cells[5], cells[6]
         assert all(float(t) > 0 for t in times) and torch_compile.strip() == "-"
         assert node.strip() == "CompiledFunctionBackward"
+
+
+def test_vector_math_prints_a_row_per_op_and_restores_the_size_rules(monkeypatch, capsys):
+    from benchmarks import vector_math as bench
+    from ember._backend import choice, vector_math
+    if not (vector_math.available() and choice.enabled(choice.ONEDNN)):
+        pytest.skip("the vector-math loops are not in use here")
+    rules = dict(vector_math.MIN_ELEMENTS)
+    monkeypatch.setattr(ember, "set_num_threads", lambda n: None)
+    monkeypatch.setattr(sys, "argv", ["vector_math", "--ops", "sin", "sigmoid backward",
+                                      "--sizes", "64", "--threads", "1", "--rounds", "1"])
+    monkeypatch.setattr(bench, "_time", lambda fn, budget=0.0: (fn(), 1e-6)[1])
+    bench.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| sin")
+            or line.startswith("| sigmoid backward")]
+    assert len(rows) == 2 and all("(1.00)" in row for row in rows)
+    assert vector_math.MIN_ELEMENTS == rules

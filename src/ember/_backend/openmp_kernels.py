@@ -481,9 +481,14 @@ def available():
     return _function("relu_forward") is not None
 
 
+_applied_count = []   # oneDNN's ``threads.applied_count``, bound on first use
+
+
 def _threads():
-    from .onednn import threads
-    return threads.applied_count() or 1
+    if not _applied_count:
+        from .onednn import threads
+        _applied_count.append(threads.applied_count)
+    return _applied_count[0]() or 1
 
 
 def _rows(x):
@@ -571,12 +576,12 @@ def layer_norm_backward(grad, x, mean, invstd, weight, need):
     return (grad_x, sums[0] if need_w else None, sums[1] if need_b else None)
 
 
-def _dense_alike(first, *others):
-    """Whether ``first`` is a float32 NumPy array of at least ``ELEMENTWISE_MIN_ELEMENTS``
-    elements filling its memory without gaps (in any dimension order), and ``others`` are
-    float32 NumPy arrays of its shape and strides: the same element at the same offset in
-    each, so that a loop can run over their memory as flat arrays."""
-    if (type(first) is not np.ndarray or first.size < ELEMENTWISE_MIN_ELEMENTS
+def _dense_alike(first, *others, least=ELEMENTWISE_MIN_ELEMENTS):
+    """Whether ``first`` is a float32 NumPy array of at least ``least`` elements filling its
+    memory without gaps (in any dimension order), and ``others`` are float32 NumPy arrays of
+    its shape and strides: the same element at the same offset in each, so that a loop can run
+    over their memory as flat arrays."""
+    if (type(first) is not np.ndarray or first.size < least
             or first.dtype != np.float32):   # the size first: most small calls end there
         return False
     for other in others:

@@ -97,15 +97,21 @@ def _cpu_id():
     return _cpu[0]
 
 
-def load(source, name, quiet=False):
-    """The ctypes function ``name`` of the C ``source``, compiled (or found in the cache);
-    None when it cannot be built (warned once, or only logged where ``quiet``)."""
+_KERNEL_ARGTYPES = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+
+
+def load(source, name, quiet=False, libraries=(), argtypes=_KERNEL_ARGTYPES):
+    """The ctypes function ``name`` of the C ``source``, compiled (or found in the cache) and
+    linked with the C math library and ``libraries`` (names as ``-l`` takes them), taking
+    ``argtypes`` (by default a generated kernel's: arrays, sizes, scalars, thread count); None
+    when it cannot be built or loaded (warned once, or only logged where ``quiet``)."""
     cc = _compiler()
     if cc is None:
         _warn_once("missing", f"ember.compile: no C compiler found ({config.cc or os.environ.get('CC') or 'gcc'!r}); "
                    f"graphs run their ops unfused. Install gcc or set ember._inductor.config.cc.", quiet)
         return None
-    key = hashlib.sha256("\0".join((source, cc, _tool_id(cc), " ".join(FLAGS), _cpu_id()))
+    links = tuple(f"-l{library}" for library in libraries) + ("-lm",)
+    key = hashlib.sha256("\0".join((source, cc, _tool_id(cc), " ".join(FLAGS + links), _cpu_id()))
                          .encode()).hexdigest()[:32]
     with _lock:
         fn = _loaded.get((key, name))
@@ -117,7 +123,7 @@ def load(source, name, quiet=False):
             counters["kernels_loaded"] += 1
         else:
             try:
-                built = _build(cc, source, directory, path, quiet)
+                built = _build(cc, source, directory, path, links, quiet)
             except OSError as e:        # the cache directory cannot be made or written
                 _warn_once("cache", f"ember.compile: generated kernels cannot be written to "
                            f"{directory!r} ({e}); graphs run their ops unfused. Set "
@@ -133,12 +139,12 @@ def load(source, name, quiet=False):
             return None
         fn = getattr(lib, name)
         fn.restype = None
-        fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+        fn.argtypes = argtypes
         _loaded[key, name] = fn
         return fn
 
 
-def _build(cc, source, directory, path, quiet=False):
+def _build(cc, source, directory, path, links, quiet=False):
     os.makedirs(directory, exist_ok=True)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
@@ -147,7 +153,7 @@ def _build(cc, source, directory, path, quiet=False):
             f.write(source)
         out = os.path.join(tmp, "kernel.so")
         try:
-            proc = subprocess.run([cc, *FLAGS, src, "-o", out, "-lm"], capture_output=True,
+            proc = subprocess.run([cc, *FLAGS, src, "-o", out, *links], capture_output=True,
                                   text=True, timeout=300)
         except (OSError, subprocess.SubprocessError) as e:
             proc = None

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .._backend import namespace_of
+from .._backend.sparse_coo import SparseCOOArray
 from .._backend.precision import HALF_PRECISION, narrowed, widened
 from .._dtype import _BY_NP, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
@@ -182,6 +183,18 @@ def record_zero_gradient(node_cls, inputs, out):
     if node is not None:
         node.metas = [None if t is None else (t._data.shape, t._data.dtype) for t in inputs]
     return out
+
+
+def zeros_like_gradient(grad):
+    """Zeros of ``grad``'s shape and dtype, a tensor or an array as ``grad`` is: the gradient
+    of a piecewise-constant op (torch's ``zeros_like(grad)``; ``grad * 0`` would give NaN where
+    ``grad`` is NaN or infinite)."""
+    data = grad._data if isinstance(grad, Tensor) else grad
+    if data.__class__ is SparseCOOArray:
+        zeros = data * 0   # (the sparse layout has no zeros_like; its values are all kept)
+    else:
+        zeros = namespace_of(data).zeros_like(data)
+    return make(zeros) if isinstance(grad, Tensor) else zeros
 
 
 def _zeros(like, shape, dtype):

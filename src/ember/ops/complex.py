@@ -4,7 +4,7 @@ of a real loss L with respect to a complex z is dL/dRe(z) + i dL/dIm(z)."""
 from .. import _dtype
 from ._common import (
     Node, Tensor, check_tensor, complex_autograd, make, make_view, method, namespace_of, record,
-    sum_to, write_out,
+    sum_to, write_out, zeros_like_gradient,
 )
 
 __all__ = ["real", "imag", "view_as_real", "view_as_complex", "conj", "conj_physical",
@@ -209,7 +209,7 @@ class AngleBackward0(Node):
         from .ternary import where
         (z,) = self.saved_tensors
         if not _is_complex(z):
-            return (grad * 0,)
+            return (zeros_like_gradient(grad),)
         magnitude2 = z.real * z.real + z.imag * z.imag
         return (where(magnitude2 == 0, 0.0, grad * (z * 1j) / where(magnitude2 == 0, 1.0, magnitude2)),)
 

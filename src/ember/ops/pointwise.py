@@ -9,7 +9,7 @@ import numpy as np
 
 from .._torch_function import dispatch_or_raise
 from .. import _dtype
-from .._backend import check_same_device, openmp_kernels, parallel
+from .._backend import check_same_device, openmp_kernels, parallel, vector_math
 from .._backend.choice import KernelChoice
 from .._blocked_tensor import BlockedTensor, blocked_or_data, elementwise_operands, wrap_like
 from . import _float_division
@@ -18,7 +18,7 @@ from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
     conj_if_complex, forward_mode, grad_state, is_scalar, make, real_part_for, _RAW_DTYPES,
     method, namespace_of, Node, NotImplementedBackward, raw_arrays, record, Tensor,
-    _type_word, write_out,
+    _type_word, write_out, zeros_like_gradient,
 )
 from ..autograd._dual import jvp_by_transposition
 from .._torch_function import override_or_raise
@@ -50,6 +50,8 @@ def _broadcast_check(op, a, b):
 # oneDNN's threads run; elsewhere NumPy's ufunc (split over ember's threads where they run).
 _large_binary_kernel = KernelChoice("binary", onednn=openmp_kernels.binary,
                                     numpy=lambda ufunc, a, b: ufunc(a, b))
+_square_kernel = KernelChoice("square", onednn=lambda x: vector_math.unary("square", x),
+                              numpy=lambda x: namespace_of(x).square(x))
 
 
 def large_binary(ufunc, a, b):
@@ -410,7 +412,7 @@ class DivBackward1(_BinaryNode):
     __slots__ = ()
 
     def backward(self, grad):
-        zero = grad * 0
+        zero = zeros_like_gradient(grad)
         return (self.reduce(zero, 0) if self.next_functions[0][0] is not None else None,
                 self.reduce(zero, 1) if self.next_functions[1][0] is not None else None)
 
@@ -533,7 +535,7 @@ class PowBackward0(Node):
         (a,) = self.saved_tensors
         p = self.exponent
         if p == 0:
-            return (grad * 0,)
+            return (zeros_like_gradient(grad),)
         if a._data.dtype.kind == "c" or isinstance(p, complex):
             return (grad * conj_if_complex(a.pow(p - 1) * p),)
         return (grad * p * a.pow(p - 1),)
@@ -594,6 +596,10 @@ def _pow_arrays(x, e):
     if x.dtype.kind in "iu" and getattr(e, "dtype", None) is not None and e.dtype.kind in "iu":
         return _int_power(x, e)
     if x.dtype.char in "fd" and is_scalar(e) and not isinstance(e, complex):
+        if e == 2:   # (NumPy's power takes its general loop for a Python int 2)
+            if x.dtype.char == "f" and x.size >= vector_math.MIN_ELEMENTS["square"]:
+                return _square_kernel(x)
+            return xp.square(x)
         if e == 3:  # by multiplication, as torch does: NumPy takes its scalar powf loop here
             return x * x * x
         if e == -2:

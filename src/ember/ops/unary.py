@@ -18,11 +18,11 @@ import numpy as np
 from .._torch_function import dispatch_or_raise
 from ._common import (
     apply_inplace, bump_version, check_inplace, complex_autograd, finish_inplace, float_array,
-    forward_mode, grad_state, make, method, namespace_of, Node, record, Tensor,
+    forward_mode, grad_state, make, method, namespace_of, Node, record, Tensor, zeros_like_gradient,
 )
 from ._common import _RAW_DTYPES
 from ._common import _type_word
-from .._backend import onednn
+from .._backend import vector_math
 from .._backend.choice import KernelChoice
 from .._backend.precision import exp_in_place, narrowed, widened
 from ..autograd._dual import jvp_by_backward
@@ -101,8 +101,9 @@ _SAVERS = {
 
 def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, refuse=None,
            exported=True, arithmetic=False, refuse_inplace=None, exact_out=False,
-           complex_grad=None, tangent=None, array_grad=None):
-    """``complex_grad(g, x, result)``: the gradient for complex tensors (torch's convention,
+           complex_grad=None, tangent=None, array_grad=None, loop=None):
+    """``loop``: the name of ``vector_math``'s loop that runs large float32 inputs.
+    ``complex_grad(g, x, result)``: the gradient for complex tensors (torch's convention,
     ``g * conj(f'(x))`` for a holomorphic op), which lets autograd record the op on them.
     ``tangent(t, x, result)``: the forward-mode tangent, for an op whose ``grad`` formula applied
     to a tangent is not it (a real-valued function of a complex input).
@@ -121,6 +122,8 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         node_cls.complex_formula = staticmethod(complex_grad)
         complex_autograd(node_cls)
     save = _SAVERS[saves]
+    if loop is not None:
+        forward = _on_loop_when_large(loop, forward)
 
     def op(input, *, out=None):
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
@@ -173,6 +176,22 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
     return op
 
 
+def _on_loop_when_large(loop, forward):
+    """``forward`` with float32 arrays of the loop's ``vector_math.MIN_ELEMENTS`` or more
+    given to the choice between ``vector_math``'s loop named ``loop`` and ``forward`` itself."""
+    kernel = KernelChoice(loop, onednn=lambda xp, x: vector_math.unary(loop, x), numpy=forward)
+    least = vector_math.MIN_ELEMENTS
+
+    def forward_or_loop(xp, x):
+        if x.dtype == _FLOAT32 and x.size >= least[loop]:
+            return kernel(xp, x)
+        return forward(xp, x)
+    return forward_or_loop
+
+
+_FLOAT32 = np.dtype(np.float32)
+
+
 def _int_word(t):
     return _type_word(t._data.dtype)
 
@@ -184,11 +203,16 @@ def _special(fn_name):
     return forward
 
 
+def _zero_gradient(g, x, y):
+    """The gradient of a piecewise-constant op (sign, floor, ...)."""
+    return zeros_like_gradient(g)
+
+
 # name, forward(xp, x), grad(g, x, result), saved
 exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, ("result",), arithmetic=True,
              complex_grad=lambda g, x, y: g * y.conj())
 exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), ("result",),
-              arithmetic=True)
+              arithmetic=True, loop="exp2")
 expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), ("result",),
                arithmetic=True)
 log = _unary("log", lambda xp, x: xp.log(x), lambda g, x, y: g / x, arithmetic=True,
@@ -198,16 +222,17 @@ log2 = _unary("log2", lambda xp, x: xp.log2(x), lambda g, x, y: g / (x * math.lo
 log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * math.log(10.0)),
                arithmetic=True)
 log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), node_name="Log1PBackward0",
-               arithmetic=True)
+               arithmetic=True, loop="log1p")
 sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), ("result",),
-              arithmetic=True, complex_grad=lambda g, x, y: g / (2 * y.conj()))
-rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), ("result",))
+              arithmetic=True, complex_grad=lambda g, x, y: g / (2 * y.conj()), loop="sqrt")
+rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), ("result",),
+               loop="rsqrt")
 reciprocal = _unary("reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, x, y: -g * y * y, ("result",),
                     arithmetic=True, complex_grad=lambda g, x, y: -g * (y * y).conj())
 sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos(),
-             complex_grad=lambda g, x, y: g * x.cos().conj())
+             complex_grad=lambda g, x, y: g * x.cos().conj(), loop="sin")
 cos = _unary("cos", lambda xp, x: xp.cos(x), lambda g, x, y: -g * x.sin(),
-             complex_grad=lambda g, x, y: -g * x.sin().conj())
+             complex_grad=lambda g, x, y: -g * x.sin().conj(), loop="cos")
 tan = _unary("tan", lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), ("result",),
              arithmetic=True)
 asin = _unary("asin", lambda xp, x: xp.arcsin(x), lambda g, x, y: g * (1 - x * x).rsqrt())
@@ -221,12 +246,10 @@ asinh = _unary("asinh", lambda xp, x: xp.arcsinh(x), lambda g, x, y: g * (x * x 
 acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda g, x, y: g * (x * x - 1).rsqrt())
 atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x * x),
                arithmetic=True)
-sigmoid = _unary("sigmoid", lambda xp, x: _sigmoid(xp, x), lambda g, x, y: g * y * (1 - y), ("result",),
-                 arithmetic=True)
 erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp(),
-             refuse={"c": _not_implemented("erf_vml_cpu")})
+             refuse={"c": _not_implemented("erf_vml_cpu")}, loop="erf")
 erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp(),
-              refuse={"c": _not_implemented("erfc_vml_cpu")})
+              refuse={"c": _not_implemented("erfc_vml_cpu")}, loop="erfc")
 erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), ("result",),
                 refuse={"c": _not_implemented("erfinv_vml_cpu")})
 lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
@@ -251,8 +274,8 @@ def _sign(xp, x):
     return narrowed(out, x.dtype)
 
 
-sign = _unary("sign", _sign, lambda g, x, y: g * 0, (), float_op=False, arithmetic=True,
-              exact_out=True,
+sign = _unary("sign", _sign, _zero_gradient, (), float_op=False, arithmetic=True,
+              exact_out=True, loop="sign",
               refuse={"c": lambda dt: NotImplementedError(
                   "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                   "torch.sgn instead.")})
@@ -267,13 +290,14 @@ def _sgn(xp, x):
     return xp.where(magnitude == 0, 0, x / xp.where(magnitude == 0, 1, magnitude)).astype(x.dtype)
 
 
-sgn = _unary("sgn", _sgn, lambda g, x, y: g * 0, (), float_op=False, arithmetic=True,
-             exact_out=True)
+sgn = _unary("sgn", _sgn, _zero_gradient, (), float_op=False, arithmetic=True,
+             exact_out=True, loop="sign")
 _DEGREE = math.pi / 180
 deg2rad = _unary("deg2rad", lambda xp, x: narrowed(widened(x) * _DEGREE, x.dtype),
                  lambda g, x, y: g * _DEGREE, (),
                  node_name="Deg2RadBackward0", arithmetic=True,
-                 refuse={"c": lambda dt: RuntimeError("deg2rad is not supported for complex tensors.")})
+                 refuse={"c": lambda dt: RuntimeError("deg2rad is not supported for complex tensors.")},
+                 loop="deg2rad")
 rad2deg = _unary("rad2deg", lambda xp, x: narrowed(widened(x) * (1 / _DEGREE), x.dtype),
                  lambda g, x, y: g * (1 / _DEGREE), (),
                  node_name="Rad2DegBackward0", arithmetic=True,
@@ -287,35 +311,16 @@ def _rounding(name):
 
 
 floor = _unary("floor", lambda xp, x: xp.floor(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, (), float_op=False, arithmetic=True, refuse=_rounding("floor"),
+               _zero_gradient, (), float_op=False, arithmetic=True, refuse=_rounding("floor"),
                exact_out=True)
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x) if x.dtype.kind not in "biu" else x.copy(),
-              lambda g, x, y: g * 0, (), float_op=False, arithmetic=True, refuse=_rounding("ceil"),
+              _zero_gradient, (), float_op=False, arithmetic=True, refuse=_rounding("ceil"),
               exact_out=True)
 trunc = _unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind not in "biu" else x.copy(),
-               lambda g, x, y: g * 0, (), float_op=False, arithmetic=True, refuse=_rounding("trunc"),
+               _zero_gradient, (), float_op=False, arithmetic=True, refuse=_rounding("trunc"),
                exact_out=True)
 frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, (),
-              refuse={"biuc": _not_implemented("frac_cpu")}, exact_out=True)
-
-
-# Float32 sigmoid runs on oneDNN's logistic (one pass, on its threads) from this many elements
-# (python -m benchmarks.ops --only sigmoid, medium and large sizes); smaller inputs go straight
-# to NumPy's passes, without the kernel choice's cost. oneDNN's kernel gives 0 where torch's
-# result is below float32's normal range (x under about -87.3).
-SIGMOID_ONEDNN_MIN_ELEMENTS = 1 << 16
-
-
-def _onednn_sigmoid(xp, x):
-    if x.dtype != np.float32:
-        return None
-    return onednn.eltwise.eltwise_forward(x, "sigmoid")
-
-
-def _sigmoid(xp, x):
-    if x.size < SIGMOID_ONEDNN_MIN_ELEMENTS:
-        return _numpy_sigmoid(xp, x)
-    return _sigmoid_kernel(xp, x)
+              refuse={"biuc": _not_implemented("frac_cpu")}, exact_out=True, loop="frac")
 
 
 def _numpy_sigmoid(xp, x):
@@ -332,7 +337,23 @@ def _numpy_sigmoid(xp, x):
     return narrowed(out, x.dtype)
 
 
-_sigmoid_kernel = KernelChoice("sigmoid", onednn=_onednn_sigmoid, numpy=_numpy_sigmoid)
+def _numpy_sigmoid_gradient(g, y):
+    return g * y * (1 - y)
+
+
+_sigmoid_gradient_kernel = KernelChoice(
+    "sigmoid backward", onednn=lambda g, y: vector_math.gradient("sigmoid", g, y),
+    numpy=_numpy_sigmoid_gradient)
+
+
+def _sigmoid_gradient(g, x, y):
+    if g.dtype == _FLOAT32 and g.size >= vector_math.MIN_ELEMENTS["sigmoid backward"]:
+        return _sigmoid_gradient_kernel(g, y)
+    return _numpy_sigmoid_gradient(g, y)
+
+
+sigmoid = _unary("sigmoid", _numpy_sigmoid, lambda g, x, y: g * y * (1 - y), ("result",),
+                 array_grad=_sigmoid_gradient, loop="sigmoid")
 
 
 def _trigamma(x):
@@ -397,7 +418,7 @@ class _ZeroGradUnary(Node):
     jvp = jvp_by_backward
 
     def backward(self, grad):
-        return (grad * 0,)
+        return (zeros_like_gradient(grad),)
 
 
 class RoundBackward0(_ZeroGradUnary):

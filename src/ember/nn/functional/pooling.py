@@ -858,7 +858,8 @@ def _lp_poolnd(nd, input, norm_type, kernel_size, stride, ceil_mode):
     kernel = tuple_arg(kernel_size, nd)
     pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
     out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return (out.sign() * out.abs().clamp(min=0)).mul(math.prod(kernel)).pow(1.0 / norm_type)
+    from .activation import relu   # (torch's formula: relu's gradient lets NaN through)
+    return (out.sign() * relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):

@@ -1,0 +1,139 @@
+"""The float32 elementwise loops of ``_backend/vector_math.py`` (libmvec's vector functions on
+OpenMP loops): each op on inputs large enough to take its loop, against torch and against
+float64, with NaN, infinities, signed zeros, subnormals and huge arguments; the gradient loop;
+and NumPy's path where the loops do not apply or cannot be built."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._backend import choice, vector_math
+
+N = 1 << 20   # at or above every loop's size rule
+
+needs_loops = pytest.mark.skipif(not vector_math.available(),
+                                 reason="no C compiler or libmvec: the vector-math loops cannot be built here")
+
+# op -> (ember function, torch function, the inputs' range)
+OPS = {
+    "sin": (ember.sin, torch.sin, 60.0),
+    "cos": (ember.cos, torch.cos, 60.0),
+    "exp2": (ember.exp2, torch.exp2, 140.0),
+    "log1p": (ember.log1p, torch.log1p, 1e6),
+    "erf": (ember.erf, torch.erf, 6.0),
+    "erfc": (ember.erfc, torch.erfc, 12.0),
+    "sqrt": (ember.sqrt, torch.sqrt, 1e6),
+    "rsqrt": (ember.rsqrt, torch.rsqrt, 1e6),
+    "sigmoid": (ember.sigmoid, torch.sigmoid, 120.0),
+    "sign": (ember.sign, torch.sign, 10.0),
+    "sgn": (ember.sgn, torch.sgn, 10.0),
+    "frac": (ember.frac, torch.frac, 1e4),
+    "square": (lambda t: t.pow(2), lambda t: t.pow(2), 1e20),
+    "deg2rad": (ember.deg2rad, torch.deg2rad, 1e4),
+}
+
+# the IEEE operations and selects, which give NumPy's bits
+EXACT = {"sqrt", "rsqrt", "sign", "sgn", "frac", "square", "deg2rad"}
+
+
+def _inputs(spread, seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.uniform(-1, 1, N) * spread).astype(np.float32)
+    x[:2000] = (rng.uniform(-1, 1, 2000) * 4).astype(np.float32)   # where the functions bend
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-39, 1.0, -1.0, 0.5,
+                3e38, -3e38, 1e5, -1e5, 88.7, -88.7, 103.0, -103.0, 127.5, -150.0]
+    x[2000:2000 + len(specials)] = specials
+    return x
+
+
+def _ulps_from_exact(got, exact):
+    """Each result's distance from the float64 ``exact`` in units of the float32 result's last
+    place (where both are finite; in subnormal results, of the smallest normal's)."""
+    finite = np.isfinite(got) & np.isfinite(exact)
+    magnitude = np.maximum(np.abs(exact[finite]), np.finfo(np.float32).tiny).astype(np.float32)
+    spacing = np.spacing(magnitude).astype(np.float64)
+    return np.abs(got[finite].astype(np.float64) - exact[finite]) / spacing
+
+
+@needs_loops
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_ops_on_the_vector_math_loops_match_torch(op, monkeypatch):
+    ember_fn, torch_fn, spread = OPS[op]
+    x = _inputs(spread)
+    kernel = "square" if op == "square" else ("sign" if op == "sgn" else op)
+    taken = []
+    real = vector_math.unary
+    monkeypatch.setattr(vector_math, "unary",
+                        lambda name, a: taken.append(name) or real(name, a))
+    with choice.only(choice.ONEDNN):
+        got = ember_fn(ember.tensor(x)).numpy()
+    assert taken == [kernel]
+    want = torch_fn(torch.from_numpy(x)).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(want), equal_nan=True)
+    if op in EXACT:
+        with choice.only(choice.NUMPY):
+            np.testing.assert_array_equal(got, ember_fn(ember.tensor(x)).numpy())
+    else:   # within libmvec's bound of 4 ulp from the exact result (torch's SLEEF: 1 ulp)
+        exact = torch_fn(torch.from_numpy(x).double()).numpy()
+        assert _ulps_from_exact(got, exact).max() <= max(4, _ulps_from_exact(want, exact).max())
+
+
+@needs_loops
+def test_sigmoid_gradient_on_the_loop_rounds_as_the_formula_on_arrays():
+    x = _inputs(30.0)
+    g = np.random.default_rng(1).standard_normal(N).astype(np.float32)
+    y = 1 / (1 + np.exp(-x.astype(np.float64)))
+    y = y.astype(np.float32)
+    got = vector_math.gradient("sigmoid", g, y)
+    np.testing.assert_array_equal(got, g * y * (1 - y))
+    xt = ember.tensor(x, requires_grad=True)
+    tt = torch.tensor(x, requires_grad=True)
+    ember.sigmoid(xt).backward(ember.tensor(g))
+    torch.sigmoid(tt).backward(torch.from_numpy(g))
+    torch.testing.assert_close(torch.from_numpy(xt.grad.numpy()), tt.grad, equal_nan=True)
+
+
+@needs_loops
+@pytest.mark.parametrize("layout", ["channels_last", "transposed"])
+def test_the_loops_keep_a_dense_layout(layout):
+    x = _inputs(5.0).reshape(16, 64, 32, 32)
+    t = ember.tensor(x)
+    t = (t.contiguous(memory_format=ember.channels_last) if layout == "channels_last"
+         else t.transpose(0, 3))
+    got = ember.sin(t)
+    assert got.stride() == t.stride()
+    torch.testing.assert_close(torch.from_numpy(got.numpy()),
+                               torch.sin(torch.from_numpy(t.numpy())), equal_nan=True)
+
+
+def test_small_strided_and_float64_inputs_take_numpy(monkeypatch):
+    taken = []
+    monkeypatch.setattr(vector_math, "unary", lambda name, a: taken.append(name))
+    x = ember.tensor(_inputs(5.0))
+    ember.sin(x[:100])                        # under the threshold
+    ember.sin(ember.tensor(_inputs(5.0)).double())   # float64
+    assert taken == []
+    strided = ember.sin(x[::2].reshape(-1))   # a strided view: the loop declines
+    assert taken == ["sin"]
+    np.testing.assert_array_equal(strided.numpy(), np.sin(x.numpy()[::2]))
+
+
+def test_without_the_loops_numpy_runs(monkeypatch):
+    monkeypatch.setattr(vector_math, "_function", lambda name, n_inputs: None)
+    x = _inputs(5.0)
+    np.testing.assert_array_equal(ember.sin(ember.tensor(x)).numpy(), np.sin(x))
+    assert vector_math.unary("sin", x) is None
+
+
+def test_every_table_op_has_a_loop_in_the_source():
+    for op in vector_math.UNARY:
+        assert f"void {op}_float32(" in vector_math.SOURCE
+    for op in vector_math.GRADIENTS:
+        assert f"void {op}_backward_float32(" in vector_math.SOURCE
+    assert max(vector_math.MIN_ELEMENTS.values()) <= N
+
+
+def test_every_loop_has_a_size_rule():
+    assert set(vector_math.MIN_ELEMENTS) == {*vector_math.UNARY,
+                                             *(f"{op} backward" for op in vector_math.GRADIENTS)}
