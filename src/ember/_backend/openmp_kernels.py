@@ -11,10 +11,12 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
 - Adam's moments and step in one pass (NumPy makes a dozen), rounded as NumPy's path;
 - addition, subtraction and multiplication of large float32 arrays of one layout (or an array
   and a number): the residual additions and the gates of the models;
-- the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``), and
-  running sums (``cumsum`` and its gradient) in float64, as torch adds them; ``gather`` along
+- the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``; of
+  their squares for the 2-norm; with NaN as 0 for ``nansum``), its largest and smallest
+  elements (``amax``, ``amin``, ``max`` and ``min`` without ``dim``), and running sums
+  (``cumsum`` and its gradient) in float64, as torch adds them; ``gather`` along
   any dimension of a float32 array (an index of the input's shape but along that dimension), and
-  its gradient.
+  its gradient; ``index_select`` along any dimension, and its gradient (``index_add``).
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -36,7 +38,9 @@ from .pointers import address
 
 SOURCE = r"""
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
+#include <string.h>
 
 /* arrays: x, y, mean, var, weight (or NULL), bias (or NULL); sizes: N, C, L, training;
    scalars: eps. Training: mean and var (biased) are written; else they are read. */
@@ -429,29 +433,127 @@ void scatter_add_float32(void **arrays, const int64_t *sizes, const double *scal
     *status = bad;
 }
 
-/* out[0] = the sum of n float32 elements, added in float64: each thread's share in blocks of
-   SUM_LANES elements, one float64 partial sum per lane (independent SIMD accumulators), then
-   the lanes, the threads' shares and the last partial block. */
-#define SUM_LANES 32
-void sum_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+/* out[o, i, :] = x[o, index[i], :] for row-major x (outer, nx, inner) and out (outer, ni,
+   inner), index (ni) within [0, nx) (the caller checks): index_select, a row copied per task
+   (a row of picks per outer index along the last axis). */
+void index_select_float32(void **arrays, const int64_t *sizes, const double *scalars,
+                          int nthreads) {
     const float *x = arrays[0];
-    double *out = arrays[1];
-    const int64_t n = sizes[0], blocks = n / SUM_LANES;
-    double total = 0.0;
-    #pragma omp parallel num_threads(nthreads) if(nthreads > 1) reduction(+:total)
-    {
-        double lanes[SUM_LANES] = {0};
-        #pragma omp for schedule(static)
-        for (int64_t b = 0; b < blocks; b++) {
-            const float *xs = x + b * SUM_LANES;
-            #pragma omp simd
-            for (int j = 0; j < SUM_LANES; j++) lanes[j] += xs[j];
+    const int64_t *index = arrays[1];
+    float *out = arrays[2];
+    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
+    (void)scalars;
+    if (inner == 1) {
+        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+        for (int64_t o = 0; o < outer; o++) {
+            const float *xs = x + o * nx;
+            float *ys = out + o * ni;
+            for (int64_t i = 0; i < ni; i++) ys[i] = xs[index[i]];
         }
-        for (int j = 0; j < SUM_LANES; j++) total += lanes[j];
+        return;
     }
-    for (int64_t i = blocks * SUM_LANES; i < n; i++) total += x[i];
-    out[0] = total;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t row = 0; row < outer * ni; row++) {
+        const int64_t o = row / ni, i = row % ni;
+        memcpy(out + row * inner, x + (o * nx + index[i]) * inner, (size_t)inner * sizeof(float));
+    }
 }
+
+/* out[o, index[i], j] += values[o, i, j] for row-major out (outer, nx, inner) and values
+   (outer, ni, inner), index (ni) within [0, nx): index_add (index_select's gradient into
+   zeros). Each (o, j) adds its terms in i order, as NumPy's add.at does; the tasks (an outer
+   index and a chunk of inner positions) write apart. */
+void index_add_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *values = arrays[0];
+    const int64_t *index = arrays[1];
+    float *out = arrays[2];
+    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
+    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
+    (void)scalars;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t task = 0; task < outer * chunks; task++) {
+        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
+        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK;
+        float *ys = out + o * nx * inner + first;
+        const float *vs = values + o * ni * inner + first;
+        for (int64_t i = 0; i < ni; i++) {
+            float *y = ys + index[i] * inner;
+            const float *v = vs + i * inner;
+            #pragma omp simd
+            for (int64_t j = 0; j < width; j++) y[j] += v[j];
+        }
+    }
+}
+
+/* Reductions of all n float32 elements: each thread's share in blocks of SUM_LANES elements,
+   one partial result per lane (independent SIMD accumulators), then the lanes, the threads'
+   shares and the last partial block. Sums (of the elements, of their squares, of the elements
+   with NaN as 0) are added in float64 into out[0] (a double); the largest and smallest
+   elements go to out[0] (a float), NaN where any element is NaN. */
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")   /* (nansum's select is not vectorized otherwise) */
+#define SUM_LANES 32
+#define PLAIN(v) (v)
+#define SQUARED(v) ((double)(v) * (v))
+#define NAN_AS_ZERO(v) ((v) == (v) ? (v) : 0.0f)
+#define WHOLE_SUM(name, TERM) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const float *x = arrays[0]; \
+    double *out = arrays[1]; \
+    const int64_t n = sizes[0], blocks = n / SUM_LANES; \
+    double total = 0.0; \
+    (void)scalars; \
+    _Pragma("omp parallel num_threads(nthreads) if(nthreads > 1) reduction(+:total)") \
+    { \
+        double lanes[SUM_LANES] = {0}; \
+        _Pragma("omp for schedule(static)") \
+        for (int64_t b = 0; b < blocks; b++) { \
+            const float *xs = x + b * SUM_LANES; \
+            _Pragma("omp simd") \
+            for (int j = 0; j < SUM_LANES; j++) lanes[j] += TERM(xs[j]); \
+        } \
+        for (int j = 0; j < SUM_LANES; j++) total += lanes[j]; \
+    } \
+    for (int64_t i = blocks * SUM_LANES; i < n; i++) total += TERM(x[i]); \
+    out[0] = total; \
+}
+WHOLE_SUM(sum_float32, PLAIN)
+WHOLE_SUM(sum_squares_float32, SQUARED)
+WHOLE_SUM(nansum_float32, NAN_AS_ZERO)
+#pragma GCC pop_options
+
+/* v replaces best where it is further along MORE (> or <), or NaN */
+#define TAKES(v, MORE, best) ((v) MORE (best) || (v) != (v))
+#define WHOLE_EXTREME(name, MORE, START) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const float *x = arrays[0]; \
+    float *out = arrays[1]; \
+    const int64_t n = sizes[0], blocks = n / SUM_LANES; \
+    float shares[nthreads]; \
+    (void)scalars; \
+    for (int t = 0; t < nthreads; t++) shares[t] = START; \
+    _Pragma("omp parallel num_threads(nthreads) if(nthreads > 1)") \
+    { \
+        float lanes[SUM_LANES]; \
+        for (int j = 0; j < SUM_LANES; j++) lanes[j] = START; \
+        _Pragma("omp for schedule(static)") \
+        for (int64_t b = 0; b < blocks; b++) { \
+            const float *xs = x + b * SUM_LANES; \
+            _Pragma("omp simd") \
+            for (int j = 0; j < SUM_LANES; j++) \
+                lanes[j] = TAKES(xs[j], MORE, lanes[j]) ? xs[j] : lanes[j]; \
+        } \
+        float best = START; \
+        for (int j = 0; j < SUM_LANES; j++) best = TAKES(lanes[j], MORE, best) ? lanes[j] : best; \
+        shares[omp_get_thread_num()] = best; \
+    } \
+    float best = START; \
+    for (int t = 0; t < nthreads; t++) best = TAKES(shares[t], MORE, best) ? shares[t] : best; \
+    for (int64_t i = blocks * SUM_LANES; i < n; i++) best = TAKES(x[i], MORE, best) ? x[i] : best; \
+    out[0] = best; \
+}
+WHOLE_EXTREME(max_float32, >, -INFINITY)
+WHOLE_EXTREME(min_float32, <, INFINITY)
 """
 
 # The elementwise loops run from this many elements; below, the ctypes call around the loop
@@ -676,18 +778,26 @@ def binary(ufunc, a, b):
     return None
 
 
-def sum_float32(x):
-    """The sum of a dense float32 array's elements as a 0-d float32 array, added in float64
-    (NumPy's pairwise sum in float32 runs on one thread at a third of the loop's speed); None
-    where the loop does not apply or cannot be built."""
+# whole_reduction's kinds: the loop and the dtype of its result
+_WHOLE_REDUCTIONS = {"sum": ("sum_float32", np.float64), "sum_squares": ("sum_squares_float32", np.float64),
+                     "nansum": ("nansum_float32", np.float64), "max": ("max_float32", np.float32),
+                     "min": ("min_float32", np.float32)}
+
+
+def whole_reduction(kind, x):
+    """A reduction of all of a dense float32 array's elements as a 0-d float32 array: ``sum``,
+    ``sum_squares`` and ``nansum`` (NaN as 0) added in float64 (NumPy's pairwise sum in float32
+    runs on one thread at a third of the loop's speed), ``max`` and ``min`` (NaN if any element
+    is); None where the loop does not apply or cannot be built."""
     if x.size < SUM_MIN_ELEMENTS or not _dense_alike(x):
         return None
-    function = _function("sum_float32")
+    name, dtype = _WHOLE_REDUCTIONS[kind]
+    function = _function(name)
     if function is None:
         return None
-    total = np.empty(1, np.float64)
-    _call(function, (x, total), (x.size,), ())
-    return total.astype(np.float32).reshape(())
+    result = np.empty(1, dtype)
+    _call(function, (x, result), (x.size,), ())
+    return result.astype(np.float32).reshape(())
 
 
 def _around(shape, axis):
@@ -745,6 +855,58 @@ def gather_float32(x, index, axis):
     _call(function, (x, index, out, status), (outer, x.shape[axis], index.shape[axis], inner), ())
     if status[0]:
         raise ValueError("an index is out of bounds")
+    return out
+
+
+def _rows_along(x, index, rows):
+    """Whether a row-major float32 ``x`` and a 1-d int64 ``index`` take ``index_select_float32``
+    or ``index_add_float32``: ``rows`` (the elements of the slices moved) of
+    ``ELEMENTWISE_MIN_ELEMENTS`` or more."""
+    return (type(x) is np.ndarray and x.dtype == np.float32 and x.flags.c_contiguous
+            and x.ndim > 0 and type(index) is np.ndarray and index.dtype == np.int64
+            and index.ndim == 1 and index.flags.c_contiguous and rows >= ELEMENTWISE_MIN_ELEMENTS)
+
+
+def index_select_applies(x, index, axis):
+    """Whether ``index_select_float32`` takes the case."""
+    return _rows_along(x, index, x.size // max(x.shape[axis], 1) * index.size)
+
+
+def index_select_float32(x, index, axis):
+    """``take(x, index, axis)`` for a row-major float32 ``x`` and a 1-d int64 ``index`` within
+    ``x``'s size along ``axis`` (the caller checks), as a new row-major array; None where the
+    loop does not apply or cannot be built."""
+    if not index_select_applies(x, index, axis):
+        return None
+    shape = x.shape[:axis] + (index.size,) + x.shape[axis + 1:]
+    function = _function("index_select_float32")
+    if function is None:
+        return None
+    outer, inner = _around(x.shape, axis)
+    out = np.empty(shape, np.float32)
+    _call(function, (x, index, out), (outer, x.shape[axis], index.size, inner), ())
+    return out
+
+
+def index_add_applies(out, index, values, axis):
+    """Whether ``index_add_float32`` takes the case."""
+    return (_rows_along(out, index, values.size) and type(values) is np.ndarray
+            and values.dtype == np.float32 and values.flags.c_contiguous
+            and values.shape == out.shape[:axis] + (index.size,) + out.shape[axis + 1:])
+
+
+def index_add_float32(out, index, values, axis):
+    """``out`` with the slices of ``values`` along ``axis`` added at ``index`` in place, in
+    ``add.at``'s order, for row-major float32 ``out`` and ``values`` (``out``'s shape but
+    ``index.size`` along ``axis``) and a 1-d int64 ``index`` within range; None (nothing
+    written) where the loop does not apply or cannot be built."""
+    if not index_add_applies(out, index, values, axis):
+        return None
+    function = _function("index_add_float32")
+    if function is None:
+        return None
+    outer, inner = _around(out.shape, axis)
+    _call(function, (values, index, out), (outer, out.shape[axis], index.size, inner), ())
     return out
 
 

@@ -141,7 +141,7 @@ def _index_select(input, dim, index):
             f"INDICES element is out of DATA bounds, id={i} axis_dim={size}"))
     _check_bounds(idx, 0, size, lambda i: IndexError("index out of range in self"))
     if data.ndim:
-        out = make(namespace_of(data).take(data, idx.reshape(-1), axis=d))
+        out = make(_selected(data, idx.reshape(-1), d))
     elif idx.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} "
                            "value(s)")
@@ -213,6 +213,27 @@ def _gather_loop(data, idx, d, error):
 
 
 _gather_kernel = KernelChoice("gather", onednn=_gather_loop, numpy=_gather_numpy)
+
+
+def _numpy_selected(data, index, axis):
+    return namespace_of(data).take(data, index, axis=axis)
+
+
+# index_select: large row-major float32 inputs by the kernel choice
+_select_kernel = KernelChoice("index_select", onednn=openmp_kernels.index_select_float32,
+                              numpy=_numpy_selected)
+# index_add into a fresh copy, asked where the loop takes the case (NumPy's: None, for
+# ``_index_added``'s own path)
+_slices_added = KernelChoice("index_add", onednn=openmp_kernels.index_add_float32,
+                             numpy=lambda out, index, values, axis: None)
+
+
+def _selected(data, index, axis):
+    """``take(data, index, axis)``, for an index within range (by the kernel choice where the
+    loop takes the case)."""
+    if openmp_kernels.index_select_applies(data, index, axis):
+        return _select_kernel(data, index, axis)
+    return _numpy_selected(data, index, axis)
 
 
 def _gather_array(data, idx, d, error):
@@ -652,10 +673,15 @@ def _nonempty_grad(grad):
 
 def _index_added(data, d, index, values):
     """A copy of ``data`` with the slices of ``values`` along ``d`` added at ``index`` (its
-    layout as ``data.copy()``'s): rows along the first dimension, as ``add_rows_at`` adds them."""
+    layout as ``data.copy()``'s): rows along the first dimension, as ``add_rows_at`` adds them
+    (large row-major float32 ones by the kernel choice)."""
     xp = namespace_of(data)
     if not data.size:
         return data.copy()
+    if openmp_kernels.index_add_applies(data, index, values, d):
+        out = _slices_added(data.copy(), index, values, d)
+        if out is not None:
+            return out
     if not data.ndim or not index.size:
         out = data.copy()
         xp.add.at(_nonempty(out), _dim_key(d, index), values)

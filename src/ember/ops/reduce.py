@@ -133,8 +133,23 @@ def _array_sum(data, **kwargs):
     return data.sum(**kwargs)
 
 
-# The sum of all of a large float32 array's elements.
-_whole_sum = KernelChoice("sum", onednn=openmp_kernels.sum_float32, numpy=_array_sum)
+# Reductions of all of a large float32 array's elements.
+_whole_sum = KernelChoice("sum", onednn=lambda data: openmp_kernels.whole_reduction("sum", data),
+                          numpy=_array_sum)
+_whole_sum_of_squares = KernelChoice(   # (NumPy's float32 sum of a strided array loses bits)
+    "sum of squares", onednn=lambda data: openmp_kernels.whole_reduction("sum_squares", data),
+    numpy=lambda data: namespace_of(data).square(data).sum(dtype=np.float64).astype(data.dtype))
+_whole_nansum = KernelChoice("nansum", onednn=lambda data: openmp_kernels.whole_reduction("nansum", data),
+                             numpy=lambda data: _numpy_nansum(data))
+_whole_extremes = {
+    True: KernelChoice("max", onednn=lambda data: openmp_kernels.whole_reduction("max", data),
+                       numpy=lambda data: data.max()),
+    False: KernelChoice("min", onednn=lambda data: openmp_kernels.whole_reduction("min", data),
+                        numpy=lambda data: data.min())}
+
+
+def _large_float32(data):
+    return data.dtype == np.float32 and data.size >= openmp_kernels.SUM_MIN_ELEMENTS
 
 
 # Running sums of a large row-major float32 array, forward (``cumsum``) or from the end.
@@ -288,8 +303,16 @@ class NansumBackward0(Node):
 
 
 def _nansum_array(data, **kwargs):
-    """``nansum`` on arrays: a plain sum when there is no NaN (one pass to find out), else the
-    sum with NaNs replaced by zeros."""
+    """``nansum`` on arrays (all of a large float32 array's by the kernel choice)."""
+    if (kwargs.get("axis") is None and not kwargs.get("keepdims") and kwargs.get("dtype") is None
+            and _large_float32(data)):
+        return _whole_nansum(data)
+    return _numpy_nansum(data, **kwargs)
+
+
+def _numpy_nansum(data, **kwargs):
+    """A plain sum when there is no NaN (one pass to find out), else the sum with NaNs replaced
+    by zeros."""
     xp = namespace_of(data)
     if data.dtype.kind in "fc":
         nan = xp.isnan(data)
@@ -718,28 +741,34 @@ def _check_reducible(op, shape, dim):
             raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def _share_among_ties(grad, x, result, dims, keepdim):
+def _share_among_ties(grad, x, result, dims, keepdim, nan_ties):
     """The gradient of a max or min over ``dims``: split evenly between the elements equal to
-    the result (NaN counts as equal to a NaN result)."""
+    the result. With ``nan_ties`` NaN counts as equal to a NaN result (torch's ``max()``);
+    without, a slice whose result is NaN has no ties and its gradient is NaN throughout
+    (torch's ``amax``: the gradient over the count of ties, times the ties)."""
     xd = x._data
     xp = namespace_of(xd)
     r = result._data if keepdim else result._data.reshape(_kept_shape(xd.shape, dims))
     ties = xd == r
-    if _is_inexact(xd):
+    if nan_ties and _is_inexact(xd):
         ties |= xp.isnan(xd) & xp.isnan(r)
     count = xp.sum(ties, axis=_axis(dims, xd.ndim), keepdims=True).astype(xd.dtype)
-    share = restore_dims(grad, xd.shape, dims, keepdim) / make(count)
-    return where(make(ties), share, 0)
+    with _quiet(xp):
+        share = restore_dims(grad, xd.shape, dims, keepdim) / make(count)
+    if nan_ties:
+        return where(make(ties), share, 0)
+    return share * make(ties.astype(xd.dtype))
 
 
 class AmaxBackward0(Node):
     __slots__ = ()
     saved_fields = {"self": 0, "result": 1, "dim": "dims", "keepdim": "keepdim"}
     jvp = jvp_by_transposition
+    nan_ties = False
 
     def backward(self, grad):
         x, result = self.saved_tensors
-        return (_share_among_ties(grad, x, result, self.dims, self.keepdim),)
+        return (_share_among_ties(grad, x, result, self.dims, self.keepdim, self.nan_ties),)
 
 
 class AminBackward0(AmaxBackward0):
@@ -747,11 +776,12 @@ class AminBackward0(AmaxBackward0):
 
 
 class MaxBackward1(AmaxBackward0):
-    """Gradient of the full max(): shared evenly between ties."""
+    """Gradient of the full max(): shared evenly between ties, a NaN result's among the NaN."""
     __slots__ = ()
+    nan_ties = True
 
 
-class MinBackward1(AmaxBackward0):
+class MinBackward1(MaxBackward1):
     __slots__ = ()
 
 
@@ -769,8 +799,12 @@ def _extreme(op, input, dim, keepdim, is_max, node_cls):
     _check_reducible(op, data.shape, dim)
     if data.dtype.kind == "c" and data.size:   # torch checks shapes first, and skips empty input
         raise not_implemented(_COMPLEX_KERNELS[op], data.dtype)
-    find = data.max if is_max else data.min
-    out = make(find(axis=_axis(dims, data.ndim), keepdims=keepdim))
+    axis = _axis(dims, data.ndim)
+    if axis is None and not keepdim and _large_float32(data):
+        out = make(_whole_extremes[is_max](data))
+    else:
+        find = data.max if is_max else data.min
+        out = make(find(axis=axis, keepdims=keepdim))
     node = record(node_cls, (input,), out)
     if node is not None:
         node.save(input, out)
@@ -1235,8 +1269,10 @@ def count_nonzero(input, dim=None):
 # norm
 
 def _norm_data(xp, data, p, dims, keepdim):
-    size = xp.abs(data)
     axis = _axis(dims, data.ndim)
+    if p == 2 and axis is None and not keepdim and _large_float32(data):
+        return xp.sqrt(_whole_sum_of_squares(data))
+    size = xp.abs(data)
     if p != 0 and _count(data.shape, dims) == 1:   # one element: |x|, as torch (even for ord NaN)
         return xp.sum(size, axis=axis, keepdims=keepdim)
     if p == 2:

@@ -359,7 +359,7 @@ class MedianBackward0(Node):
 
     def backward(self, grad):
         x, result = self.saved_tensors
-        return (_share_among_ties(grad, x, result, tuple(range(x._data.ndim)), False),)
+        return (_share_among_ties(grad, x, result, tuple(range(x._data.ndim)), False, True),)
 
 
 class NanmedianBackward0(MedianBackward0):
@@ -933,7 +933,7 @@ class AminmaxBackward0(Node):
         total = None
         for grad, result in ((grad_min, low), (grad_max, high)):
             if grad is not None:
-                part = _share_among_ties(grad, x, result, self.dims, self.keepdim)
+                part = _share_among_ties(grad, x, result, self.dims, self.keepdim, False)
                 total = part if total is None else total + part
         return (total,)
 
