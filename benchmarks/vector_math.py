@@ -1,5 +1,6 @@
 """The float32 vector-math loops (``_backend/vector_math.py``) against NumPy's path for the same
-op, array by array: each op of ``vector_math.UNARY`` (and each gradient of ``GRADIENTS``) at
+op, array by array: each op of ``vector_math.UNARY`` and ``BINARY`` (a second operand of the
+same shape), and each gradient of ``GRADIENTS``, at
 several sizes and thread counts, the two taking turns, medians in µs and the loop's time over
 NumPy's. The figures behind each op's size rule (``vector_math.MIN_ELEMENTS``).
 
@@ -22,8 +23,12 @@ def _inputs(op, n):
     return np.abs(x) if op in ("sqrt", "rsqrt", "log1p") else x
 
 
-def _op(op):
-    """The ember op that runs loop ``op``, on an array."""
+def _op(op, n):
+    """The ember op that runs loop ``op``, on an array (a binary op's other operand an array of
+    the same shape)."""
+    if op in vector_math.BINARY:
+        other = ember.tensor(_inputs(op, n)[::-1].copy())
+        return lambda x: getattr(ember, op)(ember.tensor(x), other)
     forward = {"square": lambda t: t.pow(2)}.get(op) or getattr(ember, op)
     return lambda x: forward(ember.tensor(x))
 
@@ -57,7 +62,7 @@ def compare(op, n, rounds):
     ``backward_arrays``), on the loop and on NumPy, taking turns."""
     name, _, backward = op.partition(" ")
     x = _inputs(name, n)
-    run = _op(name)
+    run = _op(name, n)
     if backward:
         g = ember.tensor(np.random.default_rng(1).random(n, dtype=np.float32))
         x = ember.tensor(x, requires_grad=True)
@@ -75,8 +80,8 @@ def compare(op, n, rounds):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", nargs="+", default=list(vector_math.UNARY) + [
-        f"{op} backward" for op in vector_math.GRADIENTS])
+    parser.add_argument("--ops", nargs="+", default=[*vector_math.UNARY, *vector_math.BINARY, *(
+        f"{op} backward" for op in vector_math.GRADIENTS)])
     parser.add_argument("--sizes", nargs="+", type=int, default=SIZES)
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--rounds", type=int, default=3)

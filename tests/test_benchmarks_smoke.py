@@ -293,3 +293,17 @@ def test_vector_math_prints_a_row_per_op_and_restores_the_size_rules(monkeypatch
             or line.startswith("| sigmoid backward")]
     assert len(rows) == 2 and all("(1.00)" in row for row in rows)
     assert vector_math.MIN_ELEMENTS == rules
+
+
+def test_index_select_benchmark_prints_a_row_per_shape(monkeypatch, capsys):
+    from benchmarks import index_select as bench
+    from ember._backend import openmp_kernels
+    if openmp_kernels._function("index_select_float32") is None:
+        pytest.skip("the OpenMP loops cannot be built here")
+    monkeypatch.setattr(ember, "set_num_threads", lambda n: None)
+    monkeypatch.setattr(bench, "SHAPES", ((20, 30),))
+    monkeypatch.setattr(sys, "argv", ["index_select", "--threads", "1", "--number", "1",
+                                      "--repeats", "1"])
+    bench.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 |")]
+    assert len(rows) == 1 and rows[0].count("(") == 2

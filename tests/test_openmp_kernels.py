@@ -367,11 +367,11 @@ def test_whole_reductions_on_the_loop_match_torch(op, layout, monkeypatch):
             out.backward()
             results.append((out.item(), t.grad.numpy()))
         (want, want_grad), (got, got_grad) = results
-        # (torch's float32 sum of squares of the strided view drifts some 3e-6 from the exact
-        # one; ember's NumPy path adds it in float64)
-        np.testing.assert_allclose(got, want, rtol=1e-5 if layout == "strided" else 2e-6,
-                                   equal_nan=True)
-        np.testing.assert_allclose(got_grad, want_grad, rtol=5e-6, atol=1e-9, equal_nan=True)
+        # (torch's float32 sum of squares of the strided view drifts up to some 7e-6 from the
+        # exact one, and the norm's gradient with it; ember's NumPy path adds it in float64)
+        rtol = 1e-5 if layout == "strided" else 5e-6
+        np.testing.assert_allclose(got, want, rtol=rtol, equal_nan=True)
+        np.testing.assert_allclose(got_grad, want_grad, rtol=rtol, atol=1e-9, equal_nan=True)
     assert taken == [layout != "strided"] * 2
 
 
@@ -389,8 +389,11 @@ def test_index_select_on_the_loop_matches_torch(dim, monkeypatch):
     (repeated indices included) in add.at's order: values and gradients as torch's."""
     from ember.ops import index as index_ops
     taken = _spy_on(monkeypatch, index_ops._select_kernel, index_ops._slices_added)
+    # (rows are copied on the loop only at two threads or more, from a size larger than this)
+    monkeypatch.setattr(openmp_kernels, "INDEX_ROWS_MIN_ELEMENTS", 1 << 14)
+    monkeypatch.setattr(openmp_kernels, "_threads", lambda: 2)
     rng = np.random.default_rng(9)
-    x = rng.standard_normal((24, 40, 37)).astype(np.float32)
+    x = rng.standard_normal((24, 40, 70)).astype(np.float32)
     size = x.shape[dim]
     idx = rng.integers(0, size, size + 7)   # repeats
     g = rng.standard_normal(np.take(x, idx, axis=dim).shape).astype(np.float32)

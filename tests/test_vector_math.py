@@ -131,9 +131,70 @@ def test_every_table_op_has_a_loop_in_the_source():
         assert f"void {op}_float32(" in vector_math.SOURCE
     for op in vector_math.GRADIENTS:
         assert f"void {op}_backward_float32(" in vector_math.SOURCE
+    for op in vector_math.BINARY:
+        for form in ("", "_number", "_rows"):
+            assert f"void {op}{form}_float32(" in vector_math.SOURCE
     assert max(vector_math.MIN_ELEMENTS.values()) <= N
 
 
 def test_every_loop_has_a_size_rule():
-    assert set(vector_math.MIN_ELEMENTS) == {*vector_math.UNARY,
+    assert set(vector_math.MIN_ELEMENTS) == {*vector_math.UNARY, *vector_math.BINARY,
                                              *(f"{op} backward" for op in vector_math.GRADIENTS)}
+
+
+# op -> ember/torch function name, and whether the loop gives NumPy's bits (the selects and
+# copysign) or is within libmvec's bound of torch's (hypot, atan2)
+BINARY_OPS = {"maximum": True, "minimum": True, "copysign": True, "hypot": False, "atan2": False}
+
+
+def _binary_operands(form):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((1024, 1024)) * 3).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[:12] = [np.nan, 1.0, np.inf, -np.inf, 0.0, -0.0, 0.0, -0.0, np.nan, 2.0, 1e-45, -5.0]
+    if form == "number":
+        return x, 0.5
+    if form == "row":
+        y = (rng.standard_normal((1, 1024)) * 3).astype(np.float32)
+        y[0, :12] = [1.0, np.nan, np.inf, np.inf, -0.0, 0.0, 0.0, -0.0, np.nan, 2.0, -1e-45, -5.0]
+        return x, y
+    y = (rng.standard_normal((1024, 1024)) * 3).astype(np.float32)
+    y.reshape(-1)[:12] = [1.0, np.nan, np.inf, np.inf, -0.0, 0.0, 0.0, -0.0, np.nan, 2.0, -1e-45, -5.0]
+    return x, y
+
+
+@needs_loops
+@pytest.mark.parametrize("form", ["same", "number", "row"])
+@pytest.mark.parametrize("op", sorted(BINARY_OPS))
+def test_binary_ops_on_the_vector_math_loops_match_torch(op, form, monkeypatch):
+    x, y = _binary_operands(form)
+    taken = []
+    real = vector_math.binary
+    monkeypatch.setattr(vector_math, "binary", lambda name, a, b: taken.append(name) or real(name, a, b))
+
+    def run(lib):   # (a number as a 0-d tensor: not every one of these ops takes a number)
+        other = lib.tensor(np.float32(y)) if form == "number" else lib.tensor(y)
+        return getattr(lib, op)(lib.tensor(x), other)
+
+    with choice.only(choice.ONEDNN):
+        got = run(ember).numpy()
+    assert taken == [op]
+    want = run(torch).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(want), equal_nan=True)
+    if BINARY_OPS[op]:   # NumPy's path, bit for bit (signed zeros included)
+        with choice.only(choice.NUMPY):
+            expected = run(ember).numpy()
+        np.testing.assert_array_equal(got, expected)
+        assert np.array_equal(np.signbit(got), np.signbit(expected))
+
+
+def test_binary_operands_the_loops_do_not_take_run_on_numpy(monkeypatch):
+    x = np.random.default_rng(4).standard_normal((512, 512)).astype(np.float32)
+    for y in (x[:, :1].copy(),            # a column: not a trailing row
+              x.T,                         # another layout
+              x.astype(np.float64)):       # another dtype (promoted by the op)
+        got = ember.maximum(ember.tensor(x), ember.tensor(y)).numpy()
+        np.testing.assert_array_equal(got, np.maximum(x, y).astype(got.dtype))
+    assert vector_math.binary("maximum", x, x.T) is None
+    assert vector_math.binary("maximum", x, x[:, :1].copy()) is None

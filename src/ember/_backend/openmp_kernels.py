@@ -568,6 +568,11 @@ SUM_MIN_ELEMENTS = 1 << 17
 # time in float32, on one thread).
 SCAN_MIN_ELEMENTS = 1 << 14
 
+# index_select's loop runs from this many elements picked along the last axis, or copied in
+# rows along another (benchmarks/index_select.py)
+INDEX_PICKS_MIN_ELEMENTS = 1 << 16
+INDEX_ROWS_MIN_ELEMENTS = 1 << 19
+
 _functions = {}   # name -> ctypes function, or None where it could not be built
 
 
@@ -868,8 +873,13 @@ def _rows_along(x, index, rows):
 
 
 def index_select_applies(x, index, axis):
-    """Whether ``index_select_float32`` takes the case."""
-    return _rows_along(x, index, x.size // max(x.shape[axis], 1) * index.size)
+    """Whether ``index_select_float32`` takes the case: along the last axis (picks) from
+    ``INDEX_PICKS_MIN_ELEMENTS``; along another (rows copied) only on two threads or more, from
+    ``INDEX_ROWS_MIN_ELEMENTS`` (one thread copies rows no faster than NumPy's ``take``)."""
+    moved = x.size // max(x.shape[axis], 1) * index.size
+    if axis == x.ndim - 1:
+        return moved >= INDEX_PICKS_MIN_ELEMENTS and _rows_along(x, index, moved)
+    return moved >= INDEX_ROWS_MIN_ELEMENTS and _threads() > 1 and _rows_along(x, index, moved)
 
 
 def index_select_float32(x, index, axis):

@@ -38,6 +38,17 @@ UNARY = {
     "deg2rad": "x * (float)0.017453292519943295",
 }
 
+# op name: the C expression of float32 elements ``x`` and ``y``, as NumPy's ufunc computes it
+# (ember's path: NaN propagates through maximum and minimum; a tie of signed zeros gives ``y``).
+# (fmax and fmin took as long on the loop as on NumPy's, at 1 and 2 threads.)
+BINARY = {
+    "maximum": "(x > y || x != x) ? x : y",
+    "minimum": "(x < y || x != x) ? x : y",
+    "copysign": "copysignf(x, y)",
+    "hypot": "hypotf(x, y)",
+    "atan2": "atan2f(x, y)",
+}
+
 # op name: (the saved value the gradient reads, ``x`` the input or ``y`` the result; the C
 # expression of it and ``g``, the output's gradient), each operation rounded to float32 in the
 # order ember's formula on arrays takes
@@ -47,17 +58,22 @@ GRADIENTS = {
 
 # op name (or "op backward"): the fewest elements for which the op takes its loop, where the
 # loop took less time than NumPy's path at 1 and at 2 threads (``benchmarks/vector_math.py``):
-# below, the ctypes call around the loop costs more than it saves. NumPy runs square and
-# deg2rad in one vectorized pass as well: only a second thread makes up for the call.
+# below, the ctypes call around the loop costs more than it saves. NumPy runs square,
+# deg2rad, maximum and minimum in one vectorized pass as well: only a second thread makes up
+# for the call (atan2's loop, too, gains from 2 threads only, below 1M elements).
 MIN_ELEMENTS = {
     "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 12,
     "erfc": 1 << 12, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
     "sigmoid backward": 1 << 15,
+    "maximum": 1 << 20, "minimum": 1 << 20, "copysign": 1 << 14, "hypot": 1 << 12,
+    "atan2": 1 << 18,
 }
 
-# the C library's functions the expressions call, which libmvec has vector versions of
-VECTOR_FUNCTIONS = ("sinf", "cosf", "exp2f", "log1pf", "erff", "erfcf", "expf")
+# the C library's functions the expressions call, which libmvec has vector versions of, and
+# how many arguments each takes
+VECTOR_FUNCTIONS = {"sinf": 1, "cosf": 1, "exp2f": 1, "log1pf": 1, "erff": 1, "erfcf": 1,
+                    "expf": 1, "hypotf": 2, "atan2f": 2}
 
 _LOOP = """
 void {name}({parameters}, float *out, int64_t n, int nthreads) {{
@@ -65,6 +81,33 @@ void {name}({parameters}, float *out, int64_t n, int nthreads) {{
     for (int64_t i = 0; i < n; i++) {{
         {elements}
         out[i] = {expression};
+    }}
+}}
+"""
+
+
+# a binary op of an array and a number, and of an array and a row repeated over its rows
+_NUMBER_LOOP = """
+void {name}(const float *xs, float y, float *out, int64_t n, int nthreads) {{
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < n; i++) {{
+        const float x = xs[i];
+        out[i] = {expression};
+    }}
+}}
+"""
+_ROWS_LOOP = """
+void {name}(const float *xs, const float *ys, float *out, int64_t rows, int64_t width,
+            int nthreads) {{
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {{
+        const float *xr = xs + r * width;
+        float *o = out + r * width;
+        #pragma omp simd
+        for (int64_t j = 0; j < width; j++) {{
+            const float x = xr[j], y = ys[j];
+            o[j] = {expression};
+        }}
     }}
 }}
 """
@@ -78,11 +121,16 @@ def _loop(name, expression, inputs):
 
 
 def _source():
-    declarations = "".join(f"#pragma omp declare simd notinbranch\nfloat {f}(float);\n"
-                           for f in VECTOR_FUNCTIONS)
+    declarations = "".join(
+        f"#pragma omp declare simd notinbranch\nfloat {f}({', '.join(['float'] * arity)});\n"
+        for f, arity in VECTOR_FUNCTIONS.items())
     loops = [_loop(f"{op}_float32", expression, ("x",)) for op, expression in UNARY.items()]
     loops += [_loop(f"{op}_backward_float32", expression, ("g", saved))
               for op, (saved, expression) in GRADIENTS.items()]
+    for op, expression in BINARY.items():
+        loops += [_loop(f"{op}_float32", expression, ("x", "y")),
+                  _NUMBER_LOOP.format(name=f"{op}_number_float32", expression=expression),
+                  _ROWS_LOOP.format(name=f"{op}_rows_float32", expression=expression)]
     # no fused multiply-adds: each operation rounds as NumPy's passes round it; no traps (the
     # loops do not read the floating-point flags), which lets the compiler vectorize truncf
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
@@ -94,10 +142,15 @@ SOURCE = _source()
 _functions = {}   # name -> ctypes function, or None where it could not be built
 
 
-def _function(name, n_inputs):
+_ARRAYS_ARGUMENTS = {n: (ctypes.c_void_p,) * (n + 1) + (ctypes.c_int64, ctypes.c_int)
+                     for n in (1, 2)}
+_NUMBER_ARGUMENTS = (ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int)
+_ROWS_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int)
+
+
+def _function(name, argtypes):
     if name not in _functions:
         from .._inductor import _compiler
-        argtypes = (ctypes.c_void_p,) * (n_inputs + 1) + (ctypes.c_int64, ctypes.c_int)
         _functions[name] = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",),
                                           argtypes=argtypes)
     return _functions[name]
@@ -105,13 +158,13 @@ def _function(name, n_inputs):
 
 def available():
     """Whether the loops can be built here (a C compiler and libmvec are found)."""
-    return _function("sin_float32", 1) is not None
+    return _function("sin_float32", _ARRAYS_ARGUMENTS[1]) is not None
 
 
 def _run(name, inputs):
     if not openmp_kernels._dense_alike(*inputs, least=1):
         return None
-    function = _function(name, len(inputs))
+    function = _function(name, _ARRAYS_ARGUMENTS[len(inputs)])
     if function is None:
         return None
     out = np.empty_like(inputs[0])   # the inputs' layout: the same flat order
@@ -131,3 +184,37 @@ def gradient(op, grad, saved):
     output's gradient and the saved input or result the formula reads; None where the loop
     does not apply or cannot be built."""
     return _run(f"{op}_backward_float32", (grad, saved))
+
+
+def binary(op, x, y):
+    """``op`` (a name in ``BINARY``) of a dense float32 array ``x`` with elements and ``y``: a
+    float32 array of ``x``'s shape and layout, a number (a Python float or int, or a float32
+    0-d array), or a row-major float32 array of ``x``'s trailing shape repeated over its
+    leading dimensions (``x`` row-major); in ``x``'s layout, or None where the loop does not
+    apply or cannot be built."""
+    if not openmp_kernels._dense_alike(x, least=1):
+        return None
+    if type(y) is float or type(y) is int or (type(y) in (np.ndarray, np.float32)
+                                              and y.dtype == np.float32 and y.ndim == 0):
+        function = _function(f"{op}_number_float32", _NUMBER_ARGUMENTS)
+        if function is None:
+            return None
+        out = np.empty_like(x)
+        function(address(x), float(y), address(out), out.size, openmp_kernels._threads())
+        return out
+    if type(y) is not np.ndarray or y.dtype != np.float32:
+        return None
+    if y.shape == x.shape:
+        return _run(f"{op}_float32", (x, y))
+    trailing = y.shape[next((i for i, n in enumerate(y.shape) if n != 1), y.ndim):]
+    if (not trailing or not x.flags.c_contiguous or not y.flags.c_contiguous
+            or len(trailing) > x.ndim or x.shape[x.ndim - len(trailing):] != trailing):
+        return None
+    function = _function(f"{op}_rows_float32", _ROWS_ARGUMENTS)
+    if function is None:
+        return None
+    out = np.empty_like(x)
+    width = y.size
+    function(address(x), address(y), address(out), x.size // width, width,
+             openmp_kernels._threads())
+    return out

@@ -774,6 +774,22 @@ def _ufunc(ufunc_name):
     return kernel
 
 
+_FLOAT32 = np.dtype(np.float32)
+
+
+def _on_loop_when_large(op, kernel):
+    """``kernel(x, y)`` with a float32 ``x`` of ``vector_math.MIN_ELEMENTS[op]`` elements or
+    more given to the choice between ``vector_math``'s loop for ``op`` and ``kernel`` itself."""
+    choice = KernelChoice(op, onednn=lambda x, y: vector_math.binary(op, x, y), numpy=kernel)
+    least = vector_math.MIN_ELEMENTS
+
+    def kernel_or_loop(x, y):
+        if x.dtype == _FLOAT32 and x.size >= least[op]:
+            return choice(x, y)
+        return kernel(x, y)
+    return kernel_or_loop
+
+
 def _float_only_kernel(ufunc_name, kernel_name):
     """A float op that torch does not implement for integer and bool tensors."""
     def kernel(x, y):
@@ -836,7 +852,7 @@ class Atan2Backward0(_BinaryNode):
                 self.reduce(scale * -a, 1) if self.next_functions[1][0] is not None else None)
 
 
-_atan2_kernel = _no_complex("atan2_cpu", _ufunc("arctan2"))
+_atan2_kernel = _no_complex("atan2_cpu", _on_loop_when_large("atan2", _ufunc("arctan2")))
 
 
 def atan2(input, other, *, out=None):
@@ -972,7 +988,7 @@ class HypotBackward0(_BinaryNode):
                 self.reduce(scale * b, 1) if self.next_functions[1][0] is not None else None)
 
 
-_hypot_kernel = _no_complex("hypot_cpu", _float_only_kernel("hypot", "hypot_cpu"))
+_hypot_kernel = _no_complex("hypot_cpu", _on_loop_when_large("hypot", _float_only_kernel("hypot", "hypot_cpu")))
 
 
 def hypot(input, other, *, out=None):
@@ -1096,7 +1112,7 @@ def _copysign_self_grad(grad, a, out):
     return grad * where(a == 0, 0.0, out / a)
 
 
-_copysign_kernel = _no_complex("copysign_cpu", _ufunc("copysign"))
+_copysign_kernel = _no_complex("copysign_cpu", _on_loop_when_large("copysign", _ufunc("copysign")))
 
 
 def copysign(input, other, *, out=None):
@@ -1189,7 +1205,8 @@ def _pick_grad(node, grad, to_a):
 
 
 _maximum_kernel, _minimum_kernel, _fmax_kernel, _fmin_kernel = (
-    _no_complex(None, _ufunc(name), f"{name} not implemented for complex tensors.")
+    _no_complex(None, _on_loop_when_large(name, _ufunc(name)) if name in vector_math.BINARY else _ufunc(name),
+                f"{name} not implemented for complex tensors.")
     for name in ("maximum", "minimum", "fmax", "fmin"))
 
 
