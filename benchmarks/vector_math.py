@@ -2,9 +2,11 @@
 op, array by array: each op of ``vector_math.UNARY`` and ``BINARY`` (a second operand of the
 same shape), and each gradient of ``GRADIENTS``, at
 several sizes and thread counts, the two taking turns, medians in µs and the loop's time over
-NumPy's. The figures behind each op's size rule (``vector_math.MIN_ELEMENTS``).
+NumPy's. The figures behind each op's size rule (``vector_math.MIN_ELEMENTS``); with
+``--conversions``, float32 to float16 and back (``vector_math.CONVERSION_MIN_ELEMENTS``).
 
     .venv/bin/python -m benchmarks.vector_math [--sizes 16384 65536 ...] [--threads 1 2]
+    .venv/bin/python -m benchmarks.vector_math --conversions
 """
 import argparse
 import statistics
@@ -20,12 +22,18 @@ SIZES = (1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22)
 
 def _inputs(op, n):
     x = np.random.default_rng(0).uniform(-4, 4, n).astype(np.float32)
+    if op == "float_of_half":
+        return x.astype(np.float16)
     return np.abs(x) if op in ("sqrt", "rsqrt", "log1p") else x
 
 
 def _op(op, n):
     """The ember op that runs loop ``op``, on an array (a binary op's other operand an array of
     the same shape)."""
+    if op == "half":
+        return lambda x: ember.tensor(x).half()
+    if op == "float_of_half":   # (given float16 inputs)
+        return lambda x: ember.tensor(x).float()
     if op in vector_math.BINARY:
         other = ember.tensor(_inputs(op, n)[::-1].copy())
         return lambda x: getattr(ember, op)(ember.tensor(x), other)
@@ -35,13 +43,15 @@ def _op(op, n):
 
 def _on(library, fn, *args):
     """``fn(*args)`` with every kernel choice on ``library``, the loops at any size."""
-    saved = dict(vector_math.MIN_ELEMENTS)
-    vector_math.MIN_ELEMENTS.update(dict.fromkeys(saved, 1))
+    saved = dict(vector_math.MIN_ELEMENTS), vector_math.CONVERSION_MIN_ELEMENTS
+    vector_math.MIN_ELEMENTS.update(dict.fromkeys(saved[0], 1))
+    vector_math.CONVERSION_MIN_ELEMENTS = 1
     try:
         with choice.only(library):
             return fn(*args)
     finally:
-        vector_math.MIN_ELEMENTS.update(saved)
+        vector_math.MIN_ELEMENTS.update(saved[0])
+        vector_math.CONVERSION_MIN_ELEMENTS = saved[1]
 
 
 def _time(fn, budget=0.02):
@@ -82,12 +92,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", nargs="+", default=[*vector_math.UNARY, *vector_math.BINARY, *(
         f"{op} backward" for op in vector_math.GRADIENTS)])
+    parser.add_argument("--conversions", action="store_true",
+                        help="time float32 -> float16 (half) and back (float_of_half) instead")
     parser.add_argument("--sizes", nargs="+", type=int, default=SIZES)
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     if not vector_math.available():
         raise SystemExit("the vector-math loops cannot be built here (no C compiler or libmvec)")
+    if args.conversions:
+        args.ops = ["half", "float_of_half"]
     print("| op | threads | " + " | ".join(f"{n} elements: loop / NumPy µs" for n in args.sizes) + " |")
     print("|---|---:|" + "---:|" * len(args.sizes))
     for op in args.ops:

@@ -347,6 +347,7 @@ def test_whole_reductions_on_the_loop_match_torch(op, layout, monkeypatch):
     give NaN, as torch's; values and gradients."""
     fn, kernel = WHOLE_REDUCTIONS[op]
     taken = _whole_reduction_spy(monkeypatch, kernel)
+    monkeypatch.setattr(openmp_kernels, "thread_count", lambda: 2)   # (extremes: 2 or more)
     rng = np.random.default_rng(6)
     x = (rng.standard_normal((4, 32, 32, 33)) + 0.25).astype(np.float32)   # 135168 elements
     x.reshape(-1)[12345] = 9.5
@@ -391,7 +392,7 @@ def test_index_select_on_the_loop_matches_torch(dim, monkeypatch):
     taken = _spy_on(monkeypatch, index_ops._select_kernel, index_ops._slices_added)
     # (rows are copied on the loop only at two threads or more, from a size larger than this)
     monkeypatch.setattr(openmp_kernels, "INDEX_ROWS_MIN_ELEMENTS", 1 << 14)
-    monkeypatch.setattr(openmp_kernels, "_threads", lambda: 2)
+    monkeypatch.setattr(openmp_kernels, "thread_count", lambda: 2)
     rng = np.random.default_rng(9)
     x = rng.standard_normal((24, 40, 70)).astype(np.float32)
     size = x.shape[dim]

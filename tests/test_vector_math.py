@@ -134,7 +134,8 @@ def test_every_table_op_has_a_loop_in_the_source():
     for op in vector_math.BINARY:
         for form in ("", "_number", "_rows"):
             assert f"void {op}{form}_float32(" in vector_math.SOURCE
-    assert max(vector_math.MIN_ELEMENTS.values()) <= N
+    assert max(vector_math.MIN_ELEMENTS[op] for op in vector_math.UNARY) <= N
+    assert max(vector_math.MIN_ELEMENTS[op] for op in vector_math.BINARY) <= 2048 * 1024
 
 
 def test_every_loop_has_a_size_rule():
@@ -149,7 +150,7 @@ BINARY_OPS = {"maximum": True, "minimum": True, "copysign": True, "hypot": False
 
 def _binary_operands(form):
     rng = np.random.default_rng(3)
-    x = (rng.standard_normal((1024, 1024)) * 3).astype(np.float32)
+    x = (rng.standard_normal((2048, 1024)) * 3).astype(np.float32)
     flat = x.reshape(-1)
     flat[:12] = [np.nan, 1.0, np.inf, -np.inf, 0.0, -0.0, 0.0, -0.0, np.nan, 2.0, 1e-45, -5.0]
     if form == "number":
@@ -158,7 +159,7 @@ def _binary_operands(form):
         y = (rng.standard_normal((1, 1024)) * 3).astype(np.float32)
         y[0, :12] = [1.0, np.nan, np.inf, np.inf, -0.0, 0.0, 0.0, -0.0, np.nan, 2.0, -1e-45, -5.0]
         return x, y
-    y = (rng.standard_normal((1024, 1024)) * 3).astype(np.float32)
+    y = (rng.standard_normal((2048, 1024)) * 3).astype(np.float32)
     y.reshape(-1)[:12] = [1.0, np.nan, np.inf, np.inf, -0.0, 0.0, 0.0, -0.0, np.nan, 2.0, -1e-45, -5.0]
     return x, y
 
@@ -198,3 +199,29 @@ def test_binary_operands_the_loops_do_not_take_run_on_numpy(monkeypatch):
         np.testing.assert_array_equal(got, np.maximum(x, y).astype(got.dtype))
     assert vector_math.binary("maximum", x, x.T) is None
     assert vector_math.binary("maximum", x, x[:, :1].copy()) is None
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_float16_conversions_on_the_loop_give_torchs_bits(layout, monkeypatch):
+    """float32 -> float16 rounds to nearest (ties to even), overflows to infinity and keeps
+    subnormals and NaN as torch's and NumPy's casts do; float16 -> float32 is exact."""
+    if vector_math.convert(np.ones(4, np.float32), np.float16) is None:
+        pytest.skip("the conversion loops cannot be built here (C's _Float16 needs GCC 12)")
+    taken = []
+    real = vector_math.convert
+    monkeypatch.setattr(vector_math, "convert", lambda x, d: taken.append(d) or real(x, d))
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((256, 300)) * 3e4).astype(np.float32)
+    x.reshape(-1)[:12] = [np.nan, np.inf, -np.inf, 65504, 65520, 65519.99, 1e-8, -1e-8, 6e-5,
+                          -0.0, 2049.0, 2051.0]   # (2049 and 2051 are ties)
+    t, e = torch.from_numpy(x), ember.tensor(x)
+    if layout == "transposed":
+        t, e = t.T, e.T
+    with choice.only(choice.ONEDNN):
+        half = e.half()
+        back = half.float()
+    assert [np.dtype(d) for d in taken] == [np.float16, np.float32]
+    want = t.half()
+    assert half.stride() == want.stride()
+    np.testing.assert_array_equal(half.numpy().view(np.uint16), want.numpy().view(np.uint16))
+    np.testing.assert_array_equal(back.numpy().view(np.uint32), want.float().numpy().view(np.uint32))

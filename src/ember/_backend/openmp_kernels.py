@@ -564,6 +564,13 @@ ELEMENTWISE_MIN_ELEMENTS = 1 << 14
 # the ctypes call around the loop (BENCHMARKS.md, "Every op of the op table").
 SUM_MIN_ELEMENTS = 1 << 17
 
+# The fewest elements each of whole_reduction's kinds takes: sums of squares and nansum stand
+# for two or three NumPy passes each, and win from the elementwise loops' size (BENCHMARKS.md,
+# "Vector-math loops"); the extremes take the sum's.
+WHOLE_REDUCTION_MIN_ELEMENTS = {"sum": SUM_MIN_ELEMENTS, "sum_squares": ELEMENTWISE_MIN_ELEMENTS,
+                                "nansum": ELEMENTWISE_MIN_ELEMENTS, "max": SUM_MIN_ELEMENTS,
+                                "min": SUM_MIN_ELEMENTS}
+
 # Running sums take the loop from this many elements (NumPy's ``cumsum`` adds one element at a
 # time in float32, on one thread).
 SCAN_MIN_ELEMENTS = 1 << 14
@@ -591,7 +598,8 @@ def available():
 _applied_count = []   # oneDNN's ``threads.applied_count``, bound on first use
 
 
-def _threads():
+def thread_count():
+    """The thread count the loops run on: oneDNN's OpenMP count for the calling thread."""
     if not _applied_count:
         from .onednn import threads
         _applied_count.append(threads.applied_count)
@@ -615,7 +623,7 @@ def _pointers(*arrays):
 
 def _call(function, arrays, sizes, scalars):
     function(_pointers(*arrays), (ctypes.c_int64 * len(sizes))(*sizes),
-             (ctypes.c_double * len(scalars))(*scalars), _threads())
+             (ctypes.c_double * len(scalars))(*scalars), thread_count())
 
 
 def batch_norm_forward(x, mean, var, weight, bias, eps):
@@ -671,7 +679,7 @@ def layer_norm_backward(grad, x, mean, invstd, weight, need):
     if function is None:
         return None
     grad = np.ascontiguousarray(grad, np.float32)
-    threads = _threads()
+    threads = thread_count()
     width = x.shape[1]
     need_x, need_w, need_b = need
     grad_x = np.empty_like(x) if need_x else None
@@ -695,11 +703,16 @@ def _dense_alike(first, *others, least=ELEMENTWISE_MIN_ELEMENTS):
         if (type(other) is not np.ndarray or other.dtype != np.float32
                 or other.shape != first.shape or other.strides != first.strides):
             return False
-    if first.flags.c_contiguous:
+    return fills_its_memory(first)
+
+
+def fills_its_memory(x):
+    """Whether the array ``x`` fills its memory without gaps, in some dimension order."""
+    if x.flags.c_contiguous:
         return True
     span = 1
-    for stride, size in sorted(zip(first.strides, first.shape)):
-        if size != 1 and stride != span * first.itemsize:
+    for stride, size in sorted(zip(x.strides, x.shape)):
+        if size != 1 and stride != span * x.itemsize:
             return False
         span *= size
     return True
@@ -794,7 +807,8 @@ def whole_reduction(kind, x):
     ``sum_squares`` and ``nansum`` (NaN as 0) added in float64 (NumPy's pairwise sum in float32
     runs on one thread at a third of the loop's speed), ``max`` and ``min`` (NaN if any element
     is); None where the loop does not apply or cannot be built."""
-    if x.size < SUM_MIN_ELEMENTS or not _dense_alike(x):
+    least = WHOLE_REDUCTION_MIN_ELEMENTS[kind]
+    if x.size < least or not _dense_alike(x, least=least):
         return None
     name, dtype = _WHOLE_REDUCTIONS[kind]
     function = _function(name)
@@ -879,7 +893,7 @@ def index_select_applies(x, index, axis):
     moved = x.size // max(x.shape[axis], 1) * index.size
     if axis == x.ndim - 1:
         return moved >= INDEX_PICKS_MIN_ELEMENTS and _rows_along(x, index, moved)
-    return moved >= INDEX_ROWS_MIN_ELEMENTS and _threads() > 1 and _rows_along(x, index, moved)
+    return moved >= INDEX_ROWS_MIN_ELEMENTS and thread_count() > 1 and _rows_along(x, index, moved)
 
 
 def index_select_float32(x, index, axis):

@@ -12,6 +12,8 @@ NumPy runs, so those ops give NumPy's bits.
 
 The source is built apart from ``openmp_kernels``'s, since it also needs libmvec (glibc 2.35
 or newer for every function here): where that is missing, only these ops fall back to NumPy.
+Conversions between float32 and float16 (NumPy's own take ten times torch's time) are built
+apart again, since C's ``_Float16`` needs GCC 12 or newer.
 """
 import ctypes
 
@@ -66,7 +68,7 @@ MIN_ELEMENTS = {
     "erfc": 1 << 12, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
     "sigmoid backward": 1 << 15,
-    "maximum": 1 << 20, "minimum": 1 << 20, "copysign": 1 << 14, "hypot": 1 << 12,
+    "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 12,
     "atan2": 1 << 18,
 }
 
@@ -168,7 +170,7 @@ def _run(name, inputs):
     if function is None:
         return None
     out = np.empty_like(inputs[0])   # the inputs' layout: the same flat order
-    function(*[address(a) for a in inputs], address(out), out.size, openmp_kernels._threads())
+    function(*[address(a) for a in inputs], address(out), out.size, openmp_kernels.thread_count())
     return out
 
 
@@ -200,7 +202,7 @@ def binary(op, x, y):
         if function is None:
             return None
         out = np.empty_like(x)
-        function(address(x), float(y), address(out), out.size, openmp_kernels._threads())
+        function(address(x), float(y), address(out), out.size, openmp_kernels.thread_count())
         return out
     if type(y) is not np.ndarray or y.dtype != np.float32:
         return None
@@ -216,5 +218,44 @@ def binary(op, x, y):
     out = np.empty_like(x)
     width = y.size
     function(address(x), address(y), address(out), x.size // width, width,
-             openmp_kernels._threads())
+             openmp_kernels.thread_count())
     return out
+
+
+# conversions of dense arrays: (from, to) NumPy dtype names -> their C types. C's casts round
+# as NumPy's astype does (to nearest, ties to even; F16C's instructions where the CPU has them).
+CONVERSIONS = {("float32", "float16"): ("float", "_Float16"),
+               ("float16", "float32"): ("_Float16", "float")}
+
+# from this many elements a conversion takes its loop (``benchmarks/vector_math.py
+# --conversions``)
+CONVERSION_MIN_ELEMENTS = 1 << 13
+
+CONVERSIONS_SOURCE = "#include <stdint.h>\n" + "".join(f"""
+void {source}_to_{target}(const {c_source} *xs, {c_target} *out, int64_t n, int nthreads) {{
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < n; i++) out[i] = ({c_target})xs[i];
+}}
+""" for (source, target), (c_source, c_target) in CONVERSIONS.items())
+
+_conversions = {}   # (from, to) -> ctypes function, or None where it could not be built
+
+
+def convert(x, dtype):
+    """A dense NumPy array ``x`` as an array of NumPy dtype ``dtype`` in its layout, for the
+    pairs in ``CONVERSIONS``; None where the loop does not apply or cannot be built."""
+    pair = (x.dtype.name, np.dtype(dtype).name)
+    if (pair not in CONVERSIONS or type(x) is not np.ndarray or not x.size
+            or not openmp_kernels.fills_its_memory(x)):
+        return None
+    if pair not in _conversions:
+        from .._inductor import _compiler
+        _conversions[pair] = _compiler.load(CONVERSIONS_SOURCE, "_to_".join(pair), quiet=True,
+                                            argtypes=_ARRAYS_ARGUMENTS[1])
+    function = _conversions[pair]
+    if function is None:
+        return None
+    out = np.empty_like(x, dtype=dtype)   # (the same layout)
+    function(address(x), address(out), out.size, openmp_kernels.thread_count())
+    return out
+

@@ -1,7 +1,8 @@
 """Copies and conversions: clone, contiguous, to(dtype/device), the dtype shorthands, cpu."""
 from .. import _dtype
 from .. import _memory_format as _mf
-from .._backend import backend_for
+from .._backend import backend_for, vector_math
+from .._backend.choice import KernelChoice
 from .._device import device as _device_cls, to_device
 from ._common import Node, Tensor, complex_autograd, make, method, real_part_for, record
 
@@ -73,6 +74,20 @@ class ToCopyBackward0(Node):
         return (g,)
 
 
+_conversion_kernel = KernelChoice("conversion", onednn=lambda data, dtype: vector_math.convert(data, dtype.np),
+                                  numpy=_dtype.cast_array)
+
+
+def _cast(data, dtype):
+    """``cast_array(data, dtype)``, large conversions that ``vector_math`` has a loop for by the
+    kernel choice."""
+    target = dtype.np   # (None for the dtypes that make no tensors: cast_array says so)
+    if (target is not None and data.size >= vector_math.CONVERSION_MIN_ELEMENTS
+            and (data.dtype.name, target.name) in vector_math.CONVERSIONS):
+        return _conversion_kernel(data, dtype)
+    return _dtype.cast_array(data, dtype)
+
+
 def _convert(t, dtype, device, copy=False, non_blocking=False):
     data = t._data
     if device is not None and device != t.device:
@@ -83,7 +98,7 @@ def _convert(t, dtype, device, copy=False, non_blocking=False):
             import warnings
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
             data = data.real
-        data = _dtype.cast_array(data, dtype)
+        data = _cast(data, dtype)
         copy = False
     if copy:
         data = data.copy()

@@ -148,8 +148,9 @@ _whole_extremes = {
                         numpy=lambda data: data.min())}
 
 
-def _large_float32(data):
-    return data.dtype == np.float32 and data.size >= openmp_kernels.SUM_MIN_ELEMENTS
+def _large_float32(data, kind):
+    """Whether ``data`` is a float32 array large enough for the loop of reduction ``kind``."""
+    return data.dtype == np.float32 and data.size >= openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS[kind]
 
 
 # Running sums of a large row-major float32 array, forward (``cumsum``) or from the end.
@@ -305,7 +306,7 @@ class NansumBackward0(Node):
 def _nansum_array(data, **kwargs):
     """``nansum`` on arrays (all of a large float32 array's by the kernel choice)."""
     if (kwargs.get("axis") is None and not kwargs.get("keepdims") and kwargs.get("dtype") is None
-            and _large_float32(data)):
+            and _large_float32(data, "nansum")):
         return _whole_nansum(data)
     return _numpy_nansum(data, **kwargs)
 
@@ -800,7 +801,9 @@ def _extreme(op, input, dim, keepdim, is_max, node_cls):
     if data.dtype.kind == "c" and data.size:   # torch checks shapes first, and skips empty input
         raise not_implemented(_COMPLEX_KERNELS[op], data.dtype)
     axis = _axis(dims, data.ndim)
-    if axis is None and not keepdim and _large_float32(data):
+    # (on one thread the loop's selects take longer than NumPy's vectorized max)
+    if (axis is None and not keepdim and _large_float32(data, "max" if is_max else "min")
+            and openmp_kernels.thread_count() > 1):
         out = make(_whole_extremes[is_max](data))
     else:
         find = data.max if is_max else data.min
@@ -1270,7 +1273,7 @@ def count_nonzero(input, dim=None):
 
 def _norm_data(xp, data, p, dims, keepdim):
     axis = _axis(dims, data.ndim)
-    if p == 2 and axis is None and not keepdim and _large_float32(data):
+    if p == 2 and axis is None and not keepdim and _large_float32(data, "sum_squares"):
         return xp.sqrt(_whole_sum_of_squares(data))
     size = xp.abs(data)
     if p != 0 and _count(data.shape, dims) == 1:   # one element: |x|, as torch (even for ord NaN)
