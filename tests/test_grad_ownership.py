@@ -260,17 +260,37 @@ def stored_uncopied(monkeypatch):
     return seen
 
 
+# a leaf larger than the engine's small gradients (which a leaf always copies)
+LARGE = np.linspace(-3.0, 3.0, 96)
+
+
 @pytest.mark.parametrize("build", [
     lambda x: (x * 2).tanh().sum(),                      # a formula's fresh result
     lambda x: (x * 2 + x * 3).sum(),                     # the engine's sum of two
     lambda x: (x * 2 + x * 3 + x.tanh() + x * 4).sum(),  # and more, added into that sum
-    lambda x: (x.view(2, 3) * 2).t().sum(),              # a view of the engine's own gradient
-    lambda x: ember.nn.functional.cross_entropy(x.view(2, 3), ember.tensor([0, 2])),
+    lambda x: (x.view(8, 12) * 2).t().sum(),             # a view of the engine's own gradient
+    lambda x: ember.nn.functional.cross_entropy(x.view(8, 12), ember.tensor([0, 2] * 4)),
 ], ids=["formula", "sum", "sum_of_four", "view_of_owned", "cross_entropy"])
 def test_gradients_only_the_engine_holds_are_stored_uncopied(build, stored_uncopied):
-    x = leaf()
+    from ember.autograd import engine
+    assert LARGE.size > engine.SMALL_GRAD_ELEMENTS
+    x = leaf(LARGE)
     build(x).backward()
     assert stored_uncopied == [True]
+
+
+def test_small_gradients_are_copied_into_grad_untracked(stored_uncopied, monkeypatch):
+    """Gradients of at most ``SMALL_GRAD_ELEMENTS`` elements skip the engine's tracking of who
+    may hold them, and a leaf always copies them: its ``.grad`` still shares no memory."""
+    from ember.autograd import engine
+    calls = []
+    real = engine._apart
+    monkeypatch.setattr(engine, "_apart", lambda *a: calls.append(1) or real(*a))
+    x = leaf()
+    y = x * 2
+    (y + y).sum().backward()   # add sends one gradient to both of its inputs
+    assert calls == [] and stored_uncopied == [False]
+    np.testing.assert_allclose(x.grad.numpy(), 4.0)
 
 
 @pytest.mark.parametrize("case", [passed_to_backward, captured_by_a_leaf_hook,

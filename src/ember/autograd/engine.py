@@ -10,6 +10,8 @@ roots' (the gradients given to backward), those whose gradients user code saw or
 custom Functions, module backward hooks: nodes with ``_has_hooks``), and those given a view or
 the very tensor of a marked node's gradient, or the same memory as another input of the node
 that made it. What built-in formulas make, and the engine's sums, are the engine's alone.
+Small gradients (``SMALL_GRAD_ELEMENTS``) are not tracked: a leaf always copies them, and the
+engine writes in place only into the sums it made itself.
 
 When ``inputs`` are given, only the nodes that lead to them run (torch's ``exec_info``): for
 ``autograd.grad`` the gradients reaching the inputs are captured and returned, for
@@ -29,6 +31,9 @@ from .graph import AccumulateGrad, accumulate_into, edge_of
 __all__ = ["run_backward", "queue_callback", "releases_after_run"]
 
 _BY_USER = 2      # in ``held`` terms: user code saw the gradients a node sent
+# Gradients of at most this many elements are never stored as a leaf's ``.grad`` uncopied, so
+# the engine does not track who may hold them: copying one costs less than the tracking.
+SMALL_GRAD_ELEMENTS = 64
 _callbacks = []   # run once the outermost backward in progress finishes
 _depth = [0]      # how many backward passes are running (nested ones from hooks)
 
@@ -231,7 +236,9 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
                 push_ready(nxt)
             else:
                 deps[nxt] -= 1
-        if (seen or sent > 1) and not _apart(input_grads, grads, seen):
+        if ((seen or sent > 1) and not ((given := grads[0]).__class__ is _tensor.Tensor
+                                        and given._data.size <= SMALL_GRAD_ELEMENTS)
+                and not _apart(input_grads, grads, seen)):
             _mark_held(held, edges, input_grads, grads, seen)
 
 
@@ -398,7 +405,8 @@ def _run_accumulate(node, grads, owned, hooked=False):
     if grad is not None:
         seen = (node._pre_hooks or node._post_hooks or node._tensor_pre_hooks
                 or node.variable._leaf_hooks)
-        _accumulate(node, grad, owned and not seen and _whole(grad._data))
+        data = grad._data
+        _accumulate(node, grad, owned and not seen and data.size > SMALL_GRAD_ELEMENTS and _whole(data))
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             hook((), tuple(grads))
