@@ -22,6 +22,7 @@ OPS = {
     "log1p": (ember.log1p, torch.log1p, 1e6),
     "erf": (ember.erf, torch.erf, 6.0),
     "erfc": (ember.erfc, torch.erfc, 12.0),
+    "erfinv": (ember.erfinv, torch.erfinv, 1.0),
     "sqrt": (ember.sqrt, torch.sqrt, 1e6),
     "rsqrt": (ember.rsqrt, torch.rsqrt, 1e6),
     "sigmoid": (ember.sigmoid, torch.sigmoid, 120.0),

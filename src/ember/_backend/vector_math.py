@@ -38,6 +38,7 @@ UNARY = {
     "frac": "x - truncf(x)",
     "square": "x * x",
     "deg2rad": "x * (float)0.017453292519943295",
+    "erfinv": "erfinv_float(x)",
 }
 
 # op name: the C expression of float32 elements ``x`` and ``y``, as NumPy's ufunc computes it
@@ -67,15 +68,42 @@ MIN_ELEMENTS = {
     "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 12,
     "erfc": 1 << 12, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
-    "sigmoid backward": 1 << 15,
+    "erfinv": 1 << 12, "sigmoid backward": 1 << 15,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 12,
     "atan2": 1 << 18,
 }
 
-# the C library's functions the expressions call, which libmvec has vector versions of, and
-# how many arguments each takes
-VECTOR_FUNCTIONS = {"sinf": 1, "cosf": 1, "exp2f": 1, "log1pf": 1, "erff": 1, "erfcf": 1,
-                    "expf": 1, "hypotf": 2, "atan2f": 2}
+# the C library's functions the expressions call, which libmvec has vector versions of
+VECTOR_FUNCTIONS = ("float sinf(float)", "float cosf(float)", "float exp2f(float)",
+                    "float log1pf(float)", "float erff(float)", "float erfcf(float)",
+                    "float expf(float)", "float logf(float)", "float hypotf(float, float)",
+                    "float atan2f(float, float)", "double erf(double)", "double exp(double)")
+
+# functions the expressions call besides the C library's. erfinv: Giles' single-precision
+# approximation ("Approximating the erfinv function", 2010; within 4 ulp), then one Newton step
+# on erf in double, which brings it within half an ulp as torch's is; +-1 give +-inf.
+HELPERS = """
+#pragma omp declare simd notinbranch
+static inline float erfinv_float(float x) {
+    float w = -logf((1.0f - x) * (1.0f + x)), p;
+    if (w < 5.0f) {
+        w = w - 2.5f;
+        p = 2.81022636e-08f;
+        p = 3.43273939e-07f + p * w; p = -3.5233877e-06f + p * w; p = -4.39150654e-06f + p * w;
+        p = 0.00021858087f + p * w; p = -0.00125372503f + p * w; p = -0.00417768164f + p * w;
+        p = 0.246640727f + p * w; p = 1.50140941f + p * w;
+    } else {
+        w = sqrtf(w) - 3.0f;
+        p = -0.000200214257f;
+        p = 0.000100950558f + p * w; p = 0.00134934322f + p * w; p = -0.00367342844f + p * w;
+        p = 0.00573950773f + p * w; p = -0.0076224613f + p * w; p = 0.00943887047f + p * w;
+        p = 1.00167406f + p * w; p = 2.83297682f + p * w;
+    }
+    double r = (double)(p * x);
+    r -= (erf(r) - (double)x) / (1.1283791670955126 * exp(-r * r));
+    return fabsf(x) == 1.0f ? copysignf(INFINITY, x) : (float)r;
+}
+"""
 
 _LOOP = """
 void {name}({parameters}, float *out, int64_t n, int nthreads) {{
@@ -123,9 +151,8 @@ def _loop(name, expression, inputs):
 
 
 def _source():
-    declarations = "".join(
-        f"#pragma omp declare simd notinbranch\nfloat {f}({', '.join(['float'] * arity)});\n"
-        for f, arity in VECTOR_FUNCTIONS.items())
+    declarations = "".join(f"#pragma omp declare simd notinbranch\n{prototype};\n"
+                           for prototype in VECTOR_FUNCTIONS)
     loops = [_loop(f"{op}_float32", expression, ("x",)) for op, expression in UNARY.items()]
     loops += [_loop(f"{op}_backward_float32", expression, ("g", saved))
               for op, (saved, expression) in GRADIENTS.items()]
@@ -136,7 +163,8 @@ def _source():
     # no fused multiply-adds: each operation rounds as NumPy's passes round it; no traps (the
     # loops do not read the floating-point flags), which lets the compiler vectorize truncf
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
-            + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n' + "".join(loops))
+            + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n' + HELPERS
+            + "".join(loops))
 
 
 SOURCE = _source()

@@ -251,7 +251,7 @@ erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x *
 erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-(x * x)).exp(),
               refuse={"c": _not_implemented("erfc_vml_cpu")}, loop="erfc")
 erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), ("result",),
-                refuse={"c": _not_implemented("erfinv_vml_cpu")})
+                refuse={"c": _not_implemented("erfinv_vml_cpu")}, loop="erfinv")
 lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
                 refuse={"c": _not_implemented("lgamma_vml_cpu")})
 digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x),
