@@ -24,6 +24,8 @@ def _inputs(op, n):
     x = np.random.default_rng(0).uniform(-4, 4, n).astype(np.float32)
     if op == "float_of_half":
         return x.astype(np.float16)
+    if op == "erfinv":   # (its domain, where NumPy's path computes every element)
+        return x / np.float32(4)
     return np.abs(x) if op in ("sqrt", "rsqrt", "log1p") else x
 
 
