@@ -423,3 +423,26 @@ def test_index_selects_the_loop_does_not_take_run_on_numpy(monkeypatch):
         got = ember.tensor(data).index_select(0, ember.tensor(idx)).numpy()
         np.testing.assert_array_equal(got, np.take(data, idx, axis=0))
     assert taken == []
+
+
+@needs_loops
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_running_products_on_the_loop_match_torch(dim, monkeypatch):
+    """cumprod multiplies in float64 on the loop, as torch's float32 cumprod does: the same
+    bits; its gradient (through cumsum's loop) as torch's."""
+    from ember.ops import reduce
+    taken = _spy_on(monkeypatch, reduce._running_products)
+    rng = np.random.default_rng(10)
+    x = rng.uniform(0.5, 1.5, (24, 40, 37)).astype(np.float32)   # 35520 elements
+    x.reshape(-1)[::997] = -1.25
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x, requires_grad=True)
+        out = t.cumprod(dim)
+        out.backward(lib.tensor(g))
+        results.append((out.detach().numpy(), t.grad.numpy()))
+    (want, want_grad), (got, got_grad) = results
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=2e-5, atol=1e-5)
+    assert taken == [True]

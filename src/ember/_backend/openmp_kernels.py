@@ -13,10 +13,11 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   and a number): the residual additions and the gates of the models;
 - the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``; of
   their squares for the 2-norm; with NaN as 0 for ``nansum``), its largest and smallest
-  elements (``amax``, ``amin``, ``max`` and ``min`` without ``dim``), and running sums
-  (``cumsum`` and its gradient) in float64, as torch adds them; ``gather`` along
-  any dimension of a float32 array (an index of the input's shape but along that dimension), and
-  its gradient; ``index_select`` along any dimension, and its gradient (``index_add``).
+  elements (``amax``, ``amin``, ``max`` and ``min`` without ``dim``), and running sums and
+  products (``cumsum`` and its gradient, ``cumprod``) in float64, as torch accumulates them;
+  ``gather`` along any dimension of a float32 array (an index of the input's shape but along
+  that dimension), and its gradient; ``index_select`` along any dimension, and its gradient
+  (``index_add``).
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -315,54 +316,59 @@ void binary_number(void **arrays, const int64_t *sizes, const double *scalars, i
     }
 }
 
-/* The running sums of float32 x along the middle axis of its (outer, n, inner) row-major
-   shape into out, added in float64 (as torch's float32 cumsum), from the end backwards where
-   sizes[3] (an op's reversed scan: cumsum's gradient). Tasks: each outer index and chunk of
-   SCAN_CHUNK inner positions, whose running sums stay in a float64 array. */
+/* The running sums (products) of float32 x along the middle axis of its (outer, n, inner)
+   row-major shape into out, accumulated in float64 (as torch's float32 cumsum and cumprod),
+   from the end backwards where sizes[3] (an op's reversed scan: cumsum's gradient). Tasks:
+   each outer index and chunk of SCAN_CHUNK inner positions, whose running totals stay in a
+   float64 array. */
 #define SCAN_CHUNK 512
-void cumsum_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
-    const float *x = arrays[0];
-    float *out = arrays[1];
-    const int64_t outer = sizes[0], n = sizes[1], inner = sizes[2], reverse = sizes[3];
-    if (inner == 1) {   /* along the last axis: one running sum per row */
-        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
-        for (int64_t o = 0; o < outer; o++) {
-            const float *xs = x + o * n;
-            float *ys = out + o * n;
-            double total = 0.0;
-            if (reverse) {
-                for (int64_t i = n - 1; i >= 0; i--) {
-                    total += xs[i];
-                    ys[i] = (float)total;
-                }
-            } else {
-                for (int64_t i = 0; i < n; i++) {
-                    total += xs[i];
-                    ys[i] = (float)total;
-                }
-            }
-        }
-        return;
-    }
-    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
-    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
-    for (int64_t task = 0; task < outer * chunks; task++) {
-        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
-        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK;
-        double totals[SCAN_CHUNK];
-        for (int64_t j = 0; j < width; j++) totals[j] = 0.0;
-        for (int64_t step = 0; step < n; step++) {
-            const int64_t at = (o * n + (reverse ? n - 1 - step : step)) * inner + first;
-            const float *xs = x + at;
-            float *ys = out + at;
-            #pragma omp simd
-            for (int64_t j = 0; j < width; j++) {
-                totals[j] += xs[j];
-                ys[j] = (float)totals[j];
-            }
-        }
-    }
+#define RUNNING(name, START, OP) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const float *x = arrays[0]; \
+    float *out = arrays[1]; \
+    const int64_t outer = sizes[0], n = sizes[1], inner = sizes[2], reverse = sizes[3]; \
+    (void)scalars; \
+    if (inner == 1) {   /* along the last axis: one running total per row */ \
+        _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+        for (int64_t o = 0; o < outer; o++) { \
+            const float *xs = x + o * n; \
+            float *ys = out + o * n; \
+            double total = START; \
+            if (reverse) { \
+                for (int64_t i = n - 1; i >= 0; i--) { \
+                    total OP xs[i]; \
+                    ys[i] = (float)total; \
+                } \
+            } else { \
+                for (int64_t i = 0; i < n; i++) { \
+                    total OP xs[i]; \
+                    ys[i] = (float)total; \
+                } \
+            } \
+        } \
+        return; \
+    } \
+    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+    for (int64_t task = 0; task < outer * chunks; task++) { \
+        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK; \
+        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK; \
+        double totals[SCAN_CHUNK]; \
+        for (int64_t j = 0; j < width; j++) totals[j] = START; \
+        for (int64_t step = 0; step < n; step++) { \
+            const int64_t at = (o * n + (reverse ? n - 1 - step : step)) * inner + first; \
+            const float *xs = x + at; \
+            float *ys = out + at; \
+            _Pragma("omp simd") \
+            for (int64_t j = 0; j < width; j++) { \
+                totals[j] OP xs[j]; \
+                ys[j] = (float)totals[j]; \
+            } \
+        } \
+    } \
 }
+RUNNING(cumsum_float32, 0.0, +=)
+RUNNING(cumprod_float32, 1.0, *=)
 
 /* out[o, i, j] = x[o, index[o, i, j], j] for row-major x (outer, nx, inner), index and out
    (outer, ni, inner); *arrays[3] (an int32) set to 1, the rows stopped short, where an index
@@ -829,10 +835,20 @@ def cumsum_float32(x, axis, reverse=False):
     """The running sums of a row-major float32 array along ``axis`` (from its end where
     ``reverse``), added in float64, as a new row-major array; None where the loop does not
     apply or cannot be built."""
+    return _running("cumsum_float32", x, axis, reverse)
+
+
+def cumprod_float32(x, axis):
+    """The running products of a row-major float32 array along ``axis``, multiplied in
+    float64, as a new row-major array; None where the loop does not apply or cannot be built."""
+    return _running("cumprod_float32", x, axis, False)
+
+
+def _running(name, x, axis, reverse):
     if (type(x) is not np.ndarray or x.dtype != np.float32 or x.size < SCAN_MIN_ELEMENTS
             or not x.flags.c_contiguous):
         return None
-    function = _function("cumsum_float32")
+    function = _function(name)
     if function is None:
         return None
     outer, inner = _around(x.shape, axis)

@@ -160,6 +160,19 @@ _running_sums = KernelChoice("cumsum", onednn=openmp_kernels.cumsum_float32,
                                  else data.cumsum(axis=axis)))
 
 
+# Running products of a large row-major float32 array (``cumprod``).
+_running_products = KernelChoice("cumprod", onednn=openmp_kernels.cumprod_float32,
+                                 numpy=lambda data, axis: data.cumprod(axis=axis))
+
+
+def _cumprod_array(data, dtype=None, axis=0):
+    """``cumprod(data, axis, dtype)`` on the backend (a large row-major float32 array's by the
+    kernel choice)."""
+    if dtype is None and _large_float32_rows(data):
+        return _running_products(data, axis)
+    return namespace_of(data).cumprod(data, axis=axis, dtype=dtype)
+
+
 def _large_float32_rows(data):
     return (data.dtype == np.float32 and data.size >= openmp_kernels.SCAN_MIN_ELEMENTS
             and data.flags.c_contiguous)
@@ -699,8 +712,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 
 def _cumprod(input, dim, *, dtype=None):
-    node, out = _scan(input, dim, dtype, namespace_of(input._data).cumprod,
-                      CumprodBackward0)
+    node, out = _scan(input, dim, dtype, _cumprod_array, CumprodBackward0)
     if node is not None:
         node.save(input, out)
     return out
