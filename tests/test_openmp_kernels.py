@@ -446,3 +446,26 @@ def test_running_products_on_the_loop_match_torch(dim, monkeypatch):
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got_grad, want_grad, rtol=2e-5, atol=1e-5)
     assert taken == [True]
+
+
+@needs_loops
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_running_extremes_on_the_loop_match_torch(op, dim, monkeypatch):
+    """cummax and cummin on the loop: torch's values and indices (a tie moves the index on;
+    NaN, once met, stays, its index the latest NaN's) and gradients."""
+    from ember.ops import sort
+    taken = _spy_on(monkeypatch, sort._running_extremes[op == "cummax"])
+    rng = np.random.default_rng(11)
+    x = rng.integers(-4, 5, (24, 40, 37)).astype(np.float32)   # many ties
+    x.reshape(-1)[::1009] = np.nan
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x, requires_grad=True)
+        values, indices = getattr(t, op)(dim)
+        values.backward(lib.tensor(g))
+        results.append((values.detach().numpy(), indices.numpy(), t.grad.numpy()))
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_array_equal(got, want)
+    assert taken == [True]

@@ -14,7 +14,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
 - the sum of all elements of a large float32 array (``sum`` and ``mean`` without ``dim``; of
   their squares for the 2-norm; with NaN as 0 for ``nansum``), its largest and smallest
   elements (``amax``, ``amin``, ``max`` and ``min`` without ``dim``), and running sums and
-  products (``cumsum`` and its gradient, ``cumprod``) in float64, as torch accumulates them;
+  products (``cumsum`` and its gradient, ``cumprod``) in float64, as torch accumulates them,
+  and running extremes with their indices (``cummax``, ``cummin``);
   ``gather`` along any dimension of a float32 array (an index of the input's shape but along
   that dimension), and its gradient; ``index_select`` along any dimension, and its gradient
   (``index_add``).
@@ -369,6 +370,64 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
 }
 RUNNING(cumsum_float32, 0.0, +=)
 RUNNING(cumprod_float32, 1.0, *=)
+
+/* The running maximum (MORE: >=) or minimum (<=) of float32 x along the middle axis of its
+   (outer, n, inner) row-major shape into out, and into indices (int64) the last position where
+   it was reached, as torch's cummax and cummin: a tie moves the index on, and NaN, once met,
+   stays the value, its index the latest NaN's. Tasks as the running totals'. */
+#define RUNNING_EXTREME(name, MORE) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const float *x = arrays[0]; \
+    float *out = arrays[1]; \
+    int64_t *indices = arrays[2]; \
+    const int64_t outer = sizes[0], n = sizes[1], inner = sizes[2]; \
+    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK; \
+    (void)scalars; \
+    if (inner == 1) {   /* along the last axis: a row per task */ \
+        _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+        for (int64_t o = 0; o < outer; o++) { \
+            const float *xs = x + o * n; \
+            float *ys = out + o * n; \
+            int64_t *is = indices + o * n; \
+            float best = xs[0]; \
+            int64_t at_best = 0; \
+            for (int64_t i = 0; i < n; i++) { \
+                const float v = xs[i]; \
+                if (v != v || (best == best && v MORE best)) { \
+                    best = v; \
+                    at_best = i; \
+                } \
+                ys[i] = best; \
+                is[i] = at_best; \
+            } \
+        } \
+        return; \
+    } \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+    for (int64_t task = 0; task < outer * chunks; task++) { \
+        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK; \
+        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK; \
+        float best[SCAN_CHUNK]; \
+        int64_t at_best[SCAN_CHUNK]; \
+        for (int64_t step = 0; step < n; step++) { \
+            const int64_t at = (o * n + step) * inner + first; \
+            const float *xs = x + at; \
+            float *ys = out + at; \
+            int64_t *is = indices + at; \
+            for (int64_t j = 0; j < width; j++) { \
+                const float v = xs[j]; \
+                if (step == 0 || v != v || (best[j] == best[j] && v MORE best[j])) { \
+                    best[j] = v; \
+                    at_best[j] = step; \
+                } \
+                ys[j] = best[j]; \
+                is[j] = at_best[j]; \
+            } \
+        } \
+    } \
+}
+RUNNING_EXTREME(cummax_float32, >=)
+RUNNING_EXTREME(cummin_float32, <=)
 
 /* out[o, i, j] = x[o, index[o, i, j], j] for row-major x (outer, nx, inner), index and out
    (outer, ni, inner); *arrays[3] (an int32) set to 1, the rows stopped short, where an index
@@ -842,6 +901,22 @@ def cumprod_float32(x, axis):
     """The running products of a row-major float32 array along ``axis``, multiplied in
     float64, as a new row-major array; None where the loop does not apply or cannot be built."""
     return _running("cumprod_float32", x, axis, False)
+
+
+def running_extreme_float32(x, axis, is_max):
+    """``(values, indices)``: the running maximum (minimum) of a row-major float32 array along
+    ``axis`` and the last index where each was reached (torch's cummax and cummin), as new
+    row-major arrays; None where the loop does not apply or cannot be built."""
+    if (type(x) is not np.ndarray or x.dtype != np.float32 or x.size < SCAN_MIN_ELEMENTS
+            or not x.flags.c_contiguous):
+        return None
+    function = _function("cummax_float32" if is_max else "cummin_float32")
+    if function is None:
+        return None
+    outer, inner = _around(x.shape, axis)
+    values, indices = np.empty_like(x), np.empty(x.shape, np.int64)
+    _call(function, (x, values, indices), (outer, x.shape[axis], inner), ())
+    return values, indices
 
 
 def _running(name, x, axis, reverse):

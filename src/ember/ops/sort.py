@@ -9,7 +9,11 @@ again.
 """
 import math
 
+import numpy as np
+
 from .. import _dtype, return_types
+from .._backend import openmp_kernels
+from .._backend.choice import KernelChoice
 from ._common import (
     check_value_fits, grad_state, make, method, namespace_of, Node, not_implemented, record,
     Tensor, _type_word, widened, with_out, wrap_dim, write_out, write_out_exact,
@@ -790,15 +794,32 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
     dim = wrap_dim(dim, data.ndim)
     if not data.ndim:
         return _selected(node_cls, input, data.copy(), xp.zeros((), dtype=_INT64), 0, True, named)
+    if data.dtype == np.float32 and data.size >= openmp_kernels.SCAN_MIN_ELEMENTS and data.flags.c_contiguous:
+        running, indices = _running_extremes[is_max](data, dim)
+    else:
+        running, indices = _numpy_running_extreme(data, dim, is_max, input.is_floating_point())
+    return _selected(node_cls, input, running, indices, dim, True, named)
+
+
+def _numpy_running_extreme(data, dim, is_max, floating=True):
+    xp = namespace_of(data)
     running = (xp.maximum if is_max else xp.minimum).accumulate(data, axis=dim)
     reached = data == running
-    if input.is_floating_point():
+    if floating:
         reached |= xp.isnan(data)
     n = data.shape[dim]
     positions = xp.arange(n).reshape((n,) + (1,) * (data.ndim - dim - 1))
     indices = xp.maximum.accumulate(xp.where(reached, positions, 0), axis=dim) if n else \
         xp.zeros(data.shape, dtype=_INT64)
-    return _selected(node_cls, input, running, indices.astype(_INT64, copy=False), dim, True, named)
+    return running, indices.astype(_INT64, copy=False)
+
+
+# cummax and cummin of large row-major float32 arrays
+_running_extremes = {
+    True: KernelChoice("cummax", onednn=lambda data, dim: openmp_kernels.running_extreme_float32(data, dim, True),
+                       numpy=lambda data, dim: _numpy_running_extreme(data, dim, True)),
+    False: KernelChoice("cummin", onednn=lambda data, dim: openmp_kernels.running_extreme_float32(data, dim, False),
+                        numpy=lambda data, dim: _numpy_running_extreme(data, dim, False))}
 
 
 _SCALAR_TYPE = "expected scalar_type {want} but found {got}"
