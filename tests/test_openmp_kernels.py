@@ -453,9 +453,11 @@ def test_running_products_on_the_loop_match_torch(dim, monkeypatch):
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_running_extremes_on_the_loop_match_torch(op, dim, monkeypatch):
     """cummax and cummin on the loop: torch's values and indices (a tie moves the index on;
-    NaN, once met, stays, its index the latest NaN's) and gradients."""
-    from ember.ops import sort
-    taken = _spy_on(monkeypatch, sort._running_extremes[op == "cummax"])
+    NaN, once met, stays, its index the latest NaN's) and gradients (on gather's gradient
+    loop, as sort's, topk's and the other value-selecting ops' are)."""
+    from ember.ops import index as index_ops, sort
+    taken = _spy_on(monkeypatch, sort._running_extremes[op == "cummax"],
+                    index_ops._gather_gradient_kernel)   # (the gradient: gather's scatter-add)
     rng = np.random.default_rng(11)
     x = rng.integers(-4, 5, (24, 40, 37)).astype(np.float32)   # many ties
     x.reshape(-1)[::1009] = np.nan
@@ -468,4 +470,4 @@ def test_running_extremes_on_the_loop_match_torch(op, dim, monkeypatch):
         results.append((values.detach().numpy(), indices.numpy(), t.grad.numpy()))
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)
-    assert taken == [True]
+    assert taken == [True, True]

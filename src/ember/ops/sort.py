@@ -19,6 +19,7 @@ from ._common import (
     Tensor, _type_word, widened, with_out, wrap_dim, write_out, write_out_exact,
 )
 from ..autograd.grad_mode import no_grad
+from .index import _gather_gradient_kernel
 from .subscript import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
 from .ternary import lerp, where
@@ -76,6 +77,16 @@ class _ValueSelectingBackward(Node):
             xp = namespace_of(index)
             index, grad = xp.expand_dims(index, dim), grad.unsqueeze(dim)
         return (index_put_zeros(shape, _along_key(namespace_of(index), index, dim), grad),)
+
+    def backward_arrays(self, grad):
+        """Kept dims, float32: gather's gradient loop (the same scatter-add)."""
+        (indices,) = self.saved_tensors
+        shape = self.in_shape
+        if not (shape and self.keepdim and openmp_kernels.scatter_add_applies(
+                grad._data, indices._data, self.dim, shape)):
+            return None
+        added = _gather_gradient_kernel(grad._data, indices._data, self.dim, shape)
+        return None if added is None else (make(added),)
 
 
 _SELECTING_FIELDS = {"dim": "dim", "indices": 0, "self_sym_sizes": "in_shape"}
