@@ -2,8 +2,9 @@
 element ``x``, compiled into a loop over dense float32 arrays that runs on the threads
 oneDNN's kernels use (``openmp_kernels``).
 
-Where NumPy computes these ops on one thread, and some (``sin``, ``erf``) without SIMD, torch
-runs SLEEF's vector functions on all its threads. Here the C library's vector functions do that
+Where NumPy computes these ops on one thread, some as scalar loops (``hypot``) and ember's own
+``erf``, ``erfc`` and ``erfinv`` in several passes, torch runs SLEEF's vector functions on all
+its threads. Here the C library's vector functions do that
 work: glibc's libmvec (``sinf`` on 16 lanes at once with AVX-512), which the compiler calls
 from the vectorized loop because the functions are declared ``omp declare simd``. Their
 results are within a few ulp of the exact ones, as SLEEF's are (``tests/test_vector_math.py``
