@@ -226,3 +226,27 @@ def test_float16_conversions_on_the_loop_give_torchs_bits(layout, monkeypatch):
     assert half.stride() == want.stride()
     np.testing.assert_array_equal(half.numpy().view(np.uint16), want.numpy().view(np.uint16))
     np.testing.assert_array_equal(back.numpy().view(np.uint32), want.float().numpy().view(np.uint32))
+
+
+def test_bfloat16_conversion_on_the_loop_gives_numpys_path_bits(monkeypatch):
+    """float32 -> bfloat16 rounds to nearest even on the bits, as ml_dtypes (ember's NumPy
+    path) and torch do, for every kind of bit pattern; a NaN becomes the quiet NaN of its sign
+    (ml_dtypes' rule: torch's vectorized cast gives all ones)."""
+    if vector_math.convert(np.ones(4, np.float32), ember.bfloat16.np) is None:
+        pytest.skip("the conversion loops cannot be built here")
+    taken = []
+    real = vector_math.convert
+    monkeypatch.setattr(vector_math, "convert", lambda x, d: taken.append(d) or real(x, d))
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((512, 512)) * 100).astype(np.float32)
+    x.reshape(-1)[:20000] = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    with choice.only(choice.ONEDNN):
+        got = ember.tensor(x).bfloat16()
+    assert [np.dtype(d) for d in taken] == [ember.bfloat16.np]
+    with choice.only(choice.NUMPY):
+        expected = ember.tensor(x).bfloat16()
+    np.testing.assert_array_equal(got.numpy().view(np.uint16), expected.numpy().view(np.uint16))
+    want = torch.from_numpy(x).bfloat16().float().numpy()
+    np.testing.assert_array_equal(np.isnan(got.float().numpy()), np.isnan(want))
+    finite = ~np.isnan(want)
+    np.testing.assert_array_equal(got.float().numpy()[finite], want[finite])

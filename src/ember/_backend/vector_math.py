@@ -13,8 +13,9 @@ NumPy runs, so those ops give NumPy's bits.
 
 The source is built apart from ``openmp_kernels``'s, since it also needs libmvec (glibc 2.35
 or newer for every function here): where that is missing, only these ops fall back to NumPy.
-Conversions between float32 and float16 (NumPy's own take ten times torch's time) are built
-apart again, since C's ``_Float16`` needs GCC 12 or newer.
+Conversions between float32 and float16 (NumPy's own take ten times torch's time), and from
+float32 to bfloat16 (ml_dtypes' cast, three times), are built apart again, since C's
+``_Float16`` needs GCC 12 or newer.
 """
 import ctypes
 
@@ -251,21 +252,38 @@ def binary(op, x, y):
     return out
 
 
-# conversions of dense arrays: (from, to) NumPy dtype names -> their C types. C's casts round
-# as NumPy's astype does (to nearest, ties to even; F16C's instructions where the CPU has them).
-CONVERSIONS = {("float32", "float16"): ("float", "_Float16"),
-               ("float16", "float32"): ("_Float16", "float")}
+# conversions of dense arrays: (from, to) NumPy dtype names -> their C types and the C
+# expression of an element ``x``. C's casts round as NumPy's astype does (to nearest, ties to
+# even; F16C's instructions where the CPU has them); bfloat16 is float32's upper half, rounded
+# to nearest even on its bits, a NaN made the quiet NaN of its sign as ml_dtypes makes it.
+CONVERSIONS = {("float32", "float16"): ("float", "_Float16", "(_Float16)x"),
+               ("float16", "float32"): ("_Float16", "float", "(float)x"),
+               ("float32", "bfloat16"): ("float", "uint16_t", "bfloat16_bits(x)")}
+
+_CONVERSION_HELPERS = """
+#include <stdint.h>
+#include <string.h>
+static inline uint16_t bfloat16_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return x != x ? (uint16_t)(((u >> 16) & 0x8000u) | 0x7FC0u)
+                  : (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+"""
 
 # from this many elements a conversion takes its loop (``benchmarks/vector_math.py
 # --conversions``)
 CONVERSION_MIN_ELEMENTS = 1 << 13
 
-CONVERSIONS_SOURCE = "#include <stdint.h>\n" + "".join(f"""
+CONVERSIONS_SOURCE = ('#pragma GCC optimize("no-trapping-math")\n' + _CONVERSION_HELPERS + "".join(f"""
 void {source}_to_{target}(const {c_source} *xs, {c_target} *out, int64_t n, int nthreads) {{
     #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
-    for (int64_t i = 0; i < n; i++) out[i] = ({c_target})xs[i];
+    for (int64_t i = 0; i < n; i++) {{
+        const {c_source} x = xs[i];
+        out[i] = {expression};
+    }}
 }}
-""" for (source, target), (c_source, c_target) in CONVERSIONS.items())
+""" for (source, target), (c_source, c_target, expression) in CONVERSIONS.items()))
 
 _conversions = {}   # (from, to) -> ctypes function, or None where it could not be built
 
@@ -285,6 +303,12 @@ def convert(x, dtype):
     if function is None:
         return None
     out = np.empty_like(x, dtype=dtype)   # (the same layout)
-    function(address(x), address(out), out.size, openmp_kernels.thread_count())
+    function(address(_as_bits(x)), address(_as_bits(out)), out.size, openmp_kernels.thread_count())
     return out
+
+
+def _as_bits(array):
+    """``array`` viewed as unsigned integers of its item size (the buffer protocol, which
+    ``address`` reads, refuses ml_dtypes' types)."""
+    return array.view(f"u{array.itemsize}")
 
