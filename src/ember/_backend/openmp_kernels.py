@@ -872,8 +872,7 @@ def whole_reduction(kind, x):
     ``sum_squares`` and ``nansum`` (NaN as 0) added in float64 (NumPy's pairwise sum in float32
     runs on one thread at a third of the loop's speed), ``max`` and ``min`` (NaN if any element
     is); None where the loop does not apply or cannot be built."""
-    least = WHOLE_REDUCTION_MIN_ELEMENTS[kind]
-    if x.size < least or not _dense_alike(x, least=least):
+    if not _dense_alike(x, least=WHOLE_REDUCTION_MIN_ELEMENTS[kind]):
         return None
     name, dtype = _WHOLE_REDUCTIONS[kind]
     function = _function(name)

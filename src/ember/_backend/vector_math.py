@@ -22,6 +22,7 @@ import ctypes
 import numpy as np
 
 from . import openmp_kernels
+from .choice import KernelChoice
 from .pointers import address
 
 # op name: the C expression of a float32 element ``x``, computed as torch computes the op in
@@ -186,6 +187,24 @@ def _function(name, argtypes):
         _functions[name] = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",),
                                           argtypes=argtypes)
     return _functions[name]
+
+
+_FLOAT32 = np.dtype(np.float32)
+
+
+def when_large(rule, loop, fallback, at=0):
+    """``fallback(*args)`` with a float32 array ``args[at]`` of ``MIN_ELEMENTS[rule]`` elements
+    or more given to the kernel choice between ``loop(*args)`` (None where it declines) and
+    ``fallback`` itself: how an op asks for one of these loops."""
+    choice = KernelChoice(rule, onednn=loop, numpy=fallback)
+    least = MIN_ELEMENTS
+
+    def loop_or_fallback(*args):
+        x = args[at]
+        if x.dtype == _FLOAT32 and x.size >= least[rule]:
+            return choice(*args)
+        return fallback(*args)
+    return loop_or_fallback
 
 
 def available():

@@ -50,8 +50,8 @@ def _broadcast_check(op, a, b):
 # oneDNN's threads run; elsewhere NumPy's ufunc (split over ember's threads where they run).
 _large_binary_kernel = KernelChoice("binary", onednn=openmp_kernels.binary,
                                     numpy=lambda ufunc, a, b: ufunc(a, b))
-_square_kernel = KernelChoice("square", onednn=lambda x: vector_math.unary("square", x),
-                              numpy=lambda x: namespace_of(x).square(x))
+_square = vector_math.when_large("square", lambda x: vector_math.unary("square", x),
+                                 lambda x: namespace_of(x).square(x))
 
 
 def large_binary(ufunc, a, b):
@@ -597,9 +597,7 @@ def _pow_arrays(x, e):
         return _int_power(x, e)
     if x.dtype.char in "fd" and is_scalar(e) and not isinstance(e, complex):
         if e == 2:   # (NumPy's power takes its general loop for a Python int 2)
-            if x.dtype.char == "f" and x.size >= vector_math.MIN_ELEMENTS["square"]:
-                return _square_kernel(x)
-            return xp.square(x)
+            return _square(x)
         if e == 3:  # by multiplication, as torch does: NumPy takes its scalar powf loop here
             return x * x * x
         if e == -2:
@@ -774,20 +772,9 @@ def _ufunc(ufunc_name):
     return kernel
 
 
-_FLOAT32 = np.dtype(np.float32)
-
-
 def _on_loop_when_large(op, kernel):
-    """``kernel(x, y)`` with a float32 ``x`` of ``vector_math.MIN_ELEMENTS[op]`` elements or
-    more given to the choice between ``vector_math``'s loop for ``op`` and ``kernel`` itself."""
-    choice = KernelChoice(op, onednn=lambda x, y: vector_math.binary(op, x, y), numpy=kernel)
-    least = vector_math.MIN_ELEMENTS
-
-    def kernel_or_loop(x, y):
-        if x.dtype == _FLOAT32 and x.size >= least[op]:
-            return choice(x, y)
-        return kernel(x, y)
-    return kernel_or_loop
+    """``kernel(x, y)``, a large float32 ``x`` by the choice of ``vector_math``'s loop for ``op``."""
+    return vector_math.when_large(op, lambda x, y: vector_math.binary(op, x, y), kernel)
 
 
 def _float_only_kernel(ufunc_name, kernel_name):

@@ -23,7 +23,6 @@ from ._common import (
 from ._common import _RAW_DTYPES
 from ._common import _type_word
 from .._backend import vector_math
-from .._backend.choice import KernelChoice
 from .._backend.precision import exp_in_place, narrowed, widened
 from ..autograd._dual import jvp_by_backward
 
@@ -123,7 +122,7 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         complex_autograd(node_cls)
     save = _SAVERS[saves]
     if loop is not None:
-        forward = _on_loop_when_large(loop, forward)
+        forward = vector_math.when_large(loop, lambda xp, x: vector_math.unary(loop, x), forward, at=1)
 
     def op(input, *, out=None):
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
@@ -174,22 +173,6 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
     if exported:
         __all__.append(name)
     return op
-
-
-def _on_loop_when_large(loop, forward):
-    """``forward`` with float32 arrays of the loop's ``vector_math.MIN_ELEMENTS`` or more
-    given to the choice between ``vector_math``'s loop named ``loop`` and ``forward`` itself."""
-    kernel = KernelChoice(loop, onednn=lambda xp, x: vector_math.unary(loop, x), numpy=forward)
-    least = vector_math.MIN_ELEMENTS
-
-    def forward_or_loop(xp, x):
-        if x.dtype == _FLOAT32 and x.size >= least[loop]:
-            return kernel(xp, x)
-        return forward(xp, x)
-    return forward_or_loop
-
-
-_FLOAT32 = np.dtype(np.float32)
 
 
 def _int_word(t):
@@ -337,19 +320,9 @@ def _numpy_sigmoid(xp, x):
     return narrowed(out, x.dtype)
 
 
-def _numpy_sigmoid_gradient(g, y):
-    return g * y * (1 - y)
-
-
-_sigmoid_gradient_kernel = KernelChoice(
-    "sigmoid backward", onednn=lambda g, y: vector_math.gradient("sigmoid", g, y),
-    numpy=_numpy_sigmoid_gradient)
-
-
-def _sigmoid_gradient(g, x, y):
-    if g.dtype == _FLOAT32 and g.size >= vector_math.MIN_ELEMENTS["sigmoid backward"]:
-        return _sigmoid_gradient_kernel(g, y)
-    return _numpy_sigmoid_gradient(g, y)
+_sigmoid_gradient = vector_math.when_large(
+    "sigmoid backward", lambda g, x, y: vector_math.gradient("sigmoid", g, y),
+    lambda g, x, y: g * y * (1 - y))
 
 
 sigmoid = _unary("sigmoid", _numpy_sigmoid, lambda g, x, y: g * y * (1 - y), ("result",),

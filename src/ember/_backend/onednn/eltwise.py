@@ -25,7 +25,6 @@ ALGORITHMS = {
     "silu": (capi.ELTWISE_SWISH, capi.ELTWISE_SWISH, 1.0, 0.0),
     "gelu": (capi.ELTWISE_GELU_ERF, capi.ELTWISE_GELU_ERF, 0.0, 0.0),
     "gelu_tanh": (capi.ELTWISE_GELU_TANH, capi.ELTWISE_GELU_TANH, 0.0, 0.0),
-    "sigmoid": (capi.ELTWISE_LOGISTIC, capi.ELTWISE_LOGISTIC_USE_DST_FOR_BWD, 0.0, 0.0),
 }
 
 
