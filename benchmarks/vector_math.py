@@ -1,6 +1,6 @@
 """The float32 vector-math loops (``_backend/vector_math.py``) against NumPy's path for the same
-op, array by array: each op of ``vector_math.UNARY`` and ``BINARY`` (a second operand of the
-same shape), and each gradient of ``GRADIENTS``, at
+op, array by array: each op of ``vector_math.UNARY``, ``WITH_PARAMETERS`` (their defaults),
+``BINARY`` and ``DIVISIONS`` (a second operand of the same shape), and each gradient of ``GRADIENTS``, at
 several sizes and thread counts, the two taking turns, medians in µs and the loop's time over
 NumPy's. The figures behind each op's size rule (``vector_math.MIN_ELEMENTS``); with
 ``--conversions``, float32 to float16 and back (``vector_math.CONVERSION_MIN_ELEMENTS``).
@@ -26,6 +26,8 @@ def _inputs(op, n):
         return x.astype(np.float16)
     if op == "erfinv":   # (its domain, where NumPy's path computes every element)
         return x / np.float32(4)
+    if op == "logit":
+        return (x + np.float32(4)) / np.float32(8)
     return np.abs(x) if op in ("sqrt", "rsqrt", "log1p") else x
 
 
@@ -36,7 +38,7 @@ def _op(op, n):
         return lambda x: ember.tensor(x).half()
     if op == "float_of_half":   # (given float16 inputs)
         return lambda x: ember.tensor(x).float()
-    if op in vector_math.BINARY:
+    if op in vector_math.BINARY or op in vector_math.DIVISIONS:
         other = ember.tensor(_inputs(op, n)[::-1].copy())
         return lambda x: getattr(ember, op)(ember.tensor(x), other)
     forward = {"square": lambda t: t.pow(2)}.get(op) or getattr(ember, op)
@@ -92,7 +94,8 @@ def compare(op, n, rounds):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", nargs="+", default=[*vector_math.UNARY, *vector_math.BINARY, *(
+    parser.add_argument("--ops", nargs="+", default=[
+        *vector_math.UNARY, *vector_math.WITH_PARAMETERS, *vector_math.BINARY, *vector_math.DIVISIONS, *(
         f"{op} backward" for op in vector_math.GRADIENTS)])
     parser.add_argument("--conversions", action="store_true",
                         help="time float32 -> float16 (half) and back (float_of_half) instead")

@@ -307,3 +307,17 @@ def test_index_select_benchmark_prints_a_row_per_shape(monkeypatch, capsys):
     bench.main()
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 |")]
     assert len(rows) == 1 and rows[0].count("(") == 2
+
+
+def test_flip_benchmark_prints_a_row_per_shape(monkeypatch, capsys):
+    from benchmarks import flip as bench
+    from ember._backend import openmp_kernels
+    if openmp_kernels._function("strided_rows_4") is None:
+        pytest.skip("the OpenMP loops cannot be built here")
+    monkeypatch.setattr(ember, "set_num_threads", lambda n: None)
+    monkeypatch.setattr(bench, "SHAPES", ((64, 8), (128, 16)))
+    monkeypatch.setattr(sys, "argv", ["flip", "--threads", "1", "--repeats", "1"])
+    bench.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 |")]
+    assert len(rows) == 2 and all(row.count("(") == 1 for row in rows)
+    assert openmp_kernels.REVERSED_ROWS_MIN_ELEMENTS == 1 << 15

@@ -471,3 +471,55 @@ def test_running_extremes_on_the_loop_match_torch(op, dim, monkeypatch):
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)
     assert taken == [True, True]
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "uint8", "bool",
+                                   "complex64"])
+@pytest.mark.parametrize("dims", [(2,), (0, 2), (1, 2), (0, 1, 2)])
+def test_flips_of_the_last_axis_on_the_row_loop_match_torch(dtype, dims, monkeypatch):
+    """flip along the last axis (with others or not) copies rows backwards on the loop, for
+    every item size; the gradient is flipped back the same way."""
+    from ember.ops import shape
+    taken = _spy_on(monkeypatch, shape._reversed_rows)
+    x = torch.randn(16, 40, 65, dtype=torch.float32).mul(50)   # above the loop's size rule
+    x = x.to(getattr(torch, dtype)) if dtype != "complex64" else torch.complex(x, -x)
+    got = ember.tensor(x.numpy() if dtype != "bfloat16" else x.float().numpy())
+    if dtype == "bfloat16":
+        got = got.bfloat16()
+    flipped = got.flip(dims)
+    want = x.flip(dims)
+    as_numpy = (lambda t: t.float().numpy()) if dtype == "bfloat16" else (lambda t: t.numpy())
+    np.testing.assert_array_equal(as_numpy(flipped), as_numpy(want))
+    assert flipped.stride() == want.stride()
+    assert taken == [True]
+
+
+@needs_loops
+@pytest.mark.parametrize("k", [1, 2, 3, 4, -1])
+def test_rot90_strides_values_and_gradient_match_torch(k, monkeypatch):
+    """rot90 is a flip along one of its dims, transposed as torch leaves it (not copied), and
+    its gradient the rotation back."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((3, 120, 100)).astype(np.float32)
+    g = rng.standard_normal((3, 120, 100) if k % 2 == 0 else (3, 100, 120)).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x, requires_grad=True)
+        out = lib.rot90(t, k, (1, 2))
+        out.backward(lib.tensor(g))
+        results.append((out.detach().numpy(), out.stride(), t.grad.numpy()))
+    (want, want_stride, want_grad), (got, got_stride, got_grad) = results
+    np.testing.assert_array_equal(got, want)
+    assert got_stride == want_stride
+    np.testing.assert_array_equal(got_grad, want_grad)
+
+
+def test_flips_of_other_axes_and_small_ones_take_numpy(monkeypatch):
+    from ember.ops import shape
+    taken = _spy_on(monkeypatch, shape._reversed_rows)
+    x = np.random.default_rng(13).standard_normal((64, 128)).astype(np.float32)
+    np.testing.assert_array_equal(ember.flip(ember.tensor(x), 0).numpy(), x[::-1])
+    np.testing.assert_array_equal(ember.flip(ember.tensor(x[:8, :8]), 1).numpy(), x[:8, 7::-1])
+    np.testing.assert_array_equal(ember.flip(ember.tensor(x).t(), 1).numpy(), x.T[:, ::-1])
+    assert taken == []

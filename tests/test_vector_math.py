@@ -128,11 +128,11 @@ def test_without_the_loops_numpy_runs(monkeypatch):
 
 
 def test_every_table_op_has_a_loop_in_the_source():
-    for op in vector_math.UNARY:
+    for op in (*vector_math.UNARY, *vector_math.WITH_PARAMETERS):
         assert f"void {op}_float32(" in vector_math.SOURCE
     for op in vector_math.GRADIENTS:
         assert f"void {op}_backward_float32(" in vector_math.SOURCE
-    for op in vector_math.BINARY:
+    for op in (*vector_math.BINARY, *vector_math.DIVISIONS):
         for form in ("", "_number", "_rows"):
             assert f"void {op}{form}_float32(" in vector_math.SOURCE
     assert max(vector_math.MIN_ELEMENTS[op] for op in vector_math.UNARY) <= N
@@ -140,7 +140,8 @@ def test_every_table_op_has_a_loop_in_the_source():
 
 
 def test_every_loop_has_a_size_rule():
-    assert set(vector_math.MIN_ELEMENTS) == {*vector_math.UNARY, *vector_math.BINARY,
+    assert set(vector_math.MIN_ELEMENTS) == {*vector_math.UNARY, *vector_math.WITH_PARAMETERS, *vector_math.BINARY,
+                                             *vector_math.DIVISIONS,
                                              *(f"{op} backward" for op in vector_math.GRADIENTS)}
 
 
@@ -202,6 +203,65 @@ def test_binary_operands_the_loops_do_not_take_run_on_numpy(monkeypatch):
     assert vector_math.binary("maximum", x, x[:, :1].copy()) is None
 
 
+# op -> the ember and torch functions
+DIVISION_OPS = {"fmod": (ember.fmod, torch.fmod), "remainder": (ember.remainder, torch.remainder),
+                "floor_divide": (lambda a, b: a.div(b, rounding_mode="floor"),
+                                 lambda a, b: a.div(b, rounding_mode="floor"))}
+_DIVISION_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e38, -3e38, 1.0,
+                               -1.0, 2.0, -2.0, 0.5, 7.0, -7.0, 1e30, 1e-30, 4194304.5, -0.75],
+                              np.float32)
+
+
+def _division_operands(form):
+    """Operands with quotients of every kind: ordinary, huge (beyond the exact range, in a block
+    of their own and mixed in), and every pair of special values."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((1024, 400)) * 10).astype(np.float32)
+    y = rng.standard_normal((1024, 400)).astype(np.float32)
+    x[:20, :20] = _DIVISION_SPECIALS[:, None]
+    y[:20, :20] = _DIVISION_SPECIALS[None, :]
+    x[100:110] *= np.float32(1e7)          # quotients beyond 2^22, a block of them
+    x[500, ::7] *= np.float32(1e7)         # and a few among exact ones
+    if form == "number":
+        return x, -0.7
+    if form == "row":
+        return x, y[:1].copy()
+    return x, y
+
+
+@needs_loops
+@pytest.mark.parametrize("form", ["same", "number", "row"])
+@pytest.mark.parametrize("op", sorted(vector_math.DIVISIONS))
+def test_divisions_on_the_loops_give_the_numpy_paths_bits_and_torchs(op, form, monkeypatch):
+    x, y = _division_operands(form)
+    taken = []
+    real = vector_math.binary
+    monkeypatch.setattr(vector_math, "binary", lambda name, a, b: taken.append(name) or real(name, a, b))
+    ember_fn, torch_fn = DIVISION_OPS[op]
+
+    def run(lib):
+        return ember_fn(ember.tensor(x), y if form == "number" else ember.tensor(y)) if lib is ember \
+            else torch_fn(torch.tensor(x), y if form == "number" else torch.tensor(y))
+
+    with choice.only(choice.ONEDNN):
+        got = run(ember).numpy()
+    assert taken == [op]
+    with choice.only(choice.NUMPY):
+        expected = run(ember).numpy()
+    assert _same_bits(got, expected).all()
+    want = run(torch).numpy()
+    # torch's float32 fmod (and remainder, which starts from it) gives NaN where the float32
+    # quotient overflows (3e38 / 0.5), where C's fmod, and ember, give the exact remainder
+    with np.errstate(all="ignore"):
+        overflow = np.isinf(x / np.broadcast_to(np.float32(y), x.shape)) & np.isfinite(x)
+    assert _same_bits(got, want)[~overflow].all()
+
+
+def _same_bits(a, b):
+    """Where float32 arrays hold the same bits, or NaN both."""
+    return (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
+
+
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_float16_conversions_on_the_loop_give_torchs_bits(layout, monkeypatch):
     """float32 -> float16 rounds to nearest (ties to even), overflows to infinity and keeps
@@ -250,3 +310,85 @@ def test_bfloat16_conversion_on_the_loop_gives_numpys_path_bits(monkeypatch):
     np.testing.assert_array_equal(np.isnan(got.float().numpy()), np.isnan(want))
     finite = ~np.isnan(want)
     np.testing.assert_array_equal(got.float().numpy()[finite], want[finite])
+
+
+@needs_loops
+@pytest.mark.parametrize("values", [{}, {"nan": 1.5, "posinf": 7.0, "neginf": -2e40}])
+def test_nan_to_num_on_the_loop_gives_torchs_bits(values, monkeypatch):
+    taken = []
+    real = vector_math.with_parameters
+    monkeypatch.setattr(vector_math, "with_parameters",
+                        lambda op, x, p: taken.append(op) or real(op, x, p))
+    x = _inputs(3e38)
+    with choice.only(choice.ONEDNN):
+        got = ember.nan_to_num(ember.tensor(x), **values).numpy()
+    assert taken == ["nan_to_num"]
+    with choice.only(choice.NUMPY):
+        expected = ember.nan_to_num(ember.tensor(x), **values).numpy()
+    want = torch.nan_to_num(torch.tensor(x), **values).numpy()
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
+@needs_loops
+@pytest.mark.parametrize("eps", [None, 0.01, 1e-6])
+def test_logit_gradient_on_the_loop_rounds_as_the_formula(eps, monkeypatch):
+    """logit's gradient on the loop: the formula's bits (the bounds eps and 1 - eps in float32,
+    NaN or 0 outside them), and torch's values."""
+    taken = []
+    real = vector_math.gradient
+    monkeypatch.setattr(vector_math, "gradient",
+                        lambda op, g, x, p=(0.0,): taken.append(op) or real(op, g, x, p))
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-0.1, 1.1, N).astype(np.float32)
+    x[:8] = [0.0, 1.0, np.nan, -0.0, 0.01, 0.99, 1e-6, np.float32(1 - 1e-6)]
+    g = rng.standard_normal(N).astype(np.float32)
+
+    def grad_of(lib):
+        t = lib.tensor(x, requires_grad=True)
+        lib.logit(t, eps).backward(lib.tensor(g))
+        return t.grad.numpy()
+
+    with choice.only(choice.ONEDNN):
+        got = grad_of(ember)
+    assert taken == ["logit"]
+    with choice.only(choice.NUMPY):
+        expected = grad_of(ember)
+    assert _same_bits(got, expected).all()
+    # (at a NaN input with eps, torch's vectorized loop gives 0 and its scalar loop NaN; ember
+    # gives NaN, as its formula on tensors does)
+    want = grad_of(torch)
+    number = ~np.isnan(x)
+    torch.testing.assert_close(torch.from_numpy(got[number]), torch.from_numpy(want[number]), equal_nan=True)
+
+
+@needs_loops
+@pytest.mark.parametrize("eps", [None, 0.01, float("nan")])
+def test_logit_on_the_loop_matches_torch(eps, monkeypatch):
+    """logit on the loop: the input clamped to [eps, 1 - eps] (a NaN eps clamps nothing), then
+    libmvec's log of the float32 quotient, as torch's loop computes it."""
+    taken = []
+    real = vector_math.with_parameters
+    monkeypatch.setattr(vector_math, "with_parameters",
+                        lambda op, x, p: taken.append(op) or real(op, x, p))
+    x = np.random.default_rng(7).uniform(-0.1, 1.1, N).astype(np.float32)
+    x[:9] = [0.0, 1.0, np.nan, -0.0, 0.01, 0.99, 1e-6, 0.5, -np.inf]
+    with choice.only(choice.ONEDNN):
+        got = ember.logit(ember.tensor(x), eps).numpy()
+    assert taken == ["logit"]
+    want = torch.logit(torch.from_numpy(x), eps).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(want), equal_nan=True)
+
+
+@needs_loops
+def test_nan_to_num_of_a_strided_input_takes_the_loop_after_one_copy(monkeypatch):
+    taken = []
+    real = vector_math.with_parameters
+    monkeypatch.setattr(vector_math, "with_parameters",
+                        lambda op, x, p: taken.append(op) or real(op, x, p))
+    x = _inputs(3e38).reshape(1024, 1024)
+    with choice.only(choice.ONEDNN):
+        got = ember.nan_to_num(ember.tensor(x)[:, ::2]).numpy()
+    assert taken == ["nan_to_num"]
+    np.testing.assert_array_equal(got, torch.nan_to_num(torch.from_numpy(x)[:, ::2]).numpy())

@@ -619,6 +619,54 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
 }
 WHOLE_EXTREME(max_float32, >, -INFINITY)
 WHOLE_EXTREME(min_float32, <, INFINITY)
+
+/* arrays: src (its element [0, ..., 0]), dst (row-major); sizes: ndim (at most 64), the
+   shape, src's strides in bytes (any sign). Copies src into dst row by row, each thread its
+   share of the rows, stepping through src's outer indices as an odometer: NumPy's copy of a
+   view whose last axis runs backwards (a flip) goes element by element on one thread. */
+#define STRIDED_ROWS(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const char *src = arrays[0]; \
+    T *dst = arrays[1]; \
+    const int64_t ndim = sizes[0], *shape = sizes + 1, *strides = sizes + 1 + ndim; \
+    const int64_t width = shape[ndim - 1], step = strides[ndim - 1] / (int64_t)sizeof(T); \
+    int64_t rows = 1; \
+    for (int64_t d = 0; d < ndim - 1; d++) rows *= shape[d]; \
+    (void)scalars; \
+    _Pragma("omp parallel num_threads(nthreads) if(nthreads > 1)") \
+    { \
+        const int64_t parts = omp_get_num_threads(), part = omp_get_thread_num(); \
+        const int64_t first = rows * part / parts, last = rows * (part + 1) / parts; \
+        int64_t index[64], offset = 0, rest = first; \
+        for (int64_t d = ndim - 2; d >= 0; d--) { \
+            index[d] = rest % shape[d]; \
+            offset += index[d] * strides[d]; \
+            rest /= shape[d]; \
+        } \
+        for (int64_t r = first; r < last; r++) { \
+            const T *from = (const T *)(src + offset); \
+            T *to = dst + r * width; \
+            if (step == -1) { \
+                _Pragma("omp simd") \
+                for (int64_t j = 0; j < width; j++) to[j] = from[-j]; \
+            } else if (step == 1) { \
+                memcpy(to, from, width * sizeof(T)); \
+            } else { \
+                for (int64_t j = 0; j < width; j++) to[j] = from[j * step]; \
+            } \
+            for (int64_t d = ndim - 2; d >= 0; d--) { \
+                offset += strides[d]; \
+                if (++index[d] < shape[d]) break; \
+                offset -= shape[d] * strides[d]; \
+                index[d] = 0; \
+            } \
+        } \
+    } \
+}
+STRIDED_ROWS(strided_rows_1, uint8_t)
+STRIDED_ROWS(strided_rows_2, uint16_t)
+STRIDED_ROWS(strided_rows_4, uint32_t)
+STRIDED_ROWS(strided_rows_8, uint64_t)
 """
 
 # The elementwise loops run from this many elements; below, the ctypes call around the loop
@@ -644,6 +692,10 @@ SCAN_MIN_ELEMENTS = 1 << 14
 # rows along another (benchmarks/index_select.py)
 INDEX_PICKS_MIN_ELEMENTS = 1 << 16
 INDEX_ROWS_MIN_ELEMENTS = 1 << 19
+
+# A copy whose last axis runs backwards takes the row loop from this many elements
+# (``benchmarks/flip.py``)
+REVERSED_ROWS_MIN_ELEMENTS = 1 << 15
 
 _functions = {}   # name -> ctypes function, or None where it could not be built
 
@@ -1047,3 +1099,34 @@ def scatter_add_float32(grad, index, axis, shape):
     status = np.zeros(1, np.int32)
     _call(function, (grad, index, out, status), (outer, shape[axis], index.shape[axis], inner), ())
     return None if status[0] else out
+
+
+def reversed_rows_applies(x, dims):
+    """Whether ``reversed_rows_copy`` takes ``x`` flipped along ``dims``: a NumPy array of at
+    least ``REVERSED_ROWS_MIN_ELEMENTS`` items of 1, 2, 4 or 8 bytes, adjacent along its last
+    axis, which is among ``dims`` (NumPy's copy is as fast for the others)."""
+    return (type(x) is np.ndarray and x.size >= REVERSED_ROWS_MIN_ELEMENTS and x.ndim <= 64
+            and x.itemsize in (1, 2, 4, 8) and x.strides[-1] == x.itemsize and x.ndim - 1 in dims)
+
+
+def reversed_rows_copy(x, dims):
+    """A row-major copy of ``x`` reversed along ``dims`` (see ``reversed_rows_applies``), made
+    row by row on the loop's threads; None where the loop cannot be built."""
+    function = _function(f"strided_rows_{x.itemsize}")
+    if function is None:
+        return None
+    strides = list(x.strides)
+    first = address(as_bits(x))
+    for d in dims:   # the flipped view: its first element, its strides
+        first += (x.shape[d] - 1) * strides[d]
+        strides[d] = -strides[d]
+    out = np.empty(x.shape, x.dtype)
+    function((ctypes.c_void_p * 2)(first, address(as_bits(out))),
+             (ctypes.c_int64 * (1 + 2 * x.ndim))(x.ndim, *x.shape, *strides), None, thread_count())
+    return out
+
+
+def as_bits(array):
+    """``array`` viewed as unsigned integers of its item size (the buffer protocol, which
+    ``address`` reads, refuses ml_dtypes' types)."""
+    return array.view(f"u{array.itemsize}")

@@ -55,11 +55,34 @@ BINARY = {
     "atan2": "atan2f(x, y)",
 }
 
+# op name: the C expression of a float32 element ``x`` and the op's float32 parameters ``p[0]``,
+# ``p[1]``, ... (nan_to_num: the values for NaN, +inf and -inf; logit: the bounds its input is
+# clamped to, eps and 1 - eps, or -inf and inf)
+WITH_PARAMETERS = {
+    "nan_to_num": "x != x ? p[0] : x == INFINITY ? p[1] : x == -INFINITY ? p[2] : x",
+    "logit": "logit_between(x, p[0], p[1])",
+}
+
+# op name: (the C expression of float32 elements ``x`` and ``y`` and of ``q``, their quotient
+# in float64, exact wherever ``QUOTIENT_IS_EXACT`` holds; torch's algorithm for an element,
+# where it does not). Below 2^22 in magnitude (and for a finite divisor) the float64 quotient of
+# two float32 numbers never rounds across an integer, so its trunc and floor are the exact ones,
+# and ``x - trunc(q) * y`` is exact in float64 (``ops/_float_division.py`` has the argument);
+# huge quotients, infinities, NaN and zero divisors take torch's steps, element by element.
+DIVISIONS = {
+    "fmod": ("(float)copysign((double)x - trunc(q) * (double)y, (double)x)", "fmodf(x, y)"),
+    "remainder": ("(float)remainder_exact(x, y, q)", "remainder_float(x, y)"),
+    "floor_divide": ("(float)floor(q)", "div_floor_float(x, y)"),
+}
+QUOTIENT_IS_EXACT = "(fabs(q) < 0x1p22) & !isinf(y)"
+
 # op name: (the saved value the gradient reads, ``x`` the input or ``y`` the result; the C
-# expression of it and ``g``, the output's gradient), each operation rounded to float32 in the
-# order ember's formula on arrays takes
+# expression of it, ``g``, the output's gradient, and the parameters ``p[0]``, ...), each
+# operation rounded to float32 in the order ember's formula on arrays takes (logit's bounds are
+# eps and 1 - eps rounded to float32, as NumPy compares a float32 array with a number)
 GRADIENTS = {
     "sigmoid": ("y", "(g * y) * (1.0f - y)"),
+    "logit": ("x", "(x < p[0] || x > p[1]) ? p[2] : g / (x * (1.0f - x))"),
 }
 
 # op name (or "op backward"): the fewest elements for which the op takes its loop, where the
@@ -71,9 +94,10 @@ MIN_ELEMENTS = {
     "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 12,
     "erfc": 1 << 12, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
-    "erfinv": 1 << 12, "sigmoid backward": 1 << 15,
+    "erfinv": 1 << 12, "sigmoid backward": 1 << 15, "logit backward": 1 << 10,
+    "nan_to_num": 1 << 14, "logit": 1 << 16,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 12,
-    "atan2": 1 << 18,
+    "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1 << 8,
 }
 
 # the C library's functions the expressions call, which libmvec has vector versions of
@@ -106,10 +130,42 @@ static inline float erfinv_float(float x) {
     r -= (erf(r) - (double)x) / (1.1283791670955126 * exp(-r * r));
     return fabsf(x) == 1.0f ? copysignf(INFINITY, x) : (float)r;
 }
+
+/* log(c / (1 - c)) of x clamped to [lo, hi] (NaN stays NaN), as ember's formula on arrays */
+#pragma omp declare simd notinbranch
+static inline float logit_between(float x, float lo, float hi) {
+    const float c = x < lo ? lo : x > hi ? hi : x;
+    return logf(c / (1.0f - c));
+}
+
+/* x - floor(q) y for the exact quotient q: the floor's remainder; a zero has x's sign, as
+   torch's (an fmod's) has */
+#pragma omp declare simd notinbranch
+static inline double remainder_exact(float x, float y, double q) {
+    double r = (double)x - floor(q) * (double)y;
+    return r != 0.0 ? r : copysign(0.0, (double)x);
+}
+
+/* torch's float remainder and floor division, element by element */
+static float remainder_float(float x, float y) {
+    float mod = fmodf(x, y);
+    if (mod != 0.0f && (y < 0.0f) != (mod < 0.0f)) mod += y;
+    return mod;
+}
+
+static float div_floor_float(float x, float y) {
+    if (y == 0.0f) return x / y;
+    float mod = fmodf(x, y);
+    float div = (x - mod) / y;
+    if (mod != 0.0f && (y < 0.0f) != (mod < 0.0f)) div -= 1.0f;
+    if (div == 0.0f) return copysignf(0.0f, x / y);
+    float floored = floorf(div);
+    return div - floored > 0.5f ? floored + 1.0f : floored;
+}
 """
 
 _LOOP = """
-void {name}({parameters}, float *out, int64_t n, int nthreads) {{
+void {name}({arguments}, float *out, int64_t n, int nthreads) {{{parameters}
     #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
     for (int64_t i = 0; i < n; i++) {{
         {elements}
@@ -130,26 +186,80 @@ void {name}(const float *xs, float y, float *out, int64_t n, int nthreads) {{
 }}
 """
 _ROWS_LOOP = """
-void {name}(const float *xs, const float *ys, float *out, int64_t rows, int64_t width,
+void {name}(const float *xs_, const float *ys, float *out_, int64_t rows, int64_t width,
             int nthreads) {{
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
     for (int64_t r = 0; r < rows; r++) {{
-        const float *xr = xs + r * width;
-        float *o = out + r * width;
-        #pragma omp simd
-        for (int64_t j = 0; j < width; j++) {{
-            const float x = xr[j], y = ys[j];
-            o[j] = {expression};
-        }}
+        const float *xs = xs_ + r * width;
+        float *out = out_ + r * width;{body}
     }}
 }}
 """
+_ROW = """
+        #pragma omp simd
+        for (int64_t i = 0; i < width; i++) {{
+            const float x = xs[i], y = ys[i];
+            out[i] = {expression};
+        }}"""
 
 
-def _loop(name, expression, inputs):
+# A division's loops: blocks of ``_BLOCK`` elements, each computed on the fast path, then
+# (in the rare blocks where the quotient is not exact everywhere) fixed element by element.
+_BLOCK = 2048
+_DIVISION_BLOCK = """
+        int inexact = 0;
+        #pragma omp simd reduction(|:inexact)
+        for (int64_t i = start; i < end; i++) {{
+            const float x = {x}, y = {y};
+            const double q = (double)x / (double)y;
+            out[i] = {fast};
+            inexact |= !({exact});
+        }}
+        if (inexact)
+            for (int64_t i = start; i < end; i++) {{
+                const float x = {x}, y = {y};
+                const double q = (double)x / (double)y;
+                if (!({exact})) out[i] = {slow};
+            }}"""
+_DIVISION_LOOP = """
+void {name}(const float *xs, {y_parameter}, float *out, int64_t n, int nthreads) {{
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t start = 0; start < n; start += {block}) {{
+        const int64_t end = start + {block} < n ? start + {block} : n;{body}
+    }}
+}}
+"""
+_DIVISION_ROW = """
+        for (int64_t start = 0; start < width; start += {block}) {{
+            const int64_t end = start + {block} < width ? start + {block} : width;{body}
+        }}"""
+
+
+def _division_loops(op, fast, slow):
+    """The three forms of ``binary``'s loops for a ``DIVISIONS`` entry."""
+    def body(y):
+        return _DIVISION_BLOCK.format(x="xs[i]", y=y, fast=fast, slow=slow, exact=QUOTIENT_IS_EXACT)
+    return [_DIVISION_LOOP.format(name=f"{op}_float32", y_parameter="const float *ys",
+                                  block=_BLOCK, body=body("ys[i]")),
+            _DIVISION_LOOP.format(name=f"{op}_number_float32", y_parameter="float y_",
+                                  block=_BLOCK, body=body("y_")),
+            _ROWS_LOOP.format(name=f"{op}_rows_float32",
+                              body=_DIVISION_ROW.format(block=_BLOCK, body=body("ys[i]")))]
+
+
+# the length of the parameters' array each loop with parameters is given (zeros after the op's)
+PARAMETERS = 4
+
+
+def _loop(name, expression, inputs, parameters=False):
+    """A loop over the arrays ``inputs`` (and a float32 array of the op's parameters, copied to
+    the constants ``p[0]``, ... before the loop: read from memory in a branch, gcc would not
+    vectorize it)."""
+    constants = ", ".join(f"given[{k}]" for k in range(PARAMETERS))
     return _LOOP.format(
         name=name, expression=expression,
-        parameters=", ".join(f"const float *{v}s" for v in inputs),
+        parameters=f"\n    const float p[{PARAMETERS}] = {{{constants}}};" if parameters else "",
+        arguments=", ".join([f"const float *{v}s" for v in inputs] + ["const float *given"] * parameters),
         elements="\n        ".join(f"const float {v} = {v}s[i];" for v in inputs))
 
 
@@ -157,12 +267,16 @@ def _source():
     declarations = "".join(f"#pragma omp declare simd notinbranch\n{prototype};\n"
                            for prototype in VECTOR_FUNCTIONS)
     loops = [_loop(f"{op}_float32", expression, ("x",)) for op, expression in UNARY.items()]
-    loops += [_loop(f"{op}_backward_float32", expression, ("g", saved))
+    loops += [_loop(f"{op}_float32", expression, ("x",), parameters=True)
+              for op, expression in WITH_PARAMETERS.items()]
+    loops += [_loop(f"{op}_backward_float32", expression, ("g", saved), parameters=True)
               for op, (saved, expression) in GRADIENTS.items()]
     for op, expression in BINARY.items():
         loops += [_loop(f"{op}_float32", expression, ("x", "y")),
                   _NUMBER_LOOP.format(name=f"{op}_number_float32", expression=expression),
-                  _ROWS_LOOP.format(name=f"{op}_rows_float32", expression=expression)]
+                  _ROWS_LOOP.format(name=f"{op}_rows_float32", body=_ROW.format(expression=expression))]
+    for op, (fast, slow) in DIVISIONS.items():
+        loops += _division_loops(op, fast, slow)
     # no fused multiply-adds: each operation rounds as NumPy's passes round it; no traps (the
     # loops do not read the floating-point flags), which lets the compiler vectorize truncf
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
@@ -176,7 +290,7 @@ _functions = {}   # name -> ctypes function, or None where it could not be built
 
 
 _ARRAYS_ARGUMENTS = {n: (ctypes.c_void_p,) * (n + 1) + (ctypes.c_int64, ctypes.c_int)
-                     for n in (1, 2)}
+                     for n in (1, 2, 3)}   # (n: the input arrays, and the parameters' array)
 _NUMBER_ARGUMENTS = (ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int)
 _ROWS_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int)
 
@@ -212,9 +326,13 @@ def available():
     return _function("sin_float32", _ARRAYS_ARGUMENTS[1]) is not None
 
 
-def _run(name, inputs):
+def _run(name, inputs, parameters=None):
     if not openmp_kernels._dense_alike(*inputs, least=1):
         return None
+    if parameters is not None:
+        given = np.zeros(PARAMETERS, np.float32)
+        given[:len(parameters)] = parameters
+        inputs = (*inputs, given)
     function = _function(name, _ARRAYS_ARGUMENTS[len(inputs)])
     if function is None:
         return None
@@ -230,15 +348,22 @@ def unary(op, x):
     return _run(f"{op}_float32", (x,))
 
 
-def gradient(op, grad, saved):
+def with_parameters(op, x, parameters):
+    """``op`` (a name in ``WITH_PARAMETERS``) of a dense float32 array with elements, given its
+    parameters (numbers, rounded to float32 as NumPy rounds them), in its layout; None where the
+    loop does not apply or cannot be built."""
+    return _run(f"{op}_float32", (x,), parameters)
+
+
+def gradient(op, grad, saved, parameters=(0.0,)):
     """The gradient ``GRADIENTS[op]`` from dense float32 arrays of one shape and layout: the
-    output's gradient and the saved input or result the formula reads; None where the loop
-    does not apply or cannot be built."""
-    return _run(f"{op}_backward_float32", (grad, saved))
+    output's gradient and the saved input or result the formula reads (and its parameters);
+    None where the loop does not apply or cannot be built."""
+    return _run(f"{op}_backward_float32", (grad, saved), parameters)
 
 
 def binary(op, x, y):
-    """``op`` (a name in ``BINARY``) of a dense float32 array ``x`` with elements and ``y``: a
+    """``op`` (a name in ``BINARY`` or ``DIVISIONS``) of a dense float32 array ``x`` with elements and ``y``: a
     float32 array of ``x``'s shape and layout, a number (a Python float or int, or a float32
     0-d array), or a row-major float32 array of ``x``'s trailing shape repeated over its
     leading dimensions (``x`` row-major); in ``x``'s layout, or None where the loop does not
@@ -322,12 +447,7 @@ def convert(x, dtype):
     if function is None:
         return None
     out = np.empty_like(x, dtype=dtype)   # (the same layout)
-    function(address(_as_bits(x)), address(_as_bits(out)), out.size, openmp_kernels.thread_count())
+    as_bits = openmp_kernels.as_bits
+    function(address(as_bits(x)), address(as_bits(out)), out.size, openmp_kernels.thread_count())
     return out
-
-
-def _as_bits(array):
-    """``array`` viewed as unsigned integers of its item size (the buffer protocol, which
-    ``address`` reads, refuses ml_dtypes' types)."""
-    return array.view(f"u{array.itemsize}")
 

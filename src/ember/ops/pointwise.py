@@ -436,7 +436,7 @@ def _trunc_divide(x, y):
     return xp.trunc(xp.true_divide(x, y)).astype(x.dtype, copy=False)
 
 
-def _floor_divide(x, y):
+def _floor_divide_arrays(x, y):
     xp = namespace_of(x)
     if x.dtype.kind in "iu":
         _check_int_zero(y)
@@ -446,6 +446,7 @@ def _floor_divide(x, y):
     with np.errstate(all="ignore"):   # inf and NaN are the answers here
         # in the operands' own dtype: torch rounds each step of a half's floor division to it
         return _float_division.torch_div_floor(x, y)
+
 
 
 def _check_int_zero(y):
@@ -777,6 +778,9 @@ def _on_loop_when_large(op, kernel):
     return vector_math.when_large(op, lambda x, y: vector_math.binary(op, x, y), kernel)
 
 
+_floor_divide = _on_loop_when_large("floor_divide", _floor_divide_arrays)
+
+
 def _float_only_kernel(ufunc_name, kernel_name):
     """A float op that torch does not implement for integer and bool tensors."""
     def kernel(x, y):
@@ -884,7 +888,8 @@ def _float_or_int_kernel(ufunc_name, float_kernel):
     return kernel
 
 
-_fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _float_or_int_kernel("fmod", _float_division.fmod)))
+_fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _on_loop_when_large(
+    "fmod", _float_or_int_kernel("fmod", _float_division.fmod))))
 
 
 def fmod(input, other, *, out=None):
@@ -925,7 +930,8 @@ def _remainder(x, y):
     return namespace_of(x).remainder(x, y)   # (fewer calls; its zeros take the divisor's sign)
 
 
-_remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu", _remainder))
+_remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu",
+                                                          _on_loop_when_large("remainder", _remainder)))
 
 
 def remainder(input, other, *, out=None):

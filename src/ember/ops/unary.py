@@ -22,7 +22,7 @@ from ._common import (
 )
 from ._common import _RAW_DTYPES
 from ._common import _type_word
-from .._backend import vector_math
+from .._backend import openmp_kernels, vector_math
 from .._backend.precision import exp_in_place, narrowed, widened
 from ..autograd._dual import jvp_by_backward
 
@@ -454,18 +454,55 @@ class LogitBackward0(Node):
             return (where((x < 0) | (x > 1), math.nan, out),)
         return (where((x < eps) | (x > 1 - eps), 0.0, out),)
 
+    def backward_arrays(self, grad):
+        """The same formula on the arrays (a float32 loop for large ones)."""
+        (x,) = self.saved_tensors
+        return _logit_gradient(grad._data, x._data, self.eps)
+
+
+def _logit_bounds(eps):
+    """The inputs outside which logit's gradient is a constant, and that constant."""
+    return (0.0, 1.0, math.nan) if eps is None else (eps, 1 - eps, 0.0)
+
+
+def _logit_gradient_on_loop(g, x, eps):
+    out = vector_math.gradient("logit", g, x, _logit_bounds(eps)) if g.dtype == x.dtype else None
+    return None if out is None else (make(out),)
+
+
+def _logit_gradient_on_arrays(g, x, eps):
+    if g.dtype not in _RAW_DTYPES or x.dtype != g.dtype:
+        return None
+    lo, hi, outside = _logit_bounds(eps)
+    with np.errstate(all="ignore"):
+        out = g / (x * (1 - x))
+    return (make(namespace_of(x).where((x < lo) | (x > hi), outside, out)),)
+
+
+_logit_gradient = vector_math.when_large("logit backward", _logit_gradient_on_loop,
+                                         _logit_gradient_on_arrays)
+
 
 def _logit_forward(x, eps=None):
     if x.dtype.kind == "c":
         raise _not_implemented("logit_cpu")(x.dtype)
+    return _logit_of(float_array(x), eps)
+
+
+def _logit_on_arrays(x, eps):
     xp = namespace_of(x)
-    x = float_array(x)
     if eps is not None:
         # bounds in x's dtype, and no clip: NumPy clips bfloat16 into float32; compared as torch
         # does, so that a NaN eps clamps nothing (NumPy's maximum would propagate it)
         lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
         x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
     return xp.log(x / (1 - x))
+
+
+_logit_of = vector_math.when_large(
+    "logit", lambda x, eps: vector_math.with_parameters(
+        "logit", x, (-math.inf, math.inf) if eps is None else (eps, 1 - eps)),
+    _logit_on_arrays)
 
 
 @method()
@@ -503,13 +540,28 @@ def _nan_to_num_forward(x, nan=0.0, posinf=None, neginf=None):
         real = _nan_to_num_forward(x.real, nan, posinf, neginf)
         imag = _nan_to_num_forward(x.imag, nan, posinf, neginf)
         return (real + 1j * imag).astype(x.dtype)
-    xp = namespace_of(x)
     least, greatest = _finite_range(x.dtype)
+    return _non_finite_replaced(x, nan, greatest if posinf is None else posinf,
+                                least if neginf is None else neginf)
+
+
+def _replace_non_finite(x, nan, posinf, neginf):
+    xp = namespace_of(x)
     out = x.copy()
     out[xp.isnan(x)] = nan
-    out[x == math.inf] = greatest if posinf is None else posinf
-    out[x == -math.inf] = least if neginf is None else neginf
+    out[x == math.inf] = posinf
+    out[x == -math.inf] = neginf
     return out
+
+
+def _replace_non_finite_on_loop(x, *values):
+    if type(x) is np.ndarray and not openmp_kernels.fills_its_memory(x):
+        x = np.ascontiguousarray(x)   # (one copy, then the loop: NumPy's path makes six passes)
+    return vector_math.with_parameters("nan_to_num", x, values)
+
+
+_non_finite_replaced = vector_math.when_large("nan_to_num", _replace_non_finite_on_loop,
+                                              _replace_non_finite)
 
 
 @functools.cache
