@@ -22,7 +22,8 @@ import math
 
 import numpy as np
 
-from . import special_chebyshev as tables
+from . import special_chebyshev as tables, special_loops
+from .choice import KernelChoice
 
 _TWO_OVER_PI = 2.0 / math.pi
 _EULER = 0.57721566490153286061
@@ -51,11 +52,18 @@ def _finish(x, out):
 
 
 def _compute(fn):
-    """``fn(xp, w)`` on the float64 copy ``w`` of ``x``, returned in ``x``'s dtype."""
-    def kernel(xp, x):
+    """``fn(xp, w)`` on the float64 copy ``w`` of ``x``, returned in ``x``'s dtype; a float32 or
+    float64 NumPy array on ``special_loops``' compiled loop for the function."""
+    name = fn.__name__.lstrip("_")
+
+    def on_arrays(xp, x):
         with np.errstate(all="ignore"):
             return _finish(x, fn(xp, _float64(x)))
-    kernel.__name__ = fn.__name__.lstrip("_")
+    choice = KernelChoice(name, onednn=lambda xp, x: special_loops.compute(name, x), numpy=on_arrays)
+
+    def kernel(xp, x):
+        return choice(xp, x) if special_loops.applies(x) else on_arrays(xp, x)
+    kernel.__name__ = name
     kernel.__doc__ = fn.__doc__
     return kernel
 

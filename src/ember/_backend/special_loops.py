@@ -1,0 +1,329 @@
+"""The Bessel and Airy functions of ``special_bessel`` as compiled loops: the same methods,
+expansions and series (``special_chebyshev``'s tables), operation for operation, in C over
+float32 and float64 arrays, each element in float64, on the threads oneDNN's kernels use.
+
+NumPy's path evaluates each series term and each Chebyshev step as a pass over the whole array
+(some 50 to 150 passes for a function); here each element runs its own terms, the elements
+vectorized side by side (both branches computed and one selected, as the NumPy code does; the
+inner loops unrolled, which lets the compiler vectorize the loop over the elements).
+The arithmetic is NumPy's path's, in the same order, without fused multiply-adds; ``exp``,
+``log``, ``sin`` and ``cos`` are glibc's vector versions (libmvec), within an ulp or so of
+NumPy's, so results rounded to float32 nearly always carry the same bits.
+"""
+import ctypes
+
+import numpy as np
+
+from . import openmp_kernels
+from . import special_chebyshev as tables
+from .pointers import address
+
+# the tables the C code reads, by their names in ``special_chebyshev``
+_TABLES = ("J0_SMALL", "J1_SMALL", "Y0_SMALL", "Y1_SMALL", "P0", "Q0", "P1", "Q1", "K0E_LARGE",
+           "K1E_LARGE", "AI_MIDDLE", "AI_POSITIVE", "AI_NEGATIVE_F", "AI_NEGATIVE_G")
+
+# op name (``special_bessel``'s kernel) -> the C function of a double computing it
+FUNCTIONS = {
+    "bessel_j0": "bessel_j0", "bessel_j1": "bessel_j1", "bessel_y0": "bessel_y0",
+    "bessel_y1": "bessel_y1", "i0": "bessel_i0", "i1": "bessel_i1", "i0e": "bessel_i0e",
+    "i1e": "bessel_i1e", "modified_bessel_k0": "bessel_k0", "modified_bessel_k1": "bessel_k1",
+    "scaled_modified_bessel_k0": "bessel_k0e", "scaled_modified_bessel_k1": "bessel_k1e",
+    "airy_ai": "airy_ai", "spherical_bessel_j0": "spherical_j0",
+}
+
+_FUNCTIONS_SOURCE = r"""
+#define EULER 0.57721566490153286061
+#define PI 3.141592653589793
+#define TWO_OVER_PI (2.0 / PI)
+#define ROOT_HALF 0.70710678118654757
+#define I_SERIES_TO 20.0
+#define SERIES_TERMS 48
+#define ASYMPTOTIC_TERMS 24
+#define CHEBYSHEV(t, T) chebyshev((t), T, T##_N, T##_A, T##_B)
+
+/* SIN: gcc turns sin(a) and cos(a) of one a into one sincos of complex type, which it cannot
+   vectorize; sin(a + 0.0), of a positive a, is sin(a) and keeps them apart */
+
+/* NumPy's maximum and minimum: a NaN x stays NaN (the constants are never NaN); | rather than
+   ||, which gcc turns into branches that leave log() in one, where it is not vectorized */
+static inline double most(double x, double c) { return ((x > c) | (x != x)) ? x : c; }
+static inline double least(double x, double c) { return ((x < c) | (x != x)) ? x : c; }
+
+/* Clenshaw's sum of the expansion c[0..n) over [a, b] at t */
+static inline double chebyshev(double t, const double *c, int n, double a, double b) {
+    const double s = (2.0 * t - (a + b)) / (b - a), two_s = 2.0 * s;
+    double b1 = 0.0, b2 = 0.0;
+    #pragma GCC unroll 64
+    for (int k = n - 1; k >= 1; k--) {
+        const double next = two_s * b1 - b2 + c[k];
+        b2 = b1;
+        b1 = next;
+    }
+    return s * b1 - b2 + c[0];
+}
+
+/* J0, J1, Y0, Y1: beyond 8, Hankel's form; p, q, cos chi, sin chi */
+static inline void hankel(double ax, const double *pc, int pn, double pa, double pb,
+                          const double *qc, int qn, double qa, double qb, int order,
+                          double *p, double *q, double *c, double *s) {
+    const double safe = most(ax, 8.0), w = (8.0 / safe) * (8.0 / safe);
+    const double scale = sqrt(TWO_OVER_PI / safe);
+    *p = chebyshev(w, pc, pn, pa, pb) * scale;
+    *q = chebyshev(w, qc, qn, qa, qb) * (8.0 / safe) * scale;
+    const double cs = cos(safe), sn = sin(safe + 0.0);   /* (see SIN) */
+    if (order == 0) {
+        *c = (cs + sn) * ROOT_HALF;
+        *s = (sn - cs) * ROOT_HALF;
+    } else {
+        *c = (sn - cs) * ROOT_HALF;
+        *s = -(sn + cs) * ROOT_HALF;
+    }
+}
+#define HANKEL(ax, P, Q, order, p, q, c, s) \
+    hankel((ax), P, P##_N, P##_A, P##_B, Q, Q##_N, Q##_A, Q##_B, (order), (p), (q), (c), (s))
+
+static inline double bessel_j0(double x) {
+    const double ax = fabs(x), m = least(ax, 8.0);
+    const double small = CHEBYSHEV(m * m, J0_SMALL);
+    double p, q, c, s;
+    HANKEL(ax, P0, Q0, 0, &p, &q, &c, &s);
+    const double out = ax <= 8.0 ? small : p * c - q * s;
+    return isinf(x) ? NAN : out;
+}
+
+static inline double bessel_j1(double x) {
+    const double ax = fabs(x), m = least(ax, 8.0);
+    const double small = x * CHEBYSHEV(m * m, J1_SMALL);
+    double p, q, c, s;
+    HANKEL(ax, P1, Q1, 1, &p, &q, &c, &s);
+    const double large = (x < 0 ? -1.0 : 1.0) * (p * c - q * s);
+    return isinf(x) ? NAN : (ax <= 8.0 ? small : large);
+}
+
+/* Y's values off (0, inf): -inf at zero, NaN below zero and at inf */
+static inline double y_domain(double x, double out) {
+    out = x == 0 ? -INFINITY : out;
+    return (x < 0 || isinf(x)) ? NAN : out;
+}
+
+static inline double bessel_y0(double x) {
+    const double m = least(x, 8.0);
+    const double small = CHEBYSHEV(m * m, Y0_SMALL)
+        + TWO_OVER_PI * log(m) * CHEBYSHEV(m * m, J0_SMALL);
+    double p, q, c, s;
+    HANKEL(x, P0, Q0, 0, &p, &q, &c, &s);
+    return y_domain(x, x <= 8.0 ? small : p * s + q * c);
+}
+
+static inline double bessel_y1(double x) {
+    const double m = least(x, 8.0);
+    const double j1 = m * CHEBYSHEV(m * m, J1_SMALL);
+    const double small = m * CHEBYSHEV(m * m, Y1_SMALL) + TWO_OVER_PI * (log(m) * j1 - 1.0 / m);
+    double p, q, c, s;
+    HANKEL(x, P1, Q1, 1, &p, &q, &c, &s);
+    return y_domain(x, x <= 8.0 ? small : p * s + q * c);
+}
+
+/* sum (x^2/4)^k / (k! (k + order)!) for |x| <= 20 */
+static inline double i_series(double ax, int order) {
+    const double m = least(ax, I_SERIES_TO), q = m * m / 4.0;
+    double term = 1.0, total = 1.0;
+    #pragma GCC unroll 64
+    for (int k = 1; k < SERIES_TERMS; k++) {
+        term = term * q / (double)(k * (k + order));
+        total = total + term;
+    }
+    return total;
+}
+
+/* sqrt(2 pi x) e^-x I_order(x) by Hankel's series, x >= 20 */
+static inline double i_asymptotic_scaled(double ax, int order) {
+    const double inv = 1.0 / most(ax, I_SERIES_TO), mu = 4.0 * order * order;
+    double term = 1.0, total = 1.0;
+    #pragma GCC unroll 64
+    for (int k = 1; k < ASYMPTOTIC_TERMS; k++) {
+        const double odd = 2 * k - 1;
+        term = term * (-(mu - odd * odd) / (8.0 * k)) * inv;
+        total = total + term;
+    }
+    return total;
+}
+
+/* e^-|x| I_order(x), from the series (given) or the asymptotic form */
+static inline double i_scaled(double x, int order, double series_sum) {
+    const double ax = fabs(x), m = least(ax, I_SERIES_TO);
+    double series = series_sum * exp(-m);
+    if (order == 1) series = series * (m / 2.0);
+    const double large = i_asymptotic_scaled(ax, order) / sqrt(2.0 * PI * most(ax, I_SERIES_TO));
+    double out = ax <= I_SERIES_TO ? series : large;
+    out = isinf(x) ? 0.0 : out;
+    return order == 0 ? out : (x < 0 ? -out : out);
+}
+
+static inline double bessel_i(double x, int order) {
+    const double ax = fabs(x), sum = i_series(ax, order);
+    const double scaled = i_scaled(x, order, sum);
+    double unscaled = sum;
+    if (order == 1) {
+        unscaled = unscaled * (least(ax, I_SERIES_TO) / 2.0);
+        unscaled = x < 0 ? -unscaled : unscaled;
+    }
+    double out = ax <= I_SERIES_TO ? unscaled : scaled * exp(ax);
+    out = x == 0 ? (order ? 0.0 : 1.0) : out;
+    return isinf(x) ? NAN : out;
+}
+
+static inline double bessel_i0(double x) { return bessel_i(x, 0); }
+static inline double bessel_i1(double x) { return bessel_i(x, 1); }
+static inline double bessel_i0e(double x) { return i_scaled(x, 0, i_series(fabs(x), 0)); }
+static inline double bessel_i1e(double x) { return i_scaled(x, 1, i_series(fabs(x), 1)); }
+
+/* K0 and K1 on 0 < x <= 2 from the series in log(x/2), I0 or I1 and harmonic numbers. x is not
+   clamped to 2 first, as NumPy's path clamps it: the callers use these only up to 2, and with
+   the clamp gcc computes log() under a condition, where it is not vectorized. */
+static inline double k0_small(double x) {
+    const double q = x * x / 4.0, log_half = log(x / 2.0);
+    double term = 1.0, harmonic = 0.0, total = 0.0;
+    #pragma GCC unroll 64
+    for (int k = 1; k < 30; k++) {
+        term = term * q / (double)(k * k);
+        harmonic += 1.0 / k;
+        total = total + term * harmonic;
+    }
+    return -(log_half + EULER) * i_series(x, 0) + total;
+}
+
+static inline double k1_small(double x) {
+    const double q = x * x / 4.0, log_half = log(x / 2.0);
+    double term = 1.0, harmonic = 0.0, total = (1.0 - 2.0 * EULER) * term;
+    #pragma GCC unroll 64
+    for (int k = 1; k < 30; k++) {
+        term = term * q / (double)(k * (k + 1));
+        harmonic += 1.0 / k;
+        total = total + term * (2.0 * harmonic + 1.0 / (k + 1) - 2.0 * EULER);
+    }
+    return 1.0 / x + log_half * (x / 2.0) * i_series(x, 1) - x / 4.0 * total;
+}
+
+/* e^x K(x) for x >= 2 */
+#define K_LARGE_SCALED(x, T) (CHEBYSHEV(2.0 / most((x), 2.0), T) / sqrt(most((x), 2.0)))
+
+static inline double k_domain(double x, double out) {
+    out = x == 0 ? INFINITY : out;
+    out = x == INFINITY ? 0.0 : out;
+    return x < 0 ? NAN : out;
+}
+
+static inline double bessel_k0(double x) {
+    const double large = K_LARGE_SCALED(x, K0E_LARGE) * exp(-most(x, 2.0));
+    return k_domain(x, x <= 2.0 ? k0_small(x) : large);
+}
+
+static inline double bessel_k1(double x) {
+    const double large = K_LARGE_SCALED(x, K1E_LARGE) * exp(-most(x, 2.0));
+    return k_domain(x, x <= 2.0 ? k1_small(x) : large);
+}
+
+static inline double bessel_k0e(double x) {
+    const double small = k0_small(x) * exp(least(x, 2.0));
+    return k_domain(x, x <= 2.0 ? small : K_LARGE_SCALED(x, K0E_LARGE));
+}
+
+static inline double bessel_k1e(double x) {
+    const double small = k1_small(x) * exp(least(x, 2.0));
+    return k_domain(x, x <= 2.0 ? small : K_LARGE_SCALED(x, K1E_LARGE));
+}
+
+#define ZETA2 (2.0 / 3.0 * 2.8284271247461903)
+#define ZETA3 (2.0 / 3.0 * 5.196152422706632)
+
+static inline double airy_ai(double x) {
+    const double middle = CHEBYSHEV(x < -3.0 ? -3.0 : (x > 2.0 ? 2.0 : x), AI_MIDDLE);
+    const double xpos = most(x, 2.0), zeta_pos = 2.0 / 3.0 * xpos * sqrt(xpos);
+    const double positive = CHEBYSHEV(ZETA2 / zeta_pos, AI_POSITIVE) * exp(-zeta_pos)
+        / (2.0 * sqrt(PI) * sqrt(sqrt(xpos)));
+    const double xneg = most(-x, 3.0), zeta = 2.0 / 3.0 * xneg * sqrt(xneg), u = ZETA3 / zeta;
+    const double f = CHEBYSHEV(u, AI_NEGATIVE_F), g = CHEBYSHEV(u, AI_NEGATIVE_G);
+    const double s = sin(zeta + 0.0), c = cos(zeta);   /* (see SIN) */
+    const double negative = ((s + c) * ROOT_HALF * f - (c - s) * ROOT_HALF * g)
+        / (sqrt(PI) * sqrt(sqrt(xneg)));
+    const double out = x > 2.0 ? positive : (x < -3.0 ? negative : middle);
+    return isinf(x) ? NAN : out;
+}
+
+static inline double spherical_j0(double x) {
+    const double out = x == 0 ? 1.0 : sin(x) / (x == 0 ? 1.0 : x);
+    return isinf(x) ? 0.0 : out;
+}
+"""
+
+_LOOP = """
+void {name}_{dtype}(const {ctype} *xs, {ctype} *out, int64_t n, int nthreads) {{
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1 && n >= {parallel}) schedule(static)
+    for (int64_t i = 0; i < n; i++) out[i] = ({ctype}){function}((double)xs[i]);
+}}
+"""
+
+_CTYPES = {"float32": "float", "float64": "double"}
+
+# Below this many elements a loop runs on the calling thread alone: waking the others costs
+# more than the few microseconds of work. (The loops run at every size: NumPy's path makes its
+# dozens of passes however small the array.)
+PARALLEL_MIN_ELEMENTS = 256
+
+
+def _table(name):
+    coefficients, (a, b) = getattr(tables, name)
+    values = ", ".join(repr(float(c)) for c in coefficients)
+    return (f"static const double {name}[] = {{{values}}};\n"
+            f"#define {name}_N {len(coefficients)}\n#define {name}_A {float(a)!r}\n"
+            f"#define {name}_B {float(b)!r}\n")
+
+
+def _source():
+    declarations = "".join(f"#pragma omp declare simd notinbranch\ndouble {f}(double);\n"
+                           for f in ("exp", "log", "sin", "cos"))
+    loops = [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
+             for op, function in FUNCTIONS.items() for dtype, ctype in _CTYPES.items()]
+    # no fused multiply-adds: each operation rounds as NumPy's passes round it
+    return ("#include <math.h>\n#include <stdint.h>\n" + declarations
+            + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n'
+            + "".join(_table(name) for name in _TABLES) + _FUNCTIONS_SOURCE + "".join(loops))
+
+
+SOURCE = _source()
+
+_ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int)
+_functions = {}   # name -> ctypes function, or None where it could not be built
+
+
+def _function(name):
+    if name not in _functions:
+        from .._inductor import _compiler
+        _functions[name] = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",),
+                                          argtypes=_ARGUMENTS)
+    return _functions[name]
+
+
+def available():
+    """Whether the loops can be built here (a C compiler and libmvec are found)."""
+    return _function("bessel_j0_float32") is not None
+
+
+def applies(x):
+    """Whether the loops take the array ``x``: a float32 or float64 NumPy array with elements."""
+    return type(x) is np.ndarray and x.size and x.dtype.name in _CTYPES
+
+
+def compute(op, x):
+    """``op`` (a name in ``FUNCTIONS``) of ``x`` (see ``applies``) in ``x``'s dtype: in its
+    layout where it fills its memory, else of a row-major copy; None where the loop cannot be
+    built."""
+    function = _function(f"{op}_{x.dtype.name}")
+    if function is None:
+        return None
+    if not openmp_kernels.fills_its_memory(x):
+        x = np.ascontiguousarray(x)
+    out = np.empty_like(x)   # (the same layout: one flat order for both)
+    function(address(x), address(out), x.size, openmp_kernels.thread_count())
+    return out
