@@ -93,3 +93,50 @@ def test_without_the_loops_numpy_runs(monkeypatch):
     got = ember.special.bessel_j0(ember.tensor(x)).numpy()
     with choice.only(choice.NUMPY):
         np.testing.assert_array_equal(got, special_bessel.bessel_j0(np, x))
+
+
+def _polynomial_arguments(degrees):
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.uniform(-1.5, 1.5, 20_000), [1.0, -1.0, 0.0, np.nan, np.inf, -np.inf, 0.5]])
+    if degrees == "array":
+        return x, rng.integers(-2, 30, x.size).astype(np.float64)
+    if degrees == "specials":
+        return x[-7:], np.array([3.7, -1.0, np.nan, 1e30, 0.0, 1.0, 9.0])
+    return x, float(degrees)
+
+
+@needs_loops
+@pytest.mark.parametrize("degrees", ["array", "specials", 5, 12])
+@pytest.mark.parametrize("op", sorted(special_loops.POLYNOMIALS))
+def test_polynomial_loops_compute_what_numpys_path_computes(op, degrees):
+    """Each element's recurrence to its own degree: the NumPy path's values (its trigonometric
+    forms of the Chebyshev polynomials through the C library's acos, cos and sin, to an ulp)."""
+    from ember._backend import orthogonal_polynomials
+    x, n = _polynomial_arguments(degrees)
+    kernel = getattr(orthogonal_polynomials, op)
+    with choice.only(choice.ONEDNN):
+        got = kernel(np, x, n)
+    with choice.only(choice.NUMPY):
+        want = kernel(np, x, n)
+    assert got.shape == want.shape and got.dtype == want.dtype == np.float64
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    if op.startswith("chebyshev"):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@needs_loops
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                                  "hermite_polynomial_h", "laguerre_polynomial_l", "legendre_polynomial_p"])
+def test_public_polynomials_on_the_loop_match_torch(name):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1.2, 1.2, (300, 200)).astype(np.float32)
+    n = rng.integers(0, 12, (300, 200))
+    for degrees in (n, 7):
+        got = getattr(ember.special, name)(ember.tensor(x), ember.tensor(degrees) if degrees is n else 7)
+        want = getattr(torch.special, name)(torch.from_numpy(x), torch.from_numpy(n) if degrees is n else 7)
+        # (near the polynomials' zeros torch's float32 recurrence loses digits that ember's
+        # float64 one keeps: the tolerance is relative to the largest value)
+        torch.testing.assert_close(torch.from_numpy(got.numpy()), want, rtol=1e-4,
+                                   atol=1e-6 * float(want.abs().max()))

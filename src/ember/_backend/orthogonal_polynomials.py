@@ -11,13 +11,19 @@ The shifted Chebyshev polynomials are the Chebyshev ones at ``2x - 1``.
 
 import numpy as np
 
+from . import special_loops
+from .choice import KernelChoice
 
-def _degrees(xp, x, n):
-    x, n = xp.broadcast_arrays(xp.asarray(x, dtype=np.float64), xp.asarray(n, dtype=np.float64))
+
+def _whole_degrees(xp, n):
     # torch casts the degree to int64: NaN, infinities and degrees beyond its range become
     # its least value, a negative degree
-    whole = xp.where(xp.isfinite(n) & (xp.abs(n) < 2.0 ** 63), xp.trunc(n), -1.0)
-    return x, whole
+    n = xp.asarray(n, dtype=np.float64)
+    return xp.where(xp.isfinite(n) & (xp.abs(n) < 2.0 ** 63), xp.trunc(n), -1.0)
+
+
+def _degrees(xp, x, n):
+    return xp.broadcast_arrays(xp.asarray(x, dtype=np.float64), _whole_degrees(xp, n))
 
 
 def _recurrence(xp, x, n, first, second, step):
@@ -38,11 +44,27 @@ def _chebyshev_step(k, x, cur, prev):
 
 
 def _compute(fn):
-    def kernel(xp, x, n):
+    """The kernel ``kernel(xp, x, n, shifted=False, dtype=None)``: ``fn(xp, x, n)`` given float64
+    ``x`` (``2x - 1`` where ``shifted``) and whole degrees ``n`` broadcast together, in float64
+    (to be cast to ``dtype`` by the caller); NumPy arrays with elements on ``special_loops``'
+    compiled loop for the polynomial (each element's recurrence to its own degree), which
+    returns ``dtype`` itself."""
+    name = fn.__name__.lstrip("_")
+
+    def on_arrays(xp, x, n, shifted, dtype):
+        x = xp.asarray(x, dtype=np.float64)
+        return fn(xp, *_degrees(xp, x + x - 1.0 if shifted else x, n))
+
+    def on_loop(xp, x, n, shifted, dtype):
+        return special_loops.polynomial(name, x, _whole_degrees(xp, n), shifted, dtype)
+    choice = KernelChoice(name, onednn=on_loop, numpy=on_arrays)
+
+    def kernel(xp, x, n, shifted=False, dtype=None):
         with np.errstate(all="ignore"):
-            x, n = _degrees(xp, x, n)
-            return fn(xp, x, n)
-    kernel.__name__ = fn.__name__.lstrip("_")
+            if (type(x) is np.ndarray or type(n) is np.ndarray) and np.size(x) and np.size(n):
+                return choice(xp, x, n, shifted, dtype)
+            return on_arrays(xp, x, n, shifted, dtype)
+    kernel.__name__ = name
     return kernel
 
 
@@ -135,9 +157,8 @@ legendre_p = _legendre_p
 
 def shifted(kernel):
     """The shifted polynomial ``P*_n(x) = P_n(2x - 1)``."""
-    def shifted_kernel(xp, x, n):
-        x = xp.asarray(x, dtype=np.float64)
-        return kernel(xp, x + x - 1.0, n)
+    def shifted_kernel(xp, x, n, dtype=None):
+        return kernel(xp, x, n, shifted=True, dtype=dtype)
     shifted_kernel.__name__ = "shifted_" + kernel.__name__
     return shifted_kernel
 

@@ -257,6 +257,117 @@ static inline double spherical_j0(double x) {
 }
 """
 
+# the orthogonal polynomials of ``orthogonal_polynomials``: op name -> the C function of a double
+# x and a whole degree n (as ``_degrees`` makes it: negative for none) computing P_n(x)
+POLYNOMIALS = {
+    "chebyshev_t": "chebyshev_t", "chebyshev_u": "chebyshev_u", "chebyshev_v": "chebyshev_v",
+    "chebyshev_w": "chebyshev_w", "hermite_h": "hermite_h", "hermite_he": "hermite_he",
+    "laguerre_l": "laguerre_l", "legendre_p": "legendre_p",
+}
+
+# Each polynomial as ``orthogonal_polynomials`` computes it, element by element: the three-term
+# recurrence up to the element's own degree (the NumPy code runs it to the largest degree for
+# all), the same special cases in the same order.
+_POLYNOMIALS_SOURCE = r"""
+/* P_n from P_0 = p0, P_1 = p1 and the step giving P_k+1 from cur = P_k and prev = P_k-1 */
+#define RECURRENCE(p0, p1, STEP) do { \
+        if (n < 0) return 0.0; \
+        if (n == 0) return (p0); \
+        double prev = (p0), cur = (p1); \
+        for (int64_t k = 1; k < (int64_t)n; k++) { \
+            const double next = (STEP); \
+            prev = cur; \
+            cur = next; \
+        } \
+        return cur; \
+    } while (0)
+
+static int odd(double n) { return fmod(n, 2.0) != 0; }
+
+static double chebyshev_recurrence(double x, double n, double p1) {
+    RECURRENCE(1.0, p1, 2.0 * x * cur - prev);
+}
+
+static double chebyshev_t(double x, double n) {
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1) return (x > 0 || !odd(n)) ? 1.0 : -1.0;
+    if (n > 6 && fabs(x) < 1) return cos(n * acos(x));
+    return chebyshev_recurrence(x, n, x);
+}
+
+static double chebyshev_u(double x, double n) {
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1) return (x > 0 || !odd(n)) ? n + 1 : -(n + 1);
+    if (n > 8 && fabs(x) < 1) {
+        const double t = acos(x), s = sin(t);
+        return s != 0 ? sin((n + 1) * t) / s : (n + 1) * cos((n + 1) * t) / x;
+    }
+    return chebyshev_recurrence(x, n, 2.0 * x);
+}
+
+static double chebyshev_v(double x, double n) {
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1) return x > 0 ? 1.0 : (odd(n) ? -(2 * n + 1) : 2 * n + 1);
+    if (n > 8 && fabs(x) < 1) {
+        const double t = acos(x);
+        return sin(t / 2) != 1 ? cos((n + 0.5) * t) / cos(t / 2) : (odd(n) ? -(2 * n + 1) : 2 * n + 1);
+    }
+    return chebyshev_recurrence(x, n, 2.0 * x - 1.0);
+}
+
+static double chebyshev_w(double x, double n) {
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1) return x > 0 ? 2 * n + 1 : (odd(n) ? -1.0 : 1.0);
+    if (n > 8 && fabs(x) < 1) {
+        const double t = acos(x);
+        return cos(t / 2) != 1 ? sin((n + 0.5) * t) / sin(t / 2)
+                               : (x > 0 ? 2 * n + 1 : (odd(n) ? -1.0 : 1.0));
+    }
+    return chebyshev_recurrence(x, n, 2.0 * x + 1.0);
+}
+
+static double hermite_h(double x, double n) {
+    RECURRENCE(1.0, 2.0 * x, 2.0 * x * cur - 2.0 * k * prev);
+}
+
+static double hermite_he(double x, double n) {
+    RECURRENCE(1.0, x, x * cur - (double)k * prev);
+}
+
+static double laguerre_recurrence(double x, double n) {
+    RECURRENCE(1.0, 1.0 - x, (((double)(2 * k + 1) - x) * cur - (double)k * prev) / (double)(k + 1));
+}
+
+static double laguerre_l(double x, double n) {
+    return (x == 0 && n >= 0) ? 1.0 : laguerre_recurrence(x, n);
+}
+
+static double legendre_recurrence(double x, double n) {
+    RECURRENCE(1.0, x, ((double)(2 * k + 1) * x * cur - (double)k * prev) / (double)(k + 1));
+}
+
+static double legendre_p(double x, double n) {
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1) return (x > 0 || !odd(n)) ? 1.0 : -1.0;
+    return legendre_recurrence(x, n);
+}
+"""
+
+# sizes: the element count, the steps through xs and ns (0 for one value given for all), and
+# whether x is shifted (2x - 1, the shifted Chebyshev polynomials)
+_POLYNOMIAL_LOOP = """
+void {name}_polynomial_{x_type}_{out_type}(const {x_ctype} *xs, const double *ns, {out_ctype} *out,
+                                         const int64_t *sizes, int nthreads) {{
+    const int64_t n = sizes[0], x_step = sizes[1], n_step = sizes[2], shifted = sizes[3];
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1 && n >= {parallel}) schedule(static)
+    for (int64_t i = 0; i < n; i++) {{
+        double x = (double)xs[i * x_step];
+        if (shifted) x = x + x - 1.0;
+        out[i] = ({out_ctype}){function}(x, ns[i * n_step]);
+    }}
+}}
+"""
+
 _LOOP = """
 void {name}_{dtype}(const {ctype} *xs, {ctype} *out, int64_t n, int nthreads) {{
     #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1 && n >= {parallel}) schedule(static)
@@ -265,6 +376,7 @@ void {name}_{dtype}(const {ctype} *xs, {ctype} *out, int64_t n, int nthreads) {{
 """
 
 _CTYPES = {"float32": "float", "float64": "double"}
+_NAMES = {np.dtype(name): name for name in _CTYPES}   # (a dtype's ``name`` takes microseconds)
 
 # Below this many elements a loop runs on the calling thread alone: waking the others costs
 # more than the few microseconds of work. (The loops run at every size: NumPy's path makes its
@@ -285,10 +397,15 @@ def _source():
                            for f in ("exp", "log", "sin", "cos"))
     loops = [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
              for op, function in FUNCTIONS.items() for dtype, ctype in _CTYPES.items()]
+    loops += [_POLYNOMIAL_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS,
+                                      x_type=x_type, x_ctype=x_ctype, out_type=out_type, out_ctype=out_ctype)
+              for op, function in POLYNOMIALS.items() for x_type, x_ctype in _CTYPES.items()
+              for out_type, out_ctype in _CTYPES.items()]
     # no fused multiply-adds: each operation rounds as NumPy's passes round it
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
             + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n'
-            + "".join(_table(name) for name in _TABLES) + _FUNCTIONS_SOURCE + "".join(loops))
+            + "".join(_table(name) for name in _TABLES) + _FUNCTIONS_SOURCE + _POLYNOMIALS_SOURCE
+            + "".join(loops))
 
 
 SOURCE = _source()
@@ -312,18 +429,56 @@ def available():
 
 def applies(x):
     """Whether the loops take the array ``x``: a float32 or float64 NumPy array with elements."""
-    return type(x) is np.ndarray and x.size and x.dtype.name in _CTYPES
+    return type(x) is np.ndarray and x.size and x.dtype in _NAMES
 
 
 def compute(op, x):
     """``op`` (a name in ``FUNCTIONS``) of ``x`` (see ``applies``) in ``x``'s dtype: in its
     layout where it fills its memory, else of a row-major copy; None where the loop cannot be
     built."""
-    function = _function(f"{op}_{x.dtype.name}")
+    function = _function(f"{op}_{_NAMES[x.dtype]}")
     if function is None:
         return None
     if not openmp_kernels.fills_its_memory(x):
         x = np.ascontiguousarray(x)
     out = np.empty_like(x)   # (the same layout: one flat order for both)
     function(address(x), address(out), x.size, openmp_kernels.thread_count())
+    return out
+
+
+_POLYNOMIAL_ARGUMENTS = (ctypes.c_void_p,) * 4 + (ctypes.c_int,)
+
+
+def polynomial(op, x, n, shifted, dtype):
+    """``op`` (a name in ``POLYNOMIALS``) at ``x`` (an array or number; at ``2x - 1`` where
+    ``shifted``) and the float64 whole degrees ``n`` (negative for none), broadcast together,
+    computed in float64 and returned in ``dtype`` (float32 or float64; others get float64);
+    None where the loop cannot be built."""
+    if type(x) is not np.ndarray or x.dtype not in _NAMES:
+        x = np.asarray(x, np.float64)
+    out_type = _NAMES.get(np.dtype(dtype), "float64") if dtype is not None else "float64"
+    name = f"{op}_polynomial_{_NAMES[x.dtype]}_{out_type}"
+    if name not in _functions:
+        from .._inductor import _compiler
+        _functions[name] = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",),
+                                          argtypes=_POLYNOMIAL_ARGUMENTS)
+    function = _functions[name]
+    if function is None:
+        return None
+    if n.size == 1 or x.shape == n.shape:   # (the common cases first: one degree for all)
+        shape = x.shape if x.ndim >= n.ndim else n.shape
+    else:
+        shape = np.broadcast_shapes(x.shape, n.shape)
+    steps = []
+    arrays = []
+    for array in (x, n):   # one value for all: a step of 0; else the broadcast array, row-major
+        if array.size == 1:
+            arrays.append(np.asarray(array, order="C"))
+            steps.append(0)
+        else:
+            arrays.append(np.ascontiguousarray(array if array.shape == shape else np.broadcast_to(array, shape)))
+            steps.append(1)
+    out = np.empty(shape, out_type)
+    function(address(arrays[0]), address(arrays[1]), address(out),
+             (ctypes.c_int64 * 4)(out.size, *steps, int(shifted)), openmp_kernels.thread_count())
     return out

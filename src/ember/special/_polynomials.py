@@ -36,7 +36,7 @@ def _polynomial(name, kernel, what):
         values_of_x = x._data if isinstance(x, Tensor) else x
         degrees = n._data if isinstance(n, Tensor) else n
         with np.errstate(over="ignore"):   # beyond the dtype's range: inf, as torch's
-            values = xp.asarray(kernel(xp, values_of_x, degrees)).astype(dtype, copy=False)
+            values = xp.asarray(kernel(xp, values_of_x, degrees, dtype=dtype)).astype(dtype, copy=False)
         return finish(make(values), out)
 
     fn.__name__ = fn.__qualname__ = name
