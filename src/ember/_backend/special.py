@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from . import meta, parallel
+from .choice import KernelChoice
 
 
 def _is_numpy(xp):
@@ -498,11 +499,25 @@ def _lgamma(x):
                           (~reflected, lambda v: _lgamma_positive(np.abs(v)))])
 
 
+def _on_loop(name, numpy):
+    """The kernel choice between ``special_loops``' compiled ``name`` and ``numpy(xp, x)``, for
+    float32 and float64 NumPy arrays."""
+    def loop(xp, x):
+        from . import special_loops   # (it reads this module's tables)
+        return special_loops.compute(name, x)
+    return KernelChoice(name, onednn=loop, numpy=numpy)
+
+
+_lgamma_choice = _on_loop("lgamma", lambda xp, x: _evaluate(_lgamma, x))
+
+
 def lgamma(xp, x):
     if not _is_numpy(xp):
         return _cupy_special("gammaln")(x)
     if x.size <= SCALAR_PATH_MAX_ELEMENTS:
         return _evaluate_small(_lgamma_scalar, x)
+    if x.dtype == np.float32 or x.dtype == np.float64:   # (the loop: these formulas compiled)
+        return _lgamma_choice(xp, x)
     return _evaluate(_lgamma, x)
 
 
@@ -583,13 +598,21 @@ def _trigamma(x):
     return _by_ranges(x, [(negative, reflected), (~negative, _trigamma_of_positive)])
 
 
+_digamma_choice = _on_loop("digamma", lambda xp, x: _evaluate(_digamma, x))
+_trigamma_choice = _on_loop("trigamma", lambda xp, x: _evaluate(_trigamma, x))
+
+
 def digamma(xp, x):
     if not _is_numpy(xp):
         return _cupy_special("digamma")(x)
+    if (x.dtype == np.float32 or x.dtype == np.float64) and x.size:
+        return _digamma_choice(xp, x)
     return _evaluate(_digamma, x)
 
 
 def trigamma(xp, x):
     if not _is_numpy(xp):
         return _cupy_special("polygamma")(1, x)
+    if (x.dtype == np.float32 or x.dtype == np.float64) and x.size:
+        return _trigamma_choice(xp, x)
     return _evaluate(_trigamma, x)

@@ -1,6 +1,12 @@
-"""The Bessel and Airy functions of ``special_bessel`` as compiled loops: the same methods,
-expansions and series (``special_chebyshev``'s tables), operation for operation, in C over
-float32 and float64 arrays, each element in float64, on the threads oneDNN's kernels use.
+"""Special functions as compiled loops over float32 and float64 arrays, on the threads oneDNN's
+kernels use, each the NumPy code's methods operation for operation in C:
+
+- the Bessel and Airy functions of ``special_bessel`` (``FUNCTIONS``: the same expansions and
+  series, ``special_chebyshev``'s tables), each element in float64;
+- the orthogonal polynomials of ``orthogonal_polynomials`` (``POLYNOMIALS``: each element's
+  recurrence to its own degree), in float64;
+- ``special``'s lgamma, digamma and trigamma (``IN_OWN_PRECISION``: its rational
+  approximations and series), in the input's own precision as NumPy's path computes float32.
 
 NumPy's path evaluates each series term and each Chebyshev step as a pass over the whole array
 (some 50 to 150 passes for a function); here each element runs its own terms, the elements
@@ -14,7 +20,7 @@ import ctypes
 
 import numpy as np
 
-from . import openmp_kernels
+from . import openmp_kernels, special
 from . import special_chebyshev as tables
 from .pointers import address
 
@@ -355,6 +361,95 @@ static double legendre_p(double x, double n) {
 
 # sizes: the element count, the steps through xs and ns (0 for one value given for all), and
 # whether x is shifted (2x - 1, the shifted Chebyshev polynomials)
+# lgamma as ``special._lgamma`` computes it (Cody and Hillstrom's rational approximations on
+# seven ranges, Stirling's series beyond 12, the reflection formula below -eps), in the input's
+# own precision as NumPy's path computes float32 (each constant rounded to it); each element
+# evaluates the one approximation of each shape its range needs, and all ranges share its log.
+_LGAMMA_SOURCE = r"""
+#define HORNER(T, t, c, n) horner_##T((t), (c), (n))
+#define LGAMMA(T, SUFFIX, EPS)                                                                    \
+static inline T horner_##T(T t, const double *c, int n) {                                          \
+    T acc = c[0] == 1.0 ? t : t * (T)c[0];                                                         \
+    _Pragma("GCC unroll 16")                                                                       \
+    for (int k = 1; k < n - 1; k++) acc = (acc + (T)c[k]) * t;                                     \
+    return acc + (T)c[n - 1];                                                                      \
+}                                                                                                  \
+static inline T near_##T(T t, T d, const double *p, const double *q) {                            \
+    T r = HORNER(T, t, p, 8) / HORNER(T, t, q, 9);                                                 \
+    return ((r * t + d) * t) + (T)0.0;                                                             \
+}                                                                                                  \
+static inline T lgamma_positive_##T(T y, T log_y) {                                               \
+    const T half = (T)0.5;                                                                         \
+    const T t1 = y <= half ? y : (y - half) - half;            /* (y <= 0.5 or to 1.5) */          \
+    const T t2 = y < (T)PNT68 ? (y - half) - half : y - (T)2.0; /* (to 0.68 or to 4) */            \
+    const T near1 = near_##T(t1, (T)LGAMMA_D1, LGAMMA_P1, LGAMMA_Q1);                              \
+    const T near2 = near_##T(t2, (T)LGAMMA_D2, LGAMMA_P2, LGAMMA_Q2);                              \
+    const T t4 = y - (T)4.0;                                                                       \
+    const T to_12 = (HORNER(T, t4, LGAMMA_P4, 8) / HORNER(T, t4, LGAMMA_Q4, 9)) * t4 + (T)LGAMMA_D4; \
+    const T w = (T)1.0 / (y * y);                                                                  \
+    const T large = (HORNER(T, w, STIRLING_C, 7) / y + (T)(HALF_LOG_2PI - 0.5))                    \
+        + (log_y - (T)1.0) * (y - half);                                                           \
+    return y <= (T)EPS ? -log_y : y <= half ? near1 - log_y : y < (T)PNT68 ? near2 - log_y        \
+        : y <= (T)1.5 ? near1 : y <= (T)4.0 ? near2 : y <= (T)12.0 ? to_12 : large;                \
+}                                                                                                  \
+static inline T lgamma_##T(T x) {                                                                  \
+    const T y = fabs##SUFFIX(x), log_y = log##SUFFIX(y), positive = lgamma_positive_##T(y, log_y); \
+    /* the reflection, x < -eps: log(pi / |x sin(pi x)|) - lgamma(-x), inf at the integers */       \
+    const T n = rint##SUFFIX(x), half_n = n * (T)0.5;                                              \
+    const T s = sin##SUFFIX((x - n) * (T)PI);                                                      \
+    const T sin_pi = half_n != floor##SUFFIX(half_n) ? -s : s;                                     \
+    const T reflected = x == floor##SUFFIX(x) ? (T)INFINITY                                         \
+        : log##SUFFIX((T)PI / fabs##SUFFIX(x * sin_pi)) - positive;                                \
+    return x < -(T)EPS ? reflected : positive;                                                     \
+}
+LGAMMA(float, f, 1.1920928955078125e-07)
+LGAMMA(double, , 2.220446049250313e-16)
+
+/* digamma and trigamma as special._digamma and special._trigamma: below 10 shifted up by ten
+   steps (the terms summed as they go), then the asymptotic series; the reflection below 0 */
+#define SHIFTED(T, y, TERM, w, below) do {                                                         \
+        T w_ = (y), total_ = (T)0.0;                                                               \
+        _Pragma("GCC unroll 16")                                                                   \
+        for (int k = 0; k < 10; k++) {                                                             \
+            const T v = w_;                                                                        \
+            total_ = total_ + (TERM);                                                              \
+            w_ = w_ + (T)1.0;                                                                      \
+        }                                                                                          \
+        w = (y) < (T)10.0 ? w_ : (y);                                                              \
+        below = (y) < (T)10.0 ? total_ : (T)0.0;                                                   \
+    } while (0)
+#define PSI(T, SUFFIX)                                                                            \
+static inline T digamma_positive_##T(T y) {                                                        \
+    T w, below;                                                                                    \
+    SHIFTED(T, y, (T)1.0 / v, w, below);                                                           \
+    const T inv = (T)1.0 / w, t = inv * inv;                                                       \
+    return ((log##SUFFIX(w) - (T)0.5 * inv) - HORNER(T, t, DIGAMMA_SERIES, 9)) - below;            \
+}                                                                                                  \
+static inline T digamma_##T(T x) {                                                                 \
+    const int negative = x < 0;                                                                    \
+    const T p = digamma_positive_##T(negative ? (T)1.0 - x : x);                                   \
+    const T reflected = p - (T)PI / tan##SUFFIX((T)PI * (x - rint##SUFFIX(x)));                    \
+    T out = negative ? reflected : p;                                                              \
+    out = (negative & (x == floor##SUFFIX(x))) ? (T)NAN : out;                                     \
+    return x == 0 ? (signbit(x) ? (T)INFINITY : -(T)INFINITY) : out;                               \
+}                                                                                                  \
+static inline T trigamma_positive_##T(T y) {                                                       \
+    T w, below;                                                                                    \
+    SHIFTED(T, y, (T)1.0 / (v * v), w, below);                                                     \
+    const T inv = (T)1.0 / w, t = inv * inv;                                                       \
+    return (((HORNER(T, t, TRIGAMMA_SERIES, 10) + (T)0.5 * inv) + (T)1.0) * inv) + below;          \
+}                                                                                                  \
+static inline T trigamma_##T(T x) {                                                                \
+    const int negative = x < 0;                                                                    \
+    const T p = trigamma_positive_##T(negative ? (T)1.0 - x : x);                                  \
+    const T n = rint##SUFFIX(x), half_n = n * (T)0.5, s = sin##SUFFIX((x - n) * (T)PI);           \
+    const T r = (T)PI / (half_n != floor##SUFFIX(half_n) ? -s : s);                               \
+    return negative ? r * r - p : p;                                                               \
+}
+PSI(float, f)
+PSI(double, )
+"""
+
 _POLYNOMIAL_LOOP = """
 void {name}_polynomial_{x_type}_{out_type}(const {x_ctype} *xs, const double *ns, {out_ctype} *out,
                                          const int64_t *sizes, int nthreads) {{
@@ -376,6 +471,14 @@ void {name}_{dtype}(const {ctype} *xs, {ctype} *out, int64_t n, int nthreads) {{
 """
 
 _CTYPES = {"float32": "float", "float64": "double"}
+
+# ``special``'s functions compiled in the input's own precision, as its NumPy code computes them
+IN_OWN_PRECISION = ("lgamma", "digamma", "trigamma")
+
+# their coefficient tables and constants, from ``special``
+_LGAMMA_TABLES = ("_LGAMMA_P1", "_LGAMMA_Q1", "_LGAMMA_P2", "_LGAMMA_Q2", "_LGAMMA_P4", "_LGAMMA_Q4",
+                  "_STIRLING_C", "_DIGAMMA_SERIES", "_TRIGAMMA_SERIES")
+_LGAMMA_CONSTANTS = ("_LGAMMA_D1", "_LGAMMA_D2", "_LGAMMA_D4", "_HALF_LOG_2PI", "_PNT68")
 _NAMES = {np.dtype(name): name for name in _CTYPES}   # (a dtype's ``name`` takes microseconds)
 
 # Below this many elements a loop runs on the calling thread alone: waking the others costs
@@ -394,18 +497,25 @@ def _table(name):
 
 def _source():
     declarations = "".join(f"#pragma omp declare simd notinbranch\ndouble {f}(double);\n"
-                           for f in ("exp", "log", "sin", "cos"))
+                           f"#pragma omp declare simd notinbranch\nfloat {f}f(float);\n"
+                           for f in ("exp", "log", "sin", "cos", "tan"))
     loops = [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
              for op, function in FUNCTIONS.items() for dtype, ctype in _CTYPES.items()]
     loops += [_POLYNOMIAL_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS,
                                       x_type=x_type, x_ctype=x_ctype, out_type=out_type, out_ctype=out_ctype)
               for op, function in POLYNOMIALS.items() for x_type, x_ctype in _CTYPES.items()
               for out_type, out_ctype in _CTYPES.items()]
+    loops += [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=f"{op}_{ctype}",
+                           parallel=PARALLEL_MIN_ELEMENTS).replace("(double)xs[i]", "xs[i]")
+              for op in IN_OWN_PRECISION for dtype, ctype in _CTYPES.items()]
+    constants = "".join(f"static const double {name[1:]}[] = {{{', '.join(map(repr, getattr(special, name)))}}};\n"
+                        for name in _LGAMMA_TABLES)
+    constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _LGAMMA_CONSTANTS)
     # no fused multiply-adds: each operation rounds as NumPy's passes round it
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
             + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n'
             + "".join(_table(name) for name in _TABLES) + _FUNCTIONS_SOURCE + _POLYNOMIALS_SOURCE
-            + "".join(loops))
+            + constants + _LGAMMA_SOURCE + "".join(loops))
 
 
 SOURCE = _source()
