@@ -187,3 +187,47 @@ def test_gamma_functions_on_the_loop_as_accurate_as_numpys_path_and_torchs(op, d
     torch_bound = 5e-6 if dtype == "float32" else 1e-9   # (torch's float64 polygamma: 5e-10)
     close = np.abs(got[compared] - expected[compared]) <= torch_bound * np.maximum(np.abs(expected[compared]), 1.0)
     assert close.all()
+
+
+def _normal_inputs(op, dtype):
+    rng = np.random.default_rng(5)
+    if op == "ndtri":   # probabilities, the tails included
+        x = np.concatenate([rng.uniform(0, 1, 20_000), np.exp(rng.uniform(-700, 0, 5_000)),
+                            1 - np.exp(rng.uniform(-36, 0, 500)),
+                            [0.0, 1.0, 0.5, -0.1, 1.1, np.nan, np.inf, 1e-300, 5e-324, 1e-8, 0.75]])
+    else:
+        x = np.concatenate([rng.uniform(-40, 30, 20_000), rng.uniform(-1.5, 1.5, 5_000),
+                            [0.0, -0.0, np.inf, -np.inf, np.nan, 26.6, -26.6, -0.46875, 0.46875,
+                             4.0, -1.0, -0.999, 1e-300]])
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", sorted(special_loops.NORMAL))
+def test_normal_functions_on_the_loop_compute_what_numpys_path_computes(op, dtype, monkeypatch):
+    """erfcx, ndtri and log_ndtr compiled on Cody's erf and erfc: the NumPy path's bits for
+    float32, its values to a few ulp for float64 (the C library's exp and log against NumPy's),
+    and torch's values."""
+    from ember._backend import special_normal
+    calls = []
+    real = special_loops.compute
+    monkeypatch.setattr(special_loops, "compute", lambda name, x: calls.append(name) or real(name, x))
+    x = _normal_inputs(op, dtype)
+    kernel = getattr(special_normal, op)
+    with choice.only(choice.ONEDNN):
+        got = kernel(np, x)
+    assert calls == [op]
+    with choice.only(choice.NUMPY):
+        want = kernel(np, x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    if dtype == "float32":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+    expected = getattr(torch.special, op)(torch.from_numpy(x)).numpy()
+    # (log_ndtr far up the upper tail is about -1e-37 in float32, where torch's may give 0)
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(expected), equal_nan=True,
+                               rtol=1e-5 if dtype == "float32" else 1e-8,
+                               atol=1e-30 if dtype == "float32" else 0)

@@ -6,7 +6,9 @@ kernels use, each the NumPy code's methods operation for operation in C:
 - the orthogonal polynomials of ``orthogonal_polynomials`` (``POLYNOMIALS``: each element's
   recurrence to its own degree), in float64;
 - ``special``'s lgamma, digamma and trigamma (``IN_OWN_PRECISION``: its rational
-  approximations and series), in the input's own precision as NumPy's path computes float32.
+  approximations and series), in the input's own precision as NumPy's path computes float32;
+- ``special_normal``'s erfcx, ndtri and log_ndtr (``NORMAL``: on Cody's erf and erfc), each
+  element in float64.
 
 NumPy's path evaluates each series term and each Chebyshev step as a pass over the whole array
 (some 50 to 150 passes for a function); here each element runs its own terms, the elements
@@ -17,6 +19,7 @@ The arithmetic is NumPy's path's, in the same order, without fused multiply-adds
 NumPy's, so results rounded to float32 nearly always carry the same bits.
 """
 import ctypes
+import math
 
 import numpy as np
 
@@ -450,6 +453,105 @@ PSI(float, f)
 PSI(double, )
 """
 
+# ``special_normal``'s erfcx, ndtri and log_ndtr (on ``special``'s erf and erfc: W. J. Cody's
+# rational approximations on three ranges), each element in float64: op name -> C function
+NORMAL = {"erfcx": "erfcx_of", "ndtri": "ndtri_of", "log_ndtr": "log_ndtr_of"}
+
+_NORMAL_SOURCE = r"""
+#define RATIONAL(t, P, Q) (horner_double((t), P, sizeof(P) / sizeof(double)) \
+                           / horner_double((t), Q, sizeof(Q) / sizeof(double)))
+#define ERF_SMALL 0.46875
+
+/* r exp(-y^2), y^2 split as s^2 + (y - s)(y + s), s = trunc(16 y) / 16 */
+static inline double times_exp_minus_square(double r, double y) {
+    const double s = trunc(y * 16.0) * (1.0 / 16.0), rest = (y - s) * (y + s);
+    return (r * exp(-(s * s))) * exp(-rest);
+}
+
+/* erf and erfc of x: both from the one evaluation of each range */
+static inline void erf_erfc(double x, double *erf_out, double *erfc_out) {
+    const double ax = fabs(x);
+    const double small = RATIONAL(x * x, ERF_A, ERF_B) * x;
+    const double mid = times_exp_minus_square(RATIONAL(ax, ERFC_C, ERFC_D), ax);
+    const double y = least(ax, 28.0), t = 1.0 / (y * y);
+    const double large = times_exp_minus_square((INV_SQRT_PI - RATIONAL(t, ERFC_P, ERFC_Q) * t) / y, y);
+    const double outer = ax <= 4.0 ? mid : large;
+    *erf_out = ax <= ERF_SMALL ? small : copysign(1.0 - outer, x);
+    *erfc_out = ax <= ERF_SMALL ? 1.0 - small : (x < 0 ? 2.0 - outer : outer);
+}
+
+static inline double erfc_of(double x) {
+    double e, c;
+    erf_erfc(x, &e, &c);
+    return c;
+}
+
+/* erfcx of y >= 0 */
+static inline double erfcx_positive(double y) {
+    const double near_zero = exp(y * y) * erfc_of(y);
+    const double mid = RATIONAL(y, ERFC_C, ERFC_D);
+    const double w = least(y, 1e300), t = 1.0 / (w * w);
+    const double far = isinf(y) ? 0.0 : (INV_SQRT_PI - RATIONAL(t, ERFC_P, ERFC_Q) * t) / w;
+    return y <= ERF_SMALL ? near_zero : (y <= 4.0 ? mid : far);
+}
+
+static inline double exp_square(double y) {
+    const double s = trunc(y * 16.0) / 16.0;
+    return isinf(y) ? INFINITY : exp(s * s) * exp((y - s) * (y + s));
+}
+
+static inline double erfcx_of(double x) {
+    const double negative = 2.0 * exp_square(x) - erfcx_positive(-x);
+    const double other = x < 0 ? exp(x * x) * erfc_of(x) : erfcx_positive(fabs(x));
+    return x < -ERF_SMALL ? negative : other;
+}
+
+/* r with erfc(r) = y, 0 < y < 1: Giles' erfinv of 1 - y (or the tail's asymptotic form), then
+   Newton steps on erf(r) = 1 - y where y >= 1/2 and on log erfc(r) = log y below */
+static inline double erfcinv_below_one(double y) {
+    const int upper = y >= 0.5;
+    const double a = 1.0 - y;
+    const double w = -log((1.0 - a) * (1.0 + a));
+    const double giles = a * (w < 5.0 ? horner_double(w - 2.5, GILES_CENTRAL, sizeof(GILES_CENTRAL) / sizeof(double))
+                                      : horner_double(sqrt(w) - 3.0, GILES_TAIL, sizeof(GILES_TAIL) / sizeof(double)));
+    const double minus_log_rest = -log(1.0 - a);
+    double rest2 = minus_log_rest, far2 = -log(y);
+    const double minus_log = far2;
+    #pragma GCC unroll 4
+    for (int k = 0; k < 3; k++) {
+        rest2 = minus_log_rest - 0.5 * log(PI * rest2) + log1p(-0.5 / rest2);
+        far2 = minus_log - 0.5 * log(PI * far2) + log1p(-0.5 / far2);
+    }
+    double r = a > 1.0 - 1e-7 ? sqrt(rest2) : giles;
+    r = y < 1e-7 ? sqrt(far2) : r;
+    const double log_y = log(y);
+    #pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const double slope = TWO_OVER_SQRT_PI * exp(-(r * r));
+        double e, c;
+        erf_erfc(r, &e, &c);
+        const double residual = upper ? e - a : (log_y - log(c)) * c;
+        r = r - residual / slope;
+    }
+    return r;
+}
+
+static inline double ndtri_of(double p) {
+    const int lower = p < 0.5;
+    const double q = lower ? p : 1.0 - p;
+    const double r = ((q > 0) & (p == p)) ? erfcinv_below_one(2.0 * q) : 0.0;
+    double out = lower ? -SQRT2 * r : SQRT2 * r;
+    out = p == 0 ? -INFINITY : (p == 1 ? INFINITY : out);
+    return ((p < 0) | (p > 1) | (p != p)) ? NAN : out;
+}
+
+static inline double log_ndtr_of(double x) {
+    const double upper = log1p(-0.5 * erfc_of(x * SQRT_HALF));
+    const double lower = log(0.5 * erfcx_of(-x * SQRT_HALF)) - 0.5 * x * x;
+    return x > -1.0 ? upper : lower;
+}
+"""
+
 _POLYNOMIAL_LOOP = """
 void {name}_polynomial_{x_type}_{out_type}(const {x_ctype} *xs, const double *ns, {out_ctype} *out,
                                          const int64_t *sizes, int nthreads) {{
@@ -479,6 +581,9 @@ IN_OWN_PRECISION = ("lgamma", "digamma", "trigamma")
 _LGAMMA_TABLES = ("_LGAMMA_P1", "_LGAMMA_Q1", "_LGAMMA_P2", "_LGAMMA_Q2", "_LGAMMA_P4", "_LGAMMA_Q4",
                   "_STIRLING_C", "_DIGAMMA_SERIES", "_TRIGAMMA_SERIES")
 _LGAMMA_CONSTANTS = ("_LGAMMA_D1", "_LGAMMA_D2", "_LGAMMA_D4", "_HALF_LOG_2PI", "_PNT68")
+_NORMAL_TABLES = ("_ERF_A", "_ERF_B", "_ERFC_C", "_ERFC_D", "_ERFC_P", "_ERFC_Q", "_GILES_CENTRAL",
+                  "_GILES_TAIL")
+_NORMAL_CONSTANTS = ("_INV_SQRT_PI", "_TWO_OVER_SQRT_PI")
 _NAMES = {np.dtype(name): name for name in _CTYPES}   # (a dtype's ``name`` takes microseconds)
 
 # Below this many elements a loop runs on the calling thread alone: waking the others costs
@@ -498,7 +603,7 @@ def _table(name):
 def _source():
     declarations = "".join(f"#pragma omp declare simd notinbranch\ndouble {f}(double);\n"
                            f"#pragma omp declare simd notinbranch\nfloat {f}f(float);\n"
-                           for f in ("exp", "log", "sin", "cos", "tan"))
+                           for f in ("exp", "log", "log1p", "sin", "cos", "tan"))
     loops = [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
              for op, function in FUNCTIONS.items() for dtype, ctype in _CTYPES.items()]
     loops += [_POLYNOMIAL_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS,
@@ -508,14 +613,18 @@ def _source():
     loops += [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=f"{op}_{ctype}",
                            parallel=PARALLEL_MIN_ELEMENTS).replace("(double)xs[i]", "xs[i]")
               for op in IN_OWN_PRECISION for dtype, ctype in _CTYPES.items()]
+    loops += [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
+              for op, function in NORMAL.items() for dtype, ctype in _CTYPES.items()]
     constants = "".join(f"static const double {name[1:]}[] = {{{', '.join(map(repr, getattr(special, name)))}}};\n"
-                        for name in _LGAMMA_TABLES)
+                        for name in _LGAMMA_TABLES + _NORMAL_TABLES)
+    constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _NORMAL_CONSTANTS)
+    constants += f"#define SQRT2 {math.sqrt(2.0)!r}\n#define SQRT_HALF {math.sqrt(0.5)!r}\n"
     constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _LGAMMA_CONSTANTS)
     # no fused multiply-adds: each operation rounds as NumPy's passes round it
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
             + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n'
             + "".join(_table(name) for name in _TABLES) + _FUNCTIONS_SOURCE + _POLYNOMIALS_SOURCE
-            + constants + _LGAMMA_SOURCE + "".join(loops))
+            + constants + _LGAMMA_SOURCE + _NORMAL_SOURCE + "".join(loops))
 
 
 SOURCE = _source()
@@ -543,7 +652,8 @@ def applies(x):
 
 
 def compute(op, x):
-    """``op`` (a name in ``FUNCTIONS``) of ``x`` (see ``applies``) in ``x``'s dtype: in its
+    """``op`` (a name in ``FUNCTIONS``, ``IN_OWN_PRECISION`` or ``NORMAL``) of ``x`` (see
+    ``applies``) in ``x``'s dtype: in its
     layout where it fills its memory, else of a row-major copy; None where the loop cannot be
     built."""
     function = _function(f"{op}_{_NAMES[x.dtype]}")

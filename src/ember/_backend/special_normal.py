@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from . import special as _s
+from .choice import KernelChoice
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT2 = math.sqrt(2.0)
@@ -52,10 +53,25 @@ def _erfcx(x):
         (~negative, lambda v: np.where(v < 0, np.exp(v * v) * _s._erfc(v), _erfcx_positive(np.abs(v))))])
 
 
-def erfcx(xp, x):
-    if not _s._is_numpy(xp):
-        return _s._cupy_special("erfcx")(x)
-    return _float64_kernel(_erfcx, x)
+def _on_loop(name, fn):
+    """The kernel ``name``: ``fn`` by ``_float64_kernel``, float32 and float64 NumPy arrays on
+    ``special_loops``' compiled loop for it (the same arithmetic in C)."""
+    def loop(x):
+        from . import special_loops
+        return special_loops.compute(name, x)
+    choice = KernelChoice(name, onednn=loop, numpy=lambda x: _float64_kernel(fn, x))
+
+    def kernel(xp, x):
+        if not _s._is_numpy(xp):
+            return _s._cupy_special(name)(x)
+        if (x.dtype == np.float32 or x.dtype == np.float64) and x.size:
+            return choice(x)
+        return _float64_kernel(fn, x)
+    kernel.__name__ = name
+    return kernel
+
+
+erfcx = _on_loop("erfcx", _erfcx)
 
 
 def _erfcinv_below_one(y):
@@ -92,10 +108,7 @@ def _ndtri(p):
     return np.where((p < 0) | (p > 1) | np.isnan(p), math.nan, out)
 
 
-def ndtri(xp, x):
-    if not _s._is_numpy(xp):
-        return _s._cupy_special("ndtri")(x)
-    return _float64_kernel(_ndtri, x)
+ndtri = _on_loop("ndtri", _ndtri)
 
 
 def _log_ndtr(x):
@@ -105,10 +118,7 @@ def _log_ndtr(x):
         (~upper, lambda v: np.log(0.5 * _erfcx(-v * _SQRT_HALF)) - 0.5 * v * v)])
 
 
-def log_ndtr(xp, x):
-    if not _s._is_numpy(xp):
-        return _s._cupy_special("log_ndtr")(x)
-    return _float64_kernel(_log_ndtr, x)
+log_ndtr = _on_loop("log_ndtr", _log_ndtr)
 
 
 def _float64_kernel(fn, x):
