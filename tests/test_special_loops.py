@@ -231,3 +231,39 @@ def test_normal_functions_on_the_loop_compute_what_numpys_path_computes(op, dtyp
     torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(expected), equal_nan=True,
                                rtol=1e-5 if dtype == "float32" else 1e-8,
                                atol=1e-30 if dtype == "float32" else 0)
+
+
+def _two_arguments(op):
+    rng = np.random.default_rng(6)
+    a = np.concatenate([rng.uniform(0, 30, 8_000), np.exp(rng.uniform(-10, 6, 2_000)),
+                        [0.0, 0.0, 1.0, np.inf, np.inf, -1.0, np.nan, 2.0, 5.0, 1e-300]])
+    x = np.concatenate([rng.uniform(0, 30, 8_000), np.exp(rng.uniform(-10, 6, 2_000)),
+                        [0.0, 1.0, 0.0, 1.0, np.inf, 1.0, 1.0, np.nan, np.inf, 3.0]])
+    return a, x
+
+
+@needs_loops
+@pytest.mark.parametrize("op", sorted(special_loops.TWO_ARGUMENTS))
+def test_incomplete_gamma_on_the_loop_computes_what_numpys_path_computes(op, monkeypatch):
+    """gammainc and gammaincc, each element iterating until it has converged: the NumPy path's
+    values (the C library's exp and log against NumPy's) and edges, one
+    argument broadcast against the other included, and torch's values."""
+    from ember._backend import special_gamma
+    calls = []
+    real = special_loops.two_arguments
+    monkeypatch.setattr(special_loops, "two_arguments", lambda name, a, b: calls.append(name) or real(name, a, b))
+    a, b = _two_arguments(op)
+    kernel = getattr(special_gamma, op)
+    for first, second in ((a, b), (a[:1], b), (a, b[5:6])):
+        with choice.only(choice.ONEDNN):
+            got = kernel(np, first, second)
+        with choice.only(choice.NUMPY):
+            want = kernel(np, first, second)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    assert calls == [op] * 3
+    got = getattr(ember.special, op)(ember.tensor(a), ember.tensor(b)).numpy()
+    expected = getattr(torch.special, op)(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(expected), equal_nan=True,
+                               rtol=1e-8, atol=1e-9)

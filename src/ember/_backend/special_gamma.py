@@ -17,6 +17,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import special as _s
+from .choice import KernelChoice
 
 _EPS = np.finfo(np.float64).eps
 
@@ -78,6 +79,19 @@ def _zeta(x, q):
 
 def _as_arrays(*arrays):
     return [np.asarray(a, dtype=np.float64) for a in arrays]
+
+
+def _on_loop(name, numpy):
+    """``numpy(a, b)`` of two float64 arrays, or ``special_loops``' compiled loop for ``name``
+    (the same arithmetic in C, each element iterating until it has converged)."""
+    def loop(a, b):
+        from . import special_loops   # (it reads this module's coefficients)
+        return special_loops.two_arguments(name, a, b)
+    choice = KernelChoice(name, onednn=loop, numpy=numpy)
+
+    def kernel(a, b):
+        return choice(a, b) if a.size and b.size else numpy(a, b)
+    return kernel
 
 
 def zeta(xp, x, q):
@@ -172,15 +186,19 @@ def _incomplete(a, x, upper):
     return out.reshape(shape)
 
 
+_gammainc_kernel = _on_loop("gammainc", lambda a, x: _incomplete(a, x, upper=False))
+_gammaincc_kernel = _on_loop("gammaincc", lambda a, x: _incomplete(a, x, upper=True))
+
+
 def gammainc(xp, a, x):
     if not _s._is_numpy(xp):
         return _s._cupy_special("gammainc")(a, x)
     with np.errstate(all="ignore"):
-        return _incomplete(a, x, upper=False)
+        return _gammainc_kernel(*_as_arrays(a, x))
 
 
 def gammaincc(xp, a, x):
     if not _s._is_numpy(xp):
         return _s._cupy_special("gammaincc")(a, x)
     with np.errstate(all="ignore"):
-        return _incomplete(a, x, upper=True)
+        return _gammaincc_kernel(*_as_arrays(a, x))

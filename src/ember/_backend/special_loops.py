@@ -8,7 +8,9 @@ kernels use, each the NumPy code's methods operation for operation in C:
 - ``special``'s lgamma, digamma and trigamma (``IN_OWN_PRECISION``: its rational
   approximations and series), in the input's own precision as NumPy's path computes float32;
 - ``special_normal``'s erfcx, ndtri and log_ndtr (``NORMAL``: on Cody's erf and erfc), each
-  element in float64.
+  element in float64;
+- ``special_gamma``'s regularized incomplete gamma functions (``TWO_ARGUMENTS``), in float64,
+  each element iterating until it has converged.
 
 NumPy's path evaluates each series term and each Chebyshev step as a pass over the whole array
 (some 50 to 150 passes for a function); here each element runs its own terms, the elements
@@ -552,6 +554,79 @@ static inline double log_ndtr_of(double x) {
 }
 """
 
+# ``special_gamma``'s incomplete gamma functions, in float64: op name -> C function of (a, x)
+# (Hurwitz's zeta stays on NumPy's passes: its vectorized pow took half a scalar loop's time)
+TWO_ARGUMENTS = {"gammainc": "gammainc_of", "gammaincc": "gammaincc_of"}
+
+# as ``special_gamma`` computes them, element by element, each iterating until it has
+# converged (the NumPy code iterates every element until all have)
+_GAMMA_SOURCE = r"""
+#define EPS64 2.220446049250313e-16
+
+static double log_prefactor(double a, double x) { return a * log(x) - x - lgamma_double(a); }
+
+/* P(a, x) by its power series */
+static double lower_series(double a, double x) {
+    double term = 1.0, total = 1.0, denominator = a;
+    for (int i = 0; i < 5000; i++) {
+        denominator = denominator + 1.0;
+        term = term * x / denominator;
+        total += term;
+        if (!(term > total * EPS64)) break;
+    }
+    return exp(log_prefactor(a, x)) * total / a;
+}
+
+/* Q(a, x) by Legendre's continued fraction (modified Lentz) */
+static double upper_fraction(double a, double x) {
+    const double tiny = 1e-300;
+    double b = x + 1.0 - a, c = 1.0 / tiny, d = 1.0 / (b == 0 ? tiny : b), h = d;
+    for (int i = 1; i < 5000; i++) {
+        const double an = -i * (i - a);
+        b = b + 2.0;
+        d = an * d + b;
+        d = fabs(d) < tiny ? tiny : d;
+        c = b + an / c;
+        c = fabs(c) < tiny ? tiny : c;
+        d = 1.0 / d;
+        const double delta = d * c;
+        h = h * delta;
+        if (!(fabs(delta - 1.0) > EPS64)) break;
+    }
+    return exp(log_prefactor(a, x)) * h;
+}
+
+static double incomplete_gamma(double a, double x, int upper) {
+    double out = NAN;
+    if ((a > 0) & (x > 0) & isfinite(a) & isfinite(x)) {
+        if ((x < a + 1.0) | (x < 1.0)) {
+            const double p = lower_series(a, x);
+            out = upper ? 1.0 - p : p;
+        } else {
+            const double q = upper_fraction(a, x);
+            out = upper ? q : 1.0 - q;
+        }
+    }
+    /* the edges, as torch: P(0, x > 0) = 1, P(a, 0) = 0, P(inf, x) = 0, P(a, inf) = 1 */
+    const int defined = !((a < 0) | (x < 0));
+    const int p_zero = defined & (((x == 0) & !(a <= 0)) | ((a == INFINITY) & (x != INFINITY)));
+    const int p_one = defined & (((a == 0) & (x > 0)) | ((x == INFINITY) & (a != INFINITY)));
+    out = p_zero ? (upper ? 1.0 : 0.0) : out;
+    return p_one ? (upper ? 0.0 : 1.0) : out;
+}
+
+static double gammainc_of(double a, double x) { return incomplete_gamma(a, x, 0); }
+static double gammaincc_of(double a, double x) { return incomplete_gamma(a, x, 1); }
+"""
+
+_TWO_ARGUMENTS_LOOP = """
+void {name}_two(const double *as, const double *bs, double *out, const int64_t *sizes, int nthreads) {{
+    const int64_t n = sizes[0], a_step = sizes[1], b_step = sizes[2];
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1 && n >= {parallel}) schedule(dynamic, 256)
+    for (int64_t i = 0; i < n; i++) out[i] = {function}(as[i * a_step], bs[i * b_step]);
+}}
+"""
+
 _POLYNOMIAL_LOOP = """
 void {name}_polynomial_{x_type}_{out_type}(const {x_ctype} *xs, const double *ns, {out_ctype} *out,
                                          const int64_t *sizes, int nthreads) {{
@@ -619,12 +694,14 @@ def _source():
                         for name in _LGAMMA_TABLES + _NORMAL_TABLES)
     constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _NORMAL_CONSTANTS)
     constants += f"#define SQRT2 {math.sqrt(2.0)!r}\n#define SQRT_HALF {math.sqrt(0.5)!r}\n"
+    loops += [_TWO_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
+              for op, function in TWO_ARGUMENTS.items()]
     constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _LGAMMA_CONSTANTS)
     # no fused multiply-adds: each operation rounds as NumPy's passes round it
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
             + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n'
             + "".join(_table(name) for name in _TABLES) + _FUNCTIONS_SOURCE + _POLYNOMIALS_SOURCE
-            + constants + _LGAMMA_SOURCE + _NORMAL_SOURCE + "".join(loops))
+            + constants + _LGAMMA_SOURCE + _NORMAL_SOURCE + _GAMMA_SOURCE + "".join(loops))
 
 
 SOURCE = _source()
@@ -633,11 +710,11 @@ _ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int)
 _functions = {}   # name -> ctypes function, or None where it could not be built
 
 
-def _function(name):
+def _function(name, argtypes=_ARGUMENTS):
     if name not in _functions:
         from .._inductor import _compiler
         _functions[name] = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",),
-                                          argtypes=_ARGUMENTS)
+                                          argtypes=argtypes)
     return _functions[name]
 
 
@@ -666,7 +743,48 @@ def compute(op, x):
     return out
 
 
-_POLYNOMIAL_ARGUMENTS = (ctypes.c_void_p,) * 4 + (ctypes.c_int,)
+# two arrays, the result, the sizes (the count, the two steps, any flags), the thread count
+_TWO_ARRAYS_ARGUMENTS = (ctypes.c_void_p,) * 4 + (ctypes.c_int,)
+
+
+def _broadcast_steps(x, y):
+    """The broadcast shape of arrays ``x`` and ``y``, each as a row-major array to read with a
+    step of 1, or (one value for all) of 0: ``(shape, arrays, steps)``."""
+    if y.size == 1 or x.shape == y.shape:   # (the common cases first: one value for all)
+        shape = x.shape if x.ndim >= y.ndim else y.shape
+    elif x.size == 1:
+        shape = y.shape if y.ndim >= x.ndim else x.shape
+    else:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    steps = []
+    arrays = []
+    for array in (x, y):
+        if array.size == 1:
+            arrays.append(np.asarray(array, order="C"))
+            steps.append(0)
+        else:
+            arrays.append(np.ascontiguousarray(array if array.shape == shape else np.broadcast_to(array, shape)))
+            steps.append(1)
+    return shape, arrays, steps
+
+
+def _over_two_arrays(name, x, y, out_type, *flags):
+    """Loop ``name`` over the arrays ``x`` and ``y`` broadcast together (``_broadcast_steps``)
+    into a new row-major array of ``out_type``; None where it cannot be built."""
+    function = _function(name, _TWO_ARRAYS_ARGUMENTS)
+    if function is None:
+        return None
+    shape, arrays, steps = _broadcast_steps(x, y)
+    out = np.empty(shape, out_type)
+    function(address(arrays[0]), address(arrays[1]), address(out),
+             (ctypes.c_int64 * (3 + len(flags)))(out.size, *steps, *flags), openmp_kernels.thread_count())
+    return out
+
+
+def two_arguments(op, a, b):
+    """``op`` (a name in ``TWO_ARGUMENTS``) of the float64 arrays ``a`` and ``b``, broadcast
+    together, as a row-major float64 array; None where the loop cannot be built."""
+    return _over_two_arrays(f"{op}_two", a, b, np.float64)
 
 
 def polynomial(op, x, n, shifted, dtype):
@@ -677,28 +795,4 @@ def polynomial(op, x, n, shifted, dtype):
     if type(x) is not np.ndarray or x.dtype not in _NAMES:
         x = np.asarray(x, np.float64)
     out_type = _NAMES.get(np.dtype(dtype), "float64") if dtype is not None else "float64"
-    name = f"{op}_polynomial_{_NAMES[x.dtype]}_{out_type}"
-    if name not in _functions:
-        from .._inductor import _compiler
-        _functions[name] = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",),
-                                          argtypes=_POLYNOMIAL_ARGUMENTS)
-    function = _functions[name]
-    if function is None:
-        return None
-    if n.size == 1 or x.shape == n.shape:   # (the common cases first: one degree for all)
-        shape = x.shape if x.ndim >= n.ndim else n.shape
-    else:
-        shape = np.broadcast_shapes(x.shape, n.shape)
-    steps = []
-    arrays = []
-    for array in (x, n):   # one value for all: a step of 0; else the broadcast array, row-major
-        if array.size == 1:
-            arrays.append(np.asarray(array, order="C"))
-            steps.append(0)
-        else:
-            arrays.append(np.ascontiguousarray(array if array.shape == shape else np.broadcast_to(array, shape)))
-            steps.append(1)
-    out = np.empty(shape, out_type)
-    function(address(arrays[0]), address(arrays[1]), address(out),
-             (ctypes.c_int64 * 4)(out.size, *steps, int(shifted)), openmp_kernels.thread_count())
-    return out
+    return _over_two_arrays(f"{op}_polynomial_{_NAMES[x.dtype]}_{out_type}", x, n, out_type, int(shifted))
