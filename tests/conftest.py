@@ -77,3 +77,19 @@ def numpy_kernels():
     from ember._backend import choice
     with choice.only(choice.NUMPY):
         yield
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """``spy(module, function, which=0)``: from now on, argument ``which`` of each call of
+    ``module.function`` (which still runs) is appended to the list this returns."""
+    def watch(module, function, which=0):
+        calls = []
+        real = getattr(module, function)
+
+        def recorded(*args):
+            calls.append(args[which])
+            return real(*args)
+        monkeypatch.setattr(module, function, recorded)
+        return calls
+    return watch

@@ -12,6 +12,7 @@ from ember._backend import choice, special_bessel, special_loops
 needs_loops = pytest.mark.skipif(not special_loops.available(),
                                  reason="no C compiler or libmvec: the special-function loops cannot be built here")
 
+
 # special_loops' op -> the ember and torch functions computing it
 PUBLIC = {
     "bessel_j0": "bessel_j0", "bessel_j1": "bessel_j1", "bessel_y0": "bessel_y0",
@@ -75,10 +76,8 @@ def test_large_float32_inputs_match_torch(op):
 
 
 @needs_loops
-def test_a_strided_input_and_the_public_ops_take_the_loop(monkeypatch):
-    calls = []
-    real = special_loops.compute
-    monkeypatch.setattr(special_loops, "compute", lambda op, x: calls.append(op) or real(op, x))
+def test_a_strided_input_and_the_public_ops_take_the_loop(spy):
+    calls = spy(special_loops, "compute")
     x = _inputs("float32").reshape(-1, 4)
     got = ember.special.i1e(ember.tensor(x)[:, ::2]).numpy()
     assert calls == ["i1e"]
@@ -157,15 +156,13 @@ def test_every_function_in_own_precision_has_a_loop_per_dtype():
 @needs_loops
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", sorted(IN_OWN_PRECISION))
-def test_gamma_functions_on_the_loop_as_accurate_as_numpys_path_and_torchs(op, dtype, monkeypatch):
+def test_gamma_functions_on_the_loop_as_accurate_as_numpys_path_and_torchs(op, dtype, spy):
     """lgamma, digamma and trigamma compiled, in the input's precision: within a few ulp of the
     NumPy path's results (the C library's log, sin and tan against NumPy's; where a result is a
     difference of two terms, within 2e-6 of the terms in float32), infinities and NaN in the
     same places, and torch's values."""
     from ember._backend import special
-    calls = []
-    real = special_loops.compute
-    monkeypatch.setattr(special_loops, "compute", lambda op, x: calls.append(op) or real(op, x))
+    calls = spy(special_loops, "compute")
     x = _inputs(dtype)
     x[:2000] = np.random.default_rng(4).uniform(-6, 6, 2000)   # (the zeros, poles and ranges)
     x[2000:2020] = [1.0, 2.0, -1.0, -2.5, 0.5, 0.6796875, 1.5, 4.0, 12.0, 1e-8, -1e-8, 1e-30,
@@ -206,14 +203,12 @@ def _normal_inputs(op, dtype):
 @needs_loops
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", sorted(special_loops.NORMAL))
-def test_normal_functions_on_the_loop_compute_what_numpys_path_computes(op, dtype, monkeypatch):
+def test_normal_functions_on_the_loop_compute_what_numpys_path_computes(op, dtype, spy):
     """erfcx, ndtri and log_ndtr compiled on Cody's erf and erfc: the NumPy path's bits for
     float32, its values to a few ulp for float64 (the C library's exp and log against NumPy's),
     and torch's values."""
     from ember._backend import special_normal
-    calls = []
-    real = special_loops.compute
-    monkeypatch.setattr(special_loops, "compute", lambda name, x: calls.append(name) or real(name, x))
+    calls = spy(special_loops, "compute")
     x = _normal_inputs(op, dtype)
     kernel = getattr(special_normal, op)
     with choice.only(choice.ONEDNN):
@@ -244,14 +239,12 @@ def _two_arguments(op):
 
 @needs_loops
 @pytest.mark.parametrize("op", sorted(special_loops.TWO_ARGUMENTS))
-def test_incomplete_gamma_on_the_loop_computes_what_numpys_path_computes(op, monkeypatch):
+def test_incomplete_gamma_on_the_loop_computes_what_numpys_path_computes(op, spy):
     """gammainc and gammaincc, each element iterating until it has converged: the NumPy path's
     values (the C library's exp and log against NumPy's) and edges, one
     argument broadcast against the other included, and torch's values."""
     from ember._backend import special_gamma
-    calls = []
-    real = special_loops.two_arguments
-    monkeypatch.setattr(special_loops, "two_arguments", lambda name, a, b: calls.append(name) or real(name, a, b))
+    calls = spy(special_loops, "two_arguments")
     a, b = _two_arguments(op)
     kernel = getattr(special_gamma, op)
     for first, second in ((a, b), (a[:1], b), (a, b[5:6])):

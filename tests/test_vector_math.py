@@ -14,6 +14,7 @@ N = 1 << 20   # at or above every loop's size rule
 needs_loops = pytest.mark.skipif(not vector_math.available(),
                                  reason="no C compiler or libmvec: the vector-math loops cannot be built here")
 
+
 # op -> (ember function, torch function, the inputs' range)
 OPS = {
     "sin": (ember.sin, torch.sin, 60.0),
@@ -58,14 +59,11 @@ def _ulps_from_exact(got, exact):
 
 @needs_loops
 @pytest.mark.parametrize("op", sorted(OPS))
-def test_ops_on_the_vector_math_loops_match_torch(op, monkeypatch):
+def test_ops_on_the_vector_math_loops_match_torch(op, spy):
     ember_fn, torch_fn, spread = OPS[op]
     x = _inputs(spread)
     kernel = "square" if op == "square" else ("sign" if op == "sgn" else op)
-    taken = []
-    real = vector_math.unary
-    monkeypatch.setattr(vector_math, "unary",
-                        lambda name, a: taken.append(name) or real(name, a))
+    taken = spy(vector_math, "unary")
     with choice.only(choice.ONEDNN):
         got = ember_fn(ember.tensor(x)).numpy()
     assert taken == [kernel]
@@ -169,11 +167,9 @@ def _binary_operands(form):
 @needs_loops
 @pytest.mark.parametrize("form", ["same", "number", "row"])
 @pytest.mark.parametrize("op", sorted(BINARY_OPS))
-def test_binary_ops_on_the_vector_math_loops_match_torch(op, form, monkeypatch):
+def test_binary_ops_on_the_vector_math_loops_match_torch(op, form, spy):
     x, y = _binary_operands(form)
-    taken = []
-    real = vector_math.binary
-    monkeypatch.setattr(vector_math, "binary", lambda name, a, b: taken.append(name) or real(name, a, b))
+    taken = spy(vector_math, "binary")
 
     def run(lib):   # (a number as a 0-d tensor: not every one of these ops takes a number)
         other = lib.tensor(np.float32(y)) if form == "number" else lib.tensor(y)
@@ -232,11 +228,9 @@ def _division_operands(form):
 @needs_loops
 @pytest.mark.parametrize("form", ["same", "number", "row"])
 @pytest.mark.parametrize("op", sorted(vector_math.DIVISIONS))
-def test_divisions_on_the_loops_give_the_numpy_paths_bits_and_torchs(op, form, monkeypatch):
+def test_divisions_on_the_loops_give_the_numpy_paths_bits_and_torchs(op, form, spy):
     x, y = _division_operands(form)
-    taken = []
-    real = vector_math.binary
-    monkeypatch.setattr(vector_math, "binary", lambda name, a, b: taken.append(name) or real(name, a, b))
+    taken = spy(vector_math, "binary")
     ember_fn, torch_fn = DIVISION_OPS[op]
 
     def run(lib):
@@ -263,14 +257,12 @@ def _same_bits(a, b):
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
-def test_float16_conversions_on_the_loop_give_torchs_bits(layout, monkeypatch):
+def test_float16_conversions_on_the_loop_give_torchs_bits(layout, spy):
     """float32 -> float16 rounds to nearest (ties to even), overflows to infinity and keeps
     subnormals and NaN as torch's and NumPy's casts do; float16 -> float32 is exact."""
     if vector_math.convert(np.ones(4, np.float32), np.float16) is None:
         pytest.skip("the conversion loops cannot be built here (C's _Float16 needs GCC 12)")
-    taken = []
-    real = vector_math.convert
-    monkeypatch.setattr(vector_math, "convert", lambda x, d: taken.append(d) or real(x, d))
+    taken = spy(vector_math, "convert", which=1)
     rng = np.random.default_rng(5)
     x = (rng.standard_normal((256, 300)) * 3e4).astype(np.float32)
     x.reshape(-1)[:12] = [np.nan, np.inf, -np.inf, 65504, 65520, 65519.99, 1e-8, -1e-8, 6e-5,
@@ -288,15 +280,13 @@ def test_float16_conversions_on_the_loop_give_torchs_bits(layout, monkeypatch):
     np.testing.assert_array_equal(back.numpy().view(np.uint32), want.float().numpy().view(np.uint32))
 
 
-def test_bfloat16_conversion_on_the_loop_gives_numpys_path_bits(monkeypatch):
+def test_bfloat16_conversion_on_the_loop_gives_numpys_path_bits(spy):
     """float32 -> bfloat16 rounds to nearest even on the bits, as ml_dtypes (ember's NumPy
     path) and torch do, for every kind of bit pattern; a NaN becomes the quiet NaN of its sign
     (ml_dtypes' rule: torch's vectorized cast gives all ones)."""
     if vector_math.convert(np.ones(4, np.float32), ember.bfloat16.np) is None:
         pytest.skip("the conversion loops cannot be built here")
-    taken = []
-    real = vector_math.convert
-    monkeypatch.setattr(vector_math, "convert", lambda x, d: taken.append(d) or real(x, d))
+    taken = spy(vector_math, "convert", which=1)
     rng = np.random.default_rng(6)
     x = (rng.standard_normal((512, 512)) * 100).astype(np.float32)
     x.reshape(-1)[:20000] = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32)
@@ -314,11 +304,8 @@ def test_bfloat16_conversion_on_the_loop_gives_numpys_path_bits(monkeypatch):
 
 @needs_loops
 @pytest.mark.parametrize("values", [{}, {"nan": 1.5, "posinf": 7.0, "neginf": -2e40}])
-def test_nan_to_num_on_the_loop_gives_torchs_bits(values, monkeypatch):
-    taken = []
-    real = vector_math.with_parameters
-    monkeypatch.setattr(vector_math, "with_parameters",
-                        lambda op, x, p: taken.append(op) or real(op, x, p))
+def test_nan_to_num_on_the_loop_gives_torchs_bits(values, spy):
+    taken = spy(vector_math, "with_parameters")
     x = _inputs(3e38)
     with choice.only(choice.ONEDNN):
         got = ember.nan_to_num(ember.tensor(x), **values).numpy()
@@ -332,13 +319,10 @@ def test_nan_to_num_on_the_loop_gives_torchs_bits(values, monkeypatch):
 
 @needs_loops
 @pytest.mark.parametrize("eps", [None, 0.01, 1e-6])
-def test_logit_gradient_on_the_loop_rounds_as_the_formula(eps, monkeypatch):
+def test_logit_gradient_on_the_loop_rounds_as_the_formula(eps, spy):
     """logit's gradient on the loop: the formula's bits (the bounds eps and 1 - eps in float32,
     NaN or 0 outside them), and torch's values."""
-    taken = []
-    real = vector_math.gradient
-    monkeypatch.setattr(vector_math, "gradient",
-                        lambda op, g, x, p=(0.0,): taken.append(op) or real(op, g, x, p))
+    taken = spy(vector_math, "gradient")
     rng = np.random.default_rng(6)
     x = rng.uniform(-0.1, 1.1, N).astype(np.float32)
     x[:8] = [0.0, 1.0, np.nan, -0.0, 0.01, 0.99, 1e-6, np.float32(1 - 1e-6)]
@@ -364,13 +348,10 @@ def test_logit_gradient_on_the_loop_rounds_as_the_formula(eps, monkeypatch):
 
 @needs_loops
 @pytest.mark.parametrize("eps", [None, 0.01, float("nan")])
-def test_logit_on_the_loop_matches_torch(eps, monkeypatch):
+def test_logit_on_the_loop_matches_torch(eps, spy):
     """logit on the loop: the input clamped to [eps, 1 - eps] (a NaN eps clamps nothing), then
     libmvec's log of the float32 quotient, as torch's loop computes it."""
-    taken = []
-    real = vector_math.with_parameters
-    monkeypatch.setattr(vector_math, "with_parameters",
-                        lambda op, x, p: taken.append(op) or real(op, x, p))
+    taken = spy(vector_math, "with_parameters")
     x = np.random.default_rng(7).uniform(-0.1, 1.1, N).astype(np.float32)
     x[:9] = [0.0, 1.0, np.nan, -0.0, 0.01, 0.99, 1e-6, 0.5, -np.inf]
     with choice.only(choice.ONEDNN):
@@ -382,11 +363,8 @@ def test_logit_on_the_loop_matches_torch(eps, monkeypatch):
 
 
 @needs_loops
-def test_nan_to_num_of_a_strided_input_takes_the_loop_after_one_copy(monkeypatch):
-    taken = []
-    real = vector_math.with_parameters
-    monkeypatch.setattr(vector_math, "with_parameters",
-                        lambda op, x, p: taken.append(op) or real(op, x, p))
+def test_nan_to_num_of_a_strided_input_takes_the_loop_after_one_copy(spy):
+    taken = spy(vector_math, "with_parameters")
     x = _inputs(3e38).reshape(1024, 1024)
     with choice.only(choice.ONEDNN):
         got = ember.nan_to_num(ember.tensor(x)[:, ::2]).numpy()

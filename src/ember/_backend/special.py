@@ -499,16 +499,22 @@ def _lgamma(x):
                           (~reflected, lambda v: _lgamma_positive(np.abs(v)))])
 
 
-def _on_loop(name, numpy):
-    """The kernel choice between ``special_loops``' compiled ``name`` and ``numpy(xp, x)``, for
-    float32 and float64 NumPy arrays."""
-    def loop(xp, x):
+def on_compiled_loop(name, numpy, loop="compute"):
+    """The kernel choice for the special function ``name``: ``special_loops``' compiled loop
+    (its function ``loop`` given ``name`` and the arrays after ``xp``) or ``numpy(xp, *arrays)``.
+    Callers give it NumPy arrays the loop takes (``special_loops.applies``)."""
+    def compiled(xp, *arrays):
         from . import special_loops   # (it reads this module's tables)
-        return special_loops.compute(name, x)
-    return KernelChoice(name, onednn=loop, numpy=numpy)
+        return getattr(special_loops, loop)(name, *arrays)
+    return KernelChoice(name, onednn=compiled, numpy=numpy)
 
 
-_lgamma_choice = _on_loop("lgamma", lambda xp, x: _evaluate(_lgamma, x))
+def _applies(x):
+    from . import special_loops
+    return special_loops.applies(x)
+
+
+_lgamma_choice = on_compiled_loop("lgamma", lambda xp, x: _evaluate(_lgamma, x))
 
 
 def lgamma(xp, x):
@@ -516,7 +522,7 @@ def lgamma(xp, x):
         return _cupy_special("gammaln")(x)
     if x.size <= SCALAR_PATH_MAX_ELEMENTS:
         return _evaluate_small(_lgamma_scalar, x)
-    if x.dtype == np.float32 or x.dtype == np.float64:   # (the loop: these formulas compiled)
+    if _applies(x):
         return _lgamma_choice(xp, x)
     return _evaluate(_lgamma, x)
 
@@ -598,14 +604,14 @@ def _trigamma(x):
     return _by_ranges(x, [(negative, reflected), (~negative, _trigamma_of_positive)])
 
 
-_digamma_choice = _on_loop("digamma", lambda xp, x: _evaluate(_digamma, x))
-_trigamma_choice = _on_loop("trigamma", lambda xp, x: _evaluate(_trigamma, x))
+_digamma_choice = on_compiled_loop("digamma", lambda xp, x: _evaluate(_digamma, x))
+_trigamma_choice = on_compiled_loop("trigamma", lambda xp, x: _evaluate(_trigamma, x))
 
 
 def digamma(xp, x):
     if not _is_numpy(xp):
         return _cupy_special("digamma")(x)
-    if (x.dtype == np.float32 or x.dtype == np.float64) and x.size:
+    if _applies(x):
         return _digamma_choice(xp, x)
     return _evaluate(_digamma, x)
 
@@ -613,6 +619,6 @@ def digamma(xp, x):
 def trigamma(xp, x):
     if not _is_numpy(xp):
         return _cupy_special("polygamma")(1, x)
-    if (x.dtype == np.float32 or x.dtype == np.float64) and x.size:
+    if _applies(x):
         return _trigamma_choice(xp, x)
     return _evaluate(_trigamma, x)

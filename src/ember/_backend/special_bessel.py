@@ -22,8 +22,7 @@ import math
 
 import numpy as np
 
-from . import special_chebyshev as tables, special_loops
-from .choice import KernelChoice
+from . import special, special_chebyshev as tables, special_loops
 
 _TWO_OVER_PI = 2.0 / math.pi
 _EULER = 0.57721566490153286061
@@ -59,7 +58,7 @@ def _compute(fn):
     def on_arrays(xp, x):
         with np.errstate(all="ignore"):
             return _finish(x, fn(xp, _float64(x)))
-    choice = KernelChoice(name, onednn=lambda xp, x: special_loops.compute(name, x), numpy=on_arrays)
+    choice = special.on_compiled_loop(name, on_arrays)
 
     def kernel(xp, x):
         return choice(xp, x) if special_loops.applies(x) else on_arrays(xp, x)

@@ -17,7 +17,6 @@ from fractions import Fraction
 import numpy as np
 
 from . import special as _s
-from .choice import KernelChoice
 
 _EPS = np.finfo(np.float64).eps
 
@@ -84,13 +83,10 @@ def _as_arrays(*arrays):
 def _on_loop(name, numpy):
     """``numpy(a, b)`` of two float64 arrays, or ``special_loops``' compiled loop for ``name``
     (the same arithmetic in C, each element iterating until it has converged)."""
-    def loop(a, b):
-        from . import special_loops   # (it reads this module's coefficients)
-        return special_loops.two_arguments(name, a, b)
-    choice = KernelChoice(name, onednn=loop, numpy=numpy)
+    choice = _s.on_compiled_loop(name, lambda xp, a, b: numpy(a, b), loop="two_arguments")
 
     def kernel(a, b):
-        return choice(a, b) if a.size and b.size else numpy(a, b)
+        return choice(np, a, b) if a.size and b.size else numpy(a, b)
     return kernel
 
 

@@ -16,7 +16,6 @@ import math
 import numpy as np
 
 from . import special as _s
-from .choice import KernelChoice
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT2 = math.sqrt(2.0)
@@ -56,16 +55,13 @@ def _erfcx(x):
 def _on_loop(name, fn):
     """The kernel ``name``: ``fn`` by ``_float64_kernel``, float32 and float64 NumPy arrays on
     ``special_loops``' compiled loop for it (the same arithmetic in C)."""
-    def loop(x):
-        from . import special_loops
-        return special_loops.compute(name, x)
-    choice = KernelChoice(name, onednn=loop, numpy=lambda x: _float64_kernel(fn, x))
+    choice = _s.on_compiled_loop(name, lambda xp, x: _float64_kernel(fn, x))
 
     def kernel(xp, x):
         if not _s._is_numpy(xp):
             return _s._cupy_special(name)(x)
-        if (x.dtype == np.float32 or x.dtype == np.float64) and x.size:
-            return choice(x)
+        if _s._applies(x):
+            return choice(xp, x)
         return _float64_kernel(fn, x)
     kernel.__name__ = name
     return kernel

@@ -448,7 +448,6 @@ def _floor_divide_arrays(x, y):
         return _float_division.torch_div_floor(x, y)
 
 
-
 def _check_int_zero(y):
     if y == 0 if is_scalar(y) else bool((y == 0).any()):
         raise RuntimeError("ZeroDivisionError")
