@@ -321,3 +321,14 @@ def test_flip_benchmark_prints_a_row_per_shape(monkeypatch, capsys):
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 |")]
     assert len(rows) == 2 and all(row.count("(") == 1 for row in rows)
     assert openmp_kernels.REVERSED_ROWS_MIN_ELEMENTS == 1 << 15
+
+
+def test_aligned_memory_benchmark_prints_a_row_per_model_and_reinstalls(capsys, ember_threads):
+    from benchmarks import aligned_memory as bench
+    from ember._backend import aligned_memory
+    if not aligned_memory.installed():
+        pytest.skip("ember's aligned handler cannot be built here")
+    bench.main(["--threads", "1", "--models", "mlp", "--repeats", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| mlp |")]
+    assert len(rows) == 1 and len(rows[0].split("|")) == 9
+    assert aligned_memory.installed()

@@ -184,6 +184,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                     options=options, disable=disable)
 
 
+from ._backend import aligned_memory as _aligned_memory
+_aligned_memory.install()   # NumPy's arrays on 64-byte boundaries, as torch's (see the module)
+
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:

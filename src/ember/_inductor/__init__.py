@@ -9,7 +9,6 @@ the cache, and the compiler's time."""
 from ..autograd.grad_mode import state as grad_mode
 from . import config
 from ._compiler import cache_dir, compiler_available, counters
-from ._fusion import fuse, kernels_of
 
 __all__ = ["compile_fx", "config", "counters", "cache_dir", "compiler_available", "fuse",
            "kernels_of", "fuse_aot", "OPTIONS"]
@@ -21,6 +20,7 @@ def compile_fx(gm, example_inputs, options=None):
     ``options``: overrides of ``config``'s ``fuse``."""
     if not _option(options, "fuse"):
         return gm.forward
+    from ._fusion import fuse
     fused = fuse(gm)
     if fused is gm:
         return gm.forward
@@ -37,6 +37,7 @@ def compile_fx(gm, example_inputs, options=None):
 def fuse_aot(aot_function, options=None):
     """Fuse the forward and backward graphs of an ahead-of-time backward in place."""
     if _option(options, "fuse"):
+        from ._fusion import fuse
         aot_function.forward_graph = fuse(aot_function.forward_graph)
         aot_function.backward_graph = fuse(aot_function.backward_graph)
 
@@ -50,3 +51,12 @@ def _option(options, name):
     if options and name in options:
         return options[name]
     return getattr(config, name)
+
+
+def __getattr__(name):
+    # the fusion (and ember.fx under it) is imported on first use: ember's compiled loops load
+    # through ``_compiler`` without it
+    if name in ("fuse", "kernels_of"):
+        from . import _fusion
+        return getattr(_fusion, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
