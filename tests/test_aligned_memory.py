@@ -85,3 +85,12 @@ def test_training_step_gives_torch_ordinary_arrays():
     shared = torch.from_numpy(x.grad.numpy())
     assert shared.data_ptr() % 64 == 0
     np.testing.assert_array_equal(shared.numpy(), 2 * x.detach().numpy())
+
+
+def test_leaves_ctypes_pythonapi_prototypes_alone():
+    """Other code's prototypes on ``ctypes.pythonapi``'s shared function objects stay theirs."""
+    import ctypes
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    before = (get_pointer.restype, get_pointer.argtypes)
+    assert aligned_memory.uninstall() and aligned_memory.install()
+    assert (get_pointer.restype, get_pointer.argtypes) == before

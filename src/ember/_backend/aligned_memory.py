@@ -104,28 +104,33 @@ _state = {"previous": None}
 _CAPSULE_NAME = ctypes.create_string_buffer(b"mem_handler")   # a capsule keeps the pointer
 
 
+def _python_api(name, restype, *argtypes):
+    """A function of Python's C API with a prototype of its own (``ctypes.pythonapi``'s shared
+    function objects are left as other code set them)."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_capsule_pointer = _python_api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
+                               ctypes.c_char_p)
+_capsule_is_valid = _python_api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object,
+                                ctypes.c_char_p)
+_new_capsule = _python_api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.c_void_p)
+
+
 def _api_table():
     try:
         from numpy._core import _multiarray_umath as umath
     except ImportError:   # NumPy 1.x
         from numpy.core import _multiarray_umath as umath
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype = ctypes.c_void_p
-    get_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
-    return ctypes.cast(get_pointer(umath._ARRAY_API, None), ctypes.POINTER(ctypes.c_void_p))
+    return ctypes.cast(_capsule_pointer(umath._ARRAY_API, None), ctypes.POINTER(ctypes.c_void_p))
 
 
 def _handler_name(capsule):
     """The name in a ``mem_handler`` capsule's handler, or None for another object."""
-    is_valid = ctypes.pythonapi.PyCapsule_IsValid
-    is_valid.restype = ctypes.c_int
-    is_valid.argtypes = (ctypes.py_object, ctypes.c_char_p)
-    if not is_valid(capsule, b"mem_handler"):
+    if not _capsule_is_valid(capsule, b"mem_handler"):
         return None
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype = ctypes.c_void_p
-    get_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
-    return ctypes.string_at(get_pointer(capsule, b"mem_handler")).decode()
+    return ctypes.string_at(_capsule_pointer(capsule, b"mem_handler")).decode()
 
 
 def handler_name(array=None):
@@ -165,10 +170,7 @@ def install():
     if function is None:
         return False
     function.restype = ctypes.c_void_p
-    new_capsule = ctypes.pythonapi.PyCapsule_New
-    new_capsule.restype = ctypes.py_object
-    new_capsule.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-    previous = _set_handler(new_capsule(function(), ctypes.addressof(_CAPSULE_NAME), None))
+    previous = _set_handler(_new_capsule(function(), ctypes.addressof(_CAPSULE_NAME), None))
     if previous is None:
         return False
     if _state["previous"] is None:
