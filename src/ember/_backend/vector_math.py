@@ -87,17 +87,20 @@ GRADIENTS = {
 
 # op name (or "op backward"): the fewest elements for which the op takes its loop, where the
 # loop took less time than NumPy's path at 1 and at 2 threads (``benchmarks/vector_math.py``):
-# below, the ctypes call around the loop costs more than it saves. NumPy runs square,
+# below, the ctypes call around the loop costs more than it saves (erf and erfc from 64
+# elements, where ember's NumPy path stops computing element by element with Python's ``math``;
+# erfinv and floor division at every size, where NumPy's path is several passes whatever the
+# size). NumPy runs square,
 # deg2rad, maximum and minimum in one vectorized pass as well: only a second thread makes up
 # for the call (atan2's loop, too, gains from 2 threads only, below 1M elements).
 MIN_ELEMENTS = {
-    "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 12,
-    "erfc": 1 << 12, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
+    "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 6,
+    "erfc": 1 << 6, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
-    "erfinv": 1 << 12, "sigmoid backward": 1 << 15, "logit backward": 1 << 10,
+    "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10,
     "nan_to_num": 1 << 14, "logit": 1 << 16,
-    "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 12,
-    "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1 << 8,
+    "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
+    "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
 }
 
 # the C library's functions the expressions call, which libmvec has vector versions of
