@@ -523,3 +523,53 @@ def test_flips_of_other_axes_and_small_ones_take_numpy(monkeypatch):
     np.testing.assert_array_equal(ember.flip(ember.tensor(x[:8, :8]), 1).numpy(), x[:8, 7::-1])
     np.testing.assert_array_equal(ember.flip(ember.tensor(x).t(), 1).numpy(), x.T[:, ::-1])
     assert taken == []
+
+
+def _lu_cases(dtype):
+    rng = np.random.default_rng(5)
+    for shape in [(1, 1), (4, 4), (7, 3), (3, 8), (32, 32), (5, 33, 20), (2, 2, 9, 9), (70, 70),
+                  (2, 40, 75), (75, 40)]:
+        for kind in ("normal", "zero row and column", "non-finite", "ties"):
+            d = rng.standard_normal(shape).astype(dtype)
+            if kind == "zero row and column":   # zero pivots: info, and division by 1
+                d[..., 0, :] = 0
+                d[..., :, -1] = 0
+            elif kind == "non-finite":
+                d.reshape(-1)[rng.integers(0, d.size, 3)] = [np.nan, np.inf, -np.inf]
+            elif kind == "ties":
+                d = np.round(d).astype(dtype)
+            yield d
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lu_panel_loop_gives_the_numpy_factorization_bit_for_bit(dtype, spy, monkeypatch):
+    from ember.ops import lu
+    for d in _lu_cases(dtype):
+        taken = spy(openmp_kernels, "getrf_panel")
+        got = lu.getrf(d)
+        assert len(taken) == -(-min(d.shape[-2:]) // lu.LU_BLOCK)   # every panel
+        with monkeypatch.context() as m:
+            m.setattr(openmp_kernels, "_GETRF_PANELS", {})   # the NumPy path
+            want = lu.getrf(d)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+@needs_loops
+def test_lu_panel_loop_is_left_for_complex_and_column_major_copies(spy):
+    from ember.ops import lu
+    taken = spy(openmp_kernels, "getrf_panel")
+    lu.getrf(np.ones((4, 4), np.complex64))
+    lu.getrf(np.arange(16.0).reshape(4, 4).T)   # (copied in its column-major layout)
+    assert taken == []
+
+
+@needs_loops
+def test_lu_factor_on_the_panel_loop_matches_torch():
+    a = np.random.default_rng(6).standard_normal((3, 6, 6)).astype(np.float32)
+    lu_e, piv_e = ember.linalg.lu_factor(ember.tensor(a))
+    lu_t, piv_t = torch.linalg.lu_factor(torch.from_numpy(a))
+    np.testing.assert_array_equal(piv_e.numpy(), piv_t.numpy())
+    np.testing.assert_allclose(lu_e.numpy(), lu_t.numpy(), rtol=1e-5, atol=1e-5)

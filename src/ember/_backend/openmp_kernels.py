@@ -667,6 +667,53 @@ STRIDED_ROWS(strided_rows_1, uint8_t)
 STRIDED_ROWS(strided_rows_2, uint16_t)
 STRIDED_ROWS(strided_rows_4, uint32_t)
 STRIDED_ROWS(strided_rows_8, uint64_t)
+
+/* arrays: a (count row-major m x n matrices, factored in place), pivots (int32, count x
+   min(m, n): this panel's entries written), info (int32, count: set where still 0); sizes:
+   count, m, n, first, last (the panel's columns, last <= m). LAPACK's unblocked getrf on
+   columns first..last-1, as ops/lu.py's getrf computes a panel: the pivot is the first entry
+   of largest magnitude (NaN never wins), the whole rows swap, the column below is divided by
+   the pivot (by 1 where it is zero: info keeps the first such column) and the panel's columns
+   to the right take the rank-1 update, each product rounded before its subtraction. */
+#define GETRF_PANEL(name, T, ABS) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    T *all = arrays[0]; \
+    int32_t *pivots = arrays[1], *info = arrays[2]; \
+    const int64_t count = sizes[0], m = sizes[1], n = sizes[2], first = sizes[3], last = sizes[4]; \
+    const int64_t k = m < n ? m : n; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1) schedule(static)") \
+    for (int64_t b = 0; b < count; b++) { \
+        T *a = all + b * m * n; \
+        for (int64_t j = first; j < last; j++) { \
+            int64_t p = j; \
+            T best = -INFINITY; \
+            for (int64_t i = j; i < m; i++) { \
+                T size = ABS(a[i * n + j]); \
+                if (size > best) { best = size; p = i; } \
+            } \
+            pivots[b * k + j] = (int32_t)(p + 1); \
+            if (p != j) \
+                for (int64_t c = 0; c < n; c++) { \
+                    T t = a[p * n + c]; a[p * n + c] = a[j * n + c]; a[j * n + c] = t; \
+                } \
+            T pivot = a[j * n + j]; \
+            if (pivot == 0) { \
+                if (info[b] == 0) info[b] = (int32_t)(j + 1); \
+                pivot = 1; \
+            } \
+            for (int64_t i = j + 1; i < m; i++) { \
+                a[i * n + j] /= pivot; \
+                for (int64_t c = j + 1; c < last; c++) { \
+                    T product = a[i * n + j] * a[j * n + c]; \
+                    a[i * n + c] -= product; \
+                } \
+            } \
+        } \
+    } \
+}
+GETRF_PANEL(getrf_panel_float32, float, fabsf)
+GETRF_PANEL(getrf_panel_float64, double, fabs)
 """
 
 # The elementwise loops run from this many elements; below, the ctypes call around the loop
@@ -1124,6 +1171,23 @@ def reversed_rows_copy(x, dims):
     function((ctypes.c_void_p * 2)(first, address(as_bits(out))),
              (ctypes.c_int64 * (1 + 2 * x.ndim))(x.ndim, *x.shape, *strides), None, thread_count())
     return out
+
+
+_GETRF_PANELS = {np.dtype(np.float32): "getrf_panel_float32", np.dtype(np.float64): "getrf_panel_float64"}
+
+
+def getrf_panel(a, pivots, info, first, last):
+    """LU with partial pivoting of columns ``first``..``last - 1`` of ``a``, a C-contiguous
+    (count, m, n) float32 or float64 array, in place, as ``ops/lu.py``'s ``getrf`` factors a
+    panel (bit for bit): whole rows swap, ``pivots`` ((count, min(m, n)) int32) gets the panel's
+    1-based pivots, ``info`` ((count,) int32) the first zero pivot's column + 1 where it is still
+    0. False where the loop cannot be built."""
+    function = _function(_GETRF_PANELS[a.dtype])
+    if function is None:
+        return False
+    count, m, n = a.shape
+    _call(function, (a, pivots, info), (count, m, n, first, last), ())
+    return True
 
 
 def as_bits(array):
