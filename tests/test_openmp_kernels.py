@@ -573,3 +573,31 @@ def test_lu_factor_on_the_panel_loop_matches_torch():
     lu_t, piv_t = torch.linalg.lu_factor(torch.from_numpy(a))
     np.testing.assert_array_equal(piv_e.numpy(), piv_t.numpy())
     np.testing.assert_allclose(lu_e.numpy(), lu_t.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@needs_loops
+def test_row_order_loop_gives_the_numpy_path_s_rows(spy, monkeypatch):
+    from ember.ops import triangular
+    rng = np.random.default_rng(7)
+    for shape, m in [((1,), 1), ((4,), 4), ((3, 5), 7), ((2, 2, 64), 64), ((6, 3), 3)]:
+        pivots = (rng.integers(0, m, shape) + 1).astype(np.int32)
+        taken = spy(openmp_kernels, "row_order")
+        got = triangular.row_order(np, pivots, m)
+        assert len(taken) == 1
+        with monkeypatch.context() as patched:
+            patched.setattr(openmp_kernels, "row_order", lambda pivots, m: None)
+            want = triangular.row_order(np, pivots, m)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@needs_loops
+def test_row_order_loop_is_not_given_pivots_out_of_range(spy):
+    from ember.ops import triangular
+    taken = spy(openmp_kernels, "row_order")
+    for bad in ([0, 2], [3, 2], [-1, 2]):
+        try:
+            triangular.row_order(np, np.array(bad, np.int32), 2)
+        except IndexError:
+            pass
+    assert taken == []

@@ -19,6 +19,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   ``gather`` along any dimension of a float32 array (an index of the input's shape but along
   that dimension), and its gradient; ``index_select`` along any dimension, and its gradient
   (``index_add``).
+- LU's panels (``ops/lu.py``'s getrf, float32 and float64, with its arithmetic) and the row
+  order from LAPACK's sequential pivots, where NumPy takes several calls a column or a swap.
 
 The batch norm loops run the channels in parallel, as torch's own kernels do, with the fewest
 passes over the activation: the forward sums each channel's ``x`` and ``x * x`` in double
@@ -712,6 +714,25 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
         } \
     } \
 }
+/* arrays: pivots (int32, count x k, 1-based, each in 1..m), order (int64, count x m);
+   sizes: count, k, m. The rows of P^T A as indices into A's rows, from LAPACK's sequential
+   row swaps. */
+void row_order_int32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const int32_t *pivots = arrays[0];
+    int64_t *order = arrays[1];
+    const int64_t count = sizes[0], k = sizes[1], m = sizes[2];
+    (void)scalars;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 64) schedule(static)
+    for (int64_t b = 0; b < count; b++) {
+        int64_t *rows = order + b * m;
+        for (int64_t r = 0; r < m; r++) rows[r] = r;
+        for (int64_t i = 0; i < k; i++) {
+            const int64_t j = pivots[b * k + i] - 1;
+            const int64_t t = rows[j]; rows[j] = rows[i]; rows[i] = t;
+        }
+    }
+}
+
 GETRF_PANEL(getrf_panel_float32, float, fabsf)
 GETRF_PANEL(getrf_panel_float64, double, fabs)
 """
@@ -1188,6 +1209,19 @@ def getrf_panel(a, pivots, info, first, last):
     count, m, n = a.shape
     _call(function, (a, pivots, info), (count, m, n, first, last), ())
     return True
+
+
+def row_order(pivots, m):
+    """The rows of P^T A as indices into A's rows ((count, m) int64) from LAPACK's 1-based
+    sequential swaps ``pivots`` ((count, k) int32, each in 1..m: the caller checks), or None
+    where the loop cannot be built."""
+    function = _function("row_order_int32")
+    if function is None:
+        return None
+    count, k = pivots.shape
+    order = np.empty((count, m), np.int64)
+    _call(function, (np.ascontiguousarray(pivots), order), (count, k, m), ())
+    return order
 
 
 def as_bits(array):

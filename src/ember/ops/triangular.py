@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from .._backend import openmp_kernels
 from ..autograd.graph import Node
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out
 from .matrix_decompositions import check_matrix
@@ -247,8 +248,17 @@ def cholesky_inverse(input, upper=False):
     return result
 
 
+def _pivots_in_range(pivots, m):
+    """Whether every 1-based pivot names one of ``m`` rows."""
+    return bool(pivots.min() >= 1) and bool(pivots.max() <= m)
+
+
 def row_order(xp, pivots, m):
     """The rows of P^T A as indices into A's rows, from LAPACK's sequential swaps (batched)."""
+    if (xp is np and pivots.dtype == np.int32 and pivots.size and _pivots_in_range(pivots, m)
+            and (order := openmp_kernels.row_order(
+                pivots.reshape((-1, pivots.shape[-1])), m)) is not None):   # the swaps in C
+        return order.reshape(pivots.shape[:-1] + (m,))
     flat = pivots.reshape((math.prod(pivots.shape[:-1]), pivots.shape[-1])) - 1
     order = xp.broadcast_to(xp.arange(m), (flat.shape[0], m)).copy()
     rows = xp.arange(flat.shape[0])
