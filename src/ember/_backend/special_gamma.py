@@ -90,12 +90,25 @@ def _on_loop(name, numpy):
     return kernel
 
 
+# Hurwitz's zeta takes the compiled loop below this many elements: above, NumPy's vectorized
+# pow makes its passes faster than the loop's scalar one (``benchmarks.ops --only special_zeta``)
+ZETA_LOOP_MAX_ELEMENTS = 1 << 12
+
+_zeta_on_loop = _on_loop("zeta", _zeta)
+
+
+def _zeta_kernel(x, q):
+    if max(x.size, q.size) < ZETA_LOOP_MAX_ELEMENTS:
+        return _zeta_on_loop(x, q)
+    return _zeta(x, q)
+
+
 def zeta(xp, x, q):
     """Hurwitz's zeta of arrays ``x`` and ``q`` (broadcast; ``q`` may be a number), in float64."""
     if not _s._is_numpy(xp):
         return _s._cupy_special("zeta")(x, q)
     with np.errstate(all="ignore"):
-        return _zeta(*_as_arrays(x, q))
+        return _zeta_kernel(*_as_arrays(x, q))
 
 
 def polygamma(xp, n, x):
@@ -104,7 +117,8 @@ def polygamma(xp, n, x):
         return _s._cupy_special("polygamma")(xp.asarray(float(n), dtype=x.dtype), x)
     sign = -1.0 if n % 2 == 0 else 1.0
     with np.errstate(all="ignore"):
-        return sign * math.exp(math.lgamma(n + 1)) * _zeta(np.float64(n + 1), np.asarray(x, np.float64))
+        return sign * math.exp(math.lgamma(n + 1)) * _zeta_kernel(np.asarray(float(n + 1)),
+                                                                  np.asarray(x, np.float64))
 
 
 # -- the incomplete gamma functions ---------------------------------------------------------

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from . import openmp_kernels, special
+from . import openmp_kernels, special, special_gamma
 from . import special_chebyshev as tables
 from .pointers import address
 
@@ -554,9 +554,10 @@ static inline double log_ndtr_of(double x) {
 }
 """
 
-# ``special_gamma``'s incomplete gamma functions, in float64: op name -> C function of (a, x)
-# (Hurwitz's zeta stays on NumPy's passes: its vectorized pow took half a scalar loop's time)
-TWO_ARGUMENTS = {"gammainc": "gammainc_of", "gammaincc": "gammaincc_of"}
+# ``special_gamma``'s incomplete gamma functions and Hurwitz's zeta, in float64: op name -> C
+# function of (a, x). (zeta's loop is taken for small arrays only: on large ones NumPy's
+# vectorized pow took half the loop's time)
+TWO_ARGUMENTS = {"gammainc": "gammainc_of", "gammaincc": "gammaincc_of", "zeta": "zeta_of"}
 
 # as ``special_gamma`` computes them, element by element, each iterating until it has
 # converged (the NumPy code iterates every element until all have)
@@ -617,6 +618,39 @@ static double incomplete_gamma(double a, double x, int upper) {
 
 static double gammainc_of(double a, double x) { return incomplete_gamma(a, x, 0); }
 static double gammaincc_of(double a, double x) { return incomplete_gamma(a, x, 1); }
+
+/* Hurwitz's zeta(x, q) as special_gamma's _zeta computes it: the direct terms (q + k)^-x
+   while fewer than nine were taken or q + k <= 9 (at most as many as for q = -100000), then
+   the Euler-Maclaurin remainder at a = q + k with B_2j / (2j)!, j = 1..12, and the edges in
+   torch's order of precedence */
+static const double EULER_MACLAURIN[12] = {EULER_MACLAURIN_COEFFICIENTS};
+
+static double zeta_of(double x, double q) {
+    const double lowest = isfinite(q) ? (q < -100000.0 ? -100000.0 : q) : 9.0;
+    const double bound = ceil(9.0 - lowest) + 1.0;
+    const int64_t steps = bound > 9.0 ? (int64_t)bound : 9;
+    double total = 0.0, a = q;
+    int need = 1;
+    for (int64_t k = 0; k < steps && need; k++) {
+        total += pow(a, -x);
+        a = a + 1.0;
+        need = (k + 1 < 9) | (a <= 9.0);
+    }
+    const double rest = pow(a, 1.0 - x) / (x - 1.0) + 0.5 * pow(a, -x);
+    double factor = x * pow(a, -x - 1.0), correction = 0.0;
+    for (int j = 0; j < 12; j++) {
+        correction += EULER_MACLAURIN[j] * factor;
+        factor = factor * (x + 2 * j + 1) * (x + 2 * j + 2) / (a * a);
+    }
+    double out = total + rest + correction;
+    if (q == INFINITY) out = NAN;
+    if (x == INFINITY) out = q == 1.0 ? 1.0 : q < 1.0 ? INFINITY : NAN;
+    const int nonpositive = q <= 0;
+    if (nonpositive & (x != floor(x))) out = NAN;
+    if (nonpositive & (q == floor(q))) out = INFINITY;
+    if (x < 1.0) out = NAN;
+    return x == 1.0 ? INFINITY : out;
+}
 """
 
 _TWO_ARGUMENTS_LOOP = """
@@ -697,6 +731,7 @@ def _source():
     loops += [_TWO_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
               for op, function in TWO_ARGUMENTS.items()]
     constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _LGAMMA_CONSTANTS)
+    constants += f"#define EULER_MACLAURIN_COEFFICIENTS {', '.join(map(repr, special_gamma._EULER_MACLAURIN))}\n"
     # no fused multiply-adds: each operation rounds as NumPy's passes round it
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
             + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n'
