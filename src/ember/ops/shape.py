@@ -1120,20 +1120,25 @@ def as_strided_(self, size, stride, storage_offset=None):
     return take_view(self, as_strided(self, size, stride, storage_offset))
 
 
+def _span(count, stride):
+    """How far, in elements, ``count`` steps of ``stride`` reach past the first."""
+    return (count - 1) * stride
+
+
 @method()
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
     ``storage_offset`` (the input's own offset by default)."""
     from .view import _storage_root
     data = input._data
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    size, stride = tuple(map(int, size)), tuple(map(int, stride))
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     # checked before any view is made: NumPy's as_strided would read outside the storage
-    if any(n < 0 for n in size):
+    if min(size, default=0) < 0:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
                            f"strides={list(stride)}")
-    if any(s < 0 for s in stride):
+    if min(stride, default=0) < 0:
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
                            f"{list(stride)}")
     backend, root, low = _storage_root(data)
@@ -1142,7 +1147,7 @@ def as_strided(input, size, stride, storage_offset=None):
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
     storage_len = root.nbytes // item
-    needed = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    needed = offset + 1 + sum(map(_span, size, stride)) if all(size) else 0
     if needed > storage_len:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{offset}, and itemsize {item} requiring a storage size of {needed * item} "
@@ -1150,7 +1155,8 @@ def as_strided(input, size, stride, storage_offset=None):
     xp = namespace_of(data)
     flat = root.reshape(-1) if root.flags.c_contiguous else root.ravel(order="K")
     start = flat[offset:] if offset < flat.size else flat[flat.size:]
-    out = make_view(xp.lib.stride_tricks.as_strided(start, size, tuple(s * item for s in stride)), input)
+    strides = tuple([s * item for s in stride])
+    out = make_view(xp.lib.stride_tricks.as_strided(start, size, strides), input)
     node = record(AsStridedBackward0, (input,), out)
     if node is not None:
         node.storage_size = storage_len
