@@ -16,7 +16,7 @@ from ._common import (
     check_tensor, forward_mode, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor,
     with_out, wrap_dim,
 )
-from ._common import _type_word
+from ._common import _type_word, write_out
 from ..amp.policy import autocast_policy
 from .._backend import products
 from .._backend.precision import narrowed, widened
@@ -833,7 +833,23 @@ class LinalgCrossBackward0(Node):
 
 
 @with_out()
-def linalg_cross(input, other, *, dim=-1):
+def _cross_arrays(xp, a, b, axis):
+    """NumPy's ``cross(a, b, axis=axis)`` of two arrays of one dtype (broadcast; ``axis``
+    negative, of length 3 in both), each component a product minus a product as NumPy
+    computes it, into a row-major array: without ``cross``'s axis moves, several times its
+    cost on small arrays."""
+    rest = (slice(None),) * (-axis - 1)
+    at = [(Ellipsis, k) + rest for k in range(3)]
+    a0, a1, a2 = a[at[0]], a[at[1]], a[at[2]]
+    b0, b1, b2 = b[at[0]], b[at[1]], b[at[2]]
+    out = xp.empty(xp.broadcast_shapes(a.shape, b.shape), a.dtype)
+    out[at[0]] = a1 * b2 - a2 * b1
+    out[at[1]] = a2 * b0 - a0 * b2
+    out[at[2]] = a0 * b1 - a1 * b0
+    return out
+
+
+def linalg_cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along ``dim`` (the other dimensions broadcast)."""
     check_tensor(input, "cross", "input")
     check_tensor(other, "cross", "other")
@@ -851,12 +867,12 @@ def linalg_cross(input, other, *, dim=-1):
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_type_word(a.dtype)} but found {_type_word(b.dtype)}")
-    result = make(namespace_of(a).cross(a, b, axis=d))
+    result = make(_cross_arrays(namespace_of(a), a, b, d))
     node = record(LinalgCrossBackward0, (input, other), result)
     if node is not None:
         node.save(input, other)
         node.dim = d
-    return result
+    return result if out is None else write_out(result, out, True, "linalg.cross")
 
 
 # ----------------------------------------------------------------------------------------
