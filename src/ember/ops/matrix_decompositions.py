@@ -16,7 +16,7 @@ from ._common import (
     check_tensor, forward_mode, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor,
     with_out, wrap_dim,
 )
-from ._common import _type_word, write_out
+from ._common import _type_word
 from ..amp.policy import autocast_policy
 from .._backend import products
 from .._backend.precision import narrowed, widened
@@ -832,7 +832,6 @@ class LinalgCrossBackward0(Node):
         return grad_a, grad_b
 
 
-@with_out()
 def _cross_arrays(xp, a, b, axis):
     """NumPy's ``cross(a, b, axis=axis)`` of two arrays of one dtype (broadcast; ``axis``
     negative, of length 3 in both), each component a product minus a product as NumPy
@@ -842,14 +841,15 @@ def _cross_arrays(xp, a, b, axis):
     at = [(Ellipsis, k) + rest for k in range(3)]
     a0, a1, a2 = a[at[0]], a[at[1]], a[at[2]]
     b0, b1, b2 = b[at[0]], b[at[1]], b[at[2]]
-    out = xp.empty(xp.broadcast_shapes(a.shape, b.shape), a.dtype)
+    out = xp.empty(np.broadcast_shapes(a.shape, b.shape), a.dtype)
     out[at[0]] = a1 * b2 - a2 * b1
     out[at[1]] = a2 * b0 - a0 * b2
     out[at[2]] = a0 * b1 - a1 * b0
     return out
 
 
-def linalg_cross(input, other, *, dim=-1, out=None):
+@with_out()
+def linalg_cross(input, other, *, dim=-1):
     """The cross product of 3-vectors along ``dim`` (the other dimensions broadcast)."""
     check_tensor(input, "cross", "input")
     check_tensor(other, "cross", "other")
@@ -872,7 +872,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     if node is not None:
         node.save(input, other)
         node.dim = d
-    return result if out is None else write_out(result, out, True, "linalg.cross")
+    return result
 
 
 # ----------------------------------------------------------------------------------------
