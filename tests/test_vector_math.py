@@ -370,3 +370,16 @@ def test_nan_to_num_of_a_strided_input_takes_the_loop_after_one_copy(spy):
         got = ember.nan_to_num(ember.tensor(x)[:, ::2]).numpy()
     assert taken == ["nan_to_num"]
     np.testing.assert_array_equal(got, torch.nan_to_num(torch.from_numpy(x)[:, ::2]).numpy())
+
+
+@needs_loops
+def test_small_erfinv_and_floor_division_take_their_loops_and_give_torchs_values(spy):
+    """Below 4,096 elements their NumPy paths are several passes whatever the size: the loops
+    run at every size (erfinv's is also exact where that path was a few ulp off)."""
+    x = np.random.default_rng(9).uniform(-0.99, 0.99, 15).astype(np.float32)
+    unary, binary = spy(vector_math, "unary"), spy(vector_math, "binary")
+    got = ember.erfinv(ember.tensor(x)).numpy()
+    quotient = ember.floor_divide(ember.tensor(x), 0.3).numpy()
+    assert unary == ["erfinv"] and binary == ["floor_divide"]
+    np.testing.assert_array_equal(got, torch.erfinv(torch.from_numpy(x)).numpy())
+    np.testing.assert_array_equal(quotient, torch.floor_divide(torch.from_numpy(x), 0.3).numpy())
