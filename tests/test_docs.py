@@ -3,8 +3,8 @@
 - they read as documents, not as a work log: no "this session" / "the fifth session" / "this
   round", and no paths outside the repository (``/tmp/...``, ``/work/...``);
 - every command they cite in code (``python -m benchmarks.X ...``, ``python benchmarks/X.py
-  ...``, with ``.venv/bin/`` or environment variables in front, ``python -m ember.X``, ``make
-  X``) names a module, script or make target that exists, with arguments its parser accepts
+  ...`` or ``python scripts/X.py ...``, with ``.venv/bin/`` or environment variables in front,
+  ``python -m ember.X``, ``make X``) names a module, script or make target that exists, with arguments its parser accepts
   (model names included); every table of measurements is followed by such a command;
 - relative links point to files (and headings) that exist.
 
@@ -35,7 +35,7 @@ CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 COMMAND_START = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\S*/)?(?:python3?|make)\b")
 PYTHON = re.compile(
     r"(?:^|(?<=[\s(]))(?:\S*/)?python3?(?:\.\d+)?\s+"
-    r"(?:-m\s+(?P<module>(?:benchmarks|ember)(?:\.\w+)+)|(?P<script>benchmarks/[\w/]+\.py))"
+    r"(?:-m\s+(?P<module>(?:benchmarks|ember)(?:\.\w+)+)|(?P<script>(?:benchmarks|scripts)/[\w/]+\.py))"
     r"(?P<args>[^`;&|#>)]*)")
 BARE_SCRIPT = re.compile(r"^(?P<script>benchmarks/[\w/]+\.py)(?P<args>[^`;&|#>)]*)")
 PATH_MENTION = re.compile(r"(?<![\w./])(benchmarks/[\w/]+\.py)\b")
@@ -216,7 +216,7 @@ def test_cited_commands_exist_and_parse(path):
         if not exists:
             problems.append(f"no {kind} {name}: {snippet}")
             continue
-        if not name.replace("/", ".").startswith("benchmarks."):
+        if not name.replace("/", ".").startswith(("benchmarks.", "scripts.")):
             continue
         parse = benchmark_parser(kind, name)
         if parse is None:

@@ -217,13 +217,18 @@ def test_dataloader_pins_batches(fake_cuda):
     assert all(b[0].is_pinned() for b in batches)
 
 
-def test_gpu_check_dry_run():
+def test_gpu_check_dry_run(tmp_path):
     import os
     import subprocess
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, EMBER_GPU_CHECK_DRY_RUN="1", EMBER_GPU_CHECK_STEPS="1", PYTHON=sys.executable)
+    env = dict(os.environ, EMBER_GPU_CHECK_DRY_RUN="1", EMBER_GPU_CHECK_STEPS="1", PYTHON=sys.executable,
+               GPU_CHECK_LOGS=str(tmp_path))
     result = subprocess.run(["bash", os.path.join(root, "scripts", "gpu_check.sh")], cwd=root,
                             env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "DRY RUN" in result.stdout and "AGREE" in result.stdout
     assert "nn + losses (cuda)               PASS" in result.stdout
+    assert "cuda tests                       PASS" in result.stdout
+    bench = (tmp_path / "bench.log").read_text()
+    for model in ("resnet20", "resnet50", "resnet50-amp", "gpt2-small", "lstm-lm"):
+        assert any(line.split()[:2] == [model, "AGREE"] for line in bench.splitlines()), bench
