@@ -8,13 +8,15 @@ bucket's ready gradients and, when all are in, copies them into the bucket's fla
 starts a non-blocking all-reduce, so that communication overlaps the rest of backward.
 Buckets start in index order on every rank (MPI needs collectives in the same order). A
 callback queued on the autograd engine waits for all reductions at the end of backward and
-writes the averaged gradients back into ``.grad``.
+writes the averaged gradients back into ``.grad``. MPI moves host memory: the flat buffers are
+NumPy arrays, and a CUDA model's parameters and gradients are copied through them.
 """
 import time
 from contextlib import contextmanager
 
 import numpy as np
 
+from ..._backend import cpu as _host, to_device_of
 from ...autograd import engine
 from ...autograd.grad_mode import state as _grad_state
 from ...ops.creation import from_numpy, zeros_like
@@ -49,7 +51,7 @@ class _Bucket:
             if p._grad is None:
                 region.fill(0)
             else:
-                np.copyto(region, p._grad._data.reshape(-1))
+                np.copyto(region, _host.from_array(p._grad._data).reshape(-1))
 
     def unpack(self, params_to_write=None):
         """Copy the reduced values back into ``.grad`` of ``params_to_write`` (a set; all
@@ -60,8 +62,13 @@ class _Bucket:
             if p._grad is None:
                 p._grad = zeros_like(p)
             grad = p._grad
-            np.copyto(grad._data, self.flat[off:off + n].reshape(grad._data.shape))
+            _write(grad._data, self.flat[off:off + n].reshape(grad._data.shape))
             bump_version(grad)
+
+
+def _write(target, values):
+    """Copy the host array ``values`` into ``target``, an array of any device."""
+    target[...] = to_device_of(values, target)
 
 
 def _buckets(params, cap_bytes):
@@ -163,12 +170,12 @@ class DistributedDataParallel(Module):
             by_dtype.setdefault(t._data.dtype, []).append(t)
         src = self._dist.get_global_rank(self.process_group, 0)
         for group in by_dtype.values():
-            flat = np.concatenate([t._data.reshape(-1) for t in group])
+            flat = np.concatenate([_host.from_array(t._data).reshape(-1) for t in group])
             self._dist.broadcast(from_numpy(flat), src=src, group=self.process_group)
             off = 0
             for t in group:
                 n = t._data.size
-                np.copyto(t._data, flat[off:off + n].reshape(t._data.shape))
+                _write(t._data, flat[off:off + n].reshape(t._data.shape))
                 bump_version(t)
                 off += n
 
