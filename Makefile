@@ -35,8 +35,12 @@ $(DEMO_STAMP): $(STAMP)
 	touch $(DEMO_STAMP)
 
 # The whole suite on the default kernels (oneDNN where it applies), then the op table, the nn
-# layers and bfloat16 again on NumPy's reference kernels alone (EMBER_ONEDNN=0).
+# layers and bfloat16 again on NumPy's reference kernels alone (EMBER_ONEDNN=0), then the op
+# table, the nn layers and the optimizers on the CUDA device with tests/cuda/fake_cupy.py
+# standing in for CuPy (it lacks what CuPy lacks, as seen on a GPU; scripts/gpu_check.sh runs
+# the same tests on a real one).
 FALLBACK_TESTS := tests/test_ops.py tests/nn tests/test_bfloat16.py tests/test_conv_fused_backward.py
+FAKE_CUDA_TESTS := tests/test_ops.py tests/nn tests/optim
 
 # Byte-code for ember's modules, written ahead (and again only for changed files): where the
 # environment sets PYTHONDONTWRITEBYTECODE, every process that imports ember (test workers,
@@ -47,6 +51,7 @@ test: $(STAMP)
 	$(BYTECODE)
 	$(PY) -m pytest -q -n 2 tests
 	EMBER_ONEDNN=0 $(PY) -m pytest -q -n 2 $(FALLBACK_TESTS)
+	$(PY) -m pytest -q -n 2 --device fake-cuda $(FAKE_CUDA_TESTS)
 
 # Bad-input fuzzing against torch (tests/test_fuzz_bad_input.py) with more examples per op than
 # the suite's 5: malformed arguments for every op in the op table, ember checked against torch.

@@ -229,7 +229,7 @@ def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None):
     if hermitian and data.size:
         _decomp.check_matrix(input, "linalg.eigh")
     sizes = _singular_sizes(input, hermitian)
-    limit = _decomp.tolerance(namespace_of(data), sizes.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
+    limit = _decomp.tolerance(namespace_of(data), _decomp.largest(sizes), data.shape, data.dtype, atol, rtol)
     return make((sizes > limit[..., None]).sum(-1).astype("int64"))
 
 
@@ -265,7 +265,7 @@ def _lstsq(input, b, rcond=None, *, driver=None):
     solution = pinv(input, rtol=rcond) @ B2
     data, xp = input._data, namespace_of(input._data)
     sizes = _decomp.svd_arrays(data, compute_uv=False)
-    rank = (sizes > _decomp.tolerance(xp, sizes.max(-1, initial=0), data.shape, data.dtype, None,
+    rank = (sizes > _decomp.tolerance(xp, _decomp.largest(sizes), data.shape, data.dtype, None,
                                       rcond)[..., None]).sum(-1)
     residuals = xp.zeros((0,), dtype=data.dtype)
     if driver != "gelsy" and m > n and bool((rank == n).all()):

@@ -5,9 +5,13 @@ Its arrays (``ndarray``) wrap a NumPy array without being one, so they are as st
 they refuse to mix with NumPy arrays in ufuncs, array functions and this module's functions
 (TypeError), refuse implicit conversion (``np.asarray(a)`` raises CuPy's TypeError; ``.get()``
 copies to the host), refuse ufuncs' ``where=`` (CuPy has none), return 0-d arrays instead of
-scalars, have CuPy's three ``flags`` only (no ``writeable``), report ``.device.id`` and
+scalars (an element read by integers is a 0-d view), have CuPy's three ``flags`` only (no ``writeable``), report ``.device.id`` and
 ``.data.ptr``. Like CuPy they accept NumPy arrays and lists as indices and as values assigned
-into them. ``cupyx.scipy.special`` computes on the host with ember's own special functions.
+into them through advanced indices, but not through basic ones (CuPy's ``fill`` refuses them).
+What CuPy 14 lacks, seen on a GPU, they lack too: ``initial=`` of ``max``/``min``, ``out=`` of ``einsum``, ufuncs'
+``accumulate`` beyond add and multiply, ``at`` beyond add, subtract, maximum and minimum (the
+last two not for float16), and special functions' float16 loops (their results are float64).
+``cupyx.scipy.special`` computes on the host with ember's own special functions.
 Streams and events run nothing asynchronously; the memory pool counts the bytes of the arrays
 it made.
 
@@ -109,6 +113,12 @@ class Flags:
                 "OWNDATA": self.owndata}[name]
 
 
+def _basic(key):
+    """Whether an index is basic (integers, slices, None, Ellipsis: no arrays or lists)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return not any(isinstance(k, (list, np.ndarray, ndarray)) or (hasattr(k, "dtype") and k.ndim) for k in keys)
+
+
 def _ufunc(fn, reflected=False):
     def method(self, other):
         return ndarray.__array_ufunc__(self, fn, "__call__", *((other, self) if reflected else (self, other)))
@@ -165,6 +175,7 @@ class ndarray:
 
         def call(*args, **kwargs):
             _refuse_host_arrays(args)
+            _refuse_missing_keywords(name, kwargs)
             result = value(*_plain(args), **_plain(kwargs))
             return self if result is self._a else _wrap(result)
         return call
@@ -216,13 +227,20 @@ class ndarray:
         return repr(self._a)
 
     def __getitem__(self, key):
-        return _wrap(self._a[_plain(key)])
+        key = _plain(key)
+        keys = key if isinstance(key, tuple) else (key,)
+        if len(keys) == self._a.ndim and all(isinstance(k, (int, np.integer)) for k in keys):
+            key = keys + (Ellipsis,)   # as CuPy: an element is a 0-d view, not a copy
+        return _wrap(self._a[key])
 
     def __setitem__(self, key, value):
+        if isinstance(value, np.ndarray) and value.ndim and _basic(key):
+            raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
         self._a[_plain(key)] = _plain(value)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         _refuse_host_arrays(inputs)
+        _refuse_missing_ufunc_method(ufunc, method, inputs)
         if "where" in kwargs:
             raise TypeError(f"Wrong arguments {{'where': {kwargs['where']!r}}}")
         out = kwargs.get("out")
@@ -279,6 +297,26 @@ for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le
     setattr(ndarray, f"__{_name}__", _ufunc(_fn))
 
 
+_UFUNC_METHODS = {"accumulate": ("add", "multiply"), "reduceat": ("add",),
+                  "at": ("add", "subtract", "maximum", "minimum")}
+_AT_DTYPES = {"maximum": "iILQfd", "minimum": "iILQfd"}  # cupyx.scatter_max/min's dtypes
+
+
+def _refuse_missing_ufunc_method(ufunc, method, inputs):
+    if method in _UFUNC_METHODS and ufunc.__name__ not in _UFUNC_METHODS[method]:
+        raise NotImplementedError(f"`cupy_{ufunc.__name__}.{method}` is not supported yet")
+    if method == "at" and inputs[0].dtype.char not in _AT_DTYPES.get(ufunc.__name__, inputs[0].dtype.char):
+        raise TypeError(f"cupy.{ufunc.__name__}.at only supports int32, int64, float32, float64, uint32, "
+                        "uint64 as data type")
+
+
+def _refuse_missing_keywords(name, kwargs):
+    if name in ("max", "min", "amax", "amin") and "initial" in kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument 'initial'")
+    if name == "einsum" and "out" in kwargs:
+        raise TypeError("Did not understand the following kwargs: ['out']")
+
+
 def _refuse_device_arrays(array):
     if isinstance(array, ndarray):
         raise TypeError("expected a host array")
@@ -302,6 +340,7 @@ class _Forward(types.ModuleType):
             def call(*args, **kwargs):
                 _refuse_host_arrays(args)
                 _refuse_host_arrays(tuple(kwargs.values()))
+                _refuse_missing_keywords(name, kwargs)
                 return _wrap(value(*_plain(args), **_plain(kwargs)))
             call.__name__ = name
             return call
@@ -533,6 +572,8 @@ def _special_function(name):
                 raise TypeError(f"Unsupported type {type(a)}")
         host = [a.get() if isinstance(a, ndarray) else a for a in args]
         if name == "polygamma":
+            if not isinstance(args[0], ndarray):
+                raise AttributeError("'bool' object has no attribute 'astype'")  # as CuPy's, from its where()
             n, x = host
             order = int(np.asarray(n).reshape(-1)[0])
             if order == 1:
@@ -540,7 +581,8 @@ def _special_function(name):
             return _wrap(special_gamma.polygamma(np, order, x).astype(x.dtype))
         module = importlib.import_module(f"ember._backend.{_SPECIAL_MODULES.get(name, 'special')}")
         result = getattr(module, _SPECIAL_NAMES.get(name, name))(np, *host)
-        return _wrap(np.asarray(result).astype(np.result_type(*host), copy=False))
+        dtype = np.result_type(*host)
+        return _wrap(np.asarray(result).astype(np.float64 if dtype == np.float16 else dtype, copy=False))
     call.__name__ = name
     return call
 

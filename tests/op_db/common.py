@@ -50,6 +50,7 @@ class OpInfo:
     nondeterministic_grad: bool = False
     skip: dict = field(default_factory=dict)    # {"test name": "reason"}
     float64_tolerances: tuple | None = None      # (atol, rtol) where torch's float64 kernel is less exact
+    cuda_undefined: str | None = None            # why the result is not defined on CUDA (not compared there)
 
     def tolerances(self, dtype):
         if dtype in ("float16", "bfloat16"):

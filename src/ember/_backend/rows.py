@@ -10,8 +10,12 @@ narrow rows, only the long ones where the runs times the row width is large (Num
 
 ``ufunc_at`` and ``take_at``: scatter's ``ufunc.at`` and gather's indexing for a key of one
 integer array per dimension, through one flat index (``ufunc.at`` and ``take`` take a 1-d index
-many times faster than a tuple of arrays)."""
-from . import namespace_of
+many times faster than a tuple of arrays). On CuPy, whose ``at`` has add, subtract, maximum and
+minimum only (the last two not for float16 or 8/16-bit integers), the others run on a host copy.
+"""
+import numpy as np
+
+from . import cpu, namespace_of, to_device_of
 
 __all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
 
@@ -89,11 +93,19 @@ def _flat_positions(target, key):
     return xp.broadcast_to(flat, xp.broadcast_shapes(*(k.shape for k in key)))
 
 
+# What CuPy's ``ufunc.at`` computes on the device (cupyx.scatter_add's and scatter_max's dtypes).
+# Not float64 maximum and minimum: on an H200 their results were off the float64 values they
+# were taken from (scatter_reduce's amax gradients, which find them by equality, came out NaN).
+DEVICE_AT_DTYPES = {"add": "iILQefd", "subtract": "iILQefd", "maximum": "iILQf", "minimum": "iILQf"}
+
+
 def ufunc_at(name, target, key, values):
     """``xp.<name>.at(target, key, values)``; for a key of one integer array per dimension
     (scatter's), through one flat index: ``ufunc.at`` takes a 1-d index many times faster than
     a tuple of arrays."""
     xp = namespace_of(target)
+    if xp is not np and target.dtype.char not in DEVICE_AT_DTYPES.get(name, ""):
+        return _ufunc_at_on_host(name, target, key, values)
     positions = _flat_positions(target, key)
     if positions is None:
         getattr(xp, name).at(target, key, values)
@@ -101,6 +113,22 @@ def ufunc_at(name, target, key, values):
         getattr(xp, name).at(target.reshape(-1), positions.reshape(-1),
                              xp.broadcast_to(values, positions.shape).reshape(-1))
     return target
+
+
+def _ufunc_at_on_host(name, target, key, values):
+    """``ufunc.at`` on host copies of a device array, its key and values; the result copied back."""
+    host = cpu.from_array(target)
+    key = tuple(map(_on_host, key)) if isinstance(key, tuple) else _on_host(key)
+    getattr(np, name).at(host, key, _on_host(values))
+    target[...] = to_device_of(host, target)
+    return target
+
+
+def _on_host(value):
+    """An index or value for NumPy: device arrays copied to the host, anything else as it is."""
+    if isinstance(value, (np.ndarray, np.generic, int, float, complex, slice)) or value is None or value is Ellipsis:
+        return value
+    return cpu.from_array(value)
 
 
 def take_at(data, key):

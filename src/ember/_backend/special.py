@@ -40,7 +40,11 @@ def _cupy_special(name):
             return meta.empty(np.broadcast_shapes(*(a.shape for a in arrays)),
                               np.result_type(np.float32, *(a.dtype for a in arrays)))
         import cupyx.scipy.special as sp
-        return getattr(sp, name)(*args)
+        out = getattr(sp, name)(*args)
+        # CuPy's special functions have no float16 loops: they give float64 for float16 input
+        if out.dtype != np.float16 and all(getattr(a, "dtype", np.float16) == np.float16 for a in args):
+            out = out.astype(np.float16)
+        return out
     return call
 
 
@@ -618,7 +622,8 @@ def digamma(xp, x):
 
 def trigamma(xp, x):
     if not _is_numpy(xp):
-        return _cupy_special("polygamma")(1, x)
+        out = _cupy_special("polygamma")(xp.asarray(1, dtype=x.dtype), x)
+        return xp.where(x == -math.inf, math.nan, out)   # CuPy's is inf there, torch's NaN
     if _applies(x):
         return _trigamma_choice(xp, x)
     return _evaluate(_trigamma, x)

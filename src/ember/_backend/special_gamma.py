@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import special as _s
+from . import namespace_of, special as _s
 
 _EPS = np.finfo(np.float64).eps
 
@@ -43,37 +43,39 @@ _MAX_DIRECT_TERMS = 100000
 
 
 def _zeta(x, q):
-    x, q = np.broadcast_arrays(x, q)
-    x = x.astype(np.float64)
-    q = q.astype(np.float64)
-    total = np.zeros(x.shape)
+    """Hurwitz's zeta of float64 arrays of one backend (NumPy's or CuPy's), as torch defines it at the edges."""
+    xp = namespace_of(x)
+    x, q = xp.broadcast_arrays(x, q)
+    x = x.astype(xp.float64)
+    q = q.astype(xp.float64)
+    total = xp.zeros(x.shape)
     a = q.copy()
     # direct terms: q + k for k = 0.. while q + k <= 9 or fewer than nine were taken
-    finite_q = q[np.isfinite(q)]
-    lowest = max(float(finite_q.min(initial=9.0)), -_MAX_DIRECT_TERMS)
+    finite_q = q[xp.isfinite(q)]
+    lowest = max(min(float(finite_q.min()), 9.0) if finite_q.size else 9.0, -_MAX_DIRECT_TERMS)
     steps = max(9, int(math.ceil(9.0 - lowest)) + 1)
-    need = np.ones(x.shape, bool)
+    need = xp.ones(x.shape, bool)
     for k in range(steps):
-        term = np.where(need, a ** -x, 0.0)
+        term = xp.where(need, a ** -x, 0.0)
         total += term
-        a = np.where(need, a + 1.0, a)
+        a = xp.where(need, a + 1.0, a)
         need = need & ((k + 1 < 9) | (a <= 9.0))
     # Euler-Maclaurin remainder at a
     rest = a ** (1.0 - x) / (x - 1.0) + 0.5 * a ** -x
     factor = x * a ** (-x - 1.0)   # x (x+1) ... (x+2j-2) a^(-x-2j+1)
-    correction = np.zeros(x.shape)
+    correction = xp.zeros(x.shape)
     for j, coeff in enumerate(_EULER_MACLAURIN):
         correction += coeff * factor
         factor = factor * (x + 2 * j + 1) * (x + 2 * j + 2) / (a * a)
     out = total + rest + correction
     # the edges in torch's order of precedence (the last applied wins)
-    out = np.where(q == math.inf, math.nan, out)
-    out = np.where(x == math.inf, np.where(q == 1, 1.0, np.where(q < 1, math.inf, math.nan)), out)
+    out = xp.where(q == math.inf, math.nan, out)
+    out = xp.where(x == math.inf, xp.where(q == 1, 1.0, xp.where(q < 1, math.inf, math.nan)), out)
     nonpositive = q <= 0
-    out = np.where(nonpositive & (x != np.floor(x)), math.nan, out)
-    out = np.where(nonpositive & (q == np.floor(q)), math.inf, out)
-    out = np.where(x < 1.0, math.nan, out)
-    return np.where(x == 1.0, math.inf, out)
+    out = xp.where(nonpositive & (x != xp.floor(x)), math.nan, out)
+    out = xp.where(nonpositive & (q == xp.floor(q)), math.inf, out)
+    out = xp.where(x < 1.0, math.nan, out)
+    return xp.where(x == 1.0, math.inf, out)
 
 
 def _as_arrays(*arrays):
@@ -106,16 +108,16 @@ def _zeta_kernel(x, q):
 def zeta(xp, x, q):
     """Hurwitz's zeta of arrays ``x`` and ``q`` (broadcast; ``q`` may be a number), in float64."""
     if not _s._is_numpy(xp):
-        return _s._cupy_special("zeta")(x, q)
+        return _zeta(x.astype(xp.float64), xp.asarray(q, dtype=xp.float64))
     with np.errstate(all="ignore"):
         return _zeta_kernel(*_as_arrays(x, q))
 
 
 def polygamma(xp, n, x):
     """polygamma(n, x) for n >= 2, in float64."""
-    if not _s._is_numpy(xp):
-        return _s._cupy_special("polygamma")(xp.asarray(float(n), dtype=x.dtype), x)
     sign = -1.0 if n % 2 == 0 else 1.0
+    if not _s._is_numpy(xp):
+        return sign * math.exp(math.lgamma(n + 1)) * _zeta(xp.asarray(float(n + 1)), x.astype(xp.float64))
     with np.errstate(all="ignore"):
         return sign * math.exp(math.lgamma(n + 1)) * _zeta_kernel(np.asarray(float(n + 1)),
                                                                   np.asarray(x, np.float64))

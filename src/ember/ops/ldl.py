@@ -73,13 +73,13 @@ def _factor_one(xp, a, hermitian):
                 a[kp, kk + 1:kp] = conj(between)
                 if herm:
                     a[kp, kk] = xp.conj(a[kp, kk])
-                a[kk, kk], a[kp, kp] = a[kp, kp], a[kk, kk]
+                a[kk, kk], a[kp, kp] = a[kp, kp].copy(), a[kk, kk].copy()   # CuPy's elements are views
                 if herm:
                     a[kk, kk], a[kp, kp] = a[kk, kk].real, a[kp, kp].real
                 if kstep == 2:
                     if herm:
                         a[k, k] = a[k, k].real
-                    a[k + 1, k], a[kp, k] = a[kp, k], a[k + 1, k]
+                    a[k + 1, k], a[kp, k] = a[kp, k].copy(), a[k + 1, k].copy()
             elif herm:
                 a[k, k] = a[k, k].real
                 if kstep == 2:
@@ -130,7 +130,8 @@ def sytrf(data, hermitian):
     info = xp.zeros(count, dtype=np.int32)
     with np.errstate(all="ignore"):
         for b in range(count):
-            pivots[b], info[b] = _factor_one(xp, a[b], hermitian)
+            one_pivots, info[b] = _factor_one(xp, a[b], hermitian)
+            pivots[b] = xp.asarray(one_pivots)   # made on the host
     return xp.tril(a).reshape(data.shape), pivots.reshape(batch + (n,)), info.reshape(batch)
 
 

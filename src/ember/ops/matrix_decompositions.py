@@ -768,6 +768,14 @@ def _pinv_grad(grad, pinv_A, A):
             - pinv_Ah_K @ pinv_A @ A)
 
 
+def largest(values):
+    """The largest of the non-negative ``values`` over the last axis; 0 where that axis is empty
+    (``max(-1, initial=0)``, which CuPy lacks)."""
+    if values.shape[-1]:
+        return values.max(-1)
+    return namespace_of(values).zeros(values.shape[:-1], values.dtype)
+
+
 def tolerance(xp, values_max, shape, dtype, atol, rtol):
     """max(atol, rtol * largest singular value), with torch's default rtol (eps * max(m, n),
     or 0 when only a positive atol is given)."""
@@ -798,12 +806,12 @@ def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None):
     if hermitian:
         w, v = eigh_arrays(data)
         size = xp.abs(w)
-        tol = tolerance(xp, size.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
+        tol = tolerance(xp, largest(size), data.shape, data.dtype, atol, rtol)
         inv_w = xp.where(size > tol[..., None], 1 / xp.where(size == 0, 1, w), 0).astype(data.dtype)
         result = (v * inv_w[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2))   # V diag(1/w) V^H
     else:
         u, s, vh = svd_arrays(data)
-        tol = tolerance(xp, s.max(-1, initial=0), data.shape, data.dtype, atol, rtol)
+        tol = tolerance(xp, largest(s), data.shape, data.dtype, atol, rtol)
         inv_s = xp.where(s > tol[..., None], 1 / xp.where(s == 0, 1, s), 0).astype(data.dtype)
         uh = xp.conj(xp.swapaxes(u, -1, -2))
         result = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ uh   # V diag(1/s) U^H
@@ -936,7 +944,7 @@ def _pairwise_norm(diff, p):
     if p == 0:   # as torch: a NaN difference counts as NaN, not as nonzero
         return xp.sum(xp.where(xp.isnan(size), xp.nan, size != 0), axis=-1).astype(diff.dtype)
     if math.isinf(p):   # torch's running max(agg, |d|) passes a NaN difference over
-        return xp.where(xp.isnan(size), 0, size).max(-1, initial=0)
+        return largest(xp.where(xp.isnan(size), 0, size))
     if p == 1:
         return size.sum(-1)
     if p == 2:

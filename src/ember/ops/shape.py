@@ -691,7 +691,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                                f"repeats.size(0) = {counts.size} and input.size({dim}) = {n}")
     else:
         counts = xp.full((n,), int(repeats))
-    if int(counts.min(initial=0)) < 0:
+    if counts.size and int(counts.min()) < 0:
         raise RuntimeError("repeats can not be negative")
     if output_size is not None and int(counts.sum()) != output_size:
         if isinstance(repeats, Tensor):

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._backend import openmp_kernels
+from .._backend.scans import accumulate
 from .._backend.choice import KernelChoice
 from ._common import (
     check_value_fits, grad_state, make, method, namespace_of, Node, not_implemented, record,
@@ -462,9 +463,8 @@ def _run_bounds(xp, values, dim):
     differs = values[body + (slice(1, None),)] != values[body + (slice(None, -1),)]
     head[body + (slice(1, None),)] = differs
     tail[body + (slice(None, -1),)] = differs
-    start = xp.maximum.accumulate(xp.where(head, positions, 0), axis=dim)
-    end = xp.flip(xp.minimum.accumulate(xp.flip(xp.where(tail, positions, n), axis=dim), axis=dim),
-                  axis=dim)
+    start = accumulate("maximum", xp.where(head, positions, 0), dim)
+    end = xp.flip(accumulate("minimum", xp.flip(xp.where(tail, positions, n), axis=dim), dim), axis=dim)
     return start, end
 
 
@@ -814,13 +814,13 @@ def _cumulative_extreme(op, input, dim, is_max, node_cls, named):
 
 def _numpy_running_extreme(data, dim, is_max, floating=True):
     xp = namespace_of(data)
-    running = (xp.maximum if is_max else xp.minimum).accumulate(data, axis=dim)
+    running = accumulate("maximum" if is_max else "minimum", data, dim)
     reached = data == running
     if floating:
         reached |= xp.isnan(data)
     n = data.shape[dim]
     positions = xp.arange(n).reshape((n,) + (1,) * (data.ndim - dim - 1))
-    indices = xp.maximum.accumulate(xp.where(reached, positions, 0), axis=dim) if n else \
+    indices = accumulate("maximum", xp.where(reached, positions, 0), dim) if n else \
         xp.zeros(data.shape, dtype=_INT64)
     return running, indices.astype(_INT64, copy=False)
 
@@ -913,7 +913,7 @@ def _logcumsumexp(input, dim):
             scanned = xp.log(xp.cumsum(xp.exp(data), axis=dim))
     elif data.ndim:
         with _quiet(xp):
-            scanned = xp.logaddexp.accumulate(data, axis=dim) if data.size else data.copy()
+            scanned = accumulate("logaddexp", data, dim) if data.size else data.copy()
     else:
         scanned = data.copy()
     out = make(scanned)
