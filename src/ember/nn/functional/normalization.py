@@ -201,7 +201,10 @@ SAMPLE_BLOCK_BYTES = 1 << 19
 
 
 def _sample_blocks(x):
-    """Slices of the (N, C, L) array ``x``, each of whole samples, about SAMPLE_BLOCK_BYTES."""
+    """Slices of the (N, C, L) array ``x``, each of whole samples, about SAMPLE_BLOCK_BYTES;
+    one block on a GPU, which has no cache to fit and launches a kernel per block."""
+    if not isinstance(x, np.ndarray):
+        return [slice(0, x.shape[0])]
     step = max(1, SAMPLE_BLOCK_BYTES // max(1, x[0].nbytes))
     return [slice(i, i + step) for i in range(0, x.shape[0], step)]
 
@@ -384,8 +387,11 @@ def _layer_norm_backward_arrays(xp, grad, x, mean, invstd, weight, need):
         shift = -invstd * mean_h - slope * mean
         grad_x = _outer_sum(xp, invstd, weight)
         grad_x *= grad
-        # einsum scales rows at the cost of a plain pass; a (R, 1) ufunc operand costs 1.5x
-        x_part = xp.einsum("rd,r->rd", x, slope.astype(x.dtype, copy=False), out=grad_times_x)
+        slope = slope.astype(x.dtype, copy=False)
+        if xp is np:   # einsum scales rows at the cost of a plain pass; a (R, 1) ufunc operand costs 1.5x
+            x_part = xp.einsum("rd,r->rd", x, slope, out=grad_times_x)
+        else:          # CuPy's einsum has no out=
+            x_part = xp.multiply(x, slope[:, None], out=grad_times_x)
         x_part += shift[:, None]
         grad_x += x_part
     return grad_x, grad_w, grad_b
