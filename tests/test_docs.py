@@ -4,8 +4,8 @@
   round", and no paths outside the repository (``/tmp/...``, ``/work/...``);
 - every command they cite in code (``python -m benchmarks.X ...``, ``python benchmarks/X.py
   ...`` or ``python scripts/X.py ...``, with ``.venv/bin/`` or environment variables in front,
-  ``python -m ember.X``, ``make X``) names a module, script or make target that exists, with arguments its parser accepts
-  (model names included); every table of measurements is followed by such a command;
+  ``python -m ember.X``, ``make X``) names a module, script or make target that exists, with
+  arguments its parser accepts (model names included); every table of measurements is followed by such a command;
 - relative links point to files (and headings) that exist.
 
 No torch: benchmark modules that import torch are read with ``ast``, not imported.
