@@ -8,9 +8,10 @@ copies to the host), refuse ufuncs' ``where=`` (CuPy has none), return 0-d array
 scalars (an element read by integers is a 0-d view), have CuPy's three ``flags`` only (no
 ``writeable``), report ``.device.id`` and ``.data.ptr``. Like CuPy they accept NumPy arrays and lists as indices and as values assigned
 into them through advanced indices, but not through basic ones (CuPy's ``fill`` refuses them).
-What CuPy 14 lacks, seen on a GPU, they lack too: ``initial=`` of ``max``/``min``, ``out=`` of ``einsum``, ufuncs'
-``accumulate`` beyond add and multiply, ``at`` beyond add, subtract, maximum and minimum (the
-last two not for float16), and special functions' float16 loops (their results are float64).
+What CuPy 14 lacks, seen on a GPU, they lack too: ``initial=`` of ``max``/``min``, ``out=`` of
+``einsum``, ufuncs' ``accumulate`` beyond add and multiply, ``at`` beyond add, subtract, maximum
+and minimum (the last two not for float16), and special functions' float16 loops (their results
+are float64).
 ``cupyx.scipy.special`` computes on the host with ember's own special functions.
 Streams and events run nothing asynchronously; the memory pool counts the bytes of the arrays
 it made.
