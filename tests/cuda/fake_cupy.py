@@ -6,8 +6,9 @@ they refuse to mix with NumPy arrays in ufuncs, array functions and this module'
 (TypeError), refuse implicit conversion (``np.asarray(a)`` raises CuPy's TypeError; ``.get()``
 copies to the host), refuse ufuncs' ``where=`` (CuPy has none), return 0-d arrays instead of
 scalars (an element read by integers is a 0-d view), have CuPy's three ``flags`` only (no
-``writeable``), report ``.device.id`` and ``.data.ptr``. Like CuPy they accept NumPy arrays and lists as indices and as values assigned
-into them through advanced indices, but not through basic ones (CuPy's ``fill`` refuses them).
+``writeable``), report ``.device.id`` and ``.data.ptr``. Like CuPy they accept NumPy arrays and
+lists as indices and as values assigned into them through advanced indices, but not through basic
+ones (CuPy's ``fill`` refuses them).
 What CuPy 14 lacks, seen on a GPU, they lack too: ``initial=`` of ``max``/``min``, ``out=`` of
 ``einsum``, ufuncs' ``accumulate`` beyond add and multiply, ``at`` beyond add, subtract, maximum
 and minimum (the last two not for float16), and special functions' float16 loops (their results
