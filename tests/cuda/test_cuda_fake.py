@@ -186,6 +186,20 @@ def test_small_model_trains_on_cuda(fake_cuda):
     assert losses[0] == pytest.approx(losses[1], rel=1e-6)
 
 
+def test_batch_norm_and_softmax_never_make_the_host_wait_for_the_device(fake_cuda, monkeypatch):
+    """Reading a device value on the host waits for the GPU's queue: none in these layers' steps."""
+    reads = []
+    for name in ("__bool__", "__int__", "__float__", "item", "get", "tolist"):
+        original = getattr(fake_cuda.ndarray, name)
+        monkeypatch.setattr(fake_cuda.ndarray, name,
+                            lambda self, *a, _f=original, _n=name, **k: reads.append(_n) or _f(self, *a, **k))
+    ember.manual_seed(0)
+    norm = ember.nn.BatchNorm2d(3).to("cuda")
+    x = ember.randn(4, 3, 5, 5, device="cuda", requires_grad=True)
+    (norm(x).softmax(-1) * ember.randn(4, 3, 5, 5, device="cuda")).sum().backward()
+    assert reads == [] and x.grad is not None and x.grad.device.type == "cuda"
+
+
 def test_random_draws_are_moved_to_the_tensors_device(fake_cuda, monkeypatch):
     """Samples drawn on the host (dropout masks included) go to the device of the tensor they
     are for (or the requested one), not to the current device. (Arithmetic on a non-current device still computes on the

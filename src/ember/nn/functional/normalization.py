@@ -293,7 +293,8 @@ CENTRED_MAX_ELEMENTS = 4096
 def _sum_product_centered(xp, grad, x, mean, invstd, sum_grad, sum_grad_x):
     """Per-channel ``sum(grad * (x - mean))`` of (N, C, L) arrays, given ``sum(grad)`` and
     ``sum(grad * x)``."""
-    if bool(xp.all(mean * mean * invstd * invstd <= _ONE_PASS_MAX_RATIO)):
+    # (on a GPU the check would make the host wait for the device: the centred sum always)
+    if xp is np and bool(xp.all(mean * mean * invstd * invstd <= _ONE_PASS_MAX_RATIO)):
         return sum_grad_x - mean * sum_grad
     return xp.einsum("ncl,ncl->c", grad, x - mean[:, None])
 
@@ -584,6 +585,10 @@ def _channel_moments(xp, x):
     where that is accurate (see ``_ONE_PASS_MAX_RATIO``), else the sum of squares of
     ``x - mean``."""
     count = x.shape[0] * x.shape[2]
+    if xp is not np:   # on a GPU the check below would make the host wait for the device
+        mean = xp.einsum("ncl->c", x) / count
+        centered = x - mean[:, None]
+        return mean, xp.einsum("ncl,ncl->c", centered, centered) / count
     total, total_square = _channel_sums(xp, x, x)
     mean = total / count
     var = total_square / count - mean * mean

@@ -104,11 +104,8 @@ def row_peak(data, axis):
         if np.logical_and.reduce(finite, axis=None):
             return peak
         return np.where(finite, peak, 0)
-    peak = data.max(axis=axis, keepdims=True)
-    finite = xp.isfinite(peak)
-    if not finite.all():
-        peak = xp.where(finite, peak, 0)
-    return peak
+    peak = data.max(axis=axis, keepdims=True)   # (no check of the peaks: it would wait for a GPU)
+    return xp.where(xp.isfinite(peak), peak, 0)
 
 
 def softmax_array(data, axis):
