@@ -6,11 +6,12 @@ Dirichlet samples the same holds with the Beta CDF. torch evaluates these with s
 ``x``, saddle-point (Rice) expansions for large parameters and fitted rational corrections
 elsewhere (Jankowiak and Obermeyer, "Pathwise Derivatives Beyond the Reparameterization
 Trick", 2018); these are the same approximations, vectorised over arrays of namespace ``xp``
-(NumPy or CuPy) in float64.
+(NumPy or CuPy) in float64. On NumPy arrays they run as ``special_loops``' compiled loops, each
+element taking its own branch, where a C compiler is found.
 """
 import contextlib
 
-from .special import digamma as _digamma
+from .special import digamma as _digamma, on_compiled_loop
 
 
 def _quiet(xp):
@@ -21,7 +22,14 @@ def _quiet(xp):
 
 def standard_gamma_grad(xp, alpha, x):
     """d x / d alpha for samples ``x`` of Gamma(alpha, 1) (broadcast), in float64."""
-    alpha, x = xp.broadcast_arrays(alpha.astype(xp.float64), x.astype(xp.float64))
+    alpha, x = alpha.astype(xp.float64), x.astype(xp.float64)
+    if getattr(xp, "__name__", "") == "numpy":
+        return _standard_gamma_grad_choice(xp, alpha, x)
+    return _standard_gamma_grad_arrays(xp, alpha, x)
+
+
+def _standard_gamma_grad_arrays(xp, alpha, x):
+    alpha, x = xp.broadcast_arrays(alpha, x)
     out = xp.empty(x.shape, dtype=xp.float64)
     small = x < 0.8
     large = ~small & (alpha > 8.0)
@@ -95,7 +103,14 @@ def _gamma_grad_rational(xp, alpha, x):
 def dirichlet_grad(xp, x, alpha, total):
     """The scaled reparameterised gradient ``-(dF/dalpha) / f / (1 - x)`` of a Beta(alpha,
     total - alpha) sample ``x`` (F the Beta CDF, f its density), elementwise in float64."""
-    x, alpha, total = xp.broadcast_arrays(*(a.astype(xp.float64) for a in (x, alpha, total)))
+    x, alpha, total = (a.astype(xp.float64) for a in (x, alpha, total))
+    if getattr(xp, "__name__", "") == "numpy":
+        return _dirichlet_grad_choice(xp, x, alpha, total)
+    return _dirichlet_grad_arrays(xp, x, alpha, total)
+
+
+def _dirichlet_grad_arrays(xp, x, alpha, total):
+    x, alpha, total = xp.broadcast_arrays(x, alpha, total)
     beta = total - alpha
     boundary = total * x * (1 - x)
     out = xp.empty(x.shape, dtype=xp.float64)
@@ -212,3 +227,8 @@ def _beta_grad_rational(xp, x, alpha, total):
             q = q + ua * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])))
     approx = x * (_digamma(xp, total) - _digamma(xp, alpha)) / (total - alpha)
     return p / q * approx
+
+
+_standard_gamma_grad_choice = on_compiled_loop("standard_gamma_grad", _standard_gamma_grad_arrays,
+                                               loop="two_arguments")
+_dirichlet_grad_choice = on_compiled_loop("dirichlet_grad", _dirichlet_grad_arrays, loop="three_arguments")

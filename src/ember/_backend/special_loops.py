@@ -9,8 +9,11 @@ kernels use, each the NumPy code's methods operation for operation in C:
   approximations and series), in the input's own precision as NumPy's path computes float32;
 - ``special_normal``'s erfcx, ndtri and log_ndtr (``NORMAL``: on Cody's erf and erfc), each
   element in float64;
-- ``special_gamma``'s regularized incomplete gamma functions (``TWO_ARGUMENTS``), in float64,
-  each element iterating until it has converged.
+- ``special_gamma``'s regularized incomplete gamma functions and Hurwitz's zeta
+  (``TWO_ARGUMENTS``), in float64, each element iterating until it has converged;
+- ``gamma_gradients``' reparameterised gradients of gamma samples (``TWO_ARGUMENTS``) and of
+  Beta marginals of Dirichlet samples (``THREE_ARGUMENTS``), in float64, each element taking
+  its own branch (NumPy's path selects each branch's elements and computes them apart).
 
 NumPy's path evaluates each series term and each Chebyshev step as a pass over the whole array
 (some 50 to 150 passes for a function); here each element runs its own terms, the elements
@@ -25,7 +28,7 @@ import math
 
 import numpy as np
 
-from . import openmp_kernels, special, special_gamma
+from . import gamma_gradients, openmp_kernels, special, special_gamma
 from . import special_chebyshev as tables
 from .pointers import address
 
@@ -557,7 +560,10 @@ static inline double log_ndtr_of(double x) {
 # ``special_gamma``'s incomplete gamma functions and Hurwitz's zeta, in float64: op name -> C
 # function of (a, x). (zeta's loop is taken for small arrays only: on large ones NumPy's
 # vectorized pow took half the loop's time)
-TWO_ARGUMENTS = {"gammainc": "gammainc_of", "gammaincc": "gammaincc_of", "zeta": "zeta_of"}
+TWO_ARGUMENTS = {"gammainc": "gammainc_of", "gammaincc": "gammaincc_of", "zeta": "zeta_of",
+                 "standard_gamma_grad": "standard_gamma_grad_of"}
+# ``gamma_gradients``' Dirichlet gradient, in float64: op name -> C function of (x, alpha, total)
+THREE_ARGUMENTS = {"dirichlet_grad": "dirichlet_grad_of"}
 
 # as ``special_gamma`` computes them, element by element, each iterating until it has
 # converged (the NumPy code iterates every element until all have)
@@ -653,6 +659,149 @@ static double zeta_of(double x, double q) {
 }
 """
 
+
+# ``gamma_gradients``' functions, operation for operation (on ``special``'s digamma, compiled above)
+_GAMMA_GRADIENTS_SOURCE = r"""
+static double gamma_grad_small(double alpha, double x) {
+    double numer = 1.0, denom = alpha;
+    double series1 = numer / denom, series2 = numer / (denom * denom);
+    for (int i = 1; i < 6; i++) {
+        numer = numer * (-x / i);
+        denom = denom + 1;
+        series1 = series1 + numer / denom;
+        series2 = series2 + numer / (denom * denom);
+    }
+    const double pow_x_alpha = pow(x, alpha);
+    const double pdf = pow(x, alpha - 1) * exp(-x);
+    const double cdf = pow_x_alpha * series1;
+    const double cdf_alpha = (log(x) - digamma_double(alpha)) * cdf - pow_x_alpha * series2;
+    const double result = -cdf_alpha / pdf;
+    return isnan(result) ? 0.0 : result;
+}
+
+static double gamma_grad_large(double alpha, double x) {
+    const int near = (0.9 * alpha <= x) && (x <= 1.1 * alpha);
+    const double numer_1 = 1 + 24 * alpha * (1 + 12 * alpha);
+    const double numer_2 = (1440 * (alpha * alpha) + 6 * x * (53 - 120 * x) - 65 * x * x / alpha
+                            + alpha * (107 + 3600 * x));
+    const double at_mean = numer_1 * numer_2 / (1244160 * (alpha * alpha) * (alpha * alpha));
+    const double denom = sqrt(8 * alpha);
+    const double term2 = denom / (alpha - x);
+    const double term3 = pow(x - alpha - alpha * log(x / alpha), -1.5);
+    const double term23 = x < alpha ? term2 - term3 : term2 + term3;
+    const double term1 = log(x / alpha) * term23 - sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x));
+    const double stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha));
+    const double away = -stirling * x * term1 / denom;
+    return near ? at_mean : away;
+}
+
+static double gamma_grad_rational(double alpha, double x) {
+    const double u = log(x / alpha), v = log(alpha);
+    double c[8];
+    for (int k = 0; k < 8; k++) c[k] = GAMMA_UV[k] + u * (GAMMA_UV[8 + k] + u * GAMMA_UV[16 + k]);
+    const double p = c[0] + v * (c[1] + v * (c[2] + v * c[3]));
+    const double q = c[4] + v * (c[5] + v * (c[6] + v * c[7]));
+    return exp(p / q);
+}
+
+static double standard_gamma_grad_of(double alpha, double x) {
+    if (x < 0.8) return gamma_grad_small(alpha, x);
+    return alpha > 8.0 ? gamma_grad_large(alpha, x) : gamma_grad_rational(alpha, x);
+}
+
+static double beta_grad_alpha_small(double x, double alpha, double beta) {
+    const double factor = digamma_double(alpha) - digamma_double(alpha + beta) - log(x);
+    double numer = 1.0;
+    double series = numer / alpha * (factor + 1 / alpha);
+    for (int i = 1; i < 11; i++) {
+        numer = numer * ((i - beta) * x / i);
+        const double denom = alpha + i;
+        series = series + numer / denom * (factor + 1 / denom);
+    }
+    const double result = x * pow(1 - x, -beta) * series;
+    return isnan(result) ? 0.0 : result;
+}
+
+static double beta_grad_beta_small(double x, double alpha, double beta) {
+    const double factor = digamma_double(alpha + beta) - digamma_double(beta);
+    double numer = 1.0, betas = 1.0, dbetas = 0.0;
+    double series = factor / alpha;
+    for (int i = 1; i < 9; i++) {
+        numer = numer * (-x / i);
+        dbetas = dbetas * (beta - i) + betas;
+        betas = betas * (beta - i);
+        series = series + numer / (alpha + i) * (dbetas + factor * betas);
+    }
+    const double result = -pow(1 - x, 1 - beta) * series;
+    return isnan(result) ? 0.0 : result;
+}
+
+static double beta_grad_alpha_mid(double x, double alpha, double beta) {
+    const double total = alpha + beta;
+    const double mean = alpha / total;
+    const double std = sqrt(alpha * beta / (total + 1)) / total;
+    const int near = (mean - 0.1 * std <= x) && (x <= mean + 0.1 * std);
+    const double poly = 47 * x * (beta * beta) * (beta * beta) + alpha * (
+        (43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta + alpha * (
+            3 * (59 + 180 * beta - 90 * x) * (beta * beta) + alpha * (
+                (453 + 1620 * beta * (1 - x) - 455 * x) * beta + alpha * (
+                    8 * (1 - x) * (135 * beta - 11)))));
+    const double prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total);
+    const double prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total);
+    const double at_mean = prefactor_num / (1 - x) * poly / prefactor_den;
+    const double prefactor = -x / sqrt(2 * alpha * beta / total);
+    const double stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha))
+                             * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta))
+                             / (1 + 1 / (12 * total) + 1 / (288 * total * total)));
+    const double term1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta);
+    const double axbx = alpha * (x - 1) + beta * x;
+    const double term1_den = sqrt(2 * alpha / beta) * pow(total, 1.5) * axbx * axbx;
+    const double term1 = term1_num / term1_den;
+    const double term2 = 0.5 * log(alpha / (total * x));
+    const double term3 = sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1));
+    const double term4_base = beta * log(beta / (total * (1 - x))) + alpha * log(alpha / (total * x));
+    const double term4 = pow(term4_base, -1.5);
+    const double term1234 = term1 + term2 * (term3 + (x < mean ? term4 : -term4));
+    return near ? at_mean : stirling * prefactor * term1234;
+}
+
+static double beta_grad_rational(double x, double alpha, double total) {
+    const double u = log(x);
+    const double a = log(alpha) - u;
+    const double b = log(total) - a;
+    const double pow_u[3] = {1.0, u, u * u}, pow_a[3] = {1.0, a, a * a};
+    double p = 0.0, q = 0.0;
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            const double ua = pow_u[i] * pow_a[j];
+            const double *cp = BETA_C + 4 * (3 * i + j), *cq = BETA_C + 36 + 4 * (3 * i + j);
+            p = p + ua * (cp[0] + b * (cp[1] + b * (cp[2] + b * cp[3])));
+            q = q + ua * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])));
+        }
+    }
+    const double approx = x * (digamma_double(total) - digamma_double(alpha)) / (total - alpha);
+    return p / q * approx;
+}
+
+static double dirichlet_grad_of(double x, double alpha, double total) {
+    const double beta = total - alpha;
+    const double boundary = total * x * (1 - x);
+    const int near_0 = (x <= 0.5) && (boundary < 2.5);
+    const int near_1 = !near_0 && (x >= 0.5) && (boundary < 0.75);
+    if (near_0) return beta_grad_alpha_small(x, alpha, beta);
+    if (near_1) return -beta_grad_beta_small(1 - x, beta, alpha);
+    if (alpha > 6 && beta > 6) return beta_grad_alpha_mid(x, alpha, beta);
+    return beta_grad_rational(x, alpha, total);
+}
+"""
+
+_THREE_ARGUMENTS_LOOP = """
+void {name}_three(const double *as, const double *bs, const double *cs, double *out, int64_t n, int nthreads) {{
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1 && n >= {parallel}) schedule(dynamic, 256)
+    for (int64_t i = 0; i < n; i++) out[i] = {function}(as[i], bs[i], cs[i]);
+}}
+"""
+
 _TWO_ARGUMENTS_LOOP = """
 void {name}_two(const double *as, const double *bs, double *out, const int64_t *sizes, int nthreads) {{
     const int64_t n = sizes[0], a_step = sizes[1], b_step = sizes[2];
@@ -730,13 +879,24 @@ def _source():
     constants += f"#define SQRT2 {math.sqrt(2.0)!r}\n#define SQRT_HALF {math.sqrt(0.5)!r}\n"
     loops += [_TWO_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
               for op, function in TWO_ARGUMENTS.items()]
+    loops += [_THREE_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
+              for op, function in THREE_ARGUMENTS.items()]
     constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _LGAMMA_CONSTANTS)
     constants += f"#define EULER_MACLAURIN_COEFFICIENTS {', '.join(map(repr, special_gamma._EULER_MACLAURIN))}\n"
+    for name in ("_GAMMA_UV", "_BETA_C"):
+        values = ", ".join(map(repr, _flat(getattr(gamma_gradients, name))))
+        constants += f"static const double {name[1:]}[] = {{{values}}};\n"
     # no fused multiply-adds: each operation rounds as NumPy's passes round it
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
             + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n'
             + "".join(_table(name) for name in _TABLES) + _FUNCTIONS_SOURCE + _POLYNOMIALS_SOURCE
-            + constants + _LGAMMA_SOURCE + _NORMAL_SOURCE + _GAMMA_SOURCE + "".join(loops))
+            + constants + _LGAMMA_SOURCE + _NORMAL_SOURCE + _GAMMA_SOURCE + _GAMMA_GRADIENTS_SOURCE
+            + "".join(loops))
+
+
+def _flat(nested):
+    """The floats of nested lists, row-major."""
+    return [float(v) for v in np.asarray(nested, dtype=np.float64).reshape(-1)]
 
 
 SOURCE = _source()
@@ -820,6 +980,19 @@ def two_arguments(op, a, b):
     """``op`` (a name in ``TWO_ARGUMENTS``) of the float64 arrays ``a`` and ``b``, broadcast
     together, as a row-major float64 array; None where the loop cannot be built."""
     return _over_two_arrays(f"{op}_two", a, b, np.float64)
+
+
+def three_arguments(op, a, b, c):
+    """``op`` (a name in ``THREE_ARGUMENTS``) of the float64 arrays ``a``, ``b`` and ``c``,
+    broadcast together, as a row-major float64 array; None where the loop cannot be built."""
+    function = _function(f"{op}_three", (ctypes.c_void_p,) * 4 + (ctypes.c_int64, ctypes.c_int))
+    if function is None:
+        return None
+    shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
+    arrays = [np.ascontiguousarray(np.broadcast_to(v, shape)) for v in (a, b, c)]
+    out = np.empty(arrays[0].shape, np.float64)
+    function(*map(address, arrays), address(out), out.size, openmp_kernels.thread_count())
+    return out
 
 
 def polynomial(op, x, n, shifted, dtype):
