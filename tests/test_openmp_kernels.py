@@ -601,3 +601,32 @@ def test_row_order_loop_is_not_given_pivots_out_of_range(spy):
         except IndexError:
             pass
     assert taken == []
+
+
+@needs_loops
+@pytest.mark.parametrize("shape", [(2, 3), (5, 3), (9, 17), (70, 33), (1, 4)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pdist_loops_match_the_numpy_path_and_torch(shape, dtype, spy):
+    """Euclidean pdist and its gradient on the loops (pairs four at a time and the rest, repeated
+    rows at distance 0, whose gradient torch makes 0): the NumPy path's distances, and torch's
+    distances and gradients."""
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape).astype(dtype)
+    if shape[0] > 2:
+        x[2] = x[0]
+    forward, backward = spy(openmp_kernels, "pdist_euclidean"), spy(openmp_kernels, "pdist_euclidean_backward")
+    ours = ember.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    distances = ember.pdist(ours)
+    expected = torch.pdist(theirs)
+    tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
+    np.testing.assert_allclose(distances.detach().numpy(), expected.detach().numpy(), **tolerance)
+    rows = [x[i + 1:] - x[i] for i in range(shape[0] - 1)]
+    by_rows = np.sqrt(np.concatenate([np.einsum("ij,ij->i", d, d) for d in rows])) if rows else np.zeros(0, dtype)
+    np.testing.assert_allclose(distances.detach().numpy(), by_rows, **tolerance)
+    grad = rng.standard_normal(expected.shape).astype(dtype)
+    distances.backward(ember.tensor(grad))
+    expected.backward(torch.tensor(grad))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), **tolerance)
+    if shape[0] > 1:
+        assert len(forward) == 1 and len(backward) == 1

@@ -735,6 +735,89 @@ void row_order_int32(void **arrays, const int64_t *sizes, const double *scalars,
 
 GETRF_PANEL(getrf_panel_float32, float, fabsf)
 GETRF_PANEL(getrf_panel_float64, double, fabs)
+
+/* arrays: x (n x m, row-major), out (n (n - 1) / 2); sizes: n, m, whether to split over the
+   threads. The distance of each row to each row after it, in pdist's order: the differences and
+   their squares' sums in T, summed over the vector's lanes as torch's kernel sums them. */
+#define PDIST_EUCLIDEAN(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *x = arrays[0]; \
+    T *out = arrays[1]; \
+    const int64_t n = sizes[0], m = sizes[1]; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && sizes[2]) schedule(dynamic, 1)") \
+    for (int64_t i = 0; i < n - 1; i++) { \
+        const T *a = x + i * m; \
+        T *row = out + i * (2 * n - i - 1) / 2 - (i + 1); \
+        int64_t j = i + 1; \
+        for (; j + 4 <= n; j += 4) { /* four rows at a time: each of a's values read once for them */ \
+            const T *b0 = x + j * m, *b1 = b0 + m, *b2 = b1 + m, *b3 = b2 + m; \
+            T t0 = 0, t1 = 0, t2 = 0, t3 = 0; \
+            _Pragma("omp simd reduction(+:t0, t1, t2, t3)") \
+            for (int64_t k = 0; k < m; k++) { \
+                const T v = a[k], d0 = v - b0[k], d1 = v - b1[k], d2 = v - b2[k], d3 = v - b3[k]; \
+                t0 += d0 * d0; t1 += d1 * d1; t2 += d2 * d2; t3 += d3 * d3; \
+            } \
+            row[j] = (T)sqrt(t0); row[j + 1] = (T)sqrt(t1); row[j + 2] = (T)sqrt(t2); row[j + 3] = (T)sqrt(t3); \
+        } \
+        for (; j < n; j++) { \
+            const T *b = x + j * m; \
+            T total = 0; \
+            _Pragma("omp simd reduction(+:total)") \
+            for (int64_t k = 0; k < m; k++) { \
+                const T d = a[k] - b[k]; \
+                total += d * d; \
+            } \
+            row[j] = (T)sqrt(total); \
+        } \
+    } \
+}
+PDIST_EUCLIDEAN(pdist_euclidean_float32, float)
+PDIST_EUCLIDEAN(pdist_euclidean_float64, double)
+
+/* arrays: grad and dist (n (n - 1) / 2, pdist's order), x (n x m), out (n x m); sizes: n, m,
+   whether to split over the threads. Each row's gradient, sum over the other rows j of
+   grad / dist (0 where dist is 0) times (x_i - x_j), a row per thread. */
+#define PDIST_EUCLIDEAN_BACKWARD(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *grad = arrays[0], *dist = arrays[1], *x = arrays[2]; \
+    T *out = arrays[3]; \
+    const int64_t n = sizes[0], m = sizes[1]; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && sizes[2]) schedule(static)") \
+    for (int64_t i = 0; i < n; i++) { \
+        const T *a = x + i * m; \
+        T *o = out + i * m; \
+        for (int64_t k = 0; k < m; k++) o[k] = 0; \
+        T w[4]; \
+        const T *b[4]; \
+        int count = 0; \
+        for (int64_t j = 0; j <= n; j++) { \
+            if (j < n && j != i) { \
+                const int64_t lo = i < j ? i : j, hi = i < j ? j : i; \
+                const int64_t pair = lo * (2 * n - lo - 1) / 2 + (hi - lo - 1); \
+                w[count] = dist[pair] == 0 ? (T)0 : grad[pair] / dist[pair]; \
+                b[count++] = x + j * m; \
+            } \
+            if (count == 4) { /* four rows at a time: o read and written once for them */ \
+                const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3]; \
+                const T *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3]; \
+                _Pragma("omp simd") \
+                for (int64_t k = 0; k < m; k++) \
+                    o[k] += w0 * (a[k] - b0[k]) + w1 * (a[k] - b1[k]) + w2 * (a[k] - b2[k]) + w3 * (a[k] - b3[k]); \
+                count = 0; \
+            } else if (j == n) { \
+                for (int c = 0; c < count; c++) { \
+                    const T wc = w[c], *bc = b[c]; \
+                    _Pragma("omp simd") \
+                    for (int64_t k = 0; k < m; k++) o[k] += wc * (a[k] - bc[k]); \
+                } \
+            } \
+        } \
+    } \
+}
+PDIST_EUCLIDEAN_BACKWARD(pdist_euclidean_backward_float32, float)
+PDIST_EUCLIDEAN_BACKWARD(pdist_euclidean_backward_float64, double)
 """
 
 # The elementwise loops run from this many elements; below, the ctypes call around the loop
@@ -1228,3 +1311,38 @@ def as_bits(array):
     """``array`` viewed as unsigned integers of its item size (the buffer protocol, which
     ``address`` reads, refuses ml_dtypes' types)."""
     return array.view(f"u{array.itemsize}")
+
+
+_PDIST_EUCLIDEAN = {np.dtype(np.float32): "pdist_euclidean_float32",
+                    np.dtype(np.float64): "pdist_euclidean_float64"}
+PDIST_DTYPES = tuple(_PDIST_EUCLIDEAN)
+# From this many multiply-adds a pdist splits its rows over the threads (not measured: where
+# the other loops start paying for waking the second thread)
+PDIST_PARALLEL_MIN_MULTIPLY_ADDS = 1 << 16
+
+
+def pdist_euclidean(x):
+    """The Euclidean distances of each row of the float32 or float64 NumPy matrix ``x`` to the
+    rows after it, in ``pdist``'s order, or None where the loop cannot be built."""
+    function = _function(_PDIST_EUCLIDEAN[x.dtype])
+    if function is None:
+        return None
+    n, m = x.shape
+    out = np.empty(n * (n - 1) // 2, x.dtype)
+    split = n * (n - 1) // 2 * m >= PDIST_PARALLEL_MIN_MULTIPLY_ADDS
+    _call(function, (np.ascontiguousarray(x), out), (n, m, int(split)), ())
+    return out
+
+
+def pdist_euclidean_backward(grad, x, dist):
+    """The gradient of ``pdist_euclidean(x)`` given ``grad`` (of ``dist``'s shape and dtype),
+    or None where the loop cannot be built."""
+    function = _function(_PDIST_EUCLIDEAN[x.dtype].replace("euclidean", "euclidean_backward"))
+    if function is None:
+        return None
+    n, m = x.shape
+    out = np.empty((n, m), x.dtype)
+    split = n * (n - 1) * m >= PDIST_PARALLEL_MIN_MULTIPLY_ADDS
+    arrays = (np.ascontiguousarray(grad, x.dtype), np.ascontiguousarray(dist), np.ascontiguousarray(x), out)
+    _call(function, arrays, (n, m, int(split)), ())
+    return out

@@ -18,7 +18,7 @@ from ._common import (
 )
 from ._common import _type_word
 from ..amp.policy import autocast_policy
-from .._backend import products
+from .._backend import openmp_kernels, products
 from .._backend.precision import narrowed, widened
 from ..autograd._dual import jvp_by_transposition
 
@@ -1047,10 +1047,24 @@ class PdistBackward0(Node):
         weights = weights + weights.mT
         return (x * weights.sum(-1, keepdim=True) - weights @ x),
 
+    def backward_arrays(self, grad):
+        x, distance = self.saved_tensors
+        data = x._data
+        if not (type(data) is np.ndarray and data.dtype in openmp_kernels.PDIST_DTYPES
+                and type(grad._data) is np.ndarray and grad._data.shape == distance._data.shape):
+            return None
+        out = openmp_kernels.pdist_euclidean_backward(grad._data, data, distance._data)
+        return None if out is None else (make(out),)
+
 
 def _pdist_euclidean(data):
     """The distances of each row to the rows after it, row by row, without a product's
-    cancellation."""
+    cancellation: an OpenMP loop over the pairs for NumPy's float32 and float64 matrices, else
+    a pass per row."""
+    if type(data) is np.ndarray and data.dtype in openmp_kernels.PDIST_DTYPES and data.shape[0] > 1:
+        out = openmp_kernels.pdist_euclidean(data)
+        if out is not None:
+            return out
     xp = namespace_of(data)
     n = data.shape[0]
     out = xp.empty(n * (n - 1) // 2, dtype=data.dtype)
