@@ -1316,8 +1316,7 @@ def as_bits(array):
 _PDIST_EUCLIDEAN = {np.dtype(np.float32): "pdist_euclidean_float32",
                     np.dtype(np.float64): "pdist_euclidean_float64"}
 PDIST_DTYPES = tuple(_PDIST_EUCLIDEAN)
-# From this many multiply-adds a pdist splits its rows over the threads (not measured: where
-# the other loops start paying for waking the second thread)
+# From this many multiply-adds a pdist splits its rows over the threads (not measured)
 PDIST_PARALLEL_MIN_MULTIPLY_ADDS = 1 << 16
 
 
