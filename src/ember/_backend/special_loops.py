@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from . import gamma_gradients, openmp_kernels, special, special_gamma
+from . import gamma_gradients, openmp_kernels, special, special_gamma, special_normal
 from . import special_chebyshev as tables
 from .pointers import address
 
@@ -519,19 +519,16 @@ static inline double erfcinv_below_one(double y) {
     const double w = -log((1.0 - a) * (1.0 + a));
     const double giles = a * (w < 5.0 ? horner_double(w - 2.5, GILES_CENTRAL, sizeof(GILES_CENTRAL) / sizeof(double))
                                       : horner_double(sqrt(w) - 3.0, GILES_TAIL, sizeof(GILES_TAIL) / sizeof(double)));
-    const double minus_log_rest = -log(1.0 - a);
-    double rest2 = minus_log_rest, far2 = -log(y);
-    const double minus_log = far2;
+    /* the tail's fixed-point steps, on -log(y) where y < 1e-7, else on -log(1 - a) (which
+       counts where a > 1 - 1e-7): one series for both */
+    const double minus_log = y < 1e-7 ? -log(y) : -log(1.0 - a);
+    double tail2 = minus_log;
     #pragma GCC unroll 4
-    for (int k = 0; k < 3; k++) {
-        rest2 = minus_log_rest - 0.5 * log(PI * rest2) + log1p(-0.5 / rest2);
-        far2 = minus_log - 0.5 * log(PI * far2) + log1p(-0.5 / far2);
-    }
-    double r = a > 1.0 - 1e-7 ? sqrt(rest2) : giles;
-    r = y < 1e-7 ? sqrt(far2) : r;
+    for (int k = 0; k < 3; k++) tail2 = minus_log - 0.5 * log(PI * tail2) + log1p(-0.5 / tail2);
+    double r = (a > 1.0 - 1e-7) | (y < 1e-7) ? sqrt(tail2) : giles;
     const double log_y = log(y);
     #pragma GCC unroll 4
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < NDTRI_NEWTON_STEPS; k++) {
         const double slope = TWO_OVER_SQRT_PI * exp(-(r * r));
         double e, c;
         erf_erfc(r, &e, &c);
@@ -877,6 +874,7 @@ def _source():
                         for name in _LGAMMA_TABLES + _NORMAL_TABLES)
     constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _NORMAL_CONSTANTS)
     constants += f"#define SQRT2 {math.sqrt(2.0)!r}\n#define SQRT_HALF {math.sqrt(0.5)!r}\n"
+    constants += f"#define NDTRI_NEWTON_STEPS {special_normal.NDTRI_NEWTON_STEPS}\n"
     loops += [_TWO_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
               for op, function in TWO_ARGUMENTS.items()]
     loops += [_THREE_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
