@@ -630,3 +630,42 @@ def test_pdist_loops_match_the_numpy_path_and_torch(shape, dtype, spy):
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), **tolerance)
     if shape[0] > 1:
         assert len(forward) == 1 and len(backward) == 1
+
+
+def _symmetric_cases(dtype):
+    """Symmetric batches: random, with a zero pivot, with a NaN, scaled so that 2 x 2 pivots are
+    chosen, and with a zero diagonal (2 x 2 pivots throughout)."""
+    rng = np.random.default_rng(12)
+    cases = []
+    for n in (0, 1, 2, 3, 5, 17, 40):
+        a = rng.standard_normal((3, n, n)).astype(dtype)
+        a = a + np.swapaxes(a, -1, -2)
+        cases.append(a)
+        if n > 2:
+            b = a.copy()
+            b[0, 1, :] = b[0, :, 1] = 0
+            b[1, n - 1, 0] = b[1, 0, n - 1] = np.nan
+            b[2] *= 1e-3
+            b[2, 0, 0] = 0
+            c = np.zeros((1, n, n), dtype)
+            c[0, np.arange(n - 1), np.arange(1, n)] = c[0, np.arange(1, n), np.arange(n - 1)] = 1
+            cases += [b, c]
+    return cases
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ldl_factor_loop_computes_the_numpy_paths_bits(dtype, spy, monkeypatch):
+    """Bunch-Kaufman's LDL of real matrices on the C loop: the NumPy path's factors, pivots and
+    info bit for bit (1 x 1 and 2 x 2 pivots, row swaps, zero pivots, NaN)."""
+    from ember.ops import ldl
+    calls = spy(openmp_kernels, "ldl_factor")
+    cases = _symmetric_cases(dtype)
+    got = [ldl.sytrf(a, False) for a in cases]
+    assert len(calls) == len(cases)
+    monkeypatch.setattr(openmp_kernels, "ldl_factor", lambda a, alpha: None)
+    for a, ours in zip(cases, got):
+        for g, w in zip(ours, ldl.sytrf(a, False)):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+    assert any((pivots < 0).any() for _, pivots, _ in got) and any(info.any() for _, _, info in got)

@@ -44,6 +44,7 @@ SOURCE = r"""
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* arrays: x, y, mean, var, weight (or NULL), bias (or NULL); sizes: N, C, L, training;
@@ -772,6 +773,126 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
         } \
     } \
 }
+/* arrays: a (count x n x n, row-major; its lower triangle factored in place), pivots (count x n
+   int32), info (count int32); sizes: count, n; scalars: Bunch-Kaufman's alpha. LAPACK's sytf2
+   (lower) for real matrices as ops/ldl.py's _factor_one computes it, bit for bit: the pivot
+   search's comparisons in double, the updates in T on the lower triangle (the upper one is
+   never read). */
+#define LDL_FACTOR(name, T, ABS) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    T *matrices = arrays[0]; \
+    int32_t *all_pivots = arrays[1], *all_info = arrays[2]; \
+    const int64_t count = sizes[0], n = sizes[1]; \
+    const double alpha = scalars[0]; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1) schedule(dynamic, 1)") \
+    for (int64_t b = 0; b < count; b++) { \
+        T *a = matrices + b * n * n; \
+        int32_t *pivots = all_pivots + b * n; \
+        int32_t info = 0; \
+        T *wk = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof(T)), *wkp1 = wk + n; \
+        int64_t k = 0; \
+        while (k < n) { \
+            int64_t kstep = 1, kp; \
+            const double absakk = (double)ABS(a[k * n + k]); \
+            int64_t imax = k; \
+            double colmax = 0.0; \
+            if (k + 1 < n) { \
+                imax = k + 1; \
+                T best = ABS(a[(k + 1) * n + k]); \
+                for (int64_t i = k + 1; i < n && best == best; i++) { \
+                    const T v = ABS(a[i * n + k]); \
+                    if (v != v || v > best) { best = v; imax = i; } \
+                } \
+                colmax = (double)ABS(a[imax * n + k]); \
+            } \
+            if ((colmax > absakk ? colmax : absakk) == 0 || absakk != absakk) { \
+                if (!info) info = (int32_t)(k + 1); \
+                kp = k; \
+            } else { \
+                if (absakk >= alpha * colmax) { \
+                    kp = k; \
+                } else { \
+                    T row_best = ABS(a[imax * n + k]); \
+                    for (int64_t j = k + 1; j < imax && row_best == row_best; j++) { \
+                        const T v = ABS(a[imax * n + j]); \
+                        if (v != v || v > row_best) row_best = v; \
+                    } \
+                    double rowmax = (double)row_best; \
+                    if (imax + 1 < n) { \
+                        T col_best = ABS(a[(imax + 1) * n + imax]); \
+                        for (int64_t i = imax + 2; i < n && col_best == col_best; i++) { \
+                            const T v = ABS(a[i * n + imax]); \
+                            if (v != v || v > col_best) col_best = v; \
+                        } \
+                        if ((double)col_best > rowmax) rowmax = (double)col_best; \
+                    } \
+                    const double diagonal = (double)ABS(a[imax * n + imax]); \
+                    if (absakk >= alpha * colmax * (colmax / rowmax)) kp = k; \
+                    else if (diagonal >= alpha * rowmax) kp = imax; \
+                    else { kp = imax; kstep = 2; } \
+                } \
+                const int64_t kk = k + kstep - 1; \
+                if (kp != kk) { \
+                    for (int64_t i = kp + 1; i < n; i++) { \
+                        const T t = a[i * n + kk]; a[i * n + kk] = a[i * n + kp]; a[i * n + kp] = t; \
+                    } \
+                    for (int64_t j = kk + 1; j < kp; j++) { \
+                        const T t = a[j * n + kk]; a[j * n + kk] = a[kp * n + j]; a[kp * n + j] = t; \
+                    } \
+                    const T t = a[kk * n + kk]; a[kk * n + kk] = a[kp * n + kp]; a[kp * n + kp] = t; \
+                    if (kstep == 2) { \
+                        const T u = a[(k + 1) * n + k]; a[(k + 1) * n + k] = a[kp * n + k]; a[kp * n + k] = u; \
+                    } \
+                } \
+                if (kstep == 1) { \
+                    if (k + 1 < n) { \
+                        const T scale = (T)1 / a[k * n + k]; \
+                        for (int64_t i = k + 1; i < n; i++) wk[i] = a[i * n + k]; \
+                        for (int64_t i = k + 1; i < n; i++) { \
+                            const T xi = wk[i]; \
+                            T *row = a + i * n; \
+                            for (int64_t j = k + 1; j <= i; j++) { \
+                                const T product = xi * wk[j]; \
+                                const T scaled = scale * product; \
+                                row[j] -= scaled; \
+                            } \
+                        } \
+                        for (int64_t i = k + 1; i < n; i++) a[i * n + k] = wk[i] * scale; \
+                    } \
+                } else if (k + 2 < n) { \
+                    T d21 = a[(k + 1) * n + k]; \
+                    const T d11 = a[(k + 1) * n + k + 1] / d21, d22 = a[k * n + k] / d21; \
+                    const T dd = d11 * d22 - (T)1; \
+                    d21 = ((T)1 / dd) / d21; \
+                    for (int64_t i = k + 2; i < n; i++) { \
+                        const T ak = a[i * n + k], ak1 = a[i * n + k + 1]; \
+                        const T p = d11 * ak, q = d22 * ak1; \
+                        wk[i] = d21 * (p - ak1); \
+                        wkp1[i] = d21 * (q - ak); \
+                    } \
+                    for (int64_t i = k + 2; i < n; i++) { \
+                        const T ak = a[i * n + k], ak1 = a[i * n + k + 1]; \
+                        T *row = a + i * n; \
+                        for (int64_t j = k + 2; j <= i; j++) { \
+                            const T first = ak * wk[j], second = ak1 * wkp1[j]; \
+                            const T both = first + second; \
+                            row[j] -= both; \
+                        } \
+                    } \
+                    for (int64_t i = k + 2; i < n; i++) { a[i * n + k] = wk[i]; a[i * n + k + 1] = wkp1[i]; } \
+                } \
+            } \
+            if (kstep == 1) pivots[k] = (int32_t)(kp + 1); \
+            else pivots[k] = pivots[k + 1] = (int32_t)(-(kp + 1)); \
+            k += kstep; \
+        } \
+        all_info[b] = info; \
+        free(wk); \
+    } \
+}
+LDL_FACTOR(ldl_factor_float32, float, fabsf)
+LDL_FACTOR(ldl_factor_float64, double, fabs)
+
 PDIST_EUCLIDEAN(pdist_euclidean_float32, float)
 PDIST_EUCLIDEAN(pdist_euclidean_float64, double)
 
@@ -1345,3 +1466,22 @@ def pdist_euclidean_backward(grad, x, dist):
     arrays = (np.ascontiguousarray(grad, x.dtype), np.ascontiguousarray(dist), np.ascontiguousarray(x), out)
     _call(function, arrays, (n, m, int(split)), ())
     return out
+
+
+_LDL_FACTOR = {np.dtype(np.float32): "ldl_factor_float32", np.dtype(np.float64): "ldl_factor_float64"}
+LDL_DTYPES = tuple(_LDL_FACTOR)
+
+
+def ldl_factor(a, alpha):
+    """LAPACK's sytf2 (lower) on the C-contiguous (count, n, n) float32 or float64 array ``a``,
+    in place, as ``ops/ldl.py`` factors each matrix (bit for bit), with Bunch-Kaufman's
+    ``alpha``: ``(pivots, info)`` ((count, n) and (count,) int32), or None where the loop cannot
+    be built."""
+    function = _function(_LDL_FACTOR[a.dtype])
+    if function is None:
+        return None
+    count, n, _ = a.shape
+    pivots = np.zeros((count, n), np.int32)
+    info = np.zeros(count, np.int32)
+    _call(function, (a, pivots, info), (count, n), (alpha,))
+    return pivots, info

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import return_types
+from .._backend import openmp_kernels
 from ._common import _type_word, check_tensor, make, namespace_of, record_not_differentiable, write_out
 from .matrix_decompositions import check_matrix
 
@@ -126,6 +127,11 @@ def sytrf(data, hermitian):
     batch = data.shape[:-2]
     count = math.prod(batch)
     a = xp.array(data.reshape((count, n, n)), copy=True)
+    if type(a) is np.ndarray and a.dtype in openmp_kernels.LDL_DTYPES:   # real: the C loop, the same bits
+        factored = openmp_kernels.ldl_factor(a, _ALPHA)
+        if factored is not None:
+            pivots, info = factored
+            return np.tril(a).reshape(data.shape), pivots.reshape(batch + (n,)), info.reshape(batch)
     pivots = xp.zeros((count, n), dtype=np.int32)
     info = xp.zeros(count, dtype=np.int32)
     with np.errstate(all="ignore"):
