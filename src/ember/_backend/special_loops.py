@@ -477,10 +477,10 @@ static inline double times_exp_minus_square(double r, double y) {
 static inline void erf_erfc(double x, double *erf_out, double *erfc_out) {
     const double ax = fabs(x);
     const double small = RATIONAL(x * x, ERF_A, ERF_B) * x;
-    const double mid = times_exp_minus_square(RATIONAL(ax, ERFC_C, ERFC_D), ax);
     const double y = least(ax, 28.0), t = 1.0 / (y * y);
-    const double large = times_exp_minus_square((INV_SQRT_PI - RATIONAL(t, ERFC_P, ERFC_Q) * t) / y, y);
-    const double outer = ax <= 4.0 ? mid : large;
+    /* the middle or the far range's factor of exp(-v^2), and v: one exp(-v^2) for both */
+    const double factor = ax <= 4.0 ? RATIONAL(ax, ERFC_C, ERFC_D) : (INV_SQRT_PI - RATIONAL(t, ERFC_P, ERFC_Q) * t) / y;
+    const double outer = times_exp_minus_square(factor, ax <= 4.0 ? ax : y);
     *erf_out = ax <= ERF_SMALL ? small : copysign(1.0 - outer, x);
     *erfc_out = ax <= ERF_SMALL ? 1.0 - small : (x < 0 ? 2.0 - outer : outer);
 }
