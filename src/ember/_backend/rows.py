@@ -106,6 +106,8 @@ def ufunc_at(name, target, key, values):
     xp = namespace_of(target)
     if xp is not np and target.dtype.char not in DEVICE_AT_DTYPES.get(name, ""):
         return _ufunc_at_on_host(name, target, key, values)
+    if isinstance(values, int) or (isinstance(values, float) and target.dtype.kind in "fc"):
+        values = xp.asarray(values, dtype=target.dtype)   # ufunc.at's fast loops take no casts
     positions = _flat_positions(target, key)
     if positions is None:
         getattr(xp, name).at(target, key, values)
