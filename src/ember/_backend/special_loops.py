@@ -479,7 +479,8 @@ static inline void erf_erfc(double x, double *erf_out, double *erfc_out) {
     const double small = RATIONAL(x * x, ERF_A, ERF_B) * x;
     const double y = least(ax, 28.0), t = 1.0 / (y * y);
     /* the middle or the far range's factor of exp(-v^2), and v: one exp(-v^2) for both */
-    const double factor = ax <= 4.0 ? RATIONAL(ax, ERFC_C, ERFC_D) : (INV_SQRT_PI - RATIONAL(t, ERFC_P, ERFC_Q) * t) / y;
+    const double factor = ax <= 4.0 ? RATIONAL(ax, ERFC_C, ERFC_D)
+                                    : (INV_SQRT_PI - RATIONAL(t, ERFC_P, ERFC_Q) * t) / y;
     const double outer = times_exp_minus_square(factor, ax <= 4.0 ? ax : y);
     *erf_out = ax <= ERF_SMALL ? small : copysign(1.0 - outer, x);
     *erfc_out = ax <= ERF_SMALL ? 1.0 - small : (x < 0 ? 2.0 - outer : outer);
