@@ -422,15 +422,47 @@ static inline uint16_t bfloat16_bits(float x) {
 # --conversions``)
 CONVERSION_MIN_ELEMENTS = 1 << 13
 
-CONVERSIONS_SOURCE = ('#pragma GCC optimize("no-trapping-math")\n' + _CONVERSION_HELPERS + "".join(f"""
-void {source}_to_{target}(const {c_source} *xs, {c_target} *out, int64_t n, int nthreads) {{
+# the half conversions eight elements at a time through F16C's instructions where the CPU has
+# them (GCC converts _Float16 an element at a time): the same instructions, the same bits
+_F16C_BLOCKS = {
+    ("float32", "float16"): "_mm_storeu_si128((__m128i *)(out + i), "
+                            "_mm256_cvtps_ph(_mm256_loadu_ps(xs + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));",
+    ("float16", "float32"): "_mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(xs + i))));",
+}
+
+
+def _conversion_source(source, target, c_source, c_target, expression):
+    elementwise = f"""
     #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
     for (int64_t i = 0; i < n; i++) {{
         const {c_source} x = xs[i];
         out[i] = {expression};
+    }}"""
+    block = _F16C_BLOCKS.get((source, target))
+    if block is not None:
+        elementwise = f"""
+#ifdef __F16C__
+    const int64_t whole = n - n % 8;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < whole; i += 8) {{
+        {block}
     }}
+    for (int64_t i = whole; i < n; i++) {{
+        const {c_source} x = xs[i];
+        out[i] = {expression};
+    }}
+#else{elementwise}
+#endif"""
+    return f"""
+void {source}_to_{target}(const {c_source} *xs, {c_target} *out, int64_t n, int nthreads) {{{elementwise}
 }}
-""" for (source, target), (c_source, c_target, expression) in CONVERSIONS.items()))
+"""
+
+
+CONVERSIONS_SOURCE = ('#pragma GCC optimize("no-trapping-math")\n#ifdef __F16C__\n#include <immintrin.h>\n#endif\n'
+                      + _CONVERSION_HELPERS
+                      + "".join(_conversion_source(source, target, *types)
+                                for (source, target), types in CONVERSIONS.items()))
 
 _conversions = {}   # (from, to) -> ctypes function, or None where it could not be built
 
