@@ -144,8 +144,9 @@ def test_every_loop_has_a_size_rule():
 
 
 # op -> ember/torch function name, and whether the loop gives NumPy's bits (the selects and
-# copysign) or is within libmvec's bound of torch's (hypot, atan2)
-BINARY_OPS = {"maximum": True, "minimum": True, "copysign": True, "hypot": False, "atan2": False}
+# copysign, nextafter) or is within libmvec's bound of torch's (hypot, atan2)
+BINARY_OPS = {"maximum": True, "minimum": True, "copysign": True, "hypot": False, "atan2": False,
+              "nextafter": True}
 
 
 def _binary_operands(form):

@@ -53,6 +53,7 @@ BINARY = {
     "copysign": "copysignf(x, y)",
     "hypot": "hypotf(x, y)",
     "atan2": "atan2f(x, y)",
+    "nextafter": "nextafter_float(x, y)",
 }
 
 # op name: the C expression of a float32 element ``x`` and the op's float32 parameters ``p[0]``,
@@ -101,6 +102,7 @@ MIN_ELEMENTS = {
     "nan_to_num": 1 << 14, "logit": 1 << 16,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
+    "nextafter": 1 << 12,
 }
 
 # the C library's functions the expressions call, which libmvec has vector versions of
@@ -147,6 +149,16 @@ static inline float logit_between(float x, float lo, float hi) {
 static inline double remainder_exact(float x, float y, double q) {
     double r = (double)x - floor(q) * (double)y;
     return r != 0.0 ? r : copysign(0.0, (double)x);
+}
+
+/* C's nextafterf on the bits: one unit in the last place towards y; from a zero the smallest
+   subnormal of y's sign; y itself where the two are equal; NaN where either is */
+#pragma omp declare simd notinbranch
+static inline float nextafter_float(float x, float y) {
+    union { float f; uint32_t u; } v = {x};
+    const uint32_t toward = ((x < y) == (x > 0.0f)) ? v.u + 1u : v.u - 1u;
+    v.u = x == 0.0f ? (y < 0.0f ? 0x80000001u : 1u) : toward;
+    return (x != x || y != y) ? x + y : (x == y ? y : v.f);
 }
 
 /* torch's float remainder and floor division, element by element */

@@ -1405,7 +1405,8 @@ def float_power(input, exponent, *, out=None):
     return _maybe_out(pow(*cast), out)
 
 
-_nextafter_kernel = _no_complex("nextafter_cpu", _float_only_kernel("nextafter", "nextafter_cpu"))
+_nextafter_kernel = _no_complex("nextafter_cpu", _on_loop_when_large(
+    "nextafter", _float_only_kernel("nextafter", "nextafter_cpu")))
 
 
 class NextafterBackward0(_BinaryNode):
