@@ -384,3 +384,22 @@ def test_small_erfinv_and_floor_division_take_their_loops_and_give_torchs_values
     assert unary == ["erfinv"] and binary == ["floor_divide"]
     np.testing.assert_array_equal(got, torch.erfinv(torch.from_numpy(x)).numpy())
     np.testing.assert_array_equal(quotient, torch.floor_divide(torch.from_numpy(x), 0.3).numpy())
+
+
+@needs_loops
+def test_remainder_of_a_number_by_a_large_tensor_takes_the_loop(spy):
+    """``remainder(number, tensor)`` spreads the number over the divisor, so that the loop reads it
+    as an array: torch's values, its special cases included."""
+    rng = np.random.default_rng(6)
+    y = (rng.standard_normal((64, 129)) * 3).astype(np.float32)
+    y.reshape(-1)[:len(_DIVISION_SPECIALS)] = _DIVISION_SPECIALS
+    taken = spy(vector_math, "binary")
+    with choice.only(choice.ONEDNN):
+        got = ember.remainder(1.5, ember.tensor(y)).numpy()
+    assert taken == ["remainder"]
+    want = torch.remainder(1.5, torch.from_numpy(y)).numpy()
+    # (a subnormal divisor: torch's vectorized loop gives NaN, its scalar one 0, as ember's)
+    kept = (np.abs(y) >= np.finfo(np.float32).tiny) | (y == 0)
+    np.testing.assert_array_equal(np.isnan(got[kept]), np.isnan(want[kept]))
+    kept &= ~np.isnan(want)
+    np.testing.assert_array_equal(got[kept].view(np.uint32), want[kept].view(np.uint32))

@@ -933,6 +933,15 @@ _remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu",
                                                           _on_loop_when_large("remainder", _remainder)))
 
 
+def _remainder_of_number(x, y):
+    """``remainder(number, tensor)``: the number spread over a large float32 divisor's shape, so
+    that the loop takes it (it reads the dividend as an array)."""
+    if (x.ndim == 0 and type(y) is np.ndarray and x.dtype == y.dtype == np.float32
+            and y.size >= vector_math.MIN_ELEMENTS["remainder"] and y.flags.c_contiguous):
+        x = np.full(y.shape, x)
+    return _remainder_kernel(x, y)
+
+
 def remainder(input, other, *, out=None):
     """The Python-style modulus: has the sign of the divisor ``other``."""
     if is_scalar(input):
@@ -940,7 +949,7 @@ def remainder(input, other, *, out=None):
             raise TypeError(f"remainder() received an invalid combination of arguments - got "
                             f"({type(input).__name__}, Tensor, out=Tensor)")
         input = _scalar_first(input, other, "remainder")
-        res = _binary("remainder", _remainder_kernel, NotImplementedBackward, input, other)
+        res = _binary("remainder", _remainder_of_number, NotImplementedBackward, input, other)
         return _maybe_out(_not_differentiable(res, "remainder"), out)
     _tensor_arg(input, "remainder")
     if isinstance(other, Tensor):
