@@ -933,13 +933,18 @@ _remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu",
                                                           _on_loop_when_large("remainder", _remainder)))
 
 
-def _remainder_of_number(x, y):
-    """``remainder(number, tensor)``: the number spread over a large float32 divisor's shape, so
-    that the loop takes it (it reads the dividend as an array)."""
-    if (x.ndim == 0 and type(y) is np.ndarray and x.dtype == y.dtype == np.float32
-            and y.size >= vector_math.MIN_ELEMENTS["remainder"] and y.flags.c_contiguous):
-        x = np.full(y.shape, x)
-    return _remainder_kernel(x, y)
+def _number_spread(op, kernel):
+    """``kernel(x, y)`` for ``op(number, tensor)``: the number (a 0-d ``x``) spread over a large
+    float32 divisor's shape, so that ``op``'s loop takes it (it reads the dividend as an array)."""
+    def spread(x, y):
+        if (x.ndim == 0 and type(y) is np.ndarray and x.dtype == y.dtype == np.float32
+                and y.size >= vector_math.MIN_ELEMENTS[op] and y.flags.c_contiguous):
+            x = np.full(y.shape, x)
+        return kernel(x, y)
+    return spread
+
+
+_remainder_of_number = _number_spread("remainder", _remainder_kernel)
 
 
 def remainder(input, other, *, out=None):
@@ -960,15 +965,18 @@ def remainder(input, other, *, out=None):
 
 
 _floor_divide_kernel = _no_complex("div_floor_cpu", _no_bool("div_floor_cpu", _floor_divide))
+_floor_divide_of_number = _number_spread("floor_divide", _floor_divide_kernel)
 
 
 @method("__floordiv__")
 def floor_divide(input, other, *, out=None):
     """Divides ``input`` by ``other`` and rounds each quotient towards negative infinity."""
+    kernel = _floor_divide_kernel
     if is_scalar(input):
         input = _scalar_first(input, other, "floor_divide")
+        kernel = _floor_divide_of_number
     _tensor_arg(input, "floor_divide")
-    res = _binary("floor_divide", _floor_divide_kernel, NotImplementedBackward, input, other)
+    res = _binary("floor_divide", kernel, NotImplementedBackward, input, other)
     return _maybe_out(_not_differentiable(res, "floor_divide"), out)
 
 
