@@ -277,7 +277,8 @@ def _check_not_bool(common, min, max):
 
 # From this many elements a float clamp to number bounds is NumPy's clip (one vectorised pass, a
 # missing bound as an infinity), below it maximum/minimum (clip's Python wrapper costs more than
-# the pass). Array bounds always take maximum/minimum: NumPy's clip with arrays is 3-4x slower.
+# the pass). Array bounds always take maximum/minimum, faster than NumPy's clip with arrays
+# (BENCHMARKS.md, "The op table's tiny and medium sizes at 1 thread, night of 2026-12-04").
 CLIP_MIN_ELEMENTS = 1024
 
 
