@@ -796,6 +796,11 @@ def cartesian_prod(*tensors):
     return stack([g.reshape(-1) for g in grids], 1)
 
 
+# From this many elements ``combinations`` of pairs takes NumPy's upper-triangle indices; below,
+# the itertools pairs read into an array cost fewer calls (BENCHMARKS.md, "combinations")
+PAIRS_BY_TRIANGLE_MIN = 24
+
+
 def combinations(input, r=2, with_replacement=False):
     """The length-``r`` combinations of the elements of the 1-d ``input`` (in order, as
     ``itertools.combinations``; with repeats when ``with_replacement``)."""
@@ -814,8 +819,11 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate "
                            f"{n ** r * 8} bytes.")
     # the index tuples in torch's order (its grid's, row by row), without building the grid
-    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    index = np.array(list(pick(range(n), r)), dtype=np.int64).reshape(-1, r)
+    if r == 2 and n >= PAIRS_BY_TRIANGLE_MIN:   # the upper triangle's indices, row by row: the same order
+        index = np.stack(np.triu_indices(n, 0 if with_replacement else 1), 1)
+    else:
+        pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+        index = np.fromiter(itertools.chain.from_iterable(pick(range(n), r)), np.int64).reshape(-1, r)
     return stack([input[make(xp.asarray(index[:, i]))] for i in range(r)], 1)
 
 
