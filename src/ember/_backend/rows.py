@@ -94,8 +94,9 @@ def _flat_positions(target, key):
 
 
 # What CuPy's ``ufunc.at`` computes on the device (cupyx.scatter_add's and scatter_max's dtypes).
-# Not float64 maximum and minimum: on an H200 their results were off the float64 values they
-# were taken from (scatter_reduce's amax gradients, which find them by equality, came out NaN).
+# Not float64 maximum and minimum: on an H200, scatter_reduce's float64 amax/amin gradients,
+# which find the winners by equality with the results, came out NaN there (the cause is not
+# established; NumPy's at on the host is exact).
 DEVICE_AT_DTYPES = {"add": "iILQefd", "subtract": "iILQefd", "maximum": "iILQf", "minimum": "iILQf"}
 
 
