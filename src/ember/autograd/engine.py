@@ -48,7 +48,8 @@ _running = _Running()
 def releases_after_run(node):
     """Whether ``node`` is being run by a backward pass that releases its saved state as soon as
     it returns (no ``retain_graph``). Only then may its backward overwrite buffers it kept,
-    instead of copying them."""
+    instead of copying them. Only nodes whose class overrides ``Node.release`` (what such
+    buffers are freed by) are told."""
     return _running.released is node
 
 
@@ -208,18 +209,22 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
                 continue
             seen = _BY_USER
             input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
+            if len(input_grads) != len(edges):   # (built-in nodes return one per edge)
+                raise _wrong_count(node, edges, input_grads)
         else:
-            if not retain_graph:
+            plain = node._plain_release
+            if not (retain_graph or plain):
                 _running.released = node  # until the next node runs: run_backward resets it
             fast = node.backward_arrays if arrays_ok else None
             if fast is None or (input_grads := fast(*grads)) is None:
                 input_grads = node.backward(*grads)
             if not retain_graph:
-                node.release()
-        if input_grads.__class__ is not tuple:
-            input_grads = _as_tuple(input_grads)
-        if len(input_grads) != len(edges):
-            raise _wrong_count(node, edges, input_grads)
+                if plain:
+                    node._saved = None
+                else:
+                    node.release()
+            if input_grads.__class__ is not tuple:
+                input_grads = _as_tuple(input_grads)
         sent = 0
         for (nxt, nr), grad in zip(edges, input_grads):
             if nxt is None:

@@ -63,6 +63,8 @@ class Node:
     # True once any of the above is set, and for nodes that run user code: one check for the
     # engine, which takes what such nodes are given and return as seen by the user
     _has_hooks = False
+    # True while ``release`` is Node's own: the engine then drops ``_saved`` itself
+    _plain_release = True
 
     def __init__(self, inputs):
         edges = []
@@ -195,6 +197,8 @@ class Node:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "release" in cls.__dict__:
+            cls._plain_release = False
         for name in cls.__dict__.get("saved_fields", ()):
             _add_saved_field_readers(cls, name)
 

@@ -175,6 +175,14 @@ class AddBackward0(_BinaryNode):
             gb = self.reduce(grad if alpha == 1 else grad * alpha, 1)
         return ga, gb
 
+    def backward_arrays(self, grad):
+        """The common case: alpha 1, an ordinary gradient of both operands' shape and dtype."""
+        if self.alpha != 1 or grad.__class__ is not Tensor or not self.matches(grad._data):
+            return None
+        edges = self.next_functions
+        return (grad if edges[0][0] is not None else None,
+                grad if edges[1][0] is not None else None)
+
 
 @complex_autograd
 class SubBackward0(_BinaryNode):
