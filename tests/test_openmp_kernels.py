@@ -348,6 +348,8 @@ def test_whole_reductions_on_the_loop_match_torch(op, layout, monkeypatch):
     fn, kernel = WHOLE_REDUCTIONS[op]
     taken = _whole_reduction_spy(monkeypatch, kernel)
     monkeypatch.setattr(openmp_kernels, "thread_count", lambda: 2)   # (extremes: 2 or more)
+    for extreme in ("max", "min"):   # (they take the loop from a larger size)
+        monkeypatch.setitem(openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS, extreme, 1 << 16)
     rng = np.random.default_rng(6)
     x = (rng.standard_normal((4, 32, 32, 33)) + 0.25).astype(np.float32)   # 135168 elements
     x.reshape(-1)[12345] = 9.5
@@ -378,7 +380,8 @@ def test_whole_reductions_on_the_loop_match_torch(op, layout, monkeypatch):
 
 def test_small_whole_reductions_take_numpy(monkeypatch):
     taken = _whole_reduction_spy(monkeypatch, "max")
-    x = np.arange(openmp_kernels.SUM_MIN_ELEMENTS - 1, dtype=np.float32)
+    monkeypatch.setattr(openmp_kernels, "thread_count", lambda: 2)
+    x = np.arange(openmp_kernels.EXTREMES_MIN_ELEMENTS - 1, dtype=np.float32)
     assert ember.tensor(x).amax().item() == x.max()
     assert taken == []
 

@@ -947,14 +947,18 @@ ELEMENTWISE_MIN_ELEMENTS = 1 << 14
 
 # The sum's loop runs from this many elements: below, NumPy's one-thread sum takes less than
 # the ctypes call around the loop (BENCHMARKS.md, "Every op of the op table").
-SUM_MIN_ELEMENTS = 1 << 17
+SUM_MIN_ELEMENTS = 1 << 15
+
+# The largest and smallest elements take the loop (on two threads or more: on one, NumPy's
+# vectorized max is quicker than the loop's selects) from this many elements
+EXTREMES_MIN_ELEMENTS = 1 << 22
 
 # The fewest elements each of whole_reduction's kinds takes: sums of squares and nansum stand
 # for two or three NumPy passes each, and win from the elementwise loops' size (BENCHMARKS.md,
-# "Vector-math loops"); the extremes take the sum's.
+# "Vector-math loops").
 WHOLE_REDUCTION_MIN_ELEMENTS = {"sum": SUM_MIN_ELEMENTS, "sum_squares": ELEMENTWISE_MIN_ELEMENTS,
-                                "nansum": ELEMENTWISE_MIN_ELEMENTS, "max": SUM_MIN_ELEMENTS,
-                                "min": SUM_MIN_ELEMENTS}
+                                "nansum": ELEMENTWISE_MIN_ELEMENTS, "max": EXTREMES_MIN_ELEMENTS,
+                                "min": EXTREMES_MIN_ELEMENTS}
 
 # Running sums take the loop from this many elements (NumPy's ``cumsum`` adds one element at a
 # time in float32, on one thread).
@@ -975,7 +979,9 @@ _functions = {}   # name -> ctypes function, or None where it could not be built
 def _function(name):
     if name not in _functions:
         from .._inductor import _compiler
-        _functions[name] = _compiler.load(SOURCE, name, quiet=True)
+        # no argtypes: every call passes ctypes arrays and a Python int, which ctypes hands
+        # over as they are, without converting each argument
+        _functions[name] = _compiler.load(SOURCE, name, quiet=True, argtypes=None)
     return _functions[name]
 
 
@@ -1005,9 +1011,17 @@ def _vector(values):
     return None if values is None else np.ascontiguousarray(values, np.float32)
 
 
+_POINTER_ARRAYS = [ctypes.c_void_p * n for n in range(16)]
+
+
 def _pointers(*arrays):
-    return (ctypes.c_void_p * len(arrays))(*(None if a is None else address(a)
-                                             for a in arrays))
+    """The arrays' addresses (NULL for None) as a C array of pointers."""
+    count = len(arrays)
+    pointers = (_POINTER_ARRAYS[count] if count < len(_POINTER_ARRAYS) else ctypes.c_void_p * count)()
+    for i, array in enumerate(arrays):
+        if array is not None:
+            pointers[i] = address(array)
+    return pointers
 
 
 def _call(function, arrays, sizes, scalars):
