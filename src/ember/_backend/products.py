@@ -13,7 +13,12 @@ __all__ = ["matmul", "add_product"]
 
 
 def _numpy_matmul(a, b):
-    return namespace_of(a).matmul(a, b)
+    xp = namespace_of(a)
+    if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
+        # one product per element (an outer product): NumPy's matmul takes its slow loop
+        # for it (no BLAS call), the broadcast multiply the same products
+        return xp.multiply(a, b)
+    return xp.matmul(a, b)
 
 
 def _numpy_add_product(a, b, out):
