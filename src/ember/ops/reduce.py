@@ -130,13 +130,23 @@ def _accumulated(fn, data, np_dtype, **kwargs):
 def _array_sum(data, **kwargs):
     """``data.sum(...)``: the array's own method, which skips NumPy's Python-level ``np.sum``
     wrapper (most of the time of a small sum) and exists on every backend's arrays; a sum over
-    the leading axes of a tall, narrow NumPy array by ``einsum``."""
-    if data.size >= COLUMN_SUM_MIN_ROWS and type(data) is np.ndarray and kwargs.get("axis") is not None \
-            and kwargs.get("dtype") is None:
-        by_columns = _leading_axes_sum(data, kwargs["axis"], kwargs.get("keepdims", False))
-        if by_columns is not None:
-            return by_columns
+    the leading axes of a tall, narrow NumPy array, or over the trailing axes of one with short
+    rows, by ``einsum``."""
+    axis = kwargs.get("axis")
+    if (axis is not None and data.size >= COLUMN_SUM_MIN_ROWS and type(data) is np.ndarray
+            and kwargs.get("dtype") is None and data.dtype in _EINSUM_SUM_DTYPES and data.flags.c_contiguous):
+        ndim = data.ndim
+        axes = sorted({a % ndim for a in ((axis,) if type(axis) is int else axis)})
+        keepdims = kwargs.get("keepdims", False)
+        by_einsum = _leading_axes_sum(data, axes, keepdims)
+        if by_einsum is None and data.size >= ROW_SUM_MIN_ELEMENTS:
+            by_einsum = _trailing_axes_sum(data, axes, keepdims)
+        if by_einsum is not None:
+            return by_einsum
     return data.sum(**kwargs)
+
+
+_EINSUM_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 # NumPy's sum over a leading axis steps through the rows one at a time: with rows narrower than
@@ -149,17 +159,39 @@ COLUMN_SUM_MIN_ROWS = 256
 COLUMN_SUM_MAX_LAST = 16
 
 
-def _leading_axes_sum(data, axis, keepdims):
+# NumPy's sum over the last axis takes a reduction loop per row; ``einsum`` sums rows of up to
+# this many elements in fewer passes, with independent SIMD accumulators, within rounding of
+# NumPy's pairwise sums (for longer rows its error grows with the length, and NumPy's does not),
+# from ``ROW_SUM_MIN_ELEMENTS`` elements in all (benchmarks.ops, ``sum_method``)
+ROW_SUM_MAX_LENGTH = 1024
+ROW_SUM_MIN_ELEMENTS = 2048
+
+
+def _trailing_axes_sum(data, axes, keepdims):
+    """The sum of a row-major float32/float64 array over its last k axes (``axes``, sorted;
+    k < ndim), rows of at most ``ROW_SUM_MAX_LENGTH`` elements, by ``einsum``; None where that
+    does not apply."""
+    ndim, k = data.ndim, len(axes)
+    if not 0 < k < ndim or axes[0] != ndim - k:   # (sorted and distinct: the last k)
+        return None
+    shape = data.shape
+    length = shape[-1] if k == 1 else math.prod(shape[ndim - k:])
+    if not 0 < length <= ROW_SUM_MAX_LENGTH:
+        return None
+    out = np.einsum("ij->i", data.reshape(-1, length))
+    kept = shape[:ndim - k]
+    return out.reshape(kept + (1,) * k if keepdims else kept)
+
+
+def _leading_axes_sum(data, axes, keepdims):
     """The sum of a row-major float32/float64 array over its first k axes (k < ndim), and
-    perhaps its short last axis too, as column sums by ``einsum``; None where that does not
-    apply."""
+    perhaps its short last axis too (``axes``, sorted), as column sums by ``einsum``; None
+    where that does not apply."""
     ndim = data.ndim
-    axes = sorted({a % ndim for a in ((axis,) if type(axis) is int else axis)})
     last = len(axes) > 1 and axes[-1] == ndim - 1
     leading = axes[:-1] if last else axes
     k = len(leading)
-    if (data.dtype not in (np.float32, np.float64) or not data.flags.c_contiguous or not k
-            or leading != list(range(k)) or k + last >= ndim
+    if (not k or leading[-1] != k - 1 or k + last >= ndim   # (sorted and distinct: the first k)
             or (last and data.shape[-1] > COLUMN_SUM_MAX_LAST)):
         return None
     rows, width = math.prod(data.shape[:k]), math.prod(data.shape[k:])
@@ -440,7 +472,7 @@ def _mean_data(xp, data, dims, keepdim):
     if axis is None and not keepdim and data.dtype == np.float32:
         return _float32_sum_of_all(data) / _count(data.shape, dims)
     if data.dtype.kind in "fc" and data.dtype.itemsize >= 4:
-        return data.sum(axis=axis, keepdims=keepdim) / _count(data.shape, dims)
+        return _array_sum(data, axis=axis, keepdims=keepdim) / _count(data.shape, dims)
     return narrowed(xp.mean(widened(data), axis=axis, keepdims=keepdim), data.dtype)
 
 
