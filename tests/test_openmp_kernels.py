@@ -318,6 +318,60 @@ def test_gathers_the_loop_does_not_take_run_on_numpy(monkeypatch):
     assert taken == []
 
 
+def _scatter_spy(monkeypatch):
+    from ember.ops import index as index_ops
+    return _spy_on(monkeypatch, index_ops._scatter_kernel)
+
+
+@needs_loops
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+@pytest.mark.parametrize("src", ["tensor", "value"])
+def test_scatter_on_the_loop_matches_torch(dim, src, monkeypatch):
+    """scatter's values written on the loop, repeated positions keeping the last value (NumPy's
+    assignment; torch's CPU kernel writes in the same order); the gradients as torch's."""
+    taken = _scatter_spy(monkeypatch)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((20, 40, 50)).astype(np.float32)
+    shape = list(x.shape)
+    shape[dim] = 33 if dim == 0 else 36   # more or fewer picks than the dimension has
+    idx = rng.integers(0, x.shape[dim], shape)
+    s = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x).requires_grad_()
+        value = lib.tensor(s).requires_grad_() if src == "tensor" else -1.25
+        out = lib.scatter(t, dim, lib.tensor(idx), value)
+        out.backward(lib.tensor(g))
+        results.append((out.detach().numpy(), t.grad.numpy(),
+                        value.grad.numpy() if src == "tensor" else None))
+    expected = x.copy()
+    np.put_along_axis(expected, idx, s if src == "tensor" else np.float32(-1.25), dim)
+    np.testing.assert_array_equal(results[1][0], expected)
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    if src == "tensor":
+        np.testing.assert_array_equal(results[0][2], results[1][2])
+    assert taken[:2] == [True, True]   # the forward, and the input's gradient (a zero scattered)
+
+
+@needs_loops
+@pytest.mark.parametrize("bad", [-1, 40])
+def test_scatter_on_the_loop_names_the_index_out_of_bounds_as_torch(bad, monkeypatch):
+    taken = _scatter_spy(monkeypatch)
+    idx = np.zeros((12, 40, 50), np.int64)
+    idx[3, 4, 5] = bad
+    x = np.ones((12, 40, 50), np.float32)
+    errors = []
+    for lib in (torch, ember):
+        t = lib.tensor(x)
+        with pytest.raises(RuntimeError) as error:
+            lib.scatter(t, 1, lib.tensor(idx), 2.0)
+        errors.append(str(error.value))
+        np.testing.assert_array_equal(t.numpy(), x)
+    assert errors[0] == errors[1]
+    assert taken == [True]   # (the loop ran and reported it: the check after the loop names it)
+
+
 # the reductions of all elements besides sum and mean: (ember op, torch op, KernelChoice name)
 WHOLE_REDUCTIONS = {
     "nansum": (lambda t: t.nansum(), "_whole_nansum"),

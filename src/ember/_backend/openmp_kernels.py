@@ -17,7 +17,7 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   products (``cumsum`` and its gradient, ``cumprod``) in float64, as torch accumulates them,
   and running extremes with their indices (``cummax``, ``cummin``);
   ``gather`` along any dimension of a float32 array (an index of the input's shape but along
-  that dimension), and its gradient; ``index_select`` along any dimension, and its gradient
+  that dimension), and its gradient, and ``scatter`` into a copy with such an index; ``index_select`` along any dimension, and its gradient
   (``index_add``).
 - LU's panels (``ops/lu.py``'s getrf, float32 and float64, with its arithmetic) and the row
   order from LAPACK's sequential pivots, where NumPy takes several calls a column or a swap.
@@ -35,6 +35,7 @@ oneDNN loaded). Where no compiler is found or the build fails, each function ret
 NumPy's path runs; nothing is warned, since nothing is lost but speed.
 """
 import ctypes
+import math
 
 import numpy as np
 
@@ -495,6 +496,54 @@ void scatter_add_float32(void **arrays, const int64_t *sizes, const double *scal
                 const int64_t k = index[at + j];
                 if (k < 0 || k >= nx) { bad = 1; break; }
                 ys[k * inner + j] += grad[at + j];
+            }
+        }
+    }
+    *status = bad;
+}
+
+/* out[o, index[o, i, j], j] = src[o, i, j] (the number scalars[0] where src is NULL) for
+   row-major out (outer, nx, inner) and index and src (outer, ni, inner): scatter into a copy.
+   Each (o, j) writes in i order, so the last of repeated positions stays, as with NumPy's
+   assignment; *arrays[3] (an int32) set to 1 where an index is outside [0, nx). */
+void scatter_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *src = arrays[0];
+    const int64_t *index = arrays[1];
+    float *out = arrays[2];
+    int32_t *status = arrays[3];
+    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
+    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
+    const float value = (float)scalars[0];
+    int bad = 0;
+    if (inner == 1) {   /* along the last axis: a row of picks per outer index */
+        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
+        for (int64_t o = 0; o < outer; o++) {
+            const int64_t *ks = index + o * ni;
+            float *ys = out + o * nx;
+            int row_bad = 0;
+            for (int64_t i = 0; i < ni; i++) row_bad |= ks[i] < 0 || ks[i] >= nx;
+            if (row_bad) { bad = 1; continue; }
+            if (src) {
+                const float *vs = src + o * ni;
+                for (int64_t i = 0; i < ni; i++) ys[ks[i]] = vs[i];
+            } else {
+                for (int64_t i = 0; i < ni; i++) ys[ks[i]] = value;
+            }
+        }
+        *status = bad;
+        return;
+    }
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
+    for (int64_t task = 0; task < outer * chunks; task++) {
+        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
+        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK;
+        float *ys = out + o * nx * inner + first;
+        for (int64_t i = 0; i < ni && !bad; i++) {
+            const int64_t at = (o * ni + i) * inner + first;
+            for (int64_t j = 0; j < width; j++) {
+                const int64_t k = index[at + j];
+                if (k < 0 || k >= nx) { bad = 1; break; }
+                ys[k * inner + j] = src ? src[at + j] : value;
             }
         }
     }
@@ -1223,8 +1272,7 @@ def whole_reduction(kind, x):
 
 def _around(shape, axis):
     """The element counts before and after ``axis`` in ``shape``: the loops' (outer, inner)."""
-    return (int(np.prod(shape[:axis], dtype=np.int64)),
-            int(np.prod(shape[axis + 1:], dtype=np.int64)))
+    return math.prod(shape[:axis]), math.prod(shape[axis + 1:])
 
 
 def cumsum_float32(x, axis, reverse=False):
@@ -1385,6 +1433,27 @@ def scatter_add_float32(grad, index, axis, shape):
     status = np.zeros(1, np.int32)
     _call(function, (grad, index, out, status), (outer, shape[axis], index.shape[axis], inner), ())
     return None if status[0] else out
+
+
+def scatter_float32(out, index, src, axis, value=0.0):
+    """``out[index along axis] = src`` (or ``value`` where ``src`` is None) in place, for a
+    row-major float32 ``out``, a row-major int64 ``index`` of ``out``'s shape but along
+    ``axis`` and a row-major float32 ``src`` of ``index``'s shape: True once done; None where
+    the loop does not apply or cannot be built (``out`` untouched), False where it met an index
+    out of bounds (``out`` then partly written, for the caller to drop)."""
+    if (type(out) is not np.ndarray or out.dtype != np.float32 or not out.flags.c_contiguous
+            or not _picks_along(out.shape, index, axis)
+            or (src is not None and (type(src) is not np.ndarray or src.dtype != np.float32
+                                     or not src.flags.c_contiguous or src.shape != index.shape))):
+        return None
+    function = _function("scatter_float32")
+    if function is None:
+        return None
+    outer, inner = _around(out.shape, axis)
+    status = np.zeros(1, np.int32)
+    _call(function, (src, index, out, status), (outer, out.shape[axis], index.shape[axis], inner),
+          (float(value),))
+    return not status[0]
 
 
 def reversed_rows_applies(x, dims):

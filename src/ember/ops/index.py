@@ -176,6 +176,11 @@ class GatherBackward0(Node):
         return None if added is None else (make(added),)
 
 
+# scatter into a copy: True once written (None where the loop does not take the case, False
+# where it met an index out of bounds)
+_scatter_kernel = KernelChoice("scatter", onednn=openmp_kernels.scatter_float32,
+                               numpy=lambda *args: None)
+
 # (None where the loop meets an index out of bounds: the general backward says which)
 _gather_gradient_kernel = KernelChoice("gather backward", onednn=openmp_kernels.scatter_add_float32,
                                        numpy=lambda *args: None)
@@ -408,6 +413,11 @@ def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
     if not idx.size:
         return out
     _check_scatter_shapes(data.shape, idx.shape, src._data.shape if src_is_tensor else None, d)
+    if not src_is_tensor:
+        values = namespace_of(data).asarray(src).astype(data.dtype)
+    if reduce is None and _scatter_kernel(out, idx, src._data if src_is_tensor else None, d,
+                                          0.0 if src_is_tensor else float(values)):
+        return out   # (False: an index out of bounds, which the check below names)
     size = _nonempty_shape(data.shape)[d]
     _check_bounds(idx, 0, size, _out_of_bounds(d, size))
     idx = _nonempty(idx)
@@ -415,8 +425,6 @@ def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
         values = _nonempty(src._data)
         if values.shape != idx.shape:
             values = values[tuple(slice(0, n) for n in idx.shape)]
-    else:
-        values = namespace_of(data).asarray(src).astype(data.dtype)
     _REDUCERS[reduce](namespace_of(data), _nonempty(out), _along_key(idx, d), values, include_self)
     return out
 
