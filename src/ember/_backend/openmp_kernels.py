@@ -17,8 +17,8 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   products (``cumsum`` and its gradient, ``cumprod``) in float64, as torch accumulates them,
   and running extremes with their indices (``cummax``, ``cummin``);
   ``gather`` along any dimension of a float32 array (an index of the input's shape but along
-  that dimension), and its gradient, and ``scatter`` into a copy with such an index; ``index_select`` along any dimension, and its gradient
-  (``index_add``).
+  that dimension), and its gradient, and ``scatter`` into a copy with such an index;
+  ``index_select`` along any dimension, and its gradient (``index_add``).
 - LU's panels (``ops/lu.py``'s getrf, float32 and float64, with its arithmetic) and the row
   order from LAPACK's sequential pivots, where NumPy takes several calls a column or a swap.
 
