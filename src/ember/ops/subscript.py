@@ -474,15 +474,14 @@ def _src_data_for(self, src):
         src = src.detach().to(self.device)
     data = src._data
     xp = namespace_of(self._data)
-    try:
-        data = xp.broadcast_to(data, self._data.shape)
-    except ValueError:
-        raise _broadcast_error(self._data.shape, data.shape) from None
-    if data.dtype != self._data.dtype:
+    if data.dtype != self._data.dtype:   # (before broadcasting: each value converted once)
         if data.dtype.kind == "c" and self._data.dtype.kind != "c":
             data = data.real
         data = data.astype(self._data.dtype)
-    return data
+    try:
+        return xp.broadcast_to(data, self._data.shape)
+    except ValueError:
+        raise _broadcast_error(self._data.shape, data.shape) from None
 
 
 @method()
