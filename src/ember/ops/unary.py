@@ -495,7 +495,10 @@ def _logit_on_arrays(x, eps):
         # bounds in x's dtype, and no clip: NumPy clips bfloat16 into float32; compared as torch
         # does, so that a NaN eps clamps nothing (NumPy's maximum would propagate it)
         lo, hi = x.dtype.type(eps), x.dtype.type(1 - eps)
-        x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
+        if lo <= hi and x.dtype.kind == "f":   # (clip's result then: the same, in one pass)
+            x = xp.clip(x, lo, hi)
+        else:
+            x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
     return xp.log(x / (1 - x))
 
 
