@@ -2,6 +2,7 @@
 import numpy as xp
 
 from . import host_allocator
+from .pointers import address
 
 host_allocator.tune()
 
@@ -22,7 +23,7 @@ def from_array(array, index=None, non_blocking=False):
 
 
 def data_ptr(array):
-    return array.__array_interface__["data"][0]
+    return address(array)
 
 
 def base_allocation(array):

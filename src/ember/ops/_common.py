@@ -482,16 +482,57 @@ class AsStridedBackward0(Node):
     """The gradient of a strided view of a storage (``as_strided``, and a view's history
     re-derived from its base's after an in-place op on it): summed into the storage positions
     the view reads (positions read twice add up), then read back at the input's own positions
-    (``in_positions``; None when the input is the storage itself, in order)."""
+    (``in_positions``; None when the input is the storage itself, in order). ``as_strided``
+    keeps the two layouts instead (``out_layout``, ``in_layout``: sizes, strides and offset, in
+    elements), from which the positions are made when they are needed."""
     __slots__ = ()
     jvp = jvp_by_transposition
+    out_layout = in_layout = None
 
     def backward(self, grad):
         from .subscript import index_put_zeros
-        storage = index_put_zeros((self.storage_size,), (self.out_positions,), grad)
-        if self.in_positions is None:
+        out_positions, in_positions = self._positions(namespace_of(grad._data))
+        storage = index_put_zeros((self.storage_size,), (out_positions,), grad)
+        if in_positions is None:
             return (storage.reshape(self.in_shape),)
-        return (storage[make(self.in_positions)],)
+        return (storage[make(in_positions)],)
+
+    def _positions(self, xp):
+        if self.out_layout is None:
+            return self.out_positions, self.in_positions
+        from .shape import _element_positions
+        return _element_positions(xp, *self.out_layout), _element_positions(xp, *self.in_layout)
+
+    def backward_arrays(self, grad):
+        """A view whose elements lie apart in the storage: its gradient written into zeros
+        through the view's own layout (nothing to add up), then read through the input's."""
+        out_layout, in_layout = self.out_layout, self.in_layout
+        data = grad._data
+        if (out_layout is None or type(data) is not np.ndarray or min(in_layout[1], default=0) < 0
+                or not _elements_apart(out_layout[0], out_layout[1])):
+            return None
+        storage = np.zeros(self.storage_size, data.dtype)
+        _strided(storage, out_layout)[...] = data
+        return (make(np.ascontiguousarray(_strided(storage, in_layout))),)
+
+
+def _elements_apart(size, stride):
+    """Whether a layout of ``size`` and ``stride`` (in elements, none negative) reads no
+    position twice: each stride, smallest first, passes all the smaller ones reach."""
+    reach = 0
+    for step, count in sorted((st, n) for n, st in zip(size, stride) if n > 1):
+        if step <= reach:
+            return False
+        reach += (count - 1) * step
+    return True
+
+
+def _strided(storage, layout):
+    """The view of the 1-d array ``storage`` with ``layout`` (sizes, strides, offset in
+    elements)."""
+    size, stride, offset = layout
+    item = storage.itemsize
+    return np.lib.stride_tricks.as_strided(storage[offset:], size, [st * item for st in stride])
 
 
 def _view_region(base, view):

@@ -1151,7 +1151,8 @@ def as_strided(input, size, stride, storage_offset=None):
                            f"{list(stride)}")
     backend, root, low = _storage_root(data)
     item = data.itemsize
-    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    own_offset = (backend.data_ptr(data) - low) // item   # (input.storage_offset())
+    offset = own_offset if storage_offset is None else int(storage_offset)
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
     storage_len = root.nbytes // item
@@ -1160,16 +1161,20 @@ def as_strided(input, size, stride, storage_offset=None):
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{offset}, and itemsize {item} requiring a storage size of {needed * item} "
                            f"are out of bounds for storage of size {storage_len * item}")
-    xp = namespace_of(data)
-    flat = root.reshape(-1) if root.flags.c_contiguous else root.ravel(order="K")
-    start = flat[offset:] if offset < flat.size else flat[flat.size:]
     strides = tuple([s * item for s in stride])
-    out = make_view(xp.lib.stride_tricks.as_strided(start, size, strides), input)
+    if type(root) is np.ndarray and root.flags.c_contiguous:   # (a view over its buffer, at once)
+        view = np.ndarray(size, data.dtype, root, min(offset * item, root.nbytes), strides)
+    else:
+        xp = namespace_of(data)
+        flat = root.reshape(-1) if root.flags.c_contiguous else root.ravel(order="K")
+        start = flat[offset:] if offset < flat.size else flat[flat.size:]
+        view = xp.lib.stride_tricks.as_strided(start, size, strides)
+    out = make_view(view, input)
     node = record(AsStridedBackward0, (input,), out)
     if node is not None:
         node.storage_size = storage_len
-        node.out_positions = _element_positions(xp, size, stride, offset)
-        node.in_positions = _element_positions(xp, data.shape, input.stride(), input.storage_offset())
+        node.out_layout = (size, stride, offset)
+        node.in_layout = (data.shape, input.stride(), own_offset)
     return out
 
 

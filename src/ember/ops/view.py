@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 from math import prod
 
+from .._backend import backend_of
 from .._dtype import dtype as _dtype, to_dtype
 from ._common import (
     complex_autograd,
@@ -950,6 +951,11 @@ def chunk(input, chunks, dim=0):
 
 def _diagonal_data(data, offset, d1, d2):
     """The writable strided view of ``data``'s diagonal (the diagonal dim goes last)."""
+    if type(data) is np.ndarray:   # NumPy's diagonal: the same view, marked read-only
+        view = data.diagonal(offset, d1, d2)
+        if data.flags.writeable:
+            view.flags.writeable = True
+        return view
     shape, strides = data.shape, data.strides
     n1, n2 = shape[d1], shape[d2]
     length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
@@ -1122,7 +1128,6 @@ def _owner(data):
 
 def _storage_root(data):
     """The array owning the memory ``data`` looks into, and its lowest address."""
-    from .._backend import backend_of
     backend = backend_of(data)
     root = _owner(data)
     low = backend.data_ptr(root)
@@ -1165,7 +1170,6 @@ def storage_offset(self):
 @method()
 def data_ptr(self):
     """The address of this tensor's first element."""
-    from .._backend import backend_of
     return backend_of(self._data).data_ptr(self._data)
 
 
