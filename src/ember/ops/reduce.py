@@ -127,7 +127,7 @@ def _accumulated(fn, data, np_dtype, **kwargs):
     return narrowed(fn(widened(data.astype(target, copy=False)), **kwargs), target)
 
 
-def _array_sum(data, **kwargs):
+def array_sum(data, **kwargs):
     """``data.sum(...)``: the array's own method, which skips NumPy's Python-level ``np.sum``
     wrapper (most of the time of a small sum) and exists on every backend's arrays; a sum over
     the leading axes of a tall, narrow NumPy array, or over the trailing axes of one with short
@@ -210,7 +210,7 @@ def _leading_axes_sum(data, axes, keepdims):
 
 # Reductions of all of a large float32 array's elements.
 _whole_sum = KernelChoice("sum", onednn=lambda data: openmp_kernels.whole_reduction("sum", data),
-                          numpy=_array_sum)
+                          numpy=array_sum)
 _whole_sum_of_squares = KernelChoice(   # (NumPy's float32 sum of a strided array loses bits)
     "sum of squares", onednn=lambda data: openmp_kernels.whole_reduction("sum_squares", data),
     numpy=lambda data: namespace_of(data).square(data).sum(dtype=np.float64).astype(data.dtype))
@@ -363,13 +363,13 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     np_dtype = _int_to_int64(data, dtype)
     if dim is None and not keepdim:
         out = make(_float32_sum_of_all(data) if np_dtype is None and data.dtype == np.float32
-                   else _accumulated(_array_sum, data, np_dtype))
+                   else _accumulated(array_sum, data, np_dtype))
         node = record(SumBackward0, (input,), out)
         if node is not None:
             node.in_shape, node.in_dtype = data.shape, data.dtype
         return out
     dims = _reduce_dims(dim, data.ndim)
-    out = make(_accumulated(_array_sum, data, np_dtype, axis=_axis(dims, data.ndim),
+    out = make(_accumulated(array_sum, data, np_dtype, axis=_axis(dims, data.ndim),
                             keepdims=keepdim))
     node = record(SumBackward1, (input,), out)
     if node is not None:
@@ -472,7 +472,7 @@ def _mean_data(xp, data, dims, keepdim):
     if axis is None and not keepdim and data.dtype == np.float32:
         return _float32_sum_of_all(data) / _count(data.shape, dims)
     if data.dtype.kind in "fc" and data.dtype.itemsize >= 4:
-        return _array_sum(data, axis=axis, keepdims=keepdim) / _count(data.shape, dims)
+        return array_sum(data, axis=axis, keepdims=keepdim) / _count(data.shape, dims)
     return narrowed(xp.mean(widened(data), axis=axis, keepdims=keepdim), data.dtype)
 
 

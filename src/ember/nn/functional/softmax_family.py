@@ -10,6 +10,7 @@ from ...ops._common import (
 )
 from ..._backend import onednn
 from ..._backend.choice import KernelChoice
+from ...ops.reduce import array_sum
 from ...autograd._dual import jvp_by_backward
 from ..._torch_function import override_or_raise
 
@@ -70,7 +71,7 @@ def softmax_backward_array(grad, out, axis):
     """``out * (grad - sum(grad * out))`` along ``axis``, in one fresh buffer."""
     xp = namespace_of(out)
     result = xp.multiply(grad, out)
-    total = result.sum(axis=axis, keepdims=True)
+    total = array_sum(result, axis=axis, keepdims=True)   # (the sum ember's sum makes)
     xp.subtract(grad, total, out=result)
     return xp.multiply(result, out, out=result)
 
@@ -89,7 +90,7 @@ def log_softmax_backward_array(grad, out, axis):
     """``grad - exp(out) * sum(grad)`` along ``axis``, in one fresh buffer."""
     xp = namespace_of(out)
     result = xp.exp(out)
-    result *= grad.sum(axis=axis, keepdims=True)
+    result *= array_sum(grad, axis=axis, keepdims=True)
     return xp.subtract(grad, result, out=result)
 
 
