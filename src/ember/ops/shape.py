@@ -4,6 +4,7 @@ repeat, tile, repeat_interleave, tril, triu (and tril_/triu_), tril_indices, tri
 broadcasting (broadcast_to, broadcast_tensors, broadcast_shapes), meshgrid, cartesian_prod,
 combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, select_scatter,
 slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
+import functools
 import itertools
 
 import numpy as np
@@ -19,6 +20,7 @@ from ._common import (
     namespace_of, Node, normalize_dims, record, Tensor, _type_word, wrap_dim, write_out,
 )
 from ..amp.policy import autocast_policy
+from .ternary import _SAME_SIZE_INTEGER
 from ..autograd._dual import jvp_by_transposition
 from .._torch_function import override_or_raise
 from ..autograd.grad_mode import no_grad
@@ -395,12 +397,45 @@ class TriuBackward0(Node):
         return (triu(grad, self.diagonal),)
 
 
+# Triangles of at least this many elements a matrix are cut by a mask of the kept elements'
+# bits (one pass: NumPy's tril and triu select with ``where``, several times slower); the masks
+# of the last few shapes are kept
+TRIANGLE_MASK_MIN_ELEMENTS = 1024
+TRIANGLE_MASK_MAX_ELEMENTS = 1 << 20
+
+
+@functools.lru_cache(maxsize=8)
+def _triangle_bits(op, rows, cols, diagonal, integer):
+    """All ones (as ``integer``) where ``op`` ('tril', 'triu') keeps an element of a rows x cols
+    matrix, zeros elsewhere (read-only)."""
+    kept = np.tri(rows, cols, diagonal, dtype=bool) if op == "tril" else ~np.tri(rows, cols, diagonal - 1, dtype=bool)
+    bits = -kept.astype(integer)
+    bits.flags.writeable = False
+    return bits
+
+
+def _triangle_data(op, data, diagonal, out=None):
+    """``op`` ('tril', 'triu') of the array ``data`` along its last two dims (into ``out``,
+    which may be ``data``, when given)."""
+    rows, cols = data.shape[-2:]
+    integer = _SAME_SIZE_INTEGER.get(data.dtype.itemsize)
+    if (type(data) is not np.ndarray or integer is None
+            or not TRIANGLE_MASK_MIN_ELEMENTS <= rows * cols <= TRIANGLE_MASK_MAX_ELEMENTS):
+        result = getattr(namespace_of(data), op)(data, diagonal)
+        if out is None:
+            return result
+        namespace_of(data).copyto(out, result)
+        return out
+    bits = _triangle_bits(op, rows, cols, diagonal, integer)
+    result = np.bitwise_and(data.view(integer), bits, out=None if out is None else out.view(integer))
+    return result.view(data.dtype)
+
+
 def _triangle(op, node_cls, input, diagonal):
     data = input._data
     if data.ndim < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
-    xp = namespace_of(data)
-    out = make(getattr(xp, op)(data, int(diagonal)))
+    out = make(_triangle_data(op, data, int(diagonal)))
     node = record(node_cls, (input,), out)
     if node is not None:
         node.diagonal = int(diagonal)
@@ -427,14 +462,7 @@ def _triangle_(op, self, diagonal):
     if data.ndim < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
     check_inplace(self)
-    xp = namespace_of(data)
-    rows, cols = data.shape[-2:]
-    diagonal = int(diagonal)
-    if op == "tril":
-        dropped = ~xp.tri(rows, cols, diagonal, dtype=bool)
-    else:
-        dropped = xp.tri(rows, cols, diagonal - 1, dtype=bool)
-    xp.copyto(data, xp.zeros((), dtype=data.dtype), where=dropped)
+    _triangle_data(op, data, int(diagonal), out=data)
     bump_version(self)
     return self
 
