@@ -1362,6 +1362,8 @@ def _norm_data(xp, data, p, dims, keepdim):
     axis = _axis(dims, data.ndim)
     if p == 2 and axis is None and not keepdim and _large_float32(data, "sum_squares"):
         return xp.sqrt(_whole_sum_of_squares(data))
+    if p == 2 and data.dtype.kind == "f" and _count(data.shape, dims) != 1:   # (|x| * |x| is x * x)
+        return xp.sqrt(array_sum(data * data, axis=axis, keepdims=keepdim))
     size = xp.abs(data)
     if p != 0 and _count(data.shape, dims) == 1:   # one element: |x|, as torch (even for ord NaN)
         return xp.sum(size, axis=axis, keepdims=keepdim)
