@@ -494,8 +494,13 @@ def _lerp_forward(a, b, w):
     """torch's formula: exact at both ends (weight 0 gives a, weight 1 gives b)."""
     xp = namespace_of(a)
     diff = b - a
-    if not hasattr(w, "shape"):
-        return a + w * diff if abs(w) < 0.5 else b - diff * (1 - w)
+    if not hasattr(w, "shape"):   # (in place in the fresh difference: the same operations)
+        if abs(w) < 0.5:
+            diff *= w
+            diff += a
+            return diff
+        diff *= 1 - w
+        return xp.subtract(b, diff, out=diff) if hasattr(diff, "shape") and diff.shape else b - diff
     return xp.where(xp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
 
 
