@@ -164,6 +164,37 @@ def test_clamp_on_both_sides_of_the_clip_threshold(size, bounds, dtype):
     np.testing.assert_array_equal(e2.numpy(), t2.numpy())
 
 
+@pytest.mark.parametrize("size", [ternary.CLIP_MIN_ELEMENTS - 1, ternary.CLIP_MIN_ELEMENTS])
+@pytest.mark.parametrize("bounds", [(-2, 3), (5, 3), (None, 7), (-3, None), (-300, 300), (0, 250),
+                                    (-5, 10), (2 ** 40, None)])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8"])
+def test_integer_clamp_on_both_sides_of_the_clip_threshold(size, bounds, dtype):
+    """Integer clamps take NumPy's clip from the threshold; a number bound the dtype cannot
+    hold raises torch's overflow error, out of place and in place, and changes nothing."""
+    data = np.random.default_rng(9).integers(0 if dtype == "uint8" else -100, 100, size).astype(dtype)
+    results = []
+    for lib in (torch, ember):
+        out_of_place = in_place = None
+        t = lib.tensor(data)
+        try:
+            out_of_place = lib.clamp(t, *bounds).numpy()
+        except RuntimeError as error:
+            out_of_place = str(error)
+        try:
+            t.clamp_(*bounds)
+            in_place = t.numpy()
+        except RuntimeError as error:
+            in_place = str(error)
+            np.testing.assert_array_equal(t.numpy(), data)
+        results.append((out_of_place, in_place))
+    for want, got in zip(*results):
+        if isinstance(want, str):
+            assert got == want
+        else:
+            np.testing.assert_array_equal(got, want)
+            assert got.dtype == want.dtype
+
+
 @pytest.mark.parametrize("size", [1, 16, 5000])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_sigmoid_as_torch_computes_it(size, dtype):

@@ -6,6 +6,7 @@ from numpy import iinfo
 from .. import _dtype
 from .._dtype import result_type_of
 from ._common import (
+    check_value_fits,
     any_requires_grad, apply_inplace, bump_version, _BY_NP, check_inplace, forward_mode, grad_state, make, method,
     namespace_of, Node, record, sum_to, Tensor, _type_word,
 )
@@ -285,8 +286,11 @@ CLIP_MIN_ELEMENTS = 1024
 def _clamp_forward(x, lo, hi):
     xp = namespace_of(x)
     arrays = hasattr(lo, "shape") or hasattr(hi, "shape")
-    if x.dtype.kind == "f" and x.size >= CLIP_MIN_ELEMENTS and not arrays:
-        return xp.clip(x, -math.inf if lo is None else lo, math.inf if hi is None else hi)
+    if x.size >= CLIP_MIN_ELEMENTS and not arrays:
+        if x.dtype.kind == "f":
+            return xp.clip(x, -math.inf if lo is None else lo, math.inf if hi is None else hi)
+        if x.dtype.kind in "iu" and lo is not None and hi is not None:   # (bounds in its range)
+            return xp.clip(x, lo, hi)
     if x.dtype == _dtype.bfloat16.np:  # NumPy would compare bfloat16 with a float in float32
         lo, hi = (None if b is None else xp.asarray(b, dtype=x.dtype) for b in (lo, hi))
     if lo is not None:
@@ -351,10 +355,19 @@ def _clamp(input, min, max, out, scalar_node, tensor_node):
     return _finish(res, out, exact=True)
 
 
+def _check_integer_bounds(common, bounds):
+    """torch's overflow error for a number bound an integer ``common`` dtype cannot hold."""
+    if common.kind in "iu":
+        for bound in bounds:
+            if not isinstance(bound, Tensor):
+                check_value_fits(bound, common)
+
+
 def _clamp_promoted(input, min, max):
     bounds = [b for b in (min, max) if b is not None]
     common = result_type_of(input, *bounds).np
     _check_not_bool(common, min, max)
+    _check_integer_bounds(common, bounds)
     x, lo, hi = _arrays_as(common, input, min, max)
     return make(_compute(lambda: _clamp_forward(x, lo, hi), input, min, max))
 
@@ -434,6 +447,7 @@ def _clamp_inplace(self, min, max, op, *args):
         return apply_inplace(self, op, *args)
     common = result_type_of(self, *bounds).np
     _check_not_bool(common, min, max)
+    _check_integer_bounds(common, bounds)
     _check_castable(common, self)
     _check_inplace_shape(self, *bounds)
     sd = self._data
