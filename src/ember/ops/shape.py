@@ -710,6 +710,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     dim = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[dim] if input._data.ndim else 1
     xp = namespace_of(input._data)
+    if not isinstance(repeats, Tensor) and input._data.ndim:
+        return _repeat_each(input, int(repeats), dim, output_size)
     if isinstance(repeats, Tensor):
         counts = repeats._data.reshape(-1)
         if counts.size == 1:
@@ -730,6 +732,42 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if not input._data.ndim:
         input = input.reshape(1)
     return input[(slice(None),) * dim + (make(index),)]
+
+
+class RepeatInterleaveBackward0(Node):
+    """``repeat_interleave`` by a number: each element's gradient is the sum of its copies'
+    (torch records the same op as expand, clone and view)."""
+    __slots__ = ()
+    saved_fields = {"repeats": "repeats", "dim": "dim"}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        n, dim = self.in_shape[self.dim], self.dim
+        return (grad.unflatten(dim, (n, self.repeats)).sum(dim + 1),)
+
+    def backward_arrays(self, grad):
+        from .reduce import array_sum   # (reduce imports this module)
+        data = grad._data
+        shape, dim = self.in_shape, self.dim
+        copies = data.reshape(shape[:dim + 1] + (self.repeats,) + shape[dim + 1:])
+        return (make(array_sum(copies, axis=dim + 1)),)
+
+
+def _repeat_each(input, repeats, dim, output_size):
+    """``repeat_interleave`` by a number: each slice along ``dim`` repeated ``repeats`` times
+    in a row."""
+    if repeats < 0:
+        raise RuntimeError("repeats can not be negative")
+    data = input._data
+    n = data.shape[dim]
+    if output_size is not None and n * repeats != output_size:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {n * repeats} but "
+                           f"got {output_size}")
+    out = make(namespace_of(data).repeat(data, repeats, axis=dim))
+    node = record(RepeatInterleaveBackward0, (input,), out)
+    if node is not None:
+        node.repeats, node.dim, node.in_shape = repeats, dim, data.shape
+    return out
 
 
 # -- broadcasting, meshgrid, cartesian_prod, combinations --------------------------------------------
