@@ -14,7 +14,7 @@ from .._backend.choice import KernelChoice
 from .._backend.rows import add_rows_at, take_at, ufunc_at
 from .._dtype import _BY_NP
 from ._common import (
-    apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd,
+    apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd, grad_state,
     inplace_untracked, conj_if_complex, make, method, namespace_of, Node, record,
     record_not_differentiable, sum_to, Tensor, _type_word, wrap_dim, write_out, write_out_exact,
 )
@@ -1288,6 +1288,25 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
 def put(input, index, source, accumulate=False):
     """Copies the elements of ``source`` into a copy of ``input`` at the positions ``index``
     of ``input`` seen as a 1-d tensor (adding them with ``accumulate=True``)."""
+    _check_put(input, index, source)
+    if inplace_untracked(input) and not (grad_state.grad_enabled and source._requires_grad):
+        out = input._data.copy()   # (row-major: reshaped to 1-d as a view)
+        _put_into(out, index._data, source._data, accumulate)
+        return make(out)
+    flat = input.reshape(-1)
+    return index_put(flat, (index.reshape(-1),), source.reshape(-1), accumulate).reshape(input.shape)
+
+
+def _put_into(array, idx, values, accumulate):
+    """``put`` into the row-major ``array`` itself (the index checked)."""
+    flat = array.reshape(-1)
+    if accumulate:
+        ufunc_at("add", flat, idx.reshape(-1), values.reshape(-1))
+    else:
+        flat[idx.reshape(-1)] = values.reshape(-1)
+
+
+def _check_put(input, index, source):
     _tensor_arg(index, "put", "index", 2)
     _tensor_arg(source, "put", "source", 3)
     idx, data = index._data, input._data
@@ -1305,11 +1324,16 @@ def put(input, index, source, accumulate=False):
         raise IndexError("put_(): Tried to put elements into an empty tensor")
     _check_bounds(idx, -n, n, lambda i: IndexError(
         f"out of range: tried to access index {i} on a tensor of {n} elements."))
-    flat = input.reshape(-1)
-    return index_put(flat, (index.reshape(-1),), source.reshape(-1), accumulate).reshape(input.shape)
 
 
 def put_(self, index, source, accumulate=False):
+    if (inplace_untracked(self) and self._data.flags.c_contiguous and isinstance(source, Tensor)
+            and not (grad_state.grad_enabled and source._requires_grad)):
+        check_inplace(self)
+        _check_put(self, index, source)
+        _put_into(self._data, index._data, source._data, accumulate)
+        bump_version(self)
+        return self
     return apply_inplace(self, put, index, source, accumulate)
 
 
