@@ -19,6 +19,7 @@ float32 to bfloat16 (ml_dtypes' cast, three times), are built apart again, since
 """
 import ctypes
 
+import ml_dtypes
 import numpy as np
 
 from . import openmp_kernels
@@ -477,13 +478,21 @@ CONVERSIONS_SOURCE = ('#pragma GCC optimize("no-trapping-math")\n#ifdef __F16C__
                                 for (source, target), types in CONVERSIONS.items()))
 
 _conversions = {}   # (from, to) -> ctypes function, or None where it could not be built
+# CONVERSIONS' pairs by their NumPy dtypes (a dtype's ``name`` takes microseconds to make)
+_CONVERSION_PAIRS = {tuple(np.dtype(getattr(ml_dtypes, name, name)) for name in pair): pair
+                     for pair in CONVERSIONS}
+
+
+def converts(source, target):
+    """Whether a loop converts arrays of NumPy dtype ``source`` to ``target``."""
+    return (source, target) in _CONVERSION_PAIRS
 
 
 def convert(x, dtype):
     """A dense NumPy array ``x`` as an array of NumPy dtype ``dtype`` in its layout, for the
     pairs in ``CONVERSIONS``; None where the loop does not apply or cannot be built."""
-    pair = (x.dtype.name, np.dtype(dtype).name)
-    if (pair not in CONVERSIONS or type(x) is not np.ndarray or not x.size
+    pair = _CONVERSION_PAIRS.get((x.dtype, np.dtype(dtype)))
+    if (pair is None or type(x) is not np.ndarray or not x.size
             or not openmp_kernels.fills_its_memory(x)):
         return None
     if pair not in _conversions:

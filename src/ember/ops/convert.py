@@ -83,7 +83,7 @@ def _cast(data, dtype):
     kernel choice."""
     target = dtype.np   # (None for the dtypes that make no tensors: cast_array says so)
     if (target is not None and data.size >= vector_math.CONVERSION_MIN_ELEMENTS
-            and (data.dtype.name, target.name) in vector_math.CONVERSIONS):
+            and vector_math.converts(data.dtype, target)):
         return _conversion_kernel(data, dtype)
     return _dtype.cast_array(data, dtype)
 
