@@ -12,12 +12,17 @@ narrow rows, only the long ones where the runs times the row width is large (Num
 integer array per dimension, through one flat index (``ufunc.at`` and ``take`` take a 1-d index
 many times faster than a tuple of arrays). On CuPy, whose ``at`` has add, subtract, maximum and
 minimum only (the last two not for float16 or 8/16-bit integers), the others run on a host copy.
+
+``nonzero_positions`` and ``masked_values``: a boolean mask's positions and the values it
+selects, through the flat positions of its true elements (NumPy's ``nonzero`` of an array of two
+or more dimensions, and its boolean indexing, take several times longer on irregular masks).
 """
 import numpy as np
 
 from . import cpu, namespace_of, to_device_of
 
-__all__ = ["add_rows_at", "ufunc_at", "take_at", "MAX_RUN_BY_POSITION"]
+__all__ = ["add_rows_at", "ufunc_at", "take_at", "nonzero_positions", "masked_values",
+           "MAX_RUN_BY_POSITION"]
 
 # Longest run of one index added position by position; longer runs (a padding token repeated
 # over a batch) are summed by ``add.reduceat``.
@@ -132,6 +137,28 @@ def _on_host(value):
     if isinstance(value, (np.ndarray, np.generic, int, float, complex, slice)) or value is None or value is Ellipsis:
         return value
     return cpu.from_array(value)
+
+
+def nonzero_positions(a):
+    """``xp.nonzero(a)``: the indices of ``a``'s nonzero elements, one array per dimension."""
+    if type(a) is not np.ndarray or not a.ndim:
+        return namespace_of(a).nonzero(a)
+    flat = np.flatnonzero(a if a.dtype == np.bool_ else a != 0)   # (NaN is nonzero)
+    positions = []   # unravelled from the last dimension (NumPy's unravel_index takes longer)
+    for size in reversed(a.shape[1:]):
+        above = flat // size
+        positions.append(flat - above * size)
+        flat = above
+    positions.append(flat)
+    return tuple(reversed(positions))
+
+
+def masked_values(data, mask):
+    """``data[mask]`` for a boolean ``mask`` of ``data``'s shape: its selected values, in
+    row-major order."""
+    if type(data) is np.ndarray and type(mask) is np.ndarray and data.ndim and data.shape == mask.shape:
+        return data.reshape(-1).take(np.flatnonzero(mask))
+    return data[mask]
 
 
 def take_at(data, key):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._backend import openmp_kernels
 from .._backend.choice import KernelChoice
-from .._backend.rows import add_rows_at, take_at, ufunc_at
+from .._backend.rows import add_rows_at, masked_values, nonzero_positions, take_at, ufunc_at
 from .._dtype import _BY_NP
 from ._common import (
     apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd, grad_state,
@@ -1059,7 +1059,7 @@ def _masked_select(input, mask):
     _tensor_arg(mask, "masked_select", "mask", 2)
     _check_bool_mask("masked_select", mask)
     data, mdata = _broadcast_masked(input, mask)
-    out = make(data[mdata])
+    out = make(masked_values(data, mdata))
     node = record(MaskedSelectBackward0, (input,), out)
     if node is not None:
         node.save(mask)
@@ -1191,7 +1191,10 @@ def _nonzero(input, *, as_tuple=False):
     data = input._data
     xp = namespace_of(data)
     if as_tuple:
-        return tuple(make(i.astype(_LONG, copy=False)) for i in xp.nonzero(_nonempty(data)))
+        return tuple(make(i.astype(_LONG, copy=False)) for i in nonzero_positions(_nonempty(data)))
+    if data.ndim >= 2:
+        positions = nonzero_positions(data)
+        return make(xp.stack(positions, axis=1).astype(_LONG, copy=False))
     return make(xp.argwhere(data).astype(_LONG, copy=False))
 
 

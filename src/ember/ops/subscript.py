@@ -15,7 +15,7 @@ import numpy as np
 
 
 from .._backend import to_device_of
-from .._backend.rows import add_rows_at
+from .._backend.rows import add_rows_at, masked_values, nonzero_positions
 from .._dtype import _BY_NP
 from ._common import (
     complex_autograd,
@@ -110,7 +110,6 @@ def _check_mask(mask, shape, dim):
 def normalize_key(key, data):
     """``key`` as a tuple the array namespace indexes ``data`` with as torch would: tensors and
     lists become integer arrays, masks become their nonzero positions."""
-    xp = namespace_of(data)
     items = key if isinstance(key, tuple) else _as_tuple_key(key) if isinstance(key, list) else (key,)
     items = [k if _is_plain(k) or isinstance(k, bool) else _as_index_array(k, data) for k in items]
     shape = data.shape
@@ -123,7 +122,7 @@ def normalize_key(key, data):
             dim += len(shape) - n_taken
         elif hasattr(k, "dtype") and k.dtype.kind == "b" and k.ndim:
             _check_mask(k, shape, dim)
-            out.extend(xp.nonzero(k))
+            out.extend(nonzero_positions(k))
             dim += k.ndim
             continue
         elif not isinstance(k, bool):
@@ -198,6 +197,9 @@ def advanced_getitem(self, key):
         data, index = self._data, key._data
         if index.dtype in _INTEGER_INDEX_DTYPES and index.__class__ is data.__class__ and data.ndim:
             return _gather(self, (index,))
+        if (index.dtype == np.bool_ and index.shape == data.shape and data.ndim
+                and not ((self._requires_grad and grad_state.grad_enabled) or forward_mode.active)):
+            return make(masked_values(data, index))   # (a mask of the tensor's shape, no history)
     return _gather(self, normalize_key(key, self._data))
 
 
