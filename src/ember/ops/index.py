@@ -20,6 +20,7 @@ from ._common import (
 )
 from .shape import _broadcast_pair, cat
 from .view import slice_scatter_zeros
+from .ternary import _select
 from ..amp.policy import autocast_policy
 
 from .subscript import (
@@ -987,24 +988,12 @@ def _check_bool_mask(op, mask):
 def masked_fill(input, mask, value):
     """Returns a copy of ``input`` with ``value`` (a number or a 0-d tensor) where the boolean
     ``mask`` (broadcast with ``input``) is True."""
-    _tensor_arg(mask, "masked_fill", "mask", 2)
-    _check_bool_mask("masked_fill", mask)
     data, mdata = input._data, mask._data
+    fill = _masked_fill_value(input, mask, value)
     value_tensor = value if isinstance(value, Tensor) else None
-    xp = namespace_of(data)
-    if value_tensor is not None:
-        if value._data.ndim:
-            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
-                               f"tensor with {value._data.ndim} dimension(s).")
-        check_value_fits(value, data.dtype)
-        fill = value._data.astype(data.dtype)
-    else:
-        _scalar_value(value, "masked_fill", "value", 3)
-        check_value_fits(value, data.dtype)
-        fill = xp.asarray(value).astype(data.dtype)
     if mdata.shape != data.shape:
         _broadcast_pair(mdata.shape, data.shape)
-    out = make(xp.where(mdata, fill, data))
+    out = make(_select(namespace_of(data), mdata, fill, data, data.dtype))
     if value_tensor is None:
         node = record(MaskedFillBackward0, (input,), out)
     else:
@@ -1017,11 +1006,37 @@ def masked_fill(input, mask, value):
     return out
 
 
+def _masked_fill_value(input, mask, value):
+    """masked_fill's checks; ``value`` as a 0-d array of ``input``'s dtype."""
+    _tensor_arg(mask, "masked_fill", "mask", 2)
+    _check_bool_mask("masked_fill", mask)
+    dtype = input._data.dtype
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value._data.ndim} dimension(s).")
+        check_value_fits(value, dtype)
+        return value._data.astype(dtype)
+    _scalar_value(value, "masked_fill", "value", 3)
+    check_value_fits(value, dtype)
+    return namespace_of(input._data).asarray(value).astype(dtype)
+
+
 def masked_fill_(self, mask, value):
     """In-place ``masked_fill``: fills ``self`` with ``value`` where ``mask`` is True."""
     _tensor_arg(mask, "masked_fill_", "mask", 1)
-    if mask._data.shape != self._data.shape:
-        _broadcast_pair(self._data.shape, mask._data.shape)
+    data, mdata = self._data, mask._data
+    if mdata.shape != data.shape:
+        _broadcast_pair(data.shape, mdata.shape)
+    elif (type(data) is np.ndarray and type(mdata) is np.ndarray and data.flags.c_contiguous
+          and inplace_untracked(self) and not (isinstance(value, Tensor) and value._requires_grad
+                                               and grad_state.grad_enabled)):
+        check_inplace(self)   # (written at the mask's true positions, found flat)
+        fill = _masked_fill_value(self, mask, value)
+        if mdata.dtype == np.bool_:
+            data.reshape(-1)[np.flatnonzero(mdata)] = fill
+            bump_version(self)
+            return self
     return apply_inplace(self, masked_fill, mask, value)
 
 
