@@ -355,6 +355,36 @@ def test_scatter_on_the_loop_matches_torch(dim, src, monkeypatch):
 
 
 @needs_loops
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_scatter_add_on_the_loop_adds_in_add_at_order_as_torch(dim, monkeypatch):
+    """scatter_add into a copy on the loop: repeated positions add up in index order, as
+    NumPy's add.at adds them (the same bits); values and gradients as torch's."""
+    from ember.ops import index as index_ops
+    taken = _spy_on(monkeypatch, index_ops._scatter_add_kernel)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((20, 40, 50)).astype(np.float32)
+    shape = list(x.shape)
+    shape[dim] = 33 if dim == 0 else 60   # fewer or more picks than the dimension has
+    idx = rng.integers(0, x.shape[dim], shape)
+    s = rng.standard_normal(shape).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        t, src = lib.tensor(x).requires_grad_(), lib.tensor(s).requires_grad_()
+        out = lib.scatter_add(t, dim, lib.tensor(idx), src)
+        out.backward(lib.tensor(x))
+        results.append((out.detach().numpy(), t.grad.numpy(), src.grad.numpy()))
+    expected = x.copy()
+    d = dim % 3
+    np.add.at(expected, tuple(np.indices(idx.shape, sparse=True)[:d]) + (idx,)
+              + tuple(np.indices(idx.shape, sparse=True)[d + 1:]), s)
+    np.testing.assert_array_equal(results[1][0], expected)
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-5)
+    for want, got in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_array_equal(got, want)
+    assert taken == [True]
+
+
+@needs_loops
 @pytest.mark.parametrize("bad", [-1, 40])
 def test_scatter_on_the_loop_names_the_index_out_of_bounds_as_torch(bad, monkeypatch):
     taken = _scatter_spy(monkeypatch)

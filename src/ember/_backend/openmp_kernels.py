@@ -485,6 +485,20 @@ void scatter_add_float32(void **arrays, const int64_t *sizes, const double *scal
     const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
     const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
     int bad = 0;
+    if (inner == 1) {   /* along the last axis: a row of picks per outer index */
+        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
+        for (int64_t o = 0; o < outer; o++) {
+            const int64_t *ks = index + o * ni;
+            const float *gs = grad + o * ni;
+            float *ys = out + o * nx;
+            int row_bad = 0;
+            for (int64_t i = 0; i < ni; i++) row_bad |= ks[i] < 0 || ks[i] >= nx;
+            if (row_bad) { bad = 1; continue; }
+            for (int64_t i = 0; i < ni; i++) ys[ks[i]] += gs[i];
+        }
+        *status = bad;
+        return;
+    }
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
     for (int64_t task = 0; task < outer * chunks; task++) {
         const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
@@ -1433,6 +1447,24 @@ def scatter_add_float32(grad, index, axis, shape):
     status = np.zeros(1, np.int32)
     _call(function, (grad, index, out, status), (outer, shape[axis], index.shape[axis], inner), ())
     return None if status[0] else out
+
+
+def scatter_add_into_float32(out, index, src, axis):
+    """``out[index along axis] += src`` in place (repeated positions adding up in index order,
+    as NumPy's ``add.at``), for a row-major float32 ``out`` and ``index`` and ``src`` as
+    ``scatter_add_float32`` takes them: True once done; None where the loop does not apply or
+    cannot be built (``out`` untouched), False where it met an index out of bounds (``out``
+    then partly written, for the caller to drop)."""
+    if (type(out) is not np.ndarray or out.dtype != np.float32 or not out.flags.c_contiguous
+            or not scatter_add_applies(src, index, axis, out.shape)):
+        return None
+    function = _function("scatter_add_float32")
+    if function is None:
+        return None
+    outer, inner = _around(out.shape, axis)
+    status = np.zeros(1, np.int32)
+    _call(function, (src, index, out, status), (outer, out.shape[axis], index.shape[axis], inner), ())
+    return not status[0]
 
 
 def scatter_float32(out, index, src, axis, value=0.0):

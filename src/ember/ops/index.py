@@ -171,9 +171,12 @@ class GatherBackward0(Node):
 
     def backward_arrays(self, grad):
         (index,) = self.saved_tensors
-        if not openmp_kernels.scatter_add_applies(grad._data, index._data, self.dim, self.in_shape):
+        gd = grad._data
+        if type(gd) is np.ndarray and gd.dtype == np.float32 and not gd.flags.c_contiguous:
+            gd = np.ascontiguousarray(gd)   # (a sum's expanded gradient, say: the loop reads rows)
+        if not openmp_kernels.scatter_add_applies(gd, index._data, self.dim, self.in_shape):
             return None
-        added = _gather_gradient_kernel(grad._data, index._data, self.dim, self.in_shape)
+        added = _gather_gradient_kernel(gd, index._data, self.dim, self.in_shape)
         return None if added is None else (make(added),)
 
 
@@ -181,6 +184,10 @@ class GatherBackward0(Node):
 # where it met an index out of bounds)
 _scatter_kernel = KernelChoice("scatter", onednn=openmp_kernels.scatter_float32,
                                numpy=lambda *args: None)
+
+# scatter_add into a copy, likewise
+_scatter_add_kernel = KernelChoice("scatter_add", onednn=openmp_kernels.scatter_add_into_float32,
+                                   numpy=lambda *args: None)
 
 # (None where the loop meets an index out of bounds: the general backward says which)
 _gather_gradient_kernel = KernelChoice("gather backward", onednn=openmp_kernels.scatter_add_float32,
@@ -419,6 +426,9 @@ def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
     if reduce is None and _scatter_kernel(out, idx, src._data if src_is_tensor else None, d,
                                           0.0 if src_is_tensor else float(values)):
         return out   # (False: an index out of bounds, which the check below names)
+    if reduce in ("add", "sum") and include_self and src_is_tensor and _scatter_add_kernel(
+            out, idx, src._data, d):
+        return out
     size = _nonempty_shape(data.shape)[d]
     _check_bounds(idx, 0, size, _out_of_bounds(d, size))
     idx = _nonempty(idx)
