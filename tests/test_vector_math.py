@@ -94,6 +94,23 @@ def test_sigmoid_gradient_on_the_loop_rounds_as_the_formula_on_arrays():
 
 
 @needs_loops
+def test_abs_gradient_on_the_loop_is_the_formula_on_arrays_and_torch_s():
+    """g * sign(x) with torch's sign: 0 at 0, -0.0 and NaN (an infinite g there gives NaN)."""
+    x = _inputs(30.0)
+    x[:5] = [0.0, -0.0, np.nan, np.inf, -np.inf]
+    g = np.random.default_rng(2).standard_normal(N).astype(np.float32)
+    g[:3] = np.inf
+    got = vector_math.gradient("abs", g, x)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(got, g * np.subtract(x > 0, x < 0, dtype=np.float32))
+    xt = ember.tensor(x, requires_grad=True)
+    tt = torch.tensor(x, requires_grad=True)
+    ember.abs(xt).backward(ember.tensor(g))
+    torch.abs(tt).backward(torch.from_numpy(g))
+    np.testing.assert_array_equal(xt.grad.numpy(), tt.grad.numpy())
+
+
+@needs_loops
 @pytest.mark.parametrize("layout", ["channels_last", "transposed"])
 def test_the_loops_keep_a_dense_layout(layout):
     x = _inputs(5.0).reshape(16, 64, 32, 32)

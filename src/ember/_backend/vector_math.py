@@ -84,6 +84,7 @@ QUOTIENT_IS_EXACT = "(fabs(q) < 0x1p22) & !isinf(y)"
 # eps and 1 - eps rounded to float32, as NumPy compares a float32 array with a number)
 GRADIENTS = {
     "sigmoid": ("y", "(g * y) * (1.0f - y)"),
+    "abs": ("x", "g * (float)((x > 0.0f) - (x < 0.0f))"),   # (torch's sign: 0 at NaN and at 0)
     "logit": ("x", "(x < p[0] || x > p[1]) ? p[2] : g / (x * (1.0f - x))"),
 }
 
@@ -99,7 +100,7 @@ MIN_ELEMENTS = {
     "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 6,
     "erfc": 1 << 6, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
-    "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10,
+    "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10, "abs backward": 1 << 13,
     "nan_to_num": 1 << 14, "logit": 1 << 16,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,

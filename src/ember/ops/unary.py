@@ -242,7 +242,8 @@ digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x
                  refuse={"c": _not_implemented("digamma")})
 abs = _unary("abs", lambda xp, x: xp.abs(x),
              lambda g, x, y: g * (x.sgn() if x._data.dtype.kind == "c" else x.sign()),
-             array_grad=lambda g, x, y: g * _sign(namespace_of(x), x),
+             array_grad=vector_math.when_large("abs backward", lambda g, x, y: vector_math.gradient("abs", g, x),
+                                               lambda g, x, y: g * _sign(namespace_of(x), x)),
              float_op=False, exact_out=True,
              tangent=lambda t, x, y: ((t * x.sgn().conj()).real if x._data.dtype.kind == "c"
                                       else t * x.sign()),
