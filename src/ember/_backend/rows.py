@@ -141,7 +141,7 @@ def _on_host(value):
 
 def nonzero_positions(a):
     """``xp.nonzero(a)``: the indices of ``a``'s nonzero elements, one array per dimension."""
-    if type(a) is not np.ndarray or not a.ndim:
+    if type(a) is not np.ndarray or a.size < FLAT_INDEX_MIN_ELEMENTS or not a.ndim:
         return namespace_of(a).nonzero(a)
     flat = np.flatnonzero(a if a.dtype == np.bool_ else a != 0)   # (NaN is nonzero)
     positions = []   # unravelled from the last dimension (NumPy's unravel_index takes longer)
@@ -156,7 +156,8 @@ def nonzero_positions(a):
 def masked_values(data, mask):
     """``data[mask]`` for a boolean ``mask`` of ``data``'s shape: its selected values, in
     row-major order."""
-    if type(data) is np.ndarray and type(mask) is np.ndarray and data.ndim and data.shape == mask.shape:
+    if (type(data) is np.ndarray and type(mask) is np.ndarray and data.size >= FLAT_INDEX_MIN_ELEMENTS
+            and data.shape == mask.shape):
         return data.reshape(-1).take(np.flatnonzero(mask))
     return data[mask]
 

@@ -11,7 +11,9 @@ import numpy as np
 
 from .._backend import openmp_kernels
 from .._backend.choice import KernelChoice
-from .._backend.rows import add_rows_at, masked_values, nonzero_positions, take_at, ufunc_at
+from .._backend.rows import (
+    add_rows_at, FLAT_INDEX_MIN_ELEMENTS, masked_values, nonzero_positions, take_at, ufunc_at,
+)
 from .._dtype import _BY_NP
 from ._common import (
     apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd, grad_state,
@@ -423,12 +425,13 @@ def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
     _check_scatter_shapes(data.shape, idx.shape, src._data.shape if src_is_tensor else None, d)
     if not src_is_tensor:
         values = namespace_of(data).asarray(src).astype(data.dtype)
-    if reduce is None and _scatter_kernel(out, idx, src._data if src_is_tensor else None, d,
-                                          0.0 if src_is_tensor else float(values)):
-        return out   # (False: an index out of bounds, which the check below names)
-    if reduce in ("add", "sum") and include_self and src_is_tensor and _scatter_add_kernel(
-            out, idx, src._data, d):
-        return out
+    if idx.size >= openmp_kernels.ELEMENTWISE_MIN_ELEMENTS:   # (the loops' size)
+        if reduce is None and _scatter_kernel(out, idx, src._data if src_is_tensor else None, d,
+                                              0.0 if src_is_tensor else float(values)):
+            return out   # (False: an index out of bounds, which the check below names)
+        if reduce in ("add", "sum") and include_self and src_is_tensor and _scatter_add_kernel(
+                out, idx, src._data, d):
+            return out
     size = _nonempty_shape(data.shape)[d]
     _check_bounds(idx, 0, size, _out_of_bounds(d, size))
     idx = _nonempty(idx)
@@ -1217,7 +1220,7 @@ def _nonzero(input, *, as_tuple=False):
     xp = namespace_of(data)
     if as_tuple:
         return tuple(make(i.astype(_LONG, copy=False)) for i in nonzero_positions(_nonempty(data)))
-    if data.ndim >= 2:
+    if data.ndim >= 2 and data.size >= FLAT_INDEX_MIN_ELEMENTS:
         positions = nonzero_positions(data)
         return make(xp.stack(positions, axis=1).astype(_LONG, copy=False))
     return make(xp.argwhere(data).astype(_LONG, copy=False))

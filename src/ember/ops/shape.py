@@ -421,10 +421,12 @@ def _triangle_data(op, data, diagonal, out=None):
     integer = _SAME_SIZE_INTEGER.get(data.dtype.itemsize)
     if (type(data) is not np.ndarray or integer is None
             or not TRIANGLE_MASK_MIN_ELEMENTS <= rows * cols <= TRIANGLE_MASK_MAX_ELEMENTS):
-        result = getattr(namespace_of(data), op)(data, diagonal)
+        xp = namespace_of(data)
         if out is None:
-            return result
-        namespace_of(data).copyto(out, result)
+            return getattr(xp, op)(data, diagonal)
+        dropped = (~xp.tri(rows, cols, diagonal, dtype=bool) if op == "tril"
+                   else xp.tri(rows, cols, diagonal - 1, dtype=bool))
+        xp.copyto(out, xp.zeros((), dtype=data.dtype), where=dropped)
         return out
     bits = _triangle_bits(op, rows, cols, diagonal, integer)
     result = np.bitwise_and(data.view(integer), bits, out=None if out is None else out.view(integer))

@@ -358,8 +358,8 @@ def _clamp(input, min, max, out, scalar_node, tensor_node):
 def _check_integer_bounds(common, bounds):
     """torch's overflow error for a number bound an integer ``common`` dtype cannot hold."""
     if common.kind in "iu":
-        for bound in bounds:
-            if not isinstance(bound, Tensor):
+        for bound in bounds:   # (-128 to 127 fit every integer dtype: the common bounds)
+            if not isinstance(bound, Tensor) and not (bound.__class__ is int and -128 <= bound <= 127):
                 check_value_fits(bound, common)
 
 

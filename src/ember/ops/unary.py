@@ -210,7 +210,8 @@ sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), ("r
               arithmetic=True, complex_grad=lambda g, x, y: g / (2 * y.conj()), loop="sqrt")
 rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), ("result",),
                loop="rsqrt")
-reciprocal = _unary("reciprocal", lambda xp, x: xp.divide(1, x) if x.dtype.kind == "f" else xp.reciprocal(x),
+reciprocal = _unary("reciprocal", lambda xp, x: (xp.divide(1, x) if x.dtype.kind == "f" and x.size >= 1024
+                                                 else xp.reciprocal(x)),   # (the same bits)
                     lambda g, x, y: -g * y * y, ("result",),
                     arithmetic=True, complex_grad=lambda g, x, y: -g * (y * y).conj())
 sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos(),
