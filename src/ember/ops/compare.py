@@ -4,6 +4,8 @@ None of these is differentiable: results are bool (comparisons, logical ops) or 
 (bitwise ops). Operands are promoted to torch's common dtype before comparing, so an integer
 tensor compared with ``2.5`` compares as floats, as torch does.
 """
+import numpy as np
+
 from .. import _dtype
 from ._common import (
     arrays_for, bump_version, check_inplace, finish_inplace, grad_state, is_scalar, is_writeable,
@@ -178,9 +180,15 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # -- logical ops -----------------------------------------------------------------------------
 
+def _truth(a):
+    """Where ``a`` is nonzero (NaN is): NumPy's logical ufuncs on numbers take a slow loop, its
+    comparison a vectorized one."""
+    return a if a.dtype == np.bool_ else a != 0
+
+
 def _logical(name, ufunc_name):
     def kernel(a, b):
-        return getattr(namespace_of(a), ufunc_name)(a, b)
+        return getattr(namespace_of(a), ufunc_name)(_truth(a), _truth(b))
 
     def op(input, other, *, out=None):
         _tensor_arg(input, "logical_" + name)
@@ -213,7 +221,8 @@ logical_xor = _logical("xor", "logical_xor")
 def logical_not(input, *, out=None):
     """Computes the element-wise logical NOT of the given input tensor."""
     _tensor_arg(input, "logical_not")
-    res = make(namespace_of(input._data).logical_not(input._data))
+    data = input._data
+    res = make(namespace_of(data).logical_not(data) if data.dtype == np.bool_ else data == 0)
     return res if out is None else _maybe_out(res, out)
 
 
