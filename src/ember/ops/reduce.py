@@ -945,6 +945,20 @@ class MaxBackward0(Node):
         chosen = make(taken == positions)
         return (where(chosen, restore_dims(grad, shape, (dim,), self.keepdim), 0),)
 
+    def backward_arrays(self, grad):
+        """The gradient put at the indices taken, in zeros (rather than a select over a
+        one-hot mask of the input's shape)."""
+        (indices,) = self.saved_tensors
+        shape, dim = self.in_shape, self.dim
+        gd, taken = grad._data, indices._data
+        if not shape or type(gd) is not np.ndarray or type(taken) is not np.ndarray:
+            return None
+        if not self.keepdim:
+            gd, taken = np.expand_dims(gd, dim), np.expand_dims(taken, dim)
+        out = np.zeros(shape, gd.dtype)
+        np.put_along_axis(out, taken, gd, dim)
+        return (make(out),)
+
 
 class MinBackward0(MaxBackward0):
     __slots__ = ()
