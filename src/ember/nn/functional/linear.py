@@ -1,5 +1,5 @@
 """Affine maps: ``linear`` and ``bilinear``."""
-from ...ops.linalg import addmm, einsum, matmul
+from ...ops.linalg import addmm, affine_rows_untracked, einsum, matmul
 from ...amp.policy import autocast_policy
 from ..._torch_function import override_or_raise
 
@@ -29,7 +29,8 @@ def _addmm_rows(input, weight, bias):
     """``bias + x A^T`` as one addmm over the rows of ``input`` (the bias added in place to
     the fresh product), torch's ``AddmmBackward0`` (under a view for other than 2-D input)."""
     if input.ndim == 2:
-        return addmm(bias, input, weight.t())
+        untracked = affine_rows_untracked(input, weight, bias)
+        return untracked if untracked is not None else addmm(bias, input, weight.t())
     rows = addmm(bias, input.reshape(-1, input.shape[-1]), weight.t())
     return rows.view(*input.shape[:-1], weight.shape[0])
 
