@@ -2,8 +2,9 @@
 ``x[int]`` and ``x[slice]`` without the general key walk, ``x[index_tensor]``, ``expand``'s
 directly made view, ``cat`` and ``stack`` in one pass, ``clamp`` as NumPy's clip from
 ``CLIP_MIN_ELEMENTS``, ``sigmoid`` as ``1 / (1 + exp(-x))``, ``reshape`` of strided tensors
-without a failed view. Values, gradients, node names,
-strides and writability where torch defines them."""
+without a failed view; and from the other side, the paths larger inputs take: masks through
+their flat positions, triangles through bit masks, reciprocal as a division. Values, gradients,
+node names, strides and writability where torch defines them."""
 import numpy as np
 import pytest
 import torch
@@ -337,3 +338,52 @@ def test_reshape_of_a_strided_tensor_is_a_view_where_torch_gives_one(make_input,
         e_out[(0,) * len(shape)] = t_out[(0,) * len(shape)] = 100.0
     np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
     _check(e_in.reshape(shape) * 2, t_in.reshape(shape) * 2, e, t)
+
+
+# sizes on both sides of the flat-position and bit-mask paths' thresholds (rows of 31)
+LARGE_PATH_SHAPES = [(20, 31), (40, 31), (3, 700, 31)]
+
+
+def _masked_data(shape):
+    data = np.random.default_rng(10).standard_normal(shape).astype(np.float32)
+    data.reshape(-1)[:4] = [np.nan, 0.0, -0.0, np.inf]
+    return data
+
+
+@pytest.mark.parametrize("shape", LARGE_PATH_SHAPES)
+def test_masks_by_flat_positions_match_torch(shape):
+    """x[mask], masked_select, nonzero (of numbers and of masks, as a tuple too), argwhere,
+    masked_fill and masked_fill_ from the sizes where they take the mask's flat positions or
+    the bitwise select."""
+    data = _masked_data(shape)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(data)
+        mask = t > 0.3
+        filled = t.clone()
+        filled.masked_fill_(mask, -7.0)
+        results.append([t[mask], lib.masked_select(t, mask), lib.nonzero(t), lib.argwhere(mask),
+                        *lib.nonzero(mask, as_tuple=True), lib.masked_fill(t, mask, 2.5), filled])
+    for want, got in zip(*results):
+        assert got.dtype == getattr(ember, str(want.dtype).split(".")[-1])
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("shape", LARGE_PATH_SHAPES)
+@pytest.mark.parametrize("diagonal", [-2, 0, 3])
+def test_triangles_by_bit_masks_match_torch(shape, diagonal):
+    data = _masked_data(shape)
+    for op in ("tril", "triu"):
+        e, t = _pair(data)
+        _check(getattr(ember, op)(e, diagonal), getattr(torch, op)(t, diagonal), e, t, atol=0)
+        e2, t2 = _pair(data, requires_grad=False)
+        getattr(e2, op + "_")(diagonal)
+        getattr(t2, op + "_")(diagonal)
+        np.testing.assert_array_equal(e2.numpy(), t2.numpy())
+
+
+@pytest.mark.parametrize("shape", LARGE_PATH_SHAPES)
+def test_reciprocal_as_a_division_matches_torch(shape):
+    data = _masked_data(shape)
+    e, t = _pair(data)
+    _check(ember.reciprocal(e), torch.reciprocal(t), e, t, atol=0)

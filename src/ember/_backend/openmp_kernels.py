@@ -472,97 +472,60 @@ void gather_float32(void **arrays, const int64_t *sizes, const double *scalars, 
     *status = bad;
 }
 
-/* out[o, index[o, i, j], j] += grad[o, i, j] for out (outer, nx, inner), zeroed by the caller,
-   and row-major index and grad (outer, ni, inner): gather's gradient. Each (o, j) adds its
-   terms in i order, as NumPy's add.at does; the tasks (an outer index, and a chunk of inner
-   positions) write apart. *arrays[3] (an int32) set to 1 where an index is outside [0, nx). */
-void scatter_add_float32(void **arrays, const int64_t *sizes, const double *scalars,
-                         int nthreads) {
-    const float *grad = arrays[0];
-    const int64_t *index = arrays[1];
-    float *out = arrays[2];
-    int32_t *status = arrays[3];
-    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
-    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
-    int bad = 0;
-    if (inner == 1) {   /* along the last axis: a row of picks per outer index */
-        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
-        for (int64_t o = 0; o < outer; o++) {
-            const int64_t *ks = index + o * ni;
-            const float *gs = grad + o * ni;
-            float *ys = out + o * nx;
-            int row_bad = 0;
-            for (int64_t i = 0; i < ni; i++) row_bad |= ks[i] < 0 || ks[i] >= nx;
-            if (row_bad) { bad = 1; continue; }
-            for (int64_t i = 0; i < ni; i++) ys[ks[i]] += gs[i];
-        }
-        *status = bad;
-        return;
-    }
-    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
-    for (int64_t task = 0; task < outer * chunks; task++) {
-        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
-        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK;
-        float *ys = out + o * nx * inner + first;
-        for (int64_t i = 0; i < ni && !bad; i++) {
-            const int64_t at = (o * ni + i) * inner + first;
-            for (int64_t j = 0; j < width; j++) {
-                const int64_t k = index[at + j];
-                if (k < 0 || k >= nx) { bad = 1; break; }
-                ys[k * inner + j] += grad[at + j];
-            }
-        }
-    }
-    *status = bad;
+/* out[o, index[o, i, j], j] (op)= src[o, i, j] (the number scalars[0] where src is NULL) for
+   row-major out (outer, nx, inner) and index and src (outer, ni, inner): scatter (ASSIGN) and
+   scatter_add, gather's gradient (ADD), into out. Each (o, j) takes its terms in i order: the
+   last of repeated positions stays, as with NumPy's assignment, or they add up in add.at's
+   order; the tasks (an outer index, and a chunk of inner positions) write apart.
+   *arrays[3] (an int32) set to 1 where an index is outside [0, nx). */
+#define ASSIGN(y, v) ((y) = (v))
+#define ADD(y, v) ((y) += (v))
+#define SCATTER(name, COMBINE) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const float *src = arrays[0]; \
+    const int64_t *index = arrays[1]; \
+    float *out = arrays[2]; \
+    int32_t *status = arrays[3]; \
+    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3]; \
+    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK; \
+    const float value = (float)scalars[0]; \
+    int bad = 0; \
+    if (inner == 1) {   /* along the last axis: a row of picks per outer index */ \
+        _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)") \
+        for (int64_t o = 0; o < outer; o++) { \
+            const int64_t *ks = index + o * ni; \
+            float *ys = out + o * nx; \
+            int row_bad = 0; \
+            for (int64_t i = 0; i < ni; i++) row_bad |= ks[i] < 0 || ks[i] >= nx; \
+            if (row_bad) { bad = 1; continue; } \
+            if (src) { \
+                const float *vs = src + o * ni; \
+                for (int64_t i = 0; i < ni; i++) COMBINE(ys[ks[i]], vs[i]); \
+            } else { \
+                for (int64_t i = 0; i < ni; i++) COMBINE(ys[ks[i]], value); \
+            } \
+        } \
+        *status = bad; \
+        return; \
+    } \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)") \
+    for (int64_t task = 0; task < outer * chunks; task++) { \
+        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK; \
+        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK; \
+        float *ys = out + o * nx * inner + first; \
+        for (int64_t i = 0; i < ni && !bad; i++) { \
+            const int64_t at = (o * ni + i) * inner + first; \
+            for (int64_t j = 0; j < width; j++) { \
+                const int64_t k = index[at + j]; \
+                if (k < 0 || k >= nx) { bad = 1; break; } \
+                COMBINE(ys[k * inner + j], src ? src[at + j] : value); \
+            } \
+        } \
+    } \
+    *status = bad; \
 }
-
-/* out[o, index[o, i, j], j] = src[o, i, j] (the number scalars[0] where src is NULL) for
-   row-major out (outer, nx, inner) and index and src (outer, ni, inner): scatter into a copy.
-   Each (o, j) writes in i order, so the last of repeated positions stays, as with NumPy's
-   assignment; *arrays[3] (an int32) set to 1 where an index is outside [0, nx). */
-void scatter_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
-    const float *src = arrays[0];
-    const int64_t *index = arrays[1];
-    float *out = arrays[2];
-    int32_t *status = arrays[3];
-    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
-    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
-    const float value = (float)scalars[0];
-    int bad = 0;
-    if (inner == 1) {   /* along the last axis: a row of picks per outer index */
-        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
-        for (int64_t o = 0; o < outer; o++) {
-            const int64_t *ks = index + o * ni;
-            float *ys = out + o * nx;
-            int row_bad = 0;
-            for (int64_t i = 0; i < ni; i++) row_bad |= ks[i] < 0 || ks[i] >= nx;
-            if (row_bad) { bad = 1; continue; }
-            if (src) {
-                const float *vs = src + o * ni;
-                for (int64_t i = 0; i < ni; i++) ys[ks[i]] = vs[i];
-            } else {
-                for (int64_t i = 0; i < ni; i++) ys[ks[i]] = value;
-            }
-        }
-        *status = bad;
-        return;
-    }
-    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
-    for (int64_t task = 0; task < outer * chunks; task++) {
-        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
-        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK;
-        float *ys = out + o * nx * inner + first;
-        for (int64_t i = 0; i < ni && !bad; i++) {
-            const int64_t at = (o * ni + i) * inner + first;
-            for (int64_t j = 0; j < width; j++) {
-                const int64_t k = index[at + j];
-                if (k < 0 || k >= nx) { bad = 1; break; }
-                ys[k * inner + j] = src ? src[at + j] : value;
-            }
-        }
-    }
-    *status = bad;
-}
+SCATTER(scatter_float32, ASSIGN)
+SCATTER(scatter_add_float32, ADD)
 
 /* out[o, i, :] = x[o, index[i], :] for row-major x (outer, nx, inner) and out (outer, ni,
    inner), index (ni) within [0, nx) (the caller checks): index_select, a row copied per task
@@ -1439,14 +1402,8 @@ def scatter_add_float32(grad, index, axis, shape):
     bounds."""
     if not scatter_add_applies(grad, index, axis, shape):
         return None
-    function = _function("scatter_add_float32")
-    if function is None:
-        return None
-    outer, inner = _around(shape, axis)
     out = np.zeros(shape, np.float32)
-    status = np.zeros(1, np.int32)
-    _call(function, (grad, index, out, status), (outer, shape[axis], index.shape[axis], inner), ())
-    return None if status[0] else out
+    return out if scatter_add_into_float32(out, index, grad, axis) else None
 
 
 def scatter_add_into_float32(out, index, src, axis):
@@ -1458,13 +1415,7 @@ def scatter_add_into_float32(out, index, src, axis):
     if (type(out) is not np.ndarray or out.dtype != np.float32 or not out.flags.c_contiguous
             or not scatter_add_applies(src, index, axis, out.shape)):
         return None
-    function = _function("scatter_add_float32")
-    if function is None:
-        return None
-    outer, inner = _around(out.shape, axis)
-    status = np.zeros(1, np.int32)
-    _call(function, (src, index, out, status), (outer, out.shape[axis], index.shape[axis], inner), ())
-    return not status[0]
+    return _scatter("scatter_add_float32", out, index, src, axis, 0.0)
 
 
 def scatter_float32(out, index, src, axis, value=0.0):
@@ -1478,7 +1429,13 @@ def scatter_float32(out, index, src, axis, value=0.0):
             or (src is not None and (type(src) is not np.ndarray or src.dtype != np.float32
                                      or not src.flags.c_contiguous or src.shape != index.shape))):
         return None
-    function = _function("scatter_float32")
+    return _scatter("scatter_float32", out, index, src, axis, value)
+
+
+def _scatter(name, out, index, src, axis, value):
+    """Run the scatter loop ``name`` into ``out``: whether every index was in bounds (None
+    where the loop cannot be built)."""
+    function = _function(name)
     if function is None:
         return None
     outer, inner = _around(out.shape, axis)

@@ -1045,11 +1045,9 @@ def masked_fill_(self, mask, value):
           and inplace_untracked(self) and not (isinstance(value, Tensor) and value._requires_grad
                                                and grad_state.grad_enabled)):
         check_inplace(self)   # (written at the mask's true positions, found flat)
-        fill = _masked_fill_value(self, mask, value)
-        if mdata.dtype == np.bool_:
-            data.reshape(-1)[np.flatnonzero(mdata)] = fill
-            bump_version(self)
-            return self
+        data.reshape(-1)[np.flatnonzero(mdata)] = _masked_fill_value(self, mask, value)
+        bump_version(self)
+        return self
     return apply_inplace(self, masked_fill, mask, value)
 
 
