@@ -223,3 +223,33 @@ def test_det_gradient_is_the_cofactor_matrix_also_where_singular():
     t = torch.tensor(invertible, requires_grad=True)
     torch.linalg.det(t).backward()
     np.testing.assert_allclose(_np(a.grad)[1], _np(t.grad), atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "broadcast"])
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+@pytest.mark.parametrize("unitriangular", [True, False])
+def test_triangular_substitution_on_blas_trsm_matches_torch(layout, upper, transpose, unitriangular):
+    """Small batches go to BLAS's trsm (each layout of the matrix as row-major BLAS takes it, or
+    copied); torch's solution, also through a zero on the diagonal (infinities and NaNs)."""
+    from ember._backend import cblas
+    from ember.ops import triangular
+    if not cblas._TRSM:
+        pytest.skip("NumPy's BLAS has no trsm")
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 9, 9)) + 4 * np.eye(9)
+    a = {"C": a, "F": np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2),
+         "strided": np.repeat(a, 2, axis=-1)[..., ::2], "broadcast": np.broadcast_to(a[:1], a.shape)}[layout]
+    b = rng.standard_normal((2, 9, 3))
+    for zero_diagonal in (False, True):
+        if zero_diagonal:
+            a = a.copy()
+            a[0, 4, 4] = 0
+        got = triangular._substitute(b, a, upper, transpose, unitriangular)
+        t = torch.from_numpy(np.ascontiguousarray(a))
+        want = torch.linalg.solve_triangular(t.mT if transpose else t, torch.from_numpy(b),
+                                             upper=upper != transpose, unitriangular=unitriangular).numpy()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(np.isfinite(got), finite)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-10, atol=1e-10)

@@ -1,4 +1,4 @@
-"""CBLAS routines NumPy does not expose (``axpy``, ``axpby``, ``gemm`` with ``beta``), called
+"""CBLAS routines NumPy does not expose (``axpy``, ``axpby``, ``gemm`` with ``beta``, ``trsm``), called
 through ctypes in the OpenBLAS that NumPy itself links, so they share its threads and
 ``threadpoolctl`` limits.
 
@@ -31,6 +31,7 @@ _NAME_PATTERNS = (("scipy_cblas_{}64_", ctypes.c_int64), ("cblas_{}64_", ctypes.
 _SCALAR_TYPES = {np.dtype(np.float32): ("s", ctypes.c_float),
                  np.dtype(np.float64): ("d", ctypes.c_double)}
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_UPPER, _LOWER, _NON_UNIT, _UNIT, _LEFT = 121, 122, 131, 132, 141
 
 
 def _numpy_blas_handle():
@@ -67,6 +68,8 @@ _AXPY = _bind(_handle, "axpy", "nanpn")  # n, alpha, x, incx, y, incy
 _AXPBY = _bind(_handle, "axpby", "nanpan")  # n, alpha, x, incx, beta, y, incy
 # layout, trans a, trans b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
 _GEMM = _bind(_handle, "gemm", "eeennnapnpnapn")
+# layout, side, upper/lower, trans a, unit diagonal, m, n, alpha, a, lda, b, ldb
+_TRSM = _bind(_handle, "trsm", "eeeeennapnpn")
 _MAX_SIZE = 2**31 - 1
 
 
@@ -151,6 +154,41 @@ def gemm(a, b, c, alpha=1.0, beta=1.0):
         return False
     function(_ROW_MAJOR, layout_a[0], layout_b[0], m, n, k, alpha, address(a), layout_a[1],
              address(b), layout_b[1], beta, address(c), n)
+    return True
+
+
+def trsm_supports(a, b):
+    """Whether ``trsm`` can solve with the matrices of ``a`` in place in ``b``."""
+    return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype
+            and a.dtype in _TRSM and b.flags.c_contiguous and b.flags.writeable
+            and max(b.shape[-2:], default=0) <= _MAX_SIZE and not np.may_share_memory(a, b))
+
+
+def trsm(a, b, upper, transpose, unitriangular):
+    """``b = op(T)^-1 b`` in place for each matrix of a batch, T the upper or lower triangle
+    of ``a``'s matrix (its other entries are not read), op(T) = T or T^T, a unit diagonal
+    assumed when ``unitriangular``; ``a`` (..., n, n) with ``b``'s batch shape (broadcast views
+    allowed), ``b`` (..., n, k) C-contiguous. A zero on the diagonal gives infinities and NaNs,
+    as the substitution does. False (nothing done) when they do not qualify."""
+    if not trsm_supports(a, b) or a.shape[:-2] != b.shape[:-2]:
+        return False
+    function = _TRSM[b.dtype]
+    n, k = b.shape[-2:]
+    if not (n and k):
+        return True
+    diagonal = _UNIT if unitriangular else _NON_UNIT
+    for index in np.ndindex(b.shape[:-2]):
+        matrix = a[index]
+        layout = _matrix_operand(matrix)
+        if layout is None:
+            matrix = np.ascontiguousarray(matrix)
+            layout = _matrix_operand(matrix)
+        trans, lda = layout
+        # an F-contiguous matrix is its transpose in row-major order: the other triangle of that
+        uplo = _UPPER if upper == (trans == _NO_TRANS) else _LOWER
+        op = trans if not transpose else (_TRANS if trans == _NO_TRANS else _NO_TRANS)
+        function(_ROW_MAJOR, _LEFT, uplo, op, diagonal, n, k, 1.0, address(matrix), lda,
+                 address(b[index]), k)
     return True
 
 

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import return_types
-from .._backend import openmp_kernels
+from .._backend import lapack, openmp_kernels
 from ._common import _type_word, check_tensor, make, namespace_of, Node, record, sum_to, write_out
 from .matrix_decompositions import (
     LinAlgError, LinalgSolveExBackward0, _batch_prefix, _first_nonzero, check_matrix, solve_operands,
@@ -42,12 +42,20 @@ def getrf(data):
     """LAPACK's getrf on a (batch of) m x n matrices: (LU, pivots, info), with L's unit
     diagonal left out of LU, pivots 1-based (batch, min(m, n)) int32 and info 1 + the index of
     the first exactly zero pivot (0 when there is none). The factorization goes on past a zero
-    pivot, as LAPACK's does. Real float32 and float64 panels are factored by a compiled loop
-    (``openmp_kernels.getrf_panel``) with the same arithmetic as ``_factor_panel``."""
+    pivot, as LAPACK's does. Batches of at most max(m, n) real float32/float64 matrices go to
+    the LAPACK NumPy links (``lapack.getrf``), one call per matrix; elsewhere real float32 and
+    float64 panels are factored by a compiled loop (``openmp_kernels.getrf_panel``) with the
+    same arithmetic as ``_factor_panel``."""
     xp = namespace_of(data)
     m, n = data.shape[-2:]
     k = min(m, n)
     count = math.prod(data.shape[:-2])
+    batch = data.shape[:-2]
+    if xp is np and count <= max(m, n):
+        factored = lapack.getrf(data.reshape((count, m, n)))
+        if factored is not None:
+            lu_data, pivots, info = factored
+            return lu_data.reshape(data.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
     a = xp.array(data.reshape((count, m, n)), copy=True)
     rows = xp.arange(count)
     pivots = xp.empty((count, k), dtype=np.int32)
@@ -64,7 +72,6 @@ def getrf(data):
                                                       False, False, True)
                 if stop < m:
                     a[:, stop:, stop:] -= a[:, stop:, start:stop] @ a[:, start:stop, stop:]
-    batch = data.shape[:-2]
     return a.reshape(data.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
 
 

@@ -136,6 +136,15 @@ def _inv_data(op, data):
                         "not be completed because the input matrix is singular.")
 
 
+def _inverse_if_regular(data):
+    """NumPy's inverse of each matrix of the batch, None where one is singular (NumPy raises
+    exactly where getrf finds an exactly zero pivot)."""
+    try:
+        return np.linalg.inv(data).astype(data.dtype, copy=False)
+    except np.linalg.LinAlgError:
+        return None
+
+
 @with_out(op="linalg_inv")
 @autocast_policy("fp32")
 def inv(A):
@@ -163,13 +172,18 @@ def inv_ex(A, *, check_errors=False):
     of the zero pivot); raises only when ``check_errors``."""
     check_matrix(A, "linalg.inv_ex")
     data = A._data
-    info = _zero_pivots(data)
-    if check_errors and bool(info.any()):
-        _inv_data("linalg.inv_ex", data)
     xp = namespace_of(data)
-    singular = (info != 0)[..., None, None]
-    safe = xp.where(singular, xp.eye(data.shape[-1], dtype=data.dtype), data)
-    result = make(xp.where(singular, xp.nan, xp.linalg.inv(safe)).astype(data.dtype))
+    inverse = _inverse_if_regular(data) if xp is np else None
+    if inverse is not None:
+        info = xp.zeros(data.shape[:-2], dtype=np.int32)
+    else:
+        info = _zero_pivots(data)
+        if check_errors and bool(info.any()):
+            _inv_data("linalg.inv_ex", data)
+        singular = (info != 0)[..., None, None]
+        safe = xp.where(singular, xp.eye(data.shape[-1], dtype=data.dtype), data)
+        inverse = xp.where(singular, xp.nan, xp.linalg.inv(safe)).astype(data.dtype)
+    result = make(inverse)
     node = record(LinalgInvExBackward0, (A,), result)
     if node is not None:
         node.save(result)

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from .._backend import openmp_kernels
+from .._backend import cblas, openmp_kernels
 from ..autograd.graph import Node
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out
 from .matrix_decompositions import check_matrix
@@ -65,14 +65,18 @@ SUBSTITUTION_BLOCK = 32
 
 
 def _substitute(b, A, upper, transpose, unitriangular):
-    """X with op(T) X = b by blocked substitution, T the triangle of ``A`` (so that infinities
-    and zeros on the diagonal give LAPACK's infinities and NaNs, not a singular-matrix error)."""
+    """X with op(T) X = b, T the triangle of ``A``, infinities and zeros on the diagonal giving
+    LAPACK's infinities and NaNs, not a singular-matrix error: by BLAS's trsm, one call per
+    matrix, for batches of at most n n-by-n matrices (each call costs about what a row of the
+    substitution costs for the whole batch); else by blocked substitution on the arrays."""
     xp = namespace_of(A)
     batch = tuple(np.broadcast_shapes(b.shape[:-2], A.shape[:-2]))
     a = xp.broadcast_to(A, batch + A.shape[-2:])
+    x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=xp.result_type(A.dtype, b.dtype))
+    if math.prod(batch) <= A.shape[-1] and cblas.trsm(a, x, upper, transpose, unitriangular):
+        return x
     if transpose:
         a, upper = xp.swapaxes(a, -1, -2), not upper
-    x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=xp.result_type(A.dtype, b.dtype))
     n = a.shape[-1]
     starts = range(0, n, SUBSTITUTION_BLOCK)
     blocks = [(s, min(s + SUBSTITUTION_BLOCK, n)) for s in (reversed(starts) if upper else starts)]
