@@ -253,3 +253,21 @@ def test_triangular_substitution_on_blas_trsm_matches_torch(layout, upper, trans
         finite = np.isfinite(want)
         np.testing.assert_array_equal(np.isfinite(got), finite)
         np.testing.assert_allclose(got[finite], want[finite], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(6, 4, 3), (2, 5, 5, 5), (9, 4, 2), (40, 3, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_householder_product_on_lapack_and_on_arrays_match_torch(shape, dtype, monkeypatch):
+    """Batches of at most n matrices on LAPACK's orgqr, larger ones on the arrays: each torch's."""
+    from ember._backend import lapack
+    *batch, m, n, k = shape
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((*batch, m, n)).astype(dtype)
+    tau = rng.uniform(0.2, 1.8, (*batch, k)).astype(dtype)
+    want = torch.linalg.householder_product(torch.from_numpy(a), torch.from_numpy(tau)).numpy()
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    for with_lapack in (True, False):
+        if not with_lapack:
+            monkeypatch.setattr(lapack, "_ORGQR", {})
+        got = ember.linalg.householder_product(ember.from_numpy(a), ember.from_numpy(tau)).numpy()
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)

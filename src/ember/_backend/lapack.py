@@ -1,6 +1,7 @@
-"""LAPACK routines NumPy does not expose (``getrf``), called through ctypes in the OpenBLAS that
-NumPy itself links (``cblas`` finds it), as torch calls its LAPACK: OpenBLAS's getrf is a
-blocked, recursive LU with partial pivoting on BLAS-3 kernels.
+"""LAPACK routines NumPy does not expose (``getrf``, ``orgqr``), called through ctypes in the
+OpenBLAS that NumPy itself links (``cblas`` finds it), as torch calls its LAPACK: OpenBLAS's
+getrf is a blocked, recursive LU with partial pivoting on BLAS-3 kernels, and orgqr applies
+the reflectors in blocks.
 
 The routines are looked up under the names NumPy's wheels give the Fortran interface
 (``scipy_sgetrf_64_``, 64-bit integers) or the plain Fortran names. Where none is found
@@ -35,7 +36,20 @@ def _bind(handle, routine, arguments):
     return {}, None
 
 
-_GETRF, _GETRF_INTEGER = _bind(_numpy_blas_handle(), "getrf", 6)   # m, n, a, lda, ipiv, info
+_handle = _numpy_blas_handle()
+_GETRF, _GETRF_INTEGER = _bind(_handle, "getrf", 6)   # m, n, a, lda, ipiv, info
+_ORGQR, _ORGQR_INTEGER = _bind(_handle, "orgqr", 9)   # m, n, k, a, lda, tau, work, lwork, info
+
+
+def _column_major(a):
+    """A copy of the (count, m, n) array with each matrix in column-major order."""
+    columns = np.empty((a.shape[0], a.shape[2], a.shape[1]), a.dtype)
+    columns[...] = a.transpose(0, 2, 1)
+    return columns.transpose(0, 2, 1)
+
+
+def _row_major(columns):
+    return np.ascontiguousarray(columns)
 
 
 def getrf(a):
@@ -47,8 +61,7 @@ def getrf(a):
     if function is None or not a.size:
         return None
     count, m, n = a.shape
-    columns = np.empty((count, n, m), a.dtype)   # each matrix in column-major order
-    columns[...] = a.transpose(0, 2, 1)
+    columns = _column_major(a)
     sizes = np.array([m, n, max(m, 1)], dtype=_GETRF_INTEGER)
     step = sizes.itemsize
     pivots = np.empty((count, min(m, n)), dtype=_GETRF_INTEGER)
@@ -56,5 +69,26 @@ def getrf(a):
     for i in range(count):
         function(address(sizes), address(sizes) + step, address(columns[i]), address(sizes) + 2 * step,
                  address(pivots[i]), address(info) + i * step)
-    lu = np.ascontiguousarray(columns.transpose(0, 2, 1))
-    return lu, pivots.astype(np.int32), info.astype(np.int32)
+    return _row_major(columns), pivots.astype(np.int32), info.astype(np.int32)
+
+
+def orgqr(a, tau):
+    """LAPACK's orgqr on each matrix of a (count, m, n) float32/float64 NumPy array with
+    (count, k) scales: the first n columns of H_0 ... H_{k-1}, v_i read from column i below
+    the diagonal, row-major; None when the routine is not found or the arrays are not such or
+    are empty."""
+    function = _ORGQR.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if function is None or not a.size or type(tau) is not np.ndarray or tau.dtype != a.dtype:
+        return None
+    count, m, n = a.shape
+    columns = _column_major(a)
+    tau = np.ascontiguousarray(tau)
+    sizes = np.array([m, n, tau.shape[-1], max(m, 1), -1, 0], dtype=_ORGQR_INTEGER)
+    size = [address(sizes) + i * sizes.itemsize for i in range(6)]   # m, n, k, lda, lwork, info
+    optimal = np.zeros(1, a.dtype)
+    function(*size[:3], address(columns[0]), size[3], address(tau[0]), address(optimal), size[4], size[5])
+    sizes[4] = max(int(optimal[0]), 1)
+    work = np.empty(sizes[4], a.dtype)
+    for i in range(count):
+        function(*size[:3], address(columns[i]), size[3], address(tau[i]), address(work), size[4], size[5])
+    return _row_major(columns)

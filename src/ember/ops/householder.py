@@ -1,6 +1,11 @@
 """``linalg.householder_product`` (LAPACK's orgqr): the first n columns of the product of
 Householder reflectors H_i = I - tau_i v_i v_i^H, v_i read from the columns of ``A`` below the
 diagonal (with a one on it), as ``geqrf`` stores them; with its gradient."""
+import math
+
+import numpy as np
+
+from .._backend import lapack
 from ..amp.policy import autocast_policy
 from ._common import _type_word, check_tensor, make, method, namespace_of, Node, record, with_out, write_out
 from ..autograd._dual import jvp_by_transposition
@@ -11,11 +16,18 @@ _OP = "torch.linalg.householder_product"
 
 
 def householder_product_arrays(a, tau):
-    """Q = H_0 H_1 ... H_{k-1} I[:, :n] on arrays: the reflectors applied right to left."""
+    """Q = H_0 H_1 ... H_{k-1} I[:, :n] on arrays: batches of at most n real matrices by the
+    LAPACK NumPy links (``lapack.orgqr``, one call per matrix), others with the reflectors
+    applied right to left on the arrays."""
     xp = namespace_of(a)
     m, n = a.shape[-2:]
     k = tau.shape[-1]
     batch = a.shape[:-2]
+    count = math.prod(batch)
+    if xp is np and count <= n:
+        q = lapack.orgqr(a.reshape((count, m, n)), tau.reshape((count, k)))
+        if q is not None:
+            return q.reshape(a.shape)
     q = xp.array(xp.broadcast_to(xp.eye(m, n, dtype=a.dtype), batch + (m, n)))
     for i in reversed(range(k)):   # H_i acts on rows i: of columns i: (the others hold zeros there)
         v = xp.zeros(batch + (m - i,), dtype=a.dtype)
