@@ -271,3 +271,22 @@ def test_householder_product_on_lapack_and_on_arrays_match_torch(shape, dtype, m
             monkeypatch.setattr(lapack, "_ORGQR", {})
         got = ember.linalg.householder_product(ember.from_numpy(a), ember.from_numpy(tau)).numpy()
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("shapes", [((6, 4), (6, 2)), ((3, 5), (3,)), ((2, 5, 5), (2, 5, 3)), ((7, 2), (7, 1))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lstsq_by_gelsy_without_a_gradient_matches_torch(shapes, dtype, spy):
+    """Nothing recorded: LAPACK's gelsy, torch's default driver (solution and rank); with a
+    gradient wanted, the differentiable path: the same values."""
+    from ember._backend import lapack
+    rng = np.random.default_rng(13)
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    want = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b))
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    for requires_grad in (False, True):
+        taken = spy(lapack, "gelsy")
+        got = ember.linalg.lstsq(ember.tensor(a, requires_grad=requires_grad), ember.from_numpy(b))
+        assert len(taken) == (not requires_grad and bool(lapack._GELSY))
+        np.testing.assert_allclose(got.solution.detach().numpy(), want.solution.numpy(), rtol=tolerance,
+                                   atol=tolerance)
+        assert got.rank.tolist() == want.rank.tolist() and got.residuals.shape == want.residuals.shape

@@ -9,6 +9,9 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._backend import lapack as _lapack
+from .autograd import grad_mode as _grad
+from .autograd._dual import forward as _forward
 from .ops._common import check_tensor, make, namespace_of, with_out, wrap_dim, write_out
 from .ops import matrix_decompositions as _decomp
 from .ops.matrix_decompositions import (
@@ -262,6 +265,13 @@ def _lstsq(input, b, rcond=None, *, driver=None):
     m, n = input._data.shape[-2:]
     if B2._data.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    if driver == "gelsy":
+        solved = _lstsq_by_gelsy(input, B2, rcond)
+        if solved is not None:
+            solution, rank = solved
+            empty = np.zeros((0,), dtype=input._data.dtype)
+            return _linalg_lstsq(solution.squeeze(-1) if vector else solution, make(empty), make(rank),
+                                 make(empty))
     solution = pinv(input, rtol=rcond) @ B2
     data, xp = input._data, namespace_of(input._data)
     sizes = _decomp.svd_arrays(data, compute_uv=False)
@@ -277,6 +287,25 @@ def _lstsq(input, b, rcond=None, *, driver=None):
     return _linalg_lstsq(solution.squeeze(-1) if vector else solution, make(residuals),
                          make(rank.astype("int64")) if driver != "gels" else make(empty.astype("int64")),
                          make(sizes) if driver in ("gelsd", "gelss") else make(empty))
+
+
+def _lstsq_by_gelsy(A, B, rcond):
+    """(solution, rank) of A X = B by LAPACK's gelsy, as torch's CPU default, for batches of at
+    most max(m, n) real systems of one dtype and batch shape where nothing is recorded (the
+    gradient goes through ``pinv``); None where that does not apply."""
+    a, b = A._data, B._data
+    m, n = a.shape[-2:]
+    count = math.prod(a.shape[:-2])
+    if (type(a) is not np.ndarray or a.shape[:-2] != b.shape[:-2] or count > max(m, n)
+            or _forward.active or (_grad.state.grad_enabled and (A._requires_grad or B._requires_grad))):
+        return None
+    if rcond is None:
+        rcond = float(np.finfo(a.dtype).eps) * max(m, n)
+    solved = _lapack.gelsy(a.reshape((count, m, n)), b.reshape((count, m, b.shape[-1])), float(rcond))
+    if solved is None:
+        return None
+    solution, rank = solved
+    return make(solution.reshape(a.shape[:-2] + solution.shape[-2:])), rank.reshape(a.shape[:-2])
 
 
 # ----------------------------------------------------------------------------------------

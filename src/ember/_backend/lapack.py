@@ -1,7 +1,8 @@
-"""LAPACK routines NumPy does not expose (``getrf``, ``orgqr``), called through ctypes in the
-OpenBLAS that NumPy itself links (``cblas`` finds it), as torch calls its LAPACK: OpenBLAS's
-getrf is a blocked, recursive LU with partial pivoting on BLAS-3 kernels, and orgqr applies
-the reflectors in blocks.
+"""LAPACK routines NumPy does not expose (``getrf``, ``orgqr``, ``gelsy``), called through
+ctypes in the OpenBLAS that NumPy itself links (``cblas`` finds it), as torch calls its LAPACK:
+OpenBLAS's getrf is a blocked, recursive LU with partial pivoting on BLAS-3 kernels, orgqr
+applies the reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq
+takes by default (a QR factorization with column pivoting).
 
 The routines are looked up under the names NumPy's wheels give the Fortran interface
 (``scipy_sgetrf_64_``, 64-bit integers) or the plain Fortran names. Where none is found
@@ -39,6 +40,8 @@ def _bind(handle, routine, arguments):
 _handle = _numpy_blas_handle()
 _GETRF, _GETRF_INTEGER = _bind(_handle, "getrf", 6)   # m, n, a, lda, ipiv, info
 _ORGQR, _ORGQR_INTEGER = _bind(_handle, "orgqr", 9)   # m, n, k, a, lda, tau, work, lwork, info
+# m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info
+_GELSY, _GELSY_INTEGER = _bind(_handle, "gelsy", 13)
 
 
 def _column_major(a):
@@ -92,3 +95,38 @@ def orgqr(a, tau):
     for i in range(count):
         function(*size[:3], address(columns[i]), size[3], address(tau[i]), address(work), size[4], size[5])
     return _row_major(columns)
+
+
+def gelsy(a, b, rcond):
+    """LAPACK's gelsy on each system of (count, m, n) and (count, m, k) float32/float64 NumPy
+    arrays of one dtype: (the minimum-norm least-squares solutions (count, n, k) row-major, the
+    ranks (count,) int64 gelsy found, columns whose R-diagonal estimate falls below ``rcond``
+    times the largest left out); None when the routine is not found or the arrays are not such
+    or are empty."""
+    function = _GELSY.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if (function is None or not a.size or type(b) is not np.ndarray or b.dtype != a.dtype
+            or b.ndim != 3 or not b.size or b.shape[:2] != a.shape[:2]):
+        return None
+    count, m, n = a.shape
+    k = b.shape[2]
+    rows = max(m, n)
+    columns = _column_major(a)
+    right = np.zeros((count, k, rows), a.dtype)   # each (rows, k) system in column-major order
+    right[:, :, :m] = b.transpose(0, 2, 1)
+    sizes = np.array([m, n, k, max(m, 1), rows, -1, 0, 0], dtype=_GELSY_INTEGER)
+    # m, n, nrhs, lda, ldb, lwork, rank, info
+    size = [address(sizes) + i * sizes.itemsize for i in range(8)]
+    pivots = np.zeros(n, dtype=_GELSY_INTEGER)
+    threshold = np.array([rcond], a.dtype)
+    ranks = np.empty(count, np.int64)
+    optimal = np.zeros(1, a.dtype)
+    function(*size[:3], address(columns[0]), size[3], address(right[0]), size[4], address(pivots),
+             address(threshold), size[6], address(optimal), size[5], size[7])
+    sizes[5] = max(int(optimal[0]), 1)
+    work = np.empty(sizes[5], a.dtype)
+    for i in range(count):
+        pivots[:] = 0   # (every column free to move)
+        function(*size[:3], address(columns[i]), size[3], address(right[i]), size[4], address(pivots),
+                 address(threshold), size[6], address(work), size[5], size[7])
+        ranks[i] = sizes[6]
+    return np.ascontiguousarray(right[:, :, :n].transpose(0, 2, 1)), ranks
