@@ -290,3 +290,27 @@ def test_lstsq_by_gelsy_without_a_gradient_matches_torch(shapes, dtype, spy):
         np.testing.assert_allclose(got.solution.detach().numpy(), want.solution.numpy(), rtol=tolerance,
                                    atol=tolerance)
         assert got.rank.tolist() == want.rank.tolist() and got.residuals.shape == want.residuals.shape
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ldl_solve_on_lapack_sytrs_matches_torch_and_leaves_malformed_pivots_to_the_arrays(dtype, spy):
+    """sytrf's pivots (2 x 2 blocks among them) go to LAPACK's sytrs: torch's solution; pivots
+    sytrs would read past the matrix with (a block at the last row) stay on the array path."""
+    from ember._backend import lapack
+    rng = np.random.default_rng(14)
+    a = rng.standard_normal((2, 7, 7)).astype(dtype)
+    a = a + np.swapaxes(a, -1, -2)
+    b = rng.standard_normal((2, 7, 3)).astype(dtype)
+    LD, pivots = ember.linalg.ldl_factor(ember.from_numpy(a))
+    assert (pivots.numpy() < 0).any()
+    t_LD, t_pivots = torch.linalg.ldl_factor(torch.from_numpy(a))
+    want = torch.linalg.ldl_solve(t_LD, t_pivots, torch.from_numpy(b)).numpy()
+    taken = spy(lapack, "sytrs")
+    got = ember.linalg.ldl_solve(LD, pivots, ember.from_numpy(b)).numpy()
+    assert len(taken) == bool(lapack._SYTRS)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+    bad = ember.from_numpy(np.array([[1, 2, 3, 4, 5, 6, -7]] * 2, np.int32))
+    with pytest.raises(IndexError):
+        ember.linalg.ldl_solve(LD, bad, ember.from_numpy(b))
+    assert len(taken) == bool(lapack._SYTRS)

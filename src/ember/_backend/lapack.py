@@ -1,8 +1,9 @@
-"""LAPACK routines NumPy does not expose (``getrf``, ``orgqr``, ``gelsy``), called through
+"""LAPACK routines NumPy does not expose (``getrf``, ``orgqr``, ``gelsy``, ``sytrs``), called through
 ctypes in the OpenBLAS that NumPy itself links (``cblas`` finds it), as torch calls its LAPACK:
 OpenBLAS's getrf is a blocked, recursive LU with partial pivoting on BLAS-3 kernels, orgqr
 applies the reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq
-takes by default (a QR factorization with column pivoting).
+takes by default (a QR factorization with column pivoting); sytrs solves from an LDL
+factorization with Bunch-Kaufman pivoting (sytrf's, which ``ops.ldl`` computes).
 
 The routines are looked up under the names NumPy's wheels give the Fortran interface
 (``scipy_sgetrf_64_``, 64-bit integers) or the plain Fortran names. Where none is found
@@ -42,6 +43,9 @@ _GETRF, _GETRF_INTEGER = _bind(_handle, "getrf", 6)   # m, n, a, lda, ipiv, info
 _ORGQR, _ORGQR_INTEGER = _bind(_handle, "orgqr", 9)   # m, n, k, a, lda, tau, work, lwork, info
 # m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info
 _GELSY, _GELSY_INTEGER = _bind(_handle, "gelsy", 13)
+# uplo, n, nrhs, a, lda, ipiv, b, ldb, info, then the length of uplo (gfortran's hidden argument)
+_SYTRS, _SYTRS_INTEGER = _bind(_handle, "sytrs", 10)
+_LOWER = ctypes.create_string_buffer(b"L")
 
 
 def _column_major(a):
@@ -130,3 +134,25 @@ def gelsy(a, b, rcond):
                  address(threshold), size[6], address(work), size[5], size[7])
         ranks[i] = sizes[6]
     return np.ascontiguousarray(right[:, :, :n].transpose(0, 2, 1)), ranks
+
+
+def sytrs(a, pivots, b):
+    """LAPACK's sytrs on each system of (count, n, n) and (count, n, k) float32/float64 NumPy
+    arrays of one dtype, the factors in the lower triangle of ``a`` with sytrf's 1-based
+    ``pivots`` (count, n) (negative for both rows of a 2 x 2 block): the solutions (count, n, k)
+    row-major; None when the routine is not found or the arrays are not such or are empty."""
+    function = _SYTRS.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if (function is None or not a.size or type(b) is not np.ndarray or b.dtype != a.dtype
+            or b.ndim != 3 or not b.size or b.shape[:2] != a.shape[:2]):
+        return None
+    count, n, k = b.shape
+    columns = _column_major(a)
+    right = _column_major(b)
+    pivots = np.ascontiguousarray(pivots, dtype=_SYTRS_INTEGER)
+    sizes = np.array([n, k, max(n, 1), 0], dtype=_SYTRS_INTEGER)   # n, nrhs, lda (= ldb), info
+    size = [address(sizes) + i * sizes.itemsize for i in range(4)]
+    lower = ctypes.addressof(_LOWER)
+    for i in range(count):
+        function(lower, size[0], size[1], address(columns[i]), size[2], address(pivots[i]),
+                 address(right[i]), size[2], size[3], 1)
+    return _row_major(right)

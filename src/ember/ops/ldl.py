@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import return_types
-from .._backend import openmp_kernels
+from .._backend import lapack, openmp_kernels
 from ._common import _type_word, check_tensor, make, namespace_of, record_not_differentiable, write_out
 from .matrix_decompositions import check_matrix
 
@@ -229,6 +229,23 @@ def _solve_one(xp, a, pivots, b, hermitian):
     return b
 
 
+def _sytrf_pivots(pivots, n):
+    """Whether each row of ``pivots`` (count, n) is laid out as sytrf's lower factorization
+    gives them, which LAPACK's sytrs reads without a check: each 1 x 1 pivot names a row (1..n),
+    each 2 x 2 block's two entries are one negative row number, and no block runs past row n."""
+    for row in pivots.tolist():
+        k = 0
+        while k < n:
+            p = row[k]
+            if 1 <= p <= n:
+                k += 1
+            elif -n <= p <= -1 and k + 1 < n and row[k + 1] == p:
+                k += 2
+            else:
+                return False
+    return True
+
+
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     """The solution X of ``A X = B`` from ``A``'s LDL factorization (``LD`` and ``pivots`` as
     ``ldl_factor`` returns them; ``hermitian`` as given to it). Batch dimensions broadcast."""
@@ -257,11 +274,13 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     count = math.prod(batch)
     a = xp.broadcast_to(LD._data, batch + (n, n)).reshape((count, n, n))
     piv = xp.broadcast_to(pivots._data, batch + (n,)).reshape((count, n)).astype(np.int64)
-    x = xp.array(xp.broadcast_to(B._data, batch + tuple(B.shape[-2:])).reshape((count,) + tuple(B.shape[-2:])),
-                 copy=True)
-    with np.errstate(all="ignore"):
-        for i in range(count):
-            _solve_one(xp, a[i], piv[i].tolist(), x[i], hermitian)
+    b = xp.broadcast_to(B._data, batch + tuple(B.shape[-2:])).reshape((count,) + tuple(B.shape[-2:]))
+    x = lapack.sytrs(a, piv, b) if xp is np and count <= n and _sytrf_pivots(piv, n) else None
+    if x is None:
+        x = xp.array(b, copy=True)
+        with np.errstate(all="ignore"):
+            for i in range(count):
+                _solve_one(xp, a[i], piv[i].tolist(), x[i], hermitian)
     result = make(x.reshape(batch + tuple(B.shape[-2:])))
     record_not_differentiable((LD, pivots, B), result, "derivative for aten::linalg_ldl_solve is not implemented")
     return write_out(result, out, exact=True, op="linalg_ldl_solve")
