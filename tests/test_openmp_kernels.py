@@ -2,6 +2,7 @@
 and backward on inputs large enough to take them, against torch, with NaN, signed zeros and
 values at the bounds, in row-major and channels-last layouts; and the fallback to NumPy where
 they cannot be built."""
+import contextlib
 import itertools
 import math
 
@@ -71,6 +72,39 @@ def test_activations_on_the_openmp_loops_match_torch(name, fmt):
     np.testing.assert_array_equal(got_y, want_y)   # NaN in the same places
     assert np.array_equal(np.signbit(got_y), np.signbit(want_y))   # relu(-0.0) is -0.0
     np.testing.assert_array_equal(got_g, want_g)
+
+
+@needs_loops
+@pytest.mark.parametrize("shape, channels", [((4, 8, 32, 24), 8), ((3, 16, 512), 1), ((40, 512), 512)])
+def test_prelu_on_the_openmp_loops_matches_torch(shape, channels, spy):
+    """Per-channel and single weights over the (N, C, L) rows, NaN and -0.0 among the inputs:
+    torch's output bit for bit and its gradients (the weight's summed in another order)."""
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[::97] = np.nan
+    x.reshape(-1)[5::89] = -0.0
+    w = rng.uniform(-0.5, 0.5, channels).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    results = {}
+    for lib in (torch, ember):
+        with choice.only(choice.NUMPY) if lib is ember else contextlib.nullcontext():
+            xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+            y = lib.nn.functional.prelu(xt, wt)
+            y.backward(lib.tensor(g))
+        results[lib] = y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()
+    rows = spy(openmp_kernels, "_channel_rows")   # (the forward loop's and the backward's)
+    with choice.only(choice.ONEDNN):
+        xt, wt = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+        y = ember.nn.functional.prelu(xt, wt)
+        y.backward(ember.tensor(g))
+    assert len(rows) == 2
+    (want_y, want_gx, want_gw), got = results[torch], (y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy())
+    np.testing.assert_array_equal(got[0], want_y)
+    assert np.array_equal(np.signbit(got[0]), np.signbit(want_y))
+    np.testing.assert_array_equal(got[1], want_gx)
+    np.testing.assert_allclose(got[2], want_gw, rtol=1e-4, atol=1e-3)
+    for a, b in zip(results[ember], got):   # the NumPy path's
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3)
 
 
 @needs_loops

@@ -263,6 +263,50 @@ void leaky_relu_backward(void **arrays, const int64_t *sizes, const double *scal
     for (int64_t i = 0; i < sizes[0]; i++) out[i] = x[i] > 0.0f ? grad[i] : grad[i] * slope;
 }
 
+/* PReLU over a row-major (N, C, L) float32 x with one weight per channel (C = 1: one for
+   all): y = x where x > 0, else weight[c] * x (torch's rules: NaN takes the product). The
+   gradients: to the input grad or weight[c] * grad, to the weight (if asked) the sum of x * grad
+   where x is not positive over each channel, in float64. */
+void prelu_forward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0], *weight = arrays[1];
+    float *y = arrays[2];
+    const int64_t N = sizes[0], C = sizes[1], L = sizes[2];
+    (void)scalars;
+    #pragma omp parallel for collapse(2) num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++) {
+            const float w = weight[c], *xs = x + (n * C + c) * L;
+            float *ys = y + (n * C + c) * L;
+            #pragma omp simd
+            for (int64_t l = 0; l < L; l++) ys[l] = xs[l] > 0.0f ? xs[l] : w * xs[l];
+        }
+}
+
+void prelu_backward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *grad = arrays[0], *x = arrays[1], *weight = arrays[2];
+    float *grad_x = arrays[3], *grad_weight = arrays[4];
+    const int64_t N = sizes[0], C = sizes[1], L = sizes[2];
+    (void)scalars;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t c = 0; c < C; c++) {
+        const float w = weight[c];
+        double total = 0.0;
+        for (int64_t n = 0; n < N; n++) {
+            const float *xs = x + (n * C + c) * L, *gs = grad + (n * C + c) * L;
+            if (grad_x) {
+                float *out = grad_x + (n * C + c) * L;
+                #pragma omp simd
+                for (int64_t l = 0; l < L; l++) out[l] = xs[l] > 0.0f ? gs[l] : w * gs[l];
+            }
+            if (grad_weight) {
+                #pragma omp simd reduction(+:total)
+                for (int64_t l = 0; l < L; l++) total += xs[l] > 0.0f ? 0.0 : (double)(xs[l] * gs[l]);
+            }
+        }
+        if (grad_weight) grad_weight[c] = (float)total;
+    }
+}
+
 /* Adam's moments and step over n float32 elements: exp_avg.lerp_(grad, w) (torch's two-sided
    formula), exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2), and into out
    exp_avg / (sqrt(exp_avg_sq) / bias_correction2_sqrt + eps) * step_size, each operation
@@ -1189,6 +1233,48 @@ def leaky_relu_forward(x, slope):
 def leaky_relu_backward(grad, x, slope):
     """``grad`` where ``x > 0``, else ``grad * slope``; or None."""
     return _elementwise("leaky_relu_backward", (grad, x), (float(slope),))
+
+
+def _channel_rows(x, weight):
+    """(N, C, L) of a row-major float32 ``x`` of at least ``ELEMENTWISE_MIN_ELEMENTS`` elements
+    whose channels (dim 1, or all of it for one weight) match the float32 ``weight``'s length;
+    None where they do not."""
+    if (type(x) is not np.ndarray or x.dtype != np.float32 or x.size < ELEMENTWISE_MIN_ELEMENTS
+            or not x.flags.c_contiguous or type(weight) is not np.ndarray or weight.dtype != np.float32):
+        return None
+    if weight.size == 1:
+        return 1, 1, x.size
+    if x.ndim < 2 or x.shape[1] != weight.size:
+        return None
+    return x.shape[0], x.shape[1], x.size // (x.shape[0] * x.shape[1])
+
+
+def prelu_forward(x, weight):
+    """``x`` where ``x > 0``, else ``weight[c] * x`` (c the channel, dim 1), or None."""
+    rows = _channel_rows(x, weight)
+    function = _function("prelu_forward") if rows is not None else None
+    if function is None:
+        return None
+    y = np.empty_like(x)
+    _call(function, (x, np.ascontiguousarray(weight).reshape(-1), y), rows, ())
+    return y
+
+
+def prelu_backward(grad, x, weight, need_input, need_weight):
+    """(the gradient to ``x``: ``grad`` or ``weight[c] * grad``, the gradient to ``weight``:
+    the sum of ``x * grad`` where ``x`` is not positive over each channel, of ``weight``'s
+    shape), each None unless asked; or None where the loop does not apply."""
+    rows = _channel_rows(x, weight)
+    if (rows is None or type(grad) is not np.ndarray or grad.dtype != np.float32
+            or grad.shape != x.shape or not grad.flags.c_contiguous):
+        return None
+    function = _function("prelu_backward")
+    if function is None:
+        return None
+    grad_x = np.empty_like(x) if need_input else None
+    grad_weight = np.empty(weight.shape, np.float32) if need_weight else None
+    _call(function, (grad, x, np.ascontiguousarray(weight).reshape(-1), grad_x, grad_weight), rows, ())
+    return grad_x, grad_weight
 
 
 def adam_update(grad, exp_avg, exp_avg_sq, out, beta1, beta2, bias_correction2_sqrt, eps,

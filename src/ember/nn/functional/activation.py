@@ -364,12 +364,37 @@ def prelu(input, weight):
     # torch's kernel takes the weight viewed to the input's rank, channels at dim 1
     view_shape = (1,) * input.ndim if n == 1 else (1, n) + (1,) * (input.ndim - 2)
     w = weight if tuple(weight.shape) == view_shape else weight.view(view_shape)
-    data, w_data = input._data, w._data
-    out = make(_select(namespace_of(data), data > 0, data, w_data * data, data.dtype))
+    out = make(_prelu_forward(input._data, w._data))
     node = record(PreluKernelBackward0, (input, w), out)
     if node is not None:
         node.save(input, w)
     return out
+
+
+# PReLU on OpenMP's threads (ember's loops over the (N, C, L) rows, torch's formula) where
+# oneDNN runs, else NumPy's passes.
+_prelu_forward = KernelChoice(
+    "prelu", onednn=openmp_kernels.prelu_forward,
+    numpy=lambda x, w: _select(namespace_of(x), x > 0, x, w * x, x.dtype))
+
+
+def _prelu_grads(grad, x, w, need_input, need_weight):
+    """prelu's gradients on arrays, ``w`` viewed to ``x``'s rank: (``grad`` or ``w * grad``,
+    ``x * grad`` where ``x`` is not positive summed to ``w``'s shape), each None unless asked;
+    half precision summed in float32, as ember's ``sum``."""
+    xp = namespace_of(x)
+    positive = x > 0
+    grad_x = _select(xp, positive, grad, w * grad, x.dtype) if need_input else None
+    grad_w = None
+    if need_weight:
+        part = _select(xp, positive, xp.zeros((), x.dtype), x * grad, x.dtype)
+        dims = tuple(i for i, (a, b) in enumerate(zip(w.shape, x.shape)) if a == 1 and b != 1)
+        total = part.sum(axis=dims, keepdims=True, dtype=np.float32 if x.dtype.itemsize < 4 else None)
+        grad_w = total.astype(x.dtype, copy=False).reshape(w.shape)
+    return grad_x, grad_w
+
+
+_prelu_backward = KernelChoice("prelu backward", onednn=openmp_kernels.prelu_backward, numpy=_prelu_grads)
 
 
 class PreluKernelBackward0(Node):
@@ -377,6 +402,12 @@ class PreluKernelBackward0(Node):
     the input is not positive, summed to each channel, to the weight."""
     __slots__ = ()
     saved_fields = {"self": 0, "weight": 1}
+
+    def backward_arrays(self, grad):
+        input, weight = self.saved_tensors
+        need_input, need_weight = (fn is not None for fn, _ in self.next_functions)
+        grads = _prelu_backward(grad._data, input._data, weight._data, need_input, need_weight)
+        return tuple(None if g is None else make(g) for g in grads)
 
     def backward(self, grad):
         from ...ops._common import sum_to
