@@ -37,7 +37,8 @@ def _run(lib, name, x, g, fmt):
     xt = lib.tensor(x).contiguous(memory_format=layout).requires_grad_()
     fn = {"relu": lib.nn.functional.relu, "relu6": lib.nn.functional.relu6,
           "hardtanh": lambda t: lib.nn.functional.hardtanh(t, -1.0, 2.5),
-          "leaky_relu": lambda t: lib.nn.functional.leaky_relu(t, 0.2)}[name]
+          "leaky_relu": lambda t: lib.nn.functional.leaky_relu(t, 0.2),
+          "hardshrink": lambda t: lib.nn.functional.hardshrink(t, 1.0)}[name]
     y = fn(xt)
     y.backward(lib.tensor(g).contiguous(memory_format=layout))
     return y.detach().numpy(), xt.grad.numpy(), y.is_contiguous(memory_format=layout)
@@ -60,7 +61,7 @@ def _spy_on(monkeypatch, *choices):
 
 @needs_loops
 @pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last"])
-@pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh", "leaky_relu"])
+@pytest.mark.parametrize("name", ["relu", "relu6", "hardtanh", "leaky_relu", "hardshrink"])
 def test_activations_on_the_openmp_loops_match_torch(name, fmt):
     x, g = _inputs()
     if name in ("relu6", "hardtanh"):

@@ -263,6 +263,24 @@ void leaky_relu_backward(void **arrays, const int64_t *sizes, const double *scal
     for (int64_t i = 0; i < sizes[0]; i++) out[i] = x[i] > 0.0f ? grad[i] : grad[i] * slope;
 }
 
+/* Hardshrink: x where it is not within [-lambda, lambda] (NaN kept), else +0; its gradient
+   grad where |x| > lambda, else 0 (0 at NaN, as torch's vectorized loop gives). */
+void hardshrink_forward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0];
+    float *y = arrays[1];
+    const float lambd = (float)scalars[0];
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) y[i] = (x[i] >= -lambd && x[i] <= lambd) ? 0.0f : x[i];
+}
+
+void hardshrink_backward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *grad = arrays[0], *x = arrays[1];
+    float *out = arrays[2];
+    const float lambd = (float)scalars[0];
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) out[i] = fabsf(x[i]) > lambd ? grad[i] : 0.0f;
+}
+
 /* PReLU over a row-major (N, C, L) float32 x with one weight per channel (C = 1: one for
    all): y = x where x > 0, else weight[c] * x (torch's rules: NaN takes the product). The
    gradients: to the input grad or weight[c] * grad, to the weight (if asked) the sum of x * grad
@@ -1233,6 +1251,16 @@ def leaky_relu_forward(x, slope):
 def leaky_relu_backward(grad, x, slope):
     """``grad`` where ``x > 0``, else ``grad * slope``; or None."""
     return _elementwise("leaky_relu_backward", (grad, x), (float(slope),))
+
+
+def hardshrink_forward(x, lambd):
+    """``x`` where not ``-lambd <= x <= lambd``, else +0; or None."""
+    return _elementwise("hardshrink_forward", (x,), (float(lambd),))
+
+
+def hardshrink_backward(grad, x, lambd):
+    """``grad`` where ``|x| > lambd``, else 0; or None."""
+    return _elementwise("hardshrink_backward", (grad, x), (float(lambd),))
 
 
 def _channel_rows(x, weight):

@@ -912,9 +912,16 @@ class HardshrinkBackward0(Node):
     def backward_arrays(self, grad):
         # (0 at a NaN input, as torch's vectorized loop gives)
         (input,) = self.saved_tensors
-        x, g = input._data, grad._data
-        xp = namespace_of(g)
-        return (make(_kept_or_zero(xp, g, xp.abs(x) > x.dtype.type(self.lambd))),)
+        return (make(_hardshrink_backward(grad._data, input._data, self.lambd)),)
+
+
+# Hardshrink on OpenMP's threads (ember's loops) where oneDNN runs, else NumPy's passes.
+_hardshrink_forward = KernelChoice(
+    "hardshrink", onednn=openmp_kernels.hardshrink_forward,
+    numpy=lambda x, lambd: _kept_or_zero(namespace_of(x), x, _kept(x, lambd)))
+_hardshrink_backward = KernelChoice(
+    "hardshrink backward", onednn=openmp_kernels.hardshrink_backward,
+    numpy=lambda g, x, lambd: _kept_or_zero(namespace_of(g), g, namespace_of(x).abs(x) > x.dtype.type(lambd)))
 
 
 def _kept(x, lambd):
@@ -942,8 +949,7 @@ def hardshrink(input, lambd=0.5):
     _check_float_activation(input, "hardshrink_cpu")
     if not input.is_floating_point():
         return where((input > lambd).logical_or(input < -lambd), input, 0.0)
-    data = input._data
-    out = make(_kept_or_zero(namespace_of(data), data, _kept(data, lambd)))
+    out = make(_hardshrink_forward(input._data, lambd))
     node = record(HardshrinkBackward0, (input,), out)
     if node is not None:
         node.save(input)
