@@ -254,6 +254,8 @@ def _shift_zero_fill(shift, a, s, bits):
         if 0 <= s < bits:
             return shift(a, s)
         return xp.zeros(a.shape, a.dtype)
+    if xp is np:   # (NumPy's shifts give 0 there themselves)
+        return shift(a, s)
     bad = (s < 0) | (s >= bits)
     return xp.where(bad, 0, shift(a, xp.where(bad, 0, s))).astype(a.dtype, copy=False)
 
@@ -266,6 +268,8 @@ def _rshift(a, s):
         return _shift_zero_fill(xp.right_shift, a, s, bits)
     if not hasattr(s, "shape") or s.ndim == 0:
         return xp.right_shift(a, s if 0 <= s < bits else bits - 1)
+    if xp is np:   # (NumPy's shifts fill with the sign bit there themselves)
+        return xp.right_shift(a, s)
     bad = (s < 0) | (s >= bits)
     return xp.right_shift(a, xp.where(bad, bits - 1, s)).astype(a.dtype, copy=False)
 
