@@ -389,8 +389,9 @@ def _median_all(input, ignore_nan, node_cls):
     flat = data.reshape(-1)
     if flat.size == 0:
         value = xp.asarray(math.nan, dtype=data.dtype)
-    else:
-        value = _pick_selected(flat, 0, _median_position(flat, 0, ignore_nan), False)[0].reshape(())
+    else:   # the value only: the element a partition puts at the median's position
+        position = int(_median_position(flat, 0, ignore_nan)[0])
+        value = xp.partition(widened(flat), position)[position].astype(data.dtype)
     out = make(value)
     node = record(node_cls, (input,), out)
     if node is not None:
