@@ -130,8 +130,6 @@ EXCLUDED = {
            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
            "laguerre_polynomial_l", "legendre_polynomial_p")},
-    **{(name, "xfail", "nonfinite"): "ember's softmax gives a row holding +inf NaN at the infinities "
-       "and 0 elsewhere; torch's whole row is NaN" for name in ("special_softmax", "special_log_softmax")},
     ("mode", "unchecked", "nonfinite"): "torch's mode sorts with a comparison NaN breaks: its "
                                         "result with NaN is not the most frequent value",
     ("einsum", "unchecked", "nonfinite"): "inf and NaN meet in an order the contraction path "

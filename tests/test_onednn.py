@@ -659,12 +659,13 @@ def test_softmax_on_onednn_matches_torch(shape, fn, transposed):
 def test_softmax_declines_to_numpy():
     """Along another dim than the last (oneDNN has only reference loops there), of float64,
     of small inputs, and with a NaN or +inf in a row (oneDNN makes only that element NaN,
-    torch the row): NumPy's path, which matches torch."""
+    torch the whole row): NumPy's path, which matches torch."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((64, 512)).astype(np.float32)
-    nan_row = x.copy()
+    nan_row, inf_row = x.copy(), x.copy()
     nan_row[3, 7] = np.nan
-    for data, dim in ((x, 0), (x.astype(np.float64), 1), (x[:4, :64], 1), (nan_row, 1)):
+    inf_row[5, 9] = np.inf
+    for data, dim in ((x, 0), (x.astype(np.float64), 1), (x[:4, :64], 1), (nan_row, 1), (inf_row, 1)):
         with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
             ember.nn.functional.softmax(ember.tensor(data), dim)
         got = ember.nn.functional.softmax(ember.tensor(data), dim).numpy()

@@ -1,4 +1,6 @@
 """Linear layers, activations, dropout, embeddings and distances against torch."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -450,3 +452,27 @@ def test_scaled_dot_product_attention_gqa_and_fully_masked_rows():
     yt.sum().backward()
     for a, b in zip(te, tt):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_softmax_family_with_inf_and_nan_match_torch(dim):
+    """A +inf or a NaN makes its whole row NaN in softmax, log_softmax, cross entropy and
+    attention (torch's ``inf - inf``), without a warning; -inf is a probability of 0."""
+    x = np.random.default_rng(16).standard_normal((4, 5)).astype(np.float32)
+    x[1, 2], x[3, 1], x[2, 3] = np.inf, np.nan, -np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in ("softmax", "log_softmax"):
+            got = getattr(F, name)(ember.tensor(x), dim).numpy()
+            want = getattr(TF, name)(torch.tensor(x), dim).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, equal_nan=True)
+        target = np.arange(4) % 5
+        got = F.cross_entropy(ember.tensor(x), ember.tensor(target), reduction="none").numpy()
+        want = TF.cross_entropy(torch.tensor(x), torch.tensor(target), reduction="none").numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+        q = np.random.default_rng(17).standard_normal((1, 2, 4, 8)).astype(np.float32)
+        k = q.copy()
+        k[0, 0, 1, 3] = np.inf
+        got = F.scaled_dot_product_attention(*map(ember.tensor, (q, k, q))).numpy()
+        want = TF.scaled_dot_product_attention(*map(torch.tensor, (q, k, q))).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)

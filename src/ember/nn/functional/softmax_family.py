@@ -95,18 +95,17 @@ def log_softmax_backward_array(grad, out, axis):
 
 
 def row_peak(data, axis):
-    """The max along ``axis`` (kept), 0 where it is not finite: shifting by it keeps
-    ``exp`` in range, and rows of infinities give infinities or NaN as torch's, not NaN from
-    ``inf - inf``."""
+    """The max along ``axis`` (kept), 0 where it is -inf: shifting by it keeps ``exp`` in
+    range. Where a row holds +inf or NaN the peak is NaN, so that the whole row comes out NaN,
+    as torch's softmax makes it (from ``inf - inf``; NaN's arithmetic raises no warning)."""
     xp = namespace_of(data)
     if xp is np:   # the ufuncs' own reductions, without NumPy's Python-level wrappers
         peak = np.maximum.reduce(data, axis=axis, keepdims=True)
-        finite = np.isfinite(peak)
-        if np.logical_and.reduce(finite, axis=None):
+        if np.logical_and.reduce(np.isfinite(peak), axis=None):
             return peak
-        return np.where(finite, peak, 0)
+        return np.where(peak == -np.inf, 0, np.where(peak == np.inf, np.nan, peak))
     peak = data.max(axis=axis, keepdims=True)   # (no check of the peaks: it would wait for a GPU)
-    return xp.where(xp.isfinite(peak), peak, 0)
+    return xp.where(peak == -xp.inf, 0, xp.where(peak == xp.inf, xp.nan, peak))
 
 
 def softmax_array(data, axis):
@@ -137,17 +136,17 @@ SOFTMAX_ONEDNN_MIN_ELEMENTS = 32768
 
 
 def _on_onednn(array, axis):
-    return axis == array.ndim - 1 and array.size >= SOFTMAX_ONEDNN_MIN_ELEMENTS
+    return (axis == array.ndim - 1 and array.size >= SOFTMAX_ONEDNN_MIN_ELEMENTS
+            and type(array) is np.ndarray)
 
 
 def _onednn_softmax_forward(data, axis, log):
-    """oneDNN's softmax, or None where a row holds a NaN or +inf (the output has a NaN
-    then): oneDNN's maximum skips NaNs, and only that element comes out NaN, where torch's
-    whole row does."""
-    if not _on_onednn(data, axis):
+    """oneDNN's softmax, or None where the input holds a NaN or +inf (its largest element is
+    not below +inf): oneDNN's maximum skips NaNs, and only that element comes out NaN, where
+    torch's whole row does."""
+    if not _on_onednn(data, axis) or not np.maximum.reduce(data, axis=None) < math.inf:
         return None
-    out = onednn.softmax.softmax_forward(data, axis, log)
-    return None if out is None or math.isnan(float(out.sum())) else out
+    return onednn.softmax.softmax_forward(data, axis, log)
 
 
 def _onednn_softmax(data, axis):
