@@ -420,3 +420,39 @@ def test_remainder_of_a_number_by_a_large_tensor_takes_the_loop(spy):
     np.testing.assert_array_equal(np.isnan(got[kept]), np.isnan(want[kept]))
     kept &= ~np.isnan(want)
     np.testing.assert_array_equal(got[kept].view(np.uint32), want[kept].view(np.uint32))
+
+
+@needs_loops
+@pytest.mark.parametrize("width", [16, 17, 31, 295, 1024])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_rows_on_the_loop_match_torch(name, width, spy):
+    """The row loops, forward and backward, over rows of whole vectors and of a remainder, with
+    masked (-inf) positions, a row holding NaN, one holding +inf and one of -inf only (each
+    NaN whole, as torch's), and large magnitudes."""
+    rng = np.random.default_rng(width)
+    x = (rng.standard_normal((40, width)) * 8).astype(np.float32)
+    x[rng.random(x.shape) < 0.2] = -np.inf
+    x[:, 0] = rng.standard_normal(40).astype(np.float32)   # no other row all -inf
+    x[3, width // 2], x[5, -1], x[7] = np.nan, np.inf, -np.inf
+    x[9] *= 1e4
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    forward, backward = spy(vector_math, "softmax_rows"), spy(vector_math, "softmax_rows_backward")
+    results = []
+    for lib in (ember, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, name)(xt, -1)
+        y.backward(lib.tensor(g))
+        results.append((y.detach().numpy(), xt.grad.numpy()))
+    assert len(forward) == len(backward) == 1
+    (got_y, got_g), (want_y, want_g) = results
+    np.testing.assert_allclose(got_y, want_y, rtol=1e-5, atol=1e-6 * (1e4 if name == "log_softmax" else 1),
+                               equal_nan=True)
+    np.testing.assert_allclose(got_g, want_g, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@needs_loops
+def test_softmax_rows_narrower_than_a_vector_take_numpy():
+    x = np.random.default_rng(0).standard_normal((4096, 5)).astype(np.float32)
+    assert vector_math.softmax_rows(x, False) is None
+    got = ember.nn.functional.softmax(ember.tensor(x), -1).numpy()
+    np.testing.assert_allclose(got, torch.softmax(torch.tensor(x), -1).numpy(), rtol=1e-6, atol=1e-7)

@@ -252,6 +252,106 @@ _DIVISION_ROW = """
         }}"""
 
 
+# softmax and log_softmax of each row (the last axis) of a row-major float32 array, and their
+# gradients: the row's peak, the sum of exp(x - peak) in float32 lanes, then each element, as
+# torch's kernels for the last dim compute them. A row holding NaN or +inf, or only -inf,
+# comes out NaN whole, as torch's does (its max is NaN, or inf - inf is).
+SOFTMAX_ROWS = r"""
+#define LANES 16
+#define KEEP(e, i) out[i] = (e)
+#define DROP(e, i) (void)(e)
+/* the sum of exp(x - peak) over a row, each term stored (KEEP) or not (DROP): the body in
+   whole vectors, then the last LANES elements as one vector, of which only the ones past the
+   body are added (a scalar remainder would call the scalar exp for each) */
+#define EXP_SUM(STORE)                                                                      \
+    const int64_t body = width - width % LANES, rest = width - body;                        \
+    _Pragma("omp simd reduction(+:total)")                                                  \
+    for (int64_t i = 0; i < body; i++) {                                                    \
+        const float e = expf(xs[i] - peak);                                                 \
+        STORE(e, i);                                                                        \
+        total += e;                                                                         \
+    }                                                                                       \
+    if (rest && width >= LANES) {                                                           \
+        const int64_t last = width - LANES;                                                 \
+        _Pragma("omp simd reduction(+:total)")                                              \
+        for (int64_t j = 0; j < LANES; j++) {                                               \
+            const float e = expf(xs[last + j] - peak);                                      \
+            STORE(e, last + j);                                                             \
+            total += j >= LANES - rest ? e : 0.0f;                                          \
+        }                                                                                   \
+    } else {                                                                                \
+        for (int64_t i = body; i < width; i++) {                                            \
+            const float e = expf(xs[i] - peak);                                             \
+            STORE(e, i);                                                                    \
+            total += e;                                                                     \
+        }                                                                                   \
+    }
+
+void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t width, int log,
+                          int nthreads) {
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xs = xs_ + r * width;
+        float *out = out_ + r * width;
+        float peak = -INFINITY;
+        int nan = 0;
+        #pragma omp simd reduction(max:peak) reduction(|:nan)
+        for (int64_t i = 0; i < width; i++) {
+            peak = xs[i] > peak ? xs[i] : peak;
+            nan |= xs[i] != xs[i];
+        }
+        if (nan || !(peak < INFINITY) || peak == -INFINITY) {
+            for (int64_t i = 0; i < width; i++) out[i] = NAN;
+            continue;
+        }
+        float total = 0.0f;
+        if (log) {
+            EXP_SUM(DROP)
+            const float log_total = logf(total);
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) out[i] = (xs[i] - peak) - log_total;
+        } else {
+            EXP_SUM(KEEP)
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) out[i] = out[i] / total;
+        }
+    }
+}
+
+/* the gradients: softmax's y * (g - sum(g * y)), log_softmax's g - exp(y) * sum(g) (its exp,
+   as EXP_SUM's, in whole vectors and a last overlapping one: its elements are written twice
+   with the same values) */
+void softmax_rows_backward_float32(const float *gs_, const float *ys_, float *out_, int64_t rows,
+                                   int64_t width, int log, int nthreads) {
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *gs = gs_ + r * width, *ys = ys_ + r * width;
+        float *out = out_ + r * width;
+        float total = 0.0f;
+        if (!log) {
+            #pragma omp simd reduction(+:total)
+            for (int64_t i = 0; i < width; i++) total += gs[i] * ys[i];
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) out[i] = ys[i] * (gs[i] - total);
+            continue;
+        }
+        #pragma omp simd reduction(+:total)
+        for (int64_t i = 0; i < width; i++) total += gs[i];
+        const int64_t body = width >= LANES ? width - width % LANES : 0;
+        #pragma omp simd
+        for (int64_t i = 0; i < body; i++) out[i] = gs[i] - expf(ys[i]) * total;
+        if (body < width && width >= LANES) {
+            const int64_t last = width - LANES;
+            #pragma omp simd
+            for (int64_t j = 0; j < LANES; j++) out[last + j] = gs[last + j] - expf(ys[last + j]) * total;
+        } else {
+            for (int64_t i = body; i < width; i++) out[i] = gs[i] - expf(ys[i]) * total;
+        }
+    }
+}
+"""
+
+
 def _division_loops(op, fast, slow):
     """The three forms of ``binary``'s loops for a ``DIVISIONS`` entry."""
     def body(y):
@@ -298,7 +398,7 @@ def _source():
     # loops do not read the floating-point flags), which lets the compiler vectorize truncf
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
             + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n' + HELPERS
-            + "".join(loops))
+            + "".join(loops) + SOFTMAX_ROWS)
 
 
 SOURCE = _source()
@@ -508,3 +608,60 @@ def convert(x, dtype):
     function(address(as_bits(x)), address(as_bits(out)), out.size, openmp_kernels.thread_count())
     return out
 
+
+
+_SOFTMAX_ROWS_ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
+                           ctypes.c_int)
+
+
+_SOFTMAX_BACKWARD_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
+                                                       ctypes.c_int)
+
+# rows narrower than this stay on NumPy's passes over the whole array (the loop's cost per row
+# outweighs the work); arrays of fewer elements run on one thread
+SOFTMAX_MIN_WIDTH = 16
+SOFTMAX_THREADS_MIN_ELEMENTS = 1 << 15
+
+
+def _softmax_rows_apply(*arrays):
+    """Whether the softmax loops take arrays of this kind: row-major float32 NumPy arrays of one
+    shape, with rows of at least ``SOFTMAX_MIN_WIDTH``."""
+    first = arrays[0]
+    return (type(first) is np.ndarray and first.dtype == _FLOAT32 and first.ndim
+            and first.shape[-1] >= SOFTMAX_MIN_WIDTH and first.flags.c_contiguous
+            and all(type(a) is np.ndarray and a.dtype == _FLOAT32 and a.shape == first.shape
+                    and a.flags.c_contiguous for a in arrays[1:]))
+
+
+def _softmax_threads(x):
+    return openmp_kernels.thread_count() if x.size >= SOFTMAX_THREADS_MIN_ELEMENTS else 1
+
+
+def softmax_rows(x, log):
+    """softmax (``log``: log_softmax) along the last axis of a row-major float32 NumPy array,
+    or None where that does not apply."""
+    if not _softmax_rows_apply(x):
+        return None
+    function = _function("softmax_rows_float32", _SOFTMAX_ROWS_ARGUMENTS)
+    if function is None:
+        return None
+    out = np.empty_like(x)
+    width = x.shape[-1]
+    function(address(x), address(out), x.size // width, width, int(log), _softmax_threads(x))
+    return out
+
+
+def softmax_rows_backward(grad, result, log):
+    """The gradient of softmax (``log``: log_softmax) along the last axis from the gradient of
+    its ``result``, for row-major float32 NumPy arrays of one shape; None where that does not
+    apply."""
+    if not _softmax_rows_apply(result, grad):
+        return None
+    function = _function("softmax_rows_backward_float32", _SOFTMAX_BACKWARD_ARGUMENTS)
+    if function is None:
+        return None
+    out = np.empty_like(result)
+    width = result.shape[-1]
+    function(address(grad), address(result), address(out), result.size // width, width, int(log),
+             _softmax_threads(result))
+    return out

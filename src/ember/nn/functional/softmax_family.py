@@ -1,5 +1,6 @@
 """The softmax family: ``softmax``, ``log_softmax`` and ``softmin``, each a single node with its
-backward in ember ops and on arrays; along the last dim of large float32 inputs on oneDNN."""
+backward in ember ops and on arrays; along the last dim of float32 inputs on ember's row
+loops."""
 import math
 import warnings
 
@@ -8,7 +9,7 @@ import numpy as np
 from ...ops._common import (
     make, method, namespace_of, Node, record, widened, wrap_dim,
 )
-from ..._backend import onednn
+from ..._backend import onednn, vector_math
 from ..._backend.choice import KernelChoice
 from ...ops.reduce import array_sum
 from ...autograd._dual import jvp_by_backward
@@ -55,7 +56,7 @@ class LogSoftmaxBackward0(Node):
         (out,) = self.saved_tensors
         if not out.ndim:
             return None
-        return (make(_in_float32(log_softmax_backward_array, grad._data, out._data, self.dim)),)
+        return (make(_in_float32(_log_softmax_backward, grad._data, out._data, self.dim)),)
 
 
 def _in_float32(kernel, *arrays_then_axis):
@@ -127,11 +128,12 @@ def log_softmax_array(data, axis):
     return shifted
 
 
-# softmax and log_softmax along the last dim of float32 arrays, and softmax's backward, run on
-# oneDNN from inputs of this many elements (``python -m benchmarks.onednn_layers --only
-# softmax``, with and without ``--forward``); below it the ctypes calls around the kernel cost
-# more than NumPy's passes. oneDNN has jit kernels only for the innermost axis. log_softmax's
-# backward stays on NumPy: oneDNN's is several times less accurate than torch's.
+# Where ember's row loops cannot be built, softmax and log_softmax along the last dim of
+# float32 arrays, and softmax's backward, run on oneDNN from inputs of this many elements
+# (``python -m benchmarks.onednn_layers --only softmax``, with and without ``--forward``);
+# below it the ctypes calls around the kernel cost more than NumPy's passes. oneDNN has jit
+# kernels only for the innermost axis. log_softmax's backward stays off oneDNN: oneDNN's is
+# several times less accurate than torch's.
 SOFTMAX_ONEDNN_MIN_ELEMENTS = 32768
 
 
@@ -149,24 +151,41 @@ def _onednn_softmax_forward(data, axis, log):
     return onednn.softmax.softmax_forward(data, axis, log)
 
 
-def _onednn_softmax(data, axis):
-    return _onednn_softmax_forward(data, axis, False)
+def _compiled_softmax(data, axis, log):
+    """Along the last axis, ember's row loop (``vector_math.softmax_rows``), else oneDNN's
+    softmax where it applies; None elsewhere."""
+    if axis == data.ndim - 1:
+        out = vector_math.softmax_rows(data, log)
+        if out is not None:
+            return out
+    return _onednn_softmax_forward(data, axis, log)
 
 
-def _onednn_log_softmax(data, axis):
-    return _onednn_softmax_forward(data, axis, True)
-
-
-def _onednn_softmax_backward(grad, out, axis):
+def _compiled_softmax_backward(grad, out, axis):
+    if axis == out.ndim - 1:
+        result = vector_math.softmax_rows_backward(grad, out, False)
+        if result is not None:
+            return result
     if _on_onednn(out, axis):
         return onednn.softmax.softmax_backward(grad, out, axis)
     return None
 
 
-_softmax = KernelChoice("softmax", onednn=_onednn_softmax, numpy=softmax_array)
-_log_softmax = KernelChoice("log_softmax", onednn=_onednn_log_softmax, numpy=log_softmax_array)
-_softmax_backward = KernelChoice("softmax backward", onednn=_onednn_softmax_backward,
+def _compiled_log_softmax_backward(grad, out, axis):
+    return vector_math.softmax_rows_backward(grad, out, True) if axis == out.ndim - 1 else None
+
+
+# softmax and log_softmax, forward and backward, along the last axis on ember's row loops (one
+# pass for the peak, one for the sum of the exponentials, one for the result) or oneDNN's
+# (``_compiled_softmax``), else on NumPy's passes
+_softmax = KernelChoice("softmax", onednn=lambda data, axis: _compiled_softmax(data, axis, False),
+                        numpy=softmax_array)
+_log_softmax = KernelChoice("log_softmax", onednn=lambda data, axis: _compiled_softmax(data, axis, True),
+                            numpy=log_softmax_array)
+_softmax_backward = KernelChoice("softmax backward", onednn=_compiled_softmax_backward,
                                  numpy=softmax_backward_array)
+_log_softmax_backward = KernelChoice("log_softmax backward", onednn=_compiled_log_softmax_backward,
+                                     numpy=log_softmax_backward_array)
 
 
 def _softmax_input(input, dim, dtype, name):
