@@ -161,14 +161,18 @@ def _compiled_softmax(data, axis, log):
     return _onednn_softmax_forward(data, axis, log)
 
 
+def _onednn_softmax_backward(grad, out, axis):
+    if _on_onednn(out, axis):
+        return onednn.softmax.softmax_backward(grad, out, axis)
+    return None
+
+
 def _compiled_softmax_backward(grad, out, axis):
     if axis == out.ndim - 1:
         result = vector_math.softmax_rows_backward(grad, out, False)
         if result is not None:
             return result
-    if _on_onednn(out, axis):
-        return onednn.softmax.softmax_backward(grad, out, axis)
-    return None
+    return _onednn_softmax_backward(grad, out, axis)
 
 
 def _compiled_log_softmax_backward(grad, out, axis):
