@@ -422,3 +422,21 @@ def test_inplace_on_expanded_tensor_raises_torchs_error(op):
             getattr(e, op)(*([2] if op in ("add_", "mul_") else []))
         messages.append(str(info.value))
     assert messages[1] == messages[0]
+
+
+@pytest.mark.parametrize("shape, dim, size, step", [
+    ((4, 10, 3), 1, 3, 1), ((4, 10, 3), 1, 8, 1), ((4, 10, 3), 1, 2, 4), ((10,), 0, 9, 1),
+    ((6, 7), -1, 7, 2), ((5, 6), 0, 2, 2)])
+def test_unfold_gradient_on_arrays_matches_torch(shape, dim, size, step):
+    """By offsets within the windows (more windows than offsets) or by windows (fewer), the
+    windows overlapping, apart or touching."""
+    rng = np.random.default_rng(sum(shape) + size)
+    x = rng.standard_normal(shape)
+    y_shape = tuple(torch.zeros(shape).unfold(dim, size, step).shape)
+    g = rng.standard_normal(y_shape)
+    grads = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, requires_grad=True)
+        t.unfold(dim, size, step).backward(lib.tensor(g))
+        grads.append(t.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)

@@ -1083,6 +1083,24 @@ class UnfoldBackward0(Node):
         windows = (xp.arange(grad._data.shape[dim]) * step)[:, None] + xp.arange(size)
         return (index_put_zeros(self.in_shape, _dim_key(dim, windows), movedim(grad, -1, dim + 1)),)
 
+    def backward_arrays(self, grad):
+        """The windows' gradients added into zeros of the input's shape by strided slices: for
+        each offset within a window (the positions it takes in every window, ``step`` apart),
+        or, when there are fewer windows than offsets, for each window."""
+        g = grad._data
+        xp = namespace_of(g)
+        dim, size, step = self.dim, self.size, self.step
+        out = xp.zeros(self.in_shape, dtype=g.dtype)
+        windows = g.shape[dim]
+        before = (slice(None),) * dim
+        if size <= windows:
+            for k in range(size):
+                out[before + (slice(k, k + step * (windows - 1) + 1, step),)] += g[..., k]
+        else:
+            for w in range(windows):
+                out[before + (slice(w * step, w * step + size),)] += xp.moveaxis(g[before + (w,)], -1, dim)
+        return (make(out),)
+
 
 @method()
 def unfold(self, dimension, size, step):
