@@ -291,13 +291,20 @@ def test_running_sums_on_the_loop_match_torch(dim, monkeypatch):
 
 
 @needs_loops
-def test_strided_and_small_running_sums_take_numpy(monkeypatch):
+def test_strided_running_sums_take_the_loop_after_a_copy_and_small_ones_numpy(monkeypatch):
+    """A large transposed or expanded input is copied row-major for the loop (which adds in
+    float64, as torch's cumsum and cumprod do): torch's results; a small one stays on NumPy."""
     from ember.ops import reduce
-    taken = _spy_on(monkeypatch, reduce._running_sums)
+    taken = _spy_on(monkeypatch, reduce._running_sums, reduce._running_products)
     x = np.arange(2 * openmp_kernels.SCAN_MIN_ELEMENTS, dtype=np.float32).reshape(2, -1)
-    np.testing.assert_array_equal(ember.tensor(x).t().cumsum(0).numpy(), np.cumsum(x.T, 0))
+    np.testing.assert_array_equal(ember.tensor(x).t().cumsum(0).numpy(), torch.tensor(x).t().cumsum(0).numpy())
+    column = np.linspace(0.999, 1.001, 128, dtype=np.float32)[:, None]
+    got = ember.tensor(column).expand(128, 256).cumprod(1).numpy()
+    want = torch.tensor(column).expand(128, 256).cumprod(1).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert taken == [True, True]
     np.testing.assert_array_equal(ember.tensor(x[:, :100]).cumsum(1).numpy(), np.cumsum(x[:, :100], 1))
-    assert taken == []
+    assert taken == [True, True]
 
 
 def _gather_spy(monkeypatch):

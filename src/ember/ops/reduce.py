@@ -241,23 +241,30 @@ _running_products = KernelChoice("cumprod", onednn=openmp_kernels.cumprod_float3
 
 
 def _cumprod_array(data, dtype=None, axis=0):
-    """``cumprod(data, axis, dtype)`` on the backend (a large row-major float32 array's by the
-    kernel choice)."""
-    if dtype is None and _large_float32_rows(data):
-        return _running_products(data, axis)
+    """``cumprod(data, axis, dtype)`` on the backend (a large float32 NumPy array's by the
+    kernel choice, copied row-major first where it is not)."""
+    if dtype is None and _large_float32_scan(data):
+        return _running_products(np.ascontiguousarray(data), axis)
     return namespace_of(data).cumprod(data, axis=axis, dtype=dtype)
 
 
-def _large_float32_rows(data):
+def _large_float32_scan(data):
+    """Whether ``data`` is a float32 NumPy array large enough for the running loops (one copy
+    row-major costs less than NumPy's accumulation, an element at a time, over a strided or
+    expanded array)."""
     return (data.dtype == np.float32 and data.size >= openmp_kernels.SCAN_MIN_ELEMENTS
-            and data.flags.c_contiguous)
+            and data.__class__ is np.ndarray)
+
+
+def _large_float32_rows(data):
+    return _large_float32_scan(data) and data.flags.c_contiguous
 
 
 def _cumsum_array(data, dtype=None, axis=0):
-    """``cumsum(data, axis, dtype)`` on the backend (a large row-major float32 array's by the
-    kernel choice)."""
-    if dtype is None and _large_float32_rows(data):
-        return _running_sums(data, axis)
+    """``cumsum(data, axis, dtype)`` on the backend (a large float32 NumPy array's by the
+    kernel choice, copied row-major first where it is not)."""
+    if dtype is None and _large_float32_scan(data):
+        return _running_sums(np.ascontiguousarray(data), axis)
     return namespace_of(data).cumsum(data, axis=axis, dtype=dtype)
 
 
