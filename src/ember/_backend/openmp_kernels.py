@@ -284,7 +284,8 @@ void hardshrink_backward(void **arrays, const int64_t *sizes, const double *scal
 /* PReLU over a row-major (N, C, L) float32 x with one weight per channel (C = 1: one for
    all): y = x where x > 0, else weight[c] * x (torch's rules: NaN takes the product). The
    gradients: to the input grad or weight[c] * grad, to the weight (if asked) the sum of x * grad
-   where x is not positive over each channel, in float64. */
+   where x is not positive over each channel: each row's in float32 lanes, the rows' in
+   float64. */
 void prelu_forward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const float *x = arrays[0], *weight = arrays[1];
     float *y = arrays[2];
@@ -317,8 +318,10 @@ void prelu_backward(void **arrays, const int64_t *sizes, const double *scalars, 
                 for (int64_t l = 0; l < L; l++) out[l] = xs[l] > 0.0f ? gs[l] : w * gs[l];
             }
             if (grad_weight) {
-                #pragma omp simd reduction(+:total)
-                for (int64_t l = 0; l < L; l++) total += xs[l] > 0.0f ? 0.0 : (double)(xs[l] * gs[l]);
+                float row = 0.0f;
+                #pragma omp simd reduction(+:row)
+                for (int64_t l = 0; l < L; l++) row += xs[l] > 0.0f ? 0.0f : xs[l] * gs[l];
+                total += row;
             }
         }
         if (grad_weight) grad_weight[c] = (float)total;
