@@ -158,7 +158,6 @@ EXCLUDED = {
     **{(name, "ties", i): _TIES for name, i in (
         ("topk", 1), ("topk_method", 1), ("topk_int", 1), ("kthvalue", 1), ("median_dim", 1),
         ("nanmedian", 1), ("sort", 1), ("sort_method", 1), ("argsort", 0))},
-    **{(name, "xfail", "out"): _NO_OUT for name in ("sum", "mean")},
 }
 
 DTYPES = ("int64", "int32", "uint8", "bool", "float16", "bfloat16", "float32", "float64", "complex64")

@@ -410,3 +410,31 @@ def test_numpy_names_errors():
         e.sum(axes=1)
     with pytest.raises(TypeError):
         e.sum(0, axis=1)
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize("op, kwargs", [("sum", {"dim": 0}), ("sum", {"dim": (0, 1), "keepdim": True}),
+                                        ("mean", {"dim": 1}), ("mean", {})])
+def test_sum_and_mean_write_into_out_as_torch(op, kwargs, out_dtype):
+    """Computed in ``out``'s dtype (mean: where it is a floating one), torch's errors elsewhere;
+    the Tensor methods take no out=, as torch's."""
+    x = np.random.default_rng(18).standard_normal((3, 4)).astype(np.float32) * 100
+    results = []
+    for lib in (ember, torch):
+        shape = tuple(getattr(lib, op)(lib.tensor(x), **kwargs).shape)
+        out = lib.zeros(shape, dtype=getattr(lib, out_dtype))
+        try:
+            returned = getattr(lib, op)(lib.tensor(x), **kwargs, out=out)
+            assert returned is out
+            results.append(out.numpy())
+        except RuntimeError as error:
+            results.append(str(error))
+    if isinstance(results[1], str):
+        assert results[0] == results[1]
+    else:
+        np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
+    for lib in (ember, torch):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+            getattr(lib.tensor(x), op)(0, out=lib.zeros(4))
+    with pytest.raises(TypeError):
+        ember.sum(ember.tensor(x), out=ember.zeros(()))

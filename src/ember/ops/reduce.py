@@ -356,12 +356,21 @@ class SumBackward1(Node):
         return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_names):
     """Returns the sum of all elements of ``input``, or of each row over ``dim`` (an int or a
     tuple of ints; an empty tuple means all). Integer and bool inputs sum to int64; ``dtype``
-    casts the input before summing. ``axis`` and ``keepdims`` may name ``dim`` and ``keepdim``."""
+    casts the input before summing. With ``out=`` (only with ``dim``, as torch) the sum is
+    taken in ``out``'s dtype. ``axis`` and ``keepdims`` may name ``dim`` and ``keepdim``."""
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "sum")
+    if out is None:
+        return _sum(input, dim, keepdim, dtype)
+    if dim is None:
+        raise TypeError("sum(): out= needs a dim: torch's sum(input, *, dtype=None) takes no out")
+    return write_out(_sum(input, dim, keepdim, _accumulating_out(dtype, out)), out, op="sum")
+
+
+def _sum(input, dim, keepdim, dtype):
     try:
         data = input._data
     except AttributeError as error:   # a tensor-like argument: its __torch_function__
@@ -497,12 +506,25 @@ def _mean_input(op, data, dtype):
     return data
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_names):
     """Returns the mean of all elements of ``input``, or of each row over ``dim``; the input
-    must have a floating point or complex dtype (or ``dtype`` must name one). ``axis`` and
-    ``keepdims`` may name ``dim`` and ``keepdim``."""
+    must have a floating point or complex dtype (or ``dtype`` must name one). With ``out=`` of
+    a floating point or complex dtype the mean is taken in it. ``axis`` and ``keepdims`` may
+    name ``dim`` and ``keepdim``."""
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
+    if out is None:
+        return _mean(input, dim, keepdim, dtype)
+    od = out_dtype(out)
+    if od is not None and (od.kind in "fc" or od == _dtype.bfloat16.np):
+        dtype = _accumulating_out(dtype, out)
+    elif od is not None and dim is None:   # (torch's overload without a dim says so)
+        raise RuntimeError(f"mean.dtype_out(): input types can't be cast to the desired output type "
+                           f"{_type_word(od)}")
+    return write_out(_mean(input, dim, keepdim, dtype), out, op="mean")
+
+
+def _mean(input, dim, keepdim, dtype):
     try:
         data = _mean_input("mean", input._data, dtype)
     except AttributeError as error:   # a tensor-like argument: its __torch_function__
@@ -1509,8 +1531,24 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
 # ----------------------------------------------------------------------------------------
 # Tensor methods
 
-for _name in ("sum", "mean", "count_nonzero"):
-    method(_name)(globals()[_name])
+method("count_nonzero")(count_nonzero)
+
+
+@method("sum")
+def _sum_method(self, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+    # (torch's Tensor.sum and Tensor.mean take no out=: an ``out`` here is an unknown name)
+    if numpy_names:
+        dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "sum")
+    return _sum(self, dim, keepdim, dtype)
+
+
+@method("mean")
+def _mean_method(self, dim=None, keepdim=False, *, dtype=None, **numpy_names):
+    if numpy_names:
+        dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
+    return _mean(self, dim, keepdim, dtype)
+
+
 # the functions below take torch's out=; their Tensor methods, as torch's, take none
 for _name in ("nansum", "nanmean", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
               "logsumexp", "all", "any", "cumsum", "cumprod"):
