@@ -56,6 +56,7 @@ def _column_major(a):
 
 
 def _row_major(columns):
+    """A row-major copy of the (count, m, n) array."""
     return np.ascontiguousarray(columns)
 
 
@@ -70,12 +71,12 @@ def getrf(a):
     count, m, n = a.shape
     columns = _column_major(a)
     sizes = np.array([m, n, max(m, 1)], dtype=_GETRF_INTEGER)
-    step = sizes.itemsize
+    size = [address(sizes) + i * sizes.itemsize for i in range(3)]   # m, n, lda
     pivots = np.empty((count, min(m, n)), dtype=_GETRF_INTEGER)
     info = np.zeros(count, dtype=_GETRF_INTEGER)
     for i in range(count):
-        function(address(sizes), address(sizes) + step, address(columns[i]), address(sizes) + 2 * step,
-                 address(pivots[i]), address(info) + i * step)
+        function(size[0], size[1], address(columns[i]), size[2], address(pivots[i]),
+                 address(info) + i * info.itemsize)
     return _row_major(columns), pivots.astype(np.int32), info.astype(np.int32)
 
 
@@ -133,7 +134,7 @@ def gelsy(a, b, rcond):
         function(*size[:3], address(columns[i]), size[3], address(right[i]), size[4], address(pivots),
                  address(threshold), size[6], address(work), size[5], size[7])
         ranks[i] = sizes[6]
-    return np.ascontiguousarray(right[:, :, :n].transpose(0, 2, 1)), ranks
+    return _row_major(right[:, :, :n].transpose(0, 2, 1)), ranks
 
 
 def sytrs(a, pivots, b):
