@@ -314,3 +314,25 @@ def test_ldl_solve_on_lapack_sytrs_matches_torch_and_leaves_malformed_pivots_to_
     with pytest.raises(IndexError):
         ember.linalg.ldl_solve(LD, bad, ember.from_numpy(b))
     assert len(taken) == bool(lapack._SYTRS)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("beta, alpha, input_shape", [(1, 1, (200, 300)), (0.5, 2, (300,)), (0, 1, (1, 300)),
+                                                      (0, -1.5, (200, 1))])
+def test_large_outer_and_addr_on_one_gemm_match_torch(dtype, beta, alpha, input_shape, spy):
+    """Nothing recorded and 32K elements or more: one GEMM with an inner dimension of 1, the
+    broadcast multiply's bits for outer; beta 0 ignores the input's NaN, as torch's."""
+    from ember._backend import cblas
+    rng = np.random.default_rng(19)
+    v1, v2 = rng.standard_normal(200).astype(dtype), rng.standard_normal(300).astype(dtype)
+    m = rng.standard_normal(input_shape).astype(dtype)
+    if beta == 0:
+        m.reshape(-1)[0] = np.nan
+    taken = spy(cblas, "gemm")
+    got_outer = ember.outer(ember.from_numpy(v1), ember.from_numpy(v2)).numpy()
+    got = ember.addr(ember.from_numpy(m), ember.from_numpy(v1), ember.from_numpy(v2), beta=beta, alpha=alpha).numpy()
+    assert len(taken) == 2
+    np.testing.assert_array_equal(got_outer, np.multiply.outer(v1, v2))
+    want = torch.addr(torch.from_numpy(m), torch.from_numpy(v1), torch.from_numpy(v2), beta=beta, alpha=alpha).numpy()
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)

@@ -114,9 +114,12 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     ``input``: ``beta * input + alpha * outer(vec1, vec2)`` (``input`` is ignored when
     ``beta`` is 0, so that its NaN and inf do not propagate)."""
     from .. import _dtype
-    from .linalg import outer
+    from .linalg import outer, rank_one_untracked
     _check_addr(input, vec1, vec2)
     _check_addr_scalars(input, vec1, vec2, beta, alpha)
+    untracked = rank_one_untracked(vec1, vec2, input, beta, alpha)
+    if untracked is not None:
+        return untracked
     if all(t.dtype == _dtype.bool for t in (input, vec1, vec2)):
         product = outer(vec1, vec2) & bool(alpha)
         return (product | (input & bool(beta))).expand(product.shape).clone()
