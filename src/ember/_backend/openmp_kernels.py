@@ -460,12 +460,11 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
             int64_t *is = indices + o * n; \
             float best = xs[0]; \
             int64_t at_best = 0; \
-            for (int64_t i = 0; i < n; i++) { \
+            for (int64_t i = 0; i < n; i++) {   /* (selects: a branch here mispredicts) */ \
                 const float v = xs[i]; \
-                if (v != v || (best == best && v MORE best)) { \
-                    best = v; \
-                    at_best = i; \
-                } \
+                const int take = (v != v) | ((best == best) & (v MORE best)); \
+                best = take ? v : best; \
+                at_best = take ? i : at_best; \
                 ys[i] = best; \
                 is[i] = at_best; \
             } \
