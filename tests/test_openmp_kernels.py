@@ -825,3 +825,22 @@ def test_ldl_factor_loop_computes_the_numpy_paths_bits(dtype, spy, monkeypatch):
             assert g.shape == w.shape and g.dtype == w.dtype
             np.testing.assert_array_equal(g, w)
     assert any((pivots < 0).any() for _, pivots, _ in got) and any(info.any() for _, _, info in got)
+
+
+@needs_loops
+def test_index_add_in_place_on_the_loop_writes_into_self_as_torch(monkeypatch):
+    """Nothing recorded: the loop adds straight into ``self`` (a row-major view of a larger
+    tensor here, repeated indices among them), its version bumped; torch's values."""
+    from ember.ops import index
+    taken = _spy_on(monkeypatch, index._slices_added)
+    rng = np.random.default_rng(20)
+    x = rng.standard_normal((300, 200)).astype(np.float32)
+    src = rng.standard_normal((250, 200)).astype(np.float32)
+    idx = rng.integers(0, 280, 250)
+    base, want_base = ember.tensor(x), torch.tensor(x)
+    view, want_view = base[20:], want_base[20:]
+    before = base._version
+    assert view.index_add_(0, ember.tensor(idx), ember.tensor(src)) is view
+    want_view.index_add_(0, torch.tensor(idx), torch.tensor(src))
+    assert taken == [True] and base._version == before + 1
+    np.testing.assert_array_equal(base.numpy(), want_base.numpy())

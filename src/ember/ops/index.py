@@ -1248,7 +1248,19 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
-    """In-place ``index_add``."""
+    """In-place ``index_add``. Where nothing is recorded, large row-major float32 slices are
+    added on the loop straight into ``self``'s memory (no copy out and back)."""
+    if (alpha == 1 and isinstance(index, Tensor) and isinstance(source, Tensor) and inplace_untracked(self)
+            and not (grad_state.grad_enabled and source._requires_grad)):
+        data, idx = self._data, index._data
+        d = wrap_dim(dim, data.ndim or 1)
+        _check_index_add(self, d, idx, source)
+        flat = idx.reshape(-1)
+        if openmp_kernels.index_add_applies(data, flat, source._data, d):
+            check_inplace(self)
+            if _slices_added(data, flat, source._data, d) is not None:
+                bump_version(self)
+                return self
     return apply_inplace(self, index_add, dim, index, source, alpha=alpha)
 
 
