@@ -246,6 +246,9 @@ def test_triangular_substitution_on_blas_trsm_matches_torch(layout, upper, trans
             a = a.copy()
             a[0, 4, 4] = 0
         got = triangular._substitute(b, a, upper, transpose, unitriangular)
+        solved = np.array(np.broadcast_to(b, got.shape))
+        assert cblas.trsm(a, solved, upper, transpose, unitriangular)   # (the path taken)
+        np.testing.assert_array_equal(solved, got)
         t = torch.from_numpy(np.ascontiguousarray(a))
         want = torch.linalg.solve_triangular(t.mT if transpose else t, torch.from_numpy(b),
                                              upper=upper != transpose, unitriangular=unitriangular).numpy()
@@ -266,6 +269,8 @@ def test_householder_product_on_lapack_and_on_arrays_match_torch(shape, dtype, m
     tau = rng.uniform(0.2, 1.8, (*batch, k)).astype(dtype)
     want = torch.linalg.householder_product(torch.from_numpy(a), torch.from_numpy(tau)).numpy()
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    if lapack._ORGQR and math.prod(batch) <= n and k > 1:
+        assert lapack.orgqr(a.reshape(-1, m, n), tau.reshape(-1, k)) is not None
     for with_lapack in (True, False):
         if not with_lapack:
             monkeypatch.setattr(lapack, "_ORGQR", {})
@@ -290,6 +295,10 @@ def test_lstsq_by_gelsy_without_a_gradient_matches_torch(shapes, dtype, spy):
         np.testing.assert_allclose(got.solution.detach().numpy(), want.solution.numpy(), rtol=tolerance,
                                    atol=tolerance)
         assert got.rank.tolist() == want.rank.tolist() and got.residuals.shape == want.residuals.shape
+    if lapack._GELSY:   # (the routine answered, rather than leaving the case to pinv)
+        m, n = a.shape[-2:]
+        rhs = b if b.ndim == a.ndim else b[..., None]
+        assert lapack.gelsy(a.reshape(-1, m, n), rhs.reshape(-1, m, rhs.shape[-1]), 1e-6) is not None
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -314,6 +323,8 @@ def test_ldl_solve_on_lapack_sytrs_matches_torch_and_leaves_malformed_pivots_to_
     with pytest.raises(IndexError):
         ember.linalg.ldl_solve(LD, bad, ember.from_numpy(b))
     assert len(taken) == bool(lapack._SYTRS)
+    if lapack._SYTRS:   # (the routine answered, rather than leaving the case to the arrays)
+        assert lapack.sytrs(LD.numpy(), pivots.numpy().astype(np.int64), b) is not None
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -444,6 +444,8 @@ def test_softmax_rows_on_the_loop_match_torch(name, width, spy):
         y.backward(lib.tensor(g))
         results.append((y.detach().numpy(), xt.grad.numpy()))
     assert len(forward) == len(backward) == 1
+    assert vector_math.softmax_rows(x, name == "log_softmax") is not None   # (the loop answered)
+    assert vector_math.softmax_rows_backward(g, results[0][0], name == "log_softmax") is not None
     (got_y, got_g), (want_y, want_g) = results
     np.testing.assert_allclose(got_y, want_y, rtol=1e-5, atol=1e-6 * (1e4 if name == "log_softmax" else 1),
                                equal_nan=True)

@@ -157,20 +157,16 @@ def gemm(a, b, c, alpha=1.0, beta=1.0):
     return True
 
 
-def trsm_supports(a, b):
-    """Whether ``trsm`` can solve with the matrices of ``a`` in place in ``b``."""
-    return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype
-            and a.dtype in _TRSM and b.flags.c_contiguous and b.flags.writeable
-            and max(b.shape[-2:], default=0) <= _MAX_SIZE and not np.may_share_memory(a, b))
-
-
 def trsm(a, b, upper, transpose, unitriangular):
     """``b = op(T)^-1 b`` in place for each matrix of a batch, T the upper or lower triangle
     of ``a``'s matrix (its other entries are not read), op(T) = T or T^T, a unit diagonal
     assumed when ``unitriangular``; ``a`` (..., n, n) with ``b``'s batch shape (broadcast views
     allowed), ``b`` (..., n, k) C-contiguous. A zero on the diagonal gives infinities and NaNs,
     as the substitution does. False (nothing done) when they do not qualify."""
-    if not trsm_supports(a, b) or a.shape[:-2] != b.shape[:-2]:
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype
+            or a.dtype not in _TRSM or not (b.flags.c_contiguous and b.flags.writeable)
+            or a.shape[:-2] != b.shape[:-2] or max(b.shape[-2:], default=0) > _MAX_SIZE
+            or np.may_share_memory(a, b)):
         return False
     function = _TRSM[b.dtype]
     n, k = b.shape[-2:]
