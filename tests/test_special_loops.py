@@ -228,6 +228,37 @@ def test_normal_functions_on_the_loop_compute_what_numpys_path_computes(op, dtyp
                                atol=1e-30 if dtype == "float32" else 0)
 
 
+@needs_loops
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ndtri_loop_by_blocks(dtype, spy):
+    """ndtri's loop works by blocks of 64: blocks holding no probability in (0, 1) (integers,
+    edges) take the edges alone, blocks with a far-tail probability fix those up; a length that
+    is not a multiple of 64 ends in a partial block. The NumPy path's bits and torch's values."""
+    from ember._backend import special_normal
+    calls = spy(special_loops, "compute")
+    rng = np.random.default_rng(7)
+    edges = rng.integers(-3, 4, 200).astype(dtype)
+    probabilities = rng.uniform(0, 1, 150)
+    probabilities[[3, 70, 149]] = [1e-30, 1 - 1e-9, 3e-8]   # far tails, a lone one per block
+    x = np.concatenate([edges, probabilities.astype(dtype), [0.0, 1.0, np.nan, 0.25, -np.inf]]).astype(dtype)
+    with choice.only(choice.ONEDNN):
+        got = special_normal.ndtri(np, x)
+    assert calls == ["ndtri"]
+    with choice.only(choice.NUMPY):
+        want = special_normal.ndtri(np, x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    if dtype == "float32":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+    expected = torch.special.ndtri(torch.from_numpy(x)).numpy()
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(expected), equal_nan=True,
+                               rtol=1e-5 if dtype == "float32" else 1e-8, atol=0)
+    of_edges = got[:edges.size]
+    assert np.isneginf(of_edges[edges == 0]).all() and np.isposinf(of_edges[edges == 1]).all()
+    assert np.isnan(of_edges[(edges != 0) & (edges != 1)]).all()
+
+
 def _two_arguments(op):
     rng = np.random.default_rng(6)
     a = np.concatenate([rng.uniform(0, 30, 8_000), np.exp(rng.uniform(-10, 6, 2_000)),

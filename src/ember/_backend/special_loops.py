@@ -460,7 +460,7 @@ PSI(double, )
 
 # ``special_normal``'s erfcx, ndtri and log_ndtr (on ``special``'s erf and erfc: W. J. Cody's
 # rational approximations on three ranges), each element in float64: op name -> C function
-NORMAL = {"erfcx": "erfcx_of", "ndtri": "ndtri_of", "log_ndtr": "log_ndtr_of"}
+NORMAL = {"erfcx": "erfcx_of", "ndtri": "ndtri_inside", "log_ndtr": "log_ndtr_of"}
 
 _NORMAL_SOURCE = r"""
 #define RATIONAL(t, P, Q) (horner_double((t), P, sizeof(P) / sizeof(double)) \
@@ -512,24 +512,28 @@ static inline double erfcx_of(double x) {
     return x < -ERF_SMALL ? negative : other;
 }
 
-/* r with erfc(r) = y, 0 < y < 1: Giles' erfinv of 1 - y (or the tail's asymptotic form), then
-   Newton steps on erf(r) = 1 - y where y >= 1/2 and on log erfc(r) = log y below */
-static inline double erfcinv_below_one(double y) {
+/* r with erfc(r) = y, 0 < y < 1: Giles' erfinv of 1 - y, or where far (y < NDTRI_FAR) the
+   tail's asymptotic form by three fixed-point steps on r^2; then steps Newton steps on
+   erf(r) = 1 - y where y >= 1/2 and on log erfc(r) = log y below. far is a constant in each
+   caller: the loop over all elements takes Giles' guess alone */
+static inline double erfcinv_below_one(double y, int far, int steps) {
     const int upper = y >= 0.5;
     const double a = 1.0 - y;
-    const double w = -log((1.0 - a) * (1.0 + a));
-    const double giles = a * (w < 5.0 ? horner_double(w - 2.5, GILES_CENTRAL, sizeof(GILES_CENTRAL) / sizeof(double))
-                                      : horner_double(sqrt(w) - 3.0, GILES_TAIL, sizeof(GILES_TAIL) / sizeof(double)));
-    /* the tail's fixed-point steps, on -log(y) where y < 1e-7, else on -log(1 - a) (which
-       counts where a > 1 - 1e-7): one series for both */
-    const double minus_log = y < 1e-7 ? -log(y) : -log(1.0 - a);
-    double tail2 = minus_log;
-    #pragma GCC unroll 4
-    for (int k = 0; k < 3; k++) tail2 = minus_log - 0.5 * log(PI * tail2) + log1p(-0.5 / tail2);
-    double r = (a > 1.0 - 1e-7) | (y < 1e-7) ? sqrt(tail2) : giles;
+    double r;
+    if (far) {
+        const double minus_log = -log(y);
+        double r2 = minus_log;
+        #pragma GCC unroll 4
+        for (int k = 0; k < 3; k++) r2 = minus_log - 0.5 * log(PI * r2) + log1p(-0.5 / r2);
+        r = sqrt(r2);
+    } else {
+        const double w = -log((1.0 - a) * (1.0 + a));
+        r = a * (w < 5.0 ? horner_double(w - 2.5, GILES_CENTRAL, sizeof(GILES_CENTRAL) / sizeof(double))
+                         : horner_double(sqrt(w) - 3.0, GILES_TAIL, sizeof(GILES_TAIL) / sizeof(double)));
+    }
     const double log_y = log(y);
     #pragma GCC unroll 4
-    for (int k = 0; k < NDTRI_NEWTON_STEPS; k++) {
+    for (int k = 0; k < steps; k++) {
         const double slope = TWO_OVER_SQRT_PI * exp(-(r * r));
         double e, c;
         erf_erfc(r, &e, &c);
@@ -539,13 +543,18 @@ static inline double erfcinv_below_one(double y) {
     return r;
 }
 
-static inline double ndtri_of(double p) {
+/* ndtri of p in (0, 1) by steps Newton steps from the first guess far chooses */
+static inline double ndtri_inside(double p, int far, int steps) {
     const int lower = p < 0.5;
     const double q = lower ? p : 1.0 - p;
-    const double r = ((q > 0) & (p == p)) ? erfcinv_below_one(2.0 * q) : 0.0;
-    double out = lower ? -SQRT2 * r : SQRT2 * r;
-    out = p == 0 ? -INFINITY : (p == 1 ? INFINITY : out);
-    return ((p < 0) | (p > 1) | (p != p)) ? NAN : out;
+    const double r = erfcinv_below_one(2.0 * q, far, steps);
+    return lower ? -SQRT2 * r : SQRT2 * r;
+}
+
+/* whether ndtri of p takes the tail's first guess */
+static inline int ndtri_far(double p) {
+    const double q = p < 0.5 ? p : 1.0 - p;
+    return (q > 0) & (2.0 * q < NDTRI_FAR);
 }
 
 static inline double log_ndtr_of(double x) {
@@ -828,6 +837,42 @@ void {name}_{dtype}(const {ctype} *xs, {ctype} *out, int64_t n, int nthreads) {{
 }}
 """
 
+# ndtri, by blocks of 64 elements: the probabilities in (0, 1) copied to the result (1/2 for the
+# others, so that no NaN, infinity or log of zero takes libmvec's slow path), each from Giles'
+# guess (the edges -inf, inf and NaN from the input; blocks without a probability, as of
+# integers, take those alone); then those with the tail's guess, a few if any
+_NDTRI_LOOP = """
+void ndtri_{dtype}(const {ctype} *xs, {ctype} *out, int64_t n, int nthreads) {{
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1 && n >= {parallel}) schedule(static)
+    for (int64_t block = 0; block < n; block += 64) {{
+        const int64_t end = block + 64 < n ? block + 64 : n;
+        int inside = 0, far = 0;
+        #pragma omp simd reduction(|: inside, far)
+        for (int64_t i = block; i < end; i++) {{
+            const int p_inside = (xs[i] > 0) & (xs[i] < 1);
+            out[i] = p_inside ? xs[i] : ({ctype})0.5;
+            inside |= p_inside;
+            far |= ndtri_far((double)xs[i]);
+        }}
+        if (inside) {{
+            #pragma omp simd
+            for (int64_t i = block; i < end; i++) {{
+                const double p = xs[i];
+                const double edge = p == 0 ? -INFINITY : (p == 1 ? INFINITY : NAN);
+                out[i] = ({ctype})(((p > 0) & (p < 1)) ? ndtri_inside((double)out[i], 0, {steps}) : edge);
+            }}
+        }} else {{
+            #pragma omp simd
+            for (int64_t i = block; i < end; i++)
+                out[i] = xs[i] == 0 ? -INFINITY : (xs[i] == 1 ? INFINITY : NAN);
+        }}
+        if (far)
+            for (int64_t i = block; i < end; i++)
+                if (ndtri_far((double)xs[i])) out[i] = ({ctype})ndtri_inside((double)xs[i], 1, {steps});
+    }}
+}}
+"""
+
 _CTYPES = {"float32": "float", "float64": "double"}
 
 # ``special``'s functions compiled in the input's own precision, as its NumPy code computes them
@@ -870,12 +915,15 @@ def _source():
                            parallel=PARALLEL_MIN_ELEMENTS).replace("(double)xs[i]", "xs[i]")
               for op in IN_OWN_PRECISION for dtype, ctype in _CTYPES.items()]
     loops += [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
-              for op, function in NORMAL.items() for dtype, ctype in _CTYPES.items()]
+              for op, function in NORMAL.items() if op != "ndtri" for dtype, ctype in _CTYPES.items()]
+    loops += [_NDTRI_LOOP.format(dtype=dtype, ctype=ctype, steps=special_normal.NDTRI_NEWTON_STEPS[dtype],
+                                 parallel=PARALLEL_MIN_ELEMENTS)
+              for dtype, ctype in _CTYPES.items()]
     constants = "".join(f"static const double {name[1:]}[] = {{{', '.join(map(repr, getattr(special, name)))}}};\n"
                         for name in _LGAMMA_TABLES + _NORMAL_TABLES)
     constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _NORMAL_CONSTANTS)
     constants += f"#define SQRT2 {math.sqrt(2.0)!r}\n#define SQRT_HALF {math.sqrt(0.5)!r}\n"
-    constants += f"#define NDTRI_NEWTON_STEPS {special_normal.NDTRI_NEWTON_STEPS}\n"
+    constants += f"#define NDTRI_FAR {special_normal.NDTRI_FAR!r}\n"
     loops += [_TWO_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
               for op, function in TWO_ARGUMENTS.items()]
     loops += [_THREE_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)

@@ -7,7 +7,8 @@ ndtri, log_ndtr, vectorised over NumPy (CuPy arrays go to ``cupyx.scipy.special`
   exact).
 - ndtri: ``-sqrt(2) erfcinv(2p)`` for p < 1/2 and ``-ndtri(1 - p)`` above (``1 - p`` is exact
   there); erfcinv's first guess is Giles' erfinv (or the tail's asymptotic form), polished by
-  Newton steps on ``erf(r) = 1 - y`` where y >= 1/2 and on ``log erfc(r) = log y`` below.
+  Newton steps on ``erf(r) = 1 - y`` where y >= 1/2 and on ``log erfc(r) = log y`` below: two
+  for float64, one for the lower precisions.
 - log_ndtr: ``log1p(-erfc(x / sqrt 2) / 2)`` for x > -1, ``log(erfcx(-x / sqrt 2) / 2) - x^2/2``
   below (no underflow).
 """
@@ -52,17 +53,20 @@ def _erfcx(x):
         (~negative, lambda v: np.where(v < 0, np.exp(v * v) * _s._erfc(v), _erfcx_positive(np.abs(v))))])
 
 
-def _on_loop(name, fn):
-    """The kernel ``name``: ``fn`` by ``_float64_kernel``, float32 and float64 NumPy arrays on
-    ``special_loops``' compiled loop for it (the same arithmetic in C)."""
-    choice = _s.on_compiled_loop(name, lambda xp, x: _float64_kernel(fn, x))
+def _on_loop(name, fn, whole=False):
+    """The kernel ``name``: ``fn`` by ``_float64_kernel`` (or ``fn`` of the array itself, where
+    ``whole``), float32 and float64 NumPy arrays on ``special_loops``' compiled loop for it (the
+    same arithmetic in C)."""
+    def numpy_path(x):
+        return fn(x) if whole else _float64_kernel(fn, x)
+    choice = _s.on_compiled_loop(name, lambda xp, x: numpy_path(x))
 
     def kernel(xp, x):
         if not _s._is_numpy(xp):
             return _s._cupy_special(name)(x)
         if _s._applies(x):
             return choice(xp, x)
-        return _float64_kernel(fn, x)
+        return numpy_path(x)
     kernel.__name__ = name
     return kernel
 
@@ -71,25 +75,32 @@ erfcx = _on_loop("erfcx", _erfcx)
 
 
 # Newton steps after the first guess: it is good to about 1e-8 (Giles' single-precision
-# erfinv), the first step takes that to about 1e-16 and the second to the last bit or two; more
-# steps only move the last bit about
-NDTRI_NEWTON_STEPS = 2
+# erfinv), one step takes that to about 1e-16, which float32 rounds correctly, and a second
+# takes float64 to the last bit or two; more steps only move the last bit about
+NDTRI_NEWTON_STEPS = {"float32": 1, "float64": 2}
+# erfc(r) = y below this takes the tail's first guess (Giles' polynomials end here)
+NDTRI_FAR = 1e-7
 
 
-def _erfcinv_below_one(y):
-    """r > 0 with erfc(r) = y, for 0 < y < 1."""
+def _far_guess(y):
+    """r with erfc(r) ~ y for y < NDTRI_FAR: the asymptotic ``erfc(r) ~ exp(-r^2) / (r sqrt(pi))
+    * (1 - 1/(2 r^2))`` by three fixed-point steps on ``r^2``."""
+    minus_log = -np.log(y)
+    r2 = minus_log
+    for _ in range(3):
+        r2 = minus_log - 0.5 * np.log(math.pi * r2) + np.log1p(-0.5 / r2)
+    return np.sqrt(r2)
+
+
+def _erfcinv_below_one(y, steps):
+    """r > 0 with erfc(r) = y, for 0 < y < 1, by ``steps`` Newton steps on ``erf(r) = 1 - y``
+    where y >= 1/2 and on ``log erfc(r) = log y`` below."""
     upper = y >= 0.5
     a = 1.0 - y   # exact where y >= 1/2
-    r = _s._erfinv_guess(np.where(upper, a, np.minimum(a, 1.0 - 1e-300)))
-    far = y < 1e-7
-    if far.any():
-        minus_log = -np.log(y)
-        r2 = minus_log
-        for _ in range(3):
-            r2 = minus_log - 0.5 * np.log(math.pi * r2) + np.log1p(-0.5 / r2)
-        r = np.where(far, np.sqrt(r2), r)
+    far = y < NDTRI_FAR
+    r = _s._by_ranges(y, [(far, _far_guess), (~far, lambda v: _s._giles(1.0 - v))])
     log_y = np.log(y)
-    for _ in range(NDTRI_NEWTON_STEPS):
+    for _ in range(steps):
         slope = _s._TWO_OVER_SQRT_PI * np.exp(-(r * r))
         c = _s._erfc(r)
         residual = np.where(upper, _s._erf(r) - a, (log_y - np.log(c)) * c)
@@ -97,20 +108,26 @@ def _erfcinv_below_one(y):
     return r
 
 
-def _ndtri(p):
+def _ndtri(p, steps):
     lower = p < 0.5
     q = np.where(lower, p, 1.0 - p)   # <= 1/2
     inside = (q > 0) & (p == p)
     r = np.zeros_like(p)
     index = np.flatnonzero(inside)
     if index.size:
-        r.put(index, _erfcinv_below_one(2.0 * q.reshape(-1).take(index)))
+        r.put(index, _erfcinv_below_one(2.0 * q.reshape(-1).take(index), steps))
     out = np.where(lower, -_SQRT2 * r, _SQRT2 * r)
     out = np.where(p == 0, -math.inf, np.where(p == 1, math.inf, out))
     return np.where((p < 0) | (p > 1) | np.isnan(p), math.nan, out)
 
 
-ndtri = _on_loop("ndtri", _ndtri)
+def _ndtri_of_dtype(x):
+    """ndtri of ``x``, float64 by two Newton steps and the lower precisions by one."""
+    steps = NDTRI_NEWTON_STEPS["float64" if x.dtype == np.float64 else "float32"]
+    return _float64_kernel(lambda w: _ndtri(w, steps), x)
+
+
+ndtri = _on_loop("ndtri", _ndtri_of_dtype, whole=True)
 
 
 def _log_ndtr(x):
