@@ -9,7 +9,9 @@ the series is cut where the remaining coefficients add up to less than 1e-17 of 
 magnitude on the interval. The functions are the parts of the Bessel and Airy functions that
 have no zeros and no singularities in their ranges (the Hankel amplitudes ``P`` and ``Q`` of J
 and Y for x >= 8, ``sqrt(x) e^x K(x)`` for x >= 2, the Airy asymptotic amplitudes), plus J0,
-J1 / x and the regular parts of Y0 and Y1 on [0, 8] as functions of ``x^2``.
+J1 / x and the regular parts of Y0 and Y1 on [0, 8] as functions of ``x^2``; ``e^-x I0(x)`` and
+``e^-x I1(x) / x`` on [0, 8] (in ``x^2`` the expansion of I0, from 1 to 427, cancels to 1e-14 near
+0) and ``sqrt(x) e^-x I(x)`` for x >= 8 as a function of ``8/x``.
 
     python scripts/fit_special_chebyshev.py
 """
@@ -82,6 +84,10 @@ def tables():
     def y1_regular(x):
         return (mp.bessely(1, x) - 2 / mp.pi * (mp.log(x) * mp.besselj(1, x) - 1 / x)) / x
 
+    def i_scaled(order):   # sqrt(x) e^-x I(x) in u = 8/x
+        return lambda u: (mp.sqrt(8 / u) * mp.exp(-8 / u) * mp.besseli(order, 8 / u) if u
+                          else 1 / mp.sqrt(2 * mp.pi))
+
     def k_scaled(order):   # sqrt(x) e^x K(x) in u = 2/x
         return lambda u: (mp.sqrt(2 / u) * mp.exp(2 / u) * mp.besselk(order, 2 / u) if u
                           else mp.sqrt(mp.pi / 2))
@@ -98,6 +104,11 @@ def tables():
         "Q0": chebyshev(_from_w(lambda x: _hankel(0, x)[1] * x / 8), 0, 1),
         "P1": chebyshev(_from_w(lambda x: _hankel(1, x)[0]), 0, 1),
         "Q1": chebyshev(_from_w(lambda x: _hankel(1, x)[1] * x / 8), 0, 1),
+        # e^-x I0(x) and e^-x I1(x) / x on [0, 8]; sqrt(x) e^-x I(x) for x >= 8, in u = 8/x
+        "I0E_SMALL": chebyshev(lambda x: mp.exp(-x) * mp.besseli(0, x), 0, 8),
+        "I1E_SMALL": chebyshev(lambda x: mp.exp(-x) * mp.besseli(1, x) / x if x else mp.mpf(0.5), 0, 8),
+        "I0E_LARGE": chebyshev(i_scaled(0), 0, 1),
+        "I1E_LARGE": chebyshev(i_scaled(1), 0, 1),
         # sqrt(x) e^x K(x) for x >= 2, in u = 2/x
         "K0E_LARGE": chebyshev(k_scaled(0), 0, 1),
         "K1E_LARGE": chebyshev(k_scaled(1), 0, 1),

@@ -7,8 +7,8 @@ Every function computes in float64 and returns the input's dtype. Methods:
   form ``sqrt(2/(pi x)) (P cos chi - Q sin chi)`` with the amplitudes P and Q as Chebyshev
   expansions in ``(8/x)^2``, and ``cos chi``, ``sin chi`` from ``cos x`` and ``sin x`` (no
   rounded ``x - pi/4``).
-- I0, I1 (and their scalings by ``exp(-|x|)``): the power series, all of whose terms are
-  positive, up to |x| = 20; Hankel's asymptotic series beyond (its error is below exp(-2|x|)).
+- I0, I1 (and their scalings by ``exp(-|x|)``): on [0, 8], Chebyshev expansions of ``e^-x I0(x)``
+  and ``e^-x I1(x) / x``; beyond, of ``sqrt(x) e^-x I(x)`` in ``8/x``.
 - K0, K1 (and their scalings by ``exp(x)``): the series in I0, I1 and ``log(x/2)`` up to x = 2;
   beyond, ``sqrt(x) e^x K(x)`` as a Chebyshev expansion in ``2/x``.
 - Ai: a Chebyshev expansion on [-3, 2]; beyond, the asymptotic forms with their amplitudes as
@@ -27,7 +27,6 @@ from . import special, special_chebyshev as tables, special_loops
 _TWO_OVER_PI = 2.0 / math.pi
 _EULER = 0.57721566490153286061
 _SERIES_TERMS = 48
-_ASYMPTOTIC_TERMS = 24
 
 
 def _chebyshev(xp, t, table):
@@ -124,10 +123,12 @@ def _bessel_y1(xp, x):
 # -- I0, I1 ----------------------------------------------------------------------------------
 
 _I_SERIES_TO = 20.0
+_I_CHEBYSHEV_TO = 8.0
 
 
 def _i_series(xp, ax, order):
-    """sum (x^2/4)^k / (k! (k + order)!) on |x| <= 20 (times x/2 for order 1 by the caller)."""
+    """sum (x^2/4)^k / (k! (k + order)!) on |x| <= 20 (times x/2 for order 1 by the caller): K0
+    and K1's series take it on (0, 2]."""
     q = xp.minimum(ax, _I_SERIES_TO) ** 2 / 4.0
     term = xp.ones_like(q) if order == 0 else xp.ones_like(q)
     total = term.copy()
@@ -137,39 +138,28 @@ def _i_series(xp, ax, order):
     return total
 
 
-def _i_asymptotic_scaled(xp, ax, order):
-    """sqrt(2 pi x) e^-x I_order(x) by Hankel's series, x >= 20."""
-    inv = 1.0 / xp.maximum(ax, _I_SERIES_TO)
-    mu = 4.0 * order * order
-    term = xp.ones_like(inv)
-    total = term.copy()
-    for k in range(1, _ASYMPTOTIC_TERMS):
-        term = term * (-(mu - (2 * k - 1) ** 2) / (8.0 * k)) * inv
-        total = total + term
-    return total
+def _i_abs_scaled(xp, ax, order):
+    """e^-x I_order(x) of x = |x|: on [0, 8] from the expansions of e^-x I0(x) and
+    e^-x I1(x) / x, beyond from that of sqrt(x) e^-x I(x) in 8/x (0 at inf)."""
+    m = xp.minimum(ax, _I_CHEBYSHEV_TO)
+    small = _chebyshev(xp, m, tables.I0E_SMALL) if order == 0 else m * _chebyshev(xp, m, tables.I1E_SMALL)
+    w = xp.maximum(ax, _I_CHEBYSHEV_TO)
+    large = _chebyshev(xp, _I_CHEBYSHEV_TO / w, tables.I0E_LARGE if order == 0 else tables.I1E_LARGE) / xp.sqrt(w)
+    return xp.where(ax <= _I_CHEBYSHEV_TO, small, large)
 
 
 def _i_scaled(xp, x, order):
     """e^-|x| I_order(x)."""
-    ax = xp.abs(x)
-    series = _i_series(xp, ax, order) * xp.exp(-xp.minimum(ax, _I_SERIES_TO))
-    if order == 1:
-        series = series * (xp.minimum(ax, _I_SERIES_TO) / 2.0)
-    large = _i_asymptotic_scaled(xp, ax, order) / xp.sqrt(2.0 * math.pi * xp.maximum(ax, _I_SERIES_TO))
-    out = xp.where(ax <= _I_SERIES_TO, series, large)
-    out = xp.where(xp.isinf(x), 0.0, out)
+    out = _i_abs_scaled(xp, xp.abs(x), order)
     return out if order == 0 else xp.where(x < 0, -out, out)
 
 
 def _i(xp, x, order):
     """I_order(x): the scaled value times e^|x| (inf beyond float64's exp, nan at +-inf)."""
     ax = xp.abs(x)
-    out = _i_scaled(xp, x, order)
-    unscaled = _i_series(xp, ax, order)
+    out = _i_abs_scaled(xp, ax, order) * xp.exp(ax)
     if order == 1:
-        unscaled = unscaled * (xp.minimum(ax, _I_SERIES_TO) / 2.0)
-        unscaled = xp.where(x < 0, -unscaled, unscaled)
-    out = xp.where(ax <= _I_SERIES_TO, unscaled, out * xp.exp(ax))
+        out = xp.where(x < 0, -out, out)
     out = xp.where(x == 0, 0.0 if order else 1.0, out)   # +0 for I1(-0), as torch
     return xp.where(xp.isinf(x), math.nan, out)
 

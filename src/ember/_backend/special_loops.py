@@ -33,8 +33,9 @@ from . import special_chebyshev as tables
 from .pointers import address
 
 # the tables the C code reads, by their names in ``special_chebyshev``
-_TABLES = ("J0_SMALL", "J1_SMALL", "Y0_SMALL", "Y1_SMALL", "P0", "Q0", "P1", "Q1", "K0E_LARGE",
-           "K1E_LARGE", "AI_MIDDLE", "AI_POSITIVE", "AI_NEGATIVE_F", "AI_NEGATIVE_G")
+_TABLES = ("J0_SMALL", "J1_SMALL", "Y0_SMALL", "Y1_SMALL", "P0", "Q0", "P1", "Q1", "I0E_SMALL", "I1E_SMALL",
+           "I0E_LARGE", "I1E_LARGE", "K0E_LARGE", "K1E_LARGE", "AI_MIDDLE", "AI_POSITIVE", "AI_NEGATIVE_F",
+           "AI_NEGATIVE_G")
 
 # op name (``special_bessel``'s kernel) -> the C function of a double computing it
 FUNCTIONS = {
@@ -52,7 +53,6 @@ _FUNCTIONS_SOURCE = r"""
 #define ROOT_HALF 0.70710678118654757
 #define I_SERIES_TO 20.0
 #define SERIES_TERMS 48
-#define ASYMPTOTIC_TERMS 24
 #define CHEBYSHEV(t, T) chebyshev((t), T, T##_N, T##_A, T##_B)
 
 /* SIN: gcc turns sin(a) and cos(a) of one a into one sincos of complex type, which it cannot
@@ -150,47 +150,33 @@ static inline double i_series(double ax, int order) {
     return total;
 }
 
-/* sqrt(2 pi x) e^-x I_order(x) by Hankel's series, x >= 20 */
-static inline double i_asymptotic_scaled(double ax, int order) {
-    const double inv = 1.0 / most(ax, I_SERIES_TO), mu = 4.0 * order * order;
-    double term = 1.0, total = 1.0;
-    #pragma GCC unroll 64
-    for (int k = 1; k < ASYMPTOTIC_TERMS; k++) {
-        const double odd = 2 * k - 1;
-        term = term * (-(mu - odd * odd) / (8.0 * k)) * inv;
-        total = total + term;
-    }
-    return total;
+/* e^-x I_order(x) of x = |x|: on [0, 8] from the expansions of e^-x I0(x) and e^-x I1(x) / x,
+   beyond from that of sqrt(x) e^-x I(x) in 8/x (0 at inf) */
+static inline double i_abs_scaled(double ax, int order) {
+    const double m = least(ax, 8.0), w = most(ax, 8.0);
+    const double small = order == 0 ? CHEBYSHEV(m, I0E_SMALL) : m * CHEBYSHEV(m, I1E_SMALL);
+    const double large = (order == 0 ? CHEBYSHEV(8.0 / w, I0E_LARGE) : CHEBYSHEV(8.0 / w, I1E_LARGE)) / sqrt(w);
+    return ax <= 8.0 ? small : large;
 }
 
-/* e^-|x| I_order(x), from the series (given) or the asymptotic form */
-static inline double i_scaled(double x, int order, double series_sum) {
-    const double ax = fabs(x), m = least(ax, I_SERIES_TO);
-    double series = series_sum * exp(-m);
-    if (order == 1) series = series * (m / 2.0);
-    const double large = i_asymptotic_scaled(ax, order) / sqrt(2.0 * PI * most(ax, I_SERIES_TO));
-    double out = ax <= I_SERIES_TO ? series : large;
-    out = isinf(x) ? 0.0 : out;
+/* e^-|x| I_order(x) */
+static inline double i_scaled(double x, int order) {
+    const double out = i_abs_scaled(fabs(x), order);
     return order == 0 ? out : (x < 0 ? -out : out);
 }
 
 static inline double bessel_i(double x, int order) {
-    const double ax = fabs(x), sum = i_series(ax, order);
-    const double scaled = i_scaled(x, order, sum);
-    double unscaled = sum;
-    if (order == 1) {
-        unscaled = unscaled * (least(ax, I_SERIES_TO) / 2.0);
-        unscaled = x < 0 ? -unscaled : unscaled;
-    }
-    double out = ax <= I_SERIES_TO ? unscaled : scaled * exp(ax);
+    const double ax = fabs(x);
+    double out = i_abs_scaled(ax, order) * exp(ax);
+    if (order == 1) out = x < 0 ? -out : out;
     out = x == 0 ? (order ? 0.0 : 1.0) : out;
     return isinf(x) ? NAN : out;
 }
 
 static inline double bessel_i0(double x) { return bessel_i(x, 0); }
 static inline double bessel_i1(double x) { return bessel_i(x, 1); }
-static inline double bessel_i0e(double x) { return i_scaled(x, 0, i_series(fabs(x), 0)); }
-static inline double bessel_i1e(double x) { return i_scaled(x, 1, i_series(fabs(x), 1)); }
+static inline double bessel_i0e(double x) { return i_scaled(x, 0); }
+static inline double bessel_i1e(double x) { return i_scaled(x, 1); }
 
 /* K0 and K1 on 0 < x <= 2 from the series in log(x/2), I0 or I1 and harmonic numbers. x is not
    clamped to 2 first, as NumPy's path clamps it: the callers use these only up to 2, and with
