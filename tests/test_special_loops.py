@@ -294,6 +294,31 @@ def test_incomplete_gamma_on_the_loop_computes_what_numpys_path_computes(op, spy
 
 
 @needs_loops
+@pytest.mark.parametrize("op", ["gammainc", "gammaincc"])
+def test_incomplete_gamma_of_float32_converges_to_float32s_tolerance(op, spy):
+    """float32 arguments take the loop that stops at ``SINGLE_EPS``: the NumPy path's values at
+    that tolerance, within an ulp of float64's tolerance rounded to float32, and torch's."""
+    from ember._backend import special_gamma
+    calls = spy(special_loops, "two_arguments")
+    a, b = (v.astype(np.float32) for v in _two_arguments(op))
+    kernel = getattr(special_gamma, op)
+    with choice.only(choice.ONEDNN):
+        got = kernel(np, a, b)
+    assert calls == [op + "_single"]
+    with choice.only(choice.NUMPY):
+        want = kernel(np, a, b)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    finest = kernel(np, a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_max_ulp(got.astype(np.float32), finest, maxulp=1)
+    got = getattr(ember.special, op)(ember.tensor(a), ember.tensor(b)).numpy()
+    assert got.dtype == np.float32
+    expected = getattr(torch.special, op)(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(expected), equal_nan=True,
+                               rtol=2e-5, atol=1e-6)
+
+
+@needs_loops
 def test_zeta_on_the_loop_below_its_size_rule_computes_what_numpys_path_computes(spy):
     """Hurwitz's zeta (and polygamma of order 2 and up through it) on the loop for small
     arrays: the NumPy path's values within an ulp or two (the C library's pow against NumPy's),

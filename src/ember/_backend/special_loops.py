@@ -9,8 +9,8 @@ kernels use, each the NumPy code's methods operation for operation in C:
   approximations and series), in the input's own precision as NumPy's path computes float32;
 - ``special_normal``'s erfcx, ndtri and log_ndtr (``NORMAL``: on Cody's erf and erfc), each
   element in float64;
-- ``special_gamma``'s regularized incomplete gamma functions and Hurwitz's zeta
-  (``TWO_ARGUMENTS``), in float64, each element iterating until it has converged;
+- ``special_gamma``'s regularized incomplete gamma functions (its ``INCOMPLETE_GAMMA``) and
+  Hurwitz's zeta (``TWO_ARGUMENTS``), in float64, each element iterating until it has converged;
 - ``gamma_gradients``' reparameterised gradients of gamma samples (``TWO_ARGUMENTS``) and of
   Beta marginals of Dirichlet samples (``THREE_ARGUMENTS``), in float64, each element taking
   its own branch (NumPy's path selects each branch's elements and computes them apart).
@@ -550,60 +550,79 @@ static inline double log_ndtr_of(double x) {
 }
 """
 
-# ``special_gamma``'s incomplete gamma functions and Hurwitz's zeta, in float64: op name -> C
-# function of (a, x). (zeta's loop is taken for small arrays only: on large ones NumPy's
-# vectorized pow took half the loop's time)
-TWO_ARGUMENTS = {"gammainc": "gammainc_of", "gammaincc": "gammaincc_of", "zeta": "zeta_of",
-                 "standard_gamma_grad": "standard_gamma_grad_of"}
+# ``special_gamma``'s Hurwitz zeta and ``gamma_gradients``' gamma-sample gradient, in float64: op
+# name -> C function of its two arguments. (zeta's loop is taken for small arrays only: on large
+# ones NumPy's vectorized pow took half the loop's time)
+TWO_ARGUMENTS = {"zeta": "zeta_of", "standard_gamma_grad": "standard_gamma_grad_of"}
 # ``gamma_gradients``' Dirichlet gradient, in float64: op name -> C function of (x, alpha, total)
 THREE_ARGUMENTS = {"dirichlet_grad": "dirichlet_grad_of"}
 
 # as ``special_gamma`` computes them, element by element, each iterating until it has
 # converged (the NumPy code iterates every element until all have)
 _GAMMA_SOURCE = r"""
-#define EPS64 2.220446049250313e-16
+#define FRACTION_BIG FRACTION_BIG_VALUE
+#define FRACTION_SCALE FRACTION_SCALE_VALUE
 
-static double log_prefactor(double a, double x) { return a * log(x) - x - lgamma_double(a); }
+/* x^a e^-x / Gamma(a), of a and x in (0, inf) (1 for the others, whose values are not used:
+   a NaN, an infinity or a log of zero would take libmvec's slow path) */
+static inline double prefactor(double a, double x) {
+    const int regular = (a > 0) & (x > 0) & (a < INFINITY) & (x < INFINITY);
+    const double safe_a = regular ? a : 1.0, safe_x = regular ? x : 1.0;
+    return exp(safe_a * log(safe_x) - safe_x - lgamma_double(safe_a));
+}
 
-/* P(a, x) by its power series */
-static double lower_series(double a, double x) {
+/* P(a, x) by its power series (each term's ratio x / (a + n) apart from the running product,
+   whose chain of dependent operations is then a multiplication) */
+static double lower_series(double a, double x, double prefactor, double eps) {
     double term = 1.0, total = 1.0, denominator = a;
     for (int i = 0; i < 5000; i++) {
         denominator = denominator + 1.0;
-        term = term * x / denominator;
+        term = term * (x / denominator);
         total += term;
-        if (!(term > total * EPS64)) break;
+        if (!(term > total * eps)) break;
     }
-    return exp(log_prefactor(a, x)) * total / a;
+    return prefactor * total / a;
 }
 
-/* Q(a, x) by Legendre's continued fraction (modified Lentz) */
-static double upper_fraction(double a, double x) {
-    const double tiny = 1e-300;
-    double b = x + 1.0 - a, c = 1.0 / tiny, d = 1.0 / (b == 0 ? tiny : b), h = d;
+/* Q(a, x) by Legendre's continued fraction 1 / (b0 + a1 / (b1 + a2 / (b2 + ...))): the
+   convergents' numerators and denominators by their recurrences (scaled by powers of 2 when
+   large), h = B / A off the recurrences' chains; until h changes by at most eps of itself */
+static double upper_fraction(double a, double x, double prefactor, double eps) {
+    double b = x + 1.0 - a;
+    double numerator = b, numerator_before = 1.0, denominator = 1.0, denominator_before = 0.0;
+    double h = denominator / numerator;
     for (int i = 1; i < 5000; i++) {
         const double an = -i * (i - a);
         b = b + 2.0;
-        d = an * d + b;
-        d = fabs(d) < tiny ? tiny : d;
-        c = b + an / c;
-        c = fabs(c) < tiny ? tiny : c;
-        d = 1.0 / d;
-        const double delta = d * c;
-        h = h * delta;
-        if (!(fabs(delta - 1.0) > EPS64)) break;
+        const double next_numerator = b * numerator + an * numerator_before;
+        const double next_denominator = b * denominator + an * denominator_before;
+        numerator_before = numerator;
+        numerator = next_numerator;
+        denominator_before = denominator;
+        denominator = next_denominator;
+        if (fabs(numerator) > FRACTION_BIG) {
+            numerator *= FRACTION_SCALE;
+            numerator_before *= FRACTION_SCALE;
+            denominator *= FRACTION_SCALE;
+            denominator_before *= FRACTION_SCALE;
+        }
+        const double next_h = denominator / numerator;
+        const int converged = !(fabs(next_h - h) > eps * fabs(next_h));
+        h = next_h;
+        if (converged) break;
     }
-    return exp(log_prefactor(a, x)) * h;
+    return prefactor * h;
 }
 
-static double incomplete_gamma(double a, double x, int upper) {
+/* P(a, x) or Q(a, x) where upper, given x^a e^-x / Gamma(a), to the tolerance eps */
+static double incomplete_gamma(double a, double x, int upper, double prefactor, double eps) {
     double out = NAN;
     if ((a > 0) & (x > 0) & isfinite(a) & isfinite(x)) {
         if ((x < a + 1.0) | (x < 1.0)) {
-            const double p = lower_series(a, x);
+            const double p = lower_series(a, x, prefactor, eps);
             out = upper ? 1.0 - p : p;
         } else {
-            const double q = upper_fraction(a, x);
+            const double q = upper_fraction(a, x, prefactor, eps);
             out = upper ? q : 1.0 - q;
         }
     }
@@ -615,8 +634,6 @@ static double incomplete_gamma(double a, double x, int upper) {
     return p_one ? (upper ? 0.0 : 1.0) : out;
 }
 
-static double gammainc_of(double a, double x) { return incomplete_gamma(a, x, 0); }
-static double gammaincc_of(double a, double x) { return incomplete_gamma(a, x, 1); }
 
 /* Hurwitz's zeta(x, q) as special_gamma's _zeta computes it: the direct terms (q + k)^-x
    while fewer than nine were taken or q + k <= 9 (at most as many as for q = -100000), then
@@ -803,6 +820,18 @@ void {name}_two(const double *as, const double *bs, double *out, const int64_t *
 }}
 """
 
+# the incomplete gamma functions: the prefactors of all elements (vectorized, into the result),
+# then each element's series or fraction
+_INCOMPLETE_GAMMA_LOOP = """
+void {name}_two(const double *as, const double *bs, double *out, const int64_t *sizes, int nthreads) {{
+    const int64_t n = sizes[0], a_step = sizes[1], b_step = sizes[2];
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1 && n >= {parallel}) schedule(static)
+    for (int64_t i = 0; i < n; i++) out[i] = prefactor(as[i * a_step], bs[i * b_step]);
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1 && n >= {parallel}) schedule(dynamic, 256)
+    for (int64_t i = 0; i < n; i++) out[i] = incomplete_gamma(as[i * a_step], bs[i * b_step], {upper}, out[i], {eps!r});
+}}
+"""
+
 _POLYNOMIAL_LOOP = """
 void {name}_polynomial_{x_type}_{out_type}(const {x_ctype} *xs, const double *ns, {out_ctype} *out,
                                          const int64_t *sizes, int nthreads) {{
@@ -912,9 +941,13 @@ def _source():
     constants += f"#define NDTRI_FAR {special_normal.NDTRI_FAR!r}\n"
     loops += [_TWO_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
               for op, function in TWO_ARGUMENTS.items()]
+    loops += [_INCOMPLETE_GAMMA_LOOP.format(name=op, upper=int(upper), eps=float(eps), parallel=PARALLEL_MIN_ELEMENTS)
+              for op, (upper, eps) in special_gamma.INCOMPLETE_GAMMA.items()]
     loops += [_THREE_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
               for op, function in THREE_ARGUMENTS.items()]
     constants += "".join(f"#define {name[1:]} {getattr(special, name)!r}\n" for name in _LGAMMA_CONSTANTS)
+    constants += (f"#define FRACTION_BIG_VALUE {special_gamma.FRACTION_BIG!r}\n"
+                  f"#define FRACTION_SCALE_VALUE {special_gamma.FRACTION_SCALE!r}\n")
     constants += f"#define EULER_MACLAURIN_COEFFICIENTS {', '.join(map(repr, special_gamma._EULER_MACLAURIN))}\n"
     for name in ("_GAMMA_UV", "_BETA_C"):
         values = ", ".join(map(repr, _flat(getattr(gamma_gradients, name))))
@@ -1010,8 +1043,9 @@ def _over_two_arrays(name, x, y, out_type, *flags):
 
 
 def two_arguments(op, a, b):
-    """``op`` (a name in ``TWO_ARGUMENTS``) of the float64 arrays ``a`` and ``b``, broadcast
-    together, as a row-major float64 array; None where the loop cannot be built."""
+    """``op`` (a name in ``TWO_ARGUMENTS`` or ``special_gamma.INCOMPLETE_GAMMA``) of the float64 arrays ``a``
+    and ``b``, broadcast together, as a row-major float64 array; None where the loop cannot be
+    built."""
     return _over_two_arrays(f"{op}_two", a, b, np.float64)
 
 
