@@ -844,3 +844,37 @@ def test_index_add_in_place_on_the_loop_writes_into_self_as_torch(monkeypatch):
     want_view.index_add_(0, torch.tensor(idx), torch.tensor(src))
     assert taken == [True] and base._version == before + 1
     np.testing.assert_array_equal(base.numpy(), want_base.numpy())
+
+
+@needs_loops
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_reduce_on_the_loop_as_torch(reduce, include_self, dim, monkeypatch):
+    """Nothing recorded: index_reduce of large float32 tensors on the loop (repeated indices,
+    NaN, a strided source): torch's values, and the NumPy kernel's bits; with a gradient wanted,
+    scatter_reduce's path and the same values."""
+    from ember.ops import index
+    taken = _spy_on(monkeypatch, index._slices_reduced)
+    rng = np.random.default_rng(21)
+    x = rng.uniform(0.5, 1.5, (300, 200)).astype(np.float32)
+    src = rng.uniform(0.5, 1.5, (200, 250)).astype(np.float32).T   # (250, 200), strided
+    if dim == 1:
+        x, src = x.T.copy(), src.T
+    idx = rng.integers(0, 280, 250)
+    x[(slice(None),) * dim + (idx[3],)] = np.nan
+    src[(slice(None),) * dim + (7,)] = np.nan
+
+    def ember_index_reduce(x):
+        return ember.index_reduce(x, dim, ember.tensor(idx), ember.tensor(src), reduce, include_self=include_self)
+    want = torch.index_reduce(torch.tensor(x), dim, torch.tensor(idx), torch.tensor(np.ascontiguousarray(src)),
+                              reduce, include_self=include_self).numpy()
+    got = ember_index_reduce(ember.tensor(x)).numpy()
+    assert taken == [True]
+    np.testing.assert_allclose(got, want, rtol=1e-5, equal_nan=True)
+    with choice.only(choice.NUMPY):
+        np.testing.assert_array_equal(ember_index_reduce(ember.tensor(x)).numpy(), got)
+    tracked = ember_index_reduce(ember.tensor(x, requires_grad=True))
+    assert len(taken) == 1 and tracked.grad_fn is not None
+    np.testing.assert_allclose(tracked.detach().numpy(), got, rtol=1e-6, equal_nan=True)

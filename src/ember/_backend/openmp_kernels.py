@@ -617,31 +617,41 @@ void index_select_float32(void **arrays, const int64_t *sizes, const double *sca
     }
 }
 
-/* out[o, index[i], j] += values[o, i, j] for row-major out (outer, nx, inner) and values
-   (outer, ni, inner), index (ni) within [0, nx): index_add (index_select's gradient into
-   zeros). Each (o, j) adds its terms in i order, as NumPy's add.at does; the tasks (an outer
-   index and a chunk of inner positions) write apart. */
-void index_add_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
-    const float *values = arrays[0];
-    const int64_t *index = arrays[1];
-    float *out = arrays[2];
-    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
-    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK;
-    (void)scalars;
-    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
-    for (int64_t task = 0; task < outer * chunks; task++) {
-        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK;
-        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK;
-        float *ys = out + o * nx * inner + first;
-        const float *vs = values + o * ni * inner + first;
-        for (int64_t i = 0; i < ni; i++) {
-            float *y = ys + index[i] * inner;
-            const float *v = vs + i * inner;
-            #pragma omp simd
-            for (int64_t j = 0; j < width; j++) y[j] += v[j];
-        }
-    }
+/* out[o, index[i], j] = COMBINE(out[o, index[i], j], values[o, i, j]) for row-major out (outer,
+   nx, inner) and values (outer, ni, inner), index (ni) within [0, nx): index_add (index_select's
+   gradient into zeros) and index_reduce. Each (o, j) combines its terms in i order, as NumPy's
+   ufunc.at does; the tasks (an outer index and a chunk of inner positions) write apart. The
+   maximum and minimum are NumPy's (a NaN on either side wins; of equal values the first) */
+#define INDEX_REDUCE(name, COMBINE) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const float *values = arrays[0]; \
+    const int64_t *index = arrays[1]; \
+    float *out = arrays[2]; \
+    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3]; \
+    const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+    for (int64_t task = 0; task < outer * chunks; task++) { \
+        const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK; \
+        const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK; \
+        float *ys = out + o * nx * inner + first; \
+        const float *vs = values + o * ni * inner + first; \
+        for (int64_t i = 0; i < ni; i++) { \
+            float *y = ys + index[i] * inner; \
+            const float *v = vs + i * inner; \
+            _Pragma("omp simd") \
+            for (int64_t j = 0; j < width; j++) y[j] = COMBINE(y[j], v[j]); \
+        } \
+    } \
 }
+#define ADD(y, v) ((y) + (v))
+#define MULTIPLY(y, v) ((y) * (v))
+#define MAXIMUM(y, v) ((((y) >= (v)) | ((y) != (y))) ? (y) : (v))
+#define MINIMUM(y, v) ((((y) <= (v)) | ((y) != (y))) ? (y) : (v))
+INDEX_REDUCE(index_add_float32, ADD)
+INDEX_REDUCE(index_multiply_float32, MULTIPLY)
+INDEX_REDUCE(index_maximum_float32, MAXIMUM)
+INDEX_REDUCE(index_minimum_float32, MINIMUM)
 
 /* Reductions of all n float32 elements: each thread's share in blocks of SUM_LANES elements,
    one partial result per lane (independent SIMD accumulators), then the lanes, the threads'
@@ -1493,9 +1503,22 @@ def index_add_float32(out, index, values, axis):
     ``add.at``'s order, for row-major float32 ``out`` and ``values`` (``out``'s shape but
     ``index.size`` along ``axis``) and a 1-d int64 ``index`` within range; None (nothing
     written) where the loop does not apply or cannot be built."""
+    return index_reduce_float32(out, index, values, axis, "add")
+
+
+# index_reduce_float32's reductions: NumPy's ufunc -> the loop
+INDEX_REDUCTIONS = {"add": "index_add_float32", "multiply": "index_multiply_float32",
+                    "maximum": "index_maximum_float32", "minimum": "index_minimum_float32"}
+
+
+def index_reduce_float32(out, index, values, axis, ufunc):
+    """``getattr(np, ufunc).at`` of ``out``'s slices along ``axis`` at ``index`` and the slices
+    of ``values``, in place and in its order (``ufunc`` a key of ``INDEX_REDUCTIONS``), for the
+    arrays ``index_add_float32`` takes; None (nothing written) where the loop does not apply or
+    cannot be built."""
     if not index_add_applies(out, index, values, axis):
         return None
-    function = _function("index_add_float32")
+    function = _function(INDEX_REDUCTIONS[ufunc])
     if function is None:
         return None
     outer, inner = _around(out.shape, axis)

@@ -4,6 +4,7 @@ masked_scatter, nonzero, argwhere, index_reduce, put, unravel_index and fill_dia
 their in-place forms). Subscripting (``x[key]``,
 ``x[key] = value``) and ``fill_``/``zero_``/``copy_`` are in ``subscript.py``.
 """
+import math
 import numbers
 import warnings
 
@@ -241,6 +242,22 @@ _select_kernel = KernelChoice("index_select", onednn=openmp_kernels.index_select
 # ``_index_added``'s own path)
 _slices_added = KernelChoice("index_add", onednn=openmp_kernels.index_add_float32,
                              numpy=lambda out, index, values, axis: None)
+
+
+def _slices_reduced_at(out, index, values, axis, ufunc):
+    """``out`` (row-major) with the slices of ``values`` (row-major) along ``axis`` combined in
+    at ``index`` by ``getattr(np, ufunc).at``, through flat positions in the loop's order."""
+    outer, nx, inner = math.prod(out.shape[:axis]), out.shape[axis], math.prod(out.shape[axis + 1:])
+    positions = ((np.arange(outer)[:, None, None] * nx + index[None, :, None]) * inner
+                 + np.arange(inner)[None, None, :])
+    with np.errstate(invalid="ignore"):   # (NaN in a maximum or minimum)
+        getattr(np, ufunc).at(out.reshape(-1), positions.reshape(-1), values.reshape(-1))
+    return out
+
+
+# index_reduce of float32 slices in place, in ``ufunc.at``'s order
+_slices_reduced = KernelChoice("index_reduce", onednn=openmp_kernels.index_reduce_float32,
+                               numpy=_slices_reduced_at)
 
 
 def _selected(data, index, axis):
@@ -1311,6 +1328,10 @@ def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
                            f"but got {reduce}.")
     d = wrap_dim(dim, max(input._data.ndim, 1))
     _check_index_add(input, d, index._data, source)
+    if inplace_untracked(input) and not (grad_state.grad_enabled and source._requires_grad):
+        data = _index_reduced_by_slices(input._data, d, index._data, source._data, reduce, include_self)
+        if data is not None:
+            return make(data)
     if not input._data.ndim:
         input_nd, source_nd = input.reshape(1), source.reshape(1)
     else:
@@ -1320,6 +1341,38 @@ def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
     spread = index.to(_BY_NP[_LONG]).reshape(shape).expand(source_nd.shape)
     result = scatter_reduce(input_nd, d, spread, source_nd, reduce, include_self=include_self)
     return result.reshape(input.shape) if not input._data.ndim else result
+
+
+# index_reduce's reductions: NumPy's ufunc and the value the written slices start from without
+# include_self
+_INDEX_REDUCE_UFUNCS = {"prod": ("multiply", 1), "mean": ("add", 0), "amax": ("maximum", -np.inf),
+                        "amin": ("minimum", np.inf)}
+
+
+def _index_reduced_by_slices(data, d, idx, src, reduce, include_self):
+    """index_reduce of large float32 arrays (checked) by ``_slices_reduced``: a row-major copy of
+    ``data`` with the slices of ``src`` along ``d`` reduced in at ``idx`` as ``ufunc.at`` does,
+    means divided by their counts as ``scatter_reduce``'s; None where the case is not one the
+    loop takes (``scatter_reduce``'s path then)."""
+    if type(data) is not np.ndarray or data.dtype != np.float32 or type(src) is not np.ndarray:
+        return None
+    ufunc, identity = _INDEX_REDUCE_UFUNCS[reduce]
+    out = data.copy()
+    flat = idx.reshape(-1).astype(np.int64, copy=False)
+    src = np.ascontiguousarray(src)
+    if not openmp_kernels.index_add_applies(out, flat, src, d):
+        return None
+    if not include_self:
+        out[(slice(None),) * d + (flat,)] = identity
+    _slices_reduced(out, flat, src, d, ufunc)
+    if reduce == "mean":
+        counts = np.bincount(flat, minlength=out.shape[d]).astype(np.float32)
+        if include_self:
+            counts += 1
+        else:
+            counts[counts == 0] = 1
+        np.true_divide(out, counts.reshape((-1,) + (1,) * (out.ndim - d - 1)), out=out)
+    return out
 
 
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
