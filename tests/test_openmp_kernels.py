@@ -260,6 +260,39 @@ def test_whole_sum_on_the_loop_carries_nan_and_inf_and_is_exact_in_float64():
     assert np.isnan(ember.tensor(x).mean().item())
 
 
+@needs_loops
+def test_whole_product_of_a_large_float32_array_on_the_loop_matches_torch(monkeypatch):
+    """prod of all elements multiplies in float32 lanes (as torch's vectorized loop): torch's
+    value and gradient within float32 rounding, the blocked NumPy kernel's likewise; zero, NaN
+    and inf carried; float64 takes the NumPy kernel."""
+    from ember.ops import reduce
+    taken = _spy_on(monkeypatch, reduce._whole_product)
+    rng = np.random.default_rng(9)
+    x = rng.uniform(0.99, 1.01, (230, 301)).astype(np.float32)   # 69230 elements: a partial block
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x).requires_grad_()
+        out = t.prod()
+        out.backward()
+        results.append((out.item(), t.grad.numpy()))
+    (want, want_grad), (got, got_grad) = results
+    assert taken == [True]
+    # (69230 float32 roundings in a different order: a few 1e-5 apart, as each is from float64's)
+    exact = np.prod(x.astype(np.float64))
+    for value in (got, want):
+        np.testing.assert_allclose(value, exact, rtol=1e-4)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-4)
+    with choice.only(choice.NUMPY):
+        np.testing.assert_allclose(ember.tensor(x).prod().item(), exact, rtol=1e-4)
+    for special in (0.0, np.nan, np.inf):
+        y = x.copy()
+        y[100, 7] = special
+        np.testing.assert_equal(ember.tensor(y).prod().item(), special)
+    np.testing.assert_allclose(ember.tensor(x.astype(np.float64)).prod().item(), np.prod(x.astype(np.float64)),
+                               rtol=1e-12)
+    assert taken == [True] * 4 + [False]
+
+
 def test_small_whole_sums_take_numpy(monkeypatch):
     taken = _whole_sum_spy(monkeypatch)
     x = np.arange(openmp_kernels.SUM_MIN_ELEMENTS - 1, dtype=np.float32)

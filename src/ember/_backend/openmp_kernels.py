@@ -723,6 +723,37 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
 WHOLE_EXTREME(max_float32, >, -INFINITY)
 WHOLE_EXTREME(min_float32, <, INFINITY)
 
+/* The product of all n float32 elements, multiplied in float32 lanes as torch's vectorized
+   loop multiplies (the lanes, the threads' shares and the last partial block after); twice the
+   sums' lanes, so that eight vectors' chains of multiplications run side by side */
+#define PRODUCT_LANES 64
+void prod_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0];
+    float *out = arrays[1];
+    const int64_t n = sizes[0], blocks = n / PRODUCT_LANES;
+    float shares[nthreads];
+    (void)scalars;
+    for (int t = 0; t < nthreads; t++) shares[t] = 1.0f;
+    #pragma omp parallel num_threads(nthreads) if(nthreads > 1)
+    {
+        float lanes[PRODUCT_LANES];
+        for (int j = 0; j < PRODUCT_LANES; j++) lanes[j] = 1.0f;
+        #pragma omp for schedule(static)
+        for (int64_t b = 0; b < blocks; b++) {
+            const float *xs = x + b * PRODUCT_LANES;
+            #pragma omp simd
+            for (int j = 0; j < PRODUCT_LANES; j++) lanes[j] *= xs[j];
+        }
+        float share = 1.0f;
+        for (int j = 0; j < PRODUCT_LANES; j++) share *= lanes[j];
+        shares[omp_get_thread_num()] = share;
+    }
+    float product = 1.0f;
+    for (int t = 0; t < nthreads; t++) product *= shares[t];
+    for (int64_t i = blocks * PRODUCT_LANES; i < n; i++) product *= x[i];
+    out[0] = product;
+}
+
 /* arrays: src (its element [0, ..., 0]), dst (row-major); sizes: ndim (at most 64), the
    shape, src's strides in bytes (any sign). Copies src into dst row by row, each thread its
    share of the rows, stepping through src's outer indices as an odometer: NumPy's copy of a
@@ -1058,7 +1089,7 @@ EXTREMES_MIN_ELEMENTS = 1 << 22
 # "Vector-math loops").
 WHOLE_REDUCTION_MIN_ELEMENTS = {"sum": SUM_MIN_ELEMENTS, "sum_squares": ELEMENTWISE_MIN_ELEMENTS,
                                 "nansum": ELEMENTWISE_MIN_ELEMENTS, "max": EXTREMES_MIN_ELEMENTS,
-                                "min": EXTREMES_MIN_ELEMENTS}
+                                "min": EXTREMES_MIN_ELEMENTS, "prod": ELEMENTWISE_MIN_ELEMENTS}
 
 # Running sums take the loop from this many elements (NumPy's ``cumsum`` adds one element at a
 # time in float32, on one thread).
@@ -1354,14 +1385,15 @@ def binary(ufunc, a, b):
 # whole_reduction's kinds: the loop and the dtype of its result
 _WHOLE_REDUCTIONS = {"sum": ("sum_float32", np.float64), "sum_squares": ("sum_squares_float32", np.float64),
                      "nansum": ("nansum_float32", np.float64), "max": ("max_float32", np.float32),
-                     "min": ("min_float32", np.float32)}
+                     "min": ("min_float32", np.float32), "prod": ("prod_float32", np.float32)}
 
 
 def whole_reduction(kind, x):
     """A reduction of all of a dense float32 array's elements as a 0-d float32 array: ``sum``,
     ``sum_squares`` and ``nansum`` (NaN as 0) added in float64 (NumPy's pairwise sum in float32
     runs on one thread at a third of the loop's speed), ``max`` and ``min`` (NaN if any element
-    is); None where the loop does not apply or cannot be built."""
+    is), ``prod`` multiplied in float32 lanes; None where the loop does not apply or cannot be
+    built."""
     if not _dense_alike(x, least=WHOLE_REDUCTION_MIN_ELEMENTS[kind]):
         return None
     name, dtype = _WHOLE_REDUCTIONS[kind]

@@ -589,7 +589,10 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
 def fill(input, value):
     """Returns a tensor of ``input``'s shape, dtype and device filled with ``value`` (a number
     or a 0-d tensor): the out-of-place ``fill_``."""
-    return input.clone().fill_(value)
+    from ._common import inplace_untracked
+    if not isinstance(input, Tensor) or not inplace_untracked(input):
+        return input.clone().fill_(value)   # (a zero gradient for input: torch's result requires grad)
+    return empty_like(input).fill_(value)
 
 
 __all__.append("fill")

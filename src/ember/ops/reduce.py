@@ -653,6 +653,13 @@ def _product_of_all(data):
     return product * flat[split:].prod() if split < flat.size else product
 
 
+# the product of all of a large float array's elements: float32 on the loop (from its size),
+# else in blocks
+_whole_product = KernelChoice(
+    "prod", onednn=lambda data: openmp_kernels.whole_reduction("prod", data) if data.dtype == np.float32 else None,
+    numpy=_product_of_all)
+
+
 @autocast_policy("fp32")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Returns the product of all elements of ``input``, or of each row over the single
@@ -670,7 +677,7 @@ def _prod(input, dim=None, keepdim=False, *, dtype=None):
     xp = namespace_of(data)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None:
-        out = make(_product_of_all(data) if _blocked_product_applies(data, np_dtype)
+        out = make(_whole_product(data) if _blocked_product_applies(data, np_dtype)
                    else _accumulated(xp.prod, data, np_dtype))
         node = record(ProdBackward0, (input,), out)
     else:
