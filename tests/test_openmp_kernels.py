@@ -433,6 +433,34 @@ def test_scatter_on_the_loop_matches_torch(dim, src, monkeypatch):
 
 
 @needs_loops
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float64"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_gather_and_scatter_of_other_4_and_8_byte_numbers_on_the_loop(dtype, dim, monkeypatch):
+    """gather and scatter (of a src tensor) move integers and float64 on the loops as they are:
+    torch's results bit for bit (the last of repeated positions kept); scatter of a number into
+    them stays on NumPy's path."""
+    from ember.ops import index as index_ops
+    taken = _spy_on(monkeypatch, index_ops._gather_kernel, index_ops._scatter_kernel)
+    rng = np.random.default_rng(12)
+    x = rng.integers(-1000, 1000, (20, 40, 50)).astype(dtype)
+    if dtype == "float64":
+        x = x / 7.0
+        x[1, 2, 3] = np.nan
+    idx = rng.integers(0, x.shape[dim], x.shape)
+    src = (x[::-1] * 3).copy()
+    got = ember.gather(ember.tensor(x), dim, ember.tensor(idx)).numpy()
+    np.testing.assert_array_equal(got, torch.gather(torch.tensor(x), dim, torch.tensor(idx)).numpy())
+    assert got.dtype == x.dtype
+    got = ember.scatter(ember.tensor(x), dim, ember.tensor(idx), ember.tensor(src)).numpy()
+    np.testing.assert_array_equal(got, torch.scatter(torch.tensor(x), dim, torch.tensor(idx),
+                                                     torch.tensor(src)).numpy())
+    assert taken == [True, True]
+    np.testing.assert_array_equal(ember.scatter(ember.tensor(x), dim, ember.tensor(idx), 5).numpy(),
+                                  torch.scatter(torch.tensor(x), dim, torch.tensor(idx), 5).numpy())
+    assert taken == [True, True, False]
+
+
+@needs_loops
 @pytest.mark.parametrize("dim", [0, 1, 2, -1])
 def test_scatter_add_on_the_loop_adds_in_add_at_order_as_torch(dim, monkeypatch):
     """scatter_add into a copy on the loop: repeated positions add up in index order, as

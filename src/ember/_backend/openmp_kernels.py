@@ -16,8 +16,9 @@ oneDNN's kernels that would otherwise be NumPy's passes on one thread:
   elements (``amax``, ``amin``, ``max`` and ``min`` without ``dim``), and running sums and
   products (``cumsum`` and its gradient, ``cumprod``) in float64, as torch accumulates them,
   and running extremes with their indices (``cummax``, ``cummin``);
-  ``gather`` along any dimension of a float32 array (an index of the input's shape but along
-  that dimension), and its gradient, and ``scatter`` into a copy with such an index;
+  ``gather`` along any dimension of an array of 4- or 8-byte numbers (an index of the input's
+  shape but along that dimension), its gradient (float32), and ``scatter`` into a copy with
+  such an index (of a float32 number, or of an array of 4- or 8-byte numbers);
   ``index_select`` along any dimension, and its gradient (``index_add``).
 - LU's panels (``ops/lu.py``'s getrf, float32 and float64, with its arithmetic) and the row
   order from LAPACK's sequential pivots, where NumPy takes several calls a column or a swap.
@@ -498,72 +499,78 @@ RUNNING_EXTREME(cummax_float32, >=)
 RUNNING_EXTREME(cummin_float32, <=)
 
 /* out[o, i, j] = x[o, index[o, i, j], j] for row-major x (outer, nx, inner), index and out
-   (outer, ni, inner); *arrays[3] (an int32) set to 1, the rows stopped short, where an index
-   is outside [0, nx), for the caller to raise torch's error. */
-void gather_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
-    const float *x = arrays[0];
-    const int64_t *index = arrays[1];
-    float *out = arrays[2];
-    int32_t *status = arrays[3];
-    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3];
-    int bad = 0;
-    if (inner == 1) {   /* along the last axis: a row of picks per outer index */
-        #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
-        for (int64_t o = 0; o < outer; o++) {
-            const int64_t *ix = index + o * ni;
-            const float *xs = x + o * nx;
-            float *ys = out + o * ni;
-            for (int64_t i = 0; i < ni; i++) {
-                const int64_t k = ix[i];
-                if (k < 0 || k >= nx) { bad = 1; break; }
-                ys[i] = xs[k];
-            }
-        }
-        *status = bad;
-        return;
-    }
-    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)
-    for (int64_t row = 0; row < outer * ni; row++) {
-        const int64_t *ix = index + row * inner;
-        const float *xs = x + (row / ni) * nx * inner;
-        float *ys = out + row * inner;
-        for (int64_t j = 0; j < inner; j++) {
-            const int64_t k = ix[j];
-            if (k < 0 || k >= nx) { bad = 1; break; }
-            ys[j] = xs[k * inner + j];
-        }
-    }
-    *status = bad;
+   (outer, ni, inner), of elements of T's size (copied as they are); *arrays[3] (an int32) set
+   to 1, the rows stopped short, where an index is outside [0, nx), for the caller to raise
+   torch's error. */
+#define GATHER(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *x = arrays[0]; \
+    const int64_t *index = arrays[1]; \
+    T *out = arrays[2]; \
+    int32_t *status = arrays[3]; \
+    const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3]; \
+    int bad = 0; \
+    (void)scalars; \
+    if (inner == 1) {   /* along the last axis: a row of picks per outer index */ \
+        _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)") \
+        for (int64_t o = 0; o < outer; o++) { \
+            const int64_t *ix = index + o * ni; \
+            const T *xs = x + o * nx; \
+            T *ys = out + o * ni; \
+            for (int64_t i = 0; i < ni; i++) { \
+                const int64_t k = ix[i]; \
+                if (k < 0 || k >= nx) { bad = 1; break; } \
+                ys[i] = xs[k]; \
+            } \
+        } \
+        *status = bad; \
+        return; \
+    } \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)") \
+    for (int64_t row = 0; row < outer * ni; row++) { \
+        const int64_t *ix = index + row * inner; \
+        const T *xs = x + (row / ni) * nx * inner; \
+        T *ys = out + row * inner; \
+        for (int64_t j = 0; j < inner; j++) { \
+            const int64_t k = ix[j]; \
+            if (k < 0 || k >= nx) { bad = 1; break; } \
+            ys[j] = xs[k * inner + j]; \
+        } \
+    } \
+    *status = bad; \
 }
+GATHER(gather_4, uint32_t)
+GATHER(gather_8, uint64_t)
 
 /* out[o, index[o, i, j], j] (op)= src[o, i, j] (the number scalars[0] where src is NULL) for
    row-major out (outer, nx, inner) and index and src (outer, ni, inner): scatter (ASSIGN) and
    scatter_add, gather's gradient (ADD), into out. Each (o, j) takes its terms in i order: the
    last of repeated positions stays, as with NumPy's assignment, or they add up in add.at's
-   order; the tasks (an outer index, and a chunk of inner positions) write apart.
+   order; the tasks (an outer index, and a chunk of inner positions) write apart. T: the
+   element type.
    *arrays[3] (an int32) set to 1 where an index is outside [0, nx). */
 #define ASSIGN(y, v) ((y) = (v))
 #define ADD(y, v) ((y) += (v))
-#define SCATTER(name, COMBINE) \
+#define SCATTER(name, T, COMBINE) \
 void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
-    const float *src = arrays[0]; \
+    const T *src = arrays[0]; \
     const int64_t *index = arrays[1]; \
-    float *out = arrays[2]; \
+    T *out = arrays[2]; \
     int32_t *status = arrays[3]; \
     const int64_t outer = sizes[0], nx = sizes[1], ni = sizes[2], inner = sizes[3]; \
     const int64_t chunks = (inner + SCAN_CHUNK - 1) / SCAN_CHUNK; \
-    const float value = (float)scalars[0]; \
+    const T value = (T)scalars[0]; \
     int bad = 0; \
     if (inner == 1) {   /* along the last axis: a row of picks per outer index */ \
         _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static) reduction(|:bad)") \
         for (int64_t o = 0; o < outer; o++) { \
             const int64_t *ks = index + o * ni; \
-            float *ys = out + o * nx; \
+            T *ys = out + o * nx; \
             int row_bad = 0; \
             for (int64_t i = 0; i < ni; i++) row_bad |= ks[i] < 0 || ks[i] >= nx; \
             if (row_bad) { bad = 1; continue; } \
             if (src) { \
-                const float *vs = src + o * ni; \
+                const T *vs = src + o * ni; \
                 for (int64_t i = 0; i < ni; i++) COMBINE(ys[ks[i]], vs[i]); \
             } else { \
                 for (int64_t i = 0; i < ni; i++) COMBINE(ys[ks[i]], value); \
@@ -576,7 +583,7 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
     for (int64_t task = 0; task < outer * chunks; task++) { \
         const int64_t o = task / chunks, first = (task % chunks) * SCAN_CHUNK; \
         const int64_t width = inner - first < SCAN_CHUNK ? inner - first : SCAN_CHUNK; \
-        float *ys = out + o * nx * inner + first; \
+        T *ys = out + o * nx * inner + first; \
         for (int64_t i = 0; i < ni && !bad; i++) { \
             const int64_t at = (o * ni + i) * inner + first; \
             for (int64_t j = 0; j < width; j++) { \
@@ -588,8 +595,12 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
     } \
     *status = bad; \
 }
-SCATTER(scatter_float32, ASSIGN)
-SCATTER(scatter_add_float32, ADD)
+SCATTER(scatter_float32, float, ASSIGN)
+SCATTER(scatter_add_float32, float, ADD)
+/* scatter of a src array of elements of 4 or 8 bytes, copied as they are (no number: src is
+   never NULL) */
+SCATTER(scatter_4, uint32_t, ASSIGN)
+SCATTER(scatter_8, uint64_t, ASSIGN)
 
 /* out[o, i, :] = x[o, index[i], :] for row-major x (outer, nx, inner) and out (outer, ni,
    inner), index (ni) within [0, nx) (the caller checks): index_select, a row copied per task
@@ -1452,12 +1463,18 @@ def _running(name, x, axis, reverse):
     return out
 
 
+def _copied_elements(x):
+    """Whether ``x`` is a row-major NumPy array of numbers of 4 or 8 bytes, which the gather
+    and scatter loops move as they are."""
+    return (type(x) is np.ndarray and x.dtype.kind in "fiu" and x.dtype.itemsize in (4, 8)
+            and x.flags.c_contiguous)
+
+
 def gather_applies(x, index, axis):
-    """Whether ``gather_float32`` takes the case: a row-major float32 ``x`` and a row-major
-    int64 ``index`` of ``x``'s shape but along ``axis``, of ``ELEMENTWISE_MIN_ELEMENTS``
-    elements or more."""
-    return (type(x) is np.ndarray and x.dtype == np.float32 and x.flags.c_contiguous
-            and _picks_along(x.shape, index, axis))
+    """Whether ``gather`` takes the case: a row-major ``x`` of numbers of 4 or 8 bytes and a
+    row-major int64 ``index`` of ``x``'s shape but along ``axis``, of
+    ``ELEMENTWISE_MIN_ELEMENTS`` elements or more."""
+    return _copied_elements(x) and _picks_along(x.shape, index, axis)
 
 
 def _picks_along(shape, index, axis):
@@ -1469,18 +1486,18 @@ def _picks_along(shape, index, axis):
             and shape[axis + 1:] == index.shape[axis + 1:])
 
 
-def gather_float32(x, index, axis):
-    """``take_along_axis(x, index, axis)`` for a row-major float32 ``x`` and a row-major int64
-    ``index`` of ``x``'s shape but along ``axis``, as a new array; None where the loop does not
-    apply or cannot be built (``ValueError`` where an index is outside ``x`` along ``axis``,
-    for the caller to say which)."""
+def gather(x, index, axis):
+    """``take_along_axis(x, index, axis)`` for a row-major ``x`` of numbers of 4 or 8 bytes and
+    a row-major int64 ``index`` of ``x``'s shape but along ``axis``, as a new array; None where
+    the loop does not apply or cannot be built (``ValueError`` where an index is outside ``x``
+    along ``axis``, for the caller to say which)."""
     if not gather_applies(x, index, axis):
         return None
-    function = _function("gather_float32")
+    function = _function(f"gather_{x.dtype.itemsize}")
     if function is None:
         return None
     outer, inner = _around(x.shape, axis)
-    out = np.empty(index.shape, np.float32)
+    out = np.empty(index.shape, x.dtype)
     status = np.zeros(1, np.int32)
     _call(function, (x, index, out, status), (outer, x.shape[axis], index.shape[axis], inner), ())
     if status[0]:
@@ -1589,18 +1606,21 @@ def scatter_add_into_float32(out, index, src, axis):
     return _scatter("scatter_add_float32", out, index, src, axis, 0.0)
 
 
-def scatter_float32(out, index, src, axis, value=0.0):
+def scatter(out, index, src, axis, value=0.0):
     """``out[index along axis] = src`` (or ``value`` where ``src`` is None) in place, for a
-    row-major float32 ``out``, a row-major int64 ``index`` of ``out``'s shape but along
-    ``axis`` and a row-major float32 ``src`` of ``index``'s shape: True once done; None where
-    the loop does not apply or cannot be built (``out`` untouched), False where it met an index
-    out of bounds (``out`` then partly written, for the caller to drop)."""
-    if (type(out) is not np.ndarray or out.dtype != np.float32 or not out.flags.c_contiguous
-            or not _picks_along(out.shape, index, axis)
-            or (src is not None and (type(src) is not np.ndarray or src.dtype != np.float32
-                                     or not src.flags.c_contiguous or src.shape != index.shape))):
+    row-major ``out`` (float32, or with a ``src``, any numbers of 4 or 8 bytes), a row-major
+    int64 ``index`` of ``out``'s shape but along ``axis`` and a row-major ``src`` of ``index``'s
+    shape and ``out``'s dtype: True once done; None where the loop does not apply or cannot be
+    built (``out`` untouched), False where it met an index out of bounds (``out`` then partly
+    written, for the caller to drop)."""
+    if not _copied_elements(out) or not _picks_along(out.shape, index, axis):
         return None
-    return _scatter("scatter_float32", out, index, src, axis, value)
+    if src is None:
+        return _scatter("scatter_float32", out, index, src, axis, value) if out.dtype == np.float32 else None
+    if type(src) is not np.ndarray or src.dtype != out.dtype or not src.flags.c_contiguous or src.shape != index.shape:
+        return None
+    name = "scatter_float32" if out.dtype == np.float32 else f"scatter_{out.dtype.itemsize}"
+    return _scatter(name, out, index, src, axis, value)
 
 
 def _scatter(name, out, index, src, axis, value):

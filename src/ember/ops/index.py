@@ -185,7 +185,7 @@ class GatherBackward0(Node):
 
 # scatter into a copy: True once written (None where the loop does not take the case, False
 # where it met an index out of bounds)
-_scatter_kernel = KernelChoice("scatter", onednn=openmp_kernels.scatter_float32,
+_scatter_kernel = KernelChoice("scatter", onednn=openmp_kernels.scatter,
                                numpy=lambda *args: None)
 
 # scatter_add into a copy, likewise
@@ -222,7 +222,7 @@ def _gather_numpy(data, idx, d, error):
 
 def _gather_loop(data, idx, d, error):
     try:
-        return openmp_kernels.gather_float32(data, idx, d)
+        return openmp_kernels.gather(data, idx, d)
     except ValueError:   # an index out of bounds: the first one named, as torch does
         _check_bounds(idx, 0, data.shape[d], error)
         raise
