@@ -939,3 +939,30 @@ def test_index_reduce_on_the_loop_as_torch(reduce, include_self, dim, monkeypatc
     tracked = ember_index_reduce(ember.tensor(x, requires_grad=True))
     assert len(taken) == 1 and tracked.grad_fn is not None
     np.testing.assert_allclose(tracked.detach().numpy(), got, rtol=1e-6, equal_nan=True)
+
+
+@needs_loops
+@pytest.mark.parametrize("bounds", [(-0.5, 0.5), (0.0, 1.0), (None, 0.3), (-0.2, None), (1.0, -1.0),
+                                    (-0.0, 0.0), (0.0, -0.0), (-np.inf, 2.0)])
+def test_clamp_to_numbers_on_the_loop_gives_numpys_clip_bit_for_bit(bounds, monkeypatch):
+    """clamp of a large float32 tensor to number bounds on the loop: NumPy's clip and torch's
+    clamp bit for bit (NaN kept, infinities, the sign of a zero equal to a bound, max where
+    min > max); int64 with both bounds likewise."""
+    from ember.ops import ternary
+    taken = _spy_on(monkeypatch, ternary._clipped)
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((222, 295)).astype(np.float32)
+    x[0, :5] = [np.nan, -0.0, 0.0, np.inf, -np.inf]
+    lo, hi = bounds
+    got = ember.clamp(ember.tensor(x), lo, hi).numpy()
+    with choice.only(choice.NUMPY):
+        numpy_path = ember.clamp(ember.tensor(x), lo, hi).numpy()
+    want = torch.clamp(torch.tensor(x), lo, hi).numpy()
+    assert taken == [True]
+    np.testing.assert_array_equal(got.view(np.int32), numpy_path.view(np.int32))
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    if lo is not None and hi is not None and np.isfinite(lo):
+        n = rng.integers(-100, 100, (222, 295))
+        np.testing.assert_array_equal(ember.clamp(ember.tensor(n), int(lo * 10), int(hi * 10)).numpy(),
+                                      torch.clamp(torch.tensor(n), int(lo * 10), int(hi * 10)).numpy())
+        assert taken == [True, True]

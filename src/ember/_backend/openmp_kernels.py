@@ -246,6 +246,23 @@ void hardtanh_backward(void **arrays, const int64_t *sizes, const double *scalar
     }
 }
 
+/* clamp to number bounds, as NumPy's clip: min(max(x, lo), hi), a NaN x kept, hi where
+   lo > hi, x itself where it equals a bound (-0 kept against a bound of +0); integers with
+   both bounds within their range */
+#define CLAMP(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *x = arrays[0]; \
+    T *y = arrays[1]; \
+    const T lo = (T)scalars[0], hi = (T)scalars[1]; \
+    _Pragma("omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)") \
+    for (int64_t i = 0; i < sizes[0]; i++) { \
+        const T v = x[i] < lo ? lo : x[i]; \
+        y[i] = v > hi ? hi : v; \
+    } \
+}
+CLAMP(clamp_float32, float)
+CLAMP(clamp_int64, int64_t)
+
 void leaky_relu_forward(void **arrays, const int64_t *sizes, const double *scalars,
                         int nthreads) {
     const float *x = arrays[0];
@@ -1300,6 +1317,31 @@ def hardtanh_backward(grad, x, lo, hi, zero_at_nan=False):
 def leaky_relu_forward(x, slope):
     """``x`` where ``x > 0``, else ``x * slope``; or None."""
     return _elementwise("leaky_relu_forward", (x,), (float(slope),))
+
+
+def clamp(x, lo, hi):
+    """``clip(x, lo, hi)`` as NumPy's (a NaN kept, ``hi`` where ``lo > hi``) for a dense
+    float32 ``x`` (either bound may be None) or int64 ``x`` (both bounds integers within
+    2**53), in ``x``'s layout; or None."""
+    if type(x) is not np.ndarray:
+        return None
+    if x.dtype == np.float32:
+        bounds = (-math.inf if lo is None else lo, math.inf if hi is None else hi)
+        if not all(abs(b) <= _FLOAT32_MAX or math.isinf(b) for b in bounds):
+            return None   # (NumPy's clip refuses a bound float32 cannot hold)
+        return _elementwise("clamp_float32", (x,), tuple(float(b) for b in bounds))
+    if (x.dtype != np.int64 or x.size < ELEMENTWISE_MIN_ELEMENTS or not fills_its_memory(x)
+            or not all(type(b) is int and abs(b) <= 2 ** 53 for b in (lo, hi))):
+        return None
+    function = _function("clamp_int64")
+    if function is None:
+        return None
+    out = np.empty_like(x)
+    _call(function, (x, out), (x.size,), (float(lo), float(hi)))
+    return out
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def leaky_relu_backward(grad, x, slope):

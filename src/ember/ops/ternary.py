@@ -4,6 +4,8 @@ import math
 from numpy import iinfo
 
 from .. import _dtype
+from .._backend import openmp_kernels
+from .._backend.choice import KernelChoice
 from .._dtype import result_type_of
 from ._common import (
     check_value_fits,
@@ -283,14 +285,24 @@ def _check_not_bool(common, min, max):
 CLIP_MIN_ELEMENTS = 1024
 
 
+def _clip_numbers(x, lo, hi):
+    """NumPy's clip of ``x`` (float, or integer with both bounds in its range) to number
+    bounds."""
+    if x.dtype.kind == "f":
+        return namespace_of(x).clip(x, -math.inf if lo is None else lo, math.inf if hi is None else hi)
+    return namespace_of(x).clip(x, lo, hi)
+
+
+# clamp to number bounds: large float32 and int64 arrays on the loop
+_clipped = KernelChoice("clamp", onednn=openmp_kernels.clamp, numpy=_clip_numbers)
+
+
 def _clamp_forward(x, lo, hi):
     xp = namespace_of(x)
     arrays = hasattr(lo, "shape") or hasattr(hi, "shape")
     if x.size >= CLIP_MIN_ELEMENTS and not arrays:
-        if x.dtype.kind == "f":
-            return xp.clip(x, -math.inf if lo is None else lo, math.inf if hi is None else hi)
-        if x.dtype.kind in "iu" and lo is not None and hi is not None:   # (bounds in its range)
-            return xp.clip(x, lo, hi)
+        if x.dtype.kind == "f" or (x.dtype.kind in "iu" and lo is not None and hi is not None):
+            return _clipped(x, lo, hi)   # (integer bounds in its range)
     if x.dtype == _dtype.bfloat16.np:  # NumPy would compare bfloat16 with a float in float32
         lo, hi = (None if b is None else xp.asarray(b, dtype=x.dtype) for b in (lo, hi))
     if lo is not None:
