@@ -347,3 +347,38 @@ def test_large_outer_and_addr_on_one_gemm_match_torch(dtype, beta, alpha, input_
     want = torch.addr(torch.from_numpy(m), torch.from_numpy(v1), torch.from_numpy(v2), beta=beta, alpha=alpha).numpy()
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("beta, alpha, input_shape", [(1, 1, (200, 300)), (0.5, 2, (300,)), (0, -1.5, (200, 1))])
+@pytest.mark.parametrize("size", ["large", "small"])
+def test_addr_with_a_gradient_is_one_node_matching_torch(dtype, beta, alpha, input_shape, size, spy):
+    """With a gradient recorded, real float addr is torch's AddrBackward0 (its saved fields):
+    the product by one GEMM from 32K elements (the composite's NumPy operations below), the
+    vectors' gradients as matrix-vector products; values and gradients as torch's, in-place
+    addr_ too."""
+    from ember._backend import cblas
+    rng = np.random.default_rng(20)
+    n, m = (200, 300) if size == "large" else (20, 30)
+    input_shape = tuple(min(d, {200: n, 300: m}.get(d, d)) for d in input_shape)
+    v1, v2 = rng.standard_normal(n).astype(dtype), rng.standard_normal(m).astype(dtype)
+    x = rng.standard_normal(input_shape).astype(dtype)
+    g = rng.standard_normal((n, m)).astype(dtype)
+    taken = spy(cblas, "gemm")
+    results = []
+    for lib in (torch, ember):
+        tx, t1, t2 = (lib.tensor(a, requires_grad=True) for a in (x, v1, v2))
+        y = lib.addr(tx, t1, t2, beta=beta, alpha=alpha)
+        assert type(y.grad_fn).__name__ == "AddrBackward0"
+        assert (y.grad_fn._saved_beta, y.grad_fn._saved_alpha) == (beta, alpha)
+        y.backward(lib.tensor(g))
+        results.append([y.detach().numpy(), tx.grad.numpy(), t1.grad.numpy(), t2.grad.numpy()])
+    assert len(taken) == (1 if size == "large" else 0)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+    square = rng.standard_normal((n, m)).astype(dtype)
+    ours, theirs = ember.tensor(square).requires_grad_().clone(), torch.tensor(square).requires_grad_().clone()
+    ours.addr_(ember.tensor(v1), ember.tensor(v2), beta=beta, alpha=alpha)
+    theirs.addr_(torch.tensor(v1), torch.tensor(v2), beta=beta, alpha=alpha)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=tolerance, atol=tolerance)

@@ -765,32 +765,37 @@ RANK_ONE_GEMM_MIN_ELEMENTS = 1 << 15
 
 
 def rank_one_untracked(vec1, vec2, input=None, beta=0, alpha=1):
-    """``beta * input + alpha * outer(vec1, vec2)`` (``input`` None: the outer product) by one
-    BLAS GEMM with an inner dimension of 1, for row-major float32/float64 vectors of one dtype
-    and an ``input`` of it that broadcasts to the product, where nothing is recorded (no
-    gradient, no tangent, no FLOP counter): each element rounds as the broadcast multiply (and
-    the addition after it) round it, and a ``beta`` of 0 ignores ``input``, as torch's ``addr``
-    does (NumPy's broadcast multiply of a column by a row slows down past a few ten thousand
-    elements). None where that does not apply."""
+    """``beta * input + alpha * outer(vec1, vec2)`` (``input`` None: the outer product) by
+    ``rank_one_array`` where nothing is recorded (no gradient, no tangent, no FLOP counter);
+    None where that does not apply."""
     tensors = (vec1, vec2) if input is None else (vec1, vec2, input)
     if (forward_mode.active or _flop_hook.counter is not None
             or (grad_state.grad_enabled and any(t._requires_grad for t in tensors))):
         return None
-    a, b = vec1._data, vec2._data
+    c = rank_one_array(vec1._data, vec2._data, None if input is None else input._data, beta, alpha)
+    return None if c is None else make(c)
+
+
+def rank_one_array(a, b, d=None, beta=0, alpha=1):
+    """``beta * d + alpha * outer(a, b)`` (``d`` None: the outer product) by one BLAS GEMM with
+    an inner dimension of 1, for row-major float32/float64 vectors of one dtype and a ``d`` of
+    it that broadcasts to the product, from ``RANK_ONE_GEMM_MIN_ELEMENTS``: each element rounds
+    as the broadcast multiply (and the addition after it) round it, and a ``beta`` of 0 ignores
+    ``d``, as torch's ``addr`` does (NumPy's broadcast multiply of a column by a row slows down
+    past a few ten thousand elements). None where that does not apply."""
     if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype
             or a.dtype not in _AFFINE_DTYPES or a.size * b.size < RANK_ONE_GEMM_MIN_ELEMENTS):
         return None
     shape = (a.shape[0], b.shape[0])
-    if input is None:
+    if d is None:
         c, beta = np.empty(shape, a.dtype), 0
     else:
-        d = input._data
         if type(d) is not np.ndarray or d.dtype != a.dtype or not _broadcasts_to(d.shape, shape):
             return None
         c = np.array(np.broadcast_to(d, shape), order="C")
     if not cblas.gemm(a.reshape(-1, 1), b.reshape(1, -1), c, float(alpha), float(beta)):
         return None
-    return make(c)
+    return c
 
 
 def _bias_plus_product(bias, m1, m2, beta, alpha):

@@ -1,11 +1,15 @@
-"""Matrix functions and matrix-shaped products: ``matrix_exp`` (with its own node), and
-``addr``, ``adjoint``, ``vander`` and ``renorm``, composed of other ember ops so that their
-gradients come from the parts."""
+"""Matrix functions and matrix-shaped products: ``matrix_exp`` (with its own node), ``addr``
+(its own node for real floats, else composed), and ``adjoint``, ``vander`` and ``renorm``,
+composed of other ember ops so that their gradients come from the parts."""
 import math
 
+import numpy as np
+
+from .. import _flop_hook
 from ..autograd.graph import Node
 from ._common import (
-    apply_inplace, check_tensor, make, method, namespace_of, record, with_out, wrap_dim, write_out,
+    apply_inplace, check_tensor, forward_mode, grad_state, make, method, namespace_of, record, sum_to,
+    with_out, wrap_dim, write_out,
 )
 from .matrix_decompositions import check_matrix
 from .._dtype import bool as _bool, float32 as _float32
@@ -120,6 +124,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     untracked = rank_one_untracked(vec1, vec2, input, beta, alpha)
     if untracked is not None:
         return untracked
+    tracked = _addr_recorded(input, vec1, vec2, beta, alpha)
+    if tracked is not None:
+        return tracked
     if all(t.dtype == _dtype.bool for t in (input, vec1, vec2)):
         product = outer(vec1, vec2) & bool(alpha)
         return (product | (input & bool(beta))).expand(product.shape).clone()
@@ -129,6 +136,55 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     if beta == 0:
         return _plus_ignored(product, input)
     return (input * beta if beta != 1 else input) + product
+
+
+class AddrBackward0(Node):
+    """Backward of ``beta * input + alpha * outer(vec1, vec2)`` for real floats: the input's
+    gradient ``beta * grad`` summed to its shape, the vectors' ``alpha * grad @ vec2`` and
+    ``alpha * vec1 @ grad`` (matrix-vector products, not elementwise ones summed)."""
+    __slots__ = ("beta", "alpha", "input_shape")
+    saved_fields = {"vec1": 0, "vec2": 1, "beta": "beta", "alpha": "alpha"}
+
+    def backward(self, grad):
+        vec1, vec2 = self.saved_tensors
+        need_input, need_vec1, need_vec2 = (fn is not None for fn, _ in self.next_functions)
+        g_input = g_vec1 = g_vec2 = None
+        if need_input:
+            g_input = sum_to(grad * self.beta if self.beta != 1 else grad, self.input_shape)
+        if need_vec1:
+            g_vec1 = grad.mv(vec2)
+            g_vec1 = g_vec1 * self.alpha if self.alpha != 1 else g_vec1
+        if need_vec2:
+            g_vec2 = grad.t().mv(vec1)
+            g_vec2 = g_vec2 * self.alpha if self.alpha != 1 else g_vec2
+        return g_input, g_vec1, g_vec2
+
+
+def _addr_recorded(input, vec1, vec2, beta, alpha):
+    """``addr`` of real float tensors of one dtype as one node (``AddrBackward0``, torch's),
+    where a gradient is recorded and no tangent or FLOP counter is: the product by one GEMM
+    where ``rank_one_array`` takes it, else by the composite's NumPy operations in its order;
+    None for the other cases (the composite of ember ops)."""
+    from .linalg import rank_one_array, _AFFINE_DTYPES, _broadcasts_to
+    a, b, d = vec1._data, vec2._data, input._data
+    if (forward_mode.active or _flop_hook.counter is not None or not grad_state.grad_enabled
+            or not (input._requires_grad or vec1._requires_grad or vec2._requires_grad)
+            or type(a) is not np.ndarray or type(b) is not np.ndarray or type(d) is not np.ndarray
+            or a.dtype not in _AFFINE_DTYPES or b.dtype != a.dtype or d.dtype != a.dtype
+            or not _broadcasts_to(d.shape, (a.shape[0], b.shape[0]))):
+        return None
+    c = rank_one_array(a, b, d, beta, alpha)
+    if c is None:
+        c = a.reshape(-1, 1) * b
+        if alpha != 1:
+            c = c * alpha
+        if beta != 0:
+            c = (d * beta if beta != 1 else d) + c
+    out = make(c)
+    node = record(AddrBackward0, (input, vec1, vec2), out)
+    node.beta, node.alpha, node.input_shape = beta, alpha, d.shape
+    node.save(vec1, vec2)
+    return out
 
 
 def _plus_ignored(product, input):

@@ -338,6 +338,8 @@ class MulBackward0(_BinaryNode):
         if self.other_shape is None:
             return self.reduce(grad * conj_if_complex(self.other_scalar), 0), None
         a, b = self.saved_tensors
+        if _outer_operands(grad._data, None if a is None else a._data, None if b is None else b._data):
+            return _outer_gradients(grad, a, b, edges, lambda t: t._data)
         ga = self.reduce(grad * conj_if_complex(b), 0) if edges[0][0] is not None else None
         gb = self.reduce(grad * conj_if_complex(a), 1) if edges[1][0] is not None else None
         return ga, gb
@@ -363,9 +365,40 @@ class MulBackward0(_BinaryNode):
         if arrays is None:
             return None
         gd, ad, bd = arrays
+        if _outer_operands(gd, ad, bd):
+            return _outer_gradients(gd, ad, bd, edges, lambda x: x, make)
         ga = self.reduce(make(gd * bd), 0) if edges[0][0] is not None else None
         gb = self.reduce(make(gd * ad), 1) if edges[1][0] is not None else None
         return ga, gb
+
+
+def _outer_operands(gd, ad, bd):
+    """Whether a product's arrays are an outer product's ``column * row`` (``outer``, ``addr``:
+    a (n, 1) and a (m,) or (1, m) operand, either way round, with a (n, m) gradient, all of one
+    real float dtype), whose gradients are matrix-vector products."""
+    if (ad is None or bd is None or gd.ndim != 2 or gd.dtype not in _MATVEC_DTYPES
+            or ad.dtype != gd.dtype or bd.dtype != gd.dtype):
+        return False
+    n, m = gd.shape
+    return ((ad.shape == (n, 1) and bd.shape in ((m,), (1, m)))
+            or (bd.shape == (n, 1) and ad.shape in ((m,), (1, m))))
+
+
+def _outer_gradients(grad, a, b, edges, data_of, wrap=lambda x: x):
+    """The gradients of ``a * b`` that ``_outer_operands`` accepts, ``grad @ row`` and
+    ``column @ grad`` (tensors, or with ``wrap`` the arrays made into tensors), instead of the
+    two elementwise products summed along a dimension: one matrix-vector product each."""
+    n, m = data_of(grad).shape
+    column_first = data_of(a).shape == (n, 1)
+    column, row = (a, b) if column_first else (b, a)
+    wanted = (edges[0][0] is not None, edges[1][0] is not None)
+    want_column, want_row = wanted if column_first else wanted[::-1]
+    g_column = wrap((grad @ row.reshape(m)).reshape(n, 1)) if want_column else None
+    g_row = wrap((column.reshape(n) @ grad).reshape(data_of(row).shape)) if want_row else None
+    return (g_column, g_row) if column_first else (g_row, g_column)
+
+
+_MATVEC_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @method("mul", "multiply", "__mul__", "__rmul__")
