@@ -438,7 +438,7 @@ def test_scatter_on_the_loop_matches_torch(dim, src, monkeypatch):
 def test_gather_and_scatter_of_other_4_and_8_byte_numbers_on_the_loop(dtype, dim, monkeypatch):
     """gather and scatter (of a src tensor) move integers and float64 on the loops as they are:
     torch's results bit for bit (the last of repeated positions kept); scatter of a number into
-    them stays on NumPy's path."""
+    them stays on NumPy's path; scatter_add adds them on the loop."""
     from ember.ops import index as index_ops
     taken = _spy_on(monkeypatch, index_ops._gather_kernel, index_ops._scatter_kernel)
     rng = np.random.default_rng(12)
@@ -458,6 +458,16 @@ def test_gather_and_scatter_of_other_4_and_8_byte_numbers_on_the_loop(dtype, dim
     np.testing.assert_array_equal(ember.scatter(ember.tensor(x), dim, ember.tensor(idx), 5).numpy(),
                                   torch.scatter(torch.tensor(x), dim, torch.tensor(idx), 5).numpy())
     assert taken == [True, True, False]
+    added = _spy_on(monkeypatch, index_ops._scatter_add_kernel)
+    if dtype != "float64":   # integers wrap around, as torch's and NumPy's
+        src[0, 0, 0] = np.iinfo(dtype).max
+    got = ember.scatter_add(ember.tensor(x), dim, ember.tensor(idx), ember.tensor(src)).numpy()
+    want = torch.scatter_add(torch.tensor(x), dim, torch.tensor(idx), torch.tensor(src)).numpy()
+    assert added == [True]
+    if dtype == "float64":   # (repeated positions add up in index order; torch's order may differ)
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want)
 
 
 @needs_loops

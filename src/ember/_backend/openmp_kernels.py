@@ -618,6 +618,10 @@ SCATTER(scatter_add_float32, float, ADD)
    never NULL) */
 SCATTER(scatter_4, uint32_t, ASSIGN)
 SCATTER(scatter_8, uint64_t, ASSIGN)
+/* scatter_add of other dtypes: integers added as unsigned numbers, which wrap as NumPy's do */
+SCATTER(scatter_add_float64, double, ADD)
+SCATTER(scatter_add_int64, uint64_t, ADD)
+SCATTER(scatter_add_int32, uint32_t, ADD)
 
 /* out[o, i, :] = x[o, index[i], :] for row-major x (outer, nx, inner) and out (outer, ni,
    inner), index (ni) within [0, nx) (the caller checks): index_select, a row copied per task
@@ -1633,19 +1637,27 @@ def scatter_add_float32(grad, index, axis, shape):
     if not scatter_add_applies(grad, index, axis, shape):
         return None
     out = np.zeros(shape, np.float32)
-    return out if scatter_add_into_float32(out, index, grad, axis) else None
+    return out if scatter_add_into(out, index, grad, axis) else None
 
 
-def scatter_add_into_float32(out, index, src, axis):
+# scatter_add_into's loop by dtype
+_SCATTER_ADDS = {np.dtype(np.float32): "scatter_add_float32", np.dtype(np.float64): "scatter_add_float64",
+                 np.dtype(np.int64): "scatter_add_int64", np.dtype(np.int32): "scatter_add_int32"}
+
+
+def scatter_add_into(out, index, src, axis):
     """``out[index along axis] += src`` in place (repeated positions adding up in index order,
-    as NumPy's ``add.at``), for a row-major float32 ``out`` and ``index`` and ``src`` as
-    ``scatter_add_float32`` takes them: True once done; None where the loop does not apply or
-    cannot be built (``out`` untouched), False where it met an index out of bounds (``out``
-    then partly written, for the caller to drop)."""
-    if (type(out) is not np.ndarray or out.dtype != np.float32 or not out.flags.c_contiguous
-            or not scatter_add_applies(src, index, axis, out.shape)):
+    as NumPy's ``add.at``; integers wrapping as NumPy's), for a row-major float32, float64,
+    int64 or int32 ``out``, a row-major int64 ``index`` of ``out``'s shape but along ``axis``
+    and a row-major ``src`` of ``index``'s shape and ``out``'s dtype: True once done; None where
+    the loop does not apply or cannot be built (``out`` untouched), False where it met an index
+    out of bounds (``out`` then partly written, for the caller to drop)."""
+    name = _SCATTER_ADDS.get(getattr(out, "dtype", None))
+    if (name is None or type(out) is not np.ndarray or not out.flags.c_contiguous
+            or type(src) is not np.ndarray or src.dtype != out.dtype or not src.flags.c_contiguous
+            or src.shape != index.shape or not _picks_along(out.shape, index, axis)):
         return None
-    return _scatter("scatter_add_float32", out, index, src, axis, 0.0)
+    return _scatter(name, out, index, src, axis, 0.0)
 
 
 def scatter(out, index, src, axis, value=0.0):

@@ -189,7 +189,7 @@ _scatter_kernel = KernelChoice("scatter", onednn=openmp_kernels.scatter,
                                numpy=lambda *args: None)
 
 # scatter_add into a copy, likewise
-_scatter_add_kernel = KernelChoice("scatter_add", onednn=openmp_kernels.scatter_add_into_float32,
+_scatter_add_kernel = KernelChoice("scatter_add", onednn=openmp_kernels.scatter_add_into,
                                    numpy=lambda *args: None)
 
 # (None where the loop meets an index out of bounds: the general backward says which)
