@@ -291,6 +291,9 @@ _C = ember.tensor([2, 0])
     ("ce_probs", lambda x: F.cross_entropy(x, _P.softmax(1), label_smoothing=0.1)),
     ("bce", lambda x: F.binary_cross_entropy(x.sigmoid(), _P)),
     ("bce_logits", lambda x: F.binary_cross_entropy_with_logits(x, _P, pos_weight=_P[0])),
+    ("bce_logits_plain", lambda x: F.binary_cross_entropy_with_logits(x, _P)),
+    ("bce_logits_target", lambda x: F.binary_cross_entropy_with_logits(_T, x.sigmoid(), reduction="sum")),
+    ("logsigmoid", lambda x: F.logsigmoid(x * 3)),
     ("kl", lambda x: F.kl_div(x, _P, reduction="batchmean")),
     ("poisson", lambda x: F.poisson_nll_loss(x, _P * 3, full=True)),
     ("gaussian", lambda x: F.gaussian_nll_loss(x, _T, _P)),
@@ -304,3 +307,29 @@ def test_losses_are_twice_differentiable(name, fn):
     x = ember.tensor(np.random.default_rng(4).standard_normal((2, 3)), requires_grad=True)
     assert ember.autograd.gradcheck(fn, (x,))
     assert ember.autograd.gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_bce_with_logits_and_logsigmoid_are_torchs_single_nodes(reduction):
+    """Without weights, binary_cross_entropy_with_logits of float tensors is one node, as
+    torch's (its saved fields), and logsigmoid too (its buffer exp(-|x|)): values and both
+    gradients as torch's, far tails and 0 included."""
+    x = (rng.standard_normal((64, 300)) * 6).astype(np.float32)
+    x[0, :3] = [0.0, -100.0, 100.0]
+    t = rng.random((64, 300)).astype(np.float32)
+    results = []
+    for lib in (ember, torch):
+        tx, tt = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=True)
+        loss = lib.nn.functional.binary_cross_entropy_with_logits(tx, tt, reduction=reduction)
+        node = loss.grad_fn
+        fields = (type(node).__name__, node._saved_reduction, node._saved_weight, node._saved_pos_weight)
+        loss.backward(lib.ones_like(loss))
+        y = lib.nn.functional.logsigmoid(tx)
+        buffer = y.grad_fn._saved_buffer.detach().numpy().copy()
+        (gy,) = lib.autograd.grad(y.sum(), tx)
+        results.append((fields, loss.detach().numpy(), tx.grad.numpy(), tt.grad.numpy(), y.detach().numpy(),
+                        buffer, gy.numpy(), type(y.grad_fn).__name__))
+    (fields, *values, name), (want_fields, *want_values, want_name) = results
+    assert fields == want_fields and name == want_name == "LogSigmoidBackward0"
+    for got, want in zip(values, want_values):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...ops._common import (
-    apply_inplace, make, method, namespace_of, Node, record, wrap_dim,
+    apply_inplace, forward_mode, make, method, namespace_of, Node, record, wrap_dim,
 )
 from ...ops.ternary import _SAME_SIZE_INTEGER, _select, where
 from ...amp.policy import autocast_policy
@@ -17,7 +17,7 @@ from ..._backend.precision import exp_in_place
 from ..._backend.choice import KernelChoice
 from ..._blocked_tensor import elementwise_operands, wrap_like
 from ..._memory_format import laid_out_like
-from ...autograd._dual import jvp_by_backward
+from ...autograd._dual import jvp_by_backward, jvp_by_transposition
 from ..._torch_function import override_or_raise
 
 __all__ = [
@@ -971,11 +971,42 @@ def threshold_(input, threshold, value):
     return _maybe_inplace(_threshold, input, True, threshold, value)
 
 
+class LogSigmoidBackward0(Node):
+    """Backward of ``logsigmoid``: ``grad * sigmoid(-x)`` (1/2 at 0, as torch's). Saves the
+    input and ``exp(-|x|)``, torch's buffer."""
+    __slots__ = ()
+    saved_fields = {"self": 0, "buffer": 1}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        x = self.saved_tensors[0]
+        return (grad * (-x).sigmoid(),)
+
+
+def log_sigmoid_arrays(x):
+    """``(logsigmoid(x), exp(-|x|))`` of a float array: ``min(x, 0)`` as ``(x - |x|) / 2`` less
+    ``log1p(exp(-|x|))``, which stays finite for any x."""
+    magnitude = np.abs(x)
+    buffer = np.exp(-magnitude)
+    return x * 0.5 - magnitude * 0.5 - np.log1p(buffer), buffer
+
+
 def logsigmoid(input):
     """Applies ``log(1 / (1 + exp(-x)))`` element-wise (numerically stable)."""
+    if (type(input._data) is np.ndarray and input._data.dtype in _FLOATS_32_64
+            and not forward_mode.active):
+        out, buffer = log_sigmoid_arrays(input._data)
+        out = make(out)
+        node = record(LogSigmoidBackward0, (input,), out)
+        if node is not None:
+            node.save(input, make(buffer))
+        return out
     # min(x, 0) as (x - |x|) / 2: its gradient at 0 is torch's 1/2 (clamp's would be 1)
     magnitude = input.abs()
     return input * 0.5 - magnitude * 0.5 - (-magnitude).exp().log1p()
+
+
+_FLOATS_32_64 = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def glu(input, dim=-1):

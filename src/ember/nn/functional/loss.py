@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 
 from ...autograd.engine import releases_after_run
-from ...ops._common import Node, grad_state, make, namespace_of, record, widened
+from ...ops._common import Node, forward_mode, grad_state, make, namespace_of, record, widened
 from ...ops.ternary import where
-from .activation import logsigmoid, relu, softplus
+from .activation import log_sigmoid_arrays, logsigmoid, relu, softplus
 from .softmax_family import log_softmax, row_peak
 from .distance import pairwise_distance
 from ...amp.policy import autocast_policy
@@ -557,6 +557,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         if target.shape != input.shape:
             raise ValueError(f"Target size ({_torch_size(target)}) must be the same as input size "
                              f"({_torch_size(input)})")
+        if weight is None and pos_weight is None:
+            fused = _bce_with_logits_node(input, target, reduction)
+            if fused is not None:
+                return fused
         log_sig = logsigmoid(input)
         if pos_weight is not None:
             loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * log_sig
@@ -568,6 +572,49 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
         return override_or_raise(binary_cross_entropy_with_logits, error, input, target, weight,
                                  size_average, reduce, reduction, pos_weight)
+
+
+# torch's numbering of the reductions (a node's saved ``reduction``)
+_REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """``binary_cross_entropy_with_logits`` without weights as one node: the input's gradient
+    ``(sigmoid(x) - t) * grad`` and the target's ``-x * grad`` (``grad`` divided by the element
+    count for the mean)."""
+    __slots__ = ("reduction",)
+    saved_fields = {"self": 0, "target": 1, "weight": lambda node: None, "pos_weight": lambda node: None,
+                    "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        x, t = self.saved_tensors
+        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
+        if self.reduction == "mean":
+            grad = grad / x.numel()
+        return ((x.sigmoid() - t) * grad if need_x else None), (-x * grad if need_t else None)
+
+
+def _bce_with_logits_node(input, target, reduction):
+    """The loss of float32/float64 ``input`` and ``target`` of one dtype on their arrays (the
+    composite's arithmetic, ``logsigmoid``'s formula) with one ``BinaryCrossEntropyWithLogitsBackward0``
+    node; None for other dtypes or under forward-mode AD (the composite then)."""
+    x, t = input._data, target._data
+    if (type(x) is not np.ndarray or type(t) is not np.ndarray or x.dtype != t.dtype
+            or x.dtype not in _FLOATS_32_64 or forward_mode.active):
+        return None
+    log_sig, _ = log_sigmoid_arrays(x)
+    loss = (1 - t) * x
+    loss -= log_sig
+    out = _reduce(make(loss), reduction)
+    node = record(BinaryCrossEntropyWithLogitsBackward0, (input, target), out)
+    if node is not None:
+        node.reduction = reduction
+        node.save(input, target)
+    return out
+
+
+_FLOATS_32_64 = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @autocast_policy("fp32")
