@@ -174,3 +174,16 @@ def test_the_engines_sum_of_two_gradients_matches_torch(size):
 def test_neg_sub_and_abs_array_backwards_match_ember_ops(fn, dtype):
     signed = [t - 0.5 for t in (_values((3, 4), dtype), _values((3, 4), dtype, seed=2))]
     _assert_same_both_ways(fn, signed)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("loss", [lambda x, t: ember.nn.functional.mse_loss(x, t),
+                                  lambda x, t: ember.nn.functional.smooth_l1_loss(x * 3, t, beta=0.5),
+                                  lambda x, t: ember.nn.functional.huber_loss(x * 3, t, delta=0.6,
+                                                                              reduction="sum")],
+                         ids=["mse", "smooth_l1", "huber"])
+def test_pointwise_loss_array_backward_matches_ember_ops(monkeypatch, dtype, loss):
+    from ember.nn.functional import loss as loss_module
+    taken = _spy_node(monkeypatch, loss_module._PointwiseLossNode)
+    _assert_same_both_ways(loss, [_values((40, 50), dtype), _values((40, 50), dtype, 2)])
+    assert taken[0] is True

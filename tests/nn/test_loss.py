@@ -294,6 +294,9 @@ _C = ember.tensor([2, 0])
     ("bce_logits_plain", lambda x: F.binary_cross_entropy_with_logits(x, _P)),
     ("bce_logits_target", lambda x: F.binary_cross_entropy_with_logits(_T, x.sigmoid(), reduction="sum")),
     ("logsigmoid", lambda x: F.logsigmoid(x * 3)),
+    ("mse_target", lambda x: F.mse_loss(_T, x, reduction="sum")),
+    ("smooth_l1_sum", lambda x: F.smooth_l1_loss(x * 2, _T, beta=0.7, reduction="sum")),
+    ("huber_none", lambda x: F.huber_loss(x * 2, _T, delta=0.8, reduction="none")),
     ("kl", lambda x: F.kl_div(x, _P, reduction="batchmean")),
     ("poisson", lambda x: F.poisson_nll_loss(x, _P * 3, full=True)),
     ("gaussian", lambda x: F.gaussian_nll_loss(x, _T, _P)),
@@ -331,5 +334,30 @@ def test_bce_with_logits_and_logsigmoid_are_torchs_single_nodes(reduction):
                         buffer, gy.numpy(), type(y.grad_fn).__name__))
     (fields, *values, name), (want_fields, *want_values, want_name) = results
     assert fields == want_fields and name == want_name == "LogSigmoidBackward0"
+    for got, want in zip(values, want_values):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name, kwargs, node, fields", [
+    ("mse_loss", {}, "MseLossBackward0", ()),
+    ("smooth_l1_loss", {"beta": 0.7}, "SmoothL1LossBackward0", ("beta",)),
+    ("huber_loss", {"delta": 0.8}, "HuberLossBackward0", ("delta",))])
+def test_pointwise_losses_are_torchs_single_nodes(reduction, name, kwargs, node, fields):
+    """mse, smooth L1 and Huber losses of float tensors of one shape are one node each, as
+    torch's (their saved fields): values and both gradients as torch's, at the kinks too."""
+    x = (rng.standard_normal((64, 300)) * 2).astype(np.float32)
+    t = rng.standard_normal((64, 300)).astype(np.float32)
+    x[0, :3] = t[0, :3] + np.array([0.7, -0.8, 0.0], np.float32)
+    results = []
+    for lib in (ember, torch):
+        tx, tt = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=True)
+        loss = getattr(lib.nn.functional, name)(tx, tt, reduction=reduction, **kwargs)
+        saved = (type(loss.grad_fn).__name__, loss.grad_fn._saved_reduction,
+                 tuple(getattr(loss.grad_fn, "_saved_" + f) for f in fields))
+        loss.backward(lib.ones_like(loss))
+        results.append((saved, loss.detach().numpy(), tx.grad.numpy(), tt.grad.numpy()))
+    (saved, *values), (want_saved, *want_values) = results
+    assert saved == want_saved and saved[0] == node
     for got, want in zip(values, want_values):
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)

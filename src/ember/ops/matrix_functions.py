@@ -144,6 +144,7 @@ class AddrBackward0(Node):
     ``alpha * vec1 @ grad`` (matrix-vector products, not elementwise ones summed)."""
     __slots__ = ("beta", "alpha", "input_shape")
     saved_fields = {"vec1": 0, "vec2": 1, "beta": "beta", "alpha": "alpha"}
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         vec1, vec2 = self.saved_tensors

@@ -356,6 +356,7 @@ for _alias, _target in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan
     method(_alias)(getattr(Tensor, _target))
     method(_alias + "_")(getattr(Tensor, _target + "_"))
 __all__ += ["arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "fix"]
+method("__abs__")(Tensor.abs)   # Python's abs(tensor), as torch's
 
 
 # -- rounding, logit and nan_to_num: ops with arguments ----------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...autograd.engine import releases_after_run
 from ...ops._common import Node, forward_mode, grad_state, make, namespace_of, record, widened
-from ...ops.ternary import where
+from ...ops.ternary import _select, where
 from .activation import log_sigmoid_arrays, logsigmoid, relu, softplus
 from .softmax_family import log_softmax, row_peak
 from .distance import pairwise_distance
@@ -78,6 +78,95 @@ def _torch_size(t):
 # Regression losses
 
 
+# torch's numbering of the reductions (a node's saved ``reduction``)
+_REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
+_FLOATS_32_64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class _PointwiseLossNode(Node):
+    """A loss of ``input - target`` elementwise, reduced, as one node (torch's): the input's
+    gradient ``derivative(input - target) * grad`` (``grad`` divided by the element count for
+    the mean), the target's its negative; in ember ops, so that it can be differentiated
+    again, or on the arrays. ``derivative(diff, select)`` takes either (``select``: ``where``
+    on tensors, ``_select_array`` on arrays)."""
+    __slots__ = ("reduction", "parameter")
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        x, t = self.saved_tensors
+        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
+        if self.reduction == "mean":
+            grad = grad / x.numel()
+        g = self.derivative(x - t, where) * grad
+        return (g if need_x else None), (-g if need_t else None)
+
+    def backward_arrays(self, grad):
+        """The same formula on the arrays (the same operations, so the same bits)."""
+        x, t = self.saved_tensors
+        xd, gd = x._data, grad._data
+        if gd.dtype != xd.dtype:
+            return None
+        if self.reduction == "mean":
+            gd = gd / xd.size
+        g = self.derivative(xd - t._data, _select_array) * gd
+        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
+        return (make(g) if need_x else None), (make(-g) if need_t else None)
+
+
+def _select_array(condition, a, b):
+    return _select(np, condition, a, b, a.dtype)
+
+
+class MseLossBackward0(_PointwiseLossNode):
+    __slots__ = ()
+    saved_fields = {"self": 0, "target": 1, "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
+
+    def derivative(self, diff, select):
+        return diff * 2
+
+
+class SmoothL1LossBackward0(_PointwiseLossNode):
+    __slots__ = ()
+    saved_fields = {"self": 0, "target": 1, "beta": "parameter",
+                    "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
+
+    def derivative(self, diff, select):
+        beta = self.parameter
+        return select(abs(diff) < beta, diff / beta, diff.sign() if hasattr(diff, "sign") else np.sign(diff))
+
+
+class HuberLossBackward0(_PointwiseLossNode):
+    __slots__ = ()
+    saved_fields = {"self": 0, "target": 1, "delta": "parameter",
+                    "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
+
+    def derivative(self, diff, select):
+        delta = self.parameter
+        sign = diff.sign() if hasattr(diff, "sign") else np.sign(diff)
+        return select(abs(diff) < delta, diff, sign * delta)
+
+
+def _pointwise_loss(node_cls, input, target, reduction, loss_of, parameter=None):
+    """``loss_of(x, t)`` on the arrays of float32/float64 ``input`` and ``target`` of one shape
+    and dtype, reduced by ember's reduction, with one ``node_cls`` node; None for other
+    operands or under forward-mode AD (the composite of ember ops then)."""
+    x, t = input._data, target._data
+    if (type(x) is not np.ndarray or type(t) is not np.ndarray or x.dtype != t.dtype
+            or x.dtype not in _FLOATS_32_64 or x.shape != t.shape or forward_mode.active):
+        return None
+    out = _reduce(make(loss_of(x, t)), reduction)
+    node = record(node_cls, (input, target), out)
+    if node is not None:
+        node.reduction, node.parameter = reduction, parameter
+        node.save(input, target)
+    return out
+
+
+def _squared_error(x, t):
+    diff = x - t
+    return np.multiply(diff, diff, out=diff)
+
+
 @autocast_policy("fp32")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """The mean (or sum, or each) absolute error ``|input - target|``."""
@@ -94,6 +183,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         reduction = _reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         _warn_size_mismatch(input, target)
+        if weight is None:
+            fused = _pointwise_loss(MseLossBackward0, input, target, reduction, _squared_error)
+            if fused is not None:
+                return fused
         diff = input - target
         loss = diff * diff
         if weight is not None:
@@ -111,10 +204,25 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _warn_size_mismatch(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta > 0:
+        fused = _pointwise_loss(SmoothL1LossBackward0, input, target, reduction, functools.partial(
+            _smooth_l1, beta=beta), beta)
+        if fused is not None:
+            return fused
     diff = (input - target).abs()
     if beta == 0:
         return _reduce(diff, reduction)
     return _reduce(where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
+
+
+def _smooth_l1(x, t, beta):
+    diff = np.abs(x - t)
+    return _select(np, diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta, diff.dtype)
+
+
+def _huber(x, t, delta):
+    diff = np.abs(x - t)
+    return _select(np, diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta, diff.dtype)
 
 
 @autocast_policy("fp32")
@@ -124,6 +232,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_size_mismatch(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None:
+        fused = _pointwise_loss(HuberLossBackward0, input, target, reduction,
+                                functools.partial(_huber, delta=delta), delta)
+        if fused is not None:
+            return fused
     diff = (input - target).abs()
     loss = where(diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta)
     if weight is not None:
@@ -574,10 +687,6 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                  size_average, reduce, reduction, pos_weight)
 
 
-# torch's numbering of the reductions (a node's saved ``reduction``)
-_REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
-
-
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """``binary_cross_entropy_with_logits`` without weights as one node: the input's gradient
     ``(sigmoid(x) - t) * grad`` and the target's ``-x * grad`` (``grad`` divided by the element
@@ -612,9 +721,6 @@ def _bce_with_logits_node(input, target, reduction):
         node.reduction = reduction
         node.save(input, target)
     return out
-
-
-_FLOATS_32_64 = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @autocast_policy("fp32")
