@@ -63,6 +63,31 @@ def test_single_node_activations_have_torch_names():
     assert F.softmax(x, 1).grad_fn.name() == "SoftmaxBackward0"
     assert F.log_softmax(x, 1).grad_fn.name() == "LogSoftmaxBackward0"
     assert F.hardtanh(x).grad_fn.name() == "HardtanhBackward0"
+    for fn, name in ((F.elu, "EluBackward0"), (F.selu, "EluBackward0"), (F.celu, "CeluBackward0"),
+                     (F.softplus, "SoftplusBackward0"), (F.mish, "MishBackward0"),
+                     (F.logsigmoid, "LogSigmoidBackward0")):
+        assert fn(x).grad_fn.name() == name
+
+
+@pytest.mark.parametrize("name,kwargs", [("elu", {"alpha": 0.7}), ("selu", {}), ("celu", {"alpha": 1.3}),
+                                         ("softplus", {"beta": 2, "threshold": 15}), ("mish", {})])
+def test_single_node_activations_of_large_float32_match_torch(name, kwargs):
+    """The activations computed on their arrays with one node: torch's values, gradients and
+    saved fields on a large float32 input, its tails and 0 included."""
+    x = (np.random.default_rng(3).standard_normal((64, 300)) * 4).astype(np.float32)
+    x[0, :3] = [0.0, 30.0, -30.0]
+    results = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, name)(t, **kwargs)
+        saved = {k: getattr(y.grad_fn, "_saved_" + k) for k in ("alpha", "scale", "input_scale", "beta", "threshold")
+                 if hasattr(type(y.grad_fn), "_saved_" + k) or ("_saved_" + k) in dir(y.grad_fn)}
+        y.backward(lib.ones_like(y))
+        results.append((type(y.grad_fn).__name__, saved, y.detach().numpy(), t.grad.numpy()))
+    (node, saved, *values), (want_node, want_saved, *want_values) = results
+    assert node == want_node and saved == want_saved
+    for got, want in zip(values, want_values):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
 
 
 def test_softmax_is_stable_and_handles_infinities():

@@ -28,6 +28,10 @@ __all__ = [
 ]
 
 
+# the dtypes the single-node activations below compute on their arrays (others: the composite)
+_FLOATS_32_64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _maybe_inplace(fn, input, inplace, *args):
     """``fn(input, *args)``, written into ``input`` when ``inplace``."""
     if inplace:
@@ -430,7 +434,44 @@ class PreluKernelBackward0(Node):
         return out
 
 
-def _elu(input, alpha=1.0, scale=1.0, input_scale=1.0):
+class EluBackward0(Node):
+    """Backward of ``elu``/``selu`` (``scale * x`` above 0, ``scale * alpha * expm1(x *
+    input_scale)`` below): ``grad * scale`` where x > 0, else ``grad * scale * alpha *
+    input_scale * exp(x * input_scale)`` (NaN at NaN, as torch's vectorized kernel)."""
+    __slots__ = ("alpha", "scale", "input_scale")
+    saved_fields = {"self": 0, "alpha": "alpha", "scale": "scale", "input_scale": "input_scale"}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        slope = (x.clamp(max=0) * self.input_scale).exp() * (self.alpha * self.scale * self.input_scale)
+        return (where(x > 0, grad * self.scale, grad * slope),)
+
+
+class CeluBackward0(Node):
+    """Backward of ``celu``: ``elu``'s with ``input_scale = 1 / alpha``, scale 1."""
+    __slots__ = ("alpha", "scale", "input_scale")
+    saved_fields = {"self": 0, "alpha": "alpha"}
+    jvp = jvp_by_transposition
+    backward = EluBackward0.backward
+
+
+def _elu_arrays(x, alpha, scale, input_scale):
+    """The composite's arithmetic on a float array."""
+    negative = np.expm1(np.minimum(x, 0) * input_scale)
+    negative *= alpha
+    out = _select(np, x > 0, x, negative, x.dtype)
+    return out * scale if scale != 1.0 else out
+
+
+def _elu(input, alpha=1.0, scale=1.0, input_scale=1.0, node_cls=EluBackward0):
+    if type(input._data) is np.ndarray and input._data.dtype in _FLOATS_32_64 and not forward_mode.active:
+        out = make(_elu_arrays(input._data, alpha, scale, input_scale))
+        node = record(node_cls, (input,), out)
+        if node is not None:
+            node.alpha, node.scale, node.input_scale = alpha, scale, input_scale
+            node.save(input)
+        return out
     negative = (input.clamp(max=0) * input_scale).expm1() * alpha
     out = where(input > 0, input, negative)
     return out * scale if scale != 1.0 else out
@@ -464,7 +505,7 @@ def celu(input, alpha=1.0, inplace=False):
     """Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` element-wise."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _maybe_inplace(_elu, input, inplace, alpha, 1.0, 1.0 / alpha)
+    return _maybe_inplace(_elu, input, inplace, alpha, 1.0, 1.0 / alpha, CeluBackward0)
 
 
 def celu_(input, alpha=1.0):
@@ -762,7 +803,58 @@ def silu(input, inplace=False):
         return override_or_raise(silu, error, input, inplace)
 
 
+class SoftplusBackward0(Node):
+    """Backward of ``softplus``: ``grad * sigmoid(beta * x)``, ``grad`` above the threshold."""
+    __slots__ = ("beta", "threshold")
+    saved_fields = {"self": 0, "beta": "beta", "threshold": "threshold"}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        scaled = x * self.beta if self.beta != 1.0 else x
+        return (where(scaled > self.threshold, grad, grad * scaled.sigmoid()),)
+
+
+class MishBackward0(Node):
+    """Backward of ``mish``: ``grad * (t + x sigmoid(x) (1 - t^2))``, t = tanh(softplus(x))."""
+    __slots__ = ()
+    saved_fields = {"self": 0}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        t = _softplus(x).tanh()
+        return (grad * (t + x * x.sigmoid() * (1 - t * t)),)
+
+
+def _softplus_arrays(x, beta, threshold):
+    """The composite's arithmetic on a float array."""
+    scaled = x * beta if beta != 1.0 else x
+    smooth = np.log1p(np.exp(np.minimum(scaled, threshold)))
+    if beta != 1.0:
+        smooth /= beta
+    return _select(np, scaled > threshold, x, smooth, x.dtype)
+
+
+def _single_node(node_cls, input, forward, **attributes):
+    """``forward(array)`` of a float32/float64 ``input`` with one ``node_cls`` node (saving the
+    input and ``attributes``); None for other inputs or under forward-mode AD."""
+    if type(input._data) is not np.ndarray or input._data.dtype not in _FLOATS_32_64 or forward_mode.active:
+        return None
+    out = make(forward(input._data))
+    node = record(node_cls, (input,), out)
+    if node is not None:
+        for name, value in attributes.items():
+            setattr(node, name, value)
+        node.save(input)
+    return out
+
+
 def _softplus(input, beta=1.0, threshold=20.0):
+    out = _single_node(SoftplusBackward0, input, lambda x: _softplus_arrays(x, beta, threshold),
+                       beta=beta, threshold=threshold)
+    if out is not None:
+        return out
     scaled = input * beta if beta != 1.0 else input
     smooth = scaled.clamp(max=threshold).exp().log1p()
     if beta != 1.0:
@@ -771,6 +863,9 @@ def _softplus(input, beta=1.0, threshold=20.0):
 
 
 def _mish(input):
+    out = _single_node(MishBackward0, input, lambda x: x * np.tanh(_softplus_arrays(x, 1.0, 20.0)))
+    if out is not None:
+        return out
     return input * _softplus(input).tanh()
 
 
@@ -1005,8 +1100,6 @@ def logsigmoid(input):
     magnitude = input.abs()
     return input * 0.5 - magnitude * 0.5 - (-magnitude).exp().log1p()
 
-
-_FLOATS_32_64 = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def glu(input, dim=-1):
