@@ -361,3 +361,34 @@ def test_pointwise_losses_are_torchs_single_nodes(reduction, name, kwargs, node,
     assert saved == want_saved and saved[0] == node
     for got, want in zip(values, want_values):
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_is_torchs_single_node(reduction, weighted):
+    """nll_loss of (N, C) and (C,) log-probabilities is one NllLossBackward0 node: torch's
+    values, gradients and saved fields (total weight, reduction, ignore_index), ignored targets
+    included; without create_graph the gradient is written on the arrays, with it in ember ops
+    (the same values)."""
+    x = rng.standard_normal((300, 40)).astype(np.float32)
+    y = rng.integers(0, 40, 300)
+    y[[3, 77]] = -100
+    w = rng.random(40).astype(np.float32)
+    for shape in ((300, 40), (40,)):
+        inputs, targets = (x, y) if len(shape) == 2 else (x[0], y[:1].reshape(()) * 0 + 5)
+        results = []
+        for lib in (ember, torch):
+            t = lib.tensor(inputs, requires_grad=True)
+            loss = lib.nn.functional.nll_loss(t, lib.tensor(targets), weight=lib.tensor(w) if weighted else None,
+                                              reduction=reduction)
+            node = loss.grad_fn
+            saved = (type(node).__name__, node._saved_reduction, node._saved_ignore_index,
+                     round(float(node._saved_total_weight), 3))
+            seed = lib.ones_like(loss)
+            (again,) = lib.autograd.grad(loss, t, seed, create_graph=True)
+            loss.backward(seed)
+            results.append((saved, loss.detach().numpy(), t.grad.numpy(), again.detach().numpy()))
+        (saved, *values), (want_saved, *want_values) = results
+        assert saved == want_saved
+        for got, want in zip(values, want_values):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

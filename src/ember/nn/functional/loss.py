@@ -620,9 +620,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     try:
         reduction = _reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
-        _, targets, classes = _class_layout(input, target, weight)
+        logits, targets, classes = _class_layout(input, target, weight)
         xp = namespace_of(input._data)
         picked = _ClassTargets(xp, targets, classes, weight, ignore_index, 0.0, input._data.dtype)
+        if input.ndim <= 2 and xp is np and not forward_mode.active:
+            return _nll_loss_node(input, target, weight, ignore_index, reduction, logits, picked)
         rows = _rows_of(input)
         per_row = -rows[make(picked.rows), make(picked.index)] * make(picked.picked_weight)
         if reduction == "none":
@@ -633,6 +635,68 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         return per_row.sum() / divisor if divisor else per_row.sum() * math.nan
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
         return override_or_raise(nll_loss, error, input, target, weight, size_average, ignore_index, reduce, reduction)
+
+
+class NllLossBackward0(Node):
+    """Backward of ``nll_loss`` of (N, C) or (C,) log-probabilities: ``-weight[t] * grad``
+    (divided by the total weight for the mean) at each kept target's entry, 0 elsewhere; in
+    ember ops for create_graph (linear in ``grad``), else on the arrays."""
+    __slots__ = ("targets", "divisor", "reduction", "ignore_index")
+    saved_fields = {"self": 0, "target": 1, "weight": 2, "reduction": lambda node: _REDUCTION_CODES[node.reduction],
+                    # (torch gives the index as an unsigned 64-bit number)
+                    "ignore_index": lambda node: node.ignore_index % (1 << 64),
+                    "total_weight": lambda node: make(np.asarray(node.divisor, node.saved_tensors[0]._data.dtype))}
+    jvp = jvp_by_transposition
+
+    def _scale(self, grad):
+        """The incoming gradient per row (M,) or as one number."""
+        if self.reduction == "none":
+            return grad.reshape(-1)
+        return grad / _reduction_divisor(self.reduction, self.divisor) if self.reduction == "mean" else grad
+
+    def backward(self, grad):
+        from ...ops.creation import zeros
+        input = self.saved_tensors[0]
+        picked = self.targets
+        coefficients = -(self._scale(grad) * make(picked.picked_weight))
+        rows = zeros((picked.rows.shape[0], picked.classes), dtype=input.dtype)
+        rows = rows.index_put((make(picked.rows), make(picked.index)), coefficients)
+        return (_unrows(rows, input), None, None)
+
+    def backward_arrays(self, grad):
+        input = self.saved_tensors[0]
+        picked = self.targets
+        dtype = input._data.dtype
+        coefficients = -(self._scale(grad._data.astype(dtype, copy=False)) * picked.picked_weight)
+        rows = np.zeros((picked.rows.shape[0], picked.classes), dtype)
+        rows[picked.rows, picked.index] = coefficients
+        return (make(_unrows_array(rows, input)), None, None)
+
+    def release(self):
+        self.targets = None
+        super().release()
+
+
+def _nll_loss_node(input, target, weight, ignore_index, reduction, logits, picked):
+    """nll_loss of (N, C) or (C,) NumPy log-probabilities ``logits`` (the rows) with one node,
+    the composite's arithmetic on the arrays."""
+    per_row = logits[picked.rows, picked.index]
+    per_row = -per_row if picked.one_hot else -per_row * picked.picked_weight
+    divisor = picked.divisor() if reduction == "mean" else None
+    if reduction == "none":
+        out = make(per_row.reshape(target._data.shape))
+    elif reduction == "sum":
+        out = make(per_row).sum()
+    else:
+        out = make(per_row).sum() / divisor if divisor else make(per_row).sum() * math.nan
+    node = record(NllLossBackward0, (input, target, weight), out)
+    if node is not None:
+        node.targets, node.reduction, node.ignore_index = picked, reduction, ignore_index
+        # (torch's total weight: the kept targets' weights, 0 for reduction 'none' of a batch)
+        unreported = reduction == "none" and input.ndim == 2
+        node.divisor = 0.0 if unreported else picked.divisor() if divisor is None else divisor
+        node.save(input, target, weight)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
