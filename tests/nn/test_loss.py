@@ -292,6 +292,7 @@ _C = ember.tensor([2, 0])
     ("bce", lambda x: F.binary_cross_entropy(x.sigmoid(), _P)),
     ("bce_logits", lambda x: F.binary_cross_entropy_with_logits(x, _P, pos_weight=_P[0])),
     ("bce_logits_plain", lambda x: F.binary_cross_entropy_with_logits(x, _P)),
+    ("bce_target", lambda x: F.binary_cross_entropy(_P, x.sigmoid(), reduction="none")),
     ("bce_logits_target", lambda x: F.binary_cross_entropy_with_logits(_T, x.sigmoid(), reduction="sum")),
     ("logsigmoid", lambda x: F.logsigmoid(x * 3)),
     ("mse_target", lambda x: F.mse_loss(_T, x, reduction="sum")),
@@ -392,3 +393,23 @@ def test_nll_loss_is_torchs_single_node(reduction, weighted):
         assert saved == want_saved
         for got, want in zip(values, want_values):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_binary_cross_entropy_is_torchs_single_node(reduction):
+    """binary_cross_entropy of probabilities without weights is one node, as torch's: values
+    and both gradients as torch's, probabilities 0 and 1 included (logs clamped at -100)."""
+    p = rng.random((64, 300)).astype(np.float32)
+    p[0, :3] = [0.0, 1.0, 0.5]
+    t = rng.random((64, 300)).astype(np.float32)
+    results = []
+    for lib in (ember, torch):
+        a, b = lib.tensor(p, requires_grad=True), lib.tensor(t, requires_grad=True)
+        loss = lib.nn.functional.binary_cross_entropy(a, b, reduction=reduction)
+        saved = (type(loss.grad_fn).__name__, loss.grad_fn._saved_reduction, loss.grad_fn._saved_weight)
+        loss.backward(lib.ones_like(loss))
+        results.append((saved, loss.detach().numpy(), a.grad.numpy(), b.grad.numpy()))
+    (saved, *values), (want_saved, *want_values) = results
+    assert saved == want_saved
+    for got, want in zip(values, want_values):
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5)

@@ -162,6 +162,36 @@ def _pointwise_loss(node_cls, input, target, reduction, loss_of, parameter=None)
     return out
 
 
+class BinaryCrossEntropyBackward0(Node):
+    """Backward of ``binary_cross_entropy`` of probabilities: the input's gradient
+    ``(x - t) / max((1 - x) x, 1e-12) * grad``, the target's ``-logit(x) * grad`` (``grad``
+    divided by the element count for the mean), as torch's; in ember ops."""
+    __slots__ = ("reduction", "parameter")
+    saved_fields = {"self": 0, "target": 1, "weight": lambda node: None,
+                    "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        x, t = self.saved_tensors
+        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
+        if self.reduction == "mean":
+            grad = grad / x.numel()
+        gx = (x - t) / ((1 - x) * x).clamp(min=_BCE_EPSILON) * grad if need_x else None
+        gt = -x.logit() * grad if need_t else None
+        return gx, gt
+
+
+_BCE_EPSILON = 1e-12
+
+
+def _binary_cross_entropy(x, t):
+    """The composite's arithmetic on arrays: the logs clamped at -100, as torch's."""
+    with np.errstate(divide="ignore"):
+        log_x = np.maximum(np.log(x), -100)
+        log_rest = np.maximum(np.log(1 - x), -100)
+    return -(t * log_x + (1 - t) * log_rest)
+
+
 def _squared_error(x, t):
     diff = x - t
     return np.multiply(diff, diff, out=diff)
@@ -717,6 +747,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     xd = input._data
     if ((xd < 0) | (xd > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is None:
+        fused = _pointwise_loss(BinaryCrossEntropyBackward0, input, target, reduction, _binary_cross_entropy)
+        if fused is not None:
+            return fused
     loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
     if weight is not None:
         loss = loss * weight
