@@ -332,3 +332,10 @@ def test_aligned_memory_benchmark_prints_a_row_per_model_and_reinstalls(capsys, 
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| mlp |")]
     assert len(rows) == 1 and len(rows[0].split("|")) == 9
     assert aligned_memory.installed()
+
+
+def test_functional_benchmark_times_every_case_on_both_libraries():
+    from benchmarks import functional
+    table = functional.measure(["mse_loss", "nll_loss"], repeats=1)
+    assert set(table) == {(name, size) for name in ("mse_loss", "nll_loss") for size in functional.SIZES}
+    assert all(set(times) == {"ember", "torch"} and min(times.values()) > 0 for times in table.values())
