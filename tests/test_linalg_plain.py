@@ -377,6 +377,13 @@ def test_addr_with_a_gradient_is_one_node_matching_torch(dtype, beta, alpha, inp
     tolerance = 1e-4 if dtype == np.float32 else 1e-10
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+    summed = []   # a sum's broadcast gradient: products summed above the GEMV's size
+    for lib in (torch, ember):
+        t1, t2 = lib.tensor(v1, requires_grad=True), lib.tensor(v2, requires_grad=True)
+        lib.addr(lib.tensor(x), t1, t2, beta=beta, alpha=alpha).sum().backward()
+        summed.append((t1.grad.numpy(), t2.grad.numpy()))
+    for got, want in zip(summed[1], summed[0]):
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance * 10)
     square = rng.standard_normal((n, m)).astype(dtype)
     ours, theirs = ember.tensor(square).requires_grad_().clone(), torch.tensor(square).requires_grad_().clone()
     ours.addr_(ember.tensor(v1), ember.tensor(v2), beta=beta, alpha=alpha)

@@ -152,13 +152,20 @@ class AddrBackward0(Node):
         g_input = g_vec1 = g_vec2 = None
         if need_input:
             g_input = sum_to(grad * self.beta if self.beta != 1 else grad, self.input_shape)
-        if need_vec1:
-            g_vec1 = grad.mv(vec2)
+        gd = grad._data
+        dense = gd.flags.c_contiguous or gd.flags.f_contiguous or gd.size < _BROADCAST_GEMV_MAX_ELEMENTS
+        if need_vec1:   # (a large broadcast gradient, as a sum's: products summed, not a slow GEMV)
+            g_vec1 = grad.mv(vec2) if dense else (grad * vec2).sum(1)
             g_vec1 = g_vec1 * self.alpha if self.alpha != 1 else g_vec1
         if need_vec2:
-            g_vec2 = grad.t().mv(vec1)
+            g_vec2 = grad.t().mv(vec1) if dense else (grad * vec1.unsqueeze(1)).sum(0)
             g_vec2 = g_vec2 * self.alpha if self.alpha != 1 else g_vec2
         return g_input, g_vec1, g_vec2
+
+
+# a broadcast gradient (a sum's) of this many elements or more takes products summed, not the
+# GEMV, which reads it element by element
+_BROADCAST_GEMV_MAX_ELEMENTS = 1 << 12
 
 
 def _addr_recorded(input, vec1, vec2, beta, alpha):

@@ -374,10 +374,11 @@ class MulBackward0(_BinaryNode):
 
 def _outer_operands(gd, ad, bd):
     """Whether a product's arrays are an outer product's ``column * row`` (``outer``, ``addr``:
-    a (n, 1) and a (m,) or (1, m) operand, either way round, with a (n, m) gradient, all of one
-    real float dtype), whose gradients are matrix-vector products."""
+    a (n, 1) and a (m,) or (1, m) operand, either way round, with a dense (n, m) gradient, all
+    of one real float dtype), whose gradients are matrix-vector products."""
     if (ad is None or bd is None or gd.ndim != 2 or gd.dtype not in _MATVEC_DTYPES
-            or ad.dtype != gd.dtype or bd.dtype != gd.dtype):
+            or ad.dtype != gd.dtype or bd.dtype != gd.dtype
+            or not (gd.flags.c_contiguous or gd.flags.f_contiguous)):   # (a broadcast gradient: the products)
         return False
     n, m = gd.shape
     return ((ad.shape == (n, 1) and bd.shape in ((m,), (1, m)))
