@@ -1228,9 +1228,12 @@ def as_strided(input, size, stride, storage_offset=None):
     if min(stride, default=0) < 0:
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
                            f"{list(stride)}")
-    backend, root, low = _storage_root(data)
     item = data.itemsize
-    own_offset = (backend.data_ptr(data) - low) // item   # (input.storage_offset())
+    if data.__class__ is np.ndarray and data.base is None:   # (its own storage, from its start)
+        root, own_offset = data, 0
+    else:
+        backend, root, low = _storage_root(data)
+        own_offset = (backend.data_ptr(data) - low) // item   # (input.storage_offset())
     offset = own_offset if storage_offset is None else int(storage_offset)
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
