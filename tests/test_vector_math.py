@@ -458,3 +458,32 @@ def test_softmax_rows_narrower_than_a_vector_take_numpy():
     assert vector_math.softmax_rows(x, False) is None
     got = ember.nn.functional.softmax(ember.tensor(x), -1).numpy()
     np.testing.assert_allclose(got, torch.softmax(torch.tensor(x), -1).numpy(), rtol=1e-6, atol=1e-7)
+
+
+@needs_loops
+@pytest.mark.parametrize("name, kwargs", [("elu", {"alpha": 0.7}), ("selu", {}), ("celu", {"alpha": 1.3})])
+def test_elu_family_on_the_loops_gives_the_numpy_paths_values_and_torchs(name, kwargs, spy):
+    """elu, selu and celu of a large float32 tensor, forward and backward on the vector-math
+    loops (libmvec's expm1f and expf): within a few ulp of NumPy's path, torch's values and
+    gradients; NaN, zeros and the tails included."""
+    forward, backward = spy(vector_math, "with_parameters"), spy(vector_math, "gradient")
+    x = (np.random.default_rng(12).standard_normal((200, 300)) * 3).astype(np.float32)
+    x[0, :5] = [0.0, -0.0, np.nan, 30.0, -30.0]
+    g = np.random.default_rng(13).standard_normal(x.shape).astype(np.float32)
+    fn = getattr(ember.nn.functional, name)
+    results = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, name)(t, **kwargs)
+        y.backward(lib.tensor(g))
+        results.append((y.detach().numpy(), t.grad.numpy()))
+    assert forward == ["elu"] and backward == ["elu"]
+    with choice.only(choice.NUMPY):
+        t = ember.tensor(x, requires_grad=True)
+        y = fn(t, **kwargs)
+        y.backward(ember.tensor(g))
+        numpy_path = (y.detach().numpy(), t.grad.numpy())
+    for got, want in zip(results[0], numpy_path):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0, equal_nan=True)
+    for got, want in zip(results[0], results[1]):
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, equal_nan=True)

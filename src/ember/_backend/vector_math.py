@@ -63,6 +63,8 @@ BINARY = {
 WITH_PARAMETERS = {
     "nan_to_num": "x != x ? p[0] : x == INFINITY ? p[1] : x == -INFINITY ? p[2] : x",
     "logit": "logit_between(x, p[0], p[1])",
+    # elu, selu and celu: alpha, scale, input_scale (the composite's roundings)
+    "elu": "(x > 0.0f ? x : expm1f(NONPOSITIVE(x) * p[2]) * p[0]) * p[1]",
 }
 
 # op name: (the C expression of float32 elements ``x`` and ``y`` and of ``q``, their quotient
@@ -84,6 +86,8 @@ QUOTIENT_IS_EXACT = "(fabs(q) < 0x1p22) & !isinf(y)"
 # eps and 1 - eps rounded to float32, as NumPy compares a float32 array with a number)
 GRADIENTS = {
     "sigmoid": ("y", "(g * y) * (1.0f - y)"),
+    # alpha, scale, input_scale and their product (ember's formula: the slope times g)
+    "elu": ("x", "x > 0.0f ? g * p[1] : g * (expf(NONPOSITIVE(x) * p[2]) * p[3])"),
     "abs": ("x", "g * (float)((x > 0.0f) - (x < 0.0f))"),   # (torch's sign: 0 at NaN and at 0)
     "logit": ("x", "(x < p[0] || x > p[1]) ? p[2] : g / (x * (1.0f - x))"),
 }
@@ -104,19 +108,21 @@ MIN_ELEMENTS = {
     "nan_to_num": 1 << 14, "logit": 1 << 16,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
-    "nextafter": 1 << 12,
+    "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12,
 }
 
 # the C library's functions the expressions call, which libmvec has vector versions of
 VECTOR_FUNCTIONS = ("float sinf(float)", "float cosf(float)", "float exp2f(float)",
                     "float log1pf(float)", "float erff(float)", "float erfcf(float)",
-                    "float expf(float)", "float logf(float)", "float hypotf(float, float)",
+                    "float expf(float)", "float logf(float)", "float expm1f(float)", "float hypotf(float, float)",
                     "float atan2f(float, float)", "double erf(double)", "double exp(double)")
 
 # functions the expressions call besides the C library's. erfinv: Giles' single-precision
 # approximation ("Approximating the erfinv function", 2010; within 4 ulp), then one Newton step
 # on erf in double, which brings it within half an ulp as torch's is; +-1 give +-inf.
 HELPERS = """
+/* min(x, 0), a NaN kept (NumPy's minimum, ember's clamp(max=0)) */
+#define NONPOSITIVE(x) (((x) < 0.0f || (x) != (x)) ? (x) : 0.0f)
 #pragma omp declare simd notinbranch
 static inline float erfinv_float(float x) {
     float w = -logf((1.0f - x) * (1.0f + x)), p;

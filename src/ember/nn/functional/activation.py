@@ -12,7 +12,7 @@ from ...ops._common import (
 )
 from ...ops.ternary import _SAME_SIZE_INTEGER, _select, where
 from ...amp.policy import autocast_policy
-from ..._backend import onednn, openmp_kernels, parallel, special
+from ..._backend import onednn, openmp_kernels, parallel, special, vector_math
 from ..._backend.precision import exp_in_place
 from ..._backend.choice import KernelChoice
 from ..._blocked_tensor import elementwise_operands, wrap_like
@@ -447,6 +447,18 @@ class EluBackward0(Node):
         slope = (x.clamp(max=0) * self.input_scale).exp() * (self.alpha * self.scale * self.input_scale)
         return (where(x > 0, grad * self.scale, grad * slope),)
 
+    def backward_arrays(self, grad):
+        """Large float32 arrays on the vector-math loop (libmvec's ``expf``), else None (the
+        formula above)."""
+        (x,) = self.saved_tensors
+        xd, gd = x._data, grad._data
+        if (gd.dtype != xd.dtype or gd.shape != xd.shape or xd.dtype != np.float32
+                or xd.size < vector_math.MIN_ELEMENTS["elu backward"]):
+            return None
+        parameters = (self.alpha, self.scale, self.input_scale, self.alpha * self.scale * self.input_scale)
+        g = _elu_gradient_choice(gd, xd, parameters)
+        return None if g is None else (make(g),)
+
 
 class CeluBackward0(Node):
     """Backward of ``celu``: ``elu``'s with ``input_scale = 1 / alpha``, scale 1."""
@@ -454,14 +466,34 @@ class CeluBackward0(Node):
     saved_fields = {"self": 0, "alpha": "alpha"}
     jvp = jvp_by_transposition
     backward = EluBackward0.backward
+    backward_arrays = EluBackward0.backward_arrays
 
 
-def _elu_arrays(x, alpha, scale, input_scale):
+def _elu_gradient_numpy(g, x, parameters):
+    """The node's formula on arrays."""
+    alpha, scale, input_scale, product = parameters
+    slope = np.exp(np.minimum(x, 0) * input_scale)
+    slope *= product
+    return _select(np, x > 0, g * scale, g * slope, x.dtype)
+
+
+# the elu family's gradient of large float32 arrays on the vector-math loop (libmvec's expf)
+_elu_gradient_choice = KernelChoice("elu backward", onednn=lambda g, x, p: vector_math.gradient("elu", g, x, p),
+                                    numpy=_elu_gradient_numpy)
+
+
+def _elu_numpy(x, alpha, scale, input_scale):
     """The composite's arithmetic on a float array."""
     negative = np.expm1(np.minimum(x, 0) * input_scale)
     negative *= alpha
     out = _select(np, x > 0, x, negative, x.dtype)
     return out * scale if scale != 1.0 else out
+
+
+# large float32 arrays on the vector-math loop (libmvec's ``expm1f``), else NumPy's passes
+_elu_arrays = vector_math.when_large(
+    "elu", lambda x, alpha, scale, input_scale: vector_math.with_parameters("elu", x, (alpha, scale, input_scale)),
+    _elu_numpy)
 
 
 def _elu(input, alpha=1.0, scale=1.0, input_scale=1.0, node_cls=EluBackward0):
