@@ -187,3 +187,17 @@ def test_pointwise_loss_array_backward_matches_ember_ops(monkeypatch, dtype, los
     taken = _spy_node(monkeypatch, loss_module._PointwiseLossNode)
     _assert_same_both_ways(loss, [_values((40, 50), dtype), _values((40, 50), dtype, 2)])
     assert taken[0] is True
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn", [lambda x: ember.nn.functional.elu(x * 4 - 2, 0.7),
+                                lambda x: ember.nn.functional.selu(x * 4 - 2),
+                                lambda x: ember.nn.functional.celu(x * 4 - 2, 1.3)], ids=["elu", "selu", "celu"])
+def test_elu_family_array_backward_matches_ember_ops(monkeypatch, dtype, fn):
+    """Below the vector-math loop's size the elu family's gradient on arrays is the ember-op
+    formula's, bit for bit."""
+    from ember.nn.functional import activation
+    taken = _spy_node(monkeypatch, activation.EluBackward0)
+    taken_celu = _spy_node(monkeypatch, activation.CeluBackward0)
+    _assert_same_both_ways(fn, [_values((20, 30), dtype)])
+    assert (taken + taken_celu)[0] is True

@@ -448,16 +448,19 @@ class EluBackward0(Node):
         return (where(x > 0, grad * self.scale, grad * slope),)
 
     def backward_arrays(self, grad):
-        """Large float32 arrays on the vector-math loop (libmvec's ``expf``), else None (the
-        formula above)."""
+        """The formula above on the arrays: large float32 ones on the vector-math loop
+        (libmvec's ``expf``), the others by NumPy's passes (the formula's bits)."""
         (x,) = self.saved_tensors
         xd, gd = x._data, grad._data
-        if (gd.dtype != xd.dtype or gd.shape != xd.shape or xd.dtype != np.float32
-                or xd.size < vector_math.MIN_ELEMENTS["elu backward"]):
+        if (type(xd) is not np.ndarray or type(gd) is not np.ndarray or gd.dtype != xd.dtype
+                or gd.shape != xd.shape or xd.dtype not in _FLOATS_32_64):
             return None
         parameters = (self.alpha, self.scale, self.input_scale, self.alpha * self.scale * self.input_scale)
-        g = _elu_gradient_choice(gd, xd, parameters)
-        return None if g is None else (make(g),)
+        if xd.dtype == np.float32 and xd.size >= vector_math.MIN_ELEMENTS["elu backward"]:
+            if gd.strides != xd.strides and xd.flags.c_contiguous:
+                gd = np.ascontiguousarray(gd)   # (a sum's broadcast gradient: the loop reads it row-major)
+            return (make(_elu_gradient_choice(gd, xd, parameters)),)
+        return (make(_elu_gradient_numpy(gd, xd, parameters)),)
 
 
 class CeluBackward0(Node):
