@@ -201,3 +201,19 @@ def test_elu_family_array_backward_matches_ember_ops(monkeypatch, dtype, fn):
     taken_celu = _spy_node(monkeypatch, activation.CeluBackward0)
     _assert_same_both_ways(fn, [_values((20, 30), dtype)])
     assert (taken + taken_celu)[0] is True
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(20, 30), (80, 100)])
+@pytest.mark.parametrize("fn", [lambda x: ember.nn.functional.softplus(x * 8 - 4),
+                                lambda x: ember.nn.functional.softplus(x * 8 - 4, beta=2.0, threshold=3.0),
+                                lambda x: ember.nn.functional.logsigmoid(x * 8 - 4)],
+                         ids=["softplus", "softplus_beta", "logsigmoid"])
+def test_softplus_and_logsigmoid_array_backward_matches_ember_ops(monkeypatch, dtype, shape, fn):
+    """softplus's and logsigmoid's gradients on arrays (NumPy's passes; large float32 ones on
+    the vector-math loop, with the sigmoid loop's expression) are the ember-op formulas', bit
+    for bit."""
+    from ember.nn.functional import activation
+    spies = [_spy_node(monkeypatch, node) for node in (activation.SoftplusBackward0, activation.LogSigmoidBackward0)]
+    _assert_same_both_ways(fn, [_values(shape, dtype)])
+    assert (spies[0] + spies[1])[0] is True

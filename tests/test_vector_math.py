@@ -487,3 +487,32 @@ def test_elu_family_on_the_loops_gives_the_numpy_paths_values_and_torchs(name, k
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=0, equal_nan=True)
     for got, want in zip(results[0], results[1]):
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, equal_nan=True)
+
+
+@needs_loops
+@pytest.mark.parametrize("name, kwargs", [("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}),
+                                          ("logsigmoid", {})])
+def test_softplus_and_logsigmoid_on_the_loops_match_torch(name, kwargs, spy):
+    """softplus and logsigmoid of a large float32 tensor, forward and backward, on the
+    vector-math loops: within a few ulp of NumPy's path, torch's values and gradients."""
+    loops = spy(vector_math, "with_parameters" if name == "softplus" else "unary")
+    gradients = spy(vector_math, "gradient")
+    x = (np.random.default_rng(14).standard_normal((200, 300)) * 8).astype(np.float32)
+    x[0, :5] = [0.0, -0.0, np.nan, 40.0, -40.0]
+    g = np.random.default_rng(15).standard_normal(x.shape).astype(np.float32)
+    results = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = getattr(lib.nn.functional, name)(t, **kwargs)
+        y.backward(lib.tensor(g))
+        results.append((y.detach().numpy(), t.grad.numpy()))
+    assert loops == [name] and gradients == [name]
+    with choice.only(choice.NUMPY):
+        t = ember.tensor(x, requires_grad=True)
+        y = getattr(ember.nn.functional, name)(t, **kwargs)
+        y.backward(ember.tensor(g))
+        numpy_path = (y.detach().numpy(), t.grad.numpy())
+    for got, want in zip(results[0], numpy_path):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-30, equal_nan=True)
+    for got, want in zip(results[0], results[1]):
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, equal_nan=True)

@@ -43,6 +43,8 @@ UNARY = {
     "square": "x * x",
     "deg2rad": "x * (float)0.017453292519943295",
     "erfinv": "erfinv_float(x)",
+    # ember's formula: min(x, 0) as (x - |x|) / 2, less log1p(exp(-|x|))
+    "logsigmoid": "x * 0.5f - fabsf(x) * 0.5f - log1pf(expf(-fabsf(x)))",
 }
 
 # op name: the C expression of float32 elements ``x`` and ``y``, as NumPy's ufunc computes it
@@ -65,6 +67,8 @@ WITH_PARAMETERS = {
     "logit": "logit_between(x, p[0], p[1])",
     # elu, selu and celu: alpha, scale, input_scale (the composite's roundings)
     "elu": "(x > 0.0f ? x : expm1f(NONPOSITIVE(x) * p[2]) * p[0]) * p[1]",
+    # softplus: beta, threshold (ember's formula, its input scaled by beta)
+    "softplus": "(x * p[0]) > p[1] ? x : log1pf(expf(AT_MOST(x * p[0], p[1]))) / p[0]",
 }
 
 # op name: (the C expression of float32 elements ``x`` and ``y`` and of ``q``, their quotient
@@ -88,6 +92,9 @@ GRADIENTS = {
     "sigmoid": ("y", "(g * y) * (1.0f - y)"),
     # alpha, scale, input_scale and their product (ember's formula: the slope times g)
     "elu": ("x", "x > 0.0f ? g * p[1] : g * (expf(NONPOSITIVE(x) * p[2]) * p[3])"),
+    # softplus: beta, threshold; logsigmoid: sigmoid(-x) as ember's sigmoid computes it
+    "softplus": ("x", "(x * p[0]) > p[1] ? g : g * (1.0f / (1.0f + expf(-(x * p[0]))))"),
+    "logsigmoid": ("x", "g * (1.0f / (1.0f + expf(x)))"),
     "abs": ("x", "g * (float)((x > 0.0f) - (x < 0.0f))"),   # (torch's sign: 0 at NaN and at 0)
     "logit": ("x", "(x < p[0] || x > p[1]) ? p[2] : g / (x * (1.0f - x))"),
 }
@@ -108,7 +115,8 @@ MIN_ELEMENTS = {
     "nan_to_num": 1 << 14, "logit": 1 << 16,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
-    "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12,
+    "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
+    "softplus backward": 1 << 12, "logsigmoid": 1 << 12, "logsigmoid backward": 1 << 12,
 }
 
 # the C library's functions the expressions call, which libmvec has vector versions of
@@ -121,8 +129,9 @@ VECTOR_FUNCTIONS = ("float sinf(float)", "float cosf(float)", "float exp2f(float
 # approximation ("Approximating the erfinv function", 2010; within 4 ulp), then one Newton step
 # on erf in double, which brings it within half an ulp as torch's is; +-1 give +-inf.
 HELPERS = """
-/* min(x, 0), a NaN kept (NumPy's minimum, ember's clamp(max=0)) */
+/* min(x, 0) and min(x, c), a NaN kept (NumPy's minimum, ember's clamp(max=...)) */
 #define NONPOSITIVE(x) (((x) < 0.0f || (x) != (x)) ? (x) : 0.0f)
+#define AT_MOST(x, c) (((x) < (c) || (x) != (x)) ? (x) : (c))
 #pragma omp declare simd notinbranch
 static inline float erfinv_float(float x) {
     float w = -logf((1.0f - x) * (1.0f + x)), p;

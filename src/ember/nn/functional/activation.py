@@ -849,6 +849,35 @@ class SoftplusBackward0(Node):
         scaled = x * self.beta if self.beta != 1.0 else x
         return (where(scaled > self.threshold, grad, grad * scaled.sigmoid()),)
 
+    def backward_arrays(self, grad):
+        """The formula above on the arrays: large float32 ones on the vector-math loop, the
+        others by NumPy's passes (the formula's bits)."""
+        (x,) = self.saved_tensors
+        xd, gd = _gradient_operands(x, grad, "softplus backward")
+        if xd is None:
+            return None
+        if gd is not None and xd.dtype == np.float32 and xd.size >= vector_math.MIN_ELEMENTS["softplus backward"]:
+            g = vector_math.gradient("softplus", gd, xd, (self.beta, self.threshold))
+            if g is not None:
+                return (make(g),)
+        gd = grad._data
+        scaled = xd * self.beta if self.beta != 1.0 else xd
+        return (make(_select(np, scaled > self.threshold, gd, gd * _sigmoid_array(np, scaled), xd.dtype)),)
+
+
+def _gradient_operands(x, grad, rule):
+    """``(x's array, grad's array)`` for a gradient on arrays of a float32/float64 ``x``: the
+    gradient made row-major where the loop of ``rule`` would read it (a sum's broadcast
+    gradient), or None in its place where it cannot be; ``(None, None)`` where the node's
+    formula on arrays does not apply."""
+    xd, gd = x._data, grad._data
+    if (type(xd) is not np.ndarray or type(gd) is not np.ndarray or gd.dtype != xd.dtype
+            or gd.shape != xd.shape or xd.dtype not in _FLOATS_32_64):
+        return None, None
+    if gd.strides != xd.strides:
+        gd = np.ascontiguousarray(gd) if xd.flags.c_contiguous else None
+    return xd, gd
+
 
 class MishBackward0(Node):
     """Backward of ``mish``: ``grad * (t + x sigmoid(x) (1 - t^2))``, t = tanh(softplus(x))."""
@@ -862,13 +891,19 @@ class MishBackward0(Node):
         return (grad * (t + x * x.sigmoid() * (1 - t * t)),)
 
 
-def _softplus_arrays(x, beta, threshold):
+def _softplus_numpy(x, beta, threshold):
     """The composite's arithmetic on a float array."""
     scaled = x * beta if beta != 1.0 else x
     smooth = np.log1p(np.exp(np.minimum(scaled, threshold)))
     if beta != 1.0:
         smooth /= beta
     return _select(np, scaled > threshold, x, smooth, x.dtype)
+
+
+# large float32 arrays on the vector-math loop (libmvec's log1pf and expf), else NumPy's passes
+_softplus_arrays = vector_math.when_large(
+    "softplus", lambda x, beta, threshold: vector_math.with_parameters("softplus", x, (beta, threshold)),
+    _softplus_numpy)
 
 
 def _single_node(node_cls, input, forward, **attributes):
@@ -1103,33 +1138,48 @@ def threshold_(input, threshold, value):
 
 class LogSigmoidBackward0(Node):
     """Backward of ``logsigmoid``: ``grad * sigmoid(-x)`` (1/2 at 0, as torch's). Saves the
-    input and ``exp(-|x|)``, torch's buffer."""
+    input; torch's buffer ``exp(-|x|)`` is made from it when read."""
     __slots__ = ()
-    saved_fields = {"self": 0, "buffer": 1}
+    saved_fields = {"self": 0,
+                    "buffer": lambda node: make(np.exp(-np.abs(node.saved_tensors[0]._data)))}
     jvp = jvp_by_transposition
 
     def backward(self, grad):
         x = self.saved_tensors[0]
         return (grad * (-x).sigmoid(),)
 
+    def backward_arrays(self, grad):
+        """The formula above on the arrays: large float32 ones on the vector-math loop (the
+        sigmoid loop's expression), the others by NumPy's passes (the formula's bits)."""
+        xd, gd = _gradient_operands(self.saved_tensors[0], grad, "logsigmoid backward")
+        if xd is None:
+            return None
+        if gd is not None and xd.dtype == np.float32 and xd.size >= vector_math.MIN_ELEMENTS["logsigmoid backward"]:
+            g = vector_math.gradient("logsigmoid", gd, xd)
+            if g is not None:
+                return (make(g),)
+        return (make(grad._data * _sigmoid_array(np, np.negative(xd))),)
 
-def log_sigmoid_arrays(x):
-    """``(logsigmoid(x), exp(-|x|))`` of a float array: ``min(x, 0)`` as ``(x - |x|) / 2`` less
-    ``log1p(exp(-|x|))``, which stays finite for any x."""
+
+def _log_sigmoid_numpy(x):
     magnitude = np.abs(x)
-    buffer = np.exp(-magnitude)
-    return x * 0.5 - magnitude * 0.5 - np.log1p(buffer), buffer
+    return x * 0.5 - magnitude * 0.5 - np.log1p(np.exp(-magnitude))
+
+
+# logsigmoid of a float array: ``min(x, 0)`` as ``(x - |x|) / 2`` less ``log1p(exp(-|x|))``,
+# which stays finite for any x; large float32 arrays on the vector-math loop
+log_sigmoid_arrays = vector_math.when_large(
+    "logsigmoid", lambda x: vector_math.unary("logsigmoid", x), _log_sigmoid_numpy)
 
 
 def logsigmoid(input):
     """Applies ``log(1 / (1 + exp(-x)))`` element-wise (numerically stable)."""
     if (type(input._data) is np.ndarray and input._data.dtype in _FLOATS_32_64
             and not forward_mode.active):
-        out, buffer = log_sigmoid_arrays(input._data)
-        out = make(out)
+        out = make(log_sigmoid_arrays(input._data))
         node = record(LogSigmoidBackward0, (input,), out)
         if node is not None:
-            node.save(input, make(buffer))
+            node.save(input)
         return out
     # min(x, 0) as (x - |x|) / 2: its gradient at 0 is torch's 1/2 (clamp's would be 1)
     magnitude = input.abs()

@@ -810,7 +810,7 @@ def _bce_with_logits_node(input, target, reduction):
     if (type(x) is not np.ndarray or type(t) is not np.ndarray or x.dtype != t.dtype
             or x.dtype not in _FLOATS_32_64 or forward_mode.active):
         return None
-    log_sig, _ = log_sigmoid_arrays(x)
+    log_sig = log_sigmoid_arrays(x)
     loss = (1 - t) * x
     loss -= log_sig
     out = _reduce(make(loss), reduction)
