@@ -1153,10 +1153,11 @@ def _kron(input, other):
     b = other.reshape((1,) * (nd - other._data.ndim) + other._data.shape)
     a_shape, b_shape = a._data.shape, b._data.shape
     out_shape = tuple(x * y for x, y in zip(a_shape, b_shape))
-    if nd and all(a_shape) and all(b_shape):
+    if nd and all(a_shape) and all(b_shape) and "c" not in (a._data.dtype.kind, b._data.dtype.kind):
         # the last dims merged first (input's repeated, other's tiled), so that the broadcast
         # product's inner loop runs along a row of the result rather than along other's last
-        # dim: the same products, in far fewer NumPy inner loops
+        # dim: the same products, in far fewer NumPy inner loops (real numbers: repeat_interleave
+        # has no complex gradient)
         last = a_shape[-1] * b_shape[-1]
         a_rows = a.repeat_interleave(b_shape[-1], dim=-1)
         b_rows = b.repeat((1,) * (nd - 1) + (a_shape[-1],))
