@@ -500,12 +500,9 @@ _elu_arrays = vector_math.when_large(
 
 
 def _elu(input, alpha=1.0, scale=1.0, input_scale=1.0, node_cls=EluBackward0):
-    if type(input._data) is np.ndarray and input._data.dtype in _FLOATS_32_64 and not forward_mode.active:
-        out = make(_elu_arrays(input._data, alpha, scale, input_scale))
-        node = record(node_cls, (input,), out)
-        if node is not None:
-            node.alpha, node.scale, node.input_scale = alpha, scale, input_scale
-            node.save(input)
+    out = _single_node(node_cls, input, lambda x: _elu_arrays(x, alpha, scale, input_scale),
+                       alpha=alpha, scale=scale, input_scale=input_scale)
+    if out is not None:
         return out
     negative = (input.clamp(max=0) * input_scale).expm1() * alpha
     out = where(input > 0, input, negative)
@@ -1174,12 +1171,8 @@ log_sigmoid_arrays = vector_math.when_large(
 
 def logsigmoid(input):
     """Applies ``log(1 / (1 + exp(-x)))`` element-wise (numerically stable)."""
-    if (type(input._data) is np.ndarray and input._data.dtype in _FLOATS_32_64
-            and not forward_mode.active):
-        out = make(log_sigmoid_arrays(input._data))
-        node = record(LogSigmoidBackward0, (input,), out)
-        if node is not None:
-            node.save(input)
+    out = _single_node(LogSigmoidBackward0, input, log_sigmoid_arrays)
+    if out is not None:
         return out
     # min(x, 0) as (x - |x|) / 2: its gradient at 0 is torch's 1/2 (clamp's would be 1)
     magnitude = input.abs()

@@ -3,6 +3,7 @@ log likelihood fused, with a hand-written backward); the others are compositions
 ops, so their gradients of any order follow."""
 import functools
 import math
+import types
 import warnings
 
 import numpy as np
@@ -83,45 +84,56 @@ _REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 _FLOATS_32_64 = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-class _PointwiseLossNode(Node):
-    """A loss of ``input - target`` elementwise, reduced, as one node (torch's): the input's
-    gradient ``derivative(input - target) * grad`` (``grad`` divided by the element count for
-    the mean), the target's its negative; in ember ops, so that it can be differentiated
-    again, or on the arrays. ``derivative(diff, select)`` takes either (``select``: ``where``
-    on tensors, ``_select_array`` on arrays)."""
+class _ElementwiseLossNode(Node):
+    """A loss of ``input`` and ``target`` elementwise, reduced, as one node (torch's): the
+    incoming gradient divided by the element count for the mean, then ``gradients(x, t,
+    grad)``, in ember ops so that create_graph can differentiate them again."""
     __slots__ = ("reduction", "parameter")
     jvp = jvp_by_transposition
 
     def backward(self, grad):
         x, t = self.saved_tensors
-        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
         if self.reduction == "mean":
             grad = grad / x.numel()
-        g = self.derivative(x - t, where) * grad
-        return (g if need_x else None), (-g if need_t else None)
+        return self.gradients(x, t, grad)
+
+    def _needed(self, gx, gt):
+        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
+        return (gx() if need_x else None), (gt() if need_t else None)
+
+
+class _PointwiseLossNode(_ElementwiseLossNode):
+    """A loss of ``input - target``: the input's gradient ``derivative(input - target) * grad``,
+    the target's its negative, in ember ops or on the arrays (the same operations, so the same
+    bits): ``derivative(diff, ops)`` takes either, ``ops`` giving ``select`` and ``sign``."""
+    __slots__ = ()
+
+    def gradients(self, x, t, grad):
+        g = self.derivative(x - t, _TENSOR_OPS) * grad
+        return self._needed(lambda: g, lambda: -g)
 
     def backward_arrays(self, grad):
-        """The same formula on the arrays (the same operations, so the same bits)."""
         x, t = self.saved_tensors
         xd, gd = x._data, grad._data
         if gd.dtype != xd.dtype:
             return None
         if self.reduction == "mean":
             gd = gd / xd.size
-        g = self.derivative(xd - t._data, _select_array) * gd
-        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
-        return (make(g) if need_x else None), (make(-g) if need_t else None)
+        g = self.derivative(xd - t._data, _ARRAY_OPS) * gd
+        return self._needed(lambda: make(g), lambda: make(-g))
 
 
-def _select_array(condition, a, b):
-    return _select(np, condition, a, b, a.dtype)
+# what ``_PointwiseLossNode.derivative`` selects and takes signs with, on tensors and on arrays
+_TENSOR_OPS = types.SimpleNamespace(select=where, sign=lambda t: t.sign())
+_ARRAY_OPS = types.SimpleNamespace(select=lambda condition, a, b: _select(np, condition, a, b, a.dtype),
+                                   sign=np.sign)
 
 
 class MseLossBackward0(_PointwiseLossNode):
     __slots__ = ()
     saved_fields = {"self": 0, "target": 1, "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
 
-    def derivative(self, diff, select):
+    def derivative(self, diff, ops):
         return diff * 2
 
 
@@ -130,9 +142,9 @@ class SmoothL1LossBackward0(_PointwiseLossNode):
     saved_fields = {"self": 0, "target": 1, "beta": "parameter",
                     "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
 
-    def derivative(self, diff, select):
+    def derivative(self, diff, ops):
         beta = self.parameter
-        return select(abs(diff) < beta, diff / beta, diff.sign() if hasattr(diff, "sign") else np.sign(diff))
+        return ops.select(abs(diff) < beta, diff / beta, ops.sign(diff))
 
 
 class HuberLossBackward0(_PointwiseLossNode):
@@ -140,16 +152,16 @@ class HuberLossBackward0(_PointwiseLossNode):
     saved_fields = {"self": 0, "target": 1, "delta": "parameter",
                     "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
 
-    def derivative(self, diff, select):
+    def derivative(self, diff, ops):
         delta = self.parameter
-        sign = diff.sign() if hasattr(diff, "sign") else np.sign(diff)
-        return select(abs(diff) < delta, diff, sign * delta)
+        return ops.select(abs(diff) < delta, diff, ops.sign(diff) * delta)
 
 
 def _pointwise_loss(node_cls, input, target, reduction, loss_of, parameter=None):
-    """``loss_of(x, t)`` on the arrays of float32/float64 ``input`` and ``target`` of one shape
-    and dtype, reduced by ember's reduction, with one ``node_cls`` node; None for other
-    operands or under forward-mode AD (the composite of ember ops then)."""
+    """``loss_of(x, t)`` (an ``_ElementwiseLossNode``'s loss) on the arrays of float32/float64
+    ``input`` and ``target`` of one shape and dtype, reduced by ember's reduction, with one
+    ``node_cls`` node; None for other operands or under forward-mode AD (the composite of
+    ember ops then)."""
     x, t = input._data, target._data
     if (type(x) is not np.ndarray or type(t) is not np.ndarray or x.dtype != t.dtype
             or x.dtype not in _FLOATS_32_64 or x.shape != t.shape or forward_mode.active):
@@ -162,23 +174,16 @@ def _pointwise_loss(node_cls, input, target, reduction, loss_of, parameter=None)
     return out
 
 
-class BinaryCrossEntropyBackward0(Node):
+class BinaryCrossEntropyBackward0(_ElementwiseLossNode):
     """Backward of ``binary_cross_entropy`` of probabilities: the input's gradient
-    ``(x - t) / max((1 - x) x, 1e-12) * grad``, the target's ``-logit(x) * grad`` (``grad``
-    divided by the element count for the mean), as torch's; in ember ops."""
-    __slots__ = ("reduction", "parameter")
+    ``(x - t) / max((1 - x) x, 1e-12) * grad``, the target's ``-logit(x) * grad``, as torch's."""
+    __slots__ = ()
     saved_fields = {"self": 0, "target": 1, "weight": lambda node: None,
                     "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
-    jvp = jvp_by_transposition
 
-    def backward(self, grad):
-        x, t = self.saved_tensors
-        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
-        if self.reduction == "mean":
-            grad = grad / x.numel()
-        gx = (x - t) / ((1 - x) * x).clamp(min=_BCE_EPSILON) * grad if need_x else None
-        gt = -x.logit() * grad if need_t else None
-        return gx, gt
+    def gradients(self, x, t, grad):
+        return self._needed(lambda: (x - t) / ((1 - x) * x).clamp(min=_BCE_EPSILON) * grad,
+                            lambda: -x.logit() * grad)
 
 
 _BCE_EPSILON = 1e-12
@@ -769,7 +774,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
             raise ValueError(f"Target size ({_torch_size(target)}) must be the same as input size "
                              f"({_torch_size(input)})")
         if weight is None and pos_weight is None:
-            fused = _bce_with_logits_node(input, target, reduction)
+            fused = _pointwise_loss(BinaryCrossEntropyWithLogitsBackward0, input, target, reduction,
+                                    _bce_with_logits)
             if fused is not None:
                 return fused
         log_sig = logsigmoid(input)
@@ -785,40 +791,22 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                  size_average, reduce, reduction, pos_weight)
 
 
-class BinaryCrossEntropyWithLogitsBackward0(Node):
-    """``binary_cross_entropy_with_logits`` without weights as one node: the input's gradient
-    ``(sigmoid(x) - t) * grad`` and the target's ``-x * grad`` (``grad`` divided by the element
-    count for the mean)."""
-    __slots__ = ("reduction",)
+class BinaryCrossEntropyWithLogitsBackward0(_ElementwiseLossNode):
+    """``binary_cross_entropy_with_logits`` without weights: the input's gradient
+    ``(sigmoid(x) - t) * grad``, the target's ``-x * grad``."""
+    __slots__ = ()
     saved_fields = {"self": 0, "target": 1, "weight": lambda node: None, "pos_weight": lambda node: None,
                     "reduction": lambda node: _REDUCTION_CODES[node.reduction]}
-    jvp = jvp_by_transposition
 
-    def backward(self, grad):
-        x, t = self.saved_tensors
-        need_x, need_t = (fn is not None for fn, _ in self.next_functions)
-        if self.reduction == "mean":
-            grad = grad / x.numel()
-        return ((x.sigmoid() - t) * grad if need_x else None), (-x * grad if need_t else None)
+    def gradients(self, x, t, grad):
+        return self._needed(lambda: (x.sigmoid() - t) * grad, lambda: -x * grad)
 
 
-def _bce_with_logits_node(input, target, reduction):
-    """The loss of float32/float64 ``input`` and ``target`` of one dtype on their arrays (the
-    composite's arithmetic, ``logsigmoid``'s formula) with one ``BinaryCrossEntropyWithLogitsBackward0``
-    node; None for other dtypes or under forward-mode AD (the composite then)."""
-    x, t = input._data, target._data
-    if (type(x) is not np.ndarray or type(t) is not np.ndarray or x.dtype != t.dtype
-            or x.dtype not in _FLOATS_32_64 or forward_mode.active):
-        return None
-    log_sig = log_sigmoid_arrays(x)
+def _bce_with_logits(x, t):
+    """The composite's arithmetic on arrays (``logsigmoid``'s formula)."""
     loss = (1 - t) * x
-    loss -= log_sig
-    out = _reduce(make(loss), reduction)
-    node = record(BinaryCrossEntropyWithLogitsBackward0, (input, target), out)
-    if node is not None:
-        node.reduction = reduction
-        node.save(input, target)
-    return out
+    loss -= log_sigmoid_arrays(x)
+    return loss
 
 
 @autocast_policy("fp32")
