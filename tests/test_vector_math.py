@@ -17,6 +17,7 @@ needs_loops = pytest.mark.skipif(not vector_math.available(),
 
 # op -> (ember function, torch function, the inputs' range)
 OPS = {
+    "exp": (ember.exp, torch.exp, 100.0),
     "sin": (ember.sin, torch.sin, 60.0),
     "cos": (ember.cos, torch.cos, 60.0),
     "exp2": (ember.exp2, torch.exp2, 140.0),

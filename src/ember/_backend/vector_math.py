@@ -29,6 +29,7 @@ from .pointers import address
 # op name: the C expression of a float32 element ``x``, computed as torch computes the op in
 # float32 (deg2rad multiplies by the float32 nearest to pi / 180)
 UNARY = {
+    "exp": "expf(x)",
     "sin": "sinf(x)",
     "cos": "cosf(x)",
     "exp2": "exp2f(x)",
@@ -108,7 +109,7 @@ GRADIENTS = {
 # deg2rad, maximum and minimum in one vectorized pass as well: only a second thread makes up
 # for the call (atan2's loop, too, gains from 2 threads only, below 1M elements).
 MIN_ELEMENTS = {
-    "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 6,
+    "exp": 1 << 15, "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 6,
     "erfc": 1 << 6, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
     "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10, "abs backward": 1 << 13,

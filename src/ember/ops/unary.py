@@ -193,7 +193,7 @@ def _zero_gradient(g, x, y):
 
 # name, forward(xp, x), grad(g, x, result), saved
 exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, ("result",), arithmetic=True,
-             complex_grad=lambda g, x, y: g * y.conj())
+             complex_grad=lambda g, x, y: g * y.conj(), loop="exp")
 exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), ("result",),
               arithmetic=True, loop="exp2")
 expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), ("result",),
