@@ -332,3 +332,41 @@ def test_ldl_singular_info_and_no_gradient():
         x = lib.linalg.ldl_solve(LD, pivots, lib.ones(3, 1, requires_grad=True))
         with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_solve is not implemented"):
             x.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_large_inverse_and_solve_by_factors_match_torch(dtype, batch, monkeypatch):
+    """From order 128 (``FACTORED_SOLVE_MIN_ORDER``) inv, inv_ex and solve run as getrf's
+    factors and two triangular solves: torch's values and gradients; a singular matrix still
+    raises torch's error, and inv_ex reports it."""
+    from ember.ops import matrix_decompositions
+    factored = []
+    original = matrix_decompositions._factored_solve
+    monkeypatch.setattr(matrix_decompositions, "_factored_solve",
+                        lambda a, b: factored.append(original(a, b) is not None) or original(a, b))
+    n = matrix_decompositions.FACTORED_SOLVE_MIN_ORDER + 5
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(batch + (n, n)) + 2 * math.sqrt(n) * np.eye(n)   # well conditioned
+    b = rng.standard_normal(batch + (n, 7))
+    g = rng.standard_normal(batch + (n, n))
+    tolerance = {"rtol": 2e-4, "atol": 2e-5} if dtype == "float32" else {"rtol": 1e-9, "atol": 1e-11}
+    results = []
+    for lib in (torch, ember):
+        A = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        B = lib.tensor(b, dtype=getattr(lib, dtype))
+        inverse = lib.linalg.inv(A)
+        solution = lib.linalg.solve(A, B)
+        (inverse * lib.tensor(g, dtype=A.dtype)).sum().backward(retain_graph=True)
+        results.append((_np(inverse), _np(solution), _np(lib.linalg.inv_ex(A).inverse), _np(A.grad)))
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, **tolerance)
+    assert factored and all(factored)
+    singular = np.array(a[..., :n, :n])
+    singular[..., 3, :] = singular[..., 5, :]
+    singular[..., :, 0] = 0.0
+    _same_error(lambda lib: lib.linalg.inv(lib.tensor(singular, dtype=getattr(lib, dtype))))
+    _same_error(lambda lib: lib.linalg.solve(lib.tensor(singular, dtype=getattr(lib, dtype)),
+                                             lib.tensor(b, dtype=getattr(lib, dtype))))
+    info = [_np(lib.linalg.inv_ex(lib.tensor(singular, dtype=getattr(lib, dtype))).info) for lib in (torch, ember)]
+    np.testing.assert_array_equal(info[1], info[0])

@@ -244,8 +244,11 @@ def lu_solve_arrays(lu_data, pivots, b, transpose, conjugate):
     factors = xp.conj(lu_data) if conjugate else lu_data
     order = row_order(xp, pivots, n)[..., :, None]
     if not transpose:   # U^-1 L^-1 P^T b
-        permuted = xp.take_along_axis(xp.broadcast_to(b, batch + b.shape[-2:]),
-                                      xp.broadcast_to(order, batch + (n, 1)), axis=-2)
+        if pivots.ndim == 1:   # one order for every matrix: a gather of rows
+            permuted = xp.take(b, order[:, 0], axis=-2)
+        else:
+            permuted = xp.take_along_axis(xp.broadcast_to(b, batch + b.shape[-2:]),
+                                          xp.broadcast_to(order, batch + (n, 1)), axis=-2)
         y = _substitute(permuted, factors, False, False, True)
         return _substitute(y, factors, True, False, False)
     y = _substitute(b, factors, True, True, False)     # P L^-T U^-T b
