@@ -270,3 +270,24 @@ def test_small_logits_are_shifted_without_trying_the_unshifted_path(dtype, monke
     case = _case((128, 128), dtype, {})
     _assert_close(_loss_and_grad(ember, *case), _loss_and_grad(torch, *case), dtype)
     assert len(taken) == 1
+
+
+@pytest.mark.skipif(not __import__("ember._backend.vector_math", fromlist=["x"]).available(),
+                    reason="no C compiler or libmvec: the loops cannot be built here")
+@pytest.mark.parametrize("factors", ["none", "number", "rows"])
+def test_exponentials_loop_matches_the_blocked_numpy_path(factors):
+    """Large float32 logits take the loop over rows (libmvec's exp, oneDNN's threads): within
+    float32 rounding of the blocked NumPy kernel, rows with a sum out of range included."""
+    from ember._backend import vector_math
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((53, 301)) * 3).astype(np.float32)
+    x[7] += 100.0   # a row whose sum overflows: the caller's check sends it to the shifted path
+    given = {"none": None, "number": 0.25, "rows": rng.random(53) + 0.5}[factors]
+    got = vector_math.exp_rows_scaled(x, given)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = loss_module._numpy_exp_rows_scaled(x, given)
+    assert got is not None and got[0].dtype == got[1].dtype == np.float32
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=3e-6, atol=1e-30)
+    assert vector_math.exp_rows_scaled(x.astype(np.float64), given) is None
+    assert vector_math.exp_rows_scaled(x[:, :8].copy(), given) is None   # narrow rows: NumPy

@@ -14,6 +14,7 @@ import torch
 
 import ember
 from ember._backend import cblas as _blas
+from ember._backend import choice, openmp_kernels
 from ember.optim import _flat_ops as ops
 from ember.optim import _flat_buffers as flat_buffers
 
@@ -119,13 +120,33 @@ def test_flat_ops_fall_back_to_the_same_formulas(dtype, monkeypatch):
     monkeypatch.setattr(_blas, "_AXPY", {})
     monkeypatch.setattr(_blas, "_AXPBY", {})
     plain_add, plain_decay = y.copy(), y.copy()
-    ops.add_scaled_(np, plain_add, -0.1, x)
-    ops.decay_add_(np, plain_decay, 0.9, x)
+    with choice.only(choice.NUMPY):   # (not the threads' loops either)
+        ops.add_scaled_(np, plain_add, -0.1, x)
+        ops.decay_add_(np, plain_decay, 0.9, x)
     np.testing.assert_array_equal(plain_add, y - x * dtype(0.1))
     np.testing.assert_array_equal(plain_decay, y * dtype(0.9) + x)
     np.testing.assert_array_equal(fused_decay, plain_decay)  # rounded the same way
     tol = {np.float16: 1e-3, np.float32: 1e-6, np.float64: 1e-14}[dtype]
     np.testing.assert_allclose(fused_add, plain_add, rtol=tol, atol=tol)
+
+
+@pytest.mark.skipif(not openmp_kernels.available(), reason="no C compiler: the loops cannot be built")
+@pytest.mark.parametrize("n", [1, 7, 100003])
+def test_updates_on_the_threads_round_as_torch(n, monkeypatch):
+    """On two threads or more, large float32 updates run as OpenMP loops: ``add_(x, alpha)``
+    rounded once per element and ``mul_(decay).add_(x)`` twice, torch's bits."""
+    monkeypatch.setattr(ops, "BLAS_MIN_SIZE", 0)
+    monkeypatch.setattr(openmp_kernels, "thread_count", lambda: 2)
+    x, y = arrays(n, np.float32, 2)
+    added, decayed = y.copy(), y.copy()
+    with choice.only(choice.ONEDNN):   # (the loops, or KernelNotApplicable)
+        ops.add_scaled_(np, added, -0.01, x)
+        ops.decay_add_(np, decayed, 0.9, x)
+    ty, tx = torch.from_numpy(y), torch.from_numpy(x)
+    np.testing.assert_array_equal(added, ty.clone().add_(tx, alpha=-0.01).numpy())
+    np.testing.assert_array_equal(decayed, ty.clone().mul_(0.9).add_(tx).numpy())
+    monkeypatch.setattr(openmp_kernels, "thread_count", lambda: 1)   # one thread: BLAS's
+    assert openmp_kernels.add_scaled(y.copy(), 0.5, x) is None
 
 
 SGD_SETTINGS = [{"lr": 0.1}, {"lr": 0.01, "momentum": 0.9},
@@ -198,6 +219,7 @@ def test_small_tensors_stay_on_numpy_large_ones_take_blas(monkeypatch):
     calls = []
     real = _blas.axpy
     monkeypatch.setattr(_blas, "axpy", lambda *a: calls.append(a[1].size) or real(*a))
+    monkeypatch.setattr(openmp_kernels, "thread_count", lambda: 1)   # (on two, the loops)
     params = [ember.nn.Parameter(ember.zeros(n)) for n in (ops.BLAS_MIN_SIZE - 1,
                                                            ops.BLAS_MIN_SIZE)]
     for p in params:

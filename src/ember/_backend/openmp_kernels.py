@@ -376,6 +376,25 @@ void adam_update(void **arrays, const int64_t *sizes, const double *scalars, int
     }
 }
 
+/* The optimizers' in-place updates of n float32 elements: state = state * decay + x, rounded
+   twice as state.mul_(decay).add_(x) (decay_add); target = target + alpha * x, rounded once as
+   torch's fused target.add_(x, alpha=alpha) (add_scaled). */
+void decay_add(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    float *state = arrays[0];
+    const float *x = arrays[1];
+    const float decay = (float)scalars[0];
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) state[i] = state[i] * decay + x[i];
+}
+
+void add_scaled(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    float *target = arrays[0];
+    const float *x = arrays[1];
+    const float alpha = (float)scalars[0];
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
+    for (int64_t i = 0; i < sizes[0]; i++) target[i] = fmaf(alpha, x[i], target[i]);
+}
+
 /* out = a (op) b over n float32 elements, b an array of a's layout (binary_arrays) or the
    float32 number scalars[1] (binary_number); op (scalars[0]) 0 add, 1 subtract, 2 multiply. */
 #define BINARY_LOOP(expr) \
@@ -1433,6 +1452,29 @@ def adam_update(grad, exp_avg, exp_avg_sq, out, beta1, beta2, bias_correction2_s
     _call(function, arrays, (grad.size,), (weight, 1 - weight, beta2, 1 - beta2,
                                           bias_correction2_sqrt, eps, step_size))
     return out
+
+
+def decay_add(state, decay, x):
+    """``state.mul_(decay).add_(x)`` in place on the threads for dense float32 arrays of one
+    shape and layout: True, or None (nothing written) where the loop does not apply."""
+    return _update_in_place("decay_add", state, decay, x)
+
+
+def add_scaled(target, alpha, x):
+    """``target.add_(x, alpha=alpha)`` in place on the threads (one rounding per element, as
+    torch's fused kernel) for dense float32 arrays of one shape and layout: True, or None
+    (nothing written) where the loop does not apply."""
+    return _update_in_place("add_scaled", target, alpha, x)
+
+
+def _update_in_place(name, target, number, x):
+    if not (_dense_alike(target, x, least=1) and target.flags.writeable) or thread_count() < 2:
+        return None
+    function = _function(name)
+    if function is None:
+        return None
+    _call(function, (target, x), (target.size,), (number,))
+    return True
 
 
 _BINARY_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2}

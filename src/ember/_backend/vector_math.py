@@ -334,6 +334,27 @@ void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t w
     }
 }
 
+/* cross entropy's exponentials without the shift: out = exp(x), each row's sum into totals,
+   then each row scaled by factors[r] / total (factors NULL: not scaled; one factor for every
+   row when per_row is 0) */
+void exp_rows_scaled_float32(const float *xs_, float *out_, float *totals, const float *factors,
+                             int64_t rows, int64_t width, int per_row, int nthreads) {
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xs = xs_ + r * width;
+        float *out = out_ + r * width;
+        const float peak = 0.0f;
+        float total = 0.0f;
+        EXP_SUM(KEEP)
+        totals[r] = total;
+        if (factors) {
+            const float scale = factors[per_row ? r : 0] / total;
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) out[i] *= scale;
+        }
+    }
+}
+
 /* the gradients: softmax's y * (g - sum(g * y)), log_softmax's g - exp(y) * sum(g) (its exp,
    as EXP_SUM's, in whole vectors and a last overlapping one: its elements are written twice
    with the same values) */
@@ -665,6 +686,31 @@ def softmax_rows(x, log):
     width = x.shape[-1]
     function(address(x), address(out), x.size // width, width, int(log), _softmax_threads(x))
     return out
+
+
+_EXP_ROWS_ARGUMENTS = (ctypes.c_void_p,) * 4 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_int)
+
+
+def exp_rows_scaled(x, factors):
+    """``(exp(x) * (factors / totals)[:, None], totals)`` for a row-major (M, C) float32 NumPy
+    array ``x``, ``totals`` the row sums of ``exp(x)`` and ``factors`` a float32 array of M row
+    factors, one number, or None (``exp(x)`` not scaled): cross entropy's exponentials without
+    the shift by the rows' peaks, on the threads. None where that does not apply."""
+    if not (_softmax_rows_apply(x) and x.ndim == 2):
+        return None
+    per_row = type(factors) is np.ndarray
+    if per_row and (factors.dtype.kind != "f" or factors.shape != x.shape[:1]):
+        return None
+    function = _function("exp_rows_scaled_float32", _EXP_ROWS_ARGUMENTS)
+    if function is None:
+        return None
+    out = np.empty_like(x)
+    totals = np.empty(x.shape[0], np.float32)
+    given = (None if factors is None else np.ascontiguousarray(factors, np.float32) if per_row
+             else np.array([factors], np.float32))
+    function(address(x), address(out), address(totals), None if given is None else address(given),
+             x.shape[0], x.shape[1], int(per_row), _softmax_threads(x))
+    return out, totals
 
 
 def softmax_rows_backward(grad, result, log):

@@ -47,18 +47,25 @@ def runs_on_blas(array):
     return cblas.supports(array)
 
 
+# Large float32 updates on two threads or more run as OpenMP loops where oneDNN's threads run
+# (OpenBLAS, which then keeps to one thread, does the rest).
+_add_scaled = KernelChoice("add scaled", onednn=openmp_kernels.add_scaled,
+                           numpy=lambda target, alpha, x: cblas.axpy(alpha, x, target))
+_decay_add = KernelChoice("decay add", onednn=openmp_kernels.decay_add,
+                          numpy=lambda state, decay, x: cblas.axpby(1.0, x, decay, state))
+
+
 def add_scaled_(xp, target, alpha, x):
-    """``target.add_(x, alpha=alpha)``: one fused BLAS pass on large contiguous float32/float64
-    NumPy arrays (one rounding per element, as torch's kernel, where the BLAS kernel fuses), else
-    ``target += x * alpha``
-    through a temporary."""
-    if x.size < BLAS_MIN_SIZE or not cblas.axpy(alpha, x, target):
+    """``target.add_(x, alpha=alpha)``: one fused pass on large contiguous float32/float64
+    NumPy arrays (one rounding per element, as torch's kernel, where the loop or BLAS kernel
+    fuses), else ``target += x * alpha`` through a temporary."""
+    if x.size < BLAS_MIN_SIZE or not _add_scaled(target, alpha, x):
         target += xp.multiply(x, alpha)
 
 
 def decay_add_(xp, state, decay, x):
-    """``state.mul_(decay).add_(x)``: one BLAS pass where it applies, else two ufuncs."""
-    if x.size < BLAS_MIN_SIZE or not cblas.axpby(1.0, x, decay, state):
+    """``state.mul_(decay).add_(x)``: one pass where a loop or BLAS applies, else two ufuncs."""
+    if x.size < BLAS_MIN_SIZE or not _decay_add(state, decay, x):
         state *= decay
         state += x
 

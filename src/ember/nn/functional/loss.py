@@ -15,7 +15,8 @@ from .activation import log_sigmoid_arrays, logsigmoid, relu, softplus
 from .softmax_family import log_softmax, row_peak
 from .distance import pairwise_distance
 from ...amp.policy import autocast_policy
-from ..._backend import parallel
+from ..._backend import parallel, vector_math
+from ..._backend.choice import KernelChoice
 from ...autograd._dual import jvp_by_transposition
 from ..._torch_function import override_or_raise
 
@@ -571,13 +572,23 @@ def _unshifted_exps(xp, logits, row_factors):
     """``exp(logits) / totals * row_factors`` by rows (M, C) (``exp(logits)`` when
     ``row_factors`` is None) and the row sums ``totals`` of ``exp(logits)``, or None unless
     every row sum is finite and far enough above the smallest normal number that terms lost to
-    underflow do not count (then the shift by the row max changes nothing but rounding).
-    Computed a block of rows at a time, so that the sums and the scaling read the block from
-    cache (large logits in parts of the rows at once, on ember's threads); each sum is a
-    product with a ones vector (BLAS)."""
+    underflow do not count (then the shift by the row max changes nothing but rounding)."""
     rows, classes = logits.shape
     if not (rows and classes):
         return None
+    weighted, totals = _exp_rows_scaled(logits, row_factors)
+    lowest, highest = _safe_sums(logits.dtype)
+    if not (totals.min() >= lowest and totals.max() <= highest):
+        return None
+    return weighted, totals
+
+
+def _numpy_exp_rows_scaled(logits, row_factors):
+    """``_unshifted_exps``'s exponentials and row sums on the backend, a block of rows at a
+    time, so that the sums and the scaling read the block from cache (large logits in parts of
+    the rows at once, on ember's threads); each sum is a product with a ones vector (BLAS)."""
+    xp = namespace_of(logits)
+    rows, classes = logits.shape
     weighted = xp.empty(logits.shape, logits.dtype)
     totals = xp.empty(rows, logits.dtype)
     ones = xp.ones(classes, logits.dtype)
@@ -597,10 +608,12 @@ def _unshifted_exps(xp, logits, row_factors):
         parallel.over_parts(rows, exponentiate)
     else:
         exponentiate(slice(0, rows))
-    lowest, highest = _safe_sums(logits.dtype)
-    if not (totals.min() >= lowest and totals.max() <= highest):
-        return None
     return weighted, totals
+
+
+# Large float32 logits on a loop over rows (libmvec's exp) on oneDNN's threads.
+_exp_rows_scaled = KernelChoice("cross entropy's exponentials", onednn=vector_math.exp_rows_scaled,
+                                numpy=_numpy_exp_rows_scaled)
 
 
 @functools.cache
