@@ -14,6 +14,7 @@ leave the batch going forward and join it, from ``h0``, going backward)."""
 import numpy as np
 
 from ...autograd.grad_mode import enable_grad
+from ..._backend import products
 from ...ops.shape import cat
 from ...ops._common import Node, grad_state, make, namespace_of, record
 from .linear import linear
@@ -121,7 +122,7 @@ def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
     scale, shift = _sigmoid_scale(xp, x.dtype, hidden, 4, (0, 1, 3))
     # sigmoid(x) = 0.5 tanh(x / 2) + 0.5: the halving is folded into the weights and biases
     # (exact: a power of two), leaving tanh and one scale and shift per step
-    gates = x @ _scaled_transpose(xp, w_ih, scale)  # every timestep's input projection at once
+    gates = products.matmul(x, _scaled_transpose(xp, w_ih, scale))  # every timestep's input projection
     if b_ih is not None:
         bias = b_ih + b_hh
         bias *= scale
@@ -132,7 +133,7 @@ def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
     h, c = h0, c0.copy()  # c is updated in place; h is replaced by each step's output
     out = xp.empty((n, h0.shape[1]), dtype=gates.dtype)
     recurrent = xp.empty((batch, 4 * hidden), dtype=gates.dtype)  # h @ w_hh^T of a step
-    products = xp.empty((batch, hidden), dtype=gates.dtype)  # i * g of a step
+    gate_products = xp.empty((batch, hidden), dtype=gates.dtype)  # i * g of a step
     if keep:
         h_prev = xp.empty_like(out)
         c_prev = xp.empty((n, hidden), dtype=gates.dtype)
@@ -142,7 +143,8 @@ def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
     for size, rows in _steps(batch_sizes, reverse):
         hp, cp = h[:size], c[:size]
         a = gates[rows]
-        a += xp.matmul(hp, w_hh_t, out=recurrent[:size])  # into a kept buffer: measurably faster
+        if products.add_product(hp, w_hh_t, a) is None:   # (one GEMM adding into a)
+            a += xp.matmul(hp, w_hh_t, out=recurrent[:size])  # into a kept buffer: measurably faster
         xp.tanh(a, out=a)
         a *= scale
         a += shift
@@ -150,7 +152,7 @@ def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
             h_prev[rows] = hp
             c_prev[rows] = cp
         cp *= a[:, hidden:2 * hidden]
-        cp += xp.multiply(a[:, :hidden], a[:, 2 * hidden:3 * hidden], out=products[:size])
+        cp += xp.multiply(a[:, :hidden], a[:, 2 * hidden:3 * hidden], out=gate_products[:size])
         tc = xp.tanh(cp, out=tanh_c[rows] if keep else tanh_c[:size])
         if w_hr_t is None:
             xp.multiply(a[:, 3 * hidden:], tc, out=out[rows])
@@ -210,14 +212,14 @@ def _lstm_backward(xp, grad_out, grad_h, grad_c, batch_sizes, w, reverse, saved)
         xp.matmul(da, w_hh, out=dh[:size])
     d_w_hr = None
     if w_hr is not None:
-        d_w_hr = d_hy.T @ (gates[:, 3 * hidden:] * tanh_c)
+        d_w_hr = products.matmul(d_hy.T, gates[:, 3 * hidden:] * tanh_c)
     return d_gates, d_gates, h_prev, dh, dc, d_w_hr
 
 
 def _gru_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
     w_ih, w_hh, b_ih, b_hh, _ = w
     hidden = w_hh.shape[1]
-    gates = x @ w_ih.T  # holds (reset, update, new) once each step has run
+    gates = products.matmul(x, w_ih.T)  # holds (reset, update, new) once each step has run
     if b_ih is not None:
         gates += b_ih
     scale, shift = _sigmoid_scale(xp, gates.dtype, hidden, 2, (0, 1))
@@ -279,7 +281,7 @@ def _gru_backward(xp, grad_out, grad_h, grad_c, batch_sizes, w, reverse, saved):
 
 def _elman_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep, relu):
     w_ih, w_hh, b_ih, b_hh, _ = w
-    out = x @ w_ih.T  # the input projection, turned into the outputs step by step
+    out = products.matmul(x, w_ih.T)  # the input projection, turned into the outputs step by step
     if b_ih is not None:
         out += b_ih
         out += b_hh
@@ -366,8 +368,9 @@ class _RnnLayerNode(Node):
         if need[6]:  # the LSTM's two biases have the same gradient: summed once
             d_b_hh = d_b_ih.copy() if d_hid is d_in and d_b_ih is not None else d_hid.sum(0)
         arrays = (
-            (d_in @ w[0]).reshape(x._data.shape) if need[0] else None, d_h0, d_c0,
-            d_in.T @ data if need[3] else None, d_hid.T @ h_prev if need[4] else None,
+            products.matmul(d_in, w[0]).reshape(x._data.shape) if need[0] else None, d_h0, d_c0,
+            products.matmul(d_in.T, data) if need[3] else None,
+            products.matmul(d_hid.T, h_prev) if need[4] else None,
             d_b_ih, d_b_hh, d_w_hr)
         return tuple(None if g is None or not n else make(g) for g, n in zip(arrays, need))
 
