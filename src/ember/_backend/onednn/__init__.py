@@ -1,12 +1,12 @@
 """oneDNN, the CPU kernel library PyTorch itself runs, as ember's CPU kernel layer: loaded
 from the ``onednn-cpu-gomp`` wheel through ctypes (``capi``), plans of primitives and reorders
 over NumPy buffers (``runtime``), and the ops that run on it (``conv``, ``normalization``,
-``pooling``, ``softmax``, ``eltwise``, ``gemm``).
+``pooling``, ``softmax``, ``eltwise``, ``gemm``, ``rnn``).
 
 ``available()`` says whether the library loads here; whether ember uses it is the kernel
 choice's business (``ember._backend.choice``).
 """
-from . import (capi, conv, eltwise, gemm, normalization, pooling, softmax,  # noqa: F401
+from . import (capi, conv, eltwise, gemm, normalization, pooling, rnn, softmax,  # noqa: F401
                threads)
 
 

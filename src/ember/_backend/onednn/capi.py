@@ -42,6 +42,13 @@ ARG_SCRATCHPAD, ARG_WORKSPACE = 80, 64
 ARG_FROM, ARG_TO = 1, 17
 ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT = 49, 50, 51, 52
 ARG_DIFF_SCALE, ARG_DIFF_SHIFT = 255, 256
+# the RNN primitives' arguments: layer input and output, and the states (h, c) in and out
+ARG_SRC_LAYER, ARG_SRC_ITER, ARG_SRC_ITER_C = 1, 2, 3
+ARG_DST_LAYER, ARG_DST_ITER, ARG_DST_ITER_C = 17, 18, 19
+ARG_WEIGHTS_LAYER, ARG_WEIGHTS_ITER = 33, 34
+ARG_DIFF_SRC_LAYER, ARG_DIFF_SRC_ITER, ARG_DIFF_SRC_ITER_C = 129, 130, 131
+ARG_DIFF_DST_LAYER, ARG_DIFF_DST_ITER, ARG_DIFF_DST_ITER_C = 145, 146, 147
+ARG_DIFF_WEIGHTS_LAYER, ARG_DIFF_WEIGHTS_ITER = 161, 162
 
 USE_GLOBAL_STATS, USE_SCALE, USE_SHIFT = 1, 2, 4
 
@@ -120,6 +127,10 @@ _PROTOTYPES = {
         _STATUS, [_PP, _P, _INT, _P, _P, _P, ctypes.c_float, ctypes.c_uint, _P]),
     "dnnl_layer_normalization_backward_primitive_desc_create": (
         _STATUS, [_PP, _P, _INT, _P, _P, _P, _P, ctypes.c_float, ctypes.c_uint, _P, _P]),
+    "dnnl_lstm_forward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT] + [_P] * 11 + [ctypes.c_uint, _P]),
+    "dnnl_lstm_backward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT] + [_P] * 22 + [ctypes.c_uint, _P, _P]),
 }
 
 

@@ -14,7 +14,8 @@ leave the batch going forward and join it, from ``h0``, going backward)."""
 import numpy as np
 
 from ...autograd.grad_mode import enable_grad
-from ..._backend import products
+from ..._backend import onednn, products
+from ..._backend.choice import KernelChoice
 from ...ops.shape import cat
 from ...ops._common import Node, grad_state, make, namespace_of, record
 from .linear import linear
@@ -161,6 +162,74 @@ def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
         h = _next_state(xp, h, out[rows])
     saved = (gates, h_prev, c_prev, tanh_c) if keep else None
     return out, h.copy(), c, saved
+
+
+class _Workspace:
+    """What oneDNN's LSTM forward keeps for its backward (an opaque byte array), in place of
+    the gate activations and states NumPy's forward keeps."""
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+
+def _lstm_bias(w_ih, b_ih, b_hh):
+    """The one bias of oneDNN's LSTM: ``b_ih + b_hh``, or zeros for a layer without biases."""
+    if b_ih is None:
+        return np.zeros(w_ih.shape[0], w_ih.dtype)
+    return b_ih + b_hh
+
+
+def _onednn_lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
+    """oneDNN's LSTM layer (torch's CPU kernel) where it applies: no projection and the whole
+    batch at every step. Returns ``_lstm_forward``'s tuple with a ``_Workspace`` as what is
+    kept."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = w
+    batch = h0.shape[0]
+    if xp is not np or w_hr is not None or any(size != batch for size in batch_sizes):
+        return None
+    x = x.reshape(len(batch_sizes), batch, x.shape[-1])
+    dense = np.ascontiguousarray
+    result = onednn.rnn.lstm_forward(dense(x), dense(h0), dense(c0), dense(w_ih), dense(w_hh),
+                                     _lstm_bias(w_ih, b_ih, b_hh), reverse, keep)
+    if result is None:
+        return None
+    out, h, c, workspace = result
+    return out.reshape(-1, out.shape[-1]), h, c, None if workspace is None else _Workspace(workspace)
+
+
+_lstm_layer = KernelChoice("lstm", onednn=_onednn_lstm_forward, numpy=_lstm_forward)
+
+
+def _onednn_lstm_gradients(x, h0, c0, w, reverse, kept, grad_out, grad_h, grad_c):
+    """``(d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_bias)`` from oneDNN's LSTM backward, for a layer
+    whose forward ran on oneDNN (``kept``: its output, final states and workspace)."""
+    out, h_n, c_n, workspace = kept
+    batch = h0.shape[0]
+    steps = x.shape[0] // batch
+    out = out.reshape(steps, batch, -1)
+    grad_out = np.zeros_like(out) if grad_out is None else grad_out.reshape(out.shape)
+    dense = lambda a: np.ascontiguousarray(a, np.float32)  # noqa: E731
+    w_ih, w_hh, b_ih, b_hh, _ = w
+    return onednn.rnn.lstm_backward(
+        dense(x.reshape(steps, batch, -1)), dense(h0), dense(c0), dense(w_ih), dense(w_hh),
+        _lstm_bias(w_ih, b_ih, b_hh), out, h_n, c_n, workspace, dense(grad_out), dense(grad_h),
+        dense(grad_c), reverse)
+
+
+def _numpy_lstm_gradients(x, h0, c0, w, reverse, kept, grad_out, grad_h, grad_c):
+    """The same gradients by NumPy's backpropagation through time, after running the steps
+    again to record what it reads (oneDNN's workspace is opaque)."""
+    batch_sizes = [h0.shape[0]] * (x.shape[0] // h0.shape[0])
+    saved = _lstm_forward(np, x, batch_sizes, h0, c0, w, reverse, True)[3]
+    d_gates, _, h_prev, d_h0, d_c0, _ = _lstm_backward(np, grad_out, grad_h, grad_c, batch_sizes, w,
+                                                       reverse, saved)
+    return (products.matmul(d_gates, w[0]), d_h0, d_c0, products.matmul(d_gates.T, x),
+            products.matmul(d_gates.T, h_prev), d_gates.sum(0))
+
+
+_lstm_gradients = KernelChoice("lstm backward", onednn=_onednn_lstm_gradients,
+                               numpy=_numpy_lstm_gradients)
 
 
 def _scaled_transpose(xp, weight, scale):
@@ -340,6 +409,7 @@ class _RnnLayerNode(Node):
     tensors, as torch's node saves its workspace."""
     __slots__ = ()
     jvp = jvp_by_transposition
+    on_onednn = False   # whether the forward ran on oneDNN (what it kept is its workspace)
 
     def backward(self, *grads):
         grads = tuple(grads) + (None,) * (3 - len(grads))
@@ -360,9 +430,15 @@ class _RnnLayerNode(Node):
         if c0 is not None and grad_c is None:
             grad_c = xp.zeros_like(c0._data)
         w = tuple(None if t is None else t._data for t in weights)
+        need = [fn is not None for fn, _ in self.next_functions]
+        if self.on_onednn:
+            d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_bias = _lstm_gradients(
+                data, h0._data, c0._data, w, self.reverse, kept, grad_out, grad_h, grad_c)
+            arrays = (d_x.reshape(x._data.shape), d_h0, d_c0, d_w_ih, d_w_hh, d_bias,
+                      d_bias.copy() if need[5] else d_bias, None)
+            return tuple(None if not n else make(g) for g, n in zip(arrays, need))
         d_in, d_hid, h_prev, d_h0, d_c0, d_w_hr = _backward_arrays(
             self.mode, xp, grad_out, grad_h, grad_c, self.batch_sizes, w, self.reverse, kept)
-        need = [fn is not None for fn, _ in self.next_functions]
         d_b_ih = d_in.sum(0) if need[5] else None
         d_b_hh = None
         if need[6]:  # the LSTM's two biases have the same gradient: summed once
@@ -429,14 +505,21 @@ def _rnn_layer(mode, x, batch_sizes, h0, c0, weights, reverse, node_class=None):
     data = x._data.reshape(-1, x._data.shape[-1])
     xp = namespace_of(data)
     arrays = tuple(None if w is None else w._data for w in weights)
-    out, h, c, saved = _forward_arrays(mode, xp, data, batch_sizes, h0._data,
-                                       None if c0 is None else c0._data, arrays, reverse, keep)
+    # a layer's LSTM on the kernel choice (oneDNN's, as torch's); a cell's step on NumPy's
+    forward = _lstm_layer if mode == "LSTM" and node_class is None else \
+        lambda *args: _forward_arrays(mode, *args)
+    out, h, c, saved = forward(xp, data, batch_sizes, h0._data, None if c0 is None else c0._data,
+                               arrays, reverse, keep)
     out = make(out.reshape(x._data.shape[:-1] + (out.shape[-1],)))
     h = make(h)
     c = None if c is None else make(c)
     if keep:
         node = record(node_class or _LAYER_NODES[mode], inputs, out, h, c)
-        node.save(*inputs, *(make(a) for a in saved))
+        node.on_onednn = saved.__class__ is _Workspace
+        if node.on_onednn:
+            node.save(*inputs, out, h, c, make(saved.array))
+        else:
+            node.save(*inputs, *(make(a) for a in saved))
         node.mode, node.batch_sizes, node.reverse = mode, batch_sizes, reverse
     return out, h, c
 
