@@ -330,10 +330,10 @@ def test_product_of_all_elements_in_blocks(shape, dtype, tol):
 
 
 @pytest.mark.parametrize("width", [300, 7])
-def test_gradient_of_repeated_rows_sums_long_runs_apart_from_short_ones(width, monkeypatch):
-    """``x[index]``'s backward (``add_rows_at``) with runs of one index longer than
-    ``MAX_RUN_BY_POSITION`` among short ones: wide rows sum only the long runs by ``reduceat``,
-    narrow rows all of them."""
+def test_gradient_of_repeated_rows_sums_long_runs_apart_from_short_ones(width, monkeypatch, numpy_kernels):
+    """``x[index]``'s backward (``add_rows_at``, NumPy's kernel) with runs of one index longer
+    than ``MAX_RUN_BY_POSITION`` among short ones: wide rows sum only the long runs by
+    ``reduceat``, narrow rows all of them."""
     from ember._backend import rows
     monkeypatch.setattr(rows, "ADD_AT_MAX_ELEMENTS", 0)   # (the sorted runs at any size)
     index = np.concatenate([RNG.permutation(200)[:150], np.full(9, 3), np.full(6, 17), np.full(5, 150)])

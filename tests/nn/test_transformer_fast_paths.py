@@ -251,6 +251,27 @@ def test_embedding_backward_by_position_is_add_at(rows, num_weights, dtype):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("library", ["numpy", "onednn"])
+def test_large_embedding_backward_on_each_kernel_is_add_at(library):
+    """An embedding's gradient of 1024 looked-up rows of 128 (a language model's): NumPy's
+    sorted runs and the OpenMP loop both add in ``add.at``'s order, bit for bit."""
+    from ember._backend import choice
+    if library == "onednn" and not choice.enabled(choice.ONEDNN):
+        pytest.skip("oneDNN is not in use (not installed, or EMBER_ONEDNN=0)")
+    rng = np.random.default_rng(6)
+    flat = rng.integers(0, 1000, 1024)
+    flat[:40] = 7   # one long run, as a padding token makes
+    values = rng.standard_normal((1024, 128)).astype(np.float32)
+    expected = np.zeros((1000, 128), np.float32)
+    np.add.at(expected, flat, values)
+    with choice.only(library):
+        got = _sum_rows_by_index(np, values, flat, 1000)
+    if library == "onednn":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_embedding_backward_matches_torch_with_padding_and_frequency_scaling():
     rng = np.random.default_rng(5)
     idx = rng.integers(0, 9, (4, 6))

@@ -19,7 +19,8 @@ or more dimensions, and its boolean indexing, take several times longer on irreg
 """
 import numpy as np
 
-from . import cpu, namespace_of, to_device_of
+from . import cpu, namespace_of, openmp_kernels, to_device_of
+from .choice import KernelChoice
 
 __all__ = ["add_rows_at", "ufunc_at", "take_at", "nonzero_positions", "masked_values",
            "MAX_RUN_BY_POSITION"]
@@ -40,9 +41,16 @@ ADD_AT_MAX_ROWS = 16
 ADD_AT_MAX_ELEMENTS = 4096
 
 
-def add_rows_at(out, index, rows):
-    """``out[index[i]] += rows[i]`` for every i, repeated indices adding up: ``out`` (N, D),
-    ``index`` (M,) of integers in [0, N), ``rows`` (M, D). Returns ``out``."""
+def _loop_add_rows_at(out, index, rows):
+    """``add_rows_at`` by the OpenMP loop of ``index_add`` (float32 rows, in ``add.at``'s
+    order), or None where it does not take the case."""
+    if type(index) is not np.ndarray or index.dtype.kind not in "iu":
+        return None
+    index = np.ascontiguousarray(index.reshape(-1), np.int64)
+    return openmp_kernels.index_add_float32(out, index, rows, 0)
+
+
+def _numpy_add_rows_at(out, index, rows):
     xp = namespace_of(out)
     if (index.size <= ADD_AT_MAX_ROWS or rows.size <= ADD_AT_MAX_ELEMENTS
             or not hasattr(xp.add, "reduceat")):
@@ -71,6 +79,11 @@ def add_rows_at(out, index, rows):
         position += 1
         longer = lengths > position
     return out
+
+
+# ``out[index[i]] += rows[i]`` for every i, repeated indices adding up: ``out`` (N, D), ``index``
+# (M,) of integers in [0, N), ``rows`` (M, D). Returns ``out``.
+add_rows_at = KernelChoice("add rows at", onednn=_loop_add_rows_at, numpy=_numpy_add_rows_at)
 
 
 def _add_long_runs(out, rows, order, starts, lengths, targets):

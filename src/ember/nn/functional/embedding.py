@@ -40,7 +40,7 @@ class EmbeddingDenseBackward0(Node):
 def _lookup(weight, indices, padding_idx, counts, sparse=False):
     """``weight[indices]`` (rows of ``padding_idx`` and the ``counts`` scaling affect only
     the gradient)."""
-    out = make(weight._data[indices])
+    out = make(namespace_of(weight._data).take(weight._data, indices, axis=0))
     node = record(EmbeddingBackward0, (weight,), out)
     if node is not None:
         node.indices, node.num_weights = indices, weight.shape[0]
