@@ -1,14 +1,16 @@
-"""``addmm`` with beta = alpha = 1 on large results runs as one BLAS GEMM into a copy of the
-bias (``ops/linalg.py`` ``_bias_plus_product``, ``_backend/cblas.py`` ``gemm``): pinned to the
-product-then-add path and to torch, for every operand layout the GEMM takes, the bias shapes
-that broadcast, and the cases that must keep the general path."""
+"""``addmm`` with beta = alpha = 1 runs as one GEMM that adds the bias (``ops/linalg.py``
+``_bias_plus_product``, ``products.affine``): oneDNN's matmul primitive with a bias row,
+``dnnl_sgemm`` or BLAS's GEMM into a copy of the bias. Pinned to the product-then-add path and
+to torch, for every operand layout the GEMM takes, the bias shapes that broadcast, and the cases
+that must keep the general path."""
+import contextlib
+
 import numpy as np
 import pytest
 import torch
 
 import ember
-from ember._backend import cblas
-from ember.ops import linalg
+from ember._backend import cblas, choice, products
 
 TOL = {np.float32: {"rtol": 2e-5, "atol": 2e-5}, np.float64: {"rtol": 1e-12, "atol": 1e-12}}
 
@@ -23,16 +25,28 @@ def _layout(a, kind):
     return wide[:, ::2]
 
 
-def _addmm_both_ways(bias, m1, m2, monkeypatch, **kwargs):
+def _addmm_each_way(bias, m1, m2, monkeypatch, **kwargs):
+    """addmm's result and gradients with the kernels in use (oneDNN's at any product size),
+    with NumPy's GEMM into a copy of the bias, and (last) with NumPy's product then add."""
+    from ember._backend import onednn
     results = []
-    for min_size in (0, 10**12):
-        monkeypatch.setattr(linalg, "BIAS_GEMM_MIN_SIZE", min_size)
+    for library, min_size in ((None, None), (choice.NUMPY, 0), (choice.NUMPY, 10**12)):
+        if min_size is None:
+            monkeypatch.setattr(onednn.gemm, "MIN_MULTIPLY_ADDS", 0)
+        else:
+            monkeypatch.setattr(products, "FILLED_BIAS_MIN_SIZE", min_size)
         tensors = [ember.tensor(a, requires_grad=True) for a in (bias, m1, m2)]
-        out = ember.addmm(*tensors, **kwargs)
+        with choice.only(library) if library else _nothing():
+            out = ember.addmm(*tensors, **kwargs)
         g = np.random.default_rng(5).standard_normal(tuple(out.shape)).astype(m1.dtype)
         out.backward(ember.tensor(g))
         results.append([out.detach().numpy()] + [t.grad.numpy() for t in tensors])
     return results
+
+
+@contextlib.contextmanager
+def _nothing():
+    yield
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -45,31 +59,34 @@ def test_bias_gemm_matches_product_then_add_and_torch(dtype, layout1, layout2, b
     m1 = _layout(rng.standard_normal((29, 300)).astype(dtype), layout1)
     m2 = _layout(rng.standard_normal((300, 33)).astype(dtype), layout2)
     bias = rng.standard_normal(bias_shape).astype(dtype)
-    fused, plain = _addmm_both_ways(bias, m1, m2, monkeypatch)
-    for a, b in zip(fused, plain):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_allclose(a, b, **TOL[dtype])
+    *fused, plain = _addmm_each_way(bias, m1, m2, monkeypatch)
     want = torch.addmm(*(torch.tensor(a) for a in (bias, m1, m2))).numpy()
-    np.testing.assert_allclose(fused[0], want, **TOL[dtype])
+    for way in fused:
+        for a, b in zip(way, plain):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_allclose(a, b, **TOL[dtype])
+        np.testing.assert_allclose(way[0], want, **TOL[dtype])
 
 
-def test_bias_gemm_on_onednn_for_large_linear_layers(monkeypatch):
-    from ember._backend import choice, onednn
+@pytest.mark.parametrize("out_features,kernel", [(4096, "matmul"), (20000, "dnnl_sgemm")])
+def test_bias_gemm_on_onednn_for_linear_layers(out_features, kernel, monkeypatch):
+    """A linear layer's forward is one oneDNN call: the matmul primitive adding the bias row,
+    or, for a weight over ``AFFINE_MAX_WEIGHTS``, ``dnnl_sgemm`` into a copy of the bias."""
+    from ember._backend import onednn
     if not choice.enabled(choice.ONEDNN):
         pytest.skip("oneDNN is not in use")
-    from ember._backend import products
     calls = []
-
-    def spy(*args):
-        calls.append(len(args))
-        return onednn.gemm.matmul(*args)
-    monkeypatch.setattr(products.add_product, "kernels",
-                        (("onednn", spy),) + products.add_product.kernels[1:])
+    for name in ("affine", "matmul"):
+        real = getattr(onednn.gemm, name)
+        monkeypatch.setattr(onednn.gemm, name,
+                            lambda *args, real=real, name=name: calls.append(name) or real(*args))
+    monkeypatch.setattr(products.affine, "kernels", (("onednn", onednn.gemm.affine),)
+                        + products.affine.kernels[1:])
     x = ember.randn(70, 64)
-    layer = ember.nn.Linear(64, 4096)
+    layer = ember.nn.Linear(64, out_features)
     want = x.numpy() @ layer.weight.detach().numpy().T + layer.bias.detach().numpy()
     np.testing.assert_allclose(layer(x).detach().numpy(), want, rtol=1e-4, atol=1e-4)
-    assert calls == [3]  # one GEMM into the bias-filled result
+    assert calls == (["affine"] if kernel == "matmul" else ["affine", "matmul"])
 
 
 @pytest.mark.usefixtures("numpy_kernels")
@@ -87,7 +104,7 @@ def test_bias_gemm_is_used_for_large_linear_layers(monkeypatch):
 
 @pytest.mark.parametrize("kwargs", [{"beta": 0.5}, {"alpha": 2.0}, {"beta": 0}])
 def test_other_coefficients_keep_the_general_path(kwargs, monkeypatch):
-    monkeypatch.setattr(linalg, "BIAS_GEMM_MIN_SIZE", 0)
+    monkeypatch.setattr(products, "FILLED_BIAS_MIN_SIZE", 0)
     monkeypatch.setattr(cblas, "gemm", lambda *a, **k: pytest.fail("GEMM path taken"))
     rng = np.random.default_rng(1)
     bias, m1, m2 = (rng.standard_normal(s) for s in ((4,), (3, 5), (5, 4)))
@@ -97,7 +114,7 @@ def test_other_coefficients_keep_the_general_path(kwargs, monkeypatch):
 
 
 def test_half_precision_and_mismatched_bias_keep_the_general_path(monkeypatch):
-    monkeypatch.setattr(linalg, "BIAS_GEMM_MIN_SIZE", 0)
+    monkeypatch.setattr(products, "FILLED_BIAS_MIN_SIZE", 0)
     rng = np.random.default_rng(2)
     m1, m2 = rng.standard_normal((3, 5)), rng.standard_normal((5, 4))
     half = ember.addmm(*(ember.tensor(a.astype(np.float16)) for a in

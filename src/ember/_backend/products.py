@@ -5,11 +5,16 @@ otherwise.
 - ``matmul(a, b)``: ``a @ b``;
 - ``add_product(a, b, out)``: ``out += a @ b`` in one GEMM with ``beta = 1`` (``out`` already
   holds a bias); None where no kernel does it in place (the caller adds separately).
+- ``affine(a, b, bias)``: ``a @ b + bias`` for a bias of the product's dtype that broadcasts
+  to it, in one GEMM where one applies (oneDNN's matmul primitive adds a bias row in its
+  kernel; ``dnnl_sgemm`` and BLAS add the product into a copy of the bias).
 """
+import numpy as np
+
 from . import cblas, namespace_of, onednn
 from .choice import KernelChoice
 
-__all__ = ["matmul", "add_product"]
+__all__ = ["matmul", "add_product", "affine"]
 
 
 def _numpy_matmul(a, b):
@@ -28,3 +33,21 @@ def _numpy_add_product(a, b, out):
 matmul = KernelChoice("matmul", onednn=onednn.gemm.matmul, numpy=_numpy_matmul)
 add_product = KernelChoice("product added in place", onednn=onednn.gemm.matmul,
                            numpy=_numpy_add_product)
+
+
+# From this many elements of the result, NumPy's ``affine`` adds the product into a copy of the
+# bias by one BLAS GEMM; below, filling the copy costs more than the separate add it saves.
+FILLED_BIAS_MIN_SIZE = 1 << 18
+
+
+def _numpy_affine(a, b, bias):
+    shape = (a.shape[0], b.shape[1])
+    if shape[0] * shape[1] >= FILLED_BIAS_MIN_SIZE and cblas.gemm_supports(a, b):
+        out = np.empty(shape, bias.dtype)
+        out[...] = bias
+        if cblas.gemm(a, b, out):
+            return out
+    return namespace_of(a).add(_numpy_matmul(a, b), bias)
+
+
+affine = KernelChoice("product plus a bias", onednn=onednn.gemm.affine, numpy=_numpy_affine)

@@ -736,8 +736,6 @@ def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
     return result
 
 
-# Output elements from which ``bias + mat1 @ mat2`` is one GEMM into a copy of the bias.
-BIAS_GEMM_MIN_SIZE = 1 << 18
 
 _AFFINE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -745,18 +743,19 @@ _AFFINE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 def affine_rows_untracked(input, weight, bias):
     """``bias + input @ weight.T`` for a 2-D float ``input``, a (out, in) ``weight`` and a
     (out,) ``bias`` of one dtype, as ``addmm`` computes it, where nothing is recorded (no
-    gradient, no tangent, no FLOP counter) and the result is below ``BIAS_GEMM_MIN_SIZE``:
+    gradient, no tangent, no FLOP counter) and the result is below ``FILLED_BIAS_MIN_SIZE``:
     without the transposed view's op and ``addmm``'s checks (a linear layer's inference);
     None where that does not apply."""
     x, w, b = input._data, weight._data, bias._data
     if (x.__class__ is not np.ndarray or w.__class__ is not np.ndarray or b.__class__ is not np.ndarray
             or x.ndim != 2 or x.dtype not in _AFFINE_DTYPES or w.dtype != x.dtype or b.dtype != x.dtype
-            or b.shape != (w.shape[0],) or x.shape[0] * w.shape[0] >= BIAS_GEMM_MIN_SIZE
+            or b.shape != (w.shape[0],) or x.shape[0] * w.shape[0] >= products.FILLED_BIAS_MIN_SIZE
             or forward_mode.active or _flop_hook.counter is not None
             or (grad_state.grad_enabled and (input._requires_grad or weight._requires_grad
                                              or bias._requires_grad))):
         return None
-    return make(_scale_sum(b, _matmul_data(x, w.T), 1, 1))
+    fused = _bias_plus_product(b, x, w.T, 1, 1)
+    return make(_scale_sum(b, _matmul_data(x, w.T), 1, 1) if fused is None else fused)
 
 
 # Outer products of this many elements or more go to the GEMM (below, the broadcast multiply
@@ -799,18 +798,14 @@ def rank_one_array(a, b, d=None, beta=0, alpha=1):
 
 
 def _bias_plus_product(bias, m1, m2, beta, alpha):
-    """``bias + m1 @ m2`` as one BLAS GEMM with ``beta = 1`` into an array filled with the
-    (broadcast) bias, which saves the pass over the result that adding it afterwards makes;
-    None where that does not apply (other coefficients or dtypes, strided operands, small
-    results)."""
+    """``bias + m1 @ m2`` as one GEMM that adds the bias (``products.affine``), which saves
+    the pass over the result that adding it afterwards makes; None where that does not apply
+    (other coefficients or dtypes, strided operands, small results)."""
     shape = (m1.shape[0], m2.shape[1])
-    if (beta != 1 or alpha != 1 or shape[0] * shape[1] < BIAS_GEMM_MIN_SIZE
-            or type(bias) is not np.ndarray or bias.dtype != m1.dtype
+    if (beta != 1 or alpha != 1 or type(bias) is not np.ndarray or bias.dtype != m1.dtype
             or not _broadcasts_to(bias.shape, shape) or not cblas.gemm_supports(m1, m2)):
         return None
-    out = np.empty(shape, dtype=bias.dtype)
-    out[...] = bias
-    return products.add_product(m1, m2, out)
+    return products.affine(m1, m2, bias)
 
 
 def _broadcasts_to(have, shape):

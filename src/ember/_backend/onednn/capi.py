@@ -127,6 +127,7 @@ _PROTOTYPES = {
         _STATUS, [_PP, _P, _INT, _P, _P, _P, ctypes.c_float, ctypes.c_uint, _P]),
     "dnnl_layer_normalization_backward_primitive_desc_create": (
         _STATUS, [_PP, _P, _INT, _P, _P, _P, _P, ctypes.c_float, ctypes.c_uint, _P, _P]),
+    "dnnl_matmul_primitive_desc_create": (_STATUS, [_PP, _P, _P, _P, _P, _P, _P]),
     "dnnl_lstm_forward_primitive_desc_create": (
         _STATUS, [_PP, _P, _INT, _INT] + [_P] * 11 + [ctypes.c_uint, _P]),
     "dnnl_lstm_backward_primitive_desc_create": (

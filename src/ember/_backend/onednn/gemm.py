@@ -1,5 +1,7 @@
-"""float32 GEMM on oneDNN (``dnnl_sgemm``, row-major): ``c = a @ b + beta * c`` for 2-D NumPy
-arrays, on oneDNN's OpenMP threads (the ones its convolutions use) instead of OpenBLAS's.
+"""float32 GEMM on oneDNN, on its OpenMP threads (the ones its convolutions use) instead of
+OpenBLAS's: ``matmul``, ``c = a @ b + beta * c`` for 2-D NumPy arrays by ``dnnl_sgemm``
+(row-major), and ``affine``, ``a @ b + bias`` for a row of biases (a linear layer's forward) by
+oneDNN's matmul primitive, which adds the bias in its brgemm kernel.
 
 A call costs about 10 microseconds more than NumPy's matmul (ctypes and ``dnnl_sgemm``'s own
 setup), so products smaller than ``MIN_MULTIPLY_ADDS`` are left to NumPy (the function returns
@@ -11,9 +13,11 @@ import ctypes
 import numpy as np
 
 from . import capi
+from .capi import OneDNNError, call
+from .runtime import MemoryDesc, Plan, destroy_attr, engine, plans, scratchpad_attr
 from ..pointers import address
 
-__all__ = ["matmul", "MIN_MULTIPLY_ADDS"]
+__all__ = ["matmul", "affine", "MIN_MULTIPLY_ADDS", "AFFINE_MAX_WEIGHTS"]
 
 MIN_MULTIPLY_ADDS = 1 << 21
 _FLOAT32 = np.dtype(np.float32)
@@ -63,3 +67,56 @@ def matmul(a, b, out=None):
                            address(b), layout_b[1], beta, address(out), n),
                "dnnl_sgemm", f"a {m}x{k} by {k}x{n} product")
     return out
+
+
+# Up to this many elements of ``b``, ``affine`` runs on the matmul primitive; past it, on
+# ``dnnl_sgemm`` into a copy of the bias: the primitive repacks a column-major ``b`` (a
+# transposed weight) on every call, which cost more than it saved for a 200 x 10000 weight
+# (BENCHMARKS.md, "Linear layers on the matmul primitive").
+AFFINE_MAX_WEIGHTS = 1 << 20
+
+
+def affine(a, b, bias):
+    """``a @ b + bias`` for 2-D float32 NumPy arrays ``a`` and ``b`` (C- or F-contiguous) and a
+    float32 ``bias`` that broadcasts to the product; a new C-contiguous array, or None where
+    this does not apply."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or type(bias) is not np.ndarray:
+        return None
+    if a.ndim != 2 or b.ndim != 2 or bias.dtype != _FLOAT32:
+        return None
+    (m, k), (k2, n) = a.shape, b.shape
+    if bias.shape not in ((n,), (1, n)) or b.size > AFFINE_MAX_WEIGHTS:   # into a copy of the bias
+        if m * n * k < MIN_MULTIPLY_ADDS:
+            return None
+        out = np.empty((m, n), np.float32)
+        out[...] = bias
+        return matmul(a, b, out)
+    if (k != k2 or m * n * k < MIN_MULTIPLY_ADDS or a.dtype != _FLOAT32 or b.dtype != _FLOAT32
+            or _operand(a) is None or _operand(b) is None):
+        return None
+    plan = plans.get(("affine", a.shape, a.strides, b.shape, b.strides), lambda: _affine_plan(a, b))
+    if plan is None:
+        return None
+    out = np.empty((m, n), np.float32)
+    plan({capi.ARG_SRC: a, capi.ARG_WEIGHTS: b, capi.ARG_BIAS: np.ascontiguousarray(bias),
+          capi.ARG_DST: out})
+    return out
+
+
+def _affine_plan(a, b):
+    m, n = a.shape[0], b.shape[1]
+    src, weights = MemoryDesc.of(a), MemoryDesc.of(b)
+    bias = MemoryDesc.strided((1, n), (n, 1), _FLOAT32)
+    dst = MemoryDesc.strided((m, n), (n, 1), _FLOAT32)
+    attr = scratchpad_attr()
+    try:
+        pd = ctypes.c_void_p()
+        call("dnnl_matmul_primitive_desc_create", ctypes.byref(pd), engine().engine, src.handle,
+             weights.handle, bias.handle, dst.handle, attr, what="matmul")
+    except OneDNNError:
+        return None
+    finally:
+        destroy_attr(attr)
+    plan = Plan(pd, "matmul", {}, {}, {capi.ARG_SRC: src, capi.ARG_WEIGHTS: weights,
+                                       capi.ARG_BIAS: bias, capi.ARG_DST: dst})
+    return plan if plan.implementation().startswith("brg") else None   # not its reference loops
