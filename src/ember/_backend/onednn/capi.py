@@ -132,6 +132,10 @@ _PROTOTYPES = {
         _STATUS, [_PP, _P, _INT, _INT] + [_P] * 11 + [ctypes.c_uint, _P]),
     "dnnl_lstm_backward_primitive_desc_create": (
         _STATUS, [_PP, _P, _INT, _INT] + [_P] * 22 + [ctypes.c_uint, _P, _P]),
+    "dnnl_lbr_gru_forward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT] + [_P] * 7 + [ctypes.c_uint, _P]),
+    "dnnl_lbr_gru_backward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT] + [_P] * 14 + [ctypes.c_uint, _P, _P]),
 }
 
 

@@ -165,71 +165,126 @@ def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
 
 
 class _Workspace:
-    """What oneDNN's LSTM forward keeps for its backward (an opaque byte array), in place of
-    the gate activations and states NumPy's forward keeps."""
+    """What oneDNN's forward of a layer keeps for its backward (an opaque byte array), in
+    place of the gate activations and states NumPy's forward keeps."""
     __slots__ = ("array",)
 
     def __init__(self, array):
         self.array = array
 
 
-def _lstm_bias(w_ih, b_ih, b_hh):
-    """The one bias of oneDNN's LSTM: ``b_ih + b_hh``, or zeros for a layer without biases."""
+def _dense(a):
+    return np.ascontiguousarray(a, np.float32)
+
+
+def _gru_gates(w):
+    """torch's GRU rows (reset, update, new) in oneDNN's order (update, reset, new); the same
+    swap takes oneDNN's back to torch's."""
+    hidden = w.shape[0] // 3
+    return np.concatenate([w[hidden:2 * hidden], w[:hidden], w[2 * hidden:]])
+
+
+def _onednn_bias(mode, w_ih, b_ih, b_hh):
+    """oneDNN's bias of the layer: the LSTM's ``b_ih + b_hh``; the GRU's update, reset and new
+    gates' ``b_ih + b_hh`` but the new gate's ``b_ih`` alone, then its ``b_hh`` (oneDNN's
+    linear-before-reset cell, torch's GRU)."""
+    if mode == "LSTM":
+        return np.zeros(w_ih.shape[0], np.float32) if b_ih is None else _dense(b_ih + b_hh)
+    hidden = w_ih.shape[0] // 3
     if b_ih is None:
-        return np.zeros(w_ih.shape[0], w_ih.dtype)
-    return b_ih + b_hh
+        return np.zeros(4 * hidden, np.float32)
+    both = _gru_gates(b_ih + b_hh)[:2 * hidden]   # (update, reset)
+    return _dense(np.concatenate([both, b_ih[2 * hidden:], b_hh[2 * hidden:]]))
 
 
-def _onednn_lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
-    """oneDNN's LSTM layer (torch's CPU kernel) where it applies: no projection and the whole
-    batch at every step. Returns ``_lstm_forward``'s tuple with a ``_Workspace`` as what is
-    kept."""
+def _onednn_layer_forward(mode, xp, x, batch_sizes, h0, c0, w, reverse, keep):
+    """oneDNN's RNN primitive for the layer (the LSTM's is torch's CPU kernel) where it
+    applies: an LSTM without projection or a GRU, the whole batch at every step. Returns
+    ``_forward_arrays``' tuple with a ``_Workspace`` as what is kept."""
     w_ih, w_hh, b_ih, b_hh, w_hr = w
     batch = h0.shape[0]
-    if xp is not np or w_hr is not None or any(size != batch for size in batch_sizes):
+    if (mode not in ("LSTM", "GRU") or xp is not np or w_hr is not None or w_ih.dtype != np.float32
+            or any(size != batch for size in batch_sizes)):
         return None
-    x = x.reshape(len(batch_sizes), batch, x.shape[-1])
-    dense = np.ascontiguousarray
-    result = onednn.rnn.lstm_forward(dense(x), dense(h0), dense(c0), dense(w_ih), dense(w_hh),
-                                     _lstm_bias(w_ih, b_ih, b_hh), reverse, keep)
+    x = _dense(x.reshape(len(batch_sizes), batch, x.shape[-1]))
+    bias = _onednn_bias(mode, w_ih, b_ih, b_hh)
+    if mode == "LSTM":
+        result = onednn.rnn.lstm_forward(x, _dense(h0), _dense(c0), _dense(w_ih), _dense(w_hh),
+                                         bias, reverse, keep)
+    else:
+        result = onednn.rnn.gru_forward(x, _dense(h0), _gru_gates(w_ih), _gru_gates(w_hh), bias,
+                                        reverse, keep)
+        result = None if result is None else (result[0], result[1], None, result[2])
     if result is None:
         return None
     out, h, c, workspace = result
     return out.reshape(-1, out.shape[-1]), h, c, None if workspace is None else _Workspace(workspace)
 
 
-_lstm_layer = KernelChoice("lstm", onednn=_onednn_lstm_forward, numpy=_lstm_forward)
+_layer_forward = KernelChoice("recurrent layer", onednn=_onednn_layer_forward, numpy=lambda mode, *args:
+                              _forward_arrays(mode, *args))
 
 
-def _onednn_lstm_gradients(x, h0, c0, w, reverse, kept, grad_out, grad_h, grad_c):
-    """``(d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_bias)`` from oneDNN's LSTM backward, for a layer
-    whose forward ran on oneDNN (``kept``: its output, final states and workspace)."""
+def _onednn_layer_gradients(mode, x, h0, c0, w, batch_sizes, reverse, kept, grad_out, grad_h,
+                            grad_c, need):
+    """The gradients of a layer whose forward ran on oneDNN (``kept``: its output, final
+    states and workspace), from oneDNN's backward: ``_layer_gradients``' tuple."""
     out, h_n, c_n, workspace = kept
     batch = h0.shape[0]
-    steps = x.shape[0] // batch
-    out = out.reshape(steps, batch, -1)
-    grad_out = np.zeros_like(out) if grad_out is None else grad_out.reshape(out.shape)
-    dense = lambda a: np.ascontiguousarray(a, np.float32)  # noqa: E731
+    out = out.reshape(x.shape[0] // batch, batch, -1)
+    grad_out = np.zeros_like(out) if grad_out is None else _dense(grad_out.reshape(out.shape))
     w_ih, w_hh, b_ih, b_hh, _ = w
-    return onednn.rnn.lstm_backward(
-        dense(x.reshape(steps, batch, -1)), dense(h0), dense(c0), dense(w_ih), dense(w_hh),
-        _lstm_bias(w_ih, b_ih, b_hh), out, h_n, c_n, workspace, dense(grad_out), dense(grad_h),
-        dense(grad_c), reverse)
+    inputs = _dense(x.reshape(out.shape[0], batch, -1))
+    bias = _onednn_bias(mode, w_ih, b_ih, b_hh)
+    if mode == "LSTM":
+        found = onednn.rnn.lstm_backward(inputs, _dense(h0), _dense(c0), _dense(w_ih), _dense(w_hh),
+                                         bias, out, h_n, c_n, workspace, grad_out, _dense(grad_h),
+                                         _dense(grad_c), reverse)
+        if found is None:
+            return None
+        d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_bias = found
+        d_b_ih, d_b_hh = d_bias, d_bias.copy() if need[5] else d_bias
+    else:
+        found = onednn.rnn.gru_backward(inputs, _dense(h0), _gru_gates(w_ih), _gru_gates(w_hh), bias,
+                                        out, h_n, workspace, grad_out, _dense(grad_h), reverse)
+        if found is None:
+            return None
+        d_x, d_h0, d_w_ih, d_w_hh, d_bias = found
+        d_c0, d_w_ih, d_w_hh = None, _gru_gates(d_w_ih), _gru_gates(d_w_hh)
+        hidden = h0.shape[1]
+        both = _gru_gates(d_bias[:3 * hidden])[:2 * hidden]   # (reset, update) of both biases
+        d_b_ih = np.concatenate([both, d_bias[2 * hidden:3 * hidden]])
+        d_b_hh = np.concatenate([both, d_bias[3 * hidden:]])
+    return d_x.reshape(x.shape), d_h0, d_c0, d_w_ih, d_w_hh, d_b_ih, d_b_hh, None
 
 
-def _numpy_lstm_gradients(x, h0, c0, w, reverse, kept, grad_out, grad_h, grad_c):
+def _recomputed_layer_gradients(mode, x, h0, c0, w, batch_sizes, reverse, kept, grad_out, grad_h,
+                                grad_c, need):
     """The same gradients by NumPy's backpropagation through time, after running the steps
     again to record what it reads (oneDNN's workspace is opaque)."""
-    batch_sizes = [h0.shape[0]] * (x.shape[0] // h0.shape[0])
-    saved = _lstm_forward(np, x, batch_sizes, h0, c0, w, reverse, True)[3]
-    d_gates, _, h_prev, d_h0, d_c0, _ = _lstm_backward(np, grad_out, grad_h, grad_c, batch_sizes, w,
-                                                       reverse, saved)
-    return (products.matmul(d_gates, w[0]), d_h0, d_c0, products.matmul(d_gates.T, x),
-            products.matmul(d_gates.T, h_prev), d_gates.sum(0))
+    kept = _forward_arrays(mode, np, x, batch_sizes, h0, c0, w, reverse, True)[3]
+    return _layer_gradients(mode, x, h0, c0, w, batch_sizes, reverse, kept, grad_out, grad_h,
+                            grad_c, need)
 
 
-_lstm_gradients = KernelChoice("lstm backward", onednn=_onednn_lstm_gradients,
-                               numpy=_numpy_lstm_gradients)
+_onednn_forward_gradients = KernelChoice("recurrent layer backward", onednn=_onednn_layer_gradients,
+                                         numpy=_recomputed_layer_gradients)
+
+
+def _layer_gradients(mode, x, h0, c0, w, batch_sizes, reverse, kept, grad_out, grad_h, grad_c,
+                     need):
+    """NumPy's backpropagation through time from what its forward kept: the gradients of the
+    input rows, h0, c0, w_ih, w_hh, b_ih, b_hh and w_hr (None where ``need`` says so)."""
+    xp = namespace_of(x)
+    d_in, d_hid, h_prev, d_h0, d_c0, d_w_hr = _backward_arrays(
+        mode, xp, grad_out, grad_h, grad_c, batch_sizes, w, reverse, kept)
+    d_b_ih = d_in.sum(0) if need[5] else None
+    d_b_hh = None
+    if need[6]:  # the LSTM's two biases have the same gradient: summed once
+        d_b_hh = d_b_ih.copy() if d_hid is d_in and d_b_ih is not None else d_hid.sum(0)
+    return (products.matmul(d_in, w[0]) if need[0] else None, d_h0, d_c0,
+            products.matmul(d_in.T, x) if need[3] else None,
+            products.matmul(d_hid.T, h_prev) if need[4] else None, d_b_ih, d_b_hh, d_w_hr)
 
 
 def _scaled_transpose(xp, weight, scale):
@@ -419,7 +474,7 @@ class _RnnLayerNode(Node):
         grads = tuple(grads) + (None,) * (3 - len(grads))
         saved = self.saved_tensors
         x, h0, c0, *weights = saved[:_N_INPUTS]
-        kept = tuple(t._data for t in saved[_N_INPUTS:])
+        kept = tuple(None if t is None else t._data for t in saved[_N_INPUTS:])
         data = x._data.reshape(-1, x._data.shape[-1])
         xp = namespace_of(data)
         grad_out, grad_h, grad_c = (None if g is None else g._data for g in grads)
@@ -431,23 +486,11 @@ class _RnnLayerNode(Node):
             grad_c = xp.zeros_like(c0._data)
         w = tuple(None if t is None else t._data for t in weights)
         need = [fn is not None for fn, _ in self.next_functions]
-        if self.on_onednn:
-            d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_bias = _lstm_gradients(
-                data, h0._data, c0._data, w, self.reverse, kept, grad_out, grad_h, grad_c)
-            arrays = (d_x.reshape(x._data.shape), d_h0, d_c0, d_w_ih, d_w_hh, d_bias,
-                      d_bias.copy() if need[5] else d_bias, None)
-            return tuple(None if not n else make(g) for g, n in zip(arrays, need))
-        d_in, d_hid, h_prev, d_h0, d_c0, d_w_hr = _backward_arrays(
-            self.mode, xp, grad_out, grad_h, grad_c, self.batch_sizes, w, self.reverse, kept)
-        d_b_ih = d_in.sum(0) if need[5] else None
-        d_b_hh = None
-        if need[6]:  # the LSTM's two biases have the same gradient: summed once
-            d_b_hh = d_b_ih.copy() if d_hid is d_in and d_b_ih is not None else d_hid.sum(0)
-        arrays = (
-            products.matmul(d_in, w[0]).reshape(x._data.shape) if need[0] else None, d_h0, d_c0,
-            products.matmul(d_in.T, data) if need[3] else None,
-            products.matmul(d_hid.T, h_prev) if need[4] else None,
-            d_b_ih, d_b_hh, d_w_hr)
+        gradients = _onednn_forward_gradients if self.on_onednn else _layer_gradients
+        arrays = gradients(self.mode, data, h0._data, None if c0 is None else c0._data, w,
+                           self.batch_sizes, self.reverse, kept, grad_out, grad_h, grad_c, need)
+        d_x = arrays[0]
+        arrays = (None if d_x is None else d_x.reshape(x._data.shape),) + tuple(arrays[1:])
         return tuple(None if g is None or not n else make(g) for g, n in zip(arrays, need))
 
     def _backward_by_recomputation(self, saved, grads):
@@ -505,11 +548,10 @@ def _rnn_layer(mode, x, batch_sizes, h0, c0, weights, reverse, node_class=None):
     data = x._data.reshape(-1, x._data.shape[-1])
     xp = namespace_of(data)
     arrays = tuple(None if w is None else w._data for w in weights)
-    # a layer's LSTM on the kernel choice (oneDNN's, as torch's); a cell's step on NumPy's
-    forward = _lstm_layer if mode == "LSTM" and node_class is None else \
-        lambda *args: _forward_arrays(mode, *args)
-    out, h, c, saved = forward(xp, data, batch_sizes, h0._data, None if c0 is None else c0._data,
-                               arrays, reverse, keep)
+    # a layer on the kernel choice (oneDNN's RNN primitives); a cell's step on NumPy's
+    forward = _layer_forward if node_class is None else _forward_arrays
+    out, h, c, saved = forward(mode, xp, data, batch_sizes, h0._data,
+                               None if c0 is None else c0._data, arrays, reverse, keep)
     out = make(out.reshape(x._data.shape[:-1] + (out.shape[-1],)))
     h = make(h)
     c = None if c is None else make(c)

@@ -1,7 +1,7 @@
-"""float32 LSTM layers on each kernel library (oneDNN's RNN primitive, NumPy's steps) against
-torch, whose CPU LSTM runs oneDNN's primitive: outputs, final states and every gradient; the
-cases oneDNN's LSTM does not take (projections, packed sequences whose batch shrinks) left to
-NumPy; a backward on NumPy after a forward on oneDNN."""
+"""float32 LSTM and GRU layers on each kernel library (oneDNN's RNN primitives, NumPy's steps)
+against torch, whose CPU LSTM runs oneDNN's primitive: outputs, final states and every
+gradient; the cases oneDNN does not take (projections, packed sequences whose batch shrinks,
+Elman RNNs) left to NumPy; a backward on NumPy after a forward on oneDNN."""
 import numpy as np
 import pytest
 import torch
@@ -30,35 +30,38 @@ CASES = [  # (module kwargs, input shape (batch_first where asked), state shape 
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
 @pytest.mark.parametrize("kwargs,shape,state", CASES)
-def test_lstm_on_each_library_matches_torch(library, kwargs, shape, state):
-    tm, em = twins("LSTM", dtype="float", input_size=6, hidden_size=8, **kwargs)
-    states = () if state is None else (state, state)
+def test_layer_on_each_library_matches_torch(library, kind, kwargs, shape, state):
+    tm, em = twins(kind, dtype="float", input_size=6, hidden_size=8, **kwargs)
+    states = () if state is None else (state, state) if kind == "LSTM" else (state,)
     with choice.only(library):
         run_and_compare(tm, em, sequence_inputs(shape, states, np.float32), **TOL)
         with ember.no_grad():
-            out, (h, c) = em(ember.tensor(np.ones(shape, np.float32)))
-    expected, (h_t, c_t) = tm(torch.ones(shape))
+            out, h = em(ember.tensor(np.ones(shape, np.float32)))
+    expected, h_t = tm(torch.ones(shape))
     np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), **TOL)
-    np.testing.assert_allclose(c.numpy(), c_t.detach().numpy(), **TOL)
+    if kind == "LSTM":
+        np.testing.assert_allclose(h[1].numpy(), h_t[1].detach().numpy(), **TOL)
 
 
 @needs_onednn
-def test_lstm_gradients_on_numpy_after_a_forward_on_onednn():
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_gradients_on_numpy_after_a_forward_on_onednn(kind):
     """The backward recomputes the steps on NumPy when oneDNN's is not to run (its forward
     kept only oneDNN's workspace)."""
-    tm, em = twins("LSTM", dtype="float", input_size=6, hidden_size=8, num_layers=2)
+    tm, em = twins(kind, dtype="float", input_size=6, hidden_size=8, num_layers=2)
     rng = np.random.default_rng(1)
     x = rng.standard_normal((6, 2, 6)).astype(np.float32)
     g = rng.standard_normal((6, 2, 8)).astype(np.float32)
     xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     with choice.only(choice.ONEDNN):
-        out_e, (h_e, _) = em(xe)
+        out_e, h_e = em(xe)
     assert out_e.grad_fn.on_onednn
     with choice.only(choice.NUMPY):
-        ((out_e * ember.tensor(g)).sum() + h_e.sum()).backward()
-    out_t, (h_t, _) = tm(xt)
-    ((out_t * torch.tensor(g)).sum() + h_t.sum()).backward()
+        ((out_e * ember.tensor(g)).sum() + h_e[0].sum()).backward()
+    out_t, h_t = tm(xt)
+    ((out_t * torch.tensor(g)).sum() + h_t[0].sum()).backward()
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), **TOL)
     for (name, pe), (_, pt) in zip(em.named_parameters(), tm.named_parameters()):
         np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), err_msg=name, **TOL)
@@ -79,15 +82,17 @@ def test_frozen_lstm_gives_the_input_its_gradient_alone():
 
 
 @needs_onednn
-@pytest.mark.parametrize("case", ["projection", "shrinking batch"])
-def test_cases_outside_onednns_lstm_are_declined(case):
+@pytest.mark.parametrize("case", ["projection", "shrinking batch", "Elman RNN"])
+def test_cases_outside_onednns_rnn_primitives_are_declined(case):
+    x = ember.randn(5, 2, 6)
     if case == "projection":
         layer = ember.nn.LSTM(6, 8, proj_size=4)
-        x = ember.randn(5, 2, 6)
+    elif case == "Elman RNN":
+        layer = ember.nn.RNN(6, 8)
     else:
-        layer = ember.nn.LSTM(6, 8)
+        layer = ember.nn.GRU(6, 8)
         x = ernn.pack_sequence([ember.randn(5, 6), ember.randn(3, 6)])
-    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable, match="lstm"):
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable, match="recurrent"):
         layer(x)
     with choice.only(choice.NUMPY):
         assert layer(x)[0] is not None

@@ -1,0 +1,88 @@
+"""A linear layer's forward, ``x @ W.T + b`` in float32, three ways on the benchmark models'
+shapes: oneDNN's matmul primitive adding the bias in its kernel (``onednn.gemm.affine``),
+``dnnl_sgemm`` into a copy of the bias (``onednn.gemm.matmul``, ember's path before), and
+torch's ``addmm``. The three are timed in turns (``--repeats`` turns of ``--number`` calls
+each); the table gives the fastest turn's median in microseconds.
+
+    .venv/bin/python -m benchmarks.linear_bias [--threads 2] [--repeats 5] [--number 30]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "src"))
+
+import ember  # noqa: E402
+from ember._backend import choice  # noqa: E402
+from ember._backend.onednn import gemm  # noqa: E402
+import torch  # noqa: E402
+
+# (rows, in_features, out_features, where the benchmark models have it)
+SHAPES = [(128, 784, 512, "mlp fc1"), (128, 512, 512, "mlp fc2"),
+          (1024, 128, 384, "transformer_lm in_proj"), (1024, 128, 512, "transformer_lm linear1"),
+          (1024, 512, 128, "transformer_lm linear2"), (1024, 128, 1000, "transformer_lm vocab"),
+          (700, 200, 10000, "lstm_lm vocab")]
+
+
+def _median_us(fn, number):
+    times = []
+    for _ in range(number):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--number", type=int, default=30)
+    args = parser.parse_args()
+    ember.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
+    if not choice.enabled(choice.ONEDNN):
+        sys.exit("oneDNN is not in use here")
+    rng = np.random.default_rng(0)
+    print(f"float32 x @ W.T + b at {args.threads} thread(s); µs per call, fastest of "
+          f"{args.repeats} turns' medians")
+    print("| shape (rows x in -> out) | model | matmul primitive | sgemm into the bias | torch | primitive/torch |")
+    print("|---|---|---:|---:|---:|---:|")
+    for rows, fan_in, fan_out, where in SHAPES:
+        x = rng.standard_normal((rows, fan_in), dtype=np.float32)
+        w = rng.standard_normal((fan_out, fan_in), dtype=np.float32)
+        b = rng.standard_normal(fan_out, dtype=np.float32)
+        cases = _cases(x, w, b)
+        best = {name: [] for name in cases}
+        for _ in range(args.repeats):
+            for name, fn in cases.items():
+                fn()
+                best[name].append(_median_us(fn, args.number))
+        p, s, t = (min(best[k]) for k in ("primitive", "sgemm", "torch"))
+        print(f"| {rows} x {fan_in} -> {fan_out} | {where} | {p:.0f} | {s:.0f} | {t:.0f} | {p / t:.2f} |")
+
+
+def _cases(x, w, b):
+    def primitive():
+        limit = gemm.AFFINE_MAX_WEIGHTS   # (past ember's size rule too, for the larger weights)
+        gemm.AFFINE_MAX_WEIGHTS = max(limit, w.size)
+        try:
+            return gemm.affine(x, w.T, b)
+        finally:
+            gemm.AFFINE_MAX_WEIGHTS = limit
+
+    def into_bias():
+        out = np.empty((x.shape[0], w.shape[0]), np.float32)
+        out[...] = b
+        return gemm.matmul(x, w.T, out)
+    tx, tw, tb = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b)
+    return {"primitive": primitive, "sgemm": into_bias, "torch": lambda: torch.addmm(tb, tx, tw.t())}
+
+
+if __name__ == "__main__":
+    main()
