@@ -1,6 +1,6 @@
 """Recurrent layer time, ember vs torch, in one process: the LSTM of the word-level language
-model benchmark (nn.LSTM(200, 200, num_layers=2), sequence 35, batch 20), a GRU of the same
-size, and the LSTM forward alone under no_grad. Cases run interleaved (every repeat times each
+model benchmark (nn.LSTM(200, 200, num_layers=2), sequence 35, batch 20), a GRU and an Elman
+RNN of the same size, and the LSTM forward alone under no_grad. Cases run interleaved (every repeat times each
 case on each library in turn); the table gives medians in milliseconds per call. Both
 libraries use one BLAS thread (torch.set_num_threads(1), OPENBLAS_NUM_THREADS=1 unless set):
 on a shared 2-core machine OpenBLAS's spinning threads otherwise make a 20x200x800 matmul 20x
@@ -31,6 +31,7 @@ def cases(lib):
     return {
         "LSTM 200x200x2, fwd+bwd": (nn.LSTM(SIZE, SIZE, num_layers=2), True),
         "GRU 200x200x2, fwd+bwd": (nn.GRU(SIZE, SIZE, num_layers=2), True),
+        "RNN (tanh) 200x200x2, fwd+bwd": (nn.RNN(SIZE, SIZE, num_layers=2), True),
         "LSTM 200x200x2, fwd no_grad": (nn.LSTM(SIZE, SIZE, num_layers=2), False),
     }
 
@@ -65,12 +66,12 @@ def main():
                 layer, backward = built[name][case]
                 layer.zero_grad()
                 times[name, case].append(time_call(lib, layer, *inputs[name], backward))
-    print("| case                          | ember ms | torch ms | ember/torch |")
-    print("|-------------------------------|---------:|---------:|------------:|")
+    print("| case                           | ember ms | torch ms | ember/torch |")
+    print("|--------------------------------|---------:|---------:|------------:|")
     for case in built["torch"]:
         e = statistics.median(times["ember", case]) * 1e3
         t = statistics.median(times["torch", case]) * 1e3
-        print(f"| {case:<29} | {e:8.2f} | {t:8.2f} | {e / t:11.2f} |")
+        print(f"| {case:<30} | {e:8.2f} | {t:8.2f} | {e / t:11.2f} |")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""float32 LSTM and GRU layers on each kernel library (oneDNN's RNN primitives, NumPy's steps)
-against torch, whose CPU LSTM runs oneDNN's primitive: outputs, final states and every
-gradient; the cases oneDNN does not take (projections, packed sequences whose batch shrinks,
-Elman RNNs) left to NumPy; a backward on NumPy after a forward on oneDNN."""
+"""float32 LSTM, GRU and Elman RNN layers on each kernel library (oneDNN's RNN primitives,
+NumPy's steps) against torch, whose CPU LSTM runs oneDNN's primitive: outputs, final states and
+every gradient; the cases oneDNN does not take (projections, packed sequences whose batch
+shrinks, float64) left to NumPy; a backward on NumPy after a forward on oneDNN."""
 import numpy as np
 import pytest
 import torch
@@ -10,6 +10,7 @@ import torch.nn.utils.rnn as trnn
 import ember
 import ember.nn.utils.rnn as ernn
 from ember._backend import choice
+from ember.nn.functional import recurrent
 
 from test_rnn import run_and_compare, sequence_inputs, twins
 
@@ -30,9 +31,12 @@ CASES = [  # (module kwargs, input shape (batch_first where asked), state shape 
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN", "RNN relu"])
 @pytest.mark.parametrize("kwargs,shape,state", CASES)
-def test_layer_on_each_library_matches_torch(library, kind, kwargs, shape, state):
+def test_layer_on_each_library_matches_torch(library, kind, kwargs, shape, state, monkeypatch):
+    monkeypatch.setattr(recurrent, "ELMAN_MIN_STEPS", 0)   # (short sequences on oneDNN too)
+    if kind == "RNN relu":
+        kind, kwargs = "RNN", {**kwargs, "nonlinearity": "relu"}
     tm, em = twins(kind, dtype="float", input_size=6, hidden_size=8, **kwargs)
     states = () if state is None else (state, state) if kind == "LSTM" else (state,)
     with choice.only(library):
@@ -46,10 +50,11 @@ def test_layer_on_each_library_matches_torch(library, kind, kwargs, shape, state
 
 
 @needs_onednn
-@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
-def test_gradients_on_numpy_after_a_forward_on_onednn(kind):
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_gradients_on_numpy_after_a_forward_on_onednn(kind, monkeypatch):
     """The backward recomputes the steps on NumPy when oneDNN's is not to run (its forward
     kept only oneDNN's workspace)."""
+    monkeypatch.setattr(recurrent, "ELMAN_MIN_STEPS", 0)
     tm, em = twins(kind, dtype="float", input_size=6, hidden_size=8, num_layers=2)
     rng = np.random.default_rng(1)
     x = rng.standard_normal((6, 2, 6)).astype(np.float32)
@@ -82,13 +87,16 @@ def test_frozen_lstm_gives_the_input_its_gradient_alone():
 
 
 @needs_onednn
-@pytest.mark.parametrize("case", ["projection", "shrinking batch", "Elman RNN"])
+@pytest.mark.parametrize("case", ["projection", "shrinking batch", "float64", "short Elman RNN"])
 def test_cases_outside_onednns_rnn_primitives_are_declined(case):
     x = ember.randn(5, 2, 6)
-    if case == "projection":
-        layer = ember.nn.LSTM(6, 8, proj_size=4)
-    elif case == "Elman RNN":
+    if case == "short Elman RNN":
         layer = ember.nn.RNN(6, 8)
+    elif case == "projection":
+        layer = ember.nn.LSTM(6, 8, proj_size=4)
+    elif case == "float64":
+        layer = ember.nn.RNN(6, 8).double()
+        x = x.double()
     else:
         layer = ember.nn.GRU(6, 8)
         x = ernn.pack_sequence([ember.randn(5, 6), ember.randn(3, 6)])

@@ -28,6 +28,7 @@ CONVOLUTION_DIRECT = 1
 POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 0x1ff, 0x2ff, 0x3ff
 SOFTMAX_ACCURATE, SOFTMAX_LOG = 0x30000, 0x30001
 # dnnl_alg_kind_t's eltwise algorithms (dnnl_types.h)
+ELTWISE_RELU, ELTWISE_TANH = 0x20, 0x21
 ELTWISE_GELU_TANH, ELTWISE_SWISH, ELTWISE_CLIP_V2, ELTWISE_GELU_ERF = 0x2B, 0x2C, 0x2F, 0x31
 
 QUERY_IMPL_INFO_STR = 8
@@ -132,6 +133,11 @@ _PROTOTYPES = {
         _STATUS, [_PP, _P, _INT, _INT] + [_P] * 11 + [ctypes.c_uint, _P]),
     "dnnl_lstm_backward_primitive_desc_create": (
         _STATUS, [_PP, _P, _INT, _INT] + [_P] * 22 + [ctypes.c_uint, _P, _P]),
+    "dnnl_vanilla_rnn_forward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT, _INT] + [_P] * 7 + [ctypes.c_uint, ctypes.c_float, ctypes.c_float, _P]),
+    "dnnl_vanilla_rnn_backward_primitive_desc_create": (
+        _STATUS, [_PP, _P, _INT, _INT, _INT] + [_P] * 14
+        + [ctypes.c_uint, ctypes.c_float, ctypes.c_float, _P, _P]),
     "dnnl_lbr_gru_forward_primitive_desc_create": (
         _STATUS, [_PP, _P, _INT, _INT] + [_P] * 7 + [ctypes.c_uint, _P]),
     "dnnl_lbr_gru_backward_primitive_desc_create": (

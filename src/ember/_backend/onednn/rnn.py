@@ -1,5 +1,5 @@
-"""LSTM and GRU layers on oneDNN's RNN primitives (the LSTM's is the kernel torch's CPU
-``nn.LSTM`` runs): one direction of one layer, float32, forward (training, keeping the
+"""LSTM, GRU and Elman RNN layers on oneDNN's RNN primitives (the LSTM's is the kernel torch's
+CPU ``nn.LSTM`` runs): one direction of one layer, float32, forward (training, keeping the
 workspace its backward reads, or inference) and backward.
 
 Arrays are torch's: the input ``(T, N, I)``, the states ``(N, H)``, the weights ``w_ih (G*H,
@@ -9,7 +9,8 @@ step); the backward writes the weight gradients in the same layout. The gates ar
 order: for the LSTM torch's (input, forget, cell, output), with one bias ``b_ih + b_hh``; for
 the GRU oneDNN's linear-before-reset cell, which is torch's GRU, with the gates (update, reset,
 new) and four biases (the three gates' ``b_ih + b_hh``, but the new gate's ``b_ih`` alone, then
-its ``b_hh``): the caller puts torch's (reset, update, new) in that order. Projections, packed
+its ``b_hh``): the caller puts torch's (reset, update, new) in that order; for the Elman RNN
+one gate and ``b_ih + b_hh``. Projections, packed
 sequences whose batch shrinks over time and cells are not here: the caller runs NumPy's path.
 """
 import ctypes
@@ -20,7 +21,8 @@ from . import capi
 from .capi import OneDNNError, call
 from .runtime import MemoryDesc, Plan, destroy_attr, engine, plans, scratchpad_attr
 
-__all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward"]
+__all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "elman_forward",
+           "elman_backward"]
 
 _LEFT_TO_RIGHT, _RIGHT_TO_LEFT = 1, 2    # dnnl_rnn_direction_t
 _OVERWRITE_DIFF_WEIGHTS = 1              # dnnl_rnn_flags_diff_weights_overwrite
@@ -28,18 +30,32 @@ _FLOAT32 = np.dtype(np.float32)
 
 
 class _Cell:
-    """What differs between the LSTM's primitive and the GRU's: the gates, the biases, whether
-    there is a cell state ``c``, and the functions that create the primitive descriptors."""
+    """What differs between the RNN primitives: the gates, the biases, whether there is a cell
+    state ``c``, the functions that create the primitive descriptors, and, for the Elman RNN,
+    its activation (oneDNN's ``dnnl_alg_kind_t``), which those functions take before the
+    direction, with the activation's two parameters after the flags."""
 
-    def __init__(self, name, gates, biases, cell_state, forward, backward):
+    def __init__(self, name, gates, biases, cell_state, forward, backward, activation=None):
         self.name, self.gates, self.biases, self.cell_state = name, gates, biases, cell_state
-        self.forward, self.backward = forward, backward
+        self.forward, self.backward, self.activation = forward, backward, activation
+
+    def lead(self, prop, direction):
+        """The creation functions' arguments before the memory descriptors."""
+        return (prop, direction) if self.activation is None else (prop, self.activation, direction)
+
+    def tail(self, flags):
+        """Their arguments after the memory descriptors (before the hint and the attributes)."""
+        return (flags,) if self.activation is None else (flags, 0.0, 0.0)
 
 
 LSTM = _Cell("LSTM", 4, 4, True, "dnnl_lstm_forward_primitive_desc_create",
              "dnnl_lstm_backward_primitive_desc_create")
 GRU = _Cell("GRU", 3, 4, False, "dnnl_lbr_gru_forward_primitive_desc_create",
             "dnnl_lbr_gru_backward_primitive_desc_create")
+RNN_TANH, RNN_RELU = (
+    _Cell(f"RNN ({name})", 1, 1, False, "dnnl_vanilla_rnn_forward_primitive_desc_create",
+          "dnnl_vanilla_rnn_backward_primitive_desc_create", activation)
+    for name, activation in (("tanh", capi.ELTWISE_TANH), ("relu", capi.ELTWISE_RELU)))
 
 
 class _Shapes:
@@ -89,17 +105,18 @@ def _ldigo(inputs, gates, hidden):
 
 def _forward_pd(s, prop, direction, attr):
     pd = ctypes.c_void_p()
-    call(s.cell.forward, ctypes.byref(pd), engine().engine, prop, direction,
-         *s.forward_args(s.any_w_ih, s.any_w_hh), 0, attr, what=f"{s.cell.name} forward")
+    call(s.cell.forward, ctypes.byref(pd), engine().engine, *s.cell.lead(prop, direction),
+         *s.forward_args(s.any_w_ih, s.any_w_hh), *s.cell.tail(0), attr,
+         what=f"{s.cell.name} forward")
     return pd
 
 
 def _backward_pd(s, direction, hint, attr):
     pd = ctypes.c_void_p()
     diffs = s.forward_args(s.ldigo_w_ih, s.ldigo_w_hh)
-    call(s.cell.backward, ctypes.byref(pd), engine().engine, capi.BACKWARD, direction,
-         *s.forward_args(s.any_w_ih, s.any_w_hh), *diffs, _OVERWRITE_DIFF_WEIGHTS, hint, attr,
-         what=f"{s.cell.name} backward")
+    call(s.cell.backward, ctypes.byref(pd), engine().engine, *s.cell.lead(capi.BACKWARD, direction),
+         *s.forward_args(s.any_w_ih, s.any_w_hh), *diffs, *s.cell.tail(_OVERWRITE_DIFF_WEIGHTS),
+         hint, attr, what=f"{s.cell.name} backward")
     return pd
 
 
@@ -237,3 +254,16 @@ def gru_backward(x, h0, w_ih, w_hh, bias, out, h_n, workspace, grad_out, grad_h,
     in oneDNN's gate order, as ``lstm_backward``."""
     return _backward(GRU, x, (h0,), w_ih, w_hh, bias, out, (h_n,), workspace, grad_out,
                      (grad_h,), reverse)
+
+
+def elman_forward(x, h0, w_ih, w_hh, bias, relu, reverse, training):
+    """``(out (T, N, H), h_n, workspace)`` of one Elman RNN layer (tanh, or ReLU where
+    ``relu``) with the bias ``b_ih + b_hh``, as ``lstm_forward``."""
+    return _forward(RNN_RELU if relu else RNN_TANH, x, (h0,), w_ih, w_hh, bias, reverse, training)
+
+
+def elman_backward(x, h0, w_ih, w_hh, bias, out, h_n, workspace, grad_out, grad_h, relu, reverse):
+    """``(d_x, d_h0, d_w_ih, d_w_hh, d_bias)`` of the layer ``elman_forward`` ran in training,
+    as ``lstm_backward``."""
+    return _backward(RNN_RELU if relu else RNN_TANH, x, (h0,), w_ih, w_hh, bias, out, (h_n,),
+                     workspace, grad_out, (grad_h,), reverse)

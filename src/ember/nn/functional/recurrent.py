@@ -164,6 +164,12 @@ def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
     return out, h.copy(), c, saved
 
 
+# Elman RNN layers of fewer steps stay on NumPy's steps: oneDNN's call costs about 0.1 ms more
+# (weights reordered each call), which NumPy's few steps do not reach (BENCHMARKS.md,
+# "Recurrent layers"); the LSTM and GRU gain on oneDNN at every length measured.
+ELMAN_MIN_STEPS = 16
+
+
 class _Workspace:
     """What oneDNN's forward of a layer keeps for its backward (an opaque byte array), in
     place of the gate activations and states NumPy's forward keeps."""
@@ -185,10 +191,11 @@ def _gru_gates(w):
 
 
 def _onednn_bias(mode, w_ih, b_ih, b_hh):
-    """oneDNN's bias of the layer: the LSTM's ``b_ih + b_hh``; the GRU's update, reset and new
+    """oneDNN's bias of the layer: the LSTM's and the Elman RNN's ``b_ih + b_hh``; the GRU's
+    update, reset and new
     gates' ``b_ih + b_hh`` but the new gate's ``b_ih`` alone, then its ``b_hh`` (oneDNN's
     linear-before-reset cell, torch's GRU)."""
-    if mode == "LSTM":
+    if mode != "GRU":
         return np.zeros(w_ih.shape[0], np.float32) if b_ih is None else _dense(b_ih + b_hh)
     hidden = w_ih.shape[0] // 3
     if b_ih is None:
@@ -199,12 +206,13 @@ def _onednn_bias(mode, w_ih, b_ih, b_hh):
 
 def _onednn_layer_forward(mode, xp, x, batch_sizes, h0, c0, w, reverse, keep):
     """oneDNN's RNN primitive for the layer (the LSTM's is torch's CPU kernel) where it
-    applies: an LSTM without projection or a GRU, the whole batch at every step. Returns
-    ``_forward_arrays``' tuple with a ``_Workspace`` as what is kept."""
+    applies: an LSTM without projection, a GRU or an Elman RNN, the whole batch at every step.
+    Returns ``_forward_arrays``' tuple with a ``_Workspace`` as what is kept."""
     w_ih, w_hh, b_ih, b_hh, w_hr = w
     batch = h0.shape[0]
-    if (mode not in ("LSTM", "GRU") or xp is not np or w_hr is not None or w_ih.dtype != np.float32
-            or any(size != batch for size in batch_sizes)):
+    if (xp is not np or w_hr is not None or w_ih.dtype != np.float32
+            or any(size != batch for size in batch_sizes)
+            or (mode.startswith("RNN") and len(batch_sizes) < ELMAN_MIN_STEPS)):
         return None
     x = _dense(x.reshape(len(batch_sizes), batch, x.shape[-1]))
     bias = _onednn_bias(mode, w_ih, b_ih, b_hh)
@@ -212,8 +220,12 @@ def _onednn_layer_forward(mode, xp, x, batch_sizes, h0, c0, w, reverse, keep):
         result = onednn.rnn.lstm_forward(x, _dense(h0), _dense(c0), _dense(w_ih), _dense(w_hh),
                                          bias, reverse, keep)
     else:
-        result = onednn.rnn.gru_forward(x, _dense(h0), _gru_gates(w_ih), _gru_gates(w_hh), bias,
-                                        reverse, keep)
+        if mode == "GRU":
+            result = onednn.rnn.gru_forward(x, _dense(h0), _gru_gates(w_ih), _gru_gates(w_hh),
+                                            bias, reverse, keep)
+        else:
+            result = onednn.rnn.elman_forward(x, _dense(h0), _dense(w_ih), _dense(w_hh), bias,
+                                              mode == "RNN_RELU", reverse, keep)
         result = None if result is None else (result[0], result[1], None, result[2])
     if result is None:
         return None
@@ -244,6 +256,14 @@ def _onednn_layer_gradients(mode, x, h0, c0, w, batch_sizes, reverse, kept, grad
             return None
         d_x, d_h0, d_c0, d_w_ih, d_w_hh, d_bias = found
         d_b_ih, d_b_hh = d_bias, d_bias.copy() if need[5] else d_bias
+    elif mode != "GRU":
+        found = onednn.rnn.elman_backward(inputs, _dense(h0), _dense(w_ih), _dense(w_hh), bias, out,
+                                          h_n, workspace, grad_out, _dense(grad_h),
+                                          mode == "RNN_RELU", reverse)
+        if found is None:
+            return None
+        d_x, d_h0, d_w_ih, d_w_hh, d_bias = found
+        d_c0, d_b_ih, d_b_hh = None, d_bias, d_bias.copy() if need[5] else d_bias
     else:
         found = onednn.rnn.gru_backward(inputs, _dense(h0), _gru_gates(w_ih), _gru_gates(w_hh), bias,
                                         out, h_n, workspace, grad_out, _dense(grad_h), reverse)
