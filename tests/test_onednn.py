@@ -451,6 +451,55 @@ def test_gemm_declines_what_it_does_not_run():
     assert onednn.gemm.matmul(f32, f32, out=f32) is None  # overlaps an operand
 
 
+BATCHED_CASES = [((64, 64, 32), (64, 32, 64)), ((4, 16, 64, 32), (4, 16, 32, 64)),
+                 ((4, 1, 64, 32), (1, 16, 32, 64)), ((64, 32), (8, 32, 512)),
+                 ((16, 128, 96), (1, 96, 128))]
+
+
+@pytest.fixture
+def onednn_threads():
+    """``onednn_threads(n)`` sets ember's thread count (oneDNN's OpenMP threads) for the test."""
+    before = ember.get_num_threads()
+    yield ember.set_num_threads
+    ember.set_num_threads(before)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape_a, shape_b", BATCHED_CASES)
+def test_batched_matmul_on_the_primitive_matches_torch(shape_a, shape_b, threads, onednn_threads,
+                                                       monkeypatch, spy):
+    """Batched products (broadcast batch dimensions, a transposed right operand, a 2-D one) on
+    oneDNN's matmul primitive, forward and backward, against torch."""
+    onednn_threads(threads)
+    monkeypatch.setattr(onednn.gemm, "BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS", 0)
+    calls = spy(onednn.gemm, "batched_matmul")
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal(shape_a).astype(np.float32)
+    b = np.swapaxes(rng.standard_normal(shape_b[:-2] + shape_b[:-3:-1]).astype(np.float32), -1, -2)
+    results = []
+    for lib in (torch, ember):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        if lib is ember:
+            y = ember.tensor(np.ascontiguousarray(np.swapaxes(b, -1, -2)),
+                             requires_grad=True).transpose(-1, -2)   # a transposed view
+        out = x @ y
+        out.pow(2).sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy()])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+    assert calls   # the forward product at least ran on the primitive
+
+
+def test_batched_matmul_declines_what_it_does_not_run(onednn_threads):
+    onednn_threads(2)
+    f32 = np.ones((8, 64, 64), np.float32)
+    assert onednn.gemm.batched_matmul(np.ones((2, 4, 4), np.float32), np.ones((2, 4, 4), np.float32)) is None
+    assert onednn.gemm.batched_matmul(f32.astype(np.float64), f32.astype(np.float64)) is None
+    assert onednn.gemm.batched_matmul(f32, np.ones((3, 64, 64), np.float32)) is None   # batches differ
+    assert onednn.gemm.batched_matmul(f32[:, ::-1], f32) is None   # a reversed view
+    assert onednn.gemm.batched_matmul(f32[0], f32[0]) is None   # 2-D: the GEMM's
+
+
 def test_linear_layers_on_onednn_gemm_match_torch():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((64, 300)).astype(np.float32)

@@ -1,8 +1,8 @@
-"""Matrix products' kernels, each a ``KernelChoice``: float32 2-D products on oneDNN's GEMM
-(``onednn.gemm``, on the OpenMP threads its convolutions use), NumPy's matmul (OpenBLAS)
-otherwise.
+"""Matrix products' kernels, each a ``KernelChoice``: float32 products on oneDNN's GEMM and
+matmul primitive (``onednn.gemm``, on the OpenMP threads its convolutions use), NumPy's matmul
+(OpenBLAS) otherwise.
 
-- ``matmul(a, b)``: ``a @ b``;
+- ``matmul(a, b)``: ``a @ b`` (NumPy's ``matmul``, batch dimensions included);
 - ``add_product(a, b, out)``: ``out += a @ b`` in one GEMM with ``beta = 1`` (``out`` already
   holds a bias); None where no kernel does it in place (the caller adds separately).
 - ``affine(a, b, bias)``: ``a @ b + bias`` for a bias of the product's dtype that broadcasts
@@ -30,7 +30,13 @@ def _numpy_add_product(a, b, out):
     return out if cblas.gemm(a, b, out) else None
 
 
-matmul = KernelChoice("matmul", onednn=onednn.gemm.matmul, numpy=_numpy_matmul)
+def _onednn_matmul(a, b):
+    if a.ndim == 2 and b.ndim == 2:
+        return onednn.gemm.matmul(a, b)
+    return onednn.gemm.batched_matmul(a, b)
+
+
+matmul = KernelChoice("matmul", onednn=_onednn_matmul, numpy=_numpy_matmul)
 add_product = KernelChoice("product added in place", onednn=onednn.gemm.matmul,
                            numpy=_numpy_add_product)
 

@@ -1,7 +1,8 @@
 """float32 GEMM on oneDNN, on its OpenMP threads (the ones its convolutions use) instead of
 OpenBLAS's: ``matmul``, ``c = a @ b + beta * c`` for 2-D NumPy arrays by ``dnnl_sgemm``
-(row-major), and ``affine``, ``a @ b + bias`` for a row of biases (a linear layer's forward) by
-oneDNN's matmul primitive, which adds the bias in its brgemm kernel.
+(row-major); ``affine``, ``a @ b + bias`` for a row of biases (a linear layer's forward) by
+oneDNN's matmul primitive, which adds the bias in its brgemm kernel; and ``batched_matmul``,
+``a @ b`` over batch dimensions (``bmm``, attention-shaped products) by the same primitive.
 
 A call costs about 10 microseconds more than NumPy's matmul (ctypes and ``dnnl_sgemm``'s own
 setup), so products smaller than ``MIN_MULTIPLY_ADDS`` are left to NumPy (the function returns
@@ -9,15 +10,16 @@ None): at one thread, OpenBLAS's small products take a third of oneDNN's time, a
 even at one to two million multiply-adds (``python -m benchmarks.gemm_threshold``).
 """
 import ctypes
+import math
 
 import numpy as np
 
-from . import capi
+from . import capi, threads
 from .capi import OneDNNError, call
 from .runtime import MemoryDesc, Plan, destroy_attr, engine, plans, scratchpad_attr
 from ..pointers import address
 
-__all__ = ["matmul", "affine", "MIN_MULTIPLY_ADDS", "AFFINE_MAX_WEIGHTS"]
+__all__ = ["matmul", "affine", "batched_matmul", "MIN_MULTIPLY_ADDS", "AFFINE_MAX_WEIGHTS"]
 
 MIN_MULTIPLY_ADDS = 1 << 21
 _FLOAT32 = np.dtype(np.float32)
@@ -104,19 +106,79 @@ def affine(a, b, bias):
 
 
 def _affine_plan(a, b):
-    m, n = a.shape[0], b.shape[1]
+    return _primitive_plan(a, b, (a.shape[0], b.shape[1]), bias=True)
+
+
+def _primitive_plan(a, b, out_shape, bias=False):
+    """A plan of the matmul primitive for ``a @ b`` (batch dimensions broadcast where one side
+    has 1) into a fresh C-contiguous array of ``out_shape``, adding a row of biases when
+    ``bias``; None where oneDNN declines or picks its reference loops."""
     src, weights = MemoryDesc.of(a), MemoryDesc.of(b)
-    bias = MemoryDesc.strided((1, n), (n, 1), _FLOAT32)
-    dst = MemoryDesc.strided((m, n), (n, 1), _FLOAT32)
+    dst = MemoryDesc.strided(out_shape, _dense_strides(out_shape), _FLOAT32)
+    fixed = {capi.ARG_SRC: src, capi.ARG_WEIGHTS: weights, capi.ARG_DST: dst}
+    if bias:
+        shape = (1,) * (len(out_shape) - 1) + out_shape[-1:]
+        fixed[capi.ARG_BIAS] = MemoryDesc.strided(shape, _dense_strides(shape), _FLOAT32)
     attr = scratchpad_attr()
     try:
         pd = ctypes.c_void_p()
         call("dnnl_matmul_primitive_desc_create", ctypes.byref(pd), engine().engine, src.handle,
-             weights.handle, bias.handle, dst.handle, attr, what="matmul")
+             weights.handle, fixed[capi.ARG_BIAS].handle if bias else None, dst.handle, attr,
+             what="matmul")
     except OneDNNError:
         return None
     finally:
         destroy_attr(attr)
-    plan = Plan(pd, "matmul", {}, {}, {capi.ARG_SRC: src, capi.ARG_WEIGHTS: weights,
-                                       capi.ARG_BIAS: bias, capi.ARG_DST: dst})
+    plan = Plan(pd, "matmul", {}, {}, fixed)
     return plan if plan.implementation().startswith("brg") else None   # not its reference loops
+
+
+def _dense_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+# Batched products of this many multiply-adds or more run on the matmul primitive, on two
+# threads or more; on one thread from ``BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS`` (below it NumPy's
+# loop of OpenBLAS calls was as fast; BENCHMARKS.md, "Batched products on the matmul
+# primitive").
+BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS = 1 << 24
+
+
+def batched_matmul(a, b):
+    """``a @ b`` for float32 NumPy arrays of 3 dimensions or more (NumPy's ``matmul``: batch
+    dimensions broadcast, a 2-D operand taken as one matrix for every batch) with positive
+    strides, into a new C-contiguous array; None where this does not apply."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != _FLOAT32 \
+            or b.dtype != _FLOAT32 or max(a.ndim, b.ndim) < 3 or min(a.ndim, b.ndim) < 2:
+        return None
+    (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+    ndim = max(a.ndim, b.ndim)
+    a = a.reshape((1,) * (ndim - a.ndim) + a.shape)
+    b = b.reshape((1,) * (ndim - b.ndim) + b.shape)
+    batch = []
+    for x, y in zip(a.shape[:-2], b.shape[:-2]):
+        if x != y and x != 1 and y != 1:
+            return None
+        batch.append(max(x, y))
+    out_shape = (*batch, m, n)
+    products = math.prod(batch) * m * n * k
+    least = MIN_MULTIPLY_ADDS if threads.applied_count() > 1 else BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS
+    if k != k2 or products < least or not (_strided_operand(a) and _strided_operand(b)):
+        return None
+    plan = plans.get(("batched matmul", a.shape, a.strides, b.shape, b.strides),
+                     lambda: _primitive_plan(a, b, out_shape))
+    if plan is None:
+        return None
+    out = np.empty(out_shape, np.float32)
+    plan({capi.ARG_SRC: a, capi.ARG_WEIGHTS: b, capi.ARG_DST: out})
+    return out
+
+
+def _strided_operand(a):
+    """Whether the primitive reads ``a`` in place: a non-empty array with positive strides (no
+    broadcast or reversed view)."""
+    return a.size > 0 and all(s > 0 for d, s in zip(a.shape, a.strides) if d > 1)
