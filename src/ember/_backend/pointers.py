@@ -12,9 +12,9 @@ def address(array):
     transposed weight) through its transpose's, which starts at the same element: NumPy
     refuses the others that buffer, and they take ``ctypes.data``)."""
     flags = array.flags
-    if flags.writeable and array.size:
-        if flags.c_contiguous:
-            return _addressof(_from_buffer(array))
-        if flags.f_contiguous:
-            return _addressof(_from_buffer(array.T))
+    if flags.writeable and array.size and (flags.c_contiguous or flags.f_contiguous):
+        try:
+            return _addressof(_from_buffer(array if flags.c_contiguous else array.T))
+        except ValueError:   # a dtype the buffer protocol does not carry (bfloat16)
+            pass
     return array.ctypes.data

@@ -164,8 +164,8 @@ def _lstm_forward(xp, x, batch_sizes, h0, c0, w, reverse, keep):
     return out, h.copy(), c, saved
 
 
-# Elman RNN layers of fewer steps stay on NumPy's steps: oneDNN's call costs about 0.1 ms more
-# (weights reordered each call), which NumPy's few steps do not reach (BENCHMARKS.md,
+# Elman RNN layers of fewer steps stay on NumPy's steps: oneDNN's call has a fixed cost (its
+# weights reordered on each call) that NumPy's few cheap steps stay under (BENCHMARKS.md,
 # "Recurrent layers"); the LSTM and GRU gain on oneDNN at every length measured.
 ELMAN_MIN_STEPS = 16
 
