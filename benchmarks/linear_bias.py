@@ -1,10 +1,11 @@
 """A linear layer's forward, ``x @ W.T + b`` in float32, three ways on the benchmark models'
 shapes: oneDNN's matmul primitive adding the bias in its kernel (``onednn.gemm.affine``),
-``dnnl_sgemm`` into a copy of the bias (``onednn.gemm.matmul``, ember's path before), and
-torch's ``addmm``. The three are timed in turns (``--repeats`` turns of ``--number`` calls
+``dnnl_sgemm`` into a copy of the bias (ember's path before), and torch's ``addmm``. With
+``--input-gradient``, the layer's input gradient ``g @ W`` instead: the primitive, ``dnnl_sgemm``
+(ember's path) and torch's ``mm``. The three are timed in turns (``--repeats`` turns of ``--number`` calls
 each); the table gives the fastest turn's median in microseconds.
 
-    .venv/bin/python -m benchmarks.linear_bias [--threads 2] [--repeats 5] [--number 30]
+    .venv/bin/python -m benchmarks.linear_bias [--threads 2] [--repeats 5] [--number 30] [--input-gradient]
 """
 import argparse
 import os
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.join(REPO, "src"))
 
 import ember  # noqa: E402
 from ember._backend import choice  # noqa: E402
-from ember._backend.onednn import gemm  # noqa: E402
+from ember._backend.onednn import capi, gemm  # noqa: E402
 import torch  # noqa: E402
 
 # (rows, in_features, out_features, where the benchmark models have it)
@@ -43,21 +44,25 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--number", type=int, default=30)
+    parser.add_argument("--input-gradient", action="store_true",
+                        help="time the input gradient g @ W instead of the forward")
     args = parser.parse_args()
     ember.set_num_threads(args.threads)
     torch.set_num_threads(args.threads)
     if not choice.enabled(choice.ONEDNN):
         sys.exit("oneDNN is not in use here")
     rng = np.random.default_rng(0)
-    print(f"float32 x @ W.T + b at {args.threads} thread(s); µs per call, fastest of "
+    what = "g @ W" if args.input_gradient else "x @ W.T + b"
+    print(f"float32 {what} at {args.threads} thread(s); µs per call, fastest of "
           f"{args.repeats} turns' medians")
-    print("| shape (rows x in -> out) | model | matmul primitive | sgemm into the bias | torch | primitive/torch |")
+    sgemm = "sgemm" if args.input_gradient else "sgemm into the bias"
+    print(f"| shape (rows x in -> out) | model | matmul primitive | {sgemm} | torch | primitive/torch |")
     print("|---|---|---:|---:|---:|---:|")
     for rows, fan_in, fan_out, where in SHAPES:
         x = rng.standard_normal((rows, fan_in), dtype=np.float32)
         w = rng.standard_normal((fan_out, fan_in), dtype=np.float32)
         b = rng.standard_normal(fan_out, dtype=np.float32)
-        cases = _cases(x, w, b)
+        cases = _gradient_cases(x, w) if args.input_gradient else _cases(x, w, b)
         best = {name: [] for name in cases}
         for _ in range(args.repeats):
             for name, fn in cases.items():
@@ -65,6 +70,19 @@ def main():
                 best[name].append(_median_us(fn, args.number))
         p, s, t = (min(best[k]) for k in ("primitive", "sgemm", "torch"))
         print(f"| {rows} x {fan_in} -> {fan_out} | {where} | {p:.0f} | {s:.0f} | {t:.0f} | {p / t:.2f} |")
+
+
+def _gradient_cases(x, w):
+    g = np.ones((x.shape[0], w.shape[0]), np.float32)
+    plan = gemm._primitive_plan(g, w, x.shape)
+
+    def primitive():
+        out = np.empty(x.shape, np.float32)
+        plan({capi.ARG_SRC: g, capi.ARG_WEIGHTS: w, capi.ARG_DST: out})
+        return out
+
+    tg, tw = torch.from_numpy(g), torch.from_numpy(w)
+    return {"primitive": primitive, "sgemm": lambda: gemm.matmul(g, w), "torch": lambda: torch.mm(tg, tw)}
 
 
 def _cases(x, w, b):
