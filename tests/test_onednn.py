@@ -451,6 +451,32 @@ def test_gemm_declines_what_it_does_not_run():
     assert onednn.gemm.matmul(f32, f32, out=f32) is None  # overlaps an operand
 
 
+@pytest.mark.parametrize("library", ["onednn", "numpy"])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_conv_bias_gradient_from_the_weight_gradients_primitive_matches_torch(library, channels_last):
+    """A convolution's bias gradient comes out of the backward call with the weight's (oneDNN's
+    backward-weights primitive, as torch's; NumPy's channel sums) and matches torch's."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((8, 6, 14, 14)).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        conv = lib.nn.Conv2d(6, 16, 5, padding=2)
+        if lib is ember:
+            conv.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in state.items()})
+        else:
+            state = conv.state_dict()
+        xt = lib.tensor(x, requires_grad=True)
+        if channels_last:
+            conv = conv.to(memory_format=lib.channels_last)
+            xt = xt.contiguous(memory_format=lib.channels_last)
+        with choice.only(library) if lib is ember else contextlib.nullcontext():
+            conv(xt).pow(2).sum().backward()
+        results.append([t.grad.detach().numpy() for t in (conv.bias, conv.weight)])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
 BATCHED_CASES = [((64, 64, 32), (64, 32, 64)), ((4, 16, 64, 32), (4, 16, 32, 64)),
                  ((4, 1, 64, 32), (1, 16, 32, 64)), ((64, 32), (8, 32, 512)),
                  ((16, 128, 96), (1, 96, 128))]

@@ -4,8 +4,11 @@ NumPy's GEMM lowering (``kernels``, which also serves CuPy):
 - ``forward(x, w, bias, stride, pads, dilation, groups)``: ``conv(x, w) + bias``;
 - ``input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups)``: the adjoint in the
   input, i.e. the transposed convolution of ``g`` (plus ``bias``, which may be None);
-- ``weight_grad(x, g, kernel, stride, pads, dilation, groups)``: the gradient in the weight;
-- ``backward(x, g, w, ...)``: ``(input_grad, weight_grad)`` together, and
+- ``weight_grad(x, g, kernel, stride, pads, dilation, groups, reordered=None, bias=False)``:
+  the gradient in the weight, and with ``bias`` ``(weight_grad, bias's gradient)``;
+- ``backward(x, g, w, ..., keep_layout=False, bias=False)``: ``(input_grad, weight_grad)``
+  together, the bias's gradient after them with ``bias`` (oneDNN's backward-weights primitive
+  computes it with the weight's, as torch's does), and
   ``forward_and_weight_grad(gy, g, w, ...)``: a transposed convolution's two gradients
   ``(conv(gy, w), weight_grad(gy, g))``, where NumPy's path builds the columns once for both.
 
@@ -51,22 +54,29 @@ def _numpy_input_grad(g, w, bias, in_spatial, stride, pads, dilation, groups, ke
     return _in_format_of(narrowed(_add_bias(gx, bias), g.dtype), g)
 
 
-def _numpy_weight_grad(x, g, kernel, stride, pads, dilation, groups):
+def _numpy_weight_grad(x, g, kernel, stride, pads, dilation, groups, reordered=None, bias=False):
     x, g = plain_array(x), plain_array(g)
     xp = namespace_of(x)
-    gw = im2col.conv_weight_grad(xp, widened(x), widened(g), tuple(kernel), stride, pads,
-                                  dilation, groups)
-    return narrowed(gw, x.dtype)
+    gw = narrowed(im2col.conv_weight_grad(xp, widened(x), widened(g), tuple(kernel), stride, pads,
+                                          dilation, groups), x.dtype)
+    return (gw, _channel_sums(g)) if bias else gw
 
 
-def _numpy_backward(x, g, w, stride, pads, dilation, groups, keep_layout=False):
+def _channel_sums(g):
+    """The bias's gradient: ``g`` summed over all but its channels (in float64)."""
+    return namespace_of(g).sum(g, axis=(0,) + tuple(range(2, g.ndim)), dtype="float64").astype(g.dtype)
+
+
+def _numpy_backward(x, g, w, stride, pads, dilation, groups, keep_layout=False, bias=False):
     x, g = plain_array(x), plain_array(g)
     pair = im2col.conv_backward(namespace_of(x), widened(x), widened(g), widened(w), stride,
                                  pads, dilation, groups)
     if pair is None:
-        return (_numpy_input_grad(g, w, None, x.shape[2:], stride, pads, dilation, groups),
+        pair = (_numpy_input_grad(g, w, None, x.shape[2:], stride, pads, dilation, groups),
                 _numpy_weight_grad(x, g, w.shape[2:], stride, pads, dilation, groups))
-    return tuple(narrowed(a, x.dtype) for a in pair)
+    else:
+        pair = tuple(narrowed(a, x.dtype) for a in pair)
+    return (*pair, _channel_sums(g)) if bias else pair
 
 
 def _numpy_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups, keep_layout=False):

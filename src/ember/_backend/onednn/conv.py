@@ -213,9 +213,11 @@ def conv_backward_data(g, w, in_spatial, stride, pads, dilation, groups, keep_la
     return kept.get(capi.ARG_DIFF_SRC, gx)
 
 
-def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups, reordered=None):
+def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups, reordered=None,
+                          bias=False):
     """The convolution's weight gradient (O, C/groups, *kernel) from its input ``x`` and output
-    gradient ``g``. None where oneDNN does not apply. ``reordered``: as for ``conv_forward``."""
+    gradient ``g``; with ``bias``, ``(weight gradient, bias gradient (O,))`` from the same
+    primitive. None where oneDNN does not apply. ``reordered``: as for ``conv_forward``."""
     x, g = _readable(x), _readable(g)
     if not _arrays_ok(x, g) or x.dtype != g.dtype:
         return None
@@ -225,40 +227,51 @@ def conv_backward_weights(x, g, kernel, stride, pads, dilation, groups, reordere
     out_channels, channels = g.shape[1], x.shape[1]
     gw = np.empty((out_channels, channels // groups) + kernel, x.dtype)
     gwg = _grouped_weight(gw, groups)
+    gb = np.empty(out_channels, x.dtype) if bias else None
     key = ("conv_backward_weights", layout_key(x), layout_key(g), kernel, stride, pads, dilation,
-           groups)
+           groups, bias)
 
     def make():
         src, wei, dst = _activation_md(x), MemoryDesc.any(gwg.shape, x.dtype), _activation_md(g)
+        bias_md = MemoryDesc.of(gb) if bias else None
         pd = _backward_pd("dnnl_convolution_backward_weights_primitive_desc_create",
                           "convolution backward weights", src, wei, dst,
                           _geometry(stride, pads, dilation),
-                          (src.handle, wei.handle, None, dst.handle))
+                          (src.handle, wei.handle, bias_md.handle if bias else None, dst.handle))
         inputs = {capi.ARG_SRC: (MemoryDesc.of(x), capi.QUERY_SRC_MD),
                   capi.ARG_DIFF_DST: (MemoryDesc.of(g), capi.QUERY_DIFF_DST_MD)}
         outputs = {capi.ARG_DIFF_WEIGHTS: (MemoryDesc.of(gwg), capi.QUERY_DIFF_WEIGHTS_MD)}
+        if bias:
+            outputs[capi.ARG_DIFF_BIAS] = (bias_md, (capi.QUERY_DIFF_WEIGHTS_MD, 1))
         return Plan(pd, "convolution backward weights", inputs, outputs)
 
     plan = plans.get(key, lambda: _build(make))
     if plan is None:
         return None
-    plan({capi.ARG_SRC: x, capi.ARG_DIFF_DST: g, capi.ARG_DIFF_WEIGHTS: gwg}, reordered)
-    return gw
+    arrays = {capi.ARG_SRC: x, capi.ARG_DIFF_DST: g, capi.ARG_DIFF_WEIGHTS: gwg}
+    if bias:
+        arrays[capi.ARG_DIFF_BIAS] = gb
+    plan(arrays, reordered)
+    return (gw, gb) if bias else gw
 
 
-def conv_backward(x, g, w, stride, pads, dilation, groups, keep_layout=False):
+def conv_backward(x, g, w, stride, pads, dilation, groups, keep_layout=False, bias=False):
     """Both gradients of the convolution of ``x`` with ``w``, ``(input gradient, weight
-    gradient)``, from its output gradient ``g``, which is converted into oneDNN's layout once
-    where the two primitives chose the same one. None where oneDNN does not apply.
-    ``keep_layout``: the input gradient may be a ``BlockedArray`` (as for ``conv_forward``)."""
+    gradient)``, and with ``bias`` the bias's gradient after them, from its output gradient
+    ``g``, which is converted into oneDNN's layout once where the two primitives chose the
+    same one. None where oneDNN does not apply. ``keep_layout``: the input gradient may be a
+    ``BlockedArray`` (as for ``conv_forward``)."""
     g = _readable(g)
     reordered = Reordered(g)
     gx = conv_backward_data(g, w, x.shape[2:], stride, pads, dilation, groups, keep_layout,
                             reordered)
     if gx is None:
         return None
-    gw = conv_backward_weights(x, g, w.shape[2:], stride, pads, dilation, groups, reordered)
-    return None if gw is None else (gx, gw)
+    weights = conv_backward_weights(x, g, w.shape[2:], stride, pads, dilation, groups, reordered,
+                                    bias)
+    if weights is None:
+        return None
+    return (gx, *weights) if bias else (gx, weights)
 
 
 def conv_forward_and_weight_grad(gy, g, w, stride, pads, dilation, groups, keep_layout=False):

@@ -70,14 +70,20 @@ class ConvolutionBackward0(Node):
         return gx, gw, _bias_grad(grad) if need_b else None
 
     def backward_arrays(self, grad):
-        """The input's and the weight's gradients from one kernel call."""
+        """The input's, the weight's and the bias's gradients from one kernel call (the
+        weight's and the bias's alone for an input without gradient, a network's first
+        layer)."""
         x, w = self.saved_tensors
         need_x, need_w, need_b = (fn is not None for fn, _ in self.next_functions)
-        if not (need_x and need_w):
+        if not need_w:
             return None
-        gx, gw = convolution.backward(blocked_or_data(x), blocked_or_data(grad), w._data,
-                                      *self.geom.args(), True)
-        return make_blocked(gx), make(gw), _bias_grad(grad) if need_b else None
+        if not need_x:
+            found = convolution.weight_grad(blocked_or_data(x), blocked_or_data(grad), w.shape[2:],
+                                            *self.geom.args(), None, need_b)
+            return (None, make(found[0]), make(found[1])) if need_b else (None, make(found), None)
+        found = convolution.backward(blocked_or_data(x), blocked_or_data(grad), w._data,
+                                     *self.geom.args(), True, need_b)
+        return make_blocked(found[0]), make(found[1]), make(found[2]) if need_b else None
 
 
 class ConvolutionTransposeBackward0(Node):
