@@ -458,8 +458,8 @@ def test_conv_bias_gradient_from_the_weight_gradients_primitive_matches_torch(li
     backward-weights primitive, as torch's; NumPy's channel sums) and matches torch's."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((8, 6, 14, 14)).astype(np.float32)
-    results = []
-    for lib in (torch, ember):
+    results, state = [], None
+    for lib in (torch, ember):   # torch first: ember loads its initial weights
         lib.manual_seed(0)
         conv = lib.nn.Conv2d(6, 16, 5, padding=2)
         if lib is ember:
