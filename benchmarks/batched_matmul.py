@@ -8,9 +8,7 @@ gives the fastest turn's median in microseconds.
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -21,19 +19,12 @@ import ember  # noqa: E402
 from ember._backend import choice  # noqa: E402
 import torch  # noqa: E402
 
+from benchmarks.timing import median_us  # noqa: E402
+
 # (batch, m, k, n): attention's scores and weighted values (16 sequences x 4 heads of 64
 # positions, 32 features a head), square blocks, and below the size rule
 SHAPES = [(64, 64, 32, 64), (64, 64, 64, 32), (32, 64, 64, 64), (16, 128, 128, 128),
           (8, 256, 64, 256), (64, 16, 16, 16)]
-
-
-def _median_us(fn, number):
-    times = []
-    for _ in range(number):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
 
 
 def _cases(a, b):
@@ -67,7 +58,7 @@ def main():
         for _ in range(args.repeats):
             for name, fn in cases.items():
                 fn()
-                best[name].append(_median_us(fn, args.number))
+                best[name].append(median_us(fn, args.number))
         e, p, t = (min(best[name]) for name in ("ember", "numpy", "torch"))
         print(f"| {batch} x ({m} x {k}) @ ({k} x {n}) | {batch * m * k * n:,} | {e:.0f} | {p:.0f} "
               f"| {t:.0f} | {e / t:.2f} |")

@@ -5,7 +5,6 @@ its general (Cody) path, interleaved in one process; medians in microseconds.
 """
 import argparse
 import statistics
-import time
 
 import numpy as np
 import torch
@@ -13,15 +12,7 @@ import torch
 import ember
 from ember._backend import special
 from ember.nn.functional import activation
-
-
-def _median_us(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
+from benchmarks.timing import median_us
 
 
 def _cases(x):
@@ -68,7 +59,7 @@ def main():
     for _ in range(5):  # rounds, each timing every case in turn
         for lib in cases:
             for name in names:
-                samples[lib, name].append(_median_us(cases[lib][name], args.repeats))
+                samples[lib, name].append(median_us(cases[lib][name], args.repeats))
     print(f"float32 {tuple(args.shape)}, {args.threads} thread(s); median µs")
     print("| op | ember | torch | ember/torch | ember general path | general/ember |")
     print("|---|---:|---:|---:|---:|---:|")

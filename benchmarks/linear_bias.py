@@ -9,9 +9,7 @@ each); the table gives the fastest turn's median in microseconds.
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -23,20 +21,13 @@ from ember._backend import choice  # noqa: E402
 from ember._backend.onednn import capi, gemm  # noqa: E402
 import torch  # noqa: E402
 
+from benchmarks.timing import median_us  # noqa: E402
+
 # (rows, in_features, out_features, where the benchmark models have it)
 SHAPES = [(128, 784, 512, "mlp fc1"), (128, 512, 512, "mlp fc2"),
           (1024, 128, 384, "transformer_lm in_proj"), (1024, 128, 512, "transformer_lm linear1"),
           (1024, 512, 128, "transformer_lm linear2"), (1024, 128, 1000, "transformer_lm vocab"),
           (700, 200, 10000, "lstm_lm vocab")]
-
-
-def _median_us(fn, number):
-    times = []
-    for _ in range(number):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
 
 
 def main():
@@ -67,7 +58,7 @@ def main():
         for _ in range(args.repeats):
             for name, fn in cases.items():
                 fn()
-                best[name].append(_median_us(fn, args.number))
+                best[name].append(median_us(fn, args.number))
         p, s, t = (min(best[k]) for k in ("primitive", "sgemm", "torch"))
         print(f"| {rows} x {fan_in} -> {fan_out} | {where} | {p:.0f} | {s:.0f} | {t:.0f} | {p / t:.2f} |")
 

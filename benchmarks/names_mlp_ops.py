@@ -10,7 +10,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -18,6 +17,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import ember
 import torch
+
+from benchmarks import timing
 
 
 def cases(lib):
@@ -51,12 +52,7 @@ def cases(lib):
 def median_us(fn, calls=300):
     for _ in range(20):
         fn()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e6
+    return timing.median_us(fn, calls)
 
 
 def main():
