@@ -192,9 +192,8 @@ def _gru_gates(w):
 
 def _onednn_bias(mode, w_ih, b_ih, b_hh):
     """oneDNN's bias of the layer: the LSTM's and the Elman RNN's ``b_ih + b_hh``; the GRU's
-    update, reset and new
-    gates' ``b_ih + b_hh`` but the new gate's ``b_ih`` alone, then its ``b_hh`` (oneDNN's
-    linear-before-reset cell, torch's GRU)."""
+    update and reset gates' ``b_ih + b_hh``, then the new gate's ``b_ih`` and its ``b_hh``
+    apart (oneDNN's linear-before-reset cell, torch's GRU)."""
     if mode != "GRU":
         return np.zeros(w_ih.shape[0], np.float32) if b_ih is None else _dense(b_ih + b_hh)
     hidden = w_ih.shape[0] // 3
@@ -219,22 +218,25 @@ def _onednn_layer_forward(mode, xp, x, batch_sizes, h0, c0, w, reverse, keep):
     if mode == "LSTM":
         result = onednn.rnn.lstm_forward(x, _dense(h0), _dense(c0), _dense(w_ih), _dense(w_hh),
                                          bias, reverse, keep)
+    elif mode == "GRU":
+        result = _no_cell_state(onednn.rnn.gru_forward(
+            x, _dense(h0), _gru_gates(w_ih), _gru_gates(w_hh), bias, reverse, keep))
     else:
-        if mode == "GRU":
-            result = onednn.rnn.gru_forward(x, _dense(h0), _gru_gates(w_ih), _gru_gates(w_hh),
-                                            bias, reverse, keep)
-        else:
-            result = onednn.rnn.elman_forward(x, _dense(h0), _dense(w_ih), _dense(w_hh), bias,
-                                              mode == "RNN_RELU", reverse, keep)
-        result = None if result is None else (result[0], result[1], None, result[2])
+        result = _no_cell_state(onednn.rnn.elman_forward(
+            x, _dense(h0), _dense(w_ih), _dense(w_hh), bias, mode == "RNN_RELU", reverse, keep))
     if result is None:
         return None
     out, h, c, workspace = result
     return out.reshape(-1, out.shape[-1]), h, c, None if workspace is None else _Workspace(workspace)
 
 
-_layer_forward = KernelChoice("recurrent layer", onednn=_onednn_layer_forward, numpy=lambda mode, *args:
-                              _forward_arrays(mode, *args))
+def _no_cell_state(result):
+    """A GRU's or Elman RNN's ``(out, h_n, workspace)`` as the LSTM's four (``c_n`` None)."""
+    return None if result is None else (result[0], result[1], None, result[2])
+
+
+_layer_forward = KernelChoice("recurrent layer", onednn=_onednn_layer_forward,
+                              numpy=lambda *args: _forward_arrays(*args))
 
 
 def _onednn_layer_gradients(mode, x, h0, c0, w, batch_sizes, reverse, kept, grad_out, grad_h,
