@@ -144,13 +144,15 @@ def format_of(array):
 class _Memories:
     """The oneDNN memory objects a primitive's arguments are bound with, one per slot (an
     argument, or an argument's layout before a reorder), made on first use and pointed at each
-    call's buffers after: making and destroying one costs several times the call that points
+    call's buffers after (unless a slot's buffer is the one it points at already, as a weight's
+    is from step to step): making and destroying one costs several times the call that points
     it. One caller at a time: ``take`` gives them to the first, and a concurrent caller (another
     thread running the same primitive) fresh ones, destroyed by ``done``."""
-    __slots__ = ("_slots", "_args", "_lock", "_lib")
+    __slots__ = ("_slots", "_pointers", "_args", "_lock", "_lib")
 
     def __init__(self):
         self._slots = {}
+        self._pointers = {}
         self._args = {}
         self._lock = threading.Lock()
         self._lib = capi.lib()
@@ -163,10 +165,11 @@ class _Memories:
         mem = self._slots.get(slot)
         if mem is None:
             mem = self._slots[slot] = _memory(md, pointer)
-        else:
+        elif self._pointers[slot] != pointer:
             status = self._lib.dnnl_memory_set_data_handle(mem, pointer)
             if status:
                 capi.check(status, "dnnl_memory_set_data_handle")
+        self._pointers[slot] = pointer
         return mem
 
     def args(self, pairs):
@@ -185,6 +188,7 @@ class _Memories:
         for mem in self._slots.values():
             self._lib.dnnl_memory_destroy(mem)
         self._slots = {}
+        self._pointers = {}
         self._args = {}
 
 
@@ -406,7 +410,9 @@ class Plan:
             self.primitive.execute(memories.args(bound))
             for reorder, src, dst in after:
                 reorder.execute(memories.args(((capi.ARG_FROM, src), (capi.ARG_TO, dst))))
-            call("dnnl_stream_wait", engine().stream)
+            status = lib.dnnl_stream_wait(engine().stream)
+            if status:
+                capi.check(status, "dnnl_stream_wait", self.primitive.what)
         finally:
             memories.done()
         return kept
