@@ -19,7 +19,7 @@ import ember  # noqa: E402
 from ember._backend import choice  # noqa: E402
 import torch  # noqa: E402
 
-from benchmarks.timing import median_us  # noqa: E402
+from benchmarks.timing import fastest_medians  # noqa: E402
 
 # (batch, m, k, n): attention's scores and weighted values (16 sequences x 4 heads of 64
 # positions, 32 features a head), square blocks, and below the size rule
@@ -54,12 +54,8 @@ def main():
         a = rng.standard_normal((batch, m, k), dtype=np.float32)
         b = rng.standard_normal((batch, k, n), dtype=np.float32)
         cases = _cases(a, b)
-        best = {name: [] for name in cases}
-        for _ in range(args.repeats):
-            for name, fn in cases.items():
-                fn()
-                best[name].append(median_us(fn, args.number))
-        e, p, t = (min(best[name]) for name in ("ember", "numpy", "torch"))
+        best = fastest_medians(cases, args.repeats, args.number)
+        e, p, t = (best[name] for name in ("ember", "numpy", "torch"))
         print(f"| {batch} x ({m} x {k}) @ ({k} x {n}) | {batch * m * k * n:,} | {e:.0f} | {p:.0f} "
               f"| {t:.0f} | {e / t:.2f} |")
 

@@ -21,7 +21,7 @@ from ember._backend import choice  # noqa: E402
 from ember._backend.onednn import capi, gemm  # noqa: E402
 import torch  # noqa: E402
 
-from benchmarks.timing import median_us  # noqa: E402
+from benchmarks.timing import fastest_medians  # noqa: E402
 
 # (rows, in_features, out_features, where the benchmark models have it)
 SHAPES = [(128, 784, 512, "mlp fc1"), (128, 512, 512, "mlp fc2"),
@@ -54,12 +54,8 @@ def main():
         w = rng.standard_normal((fan_out, fan_in), dtype=np.float32)
         b = rng.standard_normal(fan_out, dtype=np.float32)
         cases = _gradient_cases(x, w) if args.input_gradient else _cases(x, w, b)
-        best = {name: [] for name in cases}
-        for _ in range(args.repeats):
-            for name, fn in cases.items():
-                fn()
-                best[name].append(median_us(fn, args.number))
-        p, s, t = (min(best[k]) for k in ("primitive", "sgemm", "torch"))
+        best = fastest_medians(cases, args.repeats, args.number)
+        p, s, t = (best[name] for name in ("primitive", "sgemm", "torch"))
         print(f"| {rows} x {fan_in} -> {fan_out} | {where} | {p:.0f} | {s:.0f} | {t:.0f} | {p / t:.2f} |")
 
 

@@ -1,4 +1,5 @@
-"""The timer the single-kernel benchmarks share: the median of single calls."""
+"""The timers the single-kernel benchmarks share: the median of single calls, and cases timed
+in turns."""
 import statistics
 import time
 
@@ -11,3 +12,14 @@ def median_us(fn, calls):
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e6
+
+
+def fastest_medians(cases, repeats, calls):
+    """{name: the fastest of ``repeats`` turns' ``median_us``} for ``cases`` ({name: fn}),
+    every turn timing each case in order after one untimed call."""
+    best = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, fn in cases.items():
+            fn()
+            best[name].append(median_us(fn, calls))
+    return {name: min(times) for name, times in best.items()}

@@ -453,9 +453,11 @@ def test_gemm_declines_what_it_does_not_run():
 
 @pytest.mark.parametrize("library", ["onednn", "numpy"])
 @pytest.mark.parametrize("channels_last", [False, True])
-def test_conv_bias_gradient_from_the_weight_gradients_primitive_matches_torch(library, channels_last):
+def test_conv_bias_gradient_from_the_weight_gradients_primitive_matches_torch(library, channels_last,
+                                                                             spy):
     """A convolution's bias gradient comes out of the backward call with the weight's (oneDNN's
     backward-weights primitive, as torch's; NumPy's channel sums) and matches torch's."""
+    asked_for_bias = spy(onednn.conv, "conv_backward_weights", 8)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((8, 6, 14, 14)).astype(np.float32)
     results, state = [], None
@@ -475,6 +477,7 @@ def test_conv_bias_gradient_from_the_weight_gradients_primitive_matches_torch(li
         results.append([t.grad.detach().numpy() for t in (conv.bias, conv.weight)])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+    assert asked_for_bias == ([True] if library == "onednn" else [])
 
 
 BATCHED_CASES = [((64, 64, 32), (64, 32, 64)), ((4, 16, 64, 32), (4, 16, 32, 64)),

@@ -736,7 +736,6 @@ def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
     return result
 
 
-
 _AFFINE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 

@@ -16,8 +16,9 @@ import numpy as np
 
 from . import capi, threads
 from .capi import OneDNNError, call
-from .runtime import MemoryDesc, Plan, destroy_attr, engine, plans, scratchpad_attr
+from .runtime import MemoryDesc, Plan, describable, destroy_attr, engine, plans, scratchpad_attr
 from ..pointers import address
+from ..._memory_format import contiguous_format
 
 __all__ = ["matmul", "affine", "batched_matmul", "MIN_MULTIPLY_ADDS", "AFFINE_MAX_WEIGHTS"]
 
@@ -82,20 +83,17 @@ def affine(a, b, bias):
     """``a @ b + bias`` for 2-D float32 NumPy arrays ``a`` and ``b`` (C- or F-contiguous) and a
     float32 ``bias`` that broadcasts to the product; a new C-contiguous array, or None where
     this does not apply."""
-    if type(a) is not np.ndarray or type(b) is not np.ndarray or type(bias) is not np.ndarray:
-        return None
-    if a.ndim != 2 or b.ndim != 2 or bias.dtype != _FLOAT32:
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or type(bias) is not np.ndarray
+            or a.ndim != 2 or b.ndim != 2 or bias.dtype != _FLOAT32 or a.dtype != _FLOAT32
+            or b.dtype != _FLOAT32 or _operand(a) is None or _operand(b) is None):
         return None
     (m, k), (k2, n) = a.shape, b.shape
+    if k != k2 or m * n * k < MIN_MULTIPLY_ADDS:
+        return None
     if bias.shape not in ((n,), (1, n)) or b.size > AFFINE_MAX_WEIGHTS:   # into a copy of the bias
-        if m * n * k < MIN_MULTIPLY_ADDS:
-            return None
         out = np.empty((m, n), np.float32)
         out[...] = bias
         return matmul(a, b, out)
-    if (k != k2 or m * n * k < MIN_MULTIPLY_ADDS or a.dtype != _FLOAT32 or b.dtype != _FLOAT32
-            or _operand(a) is None or _operand(b) is None):
-        return None
     plan = plans.get(("affine", a.shape, a.strides, b.shape, b.strides), lambda: _affine_plan(a, b))
     if plan is None:
         return None
@@ -114,11 +112,11 @@ def _primitive_plan(a, b, out_shape, bias=False):
     has 1) into a fresh C-contiguous array of ``out_shape``, adding a row of biases when
     ``bias``; None where oneDNN declines or picks its reference loops."""
     src, weights = MemoryDesc.of(a), MemoryDesc.of(b)
-    dst = MemoryDesc.strided(out_shape, _dense_strides(out_shape), _FLOAT32)
+    dst = MemoryDesc.dense(out_shape, _FLOAT32, contiguous_format)
     fixed = {capi.ARG_SRC: src, capi.ARG_WEIGHTS: weights, capi.ARG_DST: dst}
     if bias:
         shape = (1,) * (len(out_shape) - 1) + out_shape[-1:]
-        fixed[capi.ARG_BIAS] = MemoryDesc.strided(shape, _dense_strides(shape), _FLOAT32)
+        fixed[capi.ARG_BIAS] = MemoryDesc.dense(shape, _FLOAT32, contiguous_format)
     attr = scratchpad_attr()
     try:
         pd = ctypes.c_void_p()
@@ -131,14 +129,6 @@ def _primitive_plan(a, b, out_shape, bias=False):
         destroy_attr(attr)
     plan = Plan(pd, "matmul", {}, {}, fixed)
     return plan if plan.implementation().startswith("brg") else None   # not its reference loops
-
-
-def _dense_strides(shape):
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return tuple(reversed(strides))
 
 
 # Batched products of this many multiply-adds or more run on the matmul primitive, on two
@@ -167,7 +157,7 @@ def batched_matmul(a, b):
     out_shape = (*batch, m, n)
     products = math.prod(batch) * m * n * k
     least = MIN_MULTIPLY_ADDS if threads.applied_count() > 1 else BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS
-    if k != k2 or products < least or not (_strided_operand(a) and _strided_operand(b)):
+    if k != k2 or products < least or not (describable(a) and describable(b)):
         return None
     plan = plans.get(("batched matmul", a.shape, a.strides, b.shape, b.strides),
                      lambda: _primitive_plan(a, b, out_shape))
@@ -176,9 +166,3 @@ def batched_matmul(a, b):
     out = np.empty(out_shape, np.float32)
     plan({capi.ARG_SRC: a, capi.ARG_WEIGHTS: b, capi.ARG_DST: out})
     return out
-
-
-def _strided_operand(a):
-    """Whether the primitive reads ``a`` in place: a non-empty array with positive strides (no
-    broadcast or reversed view)."""
-    return a.size > 0 and all(s > 0 for d, s in zip(a.shape, a.strides) if d > 1)
