@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.ops import pointwise, unary
+from ember.ops import linalg, pointwise, unary
 
 ARITHMETIC_UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
                     "reciprocal", "tan", "atan", "tanh", "atanh", "sigmoid", "sign", "floor",
@@ -217,3 +217,65 @@ def test_softplus_and_logsigmoid_array_backward_matches_ember_ops(monkeypatch, d
     spies = [_spy_node(monkeypatch, node) for node in (activation.SoftplusBackward0, activation.LogSigmoidBackward0)]
     _assert_same_both_ways(fn, [_values(shape, dtype)])
     assert (spies[0] + spies[1])[0] is True
+
+
+_PRODUCTS = {
+    "mm": (lambda a, b: a @ b, [(5, 4), (4, 3)], linalg.MmBackward0),
+    "mm by a transposed weight": (lambda a, b: a @ b.t(), [(5, 4), (3, 4)], linalg.MmBackward0),
+    "linear": (lambda a, w, b: ember.nn.functional.linear(a, w, b), [(6, 4), (3, 4), (3,)],
+               linalg.AddmmBackward0),
+    "bmm": (ember.bmm, [(2, 5, 4), (2, 4, 3)], linalg.BmmBackward0),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", sorted(_PRODUCTS))
+def test_product_array_backwards_match_ember_ops(monkeypatch, name, dtype):
+    fn, shapes, node_cls = _PRODUCTS[name]
+    taken = _spy_node(monkeypatch, node_cls)
+    fast, _ = _gradients(fn, [_values(s, dtype, seed=i) for i, s in enumerate(shapes)], create_graph=False)
+    general, _ = _gradients(fn, [_values(s, dtype, seed=i) for i, s in enumerate(shapes)], create_graph=True)
+    # (a row bias's gradient is a ones-vector product on the arrays: it may round otherwise)
+    for a, b in zip(fast[:2], general[:2]):
+        np.testing.assert_array_equal(a, b)
+    # every dtype's products (half precision computed in float32, as the ops compute it); a
+    # bias's gradient on the arrays for float32 and float64 only
+    assert taken[0] is (name != "linear" or dtype in ("float32", "float64"))
+
+
+def test_product_array_backward_stands_aside_for_a_flop_counter(monkeypatch):
+    from ember.utils.flop_counter import FlopCounterMode
+    taken = _spy_node(monkeypatch, linalg.MmBackward0)
+    a, b = _values((5, 4), "float32").requires_grad_(), _values((4, 3), "float32").requires_grad_()
+    with FlopCounterMode(display=False) as counter:
+        (a @ b).sum().backward()
+    assert taken == [False]
+    assert counter.get_total_flops() == 3 * 2 * 5 * 4 * 3   # the forward's product and backward's two
+
+
+_REDUCTIONS = [lambda x: x.mean(0, keepdim=True), lambda x: x.mean(1), lambda x: x.mean((0, 2)),
+               lambda x: x.sum(1), lambda x: x.sum(0, keepdim=True), lambda x: x.std(0, keepdim=True),
+               lambda x: x.std(1), lambda x: x.var(2, correction=0), lambda x: x.std(), lambda x: x.var(),
+               lambda x: (x * 0 + 1).std(0), lambda x: x[0, 0].mean(0)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("fn", _REDUCTIONS)
+def test_reduction_array_backwards_match_ember_ops(fn, dtype):
+    _assert_same_both_ways(fn, [_values((4, 5, 3), dtype)])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("fn", [lambda a, b: a / b, lambda a, b: a / b[:1], lambda a, b: a[0, 0] / b])
+def test_div_array_backward_matches_ember_ops(monkeypatch, fn, dtype):
+    taken = _spy_node(monkeypatch, pointwise.DivBackward0)
+    _assert_same_both_ways(fn, [_values((4, 5), dtype), _values((4, 5), dtype, seed=2)])
+    assert taken[0] is (dtype != "bfloat16")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("other", [3.7, 3])
+def test_div_by_number_array_backward_matches_ember_ops(monkeypatch, other, dtype):
+    taken = _spy_node(monkeypatch, pointwise.DivBackward0)
+    _assert_same_both_ways(lambda a: a / other, [_values((4, 5), dtype)])
+    assert taken[0] is (dtype != "bfloat16")

@@ -165,6 +165,16 @@ class MmBackward0(Node):
             g2 = _mat2_grad(mat1, mat2, grad)
         return g1, g2
 
+    def backward_arrays(self, grad):
+        """``backward``'s products on the arrays (the same products of the same arrays)."""
+        arrays = _product_grad_arrays(grad, *self.saved_tensors)
+        if arrays is None:
+            return None
+        g, m1, m2 = arrays
+        edges = self.next_functions
+        return (make(_matmul_data(g, m2.T)) if edges[0][0] is not None else None,
+                make(_mat2_grad_array(m1, m2, g)) if edges[1][0] is not None else None)
+
 
 def _mat2_grad(mat1, mat2, grad):
     """``mat1^T @ grad`` in mat2's own layout: a transposed weight (Linear's) gets a gradient
@@ -172,6 +182,32 @@ def _mat2_grad(mat1, mat2, grad):
     if _is_transposed(mat2._data):
         return grad.mT.mm(mat1).mT
     return mat1.mT.mm(grad)
+
+
+def _mat2_grad_array(m1, m2, g):
+    """``_mat2_grad`` on arrays."""
+    if _is_transposed(m2):
+        return _matmul_data(g.T, m1).T
+    return _matmul_data(m1.T, g)
+
+
+def _product_grad_arrays(grad, *saved):
+    """For a product node's ``backward_arrays``: the arrays of ``grad`` and of the saved
+    operands, where its gradients are real products of one dtype that no FLOP counter is
+    counting (a counter counts the backward's products as ops); else None."""
+    if grad.__class__ is not Tensor or _flop_hook.counter is not None:
+        return None
+    g = grad._data
+    dtype = g.dtype
+    if dtype.kind == "c":
+        return None
+    arrays = [g]
+    for t in saved:
+        data = t._data
+        if t.__class__ is not Tensor or data.dtype != dtype:
+            return None
+        arrays.append(data)
+    return arrays
 
 
 # out_dtype= of the products: the inputs' dtype, or float32 for float16/bfloat16 inputs
@@ -252,6 +288,16 @@ class BmmBackward0(Node):
         g1 = grad.bmm(b2.mT) if self.next_functions[0][0] is not None else None
         g2 = b1.mT.bmm(grad) if self.next_functions[1][0] is not None else None
         return g1, g2
+
+    def backward_arrays(self, grad):
+        """``backward``'s products on the arrays (the same products of the same arrays)."""
+        arrays = _product_grad_arrays(grad, *self.saved_tensors)
+        if arrays is None or any(0 in a.shape for a in arrays):
+            return None
+        g, b1, b2 = arrays
+        edges = self.next_functions
+        return (make(_matmul_data(g, b2.swapaxes(-1, -2))) if edges[0][0] is not None else None,
+                make(_matmul_data(b1.swapaxes(-1, -2), g)) if edges[1][0] is not None else None)
 
 
 @method()
@@ -638,13 +684,23 @@ class AddmmBackward0(_AddProductNode):
         return self._grads(grad, self.input_grad(grad))
 
     def backward_arrays(self, grad):
-        """A row bias's gradient, the column sums of ``grad``, as a ones-vector product: BLAS
+        """On the arrays: the products as ``backward`` computes them (with ``alpha`` 1), and a
+        row bias's gradient, the column sums of ``grad``, as a ones-vector product: BLAS
         threads it, NumPy's ``sum(axis=0)`` does not (pinned to ``input_grad`` by tests)."""
         data = grad._data
-        if (self.beta != 1 or self.next_functions[0][0] is None or type(data) is not np.ndarray
-                or data.dtype not in _BLAS_DTYPES or self.in_shape != data.shape[1:]):
-            return None
-        return self._grads(grad, make(np.ones(data.shape[0], data.dtype) @ data))
+        edges = self.next_functions
+        bias_grad = None
+        if edges[0][0] is not None:
+            if (self.beta != 1 or type(data) is not np.ndarray or data.dtype not in _BLAS_DTYPES
+                    or self.in_shape != data.shape[1:]):
+                return None
+            bias_grad = make(np.ones(data.shape[0], data.dtype) @ data)
+        arrays = _product_grad_arrays(grad, *self.saved_tensors) if self.alpha == 1 else None
+        if arrays is None:
+            return self._grads(grad, bias_grad) if bias_grad is not None else None
+        g, m1, m2 = arrays
+        return (bias_grad, make(_matmul_data(g, m2.T)) if edges[1][0] is not None else None,
+                make(_mat2_grad_array(m1, m2, g)) if edges[2][0] is not None else None)
 
     def _grads(self, grad, bias_grad):
         mat1, mat2 = self.saved_tensors

@@ -448,6 +448,26 @@ class DivBackward0(_BinaryNode):
             gb = self.reduce(-grad * conj_if_complex(out) / b, 1)
         return ga, gb
 
+    def backward_arrays(self, grad):
+        """``backward``'s arithmetic on the arrays, for real operands of one dtype."""
+        gd = grad._data
+        edges = self.next_functions
+        if self.other_shape is None:
+            scalar = self.other_scalar
+            if (scalar.__class__ is not float and scalar.__class__ is not int) or gd.dtype not in _RAW_DTYPES:
+                return None
+            return self.reduce(make(namespace_of(gd).true_divide(gd, scalar)), 0), None
+        arrays = raw_arrays(grad, *self.saved_tensors)
+        if arrays is None or grad.__class__ is not Tensor:
+            return None
+        gd, ad, bd, od = arrays
+        xp = namespace_of(gd)
+        ga = self.reduce(make(xp.true_divide(gd, bd)), 0) if edges[0][0] is not None else None
+        gb = None
+        if edges[1][0] is not None:
+            gb = self.reduce(make(xp.true_divide(xp.negative(gd) * od, bd)), 1)
+        return ga, gb
+
 
 class DivBackward1(_BinaryNode):
     """Division with a rounding mode: piecewise constant, so the gradient is zero."""

@@ -77,6 +77,11 @@ def _reduced_shape(shape, dims):
     return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
+# Gradients the reductions' ``backward_arrays`` take: NumPy computes their arithmetic as the
+# ops do (half precision goes through float32 in the ops' means).
+_ARRAY_GRAD_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _count(shape, dims):
     """How many elements each reduction over ``dims`` combines."""
     n = 1
@@ -355,6 +360,16 @@ class SumBackward1(Node):
     def backward(self, grad):
         return (expand_grad(_as_dtype(grad, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
 
+    def backward_arrays(self, grad):
+        """``expand``'s view of the gradient (reshaped where the dims were dropped), made
+        without its ops."""
+        data = grad._data
+        if grad.__class__ is not Tensor or data.dtype != self.in_dtype:
+            return None
+        if not self.keepdim and self.in_shape:
+            grad = make_view(data.reshape(_kept_shape(self.in_shape, self.dims)), grad)
+        return (make_view(expanded_array(grad._data, self.in_shape), grad),)
+
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_names):
     """Returns the sum of all elements of ``input``, or of each row over ``dim`` (an int or a
@@ -477,6 +492,17 @@ class MeanBackward1(Node):
     def backward(self, grad):
         grad = _as_dtype(grad, self.in_dtype) / self.count
         return (expand_grad(grad, self.in_shape, self.dims, self.keepdim),)
+
+    def backward_arrays(self, grad):
+        """``backward`` on the arrays: the quotient, then ``expand``'s view of it."""
+        data = grad._data
+        if grad.__class__ is not Tensor or data.dtype != self.in_dtype or data.dtype not in _ARRAY_GRAD_DTYPES:
+            return None
+        xp = namespace_of(data)
+        scaled = xp.asarray(xp.true_divide(data, self.count))   # (a 0-d quotient is a scalar)
+        if not self.keepdim and self.in_shape:
+            scaled = scaled.reshape(_kept_shape(self.in_shape, self.dims))
+        return (make_view(expanded_array(scaled, self.in_shape), make(scaled)),)
 
 
 def _mean_data(xp, data, dims, keepdim):
@@ -1165,6 +1191,15 @@ def _var_grad(grad, x, dims, keepdim, dof):
     return scale * restore_dims(grad, x._data.shape, dims, keepdim) * centred
 
 
+def _var_grad_array(grad, x, dims, keepdim, dof):
+    """``_var_grad`` on arrays of one float32 or float64 dtype: the same arithmetic."""
+    scale = 2.0 / dof if dof else math.inf
+    centred = x - _mean_data(namespace_of(x), x, dims, True)
+    if not keepdim and x.shape:
+        grad = grad.reshape(_kept_shape(x.shape, dims))
+    return grad * scale * centred
+
+
 def _std_to_var_grad(grad, std):
     """The gradient of std passed on as one of var (zero where std is zero)."""
     xp = namespace_of(std._data)
@@ -1184,6 +1219,21 @@ class _MomentNode(Node):
     __slots__ = ()
     saved_fields = {"self": 0, "dim": "dims", "keepdim": "keepdim", "correction": _correction}
 
+    def _arrays(self, grad):
+        """The arrays of ``grad`` and of the saved tensors where all are float32 or float64 of
+        one dtype and the variance combines some elements (else None: ``backward`` runs)."""
+        data = grad._data
+        if grad.__class__ is not Tensor or data.dtype not in _ARRAY_GRAD_DTYPES:
+            return None
+        arrays = [data]
+        for t in self.saved_tensors:
+            if t.__class__ is not Tensor or t._data.dtype != data.dtype:
+                return None
+            arrays.append(t._data)
+        if not _count(arrays[1].shape, self.dims):
+            return None
+        return arrays
+
     def _grad(self, grad_var, grad_mean, x):
         gin = None
         if grad_var is not None:
@@ -1202,6 +1252,13 @@ class VarBackward0(_MomentNode):
         (x,) = self.saved_tensors
         return self._grad(grad, None, x)
 
+    def backward_arrays(self, grad):
+        arrays = self._arrays(grad)
+        if arrays is None:
+            return None
+        g, x = arrays
+        return (make(_var_grad_array(g, x, self.dims, self.keepdim, self.dof)),)
+
 
 class StdBackward0(_MomentNode):
     __slots__ = ()
@@ -1211,6 +1268,18 @@ class StdBackward0(_MomentNode):
     def backward(self, grad):
         x, std = self.saved_tensors
         return self._grad(_std_to_var_grad(grad, std), None, x)
+
+    def backward_arrays(self, grad):
+        """``backward``'s arithmetic on the arrays (``_std_to_var_grad``'s, then
+        ``_var_grad_array``)."""
+        arrays = self._arrays(grad)
+        if arrays is None:
+            return None
+        g, x, std = arrays
+        xp = namespace_of(g)
+        with _quiet(xp):
+            g = xp.where(std == 0, 0, g / (std * 2))
+        return (make(_var_grad_array(g, x, self.dims, self.keepdim, self.dof)),)
 
 
 class VarMeanBackward0(_MomentNode):
