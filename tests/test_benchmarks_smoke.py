@@ -339,3 +339,17 @@ def test_functional_benchmark_times_every_case_on_both_libraries():
     table = functional.measure(["mse_loss", "nll_loss"], repeats=1)
     assert set(table) == {(name, size) for name in ("mse_loss", "nll_loss") for size in functional.SIZES}
     assert all(set(times) == {"ember", "torch"} and min(times.values()) > 0 for times in table.values())
+
+
+def test_cross_entropy_benchmark_prints_a_row_per_shape_and_restores_the_kernel(monkeypatch, capsys,
+                                                                                ember_threads):
+    from benchmarks import cross_entropy as bench
+    from ember.nn.functional import loss
+    choice, limit = loss._fused_cross_entropy, loss.FUSED_MAX_ELEMENTS
+    monkeypatch.setattr(sys, "argv", ["cross_entropy", "--threads", "1", "--repeats", "1",
+                                      "--shapes", "4x3", "5x7"])
+    bench.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 4 x 3")
+            or line.startswith("| 5 x 7")]
+    assert len(rows) == 2
+    assert loss._fused_cross_entropy is choice and loss.FUSED_MAX_ELEMENTS == limit

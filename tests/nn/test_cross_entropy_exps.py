@@ -11,6 +11,7 @@ import torch.nn.functional as TF
 
 import ember
 import ember.nn.functional as F
+from ember._backend import choice, vector_math
 from ember.autograd import engine
 from ember.nn.functional import loss as loss_module
 
@@ -66,6 +67,9 @@ def test_unshifted_path_matches_shifted_path_and_torch(kwargs, shape, dtype, mon
 
 
 def _paths_taken(monkeypatch):
+    """The general path's choice between shifted and unshifted exponentials, spied on (the fused
+    row loop, which would take these cases, is turned off)."""
+    monkeypatch.setattr(loss_module, "FUSED_MAX_ELEMENTS", 0)
     monkeypatch.setattr(loss_module, "_UNSHIFTED_MIN_ELEMENTS", 0)
     taken = []
     real = loss_module._unshifted_exps
@@ -259,6 +263,7 @@ def test_loss_without_a_graph_equals_the_loss_with_one(shift):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_small_logits_are_shifted_without_trying_the_unshifted_path(dtype, monkeypatch):
     """Below ``_UNSHIFTED_MIN_ELEMENTS`` the row peaks' pass costs less than the checks."""
+    monkeypatch.setattr(loss_module, "FUSED_MAX_ELEMENTS", 0)
     taken = []
     real = loss_module._unshifted_exps
     monkeypatch.setattr(loss_module, "_unshifted_exps",
@@ -291,3 +296,62 @@ def test_exponentials_loop_matches_the_blocked_numpy_path(factors):
         np.testing.assert_allclose(a, b, rtol=3e-6, atol=1e-30)
     assert vector_math.exp_rows_scaled(x.astype(np.float64), given) is None
     assert vector_math.exp_rows_scaled(x[:, :8].copy(), given) is None   # narrow rows: NumPy
+
+
+def _fused_runs():
+    """Whether the fused row loop runs here: on oneDNN's side of the kernel choice, built with
+    the vector-math loops."""
+    return choice.enabled(choice.ONEDNN) and vector_math.available()
+
+
+def _fused_taken(monkeypatch):
+    """Per cross entropy, whether the fused row loop gave the loss (else the passes ran)."""
+    taken = []
+    real = loss_module._fused_cross_entropy
+
+    def spy(*args):
+        result = real(*args)
+        taken.append(result is not None)
+        return result
+    monkeypatch.setattr(loss_module, "_fused_cross_entropy", spy)
+    return taken
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"reduction": "sum"}])
+@pytest.mark.parametrize("shape", [(1, 3), (32, 27), (16, 40), (128, 10), (9, 1000)])
+def test_fused_row_loop_matches_torch(monkeypatch, shape, kwargs):
+    taken = _fused_taken(monkeypatch)
+    case = _case(shape, "float32", kwargs, scale=5.0)
+    _assert_close(_loss_and_grad(ember, *case), _loss_and_grad(torch, *case), "float32")
+    assert taken == [_fused_runs()]
+
+
+def test_fused_row_loop_without_a_gradient_gives_the_loss(monkeypatch):
+    taken = _fused_taken(monkeypatch)
+    x, t, _, _ = _case((32, 27), "float32", {})
+    with ember.no_grad():
+        got = F.cross_entropy(ember.tensor(x, requires_grad=True), ember.tensor(t))
+    np.testing.assert_allclose(got.numpy(), TF.cross_entropy(torch.tensor(x), torch.tensor(t)).numpy(),
+                               **TOL["float32"])
+    assert got.grad_fn is None and taken == [_fused_runs()]
+
+
+@pytest.mark.parametrize("change", ["nan", "inf", "-inf", "ignored", "out of range"])
+def test_fused_row_loop_leaves_other_rows_to_the_passes(monkeypatch, change):
+    """A row it cannot take (a non-finite logit, an ignored or out-of-range target) sends the
+    whole batch to the passes, which give torch's answer (or its error)."""
+    taken = _fused_taken(monkeypatch)
+    x, t, _, _ = _case((8, 6), "float32", {})
+    if change in ("nan", "inf", "-inf"):
+        x[2, 3] = float(change)
+    else:
+        t[2] = -100 if change == "ignored" else 6
+    if change == "out of range":
+        with pytest.raises(IndexError, match="Target 6 is out of bounds"):
+            F.cross_entropy(ember.tensor(x, requires_grad=True), ember.tensor(t))
+    else:
+        got = _loss_and_grad(ember, x, t, None, {})
+        want = _loss_and_grad(torch, x, t, None, {})
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+    assert taken == [False]

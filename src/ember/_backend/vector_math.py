@@ -355,6 +355,54 @@ void exp_rows_scaled_float32(const float *xs_, float *out_, float *totals, const
     }
 }
 
+/* cross entropy over class indices without class weights or smoothing, a row at a time: the
+   row's peak, the sum of exp(x - peak), and where factor is not 0 softmax(x) * factor written
+   to out (what the gradient is made from); the row's loss log(sum) - (x[target] - peak) is
+   returned, NAN where the target is out of range or equal to ignore_index, or the row holds
+   NaN or an infinity (the caller's general path takes those). */
+static double cross_entropy_row(const float *xs, int64_t target, float *out, int64_t width,
+                                int64_t ignore_index, float factor) {
+    if (target < 0 || target >= width || target == ignore_index) return NAN;
+    float peak = -INFINITY, low = INFINITY;
+    int nan = 0;
+    #pragma omp simd reduction(max:peak) reduction(min:low) reduction(|:nan)
+    for (int64_t i = 0; i < width; i++) {
+        peak = xs[i] > peak ? xs[i] : peak;
+        low = xs[i] < low ? xs[i] : low;
+        nan |= xs[i] != xs[i];
+    }
+    if (nan || peak == INFINITY || low == -INFINITY) return NAN;
+    float total = 0.0f;
+    if (factor != 0.0f) {
+        EXP_SUM(KEEP)
+        const float scale = factor / total;
+        #pragma omp simd
+        for (int64_t i = 0; i < width; i++) out[i] *= scale;
+    } else {
+        EXP_SUM(DROP)
+    }
+    return log((double)total) - (double)(xs[target] - peak);
+}
+
+/* the rows' losses summed in double into *loss_sum (NaN where a row was refused); one thread
+   runs the rows without an OpenMP region */
+void cross_entropy_rows_float32(const float *xs, const int64_t *targets, float *out,
+                                double *loss_sum, int64_t rows, int64_t width,
+                                int64_t ignore_index, float factor, int nthreads) {
+    double loss = 0.0;
+    if (nthreads > 1) {
+        #pragma omp parallel for num_threads(nthreads) schedule(static) reduction(+:loss)
+        for (int64_t r = 0; r < rows; r++)
+            loss += cross_entropy_row(xs + r * width, targets[r], out ? out + r * width : (float *)0,
+                                      width, ignore_index, factor);
+    } else {
+        for (int64_t r = 0; r < rows; r++)
+            loss += cross_entropy_row(xs + r * width, targets[r], out ? out + r * width : (float *)0,
+                                      width, ignore_index, factor);
+    }
+    *loss_sum = loss;
+}
+
 /* the gradients: softmax's y * (g - sum(g * y)), log_softmax's g - exp(y) * sum(g) (its exp,
    as EXP_SUM's, in whole vectors and a last overlapping one: its elements are written twice
    with the same values) */
@@ -711,6 +759,34 @@ def exp_rows_scaled(x, factors):
     function(address(x), address(out), address(totals), None if given is None else address(given),
              x.shape[0], x.shape[1], int(per_row), _softmax_threads(x))
     return out, totals
+
+
+_CROSS_ENTROPY_ARGUMENTS = (ctypes.c_void_p,) * 4 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                            ctypes.c_float, ctypes.c_int)
+_INT64 = np.dtype(np.int64)
+
+
+def cross_entropy_rows(logits, targets, ignore_index, factor):
+    """Cross entropy of row-major (M, C) float32 logits against int64 class ``targets`` (M,),
+    without class weights or smoothing: ``(loss_sum, weighted)``, the sum over rows of
+    ``logsumexp(row) - row[target]`` (a Python float) and ``softmax(logits) * factor`` (None
+    when ``factor`` is 0: no gradient wanted). None where that does not apply: other arrays, a
+    target out of range or equal to ``ignore_index``, a row holding NaN or an infinity."""
+    if (type(logits) is not np.ndarray or logits.dtype != _FLOAT32 or logits.ndim != 2
+            or not logits.flags.c_contiguous or not logits.size or type(targets) is not np.ndarray
+            or targets.dtype != _INT64 or targets.shape != logits.shape[:1]
+            or not targets.flags.c_contiguous):
+        return None
+    function = _function("cross_entropy_rows_float32", _CROSS_ENTROPY_ARGUMENTS)
+    if function is None:
+        return None
+    weighted = np.empty_like(logits) if factor else None
+    loss_sum = ctypes.c_double()
+    rows, width = logits.shape
+    function(address(logits), address(targets), None if weighted is None else address(weighted),
+             ctypes.byref(loss_sum), rows, width, ignore_index, factor, _softmax_threads(logits))
+    loss = loss_sum.value
+    return None if loss != loss else (loss, weighted)   # NaN: a row was refused
 
 
 def softmax_rows_backward(grad, result, log):

@@ -293,7 +293,11 @@ def sum_to(grad, shape):
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and gshape[i + lead] != 1)
     if not grad_state.grad_enabled and not _forward.active and grad._data.dtype in _SUMMED_AS_IS:
-        data = grad._data.sum(axis=dims, keepdims=True) if dims else grad._data
+        data = grad._data
+        if dims and data.__class__ is np.ndarray:   # the reduction NumPy's ``sum`` method calls
+            data = np.add.reduce(data, axis=dims, keepdims=True)
+        elif dims:
+            data = data.sum(axis=dims, keepdims=True)
         return make(data.reshape(shape) if lead else data)  # what the ops below compute
     out = grad.sum(dims, keepdim=True) if dims else grad
     if lead:

@@ -17,7 +17,7 @@ from ..autograd._dual import jvp_by_backward, jvp_by_operand_backward
 from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
     conj_if_complex, forward_mode, grad_state, is_scalar, make, real_part_for, _RAW_DTYPES,
-    method, namespace_of, Node, NotImplementedBackward, raw_arrays, record, Tensor,
+    method, namespace_of, Node, NotImplementedBackward, raw_arrays, record, sum_to, Tensor,
     _type_word, write_out, zeros_like_gradient,
 )
 from ..autograd._dual import jvp_by_transposition
@@ -149,7 +149,6 @@ class _BinaryNode(Node):
         if data.shape == shape and data.dtype == dtype:
             return grad
         if data.shape != shape:
-            from ._common import sum_to
             grad = sum_to(grad, shape)
         if grad._data.dtype != dtype:
             grad = real_part_for(grad, dtype).to(_dtype.from_numpy_dtype(dtype))

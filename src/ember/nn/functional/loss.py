@@ -335,12 +335,14 @@ class _ClassTargets:
     ignored). The loss of row i is ``-sum_c Q_ic log p_ic`` with
     ``Q = (1 - eps) picked_weight onehot(target) + eps / C * weight * kept``."""
 
-    def __init__(self, xp, targets, classes, weight, ignore_index, label_smoothing, dtype):
+    def __init__(self, xp, targets, classes, weight, ignore_index, label_smoothing, dtype, all_kept=None):
+        """``all_kept``: True where the targets are known to be class indices none of which is
+        ``ignore_index`` (else they are checked here)."""
         self.xp, self.classes, self.eps, self.dtype = xp, classes, label_smoothing, dtype
         self.rows = xp.arange(targets.shape[0])
         # no class weights, no smoothing, every target kept: Q is the one-hot of the targets
         self.one_hot = False
-        if weight is None and _all_kept(xp, targets, classes, ignore_index):
+        if weight is None and (all_kept or _all_kept(xp, targets, classes, ignore_index)):
             self.index = targets   # (kept, picked_weight and weight: ones, made when read)
             self.one_hot = not label_smoothing
             return
@@ -518,23 +520,55 @@ def _cross_entropy_indices(input, target, weight, ignore_index, reduction, label
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError(f'"log_softmax_lastdim_kernel_impl" not implemented for '
                            f"'{_dtype_word(input)}'")
+    wants_grad = grad_state.grad_enabled and input._requires_grad
+    if weight is None and not label_smoothing and reduction != "none" and logits.size < FUSED_MAX_ELEMENTS:
+        rows = logits.shape[0]
+        factor = (1.0 / rows if reduction == "mean" else 1.0) if wants_grad else 0.0
+        fused = _fused_cross_entropy(logits, targets, ignore_index, factor)
+        if fused is not None:
+            loss_sum, weighted = fused
+            picked = _ClassTargets(xp, targets, classes, None, ignore_index, 0.0, logits.dtype, all_kept=True)
+            return _cross_entropy_result(input, xp.asarray(loss_sum / rows if reduction == "mean" else loss_sum,
+                                                           input._data.dtype),
+                                         picked, reduction, float(rows), weighted)
     logits = widened(logits)  # computed in float32, the loss rounded once
     picked = _ClassTargets(xp, targets, classes, weight, ignore_index, label_smoothing,
                            logits.dtype)
     divisor = picked.divisor()
     row_factors = None  # only a gradient needs the exponentials weighted
-    if grad_state.grad_enabled and input._requires_grad:
+    if wants_grad:
         row_factors = picked.row_weights() / _reduction_divisor(reduction, divisor)
     weighted, totals, terms = _exponentials(xp, logits, picked, row_factors)
     log_total = xp.log(totals.astype(xp.float64))  # (M,): float64 costs nothing here
     per_row = picked.row_losses(*terms, log_total)
-    out = make(_reduce_rows(per_row, reduction, divisor, target.shape, xp, input._data.dtype))
+    return _cross_entropy_result(input, _reduce_rows(per_row, reduction, divisor, target.shape, xp, input._data.dtype),
+                                 picked, reduction, divisor, weighted)
+
+
+def _cross_entropy_result(input, loss, picked, reduction, divisor, weighted):
+    """The loss array as a tensor, recorded with what its backward reads."""
+    out = make(loss)
     node = record(CrossEntropyLossBackward0, (input,), out)
     if node is not None:
         node.save(input)
         node.targets, node.reduction, node.divisor = picked, reduction, divisor
         node.weighted = weighted
     return out
+
+
+def _no_fused_cross_entropy(logits, targets, ignore_index, factor):
+    return None   # NumPy's path is ``_cross_entropy_indices``'s own
+
+
+# Cross entropy of float32 logits over class indices, without class weights or smoothing, in
+# one C loop over the rows (``vector_math.cross_entropy_rows``: the peak, the exponentials'
+# sum, the loss and the weighted softmax a row at a time), for logits of fewer than
+# ``FUSED_MAX_ELEMENTS``: from there the unshifted exponentials' blocked passes took as long or
+# less (``python -m benchmarks.cross_entropy``). Where it declines, and on NumPy's kernels, the
+# passes of ``_cross_entropy_indices``.
+FUSED_MAX_ELEMENTS = 1 << 17
+_fused_cross_entropy = KernelChoice("cross entropy", onednn=vector_math.cross_entropy_rows,
+                                    numpy=_no_fused_cross_entropy)
 
 
 def _reduction_divisor(reduction, divisor):
