@@ -186,6 +186,8 @@ def _size(size, op):
         raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
+    if all(s.__class__ is int and s >= 0 for s in size):   # the common case, without the checks below
+        return tuple(size)
     elif len(size) == 1 and not _is_int(size[0]):
         raise TypeError(f"{op}(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size[0]).__name__}")

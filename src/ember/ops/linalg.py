@@ -260,9 +260,15 @@ def mm(input, mat2, out_dtype=None):
         _check_tensor(mat2, "mm", "mat2", 2)
     except TypeError as error:   # a tensor-like argument: its __torch_function__
         return dispatch_or_raise(mm, (input, mat2), (input, mat2), {}, error)
-    _check_mm(input, mat2)
     if out_dtype is not None and _widened(input, out_dtype, _MM_OUT_DTYPE):
+        _check_mm(input, mat2)
         return _widened_product("mm", (input, mat2))
+    return _mm(input, mat2)
+
+
+def _mm(input, mat2):
+    """``mm`` of two tensors, recorded (``matmul`` of two matrices calls it directly)."""
+    _check_mm(input, mat2)
     result = make(_matmul_data(input._data, mat2._data))
     node = record(MmBackward0, (input, mat2), result)
     if node is not None:
@@ -463,10 +469,10 @@ def _matmul_composite(t1, t2):
         return dot(t1, t2)
     if d1 == 2 and d2 == 1:
         return mv(t1, t2)
-    if d1 == 1 and d2 == 2:
-        return mm(t1.unsqueeze(0), t2).squeeze(0)
     if d1 == 2 and d2 == 2:
-        return mm(t1, t2)
+        return _mm(t1, t2)
+    if d1 == 1 and d2 == 2:
+        return _mm(t1.unsqueeze(0), t2).squeeze(0)
     if d1 >= 3 and d2 <= 2:
         return _matmul_folded(t1, t2)
     return _matmul_batched(t1, t2)
