@@ -2,7 +2,8 @@
 NumPy's matmul (OpenBLAS), and torch's, on one process's threads: products from 10^5 to 10^8
 multiply-adds, the three timed in turns (a pause, one untimed call, then ``--number`` timed
 calls; ``--repeats`` turns each), medians in microseconds per product and oneDNN's ratio to
-NumPy's. ``gemm.MIN_MULTIPLY_ADDS`` is where the ratio crosses 1 at one thread.
+NumPy's. ``gemm.MIN_MULTIPLY_ADDS`` is where OpenBLAS's small-matrix kernels stop: from there
+the ratio is about 1 at one thread and under it at two.
 
     .venv/bin/python -m benchmarks.gemm_threshold [--threads 1] [--repeats 7] [--number 50]
 """

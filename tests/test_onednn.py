@@ -529,6 +529,23 @@ def test_batched_matmul_declines_what_it_does_not_run(onednn_threads):
     assert onednn.gemm.batched_matmul(f32[0], f32[0]) is None   # 2-D: the GEMM's
 
 
+@pytest.mark.parametrize("rows, fan_in, fan_out, on_primitive", [
+    (128, 512, 10, True), (1024, 128, 10, True), (64, 512, 10, False), (128, 128, 10, False),
+    (64, 2048, 10, True)])
+def test_classifier_heads_take_the_primitive_by_rows_and_size(rows, fan_in, fan_out, on_primitive):
+    """A linear layer's forward with few outputs runs on the matmul primitive from 128 rows and
+    ``AFFINE_TALL_MIN_MULTIPLY_ADDS``, or past ``MIN_MULTIPLY_ADDS``; below, NumPy's path."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((rows, fan_in)).astype(np.float32)
+    w = rng.standard_normal((fan_out, fan_in)).astype(np.float32)
+    b = rng.standard_normal(fan_out).astype(np.float32)
+    out = onednn.gemm.affine(x, w.T, b)
+    assert (out is not None) is on_primitive
+    if on_primitive:
+        want = x.astype(np.float64) @ w.T.astype(np.float64) + b
+        np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-3)
+
+
 def test_linear_layers_on_onednn_gemm_match_torch():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((64, 300)).astype(np.float32)

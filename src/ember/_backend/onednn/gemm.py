@@ -6,8 +6,12 @@ oneDNN's matmul primitive, which adds the bias in its brgemm kernel; and ``batch
 
 A call costs about 10 microseconds more than NumPy's matmul (ctypes and ``dnnl_sgemm``'s own
 setup), so products smaller than ``MIN_MULTIPLY_ADDS`` are left to NumPy (the function returns
-None): at one thread, OpenBLAS's small products take a third of oneDNN's time, and the two are
-even at one to two million multiply-adds (``python -m benchmarks.gemm_threshold``).
+None): OpenBLAS's small-matrix kernels, which take products of up to a million multiply-adds,
+run those in a third of oneDNN's time; past them, its packed path is as fast as oneDNN's at one
+thread for square products, slower at two, and slower at either for narrow ones (a classifier's
+ten outputs; ``python -m benchmarks.gemm_threshold``, ``python -m benchmarks.linear_bias
+--narrow``). A linear layer's forward with a transposed weight loses OpenBLAS's small kernels
+from 128 rows, so ``affine`` takes such products from ``AFFINE_TALL_MIN_MULTIPLY_ADDS``.
 """
 import ctypes
 import math
@@ -22,7 +26,11 @@ from ..._memory_format import contiguous_format
 
 __all__ = ["matmul", "affine", "batched_matmul", "MIN_MULTIPLY_ADDS", "AFFINE_MAX_WEIGHTS"]
 
-MIN_MULTIPLY_ADDS = 1 << 21
+MIN_MULTIPLY_ADDS = 10 ** 6
+# ``affine``'s products of this many multiply-adds or more with at least ``AFFINE_TALL_ROWS``
+# rows run on the matmul primitive
+AFFINE_TALL_MIN_MULTIPLY_ADDS = 1 << 18
+AFFINE_TALL_ROWS = 128
 _FLOAT32 = np.dtype(np.float32)
 
 _SGEMM_ARGS = [ctypes.c_char, ctypes.c_char, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
@@ -88,7 +96,8 @@ def affine(a, b, bias):
             or b.dtype != _FLOAT32 or _operand(a) is None or _operand(b) is None):
         return None
     (m, k), (k2, n) = a.shape, b.shape
-    if k != k2 or m * n * k < MIN_MULTIPLY_ADDS:
+    products = m * n * k
+    if k != k2 or products < MIN_MULTIPLY_ADDS and (m < AFFINE_TALL_ROWS or products < AFFINE_TALL_MIN_MULTIPLY_ADDS):
         return None
     if bias.shape not in ((n,), (1, n)) or b.size > AFFINE_MAX_WEIGHTS:   # into a copy of the bias
         out = np.empty((m, n), np.float32)
@@ -131,10 +140,11 @@ def _primitive_plan(a, b, out_shape, bias=False):
     return plan if plan.implementation().startswith("brg") else None   # not its reference loops
 
 
-# Batched products of this many multiply-adds or more run on the matmul primitive, on two
+# Batched products of ``BATCHED_MIN_MULTIPLY_ADDS`` or more run on the matmul primitive, on two
 # threads or more; on one thread from ``BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS`` (below it NumPy's
 # loop of OpenBLAS calls was as fast; BENCHMARKS.md, "Batched products on the matmul
 # primitive").
+BATCHED_MIN_MULTIPLY_ADDS = 1 << 21
 BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS = 1 << 24
 
 
@@ -156,7 +166,7 @@ def batched_matmul(a, b):
         batch.append(max(x, y))
     out_shape = (*batch, m, n)
     products = math.prod(batch) * m * n * k
-    least = MIN_MULTIPLY_ADDS if threads.applied_count() > 1 else BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS
+    least = BATCHED_MIN_MULTIPLY_ADDS if threads.applied_count() > 1 else BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS
     if k != k2 or products < least or not (describable(a) and describable(b)):
         return None
     plan = plans.get(("batched matmul", a.shape, a.strides, b.shape, b.strides),
