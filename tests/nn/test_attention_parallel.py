@@ -76,3 +76,27 @@ def test_small_batches_stay_serial(monkeypatch, ember_threads):
     assert fused_attention._split_batch(q, q)
     ember_threads(1)
     assert not fused_attention._split_batch(q, q)
+
+
+def test_packed_self_attention_softmax_backward_on_the_row_loop_matches_torch(monkeypatch):
+    """The weights' softmax backward goes through its kernel choice (ember's row loop where
+    oneDNN is in use, NumPy's passes otherwise); the gradients match torch's."""
+    taken = []
+    real = fused_attention._softmax_backward
+    monkeypatch.setattr(fused_attention, "_softmax_backward",
+                        lambda grad, weights: taken.append(grad.shape) or real(grad, weights))
+    x = np.random.default_rng(3).standard_normal((4, 24, 32)).astype(np.float32)
+    grads, state = [], {}
+    for lib in (torch, ember):   # torch first: ember loads its weights
+        lib.manual_seed(0)
+        mha = lib.nn.MultiheadAttention(32, 4, batch_first=True)
+        if lib is ember:
+            mha.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in state.items()})
+        else:
+            state = mha.state_dict()
+        xt = lib.tensor(x, requires_grad=True)
+        mask = lib.nn.Transformer.generate_square_subsequent_mask(24)
+        mha(xt, xt, xt, attn_mask=mask, is_causal=True, need_weights=False)[0].pow(2).sum().backward()
+        grads.append(xt.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-4, atol=1e-5)
+    assert taken == [(4, 4, 24, 24)]

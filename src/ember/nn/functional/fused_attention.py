@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from ..._backend import parallel
+from ..._backend import parallel, vector_math
+from ..._backend.choice import KernelChoice
 from ...autograd.grad_mode import enable_grad
 from ...ops._common import Node, make, namespace_of, record
 from .softmax_family import row_peak, softmax_backward_rows_
@@ -221,13 +222,20 @@ def _attention_backward(xp, grad, weights, scaled_query, k, v, scale, need, outs
     return tuple(outs)
 
 
+# The weights' softmax backward, ``w * (g - sum(g * w))`` by rows: ember's row loop on the
+# threads (``vector_math.softmax_rows_backward``), else NumPy's passes in place in ``g``.
+_softmax_backward = KernelChoice(
+    "attention softmax backward", numpy=softmax_backward_rows_,
+    onednn=lambda grad, weights: vector_math.softmax_rows_backward(grad, weights, False))
+
+
 def _attention_backward_of(xp, grad, weights, scaled_query, k, v, scale, need, outs):
     """``_attention_backward`` on this thread."""
     d_query = d_key = d_value = None
     if need[2]:
         d_value = xp.matmul(weights.swapaxes(-1, -2), grad, out=outs[2])
     if need[0] or need[1]:
-        d_scores = softmax_backward_rows_(xp.matmul(grad, v.swapaxes(-1, -2)), weights)
+        d_scores = _softmax_backward(xp.matmul(grad, v.swapaxes(-1, -2)), weights)
         if need[0]:
             d_query = xp.matmul(d_scores, xp.multiply(k, k.dtype.type(scale)), out=outs[0])
         if need[1]:
