@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import ember
-from ember._backend import choice, onednn, openmp_kernels
+from ember._backend import choice, onednn, openmp_kernels, products
 from ember._backend.onednn import capi, runtime
 
 needs_openmp_loops = pytest.mark.skipif(
@@ -527,6 +527,28 @@ def test_batched_matmul_declines_what_it_does_not_run(onednn_threads):
     assert onednn.gemm.batched_matmul(f32, np.ones((3, 64, 64), np.float32)) is None   # batches differ
     assert onednn.gemm.batched_matmul(f32[:, ::-1], f32) is None   # a reversed view
     assert onednn.gemm.batched_matmul(f32[0], f32[0]) is None   # 2-D: the GEMM's
+    assert onednn.gemm.batched_matmul(f32, f32, out=np.empty((8, 64, 63), np.float32)) is None
+    assert onednn.gemm.batched_matmul(f32, f32, out=f32) is None   # overlaps an operand
+
+
+def test_batched_matmul_takes_packed_attention_heads_and_writes_into_out(onednn_threads):
+    """The heads of a packed (N, L, 3E) projection, strided across the batch, run on the
+    primitive (oneDNN's GEMM-based matmul takes them) at two threads, into a strided ``out``
+    as well; the kernel choice gives the same; the results match NumPy's."""
+    onednn_threads(2)
+    rng = np.random.default_rng(8)
+    packed = rng.standard_normal((16, 64, 384)).astype(np.float32)
+    q, k, v = packed.reshape(16, 64, 3, 4, 32).transpose(2, 0, 3, 1, 4)
+    scores = onednn.gemm.batched_matmul(q, k.swapaxes(-1, -2))
+    assert scores is not None
+    np.testing.assert_allclose(scores, np.matmul(q, k.swapaxes(-1, -2)), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(products.matmul(q, k.swapaxes(-1, -2)), scores)
+    out = np.zeros((16, 64, 128), np.float32).reshape(16, 64, 4, 32).transpose(0, 2, 1, 3)
+    assert onednn.gemm.batched_matmul(scores, v, out) is out
+    np.testing.assert_allclose(out, np.matmul(scores, v), rtol=1e-4, atol=1e-3)
+    other = np.zeros_like(out)
+    assert products.matmul(scores, v, other) is other
+    np.testing.assert_array_equal(other, out)
 
 
 @pytest.mark.parametrize("rows, fan_in, fan_out, on_primitive", [

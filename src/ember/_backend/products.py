@@ -2,7 +2,8 @@
 matmul primitive (``onednn.gemm``, on the OpenMP threads its convolutions use), NumPy's matmul
 (OpenBLAS) otherwise.
 
-- ``matmul(a, b)``: ``a @ b`` (NumPy's ``matmul``, batch dimensions included);
+- ``matmul(a, b, out=None)``: ``a @ b`` (NumPy's ``matmul``, batch dimensions included), into
+  ``out`` where given;
 - ``add_product(a, b, out)``: ``out += a @ b`` in one GEMM with ``beta = 1`` (``out`` already
   holds a bias); None where no kernel does it in place (the caller adds separately).
 - ``affine(a, b, bias)``: ``a @ b + bias`` for a bias of the product's dtype that broadcasts
@@ -17,23 +18,23 @@ from .choice import KernelChoice
 __all__ = ["matmul", "add_product", "affine"]
 
 
-def _numpy_matmul(a, b):
+def _numpy_matmul(a, b, out=None):
     xp = namespace_of(a)
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
         # one product per element (an outer product): NumPy's matmul takes its slow loop
         # for it (no BLAS call), the broadcast multiply the same products
-        return xp.multiply(a, b)
-    return xp.matmul(a, b)
+        return xp.multiply(a, b, out=out)
+    return xp.matmul(a, b, out=out)
 
 
 def _numpy_add_product(a, b, out):
     return out if cblas.gemm(a, b, out) else None
 
 
-def _onednn_matmul(a, b):
+def _onednn_matmul(a, b, out=None):
     if a.ndim == 2 and b.ndim == 2:
-        return onednn.gemm.matmul(a, b)
-    return onednn.gemm.batched_matmul(a, b)
+        return onednn.gemm.matmul(a, b) if out is None else None   # (its out= adds to out)
+    return onednn.gemm.batched_matmul(a, b, out)
 
 
 matmul = KernelChoice("matmul", onednn=_onednn_matmul, numpy=_numpy_matmul)

@@ -116,12 +116,13 @@ def _affine_plan(a, b):
     return _primitive_plan(a, b, (a.shape[0], b.shape[1]), bias=True)
 
 
-def _primitive_plan(a, b, out_shape, bias=False):
+def _primitive_plan(a, b, out_shape, bias=False, out=None, kernels=("brg",)):
     """A plan of the matmul primitive for ``a @ b`` (batch dimensions broadcast where one side
-    has 1) into a fresh C-contiguous array of ``out_shape``, adding a row of biases when
-    ``bias``; None where oneDNN declines or picks its reference loops."""
+    has 1) into a fresh C-contiguous array of ``out_shape`` (or an array laid out as ``out``),
+    adding a row of biases when ``bias``; None where oneDNN declines or picks an
+    implementation whose name starts with none of ``kernels`` (its reference loops, say)."""
     src, weights = MemoryDesc.of(a), MemoryDesc.of(b)
-    dst = MemoryDesc.dense(out_shape, _FLOAT32, contiguous_format)
+    dst = MemoryDesc.dense(out_shape, _FLOAT32, contiguous_format) if out is None else MemoryDesc.of(out)
     fixed = {capi.ARG_SRC: src, capi.ARG_WEIGHTS: weights, capi.ARG_DST: dst}
     if bias:
         shape = (1,) * (len(out_shape) - 1) + out_shape[-1:]
@@ -137,7 +138,7 @@ def _primitive_plan(a, b, out_shape, bias=False):
     finally:
         destroy_attr(attr)
     plan = Plan(pd, "matmul", {}, {}, fixed)
-    return plan if plan.implementation().startswith("brg") else None   # not its reference loops
+    return plan if plan.implementation().startswith(kernels) else None
 
 
 # Batched products of ``BATCHED_MIN_MULTIPLY_ADDS`` or more run on the matmul primitive, on two
@@ -148,10 +149,19 @@ BATCHED_MIN_MULTIPLY_ADDS = 1 << 21
 BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS = 1 << 24
 
 
-def batched_matmul(a, b):
+# What the batched products accept besides the brgemm kernels: oneDNN's GEMM-based matmul,
+# which it picks for operands strided across the batch (the heads of a packed attention
+# projection), at half NumPy's time or less on two threads (``benchmarks/batched_matmul.py
+# --strided``).
+BATCHED_KERNELS = ("brg", "gemm:jit")
+
+
+def batched_matmul(a, b, out=None):
     """``a @ b`` for float32 NumPy arrays of 3 dimensions or more (NumPy's ``matmul``: batch
     dimensions broadcast, a 2-D operand taken as one matrix for every batch) with positive
-    strides, into a new C-contiguous array; None where this does not apply."""
+    strides, into a new C-contiguous array, or into ``out`` (a float32 array of the product's
+    shape with positive strides, apart from ``a`` and ``b``) where given; None where this does
+    not apply."""
     if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != _FLOAT32 \
             or b.dtype != _FLOAT32 or max(a.ndim, b.ndim) < 3 or min(a.ndim, b.ndim) < 2:
         return None
@@ -169,10 +179,16 @@ def batched_matmul(a, b):
     least = BATCHED_MIN_MULTIPLY_ADDS if threads.applied_count() > 1 else BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS
     if k != k2 or products < least or not (describable(a) and describable(b)):
         return None
-    plan = plans.get(("batched matmul", a.shape, a.strides, b.shape, b.strides),
-                     lambda: _primitive_plan(a, b, out_shape))
+    if out is not None and (type(out) is not np.ndarray or out.shape != out_shape or out.dtype != _FLOAT32
+                            or not describable(out) or np.may_share_memory(out, a)
+                            or np.may_share_memory(out, b)):
+        return None
+    plan = plans.get(("batched matmul", a.shape, a.strides, b.shape, b.strides,
+                      None if out is None else out.strides),
+                     lambda: _primitive_plan(a, b, out_shape, out=out, kernels=BATCHED_KERNELS))
     if plan is None:
         return None
-    out = np.empty(out_shape, np.float32)
+    if out is None:
+        out = np.empty(out_shape, np.float32)
     plan({capi.ARG_SRC: a, capi.ARG_WEIGHTS: b, capi.ARG_DST: out})
     return out

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..._backend import parallel, vector_math
+from ..._backend import parallel, products, vector_math
 from ..._backend.choice import KernelChoice
 from ...autograd.grad_mode import enable_grad
 from ...ops._common import Node, make, namespace_of, record
@@ -120,15 +120,21 @@ def _attention_forward(xp, q, k, v, bias, scale, out=None):
     return out, weights, scaled_query
 
 
+def _product(xp, a, b, out=None):
+    """``a @ b`` (into ``out`` where given): NumPy's arrays by the kernel choice (the heads'
+    batches on oneDNN's matmul primitive past its size rule), others by ``xp.matmul``."""
+    return products.matmul(a, b, out) if xp is np else xp.matmul(a, b, out=out)
+
+
 def _attention_forward_of(xp, q, k, v, bias, scale, out):
     """``_attention_forward`` on this thread."""
     scaled_query = xp.multiply(q, q.dtype.type(scale))
     weights = _attention_weights(xp, scaled_query, k, bias)
-    return xp.matmul(weights, v, out=out), weights, scaled_query
+    return _product(xp, weights, v, out), weights, scaled_query
 
 
 def _biased_scores(xp, scaled_query, k, bias):
-    scores = xp.matmul(scaled_query, k.swapaxes(-1, -2))
+    scores = _product(xp, scaled_query, k.swapaxes(-1, -2))
     if bias is not None:
         scores += bias
     return scores
@@ -233,13 +239,13 @@ def _attention_backward_of(xp, grad, weights, scaled_query, k, v, scale, need, o
     """``_attention_backward`` on this thread."""
     d_query = d_key = d_value = None
     if need[2]:
-        d_value = xp.matmul(weights.swapaxes(-1, -2), grad, out=outs[2])
+        d_value = _product(xp, weights.swapaxes(-1, -2), grad, outs[2])
     if need[0] or need[1]:
-        d_scores = _softmax_backward(xp.matmul(grad, v.swapaxes(-1, -2)), weights)
+        d_scores = _softmax_backward(_product(xp, grad, v.swapaxes(-1, -2)), weights)
         if need[0]:
-            d_query = xp.matmul(d_scores, xp.multiply(k, k.dtype.type(scale)), out=outs[0])
+            d_query = _product(xp, d_scores, xp.multiply(k, k.dtype.type(scale)), outs[0])
         if need[1]:
-            d_key = xp.matmul(d_scores.swapaxes(-1, -2), scaled_query, out=outs[1])
+            d_key = _product(xp, d_scores.swapaxes(-1, -2), scaled_query, outs[1])
     return d_query, d_key, d_value
 
 
