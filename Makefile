@@ -35,11 +35,13 @@ $(DEMO_STAMP): $(STAMP)
 	touch $(DEMO_STAMP)
 
 # The whole suite on the default kernels (oneDNN where it applies), then the op table, the nn
-# layers and bfloat16 again on NumPy's reference kernels alone (EMBER_ONEDNN=0), then the op
+# layers, bfloat16 and the array backwards against their ember-op formulas again on NumPy's
+# reference kernels alone (EMBER_ONEDNN=0), then the op
 # table, the nn layers and the optimizers on the CUDA device with tests/cuda/fake_cupy.py
 # standing in for CuPy (it lacks what CuPy lacks, as seen on a GPU; scripts/gpu_check.sh runs
 # the same tests on a real one).
-FALLBACK_TESTS := tests/test_ops.py tests/nn tests/test_bfloat16.py tests/test_conv_fused_backward.py
+FALLBACK_TESTS := tests/test_ops.py tests/nn tests/test_bfloat16.py tests/test_conv_fused_backward.py \
+	tests/test_backward_fast_paths.py
 FAKE_CUDA_TESTS := tests/test_ops.py tests/nn tests/optim
 
 # Byte-code for ember's modules, written ahead (and again only for changed files): where the

@@ -853,13 +853,19 @@ class SoftplusBackward0(Node):
         xd, gd = _gradient_operands(x, grad, "softplus backward")
         if xd is None:
             return None
-        if gd is not None and xd.dtype == np.float32 and xd.size >= vector_math.MIN_ELEMENTS["softplus backward"]:
-            g = vector_math.gradient("softplus", gd, xd, (self.beta, self.threshold))
-            if g is not None:
-                return (make(g),)
-        gd = grad._data
-        scaled = xd * self.beta if self.beta != 1.0 else xd
-        return (make(_select(np, scaled > self.threshold, gd, gd * _sigmoid_array(np, scaled), xd.dtype)),)
+        return (make(_softplus_gradient(grad._data if gd is None else gd, xd, self.beta, self.threshold)),)
+
+
+def _softplus_gradient_numpy(g, x, beta, threshold):
+    scaled = x * beta if beta != 1.0 else x
+    return _select(np, scaled > threshold, g, g * _sigmoid_array(np, scaled), x.dtype)
+
+
+# large float32 gradients on the vector-math loop (the sigmoid loop's expression), where oneDNN's
+# side of the kernel choice is in use; else NumPy's passes
+_softplus_gradient = vector_math.when_large(
+    "softplus backward", lambda g, x, beta, threshold: vector_math.gradient("softplus", g, x, (beta, threshold)),
+    _softplus_gradient_numpy)
 
 
 def _gradient_operands(x, grad, rule):
@@ -1151,11 +1157,13 @@ class LogSigmoidBackward0(Node):
         xd, gd = _gradient_operands(self.saved_tensors[0], grad, "logsigmoid backward")
         if xd is None:
             return None
-        if gd is not None and xd.dtype == np.float32 and xd.size >= vector_math.MIN_ELEMENTS["logsigmoid backward"]:
-            g = vector_math.gradient("logsigmoid", gd, xd)
-            if g is not None:
-                return (make(g),)
-        return (make(grad._data * _sigmoid_array(np, np.negative(xd))),)
+        return (make(_log_sigmoid_gradient(grad._data if gd is None else gd, xd)),)
+
+
+# large float32 gradients on the vector-math loop, else NumPy's passes (as softplus's)
+_log_sigmoid_gradient = vector_math.when_large(
+    "logsigmoid backward", lambda g, x: vector_math.gradient("logsigmoid", g, x),
+    lambda g, x: g * _sigmoid_array(np, np.negative(x)))
 
 
 def _log_sigmoid_numpy(x):
