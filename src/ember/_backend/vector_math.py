@@ -271,8 +271,7 @@ _DIVISION_ROW = """
 # softmax and log_softmax of each row (the last axis) of a row-major float32 array, and their
 # gradients: the row's peak, the sum of exp(x - peak) in float32 lanes, then each element, as
 # torch's kernels for the last dim compute them. A row holding NaN or +inf, or only -inf,
-# comes out NaN whole, as torch's does (its max is NaN, or inf - inf is); attention's "safe"
-# softmax gives a row of only -inf zeros.
+# comes out NaN whole, as torch's does (its max is NaN, or inf - inf is).
 SOFTMAX_ROWS = r"""
 #define LANES 16
 #define KEEP(e, i) out[i] = (e)
@@ -305,7 +304,7 @@ SOFTMAX_ROWS = r"""
     }
 
 void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t width, int log,
-                          int safe, int nthreads) {
+                          int nthreads) {
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float *xs = xs_ + r * width;
@@ -318,9 +317,7 @@ void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t w
             nan |= xs[i] != xs[i];
         }
         if (nan || !(peak < INFINITY) || peak == -INFINITY) {
-            /* a ``safe`` softmax's row of -inf only (every key masked) weighs nothing */
-            const float fill = safe && !nan && peak == -INFINITY ? 0.0f : NAN;
-            for (int64_t i = 0; i < width; i++) out[i] = fill;
+            for (int64_t i = 0; i < width; i++) out[i] = NAN;
             continue;
         }
         float total = 0.0f;
@@ -699,7 +696,7 @@ def convert(x, dtype):
 
 
 _SOFTMAX_ROWS_ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
-                           ctypes.c_int, ctypes.c_int)
+                           ctypes.c_int)
 
 
 _SOFTMAX_BACKWARD_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
@@ -725,10 +722,9 @@ def _softmax_threads(x):
     return openmp_kernels.thread_count() if x.size >= SOFTMAX_THREADS_MIN_ELEMENTS else 1
 
 
-def softmax_rows(x, log, safe=False):
+def softmax_rows(x, log):
     """softmax (``log``: log_softmax) along the last axis of a row-major float32 NumPy array,
-    or None where that does not apply. ``safe``: a row of only -inf gives zeros (attention's
-    fully masked rows), not NaN."""
+    or None where that does not apply."""
     if not _softmax_rows_apply(x):
         return None
     function = _function("softmax_rows_float32", _SOFTMAX_ROWS_ARGUMENTS)
@@ -736,7 +732,7 @@ def softmax_rows(x, log, safe=False):
         return None
     out = np.empty_like(x)
     width = x.shape[-1]
-    function(address(x), address(out), x.size // width, width, int(log), int(safe), _softmax_threads(x))
+    function(address(x), address(out), x.size // width, width, int(log), _softmax_threads(x))
     return out
 
 
