@@ -309,11 +309,12 @@ void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t w
     for (int64_t r = 0; r < rows; r++) {
         const float *xs = xs_ + r * width;
         float *out = out_ + r * width;
-        float peak = -INFINITY;
+        float peak = -INFINITY, low = INFINITY;
         int nan = 0;
-        #pragma omp simd reduction(max:peak) reduction(|:nan)
+        #pragma omp simd reduction(max:peak) reduction(min:low) reduction(|:nan)
         for (int64_t i = 0; i < width; i++) {
             peak = xs[i] > peak ? xs[i] : peak;
+            low = xs[i] < low ? xs[i] : low;
             nan |= xs[i] != xs[i];
         }
         if (nan || !(peak < INFINITY) || peak == -INFINITY) {
@@ -321,6 +322,31 @@ void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t w
             continue;
         }
         float total = 0.0f;
+        if (low - peak < -87.0f) {
+            /* a row with scores far below its peak (a mask's -inf): exp of such a score is
+               under the smallest normal number, and its lane would send libmvec's vector exp
+               to its scalar special cases (four times the row's time). The exponents are
+               clamped into range in a pass of their own, then those terms taken as 0. */
+            for (int64_t i = 0; i < width; i++) {
+                const float d = xs[i] - peak;
+                out[i] = d > -87.0f ? d : -87.0f;
+            }
+            #pragma omp simd reduction(+:total)
+            for (int64_t i = 0; i < width; i++) {
+                const float e = expf(out[i]);
+                out[i] = xs[i] - peak < -87.0f ? 0.0f : e;
+                total += out[i];
+            }
+            if (log) {
+                const float log_total = logf(total);
+                #pragma omp simd
+                for (int64_t i = 0; i < width; i++) out[i] = (xs[i] - peak) - log_total;
+            } else {
+                #pragma omp simd
+                for (int64_t i = 0; i < width; i++) out[i] = out[i] / total;
+            }
+            continue;
+        }
         if (log) {
             EXP_SUM(DROP)
             const float log_total = logf(total);
