@@ -271,7 +271,8 @@ _DIVISION_ROW = """
 # softmax and log_softmax of each row (the last axis) of a row-major float32 array, and their
 # gradients: the row's peak, the sum of exp(x - peak) in float32 lanes, then each element, as
 # torch's kernels for the last dim compute them. A row holding NaN or +inf, or only -inf,
-# comes out NaN whole, as torch's does (its max is NaN, or inf - inf is).
+# comes out NaN whole, as torch's does (its max is NaN, or inf - inf is); attention's "safe"
+# softmax gives a row of only -inf zeros.
 SOFTMAX_ROWS = r"""
 #define LANES 16
 #define KEEP(e, i) out[i] = (e)
@@ -304,7 +305,7 @@ SOFTMAX_ROWS = r"""
     }
 
 void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t width, int log,
-                          int nthreads) {
+                          int safe, int nthreads) {
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float *xs = xs_ + r * width;
@@ -318,7 +319,9 @@ void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t w
             nan |= xs[i] != xs[i];
         }
         if (nan || !(peak < INFINITY) || peak == -INFINITY) {
-            for (int64_t i = 0; i < width; i++) out[i] = NAN;
+            /* a ``safe`` softmax's row of -inf only (every key masked) weighs nothing */
+            const float fill = safe && !nan && peak == -INFINITY ? 0.0f : NAN;
+            for (int64_t i = 0; i < width; i++) out[i] = fill;
             continue;
         }
         float total = 0.0f;
@@ -722,7 +725,7 @@ def convert(x, dtype):
 
 
 _SOFTMAX_ROWS_ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
-                           ctypes.c_int)
+                           ctypes.c_int, ctypes.c_int)
 
 
 _SOFTMAX_BACKWARD_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
@@ -748,9 +751,10 @@ def _softmax_threads(x):
     return openmp_kernels.thread_count() if x.size >= SOFTMAX_THREADS_MIN_ELEMENTS else 1
 
 
-def softmax_rows(x, log):
+def softmax_rows(x, log, safe=False):
     """softmax (``log``: log_softmax) along the last axis of a row-major float32 NumPy array,
-    or None where that does not apply."""
+    or None where that does not apply. ``safe``: a row of only -inf gives zeros (attention's
+    fully masked rows), not NaN."""
     if not _softmax_rows_apply(x):
         return None
     function = _function("softmax_rows_float32", _SOFTMAX_ROWS_ARGUMENTS)
@@ -758,7 +762,7 @@ def softmax_rows(x, log):
         return None
     out = np.empty_like(x)
     width = x.shape[-1]
-    function(address(x), address(out), x.size // width, width, int(log), _softmax_threads(x))
+    function(address(x), address(out), x.size // width, width, int(log), int(safe), _softmax_threads(x))
     return out
 
 

@@ -142,11 +142,24 @@ def _biased_scores(xp, scaled_query, k, bias):
 
 def _attention_weights(xp, scaled_query, k, bias):
     """Softmax over the keys of the biased scores, rows masked out entirely giving 0."""
-    scores = _biased_scores(xp, scaled_query, k, bias)
+    return _safe_softmax(_biased_scores(xp, scaled_query, k, bias), scaled_query, k, bias)
+
+
+def _numpy_safe_softmax(scores, scaled_query, k, bias):
+    """The weights by NumPy's passes, in place in ``scores``: unshifted where that is exact
+    (``_softmax_unshifted_``), the failed rows recomputed shifted."""
+    xp = namespace_of(scores)
     failed = _softmax_unshifted_(xp, scores)
     if failed is None:
         return scores
     return _redo_rows_shifted(xp, scores, failed, scaled_query, k, bias)
+
+
+# The attention weights: ember's softmax row loop on the threads (a row of only -inf giving
+# zeros) where oneDNN's side of the kernel choice is in use, else NumPy's passes.
+_safe_softmax = KernelChoice(
+    "attention softmax", numpy=_numpy_safe_softmax,
+    onednn=lambda scores, scaled_query, k, bias: vector_math.softmax_rows(scores, False, safe=True))
 
 
 def _softmax_unshifted_(xp, scores):
