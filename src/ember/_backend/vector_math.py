@@ -449,8 +449,24 @@ void softmax_rows_backward_float32(const float *gs_, const float *ys_, float *ou
             for (int64_t i = 0; i < width; i++) out[i] = ys[i] * (gs[i] - total);
             continue;
         }
-        #pragma omp simd reduction(+:total)
-        for (int64_t i = 0; i < width; i++) total += gs[i];
+        float low = INFINITY;
+        #pragma omp simd reduction(+:total) reduction(min:low)
+        for (int64_t i = 0; i < width; i++) {
+            total += gs[i];
+            low = ys[i] < low ? ys[i] : low;
+        }
+        if (low < -87.0f) {
+            /* log-probabilities under -87 (a mask's -inf): their exp is under the smallest
+               normal number and taken as 0, its argument clamped in a pass of its own, as the
+               forward's masked rows (NaN stays NaN) */
+            for (int64_t i = 0; i < width; i++) out[i] = ys[i] < -87.0f ? -87.0f : ys[i];
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) {
+                const float e = expf(out[i]);
+                out[i] = gs[i] - (ys[i] < -87.0f ? 0.0f : e) * total;
+            }
+            continue;
+        }
         const int64_t body = width >= LANES ? width - width % LANES : 0;
         #pragma omp simd
         for (int64_t i = 0; i < body; i++) out[i] = gs[i] - expf(ys[i]) * total;
