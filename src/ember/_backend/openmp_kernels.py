@@ -1576,7 +1576,7 @@ def gather_applies(x, index, axis):
     """Whether ``gather`` takes the case: a row-major ``x`` of numbers of 4 or 8 bytes and a
     row-major int64 ``index`` of ``x``'s shape but along ``axis``, of
     ``ELEMENTWISE_MIN_ELEMENTS`` elements or more."""
-    return _copied_elements(x) and _picks_along(x.shape, index, axis)
+    return index.size >= ELEMENTWISE_MIN_ELEMENTS and _copied_elements(x) and _picks_along(x.shape, index, axis)
 
 
 def _picks_along(shape, index, axis):

@@ -99,9 +99,15 @@ def _flat_positions(target, key):
     """The flat positions in C-contiguous ``target`` that ``target[key]`` reads, for ``key``
     one in-range, non-negative integer array per dimension (broadcasting together, as scatter's
     and gather's keys are); None where the key or ``target`` is not of that kind."""
-    if (not target.flags.c_contiguous or len(key) != target.ndim or target.ndim < 2
-            or not all(hasattr(k, "shape") for k in key)
-            or max(k.size for k in key) < FLAT_INDEX_MIN_ELEMENTS):
+    if len(key) != target.ndim or target.ndim < 2:
+        return None
+    largest = 0
+    for k in key:
+        size = getattr(k, "size", None)
+        if size is None:
+            return None
+        largest = max(largest, size)
+    if largest < FLAT_INDEX_MIN_ELEMENTS or not target.flags.c_contiguous:
         return None
     xp = namespace_of(target)
     flat, stride = 0, 1

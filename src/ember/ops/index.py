@@ -4,6 +4,7 @@ masked_scatter, nonzero, argwhere, index_reduce, put, unravel_index and fill_dia
 their in-place forms). Subscripting (``x[key]``,
 ``x[key] = value``) and ``fill_``/``zero_``/``copy_`` are in ``subscript.py``.
 """
+import functools
 import math
 import numbers
 import warnings
@@ -64,9 +65,20 @@ def _nonempty_shape(shape):
 
 def _check_bounds(idx, low, high, error):
     """Raise ``error(i)`` for the first index ``i`` (in memory order) outside [low, high)."""
-    if idx.size and (idx.min() < low or idx.max() >= high):
-        bad = idx[(idx < low) | (idx >= high)]
-        raise error(int(bad.reshape(-1)[0]))
+    if not idx.size:
+        return
+    unsigned = _UNSIGNED.get(idx.dtype) if low == 0 and type(idx) is np.ndarray else None
+    if unsigned is not None:   # one pass: a negative index is a large one read as unsigned
+        if np.maximum.reduce(idx.view(unsigned), axis=None) < high:
+            return
+    elif not (idx.min() < low or idx.max() >= high):
+        return
+    bad = idx[(idx < low) | (idx >= high)]
+    raise error(int(bad.reshape(-1)[0]))
+
+
+_UNSIGNED = {np.dtype(signed): np.dtype(unsigned) for signed, unsigned in (
+    (np.int64, np.uint64), (np.int32, np.uint32), (np.int16, np.uint16), (np.int8, np.uint8))}
 
 
 def _out_of_bounds(dim, size, cls=RuntimeError, prefix=""):
@@ -87,10 +99,26 @@ def _fit_to(grad, shape):
 def _along_key(idx, dim):
     """The fancy key that pairs each element of ``idx`` with its own position in every dim but
     ``dim``: ``data[key]`` is ``gather(data, dim, idx)``."""
-    xp = namespace_of(idx)
-    nd = idx.ndim
-    return tuple(idx if d == dim else xp.arange(n).reshape((n,) + (1,) * (nd - d - 1))
-                 for d, n in enumerate(idx.shape))
+    if type(idx) is np.ndarray:
+        key = list(_positions_along(idx.shape, dim))
+    else:
+        xp = namespace_of(idx)
+        nd = idx.ndim
+        key = [xp.arange(n).reshape((n,) + (1,) * (nd - d - 1)) for d, n in enumerate(idx.shape)]
+    key[dim] = idx
+    return tuple(key)
+
+
+@functools.lru_cache(maxsize=16)
+def _positions_along(shape, dim):
+    """``_along_key``'s positions in every dim but ``dim`` of an index of ``shape`` (NumPy's,
+    read-only; the last few shapes' are kept)."""
+    key = []
+    for d, n in enumerate(shape):
+        positions = np.arange(n).reshape((n,) + (1,) * (len(shape) - d - 1))
+        positions.flags.writeable = False
+        key.append(None if d == dim else positions)
+    return tuple(key)
 
 
 def _dim_key(dim, idx):

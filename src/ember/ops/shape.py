@@ -33,9 +33,10 @@ def _tensor_list(tensors, op):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    for t in tensors:
+        if t.__class__ is not Tensor and not isinstance(t, Tensor):
+            i = next(i for i, t in enumerate(tensors) if not isinstance(t, Tensor))
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(tensors[i]).__name__}")
     return list(tensors)
 
 
@@ -101,35 +102,44 @@ def cat(tensors, dim=0, *, out=None):
         tensors = _tensor_list(tensors, "cat")
         if not tensors:
             raise ValueError("ember.cat(): expected a non-empty list of Tensors")
-        used, arrays, positions = [], [], []
-        first_dtype = tensors[0]._data.dtype
+        arrays = [t._data for t in tensors]
+        first_dtype = arrays[0].dtype
         one_dtype = True
-        for i, t in enumerate(tensors):
-            data = t._data
+        skipped = False
+        for i, data in enumerate(arrays):
             if not data.ndim:
                 raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-            one_dtype = one_dtype and data.dtype == first_dtype
-            used.append(data.shape != (0,))
-            if used[-1]:
-                arrays.append(data)
-                positions.append(i)
-        if not arrays:
-            used[0] = True
-            arrays.append(tensors[0]._data)
-            positions.append(0)
+            if data.dtype != first_dtype:
+                one_dtype = False
+            if data.shape == _EMPTY_VECTOR:
+                skipped = True
+        used = None   # (every tensor is used)
+        positions = range(len(arrays))
+        if skipped:
+            used = [data.shape != _EMPTY_VECTOR for data in arrays]
+            positions = [i for i, u in enumerate(used) if u] or [0]
+            used[positions[0]] = True
+            arrays = [arrays[i] for i in positions]
         dim = wrap_dim(dim, arrays[0].ndim)
-        _check_cat_shapes(arrays, dim, positions)
         if not one_dtype:
             np_dtype = _common_dtype(tensors).np
             arrays = [a.astype(np_dtype, copy=False) for a in arrays]
-        out_t = make(namespace_of(arrays[0]).concatenate(arrays, axis=dim))
+        try:
+            joined = namespace_of(arrays[0]).concatenate(arrays, axis=dim)
+        except ValueError:   # ranks or sizes that differ: torch's message
+            _check_cat_shapes(arrays, dim, positions)
+            raise
+        out_t = make(joined)
         node = _record_list(CatBackward0, tensors, out_t)
         if node is not None:
-            node.dim, node.used = dim, used
+            node.dim, node.used = dim, used or [True] * len(tensors)
             node.sizes = [a.shape[dim] for a in arrays]
         return _into(out, out_t)
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
         return override_or_raise(cat, error, tensors, dim, out=out)
+
+
+_EMPTY_VECTOR = (0,)   # the shape of the 1-d empty tensors cat skips
 
 
 concat = concatenate = cat
@@ -172,16 +182,26 @@ def stack(tensors, dim=0, *, out=None):
         tensors = _tensor_list(tensors, "stack")
         if not tensors:
             raise RuntimeError("stack expects a non-empty TensorList")
-        first = tensors[0]._data.shape
+        arrays = [t._data for t in tensors]
+        first = arrays[0].shape
+        dtype = arrays[0].dtype
         dim = wrap_dim(dim, len(first) + 1)   # torch checks the dim before the sizes
-        for i, t in enumerate(tensors[1:], 1):
-            if t._data.shape != first:
+        one_dtype = True
+        for i, a in enumerate(arrays):
+            if a.shape != first:
                 raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at "
-                                   f"entry 0 and {list(t._data.shape)} at entry {i}")
-        np_dtype = _common_dtype(tensors).np
-        with_dim = first[:dim] + (1,) + first[dim:]  # each array with the new dim (NumPy's stack)
-        arrays = [t._data.astype(np_dtype, copy=False).reshape(with_dim) for t in tensors]
-        out_t = make(namespace_of(arrays[0]).concatenate(arrays, axis=dim))
+                                   f"entry 0 and {list(a.shape)} at entry {i}")
+            if a.dtype != dtype:
+                one_dtype = False
+        if not one_dtype:
+            np_dtype = _common_dtype(tensors).np
+            arrays = [a.astype(np_dtype, copy=False) for a in arrays]
+        xp = namespace_of(arrays[0])
+        if dim < len(first):   # joined along ``dim``, whose sizes the reshape then splits in two
+            joined = xp.concatenate(arrays, axis=dim).reshape(first[:dim] + (len(arrays),) + first[dim:])
+        else:
+            joined = xp.concatenate([a[..., None] for a in arrays], axis=dim)
+        out_t = make(joined)
         node = _record_list(StackBackward0, tensors, out_t)
         if node is not None:
             node.dim = dim
@@ -397,10 +417,9 @@ class TriuBackward0(Node):
         return (triu(grad, self.diagonal),)
 
 
-# Triangles of at least this many elements a matrix are cut by a mask of the kept elements'
-# bits (one pass: NumPy's tril and triu select with ``where``, several times slower); the masks
-# of the last few shapes are kept
-TRIANGLE_MASK_MIN_ELEMENTS = 1024
+# Triangles of matrices of up to this many elements are cut by a mask of the kept elements'
+# bits (one pass: NumPy's tril and triu select with ``where``, several times slower, and take
+# microseconds of Python for small matrices); the masks of the last few shapes are kept
 TRIANGLE_MASK_MAX_ELEMENTS = 1 << 20
 
 
@@ -420,7 +439,7 @@ def _triangle_data(op, data, diagonal, out=None):
     rows, cols = data.shape[-2:]
     integer = _SAME_SIZE_INTEGER.get(data.dtype.itemsize)
     if (type(data) is not np.ndarray or integer is None
-            or not TRIANGLE_MASK_MIN_ELEMENTS <= rows * cols <= TRIANGLE_MASK_MAX_ELEMENTS):
+            or not 0 < rows * cols <= TRIANGLE_MASK_MAX_ELEMENTS):
         xp = namespace_of(data)
         if out is None:
             return getattr(xp, op)(data, diagonal)

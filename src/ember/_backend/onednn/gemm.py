@@ -166,6 +166,9 @@ def batched_matmul(a, b, out=None):
             or b.dtype != _FLOAT32 or max(a.ndim, b.ndim) < 3 or min(a.ndim, b.ndim) < 2:
         return None
     (m, k), (k2, n) = a.shape[-2:], b.shape[-2:]
+    if ((a.size // max(m * k, 1)) * (b.size // max(k2 * n, 1)) * m * n * k
+            < min(BATCHED_MIN_MULTIPLY_ADDS, BATCHED_ONE_THREAD_MIN_MULTIPLY_ADDS)):
+        return None   # (more products than the batch could hold: a first check, before the reshapes)
     ndim = max(a.ndim, b.ndim)
     a = a.reshape((1,) * (ndim - a.ndim) + a.shape)
     b = b.reshape((1,) * (ndim - b.ndim) + b.shape)
