@@ -270,7 +270,7 @@ def _cumsum_array(data, dtype=None, axis=0):
     kernel choice, copied row-major first where it is not)."""
     if dtype is None and _large_float32_scan(data):
         return _running_sums(np.ascontiguousarray(data), axis)
-    return namespace_of(data).cumsum(data, axis=axis, dtype=dtype)
+    return data.cumsum(axis=axis, dtype=dtype)   # (the method: NumPy's ``cumsum`` wrapper costs more)
 
 
 def _float32_sum_of_all(data):
@@ -1171,8 +1171,9 @@ def _var_data(op, input, dims, correction, keepdim):
     if dof > 0:   # an infinite dof (correction -inf) too: the variance is then 0
         if data.dtype.kind == "f" and data.dtype.itemsize >= 4:
             axis = _axis(dims, data.ndim)
-            centred = data - xp.sum(data, axis=axis, keepdims=True) / count
-            return xp.sum(centred * centred, axis=axis, keepdims=keepdim) / dof
+            # (the methods: NumPy's ``sum`` wrapper costs more than a small sum)
+            centred = data - data.sum(axis=axis, keepdims=True) / count
+            return (centred * centred).sum(axis=axis, keepdims=keepdim) / dof
         return xp.var(data, axis=_axis(dims, data.ndim), ddof=correction, keepdims=keepdim)
     with warnings.catch_warnings(), _quiet(xp):
         warnings.simplefilter("ignore")

@@ -265,8 +265,13 @@ def flip(input, *args, dims=None):
 # A flip of the last axis on the loop that copies rows backwards (NumPy's copy of that view
 # goes element by element, at three times torch's time); NumPy's copy for the other axes.
 def _flip_copied(data, dims):
-    xp = namespace_of(data)
-    return xp.ascontiguousarray(xp.flip(data, dims))
+    key = [slice(None)] * data.ndim   # (NumPy's ``flip`` builds this key in microseconds of Python)
+    for d in dims:
+        key[d] = _REVERSED
+    return namespace_of(data).ascontiguousarray(data[tuple(key)])
+
+
+_REVERSED = slice(None, None, -1)
 
 
 _reversed_rows = KernelChoice("flip", onednn=openmp_kernels.reversed_rows_copy, numpy=_flip_copied)
@@ -295,6 +300,27 @@ def flipud(input):
     if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
+
+
+def _rolled(data, shifts, axes):
+    """``data`` rolled by ``shifts`` along ``axes`` (None: flattened, by ``shifts[0]``), a new
+    array. Along one axis, the two pieces joined in their new order (NumPy's ``roll`` takes
+    microseconds of Python to do that)."""
+    xp = namespace_of(data)
+    if axes is None:
+        return _rolled(data.reshape(-1), shifts, (0,)).reshape(data.shape)
+    if len(axes) != 1:
+        return xp.roll(data, shifts, axis=axes)
+    axis = axes[0]
+    n = data.shape[axis]
+    shift = shifts[0] % n if n else 0
+    if not shift:
+        return data.copy()
+    key = [slice(None)] * data.ndim
+    key[axis] = slice(n - shift, None)
+    tail = data[tuple(key)]
+    key[axis] = slice(None, n - shift)
+    return xp.concatenate((tail, data[tuple(key)]), axis=axis)
 
 
 class RollBackward0(Node):
@@ -330,8 +356,7 @@ def roll(input, shifts, dims=None):
         dims = tuple(wrap_dim(d, data.ndim) for d in dims)
         axis = dims
     shifts = tuple(int(s) for s in shifts)
-    xp = namespace_of(data)
-    out = make(xp.roll(data, shifts if axis is not None else shifts[0], axis=axis))
+    out = make(_rolled(data, shifts, axis))
     node = record(RollBackward0, (input,), out)
     if node is not None:
         node.shifts, node.dims = shifts, dims

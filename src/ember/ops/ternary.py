@@ -345,18 +345,10 @@ def _check_not_complex(*tensors):
 
 
 def _clamp(input, min, max, out, scalar_node, tensor_node):
-    if not isinstance(min, Tensor) or not isinstance(max, Tensor):
-        min, max = _numbers_or_tensors(min, max)   # a 0-d bound beside a number is a number
-    for b in (min, max):
-        if isinstance(b, complex) and b.imag != 0:
-            raise RuntimeError("value cannot be converted to type double without overflow")
-    min, max = (b.real if isinstance(b, complex) else b for b in (min, max))
-    _check_not_complex(input, min, max)
-    if _number_bounds(min, max) and _is_float_data(input):
-        res = make(_clamp_forward(input._data, min, max))  # no promotion to do
+    if _number_bounds(min, max) and _is_float_data(input):   # the common case: no promotion to do
+        res = make(_clamp_forward(input._data, min, max))
     else:
-        min, max = _numbers_or_tensors(min, max)
-        res = _clamp_promoted(input, min, max)
+        res, min, max = _clamp_checked(input, min, max)
     if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
         node = record(scalar_node, (input,), res)
         if node is not None:
@@ -365,6 +357,22 @@ def _clamp(input, min, max, out, scalar_node, tensor_node):
     else:
         _record_clamp_tensors(tensor_node, res, input, min, max)
     return _finish(res, out, exact=True)
+
+
+def _clamp_checked(input, min, max):
+    """``clamp``'s result for bounds other than real numbers beside a float tensor, and the
+    bounds it was computed with."""
+    if not isinstance(min, Tensor) or not isinstance(max, Tensor):
+        min, max = _numbers_or_tensors(min, max)   # a 0-d bound beside a number is a number
+    for b in (min, max):
+        if isinstance(b, complex) and b.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+    min, max = (b.real if isinstance(b, complex) else b for b in (min, max))
+    _check_not_complex(input, min, max)
+    if _number_bounds(min, max) and _is_float_data(input):
+        return make(_clamp_forward(input._data, min, max)), min, max
+    min, max = _numbers_or_tensors(min, max)
+    return _clamp_promoted(input, min, max), min, max
 
 
 def _check_integer_bounds(common, bounds):

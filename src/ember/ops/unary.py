@@ -255,7 +255,11 @@ def _sign(xp, x):
         return x.copy()
     if x.dtype.kind in "iu":
         return xp.sign(x)
-    # (x > 0) - (x < 0), as torch computes it: NaN and -0.0 give +0.0
+    if x.dtype.kind == "f" and type(x) is np.ndarray:   # NumPy's sign, but NaN's is +0.0 as torch's
+        out = np.sign(x) if x.ndim else np.sign(x, out=np.empty_like(x))
+        np.copyto(out, 0, where=np.isnan(out))
+        return out
+    # (x > 0) - (x < 0), as torch computes it: NaN and -0.0 give +0.0 (bfloat16 in float32)
     out = xp.subtract(x > 0, x < 0, dtype=x.dtype if x.dtype.kind == "f" else xp.float32)
     return narrowed(out, x.dtype)
 
