@@ -454,6 +454,42 @@ def test_softmax_rows_on_the_loop_match_torch(name, width, spy):
 
 
 @needs_loops
+@pytest.mark.parametrize("shape", [(40, 1), (40, 5), (40, 16), (40, 17), (40, 295), (6, 1024), (300,), (2, 3, 33)])
+@pytest.mark.parametrize("library", [choice.ONEDNN, choice.NUMPY])
+def test_logsumexp_over_rows_matches_torch(shape, library, spy):
+    """logsumexp over the last dim, on the row loop and on NumPy's passes: rows with masked
+    (-inf) terms (some longer than the loop's chunk of clamped exponents), a row holding NaN,
+    one holding +inf, one of -inf only, large magnitudes; forward and backward, keepdim or not."""
+    if not choice.enabled(library):
+        pytest.skip(f"{library} kernels are not in use")
+    rng = np.random.default_rng(shape[-1])
+    x = (rng.standard_normal(shape) * 8).astype(np.float32)
+    rows = x.reshape(-1, shape[-1])
+    if rows.shape[0] >= 10:
+        rows[rng.random(rows.shape) < 0.3] = -np.inf
+        rows[:, 0] = rng.standard_normal(rows.shape[0]).astype(np.float32)   # no other row all -inf
+        rows[3, -1], rows[5, 0], rows[7] = np.nan, np.inf, -np.inf
+        rows[9] *= 1e4
+    taken = spy(vector_math, "logsumexp_rows")
+    for keepdim in (False, True):
+        results = []
+        for lib in (ember, torch):
+            xt = lib.tensor(x, requires_grad=True)
+            if lib is ember:
+                with choice.only(library):
+                    y = xt.logsumexp(-1, keepdim=keepdim)
+            else:
+                y = xt.logsumexp(-1, keepdim=keepdim)
+            y.sum().backward()
+            results.append((y.detach().numpy(), xt.grad.numpy()))
+        (got_y, got_g), (want_y, want_g) = results
+        assert got_y.shape == want_y.shape
+        np.testing.assert_allclose(got_y, want_y, rtol=2e-6, atol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(got_g, want_g, rtol=1e-5, atol=1e-6, equal_nan=True)
+    assert len(taken) == (2 if library == choice.ONEDNN else 0)
+
+
+@needs_loops
 def test_softmax_rows_narrower_than_a_vector_take_numpy():
     x = np.random.default_rng(0).standard_normal((4096, 5)).astype(np.float32)
     assert vector_math.softmax_rows(x, False) is None

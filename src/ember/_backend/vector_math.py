@@ -363,6 +363,50 @@ void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t w
     }
 }
 
+/* log(sum(exp(x))) of each row into out[r], shifted by the row's peak as NumPy's passes shift
+   it (an infinite peak by 0: +inf gives +inf, a row of -inf gives -inf), NaN for a row holding
+   NaN. A row with terms far below its peak (a mask's -inf) clamps their exponents in chunks of
+   its own first, as softmax's rows do; those terms are under the smallest normal number, and
+   the peak's own term is 1, so they count for nothing. */
+#define LOGSUMEXP_CHUNK 256
+void logsumexp_rows_float32(const float *xs_, float *out, int64_t rows, int64_t width, int nthreads) {
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xs = xs_ + r * width;
+        float peak = -INFINITY, low = INFINITY;
+        int nan = 0;
+        #pragma omp simd reduction(max:peak) reduction(min:low) reduction(|:nan)
+        for (int64_t i = 0; i < width; i++) {
+            peak = xs[i] > peak ? xs[i] : peak;
+            low = xs[i] < low ? xs[i] : low;
+            nan |= xs[i] != xs[i];
+        }
+        if (nan || peak == INFINITY || peak == -INFINITY) {
+            out[r] = nan ? NAN : peak;
+            continue;
+        }
+        float total = 0.0f;
+        if (low - peak < -87.0f) {
+            float clamped[LOGSUMEXP_CHUNK];
+            for (int64_t start = 0; start < width; start += LOGSUMEXP_CHUNK) {
+                const int64_t m = width - start < LOGSUMEXP_CHUNK ? width - start : LOGSUMEXP_CHUNK;
+                for (int64_t i = 0; i < m; i++) {
+                    const float d = xs[start + i] - peak;
+                    clamped[i] = d > -87.0f ? d : -87.0f;
+                }
+                #pragma omp simd reduction(+:total)
+                for (int64_t i = 0; i < m; i++) {
+                    const float e = expf(clamped[i]);
+                    total += xs[start + i] - peak < -87.0f ? 0.0f : e;
+                }
+            }
+        } else {
+            EXP_SUM(DROP)
+        }
+        out[r] = logf(total) + peak;
+    }
+}
+
 /* cross entropy's exponentials without the shift: out = exp(x), each row's sum into totals,
    then each row scaled by factors[r] / total (factors NULL: not scaled; one factor for every
    row when per_row is 0) */
@@ -779,6 +823,24 @@ def softmax_rows(x, log, safe=False):
     out = np.empty_like(x)
     width = x.shape[-1]
     function(address(x), address(out), x.size // width, width, int(log), int(safe), _softmax_threads(x))
+    return out
+
+
+_LOGSUMEXP_ROWS_ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int)
+
+
+def logsumexp_rows(x):
+    """``log(sum(exp(x)))`` along the last axis of a row-major float32 NumPy array with
+    elements, shifted by each row's peak (an array of ``x``'s leading shape), or None where that
+    does not apply."""
+    if not (type(x) is np.ndarray and x.dtype == _FLOAT32 and x.ndim and x.size and x.flags.c_contiguous):
+        return None
+    function = _function("logsumexp_rows_float32", _LOGSUMEXP_ROWS_ARGUMENTS)
+    if function is None:
+        return None
+    width = x.shape[-1]
+    out = np.empty(x.shape[:-1], np.float32)
+    function(address(x), address(out), x.size // width, width, _softmax_threads(x))
     return out
 
 

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from .._backend import openmp_kernels
+from .._backend import openmp_kernels, vector_math
 from .._backend.choice import KernelChoice
 from .._torch_function import dispatch_or_raise
 from .. import _dtype, return_types
@@ -1392,7 +1392,21 @@ class LogsumexpBackward0(Node):
 
 
 def _logsumexp_data(xp, data, dims, keepdim):
-    """log(sum(exp(data))) over ``dims``, shifted by the maximum so nothing overflows."""
+    """log(sum(exp(data))) over ``dims``, shifted by the maximum so nothing overflows (over the
+    last dim of float32 rows, by the kernel choice)."""
+    if data.ndim and dims == (data.ndim - 1,):
+        return _logsumexp_last(xp, data, dims, keepdim)
+    return _numpy_logsumexp(xp, data, dims, keepdim)
+
+
+def _logsumexp_on_rows(xp, data, dims, keepdim):
+    out = vector_math.logsumexp_rows(data)
+    if out is None:
+        return None
+    return out.reshape(data.shape[:-1] + (1,)) if keepdim else out
+
+
+def _numpy_logsumexp(xp, data, dims, keepdim):
     if _count(data.shape, dims) == 0:
         shape = _kept_shape(data.shape, dims) if keepdim else _reduced_shape(data.shape, dims)
         return xp.full(shape, -math.inf, dtype=data.dtype)
@@ -1402,6 +1416,11 @@ def _logsumexp_data(xp, data, dims, keepdim):
     with _quiet(xp):
         out = xp.log(xp.sum(xp.exp(data - top), axis=axis, keepdims=keepdim))
     return out + (top if keepdim else top.reshape(out.shape))
+
+
+# logsumexp over the last dim on ember's row loop (the peak, then the exponentials' sum, a row at a
+# time), else NumPy's passes
+_logsumexp_last = KernelChoice("logsumexp", onednn=_logsumexp_on_rows, numpy=_numpy_logsumexp)
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
