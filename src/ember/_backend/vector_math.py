@@ -304,20 +304,24 @@ SOFTMAX_ROWS = r"""
         }                                                                                   \
     }
 
+/* the row's largest and smallest elements (peak, low) and whether it holds NaN (nan) */
+#define ROW_RANGE                                                                           \
+    float peak = -INFINITY, low = INFINITY;                                                 \
+    int nan = 0;                                                                            \
+    _Pragma("omp simd reduction(max:peak) reduction(min:low) reduction(|:nan)")             \
+    for (int64_t i = 0; i < width; i++) {                                                   \
+        peak = xs[i] > peak ? xs[i] : peak;                                                 \
+        low = xs[i] < low ? xs[i] : low;                                                    \
+        nan |= xs[i] != xs[i];                                                              \
+    }
+
 void softmax_rows_float32(const float *xs_, float *out_, int64_t rows, int64_t width, int log,
                           int safe, int nthreads) {
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float *xs = xs_ + r * width;
         float *out = out_ + r * width;
-        float peak = -INFINITY, low = INFINITY;
-        int nan = 0;
-        #pragma omp simd reduction(max:peak) reduction(min:low) reduction(|:nan)
-        for (int64_t i = 0; i < width; i++) {
-            peak = xs[i] > peak ? xs[i] : peak;
-            low = xs[i] < low ? xs[i] : low;
-            nan |= xs[i] != xs[i];
-        }
+        ROW_RANGE
         if (nan || !(peak < INFINITY) || peak == -INFINITY) {
             /* a ``safe`` softmax's row of -inf only (every key masked) weighs nothing */
             const float fill = safe && !nan && peak == -INFINITY ? 0.0f : NAN;
@@ -373,14 +377,7 @@ void logsumexp_rows_float32(const float *xs_, float *out, int64_t rows, int64_t 
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float *xs = xs_ + r * width;
-        float peak = -INFINITY, low = INFINITY;
-        int nan = 0;
-        #pragma omp simd reduction(max:peak) reduction(min:low) reduction(|:nan)
-        for (int64_t i = 0; i < width; i++) {
-            peak = xs[i] > peak ? xs[i] : peak;
-            low = xs[i] < low ? xs[i] : low;
-            nan |= xs[i] != xs[i];
-        }
+        ROW_RANGE
         if (nan || peak == INFINITY || peak == -INFINITY) {
             out[r] = nan ? NAN : peak;
             continue;
@@ -436,14 +433,7 @@ void exp_rows_scaled_float32(const float *xs_, float *out_, float *totals, const
 static double cross_entropy_row(const float *xs, int64_t target, float *out, int64_t width,
                                 int64_t ignore_index, float factor) {
     if (target < 0 || target >= width || target == ignore_index) return NAN;
-    float peak = -INFINITY, low = INFINITY;
-    int nan = 0;
-    #pragma omp simd reduction(max:peak) reduction(min:low) reduction(|:nan)
-    for (int64_t i = 0; i < width; i++) {
-        peak = xs[i] > peak ? xs[i] : peak;
-        low = xs[i] < low ? xs[i] : low;
-        nan |= xs[i] != xs[i];
-    }
+    ROW_RANGE
     if (nan || peak == INFINITY || low == -INFINITY) return NAN;
     float total = 0.0f;
     if (factor != 0.0f) {
