@@ -67,9 +67,9 @@ def _check_bounds(idx, low, high, error):
     """Raise ``error(i)`` for the first index ``i`` (in memory order) outside [low, high)."""
     if not idx.size:
         return
-    unsigned = _UNSIGNED.get(idx.dtype) if low == 0 and type(idx) is np.ndarray else None
-    if unsigned is not None:   # one pass: a negative index is a large one read as unsigned
-        if np.maximum.reduce(idx.view(unsigned), axis=None) < high:
+    if low == 0 and type(idx) is np.ndarray and idx.dtype == _INT64:
+        # one pass: a negative index read as unsigned is 2**63 or more, past any size
+        if np.maximum.reduce(idx.view(_UINT64), axis=None) < high:
             return
     elif not (idx.min() < low or idx.max() >= high):
         return
@@ -77,8 +77,7 @@ def _check_bounds(idx, low, high, error):
     raise error(int(bad.reshape(-1)[0]))
 
 
-_UNSIGNED = {np.dtype(signed): np.dtype(unsigned) for signed, unsigned in (
-    (np.int64, np.uint64), (np.int32, np.uint32), (np.int16, np.uint16), (np.int8, np.uint8))}
+_INT64, _UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
 
 
 def _out_of_bounds(dim, size, cls=RuntimeError, prefix=""):
