@@ -137,6 +137,36 @@ def test_cat_skips_empty_1d_tensors_and_names_the_tensor_that_differs():
     assert ember.cat([ember.zeros(0), ember.zeros(0)]).shape == (0,)
 
 
+def test_cat_of_tensors_of_different_ranks_raises_torchs_error():
+    """cat joins before it checks shapes; the checks (for torch's messages) run when NumPy
+    refuses."""
+    for shapes in ([(2, 3), (2, 3, 1)], [(2, 3), (2, 4)]):
+        with pytest.raises(RuntimeError) as torch_error:
+            torch.cat([torch.ones(s) for s in shapes])
+        with pytest.raises(RuntimeError) as ember_error:
+            ember.cat([ember.ones(s) for s in shapes])
+        assert str(ember_error.value) == str(torch_error.value)
+
+
+@pytest.mark.parametrize("bad", [-1, 5, -(2 ** 62)])
+def test_int64_indices_out_of_range_raise_torchs_error(bad):
+    """The one-pass bounds check (int64 indices read as unsigned) still refuses negative and
+    too-large indices, naming the first, as torch does."""
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    index = np.array([[0, 1], [bad, 0], [1, 1]])
+    with pytest.raises(RuntimeError) as torch_error:
+        torch.gather(torch.tensor(x), 1, torch.tensor(index))
+    with pytest.raises(RuntimeError) as ember_error:
+        ember.gather(ember.tensor(x), 1, ember.tensor(index))
+    assert str(ember_error.value) == str(torch_error.value)
+    rows = np.array([0, bad])
+    with pytest.raises(RuntimeError) as torch_error:
+        torch.index_select(torch.tensor(x), 1, torch.tensor(rows))
+    with pytest.raises(RuntimeError) as ember_error:
+        ember.index_select(ember.tensor(x), 1, ember.tensor(rows))
+    assert str(ember_error.value) == str(torch_error.value)
+
+
 def test_cat_and_stack_gradients():
     rng = np.random.default_rng(7)
     a, b = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)

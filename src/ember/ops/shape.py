@@ -33,10 +33,9 @@ def _tensor_list(tensors, op):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
-    for t in tensors:
+    for i, t in enumerate(tensors):
         if t.__class__ is not Tensor and not isinstance(t, Tensor):
-            i = next(i for i, t in enumerate(tensors) if not isinstance(t, Tensor))
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(tensors[i]).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     return list(tensors)
 
 
