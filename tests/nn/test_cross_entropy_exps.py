@@ -295,7 +295,9 @@ def test_exponentials_loop_matches_the_blocked_numpy_path(factors):
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=3e-6, atol=1e-30)
     assert vector_math.exp_rows_scaled(x.astype(np.float64), given) is None
-    assert vector_math.exp_rows_scaled(x[:, :8].copy(), given) is None   # narrow rows: NumPy
+    narrow = np.repeat(x[:, :4], 8, axis=0)   # many narrow rows: NumPy
+    assert narrow.size > vector_math.SOFTMAX_NARROW_MAX_ELEMENTS
+    assert vector_math.exp_rows_scaled(narrow, np.repeat(given, 8) if factors == "rows" else given) is None
 
 
 def _fused_runs():

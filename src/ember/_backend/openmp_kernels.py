@@ -35,11 +35,11 @@ The C source is compiled once per machine with the machine's C compiler and cach
 oneDNN loaded). Where no compiler is found or the build fails, each function returns None and
 NumPy's path runs; nothing is warned, since nothing is lost but speed.
 """
-import ctypes
 import math
 
 import numpy as np
 
+from . import native_calls
 from .pointers import address
 
 SOURCE = r"""
@@ -1164,15 +1164,16 @@ INDEX_ROWS_MIN_ELEMENTS = 1 << 19
 # (``benchmarks/flip.py``)
 REVERSED_ROWS_MIN_ELEMENTS = 1 << 15
 
-_functions = {}   # name -> ctypes function, or None where it could not be built
+_functions = {}   # name -> the loop (``_function``), or None where it could not be built
 
 
 def _function(name):
+    """The loop ``name``, called as ``function(arrays, sizes, scalars, threads)``: a tuple of
+    arrays (None for NULL, or an address), a tuple of int64 sizes, a tuple of doubles (or None)
+    and the thread count (``native_calls``); None where it could not be built."""
     if name not in _functions:
         from .._inductor import _compiler
-        # no argtypes: every call passes ctypes arrays and a Python int, which ctypes hands
-        # over as they are, without converting each argument
-        _functions[name] = _compiler.load(SOURCE, name, quiet=True, argtypes=None)
+        _functions[name] = native_calls.bind(_compiler.load(SOURCE, name, quiet=True, argtypes=None), "PQDi")
     return _functions[name]
 
 
@@ -1202,26 +1203,8 @@ def _vector(values):
     return None if values is None else np.ascontiguousarray(values, np.float32)
 
 
-_POINTER_ARRAYS = [ctypes.c_void_p * n for n in range(16)]
-
-
-def _pointers(*arrays):
-    """The arrays' addresses (NULL for None) as a C array of pointers."""
-    count = len(arrays)
-    pointers = (_POINTER_ARRAYS[count] if count < len(_POINTER_ARRAYS) else ctypes.c_void_p * count)()
-    for i, array in enumerate(arrays):
-        if array is not None:
-            pointers[i] = address(array)
-    return pointers
-
-
-_SIZE_ARRAYS = [ctypes.c_int64 * n for n in range(16)]
-
-
 def _call(function, arrays, sizes, scalars):
-    count = len(sizes)
-    function(_pointers(*arrays), (_SIZE_ARRAYS[count] if count < 16 else ctypes.c_int64 * count)(*sizes),
-             (ctypes.c_double * len(scalars))(*scalars) if scalars else None, thread_count())
+    function(arrays, sizes, scalars or None, thread_count())
 
 
 def batch_norm_forward(x, mean, var, weight, bias, eps):
@@ -1283,8 +1266,7 @@ def layer_norm_backward(grad, x, mean, invstd, weight, need):
     grad_x = np.empty_like(x) if need_x else None
     partial = np.zeros((threads, 2, width)) if need_w or need_b else None
     weight = np.ones(width, np.float32) if weight is None else _vector(weight)
-    function(_pointers(grad, x, _vector(mean), _vector(invstd), weight, grad_x, partial),
-             (ctypes.c_int64 * 2)(*x.shape), (ctypes.c_double * 1)(0.0), threads)
+    function((grad, x, _vector(mean), _vector(invstd), weight, grad_x, partial), x.shape, (0.0,), threads)
     sums = None if partial is None else partial.sum(0).astype(np.float32)
     return (grad_x, sums[0] if need_w else None, sums[1] if need_b else None)
 
@@ -1766,8 +1748,7 @@ def reversed_rows_copy(x, dims):
         first += (x.shape[d] - 1) * strides[d]
         strides[d] = -strides[d]
     out = np.empty(x.shape, x.dtype)
-    function((ctypes.c_void_p * 2)(first, address(as_bits(out))),
-             (ctypes.c_int64 * (1 + 2 * x.ndim))(x.ndim, *x.shape, *strides), None, thread_count())
+    function((first, out), (x.ndim, *x.shape, *strides), None, thread_count())
     return out
 
 

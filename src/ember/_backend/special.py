@@ -508,14 +508,23 @@ def on_compiled_loop(name, numpy, loop="compute"):
     (its function ``loop`` given ``name`` and the arrays after ``xp``) or ``numpy(xp, *arrays)``.
     Callers give it NumPy arrays the loop takes (``special_loops.applies``)."""
     def compiled(xp, *arrays):
-        from . import special_loops   # (it reads this module's tables)
-        return getattr(special_loops, loop)(name, *arrays)
+        return getattr(_special_loops(), loop)(name, *arrays)
     return KernelChoice(name, onednn=compiled, numpy=numpy)
 
 
+_loops_module = []
+
+
+def _special_loops():
+    """The module ``special_loops`` (which reads this module's tables), imported on first use."""
+    if not _loops_module:
+        from . import special_loops
+        _loops_module.append(special_loops)
+    return _loops_module[0]
+
+
 def _applies(x):
-    from . import special_loops
-    return special_loops.applies(x)
+    return _special_loops().applies(x)
 
 
 _lgamma_choice = on_compiled_loop("lgamma", lambda xp, x: _evaluate(_lgamma, x))

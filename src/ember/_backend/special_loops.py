@@ -28,9 +28,8 @@ import math
 
 import numpy as np
 
-from . import gamma_gradients, openmp_kernels, special, special_gamma, special_normal
+from . import gamma_gradients, native_calls, openmp_kernels, special, special_gamma, special_normal
 from . import special_chebyshev as tables
-from .pointers import address
 
 # the tables the C code reads, by their names in ``special_chebyshev``
 _TABLES = ("J0_SMALL", "J1_SMALL", "Y0_SMALL", "Y1_SMALL", "P0", "Q0", "P1", "Q1", "I0E_SMALL", "I1E_SMALL",
@@ -968,14 +967,15 @@ def _flat(nested):
 SOURCE = _source()
 
 _ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int)
-_functions = {}   # name -> ctypes function, or None where it could not be built
+_functions = {}   # name -> the loop (``native_calls.bind``), or None where it could not be built
 
 
 def _function(name, argtypes=_ARGUMENTS):
     if name not in _functions:
         from .._inductor import _compiler
-        _functions[name] = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",),
-                                          argtypes=argtypes)
+        _functions[name] = native_calls.bind(
+            _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",), argtypes=argtypes),
+            native_calls.kinds_of(argtypes))
     return _functions[name]
 
 
@@ -1000,12 +1000,12 @@ def compute(op, x):
     if not openmp_kernels.fills_its_memory(x):
         x = np.ascontiguousarray(x)
     out = np.empty_like(x)   # (the same layout: one flat order for both)
-    function(address(x), address(out), x.size, openmp_kernels.thread_count())
+    function(x, out, x.size, openmp_kernels.thread_count())
     return out
 
 
 # two arrays, the result, the sizes (the count, the two steps, any flags), the thread count
-_TWO_ARRAYS_ARGUMENTS = (ctypes.c_void_p,) * 4 + (ctypes.c_int,)
+_TWO_ARRAYS_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.POINTER(ctypes.c_int64), ctypes.c_int)
 
 
 def _broadcast_steps(x, y):
@@ -1037,8 +1037,7 @@ def _over_two_arrays(name, x, y, out_type, *flags):
         return None
     shape, arrays, steps = _broadcast_steps(x, y)
     out = np.empty(shape, out_type)
-    function(address(arrays[0]), address(arrays[1]), address(out),
-             (ctypes.c_int64 * (3 + len(flags)))(out.size, *steps, *flags), openmp_kernels.thread_count())
+    function(arrays[0], arrays[1], out, (out.size, *steps, *flags), openmp_kernels.thread_count())
     return out
 
 
@@ -1058,7 +1057,7 @@ def three_arguments(op, a, b, c):
     shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
     arrays = [np.ascontiguousarray(np.broadcast_to(v, shape)) for v in (a, b, c)]
     out = np.empty(arrays[0].shape, np.float64)
-    function(*map(address, arrays), address(out), out.size, openmp_kernels.thread_count())
+    function(*arrays, out, out.size, openmp_kernels.thread_count())
     return out
 
 

@@ -22,9 +22,8 @@ import ctypes
 import ml_dtypes
 import numpy as np
 
-from . import openmp_kernels
+from . import native_calls, openmp_kernels
 from .choice import KernelChoice
-from .pointers import address
 
 # op name: the C expression of a float32 element ``x``, computed as torch computes the op in
 # float32 (deg2rad multiplies by the float32 nearest to pi / 180)
@@ -567,7 +566,7 @@ def _source():
 
 SOURCE = _source()
 
-_functions = {}   # name -> ctypes function, or None where it could not be built
+_functions = {}   # name -> the loop (``native_calls.bind``), or None where it could not be built
 
 
 _ARRAYS_ARGUMENTS = {n: (ctypes.c_void_p,) * (n + 1) + (ctypes.c_int64, ctypes.c_int)
@@ -579,8 +578,9 @@ _ROWS_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.c_int64, ctypes.c_int64, ctyp
 def _function(name, argtypes):
     if name not in _functions:
         from .._inductor import _compiler
-        _functions[name] = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",),
-                                          argtypes=argtypes)
+        _functions[name] = native_calls.bind(
+            _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",), argtypes=argtypes),
+            native_calls.kinds_of(argtypes))
     return _functions[name]
 
 
@@ -618,7 +618,7 @@ def _run(name, inputs, parameters=None):
     if function is None:
         return None
     out = np.empty_like(inputs[0])   # the inputs' layout: the same flat order
-    function(*[address(a) for a in inputs], address(out), out.size, openmp_kernels.thread_count())
+    function(*inputs, out, out.size, openmp_kernels.thread_count())
     return out
 
 
@@ -657,7 +657,7 @@ def binary(op, x, y):
         if function is None:
             return None
         out = np.empty_like(x)
-        function(address(x), float(y), address(out), out.size, openmp_kernels.thread_count())
+        function(x, float(y), out, out.size, openmp_kernels.thread_count())
         return out
     if type(y) is not np.ndarray or y.dtype != np.float32:
         return None
@@ -672,7 +672,7 @@ def binary(op, x, y):
         return None
     out = np.empty_like(x)
     width = y.size
-    function(address(x), address(y), address(out), x.size // width, width,
+    function(x, y, out, x.size // width, width,
              openmp_kernels.thread_count())
     return out
 
@@ -742,7 +742,7 @@ CONVERSIONS_SOURCE = ('#pragma GCC optimize("no-trapping-math")\n#ifdef __F16C__
                       + "".join(_conversion_source(source, target, *types)
                                 for (source, target), types in CONVERSIONS.items()))
 
-_conversions = {}   # (from, to) -> ctypes function, or None where it could not be built
+_conversions = {}   # (from, to) -> the loop (``native_calls.bind``), or None where it could not be built
 # CONVERSIONS' pairs by their NumPy dtypes (a dtype's ``name`` takes microseconds to make)
 _CONVERSION_PAIRS = {tuple(np.dtype(getattr(ml_dtypes, name, name)) for name in pair): pair
                      for pair in CONVERSIONS}
@@ -762,14 +762,14 @@ def convert(x, dtype):
         return None
     if pair not in _conversions:
         from .._inductor import _compiler
-        _conversions[pair] = _compiler.load(CONVERSIONS_SOURCE, "_to_".join(pair), quiet=True,
-                                            argtypes=_ARRAYS_ARGUMENTS[1])
+        _conversions[pair] = native_calls.bind(
+            _compiler.load(CONVERSIONS_SOURCE, "_to_".join(pair), quiet=True, argtypes=_ARRAYS_ARGUMENTS[1]),
+            native_calls.kinds_of(_ARRAYS_ARGUMENTS[1]))
     function = _conversions[pair]
     if function is None:
         return None
     out = np.empty_like(x, dtype=dtype)   # (the same layout)
-    as_bits = openmp_kernels.as_bits
-    function(address(as_bits(x)), address(as_bits(out)), out.size, openmp_kernels.thread_count())
+    function(x, out, out.size, openmp_kernels.thread_count())
     return out
 
 
@@ -781,18 +781,25 @@ _SOFTMAX_ROWS_ARGUMENTS = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, cty
 _SOFTMAX_BACKWARD_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
                                                        ctypes.c_int)
 
-# rows narrower than this stay on NumPy's passes over the whole array (the loop's cost per row
-# outweighs the work); arrays of fewer elements run on one thread
+# Rows narrower than ``SOFTMAX_MIN_WIDTH`` stay on NumPy's passes over the whole array (the
+# loop's cost per row outweighs the work: log_softmax on thousands of rows of 2 or 5), or on
+# oneDNN's softmax from its size rule, unless the array has ``SOFTMAX_NARROW_MAX_ELEMENTS``
+# elements or fewer, where the call costs less than NumPy's passes
+# (``benchmarks/softmax_rows.py``). Arrays of fewer than ``SOFTMAX_THREADS_MIN_ELEMENTS``
+# elements run on one thread.
 SOFTMAX_MIN_WIDTH = 16
+SOFTMAX_NARROW_MAX_ELEMENTS = 1024
 SOFTMAX_THREADS_MIN_ELEMENTS = 1 << 15
 
 
 def _softmax_rows_apply(*arrays):
     """Whether the softmax loops take arrays of this kind: row-major float32 NumPy arrays of one
-    shape, with rows of at least ``SOFTMAX_MIN_WIDTH``."""
+    shape with elements, in rows of at least ``SOFTMAX_MIN_WIDTH`` or of any width in arrays of
+    at most ``SOFTMAX_NARROW_MAX_ELEMENTS``."""
     first = arrays[0]
-    return (type(first) is np.ndarray and first.dtype == _FLOAT32 and first.ndim
-            and first.shape[-1] >= SOFTMAX_MIN_WIDTH and first.flags.c_contiguous
+    return (type(first) is np.ndarray and first.dtype == _FLOAT32 and first.ndim and first.size
+            and (first.shape[-1] >= SOFTMAX_MIN_WIDTH or first.size <= SOFTMAX_NARROW_MAX_ELEMENTS)
+            and first.flags.c_contiguous
             and all(type(a) is np.ndarray and a.dtype == _FLOAT32 and a.shape == first.shape
                     and a.flags.c_contiguous for a in arrays[1:]))
 
@@ -812,7 +819,7 @@ def softmax_rows(x, log, safe=False):
         return None
     out = np.empty_like(x)
     width = x.shape[-1]
-    function(address(x), address(out), x.size // width, width, int(log), int(safe), _softmax_threads(x))
+    function(x, out, x.size // width, width, int(log), int(safe), _softmax_threads(x))
     return out
 
 
@@ -830,7 +837,7 @@ def logsumexp_rows(x):
         return None
     width = x.shape[-1]
     out = np.empty(x.shape[:-1], np.float32)
-    function(address(x), address(out), x.size // width, width, _softmax_threads(x))
+    function(x, out, x.size // width, width, _softmax_threads(x))
     return out
 
 
@@ -854,7 +861,7 @@ def exp_rows_scaled(x, factors):
     totals = np.empty(x.shape[0], np.float32)
     given = (None if factors is None else np.ascontiguousarray(factors, np.float32) if per_row
              else np.array([factors], np.float32))
-    function(address(x), address(out), address(totals), None if given is None else address(given),
+    function(x, out, totals, given,
              x.shape[0], x.shape[1], int(per_row), _softmax_threads(x))
     return out, totals
 
@@ -879,11 +886,10 @@ def cross_entropy_rows(logits, targets, ignore_index, factor):
     if function is None:
         return None
     weighted = np.empty_like(logits) if factor else None
-    loss_sum = ctypes.c_double()
+    loss_sum = np.empty(1)   # (float64: the loop's double)
     rows, width = logits.shape
-    function(address(logits), address(targets), None if weighted is None else address(weighted),
-             ctypes.byref(loss_sum), rows, width, ignore_index, factor, _softmax_threads(logits))
-    loss = loss_sum.value
+    function(logits, targets, weighted, loss_sum, rows, width, ignore_index, factor, _softmax_threads(logits))
+    loss = float(loss_sum[0])
     return None if loss != loss else (loss, weighted)   # NaN: a row was refused
 
 
@@ -898,6 +904,6 @@ def softmax_rows_backward(grad, result, log):
         return None
     out = np.empty_like(result)
     width = result.shape[-1]
-    function(address(grad), address(result), address(out), result.size // width, width, int(log),
+    function(grad, result, out, result.size // width, width, int(log),
              _softmax_threads(result))
     return out

@@ -105,32 +105,14 @@ def load(source, name, quiet=False, libraries=(), argtypes=_KERNEL_ARGTYPES):
     linked with the C math library and ``libraries`` (names as ``-l`` takes them), taking
     ``argtypes`` (by default a generated kernel's: arrays, sizes, scalars, thread count); None
     when it cannot be built or loaded (warned once, or only logged where ``quiet``)."""
-    cc = _compiler()
-    if cc is None:
-        _warn_once("missing", f"ember.compile: no C compiler found ({config.cc or os.environ.get('CC') or 'gcc'!r}); "
-                   f"graphs run their ops unfused. Install gcc or set ember._inductor.config.cc.", quiet)
-        return None
     links = tuple(f"-l{library}" for library in libraries) + ("-lm",)
-    key = hashlib.sha256("\0".join((source, cc, _tool_id(cc), " ".join(FLAGS + links), _cpu_id()))
-                         .encode()).hexdigest()[:32]
     with _lock:
+        path, key = _built(source, links, (), quiet, counted=True)
+        if path is None:
+            return None
         fn = _loaded.get((key, name))
         if fn is not None:
             return fn
-        directory = cache_dir()
-        path = os.path.join(directory, f"k{key}.so")
-        if os.path.exists(path):
-            counters["kernels_loaded"] += 1
-        else:
-            try:
-                built = _build(cc, source, directory, path, links, quiet)
-            except OSError as e:        # the cache directory cannot be made or written
-                _warn_once("cache", f"ember.compile: generated kernels cannot be written to "
-                           f"{directory!r} ({e}); graphs run their ops unfused. Set "
-                           f"EMBER_KERNEL_CACHE to a writable directory.", quiet)
-                return None
-            if not built:
-                return None
         try:
             lib = ctypes.CDLL(path)
         except OSError as e:
@@ -144,7 +126,63 @@ def load(source, name, quiet=False, libraries=(), argtypes=_KERNEL_ARGTYPES):
         return fn
 
 
-def _build(cc, source, directory, path, links, quiet=False):
+def load_module(source, name, include_dirs=()):
+    """The Python extension module ``name`` built from the C ``source`` (which defines
+    ``PyInit_<name>``) with ``include_dirs`` (the Python and NumPy headers), compiled or found in
+    the cache like ``load``'s libraries; None (logged) when it cannot be built or imported."""
+    import importlib.machinery
+    import importlib.util
+    flags = tuple(f"-I{directory}" for directory in include_dirs)
+    with _lock:
+        path, key = _built(source, (), flags, quiet=True, counted=False)
+        if path is None:
+            return None
+        module = _loaded.get((key, name))
+        if module is None:
+            try:
+                loader = importlib.machinery.ExtensionFileLoader(name, path)
+                module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+                loader.exec_module(module)
+            except (ImportError, OSError) as e:
+                log.info("ember: the extension module %s could not be imported (%s)", name, e)
+                return None
+            _loaded[key, name] = module
+        return module
+
+
+def _built(source, links, flags, quiet, counted):
+    """(the path of the shared library built from ``source``, the key it is cached under), or
+    (None, None) where no compiler is found or the build fails (warned once, or logged where
+    ``quiet``); ``counted``: the build or the load goes into ``counters``. The caller holds
+    ``_lock``."""
+    cc = _compiler()
+    if cc is None:
+        _warn_once("missing", f"ember.compile: no C compiler found ({config.cc or os.environ.get('CC') or 'gcc'!r}); "
+                   f"graphs run their ops unfused. Install gcc or set ember._inductor.config.cc.", quiet)
+        return None, None
+    key = hashlib.sha256("\0".join((source, cc, _tool_id(cc), " ".join(FLAGS + flags + links), _cpu_id()))
+                         .encode()).hexdigest()[:32]
+    directory = cache_dir()
+    path = os.path.join(directory, f"k{key}.so")
+    if os.path.exists(path):
+        if (key, None) not in _loaded:
+            _loaded[key, None] = path
+            counters["kernels_loaded"] += counted
+        return path, key
+    try:
+        built = _build(cc, source, directory, path, flags + links, quiet, counted)
+    except OSError as e:        # the cache directory cannot be made or written
+        _warn_once("cache", f"ember.compile: generated kernels cannot be written to "
+                   f"{directory!r} ({e}); graphs run their ops unfused. Set "
+                   f"EMBER_KERNEL_CACHE to a writable directory.", quiet)
+        return None, None
+    if not built:
+        return None, None
+    _loaded[key, None] = path
+    return path, key
+
+
+def _build(cc, source, directory, path, links, quiet=False, counted=True):
     os.makedirs(directory, exist_ok=True)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
@@ -165,7 +203,8 @@ def _build(cc, source, directory, path, links, quiet=False):
             return False
         os.replace(out, path)      # atomic: a concurrent process sees the whole file or none
     seconds = time.perf_counter() - start
-    counters["kernels_compiled"] += 1
-    counters["compile_seconds"] += seconds
+    if counted:
+        counters["kernels_compiled"] += 1
+        counters["compile_seconds"] += seconds
     log.info("ember._inductor: compiled a kernel in %.2f s (%s)", seconds, path)
     return True
