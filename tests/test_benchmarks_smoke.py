@@ -353,3 +353,18 @@ def test_cross_entropy_benchmark_prints_a_row_per_shape_and_restores_the_kernel(
             or line.startswith("| 5 x 7")]
     assert len(rows) == 2
     assert loss._fused_cross_entropy is choice and loss.FUSED_MAX_ELEMENTS == limit
+
+
+def test_softmax_rows_benchmark_prints_a_row_per_shape_and_restores_its_rules(monkeypatch, capsys):
+    from benchmarks import softmax_rows as bench
+    from ember._backend import vector_math
+    if not vector_math.available():
+        pytest.skip("the row loops cannot be built here")
+    rules = vector_math.SOFTMAX_MIN_WIDTH, vector_math.SOFTMAX_NARROW_MAX_ELEMENTS
+    monkeypatch.setattr(ember, "set_num_threads", lambda n: None)
+    monkeypatch.setattr(bench, "SHAPES", ((3, 5), (40, 2)))
+    monkeypatch.setattr(sys, "argv", ["softmax_rows", "--threads", "1", "--repeats", "1"])
+    bench.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 |")]
+    assert len(rows) == 2 and all(row.count("(") == 2 for row in rows)
+    assert (vector_math.SOFTMAX_MIN_WIDTH, vector_math.SOFTMAX_NARROW_MAX_ELEMENTS) == rules
