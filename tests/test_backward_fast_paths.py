@@ -273,6 +273,15 @@ def test_div_array_backward_matches_ember_ops(monkeypatch, fn, dtype):
     assert taken[0] is (dtype != "bfloat16")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn", [lambda a, b: a / b.sum(1, keepdim=True), lambda a, b: a / b[:1]])
+def test_div_by_a_broadcast_array_backward_matches_ember_ops(monkeypatch, fn, dtype):
+    """Rows long enough for the gradient's sums to take ``einsum`` (as ember's ``sum`` does)."""
+    taken = _spy_node(monkeypatch, pointwise.DivBackward0)
+    _assert_same_both_ways(fn, [_values((300, 27), dtype), _values((300, 27), dtype, seed=2)])
+    assert taken[0]
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("other", [3.7, 3])
 def test_div_by_number_array_backward_matches_ember_ops(monkeypatch, other, dtype):

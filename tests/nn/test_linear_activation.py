@@ -391,6 +391,17 @@ def test_cosine_similarity_matches_torch(shapes, kwargs):
     check_function(nn.CosineSimilarity(**kwargs), tnn.CosineSimilarity(**kwargs), shapes)
 
 
+@pytest.mark.parametrize("shape,classes,dtype", [
+    ((), 4, np.int64), ((7,), -1, np.int64), ((3, 5), 6, np.int64), ((2, 3, 4), -1, np.int32),
+    ((0,), 3, np.int64), ((2, 0), 5, np.uint8), ((16000,), 27, np.int64)])
+def test_one_hot_matches_torch_on_every_shape(shape, classes, dtype):
+    values = np.random.default_rng(len(shape)).integers(0, 3, shape).astype(dtype)
+    got = F.one_hot(ember.tensor(values), classes)
+    want = TF.one_hot(torch.tensor(values.astype(np.int64)), classes)
+    assert got.dtype == ember.int64 and got.shape == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_one_hot_normalize_linear_functional():
     t = ember.tensor([[0, 2], [1, 3]])
     assert F.one_hot(t).tolist() == TF.one_hot(torch.tensor(t.numpy())).tolist()

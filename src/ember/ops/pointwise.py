@@ -464,7 +464,12 @@ class DivBackward0(_BinaryNode):
         ga = self.reduce(make(xp.true_divide(gd, bd)), 0) if edges[0][0] is not None else None
         gb = None
         if edges[1][0] is not None:
-            gb = self.reduce(make(xp.true_divide(xp.negative(gd) * od, bd)), 1)
+            terms = xp.multiply(gd, od)
+            if isinstance(terms, np.generic):   # (0-d operands: NumPy's result is a scalar)
+                gb = self.reduce(make(xp.true_divide(-terms, bd)), 1)
+            else:   # -(g * out / b), which rounds as (-g * out) / b does, in one buffer
+                gb = self.reduce(make(xp.true_divide(terms, bd, out=terms)), 1)
+                xp.negative(gb._data, out=gb._data)
         return ga, gb
 
 

@@ -1,0 +1,88 @@
+"""Sums of arrays along axes, as ember's ``sum`` computes them: the array's own ``sum`` method,
+or ``einsum`` for the shapes where NumPy's reduction loops are slow (tall, narrow arrays summed
+over their leading axes; short rows summed over their trailing axes). Used by the ``sum`` op
+and by the backward passes that sum a gradient down to an operand's shape."""
+import math
+
+import numpy as np
+
+
+def array_sum(data, **kwargs):
+    """``data.sum(...)``: the array's own method, which skips NumPy's Python-level ``np.sum``
+    wrapper (most of the time of a small sum) and exists on every backend's arrays; a sum over
+    the leading axes of a tall, narrow NumPy array, or over the trailing axes of one with short
+    rows, by ``einsum``."""
+    axis = kwargs.get("axis")
+    if (axis is not None and data.size >= COLUMN_SUM_MIN_ROWS and type(data) is np.ndarray
+            and kwargs.get("dtype") is None and data.dtype in _EINSUM_SUM_DTYPES and data.flags.c_contiguous):
+        ndim = data.ndim
+        axes = sorted({a % ndim for a in ((axis,) if type(axis) is int else axis)})
+        keepdims = kwargs.get("keepdims", False)
+        by_einsum = _leading_axes_sum(data, axes, keepdims)
+        if by_einsum is None and data.size >= ROW_SUM_MIN_ELEMENTS:
+            by_einsum = _trailing_axes_sum(data, axes, keepdims)
+        if by_einsum is not None:
+            return by_einsum
+    return data.sum(**kwargs)
+
+
+_EINSUM_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+# NumPy's sum over a leading axis steps through the rows one at a time: with rows narrower than
+# this and at least ``COLUMN_SUM_MIN_ROWS`` of them, ``einsum`` sums the columns in fewer passes
+# (the same sequential sums: the same bits), also when the last axis, of at most
+# ``COLUMN_SUM_MAX_LAST`` elements (too few for NumPy's pairwise sums to matter), is summed too
+# (then in another order: within rounding of NumPy's)
+COLUMN_SUM_MAX_WIDTH = 255
+COLUMN_SUM_MIN_ROWS = 256
+COLUMN_SUM_MAX_LAST = 16
+
+
+# NumPy's sum over the last axis takes a reduction loop per row; ``einsum`` sums rows of up to
+# this many elements in fewer passes, with independent SIMD accumulators, within rounding of
+# NumPy's pairwise sums (for longer rows its error grows with the length, and NumPy's does not),
+# from ``ROW_SUM_MIN_ELEMENTS`` elements in all (benchmarks.ops, ``sum_method``)
+ROW_SUM_MAX_LENGTH = 1024
+ROW_SUM_MIN_ELEMENTS = 2048
+
+
+def _trailing_axes_sum(data, axes, keepdims):
+    """The sum of a row-major float32/float64 array over its last k axes (``axes``, sorted;
+    k < ndim), rows of at most ``ROW_SUM_MAX_LENGTH`` elements, by ``einsum``; None where that
+    does not apply."""
+    ndim, k = data.ndim, len(axes)
+    if not 0 < k < ndim or axes[0] != ndim - k:   # (sorted and distinct: the last k)
+        return None
+    shape = data.shape
+    length = shape[-1] if k == 1 else math.prod(shape[ndim - k:])
+    if not 0 < length <= ROW_SUM_MAX_LENGTH:
+        return None
+    out = np.einsum("ij->i", data.reshape(-1, length))
+    kept = shape[:ndim - k]
+    return out.reshape(kept + (1,) * k if keepdims else kept)
+
+
+def _leading_axes_sum(data, axes, keepdims):
+    """The sum of a row-major float32/float64 array over its first k axes (k < ndim), and
+    perhaps its short last axis too (``axes``, sorted), as column sums by ``einsum``; None
+    where that does not apply."""
+    ndim = data.ndim
+    last = len(axes) > 1 and axes[-1] == ndim - 1
+    leading = axes[:-1] if last else axes
+    k = len(leading)
+    if (not k or leading[-1] != k - 1 or k + last >= ndim   # (sorted and distinct: the first k)
+            or (last and data.shape[-1] > COLUMN_SUM_MAX_LAST)):
+        return None
+    rows, width = math.prod(data.shape[:k]), math.prod(data.shape[k:])
+    if rows < COLUMN_SUM_MIN_ROWS or not 0 < width <= COLUMN_SUM_MAX_WIDTH:
+        return None
+    if last:
+        out = np.einsum("ijk->j", data.reshape(rows, width // data.shape[-1], data.shape[-1]))
+        kept = data.shape[k:-1]
+    else:
+        out = np.einsum("ij->j", data.reshape(rows, width))
+        kept = data.shape[k:]
+    if keepdims:
+        return out.reshape((1,) * k + kept + (1,) * last)
+    return out.reshape(kept)
