@@ -1,7 +1,7 @@
 """The ops of names_mlp's training step one by one (``benchmarks/programs/names_mlp.py``: a
 batch of 32 contexts, an embedding of 27 characters in 10 dimensions, a 30x200 layer with a
-hand-written batch norm, tanh, a 200x27 layer, cross entropy), ember beside torch at their
-shapes, interleaved in one process, 1 thread; medians in microseconds. Which of the step's
+hand-written batch norm, tanh, a 200x27 layer, cross entropy; and two ops of its neural bigram's
+step over 16,000 character pairs), ember beside torch at their shapes, interleaved in one process, 1 thread; medians in microseconds. Which of the step's
 small ops keep its training loop over torch's.
 
     .venv/bin/python -m benchmarks.names_mlp_ops [--repeats 5]
@@ -34,6 +34,8 @@ def cases(lib):
     gain = lib.ones((1, 200), requires_grad=True)
     logits = floats(32, 27, grad=True)
     targets = lib.tensor(rng.integers(0, 27, 32))
+    pairs = lib.tensor(rng.integers(0, 27, 16000))    # the neural bigram's 16,000 pairs
+    counts = floats(16000, 27, grad=True)
     F = lib.nn.functional
     return {
         "randint (32,)": lambda: lib.randint(0, 20000, (32,)),
@@ -46,6 +48,9 @@ def cases(lib):
         "h @ W2 + b2": lambda: hidden @ w2 + b2,
         "cross_entropy forward": lambda: F.cross_entropy(logits, targets),
         "cross_entropy forward+backward": lambda: F.cross_entropy(logits, targets).backward(),
+        "bigram: one_hot (16000,) x 27": lambda: F.one_hot(pairs, num_classes=27),
+        "bigram: counts / counts.sum(1) forward+backward": lambda: (
+            counts / counts.sum(1, keepdims=True)).sum().backward(),
     }
 
 
