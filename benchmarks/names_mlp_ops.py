@@ -1,8 +1,9 @@
 """The ops of names_mlp's training step one by one (``benchmarks/programs/names_mlp.py``: a
 batch of 32 contexts, an embedding of 27 characters in 10 dimensions, a 30x200 layer with a
-hand-written batch norm, tanh, a 200x27 layer, cross entropy; and two ops of its neural bigram's
-step over 16,000 character pairs), ember beside torch at their shapes, interleaved in one process, 1 thread; medians in microseconds. Which of the step's
-small ops keep its training loop over torch's.
+hand-written batch norm, tanh, a 200x27 layer, cross entropy; and two ops of its neural
+bigram's step over 16,000 character pairs), ember beside torch at their shapes, interleaved in
+one process, 1 thread; medians in microseconds. Which of the step's small ops keep its training
+loop over torch's.
 
     .venv/bin/python -m benchmarks.names_mlp_ops [--repeats 5]
 """
