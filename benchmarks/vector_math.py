@@ -41,8 +41,14 @@ def _op(op, n):
     if op in vector_math.BINARY or op in vector_math.DIVISIONS:
         other = ember.tensor(_inputs(op, n)[::-1].copy())
         return lambda x: getattr(ember, op)(ember.tensor(x), other)
-    forward = {"square": lambda t: t.pow(2)}.get(op) or getattr(ember, op)
+    forward = {"square": lambda t: t.pow(2)}.get(op) or _ember_op(op)
     return lambda x: forward(ember.tensor(x))
+
+
+def _ember_op(name):
+    """``ember.name``, or ``ember.nn.functional.name`` for the activations only there
+    (``logsigmoid``, ``softplus``, ``elu``)."""
+    return getattr(ember, name, None) or getattr(ember.nn.functional, name)
 
 
 def _on(library, fn, *args):
@@ -80,7 +86,7 @@ def compare(op, n, rounds):
     if backward:
         g = ember.tensor(np.random.default_rng(1).random(n, dtype=np.float32))
         x = ember.tensor(x, requires_grad=True)
-        node = getattr(ember, name)(x).grad_fn
+        node = _ember_op(name)(x).grad_fn
         node_run = node.backward_arrays
 
         def run(_):

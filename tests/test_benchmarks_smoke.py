@@ -278,6 +278,17 @@ def test_compile_steps_prints_a_row_per_model(capsys, ember_threads):
         assert node.strip() == "CompiledFunctionBackward"
 
 
+def test_vector_math_finds_an_ember_op_for_every_loop():
+    """Each loop the benchmark times by default has the ember op that runs it (some activations
+    live only in ``nn.functional``)."""
+    from benchmarks import vector_math as bench
+    from ember._backend import vector_math
+    for op in (*vector_math.UNARY, *vector_math.WITH_PARAMETERS, *vector_math.BINARY, *vector_math.DIVISIONS):
+        assert callable(bench._op(op, 16)), op
+    for op in vector_math.GRADIENTS:
+        assert callable(bench._ember_op(op)), op
+
+
 def test_vector_math_prints_a_row_per_op_and_restores_the_size_rules(monkeypatch, capsys):
     from benchmarks import vector_math as bench
     from ember._backend import choice, vector_math
