@@ -2,9 +2,10 @@
 ``x[int]`` and ``x[slice]`` without the general key walk, ``x[index_tensor]``, ``expand``'s
 directly made view, ``cat`` and ``stack`` in one pass, ``clamp`` as NumPy's clip from
 ``CLIP_MIN_ELEMENTS``, ``sigmoid`` as ``1 / (1 + exp(-x))``, ``reshape`` of strided tensors
-without a failed view; and from the other side, the paths larger inputs take: masks through
-their flat positions, triangles through bit masks, reciprocal as a division. Values, gradients,
-node names, strides and writability where torch defines them."""
+without a failed view, ``movedim`` of one dim as a permutation built directly; and from the
+other side, the paths larger inputs take: masks through their flat positions, triangles through
+bit masks, reciprocal as a division. Values, gradients, node names, strides and writability
+where torch defines them."""
 import numpy as np
 import pytest
 import torch
@@ -417,3 +418,26 @@ def test_reciprocal_as_a_division_matches_torch(shape):
     data = _masked_data(shape)
     e, t = _pair(data)
     _check(ember.reciprocal(e), torch.reciprocal(t), e, t, atol=0)
+
+
+@pytest.mark.parametrize("source", range(-3, 3))
+@pytest.mark.parametrize("destination", range(-3, 3))
+def test_movedim_of_one_dim_matches_torch(source, destination):
+    """``movedim`` with two ints builds the permutation directly; values, strides, gradient."""
+    data = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    (e, t) = _pair(data)
+    e_out, t_out = e.movedim(source, destination), t.movedim(source, destination)
+    assert e_out.stride() == t_out.stride()
+    _check(e_out, t_out, e, t)
+
+
+@pytest.mark.parametrize("source,destination", [(3, 0), (0, -4)])
+def test_movedim_of_one_dim_refuses_what_torch_refuses(source, destination):
+    data = np.zeros((2, 3, 4), np.float32)
+    outcomes = []
+    for lib in (ember, torch):
+        try:
+            outcomes.append(("ok", tuple(lib.movedim(lib.tensor(data), source, destination).shape)))
+        except (IndexError, RuntimeError, TypeError) as error:
+            outcomes.append((type(error).__name__, str(error)))
+    assert outcomes[0] == outcomes[1]

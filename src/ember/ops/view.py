@@ -1029,6 +1029,10 @@ def movedim(input, source, destination):
     """Moves the dimension(s) ``source`` to position(s) ``destination``; the others keep their
     order."""
     nd = input._data.ndim
+    if source.__class__ is int and destination.__class__ is int and nd:   # one dim: the common case
+        order = list(range(nd))
+        order.insert(wrap_dim(destination, nd), order.pop(wrap_dim(source, nd)))
+        return permute(input, order)
     src, dst = _dim_list(source, nd), _dim_list(destination, nd)
     if not nd:   # a 0-d tensor takes dims 0 and -1, and stays as it is
         return permute(input, ())
