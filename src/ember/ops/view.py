@@ -271,10 +271,12 @@ def expanded_array(data, shape):
     lead = len(shape) - data.ndim
     strides = list(data.strides)
     repeats = False
-    for i, (n, have) in enumerate(zip(shape[lead:], data.shape)):
-        if n != have:
+    have = data.shape
+    for i, n in enumerate(shape[lead:] if lead else shape):
+        if n != have[i]:
             strides[i] = 0
-            repeats = repeats or n > 1
+            if n > 1:
+                repeats = True
     for i in reversed(range(lead)):
         strides.insert(0, 0 if shape[i] != 1 else (
             shape[i + 1] * strides[0] if i + 1 < len(shape) else data.itemsize))
