@@ -39,11 +39,14 @@ def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x
     kernel_name = kernel_name or f"{name}_cpu"
     node_cls = _node(node_name, grad, saves) if grad else None
 
+    op_name = f"special_{name}"
+
     def fn(input, *, out=None):
-        check_tensor(input, f"special_{name}")
+        check_tensor(input, op_name)
         data = input._data
         refuse(data.dtype, kernel_name, refused)
-        data = data.astype(float_result(data.dtype), copy=False)
+        if data.dtype.kind in "biu":   # (float_result's case: other dtypes compute as they are)
+            data = data.astype(float_result(data.dtype))
         res = make(kernel(namespace_of(data), data))
         if node_cls is not None:
             node = record(node_cls, (input,), res)
