@@ -9,21 +9,35 @@ import numpy as np
 
 def array_sum(data, **kwargs):
     """``data.sum(...)``: the array's own method, which skips NumPy's Python-level ``np.sum``
-    wrapper (most of the time of a small sum) and exists on every backend's arrays; a sum over
-    the leading axes of a tall, narrow NumPy array, or over the trailing axes of one with short
-    rows, by ``einsum``."""
+    wrapper (most of the time of a small sum) and exists on every backend's arrays; for a NumPy
+    array summed over axes, ``sum_over``."""
     axis = kwargs.get("axis")
-    if (axis is not None and data.size >= COLUMN_SUM_MIN_ROWS and type(data) is np.ndarray
-            and kwargs.get("dtype") is None and data.dtype in _EINSUM_SUM_DTYPES and data.flags.c_contiguous):
+    if axis is None or type(data) is not np.ndarray or kwargs.get("dtype") is not None:
+        return data.sum(**kwargs)
+    if "out" in kwargs:
+        return np.add.reduce(data, **kwargs)
+    return sum_over(data, axis, kwargs.get("keepdims", False))
+
+
+def sum_over(data, axis, keepdims):
+    """The sum of the NumPy array ``data`` over ``axis`` (an int or a tuple of ints): the
+    reduction the array's ``sum`` method calls (without its Python layer), or a sum over the
+    leading axes of a tall, narrow array, or over the trailing axes of one with short rows, by
+    ``einsum``."""
+    if data.size >= COLUMN_SUM_MIN_ROWS and data.ndim > 1:
         ndim = data.ndim
-        axes = sorted({a % ndim for a in ((axis,) if type(axis) is int else axis)})
-        keepdims = kwargs.get("keepdims", False)
-        by_einsum = _leading_axes_sum(data, axes, keepdims)
-        if by_einsum is None and data.size >= ROW_SUM_MIN_ELEMENTS:
-            by_einsum = _trailing_axes_sum(data, axes, keepdims)
-        if by_einsum is not None:
-            return by_einsum
-    return data.sum(**kwargs)
+        if type(axis) is int:
+            axes = [axis % ndim]
+        else:
+            axes = [axis[0] % ndim] if len(axis) == 1 else sorted({a % ndim for a in axis})
+        # (only leading axes can take the column sums, only others the row sums)
+        if ((data.shape[0] >= COLUMN_SUM_MIN_ROWS or len(axes) > 1 if axes[0] == 0
+             else data.size >= ROW_SUM_MIN_ELEMENTS)
+                and data.dtype in _EINSUM_SUM_DTYPES and data.flags.c_contiguous):
+            by_einsum = (_leading_axes_sum if axes[0] == 0 else _trailing_axes_sum)(data, axes, keepdims)
+            if by_einsum is not None:
+                return by_einsum
+    return np.add.reduce(data, axis, None, None, keepdims)
 
 
 _EINSUM_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

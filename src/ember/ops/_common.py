@@ -11,7 +11,7 @@ from .. import _dtype
 from .._backend import namespace_of
 from .._backend.sparse_coo import SparseCOOArray
 from .._backend.precision import HALF_PRECISION, narrowed, widened
-from ._array_sums import COLUMN_SUM_MIN_ROWS, array_sum
+from ._array_sums import sum_over
 from .._dtype import _BY_NP, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
 from .._blocked_tensor import BlockedTensor
@@ -295,10 +295,10 @@ def sum_to(grad, shape):
                                       if s == 1 and gshape[i + lead] != 1)
     if not grad_state.grad_enabled and not _forward.active and grad._data.dtype in _SUMMED_AS_IS:
         data = grad._data
-        if dims and data.__class__ is np.ndarray and data.size < COLUMN_SUM_MIN_ROWS:
-            data = np.add.reduce(data, axis=dims, keepdims=True)   # (what NumPy's ``sum`` method calls)
+        if dims and data.__class__ is np.ndarray:
+            data = sum_over(data, dims, True)
         elif dims:
-            data = array_sum(data, axis=dims, keepdims=True)
+            data = data.sum(axis=dims, keepdims=True)
         return make(data.reshape(shape) if lead else data)  # what the ops below compute
     out = grad.sum(dims, keepdim=True) if dims else grad
     if lead:
