@@ -19,6 +19,7 @@ NULL), of at most ``MAX_LIST`` elements.
 import ctypes
 import functools
 import logging
+import os
 import sys
 import sysconfig
 import threading
@@ -180,7 +181,6 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 
 def _include_dirs():
     """The Python and NumPy header directories, or None where Python's are not installed."""
-    import os
     python = sysconfig.get_paths().get("include")
     if not python or not os.path.exists(os.path.join(python, "Python.h")):
         return None

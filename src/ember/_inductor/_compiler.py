@@ -162,12 +162,14 @@ def _built(source, links, flags, quiet, counted):
         return None, None
     key = hashlib.sha256("\0".join((source, cc, _tool_id(cc), " ".join(FLAGS + flags + links), _cpu_id()))
                          .encode()).hexdigest()[:32]
+    path = _loaded.get((key, None))
+    if path is not None:   # (built or found by this process already)
+        return path, key
     directory = cache_dir()
     path = os.path.join(directory, f"k{key}.so")
     if os.path.exists(path):
-        if (key, None) not in _loaded:
-            _loaded[key, None] = path
-            counters["kernels_loaded"] += counted
+        _loaded[key, None] = path
+        counters["kernels_loaded"] += counted
         return path, key
     try:
         built = _build(cc, source, directory, path, flags + links, quiet, counted)

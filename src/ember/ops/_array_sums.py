@@ -12,11 +12,13 @@ def array_sum(data, **kwargs):
     wrapper (most of the time of a small sum) and exists on every backend's arrays; for a NumPy
     array summed over axes, ``sum_over``."""
     axis = kwargs.get("axis")
-    if axis is None or type(data) is not np.ndarray or kwargs.get("dtype") is not None:
+    if (axis is None or type(data) is not np.ndarray or kwargs.get("dtype") is not None
+            or not kwargs.keys() <= _SUM_OVER_KEYWORDS):
         return data.sum(**kwargs)
-    if "out" in kwargs:
-        return np.add.reduce(data, **kwargs)
     return sum_over(data, axis, kwargs.get("keepdims", False))
+
+
+_SUM_OVER_KEYWORDS = frozenset(("axis", "keepdims", "dtype"))   # (dtype None: the array's own)
 
 
 def sum_over(data, axis, keepdims):
