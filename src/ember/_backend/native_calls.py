@@ -14,7 +14,8 @@ ctypes' cost.
 Argument kinds: ``p`` a pointer (a NumPy array, whose data it points to; None for NULL; or an
 address as an int), ``q`` an int64, ``i`` an int, ``f`` a float, ``d`` a double; ``P``, ``Q``
 and ``D`` a C array of pointers, int64s or doubles, given as a tuple (``D`` also None, for
-NULL), of at most ``MAX_LIST`` elements.
+NULL), of at most ``MAX_LIST`` elements. A loop returns nothing, or (``result="i"``) an int: its
+status, say, which the bound function returns.
 """
 import ctypes
 import functools
@@ -133,19 +134,25 @@ _CONVERT = {
 }
 
 
-def _module_name(kinds):
+def _module_name(kinds, result=None):
     # module names are C identifiers: upper-case kinds are spelled with a leading underscore
-    return "ember_call_" + "".join(k if k.islower() else "_" + k.lower() for k in kinds)
+    name = "ember_call_" + "".join(k if k.islower() else "_" + k.lower() for k in kinds)
+    return name if result is None else f"{name}_returns_{result}"
 
 
-def source(kinds):
-    """The C source of the extension module that calls loops of the signature ``kinds``: its
-    function ``call(address, *arguments)``."""
-    name = _module_name(kinds)
+def source(kinds, result=None):
+    """The C source of the extension module that calls loops of the signature ``kinds`` (that
+    return nothing, or an int where ``result`` is "i"): its function ``call(address,
+    *arguments)``."""
+    if result not in (None, "i"):
+        raise ValueError(f"a compiled loop returns nothing or an int (result 'i'), not {result!r}")
+    name = _module_name(kinds, result)
     count = len(kinds)
     converts = "\n    ".join(_CONVERT[k].format(n=n, m=n + 1) for n, k in enumerate(kinds))
     types = ", ".join(KINDS[k][0] for k in kinds) or "void"
     arguments = ", ".join(f"a{n}" for n in range(count))
+    returned, declare, assign, give = (("void", "", "", "Py_RETURN_NONE;") if result is None else
+                                       ("int", "int r;", "r = ", "return PyLong_FromLong(r);"))
     return (f"/* Python {sys.version.split()[0]} ({sysconfig.get_config_var('SOABI')}), "
             f"NumPy {np.__version__} */\n" + _PRELUDE % {"max_list": MAX_LIST} + f'''
 static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {{
@@ -153,16 +160,17 @@ static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_Format(PyExc_TypeError, "a compiled loop takes {count} arguments (%zd given)", nargs - 1);
         return NULL;
     }}
-    void (*loop)({types}) = (void (*)({types}))PyLong_AsVoidPtr(args[0]);
+    {returned} (*loop)({types}) = ({returned} (*)({types}))PyLong_AsVoidPtr(args[0]);
     if (loop == NULL) {{
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a compiled loop's address is NULL");
         return NULL;
     }}
     {converts}
+    {declare}
     Py_BEGIN_ALLOW_THREADS
-    loop({arguments});
+    {assign}loop({arguments});
     Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
+    {give}
 }}
 
 static PyMethodDef methods[] = {{
@@ -187,30 +195,30 @@ def _include_dirs():
     return python, np.get_include()
 
 
-_callers = {}          # kinds -> the extension's ``call``, or None where it cannot be built
+_callers = {}          # (kinds, result) -> the extension's ``call``, or None where it cannot be built
 _lock = threading.Lock()
 
 
-def native(kinds):
+def native(kinds, result=None):
     """The extension function that calls loops of the signature ``kinds`` (``call(address,
     *arguments)``), or None where it cannot be built here."""
-    caller = _callers.get(kinds, False)
+    caller = _callers.get((kinds, result), False)
     if caller is False:
         with _lock:
-            caller = _callers.get(kinds, False)
+            caller = _callers.get((kinds, result), False)
             if caller is False:
-                caller = _build(kinds)
-                _callers[kinds] = caller
+                caller = _build(kinds, result)
+                _callers[kinds, result] = caller
     return caller
 
 
-def _build(kinds):
+def _build(kinds, result):
     include = _include_dirs()
     if include is None:
         log.info("ember: Python's headers are not installed; compiled loops are called through ctypes")
         return None
     from .._inductor import _compiler
-    module = _compiler.load_module(source(kinds), _module_name(kinds), include)
+    module = _compiler.load_module(source(kinds, result), _module_name(kinds, result), include)
     return None if module is None else module.call
 
 
@@ -219,16 +227,17 @@ def kinds_of(argtypes):
     return "".join(_KIND_OF_CTYPE[t] for t in argtypes)
 
 
-def bind(function, kinds):
-    """``function`` (a ctypes function of a compiled loop, which returns nothing) as a Python
-    callable that takes its arguments as ``kinds`` spells them, arrays where the loop takes
-    pointers; None where ``function`` is None."""
+def bind(function, kinds, result=None):
+    """``function`` (a ctypes function of a compiled loop, which returns nothing, or an int
+    where ``result`` is "i") as a Python callable that takes its arguments as ``kinds`` spells
+    them, arrays where the loop takes pointers, and returns what the loop returns; None where
+    ``function`` is None."""
     if function is None:
         return None
-    caller = native(kinds)
+    caller = native(kinds, result)
     if caller is not None:
         return functools.partial(caller, ctypes.cast(function, ctypes.c_void_p).value)
-    return through_ctypes(function, kinds)
+    return through_ctypes(function, kinds, result)
 
 
 def _pointer(value):
@@ -255,13 +264,18 @@ _CTYPES_CONVERSIONS = {"p": _pointer, "q": _same, "i": _same, "f": _same, "d": _
                        "P": _pointer_list, "Q": _int64_list, "D": _double_list}
 
 
-def through_ctypes(function, kinds):
+def through_ctypes(function, kinds, result=None):
     """``bind``'s callable where the extension cannot be built: the arguments converted for
     ctypes (arrays to their addresses, tuples to C arrays) in Python."""
     conversions = tuple(_CTYPES_CONVERSIONS[k] for k in kinds)
+    returns = result is not None
+    if returns:
+        function = ctypes.CFUNCTYPE(ctypes.c_int, *[KINDS[k][1] for k in kinds])(
+            ctypes.cast(function, ctypes.c_void_p).value)
 
     def call(*arguments):
         if len(arguments) != len(conversions):
             raise TypeError(f"a compiled loop takes {len(conversions)} arguments ({len(arguments)} given)")
-        function(*[convert(a) for convert, a in zip(conversions, arguments)])
+        value = function(*[convert(a) for convert, a in zip(conversions, arguments)])
+        return value if returns else None
     return call

@@ -4,21 +4,22 @@ OpenBLAS's: ``matmul``, ``c = a @ b + beta * c`` for 2-D NumPy arrays by ``dnnl_
 oneDNN's matmul primitive, which adds the bias in its brgemm kernel; and ``batched_matmul``,
 ``a @ b`` over batch dimensions (``bmm``, attention-shaped products) by the same primitive.
 
-A call costs about 10 microseconds more than NumPy's matmul (ctypes and ``dnnl_sgemm``'s own
-setup), so products smaller than ``MIN_MULTIPLY_ADDS`` are left to NumPy (the function returns
+``dnnl_sgemm`` is called through ``direct_calls``' compiled shim (ctypes where it cannot be
+built). Products smaller than ``MIN_MULTIPLY_ADDS`` are left to NumPy (the function returns
 None): OpenBLAS's small-matrix kernels, which take products of up to a million multiply-adds,
-run those in a third of oneDNN's time; past them, its packed path is as fast as oneDNN's at one
+run those faster than oneDNN; past them, its packed path is as fast as oneDNN's at one
 thread for square products, slower at two, and slower at either for narrow ones (a classifier's
 ten outputs; ``python -m benchmarks.gemm_threshold``, ``python -m benchmarks.linear_bias
 --narrow``). A linear layer's forward with a transposed weight loses OpenBLAS's small kernels
 from 128 rows, so ``affine`` takes such products from ``AFFINE_TALL_MIN_MULTIPLY_ADDS``.
 """
 import ctypes
+import functools
 import math
 
 import numpy as np
 
-from . import capi, threads
+from . import capi, direct_calls, threads
 from .capi import OneDNNError, call
 from .runtime import MemoryDesc, Plan, describable, destroy_attr, engine, plans, scratchpad_attr
 from ..pointers import address
@@ -40,19 +41,31 @@ _sgemm = []
 
 
 def _function():
+    """``dnnl_sgemm`` as ``call(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)``
+    (the transpositions 0 or 1, the matrices arrays), returning its status: through
+    ``direct_calls``' shim, or ctypes where that cannot be built."""
     if not _sgemm:
         fn = capi.lib().dnnl_sgemm
-        fn.restype, fn.argtypes = ctypes.c_int, _SGEMM_ARGS
-        _sgemm.append(fn)
+        shim = direct_calls.sgemm()
+        if shim is not None:
+            _sgemm.append(functools.partial(shim, ctypes.cast(fn, ctypes.c_void_p).value))
+        else:
+            fn.restype, fn.argtypes = ctypes.c_int, _SGEMM_ARGS
+
+            def through_ctypes(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+                return fn(b"NT"[transa:transa + 1], b"NT"[transb:transb + 1], m, n, k, alpha,
+                          address(a), lda, address(b), ldb, beta, address(c), ldc)
+            _sgemm.append(through_ctypes)
     return _sgemm[0]
 
 
 def _operand(a):
-    """(transposition, leading dimension) of a 2-D array as a row-major operand, or None."""
+    """(transposition: 0 or 1, leading dimension) of a 2-D array as a row-major operand, or
+    None."""
     if a.flags.c_contiguous:
-        return b"N", max(a.shape[1], 1)
+        return 0, max(a.shape[1], 1)
     if a.flags.f_contiguous:
-        return b"T", max(a.shape[0], 1)
+        return 1, max(a.shape[0], 1)
     return None
 
 
@@ -74,8 +87,8 @@ def matmul(a, b, out=None):
     elif (out.shape != (m, n) or out.dtype != _FLOAT32 or not out.flags.c_contiguous
           or np.may_share_memory(a, out) or np.may_share_memory(b, out)):
         return None
-    capi.check(_function()(layout_a[0], layout_b[0], m, n, k, 1.0, address(a), layout_a[1],
-                           address(b), layout_b[1], beta, address(out), n),
+    capi.check(_function()(layout_a[0], layout_b[0], m, n, k, 1.0, a, layout_a[1], b, layout_b[1],
+                           beta, out, n),
                "dnnl_sgemm", f"a {m}x{k} by {k}x{n} product")
     return out
 

@@ -2,7 +2,8 @@
 primitive together with the reorders between the layouts its caller holds (plain or strided
 NumPy arrays) and the layouts the primitive chose, and a cache of plans keyed on everything
 that shapes them (creating a primitive costs milliseconds; running one from the cache costs
-a few microseconds of ctypes calls around the kernel).
+ctypes calls around the kernel: one per argument, the primitive's and the stream's, or, for a
+plan whose arguments all stay in the caller's layout, one call of ``direct_calls``' shim).
 """
 import collections
 import ctypes
@@ -10,7 +11,7 @@ import threading
 
 import numpy as np
 
-from . import capi, threads
+from . import capi, direct_calls, threads
 from .blocked import BlockedArray, Layout, convert_into
 from .capi import call
 from ..._memory_format import dense_strides, is_contiguous_as, suggest
@@ -165,7 +166,7 @@ class _Memories:
         mem = self._slots.get(slot)
         if mem is None:
             mem = self._slots[slot] = _memory(md, pointer)
-        elif self._pointers[slot] != pointer:
+        elif self._pointers.get(slot) != pointer:   # (``_DirectRun`` clears them)
             status = self._lib.dnnl_memory_set_data_handle(mem, pointer)
             if status:
                 capi.check(status, "dnnl_memory_set_data_handle")
@@ -301,7 +302,7 @@ class Plan:
     caller as ``arrays[ARG_WORKSPACE]``, bytes of ``workspace_bytes``, in the layout it chose
     (``workspace_md``)."""
     __slots__ = ("primitive", "args", "fixed", "scratchpad_md", "scratchpad_bytes", "workspace_bytes",
-                 "workspace_md", "user_mds", "key", "_layouts")
+                 "workspace_md", "user_mds", "key", "_layouts", "_direct")
 
     def __init__(self, pd, what, inputs, outputs, fixed=None):
         """``inputs`` and ``outputs``: {arg index: (user MemoryDesc, the query for the layout
@@ -330,6 +331,10 @@ class Plan:
         self.workspace_bytes = lib.dnnl_memory_desc_get_size(self.workspace_md)
         self.key = None   # the plan cache's key, set by ``PlanCache.get``
         self._layouts = {}
+        # a ``_DirectRun`` once the first call has made the memory objects; False for plans
+        # with a reorder or a workspace, which take ``__call__``'s general path
+        self._direct = None if not self.workspace_bytes and all(
+            reorder is None for *_, reorder, _ in self.args) else False
 
     def implementation(self):
         return self.primitive.implementation()
@@ -352,6 +357,9 @@ class Plan:
         are added to it. Outputs whose index is in ``blocked_outputs`` and whose layout the
         primitive chose differs from the user's are left in it: returned as
         {arg: ``BlockedArray``} (the user's array for them is not written)."""
+        direct = self._direct
+        if direct and direct(arrays):
+            return {}
         lib = capi.lib()
         bound, after, keep, kept = [], [], [], {}
         # memory slots: an argument's own layout under its index, the layout the primitive
@@ -415,7 +423,62 @@ class Plan:
                 capi.check(status, "dnnl_stream_wait", self.primitive.what)
         finally:
             memories.done()
+        if direct is None and memories is self.primitive.memories:
+            self._direct = _DirectRun.of(self)
         return kept
+
+
+class _DirectRun:
+    """A plan whose arguments all stay in the caller's layout (no reorder, no workspace), run
+    through ``direct_calls.run_plan``: its memory objects (made by the plan's first call)
+    pointed at the arrays, the primitive executed and the stream waited on in one compiled
+    call, where ``Plan.__call__``'s general path makes a ctypes call for each."""
+    __slots__ = ("run", "functions", "primitive", "stream", "args_array", "exec_args", "count",
+                 "memories", "slots", "scratchpad_bytes", "lock", "pointers", "what")
+
+    @classmethod
+    def of(cls, plan):
+        """The direct run of ``plan``; None where its first calls have not made all its
+        memory objects yet (an argument came in a oneDNN layout), False where the shim
+        cannot be built."""
+        memories = plan.primitive.memories
+        slots = tuple([arg for arg, *_ in plan.args] + [arg for arg, _ in plan.fixed])
+        every = slots + ((capi.ARG_SCRATCHPAD,) if plan.scratchpad_bytes else ())
+        if any(slot not in memories._slots for slot in every):
+            return None
+        run = direct_calls.run_plan()
+        if run is None:
+            return False
+        self = cls()
+        self.run, self.functions = run, direct_calls.plan_functions()
+        self.primitive, self.stream = plan.primitive.handle.value, engine().stream.value
+        self.args_array = exec_args([(slot, memories._slots[slot]) for slot in every])
+        self.exec_args, self.count = ctypes.addressof(self.args_array), len(every)
+        self.memories = tuple(memories._slots[slot].value for slot in every)
+        self.slots, self.scratchpad_bytes = slots, plan.scratchpad_bytes
+        self.lock, self.pointers, self.what = memories._lock, memories._pointers, plan.primitive.what
+        return self
+
+    def __call__(self, arrays):
+        """Run on ``arrays`` (as ``Plan.__call__`` takes them); False, having done nothing,
+        where another thread runs the plan or an argument is a ``BlockedArray``."""
+        if not self.lock.acquire(False):
+            return False
+        try:
+            operands = [arrays[slot] for slot in self.slots]
+            if self.scratchpad_bytes:
+                operands.append(np.empty(self.scratchpad_bytes, np.uint8))
+            self.pointers.clear()   # (the general path's record of where each memory points)
+            try:
+                status = self.run(self.functions, self.primitive, self.stream, self.exec_args,
+                                  self.count, self.memories, tuple(operands))
+            except TypeError:   # an argument held in a oneDNN layout: the general path binds it
+                return False
+        finally:
+            self.lock.release()
+        if status:
+            capi.check(status & 255, direct_calls.STAGES[status >> 8], self.what)
+        return True
 
 
 class Reordered:
