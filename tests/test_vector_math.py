@@ -11,8 +11,9 @@ from ember._backend import choice, vector_math
 
 N = 1 << 20   # at or above every loop's size rule
 
-needs_loops = pytest.mark.skipif(not vector_math.available(),
-                                 reason="no C compiler or libmvec: the vector-math loops cannot be built here")
+needs_loops = pytest.mark.skipif(
+    not vector_math.available() or not choice.enabled(choice.ONEDNN),
+    reason="no C compiler or libmvec, or oneDNN off (the loops run where it does): no vector-math loops here")
 
 
 # op -> (ember function, torch function, the inputs' range)
@@ -124,6 +125,7 @@ def test_the_loops_keep_a_dense_layout(layout):
                                torch.sin(torch.from_numpy(t.numpy())), equal_nan=True)
 
 
+@needs_loops
 def test_small_strided_and_float64_inputs_take_numpy(monkeypatch):
     taken = []
     monkeypatch.setattr(vector_math, "unary", lambda name, a: taken.append(name))
@@ -275,6 +277,7 @@ def _same_bits(a, b):
     return (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
 
 
+@needs_loops
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_float16_conversions_on_the_loop_give_torchs_bits(layout, spy):
     """float32 -> float16 rounds to nearest (ties to even), overflows to infinity and keeps
@@ -299,6 +302,7 @@ def test_float16_conversions_on_the_loop_give_torchs_bits(layout, spy):
     np.testing.assert_array_equal(back.numpy().view(np.uint32), want.float().numpy().view(np.uint32))
 
 
+@needs_loops
 def test_bfloat16_conversion_on_the_loop_gives_numpys_path_bits(spy):
     """float32 -> bfloat16 rounds to nearest even on the bits, as ml_dtypes (ember's NumPy
     path) and torch do, for every kind of bit pattern; a NaN becomes the quiet NaN of its sign

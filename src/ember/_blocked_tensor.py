@@ -15,7 +15,7 @@ from ._backend.onednn.blocked import BlockedArray, converted, same_layout
 from ._device import device as _device
 from ._dtype import from_numpy_dtype
 from ._layout import strided as _strided
-from ._tensor import Size, Tensor, _new, _wrap_dim
+from ._tensor import Size, Tensor, _make, _new, _wrap_dim
 from ._torch_function import _disabled_torch_function_impl
 
 __all__ = ["BlockedTensor", "make_blocked", "blocked_array", "blocked_or_data", "wrap_like",
@@ -157,7 +157,6 @@ def wrap_like(layout_of, values):
     """A tensor of the flat ``values`` in the layout of the blocked array ``layout_of``; an
     ordinary tensor of ``values`` where ``layout_of`` is None."""
     if layout_of is None:
-        from ._tensor import _make
         return _make(values)
     return make_blocked(layout_of.like(values))
 
@@ -167,6 +166,11 @@ def elementwise_operands(*tensors):
     one of them is held in a oneDNN layout, all of them in that layout (the others converted
     into it) as flat arrays, and a blocked array to give the result to ``wrap_like`` with;
     else their arrays and None."""
+    for t in tensors:
+        if t.__class__ is BlockedTensor:
+            break
+    else:   # (the common case: no blocked array to look for)
+        return tuple([t._data for t in tensors]), None
     blocked = [blocked_array(t) for t in tensors]
     target = next((b for b in blocked if b is not None), None)
     if target is not None:

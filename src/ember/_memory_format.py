@@ -82,14 +82,13 @@ def empty_as(xp, shape, dtype, fmt):
 def copy_as(array, fmt):
     """A copy of ``array`` in ``fmt`` (``preserve_format``: its own strides where they are dense
     and non-overlapping, else row-major, as NumPy's order 'K' copy gives)."""
-    from ._backend import namespace_of
-    xp = namespace_of(array)
     if fmt is preserve_format:
         return array.copy(order="K")
     if fmt is contiguous_format or fmt is None:
         return array.copy()
+    from ._backend import namespace_of
     check_rank(array, fmt)
-    out = empty_as(xp, array.shape, array.dtype, fmt)
+    out = empty_as(namespace_of(array), array.shape, array.dtype, fmt)
     out[...] = array
     return out
 

@@ -37,7 +37,17 @@ def _onednn_matmul(a, b, out=None):
     return onednn.gemm.batched_matmul(a, b, out)
 
 
-matmul = KernelChoice("matmul", onednn=_onednn_matmul, numpy=_numpy_matmul)
+_matmul = KernelChoice("matmul", onednn=_onednn_matmul, numpy=_numpy_matmul)
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` (into ``out`` where given) by the kernel choice; operands whose sizes multiply
+    to less than ``gemm.MIN_MULTIPLY_ADDS`` (at least their product's multiply-adds, which
+    oneDNN declines below it) go to NumPy without asking oneDNN, as ``vector_math.when_large``
+    sends small arrays."""
+    if a.size * b.size < onednn.gemm.MIN_MULTIPLY_ADDS:
+        return _numpy_matmul(a, b, out)
+    return _matmul(a, b, out)
 add_product = KernelChoice("product added in place", onednn=onednn.gemm.matmul,
                            numpy=_numpy_add_product)
 
@@ -58,3 +68,7 @@ def _numpy_affine(a, b, bias):
 
 
 affine = KernelChoice("product plus a bias", onednn=onednn.gemm.affine, numpy=_numpy_affine)
+
+# Operands whose sizes multiply to less than this (no fewer than their product's multiply-adds,
+# nor its elements) are declined by both of ``affine``'s kernels: their bias is added apart.
+FUSED_BIAS_MIN_OPERANDS = min(FILLED_BIAS_MIN_SIZE, onednn.gemm.AFFINE_TALL_MIN_MULTIPLY_ADDS)

@@ -109,15 +109,17 @@ GRADIENTS = {
 # for the call (atan2's loop, too, gains from 2 threads only, below 1M elements).
 MIN_ELEMENTS = {
     "exp": 1 << 15, "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 6,
-    "erfc": 1 << 6, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1 << 12, "sign": 1 << 14,
+    "erfc": 1 << 6, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
     "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10, "abs backward": 1 << 13,
     "nan_to_num": 1 << 14, "logit": 1 << 16,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
-    "softplus backward": 1 << 12, "logsigmoid": 1 << 12, "logsigmoid backward": 1 << 12,
+    "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1,
 }
+# (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
+# that their arrays' bits are the ember-op formula's)
 
 # the C library's functions the expressions call, which libmvec has vector versions of
 VECTOR_FUNCTIONS = ("float sinf(float)", "float cosf(float)", "float exp2f(float)",
@@ -607,6 +609,11 @@ def available():
     return _function("sin_float32", _ARRAYS_ARGUMENTS[1]) is not None
 
 
+# Up to this many elements a loop runs on the calling thread alone: starting OpenMP's team
+# costs more than the loop.
+SERIAL_MAX_ELEMENTS = 256
+
+
 def _run(name, inputs, parameters=None):
     if not openmp_kernels._dense_alike(*inputs, least=1):
         return None
@@ -618,7 +625,8 @@ def _run(name, inputs, parameters=None):
     if function is None:
         return None
     out = np.empty_like(inputs[0])   # the inputs' layout: the same flat order
-    function(*inputs, out, out.size, openmp_kernels.thread_count())
+    size = out.size
+    function(*inputs, out, size, openmp_kernels.thread_count() if size > SERIAL_MAX_ELEMENTS else 1)
     return out
 
 

@@ -862,6 +862,8 @@ def _bias_plus_product(bias, m1, m2, beta, alpha):
     """``bias + m1 @ m2`` as one GEMM that adds the bias (``products.affine``), which saves
     the pass over the result that adding it afterwards makes; None where that does not apply
     (other coefficients or dtypes, strided operands, small results)."""
+    if m1.size * m2.size < products.FUSED_BIAS_MIN_OPERANDS:
+        return None
     shape = (m1.shape[0], m2.shape[1])
     if (beta != 1 or alpha != 1 or type(bias) is not np.ndarray or bias.dtype != m1.dtype
             or not _broadcasts_to(bias.shape, shape) or not cblas.gemm_supports(m1, m2)):

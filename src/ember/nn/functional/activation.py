@@ -111,7 +111,10 @@ def _relu(input):
     (data,), layout_of = elementwise_operands(input)
     if data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    out = wrap_like(layout_of, _relu_forward(data))
+    if data.size < openmp_kernels.ELEMENTWISE_MIN_ELEMENTS:   # under the loop's size: NumPy's pass
+        out = wrap_like(layout_of, namespace_of(data).maximum(data, data.dtype.type(0)))
+    else:
+        out = wrap_like(layout_of, _relu_forward(data))
     node = record(ReluBackward0, (input,), out)
     if node is not None:
         node.save(out)
