@@ -8,7 +8,9 @@ import pytest
 import torch
 
 import ember
-from ember._backend import onednn
+from ember._backend import choice, onednn
+
+needs_onednn = pytest.mark.skipif(not choice.enabled(choice.ONEDNN), reason="oneDNN is off (EMBER_ONEDNN=0)")
 
 
 def test_cpu_capability_is_torchs():
@@ -303,6 +305,7 @@ def test_generic_flags_set_and_restore_precision():
 
 # -- cudnn, mkldnn, miopen, nnpack: set_flags, flags and the other switches ------------------
 
+@needs_onednn
 def test_set_flags_returns_torchs_tuples():
     for name in ("cudnn", "mkldnn", "miopen", "opt_einsum"):
         got = getattr(ember.backends, name).set_flags()
@@ -357,6 +360,7 @@ def test_nnpack_flags():
         assert lib.backends.nnpack.set_flags(True) == (True,)
 
 
+@needs_onednn
 def test_mkldnn_flags_switch_ember_kernels():
     from ember._backend import choice
     with ember.backends.mkldnn.flags(enabled=False):
@@ -365,6 +369,7 @@ def test_mkldnn_flags_switch_ember_kernels():
     assert ember.backends.mkldnn.is_acl_available() is torch.backends.mkldnn.is_acl_available()
 
 
+@needs_onednn
 def test_mkldnn_verbose_turns_onednns_verbose_on(capfd):
     mk = ember.backends.mkldnn
     assert (mk.VERBOSE_OFF, mk.VERBOSE_ON, mk.VERBOSE_ON_CREATION) == (0, 1, 2)

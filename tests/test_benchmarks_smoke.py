@@ -15,6 +15,10 @@ torch = pytest.importorskip("torch")
 import ember  # noqa: E402
 from benchmarks.models import MODELS, copy_weights  # noqa: E402
 from benchmarks.programs import PROGRAMS  # noqa: E402
+from ember._backend import choice  # noqa: E402
+
+# benchmarks that time oneDNN's kernels and ember's loops beside NumPy's (run where they are on)
+needs_onednn = pytest.mark.skipif(not choice.enabled(choice.ONEDNN), reason="oneDNN is off (EMBER_ONEDNN=0)")
 
 TINY = {"mlp": {"batch": 4}, "lenet": {"batch": 4}, "resnet20": {"batch": 2},
         "mobilenetv2": {"batch": 2}, "lstm_lm": {"batch": 2, "seq": 5},
@@ -111,6 +115,7 @@ def test_overhead_chains_give_torchs_values_and_gradients(chain):
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
 
 
+@needs_onednn
 def test_onednn_layers_times_every_library_and_restores_the_size_rules():
     """One repeat of a case from each group; torch, NumPy and ember's choice always run,
     oneDNN wherever it is in use, and the size rules set aside for oneDNN come back."""
@@ -320,6 +325,7 @@ def test_index_select_benchmark_prints_a_row_per_shape(monkeypatch, capsys):
     assert len(rows) == 1 and rows[0].count("(") == 2
 
 
+@needs_onednn
 def test_flip_benchmark_prints_a_row_per_shape(monkeypatch, capsys):
     from benchmarks import flip as bench
     from ember._backend import openmp_kernels
@@ -366,6 +372,7 @@ def test_cross_entropy_benchmark_prints_a_row_per_shape_and_restores_the_kernel(
     assert loss._fused_cross_entropy is choice and loss.FUSED_MAX_ELEMENTS == limit
 
 
+@needs_onednn
 def test_softmax_rows_benchmark_prints_a_row_per_shape_and_restores_its_rules(monkeypatch, capsys):
     from benchmarks import softmax_rows as bench
     from ember._backend import vector_math

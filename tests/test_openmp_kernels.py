@@ -15,6 +15,9 @@ from ember._backend import choice, lapack, openmp_kernels
 
 SHAPE = (4, 16, 32, 32)   # 65536 elements: above the loops' threshold
 
+# ember's loops sit in the kernel choices' oneDNN slot: with oneDNN off (EMBER_ONEDNN=0) they do not run
+pytestmark = pytest.mark.skipif(not choice.enabled(choice.ONEDNN), reason="oneDNN is off (EMBER_ONEDNN=0)")
+
 needs_loops = pytest.mark.skipif(not openmp_kernels.available(),
                                  reason="no C compiler: ember's OpenMP loops cannot be built here")
 

@@ -9,6 +9,9 @@ import torch
 import ember
 from ember._backend import choice, special_bessel, special_loops
 
+# ember's loops sit in the kernel choices' oneDNN slot: with oneDNN off (EMBER_ONEDNN=0) they do not run
+pytestmark = pytest.mark.skipif(not choice.enabled(choice.ONEDNN), reason="oneDNN is off (EMBER_ONEDNN=0)")
+
 needs_loops = pytest.mark.skipif(not special_loops.available(),
                                  reason="no C compiler or libmvec: the special-function loops cannot be built here")
 

@@ -130,7 +130,8 @@ def test_flat_ops_fall_back_to_the_same_formulas(dtype, monkeypatch):
     np.testing.assert_allclose(fused_add, plain_add, rtol=tol, atol=tol)
 
 
-@pytest.mark.skipif(not openmp_kernels.available(), reason="no C compiler: the loops cannot be built")
+@pytest.mark.skipif(not openmp_kernels.available() or not choice.enabled(choice.ONEDNN),
+                    reason="no C compiler, or oneDNN off (the loops run where it does): the loops are not used here")
 @pytest.mark.parametrize("n", [1, 7, 100003])
 def test_updates_on_the_threads_round_as_torch(n, monkeypatch):
     """On two threads or more, large float32 updates run as OpenMP loops: ``add_(x, alpha)``

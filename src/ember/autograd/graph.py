@@ -116,9 +116,18 @@ class Node:
                 return
         elif n == 2:
             a, b = tensors
-            if a is not None and b is not None and a.grad_fn is not self and b.grad_fn is not self:
+            if a is not None and b is not None:
+                if a.grad_fn is not self and b.grad_fn is not self:
+                    self._saved = tensors
+                    self._versions = (a._version_counter[0], b._version_counter[0])
+                    return
+            elif a is None and b is not None and b.grad_fn is not self:   # (mul by a constant)
                 self._saved = tensors
-                self._versions = (a._version_counter[0], b._version_counter[0])
+                self._versions = (None, b._version_counter[0])
+                return
+            elif b is None and a is not None and a.grad_fn is not self:
+                self._saved = tensors
+                self._versions = (a._version_counter[0], None)
                 return
         versions = []
         for t in tensors:

@@ -65,17 +65,18 @@ class LinalgHouseholderProductBackward0(Node):
         batch = tuple(A.shape[:-2])
         if k == 0:
             return zeros(A.shape, dtype=A.dtype), zeros(tau.shape, dtype=tau.dtype)
-        identity = eye(m, dtype=A.dtype, device=A.device)
         vectors = [_reflector(A, i).unsqueeze(-1) for i in range(k)]
-        reflectors = [identity - tau[..., i, None, None] * (v @ v.mT) for i, v in enumerate(vectors)]
-        before = [identity]
-        for H in reflectors[:-1]:
-            before.append(before[-1] @ H)
+        scales = [tau[..., i, None, None] for i in range(k)]
+        # each reflector applied as the rank-one update it is: L H_i = L - tau_i (L v_i) v_i^T
+        # and H_i R = R - tau_i v_i (v_i^T R), not as a product with an m x m matrix
+        before = [eye(m, dtype=A.dtype, device=A.device)]
+        for v, scale in zip(vectors[:-1], scales):
+            before.append(before[-1] - (scale * (before[-1] @ v)) @ v.mT)
         after = [None] * k
         right = eye(m, n, dtype=A.dtype, device=A.device)
         for i in reversed(range(k)):
             after[i] = right
-            right = reflectors[i] @ right
+            right = right - (scales[i] * vectors[i]) @ (vectors[i].mT @ right)
         grad_tau, grad_columns = [], []
         for i, v in enumerate(vectors):
             left_v = before[i] @ v                  # L_i v

@@ -772,11 +772,13 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha, combine=_scale_s
 def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
     ``out_dtype=float32`` with float16 or bfloat16 matrices computes in float32 throughout."""
-    for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
-        _check_tensor(t, "addmm", name, i + 1)
-    for name, t in (("mat1", mat1), ("mat2", mat2)):
-        if t._data.ndim != 2:
-            raise RuntimeError(f"{name} must be a matrix, got {t._data.ndim}-D tensor")
+    if not (isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor)):
+        for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
+            _check_tensor(t, "addmm", name, i + 1)
+    if mat1._data.ndim != 2 or mat2._data.ndim != 2:
+        for name, t in (("mat1", mat1), ("mat2", mat2)):
+            if t._data.ndim != 2:
+                raise RuntimeError(f"{name} must be a matrix, got {t._data.ndim}-D tensor")
     if mat1._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} and {_word(mat2)}")
     if out_dtype is not None and _widened(mat1, out_dtype, _MM_OUT_DTYPE):
@@ -807,13 +809,13 @@ def affine_rows_untracked(input, weight, bias):
     gradient, no tangent, no FLOP counter) and the result is below ``FILLED_BIAS_MIN_SIZE``:
     without the transposed view's op and ``addmm``'s checks (a linear layer's inference);
     None where that does not apply."""
+    if grad_state.grad_enabled and (input._requires_grad or weight._requires_grad or bias._requires_grad):
+        return None   # (training's case, first)
     x, w, b = input._data, weight._data, bias._data
     if (x.__class__ is not np.ndarray or w.__class__ is not np.ndarray or b.__class__ is not np.ndarray
             or x.ndim != 2 or x.dtype not in _AFFINE_DTYPES or w.dtype != x.dtype or b.dtype != x.dtype
             or b.shape != (w.shape[0],) or x.shape[0] * w.shape[0] >= products.FILLED_BIAS_MIN_SIZE
-            or forward_mode.active or _flop_hook.counter is not None
-            or (grad_state.grad_enabled and (input._requires_grad or weight._requires_grad
-                                             or bias._requires_grad))):
+            or forward_mode.active or _flop_hook.counter is not None):
         return None
     fused = _bias_plus_product(b, x, w.T, 1, 1)
     return make(_scale_sum(b, _matmul_data(x, w.T), 1, 1) if fused is None else fused)
