@@ -70,13 +70,17 @@ def test_ops_on_the_vector_math_loops_match_torch(op, spy):
         got = ember_fn(ember.tensor(x)).numpy()
     assert taken == [kernel]
     want = torch_fn(torch.from_numpy(x)).numpy()
+    exact = torch_fn(torch.from_numpy(x).double()).numpy()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(want), equal_nan=True)
+    # against torch's float64 values rounded to float32: torch's own float32 cos, at 2 threads,
+    # was seen off by up to 1.5e-4 over half of these inputs in about 1 run in 20 (ember's exact)
+    with np.errstate(over="ignore"):
+        rounded = exact.astype(np.float32)
+    torch.testing.assert_close(torch.from_numpy(got), torch.from_numpy(rounded), equal_nan=True)
     if op in EXACT:
         with choice.only(choice.NUMPY):
             np.testing.assert_array_equal(got, ember_fn(ember.tensor(x)).numpy())
     else:   # within libmvec's bound of 4 ulp from the exact result (torch's SLEEF: 1 ulp)
-        exact = torch_fn(torch.from_numpy(x).double()).numpy()
         assert _ulps_from_exact(got, exact).max() <= max(4, _ulps_from_exact(want, exact).max())
 
 
