@@ -23,6 +23,7 @@ from ._common import (
 from ._common import _RAW_DTYPES
 from ._common import _type_word
 from .._backend import openmp_kernels, vector_math
+from .._backend import special as _special_functions
 from .._backend.precision import exp_in_place, narrowed, widened
 from ..autograd._dual import jvp_by_backward
 
@@ -181,8 +182,7 @@ def _int_word(t):
 
 def _special(fn_name):
     def forward(xp, x):
-        from .._backend import special
-        return getattr(special, fn_name)(xp, x)
+        return getattr(_special_functions, fn_name)(xp, x)
     return forward
 
 

@@ -757,6 +757,9 @@ def _first_dim_view(self, key):
     return out
 
 
+_advanced_getitem = []   # subscript.advanced_getitem, bound on first use (subscript imports this module)
+
+
 @method("__getitem__")
 def _getitem(self, key):
     if (key.__class__ is int or key.__class__ is slice) and (
@@ -764,8 +767,10 @@ def _getitem(self, key):
         return out
     if key.__class__ is not Tensor and _is_basic_key(key):
         return basic_getitem(self, key)
-    from .subscript import advanced_getitem  # advanced (tensor / mask) indexing
-    return advanced_getitem(self, key)
+    if not _advanced_getitem:   # advanced (tensor / mask) indexing
+        from .subscript import advanced_getitem
+        _advanced_getitem.append(advanced_getitem)
+    return _advanced_getitem[0](self, key)
 
 
 # -- narrow, select, unbind, split, chunk ---------------------------------------------------

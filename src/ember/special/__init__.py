@@ -8,10 +8,13 @@ incomplete gamma functions, polygamma, multigammaln) and ``_polynomials`` (the o
 polynomials), over the array kernels of ``ember._backend`` (``special_bessel``,
 ``special_normal``, ``special_gamma``, ``orthogonal_polynomials``).
 """
+from ..nn.functional import log_softmax as _nn_log_softmax, softmax as _nn_softmax
+from ..ops._common import wrap_dim
 from ..ops.pointwise import xlogy
 from ..ops.reduce import logsumexp
 from ..ops.unary import digamma, erf, erfc, erfinv, exp2, expm1, lgamma as gammaln, log1p, logit
 from ..ops.unary import round as _round, sigmoid as expit
+from ._common import check_tensor, refuse, refuse_integers
 from ._binary import gammainc, gammaincc, multigammaln, polygamma, xlog1py, zeta
 from ._polynomials import (
     chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
@@ -32,7 +35,6 @@ def round(input, *, decimals=0, out=None):
     """Rounds the elements of ``input`` to the nearest integer (halves to even), or to
     ``decimals`` decimal places. Unlike ``ember.round``, integer and bool tensors are refused,
     as torch.special.round refuses them."""
-    from ._common import check_tensor, refuse_integers
     check_tensor(input, "special_round")
     refuse_integers(input._data.dtype, "round_vml_cpu" if decimals == 0 else "round_cpu")
     return _round(input, decimals=decimals, out=out)
@@ -40,8 +42,6 @@ def round(input, *, decimals=0, out=None):
 
 def _softmax_dtype_check(input, dim, dtype, name):
     """torch's refusal of integer, bool and complex softmaxes, named after its kernel."""
-    from ._common import check_tensor, refuse, refuse_integers
-    from ..ops._common import wrap_dim
     check_tensor(input, name)
     computed = input._data.dtype if dtype is None else dtype.np
     if computed.kind in "biuc":
@@ -55,17 +55,15 @@ def _softmax_dtype_check(input, dim, dtype, name):
 def softmax(input, dim, *, dtype=None):
     """Softmax along ``dim``: ``exp(input) / sum(exp(input))``, in ``dtype`` when given (the
     input is cast first). Float inputs only, as torch's."""
-    from ..nn.functional import softmax as _softmax
     _softmax_dtype_check(input, dim, dtype, "softmax")
-    return _softmax(input, dim, dtype=dtype)
+    return _nn_softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim, *, dtype=None):
     """Logarithm of the softmax along ``dim``, computed directly (more accurate than
     ``softmax(...).log()``), in ``dtype`` when given. Float inputs only, as torch's."""
-    from ..nn.functional import log_softmax as _log_softmax
     _softmax_dtype_check(input, dim, dtype, "log_softmax")
-    return _log_softmax(input, dim, dtype=dtype)
+    return _nn_log_softmax(input, dim, dtype=dtype)
 
 
 __all__ = [
