@@ -137,9 +137,14 @@ def available():
     return _splits and not _region_lock.locked() and not _onednn_in_use()
 
 
+_choice = []   # the choice module, bound on first use (it imports this one)
+
+
 def _onednn_in_use():
-    from . import choice
-    return choice.enabled(choice.ONEDNN)
+    if not _choice:
+        from . import choice
+        _choice.append(choice)
+    return _choice[0].enabled(_choice[0].ONEDNN)
 
 
 def _shorten_blas_spin():

@@ -4,6 +4,7 @@ so that their gradients come from the parts."""
 import numbers
 
 from .._tensor import Tensor
+from .. import _dtype
 from ._common import check_tensor, wrap_dim
 
 __all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "gradient"]
@@ -31,7 +32,6 @@ def _spacing_of(x, y, dim, op):
 
 
 def _check_bool(op, *tensors):
-    from .. import _dtype
     if any(t.dtype == _dtype.bool for t in tensors):
         what = "`x` or `y`" if len(tensors) > 1 else "`y`"
         raise RuntimeError(f"{op}: received a bool input for {what}, but bool is not supported")

@@ -17,6 +17,7 @@ from .._backend.rows import (
     add_rows_at, FLAT_INDEX_MIN_ELEMENTS, masked_values, nonzero_positions, take_at, ufunc_at,
 )
 from .._dtype import _BY_NP
+from .creation import tensor as _tensor
 from ._common import (
     apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd, grad_state,
     inplace_untracked, conj_if_complex, make, method, namespace_of, Node, record,
@@ -1461,7 +1462,6 @@ def put_(self, index, source, accumulate=False):
 def unravel_index(indices, shape):
     """Converts a tensor of flat indices into a tuple of coordinate tensors that index into an
     arbitrary tensor of the specified shape."""
-    from .creation import tensor as _tensor
     if isinstance(shape, int):
         shape = (shape,)
     shape = tuple(int(s) for s in shape)

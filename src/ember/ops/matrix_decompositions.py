@@ -17,6 +17,7 @@ from ._common import (
     with_out, wrap_dim,
 )
 from ._common import _type_word
+from .shape import _broadcast_pair
 from ..amp.policy import autocast_policy
 from .._backend import openmp_kernels, products
 from .._backend.precision import narrowed, widened
@@ -916,7 +917,6 @@ def linalg_cross(input, other, *, dim=-1):
     if a.shape[d] != 3 or b.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
-    from .shape import _broadcast_pair
     _broadcast_pair(a.shape, b.shape)
     if a.dtype == np.bool_:
         raise NotImplementedError("\"cross\" not implemented for 'Bool'")

@@ -17,8 +17,10 @@ from ._common import (
     complex_autograd,
     apply_inplace, AsStridedBackward0, bump_version, check_inplace, inplace_untracked, KeyRegion,
     make, make_view, method,
-    namespace_of, Node, normalize_dims, record, Tensor, _type_word, wrap_dim, write_out,
+    namespace_of, Node, normalize_dims, record, take_view, Tensor, _type_word, wrap_dim, write_out,
 )
+from .creation import zeros
+from .view import _diagonal_data, _diagonal_dims, _storage_root
 from ..amp.policy import autocast_policy
 from .ternary import _SAME_SIZE_INTEGER
 from ..autograd._dual import jvp_by_transposition
@@ -953,7 +955,6 @@ class DiagEmbedBackward0(Node):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose diagonals (``offset`` from the main one, in the planes of ``dim1`` and
     ``dim2``) are filled by the last dimension of ``input``; zeros elsewhere."""
-    from .view import _diagonal_data, _diagonal_dims
     data = input._data
     nd = data.ndim + 1
     d1, d2 = _diagonal_dims(nd, dim1, dim2)
@@ -1076,7 +1077,6 @@ class _DiagonalRegion:
         self.offset, self.dim1, self.dim2 = offset, dim1, dim2
 
     def of(self, data):
-        from .view import _diagonal_data
         return _diagonal_data(data, self.offset, self.dim1, self.dim2)
 
     def take(self, t):
@@ -1100,7 +1100,6 @@ def _scatter_region(node_cls, input, src, region):
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of ``input`` with ``src`` written on its diagonal (as ``diagonal`` selects it)."""
-    from .view import _diagonal_dims
     d1, d2 = _diagonal_dims(input._data.ndim, dim1, dim2)
     return _scatter_region(DiagonalScatterBackward0, input, src, _DiagonalRegion(offset, d1, d2))
 
@@ -1164,7 +1163,6 @@ def _block_shape(t, i):
 
 def block_diag(*tensors):
     """The block diagonal matrix of ``tensors`` (0-d, 1-d or 2-d; 1-d ones are rows)."""
-    from .creation import zeros
     if not tensors:
         return zeros(1, 0)
     blocks = [_block_shape(t, i) for i, t in enumerate(tensors)]
@@ -1222,11 +1220,17 @@ def _first_dim_of_size_3(input, other):
     return next((i for i, s in enumerate(shape) if s == 3), -1)
 
 
+_linalg_cross = []   # matrix_decompositions.linalg_cross, bound on first use (its imports reach this module)
+
+
 @method()
 def cross(input, other, dim=None, *, out=None):
     """The cross product of the 3-vectors of ``input`` and ``other`` along ``dim`` (the first
     dim of size 3 when ``dim`` is None, deprecated), broadcasting the other dims."""
-    from .matrix_decompositions import linalg_cross
+    if not _linalg_cross:
+        from .matrix_decompositions import linalg_cross
+        _linalg_cross.append(linalg_cross)
+    linalg_cross = _linalg_cross[0]
     if dim is None:
         dim = _first_dim_of_size_3(input, other)
     return _into(out, linalg_cross(input, other, dim=dim), True, "cross")
@@ -1246,7 +1250,6 @@ def _element_positions(xp, shape, strides, offset):
 def as_strided_(self, size, stride, storage_offset=None):
     """In-place version of :func:`as_strided`: ``self`` takes the given size, strides and
     storage offset over its storage."""
-    from ._common import check_inplace, take_view
     check_inplace(self)
     return take_view(self, as_strided(self, size, stride, storage_offset))
 
@@ -1260,7 +1263,6 @@ def _span(count, stride):
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
     ``storage_offset`` (the input's own offset by default)."""
-    from .view import _storage_root
     data = input._data
     size, stride = tuple(map(int, size)), tuple(map(int, stride))
     if len(size) != len(stride):

@@ -21,6 +21,7 @@ from ._common import (
 )
 from ..autograd.grad_mode import no_grad
 from .index import _along_key, _gather_gradient_kernel
+from .shape import cat
 from .subscript import advanced_getitem, index_put_zeros
 from .reduce import _quiet, _share_among_ties
 from .ternary import lerp, where
@@ -921,7 +922,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
 
 
 def _diff(input, n=1, dim=-1, prepend=None, append=None):
-    from .shape import cat
     if not input._data.ndim:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
