@@ -2,6 +2,7 @@
 arguments stay in the caller's layout runs in one call after its first, with the general
 path's results; the general path takes over where the shim cannot run; failures name the call
 and the primitive; ``dnnl_sgemm`` gives the same bits through the shim and through ctypes."""
+import functools
 import threading
 
 import numpy as np
@@ -39,7 +40,11 @@ def test_a_plain_plan_runs_directly_after_its_first_call_with_the_same_bits():
     assert plan._direct is None
     first = _run(plan, a, b, bias)
     assert isinstance(plan._direct, runtime._DirectRun)
+    runs = []
+    real = plan._direct.run
+    plan._direct.run = lambda *arguments: runs.append(1) or real(*arguments)
     second = _run(plan, a, b, bias)
+    assert runs == [1]   # the shim ran it (the general path, had it run instead, gives these bits too)
     assert np.array_equal(first, second)
     want = torch.nn.functional.linear(torch.tensor(a), torch.tensor(b.T), torch.tensor(bias)).numpy()
     np.testing.assert_allclose(second, want, rtol=1e-5, atol=1e-5)
@@ -120,6 +125,7 @@ def test_sgemm_gives_the_same_bits_through_the_shim_and_through_ctypes(monkeypat
     b = b if layouts[1] == "N" else np.asfortranarray(b)
     monkeypatch.setattr(gemm, "_sgemm", [])
     shim = gemm.matmul(a, b)
+    assert gemm._sgemm[0].__class__ is functools.partial   # (the shim's call, not the ctypes one)
     monkeypatch.setattr(gemm, "_sgemm", [])
     monkeypatch.setattr(direct_calls, "sgemm", lambda: None)
     through_ctypes = gemm.matmul(a, b)

@@ -9,12 +9,12 @@ polynomials), over the array kernels of ``ember._backend`` (``special_bessel``,
 ``special_normal``, ``special_gamma``, ``orthogonal_polynomials``).
 """
 from ..nn.functional import log_softmax as _nn_log_softmax, softmax as _nn_softmax
-from ..ops._common import wrap_dim
+from ..ops._common import wrap_dim as _wrap_dim
 from ..ops.pointwise import xlogy
 from ..ops.reduce import logsumexp
 from ..ops.unary import digamma, erf, erfc, erfinv, exp2, expm1, lgamma as gammaln, log1p, logit
 from ..ops.unary import round as _round, sigmoid as expit
-from ._common import check_tensor, refuse, refuse_integers
+from ._common import check_tensor as _check_tensor, refuse as _refuse, refuse_integers as _refuse_integers
 from ._binary import gammainc, gammaincc, multigammaln, polygamma, xlog1py, zeta
 from ._polynomials import (
     chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
@@ -35,21 +35,21 @@ def round(input, *, decimals=0, out=None):
     """Rounds the elements of ``input`` to the nearest integer (halves to even), or to
     ``decimals`` decimal places. Unlike ``ember.round``, integer and bool tensors are refused,
     as torch.special.round refuses them."""
-    check_tensor(input, "special_round")
-    refuse_integers(input._data.dtype, "round_vml_cpu" if decimals == 0 else "round_cpu")
+    _check_tensor(input, "special_round")
+    _refuse_integers(input._data.dtype, "round_vml_cpu" if decimals == 0 else "round_cpu")
     return _round(input, decimals=decimals, out=out)
 
 
 def _softmax_dtype_check(input, dim, dtype, name):
     """torch's refusal of integer, bool and complex softmaxes, named after its kernel."""
-    check_tensor(input, name)
+    _check_tensor(input, name)
     computed = input._data.dtype if dtype is None else dtype.np
     if computed.kind in "biuc":
         ndim = input._data.ndim
-        last = ndim == 0 or wrap_dim(dim, ndim) == ndim - 1
+        last = ndim == 0 or _wrap_dim(dim, ndim) == ndim - 1
         kernel = f"{name}{'_lastdim' if last else ''}_kernel_impl"
-        refuse_integers(computed, kernel)
-        refuse(computed, kernel, "c")
+        _refuse_integers(computed, kernel)
+        _refuse(computed, kernel, "c")
 
 
 def softmax(input, dim, *, dtype=None):

@@ -99,9 +99,11 @@ class ReluBackward0(Node):
 
 # ReLU on OpenMP's threads (ember's loops: oneDNN's own turns NaN into 0) where oneDNN runs,
 # else NumPy's pass.
-_relu_forward = KernelChoice(
-    "relu", onednn=openmp_kernels.relu_forward,
-    numpy=lambda data: parallel.elementwise(namespace_of(data).maximum, data, data.dtype.type(0)))
+def _numpy_relu(data):
+    return parallel.elementwise(namespace_of(data).maximum, data, data.dtype.type(0))
+
+
+_relu_forward = KernelChoice("relu", onednn=openmp_kernels.relu_forward, numpy=_numpy_relu)
 _relu_backward = KernelChoice(
     "relu backward", onednn=openmp_kernels.relu_backward,
     numpy=lambda grad, result: parallel.elementwise(_relu_grad, grad, result))
@@ -111,10 +113,9 @@ def _relu(input):
     (data,), layout_of = elementwise_operands(input)
     if data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    if data.size < openmp_kernels.ELEMENTWISE_MIN_ELEMENTS:   # under the loop's size: NumPy's pass
-        out = wrap_like(layout_of, namespace_of(data).maximum(data, data.dtype.type(0)))
-    else:
-        out = wrap_like(layout_of, _relu_forward(data))
+    # under the loop's size, NumPy's pass without the kernel choice (which the loop would decline)
+    small = data.size < openmp_kernels.ELEMENTWISE_MIN_ELEMENTS
+    out = wrap_like(layout_of, _numpy_relu(data) if small else _relu_forward(data))
     node = record(ReluBackward0, (input,), out)
     if node is not None:
         node.save(out)
