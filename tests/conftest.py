@@ -39,41 +39,26 @@ def device(pytestconfig):
 @pytest.fixture
 def ember_threads():
     """``ember_threads(n)`` sets ember's intra-op thread count for the test, with oneDNN off
-    (ember splits its NumPy kernels over the threads only where oneDNN is not in use); the
-    count and the switch before are restored afterwards."""
+    (NumPy's OpenBLAS then takes the same count); the count and the switch before are restored
+    afterwards."""
     import ember
     from ember._backend import cblas, choice, parallel
-    before = parallel._num_threads, parallel._splits, cblas.num_threads()
+    before = parallel._num_threads, cblas.num_threads()
     onednn_before = choice.enabled(choice.ONEDNN)
     choice.set_enabled(choice.ONEDNN, False)
     try:
         yield ember.set_num_threads
     finally:
         choice.set_enabled(choice.ONEDNN, onednn_before)
-        parallel._num_threads, parallel._splits = before[:2]
-        if before[2] is not None:
-            cblas.set_num_threads(before[2])
-
-
-@pytest.fixture
-def split_everything(monkeypatch, ember_threads):
-    """ember on two threads with every elementwise-sized pass split
-    (``parallel.ELEMENTWISE_MIN_BYTES`` 0); returns the list of ``parallel.over_parts``
-    calls' sizes, appended as they happen."""
-    from ember._backend import parallel
-    monkeypatch.setattr(parallel, "ELEMENTWISE_MIN_BYTES", 0)
-    calls = []
-    over_parts = parallel.over_parts
-    monkeypatch.setattr(parallel, "over_parts",
-                        lambda n, compute: calls.append(n) or over_parts(n, compute))
-    ember_threads(2)
-    return calls
+        parallel._num_threads = before[0]
+        if before[1] is not None:
+            cblas.set_num_threads(before[1])
 
 
 @pytest.fixture
 def numpy_kernels():
     """Run ember's ops on NumPy's reference kernels alone (tests of those kernels' internals:
-    their blocks, splits and fused paths)."""
+    their blocks and fused paths)."""
     from ember._backend import choice
     with choice.only(choice.NUMPY):
         yield

@@ -45,14 +45,6 @@ def test_ember_step_matches_torch(name):
         assert actual == pytest.approx(expected, rel=rtol, abs=1e-6)
 
 
-def test_threads_ab_times_every_mode_and_restores_the_thread_count(ember_threads):
-    from benchmarks import threads_ab
-    ember_threads(2)
-    times = threads_ab.compare("mlp", 2, steps=1, warmup=0)
-    assert set(times) == {"split", "blas", "torch"} and all(t > 0 for t in times.values())
-    assert ember.get_num_threads() == 2
-
-
 def test_gelu_erf_benchmark_cases_compute_the_same_values():
     """Every case of benchmarks/gelu_erf.py runs; the ember and general-path GELUs agree."""
     import numpy as np

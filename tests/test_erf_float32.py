@@ -1,6 +1,5 @@
 """float32 erf as ``tanh(x * P(x*x))`` (``_backend/special.py``) and the exact-GELU kernels
-built on it: pinned to ``math.erf`` in ulps, to torch, across block boundaries, and split over
-threads bit for bit against one thread."""
+built on it: pinned to ``math.erf`` in ulps, to torch, and across block boundaries."""
 import importlib.util
 import math
 import pathlib
@@ -141,29 +140,3 @@ def test_gelu_across_block_boundaries_matches_torch(monkeypatch):
     whole = activation._gelu_float32(x.ravel())
     monkeypatch.setattr(special, "FLOAT32_BLOCK", 1 << 20)
     np.testing.assert_array_equal(whole, activation._gelu_float32(x.ravel()))
-
-
-def test_gelu_split_over_threads_equals_one_thread(split_everything, ember_threads):
-    x = _gelu_inputs(6000, seed=4).reshape(60, 100)
-    g = np.random.default_rng(5).standard_normal(x.shape).astype(np.float32)
-
-    def run():
-        t = ember.tensor(x, requires_grad=True)
-        out = ember.nn.functional.gelu(t)
-        out.backward(ember.tensor(g))
-        return out.detach().numpy(), t.grad.numpy()
-
-    split = run()
-    assert len(split_everything) == 2  # the forward and the backward each split
-    ember_threads(1)
-    serial = run()
-    for a, b in zip(split, serial):
-        np.testing.assert_array_equal(a, b)
-
-
-def test_erf_op_split_over_threads_equals_one_thread(split_everything, ember_threads):
-    x = np.random.default_rng(6).standard_normal((50, 40)).astype(np.float32) * 3
-    split = ember.erf(ember.tensor(x)).numpy()
-    assert split_everything == [2000]  # split as one flat run of elements
-    ember_threads(1)
-    np.testing.assert_array_equal(split, ember.erf(ember.tensor(x)).numpy())

@@ -86,12 +86,10 @@ BLOCKED_CASES = [
 ]
 
 
-def blocked_trajectory(optimizer_cls, settings, blocked_min_size, direct, threads, monkeypatch,
-                       set_threads, steps=3):
+def blocked_trajectory(optimizer_cls, settings, blocked_min_size, direct, monkeypatch, steps=3):
     monkeypatch.setattr(flat_buffers, "DIRECT_MIN_MEAN_SIZE", 0 if direct else 10**12)
     monkeypatch.setattr(flat_buffers, "BLOCKED_MIN_SIZE", blocked_min_size)
     monkeypatch.setattr(flat_buffers, "BLOCK_SIZE", 7)
-    set_threads(threads)
     rng = np.random.default_rng(1)
     params = [ember.nn.Parameter(ember.tensor(rng.standard_normal(s).astype(np.float32)))
               for s in [(9, 5), (5,), (3, 4, 2), (1,)]]
@@ -107,22 +105,19 @@ def blocked_trajectory(optimizer_cls, settings, blocked_min_size, direct, thread
     return history, state
 
 
-@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("direct", [False, True])
 @pytest.mark.parametrize("optimizer_cls, settings", BLOCKED_CASES)
-def test_blocked_update_is_bit_identical(optimizer_cls, settings, direct, threads, monkeypatch,
-                                        ember_threads):
-    """Updating in blocks of 7 elements (on one or three threads) gives the same bits as
-    whole-array updates, on the flat and the per-parameter paths."""
-    want_history, want_state = blocked_trajectory(optimizer_cls, settings, 10**12, direct, 1,
-                                                  monkeypatch, ember_threads)
+def test_blocked_update_is_bit_identical(optimizer_cls, settings, direct, monkeypatch):
+    """Updating in blocks of 7 elements gives the same bits as whole-array updates, on the flat
+    and the per-parameter paths."""
+    want_history, want_state = blocked_trajectory(optimizer_cls, settings, 10**12, direct,
+                                                  monkeypatch)
     calls = []
     monkeypatch.setattr(optimizer_cls, "_blocking_pays", lambda self, group, seg: True)
     real_update = optimizer_cls._update
     monkeypatch.setattr(optimizer_cls, "_update",
                         lambda self, group, seg: calls.append(seg) or real_update(self, group, seg))
-    history, state = blocked_trajectory(optimizer_cls, settings, 0, direct, threads, monkeypatch,
-                                        ember_threads)
+    history, state = blocked_trajectory(optimizer_cls, settings, 0, direct, monkeypatch)
     assert any(isinstance(seg, flat_buffers.BlockSegment) for seg in calls)
     for got, want in zip(history, want_history):
         for a, b in zip(got, want):

@@ -17,9 +17,7 @@ it was built with, under the names NumPy's wheels give them (``scipy_cblas_saxpy
 plain CBLAS names. Where none is found (another BLAS, CuPy arrays, other dtypes, strided arrays)
 the functions here return False and the caller falls back to NumPy.
 """
-import contextlib
 import ctypes
-import os
 
 import numpy as np
 
@@ -219,54 +217,3 @@ def set_num_threads(count):
         return False
     _THREAD_CONTROL[0](int(count))
     return True
-
-
-def _bind_spin_control(handle):
-    """OpenBLAS's ``(openblas_read_env, blas_thread_shutdown_, openblas_thread_timeout)``, or
-    None where any is absent."""
-    names = ("openblas_read_env", "blas_thread_shutdown_", "openblas_thread_timeout")
-    functions = [getattr(handle, name, None) for name in names] if handle is not None else [None]
-    if any(f is None for f in functions):
-        return None
-    read_env, shutdown, timeout = functions
-    for function in functions:
-        function.argtypes = ()
-    read_env.restype = None
-    shutdown.restype = timeout.restype = ctypes.c_int
-    return read_env, shutdown, timeout
-
-
-_SPIN_CONTROL = _bind_spin_control(_handle)
-
-
-def shorten_worker_spin(exponent):
-    """Makes OpenBLAS's idle workers wait about ``2**exponent`` CPU cycles for more work before
-    they sleep, instead of the ``2**28`` (~0.1 s) of its default build; True when done or
-    already so. OpenBLAS reads ``OPENBLAS_THREAD_TIMEOUT`` when it starts its workers, so this
-    sets it, has OpenBLAS read its environment again and stops the workers (the next threaded
-    call starts them anew). Call it while no BLAS call runs on another thread."""
-    if _SPIN_CONTROL is None:
-        return False
-    read_env, shutdown, timeout = _SPIN_CONTROL
-    if timeout() == exponent:
-        return True
-    os.environ["OPENBLAS_THREAD_TIMEOUT"] = str(int(exponent))
-    read_env()
-    shutdown()
-    return timeout() == exponent
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Holds NumPy's OpenBLAS to one thread inside the block and restores its thread count
-    afterwards, also on exceptions; does nothing where the count cannot be read and set or is
-    already one."""
-    threads = num_threads()
-    if threads is None or threads <= 1:
-        yield
-        return
-    set_num_threads(1)
-    try:
-        yield
-    finally:
-        set_num_threads(threads)

@@ -12,7 +12,7 @@ Spatial geometry is given per spatial dimension: ``pads`` as ``((low, high), ...
 import itertools
 import math
 
-from . import depthwise, parallel
+from . import depthwise
 
 # The input gradient of a stride-1 convolution runs as a convolution of the padded gradient
 # with the reversed kernel (an im2col copy and a GEMM) instead of a GEMM and col2im.
@@ -40,14 +40,6 @@ FLAT_COL2IM = True
 # gradient; a transposed convolution's two gradients both read columns of its upstream
 # gradient), the columns are built once (``conv_backward``, ``conv_forward_and_weight_grad``).
 FUSED_BACKWARD = True
-# Channels-last convolutions of at least this many multiply-adds (columns times output
-# columns of the GEMMs) run as parts of the batch at once on ember's threads (``parallel``);
-# below it the hand-off costs more than it saves.
-PARALLEL_MIN_MULTIPLY_ADDS = 1 << 22
-# The other ungrouped paths (few input channels, 1x1 kernels, sub-pixel phases) split from
-# this many.
-PARALLEL_GENERAL_MIN_MULTIPLY_ADDS = 1 << 22
-
 __all__ = ["pad_constant", "windows", "conv_output_size", "conv_forward", "conv_input_grad",
            "conv_weight_grad", "conv_backward", "conv_forward_and_weight_grad", "col2im",
            "scatter_add_flat"]
@@ -195,36 +187,21 @@ def _channels_last_products(xp, x, kernel, stride, pads, dilation, wmat=None, gy
     multiplies each block by what is given: ``wmat`` (K*C, Cout) for the convolution, GEMMs
     ``cols (B*P, K*C) @ wmat`` each transposed into the (N, Cout, *O) output; ``gy``
     (N, Cg, *O) for the weight gradient, the sum of ``gy (Cg, B*P) @ cols`` as a (Cg, K*C)
-    matrix. Returns ``(y, gw)``, None for what was not asked. Large enough ones run as two
-    parts of the batch at once (``parallel.over_parts``), the parts' weight gradients
-    summed."""
+    matrix. Returns ``(y, gw)``, None for what was not asked."""
     n = x.shape[0]
     out = _output_spatial(x.shape[2:], kernel, stride, pads, dilation)
     p = math.prod(out)
     y = None
     if wmat is not None:
         y = xp.empty((n, wmat.shape[1], p), dtype=x.dtype)
-    if not _split_batch(xp, x, kernel, p, wmat, gy):
-        gw = _products_of_samples(xp, x, kernel, stride, pads, dilation, out, wmat, gy, y)
-    else:
-        gws = parallel.over_parts(n, lambda part: _products_of_samples(
-            xp, x[part], kernel, stride, pads, dilation, out, wmat,
-            None if gy is None else gy[part], None if y is None else y[part]))
-        gw = None if gws[0] is None else _summed(gws)
+    gw = _products_of_samples(xp, x, kernel, stride, pads, dilation, out, wmat, gy, y)
     if y is not None:
         y = y.reshape((n, wmat.shape[1]) + out)
     return y, gw
 
 
-def _split_batch(xp, x, kernel, positions, wmat, gy):
-    """Whether ``_channels_last_products`` runs as parts of the batch at once."""
-    columns = x.shape[0] * positions * math.prod(kernel) * x.shape[1]
-    products = (0 if wmat is None else wmat.shape[1]) + (0 if gy is None else gy.shape[1])
-    return _worth_splitting(xp, x.shape[0], columns * products)
-
-
 def _products_of_samples(xp, x, kernel, stride, pads, dilation, out, wmat, gy, y):
-    """``_channels_last_products`` of the samples ``x`` on this thread: writes the
+    """``_channels_last_products`` of the samples ``x``: writes the
     convolution into ``y`` (N, Cout, P) when ``wmat`` is given, returns the weight gradient
     matrix when ``gy`` is (else None)."""
     n = x.shape[0]
@@ -247,41 +224,6 @@ def _products_of_samples(xp, x, kernel, stride, pads, dilation, out, wmat, gy, y
     if gy is not None and gw is None:  # an empty batch
         gw = xp.zeros((gy.shape[1], math.prod(kernel) * x.shape[1]), dtype=gy.dtype)
     return gw
-
-
-def _worth_splitting(xp, n, multiply_adds):
-    """Whether a kernel runs as parts of the batch at once: NumPy arrays, two samples or
-    more, enough multiply-adds to pay for the hand-off, and ``parallel.available()``."""
-    return (getattr(xp, "__name__", "") == "numpy" and n >= 2
-            and multiply_adds >= PARALLEL_MIN_MULTIPLY_ADDS and parallel.available())
-
-
-def _on_batch_parts(xp, n, multiply_adds, groups, compute, join):
-    """``compute(samples)`` of the whole batch (``samples`` a slice of it), or, for an
-    ungrouped convolution where ``_worth_splitting``, ``join`` of its parts' results computed at
-    once. (Grouped and depthwise ones measured slower split: MobileNetV2 1.13-1.18x per step.)"""
-    if groups != 1 or multiply_adds < PARALLEL_GENERAL_MIN_MULTIPLY_ADDS \
-            or not _worth_splitting(xp, n, multiply_adds):
-        return compute(slice(0, n))
-    return join(parallel.over_parts(n, compute))
-
-
-def _joined_samples(xp):
-    """Joins the parts' per-sample results along the batch."""
-    return xp.concatenate
-
-
-def _summed(results):
-    """The sum of the parts' results, added into the first."""
-    total = results[0]
-    for result in results[1:]:
-        total += result
-    return total
-
-
-def _multiply_adds(n, out, w):
-    """Multiply-adds of a convolution with output size ``out`` and weight ``w``: its cost."""
-    return n * math.prod(out) * w.shape[0] * w.shape[1] * math.prod(w.shape[2:])
 
 
 def _forward_channels_last(xp, x, wmat, kernel, stride, pads, dilation):
@@ -313,21 +255,15 @@ def conv_forward(xp, x, w, stride, pads, dilation, groups):
     Ungrouped with enough channels: GEMMs over blocks of channels-last columns; otherwise
     one batched GEMM ``W (G, Coutg, Cg*K) @ cols (N, G, Cg*K, P)`` that lands in the output's
     own layout (also for few input and output channels: one GEMM over the whole batch with
-    so few rows runs slower in OpenBLAS than these per-sample GEMMs). Large ones run as parts of
-    the batch at once (``parallel``)."""
-    if _channels_last(x.shape[1], groups, w.shape[2:]):  # splits the batch itself
+    so few rows runs slower in OpenBLAS than these per-sample GEMMs)."""
+    if _channels_last(x.shape[1], groups, w.shape[2:]):
         return _forward_channels_last(xp, x, _kernel_matrix(xp, w), w.shape[2:], stride, pads,
                                       dilation)
-    out = _output_spatial(x.shape[2:], w.shape[2:], stride, pads, dilation)
-    return _on_batch_parts(
-        xp, x.shape[0], _multiply_adds(x.shape[0], out, w), groups,
-        lambda part: _conv_forward_of(xp, x[part], w, stride, pads, dilation, groups),
-        _joined_samples(xp))
+    return _conv_forward_general(xp, x, w, stride, pads, dilation, groups)
 
 
-def _conv_forward_of(xp, x, w, stride, pads, dilation, groups):
-    """``conv_forward`` of the samples ``x`` on this thread, by the paths that are not
-    channels-last."""
+def _conv_forward_general(xp, x, w, stride, pads, dilation, groups):
+    """``conv_forward`` by the paths that are not channels-last."""
     n, cout = x.shape[0], w.shape[0]
     if depthwise.is_depthwise(x.shape[1], cout, groups):  # one channel per group: no GEMM
         return depthwise.forward(xp, x, w, stride, pads, dilation)
@@ -417,17 +353,7 @@ def _transposed_pads(in_spatial, out, kernel, pads, dilation):
 
 def conv_input_grad(xp, gy, w, in_spatial, stride, pads, dilation, groups):
     """The adjoint of ``conv_forward`` in its input (a transposed convolution): ``gy``
-    (N, Cout, *O) and ``w`` (Cout, C/G, *K) give (N, C, *in_spatial). Large ones run as parts of
-    the batch at once (``parallel``)."""
-    return _on_batch_parts(
-        xp, gy.shape[0], _multiply_adds(gy.shape[0], gy.shape[2:], w), groups,
-        lambda part: _conv_input_grad_of(xp, gy[part], w, in_spatial, stride, pads, dilation,
-                                         groups),
-        _joined_samples(xp))
-
-
-def _conv_input_grad_of(xp, gy, w, in_spatial, stride, pads, dilation, groups):
-    """``conv_input_grad`` of the samples ``gy`` on this thread."""
+    (N, Cout, *O) and ``w`` (Cout, C/G, *K) give (N, C, *in_spatial)."""
     n, cout = gy.shape[:2]
     out = gy.shape[2:]
     kernel = w.shape[2:]
@@ -631,23 +557,10 @@ def conv_weight_grad(xp, x, gy, kernel, stride, pads, dilation, groups):
     """The gradient of ``conv_forward`` in its weight: (Cout, C/G, *K). Ungrouped with
     enough channels: GEMMs over blocks of channels-last columns, summed; otherwise one GEMM
     over the whole batch ``gy (G, Coutg, N*P) @ cols (G, N*P, Cg*K)`` unless the per-sample
-    products are the smaller buffer. Large ones run as parts of the batch at once
-    (``parallel``), their gradients summed."""
+    products are the smaller buffer."""
     kernel = tuple(kernel)
-    if _channels_last(x.shape[1], groups, kernel):  # splits the batch itself
+    if _channels_last(x.shape[1], groups, kernel):
         return _weight_grad_channels_last(xp, x, gy, kernel, stride, pads, dilation)
-    multiply_adds = x.shape[0] * math.prod(gy.shape[2:]) * gy.shape[1] * x.shape[1] // groups \
-        * math.prod(kernel)
-    return _on_batch_parts(
-        xp, x.shape[0], multiply_adds, groups,
-        lambda part: _conv_weight_grad_of(xp, x[part], gy[part], kernel, stride, pads,
-                                          dilation, groups),
-        _summed)
-
-
-def _conv_weight_grad_of(xp, x, gy, kernel, stride, pads, dilation, groups):
-    """``conv_weight_grad`` of the samples ``x`` and ``gy`` on this thread, by the paths that
-    are not channels-last."""
     n, cout = gy.shape[:2]
     if depthwise.is_depthwise(x.shape[1], cout, groups):
         return depthwise.weight_grad(xp, x, gy, kernel, stride, pads, dilation)

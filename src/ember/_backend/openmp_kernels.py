@@ -1460,6 +1460,9 @@ def _update_in_place(name, target, number, x):
 
 
 _BINARY_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2}
+# The binary ops of tensors (and the engine's gradient sums) try ``binary`` from operands of
+# this many bytes; below it NumPy's ufunc costs less than the loop's call.
+BINARY_MIN_BYTES = 1 << 20
 
 
 def binary(ufunc, a, b):

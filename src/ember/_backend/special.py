@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from . import meta, parallel
+from . import meta
 from .choice import KernelChoice
 
 
@@ -242,7 +242,7 @@ def erf(xp, x):
     if x.size <= SCALAR_PATH_MAX_ELEMENTS:
         return _evaluate_small(math.erf, x)
     if _working(x).dtype == np.float32:
-        return _evaluate(lambda w: parallel.elementwise(erf_float32, w), x)
+        return _evaluate(erf_float32, x)
     return _evaluate(_erf, x)
 
 

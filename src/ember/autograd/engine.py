@@ -22,7 +22,7 @@ import threading
 from numpy import add as _np_add
 
 from .. import _tensor
-from .._backend.parallel import ELEMENTWISE_MIN_BYTES as _ELEMENTWISE_MIN_BYTES
+from .._backend.openmp_kernels import BINARY_MIN_BYTES as _BINARY_MIN_BYTES
 from ._dual import forward
 from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
@@ -486,7 +486,7 @@ def _sum(old, grad):
 
 def _add_arrays(a, b):
     """``a + b``: large arrays on the threads the ops' additions use."""
-    if a.nbytes < _ELEMENTWISE_MIN_BYTES:
+    if a.nbytes < _BINARY_MIN_BYTES:
         return a + b
     from ..ops.pointwise import large_binary
     return large_binary(_np_add, a, b)

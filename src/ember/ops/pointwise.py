@@ -9,7 +9,8 @@ import numpy as np
 
 from .._torch_function import dispatch_or_raise
 from .. import _dtype
-from .._backend import check_same_device, openmp_kernels, parallel, vector_math
+from .._backend import check_same_device, openmp_kernels, vector_math
+from .._backend.openmp_kernels import BINARY_MIN_BYTES as _BINARY_MIN_BYTES
 from .._backend.choice import KernelChoice
 from .._blocked_tensor import BlockedTensor, blocked_or_data, elementwise_operands, wrap_like
 from . import _float_division
@@ -47,7 +48,7 @@ def _broadcast_check(op, a, b):
 
 
 # Large float32 additions, subtractions and products run as one OpenMP loop where
-# oneDNN's threads run; elsewhere NumPy's ufunc (split over ember's threads where they run).
+# oneDNN's threads run; elsewhere NumPy's ufunc.
 _large_binary_kernel = KernelChoice("binary", onednn=openmp_kernels.binary,
                                     numpy=lambda ufunc, a, b: ufunc(a, b))
 _square = vector_math.when_large("square", lambda x: vector_math.unary("square", x),
@@ -55,10 +56,8 @@ _square = vector_math.when_large("square", lambda x: vector_math.unary("square",
 
 
 def large_binary(ufunc, a, b):
-    """``ufunc(a, b)`` on arrays of ``parallel.ELEMENTWISE_MIN_BYTES`` or more: split over
-    ember's threads, or one OpenMP loop on oneDNN's (add, subtract, multiply of float32)."""
-    if parallel.big(a):
-        return parallel.elementwise(ufunc, a, b)
+    """``ufunc(a, b)`` on arrays of ``openmp_kernels.BINARY_MIN_BYTES`` or more: one OpenMP
+    loop on oneDNN's threads (add, subtract, multiply of float32), else NumPy's ufunc."""
     return _large_binary_kernel(ufunc, a, b)
 
 
@@ -77,7 +76,7 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=
             bd = b   # a float tensor and a Python float
         else:
             ad, bd = operands(a, b)
-        if ad.nbytes >= parallel.ELEMENTWISE_MIN_BYTES and type(ufunc) is np.ufunc:
+        if ad.nbytes >= _BINARY_MIN_BYTES and type(ufunc) is np.ufunc:
             data = large_binary(ufunc, ad, bd)
         else:
             data = ufunc(ad, bd)

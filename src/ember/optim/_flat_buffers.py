@@ -15,10 +15,9 @@ gradient then update each parameter in place from its own ``.grad`` and per-para
 bit-identical.
 
 A large update (``BLOCKED_MIN_SIZE`` elements or more) runs ``_update`` on cache-sized blocks of
-its arrays, so that a block's operands stay in cache between its few element-wise operations,
-and splits the blocks over ember's threads (``_backend.parallel``; NumPy releases the GIL inside
-whole-array operations). Element-wise operations on disjoint slices give the same bits as on
-the whole arrays, so the result is bit-identical to one whole-array update.
+its arrays, so that a block's operands stay in cache between its few element-wise operations.
+Element-wise operations on disjoint slices give the same bits as on the whole arrays, so the
+result is bit-identical to one whole-array update.
 """
 import itertools
 import threading
@@ -32,21 +31,11 @@ from ._flat_ops import add_scaled_
 # Mean elements per tensor from which a layout updates each parameter in place rather than
 # through gathered flat buffers (a gather copy then costs more than the per-tensor calls).
 DIRECT_MIN_MEAN_SIZE = 32768
-# Elements from which an update runs in blocks of BLOCK_SIZE, split over ember's threads
-# (``_backend.parallel``).
+# Elements from which an update runs in blocks of BLOCK_SIZE.
 BLOCKED_MIN_SIZE = 327680
 BLOCK_SIZE = 65536
 
 _scratch_lock = threading.Lock()
-
-
-def thread_ranges(size, threads):
-    """Contiguous (start, stop) ranges of ``size`` elements, one per thread, each a whole
-    number of blocks."""
-    blocks = -(-size // BLOCK_SIZE)
-    per_thread = -(-blocks // min(threads, blocks))
-    step = per_thread * BLOCK_SIZE
-    return [(start, min(start + step, size)) for start in range(0, size, step)]
 
 
 def flat_view(array):
@@ -280,8 +269,8 @@ class ParamSegment:
 
 
 class BlockSegment:
-    """Elements [start, stop) of a segment, updated by one thread; its scalar state is a private
-    copy (every block computes the same), written back once all blocks are done."""
+    """Elements [start, stop) of a segment; its scalar state is a private copy (every block
+    computes the same), written back once all blocks are done."""
 
     def __init__(self, seg, start, stop, scalar=None):
         self.xp = seg.xp

@@ -8,7 +8,7 @@ from collections import OrderedDict, defaultdict
 
 import numpy as np
 
-from .._backend import namespace_of, parallel
+from .._backend import namespace_of
 from .._backend.sparse_coo import SparseCOOArray
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import no_grad
@@ -373,29 +373,22 @@ class Optimizer:
                 self._run_update(group, seg)
 
     def _run_update(self, group, seg):
-        """``_update`` on ``seg``: in cache-sized blocks (split over ember's threads) when it is
-        large."""
+        """``_update`` on ``seg``: in cache-sized blocks when it is large."""
         if (seg.size < _flat_buffers.BLOCKED_MIN_SIZE or not seg.blockable()
                 or not self._blocking_pays(group, seg)):
             self._update(group, seg)
             return
-        threads = parallel.get_num_threads() if parallel.available() else 1
-        blocks = [_flat_buffers.BlockSegment(seg, start, stop)
-                  for start, stop in _flat_buffers.thread_ranges(seg.size, threads)]
-        parallel.run_parts([functools.partial(self._update_blocks, group, block)
-                            for block in blocks])
-        for key, value in blocks[0].scalar.items():
+        whole = _flat_buffers.BlockSegment(seg, 0, seg.size)
+        for block in whole.blocks():
+            self._update(group, block)
+            block.finish()
+        for key, value in whole.scalar.items():
             seg.scalar[key][...] = value
 
     def _blocking_pays(self, group, seg):
         """Whether running ``_update`` block by block (to keep its operands in cache between
         its element-wise passes) is worth the extra calls for this segment."""
         return True
-
-    def _update_blocks(self, group, seg):
-        for block in seg.blocks():
-            self._update(group, block)
-            block.finish()
 
     def _flats_for(self, group):
         """The group's flat layouts for its parameters that have gradients (one per dtype),

@@ -12,7 +12,7 @@ from ...ops._common import (
 )
 from ...ops.ternary import _SAME_SIZE_INTEGER, _select, where
 from ...amp.policy import autocast_policy
-from ..._backend import onednn, openmp_kernels, parallel, special, vector_math
+from ..._backend import onednn, openmp_kernels, special, vector_math
 from ..._backend.precision import exp_in_place
 from ..._backend.choice import KernelChoice
 from ..._blocked_tensor import elementwise_operands, wrap_like
@@ -49,10 +49,10 @@ def _masked(grad, keep):
     return grad * keep.view("uint8")
 
 
-def _relu_grad(grad, result, out=None):
+def _relu_grad(grad, result):
     """``grad`` where ``result != 0``, else 0. result = max(x, 0) is >= 0 or NaN, so this is
     ``not result <= 0`` in one pass: NaN lets the gradient through, as torch's does."""
-    return namespace_of(grad).multiply(grad, (result != 0).view("uint8"), out=out)
+    return namespace_of(grad).multiply(grad, (result != 0).view("uint8"))
 
 
 # Activations run on oneDNN's eltwise primitive (one pass on its threads) from float32 inputs
@@ -100,13 +100,13 @@ class ReluBackward0(Node):
 # ReLU on OpenMP's threads (ember's loops: oneDNN's own turns NaN into 0) where oneDNN runs,
 # else NumPy's pass.
 def _numpy_relu(data):
-    return parallel.elementwise(namespace_of(data).maximum, data, data.dtype.type(0))
+    return namespace_of(data).maximum(data, data.dtype.type(0))
 
 
 _relu_forward = KernelChoice("relu", onednn=openmp_kernels.relu_forward, numpy=_numpy_relu)
 _relu_backward = KernelChoice(
     "relu backward", onednn=openmp_kernels.relu_backward,
-    numpy=lambda grad, result: parallel.elementwise(_relu_grad, grad, result))
+    numpy=_relu_grad)
 
 
 def _relu(input):
@@ -155,8 +155,7 @@ class HardtanhBackward0(Node):
 
 def _numpy_hardtanh_backward(grad, data, lo, hi):
     if data.dtype.char in "fd" and grad.dtype == data.dtype:
-        return parallel.elementwise(
-            lambda x, g, out=None: _hardtanh_grad_blocks(x, g, lo, hi, out), data, grad)
+        return _hardtanh_grad_blocks(data, grad, lo, hi)
     xp = namespace_of(data)
     outside = data <= lo
     outside |= data >= hi
@@ -190,17 +189,17 @@ _hardtanh_backward = KernelChoice("hardtanh backward", onednn=_onednn_hardtanh_b
 HARDTANH_GRAD_BLOCK = 1 << 16
 
 
-def _hardtanh_grad_blocks(x, grad, lo, hi, out=None):
+def _hardtanh_grad_blocks(x, grad, lo, hi):
     """``grad`` where ``not (x <= lo or x >= hi)`` (NaN inputs pass it, as in torch), else 0,
-    for float32/float64 arrays of one dtype (into ``out`` where given, of their shape)."""
+    for float32/float64 arrays of one dtype."""
     xp = namespace_of(x)
-    if out is None and grad.strides == x.strides:
+    if grad.strides == x.strides:
         # in the arrays' own memory order (a channels-last result stays channels-last and
         # nothing is copied): the same element order in all three, as they share a layout
         result = xp.empty_like(x)
         x_flat, grad_flat, out = x.ravel(order="K"), grad.ravel(order="K"), result.ravel(order="K")
     else:
-        result = xp.empty(grad.shape, dtype=grad.dtype) if out is None else out
+        result = xp.empty(grad.shape, dtype=grad.dtype)
         x_flat, grad_flat, out = x.reshape(-1), grad.reshape(-1), result.reshape(-1)
     size = max(1, min(HARDTANH_GRAD_BLOCK, x_flat.size))
     keep, above = xp.empty(size, dtype=bool), xp.empty(size, dtype=bool)
@@ -220,7 +219,7 @@ def _hardtanh_grad_blocks(x, grad, lo, hi, out=None):
 # bound) where oneDNN runs, else NumPy's pass.
 _hardtanh_forward = KernelChoice(
     "hardtanh", onednn=openmp_kernels.hardtanh_forward,
-    numpy=lambda data, lo, hi: parallel.elementwise(namespace_of(data).clip, data, lo, hi))
+    numpy=lambda data, lo, hi: namespace_of(data).clip(data, lo, hi))
 
 
 def _hardtanh(input, min_val=-1.0, max_val=1.0):
@@ -279,36 +278,31 @@ class LeakyReluBackward0(Node):
 # NumPy's passes.
 _leaky_relu_backward = KernelChoice(
     "leaky_relu backward", onednn=openmp_kernels.leaky_relu_backward,
-    numpy=lambda grad, x, slope: parallel.elementwise(
-        lambda x, g, out=None: _leaky_relu_grad(x, g, slope, out), x, grad))
+    numpy=lambda grad, x, slope: _leaky_relu_grad(x, grad, slope))
 
 
-def _leaky_relu_grad(x, grad, slope, out=None):
-    """``grad`` where ``x > 0``, else ``grad * slope``, as one factor array times grad (into
-    ``out`` where given)."""
+def _leaky_relu_grad(x, grad, slope):
+    """``grad`` where ``x > 0``, else ``grad * slope``, as one factor array times grad."""
     xp = namespace_of(x)
     if 0 <= slope <= 1:
-        factor = xp.sign(x, out=out)  # 1 where x > 0; fmax with the slope maps 0, -1, NaN to it
+        factor = xp.sign(x)  # 1 where x > 0; fmax with the slope maps 0, -1, NaN to it
         xp.fmax(factor, x.dtype.type(slope), out=factor)
     else:
         factor = xp.where(x > 0, x.dtype.type(1), x.dtype.type(slope))
-        if out is not None:
-            out[...] = factor
-            factor = out
     factor *= grad
     return factor
 
 
-def _leaky_relu_kernel(x, slope, out=None):
-    """``max(x, slope * x)`` (into ``out`` where given)."""
+def _leaky_relu_kernel(x, slope):
+    """``max(x, slope * x)``."""
     xp = namespace_of(x)
-    scaled = xp.multiply(x, slope, out=out)
+    scaled = xp.multiply(x, slope)
     return xp.maximum(x, scaled, out=scaled)
 
 
 _leaky_relu_forward = KernelChoice(
     "leaky_relu", onednn=openmp_kernels.leaky_relu_forward,
-    numpy=lambda data, slope: parallel.elementwise(_leaky_relu_kernel, data, slope))
+    numpy=_leaky_relu_kernel)
 
 
 def _leaky_relu(input, negative_slope):
@@ -653,14 +647,14 @@ def _gelu_grad_float32_block(x, grad, out, square):
     return out
 
 
-def _gelu_float32(x, out=None):
+def _gelu_float32(x):
     """Exact GELU of a float32 NumPy array, in cache-sized blocks."""
-    return special.by_blocks(_gelu_float32_block, out, x)
+    return special.by_blocks(_gelu_float32_block, None, x)
 
 
-def _gelu_grad_float32(x, grad, out=None):
+def _gelu_grad_float32(x, grad):
     """GELU's input gradient for float32 NumPy arrays ``x`` and ``grad`` of one shape."""
-    return special.by_blocks(_gelu_grad_float32_block, out, x, grad)
+    return special.by_blocks(_gelu_grad_float32_block, None, x, grad)
 
 
 def _exact_gelu_float32(x):
@@ -676,7 +670,7 @@ def _numpy_gelu(x, approximate):
     xp = namespace_of(x)
     if approximate == "none":
         if _exact_gelu_float32(x):
-            return parallel.elementwise(_gelu_float32, x)
+            return _gelu_float32(x)
         y = _normal_cdf_array(xp, x)
     else:
         y = _gelu_tanh_array(xp, x)
@@ -739,7 +733,7 @@ class GeluBackward0(Node):
 def _numpy_gelu_backward(g, x, approximate):
     if approximate == "none" and _exact_gelu_float32(x) and g.dtype == x.dtype \
             and g.shape == x.shape:
-        return parallel.elementwise(_gelu_grad_float32, x, g)
+        return _gelu_grad_float32(x, g)
     factor = _gelu_grad_array(x, approximate)
     factor *= g
     return factor

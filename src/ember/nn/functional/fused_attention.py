@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..._backend import parallel, products, vector_math
+from ..._backend import products, vector_math
 from ..._backend.choice import KernelChoice
 from ...autograd.grad_mode import enable_grad
 from ...ops._common import Node, make, namespace_of, record
@@ -82,52 +82,15 @@ def _mask_bias(xp, attn_mask, is_causal, length, source, dtype):
 
 # -- the arrays: forward ----------------------------------------------------------------------
 
-def _split_batch(q, k):
-    """Whether attention over ``q`` (B, ..., L, D) and ``k`` splits its batch over ember's
-    threads: NumPy arrays, a batch of two or more, weights of ``ELEMENTWISE_MIN_BYTES`` or
-    more."""
-    return (type(q) is np.ndarray and q.ndim >= 3 and q.shape[0] >= 2
-            and _weights_bytes(q, k) >= parallel.ELEMENTWISE_MIN_BYTES and parallel.available())
-
-
-def _weights_bytes(q, k):
-    return math.prod(q.shape[:-1]) * k.shape[-2] * q.dtype.itemsize
-
-
-def _batch_part(bias, part, batch):
-    """The mask bias of the batch ``part``: whole when it broadcasts over the batch."""
-    if bias is None or bias.ndim < 3 or bias.shape[0] != batch:
-        return bias
-    return bias[part]
-
-
-def _attention_forward(xp, q, k, v, bias, scale, out=None):
-    """``softmax(q k^T * scale + bias) v`` on arrays (into ``out`` if given); returns the
-    output, the weights and ``q * scale``, which the backward reuses. A large batch runs in
-    parts at once on ember's threads."""
-    if not _split_batch(q, k):
-        return _attention_forward_of(xp, q, k, v, bias, scale, out)
-    batch = q.shape[0]
-    out = xp.empty(q.shape[:-1] + v.shape[-1:], q.dtype) if out is None else out
-    weights = xp.empty(q.shape[:-1] + k.shape[-2:-1], q.dtype)
-    scaled_query = xp.empty(q.shape, q.dtype)
-
-    def forward_of(part):
-        _, w, sq = _attention_forward_of(xp, q[part], k[part], v[part],
-                                         _batch_part(bias, part, batch), scale, out[part])
-        weights[part], scaled_query[part] = w, sq
-    parallel.over_parts(batch, forward_of)
-    return out, weights, scaled_query
-
-
 def _product(xp, a, b, out=None):
     """``a @ b`` (into ``out`` where given): NumPy's arrays by the kernel choice (the heads'
     batches on oneDNN's matmul primitive past its size rule), others by ``xp.matmul``."""
     return products.matmul(a, b, out) if xp is np else xp.matmul(a, b, out=out)
 
 
-def _attention_forward_of(xp, q, k, v, bias, scale, out):
-    """``_attention_forward`` on this thread."""
+def _attention_forward(xp, q, k, v, bias, scale, out=None):
+    """``softmax(q k^T * scale + bias) v`` on arrays (into ``out`` if given); returns the
+    output, the weights and ``q * scale``, which the backward reuses."""
     scaled_query = xp.multiply(q, q.dtype.type(scale))
     weights = _attention_weights(xp, scaled_query, k, bias)
     return _product(xp, weights, v, out), weights, scaled_query
@@ -223,24 +186,6 @@ def _softmax_shifted_by_peak_(xp, scores):
 
 # -- the arrays: backward ---------------------------------------------------------------------
 
-def _attention_backward(xp, grad, weights, scaled_query, k, v, scale, need, outs=(None,) * 3):
-    """Gradients of query, key and value (None where ``need`` says so), each written into
-    the matching array of ``outs`` when one is given. A large batch runs in parts at once on
-    ember's threads."""
-    if not _split_batch(scaled_query, k):
-        return _attention_backward_of(xp, grad, weights, scaled_query, k, v, scale, need, outs)
-    like = (scaled_query, k, v)
-    outs = [None if not wanted else xp.empty(a.shape, a.dtype) if o is None else o
-            for wanted, o, a in zip(need, outs, like)]
-
-    def backward_of(part):
-        _attention_backward_of(xp, grad[part], weights[part], scaled_query[part], k[part],
-                               v[part], scale, need,
-                               [None if o is None else o[part] for o in outs])
-    parallel.over_parts(scaled_query.shape[0], backward_of)
-    return tuple(outs)
-
-
 # The weights' softmax backward, ``w * (g - sum(g * w))`` by rows: ember's row loop on the
 # threads (``vector_math.softmax_rows_backward``), else NumPy's passes in place in ``g``.
 _softmax_backward = KernelChoice(
@@ -248,8 +193,9 @@ _softmax_backward = KernelChoice(
     onednn=lambda grad, weights: vector_math.softmax_rows_backward(grad, weights, False))
 
 
-def _attention_backward_of(xp, grad, weights, scaled_query, k, v, scale, need, outs):
-    """``_attention_backward`` on this thread."""
+def _attention_backward(xp, grad, weights, scaled_query, k, v, scale, need, outs=(None,) * 3):
+    """Gradients of query, key and value (None where ``need`` says so), each written into
+    the matching array of ``outs`` when one is given."""
     d_query = d_key = d_value = None
     if need[2]:
         d_value = _product(xp, weights.swapaxes(-1, -2), grad, outs[2])

@@ -15,7 +15,7 @@ from .activation import log_sigmoid_arrays, logsigmoid, relu, softplus
 from .softmax_family import log_softmax, row_peak
 from .distance import pairwise_distance
 from ...amp.policy import autocast_policy
-from ..._backend import parallel, vector_math
+from ..._backend import vector_math
 from ..._backend.choice import KernelChoice
 from ...autograd._dual import jvp_by_transposition
 from ..._torch_function import override_or_raise
@@ -619,29 +619,23 @@ def _unshifted_exps(xp, logits, row_factors):
 
 def _numpy_exp_rows_scaled(logits, row_factors):
     """``_unshifted_exps``'s exponentials and row sums on the backend, a block of rows at a
-    time, so that the sums and the scaling read the block from cache (large logits in parts of
-    the rows at once, on ember's threads); each sum is a product with a ones vector (BLAS)."""
+    time, so that the sums and the scaling read the block from cache; each sum is a product
+    with a ones vector (BLAS)."""
     xp = namespace_of(logits)
     rows, classes = logits.shape
     weighted = xp.empty(logits.shape, logits.dtype)
     totals = xp.empty(rows, logits.dtype)
     ones = xp.ones(classes, logits.dtype)
     step = max(1, _EXP_BLOCK_ELEMENTS // classes)
-
-    def exponentiate(some_rows):
-        # an overflow or a zero sum only sends the logits to the shifted path
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            for start in range(some_rows.start, some_rows.stop, step):
-                part = slice(start, min(start + step, some_rows.stop))
-                block = xp.exp(logits[part], out=weighted[part])
-                xp.matmul(block, ones, out=totals[part])
-                if row_factors is not None:
-                    factors = row_factors if row_factors.__class__ is float else row_factors[part]
-                    block *= (factors / totals[part])[:, None]
-    if parallel.big(logits):  # parts of the rows on ember's threads
-        parallel.over_parts(rows, exponentiate)
-    else:
-        exponentiate(slice(0, rows))
+    # an overflow or a zero sum only sends the logits to the shifted path
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for start in range(0, rows, step):
+            part = slice(start, min(start + step, rows))
+            block = xp.exp(logits[part], out=weighted[part])
+            xp.matmul(block, ones, out=totals[part])
+            if row_factors is not None:
+                factors = row_factors if row_factors.__class__ is float else row_factors[part]
+                block *= (factors / totals[part])[:, None]
     return weighted, totals
 
 

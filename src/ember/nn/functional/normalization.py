@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import _dtype
 from ... import _memory_format as _mf
-from ..._backend import onednn, openmp_kernels, parallel
+from ..._backend import onednn, openmp_kernels
 from ..._backend.choice import KernelChoice
 from ..._backend.onednn.blocked import BlockedArray, plain_array
 from ..._blocked_tensor import (BlockedTensor, blocked_array, blocked_or_data,
@@ -209,68 +209,33 @@ def _sample_blocks(x):
     return [slice(i, i + step) for i in range(0, x.shape[0], step)]
 
 
-# The elementwise passes over activations of at least this many bytes run as parts of the
-# batch at once on ember's threads (``_backend.parallel``): 0.6-0.7x the time at 1-8 MB (two
-# threads), but slower at 0.5 MB, where the hand-off is a large share.
-PARALLEL_MIN_BYTES = 1 << 20
-
-
-def _by_sample_parts(x, compute):
-    """``compute(samples)`` over the samples of ``x`` (a slice of them): the results of the
-    whole batch, or of its parts computed at once where that pays."""
-    if parallel.worth_splitting(x, PARALLEL_MIN_BYTES):
-        return parallel.over_parts(x.shape[0], compute)
-    return (compute(slice(0, x.shape[0])),)
-
-
 def _channel_sums(xp, x, y):
     """Per-channel ``sum(x)`` and ``sum(x * y)`` of (N, C, L) arrays, in one pass over
-    cache-sized blocks of samples. Large ones sum parts of the blocks at once; the blocks'
-    sums are added in block order either way, so the result has the same bits."""
-    blocks = _sample_blocks(x)
-
-    def sums_of(some):
-        return [(xp.einsum("ncl->c", x[block]), xp.einsum("ncl,ncl->c", x[block], y[block]))
-                for block in blocks[some]]
-    if len(blocks) > 1 and parallel.worth_splitting(x, PARALLEL_MIN_BYTES):
-        parts = parallel.over_parts(len(blocks), sums_of)
-    else:
-        parts = (sums_of(slice(0, len(blocks))),)
+    cache-sized blocks of samples."""
     total = total_product = 0
-    for part in parts:
-        for block_total, block_product in part:
-            total = total + block_total
-            total_product = total_product + block_product
+    for block in _sample_blocks(x):
+        total = total + xp.einsum("ncl->c", x[block])
+        total_product = total_product + xp.einsum("ncl,ncl->c", x[block], y[block])
     return total, total_product
-
-
-def _blocks_within(x, samples):
-    """The cache-sized sample blocks of ``x[samples]``, as slices of ``x``."""
-    for block in _sample_blocks(x[samples]):
-        yield slice(samples.start + block.start, samples.start + block.stop)
 
 
 def _scale_shift(xp, x, scale, shift, out):
     """``out = x * scale + shift`` for (N, C, L) arrays and (C, L) coefficients."""
-    def scale_shift_of(samples):
-        for block in _blocks_within(x, samples):
-            part = out[block]
-            xp.multiply(x[block], scale, out=part)
-            part += shift
-    _by_sample_parts(x, scale_shift_of)
+    for block in _sample_blocks(x):
+        part = out[block]
+        xp.multiply(x[block], scale, out=part)
+        part += shift
 
 
 def _scale_shift_subtract(xp, x, scale, shift, grad, k, out):
     """``out = (grad - (x * scale + shift)) * k`` for (N, C, L) arrays and (C, L)
     coefficients."""
-    def scale_shift_subtract_of(samples):
-        for block in _blocks_within(x, samples):
-            part = out[block]
-            xp.multiply(x[block], scale, out=part)
-            part += shift
-            xp.subtract(grad[block], part, out=part)
-            part *= k
-    _by_sample_parts(x, scale_shift_subtract_of)
+    for block in _sample_blocks(x):
+        part = out[block]
+        xp.multiply(x[block], scale, out=part)
+        part += shift
+        xp.subtract(grad[block], part, out=part)
+        part *= k
 
 
 def _along_length(xp, per_channel, length):
