@@ -87,6 +87,15 @@ def test_batch_norm_kernels_prints_a_row_per_shape(layout, monkeypatch, capsys, 
     assert all(float(cell) > 0 for row in rows for cell in row.split("|")[2:4])
 
 
+def test_numpy_conv_paths_prints_a_row_per_model(monkeypatch, capsys, ember_threads):
+    from benchmarks import numpy_conv_paths
+    monkeypatch.setattr(sys, "argv", ["numpy_conv_paths", "--models", "lenet", "--rounds", "1"])
+    numpy_conv_paths.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| lenet")]
+    assert len(rows) == 1 and all(float(cell) > 0 for cell in rows[0].split("|")[2:5])
+    assert numpy_conv_paths.depthwise.DEPTHWISE_ROWS and numpy_conv_paths.im2col.FUSED_BACKWARD
+
+
 @pytest.mark.parametrize("chain", ["numbers", "tensors", "views"])
 def test_overhead_chains_give_torchs_values_and_gradients(chain):
     from benchmarks import overhead
