@@ -51,6 +51,7 @@ def ember_threads():
     finally:
         choice.set_enabled(choice.ONEDNN, onednn_before)
         parallel._num_threads = before[0]
+        choice.settings_changed()
         if before[1] is not None:
             cblas.set_num_threads(before[1])
 

@@ -23,13 +23,25 @@ NUMPY, ONEDNN = "numpy", "onednn"
 LIBRARIES = (ONEDNN, NUMPY)
 
 _switches = {}  # library -> bool, set by set_enabled or read from the environment
+# Bumped whenever a setting a choice reads changes (a library's switch, ember's thread count),
+# so that each thread checks the settings again on its next choice.
+_generation = 0
 
 
-class _Forced(threading.local):
-    library = None  # set by ``only``
+class _ThreadState(threading.local):
+    library = None   # set by ``only``
+    # The ``_generation`` at which this thread last found oneDNN usable, nothing forced and its
+    # OpenMP thread count applied: until the settings change, a choice runs without checking.
+    ready = -1
 
 
-_forced = _Forced()
+_thread = _ThreadState()
+
+
+def settings_changed():
+    """Every thread checks the settings again (a switch or the thread count changed)."""
+    global _generation
+    _generation += 1
 
 
 def _onednn_usable():
@@ -39,6 +51,8 @@ def _onednn_usable():
                                       and onednn.available())
     if switch:
         onednn.threads.follow_ember()
+        if _thread.library is None:
+            _thread.ready = _generation
     return switch
 
 
@@ -62,6 +76,7 @@ def set_enabled(library, flag):
     if library not in LIBRARIES:
         raise ValueError(f"unknown kernel library {library!r}; expected one of {LIBRARIES}")
     _switches[library] = bool(flag) and (library != ONEDNN or onednn.available())
+    settings_changed()
     from . import parallel
     parallel.follow_onednn()
 
@@ -72,12 +87,12 @@ def only(library):
     where it has none or declines the case (tests compare each library with torch)."""
     if library != NUMPY and not enabled(library):
         raise RuntimeError(f"kernel library {library!r} is not available here")
-    previous = _forced.library
-    _forced.library = library
+    previous = _thread.library
+    _thread.library, _thread.ready = library, -1
     try:
         yield
     finally:
-        _forced.library = previous
+        _thread.library, _thread.ready = previous, -1
 
 
 class KernelNotApplicable(RuntimeError):
@@ -87,7 +102,7 @@ class KernelNotApplicable(RuntimeError):
 class KernelChoice:
     """One array-level op's kernels by library, in order of preference; calling it runs the
     first enabled kernel that takes the case."""
-    __slots__ = ("name", "kernels")
+    __slots__ = ("name", "_kernels", "_onednn", "_numpy")
 
     def __init__(self, name, **kernels):
         unknown = set(kernels) - set(LIBRARIES)
@@ -96,17 +111,37 @@ class KernelChoice:
         self.name = name
         self.kernels = tuple((lib, kernels[lib]) for lib in LIBRARIES if lib in kernels)
 
+    @property
+    def kernels(self):
+        """``((library, kernel), ...)`` in order of preference, NumPy's last."""
+        return self._kernels
+
+    @kernels.setter
+    def kernels(self, kernels):
+        self._kernels = tuple(kernels)
+        found = dict(self._kernels)
+        self._onednn, self._numpy = found.get(ONEDNN), found[NUMPY]
+
     def __call__(self, *args):
-        forced = _forced.library
+        if _thread.ready != _generation:   # the settings changed, or something is forced
+            return self._call_checked(args)
+        kernel = self._onednn
+        if kernel is not None:
+            out = kernel(*args)
+            if out is not None:
+                return out
+        return self._numpy(*args)
+
+    def _call_checked(self, args):
+        forced = _thread.library
         if forced is not None:
             return self._forced(forced, args)
-        for library, kernel in self.kernels:
-            if library == NUMPY:
-                return kernel(*args)
-            if _onednn_usable():   # the one library besides NumPy's
-                out = kernel(*args)
-                if out is not None:
-                    return out
+        kernel = self._onednn
+        if kernel is not None and _onednn_usable():
+            out = kernel(*args)
+            if out is not None:
+                return out
+        return self._numpy(*args)
 
     def _forced(self, library, args):
         for lib, kernel in self.kernels:

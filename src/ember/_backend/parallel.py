@@ -37,6 +37,7 @@ def set_num_threads(num_threads):
         raise RuntimeError("set_num_threads expects a positive integer")
     cblas.set_num_threads(_blas_threads(num_threads))
     _num_threads = num_threads
+    _choice_module().settings_changed()   # oneDNN's OpenMP count follows on each thread
 
 
 def _blas_threads(num_threads):
@@ -53,11 +54,16 @@ def follow_onednn():
 _choice = []   # the choice module, bound on first use (it imports this one)
 
 
-def _onednn_in_use():
+def _choice_module():
     if not _choice:
         from . import choice
         _choice.append(choice)
-    return _choice[0].enabled(_choice[0].ONEDNN)
+    return _choice[0]
+
+
+def _onednn_in_use():
+    choice = _choice_module()
+    return choice.enabled(choice.ONEDNN)
 
 
 def _take_default():
