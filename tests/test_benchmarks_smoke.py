@@ -87,6 +87,14 @@ def test_batch_norm_kernels_prints_a_row_per_shape(layout, monkeypatch, capsys, 
     assert all(float(cell) > 0 for row in rows for cell in row.split("|")[2:4])
 
 
+def test_picks_times_every_way():
+    from benchmarks import picks
+    if picks.openmp_kernels._function("gather_4") is None:
+        pytest.skip("ember's loops cannot be built here")
+    times = picks.row(3, 5, 10)
+    assert len(times) == 6 and all(t > 0 for t in times)
+
+
 def test_numpy_conv_paths_prints_a_row_per_model(monkeypatch, capsys, ember_threads):
     from benchmarks import numpy_conv_paths
     monkeypatch.setattr(sys, "argv", ["numpy_conv_paths", "--models", "lenet", "--rounds", "1"])

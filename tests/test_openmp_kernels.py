@@ -393,6 +393,35 @@ def test_gather_on_the_loop_names_the_first_index_out_of_bounds_as_torch(bad, mo
     assert taken == []   # (the loop raised: the error names the first bad index)
 
 
+@needs_loops
+@pytest.mark.parametrize("shape, dim, picks", [((3, 5), 1, 4), ((4, 3, 2), 0, 6), ((1, 1), 0, 1)])
+def test_small_gathers_on_the_loop_match_torch(shape, dim, picks, monkeypatch):
+    """The gather and scatter loops take index arrays of any size (one thread up to
+    ``PICKS_SERIAL_MAX_ELEMENTS``): small ones give torch's values, gradients and errors."""
+    taken = _gather_spy(monkeypatch)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape).astype(np.float32)
+    index_shape = list(shape)
+    index_shape[dim] = picks
+    idx = rng.integers(0, shape[dim], index_shape)
+    g = rng.standard_normal(index_shape).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        t = lib.tensor(x).requires_grad_()
+        out = lib.gather(t, dim, lib.tensor(idx))
+        out.backward(lib.tensor(g))
+        results.append((out.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6, atol=1e-6)
+    assert taken == [True, True]
+    idx.reshape(-1)[-1] = shape[dim]
+    with pytest.raises(RuntimeError) as theirs:
+        torch.gather(torch.tensor(x), dim, torch.tensor(idx))
+    with pytest.raises(RuntimeError) as ours:
+        ember.gather(ember.tensor(x), dim, ember.tensor(idx))
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_gathers_the_loop_does_not_take_run_on_numpy(monkeypatch):
     taken = _gather_spy(monkeypatch)
     rng = np.random.default_rng(10)

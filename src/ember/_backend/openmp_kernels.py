@@ -1155,6 +1155,12 @@ WHOLE_REDUCTION_MIN_ELEMENTS = {"sum": SUM_MIN_ELEMENTS, "sum_squares": ELEMENTW
 # time in float32, on one thread).
 SCAN_MIN_ELEMENTS = 1 << 14
 
+# The gather and scatter loops (``gather``, ``scatter``, ``scatter_add_into``) take index
+# arrays of any size: their call costs less than NumPy's fancy indexing and ``add.at`` from one
+# element on. Up to this many indices they run on the calling thread alone, where starting
+# OpenMP's team costs more than the picks (``benchmarks/picks.py``).
+PICKS_SERIAL_MAX_ELEMENTS = 1 << 11
+
 # index_select's loop runs from this many elements picked along the last axis, or copied in
 # rows along another (benchmarks/index_select.py)
 INDEX_PICKS_MIN_ELEMENTS = 1 << 16
@@ -1559,18 +1565,38 @@ def _copied_elements(x):
 
 def gather_applies(x, index, axis):
     """Whether ``gather`` takes the case: a row-major ``x`` of numbers of 4 or 8 bytes and a
-    row-major int64 ``index`` of ``x``'s shape but along ``axis``, of
-    ``ELEMENTWISE_MIN_ELEMENTS`` elements or more."""
-    return index.size >= ELEMENTWISE_MIN_ELEMENTS and _copied_elements(x) and _picks_along(x.shape, index, axis)
+    row-major int64 ``index`` of ``x``'s shape but along ``axis``."""
+    return _copied_elements(x) and _picks_sizes(x.shape, index, axis) is not None
 
 
-def _picks_along(shape, index, axis):
-    """Whether ``index`` is a row-major int64 array of ``shape`` but along ``axis``, of
-    ``ELEMENTWISE_MIN_ELEMENTS`` elements or more."""
-    return (type(index) is np.ndarray and index.dtype == np.int64
-            and index.size >= ELEMENTWISE_MIN_ELEMENTS and index.flags.c_contiguous
-            and len(shape) == index.ndim and shape[:axis] == index.shape[:axis]
-            and shape[axis + 1:] == index.shape[axis + 1:])
+_INT64 = np.dtype(np.int64)
+
+
+def _picks_sizes(shape, index, axis):
+    """The sizes a gather or scatter loop takes, ``(outer, nx, ni, inner)``: the elements of
+    ``shape`` before ``axis``, its size along it, ``index``'s size along it and the elements
+    after it; None where ``index`` is not a row-major int64 array of ``shape`` but along
+    ``axis``, with dimensions and elements."""
+    if (type(index) is not np.ndarray or index.dtype != _INT64 or not index.size
+            or not index.flags.c_contiguous):
+        return None
+    picks = index.shape
+    if len(picks) == 2 == len(shape):   # (the common case, without slices of the shapes)
+        if axis:
+            return (shape[0], shape[1], picks[1], 1) if shape[0] == picks[0] else None
+        return (1, shape[0], picks[0], shape[1]) if shape[1] == picks[1] else None
+    if (not picks or len(shape) != len(picks) or shape[:axis] != picks[:axis]
+            or shape[axis + 1:] != picks[axis + 1:]):
+        return None
+    return math.prod(shape[:axis]), shape[axis], picks[axis], math.prod(shape[axis + 1:])
+
+
+_GATHERS = {4: "gather_4", 8: "gather_8"}   # gather's loop by the elements' size
+
+
+def _picks_threads(index):
+    """The thread count of a gather or scatter loop over ``index``."""
+    return 1 if index.size <= PICKS_SERIAL_MAX_ELEMENTS else thread_count()
 
 
 def gather(x, index, axis):
@@ -1578,15 +1604,15 @@ def gather(x, index, axis):
     a row-major int64 ``index`` of ``x``'s shape but along ``axis``, as a new array; None where
     the loop does not apply or cannot be built (``ValueError`` where an index is outside ``x``
     along ``axis``, for the caller to say which)."""
-    if not gather_applies(x, index, axis):
+    sizes = _picks_sizes(x.shape, index, axis) if _copied_elements(x) else None
+    if sizes is None:
         return None
-    function = _function(f"gather_{x.dtype.itemsize}")
+    function = _function(_GATHERS[x.dtype.itemsize])
     if function is None:
         return None
-    outer, inner = _around(x.shape, axis)
     out = np.empty(index.shape, x.dtype)
-    status = np.zeros(1, np.int32)
-    _call(function, (x, index, out, status), (outer, x.shape[axis], index.shape[axis], inner), ())
+    status = np.empty(1, np.int32)   # (the loop writes it)
+    function((x, index, out, status), sizes, None, _picks_threads(index))
     if status[0]:
         raise ValueError("an index is out of bounds")
     return out
@@ -1664,10 +1690,9 @@ def index_reduce_float32(out, index, values, axis, ufunc):
 
 def scatter_add_applies(grad, index, axis, shape):
     """Whether ``scatter_add_float32`` takes the case: a row-major float32 ``grad`` and a
-    row-major int64 ``index``, both of ``shape`` but along ``axis``, of
-    ``ELEMENTWISE_MIN_ELEMENTS`` elements or more."""
+    row-major int64 ``index``, both of ``shape`` but along ``axis``."""
     return (type(grad) is np.ndarray and grad.dtype == np.float32 and grad.flags.c_contiguous
-            and grad.shape == index.shape and _picks_along(shape, index, axis))
+            and grad.shape == index.shape and _picks_sizes(shape, index, axis) is not None)
 
 
 def scatter_add_float32(grad, index, axis, shape):
@@ -1696,7 +1721,7 @@ def scatter_add_into(out, index, src, axis):
     name = _SCATTER_ADDS.get(getattr(out, "dtype", None))
     if (name is None or type(out) is not np.ndarray or not out.flags.c_contiguous
             or type(src) is not np.ndarray or src.dtype != out.dtype or not src.flags.c_contiguous
-            or src.shape != index.shape or not _picks_along(out.shape, index, axis)):
+            or src.shape != index.shape):
         return None
     return _scatter(name, out, index, src, axis, 0.0)
 
@@ -1708,7 +1733,7 @@ def scatter(out, index, src, axis, value=0.0):
     shape and ``out``'s dtype: True once done; None where the loop does not apply or cannot be
     built (``out`` untouched), False where it met an index out of bounds (``out`` then partly
     written, for the caller to drop)."""
-    if not _copied_elements(out) or not _picks_along(out.shape, index, axis):
+    if not _copied_elements(out):
         return None
     if src is None:
         return _scatter("scatter_float32", out, index, src, axis, value) if out.dtype == np.float32 else None
@@ -1720,14 +1745,13 @@ def scatter(out, index, src, axis, value=0.0):
 
 def _scatter(name, out, index, src, axis, value):
     """Run the scatter loop ``name`` into ``out``: whether every index was in bounds (None
-    where the loop cannot be built)."""
-    function = _function(name)
+    where the loop does not take ``index`` or cannot be built)."""
+    sizes = _picks_sizes(out.shape, index, axis)
+    function = None if sizes is None else _function(name)
     if function is None:
         return None
-    outer, inner = _around(out.shape, axis)
-    status = np.zeros(1, np.int32)
-    _call(function, (src, index, out, status), (outer, out.shape[axis], index.shape[axis], inner),
-          (float(value),))
+    status = np.empty(1, np.int32)   # (the loop writes it)
+    function((src, index, out, status), sizes, (float(value),), _picks_threads(index))
     return not status[0]
 
 
