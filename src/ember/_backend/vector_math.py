@@ -615,7 +615,11 @@ SERIAL_MAX_ELEMENTS = 256
 
 
 def _run(name, inputs, parameters=None):
-    if not openmp_kernels._dense_alike(*inputs, least=1):
+    x = inputs[0]
+    if len(inputs) == 1 and x.__class__ is np.ndarray and x.flags.c_contiguous:   # (the common case)
+        if x.dtype != _FLOAT32 or not x.size:
+            return None
+    elif not openmp_kernels._dense_alike(*inputs, least=1):
         return None
     if parameters is not None:
         given = np.zeros(PARAMETERS, np.float32)
@@ -624,7 +628,7 @@ def _run(name, inputs, parameters=None):
     function = _function(name, _ARRAYS_ARGUMENTS[len(inputs)])
     if function is None:
         return None
-    out = np.empty_like(inputs[0])   # the inputs' layout: the same flat order
+    out = np.empty_like(x)   # the inputs' layout: the same flat order
     size = out.size
     function(*inputs, out, size, openmp_kernels.thread_count() if size > SERIAL_MAX_ELEMENTS else 1)
     return out
