@@ -317,18 +317,22 @@ def bmm(input, mat2, out_dtype=None):
         _check_tensor(mat2, "bmm", "mat2", 2)
     except TypeError as error:   # a tensor-like argument: its __torch_function__
         return override_or_raise(bmm, error, input, mat2, out_dtype)
-    _check_bmm(input, mat2, dtypes=False)
-    if out_dtype is not None and _widened(input, out_dtype, _BMM_OUT_DTYPE):
-        _check_bmm(input, mat2)
-        return _widened_product("bmm", (input, mat2))
     a, b = input._data, mat2._data
-    if 0 in a.shape + b.shape:
-        # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks, for
-        # an empty product
-        result = make(namespace_of(b).zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=b.dtype))
-    else:
+    if out_dtype is None and a.size and b.size:   # (the common case: both checks at once)
         _check_bmm(input, mat2)
-        result = make(_matmul_data(input._data, mat2._data))
+        result = make(_matmul_data(a, b))
+    else:
+        _check_bmm(input, mat2, dtypes=False)
+        if out_dtype is not None and _widened(input, out_dtype, _BMM_OUT_DTYPE):
+            _check_bmm(input, mat2)
+            return _widened_product("bmm", (input, mat2))
+        if 0 in a.shape + b.shape:
+            # torch returns zeros (of mat2's dtype) before its kernel, and so its dtype checks,
+            # for an empty product
+            result = make(namespace_of(b).zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=b.dtype))
+        else:
+            _check_bmm(input, mat2)
+            result = make(_matmul_data(a, b))
     node = record(BmmBackward0, (input, mat2), result)
     if node is not None:
         node.save(input, mat2)
