@@ -9,6 +9,8 @@ degree above 6 (T) or 8 (U, V, W), the trigonometric forms (``T_n(cos t) = cos(n
 The shifted Chebyshev polynomials are the Chebyshev ones at ``2x - 1``.
 """
 
+import math
+
 import numpy as np
 
 from . import special_loops
@@ -18,6 +20,8 @@ from .choice import KernelChoice
 def _whole_degrees(xp, n):
     # torch casts the degree to int64: NaN, infinities and degrees beyond its range become
     # its least value, a negative degree
+    if xp is np and (n.__class__ is int or n.__class__ is float):   # (a number: without arrays)
+        return np.float64(math.trunc(n) if math.isfinite(n) and abs(n) < 2.0 ** 63 else -1.0)
     n = xp.asarray(n, dtype=np.float64)
     return xp.where(xp.isfinite(n) & (xp.abs(n) < 2.0 ** 63), xp.trunc(n), -1.0)
 
@@ -48,7 +52,8 @@ def _compute(fn):
     ``x`` (``2x - 1`` where ``shifted``) and whole degrees ``n`` broadcast together, in float64
     (to be cast to ``dtype`` by the caller); NumPy arrays with elements on ``special_loops``'
     compiled loop for the polynomial (each element's recurrence to its own degree), which
-    returns ``dtype`` itself."""
+    returns ``dtype`` itself. Callers ignore NumPy's floating-point errors around it
+    (``np.errstate(all="ignore")``): an overflow gives inf, as torch's, and NaN stays NaN."""
     name = fn.__name__.lstrip("_")
 
     def on_arrays(xp, x, n, shifted, dtype):
@@ -60,12 +65,16 @@ def _compute(fn):
     choice = KernelChoice(name, onednn=on_loop, numpy=on_arrays)
 
     def kernel(xp, x, n, shifted=False, dtype=None):
-        with np.errstate(all="ignore"):
-            if (type(x) is np.ndarray or type(n) is np.ndarray) and np.size(x) and np.size(n):
-                return choice(xp, x, n, shifted, dtype)
-            return on_arrays(xp, x, n, shifted, dtype)
+        if (type(x) is np.ndarray or type(n) is np.ndarray) and _has_elements(x) and _has_elements(n):
+            return choice(xp, x, n, shifted, dtype)
+        return on_arrays(xp, x, n, shifted, dtype)
     kernel.__name__ = name
     return kernel
+
+
+def _has_elements(value):
+    """Whether an array (or a number) has elements."""
+    return value.size > 0 if value.__class__ is np.ndarray else np.size(value) > 0
 
 
 def _odd(xp, n):
