@@ -12,7 +12,9 @@ from . import _dtype
 from ._backend import lapack as _lapack
 from .autograd import grad_mode as _grad
 from .autograd._dual import forward as _forward
-from .ops._common import check_tensor, make, namespace_of, with_out, wrap_dim, write_out
+from .ops._common import _type_word, check_tensor, make, namespace_of, with_out, wrap_dim, write_out
+from .ops.creation import ones as _ones
+from .ops.shape import cat as _cat
 from .ops import matrix_decompositions as _decomp
 from .ops.matrix_decompositions import (
     LinAlgError, cholesky_ex, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
@@ -344,11 +346,8 @@ def vander(x, N=None):
     default)."""
     check_tensor(x, "vander", "x")
     if x.dtype in (_dtype.float16, _dtype.bfloat16, _dtype.bool):
-        from .ops._common import _type_word
         raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, "
                            f"but got {_type_word(x._data.dtype)}")
-    from .ops.shape import cat
-    from .ops.creation import ones
     n = x._data.shape[-1] if x._data.ndim else 1
     N = n if N is None else N
     if N <= 1:
@@ -356,8 +355,8 @@ def vander(x, N=None):
     if not x._data.ndim:   # torch takes a 0-d x as one value
         x = x.reshape(1)
     powers = x.unsqueeze(-1).expand(*x._data.shape, N - 1).cumprod(-1)
-    first = ones(*x._data.shape, 1, dtype=powers.dtype, device=x.device)
-    return cat([first, powers], -1)
+    first = _ones(*x._data.shape, 1, dtype=powers.dtype, device=x.device)
+    return _cat([first, powers], -1)
 
 
 @with_out(op="linalg_vecdot")
@@ -367,7 +366,6 @@ def vecdot(x, y, *, dim=-1):
     broadcast), conjugating ``x``: ``sum(x.conj() * y, dim)``."""
     check_tensor(x, "linalg_vecdot", "x")
     check_tensor(y, "linalg_vecdot", "y")
-    from .ops._common import _type_word
     xd, yd = x._data.dtype, y._data.dtype
     if xd != yd:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "

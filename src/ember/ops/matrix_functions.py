@@ -11,7 +11,13 @@ from ._common import (
     apply_inplace, check_tensor, forward_mode, grad_state, make, method, namespace_of, record, sum_to,
     with_out, wrap_dim, write_out,
 )
+from .. import _dtype
+from .creation import ones, zeros_like
+from .linalg import _AFFINE_DTYPES, _broadcasts_to, outer, rank_one_array, rank_one_untracked
 from .matrix_decompositions import check_matrix
+from .reduce import _vector_norm
+from .shape import cat
+from .ternary import where
 from .._dtype import bool as _bool, float32 as _float32
 from ..autograd._dual import jvp_by_transposition
 
@@ -57,8 +63,6 @@ class LinalgMatrixExpBackward0(Node):
     jvp = jvp_by_transposition
 
     def backward(self, grad):
-        from .creation import zeros_like
-        from .shape import cat
         (A,) = self.saved_tensors
         n = A.shape[-1]
         A_h = A.mH
@@ -98,7 +102,6 @@ def _check_addr(input, vec1, vec2):
 
 
 def _check_addr_scalars(input, vec1, vec2, beta, alpha):
-    from .. import _dtype
     bool_result = all(t.dtype == _dtype.bool for t in (input, vec1, vec2))
     if not bool_result:
         for value, name in ((beta, "beta"), (alpha, "alpha")):
@@ -117,8 +120,6 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """Performs the outer-product of vectors ``vec1`` and ``vec2`` and adds it to the matrix
     ``input``: ``beta * input + alpha * outer(vec1, vec2)`` (``input`` is ignored when
     ``beta`` is 0, so that its NaN and inf do not propagate)."""
-    from .. import _dtype
-    from .linalg import outer, rank_one_untracked
     _check_addr(input, vec1, vec2)
     _check_addr_scalars(input, vec1, vec2, beta, alpha)
     untracked = rank_one_untracked(vec1, vec2, input, beta, alpha)
@@ -173,7 +174,6 @@ def _addr_recorded(input, vec1, vec2, beta, alpha):
     where a gradient is recorded and no tangent or FLOP counter is: the product by one GEMM
     where ``rank_one_array`` takes it, else by the composite's NumPy operations in its order;
     None for the other cases (the composite of ember ops)."""
-    from .linalg import rank_one_array, _AFFINE_DTYPES, _broadcasts_to
     a, b, d = vec1._data, vec2._data, input._data
     if (forward_mode.active or _flop_hook.counter is not None or not grad_state.grad_enabled
             or not (input._requires_grad or vec1._requires_grad or vec2._requires_grad)
@@ -197,8 +197,6 @@ def _addr_recorded(input, vec1, vec2, beta, alpha):
 
 def _plus_ignored(product, input):
     """``product`` broadcast with ``input`` (whose values are ignored; its gradient is zero)."""
-    from .creation import ones
-    from .ternary import where
     return where(ones((), dtype=_bool, device=product.device), product, input)
 
 
@@ -229,9 +227,6 @@ def vander(x, N=None, increasing=False):
     """Generates a Vandermonde matrix of the 1-D ``x``: its columns are powers of ``x``,
     decreasing from ``x^(N-1)`` to ``x^0`` (increasing with ``increasing=True``); N is the
     length of ``x`` by default."""
-    from .. import _dtype
-    from .creation import ones
-    from .shape import cat
     check_tensor(x, "vander", "x")
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
@@ -258,8 +253,6 @@ def renorm(input, p, dim, maxnorm, *, out=None):
 
 @method("renorm")
 def _renorm(input, p, dim, maxnorm):
-    from .reduce import _vector_norm
-    from .ternary import where
     check_tensor(input, "renorm")
     if isinstance(p, complex) or p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")

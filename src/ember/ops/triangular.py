@@ -8,7 +8,11 @@ import numpy as np
 
 from .._backend import cblas, openmp_kernels
 from ..autograd.graph import Node
-from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out
+from .. import _dtype
+from ..return_types import lu_unpack as _lu_unpack_result, triangular_solve as _triangular_solve_result
+from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out, write_out
+from .creation import empty, eye
+from .shape import _broadcast_pair, broadcast_shapes
 from .matrix_decompositions import check_matrix
 from ..autograd._dual import jvp_by_transposition
 
@@ -139,7 +143,6 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
     (or lower) triangular ``A``, reading only its triangle (and taking its diagonal as ones
     with ``unitriangular=True``). Returns the solution and a copy of ``A``."""
     b = input
-    from ..return_types import triangular_solve as result_type
     _warn_once(_TRIANGULAR_SOLVE_DEPRECATED)
     _check_rhs_and_matrix("torch.triangular_solve", b, A)
     check_matrix(A, "torch.triangular_solve", kernel="triangular_solve_cpu")
@@ -147,11 +150,10 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
         raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
                            f"{A.shape[-2]} by {A.shape[-1]} but each b matrix is {b.shape[-2]} by "
                            f"{b.shape[-1]}")
-    return result_type(*_triangular_solve(b, A, upper, transpose, unitriangular))
+    return _triangular_solve_result(*_triangular_solve(b, A, upper, transpose, unitriangular))
 
 
 def _batch_shape(b, A):
-    from .shape import broadcast_shapes
     return tuple(broadcast_shapes(b.shape[:-2], A.shape[:-2]))
 
 
@@ -283,10 +285,6 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     """Unpacks the LU decomposition returned by ``linalg.lu_factor`` into the P, L and U
     matrices (A = P L U); L and U are empty with ``unpack_data=False``, P with
     ``unpack_pivots=False``."""
-    from .. import _dtype
-    from ..return_types import lu_unpack as result_type
-    from .creation import empty, eye
-    from ._common import write_out
     check_tensor(LU_data, "lu_unpack", "LU_data")
     check_tensor(LU_pivots, "lu_unpack", "LU_pivots")
     if LU_data.dim() < 2:
@@ -314,7 +312,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         P = make(_permutation(xp, pivots, m, LU_data._data.dtype))
         if tuple(P.shape[:-2]) != tuple(LU_data.shape[:-2]):
             P = P.expand(*LU_data.shape[:-2], m, m).clone()
-    return write_out(result_type(P, L, U), out, op="lu_unpack")
+    return write_out(_lu_unpack_result(P, L, U), out, op="lu_unpack")
 
 
 class LinalgSolveTriangularBackward0(Node):
@@ -351,7 +349,6 @@ def _check_solve_triangular(A, B, left):
     if (rows if left else cols) != n:
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
-    from .shape import _broadcast_pair
     _broadcast_pair(B._data.shape[:-2], A._data.shape[:-2])   # torch's message when they do not
 
 
@@ -361,7 +358,6 @@ def solve_triangular(input, B, *, upper=None, left=True, unitriangular=False, ou
     ones with ``unitriangular=True``. Batch dimensions broadcast; the result has ``A``'s
     dtype."""
     A = input
-    from ._common import write_out
     if upper is None:   # a required keyword-only argument, with torch's message
         raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
     _check_solve_triangular(A, B, left)
