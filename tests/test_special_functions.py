@@ -128,6 +128,18 @@ def test_polynomials_have_no_history_and_take_numbers():
         ember.special.legendre_polynomial_p(0.5, 3)
 
 
+@pytest.mark.parametrize("n", [3, 3.7, -2.5, 0, 2.0 ** 63, -(2.0 ** 64), float("nan"), float("inf"),
+                               -float("inf")])
+def test_polynomial_degree_as_a_number_is_the_degree_as_a_tensor(n):
+    """A degree given as a number is made whole without arrays: the same values as the same
+    degree given as a 0-d tensor (NaN, infinities and degrees beyond int64 count as negative)."""
+    x = ember.tensor(np.linspace(-1.5, 1.5, 13, dtype=np.float32))
+    for name in ("chebyshev_polynomial_t", "hermite_polynomial_h", "legendre_polynomial_p"):
+        fn = getattr(ember.special, name)
+        np.testing.assert_array_equal(fn(x, n).numpy(),
+                                      fn(x, ember.tensor(n, dtype=ember.float32)).numpy())
+
+
 def test_non_tensor_input():
     _same_error(lambda: ember.special.i0e(1.0), lambda: torch.special.i0e(1.0))
 

@@ -1563,12 +1563,6 @@ def _copied_elements(x):
             and x.flags.c_contiguous)
 
 
-def gather_applies(x, index, axis):
-    """Whether ``gather`` takes the case: a row-major ``x`` of numbers of 4 or 8 bytes and a
-    row-major int64 ``index`` of ``x``'s shape but along ``axis``."""
-    return _copied_elements(x) and _picks_sizes(x.shape, index, axis) is not None
-
-
 _INT64 = np.dtype(np.int64)
 
 

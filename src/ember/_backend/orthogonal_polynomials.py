@@ -73,8 +73,8 @@ def _compute(fn):
 
 
 def _has_elements(value):
-    """Whether an array (or a number) has elements."""
-    return value.size > 0 if value.__class__ is np.ndarray else np.size(value) > 0
+    """Whether an array (or a number: one element) has elements."""
+    return getattr(value, "size", 1) > 0
 
 
 def _odd(xp, n):

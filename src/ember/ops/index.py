@@ -256,6 +256,8 @@ def _gather_loop(data, idx, d, error):
         raise
 
 
+# ``input.gather(d, index)`` on the arrays (the loop where it takes them), raising ``error(i)``
+# for the first index ``i`` out of bounds
 _gather_kernel = KernelChoice("gather", onednn=_gather_loop, numpy=_gather_numpy)
 
 
@@ -296,14 +298,6 @@ def _selected(data, index, axis):
     return _numpy_selected(data, index, axis)
 
 
-def _gather_array(data, idx, d, error):
-    """``input.gather(d, index)`` on the arrays, raising ``error(i)`` for the first index ``i``
-    out of bounds (a large float32 input's by the kernel choice)."""
-    if openmp_kernels.gather_applies(data, idx, d):
-        return _gather_kernel(data, idx, d, error)
-    return _gather_numpy(data, idx, d, error)
-
-
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Gathers values of ``input`` along ``dim``: ``out[i][j] = input[index[i][j]][j]`` for
     ``dim == 0`` (and likewise for other dims). ``index`` has ``input``'s number of dims and is
@@ -320,7 +314,7 @@ def _gather(input, dim, index, *, sparse_grad=False):
     if idx.size:
         _check_gather_shapes(data.shape, idx.shape, d)
         size = _nonempty_shape(data.shape)[d]
-        out = make(_gather_array(data, idx, d, _out_of_bounds(d, size)))
+        out = make(_gather_kernel(data, idx, d, _out_of_bounds(d, size)))
     else:
         out = make(namespace_of(data).empty(idx.shape, dtype=data.dtype))
     node = record(GatherBackward0, (input,), out)
