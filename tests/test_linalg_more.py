@@ -337,15 +337,15 @@ def test_ldl_singular_info_and_no_gradient():
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("batch", [(), (2,)])
 def test_large_inverse_and_solve_by_factors_match_torch(dtype, batch, monkeypatch):
-    """From order 128 (``FACTORED_SOLVE_MIN_ORDER``) inv, inv_ex and solve run as getrf's
-    factors and two triangular solves: torch's values and gradients; a singular matrix still
-    raises torch's error, and inv_ex reports it."""
+    """From orders ``FACTORED_INVERSE_MIN_ORDER`` and ``FACTORED_SOLVE_MIN_ORDER`` inv, inv_ex and
+    solve run as getrf's factors and two triangular solves: torch's values and gradients; a
+    singular matrix still raises torch's error, and inv_ex reports it."""
     from ember.ops import matrix_decompositions
     factored = []
     original = matrix_decompositions._factored_solve
     monkeypatch.setattr(matrix_decompositions, "_factored_solve",
                         lambda a, b: factored.append(original(a, b) is not None) or original(a, b))
-    n = matrix_decompositions.FACTORED_SOLVE_MIN_ORDER + 5
+    n = max(matrix_decompositions.FACTORED_SOLVE_MIN_ORDER, matrix_decompositions.FACTORED_INVERSE_MIN_ORDER) + 5
     rng = np.random.default_rng(3)
     a = rng.standard_normal(batch + (n, n)) + 2 * math.sqrt(n) * np.eye(n)   # well conditioned
     b = rng.standard_normal(batch + (n, 7))
@@ -370,3 +370,35 @@ def test_large_inverse_and_solve_by_factors_match_torch(dtype, batch, monkeypatc
                                              lib.tensor(b, dtype=getattr(lib, dtype))))
     info = [_np(lib.linalg.inv_ex(lib.tensor(singular, dtype=getattr(lib, dtype))).info) for lib in (torch, ember)]
     np.testing.assert_array_equal(info[1], info[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_determinants_from_the_compiled_lu_match_torch(dtype, monkeypatch, spy):
+    """det, slogdet and logdet from the compiled LU's diagonal and pivots (every size here:
+    ``DET_BY_LU_MIN_WORK`` 0): torch's values and gradients, and its signs, zeros and -inf for
+    singular matrices."""
+    from ember.ops import lu, matrix_decompositions
+    monkeypatch.setattr(matrix_decompositions, "DET_BY_LU_MIN_WORK", 0)
+    rng = np.random.default_rng(21)
+    singular = rng.standard_normal((3, 6, 6))
+    singular[:, :, 2] = 0   # (an exact zero pivot, whatever the rounding)
+    cases = [rng.standard_normal((70, 70)) / 8, rng.standard_normal((3, 5, 5)), -np.eye(3),
+             np.zeros((2, 4, 4)), singular]
+    tolerance = {"rtol": 1e-3, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-9, "atol": 1e-12}
+    for a in cases:
+        taken = spy(lu, "getrf_compiled")
+        for name in ("det", "slogdet", "logdet"):
+            results = []
+            for lib in (torch, ember):
+                A = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+                out = getattr(lib.linalg, name)(A) if name != "logdet" else lib.logdet(A)
+                values = [_np(v) for v in (out if name == "slogdet" else (out,))]
+                invertible = np.all(np.abs(np.linalg.det(a)) > 1e-9)
+                if invertible and np.all(np.isfinite(values[-1])):
+                    (out[1] if name == "slogdet" else out).sum().backward()
+                    values.append(_np(A.grad))
+                results.append(values)
+            for want, got in zip(*results):
+                np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+                np.testing.assert_allclose(got, want, **tolerance)
+        assert taken

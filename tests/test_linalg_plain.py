@@ -229,33 +229,46 @@ def test_det_gradient_is_the_cofactor_matrix_also_where_singular():
 @pytest.mark.parametrize("upper", [True, False])
 @pytest.mark.parametrize("transpose", [True, False])
 @pytest.mark.parametrize("unitriangular", [True, False])
-def test_triangular_substitution_on_blas_trsm_matches_torch(layout, upper, transpose, unitriangular):
-    """Small batches go to BLAS's trsm (each layout of the matrix as row-major BLAS takes it, or
-    copied); torch's solution, also through a zero on the diagonal (infinities and NaNs)."""
-    from ember._backend import cblas
+@pytest.mark.parametrize("path", ["recursive", "blas"])
+def test_triangular_substitution_matches_torch(layout, upper, transpose, unitriangular, path, spy,
+                                               monkeypatch):
+    """Real float64 batches go to the compiled recursive solve (``path`` "recursive"; 9 rows:
+    substitution alone, 70: halves and products) or, where it is not built, to BLAS's trsm for
+    small batches (each layout of the matrix as row-major BLAS takes it, or copied): torch's
+    solution, also through a zero on the diagonal (infinities and NaNs)."""
+    from ember._backend import cblas, openmp_kernels
     from ember.ops import triangular
-    if not cblas._TRSM:
-        pytest.skip("NumPy's BLAS has no trsm")
+    if path == "blas":
+        if not cblas._TRSM:
+            pytest.skip("NumPy's BLAS has no trsm")
+        monkeypatch.setattr(openmp_kernels, "_RECURSIVE_TRSMS", {})
+    elif not openmp_kernels.available():
+        pytest.skip("no compiled loops here")
     rng = np.random.default_rng(11)
-    a = rng.standard_normal((2, 9, 9)) + 4 * np.eye(9)
-    a = {"C": a, "F": np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2),
-         "strided": np.repeat(a, 2, axis=-1)[..., ::2], "broadcast": np.broadcast_to(a[:1], a.shape)}[layout]
-    b = rng.standard_normal((2, 9, 3))
-    for zero_diagonal in (False, True):
-        if zero_diagonal:
-            a = a.copy()
-            a[0, 4, 4] = 0
-        got = triangular._substitute(b, a, upper, transpose, unitriangular)
-        solved = np.array(np.broadcast_to(b, got.shape))
-        assert cblas.trsm(a, solved, upper, transpose, unitriangular)   # (the path taken)
-        np.testing.assert_array_equal(solved, got)
-        t = torch.from_numpy(np.ascontiguousarray(a))
-        want = torch.linalg.solve_triangular(t.mT if transpose else t, torch.from_numpy(b),
-                                             upper=upper != transpose, unitriangular=unitriangular).numpy()
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-        finite = np.isfinite(want)
-        np.testing.assert_array_equal(np.isfinite(got), finite)
-        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-10, atol=1e-10)
+    for n in (9, 70):
+        a = rng.standard_normal((2, n, n)) + 4 * np.eye(n)
+        a = {"C": a, "F": np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2),
+             "strided": np.repeat(a, 2, axis=-1)[..., ::2], "broadcast": np.broadcast_to(a[:1], a.shape)}[layout]
+        b = rng.standard_normal((2, n, 3))
+        for zero_diagonal in (False, True):
+            if zero_diagonal:
+                a = a.copy()
+                a[0, 4, 4] = 0
+            taken = spy(openmp_kernels, "trsm_recursive")
+            got = triangular._substitute(b, a, upper, transpose, unitriangular)
+            if path == "blas":
+                solved = np.array(np.broadcast_to(b, got.shape))
+                assert cblas.trsm(a, solved, upper, transpose, unitriangular)   # (the path taken)
+                np.testing.assert_array_equal(solved, got)
+            else:
+                assert len(taken) == 1
+            t = torch.from_numpy(np.ascontiguousarray(a))
+            want = torch.linalg.solve_triangular(t.mT if transpose else t, torch.from_numpy(b),
+                                                 upper=upper != transpose, unitriangular=unitriangular).numpy()
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            finite = np.isfinite(want)
+            np.testing.assert_array_equal(np.isfinite(got), finite)
+            np.testing.assert_allclose(got[finite], want[finite], rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("shape", [(6, 4, 3), (2, 5, 5, 5), (9, 4, 2), (40, 3, 3)])

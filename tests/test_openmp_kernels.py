@@ -4,14 +4,13 @@ values at the bounds, in row-major and channels-last layouts; and the fallback t
 they cannot be built."""
 import contextlib
 import itertools
-import math
 
 import numpy as np
 import pytest
 import torch
 
 import ember
-from ember._backend import choice, lapack, openmp_kernels
+from ember._backend import choice, openmp_kernels
 
 SHAPE = (4, 16, 32, 32)   # 65536 elements: above the loops' threshold
 
@@ -785,7 +784,7 @@ def _lu_cases(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_lu_panel_loop_gives_the_numpy_factorization_bit_for_bit(dtype, spy, monkeypatch):
     from ember.ops import lu
-    monkeypatch.setattr(lapack, "_GETRF", {})   # (small batches go to LAPACK)
+    monkeypatch.setattr(openmp_kernels, "_RECURSIVE_GETRFS", {})   # (the blocked loop's panels)
     for d in _lu_cases(dtype):
         taken = spy(openmp_kernels, "getrf_panel")
         got = lu.getrf(d)
@@ -801,7 +800,7 @@ def test_lu_panel_loop_gives_the_numpy_factorization_bit_for_bit(dtype, spy, mon
 @needs_loops
 def test_lu_panel_loop_is_left_for_complex_and_column_major_copies(spy, monkeypatch):
     from ember.ops import lu
-    monkeypatch.setattr(lapack, "_GETRF", {})
+    monkeypatch.setattr(openmp_kernels, "_RECURSIVE_GETRFS", {})
     taken = spy(openmp_kernels, "getrf_panel")
     lu.getrf(np.ones((4, 4), np.complex64))
     lu.getrf(np.arange(16.0).reshape(4, 4).T)   # (copied in its column-major layout)
@@ -810,7 +809,7 @@ def test_lu_panel_loop_is_left_for_complex_and_column_major_copies(spy, monkeypa
 
 @needs_loops
 def test_lu_factor_on_the_panel_loop_matches_torch(monkeypatch):
-    monkeypatch.setattr(lapack, "_GETRF", {})
+    monkeypatch.setattr(openmp_kernels, "_RECURSIVE_GETRFS", {})
     a = np.random.default_rng(6).standard_normal((3, 6, 6)).astype(np.float32)
     lu_e, piv_e = ember.linalg.lu_factor(ember.tensor(a))
     lu_t, piv_t = torch.linalg.lu_factor(torch.from_numpy(a))
@@ -818,25 +817,34 @@ def test_lu_factor_on_the_panel_loop_matches_torch(monkeypatch):
     np.testing.assert_allclose(lu_e.numpy(), lu_t.numpy(), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.skipif(not lapack._GETRF, reason="NumPy's LAPACK not found")
+@needs_loops
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_lu_of_small_batches_on_lapack_matches_torch(dtype, spy):
-    """Batches of at most max(m, n) matrices on NumPy's LAPACK: torch's info always, its pivots
-    and factors where the input is finite (with NaN or infinities the pivot searches of
-    OpenBLAS, MKL and the panels differ)."""
+def test_lu_on_the_recursive_loop_matches_torch(dtype, spy):
+    """Real matrices on the compiled recursive LU (70 and 75 columns: halves, solves and
+    products; up to 32: one panel): torch's info always, its pivots and factors where the input
+    is finite (with NaN or infinities the pivot searches of MKL and the panels differ)."""
     from ember.ops import lu
     for kind, d in zip(itertools.cycle(("normal", "zero row and column", "non-finite", "ties")),
                        _lu_cases(dtype)):
-        taken = spy(lapack, "getrf")
+        taken = spy(openmp_kernels, "getrf_recursive")
         got = lu.getrf(d)
-        count = math.prod(d.shape[:-2])
-        assert len(taken) == (count <= max(d.shape[-2:]))
+        assert len(taken) == 1
         want = torch.linalg.lu_factor_ex(torch.from_numpy(d))
         np.testing.assert_array_equal(got[2], want.info.numpy())
         if kind != "non-finite":
             np.testing.assert_array_equal(got[1], want.pivots.numpy())
             tolerance = 1e-4 if dtype == np.float32 else 1e-10
             np.testing.assert_allclose(got[0], want.LU.numpy(), rtol=tolerance, atol=tolerance)
+
+
+@needs_loops
+def test_recursive_lu_of_one_panel_is_the_blocked_loop_s_bit_for_bit(monkeypatch):
+    from ember.ops import lu
+    d = np.random.default_rng(8).standard_normal((3, 40, 32)).astype(np.float32)
+    got = lu.getrf(d)
+    monkeypatch.setattr(openmp_kernels, "_RECURSIVE_GETRFS", {})
+    for g, w in zip(got, lu.getrf(d)):
+        np.testing.assert_array_equal(g, w)
 
 
 @needs_loops

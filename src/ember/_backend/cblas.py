@@ -155,6 +155,20 @@ def gemm(a, b, c, alpha=1.0, beta=1.0):
     return True
 
 
+def gemm_address(dtype):
+    """(the address of the gemm for ``dtype``, whether its sizes are int64), for compiled code
+    that calls it (``openmp_kernels.getrf_recursive``); None where it was not found."""
+    found = _GEMM_ADDRESSES.get(dtype, False)
+    if found is False:
+        function = _GEMM.get(dtype)
+        found = _GEMM_ADDRESSES[dtype] = None if function is None else (
+            ctypes.cast(function, ctypes.c_void_p).value, function.argtypes[3] is ctypes.c_int64)
+    return found
+
+
+_GEMM_ADDRESSES = {}
+
+
 def trsm(a, b, upper, transpose, unitriangular):
     """``b = op(T)^-1 b`` in place for each matrix of a batch, T the upper or lower triangle
     of ``a``'s matrix (its other entries are not read), op(T) = T or T^T, a unit diagonal

@@ -1,12 +1,11 @@
-"""LAPACK routines NumPy does not expose (``getrf``, ``orgqr``, ``gelsy``, ``sytrs``), called through
+"""LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``), called through
 ctypes in the OpenBLAS that NumPy itself links (``cblas`` finds it), as torch calls its LAPACK:
-OpenBLAS's getrf is a blocked, recursive LU with partial pivoting on BLAS-3 kernels, orgqr
-applies the reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq
+orgqr applies the reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq
 takes by default (a QR factorization with column pivoting); sytrs solves from an LDL
 factorization with Bunch-Kaufman pivoting (sytrf's, which ``ops.ldl`` computes).
 
 The routines are looked up under the names NumPy's wheels give the Fortran interface
-(``scipy_sgetrf_64_``, 64-bit integers) or the plain Fortran names. Where none is found
+(``scipy_sorgqr_64_``, 64-bit integers) or the plain Fortran names. Where none is found
 (another BLAS, CuPy arrays, other dtypes) the functions here return None and the caller
 computes on its own.
 """
@@ -39,7 +38,6 @@ def _bind(handle, routine, arguments):
 
 
 _handle = _numpy_blas_handle()
-_GETRF, _GETRF_INTEGER = _bind(_handle, "getrf", 6)   # m, n, a, lda, ipiv, info
 _ORGQR, _ORGQR_INTEGER = _bind(_handle, "orgqr", 9)   # m, n, k, a, lda, tau, work, lwork, info
 # m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info
 _GELSY, _GELSY_INTEGER = _bind(_handle, "gelsy", 13)
@@ -58,26 +56,6 @@ def _column_major(a):
 def _row_major(columns):
     """A row-major copy of the (count, m, n) array."""
     return np.ascontiguousarray(columns)
-
-
-def getrf(a):
-    """LAPACK's getrf on each matrix of a (count, m, n) float32/float64 NumPy array: (LU
-    row-major with L's unit diagonal left out, pivots (count, min(m, n)) 1-based int32, info
-    (count,) int32: 1 + the index of the first exactly zero pivot, 0 when there is none); None
-    when the routine is not found or ``a`` is not such an array or is empty."""
-    function = _GETRF.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
-    if function is None or not a.size:
-        return None
-    count, m, n = a.shape
-    columns = _column_major(a)
-    sizes = np.array([m, n, max(m, 1)], dtype=_GETRF_INTEGER)
-    size = [address(sizes) + i * sizes.itemsize for i in range(3)]   # m, n, lda
-    pivots = np.empty((count, min(m, n)), dtype=_GETRF_INTEGER)
-    info = np.zeros(count, dtype=_GETRF_INTEGER)
-    for i in range(count):
-        function(size[0], size[1], address(columns[i]), size[2], address(pivots[i]),
-                 address(info) + i * info.itemsize)
-    return _row_major(columns), pivots.astype(np.int32), info.astype(np.int32)
 
 
 def orgqr(a, tau):

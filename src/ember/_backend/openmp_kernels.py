@@ -862,14 +862,72 @@ STRIDED_ROWS(strided_rows_2, uint16_t)
 STRIDED_ROWS(strided_rows_4, uint32_t)
 STRIDED_ROWS(strided_rows_8, uint64_t)
 
+/* LAPACK's unblocked getrf on columns first..last-1 (last <= m) of the row-major m x n matrix
+   a, in place, as ops/lu.py's getrf computes a panel: the pivot is the first entry of largest
+   magnitude (NaN never wins), the whole rows swap, the column below is divided by the pivot (by
+   1 where it is zero: *info keeps the first such column + 1) and the panel's columns to the
+   right take the rank-1 update, each product rounded before its subtraction. pivots[j] gets
+   column j's 1-based pivot row. The panel's rows from `first` down are copied column by column
+   into a buffer, where the search, the division and the updates run along contiguous columns,
+   and copied back; the rows outside the panel's columns then swap in the pivots' order. */
+#define LU_PANEL(name, T, ABS) \
+static void name(T *a, int64_t m, int64_t n, int64_t first, int64_t last, int32_t *pivots, \
+                 int32_t *info) { \
+    const int64_t width = last - first, rows = m - first; \
+    T *panel = malloc((size_t)(width * rows) * sizeof(T)); \
+    if (panel == NULL) abort(); \
+    for (int64_t r = 0; r < rows; r++) \
+        for (int64_t c = 0; c < width; c++) panel[c * rows + r] = a[(first + r) * n + first + c]; \
+    for (int64_t j = 0; j < width; j++) { \
+        T *column = panel + j * rows; \
+        int64_t p = j; \
+        T best = -INFINITY; \
+        for (int64_t r = j; r < rows; r++) { \
+            T size = ABS(column[r]); \
+            if (size > best) { best = size; p = r; } \
+        } \
+        pivots[first + j] = (int32_t)(first + p + 1); \
+        if (p != j) \
+            for (int64_t c = 0; c < width; c++) { \
+                T t = panel[c * rows + p]; panel[c * rows + p] = panel[c * rows + j]; \
+                panel[c * rows + j] = t; \
+            } \
+        T pivot = column[j]; \
+        if (pivot == 0) { \
+            if (*info == 0) *info = (int32_t)(first + j + 1); \
+            pivot = 1; \
+        } \
+        _Pragma("omp simd") \
+        for (int64_t r = j + 1; r < rows; r++) column[r] /= pivot; \
+        for (int64_t c = j + 1; c < width; c++) { \
+            T *target = panel + c * rows; \
+            const T above = target[j]; \
+            _Pragma("omp simd") \
+            for (int64_t r = j + 1; r < rows; r++) { \
+                T product = column[r] * above; \
+                target[r] -= product; \
+            } \
+        } \
+    } \
+    for (int64_t r = 0; r < rows; r++) \
+        for (int64_t c = 0; c < width; c++) a[(first + r) * n + first + c] = panel[c * rows + r]; \
+    free(panel); \
+    for (int64_t j = first; j < last; j++) { \
+        const int64_t p = pivots[j] - 1; \
+        if (p == j) continue; \
+        T *row = a + j * n, *other = a + p * n; \
+        for (int64_t c = 0; c < first; c++) { T t = other[c]; other[c] = row[c]; row[c] = t; } \
+        for (int64_t c = last; c < n; c++) { T t = other[c]; other[c] = row[c]; row[c] = t; } \
+    } \
+}
+
+LU_PANEL(lu_panel_float32, float, fabsf)
+LU_PANEL(lu_panel_float64, double, fabs)
+
 /* arrays: a (count row-major m x n matrices, factored in place), pivots (int32, count x
    min(m, n): this panel's entries written), info (int32, count: set where still 0); sizes:
-   count, m, n, first, last (the panel's columns, last <= m). LAPACK's unblocked getrf on
-   columns first..last-1, as ops/lu.py's getrf computes a panel: the pivot is the first entry
-   of largest magnitude (NaN never wins), the whole rows swap, the column below is divided by
-   the pivot (by 1 where it is zero: info keeps the first such column) and the panel's columns
-   to the right take the rank-1 update, each product rounded before its subtraction. */
-#define GETRF_PANEL(name, T, ABS) \
+   count, m, n, first, last (the panel's columns, last <= m): lu_panel on each matrix. */
+#define GETRF_PANEL(name, T, PANEL) \
 void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
     T *all = arrays[0]; \
     int32_t *pivots = arrays[1], *info = arrays[2]; \
@@ -877,35 +935,193 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
     const int64_t k = m < n ? m : n; \
     (void)scalars; \
     _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1) schedule(static)") \
-    for (int64_t b = 0; b < count; b++) { \
-        T *a = all + b * m * n; \
-        for (int64_t j = first; j < last; j++) { \
-            int64_t p = j; \
-            T best = -INFINITY; \
-            for (int64_t i = j; i < m; i++) { \
-                T size = ABS(a[i * n + j]); \
-                if (size > best) { best = size; p = i; } \
-            } \
-            pivots[b * k + j] = (int32_t)(p + 1); \
-            if (p != j) \
-                for (int64_t c = 0; c < n; c++) { \
-                    T t = a[p * n + c]; a[p * n + c] = a[j * n + c]; a[j * n + c] = t; \
-                } \
-            T pivot = a[j * n + j]; \
-            if (pivot == 0) { \
-                if (info[b] == 0) info[b] = (int32_t)(j + 1); \
-                pivot = 1; \
-            } \
-            for (int64_t i = j + 1; i < m; i++) { \
-                a[i * n + j] /= pivot; \
-                for (int64_t c = j + 1; c < last; c++) { \
-                    T product = a[i * n + j] * a[j * n + c]; \
-                    a[i * n + c] -= product; \
-                } \
+    for (int64_t b = 0; b < count; b++) \
+        PANEL(all + b * m * n, m, n, first, last, pivots + b * k, info + b); \
+}
+
+GETRF_PANEL(getrf_panel_float32, float, lu_panel_float32)
+GETRF_PANEL(getrf_panel_float64, double, lu_panel_float64)
+
+/* The recursive LU (Toledo's: the left half of the columns factored, the rows above the right
+   half solved against its unit lower triangle, the rest of the right half updated by one
+   product, the right half factored) on row-major blocks, with the matrix products by the
+   CBLAS gemm whose address the caller gives (OpenBLAS's, NumPy's own): its sizes are int64
+   where ilp64, else int. The triangular solves are the same recursion down to RECURSIVE_BASE
+   rows, then forward substitution by rows; the panels of RECURSIVE_BASE columns or fewer are
+   lu_panel's. */
+#define RECURSIVE_BASE 32
+typedef void (*sgemm64_t)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
+                          const float *, int64_t, float, float *, int64_t);
+typedef void (*sgemm32_t)(int, int, int, int, int, int, float, const float *, int, const float *,
+                          int, float, float *, int);
+typedef void (*dgemm64_t)(int, int, int, int64_t, int64_t, int64_t, double, const double *,
+                          int64_t, const double *, int64_t, double, double *, int64_t);
+typedef void (*dgemm32_t)(int, int, int, int, int, int, double, const double *, int,
+                          const double *, int, double, double *, int);
+
+#define RECURSIVE_LU(suffix, T, GEMM64, GEMM32, PANEL) \
+/* c -= a b: a m x k, b k x n, c m x n, row-major with leading dimensions lda, ldb, ldc */ \
+static void subtract_product_##suffix(void *gemm, int ilp64, int64_t m, int64_t n, int64_t k, \
+                                      const T *a, int64_t lda, const T *b, int64_t ldb, T *c, \
+                                      int64_t ldc) { \
+    if (ilp64) \
+        ((GEMM64)gemm)(101, 111, 111, m, n, k, -1, a, lda, b, ldb, 1, c, ldc); \
+    else \
+        ((GEMM32)gemm)(101, 111, 111, (int)m, (int)n, (int)k, -1, a, (int)lda, b, (int)ldb, 1, c, \
+                       (int)ldc); \
+} \
+/* b = L^-1 b, L the unit lower triangle of l's rows x rows block (the rest of it not read) */ \
+static void solve_unit_lower_##suffix(void *gemm, int ilp64, int64_t rows, int64_t cols, \
+                                      const T *l, int64_t ldl, T *b, int64_t ldb) { \
+    if (rows > RECURSIVE_BASE) { \
+        const int64_t half = rows / 2; \
+        solve_unit_lower_##suffix(gemm, ilp64, half, cols, l, ldl, b, ldb); \
+        subtract_product_##suffix(gemm, ilp64, rows - half, cols, half, l + half * ldl, ldl, b, \
+                                  ldb, b + half * ldb, ldb); \
+        solve_unit_lower_##suffix(gemm, ilp64, rows - half, cols, l + half * ldl + half, ldl, \
+                                  b + half * ldb, ldb); \
+        return; \
+    } \
+    for (int64_t i = 1; i < rows; i++) { \
+        T *target = b + i * ldb; \
+        for (int64_t q = 0; q < i; q++) { \
+            const T factor = l[i * ldl + q]; \
+            const T *source = b + q * ldb; \
+            _Pragma("omp simd") \
+            for (int64_t c = 0; c < cols; c++) { \
+                T product = factor * source[c]; \
+                target[c] -= product; \
             } \
         } \
     } \
+} \
+static void factor_columns_##suffix(void *gemm, int ilp64, T *a, int64_t m, int64_t n, \
+                                    int64_t first, int64_t last, int32_t *pivots, int32_t *info) { \
+    if (last - first <= RECURSIVE_BASE) { \
+        PANEL(a, m, n, first, last, pivots, info); \
+        return; \
+    } \
+    int64_t half = (last - first) / 2 / RECURSIVE_BASE * RECURSIVE_BASE; \
+    const int64_t middle = first + (half ? half : RECURSIVE_BASE); \
+    factor_columns_##suffix(gemm, ilp64, a, m, n, first, middle, pivots, info); \
+    solve_unit_lower_##suffix(gemm, ilp64, middle - first, last - middle, a + first * n + first, \
+                              n, a + first * n + middle, n); \
+    if (middle < m) \
+        subtract_product_##suffix(gemm, ilp64, m - middle, last - middle, middle - first, \
+                                  a + middle * n + first, n, a + first * n + middle, n, \
+                                  a + middle * n + middle, n); \
+    factor_columns_##suffix(gemm, ilp64, a, m, n, middle, last, pivots, info); \
+} \
+/* arrays: a (count row-major m x n matrices, factored in place), pivots (int32, count x \
+   min(m, n)), info (int32, count, zeros), gemm (the CBLAS gemm's address); sizes: count, m, \
+   n, ilp64. LAPACK's getrf on each matrix, as the recursion above computes it; the columns \
+   past min(m, n) of a wide matrix are solved against its unit lower triangle at the end. \
+   Matrices of at most RECURSIVE_BASE rows or columns call no gemm: they run in parallel. */ \
+void getrf_recursive_##suffix(void **arrays, const int64_t *sizes, const double *scalars, \
+                              int nthreads) { \
+    T *all = arrays[0]; \
+    int32_t *pivots = arrays[1], *info = arrays[2]; \
+    void *gemm = arrays[3]; \
+    const int64_t count = sizes[0], m = sizes[1], n = sizes[2]; \
+    const int ilp64 = (int)sizes[3]; \
+    const int64_t k = m < n ? m : n; \
+    const int no_gemm = k <= RECURSIVE_BASE; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1 && no_gemm) schedule(static)") \
+    for (int64_t b = 0; b < count; b++) { \
+        T *a = all + b * m * n; \
+        factor_columns_##suffix(gemm, ilp64, a, m, n, 0, k, pivots + b * k, info + b); \
+        if (n > k) \
+            solve_unit_lower_##suffix(gemm, ilp64, k, n - k, a, n, a + k, n); \
+    } \
 }
+
+/* The triangular solve op(T) X = B of BLAS's trsm (on the left), by the same recursion: the
+   rows split in halves, one half solved, the other half less its product by the solved rows
+   (gemm), then solved; up to RECURSIVE_BASE rows by substitution, a row less each solved row
+   times its entry, then divided by the diagonal (kept 1 where unit). op(T)[i][j] is
+   a[i * lda + j], or a[j * lda + i] where transposed; its lower triangle is the one used where
+   the matrix stored is lower and not transposed or upper and transposed. */
+#define RECURSIVE_TRSM(suffix, T, GEMM64, GEMM32) \
+static void product_update_##suffix(void *gemm, int ilp64, int transposed, int64_t m, int64_t n, \
+                                    int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb, \
+                                    T *c, int64_t ldc) { \
+    const int op = transposed ? 112 : 111; \
+    if (ilp64) \
+        ((GEMM64)gemm)(101, op, 111, m, n, k, -1, a, lda, b, ldb, 1, c, ldc); \
+    else \
+        ((GEMM32)gemm)(101, op, 111, (int)m, (int)n, (int)k, -1, a, (int)lda, b, (int)ldb, 1, c, \
+                       (int)ldc); \
+} \
+static void solve_triangle_##suffix(void *gemm, int ilp64, int lower, int transposed, int unit, \
+                                    int64_t rows, int64_t cols, const T *a, int64_t lda, T *b, \
+                                    int64_t ldb) { \
+    if (rows > RECURSIVE_BASE) { \
+        const int64_t half = rows / 2, rest = rows - half; \
+        const T *a11 = a, *a22 = a + half * lda + half; \
+        /* op(T)'s block below the diagonal (rows half.., columns ..half) and above it */ \
+        const T *below = transposed ? a + half : a + half * lda; \
+        const T *above = transposed ? a + half * lda : a + half; \
+        if (lower) { \
+            solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, half, cols, a11, lda, b, ldb); \
+            product_update_##suffix(gemm, ilp64, transposed, rest, cols, half, below, lda, b, ldb, \
+                                    b + half * ldb, ldb); \
+            solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, rest, cols, a22, lda, \
+                                    b + half * ldb, ldb); \
+        } else { \
+            solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, rest, cols, a22, lda, \
+                                    b + half * ldb, ldb); \
+            product_update_##suffix(gemm, ilp64, transposed, half, cols, rest, above, lda, \
+                                    b + half * ldb, ldb, b, ldb); \
+            solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, half, cols, a11, lda, b, ldb); \
+        } \
+        return; \
+    } \
+    for (int64_t step = 0; step < rows; step++) { \
+        const int64_t i = lower ? step : rows - 1 - step; \
+        T *target = b + i * ldb; \
+        const int64_t from = lower ? 0 : i + 1, to = lower ? i : rows; \
+        for (int64_t q = from; q < to; q++) { \
+            const T factor = transposed ? a[q * lda + i] : a[i * lda + q]; \
+            const T *source = b + q * ldb; \
+            _Pragma("omp simd") \
+            for (int64_t c = 0; c < cols; c++) { \
+                T product = factor * source[c]; \
+                target[c] -= product; \
+            } \
+        } \
+        if (!unit) { \
+            const T diagonal = a[i * lda + i]; \
+            _Pragma("omp simd") \
+            for (int64_t c = 0; c < cols; c++) target[c] /= diagonal; \
+        } \
+    } \
+} \
+/* arrays: a (row-major n x n matrices, `a_step` elements apart: 0 for one matrix for all), \
+   b (count row-major n x k matrices, solved in place), gemm (the CBLAS gemm's address); \
+   sizes: count, n, k, a_step, lower, transposed, unit, ilp64. */ \
+void trsm_recursive_##suffix(void **arrays, const int64_t *sizes, const double *scalars, \
+                             int nthreads) { \
+    const T *all_a = arrays[0]; \
+    T *all_b = arrays[1]; \
+    void *gemm = arrays[2]; \
+    const int64_t count = sizes[0], n = sizes[1], k = sizes[2], a_step = sizes[3]; \
+    const int lower = (int)sizes[4], transposed = (int)sizes[5], unit = (int)sizes[6]; \
+    const int ilp64 = (int)sizes[7]; \
+    const int no_gemm = n <= RECURSIVE_BASE; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1 && no_gemm) schedule(static)") \
+    for (int64_t b = 0; b < count; b++) \
+        solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, n, k, all_a + b * a_step, n, \
+                                all_b + b * n * k, k); \
+}
+
+RECURSIVE_TRSM(float32, float, sgemm64_t, sgemm32_t)
+RECURSIVE_TRSM(float64, double, dgemm64_t, dgemm32_t)
+
+RECURSIVE_LU(float32, float, sgemm64_t, sgemm32_t, lu_panel_float32)
+RECURSIVE_LU(float64, double, dgemm64_t, dgemm32_t, lu_panel_float64)
+
 /* arrays: pivots (int32, count x k, 1-based, each in 1..m), order (int64, count x m);
    sizes: count, k, m. The rows of P^T A as indices into A's rows, from LAPACK's sequential
    row swaps. */
@@ -924,9 +1140,6 @@ void row_order_int32(void **arrays, const int64_t *sizes, const double *scalars,
         }
     }
 }
-
-GETRF_PANEL(getrf_panel_float32, float, fabsf)
-GETRF_PANEL(getrf_panel_float64, double, fabs)
 
 /* arrays: x (n x m, row-major), out (n (n - 1) / 2); sizes: n, m, whether to split over the
    threads. The distance of each row to each row after it, in pdist's order: the differences and
@@ -1787,6 +2000,62 @@ def getrf_panel(a, pivots, info, first, last):
         return False
     count, m, n = a.shape
     _call(function, (a, pivots, info), (count, m, n, first, last), ())
+    return True
+
+
+_RECURSIVE_GETRFS = {np.dtype(np.float32): "getrf_recursive_float32",
+                     np.dtype(np.float64): "getrf_recursive_float64"}
+
+
+def getrf_recursive(a):
+    """LAPACK's getrf on each matrix of ``a``, a C-contiguous (count, m, n) float32 or float64
+    NumPy array, in place, by recursion on the columns with the matrix products on NumPy's
+    CBLAS gemm: (pivots (count, min(m, n)) 1-based int32, info (count,) int32: 1 + the index of
+    the first exactly zero pivot, 0 when there is none), or None where the loop or the gemm is
+    not found."""
+    from . import cblas
+    gemm = cblas.gemm_address(a.dtype)
+    function = _function(_RECURSIVE_GETRFS[a.dtype]) if gemm is not None else None
+    if function is None:
+        return None
+    count, m, n = a.shape
+    pivots = np.empty((count, min(m, n)), dtype=np.int32)
+    info = np.zeros(count, dtype=np.int32)
+    _call(function, (a, pivots, info, gemm[0]), (count, m, n, int(gemm[1])), ())
+    return pivots, info
+
+
+_RECURSIVE_TRSMS = {np.dtype(np.float32): "trsm_recursive_float32",
+                    np.dtype(np.float64): "trsm_recursive_float64"}
+
+
+def trsm_recursive(a, b, upper, transpose, unitriangular):
+    """``b = op(T)^-1 b`` in place, as ``cblas.trsm``: T the upper or lower triangle of each
+    matrix of ``a`` ((count, n, n), or (1, n, n) for all of ``b``'s; each matrix C- or
+    F-contiguous, float32 or float64), op(T) = T or T^T, a unit diagonal where
+    ``unitriangular``; ``b`` a C-contiguous (count, n, k) array of ``a``'s dtype. By recursion
+    on the rows with the products on NumPy's CBLAS gemm. False (nothing done) where the loop or
+    the gemm is not found, or ``a`` is laid out otherwise."""
+    from . import cblas
+    gemm = cblas.gemm_address(b.dtype)
+    function = _function(_RECURSIVE_TRSMS[b.dtype]) if gemm is not None else None
+    if function is None:
+        return False
+    count, n, k = b.shape
+    item = a.itemsize
+    if (a.dtype != b.dtype or a.shape[0] not in (1, count) or a.shape[1:] != (n, n)
+            or not (b.flags.c_contiguous and b.flags.writeable)):
+        return False
+    if not b.size:
+        return True
+    if a.strides[2] != item or a.strides[1] != n * item:   # a column-major matrix: its transpose
+        if a.strides[1] != item or a.strides[2] != n * item:
+            return False
+        a, upper, transpose = a.transpose(0, 2, 1), not upper, not transpose
+    step = a.strides[0] // item if a.shape[0] > 1 else 0
+    lower = upper == transpose
+    _call(function, (a, b, gemm[0]), (count, n, k, step, int(lower), int(transpose), int(unitriangular),
+                                      int(gemm[1])), ())
     return True
 
 

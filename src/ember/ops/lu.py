@@ -1,11 +1,14 @@
 """LU factorization with partial pivoting and the solvers built on it, with gradients:
 ``linalg.lu_factor``, ``lu_factor_ex``, ``lu``, ``lu_solve`` and ``solve_ex``.
 
-NumPy exposes no getrf, so the factorization is written here on arrays, blocked as LAPACK's
-getrf: each panel of ``LU_BLOCK`` columns is factored column by column (the pivot is the first
-entry of largest magnitude, |re| + |im| for complex entries, as LAPACK's i?amax takes it), then
-the rows to its right are solved against the panel's unit lower triangle and the trailing
-matrix is updated by one matrix product. The pivots are LAPACK's: 1-based int32 row swaps, in
+NumPy exposes no getrf. Real float32 and float64 matrices are factored by a compiled
+recursive LU (``openmp_kernels.getrf_recursive``) whose products are NumPy's own CBLAS gemm:
+faster than OpenBLAS's getrf here, which needs the matrix copied to column-major order and
+back. Elsewhere the factorization is written here on arrays, blocked as LAPACK's getrf: each
+panel of ``LU_BLOCK`` columns is factored column by column (the pivot is the first entry of
+largest magnitude, |re| + |im| for complex entries, as LAPACK's i?amax takes it), then the rows
+to its right are solved against the panel's unit lower triangle and the trailing matrix is
+updated by one matrix product. The pivots are LAPACK's: 1-based int32 row swaps, in
 order.
 """
 import math
@@ -13,7 +16,7 @@ import math
 import numpy as np
 
 from .. import return_types
-from .._backend import lapack, openmp_kernels
+from .._backend import openmp_kernels
 from ._common import _type_word, check_tensor, make, namespace_of, Node, record, sum_to, write_out
 from .matrix_decompositions import (
     LinAlgError, LinalgSolveExBackward0, _batch_prefix, _first_nonzero, check_matrix, solve_operands,
@@ -42,20 +45,19 @@ def getrf(data):
     """LAPACK's getrf on a (batch of) m x n matrices: (LU, pivots, info), with L's unit
     diagonal left out of LU, pivots 1-based (batch, min(m, n)) int32 and info 1 + the index of
     the first exactly zero pivot (0 when there is none). The factorization goes on past a zero
-    pivot, as LAPACK's does. Batches of at most max(m, n) real float32/float64 matrices go to
-    the LAPACK NumPy links (``lapack.getrf``), one call per matrix; elsewhere real float32 and
-    float64 panels are factored by a compiled loop (``openmp_kernels.getrf_panel``) with the
-    same arithmetic as ``_factor_panel``."""
+    pivot, as LAPACK's does. Real float32/float64 NumPy matrices go to the compiled recursive
+    LU (``openmp_kernels.getrf_recursive``: the products on NumPy's CBLAS gemm, the panels of
+    up to 32 columns with ``_factor_panel``'s arithmetic); elsewhere (complex, CuPy, no
+    compiler) the blocked loop below, its real float32 and float64 panels by the compiled
+    panel loop (``openmp_kernels.getrf_panel``)."""
+    factored = getrf_compiled(data)
+    if factored is not None:
+        return factored
     xp = namespace_of(data)
     m, n = data.shape[-2:]
     k = min(m, n)
     count = math.prod(data.shape[:-2])
     batch = data.shape[:-2]
-    if xp is np and count <= max(m, n):
-        factored = lapack.getrf(data.reshape((count, m, n)))
-        if factored is not None:
-            lu_data, pivots, info = factored
-            return lu_data.reshape(data.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
     a = xp.array(data.reshape((count, m, n)), copy=True)
     rows = xp.arange(count)
     pivots = xp.empty((count, k), dtype=np.int32)
@@ -73,6 +75,21 @@ def getrf(data):
                 if stop < m:
                     a[:, stop:, stop:] -= a[:, stop:, start:stop] @ a[:, start:stop, stop:]
     return a.reshape(data.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
+
+
+def getrf_compiled(data):
+    """``getrf`` by the compiled recursive LU, for a real float32/float64 NumPy array with
+    elements; None elsewhere, or where the loop is not built."""
+    if type(data) is not np.ndarray or data.dtype not in openmp_kernels._RECURSIVE_GETRFS or not data.size:
+        return None
+    *batch, m, n = data.shape
+    a = np.array(data.reshape((-1, m, n)), order="C")
+    factored = openmp_kernels.getrf_recursive(a)
+    if factored is None:
+        return None
+    pivots, info = factored
+    batch = tuple(batch)
+    return a.reshape(data.shape), pivots.reshape(batch + (min(m, n),)), info.reshape(batch)
 
 
 def _factor_panel(xp, a, rows, pivots, info, start, stop):

@@ -128,21 +128,24 @@ class LinalgInvExBackward0(Node):
         return (-(inverse_h @ grad @ inverse_h),)
 
 
-# From this order on, a real float32/float64 matrix's inverse and linear solves run as torch's
-# do, getrf's factorization then two triangular solves (BLAS's trsm), rather than NumPy's gesv:
-# with OpenBLAS the two take about half of gesv's time from order 128, NumPy's single call less
-# below it (``benchmarks.ops``: inverse, linalg.solve).
-FACTORED_SOLVE_MIN_ORDER = 128
+# From these orders on, a real float32/float64 matrix's inverse and linear solves run as torch's
+# do, getrf's factorization then two triangular solves (the compiled recursive LU and solves),
+# rather than NumPy's gesv, which costs less below them (BENCHMARKS.md, "LU and triangular
+# solves compiled").
+FACTORED_INVERSE_MIN_ORDER = 48
+FACTORED_SOLVE_MIN_ORDER = 100
 _FACTORED_SOLVE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _factored_solve(a, b):
     """X with A X = B for each matrix of the real NumPy batch ``a`` of order
-    ``FACTORED_SOLVE_MIN_ORDER`` or more, ``b`` broadcast to its batch (``None``: the identity,
-    so X is A's inverse), by getrf's factors and two triangular solves; None where this does
-    not apply or a matrix is singular (the callers' NumPy path raises torch's error)."""
+    ``FACTORED_SOLVE_MIN_ORDER`` or more (``FACTORED_INVERSE_MIN_ORDER`` for the inverse), ``b``
+    broadcast to its batch (``None``: the identity, so X is A's inverse), by getrf's factors
+    and two triangular solves; None where this does not apply or a matrix is singular (the
+    callers' NumPy path raises torch's error)."""
     if (type(a) is not np.ndarray or a.dtype not in _FACTORED_SOLVE_DTYPES
-            or a.shape[-1] < FACTORED_SOLVE_MIN_ORDER or (b is not None and b.dtype != a.dtype)):
+            or a.shape[-1] < (FACTORED_INVERSE_MIN_ORDER if b is None else FACTORED_SOLVE_MIN_ORDER)
+            or (b is not None and b.dtype != a.dtype)):
         return None
     from .lu import getrf, lu_solve_arrays
     lu_data, pivots, info = getrf(a)
@@ -253,12 +256,42 @@ def det(input):
     return linalg_det.__wrapped__(input)
 
 
+# Determinants from the compiled LU where the batch's count * order^3 reaches this; NumPy's
+# det and slogdet (OpenBLAS's getrf with copies to column-major order and back) cost less
+# below it (BENCHMARKS.md, "LU and triangular solves compiled").
+DET_BY_LU_MIN_WORK = 1 << 18
+
+
+def _lu_diagonal(data):
+    """(U's diagonal, the sign of the rows' permutation) of each matrix of ``data`` from the
+    compiled LU, as torch computes determinants; None where that LU does not run or NumPy's
+    det costs less (``DET_BY_LU_MIN_WORK``)."""
+    if data.size * data.shape[-1] < DET_BY_LU_MIN_WORK:
+        return None
+    from .lu import getrf_compiled
+    factored = getrf_compiled(data)
+    if factored is None:
+        return None
+    lu_data, pivots, _ = factored
+    swaps = np.count_nonzero(pivots != np.arange(1, pivots.shape[-1] + 1, dtype=np.int32), axis=-1)
+    return np.diagonal(lu_data, axis1=-2, axis2=-1), (1 - 2 * (swaps % 2)).astype(data.dtype)
+
+
+def _det_data(data):
+    factored = _lu_diagonal(data)
+    if factored is None:
+        return namespace_of(data).linalg.det(data).astype(data.dtype, copy=False)
+    diagonal, sign = factored
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.multiply(diagonal.prod(-1), sign)
+
+
 @with_out(op="linalg_det")
 def linalg_det(A):
     """The determinant of a square matrix (of each matrix of a batch)."""
     check_matrix(A, "linalg.det", kernel="lu_cpu")
     data = A._data
-    result = make(namespace_of(data).linalg.det(data).astype(data.dtype, copy=False))
+    result = make(_det_data(data))
     node = record(LinalgDetBackward0, (A,), result)
     if node is not None:
         node.save(A, result)
@@ -279,7 +312,14 @@ class LinalgSlogdetBackward0(Node):
 def _slogdet(A, op, result_type):
     check_matrix(A, op)
     data = A._data
-    sign, logabsdet = namespace_of(data).linalg.slogdet(data)
+    factored = _lu_diagonal(data)
+    if factored is None:
+        sign, logabsdet = namespace_of(data).linalg.slogdet(data)
+    else:
+        diagonal, sign = factored
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sign = np.multiply(np.sign(diagonal).prod(-1), sign)
+            logabsdet = np.log(np.abs(diagonal)).sum(-1)
     sign = make(sign.astype(data.dtype, copy=False))
     real = np.finfo(data.dtype).dtype if data.dtype.kind == "c" else data.dtype   # |det| is real
     logabsdet = make(logabsdet.astype(real, copy=False))

@@ -70,13 +70,29 @@ SUBSTITUTION_BLOCK = 32
 
 def _substitute(b, A, upper, transpose, unitriangular):
     """X with op(T) X = b, T the triangle of ``A``, infinities and zeros on the diagonal giving
-    LAPACK's infinities and NaNs, not a singular-matrix error: by BLAS's trsm, one call per
-    matrix, for batches of at most n n-by-n matrices (each call costs about what a row of the
-    substitution costs for the whole batch); else by blocked substitution on the arrays."""
+    LAPACK's infinities and NaNs, not a singular-matrix error: real float32 and float64 by the
+    compiled recursive solve (``openmp_kernels.trsm_recursive``), elsewhere by BLAS's trsm, one
+    call per matrix, for batches of at most n n-by-n matrices (each call costs about what a row
+    of the substitution costs for the whole batch), else by blocked substitution on the arrays."""
     xp = namespace_of(A)
-    batch = tuple(np.broadcast_shapes(b.shape[:-2], A.shape[:-2]))
+    if b.shape[:-2] == A.shape[:-2]:
+        batch = b.shape[:-2]
+        x = xp.array(b, dtype=xp.result_type(A.dtype, b.dtype), order="C")
+    else:
+        batch = tuple(np.broadcast_shapes(b.shape[:-2], A.shape[:-2]))
+        x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=xp.result_type(A.dtype, b.dtype), order="C")
+    if xp is np and x.dtype == A.dtype and x.dtype in openmp_kernels._RECURSIVE_TRSMS:
+        n, k = x.shape[-2:]
+        count = math.prod(batch)
+        if math.prod(A.shape[:-2]) == 1:
+            matrices = A.reshape((1, n, n))
+        elif A.shape[:-2] == batch:
+            matrices = A.reshape((count, n, n))
+        else:
+            matrices = np.ascontiguousarray(np.broadcast_to(A, batch + (n, n))).reshape((count, n, n))
+        if openmp_kernels.trsm_recursive(matrices, x.reshape((count, n, k)), upper, transpose, unitriangular):
+            return x
     a = xp.broadcast_to(A, batch + A.shape[-2:])
-    x = xp.array(xp.broadcast_to(b, batch + b.shape[-2:]), dtype=xp.result_type(A.dtype, b.dtype))
     if math.prod(batch) <= A.shape[-1] and cblas.trsm(a, x, upper, transpose, unitriangular):
         return x
     if transpose:
