@@ -402,3 +402,34 @@ def test_determinants_from_the_compiled_lu_match_torch(dtype, monkeypatch, spy):
                 np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
                 np.testing.assert_allclose(got, want, **tolerance)
         assert taken
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cholesky_on_the_recursive_loop_matches_torch(dtype, spy):
+    """Real matrices on the compiled recursive factorization (70 rows: halves, solves and
+    products; 5 and 1: rows alone): torch's factor and gradient, its upper triangle not read;
+    a matrix that is not positive-definite (a negative or NaN diagonal past the first half)
+    gives torch's error, with the order of the leading minor, and cholesky_ex's info."""
+    from ember._backend import openmp_kernels
+    rng = np.random.default_rng(22)
+    tolerance = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    for shape in [(70, 70), (3, 5, 5), (1, 1)]:
+        x = rng.standard_normal(shape)
+        a = x @ np.swapaxes(x, -1, -2) + shape[-1] * np.eye(shape[-1])
+        a = np.tril(a) + np.triu(rng.standard_normal(shape), 1)   # (above the diagonal: not read)
+        taken = spy(openmp_kernels, "potrf_recursive")
+        results = []
+        for lib in (torch, ember):
+            A = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+            factor = lib.linalg.cholesky(A)
+            factor.sum().backward()
+            results.append((_np(factor), _np(A.grad)))
+        assert taken
+        for want, got in zip(*results):
+            np.testing.assert_allclose(got, want, **tolerance)
+    for bad in (-1.0, np.nan):
+        a = np.eye(70)
+        a[40, 40] = bad
+        _same_error(lambda lib: lib.linalg.cholesky(lib.tensor(a, dtype=getattr(lib, dtype))))
+        info = [_np(lib.linalg.cholesky_ex(lib.tensor(a, dtype=getattr(lib, dtype))).info) for lib in (torch, ember)]
+        np.testing.assert_array_equal(info[1], info[0])

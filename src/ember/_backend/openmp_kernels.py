@@ -942,13 +942,10 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
 GETRF_PANEL(getrf_panel_float32, float, lu_panel_float32)
 GETRF_PANEL(getrf_panel_float64, double, lu_panel_float64)
 
-/* The recursive LU (Toledo's: the left half of the columns factored, the rows above the right
-   half solved against its unit lower triangle, the rest of the right half updated by one
-   product, the right half factored) on row-major blocks, with the matrix products by the
-   CBLAS gemm whose address the caller gives (OpenBLAS's, NumPy's own): its sizes are int64
-   where ilp64, else int. The triangular solves are the same recursion down to RECURSIVE_BASE
-   rows, then forward substitution by rows; the panels of RECURSIVE_BASE columns or fewer are
-   lu_panel's. */
+/* Recursive factorizations and triangular solves on row-major blocks (each block a pointer and
+   its leading dimension), with the matrix products by the CBLAS gemm whose address the caller
+   gives (OpenBLAS's, NumPy's own): its sizes are int64 where ilp64, else int. The recursions
+   halve the rows or columns down to RECURSIVE_BASE, where loops finish the work. */
 #define RECURSIVE_BASE 32
 typedef void (*sgemm64_t)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
                           const float *, int64_t, float, float *, int64_t);
@@ -959,121 +956,49 @@ typedef void (*dgemm64_t)(int, int, int, int64_t, int64_t, int64_t, double, cons
 typedef void (*dgemm32_t)(int, int, int, int, int, int, double, const double *, int,
                           const double *, int, double, double *, int);
 
-#define RECURSIVE_LU(suffix, T, GEMM64, GEMM32, PANEL) \
-/* c -= a b: a m x k, b k x n, c m x n, row-major with leading dimensions lda, ldb, ldc */ \
-static void subtract_product_##suffix(void *gemm, int ilp64, int64_t m, int64_t n, int64_t k, \
-                                      const T *a, int64_t lda, const T *b, int64_t ldb, T *c, \
-                                      int64_t ldc) { \
+/* c -= op(a) op(b): op(a) m x k, op(b) k x n, c m x n; op transposes where trans_a, trans_b */
+#define GEMM_MINUS(suffix, T, GEMM64, GEMM32) \
+static void gemm_minus_##suffix(void *gemm, int ilp64, int trans_a, int trans_b, int64_t m, \
+                                int64_t n, int64_t k, const T *a, int64_t lda, const T *b, \
+                                int64_t ldb, T *c, int64_t ldc) { \
+    const int op_a = trans_a ? 112 : 111, op_b = trans_b ? 112 : 111; \
     if (ilp64) \
-        ((GEMM64)gemm)(101, 111, 111, m, n, k, -1, a, lda, b, ldb, 1, c, ldc); \
+        ((GEMM64)gemm)(101, op_a, op_b, m, n, k, -1, a, lda, b, ldb, 1, c, ldc); \
     else \
-        ((GEMM32)gemm)(101, 111, 111, (int)m, (int)n, (int)k, -1, a, (int)lda, b, (int)ldb, 1, c, \
-                       (int)ldc); \
-} \
-/* b = L^-1 b, L the unit lower triangle of l's rows x rows block (the rest of it not read) */ \
-static void solve_unit_lower_##suffix(void *gemm, int ilp64, int64_t rows, int64_t cols, \
-                                      const T *l, int64_t ldl, T *b, int64_t ldb) { \
-    if (rows > RECURSIVE_BASE) { \
-        const int64_t half = rows / 2; \
-        solve_unit_lower_##suffix(gemm, ilp64, half, cols, l, ldl, b, ldb); \
-        subtract_product_##suffix(gemm, ilp64, rows - half, cols, half, l + half * ldl, ldl, b, \
-                                  ldb, b + half * ldb, ldb); \
-        solve_unit_lower_##suffix(gemm, ilp64, rows - half, cols, l + half * ldl + half, ldl, \
-                                  b + half * ldb, ldb); \
-        return; \
-    } \
-    for (int64_t i = 1; i < rows; i++) { \
-        T *target = b + i * ldb; \
-        for (int64_t q = 0; q < i; q++) { \
-            const T factor = l[i * ldl + q]; \
-            const T *source = b + q * ldb; \
-            _Pragma("omp simd") \
-            for (int64_t c = 0; c < cols; c++) { \
-                T product = factor * source[c]; \
-                target[c] -= product; \
-            } \
-        } \
-    } \
-} \
-static void factor_columns_##suffix(void *gemm, int ilp64, T *a, int64_t m, int64_t n, \
-                                    int64_t first, int64_t last, int32_t *pivots, int32_t *info) { \
-    if (last - first <= RECURSIVE_BASE) { \
-        PANEL(a, m, n, first, last, pivots, info); \
-        return; \
-    } \
-    int64_t half = (last - first) / 2 / RECURSIVE_BASE * RECURSIVE_BASE; \
-    const int64_t middle = first + (half ? half : RECURSIVE_BASE); \
-    factor_columns_##suffix(gemm, ilp64, a, m, n, first, middle, pivots, info); \
-    solve_unit_lower_##suffix(gemm, ilp64, middle - first, last - middle, a + first * n + first, \
-                              n, a + first * n + middle, n); \
-    if (middle < m) \
-        subtract_product_##suffix(gemm, ilp64, m - middle, last - middle, middle - first, \
-                                  a + middle * n + first, n, a + first * n + middle, n, \
-                                  a + middle * n + middle, n); \
-    factor_columns_##suffix(gemm, ilp64, a, m, n, middle, last, pivots, info); \
-} \
-/* arrays: a (count row-major m x n matrices, factored in place), pivots (int32, count x \
-   min(m, n)), info (int32, count, zeros), gemm (the CBLAS gemm's address); sizes: count, m, \
-   n, ilp64. LAPACK's getrf on each matrix, as the recursion above computes it; the columns \
-   past min(m, n) of a wide matrix are solved against its unit lower triangle at the end. \
-   Matrices of at most RECURSIVE_BASE rows or columns call no gemm: they run in parallel. */ \
-void getrf_recursive_##suffix(void **arrays, const int64_t *sizes, const double *scalars, \
-                              int nthreads) { \
-    T *all = arrays[0]; \
-    int32_t *pivots = arrays[1], *info = arrays[2]; \
-    void *gemm = arrays[3]; \
-    const int64_t count = sizes[0], m = sizes[1], n = sizes[2]; \
-    const int ilp64 = (int)sizes[3]; \
-    const int64_t k = m < n ? m : n; \
-    const int no_gemm = k <= RECURSIVE_BASE; \
-    (void)scalars; \
-    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1 && no_gemm) schedule(static)") \
-    for (int64_t b = 0; b < count; b++) { \
-        T *a = all + b * m * n; \
-        factor_columns_##suffix(gemm, ilp64, a, m, n, 0, k, pivots + b * k, info + b); \
-        if (n > k) \
-            solve_unit_lower_##suffix(gemm, ilp64, k, n - k, a, n, a + k, n); \
-    } \
+        ((GEMM32)gemm)(101, op_a, op_b, (int)m, (int)n, (int)k, -1, a, (int)lda, b, (int)ldb, 1, \
+                       c, (int)ldc); \
 }
 
-/* The triangular solve op(T) X = B of BLAS's trsm (on the left), by the same recursion: the
-   rows split in halves, one half solved, the other half less its product by the solved rows
-   (gemm), then solved; up to RECURSIVE_BASE rows by substitution, a row less each solved row
-   times its entry, then divided by the diagonal (kept 1 where unit). op(T)[i][j] is
-   a[i * lda + j], or a[j * lda + i] where transposed; its lower triangle is the one used where
-   the matrix stored is lower and not transposed or upper and transposed. */
-#define RECURSIVE_TRSM(suffix, T, GEMM64, GEMM32) \
-static void product_update_##suffix(void *gemm, int ilp64, int transposed, int64_t m, int64_t n, \
-                                    int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb, \
-                                    T *c, int64_t ldc) { \
-    const int op = transposed ? 112 : 111; \
-    if (ilp64) \
-        ((GEMM64)gemm)(101, op, 111, m, n, k, -1, a, lda, b, ldb, 1, c, ldc); \
-    else \
-        ((GEMM32)gemm)(101, op, 111, (int)m, (int)n, (int)k, -1, a, (int)lda, b, (int)ldb, 1, c, \
-                       (int)ldc); \
-} \
+GEMM_MINUS(float32, float, sgemm64_t, sgemm32_t)
+GEMM_MINUS(float64, double, dgemm64_t, dgemm32_t)
+
+/* The triangular solve op(T) X = B of BLAS's trsm (on the left): the rows split in halves, one
+   half solved, the other half less its product by the solved rows, then solved; up to
+   RECURSIVE_BASE rows by substitution, a row less each solved row times its entry, then
+   divided by the diagonal (kept where unit). op(T)[i][j] is a[i * lda + j], or a[j * lda + i]
+   where transposed; its lower triangle is the one used where `lower`. */
+#define RECURSIVE_TRSM(suffix, T) \
 static void solve_triangle_##suffix(void *gemm, int ilp64, int lower, int transposed, int unit, \
                                     int64_t rows, int64_t cols, const T *a, int64_t lda, T *b, \
                                     int64_t ldb) { \
     if (rows > RECURSIVE_BASE) { \
         const int64_t half = rows / 2, rest = rows - half; \
-        const T *a11 = a, *a22 = a + half * lda + half; \
+        const T *a22 = a + half * lda + half; \
         /* op(T)'s block below the diagonal (rows half.., columns ..half) and above it */ \
         const T *below = transposed ? a + half : a + half * lda; \
         const T *above = transposed ? a + half * lda : a + half; \
         if (lower) { \
-            solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, half, cols, a11, lda, b, ldb); \
-            product_update_##suffix(gemm, ilp64, transposed, rest, cols, half, below, lda, b, ldb, \
-                                    b + half * ldb, ldb); \
+            solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, half, cols, a, lda, b, ldb); \
+            gemm_minus_##suffix(gemm, ilp64, transposed, 0, rest, cols, half, below, lda, b, ldb, \
+                                b + half * ldb, ldb); \
             solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, rest, cols, a22, lda, \
                                     b + half * ldb, ldb); \
         } else { \
             solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, rest, cols, a22, lda, \
                                     b + half * ldb, ldb); \
-            product_update_##suffix(gemm, ilp64, transposed, half, cols, rest, above, lda, \
-                                    b + half * ldb, ldb, b, ldb); \
-            solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, half, cols, a11, lda, b, ldb); \
+            gemm_minus_##suffix(gemm, ilp64, transposed, 0, half, cols, rest, above, lda, \
+                                b + half * ldb, ldb, b, ldb); \
+            solve_triangle_##suffix(gemm, ilp64, lower, transposed, unit, half, cols, a, lda, b, ldb); \
         } \
         return; \
     } \
@@ -1116,11 +1041,124 @@ void trsm_recursive_##suffix(void **arrays, const int64_t *sizes, const double *
                                 all_b + b * n * k, k); \
 }
 
-RECURSIVE_TRSM(float32, float, sgemm64_t, sgemm32_t)
-RECURSIVE_TRSM(float64, double, dgemm64_t, dgemm32_t)
+RECURSIVE_TRSM(float32, float)
+RECURSIVE_TRSM(float64, double)
 
-RECURSIVE_LU(float32, float, sgemm64_t, sgemm32_t, lu_panel_float32)
-RECURSIVE_LU(float64, double, dgemm64_t, dgemm32_t, lu_panel_float64)
+/* The recursive LU (Toledo's): the left half of the columns factored, the rows above the right
+   half solved against its unit lower triangle, the rest of the right half less one product,
+   the right half factored; panels of RECURSIVE_BASE columns or fewer by lu_panel. */
+#define RECURSIVE_LU(suffix, T, PANEL) \
+static void factor_columns_##suffix(void *gemm, int ilp64, T *a, int64_t m, int64_t n, \
+                                    int64_t first, int64_t last, int32_t *pivots, int32_t *info) { \
+    if (last - first <= RECURSIVE_BASE) { \
+        PANEL(a, m, n, first, last, pivots, info); \
+        return; \
+    } \
+    int64_t half = (last - first) / 2 / RECURSIVE_BASE * RECURSIVE_BASE; \
+    const int64_t middle = first + (half ? half : RECURSIVE_BASE); \
+    factor_columns_##suffix(gemm, ilp64, a, m, n, first, middle, pivots, info); \
+    solve_triangle_##suffix(gemm, ilp64, 1, 0, 1, middle - first, last - middle, \
+                            a + first * n + first, n, a + first * n + middle, n); \
+    if (middle < m) \
+        gemm_minus_##suffix(gemm, ilp64, 0, 0, m - middle, last - middle, middle - first, \
+                            a + middle * n + first, n, a + first * n + middle, n, \
+                            a + middle * n + middle, n); \
+    factor_columns_##suffix(gemm, ilp64, a, m, n, middle, last, pivots, info); \
+} \
+/* arrays: a (count row-major m x n matrices, factored in place), pivots (int32, count x \
+   min(m, n)), info (int32, count, zeros), gemm (the CBLAS gemm's address); sizes: count, m, \
+   n, ilp64. LAPACK's getrf on each matrix, as the recursion above computes it; the columns \
+   past min(m, n) of a wide matrix are solved against its unit lower triangle at the end. \
+   Matrices of at most RECURSIVE_BASE rows or columns call no gemm: they run in parallel. */ \
+void getrf_recursive_##suffix(void **arrays, const int64_t *sizes, const double *scalars, \
+                              int nthreads) { \
+    T *all = arrays[0]; \
+    int32_t *pivots = arrays[1], *info = arrays[2]; \
+    void *gemm = arrays[3]; \
+    const int64_t count = sizes[0], m = sizes[1], n = sizes[2]; \
+    const int ilp64 = (int)sizes[3]; \
+    const int64_t k = m < n ? m : n; \
+    const int no_gemm = k <= RECURSIVE_BASE; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1 && no_gemm) schedule(static)") \
+    for (int64_t b = 0; b < count; b++) { \
+        T *a = all + b * m * n; \
+        factor_columns_##suffix(gemm, ilp64, a, m, n, 0, k, pivots + b * k, info + b); \
+        if (n > k) \
+            solve_triangle_##suffix(gemm, ilp64, 1, 0, 1, k, n - k, a, n, a + k, n); \
+    } \
+}
+
+RECURSIVE_LU(float32, float, lu_panel_float32)
+RECURSIVE_LU(float64, double, lu_panel_float64)
+
+/* The recursive Cholesky factorization of LAPACK's potrf, as A = U^T U on A's transpose (its
+   rows hold A's lower triangle, which is all potrf reads; L = U^T): the leading half factored,
+   the rows to its right solved against its factor's transpose (a solve along rows, which
+   vectorizes), the trailing block less their transposed product, then factored; up to
+   RECURSIVE_BASE rows by rows (the diagonal's square root, the row divided by it, the rows
+   below less their rank-1 update). Returns 0, or 1 + the row whose diagonal was not positive
+   (or NaN), as potrf's info. */
+#define RECURSIVE_CHOLESKY(suffix, T, SQRT) \
+static int64_t cholesky_upper_##suffix(void *gemm, int ilp64, T *a, int64_t n, int64_t lda) { \
+    if (n > RECURSIVE_BASE) { \
+        const int64_t half = n / 2, rest = n - half; \
+        int64_t info = cholesky_upper_##suffix(gemm, ilp64, a, half, lda); \
+        if (info) return info; \
+        solve_triangle_##suffix(gemm, ilp64, 1, 1, 0, half, rest, a, lda, a + half, lda); \
+        gemm_minus_##suffix(gemm, ilp64, 1, 0, rest, rest, half, a + half, lda, a + half, lda, \
+                            a + half * lda + half, lda); \
+        info = cholesky_upper_##suffix(gemm, ilp64, a + half * lda + half, rest, lda); \
+        return info ? half + info : 0; \
+    } \
+    for (int64_t i = 0; i < n; i++) { \
+        T *row = a + i * lda; \
+        if (!(row[i] > 0)) return i + 1; \
+        const T diagonal = SQRT(row[i]); \
+        row[i] = diagonal; \
+        _Pragma("omp simd") \
+        for (int64_t c = i + 1; c < n; c++) row[c] /= diagonal; \
+        for (int64_t r = i + 1; r < n; r++) { \
+            T *target = a + r * lda; \
+            const T factor = row[r]; \
+            _Pragma("omp simd") \
+            for (int64_t c = r; c < n; c++) { \
+                T product = factor * row[c]; \
+                target[c] -= product; \
+            } \
+        } \
+    } \
+    return 0; \
+} \
+/* arrays: a (count row-major n x n matrices: each replaced by its factor L, zeros above the \
+   diagonal), info (int32, count), gemm (the CBLAS gemm's address); sizes: count, n, ilp64. */ \
+void potrf_recursive_##suffix(void **arrays, const int64_t *sizes, const double *scalars, \
+                              int nthreads) { \
+    T *all = arrays[0]; \
+    int32_t *info = arrays[1]; \
+    void *gemm = arrays[2]; \
+    const int64_t count = sizes[0], n = sizes[1]; \
+    const int ilp64 = (int)sizes[2]; \
+    const int no_gemm = n <= RECURSIVE_BASE; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1 && no_gemm) schedule(static)") \
+    for (int64_t b = 0; b < count; b++) { \
+        T *a = all + b * n * n; \
+        T *work = malloc((size_t)(n * n) * sizeof(T)); \
+        if (work == NULL) abort(); \
+        for (int64_t i = 0; i < n; i++) \
+            for (int64_t j = 0; j <= i; j++) work[j * n + i] = a[i * n + j]; \
+        info[b] = (int32_t)cholesky_upper_##suffix(gemm, ilp64, work, n, n); \
+        for (int64_t i = 0; i < n; i++) { \
+            for (int64_t j = 0; j <= i; j++) a[i * n + j] = work[j * n + i]; \
+            for (int64_t j = i + 1; j < n; j++) a[i * n + j] = 0; \
+        } \
+        free(work); \
+    } \
+}
+
+RECURSIVE_CHOLESKY(float32, float, sqrtf)
+RECURSIVE_CHOLESKY(float64, double, sqrt)
 
 /* arrays: pivots (int32, count x k, 1-based, each in 1..m), order (int64, count x m);
    sizes: count, k, m. The rows of P^T A as indices into A's rows, from LAPACK's sequential
@@ -2057,6 +2095,28 @@ def trsm_recursive(a, b, upper, transpose, unitriangular):
     _call(function, (a, b, gemm[0]), (count, n, k, step, int(lower), int(transpose), int(unitriangular),
                                       int(gemm[1])), ())
     return True
+
+
+_RECURSIVE_POTRFS = {np.dtype(np.float32): "potrf_recursive_float32",
+                     np.dtype(np.float64): "potrf_recursive_float64"}
+
+
+def potrf_recursive(a):
+    """LAPACK's potrf on each matrix of ``a``, a C-contiguous (count, n, n) float32 or float64
+    NumPy array, in place: each matrix replaced by its lower Cholesky factor (zeros above the
+    diagonal; its own upper triangle is not read), by recursion on the rows with the products
+    on NumPy's CBLAS gemm. Returns info ((count,) int32: 0, or the order of the first leading
+    minor that is not positive-definite, where that matrix's factor is unfinished), or None
+    where the loop or the gemm is not found."""
+    from . import cblas
+    gemm = cblas.gemm_address(a.dtype)
+    function = _function(_RECURSIVE_POTRFS[a.dtype]) if gemm is not None else None
+    if function is None:
+        return None
+    count, n, _ = a.shape
+    info = np.zeros(count, dtype=np.int32)
+    _call(function, (a, info, gemm[0]), (count, n, int(gemm[1])), ())
+    return info
 
 
 def row_order(pivots, m):

@@ -448,7 +448,17 @@ class CholeskyBackward0(LinalgCholeskyExBackward0):
 
 def _potrf(xp, data):
     """The backend's Cholesky factor, failing (NumPy's LinAlgError) where a diagonal entry
-    comes out NaN: LAPACK's potrf stops at a NaN pivot, OpenBLAS's goes on with it."""
+    comes out NaN: LAPACK's potrf stops at a NaN pivot, OpenBLAS's goes on with it. Real
+    float32/float64 NumPy matrices go to the compiled recursive factorization
+    (``openmp_kernels.potrf_recursive``), which stops there too."""
+    if type(data) is np.ndarray and data.dtype in openmp_kernels._RECURSIVE_POTRFS and data.size:
+        n = data.shape[-1]
+        factor = np.array(data.reshape((-1, n, n)), order="C")
+        info = openmp_kernels.potrf_recursive(factor)
+        if info is not None:
+            if info.any():
+                raise np.linalg.LinAlgError("Matrix is not positive definite")
+            return factor.reshape(data.shape)
     factor = xp.linalg.cholesky(data)
     if bool(xp.isnan(xp.diagonal(factor, axis1=-2, axis2=-1)).any()):
         raise np.linalg.LinAlgError("Matrix is not positive definite")
