@@ -435,10 +435,11 @@ class LinalgCholeskyExBackward0(Node):
         (L,) = self.saved_tensors
         if self.upper:
             L, grad = L.mT, grad.mT
+        from .triangular import solve_triangular
         phi = (L.mT @ grad).tril()
         phi = 0.5 * (phi + phi.tril(-1).mT)
-        L_inv = inv(L)
-        return (L_inv.mT @ phi @ L_inv,)
+        # L^-T phi L^-1, as two triangular solves
+        return (solve_triangular(L.mT, solve_triangular(L, phi, upper=False, left=False), upper=True),)
 
 
 class CholeskyBackward0(LinalgCholeskyExBackward0):
