@@ -433,3 +433,31 @@ def test_cholesky_on_the_recursive_loop_matches_torch(dtype, spy):
         _same_error(lambda lib: lib.linalg.cholesky(lib.tensor(a, dtype=getattr(lib, dtype))))
         info = [_np(lib.linalg.cholesky_ex(lib.tensor(a, dtype=getattr(lib, dtype))).info) for lib in (torch, ember)]
         np.testing.assert_array_equal(info[1], info[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy):
+    """Real matrices go to LAPACK's geqrf and orgqr in their own dtype (NumPy's qr computes
+    float32 in float64): torch's Q and R (LAPACK's signs), tall, wide and batched, and the
+    gradient through both."""
+    from ember._backend import lapack
+    if not (lapack._GEQRF and lapack._ORGQR):
+        pytest.skip("NumPy's LAPACK not found")
+    rng = np.random.default_rng(23)
+    tolerance = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    for shape in [(40, 9), (6, 11), (3, 5, 5)]:
+        a = rng.standard_normal(shape)
+        taken = spy(lapack, "qr")
+        results = []
+        for lib in (torch, ember):
+            A = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+            Q, R = lib.linalg.qr(A, mode=mode)
+            got = [_np(R)] + ([] if mode == "r" else [_np(Q)])
+            if mode == "reduced" or (mode == "complete" and shape[-2] <= shape[-1]):
+                (Q.sum() + R.sum()).backward()
+                got.append(_np(A.grad))
+            results.append(got)
+        assert len(taken) == 1
+        for want, got in zip(*results):
+            np.testing.assert_allclose(got, want, **tolerance)

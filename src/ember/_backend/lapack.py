@@ -38,6 +38,7 @@ def _bind(handle, routine, arguments):
 
 
 _handle = _numpy_blas_handle()
+_GEQRF, _GEQRF_INTEGER = _bind(_handle, "geqrf", 8)   # m, n, a, lda, tau, work, lwork, info
 _ORGQR, _ORGQR_INTEGER = _bind(_handle, "orgqr", 9)   # m, n, k, a, lda, tau, work, lwork, info
 # m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info
 _GELSY, _GELSY_INTEGER = _bind(_handle, "gelsy", 13)
@@ -58,6 +59,39 @@ def _row_major(columns):
     return np.ascontiguousarray(columns)
 
 
+def qr(a, mode):
+    """numpy.linalg.qr's (Q, R) for each matrix of a (count, m, n) float32/float64 NumPy array,
+    both row-major (Q None for ``mode`` "r"), by LAPACK's geqrf and orgqr in the array's own
+    precision (NumPy's qr computes a float32 array's in float64); None when the routines are
+    not found or the array is not such or is empty."""
+    function = _GEQRF.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if function is None or not a.size or (mode != "r" and a.dtype not in _ORGQR):
+        return None
+    count, m, n = a.shape
+    k = min(m, n)
+    columns = _column_major(a)
+    tau = np.empty((count, k), a.dtype)
+    sizes = np.array([m, n, max(m, 1), -1, 0], dtype=_GEQRF_INTEGER)
+    size = [address(sizes) + i * sizes.itemsize for i in range(5)]   # m, n, lda, lwork, info
+    optimal = np.zeros(1, a.dtype)
+    function(size[0], size[1], address(columns[0]), size[2], address(tau[0]), address(optimal), size[3], size[4])
+    sizes[3] = max(int(optimal[0]), 1)
+    work = np.empty(sizes[3], a.dtype)
+    for i in range(count):
+        function(size[0], size[1], address(columns[i]), size[2], address(tau[i]), address(work), size[3], size[4])
+    rows = m if mode == "complete" else k
+    r = np.triu(columns[:, :rows, :])
+    if mode == "r":
+        return None, r
+    width = m if mode == "complete" else k
+    if width <= n:
+        q = columns[:, :, :width]   # (the reflectors: LAPACK's column-major storage as it is)
+    else:   # a complete Q of a tall matrix: the reflectors in its first n columns
+        q = np.zeros((count, width, m), a.dtype).transpose(0, 2, 1)
+        q[:, :, :n] = columns
+    return _orgqr_columns(q, tau), r
+
+
 def orgqr(a, tau):
     """LAPACK's orgqr on each matrix of a (count, m, n) float32/float64 NumPy array with
     (count, k) scales: the first n columns of H_0 ... H_{k-1}, v_i read from column i below
@@ -66,15 +100,21 @@ def orgqr(a, tau):
     function = _ORGQR.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
     if function is None or not a.size or type(tau) is not np.ndarray or tau.dtype != a.dtype:
         return None
-    count, m, n = a.shape
-    columns = _column_major(a)
-    tau = np.ascontiguousarray(tau)
+    return _orgqr_columns(_column_major(a), np.ascontiguousarray(tau))
+
+
+def _orgqr_columns(columns, tau):
+    """orgqr on each matrix of ``columns`` ((count, m, n), each matrix column-major and
+    contiguous: the reflectors; overwritten) with ``tau`` ((count, k), C-contiguous): Q's
+    first n columns, row-major."""
+    function = _ORGQR[columns.dtype]
+    count, m, n = columns.shape
     sizes = np.array([m, n, tau.shape[-1], max(m, 1), -1, 0], dtype=_ORGQR_INTEGER)
     size = [address(sizes) + i * sizes.itemsize for i in range(6)]   # m, n, k, lda, lwork, info
-    optimal = np.zeros(1, a.dtype)
+    optimal = np.zeros(1, columns.dtype)
     function(*size[:3], address(columns[0]), size[3], address(tau[0]), address(optimal), size[4], size[5])
     sizes[4] = max(int(optimal[0]), 1)
-    work = np.empty(sizes[4], a.dtype)
+    work = np.empty(sizes[4], columns.dtype)
     for i in range(count):
         function(*size[:3], address(columns[i]), size[3], address(tau[i]), address(work), size[4], size[5])
     return _row_major(columns)

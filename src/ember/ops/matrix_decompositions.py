@@ -19,7 +19,7 @@ from ._common import (
 from ._common import _type_word
 from .shape import _broadcast_pair
 from ..amp.policy import autocast_policy
-from .._backend import openmp_kernels, products
+from .._backend import lapack, openmp_kernels, products
 from .._backend.precision import narrowed, widened
 from ..autograd._dual import jvp_by_transposition
 
@@ -613,7 +613,13 @@ def _qr(A, mode, result_type):
                            "(default), 'r', or 'complete'")
     data = A._data
     xp = namespace_of(data)
-    if mode == "r":
+    factored = lapack.qr(data.reshape((-1, *data.shape[-2:])), mode) if data.ndim >= 2 else None
+    if factored is not None:   # (LAPACK in float32 for float32, where NumPy's qr computes in float64)
+        q, r = factored
+        batch = data.shape[:-2]
+        R = make(r.reshape(batch + r.shape[1:]))
+        Q = make(xp.zeros((0,), dtype=data.dtype) if q is None else q.reshape(batch + q.shape[1:]))
+    elif mode == "r":
         R = make(xp.linalg.qr(data, mode="r").astype(data.dtype, copy=False))
         Q = make(xp.zeros((0,), dtype=data.dtype))
     else:
