@@ -461,3 +461,40 @@ def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy):
         assert len(taken) == 1
         for want, got in zip(*results):
             np.testing.assert_allclose(got, want, **tolerance)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy):
+    """Real matrices go to LAPACK's gesdd and syevd in their own dtype (NumPy's svd and eigh
+    compute float32 in float64): torch's singular values and eigenvalues, and factors that
+    rebuild the matrix (singular vectors and eigenvectors are each defined up to sign); the
+    triangle eigh does not read is not read."""
+    from ember._backend import lapack
+    if not (lapack._GESDD and lapack._SYEVD):
+        pytest.skip("NumPy's LAPACK not found")
+    rng = np.random.default_rng(24)
+    tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-10}
+    for shape in [(40, 9), (6, 11), (3, 5, 5)]:
+        a = rng.standard_normal(shape)
+        taken = spy(lapack, "gesdd")
+        U, S, Vh = ember.linalg.svd(ember.tensor(a, dtype=getattr(ember, dtype)), full_matrices=False)
+        values = ember.linalg.svdvals(ember.tensor(a, dtype=getattr(ember, dtype)))
+        assert len(taken) == 2
+        want = torch.linalg.svdvals(torch.tensor(a, dtype=getattr(torch, dtype))).numpy()
+        np.testing.assert_allclose(_np(S), want, **tolerance)
+        np.testing.assert_allclose(_np(values), want, **tolerance)
+        np.testing.assert_allclose(_np(U) * _np(S)[..., None, :] @ _np(Vh), a, **tolerance)
+    for uplo in ("L", "U"):
+        x = rng.standard_normal((2, 30, 30))
+        a = x + np.swapaxes(x, -1, -2)
+        read = np.tril(a) if uplo == "L" else np.triu(a)
+        noise = rng.standard_normal(a.shape)
+        a = read + (np.triu(noise, 1) if uplo == "L" else np.tril(noise, -1))   # (not read)
+        taken = spy(lapack, "syevd")
+        w, V = ember.linalg.eigh(ember.tensor(a, dtype=getattr(ember, dtype)), UPLO=uplo)
+        assert len(taken) == 1
+        want = torch.linalg.eigvalsh(torch.tensor(a, dtype=getattr(torch, dtype)), UPLO=uplo).numpy()
+        np.testing.assert_allclose(_np(w), want, **tolerance)
+        symmetric = read + np.swapaxes(np.tril(read, -1) if uplo == "L" else np.triu(read, 1), -1, -2)
+        np.testing.assert_allclose(_np(V) * _np(w)[..., None, :] @ np.swapaxes(_np(V), -1, -2), symmetric,
+                                   **tolerance)

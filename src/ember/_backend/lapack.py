@@ -1,8 +1,10 @@
-"""LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``), called through
-ctypes in the OpenBLAS that NumPy itself links (``cblas`` finds it), as torch calls its LAPACK:
-orgqr applies the reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq
-takes by default (a QR factorization with column pivoting); sytrs solves from an LDL
-factorization with Bunch-Kaufman pivoting (sytrf's, which ``ops.ldl`` computes).
+"""LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``), or runs only in
+float64 (``geqrf``, ``gesdd``, ``syevd``: NumPy's qr, svd and eigh compute a float32 array in
+float64, at about twice torch's time), called through ctypes in the OpenBLAS that NumPy itself
+links (``cblas`` finds it), as torch calls its LAPACK: orgqr applies the reflectors in blocks,
+and gelsy is the least-squares driver torch's CPU lstsq takes by default (a QR factorization
+with column pivoting); sytrs solves from an LDL factorization with Bunch-Kaufman pivoting
+(sytrf's, which ``ops.ldl`` computes).
 
 The routines are looked up under the names NumPy's wheels give the Fortran interface
 (``scipy_sorgqr_64_``, 64-bit integers) or the plain Fortran names. Where none is found
@@ -44,7 +46,13 @@ _ORGQR, _ORGQR_INTEGER = _bind(_handle, "orgqr", 9)   # m, n, k, a, lda, tau, wo
 _GELSY, _GELSY_INTEGER = _bind(_handle, "gelsy", 13)
 # uplo, n, nrhs, a, lda, ipiv, b, ldb, info, then the length of uplo (gfortran's hidden argument)
 _SYTRS, _SYTRS_INTEGER = _bind(_handle, "sytrs", 10)
+# jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, then the length of jobz
+_GESDD, _GESDD_INTEGER = _bind(_handle, "gesdd", 15)
+# jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info, then the lengths of jobz and uplo
+_SYEVD, _SYEVD_INTEGER = _bind(_handle, "syevd", 13)
 _LOWER = ctypes.create_string_buffer(b"L")
+_UPPER = ctypes.create_string_buffer(b"U")
+_JOBS = {job: ctypes.create_string_buffer(job.encode()) for job in "ASNV"}
 
 
 def _column_major(a):
@@ -175,3 +183,77 @@ def sytrs(a, pivots, b):
         function(lower, size[0], size[1], address(columns[i]), size[2], address(pivots[i]),
                  address(right[i]), size[2], size[3], 1)
     return _row_major(right)
+
+
+def gesdd(a, full_matrices, compute_uv):
+    """numpy.linalg.svd's result for a (count, m, n) float32/float64 NumPy array of finite
+    numbers, by LAPACK's gesdd in the array's own precision: (U, S, Vh) row-major, or S alone
+    without ``compute_uv``; numpy.linalg.LinAlgError where it does not converge; None when the
+    routine is not found or the array is not such or is empty."""
+    function = _GESDD.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if function is None or not a.size:
+        return None
+    count, m, n = a.shape
+    k = min(m, n)
+    job = "A" if full_matrices and compute_uv else "S" if compute_uv else "N"
+    columns = _column_major(a)
+    values = np.empty((count, k), a.dtype)
+    u_columns = m if job == "A" else k if job == "S" else 1
+    vt_rows = n if job == "A" else k if job == "S" else 1
+    u = np.empty((count, u_columns, m), a.dtype)   # each column-major (m, u_columns)
+    vt = np.empty((count, n, vt_rows), a.dtype)   # each column-major (vt_rows, n)
+    sizes = np.array([m, n, max(m, 1), m, vt_rows, -1, 0], dtype=_GESDD_INTEGER)
+    size = [address(sizes) + i * sizes.itemsize for i in range(7)]   # m, n, lda, ldu, ldvt, lwork, info
+    iwork = np.empty(8 * max(k, 1), dtype=_GESDD_INTEGER)
+    job_address = ctypes.addressof(_JOBS[job])
+
+    def call(i, work):
+        function(job_address, size[0], size[1], address(columns[i]), size[2], address(values[i]),
+                 address(u[i]), size[3], address(vt[i]), size[4], work, size[5], address(iwork), size[6], 1)
+    optimal = np.zeros(1, a.dtype)
+    call(0, address(optimal))
+    sizes[5] = max(int(optimal[0]), 1)
+    work = np.empty(sizes[5], a.dtype)
+    for i in range(count):
+        call(i, address(work))
+        if sizes[6] != 0:
+            raise np.linalg.LinAlgError("SVD did not converge")
+    if not compute_uv:
+        return values
+    return (np.ascontiguousarray(u.transpose(0, 2, 1)), values, np.ascontiguousarray(vt.transpose(0, 2, 1)))
+
+
+def syevd(a, lower, eigenvectors):
+    """numpy.linalg.eigh's (eigenvalues, eigenvectors) (``eigvalsh``'s eigenvalues without
+    ``eigenvectors``) for a (count, n, n) float32/float64 NumPy array, from its lower (or
+    upper) triangle, by LAPACK's syevd in the array's own precision, the eigenvectors
+    row-major; numpy.linalg.LinAlgError where it does not converge; None when the routine is
+    not found or the array is not such or is empty."""
+    function = _SYEVD.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if function is None or not a.size:
+        return None
+    count, n, _ = a.shape
+    columns = _column_major(a)
+    values = np.empty((count, n), a.dtype)
+    sizes = np.array([n, max(n, 1), -1, -1, 0], dtype=_SYEVD_INTEGER)
+    size = [address(sizes) + i * sizes.itemsize for i in range(5)]   # n, lda, lwork, liwork, info
+    job = ctypes.addressof(_JOBS["V" if eigenvectors else "N"])
+    uplo = ctypes.addressof(_LOWER if lower else _UPPER)
+
+    def call(i, work, iwork):
+        function(job, uplo, size[0], address(columns[i]), size[1], address(values[i]), work, size[2],
+                 iwork, size[3], size[4], 1, 1)
+    optimal = np.zeros(1, a.dtype)
+    optimal_integer = np.zeros(1, _SYEVD_INTEGER)
+    call(0, address(optimal), address(optimal_integer))
+    sizes[2] = max(int(optimal[0]), 1)
+    sizes[3] = max(int(optimal_integer[0]), 1)
+    work = np.empty(sizes[2], a.dtype)
+    iwork = np.empty(sizes[3], _SYEVD_INTEGER)
+    for i in range(count):
+        call(i, address(work), address(iwork))
+        if sizes[4] != 0:
+            raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    if not eigenvectors:
+        return values
+    return values, _row_major(columns)

@@ -705,13 +705,19 @@ def linalg_svd_fn(A, full_matrices=True, *, driver=None):
 
 
 def svd_arrays(data, full_matrices=False, compute_uv=True):
-    """The backend's SVD of ``data`` (a batch of matrices), with torch's LinAlgError for a
+    """The backend's SVD of ``data`` (a batch of matrices; real float32/float64 NumPy ones by
+    LAPACK's gesdd in their own precision, ``lapack.gesdd``), with torch's LinAlgError for a
     matrix holding NaN. A matrix holding an infinity (and no NaN) gets NaN factors without
     LAPACK, whose SVD can loop forever on one (OpenBLAS's dbdsqr)."""
     xp = namespace_of(data)
     finite = xp.isfinite(data).all(axis=(-2, -1))
     if bool(finite.all()):
-        return xp.linalg.svd(data, full_matrices=full_matrices, compute_uv=compute_uv)
+        result = lapack.gesdd(data.reshape((-1, *data.shape[-2:])), full_matrices, compute_uv)
+        if result is None:
+            return xp.linalg.svd(data, full_matrices=full_matrices, compute_uv=compute_uv)
+        batch = data.shape[:-2]
+        return (result.reshape(batch + result.shape[1:]) if not compute_uv
+                else tuple(r.reshape(batch + r.shape[1:]) for r in result))
     nan = xp.isnan(data).any(axis=(-2, -1)).reshape(-1)
     if bool(nan.any()):
         raise LinAlgError(f"linalg.svd: {_batch_prefix(data, _first_nonzero(nan))}The algorithm "
@@ -725,10 +731,16 @@ def svd_arrays(data, full_matrices=False, compute_uv=True):
 
 
 def eigh_arrays(data, UPLO="L", eigenvectors=True):
-    """The backend's ``eigh`` (``eigvalsh``) of ``data``, with torch's LinAlgError where it
-    does not converge (NaN in the triangle read, for one)."""
+    """The backend's ``eigh`` (``eigvalsh``) of ``data`` (real float32/float64 NumPy matrices
+    by LAPACK's syevd in their own precision, ``lapack.syevd``), with torch's LinAlgError where
+    it does not converge (NaN in the triangle read, for one)."""
     xp = namespace_of(data)
     try:
+        result = lapack.syevd(data.reshape((-1, *data.shape[-2:])), UPLO == "L", eigenvectors)
+        if result is not None:
+            batch = data.shape[:-2]
+            return (result.reshape(batch + result.shape[1:]) if not eigenvectors
+                    else tuple(r.reshape(batch + r.shape[1:]) for r in result))
         if eigenvectors:
             return xp.linalg.eigh(data, UPLO=UPLO)
         return xp.linalg.eigvalsh(data, UPLO=UPLO)
