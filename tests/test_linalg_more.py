@@ -437,13 +437,15 @@ def test_cholesky_on_the_recursive_loop_matches_torch(dtype, spy):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
-def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy):
+def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy, monkeypatch):
     """Real matrices go to LAPACK's geqrf and orgqr in their own dtype (NumPy's qr computes
-    float32 in float64): torch's Q and R (LAPACK's signs), tall, wide and batched, and the
-    gradient through both."""
+    float32 in float64; here at every size, ``QR_BY_LAPACK_MIN_WORK`` 0): torch's Q and R
+    (LAPACK's signs), tall, wide and batched, and the gradient through both."""
     from ember._backend import lapack
+    from ember.ops import matrix_decompositions
     if not (lapack._GEQRF and lapack._ORGQR):
         pytest.skip("NumPy's LAPACK not found")
+    monkeypatch.setattr(matrix_decompositions, "QR_BY_LAPACK_MIN_WORK", 0)
     rng = np.random.default_rng(23)
     tolerance = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
     for shape in [(40, 9), (6, 11), (3, 5, 5)]:
@@ -464,14 +466,16 @@ def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy):
+def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy, monkeypatch):
     """Real matrices go to LAPACK's gesdd and syevd in their own dtype (NumPy's svd and eigh
-    compute float32 in float64): torch's singular values and eigenvalues, and factors that
-    rebuild the matrix (singular vectors and eigenvectors are each defined up to sign); the
-    triangle eigh does not read is not read."""
+    compute float32 in float64; here at every size, ``SVD_BY_LAPACK_MIN_WORK`` 0): torch's
+    singular values and eigenvalues, and factors that rebuild the matrix (singular vectors and
+    eigenvectors are each defined up to sign); the triangle eigh does not read is not read."""
     from ember._backend import lapack
+    from ember.ops import matrix_decompositions
     if not (lapack._GESDD and lapack._SYEVD):
         pytest.skip("NumPy's LAPACK not found")
+    monkeypatch.setattr(matrix_decompositions, "SVD_BY_LAPACK_MIN_WORK", 0)
     rng = np.random.default_rng(24)
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-10}
     for shape in [(40, 9), (6, 11), (3, 5, 5)]:

@@ -262,6 +262,18 @@ def det(input):
 DET_BY_LU_MIN_WORK = 1 << 18
 
 
+# QR, SVD and eigh in a float32 array's own precision (``lapack.qr``, ``gesdd``, ``syevd``)
+# where a batch's count * m * n * min(m, n) reaches these; NumPy's (in float64, but one C call)
+# costs less below them (BENCHMARKS.md, "QR, SVD and eigh in float32").
+QR_BY_LAPACK_MIN_WORK = 1 << 18
+SVD_BY_LAPACK_MIN_WORK = 1 << 15
+
+
+def _lapack_work(data):
+    """A batch of matrices' count * m * n * min(m, n), for the rules above (0 below 2-D)."""
+    return data.size * min(data.shape[-2:]) if data.ndim >= 2 else 0
+
+
 def _lu_diagonal(data):
     """(U's diagonal, the sign of the rows' permutation) of each matrix of ``data`` from the
     compiled LU, as torch computes determinants; None where that LU does not run or NumPy's
@@ -613,7 +625,8 @@ def _qr(A, mode, result_type):
                            "(default), 'r', or 'complete'")
     data = A._data
     xp = namespace_of(data)
-    factored = lapack.qr(data.reshape((-1, *data.shape[-2:])), mode) if data.ndim >= 2 else None
+    factored = (lapack.qr(data.reshape((-1, *data.shape[-2:])), mode)
+                if _lapack_work(data) >= QR_BY_LAPACK_MIN_WORK else None)
     if factored is not None:   # (LAPACK in float32 for float32, where NumPy's qr computes in float64)
         q, r = factored
         batch = data.shape[:-2]
@@ -712,7 +725,8 @@ def svd_arrays(data, full_matrices=False, compute_uv=True):
     xp = namespace_of(data)
     finite = xp.isfinite(data).all(axis=(-2, -1))
     if bool(finite.all()):
-        result = lapack.gesdd(data.reshape((-1, *data.shape[-2:])), full_matrices, compute_uv)
+        result = (lapack.gesdd(data.reshape((-1, *data.shape[-2:])), full_matrices, compute_uv)
+                  if _lapack_work(data) >= SVD_BY_LAPACK_MIN_WORK else None)
         if result is None:
             return xp.linalg.svd(data, full_matrices=full_matrices, compute_uv=compute_uv)
         batch = data.shape[:-2]
@@ -736,7 +750,8 @@ def eigh_arrays(data, UPLO="L", eigenvectors=True):
     it does not converge (NaN in the triangle read, for one)."""
     xp = namespace_of(data)
     try:
-        result = lapack.syevd(data.reshape((-1, *data.shape[-2:])), UPLO == "L", eigenvectors)
+        result = (lapack.syevd(data.reshape((-1, *data.shape[-2:])), UPLO == "L", eigenvectors)
+                  if _lapack_work(data) >= SVD_BY_LAPACK_MIN_WORK else None)
         if result is not None:
             batch = data.shape[:-2]
             return (result.reshape(batch + result.shape[1:]) if not eigenvectors
