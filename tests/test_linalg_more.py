@@ -502,3 +502,33 @@ def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy, m
         symmetric = read + np.swapaxes(np.tril(read, -1) if uplo == "L" else np.triu(read, 1), -1, -2)
         np.testing.assert_allclose(_np(V) * _np(w)[..., None, :] @ np.swapaxes(_np(V), -1, -2), symmetric,
                                    **tolerance)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eig_on_lapack_in_its_own_precision_matches_torch(dtype, spy, monkeypatch):
+    """Real matrices go to LAPACK's geev in their own dtype (NumPy's eig computes float32 in
+    float64; here at every size, ``EIG_BY_LAPACK_MIN_WORK`` 0): torch's eigenvalues (as a set:
+    the order LAPACK's QR iteration leaves them in depends on rounding), eigenvectors of unit
+    length that satisfy A v = v w, complex pairs unpacked from geev's real and imaginary
+    columns."""
+    from ember._backend import lapack
+    from ember.ops import eig
+    if not lapack._GEEV:
+        pytest.skip("NumPy's LAPACK not found")
+    monkeypatch.setattr(eig, "EIG_BY_LAPACK_MIN_WORK", 0)
+    rng = np.random.default_rng(25)
+    tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-10}
+    for shape in [(9, 9), (3, 5, 5)]:
+        a = rng.standard_normal(shape)
+        taken = spy(lapack, "geev")
+        w, v = ember.linalg.eig(ember.tensor(a, dtype=getattr(ember, dtype)))
+        values = ember.linalg.eigvals(ember.tensor(a, dtype=getattr(ember, dtype)))
+        assert len(taken) == 2
+        want = torch.linalg.eigvals(torch.tensor(a, dtype=getattr(torch, dtype))).numpy()
+        w, v = _np(w), _np(v)
+        assert np.iscomplexobj(w) and (w.imag != 0).any()   # (complex pairs among them)
+        for got in (w, _np(values)):
+            np.testing.assert_allclose(np.sort_complex(got.reshape(-1, shape[-1])),
+                                       np.sort_complex(want.reshape(-1, shape[-1])), **tolerance)
+        np.testing.assert_allclose(a @ v, v * w[..., None, :], **tolerance)
+        np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, **tolerance)

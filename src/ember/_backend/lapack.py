@@ -1,6 +1,6 @@
 """LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``), or runs only in
-float64 (``geqrf``, ``gesdd``, ``syevd``: NumPy's qr, svd and eigh compute a float32 array in
-float64, at about twice torch's time), called through ctypes in the OpenBLAS that NumPy itself
+float64 (``geqrf``, ``gesdd``, ``syevd``, ``geev``: NumPy's qr, svd, eigh and eig compute a
+float32 array in float64, at about twice torch's time), called through ctypes in the OpenBLAS that NumPy itself
 links (``cblas`` finds it), as torch calls its LAPACK: orgqr applies the reflectors in blocks,
 and gelsy is the least-squares driver torch's CPU lstsq takes by default (a QR factorization
 with column pivoting); sytrs solves from an LDL factorization with Bunch-Kaufman pivoting
@@ -50,6 +50,8 @@ _SYTRS, _SYTRS_INTEGER = _bind(_handle, "sytrs", 10)
 _GESDD, _GESDD_INTEGER = _bind(_handle, "gesdd", 15)
 # jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info, then the lengths of jobz and uplo
 _SYEVD, _SYEVD_INTEGER = _bind(_handle, "syevd", 13)
+# jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info, then the lengths of the jobs
+_GEEV, _GEEV_INTEGER = _bind(_handle, "geev", 16)
 _LOWER = ctypes.create_string_buffer(b"L")
 _UPPER = ctypes.create_string_buffer(b"U")
 _JOBS = {job: ctypes.create_string_buffer(job.encode()) for job in "ASNV"}
@@ -257,3 +259,46 @@ def syevd(a, lower, eigenvectors):
     if not eigenvectors:
         return values
     return values, _row_major(columns)
+
+
+def geev(a, vectors):
+    """numpy.linalg.eig's (eigenvalues, eigenvectors) (``eigvals``'s eigenvalues without
+    ``vectors``) for a (count, n, n) float32/float64 NumPy array, by LAPACK's geev in the array's
+    own precision: complex64/complex128, the eigenvectors row-major with each complex pair's
+    columns made from geev's real and imaginary parts; numpy.linalg.LinAlgError where it does
+    not converge; None when the routine is not found or the array is not such or is empty."""
+    function = _GEEV.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if function is None or not a.size:
+        return None
+    count, n, _ = a.shape
+    columns = _column_major(a)
+    real = np.empty((count, n), a.dtype)
+    imaginary = np.empty((count, n), a.dtype)
+    right = np.empty((count, n, n) if vectors else (1, 1, 1), a.dtype)   # each column-major
+    sizes = np.array([n, max(n, 1), n if vectors else 1, 1, -1, 0], dtype=_GEEV_INTEGER)
+    size = [address(sizes) + i * sizes.itemsize for i in range(6)]   # n, lda, ldvr, ldvl, lwork, info
+    no, job = ctypes.addressof(_JOBS["N"]), ctypes.addressof(_JOBS["V" if vectors else "N"])
+    unused = np.empty(1, a.dtype)
+
+    def call(i, work):
+        function(no, job, size[0], address(columns[i]), size[1], address(real[i]), address(imaginary[i]),
+                 address(unused), size[3], address(right[i if vectors else 0]), size[2], work, size[4], size[5],
+                 1, 1)
+    optimal = np.zeros(1, a.dtype)
+    call(0, address(optimal))
+    sizes[4] = max(int(optimal[0]), 1)
+    work = np.empty(sizes[4], a.dtype)
+    for i in range(count):
+        call(i, address(work))
+        if sizes[5] != 0:
+            raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    values = real + 1j * imaginary
+    if not vectors:
+        return values
+    packed = right.transpose(0, 2, 1)   # (row-major views: column j of each matrix is vector j)
+    result = packed.astype(values.dtype)
+    batch, first = np.nonzero(imaginary > 0)   # a pair's first column: its real part, then its imaginary
+    pairs = packed[batch, :, first] + 1j * packed[batch, :, first + 1]
+    result[batch, :, first] = pairs
+    result[batch, :, first + 1] = np.conj(pairs)
+    return values, result

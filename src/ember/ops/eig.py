@@ -4,6 +4,7 @@ eigenvector of unit norm with its largest component real, as geev gives it)."""
 import numpy as np
 
 from .. import return_types
+from .._backend import lapack
 from ..amp.policy import autocast_policy
 from ._common import _type_word, check_tensor, make, namespace_of, Node, record, write_out
 from .matrix_decompositions import check_matrix
@@ -68,15 +69,29 @@ def _check_eig(A, op):
         raise RuntimeError(f"torch.{op}: input tensor should not contain infs or NaNs.")
 
 
+# Real matrices' eigenvalues by LAPACK's geev in their own precision (``lapack.geev``; NumPy's
+# eig computes float32 in float64) where a batch's count * n^3 reaches this; NumPy's single call
+# costs less below it, as for SVD (BENCHMARKS.md, "QR, SVD and eigh in float32").
+EIG_BY_LAPACK_MIN_WORK = 1 << 15
+
+
 def _eig_arrays(data, vectors):
     xp = namespace_of(data)
     dtype = _COMPLEX[data.dtype]
     if not data.size:
         values = xp.zeros(data.shape[:-1], dtype=dtype)
         return (values, xp.zeros(data.shape, dtype=dtype)) if vectors else values
+    factored = None
+    if data.size * data.shape[-1] >= EIG_BY_LAPACK_MIN_WORK:
+        factored = lapack.geev(data.reshape((-1, *data.shape[-2:])), vectors)
     if not vectors:
+        if factored is not None:
+            return factored.reshape(data.shape[:-1])
         return xp.linalg.eigvals(data).astype(dtype, copy=False)
-    w, v = xp.linalg.eig(data)
+    if factored is not None:
+        w, v = factored[0].reshape(data.shape[:-1]), factored[1].reshape(data.shape)
+    else:
+        w, v = xp.linalg.eig(data)
     w, v = w.astype(dtype, copy=False), v.astype(dtype, copy=False)
     rotated = xp.ones(w.shape, dtype=bool) if data.dtype.kind == "c" else w.imag != 0
     return w, _largest_component_real(xp, v, rotated)
