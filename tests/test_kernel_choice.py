@@ -72,6 +72,21 @@ def test_the_openmp_count_follows_set_num_threads_on_every_thread():
         ember.set_num_threads(before)
 
 
+@needs_onednn
+def test_the_calling_thread_s_openmp_count_follows_at_once():
+    """The compiled loops read this thread's count (``openmp_kernels.thread_count``), some
+    without a kernel choice first: set_num_threads applies it to the calling thread itself."""
+    from ember._backend import openmp_kernels
+    before = ember.get_num_threads()
+    try:
+        for count in (3, 1):
+            ember.set_num_threads(count)
+            assert threads.applied_count() == count
+            assert openmp_kernels.thread_count() == count
+    finally:
+        ember.set_num_threads(before)
+
+
 def test_kernels_can_be_replaced_and_read_back():
     probe = _choice([])
     numpy_only = (("numpy", lambda x: x * 10),)

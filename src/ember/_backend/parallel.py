@@ -38,6 +38,9 @@ def set_num_threads(num_threads):
     cblas.set_num_threads(_blas_threads(num_threads))
     _num_threads = num_threads
     _choice_module().settings_changed()   # oneDNN's OpenMP count follows on each thread
+    if _onednn_in_use():   # this thread's at once: the compiled loops read it before any choice
+        from .onednn import threads
+        threads.follow_ember()
 
 
 def _blas_threads(num_threads):
