@@ -7,7 +7,9 @@ import numpy as np
 
 from .._backend import lapack
 from ..amp.policy import autocast_policy
-from ._common import _type_word, check_tensor, make, method, namespace_of, Node, record, with_out, write_out
+from ._common import (
+    _type_word, check_tensor, make, method, namespace_of, Node, record, Tensor, with_out, write_out,
+)
 from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["orgqr"]
@@ -90,6 +92,59 @@ class LinalgHouseholderProductBackward0(Node):
         if k < n:
             grad_A = cat([grad_A, zeros(batch + (m, n - k), dtype=A.dtype, device=A.device)], -1)
         return grad_A, stack(grad_tau, -1)
+
+    def backward_arrays(self, grad):
+        """``backward``'s formulas on the arrays of real NumPy matrices, one matrix at a time:
+        ``backward`` keeps the k products L_i (m x m) before each reflector as tensors; here
+        L_i and R_i live in one array each, updated in place reflector by reflector over the
+        columns (rows) the reflector changes, in three sweeps (L_i v_i forward; R_i's terms
+        backward; L_i^T's terms forward again)."""
+        A, tau = self.saved_tensors
+        a, t = A._data, tau._data
+        if (grad.__class__ is not Tensor or type(a) is not np.ndarray or a.dtype.kind != "f"
+                or grad._data.dtype != a.dtype):
+            return None
+        m, n = a.shape[-2:]
+        k = t.shape[-1]
+        if not (k and a.size):
+            return make(np.zeros(a.shape, a.dtype)), make(np.zeros(t.shape, a.dtype))
+        matrices, scales = a.reshape((-1, m, n)), t.reshape((-1, k))
+        grads = np.broadcast_to(grad._data, a.shape).reshape((-1, m, n))
+        grad_a, grad_tau = np.zeros(matrices.shape, a.dtype), np.empty(scales.shape, a.dtype)
+        with np.errstate(all="ignore"):
+            for i in range(matrices.shape[0]):
+                _householder_gradient(matrices[i], scales[i], grads[i], grad_a[i], grad_tau[i])
+        return make(grad_a.reshape(a.shape)), make(grad_tau.reshape(t.shape))
+
+
+def _householder_gradient(a, tau, grad, grad_a, grad_tau):
+    """``LinalgHouseholderProductBackward0.backward``'s gradients of one real m x n matrix
+    ``a`` and its k scales, written into ``grad_a`` (zeros) and ``grad_tau``."""
+    m, n = a.shape
+    k = tau.shape[0]
+    vectors = np.triu(a[:, :k].T, 1)   # v_i as rows: zeros before i, one at i, a's column below
+    vectors[np.arange(k), np.arange(k)] = 1
+    before = np.eye(m, dtype=a.dtype)   # L_i = H_0 ... H_{i-1}: H_i changes columns i: only
+    left = np.empty((k, m), a.dtype)    # L_i v_i
+    for i in range(k):
+        v = vectors[i, i:]
+        left[i] = before[:, i:] @ v
+        before[:, i:] -= np.outer(tau[i] * left[i], v)
+    after = np.eye(m, n, dtype=a.dtype)   # R_i = H_{i+1} ... H_{k-1} I[:, :n]: H_i changes rows i:
+    grad_right = np.empty((k, m), a.dtype)   # gQ R_i^T v_i
+    through_right = np.empty((k, m), a.dtype)   # R_i gQ^T L_i v_i
+    for i in reversed(range(k)):
+        v = vectors[i, i:]
+        after_v = v @ after[i:, :]
+        grad_right[i] = grad @ after_v
+        through_right[i] = after @ (left[i] @ grad)
+        after[i:, :] -= np.outer(tau[i] * v, after_v)
+    grad_tau[:] = -np.einsum("im,im->i", left, grad_right)
+    before = np.eye(m, dtype=a.dtype)
+    for i in range(k):
+        grad_v = grad_right[i] @ before + through_right[i]   # L_i^T gQ R_i^T v_i + R_i gQ^T L_i v_i
+        grad_a[i + 1:, i] = -tau[i] * grad_v[i + 1:]
+        before[:, i:] -= np.outer(tau[i] * left[i], vectors[i, i:])
 
 
 @autocast_policy("fp32")
