@@ -1021,3 +1021,41 @@ def test_clamp_to_numbers_on_the_loop_gives_numpys_clip_bit_for_bit(bounds, monk
         np.testing.assert_array_equal(ember.clamp(ember.tensor(n), int(lo * 10), int(hi * 10)).numpy(),
                                       torch.clamp(torch.tensor(n), int(lo * 10), int(hi * 10)).numpy())
         assert taken == [True, True]
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_histogram_bins_loop_gives_the_numpy_path_s_bins(dtype, monkeypatch, spy):
+    """Each point's bin from the loop is ``_bins_of``'s, equal-width and given edges alike:
+    values on the edges (the last edge in the last bin), outside them, NaN and infinities; and
+    torch's histogram and histogramdd on the loop."""
+    from ember.ops import statistics
+    rng = np.random.default_rng(9)
+    values = np.concatenate([rng.uniform(-1.5, 1.5, 200), np.linspace(-1, 1, 11),
+                             [np.nan, np.inf, -np.inf, -1.0, 1.0, 0.0]]).astype(dtype)
+    points = np.stack([values, rng.permutation(values)], -1)
+    for local, edges in ((True, [np.linspace(-1, 1, 11, dtype=dtype), np.linspace(-0.5, 1.5, 4, dtype=dtype)]),
+                         (False, [np.array([-2.0, -0.5, 0.25, 1.0], dtype), np.array([-1.0, 0.0, 3.0], dtype)])):
+        got = openmp_kernels.histogram_bins(points, edges, local)
+        shape = [e.size - 1 for e in edges]
+        want = np.zeros(points.shape[0], np.int64)
+        outside = np.zeros(points.shape[0], bool)
+        for d, e in enumerate(edges):
+            pos = statistics._bins_of(np, points[:, d], e, "local" if local else "binary")
+            outside |= pos < 0
+            want = want * shape[d] + np.maximum(pos, 0)
+        np.testing.assert_array_equal(got, np.where(outside, -1, want))
+    finite = values[np.isfinite(values)]
+    taken = spy(openmp_kernels, "histogram_bins")
+    for lib in (torch, ember):
+        x = lib.tensor(finite)
+        result = [lib.histogram(x, 7), lib.histogram(x, lib.tensor(np.array([-1.0, 0.1, 0.7], dtype))),
+                  lib.histogramdd(lib.tensor(np.stack([finite, finite[::-1]], -1)), [3, 4], weight=x)]
+        if lib is torch:
+            want = [[r.numpy() for r in (h.hist, h.bin_edges)] for h in result[:2]] + [[result[2].hist.numpy()]]
+        else:
+            got = [[r.numpy() for r in (h.hist, h.bin_edges)] for h in result[:2]] + [[result[2].hist.numpy()]]
+    assert len(taken) == 3
+    for w, g in zip(want, got):
+        for a, b in zip(w, g):
+            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-6)

@@ -1157,6 +1157,59 @@ void potrf_recursive_##suffix(void **arrays, const int64_t *sizes, const double 
     } \
 }
 
+/* arrays: points (count x dims, row-major), edges (each dimension's edges one after the other,
+   each ascending), flat (int64, count: written); sizes: count, dims, local, then each
+   dimension's edge count (at most 64 dimensions). Each point's bin as torch's histogram kernel
+   finds it, as one index into the row-major histogram, or -1 for a point outside the edges (or
+   NaN): per dimension, for equal-width bins (`local`) the position interpolated between the
+   outer edges in T's arithmetic, then the neighbouring edges compared; for given edges a binary
+   search; a value on the last edge goes to the last bin. ops/statistics.py's `_bins_of`
+   computes the same on arrays. */
+#define HISTOGRAM_BINS(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *points = arrays[0], *all_edges = arrays[1]; \
+    int64_t *flat = arrays[2]; \
+    const int64_t count = sizes[0], dims = sizes[1], local = sizes[2]; \
+    const int64_t *edge_counts = sizes + 3; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 65536) schedule(static)") \
+    for (int64_t p = 0; p < count; p++) { \
+        int64_t index = 0; \
+        const T *edges = all_edges; \
+        for (int64_t d = 0; d < dims; d++) { \
+            const int64_t last = edge_counts[d] - 1; \
+            const T x = points[p * dims + d]; \
+            if (!(x >= edges[0] && x <= edges[last])) { index = -1; break; } \
+            int64_t pos; \
+            if (local) { \
+                const T scaled = (x - edges[0]) * (T)last / (edges[last] - edges[0]); \
+                const int64_t guess = (int64_t)scaled; \
+                int64_t low = guess - 1 < 0 ? 0 : (guess - 1 > last ? last : guess - 1); \
+                const int64_t top = guess + 1 < last ? guess + 1 : last; \
+                pos = low - 1; \
+                for (int64_t step = 0; step < 3; step++) { \
+                    const int64_t at = low + step < last ? low + step : last; \
+                    pos += (low + step <= top) && (edges[at] <= x); \
+                } \
+            } else { \
+                int64_t lo = 0, hi = last + 1;   /* the first edge above x: searchsorted right */ \
+                while (lo < hi) { \
+                    const int64_t mid = (lo + hi) / 2; \
+                    if (edges[mid] <= x) lo = mid + 1; else hi = mid; \
+                } \
+                pos = lo - 1; \
+            } \
+            if (pos == last) pos = last - 1; \
+            index = index * last + (pos > 0 ? pos : 0); \
+            edges += last + 1; \
+        } \
+        flat[p] = index; \
+    } \
+}
+
+HISTOGRAM_BINS(histogram_bins_float32, float)
+HISTOGRAM_BINS(histogram_bins_float64, double)
+
 RECURSIVE_CHOLESKY(float32, float, sqrtf)
 RECURSIVE_CHOLESKY(float64, double, sqrt)
 
@@ -2117,6 +2170,31 @@ def potrf_recursive(a):
     info = np.zeros(count, dtype=np.int32)
     _call(function, (a, info, gemm[0]), (count, n, int(gemm[1])), ())
     return info
+
+
+_HISTOGRAM_BINS = {np.dtype(np.float32): "histogram_bins_float32",
+                   np.dtype(np.float64): "histogram_bins_float64"}
+
+
+def histogram_bins(points, edges, local):
+    """Each of the (count, dims) float32/float64 ``points``' bin as torch's histogram kernel
+    finds it, as an index into the row-major histogram ((count,) int64, -1 outside), the
+    ``edges`` of each dimension 1-D arrays of the points' dtype (equal-width bins where
+    ``local``, else searched); None where the loop cannot be built or the arguments are not
+    such."""
+    name = _HISTOGRAM_BINS.get(points.dtype) if type(points) is np.ndarray and points.ndim == 2 else None
+    if (name is None or not 0 < points.shape[1] <= 64 or len(edges) != points.shape[1]
+            or any(type(e) is not np.ndarray or e.dtype != points.dtype or e.ndim != 1 or e.size < 2
+                   for e in edges)):
+        return None
+    function = _function(name)
+    if function is None:
+        return None
+    count, dims = points.shape
+    flat = np.empty(count, np.int64)
+    _call(function, (np.ascontiguousarray(points), np.concatenate(edges), flat),
+          (count, dims, int(local), *[e.size for e in edges]), ())
+    return flat
 
 
 def row_order(pivots, m):

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._backend import openmp_kernels
 from .._tensor import Tensor
 from ._common import (
     _type_word, check_tensor, is_scalar, make, method, namespace_of, record_not_differentiable,
@@ -232,9 +233,9 @@ def _bins_of(xp, x, edges, search):
     if search == "binary":
         pos = xp.searchsorted(edges, x, side="right") - 1
     else:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):   # (infinities: outside, whatever their guess)
             scaled = (x - edges[0]) * x.dtype.type(last) / (edges[-1] - edges[0])
-        guess = xp.nan_to_num(scaled, nan=-1).astype(_INT64)
+            guess = xp.nan_to_num(scaled, nan=-1).astype(_INT64)
         low = xp.clip(guess - 1, 0, last)
         pos = low - 1
         for step in range(3):
@@ -246,13 +247,17 @@ def _bins_of(xp, x, edges, search):
 
 def _count(xp, points, edges, weight, density, search):
     shape = tuple(e.shape[0] - 1 for e in edges)
-    flat = xp.zeros(points.shape[0], dtype=_INT64)
-    outside = xp.zeros(points.shape[0], dtype=bool)
-    for d, e in enumerate(edges):
-        pos = _bins_of(xp, points[:, d], e, search)
-        outside |= pos < 0
-        flat = flat * shape[d] + xp.maximum(pos, 0)
-    kept = ~outside
+    flat = openmp_kernels.histogram_bins(points, edges, search == "local")   # (-1 outside)
+    if flat is not None:
+        kept = flat >= 0
+    else:
+        flat = xp.zeros(points.shape[0], dtype=_INT64)
+        outside = xp.zeros(points.shape[0], dtype=bool)
+        for d, e in enumerate(edges):
+            pos = _bins_of(xp, points[:, d], e, search)
+            outside |= pos < 0
+            flat = flat * shape[d] + xp.maximum(pos, 0)
+        kept = ~outside
     w = None if weight is None else weight[kept]
     size = int(np.prod(shape))
     hist = xp.bincount(flat[kept], weights=w, minlength=size).astype(points.dtype).reshape(shape)
