@@ -560,3 +560,24 @@ def test_householder_product_gradient_on_arrays_matches_torch(dtype, spy):
     for got in results[1:]:
         for w, x in zip(results[0], got):
             np.testing.assert_allclose(x, w, **tolerance)
+
+
+def test_lu_unpack_records_torch_s_node_and_gradient():
+    """L and U come from one LuUnpackBackward0 (torch's node; P has no gradient), whose gradient
+    places L's below the diagonal and U's on and above it, for tall, wide and batched factors,
+    and again with a graph of the backward."""
+    rng = np.random.default_rng(27)
+    for shape in [(5, 3), (3, 5), (2, 4, 4)]:
+        a = rng.standard_normal(shape)
+        results = []
+        for lib in (torch, ember):
+            A = lib.tensor(a, requires_grad=True)
+            LU, pivots = lib.linalg.lu_factor(A)
+            P, L, U = lib.lu_unpack(LU, pivots)
+            assert type(L.grad_fn).__name__ == type(U.grad_fn).__name__ == "LuUnpackBackward0"
+            assert L.grad_fn is U.grad_fn and not P.requires_grad
+            (grad,) = lib.autograd.grad((L ** 2).sum() + (U ** 3).sum(), A, create_graph=True)
+            (second,) = lib.autograd.grad(grad.sum(), A)
+            results.append([_np(x) for x in (P, L, U, grad, second)])
+        for want, got in zip(*results):
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)

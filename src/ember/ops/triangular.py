@@ -11,8 +11,8 @@ from ..autograd.graph import Node
 from .. import _dtype
 from ..return_types import lu_unpack as _lu_unpack_result, triangular_solve as _triangular_solve_result
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out, write_out
-from .creation import empty, eye
-from .shape import _broadcast_pair, broadcast_shapes
+from .creation import empty, zeros
+from .shape import _broadcast_pair, broadcast_shapes, cat
 from .matrix_decompositions import check_matrix
 from ..autograd._dual import jvp_by_transposition
 
@@ -297,6 +297,38 @@ def _permutation(xp, pivots, m, dtype):
     return xp.swapaxes(xp.eye(m, dtype=dtype)[row_order(xp, pivots, m)], -1, -2)
 
 
+class LuUnpackBackward0(Node):
+    """L and U of ``lu_unpack`` (its outputs 1 and 2; P has no gradient): LU_data's gradient is
+    L's gradient below the diagonal and U's on and above it, each where it came from."""
+    __slots__ = ("m", "n")
+
+    def backward(self, grad_P=None, grad_L=None, grad_U=None):
+        m, n = self.m, self.n
+        total = None
+        if grad_L is not None:
+            total = _padded(grad_L.tril(-1), m, n)
+        if grad_U is not None:
+            upper = _padded(grad_U.triu(), m, n)
+            total = upper if total is None else total + upper
+        return (total,)
+
+    def jvp(self, tangent):
+        k = min(self.m, self.n)
+        lower, upper = tangent[..., :, :k].tril(-1), tangent[..., :k, :].triu()
+        return None, lower, upper
+
+
+def _padded(block, m, n):
+    """``block`` (the leading rows or columns of an m x n matrix) with zeros after it."""
+    rows, columns = block.shape[-2:]
+    batch = tuple(block.shape[:-2])
+    if rows < m:
+        block = cat([block, zeros(batch + (m - rows, columns), dtype=block.dtype, device=block.device)], -2)
+    if columns < n:
+        block = cat([block, zeros(batch + (m, n - columns), dtype=block.dtype, device=block.device)], -1)
+    return block
+
+
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """Unpacks the LU decomposition returned by ``linalg.lu_factor`` into the P, L and U
     matrices (A = P L U); L and U are empty with ``unpack_data=False``, P with
@@ -314,8 +346,15 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     k = min(m, n)
     nothing = empty(0, dtype=LU_data.dtype, device=LU_data.device)
     if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
-        U = LU_data[..., :k, :].triu()
+        data = LU_data._data
+        xp = namespace_of(data)
+        lower = xp.tril(data[..., :, :k], -1)
+        diagonal = xp.arange(k)
+        lower[..., diagonal, diagonal] = 1
+        L, U = make(lower), make(xp.triu(data[..., :k, :]))
+        node = record(LuUnpackBackward0, (LU_data,), None, L, U)
+        if node is not None:
+            node.m, node.n = m, n
     else:
         L, U = nothing, nothing.clone()
     P = nothing.clone()
