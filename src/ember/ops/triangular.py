@@ -12,7 +12,7 @@ from .. import _dtype
 from ..return_types import lu_unpack as _lu_unpack_result, triangular_solve as _triangular_solve_result
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out, write_out
 from .creation import empty, zeros
-from .shape import _broadcast_pair, broadcast_shapes, cat
+from .shape import _broadcast_pair, _triangle_data, broadcast_shapes, cat
 from .matrix_decompositions import check_matrix
 from ..autograd._dual import jvp_by_transposition
 
@@ -348,10 +348,10 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     if unpack_data:
         data = LU_data._data
         xp = namespace_of(data)
-        lower = xp.tril(data[..., :, :k], -1)
+        lower = _triangle_data("tril", data[..., :, :k], -1)
         diagonal = xp.arange(k)
         lower[..., diagonal, diagonal] = 1
-        L, U = make(lower), make(xp.triu(data[..., :k, :]))
+        L, U = make(lower), make(_triangle_data("triu", data[..., :k, :], 0))
         node = record(LuUnpackBackward0, (LU_data,), None, L, U)
         if node is not None:
             node.m, node.n = m, n
