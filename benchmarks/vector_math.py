@@ -47,8 +47,9 @@ def _op(op, n):
 
 def _ember_op(name):
     """``ember.name``, or ``ember.nn.functional.name`` for the activations only there
-    (``logsigmoid``, ``softplus``, ``elu``)."""
-    return getattr(ember, name, None) or getattr(ember.nn.functional, name)
+    (``logsigmoid``, ``softplus``, ``elu``), or ``ember.special.name`` (``entr``)."""
+    return (getattr(ember, name, None) or getattr(ember.nn.functional, name, None)
+            or getattr(ember.special, name))
 
 
 def _on(library, fn, *args):

@@ -45,6 +45,9 @@ UNARY = {
     "erfinv": "erfinv_float(x)",
     # ember's formula: min(x, 0) as (x - |x|) / 2, less log1p(exp(-|x|))
     "logsigmoid": "x * 0.5f - fabsf(x) * 0.5f - log1pf(expf(-fabsf(x)))",
+    # ember.special's, with x * pi in float32 as torch takes it
+    "sinc": "x == 0.0f ? 1.0f : sinf(x * (float)3.141592653589793) / (x * (float)3.141592653589793)",
+    "entr": "entr_float(x)",
 }
 
 # op name: the C expression of float32 elements ``x`` and ``y``, as NumPy's ufunc computes it
@@ -116,7 +119,7 @@ MIN_ELEMENTS = {
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
-    "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1,
+    "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
 }
 # (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
 # that their arrays' bits are the ember-op formula's)
@@ -131,6 +134,13 @@ VECTOR_FUNCTIONS = ("float sinf(float)", "float cosf(float)", "float exp2f(float
 # approximation ("Approximating the erfinv function", 2010; within 4 ulp), then one Newton step
 # on erf in double, which brings it within half an ulp as torch's is; +-1 give +-inf.
 HELPERS = """
+/* ember.special.entr: -x log(x) for x > 0, 0 at 0, -inf below, NaN kept (the logarithm of
+   1 where x is not positive) */
+static inline float entr_float(float x) {
+    const float product = -x * logf(x > 0.0f ? x : 1.0f);
+    return x > 0.0f ? product : (x == 0.0f ? 0.0f : (x < 0.0f ? -INFINITY : x));
+}
+
 /* min(x, 0) and min(x, c), a NaN kept (NumPy's minimum, ember's clamp(max=...)) */
 #define NONPOSITIVE(x) (((x) < 0.0f || (x) != (x)) ? (x) : 0.0f)
 #define AT_MOST(x, c) (((x) < (c) || (x) != (x)) ? (x) : (c))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._backend import special_bessel, special_normal
+from .._backend import special_bessel, special_normal, vector_math
 from ..autograd._dual import jvp_by_backward
 from ..ops._common import Node, make, namespace_of, record
 from ._common import check_tensor, finish, float_result, refuse
@@ -156,10 +156,13 @@ normal distribution's cumulative distribution function, accurate far into the lo
                      "SpecialLogNdtrBackward0", "x,result")
 
 
-def _entr_kernel(xp, x):
+def _entr_arrays(xp, x):
     out = -x * xp.log(xp.where(x > 0, x, 1))
     out = xp.where(x == 0, 0, out)
     return xp.where(x < 0, -math.inf, out).astype(x.dtype, copy=False)
+
+
+_entr_kernel = vector_math.when_large("entr", lambda xp, x: vector_math.unary("entr", x), _entr_arrays, at=1)
 
 
 entr = _function("entr", _entr_kernel, """Elementwise entropy: ``-input * log(input)`` for
@@ -167,11 +170,14 @@ positive inputs, 0 at 0 and ``-inf`` for negative inputs.""", "c",
                  lambda g, x, y: g * -(1 + x.log()), "SpecialEntrBackward0")
 
 
-def _sinc_kernel(xp, x):
+def _sinc_arrays(xp, x):
     scaled = x * x.dtype.type(math.pi)
     safe = xp.where(x == 0, 1, scaled)
     with np.errstate(invalid="ignore"):   # sin(inf) is NaN, as torch's
         return xp.where(x == 0, 1, xp.sin(safe) / safe).astype(x.dtype, copy=False)
+
+
+_sinc_kernel = vector_math.when_large("sinc", lambda xp, x: vector_math.unary("sinc", x), _sinc_arrays, at=1)
 
 
 def _sinc_grad(g, x, y):
