@@ -60,6 +60,9 @@ BINARY = {
     "hypot": "hypotf(x, y)",
     "atan2": "atan2f(x, y)",
     "nextafter": "nextafter_float(x, y)",
+    # 0 where x is 0 and y is not NaN, as torch's
+    "xlogy": "(x == 0.0f && y == y) ? 0.0f : x * logf(y)",
+    "xlog1py": "(x == 0.0f && y == y) ? 0.0f : x * log1pf(y)",
 }
 
 # op name: the C expression of a float32 element ``x`` and the op's float32 parameters ``p[0]``,
@@ -120,6 +123,7 @@ MIN_ELEMENTS = {
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
     "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
+    "xlogy": 1, "xlog1py": 1,
 }
 # (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
 # that their arrays' bits are the ember-op formula's)

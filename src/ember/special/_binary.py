@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._backend import special as _special_kernels, special_gamma
+from .._backend import special as _special_kernels, special_gamma, vector_math
 from ..ops._common import Node, Tensor, _type_word, is_scalar, make, namespace_of, record
 from ..ops.pointwise import _binary, _BinaryNode, _scalar_first, _xlogy_grad_self, float_arrays
 from ._common import check_tensor, finish, float_result, refuse
@@ -53,13 +53,20 @@ class SpecialXlog1PyBackward2(_BinaryNode):
 
 
 def _xlog1py_kernel(x, y):
-    xp = namespace_of(x)
     refuse(x.dtype if x.dtype.kind == "c" else getattr(y, "dtype", x.dtype), "xlog1py_cpu", "c")
+    return _xlog1py(x, y)
+
+
+def _xlog1py_arrays(x, y):
+    xp = namespace_of(x)
     if not hasattr(y, "dtype"):
         y = xp.asarray(y, dtype=x.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = x * xp.log1p(y)
     return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype, copy=False)
+
+
+_xlog1py = vector_math.when_large("xlog1py", lambda x, y: vector_math.binary("xlog1py", x, y), _xlog1py_arrays)
 
 
 def xlog1py(input, other, *, out=None):
