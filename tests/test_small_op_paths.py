@@ -441,3 +441,21 @@ def test_movedim_of_one_dim_refuses_what_torch_refuses(source, destination):
         except (IndexError, RuntimeError, TypeError) as error:
             outcomes.append((type(error).__name__, str(error)))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_compares_pairs_as_torch_and_as_numpy_isin(invert, monkeypatch):
+    """Up to ``ISIN_PAIRWISE_MAX`` pairs every pair is compared at once; above it numpy.isin
+    runs: torch's answer both ways, NaN in nothing, integers against floats, scalars and an
+    empty set."""
+    from ember.ops import statistics
+    cases = [(np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 2.0]], np.float32), np.array([np.nan, 2.0, 3.0], np.float32)),
+             (np.arange(6).reshape(2, 3), np.array([1.0, 4.5, 5.0])),
+             (np.array(3.0), np.array([1.0, 3.0])), (np.arange(4.0), np.zeros(0))]
+    for limit in (statistics.ISIN_PAIRWISE_MAX, 0):
+        monkeypatch.setattr(statistics, "ISIN_PAIRWISE_MAX", limit)
+        for a, b in cases:
+            want = torch.isin(torch.from_numpy(a), torch.from_numpy(b), invert=invert).numpy()
+            got = ember.isin(ember.tensor(a), ember.tensor(b), invert=invert).numpy()
+            assert got.dtype == np.bool_ and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)

@@ -52,8 +52,16 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     for arr in (a, b):
         if arr.dtype == _dtype.bool.np:
             raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    if a.size * b.size <= ISIN_PAIRWISE_MAX:   # every pair compared: one pass, no sorting
+        found = (a[..., None] == b.reshape(-1)).any(axis=-1)
+        return make(~found if invert else found)
     found = xp.isin(a, b, assume_unique=assume_unique, invert=invert)
     return make(xp.asarray(found, dtype=bool))
+
+
+# Up to this many (element, test element) pairs ``isin`` compares every pair in one pass;
+# numpy.isin's Python around its own small case costs several times more
+ISIN_PAIRWISE_MAX = 1 << 16
 
 
 # ----------------------------------------------------------------------------------------
