@@ -57,6 +57,22 @@ _UPPER = ctypes.create_string_buffer(b"U")
 _JOBS = {job: ctypes.create_string_buffer(job.encode()) for job in "ASNV"}
 
 
+def _each_matrix(call, count, dtype, sizes, lwork, info, failure=None):
+    """A LAPACK routine's workspace query, then the routine on each of ``count`` matrices:
+    ``call(i, work)`` calls it on matrix i with the workspace's address, first ``call(0,
+    query)`` with ``sizes[lwork]`` -1, after which ``sizes[lwork]`` holds the workspace's
+    length. A nonzero ``sizes[info]`` raises numpy.linalg.LinAlgError(``failure``) where a
+    message is given."""
+    optimal = np.zeros(1, dtype)
+    call(0, address(optimal))
+    sizes[lwork] = max(int(optimal[0]), 1)
+    work = np.empty(sizes[lwork], dtype)   # (kept alive while the routine writes into it)
+    for i in range(count):
+        call(i, address(work))
+        if failure is not None and sizes[info] != 0:
+            raise np.linalg.LinAlgError(failure)
+
+
 def _column_major(a):
     """A copy of the (count, m, n) array with each matrix in column-major order."""
     columns = np.empty((a.shape[0], a.shape[2], a.shape[1]), a.dtype)
@@ -83,12 +99,9 @@ def qr(a, mode):
     tau = np.empty((count, k), a.dtype)
     sizes = np.array([m, n, max(m, 1), -1, 0], dtype=_GEQRF_INTEGER)
     size = [address(sizes) + i * sizes.itemsize for i in range(5)]   # m, n, lda, lwork, info
-    optimal = np.zeros(1, a.dtype)
-    function(size[0], size[1], address(columns[0]), size[2], address(tau[0]), address(optimal), size[3], size[4])
-    sizes[3] = max(int(optimal[0]), 1)
-    work = np.empty(sizes[3], a.dtype)
-    for i in range(count):
-        function(size[0], size[1], address(columns[i]), size[2], address(tau[i]), address(work), size[3], size[4])
+    _each_matrix(lambda i, work: function(size[0], size[1], address(columns[i]), size[2], address(tau[i]), work,
+                                          size[3], size[4]),
+                 count, a.dtype, sizes, 3, 4)
     rows = m if mode == "complete" else k
     r = np.triu(columns[:, :rows, :])
     if mode == "r":
@@ -121,12 +134,9 @@ def _orgqr_columns(columns, tau):
     count, m, n = columns.shape
     sizes = np.array([m, n, tau.shape[-1], max(m, 1), -1, 0], dtype=_ORGQR_INTEGER)
     size = [address(sizes) + i * sizes.itemsize for i in range(6)]   # m, n, k, lda, lwork, info
-    optimal = np.zeros(1, columns.dtype)
-    function(*size[:3], address(columns[0]), size[3], address(tau[0]), address(optimal), size[4], size[5])
-    sizes[4] = max(int(optimal[0]), 1)
-    work = np.empty(sizes[4], columns.dtype)
-    for i in range(count):
-        function(*size[:3], address(columns[i]), size[3], address(tau[i]), address(work), size[4], size[5])
+    _each_matrix(lambda i, work: function(*size[:3], address(columns[i]), size[3], address(tau[i]), work,
+                                          size[4], size[5]),
+                 count, columns.dtype, sizes, 4, 5)
     return _row_major(columns)
 
 
@@ -212,14 +222,7 @@ def gesdd(a, full_matrices, compute_uv):
     def call(i, work):
         function(job_address, size[0], size[1], address(columns[i]), size[2], address(values[i]),
                  address(u[i]), size[3], address(vt[i]), size[4], work, size[5], address(iwork), size[6], 1)
-    optimal = np.zeros(1, a.dtype)
-    call(0, address(optimal))
-    sizes[5] = max(int(optimal[0]), 1)
-    work = np.empty(sizes[5], a.dtype)
-    for i in range(count):
-        call(i, address(work))
-        if sizes[6] != 0:
-            raise np.linalg.LinAlgError("SVD did not converge")
+    _each_matrix(call, count, a.dtype, sizes, 5, 6, "SVD did not converge")
     if not compute_uv:
         return values
     return (np.ascontiguousarray(u.transpose(0, 2, 1)), values, np.ascontiguousarray(vt.transpose(0, 2, 1)))
@@ -284,14 +287,7 @@ def geev(a, vectors):
         function(no, job, size[0], address(columns[i]), size[1], address(real[i]), address(imaginary[i]),
                  address(unused), size[3], address(right[i if vectors else 0]), size[2], work, size[4], size[5],
                  1, 1)
-    optimal = np.zeros(1, a.dtype)
-    call(0, address(optimal))
-    sizes[4] = max(int(optimal[0]), 1)
-    work = np.empty(sizes[4], a.dtype)
-    for i in range(count):
-        call(i, address(work))
-        if sizes[5] != 0:
-            raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    _each_matrix(call, count, a.dtype, sizes, 4, 5, "Eigenvalues did not converge")
     values = real + 1j * imaginary
     if not vectors:
         return values
