@@ -459,3 +459,23 @@ def test_isin_compares_pairs_as_torch_and_as_numpy_isin(invert, monkeypatch):
             got = ember.isin(ember.tensor(a), ember.tensor(b), invert=invert).numpy()
             assert got.dtype == np.bool_ and got.shape == want.shape
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("limit", [0, 1 << 30])
+def test_kron_both_ways_matches_torch(limit, monkeypatch):
+    """kron merges the last dims first (repeat_interleave, repeat) for large results and takes
+    the plain broadcast product below ``KRON_ROWS_MIN_ELEMENTS``: torch's values and gradients
+    either way, for operands of different ranks."""
+    from ember.ops import shape
+    monkeypatch.setattr(shape, "KRON_ROWS_MIN_ELEMENTS", limit)
+    rng = np.random.default_rng(31)
+    for sa, sb in [((3, 4), (2, 5)), ((2, 3, 2), (4, 3)), ((5,), (2, 3))]:
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        results = []
+        for lib in (torch, ember):
+            x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+            out = lib.kron(x, y)
+            (out * lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)))).sum().backward()
+            results.append([t.detach().numpy() for t in (out, x.grad, y.grad)])
+        for want, got in zip(*results):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -6,6 +6,7 @@ combinations, atleast_1d/2d/3d, diag, diag_embed, trace, diagonal_scatter, selec
 slice_scatter, block_diag, kron, cross, as_strided (a view) and ravel."""
 import functools
 import itertools
+import math
 
 import numpy as np
 
@@ -1180,6 +1181,12 @@ def block_diag(*tensors):
     return out
 
 
+# kron's products merge the last dims first from results of this many elements: below, the
+# two extra recorded ops (repeat_interleave, repeat) cost more than the inner loops they save
+# (BENCHMARKS.md, "kron's size rule")
+KRON_ROWS_MIN_ELEMENTS = 1 << 13
+
+
 def kron(input, other, *, out=None):
     """The Kronecker product of ``input`` and ``other`` (the smaller rank padded with leading
     ones): every element of ``input`` times the whole of ``other``."""
@@ -1194,7 +1201,8 @@ def _kron(input, other):
     b = other.reshape((1,) * (nd - other._data.ndim) + other._data.shape)
     a_shape, b_shape = a._data.shape, b._data.shape
     out_shape = tuple(x * y for x, y in zip(a_shape, b_shape))
-    if nd and all(a_shape) and all(b_shape) and "c" not in (a._data.dtype.kind, b._data.dtype.kind):
+    if (nd and all(a_shape) and all(b_shape) and "c" not in (a._data.dtype.kind, b._data.dtype.kind)
+            and math.prod(out_shape) >= KRON_ROWS_MIN_ELEMENTS):
         # the last dims merged first (input's repeated, other's tiled), so that the broadcast
         # product's inner loop runs along a row of the result rather than along other's last
         # dim: the same products, in far fewer NumPy inner loops (real numbers: repeat_interleave
