@@ -157,7 +157,8 @@ def gemm(a, b, c, alpha=1.0, beta=1.0):
 
 def gemm_address(dtype):
     """(the address of the gemm for ``dtype``, whether its sizes are int64), for compiled code
-    that calls it (``openmp_kernels.getrf_recursive``); None where it was not found."""
+    that calls it (``openmp_kernels``' recursive factorizations and solves); None where it was
+    not found."""
     found = _GEMM_ADDRESSES.get(dtype, False)
     if found is False:
         function = _GEMM.get(dtype)

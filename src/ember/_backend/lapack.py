@@ -1,10 +1,10 @@
 """LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``), or runs only in
 float64 (``geqrf``, ``gesdd``, ``syevd``, ``geev``: NumPy's qr, svd, eigh and eig compute a
-float32 array in float64, at about twice torch's time), called through ctypes in the OpenBLAS that NumPy itself
-links (``cblas`` finds it), as torch calls its LAPACK: orgqr applies the reflectors in blocks,
-and gelsy is the least-squares driver torch's CPU lstsq takes by default (a QR factorization
-with column pivoting); sytrs solves from an LDL factorization with Bunch-Kaufman pivoting
-(sytrf's, which ``ops.ldl`` computes).
+float32 array in float64, at about twice torch's time), called through ctypes in the OpenBLAS
+that NumPy itself links (``cblas`` finds it), as torch calls its LAPACK: orgqr applies the
+reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq takes by default
+(a QR factorization with column pivoting); sytrs solves from an LDL factorization with
+Bunch-Kaufman pivoting (sytrf's, which ``ops.ldl`` computes).
 
 The routines are looked up under the names NumPy's wheels give the Fortran interface
 (``scipy_sorgqr_64_``, 64-bit integers) or the plain Fortran names. Where none is found

@@ -2094,6 +2094,16 @@ def getrf_panel(a, pivots, info, first, last):
     return True
 
 
+def _with_gemm(names, dtype):
+    """(the loop ``names[dtype]``, the address of NumPy's CBLAS gemm for ``dtype``, whether its
+    sizes are int64) for the recursive factorizations and solves, which call that gemm; None
+    where the loop or the gemm is not found."""
+    from . import cblas
+    gemm = cblas.gemm_address(dtype)
+    function = _function(names[dtype]) if gemm is not None else None
+    return None if function is None else (function, *gemm)
+
+
 _RECURSIVE_GETRFS = {np.dtype(np.float32): "getrf_recursive_float32",
                      np.dtype(np.float64): "getrf_recursive_float64"}
 
@@ -2104,15 +2114,14 @@ def getrf_recursive(a):
     CBLAS gemm: (pivots (count, min(m, n)) 1-based int32, info (count,) int32: 1 + the index of
     the first exactly zero pivot, 0 when there is none), or None where the loop or the gemm is
     not found."""
-    from . import cblas
-    gemm = cblas.gemm_address(a.dtype)
-    function = _function(_RECURSIVE_GETRFS[a.dtype]) if gemm is not None else None
-    if function is None:
+    found = _with_gemm(_RECURSIVE_GETRFS, a.dtype)
+    if found is None:
         return None
+    function, gemm, ilp64 = found
     count, m, n = a.shape
     pivots = np.empty((count, min(m, n)), dtype=np.int32)
     info = np.zeros(count, dtype=np.int32)
-    _call(function, (a, pivots, info, gemm[0]), (count, m, n, int(gemm[1])), ())
+    _call(function, (a, pivots, info, gemm), (count, m, n, int(ilp64)), ())
     return pivots, info
 
 
@@ -2127,11 +2136,10 @@ def trsm_recursive(a, b, upper, transpose, unitriangular):
     ``unitriangular``; ``b`` a C-contiguous (count, n, k) array of ``a``'s dtype. By recursion
     on the rows with the products on NumPy's CBLAS gemm. False (nothing done) where the loop or
     the gemm is not found, or ``a`` is laid out otherwise."""
-    from . import cblas
-    gemm = cblas.gemm_address(b.dtype)
-    function = _function(_RECURSIVE_TRSMS[b.dtype]) if gemm is not None else None
-    if function is None:
+    found = _with_gemm(_RECURSIVE_TRSMS, b.dtype)
+    if found is None:
         return False
+    function, gemm, ilp64 = found
     count, n, k = b.shape
     item = a.itemsize
     if (a.dtype != b.dtype or a.shape[0] not in (1, count) or a.shape[1:] != (n, n)
@@ -2145,8 +2153,8 @@ def trsm_recursive(a, b, upper, transpose, unitriangular):
         a, upper, transpose = a.transpose(0, 2, 1), not upper, not transpose
     step = a.strides[0] // item if a.shape[0] > 1 else 0
     lower = upper == transpose
-    _call(function, (a, b, gemm[0]), (count, n, k, step, int(lower), int(transpose), int(unitriangular),
-                                      int(gemm[1])), ())
+    _call(function, (a, b, gemm), (count, n, k, step, int(lower), int(transpose), int(unitriangular),
+                                   int(ilp64)), ())
     return True
 
 
@@ -2161,14 +2169,13 @@ def potrf_recursive(a):
     on NumPy's CBLAS gemm. Returns info ((count,) int32: 0, or the order of the first leading
     minor that is not positive-definite, where that matrix's factor is unfinished), or None
     where the loop or the gemm is not found."""
-    from . import cblas
-    gemm = cblas.gemm_address(a.dtype)
-    function = _function(_RECURSIVE_POTRFS[a.dtype]) if gemm is not None else None
-    if function is None:
+    found = _with_gemm(_RECURSIVE_POTRFS, a.dtype)
+    if found is None:
         return None
+    function, gemm, ilp64 = found
     count, n, _ = a.shape
     info = np.zeros(count, dtype=np.int32)
-    _call(function, (a, info, gemm[0]), (count, n, int(gemm[1])), ())
+    _call(function, (a, info, gemm), (count, n, int(ilp64)), ())
     return info
 
 

@@ -7,7 +7,7 @@ from .. import return_types
 from .._backend import lapack
 from ..amp.policy import autocast_policy
 from ._common import _type_word, check_tensor, make, namespace_of, Node, record, write_out
-from .matrix_decompositions import check_matrix
+from .matrix_decompositions import check_matrix, per_matrix
 
 __all__ = []
 
@@ -81,17 +81,12 @@ def _eig_arrays(data, vectors):
     if not data.size:
         values = xp.zeros(data.shape[:-1], dtype=dtype)
         return (values, xp.zeros(data.shape, dtype=dtype)) if vectors else values
-    factored = None
-    if data.size * data.shape[-1] >= EIG_BY_LAPACK_MIN_WORK:
-        factored = lapack.geev(data.reshape((-1, *data.shape[-2:])), vectors)
+    factored = per_matrix(lapack.geev, data, vectors) if data.size * data.shape[-1] >= EIG_BY_LAPACK_MIN_WORK else None
     if not vectors:
         if factored is not None:
-            return factored.reshape(data.shape[:-1])
+            return factored
         return xp.linalg.eigvals(data).astype(dtype, copy=False)
-    if factored is not None:
-        w, v = factored[0].reshape(data.shape[:-1]), factored[1].reshape(data.shape)
-    else:
-        w, v = xp.linalg.eig(data)
+    w, v = factored if factored is not None else xp.linalg.eig(data)
     w, v = w.astype(dtype, copy=False), v.astype(dtype, copy=False)
     rotated = xp.ones(w.shape, dtype=bool) if data.dtype.kind == "c" else w.imag != 0
     return w, _largest_component_real(xp, v, rotated)

@@ -274,11 +274,25 @@ def _lapack_work(data):
     return data.size * min(data.shape[-2:]) if data.ndim >= 2 else 0
 
 
+def per_matrix(routine, data, *arguments):
+    """``routine(matrices, *arguments)`` (a ``_backend.lapack`` wrapper) on ``data`` as one
+    (count, m, n) batch, its result (an array, or a tuple of arrays and Nones) given ``data``'s
+    batch shape back; None where the routine declines."""
+    result = routine(data.reshape((-1, *data.shape[-2:])), *arguments)
+    if result is None:
+        return None
+    batch = data.shape[:-2]
+
+    def unflattened(r):
+        return None if r is None else r.reshape(batch + r.shape[1:])
+    return tuple(map(unflattened, result)) if isinstance(result, tuple) else unflattened(result)
+
+
 def _lu_diagonal(data):
     """(U's diagonal, the sign of the rows' permutation) of each matrix of ``data`` from the
     compiled LU, as torch computes determinants; None where that LU does not run or NumPy's
     det costs less (``DET_BY_LU_MIN_WORK``)."""
-    if data.size * data.shape[-1] < DET_BY_LU_MIN_WORK:
+    if _lapack_work(data) < DET_BY_LU_MIN_WORK:
         return None
     from .lu import getrf_compiled
     factored = getrf_compiled(data)
@@ -625,13 +639,11 @@ def _qr(A, mode, result_type):
                            "(default), 'r', or 'complete'")
     data = A._data
     xp = namespace_of(data)
-    factored = (lapack.qr(data.reshape((-1, *data.shape[-2:])), mode)
-                if _lapack_work(data) >= QR_BY_LAPACK_MIN_WORK else None)
+    factored = per_matrix(lapack.qr, data, mode) if _lapack_work(data) >= QR_BY_LAPACK_MIN_WORK else None
     if factored is not None:   # (LAPACK in float32 for float32, where NumPy's qr computes in float64)
         q, r = factored
-        batch = data.shape[:-2]
-        R = make(r.reshape(batch + r.shape[1:]))
-        Q = make(xp.zeros((0,), dtype=data.dtype) if q is None else q.reshape(batch + q.shape[1:]))
+        R = make(r)
+        Q = make(xp.zeros((0,), dtype=data.dtype) if q is None else q)
     elif mode == "r":
         R = make(xp.linalg.qr(data, mode="r").astype(data.dtype, copy=False))
         Q = make(xp.zeros((0,), dtype=data.dtype))
@@ -725,13 +737,11 @@ def svd_arrays(data, full_matrices=False, compute_uv=True):
     xp = namespace_of(data)
     finite = xp.isfinite(data).all(axis=(-2, -1))
     if bool(finite.all()):
-        result = (lapack.gesdd(data.reshape((-1, *data.shape[-2:])), full_matrices, compute_uv)
+        result = (per_matrix(lapack.gesdd, data, full_matrices, compute_uv)
                   if _lapack_work(data) >= SVD_BY_LAPACK_MIN_WORK else None)
         if result is None:
             return xp.linalg.svd(data, full_matrices=full_matrices, compute_uv=compute_uv)
-        batch = data.shape[:-2]
-        return (result.reshape(batch + result.shape[1:]) if not compute_uv
-                else tuple(r.reshape(batch + r.shape[1:]) for r in result))
+        return result
     nan = xp.isnan(data).any(axis=(-2, -1)).reshape(-1)
     if bool(nan.any()):
         raise LinAlgError(f"linalg.svd: {_batch_prefix(data, _first_nonzero(nan))}The algorithm "
@@ -750,12 +760,10 @@ def eigh_arrays(data, UPLO="L", eigenvectors=True):
     it does not converge (NaN in the triangle read, for one)."""
     xp = namespace_of(data)
     try:
-        result = (lapack.syevd(data.reshape((-1, *data.shape[-2:])), UPLO == "L", eigenvectors)
+        result = (per_matrix(lapack.syevd, data, UPLO == "L", eigenvectors)
                   if _lapack_work(data) >= SVD_BY_LAPACK_MIN_WORK else None)
         if result is not None:
-            batch = data.shape[:-2]
-            return (result.reshape(batch + result.shape[1:]) if not eigenvectors
-                    else tuple(r.reshape(batch + r.shape[1:]) for r in result))
+            return result
         if eigenvectors:
             return xp.linalg.eigh(data, UPLO=UPLO)
         return xp.linalg.eigvalsh(data, UPLO=UPLO)

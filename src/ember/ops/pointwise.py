@@ -1362,8 +1362,7 @@ def _xlogy_real(x, y):
     return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype, copy=False)
 
 
-_xlogy_kernel = _no_complex("xlogy_cpu", vector_math.when_large(
-    "xlogy", lambda x, y: vector_math.binary("xlogy", x, y), _xlogy_real))
+_xlogy_kernel = _no_complex("xlogy_cpu", _on_loop_when_large("xlogy", _xlogy_real))
 
 
 def xlogy(input, other, *, out=None):

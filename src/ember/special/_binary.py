@@ -5,9 +5,11 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._backend import special as _special_kernels, special_gamma, vector_math
+from .._backend import special as _special_kernels, special_gamma
 from ..ops._common import Node, Tensor, _type_word, is_scalar, make, namespace_of, record
-from ..ops.pointwise import _binary, _BinaryNode, _scalar_first, _xlogy_grad_self, float_arrays
+from ..ops.pointwise import (
+    _binary, _BinaryNode, _on_loop_when_large, _scalar_first, _xlogy_grad_self, float_arrays,
+)
 from ._common import check_tensor, finish, float_result, refuse
 from ..autograd._dual import jvp_by_transposition
 
@@ -66,7 +68,7 @@ def _xlog1py_arrays(x, y):
     return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype, copy=False)
 
 
-_xlog1py = vector_math.when_large("xlog1py", lambda x, y: vector_math.binary("xlog1py", x, y), _xlog1py_arrays)
+_xlog1py = _on_loop_when_large("xlog1py", _xlog1py_arrays)
 
 
 def xlog1py(input, other, *, out=None):
