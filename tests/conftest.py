@@ -79,3 +79,17 @@ def spy(monkeypatch):
         monkeypatch.setattr(module, function, recorded)
         return calls
     return watch
+
+
+@pytest.fixture(params=["compiled", "python"])
+def autograd_paths(request, monkeypatch):
+    """Run the test with autograd's compiled record and engine loop (``autograd._compiled``),
+    then with their Python steps."""
+    from ember.autograd import _compiled, engine
+    from ember.ops import _common
+    if request.param == "python":
+        monkeypatch.setattr(engine, "_compiled_loop", [None])
+        monkeypatch.setattr(_common, "_compiled_record", _common._record_in_python)
+    elif _compiled._built() is None:
+        pytest.skip("autograd's compiled paths cannot be built here (no C compiler or headers)")
+    return request.param

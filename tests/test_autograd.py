@@ -10,6 +10,9 @@ import torch
 
 import ember
 
+# every test here runs with autograd's compiled paths and with their Python steps
+pytestmark = pytest.mark.usefixtures("autograd_paths")
+
 X = [0.5, -1.25, 2.0]
 Y = [1.5, 0.75, -0.5]
 

@@ -6,6 +6,9 @@ import pytest
 
 import ember
 
+# every test here runs with autograd's compiled paths and with their Python steps
+pytestmark = pytest.mark.usefixtures("autograd_paths")
+
 X = [0.5, -1.25, 2.0, 4.0, -3.0, 1.0]
 
 

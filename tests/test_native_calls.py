@@ -27,7 +27,7 @@ def _sin_loop():
 
 
 def test_the_extension_builds_where_the_headers_are_installed():
-    if native_calls._include_dirs() is None:
+    if native_calls.include_dirs() is None:
         pytest.skip("Python's headers are not installed")
     assert native_calls.native("ppqi") is not None
     assert "PyInit_ember_call_ppqi" in native_calls.source("ppqi")
@@ -88,7 +88,7 @@ def test_bad_arguments_are_refused_before_the_loop_runs():
 
 def test_without_the_headers_the_loops_go_through_ctypes(monkeypatch):
     raw, kinds = _sin_loop()
-    monkeypatch.setattr(native_calls, "_include_dirs", lambda: None)
+    monkeypatch.setattr(native_calls, "include_dirs", lambda: None)
     monkeypatch.setattr(native_calls, "_callers", {})
     call = native_calls.bind(raw, kinds)
     assert call.__name__ == "call" and call.__qualname__.startswith("through_ctypes")

@@ -29,7 +29,7 @@ import numpy as np
 
 from .pointers import address
 
-__all__ = ["bind", "KINDS", "MAX_LIST", "native"]
+__all__ = ["bind", "include_dirs", "KINDS", "MAX_LIST", "native"]
 
 log = logging.getLogger("ember._backend")
 
@@ -187,7 +187,7 @@ PyMODINIT_FUNC PyInit_{name}(void) {{
 ''')
 
 
-def _include_dirs():
+def include_dirs():
     """The Python and NumPy header directories, or None where Python's are not installed."""
     python = sysconfig.get_paths().get("include")
     if not python or not os.path.exists(os.path.join(python, "Python.h")):
@@ -213,7 +213,7 @@ def native(kinds, result=None):
 
 
 def _build(kinds, result):
-    include = _include_dirs()
+    include = include_dirs()
     if include is None:
         log.info("ember: Python's headers are not installed; compiled loops are called through ctypes")
         return None

@@ -13,7 +13,7 @@ import traceback
 import warnings
 
 from .grad_mode import _DecoratorContextManager
-from .graph import Node, modifier_recording
+from .graph import Node, modifier_recording, plain_init
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
@@ -25,12 +25,12 @@ class _AnomalyState:
 
 
 anomaly = _AnomalyState()
-_init_plain = Node.__init__
+
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _init_recording_stack(self, inputs):
-    _init_plain(self, inputs)
+    plain_init(self, inputs)
     self.metadata["traceback_"] = _forward_stack()
 
 
@@ -58,7 +58,7 @@ def set_anomaly_enabled(mode, check_nan=True):
     """Turn anomaly detection on or off (and its NaN check)."""
     anomaly.enabled = bool(mode)
     anomaly.check_nan = bool(check_nan)
-    Node.__init__ = _init_recording_stack if mode else _init_plain
+    Node.__init__ = _init_recording_stack if mode else plain_init
     modifier_recording.enabled = anomaly.enabled
 
 

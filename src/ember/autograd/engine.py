@@ -23,6 +23,7 @@ from numpy import add as _np_add
 
 from .. import _tensor
 from .._backend.openmp_kernels import BINARY_MIN_BYTES as _BINARY_MIN_BYTES
+from ._compiled import loop as compiled_loop
 from ._dual import forward
 from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
@@ -36,6 +37,7 @@ _BY_USER = 2      # in ``held`` terms: user code saw the gradients a node sent
 SMALL_GRAD_ELEMENTS = 64
 _callbacks = []   # run once the outermost backward in progress finishes
 _depth = [0]      # how many backward passes are running (nested ones from hooks)
+_compiled_loop = [False]   # _run_all's loop compiled: built at the first backward; None where it cannot be
 
 
 class _Running(threading.local):
@@ -189,10 +191,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
 
 def _run_all(ready, deps, buffers, held, retain_graph, checked):
     """The common case: every reachable node runs, every reached leaf accumulates. Nodes with
-    hooks, and all nodes when ``checked`` (anomaly detection), take the slower path."""
-    pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
+    hooks, and all nodes when ``checked`` (anomaly detection), take the slower path. Where the
+    compiled loop is built (``_compiled_engine``), it runs these same steps instead."""
     # no graph of the backward and no tangents to carry through it: backward_arrays may run
     arrays_ok = not state.grad_enabled and not forward.active
+    compiled = _compiled_loop[0]
+    if compiled is False:
+        compiled = _compiled_loop[0] = compiled_loop(dict(
+            Tensor=_tensor.Tensor, AccumulateGrad=AccumulateGrad, _Summed=_Summed, running=_running,
+            run_with_hooks=_run_with_hooks, add_to_buffer=_add_to_buffer, add_in_place=_add_in_place,
+            mark_if_shared=_mark_if_shared, as_tuple=_as_tuple, small_grad_elements=SMALL_GRAD_ELEMENTS))
+    if compiled is not None:
+        return compiled(ready, deps, buffers, held, retain_graph, checked, arrays_ok)
+    pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
     while ready:
         node = pop_ready()
         grads = pop_buffer(node, None)
@@ -204,13 +215,10 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
             continue
         seen = held.pop(node, 0) if held else 0
         if node._has_hooks or checked:  # AccumulateGrad has them by class
-            if node.__class__ is AccumulateGrad:
-                _run_accumulate(node, grads, not seen)
+            input_grads = _run_with_hooks(node, grads, seen, retain_graph)
+            if input_grads is None:
                 continue
             seen = _BY_USER
-            input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
-            if len(input_grads) != len(edges):   # (built-in nodes return one per edge)
-                raise _wrong_count(node, edges, input_grads)
         else:
             plain = node._plain_release
             if not (retain_graph or plain):
@@ -241,10 +249,31 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
                 push_ready(nxt)
             else:
                 deps[nxt] -= 1
-        if ((seen or sent > 1) and not ((given := grads[0]).__class__ is _tensor.Tensor
-                                        and given._data.size <= SMALL_GRAD_ELEMENTS)
-                and not _apart(input_grads, grads, seen)):
-            _mark_held(held, edges, input_grads, grads, seen)
+        if seen or sent > 1:
+            _mark_if_shared(held, edges, input_grads, grads, seen)
+
+
+def _run_with_hooks(node, grads, seen, retain_graph):
+    """Run a node with hooks (or any node under anomaly detection): a leaf's accumulator, which
+    returns None, or another node, whose gradients for its inputs are returned."""
+    if node.__class__ is AccumulateGrad:
+        _run_accumulate(node, grads, not seen)
+        return None
+    input_grads = _call_node(node, _call_tensor_hooks(node, grads), retain_graph)
+    if len(input_grads) != len(node.next_functions):   # (built-in nodes return one per edge)
+        raise _wrong_count(node, node.next_functions, input_grads)
+    return input_grads
+
+
+def _mark_if_shared(held, edges, input_grads, grads, seen):
+    """After a node that was given a gradient someone else may hold (``seen``) or that sent
+    more than one: mark what it sent that may be held elsewhere (``_mark_held``), unless the
+    gradients are small (never tracked) or plainly apart."""
+    given = grads[0]
+    if given.__class__ is _tensor.Tensor and given._data.size <= SMALL_GRAD_ELEMENTS:
+        return
+    if not _apart(input_grads, grads, seen):
+        _mark_held(held, edges, input_grads, grads, seen)
 
 
 def _apart(input_grads, grads, seen):

@@ -16,7 +16,8 @@ from .._dtype import _BY_NP, result_type_of, get_default_dtype
 from .._tensor import Tensor, Size, _make, _make_view, _wrap_dim
 from .._blocked_tensor import BlockedTensor
 from ..autograd.grad_mode import state as grad_state
-from ..autograd.graph import Node, bump_version
+from ..autograd._compiled import recorder
+from ..autograd.graph import Node, bump_version, grad_accumulator_of, plain_init, refresh_view_history
 from ..autograd._dual import (
     before_write, forward as _forward, inplace_tangent, record_tangents as _record_tangents,
 )
@@ -66,7 +67,28 @@ def record(node_cls, inputs, out, *more_outputs):
     make ``out`` and each of ``more_outputs`` (None for one that has no gradient, such as
     indices) the outputs of a new ``node_cls`` over ``inputs``, in order, and return the node
     (to save tensors and arguments on); else return None. Every op's forward records itself
-    through this call."""
+    through this call; where it is built, the compiled one (``autograd._compiled``) records
+    one output."""
+    if more_outputs:
+        return _record_in_python(node_cls, inputs, out, *more_outputs)
+    return _compiled_record(node_cls, inputs, out)
+
+
+def _build_record(node_cls, inputs, out):
+    """The first record: build the compiled one (or fall back to Python's), then record."""
+    global _compiled_record
+    _compiled_record = recorder(dict(
+        Tensor=Tensor, grad_state=grad_state, forward_state=_forward, plain_init=plain_init,
+        grad_accumulator_of=grad_accumulator_of, refresh_view_history=refresh_view_history,
+        record_in_python=_record_in_python)) or _record_in_python
+    return _compiled_record(node_cls, inputs, out)
+
+
+_compiled_record = _build_record
+
+
+def _record_in_python(node_cls, inputs, out, *more_outputs):
+    """``record``'s steps in Python."""
     if not grad_state.grad_enabled:
         if _forward.active:   # forward mode: tangents propagate under no_grad too
             return _record_tangents(node_cls, inputs, (out,) + more_outputs, None)
