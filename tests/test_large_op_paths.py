@@ -5,7 +5,8 @@ path for p = 2 and ``pdist``'s row-by-row distances, scatter's and gather's flat
 (``ufunc.at`` and ``take`` on one flat index), ``nansum`` without NaNs as a plain sum,
 ``logaddexp`` by whole-array passes, a product of all elements in blocks, float32 fmod,
 remainder and floor division in float64 passes, in-place triangles and diagonals, cummax and
-cummin, hardshrink's and prelu's single nodes. Values, gradients and node names."""
+cummin, hardshrink's and prelu's single nodes, infinity predicates of large strided tensors. Values,
+gradients and node names."""
 import math
 import warnings
 
@@ -554,3 +555,17 @@ def test_prelu_second_order_and_forward_mode():
     t_jvp = torch.func.jvp(torch.nn.functional.prelu, (t_x.detach(), t_w.detach()),
                            tuple(torch.tensor(t) for t in tangents))[1]
     _close(e_jvp, t_jvp, 1e-12)
+
+
+@pytest.mark.parametrize("name", ["isposinf", "isneginf"])
+@pytest.mark.parametrize("view", ["stride 2", "transposed stride 2"])
+def test_infinity_predicates_of_large_strided_tensors(name, view):
+    data = RNG.standard_normal((40, 128)).astype(np.float32)
+    data[::3, ::5] = np.inf
+    data[1::4, ::7] = -np.inf
+    data[::6, 1::9] = np.nan
+    e, t = _pair(data, requires_grad=False)
+    pick = (lambda x: x[:, ::2]) if view == "stride 2" else (lambda x: x.t()[::2])
+    got, expected = getattr(ember, name)(pick(e)), getattr(torch, name)(pick(t))
+    assert got.dtype == ember.bool and got.shape == tuple(expected.shape)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -640,10 +640,25 @@ isnan = _predicate("isnan", lambda xp, x: xp.isnan(x), _all(False),
                    "Returns a bool tensor telling whether each element is NaN.")
 isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), _all(False),
                    "Returns a bool tensor telling whether each element is infinite.")
-isposinf = _predicate("isposinf", lambda xp, x: x == math.inf, _all(False),
+# NumPy compares a strided float array element by element, and a dense one several times faster
+# (64K float32 elements at a stride of 2: 43 µs, against 16 for a copy and 4 for the comparison)
+_STRIDED_COPY_MIN_ELEMENTS = 1 << 10
+
+
+def _equals(value):
+    """``x == value`` elementwise, a strided array of many elements copied (in its own order)
+    first."""
+    def compare(xp, x):
+        if x.size >= _STRIDED_COPY_MIN_ELEMENTS and not (x.flags.c_contiguous or x.flags.f_contiguous):
+            x = x.copy(order="K")
+        return x == value
+    return compare
+
+
+isposinf = _predicate("isposinf", _equals(math.inf), _all(False),
                       "Returns a bool tensor telling whether each element is positive infinity.",
                       (RuntimeError, "isposinf does not support complex inputs."), takes_out=True)
-isneginf = _predicate("isneginf", lambda xp, x: x == -math.inf, _all(False),
+isneginf = _predicate("isneginf", _equals(-math.inf), _all(False),
                       "Returns a bool tensor telling whether each element is negative infinity.",
                       (RuntimeError, "isneginf does not support complex inputs."), takes_out=True)
 signbit = _predicate("signbit", lambda xp, x: xp.signbit(x), lambda xp, x: x < 0,
