@@ -88,7 +88,7 @@ def autograd_paths(request, monkeypatch):
     from ember.autograd import _compiled, engine
     from ember.ops import _common
     if request.param == "python":
-        monkeypatch.setattr(engine, "_compiled_loop", [None])
+        monkeypatch.setattr(engine, "_compiled", [None])
         monkeypatch.setattr(_common, "_compiled_record", _common._record_in_python)
     elif _compiled._built() is None:
         pytest.skip("autograd's compiled paths cannot be built here (no C compiler or headers)")

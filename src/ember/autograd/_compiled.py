@@ -511,6 +511,68 @@ done:
     return status;
 }
 
+/* dependencies(root_nodes): engine._dependencies, for every node reachable from the roots the
+   number of edges that lead into it. */
+static PyObject *dependencies(PyObject *self, PyObject *roots) {
+    PyObject *deps = PyDict_New(), *stack = PySequence_List(roots), *zero = PyLong_FromLong(0);
+    if (deps == NULL || stack == NULL || zero == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stack); i++)
+        if (PyDict_SetItem(deps, PyList_GET_ITEM(stack, i), zero) < 0) goto fail;
+    while (PyList_GET_SIZE(stack)) {
+        Py_ssize_t last = PyList_GET_SIZE(stack) - 1;
+        PyObject *node = PyList_GET_ITEM(stack, last);
+        Py_INCREF(node);
+        if (PyList_SetSlice(stack, last, last + 1, NULL) < 0) {
+            Py_DECREF(node);
+            goto fail;
+        }
+        PyObject *edges = PyObject_GetAttr(node, s_next_functions);
+        Py_DECREF(node);
+        if (edges == NULL) goto fail;
+        PyObject *items = PySequence_Fast(edges, "a node's next_functions must be a sequence");
+        Py_DECREF(edges);
+        if (items == NULL) goto fail;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); i++) {
+            PyObject *next = PySequence_GetItem(PySequence_Fast_GET_ITEM(items, i), 0);
+            if (next == NULL) {
+                Py_DECREF(items);
+                goto fail;
+            }
+            int status = 0;
+            if (next != Py_None) {
+                PyObject *count = PyDict_GetItemWithError(deps, next);
+                if (count != NULL) {
+                    long n = PyLong_AsLong(count);
+                    PyObject *plus = n == -1 && PyErr_Occurred() ? NULL : PyLong_FromLong(n + 1);
+                    status = plus == NULL ? -1 : PyDict_SetItem(deps, next, plus);
+                    Py_XDECREF(plus);
+                } else if (PyErr_Occurred()) {
+                    status = -1;
+                } else {
+                    PyObject *one = PyLong_FromLong(1);
+                    status = one == NULL || PyDict_SetItem(deps, next, one) < 0 || PyList_Append(stack, next) < 0
+                             ? -1 : 0;
+                    Py_XDECREF(one);
+                }
+            }
+            Py_DECREF(next);
+            if (status < 0) {
+                Py_DECREF(items);
+                goto fail;
+            }
+        }
+        Py_DECREF(items);
+    }
+    Py_DECREF(stack);
+    Py_DECREF(zero);
+    return deps;
+fail:
+    Py_XDECREF(deps);
+    Py_XDECREF(stack);
+    Py_XDECREF(zero);
+    return NULL;
+}
+
 /* run_all(ready, deps, buffers, held, retain_graph, checked, arrays_ok): engine._run_all. */
 static PyObject *run_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 7) {
@@ -548,6 +610,7 @@ static PyMethodDef methods[] = {
     {"configure_loop", (PyCFunction)configure_loop, METH_O, "configure_loop(dict of what run_all calls)"},
     {"configure_record", (PyCFunction)configure_record, METH_O, "configure_record(dict of what record calls)"},
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL, "record(node_cls, inputs, out)"},
+    {"dependencies", (PyCFunction)dependencies, METH_O, "dependencies(root_nodes)"},
     {"run_all", (PyCFunction)(void (*)(void))run_all, METH_FASTCALL,
      "run_all(ready, deps, buffers, held, retain_graph, checked, arrays_ok)"},
     {NULL, NULL, 0, NULL},
@@ -596,14 +659,14 @@ def _build():
 
 
 def loop(configuration):
-    """The compiled engine loop (``run_all(ready, deps, buffers, held, retain_graph, checked,
-    arrays_ok)``) set up with ``configuration`` (a dict: the classes and helpers it calls, by
-    name), or None where it cannot be built here."""
+    """The compiled engine's two steps, ``(dependencies(root_nodes), run_all(ready, deps,
+    buffers, held, retain_graph, checked, arrays_ok))``, set up with ``configuration`` (a dict:
+    the classes and helpers the loop calls, by name), or None where they cannot be built here."""
     module = _built()
     if module is None:
         return None
     module.configure_loop(configuration)
-    return module.run_all
+    return module.dependencies, module.run_all
 
 
 def recorder(configuration):

@@ -37,7 +37,7 @@ _BY_USER = 2      # in ``held`` terms: user code saw the gradients a node sent
 SMALL_GRAD_ELEMENTS = 64
 _callbacks = []   # run once the outermost backward in progress finishes
 _depth = [0]      # how many backward passes are running (nested ones from hooks)
-_compiled_loop = [False]   # _run_all's loop compiled: built at the first backward; None where it cannot be
+_compiled = [False]   # (dependencies, run_all) compiled: built at the first backward; None where they cannot be
 
 
 class _Running(threading.local):
@@ -80,8 +80,22 @@ def _input_edge(tensor):
     return edge_of(tensor)
 
 
+def _compiled_steps():
+    """The compiled ``_dependencies`` and ``_run_all`` loop, built at the first call; None
+    where they cannot be built (``autograd._compiled``)."""
+    if _compiled[0] is False:
+        _compiled[0] = compiled_loop(dict(
+            Tensor=_tensor.Tensor, AccumulateGrad=AccumulateGrad, _Summed=_Summed, running=_running,
+            run_with_hooks=_run_with_hooks, add_to_buffer=_add_to_buffer, add_in_place=_add_in_place,
+            mark_if_shared=_mark_if_shared, as_tuple=_as_tuple, small_grad_elements=SMALL_GRAD_ELEMENTS))
+    return _compiled[0]
+
+
 def _dependencies(root_nodes):
     """For every node reachable from the roots, the number of edges that lead into it."""
+    compiled = _compiled[0] or _compiled_steps()
+    if compiled is not None:
+        return compiled[0](root_nodes)
     deps = dict.fromkeys(root_nodes, 0)
     stack = list(root_nodes)
     pop, push = stack.pop, stack.append
@@ -195,14 +209,9 @@ def _run_all(ready, deps, buffers, held, retain_graph, checked):
     compiled loop is built (``_compiled_engine``), it runs these same steps instead."""
     # no graph of the backward and no tangents to carry through it: backward_arrays may run
     arrays_ok = not state.grad_enabled and not forward.active
-    compiled = _compiled_loop[0]
-    if compiled is False:
-        compiled = _compiled_loop[0] = compiled_loop(dict(
-            Tensor=_tensor.Tensor, AccumulateGrad=AccumulateGrad, _Summed=_Summed, running=_running,
-            run_with_hooks=_run_with_hooks, add_to_buffer=_add_to_buffer, add_in_place=_add_in_place,
-            mark_if_shared=_mark_if_shared, as_tuple=_as_tuple, small_grad_elements=SMALL_GRAD_ELEMENTS))
+    compiled = _compiled[0] or _compiled_steps()
     if compiled is not None:
-        return compiled(ready, deps, buffers, held, retain_graph, checked, arrays_ok)
+        return compiled[1](ready, deps, buffers, held, retain_graph, checked, arrays_ok)
     pop_ready, push_ready, pop_buffer = ready.pop, ready.append, buffers.pop
     while ready:
         node = pop_ready()
