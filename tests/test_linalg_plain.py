@@ -340,23 +340,41 @@ def test_ldl_solve_on_lapack_sytrs_matches_torch_and_leaves_malformed_pivots_to_
         assert lapack.sytrs(LD.numpy(), pivots.numpy().astype(np.int64), b) is not None
 
 
+def _composite_addr(m, v1, v2, beta, alpha):
+    """addr's composite in NumPy, operation by operation: the bits the rank-one loop gives."""
+    product = np.multiply.outer(v1, v2)
+    if alpha != 1:
+        product = product * product.dtype.type(alpha)
+    if beta == 0:
+        return product
+    return (m * m.dtype.type(beta) if beta != 1 else m) + product
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("beta, alpha, input_shape", [(1, 1, (200, 300)), (0.5, 2, (300,)), (0, 1, (1, 300)),
-                                                      (0, -1.5, (200, 1))])
-def test_large_outer_and_addr_on_one_gemm_match_torch(dtype, beta, alpha, input_shape, spy):
-    """Nothing recorded and 32K elements or more: one GEMM with an inner dimension of 1, the
-    broadcast multiply's bits for outer; beta 0 ignores the input's NaN, as torch's."""
-    from ember._backend import cblas
+                                                      (0, -1.5, (200, 1)), (1.5, 1, (200, 1))])
+@pytest.mark.parametrize("path", ["loop", "gemm"])
+def test_outer_and_addr_on_one_call_match_torch(dtype, beta, alpha, input_shape, path, spy, monkeypatch):
+    """Nothing recorded: one call of the rank-one loop, whose bits are the composite's (the
+    broadcast multiply's for outer), or where it cannot be built, from 32K elements, one GEMM
+    with an inner dimension of 1; beta 0 ignores the input's NaN, as torch's."""
+    from ember._backend import cblas, openmp_kernels
+    if path == "loop" and not openmp_kernels.available():
+        pytest.skip("the compiled loops cannot be built here")
+    if path == "gemm":
+        monkeypatch.setattr(openmp_kernels, "rank_one", lambda *args: None)
     rng = np.random.default_rng(19)
     v1, v2 = rng.standard_normal(200).astype(dtype), rng.standard_normal(300).astype(dtype)
     m = rng.standard_normal(input_shape).astype(dtype)
     if beta == 0:
         m.reshape(-1)[0] = np.nan
-    taken = spy(cblas, "gemm")
+    taken = spy(cblas, "gemm") if path == "gemm" else spy(openmp_kernels, "rank_one")
     got_outer = ember.outer(ember.from_numpy(v1), ember.from_numpy(v2)).numpy()
     got = ember.addr(ember.from_numpy(m), ember.from_numpy(v1), ember.from_numpy(v2), beta=beta, alpha=alpha).numpy()
     assert len(taken) == 2
     np.testing.assert_array_equal(got_outer, np.multiply.outer(v1, v2))
+    if path == "loop":
+        np.testing.assert_array_equal(got, np.broadcast_to(_composite_addr(m, v1, v2, beta, alpha), got.shape))
     want = torch.addr(torch.from_numpy(m), torch.from_numpy(v1), torch.from_numpy(v2), beta=beta, alpha=alpha).numpy()
     tolerance = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
@@ -367,17 +385,16 @@ def test_large_outer_and_addr_on_one_gemm_match_torch(dtype, beta, alpha, input_
 @pytest.mark.parametrize("size", ["large", "small"])
 def test_addr_with_a_gradient_is_one_node_matching_torch(dtype, beta, alpha, input_shape, size, spy):
     """With a gradient recorded, real float addr is torch's AddrBackward0 (its saved fields):
-    the product by one GEMM from 32K elements (the composite's NumPy operations below), the
-    vectors' gradients as matrix-vector products; values and gradients as torch's, in-place
-    addr_ too."""
-    from ember._backend import cblas
+    the product by the rank-one loop at every size, the vectors' gradients as matrix-vector
+    products; values and gradients as torch's, in-place addr_ too."""
+    from ember._backend import openmp_kernels
     rng = np.random.default_rng(20)
     n, m = (200, 300) if size == "large" else (20, 30)
     input_shape = tuple(min(d, {200: n, 300: m}.get(d, d)) for d in input_shape)
     v1, v2 = rng.standard_normal(n).astype(dtype), rng.standard_normal(m).astype(dtype)
     x = rng.standard_normal(input_shape).astype(dtype)
     g = rng.standard_normal((n, m)).astype(dtype)
-    taken = spy(cblas, "gemm")
+    taken = spy(openmp_kernels, "rank_one")
     results = []
     for lib in (torch, ember):
         tx, t1, t2 = (lib.tensor(a, requires_grad=True) for a in (x, v1, v2))
@@ -386,7 +403,7 @@ def test_addr_with_a_gradient_is_one_node_matching_torch(dtype, beta, alpha, inp
         assert (y.grad_fn._saved_beta, y.grad_fn._saved_alpha) == (beta, alpha)
         y.backward(lib.tensor(g))
         results.append([y.detach().numpy(), tx.grad.numpy(), t1.grad.numpy(), t2.grad.numpy()])
-    assert len(taken) == (1 if size == "large" else 0)
+    assert len(taken) == 1
     tolerance = 1e-4 if dtype == np.float32 else 1e-10
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)

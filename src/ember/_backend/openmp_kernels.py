@@ -395,6 +395,43 @@ void add_scaled(void **arrays, const int64_t *sizes, const double *scalars, int 
     for (int64_t i = 0; i < sizes[0]; i++) target[i] = fmaf(alpha, x[i], target[i]);
 }
 
+/* The rank-one update of addr and outer, out (n, m) row-major = outer(a, b), times alpha where
+   alpha (scalars[0]) is not 1, plus d times beta (scalars[1]; d alone where beta is 1) where d
+   is given, each operation rounded in that order (the composite's NumPy passes): d[i, j] read
+   at d[i * sizes[2] + j * sizes[3]] (0 for a dimension broadcast). */
+#define RANK_ONE(T, name) \
+__attribute__((optimize("fp-contract=off"))) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *a = arrays[0], *b = arrays[1], *d = arrays[2]; \
+    T *out = arrays[3]; \
+    const int64_t n = sizes[0], m = sizes[1], row_stride = sizes[2], column_stride = sizes[3]; \
+    const T alpha = (T)scalars[0], beta = (T)scalars[1]; \
+    const int scaled = scalars[0] != 1.0, times_beta = scalars[1] != 1.0; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+    for (int64_t i = 0; i < n; i++) { \
+        const T x = a[i]; \
+        T *row = out + i * m; \
+        const T *terms = d == NULL ? NULL : d + i * row_stride; \
+        if (d == NULL || column_stride == 1) { \
+            for (int64_t j = 0; j < m; j++) { \
+                T p = x * b[j]; \
+                if (scaled) p = p * alpha; \
+                if (d != NULL) p = (times_beta ? terms[j] * beta : terms[j]) + p; \
+                row[j] = p; \
+            } \
+        } else { \
+            for (int64_t j = 0; j < m; j++) { \
+                T p = x * b[j]; \
+                if (scaled) p = p * alpha; \
+                const T term = terms[j * column_stride]; \
+                row[j] = (times_beta ? term * beta : term) + p; \
+            } \
+        } \
+    } \
+}
+RANK_ONE(float, rank_one_float32)
+RANK_ONE(double, rank_one_float64)
+
 /* out = a (op) b over n float32 elements, b an array of a's layout (binary_arrays) or the
    float32 number scalars[1] (binary_number); op (scalars[0]) 0 add, 1 subtract, 2 multiply. */
 #define BINARY_LOOP(expr) \
@@ -1787,6 +1824,39 @@ def binary(ufunc, a, b):
     if type(b) is float or (type(b) in (np.ndarray, np.float32) and b.dtype == np.float32):
         return _elementwise("binary_number", (a,), (op, float(b)))
     return None
+
+
+def rank_one(a, b, d=None, beta=0, alpha=1):
+    """``beta * d + alpha * outer(a, b)`` (``d`` None, or ``beta`` 0: the outer product times
+    alpha) for float32 or float64 vectors ``a`` and ``b`` and a ``d`` of their dtype that
+    broadcasts to the (len(a), len(b)) result, rounded as the composite's NumPy operations in
+    that order round it, as a new row-major array; None where the loop does not apply or
+    cannot be built."""
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 1 or b.ndim != 1
+            or a.dtype != b.dtype or a.dtype not in _RANK_ONE_LOOPS):
+        return None
+    shape = (a.shape[0], b.shape[0])
+    strides = [0, 0]
+    if beta == 0:
+        d = None
+    elif type(d) is not np.ndarray or d.dtype != a.dtype or d.ndim > 2:
+        return None
+    else:
+        for axis, size, stride in zip((2 - d.ndim, 1), d.shape, d.strides[-2:] if d.ndim else ()):
+            if size != 1:   # (a dimension of 1 is read at stride 0, as broadcasting reads it)
+                if size != shape[axis] or stride % d.itemsize:
+                    return None
+                strides[axis] = stride // d.itemsize
+    function = _function(_RANK_ONE_LOOPS[a.dtype])
+    if function is None:
+        return None
+    out = np.empty(shape, a.dtype)
+    _call(function, (np.ascontiguousarray(a), np.ascontiguousarray(b), d, out), (*shape, *strides),
+          (float(alpha), float(beta)))
+    return out
+
+
+_RANK_ONE_LOOPS = {np.dtype(np.float32): "rank_one_float32", np.dtype(np.float64): "rank_one_float64"}
 
 
 # whole_reduction's kinds: the loop and the dtype of its result

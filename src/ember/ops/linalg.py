@@ -12,7 +12,7 @@ import numpy as np
 from .._torch_function import dispatch_or_raise
 from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
-from .._backend import cblas, products
+from .._backend import cblas, openmp_kernels, products
 from ._common import (
     accepts_out, complex_autograd, conj_if_complex, forward_mode, grad_state, make, method,
     namespace_of, Node, record, record_not_differentiable, sum_to, Tensor, with_out, wrap_dim,
@@ -825,8 +825,8 @@ def affine_rows_untracked(input, weight, bias):
     return make(_scale_sum(b, _matmul_data(x, w.T), 1, 1) if fused is None else fused)
 
 
-# Outer products of this many elements or more go to the GEMM (below, the broadcast multiply
-# costs less than the call; scratch timing of ``rank_one_untracked`` against it, 1 thread)
+# Where the compiled loop cannot be built, outer products of this many elements or more go to
+# the GEMM (below, the broadcast multiply costs less than the call; scratch timing, 1 thread)
 RANK_ONE_GEMM_MIN_ELEMENTS = 1 << 15
 
 
@@ -843,15 +843,19 @@ def rank_one_untracked(vec1, vec2, input=None, beta=0, alpha=1):
 
 
 def rank_one_array(a, b, d=None, beta=0, alpha=1):
-    """``beta * d + alpha * outer(a, b)`` (``d`` None: the outer product) by one BLAS GEMM with
-    an inner dimension of 1, for row-major float32/float64 vectors of one dtype and a ``d`` of
-    it that broadcasts to the product, from ``RANK_ONE_GEMM_MIN_ELEMENTS``: each element rounds
-    as the broadcast multiply (and the addition after it) round it, and a ``beta`` of 0 ignores
-    ``d``, as torch's ``addr`` does (NumPy's broadcast multiply of a column by a row slows down
-    past a few ten thousand elements). None where that does not apply."""
+    """``beta * d + alpha * outer(a, b)`` (``d`` None: the outer product) for float32/float64
+    vectors of one dtype and a ``d`` of it that broadcasts to the product, by a compiled loop
+    (``openmp_kernels.rank_one``: each element rounded as the composite's NumPy operations
+    round it; one call where the composite is two to four ops, and NumPy's broadcast multiply
+    of a column by a row slows down past a few thousand elements), else by one BLAS GEMM with
+    an inner dimension of 1 (from ``RANK_ONE_GEMM_MIN_ELEMENTS``); a ``beta`` of 0 ignores
+    ``d``, as torch's ``addr`` does. None where neither applies."""
     if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype
-            or a.dtype not in _AFFINE_DTYPES or a.size * b.size < RANK_ONE_GEMM_MIN_ELEMENTS):
+            or a.dtype not in _AFFINE_DTYPES):
         return None
+    c = openmp_kernels.rank_one(a, b, d, beta, alpha)
+    if c is not None or a.size * b.size < RANK_ONE_GEMM_MIN_ELEMENTS:
+        return c
     shape = (a.shape[0], b.shape[0])
     if d is None:
         c, beta = np.empty(shape, a.dtype), 0

@@ -95,13 +95,15 @@ def matrix_exp(input):
 def _check_addr(input, vec1, vec2):
     for t, name in ((input, "input"), (vec1, "vec1"), (vec2, "vec2")):
         check_tensor(t, "addr", name)
-    if vec1.dim() != 1:
+    if vec1._data.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D")
-    if vec2.dim() != 1:
+    if vec2._data.ndim != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
 
 
 def _check_addr_scalars(input, vec1, vec2, beta, alpha):
+    if beta.__class__ is int and alpha.__class__ is int:   # (the defaults: nothing to refuse)
+        return
     bool_result = all(t.dtype == _dtype.bool for t in (input, vec1, vec2))
     if not bool_result:
         for value, name in ((beta, "beta"), (alpha, "alpha")):
