@@ -65,6 +65,9 @@ class Node:
     _has_hooks = False
     # True while ``release`` is Node's own: the engine then drops ``_saved`` itself
     _plain_release = True
+    # True for an op whose result is a constant (``fill_`` with a number, ``zero_``): its inputs'
+    # gradients are zeros, and a write of that result into a view leaves them out of the graph
+    constant_result = False
 
     def __init__(self, inputs):
         edges = []

@@ -469,6 +469,23 @@ class CopySlices(Node):
                 g_written = g_written.to(_BY_NP[self.value_dtype])
         return g_old, g_written
 
+    def backward_arrays(self, grad):
+        """``backward`` on the arrays, where the written values' gradient needs no sum to their
+        shape nor cast to their dtype: the old values' gradient a copy of the gradient with the
+        region zeroed, the written values' a copy of the region."""
+        gd = grad._data
+        if type(gd) is not np.ndarray or grad.__class__ is not Tensor:
+            return None
+        edges = self.next_functions
+        region = self.region
+        g_written = None
+        if edges[1][0] is not None:
+            written = region.take_array(gd)
+            if written.shape != self.value_shape or written.dtype != self.value_dtype:
+                return None
+            g_written = make(np.array(written, order="C"))
+        return (make(region.zeroed_array(gd)) if edges[0][0] is not None else None), g_written
+
 
 class KeyRegion:
     """The part of a tensor a basic-indexing ``key`` selects."""
@@ -490,6 +507,16 @@ class KeyRegion:
         keep[self.key] = 0
         return t * make(keep)
 
+    def take_array(self, data):
+        """The region of a NumPy array (a view)."""
+        return data[self.key]
+
+    def zeroed_array(self, data):
+        """A copy of a NumPy array with the region zeroed."""
+        out = data.copy()
+        out[self.key] = 0
+        return out
+
 
 class PositionsRegion:
     """The elements of a tensor at flat ``positions`` (in its own C order), read as an array of
@@ -503,6 +530,16 @@ class PositionsRegion:
 
     def outside(self, t):
         return t.masked_fill(make(self.mask), 0)
+
+    def take_array(self, data):
+        """The region of a NumPy array, read out."""
+        return data.reshape(-1)[self.positions].reshape(self.shape)
+
+    def zeroed_array(self, data):
+        """A row-major copy of a NumPy array with the region zeroed."""
+        out = data.copy(order="C")
+        out.reshape(-1)[self.positions] = 0
+        return out
 
 
 class AsStridedBackward0(Node):
@@ -531,15 +568,20 @@ class AsStridedBackward0(Node):
         return _element_positions(xp, *self.out_layout), _element_positions(xp, *self.in_layout)
 
     def backward_arrays(self, grad):
-        """A view whose elements lie apart in the storage: its gradient written into zeros
-        through the view's own layout (nothing to add up), then read through the input's."""
+        """The gradient written into zeros through the view's own layout (where the view's
+        elements lie apart in the storage; else added at their positions, those read twice
+        adding up), then read through the input's."""
         out_layout, in_layout = self.out_layout, self.in_layout
         data = grad._data
         if (out_layout is None or type(data) is not np.ndarray or min(in_layout[1], default=0) < 0
-                or not _elements_apart(out_layout[0], out_layout[1])):
+                or min(out_layout[1], default=0) < 0):
             return None
         storage = np.zeros(self.storage_size, data.dtype)
-        _strided(storage, out_layout)[...] = data
+        if _elements_apart(out_layout[0], out_layout[1]):
+            _strided(storage, out_layout)[...] = data
+        else:
+            from .shape import _element_positions
+            np.add.at(storage, _element_positions(np, *out_layout).reshape(-1), data.reshape(-1))
         return (make(np.ascontiguousarray(_strided(storage, in_layout))),)
 
 
@@ -567,8 +609,13 @@ def _view_region(base, view):
     boolean mask of base's shape marking the elements the view covers."""
     from .shape import _element_positions
     xp = namespace_of(base._data)
-    base_pos = _element_positions(xp, base._data.shape, base.stride(), base.storage_offset())
     view_pos = _element_positions(xp, view._data.shape, view.stride(), view.storage_offset())
+    if base._data.flags.c_contiguous:   # (the common case: a position less the base's offset is its index)
+        index = (view_pos - base.storage_offset()).reshape(-1)
+        mask = xp.zeros(base._data.size, dtype=bool)
+        mask[index] = True
+        return index, mask.reshape(base._data.shape)
+    base_pos = _element_positions(xp, base._data.shape, base.stride(), base.storage_offset())
     lo = int(base_pos.min()) if base_pos.size else 0
     size = (int(base_pos.max()) - lo + 1) if base_pos.size else 0
     logical = xp.full(size, -1, dtype=xp.int64)
@@ -584,7 +631,7 @@ def _rebase_view_history(view, result):
     the view becomes a strided view of that new history, as torch rebases them."""
     base = view._base
     index, mask = _view_region(base, view)
-    node = CopySlices((base, result))
+    node = CopySlices((base, None if result.grad_fn.constant_result else result))
     node.region = PositionsRegion(index, mask, view._data.shape)
     node.value_shape, node.value_dtype = view._data.shape, result._data.dtype
     base._requires_grad = True

@@ -1501,6 +1501,15 @@ def fill_diagonal_(self, fill_value, wrap=False):
             xp.fill_diagonal(data, xp.asarray(fill_value).astype(data.dtype), wrap=wrap)
         bump_version(self)
         return self
+    if data.ndim == 2 and not (wrap and data.shape[0] > data.shape[1] + 1):
+        # the diagonal is a view: filled in place, it gives ``self`` torch's CopySlices history
+        # (a whole-matrix mask and select cost several passes more, backward too)
+        if not isinstance(fill_value, Tensor):
+            _scalar_value(fill_value, "masked_fill", "value", 3)
+        check_value_fits(fill_value, data.dtype)
+        check_inplace(self)
+        self.diagonal().fill_(fill_value)
+        return self
     mask = make(_diagonal_mask(namespace_of(data), data.shape, wrap))
     return apply_inplace(self, masked_fill, mask, fill_value)
 

@@ -366,6 +366,7 @@ def __setitem__(self, key, value):
 class FillBackward2(Node):
     __slots__ = ()
     jvp = jvp_by_transposition
+    constant_result = True
 
     def backward(self, grad):
         return (_zeros_like(grad),)
@@ -385,6 +386,7 @@ class FillBackward3(Node):
 class ZeroBackward0(Node):
     __slots__ = ()
     jvp = jvp_by_transposition
+    constant_result = True
 
     def backward(self, grad):
         return (_zeros_like(grad),)
