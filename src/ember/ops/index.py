@@ -1211,6 +1211,22 @@ class TakeBackward0(Node):
         flat = index_put(zeros, (index.reshape(-1),), grad.reshape(-1), accumulate=True)
         return (flat.reshape(self.in_shape),)
 
+    def backward_arrays(self, grad):
+        """``backward`` on the arrays: the gradient added into zeros at the flat positions
+        (repeated ones accumulating, in order) by ``add_rows_at``, index_put's own loop."""
+        gd = grad._data
+        index = self.saved_tensors[0]._data
+        if type(gd) is not np.ndarray or type(index) is not np.ndarray or grad.__class__ is not Tensor:
+            return None
+        numel = math.prod(self.in_shape)
+        out = np.zeros(numel, gd.dtype)
+        flat = index.reshape(-1)
+        if flat.size and numel:
+            if flat.min() < 0:
+                flat = np.where(flat < 0, flat + numel, flat)
+            add_rows_at(out.reshape(numel, 1), flat, gd.reshape(flat.size, 1))
+        return (make(out.reshape(self.in_shape)),)
+
 
 def take(input, index, *, out=None):
     """Returns a new tensor of the elements of ``input``, seen as a 1-d tensor, at ``index``
