@@ -680,7 +680,12 @@ def pow(input, exponent, *, out=None):
             _tensor_arg(exponent, "pow", 2, "exponent")
             base = input
             ed, bd = arrays_for(exponent, base)
-            res = make(_int_power(bd, ed) if ed.dtype.kind in "iu" else namespace_of(ed).power(bd, ed))
+            if ed.dtype.kind in "iu":
+                res = make(_int_power(bd, ed))
+            elif base == 2 and ed.dtype.char in "fd":   # exact at integers, as pow; NumPy's power
+                res = make(namespace_of(ed).exp2(ed))   # takes a scalar loop several times slower
+            else:
+                res = make(namespace_of(ed).power(bd, ed))
             node = record(PowBackward2, (exponent,), res)
             if node is not None:
                 node.base = base
@@ -1521,6 +1526,15 @@ class FrexpBackward0(Node):
         (exponent,) = self.saved_tensors
         # in float64 (2**exponent may not fit grad's dtype), rounded once to it
         return ((grad / pow(2.0, exponent.double())).to(grad.dtype),)
+
+    def backward_arrays(self, grad):
+        """For float32: the gradient scaled by 2**-exponent in one ``ldexp``, which rounds
+        once, as the quotient in float64 (exact there) rounded to float32 does."""
+        gd = grad._data
+        exponent = self.saved_tensors[0]._data
+        if type(gd) is not np.ndarray or gd.dtype != np.float32 or type(exponent) is not np.ndarray:
+            return None
+        return (make(np.ldexp(gd, np.negative(exponent))),)
 
 
 def frexp(input, *, out=None):
