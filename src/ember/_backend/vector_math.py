@@ -118,7 +118,7 @@ MIN_ELEMENTS = {
     "erfc": 1 << 6, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
     "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10, "abs backward": 1 << 13,
-    "nan_to_num": 1 << 14, "logit": 1 << 16,
+    "nan_to_num": 1 << 14, "logit": 1 << 13,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
