@@ -163,8 +163,35 @@ def test_every_table_op_has_a_loop_in_the_source():
 
 def test_every_loop_has_a_size_rule():
     assert set(vector_math.MIN_ELEMENTS) == {*vector_math.UNARY, *vector_math.WITH_PARAMETERS, *vector_math.BINARY,
-                                             *vector_math.DIVISIONS,
+                                             *vector_math.DIVISIONS, *vector_math.TERNARY,
                                              *(f"{op} backward" for op in vector_math.GRADIENTS)}
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv", "lerp"])
+@pytest.mark.parametrize("layout", ["row-major", "transposed"])
+def test_ternary_loops_give_the_composites_bits_and_torchs_values(op, layout):
+    """addcmul, addcdiv and lerp (a tensor weight) of float32 tensors of one layout on one
+    loop: the bits of ember's NumPy composite (the same operations in its order), torch's
+    values within a few ulp."""
+    from ember.ops import ternary
+    if not vector_math.available():
+        pytest.skip("the vector-math loops cannot be built here")
+    rng = np.random.default_rng(8)
+    arrays = [rng.standard_normal((200, 300)).astype(np.float32) for _ in range(3)]
+    arrays[2][::7, ::5] = np.array([0.5, -0.5, 0.0, np.nan, np.inf], np.float32)[rng.integers(0, 5, (29, 60))]
+    if layout == "transposed":
+        arrays = [np.ascontiguousarray(a.T).T for a in arrays]
+    value = {"addcmul": 0.3, "addcdiv": -1.7, "lerp": None}[op]
+    kwargs = {} if value is None else {"value": value}
+    e = [ember.from_numpy(a) for a in arrays]
+    got = getattr(ember, op)(*e, **kwargs).numpy()
+    if op == "lerp":
+        composite = ternary._lerp_where(*arrays)
+    else:
+        composite = ternary._addc_composite("multiply" if op == "addcmul" else "true_divide")(*arrays, value)
+    np.testing.assert_array_equal(got, composite)
+    want = getattr(torch, op)(*(torch.from_numpy(a) for a in arrays), **kwargs).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 # op -> ember/torch function name, and whether the loop gives NumPy's bits (the selects and

@@ -77,6 +77,15 @@ WITH_PARAMETERS = {
     "softplus": "(x * p[0]) > p[1] ? x : log1pf(expf(AT_MOST(x * p[0], p[1]))) / p[0]",
 }
 
+# op name: the C expression of float32 elements ``x``, ``y`` and ``z`` of three arrays and the
+# op's float32 parameters ``p[0]``, ...: the operations of ember's formula on arrays, in its
+# order (addcmul and addcdiv: input, tensor1, tensor2 and value; lerp: input, end and weight)
+TERNARY = {
+    "addcmul": "x + (y * p[0]) * z",
+    "addcdiv": "x + (y * p[0]) / z",
+    "lerp": "fabsf(z) < 0.5f ? x + z * (y - x) : y - (y - x) * (1.0f - z)",
+}
+
 # op name: (the C expression of float32 elements ``x`` and ``y`` and of ``q``, their quotient
 # in float64, exact wherever ``QUOTIENT_IS_EXACT`` holds; torch's algorithm for an element,
 # where it does not). Below 2^22 in magnitude (and for a finite divisor) the float64 quotient of
@@ -123,7 +132,7 @@ MIN_ELEMENTS = {
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
     "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
-    "xlogy": 1, "xlog1py": 1,
+    "xlogy": 1, "xlog1py": 1, "addcmul": 1 << 14, "addcdiv": 1 << 13, "lerp": 1,
 }
 # (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
 # that their arrays' bits are the ember-op formula's)
@@ -567,6 +576,8 @@ def _source():
               for op, expression in WITH_PARAMETERS.items()]
     loops += [_loop(f"{op}_backward_float32", expression, ("g", saved), parameters=True)
               for op, (saved, expression) in GRADIENTS.items()]
+    loops += [_loop(f"{op}_float32", expression, ("x", "y", "z"), parameters=True)
+              for op, expression in TERNARY.items()]
     for op, expression in BINARY.items():
         loops += [_loop(f"{op}_float32", expression, ("x", "y")),
                   _NUMBER_LOOP.format(name=f"{op}_number_float32", expression=expression),
@@ -586,7 +597,7 @@ _functions = {}   # name -> the loop (``native_calls.bind``), or None where it c
 
 
 _ARRAYS_ARGUMENTS = {n: (ctypes.c_void_p,) * (n + 1) + (ctypes.c_int64, ctypes.c_int)
-                     for n in (1, 2, 3)}   # (n: the input arrays, and the parameters' array)
+                     for n in (1, 2, 3, 4)}   # (n: the input arrays, and the parameters' array)
 _NUMBER_ARGUMENTS = (ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int)
 _ROWS_ARGUMENTS = (ctypes.c_void_p,) * 3 + (ctypes.c_int64, ctypes.c_int64, ctypes.c_int)
 
@@ -667,6 +678,14 @@ def gradient(op, grad, saved, parameters=(0.0,)):
     output's gradient and the saved input or result the formula reads (and its parameters);
     None where the loop does not apply or cannot be built."""
     return _run(f"{op}_backward_float32", (grad, saved), parameters)
+
+
+def ternary(op, x, y, z, parameters=(0.0,)):
+    """``op`` (a name in ``TERNARY``) of three dense float32 arrays of one shape and layout,
+    given its parameters; None where the loop does not apply or cannot be built."""
+    if x.shape != y.shape or x.shape != z.shape:
+        return None
+    return _run(f"{op}_float32", (x, y, z), parameters)
 
 
 def binary(op, x, y):

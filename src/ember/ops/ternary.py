@@ -4,7 +4,7 @@ import math
 from numpy import iinfo
 
 from .. import _dtype
-from .._backend import openmp_kernels
+from .._backend import openmp_kernels, vector_math
 from .._backend.choice import KernelChoice
 from .._dtype import result_type_of
 from ._common import (
@@ -526,16 +526,28 @@ def _check_lerp(input, end, weight):
 
 def _lerp_forward(a, b, w):
     """torch's formula: exact at both ends (weight 0 gives a, weight 1 gives b)."""
+    if hasattr(w, "shape"):
+        return _lerp_by_weights(a, b, w)
     xp = namespace_of(a)
     diff = b - a
-    if not hasattr(w, "shape"):   # (in place in the fresh difference: the same operations)
-        if abs(w) < 0.5:
-            diff *= w
-            diff += a
-            return diff
-        diff *= 1 - w
-        return xp.subtract(b, diff, out=diff) if hasattr(diff, "shape") and diff.shape else b - diff
+    if abs(w) < 0.5:   # (in place in the fresh difference: the same operations)
+        diff *= w
+        diff += a
+        return diff
+    diff *= 1 - w
+    return xp.subtract(b, diff, out=diff) if hasattr(diff, "shape") and diff.shape else b - diff
+
+
+def _lerp_where(a, b, w):
+    xp = namespace_of(a)
+    diff = b - a
     return xp.where(xp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+
+
+# lerp with an array of weights: one vector-math loop over float32 arrays of one layout (the
+# same operations, each branch's for its elements), else NumPy's passes
+_lerp_by_weights = vector_math.when_large("lerp", lambda a, b, w: vector_math.ternary("lerp", a, b, w),
+                                          _lerp_where)
 
 
 class LerpBackward0(Node):
@@ -670,18 +682,32 @@ def _addc_arrays(name, input, tensor1, tensor2, value):
     return _arrays_as(common, input, tensor1, tensor2, value)
 
 
-def _addc_forward(xp_op, s, t1, t2, v):
-    """``s + v * t1 (op) t2``, evaluated as torch does: ``(v * t1) op t2``."""
-    scaled = t1 * v if v != 1 else t1
-    return s + xp_op(scaled, t2)
+def _addc_composite(ufunc_name):
+    def forward(s, t1, t2, v):
+        """``s + v * t1 (op) t2``, evaluated as torch does: ``(v * t1) op t2``."""
+        scaled = t1 * v if v != 1 else t1
+        return s + getattr(namespace_of(s), ufunc_name)(scaled, t2)
+    return forward
+
+
+def _addc_loop(name):
+    def forward(s, t1, t2, v):
+        if type(v) is not int and type(v) is not float:
+            return None
+        return vector_math.ternary(name, s, t1, t2, (v,))
+    return forward
+
+
+# addcmul's and addcdiv's forward: float32 arrays of one layout in one vector-math loop (the
+# composite's operations), else NumPy's passes
+_ADDC_FORWARD = {name: vector_math.when_large(name, _addc_loop(name), _addc_composite(op))
+                 for name, op in (("addcmul", "multiply"), ("addcdiv", "true_divide"))}
 
 
 def _addc(name, node_cls, input, tensor1, tensor2, value, out):
     _check_input(input, name)
     s, t1, t2, v = _addc_arrays(name, input, tensor1, tensor2, value)
-    xp = namespace_of(s)
-    xp_op = xp.multiply if name == "addcmul" else xp.true_divide
-    res = make(_compute(lambda: _addc_forward(xp_op, s, t1, t2, v), input, tensor1, tensor2))
+    res = make(_compute(lambda: _ADDC_FORWARD[name](s, t1, t2, v), input, tensor1, tensor2))
     node = record(node_cls, (input, tensor1, tensor2), res)
     if node is not None:
         node.value = value
