@@ -5,7 +5,8 @@ path for p = 2 and ``pdist``'s row-by-row distances, scatter's and gather's flat
 (``ufunc.at`` and ``take`` on one flat index), ``nansum`` without NaNs as a plain sum,
 ``logaddexp`` by whole-array passes, a product of all elements in blocks, float32 fmod,
 remainder and floor division in float64 passes, in-place triangles and diagonals, cummax and
-cummin, hardshrink's and prelu's single nodes, infinity predicates of large strided tensors. Values,
+cummin, hardshrink's and prelu's single nodes, infinity predicates of large strided tensors, a row
+repeated over a large tensor's rows in one loop. Values,
 gradients and node names."""
 import math
 import warnings
@@ -569,3 +570,26 @@ def test_infinity_predicates_of_large_strided_tensors(name, view):
     got, expected = getattr(ember, name)(pick(e)), getattr(torch, name)(pick(t))
     assert got.dtype == ember.bool and got.shape == tuple(expected.shape)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("shapes", [((222, 295), (295,)), ((222, 295), (1, 295)), ((30, 40, 50), (40, 50)),
+                                    ((8000, 3), (3,))], ids=str)
+def test_a_row_repeated_over_a_large_tensor_in_one_loop(op, shapes, spy):
+    """A float32 tensor of 64 KB or more and an operand of its trailing shape: one loop over the
+    rows (``binary_rows``), NumPy's bits; values and gradients as torch's."""
+    from ember.ops import pointwise
+    big, row = RNG.standard_normal(shapes[0]).astype(np.float32), RNG.uniform(0.5, 2.0, shapes[1]).astype(np.float32)
+    taken = spy(pointwise, "_rows_binary_kernel")
+    (ea, ta), (eb, tb) = _pair(big), _pair(row)
+    got, want = getattr(ember, op)(ea, eb), getattr(torch, op)(ta, tb)
+    assert len(taken) == 1
+    ufunc = getattr(np, {"sub": "subtract", "div": "true_divide", "mul": "multiply"}.get(op, op))
+    np.testing.assert_array_equal(got.detach().numpy(), ufunc(big, row))
+    from ember._backend import openmp_kernels
+    if openmp_kernels.available():   # (the loop itself answers, with NumPy's bits)
+        np.testing.assert_array_equal(openmp_kernels.binary_rows(ufunc, big, row), ufunc(big, row))
+    _close(got, want, 1e-6)
+    _backward_both(got, want)
+    _close(ea.grad, ta.grad, 1e-5)
+    _close(eb.grad, tb.grad, 1e-4)

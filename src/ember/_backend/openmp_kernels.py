@@ -395,6 +395,28 @@ void add_scaled(void **arrays, const int64_t *sizes, const double *scalars, int 
     for (int64_t i = 0; i < sizes[0]; i++) target[i] = fmaf(alpha, x[i], target[i]);
 }
 
+/* out (rows, width) = a (rows, width) (op) b (width), row-major float32: b repeated over a's
+   rows, as NumPy broadcasts a trailing-shape operand; op (scalars[0]) 0 add, 1 subtract,
+   2 multiply, 3 divide. */
+#define ROWS_LOOP(expr) \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+    for (int64_t r = 0; r < rows; r++) { \
+        const float *x = a + r * width; \
+        float *o = out + r * width; \
+        for (int64_t i = 0; i < width; i++) o[i] = (expr); \
+    }
+void binary_rows(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *a = arrays[0], *b = arrays[1];
+    float *out = arrays[2];
+    const int64_t rows = sizes[0], width = sizes[1];
+    switch ((int)scalars[0]) {
+    case 0: ROWS_LOOP(x[i] + b[i]) break;
+    case 1: ROWS_LOOP(x[i] - b[i]) break;
+    case 2: ROWS_LOOP(x[i] * b[i]) break;
+    default: ROWS_LOOP(x[i] / b[i]) break;
+    }
+}
+
 /* The rank-one update of addr and outer, out (n, m) row-major = outer(a, b), times alpha where
    alpha (scalars[0]) is not 1, plus d times beta (scalars[1]; d alone where beta is 1) where d
    is given, each operation rounded in that order (the composite's NumPy passes): d[i, j] read
@@ -1807,9 +1829,33 @@ def _update_in_place(name, target, number, x):
 
 
 _BINARY_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2}
+_ROWS_OPS = {np.add: 0, np.subtract: 1, np.multiply: 2, np.true_divide: 3}
 # The binary ops of tensors (and the engine's gradient sums) try ``binary`` from operands of
 # this many bytes; below it NumPy's ufunc costs less than the loop's call.
 BINARY_MIN_BYTES = 1 << 20
+# ... and ``binary_rows`` from this many: NumPy broadcasts a row over a matrix row by row, each
+# an inner loop's call, at several times the cost of the same-shape ufunc
+ROWS_MIN_BYTES = 1 << 16
+
+
+def binary_rows(ufunc, a, b):
+    """``ufunc(a, b)`` for ``add``, ``subtract``, ``multiply`` and ``true_divide`` of a
+    row-major float32 array ``a`` and a float32 array ``b`` of its trailing shape (leading 1s
+    allowed), repeated over ``a``'s leading dimensions, as a new row-major array; None where
+    the loop does not apply."""
+    op = _ROWS_OPS.get(ufunc)
+    if (op is None or type(b) is not np.ndarray or b.dtype != np.float32 or a.dtype != np.float32
+            or not a.flags.c_contiguous or not b.flags.c_contiguous or b.ndim > a.ndim or not b.size):
+        return None
+    trailing = b.shape[next((i for i, n in enumerate(b.shape) if n != 1), b.ndim):]
+    if not trailing or a.shape[a.ndim - len(trailing):] != trailing:
+        return None
+    function = _function("binary_rows")
+    if function is None:
+        return None
+    out = np.empty_like(a)
+    _call(function, (a, b, out), (a.size // b.size, b.size), (op,))
+    return out
 
 
 def binary(ufunc, a, b):

@@ -10,7 +10,7 @@ import numpy as np
 from .._torch_function import dispatch_or_raise
 from .. import _dtype
 from .._backend import check_same_device, openmp_kernels, vector_math
-from .._backend.openmp_kernels import BINARY_MIN_BYTES as _BINARY_MIN_BYTES
+from .._backend.openmp_kernels import BINARY_MIN_BYTES as _BINARY_MIN_BYTES, ROWS_MIN_BYTES as _ROWS_MIN_BYTES
 from .._backend.choice import KernelChoice
 from .._blocked_tensor import BlockedTensor, blocked_or_data, elementwise_operands, wrap_like
 from . import _float_division
@@ -55,10 +55,20 @@ _square = vector_math.when_large("square", lambda x: vector_math.unary("square",
                                  lambda x: namespace_of(x).square(x))
 
 
+_rows_binary_kernel = KernelChoice("binary rows", onednn=openmp_kernels.binary_rows,
+                                   numpy=lambda ufunc, a, b: ufunc(a, b))
+
+
 def large_binary(ufunc, a, b):
-    """``ufunc(a, b)`` on arrays of ``openmp_kernels.BINARY_MIN_BYTES`` or more: one OpenMP
-    loop on oneDNN's threads (add, subtract, multiply of float32), else NumPy's ufunc."""
-    return _large_binary_kernel(ufunc, a, b)
+    """``ufunc(a, b)`` for an ``a`` of ``openmp_kernels.ROWS_MIN_BYTES`` or more: a ``b`` of its
+    trailing shape repeated over its rows in one loop (add, subtract, multiply, divide of
+    float32), and from ``openmp_kernels.BINARY_MIN_BYTES`` one OpenMP loop on oneDNN's threads
+    (add, subtract, multiply of float32), else NumPy's ufunc."""
+    if b.__class__ is np.ndarray and b.shape != a.shape:
+        return _rows_binary_kernel(ufunc, a, b)
+    if a.nbytes >= _BINARY_MIN_BYTES:
+        return _large_binary_kernel(ufunc, a, b)
+    return ufunc(a, b)
 
 
 def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=None):
@@ -76,7 +86,7 @@ def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=
             bd = b   # a float tensor and a Python float
         else:
             ad, bd = operands(a, b)
-        if ad.nbytes >= _BINARY_MIN_BYTES and type(ufunc) is np.ufunc:
+        if ad.nbytes >= _ROWS_MIN_BYTES and type(ufunc) is np.ufunc:
             data = large_binary(ufunc, ad, bd)
         else:
             data = ufunc(ad, bd)
@@ -487,6 +497,8 @@ def _true_divide(x, y):
     if x.dtype.kind in "biu" and (not hasattr(y, "dtype") or y.dtype.kind in "biu"):
         d = _dtype.get_default_dtype().np
         return xp.true_divide(x.astype(d), y.astype(d) if hasattr(y, "astype") else y)
+    if x.nbytes >= _ROWS_MIN_BYTES:
+        return large_binary(xp.true_divide, x, y)
     return xp.true_divide(x, y)
 
 
