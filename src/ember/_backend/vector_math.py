@@ -629,6 +629,28 @@ def when_large(rule, loop, fallback, at=0):
     return loop_or_fallback
 
 
+# The binary loops' rows form (a row repeated over a matrix's rows) from this many elements,
+# whatever the op's own rule: NumPy broadcasts a row with an inner loop's call per row
+ROWS_MIN_ELEMENTS = 1 << 15
+
+
+def binary_when_large(op, fallback):
+    """``fallback(x, y)`` with a float32 array ``x`` of ``MIN_ELEMENTS[op]`` elements or more,
+    or of ``ROWS_MIN_ELEMENTS`` where ``y`` is an array of another shape (a row), given to the
+    kernel choice between ``binary(op, x, y)`` (None where it declines) and ``fallback``."""
+    choice = KernelChoice(op, onednn=lambda x, y: binary(op, x, y), numpy=fallback)
+    least = MIN_ELEMENTS
+
+    def loop_or_fallback(x, y):
+        if x.dtype == _FLOAT32:
+            size = x.size
+            if size >= least[op] or (size >= ROWS_MIN_ELEMENTS and y.__class__ is np.ndarray
+                                     and y.shape != x.shape):
+                return choice(x, y)
+        return fallback(x, y)
+    return loop_or_fallback
+
+
 def available():
     """Whether the loops can be built here (a C compiler and libmvec are found)."""
     return _function("sin_float32", _ARRAYS_ARGUMENTS[1]) is not None

@@ -856,7 +856,7 @@ def _ufunc(ufunc_name):
 
 def _on_loop_when_large(op, kernel):
     """``kernel(x, y)``, a large float32 ``x`` by the choice of ``vector_math``'s loop for ``op``."""
-    return vector_math.when_large(op, lambda x, y: vector_math.binary(op, x, y), kernel)
+    return vector_math.binary_when_large(op, kernel)
 
 
 _floor_divide = _on_loop_when_large("floor_divide", _floor_divide_arrays)
