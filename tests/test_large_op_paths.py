@@ -6,7 +6,7 @@ path for p = 2 and ``pdist``'s row-by-row distances, scatter's and gather's flat
 ``logaddexp`` by whole-array passes, a product of all elements in blocks, float32 fmod,
 remainder and floor division in float64 passes, in-place triangles and diagonals, cummax and
 cummin, hardshrink's and prelu's single nodes, infinity predicates of large strided tensors, a row
-repeated over a large tensor's rows in one loop. Values,
+repeated over a large tensor's rows and slices along the last dimension in one loop. Values,
 gradients and node names."""
 import math
 import warnings
@@ -593,3 +593,36 @@ def test_a_row_repeated_over_a_large_tensor_in_one_loop(op, shapes, spy):
     _backward_both(got, want)
     _close(ea.grad, ta.grad, 1e-5)
     _close(eb.grad, tb.grad, 1e-4)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("form", ["two slices", "slice and tensor", "slice and number", "split pieces 3-d"])
+def test_slices_along_the_last_dimension_in_one_loop(op, form, spy):
+    """Large float32 operands whose rows lie apart (``x[:, 1:]``, a split's pieces), or such an
+    operand and a number: one loop over the rows (``binary_row_slices``), NumPy's bits; values
+    and gradients as torch's."""
+    from ember.ops import pointwise
+    ufunc = getattr(np, {"sub": "subtract", "div": "true_divide", "mul": "multiply"}.get(op, op))
+    data = RNG.uniform(0.5, 2.0, (3, 100, 402) if form == "split pieces 3-d" else (200, 301)).astype(np.float32)
+    e, t = _pair(data)
+    taken = spy(pointwise, "_row_slices_binary_kernel")
+    if form == "two slices":
+        args = [(x[:, 1:], x[:, :-1]) for x in (e, t)]
+    elif form == "slice and tensor":
+        other = RNG.uniform(0.5, 2.0, (200, 300)).astype(np.float32)
+        args = [(x[:, 1:], lib.tensor(other)) for x, lib in ((e, ember), (t, torch))]
+    elif form == "slice and number":
+        args = [(x[:, :-1], 0.3) for x in (e, t)]
+    else:
+        args = [tuple(x.split(201, dim=-1)) for x in (e, t)]
+    got, want = getattr(ember, op)(*args[0]), getattr(torch, op)(*args[1])
+    assert len(taken) == 1
+    arrays = [a.detach().numpy() if hasattr(a, "detach") else np.float32(a) for a in args[0]]
+    np.testing.assert_array_equal(got.detach().numpy(), ufunc(*arrays))
+    from ember._backend import openmp_kernels
+    if openmp_kernels.available():   # (the loop itself answers, with NumPy's bits)
+        second = args[0][1] if form == "slice and number" else args[0][1].detach().numpy()
+        np.testing.assert_array_equal(openmp_kernels.binary_row_slices(ufunc, arrays[0], second), ufunc(*arrays))
+    _close(got, want, 1e-6)
+    _backward_both(got, want)
+    _close(e.grad, t.grad, 1e-5)

@@ -417,6 +417,40 @@ void binary_rows(void **arrays, const int64_t *sizes, const double *scalars, int
     }
 }
 
+/* out (rows, width) row-major = a (op) b, where a and b are float32 rows of unit stride, row r
+   of a at a + r * sizes[2] and of b at b + r * sizes[3] (elements): slices along the last
+   dimension, which NumPy runs with an inner loop's call per row; b NULL: the number
+   scalars[1]; op (scalars[0]) 0 add, 1 subtract, 2 multiply, 3 divide. */
+#define STRIDED_LOOP(expr) \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+    for (int64_t r = 0; r < rows; r++) { \
+        const float *x = a + r * a_stride; \
+        const float *y = b == NULL ? NULL : b + r * b_stride; \
+        float *o = out + r * width; \
+        for (int64_t i = 0; i < width; i++) o[i] = (expr); \
+    }
+void binary_row_slices(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *a = arrays[0], *b = arrays[1];
+    float *out = arrays[2];
+    const int64_t rows = sizes[0], width = sizes[1], a_stride = sizes[2], b_stride = sizes[3];
+    const float s = (float)scalars[1];
+    if (b == NULL) {
+        switch ((int)scalars[0]) {
+        case 0: STRIDED_LOOP(x[i] + s) break;
+        case 1: STRIDED_LOOP(x[i] - s) break;
+        case 2: STRIDED_LOOP(x[i] * s) break;
+        default: STRIDED_LOOP(x[i] / s) break;
+        }
+        return;
+    }
+    switch ((int)scalars[0]) {
+    case 0: STRIDED_LOOP(x[i] + y[i]) break;
+    case 1: STRIDED_LOOP(x[i] - y[i]) break;
+    case 2: STRIDED_LOOP(x[i] * y[i]) break;
+    default: STRIDED_LOOP(x[i] / y[i]) break;
+    }
+}
+
 /* The rank-one update of addr and outer, out (n, m) row-major = outer(a, b), times alpha where
    alpha (scalars[0]) is not 1, plus d times beta (scalars[1]; d alone where beta is 1) where d
    is given, each operation rounded in that order (the composite's NumPy passes): d[i, j] read
@@ -1838,23 +1872,71 @@ BINARY_MIN_BYTES = 1 << 20
 ROWS_MIN_BYTES = 1 << 16
 
 
+def _row_slices(x, shape):
+    """``(rows, width, row stride in elements)`` of a float32 array of ``shape`` whose last
+    dimension has unit stride and whose leading dimensions step as one (rows of a matrix, a
+    slice of them along the last dimension); None for another layout."""
+    strides = x.strides
+    if x.ndim < 2 or x.shape != shape or strides[-1] != 4 or strides[-2] % 4:
+        return None
+    for i in range(x.ndim - 2):
+        if strides[i] != strides[i + 1] * shape[i + 1]:
+            return None
+    return x.size // shape[-1], shape[-1], strides[-2] // 4
+
+
+def takes_row_slices(ufunc, a, b):
+    """Whether ``binary_row_slices`` takes the case (it may still find its loop unbuilt)."""
+    if (ufunc not in _ROWS_OPS or type(a) is not np.ndarray or a.dtype != np.float32
+            or _row_slices(a, a.shape) is None):
+        return False
+    if type(b) is float or type(b) is int:
+        return True
+    return type(b) is np.ndarray and b.dtype == np.float32 and _row_slices(b, a.shape) is not None
+
+
+def binary_row_slices(ufunc, a, b):
+    """``ufunc(a, b)`` for ``add``, ``subtract``, ``multiply`` and ``true_divide`` of float32
+    arrays of one shape whose rows have unit stride but lie apart (slices along the last
+    dimension: ``x[:, 1:]``, a split's pieces), or of such an array and a number, as a new
+    row-major array; None where the loop does not apply (``takes_row_slices``) or cannot be
+    built."""
+    if not takes_row_slices(ufunc, a, b):
+        return None
+    function = _function("binary_row_slices")
+    if function is None:
+        return None
+    rows, width, a_stride = _row_slices(a, a.shape)
+    array = type(b) is np.ndarray
+    out = np.empty(a.shape, np.float32)
+    b_stride = _row_slices(b, a.shape)[2] if array else 0
+    _call(function, (a, b if array else None, out), (rows, width, a_stride, b_stride),
+          (_ROWS_OPS[ufunc], 0.0 if array else float(b)))
+    return out
+
+
+def takes_rows(ufunc, a, b):
+    """Whether ``binary_rows`` takes the case (it may still find its loop unbuilt)."""
+    if (ufunc not in _ROWS_OPS or type(b) is not np.ndarray or b.dtype != np.float32 or type(a) is not np.ndarray
+            or a.dtype != np.float32 or not a.flags.c_contiguous or not b.flags.c_contiguous or b.ndim > a.ndim
+            or not b.size):
+        return False
+    trailing = b.shape[next((i for i, n in enumerate(b.shape) if n != 1), b.ndim):]
+    return bool(trailing) and a.shape[a.ndim - len(trailing):] == trailing
+
+
 def binary_rows(ufunc, a, b):
     """``ufunc(a, b)`` for ``add``, ``subtract``, ``multiply`` and ``true_divide`` of a
     row-major float32 array ``a`` and a float32 array ``b`` of its trailing shape (leading 1s
     allowed), repeated over ``a``'s leading dimensions, as a new row-major array; None where
-    the loop does not apply."""
-    op = _ROWS_OPS.get(ufunc)
-    if (op is None or type(b) is not np.ndarray or b.dtype != np.float32 or a.dtype != np.float32
-            or not a.flags.c_contiguous or not b.flags.c_contiguous or b.ndim > a.ndim or not b.size):
-        return None
-    trailing = b.shape[next((i for i, n in enumerate(b.shape) if n != 1), b.ndim):]
-    if not trailing or a.shape[a.ndim - len(trailing):] != trailing:
+    the loop does not apply (``takes_rows``) or cannot be built."""
+    if not takes_rows(ufunc, a, b):
         return None
     function = _function("binary_rows")
     if function is None:
         return None
     out = np.empty_like(a)
-    _call(function, (a, b, out), (a.size // b.size, b.size), (op,))
+    _call(function, (a, b, out), (a.size // b.size, b.size), (_ROWS_OPS[ufunc],))
     return out
 
 

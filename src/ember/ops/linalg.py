@@ -607,8 +607,9 @@ def tensordot(a, b, dims=2):
     sa, sb = a._data.shape, b._data.shape
     free_a = [d for d in range(len(sa)) if d not in ca]
     free_b = [d for d in range(len(sb)) if d not in cb]
-    left = a.permute(free_a + ca).reshape(_numel(sa, free_a), _numel(sa, ca))
-    right = b.permute(cb + free_b).reshape(_numel(sb, cb), _numel(sb, free_b))
+    order_a, order_b = free_a + ca, cb + free_b   # (the identity order needs no permute)
+    left = (a if order_a == list(range(len(sa))) else a.permute(order_a)).reshape(_numel(sa, free_a), _numel(sa, ca))
+    right = (b if order_b == list(range(len(sb))) else b.permute(order_b)).reshape(_numel(sb, cb), _numel(sb, free_b))
     shape = tuple(sa[d] for d in free_a) + tuple(sb[d] for d in free_b)
     return mm(left, right).reshape(shape)
 

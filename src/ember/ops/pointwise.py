@@ -58,17 +58,29 @@ _square = vector_math.when_large("square", lambda x: vector_math.unary("square",
 _rows_binary_kernel = KernelChoice("binary rows", onednn=openmp_kernels.binary_rows,
                                    numpy=lambda ufunc, a, b: ufunc(a, b))
 
+_row_slices_binary_kernel = KernelChoice("binary row slices", onednn=openmp_kernels.binary_row_slices,
+                                         numpy=lambda ufunc, a, b: ufunc(a, b))
 
-def large_binary(ufunc, a, b):
-    """``ufunc(a, b)`` for an ``a`` of ``openmp_kernels.ROWS_MIN_BYTES`` or more: a ``b`` of its
-    trailing shape repeated over its rows in one loop (add, subtract, multiply, divide of
-    float32), and from ``openmp_kernels.BINARY_MIN_BYTES`` one OpenMP loop on oneDNN's threads
-    (add, subtract, multiply of float32), else NumPy's ufunc."""
-    if b.__class__ is np.ndarray and b.shape != a.shape:
-        return _rows_binary_kernel(ufunc, a, b)
+
+def _same_layout_binary(ufunc, a, b):
     if a.nbytes >= _BINARY_MIN_BYTES:
         return _large_binary_kernel(ufunc, a, b)
     return ufunc(a, b)
+
+
+def large_binary(ufunc, a, b):
+    """``ufunc(a, b)`` for an ``a`` of ``openmp_kernels.ROWS_MIN_BYTES`` or more, in one loop
+    over rows (add, subtract, multiply, divide of float32) where NumPy calls its inner loop row
+    by row: a ``b`` of ``a``'s trailing shape repeated over its rows, and operands whose rows
+    lie apart (slices along the last dimension); from ``openmp_kernels.BINARY_MIN_BYTES`` one
+    OpenMP loop on oneDNN's threads (add, subtract, multiply of float32); else NumPy's ufunc."""
+    if b.__class__ is np.ndarray and b.shape != a.shape:
+        if openmp_kernels.takes_rows(ufunc, a, b):
+            return _rows_binary_kernel(ufunc, a, b)
+    elif not (a.flags.c_contiguous and (b.__class__ is not np.ndarray or b.flags.c_contiguous)):
+        if openmp_kernels.takes_row_slices(ufunc, a, b):
+            return _row_slices_binary_kernel(ufunc, a, b)
+    return _same_layout_binary(ufunc, a, b)
 
 
 def _binary(op_name, ufunc, node_cls, a, b, save=(), operands=arrays_for, alpha=None):
