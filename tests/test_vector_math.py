@@ -164,6 +164,7 @@ def test_every_table_op_has_a_loop_in_the_source():
 def test_every_loop_has_a_size_rule():
     assert set(vector_math.MIN_ELEMENTS) == {*vector_math.UNARY, *vector_math.WITH_PARAMETERS, *vector_math.BINARY,
                                              *vector_math.DIVISIONS, *vector_math.TERNARY,
+                                             *vector_math.BINARY_WITH_PARAMETERS,
                                              *(f"{op} backward" for op in vector_math.GRADIENTS)}
 
 
@@ -591,3 +592,20 @@ def test_a_row_repeated_over_rows_takes_the_loops_rows_form(op, spy):
     else:
         np.testing.assert_array_equal(got, getattr(np, op)(x, row))
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("weight", [0.3, 0.75, -2.0, 0.5, 0.49999999999, 3])
+def test_lerp_with_a_number_weight_on_its_loop(weight):
+    """lerp of large float32 tensors by a number: one loop with the composite's bits (the
+    branch chosen on the weight as Python compares it), torch's values."""
+    from ember.ops import ternary
+    if not vector_math.available():
+        pytest.skip("the vector-math loops cannot be built here")
+    rng = np.random.default_rng(9)
+    a, b = (rng.standard_normal((200, 300)).astype(np.float32) for _ in range(2))
+    a[::7, ::3] = np.nan
+    got = ember.lerp(ember.from_numpy(a), ember.from_numpy(b), weight).numpy()
+    np.testing.assert_array_equal(got, ternary._lerp_in_passes(a, b, weight))
+    assert ternary._lerp_number_on_loop(a, b, weight) is not None
+    want = torch.lerp(torch.from_numpy(a), torch.from_numpy(b), weight).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -86,6 +86,14 @@ TERNARY = {
     "lerp": "fabsf(z) < 0.5f ? x + z * (y - x) : y - (y - x) * (1.0f - z)",
 }
 
+# op name: the C expression of float32 elements ``x`` and ``y`` of two arrays and the op's
+# float32 parameters ``p[0]``, ...: the operations of ember's formula on arrays, in its order
+# (lerp with a number weight: input, end; the weight, 1 - weight, and 1 where the weight's
+# magnitude is below 0.5, each as NumPy rounds it)
+BINARY_WITH_PARAMETERS = {
+    "lerp_scalar": "p[2] != 0.0f ? x + (y - x) * p[0] : y - (y - x) * p[1]",
+}
+
 # op name: (the C expression of float32 elements ``x`` and ``y`` and of ``q``, their quotient
 # in float64, exact wherever ``QUOTIENT_IS_EXACT`` holds; torch's algorithm for an element,
 # where it does not). Below 2^22 in magnitude (and for a finite divisor) the float64 quotient of
@@ -132,7 +140,7 @@ MIN_ELEMENTS = {
     "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
     "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
-    "xlogy": 1, "xlog1py": 1, "addcmul": 1 << 14, "addcdiv": 1 << 13, "lerp": 1,
+    "xlogy": 1, "xlog1py": 1, "addcmul": 1 << 14, "addcdiv": 1 << 13, "lerp": 1, "lerp_scalar": 1 << 15,
 }
 # (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
 # that their arrays' bits are the ember-op formula's)
@@ -578,6 +586,8 @@ def _source():
               for op, (saved, expression) in GRADIENTS.items()]
     loops += [_loop(f"{op}_float32", expression, ("x", "y", "z"), parameters=True)
               for op, expression in TERNARY.items()]
+    loops += [_loop(f"{op}_float32", expression, ("x", "y"), parameters=True)
+              for op, expression in BINARY_WITH_PARAMETERS.items()]
     for op, expression in BINARY.items():
         loops += [_loop(f"{op}_float32", expression, ("x", "y")),
                   _NUMBER_LOOP.format(name=f"{op}_number_float32", expression=expression),
@@ -700,6 +710,14 @@ def gradient(op, grad, saved, parameters=(0.0,)):
     output's gradient and the saved input or result the formula reads (and its parameters);
     None where the loop does not apply or cannot be built."""
     return _run(f"{op}_backward_float32", (grad, saved), parameters)
+
+
+def binary_with_parameters(op, x, y, parameters):
+    """``op`` (a name in ``BINARY_WITH_PARAMETERS``) of two dense float32 arrays of one shape
+    and layout, given its parameters; None where the loop does not apply or cannot be built."""
+    if x.shape != getattr(y, "shape", None):
+        return None
+    return _run(f"{op}_float32", (x, y), parameters)
 
 
 def ternary(op, x, y, z, parameters=(0.0,)):

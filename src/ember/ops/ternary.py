@@ -528,6 +528,10 @@ def _lerp_forward(a, b, w):
     """torch's formula: exact at both ends (weight 0 gives a, weight 1 gives b)."""
     if hasattr(w, "shape"):
         return _lerp_by_weights(a, b, w)
+    return _lerp_by_number(a, b, w)
+
+
+def _lerp_in_passes(a, b, w):
     xp = namespace_of(a)
     diff = b - a
     if abs(w) < 0.5:   # (in place in the fresh difference: the same operations)
@@ -542,6 +546,17 @@ def _lerp_where(a, b, w):
     xp = namespace_of(a)
     diff = b - a
     return xp.where(xp.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+
+
+def _lerp_number_on_loop(a, b, w):
+    if type(w) is not float and type(w) is not int:
+        return None
+    return vector_math.binary_with_parameters("lerp_scalar", a, b, (w, 1 - w, 1.0 if abs(w) < 0.5 else 0.0))
+
+
+# lerp with a number weight: one vector-math loop over float32 arrays of one layout (the same
+# operations), else NumPy's passes
+_lerp_by_number = vector_math.when_large("lerp_scalar", _lerp_number_on_loop, _lerp_in_passes)
 
 
 # lerp with an array of weights: one vector-math loop over float32 arrays of one layout (the
