@@ -1015,9 +1015,8 @@ def trace(input):
     if data.dtype.kind == "b":
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     xp = namespace_of(data)
-    dtype = xp.int64 if data.dtype.kind in "iu" else data.dtype
-    total = xp.trace(data, dtype=dtype)
-    out = make(xp.asarray(total))
+    total = data.trace(dtype=xp.int64 if data.dtype.kind in "iu" else data.dtype)   # (the array's own method:
+    out = make(xp.asarray(total))                                                  # no dispatch by function)
     node = record(TraceBackward0, (input,), out)
     if node is not None:
         node.in_shape = data.shape
