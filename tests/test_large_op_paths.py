@@ -6,7 +6,8 @@ path for p = 2 and ``pdist``'s row-by-row distances, scatter's and gather's flat
 ``logaddexp`` by whole-array passes, a product of all elements in blocks, float32 fmod,
 remainder and floor division in float64 passes, in-place triangles and diagonals, cummax and
 cummin, hardshrink's and prelu's single nodes, infinity predicates of large strided tensors, a row
-repeated over a large tensor's rows and slices along the last dimension in one loop. Values,
+repeated over a large tensor's rows and slices along the last dimension in one loop, float32 sums
+over leading dims on the column loop. Values,
 gradients and node names."""
 import math
 import warnings
@@ -626,3 +627,23 @@ def test_slices_along_the_last_dimension_in_one_loop(op, form, spy):
     _close(got, want, 1e-6)
     _backward_both(got, want)
     _close(e.grad, t.grad, 1e-5)
+
+
+@pytest.mark.parametrize("shape, dims", [((222, 295), 0), ((40, 8, 300), (0, 1)), ((4096, 8), 0), ((300, 3, 5), 0),
+                                         ((50, 130), 0)], ids=str)
+def test_float32_sums_over_leading_dims_on_the_column_loop(shape, dims, spy):
+    """A float32 tensor of 4,096 elements or more, 32 rows or more, summed over its leading
+    dims: the column-sum loop, NumPy's bits (its additions in NumPy's order); the bias-like
+    gradient of a broadcast add too. Values as torch's."""
+    from ember._backend import openmp_kernels
+    data = (RNG.standard_normal(shape) * 50).astype(np.float32)
+    taken = spy(openmp_kernels, "column_sums")
+    e, t = _pair(data)
+    got = e.sum(dims)
+    assert len(taken) == 1
+    np.testing.assert_array_equal(got.detach().numpy(), np.add.reduce(data, dims))
+    _close(got, t.sum(dims), 1e-4)
+    bias_e, bias_t = _pair(RNG.standard_normal(shape[1:]).astype(np.float32) if dims == 0 else
+                           RNG.standard_normal(shape[2:]).astype(np.float32))
+    _backward_both(e + bias_e, t + bias_t)
+    _close(bias_e.grad, bias_t.grad, 1e-4)

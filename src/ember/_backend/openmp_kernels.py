@@ -451,6 +451,35 @@ void binary_row_slices(void **arrays, const int64_t *sizes, const double *scalar
     }
 }
 
+/* out (width) = the sum of the rows of a row-major float32 x (rows, width), added one row
+   after another in order, as NumPy's reduction over a leading axis adds them (the same bits):
+   COLUMN_BLOCK columns at a time, their running sums kept in registers down all the rows. */
+#define COLUMN_BLOCK 64
+void column_sums_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0];
+    float *out = arrays[1];
+    const int64_t rows = sizes[0], width = sizes[1];
+    const int64_t full = width / COLUMN_BLOCK;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t block = 0; block <= full; block++) {
+        const int64_t start = block * COLUMN_BLOCK;
+        if (block < full) {
+            float sums[COLUMN_BLOCK];
+            for (int j = 0; j < COLUMN_BLOCK; j++) sums[j] = x[start + j];
+            for (int64_t r = 1; r < rows; r++) {
+                const float *row = x + r * width + start;
+                #pragma GCC unroll 64
+                for (int j = 0; j < COLUMN_BLOCK; j++) sums[j] += row[j];
+            }
+            for (int j = 0; j < COLUMN_BLOCK; j++) out[start + j] = sums[j];
+        } else {   /* the last columns, fewer than a block */
+            for (int64_t j = start; j < width; j++) out[j] = x[j];
+            for (int64_t r = 1; r < rows; r++)
+                for (int64_t j = start; j < width; j++) out[j] += x[r * width + j];
+        }
+    }
+}
+
 /* The rank-one update of addr and outer, out (n, m) row-major = outer(a, b), times alpha where
    alpha (scalars[0]) is not 1, plus d times beta (scalars[1]; d alone where beta is 1) where d
    is given, each operation rounded in that order (the composite's NumPy passes): d[i, j] read
@@ -1952,6 +1981,21 @@ def binary(ufunc, a, b):
     if type(b) is float or (type(b) in (np.ndarray, np.float32) and b.dtype == np.float32):
         return _elementwise("binary_number", (a,), (op, float(b)))
     return None
+
+
+def column_sums(x):
+    """The sums of the rows of a row-major float32 matrix ``x`` (its column sums), added row
+    after row as NumPy's reduction over the first axis adds them (the same bits), as a new
+    array; None where the loop does not apply or cannot be built."""
+    if (type(x) is not np.ndarray or x.dtype != np.float32 or x.ndim != 2 or not x.flags.c_contiguous
+            or not x.shape[0] or not x.shape[1]):
+        return None
+    function = _function("column_sums_float32")
+    if function is None:
+        return None
+    out = np.empty(x.shape[1], np.float32)
+    _call(function, (x, out), x.shape, ())
+    return out
 
 
 def rank_one(a, b, d=None, beta=0, alpha=1):

@@ -1,10 +1,13 @@
 """Sums of arrays along axes, as ember's ``sum`` computes them: the array's own ``sum`` method,
-or ``einsum`` for the shapes where NumPy's reduction loops are slow (tall, narrow arrays summed
-over their leading axes; short rows summed over their trailing axes). Used by the ``sum`` op
+or, for the shapes where NumPy's reduction loops are slow, a compiled loop (float32 arrays
+summed over their leading axes) or ``einsum`` (tall, narrow float64 arrays summed over their
+leading axes; short rows summed over their trailing axes). Used by the ``sum`` op
 and by the backward passes that sum a gradient down to an operand's shape."""
 import math
 
 import numpy as np
+
+from .._backend import openmp_kernels
 
 
 def array_sum(data, **kwargs):
@@ -32,6 +35,10 @@ def sum_over(data, axis, keepdims):
             axes = [axis % ndim]
         else:
             axes = [axis[0] % ndim] if len(axis) == 1 else sorted({a % ndim for a in axis})
+        if axes[0] == 0 and data.dtype == _FLOAT32 and data.size >= COLUMN_LOOP_MIN_ELEMENTS:
+            by_loop = _leading_axes_on_loop(data, axes, keepdims)
+            if by_loop is not None:
+                return by_loop
         # (only leading axes can take the column sums, only others the row sums)
         if ((data.shape[0] >= COLUMN_SUM_MIN_ROWS or len(axes) > 1 if axes[0] == 0
              else data.size >= ROW_SUM_MIN_ELEMENTS)
@@ -43,6 +50,31 @@ def sum_over(data, axis, keepdims):
 
 
 _EINSUM_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOAT32 = np.dtype(np.float32)
+
+# A row-major float32 array of this many elements or more, at least ``COLUMN_LOOP_MIN_ROWS``
+# rows of it, summed over its leading axes: the compiled loop keeps each column's running sum
+# in a register down the rows (NumPy's order of additions: the same bits), where NumPy's
+# reduction loads and stores the sums row by row (benchmarks.ops, ``sum`` over a dim)
+COLUMN_LOOP_MIN_ELEMENTS = 1 << 12
+COLUMN_LOOP_MIN_ROWS = 32
+
+
+def _leading_axes_on_loop(data, axes, keepdims):
+    """The sum of a row-major float32 array over its first k axes (``axes``, sorted; k < ndim)
+    by ``openmp_kernels.column_sums``; None where that does not apply."""
+    k = len(axes)
+    if k >= data.ndim or axes[-1] != k - 1 or not data.flags.c_contiguous:   # (the first k, sorted)
+        return None
+    shape = data.shape
+    rows = shape[0] if k == 1 else math.prod(shape[:k])
+    if rows < COLUMN_LOOP_MIN_ROWS:
+        return None
+    out = openmp_kernels.column_sums(data if data.ndim == 2 else data.reshape(rows, -1))
+    if out is None:
+        return None
+    kept = data.shape[k:]
+    return out.reshape((1,) * k + kept if keepdims else kept)
 
 
 # NumPy's sum over a leading axis steps through the rows one at a time: with rows narrower than
