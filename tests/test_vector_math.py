@@ -572,13 +572,12 @@ def test_activations_on_the_loops_give_the_numpy_paths_values_and_torchs(case, s
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, equal_nan=True)
 
 
+@needs_loops
 @pytest.mark.parametrize("op", ["maximum", "minimum", "fmod", "atan2"])
 def test_a_row_repeated_over_rows_takes_the_loops_rows_form(op, spy):
     """From ``ROWS_MIN_ELEMENTS`` a float32 tensor and a row of its trailing shape go to the
     loop's rows form, whatever the op's own size rule: NumPy's bits for the selects and fmod,
     torch's values for atan2."""
-    if not vector_math.available():
-        pytest.skip("the vector-math loops cannot be built here")
     rng = np.random.default_rng(12)
     x = rng.standard_normal((200, 300)).astype(np.float32)
     row = rng.standard_normal(300).astype(np.float32)
