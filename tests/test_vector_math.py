@@ -191,6 +191,8 @@ def test_ternary_loops_give_the_composites_bits_and_torchs_values(op, layout):
     else:
         composite = ternary._addc_composite("multiply" if op == "addcmul" else "true_divide")(*arrays, value)
     np.testing.assert_array_equal(got, composite)
+    on_loop = vector_math.ternary(op, *arrays, () if value is None else (value,))
+    np.testing.assert_array_equal(on_loop, composite)   # (the loop itself answers, with those bits)
     want = getattr(torch, op)(*(torch.from_numpy(a) for a in arrays), **kwargs).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 

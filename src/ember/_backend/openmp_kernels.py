@@ -1914,58 +1914,64 @@ def _row_slices(x, shape):
     return x.size // shape[-1], shape[-1], strides[-2] // 4
 
 
-def takes_row_slices(ufunc, a, b):
-    """Whether ``binary_row_slices`` takes the case (it may still find its loop unbuilt)."""
-    if (ufunc not in _ROWS_OPS or type(a) is not np.ndarray or a.dtype != np.float32
-            or _row_slices(a, a.shape) is None):
-        return False
+def row_slices_case(ufunc, a, b):
+    """The sizes and scalars ``binary_row_slices`` runs its loop with, where it takes the case
+    (it may still find its loop unbuilt); None where it does not."""
+    op = _ROWS_OPS.get(ufunc)
+    if op is None or type(a) is not np.ndarray or a.dtype != np.float32:
+        return None
+    first = _row_slices(a, a.shape)
+    if first is None:
+        return None
     if type(b) is float or type(b) is int:
-        return True
-    return type(b) is np.ndarray and b.dtype == np.float32 and _row_slices(b, a.shape) is not None
+        return (*first, 0), (op, float(b))
+    if type(b) is not np.ndarray or b.dtype != np.float32:
+        return None
+    second = _row_slices(b, a.shape)
+    return None if second is None else ((*first, second[2]), (op, 0.0))
 
 
-def binary_row_slices(ufunc, a, b):
+def binary_row_slices(ufunc, a, b, case=None):
     """``ufunc(a, b)`` for ``add``, ``subtract``, ``multiply`` and ``true_divide`` of float32
     arrays of one shape whose rows have unit stride but lie apart (slices along the last
     dimension: ``x[:, 1:]``, a split's pieces), or of such an array and a number, as a new
-    row-major array; None where the loop does not apply (``takes_row_slices``) or cannot be
-    built."""
-    if not takes_row_slices(ufunc, a, b):
-        return None
-    function = _function("binary_row_slices")
+    row-major array; None where the loop does not apply or cannot be built. ``case``: what
+    ``row_slices_case`` gave, where the caller asked it already."""
+    case = case or row_slices_case(ufunc, a, b)
+    function = _function("binary_row_slices") if case is not None else None
     if function is None:
         return None
-    rows, width, a_stride = _row_slices(a, a.shape)
-    array = type(b) is np.ndarray
     out = np.empty(a.shape, np.float32)
-    b_stride = _row_slices(b, a.shape)[2] if array else 0
-    _call(function, (a, b if array else None, out), (rows, width, a_stride, b_stride),
-          (_ROWS_OPS[ufunc], 0.0 if array else float(b)))
+    _call(function, (a, b if type(b) is np.ndarray else None, out), *case)
     return out
 
 
-def takes_rows(ufunc, a, b):
-    """Whether ``binary_rows`` takes the case (it may still find its loop unbuilt)."""
-    if (ufunc not in _ROWS_OPS or type(b) is not np.ndarray or b.dtype != np.float32 or type(a) is not np.ndarray
+def rows_case(ufunc, a, b):
+    """The sizes and scalars ``binary_rows`` runs its loop with, where it takes the case (it may
+    still find its loop unbuilt); None where it does not."""
+    op = _ROWS_OPS.get(ufunc)
+    if (op is None or type(b) is not np.ndarray or b.dtype != np.float32 or type(a) is not np.ndarray
             or a.dtype != np.float32 or not a.flags.c_contiguous or not b.flags.c_contiguous or b.ndim > a.ndim
             or not b.size):
-        return False
+        return None
     trailing = b.shape[next((i for i, n in enumerate(b.shape) if n != 1), b.ndim):]
-    return bool(trailing) and a.shape[a.ndim - len(trailing):] == trailing
+    if not trailing or a.shape[a.ndim - len(trailing):] != trailing:
+        return None
+    return (a.size // b.size, b.size), (op,)
 
 
-def binary_rows(ufunc, a, b):
+def binary_rows(ufunc, a, b, case=None):
     """``ufunc(a, b)`` for ``add``, ``subtract``, ``multiply`` and ``true_divide`` of a
     row-major float32 array ``a`` and a float32 array ``b`` of its trailing shape (leading 1s
     allowed), repeated over ``a``'s leading dimensions, as a new row-major array; None where
-    the loop does not apply (``takes_rows``) or cannot be built."""
-    if not takes_rows(ufunc, a, b):
-        return None
-    function = _function("binary_rows")
+    the loop does not apply or cannot be built. ``case``: what ``rows_case`` gave, where the
+    caller asked it already."""
+    case = case or rows_case(ufunc, a, b)
+    function = _function("binary_rows") if case is not None else None
     if function is None:
         return None
     out = np.empty_like(a)
-    _call(function, (a, b, out), (a.size // b.size, b.size), (_ROWS_OPS[ufunc],))
+    _call(function, (a, b, out), *case)
     return out
 
 

@@ -265,22 +265,33 @@ static PyObject *record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return node;
 }
 
-/* ``dict[key] -= 1`` where it is more than one; 1 (and the count left alone) where it is one,
-   the last edge into ``key``; -1 on error. */
-static int count_down(PyObject *deps, PyObject *key) {
+/* deps[key] (a count of edges) as a C long; -1 with an exception set where it is missing or
+   not an int. */
+static long count_of(PyObject *deps, PyObject *key) {
     PyObject *count = PyDict_GetItemWithError(deps, key);
     if (count == NULL) {
         if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key);
         return -1;
     }
-    long left = PyLong_AsLong(count);
-    if (left == -1 && PyErr_Occurred()) return -1;
+    return PyLong_AsLong(count);
+}
+
+/* deps[key] = value; 0, or -1 on error. */
+static int set_count(PyObject *deps, PyObject *key, long value) {
+    PyObject *number = PyLong_FromLong(value);
+    if (number == NULL) return -1;
+    int status = PyDict_SetItem(deps, key, number);
+    Py_DECREF(number);
+    return status;
+}
+
+/* ``dict[key] -= 1`` where it is more than one; 1 (and the count left alone) where it is one,
+   the last edge into ``key``; -1 on error. */
+static int count_down(PyObject *deps, PyObject *key) {
+    long left = count_of(deps, key);
+    if (left < 0) return -1;
     if (left == 1) return 1;
-    PyObject *less = PyLong_FromLong(left - 1);
-    if (less == NULL) return -1;
-    int status = PyDict_SetItem(deps, key, less);
-    Py_DECREF(less);
-    return status < 0 ? -1 : 0;
+    return set_count(deps, key, left - 1);
 }
 
 /* A node no gradient reached: its inputs stop waiting for it. */
@@ -289,19 +300,9 @@ static int skip(PyObject *edges, PyObject *deps, PyObject *ready) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *next = PyTuple_GET_ITEM(PyTuple_GET_ITEM(edges, i), 0);
         if (next == Py_None) continue;
-        PyObject *count = PyDict_GetItemWithError(deps, next);
-        if (count == NULL) {
-            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, next);
-            return -1;
-        }
-        long left = PyLong_AsLong(count) - 1;
-        if (left == -2 && PyErr_Occurred()) return -1;
-        PyObject *less = PyLong_FromLong(left);
-        if (less == NULL) return -1;
-        int status = PyDict_SetItem(deps, next, less);
-        Py_DECREF(less);
-        if (status < 0) return -1;
-        if (left == 0 && PyList_Append(ready, next) < 0) return -1;
+        long left = count_of(deps, next);
+        if (left < 0 || set_count(deps, next, left - 1) < 0) return -1;
+        if (left == 1 && PyList_Append(ready, next) < 0) return -1;
     }
     return 0;
 }
@@ -514,10 +515,10 @@ done:
 /* dependencies(root_nodes): engine._dependencies, for every node reachable from the roots the
    number of edges that lead into it. */
 static PyObject *dependencies(PyObject *self, PyObject *roots) {
-    PyObject *deps = PyDict_New(), *stack = PySequence_List(roots), *zero = PyLong_FromLong(0);
-    if (deps == NULL || stack == NULL || zero == NULL) goto fail;
+    PyObject *deps = PyDict_New(), *stack = PySequence_List(roots);
+    if (deps == NULL || stack == NULL) goto fail;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(stack); i++)
-        if (PyDict_SetItem(deps, PyList_GET_ITEM(stack, i), zero) < 0) goto fail;
+        if (set_count(deps, PyList_GET_ITEM(stack, i), 0) < 0) goto fail;
     while (PyList_GET_SIZE(stack)) {
         Py_ssize_t last = PyList_GET_SIZE(stack) - 1;
         PyObject *node = PyList_GET_ITEM(stack, last);
@@ -540,19 +541,14 @@ static PyObject *dependencies(PyObject *self, PyObject *roots) {
             }
             int status = 0;
             if (next != Py_None) {
-                PyObject *count = PyDict_GetItemWithError(deps, next);
-                if (count != NULL) {
-                    long n = PyLong_AsLong(count);
-                    PyObject *plus = n == -1 && PyErr_Occurred() ? NULL : PyLong_FromLong(n + 1);
-                    status = plus == NULL ? -1 : PyDict_SetItem(deps, next, plus);
-                    Py_XDECREF(plus);
-                } else if (PyErr_Occurred()) {
+                int seen = PyDict_Contains(deps, next);
+                if (seen < 0) {
                     status = -1;
+                } else if (seen) {
+                    long count = count_of(deps, next);
+                    status = count < 0 ? -1 : set_count(deps, next, count + 1);
                 } else {
-                    PyObject *one = PyLong_FromLong(1);
-                    status = one == NULL || PyDict_SetItem(deps, next, one) < 0 || PyList_Append(stack, next) < 0
-                             ? -1 : 0;
-                    Py_XDECREF(one);
+                    status = set_count(deps, next, 1) < 0 || PyList_Append(stack, next) < 0 ? -1 : 0;
                 }
             }
             Py_DECREF(next);
@@ -564,12 +560,10 @@ static PyObject *dependencies(PyObject *self, PyObject *roots) {
         Py_DECREF(items);
     }
     Py_DECREF(stack);
-    Py_DECREF(zero);
     return deps;
 fail:
     Py_XDECREF(deps);
     Py_XDECREF(stack);
-    Py_XDECREF(zero);
     return NULL;
 }
 

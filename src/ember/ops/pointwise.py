@@ -54,12 +54,11 @@ _large_binary_kernel = KernelChoice("binary", onednn=openmp_kernels.binary,
 _square = vector_math.when_large("square", lambda x: vector_math.unary("square", x),
                                  lambda x: namespace_of(x).square(x))
 
-
+# (called with the loop's case, which ``large_binary`` asked for: ``openmp_kernels.rows_case``)
 _rows_binary_kernel = KernelChoice("binary rows", onednn=openmp_kernels.binary_rows,
-                                   numpy=lambda ufunc, a, b: ufunc(a, b))
-
+                                   numpy=lambda ufunc, a, b, case: ufunc(a, b))
 _row_slices_binary_kernel = KernelChoice("binary row slices", onednn=openmp_kernels.binary_row_slices,
-                                         numpy=lambda ufunc, a, b: ufunc(a, b))
+                                         numpy=lambda ufunc, a, b, case: ufunc(a, b))
 
 
 def _same_layout_binary(ufunc, a, b):
@@ -75,11 +74,11 @@ def large_binary(ufunc, a, b):
     lie apart (slices along the last dimension); from ``openmp_kernels.BINARY_MIN_BYTES`` one
     OpenMP loop on oneDNN's threads (add, subtract, multiply of float32); else NumPy's ufunc."""
     if b.__class__ is np.ndarray and b.shape != a.shape:
-        if openmp_kernels.takes_rows(ufunc, a, b):
-            return _rows_binary_kernel(ufunc, a, b)
+        if (case := openmp_kernels.rows_case(ufunc, a, b)) is not None:
+            return _rows_binary_kernel(ufunc, a, b, case)
     elif not (a.flags.c_contiguous and (b.__class__ is not np.ndarray or b.flags.c_contiguous)):
-        if openmp_kernels.takes_row_slices(ufunc, a, b):
-            return _row_slices_binary_kernel(ufunc, a, b)
+        if (case := openmp_kernels.row_slices_case(ufunc, a, b)) is not None:
+            return _row_slices_binary_kernel(ufunc, a, b, case)
     return _same_layout_binary(ufunc, a, b)
 
 
