@@ -86,10 +86,13 @@ def autograd_paths(request, monkeypatch):
     """Run the test with autograd's compiled record and engine loop (``autograd._compiled``),
     then with their Python steps."""
     from ember.autograd import _compiled, engine
-    from ember.ops import _common
+    import ember
+    from ember.ops import _common, _compiled_operators
     if request.param == "python":
         monkeypatch.setattr(engine, "_compiled", [None])
         monkeypatch.setattr(_common, "_compiled_record", _common._record_in_python)
+        for name, python_op in _compiled_operators.python_operators().items():   # (they record in C)
+            monkeypatch.setattr(ember.Tensor, name, python_op)
     elif _compiled._built() is None:
         pytest.skip("autograd's compiled paths cannot be built here (no C compiler or headers)")
     return request.param

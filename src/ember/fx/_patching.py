@@ -221,6 +221,7 @@ def patch_ember_callables(patcher, function_wrapper, method_wrapper):
     namespaces and ``method_wrapper(name, method)`` for ``Tensor``'s methods and operators in
     ``patcher`` (a trace's wrappers; ``ember.func.vmap``'s dispatch uses the same list)."""
     from .. import Tensor
+    from ..ops._compiled_operators import as_python
     for ns_name, module in _namespaces():
         d = module.__dict__
         for key, value in list(d.items()):
@@ -228,6 +229,7 @@ def patch_ember_callables(patcher, function_wrapper, method_wrapper):
                 continue
             patcher.patch(d, key, function_wrapper(value, ns_name))
     for key, value in list(vars(Tensor).items()):
+        value = as_python(key, value)
         if not isinstance(value, types.FunctionType):
             continue
         if key.startswith("_") and key not in DUNDER_TO_METHOD and key not in _KEPT_DUNDERS:

@@ -397,6 +397,7 @@ class Recorder:
     def _install(self, patcher):
         from .. import Tensor
         from .._blocked_tensor import BlockedTensor
+        from ..ops._compiled_operators import as_python
         from ..nn import Module
         for ns_name, module in _namespaces():
             d = module.__dict__
@@ -410,6 +411,8 @@ class Recorder:
         # (a tensor still in oneDNN's layout answers its metadata itself: patched alike)
         for cls in (Tensor, BlockedTensor):
             for key, value in list(vars(cls).items()):
+                if cls is Tensor:
+                    value = as_python(key, value)
                 if isinstance(value, property):
                     if key == "shape":
                         patcher.patch_method(cls, key, property(_shape_getter(value.fget)))

@@ -74,14 +74,21 @@ def record(node_cls, inputs, out, *more_outputs):
     return _compiled_record(node_cls, inputs, out)
 
 
+def recording_function():
+    """What ``record`` calls for one output, ``f(node_cls, inputs, out)``: the compiled record,
+    built at the first call, or Python's where it cannot be built."""
+    global _compiled_record
+    if _compiled_record is _build_record:
+        _compiled_record = recorder(dict(
+            Tensor=Tensor, grad_state=grad_state, forward_state=_forward, plain_init=plain_init,
+            grad_accumulator_of=grad_accumulator_of, refresh_view_history=refresh_view_history,
+            record_in_python=_record_in_python)) or _record_in_python
+    return _compiled_record
+
+
 def _build_record(node_cls, inputs, out):
     """The first record: build the compiled one (or fall back to Python's), then record."""
-    global _compiled_record
-    _compiled_record = recorder(dict(
-        Tensor=Tensor, grad_state=grad_state, forward_state=_forward, plain_init=plain_init,
-        grad_accumulator_of=grad_accumulator_of, refresh_view_history=refresh_view_history,
-        record_in_python=_record_in_python)) or _record_in_python
-    return _compiled_record(node_cls, inputs, out)
+    return recording_function()(node_cls, inputs, out)
 
 
 _compiled_record = _build_record

@@ -538,6 +538,7 @@ class _Patches:
     def install(self):
         from .. import Tensor
         from ..autograd import engine
+        from ..ops._compiled_operators import as_python
         ops = self.ops
         for name, module in list(sys.modules.items()):
             if module is None or not (name == "ember" or name.startswith("ember.")):
@@ -547,8 +548,9 @@ class _Patches:
                 if value.__class__ is types.FunctionType and value in ops:
                     self._set(namespace, module, attr, value, ops[value])
         for attr, fn, wrapper in self.methods:
-            if Tensor.__dict__.get(attr) is fn:
-                self._set(None, Tensor, attr, fn, wrapper)
+            current = Tensor.__dict__.get(attr)
+            if as_python(attr, current) is fn:
+                self._set(None, Tensor, attr, current, wrapper)
         for cls in _node_classes():
             for formula in ("backward", "backward_arrays"):  # a declined backward_arrays and
                 fn = cls.__dict__.get(formula)               # the backward after it: two events

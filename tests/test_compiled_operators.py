@@ -1,0 +1,271 @@
+"""Tensor's compiled arithmetic operators (``ops/_compiled_operators.py``): the same results,
+nodes, saved tensors, gradients and errors as the Python ops, and against torch; every case
+the compiled path does not take reaches the Python op."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+from ember.ops import _compiled_operators, pointwise
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is not installed")
+
+OPERATORS = {
+    "add": lambda a, b: a + b, "radd": lambda a, b: b + a, "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b, "rmul": lambda a, b: b * a, "div": lambda a, b: a / b,
+}
+
+
+@pytest.fixture(autouse=True)
+def compiled():
+    _compiled_operators.install()
+    if not _compiled_operators.installed():
+        pytest.skip("the compiled operators cannot be built here (no C compiler or headers)")
+
+
+def python_ops(monkeypatch):
+    for name, python_op in _compiled_operators.python_operators().items():
+        monkeypatch.setattr(ember.Tensor, name, python_op)
+
+
+def operands(kind, dtype, rng, requires_grad=False):
+    """``(a, b)`` as arrays or numbers: ``kind`` is "same" (one shape), "row" (b a row of a),
+    "scalar" (0-d tensors), "float" and "int" (a Python number b)."""
+    def draw(shape):
+        values = rng.uniform(0.5, 2.0, shape)
+        if np.dtype(dtype).kind == "c":
+            values = values + 1j * rng.uniform(0.5, 2.0, shape)
+        return np.asarray(values).astype(dtype)
+    a = draw(() if kind == "scalar" else (3, 4))
+    if kind == "float":
+        return a, 1.75
+    if kind == "int":
+        return a, 3
+    return a, draw({"same": (3, 4), "row": (4,), "scalar": ()}[kind])
+
+
+def both(lib, a, b, requires_grad):
+    ta = lib.tensor(a, requires_grad=requires_grad)
+    tb = lib.tensor(b, requires_grad=requires_grad) if isinstance(b, np.ndarray) else b
+    return ta, tb
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "float16"])
+@pytest.mark.parametrize("kind", ["same", "row", "scalar", "float", "int"])
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_values_and_gradients_match_torch(name, kind, dtype):
+    rng = np.random.default_rng(0)
+    a, b = operands(kind, dtype, rng)
+    grad = dtype in ("float32", "float64")
+    results = {}
+    for lib in (ember, torch):
+        ta, tb = both(lib, a, b, grad)
+        out = OPERATORS[name](ta, tb)
+        got = [out.detach().numpy(), str(out.dtype).split(".")[-1], tuple(out.shape)]
+        if grad:
+            (out * out).sum().backward()
+            got += [ta.grad.numpy()] + ([tb.grad.numpy()] if isinstance(tb, lib.Tensor) else [])
+            got.append(type(out.grad_fn).__name__)
+        results[lib] = got
+    for mine, theirs in zip(results[ember], results[torch]):
+        if isinstance(mine, np.ndarray):
+            tolerance = {"float16": 2e-3, "float32": 1e-6, "complex64": 1e-6}.get(dtype, 1e-12)
+            np.testing.assert_allclose(mine, theirs, rtol=tolerance, atol=tolerance)
+        else:
+            assert mine == theirs
+    assert isinstance(results[ember][0], np.ndarray)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_compiled_and_python_operators_agree(monkeypatch, name, dtype):
+    rng = np.random.default_rng(1)
+    for kind in ("same", "row", "scalar", "float", "int"):
+        a, b = operands(kind, "float64", rng)
+        a = (2 * a).astype(dtype)   # (no zeros)
+        b = (2 * b).astype(dtype) if isinstance(b, np.ndarray) else b
+        compiled = _result_or_error(name, a, b)
+        with monkeypatch.context() as m:
+            python_ops(m)
+            python = _result_or_error(name, a, b)
+        assert type(compiled) is type(python), (kind, compiled, python)
+        if isinstance(python, ember.Tensor):
+            assert compiled.dtype == python.dtype and compiled.shape == python.shape
+            assert type(compiled._data) is np.ndarray and compiled._version_counter == [0]
+            np.testing.assert_array_equal(compiled._data, python._data)
+        else:
+            assert str(compiled) == str(python)
+
+
+def _result_or_error(name, a, b):
+    try:
+        return OPERATORS[name](ember.tensor(a), ember.tensor(b) if isinstance(b, np.ndarray) else b)
+    except (RuntimeError, TypeError) as error:
+        return error
+
+
+@pytest.mark.parametrize("kind", ["same", "row", "float"])
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_the_nodes_fields_and_saved_tensors_are_the_python_ops(monkeypatch, name, kind):
+    a, b = operands(kind, "float32", np.random.default_rng(2))
+    for grads in ((True, True), (True, False), (False, True)):
+        if kind == "float" and not grads[0]:
+            continue
+        fields = []
+        for python in (False, True):
+            with monkeypatch.context() as m:
+                if python:
+                    python_ops(m)
+                ta = ember.tensor(a, requires_grad=grads[0])
+                tb = ember.tensor(b, requires_grad=grads[1]) if kind != "float" else b
+                out = OPERATORS[name](ta, tb)
+                node = out.grad_fn
+                names = ("self_shape", "self_dtype", "other_shape", "other_dtype", "other_scalar", "alpha")
+                saved = tuple(None if t is None else ("a" if t is ta else "b" if t is tb else "out")
+                              for t in node._saved)
+                versions = getattr(node, "_versions", None)
+                fields.append((type(node), [getattr(node, f, "-") for f in names], saved, versions,
+                               [fn is None for fn, _ in node.next_functions]))
+        assert fields[0] == fields[1], (grads, fields)
+
+
+def test_negation():
+    x = ember.tensor([1.0, -2.0], requires_grad=True)
+    y = -x
+    assert type(y.grad_fn).__name__ == "NegBackward0" and y.tolist() == [-1.0, 2.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [-1.0, -1.0]
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+        -ember.tensor([True])
+    assert (-ember.tensor([1, 2])).dtype == ember.int64
+
+
+def test_errors_are_the_python_ops():
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of tensor b \(2\)"):
+        ember.ones(3) + ember.ones(2)
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+        ember.tensor([True]) - ember.tensor([False])
+    with pytest.raises(TypeError):
+        ember.ones(2).__add__(1, 2)
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        ember.ones(2) + "x"
+
+
+def test_the_results_own_their_counters_and_arrays():
+    x = ember.ones(3)
+    y, z = x + 1.0, x + 1.0
+    assert y._version_counter is not z._version_counter and y._data is not z._data
+    y.add_(1)
+    assert y._version_counter == [1] and z._version_counter == [0] and z.tolist() == [2.0, 2.0, 2.0]
+    zero_d = ember.tensor(2.0) * ember.tensor(3.0)
+    assert type(zero_d._data) is np.ndarray and zero_d._data.shape == () and zero_d.item() == 6.0
+
+
+def test_a_saved_operand_modified_in_place_is_caught():
+    a = ember.ones(3, requires_grad=True)
+    b = ember.full((3,), 2.0, requires_grad=True)
+    out = a * b
+    with ember.no_grad():
+        b.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_no_grad_and_detached_operands_record_nothing():
+    a = ember.ones(3, requires_grad=True)
+    with ember.no_grad():
+        out = a * a + a
+    assert out.grad_fn is None and not out.requires_grad
+    out = a.detach() * 2.0
+    assert out.grad_fn is None and not out.requires_grad
+
+
+def test_saved_tensor_hooks_see_mul_operands():
+    packed = []
+
+    def pack(t):
+        packed.append(t)
+        return t
+
+    a = ember.ones(3, requires_grad=True)
+    b = ember.full((3,), 2.0, requires_grad=True)
+    with ember.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = a * b
+    assert len(packed) == 2
+    out.sum().backward()
+    assert a.grad.tolist() == [2.0] * 3 and b.grad.tolist() == [1.0] * 3
+
+
+def test_forward_mode_ad_takes_the_python_op():
+    import ember.autograd.forward_ad as fwAD
+    primal, tangent = ember.ones(3), ember.full((3,), 2.0)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(primal, tangent)
+        y = x * 3.0 + x
+        assert fwAD.unpack_dual(y).tangent.tolist() == [8.0] * 3
+
+
+def test_torch_function_modes_and_subclasses_see_the_operator():
+    from ember.overrides import TorchFunctionMode
+    seen = []
+
+    class Recording(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    x = ember.ones(2)
+    with Recording():
+        x * x
+        x + 1.0
+    assert seen == ["mul", "add"]
+    x * x
+    assert seen == ["mul", "add"]
+
+    class Sub(ember.Tensor):
+        pass
+
+    s = ember.ones(2).as_subclass(Sub)
+    assert type(s + ember.ones(2)) is Sub and type(ember.ones(2) * s) is Sub
+
+
+def test_large_arrays_take_the_python_op(spy):
+    calls = spy(pointwise, "large_binary")
+    n = pointwise._ROWS_MIN_BYTES // 4
+    x = ember.ones(n)
+    assert (x + x).sum().item() == 2 * n
+    assert len(calls) == 1
+
+
+def test_install_leaves_patched_operators_alone(monkeypatch):
+    def patched(a, b):
+        return "patched"
+
+    monkeypatch.setattr(ember.Tensor, "__add__", patched)
+    _compiled_operators.install()
+    assert ember.ones(1) + 1 == "patched"
+    compiled_mul = ember.Tensor.__dict__["__mul__"]
+    assert _compiled_operators.as_python("__add__", compiled_mul) is compiled_mul
+    assert _compiled_operators.as_python("__mul__", compiled_mul) is pointwise.mul
+
+
+def test_the_operators_carry_the_ops_docstrings():
+    assert ember.Tensor.__mul__.__doc__ == pointwise.mul.__doc__
+    assert ember.Tensor.__add__.__name__ == "__add__"
+
+
+def test_the_switch_leaves_the_python_ops():
+    env = dict(os.environ, EMBER_COMPILED_OPERATORS="0")
+    code = ("import ember, ember.ops.pointwise as p; x = ember.ones(2); y = x * x + 1; "
+            "print(ember.Tensor.__dict__['__mul__'] is p.mul, y.tolist())")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "[2.0,", "2.0]"]
