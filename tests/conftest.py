@@ -87,11 +87,11 @@ def autograd_paths(request, monkeypatch):
     then with their Python steps."""
     from ember.autograd import _compiled, engine
     import ember
-    from ember.ops import _common, _compiled_operators
+    from ember.ops import _common, _compiled_methods
     if request.param == "python":
         monkeypatch.setattr(engine, "_compiled", [None])
         monkeypatch.setattr(_common, "_compiled_record", _common._record_in_python)
-        for name, python_op in _compiled_operators.python_operators().items():   # (they record in C)
+        for name, python_op in _compiled_methods.python_methods().items():   # (they record in C)
             monkeypatch.setattr(ember.Tensor, name, python_op)
     elif _compiled._built() is None:
         pytest.skip("autograd's compiled paths cannot be built here (no C compiler or headers)")

@@ -15,7 +15,7 @@ import ember
 import ember.fx
 import ember.nn as nn
 import ember.nn.functional as F
-from ember.ops import _compiled_operators
+from ember.ops import _compiled_methods
 from ember.fx import Graph, GraphModule, Interpreter, Proxy, Tracer, symbolic_trace
 from ember.fx.proxy import TraceError
 
@@ -61,7 +61,7 @@ def test_graph_str_is_torch_fx_layout():
 def _snapshot():
     import ember.linalg
     import ember.special
-    _compiled_operators.install()   # (Tensor's operators are put in place at their first use)
+    _compiled_methods.install()   # (Tensor's operators are put in place at their first use)
     mods = [ember, F, ember.special, ember.linalg, math, sys.modules[__name__]]
     snap = {id(m): dict(vars(m)) for m in mods}
     classes = {cls: dict(vars(cls)) for cls in (ember.Tensor, nn.Module)}
@@ -116,7 +116,7 @@ def test_a_trace_that_raises_restores_everything_too():
 
 
 def test_eager_calls_run_the_original_functions_after_a_trace():
-    _compiled_operators.install()
+    _compiled_methods.install()
     orig_relu, orig_add = F.relu, ember.Tensor.__add__
     symbolic_trace(UsesEverything())
     assert F.relu is orig_relu and ember.relu is orig_relu

@@ -91,7 +91,7 @@ def tensor_attributes():
     """[(attribute, value)] for every overridable method (a plain function), operator and
     property of ``Tensor``."""
     from ._tensor import Tensor
-    from .ops._compiled_operators import as_python
+    from .ops._compiled_methods import as_python
     out = []
     for key, value in vars(Tensor).items():
         if key in _TENSOR_NEVER or (key.startswith("_") and key not in TENSOR_DUNDERS):

@@ -394,6 +394,8 @@ def switch_on(reason):
         if not _switch.on:
             _install()
             _switch.on = True
+            from .ops import _compiled_methods
+            _compiled_methods.uninstall()   # (handlers see Tensor's own methods)
 
 
 def switch_off(reason):
@@ -403,6 +405,8 @@ def switch_off(reason):
         if _switch.on and not _switch.reasons:
             _uninstall()
             _switch.on = False
+            from .ops import _compiled_methods
+            _compiled_methods.reinstall()
 
 
 def is_switched_on():

@@ -16,6 +16,7 @@ rules only see ``dispatch(fn, args, kwargs)``.
 import functools
 
 from .._tensor import Tensor
+from ..ops._compiled_methods import as_python
 from ._batched import BatchedTensor, active_levels
 
 __all__ = ["dispatch", "dispatch_method", "register", "patched", "FALLBACK_OPS", "original"]
@@ -52,6 +53,12 @@ def _unpatched(value):
     return getattr(value, "__fx_original__", getattr(value, "__vmap_original__", value))
 
 
+def _tensor_attribute(name):
+    """``Tensor``'s attribute ``name`` as its Python function (a method compiled by
+    ``ops._compiled_methods`` is its Python op here), or None."""
+    return as_python(name, vars(Tensor).get(name))
+
+
 def _resolve():
     import importlib
     _rules_by_id.clear()
@@ -74,13 +81,13 @@ def _resolve():
             _rules_by_id[id(fn)] = rule
             if random:
                 _random_ids.add(id(fn))
-        if not prefix and isinstance(vars(Tensor).get(name), (type(register), property)):
+        if not prefix and isinstance(_tensor_attribute(name), (type(register), property)):
             _method_rules[name] = rule
             if random:
                 _random_methods.add(name)
     # a rule calling an unpatched Tensor method on a tensor of an outer level finds it by id
     for name, rule in _method_rules.items():
-        attr = vars(Tensor).get(name)
+        attr = _tensor_attribute(name)
         if isinstance(attr, type(register)):
             fn = _unpatched(attr)
             _rules_by_id.setdefault(id(fn), rule)
@@ -192,7 +199,7 @@ def dispatch(fn, args, kwargs):
 
 
 def _method(name):
-    attr = vars(Tensor).get(name)
+    attr = _tensor_attribute(name)
     if attr is None:
         for klass in Tensor.__mro__:
             attr = vars(klass).get(name)

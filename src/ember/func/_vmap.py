@@ -5,7 +5,7 @@ import types
 from .._tensor import Tensor
 
 from ._batched import BatchedTensor, _VmapLevel, active_levels
-from ._dispatch import _patch_list, dispatch, dispatch_method, patched
+from ._dispatch import _patch_list, _tensor_attribute, dispatch, dispatch_method, patched
 from ._pytree import broadcast_prefix, tree_flatten, tree_repr, tree_unflatten
 
 __all__ = ["vmap"]
@@ -131,7 +131,7 @@ def _through_dispatch(func):
         if _patch_list()[1].get(id(func)) is func:
             return lambda *args, **kwargs: dispatch(func, args, kwargs)
         name = func.__name__
-        if vars(Tensor).get(name) is func:
+        if _tensor_attribute(name) is func:
             return lambda self, *args, **kwargs: dispatch_method(name, self, args, kwargs)
     return func
 

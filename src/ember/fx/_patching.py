@@ -221,7 +221,7 @@ def patch_ember_callables(patcher, function_wrapper, method_wrapper):
     namespaces and ``method_wrapper(name, method)`` for ``Tensor``'s methods and operators in
     ``patcher`` (a trace's wrappers; ``ember.func.vmap``'s dispatch uses the same list)."""
     from .. import Tensor
-    from ..ops._compiled_operators import as_python
+    from ..ops._compiled_methods import as_python
     for ns_name, module in _namespaces():
         d = module.__dict__
         for key, value in list(d.items()):

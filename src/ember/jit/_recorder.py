@@ -397,7 +397,7 @@ class Recorder:
     def _install(self, patcher):
         from .. import Tensor
         from .._blocked_tensor import BlockedTensor
-        from ..ops._compiled_operators import as_python
+        from ..ops._compiled_methods import as_python
         from ..nn import Module
         for ns_name, module in _namespaces():
             d = module.__dict__

@@ -37,6 +37,6 @@ from . import (  # noqa: F401 (the order is the order of attaching Tensor method
     statistics, calculus, matrix_functions, triangular, resize, complex, lu, lu_deprecated,
     householder, distribution_samplers,
 )
-from . import _compiled_operators
+from . import _compiled_methods
 
-_compiled_operators.prepare()
+_compiled_methods.prepare()

@@ -538,7 +538,7 @@ class _Patches:
     def install(self):
         from .. import Tensor
         from ..autograd import engine
-        from ..ops._compiled_operators import as_python
+        from ..ops._compiled_methods import as_python
         ops = self.ops
         for name, module in list(sys.modules.items()):
             if module is None or not (name == "ember" or name.startswith("ember.")):

@@ -1,6 +1,6 @@
-"""Tensor's compiled arithmetic operators (``ops/_compiled_operators.py``): the same results,
-nodes, saved tensors, gradients and errors as the Python ops, and against torch; every case
-the compiled path does not take reaches the Python op."""
+"""Tensor's compiled methods (``ops/_compiled_methods.py``): the operators give the same results,
+nodes, saved tensors, gradients and errors as the Python ops, and as torch; the view ops the
+same views; every case the compiled path does not take reaches the Python op."""
 import os
 import subprocess
 import sys
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.ops import _compiled_operators, pointwise
+from ember.ops import _compiled_methods, pointwise
 
 try:
     import torch
@@ -26,13 +26,24 @@ OPERATORS = {
 
 @pytest.fixture(autouse=True)
 def compiled():
-    _compiled_operators.install()
-    if not _compiled_operators.installed():
-        pytest.skip("the compiled operators cannot be built here (no C compiler or headers)")
+    """The compiled methods in place: ``__torch_function__`` dispatch, which an earlier test's
+    subclass switches on for good in its process, switched off for the test."""
+    from ember import _torch_function
+    reasons = set(_torch_function._switch.reasons)
+    for reason in reasons:
+        _torch_function.switch_off(reason)
+    try:
+        _compiled_methods.install()
+        if not _compiled_methods.installed():
+            pytest.skip("the compiled methods cannot be built here (no C compiler or headers)")
+        yield
+    finally:
+        for reason in reasons:
+            _torch_function.switch_on(reason)
 
 
 def python_ops(monkeypatch):
-    for name, python_op in _compiled_operators.python_operators().items():
+    for name, python_op in _compiled_methods.python_methods().items():
         monkeypatch.setattr(ember.Tensor, name, python_op)
 
 
@@ -87,7 +98,7 @@ def test_values_and_gradients_match_torch(name, kind, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
 @pytest.mark.parametrize("name", sorted(OPERATORS))
-def test_compiled_and_python_operators_agree(monkeypatch, name, dtype):
+def test_compiled_and_python_methods_agree(monkeypatch, name, dtype):
     rng = np.random.default_rng(1)
     for kind in ("same", "row", "scalar", "float", "int"):
         a, b = operands(kind, "float64", rng)
@@ -227,9 +238,11 @@ def test_torch_function_modes_and_subclasses_see_the_operator():
     with Recording():
         x * x
         x + 1.0
-    assert seen == ["mul", "add"]
+        x.view(2, 1)
+        assert ember.Tensor.__mul__ is pointwise.mul   # (handlers see Tensor's own methods)
+    assert seen == ["mul", "add", "view"]
     x * x
-    assert seen == ["mul", "add"]
+    assert seen == ["mul", "add", "view"] and _compiled_methods.installed()
 
     class Sub(ember.Tensor):
         pass
@@ -251,11 +264,11 @@ def test_install_leaves_patched_operators_alone(monkeypatch):
         return "patched"
 
     monkeypatch.setattr(ember.Tensor, "__add__", patched)
-    _compiled_operators.install()
+    _compiled_methods.install()
     assert ember.ones(1) + 1 == "patched"
     compiled_mul = ember.Tensor.__dict__["__mul__"]
-    assert _compiled_operators.as_python("__add__", compiled_mul) is compiled_mul
-    assert _compiled_operators.as_python("__mul__", compiled_mul) is pointwise.mul
+    assert _compiled_methods.as_python("__add__", compiled_mul) is compiled_mul
+    assert _compiled_methods.as_python("__mul__", compiled_mul) is pointwise.mul
 
 
 def test_the_operators_carry_the_ops_docstrings():
@@ -264,8 +277,81 @@ def test_the_operators_carry_the_ops_docstrings():
 
 
 def test_the_switch_leaves_the_python_ops():
-    env = dict(os.environ, EMBER_COMPILED_OPERATORS="0")
+    env = dict(os.environ, EMBER_COMPILED_METHODS="0")
     code = ("import ember, ember.ops.pointwise as p; x = ember.ones(2); y = x * x + 1; "
             "print(ember.Tensor.__dict__['__mul__'] is p.mul, y.tolist())")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "[2.0,", "2.0]"]
+
+
+VIEW_CALLS = [
+    ("view", (8, 2)), ("view", ((2, -1),)), ("view", ([-1],)), ("view", (ember.Size([4, 4]),)), ("view", ()),
+    ("view", (3, 5)), ("view", (-1, -1)), ("view", (2.0, 8)), ("view", (ember.float32,)),
+    ("reshape", (4, 4)), ("reshape", ((16,),)), ("reshape", (2, -1, 2)), ("reshape", (0, -1)),
+    ("transpose", (0, 1)), ("transpose", (-1, 0)), ("transpose", (0, 2)), ("swapdims", (1, 0)), ("swapaxes", (0, -2)),
+    ("unsqueeze", (0,)), ("unsqueeze", (-1,)), ("unsqueeze", (2,)), ("unsqueeze", (3,)), ("unsqueeze", (-4,)),
+    ("__getitem__", (0,)), ("__getitem__", (-1,)), ("__getitem__", (3,)), ("__getitem__", (4,)),
+    ("__getitem__", (True,)), ("__getitem__", (slice(1, 3),)),
+]
+
+
+def _view_or_error(tensor, name, args):
+    try:
+        return getattr(tensor, name)(*args)
+    except (RuntimeError, TypeError, IndexError, ValueError) as error:
+        return error
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded"])
+@pytest.mark.parametrize("name,args", VIEW_CALLS, ids=[f"{n}{a}" for n, a in VIEW_CALLS])
+def test_views_are_the_python_ops(monkeypatch, layout, name, args):
+    base = ember.tensor(np.arange(32, dtype=np.float32).reshape(2, 16))
+    source = {"contiguous": lambda: base[0].view(4, 4), "transposed": lambda: base[1].view(4, 4).t(),
+              "sliced": lambda: base[:, 4:12].reshape(4, 4),
+              "expanded": lambda: base[0, :4].expand(4, 4)}[layout]
+    results = []
+    for python in (False, True):
+        with monkeypatch.context() as m:
+            if python:
+                python_ops(m)
+            t = source()
+            out = _view_or_error(t, name, args)
+            if isinstance(out, ember.Tensor):
+                shares = out._data.base is not None and np.may_share_memory(out._data, t._data)
+                results.append((out.shape, out._data.strides, out._data.tolist(), out._base is base,
+                                out._version_counter is t._version_counter, shares, out.requires_grad,
+                                out._data.flags.writeable))
+            else:
+                results.append((type(out), str(out)))
+    assert results[0] == results[1]
+
+
+def test_a_view_shares_the_version_counter_and_the_memory():
+    x = ember.zeros(3, 4)
+    row = x[1]
+    column = x.transpose(0, 1)[2]
+    row.add_(1)
+    assert x._version_counter[0] == 1 and column._version_counter is x._version_counter
+    assert x.sum().item() == 4 and column.tolist() == [0.0, 1.0, 0.0]
+    flat = x.view(12)
+    flat[0] = 5.0
+    assert x[0, 0].item() == 5.0 and flat._base is x and row._base is x and row._view_version == 0
+
+
+def test_views_of_tensors_that_require_grad_take_the_python_op():
+    x = ember.ones(2, 3, requires_grad=True)
+    y = x * 2
+    assert type(y.view(6).grad_fn).__name__ == "ViewBackward0"
+    assert type(y.transpose(0, 1).grad_fn).__name__ == "TransposeBackward0"
+    assert type(y.unsqueeze(0).grad_fn).__name__ == "UnsqueezeBackward0"
+    assert type(y[0].grad_fn).__name__ == "SelectBackward0"
+    assert type(y.t().reshape(6).grad_fn).__name__ == "UnsafeViewBackward0"
+    (y.view(6).sum() + y[1].sum() + y.transpose(0, 1).unsqueeze(0).sum()).backward()
+    assert x.grad.tolist() == [[4.0, 4.0, 4.0], [6.0, 6.0, 6.0]]
+
+
+def test_keywords_reach_the_python_op():
+    x = ember.arange(6.0)
+    assert x.view(size=(2, 3)).shape == (2, 3) and x.reshape(shape=(3, 2)).shape == (3, 2)
+    assert x.view(dtype=ember.int32).dtype == ember.int32
+    assert x.__add__(x, alpha=2).tolist() == [0.0, 3.0, 6.0, 9.0, 12.0, 15.0]

@@ -1,0 +1,679 @@
+"""Tensor's most frequent methods compiled for their common case: the arithmetic operators
+(``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``) and the view ops (``view``, ``reshape``,
+``transpose``, ``unsqueeze``, ``x[i]``), the same steps as their Python ops in C.
+
+A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
+Python op (its frame, its operand checks, the node's fields) costs twice that again. Here each
+method is a method of ``Tensor`` written in C. The operators take the common case (an ordinary
+tensor on the CPU with an operand of its own dtype or a Python number, under the rows loops'
+size) through NumPy's ufunc and, where autograd records, through the compiled ``record`` and the
+node's fields and saved tensors as the Python op sets them. The view ops take a tensor that
+does not require grad, with integer arguments, and make the view as the Python op does. Neither
+runs under forward-mode AD or ``__torch_function__`` dispatch. Every other case calls the Python
+op (``pointwise.add``, ``view.transpose`` and the rest), which also raises every error.
+
+The methods are built at their first use, as ember's compiled loops are
+(``_backend.native_calls``): until then (and where the headers or a C compiler are missing, or
+``EMBER_COMPILED_METHODS=0`` is set) ``Tensor``'s methods are the Python ops.
+"""
+import inspect
+import os
+import sys
+import sysconfig
+import threading
+
+import numpy as np
+
+from .._backend import openmp_kernels
+from .._backend.native_calls import include_dirs
+from .._tensor import Tensor
+from .._torch_function import _switch as dispatch_switch
+from ..autograd import graph
+from ..autograd._dual import forward as forward_state
+from . import _common, pointwise
+from ._common import method
+
+__all__ = ["prepare", "install", "installed", "uninstall", "reinstall", "python_methods", "as_python", "METHODS",
+           "SOURCE"]
+
+_NAME = "ember_tensor_methods"
+
+# The kinds of method (the numbers name the cases in the C source's ``enum kind``), and what the
+# node of an operator keeps beyond its operands' shapes and dtypes (``enum keeps``).
+_BINARY, _UNARY, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT = range(7)
+_KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
+
+# (Tensor's names for it, kind, and for an operator: its ufunc, its node class, what the node
+# keeps, whether bool tensors go to the Python op (which refuses them), whether only float and
+# complex tensors are taken). The Python op of each name is Tensor's method when ``prepare`` runs.
+METHODS = (
+    (("__add__", "__radd__"), _BINARY, np.add, pointwise.AddBackward0, _KEEPS_ALPHA, False, False),
+    (("__sub__",), _BINARY, np.subtract, pointwise.SubBackward0, _KEEPS_ALPHA, True, False),
+    (("__mul__", "__rmul__"), _BINARY, np.multiply, pointwise.MulBackward0, _KEEPS_OPERANDS, False, False),
+    (("__truediv__",), _BINARY, np.true_divide, pointwise.DivBackward0, _KEEPS_QUOTIENT, False, True),
+    (("__neg__",), _UNARY, np.negative, pointwise.NegBackward0, _KEEPS_NOTHING, True, False),
+    (("transpose", "swapdims", "swapaxes"), _TRANSPOSE),
+    (("unsqueeze",), _UNSQUEEZE),
+    (("view",), _VIEW),
+    (("reshape",), _RESHAPE),
+    (("__getitem__",), _SELECT),
+)
+
+SOURCE = r'''
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+/* What ``configure`` is given. */
+static PyTypeObject *TensorType;
+static PyObject *forward_state, *dispatch_switch, *record, *plain_save;
+static Py_ssize_t small_bytes;   /* arrays this large or larger go to the Python op (its rows loops) */
+/* Where Tensor's slots lie in its instances. */
+static Py_ssize_t o_data, o_requires_grad, o_grad_fn, o_version_counter;
+static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_self_dtype, *s_other_shape,
+                *s_other_dtype, *s_other_scalar, *s_alpha, *s_save, *s_saved, *s_versions, *zero, *one;
+
+#define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
+
+enum kind { BINARY, UNARY, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT };
+enum keeps { KEEPS_NOTHING, KEEPS_ALPHA, KEEPS_OPERANDS, KEEPS_QUOTIENT };
+
+typedef struct {
+    PyObject *python_op, *ufunc, *node_cls;   /* (the last two None but for operators) */
+    int kind, keeps, refuses_bool, floats_only;
+} Method;
+
+#define MAX_METHODS 16
+static Method methods_[MAX_METHODS];
+static int n_methods;
+
+/* The offset of Tensor's slot ``name`` in its instances; -1 with an exception set. */
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
+    PyObject *descriptor = PyObject_GetAttrString((PyObject *)type, name);
+    if (descriptor == NULL) return -1;
+    int is_slot = PyObject_TypeCheck(descriptor, &PyMemberDescr_Type);
+    PyMemberDef *member = is_slot ? ((PyMemberDescrObject *)descriptor)->d_member : NULL;
+    Py_DECREF(descriptor);   /* (the class keeps it) */
+    if (!is_slot) {
+        PyErr_Format(PyExc_TypeError, "Tensor has no slot %s", name);
+        return -1;
+    }
+    if (member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "Tensor's slot %s is not an object slot", name);
+        return -1;
+    }
+    return member->offset;
+}
+
+static PyObject *configure(PyObject *self, PyObject *args) {
+    PyObject *type;
+    if (!PyArg_ParseTuple(args, "O!OOOOn", &PyType_Type, &type, &forward_state, &dispatch_switch, &record,
+                          &plain_save, &small_bytes))
+        return NULL;
+    TensorType = (PyTypeObject *)type;
+    Py_INCREF(type);
+    Py_INCREF(forward_state);
+    Py_INCREF(dispatch_switch);
+    Py_INCREF(record);
+    Py_INCREF(plain_save);
+    if ((o_data = slot_offset(TensorType, "_data")) < 0
+            || (o_requires_grad = slot_offset(TensorType, "_requires_grad")) < 0
+            || (o_grad_fn = slot_offset(TensorType, "grad_fn")) < 0
+            || (o_version_counter = slot_offset(TensorType, "_version_counter")) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The truth of ``o.name``: 0 or 1, -1 on error. */
+static int flag(PyObject *o, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(o, name);
+    if (value == NULL) return -1;
+    int truth = value == Py_True ? 1 : value == Py_False ? 0 : PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+
+/* Whether tensor ``t`` requires grad: 0 or 1, -1 on error. */
+static int requires_grad(PyObject *t) {
+    PyObject *value = SLOT(t, o_requires_grad);
+    if (value == Py_False) return 0;
+    if (value == Py_True) return 1;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_requires_grad");
+        return -1;
+    }
+    return PyObject_IsTrue(value);
+}
+
+/* ``_tensor._make(data)``: a new Tensor that does not require grad around ``data`` (a reference
+   taken over; a NumPy scalar becomes a 0-d array). */
+static PyObject *make(PyObject *data) {
+    if (!PyArray_CheckExact(data)) {
+        PyObject *array = PyArray_FromScalar(data, NULL);
+        Py_DECREF(data);
+        if (array == NULL) return NULL;
+        data = array;
+    }
+    PyObject *counter = PyList_New(1);
+    PyObject *t = counter == NULL ? NULL : TensorType->tp_alloc(TensorType, 0);
+    if (t == NULL) {
+        Py_XDECREF(counter);
+        Py_DECREF(data);
+        return NULL;
+    }
+    Py_INCREF(zero);
+    PyList_SET_ITEM(counter, 0, zero);
+    SLOT(t, o_data) = data;
+    Py_INCREF(Py_False);
+    SLOT(t, o_requires_grad) = Py_False;
+    Py_INCREF(Py_None);
+    SLOT(t, o_grad_fn) = Py_None;
+    SLOT(t, o_version_counter) = counter;
+    return t;
+}
+
+/* The array of an ordinary tensor ``t`` (borrowed) where it is a NumPy array, else NULL. */
+static PyArrayObject *array_of(PyObject *t) {
+    PyObject *data = SLOT(t, o_data);
+    return data != NULL && PyArray_CheckExact(data) ? (PyArrayObject *)data : NULL;
+}
+
+/* Whether the op may run here at all: no __torch_function__ dispatch and no forward-mode AD.
+   0 or 1, -1 on error. */
+static int plain_mode(void) {
+    int on = flag(dispatch_switch, s_on);
+    if (on) return on < 0 ? -1 : 0;
+    int forward = flag(forward_state, s_active);
+    return forward < 0 ? -1 : !forward;
+}
+
+/* The version of tensor ``t`` now (a new reference): ``t._version_counter[0]``. */
+static PyObject *version_of(PyObject *t) {
+    PyObject *counter = SLOT(t, o_version_counter);
+    if (counter == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_version_counter");
+        return NULL;
+    }
+    return PySequence_GetItem(counter, 0);
+}
+
+/* ``node.save(x, y)`` for two tensors (either may be None) that are not the node's outputs, as
+   Node.save does it while no saved-tensor hooks are active (``plain_save``): 0, or -1 on error. */
+static int save_two(PyObject *node, PyObject *x, PyObject *y) {
+    PyObject *save = PyObject_GetAttr((PyObject *)Py_TYPE(node), s_save);
+    if (save == NULL) return -1;
+    int plain = save == plain_save;
+    Py_DECREF(save);
+    if (!plain) {
+        PyObject *r = PyObject_CallMethodObjArgs(node, s_save, x, y, NULL);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
+    }
+    PyObject *saved = PyTuple_Pack(2, x, y), *versions = PyTuple_New(2);
+    int status = saved == NULL || versions == NULL ? -1 : 0;
+    PyObject *pair[2] = {x, y};
+    for (int i = 0; i < 2 && status == 0; i++) {
+        PyObject *version = pair[i] == Py_None ? Py_NewRef(Py_None) : version_of(pair[i]);
+        if (version == NULL) status = -1;
+        else PyTuple_SET_ITEM(versions, i, version);
+    }
+    if (status == 0 && (PyObject_SetAttr(node, s_saved, saved) < 0 || PyObject_SetAttr(node, s_versions, versions) < 0))
+        status = -1;
+    Py_XDECREF(saved);
+    Py_XDECREF(versions);
+    return status;
+}
+
+/* The node's fields, as pointwise._binary sets them: each operand's shape and dtype (None for a
+   number ``other``, kept as ``other_scalar``), alpha for add and sub, and what mul and div save. */
+static int set_fields(Method *op, PyObject *node, PyObject *a, PyObject *b, int b_tensor, PyObject *out) {
+    PyArrayObject *ad = array_of(a);
+    int status = 0;
+    if (op->kind == UNARY) return 0;
+    if (b_tensor) {
+        PyArrayObject *bd = array_of(b);
+        PyObject *shape = PyObject_GetAttrString((PyObject *)bd, "shape");
+        status = shape == NULL ? -1 : PyObject_SetAttr(node, s_other_shape, shape);
+        Py_XDECREF(shape);
+        if (status < 0 || PyObject_SetAttr(node, s_other_dtype, (PyObject *)PyArray_DESCR(bd)) < 0) return -1;
+    } else if (PyObject_SetAttr(node, s_other_shape, Py_None) < 0 || PyObject_SetAttr(node, s_other_dtype, Py_None) < 0
+               || PyObject_SetAttr(node, s_other_scalar, b) < 0) {
+        return -1;
+    }
+    PyObject *shape = PyObject_GetAttrString((PyObject *)ad, "shape");
+    status = shape == NULL ? -1 : PyObject_SetAttr(node, s_self_shape, shape);
+    Py_XDECREF(shape);
+    if (status < 0 || PyObject_SetAttr(node, s_self_dtype, (PyObject *)PyArray_DESCR(ad)) < 0) return -1;
+    if (op->keeps == KEEPS_ALPHA) return PyObject_SetAttr(node, s_alpha, one);
+    if (!b_tensor || (op->keeps != KEEPS_OPERANDS && op->keeps != KEEPS_QUOTIENT)) return 0;
+    int a_grad = requires_grad(a), b_grad = requires_grad(b);
+    if (a_grad < 0 || b_grad < 0) return -1;
+    if (op->keeps == KEEPS_OPERANDS)   /* each operand only for the other's gradient */
+        return save_two(node, b_grad ? a : Py_None, a_grad ? b : Py_None);
+    /* b for both gradients; a and the result for b's */
+    PyObject *r = PyObject_CallMethodObjArgs(node, s_save, b_grad ? a : Py_None, b, b_grad ? out : Py_None, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* The operator on ``a`` (and ``b`` where binary) in the common case: a new tensor, NULL on error,
+   or ``*handled`` set to 0 where the case is not the common one (nothing has been done). */
+static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled) {
+    *handled = 0;
+    PyArrayObject *ad = array_of(a);
+    if (ad == NULL || PyArray_NBYTES(ad) >= small_bytes) return NULL;
+    char kind = PyArray_DESCR(ad)->kind;
+    if ((op->refuses_bool && kind == 'b') || (op->floats_only && kind != 'f' && kind != 'c')) return NULL;
+    int b_tensor = 0;
+    PyObject *bd = NULL;
+    if (op->kind == BINARY) {
+        if (Py_TYPE(b) == TensorType) {
+            PyArrayObject *array = array_of(b);
+            if (array == NULL || PyArray_DESCR(array) != PyArray_DESCR(ad)) return NULL;
+            b_tensor = 1;
+            bd = (PyObject *)array;
+        } else if ((PyFloat_CheckExact(b) || PyLong_CheckExact(b)) && (kind == 'f' || kind == 'c')) {
+            bd = b;   /* (NumPy takes a Python number in the tensor's dtype, as torch does) */
+        } else {
+            return NULL;
+        }
+    }
+    int plain = plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyObject *arrays[2] = {(PyObject *)ad, bd};
+    PyObject *data = PyObject_Vectorcall(op->ufunc, arrays, op->kind == UNARY ? 1 : 2, NULL);
+    if (data == NULL) {   /* (the Python op raises torch's error) */
+        PyErr_Clear();
+        return NULL;
+    }
+    *handled = 1;
+    PyObject *out = make(data);
+    if (out == NULL) return NULL;
+    int a_grad = requires_grad(a), b_grad = b_tensor ? requires_grad(b) : 0;
+    if (a_grad < 0 || b_grad < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    if (!a_grad && !b_grad) return out;
+    PyObject *inputs = op->kind == UNARY ? PyTuple_Pack(1, a) : PyTuple_Pack(2, a, b_tensor ? b : Py_None);
+    if (inputs == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyObject *args[3] = {op->node_cls, inputs, out};
+    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
+    Py_DECREF(inputs);
+    if (node == NULL || (node != Py_None && set_fields(op, node, a, b, b_tensor, out) < 0)) {
+        Py_XDECREF(node);
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(node);
+    return out;
+}
+
+/* ``_tensor._make_view(data, base)``: a new Tensor around ``data`` (a reference taken over), a
+   view of ``base``'s memory sharing its version counter. */
+static PyObject *make_view(PyObject *data, PyObject *base) {
+    PyObject *counter = SLOT(base, o_version_counter);
+    PyObject *t = counter == NULL ? NULL : TensorType->tp_alloc(TensorType, 0);
+    if (t == NULL) {
+        if (counter == NULL) PyErr_SetString(PyExc_AttributeError, "_version_counter");
+        Py_DECREF(data);
+        return NULL;
+    }
+    SLOT(t, o_data) = data;
+    Py_INCREF(Py_False);
+    SLOT(t, o_requires_grad) = Py_False;
+    Py_INCREF(Py_None);
+    SLOT(t, o_grad_fn) = Py_None;
+    Py_INCREF(counter);
+    SLOT(t, o_version_counter) = counter;
+    PyObject *root = PyObject_GetAttr(base, s_base), *version = PySequence_GetItem(counter, 0);
+    int status = root == NULL || version == NULL ? -1
+        : PyObject_SetAttr(t, s_base, root == Py_None ? base : root) < 0 ? -1
+        : PyObject_SetAttr(t, s_view_version, version);
+    Py_XDECREF(root);
+    Py_XDECREF(version);
+    if (status < 0) Py_CLEAR(t);
+    return t;
+}
+
+/* A dimension argument: an int in [-n, n), wrapped into ``*dim``; 0 where it is anything else. */
+static int dim_arg(PyObject *o, npy_intp n, int *dim) {
+    if (!PyLong_CheckExact(o)) return 0;
+    long d = PyLong_AsLong(o);
+    if (d == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (d < -n || d >= n) return 0;
+    *dim = (int)(d < 0 ? d + n : d);
+    return 1;
+}
+
+/* view's and reshape's shape arguments (ints, or one tuple or list of ints; one -1 inferred) for
+   an array of ``numel`` elements, into ``dims``: their count, or -1 where they are anything else
+   (the Python op then gives the shape or torch's error). */
+static int shape_args(PyObject *const *args, Py_ssize_t nargs, npy_intp numel, npy_intp *dims) {
+    PyObject *const *items = args;
+    Py_ssize_t n = nargs;
+    if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_CheckExact(args[0]))) {
+        items = PySequence_Fast_ITEMS(args[0]);
+        n = PySequence_Fast_GET_SIZE(args[0]);
+    }
+    if (n > NPY_MAXDIMS) return -1;
+    npy_intp known = 1;
+    int inferred = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyLong_CheckExact(items[i])) return -1;
+        long size = PyLong_AsLong(items[i]);
+        if (size == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (size == -1) {
+            if (inferred >= 0) return -1;
+            inferred = (int)i;
+        } else if (size < 0) {
+            return -1;
+        } else {
+            dims[i] = size;
+            known *= size;
+        }
+    }
+    if (inferred >= 0) {
+        if (known == 0 || numel % known) return -1;
+        dims[inferred] = numel / known;
+    } else if (known != numel) {
+        return -1;
+    }
+    return (int)n;
+}
+
+/* The view op on a tensor that does not require grad, as the Python op makes it: a new tensor,
+   NULL on error, or ``*handled`` set to 0 where the case is not this one (nothing done). */
+static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssize_t nargs, int *handled) {
+    *handled = 0;
+    PyArrayObject *a = array_of(t);
+    if (a == NULL || SLOT(t, o_requires_grad) != Py_False) return NULL;
+    int nd = PyArray_NDIM(a), d0 = 0, d1 = 0;
+    npy_intp dims[NPY_MAXDIMS];
+    PyArray_Dims shape = {dims, 0};
+    switch (m->kind) {
+    case TRANSPOSE:
+        if (nargs != 2 || nd == 0 || !dim_arg(args[0], nd, &d0) || !dim_arg(args[1], nd, &d1)) return NULL;
+        break;
+    case UNSQUEEZE:
+        if (nargs != 1 || nd == NPY_MAXDIMS || !dim_arg(args[0], nd + 1, &d0)) return NULL;
+        for (int i = 0, j = 0; i <= nd; i++) dims[i] = i == d0 ? 1 : PyArray_DIM(a, j++);
+        shape.len = nd + 1;
+        break;
+    case VIEW:
+    case RESHAPE:
+        if (nargs == 0 || (m->kind == VIEW && !PyArray_IS_C_CONTIGUOUS(a))) return NULL;
+        if ((shape.len = shape_args(args, nargs, PyArray_SIZE(a), dims)) < 0) return NULL;
+        break;
+    case SELECT:
+        if (nargs != 1 || nd == 0 || !PyArray_ISWRITEABLE(a) || !dim_arg(args[0], PyArray_DIM(a, 0), &d0))
+            return NULL;
+        break;
+    default:
+        return NULL;
+    }
+    int plain = plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyObject *result;
+    int is_view = 1;
+    if (m->kind == TRANSPOSE) {
+        result = PyArray_SwapAxes(a, d0, d1);
+    } else if (m->kind == SELECT) {   /* data[i, ...] */
+        PyArray_Descr *descr = PyArray_DESCR(a);
+        Py_INCREF(descr);
+        result = PyArray_NewFromDescr(&PyArray_Type, descr, nd - 1, PyArray_DIMS(a) + 1, PyArray_STRIDES(a) + 1,
+                                      PyArray_BYTES(a) + d0 * PyArray_STRIDE(a, 0), NPY_ARRAY_WRITEABLE, NULL);
+        Py_INCREF(a);
+        if (result != NULL && PyArray_SetBaseObject((PyArrayObject *)result, (PyObject *)a) < 0) Py_CLEAR(result);
+        else if (result == NULL) Py_DECREF(a);
+    } else if (m->kind == RESHAPE && !PyArray_IS_C_CONTIGUOUS(a)) {
+        if (nd == shape.len && memcmp(PyArray_DIMS(a), dims, nd * sizeof(npy_intp)) == 0) {
+            Py_INCREF(a);   /* the same shape: an alias */
+            result = (PyObject *)a;
+        } else {   /* a view where the strides allow, else a copy: told apart by the result's base */
+            result = PyArray_Newshape(a, &shape, NPY_CORDER);
+            if (result == NULL) {
+                PyErr_Clear();
+                return NULL;
+            }
+            PyObject *owner = PyArray_BASE(a) == NULL ? (PyObject *)a : PyArray_BASE(a);
+            PyObject *base = PyArray_BASE((PyArrayObject *)result);
+            if (base != owner) {
+                int copy = base != NULL && PyArray_CheckExact(base) && PyArray_BASE((PyArrayObject *)base) == NULL
+                           && PyArray_CHKFLAGS((PyArrayObject *)base, NPY_ARRAY_OWNDATA);
+                if (!copy) {   /* (not told apart here: the Python op decides) */
+                    Py_DECREF(result);
+                    return NULL;
+                }
+                is_view = 0;
+            }
+        }
+    } else {
+        result = PyArray_Newshape(a, &shape, NPY_CORDER);
+    }
+    *handled = 1;
+    if (result == NULL) return NULL;
+    return is_view ? make_view(result, t) : make(result);
+}
+
+static PyObject *run(int index, PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Method *m = &methods_[index];
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && Py_TYPE(self) == TensorType) {
+        int handled = 0;
+        PyObject *out = NULL;
+        if (m->kind == BINARY) {
+            if (nargs == 1) out = common_case(m, self, args[0], &handled);
+        } else if (m->kind == UNARY) {
+            if (nargs == 0) out = common_case(m, self, NULL, &handled);
+        } else {
+            out = view_case(m, self, args, nargs, &handled);
+        }
+        if (handled) return out;
+    }
+    /* every other case: the Python op */
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *small[8], **call = total < 8 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
+    if (call == NULL) return PyErr_NoMemory();
+    call[0] = self;
+    for (Py_ssize_t i = 0; i < total; i++) call[i + 1] = args[i];
+    PyObject *out = PyObject_Vectorcall(m->python_op, call, 1 + nargs, kwnames);
+    if (call != small) PyMem_Free(call);
+    return out;
+}
+
+#define METHOD(i) \
+    static PyObject *method_##i(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) { \
+        return run(i, self, args, (size_t)nargsf, kwnames); \
+    }
+METHOD(0) METHOD(1) METHOD(2) METHOD(3) METHOD(4) METHOD(5) METHOD(6) METHOD(7)
+METHOD(8) METHOD(9) METHOD(10) METHOD(11) METHOD(12) METHOD(13) METHOD(14) METHOD(15)
+static PyObject *(*method_functions[MAX_METHODS])(PyObject *, PyObject *const *, Py_ssize_t, PyObject *) = {
+    method_0, method_1, method_2, method_3, method_4, method_5, method_6, method_7,
+    method_8, method_9, method_10, method_11, method_12, method_13, method_14, method_15};
+static PyMethodDef definitions[MAX_METHODS];
+
+/* add(name, doc, python_op, kind, ufunc, node_cls, keeps, refuses_bool, floats_only): Tensor's
+   method ``name`` (a method descriptor). */
+static PyObject *add(PyObject *self, PyObject *args) {
+    const char *name, *doc;
+    Method m;
+    if (TensorType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the methods are not configured");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "szOiOOiii", &name, &doc, &m.python_op, &m.kind, &m.ufunc, &m.node_cls, &m.keeps,
+                          &m.refuses_bool, &m.floats_only))
+        return NULL;
+    if (n_methods == MAX_METHODS) {
+        PyErr_SetString(PyExc_RuntimeError, "too many methods");
+        return NULL;
+    }
+    PyObject *name_object = PyUnicode_InternFromString(name);   /* (kept: the definition points at it) */
+    if (name_object == NULL) return NULL;
+    PyMethodDef *definition = &definitions[n_methods];
+    definition->ml_name = PyUnicode_AsUTF8(name_object);
+    definition->ml_meth = (PyCFunction)(void (*)(void))method_functions[n_methods];
+    definition->ml_flags = METH_FASTCALL | METH_KEYWORDS;
+    definition->ml_doc = doc == NULL ? NULL : strdup(doc);
+    PyObject *descriptor = PyDescr_NewMethod(TensorType, definition);
+    if (descriptor == NULL) return NULL;
+    Py_INCREF(m.python_op);
+    Py_INCREF(m.ufunc);
+    Py_INCREF(m.node_cls);
+    methods_[n_methods++] = m;
+    return descriptor;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", (PyCFunction)configure, METH_VARARGS,
+     "configure(Tensor, forward_state, dispatch_switch, record, plain_save, small_bytes)"},
+    {"add", (PyCFunction)add, METH_VARARGS,
+     "add(name, doc, python_op, kind, ufunc, node_cls, keeps, refuses_bool, floats_only) -> method"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "NAME", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_NAME(void) {
+    import_array();
+    const char *names[] = {"_base", "_view_version", "active", "on", "self_shape", "self_dtype", "other_shape",
+                           "other_dtype", "other_scalar", "alpha", "save", "_saved", "_versions"};
+    PyObject **interned[] = {&s_base, &s_view_version, &s_active, &s_on, &s_self_shape, &s_self_dtype,
+                             &s_other_shape, &s_other_dtype, &s_other_scalar, &s_alpha, &s_save, &s_saved,
+                             &s_versions};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if ((*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
+    if ((zero = PyLong_FromLong(0)) == NULL || (one = PyLong_FromLong(1)) == NULL) return NULL;
+    return PyModule_Create(&module);
+}
+'''.replace("NAME", _NAME)
+
+
+_lock = threading.Lock()
+_state = {"python_ops": {}, "first_use": {}, "compiled": {}, "tried": False}
+
+
+def _build():
+    if os.environ.get("EMBER_COMPILED_METHODS", "1") == "0":
+        return None
+    include = include_dirs()
+    if include is None:
+        return None
+    from .._inductor import _compiler
+    source = f"/* Python {sys.version.split()[0]} ({sysconfig.get_config_var('SOABI')}), NumPy {np.__version__} */\n"
+    module = _compiler.load_module(source + SOURCE, _NAME, include)
+    if module is None:
+        return None
+    module.configure(Tensor, forward_state, dispatch_switch, _common.recording_function(), graph._save_plain,
+                     openmp_kernels.ROWS_MIN_BYTES)
+    compiled = {}
+    for names, kind, *operator in METHODS:
+        ufunc, node_cls, keeps, refuses_bool, floats_only = operator or (None, None, 0, False, False)
+        for name in names:
+            python_op = _state["python_ops"][name]
+            compiled[name] = module.add(name, _doc(name, python_op), python_op, kind, ufunc, node_cls, keeps,
+                                        refuses_bool, floats_only)
+    return compiled
+
+
+def _doc(name, python_op):
+    """The compiled method's docstring: the Python op's, after its signature in the form that
+    gives a C method one (``inspect.signature`` reads it)."""
+    doc = python_op.__doc__ or ""
+    try:
+        parameters = str(inspect.signature(python_op))
+    except (TypeError, ValueError):
+        return doc
+    return f"{name}($" + parameters[1:] + "\n--\n\n" + doc
+
+
+def _first_use(name):
+    """Tensor's method ``name`` until the compiled ones are installed: install them, then run."""
+    def first_use(*args, **kwargs):
+        install()
+        return getattr(Tensor, name)(*args, **kwargs)
+    first_use.__name__ = first_use.__qualname__ = name
+    first_use.__doc__ = _state["python_ops"][name].__doc__
+    return first_use
+
+
+def prepare():
+    """Make each compiled method's name on ``Tensor`` build and install them at its first use
+    (``ops/__init__`` calls this once the Python ops are attached)."""
+    for names, *_ in METHODS:
+        for name in names:
+            _state["python_ops"][name] = Tensor.__dict__[name]
+            method(name)(_first_use(name))
+    _state["first_use"] = {name: Tensor.__dict__[name] for name in _state["python_ops"]}
+
+
+def install():
+    """Build the compiled methods (once) and put them on ``Tensor`` in place of each method that
+    is still ember's own (not patched meanwhile); where they cannot be built, the Python ops go
+    back."""
+    with _lock:
+        if not _state["tried"]:
+            _state["compiled"] = _build() or {}
+            _state["tried"] = True
+        _put(_state["compiled"] if not dispatch_switch.on else {})
+
+
+def _put(compiled):
+    """Make each method that is still ember's own (first-use, Python or compiled; not patched
+    meanwhile) the one in ``compiled``, or the Python op."""
+    for name, python_op in _state["python_ops"].items():
+        if Tensor.__dict__.get(name) in (_state["first_use"][name], python_op, _state["compiled"].get(name)):
+            method(name)(compiled.get(name, python_op))
+
+
+def reinstall():
+    """The compiled methods back on ``Tensor`` where they were built (``__torch_function__``
+    dispatch switched off)."""
+    with _lock:
+        if _state["tried"]:
+            _put(_state["compiled"])
+
+
+def python_methods():
+    """{name: the Python op} for each of ``Tensor``'s methods compiled here."""
+    return dict(_state["python_ops"])
+
+
+def as_python(name, value):
+    """``value`` (``Tensor.__dict__[name]``), or the Python op where it is this module's compiled
+    or first-use method: what code that wraps or patches Tensor's methods (the profiler, fx's
+    patching, ``__torch_function__``'s registry) takes as the method."""
+    python_op = _state["python_ops"].get(name)
+    if python_op is not None and (value is _state["first_use"].get(name) or value is _state["compiled"].get(name)):
+        return python_op
+    return value
+
+
+def installed():
+    """Whether ``Tensor``'s methods named here are the compiled ones."""
+    return bool(_state["compiled"]) and all(Tensor.__dict__.get(name) is op for name, op in _state["compiled"].items())
+
+
+def uninstall():
+    """Put the Python ops back as ``Tensor``'s methods (until ``reinstall``): while
+    ``__torch_function__`` dispatch is on, handlers see Tensor's own methods as ``func``."""
+    with _lock:
+        _put({})
