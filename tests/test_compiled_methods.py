@@ -24,22 +24,27 @@ OPERATORS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def compiled():
-    """The compiled methods in place: ``__torch_function__`` dispatch, which an earlier test's
-    subclass switches on for good in its process, switched off for the test."""
+@pytest.fixture(scope="module")
+def dispatch_switched_off():
+    """The reasons for ``__torch_function__`` dispatch (a subclass switches it on for good in its
+    process) switched off while this module runs, and on again after it."""
     from ember import _torch_function
-    reasons = set(_torch_function._switch.reasons)
+    reasons = set()
+    yield reasons
     for reason in reasons:
+        _torch_function.switch_on(reason)
+
+
+@pytest.fixture(autouse=True)
+def compiled(dispatch_switched_off):
+    """The compiled methods in place (dispatch, which puts the Python ops back, switched off)."""
+    from ember import _torch_function
+    for reason in set(_torch_function._switch.reasons):
         _torch_function.switch_off(reason)
-    try:
-        _compiled_methods.install()
-        if not _compiled_methods.installed():
-            pytest.skip("the compiled methods cannot be built here (no C compiler or headers)")
-        yield
-    finally:
-        for reason in reasons:
-            _torch_function.switch_on(reason)
+        dispatch_switched_off.add(reason)
+    _compiled_methods.install()
+    if not _compiled_methods.installed():
+        pytest.skip("the compiled methods cannot be built here (no C compiler or headers)")
 
 
 def python_ops(monkeypatch):
@@ -355,3 +360,40 @@ def test_keywords_reach_the_python_op():
     assert x.view(size=(2, 3)).shape == (2, 3) and x.reshape(shape=(3, 2)).shape == (3, 2)
     assert x.view(dtype=ember.int32).dtype == ember.int32
     assert x.__add__(x, alpha=2).tolist() == [0.0, 3.0, 6.0, 9.0, 12.0, 15.0]
+
+
+COMPARISONS = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "reflected_lt": lambda a, b: b < a,
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("kind", ["same", "row", "scalar", "float", "int"])
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+def test_comparisons_match_torch_and_the_python_ops(monkeypatch, name, kind, dtype):
+    rng = np.random.default_rng(3)
+    a, b = operands(kind, "float64", rng)
+    a = np.round(2 * a).astype(dtype)   # (ties, so that == and <= see equal elements)
+    b = np.round(2 * b).astype(dtype) if isinstance(b, np.ndarray) else b
+    results = []
+    for lib, python in ((torch, False), (ember, False), (ember, True)):
+        with monkeypatch.context() as m:
+            if python:
+                python_ops(m)
+            ta, tb = both(lib, a, b, False)
+            try:
+                out = COMPARISONS[name](ta, tb)
+                results.append((out.numpy().tolist(), str(out.dtype).split(".")[-1], out.requires_grad))
+            except (RuntimeError, NotImplementedError) as error:
+                results.append(type(error).__name__)
+    assert results[1] == results[2] and results[1] == results[0], results
+
+
+def test_comparisons_of_tensors_that_require_grad_record_nothing():
+    x = ember.ones(3, requires_grad=True)
+    out = x * 2 > 1.5
+    assert out.grad_fn is None and not out.requires_grad and out.dtype == ember.bool
+    assert (x == x).all().item() and (x != None) is True   # noqa: E711 (the operator itself)

@@ -1,13 +1,15 @@
 """Tensor's most frequent methods compiled for their common case: the arithmetic operators
-(``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``) and the view ops (``view``, ``reshape``,
-``transpose``, ``unsqueeze``, ``x[i]``), the same steps as their Python ops in C.
+(``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), the comparisons (``==``, ``!=``, ``<``,
+``<=``, ``>``, ``>=``) and the view ops (``view``, ``reshape``, ``transpose``, ``unsqueeze``,
+``x[i]``), the same steps as their Python ops in C.
 
 A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
 Python op (its frame, its operand checks, the node's fields) costs twice that again. Here each
 method is a method of ``Tensor`` written in C. The operators take the common case (an ordinary
 tensor on the CPU with an operand of its own dtype or a Python number, under the rows loops'
 size) through NumPy's ufunc and, where autograd records, through the compiled ``record`` and the
-node's fields and saved tensors as the Python op sets them. The view ops take a tensor that
+node's fields and saved tensors as the Python op sets them (a comparison records nothing, as
+its Python op). The view ops take a tensor that
 does not require grad, with integer arguments, and make the view as the Python op does. Neither
 runs under forward-mode AD or ``__torch_function__`` dispatch. Every other case calls the Python
 op (``pointwise.add``, ``view.transpose`` and the rest), which also raises every error.
@@ -40,18 +42,25 @@ _NAME = "ember_tensor_methods"
 
 # The kinds of method (the numbers name the cases in the C source's ``enum kind``), and what the
 # node of an operator keeps beyond its operands' shapes and dtypes (``enum keeps``).
-_BINARY, _UNARY, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT = range(7)
+_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT = range(8)
 _KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
 
-# (Tensor's names for it, kind, and for an operator: its ufunc, its node class, what the node
-# keeps, whether bool tensors go to the Python op (which refuses them), whether only float and
-# complex tensors are taken). The Python op of each name is Tensor's method when ``prepare`` runs.
+# (Tensor's names for it, kind, and for an operator: its ufunc, its node class (None for a
+# comparison, which records nothing), what the node keeps, the dtype kinds that go to the Python
+# op (which refuses them: bool for ``-``, complex for an ordering), whether only float and complex
+# tensors are taken). The Python op of each name is Tensor's method when ``prepare`` runs.
 METHODS = (
-    (("__add__", "__radd__"), _BINARY, np.add, pointwise.AddBackward0, _KEEPS_ALPHA, False, False),
-    (("__sub__",), _BINARY, np.subtract, pointwise.SubBackward0, _KEEPS_ALPHA, True, False),
-    (("__mul__", "__rmul__"), _BINARY, np.multiply, pointwise.MulBackward0, _KEEPS_OPERANDS, False, False),
-    (("__truediv__",), _BINARY, np.true_divide, pointwise.DivBackward0, _KEEPS_QUOTIENT, False, True),
-    (("__neg__",), _UNARY, np.negative, pointwise.NegBackward0, _KEEPS_NOTHING, True, False),
+    (("__add__", "__radd__"), _BINARY, np.add, pointwise.AddBackward0, _KEEPS_ALPHA, "", False),
+    (("__sub__",), _BINARY, np.subtract, pointwise.SubBackward0, _KEEPS_ALPHA, "b", False),
+    (("__mul__", "__rmul__"), _BINARY, np.multiply, pointwise.MulBackward0, _KEEPS_OPERANDS, "", False),
+    (("__truediv__",), _BINARY, np.true_divide, pointwise.DivBackward0, _KEEPS_QUOTIENT, "", True),
+    (("__neg__",), _UNARY, np.negative, pointwise.NegBackward0, _KEEPS_NOTHING, "b", False),
+    (("__eq__",), _COMPARE, np.equal, None, _KEEPS_NOTHING, "", False),
+    (("__ne__",), _COMPARE, np.not_equal, None, _KEEPS_NOTHING, "", False),
+    (("__lt__",), _COMPARE, np.less, None, _KEEPS_NOTHING, "c", False),
+    (("__le__",), _COMPARE, np.less_equal, None, _KEEPS_NOTHING, "c", False),
+    (("__gt__",), _COMPARE, np.greater, None, _KEEPS_NOTHING, "c", False),
+    (("__ge__",), _COMPARE, np.greater_equal, None, _KEEPS_NOTHING, "c", False),
     (("transpose", "swapdims", "swapaxes"), _TRANSPOSE),
     (("unsqueeze",), _UNSQUEEZE),
     (("view",), _VIEW),
@@ -77,15 +86,16 @@ static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_se
 
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
-enum kind { BINARY, UNARY, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT };
+enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT };
 enum keeps { KEEPS_NOTHING, KEEPS_ALPHA, KEEPS_OPERANDS, KEEPS_QUOTIENT };
 
 typedef struct {
     PyObject *python_op, *ufunc, *node_cls;   /* (the last two None but for operators) */
-    int kind, keeps, refuses_bool, floats_only;
+    int kind, keeps, floats_only;
+    char refused[8];   /* dtype kinds left to the Python op */
 } Method;
 
-#define MAX_METHODS 16
+#define MAX_METHODS 24
 static Method methods_[MAX_METHODS];
 static int n_methods;
 
@@ -265,10 +275,10 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
     PyArrayObject *ad = array_of(a);
     if (ad == NULL || PyArray_NBYTES(ad) >= small_bytes) return NULL;
     char kind = PyArray_DESCR(ad)->kind;
-    if ((op->refuses_bool && kind == 'b') || (op->floats_only && kind != 'f' && kind != 'c')) return NULL;
+    if (strchr(op->refused, kind) != NULL || (op->floats_only && kind != 'f' && kind != 'c')) return NULL;
     int b_tensor = 0;
     PyObject *bd = NULL;
-    if (op->kind == BINARY) {
+    if (op->kind != UNARY) {
         if (Py_TYPE(b) == TensorType) {
             PyArrayObject *array = array_of(b);
             if (array == NULL || PyArray_DESCR(array) != PyArray_DESCR(ad)) return NULL;
@@ -293,7 +303,7 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
     }
     *handled = 1;
     PyObject *out = make(data);
-    if (out == NULL) return NULL;
+    if (out == NULL || op->kind == COMPARE) return out;   /* (a comparison records nothing) */
     int a_grad = requires_grad(a), b_grad = b_tensor ? requires_grad(b) : 0;
     if (a_grad < 0 || b_grad < 0) {
         Py_DECREF(out);
@@ -479,7 +489,7 @@ static PyObject *run(int index, PyObject *self, PyObject *const *args, size_t na
     if (kwnames == NULL && Py_TYPE(self) == TensorType) {
         int handled = 0;
         PyObject *out = NULL;
-        if (m->kind == BINARY) {
+        if (m->kind == BINARY || m->kind == COMPARE) {
             if (nargs == 1) out = common_case(m, self, args[0], &handled);
         } else if (m->kind == UNARY) {
             if (nargs == 0) out = common_case(m, self, NULL, &handled);
@@ -505,23 +515,30 @@ static PyObject *run(int index, PyObject *self, PyObject *const *args, size_t na
     }
 METHOD(0) METHOD(1) METHOD(2) METHOD(3) METHOD(4) METHOD(5) METHOD(6) METHOD(7)
 METHOD(8) METHOD(9) METHOD(10) METHOD(11) METHOD(12) METHOD(13) METHOD(14) METHOD(15)
+METHOD(16) METHOD(17) METHOD(18) METHOD(19) METHOD(20) METHOD(21) METHOD(22) METHOD(23)
 static PyObject *(*method_functions[MAX_METHODS])(PyObject *, PyObject *const *, Py_ssize_t, PyObject *) = {
     method_0, method_1, method_2, method_3, method_4, method_5, method_6, method_7,
-    method_8, method_9, method_10, method_11, method_12, method_13, method_14, method_15};
+    method_8, method_9, method_10, method_11, method_12, method_13, method_14, method_15,
+    method_16, method_17, method_18, method_19, method_20, method_21, method_22, method_23};
 static PyMethodDef definitions[MAX_METHODS];
 
-/* add(name, doc, python_op, kind, ufunc, node_cls, keeps, refuses_bool, floats_only): Tensor's
+/* add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only): Tensor's
    method ``name`` (a method descriptor). */
 static PyObject *add(PyObject *self, PyObject *args) {
-    const char *name, *doc;
+    const char *name, *doc, *refused;
     Method m;
     if (TensorType == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the methods are not configured");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "szOiOOiii", &name, &doc, &m.python_op, &m.kind, &m.ufunc, &m.node_cls, &m.keeps,
-                          &m.refuses_bool, &m.floats_only))
+    if (!PyArg_ParseTuple(args, "szOiOOisi", &name, &doc, &m.python_op, &m.kind, &m.ufunc, &m.node_cls, &m.keeps,
+                          &refused, &m.floats_only))
         return NULL;
+    if (strlen(refused) >= sizeof(m.refused)) {
+        PyErr_SetString(PyExc_ValueError, "too many refused kinds");
+        return NULL;
+    }
+    strcpy(m.refused, refused);
     if (n_methods == MAX_METHODS) {
         PyErr_SetString(PyExc_RuntimeError, "too many methods");
         return NULL;
@@ -546,7 +563,7 @@ static PyMethodDef methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
      "configure(Tensor, forward_state, dispatch_switch, record, plain_save, small_bytes)"},
     {"add", (PyCFunction)add, METH_VARARGS,
-     "add(name, doc, python_op, kind, ufunc, node_cls, keeps, refuses_bool, floats_only) -> method"},
+     "add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only) -> method"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -586,11 +603,11 @@ def _build():
                      openmp_kernels.ROWS_MIN_BYTES)
     compiled = {}
     for names, kind, *operator in METHODS:
-        ufunc, node_cls, keeps, refuses_bool, floats_only = operator or (None, None, 0, False, False)
+        ufunc, node_cls, keeps, refused, floats_only = operator or (None, None, 0, "", False)
         for name in names:
             python_op = _state["python_ops"][name]
             compiled[name] = module.add(name, _doc(name, python_op), python_op, kind, ufunc, node_cls, keeps,
-                                        refuses_bool, floats_only)
+                                        refused, floats_only)
     return compiled
 
 
