@@ -24,11 +24,23 @@ import numpy as np
 
 from .._backend.native_calls import include_dirs
 
-__all__ = ["loop", "recorder", "SOURCE"]
+__all__ = ["loop", "recorder", "SOURCE", "FLAG_SOURCE"]
 
 log = logging.getLogger("ember.autograd")
 
 _NAME = "ember_autograd_paths"
+
+# C shared with the other compiled paths (``ops/_compiled_methods.py``).
+FLAG_SOURCE = r'''
+/* The truth of ``o.name``: 0 or 1, -1 on error. */
+static int flag(PyObject *o, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(o, name);
+    if (value == NULL) return -1;
+    int truth = value == Py_True ? 1 : value == Py_False ? 0 : PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+'''
 
 SOURCE = r'''
 #define PY_SSIZE_T_CLEAN
@@ -93,14 +105,7 @@ static PyObject *configure_record(PyObject *self, PyObject *configuration) {
     Py_RETURN_NONE;
 }
 
-/* The truth of ``o.name``: 0 or 1, -1 on error. */
-static int flag(PyObject *o, PyObject *name) {
-    PyObject *value = PyObject_GetAttr(o, name);
-    if (value == NULL) return -1;
-    int truth = value == Py_True ? 1 : value == Py_False ? 0 : PyObject_IsTrue(value);
-    Py_DECREF(value);
-    return truth;
-}
+FLAG
 
 /* The edge from a node to where the gradient of input ``t`` goes (Node.__init__'s): (None, 0) for
    None or a tensor that does not require grad, a leaf's AccumulateGrad, or (grad_fn, output_nr). */
@@ -628,7 +633,7 @@ PyMODINIT_FUNC PyInit_NAME(void) {
     if ((no_edge = Py_BuildValue("(Oi)", Py_None, 0)) == NULL) return NULL;
     return PyModule_Create(&module);
 }
-'''.replace("NAME", _NAME)
+'''.replace("NAME", _NAME).replace("FLAG\n", FLAG_SOURCE)
 
 
 _module = []   # the extension module once built, or None where it cannot be

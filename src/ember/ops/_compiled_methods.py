@@ -31,6 +31,7 @@ from .._backend.native_calls import include_dirs
 from .._tensor import Tensor
 from .._torch_function import _switch as dispatch_switch
 from ..autograd import graph
+from ..autograd._compiled import FLAG_SOURCE
 from ..autograd._dual import forward as forward_state
 from . import _common, pointwise
 from ._common import method
@@ -136,14 +137,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* The truth of ``o.name``: 0 or 1, -1 on error. */
-static int flag(PyObject *o, PyObject *name) {
-    PyObject *value = PyObject_GetAttr(o, name);
-    if (value == NULL) return -1;
-    int truth = value == Py_True ? 1 : value == Py_False ? 0 : PyObject_IsTrue(value);
-    Py_DECREF(value);
-    return truth;
-}
+FLAG
 
 /* Whether tensor ``t`` requires grad: 0 or 1, -1 on error. */
 static int requires_grad(PyObject *t) {
@@ -355,7 +349,7 @@ static PyObject *make_view(PyObject *data, PyObject *base) {
 }
 
 /* A dimension argument: an int in [-n, n), wrapped into ``*dim``; 0 where it is anything else. */
-static int dim_arg(PyObject *o, npy_intp n, int *dim) {
+static int dim_arg(PyObject *o, npy_intp n, npy_intp *dim) {
     if (!PyLong_CheckExact(o)) return 0;
     long d = PyLong_AsLong(o);
     if (d == -1 && PyErr_Occurred()) {
@@ -363,7 +357,7 @@ static int dim_arg(PyObject *o, npy_intp n, int *dim) {
         return 0;
     }
     if (d < -n || d >= n) return 0;
-    *dim = (int)(d < 0 ? d + n : d);
+    *dim = d < 0 ? d + n : d;
     return 1;
 }
 
@@ -412,7 +406,8 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     *handled = 0;
     PyArrayObject *a = array_of(t);
     if (a == NULL || SLOT(t, o_requires_grad) != Py_False) return NULL;
-    int nd = PyArray_NDIM(a), d0 = 0, d1 = 0;
+    int nd = PyArray_NDIM(a);
+    npy_intp d0 = 0, d1 = 0;
     npy_intp dims[NPY_MAXDIMS];
     PyArray_Dims shape = {dims, 0};
     switch (m->kind) {
@@ -444,7 +439,7 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     PyObject *result;
     int is_view = 1;
     if (m->kind == TRANSPOSE) {
-        result = PyArray_SwapAxes(a, d0, d1);
+        result = PyArray_SwapAxes(a, (int)d0, (int)d1);
     } else if (m->kind == SELECT) {   /* data[i, ...] */
         PyArray_Descr *descr = PyArray_DESCR(a);
         Py_INCREF(descr);
@@ -581,7 +576,7 @@ PyMODINIT_FUNC PyInit_NAME(void) {
     if ((zero = PyLong_FromLong(0)) == NULL || (one = PyLong_FromLong(1)) == NULL) return NULL;
     return PyModule_Create(&module);
 }
-'''.replace("NAME", _NAME)
+'''.replace("NAME", _NAME).replace("FLAG\n", FLAG_SOURCE)
 
 
 _lock = threading.Lock()
