@@ -93,6 +93,8 @@ def autograd_paths(request, monkeypatch):
         monkeypatch.setattr(_common, "_compiled_record", _common._record_in_python)
         for name, python_op in _compiled_methods.python_methods().items():   # (they record in C)
             monkeypatch.setattr(ember.Tensor, name, python_op)
+        for node_cls, python_gradient in _compiled_methods.python_gradients().items():
+            monkeypatch.setattr(node_cls, "backward_arrays", python_gradient)
     elif _compiled._built() is None:
         pytest.skip("autograd's compiled paths cannot be built here (no C compiler or headers)")
     return request.param

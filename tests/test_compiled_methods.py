@@ -397,3 +397,147 @@ def test_comparisons_of_tensors_that_require_grad_record_nothing():
     out = x * 2 > 1.5
     assert out.grad_fn is None and not out.requires_grad and out.dtype == ember.bool
     assert (x == x).all().item() and (x != None) is True   # noqa: E711 (the operator itself)
+
+
+# -- the compiled gradients (``backward_arrays`` of the operators' nodes and tanh's) ------------
+
+def python_gradients(monkeypatch):
+    for node_cls, python_gradient in _compiled_methods.python_gradients().items():
+        monkeypatch.setattr(node_cls, "backward_arrays", python_gradient)
+
+
+GRADIENT_CASES = {   # (a, b) -> the output whose sum is differentiated
+    "mul": lambda a, b: a * b,
+    "mul, b without grad": lambda a, b: a * b.detach(),
+    "mul by a float": lambda a, b: a * 0.75,
+    "mul by an int": lambda a, b: 3 * a,
+    "mul by a large int": lambda a, b: a * 2 ** 40,
+    "mul by a large float": lambda a, b: a * 1e300,
+    "mul of a row": lambda a, b: a * b[0],
+    "add": lambda a, b: a + b,
+    "add, a without grad": lambda a, b: a.detach() + b,
+    "add with alpha": lambda a, b: a.add(b, alpha=2),
+    "add of a row": lambda a, b: a + b[0],
+    "sub": lambda a, b: a - b,
+    "sub, b without grad": lambda a, b: a - b.detach(),
+    "neg": lambda a, b: -a,
+    "tanh": lambda a, b: a.tanh(),
+    "a chain": lambda a, b: (-(a * b + 0.5).tanh() * 2.0 - b) * a,
+    "transposed": lambda a, b: (a.t() * b.t()).tanh() - b.t(),
+    "0-d": lambda a, b: (a[0, 0] * b[1, 1]).tanh() - a[0, 1],
+}
+
+
+_TANH_CASES = {"tanh", "a chain", "transposed", "0-d"}   # (ember has no complex tanh gradient yet)
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")   # (a * 1e300 in float32)
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("case,dtype", [(case, dtype) for case in sorted(GRADIENT_CASES)
+                                        for dtype in ("float32", "float64", "float16", "complex64")
+                                        if not (dtype == "complex64" and case in _TANH_CASES)])
+def test_gradients_match_torch_and_the_python_gradients(monkeypatch, case, dtype):
+    rng = np.random.default_rng(4)
+    values = [rng.uniform(-1.5, 1.5, (3, 3)) for _ in range(2)]
+    if dtype == "complex64":
+        values = [v + 1j * rng.uniform(-1, 1, (3, 3)) for v in values]
+    values = [v.astype(dtype) for v in values]
+    results = []
+    for lib, python in ((ember, False), (ember, True), (torch, False)):
+        with monkeypatch.context() as m:
+            if python:
+                python_gradients(m)
+            a, b = (lib.tensor(v, requires_grad=True) for v in values)
+            out = GRADIENT_CASES[case](a, b)
+            (out.real if dtype == "complex64" else out).sum().backward()
+            results.append([None if t.grad is None else t.grad.numpy() for t in (a, b)])
+    compiled, python, theirs = results
+    for mine, reference, torch_grad in zip(compiled, python, theirs):
+        assert (mine is None) == (reference is None) == (torch_grad is None)
+        if mine is not None:
+            np.testing.assert_array_equal(mine, reference)
+            tolerance = {"float16": 1e-2, "float32": 1e-5, "complex64": 1e-5}.get(dtype, 1e-12)
+            np.testing.assert_allclose(mine, torch_grad, rtol=tolerance, atol=tolerance)
+
+
+def _gradient_call(node, grad, gradient):
+    result = gradient(node, grad)
+    if result is None:
+        return None
+    return [None if g is None else ("grad" if g is grad else (type(g), g.dtype, g._data.flags.c_contiguous,
+                                                             g._version_counter, g._data.tolist()))
+            for g in result]
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
+@pytest.mark.parametrize("grad_layout", ["contiguous", "transposed", "float64"])
+def test_each_compiled_gradient_is_the_python_one(case, grad_layout):
+    """Each node's compiled ``backward_arrays``, called directly, returns what its Python one does
+    (None where the Python one declines the case) for gradients of several layouts."""
+    rng = np.random.default_rng(5)
+    a, b = (ember.tensor(rng.uniform(-1.5, 1.5, (3, 3)).astype(np.float32), requires_grad=True) for _ in range(2))
+    out = GRADIENT_CASES[case](a, b)
+    python = _compiled_methods.python_gradients()
+    nodes, stack = [], [out.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in nodes:
+            nodes.append(node)
+            stack.extend(fn for fn, _ in node.next_functions)
+    checked = 0
+    for node in nodes:
+        if type(node) not in python:
+            continue
+        shape = out.shape if node is out.grad_fn else node.self_shape if hasattr(node, "self_shape") else out.shape
+        values = rng.uniform(-1, 1, shape)
+        grad = ember.tensor({"contiguous": values.astype(np.float32), "float64": values,
+                             "transposed": np.asarray(values.T.astype(np.float32)).T}[grad_layout])
+        assert _gradient_call(node, grad, type(node).backward_arrays) == _gradient_call(node, grad, python[type(node)])
+        checked += 1
+    assert checked
+
+
+def test_a_saved_result_modified_in_place_is_caught():
+    x = ember.ones(3, requires_grad=True)
+    y = x.tanh()
+    with ember.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_a_second_backward_through_freed_gradients_is_refused():
+    a = ember.ones(3, requires_grad=True)
+    out = (a * a).tanh()
+    out.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.sum().backward()
+    out = (a * a).tanh()
+    out.sum().backward(retain_graph=True)
+    out.sum().backward()
+    assert a.grad.shape == (3,)
+
+
+def test_saved_tensor_hooks_reach_the_gradients():
+    unpacked = []
+
+    def unpack(t):
+        unpacked.append(t)
+        return t
+
+    a = ember.full((3,), 0.5, requires_grad=True)
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        out = (a * a).tanh()
+    out.sum().backward()
+    assert len(unpacked) == 3
+    np.testing.assert_allclose(a.grad.numpy(), 2 * 0.5 * (1 - np.tanh(0.25) ** 2), rtol=1e-6)
+
+
+def test_the_gradients_carry_the_python_ones_signature():
+    import inspect
+    for node_cls, python_gradient in _compiled_methods.python_gradients().items():
+        compiled = node_cls.backward_arrays
+        assert list(inspect.signature(compiled).parameters) == list(inspect.signature(python_gradient).parameters)
+        assert compiled.__doc__ == python_gradient.__doc__ or python_gradient.__doc__ is None

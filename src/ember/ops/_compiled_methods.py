@@ -14,9 +14,18 @@ does not require grad, with integer arguments, and make the view as the Python o
 runs under forward-mode AD or ``__torch_function__`` dispatch. Every other case calls the Python
 op (``pointwise.add``, ``view.transpose`` and the rest), which also raises every error.
 
+The backward of those operators' nodes (``AddBackward0``, ``SubBackward0``, ``MulBackward0``,
+``NegBackward0``) and of ``TanhBackward0`` is compiled the same way: each node class's
+``backward_arrays`` is a C method that, for a gradient and saved tensors that are small,
+C-contiguous float32 or float64 arrays of one shape (the saved ones unmodified), computes the
+formula in one loop (no NumPy call, so no ufunc dispatch per gradient) and otherwise calls the
+Python ``backward_arrays``, which also raises the errors (a saved tensor modified in place or
+freed).
+
 The methods are built at their first use, as ember's compiled loops are
 (``_backend.native_calls``): until then (and where the headers or a C compiler are missing, or
-``EMBER_COMPILED_METHODS=0`` is set) ``Tensor``'s methods are the Python ops.
+``EMBER_COMPILED_METHODS=0`` is set) ``Tensor``'s methods are the Python ops, and the nodes'
+gradients their Python ones.
 """
 import inspect
 import os
@@ -33,11 +42,11 @@ from .._torch_function import _switch as dispatch_switch
 from ..autograd import graph
 from ..autograd._compiled import FLAG_SOURCE
 from ..autograd._dual import forward as forward_state
-from . import _common, pointwise
+from . import _common, pointwise, unary
 from ._common import method
 
-__all__ = ["prepare", "install", "installed", "uninstall", "reinstall", "python_methods", "as_python", "METHODS",
-           "SOURCE"]
+__all__ = ["prepare", "install", "installed", "uninstall", "reinstall", "python_methods", "python_gradients",
+           "as_python", "as_python_gradient", "METHODS", "GRADIENTS", "SOURCE"]
 
 _NAME = "ember_tensor_methods"
 
@@ -69,12 +78,26 @@ METHODS = (
     (("__getitem__",), _SELECT),
 )
 
+# The nodes whose ``backward_arrays`` is compiled too, each with its formula (``enum formula``):
+# the gradients of the operators above, and tanh's. The Python one of each is the class's when
+# ``prepare`` runs.
+_GRAD_ADD, _GRAD_SUB, _GRAD_MUL, _GRAD_NEG, _GRAD_TANH = range(5)
+GRADIENTS = (
+    (pointwise.AddBackward0, _GRAD_ADD),
+    (pointwise.SubBackward0, _GRAD_SUB),
+    (pointwise.MulBackward0, _GRAD_MUL),
+    (pointwise.NegBackward0, _GRAD_NEG),
+    (unary.TanhBackward0, _GRAD_TANH),
+)
+
 SOURCE = r'''
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include <math.h>
+#include <string.h>
 
 /* What ``configure`` is given. */
 static PyTypeObject *TensorType;
@@ -83,7 +106,8 @@ static Py_ssize_t small_bytes;   /* arrays this large or larger go to the Python
 /* Where Tensor's slots lie in its instances. */
 static Py_ssize_t o_data, o_requires_grad, o_grad_fn, o_version_counter;
 static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_self_dtype, *s_other_shape,
-                *s_other_dtype, *s_other_scalar, *s_alpha, *s_save, *s_saved, *s_versions, *zero, *one;
+                *s_other_dtype, *s_other_scalar, *s_alpha, *s_save, *s_saved, *s_versions, *s_next_functions,
+                *zero, *one;
 
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
@@ -478,6 +502,19 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     return is_view ? make_view(result, t) : make(result);
 }
 
+/* ``function(self, *args, **kwargs)``: the Python op or gradient, for every case not taken here. */
+static PyObject *call_python(PyObject *function, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *small[8], **call = total < 8 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
+    if (call == NULL) return PyErr_NoMemory();
+    call[0] = self;
+    for (Py_ssize_t i = 0; i < total; i++) call[i + 1] = args[i];
+    PyObject *out = PyObject_Vectorcall(function, call, 1 + nargs, kwnames);
+    if (call != small) PyMem_Free(call);
+    return out;
+}
+
 static PyObject *run(int index, PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Method *m = &methods_[index];
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -493,15 +530,7 @@ static PyObject *run(int index, PyObject *self, PyObject *const *args, size_t na
         }
         if (handled) return out;
     }
-    /* every other case: the Python op */
-    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
-    PyObject *small[8], **call = total < 8 ? small : PyMem_Malloc((total + 1) * sizeof(PyObject *));
-    if (call == NULL) return PyErr_NoMemory();
-    call[0] = self;
-    for (Py_ssize_t i = 0; i < total; i++) call[i + 1] = args[i];
-    PyObject *out = PyObject_Vectorcall(m->python_op, call, 1 + nargs, kwnames);
-    if (call != small) PyMem_Free(call);
-    return out;
+    return call_python(m->python_op, self, args, nargs, kwnames);   /* every other case */
 }
 
 #define METHOD(i) \
@@ -554,11 +583,329 @@ static PyObject *add(PyObject *self, PyObject *args) {
     return descriptor;
 }
 
+/* -- the gradients of some of the operators' nodes (``backward_arrays``) ----------------------------- */
+
+enum formula { GRAD_ADD, GRAD_SUB, GRAD_MUL, GRAD_NEG, GRAD_TANH };
+
+typedef struct {
+    PyObject *python_gradient;   /* the node class's own backward_arrays, for every other case */
+    int formula;
+} Gradient;
+
+#define MAX_GRADIENTS 8
+static Gradient gradients_[MAX_GRADIENTS];
+static int n_gradients;
+static PyArray_Descr *float32_descr, *float64_descr;
+
+#define LOOPS(T) \
+    static void multiply_##T(T *out, const T *a, const T *b, npy_intp n) { \
+        for (npy_intp i = 0; i < n; i++) out[i] = a[i] * b[i]; \
+    } \
+    static void scale_##T(T *out, const T *a, T b, npy_intp n) { \
+        for (npy_intp i = 0; i < n; i++) out[i] = a[i] * b; \
+    } \
+    static void negate_##T(T *out, const T *a, npy_intp n) { \
+        for (npy_intp i = 0; i < n; i++) out[i] = -a[i]; \
+    } \
+    __attribute__((optimize("fp-contract=off"))) \
+    static void tanh_gradient_##T(T *out, const T *g, const T *y, npy_intp n) {   /* g * (1 - y * y) */ \
+        for (npy_intp i = 0; i < n; i++) { \
+            T square = y[i] * y[i]; \
+            out[i] = g[i] * ((T)1 - square); \
+        } \
+    }
+LOOPS(float)
+LOOPS(double)
+
+/* The array of ``t`` where it is an ordinary tensor's float32 or float64 NumPy array that is
+   C-contiguous, aligned and under ``small_bytes`` (what the loops here take), else NULL. */
+static PyArrayObject *loop_array(PyObject *t) {
+    if (t == NULL || Py_TYPE(t) != TensorType) return NULL;
+    PyArrayObject *a = array_of(t);
+    if (a == NULL || PyArray_NBYTES(a) >= small_bytes || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a))
+        return NULL;
+    PyArray_Descr *descr = PyArray_DESCR(a);
+    return descr == float32_descr || descr == float64_descr ? a : NULL;
+}
+
+/* A new C-contiguous array of ``a``'s shape and dtype. */
+static PyArrayObject *empty_like(PyArrayObject *a) {
+    return (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(a), PyArray_DIMS(a), PyArray_TYPE(a));
+}
+
+static int same_shape(PyArrayObject *a, PyArrayObject *b) {
+    int nd = PyArray_NDIM(a);
+    return nd == PyArray_NDIM(b) && memcmp(PyArray_DIMS(a), PyArray_DIMS(b), nd * sizeof(npy_intp)) == 0;
+}
+
+/* Whether the node's field ``name`` is ``a``'s shape as a tuple: 0 or 1, -1 on error. */
+static int shape_is(PyObject *node, PyObject *name, PyArrayObject *a) {
+    PyObject *shape = PyObject_GetAttr(node, name);
+    if (shape == NULL) return -1;
+    int nd = PyArray_NDIM(a), same = PyTuple_CheckExact(shape) && PyTuple_GET_SIZE(shape) == nd;
+    for (int i = 0; same && i < nd; i++) {
+        PyObject *size = PyTuple_GET_ITEM(shape, i);
+        same = PyLong_CheckExact(size) && PyLong_AsSsize_t(size) == PyArray_DIM(a, i);
+    }
+    PyErr_Clear();   /* (a size past Py_ssize_t is simply not this shape) */
+    Py_DECREF(shape);
+    return same;
+}
+
+/* Whether the node's field ``name`` is ``a``'s dtype (the same descriptor): 0 or 1, -1 on error. */
+static int dtype_is(PyObject *node, PyObject *name, PyArrayObject *a) {
+    PyObject *dtype = PyObject_GetAttr(node, name);
+    if (dtype == NULL) return -1;
+    int same = dtype == (PyObject *)PyArray_DESCR(a);
+    Py_DECREF(dtype);
+    return same;
+}
+
+/* Whether ``a`` has the shape and dtype of each operand of a binary node (``self`` alone where
+   ``other`` is a number): _BinaryNode.matches, told by the same descriptors. 0 or 1, -1 on error. */
+static int matches(PyObject *node, PyArrayObject *a, int other_too) {
+    int same = shape_is(node, s_self_shape, a);
+    if (same == 1) same = dtype_is(node, s_self_dtype, a);
+    if (same == 1 && other_too) same = shape_is(node, s_other_shape, a);
+    if (same == 1 && other_too) same = dtype_is(node, s_other_dtype, a);
+    return same;
+}
+
+/* The arrays of the node's ``count`` saved tensors into ``arrays`` (NULL for a None), where each
+   is unmodified since it was saved and a loop array of ``like``'s shape and dtype: 1, 0 where they
+   are not (freed, packed by hooks, modified, another kind: the Python gradient then runs), -1 on
+   error. The arrays are borrowed from the saved tensors, which the node keeps. */
+static int saved_arrays(PyObject *node, int count, PyArrayObject *like, PyArrayObject **arrays) {
+    PyObject *saved = PyObject_GetAttr(node, s_saved);
+    if (saved == NULL) return -1;
+    PyObject *versions = PyObject_GetAttr(node, s_versions);
+    if (versions == NULL) {
+        Py_DECREF(saved);
+        return -1;
+    }
+    int ok = PyTuple_CheckExact(saved) && PyTuple_GET_SIZE(saved) == count
+             && (PyTuple_CheckExact(versions) || PyList_CheckExact(versions))
+             && PySequence_Fast_GET_SIZE(versions) == count;
+    for (int i = 0; ok == 1 && i < count; i++) {
+        PyObject *t = PyTuple_GET_ITEM(saved, i);
+        arrays[i] = NULL;
+        if (t == Py_None) continue;
+        PyArrayObject *a = loop_array(t);
+        if (a == NULL || PyArray_DESCR(a) != PyArray_DESCR(like) || !same_shape(a, like)) {
+            ok = 0;
+            break;
+        }
+        PyObject *version = version_of(t);
+        ok = version == NULL ? -1 : PyObject_RichCompareBool(version, PySequence_Fast_ITEMS(versions)[i], Py_EQ);
+        Py_XDECREF(version);
+        arrays[i] = a;
+    }
+    Py_DECREF(saved);
+    Py_DECREF(versions);
+    return ok;
+}
+
+/* Whether the node's edge ``i`` leads anywhere (``next_functions[i][0] is not None``): 0 or 1, -1 on error. */
+static int has_edge(PyObject *node, int i) {
+    PyObject *edges = PyObject_GetAttr(node, s_next_functions);
+    if (edges == NULL) return -1;
+    int has = -1;
+    if (PyTuple_CheckExact(edges) && PyTuple_GET_SIZE(edges) > i && PyTuple_CheckExact(PyTuple_GET_ITEM(edges, i))
+            && PyTuple_GET_SIZE(PyTuple_GET_ITEM(edges, i)) > 0)
+        has = PyTuple_GET_ITEM(PyTuple_GET_ITEM(edges, i), 0) != Py_None;
+    else
+        PyErr_SetString(PyExc_TypeError, "a node's next_functions must be a tuple of (node, output_nr) pairs");
+    Py_DECREF(edges);
+    return has;
+}
+
+/* A new tensor of ``a``'s shape and dtype computed by the loop ``formula`` from ``a`` (and ``b``
+   or the number ``scalar``). */
+static PyObject *computed(int formula, PyArrayObject *a, PyArrayObject *b, double scalar) {
+    PyArrayObject *out = empty_like(a);
+    if (out == NULL) return NULL;
+    npy_intp n = PyArray_SIZE(a);
+    int single = PyArray_DESCR(a) == float32_descr;
+    void *o = PyArray_DATA(out), *x = PyArray_DATA(a), *y = b == NULL ? NULL : PyArray_DATA(b);
+    switch (formula) {
+    case GRAD_MUL:
+        if (b == NULL) {
+            if (single) scale_float(o, x, (float)scalar, n); else scale_double(o, x, scalar, n);
+        } else {
+            if (single) multiply_float(o, x, y, n); else multiply_double(o, x, y, n);
+        }
+        break;
+    case GRAD_SUB:
+    case GRAD_NEG:
+        if (single) negate_float(o, x, n); else negate_double(o, x, n);
+        break;
+    case GRAD_TANH:
+        if (single) tanh_gradient_float(o, x, y, n); else tanh_gradient_double(o, x, y, n);
+        break;
+    }
+    return make((PyObject *)out);
+}
+
+/* A number that NumPy casts to ``a``'s dtype as C does (a float inside its range, an int it holds
+   exactly) into ``*value``: 1, or 0 for any other. */
+static int loop_scalar(PyObject *o, PyArrayObject *a, double *value) {
+    double limit = PyArray_DESCR(a) == float32_descr ? 3.4028234663852886e38 : 1.7976931348623157e308;
+    if (PyFloat_CheckExact(o)) {
+        *value = PyFloat_AS_DOUBLE(o);
+        return !(isfinite(*value) && fabs(*value) > limit);
+    }
+    if (!PyLong_CheckExact(o)) return 0;
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    *value = (double)v;
+    return v >= -(1L << 24) && v <= (1L << 24);
+}
+
+/* The gradient in the common case, or NULL with ``*handled`` 0 where it is not (nothing done). */
+static PyObject *gradient_case(Gradient *gradient, PyObject *node, PyObject *grad, int *handled) {
+    *handled = 0;
+    PyArrayObject *g = loop_array(grad), *saved[2];
+    int ok;
+    if (gradient->formula == GRAD_ADD) {   /* no arithmetic: any array of the operands' shape and dtype */
+        if (grad == NULL || Py_TYPE(grad) != TensorType) return NULL;
+        g = array_of(grad);
+        if (g == NULL) return NULL;
+        PyObject *alpha = PyObject_GetAttr(node, s_alpha);
+        ok = alpha == NULL ? -1 : PyObject_RichCompareBool(alpha, one, Py_EQ);
+        Py_XDECREF(alpha);
+        if (ok == 1) ok = matches(node, g, 1);
+        if (ok <= 0) {
+            *handled = ok < 0;
+            return NULL;
+        }
+        *handled = 1;
+        int first = has_edge(node, 0), second = first < 0 ? -1 : has_edge(node, 1);
+        if (second < 0) return NULL;
+        return PyTuple_Pack(2, first ? grad : Py_None, second ? grad : Py_None);
+    }
+    if (g == NULL) return NULL;
+    PyObject *first = NULL, *second = NULL;
+    switch (gradient->formula) {
+    case GRAD_SUB: {
+        PyObject *alpha = PyObject_GetAttr(node, s_alpha);
+        ok = alpha == NULL ? -1 : PyObject_RichCompareBool(alpha, one, Py_EQ);
+        Py_XDECREF(alpha);
+        if (ok == 1) ok = matches(node, g, 1);
+        if (ok <= 0) break;
+        int edge = has_edge(node, 0), other = edge < 0 ? -1 : has_edge(node, 1);
+        if (other < 0) {
+            ok = -1;
+            break;
+        }
+        first = edge ? Py_NewRef(grad) : Py_NewRef(Py_None);
+        second = other ? computed(GRAD_SUB, g, NULL, 0) : Py_NewRef(Py_None);
+        break;
+    }
+    case GRAD_MUL: {
+        PyObject *other_shape = PyObject_GetAttr(node, s_other_shape);
+        if (other_shape == NULL) return NULL;
+        int scalar_case = other_shape == Py_None;
+        Py_DECREF(other_shape);
+        if (scalar_case) {
+            PyObject *scalar = PyObject_GetAttr(node, s_other_scalar);
+            double value;
+            ok = scalar == NULL ? -1 : loop_scalar(scalar, g, &value);
+            Py_XDECREF(scalar);
+            if (ok == 1) ok = matches(node, g, 0);
+            if (ok <= 0) break;
+            first = computed(GRAD_MUL, g, NULL, value);
+            second = Py_NewRef(Py_None);
+            break;
+        }
+        ok = matches(node, g, 1);
+        if (ok == 1) ok = saved_arrays(node, 2, g, saved);
+        if (ok <= 0) break;   /* each operand was kept only for the other's gradient */
+        first = saved[1] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[1], 0);
+        second = saved[0] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[0], 0);
+        break;
+    }
+    case GRAD_NEG:
+        ok = 1;
+        first = computed(GRAD_NEG, g, NULL, 0);
+        break;
+    case GRAD_TANH:
+        ok = saved_arrays(node, 1, g, saved);
+        if (ok <= 0 || saved[0] == NULL) {
+            ok = ok < 0 ? -1 : 0;
+            break;
+        }
+        first = computed(GRAD_TANH, g, saved[0], 0);
+        break;
+    default:
+        ok = 0;
+    }
+    *handled = ok != 0;
+    if (ok <= 0) return NULL;
+    int one_input = gradient->formula == GRAD_NEG || gradient->formula == GRAD_TANH;
+    PyObject *result = NULL;
+    if (first != NULL && (one_input || second != NULL))
+        result = one_input ? PyTuple_Pack(1, first) : PyTuple_Pack(2, first, second);
+    Py_XDECREF(first);
+    Py_XDECREF(second);
+    return result;
+}
+
+static PyObject *run_gradient(int index, PyObject *node, PyObject *const *args, Py_ssize_t nargs) {
+    Gradient *gradient = &gradients_[index];
+    if (nargs == 1) {
+        int handled;
+        PyObject *out = gradient_case(gradient, node, args[0], &handled);
+        if (handled) return out;
+    }
+    return call_python(gradient->python_gradient, node, args, nargs, NULL);
+}
+
+#define GRADIENT(i) \
+    static PyObject *gradient_##i(PyObject *node, PyObject *const *args, Py_ssize_t nargs) { \
+        return run_gradient(i, node, args, nargs); \
+    }
+GRADIENT(0) GRADIENT(1) GRADIENT(2) GRADIENT(3) GRADIENT(4) GRADIENT(5) GRADIENT(6) GRADIENT(7)
+static PyObject *(*gradient_functions[MAX_GRADIENTS])(PyObject *, PyObject *const *, Py_ssize_t) = {
+    gradient_0, gradient_1, gradient_2, gradient_3, gradient_4, gradient_5, gradient_6, gradient_7};
+static PyMethodDef gradient_definitions[MAX_GRADIENTS];
+
+/* add_gradient(node_cls, doc, python_gradient, formula): the node class's ``backward_arrays`` (a
+   method descriptor). */
+static PyObject *add_gradient(PyObject *self, PyObject *args) {
+    PyObject *node_cls;
+    const char *doc;
+    Gradient g;
+    if (TensorType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the methods are not configured");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!zOi", &PyType_Type, &node_cls, &doc, &g.python_gradient, &g.formula)) return NULL;
+    if (n_gradients == MAX_GRADIENTS) {
+        PyErr_SetString(PyExc_RuntimeError, "too many gradients");
+        return NULL;
+    }
+    PyMethodDef *definition = &gradient_definitions[n_gradients];
+    definition->ml_name = "backward_arrays";
+    definition->ml_meth = (PyCFunction)(void (*)(void))gradient_functions[n_gradients];
+    definition->ml_flags = METH_FASTCALL;
+    definition->ml_doc = doc == NULL ? NULL : strdup(doc);
+    PyObject *descriptor = PyDescr_NewMethod((PyTypeObject *)node_cls, definition);
+    if (descriptor == NULL) return NULL;
+    Py_INCREF(g.python_gradient);
+    gradients_[n_gradients++] = g;
+    return descriptor;
+}
+
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
      "configure(Tensor, forward_state, dispatch_switch, record, plain_save, small_bytes)"},
     {"add", (PyCFunction)add, METH_VARARGS,
      "add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only) -> method"},
+    {"add_gradient", (PyCFunction)add_gradient, METH_VARARGS,
+     "add_gradient(node_cls, doc, python_gradient, formula) -> method"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -567,20 +914,23 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "NAME", NULL, -1, met
 PyMODINIT_FUNC PyInit_NAME(void) {
     import_array();
     const char *names[] = {"_base", "_view_version", "active", "on", "self_shape", "self_dtype", "other_shape",
-                           "other_dtype", "other_scalar", "alpha", "save", "_saved", "_versions"};
+                           "other_dtype", "other_scalar", "alpha", "save", "_saved", "_versions", "next_functions"};
     PyObject **interned[] = {&s_base, &s_view_version, &s_active, &s_on, &s_self_shape, &s_self_dtype,
                              &s_other_shape, &s_other_dtype, &s_other_scalar, &s_alpha, &s_save, &s_saved,
-                             &s_versions};
+                             &s_versions, &s_next_functions};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     if ((zero = PyLong_FromLong(0)) == NULL || (one = PyLong_FromLong(1)) == NULL) return NULL;
+    float32_descr = PyArray_DescrFromType(NPY_FLOAT32);
+    float64_descr = PyArray_DescrFromType(NPY_FLOAT64);
     return PyModule_Create(&module);
 }
 '''.replace("NAME", _NAME).replace("FLAG\n", FLAG_SOURCE)
 
 
 _lock = threading.Lock()
-_state = {"python_ops": {}, "first_use": {}, "compiled": {}, "tried": False}
+_state = {"python_ops": {}, "first_use": {}, "compiled": {}, "python_gradients": {}, "gradients": {},
+          "tried": False}
 
 
 def _build():
@@ -603,6 +953,10 @@ def _build():
             python_op = _state["python_ops"][name]
             compiled[name] = module.add(name, _doc(name, python_op), python_op, kind, ufunc, node_cls, keeps,
                                         refused, floats_only)
+    for node_cls, formula in GRADIENTS:
+        python_gradient = _state["python_gradients"][node_cls]
+        _state["gradients"][node_cls] = module.add_gradient(node_cls, _doc("backward_arrays", python_gradient),
+                                                            python_gradient, formula)
     return compiled
 
 
@@ -635,6 +989,7 @@ def prepare():
             _state["python_ops"][name] = Tensor.__dict__[name]
             method(name)(_first_use(name))
     _state["first_use"] = {name: Tensor.__dict__[name] for name in _state["python_ops"]}
+    _state["python_gradients"] = {node_cls: node_cls.backward_arrays for node_cls, _ in GRADIENTS}
 
 
 def install():
@@ -645,6 +1000,8 @@ def install():
         if not _state["tried"]:
             _state["compiled"] = _build() or {}
             _state["tried"] = True
+            for node_cls, gradient in _state["gradients"].items():
+                node_cls.backward_arrays = gradient
         _put(_state["compiled"] if not dispatch_switch.on else {})
 
 
@@ -667,6 +1024,19 @@ def reinstall():
 def python_methods():
     """{name: the Python op} for each of ``Tensor``'s methods compiled here."""
     return dict(_state["python_ops"])
+
+
+def python_gradients():
+    """{node class: its Python ``backward_arrays``} for each gradient compiled here."""
+    return dict(_state["python_gradients"])
+
+
+def as_python_gradient(node_cls, value):
+    """``value`` (``node_cls.__dict__["backward_arrays"]``), or the Python gradient where it is the
+    one compiled here (what the profiler times)."""
+    if value is not None and value is _state["gradients"].get(node_cls):
+        return _state["python_gradients"][node_cls]
+    return value
 
 
 def as_python(name, value):

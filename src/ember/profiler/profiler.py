@@ -538,7 +538,7 @@ class _Patches:
     def install(self):
         from .. import Tensor
         from ..autograd import engine
-        from ..ops._compiled_methods import as_python
+        from ..ops._compiled_methods import as_python, as_python_gradient
         ops = self.ops
         for name, module in list(sys.modules.items()):
             if module is None or not (name == "ember" or name.startswith("ember.")):
@@ -553,9 +553,10 @@ class _Patches:
                 self._set(None, Tensor, attr, current, wrapper)
         for cls in _node_classes():
             for formula in ("backward", "backward_arrays"):  # a declined backward_arrays and
-                fn = cls.__dict__.get(formula)               # the backward after it: two events
+                current = cls.__dict__.get(formula)          # the backward after it: two events
+                fn = as_python_gradient(cls, current) if formula == "backward_arrays" else current
                 if isinstance(fn, types.FunctionType) and not hasattr(fn, "_ember_profiled"):
-                    self._set(None, cls, formula, fn, _timed_backward(fn))
+                    self._set(None, cls, formula, current, _timed_backward(fn))
         self._set(None, engine, "_accumulate", engine._accumulate, _timed_accumulate(engine._accumulate))
 
     def _set(self, namespace, owner, attr, original, wrapper):
