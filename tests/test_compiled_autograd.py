@@ -101,3 +101,49 @@ def test_gradients_summed_into_a_leaf_match_torch():
         return x.grad.numpy(), m.grad.numpy()
     for got, expected in zip(run(ember), run(torch)):
         np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def _leaf_accumulations(python):
+    """What accumulating into leaves leaves behind, with the compiled loop or Python's steps."""
+    saved = engine._compiled[0]
+    if python:
+        engine._compiled[0] = None
+    try:
+        out = []
+        for n in (6, 100):   # small gradients (always copied) and large ones (kept where owned)
+            x = ember.tensor(np.linspace(-1.0, 1.0, n), requires_grad=True)
+            g = ember.tensor(np.linspace(1.0, 2.0, n))
+            (x * 2).tanh().sum().backward()           # a first gradient the engine alone holds
+            first = x.grad
+            (x + 0).backward(g)                       # a second, added in place
+            x.grad.add_(1.0)                          # the user's own change, counted too
+            out.append((x.grad is first, x.grad._version_counter[0], x.grad.numpy().tolist(),
+                        np.shares_memory(x.grad._data, g._data), x.grad.requires_grad))
+            y = ember.tensor(np.linspace(0.5, 1.5, n), requires_grad=True)
+            y.backward(g)                             # the user's gradient: copied
+            out.append((np.shares_memory(y.grad._data, g._data), y.grad._version_counter[0],
+                        y.grad.numpy().tolist(), y.grad.grad_fn is None))
+        return out
+    finally:
+        engine._compiled[0] = saved
+
+
+def test_a_leaf_accumulates_as_in_python():
+    assert _leaf_accumulations(python=False) == _leaf_accumulations(python=True)
+
+
+def test_watched_leaves_take_the_python_steps():
+    x = ember.ones(3, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.tolist()))
+    x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    assert seen == [[2.0] * 3, [2.0] * 3, [3.0] * 3, [5.0] * 3]
+    z = ember.ones(2, dtype=ember.float64, requires_grad=True)
+    (z.float() * 2).sum().backward()                  # a float32 gradient for a float64 leaf
+    assert z.grad.dtype == ember.float64 and z.grad.tolist() == [2.0, 2.0]
+    w = ember.ones(2, 3, requires_grad=True)
+    w.grad = ember.zeros(3, 2).t()                    # a strided .grad is added into where it is
+    (w * 2).sum().backward()
+    assert w.grad.tolist() == [[2.0] * 3] * 2 and w.grad.stride() == (1, 2)

@@ -8,8 +8,11 @@ to come) is dictionary, list and attribute work that costs CPython's interpreter
 Here it is an extension module's, built and cached as ember's compiled loops are
 (``_backend.native_calls``). What is rare stays in Python and is called from it: ``record``
 hands anything but one plain tensor output of a node class without its own ``__init__`` (and
-anything under forward-mode AD or anomaly detection) to the Python ``record``; the loop calls
-Python for nodes with hooks and under anomaly detection (``engine._run_with_hooks``), a second
+anything under forward-mode AD or anomaly detection) to the Python ``record``; the loop adds a
+leaf's gradient into its ``.grad`` itself where nothing watches the leaf (no hooks, a gradient of
+its dtype and shape, no graph of the backward being built) and calls Python for the other
+nodes with hooks, a leaf's in any other case, and under anomaly detection
+(``engine._run_with_hooks``), a second
 gradient for one node output (``_add_to_buffer``, ``_add_in_place``), the bookkeeping of who may
 hold a large gradient (``_mark_if_shared``) and a result that is not a tuple (``_as_tuple``).
 Where the Python or NumPy headers or a C compiler are missing, or ``EMBER_COMPILED_AUTOGRAD=0``
@@ -50,17 +53,20 @@ SOURCE = r'''
 #include <string.h>
 
 /* What ``configure_loop`` is given: the classes the loop tells apart and the Python helpers it calls. */
-static PyObject *Tensor, *AccumulateGrad, *Summed, *running;
-static PyObject *run_with_hooks, *add_to_buffer, *add_in_place, *mark_if_shared, *as_tuple;
+static PyObject *Tensor, *AccumulateGrad, *Summed, *running, *modifier_recording;
+static PyObject *run_with_hooks, *add_to_buffer, *add_in_place, *mark_if_shared, *as_tuple, *make;
+static PyObject *engine_namespace, *accumulate, *accumulate_into;   /* (engine's, while not patched) */
 static Py_ssize_t small_grad;
 /* What ``configure_record`` is given. */
 static PyObject *RecordedTensor, *grad_state, *forward_state, *plain_init, *grad_accumulator_of,
                 *refresh_view_history, *record_in_python;
-static PyObject *no_edge, *empty_tuple;
+static PyObject *no_edge, *empty_tuple, *one;
 static PyObject *s_next_functions, *s_has_hooks, *s_plain_release, *s_backward_arrays, *s_backward,
                 *s_release, *s_saved, *s_released, *s_data, *s_grad_enabled, *s_active, *s_requires_grad,
                 *s_grad_fn, *s_grad_acc_ref, *s_base, *s_view_version, *s_version_counter, *s_output_nr,
-                *s_init;
+                *s_init, *s_variable, *s_grad, *s_fw_grad, *s_enabled, *s_pre_hooks, *s_post_hooks,
+                *s_tensor_pre_hooks, *s_retain_grad_hooks, *s_leaf_hooks, *s_post_accumulate_hooks,
+                *s_accumulate, *s_accumulate_into;
 
 /* Set each ``*slots[i]`` to ``configuration[keys[i]]``. */
 static int take(PyObject *configuration, const char **keys, PyObject ***slots, int count) {
@@ -82,10 +88,12 @@ static int take(PyObject *configuration, const char **keys, PyObject ***slots, i
 
 static PyObject *configure_loop(PyObject *self, PyObject *configuration) {
     const char *keys[] = {"Tensor", "AccumulateGrad", "_Summed", "running", "run_with_hooks", "add_to_buffer",
-                          "add_in_place", "mark_if_shared", "as_tuple"};
+                          "add_in_place", "mark_if_shared", "as_tuple", "make", "modifier_recording",
+                          "engine_namespace", "_accumulate", "accumulate_into"};
     PyObject **slots[] = {&Tensor, &AccumulateGrad, &Summed, &running, &run_with_hooks, &add_to_buffer,
-                          &add_in_place, &mark_if_shared, &as_tuple};
-    if (take(configuration, keys, slots, 9) < 0) return NULL;
+                          &add_in_place, &mark_if_shared, &as_tuple, &make, &modifier_recording,
+                          &engine_namespace, &accumulate, &accumulate_into};
+    if (take(configuration, keys, slots, 14) < 0) return NULL;
     PyObject *small = PyDict_GetItemString(configuration, "small_grad_elements");
     if (small == NULL) {
         PyErr_SetString(PyExc_KeyError, "the configuration lacks small_grad_elements");
@@ -426,6 +434,108 @@ static PyObject *run_node(PyObject *node, PyObject *grads, int retain, int array
     return input_grads;
 }
 
+/* Whether each of ``o``'s fields ``names`` is None or empty: 1, 0 where one is set, -1 on error. */
+static int all_unset(PyObject *o, PyObject **names, int count) {
+    for (int i = 0; i < count; i++) {
+        PyObject *value = PyObject_GetAttr(o, names[i]);
+        if (value == NULL) return -1;
+        int set = value == Py_None ? 0 : PyObject_IsTrue(value);
+        Py_DECREF(value);
+        if (set) return set < 0 ? -1 : 0;
+    }
+    return 1;
+}
+
+/* The NumPy array of exactly-Tensor ``t`` (a new reference), or NULL (no error set) where ``t`` is
+   another kind of tensor or holds another kind of array. */
+static PyArrayObject *plain_array(PyObject *t) {
+    if (Py_TYPE(t) != (PyTypeObject *)Tensor) return NULL;
+    PyObject *data = PyObject_GetAttr(t, s_data);
+    if (data == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (!PyArray_CheckExact(data)) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    return (PyArrayObject *)data;
+}
+
+/* A leaf's AccumulateGrad run when nothing watches it (no hooks on the node or its tensor, no
+   record of in-place modifiers, the engine's accumulation not patched) and its one gradient is an
+   ordinary tensor's array of the leaf's dtype and shape: engine._run_accumulate's steps for that
+   case, while no graph of the backward is built. The first gradient becomes ``.grad`` as it is
+   where the engine alone holds it (large, an array of its own: ``owned``), else a copy; a later
+   one is added into ``.grad`` in place. 1 when done, 0 where the Python steps must run (nothing
+   done), -1 on error. */
+static int accumulate_plain(PyObject *node, PyObject *grads, int owned) {
+    if (PyList_GET_SIZE(grads) != 1 || !PyDict_Check(engine_namespace)) return 0;
+    /* (the engine's accumulation patched, by the profiler or a test's spy: its Python steps run) */
+    if (PyDict_GetItem(engine_namespace, s_accumulate) != accumulate
+            || PyDict_GetItem(engine_namespace, s_accumulate_into) != accumulate_into)
+        return 0;
+    PyObject *grad = PyList_GET_ITEM(grads, 0);
+    PyObject *node_hooks[] = {s_pre_hooks, s_post_hooks, s_tensor_pre_hooks, s_retain_grad_hooks};
+    PyObject *leaf_hooks[] = {s_leaf_hooks, s_post_accumulate_hooks};
+    int quiet = all_unset(node, node_hooks, 4);
+    if (quiet == 1) quiet = !flag(modifier_recording, s_enabled) ? 1 : PyErr_Occurred() ? -1 : 0;
+    if (quiet <= 0) return quiet;
+    PyObject *variable = PyObject_GetAttr(node, s_variable);
+    if (variable == NULL) return -1;
+    PyArrayObject *gd = NULL, *vd = NULL, *od = NULL;
+    PyObject *old = NULL;
+    int status = Py_TYPE(variable) != (PyTypeObject *)Tensor ? 0 : all_unset(variable, leaf_hooks, 2);
+    if (status == 1) {
+        gd = plain_array(grad);
+        vd = gd == NULL ? NULL : plain_array(variable);
+        status = vd != NULL && PyArray_DESCR(gd) == PyArray_DESCR(vd) && PyArray_NDIM(gd) == PyArray_NDIM(vd)
+                 && memcmp(PyArray_DIMS(gd), PyArray_DIMS(vd), PyArray_NDIM(gd) * sizeof(npy_intp)) == 0;
+    }
+    if (status == 1 && (old = PyObject_GetAttr(variable, s_grad)) == NULL) status = -1;
+    if (status == 1 && old == Py_None) {
+        status = 0;
+        if (owned && PyArray_SIZE(gd) > small_grad) {   /* kept as it is, where it is an array of its own */
+            int requires = PyArray_BASE(gd) == NULL ? flag(grad, s_requires_grad) : 1;
+            PyObject *fn = requires == 0 ? PyObject_GetAttr(grad, s_grad_fn) : NULL;
+            PyObject *tangent = fn == Py_None ? PyObject_GetAttr(grad, s_fw_grad) : NULL;
+            if (requires < 0 || (requires == 0 && fn == NULL) || (fn == Py_None && tangent == NULL))
+                status = -1;
+            else if (tangent == Py_None)
+                status = PyObject_SetAttr(variable, s_grad, grad) < 0 ? -1 : 1;
+            Py_XDECREF(fn);
+            Py_XDECREF(tangent);
+        } else if (PyArray_IS_C_CONTIGUOUS(gd)) {   /* a copy (``grad.detach().clone()``) */
+            PyObject *copy = PyArray_NewCopy(gd, NPY_CORDER);
+            PyObject *t = copy == NULL ? NULL : PyObject_CallOneArg(make, copy);
+            Py_XDECREF(copy);
+            status = t == NULL ? -1 : PyObject_SetAttr(variable, s_grad, t) < 0 ? -1 : 1;
+            Py_XDECREF(t);
+        }
+    } else if (status == 1) {   /* added in place (``old._iadd_grad(grad)``), its version counted */
+        od = plain_array(old);
+        PyObject *counter = od == NULL ? NULL : PyObject_GetAttr(old, s_version_counter);
+        status = counter != NULL && PyList_CheckExact(counter) && PyList_GET_SIZE(counter) >= 1
+                 && PyLong_CheckExact(PyList_GET_ITEM(counter, 0)) && PyArray_DESCR(od) == PyArray_DESCR(gd)
+                 && PyArray_NDIM(od) == PyArray_NDIM(gd) && PyArray_ISWRITEABLE(od)
+                 && memcmp(PyArray_DIMS(od), PyArray_DIMS(gd), PyArray_NDIM(gd) * sizeof(npy_intp)) == 0;
+        if (counter == NULL) PyErr_Clear();
+        if (status == 1) {
+            PyObject *sum = PyNumber_InPlaceAdd((PyObject *)od, (PyObject *)gd);
+            PyObject *version = sum == NULL ? NULL : PyNumber_Add(PyList_GET_ITEM(counter, 0), one);
+            status = version == NULL ? -1 : PyList_SetItem(counter, 0, version) < 0 ? -1 : 1;
+            Py_XDECREF(sum);
+        }
+        Py_XDECREF(counter);
+    }
+    Py_DECREF(variable);
+    Py_XDECREF(gd);
+    Py_XDECREF(vd);
+    Py_XDECREF(od);
+    Py_XDECREF(old);
+    return status;
+}
+
 /* One node taken off ``ready`` and run: engine._run_all's loop body. 0, or -1 on error. */
 static int step(PyObject *node, PyObject *ready, PyObject *deps, PyObject *buffers, PyObject *held,
                 PyObject *retain_graph, int retain, int checked, int arrays_ok) {
@@ -467,6 +577,14 @@ static int step(PyObject *node, PyObject *ready, PyObject *deps, PyObject *buffe
     int hooked = PyObject_IsTrue(hooks_flag);
     Py_DECREF(hooks_flag);
     if (hooked < 0) goto done;
+    if (!checked && arrays_ok && Py_TYPE(node) == (PyTypeObject *)AccumulateGrad) {
+        int was_seen = PyObject_IsTrue(seen);
+        int done = was_seen < 0 ? -1 : accumulate_plain(node, grads, !was_seen);
+        if (done) {
+            status = done < 0 ? -1 : 0;
+            goto done;
+        }
+    }
     if (hooked || checked) {   /* AccumulateGrad has hooks by class */
         PyObject *args[4] = {node, grads, seen, retain_graph};
         input_grads = PyObject_Vectorcall(run_with_hooks, args, 4, NULL);
@@ -622,14 +740,19 @@ PyMODINIT_FUNC PyInit_NAME(void) {
     const char *names[] = {"next_functions", "_has_hooks", "_plain_release", "backward_arrays", "backward",
                            "release", "_saved", "released", "_data", "grad_enabled", "active", "_requires_grad",
                            "grad_fn", "_grad_acc_ref", "_base", "_view_version", "_version_counter",
-                           "_output_nr", "__init__"};
+                           "_output_nr", "__init__", "variable", "_grad", "_fw_grad", "enabled", "_pre_hooks",
+                           "_post_hooks", "_tensor_pre_hooks", "_retain_grad_hooks", "_leaf_hooks",
+                           "_post_accumulate_hooks", "_accumulate", "accumulate_into"};
     PyObject **interned[] = {&s_next_functions, &s_has_hooks, &s_plain_release, &s_backward_arrays,
                              &s_backward, &s_release, &s_saved, &s_released, &s_data, &s_grad_enabled,
                              &s_active, &s_requires_grad, &s_grad_fn, &s_grad_acc_ref, &s_base,
-                             &s_view_version, &s_version_counter, &s_output_nr, &s_init};
+                             &s_view_version, &s_version_counter, &s_output_nr, &s_init, &s_variable, &s_grad,
+                             &s_fw_grad, &s_enabled, &s_pre_hooks, &s_post_hooks, &s_tensor_pre_hooks,
+                             &s_retain_grad_hooks, &s_leaf_hooks, &s_post_accumulate_hooks, &s_accumulate,
+                             &s_accumulate_into};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
-    if ((empty_tuple = PyTuple_New(0)) == NULL) return NULL;
+    if ((empty_tuple = PyTuple_New(0)) == NULL || (one = PyLong_FromLong(1)) == NULL) return NULL;
     if ((no_edge = Py_BuildValue("(Oi)", Py_None, 0)) == NULL) return NULL;
     return PyModule_Create(&module);
 }

@@ -27,7 +27,7 @@ from ._compiled import loop as compiled_loop
 from ._dual import forward
 from .anomaly_mode import anomaly, checked_backward
 from .grad_mode import state
-from .graph import AccumulateGrad, accumulate_into, edge_of
+from .graph import AccumulateGrad, accumulate_into, edge_of, modifier_recording
 
 __all__ = ["run_backward", "queue_callback", "releases_after_run"]
 
@@ -87,7 +87,9 @@ def _compiled_steps():
         _compiled[0] = compiled_loop(dict(
             Tensor=_tensor.Tensor, AccumulateGrad=AccumulateGrad, _Summed=_Summed, running=_running,
             run_with_hooks=_run_with_hooks, add_to_buffer=_add_to_buffer, add_in_place=_add_in_place,
-            mark_if_shared=_mark_if_shared, as_tuple=_as_tuple, small_grad_elements=SMALL_GRAD_ELEMENTS))
+            mark_if_shared=_mark_if_shared, as_tuple=_as_tuple, small_grad_elements=SMALL_GRAD_ELEMENTS,
+            make=_tensor._make, modifier_recording=modifier_recording, engine_namespace=globals(),
+            **_OWN_ACCUMULATION))
     return _compiled[0]
 
 
@@ -462,6 +464,11 @@ def _accumulate(node, grad, owned):
     if variable._post_accumulate_hooks:
         for hook in list(variable._post_accumulate_hooks.values()):
             hook(variable)
+
+
+# The engine's own accumulation into ``.grad``: the compiled loop adds a leaf's gradient itself
+# only while these are the module's (the profiler and tests patch them to watch each one).
+_OWN_ACCUMULATION = {"_accumulate": _accumulate, "accumulate_into": accumulate_into}
 
 
 class _Summed(list):
