@@ -3,6 +3,7 @@
 ``numbers`` (the default): mul, add, tanh, cycling, with Python-number operands. ``tensors``:
 the same with tensor operands (``y * m``, ``y + a``, ``tanh(y)``) and a final ``sum``. ``views``:
 ``view``, ``transpose``, ``[i]``, ``unsqueeze``, cycling on a (4, 4) tensor, with a final ``sum``.
+``inplace``: ``mul_``, ``+=``, ``-=``, ``*=`` on a tensor that does not require grad (forward only).
 
 Runs ember, torch and plain NumPy (the floor: no framework at all; ``numbers`` chain only)
 interleaved in one process, forward only and forward+backward (the chain's input is a leaf that
@@ -87,6 +88,30 @@ def view_chain(x):
         else:
             x = x[0].reshape(4, 4)
     return x.sum()
+
+
+def inplace_chain(x, m, a):
+    """``x.mul_(m)``, ``x += a``, ``x -= 0.05``, ``x *= 1.01``, cycling, in place (an update
+    written by hand, as an optimizer's step or a running statistic is)."""
+    for i in range(N_OPS):
+        step = i % 4
+        if step == 0:
+            x.mul_(m)
+        elif step == 1:
+            x += a
+        elif step == 2:
+            x -= 0.05
+        else:
+            x *= 1.01
+    return x
+
+
+def framework_inplace_chain(lib):
+    rng = np.random.default_rng(2)
+    x = lib.tensor(start_values())
+    m = lib.tensor(rng.uniform(0.8, 1.0, SIZE).astype(np.float32))
+    a = lib.tensor(rng.uniform(0.0, 0.1, SIZE).astype(np.float32))
+    return lambda: inplace_chain(x, m, a)
 
 
 def framework_tensor_chain(lib, backward):
@@ -186,7 +211,8 @@ def measure(cases, repeats, inner, per_call=N_OPS, settle=0.0, warmup=True):
 
 CHAINS = {"numbers": "mul, add, tanh with Python numbers",
           "tensors": "mul, add, tanh with tensor operands, then sum",
-          "views": "view, transpose, unsqueeze, [i], then sum"}
+          "views": "view, transpose, unsqueeze, [i], then sum",
+          "inplace": "mul_, +=, -=, *= in place; forward only"}
 
 
 def cases_for(chain):
@@ -197,6 +223,8 @@ def cases_for(chain):
         cases[("forward+backward", "numpy")] = numpy_backward()
         cases.update({("forward+backward", name): framework_backward(lib) for name, lib in libs})
         return cases
+    if chain == "inplace":
+        return {("forward", name): framework_inplace_chain(lib) for name, lib in libs}
     make = framework_tensor_chain if chain == "tensors" else framework_view_chain
     cases = {("forward", name): make(lib, False) for name, lib in libs}
     cases.update({("forward+backward", name): make(lib, True) for name, lib in libs})
@@ -229,7 +257,8 @@ def print_bytecodes(chains):
     print(f"{'chain':<10}{'forward':>10}{'forward+backward':>18}")
     for chain in chains:
         cases = cases_for(chain)
-        counts = [bytecodes_per_op(cases[(mode, "ember")]) for mode in ("forward", "forward+backward")]
+        counts = [bytecodes_per_op(cases[(mode, "ember")]) if (mode, "ember") in cases else float("nan")
+                  for mode in ("forward", "forward+backward")]
         print(f"{chain:<10}{counts[0]:10.0f}{counts[1]:18.0f}")
 
 

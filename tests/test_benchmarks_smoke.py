@@ -395,3 +395,17 @@ def test_softmax_rows_benchmark_prints_a_row_per_shape_and_restores_its_rules(mo
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 |")]
     assert len(rows) == 2 and all(row.count("(") == 2 for row in rows)
     assert (vector_math.SOFTMAX_MIN_WIDTH, vector_math.SOFTMAX_NARROW_MAX_ELEMENTS) == rules
+
+
+def test_overhead_inplace_chain_gives_torchs_values():
+    from benchmarks import overhead
+    import numpy as np
+    results = []
+    for lib in (torch, ember):
+        x = lib.tensor(overhead.start_values())
+        m, a = lib.full((overhead.SIZE,), 0.9), lib.full((overhead.SIZE,), 0.05)
+        out = overhead.inplace_chain(x, m, a)
+        assert out is x
+        results.append(x.numpy().copy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+    assert ("forward", "ember") in overhead.cases_for("inplace")

@@ -1,7 +1,8 @@
 """Tensor's most frequent methods compiled for their common case: the arithmetic operators
-(``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), the comparisons (``==``, ``!=``, ``<``,
-``<=``, ``>``, ``>=``) and the view ops (``view``, ``reshape``, ``transpose``, ``unsqueeze``,
-``x[i]``), the same steps as their Python ops in C.
+(``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), their in-place forms (``+=``, ``add_`` and
+the rest), the comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) and the view ops
+(``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``x[i]``), the same steps as their Python
+ops in C.
 
 A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
 Python op (its frame, its operand checks, the node's fields) costs twice that again. Here each
@@ -9,8 +10,10 @@ method is a method of ``Tensor`` written in C. The operators take the common cas
 tensor on the CPU with an operand of its own dtype or a Python number, under the rows loops'
 size) through NumPy's ufunc and, where autograd records, through the compiled ``record`` and the
 node's fields and saved tensors as the Python op sets them (a comparison records nothing, as
-its Python op). The view ops take a tensor that
-does not require grad, with integer arguments, and make the view as the Python op does. Neither
+its Python op). The in-place operators take a writeable float or complex tensor with an operand
+of its dtype or a Python number where autograd does not record (neither requires grad, or grad
+mode is off) and write into its memory, counting its version. The view ops take a tensor that
+does not require grad, with integer arguments, and make the view as the Python op does. None
 runs under forward-mode AD or ``__torch_function__`` dispatch. Every other case calls the Python
 op (``pointwise.add``, ``view.transpose`` and the rest), which also raises every error.
 
@@ -42,6 +45,7 @@ from .._torch_function import _switch as dispatch_switch
 from ..autograd import graph
 from ..autograd._compiled import FLAG_SOURCE
 from ..autograd._dual import forward as forward_state
+from ..autograd.grad_mode import state as grad_state
 from . import _common, pointwise, unary
 from ._common import method
 
@@ -52,13 +56,14 @@ _NAME = "ember_tensor_methods"
 
 # The kinds of method (the numbers name the cases in the C source's ``enum kind``), and what the
 # node of an operator keeps beyond its operands' shapes and dtypes (``enum keeps``).
-_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT = range(8)
+_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE = range(9)
 _KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
 
 # (Tensor's names for it, kind, and for an operator: its ufunc, its node class (None for a
-# comparison, which records nothing), what the node keeps, the dtype kinds that go to the Python
-# op (which refuses them: bool for ``-``, complex for an ordering), whether only float and complex
-# tensors are taken). The Python op of each name is Tensor's method when ``prepare`` runs.
+# comparison or an in-place operator, which record nothing here), what the node keeps, the dtype
+# kinds that go to the Python op (which refuses some: bool for ``-``, complex for an ordering; an
+# in-place operator takes float and complex tensors only), whether only float and complex tensors
+# are taken). The Python op of each name is Tensor's method when ``prepare`` runs.
 METHODS = (
     (("__add__", "__radd__"), _BINARY, np.add, pointwise.AddBackward0, _KEEPS_ALPHA, "", False),
     (("__sub__",), _BINARY, np.subtract, pointwise.SubBackward0, _KEEPS_ALPHA, "b", False),
@@ -71,6 +76,11 @@ METHODS = (
     (("__le__",), _COMPARE, np.less_equal, None, _KEEPS_NOTHING, "c", False),
     (("__gt__",), _COMPARE, np.greater, None, _KEEPS_NOTHING, "c", False),
     (("__ge__",), _COMPARE, np.greater_equal, None, _KEEPS_NOTHING, "c", False),
+    (("__iadd__", "add_"), _INPLACE, np.add, None, _KEEPS_NOTHING, "biu", False),
+    (("__isub__", "sub_", "subtract_"), _INPLACE, np.subtract, None, _KEEPS_NOTHING, "biu", False),
+    (("__imul__", "mul_", "multiply_"), _INPLACE, np.multiply, None, _KEEPS_NOTHING, "biu", False),
+    (("__itruediv__", "div_", "divide_", "true_divide_"), _INPLACE, np.true_divide, None, _KEEPS_NOTHING, "biu",
+     True),
     (("transpose", "swapdims", "swapaxes"), _TRANSPOSE),
     (("unsqueeze",), _UNSQUEEZE),
     (("view",), _VIEW),
@@ -101,17 +111,17 @@ SOURCE = r'''
 
 /* What ``configure`` is given. */
 static PyTypeObject *TensorType;
-static PyObject *forward_state, *dispatch_switch, *record, *plain_save;
+static PyObject *forward_state, *dispatch_switch, *record, *plain_save, *grad_state, *modifier_recording;
 static Py_ssize_t small_bytes;   /* arrays this large or larger go to the Python op (its rows loops) */
 /* Where Tensor's slots lie in its instances. */
 static Py_ssize_t o_data, o_requires_grad, o_grad_fn, o_version_counter;
 static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_self_dtype, *s_other_shape,
                 *s_other_dtype, *s_other_scalar, *s_alpha, *s_save, *s_saved, *s_versions, *s_next_functions,
-                *zero, *one;
+                *s_grad_enabled, *s_enabled, *zero, *one, *out_keyword;
 
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
-enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT };
+enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE };
 enum keeps { KEEPS_NOTHING, KEEPS_ALPHA, KEEPS_OPERANDS, KEEPS_QUOTIENT };
 
 typedef struct {
@@ -120,7 +130,7 @@ typedef struct {
     char refused[8];   /* dtype kinds left to the Python op */
 } Method;
 
-#define MAX_METHODS 24
+#define MAX_METHODS 32
 static Method methods_[MAX_METHODS];
 static int n_methods;
 
@@ -144,11 +154,13 @@ static Py_ssize_t slot_offset(PyTypeObject *type, const char *name) {
 
 static PyObject *configure(PyObject *self, PyObject *args) {
     PyObject *type;
-    if (!PyArg_ParseTuple(args, "O!OOOOn", &PyType_Type, &type, &forward_state, &dispatch_switch, &record,
-                          &plain_save, &small_bytes))
+    if (!PyArg_ParseTuple(args, "O!OOOOnOO", &PyType_Type, &type, &forward_state, &dispatch_switch, &record,
+                          &plain_save, &small_bytes, &grad_state, &modifier_recording))
         return NULL;
     TensorType = (PyTypeObject *)type;
     Py_INCREF(type);
+    Py_INCREF(grad_state);
+    Py_INCREF(modifier_recording);
     Py_INCREF(forward_state);
     Py_INCREF(dispatch_switch);
     Py_INCREF(record);
@@ -345,6 +357,58 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
     return out;
 }
 
+/* ``self op= other`` in the common case, as pointwise._inplace_binary does it where autograd does
+   not record: a float or complex tensor that is writeable, with an operand of its dtype or a
+   Python number, neither recorded (neither requires grad, or grad mode is off); the result
+   written into self's memory and its version counted. A new reference to self, NULL on error, or
+   ``*handled`` set to 0 where the case is not this one (nothing done). */
+static PyObject *inplace_case(Method *op, PyObject *self, PyObject *b, int *handled) {
+    *handled = 0;
+    PyArrayObject *sd = array_of(self);
+    if (sd == NULL || !PyArray_ISWRITEABLE(sd)) return NULL;
+    char kind = PyArray_DESCR(sd)->kind;
+    if (kind != 'f' && kind != 'c') return NULL;
+    PyObject *bd;
+    int b_grad = 0;
+    if (Py_TYPE(b) == TensorType) {
+        PyArrayObject *array = array_of(b);
+        if (array == NULL || PyArray_DESCR(array) != PyArray_DESCR(sd)) return NULL;
+        if ((b_grad = requires_grad(b)) < 0) {
+            *handled = 1;
+            return NULL;
+        }
+        bd = (PyObject *)array;
+    } else if (PyFloat_CheckExact(b) || PyLong_CheckExact(b)) {
+        bd = b;
+    } else {
+        return NULL;
+    }
+    int a_grad = requires_grad(self), plain = a_grad < 0 ? -1 : plain_mode();
+    int enabled = plain <= 0 ? 0 : (a_grad || b_grad) ? flag(grad_state, s_grad_enabled) : 0;
+    int recording = enabled < 0 ? -1 : flag(modifier_recording, s_enabled);
+    if (plain < 0 || enabled < 0 || recording < 0) {
+        *handled = 1;
+        return NULL;
+    }
+    if (!plain || enabled || recording) return NULL;
+    PyObject *call[3] = {(PyObject *)sd, bd, (PyObject *)sd};
+    PyObject *result = PyObject_Vectorcall(op->ufunc, call, 2, out_keyword);
+    if (result == NULL) {   /* (a shape that does not broadcast: the Python op raises torch's error) */
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(result);
+    *handled = 1;
+    PyObject *counter = SLOT(self, o_version_counter);
+    if (counter == NULL || !PyList_Check(counter) || PyList_GET_SIZE(counter) < 1) {
+        PyErr_SetString(PyExc_TypeError, "a tensor's version counter must be a list");
+        return NULL;
+    }
+    PyObject *version = PyNumber_Add(PyList_GET_ITEM(counter, 0), one);
+    if (version == NULL || PyList_SetItem(counter, 0, version) < 0) return NULL;
+    return Py_NewRef(self);
+}
+
 /* ``_tensor._make_view(data, base)``: a new Tensor around ``data`` (a reference taken over), a
    view of ``base``'s memory sharing its version counter. */
 static PyObject *make_view(PyObject *data, PyObject *base) {
@@ -523,6 +587,8 @@ static PyObject *run(int index, PyObject *self, PyObject *const *args, size_t na
         PyObject *out = NULL;
         if (m->kind == BINARY || m->kind == COMPARE) {
             if (nargs == 1) out = common_case(m, self, args[0], &handled);
+        } else if (m->kind == INPLACE) {
+            if (nargs == 1) out = inplace_case(m, self, args[0], &handled);
         } else if (m->kind == UNARY) {
             if (nargs == 0) out = common_case(m, self, NULL, &handled);
         } else {
@@ -540,10 +606,12 @@ static PyObject *run(int index, PyObject *self, PyObject *const *args, size_t na
 METHOD(0) METHOD(1) METHOD(2) METHOD(3) METHOD(4) METHOD(5) METHOD(6) METHOD(7)
 METHOD(8) METHOD(9) METHOD(10) METHOD(11) METHOD(12) METHOD(13) METHOD(14) METHOD(15)
 METHOD(16) METHOD(17) METHOD(18) METHOD(19) METHOD(20) METHOD(21) METHOD(22) METHOD(23)
+METHOD(24) METHOD(25) METHOD(26) METHOD(27) METHOD(28) METHOD(29) METHOD(30) METHOD(31)
 static PyObject *(*method_functions[MAX_METHODS])(PyObject *, PyObject *const *, Py_ssize_t, PyObject *) = {
     method_0, method_1, method_2, method_3, method_4, method_5, method_6, method_7,
     method_8, method_9, method_10, method_11, method_12, method_13, method_14, method_15,
-    method_16, method_17, method_18, method_19, method_20, method_21, method_22, method_23};
+    method_16, method_17, method_18, method_19, method_20, method_21, method_22, method_23,
+    method_24, method_25, method_26, method_27, method_28, method_29, method_30, method_31};
 static PyMethodDef definitions[MAX_METHODS];
 
 /* add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only): Tensor's
@@ -901,7 +969,8 @@ static PyObject *add_gradient(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
-     "configure(Tensor, forward_state, dispatch_switch, record, plain_save, small_bytes)"},
+     "configure(Tensor, forward_state, dispatch_switch, record, plain_save, small_bytes, grad_state, "
+     "modifier_recording)"},
     {"add", (PyCFunction)add, METH_VARARGS,
      "add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only) -> method"},
     {"add_gradient", (PyCFunction)add_gradient, METH_VARARGS,
@@ -914,13 +983,16 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "NAME", NULL, -1, met
 PyMODINIT_FUNC PyInit_NAME(void) {
     import_array();
     const char *names[] = {"_base", "_view_version", "active", "on", "self_shape", "self_dtype", "other_shape",
-                           "other_dtype", "other_scalar", "alpha", "save", "_saved", "_versions", "next_functions"};
+                           "other_dtype", "other_scalar", "alpha", "save", "_saved", "_versions", "next_functions",
+                           "grad_enabled", "enabled"};
     PyObject **interned[] = {&s_base, &s_view_version, &s_active, &s_on, &s_self_shape, &s_self_dtype,
                              &s_other_shape, &s_other_dtype, &s_other_scalar, &s_alpha, &s_save, &s_saved,
-                             &s_versions, &s_next_functions};
+                             &s_versions, &s_next_functions, &s_grad_enabled, &s_enabled};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
-    if ((zero = PyLong_FromLong(0)) == NULL || (one = PyLong_FromLong(1)) == NULL) return NULL;
+    if ((zero = PyLong_FromLong(0)) == NULL || (one = PyLong_FromLong(1)) == NULL
+            || (out_keyword = Py_BuildValue("(s)", "out")) == NULL)
+        return NULL;
     float32_descr = PyArray_DescrFromType(NPY_FLOAT32);
     float64_descr = PyArray_DescrFromType(NPY_FLOAT64);
     return PyModule_Create(&module);
@@ -945,7 +1017,7 @@ def _build():
     if module is None:
         return None
     module.configure(Tensor, forward_state, dispatch_switch, _common.recording_function(), graph._save_plain,
-                     openmp_kernels.ROWS_MIN_BYTES)
+                     openmp_kernels.ROWS_MIN_BYTES, grad_state, graph.modifier_recording)
     compiled = {}
     for names, kind, *operator in METHODS:
         ufunc, node_cls, keeps, refused, floats_only = operator or (None, None, 0, "", False)

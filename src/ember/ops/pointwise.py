@@ -285,6 +285,18 @@ def _add_in_layout(a, b):
     return out
 
 
+def _refuse_bool_subtraction(input, other):
+    """torch's errors for ``-`` (or ``-=``) with a bool tensor."""
+    a_bool = input._data.dtype.kind == "b"
+    b_bool = isinstance(other, Tensor) and other._data.dtype.kind == "b"
+    if a_bool and b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 @method("sub", "subtract", "__sub__")
 def sub(input, other, *, alpha=1, out=None):
     """Subtracts ``other``, scaled by ``alpha``, from ``input``."""
@@ -292,9 +304,7 @@ def sub(input, other, *, alpha=1, out=None):
         return dispatch_or_raise(sub, (input, other), (input, other), _given(alpha=alpha, out=out),
                                  TypeError(f"sub(): argument 'input' (position 1) must be Tensor, "
                                            f"not {type(input).__name__}"))
-    if input._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    _refuse_bool_subtraction(input, other)
     if alpha == 1:
         res = _binary("sub", namespace_of(input._data).subtract, SubBackward0, input, other, alpha=1)
     elif isinstance(other, Tensor):
@@ -775,6 +785,7 @@ def add_(self, other, *, alpha=1):
 
 @method("sub_", "subtract_", "__isub__")
 def sub_(self, other, *, alpha=1):
+    _refuse_bool_subtraction(self, other)
     return _inplace_binary(self, other, "subtract", sub, alpha=alpha)
 
 
