@@ -424,13 +424,22 @@ GRADIENT_CASES = {   # (a, b) -> the output whose sum is differentiated
     "sub, b without grad": lambda a, b: a - b.detach(),
     "neg": lambda a, b: -a,
     "tanh": lambda a, b: a.tanh(),
+    "div": lambda a, b: a / (b * b + 1.0),
+    "div, b without grad": lambda a, b: a / (b.detach() * b.detach() + 1.0),
+    "div, a without grad": lambda a, b: a.detach() / (b * b + 1.0),
+    "div by a float": lambda a, b: a / 0.75,
+    "div of a row": lambda a, b: a / (b[0] * b[0] + 1.0),
+    "exp": lambda a, b: a.exp(),
+    "sigmoid": lambda a, b: a.sigmoid() * b,
     "a chain": lambda a, b: (-(a * b + 0.5).tanh() * 2.0 - b) * a,
+    "another chain": lambda a, b: (a.sigmoid() / (b.exp() + 1.0) - a * 0.5).exp(),
     "transposed": lambda a, b: (a.t() * b.t()).tanh() - b.t(),
     "0-d": lambda a, b: (a[0, 0] * b[1, 1]).tanh() - a[0, 1],
 }
 
 
-_TANH_CASES = {"tanh", "a chain", "transposed", "0-d"}   # (ember has no complex tanh gradient yet)
+_TANH_CASES = {"tanh", "a chain", "transposed", "0-d", "sigmoid", "another chain"}   # (no complex tanh or sigmoid
+# gradient in ember yet)
 
 
 @needs_torch

@@ -18,7 +18,8 @@ runs under forward-mode AD or ``__torch_function__`` dispatch. Every other case 
 op (``pointwise.add``, ``view.transpose`` and the rest), which also raises every error.
 
 The backward of those operators' nodes (``AddBackward0``, ``SubBackward0``, ``MulBackward0``,
-``NegBackward0``) and of ``TanhBackward0`` is compiled the same way: each node class's
+``DivBackward0``, ``NegBackward0``) and of ``TanhBackward0``, ``ExpBackward0`` and
+``SigmoidBackward0`` is compiled the same way: each node class's
 ``backward_arrays`` is a C method that, for a gradient and saved tensors that are small,
 C-contiguous float32 or float64 arrays of one shape (the saved ones unmodified), computes the
 formula in one loop (no NumPy call, so no ufunc dispatch per gradient) and otherwise calls the
@@ -89,15 +90,18 @@ METHODS = (
 )
 
 # The nodes whose ``backward_arrays`` is compiled too, each with its formula (``enum formula``):
-# the gradients of the operators above, and tanh's. The Python one of each is the class's when
+# the gradients of the operators above, and tanh's, exp's and sigmoid's. The Python one of each is the class's when
 # ``prepare`` runs.
-_GRAD_ADD, _GRAD_SUB, _GRAD_MUL, _GRAD_NEG, _GRAD_TANH = range(5)
+_GRAD_ADD, _GRAD_SUB, _GRAD_MUL, _GRAD_NEG, _GRAD_TANH, _GRAD_DIV, _GRAD_EXP, _GRAD_SIGMOID = range(8)
 GRADIENTS = (
     (pointwise.AddBackward0, _GRAD_ADD),
     (pointwise.SubBackward0, _GRAD_SUB),
     (pointwise.MulBackward0, _GRAD_MUL),
     (pointwise.NegBackward0, _GRAD_NEG),
     (unary.TanhBackward0, _GRAD_TANH),
+    (pointwise.DivBackward0, _GRAD_DIV),
+    (unary.ExpBackward0, _GRAD_EXP),
+    (unary.SigmoidBackward0, _GRAD_SIGMOID),
 )
 
 SOURCE = r'''
@@ -653,7 +657,7 @@ static PyObject *add(PyObject *self, PyObject *args) {
 
 /* -- the gradients of some of the operators' nodes (``backward_arrays``) ----------------------------- */
 
-enum formula { GRAD_ADD, GRAD_SUB, GRAD_MUL, GRAD_NEG, GRAD_TANH };
+enum formula { GRAD_ADD, GRAD_SUB, GRAD_MUL, GRAD_NEG, GRAD_TANH, GRAD_DIV, GRAD_EXP, GRAD_SIGMOID };
 
 typedef struct {
     PyObject *python_gradient;   /* the node class's own backward_arrays, for every other case */
@@ -680,6 +684,24 @@ static PyArray_Descr *float32_descr, *float64_descr;
         for (npy_intp i = 0; i < n; i++) { \
             T square = y[i] * y[i]; \
             out[i] = g[i] * ((T)1 - square); \
+        } \
+    } \
+    static void sigmoid_gradient_##T(T *out, const T *g, const T *y, npy_intp n) {   /* g * y * (1 - y) */ \
+        for (npy_intp i = 0; i < n; i++) { \
+            T product = g[i] * y[i]; \
+            out[i] = product * ((T)1 - y[i]); \
+        } \
+    } \
+    static void divide_##T(T *out, const T *a, const T *b, npy_intp n) { \
+        for (npy_intp i = 0; i < n; i++) out[i] = a[i] / b[i]; \
+    } \
+    static void divide_by_##T(T *out, const T *a, T b, npy_intp n) { \
+        for (npy_intp i = 0; i < n; i++) out[i] = a[i] / b; \
+    } \
+    static void quotient_gradient_##T(T *out, const T *g, const T *q, const T *b, npy_intp n) {   /* -(g * q / b) */ \
+        for (npy_intp i = 0; i < n; i++) { \
+            T product = g[i] * q[i]; \
+            out[i] = -(product / b[i]); \
         } \
     }
 LOOPS(float)
@@ -751,11 +773,11 @@ static int saved_arrays(PyObject *node, int count, PyArrayObject *like, PyArrayO
         Py_DECREF(saved);
         return -1;
     }
-    int ok = PyTuple_CheckExact(saved) && PyTuple_GET_SIZE(saved) == count
+    int ok = (PyTuple_CheckExact(saved) || PyList_CheckExact(saved)) && PySequence_Fast_GET_SIZE(saved) == count
              && (PyTuple_CheckExact(versions) || PyList_CheckExact(versions))
              && PySequence_Fast_GET_SIZE(versions) == count;
     for (int i = 0; ok == 1 && i < count; i++) {
-        PyObject *t = PyTuple_GET_ITEM(saved, i);
+        PyObject *t = PySequence_Fast_ITEMS(saved)[i];
         arrays[i] = NULL;
         if (t == Py_None) continue;
         PyArrayObject *a = loop_array(t);
@@ -788,15 +810,17 @@ static int has_edge(PyObject *node, int i) {
 }
 
 /* A new tensor of ``a``'s shape and dtype computed by the loop ``formula`` from ``a`` (and ``b``
-   or the number ``scalar``). */
-static PyObject *computed(int formula, PyArrayObject *a, PyArrayObject *b, double scalar) {
+   and ``c``, or the number ``scalar``). */
+static PyObject *computed(int formula, PyArrayObject *a, PyArrayObject *b, PyArrayObject *c, double scalar) {
     PyArrayObject *out = empty_like(a);
     if (out == NULL) return NULL;
     npy_intp n = PyArray_SIZE(a);
     int single = PyArray_DESCR(a) == float32_descr;
     void *o = PyArray_DATA(out), *x = PyArray_DATA(a), *y = b == NULL ? NULL : PyArray_DATA(b);
+    void *z = c == NULL ? NULL : PyArray_DATA(c);
     switch (formula) {
     case GRAD_MUL:
+    case GRAD_EXP:
         if (b == NULL) {
             if (single) scale_float(o, x, (float)scalar, n); else scale_double(o, x, scalar, n);
         } else {
@@ -809,6 +833,18 @@ static PyObject *computed(int formula, PyArrayObject *a, PyArrayObject *b, doubl
         break;
     case GRAD_TANH:
         if (single) tanh_gradient_float(o, x, y, n); else tanh_gradient_double(o, x, y, n);
+        break;
+    case GRAD_SIGMOID:
+        if (single) sigmoid_gradient_float(o, x, y, n); else sigmoid_gradient_double(o, x, y, n);
+        break;
+    case GRAD_DIV:
+        if (b == NULL) {
+            if (single) divide_by_float(o, x, (float)scalar, n); else divide_by_double(o, x, scalar, n);
+        } else if (c == NULL) {
+            if (single) divide_float(o, x, y, n); else divide_double(o, x, y, n);
+        } else {   /* (y: the quotient, z: the divisor) */
+            if (single) quotient_gradient_float(o, x, y, z, n); else quotient_gradient_double(o, x, y, z, n);
+        }
         break;
     }
     return make((PyObject *)out);
@@ -835,7 +871,7 @@ static int loop_scalar(PyObject *o, PyArrayObject *a, double *value) {
 /* The gradient in the common case, or NULL with ``*handled`` 0 where it is not (nothing done). */
 static PyObject *gradient_case(Gradient *gradient, PyObject *node, PyObject *grad, int *handled) {
     *handled = 0;
-    PyArrayObject *g = loop_array(grad), *saved[2];
+    PyArrayObject *g = loop_array(grad), *saved[3];
     int ok;
     if (gradient->formula == GRAD_ADD) {   /* no arithmetic: any array of the operands' shape and dtype */
         if (grad == NULL || Py_TYPE(grad) != TensorType) return NULL;
@@ -869,7 +905,7 @@ static PyObject *gradient_case(Gradient *gradient, PyObject *node, PyObject *gra
             break;
         }
         first = edge ? Py_NewRef(grad) : Py_NewRef(Py_None);
-        second = other ? computed(GRAD_SUB, g, NULL, 0) : Py_NewRef(Py_None);
+        second = other ? computed(GRAD_SUB, g, NULL, NULL, 0) : Py_NewRef(Py_None);
         break;
     }
     case GRAD_MUL: {
@@ -884,35 +920,64 @@ static PyObject *gradient_case(Gradient *gradient, PyObject *node, PyObject *gra
             Py_XDECREF(scalar);
             if (ok == 1) ok = matches(node, g, 0);
             if (ok <= 0) break;
-            first = computed(GRAD_MUL, g, NULL, value);
+            first = computed(GRAD_MUL, g, NULL, NULL, value);
             second = Py_NewRef(Py_None);
             break;
         }
         ok = matches(node, g, 1);
         if (ok == 1) ok = saved_arrays(node, 2, g, saved);
         if (ok <= 0) break;   /* each operand was kept only for the other's gradient */
-        first = saved[1] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[1], 0);
-        second = saved[0] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[0], 0);
+        first = saved[1] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[1], NULL, 0);
+        second = saved[0] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[0], NULL, 0);
         break;
     }
     case GRAD_NEG:
         ok = 1;
-        first = computed(GRAD_NEG, g, NULL, 0);
+        first = computed(GRAD_NEG, g, NULL, NULL, 0);
         break;
     case GRAD_TANH:
+    case GRAD_EXP:
+    case GRAD_SIGMOID:   /* from the saved result */
         ok = saved_arrays(node, 1, g, saved);
         if (ok <= 0 || saved[0] == NULL) {
             ok = ok < 0 ? -1 : 0;
             break;
         }
-        first = computed(GRAD_TANH, g, saved[0], 0);
+        first = computed(gradient->formula, g, saved[0], NULL, 0);
         break;
+    case GRAD_DIV: {
+        PyObject *other_shape = PyObject_GetAttr(node, s_other_shape);
+        if (other_shape == NULL) return NULL;
+        int scalar_case = other_shape == Py_None;
+        Py_DECREF(other_shape);
+        if (scalar_case) {
+            PyObject *scalar = PyObject_GetAttr(node, s_other_scalar);
+            double value;
+            ok = scalar == NULL ? -1 : loop_scalar(scalar, g, &value);
+            Py_XDECREF(scalar);
+            if (ok == 1) ok = matches(node, g, 0);
+            if (ok <= 0) break;
+            first = computed(GRAD_DIV, g, NULL, NULL, value);
+            second = Py_NewRef(Py_None);
+            break;
+        }
+        ok = matches(node, g, 1);
+        if (ok == 1) ok = saved_arrays(node, 3, g, saved);   /* (a or None, b, the quotient or None) */
+        int edge = ok == 1 ? has_edge(node, 0) : 0, other = edge < 0 ? -1 : ok == 1 ? has_edge(node, 1) : 0;
+        if (edge < 0 || other < 0) ok = -1;
+        if (ok == 1 && (saved[1] == NULL || (other && saved[2] == NULL))) ok = 0;
+        if (ok <= 0) break;
+        first = edge ? computed(GRAD_DIV, g, saved[1], NULL, 0) : Py_NewRef(Py_None);
+        second = other ? computed(GRAD_DIV, g, saved[2], saved[1], 0) : Py_NewRef(Py_None);
+        break;
+    }
     default:
         ok = 0;
     }
     *handled = ok != 0;
     if (ok <= 0) return NULL;
-    int one_input = gradient->formula == GRAD_NEG || gradient->formula == GRAD_TANH;
+    int one_input = gradient->formula == GRAD_NEG || gradient->formula == GRAD_TANH
+                    || gradient->formula == GRAD_EXP || gradient->formula == GRAD_SIGMOID;
     PyObject *result = NULL;
     if (first != NULL && (one_input || second != NULL))
         result = one_input ? PyTuple_Pack(1, first) : PyTuple_Pack(2, first, second);
