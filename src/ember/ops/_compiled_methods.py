@@ -62,9 +62,9 @@ _KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
 
 # (Tensor's names for it, kind, and for an operator: its ufunc, its node class (None for a
 # comparison or an in-place operator, which record nothing here), what the node keeps, the dtype
-# kinds that go to the Python op (which refuses some: bool for ``-``, complex for an ordering; an
-# in-place operator takes float and complex tensors only), whether only float and complex tensors
-# are taken). The Python op of each name is Tensor's method when ``prepare`` runs.
+# kinds that go to the Python op (which refuses them: bool for ``-``, complex for an ordering),
+# whether only float and complex tensors are taken (the in-place operators': the Python op keeps
+# its checks of integer and bool results). The Python op of each name is Tensor's method when ``prepare`` runs.
 METHODS = (
     (("__add__", "__radd__"), _BINARY, np.add, pointwise.AddBackward0, _KEEPS_ALPHA, "", False),
     (("__sub__",), _BINARY, np.subtract, pointwise.SubBackward0, _KEEPS_ALPHA, "b", False),
@@ -77,11 +77,10 @@ METHODS = (
     (("__le__",), _COMPARE, np.less_equal, None, _KEEPS_NOTHING, "c", False),
     (("__gt__",), _COMPARE, np.greater, None, _KEEPS_NOTHING, "c", False),
     (("__ge__",), _COMPARE, np.greater_equal, None, _KEEPS_NOTHING, "c", False),
-    (("__iadd__", "add_"), _INPLACE, np.add, None, _KEEPS_NOTHING, "biu", False),
-    (("__isub__", "sub_", "subtract_"), _INPLACE, np.subtract, None, _KEEPS_NOTHING, "biu", False),
-    (("__imul__", "mul_", "multiply_"), _INPLACE, np.multiply, None, _KEEPS_NOTHING, "biu", False),
-    (("__itruediv__", "div_", "divide_", "true_divide_"), _INPLACE, np.true_divide, None, _KEEPS_NOTHING, "biu",
-     True),
+    (("__iadd__", "add_"), _INPLACE, np.add, None, _KEEPS_NOTHING, "", True),
+    (("__isub__", "sub_", "subtract_"), _INPLACE, np.subtract, None, _KEEPS_NOTHING, "", True),
+    (("__imul__", "mul_", "multiply_"), _INPLACE, np.multiply, None, _KEEPS_NOTHING, "", True),
+    (("__itruediv__", "div_", "divide_", "true_divide_"), _INPLACE, np.true_divide, None, _KEEPS_NOTHING, "", True),
     (("transpose", "swapdims", "swapaxes"), _TRANSPOSE),
     (("unsqueeze",), _UNSQUEEZE),
     (("view",), _VIEW),
@@ -371,7 +370,7 @@ static PyObject *inplace_case(Method *op, PyObject *self, PyObject *b, int *hand
     PyArrayObject *sd = array_of(self);
     if (sd == NULL || !PyArray_ISWRITEABLE(sd)) return NULL;
     char kind = PyArray_DESCR(sd)->kind;
-    if (kind != 'f' && kind != 'c') return NULL;
+    if (strchr(op->refused, kind) != NULL || (op->floats_only && kind != 'f' && kind != 'c')) return NULL;
     PyObject *bd;
     int b_grad = 0;
     if (Py_TYPE(b) == TensorType) {
@@ -868,6 +867,21 @@ static int loop_scalar(PyObject *o, PyArrayObject *a, double *value) {
     return v >= -(1L << 24) && v <= (1L << 24);
 }
 
+/* For a binary node: whether its ``other`` was a number (``other_shape`` None) into
+   ``*is_number``, and then that number into ``*value``. 1 where it was one the loops take and
+   ``a`` has ``self``'s shape and dtype, 0 where not (or ``other`` was a tensor), -1 on error. */
+static int number_operand(PyObject *node, PyArrayObject *a, int *is_number, double *value) {
+    PyObject *other_shape = PyObject_GetAttr(node, s_other_shape);
+    if (other_shape == NULL) return -1;
+    *is_number = other_shape == Py_None;
+    Py_DECREF(other_shape);
+    if (!*is_number) return 0;
+    PyObject *scalar = PyObject_GetAttr(node, s_other_scalar);
+    int ok = scalar == NULL ? -1 : loop_scalar(scalar, a, value);
+    Py_XDECREF(scalar);
+    return ok == 1 ? matches(node, a, 0) : ok;
+}
+
 /* The gradient in the common case, or NULL with ``*handled`` 0 where it is not (nothing done). */
 static PyObject *gradient_case(Gradient *gradient, PyObject *node, PyObject *grad, int *handled) {
     *handled = 0;
@@ -908,27 +922,33 @@ static PyObject *gradient_case(Gradient *gradient, PyObject *node, PyObject *gra
         second = other ? computed(GRAD_SUB, g, NULL, NULL, 0) : Py_NewRef(Py_None);
         break;
     }
-    case GRAD_MUL: {
-        PyObject *other_shape = PyObject_GetAttr(node, s_other_shape);
-        if (other_shape == NULL) return NULL;
-        int scalar_case = other_shape == Py_None;
-        Py_DECREF(other_shape);
-        if (scalar_case) {
-            PyObject *scalar = PyObject_GetAttr(node, s_other_scalar);
-            double value;
-            ok = scalar == NULL ? -1 : loop_scalar(scalar, g, &value);
-            Py_XDECREF(scalar);
-            if (ok == 1) ok = matches(node, g, 0);
-            if (ok <= 0) break;
-            first = computed(GRAD_MUL, g, NULL, NULL, value);
-            second = Py_NewRef(Py_None);
+    case GRAD_MUL:
+    case GRAD_DIV: {
+        int is_number = 0;
+        double value = 0;
+        ok = number_operand(node, g, &is_number, &value);
+        if (ok < 0 || is_number) {   /* ``self``'s gradient alone, by the number */
+            if (ok == 1) {
+                first = computed(gradient->formula, g, NULL, NULL, value);
+                second = Py_NewRef(Py_None);
+            }
             break;
         }
         ok = matches(node, g, 1);
-        if (ok == 1) ok = saved_arrays(node, 2, g, saved);
-        if (ok <= 0) break;   /* each operand was kept only for the other's gradient */
-        first = saved[1] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[1], NULL, 0);
-        second = saved[0] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[0], NULL, 0);
+        if (gradient->formula == GRAD_MUL) {
+            if (ok == 1) ok = saved_arrays(node, 2, g, saved);
+            if (ok <= 0) break;   /* each operand was kept only for the other's gradient */
+            first = saved[1] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[1], NULL, 0);
+            second = saved[0] == NULL ? Py_NewRef(Py_None) : computed(GRAD_MUL, g, saved[0], NULL, 0);
+            break;
+        }
+        if (ok == 1) ok = saved_arrays(node, 3, g, saved);   /* (a or None, b, the quotient or None) */
+        int edge = ok == 1 ? has_edge(node, 0) : 0, other = edge < 0 ? -1 : ok == 1 ? has_edge(node, 1) : 0;
+        if (edge < 0 || other < 0) ok = -1;
+        if (ok == 1 && (saved[1] == NULL || (other && saved[2] == NULL))) ok = 0;
+        if (ok <= 0) break;
+        first = edge ? computed(GRAD_DIV, g, saved[1], NULL, 0) : Py_NewRef(Py_None);
+        second = other ? computed(GRAD_DIV, g, saved[2], saved[1], 0) : Py_NewRef(Py_None);
         break;
     }
     case GRAD_NEG:
@@ -945,32 +965,6 @@ static PyObject *gradient_case(Gradient *gradient, PyObject *node, PyObject *gra
         }
         first = computed(gradient->formula, g, saved[0], NULL, 0);
         break;
-    case GRAD_DIV: {
-        PyObject *other_shape = PyObject_GetAttr(node, s_other_shape);
-        if (other_shape == NULL) return NULL;
-        int scalar_case = other_shape == Py_None;
-        Py_DECREF(other_shape);
-        if (scalar_case) {
-            PyObject *scalar = PyObject_GetAttr(node, s_other_scalar);
-            double value;
-            ok = scalar == NULL ? -1 : loop_scalar(scalar, g, &value);
-            Py_XDECREF(scalar);
-            if (ok == 1) ok = matches(node, g, 0);
-            if (ok <= 0) break;
-            first = computed(GRAD_DIV, g, NULL, NULL, value);
-            second = Py_NewRef(Py_None);
-            break;
-        }
-        ok = matches(node, g, 1);
-        if (ok == 1) ok = saved_arrays(node, 3, g, saved);   /* (a or None, b, the quotient or None) */
-        int edge = ok == 1 ? has_edge(node, 0) : 0, other = edge < 0 ? -1 : ok == 1 ? has_edge(node, 1) : 0;
-        if (edge < 0 || other < 0) ok = -1;
-        if (ok == 1 && (saved[1] == NULL || (other && saved[2] == NULL))) ok = 0;
-        if (ok <= 0) break;
-        first = edge ? computed(GRAD_DIV, g, saved[1], NULL, 0) : Py_NewRef(Py_None);
-        second = other ? computed(GRAD_DIV, g, saved[2], saved[1], 0) : Py_NewRef(Py_None);
-        break;
-    }
     default:
         ok = 0;
     }
