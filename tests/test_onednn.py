@@ -866,17 +866,42 @@ def test_layer_norm_on_onednn_matches_torch(shape, normalized_shape, affine, bac
 
 
 def test_layer_norm_declines_to_numpy():
-    """float64, and inputs below the size rule, take NumPy's path."""
-    rng = np.random.default_rng(11)
-    for x in (rng.standard_normal((16, 64, 128)),
-              rng.standard_normal((2, 8, 128)).astype(np.float32)):
-        g = np.ones_like(x)
-        with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
-            _layer_norm_run(ember, x, g, (128,), "weight bias")
-        for a, b in zip(_layer_norm_run(ember, x, g, (128,), "weight bias"),
-                        _layer_norm_run(torch, x, g, (128,), "weight bias")):
-            assert a.dtype == x.dtype
-            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    """float64 takes NumPy's path."""
+    x = np.random.default_rng(11).standard_normal((16, 64, 128))
+    g = np.ones_like(x)
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+        _layer_norm_run(ember, x, g, (128,), "weight bias")
+    for a, b in zip(_layer_norm_run(ember, x, g, (128,), "weight bias"),
+                    _layer_norm_run(torch, x, g, (128,), "weight bias")):
+        assert a.dtype == x.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("affine", ["weight bias", "weight", "bias", ""])
+@pytest.mark.parametrize("shape, normalized_shape", [((2, 8, 128), (128,)), ((3, 5), (5,)),
+                                                     ((4, 3, 7), (3, 7))])
+def test_small_float32_layer_norm_runs_on_the_row_loops(shape, normalized_shape, affine, monkeypatch):
+    """float32 inputs below oneDNN's size rule run on ember's row loops, forward and backward
+    (on the calling thread alone), and match torch; NumPy's passes where the loops cannot be
+    built give the same."""
+    from ember._backend import openmp_kernels
+    if not openmp_kernels.available():
+        pytest.skip("no C compiler: ember's OpenMP loops cannot be built here")
+    rng = np.random.default_rng(14)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    want = _layer_norm_run(torch, x, g, normalized_shape, affine)
+    with choice.only(choice.ONEDNN):
+        on_loops = _layer_norm_run(ember, x, g, normalized_shape, affine)
+    monkeypatch.setattr(openmp_kernels, "_functions",
+                        {"layer_norm_forward": None, "layer_norm_backward": None})
+    with choice.only(choice.ONEDNN), pytest.raises(choice.KernelNotApplicable):
+        _layer_norm_run(ember, x, g, normalized_shape, affine)
+    on_numpy = _layer_norm_run(ember, x, g, normalized_shape, affine)
+    for got in (on_loops, on_numpy):
+        for name, a, b in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
+            assert a.dtype == np.float32
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6 * max(1.0, np.abs(b).max()), err_msg=name)
 
 
 def test_a_repeated_layer_norm_step_creates_no_primitives():

@@ -149,6 +149,47 @@ void batch_norm_backward(void **arrays, const int64_t *sizes, const double *scal
     }
 }
 
+/* Layer norm's forward over R rows of D float32 elements. arrays: x, weight (D, or NULL),
+   bias (D, or NULL), y, mean (R), invstd (R). sizes: R, D. scalars: eps. Each row's mean, then
+   its variance about the mean, summed in double (two passes, the second from cache);
+   invstd = 1 / sqrt(var + eps) and y = (x - mean) * invstd * weight + bias. */
+void layer_norm_forward(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *x = arrays[0], *weight = arrays[1], *bias = arrays[2];
+    float *y = arrays[3], *mean = arrays[4], *invstd = arrays[5];
+    const int64_t R = sizes[0], D = sizes[1];
+    const double eps = scalars[0];
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < R; r++) {
+        const float *xs = x + r * D;
+        float *ys = y + r * D;
+        double sum = 0, squares = 0;
+        #pragma omp simd reduction(+:sum)
+        for (int64_t d = 0; d < D; d++) sum += xs[d];
+        const double centre = sum / D;
+        #pragma omp simd reduction(+:squares)
+        for (int64_t d = 0; d < D; d++) {
+            const double c = xs[d] - centre;
+            squares += c * c;
+        }
+        const float m = (float)centre, s = (float)(1.0 / sqrt(squares / D + eps));
+        mean[r] = m;
+        invstd[r] = s;
+        if (weight && bias) {
+            #pragma omp simd
+            for (int64_t d = 0; d < D; d++) ys[d] = (xs[d] - m) * s * weight[d] + bias[d];
+        } else if (weight) {
+            #pragma omp simd
+            for (int64_t d = 0; d < D; d++) ys[d] = (xs[d] - m) * s * weight[d];
+        } else if (bias) {
+            #pragma omp simd
+            for (int64_t d = 0; d < D; d++) ys[d] = (xs[d] - m) * s + bias[d];
+        } else {
+            #pragma omp simd
+            for (int64_t d = 0; d < D; d++) ys[d] = (xs[d] - m) * s;
+        }
+    }
+}
+
 /* Layer norm's backward over R rows of D float32 elements. arrays: grad, x, mean (R),
    invstd (R), weight (D), grad_x (or NULL), partial (or NULL): nthreads blocks of 2D doubles,
    zeroed, in which each thread's rows add sum(grad * xhat) and sum(grad) per column (the
@@ -1680,19 +1721,49 @@ def batch_norm_backward(grad, x, mean, invstd, weight, training, need_input):
     return grad_x, grad_weight, grad_bias
 
 
+# Row loops on this many elements or more run on the threads; below, on the calling thread alone
+# (starting OpenMP's team costs more than the rows).
+ROWS_THREADS_MIN_ELEMENTS = 1 << 15
+
+
+def _rows_threads(x):
+    return thread_count() if x.size >= ROWS_THREADS_MIN_ELEMENTS else 1
+
+
+def _row_major_matrix(x):
+    """Whether ``x`` is a row-major (R, D) float32 NumPy array with elements."""
+    return (type(x) is np.ndarray and x.ndim == 2 and x.dtype == np.float32 and x.size
+            and x.flags.c_contiguous)
+
+
+def layer_norm_forward(x, weight, bias, eps):
+    """``(y, mean, invstd)`` of layer norm over the rows of a row-major (R, D) float32 ``x``,
+    scaled by a (D,) ``weight`` and shifted by a (D,) ``bias`` (None: none); None where the loop
+    does not apply or cannot be built."""
+    if not _row_major_matrix(x):
+        return None
+    function = _function("layer_norm_forward")
+    if function is None:
+        return None
+    shape = x.shape
+    rows = shape[0]
+    y, mean, invstd = np.empty(shape, np.float32), np.empty(rows, np.float32), np.empty(rows, np.float32)
+    function((x, _vector(weight), _vector(bias), y, mean, invstd), shape, (float(eps),), _rows_threads(x))
+    return y, mean, invstd
+
+
 def layer_norm_backward(grad, x, mean, invstd, weight, need):
     """``(grad_input, grad_weight, grad_bias)`` of layer norm for (R, D) float32 ``grad`` and
     ``x`` (row-major) with per-row ``mean`` and ``invstd`` and a (D,) ``weight`` (None: ones),
     None where ``need`` (three flags) says it is not needed; or None where the loop does not
     apply or cannot be built."""
-    if (type(x) is not np.ndarray or x.ndim != 2 or x.dtype != np.float32 or not x.size
-            or not x.flags.c_contiguous or type(grad) is not np.ndarray or grad.shape != x.shape):
+    if not _row_major_matrix(x) or type(grad) is not np.ndarray or grad.shape != x.shape:
         return None
     function = _function("layer_norm_backward")
     if function is None:
         return None
     grad = np.ascontiguousarray(grad, np.float32)
-    threads = thread_count()
+    threads = _rows_threads(x)
     width = x.shape[1]
     need_x, need_w, need_b = need
     grad_x = np.empty_like(x) if need_x else None

@@ -279,15 +279,16 @@ class NativeLayerNormBackward0(NativeBatchNormBackward0):
 
 
 # layer_norm of float32 runs on oneDNN from inputs of this many elements (``python -m
-# benchmarks.onednn_layers --only norm``); below it the ctypes calls around the kernel cost
-# more than NumPy's passes.
+# benchmarks.onednn_layers --only norm``); below it, on ember's row loop
+# (``openmp_kernels.layer_norm_forward``).
 LAYER_NORM_ONEDNN_MIN_ELEMENTS = 65536
 
 
 def _onednn_layer_norm_forward(x, weight, bias, eps):
-    """(output, mean, invstd) of the rows of ``x`` on oneDNN."""
+    """(output, mean, invstd) of the rows of ``x`` on ember's row loop, or from
+    ``LAYER_NORM_ONEDNN_MIN_ELEMENTS`` elements on oneDNN."""
     if x.size < LAYER_NORM_ONEDNN_MIN_ELEMENTS:
-        return None
+        return openmp_kernels.layer_norm_forward(x, weight, bias, eps)
     result = onednn.normalization.layer_norm_forward(x, weight, bias, eps)
     if result is None:
         return None
@@ -300,14 +301,13 @@ def _numpy_layer_norm_forward(x, weight, bias, eps):
 
 
 def _onednn_layer_norm_backward(grad, x, mean, invstd, weight, need, eps):
-    """The gradients on ember's OpenMP loop (one pass a row), else on oneDNN's kernel, which
-    takes the variance (recovered from ``invstd``, as batch norm's backward does) and gives
-    the bias's gradient where a shift is declared (its value does not enter the backward);
-    both on oneDNN's threads."""
-    if x.size < LAYER_NORM_ONEDNN_MIN_ELEMENTS:
-        return None
+    """The gradients on ember's OpenMP loop (one pass a row), else, from
+    ``LAYER_NORM_ONEDNN_MIN_ELEMENTS`` elements, on oneDNN's kernel, which takes the variance
+    (recovered from ``invstd``, as batch norm's backward does) and gives the bias's gradient
+    where a shift is declared (its value does not enter the backward); both on oneDNN's
+    threads (the loop on the calling thread alone for small inputs)."""
     grads = openmp_kernels.layer_norm_backward(grad, x, mean, invstd, weight, need)
-    if grads is not None:
+    if grads is not None or x.size < LAYER_NORM_ONEDNN_MIN_ELEMENTS:
         return grads
     var = 1 / (invstd * invstd) - eps
     bias = np.zeros(x.shape[1], np.float32) if need[2] else None
@@ -584,17 +584,19 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
             normalized_shape = (normalized_shape,)
         normalized_shape = tuple(normalized_shape)
         k = len(normalized_shape)
-        if tuple(input.shape[input.dim() - k:]) != normalized_shape or k > input.dim():
+        data = input._data
+        shape = data.shape
+        nd = len(shape)
+        if k > nd or shape[nd - k:] != normalized_shape:
             raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                                f"[*, {', '.join(map(str, normalized_shape))}], but got input of size"
                                f"{list(input.shape)}")
         if _half_precision(input):  # computed in float32 and rounded once, as torch does
             return layer_norm(input.float(), normalized_shape, _float(weight), _float(bias),
                               eps).to(input.dtype)
-        xp = namespace_of(input._data)
-        nd = input.dim()
+        xp = namespace_of(data)
         dims = tuple(range(nd - k, nd))
-        if k and _fused(input._data):
+        if k and _fused(data):
             return _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps)
         mean, var = _moments(xp, input._data, dims)
         invstd = 1.0 / xp.sqrt(var + eps)
@@ -615,8 +617,12 @@ def _layer_norm_fused(input, normalized_shape, weight, bias, dims, eps):
     w = None if weight is None else weight._data.astype(dtype, copy=False).reshape(-1)
     b = None if bias is None else bias._data.astype(dtype, copy=False).reshape(-1)
     y, mean, invstd = _layer_norm_forward(x, w, b, eps)
-    stat_shape = tuple(data.shape[:dims[0]]) + (1,) * len(dims)
-    return _record_norm(NativeLayerNormBackward0, make(y.reshape(data.shape)), input, weight, bias,
+    out = make(y.reshape(data.shape))
+    if not (input._requires_grad or (weight is not None and weight._requires_grad)
+            or (bias is not None and bias._requires_grad) or _forward.active):
+        return out
+    stat_shape = data.shape[:dims[0]] + (1,) * len(dims)
+    return _record_norm(NativeLayerNormBackward0, out, input, weight, bias,
                         dims, normalized_shape, tuple(range(dims[0])), mean.reshape(stat_shape),
                         invstd.reshape(stat_shape), True, eps, fused=True)
 
