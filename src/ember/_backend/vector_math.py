@@ -882,11 +882,14 @@ def _softmax_rows_apply(*arrays):
     shape with elements, in rows of at least ``SOFTMAX_MIN_WIDTH`` or of any width in arrays of
     at most ``SOFTMAX_NARROW_MAX_ELEMENTS``."""
     first = arrays[0]
-    return (type(first) is np.ndarray and first.dtype == _FLOAT32 and first.ndim and first.size
+    if not (type(first) is np.ndarray and first.dtype == _FLOAT32 and first.ndim and first.size
             and (first.shape[-1] >= SOFTMAX_MIN_WIDTH or first.size <= SOFTMAX_NARROW_MAX_ELEMENTS)
-            and first.flags.c_contiguous
-            and all(type(a) is np.ndarray and a.dtype == _FLOAT32 and a.shape == first.shape
-                    and a.flags.c_contiguous for a in arrays[1:]))
+            and first.flags.c_contiguous):
+        return False
+    for a in arrays[1:]:
+        if not (type(a) is np.ndarray and a.dtype == _FLOAT32 and a.shape == first.shape and a.flags.c_contiguous):
+            return False
+    return True
 
 
 def _softmax_threads(x):
@@ -902,9 +905,11 @@ def softmax_rows(x, log, safe=False):
     function = _function("softmax_rows_float32", _SOFTMAX_ROWS_ARGUMENTS)
     if function is None:
         return None
-    out = np.empty_like(x)
-    width = x.shape[-1]
-    function(x, out, x.size // width, width, int(log), int(safe), _softmax_threads(x))
+    shape = x.shape
+    out = np.empty(shape, _FLOAT32)
+    width, size = shape[-1], x.size
+    function(x, out, size // width, width, int(log), int(safe),
+             1 if size < SOFTMAX_THREADS_MIN_ELEMENTS else openmp_kernels.thread_count())
     return out
 
 

@@ -206,14 +206,24 @@ def _softmax_input(input, dim, dtype, name):
     return input, dim, data
 
 
+_SINGLE_AND_DOUBLE = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _softmax_node(input, dim, dtype, name, kernel, node_cls):
-    input, dim, data = _softmax_input(input, dim, dtype, name)
-    if data.size == 0:
-        out = make(data.copy())
-    elif data.ndim == 0:
-        out = make(_in_float32(kernel, data.reshape(1), 0).reshape(()))
+    data = input._data
+    ndim = data.ndim
+    if dtype is None and dim.__class__ is int and -ndim <= dim < ndim and data.dtype in _SINGLE_AND_DOUBLE \
+            and data.size:   # (the common case, at once)
+        dim %= ndim
+        out = make(kernel(data, dim))
     else:
-        out = make(_in_float32(kernel, data, dim))
+        input, dim, data = _softmax_input(input, dim, dtype, name)
+        if data.size == 0:
+            out = make(data.copy())
+        elif data.ndim == 0:
+            out = make(_in_float32(kernel, data.reshape(1), 0).reshape(()))
+        else:
+            out = make(_in_float32(kernel, data, dim))
     node = record(node_cls, (input,), out)
     if node is not None:
         node.save(out)
