@@ -1,6 +1,7 @@
 """Tensor's compiled methods (``ops/_compiled_methods.py``): the operators give the same results,
 nodes, saved tensors, gradients and errors as the Python ops, and as torch; the view ops the
 same views; every case the compiled path does not take reaches the Python op."""
+import itertools
 import os
 import subprocess
 import sys
@@ -298,7 +299,12 @@ VIEW_CALLS = [
     ("transpose", (0, 1)), ("transpose", (-1, 0)), ("transpose", (0, 2)), ("swapdims", (1, 0)), ("swapaxes", (0, -2)),
     ("unsqueeze", (0,)), ("unsqueeze", (-1,)), ("unsqueeze", (2,)), ("unsqueeze", (3,)), ("unsqueeze", (-4,)),
     ("__getitem__", (0,)), ("__getitem__", (-1,)), ("__getitem__", (3,)), ("__getitem__", (4,)),
-    ("__getitem__", (True,)), ("__getitem__", (slice(1, 3),)),
+    ("__getitem__", (True,)), ("__getitem__", (slice(1, 3),)), ("__getitem__", (None,)),
+    ("__getitem__", ((slice(None), None),)), ("__getitem__", ((Ellipsis, None),)), ("__getitem__", ((None, 1),)),
+    ("__getitem__", ((1, slice(None, None, 2)),)), ("__getitem__", ((slice(None), -1),)), ("__getitem__", ((),)),
+    ("__getitem__", ((None, Ellipsis, None, 2),)), ("__getitem__", ((0, 0),)), ("__getitem__", ((4, 0),)),
+    ("__getitem__", ((0, 1, 2),)), ("__getitem__", (slice(None, None, -1),)), ("__getitem__", ((Ellipsis, Ellipsis),)),
+    ("__getitem__", ((slice(None), 1.0),)),
 ]
 
 
@@ -331,6 +337,36 @@ def test_views_are_the_python_ops(monkeypatch, layout, name, args):
             else:
                 results.append((type(out), str(out)))
     assert results[0] == results[1]
+
+
+_KEY_ITEMS = [None, Ellipsis, 0, -1, 2, slice(None), slice(1, None), slice(None, -1, 2), slice(7, 2), slice(-9, 9, 3)]
+
+
+@needs_torch
+@pytest.mark.parametrize("layout", ["contiguous", "permuted", "stepped", "selected"])
+def test_basic_keys_give_torchs_views(layout):
+    """``x[key]`` for every key of up to three of these items (one ``...`` at most) has torch's
+    shape, strides, storage offset and values, a ``None``'s stride included (the size times
+    the stride of the dim it goes before, taken in the key's order); a key torch refuses is
+    refused."""
+    base = np.arange(120, dtype=np.float32).reshape(4, 5, 6)
+    make = {"contiguous": lambda lib: lib.tensor(base), "permuted": lambda lib: lib.tensor(base).permute(2, 0, 1),
+            "stepped": lambda lib: lib.tensor(base)[:, ::2], "selected": lambda lib: lib.tensor(base)[:, 1]}[layout]
+    x, tx = make(ember), make(torch)
+    for count in range(4):
+        for key in itertools.product(_KEY_ITEMS, repeat=count):
+            if key.count(Ellipsis) > 1:
+                continue
+            try:
+                want = tx[key]
+            except IndexError:
+                with pytest.raises(IndexError):
+                    x[key]
+                continue
+            got = x[key]
+            assert (tuple(got.shape), got.stride(), got.storage_offset()) == (
+                tuple(want.shape), want.stride(), want.storage_offset()), key
+            assert got.tolist() == want.tolist() and got._base is (x if x._base is None else x._base)
 
 
 def test_a_view_shares_the_version_counter_and_the_memory():

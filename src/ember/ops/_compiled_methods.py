@@ -1,8 +1,8 @@
 """Tensor's most frequent methods compiled for their common case: the arithmetic operators
 (``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), their in-place forms (``+=``, ``add_`` and
 the rest), the comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) and the view ops
-(``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``x[i]``), the same steps as their Python
-ops in C.
+(``view``, ``reshape``, ``transpose``, ``unsqueeze``, and ``x[key]`` for a basic key: ints,
+slices, ``None`` and ``...``), the same steps as their Python ops in C.
 
 A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
 Python op (its frame, its operand checks, the node's fields) costs twice that again. Here each
@@ -13,7 +13,8 @@ node's fields and saved tensors as the Python op sets them (a comparison records
 its Python op). The in-place operators take a writeable float or complex tensor with an operand
 of its dtype or a Python number where autograd does not record (neither requires grad, or grad
 mode is off) and write into its memory, counting its version. The view ops take a tensor that
-does not require grad, with integer arguments, and make the view as the Python op does. None
+does not require grad, with integer arguments (or a basic key), and make the view as the Python
+op does, with torch's strides. None
 runs under forward-mode AD or ``__torch_function__`` dispatch. Every other case calls the Python
 op (``pointwise.add``, ``view.transpose`` and the rest), which also raises every error.
 
@@ -491,6 +492,73 @@ static int shape_args(PyObject *const *args, Py_ssize_t nargs, npy_intp numel, n
     return (int)n;
 }
 
+/* ``data[key]`` for a basic key (an int, a slice with a positive step, None, ``...``, or a tuple
+   of these) as torch applies it: the items in turn, an int dropping its dim, a slice stepping
+   it, None inserting a dim of size 1 whose stride is the size times the stride of the dim it
+   goes before (one element at the end). Into ``dims``, ``strides`` and ``*offset`` (bytes): the
+   view's dimension count, or -1 where the key is anything else or out of range (the Python op
+   then indexes, or raises torch's error). */
+static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *strides, npy_intp *offset) {
+    PyObject *const *items = &key;
+    Py_ssize_t n = 1;
+    if (PyTuple_CheckExact(key)) {
+        items = &PyTuple_GET_ITEM(key, 0);
+        n = PyTuple_GET_SIZE(key);
+    }
+    const int nd = PyArray_NDIM(a);
+    const npy_intp *in_dims = PyArray_DIMS(a), *in_strides = PyArray_STRIDES(a);
+    int real = 0, ellipses = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (items[i] == Py_Ellipsis) ellipses++;
+        else if (items[i] != Py_None) real++;
+    }
+    if (ellipses > 1 || real > nd) return -1;
+    int in = 0, out = 0;
+    *offset = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = items[i];
+        if (o == Py_Ellipsis) {
+            for (int k = real; k < nd; k++, in++, out++) {
+                if (out >= NPY_MAXDIMS) return -1;
+                dims[out] = in_dims[in];
+                strides[out] = in_strides[in];
+            }
+        } else if (o == Py_None) {
+            if (out >= NPY_MAXDIMS) return -1;
+            dims[out] = 1;
+            strides[out++] = in < nd ? in_dims[in] * in_strides[in] : PyArray_ITEMSIZE(a);
+        } else if (PyLong_CheckExact(o)) {
+            long index = PyLong_AsLong(o);
+            if (index == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return -1;
+            }
+            if (index < -in_dims[in] || index >= in_dims[in]) return -1;
+            *offset += (index < 0 ? index + in_dims[in] : index) * in_strides[in];
+            in++;
+        } else if (PySlice_Check(o)) {
+            Py_ssize_t start, stop, step;
+            if (PySlice_Unpack(o, &start, &stop, &step) < 0) {
+                PyErr_Clear();
+                return -1;
+            }
+            if (step <= 0 || out >= NPY_MAXDIMS) return -1;
+            dims[out] = PySlice_AdjustIndices(in_dims[in], &start, &stop, step);
+            strides[out++] = in_strides[in] * step;
+            *offset += start * in_strides[in];
+            in++;
+        } else {
+            return -1;
+        }
+    }
+    for (; in < nd; in++, out++) {
+        if (out >= NPY_MAXDIMS) return -1;
+        dims[out] = in_dims[in];
+        strides[out] = in_strides[in];
+    }
+    return out;
+}
+
 /* The view op on a tensor that does not require grad, as the Python op makes it: a new tensor,
    NULL on error, or ``*handled`` set to 0 where the case is not this one (nothing done). */
 static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssize_t nargs, int *handled) {
@@ -499,7 +567,7 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     if (a == NULL || SLOT(t, o_requires_grad) != Py_False) return NULL;
     int nd = PyArray_NDIM(a);
     npy_intp d0 = 0, d1 = 0;
-    npy_intp dims[NPY_MAXDIMS];
+    npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
     PyArray_Dims shape = {dims, 0};
     switch (m->kind) {
     case TRANSPOSE:
@@ -516,8 +584,8 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
         if ((shape.len = shape_args(args, nargs, PyArray_SIZE(a), dims)) < 0) return NULL;
         break;
     case SELECT:
-        if (nargs != 1 || nd == 0 || !PyArray_ISWRITEABLE(a) || !dim_arg(args[0], PyArray_DIM(a, 0), &d0))
-            return NULL;
+        if (nargs != 1 || !PyArray_ISWRITEABLE(a)) return NULL;
+        if ((shape.len = basic_key(a, args[0], dims, strides, &d0)) < 0) return NULL;
         break;
     default:
         return NULL;
@@ -531,11 +599,11 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     int is_view = 1;
     if (m->kind == TRANSPOSE) {
         result = PyArray_SwapAxes(a, (int)d0, (int)d1);
-    } else if (m->kind == SELECT) {   /* data[i, ...] */
+    } else if (m->kind == SELECT) {   /* data[key], d0 its offset */
         PyArray_Descr *descr = PyArray_DESCR(a);
         Py_INCREF(descr);
-        result = PyArray_NewFromDescr(&PyArray_Type, descr, nd - 1, PyArray_DIMS(a) + 1, PyArray_STRIDES(a) + 1,
-                                      PyArray_BYTES(a) + d0 * PyArray_STRIDE(a, 0), NPY_ARRAY_WRITEABLE, NULL);
+        result = PyArray_NewFromDescr(&PyArray_Type, descr, shape.len, dims, strides, PyArray_BYTES(a) + d0,
+                                      NPY_ARRAY_WRITEABLE, NULL);
         Py_INCREF(a);
         if (result != NULL && PyArray_SetBaseObject((PyArrayObject *)result, (PyObject *)a) < 0) Py_CLEAR(result);
         else if (result == NULL) Py_DECREF(a);

@@ -43,6 +43,11 @@ def _as_index_array(k, data):
         arr = xp.asarray([_item_value(v) for v in k] if _has_tensors(k) else k)
         if arr.size == 0:
             arr = arr.astype(xp.int64)
+    elif isinstance(k, str):   # (a sequence torch tries to make a tensor of)
+        raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
+    elif not hasattr(k, "dtype"):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                         f"valid indices (got {type(k).__name__})")
     else:
         arr = k
     if arr.dtype in _INDEX_DTYPES:

@@ -687,34 +687,38 @@ def _basic_node_cls(key):
     return cls
 
 
-def _none_positions(key, ndim):
-    """Where the dims that ``None`` items insert land in the result of ``key``."""
+def _inserted_strides(key, shape, strides, itemsize, out_strides):
+    """``out_strides`` (a list: ``data[key]``'s, NumPy's) with torch's stride for each dim that
+    ``None`` inserts: the key's items taken in turn, the size times the stride of the input's
+    dim it goes before, or one element where it goes last."""
     if not isinstance(key, tuple):
         key = (key,)
-    taken = sum(1 for k in key if k is not None and k is not Ellipsis)
-    positions, pos = [], 0
+    real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    at = pos = 0   # where the walk is in the input's dims, and in the output's
     for k in key:
-        if k is None:
-            positions.append(pos)
+        if k is Ellipsis:
+            at += len(shape) - real
+            pos += len(shape) - real
+        elif k is None:
+            out_strides[pos] = shape[at] * strides[at] if at < len(shape) else itemsize
             pos += 1
-        elif k is Ellipsis:
-            pos += ndim - taken
         elif isinstance(k, slice):
+            at += 1
             pos += 1
-    return positions
+        else:
+            at += 1
+    return out_strides
 
 
 def _index_data(data, key):
-    """``data[key]`` as a view, with torch's strides for dims that ``None`` inserts (the
-    size times the stride of the dim that follows, 1 at the end)."""
+    """``data[key]`` for a basic key as a view, with torch's strides for the dims that ``None``
+    inserts (``_inserted_strides``; the compiled ``Tensor.__getitem__`` follows the same rule)."""
     out = data[key]
     if not isinstance(out, data.__class__):  # all ints: a 0-d view, not a scalar copy
         out = data[(key if isinstance(key, tuple) else (key,)) + (Ellipsis,)]
-    if key is None or (isinstance(key, tuple) and None in key) and out.size:
-        shape, strides = out.shape, list(out.strides)
-        for p in reversed(_none_positions(key, data.ndim)):
-            strides[p] = shape[p + 1] * strides[p + 1] if p + 1 < len(shape) else out.itemsize
-        out = namespace_of(data).lib.stride_tricks.as_strided(out, shape, strides)
+    if key is None or (isinstance(key, tuple) and None in key):
+        strides = _inserted_strides(key, data.shape, data.strides, data.itemsize, list(out.strides))
+        out = namespace_of(data).lib.stride_tricks.as_strided(out, out.shape, strides)
     return out
 
 
