@@ -25,7 +25,7 @@ from ..autograd._dual import jvp_by_transposition
 
 __all__ = [
     "Tensor", "Size", "Node", "grad_state", "make", "make_view", "namespace_of",
-    "wrap_dim", "method", "sum_to", "grad_like", "arrays_for", "float_array", "is_scalar",
+    "wrap_dim", "method", "sum_to", "broadcasts_to", "grad_like", "arrays_for", "float_array", "is_scalar",
     "check_tensor", "record", "check_inplace", "inplace_untracked", "finish_inplace", "normalize_dims",
     "np_dtype_of", "to_np_dtype", "apply_inplace", "any_requires_grad", "write_out", "accepts_out",
     "raw_arrays", "widened", "narrowed", "bump_version", "NotImplementedBackward",
@@ -311,6 +311,13 @@ def raw_arrays(grad, *tensors):
             return None
         arrays.append(data)
     return arrays
+
+
+def broadcasts_to(have, shape):
+    """Whether a shape ``have`` broadcasts to ``shape`` unchanged (each of its trailing dims 1 or
+    ``shape``'s), without NumPy's ``broadcast_shapes``."""
+    return have == shape or len(have) <= len(shape) and all(
+        h == 1 or h == s for h, s in zip(reversed(have), reversed(shape)))
 
 
 def sum_to(grad, shape):

@@ -14,7 +14,7 @@ from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
 from .._backend import cblas, openmp_kernels, products
 from ._common import (
-    accepts_out, complex_autograd, conj_if_complex, forward_mode, grad_state, make, method,
+    accepts_out, broadcasts_to, complex_autograd, conj_if_complex, forward_mode, grad_state, make, method,
     namespace_of, Node, record, record_not_differentiable, sum_to, Tensor, with_out, wrap_dim,
 )
 from .view import UnsafeViewBackward0
@@ -268,8 +268,12 @@ def mm(input, mat2, out_dtype=None):
 
 def _mm(input, mat2):
     """``mm`` of two tensors, recorded (``matmul`` of two matrices calls it directly)."""
-    _check_mm(input, mat2)
-    result = make(_matmul_data(input._data, mat2._data))
+    a, b = input._data, mat2._data
+    if a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and a.dtype == b.dtype and a.dtype in _BLAS_DTYPES:
+        result = make(products.matmul(a, b))   # (the common case, its checks at once)
+    else:
+        _check_mm(input, mat2)
+        result = make(_matmul_data(a, b))
     node = record(MmBackward0, (input, mat2), result)
     if node is not None:
         node.save(input, mat2)
@@ -319,7 +323,9 @@ def bmm(input, mat2, out_dtype=None):
         return override_or_raise(bmm, error, input, mat2, out_dtype)
     a, b = input._data, mat2._data
     if out_dtype is None and a.size and b.size:   # (the common case: both checks at once)
-        _check_bmm(input, mat2)
+        if not (a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] and a.shape[2] == b.shape[1]
+                and a.dtype == b.dtype and a.dtype in _BLAS_DTYPES):
+            _check_bmm(input, mat2)
         result = make(_matmul_data(a, b))
     else:
         _check_bmm(input, mat2, dtypes=False)
@@ -861,7 +867,7 @@ def rank_one_array(a, b, d=None, beta=0, alpha=1):
     if d is None:
         c, beta = np.empty(shape, a.dtype), 0
     else:
-        if type(d) is not np.ndarray or d.dtype != a.dtype or not _broadcasts_to(d.shape, shape):
+        if type(d) is not np.ndarray or d.dtype != a.dtype or not broadcasts_to(d.shape, shape):
             return None
         c = np.array(np.broadcast_to(d, shape), order="C")
     if not cblas.gemm(a.reshape(-1, 1), b.reshape(1, -1), c, float(alpha), float(beta)):
@@ -877,14 +883,9 @@ def _bias_plus_product(bias, m1, m2, beta, alpha):
         return None
     shape = (m1.shape[0], m2.shape[1])
     if (beta != 1 or alpha != 1 or type(bias) is not np.ndarray or bias.dtype != m1.dtype
-            or not _broadcasts_to(bias.shape, shape) or not cblas.gemm_supports(m1, m2)):
+            or not broadcasts_to(bias.shape, shape) or not cblas.gemm_supports(m1, m2)):
         return None
     return products.affine(m1, m2, bias)
-
-
-def _broadcasts_to(have, shape):
-    return len(have) <= len(shape) and all(
-        h == 1 or h == s for h, s in zip(reversed(have), reversed(shape)))
 
 
 def _bias_already_added(bias, product, beta, alpha):

@@ -8,12 +8,12 @@ import numpy as np
 from .. import _flop_hook
 from ..autograd.graph import Node
 from ._common import (
-    apply_inplace, check_tensor, forward_mode, grad_state, make, method, namespace_of, record, sum_to,
+    apply_inplace, broadcasts_to, check_tensor, forward_mode, grad_state, make, method, namespace_of, record, sum_to,
     with_out, wrap_dim, write_out,
 )
 from .. import _dtype
 from .creation import ones, zeros_like
-from .linalg import _AFFINE_DTYPES, _broadcasts_to, outer, rank_one_array, rank_one_untracked
+from .linalg import _AFFINE_DTYPES, outer, rank_one_array, rank_one_untracked
 from .matrix_decompositions import check_matrix
 from .reduce import _vector_norm
 from .shape import cat
@@ -181,7 +181,7 @@ def _addr_recorded(input, vec1, vec2, beta, alpha):
             or not (input._requires_grad or vec1._requires_grad or vec2._requires_grad)
             or type(a) is not np.ndarray or type(b) is not np.ndarray or type(d) is not np.ndarray
             or a.dtype not in _AFFINE_DTYPES or b.dtype != a.dtype or d.dtype != a.dtype
-            or not _broadcasts_to(d.shape, (a.shape[0], b.shape[0]))):
+            or not broadcasts_to(d.shape, (a.shape[0], b.shape[0]))):
         return None
     c = rank_one_array(a, b, d, beta, alpha)
     if c is None:

@@ -9,8 +9,8 @@ from .._backend.choice import KernelChoice
 from .._dtype import result_type_of
 from ._common import (
     check_value_fits,
-    any_requires_grad, apply_inplace, bump_version, _BY_NP, check_inplace, forward_mode, grad_state, make, method,
-    namespace_of, Node, record, sum_to, Tensor, _type_word,
+    any_requires_grad, apply_inplace, broadcasts_to, bump_version, _BY_NP, check_inplace, forward_mode, grad_state,
+    make, method, namespace_of, Node, record, sum_to, Tensor, _type_word,
 )
 from ..autograd._dual import jvp_by_backward, jvp_by_transposition
 from ..autograd.saved_fields import operand_for
@@ -307,8 +307,7 @@ def _clamp_forward(x, lo, hi):
         lo, hi = (None if b is None else xp.asarray(b, dtype=x.dtype) for b in (lo, hi))
     if lo is not None:
         x = xp.maximum(x, lo)
-        if (hasattr(hi, "shape") and hi.dtype == x.dtype and x.dtype.kind in "fiu"
-                and xp.broadcast_shapes(x.shape, hi.shape) == x.shape):
+        if hasattr(hi, "shape") and hi.dtype == x.dtype and x.dtype.kind in "fiu" and broadcasts_to(hi.shape, x.shape):
             return xp.minimum(x, hi, out=x)   # (x is maximum's fresh result)
     if hi is not None:
         x = xp.minimum(x, hi)
@@ -344,9 +343,31 @@ def _check_not_complex(*tensors):
         raise NotImplementedError("clamp is not supported for complex types")
 
 
+def _float_tensor_bounds(input, min, max):
+    """The bounds' arrays where both are tensors (or one is None) of the input's float dtype,
+    broadcasting to its shape (no promotion to do, the result the input's shape); else None."""
+    x = input._data
+    if x.dtype.kind != "f" or (min is None and max is None):
+        return None
+    arrays = []
+    for b in (min, max):
+        if b is None:
+            arrays.append(None)
+            continue
+        if not isinstance(b, Tensor):
+            return None
+        a = b._data
+        if a.dtype != x.dtype or a.__class__ is not x.__class__ or not broadcasts_to(a.shape, x.shape):
+            return None
+        arrays.append(a)
+    return arrays
+
+
 def _clamp(input, min, max, out, scalar_node, tensor_node):
     if _number_bounds(min, max) and _is_float_data(input):   # the common case: no promotion to do
         res = make(_clamp_forward(input._data, min, max))
+    elif (bounds := _float_tensor_bounds(input, min, max)) is not None:   # (nor here)
+        res = make(_clamp_forward(input._data, *bounds))
     else:
         res, min, max = _clamp_checked(input, min, max)
     if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
