@@ -87,12 +87,17 @@ def autograd_paths(request, monkeypatch):
     then with their Python steps."""
     from ember.autograd import _compiled, engine
     import ember
-    from ember.ops import _common, _compiled_methods
+    from ember.ops import _common, _compiled_functions, _compiled_methods
     if request.param == "python":
         monkeypatch.setattr(engine, "_compiled", [None])
         monkeypatch.setattr(_common, "_compiled_record", _common._record_in_python)
         for name, python_op in _compiled_methods.python_methods().items():   # (they record in C)
             monkeypatch.setattr(ember.Tensor, name, python_op)
+        functions = _compiled_functions.python_functions()   # (so do these)
+        compiled = [entry[0] for entry, _ in functions]
+        for entry, python_op in functions:
+            entry[0] = python_op
+        request.addfinalizer(lambda: [entry.__setitem__(0, f) for (entry, _), f in zip(functions, compiled)])
         for node_cls, python_gradient in _compiled_methods.python_gradients().items():
             monkeypatch.setattr(node_cls, "backward_arrays", python_gradient)
     elif _compiled._built() is None:

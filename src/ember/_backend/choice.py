@@ -44,6 +44,13 @@ def settings_changed():
     _generation += 1
 
 
+def settled():
+    """Whether this thread's choices run without checking the settings (nothing forced, the
+    settings unchanged since it last checked them): what compiled ops that call a choice's
+    first kernel directly ask first (``ops._compiled_functions``)."""
+    return _thread.ready == _generation
+
+
 def _onednn_usable():
     switch = _switches.get(ONEDNN)
     if switch is None:

@@ -63,6 +63,7 @@ def _compute(fn):
         return choice(xp, x) if special_loops.applies(x) else on_arrays(xp, x)
     kernel.__name__ = name
     kernel.__doc__ = fn.__doc__
+    kernel.compiled_loop = ("special", name)   # (float32 and float64 arrays, at every size)
     return kernel
 
 

@@ -984,6 +984,18 @@ def available():
     return _function("bessel_j0_float32") is not None
 
 
+def loop_addresses(op):
+    """The addresses of ``op``'s loops (a name in ``FUNCTIONS``, ``IN_OWN_PRECISION`` or
+    ``NORMAL``) over float32 and over float64 arrays, each a C function ``loop(x, out, n,
+    threads)``; None for one that cannot be built."""
+    from .._inductor import _compiler
+    addresses = []
+    for dtype in _NAMES.values():
+        function = _compiler.load(SOURCE, f"{op}_{dtype}", quiet=True, libraries=("mvec",), argtypes=_ARGUMENTS)
+        addresses.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(addresses)
+
+
 def applies(x):
     """Whether the loops take the array ``x``: a float32 or float64 NumPy array with elements."""
     return type(x) is np.ndarray and x.size and x.dtype in _NAMES

@@ -68,6 +68,7 @@ def _on_loop(name, fn, whole=False):
             return choice(xp, x)
         return numpy_path(x)
     kernel.__name__ = name
+    kernel.compiled_loop = ("special", name)   # (float32 and float64 arrays, at every size)
     return kernel
 
 

@@ -124,15 +124,15 @@ GRADIENTS = {
 
 # op name (or "op backward"): the fewest elements for which the op takes its loop, where the
 # loop took less time than NumPy's path at 1 and at 2 threads (``benchmarks/vector_math.py``):
-# below, the ctypes call around the loop costs more than it saves (erf and erfc from 64
-# elements, where ember's NumPy path stops computing element by element with Python's ``math``;
-# erfinv and floor division at every size, where NumPy's path is several passes whatever the
-# size). NumPy runs square,
+# below, the call around the loop costs more than it saves (erf, erfc, erfinv and floor division
+# at every size, where NumPy's path computes element by element with Python's ``math``, or is
+# several passes whatever the size; at 1, the op's compiled function takes small float32 inputs
+# straight to the loop, ``ops._compiled_functions``). NumPy runs square,
 # deg2rad, maximum and minimum in one vectorized pass as well: only a second thread makes up
 # for the call (atan2's loop, too, gains from 2 threads only, below 1M elements).
 MIN_ELEMENTS = {
-    "exp": 1 << 15, "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1 << 6,
-    "erfc": 1 << 6, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1, "sign": 1 << 14,
+    "exp": 1 << 15, "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1,
+    "erfc": 1, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1, "sign": 1 << 14,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
     "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10, "abs backward": 1 << 13,
     "nan_to_num": 1 << 14, "logit": 1 << 13,
@@ -622,6 +622,17 @@ def _function(name, argtypes):
 
 
 _FLOAT32 = np.dtype(np.float32)
+
+
+def loop_address(op):
+    """The address of the compiled loop of ``op`` (a name in ``UNARY``) over float32 arrays, a C
+    function ``loop(x, out, n, threads)``; None where it cannot be built. Ops whose loop runs at
+    every size (``MIN_ELEMENTS`` 1) hand it to their compiled function
+    (``ops._compiled_functions``)."""
+    from .._inductor import _compiler
+    function = _compiler.load(SOURCE, f"{op}_float32", quiet=True, libraries=("mvec",),
+                              argtypes=_ARRAYS_ARGUMENTS[1])
+    return None if function is None else ctypes.cast(function, ctypes.c_void_p).value
 
 
 def when_large(rule, loop, fallback, at=0):

@@ -25,12 +25,13 @@ The backward of those operators' nodes (``AddBackward0``, ``SubBackward0``, ``Mu
 C-contiguous float32 or float64 arrays of one shape (the saved ones unmodified), computes the
 formula in one loop (no NumPy call, so no ufunc dispatch per gradient) and otherwise calls the
 Python ``backward_arrays``, which also raises the errors (a saved tensor modified in place or
-freed).
+freed). The same extension holds the compiled functions of ``_compiled_functions`` (ops of one
+tensor whose forward is a compiled loop: ``sigmoid``, ``erf``, the Bessel functions, ...).
 
 The methods are built at their first use, as ember's compiled loops are
 (``_backend.native_calls``): until then (and where the headers or a C compiler are missing, or
-``EMBER_COMPILED_METHODS=0`` is set) ``Tensor``'s methods are the Python ops, and the nodes'
-gradients their Python ones.
+``EMBER_COMPILED_METHODS=0`` is set) ``Tensor``'s methods are the Python ops, the nodes'
+gradients their Python ones, and the functions their Python paths.
 """
 import inspect
 import os
@@ -40,7 +41,7 @@ import threading
 
 import numpy as np
 
-from .._backend import openmp_kernels
+from .._backend import choice, openmp_kernels
 from .._backend.native_calls import include_dirs
 from .._tensor import Tensor
 from .._torch_function import _switch as dispatch_switch
@@ -48,7 +49,7 @@ from ..autograd import graph
 from ..autograd._compiled import FLAG_SOURCE
 from ..autograd._dual import forward as forward_state
 from ..autograd.grad_mode import state as grad_state
-from . import _common, pointwise, unary
+from . import _common, _compiled_functions, pointwise, unary
 from ._common import method
 
 __all__ = ["prepare", "install", "installed", "uninstall", "reinstall", "python_methods", "python_gradients",
@@ -1094,6 +1095,7 @@ static PyObject *add_gradient(PyObject *self, PyObject *args) {
     return descriptor;
 }
 
+UNARY_LOOPS
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
      "configure(Tensor, forward_state, dispatch_switch, record, plain_save, small_bytes, grad_state, "
@@ -1102,6 +1104,9 @@ static PyMethodDef methods[] = {
      "add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only) -> method"},
     {"add_gradient", (PyCFunction)add_gradient, METH_VARARGS,
      "add_gradient(node_cls, doc, python_gradient, formula) -> method"},
+    {"configure_functions", (PyCFunction)configure_functions, METH_O, "configure_functions(settled)"},
+    {"add_unary_loop", (PyCFunction)add_unary_loop, METH_VARARGS,
+     "add_unary_loop(python_op, node_cls, float32_address, float64_address, saves_self, saves_result) -> function"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1124,12 +1129,12 @@ PyMODINIT_FUNC PyInit_NAME(void) {
     float64_descr = PyArray_DescrFromType(NPY_FLOAT64);
     return PyModule_Create(&module);
 }
-'''.replace("NAME", _NAME).replace("FLAG\n", FLAG_SOURCE)
+'''.replace("NAME", _NAME).replace("FLAG\n", FLAG_SOURCE).replace("UNARY_LOOPS\n", _compiled_functions.SOURCE)
 
 
 _lock = threading.Lock()
 _state = {"python_ops": {}, "first_use": {}, "compiled": {}, "python_gradients": {}, "gradients": {},
-          "tried": False}
+          "tried": False, "module": None}
 
 
 def _build():
@@ -1143,8 +1148,10 @@ def _build():
     module = _compiler.load_module(source + SOURCE, _NAME, include)
     if module is None:
         return None
+    _state["module"] = module
     module.configure(Tensor, forward_state, dispatch_switch, _common.recording_function(), graph._save_plain,
                      openmp_kernels.ROWS_MIN_BYTES, grad_state, graph.modifier_recording)
+    module.configure_functions(choice.settled)
     compiled = {}
     for names, kind, *operator in METHODS:
         ufunc, node_cls, keeps, refused, floats_only = operator or (None, None, 0, "", False)
@@ -1199,6 +1206,7 @@ def install():
         if not _state["tried"]:
             _state["compiled"] = _build() or {}
             _state["tried"] = True
+            _compiled_functions.build(_state["module"])
             for node_cls, gradient in _state["gradients"].items():
                 node_cls.backward_arrays = gradient
         _put(_state["compiled"] if not dispatch_switch.on else {})

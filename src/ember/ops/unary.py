@@ -22,6 +22,7 @@ from ._common import (
 )
 from ._common import _RAW_DTYPES
 from ._common import _type_word
+from . import _compiled_functions
 from .._backend import openmp_kernels, vector_math
 from .._backend import special as _special_functions
 from .._backend.precision import exp_in_place, narrowed, widened
@@ -162,6 +163,16 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         bump_version(self)
         return self
 
+    if loop is not None and vector_math.MIN_ELEMENTS[loop] == 1 and not (refuse and "f" in "".join(refuse)):
+        # float32 inputs run on the loop at every size: the compiled function takes small ones
+        python_op = op
+        python_op.__name__ = python_op.__qualname__ = name
+        python_op.__code__ = python_op.__code__.replace(co_name=name)
+        entry = _compiled_functions.register(python_op, node_cls if grad else None, "self" in saves,
+                                             "result" in saves, lambda: (vector_math.loop_address(loop), None))
+
+        def op(input, *, out=None):
+            return entry[0](input) if out is None else python_op(input, out=out)
     op.__name__ = name
     op.__qualname__ = name
     op.__code__ = op.__code__.replace(co_name=name)  # tracebacks name the op, not "op"

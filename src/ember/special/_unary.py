@@ -8,6 +8,7 @@ import numpy as np
 
 from .._backend import special_bessel, special_normal, vector_math
 from ..autograd._dual import jvp_by_backward
+from ..ops import _compiled_functions
 from ..ops._common import Node, make, namespace_of, record
 from ._common import check_tensor, finish, float_result, refuse
 
@@ -54,6 +55,15 @@ def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x
                 node.save(*[t for key, t in (("x", input), ("result", res)) if key in saves])
         return finish(res, out)
 
+    loop = getattr(kernel, "compiled_loop", None)
+    if loop is not None:   # small float inputs go to the compiled function (``ops._compiled_functions``)
+        python_op = fn
+        python_op.__name__ = python_op.__qualname__ = name
+        entry = _compiled_functions.register(python_op, node_cls, "x" in saves, "result" in saves,
+                                             lambda: _loop_addresses(*loop))
+
+        def fn(input, *, out=None):
+            return entry[0](input) if out is None else python_op(input, out=out)
     if argument == "x":
         by_input = fn
 
@@ -65,6 +75,15 @@ def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x
         globals()[node_cls.__name__] = node_cls
     __all__.append(name)
     return fn
+
+
+def _loop_addresses(library, name):
+    """The float32 and float64 addresses of the loop ``name`` of ``special_loops`` ("special")
+    or ``vector_math`` ("vector", float32 only)."""
+    if library == "vector":
+        return vector_math.loop_address(name), None
+    from .._backend import special_loops
+    return special_loops.loop_addresses(name)
 
 
 def _where(cond, a, b):
@@ -163,6 +182,7 @@ def _entr_arrays(xp, x):
 
 
 _entr_kernel = vector_math.when_large("entr", lambda xp, x: vector_math.unary("entr", x), _entr_arrays, at=1)
+_entr_kernel.compiled_loop = ("vector", "entr")   # (float32 arrays, at every size)
 
 
 entr = _function("entr", _entr_kernel, """Elementwise entropy: ``-input * log(input)`` for
@@ -178,6 +198,7 @@ def _sinc_arrays(xp, x):
 
 
 _sinc_kernel = vector_math.when_large("sinc", lambda xp, x: vector_math.unary("sinc", x), _sinc_arrays, at=1)
+_sinc_kernel.compiled_loop = ("vector", "sinc")   # (float32 arrays, at every size)
 
 
 def _sinc_grad(g, x, y):

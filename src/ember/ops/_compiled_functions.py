@@ -1,0 +1,193 @@
+"""Functions of one tensor whose forward is one of ember's compiled loops, compiled for their
+common case: ``sigmoid``, ``erf``, ``erfc``, ``erfinv`` and ``ember.special``'s Bessel, Airy and
+normal-distribution functions, ``entr`` and ``sinc``.
+
+On a small tensor such an op is mostly Python: its frame, its checks, the kernel choice and the
+call of the loop cost several times the loop itself. Each of these ops registers here
+(``register``) and calls the entry it is given first. Once ``_compiled_methods`` has built its
+extension, the entry is a C function that takes the common case: an ordinary tensor on the CPU
+holding a small, C-contiguous float32 array (or float64, where the loop has one), with no
+``__torch_function__`` dispatch, forward-mode AD or forced kernel library (``choice.settled``).
+It runs the loop the op's Python path runs for that array (the same loop, so the same bits),
+makes the result tensor and, where autograd records, records the op's node and saves what the
+Python op saves. Every other case, and every case until the extension is built (or where it
+cannot be), runs the op's Python path, which also raises every error.
+"""
+import threading
+
+__all__ = ["register", "build", "python_functions", "SOURCE"]
+
+_lock = threading.Lock()
+_entries = []   # (entry, python_op, node_cls, saves_self, saves_result, addresses) for each op
+_state = {"built": False, "module": None}
+
+
+def register(python_op, node_cls, saves_self, saves_result, addresses):
+    """The entry (a one-element list) an op's function calls first with its tensor: at first a
+    function that builds the compiled functions (``_compiled_methods.install``), then the
+    compiled function, or ``python_op`` where it cannot be built. ``node_cls`` is the node the
+    op records (None: the compiled function leaves tensors that require grad to ``python_op``);
+    ``saves_self`` and ``saves_result`` say what its node saves; ``addresses()`` gives the
+    addresses of the loop for float32 and for float64 arrays (None where there is none)."""
+    entry = [None]
+
+    def first_use(input):
+        from . import _compiled_methods
+        _compiled_methods.install()
+        function = entry[0]
+        return (python_op if function is first_use else function)(input)
+
+    entry[0] = first_use
+    record = (entry, python_op, node_cls, saves_self, saves_result, addresses)
+    with _lock:
+        _entries.append(record)
+        if _state["built"]:
+            _fill(record, _state["module"])
+    return entry
+
+
+def build(module):
+    """Fill every registered entry with its compiled function from the extension ``module``
+    (None where it could not be built: the Python ops)."""
+    with _lock:
+        _state["built"], _state["module"] = True, module
+        for record in _entries:
+            _fill(record, module)
+
+
+def python_functions():
+    """``[(entry, python_op)]`` for each registered op: what puts the Python ops back (tests run
+    both paths)."""
+    with _lock:
+        return [(entry, python_op) for entry, python_op, *_ in _entries]
+
+
+def _fill(record, module):
+    entry, python_op, node_cls, saves_self, saves_result, addresses = record
+    function = python_op
+    if module is not None:
+        float32, float64 = addresses()
+        if float32 or float64:
+            function = module.add_unary_loop(python_op, node_cls, float32 or 0, float64 or 0,
+                                             int(saves_self), int(saves_result))
+    entry[0] = function
+
+
+# The C part, in ``_compiled_methods``' extension (it uses its helpers: ``array_of``, ``make``,
+# ``plain_mode``, ``requires_grad``, ``record``).
+SOURCE = r'''
+/* A function of one tensor that runs a compiled loop ``void loop(const T *x, T *out, int64_t n,
+   int threads)`` (``_compiled_functions``). */
+typedef void (*unary_loop)(const void *, void *, int64_t, int);
+typedef struct {
+    PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
+    unary_loop loops[2];              /* float32's and float64's, NULL where there is none */
+    int saves_self, saves_result;
+} UnaryLoop;
+
+#define MAX_UNARY_LOOPS 64
+static UnaryLoop unary_loops[MAX_UNARY_LOOPS];
+static int n_unary_loops;
+static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
+
+/* The op on tensor ``t`` in the common case: a new tensor, NULL on error, or ``*handled`` set to 0
+   where the case is not this one (nothing done). */
+static PyObject *unary_loop_case(UnaryLoop *u, PyObject *t, int *handled) {
+    *handled = 0;
+    PyArrayObject *a = array_of(t);
+    if (a == NULL || PyArray_NBYTES(a) >= small_bytes || PyArray_SIZE(a) == 0 || !PyArray_IS_C_CONTIGUOUS(a)
+            || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a))
+        return NULL;
+    int type = PyArray_TYPE(a);
+    unary_loop loop = type == NPY_FLOAT32 ? u->loops[0] : type == NPY_FLOAT64 ? u->loops[1] : NULL;
+    if (loop == NULL) return NULL;
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    PyObject *settled = plain > 0 ? PyObject_CallNoArgs(choice_settled) : NULL;
+    if (grad < 0 || plain < 0 || (plain > 0 && settled == NULL)) {
+        *handled = 1;
+        return NULL;
+    }
+    int is_settled = settled == Py_True;
+    Py_XDECREF(settled);
+    if (!plain || !is_settled || (grad && u->node_cls == Py_None)) return NULL;
+    PyArray_Descr *descr = PyArray_DESCR(a);
+    Py_INCREF(descr);
+    PyObject *data = PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(a), PyArray_DIMS(a), NULL, NULL, 0,
+                                          NULL);
+    *handled = 1;
+    if (data == NULL) return NULL;
+    loop(PyArray_DATA(a), PyArray_DATA((PyArrayObject *)data), PyArray_SIZE(a), 1);
+    PyObject *out = make(data);
+    if (out == NULL || !grad) return out;
+    PyObject *inputs = PyTuple_Pack(1, t);
+    if (inputs == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyObject *args[3] = {u->node_cls, inputs, out};
+    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
+    Py_DECREF(inputs);
+    if (node != NULL && node != Py_None && (u->saves_self || u->saves_result)) {
+        PyObject *r = u->saves_self && u->saves_result ? PyObject_CallMethodObjArgs(node, s_save, t, out, NULL)
+                      : PyObject_CallMethodObjArgs(node, s_save, u->saves_self ? t : out, NULL);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
+    }
+    if (node == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(node);
+    return out;
+}
+
+static PyObject *unary_loop_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
+    UnaryLoop *u = &unary_loops[PyLong_AsLong(index)];
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 1 && kwnames == NULL && Py_TYPE(args[0]) == TensorType) {
+        int handled = 0;
+        PyObject *out = unary_loop_case(u, args[0], &handled);
+        if (handled) return out;
+    }
+    return PyObject_Vectorcall(u->python_op, args, nargs, kwnames);   /* every other case */
+}
+
+static PyMethodDef unary_loop_definition = {
+    "unary_loop", (PyCFunction)(void (*)(void))unary_loop_call, METH_FASTCALL | METH_KEYWORDS,
+    "An op of one tensor on its compiled loop in the common case, else its Python op."};
+
+/* add_unary_loop(python_op, node_cls, float32_address, float64_address, saves_self, saves_result):
+   the op's compiled function (an address 0 where the loop has no such dtype). */
+static PyObject *add_unary_loop(PyObject *self, PyObject *args) {
+    UnaryLoop u;
+    unsigned long long float32, float64;
+    if (TensorType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the methods are not configured");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOKKii", &u.python_op, &u.node_cls, &float32, &float64, &u.saves_self,
+                          &u.saves_result))
+        return NULL;
+    if (n_unary_loops == MAX_UNARY_LOOPS) {
+        PyErr_SetString(PyExc_RuntimeError, "too many compiled functions");
+        return NULL;
+    }
+    u.loops[0] = (unary_loop)(uintptr_t)float32;
+    u.loops[1] = (unary_loop)(uintptr_t)float64;
+    PyObject *index = PyLong_FromLong(n_unary_loops);
+    PyObject *function = index == NULL ? NULL : PyCFunction_NewEx(&unary_loop_definition, index, NULL);
+    Py_XDECREF(index);
+    if (function == NULL) return NULL;
+    Py_INCREF(u.python_op);
+    Py_INCREF(u.node_cls);
+    unary_loops[n_unary_loops++] = u;
+    return function;
+}
+
+/* configure_functions(settled): ``choice.settled``. */
+static PyObject *configure_functions(PyObject *self, PyObject *settled) {
+    Py_INCREF(settled);
+    Py_XSETREF(choice_settled, settled);
+    Py_RETURN_NONE;
+}
+'''
