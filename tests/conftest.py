@@ -81,6 +81,27 @@ def spy(monkeypatch):
     return watch
 
 
+@pytest.fixture(scope="module")
+def dispatch_switched_off():
+    """The reasons for ``__torch_function__`` dispatch (a subclass switches it on for good in its
+    process) switched off while a module's tests run (``dispatch_off``), and on again after it."""
+    from ember import _torch_function
+    reasons = set()
+    yield reasons
+    for reason in reasons:
+        _torch_function.switch_on(reason)
+
+
+@pytest.fixture
+def dispatch_off(dispatch_switched_off):
+    """``__torch_function__`` dispatch switched off for the test (and the rest of its module): the
+    compiled methods and functions, which leave everything to the Python ops while it is on, run."""
+    from ember import _torch_function
+    for reason in set(_torch_function._switch.reasons):
+        _torch_function.switch_off(reason)
+        dispatch_switched_off.add(reason)
+
+
 @pytest.fixture(params=["compiled", "python"])
 def autograd_paths(request, monkeypatch):
     """Run the test with autograd's compiled record and engine loop (``autograd._compiled``),

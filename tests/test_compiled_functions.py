@@ -47,8 +47,9 @@ OPS = {
 
 
 @pytest.fixture(autouse=True)
-def compiled():
-    """The compiled functions built (``_compiled_methods.install`` builds them with the methods)."""
+def compiled(dispatch_off):
+    """The compiled functions built (``_compiled_methods.install`` builds them with the methods)
+    and taking their cases (dispatch switched off)."""
     _compiled_methods.install()
     if _compiled_methods._state["module"] is None:
         pytest.skip("the compiled functions cannot be built here (no C compiler or headers)")

@@ -25,24 +25,9 @@ OPERATORS = {
 }
 
 
-@pytest.fixture(scope="module")
-def dispatch_switched_off():
-    """The reasons for ``__torch_function__`` dispatch (a subclass switches it on for good in its
-    process) switched off while this module runs, and on again after it."""
-    from ember import _torch_function
-    reasons = set()
-    yield reasons
-    for reason in reasons:
-        _torch_function.switch_on(reason)
-
-
 @pytest.fixture(autouse=True)
-def compiled(dispatch_switched_off):
+def compiled(dispatch_off):
     """The compiled methods in place (dispatch, which puts the Python ops back, switched off)."""
-    from ember import _torch_function
-    for reason in set(_torch_function._switch.reasons):
-        _torch_function.switch_off(reason)
-        dispatch_switched_off.add(reason)
     _compiled_methods.install()
     if not _compiled_methods.installed():
         pytest.skip("the compiled methods cannot be built here (no C compiler or headers)")
@@ -367,6 +352,34 @@ def test_basic_keys_give_torchs_views(layout):
             assert (tuple(got.shape), got.stride(), got.storage_offset()) == (
                 tuple(want.shape), want.stride(), want.storage_offset()), key
             assert got.tolist() == want.tolist() and got._base is (x if x._base is None else x._base)
+
+
+@pytest.mark.parametrize("key", [0, -1, slice(None), slice(1, 3), slice(None, None, 2), None, Ellipsis, (),
+                                 (slice(None), None), (None, 1), (Ellipsis, None), (1, slice(None), 0),
+                                 (slice(None), slice(None)), (None, Ellipsis, 2), (slice(1, None), -1, None)],
+                         ids=repr)
+def test_indexing_a_tensor_that_requires_grad_records_the_python_ops_node(monkeypatch, key):
+    """``x[key]`` for a basic key of a tensor that requires grad records the node the Python op
+    records (named after the last step that did something), with its fields, and gives the same
+    gradient."""
+    values = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    grads = {}
+    results = []
+    for python in (False, True):
+        with monkeypatch.context() as m:
+            if python:
+                python_ops(m)
+            x = ember.tensor(values, requires_grad=True)
+            y = (x * 1.0)[key]
+            node = y.grad_fn
+            results.append((type(node).__name__, node.in_shape, node.key, y.requires_grad, y.shape,
+                            y.stride(), y._base is not None))
+            y.backward(ember.ones(y.shape))
+            grads[python] = x.grad.numpy()
+    assert results[0] == results[1]
+    np.testing.assert_array_equal(grads[False], grads[True])
+    with ember.no_grad():
+        assert (ember.ones(2, 3, requires_grad=True)[key if key != (1, slice(None), 0) else 1]).grad_fn is None
 
 
 def test_a_view_shares_the_version_counter_and_the_memory():

@@ -14,7 +14,8 @@ its Python op). The in-place operators take a writeable float or complex tensor 
 of its dtype or a Python number where autograd does not record (neither requires grad, or grad
 mode is off) and write into its memory, counting its version. The view ops take a tensor that
 does not require grad, with integer arguments (or a basic key), and make the view as the Python
-op does, with torch's strides. None
+op does, with torch's strides; ``x[key]`` takes a tensor that requires grad too, recording the
+node the Python op records (named after the key's last step that did something). None
 runs under forward-mode AD or ``__torch_function__`` dispatch. Every other case calls the Python
 op (``pointwise.add``, ``view.transpose`` and the rest), which also raises every error.
 
@@ -49,7 +50,7 @@ from ..autograd import graph
 from ..autograd._compiled import FLAG_SOURCE
 from ..autograd._dual import forward as forward_state
 from ..autograd.grad_mode import state as grad_state
-from . import _common, _compiled_functions, pointwise, unary
+from . import _common, _compiled_functions, pointwise, unary, view
 from ._common import method
 
 __all__ = ["prepare", "install", "installed", "uninstall", "reinstall", "python_methods", "python_gradients",
@@ -122,11 +123,15 @@ static Py_ssize_t small_bytes;   /* arrays this large or larger go to the Python
 static Py_ssize_t o_data, o_requires_grad, o_grad_fn, o_version_counter;
 static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_self_dtype, *s_other_shape,
                 *s_other_dtype, *s_other_scalar, *s_alpha, *s_save, *s_saved, *s_versions, *s_next_functions,
-                *s_grad_enabled, *s_enabled, *zero, *one, *out_keyword;
+                *s_grad_enabled, *s_enabled, *s_in_shape, *s_key, *zero, *one, *out_keyword;
 
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
 enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE };
+/* The nodes indexing records (``configure_views``): AliasBackward0, SliceBackward0, SelectBackward0,
+   UnsqueezeBackward0. */
+enum index_node { ALIAS_NODE, SLICE_NODE, SELECT_NODE, UNSQUEEZE_NODE };
+static PyObject *node_classes[4];
 enum keeps { KEEPS_NOTHING, KEEPS_ALPHA, KEEPS_OPERANDS, KEEPS_QUOTIENT };
 
 typedef struct {
@@ -498,14 +503,18 @@ static int shape_args(PyObject *const *args, Py_ssize_t nargs, npy_intp numel, n
    it, None inserting a dim of size 1 whose stride is the size times the stride of the dim it
    goes before (one element at the end). Into ``dims``, ``strides`` and ``*offset`` (bytes): the
    view's dimension count, or -1 where the key is anything else or out of range (the Python op
-   then indexes, or raises torch's error). */
-static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *strides, npy_intp *offset) {
+   then indexes, or raises torch's error); into ``*node``, the node torch names the indexing
+   after: the last step that did something (``view._basic_node_cls``). */
+static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *strides, npy_intp *offset,
+                     int *node) {
     PyObject *const *items = &key;
     Py_ssize_t n = 1;
-    if (PyTuple_CheckExact(key)) {
+    int tuple = PyTuple_CheckExact(key);
+    if (tuple) {
         items = &PyTuple_GET_ITEM(key, 0);
         n = PyTuple_GET_SIZE(key);
     }
+    *node = ALIAS_NODE;
     const int nd = PyArray_NDIM(a);
     const npy_intp *in_dims = PyArray_DIMS(a), *in_strides = PyArray_STRIDES(a);
     int real = 0, ellipses = 0;
@@ -528,6 +537,7 @@ static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *
             if (out >= NPY_MAXDIMS) return -1;
             dims[out] = 1;
             strides[out++] = in < nd ? in_dims[in] * in_strides[in] : PyArray_ITEMSIZE(a);
+            *node = UNSQUEEZE_NODE;
         } else if (PyLong_CheckExact(o)) {
             long index = PyLong_AsLong(o);
             if (index == -1 && PyErr_Occurred()) {
@@ -537,6 +547,7 @@ static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *
             if (index < -in_dims[in] || index >= in_dims[in]) return -1;
             *offset += (index < 0 ? index + in_dims[in] : index) * in_strides[in];
             in++;
+            *node = SELECT_NODE;
         } else if (PySlice_Check(o)) {
             Py_ssize_t start, stop, step;
             if (PySlice_Unpack(o, &start, &stop, &step) < 0) {
@@ -548,6 +559,9 @@ static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *
             strides[out++] = in_strides[in] * step;
             *offset += start * in_strides[in];
             in++;
+            PySliceObject *slice = (PySliceObject *)o;   /* (x[:] alone is a slice too, as in torch) */
+            if (!tuple || slice->start != Py_None || slice->stop != Py_None || slice->step != Py_None)
+                *node = SLICE_NODE;
         } else {
             return -1;
         }
@@ -560,13 +574,40 @@ static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *
     return out;
 }
 
-/* The view op on a tensor that does not require grad, as the Python op makes it: a new tensor,
+/* ``out``, the view ``t[key]`` of a tensor that requires grad, with the node torch names the
+   indexing after (``node_classes[node_kind]``) recorded, its input's shape and the key kept, as
+   ``view._slice_view`` records it; NULL (``out`` released) on error. */
+static PyObject *recorded_index(PyObject *out, PyObject *t, PyObject *key, int node_kind) {
+    PyObject *inputs = PyTuple_Pack(1, t);
+    if (inputs == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyObject *args[3] = {node_classes[node_kind], inputs, out};
+    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
+    Py_DECREF(inputs);
+    if (node != NULL && node != Py_None) {
+        PyObject *shape = PyObject_GetAttrString(SLOT(t, o_data), "shape");
+        if (shape == NULL || PyObject_SetAttr(node, s_in_shape, shape) < 0 || PyObject_SetAttr(node, s_key, key) < 0)
+            Py_CLEAR(node);
+        Py_XDECREF(shape);
+    }
+    if (node == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(node);
+    return out;
+}
+
+/* The view op on a tensor that does not require grad (``x[key]``: one that does, too), as the
+   Python op makes it: a new tensor,
    NULL on error, or ``*handled`` set to 0 where the case is not this one (nothing done). */
 static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssize_t nargs, int *handled) {
     *handled = 0;
     PyArrayObject *a = array_of(t);
-    if (a == NULL || SLOT(t, o_requires_grad) != Py_False) return NULL;
-    int nd = PyArray_NDIM(a);
+    if (a == NULL || (m->kind != SELECT && SLOT(t, o_requires_grad) != Py_False)) return NULL;
+    int nd = PyArray_NDIM(a), node_kind = ALIAS_NODE;
     npy_intp d0 = 0, d1 = 0;
     npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
     PyArray_Dims shape = {dims, 0};
@@ -586,7 +627,7 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
         break;
     case SELECT:
         if (nargs != 1 || !PyArray_ISWRITEABLE(a)) return NULL;
-        if ((shape.len = basic_key(a, args[0], dims, strides, &d0)) < 0) return NULL;
+        if ((shape.len = basic_key(a, args[0], dims, strides, &d0, &node_kind)) < 0) return NULL;
         break;
     default:
         return NULL;
@@ -635,7 +676,9 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     }
     *handled = 1;
     if (result == NULL) return NULL;
-    return is_view ? make_view(result, t) : make(result);
+    PyObject *out = is_view ? make_view(result, t) : make(result);
+    if (out == NULL || m->kind != SELECT || SLOT(t, o_requires_grad) == Py_False) return out;
+    return recorded_index(out, t, args[0], node_kind);
 }
 
 /* ``function(self, *args, **kwargs)``: the Python op or gradient, for every case not taken here. */
@@ -1095,6 +1138,17 @@ static PyObject *add_gradient(PyObject *self, PyObject *args) {
     return descriptor;
 }
 
+/* configure_views(alias, slice, select, unsqueeze): the node classes indexing records. */
+static PyObject *configure_views(PyObject *self, PyObject *args) {
+    PyObject *classes[4];
+    if (!PyArg_ParseTuple(args, "OOOO", &classes[0], &classes[1], &classes[2], &classes[3])) return NULL;
+    for (int i = 0; i < 4; i++) {
+        Py_INCREF(classes[i]);
+        Py_XSETREF(node_classes[i], classes[i]);
+    }
+    Py_RETURN_NONE;
+}
+
 UNARY_LOOPS
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
@@ -1105,6 +1159,8 @@ static PyMethodDef methods[] = {
     {"add_gradient", (PyCFunction)add_gradient, METH_VARARGS,
      "add_gradient(node_cls, doc, python_gradient, formula) -> method"},
     {"configure_functions", (PyCFunction)configure_functions, METH_O, "configure_functions(settled)"},
+    {"configure_views", (PyCFunction)configure_views, METH_VARARGS,
+     "configure_views(AliasBackward0, SliceBackward0, SelectBackward0, UnsqueezeBackward0)"},
     {"add_unary_loop", (PyCFunction)add_unary_loop, METH_VARARGS,
      "add_unary_loop(python_op, node_cls, float32_address, float64_address, saves_self, saves_result) -> function"},
     {NULL, NULL, 0, NULL},
@@ -1116,10 +1172,10 @@ PyMODINIT_FUNC PyInit_NAME(void) {
     import_array();
     const char *names[] = {"_base", "_view_version", "active", "on", "self_shape", "self_dtype", "other_shape",
                            "other_dtype", "other_scalar", "alpha", "save", "_saved", "_versions", "next_functions",
-                           "grad_enabled", "enabled"};
+                           "grad_enabled", "enabled", "in_shape", "key"};
     PyObject **interned[] = {&s_base, &s_view_version, &s_active, &s_on, &s_self_shape, &s_self_dtype,
                              &s_other_shape, &s_other_dtype, &s_other_scalar, &s_alpha, &s_save, &s_saved,
-                             &s_versions, &s_next_functions, &s_grad_enabled, &s_enabled};
+                             &s_versions, &s_next_functions, &s_grad_enabled, &s_enabled, &s_in_shape, &s_key};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if ((*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     if ((zero = PyLong_FromLong(0)) == NULL || (one = PyLong_FromLong(1)) == NULL
@@ -1152,6 +1208,7 @@ def _build():
     module.configure(Tensor, forward_state, dispatch_switch, _common.recording_function(), graph._save_plain,
                      openmp_kernels.ROWS_MIN_BYTES, grad_state, graph.modifier_recording)
     module.configure_functions(choice.settled)
+    module.configure_views(view.AliasBackward0, view.SliceBackward0, view.SelectBackward0, view.UnsqueezeBackward0)
     compiled = {}
     for names, kind, *operator in METHODS:
         ufunc, node_cls, keeps, refused, floats_only = operator or (None, None, 0, "", False)
