@@ -13,22 +13,25 @@ makes the result tensor and, where autograd records, records the op's node and s
 Python op saves. Every other case, and every case until the extension is built (or where it
 cannot be), runs the op's Python path, which also raises every error.
 """
+import sys
 import threading
 
 __all__ = ["register", "build", "python_functions", "SOURCE"]
 
 _lock = threading.Lock()
-_entries = []   # (entry, python_op, node_cls, saves_self, saves_result, addresses) for each op
+_entries = []   # (entry, python_op, node_cls, saves_self, saves_result, addresses, ufunc, max_elements)
 _state = {"built": False, "module": None}
 
 
-def register(python_op, node_cls, saves_self, saves_result, addresses):
+def register(python_op, node_cls, saves_self, saves_result, addresses=None, ufunc=None, max_elements=None):
     """The entry (a one-element list) an op's function calls first with its tensor: at first a
     function that builds the compiled functions (``_compiled_methods.install``), then the
     compiled function, or ``python_op`` where it cannot be built. ``node_cls`` is the node the
     op records (None: the compiled function leaves tensors that require grad to ``python_op``);
-    ``saves_self`` and ``saves_result`` say what its node saves; ``addresses()`` gives the
-    addresses of the loop for float32 and for float64 arrays (None where there is none)."""
+    ``saves_self`` and ``saves_result`` say what its node saves. The op's forward on a float32
+    or float64 array is a compiled loop, whose addresses for each dtype ``addresses()`` gives
+    (None where there is none), or the NumPy ``ufunc`` below ``max_elements`` elements (where
+    the op takes a loop from there)."""
     entry = [None]
 
     def first_use(input):
@@ -38,7 +41,7 @@ def register(python_op, node_cls, saves_self, saves_result, addresses):
         return (python_op if function is first_use else function)(input)
 
     entry[0] = first_use
-    record = (entry, python_op, node_cls, saves_self, saves_result, addresses)
+    record = (entry, python_op, node_cls, saves_self, saves_result, addresses, ufunc, max_elements)
     with _lock:
         _entries.append(record)
         if _state["built"]:
@@ -63,13 +66,13 @@ def python_functions():
 
 
 def _fill(record, module):
-    entry, python_op, node_cls, saves_self, saves_result, addresses = record
+    entry, python_op, node_cls, saves_self, saves_result, addresses, ufunc, max_elements = record
     function = python_op
     if module is not None:
-        float32, float64 = addresses()
-        if float32 or float64:
-            function = module.add_unary_loop(python_op, node_cls, float32 or 0, float64 or 0,
-                                             int(saves_self), int(saves_result))
+        float32, float64 = addresses() if addresses is not None else (None, None)
+        if ufunc is not None or float32 or float64:
+            function = module.add_unary_loop(python_op, node_cls, ufunc, float32 or 0, float64 or 0,
+                                             max_elements or sys.maxsize, int(saves_self), int(saves_result))
     entry[0] = function
 
 
@@ -81,7 +84,9 @@ SOURCE = r'''
 typedef void (*unary_loop)(const void *, void *, int64_t, int);
 typedef struct {
     PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
+    PyObject *ufunc;                  /* the NumPy ufunc the op is on float arrays (None: the loops) */
     unary_loop loops[2];              /* float32's and float64's, NULL where there is none */
+    Py_ssize_t max_elements;          /* the most elements taken here (a ufunc's op's loop takes more) */
     int saves_self, saves_result;
 } UnaryLoop;
 
@@ -95,14 +100,16 @@ static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forc
 static PyObject *unary_loop_case(UnaryLoop *u, PyObject *t, int *handled) {
     *handled = 0;
     PyArrayObject *a = array_of(t);
-    if (a == NULL || PyArray_NBYTES(a) >= small_bytes || PyArray_SIZE(a) == 0 || !PyArray_IS_C_CONTIGUOUS(a)
-            || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a))
+    int on_loop = u->ufunc == Py_None;
+    if (a == NULL || PyArray_NBYTES(a) >= small_bytes || PyArray_SIZE(a) == 0 || PyArray_SIZE(a) > u->max_elements
+            || (on_loop && (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a))))
         return NULL;
     int type = PyArray_TYPE(a);
     unary_loop loop = type == NPY_FLOAT32 ? u->loops[0] : type == NPY_FLOAT64 ? u->loops[1] : NULL;
-    if (loop == NULL) return NULL;
+    if (on_loop ? loop == NULL : type != NPY_FLOAT32 && type != NPY_FLOAT64) return NULL;
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
-    PyObject *settled = plain > 0 ? PyObject_CallNoArgs(choice_settled) : NULL;
+    /* (a ufunc's op runs it below its loop's size whatever the kernel choice) */
+    PyObject *settled = plain > 0 ? (on_loop ? PyObject_CallNoArgs(choice_settled) : Py_NewRef(Py_True)) : NULL;
     if (grad < 0 || plain < 0 || (plain > 0 && settled == NULL)) {
         *handled = 1;
         return NULL;
@@ -110,13 +117,18 @@ static PyObject *unary_loop_case(UnaryLoop *u, PyObject *t, int *handled) {
     int is_settled = settled == Py_True;
     Py_XDECREF(settled);
     if (!plain || !is_settled || (grad && u->node_cls == Py_None)) return NULL;
-    PyArray_Descr *descr = PyArray_DESCR(a);
-    Py_INCREF(descr);
-    PyObject *data = PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(a), PyArray_DIMS(a), NULL, NULL, 0,
-                                          NULL);
+    PyObject *data;
+    if (on_loop) {
+        PyArray_Descr *descr = PyArray_DESCR(a);
+        Py_INCREF(descr);
+        data = PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(a), PyArray_DIMS(a), NULL, NULL, 0, NULL);
+        if (data != NULL) loop(PyArray_DATA(a), PyArray_DATA((PyArrayObject *)data), PyArray_SIZE(a), 1);
+    } else {
+        PyObject *array = (PyObject *)a;
+        data = PyObject_Vectorcall(u->ufunc, &array, 1, NULL);
+    }
     *handled = 1;
     if (data == NULL) return NULL;
-    loop(PyArray_DATA(a), PyArray_DATA((PyArrayObject *)data), PyArray_SIZE(a), 1);
     PyObject *out = make(data);
     if (out == NULL || !grad) return out;
     PyObject *inputs = PyTuple_Pack(1, t);
@@ -156,8 +168,9 @@ static PyMethodDef unary_loop_definition = {
     "unary_loop", (PyCFunction)(void (*)(void))unary_loop_call, METH_FASTCALL | METH_KEYWORDS,
     "An op of one tensor on its compiled loop in the common case, else its Python op."};
 
-/* add_unary_loop(python_op, node_cls, float32_address, float64_address, saves_self, saves_result):
-   the op's compiled function (an address 0 where the loop has no such dtype). */
+/* add_unary_loop(python_op, node_cls, ufunc, float32_address, float64_address, max_elements, saves_self,
+   saves_result): the op's compiled function (on ``ufunc`` where it is not None, else on the loops;
+   an address 0 where the loop has no such dtype). */
 static PyObject *add_unary_loop(PyObject *self, PyObject *args) {
     UnaryLoop u;
     unsigned long long float32, float64;
@@ -165,8 +178,8 @@ static PyObject *add_unary_loop(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "the methods are not configured");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOKKii", &u.python_op, &u.node_cls, &float32, &float64, &u.saves_self,
-                          &u.saves_result))
+    if (!PyArg_ParseTuple(args, "OOOKKnii", &u.python_op, &u.node_cls, &u.ufunc, &float32, &float64, &u.max_elements,
+                          &u.saves_self, &u.saves_result))
         return NULL;
     if (n_unary_loops == MAX_UNARY_LOOPS) {
         PyErr_SetString(PyExc_RuntimeError, "too many compiled functions");
@@ -180,6 +193,7 @@ static PyObject *add_unary_loop(PyObject *self, PyObject *args) {
     if (function == NULL) return NULL;
     Py_INCREF(u.python_op);
     Py_INCREF(u.node_cls);
+    Py_INCREF(u.ufunc);
     unary_loops[n_unary_loops++] = u;
     return function;
 }

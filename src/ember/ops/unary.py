@@ -100,6 +100,15 @@ _SAVERS = {
 }
 
 
+def _ufunc(name):
+    """The forward ``xp.name(x)``, the ufunc ``name`` of NumPy (or CuPy): its compiled function
+    calls NumPy's for small float tensors (``_compiled_functions``)."""
+    def forward(xp, x):
+        return getattr(xp, name)(x)
+    forward.ufunc = name
+    return forward
+
+
 def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, refuse=None,
            exported=True, arithmetic=False, refuse_inplace=None, exact_out=False,
            complex_grad=None, tangent=None, array_grad=None, loop=None):
@@ -123,6 +132,7 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         node_cls.complex_formula = staticmethod(complex_grad)
         complex_autograd(node_cls)
     save = _SAVERS[saves]
+    ufunc = getattr(forward, "ufunc", None)
     if loop is not None:
         forward = vector_math.when_large(loop, lambda xp, x: vector_math.unary(loop, x), forward, at=1)
 
@@ -163,13 +173,18 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         bump_version(self)
         return self
 
-    if loop is not None and vector_math.MIN_ELEMENTS[loop] == 1 and not (refuse and "f" in "".join(refuse)):
-        # float32 inputs run on the loop at every size: the compiled function takes small ones
+    on_loop = loop is not None and vector_math.MIN_ELEMENTS[loop] == 1
+    if (on_loop or ufunc is not None) and not (refuse and "f" in "".join(refuse)):
+        # small float inputs go to the compiled function: on the loop (float32 inputs run on it at
+        # every size), or on NumPy's ufunc below the size the op takes its loop from
         python_op = op
         python_op.__name__ = python_op.__qualname__ = name
         python_op.__code__ = python_op.__code__.replace(co_name=name)
-        entry = _compiled_functions.register(python_op, node_cls if grad else None, "self" in saves,
-                                             "result" in saves, lambda: (vector_math.loop_address(loop), None))
+        entry = _compiled_functions.register(
+            python_op, node_cls if grad else None, "self" in saves, "result" in saves,
+            addresses=(lambda: (vector_math.loop_address(loop), None)) if on_loop else None,
+            ufunc=None if on_loop else getattr(np, ufunc),
+            max_elements=vector_math.MIN_ELEMENTS[loop] - 1 if loop is not None and not on_loop else None)
 
         def op(input, *, out=None):
             return entry[0](input) if out is None else python_op(input, out=out)
@@ -203,21 +218,21 @@ def _zero_gradient(g, x, y):
 
 
 # name, forward(xp, x), grad(g, x, result), saved
-exp = _unary("exp", lambda xp, x: xp.exp(x), lambda g, x, y: g * y, ("result",), arithmetic=True,
+exp = _unary("exp", _ufunc("exp"), lambda g, x, y: g * y, ("result",), arithmetic=True,
              complex_grad=lambda g, x, y: g * y.conj(), loop="exp")
-exp2 = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, x, y: g * y * math.log(2.0), ("result",),
+exp2 = _unary("exp2", _ufunc("exp2"), lambda g, x, y: g * y * math.log(2.0), ("result",),
               arithmetic=True, loop="exp2")
-expm1 = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, x, y: g * (y + 1), ("result",),
+expm1 = _unary("expm1", _ufunc("expm1"), lambda g, x, y: g * (y + 1), ("result",),
                arithmetic=True)
-log = _unary("log", lambda xp, x: xp.log(x), lambda g, x, y: g / x, arithmetic=True,
+log = _unary("log", _ufunc("log"), lambda g, x, y: g / x, arithmetic=True,
              complex_grad=lambda g, x, y: g / x.conj())
-log2 = _unary("log2", lambda xp, x: xp.log2(x), lambda g, x, y: g / (x * math.log(2.0)),
+log2 = _unary("log2", _ufunc("log2"), lambda g, x, y: g / (x * math.log(2.0)),
               arithmetic=True)
-log10 = _unary("log10", lambda xp, x: xp.log10(x), lambda g, x, y: g / (x * math.log(10.0)),
+log10 = _unary("log10", _ufunc("log10"), lambda g, x, y: g / (x * math.log(10.0)),
                arithmetic=True)
-log1p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, x, y: g / (x + 1), node_name="Log1PBackward0",
+log1p = _unary("log1p", _ufunc("log1p"), lambda g, x, y: g / (x + 1), node_name="Log1PBackward0",
                arithmetic=True, loop="log1p")
-sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, x, y: g / (2 * y), ("result",),
+sqrt = _unary("sqrt", _ufunc("sqrt"), lambda g, x, y: g / (2 * y), ("result",),
               arithmetic=True, complex_grad=lambda g, x, y: g / (2 * y.conj()), loop="sqrt")
 rsqrt = _unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, x, y: g * -0.5 * y.pow(3), ("result",),
                loop="rsqrt")
@@ -225,22 +240,22 @@ reciprocal = _unary("reciprocal", lambda xp, x: (xp.divide(1, x) if x.dtype.kind
                                                  else xp.reciprocal(x)),   # (the same bits)
                     lambda g, x, y: -g * y * y, ("result",),
                     arithmetic=True, complex_grad=lambda g, x, y: -g * (y * y).conj())
-sin = _unary("sin", lambda xp, x: xp.sin(x), lambda g, x, y: g * x.cos(),
+sin = _unary("sin", _ufunc("sin"), lambda g, x, y: g * x.cos(),
              complex_grad=lambda g, x, y: g * x.cos().conj(), loop="sin")
-cos = _unary("cos", lambda xp, x: xp.cos(x), lambda g, x, y: -g * x.sin(),
+cos = _unary("cos", _ufunc("cos"), lambda g, x, y: -g * x.sin(),
              complex_grad=lambda g, x, y: -g * x.sin().conj(), loop="cos")
-tan = _unary("tan", lambda xp, x: xp.tan(x), lambda g, x, y: g * (1 + y * y), ("result",),
+tan = _unary("tan", _ufunc("tan"), lambda g, x, y: g * (1 + y * y), ("result",),
              arithmetic=True)
-asin = _unary("asin", lambda xp, x: xp.arcsin(x), lambda g, x, y: g * (1 - x * x).rsqrt())
-acos = _unary("acos", lambda xp, x: xp.arccos(x), lambda g, x, y: -g * (1 - x * x).rsqrt())
-atan = _unary("atan", lambda xp, x: xp.arctan(x), lambda g, x, y: g / (1 + x * x), arithmetic=True)
-sinh = _unary("sinh", lambda xp, x: xp.sinh(x), lambda g, x, y: g * x.cosh())
-cosh = _unary("cosh", lambda xp, x: xp.cosh(x), lambda g, x, y: g * x.sinh())
-tanh = _unary("tanh", lambda xp, x: xp.tanh(x), lambda g, x, y: g * (1 - y * y), ("result",),
+asin = _unary("asin", _ufunc("arcsin"), lambda g, x, y: g * (1 - x * x).rsqrt())
+acos = _unary("acos", _ufunc("arccos"), lambda g, x, y: -g * (1 - x * x).rsqrt())
+atan = _unary("atan", _ufunc("arctan"), lambda g, x, y: g / (1 + x * x), arithmetic=True)
+sinh = _unary("sinh", _ufunc("sinh"), lambda g, x, y: g * x.cosh())
+cosh = _unary("cosh", _ufunc("cosh"), lambda g, x, y: g * x.sinh())
+tanh = _unary("tanh", _ufunc("tanh"), lambda g, x, y: g * (1 - y * y), ("result",),
               arithmetic=True)
-asinh = _unary("asinh", lambda xp, x: xp.arcsinh(x), lambda g, x, y: g * (x * x + 1).rsqrt())
-acosh = _unary("acosh", lambda xp, x: xp.arccosh(x), lambda g, x, y: g * (x * x - 1).rsqrt())
-atanh = _unary("atanh", lambda xp, x: xp.arctanh(x), lambda g, x, y: g / (1 - x * x),
+asinh = _unary("asinh", _ufunc("arcsinh"), lambda g, x, y: g * (x * x + 1).rsqrt())
+acosh = _unary("acosh", _ufunc("arccosh"), lambda g, x, y: g * (x * x - 1).rsqrt())
+atanh = _unary("atanh", _ufunc("arctanh"), lambda g, x, y: g / (1 - x * x),
                arithmetic=True)
 erf = _unary("erf", _special("erf"), lambda g, x, y: g * (2 / _SQRT_PI) * (-(x * x)).exp(),
              refuse={"c": _not_implemented("erf_vml_cpu")}, loop="erf")
@@ -252,7 +267,7 @@ lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
                 refuse={"c": _not_implemented("lgamma_vml_cpu")})
 digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x),
                  refuse={"c": _not_implemented("digamma")})
-abs = _unary("abs", lambda xp, x: xp.abs(x),
+abs = _unary("abs", _ufunc("abs"),
              lambda g, x, y: g * (x.sgn() if x._data.dtype.kind == "c" else x.sign()),
              array_grad=vector_math.when_large("abs backward", lambda g, x, y: vector_math.gradient("abs", g, x),
                                                lambda g, x, y: g * _sign(namespace_of(x), x)),
