@@ -1,5 +1,6 @@
-"""Forward+backward time of nn.functional's losses and activations (the ones outside the op
-table of tests/op_db), ember beside torch in one process: each case on a (32, 10) batch
+"""Forward+backward time of nn.functional's losses, activations, softmaxes and layer norm (the
+ones outside the op table of tests/op_db), ember beside torch in one process: each case on a
+(32, 10) batch
 (``tiny``, where the time is the framework's overhead) and a (222, 295) one (``medium``), the
 input requiring grad, ``backward()`` of the summed output. Cases run interleaved (every repeat
 times each case on each library in turn); the table gives medians in microseconds and the
@@ -44,18 +45,26 @@ CASES = {
     "mish": lambda lib, x, d: lib.nn.functional.mish(x).sum(),
     "outer": lambda lib, x, d: lib.outer(x[:, 0], x[0]).sum(),
     "addr": lambda lib, x, d: lib.addr(x, x[:, 0], x[0], beta=0.5, alpha=2.0).sum(),
+    "softmax": lambda lib, x, d: (lib.nn.functional.softmax(x, -1) * d["target"]).sum(),
+    "log_softmax": lambda lib, x, d: (lib.nn.functional.log_softmax(x, -1) * d["target"]).sum(),
+    "layer_norm": lambda lib, x, d: (lib.nn.functional.layer_norm(x, x.shape[-1:], d["weight"], d["bias"])
+                                     * d["target"]).sum(),
 }
 
 
 def _inputs(lib, shape, rng):
     x = rng.standard_normal(shape).astype(np.float32)
     data = {"target": lib.tensor(_probabilities(rng.standard_normal(shape)).astype(np.float32)),
-            "classes": lib.tensor(rng.integers(0, shape[1], shape[0]))}
+            "classes": lib.tensor(rng.integers(0, shape[1], shape[0])),
+            "weight": lib.tensor(rng.standard_normal(shape[1]).astype(np.float32), requires_grad=True),
+            "bias": lib.tensor(rng.standard_normal(shape[1]).astype(np.float32), requires_grad=True)}
     return lib.tensor(x, requires_grad=True), data
 
 
 def _calibrated(step):
-    """How many calls of ``step`` make one timed sample."""
+    """How many calls of ``step`` make one timed sample (after an untimed call, which may set
+    things up: a library's first use builds or loads its compiled code)."""
+    step()
     count = 1
     while True:
         start = time.perf_counter()

@@ -1,17 +1,20 @@
-"""Functions of one tensor whose forward is one of ember's compiled loops, compiled for their
-common case: ``sigmoid``, ``erf``, ``erfc``, ``erfinv`` and ``ember.special``'s Bessel, Airy and
-normal-distribution functions, ``entr`` and ``sinc``.
+"""Functions of one tensor whose forward on a float array is one of ember's compiled loops or a
+NumPy ufunc, compiled for their common case: ``sigmoid``, ``erf``, ``erfc``, ``erfinv`` and
+``ember.special``'s Bessel, Airy and normal-distribution functions, ``entr`` and ``sinc`` (on
+loops), and ``exp``, ``log``, ``sqrt``, ``sin``, ``tanh``, ``abs`` and the other ops that
+``unary._ufunc`` declares (on ufuncs).
 
 On a small tensor such an op is mostly Python: its frame, its checks, the kernel choice and the
-call of the loop cost several times the loop itself. Each of these ops registers here
-(``register``) and calls the entry it is given first. Once ``_compiled_methods`` has built its
-extension, the entry is a C function that takes the common case: an ordinary tensor on the CPU
-holding a small, C-contiguous float32 array (or float64, where the loop has one), with no
-``__torch_function__`` dispatch, forward-mode AD or forced kernel library (``choice.settled``).
-It runs the loop the op's Python path runs for that array (the same loop, so the same bits),
-makes the result tensor and, where autograd records, records the op's node and saves what the
-Python op saves. Every other case, and every case until the extension is built (or where it
-cannot be), runs the op's Python path, which also raises every error.
+call of the loop or the ufunc cost several times the work itself. Each of these ops registers
+here (``register``) and calls the entry it is given first. Once ``_compiled_methods`` has built
+its extension, the entry is a C function that takes the common case: an ordinary tensor on the
+CPU holding a small float32 array (or float64, where the loop has one), with no
+``__torch_function__`` dispatch or forward-mode AD; for a loop, a C-contiguous array and no
+forced kernel library (``choice.settled``); for a ufunc, an array below the size from which the
+op takes a loop instead. It runs what the op's Python path runs for that array (the same loop or
+ufunc, so the same bits), makes the result tensor and, where autograd records, records the op's
+node and saves what the Python op saves. Every other case, and every case until the extension is
+built (or where it cannot be), runs the op's Python path, which also raises every error.
 """
 import sys
 import threading
@@ -45,7 +48,7 @@ def register(python_op, node_cls, saves_self, saves_result, addresses=None, ufun
     with _lock:
         _entries.append(record)
         if _state["built"]:
-            _fill(record, _state["module"])
+            _arm(record, _state["module"])
     return entry
 
 
@@ -55,7 +58,7 @@ def build(module):
     with _lock:
         _state["built"], _state["module"] = True, module
         for record in _entries:
-            _fill(record, module)
+            _arm(record, module)
 
 
 def python_functions():
@@ -63,6 +66,22 @@ def python_functions():
     both paths)."""
     with _lock:
         return [(entry, python_op) for entry, python_op, *_ in _entries]
+
+
+def _arm(record, module):
+    """Fill the entry of ``record``: at once for an op on a ufunc; for one on loops, at its first
+    call (which loads its loops: an op never called loads none)."""
+    entry = record[0]
+    if module is None or record[5] is None:
+        _fill(record, module)
+        return
+
+    def first_call(input):
+        with _lock:
+            if entry[0] is first_call:
+                _fill(record, module)
+        return entry[0](input)
+    entry[0] = first_call
 
 
 def _fill(record, module):
