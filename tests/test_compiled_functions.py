@@ -88,6 +88,29 @@ def test_every_registered_function_is_tested_here():
     assert names == set(OPS)
 
 
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_compiled_function_takes_the_common_case(monkeypatch, name):
+    """A small float32 tensor reaches neither the Python path's loop call nor its ufunc (the C
+    function runs them itself), where the Python path reaches one of them."""
+    from ember._backend import special_loops
+    fn = OPS[name][0]
+    x = ember.tensor(_inputs(name, "float32"))
+    fn(x)   # (the kernel choice's settings checked, the op's compiled function made)
+    calls = []
+    spy = lambda real: lambda *args, **kwargs: calls.append(real) or real(*args, **kwargs)  # noqa: E731
+    monkeypatch.setattr(vector_math, "unary", spy(vector_math.unary))
+    monkeypatch.setattr(special_loops, "compute", spy(special_loops.compute))
+    ufuncs = [record[6] for record in _compiled_functions._entries if record[1].__name__ == name and record[6]]
+    for attribute, value in list(vars(np).items()):   # (under each of its names: np.abs is np.absolute)
+        if any(value is ufunc for ufunc in ufuncs):
+            monkeypatch.setattr(np, attribute, spy(value))
+    fn(x)
+    assert calls == []
+    with python_paths():
+        fn(x)
+    assert len(calls) == 1
+
+
 def _run(fn, values, requires_grad=False):
     x = ember.tensor(values, requires_grad=requires_grad)
     y = fn(x)

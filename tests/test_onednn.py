@@ -835,6 +835,11 @@ def _layer_norm_run(lib, x_data, g_data, normalized_shape, affine):
                                                        if p is not None]]
 
 
+def _assert_layer_norm_close(got, want):
+    for name, a, b in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6 * max(1.0, np.abs(b).max()), err_msg=name)
+
+
 @pytest.mark.parametrize("backward", ["openmp loop", "onednn"])
 @pytest.mark.parametrize("affine", ["weight bias", "weight", "bias", ""])
 @pytest.mark.parametrize("shape, normalized_shape", [((16, 64, 128), (128,)),
@@ -858,9 +863,7 @@ def test_layer_norm_on_onednn_matches_torch(shape, normalized_shape, affine, bac
     want = _layer_norm_run(torch, x, g, normalized_shape, affine)
     with choice.only(choice.ONEDNN):
         got = _layer_norm_run(ember, x, g, normalized_shape, affine)
-    for name, a, b in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6 * max(1.0, np.abs(b).max()),
-                                   err_msg=name)
+    _assert_layer_norm_close(got, want)
     ran = [r is not None for r in loop_results]
     assert ran == [backward == "openmp loop"]
 
@@ -899,9 +902,8 @@ def test_small_float32_layer_norm_runs_on_the_row_loops(shape, normalized_shape,
         _layer_norm_run(ember, x, g, normalized_shape, affine)
     on_numpy = _layer_norm_run(ember, x, g, normalized_shape, affine)
     for got in (on_loops, on_numpy):
-        for name, a, b in zip(("output", "input grad", "weight grad", "bias grad"), got, want):
-            assert a.dtype == np.float32
-            np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6 * max(1.0, np.abs(b).max()), err_msg=name)
+        assert all(a.dtype == np.float32 for a in got)
+        _assert_layer_norm_close(got, want)
 
 
 def test_a_repeated_layer_norm_step_creates_no_primitives():

@@ -96,7 +96,7 @@ def _fill(record, module):
 
 
 # The C part, in ``_compiled_methods``' extension (it uses its helpers: ``array_of``, ``make``,
-# ``plain_mode``, ``requires_grad``, ``record``).
+# ``plain_mode``, ``requires_grad``, ``record_one``).
 SOURCE = r'''
 /* A function of one tensor that runs a compiled loop ``void loop(const T *x, T *out, int64_t n,
    int threads)`` (``_compiled_functions``). */
@@ -150,14 +150,7 @@ static PyObject *unary_loop_case(UnaryLoop *u, PyObject *t, int *handled) {
     if (data == NULL) return NULL;
     PyObject *out = make(data);
     if (out == NULL || !grad) return out;
-    PyObject *inputs = PyTuple_Pack(1, t);
-    if (inputs == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    PyObject *args[3] = {u->node_cls, inputs, out};
-    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
-    Py_DECREF(inputs);
+    PyObject *node = record_one(u->node_cls, t, out);
     if (node != NULL && node != Py_None && (u->saves_self || u->saves_result)) {
         PyObject *r = u->saves_self && u->saves_result ? PyObject_CallMethodObjArgs(node, s_save, t, out, NULL)
                       : PyObject_CallMethodObjArgs(node, s_save, u->saves_self ? t : out, NULL);

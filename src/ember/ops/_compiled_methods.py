@@ -574,18 +574,22 @@ static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *
     return out;
 }
 
+/* ``record(node_cls, (t,), out)``: the node recorded for ``out``, an op of the one tensor ``t``
+   (a new reference; None where nothing is recorded), or NULL on error. */
+static PyObject *record_one(PyObject *node_cls, PyObject *t, PyObject *out) {
+    PyObject *inputs = PyTuple_Pack(1, t);
+    if (inputs == NULL) return NULL;
+    PyObject *args[3] = {node_cls, inputs, out};
+    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
+    Py_DECREF(inputs);
+    return node;
+}
+
 /* ``out``, the view ``t[key]`` of a tensor that requires grad, with the node torch names the
    indexing after (``node_classes[node_kind]``) recorded, its input's shape and the key kept, as
    ``view._slice_view`` records it; NULL (``out`` released) on error. */
 static PyObject *recorded_index(PyObject *out, PyObject *t, PyObject *key, int node_kind) {
-    PyObject *inputs = PyTuple_Pack(1, t);
-    if (inputs == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    PyObject *args[3] = {node_classes[node_kind], inputs, out};
-    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
-    Py_DECREF(inputs);
+    PyObject *node = record_one(node_classes[node_kind], t, out);
     if (node != NULL && node != Py_None) {
         PyObject *shape = PyObject_GetAttrString(SLOT(t, o_data), "shape");
         if (shape == NULL || PyObject_SetAttr(node, s_in_shape, shape) < 0 || PyObject_SetAttr(node, s_key, key) < 0)
