@@ -1,6 +1,6 @@
-"""The compiled functions of one tensor (``ops/_compiled_functions.py``): each gives the bits,
-the dtype, the node and the gradients its Python path gives (the same loop), torch's values,
-and every case it does not take reaches the Python path."""
+"""The compiled functions of one or two tensors (``ops/_compiled_functions.py``): each gives the
+bits, the dtype, the node and the gradients its Python path gives (the same loop or ufunc),
+torch's values, and every case it does not take reaches the Python path."""
 import contextlib
 import math
 
@@ -51,6 +51,14 @@ OPS.update({name: (getattr(ember, name), getattr(torch, name), domain, BOTH) for
     "acos": (-0.9, 0.9), "atan": (-5, 5), "sinh": (-5, 5), "cosh": (-5, 5), "tanh": (-5, 5), "asinh": (-5, 5),
     "acosh": (1.1, 5), "atanh": (-0.9, 0.9), "abs": (-5, 5)}.items()})
 
+# name: (ember's function, torch's, the inputs' range, the dtypes its loop takes: none where the
+# op is on a ufunc)
+BINARY_OPS = {name: (getattr(ember, name), getattr(torch, name), domain, ()) for name, domain in {
+    "maximum": (-5, 5), "minimum": (-5, 5), "fmax": (-5, 5), "fmin": (-5, 5), "atan2": (-5, 5),
+    "hypot": (-5, 5), "copysign": (-5, 5), "nextafter": (-5, 5), "logaddexp": (-5, 5),
+    "logaddexp2": (-5, 5)}.items()}
+BINARY_OPS["xlogy"] = (ember.xlogy, torch.xlogy, (0, 5), SINGLE)
+BINARY_OPS["xlog1py"] = (ember.special.xlog1py, torch.special.xlog1py, (-0.5, 5), SINGLE)
 
 @pytest.fixture(autouse=True)
 def compiled(dispatch_off):
@@ -85,7 +93,7 @@ def _inputs(name, dtype, shape=(3, 5)):
 
 def test_every_registered_function_is_tested_here():
     names = {python_op.__name__ for _, python_op in _compiled_functions.python_functions()}
-    assert names == set(OPS)
+    assert names == set(OPS) | set(BINARY_OPS) | {"_cat", "_stack"}   # (cat's and stack's Python paths)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -100,15 +108,21 @@ def test_the_compiled_function_takes_the_common_case(monkeypatch, name):
     spy = lambda real: lambda *args, **kwargs: calls.append(real) or real(*args, **kwargs)  # noqa: E731
     monkeypatch.setattr(vector_math, "unary", spy(vector_math.unary))
     monkeypatch.setattr(special_loops, "compute", spy(special_loops.compute))
-    ufuncs = [record[6] for record in _compiled_functions._entries if record[1].__name__ == name and record[6]]
-    for attribute, value in list(vars(np).items()):   # (under each of its names: np.abs is np.absolute)
-        if any(value is ufunc for ufunc in ufuncs):
-            monkeypatch.setattr(np, attribute, spy(value))
+    _spy_ufuncs(monkeypatch, name, spy)
     fn(x)
     assert calls == []
     with python_paths():
         fn(x)
     assert len(calls) == 1
+
+
+def _spy_ufuncs(monkeypatch, name, spy):
+    """``spy`` on the ufunc of the registered op ``name``, under each of NumPy's names for it
+    (np.abs is np.absolute)."""
+    ufuncs = [f.ufunc for f in _compiled_functions._functions if f.python_op.__name__ == name and f.ufunc]
+    for attribute, value in list(vars(np).items()):
+        if any(value is ufunc for ufunc in ufuncs):
+            monkeypatch.setattr(np, attribute, spy(value))
 
 
 def _run(fn, values, requires_grad=False):
@@ -252,9 +266,246 @@ def test_a_function_registered_after_the_build_is_filled():
         calls.append(input)
         return input
 
-    entry = _compiled_functions.register(python_op, None, False, False, lambda: (None, None))
+    entry = _compiled_functions.register(python_op, None, addresses=lambda: (None, None))
     try:
         x = ember.ones(2)
         assert entry[0](x) is x and calls == [x] and entry[0] is python_op   # (filled at its first call)
     finally:
-        _compiled_functions._entries[:] = [r for r in _compiled_functions._entries if r[0] is not entry]
+        _compiled_functions._functions[:] = [f for f in _compiled_functions._functions if f.entry is not entry]
+
+
+# -- functions of two tensors ------------------------------------------------------------------
+
+def _operands(name, dtype, shapes=((3, 5), (3, 5))):
+    """Two arrays in the op's range, unlike each other (ties and the special values included)."""
+    lo, hi = BINARY_OPS[name][2]
+    a = np.linspace(lo, hi, math.prod(shapes[0])).reshape(shapes[0]).astype(dtype)
+    b = np.linspace(hi, lo, math.prod(shapes[1])).reshape(shapes[1]).astype(dtype)
+    if a.size > 4 and b.size > 4:
+        a.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, 0.0]
+        b.reshape(-1)[:4] = [1.0, np.nan, np.inf, 0.0]
+    return a, b
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_OPS))
+def test_the_compiled_binary_function_takes_the_common_case(monkeypatch, name):
+    """Two small float32 tensors reach neither the Python path's loop call nor its ufunc."""
+    fn = BINARY_OPS[name][0]
+    a, b = (ember.tensor(v) for v in _operands(name, "float32"))
+    fn(a, b)
+    calls = []
+    spy = lambda real: lambda *args, **kwargs: calls.append(real) or real(*args, **kwargs)  # noqa: E731
+    monkeypatch.setattr(vector_math, "binary", spy(vector_math.binary))
+    _spy_ufuncs(monkeypatch, name, spy)
+    fn(a, b)
+    assert calls == []
+    with python_paths():
+        fn(a, b)
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (5,)), ((3, 1), (1, 5)), ((), (4,)), ((), ())])
+@pytest.mark.parametrize("name", sorted(BINARY_OPS))
+def test_binary_values_are_the_python_paths_and_torchs(name, shapes):
+    fn, torch_fn, _, _ = BINARY_OPS[name]
+    for dtype in ("float32", "float64"):
+        a, b = _operands(name, dtype, shapes)
+        compiled = fn(ember.tensor(a), ember.tensor(b))
+        with python_paths():
+            python = fn(ember.tensor(a), ember.tensor(b))
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape
+        np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+        want = torch_fn(torch.tensor(a), torch.tensor(b)).numpy()
+        np.testing.assert_allclose(compiled.numpy(), want, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("grads", ["both", "input", "other"])
+@pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (1, 5))])
+@pytest.mark.parametrize("name", sorted(BINARY_OPS))
+def test_binary_nodes_and_gradients_are_the_python_paths(name, shapes, grads):
+    fn = BINARY_OPS[name][0]
+    a, b = (np.where(np.isfinite(v), v, 0.5).astype(np.float32) for v in _operands(name, "float32", shapes))
+    a.reshape(-1)[1] = b.reshape(-1)[1] = 1.5   # (a tie: maximum's and minimum's gradients split there)
+    grad = np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(a, requires_grad=grads in ("both", "input"))
+            y = ember.tensor(b, requires_grad=grads in ("both", "other"))
+            z = fn(x, y)
+            node = z.grad_fn
+            fields = (type(node).__name__, node.self_shape, node.self_dtype, node.other_shape, node.other_dtype,
+                      [t.detach().numpy().tobytes() if t is not None else None for t in node.saved_tensors])
+            z.backward(ember.tensor(grad))
+            results.append((fields, [t.grad.numpy().tobytes() if t.grad is not None else None for t in (x, y)]))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "int64", "float16", "mixed_dtypes", "number", "transposed", "large",
+                                  "no_grad", "scalar_first"])
+def test_other_binary_cases_take_the_python_path(case):
+    rng = np.random.default_rng(0)
+    values, others = rng.uniform(0.1, 0.9, (2, 5, 3)).astype(np.float32)
+    large = rng.uniform(0.1, 0.9, (2, 1 << 14)).astype(np.float32)
+    make = {"out": lambda: (ember.tensor(values), ember.tensor(others)),
+            "int64": lambda: (ember.tensor(np.arange(6)), ember.tensor(np.arange(6) % 4)),
+            "float16": lambda: (ember.tensor(values.astype(np.float16)), ember.tensor(others.astype(np.float16))),
+            "mixed_dtypes": lambda: (ember.tensor(values), ember.tensor(others.astype(np.float64))),
+            "number": lambda: (ember.tensor(values), 0.5),
+            "transposed": lambda: (ember.tensor(values).t(), ember.tensor(others).t()),
+            "large": lambda: (ember.tensor(large[0]), ember.tensor(large[1])),
+            "no_grad": lambda: (ember.tensor(values, requires_grad=True), ember.tensor(others)),
+            "scalar_first": lambda: (0.5, ember.tensor(others))}[case]
+    for name in ("maximum", "hypot", "logaddexp", "xlogy", "xlog1py"):
+        fn = BINARY_OPS[name][0]
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                a, b = make()
+                try:
+                    if case == "out":
+                        out = ember.empty(5, 3)
+                        result = fn(a, b, out=out)
+                        assert result is out
+                    elif case == "no_grad":
+                        with ember.no_grad():
+                            result = fn(a, b)
+                    else:
+                        result = fn(a, b)
+                except (NotImplementedError, RuntimeError, TypeError) as error:   # (where torch refuses it)
+                    results.append((type(error), str(error)))
+                    continue
+                results.append((result.dtype, result.requires_grad, result.grad_fn, result.numpy().tobytes()))
+        assert results[0] == results[1], (name, case)
+
+
+def test_binary_errors_are_the_python_paths():
+    a, b = ember.ones(3), ember.ones(4)
+    for fn in (ember.maximum, ember.xlogy, ember.atan2):
+        with pytest.raises(RuntimeError, match="must match the size"):
+            fn(a, b)
+    with pytest.raises(TypeError, match="must be Tensor"):
+        ember.maximum(a, 1.0)
+
+
+def test_binary_functions_cat_and_stack_under_forward_mode_ad_and_torch_function():
+    import ember.autograd.forward_ad as fwAD
+    from ember.overrides import TorchFunctionMode
+    a, b, tangent = ember.tensor([0.5, 2.0]), ember.tensor([1.0, 1.0]), ember.tensor([1.0, 2.0])
+    with fwAD.dual_level():
+        y = ember.maximum(fwAD.make_dual(a, tangent), b)
+        got = fwAD.unpack_dual(y).tangent.numpy()
+        joined = fwAD.unpack_dual(ember.cat([fwAD.make_dual(a, tangent), b])).tangent.numpy()
+    np.testing.assert_array_equal(got, [0.0, 2.0])
+    np.testing.assert_array_equal(joined, [1.0, 2.0, 0.0, 0.0])
+    seen = []
+
+    class Recording(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Recording():
+        ember.atan2(a, b)
+        ember.special.xlog1py(a, b)
+        ember.cat([a, b])
+        ember.stack([a, b])
+    assert seen == ["atan2", "xlog1py", "cat", "stack"]
+
+
+# -- cat and stack ---------------------------------------------------------------------------
+
+JOINS = {"cat": (ember.cat, torch.cat), "stack": (ember.stack, torch.stack)}
+
+
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_cat_and_stack_take_the_common_case(monkeypatch, name):
+    fn = JOINS[name][0]
+    tensors = [ember.ones(2, 3), ember.zeros(2, 3)]
+    fn(tensors)
+    calls = []
+    concatenate = np.concatenate
+    monkeypatch.setattr(np, "concatenate", lambda *args, **kwargs: calls.append(1) or concatenate(*args, **kwargs))
+    fn(tensors, 1)
+    assert calls == []
+    with python_paths():
+        fn(tensors, 1)
+    assert calls == [1]
+
+
+def _join_inputs(dtype, shapes):
+    rng = np.random.default_rng(0)
+    return [(rng.standard_normal(shape) * 4).astype(dtype) for shape in shapes]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "float16", "complex64"])
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_cat_and_stack_values_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = JOINS[name]
+    for shapes in ([(3,)], [(2, 3), (2, 3)], [(2, 3, 4)] * 3, [(1, 5), (1, 5)]):
+        arrays = _join_inputs(dtype, shapes)
+        for dim in range(-len(shapes[0]) - (name == "stack"), len(shapes[0]) + (name == "stack")):
+            for sequence in (list, tuple):
+                compiled = fn(sequence(ember.tensor(a) for a in arrays), dim)
+                with python_paths():
+                    python = fn(sequence(ember.tensor(a) for a in arrays), dim)
+                want = torch_fn(sequence(torch.tensor(a) for a in arrays), dim)
+                assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+                assert compiled.stride() == python.stride() == want.stride()
+                np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+                np.testing.assert_array_equal(compiled.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("grads", ["all", "some"])
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_cat_and_stack_nodes_and_gradients_are_the_python_paths(name, grads):
+    fn = JOINS[name][0]
+    arrays = _join_inputs("float32", [(2, 3)] * 3)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            tensors = [ember.tensor(a, requires_grad=grads == "all" or i == 1) for i, a in enumerate(arrays)]
+            out = fn(tensors, 1)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.dim, node.dtypes, getattr(node, "sizes", None),
+                      getattr(node, "used", None), [type(f).__name__ for f, _ in node.next_functions])
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((fields, [t.grad.numpy().tobytes() if t.grad is not None else None for t in tensors]))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "mixed_dtypes", "empty_vector", "zero_dim", "dim_out_of_range",
+                                  "sizes_differ", "not_a_tensor", "numpy_dim", "empty_list", "no_grad"])
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_other_cat_and_stack_cases_take_the_python_path(name, case):
+    fn = JOINS[name][0]
+    a, b = _join_inputs("float32", [(2, 3), (2, 3)])
+    make = {"out": lambda: ([ember.tensor(a), ember.tensor(b)], 0),
+            "mixed_dtypes": lambda: ([ember.tensor(a), ember.tensor(b.astype(np.float64))], 0),
+            "empty_vector": lambda: ([ember.tensor(a), ember.tensor(np.zeros(0, np.float32))], 0),
+            "zero_dim": lambda: ([ember.tensor(a[0, 0]), ember.tensor(b[0, 0])], 0),
+            "dim_out_of_range": lambda: ([ember.tensor(a), ember.tensor(b)], 3),
+            "sizes_differ": lambda: ([ember.tensor(a), ember.tensor(b[:1])], 1),
+            "not_a_tensor": lambda: ([ember.tensor(a), b], 0),
+            "numpy_dim": lambda: ([ember.tensor(a), ember.tensor(b)], np.int64(1)),
+            "empty_list": lambda: ([], 0),
+            "no_grad": lambda: ([ember.tensor(a, requires_grad=True), ember.tensor(b)], 1)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            tensors, dim = make()
+            try:
+                if case == "out":
+                    out = ember.empty(0)
+                    assert fn(tensors, dim, out=out) is out
+                    result = out
+                elif case == "no_grad":
+                    with ember.no_grad():
+                        result = fn(tensors, dim)
+                else:
+                    result = fn(tensors, dim)
+            except (RuntimeError, TypeError, IndexError, ValueError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    assert results[0] == results[1]

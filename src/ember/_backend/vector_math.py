@@ -625,13 +625,13 @@ _FLOAT32 = np.dtype(np.float32)
 
 
 def loop_address(op):
-    """The address of the compiled loop of ``op`` (a name in ``UNARY``) over float32 arrays, a C
-    function ``loop(x, out, n, threads)``; None where it cannot be built. Ops whose loop runs at
-    every size (``MIN_ELEMENTS`` 1) hand it to their compiled function
-    (``ops._compiled_functions``)."""
+    """The address of the compiled loop of ``op`` (a name in ``UNARY`` or ``BINARY``) over float32
+    arrays, a C function ``loop(x, out, n, threads)`` (``loop(x, y, out, n, threads)`` for a binary
+    op, on arrays of one shape); None where it cannot be built. Ops whose loop runs at every size
+    (``MIN_ELEMENTS`` 1) hand it to their compiled function (``ops._compiled_functions``)."""
     from .._inductor import _compiler
     function = _compiler.load(SOURCE, f"{op}_float32", quiet=True, libraries=("mvec",),
-                              argtypes=_ARRAYS_ARGUMENTS[1])
+                              argtypes=_ARRAYS_ARGUMENTS[2 if op in BINARY else 1])
     return None if function is None else ctypes.cast(function, ctypes.c_void_p).value
 
 

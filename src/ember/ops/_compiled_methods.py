@@ -276,26 +276,38 @@ static int save_two(PyObject *node, PyObject *x, PyObject *y) {
     return status;
 }
 
+/* ``record(node_cls, (a,), out)``, or ``record(node_cls, (a, b), out)`` where ``b`` is not NULL (None
+   for a number operand): the node recorded for ``out`` (a new reference; None where nothing is
+   recorded), or NULL on error. */
+static PyObject *record_node(PyObject *node_cls, PyObject *a, PyObject *b, PyObject *out) {
+    PyObject *inputs = b == NULL ? PyTuple_Pack(1, a) : PyTuple_Pack(2, a, b);
+    if (inputs == NULL) return NULL;
+    PyObject *args[3] = {node_cls, inputs, out};
+    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
+    Py_DECREF(inputs);
+    return node;
+}
+
+/* ``node.<shape_name> = array.shape`` and ``node.<dtype_name> = array.dtype``: 0, or -1 on error. */
+static int set_shape_and_dtype(PyObject *node, PyObject *shape_name, PyObject *dtype_name, PyArrayObject *array) {
+    PyObject *shape = PyObject_GetAttrString((PyObject *)array, "shape");
+    int status = shape == NULL ? -1 : PyObject_SetAttr(node, shape_name, shape);
+    Py_XDECREF(shape);
+    return status < 0 ? -1 : PyObject_SetAttr(node, dtype_name, (PyObject *)PyArray_DESCR(array));
+}
+
 /* The node's fields, as pointwise._binary sets them: each operand's shape and dtype (None for a
    number ``other``, kept as ``other_scalar``), alpha for add and sub, and what mul and div save. */
 static int set_fields(Method *op, PyObject *node, PyObject *a, PyObject *b, int b_tensor, PyObject *out) {
     PyArrayObject *ad = array_of(a);
-    int status = 0;
     if (op->kind == UNARY) return 0;
     if (b_tensor) {
-        PyArrayObject *bd = array_of(b);
-        PyObject *shape = PyObject_GetAttrString((PyObject *)bd, "shape");
-        status = shape == NULL ? -1 : PyObject_SetAttr(node, s_other_shape, shape);
-        Py_XDECREF(shape);
-        if (status < 0 || PyObject_SetAttr(node, s_other_dtype, (PyObject *)PyArray_DESCR(bd)) < 0) return -1;
+        if (set_shape_and_dtype(node, s_other_shape, s_other_dtype, array_of(b)) < 0) return -1;
     } else if (PyObject_SetAttr(node, s_other_shape, Py_None) < 0 || PyObject_SetAttr(node, s_other_dtype, Py_None) < 0
                || PyObject_SetAttr(node, s_other_scalar, b) < 0) {
         return -1;
     }
-    PyObject *shape = PyObject_GetAttrString((PyObject *)ad, "shape");
-    status = shape == NULL ? -1 : PyObject_SetAttr(node, s_self_shape, shape);
-    Py_XDECREF(shape);
-    if (status < 0 || PyObject_SetAttr(node, s_self_dtype, (PyObject *)PyArray_DESCR(ad)) < 0) return -1;
+    if (set_shape_and_dtype(node, s_self_shape, s_self_dtype, ad) < 0) return -1;
     if (op->keeps == KEEPS_ALPHA) return PyObject_SetAttr(node, s_alpha, one);
     if (!b_tensor || (op->keeps != KEEPS_OPERANDS && op->keeps != KEEPS_QUOTIENT)) return 0;
     int a_grad = requires_grad(a), b_grad = requires_grad(b);
@@ -350,14 +362,7 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
         return NULL;
     }
     if (!a_grad && !b_grad) return out;
-    PyObject *inputs = op->kind == UNARY ? PyTuple_Pack(1, a) : PyTuple_Pack(2, a, b_tensor ? b : Py_None);
-    if (inputs == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    PyObject *args[3] = {op->node_cls, inputs, out};
-    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
-    Py_DECREF(inputs);
+    PyObject *node = record_node(op->node_cls, a, op->kind == UNARY ? NULL : b_tensor ? b : Py_None, out);
     if (node == NULL || (node != Py_None && set_fields(op, node, a, b, b_tensor, out) < 0)) {
         Py_XDECREF(node);
         Py_DECREF(out);
@@ -574,22 +579,11 @@ static int basic_key(PyArrayObject *a, PyObject *key, npy_intp *dims, npy_intp *
     return out;
 }
 
-/* ``record(node_cls, (t,), out)``: the node recorded for ``out``, an op of the one tensor ``t``
-   (a new reference; None where nothing is recorded), or NULL on error. */
-static PyObject *record_one(PyObject *node_cls, PyObject *t, PyObject *out) {
-    PyObject *inputs = PyTuple_Pack(1, t);
-    if (inputs == NULL) return NULL;
-    PyObject *args[3] = {node_cls, inputs, out};
-    PyObject *node = PyObject_Vectorcall(record, args, 3, NULL);
-    Py_DECREF(inputs);
-    return node;
-}
-
 /* ``out``, the view ``t[key]`` of a tensor that requires grad, with the node torch names the
    indexing after (``node_classes[node_kind]``) recorded, its input's shape and the key kept, as
    ``view._slice_view`` records it; NULL (``out`` released) on error. */
 static PyObject *recorded_index(PyObject *out, PyObject *t, PyObject *key, int node_kind) {
-    PyObject *node = record_one(node_classes[node_kind], t, out);
+    PyObject *node = record_node(node_classes[node_kind], t, NULL, out);
     if (node != NULL && node != Py_None) {
         PyObject *shape = PyObject_GetAttrString(SLOT(t, o_data), "shape");
         if (shape == NULL || PyObject_SetAttr(node, s_in_shape, shape) < 0 || PyObject_SetAttr(node, s_key, key) < 0)
@@ -1153,7 +1147,7 @@ static PyObject *configure_views(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-UNARY_LOOPS
+FUNCTIONS
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
      "configure(Tensor, forward_state, dispatch_switch, record, plain_save, small_bytes, grad_state, "
@@ -1165,8 +1159,9 @@ static PyMethodDef methods[] = {
     {"configure_functions", (PyCFunction)configure_functions, METH_O, "configure_functions(settled)"},
     {"configure_views", (PyCFunction)configure_views, METH_VARARGS,
      "configure_views(AliasBackward0, SliceBackward0, SelectBackward0, UnsqueezeBackward0)"},
-    {"add_unary_loop", (PyCFunction)add_unary_loop, METH_VARARGS,
-     "add_unary_loop(python_op, node_cls, float32_address, float64_address, saves_self, saves_result) -> function"},
+    {"add_function", (PyCFunction)add_function, METH_VARARGS,
+     "add_function(python_op, node_cls, ufunc, float32_address, float64_address, max_elements, arity, saves) "
+     "-> function"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1189,7 +1184,7 @@ PyMODINIT_FUNC PyInit_NAME(void) {
     float64_descr = PyArray_DescrFromType(NPY_FLOAT64);
     return PyModule_Create(&module);
 }
-'''.replace("NAME", _NAME).replace("FLAG\n", FLAG_SOURCE).replace("UNARY_LOOPS\n", _compiled_functions.SOURCE)
+'''.replace("NAME", _NAME).replace("FLAG\n", FLAG_SOURCE).replace("FUNCTIONS\n", _compiled_functions.SOURCE)
 
 
 _lock = threading.Lock()

@@ -3,6 +3,7 @@
 Each op's forward (on backend arrays) and backward (in ember ops, so higher-order gradients
 work) sit together. Unary math ops are declared in one table line each with ``_unary``.
 """
+import functools
 import math
 
 import numpy as np
@@ -13,7 +14,7 @@ from .._backend import check_same_device, openmp_kernels, vector_math
 from .._backend.openmp_kernels import BINARY_MIN_BYTES as _BINARY_MIN_BYTES, ROWS_MIN_BYTES as _ROWS_MIN_BYTES
 from .._backend.choice import KernelChoice
 from .._blocked_tensor import BlockedTensor, blocked_or_data, elementwise_operands, wrap_like
-from . import _float_division
+from . import _compiled_functions, _float_division
 from ..autograd._dual import jvp_by_backward, jvp_by_operand_backward
 from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
@@ -884,6 +885,27 @@ def _on_loop_when_large(op, kernel):
 _floor_divide = _on_loop_when_large("floor_divide", _floor_divide_arrays)
 
 
+def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None):
+    """A decorator: the op ``op(input, other, *, out=None)`` with its common case compiled
+    (``_compiled_functions``): two small float tensors of one dtype, on NumPy's ``ufunc`` below
+    ``max_elements`` elements (by default the size from which the op takes ``vector_math``'s
+    loop ``loop``), or, given only ``loop`` (which the op takes at every size), on the loop.
+    ``node_cls`` and ``saves`` are the node and the saved tensors of the op's tensor case."""
+    if ufunc is not None and loop is not None and max_elements is None:
+        max_elements = vector_math.MIN_ELEMENTS[loop] - 1
+    addresses = (lambda: (vector_math.loop_address(loop), None)) if ufunc is None else None
+
+    def compiled(python_op):
+        entry = _compiled_functions.register(python_op, node_cls, saves, kind="binary", addresses=addresses,
+                                             ufunc=ufunc, max_elements=max_elements)
+
+        @functools.wraps(python_op)
+        def op(input, other, *, out=None):
+            return entry[0](input, other) if out is None else python_op(input, other, out=out)
+        return op
+    return compiled
+
+
 def _float_only_kernel(ufunc_name, kernel_name):
     """A float op that torch does not implement for integer and bool tensors."""
     def kernel(x, y):
@@ -949,6 +971,7 @@ class Atan2Backward0(_BinaryNode):
 _atan2_kernel = _no_complex("atan2_cpu", _on_loop_when_large("atan2", _ufunc("arctan2")))
 
 
+@compiled_binary(Atan2Backward0, ("self", "other"), np.arctan2, "atan2")
 def atan2(input, other, *, out=None):
     """Element-wise arctangent of ``input / other`` with consideration of the quadrant."""
     _tensor_arg(input, "atan2")
@@ -1104,6 +1127,7 @@ class HypotBackward0(_BinaryNode):
 _hypot_kernel = _no_complex("hypot_cpu", _on_loop_when_large("hypot", _float_only_kernel("hypot", "hypot_cpu")))
 
 
+@compiled_binary(HypotBackward0, ("self", "other", "result"), np.hypot, "hypot")
 def hypot(input, other, *, out=None):
     """``sqrt(input**2 + other**2)``, element-wise, without undue overflow."""
     _tensor_arg(input, "hypot")
@@ -1179,6 +1203,8 @@ def _logaddexp_kernel(x, y):
     return _logaddexp_real(x, y)
 
 
+@compiled_binary(LogaddexpBackward0, ("self", "other"), np.logaddexp,
+                 max_elements=LOGADDEXP_PASSES_MIN_ELEMENTS - 1)
 def logaddexp(input, other, *, out=None):
     """``log(exp(input) + exp(other))``, computed without overflow."""
     _tensor_arg(input, "logaddexp")
@@ -1187,6 +1213,8 @@ def logaddexp(input, other, *, out=None):
                               ("self", "other")), out)
 
 
+@compiled_binary(Logaddexp2Backward0, ("self", "other"), np.logaddexp2,
+                 max_elements=LOGADDEXP_PASSES_MIN_ELEMENTS - 1)
 def logaddexp2(input, other, *, out=None):
     """``log2(2**input + 2**other)``, computed without overflow."""
     _tensor_arg(input, "logaddexp2")
@@ -1228,6 +1256,7 @@ def _copysign_self_grad(grad, a, out):
 _copysign_kernel = _no_complex("copysign_cpu", _on_loop_when_large("copysign", _ufunc("copysign")))
 
 
+@compiled_binary(CopysignBackward0, ("self", "result"), np.copysign, "copysign")
 def copysign(input, other, *, out=None):
     """The magnitude of ``input`` with the sign of ``other``, element-wise."""
     _tensor_arg(input, "copysign")
@@ -1323,6 +1352,7 @@ _maximum_kernel, _minimum_kernel, _fmax_kernel, _fmin_kernel = (
     for name in ("maximum", "minimum", "fmax", "fmin"))
 
 
+@compiled_binary(MaximumBackward0, ("self", "other"), np.maximum, "maximum")
 def maximum(input, other, *, out=None):
     """The element-wise maximum of ``input`` and ``other`` (NaN propagates)."""
     _tensor_arg(input, "maximum")
@@ -1330,6 +1360,7 @@ def maximum(input, other, *, out=None):
     return _maybe_out(_binary("maximum", _maximum_kernel, MaximumBackward0, input, other, ("self", "other")), out)
 
 
+@compiled_binary(MinimumBackward0, ("self", "other"), np.minimum, "minimum")
 def minimum(input, other, *, out=None):
     """The element-wise minimum of ``input`` and ``other`` (NaN propagates)."""
     _tensor_arg(input, "minimum")
@@ -1337,6 +1368,7 @@ def minimum(input, other, *, out=None):
     return _maybe_out(_binary("minimum", _minimum_kernel, MinimumBackward0, input, other, ("self", "other")), out)
 
 
+@compiled_binary(FmaxBackward0, ("self", "other"), np.fmax)
 def fmax(input, other, *, out=None):
     """The element-wise maximum of ``input`` and ``other``, ignoring a NaN where the other
     operand is a number."""
@@ -1345,6 +1377,7 @@ def fmax(input, other, *, out=None):
     return _maybe_out(_binary("fmax", _fmax_kernel, FmaxBackward0, input, other, ("self", "other")), out)
 
 
+@compiled_binary(FminBackward0, ("self", "other"), np.fmin)
 def fmin(input, other, *, out=None):
     """The element-wise minimum of ``input`` and ``other``, ignoring a NaN where the other
     operand is a number."""
@@ -1397,13 +1430,15 @@ def _xlogy_real(x, y):
     xp = namespace_of(x)
     if not hasattr(y, "dtype"):
         y = xp.asarray(y, dtype=x.dtype)
-    out = x * xp.log(y)
+    with np.errstate(divide="ignore", invalid="ignore"):   # (torch warns of neither)
+        out = x * xp.log(y)
     return xp.where((x == 0) & ~xp.isnan(y), 0, out).astype(out.dtype, copy=False)
 
 
 _xlogy_kernel = _no_complex("xlogy_cpu", _on_loop_when_large("xlogy", _xlogy_real))
 
 
+@compiled_binary(XlogyBackward0, ("self", "other"), loop="xlogy")
 def xlogy(input, other, *, out=None):
     """``input * log(other)``, taken as zero where ``input`` is zero (and ``other`` not NaN)."""
     node = XlogyBackward0 if isinstance(other, Tensor) else XlogyBackward2
@@ -1543,6 +1578,7 @@ class NextafterBackward0(_BinaryNode):
                 self.reduce(zeros_like(grad), 1) if self.next_functions[1][0] is not None else None)
 
 
+@compiled_binary(NextafterBackward0, ("self", "other"), np.nextafter, "nextafter")
 def nextafter(input, other, *, out=None):
     """The next floating-point value after ``input`` towards ``other``, element-wise."""
     _tensor_arg(input, "nextafter")

@@ -20,6 +20,7 @@ from ._common import (
     make, make_view, method,
     namespace_of, Node, normalize_dims, record, take_view, Tensor, _type_word, wrap_dim, write_out,
 )
+from . import _compiled_functions
 from .creation import zeros
 from .view import _diagonal_data, _diagonal_dims, _storage_root
 from ..amp.policy import autocast_policy
@@ -100,6 +101,11 @@ def _check_cat_shapes(arrays, dim, positions):
 def cat(tensors, dim=0, *, out=None):
     """Concatenates ``tensors`` along ``dim`` (all of the same shape except in ``dim``);
     1-d empty tensors are skipped, as torch's legacy rule has it."""
+    return _cat_entry[0](tensors, dim) if out is None else _cat(tensors, dim, out=out)
+
+
+def _cat(tensors, dim=0, *, out=None):
+    """``cat`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         tensors = _tensor_list(tensors, "cat")
         if not tensors:
@@ -141,6 +147,7 @@ def cat(tensors, dim=0, *, out=None):
         return override_or_raise(cat, error, tensors, dim, out=out)
 
 
+_cat_entry = _compiled_functions.register(_cat, CatBackward0, kind="cat")
 _EMPTY_VECTOR = (0,)   # the shape of the 1-d empty tensors cat skips
 
 
@@ -180,6 +187,11 @@ class StackBackward0(Node):
 @autocast_policy("promote")
 def stack(tensors, dim=0, *, out=None):
     """Concatenates ``tensors`` (all of the same shape) along a new dimension ``dim``."""
+    return _stack_entry[0](tensors, dim) if out is None else _stack(tensors, dim, out=out)
+
+
+def _stack(tensors, dim=0, *, out=None):
+    """``stack`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         tensors = _tensor_list(tensors, "stack")
         if not tensors:
@@ -210,6 +222,9 @@ def stack(tensors, dim=0, *, out=None):
         return _into(out, out_t)
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
         return override_or_raise(stack, error, tensors, dim, out=out)
+
+
+_stack_entry = _compiled_functions.register(_stack, StackBackward0, kind="stack")
 
 
 def _at_least(t, ndim):

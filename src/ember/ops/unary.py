@@ -181,7 +181,7 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         python_op.__name__ = python_op.__qualname__ = name
         python_op.__code__ = python_op.__code__.replace(co_name=name)
         entry = _compiled_functions.register(
-            python_op, node_cls if grad else None, "self" in saves, "result" in saves,
+            python_op, node_cls if grad else None, saves,
             addresses=(lambda: (vector_math.loop_address(loop), None)) if on_loop else None,
             ufunc=None if on_loop else getattr(np, ufunc),
             max_elements=vector_math.MIN_ELEMENTS[loop] - 1 if loop is not None and not on_loop else None)

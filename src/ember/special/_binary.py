@@ -8,7 +8,7 @@ from .. import _dtype
 from .._backend import special as _special_kernels, special_gamma
 from ..ops._common import Node, Tensor, _type_word, is_scalar, make, namespace_of, record
 from ..ops.pointwise import (
-    _binary, _BinaryNode, _on_loop_when_large, _scalar_first, _xlogy_grad_self, float_arrays,
+    _binary, _BinaryNode, _on_loop_when_large, _scalar_first, _xlogy_grad_self, compiled_binary, float_arrays,
 )
 from ._common import check_tensor, finish, float_result, refuse
 from ..autograd._dual import jvp_by_transposition
@@ -71,6 +71,7 @@ def _xlog1py_arrays(x, y):
 _xlog1py = _on_loop_when_large("xlog1py", _xlog1py_arrays)
 
 
+@compiled_binary(SpecialXlog1PyBackward0, ("self", "other"), loop="xlog1py")
 def xlog1py(input, other, *, out=None):
     """``input * log1p(other)``, taken as zero where ``input`` is zero (and ``other`` is not
     NaN). Either argument may be a number."""

@@ -59,8 +59,8 @@ def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x
     if loop is not None:   # small float inputs go to the compiled function (``ops._compiled_functions``)
         python_op = fn
         python_op.__name__ = python_op.__qualname__ = name
-        entry = _compiled_functions.register(python_op, node_cls, "x" in saves, "result" in saves,
-                                             lambda: _loop_addresses(*loop))
+        saved = tuple(name for key, name in (("x", "self"), ("result", "result")) if key in saves)
+        entry = _compiled_functions.register(python_op, node_cls, saved, addresses=lambda: _loop_addresses(*loop))
 
         def fn(input, *, out=None):
             return entry[0](input) if out is None else python_op(input, out=out)
