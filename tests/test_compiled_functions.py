@@ -93,7 +93,9 @@ def _inputs(name, dtype, shape=(3, 5)):
 
 def test_every_registered_function_is_tested_here():
     names = {python_op.__name__ for _, python_op in _compiled_functions.python_functions()}
-    assert names == set(OPS) | set(BINARY_OPS) | {"_cat", "_stack"}   # (cat's and stack's Python paths)
+    # (cat's, stack's and the reductions' Python paths)
+    assert names == set(OPS) | set(BINARY_OPS) | {"_cat", "_stack", "_plain_sum", "_plain_mean", "_python_amax",
+                                                  "_python_amin", "_max_along", "_min_along"}
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -509,3 +511,208 @@ def test_other_cat_and_stack_cases_take_the_python_path(name, case):
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
     assert results[0] == results[1]
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+REDUCTIONS = {"sum": (ember.sum, torch.sum), "mean": (ember.mean, torch.mean), "amax": (ember.amax, torch.amax),
+              "amin": (ember.amin, torch.amin),
+              "sum_method": (lambda x, *a: x.sum(*a), lambda x, *a: x.sum(*a)),
+              "mean_method": (lambda x, *a: x.mean(*a), lambda x, *a: x.mean(*a)),
+              "amax_method": (lambda x, *a: x.amax(*a), lambda x, *a: x.amax(*a))}
+DIMS = [(), (1,), (0, True), (-1, False), ((0, 2),), ([-1, 0], True), ((),), ([],), (None,), (None, True)]
+
+
+def _reduce_args(name, args):
+    """``args``, or None where torch's op takes no such dim (amax's dim is not None)."""
+    return None if "amax" in name or "amin" in name and args and args[0] is None else args
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions_take_the_common_case(monkeypatch, name):
+    from ember.ops import reduce
+    fn = REDUCTIONS[name][0]
+    x = ember.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    fn(x, 1)
+    calls = []
+    reduce_dims = reduce._reduce_dims
+    monkeypatch.setattr(reduce, "_reduce_dims", lambda *args: calls.append(1) or reduce_dims(*args))
+    fn(x, 1)
+    assert calls == []
+    with python_paths():
+        fn(x, 1)
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reduction_values_are_the_python_paths_and_torchs(name, layout):
+    fn, torch_fn = REDUCTIONS[name]
+    for dtype in ("float32", "float64"):
+        values = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(dtype)
+        if layout == "transposed":
+            values = values.transpose(2, 1, 0)
+        for args in DIMS:
+            if ("amax" in name or "amin" in name) and args and args[0] is None:
+                continue
+            compiled = fn(ember.tensor(values), *args)
+            with python_paths():
+                python = fn(ember.tensor(values), *args)
+            want = torch_fn(torch.tensor(values), *args)
+            assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape), args
+            np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+            np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reduction_nodes_and_gradients_are_the_python_paths(name):
+    fn = REDUCTIONS[name][0]
+    values = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    values[0, 0, :2] = 3.0   # (ties: amax's and amin's gradient shared between them)
+    for args in DIMS:
+        if ("amax" in name or "amin" in name) and args and args[0] is None:
+            continue
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(values, requires_grad=True)
+                y = fn(x, *args)
+                node = y.grad_fn
+                fields = {key: getattr(node, key, None) for key in ("in_shape", "in_dtype", "dims", "keepdim", "count")}
+                saved = [t.detach().numpy().tobytes() for t in getattr(node, "saved_tensors", ())]
+                y.backward(ember.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(y.shape)))
+                results.append((type(node).__name__, fields, saved, x.grad.numpy().tobytes()))
+        assert results[0] == results[1], args
+
+
+@pytest.mark.parametrize("case", ["int64", "float16", "dtype", "out", "out_of_range", "repeated_dims", "empty",
+                                  "zero_dim", "large", "axis_name", "int_keepdim", "numpy_dim", "no_grad"])
+@pytest.mark.parametrize("name", ["sum", "mean", "amax"])
+def test_other_reduction_cases_take_the_python_path(name, case):
+    fn = REDUCTIONS[name][0]
+    values = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    call = {"int64": lambda: fn(ember.tensor(np.arange(12).reshape(3, 4)), 1),
+            "float16": lambda: fn(ember.tensor(values.astype(np.float16)), 1),
+            "dtype": lambda: fn(ember.tensor(values), 1, dtype=ember.float64),
+            "out": lambda: fn(ember.tensor(values), 1, out=ember.empty(3)),
+            "out_of_range": lambda: fn(ember.tensor(values), 2),
+            "repeated_dims": lambda: fn(ember.tensor(values), (1, -1)),
+            "empty": lambda: fn(ember.tensor(np.zeros((0, 4), np.float32)), 1),
+            "zero_dim": lambda: fn(ember.tensor(values[0, 0]), 0),
+            "large": lambda: fn(ember.tensor(np.ones((64, 64), np.float32)), 0),
+            "axis_name": lambda: fn(ember.tensor(values), axis=1),
+            "int_keepdim": lambda: fn(ember.tensor(values), 1, 1),
+            "numpy_dim": lambda: fn(ember.tensor(values), np.int64(1)),
+            "no_grad": lambda: _no_grad(fn, ember.tensor(values, requires_grad=True), 1)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+def _no_grad(fn, *args):
+    with ember.no_grad():
+        return fn(*args)
+
+
+# -- max and min along a dim -----------------------------------------------------------------
+
+EXTREMES = {"max": (ember.max, torch.max), "min": (ember.min, torch.min),
+            "max_method": (lambda x, *a: x.max(*a), lambda x, *a: x.max(*a))}
+
+
+def _extreme_values(dtype):
+    """(2, 3, 4) values with ties (and NaN for floats) along every dim."""
+    values = np.random.default_rng(3).integers(-2, 3, (2, 3, 4)).astype(dtype)
+    if values.dtype.kind == "f":
+        values[1, 2, 1] = values[0, 1, 3] = np.nan
+    return values
+
+
+@pytest.mark.parametrize("name", sorted(EXTREMES))
+def test_max_and_min_along_a_dim_take_the_common_case(monkeypatch, name):
+    from ember.ops import reduce
+    fn = EXTREMES[name][0]
+    x = ember.tensor(_extreme_values("float32"))
+    fn(x, 1)
+    calls = []
+    along = reduce._extreme_along
+    monkeypatch.setattr(reduce, "_extreme_along", lambda *args: calls.append(1) or along(*args))
+    fn(x, 1)
+    assert calls == []
+    with python_paths():
+        fn(x, 1)
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8"])
+@pytest.mark.parametrize("name", sorted(EXTREMES))
+def test_max_and_min_along_a_dim_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = EXTREMES[name]
+    values = _extreme_values(dtype)
+    for source in (values, values.transpose(2, 0, 1)):
+        for dim in range(-3, 3):
+            for keepdim in (False, True):
+                compiled = fn(ember.tensor(source), dim, keepdim)
+                with python_paths():
+                    python = fn(ember.tensor(source), dim, keepdim)
+                want = torch_fn(torch.tensor(source), dim, keepdim)
+                assert type(compiled) is type(python)
+                for got, same, expected in zip(compiled, python, want):
+                    assert got.dtype == same.dtype and got.shape == same.shape == tuple(expected.shape)
+                    assert got.stride() == same.stride()
+                    np.testing.assert_array_equal(got.numpy(), same.numpy())
+                    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(EXTREMES))
+def test_max_and_min_along_a_dim_nodes_and_gradients_are_the_python_paths(name):
+    fn = EXTREMES[name][0]
+    values = _extreme_values("float32")
+    for dim, keepdim in ((1, False), (-1, True), (0, False)):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(values, requires_grad=True)
+                out, indices = fn(x, dim, keepdim)
+                node = out.grad_fn
+                fields = (type(node).__name__, node.dim, node.keepdim, node.in_shape,
+                          node.saved_tensors[0].numpy().tobytes(), indices.requires_grad)
+                out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+                results.append((fields, x.grad.numpy().tobytes()))
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "bool", "complex", "empty", "zero_dim", "out_of_range", "numpy_dim",
+                                  "tuple_dim", "int_keepdim", "large", "bfloat16", "no_grad"])
+def test_other_max_and_min_cases_take_the_python_path(case):
+    values = _extreme_values("float32")
+    call = {"out": lambda fn: fn(ember.tensor(values), 1, out=(ember.empty(0), ember.empty(0, dtype=ember.int64))),
+            "bool": lambda fn: fn(ember.tensor(values > 0), 1),
+            "complex": lambda fn: fn(ember.tensor(values.astype(np.complex64)), 1),
+            "empty": lambda fn: fn(ember.tensor(np.zeros((0, 3), np.float32)), 1),
+            "zero_dim": lambda fn: fn(ember.tensor(values[0, 0, 0]), 0),
+            "out_of_range": lambda fn: fn(ember.tensor(values), 3),
+            "numpy_dim": lambda fn: fn(ember.tensor(values), np.int64(1)),
+            "tuple_dim": lambda fn: fn(ember.tensor(values), (1,)),
+            "int_keepdim": lambda fn: fn(ember.tensor(values), 1, 1),
+            "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32)), 0),
+            "bfloat16": lambda fn: fn(ember.tensor(values).to(ember.bfloat16), 1),
+            "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True), 1)}[case]
+    for fn in (ember.max, ember.min):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                try:
+                    values_t, indices = call(fn)
+                except (RuntimeError, TypeError, IndexError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+                results.append([(t.dtype, t.shape, t.requires_grad, t.numpy().tobytes()) for t in (values_t, indices)])
+        assert results[0] == results[1], case

@@ -1,32 +1,39 @@
-"""Functions of one or two tensors whose forward on a float array is one of ember's compiled
-loops or a NumPy ufunc, compiled for their common case. Of one tensor: ``sigmoid``, ``erf``,
-``erfc``, ``erfinv`` and ``ember.special``'s Bessel, Airy and normal-distribution functions,
-``entr`` and ``sinc`` (on loops), and ``exp``, ``log``, ``sqrt``, ``sin``, ``tanh``, ``abs`` and
-the other ops that ``unary._ufunc`` declares (on ufuncs). Of two tensors: ``maximum``,
-``minimum``, ``fmax``, ``fmin``, ``atan2``, ``hypot``, ``copysign``, ``nextafter``,
-``logaddexp`` and ``logaddexp2`` (on ufuncs), ``xlogy`` and ``special.xlog1py`` (on loops).
+"""Ops whose forward on a small tensor is one call (a NumPy ufunc, its reduction, one of ember's
+compiled loops, NumPy's concatenation or argmax), compiled for their common case. Of one tensor:
+``sigmoid``, ``erf``, ``erfc``, ``erfinv`` and ``ember.special``'s Bessel, Airy and
+normal-distribution functions, ``entr`` and ``sinc`` (on loops), and ``exp``, ``log``, ``sqrt``,
+``sin``, ``tanh``, ``abs`` and the other ops that ``unary._ufunc`` declares (on ufuncs). Of two
+tensors: ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``atan2``, ``hypot``, ``copysign``,
+``nextafter``, ``logaddexp`` and ``logaddexp2`` (on ufuncs), ``xlogy`` and ``special.xlog1py``
+(on loops). Of a list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``,
+``mean``, ``amax``, ``amin``; and ``max`` and ``min`` along a dim.
 
 On a small tensor such an op is mostly Python: its frame, its checks, the kernel choice and the
 call of the loop or the ufunc cost several times the work itself. Each of these ops registers
 here (``register``) and calls the entry it is given first. Once ``_compiled_methods`` has built
 its extension, the entry is a C function that takes the common case: ordinary tensors on the CPU
-holding small float32 arrays (or float64, where the loop has one), two of one dtype, with no
-``__torch_function__`` dispatch or forward-mode AD; for a loop, C-contiguous arrays (two of one
-shape) and no forced kernel library (``choice.settled``); for a ufunc, a first array below the
-size from which the op takes a loop instead. It runs what the op's Python path runs for those
-arrays (the same loop or ufunc, so the same bits), makes the result tensor and, where autograd
-records, records the op's node (with a binary node's shapes and dtypes) and saves what the
-Python op saves. Every other case, and every case until the extension is built (or where it
-cannot be), runs the op's Python path, which also raises every error.
+holding small float32 arrays (or float64, where the loop has one; any dtype for cat and stack,
+integers too for max and min), two or more of one dtype, with no ``__torch_function__``
+dispatch or forward-mode AD; for a loop, C-contiguous arrays (two of one shape) and no forced
+kernel library (``choice.settled``); for a ufunc, a first array below the size from which the op
+takes a loop instead. It runs what the op's Python path runs for those arrays (the same loop,
+ufunc or NumPy function, so the same bits), makes the result tensor and, where autograd records,
+records the op's node with the fields and saved tensors the Python op gives it. Every other
+case, and every case until the extension is built (or where it cannot be), runs the op's Python
+path, which also raises every error.
 """
 import sys
 import threading
+import typing
 
-__all__ = ["register", "build", "python_functions", "SOURCE"]
+__all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
 # what a node may save, in the order it saves them (the bits of ``saves`` in the C source)
 _SAVED = ("self", "other", "result")
-_KINDS = ("unary", "binary", "cat", "stack")   # (``enum function_kind`` in the C source)
+_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes")   # (``enum function_kind`` in the C source)
+# what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
+# count (the bits of ``fields`` in the C source)
+_FIELDS = ("in", "dims", "count")
 
 _lock = threading.Lock()
 _functions = []
@@ -35,18 +42,25 @@ _state = {"built": False, "module": None}
 
 class _Function:
     """A registered op: its entry and what its compiled function is made from (``register``)."""
-    __slots__ = ("entry", "python_op", "node_cls", "saves", "kind", "addresses", "ufunc", "max_elements")
+    __slots__ = ("entry", "python_op", "node_cls", "saves", "kind", "addresses", "ufunc", "max_elements",
+                 "specifics")
 
-    def __init__(self, entry, python_op, node_cls, saves, kind, addresses, ufunc, max_elements):
+    def __init__(self, entry, python_op, node_cls, saves, kind, addresses, ufunc, max_elements, specifics):
         self.entry, self.python_op, self.node_cls, self.saves = entry, python_op, node_cls, saves
         self.kind, self.addresses, self.ufunc, self.max_elements = kind, addresses, ufunc, max_elements
+        self.specifics = specifics
 
 
-def register(python_op, node_cls, saves=(), *, kind="unary", addresses=None, ufunc=None, max_elements=None):
+def register(python_op, node_cls, saves=(), *, kind="unary", addresses=None, ufunc=None, max_elements=None,
+             specifics=None):
     """The entry (a one-element list) an op's function calls first with its arguments: its
-    tensor (``kind`` "unary"), its two tensors ("binary"), or its list of tensors and its dim
+    tensor (``kind`` "unary"), its two tensors ("binary"), its list of tensors and its dim
     ("cat" and "stack", which join them as ``cat`` and ``stack`` do, on any dtype; the other
-    arguments then do not apply). At first it is a function that builds the compiled functions
+    arguments then do not apply), its tensor, dim and keepdim ("reduce": ``ufunc.reduce`` over
+    the dims, on a float32 or float64 tensor of at most ``max_elements`` elements, as
+    ``specifics``, a ``Reduction``, describes), or its tensor, int dim and keepdim ("extremes":
+    ``max`` or ``min`` along the dim, ``specifics`` being its result type and whether it is the
+    max). At first it is a function that builds the compiled functions
     (``_compiled_methods.install``), then the compiled function, or ``python_op`` where it cannot
     be built. ``node_cls`` is the node the op records (None: the compiled function leaves
     tensors that require grad to ``python_op``); ``saves`` names what its node saves, in order,
@@ -65,7 +79,7 @@ def register(python_op, node_cls, saves=(), *, kind="unary", addresses=None, ufu
     entry[0] = first_use
     if kind not in _KINDS:
         raise ValueError(f"a compiled function's kind is one of {_KINDS}, not {kind!r}")
-    function = _Function(entry, python_op, node_cls, saves, kind, addresses, ufunc, max_elements)
+    function = _Function(entry, python_op, node_cls, saves, kind, addresses, ufunc, max_elements, specifics)
     with _lock:
         _functions.append(function)
         if _state["built"]:
@@ -109,13 +123,39 @@ def _fill(function, module):
     compiled = function.python_op
     if module is not None:
         float32, float64 = function.addresses() if function.addresses is not None else (None, None)
-        if function.ufunc is not None or float32 or float64 or function.kind in ("cat", "stack"):
-            saves = sum(1 << _SAVED.index(name) for name in function.saves)
+        if function.ufunc is not None or float32 or float64 or function.kind in ("cat", "stack", "extremes"):
+            saves = _bits(_SAVED, function.saves)
             compiled = module.add_function(function.python_op, function.node_cls, function.ufunc, float32 or 0,
                                            float64 or 0, function.max_elements or sys.maxsize,
-                                           _KINDS.index(function.kind), saves)
+                                           _KINDS.index(function.kind), saves, _specifics(function))
     function.entry[0] = compiled
 
+
+
+def _specifics(function):
+    """What the C function of a kind takes besides the common fields: a reduction's nodes, fields
+    and whether it divides (``Reduction``); the result type of a max or min along a dim and
+    whether it is the max."""
+    if function.kind == "reduce":
+        r = function.specifics
+        return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides))
+    return function.specifics
+
+
+def _bits(names, given):
+    return sum(1 << names.index(name) for name in given)
+
+
+class Reduction(typing.NamedTuple):
+    """What a reduction's compiled function records: ``whole_node`` (with ``whole_fields``)
+    where no dim is given (None) and keepdim is False, else the registered node (with
+    ``fields``); the fields, of "in" (``in_shape`` and ``in_dtype``), "dims" (``dims``, the
+    sorted dims reduced, and ``keepdim``) and "count" (the elements each result combines).
+    ``divides``: the result is the reduction divided by that count (a mean)."""
+    whole_node: object
+    whole_fields: tuple = ()
+    fields: tuple = ()
+    divides: bool = False
 
 # The C part, in ``_compiled_methods``' extension (it uses its helpers: ``array_of``, ``make``,
 # ``plain_mode``, ``requires_grad``, ``record_node``, ``set_shape_and_dtype``).
@@ -127,20 +167,26 @@ SOURCE = r'''
 typedef void (*unary_loop)(const void *, void *, int64_t, int);
 typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
-enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION };
+enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
+                     EXTREMES_FUNCTION };
+enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4 };
 typedef struct {
     PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
     PyObject *ufunc;                  /* the NumPy ufunc the op is on float arrays (None: the loops) */
     void *loops[2];                   /* float32's and float64's, NULL where there is none */
     Py_ssize_t max_elements;          /* the most float32 elements taken here (a ufunc's op's loop takes more) */
     int kind, arity, saves;           /* saves: the ``enum saved`` bits, saved in that order */
+    /* a reduction's: ``ufunc.reduce``, the node where no dim is given, each node's ``enum
+       reduction_fields``, and whether the result is divided by the count (a mean) */
+    PyObject *reduce, *whole_node;
+    int whole_fields, fields, divides;
 } Function;
 
 #define MAX_FUNCTIONS 80
 static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
-static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes;
+static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count;
 
 /* Whether the arrays of ``f``'s tensors are its case, before the modes are checked: small float32
    or float64 arrays of one dtype, C-contiguous and of one shape for a loop (set in ``*loop``). */
@@ -352,14 +398,230 @@ static PyObject *join_case(Function *f, PyObject *tensors, PyObject *dim_arg, in
     return out;
 }
 
+/* A reduction's node fields (``enum reduction_fields``) and saved tensors, as the Python op sets them. */
+static int reduction_fields(Function *f, PyObject *node, int fields, PyObject *t, PyObject *out, PyObject *dims,
+                            int keepdim, Py_ssize_t count) {
+    PyArrayObject *x = array_of(t);
+    if ((fields & IN_FIELDS) && set_shape_and_dtype(node, s_in_shape, s_in_dtype, x) < 0) return -1;
+    if ((fields & DIMS_FIELDS) && (PyObject_SetAttr(node, s_dims, dims) < 0
+                                   || PyObject_SetAttr(node, s_keepdim, keepdim ? Py_True : Py_False) < 0))
+        return -1;
+    if (fields & COUNT_FIELD) {
+        PyObject *n = PyLong_FromSsize_t(count);
+        int status = n == NULL ? -1 : PyObject_SetAttr(node, s_count, n);
+        Py_XDECREF(n);
+        if (status < 0) return -1;
+    }
+    PyObject *inputs[1] = {t};
+    return function_fields(f, node, inputs, out);
+}
+
+/* A reduction ``op(input, dim=None, keepdim=False)`` in the common case: an ordinary tensor on the
+   CPU holding a float32 or float64 array of 1 to ``max_elements`` elements and one or more dims,
+   a dim that is None, an int or a list or tuple of distinct ints (none or empty: every dim), a
+   bool keepdim, no ``__torch_function__`` dispatch or forward-mode AD: ``ufunc.reduce`` over the
+   dims (divided by the count for a mean), the node recorded where autograd records. A new
+   tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one (nothing done). */
+static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t nargs, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *dim = nargs > 1 ? args[1] : Py_None, *keep = nargs > 2 ? args[2] : Py_False;
+    PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
+    if (x == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64) || !PyArray_ISNOTSWAPPED(x)
+            || PyArray_NBYTES(x) >= small_bytes || PyArray_SIZE(x) == 0 || PyArray_SIZE(x) > f->max_elements
+            || PyArray_NDIM(x) == 0 || (keep != Py_True && keep != Py_False))
+        return NULL;
+    int ndim = PyArray_NDIM(x), keepdim = keep == Py_True;
+    char reduced[NPY_MAXDIMS] = {0};
+    Py_ssize_t given = 0;
+    if (dim != Py_None && !PyLong_CheckExact(dim)) {
+        if (!PyTuple_CheckExact(dim) && !PyList_CheckExact(dim)) return NULL;
+        given = PySequence_Fast_GET_SIZE(dim);
+    }
+    for (Py_ssize_t i = 0; i < (PyLong_CheckExact(dim) ? 1 : given); i++) {
+        PyObject *item = PyLong_CheckExact(dim) ? dim : PySequence_Fast_GET_ITEM(dim, i);
+        if (!PyLong_CheckExact(item)) return NULL;
+        long d = PyLong_AsLong(item);
+        if (d == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (d < -ndim || d >= ndim || reduced[d < 0 ? d + ndim : d]) return NULL;   /* (the Python op's errors) */
+        reduced[d < 0 ? d + ndim : d] = 1;
+    }
+    int all = dim == Py_None || (!PyLong_CheckExact(dim) && given == 0);
+    int n_reduced = 0;
+    Py_ssize_t count = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (all) reduced[d] = 1;
+        if (reduced[d]) {
+            n_reduced++;
+            count *= PyArray_DIM(x, d);
+        }
+    }
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyObject *dims = PyTuple_New(n_reduced), *axis = NULL;
+    for (int d = 0, k = 0; dims != NULL && d < ndim; d++) {
+        PyObject *number = reduced[d] ? PyLong_FromLong(d) : NULL;
+        if (reduced[d] && number == NULL) Py_CLEAR(dims);
+        else if (reduced[d]) PyTuple_SET_ITEM(dims, k++, number);
+    }
+    *handled = 1;
+    if (dims == NULL) return NULL;
+    /* NumPy's axis as the Python op gives it: None for every dim, an int for one */
+    axis = n_reduced == ndim ? Py_NewRef(Py_None) : n_reduced == 1 ? Py_NewRef(PyTuple_GET_ITEM(dims, 0))
+                                                                    : Py_NewRef(dims);
+    PyObject *call[5] = {(PyObject *)x, axis, Py_None, Py_None, keepdim ? Py_True : Py_False};
+    PyObject *data = PyObject_Vectorcall(f->reduce, call, 5, NULL);
+    Py_DECREF(axis);
+    if (data != NULL && f->divides) {
+        PyObject *n = PyLong_FromSsize_t(count);
+        Py_SETREF(data, n == NULL ? NULL : PyNumber_TrueDivide(data, n));
+        Py_XDECREF(n);
+    }
+    PyObject *out = data == NULL ? NULL : make(data);
+    if (out == NULL || !grad) {
+        Py_DECREF(dims);
+        return out;
+    }
+    int whole = dim == Py_None && !keepdim;
+    PyObject *node = record_node(whole ? f->whole_node : f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None
+            && reduction_fields(f, node, whole ? f->whole_fields : f->fields, t, out, dims, keepdim, count) < 0)
+        Py_CLEAR(node);
+    Py_DECREF(dims);
+    if (node == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(node);
+    return out;
+}
+
+/* ``max(input, dim, keepdim)`` or ``min(...)`` in the common case: an ordinary tensor on the CPU
+   holding a small integer or float array with elements and dims, an int dim in range, a bool
+   keepdim, no ``__torch_function__`` dispatch or forward-mode AD: the index of the first extreme
+   (or NaN) along the dim, NumPy's ``argmax`` or ``argmin``, and the element there, as
+   ``reduce._extreme_along`` takes them; the node recorded where autograd records; the result
+   type's ``(values, indices)``. NULL on error, or ``*handled`` set to 0 where the case is not
+   this one (nothing done). */
+static PyObject *extremes_case(Function *f, PyObject *const *args, Py_ssize_t nargs, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *keep = nargs > 2 ? args[2] : Py_False;
+    PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
+    if (x == NULL || nargs < 2 || !PyLong_CheckExact(args[1]) || (keep != Py_True && keep != Py_False)) return NULL;
+    char kind = PyArray_DESCR(x)->kind;
+    int ndim = PyArray_NDIM(x), keepdim = keep == Py_True;
+    if ((kind != 'f' && kind != 'i' && kind != 'u') || !PyArray_ISNBO(PyArray_DESCR(x)->byteorder)
+            || !PyArray_ISALIGNED(x) || ndim == 0 || PyArray_SIZE(x) == 0 || PyArray_NBYTES(x) >= small_bytes)
+        return NULL;
+    long dim = PyLong_AsLong(args[1]);
+    if (dim == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (dim < -ndim || dim >= ndim) return NULL;
+    if (dim < 0) dim += ndim;
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    /* the indices, of the shape without ``dim`` (with it as 1 for keepdim) */
+    PyArrayObject *taken = (PyArrayObject *)(f->divides ? PyArray_ArgMax(x, (int)dim, NULL)
+                                                          : PyArray_ArgMin(x, (int)dim, NULL));
+    if (taken != NULL && !PyArray_IS_C_CONTIGUOUS(taken)) Py_SETREF(taken, PyArray_GETCONTIGUOUS(taken));
+    if (taken == NULL) return NULL;
+    npy_intp shape[NPY_MAXDIMS];
+    for (int d = 0; d < ndim; d++) shape[d] = d == dim ? 1 : PyArray_DIM(x, d);
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyArrayObject *chosen = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, shape, NULL, NULL, 0,
+                                                                  NULL);
+    if (chosen == NULL) {
+        Py_DECREF(taken);
+        return NULL;
+    }
+    /* each chosen element copied from the input, in C order over the kept shape */
+    npy_intp at[NPY_MAXDIMS] = {0}, n = PyArray_SIZE(chosen), itemsize = PyArray_ITEMSIZE(x);
+    const npy_intp *index = (const npy_intp *)PyArray_DATA(taken);   /* (C-contiguous: ArgMax's own) */
+    char *to = PyArray_DATA(chosen);
+    for (npy_intp i = 0; i < n; i++, to += itemsize) {
+        const char *from = PyArray_BYTES(x) + index[i] * PyArray_STRIDE(x, (int)dim);
+        for (int d = 0; d < ndim; d++) from += at[d] * PyArray_STRIDE(x, d);
+        memcpy(to, from, itemsize);
+        for (int d = ndim - 1; d >= 0; d--) {
+            if (++at[d] < shape[d]) break;
+            at[d] = 0;
+        }
+    }
+    PyObject *values = (PyObject *)chosen, *indices = (PyObject *)taken;
+    if (keepdim) {   /* (NumPy's argmax keeps no dim: the indices get it back) */
+        PyArray_Dims kept = {shape, ndim};
+        Py_SETREF(indices, PyArray_Newshape(taken, &kept, NPY_CORDER));
+    } else {
+        PyArray_Dims reduced = {PyArray_DIMS(taken), PyArray_NDIM(taken)};
+        Py_SETREF(values, values == NULL ? NULL : PyArray_Newshape(chosen, &reduced, NPY_CORDER));
+    }
+    PyObject *value_t = values == NULL ? NULL : make(values), *index_t = NULL;
+    if (value_t == NULL || indices == NULL) {
+        Py_XDECREF(value_t);
+        Py_XDECREF(indices);
+        return NULL;
+    }
+    if (PyArray_TYPE((PyArrayObject *)indices) != NPY_INT64)   /* (intp is int64 where ember runs) */
+        Py_SETREF(indices, PyArray_Cast((PyArrayObject *)indices, NPY_INT64));
+    index_t = indices == NULL ? NULL : make(indices);
+    if (index_t == NULL) {
+        Py_DECREF(value_t);
+        return NULL;
+    }
+    if (grad) {
+        PyObject *node = record_node(f->node_cls, t, NULL, value_t);
+        int status = node == NULL ? -1 : 0;
+        if (node != NULL && node != Py_None) {
+            PyObject *shape_tuple = PyObject_GetAttrString((PyObject *)x, "shape"), *at_dim = PyLong_FromLong(dim);
+            PyObject *r = PyObject_CallMethodObjArgs(node, s_save, index_t, NULL);
+            if (r == NULL || shape_tuple == NULL || at_dim == NULL
+                    || PyObject_SetAttr(node, s_in_shape, shape_tuple) < 0 || PyObject_SetAttr(node, s_dim, at_dim) < 0
+                    || PyObject_SetAttr(node, s_keepdim, keepdim ? Py_True : Py_False) < 0)
+                status = -1;
+            Py_XDECREF(r);
+            Py_XDECREF(shape_tuple);
+            Py_XDECREF(at_dim);
+        }
+        Py_XDECREF(node);
+        if (status < 0) {
+            Py_DECREF(value_t);
+            Py_DECREF(index_t);
+            return NULL;
+        }
+    }
+    PyObject *pair[2] = {value_t, index_t};
+    PyObject *result = PyObject_Vectorcall(f->whole_node, pair, 2, NULL);
+    Py_DECREF(value_t);
+    Py_DECREF(index_t);
+    return result;
+}
+
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
     Function *f = &functions_[PyLong_AsLong(index)];
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     int joins = f->kind == CAT_FUNCTION || f->kind == STACK_FUNCTION;
-    if (nargs == (joins ? 2 : f->arity) && kwnames == NULL) {
+    int reduces = f->kind == REDUCE_FUNCTION || f->kind == EXTREMES_FUNCTION;
+    /* (the arguments: a reduction's tensor, dim and keepdim, the last two optional) */
+    if (kwnames == NULL && (reduces ? nargs >= 1 && nargs <= 3 : nargs == (joins ? 2 : f->arity))) {
         int handled = 0;
         PyObject *out = NULL;
-        if (joins)
+        if (f->kind == EXTREMES_FUNCTION)
+            out = extremes_case(f, args, nargs, &handled);
+        else if (reduces)
+            out = reduce_case(f, args, nargs, &handled);
+        else if (joins)
             out = join_case(f, args[0], args[1], &handled);
         else if (Py_TYPE(args[0]) == TensorType && (nargs == 1 || Py_TYPE(args[1]) == TensorType))
             out = function_case(f, args, &handled);
@@ -372,9 +634,11 @@ static PyMethodDef function_definition = {
     "compiled_function", (PyCFunction)(void (*)(void))function_call, METH_FASTCALL | METH_KEYWORDS,
     "An op of one or two tensors on its ufunc or compiled loop in the common case, else its Python op."};
 
-/* add_function(python_op, node_cls, ufunc, float32_address, float64_address, max_elements, kind, saves):
-   the op's compiled function (of one or two tensors: on ``ufunc`` where it is not None, else on
-   the loops, an address 0 where the loop has no such dtype). */
+/* add_function(python_op, node_cls, ufunc, float32_address, float64_address, max_elements, kind, saves,
+   specifics): the op's compiled function (of one or two tensors: on ``ufunc`` where it is not
+   None, else on the loops, an address 0 where the loop has no such dtype; a reduction's on
+   ``ufunc.reduce``, its specifics ``(whole_node, whole_fields, fields, divides)``; a max or min
+   along a dim's ``(result_type, is_max)``). */
 static PyObject *add_function(PyObject *self, PyObject *args) {
     Function f;
     unsigned long long float32, float64;
@@ -382,14 +646,24 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "the methods are not configured");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOOKKnii", &f.python_op, &f.node_cls, &f.ufunc, &float32, &float64, &f.max_elements,
-                          &f.kind, &f.saves))
+    PyObject *specifics;
+    if (!PyArg_ParseTuple(args, "OOOKKniiO", &f.python_op, &f.node_cls, &f.ufunc, &float32, &float64,
+                          &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > STACK_FUNCTION) {
+    f.whole_node = Py_None;
+    f.whole_fields = f.fields = f.divides = 0;
+    if (f.kind < UNARY_FUNCTION || f.kind > EXTREMES_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
+    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiii", &f.whole_node, &f.whole_fields, &f.fields,
+                                                       &f.divides))
+        return NULL;
+    /* (a max or min along a dim: its result type in whole_node, whether it is the max in divides) */
+    if (f.kind == EXTREMES_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides)) return NULL;
     f.arity = f.kind == BINARY_FUNCTION ? 2 : 1;
+    f.reduce = f.kind == REDUCE_FUNCTION ? PyObject_GetAttrString(f.ufunc, "reduce") : Py_NewRef(Py_None);
+    if (f.reduce == NULL) return NULL;
     if (n_functions == MAX_FUNCTIONS) {
         PyErr_SetString(PyExc_RuntimeError, "too many compiled functions");
         return NULL;
@@ -403,14 +677,15 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     Py_INCREF(f.python_op);
     Py_INCREF(f.node_cls);
     Py_INCREF(f.ufunc);
+    Py_INCREF(f.whole_node);
     functions_[n_functions++] = f;
     return function;
 }
 
 /* configure_functions(settled): ``choice.settled``. */
 static PyObject *configure_functions(PyObject *self, PyObject *settled) {
-    const char *names[] = {"dtypes", "dim", "used", "sizes"};
-    PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes};
+    const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count"};
+    PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (*interned[i] == NULL && (*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     Py_INCREF(settled);

@@ -26,8 +26,9 @@ The backward of those operators' nodes (``AddBackward0``, ``SubBackward0``, ``Mu
 C-contiguous float32 or float64 arrays of one shape (the saved ones unmodified), computes the
 formula in one loop (no NumPy call, so no ufunc dispatch per gradient) and otherwise calls the
 Python ``backward_arrays``, which also raises the errors (a saved tensor modified in place or
-freed). The same extension holds the compiled functions of ``_compiled_functions`` (ops of one
-tensor whose forward is a compiled loop: ``sigmoid``, ``erf``, the Bessel functions, ...).
+freed). The same extension holds the compiled functions of ``_compiled_functions`` (ops whose
+forward on a small tensor is one call: ``sigmoid``, ``exp``, ``maximum``, ``atan2``, ``cat``,
+``stack``, ``sum``, ``mean``, ``amax``, ``max(dim)``, ...).
 
 The methods are built at their first use, as ember's compiled loops are
 (``_backend.native_calls``): until then (and where the headers or a C compiler are missing, or

@@ -25,7 +25,8 @@ from ._common import (
 from .shape import flip
 from .ternary import where
 from .view import expanded_array, slice_scatter_zeros
-from ._array_sums import array_sum
+from . import _compiled_functions
+from ._array_sums import COLUMN_SUM_MIN_ROWS, array_sum
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
 
@@ -299,7 +300,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_names):
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "sum")
     if out is None:
-        return _sum(input, dim, keepdim, dtype)
+        return _sum_entry[0](input, dim, keepdim) if dtype is None else _sum(input, dim, keepdim, dtype)
     if dim is None:
         raise TypeError("sum(): out= needs a dim: torch's sum(input, *, dtype=None) takes no out")
     return write_out(_sum(input, dim, keepdim, _accumulating_out(dtype, out)), out, op="sum")
@@ -326,6 +327,18 @@ def _sum(input, dim, keepdim, dtype):
     if node is not None:
         node.in_shape, node.in_dtype, node.dims, node.keepdim = data.shape, data.dtype, dims, keepdim
     return out
+
+
+def _plain_sum(input, dim=None, keepdim=False):
+    """``sum`` without a dtype: what its compiled function (``_compiled_functions``) leaves to Python."""
+    return _sum(input, dim, keepdim, None)
+
+
+# (a small sum over dims is NumPy's reduction, the one ``_array_sums.sum_over`` takes below this)
+_SMALL_SUM_ELEMENTS = COLUMN_SUM_MIN_ROWS - 1
+_sum_entry = _compiled_functions.register(
+    _plain_sum, SumBackward1, kind="reduce", ufunc=np.add, max_elements=_SMALL_SUM_ELEMENTS,
+    specifics=_compiled_functions.Reduction(SumBackward0, ("in",), ("in", "dims")))
 
 
 class NansumBackward0(Node):
@@ -460,7 +473,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, **numpy_names)
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
     if out is None:
-        return _mean(input, dim, keepdim, dtype)
+        return _mean_entry[0](input, dim, keepdim) if dtype is None else _mean(input, dim, keepdim, dtype)
     od = out_dtype(out)
     if od is not None and (od.kind in "fc" or od == _dtype.bfloat16.np):
         dtype = _accumulating_out(dtype, out)
@@ -484,6 +497,17 @@ def _mean(input, dim, keepdim, dtype):
         node.in_shape, node.in_dtype, node.dims, node.keepdim = data.shape, input._data.dtype, dims, keepdim
         node.count = _count(data.shape, dims)
     return out
+
+
+def _plain_mean(input, dim=None, keepdim=False):
+    """``mean`` without a dtype: what its compiled function (``_compiled_functions``) leaves to Python."""
+    return _mean(input, dim, keepdim, None)
+
+
+_mean_entry = _compiled_functions.register(
+    _plain_mean, MeanBackward1, kind="reduce", ufunc=np.add, max_elements=_SMALL_SUM_ELEMENTS,
+    specifics=_compiled_functions.Reduction(MeanBackward0, ("in", "dims", "count"), ("in", "dims", "count"),
+                                            divides=True))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -801,7 +825,7 @@ def _cumprod_(self, dim, *, dtype=None):
 def _check_reducible(op, shape, dim):
     """torch's errors for a max-like reduction over zero elements (it has no identity);
     ``dim`` as the caller wrote it (None or () for all dims)."""
-    if dim is None or dim == () or dim == []:
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
         if 0 in shape:
             raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
@@ -887,23 +911,40 @@ def _extreme(op, input, dim, keepdim, is_max, node_cls):
 def amax(input, dim=(), keepdim=False, *, out=None):
     """Returns the maximum of each slice of ``input`` over ``dim`` (all dims by default); the
     gradient is shared evenly between equal maxima."""
-    result = _extreme("amax", input, dim, keepdim, True, AmaxBackward0)
-    return result if out is None else write_out_exact(result, out, "amax", _SAME_DTYPE)
+    if out is None:
+        return _amax_entry[0](input, dim, keepdim)
+    return write_out_exact(_python_amax(input, dim, keepdim), out, "amax", _SAME_DTYPE)
 
 
 def _amax(input, dim=(), keepdim=False):
+    return _amax_entry[0](input, dim, keepdim)
+
+
+def _python_amax(input, dim=(), keepdim=False):
     return _extreme("amax", input, dim, keepdim, True, AmaxBackward0)
 
 
 def amin(input, dim=(), keepdim=False, *, out=None):
     """Returns the minimum of each slice of ``input`` over ``dim`` (all dims by default); the
     gradient is shared evenly between equal minima."""
-    result = _extreme("amin", input, dim, keepdim, False, AminBackward0)
-    return result if out is None else write_out_exact(result, out, "amin", _SAME_DTYPE)
+    if out is None:
+        return _amin_entry[0](input, dim, keepdim)
+    return write_out_exact(_python_amin(input, dim, keepdim), out, "amin", _SAME_DTYPE)
 
 
 def _amin(input, dim=(), keepdim=False):
+    return _amin_entry[0](input, dim, keepdim)
+
+
+def _python_amin(input, dim=(), keepdim=False):
     return _extreme("amin", input, dim, keepdim, False, AminBackward0)
+
+
+_amax_entry, _amin_entry = (
+    _compiled_functions.register(python_op, node_cls, ("self", "result"), kind="reduce", ufunc=ufunc,
+                                 specifics=_compiled_functions.Reduction(node_cls, ("dims",), ("dims",)))
+    for python_op, node_cls, ufunc in ((_python_amax, AmaxBackward0, np.maximum),
+                                       (_python_amin, AminBackward0, np.minimum)))
 
 
 _SAME_DTYPE = ("Expected the dtype for input and out to match, but got {want} for input's dtype and "
@@ -991,8 +1032,9 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):
     if dim is None:
         result = _extreme("max", input, None, False, True, MaxBackward1)
         return result if out is None else write_out(result, out, False, "max")
-    result = _extreme_along("max", input, dim, keepdim, True)
-    return result if out is None else write_out(result, out, True, "max")
+    if out is None:
+        return _max_along_entry[0](input, dim, keepdim)
+    return write_out(_extreme_along("max", input, dim, keepdim, True), out, True, "max")
 
 
 def _max(input, dim=None, keepdim=False, *, other=None):
@@ -1000,7 +1042,7 @@ def _max(input, dim=None, keepdim=False, *, other=None):
         return _pairwise_extreme("max", input, dim if other is None else other)
     if dim is None:
         return _extreme("max", input, None, False, True, MaxBackward1)
-    return _extreme_along("max", input, dim, keepdim, True)
+    return _max_along_entry[0](input, dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
@@ -1011,8 +1053,9 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
     if dim is None:
         result = _extreme("min", input, None, False, False, MinBackward1)
         return result if out is None else write_out(result, out, False, "min")
-    result = _extreme_along("min", input, dim, keepdim, False)
-    return result if out is None else write_out(result, out, True, "min")
+    if out is None:
+        return _min_along_entry[0](input, dim, keepdim)
+    return write_out(_extreme_along("min", input, dim, keepdim, False), out, True, "min")
 
 
 def _min(input, dim=None, keepdim=False, *, other=None):
@@ -1020,7 +1063,23 @@ def _min(input, dim=None, keepdim=False, *, other=None):
         return _pairwise_extreme("min", input, dim if other is None else other)
     if dim is None:
         return _extreme("min", input, None, False, False, MinBackward1)
+    return _min_along_entry[0](input, dim, keepdim)
+
+
+def _max_along(input, dim, keepdim=False):
+    """``max(input, dim, keepdim)``: what its compiled function (``_compiled_functions``) leaves to Python."""
+    return _extreme_along("max", input, dim, keepdim, True)
+
+
+def _min_along(input, dim, keepdim=False):
+    """``min(input, dim, keepdim)``: what its compiled function (``_compiled_functions``) leaves to Python."""
     return _extreme_along("min", input, dim, keepdim, False)
+
+
+_max_along_entry, _min_along_entry = (
+    _compiled_functions.register(python_op, node_cls, kind="extremes", specifics=(result_type, is_max))
+    for python_op, node_cls, result_type, is_max in ((_max_along, MaxBackward0, return_types.max, True),
+                                                     (_min_along, MinBackward0, return_types.min, False)))
 
 
 def _arg_extreme(op, input, dim, keepdim, is_max):
@@ -1555,14 +1614,14 @@ def _sum_method(self, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     # (torch's Tensor.sum and Tensor.mean take no out=: an ``out`` here is an unknown name)
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "sum")
-    return _sum(self, dim, keepdim, dtype)
+    return _sum_entry[0](self, dim, keepdim) if dtype is None else _sum(self, dim, keepdim, dtype)
 
 
 @method("mean")
 def _mean_method(self, dim=None, keepdim=False, *, dtype=None, **numpy_names):
     if numpy_names:
         dim, keepdim = _numpy_names(dim, keepdim, numpy_names, "mean")
-    return _mean(self, dim, keepdim, dtype)
+    return _mean_entry[0](self, dim, keepdim) if dtype is None else _mean(self, dim, keepdim, dtype)
 
 
 # the functions below take torch's out=; their Tensor methods, as torch's, take none
