@@ -95,7 +95,8 @@ def test_every_registered_function_is_tested_here():
     names = {python_op.__name__ for _, python_op in _compiled_functions.python_functions()}
     # (cat's, stack's and the reductions' Python paths)
     assert names == set(OPS) | set(BINARY_OPS) | {"_cat", "_stack", "_plain_sum", "_plain_mean", "_python_amax",
-                                                  "_python_amin", "_max_along", "_min_along"}
+                                                  "_python_amin", "_max_along", "_min_along", "_checked_mm",
+                                                  "_checked_bmm", "_checked_matmul", "_bessel_var", "_bessel_std"}
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -520,6 +521,10 @@ REDUCTIONS = {"sum": (ember.sum, torch.sum), "mean": (ember.mean, torch.mean), "
               "sum_method": (lambda x, *a: x.sum(*a), lambda x, *a: x.sum(*a)),
               "mean_method": (lambda x, *a: x.mean(*a), lambda x, *a: x.mean(*a)),
               "amax_method": (lambda x, *a: x.amax(*a), lambda x, *a: x.amax(*a))}
+# (var's and std's third positional argument is the legacy ``unbiased``: keepdim by name)
+REDUCTIONS.update({f"{name}{suffix}": tuple((lambda fn: lambda x, dim=None, keepdim=False: fn(x, dim, keepdim=keepdim))(
+    getattr(lib, name) if suffix == "" else getattr(lib.Tensor, name)) for lib in (ember, torch))
+    for name in ("var", "std") for suffix in ("", "_method")})
 DIMS = [(), (1,), (0, True), (-1, False), ((0, 2),), ([-1, 0], True), ((),), ([],), (None,), (None, True)]
 
 
@@ -578,7 +583,8 @@ def test_reduction_nodes_and_gradients_are_the_python_paths(name):
                 x = ember.tensor(values, requires_grad=True)
                 y = fn(x, *args)
                 node = y.grad_fn
-                fields = {key: getattr(node, key, None) for key in ("in_shape", "in_dtype", "dims", "keepdim", "count")}
+                fields = {key: getattr(node, key, None) for key in ("in_shape", "in_dtype", "dims", "keepdim", "count",
+                                                                    "dof")}
                 saved = [t.detach().numpy().tobytes() for t in getattr(node, "saved_tensors", ())]
                 y.backward(ember.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(y.shape)))
                 results.append((type(node).__name__, fields, saved, x.grad.numpy().tobytes()))
@@ -587,7 +593,7 @@ def test_reduction_nodes_and_gradients_are_the_python_paths(name):
 
 @pytest.mark.parametrize("case", ["int64", "float16", "dtype", "out", "out_of_range", "repeated_dims", "empty",
                                   "zero_dim", "large", "axis_name", "int_keepdim", "numpy_dim", "no_grad"])
-@pytest.mark.parametrize("name", ["sum", "mean", "amax"])
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "std"])
 def test_other_reduction_cases_take_the_python_path(name, case):
     fn = REDUCTIONS[name][0]
     values = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
@@ -716,3 +722,107 @@ def test_other_max_and_min_cases_take_the_python_path(case):
                     continue
                 results.append([(t.dtype, t.shape, t.requires_grad, t.numpy().tobytes()) for t in (values_t, indices)])
         assert results[0] == results[1], case
+
+
+# -- small matrix products -------------------------------------------------------------------
+
+PRODUCTS = {"mm": (ember.mm, torch.mm, 2), "bmm": (ember.bmm, torch.bmm, 3), "matmul": (ember.matmul, torch.matmul, 2),
+            "operator": (lambda a, b: a @ b, lambda a, b: a @ b, 2),
+            "mm_method": (lambda a, b: a.mm(b), lambda a, b: a.mm(b), 2)}
+
+
+def _factors(ndim, dtype="float32", k=4):
+    rng = np.random.default_rng(4)
+    lead = (2,) if ndim == 3 else ()
+    return rng.standard_normal(lead + (3, k)).astype(dtype), rng.standard_normal(lead + (k, 5)).astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_small_products_take_the_common_case(monkeypatch, name):
+    from ember._backend import products
+    fn, _, ndim = PRODUCTS[name]
+    a, b = (ember.tensor(v) for v in _factors(ndim))
+    fn(a, b)
+    calls = []
+    matmul = products.matmul
+    monkeypatch.setattr(products, "matmul", lambda *args: calls.append(1) or matmul(*args))
+    fn(a, b)
+    assert calls == []
+    with python_paths():
+        fn(a, b)
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_small_products_are_the_python_paths_and_torchs(name, layout):
+    fn, torch_fn, ndim = PRODUCTS[name]
+    for dtype in ("float32", "float64"):
+        a, b = _factors(ndim, dtype)
+        if layout == "transposed":   # (the same values, column-major)
+            a, b = (np.ascontiguousarray(v.swapaxes(-1, -2)).swapaxes(-1, -2) for v in (a, b))
+        compiled = fn(ember.tensor(a), ember.tensor(b))
+        with python_paths():
+            python = fn(ember.tensor(a), ember.tensor(b))
+        want = torch_fn(torch.tensor(a), torch.tensor(b))
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+        np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+        np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("grads", ["both", "input", "other"])
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_small_products_nodes_and_gradients_are_the_python_paths(name, grads):
+    fn, _, ndim = PRODUCTS[name]
+    a, b = _factors(ndim)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(a, requires_grad=grads in ("both", "input"))
+            y = ember.tensor(b, requires_grad=grads in ("both", "other"))
+            z = fn(x, y)
+            node = z.grad_fn
+            saved = [t.detach().numpy().tobytes() if t is not None else None for t in node.saved_tensors]
+            z.backward(ember.tensor(np.linspace(-1, 1, z.numel(), dtype=np.float32).reshape(z.shape)))
+            results.append((type(node).__name__, saved,
+                            [t.grad.numpy().tobytes() if t.grad is not None else None for t in (x, y)]))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "out_dtype", "int64", "float16", "mixed_dtypes", "inner_one", "large",
+                                  "wrong_shapes", "vector", "batched_matmul", "no_grad", "flop_counter"])
+def test_other_small_product_cases_take_the_python_path(case):
+    from ember.utils.flop_counter import FlopCounterMode
+    a, b = _factors(2)
+    a3, b3 = _factors(3)
+    big = np.ones((64, 128), np.float32)
+    call = {"out": lambda fn: fn(ember.tensor(a), ember.tensor(b), out=ember.empty(0)),
+            "out_dtype": lambda fn: fn(ember.tensor(a), ember.tensor(b), out_dtype=ember.float32),
+            "int64": lambda fn: fn(ember.tensor(a.astype(np.int64)), ember.tensor(b.astype(np.int64))),
+            "float16": lambda fn: fn(ember.tensor(a.astype(np.float16)), ember.tensor(b.astype(np.float16))),
+            "mixed_dtypes": lambda fn: fn(ember.tensor(a), ember.tensor(b.astype(np.float64))),
+            "inner_one": lambda fn: fn(ember.tensor(a[:, :1]), ember.tensor(b[:1])),
+            "large": lambda fn: fn(ember.tensor(big), ember.tensor(big.T.copy())),
+            "wrong_shapes": lambda fn: fn(ember.tensor(a), ember.tensor(a)),
+            "vector": lambda fn: fn(ember.tensor(a), ember.tensor(b[:, 0])),
+            "batched_matmul": lambda fn: fn(ember.tensor(a3, requires_grad=True), ember.tensor(b3)),
+            "no_grad": lambda fn: _no_grad(fn, ember.tensor(a, requires_grad=True), ember.tensor(b)),
+            "flop_counter": None}[case]
+    for fn in (ember.mm, ember.matmul):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                counts = None
+                try:
+                    if case == "flop_counter":
+                        with FlopCounterMode(display=False) as counter:
+                            result = fn(ember.tensor(a), ember.tensor(b))
+                        counts = counter.get_total_flops()
+                    else:
+                        result = call(fn)
+                except (RuntimeError, TypeError, ValueError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+                results.append((result.dtype, result.shape, result.requires_grad, type(result.grad_fn).__name__,
+                                result.detach().numpy().tobytes(), counts))
+        assert results[0] == results[1], (fn, case)

@@ -1,12 +1,14 @@
 """Ops whose forward on a small tensor is one call (a NumPy ufunc, its reduction, one of ember's
-compiled loops, NumPy's concatenation or argmax), compiled for their common case. Of one tensor:
+compiled loops, NumPy's matmul, concatenation or argmax), compiled for their common case. Of one tensor:
 ``sigmoid``, ``erf``, ``erfc``, ``erfinv`` and ``ember.special``'s Bessel, Airy and
 normal-distribution functions, ``entr`` and ``sinc`` (on loops), and ``exp``, ``log``, ``sqrt``,
 ``sin``, ``tanh``, ``abs`` and the other ops that ``unary._ufunc`` declares (on ufuncs). Of two
 tensors: ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``atan2``, ``hypot``, ``copysign``,
 ``nextafter``, ``logaddexp`` and ``logaddexp2`` (on ufuncs), ``xlogy`` and ``special.xlog1py``
-(on loops). Of a list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``,
-``mean``, ``amax``, ``amin``; and ``max`` and ``min`` along a dim.
+(on loops); small matrix products ``mm``, ``bmm`` and ``matmul`` of two matrices (NumPy's
+matmul). Of a list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``, ``mean``,
+``amax``, ``amin``, ``var`` and ``std`` (with Bessel's correction); and ``max`` and ``min``
+along a dim.
 
 On a small tensor such an op is mostly Python: its frame, its checks, the kernel choice and the
 call of the loop or the ufunc cost several times the work itself. Each of these ops registers
@@ -30,10 +32,12 @@ __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
 # what a node may save, in the order it saves them (the bits of ``saves`` in the C source)
 _SAVED = ("self", "other", "result")
-_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes")   # (``enum function_kind`` in the C source)
+# the kinds of function (``enum function_kind`` in the C source)
+_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
-# count (the bits of ``fields`` in the C source)
-_FIELDS = ("in", "dims", "count")
+# count, dof (the bits of ``fields`` in the C source)
+_FIELDS = ("in", "dims", "count", "dof")
+_MOMENTS = (None, "var", "std")   # (a reduction's ``moment`` in the C source)
 
 _lock = threading.Lock()
 _functions = []
@@ -56,7 +60,10 @@ def register(python_op, node_cls, saves=(), *, kind="unary", addresses=None, ufu
     """The entry (a one-element list) an op's function calls first with its arguments: its
     tensor (``kind`` "unary"), its two tensors ("binary"), its list of tensors and its dim
     ("cat" and "stack", which join them as ``cat`` and ``stack`` do, on any dtype; the other
-    arguments then do not apply), its tensor, dim and keepdim ("reduce": ``ufunc.reduce`` over
+    arguments then do not apply), its two matrices (or batches of them: "matmul", on ``ufunc``,
+    NumPy's matmul, where the product of their sizes is below ``max_elements``; ``specifics``
+    their number of dims, 2 or 3, and the module whose ``counter`` is the FLOP counter), its
+    tensor, dim and keepdim ("reduce": ``ufunc.reduce`` over
     the dims, on a float32 or float64 tensor of at most ``max_elements`` elements, as
     ``specifics``, a ``Reduction``, describes), or its tensor, int dim and keepdim ("extremes":
     ``max`` or ``min`` along the dim, ``specifics`` being its result type and whether it is the
@@ -138,7 +145,8 @@ def _specifics(function):
     whether it is the max."""
     if function.kind == "reduce":
         r = function.specifics
-        return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides))
+        return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
+                _MOMENTS.index(r.moment))
     return function.specifics
 
 
@@ -150,12 +158,15 @@ class Reduction(typing.NamedTuple):
     """What a reduction's compiled function records: ``whole_node`` (with ``whole_fields``)
     where no dim is given (None) and keepdim is False, else the registered node (with
     ``fields``); the fields, of "in" (``in_shape`` and ``in_dtype``), "dims" (``dims``, the
-    sorted dims reduced, and ``keepdim``) and "count" (the elements each result combines).
-    ``divides``: the result is the reduction divided by that count (a mean)."""
+    sorted dims reduced, and ``keepdim``), "count" (the elements each result combines) and
+    "dof" (that count less 1). ``divides``: the result is the reduction divided by that count
+    (a mean). ``moment`` "var" or "std": the variance (or its square root) with Bessel's
+    correction, by ``reduce._var_data``'s steps (the reduction being ``np.add``'s)."""
     whole_node: object
     whole_fields: tuple = ()
     fields: tuple = ()
     divides: bool = False
+    moment: str = None
 
 # The C part, in ``_compiled_methods``' extension (it uses its helpers: ``array_of``, ``make``,
 # ``plain_mode``, ``requires_grad``, ``record_node``, ``set_shape_and_dtype``).
@@ -168,8 +179,9 @@ typedef void (*unary_loop)(const void *, void *, int64_t, int);
 typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
-                     EXTREMES_FUNCTION };
-enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4 };
+                     EXTREMES_FUNCTION, MATMUL_FUNCTION };
+enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
+enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
 typedef struct {
     PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
     PyObject *ufunc;                  /* the NumPy ufunc the op is on float arrays (None: the loops) */
@@ -179,14 +191,19 @@ typedef struct {
     /* a reduction's: ``ufunc.reduce``, the node where no dim is given, each node's ``enum
        reduction_fields``, and whether the result is divided by the count (a mean) */
     PyObject *reduce, *whole_node;
-    int whole_fields, fields, divides;
+    int whole_fields, fields, divides, moment;
+    /* a product's: the operands' number of dims (2 or 3), and where the FLOP counter is found */
+    int product_ndim;
+    PyObject *flop_hook;
 } Function;
 
 #define MAX_FUNCTIONS 80
 static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
-static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count;
+static PyObject *numpy_sqrt;       /* (a standard deviation's last step) */
+static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
+                *s_dof;
 
 /* Whether the arrays of ``f``'s tensors are its case, before the modes are checked: small float32
    or float64 arrays of one dtype, C-contiguous and of one shape for a loop (set in ``*loop``). */
@@ -198,6 +215,14 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
         PyArrayObject *a = arrays[i];
         if (a == NULL || PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a) || PyArray_NBYTES(a) >= small_bytes)
             return 0;
+    }
+    if (f->kind == MATMUL_FUNCTION) {   /* matrices (or batches of them) whose sizes' product is small */
+        PyArrayObject *y = arrays[1];
+        int nd = f->product_ndim;
+        npy_intp k = PyArray_NDIM(x) == nd ? PyArray_DIM(x, nd - 1) : 0;
+        return PyArray_NDIM(y) == nd && k > 1 && k == PyArray_DIM(y, nd - 2)
+               && (nd == 2 || PyArray_DIM(x, 0) == PyArray_DIM(y, 0)) && PyArray_SIZE(x) > 0 && PyArray_SIZE(y) > 0
+               && (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) < (double)f->max_elements;
     }
     if (f->ufunc != Py_None) return type == NPY_FLOAT64 || PyArray_SIZE(x) <= f->max_elements;
     *loop = f->loops[type == NPY_FLOAT64];
@@ -214,7 +239,7 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
 /* ``node``'s fields and saved tensors, as the Python op sets them: for two tensors, each one's
    shape and dtype (a binary node's); then ``node.save(...)`` of what ``f`` saves. 0, or -1 on error. */
 static int function_fields(Function *f, PyObject *node, PyObject *const *inputs, PyObject *out) {
-    if (f->arity == 2 && (set_shape_and_dtype(node, s_self_shape, s_self_dtype, array_of(inputs[0])) < 0
+    if (f->kind == BINARY_FUNCTION && (set_shape_and_dtype(node, s_self_shape, s_self_dtype, array_of(inputs[0])) < 0
                           || set_shape_and_dtype(node, s_other_shape, s_other_dtype, array_of(inputs[1])) < 0))
         return -1;
     if (!f->saves) return 0;
@@ -251,6 +276,13 @@ static PyObject *function_case(Function *f, PyObject *const *inputs, int *handle
     int is_settled = settled == Py_True;
     Py_XDECREF(settled);
     if (!plain || !is_settled || (grad && f->node_cls == Py_None)) return NULL;
+    if (f->kind == MATMUL_FUNCTION) {   /* (a FLOP counter counting: the Python op counts the product) */
+        PyObject *counter = PyObject_GetAttr(f->flop_hook, s_counter);
+        int counting = counter != Py_None;
+        Py_XDECREF(counter);
+        if (counter == NULL) *handled = 1;
+        if (counter == NULL || counting) return NULL;
+    }
     PyObject *data;
     PyArrayObject *x = arrays[0];
     if (loop != NULL) {
@@ -406,14 +438,43 @@ static int reduction_fields(Function *f, PyObject *node, int fields, PyObject *t
     if ((fields & DIMS_FIELDS) && (PyObject_SetAttr(node, s_dims, dims) < 0
                                    || PyObject_SetAttr(node, s_keepdim, keepdim ? Py_True : Py_False) < 0))
         return -1;
-    if (fields & COUNT_FIELD) {
-        PyObject *n = PyLong_FromSsize_t(count);
-        int status = n == NULL ? -1 : PyObject_SetAttr(node, s_count, n);
+    for (int field = COUNT_FIELD; field <= DOF_FIELD; field <<= 1) {
+        if (!(fields & field)) continue;
+        PyObject *n = PyLong_FromSsize_t(field == COUNT_FIELD ? count : count - 1);
+        int status = n == NULL ? -1 : PyObject_SetAttr(node, field == COUNT_FIELD ? s_count : s_dof, n);
         Py_XDECREF(n);
         if (status < 0) return -1;
     }
     PyObject *inputs[1] = {t};
     return function_fields(f, node, inputs, out);
+}
+
+/* ``ufunc.reduce(a, axis, None, None, keepdim)``, divided by ``divisor`` where it is not 0: a new
+   reference, NULL on error. */
+static PyObject *reduced_over(Function *f, PyObject *a, PyObject *axis, int keepdim, Py_ssize_t divisor) {
+    PyObject *call[5] = {a, axis, Py_None, Py_None, keepdim ? Py_True : Py_False};
+    PyObject *data = PyObject_Vectorcall(f->reduce, call, 5, NULL);
+    if (data != NULL && divisor) {
+        PyObject *n = PyLong_FromSsize_t(divisor);
+        Py_SETREF(data, n == NULL ? NULL : PyNumber_TrueDivide(data, n));
+        Py_XDECREF(n);
+    }
+    return data;
+}
+
+/* The variance over ``axis`` of ``count`` elements each with Bessel's correction (its square root
+   for a standard deviation), by ``reduce._var_data``'s steps: ``x`` less its mean, squared,
+   summed, divided by ``count - 1``. A new reference, NULL on error. */
+static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int keepdim, Py_ssize_t count) {
+    PyObject *mean = reduced_over(f, (PyObject *)x, axis, 1, count);
+    PyObject *centred = mean == NULL ? NULL : PyNumber_Subtract((PyObject *)x, mean);
+    PyObject *squares = centred == NULL ? NULL : PyNumber_Multiply(centred, centred);
+    PyObject *spread = squares == NULL ? NULL : reduced_over(f, squares, axis, keepdim, count - 1);
+    Py_XDECREF(mean);
+    Py_XDECREF(centred);
+    Py_XDECREF(squares);
+    if (spread != NULL && f->moment == STANDARD_DEVIATION) Py_SETREF(spread, PyObject_CallOneArg(numpy_sqrt, spread));
+    return spread;
 }
 
 /* A reduction ``op(input, dim=None, keepdim=False)`` in the common case: an ordinary tensor on the
@@ -458,6 +519,7 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
             count *= PyArray_DIM(x, d);
         }
     }
+    if (f->moment != NO_MOMENT && count < 2) return NULL;   /* (no degree of freedom: the Python op warns) */
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
@@ -474,14 +536,9 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     /* NumPy's axis as the Python op gives it: None for every dim, an int for one */
     axis = n_reduced == ndim ? Py_NewRef(Py_None) : n_reduced == 1 ? Py_NewRef(PyTuple_GET_ITEM(dims, 0))
                                                                     : Py_NewRef(dims);
-    PyObject *call[5] = {(PyObject *)x, axis, Py_None, Py_None, keepdim ? Py_True : Py_False};
-    PyObject *data = PyObject_Vectorcall(f->reduce, call, 5, NULL);
+    PyObject *data = f->moment != NO_MOMENT ? moment_of(f, x, axis, keepdim, count)
+                                            : reduced_over(f, (PyObject *)x, axis, keepdim, f->divides ? count : 0);
     Py_DECREF(axis);
-    if (data != NULL && f->divides) {
-        PyObject *n = PyLong_FromSsize_t(count);
-        Py_SETREF(data, n == NULL ? NULL : PyNumber_TrueDivide(data, n));
-        Py_XDECREF(n);
-    }
     PyObject *out = data == NULL ? NULL : make(data);
     if (out == NULL || !grad) {
         Py_DECREF(dims);
@@ -650,18 +707,23 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOKKniiO", &f.python_op, &f.node_cls, &f.ufunc, &float32, &float64,
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
-    f.whole_node = Py_None;
-    f.whole_fields = f.fields = f.divides = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > EXTREMES_FUNCTION) {
+    f.whole_node = f.flop_hook = Py_None;
+    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = 0;
+    if (f.kind < UNARY_FUNCTION || f.kind > MATMUL_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
-    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiii", &f.whole_node, &f.whole_fields, &f.fields,
-                                                       &f.divides))
+    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiiii", &f.whole_node, &f.whole_fields, &f.fields,
+                                                       &f.divides, &f.moment))
         return NULL;
     /* (a max or min along a dim: its result type in whole_node, whether it is the max in divides) */
     if (f.kind == EXTREMES_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides)) return NULL;
-    f.arity = f.kind == BINARY_FUNCTION ? 2 : 1;
+    if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_ndim, &f.flop_hook)) return NULL;
+    if (f.kind == MATMUL_FUNCTION && f.product_ndim != 2 && f.product_ndim != 3) {
+        PyErr_SetString(PyExc_ValueError, "a product's operands have 2 or 3 dims");
+        return NULL;
+    }
+    f.arity = f.kind == BINARY_FUNCTION || f.kind == MATMUL_FUNCTION ? 2 : 1;
     f.reduce = f.kind == REDUCE_FUNCTION ? PyObject_GetAttrString(f.ufunc, "reduce") : Py_NewRef(Py_None);
     if (f.reduce == NULL) return NULL;
     if (n_functions == MAX_FUNCTIONS) {
@@ -678,16 +740,24 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     Py_INCREF(f.node_cls);
     Py_INCREF(f.ufunc);
     Py_INCREF(f.whole_node);
+    Py_INCREF(f.flop_hook);
     functions_[n_functions++] = f;
     return function;
 }
 
 /* configure_functions(settled): ``choice.settled``. */
 static PyObject *configure_functions(PyObject *self, PyObject *settled) {
-    const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count"};
-    PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count};
+    const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof"};
+    PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count,
+                             &s_counter, &s_dof};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (*interned[i] == NULL && (*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
+    if (numpy_sqrt == NULL) {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        numpy_sqrt = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "sqrt");
+        Py_XDECREF(numpy);
+        if (numpy_sqrt == NULL) return NULL;
+    }
     Py_INCREF(settled);
     Py_XSETREF(choice_settled, settled);
     Py_RETURN_NONE;

@@ -13,6 +13,8 @@ from .._torch_function import dispatch_or_raise
 from .. import _dtype, _flop_hook
 from .._dtype import result_type_of
 from .._backend import cblas, openmp_kernels, products
+from .._backend.onednn import gemm
+from . import _compiled_functions
 from ._common import (
     accepts_out, broadcasts_to, complex_autograd, conj_if_complex, forward_mode, grad_state, make, method,
     namespace_of, Node, record, record_not_differentiable, sum_to, Tensor, with_out, wrap_dim,
@@ -255,6 +257,11 @@ def _is_transposed(data):
 def mm(input, mat2, out_dtype=None):
     """Matrix product of ``input`` (n x m) and ``mat2`` (m x p), an (n x p) tensor.
     ``out_dtype=float32`` with float16 or bfloat16 inputs gives the float32 product, unrounded."""
+    return _mm_entry[0](input, mat2) if out_dtype is None else _checked_mm(input, mat2, out_dtype)
+
+
+def _checked_mm(input, mat2, out_dtype=None):
+    """``mm`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         _check_tensor(input, "mm", "input", 1)
         _check_tensor(mat2, "mm", "mat2", 2)
@@ -316,6 +323,11 @@ class BmmBackward0(Node):
 def bmm(input, mat2, out_dtype=None):
     """Batched matrix product of ``input`` (b x n x m) and ``mat2`` (b x m x p): (b x n x p).
     ``out_dtype=float32`` with float16 or bfloat16 inputs gives the float32 product, unrounded."""
+    return _bmm_entry[0](input, mat2) if out_dtype is None else _checked_bmm(input, mat2, out_dtype)
+
+
+def _checked_bmm(input, mat2, out_dtype=None):
+    """``bmm`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         _check_tensor(input, "bmm", "input", 1)
         _check_tensor(mat2, "bmm", "mat2", 2)
@@ -454,6 +466,11 @@ def matmul(input, other):
     """Matrix product with torch's rules: 1-D·1-D is a dot product, 2-D·1-D a matrix-vector
     product, a 1-D first operand is a row vector, and for N-D operands the leading (batch)
     dimensions broadcast while the last two multiply."""
+    return _matmul_entry[0](input, other)
+
+
+def _checked_matmul(input, other):
+    """``matmul`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         _check_tensor(input, "matmul", "input", 1)
         _check_tensor(other, "matmul", "other", 2)
@@ -487,6 +504,16 @@ def _matmul_composite(t1, t2):
         return _matmul_folded(t1, t2)
     return _matmul_batched(t1, t2)
 
+
+
+# Small float products (the sizes' product below oneDNN's least, where the Python ops call NumPy's
+# matmul) of two matrices, or of batches of them for bmm: the compiled functions' case
+# (``_compiled_functions``); a matmul of two matrices records mm's node, as its composite does.
+_mm_entry, _bmm_entry, _matmul_entry = (
+    _compiled_functions.register(python_op, node_cls, ("self", "other"), kind="matmul", ufunc=np.matmul,
+                                 max_elements=gemm.MIN_MULTIPLY_ADDS, specifics=(ndim, _flop_hook))
+    for python_op, node_cls, ndim in ((_checked_mm, MmBackward0, 2), (_checked_bmm, BmmBackward0, 3),
+                                      (_checked_matmul, MmBackward0, 2)))
 
 def _unsafe_view(t, shape):
     """Reshape the fresh result of a product (torch's ``_unsafe_view``)."""

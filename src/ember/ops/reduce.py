@@ -1324,23 +1324,47 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     """Returns the variance of ``input`` over ``dim`` (all dims by default), dividing by
     N - ``correction`` (1 by default, Bessel's correction; ``unbiased=False`` means 0)."""
     if out is None:
-        return _moments("var", input, dim, unbiased, keepdim, correction, False, False, VarBackward0)
+        return _var(input, dim, unbiased, keepdim, correction=correction)
     return _moment_out("var", input, dim, unbiased, keepdim, correction, False, VarBackward0, out)
 
 
 def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if unbiased is None and correction is None:
+        return _var_entry[0](input, dim, keepdim)
     return _moments("var", input, dim, unbiased, keepdim, correction, False, False, VarBackward0)
+
+
+def _bessel_var(input, dim=None, keepdim=False):
+    """``var`` with Bessel's correction: what its compiled function (``_compiled_functions``)
+    leaves to Python."""
+    return _moments("var", input, dim, None, keepdim, None, False, False, VarBackward0)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Returns the standard deviation of ``input`` over ``dim``: the square root of ``var``."""
     if out is None:
-        return _moments("std", input, dim, unbiased, keepdim, correction, True, False, StdBackward0)
+        return _std(input, dim, unbiased, keepdim, correction=correction)
     return _moment_out("std", input, dim, unbiased, keepdim, correction, True, StdBackward0, out)
 
 
 def _std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if unbiased is None and correction is None:
+        return _std_entry[0](input, dim, keepdim)
     return _moments("std", input, dim, unbiased, keepdim, correction, True, False, StdBackward0)
+
+
+def _bessel_std(input, dim=None, keepdim=False):
+    """``std`` with Bessel's correction: what its compiled function (``_compiled_functions``)
+    leaves to Python."""
+    return _moments("std", input, dim, None, keepdim, None, True, False, StdBackward0)
+
+
+_var_entry, _std_entry = (
+    _compiled_functions.register(python_op, node_cls, saves, kind="reduce", ufunc=np.add,
+                                 specifics=_compiled_functions.Reduction(node_cls, ("dims", "dof"), ("dims", "dof"),
+                                                                         moment=moment))
+    for python_op, node_cls, saves, moment in ((_bessel_var, VarBackward0, ("self",), "var"),
+                                               (_bessel_std, StdBackward0, ("self", "result"), "std")))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
