@@ -3,6 +3,7 @@ bits, the dtype, the node and the gradients its Python path gives (the same loop
 torch's values, and every case it does not take reaches the Python path."""
 import contextlib
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -96,7 +97,8 @@ def test_every_registered_function_is_tested_here():
     # (cat's, stack's and the reductions' Python paths)
     assert names == set(OPS) | set(BINARY_OPS) | {"_cat", "_stack", "_plain_sum", "_plain_mean", "_python_amax",
                                                   "_python_amin", "_max_along", "_min_along", "_checked_mm",
-                                                  "_checked_bmm", "_checked_matmul", "_bessel_var", "_bessel_std"}
+                                                  "_checked_bmm", "_checked_matmul", "_bessel_var", "_bessel_std",
+                                                  "_python_where"}
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -826,3 +828,101 @@ def test_other_small_product_cases_take_the_python_path(case):
                 results.append((result.dtype, result.shape, result.requires_grad, type(result.grad_fn).__name__,
                                 result.detach().numpy().tobytes(), counts))
         assert results[0] == results[1], (fn, case)
+
+
+# -- where -----------------------------------------------------------------------------------
+
+def _where_operands(dtype="float32"):
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((2, 3, 4)).astype(dtype)
+    return rng.random((3, 4)) > 0.5, x, y
+
+
+WHERE_FORMS = {   # (condition, x, y) -> (condition, input, other), as arrays, numbers or None
+    "tensors": lambda c, x, y: (c, x, y), "number_other": lambda c, x, y: (c, x, 0.5),
+    "number_input": lambda c, x, y: (c, -2, y), "broadcast": lambda c, x, y: (c, x[:, :1], y[0]),
+    "condition_broadcast": lambda c, x, y: (c[0], x, y)}
+
+
+def _tensor_or(value, lib, requires_grad=False):
+    if isinstance(value, np.ndarray):
+        return lib.tensor(value, requires_grad=requires_grad and value.dtype.kind == "f")
+    return value
+
+
+def test_where_takes_the_common_case(monkeypatch):
+    c, x, y = (ember.tensor(v) for v in _where_operands())
+    ember.where(c, x, y)
+    calls = []
+    where = np.where
+    monkeypatch.setattr(np, "where", lambda *args: calls.append(1) or where(*args))
+    ember.where(c, x, y)
+    x.where(c, 0.0)
+    assert calls == []
+    with python_paths():
+        ember.where(c, x, y)
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("form", sorted(WHERE_FORMS))
+def test_where_is_the_python_paths_and_torchs(form):
+    for dtype in ("float32", "float64"):
+        operands = WHERE_FORMS[form](*_where_operands(dtype))
+        compiled = ember.where(*(_tensor_or(v, ember) for v in operands))
+        with python_paths():
+            python = ember.where(*(_tensor_or(v, ember) for v in operands))
+        want = torch.where(*(_tensor_or(v, torch) for v in operands))
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+        assert str(compiled.dtype) == str(want.dtype).replace("torch", "ember")
+        np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+        np.testing.assert_array_equal(compiled.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("form", sorted(WHERE_FORMS))
+def test_where_nodes_and_gradients_are_the_python_paths(form):
+    operands = WHERE_FORMS[form](*_where_operands())
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            tensors = [_tensor_or(v, ember, requires_grad=True) for v in operands]
+            out = ember.where(*tensors)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.shapes, node.dtypes, node.saved_tensors[0].numpy().tobytes(),
+                      [type(fn).__name__ for fn, _ in node.next_functions])
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((fields, [t.grad.numpy().tobytes() for t in tensors[1:] if isinstance(t, ember.Tensor)]))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "int64", "float16", "mixed_dtypes", "uint8_condition", "float_condition",
+                                  "large", "shapes_differ", "one_argument", "both_numbers", "no_grad"])
+def test_other_where_cases_take_the_python_path(case):
+    c, x, y = _where_operands()
+    big = np.ones(1 << 14, np.float32)
+    call = {"out": lambda: ember.where(ember.tensor(c), ember.tensor(x), ember.tensor(y), out=ember.empty(0)),
+            "int64": lambda: ember.where(ember.tensor(c), ember.tensor(x.astype(np.int64)), ember.tensor(y > 0)),
+            "float16": lambda: ember.where(ember.tensor(c), ember.tensor(x.astype(np.float16)), 0.5),
+            "mixed_dtypes": lambda: ember.where(ember.tensor(c), ember.tensor(x), ember.tensor(y.astype(np.float64))),
+            "uint8_condition": lambda: ember.where(ember.tensor(c.astype(np.uint8)), ember.tensor(x), 0.0),
+            "float_condition": lambda: ember.where(ember.tensor(x), ember.tensor(x), 0.0),
+            "large": lambda: ember.where(ember.tensor(big > 0), ember.tensor(big), 0.0),
+            "shapes_differ": lambda: ember.where(ember.tensor(c), ember.tensor(x), ember.tensor(y[:2, :3])),
+            "one_argument": lambda: ember.where(ember.tensor(c)),
+            "both_numbers": lambda: ember.where(ember.tensor(c), 1.0, 0.0),
+            "no_grad": lambda: _no_grad(ember.where, ember.tensor(c), ember.tensor(x, requires_grad=True), 0.0)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    result = call()
+                except (RuntimeError, TypeError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+            if isinstance(result, tuple):
+                results.append([t.numpy().tobytes() for t in result])
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
+                            [str(w.message) for w in caught]))
+    assert results[0] == results[1]

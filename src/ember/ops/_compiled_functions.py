@@ -6,7 +6,8 @@ normal-distribution functions, ``entr`` and ``sinc`` (on loops), and ``exp``, ``
 tensors: ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``atan2``, ``hypot``, ``copysign``,
 ``nextafter``, ``logaddexp`` and ``logaddexp2`` (on ufuncs), ``xlogy`` and ``special.xlog1py``
 (on loops); small matrix products ``mm``, ``bmm`` and ``matmul`` of two matrices (NumPy's
-matmul). Of a list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``, ``mean``,
+matmul); ``where`` of a bool condition and two float tensors (or a tensor and a number). Of a
+list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``, ``mean``,
 ``amax``, ``amin``, ``var`` and ``std`` (with Bessel's correction); and ``max`` and ``min``
 along a dim.
 
@@ -33,7 +34,7 @@ __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 # what a node may save, in the order it saves them (the bits of ``saves`` in the C source)
 _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
-_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul")
+_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
 # count, dof (the bits of ``fields`` in the C source)
 _FIELDS = ("in", "dims", "count", "dof")
@@ -63,6 +64,8 @@ def register(python_op, node_cls, saves=(), *, kind="unary", addresses=None, ufu
     arguments then do not apply), its two matrices (or batches of them: "matmul", on ``ufunc``,
     NumPy's matmul, where the product of their sizes is below ``max_elements``; ``specifics``
     their number of dims, 2 or 3, and the module whose ``counter`` is the FLOP counter), its
+    condition, input and other ("where": NumPy's where, for conditions of at most
+    ``max_elements`` elements), its
     tensor, dim and keepdim ("reduce": ``ufunc.reduce`` over
     the dims, on a float32 or float64 tensor of at most ``max_elements`` elements, as
     ``specifics``, a ``Reduction``, describes), or its tensor, int dim and keepdim ("extremes":
@@ -130,7 +133,7 @@ def _fill(function, module):
     compiled = function.python_op
     if module is not None:
         float32, float64 = function.addresses() if function.addresses is not None else (None, None)
-        if function.ufunc is not None or float32 or float64 or function.kind in ("cat", "stack", "extremes"):
+        if function.ufunc is not None or float32 or float64 or function.kind in ("cat", "stack", "extremes", "where"):
             saves = _bits(_SAVED, function.saves)
             compiled = module.add_function(function.python_op, function.node_cls, function.ufunc, float32 or 0,
                                            float64 or 0, function.max_elements or sys.maxsize,
@@ -179,7 +182,7 @@ typedef void (*unary_loop)(const void *, void *, int64_t, int);
 typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
-                     EXTREMES_FUNCTION, MATMUL_FUNCTION };
+                     EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
 typedef struct {
@@ -201,9 +204,9 @@ typedef struct {
 static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
-static PyObject *numpy_sqrt;       /* (a standard deviation's last step) */
+static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
-                *s_dof;
+                *s_dof, *s_shapes;
 
 /* Whether the arrays of ``f``'s tensors are its case, before the modes are checked: small float32
    or float64 arrays of one dtype, C-contiguous and of one shape for a loop (set in ``*loop``). */
@@ -665,16 +668,93 @@ static PyObject *extremes_case(Function *f, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+/* ``where``'s operand: a float tensor's array of ``type`` (or of the first such where ``*type``
+   is -1; set there) under the size limit, or a Python float or int. 0 where it is neither. */
+static int where_operand(PyObject *o, int *type) {
+    if (Py_TYPE(o) != TensorType) return PyFloat_CheckExact(o) || PyLong_CheckExact(o);
+    PyArrayObject *a = array_of(o);
+    if (a == NULL || PyArray_NBYTES(a) >= small_bytes || !PyArray_ISNOTSWAPPED(a)) return 0;
+    if (*type == -1) *type = PyArray_TYPE(a);
+    return PyArray_TYPE(a) == *type && (*type == NPY_FLOAT32 || *type == NPY_FLOAT64);
+}
+
+/* ``where(condition, input, other)`` in the common case: a bool condition tensor of at most
+   ``max_elements`` elements, input and other float tensors of one dtype or one of them a Python
+   number, no ``__torch_function__`` dispatch or forward-mode AD: NumPy's ``where`` (the Python
+   op's, below its size for selecting bits), the node recorded as ``ternary.where`` records it.
+   A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *where_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *condition = args[0], *input = args[1], *other = args[2];
+    PyArrayObject *c = Py_TYPE(condition) == TensorType ? array_of(condition) : NULL;
+    int type = -1;
+    if (c == NULL || PyArray_TYPE(c) != NPY_BOOL || PyArray_SIZE(c) > f->max_elements
+            || !where_operand(input, &type) || !where_operand(other, &type) || type == -1)
+        return NULL;
+    int a_tensor = Py_TYPE(input) == TensorType, b_tensor = Py_TYPE(other) == TensorType;
+    int a_grad = a_tensor ? requires_grad(input) : 0, b_grad = b_tensor ? requires_grad(other) : 0;
+    int plain = a_grad < 0 || b_grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyObject *call[3] = {(PyObject *)c, a_tensor ? (PyObject *)array_of(input) : input,
+                         b_tensor ? (PyObject *)array_of(other) : other};
+    PyObject *data = PyObject_Vectorcall(numpy_where, call, 3, NULL);
+    /* (shapes that do not broadcast, a result of another dtype: the Python op's error or cast) */
+    if (data == NULL || !PyArray_Check(data) || PyArray_TYPE((PyArrayObject *)data) != type) {
+        Py_XDECREF(data);
+        PyErr_Clear();
+        return NULL;
+    }
+    *handled = 1;
+    PyObject *out = make(data);
+    if (out == NULL || (!a_grad && !b_grad)) return out;
+    PyObject *inputs = PyTuple_Pack(3, condition, a_tensor ? input : Py_None, b_tensor ? other : Py_None);
+    PyObject *record_args[3] = {f->node_cls, inputs, out};
+    PyObject *node = inputs == NULL ? NULL : PyObject_Vectorcall(record, record_args, 3, NULL);
+    Py_XDECREF(inputs);
+    if (node != NULL && node != Py_None) {
+        PyObject *shapes = PyTuple_New(2), *dtypes = PyTuple_New(2);
+        int status = shapes == NULL || dtypes == NULL ? -1 : 0;
+        PyObject *operands[2] = {a_tensor ? input : NULL, b_tensor ? other : NULL};
+        for (int i = 0; i < 2 && status == 0; i++) {
+            PyArrayObject *array = operands[i] != NULL ? array_of(operands[i]) : NULL;
+            PyObject *shape = array != NULL ? PyObject_GetAttrString((PyObject *)array, "shape") : Py_NewRef(Py_None);
+            if (shape == NULL) status = -1;
+            else PyTuple_SET_ITEM(shapes, i, shape);
+            if (dtypes != NULL) PyTuple_SET_ITEM(dtypes, i, Py_NewRef(array != NULL ? (PyObject *)PyArray_DESCR(array)
+                                                                                    : Py_None));
+        }
+        PyObject *r = status < 0 || PyObject_SetAttr(node, s_shapes, shapes) < 0
+                      || PyObject_SetAttr(node, s_dtypes, dtypes) < 0 ? NULL
+                      : PyObject_CallMethodObjArgs(node, s_save, condition, NULL);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
+        Py_XDECREF(shapes);
+        Py_XDECREF(dtypes);
+    }
+    if (node == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(node);
+    return out;
+}
+
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
     Function *f = &functions_[PyLong_AsLong(index)];
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     int joins = f->kind == CAT_FUNCTION || f->kind == STACK_FUNCTION;
     int reduces = f->kind == REDUCE_FUNCTION || f->kind == EXTREMES_FUNCTION;
     /* (the arguments: a reduction's tensor, dim and keepdim, the last two optional) */
-    if (kwnames == NULL && (reduces ? nargs >= 1 && nargs <= 3 : nargs == (joins ? 2 : f->arity))) {
+    Py_ssize_t wanted = f->kind == WHERE_FUNCTION ? 3 : joins ? 2 : f->arity;
+    if (kwnames == NULL && (reduces ? nargs >= 1 && nargs <= 3 : nargs == wanted)) {
         int handled = 0;
         PyObject *out = NULL;
-        if (f->kind == EXTREMES_FUNCTION)
+        if (f->kind == WHERE_FUNCTION)
+            out = where_case(f, args, &handled);
+        else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
             out = reduce_case(f, args, nargs, &handled);
@@ -709,7 +789,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.whole_node = f.flop_hook = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > MATMUL_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > WHERE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -747,16 +827,18 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
 
 /* configure_functions(settled): ``choice.settled``. */
 static PyObject *configure_functions(PyObject *self, PyObject *settled) {
-    const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof"};
+    const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof",
+                           "shapes"};
     PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count,
-                             &s_counter, &s_dof};
+                             &s_counter, &s_dof, &s_shapes};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (*interned[i] == NULL && (*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     if (numpy_sqrt == NULL) {
         PyObject *numpy = PyImport_ImportModule("numpy");
         numpy_sqrt = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "sqrt");
+        numpy_where = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "where");
         Py_XDECREF(numpy);
-        if (numpy_sqrt == NULL) return NULL;
+        if (numpy_sqrt == NULL || numpy_where == NULL) return NULL;
     }
     Py_INCREF(settled);
     Py_XSETREF(choice_settled, settled);

@@ -28,7 +28,7 @@ formula in one loop (no NumPy call, so no ufunc dispatch per gradient) and other
 Python ``backward_arrays``, which also raises the errors (a saved tensor modified in place or
 freed). The same extension holds the compiled functions of ``_compiled_functions`` (ops whose
 forward on a small tensor is one call: ``sigmoid``, ``exp``, ``maximum``, ``atan2``, ``mm``,
-``cat``, ``stack``, ``sum``, ``mean``, ``amax``, ``max(dim)``, ...).
+``where``, ``cat``, ``stack``, ``sum``, ``mean``, ``amax``, ``max(dim)``, ...).
 
 The methods are built at their first use, as ember's compiled loops are
 (``_backend.native_calls``): until then (and where the headers or a C compiler are missing, or

@@ -7,6 +7,7 @@ from .. import _dtype
 from .._backend import openmp_kernels, vector_math
 from .._backend.choice import KernelChoice
 from .._dtype import result_type_of
+from . import _compiled_functions
 from ._common import (
     check_value_fits,
     any_requires_grad, apply_inplace, broadcasts_to, bump_version, _BY_NP, check_inplace, forward_mode, grad_state,
@@ -50,6 +51,13 @@ def _reduce(g, shape, dtype):
 def where(condition, input=None, other=None, *, out=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (broadcast). The
     gradient flows only to the selected operand, so the other branch's NaN never leaks in."""
+    if out is None and input is not None and other is not None:
+        return _where_entry[0](condition, input, other)
+    return _python_where(condition, input, other, out=out)
+
+
+def _python_where(condition, input=None, other=None, *, out=None):
+    """``where`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         if input is None and other is None:
             return condition.nonzero(as_tuple=True)
@@ -95,6 +103,8 @@ def where(condition, input=None, other=None, *, out=None):
 # element, and a condition without a pattern (a ReLU's mask) defeats the branch predictor.
 WHERE_BITWISE_MIN_ELEMENTS = 16384
 _SAME_SIZE_INTEGER = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+_where_entry = _compiled_functions.register(_python_where, WhereBackward0, kind="where",
+                                            max_elements=WHERE_BITWISE_MIN_ELEMENTS - 1)
 
 
 def _select(xp, condition, a, b, dtype):
