@@ -101,33 +101,36 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_where"}
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_the_compiled_function_takes_the_common_case(monkeypatch, name):
-    """A small float32 tensor reaches neither the Python path's loop call nor its ufunc (the C
-    function runs them itself), where the Python path reaches one of them."""
-    from ember._backend import special_loops
-    fn = OPS[name][0]
-    x = ember.tensor(_inputs(name, "float32"))
-    fn(x)   # (the kernel choice's settings checked, the op's compiled function made)
+def _assert_the_compiled_function_takes(monkeypatch, call, spied):
+    """``call()`` reaches none of the functions ``spied`` (``(owner, name)`` pairs) that its
+    Python path reaches: the C function does their work itself. (A first call checks the kernel
+    choice's settings and makes the op's compiled function.)"""
+    call()
     calls = []
-    spy = lambda real: lambda *args, **kwargs: calls.append(real) or real(*args, **kwargs)  # noqa: E731
-    monkeypatch.setattr(vector_math, "unary", spy(vector_math.unary))
-    monkeypatch.setattr(special_loops, "compute", spy(special_loops.compute))
-    _spy_ufuncs(monkeypatch, name, spy)
-    fn(x)
+    for owner, name in spied:
+        real = getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda *args, real=real, **kwargs: calls.append(real) or real(*args, **kwargs))
+    call()
     assert calls == []
     with python_paths():
-        fn(x)
-    assert len(calls) == 1
+        call()
+    assert calls
 
 
-def _spy_ufuncs(monkeypatch, name, spy):
-    """``spy`` on the ufunc of the registered op ``name``, under each of NumPy's names for it
-    (np.abs is np.absolute)."""
+def _ufunc_names(name):
+    """``(np, attribute)`` for the ufunc of the registered op ``name`` under each of NumPy's names
+    for it (np.abs is np.absolute)."""
     ufuncs = [f.ufunc for f in _compiled_functions._functions if f.python_op.__name__ == name and f.ufunc]
-    for attribute, value in list(vars(np).items()):
-        if any(value is ufunc for ufunc in ufuncs):
-            monkeypatch.setattr(np, attribute, spy(value))
+    return [(np, attribute) for attribute, value in vars(np).items() if any(value is ufunc for ufunc in ufuncs)]
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_compiled_function_takes_the_common_case(monkeypatch, name):
+    """A small float32 tensor reaches neither the Python path's loop call nor its ufunc."""
+    from ember._backend import special_loops
+    x = ember.tensor(_inputs(name, "float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: OPS[name][0](x),
+                                        [(vector_math, "unary"), (special_loops, "compute"), *_ufunc_names(name)])
 
 
 def _run(fn, values, requires_grad=False):
@@ -295,18 +298,9 @@ def _operands(name, dtype, shapes=((3, 5), (3, 5))):
 @pytest.mark.parametrize("name", sorted(BINARY_OPS))
 def test_the_compiled_binary_function_takes_the_common_case(monkeypatch, name):
     """Two small float32 tensors reach neither the Python path's loop call nor its ufunc."""
-    fn = BINARY_OPS[name][0]
     a, b = (ember.tensor(v) for v in _operands(name, "float32"))
-    fn(a, b)
-    calls = []
-    spy = lambda real: lambda *args, **kwargs: calls.append(real) or real(*args, **kwargs)  # noqa: E731
-    monkeypatch.setattr(vector_math, "binary", spy(vector_math.binary))
-    _spy_ufuncs(monkeypatch, name, spy)
-    fn(a, b)
-    assert calls == []
-    with python_paths():
-        fn(a, b)
-    assert len(calls) == 1
+    _assert_the_compiled_function_takes(monkeypatch, lambda: BINARY_OPS[name][0](a, b),
+                                        [(vector_math, "binary"), *_ufunc_names(name)])
 
 
 @pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (5,)), ((3, 1), (1, 5)), ((), (4,)), ((), ())])
@@ -425,17 +419,8 @@ JOINS = {"cat": (ember.cat, torch.cat), "stack": (ember.stack, torch.stack)}
 
 @pytest.mark.parametrize("name", sorted(JOINS))
 def test_cat_and_stack_take_the_common_case(monkeypatch, name):
-    fn = JOINS[name][0]
     tensors = [ember.ones(2, 3), ember.zeros(2, 3)]
-    fn(tensors)
-    calls = []
-    concatenate = np.concatenate
-    monkeypatch.setattr(np, "concatenate", lambda *args, **kwargs: calls.append(1) or concatenate(*args, **kwargs))
-    fn(tensors, 1)
-    assert calls == []
-    with python_paths():
-        fn(tensors, 1)
-    assert calls == [1]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: JOINS[name][0](tensors, 1), [(np, "concatenate")])
 
 
 def _join_inputs(dtype, shapes):
@@ -530,25 +515,11 @@ REDUCTIONS.update({f"{name}{suffix}": tuple((lambda fn: lambda x, dim=None, keep
 DIMS = [(), (1,), (0, True), (-1, False), ((0, 2),), ([-1, 0], True), ((),), ([],), (None,), (None, True)]
 
 
-def _reduce_args(name, args):
-    """``args``, or None where torch's op takes no such dim (amax's dim is not None)."""
-    return None if "amax" in name or "amin" in name and args and args[0] is None else args
-
-
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
 def test_reductions_take_the_common_case(monkeypatch, name):
     from ember.ops import reduce
-    fn = REDUCTIONS[name][0]
     x = ember.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
-    fn(x, 1)
-    calls = []
-    reduce_dims = reduce._reduce_dims
-    monkeypatch.setattr(reduce, "_reduce_dims", lambda *args: calls.append(1) or reduce_dims(*args))
-    fn(x, 1)
-    assert calls == []
-    with python_paths():
-        fn(x, 1)
-    assert calls == [1]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: REDUCTIONS[name][0](x, 1), [(reduce, "_reduce_dims")])
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
@@ -646,17 +617,8 @@ def _extreme_values(dtype):
 @pytest.mark.parametrize("name", sorted(EXTREMES))
 def test_max_and_min_along_a_dim_take_the_common_case(monkeypatch, name):
     from ember.ops import reduce
-    fn = EXTREMES[name][0]
     x = ember.tensor(_extreme_values("float32"))
-    fn(x, 1)
-    calls = []
-    along = reduce._extreme_along
-    monkeypatch.setattr(reduce, "_extreme_along", lambda *args: calls.append(1) or along(*args))
-    fn(x, 1)
-    assert calls == []
-    with python_paths():
-        fn(x, 1)
-    assert calls == [1]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: EXTREMES[name][0](x, 1), [(reduce, "_extreme_along")])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8"])
@@ -744,15 +706,7 @@ def test_small_products_take_the_common_case(monkeypatch, name):
     from ember._backend import products
     fn, _, ndim = PRODUCTS[name]
     a, b = (ember.tensor(v) for v in _factors(ndim))
-    fn(a, b)
-    calls = []
-    matmul = products.matmul
-    monkeypatch.setattr(products, "matmul", lambda *args: calls.append(1) or matmul(*args))
-    fn(a, b)
-    assert calls == []
-    with python_paths():
-        fn(a, b)
-    assert calls == [1]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(a, b), [(products, "matmul")])
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
@@ -852,16 +806,7 @@ def _tensor_or(value, lib, requires_grad=False):
 
 def test_where_takes_the_common_case(monkeypatch):
     c, x, y = (ember.tensor(v) for v in _where_operands())
-    ember.where(c, x, y)
-    calls = []
-    where = np.where
-    monkeypatch.setattr(np, "where", lambda *args: calls.append(1) or where(*args))
-    ember.where(c, x, y)
-    x.where(c, 0.0)
-    assert calls == []
-    with python_paths():
-        ember.where(c, x, y)
-    assert calls == [1]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.where(c, x, y), x.where(c, 0.0)), [(np, "where")])
 
 
 @pytest.mark.parametrize("form", sorted(WHERE_FORMS))

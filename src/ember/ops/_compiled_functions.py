@@ -172,7 +172,7 @@ class Reduction(typing.NamedTuple):
     moment: str = None
 
 # The C part, in ``_compiled_methods``' extension (it uses its helpers: ``array_of``, ``make``,
-# ``plain_mode``, ``requires_grad``, ``record_node``, ``set_shape_and_dtype``).
+# ``plain_mode``, ``requires_grad``, ``record_node``, ``set_shape_and_dtype``, ``with_node``).
 SOURCE = r'''
 /* A function of one or two tensors (``_compiled_functions``) on NumPy's ufunc or on a compiled
    loop ``void loop(const T *x, T *out, int64_t n, int threads)`` (one tensor) or ``void loop(const
@@ -310,12 +310,7 @@ static PyObject *function_case(Function *f, PyObject *const *inputs, int *handle
     if (out == NULL || !grad) return out;
     PyObject *node = record_node(f->node_cls, inputs[0], f->arity == 2 ? inputs[1] : NULL, out);
     if (node != NULL && node != Py_None && function_fields(f, node, inputs, out) < 0) Py_CLEAR(node);
-    if (node == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    Py_DECREF(node);
-    return out;
+    return with_node(out, node);
 }
 
 /* ``node``'s fields, as ``shape.cat`` and ``shape.stack`` set them: each input's dtype and the dim;
@@ -425,12 +420,7 @@ static PyObject *join_case(Function *f, PyObject *tensors, PyObject *dim_arg, in
     PyObject *node = inputs == NULL ? NULL : PyObject_Vectorcall(record, args, 3, NULL);
     Py_XDECREF(inputs);
     if (node != NULL && node != Py_None && join_fields(f, node, items, n, dim) < 0) Py_CLEAR(node);
-    if (node == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    Py_DECREF(node);
-    return out;
+    return with_node(out, node);
 }
 
 /* A reduction's node fields (``enum reduction_fields``) and saved tensors, as the Python op sets them. */
@@ -553,12 +543,7 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
             && reduction_fields(f, node, whole ? f->whole_fields : f->fields, t, out, dims, keepdim, count) < 0)
         Py_CLEAR(node);
     Py_DECREF(dims);
-    if (node == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    Py_DECREF(node);
-    return out;
+    return with_node(out, node);
 }
 
 /* ``max(input, dim, keepdim)`` or ``min(...)`` in the common case: an ordinary tensor on the CPU
@@ -734,12 +719,7 @@ static PyObject *where_case(Function *f, PyObject *const *args, int *handled) {
         Py_XDECREF(shapes);
         Py_XDECREF(dtypes);
     }
-    if (node == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    Py_DECREF(node);
-    return out;
+    return with_node(out, node);
 }
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {

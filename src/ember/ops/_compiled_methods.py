@@ -289,6 +289,17 @@ static PyObject *record_node(PyObject *node_cls, PyObject *a, PyObject *b, PyObj
     return node;
 }
 
+/* ``out`` with the reference to its node (None where nothing was recorded) released, or NULL
+   (``out`` released) where ``node`` is NULL: recording it, or setting its fields, failed. */
+static PyObject *with_node(PyObject *out, PyObject *node) {
+    if (node == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(node);
+    return out;
+}
+
 /* ``node.<shape_name> = array.shape`` and ``node.<dtype_name> = array.dtype``: 0, or -1 on error. */
 static int set_shape_and_dtype(PyObject *node, PyObject *shape_name, PyObject *dtype_name, PyArrayObject *array) {
     PyObject *shape = PyObject_GetAttrString((PyObject *)array, "shape");
@@ -591,12 +602,7 @@ static PyObject *recorded_index(PyObject *out, PyObject *t, PyObject *key, int n
             Py_CLEAR(node);
         Py_XDECREF(shape);
     }
-    if (node == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    Py_DECREF(node);
-    return out;
+    return with_node(out, node);
 }
 
 /* The view op on a tensor that does not require grad (``x[key]``: one that does, too), as the
