@@ -44,6 +44,8 @@ OPS = {
     "erfcx": (ember.special.erfcx, torch.special.erfcx, (-3, 10), BOTH),
     "ndtri": (ember.special.ndtri, torch.special.ndtri, (0.01, 0.99), BOTH),
     "log_ndtr": (ember.special.log_ndtr, torch.special.log_ndtr, (-10, 5), BOTH),
+    "sign": (ember.sign, torch.sign, (-5, 5), SINGLE),
+    "sgn": (ember.sgn, torch.sgn, (-5, 5), SINGLE),
 }
 # the ops whose forward on float arrays is a NumPy ufunc (below their loop's size, where they have one)
 OPS.update({name: (getattr(ember, name), getattr(torch, name), domain, BOTH) for name, domain in {

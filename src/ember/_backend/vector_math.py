@@ -132,7 +132,7 @@ GRADIENTS = {
 # for the call (atan2's loop, too, gains from 2 threads only, below 1M elements).
 MIN_ELEMENTS = {
     "exp": 1 << 15, "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1,
-    "erfc": 1, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1, "sign": 1 << 14,
+    "erfc": 1, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1, "sign": 1,
     "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
     "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10, "abs backward": 1 << 13,
     "nan_to_num": 1 << 14, "logit": 1 << 13,

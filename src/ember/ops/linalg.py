@@ -7,6 +7,8 @@ accumulate them. ``matmul`` with nothing to record is a single call; when autogr
 it is composed of mm/mv/dot/bmm and views as torch composes it, so its graph carries torch's
 node names (``MmBackward0``, ``UnsafeViewBackward0``, ``BmmBackward0`` ...).
 """
+import math
+
 import numpy as np
 
 from .._torch_function import dispatch_or_raise
@@ -989,8 +991,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} and "
                            f"{_word(batch2)}")
     _check_not_bool("addmm_impl_cpu_", batch1)
-    xp = namespace_of(batch1._data)
-    product = _product(lambda x, y: xp.einsum("bnk,bkp->np", x, y, optimize=True),
+    # the batches side by side: one (n, b*k) by (b*k, p) product sums them
+    product = _product(lambda x, y: products.matmul(x.transpose(1, 0, 2).reshape(n, b * k), y.reshape(b * k, p)),
                        batch1._data, batch2._data)
     return _add_product(AddbmmBackward0, input, batch1, batch2, product, beta, alpha)
 
@@ -1013,6 +1015,9 @@ for _fn in (addmm, addmv, baddbmm, addbmm):
 # einsum
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# Up to this many terms (the product of every letter's size), NumPy's einsum loops over them
+# directly, which costs less than planning a contraction order (optimize=True) for each call.
+EINSUM_DIRECT_MAX_TERMS = 1 << 16
 
 
 def _parse_einsum(equation, operands):
@@ -1184,7 +1189,8 @@ def einsum(equation, *operands):
     reduced = [_drop_broadcast_dims(s, op._data, sizes) for s, op in zip(subs, operands)]
     eq = ",".join(s for s, _ in reduced) + "->" + out
     xp = namespace_of(first._data)
-    result = make(_product(lambda *arrays: xp.einsum(eq, *arrays, optimize=True),
+    optimize = math.prod(sizes.values()) > EINSUM_DIRECT_MAX_TERMS
+    result = make(_product(lambda *arrays: xp.einsum(eq, *arrays, optimize=optimize),
                            *[d.astype(dtype, copy=False) for _, d in reduced]))
     node = record(EinsumBackward0, operands, result)
     if node is not None:

@@ -601,8 +601,8 @@ def tensor_split(input, sections=None, dim=0, *, indices=None, tensor_indices_or
     points = _split_points(input, indices_or_sections, dim)
     n = data.shape[dim]
     bounds = [0] + [min(max(p if p >= 0 else p + n, 0), n) for p in points] + [n]
-    return tuple(input.narrow(dim, lo, max(hi - lo, 0)) if hi >= lo else input.narrow(dim, lo, 0)
-                 for lo, hi in zip(bounds[:-1], bounds[1:]))
+    along = (slice(None),) * dim   # (each part is the narrow from lo, as indexing makes it)
+    return tuple(input[along + (slice(lo, max(hi, lo)),)] for lo, hi in zip(bounds[:-1], bounds[1:]))
 
 
 def _directional_split(op, input, sections, dim, min_dims):
@@ -615,6 +615,10 @@ def _directional_split(op, input, sections, dim, min_dims):
         if sections == 0 or size % sections:
             raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the size of "
                                f"the dimension {size} is not divisible by the split_size {sections}!")
+        step = size // sections
+        if step:   # equal parts: each the narrow from i, as indexing makes it
+            along = (slice(None),) * dim
+            return tuple(input[along + (slice(i, i + step),)] for i in range(0, size, step))
     return tensor_split(input, sections, dim)
 
 

@@ -309,6 +309,46 @@ def _pick_selected(data, dim, position, keepdim):
     return values, index
 
 
+# Arrays of up to this many elements are sorted row by row in Python (``sorted`` of each row's
+# list): fewer calls than NumPy's sort, gathers and run-finding steps for a handful of elements.
+SMALL_ROWS_MAX_ELEMENTS = 64
+
+
+def _small_rows(data, dim):
+    """``data`` (NumPy, one dim or more) of at most ``SMALL_ROWS_MAX_ELEMENTS`` elements as
+    (rows, lists): its rows along ``dim`` as a 2-D array and as lists of Python numbers; None
+    for other arrays."""
+    if type(data) is not np.ndarray or not data.ndim or data.size > SMALL_ROWS_MAX_ELEMENTS:
+        return None
+    last = data.ndim - 1
+    moved = data if dim == last else data.transpose(tuple(d for d in range(data.ndim) if d != dim) + (dim,))
+    rows = moved.reshape(-1, data.shape[dim])
+    return rows, widened(rows).tolist()
+
+
+def _stable_order(row):
+    """The positions of the numbers in ``row`` in stably sorted order, NaNs last."""
+    if any(map(math.isnan, row)):
+        return sorted(range(len(row)), key=lambda i: (row[i] != row[i], row[i]))
+    return sorted(range(len(row)), key=row.__getitem__)
+
+
+def _picked_rows(data, dim, keepdim, rows, first, last):
+    """(values, indices) of ``data`` along ``dim`` from its ``rows`` (``_small_rows``): each
+    row's value at position ``first[r]``, its index ``last[r]``."""
+    shape = data.shape[:dim] + (1,) * keepdim + data.shape[dim + 1:]
+    values = rows[np.arange(len(first)), np.array(first, dtype=np.intp)].reshape(shape)
+    return values, np.array(last, dtype=_INT64).reshape(shape)
+
+
+def _pick_small(data, dim, keepdim, small, position):
+    """``_pick_sorted`` on ``small`` (``_small_rows(data, dim)``) in Python: each row's stably
+    sorted position ``position(row)``."""
+    rows, lists = small
+    picked = [_stable_order(row)[position(row)] for row in lists]
+    return _picked_rows(data, dim, keepdim, rows, picked, picked)
+
+
 def _check_nonempty(op, data, dim):
     if data.ndim and data.shape[dim] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
@@ -330,7 +370,11 @@ def _kthvalue(input, k, dim=-1, keepdim=False):
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     _refuse("kthvalue_cpu", data, dispatched=data.ndim > 0)
-    values, indices = _pick_selected(data, dim, k - 1, keepdim)
+    small = _small_rows(data, dim)
+    if small is not None:
+        values, indices = _pick_small(data, dim, keepdim, small, lambda row: k - 1)
+    else:
+        values, indices = _pick_selected(data, dim, k - 1, keepdim)
     return _selected(KthvalueBackward0, input, values, indices, dim, keepdim, return_types.kthvalue)
 
 
@@ -350,6 +394,14 @@ def _median_position(data, dim, ignore_nan):
     if ignore_nan:
         return xp.maximum((n - nans - 1) // 2, 0)
     return xp.where(nans > 0, n - nans, (n - 1) // 2)
+
+
+def _median_row_position(row, ignore_nan):
+    """``_median_position`` of one row, a list of numbers."""
+    n, nans = len(row), sum(map(math.isnan, row))
+    if ignore_nan:
+        return max((n - nans - 1) // 2, 0)
+    return n - nans if nans else (n - 1) // 2
 
 
 class MedianBackward0(Node):
@@ -373,8 +425,12 @@ def _median_all(input, ignore_nan, node_cls):
     _refuse("median_cpu", data, dispatched=data.size > 0)
     xp = namespace_of(data)
     flat = data.reshape(-1)
+    small = _small_rows(flat, 0)
     if flat.size == 0:
         value = xp.asarray(math.nan, dtype=data.dtype)
+    elif small is not None:
+        row = small[1][0]
+        value = flat[_stable_order(row)[_median_row_position(row, ignore_nan)], ...].copy()
     else:   # the value only: the element a partition puts at the median's position
         position = int(_median_position(flat, 0, ignore_nan)[0])
         value = xp.partition(widened(flat), position)[position].astype(data.dtype)
@@ -390,8 +446,12 @@ def _median_along(op, input, dim, keepdim, ignore_nan, node_cls, named):
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty(op, data, dim)
     _refuse("median_out", data)
-    position = _median_position(data, dim, ignore_nan) if data.ndim else 0
-    values, indices = _pick_selected(data, dim, position, keepdim)
+    small = _small_rows(data, dim)
+    if small is not None:
+        values, indices = _pick_small(data, dim, keepdim, small, lambda row: _median_row_position(row, ignore_nan))
+    else:
+        position = _median_position(data, dim, ignore_nan) if data.ndim else 0
+        values, indices = _pick_selected(data, dim, position, keepdim)
     return _selected(node_cls, input, values, indices, dim, keepdim, named)
 
 
@@ -455,6 +515,20 @@ def _run_bounds(xp, values, dim):
     return start, end
 
 
+def _mode_run(row):
+    """The first and last index (in stably sorted order) of the longest run of equal numbers in
+    ``row`` sorted, the first such run where several are longest."""
+    order = _stable_order(row)
+    best, first, last = 0, 0, 0
+    start = 0
+    for end in range(1, len(order) + 1):
+        if end == len(order) or row[order[end]] != row[order[start]]:
+            if end - start > best:
+                best, first, last = end - start, order[start], order[end - 1]
+            start = end
+    return first, last
+
+
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """Returns ``(values, indices)``: the most frequent value of each row of ``input`` along
     ``dim`` (the smallest among equally frequent ones) and the last index where it occurs."""
@@ -470,8 +544,12 @@ def _mode(input, dim=-1, keepdim=False):
     _check_nonempty("mode", data, dim)
     _refuse("mode_cpu", data, "c", dispatched=data.ndim > 0 and data.size > 0)
     xp = namespace_of(data)
+    small = _small_rows(data, dim)
     if not data.ndim:
         values, indices = data.copy(), xp.zeros((), dtype=_INT64)
+    elif small is not None:
+        runs = [_mode_run(row) for row in small[1]]
+        values, indices = _picked_rows(data, dim, keepdim, small[0], [f for f, _ in runs], [last for _, last in runs])
     else:
         ordered, order = _sort_arrays(data, dim, False)
         start, end = _run_bounds(xp, ordered, dim)

@@ -348,6 +348,12 @@ def _number_bounds(min, max):
             and (max is None or max.__class__ is int or max.__class__ is float))
 
 
+def _small_int_bounds(min, max):
+    """Both bounds None or ints every signed integer dtype holds (-128 to 127)."""
+    return ((min is None or (min.__class__ is int and -128 <= min <= 127))
+            and (max is None or (max.__class__ is int and -128 <= max <= 127)))
+
+
 def _check_not_complex(*tensors):
     if any(isinstance(t, Tensor) and t._data.dtype.kind == "c" for t in tensors):
         raise NotImplementedError("clamp is not supported for complex types")
@@ -375,6 +381,8 @@ def _float_tensor_bounds(input, min, max):
 
 def _clamp(input, min, max, out, scalar_node, tensor_node):
     if _number_bounds(min, max) and _is_float_data(input):   # the common case: no promotion to do
+        res = make(_clamp_forward(input._data, min, max))
+    elif _small_int_bounds(min, max) and input._data.dtype.kind == "i":   # (nor here)
         res = make(_clamp_forward(input._data, min, max))
     elif (bounds := _float_tensor_bounds(input, min, max)) is not None:   # (nor here)
         res = make(_clamp_forward(input._data, *bounds))

@@ -852,8 +852,8 @@ def unbind(input, dim=0):
     if not data.shape:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = wrap_dim(dim, data.ndim)
-    outs = tuple(make_view(_index_data(data, _dim_key(dim, i)), input)
-                 for i in range(data.shape[dim]))
+    along = (_FULL,) * dim
+    outs = tuple(make_view(data[along + (i, Ellipsis)], input) for i in range(data.shape[dim]))
     node = _record_multi(UnbindBackward0, input, outs)
     if node is not None:
         node.dim, node.n_outputs = dim, len(outs)

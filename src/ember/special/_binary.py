@@ -239,6 +239,21 @@ def polygamma(n, input, *, out=None):
     return finish(res, out)
 
 
+class MvlgammaBackward0(Node):
+    __slots__ = ("p",)
+    saved_fields = {"p": "p", "self": 0}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        (x,) = self.saved_tensors
+        return (grad * (x.unsqueeze(-1) + make(_minus_halves(x._data, self.p))).digamma().sum(-1),)
+
+
+def _minus_halves(data, p):
+    """``0, -1/2, -1, ..., -(p - 1)/2`` in ``data``'s dtype (exact) and namespace."""
+    return (namespace_of(data).arange(p) * -0.5).astype(data.dtype)
+
+
 def multigammaln(input, p, *, out=None):
     """The multivariate log-gamma function of dimension ``p``:
     ``p (p - 1) / 4 * log(pi) + sum over j < p of lgamma(input - j / 2)``."""
@@ -249,9 +264,13 @@ def multigammaln(input, p, *, out=None):
     if data.dtype.kind == "b":
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     refuse(data.dtype, "arange_cpu", "c")
-    from ..ops.creation import arange
-    from ..ops.unary import lgamma
-    x = input if data.dtype.kind not in "iu" else input.to(_dtype.get_default_dtype())
-    halves = arange(p, dtype=x.dtype, device=x.device) * -0.5
-    total = lgamma(x.unsqueeze(-1) + halves).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
-    return finish(total, out)
+    if data.dtype.kind in "iu":
+        data = data.astype(_dtype.get_default_dtype().np)
+    xp = namespace_of(data)
+    lgammas = _special_kernels.lgamma(xp, data[..., None] + _minus_halves(data, p))
+    res = make((lgammas.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)).astype(data.dtype, copy=False))
+    node = record(MvlgammaBackward0, (input,), res)
+    if node is not None:
+        node.p = int(p)
+        node.save(input)
+    return finish(res, out)
