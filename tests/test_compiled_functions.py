@@ -100,7 +100,8 @@ def test_every_registered_function_is_tested_here():
     assert names == set(OPS) | set(BINARY_OPS) | {"_cat", "_stack", "_plain_sum", "_plain_mean", "_python_amax",
                                                   "_python_amin", "_max_along", "_min_along", "_checked_mm",
                                                   "_checked_bmm", "_checked_matmul", "_bessel_var", "_bessel_std",
-                                                  "_python_where"}
+                                                  "_python_where", "_python_gather", "_python_scatter",
+                                                  "_python_scatter_add"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -873,3 +874,235 @@ def test_other_where_cases_take_the_python_path(case):
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
                             [str(w.message) for w in caught]))
     assert results[0] == results[1]
+
+
+# -- gather ----------------------------------------------------------------------------------
+
+def _gather_operands(dtype="float32"):
+    """A (3, 4, 5) input and an index along each dim: of the input's shape but along the dim,
+    or smaller in the other dims too (repeats included)."""
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal((3, 4, 5)) * 4
+    values = values.astype(dtype) if np.dtype(dtype).kind != "b" else values > 0
+    indices = []
+    for dim in range(3):
+        for shape in [(3, 4, 5)[:dim] + (6,) + (3, 4, 5)[dim + 1:], (2, 1, 2)]:
+            indices.append((dim, rng.integers(0, values.shape[dim], shape)))
+    return values, indices
+
+
+GATHERS = {"function": (ember.gather, torch.gather), "method": (lambda x, d, i: x.gather(d, i),
+                                                                 lambda x, d, i: x.gather(d, i))}
+
+
+def test_gather_takes_the_common_case(monkeypatch):
+    from ember.ops import index
+    values, indices = _gather_operands()
+    x, (dim, idx) = ember.tensor(values), indices[0]
+    i = ember.tensor(idx)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.gather(x, dim, i), x.gather(dim - 3, i)),
+                                        [(index, "_gather_kernel")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", sorted(GATHERS))
+def test_gather_is_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = GATHERS[name]
+    values, indices = _gather_operands(dtype)
+    for source in (values, values.transpose(2, 0, 1).copy().transpose(1, 2, 0)):
+        for dim, idx in indices:
+            for index_values in (idx, np.asfortranarray(idx)):
+                compiled = fn(ember.tensor(source), dim, ember.tensor(index_values))
+                with python_paths():
+                    python = fn(ember.tensor(source), dim, ember.tensor(index_values))
+                want = torch_fn(torch.tensor(source), dim, torch.tensor(index_values))
+                assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+                assert compiled.stride() == python.stride()
+                np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+                np.testing.assert_array_equal(compiled.numpy(), want.numpy())
+
+
+def test_gather_nodes_and_gradients_are_the_python_paths():
+    values, indices = _gather_operands()
+    for dim, idx in indices:
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(values, requires_grad=True)
+                out = ember.gather(x, dim - 3, ember.tensor(idx))
+                node = out.grad_fn
+                fields = (type(node).__name__, node.dim, node.in_shape, node._saved_sparse_grad,
+                          node.saved_tensors[0].numpy().tobytes(), [type(fn).__name__ for fn, _ in node.next_functions])
+                out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+                results.append((fields, x.grad.numpy().tobytes()))
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "sparse_grad", "int32_index", "negative_index", "index_past_the_end",
+                                  "index_larger", "index_dims", "zero_dim", "empty_index", "complex", "bfloat16",
+                                  "numpy_dim", "dim_out_of_range", "index_not_a_tensor", "large", "no_grad"])
+def test_other_gather_cases_take_the_python_path(case):
+    values, _ = _gather_operands()
+    x, idx = ember.tensor(values), np.zeros((3, 4, 2), np.int64)
+    call = {"out": lambda: ember.gather(x, 2, ember.tensor(idx), out=ember.empty(0)),
+            "sparse_grad": lambda: ember.gather(x, 2, ember.tensor(idx), sparse_grad=True),
+            "int32_index": lambda: ember.gather(x, 2, ember.tensor(idx.astype(np.int32))),
+            "negative_index": lambda: ember.gather(x, 2, ember.tensor(idx - 1)),
+            "index_past_the_end": lambda: ember.gather(x, 2, ember.tensor(idx + 5)),
+            "index_larger": lambda: ember.gather(x, 2, ember.tensor(np.zeros((4, 4, 2), np.int64))),
+            "index_dims": lambda: ember.gather(x, 1, ember.tensor(idx[0])),
+            "zero_dim": lambda: ember.gather(ember.tensor(values[0, 0, 0]), 0, ember.tensor(np.int64(0))),
+            "empty_index": lambda: ember.gather(x, 1, ember.tensor(np.zeros((3, 0, 5), np.int64))),
+            "complex": lambda: ember.gather(ember.tensor(values.astype(np.complex64)), 2, ember.tensor(idx)),
+            "bfloat16": lambda: ember.gather(x.to(ember.bfloat16), 2, ember.tensor(idx)),
+            "numpy_dim": lambda: ember.gather(x, np.int64(2), ember.tensor(idx)),
+            "dim_out_of_range": lambda: ember.gather(x, 3, ember.tensor(idx)),
+            "index_not_a_tensor": lambda: ember.gather(x, 2, idx),
+            "large": lambda: ember.gather(ember.tensor(np.ones((128, 128), np.float32)), 0,
+                                          ember.tensor(np.zeros((128, 128), np.int64))),
+            "no_grad": lambda: _no_grad(ember.gather, ember.tensor(values, requires_grad=True), 2,
+                                        ember.tensor(idx))}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    assert results[0] == results[1], case
+
+
+# -- scatter and scatter_add ---------------------------------------------------------------------
+
+SCATTERS = {   # name: (ember's call, torch's) of (input, dim, index, src)
+    "scatter": (ember.scatter, torch.scatter), "scatter_add": (ember.scatter_add, torch.scatter_add),
+    "scatter_method": (lambda x, d, i, s: x.scatter(d, i, s), lambda x, d, i, s: x.scatter(d, i, s)),
+    "scatter_add_method": (lambda x, d, i, s: x.scatter_add(d, i, s), lambda x, d, i, s: x.scatter_add(d, i, s))}
+
+
+def _scatter_operands(dtype="float32", distinct=False):
+    """A (3, 4, 5) input, and along each dim an index (repeats included unless ``distinct``) with
+    a src of its shape or larger."""
+    rng = np.random.default_rng(9)
+    values = rng.standard_normal((3, 4, 5)) * 4
+    values = values.astype(dtype) if np.dtype(dtype).kind != "b" else values > 0
+    cases = []
+    for dim in range(3):
+        for shape in [(3, 4, 5)[:dim] + (2,) + (3, 4, 5)[dim + 1:], (2, 1, 2)]:
+            if distinct:
+                index = np.argsort(rng.random(shape[:dim] + (values.shape[dim],) + shape[dim + 1:]), axis=dim)
+                index = index[tuple(slice(0, n) for n in shape)]
+            else:
+                index = rng.integers(0, values.shape[dim], shape)
+            src = rng.standard_normal((3, 4, 5) if shape == (2, 1, 2) else shape) * 4
+            cases.append((dim, index, src.astype(dtype) if np.dtype(dtype).kind != "b" else src > 0))
+    return values, cases
+
+
+def test_scatter_takes_the_common_case(monkeypatch):
+    from ember.ops import index
+    values, cases = _scatter_operands()
+    x, (dim, idx, src) = ember.tensor(values), cases[0]
+    i, s = ember.tensor(idx), ember.tensor(src)
+    _assert_the_compiled_function_takes(
+        monkeypatch, lambda: (ember.scatter(x, dim, i, s), x.scatter(dim - 3, i, 0.5), ember.scatter_add(x, dim, i, s)),
+        [(index, "_scatter_data")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", sorted(SCATTERS))
+def test_scatter_is_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = SCATTERS[name]
+    for distinct in (False, True):
+        values, cases = _scatter_operands(dtype, distinct)
+        for source in (values, np.asfortranarray(values)):
+            for dim, idx, src in cases:
+                for s in ((src, np.asfortranarray(src)) if "add" in name else (src, np.asfortranarray(src), 0.5, -3)):
+                    def call(lib):
+                        operand = lib.tensor(s) if isinstance(s, np.ndarray) else s
+                        return (fn if lib is ember else torch_fn)(lib.tensor(source), dim, lib.tensor(idx), operand)
+                    try:
+                        want = call(torch)
+                    except RuntimeError:   # (a number torch's dtype cannot take, or a sum of bools)
+                        continue
+                    compiled = call(ember)
+                    with python_paths():
+                        python = call(ember)
+                    assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+                    assert compiled.stride() == python.stride()
+                    np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+                    if distinct or "add" in name:   # (torch does not define which of repeated writes is kept)
+                        np.testing.assert_allclose(compiled.numpy().astype(np.float64),
+                                                   want.numpy().astype(np.float64), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", sorted(SCATTERS))
+def test_scatter_nodes_and_gradients_are_the_python_paths(name):
+    fn = SCATTERS[name][0]
+    values, cases = _scatter_operands()
+    for dim, idx, src in cases:
+        for number in ((False,) if "add" in name else (False, True)):
+            results = []
+            for python in (False, True):
+                with python_paths() if python else contextlib.nullcontext():
+                    x = ember.tensor(values, requires_grad=True)
+                    s = 1.5 if number else ember.tensor(src, requires_grad=True)
+                    out = fn(x, dim - 3, ember.tensor(idx), s)
+                    node = out.grad_fn
+                    fields = (type(node).__name__, node.dim, getattr(node, "src_shape", None),
+                              node.saved_tensors[0].numpy().tobytes(), [type(f).__name__ for f, _ in node.next_functions])
+                    out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+                    results.append((fields, x.grad.numpy().tobytes(), None if number else s.grad.numpy().tobytes()))
+            assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "reduce", "value_keyword", "int32_index", "negative_index", "index_past_the_end",
+                                  "index_larger", "src_smaller", "src_dtype", "src_dims", "number_into_ints",
+                                  "number_overflows", "bool_number", "numpy_number", "complex", "bfloat16", "zero_dim",
+                                  "empty_index", "numpy_dim", "dim_out_of_range", "src_not_a_tensor", "large",
+                                  "no_grad"])
+def test_other_scatter_cases_take_the_python_path(case):
+    values, _ = _scatter_operands()
+    x, idx, src = ember.tensor(values), np.zeros((3, 4, 2), np.int64), np.ones((3, 4, 2), np.float32)
+    i, s = ember.tensor(idx), ember.tensor(src)
+    call = {"out": lambda fn: fn(x, 2, i, s, out=ember.empty(0)),
+            "reduce": lambda fn: ember.scatter(x, 2, i, s, reduce="add"),
+            "value_keyword": lambda fn: ember.scatter(x, 2, i, value=0.5),
+            "int32_index": lambda fn: fn(x, 2, ember.tensor(idx.astype(np.int32)), s),
+            "negative_index": lambda fn: fn(x, 2, ember.tensor(idx - 1), s),
+            "index_past_the_end": lambda fn: fn(x, 2, ember.tensor(idx + 5), s),
+            "index_larger": lambda fn: fn(x, 2, ember.tensor(np.zeros((4, 4, 2), np.int64)), s),
+            "src_smaller": lambda fn: fn(x, 2, i, ember.tensor(src[:, :3])),
+            "src_dtype": lambda fn: fn(x, 2, i, ember.tensor(src.astype(np.float64))),
+            "src_dims": lambda fn: fn(x, 2, i, ember.tensor(src[None])),
+            "number_into_ints": lambda fn: fn(ember.tensor(values.astype(np.int64)), 2, i, 3),
+            "number_overflows": lambda fn: fn(x, 2, i, 1e300),
+            "bool_number": lambda fn: fn(x, 2, i, True),
+            "numpy_number": lambda fn: fn(x, 2, i, np.float32(0.5)),
+            "complex": lambda fn: fn(ember.tensor(values.astype(np.complex64)), 2, i, s.to(ember.complex64)),
+            "bfloat16": lambda fn: fn(x.to(ember.bfloat16), 2, i, s.to(ember.bfloat16)),
+            "zero_dim": lambda fn: fn(ember.tensor(values[0, 0, 0]), 0, ember.tensor(np.int64(0)),
+                                      ember.tensor(np.float32(2))),
+            "empty_index": lambda fn: fn(x, 1, ember.tensor(np.zeros((3, 0, 5), np.int64)), s),
+            "numpy_dim": lambda fn: fn(x, np.int64(2), i, s),
+            "dim_out_of_range": lambda fn: fn(x, 3, i, s),
+            "src_not_a_tensor": lambda fn: fn(x, 2, i, src),
+            "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32)), 0,
+                                   ember.tensor(np.zeros((128, 128), np.int64)), ember.tensor(np.ones((128, 128), np.float32))),
+            "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True), 2, i, s)}[case]
+    for fn in (ember.scatter, ember.scatter_add):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        result = call(fn)
+                    except (RuntimeError, TypeError, IndexError) as error:
+                        results.append((type(error), str(error)))
+                        continue
+                results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
+                                [str(w.message) for w in caught]))
+        assert results[0] == results[1], (case, fn)

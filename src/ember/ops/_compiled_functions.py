@@ -34,7 +34,9 @@ __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 # what a node may save, in the order it saves them (the bits of ``saves`` in the C source)
 _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
-_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where")
+_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter")
+# the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
+_OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
 # count, dof (the bits of ``fields`` in the C source)
 _FIELDS = ("in", "dims", "count", "dof")
@@ -133,7 +135,7 @@ def _fill(function, module):
     compiled = function.python_op
     if module is not None:
         float32, float64 = function.addresses() if function.addresses is not None else (None, None)
-        if function.ufunc is not None or float32 or float64 or function.kind in ("cat", "stack", "extremes", "where"):
+        if function.ufunc is not None or float32 or float64 or function.kind in _OWN_WORK_KINDS:
             saves = _bits(_SAVED, function.saves)
             compiled = module.add_function(function.python_op, function.node_cls, function.ufunc, float32 or 0,
                                            float64 or 0, function.max_elements or sys.maxsize,
@@ -182,7 +184,7 @@ typedef void (*unary_loop)(const void *, void *, int64_t, int);
 typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
-                     EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION };
+                     EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
 typedef struct {
@@ -198,6 +200,9 @@ typedef struct {
     /* a product's: the operands' number of dims (2 or 3), and where the FLOP counter is found */
     int product_ndim;
     PyObject *flop_hook;
+    /* a scatter's: the node of a number scattered (node_cls: of a tensor), whether it adds */
+    PyObject *number_node;
+    int adds;
 } Function;
 
 #define MAX_FUNCTIONS 80
@@ -206,7 +211,7 @@ static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
-                *s_dof, *s_shapes;
+                *s_dof, *s_shapes, *s_src_shape;
 
 /* Whether the arrays of ``f``'s tensors are its case, before the modes are checked: small float32
    or float64 arrays of one dtype, C-contiguous and of one shape for a loop (set in ``*loop``). */
@@ -722,18 +727,192 @@ static PyObject *where_case(Function *f, PyObject *const *args, int *handled) {
     return with_node(out, node);
 }
 
+/* The next position after ``at`` in C order over ``shape``. */
+static void advance(npy_intp *at, const npy_intp *shape, int ndim) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (++at[d] < shape[d]) return;
+        at[d] = 0;
+    }
+}
+
+/* The byte offset of the element at position ``at`` in ``a``, but along ``skip``. */
+static npy_intp offset_of(PyArrayObject *a, const npy_intp *at, int skip) {
+    npy_intp offset = 0;
+    for (int d = 0; d < PyArray_NDIM(a); d++)
+        if (d != skip) offset += at[d] * PyArray_STRIDE(a, d);
+    return offset;
+}
+
+/* The dim (0 or more) of ``gather(input, dim, index)`` and of ``scatter(input, dim, index, ...)``
+   where theirs are the common case (``x`` and ``idx`` set): an input of numbers (not complex)
+   with dims and elements, an int dim, an int64 index of its number of dims, no larger than it in
+   the other dims, every index within its size along ``dim``, both under the size limit. -1
+   where they are not (the Python op raises the errors). */
+static long picks_dim(PyObject *const *args, PyArrayObject **x, PyArrayObject **idx) {
+    PyObject *t = args[0], *index = args[2];
+    if (Py_TYPE(t) != TensorType || Py_TYPE(index) != TensorType || !PyLong_CheckExact(args[1])) return -1;
+    PyArrayObject *a = array_of(t), *i = array_of(index);
+    if (a == NULL || i == NULL) return -1;
+    char kind = PyArray_DESCR(a)->kind;
+    int ndim = PyArray_NDIM(a);
+    if ((kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b') || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)
+            || ndim == 0 || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes
+            || PyArray_TYPE(i) != NPY_INT64 || !PyArray_ISNOTSWAPPED(i) || !PyArray_ISALIGNED(i)
+            || PyArray_NDIM(i) != ndim || PyArray_SIZE(i) == 0 || PyArray_NBYTES(i) >= small_bytes)
+        return -1;
+    long dim = PyLong_AsLong(args[1]);
+    if (dim == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (dim < -ndim || dim >= ndim) return -1;
+    if (dim < 0) dim += ndim;
+    for (int d = 0; d < ndim; d++)
+        if (d != dim && PyArray_DIM(i, d) > PyArray_DIM(a, d)) return -1;
+    npy_intp at[NPY_MAXDIMS] = {0}, size = PyArray_DIM(a, (int)dim);
+    for (npy_intp n = PyArray_SIZE(i); n > 0; n--, advance(at, PyArray_DIMS(i), ndim)) {
+        npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(i) + offset_of(i, at, -1));
+        if (k < 0 || k >= size) return -1;
+    }
+    *x = a;
+    *idx = i;
+    return dim;
+}
+
+/* ``node``'s fields as the index ops set them: ``index`` saved, ``dim`` and, where
+   ``in_shape_of`` or ``src`` is given, ``in_shape`` (that array's shape) or ``src_shape``. 0, or
+   -1 on error. */
+static int picks_fields(PyObject *node, PyObject *index, long dim, PyArrayObject *in_shape_of, PyObject *src) {
+    PyArrayObject *shaped = in_shape_of != NULL ? in_shape_of : src != NULL ? array_of(src) : NULL;
+    PyObject *shape = shaped == NULL ? Py_NewRef(Py_None) : PyObject_GetAttrString((PyObject *)shaped, "shape");
+    PyObject *at_dim = PyLong_FromLong(dim);
+    PyObject *r = shape == NULL || at_dim == NULL || PyObject_SetAttr(node, s_dim, at_dim) < 0
+                  || (shaped != NULL && PyObject_SetAttr(node, in_shape_of != NULL ? s_in_shape : s_src_shape, shape) < 0)
+                  ? NULL : PyObject_CallMethodObjArgs(node, s_save, index, NULL);
+    Py_XDECREF(r);
+    Py_XDECREF(shape);
+    Py_XDECREF(at_dim);
+    return r == NULL ? -1 : 0;
+}
+
+/* ``gather(input, dim, index)`` in the common case (``picks_dim``), no ``__torch_function__``
+   dispatch or forward-mode AD: each picked element copied, the node recorded as ``index.gather``
+   records it. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this
+   one. */
+static PyObject *gather_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *x, *idx;
+    long dim = picks_dim(args, &x, &idx);
+    if (dim < 0) return NULL;
+    int grad = requires_grad(args[0]), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    int ndim = PyArray_NDIM(x);
+    PyArrayObject *picked = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(idx), NULL,
+                                                                  NULL, 0, NULL);
+    if (picked == NULL) return NULL;
+    /* at each position of the index (C order): the input's element at the index along ``dim`` */
+    npy_intp itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0};
+    char *to = PyArray_DATA(picked);
+    for (npy_intp n = PyArray_SIZE(idx); n > 0; n--, to += itemsize, advance(at, PyArray_DIMS(idx), ndim)) {
+        npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(idx) + offset_of(idx, at, -1));
+        memcpy(to, PyArray_BYTES(x) + k * PyArray_STRIDE(x, (int)dim) + offset_of(x, at, (int)dim), itemsize);
+    }
+    PyObject *out = make((PyObject *)picked);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, args[0], NULL, out);
+    if (node != NULL && node != Py_None && picks_fields(node, args[2], dim, x, NULL) < 0) Py_CLEAR(node);
+    return with_node(out, node);
+}
+
+/* ``scatter(input, dim, index, src)`` (``src`` a tensor of the input's dtype, no smaller than the
+   index, or a Python float or int where the input is float32 or float64 and holds it) or
+   ``scatter_add(input, dim, index, src)`` (``src`` a tensor of the input's float dtype) in the
+   common case (``picks_dim``), no ``__torch_function__`` dispatch or forward-mode AD: a copy of
+   the input with each element of ``src`` written (or added) at its index along ``dim``, in the
+   order of the index's elements (NumPy's assignment and ``add.at``, the Python op's), the node
+   recorded as ``index.scatter`` or ``index.scatter_add`` records it. A new tensor, NULL on
+   error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *x, *idx, *source = NULL;
+    long dim = picks_dim(args, &x, &idx);
+    if (dim < 0) return NULL;
+    PyObject *src = args[3];
+    int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x), number = Py_TYPE(src) != TensorType;
+    double value = 0.0;
+    if (number) {
+        if (f->adds || (type != NPY_FLOAT32 && type != NPY_FLOAT64) || !(PyFloat_CheckExact(src) || PyLong_CheckExact(src)))
+            return NULL;
+        value = PyFloat_AsDouble(src);
+        if (value == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (type == NPY_FLOAT32 && isfinite(value) && fabs(value) > FLT_MAX) return NULL;   /* (torch's overflow error) */
+    } else {
+        source = array_of(src);
+        if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source) || !PyArray_ISALIGNED(source)
+                || PyArray_NDIM(source) != ndim || PyArray_NBYTES(source) >= small_bytes
+                || (f->adds && type != NPY_FLOAT32 && type != NPY_FLOAT64))
+            return NULL;
+        for (int d = 0; d < ndim; d++)
+            if (PyArray_DIM(idx, d) > PyArray_DIM(source, d)) return NULL;
+    }
+    int grad = requires_grad(args[0]);
+    if (grad >= 0 && !number) {
+        int r = requires_grad(src);
+        grad = r < 0 ? -1 : grad | r;
+    }
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+    if (copy == NULL) return NULL;
+    float number32 = (float)value;
+    const char *written = type == NPY_FLOAT32 ? (const char *)&number32 : (const char *)&value;
+    npy_intp itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0};
+    for (npy_intp n = PyArray_SIZE(idx); n > 0; n--, advance(at, PyArray_DIMS(idx), ndim)) {
+        npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(idx) + offset_of(idx, at, -1));
+        char *to = PyArray_BYTES(copy) + k * PyArray_STRIDE(copy, (int)dim) + offset_of(copy, at, (int)dim);
+        const char *from = number ? written : PyArray_BYTES(source) + offset_of(source, at, -1);
+        if (!f->adds) memcpy(to, from, itemsize);
+        else if (type == NPY_FLOAT32) *(float *)to += *(const float *)from;
+        else *(double *)to += *(const double *)from;
+    }
+    PyObject *out = make((PyObject *)copy);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(number ? f->number_node : f->node_cls, args[0], number ? NULL : src, out);
+    if (node != NULL && node != Py_None && picks_fields(node, args[2], dim, NULL, number ? NULL : src) < 0)
+        Py_CLEAR(node);
+    return with_node(out, node);
+}
+
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
     Function *f = &functions_[PyLong_AsLong(index)];
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     int joins = f->kind == CAT_FUNCTION || f->kind == STACK_FUNCTION;
     int reduces = f->kind == REDUCE_FUNCTION || f->kind == EXTREMES_FUNCTION;
     /* (the arguments: a reduction's tensor, dim and keepdim, the last two optional) */
-    Py_ssize_t wanted = f->kind == WHERE_FUNCTION ? 3 : joins ? 2 : f->arity;
+    Py_ssize_t wanted = f->kind == SCATTER_FUNCTION ? 4 : f->kind == WHERE_FUNCTION || f->kind == GATHER_FUNCTION ? 3
+                        : joins ? 2 : f->arity;
     if (kwnames == NULL && (reduces ? nargs >= 1 && nargs <= 3 : nargs == wanted)) {
         int handled = 0;
         PyObject *out = NULL;
         if (f->kind == WHERE_FUNCTION)
             out = where_case(f, args, &handled);
+        else if (f->kind == GATHER_FUNCTION)
+            out = gather_case(f, args, &handled);
+        else if (f->kind == SCATTER_FUNCTION)
+            out = scatter_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -767,9 +946,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOKKniiO", &f.python_op, &f.node_cls, &f.ufunc, &float32, &float64,
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
-    f.whole_node = f.flop_hook = Py_None;
-    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > WHERE_FUNCTION) {
+    f.whole_node = f.flop_hook = f.number_node = Py_None;
+    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = 0;
+    if (f.kind < UNARY_FUNCTION || f.kind > SCATTER_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -779,6 +958,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     /* (a max or min along a dim: its result type in whole_node, whether it is the max in divides) */
     if (f.kind == EXTREMES_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides)) return NULL;
     if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_ndim, &f.flop_hook)) return NULL;
+    if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == MATMUL_FUNCTION && f.product_ndim != 2 && f.product_ndim != 3) {
         PyErr_SetString(PyExc_ValueError, "a product's operands have 2 or 3 dims");
         return NULL;
@@ -801,6 +981,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     Py_INCREF(f.ufunc);
     Py_INCREF(f.whole_node);
     Py_INCREF(f.flop_hook);
+    Py_INCREF(f.number_node);
     functions_[n_functions++] = f;
     return function;
 }
@@ -808,9 +989,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
 /* configure_functions(settled): ``choice.settled``. */
 static PyObject *configure_functions(PyObject *self, PyObject *settled) {
     const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof",
-                           "shapes"};
+                           "shapes", "src_shape"};
     PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count,
-                             &s_counter, &s_dof, &s_shapes};
+                             &s_counter, &s_dof, &s_shapes, &s_src_shape};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (*interned[i] == NULL && (*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     if (numpy_sqrt == NULL) {

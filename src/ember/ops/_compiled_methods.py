@@ -113,6 +113,7 @@ SOURCE = r'''
 #include <structmember.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 

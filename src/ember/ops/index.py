@@ -17,6 +17,7 @@ from .._backend.rows import (
     add_rows_at, FLAT_INDEX_MIN_ELEMENTS, masked_values, nonzero_positions, take_at, ufunc_at,
 )
 from .._dtype import _BY_NP
+from . import _compiled_functions
 from .creation import tensor as _tensor
 from ._common import (
     apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd, grad_state,
@@ -307,6 +308,13 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 
 def _gather(input, dim, index, *, sparse_grad=False):
+    if sparse_grad:
+        return _python_gather(input, dim, index, sparse_grad=sparse_grad)
+    return _gather_entry[0](input, dim, index)
+
+
+def _python_gather(input, dim, index, *, sparse_grad=False):
+    """``gather`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(index, "gather", "index", 3)
     data = input._data
     d = wrap_dim(dim, data.ndim or 1)
@@ -322,6 +330,9 @@ def _gather(input, dim, index, *, sparse_grad=False):
         node.save(index)
         node.dim, node.in_shape = d, data.shape
     return out
+
+
+_gather_entry = _compiled_functions.register(_python_gather, GatherBackward0, kind="gather")
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
@@ -534,6 +545,13 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
 
 
 def _scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    if value is None and reduce is None and src is not None:
+        return _scatter_entry[0](input, dim, index, src)
+    return _python_scatter(input, dim, index, src, value, reduce=reduce)
+
+
+def _python_scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """``scatter`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     if src is None:
         src = value
     if src is None:
@@ -542,7 +560,7 @@ def _scatter(input, dim, index, src=None, value=None, *, reduce=None):
         if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
         if isinstance(src, Tensor):
-            warnings.warn(_SCATTER_SRC_REDUCE_DEPRECATED, UserWarning, stacklevel=2)
+            warnings.warn(_SCATTER_SRC_REDUCE_DEPRECATED, UserWarning, stacklevel=3)
     is_tensor = isinstance(src, Tensor)
     if not is_tensor:
         _scalar_value(src, "scatter", "value", 4)
@@ -575,6 +593,11 @@ def scatter_add(input, dim, index, src, *, out=None):
 
 
 def _scatter_add(input, dim, index, src):
+    return _scatter_add_entry[0](input, dim, index, src)
+
+
+def _python_scatter_add(input, dim, index, src):
+    """``scatter_add`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(src, "scatter_add", "src", 4)
     out = make(_scatter_data("scatter_add", input, dim, index, src, "add"))
     node = record(ScatterAddBackward0, (input, src), out)
@@ -582,6 +605,12 @@ def _scatter_add(input, dim, index, src):
         node.save(index)
         node.dim, node.src_shape = wrap_dim(dim, input._data.ndim or 1), src._data.shape
     return out
+
+
+_scatter_entry = _compiled_functions.register(_python_scatter, ScatterBackward0, kind="scatter",
+                                              specifics=(ScatterBackward1, False))
+_scatter_add_entry = _compiled_functions.register(_python_scatter_add, ScatterAddBackward0, kind="scatter",
+                                                  specifics=(None, True))
 
 
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin", "max", "min")  # max, min: legacy
