@@ -1052,17 +1052,18 @@ def test_scatter_nodes_and_gradients_are_the_python_paths(name):
                     out = fn(x, dim - 3, ember.tensor(idx), s)
                     node = out.grad_fn
                     fields = (type(node).__name__, node.dim, getattr(node, "src_shape", None),
-                              node.saved_tensors[0].numpy().tobytes(), [type(f).__name__ for f, _ in node.next_functions])
+                              node.saved_tensors[0].numpy().tobytes(),
+                              [type(f).__name__ for f, _ in node.next_functions])
                     out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
                     results.append((fields, x.grad.numpy().tobytes(), None if number else s.grad.numpy().tobytes()))
             assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("case", ["out", "reduce", "value_keyword", "int32_index", "negative_index", "index_past_the_end",
-                                  "index_larger", "src_smaller", "src_dtype", "src_dims", "number_into_ints",
-                                  "number_overflows", "bool_number", "numpy_number", "complex", "bfloat16", "zero_dim",
-                                  "empty_index", "numpy_dim", "dim_out_of_range", "src_not_a_tensor", "large",
-                                  "no_grad"])
+@pytest.mark.parametrize("case", ["out", "reduce", "value_keyword", "int32_index", "negative_index",
+                                  "index_past_the_end", "index_larger", "src_smaller", "src_dtype", "src_dims",
+                                  "number_into_ints", "number_overflows", "bool_number", "numpy_number", "complex",
+                                  "bfloat16", "zero_dim", "empty_index", "numpy_dim", "dim_out_of_range",
+                                  "src_not_a_tensor", "large", "no_grad"])
 def test_other_scatter_cases_take_the_python_path(case):
     values, _ = _scatter_operands()
     x, idx, src = ember.tensor(values), np.zeros((3, 4, 2), np.int64), np.ones((3, 4, 2), np.float32)
@@ -1090,7 +1091,8 @@ def test_other_scatter_cases_take_the_python_path(case):
             "dim_out_of_range": lambda fn: fn(x, 3, i, s),
             "src_not_a_tensor": lambda fn: fn(x, 2, i, src),
             "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32)), 0,
-                                   ember.tensor(np.zeros((128, 128), np.int64)), ember.tensor(np.ones((128, 128), np.float32))),
+                                   ember.tensor(np.zeros((128, 128), np.int64)),
+                                   ember.tensor(np.ones((128, 128), np.float32))),
             "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True), 2, i, s)}[case]
     for fn in (ember.scatter, ember.scatter_add):
         results = []

@@ -787,7 +787,8 @@ static int picks_fields(PyObject *node, PyObject *index, long dim, PyArrayObject
     PyObject *shape = shaped == NULL ? Py_NewRef(Py_None) : PyObject_GetAttrString((PyObject *)shaped, "shape");
     PyObject *at_dim = PyLong_FromLong(dim);
     PyObject *r = shape == NULL || at_dim == NULL || PyObject_SetAttr(node, s_dim, at_dim) < 0
-                  || (shaped != NULL && PyObject_SetAttr(node, in_shape_of != NULL ? s_in_shape : s_src_shape, shape) < 0)
+                  || (shaped != NULL
+                      && PyObject_SetAttr(node, in_shape_of != NULL ? s_in_shape : s_src_shape, shape) < 0)
                   ? NULL : PyObject_CallMethodObjArgs(node, s_save, index, NULL);
     Py_XDECREF(r);
     Py_XDECREF(shape);
@@ -847,17 +848,19 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
     int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x), number = Py_TYPE(src) != TensorType;
     double value = 0.0;
     if (number) {
-        if (f->adds || (type != NPY_FLOAT32 && type != NPY_FLOAT64) || !(PyFloat_CheckExact(src) || PyLong_CheckExact(src)))
+        if (f->adds || (type != NPY_FLOAT32 && type != NPY_FLOAT64)
+                || !(PyFloat_CheckExact(src) || PyLong_CheckExact(src)))
             return NULL;
         value = PyFloat_AsDouble(src);
         if (value == -1.0 && PyErr_Occurred()) {
             PyErr_Clear();
             return NULL;
         }
-        if (type == NPY_FLOAT32 && isfinite(value) && fabs(value) > FLT_MAX) return NULL;   /* (torch's overflow error) */
+        if (type == NPY_FLOAT32 && isfinite(value) && fabs(value) > FLT_MAX) return NULL;   /* (torch's overflow) */
     } else {
         source = array_of(src);
-        if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source) || !PyArray_ISALIGNED(source)
+        if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
+                || !PyArray_ISALIGNED(source)
                 || PyArray_NDIM(source) != ndim || PyArray_NBYTES(source) >= small_bytes
                 || (f->adds && type != NPY_FLOAT32 && type != NPY_FLOAT64))
             return NULL;
