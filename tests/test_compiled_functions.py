@@ -101,7 +101,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_amin", "_max_along", "_min_along", "_checked_mm",
                                                   "_checked_bmm", "_checked_matmul", "_bessel_var", "_bessel_std",
                                                   "_python_where", "_python_gather", "_python_scatter",
-                                                  "_python_scatter_add"}
+                                                  "_python_scatter_add", "_python_index_select", "_python_take"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1108,3 +1108,107 @@ def test_other_scatter_cases_take_the_python_path(case):
                 results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
                                 [str(w.message) for w in caught]))
         assert results[0] == results[1], (case, fn)
+
+
+# -- index_select and take -------------------------------------------------------------------
+
+SELECTS = {   # name: (ember's call, torch's) of (input, dim, index); take ignores the dim
+    "index_select": (ember.index_select, torch.index_select),
+    "index_select_method": (lambda x, d, i: x.index_select(d, i), lambda x, d, i: x.index_select(d, i)),
+    "take": (lambda x, d, i: ember.take(x, i), lambda x, d, i: torch.take(x, i)),
+    "take_method": (lambda x, d, i: x.take(i), lambda x, d, i: x.take(i))}
+
+
+def _select_operands(name, dtype="float32"):
+    """A (3, 4, 5) input, and for each dim an index with repeats (take: of every shape, negative
+    indices too)."""
+    rng = np.random.default_rng(11)
+    values = rng.standard_normal((3, 4, 5)) * 4
+    values = values.astype(dtype) if np.dtype(dtype).kind != "b" else values > 0
+    if name.startswith("take"):
+        return values, [(0, rng.integers(-60, 60, shape)) for shape in [(7,), (2, 3), (), (1, 2, 2, 1)]]
+    return values, [(dim, rng.integers(0, values.shape[dim], n)) for dim in (0, 1, 2, -1) for n in (1, 6)]
+
+
+def test_index_select_and_take_take_the_common_case(monkeypatch):
+    from ember.ops import index
+    x = ember.tensor(_select_operands("index_select")[0])
+    i = ember.tensor(np.array([2, 0, 2]))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.index_select(x, 1, i), x.take(i)),
+                                        [(index, "_selected"), (index, "_check_bounds")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", sorted(SELECTS))
+def test_index_select_and_take_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = SELECTS[name]
+    values, cases = _select_operands(name, dtype)
+    for source in (values, np.asfortranarray(values), values[0]):
+        for dim, idx in cases:
+            if not name.startswith("take") and dim >= source.ndim:
+                continue
+            if name.startswith("take"):
+                idx = idx % source.size - (idx < 0) * source.size
+            compiled = fn(ember.tensor(source), dim, ember.tensor(idx))
+            with python_paths():
+                python = fn(ember.tensor(source), dim, ember.tensor(idx))
+            want = torch_fn(torch.tensor(source), dim, torch.tensor(idx))
+            assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+            assert compiled.stride() == python.stride()
+            np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+            np.testing.assert_array_equal(compiled.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(SELECTS))
+def test_index_select_and_take_nodes_and_gradients_are_the_python_paths(name):
+    fn = SELECTS[name][0]
+    values, cases = _select_operands(name)
+    for dim, idx in cases:
+        if name.startswith("take"):
+            idx = idx % values.size - (idx < 0) * values.size
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(values, requires_grad=True)
+                out = fn(x, dim, ember.tensor(idx))
+                node = out.grad_fn
+                fields = (type(node).__name__, getattr(node, "dim", None), node.in_shape,
+                          node.saved_tensors[0].numpy().tobytes(), [type(f).__name__ for f, _ in node.next_functions])
+                out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+                results.append((fields, x.grad.numpy().tobytes()))
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "int32_index", "negative_index", "index_past_the_end", "index_dims",
+                                  "zero_dim_input", "empty_index", "empty_input", "complex", "bfloat16", "numpy_dim",
+                                  "dim_out_of_range", "index_not_a_tensor", "large", "no_grad"])
+def test_other_index_select_and_take_cases_take_the_python_path(case):
+    values, _ = _select_operands("index_select")
+    x, idx = ember.tensor(values), np.array([0, 2, 1])
+    i = ember.tensor(idx)
+    call = {"out": lambda fn: fn(x, 1, i, out=ember.empty(0)),
+            "int32_index": lambda fn: fn(x, 1, ember.tensor(idx.astype(np.int32))),
+            "negative_index": lambda fn: fn(x, 1, ember.tensor(idx - 1)),
+            "index_past_the_end": lambda fn: fn(x, 1, ember.tensor(idx + 100)),
+            "index_dims": lambda fn: fn(x, 1, ember.tensor(idx[None])),
+            "zero_dim_input": lambda fn: fn(ember.tensor(values[0, 0, 0]), 0, ember.tensor(np.array([0]))),
+            "empty_index": lambda fn: fn(x, 1, ember.tensor(np.zeros(0, np.int64))),
+            "empty_input": lambda fn: fn(ember.tensor(np.zeros((3, 0), np.float32)), 0, i),
+            "complex": lambda fn: fn(ember.tensor(values.astype(np.complex64)), 1, i),
+            "bfloat16": lambda fn: fn(x.to(ember.bfloat16), 1, i),
+            "numpy_dim": lambda fn: fn(x, np.int64(1), i),
+            "dim_out_of_range": lambda fn: fn(x, 3, i),
+            "index_not_a_tensor": lambda fn: fn(x, 1, idx),
+            "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32)), 0, i),
+            "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True), 1, i)}[case]
+    for fn in (ember.index_select, lambda x, d, i, **kwargs: ember.take(x, i, **kwargs)):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                try:
+                    result = call(fn)
+                except (RuntimeError, TypeError, IndexError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+                results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+        assert results[0] == results[1], case

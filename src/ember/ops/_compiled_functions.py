@@ -34,9 +34,10 @@ __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 # what a node may save, in the order it saves them (the bits of ``saves`` in the C source)
 _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
-_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter")
+_KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
+          "index_select", "take")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
-_OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter")
+_OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
 # count, dof (the bits of ``fields`` in the C source)
 _FIELDS = ("in", "dims", "count", "dof")
@@ -184,7 +185,8 @@ typedef void (*unary_loop)(const void *, void *, int64_t, int);
 typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
-                     EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION };
+                     EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
+                     INDEX_SELECT_FUNCTION, TAKE_FUNCTION };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
 typedef struct {
@@ -743,6 +745,31 @@ static npy_intp offset_of(PyArrayObject *a, const npy_intp *at, int skip) {
     return offset;
 }
 
+/* Whether ``a`` (NULL: no) is a small array of numbers (not complex) with elements, as the index
+   ops' C functions take. */
+static int small_numbers(PyArrayObject *a) {
+    if (a == NULL) return 0;
+    char kind = PyArray_DESCR(a)->kind;
+    return (kind == 'f' || kind == 'i' || kind == 'u' || kind == 'b') && PyArray_ISNOTSWAPPED(a)
+           && PyArray_ISALIGNED(a) && PyArray_SIZE(a) > 0 && PyArray_NBYTES(a) < small_bytes;
+}
+
+/* Whether ``i`` (NULL: no) is a small int64 array with elements. */
+static int small_indices(PyArrayObject *i) {
+    return i != NULL && PyArray_TYPE(i) == NPY_INT64 && PyArray_ISNOTSWAPPED(i) && PyArray_ISALIGNED(i)
+           && PyArray_SIZE(i) > 0 && PyArray_NBYTES(i) < small_bytes;
+}
+
+/* Whether every element of ``i`` is within [low, high). */
+static int indices_within(PyArrayObject *i, npy_int64 low, npy_int64 high) {
+    npy_intp at[NPY_MAXDIMS] = {0};
+    for (npy_intp n = PyArray_SIZE(i); n > 0; n--, advance(at, PyArray_DIMS(i), PyArray_NDIM(i))) {
+        npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(i) + offset_of(i, at, -1));
+        if (k < low || k >= high) return 0;
+    }
+    return 1;
+}
+
 /* The dim (0 or more) of ``gather(input, dim, index)`` and of ``scatter(input, dim, index, ...)``
    where theirs are the common case (``x`` and ``idx`` set): an input of numbers (not complex)
    with dims and elements, an int dim, an int64 index of its number of dims, no larger than it in
@@ -752,14 +779,8 @@ static long picks_dim(PyObject *const *args, PyArrayObject **x, PyArrayObject **
     PyObject *t = args[0], *index = args[2];
     if (Py_TYPE(t) != TensorType || Py_TYPE(index) != TensorType || !PyLong_CheckExact(args[1])) return -1;
     PyArrayObject *a = array_of(t), *i = array_of(index);
-    if (a == NULL || i == NULL) return -1;
-    char kind = PyArray_DESCR(a)->kind;
-    int ndim = PyArray_NDIM(a);
-    if ((kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b') || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)
-            || ndim == 0 || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes
-            || PyArray_TYPE(i) != NPY_INT64 || !PyArray_ISNOTSWAPPED(i) || !PyArray_ISALIGNED(i)
-            || PyArray_NDIM(i) != ndim || PyArray_SIZE(i) == 0 || PyArray_NBYTES(i) >= small_bytes)
-        return -1;
+    int ndim = a == NULL ? 0 : PyArray_NDIM(a);
+    if (!small_numbers(a) || ndim == 0 || !small_indices(i) || PyArray_NDIM(i) != ndim) return -1;
     long dim = PyLong_AsLong(args[1]);
     if (dim == -1 && PyErr_Occurred()) {
         PyErr_Clear();
@@ -769,11 +790,7 @@ static long picks_dim(PyObject *const *args, PyArrayObject **x, PyArrayObject **
     if (dim < 0) dim += ndim;
     for (int d = 0; d < ndim; d++)
         if (d != dim && PyArray_DIM(i, d) > PyArray_DIM(a, d)) return -1;
-    npy_intp at[NPY_MAXDIMS] = {0}, size = PyArray_DIM(a, (int)dim);
-    for (npy_intp n = PyArray_SIZE(i); n > 0; n--, advance(at, PyArray_DIMS(i), ndim)) {
-        npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(i) + offset_of(i, at, -1));
-        if (k < 0 || k >= size) return -1;
-    }
+    if (!indices_within(i, 0, PyArray_DIM(a, (int)dim))) return -1;
     *x = a;
     *idx = i;
     return dim;
@@ -899,15 +916,97 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
     return with_node(out, node);
 }
 
+/* ``index_select(input, dim, index)`` (a 1-d int64 index, an int dim) or ``take(input, index)``
+   in the common case: a small input of numbers (not complex) with dims (``take``: any) and
+   elements, a small int64 index with elements, each within the input along ``dim`` (``take``: of
+   its elements, from the end where negative), no ``__torch_function__`` dispatch or
+   forward-mode AD: each picked element copied, the node recorded as the Python op records it. A
+   new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *select_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    int takes = f->kind == TAKE_FUNCTION;
+    PyObject *t = args[0], *index = args[takes ? 1 : 2];
+    if (Py_TYPE(t) != TensorType || Py_TYPE(index) != TensorType || (!takes && !PyLong_CheckExact(args[1])))
+        return NULL;
+    PyArrayObject *x = array_of(t), *idx = array_of(index);
+    if (!small_numbers(x) || !small_indices(idx) || (!takes && (PyArray_NDIM(x) == 0 || PyArray_NDIM(idx) != 1)))
+        return NULL;
+    int ndim = PyArray_NDIM(x);
+    long dim = 0;
+    if (!takes) {
+        dim = PyLong_AsLong(args[1]);
+        if (dim == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (dim < -ndim || dim >= ndim) return NULL;
+        if (dim < 0) dim += ndim;
+    }
+    npy_intp size = takes ? PyArray_SIZE(x) : PyArray_DIM(x, (int)dim);
+    if (!indices_within(idx, takes ? -size : 0, size)) return NULL;
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    npy_intp shape[NPY_MAXDIMS];
+    int out_ndim = takes ? PyArray_NDIM(idx) : ndim;
+    for (int d = 0; d < out_ndim; d++)
+        shape[d] = takes ? PyArray_DIM(idx, d) : d == dim ? PyArray_DIM(idx, 0) : PyArray_DIM(x, d);
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyArrayObject *picked = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, out_ndim, shape, NULL, NULL, 0,
+                                                                  NULL);
+    if (picked == NULL) return NULL;
+    npy_intp itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0}, from_at[NPY_MAXDIMS];
+    char *to = PyArray_DATA(picked);
+    for (npy_intp n = PyArray_SIZE(picked); n > 0; n--, to += itemsize, advance(at, shape, out_ndim)) {
+        const char *from = PyArray_BYTES(x);
+        if (takes) {   /* the element at flat position k (C order) of the input */
+            npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(idx) + offset_of(idx, at, -1));
+            if (k < 0) k += size;
+            for (int d = ndim - 1; d >= 0; d--) {
+                from_at[d] = k % PyArray_DIM(x, d);
+                k /= PyArray_DIM(x, d);
+            }
+            from += offset_of(x, from_at, -1);
+        } else {
+            npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(idx) + at[dim] * PyArray_STRIDE(idx, 0));
+            from += k * PyArray_STRIDE(x, (int)dim) + offset_of(x, at, (int)dim);
+        }
+        memcpy(to, from, itemsize);
+    }
+    PyObject *out = make((PyObject *)picked);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None) {
+        int status = takes ? 0 : picks_fields(node, index, dim, x, NULL);
+        if (takes) {
+            PyObject *in_shape = PyObject_GetAttrString((PyObject *)x, "shape");
+            PyObject *r = in_shape == NULL || PyObject_SetAttr(node, s_in_shape, in_shape) < 0 ? NULL
+                          : PyObject_CallMethodObjArgs(node, s_save, index, NULL);
+            status = r == NULL ? -1 : 0;
+            Py_XDECREF(r);
+            Py_XDECREF(in_shape);
+        }
+        if (status < 0) Py_CLEAR(node);
+    }
+    return with_node(out, node);
+}
+
+/* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
+   vary) */
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == TAKE_FUNCTION + 1 ? 1 : -1];
+
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
     Function *f = &functions_[PyLong_AsLong(index)];
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     int joins = f->kind == CAT_FUNCTION || f->kind == STACK_FUNCTION;
     int reduces = f->kind == REDUCE_FUNCTION || f->kind == EXTREMES_FUNCTION;
     /* (the arguments: a reduction's tensor, dim and keepdim, the last two optional) */
-    Py_ssize_t wanted = f->kind == SCATTER_FUNCTION ? 4 : f->kind == WHERE_FUNCTION || f->kind == GATHER_FUNCTION ? 3
-                        : joins ? 2 : f->arity;
-    if (kwnames == NULL && (reduces ? nargs >= 1 && nargs <= 3 : nargs == wanted)) {
+    if (kwnames == NULL && (reduces ? nargs >= 1 && nargs <= 3 : nargs == kind_arguments[f->kind])) {
         int handled = 0;
         PyObject *out = NULL;
         if (f->kind == WHERE_FUNCTION)
@@ -916,6 +1015,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = gather_case(f, args, &handled);
         else if (f->kind == SCATTER_FUNCTION)
             out = scatter_case(f, args, &handled);
+        else if (f->kind == INDEX_SELECT_FUNCTION || f->kind == TAKE_FUNCTION)
+            out = select_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -951,7 +1052,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > SCATTER_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > TAKE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }

@@ -156,6 +156,11 @@ def index_select(input, dim, index, *, out=None):
 
 
 def _index_select(input, dim, index):
+    return _index_select_entry[0](input, dim, index)
+
+
+def _python_index_select(input, dim, index):
+    """``index_select`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(index, "index_select", "index", 3)
     data, idx = input._data, index._data
     d = wrap_dim(dim, data.ndim or 1)
@@ -185,6 +190,9 @@ def _index_select(input, dim, index):
         node.save(index)
         node.dim, node.in_shape = d, data.shape
     return out
+
+
+_index_select_entry = _compiled_functions.register(_python_index_select, IndexSelectBackward0, kind="index_select")
 
 
 # -- gather, take_along_dim --------------------------------------------------------------------
@@ -1268,6 +1276,11 @@ _TAKE_DTYPE = "take(): self and out expected to have the same dtype, but got sel
 
 
 def _take(input, index):
+    return _take_entry[0](input, index)
+
+
+def _python_take(input, index):
+    """``take`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(index, "take", "index", 2)
     data, idx = input._data, index._data
     if idx.dtype != _LONG:
@@ -1283,6 +1296,9 @@ def _take(input, index):
         node.save(index)
         node.in_shape = data.shape
     return out
+
+
+_take_entry = _compiled_functions.register(_python_take, TakeBackward0, kind="take")
 
 
 def nonzero(input, *, as_tuple=False, out=None):
