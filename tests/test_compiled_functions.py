@@ -101,7 +101,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_amin", "_max_along", "_min_along", "_checked_mm",
                                                   "_checked_bmm", "_checked_matmul", "_bessel_var", "_bessel_std",
                                                   "_python_where", "_python_gather", "_python_scatter",
-                                                  "_python_scatter_add", "_python_index_select", "_python_take"}
+                                                  "_python_scatter_add", "_python_index_select", "_python_take",
+                                                  "_python_max_all", "_python_min_all"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1202,6 +1203,78 @@ def test_other_index_select_and_take_cases_take_the_python_path(case):
             "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32)), 0, i),
             "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True), 1, i)}[case]
     for fn in (ember.index_select, lambda x, d, i, **kwargs: ember.take(x, i, **kwargs)):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                try:
+                    result = call(fn)
+                except (RuntimeError, TypeError, IndexError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+                results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+        assert results[0] == results[1], case
+
+
+# -- max and min of all elements ---------------------------------------------------------------
+
+WHOLE_EXTREMES = {"max": (ember.max, torch.max), "min": (ember.min, torch.min),
+                  "max_method": (lambda x: x.max(), lambda x: x.max()),
+                  "min_method": (lambda x: x.min(), lambda x: x.min())}
+
+
+def test_max_and_min_of_all_elements_take_the_common_case(monkeypatch):
+    from ember.ops import reduce
+    x = ember.tensor(_extreme_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.max(x), x.min()), [(reduce, "_extreme")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(WHOLE_EXTREMES))
+def test_max_and_min_of_all_elements_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = WHOLE_EXTREMES[name]
+    values = _extreme_values(dtype)
+    for source in (values, values.transpose(2, 0, 1), values[1, 2], np.nan_to_num(values), -np.abs(values) * 0.0):
+        compiled = fn(ember.tensor(source))
+        with python_paths():
+            python = fn(ember.tensor(source))
+        want = torch_fn(torch.tensor(source))
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape) == ()
+        assert compiled.numpy().tobytes() == python.numpy().tobytes()
+        np.testing.assert_array_equal(compiled.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE_EXTREMES))
+def test_max_and_min_of_all_elements_nodes_and_gradients_are_the_python_paths(name):
+    fn = WHOLE_EXTREMES[name][0]
+    values = _extreme_values("float32")
+    for source in (values, np.nan_to_num(values)):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(source, requires_grad=True)
+                out = fn(x)
+                node = out.grad_fn
+                fields = (type(node).__name__, node.dims, node.keepdim,
+                          [t.detach().numpy().tobytes() for t in node.saved_tensors])
+                out.backward(ember.tensor(np.float32(0.75)))
+                results.append((fields, x.grad.numpy().tobytes()))
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "int64", "float16", "bool", "zero_dim", "empty", "keepdim", "large",
+                                  "no_grad"])
+def test_other_max_and_min_of_all_elements_cases_take_the_python_path(case):
+    values = _extreme_values("float32")
+    call = {"out": lambda fn: fn(ember.tensor(values), out=ember.empty(())),
+            "int64": lambda fn: fn(ember.tensor(values.astype(np.int64))),
+            "float16": lambda fn: fn(ember.tensor(values.astype(np.float16))),
+            "bool": lambda fn: fn(ember.tensor(values > 0)),
+            "zero_dim": lambda fn: fn(ember.tensor(values[0, 0, 0])),
+            "empty": lambda fn: fn(ember.tensor(np.zeros((0, 3), np.float32))),
+            "keepdim": lambda fn: fn(ember.tensor(values), keepdim=True),
+            "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32))),
+            "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True))}[case]
+    for fn in (ember.max, ember.min):
         results = []
         for python in (False, True):
             with python_paths() if python else contextlib.nullcontext():

@@ -1030,8 +1030,9 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):
     if other is not None or isinstance(dim, Tensor):
         return _pairwise_extreme("max", input, dim if other is None else other, out)
     if dim is None:
-        result = _extreme("max", input, None, False, True, MaxBackward1)
-        return result if out is None else write_out(result, out, False, "max")
+        if out is None:
+            return _max_all_entry[0](input)
+        return write_out(_python_max_all(input), out, False, "max")
     if out is None:
         return _max_along_entry[0](input, dim, keepdim)
     return write_out(_extreme_along("max", input, dim, keepdim, True), out, True, "max")
@@ -1041,7 +1042,7 @@ def _max(input, dim=None, keepdim=False, *, other=None):
     if other is not None or isinstance(dim, Tensor):
         return _pairwise_extreme("max", input, dim if other is None else other)
     if dim is None:
-        return _extreme("max", input, None, False, True, MaxBackward1)
+        return _max_all_entry[0](input)
     return _max_along_entry[0](input, dim, keepdim)
 
 
@@ -1051,8 +1052,9 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
     if other is not None or isinstance(dim, Tensor):
         return _pairwise_extreme("min", input, dim if other is None else other, out)
     if dim is None:
-        result = _extreme("min", input, None, False, False, MinBackward1)
-        return result if out is None else write_out(result, out, False, "min")
+        if out is None:
+            return _min_all_entry[0](input)
+        return write_out(_python_min_all(input), out, False, "min")
     if out is None:
         return _min_along_entry[0](input, dim, keepdim)
     return write_out(_extreme_along("min", input, dim, keepdim, False), out, True, "min")
@@ -1062,7 +1064,7 @@ def _min(input, dim=None, keepdim=False, *, other=None):
     if other is not None or isinstance(dim, Tensor):
         return _pairwise_extreme("min", input, dim if other is None else other)
     if dim is None:
-        return _extreme("min", input, None, False, False, MinBackward1)
+        return _min_all_entry[0](input)
     return _min_along_entry[0](input, dim, keepdim)
 
 
@@ -1076,6 +1078,21 @@ def _min_along(input, dim, keepdim=False):
     return _extreme_along("min", input, dim, keepdim, False)
 
 
+def _python_max_all(input):
+    """``max(input)``: what its compiled function (``_compiled_functions``) leaves to Python."""
+    return _extreme("max", input, None, False, True, MaxBackward1)
+
+
+def _python_min_all(input):
+    """``min(input)``: what its compiled function (``_compiled_functions``) leaves to Python."""
+    return _extreme("min", input, None, False, False, MinBackward1)
+
+
+_max_all_entry, _min_all_entry = (
+    _compiled_functions.register(python_op, node_cls, ("self", "result"), kind="reduce", ufunc=ufunc,
+                                 specifics=_compiled_functions.Reduction(node_cls, ("dims",), ("dims",)))
+    for python_op, node_cls, ufunc in ((_python_max_all, MaxBackward1, np.maximum),
+                                       (_python_min_all, MinBackward1, np.minimum)))
 _max_along_entry, _min_along_entry = (
     _compiled_functions.register(python_op, node_cls, kind="extremes", specifics=(result_type, is_max))
     for python_op, node_cls, result_type, is_max in ((_max_along, MaxBackward0, return_types.max, True),
