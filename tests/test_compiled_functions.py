@@ -102,7 +102,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_checked_bmm", "_checked_matmul", "_bessel_var", "_bessel_std",
                                                   "_python_where", "_python_gather", "_python_scatter",
                                                   "_python_scatter_add", "_python_index_select", "_python_take",
-                                                  "_python_max_all", "_python_min_all"}
+                                                  "_python_max_all", "_python_min_all", "_python_index_add",
+                                                  "_python_index_copy", "_python_index_fill"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1285,3 +1286,147 @@ def test_other_max_and_min_of_all_elements_cases_take_the_python_path(case):
                     continue
                 results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
         assert results[0] == results[1], case
+
+
+# -- index_add, index_copy and index_fill --------------------------------------------------------
+
+SLICES = {   # name: (ember's call, torch's) of (input, dim, index, source or value)
+    "index_add": (ember.index_add, torch.index_add), "index_copy": (ember.index_copy, torch.index_copy),
+    "index_fill": (ember.index_fill, torch.index_fill),
+    "index_add_method": (lambda x, *a: x.index_add(*a), lambda x, *a: x.index_add(*a)),
+    "index_fill_inplace": (lambda x, *a: x.clone().index_fill_(*a), lambda x, *a: x.clone().index_fill_(*a))}
+
+
+def _slices_operands(name, dtype="float32", distinct=False):
+    """A (3, 4, 5) input, and for each dim an index (repeats included unless ``distinct``;
+    index_fill's negative too) with a source of the input's shape but along the dim (index_fill:
+    a number)."""
+    rng = np.random.default_rng(13)
+    values = rng.standard_normal((3, 4, 5)) * 4
+    values = values.astype(dtype) if np.dtype(dtype).kind != "b" else values > 0
+    cases = []
+    for dim in (0, 1, 2, -1):
+        size = values.shape[dim]
+        for n in (1, 3):
+            index = rng.permutation(size)[:n] if distinct else rng.integers(0, size, n)
+            if "fill" in name:
+                cases.append((dim, index - size * (rng.random(n) < 0.5), -2.5))
+                continue
+            shape = list(values.shape)
+            shape[dim] = n
+            source = rng.standard_normal(shape) * 4
+            cases.append((dim, index, source.astype(dtype) if np.dtype(dtype).kind != "b" else source > 0))
+    return values, cases
+
+
+def _operand(value, lib, requires_grad=False):
+    return lib.tensor(value, requires_grad=requires_grad) if isinstance(value, np.ndarray) else value
+
+
+def test_index_add_copy_and_fill_take_the_common_case(monkeypatch):
+    from ember.ops import index
+    values, cases = _slices_operands("index_add")
+    x, (dim, idx, src) = ember.tensor(values), cases[1]
+    i, s = ember.tensor(idx), ember.tensor(src)
+    _assert_the_compiled_function_takes(
+        monkeypatch, lambda: (ember.index_add(x, dim, i, s), x.index_copy(dim, i, s), ember.index_fill(x, dim, i, 2.0)),
+        [(index, "_check_bounds")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_index_add_copy_and_fill_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = SLICES[name]
+    for distinct in (False, True):
+        values, cases = _slices_operands(name, dtype, distinct)
+        for source in (values, np.asfortranarray(values)):
+            for dim, idx, src in cases:
+                for s in ((src, np.asfortranarray(src)) if isinstance(src, np.ndarray) else (src, 3)):
+                    def call(lib):
+                        return (fn if lib is ember else torch_fn)(lib.tensor(source), dim, lib.tensor(idx),
+                                                                   _operand(s, lib))
+                    try:
+                        want = call(torch)
+                    except RuntimeError:   # (a number torch's dtype cannot take, a sum of bools)
+                        continue
+                    compiled = call(ember)
+                    with python_paths():
+                        python = call(ember)
+                    assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+                    assert compiled.stride() == python.stride()
+                    np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+                    if distinct or "copy" not in name:   # (torch does not define which of repeated copies is kept)
+                        tol = 2e-2 if dtype == "float16" else 1e-3   # (torch adds half in its own order)
+                        np.testing.assert_allclose(compiled.numpy().astype(np.float64),
+                                                   want.numpy().astype(np.float64), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_index_add_copy_and_fill_nodes_and_gradients_are_the_python_paths(name):
+    fn = SLICES[name][0]
+    values, cases = _slices_operands(name)
+    for dim, idx, src in cases:
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(values, requires_grad=True)
+                s = _operand(src, ember, requires_grad=True)
+                out = fn(x, dim, ember.tensor(idx), s)
+                node = out.grad_fn
+                fields = (type(node).__name__, getattr(node, "dim", None), getattr(node, "alpha", None),
+                          getattr(node, "source_shape", None),
+                          [t.numpy().tobytes() for t in getattr(node, "saved_tensors", ())],
+                          [type(f).__name__ for f, _ in node.next_functions])
+                out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+                results.append((fields, x.grad.numpy().tobytes(),
+                                s.grad.numpy().tobytes() if isinstance(s, ember.Tensor) else None))
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "alpha", "int32_index", "negative_index", "index_past_the_end",
+                                  "index_dims", "zero_dim_index", "empty_index", "source_shape", "source_dtype",
+                                  "number_into_ints", "number_overflows", "bool_number", "tensor_value", "complex",
+                                  "bfloat16", "zero_dim_input", "numpy_dim", "dim_out_of_range", "large", "no_grad"])
+def test_other_index_add_copy_and_fill_cases_take_the_python_path(case):
+    values, _ = _slices_operands("index_add")
+    x, idx, src = ember.tensor(values), np.array([0, 2, 2]), np.ones((3, 3, 5), np.float32)
+    i, s = ember.tensor(idx), ember.tensor(src)
+    call = {"out": lambda fn, v: fn(x, 1, i, v, out=ember.empty(0)),
+            "alpha": lambda fn, v: fn(x, 1, i, v, alpha=2),
+            "int32_index": lambda fn, v: fn(x, 1, ember.tensor(idx.astype(np.int32)), v),
+            "negative_index": lambda fn, v: fn(x, 1, ember.tensor(idx - 5), v),
+            "index_past_the_end": lambda fn, v: fn(x, 1, ember.tensor(idx + 5), v),
+            "index_dims": lambda fn, v: fn(x, 1, ember.tensor(idx[None]), v),
+            "zero_dim_index": lambda fn, v: fn(x, 1, ember.tensor(np.int64(1)), v),
+            "empty_index": lambda fn, v: fn(x, 1, ember.tensor(np.zeros(0, np.int64)), v),
+            "source_shape": lambda fn, v: fn(x, 1, i, ember.tensor(src[:, :2]) if isinstance(v, ember.Tensor) else v),
+            "source_dtype": lambda fn, v: fn(x, 1, i, v.double() if isinstance(v, ember.Tensor) else v),
+            "number_into_ints": lambda fn, v: fn(ember.tensor(values.astype(np.int64)), 1, i,
+                                                 v.long() if isinstance(v, ember.Tensor) else 3),
+            "number_overflows": lambda fn, v: fn(x, 1, i, v if isinstance(v, ember.Tensor) else 1e300),
+            "bool_number": lambda fn, v: fn(x, 1, i, v if isinstance(v, ember.Tensor) else True),
+            "tensor_value": lambda fn, v: fn(x, 1, i, v if isinstance(v, ember.Tensor) else ember.tensor(2.0)),
+            "complex": lambda fn, v: fn(x.to(ember.complex64), 1, i,
+                                        v.to(ember.complex64) if isinstance(v, ember.Tensor) else v),
+            "bfloat16": lambda fn, v: fn(x.to(ember.bfloat16), 1, i,
+                                         v.to(ember.bfloat16) if isinstance(v, ember.Tensor) else v),
+            "zero_dim_input": lambda fn, v: fn(ember.tensor(values[0, 0, 0]), 0, ember.tensor(np.array([0])),
+                                               ember.tensor(np.float32(2)) if isinstance(v, ember.Tensor) else v),
+            "numpy_dim": lambda fn, v: fn(x, np.int64(1), i, v),
+            "dim_out_of_range": lambda fn, v: fn(x, 3, i, v),
+            "large": lambda fn, v: fn(ember.tensor(np.ones((128, 128), np.float32)), 1, i,
+                                      ember.ones(128, 3) if isinstance(v, ember.Tensor) else v),
+            "no_grad": lambda fn, v: _no_grad(fn, ember.tensor(values, requires_grad=True), 1, i, v)}[case]
+    for fn, v in ((ember.index_add, s), (ember.index_copy, s), (ember.index_fill, 1.5)):
+        if case in ("out", "alpha") and fn is not ember.index_add:
+            continue
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                try:
+                    result = call(fn, v)
+                except (RuntimeError, TypeError, IndexError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+                results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+        assert results[0] == results[1], (case, fn)

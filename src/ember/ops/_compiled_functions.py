@@ -35,9 +35,11 @@ __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
-          "index_select", "take")
+          "index_select", "take", "slices")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
-_OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take")
+_OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices")
+# what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
+_SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
 # count, dof (the bits of ``fields`` in the C source)
 _FIELDS = ("in", "dims", "count", "dof")
@@ -149,6 +151,8 @@ def _specifics(function):
     """What the C function of a kind takes besides the common fields: a reduction's nodes, fields
     and whether it divides (``Reduction``); the result type of a max or min along a dim and
     whether it is the max."""
+    if function.kind == "slices":
+        return (_SLICE_WRITES.index(function.specifics),)
     if function.kind == "reduce":
         r = function.specifics
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
@@ -186,7 +190,8 @@ typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
-                     INDEX_SELECT_FUNCTION, TAKE_FUNCTION };
+                     INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION };
+enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
 typedef struct {
@@ -202,18 +207,19 @@ typedef struct {
     /* a product's: the operands' number of dims (2 or 3), and where the FLOP counter is found */
     int product_ndim;
     PyObject *flop_hook;
-    /* a scatter's: the node of a number scattered (node_cls: of a tensor), whether it adds */
+    /* a scatter's: the node of a number scattered (node_cls: of a tensor), whether it adds; a
+       "slices" function's ``enum slice_writes`` */
     PyObject *number_node;
-    int adds;
+    int adds, writes;
 } Function;
 
-#define MAX_FUNCTIONS 80
+#define MAX_FUNCTIONS 160
 static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
-                *s_dof, *s_shapes, *s_src_shape;
+                *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha;
 
 /* Whether the arrays of ``f``'s tensors are its case, before the modes are checked: small float32
    or float64 arrays of one dtype, C-contiguous and of one shape for a loop (set in ``*loop``). */
@@ -796,16 +802,14 @@ static long picks_dim(PyObject *const *args, PyArrayObject **x, PyArrayObject **
     return dim;
 }
 
-/* ``node``'s fields as the index ops set them: ``index`` saved, ``dim`` and, where
-   ``in_shape_of`` or ``src`` is given, ``in_shape`` (that array's shape) or ``src_shape``. 0, or
-   -1 on error. */
-static int picks_fields(PyObject *node, PyObject *index, long dim, PyArrayObject *in_shape_of, PyObject *src) {
-    PyArrayObject *shaped = in_shape_of != NULL ? in_shape_of : src != NULL ? array_of(src) : NULL;
+/* ``node``'s fields as the index ops set them: ``index`` saved, ``dim`` and, where ``shaped`` is
+   given, the attribute ``shape_name`` (``in_shape``, ``src_shape`` or ``source_shape``): that
+   array's shape. 0, or -1 on error. */
+static int picks_fields(PyObject *node, PyObject *index, long dim, PyArrayObject *shaped, PyObject *shape_name) {
     PyObject *shape = shaped == NULL ? Py_NewRef(Py_None) : PyObject_GetAttrString((PyObject *)shaped, "shape");
     PyObject *at_dim = PyLong_FromLong(dim);
     PyObject *r = shape == NULL || at_dim == NULL || PyObject_SetAttr(node, s_dim, at_dim) < 0
-                  || (shaped != NULL
-                      && PyObject_SetAttr(node, in_shape_of != NULL ? s_in_shape : s_src_shape, shape) < 0)
+                  || (shaped != NULL && PyObject_SetAttr(node, shape_name, shape) < 0)
                   ? NULL : PyObject_CallMethodObjArgs(node, s_save, index, NULL);
     Py_XDECREF(r);
     Py_XDECREF(shape);
@@ -844,8 +848,20 @@ static PyObject *gather_case(Function *f, PyObject *const *args, int *handled) {
     PyObject *out = make((PyObject *)picked);
     if (out == NULL || !grad) return out;
     PyObject *node = record_node(f->node_cls, args[0], NULL, out);
-    if (node != NULL && node != Py_None && picks_fields(node, args[2], dim, x, NULL) < 0) Py_CLEAR(node);
+    if (node != NULL && node != Py_None && picks_fields(node, args[2], dim, x, s_in_shape) < 0) Py_CLEAR(node);
     return with_node(out, node);
+}
+
+/* A Python float or int as a double for a float32 or float64 array of ``type`` that holds it (1),
+   or 0 where it is not such a number (``*value`` set where it is). */
+static int float_number(PyObject *o, int type, double *value) {
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || !(PyFloat_CheckExact(o) || PyLong_CheckExact(o))) return 0;
+    *value = PyFloat_AsDouble(o);
+    if (*value == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return !(type == NPY_FLOAT32 && isfinite(*value) && fabs(*value) > FLT_MAX);   /* (torch's overflow error) */
 }
 
 /* ``scatter(input, dim, index, src)`` (``src`` a tensor of the input's dtype, no smaller than the
@@ -865,15 +881,7 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
     int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x), number = Py_TYPE(src) != TensorType;
     double value = 0.0;
     if (number) {
-        if (f->adds || (type != NPY_FLOAT32 && type != NPY_FLOAT64)
-                || !(PyFloat_CheckExact(src) || PyLong_CheckExact(src)))
-            return NULL;
-        value = PyFloat_AsDouble(src);
-        if (value == -1.0 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return NULL;
-        }
-        if (type == NPY_FLOAT32 && isfinite(value) && fabs(value) > FLT_MAX) return NULL;   /* (torch's overflow) */
+        if (f->adds || !float_number(src, type, &value)) return NULL;
     } else {
         source = array_of(src);
         if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
@@ -911,7 +919,7 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
     PyObject *out = make((PyObject *)copy);
     if (out == NULL || !grad) return out;
     PyObject *node = record_node(number ? f->number_node : f->node_cls, args[0], number ? NULL : src, out);
-    if (node != NULL && node != Py_None && picks_fields(node, args[2], dim, NULL, number ? NULL : src) < 0)
+    if (node != NULL && node != Py_None && picks_fields(node, args[2], dim, source, s_src_shape) < 0)
         Py_CLEAR(node);
     return with_node(out, node);
 }
@@ -981,7 +989,7 @@ static PyObject *select_case(Function *f, PyObject *const *args, int *handled) {
     if (out == NULL || !grad) return out;
     PyObject *node = record_node(f->node_cls, t, NULL, out);
     if (node != NULL && node != Py_None) {
-        int status = takes ? 0 : picks_fields(node, index, dim, x, NULL);
+        int status = takes ? 0 : picks_fields(node, index, dim, x, s_in_shape);
         if (takes) {
             PyObject *in_shape = PyObject_GetAttrString((PyObject *)x, "shape");
             PyObject *r = in_shape == NULL || PyObject_SetAttr(node, s_in_shape, in_shape) < 0 ? NULL
@@ -995,10 +1003,89 @@ static PyObject *select_case(Function *f, PyObject *const *args, int *handled) {
     return with_node(out, node);
 }
 
+/* ``index_add(input, dim, index, source)`` (float32 or float64), ``index_copy(...)`` or
+   ``index_fill(input, dim, index, value)`` (``value`` a Python float or int, the input float32 or
+   float64), as ``f->writes`` says, in the common case: a small input of numbers (not complex)
+   with dims and elements, an int dim, a 1-d int64 index with elements, each within the input
+   along ``dim`` (index_fill's from the end where negative), a source of the input's dtype and
+   shape but along ``dim``, where it is the index's size; no ``__torch_function__`` dispatch or
+   forward-mode AD: a copy of the input with the slices of ``source`` added or copied (or
+   ``value`` written) at the index along ``dim``, in the index's order (the Python op's), the
+   node recorded as the Python op records it. A new tensor, NULL on error, or ``*handled`` set
+   to 0 where the case is not this one. */
+static PyObject *slices_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *index = args[2], *src = args[3];
+    int fills = f->writes == FILL_SLICES;
+    if (Py_TYPE(t) != TensorType || Py_TYPE(index) != TensorType || !PyLong_CheckExact(args[1])
+            || (!fills && Py_TYPE(src) != TensorType))
+        return NULL;
+    PyArrayObject *x = array_of(t), *idx = array_of(index), *source = fills ? NULL : array_of(src);
+    if (!small_numbers(x) || PyArray_NDIM(x) == 0 || !small_indices(idx) || PyArray_NDIM(idx) != 1) return NULL;
+    int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x);
+    long dim = PyLong_AsLong(args[1]);
+    if (dim == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (dim < -ndim || dim >= ndim) return NULL;
+    if (dim < 0) dim += ndim;
+    double value = 0.0;
+    if (fills) {
+        if (!float_number(src, type, &value)) return NULL;
+    } else {
+        if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
+                || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != ndim || PyArray_NBYTES(source) >= small_bytes
+                || (f->writes == ADD_SLICES && type != NPY_FLOAT32 && type != NPY_FLOAT64))
+            return NULL;
+        for (int d = 0; d < ndim; d++)
+            if (PyArray_DIM(source, d) != (d == dim ? PyArray_SIZE(idx) : PyArray_DIM(x, d))) return NULL;
+    }
+    npy_intp size = PyArray_DIM(x, (int)dim);
+    if (!indices_within(idx, fills ? -size : 0, size)) return NULL;
+    int grad = requires_grad(t);
+    if (grad >= 0 && !fills) {
+        int r = requires_grad(src);
+        grad = r < 0 ? -1 : grad | r;
+    }
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+    if (copy == NULL) return NULL;
+    float number32 = (float)value;
+    const char *written = type == NPY_FLOAT32 ? (const char *)&number32 : (const char *)&value;
+    /* each element of the slices written (the source's shape, or the copy's with the index's size
+       along ``dim``), in C order */
+    npy_intp shape[NPY_MAXDIMS], itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0}, n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d] = d == dim ? PyArray_SIZE(idx) : PyArray_DIM(x, d);
+    for (; n > 0; n--, advance(at, shape, ndim)) {
+        npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(idx) + at[dim] * PyArray_STRIDE(idx, 0));
+        if (k < 0) k += size;
+        char *to = PyArray_BYTES(copy) + k * PyArray_STRIDE(copy, (int)dim) + offset_of(copy, at, (int)dim);
+        const char *from = fills ? written : PyArray_BYTES(source) + offset_of(source, at, -1);
+        if (f->writes != ADD_SLICES) memcpy(to, from, itemsize);
+        else if (type == NPY_FLOAT32) *(float *)to += *(const float *)from;
+        else *(double *)to += *(const double *)from;
+    }
+    PyObject *out = make((PyObject *)copy);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, fills ? NULL : src, out);
+    if (node != NULL && node != Py_None
+            && (picks_fields(node, index, dim, source, s_source_shape) < 0
+                || (f->writes == ADD_SLICES && PyObject_SetAttr(node, s_alpha, one) < 0)))
+        Py_CLEAR(node);
+    return with_node(out, node);
+}
+
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == TAKE_FUNCTION + 1 ? 1 : -1];
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == SLICES_FUNCTION + 1
+                                     ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
     Function *f = &functions_[PyLong_AsLong(index)];
@@ -1017,6 +1104,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = scatter_case(f, args, &handled);
         else if (f->kind == INDEX_SELECT_FUNCTION || f->kind == TAKE_FUNCTION)
             out = select_case(f, args, &handled);
+        else if (f->kind == SLICES_FUNCTION)
+            out = slices_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1051,8 +1140,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = Py_None;
-    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > TAKE_FUNCTION) {
+    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = f.writes = 0;
+    if (f.kind < UNARY_FUNCTION || f.kind > SLICES_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1063,6 +1152,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == EXTREMES_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides)) return NULL;
     if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_ndim, &f.flop_hook)) return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
+    if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
     if (f.kind == MATMUL_FUNCTION && f.product_ndim != 2 && f.product_ndim != 3) {
         PyErr_SetString(PyExc_ValueError, "a product's operands have 2 or 3 dims");
         return NULL;
@@ -1093,9 +1183,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
 /* configure_functions(settled): ``choice.settled``. */
 static PyObject *configure_functions(PyObject *self, PyObject *settled) {
     const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof",
-                           "shapes", "src_shape"};
+                           "shapes", "src_shape", "source_shape", "alpha"};
     PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count,
-                             &s_counter, &s_dof, &s_shapes, &s_src_shape};
+                             &s_counter, &s_dof, &s_shapes, &s_src_shape, &s_source_shape, &s_alpha};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (*interned[i] == NULL && (*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     if (numpy_sqrt == NULL) {

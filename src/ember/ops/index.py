@@ -799,6 +799,13 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 
 
 def _index_add(input, dim, index, source, *, alpha=1):
+    if alpha.__class__ is int and alpha == 1:
+        return _index_add_entry[0](input, dim, index, source)
+    return _python_index_add(input, dim, index, source, alpha=alpha)
+
+
+def _python_index_add(input, dim, index, source, *, alpha=1):
+    """``index_add`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(index, "index_add", "index", 3)
     _tensor_arg(source, "index_add", "source", 4)
     data = input._data
@@ -874,6 +881,11 @@ def index_copy(input, dim, index, source, *, out=None):
 
 
 def _index_copy(input, dim, index, source):
+    return _index_copy_entry[0](input, dim, index, source)
+
+
+def _python_index_copy(input, dim, index, source):
+    """``index_copy`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(index, "index_copy", "index", 3)
     _tensor_arg(source, "index_copy", "source", 4)
     data = input._data
@@ -926,6 +938,11 @@ class IndexFillBackward1(Node):
 def index_fill(input, dim, index, value):
     """Fills the slices of a copy of ``input`` at the positions ``index`` gives along ``dim``
     with ``value`` (a number or a 0-d tensor)."""
+    return _index_fill_entry[0](input, dim, index, value)
+
+
+def _python_index_fill(input, dim, index, value):
+    """``index_fill`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(index, "index_fill", "index", 3)
     data, idx = input._data, index._data
     d = wrap_dim(dim, data.ndim or 1)
@@ -964,6 +981,13 @@ def index_fill(input, dim, index, value):
         node.save(index)
         node.dim = d
     return out
+
+
+_index_add_entry, _index_copy_entry, _index_fill_entry = (
+    _compiled_functions.register(python_op, node_cls, kind="slices", specifics=writes)
+    for python_op, node_cls, writes in ((_python_index_add, IndexAddBackward0, "add"),
+                                        (_python_index_copy, IndexCopyBackward0, "copy"),
+                                        (_python_index_fill, IndexFillBackward0, "fill")))
 
 
 # -- index_put ---------------------------------------------------------------------------------
