@@ -103,7 +103,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_where", "_python_gather", "_python_scatter",
                                                   "_python_scatter_add", "_python_index_select", "_python_take",
                                                   "_python_max_all", "_python_min_all", "_python_index_add",
-                                                  "_python_index_copy", "_python_index_fill"}
+                                                  "_python_index_copy", "_python_index_fill", "_python_cummax",
+                                                  "_python_cummin"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1430,3 +1431,94 @@ def test_other_index_add_copy_and_fill_cases_take_the_python_path(case):
                     continue
                 results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
         assert results[0] == results[1], (case, fn)
+
+
+# -- cummax and cummin -----------------------------------------------------------------------
+
+CUMULATIVE = {"cummax": (ember.cummax, torch.cummax), "cummin": (ember.cummin, torch.cummin),
+              "cummax_method": (lambda x, d: x.cummax(d), lambda x, d: x.cummax(d))}
+
+
+def _running_values(dtype):
+    """(2, 3, 4) values with ties, signed zeros and (for floats) NaN along every dim."""
+    values = np.random.default_rng(17).integers(-2, 3, (2, 3, 4)).astype(dtype)
+    if values.dtype.kind == "f":
+        values[values == 0] = -0.0
+        values[0, 1, 1] = values[1, 0, 2] = 0.0
+        values[1, 2, 1] = values[0, 0, 3] = np.nan
+    return values
+
+
+def test_cummax_and_cummin_take_the_common_case(monkeypatch):
+    x = ember.tensor(_running_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.cummax(x, 1), x.cummin(-1)),
+                                        [(sort_module(), "_cumulative_extreme")])
+
+
+def sort_module():
+    from ember.ops import sort
+    return sort
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "float16", "uint8"])
+@pytest.mark.parametrize("name", sorted(CUMULATIVE))
+def test_cummax_and_cummin_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = CUMULATIVE[name]
+    values = _running_values(dtype)
+    for source in (values, values[1], values[0, 1], values.transpose(2, 0, 1)):
+        for dim in range(-source.ndim, source.ndim):
+            compiled = fn(ember.tensor(source), dim)
+            with python_paths():
+                python = fn(ember.tensor(source), dim)
+            want = torch_fn(torch.tensor(source), dim)
+            assert type(compiled) is type(python)
+            for got, same, expected in zip(compiled, python, want):
+                assert got.dtype == same.dtype and got.shape == same.shape == tuple(expected.shape)
+                assert got.stride() == same.stride()
+                assert got.numpy().tobytes() == same.numpy().tobytes()
+                np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(CUMULATIVE))
+def test_cummax_and_cummin_nodes_and_gradients_are_the_python_paths(name):
+    fn = CUMULATIVE[name][0]
+    values = np.nan_to_num(_running_values("float32"))
+    for dim in (0, 1, -1):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(values, requires_grad=True)
+                out, indices = fn(x, dim)
+                node = out.grad_fn
+                fields = (type(node).__name__, node.dim, node.keepdim, node.in_shape,
+                          node.saved_tensors[0].numpy().tobytes(), indices.requires_grad)
+                out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+                results.append((fields, x.grad.numpy().tobytes()))
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "bool", "complex", "bfloat16", "empty", "zero_dim", "out_of_range",
+                                  "numpy_dim", "large", "no_grad"])
+def test_other_cummax_and_cummin_cases_take_the_python_path(case):
+    values = _running_values("float32")
+    call = {"out": lambda fn: fn(ember.tensor(values), 1, out=(ember.empty(0), ember.empty(0, dtype=ember.int64))),
+            "bool": lambda fn: fn(ember.tensor(values > 0), 1),
+            "complex": lambda fn: fn(ember.tensor(values.astype(np.complex64)), 1),
+            "bfloat16": lambda fn: fn(ember.tensor(values).to(ember.bfloat16), 1),
+            "empty": lambda fn: fn(ember.tensor(np.zeros((0, 3), np.float32)), 1),
+            "zero_dim": lambda fn: fn(ember.tensor(values[0, 0, 0]), 0),
+            "out_of_range": lambda fn: fn(ember.tensor(values), 3),
+            "numpy_dim": lambda fn: fn(ember.tensor(values), np.int64(1)),
+            "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32)), 0),
+            "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True), 1)}[case]
+    for fn in (ember.cummax, ember.cummin):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                try:
+                    values_t, indices = call(fn)
+                except (RuntimeError, TypeError, IndexError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+                results.append([(t.dtype, t.shape, t.requires_grad, t.numpy().tobytes()) for t in (values_t, indices)])
+        assert results[0] == results[1], case

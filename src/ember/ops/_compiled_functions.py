@@ -35,9 +35,10 @@ __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
-          "index_select", "take", "slices")
+          "index_select", "take", "slices", "cumulative")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
-_OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices")
+_OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
+                   "cumulative")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -190,7 +191,7 @@ typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
-                     INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION };
+                     INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
@@ -1081,10 +1082,128 @@ static PyObject *slices_case(Function *f, PyObject *const *args, int *handled) {
     return with_node(out, node);
 }
 
+/* Each row of ``cummax`` (``is_max``) or ``cummin`` of C type ``T``: ``n`` elements ``inner``
+   apart from ``x`` into ``values`` and ``indices`` (laid out as ``x``): NumPy's running maximum or
+   minimum (``maximum.accumulate``'s: on a tie the later value taken, a NaN once met kept) and
+   the last position where the element equals the running value or is NaN, as
+   ``sort._numpy_running_extreme`` finds them. */
+#define RUNNING_EXTREME(T, ISNAN)                                                                          \
+    static void running_##T(const T *x, T *values, npy_int64 *indices, npy_intp n, npy_intp inner,         \
+                            int is_max) {                                                                   \
+        T run = x[0];                                                                                       \
+        npy_int64 at = 0;                                                                                   \
+        for (npy_intp p = 0; p < n; p++) {                                                                  \
+            T v = x[p * inner];                                                                             \
+            if (!(is_max ? run > v : run < v) && !ISNAN(run)) run = v;                                      \
+            if (v == run || ISNAN(v)) at = p;                                                               \
+            values[p * inner] = run;                                                                        \
+            indices[p * inner] = at;                                                                        \
+        }                                                                                                   \
+    }
+#define NEVER_NAN(v) 0
+RUNNING_EXTREME(float, isnan)
+RUNNING_EXTREME(double, isnan)
+RUNNING_EXTREME(npy_int64, NEVER_NAN)
+RUNNING_EXTREME(npy_int32, NEVER_NAN)
+
+/* ``cummax(input, dim)`` or ``cummin(...)`` in the common case: a small C-contiguous float32,
+   float64, int64 or int32 input with dims and elements, an int dim, no ``__torch_function__``
+   dispatch or forward-mode AD: the running extremes and their indices along the dim, the node
+   recorded as ``sort._cumulative_extreme`` records it, the result type's ``(values, indices)``.
+   NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *cumulative_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0];
+    if (Py_TYPE(t) != TensorType || !PyLong_CheckExact(args[1])) return NULL;
+    PyArrayObject *x = array_of(t);
+    int type = x == NULL ? -1 : PyArray_TYPE(x);
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64 && type != NPY_INT64 && type != NPY_INT32) || !small_numbers(x)
+            || PyArray_NDIM(x) == 0 || !PyArray_IS_C_CONTIGUOUS(x))
+        return NULL;
+    int ndim = PyArray_NDIM(x);
+    long dim = PyLong_AsLong(args[1]);
+    if (dim == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (dim < -ndim || dim >= ndim) return NULL;
+    if (dim < 0) dim += ndim;
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyArrayObject *values = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(x), NULL,
+                                                                  NULL, 0, NULL);
+    PyArrayObject *indices = (PyArrayObject *)PyArray_SimpleNew(ndim, PyArray_DIMS(x), NPY_INT64);
+    if (values == NULL || indices == NULL) {
+        Py_XDECREF(values);
+        Py_XDECREF(indices);
+        return NULL;
+    }
+    npy_intp n = PyArray_DIM(x, (int)dim), inner = 1, outer = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (d < dim) outer *= PyArray_DIM(x, d);
+        if (d > dim) inner *= PyArray_DIM(x, d);
+    }
+    npy_int64 *at = PyArray_DATA(indices);
+    for (npy_intp o = 0; o < outer; o++) {
+        for (npy_intp i = 0; i < inner; i++) {
+            npy_intp start = o * n * inner + i;
+            if (type == NPY_FLOAT32)
+                running_float((const float *)PyArray_DATA(x) + start, (float *)PyArray_DATA(values) + start,
+                              at + start, n, inner, f->divides);
+            else if (type == NPY_FLOAT64)
+                running_double((const double *)PyArray_DATA(x) + start, (double *)PyArray_DATA(values) + start,
+                               at + start, n, inner, f->divides);
+            else if (type == NPY_INT64)
+                running_npy_int64((const npy_int64 *)PyArray_DATA(x) + start,
+                                  (npy_int64 *)PyArray_DATA(values) + start, at + start, n, inner, f->divides);
+            else
+                running_npy_int32((const npy_int32 *)PyArray_DATA(x) + start,
+                                  (npy_int32 *)PyArray_DATA(values) + start, at + start, n, inner, f->divides);
+        }
+    }
+    PyObject *value_t = make((PyObject *)values), *index_t = value_t == NULL ? NULL : make((PyObject *)indices);
+    if (index_t == NULL) {
+        if (value_t == NULL) Py_DECREF(indices);
+        Py_XDECREF(value_t);
+        return NULL;
+    }
+    if (grad) {
+        PyObject *node = record_node(f->node_cls, t, NULL, value_t);
+        int status = node == NULL ? -1 : 0;
+        if (node != NULL && node != Py_None) {
+            PyObject *shape = PyObject_GetAttrString((PyObject *)x, "shape"), *at_dim = PyLong_FromLong(dim);
+            PyObject *r = shape == NULL || at_dim == NULL || PyObject_SetAttr(node, s_in_shape, shape) < 0
+                          || PyObject_SetAttr(node, s_dim, at_dim) < 0 || PyObject_SetAttr(node, s_keepdim, Py_True) < 0
+                          ? NULL : PyObject_CallMethodObjArgs(node, s_save, index_t, NULL);
+            status = r == NULL ? -1 : 0;
+            Py_XDECREF(r);
+            Py_XDECREF(shape);
+            Py_XDECREF(at_dim);
+        }
+        Py_XDECREF(node);
+        if (status < 0) {
+            Py_DECREF(value_t);
+            Py_DECREF(index_t);
+            return NULL;
+        }
+    }
+    PyObject *pair[2] = {value_t, index_t};
+    PyObject *result = PyObject_Vectorcall(f->whole_node, pair, 2, NULL);
+    Py_DECREF(value_t);
+    Py_DECREF(index_t);
+    return result;
+}
+
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == SLICES_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == CUMULATIVE_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1106,6 +1225,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = select_case(f, args, &handled);
         else if (f->kind == SLICES_FUNCTION)
             out = slices_case(f, args, &handled);
+        else if (f->kind == CUMULATIVE_FUNCTION)
+            out = cumulative_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1141,15 +1262,18 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = f.writes = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > SLICES_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > CUMULATIVE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
     if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiiii", &f.whole_node, &f.whole_fields, &f.fields,
                                                        &f.divides, &f.moment))
         return NULL;
-    /* (a max or min along a dim: its result type in whole_node, whether it is the max in divides) */
-    if (f.kind == EXTREMES_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides)) return NULL;
+    /* (a max or min along a dim, or a running one: its result type in whole_node, whether it is the
+       max in divides) */
+    if ((f.kind == EXTREMES_FUNCTION || f.kind == CUMULATIVE_FUNCTION)
+            && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides))
+        return NULL;
     if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_ndim, &f.flop_hook)) return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;

@@ -15,6 +15,7 @@ from .. import _dtype, return_types
 from .._backend import openmp_kernels
 from .._backend.scans import accumulate
 from .._backend.choice import KernelChoice
+from . import _compiled_functions
 from ._common import (
     check_value_fits, grad_state, make, method, namespace_of, Node, not_implemented, record,
     Tensor, _type_word, widened, with_out, wrap_dim, write_out, write_out_exact,
@@ -904,23 +905,41 @@ _SCALAR_TYPE = "expected scalar_type {want} but found {got}"
 def cummax(input, dim, *, out=None):
     """Returns ``(values, indices)``: the cumulative maximum of ``input`` along ``dim`` and
     the index where each was found."""
-    result = _cumulative_extreme("cummax", input, dim, True, CummaxBackward0, return_types.cummax)
-    return result if out is None else write_out_exact(result, out, "cummax", (_SCALAR_TYPE, _SCALAR_TYPE))
+    if out is None:
+        return _cummax_entry[0](input, dim)
+    return write_out_exact(_python_cummax(input, dim), out, "cummax", (_SCALAR_TYPE, _SCALAR_TYPE))
 
 
 def _cummax(input, dim):
+    return _cummax_entry[0](input, dim)
+
+
+def _python_cummax(input, dim):
+    """``cummax`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     return _cumulative_extreme("cummax", input, dim, True, CummaxBackward0, return_types.cummax)
 
 
 def cummin(input, dim, *, out=None):
     """Returns ``(values, indices)``: the cumulative minimum of ``input`` along ``dim`` and
     the index where each was found."""
-    result = _cumulative_extreme("cummin", input, dim, False, CumminBackward0, return_types.cummin)
-    return result if out is None else write_out_exact(result, out, "cummin", (_SCALAR_TYPE, _SCALAR_TYPE))
+    if out is None:
+        return _cummin_entry[0](input, dim)
+    return write_out_exact(_python_cummin(input, dim), out, "cummin", (_SCALAR_TYPE, _SCALAR_TYPE))
 
 
 def _cummin(input, dim):
+    return _cummin_entry[0](input, dim)
+
+
+def _python_cummin(input, dim):
+    """``cummin`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     return _cumulative_extreme("cummin", input, dim, False, CumminBackward0, return_types.cummin)
+
+
+_cummax_entry, _cummin_entry = (
+    _compiled_functions.register(python_op, node_cls, kind="cumulative", specifics=(result_type, is_max))
+    for python_op, node_cls, result_type, is_max in ((_python_cummax, CummaxBackward0, return_types.cummax, True),
+                                                     (_python_cummin, CumminBackward0, return_types.cummin, False)))
 
 
 class LogcumsumexpBackward0(Node):
