@@ -104,7 +104,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_scatter_add", "_python_index_select", "_python_take",
                                                   "_python_max_all", "_python_min_all", "_python_index_add",
                                                   "_python_index_copy", "_python_index_fill", "_python_cummax",
-                                                  "_python_cummin"}
+                                                  "_python_cummin", "_python_masked_fill"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1522,3 +1522,90 @@ def test_other_cummax_and_cummin_cases_take_the_python_path(case):
                     continue
                 results.append([(t.dtype, t.shape, t.requires_grad, t.numpy().tobytes()) for t in (values_t, indices)])
         assert results[0] == results[1], case
+
+
+# -- masked_fill -------------------------------------------------------------------------------
+
+def _masked_operands(dtype="float32"):
+    rng = np.random.default_rng(19)
+    return rng.standard_normal((2, 3, 4)).astype(dtype), rng.random((2, 3, 4)) > 0.5
+
+
+MASKS = {"same": lambda m: m, "row": lambda m: m[:1, :1], "column": lambda m: m[:, :, :1],
+         "one": lambda m: m[:1, :1, :1]}
+
+
+def test_masked_fill_takes_the_common_case(monkeypatch):
+    from ember.ops import index
+    x, m = (ember.tensor(v) for v in _masked_operands())
+    _assert_the_compiled_function_takes(monkeypatch,
+                                        lambda: (ember.masked_fill(x, m, 0.5), x.masked_fill(m, -math.inf)),
+                                        [(index, "_select")])
+
+
+@pytest.mark.parametrize("mask", sorted(MASKS))
+def test_masked_fill_is_the_python_paths_and_torchs(mask):
+    for dtype in ("float32", "float64"):
+        values, m = _masked_operands(dtype)
+        m = np.ascontiguousarray(MASKS[mask](m))
+        for value in (0.5, -math.inf, math.nan, 3, -0.0):
+            compiled = ember.tensor(values).masked_fill(ember.tensor(m), value)
+            with python_paths():
+                python = ember.tensor(values).masked_fill(ember.tensor(m), value)
+            want = torch.tensor(values).masked_fill(torch.tensor(m), value)
+            assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+            assert compiled.stride() == python.stride()
+            assert compiled.numpy().tobytes() == python.numpy().tobytes()
+            np.testing.assert_array_equal(compiled.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("mask", sorted(MASKS))
+def test_masked_fill_nodes_and_gradients_are_the_python_paths(mask):
+    values, m = _masked_operands()
+    m = np.ascontiguousarray(MASKS[mask](m))
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(values, requires_grad=True)
+            out = x.masked_fill(ember.tensor(m), 1.5)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.in_shape, node.saved_tensors[0].numpy().tobytes(),
+                      [type(f).__name__ for f, _ in node.next_functions])
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((fields, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["tensor_value", "int64", "float16", "uint8_mask", "mask_larger", "mask_dims",
+                                  "transposed", "transposed_mask", "number_overflows", "bool_number", "numpy_number",
+                                  "empty", "zero_dim", "large", "no_grad"])
+def test_other_masked_fill_cases_take_the_python_path(case):
+    values, m = _masked_operands()
+    x, mt = ember.tensor(values), ember.tensor(m)
+    call = {"tensor_value": lambda: x.masked_fill(mt, ember.tensor(2.0)),
+            "int64": lambda: ember.tensor(values.astype(np.int64)).masked_fill(mt, 3),
+            "float16": lambda: x.half().masked_fill(mt, 0.5),
+            "uint8_mask": lambda: x.masked_fill(ember.tensor(m.astype(np.uint8)), 0.5),
+            "mask_larger": lambda: x[:1].masked_fill(mt, 0.5),
+            "mask_dims": lambda: x.masked_fill(ember.tensor(m[0]), 0.5),
+            "transposed": lambda: ember.tensor(values.transpose(2, 1, 0)).masked_fill(
+                ember.tensor(m.transpose(2, 1, 0).copy()), 0.5),
+            "transposed_mask": lambda: x.masked_fill(ember.tensor(m.transpose(2, 1, 0)).permute(2, 1, 0), 0.5),
+            "number_overflows": lambda: x.masked_fill(mt, 1e300),
+            "bool_number": lambda: x.masked_fill(mt, True),
+            "numpy_number": lambda: x.masked_fill(mt, np.float32(0.5)),
+            "empty": lambda: ember.zeros(0, 3).masked_fill(ember.zeros(0, 3, dtype=ember.bool), 1.0),
+            "zero_dim": lambda: ember.tensor(values[0, 0, 0]).masked_fill(ember.tensor(True), 1.0),
+            "large": lambda: ember.ones(128, 128).masked_fill(ember.ones(128, 128) > 0, 2.0),
+            "no_grad": lambda: _no_grad(ember.masked_fill, ember.tensor(values, requires_grad=True), mt, 0.5)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.stride(), result.requires_grad,
+                            result.numpy().tobytes()))
+    assert results[0] == results[1], case

@@ -35,10 +35,11 @@ __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
-          "index_select", "take", "slices", "cumulative")
+          "index_select", "take", "slices", "cumulative",
+          "masked_fill")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
-                   "cumulative")
+                   "cumulative", "masked_fill")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -191,7 +192,8 @@ typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
-                     INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION };
+                     INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
+                     MASKED_FILL_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
@@ -1200,10 +1202,67 @@ static PyObject *cumulative_case(Function *f, PyObject *const *args, int *handle
     return result;
 }
 
+/* ``masked_fill(input, mask, value)`` in the common case: a small C-contiguous float32 or float64
+   input with elements, a C-contiguous bool mask of its number of dims, each of the mask's dims
+   its size or 1, a Python float or int the dtype holds; no ``__torch_function__`` dispatch or
+   forward-mode AD: a copy of the input with ``value`` where the mask (broadcast) holds, the bits
+   NumPy's ``where`` selects (the Python op's), the node recorded as ``index.masked_fill``
+   records it. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this
+   one. */
+static PyObject *masked_fill_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *mask = args[1];
+    if (Py_TYPE(t) != TensorType || Py_TYPE(mask) != TensorType) return NULL;
+    PyArrayObject *x = array_of(t), *m = array_of(mask);
+    double value;
+    if (!small_numbers(x) || !PyArray_IS_C_CONTIGUOUS(x) || !float_number(args[2], PyArray_TYPE(x), &value)
+            || m == NULL || PyArray_TYPE(m) != NPY_BOOL || !PyArray_IS_C_CONTIGUOUS(m)
+            || PyArray_NDIM(m) != PyArray_NDIM(x))
+        return NULL;
+    int ndim = PyArray_NDIM(x);
+    npy_intp mask_strides[NPY_MAXDIMS];   /* (in elements: 0 along a dim the mask broadcasts) */
+    for (int d = ndim - 1, step = 1; d >= 0; d--) {
+        npy_intp size = PyArray_DIM(m, d);
+        if (size != PyArray_DIM(x, d) && size != 1) return NULL;
+        mask_strides[d] = size == 1 ? 0 : step;
+        step *= (int)size;
+    }
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+    if (copy == NULL) return NULL;
+    float number32 = (float)value;
+    const char *written = PyArray_TYPE(x) == NPY_FLOAT32 ? (const char *)&number32 : (const char *)&value;
+    const npy_bool *holds = PyArray_DATA(m);
+    npy_intp itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0};
+    char *to = PyArray_DATA(copy);
+    for (npy_intp n = PyArray_SIZE(x); n > 0; n--, to += itemsize, advance(at, PyArray_DIMS(x), ndim)) {
+        npy_intp k = 0;
+        for (int d = 0; d < ndim; d++) k += at[d] * mask_strides[d];
+        if (holds[k]) memcpy(to, written, itemsize);
+    }
+    PyObject *out = make((PyObject *)copy);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None) {
+        PyObject *shape = PyObject_GetAttrString((PyObject *)x, "shape");
+        PyObject *r = shape == NULL || PyObject_SetAttr(node, s_in_shape, shape) < 0 ? NULL
+                      : PyObject_CallMethodObjArgs(node, s_save, mask, NULL);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
+        Py_XDECREF(shape);
+    }
+    return with_node(out, node);
+}
+
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == CUMULATIVE_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == MASKED_FILL_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1227,6 +1286,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = slices_case(f, args, &handled);
         else if (f->kind == CUMULATIVE_FUNCTION)
             out = cumulative_case(f, args, &handled);
+        else if (f->kind == MASKED_FILL_FUNCTION)
+            out = masked_fill_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1262,7 +1323,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = f.writes = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > CUMULATIVE_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > MASKED_FILL_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }

@@ -1101,6 +1101,11 @@ def _check_bool_mask(op, mask):
 def masked_fill(input, mask, value):
     """Returns a copy of ``input`` with ``value`` (a number or a 0-d tensor) where the boolean
     ``mask`` (broadcast with ``input``) is True."""
+    return _masked_fill_entry[0](input, mask, value)
+
+
+def _python_masked_fill(input, mask, value):
+    """``masked_fill`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     data, mdata = input._data, mask._data
     fill = _masked_fill_value(input, mask, value)
     value_tensor = value if isinstance(value, Tensor) else None
@@ -1117,6 +1122,9 @@ def masked_fill(input, mask, value):
         node.save(mask)
         node.in_shape = data.shape
     return out
+
+
+_masked_fill_entry = _compiled_functions.register(_python_masked_fill, MaskedFillBackward0, kind="masked_fill")
 
 
 def _masked_fill_value(input, mask, value):
