@@ -104,7 +104,10 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_scatter_add", "_python_index_select", "_python_take",
                                                   "_python_max_all", "_python_min_all", "_python_index_add",
                                                   "_python_index_copy", "_python_index_fill", "_python_cummax",
-                                                  "_python_cummin", "_python_masked_fill"}
+                                                  "_python_cummin", "_python_masked_fill", "_python_add",
+                                                  "_python_sub", "_python_mul", "_python_div", "_python_eq",
+                                                  "_python_ne", "_python_lt", "_python_le", "_python_gt",
+                                                  "_python_ge"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1609,3 +1612,123 @@ def test_other_masked_fill_cases_take_the_python_path(case):
             results.append((result.dtype, result.shape, result.stride(), result.requires_grad,
                             result.numpy().tobytes()))
     assert results[0] == results[1], case
+
+
+# -- the functions of the operators --------------------------------------------------------------
+
+OPERATOR_FUNCTIONS = {name: (getattr(ember, name), getattr(torch, name))
+                      for name in ("add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge")}
+OPERATOR_FUNCTIONS.update({"add_method": (lambda a, b: a.add(b), lambda a, b: a.add(b)),
+                           "less_method": (lambda a, b: a.less(b), lambda a, b: a.less(b)),
+                           "multiply": (ember.multiply, torch.multiply), "divide": (ember.divide, torch.divide)})
+
+
+def _operator_operands(dtype):
+    rng = np.random.default_rng(23)
+    a, b = (rng.integers(-3, 4, (3, 4)) if dtype.startswith("int") else rng.standard_normal((3, 4)) for _ in range(2))
+    b[b == 0] = 1
+    return a.astype(dtype), b.astype(dtype)
+
+
+def test_the_functions_of_the_operators_take_the_operators_common_case(monkeypatch):
+    from ember.ops import compare, pointwise
+    a, b = (ember.tensor(v) for v in _operator_operands("float32"))
+    _assert_the_compiled_function_takes(
+        monkeypatch, lambda: (ember.add(a, b), a.sub(2.0), ember.mul(a, b), ember.div(a, b), ember.lt(a, b), a.eq(0.5)),
+        [(pointwise, "_binary"), (compare, "_apply")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16", "bool"])
+@pytest.mark.parametrize("name", sorted(OPERATOR_FUNCTIONS))
+def test_the_functions_of_the_operators_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = OPERATOR_FUNCTIONS[name]
+    a, b = _operator_operands(dtype)
+    for other in (b, b[0], 2.5, 3, b.T.copy().T):
+        def call(lib):
+            operand = lib.tensor(other) if isinstance(other, np.ndarray) else other
+            return (fn if lib is ember else torch_fn)(lib.tensor(a), operand)
+        try:
+            want = call(torch)
+        except RuntimeError:   # (a bool subtraction)
+            with pytest.raises(RuntimeError):
+                call(ember)
+            continue
+        compiled = call(ember)
+        with python_paths():
+            python = call(ember)
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+        assert str(compiled.dtype) == str(want.dtype).replace("torch", "ember")
+        assert compiled.numpy().tobytes() == python.numpy().tobytes()
+        np.testing.assert_allclose(compiled.numpy().astype(np.float64), want.numpy().astype(np.float64),
+                                   rtol=1e-3 if dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "add_method"])
+def test_the_functions_of_the_operators_nodes_and_gradients_are_the_python_paths(name):
+    fn = OPERATOR_FUNCTIONS[name][0]
+    a, b = _operator_operands("float32")
+    for other, grads in ((b, (True, True)), (b, (True, False)), (b, (False, True)), (b[0], (True, True)),
+                         (2.5, (True,))):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(a, requires_grad=grads[0])
+                y = ember.tensor(other, requires_grad=grads[1]) if isinstance(other, np.ndarray) else other
+                out = fn(x, y)
+                node = out.grad_fn
+                fields = (type(node).__name__,
+                          {key: repr(getattr(node, key, None)) for key in ("self_shape", "self_dtype", "other_shape",
+                                                                           "other_dtype", "other_scalar", "alpha")},
+                          [None if t is None else t.detach().numpy().tobytes()
+                           for t in getattr(node, "saved_tensors", ())])
+                out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+                results.append((fields, [t.grad.numpy().tobytes() for t in (x, y)
+                                         if isinstance(t, ember.Tensor) and t.requires_grad]))
+        assert results[0] == results[1], (other, grads)
+
+
+@pytest.mark.parametrize("case", ["out", "alpha", "float_alpha", "rounding_mode", "input_a_number", "other_a_list",
+                                  "bool_number", "numpy_number", "mixed_dtypes", "shapes_differ", "large"])
+def test_other_cases_of_the_functions_of_the_operators_take_the_python_path(case):
+    a, b = _operator_operands("float32")
+    x, y = ember.tensor(a), ember.tensor(b)
+    call = {"out": lambda fn: fn(x, y, out=ember.empty(0)),
+            "alpha": lambda fn: fn(x, y, alpha=2) if fn in (ember.add, ember.sub) else fn(x, y),
+            "float_alpha": lambda fn: fn(x, y, alpha=1.0) if fn in (ember.add, ember.sub) else fn(x, y),
+            "rounding_mode": lambda fn: fn(x, y, rounding_mode="floor") if fn is ember.div else fn(x, y),
+            "input_a_number": lambda fn: fn(2.0, y),
+            "other_a_list": lambda fn: fn(x, [1.0, 2.0, 3.0, 4.0]),
+            "bool_number": lambda fn: fn(x, True),
+            "numpy_number": lambda fn: fn(x, np.float32(2.0)),
+            "mixed_dtypes": lambda fn: fn(x, y.double()),
+            "shapes_differ": lambda fn: fn(x, y[:2, :3]),
+            "large": lambda fn: fn(ember.ones(256, 256), ember.ones(256, 256))}[case]
+    for fn in (ember.add, ember.sub, ember.mul, ember.div, ember.lt, ember.eq):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                try:
+                    result = call(fn)
+                except (RuntimeError, TypeError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+                results.append((result.dtype, result.shape, result.numpy().tobytes()))
+        assert results[0] == results[1], (case, fn)
+
+
+def test_torch_function_modes_see_the_functions_of_the_operators():
+    from ember.overrides import TorchFunctionMode
+    seen = []
+
+    class Recording(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    x = ember.ones(2)
+    with Recording():
+        ember.add(x, x)
+        x.mul(2.0)
+        ember.lt(x, 1.0)
+        x * x
+    assert seen == ["add", "mul", "lt", "mul"]

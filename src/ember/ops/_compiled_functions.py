@@ -36,10 +36,10 @@ _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
-          "masked_fill")
+          "masked_fill", "operator")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
-                   "cumulative", "masked_fill")
+                   "cumulative", "masked_fill", "operator")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -155,6 +155,9 @@ def _specifics(function):
     whether it is the max."""
     if function.kind == "slices":
         return (_SLICE_WRITES.index(function.specifics),)
+    if function.kind == "operator":   # (the index of its method, in the order the methods are built)
+        from ._compiled_methods import METHODS
+        return ([name for names, *_ in METHODS for name in names].index(function.specifics),)
     if function.kind == "reduce":
         r = function.specifics
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
@@ -193,7 +196,7 @@ enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
-                     MASKED_FILL_FUNCTION };
+                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
@@ -214,6 +217,8 @@ typedef struct {
        "slices" function's ``enum slice_writes`` */
     PyObject *number_node;
     int adds, writes;
+    /* an operator's function's: the index of the operator's method (``methods_``) */
+    int method;
 } Function;
 
 #define MAX_FUNCTIONS 160
@@ -1261,8 +1266,8 @@ static PyObject *masked_fill_case(Function *f, PyObject *const *args, int *handl
 
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == MASKED_FILL_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == OPERATOR_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1288,6 +1293,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = cumulative_case(f, args, &handled);
         else if (f->kind == MASKED_FILL_FUNCTION)
             out = masked_fill_case(f, args, &handled);
+        else if (f->kind == OPERATOR_FUNCTION && Py_TYPE(args[0]) == TensorType)
+            out = common_case(&methods_[f->method], args[0], args[1], &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1322,8 +1329,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = Py_None;
-    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = f.writes = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > MASKED_FILL_FUNCTION) {
+    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = f.writes = f.method = 0;
+    if (f.kind < UNARY_FUNCTION || f.kind > OPERATOR_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1338,6 +1345,11 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_ndim, &f.flop_hook)) return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
+    if (f.kind == OPERATOR_FUNCTION && (!PyArg_ParseTuple(specifics, "i", &f.method) || f.method < 0
+                                        || f.method >= n_methods)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such operator");
+        return NULL;
+    }
     if (f.kind == MATMUL_FUNCTION && f.product_ndim != 2 && f.product_ndim != 3) {
         PyErr_SetString(PyExc_ValueError, "a product's operands have 2 or 3 dims");
         return NULL;

@@ -7,6 +7,7 @@ tensor compared with ``2.5`` compares as floats, as torch does.
 import numpy as np
 
 from .. import _dtype
+from . import _compiled_functions
 from ._common import (
     arrays_for, bump_version, check_inplace, finish_inplace, grad_state, is_scalar, is_writeable,
     make, method, namespace_of, record_zero_gradient, Tensor, _type_word, zero_gradient_node,
@@ -88,10 +89,17 @@ def _comparison(name, ufunc_name, symbol, aliases=(), ordering=True):
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_word(a.dtype)}'")
         return getattr(namespace_of(a), ufunc_name)(a, b)
 
-    def op(input, other, *, out=None):
+    def python_op(input, other, *, out=None):
         _tensor_arg(input, name)
         res = _apply(name, kernel, input, other)
         return res if out is None else _maybe_out(res, out)
+    python_op.__name__ = python_op.__qualname__ = f"_python_{name}"
+    python_op.__code__ = python_op.__code__.replace(co_name=name)   # (tracebacks name the op)
+    # the compiled operator's common case (its ``Tensor`` method's C code), else the Python op
+    entry = _compiled_functions.register(python_op, None, kind="operator", specifics=f"__{name}__")
+
+    def op(input, other, *, out=None):
+        return entry[0](input, other) if out is None else python_op(input, other, out=out)
 
     def op_(self, other):
         return _inplace(self, other, name + "_", kernel, node_cls)

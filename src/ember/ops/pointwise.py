@@ -248,6 +248,13 @@ def _check_alpha(a, b, alpha):
 @method("add", "__add__", "__radd__")
 def add(input, other, *, alpha=1, out=None):
     """Adds ``other``, scaled by ``alpha``, to ``input``: out = input + alpha * other."""
+    if out is None and alpha.__class__ is int and alpha == 1:
+        return _add_entry[0](input, other)
+    return _python_add(input, other, alpha=alpha, out=out)
+
+
+def _python_add(input, other, *, alpha=1, out=None):
+    """``add`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         if input.__class__ is not Tensor:
             if input.__class__ is BlockedTensor and alpha == 1 and out is None:
@@ -301,6 +308,13 @@ def _refuse_bool_subtraction(input, other):
 @method("sub", "subtract", "__sub__")
 def sub(input, other, *, alpha=1, out=None):
     """Subtracts ``other``, scaled by ``alpha``, from ``input``."""
+    if out is None and alpha.__class__ is int and alpha == 1:
+        return _sub_entry[0](input, other)
+    return _python_sub(input, other, alpha=alpha, out=out)
+
+
+def _python_sub(input, other, *, alpha=1, out=None):
+    """``sub`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     if not isinstance(input, Tensor):
         return dispatch_or_raise(sub, (input, other), (input, other), _given(alpha=alpha, out=out),
                                  TypeError(f"sub(): argument 'input' (position 1) must be Tensor, "
@@ -435,6 +449,13 @@ _MATVEC_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 @method("mul", "multiply", "__mul__", "__rmul__")
 def mul(input, other, *, out=None):
     """Multiplies ``input`` by ``other``, with broadcasting and type promotion."""
+    if out is None:
+        return _mul_entry[0](input, other)
+    return _python_mul(input, other, out=out)
+
+
+def _python_mul(input, other, *, out=None):
+    """``mul`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         if input.__class__ is not Tensor:
             _tensor_arg(input, "mul")
@@ -555,6 +576,13 @@ def _check_int_zero(y):
 @method("div", "divide", "__truediv__")
 def div(input, other, *, rounding_mode=None, out=None):
     """Divides ``input`` by ``other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
+    if out is None and rounding_mode is None:
+        return _div_entry[0](input, other)
+    return _python_div(input, other, rounding_mode=rounding_mode, out=out)
+
+
+def _python_div(input, other, *, rounding_mode=None, out=None):
+    """``div`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         _tensor_arg(input, "div")
         if rounding_mode is None:
@@ -578,6 +606,13 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 
 divide = div
+
+# the functions of the arithmetic operators take the compiled operator's common case (its
+# ``Tensor`` method's C code), else their Python op
+_add_entry, _sub_entry, _mul_entry, _div_entry = (
+    _compiled_functions.register(python_op, None, kind="operator", specifics=operator)
+    for python_op, operator in ((_python_add, "__add__"), (_python_sub, "__sub__"), (_python_mul, "__mul__"),
+                                (_python_div, "__truediv__")))
 
 
 @method()
