@@ -52,7 +52,8 @@ OPS.update({name: (getattr(ember, name), getattr(torch, name), domain, BOTH) for
     "exp": (-5, 5), "exp2": (-5, 5), "expm1": (-5, 5), "log": (0.1, 5), "log2": (0.1, 5), "log10": (0.1, 5),
     "log1p": (-0.5, 5), "sqrt": (0.1, 5), "sin": (-5, 5), "cos": (-5, 5), "tan": (-1.5, 1.5), "asin": (-0.9, 0.9),
     "acos": (-0.9, 0.9), "atan": (-5, 5), "sinh": (-5, 5), "cosh": (-5, 5), "tanh": (-5, 5), "asinh": (-5, 5),
-    "acosh": (1.1, 5), "atanh": (-0.9, 0.9), "abs": (-5, 5)}.items()})
+    "acosh": (1.1, 5), "atanh": (-0.9, 0.9), "abs": (-5, 5), "floor": (-5, 5), "ceil": (-5, 5),
+    "trunc": (-5, 5)}.items()})
 
 # name: (ember's function, torch's, the inputs' range, the dtypes its loop takes: none where the
 # op is on a ufunc)
@@ -140,6 +141,44 @@ def test_the_compiled_function_takes_the_common_case(monkeypatch, name):
     x = ember.tensor(_inputs(name, "float32"))
     _assert_the_compiled_function_takes(monkeypatch, lambda: OPS[name][0](x),
                                         [(vector_math, "unary"), (special_loops, "compute"), *_ufunc_names(name)])
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "exp", "bessel_j0"])
+def test_the_compiled_function_takes_integers_as_floats(monkeypatch, name):
+    """An int64 tensor reaches neither the Python path's loop call nor its ufunc."""
+    from ember._backend import special_loops
+    x = ember.tensor(np.arange(-3, 12).reshape(3, 5))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: OPS[name][0](x),
+                                        [(vector_math, "unary"), (special_loops, "compute"), *_ufunc_names(name)])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int8", "bool"])
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_integer_inputs_are_the_python_paths(name, dtype):
+    """Integers and bools: as the default float dtype (float32, float64, or half, left to Python),
+    the bits, dtype and errors of the Python path."""
+    values = np.arange(-6, 9).reshape(3, 5)
+    if dtype == "bool":
+        values = values > 0
+    else:
+        values = (np.abs(values) if dtype == "uint8" else values).astype(dtype)
+    previous = ember.get_default_dtype()
+    try:
+        for default in (ember.float32, ember.float64, ember.float16):
+            ember.set_default_dtype(default)
+            results = []
+            for python in (False, True):
+                with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        out = OPS[name][0](ember.tensor(values))
+                    except (RuntimeError, TypeError, NotImplementedError) as error:
+                        results.append((type(error), str(error)))
+                        continue
+                    results.append((out.dtype, out.shape, out.stride(), out.numpy().tobytes()))
+            assert results[0] == results[1], default
+    finally:
+        ember.set_default_dtype(previous)
 
 
 def _run(fn, values, requires_grad=False):

@@ -155,6 +155,8 @@ def _specifics(function):
     whether it is the max."""
     if function.kind == "slices":
         return (_SLICE_WRITES.index(function.specifics),)
+    if function.kind == "unary":   # (whether it computes on integers and bools as the default float dtype)
+        return (bool(function.specifics),)
     if function.kind == "operator":   # (the index of its method, in the order the methods are built)
         from ._compiled_methods import METHODS
         return ([name for names, *_ in METHODS for name in names].index(function.specifics),)
@@ -219,12 +221,15 @@ typedef struct {
     int adds, writes;
     /* an operator's function's: the index of the operator's method (``methods_``) */
     int method;
+    /* an op of one tensor's: whether it computes on integers and bools as the default float dtype */
+    int converts;
 } Function;
 
 #define MAX_FUNCTIONS 160
 static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
+static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha;
@@ -280,9 +285,44 @@ static int function_fields(Function *f, PyObject *node, PyObject *const *inputs,
 
 /* ``f`` on its tensors ``inputs`` in the common case: a new tensor, NULL on error, or ``*handled``
    set to 0 where the case is not this one (nothing done). */
+static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled);
+
+/* ``x`` (small integers or bools) as the default float dtype where that is float32 or float64: a
+   new array; NULL with no error set where the default is another, NULL with an error on error. */
+static PyArrayObject *as_default_float(PyArrayObject *x) {
+    PyObject *dtype = PyObject_GetAttr(dtype_defaults, s_dtype);
+    PyObject *descr = dtype == NULL ? NULL : PyObject_GetAttr(dtype, s_np);
+    Py_XDECREF(dtype);
+    if (descr == NULL) return NULL;
+    int type = PyArray_DescrCheck(descr) ? ((PyArray_Descr *)descr)->type_num : -1;
+    if (type != NPY_FLOAT32 && type != NPY_FLOAT64) {
+        Py_DECREF(descr);
+        return NULL;
+    }
+    return (PyArrayObject *)PyArray_CastToType(x, (PyArray_Descr *)descr, 0);   /* (steals descr) */
+}
+
+/* ``f`` on its tensors ``inputs`` in the common case, an op of one tensor that computes on
+   integers and bools as the default float dtype (``f->converts``) taking them so converted. */
 static PyObject *function_case(Function *f, PyObject *const *inputs, int *handled) {
     *handled = 0;
     PyArrayObject *arrays[2] = {array_of(inputs[0]), f->arity == 2 ? array_of(inputs[1]) : NULL};
+    PyArrayObject *x = arrays[0];
+    if (!f->converts || x == NULL || !(PyArray_ISINTEGER(x) || PyArray_ISBOOL(x)) || !PyArray_ISNOTSWAPPED(x)
+            || PyArray_NBYTES(x) >= small_bytes)
+        return float_function_case(f, inputs, arrays, handled);
+    PyArrayObject *converted = as_default_float(x);
+    if (converted == NULL) {
+        *handled = PyErr_Occurred() != NULL;
+        return NULL;
+    }
+    arrays[0] = converted;
+    PyObject *out = float_function_case(f, inputs, arrays, handled);
+    Py_DECREF(converted);
+    return out;
+}
+
+static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled) {
     void *loop = NULL;
     if (arrays[0] == NULL || !function_arrays(f, arrays, &loop)) return NULL;
     int grad = 0;
@@ -1329,7 +1369,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = Py_None;
-    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = f.writes = f.method = 0;
+    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = f.writes = f.method = f.converts = 0;
     if (f.kind < UNARY_FUNCTION || f.kind > OPERATOR_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
@@ -1345,6 +1385,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_ndim, &f.flop_hook)) return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
+    if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
     if (f.kind == OPERATOR_FUNCTION && (!PyArg_ParseTuple(specifics, "i", &f.method) || f.method < 0
                                         || f.method >= n_methods)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such operator");
@@ -1377,12 +1418,14 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     return function;
 }
 
-/* configure_functions(settled): ``choice.settled``. */
-static PyObject *configure_functions(PyObject *self, PyObject *settled) {
+/* configure_functions(settled, defaults): ``choice.settled`` and ``_dtype._Defaults``. */
+static PyObject *configure_functions(PyObject *self, PyObject *args) {
+    PyObject *settled, *defaults;
+    if (!PyArg_ParseTuple(args, "OO", &settled, &defaults)) return NULL;
     const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof",
-                           "shapes", "src_shape", "source_shape", "alpha"};
+                           "shapes", "src_shape", "source_shape", "alpha", "dtype", "np"};
     PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count,
-                             &s_counter, &s_dof, &s_shapes, &s_src_shape, &s_source_shape, &s_alpha};
+                             &s_counter, &s_dof, &s_shapes, &s_src_shape, &s_source_shape, &s_alpha, &s_dtype, &s_np};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (*interned[i] == NULL && (*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     if (numpy_sqrt == NULL) {
@@ -1394,6 +1437,8 @@ static PyObject *configure_functions(PyObject *self, PyObject *settled) {
     }
     Py_INCREF(settled);
     Py_XSETREF(choice_settled, settled);
+    Py_INCREF(defaults);
+    Py_XSETREF(dtype_defaults, defaults);
     Py_RETURN_NONE;
 }
 '''

@@ -43,6 +43,7 @@ import threading
 
 import numpy as np
 
+from .. import _dtype
 from .._backend import choice, openmp_kernels
 from .._backend.native_calls import include_dirs
 from .._tensor import Tensor
@@ -1164,7 +1165,7 @@ static PyMethodDef methods[] = {
      "add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only) -> method"},
     {"add_gradient", (PyCFunction)add_gradient, METH_VARARGS,
      "add_gradient(node_cls, doc, python_gradient, formula) -> method"},
-    {"configure_functions", (PyCFunction)configure_functions, METH_O, "configure_functions(settled)"},
+    {"configure_functions", (PyCFunction)configure_functions, METH_VARARGS, "configure_functions(settled, defaults)"},
     {"configure_views", (PyCFunction)configure_views, METH_VARARGS,
      "configure_views(AliasBackward0, SliceBackward0, SelectBackward0, UnsqueezeBackward0)"},
     {"add_function", (PyCFunction)add_function, METH_VARARGS,
@@ -1214,7 +1215,7 @@ def _build():
     _state["module"] = module
     module.configure(Tensor, forward_state, dispatch_switch, _common.recording_function(), graph._save_plain,
                      openmp_kernels.ROWS_MIN_BYTES, grad_state, graph.modifier_recording)
-    module.configure_functions(choice.settled)
+    module.configure_functions(choice.settled, _dtype._Defaults)
     module.configure_views(view.AliasBackward0, view.SliceBackward0, view.SelectBackward0, view.UnsqueezeBackward0)
     compiled = {}
     for names, kind, *operator in METHODS:

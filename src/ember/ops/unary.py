@@ -184,7 +184,8 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
             python_op, node_cls if grad else None, saves,
             addresses=(lambda: (vector_math.loop_address(loop), None)) if on_loop else None,
             ufunc=None if on_loop else getattr(np, ufunc),
-            max_elements=vector_math.MIN_ELEMENTS[loop] - 1 if loop is not None and not on_loop else None)
+            max_elements=vector_math.MIN_ELEMENTS[loop] - 1 if loop is not None and not on_loop else None,
+            specifics=float_op)   # (integers and bools as the default float dtype)
 
         def op(input, *, out=None):
             return entry[0](input) if out is None else python_op(input, out=out)
@@ -319,6 +320,15 @@ rad2deg = _unary("rad2deg", lambda xp, x: narrowed(widened(x) * (1 / _DEGREE), x
                  node_name="Rad2DegBackward0", arithmetic=True,
                  refuse={"c": lambda dt: RuntimeError("rad2deg is not supported for complex tensors.")})
 
+def _rounded(name):
+    """The forward of floor, ceil and trunc: the ufunc ``name`` of NumPy (or CuPy) on floats (its
+    compiled function calls NumPy's for small float tensors), integers and bools copied."""
+    def forward(xp, x):
+        return getattr(xp, name)(x) if x.dtype.kind not in "biu" else x.copy()
+    forward.ufunc = name
+    return forward
+
+
 def _rounding(name):
     """What torch's floor, ceil and trunc refuse: bool (their vectorized kernel has no loop for
     it) and complex."""
@@ -326,13 +336,13 @@ def _rounding(name):
             "c": lambda dt: NotImplementedError(f"{name} is not supported for complex inputs")}
 
 
-floor = _unary("floor", lambda xp, x: xp.floor(x) if x.dtype.kind not in "biu" else x.copy(),
+floor = _unary("floor", _rounded("floor"),
                _zero_gradient, (), float_op=False, arithmetic=True, refuse=_rounding("floor"),
                exact_out=True)
-ceil = _unary("ceil", lambda xp, x: xp.ceil(x) if x.dtype.kind not in "biu" else x.copy(),
+ceil = _unary("ceil", _rounded("ceil"),
               _zero_gradient, (), float_op=False, arithmetic=True, refuse=_rounding("ceil"),
               exact_out=True)
-trunc = _unary("trunc", lambda xp, x: xp.trunc(x) if x.dtype.kind not in "biu" else x.copy(),
+trunc = _unary("trunc", _rounded("trunc"),
                _zero_gradient, (), float_op=False, arithmetic=True, refuse=_rounding("trunc"),
                exact_out=True)
 frac = _unary("frac", lambda xp, x: x - xp.trunc(x), lambda g, x, y: g, (),

@@ -60,7 +60,8 @@ def _function(name, kernel, doc, refused="", grad=None, node_name=None, saves="x
         python_op = fn
         python_op.__name__ = python_op.__qualname__ = name
         saved = tuple(name for key, name in (("x", "self"), ("result", "result")) if key in saves)
-        entry = _compiled_functions.register(python_op, node_cls, saved, addresses=lambda: _loop_addresses(*loop))
+        entry = _compiled_functions.register(python_op, node_cls, saved, addresses=lambda: _loop_addresses(*loop),
+                                             specifics=True)   # (integers and bools as the default float dtype)
 
         def fn(input, *, out=None):
             return entry[0](input) if out is None else python_op(input, out=out)
