@@ -108,7 +108,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_cummin", "_python_masked_fill", "_python_add",
                                                   "_python_sub", "_python_mul", "_python_div", "_python_eq",
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
-                                                  "_python_ge"}
+                                                  "_python_ge", "_python_2_norm"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -555,7 +555,10 @@ REDUCTIONS = {"sum": (ember.sum, torch.sum), "mean": (ember.mean, torch.mean), "
               "amin": (ember.amin, torch.amin),
               "sum_method": (lambda x, *a: x.sum(*a), lambda x, *a: x.sum(*a)),
               "mean_method": (lambda x, *a: x.mean(*a), lambda x, *a: x.mean(*a)),
-              "amax_method": (lambda x, *a: x.amax(*a), lambda x, *a: x.amax(*a))}
+              "amax_method": (lambda x, *a: x.amax(*a), lambda x, *a: x.amax(*a)),
+              "vector_norm": (lambda x, *a: ember.linalg.vector_norm(x, 2, *a),
+                              lambda x, *a: torch.linalg.vector_norm(x, 2, *a)),
+              "norm_method": (lambda x, *a: x.norm(2, *a), lambda x, *a: x.norm(2, *a))}
 # (var's and std's third positional argument is the legacy ``unbiased``: keepdim by name)
 REDUCTIONS.update({f"{name}{suffix}": tuple((lambda fn: lambda x, dim=None, keepdim=False: fn(x, dim, keepdim=keepdim))(
     getattr(lib, name) if suffix == "" else getattr(lib.Tensor, name)) for lib in (ember, torch))
@@ -605,7 +608,7 @@ def test_reduction_nodes_and_gradients_are_the_python_paths(name):
                 y = fn(x, *args)
                 node = y.grad_fn
                 fields = {key: getattr(node, key, None) for key in ("in_shape", "in_dtype", "dims", "keepdim", "count",
-                                                                    "dof")}
+                                                                    "dof", "ord")}
                 saved = [t.detach().numpy().tobytes() for t in getattr(node, "saved_tensors", ())]
                 y.backward(ember.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(y.shape)))
                 results.append((type(node).__name__, fields, saved, x.grad.numpy().tobytes()))
@@ -614,7 +617,7 @@ def test_reduction_nodes_and_gradients_are_the_python_paths(name):
 
 @pytest.mark.parametrize("case", ["int64", "float16", "dtype", "out", "out_of_range", "repeated_dims", "empty",
                                   "zero_dim", "large", "axis_name", "int_keepdim", "numpy_dim", "no_grad"])
-@pytest.mark.parametrize("name", ["sum", "mean", "amax", "std"])
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "std", "vector_norm"])
 def test_other_reduction_cases_take_the_python_path(name, case):
     fn = REDUCTIONS[name][0]
     values = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)

@@ -19,7 +19,7 @@ from .ops import matrix_decompositions as _decomp
 from .ops.matrix_decompositions import (
     LinAlgError, cholesky_ex, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
 )
-from .ops.reduce import _vector_norm
+from .ops.reduce import _vector_norm_of
 from .ops.matrix_functions import matrix_exp
 from .ops.linalg import matmul
 from .ops.eig import eig, eigvals
@@ -65,7 +65,7 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default): ord a number,
     inf, -inf or 0 (the count of non-zeros)."""
     check_tensor(input, "vector_norm", "input")
-    return _vector_norm(input, ord, dim, keepdim, dtype)
+    return _vector_norm_of(input, ord, dim, keepdim, dtype)
 
 
 def _matrix_dims(A, dim):

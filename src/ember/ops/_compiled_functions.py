@@ -44,8 +44,8 @@ _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "in
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
 # count, dof (the bits of ``fields`` in the C source)
-_FIELDS = ("in", "dims", "count", "dof")
-_MOMENTS = (None, "var", "std")   # (a reduction's ``moment`` in the C source)
+_FIELDS = ("in", "dims", "count", "dof", "ord")
+_MOMENTS = (None, "var", "std", "norm")   # (a reduction's ``moment`` in the C source)
 
 _lock = threading.Lock()
 _functions = []
@@ -175,10 +175,11 @@ class Reduction(typing.NamedTuple):
     """What a reduction's compiled function records: ``whole_node`` (with ``whole_fields``)
     where no dim is given (None) and keepdim is False, else the registered node (with
     ``fields``); the fields, of "in" (``in_shape`` and ``in_dtype``), "dims" (``dims``, the
-    sorted dims reduced, and ``keepdim``), "count" (the elements each result combines) and
-    "dof" (that count less 1). ``divides``: the result is the reduction divided by that count
-    (a mean). ``moment`` "var" or "std": the variance (or its square root) with Bessel's
-    correction, by ``reduce._var_data``'s steps (the reduction being ``np.add``'s)."""
+    sorted dims reduced, and ``keepdim``), "count" (the elements each result combines),
+    "dof" (that count less 1) and "ord" (2.0, a 2-norm's order). ``divides``: the result is the
+    reduction divided by that count (a mean). ``moment`` "var" or "std": the variance (or its
+    square root) with Bessel's correction, by ``reduce._var_data``'s steps; "norm": the 2-norm,
+    by ``reduce._norm_data``'s (the reduction being ``np.add``'s)."""
     whole_node: object
     whole_fields: tuple = ()
     fields: tuple = ()
@@ -200,8 +201,8 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
-enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8 };
-enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION };
+enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8, ORD_FIELD = 16 };
+enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM };
 typedef struct {
     PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
     PyObject *ufunc;                  /* the NumPy ufunc the op is on float arrays (None: the loops) */
@@ -232,7 +233,7 @@ static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forc
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
-                *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha;
+                *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
 
 /* Whether the arrays of ``f``'s tensors are its case, before the modes are checked: small float32
    or float64 arrays of one dtype, C-contiguous and of one shape for a loop (set in ``*loop``). */
@@ -499,6 +500,12 @@ static int reduction_fields(Function *f, PyObject *node, int fields, PyObject *t
         Py_XDECREF(n);
         if (status < 0) return -1;
     }
+    if (fields & ORD_FIELD) {   /* (a 2-norm's order) */
+        PyObject *two = PyFloat_FromDouble(2.0);
+        int status = two == NULL ? -1 : PyObject_SetAttr(node, s_ord, two);
+        Py_XDECREF(two);
+        if (status < 0) return -1;
+    }
     PyObject *inputs[1] = {t};
     return function_fields(f, node, inputs, out);
 }
@@ -520,6 +527,13 @@ static PyObject *reduced_over(Function *f, PyObject *a, PyObject *axis, int keep
    for a standard deviation), by ``reduce._var_data``'s steps: ``x`` less its mean, squared,
    summed, divided by ``count - 1``. A new reference, NULL on error. */
 static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int keepdim, Py_ssize_t count) {
+    if (f->moment == EUCLIDEAN_NORM) {   /* ``reduce._norm_data``'s 2-norm: the root of the sum of squares */
+        PyObject *squares = PyNumber_Multiply((PyObject *)x, (PyObject *)x);
+        PyObject *sum = squares == NULL ? NULL : reduced_over(f, squares, axis, keepdim, 0);
+        Py_XDECREF(squares);
+        if (sum != NULL) Py_SETREF(sum, PyObject_CallOneArg(numpy_sqrt, sum));
+        return sum;
+    }
     PyObject *mean = reduced_over(f, (PyObject *)x, axis, 1, count);
     PyObject *centred = mean == NULL ? NULL : PyNumber_Subtract((PyObject *)x, mean);
     PyObject *squares = centred == NULL ? NULL : PyNumber_Multiply(centred, centred);
@@ -1423,9 +1437,10 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     PyObject *settled, *defaults;
     if (!PyArg_ParseTuple(args, "OO", &settled, &defaults)) return NULL;
     const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof",
-                           "shapes", "src_shape", "source_shape", "alpha", "dtype", "np"};
+                           "shapes", "src_shape", "source_shape", "alpha", "dtype", "np", "ord"};
     PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count,
-                             &s_counter, &s_dof, &s_shapes, &s_src_shape, &s_source_shape, &s_alpha, &s_dtype, &s_np};
+                             &s_counter, &s_dof, &s_shapes, &s_src_shape, &s_source_shape, &s_alpha, &s_dtype, &s_np,
+                             &s_ord};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (*interned[i] == NULL && (*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     if (numpy_sqrt == NULL) {

@@ -1619,6 +1619,26 @@ def _vector_norm(input, p, dim, keepdim, dtype):
     return out
 
 
+def _python_2_norm(input, dim=None, keepdim=False):
+    """``linalg.vector_norm(input, 2, dim, keepdim)``: what its compiled function
+    (``_compiled_functions``) leaves to Python."""
+    return _vector_norm(input, 2, dim, keepdim, None)
+
+
+_2_norm_entry = _compiled_functions.register(
+    _python_2_norm, LinalgVectorNormBackward0, ("self", "result"), kind="reduce", ufunc=np.add,
+    max_elements=_SMALL_SUM_ELEMENTS,
+    specifics=_compiled_functions.Reduction(LinalgVectorNormBackward0, ("dims", "ord"), ("dims", "ord"),
+                                            moment="norm"))
+
+
+def _vector_norm_of(input, p, dim, keepdim, dtype):
+    """``linalg.vector_norm``'s result: the 2-norm without a dtype by its compiled function."""
+    if dtype is None and (p.__class__ is int or p.__class__ is float) and p == 2:
+        return _2_norm_entry[0](input, dim, keepdim)
+    return _vector_norm(input, p, dim, keepdim, dtype)
+
+
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """Returns the norm of ``input`` over ``dim`` (all dims by default): the vector p-norm for
     a number p (inf, -inf and 0 included) or 'fro' (the 2-norm of the elements), and the matrix
@@ -1628,9 +1648,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 def _norm(input, p, dim, keepdim, dtype):
     if not isinstance(p, str):
-        return _vector_norm(input, 2 if p is None else p, dim, keepdim, dtype)
+        return _vector_norm_of(input, 2 if p is None else p, dim, keepdim, dtype)
     if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
-        return _vector_norm(input, 2, dim, keepdim, dtype)
+        return _vector_norm_of(input, 2, dim, keepdim, dtype)
     from ..linalg import matrix_norm
     if dim is None:
         dims = list(range(input._data.ndim))
