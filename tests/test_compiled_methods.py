@@ -324,6 +324,46 @@ def test_views_are_the_python_ops(monkeypatch, layout, name, args):
     assert results[0] == results[1]
 
 
+EXPAND_CALLS = [(4, 4), (2, 4, 4), ((1, 4, -1),), ([3, -1, -1],), (-1, -1), (1, 1, -1, -1), (0, 1, 4), (4,), (4, 5),
+                (-2, 4, 4), (2, -1, -2), (4.0, 4), ((4, 4), 4), (ember.Size([2, 1, 4]),), (np.int64(4), 4)]
+
+
+@pytest.mark.parametrize("layout", ["row", "column", "square", "transposed", "single", "readonly", "empty"])
+@pytest.mark.parametrize("args", EXPAND_CALLS, ids=[str(a) for a in EXPAND_CALLS])
+def test_expand_is_the_python_op(monkeypatch, layout, args):
+    base = ember.tensor(np.arange(16, dtype=np.float32).reshape(4, 4))
+    source = {"row": lambda: base[:1], "column": lambda: base[:, :1].contiguous(), "square": lambda: base,
+              "transposed": lambda: base.t()[:1], "single": lambda: base[0, :1].contiguous(),
+              "readonly": lambda: base[:1].expand(1, 4), "empty": lambda: ember.zeros(0, 1)}[layout]
+    results = []
+    for python in (False, True):
+        with monkeypatch.context() as m:
+            if python:
+                python_ops(m)
+            t = source()
+            out = _view_or_error(t, "expand", args)
+            if isinstance(out, ember.Tensor):
+                results.append((out.shape, out.stride(), out._data.tolist(), out._base is base or out._base is t,
+                                out._version_counter is t._version_counter, np.may_share_memory(out._data, t._data),
+                                out._data.flags.writeable))
+            else:
+                results.append((type(out), str(out)))
+    assert results[0] == results[1]
+
+
+def test_expand_of_a_tensor_that_requires_grad_records_the_python_ops_node(monkeypatch):
+    results = []
+    for python in (False, True):
+        with monkeypatch.context() as m:
+            if python:
+                python_ops(m)
+            x = ember.ones(1, 3, requires_grad=True)
+            y = x.expand(2, 3)
+            y.backward(ember.ones(2, 3))
+            results.append((type(y.grad_fn).__name__, y.grad_fn.in_shape, x.grad.tolist()))
+    assert results[0] == results[1]
+
+
 _KEY_ITEMS = [None, Ellipsis, 0, -1, 2, slice(None), slice(1, None), slice(None, -1, 2), slice(7, 2), slice(-9, 9, 3)]
 
 

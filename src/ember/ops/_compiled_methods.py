@@ -1,8 +1,8 @@
 """Tensor's most frequent methods compiled for their common case: the arithmetic operators
 (``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), their in-place forms (``+=``, ``add_`` and
 the rest), the comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) and the view ops
-(``view``, ``reshape``, ``transpose``, ``unsqueeze``, and ``x[key]`` for a basic key: ints,
-slices, ``None`` and ``...``), the same steps as their Python ops in C.
+(``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``expand``, and ``x[key]`` for a basic key:
+ints, slices, ``None`` and ``...``), the same steps as their Python ops in C.
 
 A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
 Python op (its frame, its operand checks, the node's fields) costs twice that again. Here each
@@ -62,7 +62,7 @@ _NAME = "ember_tensor_methods"
 
 # The kinds of method (the numbers name the cases in the C source's ``enum kind``), and what the
 # node of an operator keeps beyond its operands' shapes and dtypes (``enum keeps``).
-_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE = range(9)
+_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE, _EXPAND = range(10)
 _KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
 
 # (Tensor's names for it, kind, and for an operator: its ufunc, its node class (None for a
@@ -91,6 +91,7 @@ METHODS = (
     (("view",), _VIEW),
     (("reshape",), _RESHAPE),
     (("__getitem__",), _SELECT),
+    (("expand",), _EXPAND),
 )
 
 # The nodes whose ``backward_arrays`` is compiled too, each with its formula (``enum formula``):
@@ -130,7 +131,7 @@ static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_se
 
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
-enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE };
+enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE, EXPAND };
 /* The nodes indexing records (``configure_views``): AliasBackward0, SliceBackward0, SelectBackward0,
    UnsqueezeBackward0. */
 enum index_node { ALIAS_NODE, SLICE_NODE, SELECT_NODE, UNSQUEEZE_NODE };
@@ -143,7 +144,7 @@ typedef struct {
     char refused[8];   /* dtype kinds left to the Python op */
 } Method;
 
-#define MAX_METHODS 32
+#define MAX_METHODS 40
 static Method methods_[MAX_METHODS];
 static int n_methods;
 
@@ -607,6 +608,49 @@ static PyObject *recorded_index(PyObject *out, PyObject *t, PyObject *key, int n
     return with_node(out, node);
 }
 
+/* ``expand``'s shape and torch's strides (``view.expanded_array``'s) for the C-contiguous array
+   ``a`` with elements from the sizes in ``args`` (ints, or one tuple or list of them; -1 keeps a
+   size): a dim that grows gets stride 0, a new leading dim of size 1 the span of the dims after
+   it. ``*repeats`` set where an element repeats (the view is then read-only). The number of dims,
+   or -1 where the sizes are not this case (the Python op raises the errors). */
+static int expanded_shape(PyArrayObject *a, PyObject *const *args, Py_ssize_t nargs, npy_intp *dims, npy_intp *strides,
+                          npy_intp *repeats) {
+    PyObject *const *items = args;
+    Py_ssize_t n = nargs;
+    if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_CheckExact(args[0]))) {
+        items = PySequence_Fast_ITEMS(args[0]);
+        n = PySequence_Fast_GET_SIZE(args[0]);
+    }
+    int nd = PyArray_NDIM(a);
+    if (n > NPY_MAXDIMS || n < nd) return -1;
+    Py_ssize_t lead = n - nd;
+    *repeats = 0;
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        if (!PyLong_CheckExact(items[i])) return -1;
+        long size = PyLong_AsLong(items[i]);
+        if (size == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (i >= lead) {
+            npy_intp have = PyArray_DIM(a, (int)(i - lead));
+            if (size == -1) size = have;
+            if (size < 0 || (size != have && have != 1)) return -1;
+            dims[i] = size;
+            strides[i] = size != have ? 0 : PyArray_STRIDE(a, (int)(i - lead));
+            if (size != have && size > 1) *repeats = 1;
+        } else {
+            if (size < 0) return -1;
+            dims[i] = size;
+            strides[i] = size != 1 ? 0 : i + 1 < n ? dims[i + 1] * strides[i + 1] : PyArray_ITEMSIZE(a);
+            if (size > 1) *repeats = 1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (dims[i] == 0) *repeats = 0;   /* (no elements: nothing repeats) */
+    return (int)n;
+}
+
 /* The view op on a tensor that does not require grad (``x[key]``: one that does, too), as the
    Python op makes it: a new tensor,
    NULL on error, or ``*handled`` set to 0 where the case is not this one (nothing done). */
@@ -636,6 +680,10 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
         if (nargs != 1 || !PyArray_ISWRITEABLE(a)) return NULL;
         if ((shape.len = basic_key(a, args[0], dims, strides, &d0, &node_kind)) < 0) return NULL;
         break;
+    case EXPAND:
+        if (nargs == 0 || PyArray_SIZE(a) == 0 || !PyArray_IS_C_CONTIGUOUS(a)) return NULL;
+        if ((shape.len = expanded_shape(a, args, nargs, dims, strides, &d0)) < 0) return NULL;
+        break;
     default:
         return NULL;
     }
@@ -648,11 +696,14 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     int is_view = 1;
     if (m->kind == TRANSPOSE) {
         result = PyArray_SwapAxes(a, (int)d0, (int)d1);
-    } else if (m->kind == SELECT) {   /* data[key], d0 its offset */
+    } else if (m->kind == SELECT || m->kind == EXPAND) {   /* data[key] (d0 its offset), or the expanded view */
         PyArray_Descr *descr = PyArray_DESCR(a);
         Py_INCREF(descr);
-        result = PyArray_NewFromDescr(&PyArray_Type, descr, shape.len, dims, strides, PyArray_BYTES(a) + d0,
-                                      NPY_ARRAY_WRITEABLE, NULL);
+        /* (expand's d0: whether an element repeats, the view then read-only) */
+        int writeable = m->kind == SELECT || (!d0 && PyArray_ISWRITEABLE(a));
+        result = PyArray_NewFromDescr(&PyArray_Type, descr, shape.len, dims, strides,
+                                      PyArray_BYTES(a) + (m->kind == SELECT ? d0 : 0),
+                                      writeable ? NPY_ARRAY_WRITEABLE : 0, NULL);
         Py_INCREF(a);
         if (result != NULL && PyArray_SetBaseObject((PyArrayObject *)result, (PyObject *)a) < 0) Py_CLEAR(result);
         else if (result == NULL) Py_DECREF(a);
@@ -729,11 +780,13 @@ METHOD(0) METHOD(1) METHOD(2) METHOD(3) METHOD(4) METHOD(5) METHOD(6) METHOD(7)
 METHOD(8) METHOD(9) METHOD(10) METHOD(11) METHOD(12) METHOD(13) METHOD(14) METHOD(15)
 METHOD(16) METHOD(17) METHOD(18) METHOD(19) METHOD(20) METHOD(21) METHOD(22) METHOD(23)
 METHOD(24) METHOD(25) METHOD(26) METHOD(27) METHOD(28) METHOD(29) METHOD(30) METHOD(31)
+METHOD(32) METHOD(33) METHOD(34) METHOD(35) METHOD(36) METHOD(37) METHOD(38) METHOD(39)
 static PyObject *(*method_functions[MAX_METHODS])(PyObject *, PyObject *const *, Py_ssize_t, PyObject *) = {
     method_0, method_1, method_2, method_3, method_4, method_5, method_6, method_7,
     method_8, method_9, method_10, method_11, method_12, method_13, method_14, method_15,
     method_16, method_17, method_18, method_19, method_20, method_21, method_22, method_23,
-    method_24, method_25, method_26, method_27, method_28, method_29, method_30, method_31};
+    method_24, method_25, method_26, method_27, method_28, method_29, method_30, method_31,
+    method_32, method_33, method_34, method_35, method_36, method_37, method_38, method_39};
 static PyMethodDef definitions[MAX_METHODS];
 
 /* add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only): Tensor's
