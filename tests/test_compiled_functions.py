@@ -108,7 +108,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_cummin", "_python_masked_fill", "_python_add",
                                                   "_python_sub", "_python_mul", "_python_div", "_python_eq",
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
-                                                  "_python_ge", "_python_2_norm"}
+                                                  "_python_ge", "_python_2_norm", "_python_dot",
+                                                  "_python_mv"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1774,3 +1775,97 @@ def test_torch_function_modes_see_the_functions_of_the_operators():
         ember.lt(x, 1.0)
         x * x
     assert seen == ["add", "mul", "lt", "mul"]
+
+
+# -- products of vectors ---------------------------------------------------------------------
+
+VECTOR_PRODUCTS = {   # name: (ember's call, torch's, the operands' shapes)
+    "dot": (ember.dot, torch.dot, ((6,), (6,))),
+    "dot_method": (lambda a, b: a.dot(b), lambda a, b: a.dot(b), ((6,), (6,))),
+    "mv": (ember.mv, torch.mv, ((4, 6), (6,))), "matmul_vectors": (ember.matmul, torch.matmul, ((6,), (6,))),
+    "matmul_matrix_vector": (ember.matmul, torch.matmul, ((4, 6), (6,))),
+    "matmul_vector_matrix": (ember.matmul, torch.matmul, ((4,), (4, 6))),
+    "operator_vector_matrix": (lambda a, b: a @ b, lambda a, b: a @ b, ((4,), (4, 6)))}
+
+
+def _vector_factors(name, dtype="float32"):
+    rng = np.random.default_rng(29)
+    return [rng.standard_normal(shape).astype(dtype) for shape in VECTOR_PRODUCTS[name][2]]
+
+
+def test_products_of_vectors_take_the_common_case(monkeypatch):
+    from ember._backend import products
+    v, m = (ember.tensor(x) for x in _vector_factors("matmul_vector_matrix"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.dot(v, v), ember.mv(m.t(), v), ember.matmul(v, m)),
+                                        [(np, "dot"), (products, "matmul")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(VECTOR_PRODUCTS))
+def test_products_of_vectors_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn, _ = VECTOR_PRODUCTS[name]
+    a, b = _vector_factors(name, dtype)
+    for first, second in ((a, b), (np.asfortranarray(a), b), (a[::-1].copy(), b[::-1].copy())):
+        compiled = fn(ember.tensor(first), ember.tensor(second))
+        with python_paths():
+            python = fn(ember.tensor(first), ember.tensor(second))
+        want = torch_fn(torch.tensor(first), torch.tensor(second))
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+        assert compiled.numpy().tobytes() == python.numpy().tobytes()
+        np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("name", sorted(VECTOR_PRODUCTS))
+def test_products_of_vectors_nodes_and_gradients_are_the_python_paths(name, grads):
+    fn = VECTOR_PRODUCTS[name][0]
+    a, b = _vector_factors(name)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x, y = ember.tensor(a, requires_grad=grads[0]), ember.tensor(b, requires_grad=grads[1])
+            out = fn(x, y)
+            node = out.grad_fn
+            fields = (type(node).__name__, [t.detach().numpy().tobytes() for t in node.saved_tensors],
+                      [type(f).__name__ for f, _ in node.next_functions])
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((fields, [t.grad.numpy().tobytes() for t in (x, y) if t.requires_grad]))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "int64", "float16", "mixed_dtypes", "sizes_differ", "matrices", "empty",
+                                  "large", "no_grad", "flop_counter"])
+def test_other_products_of_vectors_take_the_python_path(case):
+    from ember.utils.flop_counter import FlopCounterMode
+    v, m = _vector_factors("mv")
+    big = np.ones(4096, np.float32)
+    call = {"out": lambda fn, x, y: fn(x, y, out=ember.empty(0)),
+            "int64": lambda fn, x, y: fn(x.long(), y.long()),
+            "float16": lambda fn, x, y: fn(x.half(), y.half()),
+            "mixed_dtypes": lambda fn, x, y: fn(x, y.double()),
+            "sizes_differ": lambda fn, x, y: fn(x, y[:3]),
+            "matrices": lambda fn, x, y: fn(x, y[:, None]),
+            "empty": lambda fn, x, y: fn(x[..., :0], y[:0]),
+            "large": lambda fn, x, y: fn(ember.tensor(big) if x.dim() == 1 else ember.ones(64, 4096),
+                                         ember.tensor(big)),
+            "no_grad": lambda fn, x, y: _no_grad(fn, x.requires_grad_(), y),
+            "flop_counter": None}[case]
+    for fn, x_values in ((ember.dot, v), (ember.mv, m), (ember.matmul, v), (ember.matmul, m)):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x, y = ember.tensor(x_values), ember.tensor(v)
+                counts = None
+                try:
+                    if case == "flop_counter":
+                        with FlopCounterMode(display=False) as counter:
+                            result = fn(x, y)
+                        counts = counter.get_total_flops()
+                    else:
+                        result = call(fn, x, y)
+                except (RuntimeError, TypeError, ValueError, IndexError) as error:
+                    results.append((type(error), str(error)))
+                    continue
+                results.append((result.dtype, result.shape, result.requires_grad, type(result.grad_fn).__name__,
+                                result.detach().numpy().tobytes(), counts))
+        assert results[0] == results[1], (fn, case)

@@ -45,6 +45,8 @@ _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
 # count, dof (the bits of ``fields`` in the C source)
 _FIELDS = ("in", "dims", "count", "dof", "ord")
+# a product's operands (``enum product_operands``): dot's, mm's, bmm's, mv's, matmul's
+_PRODUCT_OPERANDS = ("vectors", "matrices", "batches", "matrix_vector", "matmul")
 _MOMENTS = (None, "var", "std", "norm")   # (a reduction's ``moment`` in the C source)
 
 _lock = threading.Lock()
@@ -68,9 +70,10 @@ def register(python_op, node_cls, saves=(), *, kind="unary", addresses=None, ufu
     """The entry (a one-element list) an op's function calls first with its arguments: its
     tensor (``kind`` "unary"), its two tensors ("binary"), its list of tensors and its dim
     ("cat" and "stack", which join them as ``cat`` and ``stack`` do, on any dtype; the other
-    arguments then do not apply), its two matrices (or batches of them: "matmul", on ``ufunc``,
-    NumPy's matmul, where the product of their sizes is below ``max_elements``; ``specifics``
-    their number of dims, 2 or 3, and the module whose ``counter`` is the FLOP counter), its
+    arguments then do not apply), its two operands ("matmul", on ``ufunc``, NumPy's matmul or
+    dot, where the product of their sizes is below ``max_elements``; ``specifics`` which
+    operands (one of ``_PRODUCT_OPERANDS``) and the module whose ``counter`` is the FLOP
+    counter), its
     condition, input and other ("where": NumPy's where, for conditions of at most
     ``max_elements`` elements), its
     tensor, dim and keepdim ("reduce": ``ufunc.reduce`` over
@@ -157,6 +160,9 @@ def _specifics(function):
         return (_SLICE_WRITES.index(function.specifics),)
     if function.kind == "unary":   # (whether it computes on integers and bools as the default float dtype)
         return (bool(function.specifics),)
+    if function.kind == "matmul":
+        operands, flop_hook = function.specifics
+        return (_PRODUCT_OPERANDS.index(operands), flop_hook)
     if function.kind == "operator":   # (the index of its method, in the order the methods are built)
         from ._compiled_methods import METHODS
         return ([name for names, *_ in METHODS for name in names].index(function.specifics),)
@@ -201,6 +207,10 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
+/* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
+   a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
+   a vector for either or both) */
+enum product_operands { VECTORS, MATRICES, BATCHES, MATRIX_VECTOR, MATMUL_OPERANDS };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8, ORD_FIELD = 16 };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM };
 typedef struct {
@@ -213,8 +223,8 @@ typedef struct {
        reduction_fields``, and whether the result is divided by the count (a mean) */
     PyObject *reduce, *whole_node;
     int whole_fields, fields, divides, moment;
-    /* a product's: the operands' number of dims (2 or 3), and where the FLOP counter is found */
-    int product_ndim;
+    /* a product's: its operands' ``enum product_operands``, and where the FLOP counter is found */
+    int product_operands;
     PyObject *flop_hook;
     /* a scatter's: the node of a number scattered (node_cls: of a tensor), whether it adds; a
        "slices" function's ``enum slice_writes`` */
@@ -246,12 +256,18 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
         if (a == NULL || PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a) || PyArray_NBYTES(a) >= small_bytes)
             return 0;
     }
-    if (f->kind == MATMUL_FUNCTION) {   /* matrices (or batches of them) whose sizes' product is small */
+    if (f->kind == MATMUL_FUNCTION) {   /* operands of the product's ranks whose sizes' product is small */
         PyArrayObject *y = arrays[1];
-        int nd = f->product_ndim;
-        npy_intp k = PyArray_NDIM(x) == nd ? PyArray_DIM(x, nd - 1) : 0;
-        return PyArray_NDIM(y) == nd && k > 1 && k == PyArray_DIM(y, nd - 2)
-               && (nd == 2 || PyArray_DIM(x, 0) == PyArray_DIM(y, 0)) && PyArray_SIZE(x) > 0 && PyArray_SIZE(y) > 0
+        int xd = PyArray_NDIM(x), yd = PyArray_NDIM(y), p = f->product_operands;
+        int ranks = p == VECTORS ? xd == 1 && yd == 1
+                    : p == MATRICES ? xd == 2 && yd == 2
+                    : p == BATCHES ? xd == 3 && yd == 3 && PyArray_DIM(x, 0) == PyArray_DIM(y, 0)
+                    : p == MATRIX_VECTOR ? xd == 2 && yd == 1
+                    : xd >= 1 && xd <= 2 && yd >= 1 && yd <= 2;
+        if (!ranks || PyArray_SIZE(x) == 0 || PyArray_SIZE(y) == 0) return 0;
+        npy_intp k = PyArray_DIM(x, xd - 1);
+        /* (k 1 between matrices: products._numpy_matmul multiplies) */
+        return k == PyArray_DIM(y, yd == 1 ? 0 : yd - 2) && (k > 1 || xd == 1 || yd == 1)
                && (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) < (double)f->max_elements;
     }
     if (f->ufunc != Py_None) return type == NPY_FLOAT64 || PyArray_SIZE(x) <= f->max_elements;
@@ -341,6 +357,9 @@ static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArr
     int is_settled = settled == Py_True;
     Py_XDECREF(settled);
     if (!plain || !is_settled || (grad && f->node_cls == Py_None)) return NULL;
+    if (grad && f->kind == MATMUL_FUNCTION && f->product_operands == MATMUL_OPERANDS
+            && (PyArray_NDIM(arrays[0]) == 1 || PyArray_NDIM(arrays[1]) == 1))
+        return NULL;   /* (the Python op composes matmul of a vector from dot or mv, recording theirs) */
     if (f->kind == MATMUL_FUNCTION) {   /* (a FLOP counter counting: the Python op counts the product) */
         PyObject *counter = PyObject_GetAttr(f->flop_hook, s_counter);
         int counting = counter != Py_None;
@@ -1383,7 +1402,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = Py_None;
-    f.whole_fields = f.fields = f.divides = f.moment = f.product_ndim = f.adds = f.writes = f.method = f.converts = 0;
+    f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
+    f.adds = f.writes = f.method = f.converts = 0;
     if (f.kind < UNARY_FUNCTION || f.kind > OPERATOR_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
@@ -1396,7 +1416,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if ((f.kind == EXTREMES_FUNCTION || f.kind == CUMULATIVE_FUNCTION)
             && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides))
         return NULL;
-    if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_ndim, &f.flop_hook)) return NULL;
+    if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_operands, &f.flop_hook))
+        return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
@@ -1405,8 +1426,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such operator");
         return NULL;
     }
-    if (f.kind == MATMUL_FUNCTION && f.product_ndim != 2 && f.product_ndim != 3) {
-        PyErr_SetString(PyExc_ValueError, "a product's operands have 2 or 3 dims");
+    if (f.kind == MATMUL_FUNCTION && (f.product_operands < VECTORS || f.product_operands > MATMUL_OPERANDS)) {
+        PyErr_SetString(PyExc_ValueError, "no such operands of a product");
         return NULL;
     }
     f.arity = f.kind == BINARY_FUNCTION || f.kind == MATMUL_FUNCTION ? 2 : 1;

@@ -383,6 +383,11 @@ class MvBackward0(Node):
 @with_out()
 def mv(input, vec):
     """Product of the matrix ``input`` (n x m) and the vector ``vec`` (m): a vector (n)."""
+    return _mv_entry[0](input, vec)
+
+
+def _python_mv(input, vec):
+    """``mv`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _check_tensor(input, "mv", "input", 1)
     _check_tensor(vec, "mv", "vec", 2)
     if input._data.ndim == 0:   # torch's mv reads input.size(0) first
@@ -448,6 +453,11 @@ def _dot_like(op, node_cls, kernel, input, other):
 @with_out()
 def dot(input, tensor):
     """Dot product of two 1-D tensors with the same number of elements."""
+    return _dot_entry[0](input, tensor)
+
+
+def _python_dot(input, tensor):
+    """``dot`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     return _dot_like("dot", DotBackward0, "dot", input, tensor)
 
 
@@ -509,13 +519,16 @@ def _matmul_composite(t1, t2):
 
 
 # Small float products (the sizes' product below oneDNN's least, where the Python ops call NumPy's
-# matmul) of two matrices, or of batches of them for bmm: the compiled functions' case
-# (``_compiled_functions``); a matmul of two matrices records mm's node, as its composite does.
-_mm_entry, _bmm_entry, _matmul_entry = (
-    _compiled_functions.register(python_op, node_cls, ("self", "other"), kind="matmul", ufunc=np.matmul,
-                                 max_elements=gemm.MIN_MULTIPLY_ADDS, specifics=(ndim, _flop_hook))
-    for python_op, node_cls, ndim in ((_checked_mm, MmBackward0, 2), (_checked_bmm, BmmBackward0, 3),
-                                      (_checked_matmul, MmBackward0, 2)))
+# matmul, or dot's dot) of two matrices, of batches of them for bmm, of two vectors for dot and of a
+# matrix and a vector for mv: the compiled functions' case (``_compiled_functions``); a matmul of
+# two matrices records mm's node, as its composite does, and one of a vector records nothing there.
+_mm_entry, _bmm_entry, _matmul_entry, _dot_entry, _mv_entry = (
+    _compiled_functions.register(python_op, node_cls, ("self", "other"), kind="matmul", ufunc=ufunc,
+                                 max_elements=gemm.MIN_MULTIPLY_ADDS, specifics=(operands, _flop_hook))
+    for python_op, node_cls, ufunc, operands in (
+        (_checked_mm, MmBackward0, np.matmul, "matrices"), (_checked_bmm, BmmBackward0, np.matmul, "batches"),
+        (_checked_matmul, MmBackward0, np.matmul, "matmul"), (_python_dot, DotBackward0, np.dot, "vectors"),
+        (_python_mv, MvBackward0, np.matmul, "matrix_vector")))
 
 def _unsafe_view(t, shape):
     """Reshape the fresh result of a product (torch's ``_unsafe_view``)."""
