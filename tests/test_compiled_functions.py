@@ -109,7 +109,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_sub", "_python_mul", "_python_div", "_python_eq",
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
                                                   "_python_ge", "_python_2_norm", "_python_dot",
-                                                  "_python_mv"}
+                                                  "_python_mv", "isfinite", "isnan", "isinf", "signbit"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1869,3 +1869,62 @@ def test_other_products_of_vectors_take_the_python_path(case):
                 results.append((result.dtype, result.shape, result.requires_grad, type(result.grad_fn).__name__,
                                 result.detach().numpy().tobytes(), counts))
         assert results[0] == results[1], (fn, case)
+
+
+# -- predicates ------------------------------------------------------------------------------
+
+PREDICATES = ("isfinite", "isnan", "isinf", "signbit")
+
+
+def _predicate_values(dtype):
+    values = np.linspace(-3, 3, 15).astype(dtype).reshape(3, 5)
+    values.reshape(-1)[:5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    return values
+
+
+@pytest.mark.parametrize("name", PREDICATES)
+def test_predicates_take_the_common_case(monkeypatch, name):
+    x = ember.tensor(_predicate_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: getattr(ember, name)(x), _ufunc_names(name))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "bool"])
+@pytest.mark.parametrize("name", PREDICATES)
+def test_predicates_are_the_python_paths_and_torchs(name, dtype):
+    values = _predicate_values("float64")
+    if dtype == "bool":
+        values = values > 0
+    else:
+        values = np.arange(-7, 8).reshape(3, 5) if dtype == "int64" else values.astype(dtype)
+    for source in (values, values.T, values[:, ::2]):
+        for call in (lambda lib, x: getattr(lib, name)(x), lambda lib, x: getattr(x, name)()):
+            compiled = call(ember, ember.tensor(source))
+            with python_paths():
+                python = call(ember, ember.tensor(source))
+            want = call(torch, torch.tensor(source))
+            assert compiled.dtype == python.dtype == ember.bool and compiled.shape == python.shape
+            assert compiled.stride() == python.stride()
+            np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+            np.testing.assert_array_equal(compiled.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "out", "complex", "large", "zero_dim"])
+@pytest.mark.parametrize("name", PREDICATES)
+def test_other_predicate_cases_take_the_python_path(name, case):
+    values = _predicate_values("float32")
+    fn = getattr(ember, name)
+    call = {"requires_grad": lambda: fn(ember.tensor(values, requires_grad=True)),
+            "out": lambda: fn(ember.tensor(values), out=ember.empty(0, dtype=ember.bool)),
+            "complex": lambda: fn(ember.tensor(values.astype(np.complex64))),
+            "large": lambda: fn(ember.ones(256, 256)),
+            "zero_dim": lambda: fn(ember.tensor(values[0, 0]))}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    assert results[0] == results[1]

@@ -644,10 +644,12 @@ def _int_word_of(data):
 
 # -- predicates: bool results, no gradient -------------------------------------------------------
 
-def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False):
+def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False, ufunc=None):
     """``on_float(xp, x)`` for floating inputs; ``on_int(xp, x)`` for integer and bool ones;
     ``on_complex``, the (class, message) of the error torch raises for complex ones (they are
-    computed as floats without it); ``takes_out``: torch's op has out= (a bool tensor)."""
+    computed as floats without it); ``takes_out``: torch's op has out= (a bool tensor).
+    ``ufunc``: NumPy's ufunc that ``on_float`` is, which its compiled function calls for small
+    float tensors that do not require grad (``_compiled_functions``)."""
     def op(input, *, out=None):
         if out is not None and not takes_out:
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
@@ -659,6 +661,14 @@ def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False):
         res = make(on_int(xp, data) if data.dtype.kind in "biu" else on_float(xp, data))
         return _finish(res, out, exact=True)
 
+    if ufunc is not None:
+        python_op = op
+        python_op.__name__ = python_op.__qualname__ = name
+        entry = _compiled_functions.register(python_op, None, ufunc=ufunc, specifics=False)
+
+        def op(input, *, out=None):
+            return entry[0](input) if out is None else python_op(input, out=out)
+        op.__code__ = op.__code__.replace(co_name=name)   # (tracebacks name the op)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     method(name)(op)
@@ -671,11 +681,11 @@ def _all(value):
 
 
 isfinite = _predicate("isfinite", lambda xp, x: xp.isfinite(x), _all(True),
-                      "Returns a bool tensor telling whether each element is finite.")
+                      "Returns a bool tensor telling whether each element is finite.", ufunc=np.isfinite)
 isnan = _predicate("isnan", lambda xp, x: xp.isnan(x), _all(False),
-                   "Returns a bool tensor telling whether each element is NaN.")
+                   "Returns a bool tensor telling whether each element is NaN.", ufunc=np.isnan)
 isinf = _predicate("isinf", lambda xp, x: xp.isinf(x), _all(False),
-                   "Returns a bool tensor telling whether each element is infinite.")
+                   "Returns a bool tensor telling whether each element is infinite.", ufunc=np.isinf)
 # NumPy compares a strided float array element by element and a dense one in vector steps: from
 # this many elements a copy first costs less (BENCHMARKS.md, the op table's strided predicates)
 _STRIDED_COPY_MIN_ELEMENTS = 1 << 10
@@ -700,6 +710,6 @@ isneginf = _predicate("isneginf", _equals(-math.inf), _all(False),
 signbit = _predicate("signbit", lambda xp, x: xp.signbit(x), lambda xp, x: x < 0,
                      "Returns a bool tensor telling whether each element has its sign bit set.",
                      (NotImplementedError, "signbit is not implemented for complex tensors."),
-                     takes_out=True)
+                     takes_out=True, ufunc=np.signbit)
 
 __all__ += ["round", "logit", "nan_to_num"]
