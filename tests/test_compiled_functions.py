@@ -109,7 +109,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_sub", "_python_mul", "_python_div", "_python_eq",
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
                                                   "_python_ge", "_python_2_norm", "_python_dot",
-                                                  "_python_mv", "isfinite", "isnan", "isinf", "signbit"}
+                                                  "_python_mv", "isfinite", "isnan", "isinf", "signbit",
+                                                  "_python_pow"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -1924,6 +1925,89 @@ def test_other_predicate_cases_take_the_python_path(name, case):
             try:
                 result = call()
             except (RuntimeError, TypeError, NotImplementedError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+# -- pow of a tensor and a number --------------------------------------------------------------
+
+EXPONENTS = [2, 3, -2, -0.5, 0.5, 1.7, 0, 1, -1, 2.0, 3.0, -3]
+POWERS = {"pow": (ember.pow, torch.pow), "method": (lambda x, e: x.pow(e), lambda x, e: x.pow(e)),
+          "operator": (lambda x, e: x ** e, lambda x, e: x ** e)}
+
+
+def _power_values(dtype):
+    values = np.linspace(-3, 3, 15).astype(dtype).reshape(3, 5)
+    values.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, 0.0]
+    return values
+
+
+def test_pow_takes_the_common_case(monkeypatch):
+    x = ember.tensor(_power_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (x ** 2, x.pow(3), ember.pow(x, 1.7)),
+                                        [(np, "square"), (np, "power")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(POWERS))
+def test_pow_is_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = POWERS[name]
+    values = _power_values(dtype)
+    for source in (values, values.T):
+        for exponent in EXPONENTS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compiled = fn(ember.tensor(source), exponent)
+                with python_paths():
+                    python = fn(ember.tensor(source), exponent)
+            want = torch_fn(torch.tensor(source), exponent)
+            assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+            assert compiled.stride() == python.stride()
+            assert compiled.numpy().tobytes() == python.numpy().tobytes(), exponent
+            np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("exponent", EXPONENTS)
+def test_pow_nodes_and_gradients_are_the_python_paths(exponent):
+    values = np.linspace(0.5, 3, 15).astype(np.float32).reshape(3, 5)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(values, requires_grad=True)
+            out = x ** exponent
+            node = out.grad_fn
+            fields = (type(node).__name__, repr(node.exponent),
+                      [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((fields, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "tensor_exponent", "number_base", "int64", "float16", "numpy_exponent",
+                                  "bool_exponent", "huge_exponent", "complex_exponent", "large", "no_grad"])
+def test_other_pow_cases_take_the_python_path(case):
+    values = _power_values("float32")
+    x = ember.tensor(values)
+    call = {"out": lambda: ember.pow(x, 2, out=ember.empty(0)),
+            "tensor_exponent": lambda: ember.pow(x, ember.tensor(values)),
+            "number_base": lambda: ember.pow(2.0, x),
+            "int64": lambda: ember.pow(ember.tensor(np.arange(6)), 3),
+            "float16": lambda: ember.pow(x.half(), 2),
+            "numpy_exponent": lambda: ember.pow(x, np.float32(2.0)),
+            "bool_exponent": lambda: ember.pow(x, True),
+            "huge_exponent": lambda: ember.pow(x, 10 ** 400),
+            "complex_exponent": lambda: ember.pow(x, 2j),
+            "large": lambda: ember.ones(256, 256) ** 3,
+            "no_grad": lambda: _no_grad(ember.pow, ember.tensor(values, requires_grad=True), 3)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                result = call()
+            except (RuntimeError, TypeError, OverflowError) as error:
                 results.append((type(error), str(error)))
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))

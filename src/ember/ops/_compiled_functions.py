@@ -36,10 +36,10 @@ _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
-          "masked_fill", "operator")
+          "masked_fill", "operator", "power")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
-                   "cumulative", "masked_fill", "operator")
+                   "cumulative", "masked_fill", "operator", "power")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -205,7 +205,7 @@ enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
-                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION };
+                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -242,6 +242,7 @@ static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
+static PyObject *numpy_square, *numpy_power, *s_exponent;   /* (pow's) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
 
@@ -1337,10 +1338,60 @@ static PyObject *masked_fill_case(Function *f, PyObject *const *args, int *handl
     return with_node(out, node);
 }
 
+/* ``pow(input, exponent)`` in the common case: a small float32 or float64 tensor and a Python
+   float or int exponent, no ``__torch_function__`` dispatch or forward-mode AD: as
+   ``pointwise._pow_arrays`` computes it (2: NumPy's square; 3: ``x * x * x``; -2: ``1 / (x * x)``;
+   -0.5: ``1 / sqrt(x)``; else NumPy's power), the node recorded as ``pointwise.pow`` records it.
+   A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *power_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *e = args[1];
+    if (Py_TYPE(t) != TensorType || !(PyFloat_CheckExact(e) || PyLong_CheckExact(e))) return NULL;
+    PyArrayObject *x = array_of(t);
+    if (x == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64) || !PyArray_ISNOTSWAPPED(x)
+            || PyArray_NBYTES(x) >= small_bytes)
+        return NULL;
+    double p = PyFloat_AsDouble(e);
+    if (p == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyObject *a = (PyObject *)x, *data, *part = NULL;
+    if (p == 2) {
+        data = PyObject_CallOneArg(numpy_square, a);
+    } else if (p == 3 || p == -2) {
+        part = PyNumber_Multiply(a, a);
+        data = part == NULL ? NULL : p == 3 ? PyNumber_Multiply(part, a) : PyNumber_TrueDivide(one, part);
+    } else if (p == -0.5) {
+        part = PyObject_CallOneArg(numpy_sqrt, a);
+        data = part == NULL ? NULL : PyNumber_TrueDivide(one, part);
+    } else {
+        PyObject *operands[2] = {a, e};
+        data = PyObject_Vectorcall(numpy_power, operands, 2, NULL);
+    }
+    Py_XDECREF(part);
+    PyObject *out = data == NULL ? NULL : make(data);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None) {
+        PyObject *r = PyObject_SetAttr(node, s_exponent, e) < 0 ? NULL
+                      : PyObject_CallMethodObjArgs(node, s_save, t, NULL);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
+    }
+    return with_node(out, node);
+}
+
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == OPERATOR_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == POWER_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1368,6 +1419,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = masked_fill_case(f, args, &handled);
         else if (f->kind == OPERATOR_FUNCTION && Py_TYPE(args[0]) == TensorType)
             out = common_case(&methods_[f->method], args[0], args[1], &handled);
+        else if (f->kind == POWER_FUNCTION)
+            out = power_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1404,7 +1457,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_node = f.flop_hook = f.number_node = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > OPERATOR_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > POWER_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1458,18 +1511,20 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     PyObject *settled, *defaults;
     if (!PyArg_ParseTuple(args, "OO", &settled, &defaults)) return NULL;
     const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof",
-                           "shapes", "src_shape", "source_shape", "alpha", "dtype", "np", "ord"};
+                           "shapes", "src_shape", "source_shape", "alpha", "dtype", "np", "ord", "exponent"};
     PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count,
                              &s_counter, &s_dof, &s_shapes, &s_src_shape, &s_source_shape, &s_alpha, &s_dtype, &s_np,
-                             &s_ord};
+                             &s_ord, &s_exponent};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (*interned[i] == NULL && (*interned[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     if (numpy_sqrt == NULL) {
         PyObject *numpy = PyImport_ImportModule("numpy");
         numpy_sqrt = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "sqrt");
         numpy_where = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "where");
+        numpy_square = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "square");
+        numpy_power = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "power");
         Py_XDECREF(numpy);
-        if (numpy_sqrt == NULL || numpy_where == NULL) return NULL;
+        if (numpy_sqrt == NULL || numpy_where == NULL || numpy_square == NULL || numpy_power == NULL) return NULL;
     }
     Py_INCREF(settled);
     Py_XSETREF(choice_settled, settled);

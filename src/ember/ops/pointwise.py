@@ -744,6 +744,13 @@ def _pow_arrays(x, e):
 @method("pow", "__pow__")
 def pow(input, exponent, *, out=None):
     """Takes the power of each element in ``input`` with ``exponent``."""
+    if out is None:
+        return _pow_entry[0](input, exponent)
+    return _python_pow(input, exponent, out=out)
+
+
+def _python_pow(input, exponent, *, out=None):
+    """``pow`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         if is_scalar(input):
             _tensor_arg(exponent, "pow", 2, "exponent")
@@ -776,6 +783,7 @@ def pow(input, exponent, *, out=None):
 
 
 _maybe_out = write_out
+_pow_entry = _compiled_functions.register(_python_pow, PowBackward0, kind="power")
 
 
 # -- in-place forms and operators ---------------------------------------------------------
