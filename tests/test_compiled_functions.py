@@ -110,7 +110,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "isfinite", "isnan", "isinf", "signbit",
-                                                  "_python_pow"}
+                                                  "_python_pow", "logical_and", "logical_or", "logical_xor"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -2008,6 +2008,63 @@ def test_other_pow_cases_take_the_python_path(case):
             try:
                 result = call()
             except (RuntimeError, TypeError, OverflowError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+# -- logical_and, logical_or, logical_xor ------------------------------------------------------
+
+LOGICAL = ("logical_and", "logical_or", "logical_xor")
+
+
+def _logical_operands(dtype):
+    a = np.array([[0.0, -0.0, 1.5, np.nan, -2.0], [np.inf, 0.0, 3.0, 0.0, -1.0], [1.0, 0.0, np.nan, 2.0, 0.0]])
+    return a.astype(dtype), a[::-1].copy().astype(dtype)
+
+
+def test_logical_ops_take_the_common_case(monkeypatch):
+    from ember.ops import compare
+    a, b = (ember.tensor(v) for v in _logical_operands("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: [getattr(ember, name)(a, b) for name in LOGICAL],
+                                        [(compare, "_truth")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize("name", LOGICAL)
+def test_logical_ops_are_the_python_paths_and_torchs(name, dtype):
+    a, b = _logical_operands("float64")
+    a, b = ((v != 0) if dtype == "bool" else np.nan_to_num(v, posinf=5).astype(dtype) if dtype == "int64"
+            else v.astype(dtype) for v in (a, b))
+    for other in (b, b[0], b.T.copy().T):
+        for call in (lambda lib, x, y: getattr(lib, name)(x, y), lambda lib, x, y: getattr(x, name)(y)):
+            compiled = call(ember, ember.tensor(a), ember.tensor(other))
+            with python_paths():
+                python = call(ember, ember.tensor(a), ember.tensor(other))
+            want = call(torch, torch.tensor(a), torch.tensor(other))
+            assert compiled.dtype == python.dtype == ember.bool and compiled.shape == python.shape
+            assert compiled.stride() == python.stride()
+            np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+            np.testing.assert_array_equal(compiled.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "out", "mixed_dtypes", "shapes_differ", "other_a_number"])
+@pytest.mark.parametrize("name", LOGICAL)
+def test_other_logical_cases_take_the_python_path(name, case):
+    a, b = _logical_operands("float32")
+    fn = getattr(ember, name)
+    call = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True), ember.tensor(b)),
+            "out": lambda: fn(ember.tensor(a), ember.tensor(b), out=ember.empty(0, dtype=ember.bool)),
+            "mixed_dtypes": lambda: fn(ember.tensor(a), ember.tensor(b.astype(np.float64))),
+            "shapes_differ": lambda: fn(ember.tensor(a), ember.tensor(b[:2, :3])),
+            "other_a_number": lambda: fn(ember.tensor(a), 1.0)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError) as error:
                 results.append((type(error), str(error)))
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))

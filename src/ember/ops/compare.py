@@ -13,7 +13,7 @@ from ._common import (
     make, method, namespace_of, record_zero_gradient, Tensor, _type_word, zero_gradient_node,
 )
 from .._dtype import result_type_of
-from .pointwise import _broadcast_check, _maybe_out, _tensor_arg
+from .pointwise import _broadcast_check, _maybe_out, _tensor_arg, compiled_binary
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
@@ -215,6 +215,8 @@ def _logical(name, ufunc_name):
 
     op.__name__ = op.__qualname__ = "logical_" + name
     op.__doc__ = f"Computes the element-wise logical {name.upper()} of the given input tensors."
+    # (two small float tensors of one dtype: NumPy's logical ufunc from C, the same truth values)
+    op = compiled_binary(None, (), ufunc=getattr(np, ufunc_name))(op)
     method("logical_" + name)(op)
     method(f"logical_{name}_")(op_)
     return op
