@@ -110,7 +110,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "isfinite", "isnan", "isinf", "signbit",
-                                                  "_python_pow", "logical_and", "logical_or", "logical_xor"}
+                                                  "_python_pow", "logical_and", "logical_or", "logical_xor",
+                                                  "_python_cross"}
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -2068,4 +2069,88 @@ def test_other_logical_cases_take_the_python_path(name, case):
                 results.append((type(error), str(error)))
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+# -- cross -------------------------------------------------------------------------------------
+
+CROSSES = {"linalg_cross": (lambda a, b, d: ember.linalg.cross(a, b, dim=d),
+                            lambda a, b, d: torch.linalg.cross(a, b, dim=d)),
+           "cross": (lambda a, b, d: ember.cross(a, b, dim=d), lambda a, b, d: torch.cross(a, b, dim=d)),
+           "method": (lambda a, b, d: a.cross(b, dim=d), lambda a, b, d: a.cross(b, dim=d))}
+
+
+def _cross_operands(dtype, shape=(2, 3, 4)):
+    rng = np.random.default_rng(31)
+    return [(rng.standard_normal(shape) * 3).astype(dtype) for _ in range(2)]
+
+
+def test_cross_takes_the_common_case(monkeypatch):
+    from ember.ops import matrix_decompositions
+    a, b = (ember.tensor(v) for v in _cross_operands("float32", (5, 3)))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.linalg.cross(a, b), a.cross(b, dim=1)),
+                                        [(matrix_decompositions, "_cross_arrays")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(CROSSES))
+def test_cross_is_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = CROSSES[name]
+    for shape, dims in (((2, 3, 4), (1, -2)), ((3,), (0, -1)), ((5, 3), (1, -1)), ((3, 3), (0, 1))):
+        a, b = _cross_operands(dtype, shape)
+        for dim in dims:
+            compiled = fn(ember.tensor(a), ember.tensor(b), dim)
+            with python_paths():
+                python = fn(ember.tensor(a), ember.tensor(b), dim)
+            want = torch_fn(torch.tensor(a), torch.tensor(b), dim)
+            assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+            assert compiled.stride() == python.stride()
+            assert compiled.numpy().tobytes() == python.numpy().tobytes()
+            np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+def test_cross_nodes_and_gradients_are_the_python_paths(grads):
+    a, b = _cross_operands("float32")
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x, y = ember.tensor(a, requires_grad=grads[0]), ember.tensor(b, requires_grad=grads[1])
+            out = ember.linalg.cross(x, y, dim=1)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.dim, node._saved_dim,
+                      [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((fields, [t.grad.numpy().tobytes() for t in (x, y) if t.requires_grad]))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["out", "broadcast", "mixed_dtypes", "not_three", "int64", "float16", "transposed",
+                                  "default_dim", "numpy_dim", "dim_out_of_range", "other_not_a_tensor", "no_grad"])
+def test_other_cross_cases_take_the_python_path(case):
+    a, b = _cross_operands("float32", (4, 3))
+    x, y = ember.tensor(a), ember.tensor(b)
+    call = {"out": lambda: ember.linalg.cross(x, y, out=ember.empty(0)),
+            "broadcast": lambda: ember.linalg.cross(x, y[:1]),
+            "mixed_dtypes": lambda: ember.linalg.cross(x, y.double()),
+            "not_three": lambda: ember.linalg.cross(ember.ones(4, 4), ember.ones(4, 4)),
+            "int64": lambda: ember.linalg.cross(x.long(), y.long()),
+            "float16": lambda: ember.linalg.cross(x.half(), y.half()),
+            "transposed": lambda: ember.linalg.cross(x.t(), y.t(), dim=0),
+            "default_dim": lambda: ember.cross(x, y),
+            "numpy_dim": lambda: ember.linalg.cross(x, y, dim=np.int64(1)),
+            "dim_out_of_range": lambda: ember.linalg.cross(x, y, dim=2),
+            "other_not_a_tensor": lambda: ember.linalg.cross(x, b),
+            "no_grad": lambda: _no_grad(ember.linalg.cross, ember.tensor(a, requires_grad=True), y)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = call()
+            except (RuntimeError, TypeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
+                            [str(w.message) for w in caught]))
     assert results[0] == results[1]

@@ -36,10 +36,10 @@ _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
-          "masked_fill", "operator", "power")
+          "masked_fill", "operator", "power", "cross")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
-                   "cumulative", "masked_fill", "operator", "power")
+                   "cumulative", "masked_fill", "operator", "power", "cross")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -205,7 +205,7 @@ enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
-                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION };
+                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1388,10 +1388,95 @@ static PyObject *power_case(Function *f, PyObject *const *args, int *handled) {
     return with_node(out, node);
 }
 
+/* The cross products of the 3-vectors ``inner`` elements apart in ``a`` and ``b`` (``outer`` of
+   them in each of ``inner`` columns) into ``out``, laid out as they are: each component a
+   product less a product, as ``matrix_decompositions._cross_arrays`` computes it (no fused
+   multiply-add). */
+#define CROSS_PRODUCTS(T)                                                                                  \
+    __attribute__((optimize("fp-contract=off")))                                                          \
+    static void cross_##T(const T *a, const T *b, T *out, npy_intp outer, npy_intp inner) {                \
+        for (npy_intp o = 0; o < outer; o++) {                                                             \
+            for (npy_intp i = 0; i < inner; i++) {                                                         \
+                npy_intp at = o * 3 * inner + i;                                                           \
+                for (int k = 0; k < 3; k++) {                                                              \
+                    npy_intp p = at + ((k + 1) % 3) * inner, q = at + ((k + 2) % 3) * inner;               \
+                    T first = a[p] * b[q], second = a[q] * b[p];                                           \
+                    out[at + k * inner] = first - second;                                                  \
+                }                                                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+CROSS_PRODUCTS(float)
+CROSS_PRODUCTS(double)
+
+/* ``linalg.cross(input, other, dim)`` in the common case: two small C-contiguous float32 or float64
+   tensors of one dtype and shape, an int dim along which they have 3 elements, no
+   ``__torch_function__`` dispatch or forward-mode AD: the cross products, the node recorded as
+   ``matrix_decompositions.linalg_cross`` records it. A new tensor, NULL on error, or ``*handled``
+   set to 0 where the case is not this one (the Python op raises the errors). */
+static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *u = args[1];
+    if (Py_TYPE(t) != TensorType || Py_TYPE(u) != TensorType || !PyLong_CheckExact(args[2])) return NULL;
+    PyArrayObject *a = array_of(t), *b = array_of(u);
+    if (a == NULL || b == NULL) return NULL;
+    int type = PyArray_TYPE(a), ndim = PyArray_NDIM(a);
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || PyArray_TYPE(b) != type || !PyArray_ISNOTSWAPPED(a)
+            || !PyArray_ISNOTSWAPPED(b) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_IS_C_CONTIGUOUS(b)
+            || !PyArray_ISALIGNED(a) || !PyArray_ISALIGNED(b) || ndim == 0 || PyArray_NDIM(b) != ndim
+            || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(b), ndim) || PyArray_NBYTES(a) >= small_bytes)
+        return NULL;
+    long dim = PyLong_AsLong(args[2]);
+    if (dim == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (dim < -ndim || dim >= ndim) return NULL;
+    if (dim < 0) dim += ndim;
+    if (PyArray_DIM(a, (int)dim) != 3) return NULL;
+    int grad = requires_grad(t);
+    if (grad >= 0) {
+        int r = requires_grad(u);
+        grad = r < 0 ? -1 : grad | r;
+    }
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArray_Descr *descr = PyArray_DESCR(a);
+    Py_INCREF(descr);
+    PyArrayObject *products = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(a), NULL,
+                                                                    NULL, 0, NULL);
+    if (products == NULL) return NULL;
+    npy_intp outer = 1, inner = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (d < dim) outer *= PyArray_DIM(a, d);
+        if (d > dim) inner *= PyArray_DIM(a, d);
+    }
+    if (type == NPY_FLOAT32)
+        cross_float(PyArray_DATA(a), PyArray_DATA(b), PyArray_DATA(products), outer, inner);
+    else
+        cross_double(PyArray_DATA(a), PyArray_DATA(b), PyArray_DATA(products), outer, inner);
+    PyObject *out = make((PyObject *)products);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, u, out);
+    if (node != NULL && node != Py_None) {
+        PyObject *at_dim = PyLong_FromLong(dim - ndim);   /* (negative, as the Python op keeps it) */
+        PyObject *r = at_dim == NULL || PyObject_SetAttr(node, s_dim, at_dim) < 0 ? NULL
+                      : PyObject_CallMethodObjArgs(node, s_save, t, u, NULL);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
+        Py_XDECREF(at_dim);
+    }
+    return with_node(out, node);
+}
+
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == POWER_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == CROSS_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1421,6 +1506,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = common_case(&methods_[f->method], args[0], args[1], &handled);
         else if (f->kind == POWER_FUNCTION)
             out = power_case(f, args, &handled);
+        else if (f->kind == CROSS_FUNCTION)
+            out = cross_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1457,7 +1544,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_node = f.flop_hook = f.number_node = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > POWER_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > CROSS_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }

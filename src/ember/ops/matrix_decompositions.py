@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import _dtype, return_types
+from . import _compiled_functions
 from ._common import (
     check_tensor, forward_mode, grad_state, make, method, namespace_of, Node, record, sum_to, Tensor,
     with_out, wrap_dim,
@@ -999,6 +1000,11 @@ def _cross_arrays(xp, a, b, axis):
 @with_out()
 def linalg_cross(input, other, *, dim=-1):
     """The cross product of 3-vectors along ``dim`` (the other dimensions broadcast)."""
+    return _cross_entry[0](input, other, dim)
+
+
+def _python_cross(input, other, dim=-1):
+    """``linalg.cross`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     check_tensor(input, "cross", "input")
     check_tensor(other, "cross", "other")
     a, b = input._data, other._data
@@ -1020,6 +1026,9 @@ def linalg_cross(input, other, *, dim=-1):
         node.save(input, other)
         node.dim = d
     return result
+
+
+_cross_entry = _compiled_functions.register(_python_cross, LinalgCrossBackward0, kind="cross")
 
 
 # ----------------------------------------------------------------------------------------
