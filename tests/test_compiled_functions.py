@@ -87,6 +87,21 @@ def python_paths():
             entry[0] = function
 
 
+def _on_both_paths(call, errors=(RuntimeError, TypeError, IndexError)):
+    """``call()``'s result (its dtype, shape, requires_grad and bytes) or error (its type and
+    message), with the compiled functions and with the Python paths in their place."""
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except errors as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    return results
+
+
 def _inputs(name, dtype, shape=(3, 5)):
     lo, hi = OPS[name][2]
     values = np.linspace(lo, hi, math.prod(shape)).reshape(shape).astype(dtype)
@@ -637,15 +652,7 @@ def test_other_reduction_cases_take_the_python_path(name, case):
             "int_keepdim": lambda: fn(ember.tensor(values), 1, 1),
             "numpy_dim": lambda: fn(ember.tensor(values), np.int64(1)),
             "no_grad": lambda: _no_grad(fn, ember.tensor(values, requires_grad=True), 1)}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            try:
-                result = call()
-            except (RuntimeError, TypeError, IndexError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    results = _on_both_paths(call)
     assert results[0] == results[1]
 
 
@@ -1013,15 +1020,7 @@ def test_other_gather_cases_take_the_python_path(case):
                                           ember.tensor(np.zeros((128, 128), np.int64))),
             "no_grad": lambda: _no_grad(ember.gather, ember.tensor(values, requires_grad=True), 2,
                                         ember.tensor(idx))}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            try:
-                result = call()
-            except (RuntimeError, TypeError, IndexError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    results = _on_both_paths(call)
     assert results[0] == results[1], case
 
 
@@ -1253,15 +1252,7 @@ def test_other_index_select_and_take_cases_take_the_python_path(case):
             "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32)), 0, i),
             "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True), 1, i)}[case]
     for fn in (ember.index_select, lambda x, d, i, **kwargs: ember.take(x, i, **kwargs)):
-        results = []
-        for python in (False, True):
-            with python_paths() if python else contextlib.nullcontext():
-                try:
-                    result = call(fn)
-                except (RuntimeError, TypeError, IndexError) as error:
-                    results.append((type(error), str(error)))
-                    continue
-                results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+        results = _on_both_paths(lambda: call(fn))
         assert results[0] == results[1], case
 
 
@@ -1325,15 +1316,7 @@ def test_other_max_and_min_of_all_elements_cases_take_the_python_path(case):
             "large": lambda fn: fn(ember.tensor(np.ones((128, 128), np.float32))),
             "no_grad": lambda fn: _no_grad(fn, ember.tensor(values, requires_grad=True))}[case]
     for fn in (ember.max, ember.min):
-        results = []
-        for python in (False, True):
-            with python_paths() if python else contextlib.nullcontext():
-                try:
-                    result = call(fn)
-                except (RuntimeError, TypeError, IndexError) as error:
-                    results.append((type(error), str(error)))
-                    continue
-                results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+        results = _on_both_paths(lambda: call(fn))
         assert results[0] == results[1], case
 
 
@@ -1469,15 +1452,7 @@ def test_other_index_add_copy_and_fill_cases_take_the_python_path(case):
     for fn, v in ((ember.index_add, s), (ember.index_copy, s), (ember.index_fill, 1.5)):
         if case in ("out", "alpha") and fn is not ember.index_add:
             continue
-        results = []
-        for python in (False, True):
-            with python_paths() if python else contextlib.nullcontext():
-                try:
-                    result = call(fn, v)
-                except (RuntimeError, TypeError, IndexError) as error:
-                    results.append((type(error), str(error)))
-                    continue
-                results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+        results = _on_both_paths(lambda: call(fn, v))
         assert results[0] == results[1], (case, fn)
 
 
@@ -1920,15 +1895,7 @@ def test_other_predicate_cases_take_the_python_path(name, case):
             "complex": lambda: fn(ember.tensor(values.astype(np.complex64))),
             "large": lambda: fn(ember.ones(256, 256)),
             "zero_dim": lambda: fn(ember.tensor(values[0, 0]))}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]
 
 
@@ -2060,15 +2027,7 @@ def test_other_logical_cases_take_the_python_path(name, case):
             "mixed_dtypes": lambda: fn(ember.tensor(a), ember.tensor(b.astype(np.float64))),
             "shapes_differ": lambda: fn(ember.tensor(a), ember.tensor(b[:2, :3])),
             "other_a_number": lambda: fn(ember.tensor(a), 1.0)}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            try:
-                result = call()
-            except (RuntimeError, TypeError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+    results = _on_both_paths(call, (RuntimeError, TypeError))
     assert results[0] == results[1]
 
 

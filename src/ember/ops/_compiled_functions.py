@@ -428,10 +428,10 @@ static int join_fields(Function *f, PyObject *node, PyObject *const *items, Py_s
    forward-mode AD: NumPy's concatenation (of the tensors viewed with the new dim, for stack), the
    node recorded where autograd records. A new tensor, NULL on error, or ``*handled`` set to 0
    where the case is not this one (nothing done). */
-static PyObject *join_case(Function *f, PyObject *tensors, PyObject *dim_arg, int *handled) {
+static PyObject *join_case(Function *f, PyObject *tensors, PyObject *at, int *handled) {
     *handled = 0;
     int stack = f->kind == STACK_FUNCTION;
-    if (!(PyList_CheckExact(tensors) || PyTuple_CheckExact(tensors)) || !PyLong_CheckExact(dim_arg)) return NULL;
+    if (!(PyList_CheckExact(tensors) || PyTuple_CheckExact(tensors)) || !PyLong_CheckExact(at)) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(tensors);
     PyObject **items = PySequence_Fast_ITEMS(tensors);
     if (n == 0) return NULL;
@@ -457,13 +457,8 @@ static PyObject *join_case(Function *f, PyObject *tensors, PyObject *dim_arg, in
     }
     int ndim = PyArray_NDIM(first) + stack;
     if (ndim > NPY_MAXDIMS) return NULL;
-    long dim = PyLong_AsLong(dim_arg);
-    if (dim == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (dim < -ndim || dim >= ndim) return NULL;
-    if (dim < 0) dim += ndim;
+    npy_intp dim;
+    if (!dim_arg(at, ndim, &dim)) return NULL;
     int plain = plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
@@ -641,6 +636,36 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     return with_node(out, node);
 }
 
+/* A max or min along a dim's, or a running one's, ``(values, indices)`` as ``f``'s result type
+   (``f->whole_node``), the node of ``t`` (holding ``x``) recorded where ``grad`` with the fields
+   the Python ops set (``reduce._extreme_along``'s, ``sort._selected``'s): the indices saved,
+   ``in_shape``, ``dim`` and ``keepdim``. Takes the references to both tensors; NULL on error. */
+static PyObject *selected_pair(Function *f, PyObject *t, PyArrayObject *x, PyObject *value_t, PyObject *index_t,
+                               npy_intp dim, int keepdim, int grad) {
+    int status = 0;
+    if (grad) {
+        PyObject *node = record_node(f->node_cls, t, NULL, value_t);
+        status = node == NULL ? -1 : 0;
+        if (node != NULL && node != Py_None) {
+            PyObject *shape = PyObject_GetAttrString((PyObject *)x, "shape"), *at_dim = PyLong_FromSsize_t(dim);
+            PyObject *r = shape == NULL || at_dim == NULL || PyObject_SetAttr(node, s_in_shape, shape) < 0
+                          || PyObject_SetAttr(node, s_dim, at_dim) < 0
+                          || PyObject_SetAttr(node, s_keepdim, keepdim ? Py_True : Py_False) < 0
+                          ? NULL : PyObject_CallMethodObjArgs(node, s_save, index_t, NULL);
+            status = r == NULL ? -1 : 0;
+            Py_XDECREF(r);
+            Py_XDECREF(shape);
+            Py_XDECREF(at_dim);
+        }
+        Py_XDECREF(node);
+    }
+    PyObject *pair[2] = {value_t, index_t};
+    PyObject *result = status < 0 ? NULL : PyObject_Vectorcall(f->whole_node, pair, 2, NULL);
+    Py_DECREF(value_t);
+    Py_DECREF(index_t);
+    return result;
+}
+
 /* ``max(input, dim, keepdim)`` or ``min(...)`` in the common case: an ordinary tensor on the CPU
    holding a small integer or float array with elements and dims, an int dim in range, a bool
    keepdim, no ``__torch_function__`` dispatch or forward-mode AD: the index of the first extreme
@@ -658,13 +683,8 @@ static PyObject *extremes_case(Function *f, PyObject *const *args, Py_ssize_t na
     if ((kind != 'f' && kind != 'i' && kind != 'u') || !PyArray_ISNBO(PyArray_DESCR(x)->byteorder)
             || !PyArray_ISALIGNED(x) || ndim == 0 || PyArray_SIZE(x) == 0 || PyArray_NBYTES(x) >= small_bytes)
         return NULL;
-    long dim = PyLong_AsLong(args[1]);
-    if (dim == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (dim < -ndim || dim >= ndim) return NULL;
-    if (dim < 0) dim += ndim;
+    npy_intp dim;
+    if (!dim_arg(args[1], ndim, &dim)) return NULL;
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
@@ -720,32 +740,7 @@ static PyObject *extremes_case(Function *f, PyObject *const *args, Py_ssize_t na
         Py_DECREF(value_t);
         return NULL;
     }
-    if (grad) {
-        PyObject *node = record_node(f->node_cls, t, NULL, value_t);
-        int status = node == NULL ? -1 : 0;
-        if (node != NULL && node != Py_None) {
-            PyObject *shape_tuple = PyObject_GetAttrString((PyObject *)x, "shape"), *at_dim = PyLong_FromLong(dim);
-            PyObject *r = PyObject_CallMethodObjArgs(node, s_save, index_t, NULL);
-            if (r == NULL || shape_tuple == NULL || at_dim == NULL
-                    || PyObject_SetAttr(node, s_in_shape, shape_tuple) < 0 || PyObject_SetAttr(node, s_dim, at_dim) < 0
-                    || PyObject_SetAttr(node, s_keepdim, keepdim ? Py_True : Py_False) < 0)
-                status = -1;
-            Py_XDECREF(r);
-            Py_XDECREF(shape_tuple);
-            Py_XDECREF(at_dim);
-        }
-        Py_XDECREF(node);
-        if (status < 0) {
-            Py_DECREF(value_t);
-            Py_DECREF(index_t);
-            return NULL;
-        }
-    }
-    PyObject *pair[2] = {value_t, index_t};
-    PyObject *result = PyObject_Vectorcall(f->whole_node, pair, 2, NULL);
-    Py_DECREF(value_t);
-    Py_DECREF(index_t);
-    return result;
+    return selected_pair(f, t, x, value_t, index_t, dim, keepdim, grad);
 }
 
 /* ``where``'s operand: a float tensor's array of ``type`` (or of the first such where ``*type``
@@ -869,13 +864,8 @@ static long picks_dim(PyObject *const *args, PyArrayObject **x, PyArrayObject **
     PyArrayObject *a = array_of(t), *i = array_of(index);
     int ndim = a == NULL ? 0 : PyArray_NDIM(a);
     if (!small_numbers(a) || ndim == 0 || !small_indices(i) || PyArray_NDIM(i) != ndim) return -1;
-    long dim = PyLong_AsLong(args[1]);
-    if (dim == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return -1;
-    }
-    if (dim < -ndim || dim >= ndim) return -1;
-    if (dim < 0) dim += ndim;
+    npy_intp dim;
+    if (!dim_arg(args[1], ndim, &dim)) return -1;
     for (int d = 0; d < ndim; d++)
         if (d != dim && PyArray_DIM(i, d) > PyArray_DIM(a, d)) return -1;
     if (!indices_within(i, 0, PyArray_DIM(a, (int)dim))) return -1;
@@ -1022,16 +1012,8 @@ static PyObject *select_case(Function *f, PyObject *const *args, int *handled) {
     if (!small_numbers(x) || !small_indices(idx) || (!takes && (PyArray_NDIM(x) == 0 || PyArray_NDIM(idx) != 1)))
         return NULL;
     int ndim = PyArray_NDIM(x);
-    long dim = 0;
-    if (!takes) {
-        dim = PyLong_AsLong(args[1]);
-        if (dim == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return NULL;
-        }
-        if (dim < -ndim || dim >= ndim) return NULL;
-        if (dim < 0) dim += ndim;
-    }
+    npy_intp dim = 0;
+    if (!takes && !dim_arg(args[1], ndim, &dim)) return NULL;
     npy_intp size = takes ? PyArray_SIZE(x) : PyArray_DIM(x, (int)dim);
     if (!indices_within(idx, takes ? -size : 0, size)) return NULL;
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
@@ -1105,13 +1087,8 @@ static PyObject *slices_case(Function *f, PyObject *const *args, int *handled) {
     PyArrayObject *x = array_of(t), *idx = array_of(index), *source = fills ? NULL : array_of(src);
     if (!small_numbers(x) || PyArray_NDIM(x) == 0 || !small_indices(idx) || PyArray_NDIM(idx) != 1) return NULL;
     int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x);
-    long dim = PyLong_AsLong(args[1]);
-    if (dim == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (dim < -ndim || dim >= ndim) return NULL;
-    if (dim < 0) dim += ndim;
+    npy_intp dim;
+    if (!dim_arg(args[1], ndim, &dim)) return NULL;
     double value = 0.0;
     if (fills) {
         if (!float_number(src, type, &value)) return NULL;
@@ -1202,13 +1179,8 @@ static PyObject *cumulative_case(Function *f, PyObject *const *args, int *handle
             || PyArray_NDIM(x) == 0 || !PyArray_IS_C_CONTIGUOUS(x))
         return NULL;
     int ndim = PyArray_NDIM(x);
-    long dim = PyLong_AsLong(args[1]);
-    if (dim == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (dim < -ndim || dim >= ndim) return NULL;
-    if (dim < 0) dim += ndim;
+    npy_intp dim;
+    if (!dim_arg(args[1], ndim, &dim)) return NULL;
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
@@ -1254,31 +1226,7 @@ static PyObject *cumulative_case(Function *f, PyObject *const *args, int *handle
         Py_XDECREF(value_t);
         return NULL;
     }
-    if (grad) {
-        PyObject *node = record_node(f->node_cls, t, NULL, value_t);
-        int status = node == NULL ? -1 : 0;
-        if (node != NULL && node != Py_None) {
-            PyObject *shape = PyObject_GetAttrString((PyObject *)x, "shape"), *at_dim = PyLong_FromLong(dim);
-            PyObject *r = shape == NULL || at_dim == NULL || PyObject_SetAttr(node, s_in_shape, shape) < 0
-                          || PyObject_SetAttr(node, s_dim, at_dim) < 0 || PyObject_SetAttr(node, s_keepdim, Py_True) < 0
-                          ? NULL : PyObject_CallMethodObjArgs(node, s_save, index_t, NULL);
-            status = r == NULL ? -1 : 0;
-            Py_XDECREF(r);
-            Py_XDECREF(shape);
-            Py_XDECREF(at_dim);
-        }
-        Py_XDECREF(node);
-        if (status < 0) {
-            Py_DECREF(value_t);
-            Py_DECREF(index_t);
-            return NULL;
-        }
-    }
-    PyObject *pair[2] = {value_t, index_t};
-    PyObject *result = PyObject_Vectorcall(f->whole_node, pair, 2, NULL);
-    Py_DECREF(value_t);
-    Py_DECREF(index_t);
-    return result;
+    return selected_pair(f, t, x, value_t, index_t, dim, 1, grad);
 }
 
 /* ``masked_fill(input, mask, value)`` in the common case: a small C-contiguous float32 or float64
@@ -1426,13 +1374,8 @@ static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
             || !PyArray_ISALIGNED(a) || !PyArray_ISALIGNED(b) || ndim == 0 || PyArray_NDIM(b) != ndim
             || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(b), ndim) || PyArray_NBYTES(a) >= small_bytes)
         return NULL;
-    long dim = PyLong_AsLong(args[2]);
-    if (dim == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (dim < -ndim || dim >= ndim) return NULL;
-    if (dim < 0) dim += ndim;
+    npy_intp dim;
+    if (!dim_arg(args[2], ndim, &dim)) return NULL;
     if (PyArray_DIM(a, (int)dim) != 3) return NULL;
     int grad = requires_grad(t);
     if (grad >= 0) {

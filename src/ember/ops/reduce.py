@@ -940,12 +940,6 @@ def _python_amin(input, dim=(), keepdim=False):
     return _extreme("amin", input, dim, keepdim, False, AminBackward0)
 
 
-_amax_entry, _amin_entry = (
-    _compiled_functions.register(python_op, node_cls, ("self", "result"), kind="reduce", ufunc=ufunc,
-                                 specifics=_compiled_functions.Reduction(node_cls, ("dims",), ("dims",)))
-    for python_op, node_cls, ufunc in ((_python_amax, AmaxBackward0, np.maximum),
-                                       (_python_amin, AminBackward0, np.minimum)))
-
 
 _SAME_DTYPE = ("Expected the dtype for input and out to match, but got {want} for input's dtype and "
                "{got} for out's dtype.")
@@ -1088,10 +1082,13 @@ def _python_min_all(input):
     return _extreme("min", input, None, False, False, MinBackward1)
 
 
-_max_all_entry, _min_all_entry = (
+# amax, amin, and max and min of all elements: NumPy's maximum or minimum reduction from C
+_amax_entry, _amin_entry, _max_all_entry, _min_all_entry = (
     _compiled_functions.register(python_op, node_cls, ("self", "result"), kind="reduce", ufunc=ufunc,
                                  specifics=_compiled_functions.Reduction(node_cls, ("dims",), ("dims",)))
-    for python_op, node_cls, ufunc in ((_python_max_all, MaxBackward1, np.maximum),
+    for python_op, node_cls, ufunc in ((_python_amax, AmaxBackward0, np.maximum),
+                                       (_python_amin, AminBackward0, np.minimum),
+                                       (_python_max_all, MaxBackward1, np.maximum),
                                        (_python_min_all, MinBackward1, np.minimum)))
 _max_along_entry, _min_along_entry = (
     _compiled_functions.register(python_op, node_cls, kind="extremes", specifics=(result_type, is_max))
