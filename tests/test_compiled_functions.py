@@ -44,6 +44,8 @@ OPS = {
     "erfcx": (ember.special.erfcx, torch.special.erfcx, (-3, 10), BOTH),
     "ndtri": (ember.special.ndtri, torch.special.ndtri, (0.01, 0.99), BOTH),
     "log_ndtr": (ember.special.log_ndtr, torch.special.log_ndtr, (-10, 5), BOTH),
+    "lgamma": (ember.lgamma, torch.lgamma, (-4.5, 5), BOTH),
+    "digamma": (ember.digamma, torch.digamma, (0.1, 5), BOTH),
     "sign": (ember.sign, torch.sign, (-5, 5), SINGLE),
     "sgn": (ember.sgn, torch.sgn, (-5, 5), SINGLE),
 }

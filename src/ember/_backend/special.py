@@ -527,17 +527,21 @@ def _applies(x):
     return _special_loops().applies(x)
 
 
-_lgamma_choice = on_compiled_loop("lgamma", lambda xp, x: _evaluate(_lgamma, x))
+def _lgamma_by_numpy(x):
+    if x.size <= SCALAR_PATH_MAX_ELEMENTS:
+        return _evaluate_small(_lgamma_scalar, x)
+    return _evaluate(_lgamma, x)
+
+
+_lgamma_choice = on_compiled_loop("lgamma", lambda xp, x: _lgamma_by_numpy(x))
 
 
 def lgamma(xp, x):
     if not _is_numpy(xp):
         return _cupy_special("gammaln")(x)
-    if x.size <= SCALAR_PATH_MAX_ELEMENTS:
-        return _evaluate_small(_lgamma_scalar, x)
-    if _applies(x):
+    if _applies(x):   # (at every size: the compiled function of small tensors runs the loop)
         return _lgamma_choice(xp, x)
-    return _evaluate(_lgamma, x)
+    return _lgamma_by_numpy(x)
 
 
 # ---------------------------------------------------------------------------------------------

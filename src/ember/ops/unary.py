@@ -111,8 +111,11 @@ def _ufunc(name):
 
 def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, refuse=None,
            exported=True, arithmetic=False, refuse_inplace=None, exact_out=False,
-           complex_grad=None, tangent=None, array_grad=None, loop=None):
+           complex_grad=None, tangent=None, array_grad=None, loop=None, special_loop=None):
     """``loop``: the name of ``vector_math``'s loop that runs large float32 inputs.
+    ``special_loop``: the name of ``special_loops``' loop (over float32 and over float64, each in
+    its own precision) that ``forward`` runs at every size: small float tensors take it from the
+    compiled function.
     ``complex_grad(g, x, result)``: the gradient for complex tensors (torch's convention,
     ``g * conj(f'(x))`` for a holomorphic op), which lets autograd record the op on them.
     ``tangent(t, x, result)``: the forward-mode tangent, for an op whose ``grad`` formula applied
@@ -174,7 +177,7 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         return self
 
     on_loop = loop is not None and vector_math.MIN_ELEMENTS[loop] == 1
-    if (on_loop or ufunc is not None) and not (refuse and "f" in "".join(refuse)):
+    if (on_loop or special_loop or ufunc is not None) and not (refuse and "f" in "".join(refuse)):
         # small float inputs go to the compiled function: on the loop (float32 inputs run on it at
         # every size), or on NumPy's ufunc below the size the op takes its loop from
         python_op = op
@@ -182,8 +185,9 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
         python_op.__code__ = python_op.__code__.replace(co_name=name)
         entry = _compiled_functions.register(
             python_op, node_cls if grad else None, saves,
-            addresses=(lambda: (vector_math.loop_address(loop), None)) if on_loop else None,
-            ufunc=None if on_loop else getattr(np, ufunc),
+            addresses=(lambda: (vector_math.loop_address(loop), None)) if on_loop
+            else (lambda: _special_loop_addresses(special_loop)) if special_loop else None,
+            ufunc=None if on_loop or special_loop else getattr(np, ufunc),
             max_elements=vector_math.MIN_ELEMENTS[loop] - 1 if loop is not None and not on_loop else None,
             specifics=float_op)   # (integers and bools as the default float dtype)
 
@@ -205,6 +209,11 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
 
 def _int_word(t):
     return _type_word(t._data.dtype)
+
+
+def _special_loop_addresses(name):
+    from .._backend import special_loops
+    return special_loops.loop_addresses(name)
 
 
 def _special(fn_name):
@@ -265,9 +274,9 @@ erfc = _unary("erfc", _special("erfc"), lambda g, x, y: g * (-2 / _SQRT_PI) * (-
 erfinv = _unary("erfinv", _special("erfinv"), lambda g, x, y: g * (_SQRT_PI / 2) * (y * y).exp(), ("result",),
                 refuse={"c": _not_implemented("erfinv_vml_cpu")}, loop="erfinv")
 lgamma = _unary("lgamma", _special("lgamma"), lambda g, x, y: g * x.digamma(),
-                refuse={"c": _not_implemented("lgamma_vml_cpu")})
+                refuse={"c": _not_implemented("lgamma_vml_cpu")}, special_loop="lgamma")
 digamma = _unary("digamma", _special("digamma"), lambda g, x, y: g * _trigamma(x),
-                 refuse={"c": _not_implemented("digamma")})
+                 refuse={"c": _not_implemented("digamma")}, special_loop="digamma")
 abs = _unary("abs", _ufunc("abs"),
              lambda g, x, y: g * (x.sgn() if x._data.dtype.kind == "c" else x.sign()),
              array_grad=vector_math.when_large("abs backward", lambda g, x, y: vector_math.gradient("abs", g, x),
