@@ -128,7 +128,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
-                                                  "_python_cross"}
+                                                  "_python_cross"} | set(SPECIALS) | set(POLYNOMIALS)
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -2110,6 +2110,130 @@ def test_other_cross_cases_take_the_python_path(case):
             try:
                 result = call()
             except (RuntimeError, TypeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
+                            [str(w.message) for w in caught]))
+    assert results[0] == results[1]
+
+
+# ember.special's functions of two tensors (``_compiled_special``'s form "tensors"): name: (ember's,
+# torch's, the first's range, the second's)
+SPECIALS = {"gammainc": (ember.special.gammainc, torch.special.gammainc, (0.1, 6), (0.05, 10)),
+            "gammaincc": (ember.special.gammaincc, torch.special.gammaincc, (0.1, 6), (0.05, 10)),
+            "igamma": (ember.igamma, torch.igamma, (0.1, 6), (0.05, 10)),
+            "igammac": (ember.igammac, torch.igammac, (0.1, 6), (0.05, 10)),
+            "zeta": (ember.special.zeta, torch.special.zeta, (1.1, 6), (0.1, 5))}
+SPECIALS["polygamma"] = (ember.special.polygamma, torch.special.polygamma, None, (0.1, 5))
+POLYNOMIALS = [name for name in ember.special.__all__ if name.endswith(("_polynomial_t", "_polynomial_u",
+                                                                        "_polynomial_v", "_polynomial_w",
+                                                                        "_polynomial_h", "_polynomial_he",
+                                                                        "_polynomial_l", "_polynomial_p"))]
+
+
+def _special_operands(dtype, shape=(3, 5), first=(0.1, 6), second=(0.05, 10)):
+    a = np.linspace(*first, math.prod(shape)).reshape(shape).astype(dtype)
+    b = np.linspace(*second, math.prod(shape))[::-1].reshape(shape).astype(dtype)
+    return a, b
+
+
+def _special_calls(name, a, b):
+    """``(ember's call, torch's call)`` of the special function ``name`` on the arrays ``a`` and ``b``
+    (polygamma: of each n it takes on ``b``; a polynomial: of ``a`` and each degree)."""
+    if name in POLYNOMIALS:
+        fn, torch_fn = getattr(ember.special, name), getattr(torch.special, name)
+        return [(lambda n=n: fn(ember.tensor(a), n), lambda n=n: torch_fn(torch.tensor(a), n))
+                for n in (0, 1, 3, 7, 11, 2.7, -1)]
+    fn, torch_fn = SPECIALS[name][:2]
+    if name == "polygamma":
+        return [(lambda n=n: fn(n, ember.tensor(b)), lambda n=n: torch_fn(n, torch.tensor(b))) for n in (0, 1, 2, 3, 5)]
+    return [(lambda: fn(ember.tensor(a), ember.tensor(b)), lambda: torch_fn(torch.tensor(a), torch.tensor(b)))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(SPECIALS) + POLYNOMIALS)
+def test_special_functions_are_the_python_paths_and_torchs(name, dtype):
+    first, second = SPECIALS[name][2:] if name in SPECIALS else ((-1.2, 1.2), (0, 1))
+    a, b = _special_operands(dtype, first=first or (0.1, 6), second=second)
+    for call, torch_call in _special_calls(name, a, b):
+        compiled = call()
+        with python_paths():
+            python = call()
+        want = torch_call()
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape)
+        assert compiled.numpy().tobytes() == python.numpy().tobytes()
+        np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["gammainc", "igammac", "zeta", "polygamma"])
+def test_special_nodes_and_gradients_are_the_python_paths(name):
+    fn = SPECIALS[name][0]
+    a, b = _special_operands("float32", first=SPECIALS[name][2] or (0.1, 6), second=SPECIALS[name][3])
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x, y = ember.tensor(a), ember.tensor(b, requires_grad=True)
+            out = fn(2, y) if name == "polygamma" else fn(x, y)
+            node = out.grad_fn
+            fields = [getattr(node, field, None) for field in ("n", "self_shape", "self_dtype", "other_shape",
+                                                               "other_dtype")]
+            fields += [t.detach().numpy().tobytes() for t in node.saved_tensors]
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((type(node).__name__, fields, y.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("name", ["gammainc", "zeta", "polygamma", "legendre_polynomial_p"])
+def test_special_functions_take_the_common_case(monkeypatch, name):
+    from ember._backend import special_loops
+    a, b = (ember.tensor(v) for v in _special_operands("float32", first=(1.1, 6)))
+    call = {"gammainc": lambda: ember.special.gammainc(a, b), "zeta": lambda: ember.special.zeta(a, b),
+            "polygamma": lambda: (ember.special.polygamma(1, b), ember.special.polygamma(3, b)),
+            "legendre_polynomial_p": lambda: ember.special.legendre_polynomial_p(a, 4)}[name]
+    _assert_the_compiled_function_takes(monkeypatch, call, [(special_loops, "_over_two_arrays"),
+                                                            (special_loops, "compute")])
+
+
+_SPECIAL_CASES = {
+    "out": lambda a, b: ember.special.gammainc(a, b, out=ember.empty(0)),
+    "broadcast": lambda a, b: ember.special.gammaincc(a, b[:1]),
+    "mixed_dtypes": lambda a, b: ember.igamma(a, b.double()),
+    "float16": lambda a, b: ember.special.zeta(a.half(), b.half()),
+    "int64": lambda a, b: ember.special.gammainc(a.long(), b.long()),
+    "transposed": lambda a, b: ember.special.zeta(a.t(), b.t()),
+    "number": lambda a, b: ember.special.zeta(a, 2.5),
+    "number_first": lambda a, b: ember.special.zeta(2.5, b),
+    "keywords": lambda a, b: ember.special.zeta(a, other=b),
+    "empty": lambda a, b: ember.special.gammainc(a[:0], b[:0]),
+    "zeta_beyond_its_loop": lambda a, b: ember.special.zeta(ember.full((64, 64), 2.0), ember.full((64, 64), 0.5)),
+    "polygamma_negative_n": lambda a, b: ember.special.polygamma(-1, b),
+    "polygamma_large_n": lambda a, b: ember.special.polygamma(171, b),
+    "polygamma_float_n": lambda a, b: ember.special.polygamma(2.0, b),
+    "polygamma_int": lambda a, b: ember.special.polygamma(2, b.long()),
+    "polygamma_bool": lambda a, b: ember.special.polygamma(0, b > 3),
+    "polygamma_float16": lambda a, b: ember.special.polygamma(1, b.half()),
+    "polygamma_no_grad": lambda a, b: _no_grad(lambda t: ember.special.polygamma(2, t), b.requires_grad_()),
+    "polynomial_tensor_degrees": lambda a, b: ember.special.hermite_polynomial_h(a, b[0]),
+    "polynomial_tensor_x_number": lambda a, b: ember.special.hermite_polynomial_h(0.5, b),
+    "polynomial_huge_degree": lambda a, b: ember.special.chebyshev_polynomial_t(a / 7, 2 ** 70),
+    "polynomial_least_degree": lambda a, b: ember.special.chebyshev_polynomial_t(a / 7, -2 ** 63),
+    "polynomial_nan_degree": lambda a, b: ember.special.chebyshev_polynomial_u(a / 7, math.nan),
+    "polynomial_bool_degree": lambda a, b: ember.special.legendre_polynomial_p(a / 7, True),
+    "polynomial_int_x": lambda a, b: ember.special.laguerre_polynomial_l(a.long(), 3),
+    "polynomial_grad": lambda a, b: ember.special.hermite_polynomial_he(a.requires_grad_(), 4),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SPECIAL_CASES))
+def test_other_special_cases_take_the_python_path(case):
+    a, b = _special_operands("float32", first=(1.1, 6))
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = _SPECIAL_CASES[case](ember.tensor(a), ember.tensor(b))
+            except (RuntimeError, TypeError, NotImplementedError, OverflowError) as error:
                 results.append((type(error), str(error)))
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),

@@ -28,7 +28,7 @@ i0 = special.i0
 
 def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of the digamma function (:func:`ember.special.polygamma`)."""
-    return special.polygamma(n, input, out=out)
+    return special.polygamma(n, input) if out is None else special.polygamma(n, input, out=out)
 
 
 def mvlgamma(input, p, *, out=None):

@@ -117,14 +117,18 @@ def zeta(xp, x, q):
         return _zeta_kernel(*_as_arrays(x, q))
 
 
+def polygamma_factor(n):
+    """``(-1)**(n + 1) n!``: polygamma(n, x) is it times zeta(n + 1, x) for n >= 2 (OverflowError
+    beyond n = 170)."""
+    return (-1.0 if n % 2 == 0 else 1.0) * math.exp(math.lgamma(n + 1))
+
+
 def polygamma(xp, n, x):
     """polygamma(n, x) for n >= 2, in float64."""
-    sign = -1.0 if n % 2 == 0 else 1.0
     if not _s._is_numpy(xp):
-        return sign * math.exp(math.lgamma(n + 1)) * _zeta(xp.asarray(float(n + 1)), x.astype(xp.float64))
+        return polygamma_factor(n) * _zeta(xp.asarray(float(n + 1)), x.astype(xp.float64))
     with np.errstate(all="ignore"):
-        return sign * math.exp(math.lgamma(n + 1)) * _zeta_kernel(np.asarray(float(n + 1)),
-                                                                  np.asarray(x, np.float64))
+        return polygamma_factor(n) * _zeta_kernel(np.asarray(float(n + 1)), np.asarray(x, np.float64))
 
 
 # -- the incomplete gamma functions ---------------------------------------------------------

@@ -988,12 +988,15 @@ def loop_addresses(op):
     """The addresses of ``op``'s loops (a name in ``FUNCTIONS``, ``IN_OWN_PRECISION`` or
     ``NORMAL``) over float32 and over float64 arrays, each a C function ``loop(x, out, n,
     threads)``; None for one that cannot be built."""
+    return tuple(address(f"{op}_{dtype}") for dtype in _NAMES.values())
+
+
+def address(name):
+    """The address of the loop ``name`` (a C function of ``SOURCE``), None where it cannot be
+    built."""
     from .._inductor import _compiler
-    addresses = []
-    for dtype in _NAMES.values():
-        function = _compiler.load(SOURCE, f"{op}_{dtype}", quiet=True, libraries=("mvec",), argtypes=_ARGUMENTS)
-        addresses.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
-    return tuple(addresses)
+    function = _compiler.load(SOURCE, name, quiet=True, libraries=("mvec",), argtypes=_ARGUMENTS)
+    return None if function is None else ctypes.cast(function, ctypes.c_void_p).value
 
 
 def applies(x):

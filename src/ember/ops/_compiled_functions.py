@@ -1,6 +1,6 @@
 """Ops whose forward on a small tensor is one call (a NumPy ufunc, its reduction, one of ember's
 compiled loops, NumPy's matmul, concatenation or argmax), compiled for their common case. Of one tensor:
-``sigmoid``, ``erf``, ``erfc``, ``erfinv`` and ``ember.special``'s Bessel, Airy and
+``sigmoid``, ``erf``, ``erfc``, ``erfinv``, ``lgamma``, ``digamma`` and ``ember.special``'s Bessel, Airy and
 normal-distribution functions, ``entr`` and ``sinc`` (on loops), and ``exp``, ``log``, ``sqrt``,
 ``sin``, ``tanh``, ``abs`` and the other ops that ``unary._ufunc`` declares (on ufuncs). Of two
 tensors: ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``atan2``, ``hypot``, ``copysign``,
@@ -9,7 +9,7 @@ tensors: ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``atan2``, ``hypot``, ``c
 matmul); ``where`` of a bool condition and two float tensors (or a tensor and a number). Of a
 list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``, ``mean``,
 ``amax``, ``amin``, ``var`` and ``std`` (with Bessel's correction); and ``max`` and ``min``
-along a dim.
+along a dim. ``ember.special``'s functions of two arguments on its loops: ``_compiled_special``.
 
 On a small tensor such an op is mostly Python: its frame, its checks, the kernel choice and the
 call of the loop or the ufunc cost several times the work itself. Each of these ops registers
@@ -29,6 +29,8 @@ import sys
 import threading
 import typing
 
+from . import _compiled_special
+
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
 # what a node may save, in the order it saves them (the bits of ``saves`` in the C source)
@@ -36,7 +38,7 @@ _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
-          "masked_fill", "operator", "power", "cross")
+          "masked_fill", "operator", "power", "cross", "special")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross")
@@ -166,6 +168,9 @@ def _specifics(function):
     if function.kind == "operator":   # (the index of its method, in the order the methods are built)
         from ._compiled_methods import METHODS
         return ([name for names, *_ in METHODS for name in names].index(function.specifics),)
+    if function.kind == "special":   # (its form, and what the form takes: a callable gives it at the first call)
+        form, taken = function.specifics
+        return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
     if function.kind == "reduce":
         r = function.specifics
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
@@ -205,7 +210,7 @@ enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
-                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION };
+                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -234,6 +239,11 @@ typedef struct {
     int method;
     /* an op of one tensor's: whether it computes on integers and bools as the default float dtype */
     int converts;
+    /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); polygamma's
+       factors (a tuple of floats, by n) and digamma's and trigamma's loops (float32's, float64's) */
+    int form, shifted;
+    PyObject *factors;
+    void *own_loops[4];
 } Function;
 
 #define MAX_FUNCTIONS 160
@@ -286,8 +296,9 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
 /* ``node``'s fields and saved tensors, as the Python op sets them: for two tensors, each one's
    shape and dtype (a binary node's); then ``node.save(...)`` of what ``f`` saves. 0, or -1 on error. */
 static int function_fields(Function *f, PyObject *node, PyObject *const *inputs, PyObject *out) {
-    if (f->kind == BINARY_FUNCTION && (set_shape_and_dtype(node, s_self_shape, s_self_dtype, array_of(inputs[0])) < 0
-                          || set_shape_and_dtype(node, s_other_shape, s_other_dtype, array_of(inputs[1])) < 0))
+    if (f->arity == 2 && f->kind != MATMUL_FUNCTION   /* (a binary node's) */
+            && (set_shape_and_dtype(node, s_self_shape, s_self_dtype, array_of(inputs[0])) < 0
+                || set_shape_and_dtype(node, s_other_shape, s_other_dtype, array_of(inputs[1])) < 0))
         return -1;
     if (!f->saves) return 0;
     PyObject *saved[3], *candidates[3] = {inputs[0], f->arity == 2 ? inputs[1] : NULL, out};
@@ -1416,10 +1427,11 @@ static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
     return with_node(out, node);
 }
 
+SPECIAL_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == CROSS_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == SPECIAL_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1451,6 +1463,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = power_case(f, args, &handled);
         else if (f->kind == CROSS_FUNCTION)
             out = cross_case(f, args, &handled);
+        else if (f->kind == SPECIAL_FUNCTION)
+            out = special_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1484,10 +1498,11 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOKKniiO", &f.python_op, &f.node_cls, &f.ufunc, &float32, &float64,
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
-    f.whole_node = f.flop_hook = f.number_node = Py_None;
+    f.whole_node = f.flop_hook = f.number_node = f.factors = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
-    f.adds = f.writes = f.method = f.converts = 0;
-    if (f.kind < UNARY_FUNCTION || f.kind > CROSS_FUNCTION) {
+    f.adds = f.writes = f.method = f.converts = f.form = f.shifted = 0;
+    for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
+    if (f.kind < UNARY_FUNCTION || f.kind > SPECIAL_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1504,6 +1519,25 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
+    if (f.kind == SPECIAL_FUNCTION) {   /* (form, taken): a polynomial's shifted, polygamma's (factors, loops) */
+        PyObject *taken;
+        unsigned long long own[4] = {0, 0, 0, 0};
+        if (!PyArg_ParseTuple(specifics, "iO", &f.form, &taken)) return NULL;
+        if (f.form == POLYNOMIAL_FORM && (f.shifted = PyObject_IsTrue(taken)) < 0) return NULL;
+        if (f.form == POLYGAMMA_FORM && !PyArg_ParseTuple(taken, "O!(KKKK)", &PyTuple_Type, &f.factors, &own[0],
+                                                          &own[1], &own[2], &own[3]))
+            return NULL;
+        for (Py_ssize_t i = 0; f.form == POLYGAMMA_FORM && i < PyTuple_GET_SIZE(f.factors); i++)
+            if (!PyFloat_CheckExact(PyTuple_GET_ITEM(f.factors, i))) {
+                PyErr_SetString(PyExc_TypeError, "polygamma's factors are floats");
+                return NULL;
+            }
+        if (f.form < TENSORS_FORM || f.form > POLYNOMIAL_FORM) {
+            PyErr_SetString(PyExc_ValueError, "no such form of special function");
+            return NULL;
+        }
+        for (int i = 0; i < 4; i++) f.own_loops[i] = (void *)(uintptr_t)own[i];
+    }
     if (f.kind == OPERATOR_FUNCTION && (!PyArg_ParseTuple(specifics, "i", &f.method) || f.method < 0
                                         || f.method >= n_methods)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such operator");
@@ -1513,7 +1547,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "no such operands of a product");
         return NULL;
     }
-    f.arity = f.kind == BINARY_FUNCTION || f.kind == MATMUL_FUNCTION ? 2 : 1;
+    f.arity = f.kind == BINARY_FUNCTION || f.kind == MATMUL_FUNCTION || (f.kind == SPECIAL_FUNCTION
+                                                                       && f.form == TENSORS_FORM) ? 2 : 1;
     f.reduce = f.kind == REDUCE_FUNCTION ? PyObject_GetAttrString(f.ufunc, "reduce") : Py_NewRef(Py_None);
     if (f.reduce == NULL) return NULL;
     if (n_functions == MAX_FUNCTIONS) {
@@ -1532,6 +1567,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     Py_INCREF(f.whole_node);
     Py_INCREF(f.flop_hook);
     Py_INCREF(f.number_node);
+    Py_INCREF(f.factors);
     functions_[n_functions++] = f;
     return function;
 }
@@ -1562,4 +1598,4 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     Py_XSETREF(dtype_defaults, defaults);
     Py_RETURN_NONE;
 }
-'''
+'''.replace("SPECIAL_SOURCE\n", _compiled_special.SOURCE)

@@ -10,7 +10,7 @@ from ..ops._common import Node, Tensor, _type_word, is_scalar, make, namespace_o
 from ..ops.pointwise import (
     _binary, _BinaryNode, _on_loop_when_large, _scalar_first, _xlogy_grad_self, compiled_binary, float_arrays,
 )
-from ._common import check_tensor, finish, float_result, refuse
+from ._common import check_tensor, finish, float_result, on_special_loops, refuse
 from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["xlog1py", "zeta", "gammainc", "gammaincc", "polygamma", "multigammaln"]
@@ -123,6 +123,8 @@ def _zeta_kernel(x, q):
         return special_gamma.zeta(namespace_of(x), x, q).astype(dtype, copy=False)
 
 
+@on_special_loops("tensors", ("zeta_two", "zeta_two"), SpecialZetaBackward0,
+                  max_elements=special_gamma.ZETA_LOOP_MAX_ELEMENTS - 1)
 def zeta(input, other, *, out=None):
     """Hurwitz's zeta function ``sum over k >= 0 of (other + k) ** -input``; either argument
     may be a number. Differentiable in ``other`` only, as in torch."""
@@ -172,6 +174,13 @@ def _incomplete(name, kernel_name, kernel, node_cls, input, other, out):
     return finish(_binary(name, compute, node_cls, input, other, ("self", "other")), out)
 
 
+def _incomplete_loops(name):
+    """The loops of ``special_gamma``'s incomplete gamma function ``name``: to float32's tolerance
+    and to float64's."""
+    return f"{name}_single_two", f"{name}_two"
+
+
+@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0)
 def gammainc(input, other, *, out=None):
     """The regularized lower incomplete gamma function ``P(input, other)``: the integral of
     ``t**(input - 1) * exp(-t)`` from 0 to ``other``, divided by ``Gamma(input)``.
@@ -180,6 +189,7 @@ def gammainc(input, other, *, out=None):
                        input, other, out)
 
 
+@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0)
 def gammaincc(input, other, *, out=None):
     """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P(input,
     other)``. Differentiable in ``other`` only, as in torch."""
@@ -188,12 +198,14 @@ def gammaincc(input, other, *, out=None):
 
 
 # torch's top-level names for them (ember/_special_aliases.py exports these)
+@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0)
 def igamma(input, other, *, out=None):
     """The regularized lower incomplete gamma function, as :func:`ember.special.gammainc`."""
     return _incomplete("igamma", "igamma_cpu", special_gamma.gammainc, IgammaBackward0,
                        input, other, out)
 
 
+@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0)
 def igammac(input, other, *, out=None):
     """The regularized upper incomplete gamma function, as :func:`ember.special.gammaincc`."""
     return _incomplete("igammac", "igammac_cpu", special_gamma.gammaincc, IgammacBackward0,
@@ -223,6 +235,20 @@ def _polygamma_array(n, data):
         return special_gamma.polygamma(xp, n, data).astype(data.dtype, copy=False)
 
 
+# polygamma's factors (-1)**(n + 1) n! by n, up to the last that is finite (0 and 1 take their
+# own loops)
+_POLYGAMMA_LAST_FACTOR = 170
+
+
+def _polygamma_taken():
+    """What polygamma's compiled function takes: its factors, digamma's and trigamma's loops."""
+    from .._backend import special_loops
+    factors = tuple(special_gamma.polygamma_factor(n) for n in range(_POLYGAMMA_LAST_FACTOR + 1))
+    return factors, (*special_loops.loop_addresses("digamma"), *special_loops.loop_addresses("trigamma"))
+
+
+@on_special_loops("polygamma", ("zeta_two", "zeta_two"), PolygammaBackward0, taken=_polygamma_taken,
+                  max_elements=special_gamma.ZETA_LOOP_MAX_ELEMENTS - 1)
 def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of the digamma function, ``psi^(n)(input)``, for ``n >= 0``."""
     check_tensor(input, "special_polygamma", 2)

@@ -1,6 +1,10 @@
-"""What the ``ember.special`` modules share: argument checks, dtype rules, the ``out=`` step."""
+"""What the ``ember.special`` modules share: argument checks, dtype rules, the ``out=`` step,
+the compiled functions on ``special_loops``."""
+import functools
+
 from .._backend.precision import HALF_PRECISION
 from .._dtype import get_default_dtype
+from ..ops import _compiled_functions
 from ..ops._common import Tensor, _type_word, write_out
 
 
@@ -31,3 +35,27 @@ def float_result(dtype):
 
 def finish(result, out):
     return result if out is None else write_out(result, out)
+
+
+def on_special_loops(form, loops, node_cls=None, taken=None, max_elements=None):
+    """A decorator: the function ``fn(a, b, *, out=None)`` with its common case (two positional
+    arguments) compiled, of
+    ``form`` (``ops._compiled_special``: "tensors", "polygamma" or "polynomial", with what the
+    form ``taken``) on the loops of ``special_loops`` named ``loops`` (the float32 tensors' and
+    the float64 tensors'), for at most ``max_elements`` elements. ``node_cls`` is the node the
+    function records."""
+    saves = ("self", "other") if form == "tensors" else ("self",)
+
+    def addresses():
+        from .._backend import special_loops
+        return tuple(special_loops.address(name) for name in loops)
+
+    def compiled(python_op):
+        entry = _compiled_functions.register(python_op, node_cls, saves, kind="special", addresses=addresses,
+                                             max_elements=max_elements, specifics=(form, taken))
+
+        @functools.wraps(python_op)
+        def fn(*args, **kwargs):
+            return python_op(*args, **kwargs) if kwargs else entry[0](*args)
+        return fn
+    return compiled

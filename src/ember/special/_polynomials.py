@@ -8,13 +8,14 @@ from .. import _dtype
 from .._backend import orthogonal_polynomials as kernels
 from ..ops._common import Tensor, is_scalar, make, namespace_of
 from ..ops.pointwise import _broadcast_check
-from ._common import finish, refuse
+from ._common import finish, on_special_loops, refuse
 
 __all__ = []
 
 
 def _polynomial(name, kernel, what):
     op = f"special_{name}"
+    loop = kernel.__name__.removeprefix("shifted_") + "_polynomial"
 
     def fn(x, n, *, out=None):
         if not isinstance(x, Tensor) and not isinstance(n, Tensor):
@@ -42,7 +43,8 @@ def _polynomial(name, kernel, what):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} ``P_n(x)`` of degree ``n``."
     __all__.append(name)
-    return fn
+    return on_special_loops("polynomial", (f"{loop}_float32_float32", f"{loop}_float64_float64"),
+                            taken=name.startswith("shifted_"))(fn)
 
 
 chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t", kernels.chebyshev_t,
