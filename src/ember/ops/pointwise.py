@@ -1061,6 +1061,7 @@ _fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _on_loop_when_large(
     "fmod", _float_or_int_kernel("fmod", _float_division.fmod))))
 
 
+@compiled_binary(FmodBackward1, ("self", "other"), np.fmod, "fmod")
 def fmod(input, other, *, out=None):
     """The C-style remainder of division: has the sign of the dividend ``input``."""
     _tensor_arg(input, "fmod")
@@ -1139,6 +1140,7 @@ _floor_divide_of_number = _number_spread("floor_divide", _floor_divide_kernel)
 
 
 @method("__floordiv__")
+@compiled_binary(None, (), loop="floor_divide")
 def floor_divide(input, other, *, out=None):
     """Divides ``input`` by ``other`` and rounds each quotient towards negative infinity."""
     kernel = _floor_divide_kernel
