@@ -2243,3 +2243,22 @@ def test_other_special_cases_take_the_python_path(case):
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
                             [str(w.message) for w in caught]))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_binary_integer_cases_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0 if dtype in ("uint8", "bool") else -9, 9, (2, 3, 5)).astype(dtype)
+    fn, torch_fn = BINARY_OPS[name][:2]
+    results = _on_both_paths(lambda: fn(ember.tensor(a), ember.tensor(b)))
+    assert results[0] == results[1]
+    assert results[0][3] == torch_fn(torch.tensor(a), torch.tensor(b)).numpy().tobytes()
+    ufunc = getattr(np, name)
+    calls = []
+    monkeypatch.setattr(np, name, lambda *args: calls.append(args) or ufunc(*args))
+    fn(ember.tensor(a), ember.tensor(b))
+    assert calls == []   # (the C function calls the ufunc itself)
+    with python_paths():
+        fn(ember.tensor(a), ember.tensor(b))
+    assert calls

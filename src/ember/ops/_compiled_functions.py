@@ -162,6 +162,8 @@ def _specifics(function):
         return (_SLICE_WRITES.index(function.specifics),)
     if function.kind == "unary":   # (whether it computes on integers and bools as the default float dtype)
         return (bool(function.specifics),)
+    if function.kind == "binary":   # (whether it takes two integer or bool tensors of one dtype on its ufunc)
+        return (bool(function.specifics),)
     if function.kind == "matmul":
         operands, flop_hook = function.specifics
         return (_PRODUCT_OPERANDS.index(operands), flop_hook)
@@ -237,8 +239,9 @@ typedef struct {
     int adds, writes;
     /* an operator's function's: the index of the operator's method (``methods_``) */
     int method;
-    /* an op of one tensor's: whether it computes on integers and bools as the default float dtype */
-    int converts;
+    /* an op of one tensor's: whether it computes on integers and bools as the default float dtype; an op
+       of two on a ufunc's: whether it takes two integer or bool tensors of one dtype (on the ufunc) */
+    int converts, integers;
     /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); polygamma's
        factors (a tuple of floats, by n) and digamma's and trigamma's loops (float32's, float64's) */
     int form, shifted;
@@ -261,7 +264,8 @@ static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_k
 static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
     PyArrayObject *x = arrays[0];
     int type = PyArray_TYPE(x);
-    if (type != NPY_FLOAT32 && type != NPY_FLOAT64) return 0;
+    int integral = f->integers && (PyArray_ISINTEGER(x) || PyArray_ISBOOL(x));
+    if (type != NPY_FLOAT32 && type != NPY_FLOAT64 && !integral) return 0;
     for (int i = 0; i < f->arity; i++) {
         PyArrayObject *a = arrays[i];
         if (a == NULL || PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a) || PyArray_NBYTES(a) >= small_bytes)
@@ -281,7 +285,7 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
         return k == PyArray_DIM(y, yd == 1 ? 0 : yd - 2) && (k > 1 || xd == 1 || yd == 1)
                && (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) < (double)f->max_elements;
     }
-    if (f->ufunc != Py_None) return type == NPY_FLOAT64 || PyArray_SIZE(x) <= f->max_elements;
+    if (f->ufunc != Py_None) return type == NPY_FLOAT64 || integral || PyArray_SIZE(x) <= f->max_elements;
     *loop = f->loops[type == NPY_FLOAT64];
     if (*loop == NULL || PyArray_SIZE(x) == 0) return 0;
     for (int i = 0; i < f->arity; i++) {
@@ -1500,7 +1504,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = f.factors = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
-    f.adds = f.writes = f.method = f.converts = f.form = f.shifted = 0;
+    f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = 0;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
     if (f.kind < UNARY_FUNCTION || f.kind > SPECIAL_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
@@ -1519,6 +1523,11 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
+    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.integers)) return NULL;
+    if (f.integers && f.ufunc == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "integers are taken on a ufunc");
+        return NULL;
+    }
     if (f.kind == SPECIAL_FUNCTION) {   /* (form, taken): a polynomial's shifted, polygamma's (factors, loops) */
         PyObject *taken;
         unsigned long long own[4] = {0, 0, 0, 0};

@@ -928,11 +928,12 @@ def _on_loop_when_large(op, kernel):
 _floor_divide = _on_loop_when_large("floor_divide", _floor_divide_arrays)
 
 
-def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None):
+def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, integers=False):
     """A decorator: the op ``op(input, other, *, out=None)`` with its common case compiled
     (``_compiled_functions``): two small float tensors of one dtype, on NumPy's ``ufunc`` below
     ``max_elements`` elements (by default the size from which the op takes ``vector_math``'s
-    loop ``loop``), or, given only ``loop`` (which the op takes at every size), on the loop.
+    loop ``loop``), or, given only ``loop`` (which the op takes at every size), on the loop;
+    with ``integers``, also two small integer or bool tensors of one dtype on the ufunc.
     ``node_cls`` and ``saves`` are the node and the saved tensors of the op's tensor case."""
     if ufunc is not None and loop is not None and max_elements is None:
         max_elements = vector_math.MIN_ELEMENTS[loop] - 1
@@ -940,7 +941,7 @@ def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None):
 
     def compiled(python_op):
         entry = _compiled_functions.register(python_op, node_cls, saves, kind="binary", addresses=addresses,
-                                             ufunc=ufunc, max_elements=max_elements)
+                                             ufunc=ufunc, max_elements=max_elements, specifics=integers)
 
         @functools.wraps(python_op)
         def op(input, other, *, out=None):
@@ -1397,7 +1398,7 @@ _maximum_kernel, _minimum_kernel, _fmax_kernel, _fmin_kernel = (
     for name in ("maximum", "minimum", "fmax", "fmin"))
 
 
-@compiled_binary(MaximumBackward0, ("self", "other"), np.maximum, "maximum")
+@compiled_binary(MaximumBackward0, ("self", "other"), np.maximum, "maximum", integers=True)
 def maximum(input, other, *, out=None):
     """The element-wise maximum of ``input`` and ``other`` (NaN propagates)."""
     _tensor_arg(input, "maximum")
@@ -1405,7 +1406,7 @@ def maximum(input, other, *, out=None):
     return _maybe_out(_binary("maximum", _maximum_kernel, MaximumBackward0, input, other, ("self", "other")), out)
 
 
-@compiled_binary(MinimumBackward0, ("self", "other"), np.minimum, "minimum")
+@compiled_binary(MinimumBackward0, ("self", "other"), np.minimum, "minimum", integers=True)
 def minimum(input, other, *, out=None):
     """The element-wise minimum of ``input`` and ``other`` (NaN propagates)."""
     _tensor_arg(input, "minimum")
@@ -1413,7 +1414,7 @@ def minimum(input, other, *, out=None):
     return _maybe_out(_binary("minimum", _minimum_kernel, MinimumBackward0, input, other, ("self", "other")), out)
 
 
-@compiled_binary(FmaxBackward0, ("self", "other"), np.fmax)
+@compiled_binary(FmaxBackward0, ("self", "other"), np.fmax, integers=True)
 def fmax(input, other, *, out=None):
     """The element-wise maximum of ``input`` and ``other``, ignoring a NaN where the other
     operand is a number."""
@@ -1422,7 +1423,7 @@ def fmax(input, other, *, out=None):
     return _maybe_out(_binary("fmax", _fmax_kernel, FmaxBackward0, input, other, ("self", "other")), out)
 
 
-@compiled_binary(FminBackward0, ("self", "other"), np.fmin)
+@compiled_binary(FminBackward0, ("self", "other"), np.fmin, integers=True)
 def fmin(input, other, *, out=None):
     """The element-wise minimum of ``input`` and ``other``, ignoring a NaN where the other
     operand is a number."""
