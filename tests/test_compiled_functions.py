@@ -1871,14 +1871,24 @@ def test_predicates_take_the_common_case(monkeypatch, name):
     _assert_the_compiled_function_takes(monkeypatch, lambda: getattr(ember, name)(x), _ufunc_names(name))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "bool"])
+@pytest.mark.parametrize("name", ["isfinite", "isnan", "isinf"])
+def test_predicates_take_integers(monkeypatch, name):
+    x = ember.tensor(np.arange(-7, 8).reshape(3, 5))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: getattr(ember, name)(x), [(np, "full")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
 @pytest.mark.parametrize("name", PREDICATES)
 def test_predicates_are_the_python_paths_and_torchs(name, dtype):
     values = _predicate_values("float64")
     if dtype == "bool":
         values = values > 0
+    elif dtype in ("int64", "int32", "uint8"):
+        info = np.iinfo(dtype)
+        values = np.clip(np.arange(-7, 8), info.min, info.max).astype(dtype).reshape(3, 5)
+        values.reshape(-1)[:2] = [info.min, info.max]
     else:
-        values = np.arange(-7, 8).reshape(3, 5) if dtype == "int64" else values.astype(dtype)
+        values = values.astype(dtype)
     for source in (values, values.T, values[:, ::2]):
         for call in (lambda lib, x: getattr(lib, name)(x), lambda lib, x: getattr(x, name)()):
             compiled = call(ember, ember.tensor(source))

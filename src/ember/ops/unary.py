@@ -658,7 +658,8 @@ def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False, uf
     ``on_complex``, the (class, message) of the error torch raises for complex ones (they are
     computed as floats without it); ``takes_out``: torch's op has out= (a bool tensor).
     ``ufunc``: NumPy's ufunc that ``on_float`` is, which its compiled function calls for small
-    float tensors that do not require grad (``_compiled_functions``)."""
+    float tensors that do not require grad (``_compiled_functions``), and for small integer and
+    bool tensors as the default float dtype (where ``on_int``'s answer is the ufunc's there)."""
     def op(input, *, out=None):
         if out is not None and not takes_out:
             raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
@@ -673,7 +674,9 @@ def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False, uf
     if ufunc is not None:
         python_op = op
         python_op.__name__ = python_op.__qualname__ = name
-        entry = _compiled_functions.register(python_op, None, ufunc=ufunc, specifics=False)
+        # (integers and bools as the default float dtype: each keeps its answer there, as it keeps its sign and
+        # stays finite)
+        entry = _compiled_functions.register(python_op, None, ufunc=ufunc, specifics=True)
 
         def op(input, *, out=None):
             return entry[0](input) if out is None else python_op(input, out=out)
