@@ -129,7 +129,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
-                                                  "_python_cross"} | set(SPECIALS) | set(POLYNOMIALS)
+                                                  "_python_cross", "_python_addcmul", "_python_addcdiv"} \
+        | set(SPECIALS) | set(POLYNOMIALS)
 
 
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
@@ -2272,3 +2273,95 @@ def test_binary_integer_cases_are_the_python_paths_and_torchs(monkeypatch, name,
     with python_paths():
         fn(ember.tensor(a), ember.tensor(b))
     assert calls
+
+
+
+# -- addcmul and addcdiv -----------------------------------------------------------------------
+
+ADDCS = {"addcmul": (ember.addcmul, torch.addcmul), "addcdiv": (ember.addcdiv, torch.addcdiv),
+         "addcmul_method": (lambda x, a, b, **k: x.addcmul(a, b, **k), lambda x, a, b, **k: x.addcmul(a, b, **k))}
+
+
+def _addc_operands(dtype, shape=(3, 5)):
+    rng = np.random.default_rng(0)
+    x, a = rng.uniform(-3, 3, (2,) + shape).astype(dtype)
+    b = rng.uniform(0.5, 2, shape).astype(dtype)
+    return x, a, b
+
+
+def test_addc_takes_the_common_case(monkeypatch):
+    from ember.ops import ternary
+    x, a, b = (ember.tensor(v) for v in _addc_operands("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.addcmul(x, a, b), ember.addcdiv(x, a, b, value=2)),
+                                        [(ternary, "_addc_arrays")])
+
+
+@pytest.mark.parametrize("value", [1, 1.0, 2, -0.5, 0.1, 3e-39, 16777216, -7])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(ADDCS))
+def test_addc_is_the_python_paths_and_torchs(name, dtype, value):
+    fn, torch_fn = ADDCS[name]
+    x, a, b = _addc_operands(dtype)
+    results = _on_both_paths(lambda: fn(ember.tensor(x), ember.tensor(a), ember.tensor(b), value=value))
+    assert results[0] == results[1]
+    want = torch_fn(torch.tensor(x), torch.tensor(a), torch.tensor(b), value=value).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype=dtype).reshape(3, 5), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("grads", [(True, True, True), (False, True, False), (True, False, False)])
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+def test_addc_nodes_and_gradients_are_the_python_paths(name, grads):
+    fn = ADDCS[name][0]
+    values = _addc_operands("float32")
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            tensors = [ember.tensor(v, requires_grad=g) for v, g in zip(values, grads)]
+            out = fn(*tensors, value=0.75)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.value, node.metas,
+                      [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5)))
+            results.append((fields, [t.grad.numpy().tobytes() for t in tensors if t.requires_grad]))
+    assert results[0] == results[1]
+
+
+_ADDC_CASES = {
+    "out": lambda x, a, b: ember.addcmul(x, a, b, out=ember.empty(0)),
+    "broadcast": lambda x, a, b: ember.addcmul(x, a[:1], b),
+    "mixed_dtypes": lambda x, a, b: ember.addcdiv(x, a.double(), b),
+    "float16": lambda x, a, b: ember.addcmul(x.half(), a.half(), b.half()),
+    "int64": lambda x, a, b: ember.addcmul(x.long(), a.long(), b.long(), value=3),
+    "int_division": lambda x, a, b: ember.addcdiv(x, a.long(), b.long()),
+    "transposed": lambda x, a, b: ember.addcmul(x.t(), a.t(), b.t()),
+    "bool_value": lambda x, a, b: ember.addcmul(x, a, b, value=True),
+    "large_int_value": lambda x, a, b: ember.addcmul(x, a, b, value=16777217),
+    "huge_int_value": lambda x, a, b: ember.addcmul(x, a, b, value=2 ** 80),
+    "nan_value": lambda x, a, b: ember.addcmul(x, a, b, value=math.nan),
+    "overflowing_value": lambda x, a, b: ember.addcmul(x, a, b, value=1e39),
+    "zero_value": lambda x, a, b: ember.addcmul(x, a, b, value=0),
+    "zero_divisor": lambda x, a, b: ember.addcdiv(x, a, b * 0),
+    "overflow": lambda x, a, b: ember.addcmul(x, a * 1e30, b * 1e30),
+    "infinities": lambda x, a, b: ember.addcmul(x, a * math.inf, b),
+    "large": lambda x, a, b: ember.addcdiv(ember.ones(90, 100), ember.ones(90, 100), ember.ones(90, 100)),
+    "tensor_value": lambda x, a, b: ember.addcmul(x, a, b, value=ember.tensor(2.0)),
+    "not_a_tensor": lambda x, a, b: ember.addcmul(x, a.numpy(), b),
+    "no_grad": lambda x, a, b: _no_grad(ember.addcmul, x.requires_grad_(), a, b),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ADDC_CASES))
+def test_other_addc_cases_take_the_python_path(case):
+    values = _addc_operands("float32")
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = _ADDC_CASES[case](*(ember.tensor(v) for v in values))
+            except (RuntimeError, TypeError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
+                            [str(w.message) for w in caught]))
+    assert results[0] == results[1]

@@ -29,7 +29,7 @@ import sys
 import threading
 import typing
 
-from . import _compiled_special
+from . import _compiled_addc, _compiled_special
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -38,10 +38,10 @@ _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
-          "masked_fill", "operator", "power", "cross", "special")
+          "masked_fill", "operator", "power", "cross", "special", "addc")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
-                   "cumulative", "masked_fill", "operator", "power", "cross")
+                   "cumulative", "masked_fill", "operator", "power", "cross", "addc")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -162,7 +162,7 @@ def _specifics(function):
         return (_SLICE_WRITES.index(function.specifics),)
     if function.kind == "unary":   # (whether it computes on integers and bools as the default float dtype)
         return (bool(function.specifics),)
-    if function.kind == "binary":   # (whether it takes two integer or bool tensors of one dtype on its ufunc)
+    if function.kind in ("binary", "addc"):   # (whether it takes integers on its ufunc; whether it divides)
         return (bool(function.specifics),)
     if function.kind == "matmul":
         operands, flop_hook = function.specifics
@@ -212,7 +212,8 @@ enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
 enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTION, REDUCE_FUNCTION,
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
-                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION };
+                     MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
+                     ADDC_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1432,10 +1433,11 @@ static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
 }
 
 SPECIAL_SOURCE
+ADDC_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == SPECIAL_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == ADDC_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1469,6 +1471,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = cross_case(f, args, &handled);
         else if (f->kind == SPECIAL_FUNCTION)
             out = special_case(f, args, &handled);
+        else if (f->kind == ADDC_FUNCTION)
+            out = addc_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1506,7 +1510,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = 0;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > SPECIAL_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > ADDC_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1522,6 +1526,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
+    if (f.kind == ADDC_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.divides)) return NULL;   /* (addcdiv's) */
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
     if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.integers)) return NULL;
     if (f.integers && f.ufunc == Py_None) {
@@ -1607,4 +1612,5 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     Py_XSETREF(dtype_defaults, defaults);
     Py_RETURN_NONE;
 }
-'''.replace("SPECIAL_SOURCE\n", _compiled_special.SOURCE)
+'''.replace("SPECIAL_SOURCE\n", _compiled_special.SOURCE).replace(
+    "ADDC_SOURCE\n", _compiled_addc.SOURCE)

@@ -770,15 +770,35 @@ def _addc(name, node_cls, input, tensor1, tensor2, value, out):
     return _finish(res, out)
 
 
+def _python_addcmul(input, tensor1, tensor2, value):
+    return _addc("addcmul", AddcmulBackward0, input, tensor1, tensor2, value, None)
+
+
+def _python_addcdiv(input, tensor1, tensor2, value):
+    return _addc("addcdiv", AddcdivBackward0, input, tensor1, tensor2, value, None)
+
+
+# (float32 tensors below the size from which the Python op takes its loop)
+_addcmul_entry, _addcdiv_entry = (
+    _compiled_functions.register(python_op, node_cls, kind="addc", max_elements=vector_math.MIN_ELEMENTS[name] - 1,
+                                 specifics=name == "addcdiv")
+    for python_op, node_cls, name in ((_python_addcmul, AddcmulBackward0, "addcmul"),
+                                      (_python_addcdiv, AddcdivBackward0, "addcdiv")))
+
+
 @method()
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``, element-wise with broadcasting."""
+    if out is None:
+        return _addcmul_entry[0](input, tensor1, tensor2, value)
     return _addc("addcmul", AddcmulBackward0, input, tensor1, tensor2, value, out)
 
 
 @method()
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2``, element-wise with broadcasting."""
+    if out is None:
+        return _addcdiv_entry[0](input, tensor1, tensor2, value)
     return _addc("addcdiv", AddcdivBackward0, input, tensor1, tensor2, value, out)
 
 

@@ -1,0 +1,130 @@
+"""The compiled functions (``_compiled_functions``) of ``addcmul`` and ``addcdiv``, kind "addc":
+``input + value * tensor1 * tensor2`` (``/ tensor2``) of three small float tensors of one dtype and
+shape and a number ``value``, in C, each step rounded to the dtype as NumPy's passes of the Python
+op round it: ``tensor1 * value`` (``tensor1`` itself where ``value`` is 1), times (divided by)
+``tensor2``, plus ``input``. Where a step raises a floating-point exception other than an inexact
+result (a division by zero, an invalid operation, an overflow or an underflow, on which NumPy may
+warn or raise), the result is dropped and the Python op runs. Every other case goes to the Python
+op.
+"""
+
+__all__ = ["SOURCE"]
+
+# (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
+SOURCE = r'''
+#include <fenv.h>
+
+/* ``s + (a * v) op b`` (``a`` alone where not ``scales``; op a product or, where ``divides``, a
+   quotient) of ``n`` elements, each operation rounded to ``T`` (no fused multiply-add). */
+#define ADDC_TERMS(T)                                                                                      \
+    __attribute__((optimize("fp-contract=off")))                                                          \
+    static void addc_##T(const T *s, const T *a, const T *b, T *out, npy_intp n, T v, int scales,        \
+                         int divides) {                                                                    \
+        for (npy_intp i = 0; i < n; i++) {                                                                 \
+            T scaled = scales ? a[i] * v : a[i];                                                           \
+            T term = divides ? scaled / b[i] : scaled * b[i];                                              \
+            out[i] = s[i] + term;                                                                          \
+        }                                                                                                  \
+    }
+ADDC_TERMS(float)
+ADDC_TERMS(double)
+
+/* ``value`` as the operands' ``type`` takes it (NumPy's weak Python number: converted to the dtype):
+   a finite float that stays finite, or an int the dtype holds exactly. 1 with ``*v`` set, or 0. */
+static int addc_value(PyObject *value, int type, double *v) {
+    double limit = type == NPY_FLOAT32 ? 16777216.0 : 9007199254740992.0;
+    if (PyLong_CheckExact(value)) {
+        int overflow;
+        long long whole = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow || (whole == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        *v = (double)whole;
+        return fabs(*v) <= limit;
+    }
+    if (!PyFloat_CheckExact(value)) return 0;
+    *v = PyFloat_AS_DOUBLE(value);
+    return isfinite(*v) && (type == NPY_FLOAT64 || isfinite((float)*v));
+}
+
+/* ``record(node_cls, (input, tensor1, tensor2), out)`` and the node's fields as ``ternary._addc`` sets
+   them: ``value``, ``metas`` (each tensor's shape and dtype) and the saved ``tensor1`` and ``tensor2``.
+   The node (a new reference; None where nothing is recorded), NULL on error. */
+static PyObject *addc_node(Function *f, PyObject *const *args, PyArrayObject *x, PyObject *out) {
+    PyObject *inputs = PyTuple_Pack(3, args[0], args[1], args[2]);
+    if (inputs == NULL) return NULL;
+    PyObject *call[3] = {f->node_cls, inputs, out};
+    PyObject *node = PyObject_Vectorcall(record, call, 3, NULL);
+    Py_DECREF(inputs);
+    if (node == NULL || node == Py_None) return node;
+    PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM(x), PyArray_DIMS(x));
+    PyObject *meta = shape == NULL ? NULL : PyTuple_Pack(2, shape, (PyObject *)PyArray_DESCR(x));
+    PyObject *metas = meta == NULL ? NULL : PyTuple_Pack(3, meta, meta, meta);
+    PyObject *r = metas == NULL || PyObject_SetAttrString(node, "value", args[3]) < 0
+                  || PyObject_SetAttrString(node, "metas", metas) < 0
+                  ? NULL : PyObject_CallMethodObjArgs(node, s_save, args[1], args[2], NULL);
+    Py_XDECREF(shape);
+    Py_XDECREF(meta);
+    Py_XDECREF(metas);
+    if (r == NULL) Py_CLEAR(node);
+    Py_XDECREF(r);
+    return node;
+}
+
+/* ``addcmul(input, tensor1, tensor2, value)`` (``addcdiv``'s where ``f->divides``) in the common
+   case: three small C-contiguous float32 or float64 tensors of one dtype and shape (float32 of at most
+   ``f->max_elements`` elements: the Python op's loop takes more), a number value (``addc_value``), no ``__torch_function__`` dispatch or forward-mode AD, no floating-point
+   exception. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *arrays[3];
+    for (int i = 0; i < 3; i++) {
+        PyArrayObject *a = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
+        if (a == NULL || (PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64)
+                || (i > 0 && (PyArray_TYPE(a) != PyArray_TYPE(arrays[0]) || PyArray_NDIM(a) != PyArray_NDIM(arrays[0])
+                              || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(arrays[0]), PyArray_NDIM(a))))
+                || !PyArray_ISNOTSWAPPED(a) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
+                || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes)
+            return NULL;
+        arrays[i] = a;
+    }
+    PyArrayObject *x = arrays[0];
+    int type = PyArray_TYPE(x);
+    double v;
+    if ((type == NPY_FLOAT32 && PyArray_SIZE(x) > f->max_elements) || !addc_value(args[3], type, &v)) return NULL;
+    int grad = 0;
+    for (int i = 0; i < 3 && grad >= 0; i++) {
+        int r = requires_grad(args[i]);
+        grad = r < 0 ? -1 : grad | r;
+    }
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), type);
+    if (values == NULL) {
+        *handled = 1;
+        return NULL;
+    }
+    fenv_t outside;
+    feholdexcept(&outside);
+    if (type == NPY_FLOAT32)
+        addc_float(PyArray_DATA(x), PyArray_DATA(arrays[1]), PyArray_DATA(arrays[2]), PyArray_DATA(values),
+                   PyArray_SIZE(x), (float)v, v != 1.0, f->divides);
+    else
+        addc_double(PyArray_DATA(x), PyArray_DATA(arrays[1]), PyArray_DATA(arrays[2]), PyArray_DATA(values),
+                    PyArray_SIZE(x), v, v != 1.0, f->divides);
+    int raised = fetestexcept(FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW);
+    fesetenv(&outside);
+    if (raised) {   /* (the Python op's NumPy passes warn or raise as NumPy's settings say) */
+        Py_DECREF(values);
+        return NULL;
+    }
+    *handled = 1;
+    PyObject *out = make((PyObject *)values);
+    if (out == NULL || !grad) return out;
+    return with_node(out, addc_node(f, args, x, out));
+}
+'''
