@@ -73,8 +73,9 @@ static PyObject *addc_node(Function *f, PyObject *const *args, PyArrayObject *x,
 }
 
 /* ``addcmul(input, tensor1, tensor2, value)`` (``addcdiv``'s where ``f->divides``) in the common
-   case: three small C-contiguous float32 or float64 tensors of one dtype and shape (float32 of at most
-   ``f->max_elements`` elements: the Python op's loop takes more), a number value (``addc_value``), no ``__torch_function__`` dispatch or forward-mode AD, no floating-point
+   case: three small C-contiguous float32 or float64 tensors of one dtype and shape (float32 of at
+   most ``f->max_elements`` elements: the Python op's loop takes more), a number value
+   (``addc_value``), no ``__torch_function__`` dispatch or forward-mode AD, no floating-point
    exception. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
 static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
