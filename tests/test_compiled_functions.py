@@ -129,7 +129,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
-                                                  "_python_cross", "_python_addcmul", "_python_addcdiv"} \
+                                                  "_python_cross", "_python_addcmul", "_python_addcdiv",
+                                                  "_python_cumsum", "_python_cumprod"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -2360,6 +2361,95 @@ def test_other_addc_cases_take_the_python_path(case):
             try:
                 result = _ADDC_CASES[case](*(ember.tensor(v) for v in values))
             except (RuntimeError, TypeError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
+                            [str(w.message) for w in caught]))
+    assert results[0] == results[1]
+
+
+
+# -- cumsum and cumprod ------------------------------------------------------------------------
+
+SCANS = {"cumsum": (ember.cumsum, torch.cumsum), "cumprod": (ember.cumprod, torch.cumprod),
+         "cumsum_method": (lambda x, d: x.cumsum(d), lambda x, d: x.cumsum(d)),
+         "cumprod_method": (lambda x, d: x.cumprod(d), lambda x, d: x.cumprod(d))}
+
+
+def _scan_values(dtype, shape=(3, 5)):
+    values = np.linspace(-1.5, 1.5, math.prod(shape)).reshape(shape)
+    if dtype == "int64":
+        return np.arange(math.prod(shape)).reshape(shape) * 3 ** 11 - 7
+    return values.astype(dtype)
+
+
+def test_scans_take_the_common_case(monkeypatch):
+    from ember.ops import reduce
+    x = ember.tensor(_scan_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.cumsum(x, 1), x.cumprod(0)),
+                                        [(reduce, "_cumsum_array"), (reduce, "_cumprod_array")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("name", sorted(SCANS))
+def test_scans_are_the_python_paths_and_torchs(name, dtype):
+    fn, torch_fn = SCANS[name]
+    for shape in ((3, 5), (2, 3, 4), (7,)):
+        values = _scan_values(dtype, shape)
+        for dim in range(-len(shape), len(shape)):
+            results = _on_both_paths(lambda: fn(ember.tensor(values), dim))
+            assert results[0] == results[1]
+            want = torch_fn(torch.tensor(values), dim).numpy()
+            assert results[0][0] == ember.tensor(want).dtype
+            got = np.frombuffer(results[0][3], dtype=want.dtype).reshape(shape)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6) if dtype != "int64" \
+                else np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scan_nodes_and_gradients_are_the_python_paths(name):
+    fn = SCANS[name][0]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(_scan_values("float32", (2, 3, 4)), requires_grad=True)
+            out = fn(x, -2)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.dim, node.in_dtype,
+                      [t.detach().numpy().tobytes() for t in node.saved_tensors] if name == "cumprod" else None)
+            out.backward(ember.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)))
+            results.append((fields, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+_SCAN_CASES = {
+    "dtype": lambda x: ember.cumsum(x, 1, dtype=ember.float64),
+    "out": lambda x: ember.cumsum(x, 1, out=ember.empty(0)),
+    "int32": lambda x: ember.cumsum(x.int(), 1),
+    "bool": lambda x: ember.cumprod(x > 0, 1),
+    "float16": lambda x: ember.cumsum(x.half(), 1),
+    "zero_dim": lambda x: ember.cumsum(x[0, 0], 0),
+    "transposed": lambda x: ember.cumprod(x.t(), 1),
+    "empty": lambda x: ember.cumsum(x[:, :0], 1),
+    "dim_out_of_range": lambda x: ember.cumsum(x, 2),
+    "numpy_dim": lambda x: ember.cumsum(x, np.int64(1)),
+    "dim_keyword": lambda x: ember.cumsum(x, dim=1),
+    "large": lambda x: ember.cumsum(ember.ones(128, 128), 1),
+    "no_grad": lambda x: _no_grad(ember.cumprod, x.requires_grad_(), 1),
+    "overflow": lambda x: ember.cumprod(x * 1e30, 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SCAN_CASES))
+def test_other_scan_cases_take_the_python_path(case):
+    values = _scan_values("float32")
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = _SCAN_CASES[case](ember.tensor(values))
+            except (RuntimeError, TypeError, IndexError) as error:
                 results.append((type(error), str(error)))
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),

@@ -12,8 +12,6 @@ __all__ = ["SOURCE"]
 
 # (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
 SOURCE = r'''
-#include <fenv.h>
-
 /* ``s + (a * v) op b`` (``a`` alone where not ``scales``; op a product or, where ``divides``, a
    quotient) of ``n`` elements, each operation rounded to ``T`` (no fused multiply-add). */
 #define ADDC_TERMS(T)                                                                                      \
@@ -117,7 +115,7 @@ static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
     else
         addc_double(PyArray_DATA(x), PyArray_DATA(arrays[1]), PyArray_DATA(arrays[2]), PyArray_DATA(values),
                     PyArray_SIZE(x), v, v != 1.0, f->divides);
-    int raised = fetestexcept(FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW);
+    int raised = fetestexcept(NUMPY_EXCEPTIONS);
     fesetenv(&outside);
     if (raised) {   /* (the Python op's NumPy passes warn or raise as NumPy's settings say) */
         Py_DECREF(values);

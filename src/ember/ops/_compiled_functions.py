@@ -29,7 +29,7 @@ import sys
 import threading
 import typing
 
-from . import _compiled_addc, _compiled_special
+from . import _compiled_addc, _compiled_scans, _compiled_special
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -38,10 +38,10 @@ _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
-          "masked_fill", "operator", "power", "cross", "special", "addc")
+          "masked_fill", "operator", "power", "cross", "special", "addc", "scan")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
-                   "cumulative", "masked_fill", "operator", "power", "cross", "addc")
+                   "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -162,7 +162,7 @@ def _specifics(function):
         return (_SLICE_WRITES.index(function.specifics),)
     if function.kind == "unary":   # (whether it computes on integers and bools as the default float dtype)
         return (bool(function.specifics),)
-    if function.kind in ("binary", "addc"):   # (whether it takes integers on its ufunc; whether it divides)
+    if function.kind in ("binary", "addc", "scan"):   # (whether it takes integers; divides; multiplies)
         return (bool(function.specifics),)
     if function.kind == "matmul":
         operands, flop_hook = function.specifics
@@ -206,6 +206,10 @@ SOURCE = r'''
    loop ``void loop(const T *x, T *out, int64_t n, int threads)`` (one tensor) or ``void loop(const
    T *x, const T *y, T *out, int64_t n, int threads)`` (two tensors of one shape); or ``cat`` or
    ``stack`` of a list of tensors along a dim. */
+#include <fenv.h>
+/* the floating-point exceptions on which NumPy warns or raises (as its settings say): the kinds that
+   compute in C leave a case whose steps raise one to the Python op */
+#define NUMPY_EXCEPTIONS (FE_DIVBYZERO | FE_INVALID | FE_OVERFLOW | FE_UNDERFLOW)
 typedef void (*unary_loop)(const void *, void *, int64_t, int);
 typedef void (*binary_loop)(const void *, const void *, void *, int64_t, int);
 enum saved { SAVES_SELF = 1, SAVES_OTHER = 2, SAVES_RESULT = 4 };
@@ -213,7 +217,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
-                     ADDC_FUNCTION };
+                     ADDC_FUNCTION, SCAN_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1434,10 +1438,11 @@ static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
 
 SPECIAL_SOURCE
 ADDC_SOURCE
+SCAN_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == ADDC_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == SCAN_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1473,6 +1478,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = special_case(f, args, &handled);
         else if (f->kind == ADDC_FUNCTION)
             out = addc_case(f, args, &handled);
+        else if (f->kind == SCAN_FUNCTION)
+            out = scan_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1510,7 +1517,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = 0;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > ADDC_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > SCAN_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1526,7 +1533,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
-    if (f.kind == ADDC_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.divides)) return NULL;   /* (addcdiv's) */
+    /* (whether addcdiv's divides, whether cumprod's multiplies) */
+    if ((f.kind == ADDC_FUNCTION || f.kind == SCAN_FUNCTION) && !PyArg_ParseTuple(specifics, "p", &f.divides))
+        return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
     if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.integers)) return NULL;
     if (f.integers && f.ufunc == Py_None) {
@@ -1613,4 +1622,4 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 '''.replace("SPECIAL_SOURCE\n", _compiled_special.SOURCE).replace(
-    "ADDC_SOURCE\n", _compiled_addc.SOURCE)
+    "ADDC_SOURCE\n", _compiled_addc.SOURCE).replace("SCAN_SOURCE\n", _compiled_scans.SOURCE)

@@ -706,13 +706,17 @@ def cumsum(input, dim, *, dtype=None, out=None):
     """Returns the cumulative sum of the elements of ``input`` along ``dim``: out[i] = x[0] +
     ... + x[i]. Integer and bool inputs accumulate in int64; with ``out=``, in ``out``'s dtype."""
     if out is None:
-        return _scan(input, dim, dtype, _cumsum_array, CumsumBackward0)[1]
+        return _cumsum(input, dim, dtype=dtype)
     dtype = _accumulating_out(dtype, out, "cumsum_out_cpu")
     result = _scan(input, dim, dtype, _cumsum_array, CumsumBackward0)[1]
     return write_out(result, out, op="cumsum")
 
 
 def _cumsum(input, dim, *, dtype=None):
+    return _cumsum_entry[0](input, dim) if dtype is None else _python_cumsum(input, dim, dtype)
+
+
+def _python_cumsum(input, dim, dtype=None):
     return _scan(input, dim, dtype, _cumsum_array, CumsumBackward0)[1]
 
 
@@ -793,10 +797,22 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 
 def _cumprod(input, dim, *, dtype=None):
+    return _cumprod_entry[0](input, dim) if dtype is None else _python_cumprod(input, dim, dtype)
+
+
+def _python_cumprod(input, dim, dtype=None):
     node, out = _scan(input, dim, dtype, _cumprod_array, CumprodBackward0)
     if node is not None:
         node.save(input, out)
     return out
+
+
+# (small float32, float64 and int64 tensors: their running sums and products in C)
+_cumsum_entry, _cumprod_entry = (
+    _compiled_functions.register(python_op, node_cls, kind="scan", max_elements=openmp_kernels.SCAN_MIN_ELEMENTS - 1,
+                                 specifics=multiplies)
+    for python_op, node_cls, multiplies in ((_python_cumsum, CumsumBackward0, False),
+                                            (_python_cumprod, CumprodBackward0, True)))
 
 
 def _check_scan_dtype(self, dtype, op):
