@@ -130,7 +130,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_mv", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
-                                                  "_python_cumsum", "_python_cumprod"} \
+                                                  "_python_cumsum", "_python_cumprod", "_plain_nansum",
+                                                  "_bessel_var_mean", "_bessel_std_mean"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -584,7 +585,8 @@ REDUCTIONS = {"sum": (ember.sum, torch.sum), "mean": (ember.mean, torch.mean), "
               "amax_method": (lambda x, *a: x.amax(*a), lambda x, *a: x.amax(*a)),
               "vector_norm": (lambda x, *a: ember.linalg.vector_norm(x, 2, *a),
                               lambda x, *a: torch.linalg.vector_norm(x, 2, *a)),
-              "norm_method": (lambda x, *a: x.norm(2, *a), lambda x, *a: x.norm(2, *a))}
+              "norm_method": (lambda x, *a: x.norm(2, *a), lambda x, *a: x.norm(2, *a)),
+              "nansum": (ember.nansum, torch.nansum)}
 # (var's and std's third positional argument is the legacy ``unbiased``: keepdim by name)
 REDUCTIONS.update({f"{name}{suffix}": tuple((lambda fn: lambda x, dim=None, keepdim=False: fn(x, dim, keepdim=keepdim))(
     getattr(lib, name) if suffix == "" else getattr(lib.Tensor, name)) for lib in (ember, torch))
@@ -642,12 +644,16 @@ def test_reduction_nodes_and_gradients_are_the_python_paths(name):
 
 
 @pytest.mark.parametrize("case", ["int64", "float16", "dtype", "out", "out_of_range", "repeated_dims", "empty",
-                                  "zero_dim", "large", "axis_name", "int_keepdim", "numpy_dim", "no_grad"])
-@pytest.mark.parametrize("name", ["sum", "mean", "amax", "std", "vector_norm"])
+                                  "zero_dim", "large", "axis_name", "int_keepdim", "numpy_dim", "no_grad", "nan",
+                                  "transposed_nan"])
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "std", "vector_norm", "nansum"])
 def test_other_reduction_cases_take_the_python_path(name, case):
     fn = REDUCTIONS[name][0]
     values = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
-    call = {"int64": lambda: fn(ember.tensor(np.arange(12).reshape(3, 4)), 1),
+    with_nan = np.where(values > 1, np.nan, values).astype(np.float32)
+    call = {"nan": lambda: fn(ember.tensor(with_nan), 1),
+            "transposed_nan": lambda: fn(ember.tensor(with_nan).t(), 0),
+            "int64": lambda: fn(ember.tensor(np.arange(12).reshape(3, 4)), 1),
             "float16": lambda: fn(ember.tensor(values.astype(np.float16)), 1),
             "dtype": lambda: fn(ember.tensor(values), 1, dtype=ember.float64),
             "out": lambda: fn(ember.tensor(values), 1, out=ember.empty(3)),
@@ -2454,4 +2460,88 @@ def test_other_scan_cases_take_the_python_path(case):
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
                             [str(w.message) for w in caught]))
+    assert results[0] == results[1]
+
+
+
+# -- var_mean and std_mean ---------------------------------------------------------------------
+
+MOMENT_PAIRS = {"var_mean": (ember.var_mean, torch.var_mean), "std_mean": (ember.std_mean, torch.std_mean)}
+
+
+@pytest.mark.parametrize("name", sorted(MOMENT_PAIRS))
+def test_moment_pairs_take_the_common_case(monkeypatch, name):
+    from ember.ops import reduce
+    x = ember.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: MOMENT_PAIRS[name][0](x, 1), [(reduce, "_reduce_dims")])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("name", sorted(MOMENT_PAIRS))
+def test_moment_pairs_are_the_python_paths_and_torchs(name, layout):
+    fn, torch_fn = MOMENT_PAIRS[name]
+    for dtype in ("float32", "float64"):
+        values = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(dtype)
+        if layout == "transposed":
+            values = values.transpose(2, 1, 0)
+        for args in DIMS:
+            compiled = fn(ember.tensor(values), *args)
+            with python_paths():
+                python = fn(ember.tensor(values), *args)
+            want = torch_fn(torch.tensor(values), *args)
+            assert type(compiled) is type(python) is tuple and len(compiled) == 2
+            for c, p, w in zip(compiled, python, want):
+                assert c.dtype == p.dtype and c.shape == p.shape == tuple(w.shape), args
+                np.testing.assert_array_equal(c.numpy(), p.numpy())
+                np.testing.assert_allclose(c.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("which", [0, 1, None])
+@pytest.mark.parametrize("name", sorted(MOMENT_PAIRS))
+def test_moment_pair_nodes_and_gradients_are_the_python_paths(name, which):
+    fn = MOMENT_PAIRS[name][0]
+    values = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    for args in DIMS:
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                x = ember.tensor(values, requires_grad=True)
+                pair = fn(x, *args)
+                node = pair[0].grad_fn
+                assert pair[1].grad_fn is node
+                fields = {key: getattr(node, key, None) for key in ("dims", "keepdim", "dof")}
+                saved = [t.detach().numpy().tobytes() for t in node.saved_tensors]
+                chosen = pair if which is None else (pair[which],)
+                ember.autograd.backward(chosen, [ember.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32)
+                                                              .reshape(y.shape)) for y in chosen])
+                results.append((type(node).__name__, fields, saved, x.grad.numpy().tobytes()))
+        assert results[0] == results[1], args
+
+
+@pytest.mark.parametrize("case", ["int64", "float16", "unbiased", "correction", "one_element", "large", "empty",
+                                  "no_grad", "bool_dim"])
+@pytest.mark.parametrize("name", sorted(MOMENT_PAIRS))
+def test_other_moment_pair_cases_take_the_python_path(name, case):
+    fn = MOMENT_PAIRS[name][0]
+    values = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    call = {"int64": lambda: fn(ember.tensor(np.arange(12).reshape(3, 4)), 1),
+            "float16": lambda: fn(ember.tensor(values.astype(np.float16)), 1),
+            "unbiased": lambda: fn(ember.tensor(values), 1, False),
+            "correction": lambda: fn(ember.tensor(values), 1, correction=0),
+            "one_element": lambda: fn(ember.tensor(values[:1]), 0),
+            "large": lambda: fn(ember.tensor(np.ones((64, 64), np.float32)), 0),
+            "empty": lambda: fn(ember.tensor(values[:0]), 0),
+            "no_grad": lambda: _no_grad(fn, ember.tensor(values, requires_grad=True), 1),
+            "bool_dim": lambda: fn(ember.tensor(values), True)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                pair = call()
+            except (RuntimeError, TypeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append([(t.dtype, t.shape, t.requires_grad, t.detach().numpy().tobytes()) for t in pair]
+                           + [str(w.message) for w in caught])
     assert results[0] == results[1]

@@ -49,7 +49,7 @@ _SLICE_WRITES = ("add", "copy", "fill")
 _FIELDS = ("in", "dims", "count", "dof", "ord")
 # a product's operands (``enum product_operands``): dot's, mm's, bmm's, mv's, matmul's
 _PRODUCT_OPERANDS = ("vectors", "matrices", "batches", "matrix_vector", "matmul")
-_MOMENTS = (None, "var", "std", "norm")   # (a reduction's ``moment`` in the C source)
+_MOMENTS = (None, "var", "std", "norm", "var_mean", "std_mean")   # (a reduction's ``moment`` in the C source)
 
 _lock = threading.Lock()
 _functions = []
@@ -176,7 +176,7 @@ def _specifics(function):
     if function.kind == "reduce":
         r = function.specifics
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
-                _MOMENTS.index(r.moment))
+                _MOMENTS.index(r.moment), int(r.without_nan))
     return function.specifics
 
 
@@ -191,13 +191,16 @@ class Reduction(typing.NamedTuple):
     sorted dims reduced, and ``keepdim``), "count" (the elements each result combines),
     "dof" (that count less 1) and "ord" (2.0, a 2-norm's order). ``divides``: the result is the
     reduction divided by that count (a mean). ``moment`` "var" or "std": the variance (or its
-    square root) with Bessel's correction, by ``reduce._var_data``'s steps; "norm": the 2-norm,
-    by ``reduce._norm_data``'s (the reduction being ``np.add``'s)."""
+    square root) with Bessel's correction, by ``reduce._var_data``'s steps; "var_mean" or
+    "std_mean": that and the mean (``reduce._mean_data``'s), a pair; "norm": the 2-norm,
+    by ``reduce._norm_data``'s (the reduction being ``np.add``'s). ``without_nan``: the case
+    is a C-contiguous tensor without NaN (nansum's, a plain sum there)."""
     whole_node: object
     whole_fields: tuple = ()
     fields: tuple = ()
     divides: bool = False
     moment: str = None
+    without_nan: bool = False
 
 # The C part, in ``_compiled_methods``' extension (it uses its helpers: ``array_of``, ``make``,
 # ``plain_mode``, ``requires_grad``, ``record_node``, ``set_shape_and_dtype``, ``with_node``).
@@ -224,7 +227,7 @@ enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
    a vector for either or both) */
 enum product_operands { VECTORS, MATRICES, BATCHES, MATRIX_VECTOR, MATMUL_OPERANDS };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8, ORD_FIELD = 16 };
-enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM };
+enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM, VARIANCE_AND_MEAN, STD_AND_MEAN };
 typedef struct {
     PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
     PyObject *ufunc;                  /* the NumPy ufunc the op is on float arrays (None: the loops) */
@@ -235,6 +238,7 @@ typedef struct {
        reduction_fields``, and whether the result is divided by the count (a mean) */
     PyObject *reduce, *whole_node;
     int whole_fields, fields, divides, moment;
+    int without_nan;   /* (nansum's: the case holds no NaN) */
     /* a product's: its operands' ``enum product_operands``, and where the FLOP counter is found */
     int product_operands;
     PyObject *flop_hook;
@@ -258,6 +262,7 @@ typedef struct {
 static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
+static PyObject *record_outputs;   /* ``_common.record``: what records more than one output */
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
 static PyObject *numpy_square, *numpy_power, *s_exponent;   /* (pow's) */
@@ -576,8 +581,21 @@ static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int ke
     Py_XDECREF(mean);
     Py_XDECREF(centred);
     Py_XDECREF(squares);
-    if (spread != NULL && f->moment == STANDARD_DEVIATION) Py_SETREF(spread, PyObject_CallOneArg(numpy_sqrt, spread));
+    if (spread != NULL && (f->moment == STANDARD_DEVIATION || f->moment == STD_AND_MEAN))
+        Py_SETREF(spread, PyObject_CallOneArg(numpy_sqrt, spread));
     return spread;
+}
+
+/* Whether the C-contiguous float32 or float64 array ``x`` holds no NaN (0 for another layout). */
+static int without_nan(PyArrayObject *x) {
+    if (!PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x)) return 0;
+    npy_intp n = PyArray_SIZE(x);
+    int nan = 0;
+    if (PyArray_TYPE(x) == NPY_FLOAT32)
+        for (const float *v = PyArray_DATA(x); n > 0; n--, v++) nan |= *v != *v;
+    else
+        for (const double *v = PyArray_DATA(x); n > 0; n--, v++) nan |= *v != *v;
+    return !nan;
 }
 
 /* A reduction ``op(input, dim=None, keepdim=False)`` in the common case: an ordinary tensor on the
@@ -623,6 +641,7 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
         }
     }
     if (f->moment != NO_MOMENT && count < 2) return NULL;   /* (no degree of freedom: the Python op warns) */
+    if (f->without_nan && !without_nan(x)) return NULL;
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
@@ -641,19 +660,48 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
                                                                     : Py_NewRef(dims);
     PyObject *data = f->moment != NO_MOMENT ? moment_of(f, x, axis, keepdim, count)
                                             : reduced_over(f, (PyObject *)x, axis, keepdim, f->divides ? count : 0);
+    int with_mean = f->moment == VARIANCE_AND_MEAN || f->moment == STD_AND_MEAN;
+    /* (var_mean's and std_mean's mean: ``reduce._mean_data``'s) */
+    PyObject *mean_data = data != NULL && with_mean ? reduced_over(f, (PyObject *)x, axis, keepdim, count) : NULL;
     Py_DECREF(axis);
-    PyObject *out = data == NULL ? NULL : make(data);
+    PyObject *out = NULL, *mean = NULL;
+    if (data != NULL && (!with_mean || mean_data != NULL)) {
+        out = make(data);   /* (each takes its array over) */
+        data = NULL;
+        if (with_mean && out == NULL) {
+            Py_CLEAR(mean_data);
+        } else if (with_mean) {
+            mean = make(mean_data);
+            mean_data = NULL;
+            if (mean == NULL) Py_CLEAR(out);
+        }
+    }
+    Py_XDECREF(data);
+    Py_XDECREF(mean_data);
     if (out == NULL || !grad) {
         Py_DECREF(dims);
-        return out;
+        if (out == NULL || !with_mean) return out;
+        PyObject *pair = PyTuple_Pack(2, out, mean);
+        Py_DECREF(out);
+        Py_DECREF(mean);
+        return pair;
     }
     int whole = dim == Py_None && !keepdim;
-    PyObject *node = record_node(whole ? f->whole_node : f->node_cls, t, NULL, out);
+    PyObject *inputs = PyTuple_Pack(1, t);
+    PyObject *call[4] = {whole ? f->whole_node : f->node_cls, inputs, out, mean};
+    PyObject *node = inputs == NULL ? NULL : PyObject_Vectorcall(with_mean ? record_outputs : record, call,
+                                                                 with_mean ? 4 : 3, NULL);
+    Py_XDECREF(inputs);
     if (node != NULL && node != Py_None
             && reduction_fields(f, node, whole ? f->whole_fields : f->fields, t, out, dims, keepdim, count) < 0)
         Py_CLEAR(node);
     Py_DECREF(dims);
-    return with_node(out, node);
+    if (!with_mean) return with_node(out, node);
+    PyObject *pair = node == NULL ? NULL : PyTuple_Pack(2, out, mean);
+    Py_XDECREF(node);
+    Py_DECREF(out);
+    Py_DECREF(mean);
+    return pair;
 }
 
 /* A max or min along a dim's, or a running one's, ``(values, indices)`` as ``f``'s result type
@@ -1515,14 +1563,14 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = f.factors = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
-    f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = 0;
+    f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
     if (f.kind < UNARY_FUNCTION || f.kind > SCAN_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
-    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiiii", &f.whole_node, &f.whole_fields, &f.fields,
-                                                       &f.divides, &f.moment))
+    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiiiip", &f.whole_node, &f.whole_fields, &f.fields,
+                                                       &f.divides, &f.moment, &f.without_nan))
         return NULL;
     /* (a max or min along a dim, or a running one: its result type in whole_node, whether it is the
        max in divides) */
@@ -1595,10 +1643,13 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     return function;
 }
 
-/* configure_functions(settled, defaults): ``choice.settled`` and ``_dtype._Defaults``. */
+/* configure_functions(settled, defaults, record_outputs): ``choice.settled``, ``_dtype._Defaults`` and
+   ``_common.record`` (which records more than one output). */
 static PyObject *configure_functions(PyObject *self, PyObject *args) {
-    PyObject *settled, *defaults;
-    if (!PyArg_ParseTuple(args, "OO", &settled, &defaults)) return NULL;
+    PyObject *settled, *defaults, *outputs_record;
+    if (!PyArg_ParseTuple(args, "OOO", &settled, &defaults, &outputs_record)) return NULL;
+    Py_INCREF(outputs_record);
+    Py_XSETREF(record_outputs, outputs_record);
     const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof",
                            "shapes", "src_shape", "source_shape", "alpha", "dtype", "np", "ord", "exponent"};
     PyObject **interned[] = {&s_dtypes, &s_dim, &s_used, &s_sizes, &s_in_dtype, &s_dims, &s_keepdim, &s_count,

@@ -1218,7 +1218,8 @@ static PyMethodDef methods[] = {
      "add(name, doc, python_op, kind, ufunc, node_cls, keeps, refused_kinds, floats_only) -> method"},
     {"add_gradient", (PyCFunction)add_gradient, METH_VARARGS,
      "add_gradient(node_cls, doc, python_gradient, formula) -> method"},
-    {"configure_functions", (PyCFunction)configure_functions, METH_VARARGS, "configure_functions(settled, defaults)"},
+    {"configure_functions", (PyCFunction)configure_functions, METH_VARARGS,
+     "configure_functions(settled, defaults, record_outputs)"},
     {"configure_views", (PyCFunction)configure_views, METH_VARARGS,
      "configure_views(AliasBackward0, SliceBackward0, SelectBackward0, UnsqueezeBackward0)"},
     {"add_function", (PyCFunction)add_function, METH_VARARGS,
@@ -1268,7 +1269,7 @@ def _build():
     _state["module"] = module
     module.configure(Tensor, forward_state, dispatch_switch, _common.recording_function(), graph._save_plain,
                      openmp_kernels.ROWS_MIN_BYTES, grad_state, graph.modifier_recording)
-    module.configure_functions(choice.settled, _dtype._Defaults)
+    module.configure_functions(choice.settled, _dtype._Defaults, _common.record)
     module.configure_views(view.AliasBackward0, view.SliceBackward0, view.SelectBackward0, view.UnsqueezeBackward0)
     compiled = {}
     for names, kind, *operator in METHODS:

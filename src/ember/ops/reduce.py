@@ -378,7 +378,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Returns the sum of the elements of ``input``, treating NaN as zero. With ``out=`` the
     sum is taken in ``out``'s dtype."""
     if out is None:
-        return _nansum(input, dim, keepdim, dtype=dtype)
+        return _nansum_entry[0](input, dim, keepdim) if dtype is None else _nansum(input, dim, keepdim, dtype=dtype)
     if dtype is not None and out_dtype(out) is not None and to_np_dtype(dtype) != out_dtype(out):
         raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got "
                            f"{_type_word(out_dtype(out))} and {_type_word(to_np_dtype(dtype))}.")
@@ -398,6 +398,18 @@ def _nansum(input, dim=None, keepdim=False, *, dtype=None):
         node.save(input)
         node.dims, node.keepdim = dims, keepdim
     return out
+
+
+def _plain_nansum(input, dim=None, keepdim=False):
+    """``nansum`` without a dtype: what its compiled function leaves to Python."""
+    return _nansum(input, dim, keepdim)
+
+
+# (a small float tensor without NaN: NumPy's sum, as ``_numpy_nansum`` takes it there)
+_nansum_entry = _compiled_functions.register(
+    _plain_nansum, NansumBackward0, ("self",), kind="reduce", ufunc=np.add,
+    max_elements=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["nansum"] - 1,
+    specifics=_compiled_functions.Reduction(NansumBackward0, ("dims",), ("dims",), without_nan=True))
 
 
 # ----------------------------------------------------------------------------------------
@@ -1399,14 +1411,39 @@ _var_entry, _std_entry = (
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Returns the tuple ``(var, mean)`` of ``input`` over ``dim``."""
+    if unbiased is None and correction is None:
+        return _var_mean_entry[0](input, dim, keepdim)
     return _moments("var_mean", input, dim, unbiased, keepdim, correction, False, True,
                     VarMeanBackward0)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Returns the tuple ``(std, mean)`` of ``input`` over ``dim``."""
+    if unbiased is None and correction is None:
+        return _std_mean_entry[0](input, dim, keepdim)
     return _moments("std_mean", input, dim, unbiased, keepdim, correction, True, True,
                     StdMeanBackward0)
+
+
+def _bessel_var_mean(input, dim=None, keepdim=False):
+    """``var_mean`` with Bessel's correction: what its compiled function leaves to Python."""
+    return _moments("var_mean", input, dim, None, keepdim, None, False, True, VarMeanBackward0)
+
+
+def _bessel_std_mean(input, dim=None, keepdim=False):
+    """``std_mean`` with Bessel's correction: what its compiled function leaves to Python."""
+    return _moments("std_mean", input, dim, None, keepdim, None, True, True, StdMeanBackward0)
+
+
+# (their means below the size from which ``_mean_data``'s sum over dims may take another order)
+_var_mean_entry, _std_mean_entry = (
+    _compiled_functions.register(python_op, node_cls, saves, kind="reduce", ufunc=np.add,
+                                 max_elements=_SMALL_SUM_ELEMENTS,
+                                 specifics=_compiled_functions.Reduction(node_cls, ("dims", "dof"), ("dims", "dof"),
+                                                                         moment=moment))
+    for python_op, node_cls, saves, moment in (
+        (_bessel_var_mean, VarMeanBackward0, ("self",), "var_mean"),
+        (_bessel_std_mean, StdMeanBackward0, ("self", "result"), "std_mean")))
 
 
 # ----------------------------------------------------------------------------------------
