@@ -642,6 +642,12 @@ _whole_product = KernelChoice(
     numpy=_product_of_all)
 
 
+def _array_prod(data, **kwargs):
+    """``data.prod(...)``: the array's own method (NumPy's ``prod`` wrapper costs more than a small
+    product)."""
+    return data.prod(**kwargs)
+
+
 @autocast_policy("fp32")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Returns the product of all elements of ``input``, or of each row over the single
@@ -656,18 +662,17 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def _prod(input, dim=None, keepdim=False, *, dtype=None):
     data = input._data
-    xp = namespace_of(data)
     np_dtype = _int_to_int64(data, dtype)
     if dim is None:
         out = make(_whole_product(data) if _blocked_product_applies(data, np_dtype)
-                   else _accumulated(xp.prod, data, np_dtype))
+                   else _accumulated(_array_prod, data, np_dtype))
         node = record(ProdBackward0, (input,), out)
     else:
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
         d = wrap_dim(dim, data.ndim)
         axis = d if data.ndim else None
-        out = make(_accumulated(xp.prod, data, np_dtype, axis=axis, keepdims=keepdim))
+        out = make(_accumulated(_array_prod, data, np_dtype, axis=axis, keepdims=keepdim))
         node = record(ProdBackward1, (input,), out)
         if node is not None:
             node.dim, node.keepdim = d, keepdim
@@ -1560,7 +1565,8 @@ def count_nonzero(input, dim=None):
     data = input._data
     xp = namespace_of(data)
     dims = _reduce_dims(dim, data.ndim)
-    counted = xp.count_nonzero(data, axis=dims if data.ndim else None)
+    # (over every dim: no axis, NumPy's count in C rather than its Python-level reduction)
+    counted = xp.count_nonzero(data, axis=dims if 0 < len(dims) < data.ndim else None)
     return make(xp.asarray(counted, dtype=_INT64))
 
 

@@ -1076,11 +1076,12 @@ def _aminmax(input, *, dim=None, keepdim=False):
         raise RuntimeError(f"aminmax not implemented for {_type_word(data.dtype)}")
     _refuse("aminmax_cpu", data, "c")
     axis = dims or None
+    # (the arrays' own methods: NumPy's ``min`` and ``max`` wrappers cost more than a small reduction)
     if not keepdim and dim is None and data.ndim:
-        low, high = xp.min(data), xp.max(data)
+        low, high = data.min(), data.max()
     else:
-        low = xp.min(data, axis=axis, keepdims=keepdim)
-        high = xp.max(data, axis=axis, keepdims=keepdim)
+        low = data.min(axis=axis, keepdims=keepdim)
+        high = data.max(axis=axis, keepdims=keepdim)
     low, high = make(xp.asarray(low)), make(xp.asarray(high))
     node = record(AminmaxBackward0, (input,), low, high)
     if node is not None:
