@@ -2545,3 +2545,37 @@ def test_other_moment_pair_cases_take_the_python_path(name, case):
             results.append([(t.dtype, t.shape, t.requires_grad, t.detach().numpy().tobytes()) for t in pair]
                            + [str(w.message) for w in caught])
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (5,))])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int8"])
+@pytest.mark.parametrize("name", ["fmod", "floor_divide"])
+def test_integer_divisions_are_the_python_paths_and_torchs(monkeypatch, name, dtype, shapes):
+    rng = np.random.default_rng(0)
+    low = 0 if dtype == "uint8" else -9
+    a = rng.integers(low, 9, shapes[0]).astype(dtype)
+    b = np.where(rng.integers(0, 2, shapes[1]) == 1, 1, -1) * rng.integers(1, 5, shapes[1])
+    b = (np.abs(b) if dtype == "uint8" else b).astype(dtype)
+    fn, torch_fn = BINARY_OPS[name][:2]
+    results = _on_both_paths(lambda: fn(ember.tensor(a), ember.tensor(b)))
+    assert results[0] == results[1]
+    assert results[0][3] == torch_fn(torch.tensor(a), torch.tensor(b)).numpy().tobytes()
+    int_ufunc = getattr(np, name)
+    calls = []
+    monkeypatch.setattr(np, name, lambda *args: calls.append(args) or int_ufunc(*args))
+    fn(ember.tensor(a), ember.tensor(b))
+    assert calls == []   # (the C function calls the ufunc itself)
+
+
+@pytest.mark.parametrize("case", ["zero_divisor", "zero_in_a_row", "bool", "mixed_ints", "not_broadcasting"])
+@pytest.mark.parametrize("name", ["fmod", "floor_divide"])
+def test_other_integer_division_cases_take_the_python_path(name, case):
+    fn = BINARY_OPS[name][0]
+    a = np.arange(-7, 8).reshape(3, 5)
+    call = {"zero_divisor": lambda: fn(ember.tensor(a), ember.tensor(a)),
+            "zero_in_a_row": lambda: fn(ember.tensor(a), ember.tensor(np.array([1, 2, 0, 3, 4]))),
+            "bool": lambda: fn(ember.tensor(a > 0), ember.tensor(a > -9)),
+            "mixed_ints": lambda: fn(ember.tensor(a), ember.tensor(np.ones(5, np.int32))),
+            "not_broadcasting": lambda: fn(ember.tensor(a), ember.tensor(np.ones(4, np.int64)))}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]

@@ -49,6 +49,9 @@ _SLICE_WRITES = ("add", "copy", "fill")
 _FIELDS = ("in", "dims", "count", "dof", "ord")
 # a product's operands (``enum product_operands``): dot's, mm's, bmm's, mv's, matmul's
 _PRODUCT_OPERANDS = ("vectors", "matrices", "batches", "matrix_vector", "matmul")
+# the integer tensors an op of two takes (``enum integers``): none, integers and bools, integers
+# with no zero in the second (a division's)
+_INTEGERS = (None, "any", "nonzero_divisor")
 _MOMENTS = (None, "var", "std", "norm", "var_mean", "std_mean")   # (a reduction's ``moment`` in the C source)
 
 _lock = threading.Lock()
@@ -162,7 +165,10 @@ def _specifics(function):
         return (_SLICE_WRITES.index(function.specifics),)
     if function.kind == "unary":   # (whether it computes on integers and bools as the default float dtype)
         return (bool(function.specifics),)
-    if function.kind in ("binary", "addc", "scan"):   # (whether it takes integers; divides; multiplies)
+    if function.kind == "binary":   # (which integer tensors it takes, and on which ufunc)
+        integers, int_ufunc = function.specifics or (None, None)
+        return (_INTEGERS.index(integers), int_ufunc or function.ufunc)
+    if function.kind in ("addc", "scan"):   # (whether it divides; multiplies)
         return (bool(function.specifics),)
     if function.kind == "matmul":
         operands, flop_hook = function.specifics
@@ -227,6 +233,7 @@ enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
    a vector for either or both) */
 enum product_operands { VECTORS, MATRICES, BATCHES, MATRIX_VECTOR, MATMUL_OPERANDS };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8, ORD_FIELD = 16 };
+enum integers { NO_INTEGERS, INTEGERS_AND_BOOLS, NONZERO_DIVISOR };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM, VARIANCE_AND_MEAN, STD_AND_MEAN };
 typedef struct {
     PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
@@ -249,8 +256,9 @@ typedef struct {
     /* an operator's function's: the index of the operator's method (``methods_``) */
     int method;
     /* an op of one tensor's: whether it computes on integers and bools as the default float dtype; an op
-       of two on a ufunc's: whether it takes two integer or bool tensors of one dtype (on the ufunc) */
+       of two's: the ``enum integers`` of two tensors of one dtype it takes, on ``int_ufunc`` */
     int converts, integers;
+    PyObject *int_ufunc;
     /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); polygamma's
        factors (a tuple of floats, by n) and digamma's and trigamma's loops (float32's, float64's) */
     int form, shifted;
@@ -269,12 +277,17 @@ static PyObject *numpy_square, *numpy_power, *s_exponent;   /* (pow's) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
 
+/* Whether ``x`` is an integer case of ``f`` (``f->integers``). */
+static int integral_case(Function *f, PyArrayObject *x) {
+    return f->integers && (PyArray_ISINTEGER(x) || (f->integers == INTEGERS_AND_BOOLS && PyArray_ISBOOL(x)));
+}
+
 /* Whether the arrays of ``f``'s tensors are its case, before the modes are checked: small float32
    or float64 arrays of one dtype, C-contiguous and of one shape for a loop (set in ``*loop``). */
 static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
     PyArrayObject *x = arrays[0];
     int type = PyArray_TYPE(x);
-    int integral = f->integers && (PyArray_ISINTEGER(x) || PyArray_ISBOOL(x));
+    int integral = integral_case(f, x);
     if (type != NPY_FLOAT32 && type != NPY_FLOAT64 && !integral) return 0;
     for (int i = 0; i < f->arity; i++) {
         PyArrayObject *a = arrays[i];
@@ -295,7 +308,12 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
         return k == PyArray_DIM(y, yd == 1 ? 0 : yd - 2) && (k > 1 || xd == 1 || yd == 1)
                && (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) < (double)f->max_elements;
     }
-    if (f->ufunc != Py_None) return type == NPY_FLOAT64 || integral || PyArray_SIZE(x) <= f->max_elements;
+    if (integral) {   /* (on ``int_ufunc``; a division's divisor without a zero, where the Python op raises) */
+        npy_intp nonzero = f->integers == NONZERO_DIVISOR ? PyArray_CountNonzero(arrays[1]) : 0;
+        if (nonzero < 0) PyErr_Clear();
+        return f->integers != NONZERO_DIVISOR || nonzero == PyArray_SIZE(arrays[1]);
+    }
+    if (f->ufunc != Py_None) return type == NPY_FLOAT64 || PyArray_SIZE(x) <= f->max_elements;
     *loop = f->loops[type == NPY_FLOAT64];
     if (*loop == NULL || PyArray_SIZE(x) == 0) return 0;
     for (int i = 0; i < f->arity; i++) {
@@ -405,7 +423,7 @@ static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArr
             ((binary_loop)loop)(PyArray_DATA(x), PyArray_DATA(arrays[1]), PyArray_DATA((PyArrayObject *)data),
                                 PyArray_SIZE(x), 1);
     } else {
-        data = PyObject_Vectorcall(f->ufunc, (PyObject **)arrays, f->arity, NULL);
+        data = PyObject_Vectorcall(integral_case(f, x) ? f->int_ufunc : f->ufunc, (PyObject **)arrays, f->arity, NULL);
         if (data == NULL && f->arity == 2) {   /* shapes that do not broadcast: the Python op raises torch's error */
             PyErr_Clear();
             return NULL;
@@ -1561,7 +1579,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOKKniiO", &f.python_op, &f.node_cls, &f.ufunc, &float32, &float64,
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
-    f.whole_node = f.flop_hook = f.number_node = f.factors = Py_None;
+    f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
@@ -1585,8 +1603,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if ((f.kind == ADDC_FUNCTION || f.kind == SCAN_FUNCTION) && !PyArg_ParseTuple(specifics, "p", &f.divides))
         return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
-    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.integers)) return NULL;
-    if (f.integers && f.ufunc == Py_None) {
+    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.integers, &f.int_ufunc)) return NULL;
+    if (f.integers < NO_INTEGERS || f.integers > NONZERO_DIVISOR || (f.integers && f.int_ufunc == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "integers are taken on a ufunc");
         return NULL;
     }
@@ -1639,6 +1657,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     Py_INCREF(f.flop_hook);
     Py_INCREF(f.number_node);
     Py_INCREF(f.factors);
+    Py_INCREF(f.int_ufunc);
     functions_[n_functions++] = f;
     return function;
 }

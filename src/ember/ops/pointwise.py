@@ -928,12 +928,14 @@ def _on_loop_when_large(op, kernel):
 _floor_divide = _on_loop_when_large("floor_divide", _floor_divide_arrays)
 
 
-def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, integers=False):
+def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, integers=None, int_ufunc=None):
     """A decorator: the op ``op(input, other, *, out=None)`` with its common case compiled
     (``_compiled_functions``): two small float tensors of one dtype, on NumPy's ``ufunc`` below
     ``max_elements`` elements (by default the size from which the op takes ``vector_math``'s
     loop ``loop``), or, given only ``loop`` (which the op takes at every size), on the loop;
-    with ``integers``, also two small integer or bool tensors of one dtype on the ufunc.
+    with ``integers`` "any", also two small integer or bool tensors of one dtype, or with
+    "nonzero_divisor" two integer ones, the second without a zero (a division's: the Python op
+    raises), on ``int_ufunc`` (by default ``ufunc``).
     ``node_cls`` and ``saves`` are the node and the saved tensors of the op's tensor case."""
     if ufunc is not None and loop is not None and max_elements is None:
         max_elements = vector_math.MIN_ELEMENTS[loop] - 1
@@ -941,7 +943,7 @@ def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, i
 
     def compiled(python_op):
         entry = _compiled_functions.register(python_op, node_cls, saves, kind="binary", addresses=addresses,
-                                             ufunc=ufunc, max_elements=max_elements, specifics=integers)
+                                             ufunc=ufunc, max_elements=max_elements, specifics=(integers, int_ufunc))
 
         @functools.wraps(python_op)
         def op(input, other, *, out=None):
@@ -1062,7 +1064,7 @@ _fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _on_loop_when_large(
     "fmod", _float_or_int_kernel("fmod", _float_division.fmod))))
 
 
-@compiled_binary(FmodBackward1, ("self", "other"), np.fmod, "fmod")
+@compiled_binary(FmodBackward1, ("self", "other"), np.fmod, "fmod", integers="nonzero_divisor")
 def fmod(input, other, *, out=None):
     """The C-style remainder of division: has the sign of the dividend ``input``."""
     _tensor_arg(input, "fmod")
@@ -1141,7 +1143,7 @@ _floor_divide_of_number = _number_spread("floor_divide", _floor_divide_kernel)
 
 
 @method("__floordiv__")
-@compiled_binary(None, (), loop="floor_divide")
+@compiled_binary(None, (), loop="floor_divide", integers="nonzero_divisor", int_ufunc=np.floor_divide)
 def floor_divide(input, other, *, out=None):
     """Divides ``input`` by ``other`` and rounds each quotient towards negative infinity."""
     kernel = _floor_divide_kernel
@@ -1398,7 +1400,7 @@ _maximum_kernel, _minimum_kernel, _fmax_kernel, _fmin_kernel = (
     for name in ("maximum", "minimum", "fmax", "fmin"))
 
 
-@compiled_binary(MaximumBackward0, ("self", "other"), np.maximum, "maximum", integers=True)
+@compiled_binary(MaximumBackward0, ("self", "other"), np.maximum, "maximum", integers="any")
 def maximum(input, other, *, out=None):
     """The element-wise maximum of ``input`` and ``other`` (NaN propagates)."""
     _tensor_arg(input, "maximum")
@@ -1406,7 +1408,7 @@ def maximum(input, other, *, out=None):
     return _maybe_out(_binary("maximum", _maximum_kernel, MaximumBackward0, input, other, ("self", "other")), out)
 
 
-@compiled_binary(MinimumBackward0, ("self", "other"), np.minimum, "minimum", integers=True)
+@compiled_binary(MinimumBackward0, ("self", "other"), np.minimum, "minimum", integers="any")
 def minimum(input, other, *, out=None):
     """The element-wise minimum of ``input`` and ``other`` (NaN propagates)."""
     _tensor_arg(input, "minimum")
@@ -1414,7 +1416,7 @@ def minimum(input, other, *, out=None):
     return _maybe_out(_binary("minimum", _minimum_kernel, MinimumBackward0, input, other, ("self", "other")), out)
 
 
-@compiled_binary(FmaxBackward0, ("self", "other"), np.fmax, integers=True)
+@compiled_binary(FmaxBackward0, ("self", "other"), np.fmax, integers="any")
 def fmax(input, other, *, out=None):
     """The element-wise maximum of ``input`` and ``other``, ignoring a NaN where the other
     operand is a number."""
@@ -1423,7 +1425,7 @@ def fmax(input, other, *, out=None):
     return _maybe_out(_binary("fmax", _fmax_kernel, FmaxBackward0, input, other, ("self", "other")), out)
 
 
-@compiled_binary(FminBackward0, ("self", "other"), np.fmin, integers=True)
+@compiled_binary(FminBackward0, ("self", "other"), np.fmin, integers="any")
 def fmin(input, other, *, out=None):
     """The element-wise minimum of ``input`` and ``other``, ignoring a NaN where the other
     operand is a number."""
