@@ -131,7 +131,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
                                                   "_python_cumsum", "_python_cumprod", "_plain_nansum",
-                                                  "_bessel_var_mean", "_bessel_std_mean"} \
+                                                  "_bessel_var_mean", "_bessel_std_mean", "_python_p_norm"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -587,6 +587,12 @@ REDUCTIONS = {"sum": (ember.sum, torch.sum), "mean": (ember.mean, torch.mean), "
                               lambda x, *a: torch.linalg.vector_norm(x, 2, *a)),
               "norm_method": (lambda x, *a: x.norm(2, *a), lambda x, *a: x.norm(2, *a)),
               "nansum": (ember.nansum, torch.nansum)}
+# vector norms of orders other than 2 (the compiled function's fourth argument)
+REDUCTIONS.update({f"vector_norm_{order}": tuple((lambda lib, p: lambda x, *a: lib.linalg.vector_norm(x, p, *a))(lib, p)
+                                                 for lib in (ember, torch))
+                   for order, p in (("1", 1), ("1.5", 1.5), ("3", 3), ("0", 0), ("inf", math.inf), ("-inf", -math.inf),
+                                    ("-1.5", -1.5), ("0.5", 0.5), ("-1", -1))})
+REDUCTIONS["norm_method_1.5"] = (lambda x, *a: x.norm(1.5, *a), lambda x, *a: x.norm(1.5, *a))
 # (var's and std's third positional argument is the legacy ``unbiased``: keepdim by name)
 REDUCTIONS.update({f"{name}{suffix}": tuple((lambda fn: lambda x, dim=None, keepdim=False: fn(x, dim, keepdim=keepdim))(
     getattr(lib, name) if suffix == "" else getattr(lib.Tensor, name)) for lib in (ember, torch))
@@ -597,7 +603,7 @@ DIMS = [(), (1,), (0, True), (-1, False), ((0, 2),), ([-1, 0], True), ((),), ([]
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
 def test_reductions_take_the_common_case(monkeypatch, name):
     from ember.ops import reduce
-    x = ember.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    x = ember.tensor(np.arange(1, 13, dtype=np.float32).reshape(3, 4))   # (no zero: a negative order's case)
     _assert_the_compiled_function_takes(monkeypatch, lambda: REDUCTIONS[name][0](x, 1), [(reduce, "_reduce_dims")])
 
 
@@ -639,14 +645,16 @@ def test_reduction_nodes_and_gradients_are_the_python_paths(name):
                                                                     "dof", "ord")}
                 saved = [t.detach().numpy().tobytes() for t in getattr(node, "saved_tensors", ())]
                 y.backward(ember.tensor(np.linspace(-1, 1, y.numel(), dtype=np.float32).reshape(y.shape)))
-                results.append((type(node).__name__, fields, saved, x.grad.numpy().tobytes()))
+                grad = None if x.grad is None else x.grad.numpy().tobytes()   # (the 0-norm's: none)
+                results.append((type(node).__name__, fields, saved, grad))
         assert results[0] == results[1], args
 
 
 @pytest.mark.parametrize("case", ["int64", "float16", "dtype", "out", "out_of_range", "repeated_dims", "empty",
                                   "zero_dim", "large", "axis_name", "int_keepdim", "numpy_dim", "no_grad", "nan",
                                   "transposed_nan"])
-@pytest.mark.parametrize("name", ["sum", "mean", "amax", "std", "vector_norm", "nansum"])
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "std", "vector_norm", "nansum", "vector_norm_-1.5",
+                                  "vector_norm_inf"])
 def test_other_reduction_cases_take_the_python_path(name, case):
     fn = REDUCTIONS[name][0]
     values = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
@@ -2578,4 +2586,36 @@ def test_other_integer_division_cases_take_the_python_path(name, case):
             "mixed_ints": lambda: fn(ember.tensor(a), ember.tensor(np.ones(5, np.int32))),
             "not_broadcasting": lambda: fn(ember.tensor(a), ember.tensor(np.ones(4, np.int64)))}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]
+
+
+
+@pytest.mark.parametrize("case", ["zero", "infinity", "nan_order", "bool_order", "numpy_order", "dtype", "tensor_order",
+                                  "huge_order", "one_element", "empty"])
+def test_other_p_norm_cases_take_the_python_path(case):
+    values = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    with_zero, with_inf = values.copy(), values.copy()
+    with_zero[1, 2], with_inf[0, 1] = 0.0, np.inf
+    norm = ember.linalg.vector_norm
+    call = {"zero": lambda: norm(ember.tensor(with_zero), -1.5, 1),
+            "infinity": lambda: norm(ember.tensor(with_inf), -2, 1),
+            "nan_order": lambda: norm(ember.tensor(values), math.nan),
+            "bool_order": lambda: norm(ember.tensor(values), True),
+            "numpy_order": lambda: norm(ember.tensor(values), np.float64(1.5)),
+            "dtype": lambda: norm(ember.tensor(values), 1.5, dtype=ember.float64),
+            "tensor_order": lambda: ember.norm(ember.tensor(values), 1.5, ember.tensor(1)),
+            "huge_order": lambda: norm(ember.tensor(values), 10 ** 400),
+            "one_element": lambda: norm(ember.tensor(values[:1]), -1.5, 0),
+            "empty": lambda: norm(ember.tensor(values[:0]), 1.5, 0)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = call()
+            except (RuntimeError, TypeError, IndexError, OverflowError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
+                            [str(w.message) for w in caught]))
     assert results[0] == results[1]

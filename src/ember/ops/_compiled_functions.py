@@ -52,7 +52,7 @@ _PRODUCT_OPERANDS = ("vectors", "matrices", "batches", "matrix_vector", "matmul"
 # the integer tensors an op of two takes (``enum integers``): none, integers and bools, integers
 # with no zero in the second (a division's)
 _INTEGERS = (None, "any", "nonzero_divisor")
-_MOMENTS = (None, "var", "std", "norm", "var_mean", "std_mean")   # (a reduction's ``moment`` in the C source)
+_MOMENTS = (None, "var", "std", "norm", "var_mean", "std_mean", "p_norm")   # (a reduction's ``moment`` in the C source)
 
 _lock = threading.Lock()
 _functions = []
@@ -195,11 +195,12 @@ class Reduction(typing.NamedTuple):
     where no dim is given (None) and keepdim is False, else the registered node (with
     ``fields``); the fields, of "in" (``in_shape`` and ``in_dtype``), "dims" (``dims``, the
     sorted dims reduced, and ``keepdim``), "count" (the elements each result combines),
-    "dof" (that count less 1) and "ord" (2.0, a 2-norm's order). ``divides``: the result is the
+    "dof" (that count less 1) and "ord" (the norm's order, as a float). ``divides``: the result is the
     reduction divided by that count (a mean). ``moment`` "var" or "std": the variance (or its
     square root) with Bessel's correction, by ``reduce._var_data``'s steps; "var_mean" or
     "std_mean": that and the mean (``reduce._mean_data``'s), a pair; "norm": the 2-norm,
-    by ``reduce._norm_data``'s (the reduction being ``np.add``'s). ``without_nan``: the case
+    by ``reduce._norm_data``'s (the reduction being ``np.add``'s); "p_norm": the norm of the order
+    given as a fourth argument (a number, not 2), by ``reduce._norm_data``'s steps. ``without_nan``: the case
     is a C-contiguous tensor without NaN (nansum's, a plain sum there)."""
     whole_node: object
     whole_fields: tuple = ()
@@ -234,7 +235,7 @@ enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 enum product_operands { VECTORS, MATRICES, BATCHES, MATRIX_VECTOR, MATMUL_OPERANDS };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8, ORD_FIELD = 16 };
 enum integers { NO_INTEGERS, INTEGERS_AND_BOOLS, NONZERO_DIVISOR };
-enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM, VARIANCE_AND_MEAN, STD_AND_MEAN };
+enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM, VARIANCE_AND_MEAN, STD_AND_MEAN, P_NORM };
 typedef struct {
     PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
     PyObject *ufunc;                  /* the NumPy ufunc the op is on float arrays (None: the loops) */
@@ -273,6 +274,7 @@ static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forc
 static PyObject *record_outputs;   /* ``_common.record``: what records more than one output */
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
+static PyObject *numpy_absolute, *maximum_reduce, *minimum_reduce;   /* (a p-norm's) */
 static PyObject *numpy_square, *numpy_power, *s_exponent;   /* (pow's) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
@@ -545,7 +547,7 @@ static PyObject *join_case(Function *f, PyObject *tensors, PyObject *at, int *ha
 
 /* A reduction's node fields (``enum reduction_fields``) and saved tensors, as the Python op sets them. */
 static int reduction_fields(Function *f, PyObject *node, int fields, PyObject *t, PyObject *out, PyObject *dims,
-                            int keepdim, Py_ssize_t count) {
+                            int keepdim, Py_ssize_t count, double ord) {
     PyArrayObject *x = array_of(t);
     if ((fields & IN_FIELDS) && set_shape_and_dtype(node, s_in_shape, s_in_dtype, x) < 0) return -1;
     if ((fields & DIMS_FIELDS) && (PyObject_SetAttr(node, s_dims, dims) < 0
@@ -558,10 +560,10 @@ static int reduction_fields(Function *f, PyObject *node, int fields, PyObject *t
         Py_XDECREF(n);
         if (status < 0) return -1;
     }
-    if (fields & ORD_FIELD) {   /* (a 2-norm's order) */
-        PyObject *two = PyFloat_FromDouble(2.0);
-        int status = two == NULL ? -1 : PyObject_SetAttr(node, s_ord, two);
-        Py_XDECREF(two);
+    if (fields & ORD_FIELD) {   /* (a norm's order) */
+        PyObject *value = PyFloat_FromDouble(ord);
+        int status = value == NULL ? -1 : PyObject_SetAttr(node, s_ord, value);
+        Py_XDECREF(value);
         if (status < 0) return -1;
     }
     PyObject *inputs[1] = {t};
@@ -604,6 +606,51 @@ static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int ke
     return spread;
 }
 
+/* ``reduce._norm_data``'s p-norm of order ``p`` (not 2; ``order`` the float p) over ``axis`` of ``count``
+   elements each: NumPy's steps on ``|x|`` (a sum, a max, a min, a count of nonzeros, or the p-th
+   root of the sum of p-th powers). A new reference, NULL on error. */
+static PyObject *p_norm_of(Function *f, PyArrayObject *x, PyObject *axis, int keepdim, Py_ssize_t count, double p,
+                           PyObject *order) {
+    PyObject *size = PyObject_CallOneArg(numpy_absolute, (PyObject *)x), *result = NULL;
+    if (size == NULL) return NULL;
+    PyObject *keep = keepdim ? Py_True : Py_False;
+    if ((p != 0 && count == 1) || p == 1) {   /* (one element: |x|, as torch, whatever the order) */
+        result = reduced_over(f, size, axis, keepdim, 0);
+    } else if (p == INFINITY || p == -INFINITY) {
+        PyObject *call[5] = {size, axis, Py_None, Py_None, keep};
+        result = PyObject_Vectorcall(p > 0 ? maximum_reduce : minimum_reduce, call, 5, NULL);
+    } else if (p == 0) {
+        PyObject *nonzero = PyObject_RichCompare(size, zero, Py_NE);
+        PyObject *call[5] = {nonzero, axis, (PyObject *)PyArray_DESCR(x), Py_None, keep};
+        result = nonzero == NULL ? NULL : PyObject_Vectorcall(f->reduce, call, 5, NULL);
+        Py_XDECREF(nonzero);
+    } else {
+        PyObject *powers = PyNumber_Power(size, order, Py_None);
+        PyObject *sum = powers == NULL ? NULL : reduced_over(f, powers, axis, keepdim, 0);
+        PyObject *root = sum == NULL ? NULL : PyFloat_FromDouble(1.0 / p);
+        result = root == NULL ? NULL : PyNumber_Power(sum, root, Py_None);
+        Py_XDECREF(powers);
+        Py_XDECREF(sum);
+        Py_XDECREF(root);
+    }
+    Py_DECREF(size);
+    return result;
+}
+
+/* Whether the C-contiguous float32 or float64 array ``x`` holds neither a zero nor an infinity (0 for
+   another layout): a negative order's powers and root raise no division by zero (the Python op
+   silences it). */
+static int without_zero_or_infinity(PyArrayObject *x) {
+    if (!PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x)) return 0;
+    npy_intp n = PyArray_SIZE(x);
+    int found = 0;
+    if (PyArray_TYPE(x) == NPY_FLOAT32)
+        for (const float *v = PyArray_DATA(x); n > 0; n--, v++) found |= *v == 0 || isinf(*v);
+    else
+        for (const double *v = PyArray_DATA(x); n > 0; n--, v++) found |= *v == 0 || isinf(*v);
+    return !found;
+}
+
 /* Whether the C-contiguous float32 or float64 array ``x`` holds no NaN (0 for another layout). */
 static int without_nan(PyArrayObject *x) {
     if (!PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x)) return 0;
@@ -625,6 +672,20 @@ static int without_nan(PyArrayObject *x) {
 static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t nargs, int *handled) {
     *handled = 0;
     PyObject *t = args[0], *dim = nargs > 1 ? args[1] : Py_None, *keep = nargs > 2 ? args[2] : Py_False;
+    /* (a p-norm's order: its fourth argument, an int or a float other than 2) */
+    PyObject *order = f->moment == P_NORM && nargs == 4 ? args[3] : NULL;
+    double p = 2.0;
+    if (f->moment == P_NORM) {
+        if (order == NULL || !(PyFloat_CheckExact(order) || PyLong_CheckExact(order))) return NULL;
+        p = PyFloat_AsDouble(order);
+        if (p == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (p == 2 || isnan(p)) return NULL;
+    } else if (nargs > 3) {
+        return NULL;
+    }
     PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
     if (x == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64) || !PyArray_ISNOTSWAPPED(x)
             || PyArray_NBYTES(x) >= small_bytes || PyArray_SIZE(x) == 0 || PyArray_SIZE(x) > f->max_elements
@@ -660,6 +721,7 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     }
     if (f->moment != NO_MOMENT && count < 2) return NULL;   /* (no degree of freedom: the Python op warns) */
     if (f->without_nan && !without_nan(x)) return NULL;
+    if (f->moment == P_NORM && p < 0 && p != -INFINITY && !without_zero_or_infinity(x)) return NULL;
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
@@ -676,8 +738,12 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     /* NumPy's axis as the Python op gives it: None for every dim, an int for one */
     axis = n_reduced == ndim ? Py_NewRef(Py_None) : n_reduced == 1 ? Py_NewRef(PyTuple_GET_ITEM(dims, 0))
                                                                     : Py_NewRef(dims);
-    PyObject *data = f->moment != NO_MOMENT ? moment_of(f, x, axis, keepdim, count)
-                                            : reduced_over(f, (PyObject *)x, axis, keepdim, f->divides ? count : 0);
+    PyObject *order_float = f->moment == P_NORM ? PyFloat_FromDouble(p) : NULL;   /* (``float(p)``, as Python's) */
+    PyObject *data = f->moment == P_NORM ? (order_float == NULL ? NULL
+                                            : p_norm_of(f, x, axis, keepdim, count, p, order_float))
+                     : f->moment != NO_MOMENT ? moment_of(f, x, axis, keepdim, count)
+                     : reduced_over(f, (PyObject *)x, axis, keepdim, f->divides ? count : 0);
+    Py_XDECREF(order_float);
     int with_mean = f->moment == VARIANCE_AND_MEAN || f->moment == STD_AND_MEAN;
     /* (var_mean's and std_mean's mean: ``reduce._mean_data``'s) */
     PyObject *mean_data = data != NULL && with_mean ? reduced_over(f, (PyObject *)x, axis, keepdim, count) : NULL;
@@ -711,7 +777,7 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
                                                                  with_mean ? 4 : 3, NULL);
     Py_XDECREF(inputs);
     if (node != NULL && node != Py_None
-            && reduction_fields(f, node, whole ? f->whole_fields : f->fields, t, out, dims, keepdim, count) < 0)
+            && reduction_fields(f, node, whole ? f->whole_fields : f->fields, t, out, dims, keepdim, count, p) < 0)
         Py_CLEAR(node);
     Py_DECREF(dims);
     if (!with_mean) return with_node(out, node);
@@ -763,7 +829,8 @@ static PyObject *extremes_case(Function *f, PyObject *const *args, Py_ssize_t na
     *handled = 0;
     PyObject *t = args[0], *keep = nargs > 2 ? args[2] : Py_False;
     PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
-    if (x == NULL || nargs < 2 || !PyLong_CheckExact(args[1]) || (keep != Py_True && keep != Py_False)) return NULL;
+    if (x == NULL || nargs < 2 || nargs > 3 || !PyLong_CheckExact(args[1]) || (keep != Py_True && keep != Py_False))
+        return NULL;
     char kind = PyArray_DESCR(x)->kind;
     int ndim = PyArray_NDIM(x), keepdim = keep == Py_True;
     if ((kind != 'f' && kind != 'i' && kind != 'u') || !PyArray_ISNBO(PyArray_DESCR(x)->byteorder)
@@ -1517,7 +1584,7 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
     int joins = f->kind == CAT_FUNCTION || f->kind == STACK_FUNCTION;
     int reduces = f->kind == REDUCE_FUNCTION || f->kind == EXTREMES_FUNCTION;
     /* (the arguments: a reduction's tensor, dim and keepdim, the last two optional) */
-    if (kwnames == NULL && (reduces ? nargs >= 1 && nargs <= 3 : nargs == kind_arguments[f->kind])) {
+    if (kwnames == NULL && (reduces ? nargs >= 1 && nargs <= 4 : nargs == kind_arguments[f->kind])) {
         int handled = 0;
         PyObject *out = NULL;
         if (f->kind == WHERE_FUNCTION)
@@ -1679,6 +1746,14 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     if (numpy_sqrt == NULL) {
         PyObject *numpy = PyImport_ImportModule("numpy");
         numpy_sqrt = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "sqrt");
+        numpy_absolute = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "absolute");
+        PyObject *maximum = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "maximum");
+        PyObject *minimum = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "minimum");
+        maximum_reduce = maximum == NULL ? NULL : PyObject_GetAttrString(maximum, "reduce");
+        minimum_reduce = minimum == NULL ? NULL : PyObject_GetAttrString(minimum, "reduce");
+        Py_XDECREF(maximum);
+        Py_XDECREF(minimum);
+        if (numpy_absolute == NULL || maximum_reduce == NULL || minimum_reduce == NULL) return NULL;
         numpy_where = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "where");
         numpy_square = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "square");
         numpy_power = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "power");

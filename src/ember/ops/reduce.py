@@ -1688,10 +1688,24 @@ _2_norm_entry = _compiled_functions.register(
                                             moment="norm"))
 
 
+def _python_p_norm(input, dim, keepdim, p):
+    """``linalg.vector_norm(input, p, dim, keepdim)`` of an order other than 2: what its compiled
+    function (``_compiled_functions``) leaves to Python."""
+    return _vector_norm(input, p, dim, keepdim, None)
+
+
+_p_norm_entry = _compiled_functions.register(
+    _python_p_norm, LinalgVectorNormBackward0, ("self", "result"), kind="reduce", ufunc=np.add,
+    max_elements=_SMALL_SUM_ELEMENTS,
+    specifics=_compiled_functions.Reduction(LinalgVectorNormBackward0, ("dims", "ord"), ("dims", "ord"),
+                                            moment="p_norm"))
+
+
 def _vector_norm_of(input, p, dim, keepdim, dtype):
-    """``linalg.vector_norm``'s result: the 2-norm without a dtype by its compiled function."""
-    if dtype is None and (p.__class__ is int or p.__class__ is float) and p == 2:
-        return _2_norm_entry[0](input, dim, keepdim)
+    """``linalg.vector_norm``'s result: without a dtype, by its compiled functions (the 2-norm's, or
+    another order's)."""
+    if dtype is None and (p.__class__ is int or p.__class__ is float):
+        return _2_norm_entry[0](input, dim, keepdim) if p == 2 else _p_norm_entry[0](input, dim, keepdim, p)
     return _vector_norm(input, p, dim, keepdim, dtype)
 
 
