@@ -2619,3 +2619,17 @@ def test_other_p_norm_cases_take_the_python_path(case):
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
                             [str(w.message) for w in caught]))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_integer_additions_wrap_around_as_the_python_paths_and_torchs(dtype):
+    big = np.iinfo(dtype).max
+    x = np.full((3, 4), big - 2, dtype)
+    idx = np.array([[0, 1], [1, 1], [3, 0]])
+    src = np.full((3, 2), 5, dtype)
+    rows = np.array([0, 2, 0])
+    for call in (lambda lib: lib.scatter_add(lib.tensor(x), 1, lib.tensor(idx), lib.tensor(src)),
+                 lambda lib: lib.index_add(lib.tensor(x), 0, lib.tensor(rows), lib.tensor(np.full((3, 4), 5, dtype)))):
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1]
+        assert results[0][3] == call(torch).numpy().tobytes()

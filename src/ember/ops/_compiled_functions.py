@@ -990,6 +990,21 @@ static int small_numbers(PyArrayObject *a) {
            && PyArray_ISALIGNED(a) && PyArray_SIZE(a) > 0 && PyArray_NBYTES(a) < small_bytes;
 }
 
+/* Whether an array of ``type`` takes the index ops' additions (``add_element``). */
+static int adds_type(int type) {
+    return type == NPY_FLOAT32 || type == NPY_FLOAT64 || type == NPY_INT64 || type == NPY_INT32;
+}
+
+/* ``*to += *from`` of one element of ``type`` (``adds_type``): in float32 or float64, or in int64 or
+   int32 wrapping around, as NumPy's ``add.at`` adds. */
+static void add_element(int type, char *to, const char *from) {
+    if (type == NPY_FLOAT32) *(float *)to += *(const float *)from;
+    else if (type == NPY_FLOAT64) *(double *)to += *(const double *)from;
+    else if (type == NPY_INT64) *(npy_int64 *)to = (npy_int64)((npy_uint64)*(npy_int64 *)to
+                                                              + (npy_uint64)*(const npy_int64 *)from);
+    else *(npy_int32 *)to = (npy_int32)((npy_uint32)*(npy_int32 *)to + (npy_uint32)*(const npy_int32 *)from);
+}
+
 /* Whether ``i`` (NULL: no) is a small int64 array with elements. */
 static int small_indices(PyArrayObject *i) {
     return i != NULL && PyArray_TYPE(i) == NPY_INT64 && PyArray_ISNOTSWAPPED(i) && PyArray_ISALIGNED(i)
@@ -1112,7 +1127,7 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
         if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
                 || !PyArray_ISALIGNED(source)
                 || PyArray_NDIM(source) != ndim || PyArray_NBYTES(source) >= small_bytes
-                || (f->adds && type != NPY_FLOAT32 && type != NPY_FLOAT64))
+                || (f->adds && !adds_type(type)))
             return NULL;
         for (int d = 0; d < ndim; d++)
             if (PyArray_DIM(idx, d) > PyArray_DIM(source, d)) return NULL;
@@ -1138,8 +1153,7 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
         char *to = PyArray_BYTES(copy) + k * PyArray_STRIDE(copy, (int)dim) + offset_of(copy, at, (int)dim);
         const char *from = number ? written : PyArray_BYTES(source) + offset_of(source, at, -1);
         if (!f->adds) memcpy(to, from, itemsize);
-        else if (type == NPY_FLOAT32) *(float *)to += *(const float *)from;
-        else *(double *)to += *(const double *)from;
+        else add_element(type, to, from);
     }
     PyObject *out = make((PyObject *)copy);
     if (out == NULL || !grad) return out;
@@ -1248,7 +1262,7 @@ static PyObject *slices_case(Function *f, PyObject *const *args, int *handled) {
     } else {
         if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
                 || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != ndim || PyArray_NBYTES(source) >= small_bytes
-                || (f->writes == ADD_SLICES && type != NPY_FLOAT32 && type != NPY_FLOAT64))
+                || (f->writes == ADD_SLICES && !adds_type(type)))
             return NULL;
         for (int d = 0; d < ndim; d++)
             if (PyArray_DIM(source, d) != (d == dim ? PyArray_SIZE(idx) : PyArray_DIM(x, d))) return NULL;
@@ -1280,8 +1294,7 @@ static PyObject *slices_case(Function *f, PyObject *const *args, int *handled) {
         char *to = PyArray_BYTES(copy) + k * PyArray_STRIDE(copy, (int)dim) + offset_of(copy, at, (int)dim);
         const char *from = fills ? written : PyArray_BYTES(source) + offset_of(source, at, -1);
         if (f->writes != ADD_SLICES) memcpy(to, from, itemsize);
-        else if (type == NPY_FLOAT32) *(float *)to += *(const float *)from;
-        else *(double *)to += *(const double *)from;
+        else add_element(type, to, from);
     }
     PyObject *out = make((PyObject *)copy);
     if (out == NULL || !grad) return out;
