@@ -2633,3 +2633,22 @@ def test_integer_additions_wrap_around_as_the_python_paths_and_torchs(dtype):
         results = _on_both_paths(lambda: call(ember))
         assert results[0] == results[1]
         assert results[0][3] == call(torch).numpy().tobytes()
+
+
+@pytest.mark.parametrize("value", [3, -7, 2 ** 31 - 1, -2 ** 31, 2 ** 31, 2 ** 63 - 1, -2 ** 63, 2 ** 63, 2.5, True])
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_integer_fills_are_the_python_paths_and_torchs(dtype, value):
+    x = np.arange(-6, 6).reshape(3, 4).astype(dtype)
+    mask = np.array([[True, False, True, False]] * 3)
+    idx, rows = np.array([[0, 1], [3, 3], [2, 0]]), np.array([2, 0])
+    for call in (lambda lib: lib.tensor(x).masked_fill(lib.tensor(mask), value),
+                 lambda lib: lib.tensor(x).index_fill(0, lib.tensor(rows), value),
+                 lambda lib: lib.scatter(lib.tensor(x), 1, lib.tensor(idx), value)):
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1]
+        try:
+            want = call(torch)
+        except RuntimeError:
+            assert results[0][0] is RuntimeError
+            continue
+        assert results[0][3] == want.numpy().tobytes()

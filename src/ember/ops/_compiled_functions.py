@@ -1092,21 +1092,40 @@ static PyObject *gather_case(Function *f, PyObject *const *args, int *handled) {
     return with_node(out, node);
 }
 
-/* A Python float or int as a double for a float32 or float64 array of ``type`` that holds it (1),
-   or 0 where it is not such a number (``*value`` set where it is). */
-static int float_number(PyObject *o, int type, double *value) {
+/* A Python number as one element of an array of ``type`` that holds it: a float or an int for
+   float32 or float64, an int within the range of int64 or int32 for those. 1 with the element's
+   bytes in ``element`` (8 of them: the Python ops' cast of the number), or 0 where it is not such
+   a number. */
+static int number_element(PyObject *o, int type, char *element) {
+    if (type == NPY_INT64 || type == NPY_INT32) {
+        if (!PyLong_CheckExact(o)) return 0;
+        int overflow;
+        long long whole = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || (whole == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (type == NPY_INT32 && (whole < INT32_MIN || whole > INT32_MAX)) return 0;   /* (torch's overflow error) */
+        npy_int64 wide = whole;
+        npy_int32 narrow = (npy_int32)whole;
+        memcpy(element, type == NPY_INT64 ? (const void *)&wide : (const void *)&narrow, type == NPY_INT64 ? 8 : 4);
+        return 1;
+    }
     if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || !(PyFloat_CheckExact(o) || PyLong_CheckExact(o))) return 0;
-    *value = PyFloat_AsDouble(o);
-    if (*value == -1.0 && PyErr_Occurred()) {
+    double value = PyFloat_AsDouble(o);
+    if (value == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
         return 0;
     }
-    return !(type == NPY_FLOAT32 && isfinite(*value) && fabs(*value) > FLT_MAX);   /* (torch's overflow error) */
+    if (type == NPY_FLOAT32 && isfinite(value) && fabs(value) > FLT_MAX) return 0;   /* (torch's overflow error) */
+    float single = (float)value;
+    memcpy(element, type == NPY_FLOAT32 ? (const void *)&single : (const void *)&value, type == NPY_FLOAT32 ? 4 : 8);
+    return 1;
 }
 
 /* ``scatter(input, dim, index, src)`` (``src`` a tensor of the input's dtype, no smaller than the
-   index, or a Python float or int where the input is float32 or float64 and holds it) or
-   ``scatter_add(input, dim, index, src)`` (``src`` a tensor of the input's float dtype) in the
+   index, or a Python number the input's dtype holds, ``number_element``) or
+   ``scatter_add(input, dim, index, src)`` (``src`` a tensor of the input's dtype, ``adds_type``) in the
    common case (``picks_dim``), no ``__torch_function__`` dispatch or forward-mode AD: a copy of
    the input with each element of ``src`` written (or added) at its index along ``dim``, in the
    order of the index's elements (NumPy's assignment and ``add.at``, the Python op's), the node
@@ -1119,9 +1138,9 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
     if (dim < 0) return NULL;
     PyObject *src = args[3];
     int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x), number = Py_TYPE(src) != TensorType;
-    double value = 0.0;
+    char written[8];
     if (number) {
-        if (f->adds || !float_number(src, type, &value)) return NULL;
+        if (f->adds || !number_element(src, type, written)) return NULL;
     } else {
         source = array_of(src);
         if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
@@ -1145,8 +1164,6 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
     *handled = 1;
     PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
     if (copy == NULL) return NULL;
-    float number32 = (float)value;
-    const char *written = type == NPY_FLOAT32 ? (const char *)&number32 : (const char *)&value;
     npy_intp itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0};
     for (npy_intp n = PyArray_SIZE(idx); n > 0; n--, advance(at, PyArray_DIMS(idx), ndim)) {
         npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(idx) + offset_of(idx, at, -1));
@@ -1234,9 +1251,9 @@ static PyObject *select_case(Function *f, PyObject *const *args, int *handled) {
     return with_node(out, node);
 }
 
-/* ``index_add(input, dim, index, source)`` (float32 or float64), ``index_copy(...)`` or
-   ``index_fill(input, dim, index, value)`` (``value`` a Python float or int, the input float32 or
-   float64), as ``f->writes`` says, in the common case: a small input of numbers (not complex)
+/* ``index_add(input, dim, index, source)`` (``adds_type``), ``index_copy(...)`` or
+   ``index_fill(input, dim, index, value)`` (``value`` a Python number the input's dtype holds,
+   ``number_element``), as ``f->writes`` says, in the common case: a small input of numbers (not complex)
    with dims and elements, an int dim, a 1-d int64 index with elements, each within the input
    along ``dim`` (index_fill's from the end where negative), a source of the input's dtype and
    shape but along ``dim``, where it is the index's size; no ``__torch_function__`` dispatch or
@@ -1256,9 +1273,9 @@ static PyObject *slices_case(Function *f, PyObject *const *args, int *handled) {
     int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x);
     npy_intp dim;
     if (!dim_arg(args[1], ndim, &dim)) return NULL;
-    double value = 0.0;
+    char written[8];
     if (fills) {
-        if (!float_number(src, type, &value)) return NULL;
+        if (!number_element(src, type, written)) return NULL;
     } else {
         if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
                 || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != ndim || PyArray_NBYTES(source) >= small_bytes
@@ -1282,8 +1299,6 @@ static PyObject *slices_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 1;
     PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
     if (copy == NULL) return NULL;
-    float number32 = (float)value;
-    const char *written = type == NPY_FLOAT32 ? (const char *)&number32 : (const char *)&value;
     /* each element of the slices written (the source's shape, or the copy's with the index's size
        along ``dim``), in C order */
     npy_intp shape[NPY_MAXDIMS], itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0}, n = 1;
@@ -1395,9 +1410,9 @@ static PyObject *cumulative_case(Function *f, PyObject *const *args, int *handle
     return selected_pair(f, t, x, value_t, index_t, dim, 1, grad);
 }
 
-/* ``masked_fill(input, mask, value)`` in the common case: a small C-contiguous float32 or float64
-   input with elements, a C-contiguous bool mask of its number of dims, each of the mask's dims
-   its size or 1, a Python float or int the dtype holds; no ``__torch_function__`` dispatch or
+/* ``masked_fill(input, mask, value)`` in the common case: a small C-contiguous input with elements,
+   a C-contiguous bool mask of its number of dims, each of the mask's dims its size or 1, a Python
+   number the input's dtype holds (``number_element``); no ``__torch_function__`` dispatch or
    forward-mode AD: a copy of the input with ``value`` where the mask (broadcast) holds, the bits
    NumPy's ``where`` selects (the Python op's), the node recorded as ``index.masked_fill``
    records it. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this
@@ -1407,8 +1422,8 @@ static PyObject *masked_fill_case(Function *f, PyObject *const *args, int *handl
     PyObject *t = args[0], *mask = args[1];
     if (Py_TYPE(t) != TensorType || Py_TYPE(mask) != TensorType) return NULL;
     PyArrayObject *x = array_of(t), *m = array_of(mask);
-    double value;
-    if (!small_numbers(x) || !PyArray_IS_C_CONTIGUOUS(x) || !float_number(args[2], PyArray_TYPE(x), &value)
+    char written[8];
+    if (!small_numbers(x) || !PyArray_IS_C_CONTIGUOUS(x) || !number_element(args[2], PyArray_TYPE(x), written)
             || m == NULL || PyArray_TYPE(m) != NPY_BOOL || !PyArray_IS_C_CONTIGUOUS(m)
             || PyArray_NDIM(m) != PyArray_NDIM(x))
         return NULL;
@@ -1428,8 +1443,6 @@ static PyObject *masked_fill_case(Function *f, PyObject *const *args, int *handl
     *handled = 1;
     PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
     if (copy == NULL) return NULL;
-    float number32 = (float)value;
-    const char *written = PyArray_TYPE(x) == NPY_FLOAT32 ? (const char *)&number32 : (const char *)&value;
     const npy_bool *holds = PyArray_DATA(m);
     npy_intp itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0};
     char *to = PyArray_DATA(copy);
