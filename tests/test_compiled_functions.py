@@ -131,7 +131,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
                                                   "_python_cumsum", "_python_cumprod", "_plain_nansum",
-                                                  "_bessel_var_mean", "_bessel_std_mean", "_python_p_norm"} \
+                                                  "_bessel_var_mean", "_bessel_std_mean", "_python_p_norm",
+                                                  "_python_sort", "_python_topk"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -2652,3 +2653,104 @@ def test_integer_fills_are_the_python_paths_and_torchs(dtype, value):
             assert results[0][0] is RuntimeError
             continue
         assert results[0][3] == want.numpy().tobytes()
+
+
+# -- sort and topk -----------------------------------------------------------------------------
+
+SORTS = {"sort": lambda lib, x, dim, flag: lib.sort(x, dim, flag),
+         "sort_method": lambda lib, x, dim, flag: x.sort(dim, descending=flag),
+         "msort": lambda lib, x, dim, flag: (lib.msort(x),),
+         "topk": lambda lib, x, dim, flag: lib.topk(x, 3, dim, flag),
+         "topk_one": lambda lib, x, dim, flag: lib.topk(x, 1, dim, largest=flag),
+         "topk_all": lambda lib, x, dim, flag: x.topk(x.shape[dim], dim, flag, True),
+         "topk_none": lambda lib, x, dim, flag: lib.topk(x, 0, dim, flag)}
+
+
+def _sort_values(dtype, shape=(3, 4, 5)):
+    """Values with ties (and NaN and signed zeros for floats) along every dim."""
+    values = np.random.default_rng(4).integers(-2, 3, shape).astype(dtype)
+    if values.dtype.kind == "f":
+        values.reshape(-1)[::7] = np.nan
+        values.reshape(-1)[1::9] = -0.0
+    return values
+
+
+def test_sort_and_topk_take_the_common_case(monkeypatch):
+    from ember.ops import sort
+    x = ember.tensor(_sort_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.sort(x, 1), x.topk(2, 0), ember.msort(x)),
+                                        [(sort, "_sort_arrays")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+@pytest.mark.parametrize("name", sorted(SORTS))
+def test_sort_and_topk_are_the_python_paths_and_torchs(name, dtype):
+    values = _sort_values(dtype)
+    for dim in (0, 1, 2, -1):
+        for flag in (False, True):
+            def call(lib):
+                return SORTS[name](lib, lib.tensor(values), dim, flag)
+            compiled = call(ember)
+            with python_paths():
+                python = call(ember)
+            want = call(torch)
+            for c, p, w in zip(compiled, python, want):
+                assert c.dtype == p.dtype and c.shape == p.shape == tuple(w.shape)
+                assert c.numpy().tobytes() == p.numpy().tobytes()
+            np.testing.assert_array_equal(compiled[0].numpy(), want[0].numpy())
+            if name.startswith("sort") or dtype.startswith("int"):   # (torch's indices of NaN ties: its own order)
+                np.testing.assert_array_equal(np.take_along_axis(values, compiled[-1].numpy(), dim)
+                                              if len(compiled) > 1 else compiled[0].numpy(), want[0].numpy())
+
+
+@pytest.mark.parametrize("name", ["sort", "topk"])
+def test_sort_and_topk_nodes_and_gradients_are_the_python_paths(name):
+    values = _sort_values("float32")
+    values = np.where(np.isnan(values), 0.5, values)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(values, requires_grad=True)
+            out = SORTS[name](ember, x, 1, True)
+            node = out[0].grad_fn
+            fields = (type(node).__name__, node.in_shape, node.dim, node.keepdim,
+                      [t.numpy().tobytes() for t in node.saved_tensors])
+            out[0].backward(ember.tensor(np.linspace(-1, 1, out[0].numel(), dtype=np.float32).reshape(out[0].shape)))
+            results.append((fields, type(out).__name__, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+_SORT_CASES = {
+    "long_rows": lambda x: ember.sort(ember.tensor(np.arange(70.0)[::-1].copy()), 0),
+    "partition": lambda x: ember.topk(ember.tensor(np.arange(40.0)), 2),
+    "bool": lambda x: ember.sort(x > 0, 1),
+    "float16": lambda x: ember.sort(x.half(), 1),
+    "uint8": lambda x: ember.topk(x.abs().to(ember.uint8), 2),
+    "transposed": lambda x: ember.sort(x.transpose(0, 2), 1),
+    "zero_dim": lambda x: ember.sort(x[0, 0, 0]),
+    "bool_dim": lambda x: ember.sort(x, True),
+    "int_flag": lambda x: ember.sort(x, 1, 1),
+    "tensor_k": lambda x: ember.topk(x, ember.tensor(2)),
+    "k_out_of_range": lambda x: ember.topk(x, 6),
+    "negative_k": lambda x: ember.topk(x, -1),
+    "dim_out_of_range": lambda x: ember.sort(x, 3),
+    "out": lambda x: ember.sort(x, 1, out=(ember.empty(0), ember.empty(0, dtype=ember.int64))),
+    "stable": lambda x: ember.sort(x, dim=1, stable=True),
+    "no_grad": lambda x: _no_grad(lambda t: ember.topk(t, 2), x.requires_grad_()),
+    "empty_dim": lambda x: ember.sort(x[:, :0], 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SORT_CASES))
+def test_other_sort_cases_take_the_python_path(case):
+    values = np.where(np.isnan(_sort_values("float32")), 0.5, _sort_values("float32"))
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = _SORT_CASES[case](ember.tensor(values))
+            except (RuntimeError, TypeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append([(t.dtype, t.shape, t.requires_grad, t.detach().numpy().tobytes()) for t in result])
+    assert results[0] == results[1]

@@ -29,7 +29,7 @@ import sys
 import threading
 import typing
 
-from . import _compiled_addc, _compiled_scans, _compiled_special
+from . import _compiled_addc, _compiled_scans, _compiled_sorts, _compiled_special
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -38,10 +38,10 @@ _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
-          "masked_fill", "operator", "power", "cross", "special", "addc", "scan")
+          "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
-                   "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan")
+                   "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -227,7 +227,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
-                     ADDC_FUNCTION, SCAN_FUNCTION };
+                     ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -247,6 +247,7 @@ typedef struct {
     PyObject *reduce, *whole_node;
     int whole_fields, fields, divides, moment;
     int without_nan;   /* (nansum's: the case holds no NaN) */
+    Py_ssize_t max_row, partition_ratio;   /* (a sort's: its longest row; topk's: the ratio it partitions from) */
     /* a product's: its operands' ``enum product_operands``, and where the FLOP counter is found */
     int product_operands;
     PyObject *flop_hook;
@@ -1598,10 +1599,11 @@ static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
 SPECIAL_SOURCE
 ADDC_SOURCE
 SCAN_SOURCE
+SORTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == SCAN_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == TOPK_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1639,6 +1641,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = addc_case(f, args, &handled);
         else if (f->kind == SCAN_FUNCTION)
             out = scan_case(f, args, &handled);
+        else if (f->kind == SORT_FUNCTION || f->kind == TOPK_FUNCTION)
+            out = sort_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1675,8 +1679,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
+    f.max_row = f.partition_ratio = 0;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > SCAN_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > TOPK_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1692,6 +1697,13 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
+    /* (a sort's result type, longest row and topk's partition ratio) */
+    if ((f.kind == SORT_FUNCTION || f.kind == TOPK_FUNCTION)
+            && (!PyArg_ParseTuple(specifics, "Onn", &f.whole_node, &f.max_row, &f.partition_ratio)
+                || f.max_row < 0 || f.max_row > SORTED_ROW_LIMIT || f.partition_ratio < 1)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a sort's rows are of 0 to 64 elements");
+        return NULL;
+    }
     /* (whether addcdiv's divides, whether cumprod's multiplies) */
     if ((f.kind == ADDC_FUNCTION || f.kind == SCAN_FUNCTION) && !PyArg_ParseTuple(specifics, "p", &f.divides))
         return NULL;
@@ -1793,4 +1805,5 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 '''.replace("SPECIAL_SOURCE\n", _compiled_special.SOURCE).replace(
-    "ADDC_SOURCE\n", _compiled_addc.SOURCE).replace("SCAN_SOURCE\n", _compiled_scans.SOURCE)
+    "ADDC_SOURCE\n", _compiled_addc.SOURCE).replace("SCAN_SOURCE\n", _compiled_scans.SOURCE).replace(
+    "SORTS_SOURCE\n", _compiled_sorts.SOURCE)

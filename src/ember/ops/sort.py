@@ -144,6 +144,11 @@ def sort(input, dim=-1, descending=False, stable=False):
     here: equal elements keep their order."""
     if isinstance(dim, bool):  # sort(input, stable, dim=..., descending=...) in torch's overload
         dim = -1
+    return _sort_entry[0](input, dim, descending)
+
+
+def _python_sort(input, dim, descending):
+    """``sort`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     data = input._data
     _check_sortable(data)
     dim = wrap_dim(dim, data.ndim)
@@ -192,6 +197,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 
 
 def _topk(input, k, dim=-1, largest=True, sorted=True):
+    return _topk_entry[0](input, k, dim, largest, sorted)
+
+
+def _python_topk(input, k, dim, largest, sorted):
+    """``topk`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     data = input._data
     if data.dtype.kind in "bc":
         kind = "bool" if data.dtype.kind == "b" else "complex"
@@ -222,6 +232,15 @@ SELECT_MIN_ELEMENTS = 2048
 # sorting only them, when k is at most TOPK_PARTITION_RATIO-th of the row; else it sorts the row.
 TOPK_MAX_PASSES = 8
 TOPK_PARTITION_RATIO = 4
+# The compiled sort and topk order rows of up to this many elements (by insertion, in C); longer
+# ones go to NumPy's sort.
+COMPILED_SORT_MAX_ROW = 64
+
+_sort_entry = _compiled_functions.register(_python_sort, SortBackward0, kind="sort",
+                                           specifics=(return_types.sort, COMPILED_SORT_MAX_ROW, 1))
+_topk_entry = _compiled_functions.register(_python_topk, TopkBackward0, kind="topk",
+                                           max_elements=SELECT_MIN_ELEMENTS - 1,
+                                           specifics=(return_types.topk, COMPILED_SORT_MAX_ROW, TOPK_PARTITION_RATIO))
 
 
 def _top_by_extremes(data, dim, k, largest):
