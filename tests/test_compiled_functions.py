@@ -132,7 +132,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
                                                   "_python_cumsum", "_python_cumprod", "_plain_nansum",
                                                   "_bessel_var_mean", "_bessel_std_mean", "_python_p_norm",
-                                                  "_python_sort", "_python_topk"} \
+                                                  "_python_sort", "_python_topk", "_python_median",
+                                                  "_python_nanmedian", "_python_kthvalue"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -2752,5 +2753,103 @@ def test_other_sort_cases_take_the_python_path(case):
             except (RuntimeError, TypeError, IndexError) as error:
                 results.append((type(error), str(error)))
                 continue
+            results.append([(t.dtype, t.shape, t.requires_grad, t.detach().numpy().tobytes()) for t in result])
+    assert results[0] == results[1]
+
+
+
+# -- median, nanmedian and kthvalue ---------------------------------------------------------------
+
+PICKS = {"median": lambda lib, x, dim, keep: lib.median(x, dim, keep),
+         "nanmedian": lambda lib, x, dim, keep: lib.nanmedian(x, dim, keepdim=keep),
+         "median_method": lambda lib, x, dim, keep: x.median(dim, keep),
+         "kthvalue": lambda lib, x, dim, keep: lib.kthvalue(x, 2, dim, keep),
+         "kthvalue_last": lambda lib, x, dim, keep: x.kthvalue(x.shape[dim], dim, keepdim=keep)}
+ALL_PICKS = {"median": lambda lib, x: lib.median(x), "nanmedian": lambda lib, x: x.nanmedian()}
+
+
+def test_picks_take_the_common_case(monkeypatch):
+    from ember.ops import sort
+    x = ember.tensor(_sort_values("float32", (3, 4)))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.median(x, 1), ember.kthvalue(x, 2, 0),
+                                                              ember.nanmedian(x), ember.median(x)),
+                                        [(sort, "_small_rows")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+@pytest.mark.parametrize("name", sorted(PICKS))
+def test_picks_are_the_python_paths_and_torchs(name, dtype):
+    for shape in ((3, 4, 5), (2, 7), (9,)):
+        values = _sort_values(dtype, shape)
+        for dim in range(-1, len(shape)):
+            for keep in (False, True):
+                def call(lib):
+                    return PICKS[name](lib, lib.tensor(values), dim, keep)
+                compiled = call(ember)
+                with python_paths():
+                    python = call(ember)
+                want = call(torch)
+                assert type(compiled) is type(python)
+                for c, p, w in zip(compiled, python, want):
+                    assert c.dtype == p.dtype and c.shape == p.shape == tuple(w.shape)
+                    assert c.numpy().tobytes() == p.numpy().tobytes()
+                np.testing.assert_array_equal(compiled[0].numpy(), want[0].numpy())
+    for of_all in ALL_PICKS.values():
+        values = _sort_values(dtype, (3, 5))
+        compiled = of_all(ember, ember.tensor(values))
+        with python_paths():
+            python = of_all(ember, ember.tensor(values))
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == ()
+        assert compiled.numpy().tobytes() == python.numpy().tobytes()
+        np.testing.assert_array_equal(compiled.numpy(), of_all(torch, torch.tensor(values)).numpy())
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian", "kthvalue", "median_all"])
+def test_pick_nodes_and_gradients_are_the_python_paths(name):
+    values = _sort_values("float32", (3, 4))
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(values, requires_grad=True)
+            out = ember.median(x) if name == "median_all" else PICKS[name](ember, x, 1, False)[0]
+            node = out.grad_fn
+            fields = (type(node).__name__, [getattr(node, key, None) for key in ("in_shape", "dim", "keepdim")],
+                      [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((fields, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+_PICK_CASES = {
+    "large": lambda x: ember.median(ember.tensor(np.arange(80.0).reshape(8, 10)), 1),
+    "large_all": lambda x: ember.median(ember.tensor(np.arange(80.0))),
+    "bool": lambda x: ember.median(x > 0, 1),
+    "float16": lambda x: ember.kthvalue(x.half(), 2, 1),
+    "transposed": lambda x: ember.median(x.t(), 1),
+    "zero_dim": lambda x: ember.median(x[0, 0], 0),
+    "empty": lambda x: ember.median(x[:, :0], 1),
+    "keepdim_without_dim": lambda x: ember.median(x, None, True),
+    "k_zero": lambda x: ember.kthvalue(x, 0, 1),
+    "k_beyond": lambda x: ember.kthvalue(x, 5, 1),
+    "tensor_k": lambda x: ember.kthvalue(x, ember.tensor(2), 1),
+    "int_keepdim": lambda x: ember.median(x, 1, 1),
+    "dim_out_of_range": lambda x: ember.nanmedian(x, 2),
+    "out": lambda x: ember.median(x, 1, out=(ember.empty(0), ember.empty(0, dtype=ember.int64))),
+    "no_grad": lambda x: _no_grad(lambda t: ember.median(t, 1), x.requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PICK_CASES))
+def test_other_pick_cases_take_the_python_path(case):
+    values = _sort_values("float32", (3, 4))
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = _PICK_CASES[case](ember.tensor(values))
+            except (RuntimeError, TypeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            result = result if isinstance(result, tuple) else (result,)
             results.append([(t.dtype, t.shape, t.requires_grad, t.detach().numpy().tobytes()) for t in result])
     assert results[0] == results[1]

@@ -38,10 +38,12 @@ _SAVED = ("self", "other", "result")
 # the kinds of function (``enum function_kind`` in the C source)
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
-          "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk")
+          "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
+          "kthvalue")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
-                   "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk")
+                   "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
+                   "kthvalue")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -227,7 +229,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
-                     ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION };
+                     ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -248,6 +250,8 @@ typedef struct {
     int whole_fields, fields, divides, moment;
     int without_nan;   /* (nansum's: the case holds no NaN) */
     Py_ssize_t max_row, partition_ratio;   /* (a sort's: its longest row; topk's: the ratio it partitions from) */
+    PyObject *all_node;   /* (a median's node of all elements) */
+    int ignores_nan;      /* (nanmedian's) */
     /* a product's: its operands' ``enum product_operands``, and where the FLOP counter is found */
     int product_operands;
     PyObject *flop_hook;
@@ -1602,8 +1606,8 @@ SCAN_SOURCE
 SORTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == TOPK_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == KTHVALUE_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1643,6 +1647,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = scan_case(f, args, &handled);
         else if (f->kind == SORT_FUNCTION || f->kind == TOPK_FUNCTION)
             out = sort_case(f, args, &handled);
+        else if (f->kind == MEDIAN_FUNCTION || f->kind == KTHVALUE_FUNCTION)
+            out = pick_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1679,9 +1685,10 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
-    f.max_row = f.partition_ratio = 0;
+    f.max_row = f.partition_ratio = f.ignores_nan = 0;
+    f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > TOPK_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > KTHVALUE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1704,6 +1711,10 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a sort's rows are of 0 to 64 elements");
         return NULL;
     }
+    /* (a median's or kthvalue's result type, its node of all elements and whether it ignores NaN) */
+    if ((f.kind == MEDIAN_FUNCTION || f.kind == KTHVALUE_FUNCTION)
+            && !PyArg_ParseTuple(specifics, "OOp", &f.whole_node, &f.all_node, &f.ignores_nan))
+        return NULL;
     /* (whether addcdiv's divides, whether cumprod's multiplies) */
     if ((f.kind == ADDC_FUNCTION || f.kind == SCAN_FUNCTION) && !PyArg_ParseTuple(specifics, "p", &f.divides))
         return NULL;
@@ -1763,6 +1774,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     Py_INCREF(f.number_node);
     Py_INCREF(f.factors);
     Py_INCREF(f.int_ufunc);
+    Py_INCREF(f.all_node);
     functions_[n_functions++] = f;
     return function;
 }

@@ -5,7 +5,11 @@ insertion sort as ``sort._sort_arrays`` orders it (ascending with NaN last, or d
 first, equal elements in their order), topk keeping the first k of each row where its Python op
 sorts the rows too (k at most a ``partition_ratio``-th of the row: it partitions). The values and
 int64 indices as the Python op's result type, its node recorded as ``sort._selected`` records it.
-Every other case goes to the Python op.
+
+And of ``median``/``nanmedian`` (kind "median": of all elements, or along a dim) and
+``kthvalue`` (kind "kthvalue") of such a tensor of at most ``max_elements`` elements (the size
+to which the Python ops sort rows in Python): each row's element at its position in the stable
+ascending order, as ``sort._pick_small`` picks it. Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -130,5 +134,125 @@ static PyObject *sort_case(Function *f, PyObject *const *args, int *handled) {
     }
     *handled = 1;
     return sorted_rows(f, t, x, dim, k, descending == Py_True, grad);
+}
+
+/* The position ``sort._median_row_position`` takes in a stably sorted row of ``n`` elements, ``nans``
+   of them NaN: the lower median (of those not NaN where ``ignores_nan``; else the first NaN, if any). */
+static npy_intp median_position(npy_intp n, npy_intp nans, int ignores_nan) {
+    if (ignores_nan) return n - nans - 1 > 0 ? (n - nans - 1) / 2 : 0;
+    return nans ? n - nans : (n - 1) / 2;
+}
+
+/* The NaNs among the ``n`` elements ``step`` apart from ``x`` (0 for integers). */
+static npy_intp nans_in(const char *x, int type, npy_intp step, npy_intp n) {
+    npy_intp nans = 0;
+    for (npy_intp i = 0; i < n; i++) {
+        if (type == NPY_FLOAT32) nans += isnan(((const float *)x)[i * step]);
+        else if (type == NPY_FLOAT64) nans += isnan(((const double *)x)[i * step]);
+    }
+    return nans;
+}
+
+/* The position in the stable ascending order of the ``n`` elements ``step`` apart from ``x`` (of
+   ``type``) of the element ``f`` picks (``k - 1`` for kthvalue, a median's), that element's. */
+static npy_intp picked_of(Function *f, const char *x, int type, npy_intp step, npy_intp n, npy_intp k) {
+    npy_intp order[SORTED_ROW_LIMIT];
+    if (type == NPY_FLOAT32) order_float((const float *)x, step, n, 0, order);
+    else if (type == NPY_FLOAT64) order_double((const double *)x, step, n, 0, order);
+    else if (type == NPY_INT64) order_npy_int64((const npy_int64 *)x, step, n, 0, order);
+    else order_npy_int32((const npy_int32 *)x, step, n, 0, order);
+    return order[f->kind == KTHVALUE_FUNCTION ? k - 1 : median_position(n, nans_in(x, type, step, n), f->ignores_nan)];
+}
+
+/* ``median(input)`` or ``nanmedian(input)`` of all elements: the picked element as a 0-d array, the
+   node (``f->all_node``) saving the input and the result. */
+static PyObject *median_of_all(Function *f, PyObject *t, PyArrayObject *x, int grad) {
+    npy_intp at = picked_of(f, PyArray_DATA(x), PyArray_TYPE(x), 1, PyArray_SIZE(x), 0);
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyArrayObject *value = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, 0, NULL, NULL, NULL, 0, NULL);
+    if (value == NULL) return NULL;
+    memcpy(PyArray_DATA(value), PyArray_BYTES(x) + at * PyArray_ITEMSIZE(x), PyArray_ITEMSIZE(x));
+    PyObject *out = make((PyObject *)value);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->all_node, t, NULL, out);
+    if (node != NULL && node != Py_None) {
+        PyObject *r = PyObject_CallMethodObjArgs(node, s_save, t, out, NULL);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
+    }
+    return with_node(out, node);
+}
+
+/* ``median(input, dim, keepdim)``, ``nanmedian(...)`` (``f->ignores_nan``) and ``kthvalue(input, k, dim,
+   keepdim)`` in the common case: a small C-contiguous float32, float64, int64 or int32 tensor with
+   dims and at most ``f->max_elements`` elements, a dim that is an int (or None for a median of all
+   elements), a bool keepdim, kthvalue's k an int from 1 to the row's length; no
+   ``__torch_function__`` dispatch or forward-mode AD: each row's picked element and its index as the
+   Python op's result type, the node recorded as ``sort._selected`` records it. A new result, NULL on
+   error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *pick_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    int kth = f->kind == KTHVALUE_FUNCTION;
+    PyObject *t = args[0], *dim_object = args[kth ? 2 : 1], *keep = args[kth ? 3 : 2];
+    PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
+    int type = x == NULL ? -1 : PyArray_TYPE(x), ndim = x == NULL ? 0 : PyArray_NDIM(x);
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64 && type != NPY_INT64 && type != NPY_INT32) || !small_numbers(x)
+            || ndim == 0 || !PyArray_IS_C_CONTIGUOUS(x) || PyArray_SIZE(x) > f->max_elements
+            || PyArray_SIZE(x) > SORTED_ROW_LIMIT || (keep != Py_True && keep != Py_False)
+            || (dim_object == Py_None ? kth || keep == Py_True : !PyLong_CheckExact(dim_object)))
+        return NULL;
+    npy_intp dim = 0, k = 0;
+    if (dim_object != Py_None && !dim_arg(dim_object, ndim, &dim)) return NULL;
+    npy_intp n = PyArray_DIM(x, (int)dim);
+    if (kth) {
+        if (!PyLong_CheckExact(args[1])) return NULL;
+        long long asked = PyLong_AsLongLong(args[1]);
+        if (asked == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (asked < 1 || asked > n) return NULL;
+        k = (npy_intp)asked;
+    }
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    if (dim_object == Py_None) return median_of_all(f, t, x, grad);
+    int keepdim = keep == Py_True, out_ndim = 0;
+    npy_intp shape[NPY_MAXDIMS], inner = 1, outer = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (d != dim || keepdim) shape[out_ndim++] = d == dim ? 1 : PyArray_DIM(x, d);
+        if (d < dim) outer *= PyArray_DIM(x, d);
+        if (d > dim) inner *= PyArray_DIM(x, d);
+    }
+    PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(out_ndim, shape, type);
+    PyArrayObject *indices = values == NULL ? NULL : (PyArrayObject *)PyArray_SimpleNew(out_ndim, shape, NPY_INT64);
+    if (indices == NULL) {
+        Py_XDECREF(values);
+        return NULL;
+    }
+    npy_intp itemsize = PyArray_ITEMSIZE(x);
+    const char *from = PyArray_DATA(x);
+    char *to = PyArray_DATA(values);
+    npy_int64 *at = PyArray_DATA(indices);
+    for (npy_intp o = 0; o < outer; o++) {
+        for (npy_intp i = 0; i < inner; i++) {
+            const char *row = from + (o * n * inner + i) * itemsize;
+            npy_intp picked = picked_of(f, row, type, inner, n, k);
+            memcpy(to + (o * inner + i) * itemsize, row + picked * inner * itemsize, itemsize);
+            at[o * inner + i] = picked;
+        }
+    }
+    PyObject *value_t = make((PyObject *)values), *index_t = value_t == NULL ? NULL : make((PyObject *)indices);
+    if (index_t == NULL) {
+        if (value_t == NULL) Py_DECREF(indices);
+        Py_XDECREF(value_t);
+        return NULL;
+    }
+    return selected_pair(f, t, x, value_t, index_t, dim, keepdim, grad);
 }
 '''

@@ -383,6 +383,11 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 
 
 def _kthvalue(input, k, dim=-1, keepdim=False):
+    return _kthvalue_entry[0](input, k, dim, keepdim)
+
+
+def _python_kthvalue(input, k, dim, keepdim):
+    """``kthvalue`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     data = input._data
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty("kthvalue", data, dim)
@@ -485,6 +490,11 @@ def median(input, dim=None, keepdim=False, *, out=None):
 
 
 def _median(input, dim=None, keepdim=False):
+    return _median_entry[0](input, dim, keepdim)
+
+
+def _python_median(input, dim, keepdim):
+    """``median`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     if dim is None:
         return _median_all(input, False, MedianBackward0)
     return _median_along("median", input, dim, keepdim, False, MedianBackward1, return_types.median)
@@ -498,10 +508,25 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 
 
 def _nanmedian(input, dim=None, keepdim=False):
+    return _nanmedian_entry[0](input, dim, keepdim)
+
+
+def _python_nanmedian(input, dim, keepdim):
+    """``nanmedian`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     if dim is None:
         return _median_all(input, True, NanmedianBackward0)
     return _median_along("nanmedian", input, dim, keepdim, True, NanmedianBackward1,
                          return_types.nanmedian)
+
+
+# (arrays of up to SMALL_ROWS_MAX_ELEMENTS elements: the rows the Python ops sort in Python)
+_median_entry, _nanmedian_entry, _kthvalue_entry = (
+    _compiled_functions.register(python_op, node_cls, kind=kind, max_elements=SMALL_ROWS_MAX_ELEMENTS,
+                                 specifics=(named, all_node, ignores_nan))
+    for python_op, node_cls, kind, named, all_node, ignores_nan in (
+        (_python_median, MedianBackward1, "median", return_types.median, MedianBackward0, False),
+        (_python_nanmedian, NanmedianBackward1, "median", return_types.nanmedian, NanmedianBackward0, True),
+        (_python_kthvalue, KthvalueBackward0, "kthvalue", return_types.kthvalue, None, False)))
 
 
 def _dim_for_out(op, dim):
