@@ -653,6 +653,8 @@ def tensordot(a, b, dims=2):
         elif sb[ib] == 1 and sa[ia] != 1:
             a = a.sum(ia, keepdim=True)
     sa, sb = a._data.shape, b._data.shape
+    if len(sa) == len(sb) == len(ca) == 1:   # two vectors: their dot product, viewed as torch views it
+        return dot(a, b).reshape(())
     free_a = [d for d in range(len(sa)) if d not in ca]
     free_b = [d for d in range(len(sb)) if d not in cb]
     order_a, order_b = free_a + ca, cb + free_b   # (the identity order needs no permute)
@@ -681,6 +683,8 @@ def inner(input, other):
     if input._data.shape[-1] != other._data.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
                            f"shapes {list(input._data.shape)} and {list(other._data.shape)}")
+    if input._data.ndim == other._data.ndim == 1 and input._data.dtype == other._data.dtype:
+        return dot(input, other).reshape(())   # (tensordot's of two vectors, without its steps)
     return tensordot(input, other, ([-1], [-1]))
 
 
