@@ -133,7 +133,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_cumsum", "_python_cumprod", "_plain_nansum",
                                                   "_bessel_var_mean", "_bessel_std_mean", "_python_p_norm",
                                                   "_python_sort", "_python_topk", "_python_median",
-                                                  "_python_nanmedian", "_python_kthvalue"} \
+                                                  "_python_nanmedian", "_python_kthvalue", "_python_tril",
+                                                  "_python_triu"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -2852,4 +2853,61 @@ def test_other_pick_cases_take_the_python_path(case):
                 continue
             result = result if isinstance(result, tuple) else (result,)
             results.append([(t.dtype, t.shape, t.requires_grad, t.detach().numpy().tobytes()) for t in result])
+    assert results[0] == results[1]
+
+
+
+# -- tril and triu -------------------------------------------------------------------------------
+
+TRIANGLES = {"tril": lambda lib, x, k: lib.tril(x, k), "triu": lambda lib, x, k: lib.triu(x, k),
+             "triu_method": lambda lib, x, k: x.triu(diagonal=k)}
+
+
+def test_triangles_take_the_common_case(monkeypatch):
+    from ember.ops import shape
+    x = ember.tensor(np.arange(12.0).reshape(3, 4))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.tril(x), x.triu(1)), [(shape, "_triangle_data")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", sorted(TRIANGLES))
+def test_triangles_are_the_python_paths_and_torchs(name, dtype):
+    values = np.linspace(-3, 3, 60).reshape(3, 4, 5)
+    if dtype.startswith("float"):
+        values[0, 0, :2] = [-0.0, np.nan]
+    values = values.astype(dtype) if dtype != "bool" else values > 0
+    for source in (values, values[0], values[:, :1], values[0, :, :1]):
+        for k in (0, 1, -1, 3, -4, 9, -9):
+            results = _on_both_paths(lambda: TRIANGLES[name](ember, ember.tensor(source), k))
+            assert results[0] == results[1]
+            assert results[0][3] == TRIANGLES[name](torch, torch.tensor(source), k).numpy().tobytes()
+
+
+@pytest.mark.parametrize("name", ["tril", "triu"])
+def test_triangle_nodes_and_gradients_are_the_python_paths(name):
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+            out = TRIANGLES[name](ember, x, 1)
+            node = out.grad_fn
+            out.backward(ember.tensor(np.linspace(-1, 2, 12, dtype=np.float32).reshape(3, 4)))
+            results.append((type(node).__name__, node.diagonal, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["vector", "complex", "transposed", "empty", "bool_diagonal", "tensor_diagonal",
+                                  "huge_diagonal", "out", "no_grad"])
+def test_other_triangle_cases_take_the_python_path(case):
+    x = ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    call = {"vector": lambda: ember.tril(x[0]),
+            "complex": lambda: ember.triu(x.to(ember.complex64)),
+            "transposed": lambda: ember.tril(x.t(), 1),
+            "empty": lambda: ember.tril(x[:0]),
+            "bool_diagonal": lambda: ember.triu(x, True),
+            "tensor_diagonal": lambda: ember.triu(x, ember.tensor(1)),
+            "huge_diagonal": lambda: ember.tril(x, 2 ** 70),
+            "out": lambda: ember.tril(x, out=ember.empty(0)),
+            "no_grad": lambda: _no_grad(lambda t: ember.triu(t), x.requires_grad_())}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, OverflowError))
     assert results[0] == results[1]

@@ -29,7 +29,7 @@ import sys
 import threading
 import typing
 
-from . import _compiled_addc, _compiled_scans, _compiled_sorts, _compiled_special
+from . import _compiled_addc, _compiled_layouts, _compiled_scans, _compiled_sorts, _compiled_special
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -39,11 +39,11 @@ _SAVED = ("self", "other", "result")
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
-          "kthvalue")
+          "kthvalue", "triangle")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
-                   "kthvalue")
+                   "kthvalue", "triangle")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -170,7 +170,7 @@ def _specifics(function):
     if function.kind == "binary":   # (which integer tensors it takes, and on which ufunc)
         integers, int_ufunc = function.specifics or (None, None)
         return (_INTEGERS.index(integers), int_ufunc or function.ufunc)
-    if function.kind in ("addc", "scan"):   # (whether it divides; multiplies)
+    if function.kind in ("addc", "scan", "triangle"):   # (whether it divides; multiplies; keeps the upper one)
         return (bool(function.specifics),)
     if function.kind == "matmul":
         operands, flop_hook = function.specifics
@@ -229,7 +229,8 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      EXTREMES_FUNCTION, MATMUL_FUNCTION, WHERE_FUNCTION, GATHER_FUNCTION, SCATTER_FUNCTION,
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
-                     ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION };
+                     ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION,
+                     TRIANGLE_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1604,10 +1605,12 @@ SPECIAL_SOURCE
 ADDC_SOURCE
 SCAN_SOURCE
 SORTS_SOURCE
+LAYOUTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
-static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == KTHVALUE_FUNCTION + 1
+static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
+                                            2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == TRIANGLE_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1649,6 +1652,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = sort_case(f, args, &handled);
         else if (f->kind == MEDIAN_FUNCTION || f->kind == KTHVALUE_FUNCTION)
             out = pick_case(f, args, &handled);
+        else if (f->kind == TRIANGLE_FUNCTION)
+            out = triangle_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1688,7 +1693,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > KTHVALUE_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > TRIANGLE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1715,8 +1720,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if ((f.kind == MEDIAN_FUNCTION || f.kind == KTHVALUE_FUNCTION)
             && !PyArg_ParseTuple(specifics, "OOp", &f.whole_node, &f.all_node, &f.ignores_nan))
         return NULL;
-    /* (whether addcdiv's divides, whether cumprod's multiplies) */
-    if ((f.kind == ADDC_FUNCTION || f.kind == SCAN_FUNCTION) && !PyArg_ParseTuple(specifics, "p", &f.divides))
+    /* (whether addcdiv's divides, whether cumprod's multiplies, whether triu's keeps the upper triangle) */
+    if ((f.kind == ADDC_FUNCTION || f.kind == SCAN_FUNCTION || f.kind == TRIANGLE_FUNCTION)
+            && !PyArg_ParseTuple(specifics, "p", &f.divides))
         return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
     if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.integers, &f.int_ufunc)) return NULL;
@@ -1818,4 +1824,4 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
 }
 '''.replace("SPECIAL_SOURCE\n", _compiled_special.SOURCE).replace(
     "ADDC_SOURCE\n", _compiled_addc.SOURCE).replace("SCAN_SOURCE\n", _compiled_scans.SOURCE).replace(
-    "SORTS_SOURCE\n", _compiled_sorts.SOURCE)
+    "SORTS_SOURCE\n", _compiled_sorts.SOURCE).replace("LAYOUTS_SOURCE\n", _compiled_layouts.SOURCE)

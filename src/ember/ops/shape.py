@@ -505,10 +505,25 @@ def _triangle(op, node_cls, input, diagonal):
     return out
 
 
+def _python_tril(input, diagonal):
+    return _triangle("tril", TrilBackward0, input, diagonal)
+
+
+def _python_triu(input, diagonal):
+    return _triangle("triu", TriuBackward0, input, diagonal)
+
+
+_tril_entry, _triu_entry = (_compiled_functions.register(python_op, node_cls, kind="triangle", specifics=upper)
+                            for python_op, node_cls, upper in ((_python_tril, TrilBackward0, False),
+                                                               (_python_triu, TriuBackward0, True)))
+
+
 @method()
 def tril(input, diagonal=0, *, out=None):
     """The lower triangle of the (batched) matrix ``input``: elements above the ``diagonal``-th
     diagonal are zeroed."""
+    if out is None:
+        return _tril_entry[0](input, diagonal)
     return _into(out, _triangle("tril", TrilBackward0, input, diagonal), True, "tril")
 
 
@@ -516,6 +531,8 @@ def tril(input, diagonal=0, *, out=None):
 def triu(input, diagonal=0, *, out=None):
     """The upper triangle of the (batched) matrix ``input``: elements below the ``diagonal``-th
     diagonal are zeroed."""
+    if out is None:
+        return _triu_entry[0](input, diagonal)
     return _into(out, _triangle("triu", TriuBackward0, input, diagonal), True, "triu")
 
 

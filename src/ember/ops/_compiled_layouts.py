@@ -1,0 +1,57 @@
+"""The compiled functions (``_compiled_functions``) of ops that lay a tensor's elements out anew,
+kind "triangle": ``tril`` and ``triu`` of a small C-contiguous tensor of numbers (not complex)
+with two dims or more and an int diagonal, each element kept or zeroed (all its bits, as the
+Python op's mask clears them) in a new row-major array, the node recorded as ``shape._triangle``
+records it. Every other case goes to the Python op.
+"""
+
+__all__ = ["SOURCE"]
+
+# (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
+SOURCE = r'''
+/* ``tril(input, diagonal)`` (``triu``'s where ``f->divides``: it keeps the upper triangle) in the common
+   case, no ``__torch_function__`` dispatch or forward-mode AD. A new tensor, NULL on error, or
+   ``*handled`` set to 0 where the case is not this one. */
+static PyObject *triangle_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0];
+    if (Py_TYPE(t) != TensorType || !PyLong_CheckExact(args[1])) return NULL;
+    PyArrayObject *x = array_of(t);
+    int ndim = x == NULL ? 0 : PyArray_NDIM(x);
+    npy_intp itemsize = x == NULL ? 0 : PyArray_ITEMSIZE(x);
+    if (!small_numbers(x) || ndim < 2 || !PyArray_IS_C_CONTIGUOUS(x)
+            || (itemsize != 1 && itemsize != 2 && itemsize != 4 && itemsize != 8))
+        return NULL;
+    int overflow;
+    long long diagonal = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+    if (overflow || (diagonal == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyArrayObject *kept = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(x), NULL,
+                                                                NULL, 0, NULL);
+    if (kept == NULL) return NULL;
+    npy_intp rows = PyArray_DIM(x, ndim - 2), cols = PyArray_DIM(x, ndim - 1), n = PyArray_SIZE(x);
+    const char *from = PyArray_DATA(x);
+    char *to = PyArray_DATA(kept);
+    for (npy_intp at = 0; at < n; at++) {
+        long long column = at % cols, row = (at / cols) % rows;
+        int keeps = f->divides ? column - row >= diagonal : column - row <= diagonal;
+        if (keeps) memcpy(to + at * itemsize, from + at * itemsize, itemsize);
+        else memset(to + at * itemsize, 0, itemsize);
+    }
+    PyObject *out = make((PyObject *)kept);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None && PyObject_SetAttrString(node, "diagonal", args[1]) < 0) Py_CLEAR(node);
+    return with_node(out, node);
+}
+'''
