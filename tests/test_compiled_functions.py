@@ -134,7 +134,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_bessel_var_mean", "_bessel_std_mean", "_python_p_norm",
                                                   "_python_sort", "_python_topk", "_python_median",
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
-                                                  "_python_triu"} \
+                                                  "_python_triu", "_python_flip"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -2910,4 +2910,61 @@ def test_other_triangle_cases_take_the_python_path(case):
             "out": lambda: ember.tril(x, out=ember.empty(0)),
             "no_grad": lambda: _no_grad(lambda t: ember.triu(t), x.requires_grad_())}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, OverflowError))
+    assert results[0] == results[1]
+
+
+
+# -- flip ----------------------------------------------------------------------------------------
+
+FLIPS = {"flip": lambda lib, x, dims: lib.flip(x, dims),
+         "flip_method": lambda lib, x, dims: x.flip(*dims) if dims else x.flip(dims),
+         "flip_keyword": lambda lib, x, dims: lib.flip(x, dims=dims)}
+
+
+def test_flip_takes_the_common_case(monkeypatch):
+    from ember.ops import shape
+    x = ember.tensor(np.arange(12.0).reshape(3, 4))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.flip(x, [1]), ember.fliplr(x), x.flipud()),
+                                        [(shape, "_flipped")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("name", sorted(FLIPS))
+def test_flips_are_the_python_paths_and_torchs(name, dtype):
+    values = np.arange(60).reshape(3, 4, 5)
+    values = values.astype(dtype) if dtype != "bool" else values % 3 == 0
+    for source in (values, values.transpose(2, 0, 1), values[:, ::2], values[1]):
+        for dims in ([0], [-1], [0, 2], [2, 0, 1], [1, -1], []):
+            if len(dims) > source.ndim or any(d >= source.ndim for d in dims) or (dims == [1, -1] and source.ndim == 2):
+                continue
+            results = _on_both_paths(lambda: FLIPS[name](ember, ember.tensor(source), dims))
+            assert results[0] == results[1]
+            assert results[0][3] == FLIPS[name](torch, torch.tensor(source), dims).numpy().tobytes()
+
+
+def test_flip_nodes_and_gradients_are_the_python_paths():
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4), requires_grad=True)
+            out = ember.flip(x, (-1, 0))
+            node = out.grad_fn
+            out.backward(ember.tensor(np.linspace(-1, 2, 24, dtype=np.float32).reshape(2, 3, 4)))
+            results.append((type(node).__name__, node.dims, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["repeated", "out_of_range", "complex", "zero_dim", "empty", "numpy_dim", "no_grad",
+                                  "rows_loop"])
+def test_other_flip_cases_take_the_python_path(case):
+    x = ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    call = {"rows_loop": lambda: ember.flip(ember.tensor(np.arange(40000).astype(np.uint8).reshape(200, 200)), (1,)),
+            "repeated": lambda: ember.flip(x, (1, -1)),
+            "out_of_range": lambda: ember.flip(x, (2,)),
+            "complex": lambda: ember.flip(x.to(ember.complex64), (1,)),
+            "zero_dim": lambda: ember.flip(x[0, 0], (0,)),
+            "empty": lambda: ember.flip(x[:0], (0,)),
+            "numpy_dim": lambda: ember.flip(x, (np.int64(1),)),
+            "no_grad": lambda: _no_grad(lambda t: ember.flip(t, (0,)), x.requires_grad_())}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]

@@ -1,8 +1,14 @@
-"""The compiled functions (``_compiled_functions``) of ops that lay a tensor's elements out anew,
-kind "triangle": ``tril`` and ``triu`` of a small C-contiguous tensor of numbers (not complex)
-with two dims or more and an int diagonal, each element kept or zeroed (all its bits, as the
-Python op's mask clears them) in a new row-major array, the node recorded as ``shape._triangle``
-records it. Every other case goes to the Python op.
+"""The compiled functions (``_compiled_functions``) of ops that lay a tensor's elements out anew:
+
+- kind "triangle": ``tril`` and ``triu`` of a small C-contiguous tensor of numbers (not complex)
+  with two dims or more and an int diagonal, each element kept or zeroed (all its bits, as the
+  Python op's mask clears them) in a new row-major array, the node recorded as
+  ``shape._triangle`` records it;
+- kind "flip": ``flip`` (and ``fliplr``, ``flipud``) of a small tensor of numbers with dims (below
+  the size from which the Python op copies rows on its loop) and a tuple of distinct int dims, a
+  row-major copy reversed along them, the node recorded as ``shape.flip`` records it.
+
+Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -52,6 +58,63 @@ static PyObject *triangle_case(Function *f, PyObject *const *args, int *handled)
     if (out == NULL || !grad) return out;
     PyObject *node = record_node(f->node_cls, t, NULL, out);
     if (node != NULL && node != Py_None && PyObject_SetAttrString(node, "diagonal", args[1]) < 0) Py_CLEAR(node);
+    return with_node(out, node);
+}
+
+/* ``flip(input, dims)`` in the common case: a small input of numbers (not complex) with dims and
+   elements, a tuple of distinct int dims; no ``__torch_function__`` dispatch or forward-mode AD: a
+   row-major copy of the input reversed along the dims, the node recorded as ``shape.flip`` records
+   it (``dims`` sorted). A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not
+   this one. */
+static PyObject *flip_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *dims = args[1];
+    if (Py_TYPE(t) != TensorType || !PyTuple_CheckExact(dims)) return NULL;
+    PyArrayObject *x = array_of(t);
+    int ndim = x == NULL ? 0 : PyArray_NDIM(x);
+    if (!small_numbers(x) || ndim == 0 || PyTuple_GET_SIZE(dims) > ndim || PyArray_SIZE(x) > f->max_elements)
+        return NULL;
+    char reversed[NPY_MAXDIMS] = {0};
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
+        npy_intp d;
+        PyObject *item = PyTuple_GET_ITEM(dims, i);
+        if (!PyLong_CheckExact(item) || !dim_arg(item, ndim, &d) || reversed[d]) return NULL;   /* (the errors) */
+        reversed[d] = 1;
+    }
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyArrayObject *copy = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(x), NULL,
+                                                                NULL, 0, NULL);
+    if (copy == NULL) return NULL;
+    npy_intp itemsize = PyArray_ITEMSIZE(x), at[NPY_MAXDIMS] = {0};
+    char *to = PyArray_DATA(copy);
+    for (npy_intp n = PyArray_SIZE(x); n > 0; n--, to += itemsize, advance(at, PyArray_DIMS(x), ndim)) {
+        npy_intp offset = 0;
+        for (int d = 0; d < ndim; d++)
+            offset += (reversed[d] ? PyArray_DIM(x, d) - 1 - at[d] : at[d]) * PyArray_STRIDE(x, d);
+        memcpy(to, PyArray_BYTES(x) + offset, itemsize);
+    }
+    PyObject *out = make((PyObject *)copy);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None) {
+        Py_ssize_t count = 0;
+        for (int d = 0; d < ndim; d++) count += reversed[d];
+        PyObject *sorted = PyTuple_New(count);
+        for (int d = 0, k = 0; sorted != NULL && d < ndim; d++) {
+            PyObject *number = reversed[d] ? PyLong_FromLong(d) : NULL;
+            if (reversed[d] && number == NULL) Py_CLEAR(sorted);
+            else if (reversed[d]) PyTuple_SET_ITEM(sorted, k++, number);
+        }
+        if (sorted == NULL || PyObject_SetAttr(node, s_dims, sorted) < 0) Py_CLEAR(node);
+        Py_XDECREF(sorted);
+    }
     return with_node(out, node);
 }
 '''

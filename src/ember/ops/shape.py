@@ -269,7 +269,11 @@ def _dims_arg(dims):
 @method()
 def flip(input, *args, dims=None):
     """Reverses the order of the elements along the dimensions in ``dims``."""
-    dims = _dims_arg(args if dims is None else (dims,))
+    return _flip_entry[0](input, _dims_arg(args if dims is None else (dims,)))
+
+
+def _python_flip(input, dims):
+    """``flip`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     data = input._data
     dims = normalize_dims(dims, data.ndim) if dims else ()
     out = make(_flipped(data, dims))
@@ -277,6 +281,10 @@ def flip(input, *args, dims=None):
     if node is not None:
         node.dims = dims
     return out
+
+
+_flip_entry = _compiled_functions.register(_python_flip, FlipBackward0, kind="flip",
+                                           max_elements=openmp_kernels.REVERSED_ROWS_MIN_ELEMENTS - 1)
 
 
 # A flip of the last axis on the loop that copies rows backwards (NumPy's copy of that view
