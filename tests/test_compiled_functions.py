@@ -2638,7 +2638,9 @@ def test_integer_additions_wrap_around_as_the_python_paths_and_torchs(dtype):
         assert results[0][3] == call(torch).numpy().tobytes()
 
 
-@pytest.mark.parametrize("value", [3, -7, 2 ** 31 - 1, -2 ** 31, 2 ** 31, 2 ** 63 - 1, -2 ** 63, 2 ** 63, 2.5, True])
+@pytest.mark.parametrize("value", [3, -7, 2 ** 31 - 1, -2 ** 31, 2 ** 31, 2 ** 63 - 1, -2 ** 63, 2 ** 63, 2.5, -1.5,
+                                   2147483647.0, 2147483647.5, -2147483648.5, 9.3e18, -9.223372036854775808e18,
+                                   math.nan, math.inf, -0.0, True])
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
 def test_integer_fills_are_the_python_paths_and_torchs(dtype, value):
     x = np.arange(-6, 6).reshape(3, 4).astype(dtype)

@@ -1099,17 +1099,26 @@ static PyObject *gather_case(Function *f, PyObject *const *args, int *handled) {
 }
 
 /* A Python number as one element of an array of ``type`` that holds it: a float or an int for
-   float32 or float64, an int within the range of int64 or int32 for those. 1 with the element's
-   bytes in ``element`` (8 of them: the Python ops' cast of the number), or 0 where it is not such
-   a number. */
+   float32 or float64, an int or a float (truncated) within the range of int64 or int32 for those.
+   1 with the element's bytes in ``element`` (8 of them: the Python ops' cast of the number), or 0
+   where it is not such a number. */
 static int number_element(PyObject *o, int type, char *element) {
     if (type == NPY_INT64 || type == NPY_INT32) {
-        if (!PyLong_CheckExact(o)) return 0;
-        int overflow;
-        long long whole = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow || (whole == -1 && PyErr_Occurred())) {
-            PyErr_Clear();
-            return 0;
+        long long whole;
+        if (PyFloat_CheckExact(o)) {   /* (within the range, NaN not: else torch's overflow error) */
+            double v = PyFloat_AS_DOUBLE(o);
+            if (!(type == NPY_INT64 ? v >= -9223372036854775808.0 && v < 9223372036854775808.0
+                                    : v >= -2147483648.0 && v <= 2147483647.0))
+                return 0;
+            whole = (long long)v;
+        } else {
+            if (!PyLong_CheckExact(o)) return 0;
+            int overflow;
+            whole = PyLong_AsLongLongAndOverflow(o, &overflow);
+            if (overflow || (whole == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                return 0;
+            }
         }
         if (type == NPY_INT32 && (whole < INT32_MIN || whole > INT32_MAX)) return 0;   /* (torch's overflow error) */
         npy_int64 wide = whole;
