@@ -134,7 +134,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_bessel_var_mean", "_bessel_std_mean", "_python_p_norm",
                                                   "_python_sort", "_python_topk", "_python_median",
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
-                                                  "_python_triu", "_python_flip"} \
+                                                  "_python_triu", "_python_flip", "gcd", "lcm"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -2969,4 +2969,34 @@ def test_other_flip_cases_take_the_python_path(case):
             "numpy_dim": lambda: ember.flip(x, (np.int64(1),)),
             "no_grad": lambda: _no_grad(lambda t: ember.flip(t, (0,)), x.requires_grad_())}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, IndexError))
+    assert results[0] == results[1]
+
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int16"])
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+def test_gcd_and_lcm_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
+    rng = np.random.default_rng(0)
+    low = 0 if dtype == "uint8" else -12
+    a, b = rng.integers(low, 12, (2, 3, 5)).astype(dtype)
+    for x, y in ((a, b), (a, b[:1]), (a.T, b.T)):
+        results = _on_both_paths(lambda: getattr(ember, name)(ember.tensor(x), ember.tensor(y)))
+        assert results[0] == results[1]
+        assert results[0][3] == getattr(torch, name)(torch.tensor(x), torch.tensor(y)).numpy().tobytes()
+    ufunc = getattr(np, name)
+    calls = []
+    monkeypatch.setattr(np, name, lambda *args: calls.append(args) or ufunc(*args))
+    getattr(ember, name)(ember.tensor(a), ember.tensor(b))
+    assert calls == []   # (the C function calls the ufunc itself)
+
+
+@pytest.mark.parametrize("case", ["float32", "float64", "bool", "mixed", "not_broadcasting"])
+def test_other_gcd_cases_take_the_python_path(case):
+    a = np.arange(-6, 6).reshape(3, 4)
+    call = {"float32": lambda: ember.gcd(ember.tensor(a.astype(np.float32)), ember.tensor(a.astype(np.float32))),
+            "float64": lambda: ember.lcm(ember.tensor(a.astype(np.float64)), ember.tensor(a.astype(np.float64))),
+            "bool": lambda: ember.gcd(ember.tensor(a > 0), ember.tensor(a > 1)),
+            "mixed": lambda: ember.gcd(ember.tensor(a), ember.tensor(a.astype(np.int32))),
+            "not_broadcasting": lambda: ember.gcd(ember.tensor(a), ember.tensor(a[:, :3]))}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]

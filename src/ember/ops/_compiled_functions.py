@@ -52,8 +52,8 @@ _FIELDS = ("in", "dims", "count", "dof", "ord")
 # a product's operands (``enum product_operands``): dot's, mm's, bmm's, mv's, matmul's
 _PRODUCT_OPERANDS = ("vectors", "matrices", "batches", "matrix_vector", "matmul")
 # the integer tensors an op of two takes (``enum integers``): none, integers and bools, integers
-# with no zero in the second (a division's)
-_INTEGERS = (None, "any", "nonzero_divisor")
+# with no zero in the second (a division's), integers
+_INTEGERS = (None, "any", "nonzero_divisor", "integers")
 _MOMENTS = (None, "var", "std", "norm", "var_mean", "std_mean", "p_norm")   # (a reduction's ``moment`` in the C source)
 
 _lock = threading.Lock()
@@ -237,7 +237,7 @@ enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
    a vector for either or both) */
 enum product_operands { VECTORS, MATRICES, BATCHES, MATRIX_VECTOR, MATMUL_OPERANDS };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8, ORD_FIELD = 16 };
-enum integers { NO_INTEGERS, INTEGERS_AND_BOOLS, NONZERO_DIVISOR };
+enum integers { NO_INTEGERS, INTEGERS_AND_BOOLS, NONZERO_DIVISOR, INTEGERS_ONLY };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM, VARIANCE_AND_MEAN, STD_AND_MEAN, P_NORM };
 typedef struct {
     PyObject *python_op, *node_cls;   /* node_cls None: tensors that require grad go to the Python op */
@@ -1737,7 +1737,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
     if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.integers, &f.int_ufunc)) return NULL;
-    if (f.integers < NO_INTEGERS || f.integers > NONZERO_DIVISOR || (f.integers && f.int_ufunc == Py_None)) {
+    if (f.integers < NO_INTEGERS || f.integers > INTEGERS_ONLY || (f.integers && f.int_ufunc == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "integers are taken on a ufunc");
         return NULL;
     }

@@ -933,9 +933,9 @@ def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, i
     (``_compiled_functions``): two small float tensors of one dtype, on NumPy's ``ufunc`` below
     ``max_elements`` elements (by default the size from which the op takes ``vector_math``'s
     loop ``loop``), or, given only ``loop`` (which the op takes at every size), on the loop;
-    with ``integers`` "any", also two small integer or bool tensors of one dtype, or with
-    "nonzero_divisor" two integer ones, the second without a zero (a division's: the Python op
-    raises), on ``int_ufunc`` (by default ``ufunc``).
+    with ``integers`` "any", also two small integer or bool tensors of one dtype, with "integers"
+    two integer ones, or with "nonzero_divisor" two integer ones, the second without a zero (a
+    division's: the Python op raises), on ``int_ufunc`` (by default ``ufunc``).
     ``node_cls`` and ``saves`` are the node and the saved tensors of the op's tensor case."""
     if ufunc is not None and loop is not None and max_elements is None:
         max_elements = vector_math.MIN_ELEMENTS[loop] - 1
@@ -1568,6 +1568,8 @@ _gcd_kernel = _integer_kernel("gcd", "gcd_cpu")
 _lcm_kernel = _integer_kernel("lcm", "lcm_cpu")
 
 
+# (their float tensors: NumPy's gcd and lcm refuse them, and the Python paths raise torch's error)
+@compiled_binary(None, (), np.gcd, integers="integers")
 def gcd(input, other, *, out=None):
     """The greatest common divisor of ``input`` and ``other`` (integers), element-wise;
     ``gcd(0, 0) = 0``."""
@@ -1576,6 +1578,7 @@ def gcd(input, other, *, out=None):
     return _maybe_out(_binary("gcd", _gcd_kernel, NotImplementedBackward, input, other), out)
 
 
+@compiled_binary(None, (), np.lcm, integers="integers")
 def lcm(input, other, *, out=None):
     """The least common multiple of ``input`` and ``other`` (integers), element-wise."""
     _tensor_arg(input, "lcm")
