@@ -39,11 +39,11 @@ _SAVED = ("self", "other", "result")
 _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "where", "gather", "scatter",
           "index_select", "take", "slices", "cumulative",
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
-          "kthvalue", "triangle", "flip")
+          "kthvalue", "triangle", "flip", "mode")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
-                   "kthvalue", "triangle", "flip")
+                   "kthvalue", "triangle", "flip", "mode")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -230,7 +230,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
                      ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION,
-                     TRIANGLE_FUNCTION, FLIP_FUNCTION };
+                     TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1618,8 +1618,8 @@ LAYOUTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == FLIP_FUNCTION + 1
+                                            2, 2, 3};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == MODE_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1659,7 +1659,7 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = scan_case(f, args, &handled);
         else if (f->kind == SORT_FUNCTION || f->kind == TOPK_FUNCTION)
             out = sort_case(f, args, &handled);
-        else if (f->kind == MEDIAN_FUNCTION || f->kind == KTHVALUE_FUNCTION)
+        else if (f->kind == MEDIAN_FUNCTION || f->kind == KTHVALUE_FUNCTION || f->kind == MODE_FUNCTION)
             out = pick_case(f, args, &handled);
         else if (f->kind == TRIANGLE_FUNCTION)
             out = triangle_case(f, args, &handled);
@@ -1704,7 +1704,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > FLIP_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > MODE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1728,7 +1728,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     }
     /* (a median's or kthvalue's result type, its node of all elements and whether it ignores NaN) */
-    if ((f.kind == MEDIAN_FUNCTION || f.kind == KTHVALUE_FUNCTION)
+    if ((f.kind == MEDIAN_FUNCTION || f.kind == KTHVALUE_FUNCTION || f.kind == MODE_FUNCTION)
             && !PyArg_ParseTuple(specifics, "OOp", &f.whole_node, &f.all_node, &f.ignores_nan))
         return NULL;
     /* (whether addcdiv's divides, whether cumprod's multiplies, whether triu's keeps the upper triangle) */

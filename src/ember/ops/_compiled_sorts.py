@@ -6,10 +6,11 @@ first, equal elements in their order), topk keeping the first k of each row wher
 sorts the rows too (k at most a ``partition_ratio``-th of the row: it partitions). The values and
 int64 indices as the Python op's result type, its node recorded as ``sort._selected`` records it.
 
-And of ``median``/``nanmedian`` (kind "median": of all elements, or along a dim) and
-``kthvalue`` (kind "kthvalue") of such a tensor of at most ``max_elements`` elements (the size
+And of ``median``/``nanmedian`` (kind "median": of all elements, or along a dim), ``mode`` (kind
+"mode") and ``kthvalue`` (kind "kthvalue") of such a tensor of at most ``max_elements`` elements (the size
 to which the Python ops sort rows in Python): each row's element at its position in the stable
-ascending order, as ``sort._pick_small`` picks it. Every other case goes to the Python op.
+ascending order, as ``sort._pick_small`` picks it (mode's: the first longest run of equal elements
+there, as ``sort._mode_run`` finds it). Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -153,21 +154,51 @@ static npy_intp nans_in(const char *x, int type, npy_intp step, npy_intp n) {
     return nans;
 }
 
-/* The position in the stable ascending order of the ``n`` elements ``step`` apart from ``x`` (of
-   ``type``) of the element ``f`` picks (``k - 1`` for kthvalue, a median's), that element's. */
-static npy_intp picked_of(Function *f, const char *x, int type, npy_intp step, npy_intp n, npy_intp k) {
+/* Whether the elements ``i`` and ``j`` of ``x`` (``step`` apart, of ``type``) differ (NaN from
+   everything, itself included, as Python's ``!=``). */
+static int differ(const char *x, int type, npy_intp step, npy_intp i, npy_intp j) {
+    if (type == NPY_FLOAT32) return ((const float *)x)[i * step] != ((const float *)x)[j * step];
+    if (type == NPY_FLOAT64) return ((const double *)x)[i * step] != ((const double *)x)[j * step];
+    if (type == NPY_INT64) return ((const npy_int64 *)x)[i * step] != ((const npy_int64 *)x)[j * step];
+    return ((const npy_int32 *)x)[i * step] != ((const npy_int32 *)x)[j * step];
+}
+
+/* Of the ``n`` elements ``step`` apart from ``x`` (of ``type``), the index of the element ``f`` picks
+   (``k - 1``-th in the stable ascending order for kthvalue, a median's; for mode, the last of the
+   first longest run of equal elements, ``sort._mode_run``'s), and in ``*value_at`` the index of its
+   value (the same; for mode, the first of that run). */
+static npy_intp picked_of(Function *f, const char *x, int type, npy_intp step, npy_intp n, npy_intp k,
+                          npy_intp *value_at) {
     npy_intp order[SORTED_ROW_LIMIT];
     if (type == NPY_FLOAT32) order_float((const float *)x, step, n, 0, order);
     else if (type == NPY_FLOAT64) order_double((const double *)x, step, n, 0, order);
     else if (type == NPY_INT64) order_npy_int64((const npy_int64 *)x, step, n, 0, order);
     else order_npy_int32((const npy_int32 *)x, step, n, 0, order);
-    return order[f->kind == KTHVALUE_FUNCTION ? k - 1 : median_position(n, nans_in(x, type, step, n), f->ignores_nan)];
+    if (f->kind == MODE_FUNCTION) {
+        npy_intp best = 0, first = 0, last = 0, start = 0;
+        for (npy_intp end = 1; end <= n; end++) {
+            if (end == n || differ(x, type, step, order[end], order[start])) {
+                if (end - start > best) {
+                    best = end - start;
+                    first = order[start];
+                    last = order[end - 1];
+                }
+                start = end;
+            }
+        }
+        *value_at = first;
+        return last;
+    }
+    *value_at = order[f->kind == KTHVALUE_FUNCTION ? k - 1
+                      : median_position(n, nans_in(x, type, step, n), f->ignores_nan)];
+    return *value_at;
 }
 
 /* ``median(input)`` or ``nanmedian(input)`` of all elements: the picked element as a 0-d array, the
    node (``f->all_node``) saving the input and the result. */
 static PyObject *median_of_all(Function *f, PyObject *t, PyArrayObject *x, int grad) {
-    npy_intp at = picked_of(f, PyArray_DATA(x), PyArray_TYPE(x), 1, PyArray_SIZE(x), 0);
+    npy_intp at;
+    picked_of(f, PyArray_DATA(x), PyArray_TYPE(x), 1, PyArray_SIZE(x), 0, &at);
     PyArray_Descr *descr = PyArray_DESCR(x);
     Py_INCREF(descr);
     PyArrayObject *value = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, 0, NULL, NULL, NULL, 0, NULL);
@@ -184,13 +215,13 @@ static PyObject *median_of_all(Function *f, PyObject *t, PyArrayObject *x, int g
     return with_node(out, node);
 }
 
-/* ``median(input, dim, keepdim)``, ``nanmedian(...)`` (``f->ignores_nan``) and ``kthvalue(input, k, dim,
-   keepdim)`` in the common case: a small C-contiguous float32, float64, int64 or int32 tensor with
-   dims and at most ``f->max_elements`` elements, a dim that is an int (or None for a median of all
-   elements), a bool keepdim, kthvalue's k an int from 1 to the row's length; no
-   ``__torch_function__`` dispatch or forward-mode AD: each row's picked element and its index as the
-   Python op's result type, the node recorded as ``sort._selected`` records it. A new result, NULL on
-   error, or ``*handled`` set to 0 where the case is not this one. */
+/* ``median(input, dim, keepdim)``, ``nanmedian(...)`` (``f->ignores_nan``), ``mode(input, dim,
+   keepdim)`` and ``kthvalue(input, k, dim, keepdim)`` in the common case: a small C-contiguous
+   float32, float64, int64 or int32 tensor with dims and at most ``f->max_elements`` elements, a dim
+   that is an int (or None for a median of all elements), a bool keepdim, kthvalue's k an int from 1
+   to the row's length; no ``__torch_function__`` dispatch or forward-mode AD: each row's picked
+   element and its index as the Python op's result type, the node recorded as ``sort._selected``
+   records it. A new result, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
 static PyObject *pick_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     int kth = f->kind == KTHVALUE_FUNCTION;
@@ -200,7 +231,8 @@ static PyObject *pick_case(Function *f, PyObject *const *args, int *handled) {
     if ((type != NPY_FLOAT32 && type != NPY_FLOAT64 && type != NPY_INT64 && type != NPY_INT32) || !small_numbers(x)
             || ndim == 0 || !PyArray_IS_C_CONTIGUOUS(x) || PyArray_SIZE(x) > f->max_elements
             || PyArray_SIZE(x) > SORTED_ROW_LIMIT || (keep != Py_True && keep != Py_False)
-            || (dim_object == Py_None ? kth || keep == Py_True : !PyLong_CheckExact(dim_object)))
+            || (dim_object == Py_None ? kth || f->kind == MODE_FUNCTION || keep == Py_True
+                                      : !PyLong_CheckExact(dim_object)))
         return NULL;
     npy_intp dim = 0, k = 0;
     if (dim_object != Py_None && !dim_arg(dim_object, ndim, &dim)) return NULL;
@@ -242,8 +274,8 @@ static PyObject *pick_case(Function *f, PyObject *const *args, int *handled) {
     for (npy_intp o = 0; o < outer; o++) {
         for (npy_intp i = 0; i < inner; i++) {
             const char *row = from + (o * n * inner + i) * itemsize;
-            npy_intp picked = picked_of(f, row, type, inner, n, k);
-            memcpy(to + (o * inner + i) * itemsize, row + picked * inner * itemsize, itemsize);
+            npy_intp value_at, picked = picked_of(f, row, type, inner, n, k, &value_at);
+            memcpy(to + (o * inner + i) * itemsize, row + value_at * inner * itemsize, itemsize);
             at[o * inner + i] = picked;
         }
     }

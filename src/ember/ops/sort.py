@@ -584,6 +584,11 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
 
 
 def _mode(input, dim=-1, keepdim=False):
+    return _mode_entry[0](input, dim, keepdim)
+
+
+def _python_mode(input, dim, keepdim):
+    """``mode`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     data = input._data
     dim = wrap_dim(dim, data.ndim)
     _check_nonempty("mode", data, dim)
@@ -604,6 +609,11 @@ def _mode(input, dim=-1, keepdim=False):
         if not keepdim:
             values, indices = values.squeeze(dim), indices.squeeze(dim)
     return _selected(ModeBackward0, input, values, indices, dim, keepdim, return_types.mode)
+
+
+_mode_entry = _compiled_functions.register(_python_mode, ModeBackward0, kind="mode",
+                                           max_elements=SMALL_ROWS_MAX_ELEMENTS,
+                                           specifics=(return_types.mode, None, False))
 
 
 # ----------------------------------------------------------------------------------------
