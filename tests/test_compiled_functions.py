@@ -135,7 +135,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_sort", "_python_topk", "_python_median",
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
                                                   "_python_triu", "_python_flip", "gcd", "lcm",
-                                                  "_python_mode"} \
+                                                  "_python_mode", "_python_clamp"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3005,4 +3005,104 @@ def test_other_gcd_cases_take_the_python_path(case):
             "mixed": lambda: ember.gcd(ember.tensor(a), ember.tensor(a.astype(np.int32))),
             "not_broadcasting": lambda: ember.gcd(ember.tensor(a), ember.tensor(a[:, :3]))}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]
+
+
+
+# -- clamp ---------------------------------------------------------------------------------------
+
+def _clamp_values(dtype):
+    values = np.linspace(-3, 3, 20).reshape(4, 5)
+    if dtype.startswith("float"):
+        values[0, :3] = [np.nan, -0.0, 0.0]
+    return values.astype(dtype)
+
+
+def test_clamp_takes_the_common_case(monkeypatch):
+    from ember.ops import ternary
+    x, lo, hi = (ember.tensor(v) for v in (_clamp_values("float32"), -np.ones(5, np.float32), np.ones((4, 1),
+                                                                                                      np.float32)))
+    i = ember.tensor(_clamp_values("int64"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.clamp(x, -0.5, 0.5), x.clamp(lo, hi),
+                                                              ember.clamp(i, -2, 3), ember.clip(x, max=1)),
+                                        [(ternary, "_clamp_forward")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "int16", "uint8"])
+def test_clamp_is_the_python_paths_and_torchs(dtype):
+    values = _clamp_values(dtype)
+    bounds = [(-0.5, 0.5), (-1, None), (None, 2), (2, 1), (-0.0, 0.0), (0.1, 1e30), (-2, 3), (100, 200)]
+    if dtype.startswith("float"):
+        lo, hi = np.linspace(-2, -0.1, 5).astype(dtype), np.linspace(0.1, 2, 4).reshape(4, 1).astype(dtype)
+        bounds += [(lo, hi), (lo, None), (None, hi), (hi, lo), (values, values[:1])]
+    for low, high in bounds:
+        def call(lib):
+            low_b, high_b = (lib.tensor(b) if isinstance(b, np.ndarray) else b for b in (low, high))
+            return lib.clamp(lib.tensor(values), low_b, high_b)
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1], (low, high)
+        try:
+            want = call(torch)
+        except RuntimeError:
+            assert results[0][0] is RuntimeError
+            continue
+        np.testing.assert_array_equal(np.frombuffer(results[0][3], dtype=want.numpy().dtype).reshape(want.shape),
+                                      want.numpy())
+
+
+@pytest.mark.parametrize("bounds", ["numbers", "tensors", "lower_tensor"])
+def test_clamp_nodes_and_gradients_are_the_python_paths(bounds):
+    values = np.where(np.isnan(_clamp_values("float32")), 0.5, _clamp_values("float32"))
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(values, requires_grad=True)
+            lo = ember.tensor(-np.ones(5, np.float32), requires_grad=True)
+            hi = ember.tensor(np.ones((4, 1), np.float32))
+            out = {"numbers": lambda: ember.clamp(x, -0.5, 2), "tensors": lambda: ember.clamp(x, lo, hi),
+                   "lower_tensor": lambda: ember.clamp(x, lo)}[bounds]()
+            node = out.grad_fn
+            fields = [getattr(node, key, None) for key in ("bounds", "lo", "hi", "x_shape", "x_dtype", "lo_shape",
+                                                          "lo_dtype", "hi_shape", "hi_dtype")]
+            saved = [None if t is None else t.detach().numpy().tobytes() for t in node.saved_tensors]
+            out.backward(ember.tensor(np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5)))
+            results.append((type(node).__name__, fields, saved, x.grad.numpy().tobytes(),
+                            None if lo.grad is None else lo.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+_CLAMP_CASES = {
+    "no_bounds": lambda x: ember.clamp(x),
+    "mixed_bounds": lambda x: ember.clamp(x, ember.tensor(-1.0), 1.0),
+    "other_dtype_bound": lambda x: ember.clamp(x, ember.tensor(np.float64(-1)), None),
+    "int_tensor_bounds": lambda x: ember.clamp(x.long(), ember.tensor([-1, 0, 1, 2, 3])),
+    "large_int_bound": lambda x: ember.clamp(x.long(), -1000, 1000),
+    "huge_float_int_bound": lambda x: ember.clamp(x, 2 ** 30),
+    "overflowing_bound": lambda x: ember.clamp(x, 1e39),
+    "bool_bound": lambda x: ember.clamp(x, True),
+    "float_bound_of_ints": lambda x: ember.clamp(x.long(), 0.5),
+    "float16": lambda x: ember.clamp(x.half(), -1, 1),
+    "uint8": lambda x: ember.clamp(x.to(ember.uint8), 1, 2),
+    "large": lambda x: ember.clamp(ember.ones(64, 64), -1, 1),
+    "not_broadcasting": lambda x: ember.clamp(x, ember.ones(4), None),
+    "bigger_bound": lambda x: ember.clamp(x, ember.ones(2, 4, 5), None),
+    "out": lambda x: ember.clamp(x, -1, 1, out=ember.empty(0)),
+    "no_grad": lambda x: _no_grad(lambda t: ember.clamp(t, -1, 1), x.requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CLAMP_CASES))
+def test_other_clamp_cases_take_the_python_path(case):
+    values = np.where(np.isnan(_clamp_values("float32")), 0.5, _clamp_values("float32"))
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = _CLAMP_CASES[case](ember.tensor(values))
+            except (RuntimeError, TypeError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
+                            [str(w.message) for w in caught]))
     assert results[0] == results[1]

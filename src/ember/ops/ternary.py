@@ -453,12 +453,24 @@ def _check_input(input, name):
 def clamp(input, min=None, max=None, *, out=None):
     """Clamps all elements in ``input`` into the range ``[min, max]`` (numbers or tensors,
     either may be None): ``min(max(input, min), max)``."""
+    if out is None:
+        return _clamp_entry[0](input, min, max)
+    return _python_clamp(input, min, max, out=out)
+
+
+def _python_clamp(input, min, max, *, out=None):
+    """``clamp`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     try:
         _check_input(input, "clamp")
         _check_bounds(min, max)
         return _clamp(input, min, max, out, ClampBackward1, ClampBackward0)
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
         return override_or_raise(clamp, error, input, min, max, out=out)
+
+
+# (number bounds below the size from which the Python op takes NumPy's clip)
+_clamp_entry = _compiled_functions.register(_python_clamp, ClampBackward0, kind="clamp",
+                                            max_elements=CLIP_MIN_ELEMENTS - 1, specifics=(ClampBackward1,))
 
 
 @method()

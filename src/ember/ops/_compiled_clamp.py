@@ -1,0 +1,129 @@
+"""The compiled function (``_compiled_functions``) of ``clamp``, kind "clamp": a small tensor with
+number bounds (a float32 or float64 tensor with int or float bounds it holds, or an int64 or int32
+one with int bounds every signed integer dtype holds, -128 to 127; each given to NumPy as a 0-d
+array of the tensor's dtype, the value NumPy converts the number to), or a small float tensor with bounds that are
+tensors of its dtype broadcasting to its shape (or None): NumPy's ``maximum`` with the lower bound,
+then ``minimum`` with the upper, called from C as ``ternary._clamp_forward`` calls them, the node
+recorded as ``ternary._clamp`` records it (``ClampBackward1``'s bounds, the number node, or
+``ClampBackward0``'s shapes, dtypes and saved tensors). Every other case goes to the Python op.
+"""
+
+__all__ = ["SOURCE"]
+
+# (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
+SOURCE = r'''
+/* Whether ``b`` is a bound ``clamp``'s compiled case takes for an input array ``x``: None, a number
+   (a float the dtype holds or an int it holds exactly for a float input, an int from -128 to 127
+   for an int64 or int32 one), or, where ``tensors``, a tensor of ``x``'s float dtype broadcasting
+   to its shape. */
+static int clamp_bound(PyObject *b, PyArrayObject *x, int tensors) {
+    if (b == Py_None) return 1;
+    int floats = PyArray_TYPE(x) == NPY_FLOAT32 || PyArray_TYPE(x) == NPY_FLOAT64;
+    if (!tensors) {
+        char element[8];
+        if (PyFloat_CheckExact(b)) return floats && number_element(b, PyArray_TYPE(x), element);
+        if (!PyLong_CheckExact(b)) return 0;
+        int overflow;
+        long v = PyLong_AsLongAndOverflow(b, &overflow);
+        return !overflow && (floats ? v >= -16777216 && v <= 16777216 : v >= -128 && v <= 127);
+    }
+    PyArrayObject *a = Py_TYPE(b) == TensorType ? array_of(b) : NULL;
+    if (!floats || a == NULL || PyArray_TYPE(a) != PyArray_TYPE(x) || PyArray_NDIM(a) > PyArray_NDIM(x)) return 0;
+    for (int d = 1; d <= PyArray_NDIM(a); d++) {
+        npy_intp have = PyArray_DIM(a, PyArray_NDIM(a) - d);
+        if (have != 1 && have != PyArray_DIM(x, PyArray_NDIM(x) - d)) return 0;
+    }
+    return 1;
+}
+
+/* ``node``'s fields as ``ternary._record_clamp_tensors`` sets them: the number bounds (None for a
+   tensor's), each operand's shape and dtype, the input and the tensor bounds saved. 0, or -1. */
+static int clamp_tensor_fields(PyObject *node, PyObject *t, PyObject *lo, PyObject *hi) {
+    PyObject *bounds[2] = {lo, hi};
+    const char *names[2][3] = {{"lo", "lo_shape", "lo_dtype"}, {"hi", "hi_shape", "hi_dtype"}};
+    PyArrayObject *x = array_of(t);
+    PyObject *x_shape = PyArray_IntTupleFromIntp(PyArray_NDIM(x), PyArray_DIMS(x));
+    int set = x_shape == NULL || PyObject_SetAttrString(node, "x_shape", x_shape) < 0
+              || PyObject_SetAttrString(node, "x_dtype", (PyObject *)PyArray_DESCR(x)) < 0 ? -1 : 0;
+    Py_XDECREF(x_shape);
+    if (set < 0) return -1;
+    for (int i = 0; i < 2; i++) {
+        PyArrayObject *a = bounds[i] == Py_None ? NULL : array_of(bounds[i]);
+        PyObject *shape = a == NULL ? Py_NewRef(Py_None) : PyArray_IntTupleFromIntp(PyArray_NDIM(a), PyArray_DIMS(a));
+        PyObject *dtype = a == NULL ? Py_None : (PyObject *)PyArray_DESCR(a);
+        int status = shape == NULL || PyObject_SetAttrString(node, names[i][0], Py_None) < 0
+                     || PyObject_SetAttrString(node, names[i][1], shape) < 0
+                     || PyObject_SetAttrString(node, names[i][2], dtype) < 0 ? -1 : 0;
+        Py_XDECREF(shape);
+        if (status < 0) return -1;
+    }
+    PyObject *r = PyObject_CallMethodObjArgs(node, s_save, t, lo, hi, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* ``clamp(input, min, max)`` in the common case (``clamp_bound``: both bounds numbers, or both
+   tensors or None, not both None), a small input of at most ``f->max_elements`` elements, no
+   ``__torch_function__`` dispatch or forward-mode AD. A new tensor, NULL on error, or ``*handled``
+   set to 0 where the case is not this one. */
+static PyObject *clamp_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *lo = args[1], *hi = args[2];
+    PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
+    int type = x == NULL ? -1 : PyArray_TYPE(x);
+    if (x == NULL || (lo == Py_None && hi == Py_None) || !PyArray_ISNOTSWAPPED(x) || PyArray_SIZE(x) == 0
+            || PyArray_NBYTES(x) >= small_bytes || PyArray_SIZE(x) > f->max_elements
+            || !(type == NPY_FLOAT32 || type == NPY_FLOAT64 || type == NPY_INT64 || type == NPY_INT32))
+        return NULL;
+    int tensors = Py_TYPE(lo) == TensorType || Py_TYPE(hi) == TensorType;
+    if (!clamp_bound(lo, x, tensors) || !clamp_bound(hi, x, tensors)) return NULL;
+    int grad = requires_grad(t);
+    for (int i = 1; i < 3 && grad >= 0 && tensors; i++) {
+        int r = args[i] == Py_None ? 0 : requires_grad(args[i]);
+        grad = r < 0 ? -1 : grad | r;
+    }
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyObject *values = Py_NewRef((PyObject *)x);
+    for (int i = 1; i < 3 && values != NULL; i++) {
+        if (args[i] == Py_None) continue;
+        /* (a number as a 0-d array of the input's dtype: the value NumPy converts it to, in one step less) */
+        PyObject *operand = tensors ? Py_NewRef((PyObject *)array_of(args[i])) : NULL;
+        if (!tensors) {
+            PyArray_Descr *descr = PyArray_DESCR(x);
+            Py_INCREF(descr);
+            operand = PyArray_NewFromDescr(&PyArray_Type, descr, 0, NULL, NULL, NULL, 0, NULL);
+            if (operand != NULL) number_element(args[i], type, PyArray_DATA((PyArrayObject *)operand));
+        }
+        PyObject *call[2] = {values, operand};
+        Py_SETREF(values, operand == NULL ? NULL : PyObject_Vectorcall(i == 1 ? numpy_maximum : numpy_minimum, call, 2,
+                                                                       NULL));
+        Py_XDECREF(operand);
+    }
+    PyObject *out = values == NULL ? NULL : make(values);
+    if (out == NULL || !grad) return out;
+    PyObject *node;
+    if (tensors) {
+        PyObject *inputs = PyTuple_Pack(3, t, lo == Py_None ? Py_None : lo, hi == Py_None ? Py_None : hi);
+        PyObject *call[3] = {f->node_cls, inputs, out};
+        node = inputs == NULL ? NULL : PyObject_Vectorcall(record, call, 3, NULL);
+        Py_XDECREF(inputs);
+        if (node != NULL && node != Py_None && clamp_tensor_fields(node, t, lo, hi) < 0) Py_CLEAR(node);
+    } else {
+        node = record_node(f->number_node, t, NULL, out);
+        if (node != NULL && node != Py_None) {
+            PyObject *bounds = PyTuple_Pack(2, lo, hi);
+            PyObject *r = bounds == NULL || PyObject_SetAttrString(node, "bounds", bounds) < 0 ? NULL
+                          : PyObject_CallMethodObjArgs(node, s_save, t, NULL);
+            if (r == NULL) Py_CLEAR(node);
+            Py_XDECREF(r);
+            Py_XDECREF(bounds);
+        }
+    }
+    return with_node(out, node);
+}
+'''
