@@ -135,7 +135,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_sort", "_python_topk", "_python_median",
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
                                                   "_python_triu", "_python_flip", "gcd", "lcm",
-                                                  "_python_mode", "_python_clamp"} \
+                                                  "_python_mode", "_python_clamp", "_python_scatter_reduce"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3105,4 +3105,79 @@ def test_other_clamp_cases_take_the_python_path(case):
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
                             [str(w.message) for w in caught]))
+    assert results[0] == results[1]
+
+
+
+# -- scatter_reduce ------------------------------------------------------------------------------
+
+def _scatter_reduce_operands(dtype):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, (3, 5)).astype(dtype) if dtype.startswith("float") else rng.integers(-4, 5, (3, 5))
+    src = rng.uniform(-2, 2, (3, 4)).astype(dtype) if dtype.startswith("float") else rng.integers(-4, 5, (3, 4))
+    index = np.array([[0, 1, 1, 4], [2, 2, 2, 2], [4, 0, 3, 0]])
+    return x.astype(dtype), index, src.astype(dtype)
+
+
+def test_scatter_reduce_takes_the_common_case(monkeypatch):
+    from ember.ops import index
+    x, i, s = (ember.tensor(v) for v in _scatter_reduce_operands("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.scatter_reduce(x, 1, i, s, "sum"),
+                                                              x.scatter_reduce(1, i, s, "prod", include_self=False)),
+                                        [(index, "_scatter_data")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+@pytest.mark.parametrize("reduce", ["sum", "prod"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_is_the_python_paths_and_torchs(dtype, reduce, include_self):
+    x, i, s = _scatter_reduce_operands(dtype)
+    for dim, idx, src in ((1, i, s), (0, i[:2, :3], s), (-1, i[:, :2], s[:, :3])):
+        def call(lib):
+            return lib.scatter_reduce(lib.tensor(x), dim, lib.tensor(idx), lib.tensor(src), reduce,
+                                      include_self=include_self)
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1]
+        want = call(torch).numpy()
+        got = np.frombuffer(results[0][3], dtype=want.dtype).reshape(want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "prod"])
+def test_scatter_reduce_nodes_and_gradients_are_the_python_paths(reduce, include_self):
+    values = _scatter_reduce_operands("float32")
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x, src = ember.tensor(values[0], requires_grad=True), ember.tensor(values[2], requires_grad=True)
+            out = ember.scatter_reduce(x, 1, ember.tensor(values[1]), src, reduce, include_self=include_self)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.dim, node.src_shape, node.reduce, node.include_self,
+                      [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5)))
+            results.append((fields, x.grad.numpy().tobytes(), src.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+_SCATTER_REDUCE_CASES = {
+    "mean": lambda x, i, s: ember.scatter_reduce(x, 1, i, s, "mean"),
+    "amax": lambda x, i, s: ember.scatter_reduce(x, 1, i, s, "amax"),
+    "unknown": lambda x, i, s: ember.scatter_reduce(x, 1, i, s, "median"),
+    "float16": lambda x, i, s: ember.scatter_reduce(x.half(), 1, i, s.half(), "sum"),
+    "mixed": lambda x, i, s: ember.scatter_reduce(x, 1, i, s.double(), "sum"),
+    "out_of_range": lambda x, i, s: ember.scatter_reduce(x, 1, i + 3, s, "sum"),
+    "int32_index": lambda x, i, s: ember.scatter_reduce(x, 1, i.int(), s, "prod"),
+    "small_src": lambda x, i, s: ember.scatter_reduce(x, 1, i, s[:, :2], "sum"),
+    "int_include_self": lambda x, i, s: ember.scatter_reduce(x, 1, i, s, "sum", include_self=1),
+    "out": lambda x, i, s: ember.scatter_reduce(x, 1, i, s, "sum", out=ember.empty(0)),
+    "no_grad": lambda x, i, s: _no_grad(lambda t: ember.scatter_reduce(t, 1, i, s, "sum"), x.requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SCATTER_REDUCE_CASES))
+def test_other_scatter_reduce_cases_take_the_python_path(case):
+    x, i, s = _scatter_reduce_operands("float32")
+    results = _on_both_paths(lambda: _SCATTER_REDUCE_CASES[case](ember.tensor(x), ember.tensor(i), ember.tensor(s)),
+                             (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]

@@ -702,6 +702,11 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
 
 
 def _scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    return _scatter_reduce_entry[0](input, dim, index, src, reduce, include_self)
+
+
+def _python_scatter_reduce(input, dim, index, src, reduce, include_self=True):
+    """``scatter_reduce`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(src, "scatter_reduce", "src", 4)
     if reduce not in _SCATTER_REDUCTIONS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
@@ -713,6 +718,10 @@ def _scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         node.dim, node.src_shape = wrap_dim(dim, input._data.ndim or 1), src._data.shape
         node.reduce, node.include_self = reduce, include_self
     return out
+
+
+_scatter_reduce_entry = _compiled_functions.register(_python_scatter_reduce, ScatterReduceBackward0,
+                                                     kind="scatter_reduce")
 
 
 # -- index_add, index_copy, index_fill ----------------------------------------------------------
