@@ -135,7 +135,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_sort", "_python_topk", "_python_median",
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
                                                   "_python_triu", "_python_flip", "gcd", "lcm",
-                                                  "_python_mode", "_python_clamp", "_python_scatter_reduce"} \
+                                                  "_python_mode", "_python_clamp", "_python_scatter_reduce",
+                                                  "_python_logit"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3180,4 +3181,78 @@ def test_other_scatter_reduce_cases_take_the_python_path(case):
     x, i, s = _scatter_reduce_operands("float32")
     results = _on_both_paths(lambda: _SCATTER_REDUCE_CASES[case](ember.tensor(x), ember.tensor(i), ember.tensor(s)),
                              (RuntimeError, TypeError, IndexError))
+    assert results[0] == results[1]
+
+
+
+# -- logit ---------------------------------------------------------------------------------------
+
+def _logit_values(dtype):
+    values = np.linspace(0, 1, 20).reshape(4, 5)
+    if dtype.startswith("float"):
+        values[0, :4] = [np.nan, -0.0, 1e-8, -0.5]
+    return values.astype(dtype) if dtype != "bool" else values > 0.5
+
+
+def test_logit_takes_the_common_case(monkeypatch):
+    from ember.ops import unary
+    x = ember.tensor(np.linspace(0.1, 0.9, 15, dtype=np.float32).reshape(3, 5))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.logit(x), x.logit(1e-6)),
+                                        [(unary, "_logit_forward")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_logit_is_the_python_paths_and_torchs(dtype):
+    values = _logit_values(dtype)
+    for source in (values[1:], values[1:].T, values[:1, :4]):
+        for eps in (None, 1e-6, 0.25, 0, 0.5, 1, 0.75):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                results = _on_both_paths(lambda: ember.logit(ember.tensor(source), eps))
+                want = torch.logit(torch.tensor(source), eps).numpy()
+            assert results[0] == results[1], eps
+            got = np.frombuffer(results[0][3], dtype=want.dtype).reshape(want.shape)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_logit_nodes_and_gradients_are_the_python_paths():
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.linspace(0.1, 0.9, 15, dtype=np.float32).reshape(3, 5), requires_grad=True)
+            out = ember.logit(x, 0.1)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.eps, [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5)))
+            results.append((fields, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["one", "zero_eps_one", "nan_eps", "negative_eps", "big_eps", "bool_eps", "float16",
+                                  "complex", "large", "out", "no_grad"])
+def test_other_logit_cases_take_the_python_path(case):
+    values = _logit_values("float32")
+    x = ember.tensor(values)
+    call = {"one": lambda: ember.logit(x),
+            "zero_eps_one": lambda: ember.logit(x, 0.0),
+            "nan_eps": lambda: ember.logit(x, math.nan),
+            "negative_eps": lambda: ember.logit(x, -0.1),
+            "big_eps": lambda: ember.logit(x, 1.5),
+            "bool_eps": lambda: ember.logit(x, True),
+            "float16": lambda: ember.logit(x.half(), 0.1),
+            "complex": lambda: ember.logit(x.to(ember.complex64)),
+            "large": lambda: ember.logit(ember.full((100, 100), 0.5)),
+            "out": lambda: ember.logit(x, out=ember.empty(0)),
+            "no_grad": lambda: _no_grad(lambda t: ember.logit(t, 0.1), x.requires_grad_())}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
+                            [str(w.message) for w in caught]))
     assert results[0] == results[1]

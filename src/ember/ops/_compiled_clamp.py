@@ -1,11 +1,21 @@
-"""The compiled function (``_compiled_functions``) of ``clamp``, kind "clamp": a small tensor with
+"""The compiled functions (``_compiled_functions``) of ``clamp`` and ``logit`` (which clamps to its
+eps). Kind "clamp": a small tensor with
 number bounds (a float32 or float64 tensor with int or float bounds it holds, or an int64 or int32
 one with int bounds every signed integer dtype holds, -128 to 127; each given to NumPy as a 0-d
 array of the tensor's dtype, the value NumPy converts the number to), or a small float tensor with bounds that are
 tensors of its dtype broadcasting to its shape (or None): NumPy's ``maximum`` with the lower bound,
 then ``minimum`` with the upper, called from C as ``ternary._clamp_forward`` calls them, the node
 recorded as ``ternary._clamp`` records it (``ClampBackward1``'s bounds, the number node, or
-``ClampBackward0``'s shapes, dtypes and saved tensors). Every other case goes to the Python op.
+``ClampBackward0``'s shapes, dtypes and saved tensors).
+
+Kind "logit": ``logit(input, eps)`` of a small float32 or float64 tensor (integers and bools as
+the default float dtype; float32 below the size from which the Python op takes its loop), eps None
+or a finite number in [0, 1]: the steps of ``unary._logit_on_arrays``, NumPy's ``clip`` to eps
+and 1 - eps in the dtype and ``x / (1 - x)`` in C as NumPy computes them (the Python op where a
+step raises a floating-point exception), then NumPy's ``log``; the node recorded as
+``unary.logit`` records it.
+
+Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -123,6 +133,86 @@ static PyObject *clamp_case(Function *f, PyObject *const *args, int *handled) {
             Py_XDECREF(r);
             Py_XDECREF(bounds);
         }
+    }
+    return with_node(out, node);
+}
+
+/* The odds ``x / (1 - x)`` of each of the ``n`` elements of ``x`` into ``out``, each clipped first where
+   ``clips`` to [lo, hi] as NumPy's ``clip`` clips (NaN kept; the greater of x and lo, then the lesser
+   of that and hi, each comparison strict), each step rounded to ``T``. */
+#define LOGIT_ODDS(T)                                                                                      \
+    __attribute__((optimize("fp-contract=off")))                                                          \
+    static void odds_##T(const T *x, T *out, npy_intp n, int clips, T lo, T hi) {                         \
+        for (npy_intp i = 0; i < n; i++) {                                                                 \
+            T v = x[i];                                                                                    \
+            if (clips) {                                                                                   \
+                v = isnan(v) ? v : (v > lo ? v : lo);                                                      \
+                v = isnan(v) ? v : (v < hi ? v : hi);                                                      \
+            }                                                                                              \
+            T rest = (T)1 - v;                                                                             \
+            out[i] = v / rest;                                                                             \
+        }                                                                                                  \
+    }
+LOGIT_ODDS(float)
+LOGIT_ODDS(double)
+
+/* ``logit(input, eps)`` in the common case (the module's docstring), no ``__torch_function__``
+   dispatch or forward-mode AD, no floating-point exception in the odds (a division by zero: the
+   Python op's NumPy warns). A new tensor, NULL on error, or ``*handled`` set to 0 where the case is
+   not this one. */
+static PyObject *logit_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *eps = args[1];
+    double e = 0.0;
+    if (Py_TYPE(t) != TensorType || (eps != Py_None && !PyFloat_CheckExact(eps) && !PyLong_CheckExact(eps)))
+        return NULL;
+    if (eps != Py_None) {
+        e = PyFloat_AsDouble(eps);
+        if (e == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (!(e >= 0.0 && e <= 1.0)) return NULL;
+    }
+    PyArrayObject *x = special_operand(t, 1);   /* (integers and bools as the default float dtype) */
+    if (x == NULL) {
+        *handled = PyErr_Occurred() != NULL;
+        return NULL;
+    }
+    int type = PyArray_TYPE(x), clips = eps != Py_None;
+    float lo32 = (float)e, hi32 = (float)(1.0 - e);
+    int grad = (type == NPY_FLOAT32 && PyArray_SIZE(x) > f->max_elements)
+               || (clips && (type == NPY_FLOAT32 ? !(lo32 <= hi32) : !(e <= 1.0 - e)))
+               ? -2 : requires_grad(t);   /* (-2: the loop's size, or bounds the Python op selects by where) */
+    int plain = grad == -2 ? 0 : grad < 0 ? -1 : plain_mode();
+    PyArrayObject *odds = plain > 0 ? (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), type) : NULL;
+    if (odds == NULL) {
+        Py_DECREF(x);
+        *handled = plain < 0 || (plain > 0 && PyErr_Occurred() != NULL);
+        return NULL;
+    }
+    fenv_t outside;
+    feholdexcept(&outside);
+    if (type == NPY_FLOAT32) odds_float(PyArray_DATA(x), PyArray_DATA(odds), PyArray_SIZE(x), clips, lo32, hi32);
+    else odds_double(PyArray_DATA(x), PyArray_DATA(odds), PyArray_SIZE(x), clips, e, 1.0 - e);
+    int raised = fetestexcept(NUMPY_EXCEPTIONS);
+    fesetenv(&outside);
+    Py_DECREF(x);
+    if (raised) {
+        Py_DECREF(odds);
+        return NULL;
+    }
+    *handled = 1;
+    PyObject *values = PyObject_CallOneArg(numpy_log, (PyObject *)odds);
+    Py_DECREF(odds);
+    PyObject *out = values == NULL ? NULL : make(values);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None) {
+        PyObject *r = PyObject_SetAttrString(node, "eps", eps) < 0 ? NULL
+                      : PyObject_CallMethodObjArgs(node, s_save, t, NULL);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
     }
     return with_node(out, node);
 }

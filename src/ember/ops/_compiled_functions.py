@@ -41,11 +41,11 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "index_select", "take", "slices", "cumulative",
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
-          "scatter_reduce")
+          "scatter_reduce", "logit")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
-                   "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce")
+                   "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -232,7 +232,8 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      INDEX_SELECT_FUNCTION, TAKE_FUNCTION, SLICES_FUNCTION, CUMULATIVE_FUNCTION,
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
                      ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION,
-                     TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION };
+                     TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
+                     LOGIT_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -283,7 +284,7 @@ static PyObject *record_outputs;   /* ``_common.record``: what records more than
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
 static PyObject *numpy_absolute, *maximum_reduce, *minimum_reduce;   /* (a p-norm's) */
-static PyObject *numpy_maximum, *numpy_minimum;   /* (clamp's) */
+static PyObject *numpy_maximum, *numpy_minimum, *numpy_log;   /* (clamp's, logit's) */
 static PyObject *numpy_square, *numpy_power, *s_exponent;   /* (pow's) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
@@ -1623,9 +1624,8 @@ SCATTERS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == SCATTER_REDUCE_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LOGIT_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1673,6 +1673,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = clamp_case(f, args, &handled);
         else if (f->kind == SCATTER_REDUCE_FUNCTION)
             out = scatter_reduce_case(f, args, &handled);
+        else if (f->kind == LOGIT_FUNCTION)
+            out = logit_case(f, args, &handled);
         else if (f->kind == FLIP_FUNCTION)
             out = flip_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
@@ -1714,7 +1716,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > SCATTER_REDUCE_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > LOGIT_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1826,10 +1828,12 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
         numpy_sqrt = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "sqrt");
         numpy_absolute = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "absolute");
         numpy_maximum = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "maximum");
+        numpy_log = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "log");
         numpy_minimum = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "minimum");
         maximum_reduce = numpy_maximum == NULL ? NULL : PyObject_GetAttrString(numpy_maximum, "reduce");
         minimum_reduce = numpy_minimum == NULL ? NULL : PyObject_GetAttrString(numpy_minimum, "reduce");
-        if (numpy_absolute == NULL || maximum_reduce == NULL || minimum_reduce == NULL) return NULL;
+        if (numpy_absolute == NULL || maximum_reduce == NULL || minimum_reduce == NULL || numpy_log == NULL)
+            return NULL;
         numpy_where = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "where");
         numpy_square = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "square");
         numpy_power = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "power");

@@ -565,6 +565,13 @@ _logit_of = vector_math.when_large(
 def logit(input, eps=None, *, out=None):
     """Returns the logit ``log(p / (1 - p))`` of the elements of ``input``; with ``eps``,
     ``input`` is first clamped to ``[eps, 1 - eps]``."""
+    if out is None:
+        return _logit_entry[0](input, eps)
+    return _python_logit(input, eps, out=out)
+
+
+def _python_logit(input, eps=None, *, out=None):
+    """``logit`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _unary_arg(input, "logit")
     res = make(_logit_forward(input._data, eps))
     node = record(LogitBackward0, (input,), res)
@@ -572,6 +579,11 @@ def logit(input, eps=None, *, out=None):
         node.eps = eps
         node.save(input)
     return _finish(res, out)
+
+
+# (float32 below the size from which the Python op takes its loop)
+_logit_entry = _compiled_functions.register(_python_logit, LogitBackward0, kind="logit",
+                                            max_elements=vector_math.MIN_ELEMENTS["logit"] - 1)
 
 
 @method()
