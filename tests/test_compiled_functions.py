@@ -136,7 +136,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
                                                   "_python_triu", "_python_flip", "gcd", "lcm",
                                                   "_python_mode", "_python_clamp", "_python_scatter_reduce",
-                                                  "_python_logit"} \
+                                                  "_python_logit", "_python_hardshrink", "_python_nan_to_num",
+                                                  "_python_heaviside"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3250,6 +3251,99 @@ def test_other_logit_cases_take_the_python_path(case):
             warnings.simplefilter("always")
             try:
                 result = call()
+            except (RuntimeError, TypeError, NotImplementedError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
+                            [str(w.message) for w in caught]))
+    assert results[0] == results[1]
+
+
+
+# -- hardshrink, nan_to_num and heaviside -------------------------------------------------------------
+
+SELECTIONS = {
+    "hardshrink": lambda lib, x, y: lib.nn.functional.hardshrink(x),
+    "hardshrink_method": lambda lib, x, y: x.hardshrink(0.1),
+    "hardshrink_int_lambd": lambda lib, x, y: x.hardshrink(1),
+    "nan_to_num": lambda lib, x, y: lib.nan_to_num(x),
+    "nan_to_num_values": lambda lib, x, y: lib.nan_to_num(x, 1.5, 1000, -1000),
+    "nan_to_num_method": lambda lib, x, y: x.nan_to_num(posinf=2.0),
+    "heaviside": lambda lib, x, y: lib.heaviside(x, y),
+}
+
+
+def _selection_values(dtype):
+    values = np.linspace(-2, 2, 20).reshape(4, 5)
+    if dtype.startswith("float"):
+        values[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 0.1]
+    values[1, :2] = 0
+    return values.astype(dtype)
+
+
+def test_selections_take_the_common_case(monkeypatch):
+    from ember.nn.functional import activation
+    from ember.ops import pointwise, unary
+    x = ember.tensor(_selection_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.nn.functional.hardshrink(x), ember.nan_to_num(x),
+                                                              ember.heaviside(x, x)),
+                                        [(activation, "_hardshrink_forward"), (unary, "_nan_to_num_forward"),
+                                         (pointwise, "_heaviside_kernel")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+@pytest.mark.parametrize("name", sorted(SELECTIONS))
+def test_selections_are_the_python_paths_and_torchs(name, dtype):
+    if dtype.startswith("int") and name != "heaviside":
+        return
+    x, y = _selection_values(dtype), _selection_values(dtype)[::-1].copy()
+    results = _on_both_paths(lambda: SELECTIONS[name](ember, ember.tensor(x), ember.tensor(y)))
+    assert results[0] == results[1]
+    want = SELECTIONS[name](torch, torch.tensor(x), torch.tensor(y)).numpy()
+    np.testing.assert_array_equal(np.frombuffer(results[0][3], dtype=want.dtype).reshape(want.shape), want)
+
+
+@pytest.mark.parametrize("name", ["hardshrink_method", "nan_to_num_values"])
+def test_selection_nodes_and_gradients_are_the_python_paths(name):
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.linspace(-2, 2, 20, dtype=np.float32).reshape(4, 5), requires_grad=True)
+            out = SELECTIONS[name](ember, x, None)
+            node = out.grad_fn
+            fields = (type(node).__name__, getattr(node, "lambd", None),
+                      [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5)))
+            results.append((fields, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+_SELECTION_CASES = {
+    "hardshrink_int": lambda x: ember.nn.functional.hardshrink(x.long()),
+    "hardshrink_tensor_lambd": lambda x: x.hardshrink(ember.tensor(0.5)),
+    "hardshrink_transposed": lambda x: x.t().hardshrink(),
+    "hardshrink_float16": lambda x: x.half().hardshrink(),
+    "nan_to_num_int": lambda x: ember.nan_to_num(x.long()),
+    "nan_to_num_nan_none": lambda x: ember.nan_to_num(x, None),
+    "nan_to_num_overflowing": lambda x: ember.nan_to_num(x, posinf=1e39),
+    "nan_to_num_out": lambda x: ember.nan_to_num(x, out=ember.empty(0)),
+    "heaviside_broadcast": lambda x: ember.heaviside(x, x[:1]),
+    "heaviside_mixed": lambda x: ember.heaviside(x, x.double()),
+    "heaviside_grad": lambda x: ember.heaviside(x.requires_grad_(), x.detach()),
+    "heaviside_bool": lambda x: ember.heaviside(x > 0, x > 1),
+    "heaviside_number": lambda x: ember.heaviside(x, 0.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SELECTION_CASES))
+def test_other_selection_cases_take_the_python_path(case):
+    x = ember.tensor(_selection_values("float32"))
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = _SELECTION_CASES[case](x.detach().clone())
             except (RuntimeError, TypeError, NotImplementedError) as error:
                 results.append((type(error), str(error)))
                 continue

@@ -29,8 +29,8 @@ import sys
 import threading
 import typing
 
-from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_scans, _compiled_scatters, _compiled_sorts,
-               _compiled_special)
+from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_scans, _compiled_scatters,
+               _compiled_selects, _compiled_sorts, _compiled_special)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -41,11 +41,12 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "index_select", "take", "slices", "cumulative",
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
-          "scatter_reduce", "logit")
+          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
-                   "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit")
+                   "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
+                   "nan_to_num", "heaviside")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -233,7 +234,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
                      ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION,
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
-                     LOGIT_FUNCTION };
+                     LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1621,11 +1622,12 @@ SORTS_SOURCE
 LAYOUTS_SOURCE
 CLAMP_SOURCE
 SCATTERS_SOURCE
+SELECTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LOGIT_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == HEAVISIDE_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1675,6 +1677,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = scatter_reduce_case(f, args, &handled);
         else if (f->kind == LOGIT_FUNCTION)
             out = logit_case(f, args, &handled);
+        else if (f->kind == HARDSHRINK_FUNCTION || f->kind == NAN_TO_NUM_FUNCTION || f->kind == HEAVISIDE_FUNCTION)
+            out = select_values_case(f, args, &handled);
         else if (f->kind == FLIP_FUNCTION)
             out = flip_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
@@ -1716,7 +1720,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > LOGIT_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > HEAVISIDE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1849,4 +1853,5 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
 '''.replace("SPECIAL_SOURCE\n", _compiled_special.SOURCE).replace(
     "ADDC_SOURCE\n", _compiled_addc.SOURCE).replace("SCAN_SOURCE\n", _compiled_scans.SOURCE).replace(
     "SORTS_SOURCE\n", _compiled_sorts.SOURCE).replace("LAYOUTS_SOURCE\n", _compiled_layouts.SOURCE).replace(
-    "CLAMP_SOURCE\n", _compiled_clamp.SOURCE).replace("SCATTERS_SOURCE\n", _compiled_scatters.SOURCE)
+    "CLAMP_SOURCE\n", _compiled_clamp.SOURCE).replace("SCATTERS_SOURCE\n", _compiled_scatters.SOURCE).replace(
+    "SELECTS_SOURCE\n", _compiled_selects.SOURCE)

@@ -1547,12 +1547,22 @@ def _heaviside_kernel(x, values):
 def heaviside(input, values, *, out=None):
     """The Heaviside step function of ``input``: 0 where negative, 1 where positive and
     ``values`` where zero."""
+    if out is None:
+        return _heaviside_entry[0](input, values)
+    return _python_heaviside(input, values, out=out)
+
+
+def _python_heaviside(input, values, *, out=None):
+    """``heaviside`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _tensor_arg(input, "heaviside")
     _tensor_arg(values, "heaviside", 2, "values")
     if input._data.dtype != values._data.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     res = _binary("heaviside", _heaviside_kernel, NotImplementedBackward, input, values)
     return _maybe_out(_not_differentiable(res, "heaviside"), out)
+
+
+_heaviside_entry = _compiled_functions.register(_python_heaviside, None, kind="heaviside")
 
 
 def _integer_kernel(ufunc_name, kernel_name):

@@ -644,12 +644,22 @@ def _finite_range(np_dtype):
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replaces NaN, positive infinity and negative infinity in ``input`` with ``nan``,
     ``posinf`` and ``neginf`` (by default zero and the dtype's greatest and least values)."""
+    if out is None:
+        return _nan_to_num_entry[0](input, nan, posinf, neginf)
+    return _python_nan_to_num(input, nan, posinf, neginf, out=out)
+
+
+def _python_nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """``nan_to_num`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _unary_arg(input, "nan_to_num")
     res = make(_nan_to_num_forward(input._data, nan, posinf, neginf))
     node = record(NanToNumBackward0, (input,), res)
     if node is not None:
         node.save(input)
     return _finish(res, out, exact=True)
+
+
+_nan_to_num_entry = _compiled_functions.register(_python_nan_to_num, NanToNumBackward0, kind="nan_to_num")
 
 
 @method()

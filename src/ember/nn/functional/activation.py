@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ...ops import _compiled_functions
 from ...ops._common import (
     apply_inplace, forward_mode, make, method, namespace_of, Node, record, wrap_dim,
 )
@@ -1112,6 +1113,11 @@ def _kept_or_zero(xp, values, keep):
 
 def hardshrink(input, lambd=0.5):
     """Applies ``x if |x| > lambd else 0`` element-wise."""
+    return _hardshrink_entry[0](input, lambd)
+
+
+def _python_hardshrink(input, lambd):
+    """``hardshrink`` in every case its compiled function (``ops._compiled_functions``) leaves to Python."""
     _check_float_activation(input, "hardshrink_cpu")
     if not input.is_floating_point():
         return where((input > lambd).logical_or(input < -lambd), input, 0.0)
@@ -1121,6 +1127,9 @@ def hardshrink(input, lambd=0.5):
         node.save(input)
         node.lambd = lambd
     return out
+
+
+_hardshrink_entry = _compiled_functions.register(_python_hardshrink, HardshrinkBackward0, kind="hardshrink")
 
 
 def _threshold(input, threshold, value):

@@ -1,0 +1,129 @@
+"""The compiled functions (``_compiled_functions``) of ops that select each element's value from
+a few in C, on small C-contiguous float32 and float64 tensors (and the Python paths' selections,
+so the same bits):
+
+- kind "hardshrink": ``hardshrink(input, lambd)``, a number lambd: +0 where ``-lambd <= x <=
+  lambd`` (lambd in the dtype), else x (NaN kept), the node recorded as
+  ``nn.functional.hardshrink`` records it;
+- kind "nan_to_num": ``nan_to_num(input, nan, posinf, neginf)``, each a number the dtype holds or
+  None (the dtype's greatest and least finite values): NaN and the infinities replaced, the node
+  recorded as ``unary.nan_to_num`` records it;
+- kind "heaviside": ``heaviside(input, values)`` of two tensors of one dtype and shape (int64 and
+  int32 too): ``values`` where x is 0, 1 where it is greater, else 0 (NaN included), as
+  ``pointwise._heaviside_kernel`` selects; no node (the Python op's records no gradient).
+
+Every other case goes to the Python op.
+"""
+
+__all__ = ["SOURCE"]
+
+# (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
+SOURCE = r'''
+/* The array of ``t`` where it is a selection's: small, C-contiguous, float32 or float64 (or, with
+   ``integers``, int64 or int32), with elements; else NULL. */
+static PyArrayObject *selected_operand(PyObject *t, int integers) {
+    PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
+    int type = x == NULL ? -1 : PyArray_TYPE(x);
+    if (!(type == NPY_FLOAT32 || type == NPY_FLOAT64 || (integers && (type == NPY_INT64 || type == NPY_INT32)))
+            || !PyArray_ISNOTSWAPPED(x) || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x)
+            || PyArray_SIZE(x) == 0 || PyArray_NBYTES(x) >= small_bytes)
+        return NULL;
+    return x;
+}
+
+#define SELECTIONS(T)                                                                                      \
+    static void shrunk_##T(const T *x, T *out, npy_intp n, T lambd) {                                     \
+        for (npy_intp i = 0; i < n; i++) out[i] = x[i] >= -lambd && x[i] <= lambd ? (T)0 : x[i];           \
+    }                                                                                                      \
+    static void finite_##T(const T *x, T *out, npy_intp n, T nan, T posinf, T neginf) {                   \
+        for (npy_intp i = 0; i < n; i++)                                                                   \
+            out[i] = isnan(x[i]) ? nan : x[i] == (T)INFINITY ? posinf : x[i] == -(T)INFINITY ? neginf : x[i];  \
+    }
+SELECTIONS(float)
+SELECTIONS(double)
+#define STEPS(T)                                                                                           \
+    static void steps_##T(const T *x, const T *values, T *out, npy_intp n) {                              \
+        for (npy_intp i = 0; i < n; i++) out[i] = x[i] == 0 ? values[i] : x[i] > 0 ? (T)1 : (T)0;          \
+    }
+STEPS(float)
+STEPS(double)
+STEPS(npy_int64)
+STEPS(npy_int32)
+
+/* ``f``'s call in the common case of its kind (the module's docstring), no ``__torch_function__``
+   dispatch or forward-mode AD: a new tensor, NULL on error, or ``*handled`` set to 0 where the case
+   is not this one. */
+static PyObject *select_values_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    int heaviside = f->kind == HEAVISIDE_FUNCTION;
+    PyArrayObject *x = selected_operand(args[0], heaviside), *values = NULL;
+    if (x == NULL) return NULL;
+    int type = PyArray_TYPE(x);
+    char numbers[3][8];   /* (hardshrink's lambd; nan_to_num's nan, posinf and neginf) */
+    if (heaviside) {
+        values = selected_operand(args[1], 1);
+        if (values == NULL || PyArray_TYPE(values) != type || PyArray_NDIM(values) != PyArray_NDIM(x)
+                || !PyArray_CompareLists(PyArray_DIMS(values), PyArray_DIMS(x), PyArray_NDIM(x)))
+            return NULL;
+    } else if (f->kind == HARDSHRINK_FUNCTION) {
+        if (!number_element(args[1], type, numbers[0])) return NULL;
+    } else {
+        for (int i = 0; i < 3; i++) {
+            PyObject *o = args[i + 1];
+            if (o == Py_None && i > 0 && type == NPY_FLOAT32) {   /* (the dtype's greatest or least finite value) */
+                float single = i == 1 ? FLT_MAX : -FLT_MAX;
+                memcpy(numbers[i], &single, sizeof single);
+            } else if (o == Py_None && i > 0) {
+                double wide = i == 1 ? DBL_MAX : -DBL_MAX;
+                memcpy(numbers[i], &wide, sizeof wide);
+            } else if (!number_element(o, type, numbers[i])) {
+                return NULL;
+            }
+        }
+    }
+    int grad = heaviside ? 0 : requires_grad(args[0]);
+    if (heaviside) {   /* (the Python op's node refuses gradients: tensors that require them go there) */
+        int a = requires_grad(args[0]), b = a < 0 ? -1 : requires_grad(args[1]);
+        if (a < 0 || b < 0) {
+            *handled = 1;
+            return NULL;
+        }
+        if (a || b) return NULL;
+    }
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *selected = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), type);
+    if (selected == NULL) return NULL;
+    npy_intp n = PyArray_SIZE(x);
+    void *from = PyArray_DATA(x), *to = PyArray_DATA(selected);
+    if (heaviside) {
+        void *v = PyArray_DATA(values);
+        if (type == NPY_FLOAT32) steps_float(from, v, to, n);
+        else if (type == NPY_FLOAT64) steps_double(from, v, to, n);
+        else if (type == NPY_INT64) steps_npy_int64(from, v, to, n);
+        else steps_npy_int32(from, v, to, n);
+    } else if (f->kind == HARDSHRINK_FUNCTION) {
+        if (type == NPY_FLOAT32) shrunk_float(from, to, n, *(const float *)numbers[0]);
+        else shrunk_double(from, to, n, *(const double *)numbers[0]);
+    } else if (type == NPY_FLOAT32) {
+        finite_float(from, to, n, *(const float *)numbers[0], *(const float *)numbers[1], *(const float *)numbers[2]);
+    } else {
+        finite_double(from, to, n, *(const double *)numbers[0], *(const double *)numbers[1],
+                      *(const double *)numbers[2]);
+    }
+    PyObject *out = make((PyObject *)selected);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, args[0], NULL, out);
+    if (node != NULL && node != Py_None) {
+        PyObject *r = f->kind == HARDSHRINK_FUNCTION && PyObject_SetAttrString(node, "lambd", args[1]) < 0 ? NULL
+                      : PyObject_CallMethodObjArgs(node, s_save, args[0], NULL);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
+    }
+    return with_node(out, node);
+}
+'''
