@@ -141,6 +141,12 @@ def test_every_registered_function_is_tested_here():
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
+def test_the_registered_functions_fit_the_c_table():
+    import re
+    limit = int(re.search(r"#define MAX_FUNCTIONS (\d+)", _compiled_functions.SOURCE).group(1))
+    assert len(_compiled_functions.python_functions()) <= limit
+
+
 def _assert_the_compiled_function_takes(monkeypatch, call, spied):
     """``call()`` reaches none of the functions ``spied`` (``(owner, name)`` pairs) that its
     Python path reaches: the C function does their work itself. (A first call checks the kernel

@@ -277,7 +277,7 @@ typedef struct {
     void *own_loops[4];
 } Function;
 
-#define MAX_FUNCTIONS 160
+#define MAX_FUNCTIONS 256
 static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
