@@ -137,7 +137,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_triu", "_python_flip", "gcd", "lcm",
                                                   "_python_mode", "_python_clamp", "_python_scatter_reduce",
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
-                                                  "_python_heaviside"} \
+                                                  "_python_heaviside", "_python_lerp"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3354,5 +3354,67 @@ def test_other_selection_cases_take_the_python_path(case):
                 results.append((type(error), str(error)))
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
+                            [str(w.message) for w in caught]))
+    assert results[0] == results[1]
+
+
+
+# -- lerp with a number weight -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("weight", [0.3, 0.7, 0, 1, -0.25, 0.5, 2.5, 1e-30, -3])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lerp_is_the_python_paths_and_torchs(dtype, weight):
+    rng = np.random.default_rng(6)
+    a, b = rng.uniform(-3, 3, (2, 3, 4)).astype(dtype)
+    for call in (lambda lib: lib.lerp(lib.tensor(a), lib.tensor(b), weight),
+                 lambda lib: lib.tensor(a).lerp(lib.tensor(b), weight)):
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1]
+        want = call(torch).numpy()
+        np.testing.assert_allclose(np.frombuffer(results[0][3], dtype=want.dtype).reshape(want.shape), want,
+                                   rtol=1e-6, atol=1e-6)
+
+
+def test_lerp_takes_the_common_case_and_records_its_node(monkeypatch):
+    from ember.ops import ternary
+    a, b = (ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4) * k) for k in (1, -2))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: ember.lerp(a, b, 0.3), [(ternary, "_lerp_forward")])
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x, y = a.detach().requires_grad_(), b.detach().requires_grad_()
+            out = ember.lerp(x, y, 0.7)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.weight, node.metas)
+            out.backward(ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)))
+            results.append((fields, x.grad.numpy().tobytes(), y.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["tensor_weight", "broadcast", "mixed", "int", "float16", "nan_weight",
+                                  "overflowing_weight", "overflow", "transposed", "out", "large"])
+def test_other_lerp_cases_take_the_python_path(case):
+    a, b = (ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4) * k) for k in (1, -2))
+    call = {"tensor_weight": lambda: ember.lerp(a, b, ember.full((3, 4), 0.3)),
+            "broadcast": lambda: ember.lerp(a, b[:1], 0.3),
+            "mixed": lambda: ember.lerp(a, b.double(), 0.3),
+            "int": lambda: ember.lerp(a.long(), b.long(), 0.3),
+            "float16": lambda: ember.lerp(a.half(), b.half(), 0.3),
+            "nan_weight": lambda: ember.lerp(a, b, math.nan),
+            "overflowing_weight": lambda: ember.lerp(a, b, 1e39),
+            "overflow": lambda: ember.lerp(a * 3e38, b * 3e38, 0.3),
+            "transposed": lambda: ember.lerp(a.t(), b.t(), 0.3),
+            "out": lambda: ember.lerp(a, b, 0.3, out=ember.empty(0)),
+            "large": lambda: ember.lerp(ember.ones(200, 200), ember.zeros(200, 200), 0.3)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
                             [str(w.message) for w in caught]))
     assert results[0] == results[1]

@@ -1,11 +1,15 @@
-"""The compiled functions (``_compiled_functions``) of ``addcmul`` and ``addcdiv``, kind "addc":
+"""The compiled functions (``_compiled_functions``) of ``addcmul`` and ``addcdiv``, kind "addc", and
+of ``lerp`` with a number weight, kind "lerp". ``addcmul`` and ``addcdiv``:
 ``input + value * tensor1 * tensor2`` (``/ tensor2``) of three small float tensors of one dtype and
 shape and a number ``value``, in C, each step rounded to the dtype as NumPy's passes of the Python
 op round it: ``tensor1 * value`` (``tensor1`` itself where ``value`` is 1), times (divided by)
 ``tensor2``, plus ``input``. Where a step raises a floating-point exception other than an inexact
 result (a division by zero, an invalid operation, an overflow or an underflow, on which NumPy may
-warn or raise), the result is dropped and the Python op runs. Every other case goes to the Python
-op.
+warn or raise), the result is dropped and the Python op runs. ``lerp(input, end, weight)`` of two
+small float tensors of one dtype and shape and a number weight the dtype holds, as
+``ternary._lerp_in_passes`` computes it (``input + weight * (end - input)`` where ``|weight| <
+0.5``, else ``end - (end - input) * (1 - weight)``, each step rounded to the dtype), the same
+fallback. Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -125,5 +129,95 @@ static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
     PyObject *out = make((PyObject *)values);
     if (out == NULL || !grad) return out;
     return with_node(out, addc_node(f, args, x, out));
+}
+
+/* ``lerp`` of ``n`` elements of ``a`` and ``b`` by ``w`` (``rest`` = 1 - w in double, rounded to ``T``):
+   ``ternary._lerp_in_passes``' steps, each rounded to ``T``. */
+#define LERP_STEPS(T)                                                                                      \
+    __attribute__((optimize("fp-contract=off")))                                                          \
+    static void lerp_##T(const T *a, const T *b, T *out, npy_intp n, T w, T rest, int small) {             \
+        for (npy_intp i = 0; i < n; i++) {                                                                 \
+            T diff = b[i] - a[i];                                                                          \
+            out[i] = small ? diff * w + a[i] : b[i] - diff * rest;                                         \
+        }                                                                                                  \
+    }
+LERP_STEPS(float)
+LERP_STEPS(double)
+
+/* ``lerp(input, end, weight)`` in the common case (the module's docstring), no ``__torch_function__``
+   dispatch or forward-mode AD, no floating-point exception. The node recorded as ``ternary.lerp``
+   records it (``weight``, ``metas``). A new tensor, NULL on error, or ``*handled`` set to 0 where the
+   case is not this one. */
+static PyObject *lerp_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *arrays[2];
+    for (int i = 0; i < 2; i++) {
+        PyArrayObject *a = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
+        if (a == NULL || (PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64)
+                || (i > 0 && (PyArray_TYPE(a) != PyArray_TYPE(arrays[0]) || PyArray_NDIM(a) != PyArray_NDIM(arrays[0])
+                              || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(arrays[0]), PyArray_NDIM(a))))
+                || !PyArray_ISNOTSWAPPED(a) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
+                || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes)
+            return NULL;
+        arrays[i] = a;
+    }
+    PyArrayObject *x = arrays[0];
+    int type = PyArray_TYPE(x);
+    char weight[8], rest[8];
+    if ((type == NPY_FLOAT32 && PyArray_SIZE(x) > f->max_elements) || !number_element(args[2], type, weight))
+        return NULL;
+    double w = PyFloat_AsDouble(args[2]);
+    PyObject *rest_number = PyFloat_FromDouble(1.0 - w);   /* (Python's 1 - w, then the dtype's) */
+    int holds = rest_number != NULL && number_element(rest_number, type, rest);
+    Py_XDECREF(rest_number);
+    if (!holds) {
+        *handled = PyErr_Occurred() != NULL;
+        return NULL;
+    }
+    int grad = requires_grad(args[0]);
+    if (grad >= 0) {
+        int r = requires_grad(args[1]);
+        grad = r < 0 ? -1 : grad | r;
+    }
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), type);
+    if (values == NULL) {
+        *handled = 1;
+        return NULL;
+    }
+    fenv_t outside;
+    feholdexcept(&outside);
+    if (type == NPY_FLOAT32)
+        lerp_float(PyArray_DATA(x), PyArray_DATA(arrays[1]), PyArray_DATA(values), PyArray_SIZE(x),
+                   *(const float *)weight, *(const float *)rest, fabs(w) < 0.5);
+    else
+        lerp_double(PyArray_DATA(x), PyArray_DATA(arrays[1]), PyArray_DATA(values), PyArray_SIZE(x),
+                    *(const double *)weight, *(const double *)rest, fabs(w) < 0.5);
+    int raised = fetestexcept(NUMPY_EXCEPTIONS);
+    fesetenv(&outside);
+    if (raised) {
+        Py_DECREF(values);
+        return NULL;
+    }
+    *handled = 1;
+    PyObject *out = make((PyObject *)values);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, args[0], args[1], out);
+    if (node != NULL && node != Py_None) {
+        PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM(x), PyArray_DIMS(x));
+        PyObject *meta = shape == NULL ? NULL : PyTuple_Pack(2, shape, (PyObject *)PyArray_DESCR(x));
+        PyObject *metas = meta == NULL ? NULL : PyTuple_Pack(2, meta, meta);
+        if (metas == NULL || PyObject_SetAttrString(node, "weight", args[2]) < 0
+                || PyObject_SetAttrString(node, "metas", metas) < 0)
+            Py_CLEAR(node);
+        Py_XDECREF(shape);
+        Py_XDECREF(meta);
+        Py_XDECREF(metas);
+    }
+    return with_node(out, node);
 }
 '''

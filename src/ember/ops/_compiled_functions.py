@@ -41,12 +41,12 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "index_select", "take", "slices", "cumulative",
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
-          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside")
+          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
                    "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
-                   "nan_to_num", "heaviside")
+                   "nan_to_num", "heaviside", "lerp")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -234,7 +234,8 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      MASKED_FILL_FUNCTION, OPERATOR_FUNCTION, POWER_FUNCTION, CROSS_FUNCTION, SPECIAL_FUNCTION,
                      ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION,
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
-                     LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION };
+                     LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
+                     LERP_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1626,8 +1627,8 @@ SELECTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == HEAVISIDE_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LERP_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1679,6 +1680,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = logit_case(f, args, &handled);
         else if (f->kind == HARDSHRINK_FUNCTION || f->kind == NAN_TO_NUM_FUNCTION || f->kind == HEAVISIDE_FUNCTION)
             out = select_values_case(f, args, &handled);
+        else if (f->kind == LERP_FUNCTION)
+            out = lerp_case(f, args, &handled);
         else if (f->kind == FLIP_FUNCTION)
             out = flip_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
@@ -1720,7 +1723,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > HEAVISIDE_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > LERP_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }

@@ -650,6 +650,13 @@ def _metas(*tensors):
 def lerp(input, end, weight, *, out=None):
     """Linear interpolation of ``input`` towards ``end`` by ``weight`` (a number or a tensor):
     ``input + weight * (end - input)``."""
+    if out is None:
+        return _lerp_entry[0](input, end, weight)
+    return _python_lerp(input, end, weight, out=out)
+
+
+def _python_lerp(input, end, weight, *, out=None):
+    """``lerp`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     _check_input(input, "lerp")
     _check_lerp(input, end, weight)
     dt = input._data.dtype
@@ -668,6 +675,11 @@ def lerp(input, end, weight, *, out=None):
             node.weight = weight
             node.metas = _metas(input, end)
     return _finish(res, out)
+
+
+# (a number weight, float32 below the size from which the Python op takes its loop)
+_lerp_entry = _compiled_functions.register(_python_lerp, LerpBackward0, kind="lerp",
+                                           max_elements=vector_math.MIN_ELEMENTS["lerp_scalar"] - 1)
 
 
 @method()
