@@ -137,7 +137,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_triu", "_python_flip", "gcd", "lcm",
                                                   "_python_mode", "_python_clamp", "_python_scatter_reduce",
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
-                                                  "_python_heaviside", "_python_lerp"} \
+                                                  "_python_heaviside", "_python_lerp", "_python_frexp"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3417,4 +3417,59 @@ def test_other_lerp_cases_take_the_python_path(case):
                 continue
             results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
                             [str(w.message) for w in caught]))
+    assert results[0] == results[1]
+
+
+
+# -- frexp ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_frexp_is_the_python_paths_and_torchs(monkeypatch, dtype):
+    values = np.array([[0.0, -0.0, 1.0, -3.5, 1e-40], [np.inf, -np.inf, np.nan, 6.0e4, 0.3]]).astype(dtype)
+    for source in (values, values.T):
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                m, e = ember.frexp(ember.tensor(source))
+                results.append((type(ember.frexp(ember.tensor(source))).__name__, m.dtype, e.dtype, m.stride(),
+                                m.numpy().tobytes(), e.numpy().tobytes()))
+        assert results[0] == results[1]
+        finite = np.isfinite(source)
+        want_m, want_e = torch.frexp(torch.tensor(source))
+        np.testing.assert_array_equal(np.frombuffer(results[0][4], dtype=dtype).reshape(source.shape)[finite],
+                                      want_m.numpy()[finite])
+        np.testing.assert_array_equal(np.frombuffer(results[0][5], dtype=np.int32).reshape(source.shape)[finite],
+                                      want_e.numpy()[finite])
+    x = ember.tensor(values)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: ember.frexp(x), [(np, "frexp")])
+
+
+def test_frexp_node_and_gradient_are_the_python_paths():
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+            m, e = x.frexp()
+            node = m.grad_fn
+            fields = (type(node).__name__, e.grad_fn, [t.numpy().tobytes() for t in node.saved_tensors])
+            m.backward(ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)))
+            results.append((fields, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["int", "float16", "out", "empty"])
+def test_other_frexp_cases_take_the_python_path(case):
+    x = ember.tensor(np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4))
+    call = {"int": lambda: ember.frexp(x.long()), "float16": lambda: ember.frexp(x.half()),
+            "out": lambda: ember.frexp(x, out=(ember.empty(0), ember.empty(0, dtype=ember.int32))),
+            "empty": lambda: ember.frexp(x[:0])}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append([(t.dtype, t.shape, t.numpy().tobytes()) for t in result])
     assert results[0] == results[1]

@@ -41,12 +41,12 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "index_select", "take", "slices", "cumulative",
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
-          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp")
+          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
                    "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
-                   "nan_to_num", "heaviside", "lerp")
+                   "nan_to_num", "heaviside", "lerp", "frexp")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -235,7 +235,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION,
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
-                     LERP_FUNCTION };
+                     LERP_FUNCTION, FREXP_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -286,7 +286,7 @@ static PyObject *record_outputs;   /* ``_common.record``: what records more than
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
 static PyObject *numpy_absolute, *maximum_reduce, *minimum_reduce;   /* (a p-norm's) */
-static PyObject *numpy_maximum, *numpy_minimum, *numpy_log;   /* (clamp's, logit's) */
+static PyObject *numpy_maximum, *numpy_minimum, *numpy_log, *numpy_frexp;   /* (clamp's, logit's, frexp's) */
 static PyObject *numpy_square, *numpy_power, *s_exponent;   /* (pow's) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
@@ -1627,8 +1627,8 @@ SELECTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LERP_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == FREXP_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1682,6 +1682,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = select_values_case(f, args, &handled);
         else if (f->kind == LERP_FUNCTION)
             out = lerp_case(f, args, &handled);
+        else if (f->kind == FREXP_FUNCTION)
+            out = frexp_case(f, args, &handled);
         else if (f->kind == FLIP_FUNCTION)
             out = flip_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
@@ -1723,7 +1725,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > LERP_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > FREXP_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1739,6 +1741,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == CLAMP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.number_node)) return NULL;   /* (of numbers) */
+    if (f.kind == FREXP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (result type) */
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
     /* (a sort's result type, longest row and topk's partition ratio) */
     if ((f.kind == SORT_FUNCTION || f.kind == TOPK_FUNCTION)
@@ -1836,10 +1839,12 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
         numpy_absolute = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "absolute");
         numpy_maximum = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "maximum");
         numpy_log = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "log");
+        numpy_frexp = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "frexp");
         numpy_minimum = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "minimum");
         maximum_reduce = numpy_maximum == NULL ? NULL : PyObject_GetAttrString(numpy_maximum, "reduce");
         minimum_reduce = numpy_minimum == NULL ? NULL : PyObject_GetAttrString(numpy_minimum, "reduce");
-        if (numpy_absolute == NULL || maximum_reduce == NULL || minimum_reduce == NULL || numpy_log == NULL)
+        if (numpy_absolute == NULL || maximum_reduce == NULL || minimum_reduce == NULL || numpy_log == NULL
+                || numpy_frexp == NULL)
             return NULL;
         numpy_where = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "where");
         numpy_square = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "square");

@@ -10,7 +10,10 @@ so the same bits):
   recorded as ``unary.nan_to_num`` records it;
 - kind "heaviside": ``heaviside(input, values)`` of two tensors of one dtype and shape (int64 and
   int32 too): ``values`` where x is 0, 1 where it is greater, else 0 (NaN included), as
-  ``pointwise._heaviside_kernel`` selects; no node (the Python op's records no gradient).
+  ``pointwise._heaviside_kernel`` selects; no node (the Python op's records no gradient);
+- kind "frexp": ``frexp(input)`` of a small float32 or float64 tensor: NumPy's ``frexp`` (the
+  mantissa and the int32 exponent) called from C, as the Python op's result type, the node
+  recorded as ``pointwise.frexp`` records it (the mantissa's, the exponent saved).
 
 Every other case goes to the Python op.
 """
@@ -125,5 +128,55 @@ static PyObject *select_values_case(Function *f, PyObject *const *args, int *han
         Py_XDECREF(r);
     }
     return with_node(out, node);
+}
+
+/* ``frexp(input)`` in the common case (the module's docstring), no ``__torch_function__`` dispatch or
+   forward-mode AD. A new result, NULL on error, or ``*handled`` set to 0 where the case is not this
+   one. */
+static PyObject *frexp_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0];
+    PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
+    if (x == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64) || !PyArray_ISNOTSWAPPED(x)
+            || PyArray_SIZE(x) == 0 || PyArray_NBYTES(x) >= small_bytes)
+        return NULL;
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyObject *parts = PyObject_CallOneArg(numpy_frexp, (PyObject *)x);
+    if (parts == NULL || !PyTuple_Check(parts) || PyTuple_GET_SIZE(parts) != 2
+            || !PyArray_Check(PyTuple_GET_ITEM(parts, 1))
+            || PyArray_TYPE((PyArrayObject *)PyTuple_GET_ITEM(parts, 1)) != NPY_INT32) {
+        *handled = parts == NULL;   /* (an exponent of another dtype: the Python op casts it) */
+        Py_XDECREF(parts);
+        return NULL;
+    }
+    *handled = 1;
+    PyObject *mantissa = make(Py_NewRef(PyTuple_GET_ITEM(parts, 0)));
+    PyObject *exponent = mantissa == NULL ? NULL : make(Py_NewRef(PyTuple_GET_ITEM(parts, 1)));
+    Py_DECREF(parts);
+    if (exponent == NULL) {
+        Py_XDECREF(mantissa);
+        return NULL;
+    }
+    int status = 0;
+    if (grad) {
+        PyObject *inputs = PyTuple_Pack(1, t);
+        PyObject *call[4] = {f->node_cls, inputs, mantissa, Py_None};
+        PyObject *node = inputs == NULL ? NULL : PyObject_Vectorcall(record_outputs, call, 4, NULL);
+        Py_XDECREF(inputs);
+        PyObject *r = node == NULL ? NULL : node == Py_None ? Py_NewRef(Py_None)
+                      : PyObject_CallMethodObjArgs(node, s_save, exponent, NULL);
+        status = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+        Py_XDECREF(node);
+    }
+    PyObject *pair[2] = {mantissa, exponent};
+    PyObject *result = status < 0 ? NULL : PyObject_Vectorcall(f->whole_node, pair, 2, NULL);
+    Py_DECREF(mantissa);
+    Py_DECREF(exponent);
+    return result;
 }
 '''

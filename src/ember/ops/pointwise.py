@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .._torch_function import dispatch_or_raise
-from .. import _dtype
+from .. import _dtype, return_types
 from .._backend import check_same_device, openmp_kernels, vector_math
 from .._backend.openmp_kernels import BINARY_MIN_BYTES as _BINARY_MIN_BYTES, ROWS_MIN_BYTES as _ROWS_MIN_BYTES
 from .._backend.choice import KernelChoice
@@ -1671,6 +1671,11 @@ class FrexpBackward0(Node):
 def frexp(input, *, out=None):
     """Decomposes ``input`` into ``mantissa * 2**exponent``, the mantissa in (-1, 1) (0 for 0)
     and the exponent an int32 tensor: ``(mantissa, exponent)``."""
+    return _frexp_entry[0](input) if out is None else _python_frexp(input, out=out)
+
+
+def _python_frexp(input, *, out=None):
+    """``frexp`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     from ..return_types import frexp as frexp_type
     _tensor_arg(input, "frexp")
     data = input._data
@@ -1682,6 +1687,10 @@ def frexp(input, *, out=None):
     if node is not None:
         node.save(exponent)
     return _maybe_out(frexp_type(mantissa, exponent), None if out is None else tuple(out))
+
+
+_frexp_entry = _compiled_functions.register(_python_frexp, FrexpBackward0, kind="frexp",
+                                            specifics=(return_types.frexp,))
 
 
 @method()
