@@ -5,9 +5,9 @@ so the same bits):
 - kind "hardshrink": ``hardshrink(input, lambd)``, a number lambd: +0 where ``-lambd <= x <=
   lambd`` (lambd in the dtype), else x (NaN kept), the node recorded as
   ``nn.functional.hardshrink`` records it;
-- kind "nan_to_num": ``nan_to_num(input, nan, posinf, neginf)``, each a number the dtype holds or
-  None (the dtype's greatest and least finite values): NaN and the infinities replaced, the node
-  recorded as ``unary.nan_to_num`` records it;
+- kind "nan_to_num": ``nan_to_num(input, nan, posinf, neginf)`` (an input of any layout), each a
+  number the dtype holds or None (the dtype's greatest and least finite values): a row-major copy
+  with NaN and the infinities replaced, the node recorded as ``unary.nan_to_num`` records it;
 - kind "heaviside": ``heaviside(input, values)`` of two tensors of one dtype and shape (int64 and
   int32 too): ``values`` where x is 0, 1 where it is greater, else 0 (NaN included), as
   ``pointwise._heaviside_kernel`` selects; no node (the Python op's records no gradient);
@@ -22,13 +22,13 @@ __all__ = ["SOURCE"]
 
 # (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
 SOURCE = r'''
-/* The array of ``t`` where it is a selection's: small, C-contiguous, float32 or float64 (or, with
-   ``integers``, int64 or int32), with elements; else NULL. */
-static PyArrayObject *selected_operand(PyObject *t, int integers) {
+/* The array of ``t`` where it is a selection's: small, float32 or float64 (or, with ``integers``, int64
+   or int32), with elements, C-contiguous unless ``any_layout``; else NULL. */
+static PyArrayObject *selected_operand(PyObject *t, int integers, int any_layout) {
     PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
     int type = x == NULL ? -1 : PyArray_TYPE(x);
     if (!(type == NPY_FLOAT32 || type == NPY_FLOAT64 || (integers && (type == NPY_INT64 || type == NPY_INT32)))
-            || !PyArray_ISNOTSWAPPED(x) || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x)
+            || !PyArray_ISNOTSWAPPED(x) || !(any_layout || PyArray_IS_C_CONTIGUOUS(x)) || !PyArray_ISALIGNED(x)
             || PyArray_SIZE(x) == 0 || PyArray_NBYTES(x) >= small_bytes)
         return NULL;
     return x;
@@ -58,13 +58,13 @@ STEPS(npy_int32)
    is not this one. */
 static PyObject *select_values_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
-    int heaviside = f->kind == HEAVISIDE_FUNCTION;
-    PyArrayObject *x = selected_operand(args[0], heaviside), *values = NULL;
+    int heaviside = f->kind == HEAVISIDE_FUNCTION, replaces = f->kind == NAN_TO_NUM_FUNCTION;
+    PyArrayObject *x = selected_operand(args[0], heaviside, replaces), *values = NULL;
     if (x == NULL) return NULL;
     int type = PyArray_TYPE(x);
     char numbers[3][8];   /* (hardshrink's lambd; nan_to_num's nan, posinf and neginf) */
     if (heaviside) {
-        values = selected_operand(args[1], 1);
+        values = selected_operand(args[1], 1, 0);
         if (values == NULL || PyArray_TYPE(values) != type || PyArray_NDIM(values) != PyArray_NDIM(x)
                 || !PyArray_CompareLists(PyArray_DIMS(values), PyArray_DIMS(x), PyArray_NDIM(x)))
             return NULL;
@@ -99,10 +99,12 @@ static PyObject *select_values_case(Function *f, PyObject *const *args, int *han
         return NULL;
     }
     *handled = 1;
-    PyArrayObject *selected = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), type);
+    /* (nan_to_num's: a row-major copy, as the Python op's ``copy``, its values replaced in place) */
+    PyArrayObject *selected = (PyArrayObject *)(replaces ? PyArray_NewCopy(x, NPY_CORDER)
+                                                         : PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), type));
     if (selected == NULL) return NULL;
     npy_intp n = PyArray_SIZE(x);
-    void *from = PyArray_DATA(x), *to = PyArray_DATA(selected);
+    void *from = replaces ? PyArray_DATA(selected) : PyArray_DATA(x), *to = PyArray_DATA(selected);
     if (heaviside) {
         void *v = PyArray_DATA(values);
         if (type == NPY_FLOAT32) steps_float(from, v, to, n);
