@@ -91,17 +91,20 @@ def python_paths():
 
 
 def _on_both_paths(call, errors=(RuntimeError, TypeError, IndexError)):
-    """``call()``'s result (its dtype, shape, requires_grad and bytes) or error (its type and
-    message), with the compiled functions and with the Python paths in their place."""
+    """``call()``'s result (its dtype, shape, requires_grad, bytes and the warnings it gave) or
+    error (its type and message), with the compiled functions and with the Python paths in their
+    place."""
     results = []
     for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             try:
                 result = call()
             except errors as error:
                 results.append((type(error), str(error)))
                 continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes()))
+            results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
+                            [str(w.message) for w in caught]))
     return results
 
 
@@ -2145,17 +2148,7 @@ def test_other_cross_cases_take_the_python_path(case):
             "dim_out_of_range": lambda: ember.linalg.cross(x, y, dim=2),
             "other_not_a_tensor": lambda: ember.linalg.cross(x, b),
             "no_grad": lambda: _no_grad(ember.linalg.cross, ember.tensor(a, requires_grad=True), y)}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = call()
-            except (RuntimeError, TypeError, IndexError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(call, (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]
 
 
@@ -2269,17 +2262,8 @@ _SPECIAL_CASES = {
 @pytest.mark.parametrize("case", sorted(_SPECIAL_CASES))
 def test_other_special_cases_take_the_python_path(case):
     a, b = _special_operands("float32", first=(1.1, 6))
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = _SPECIAL_CASES[case](ember.tensor(a), ember.tensor(b))
-            except (RuntimeError, TypeError, NotImplementedError, OverflowError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(lambda: _SPECIAL_CASES[case](ember.tensor(a), ember.tensor(b)),
+                             (RuntimeError, TypeError, NotImplementedError, OverflowError))
     assert results[0] == results[1]
 
 
@@ -2380,17 +2364,7 @@ _ADDC_CASES = {
 @pytest.mark.parametrize("case", sorted(_ADDC_CASES))
 def test_other_addc_cases_take_the_python_path(case):
     values = _addc_operands("float32")
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = _ADDC_CASES[case](*(ember.tensor(v) for v in values))
-            except (RuntimeError, TypeError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(lambda: _ADDC_CASES[case](*(ember.tensor(v) for v in values)), (RuntimeError, TypeError))
     assert results[0] == results[1]
 
 
@@ -2469,17 +2443,7 @@ _SCAN_CASES = {
 @pytest.mark.parametrize("case", sorted(_SCAN_CASES))
 def test_other_scan_cases_take_the_python_path(case):
     values = _scan_values("float32")
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = _SCAN_CASES[case](ember.tensor(values))
-            except (RuntimeError, TypeError, IndexError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(lambda: _SCAN_CASES[case](ember.tensor(values)), (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]
 
 
@@ -2619,17 +2583,7 @@ def test_other_p_norm_cases_take_the_python_path(case):
             "huge_order": lambda: norm(ember.tensor(values), 10 ** 400),
             "one_element": lambda: norm(ember.tensor(values[:1]), -1.5, 0),
             "empty": lambda: norm(ember.tensor(values[:0]), 1.5, 0)}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = call()
-            except (RuntimeError, TypeError, IndexError, OverflowError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(call, (RuntimeError, TypeError, IndexError, OverflowError))
     assert results[0] == results[1]
 
 
@@ -3102,17 +3056,7 @@ _CLAMP_CASES = {
 @pytest.mark.parametrize("case", sorted(_CLAMP_CASES))
 def test_other_clamp_cases_take_the_python_path(case):
     values = np.where(np.isnan(_clamp_values("float32")), 0.5, _clamp_values("float32"))
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = _CLAMP_CASES[case](ember.tensor(values))
-            except (RuntimeError, TypeError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(lambda: _CLAMP_CASES[case](ember.tensor(values)), (RuntimeError, TypeError))
     assert results[0] == results[1]
 
 
@@ -3251,17 +3195,7 @@ def test_other_logit_cases_take_the_python_path(case):
             "large": lambda: ember.logit(ember.full((100, 100), 0.5)),
             "out": lambda: ember.logit(x, out=ember.empty(0)),
             "no_grad": lambda: _no_grad(lambda t: ember.logit(t, 0.1), x.requires_grad_())}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]
 
 
@@ -3346,17 +3280,8 @@ _SELECTION_CASES = {
 @pytest.mark.parametrize("case", sorted(_SELECTION_CASES))
 def test_other_selection_cases_take_the_python_path(case):
     x = ember.tensor(_selection_values("float32"))
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = _SELECTION_CASES[case](x.detach().clone())
-            except (RuntimeError, TypeError, NotImplementedError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.detach().numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(lambda: _SELECTION_CASES[case](x.detach().clone()),
+                             (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]
 
 
@@ -3408,17 +3333,7 @@ def test_other_lerp_cases_take_the_python_path(case):
             "transposed": lambda: ember.lerp(a.t(), b.t(), 0.3),
             "out": lambda: ember.lerp(a, b, 0.3, out=ember.empty(0)),
             "large": lambda: ember.lerp(ember.ones(200, 200), ember.zeros(200, 200), 0.3)}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append((result.dtype, result.shape, result.requires_grad, result.numpy().tobytes(),
-                            [str(w.message) for w in caught]))
+    results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]
 
 

@@ -16,6 +16,22 @@ __all__ = ["SOURCE"]
 
 # (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
 SOURCE = r'''
+/* Whether the first ``n`` of ``args`` are small C-contiguous float32 or float64 tensors of one dtype
+   and shape, with elements (their arrays into ``arrays``). */
+static int same_float_tensors(PyObject *const *args, int n, PyArrayObject **arrays) {
+    for (int i = 0; i < n; i++) {
+        PyArrayObject *a = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
+        if (a == NULL || (PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64)
+                || (i > 0 && (PyArray_TYPE(a) != PyArray_TYPE(arrays[0]) || PyArray_NDIM(a) != PyArray_NDIM(arrays[0])
+                              || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(arrays[0]), PyArray_NDIM(a))))
+                || !PyArray_ISNOTSWAPPED(a) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
+                || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes)
+            return 0;
+        arrays[i] = a;
+    }
+    return 1;
+}
+
 /* ``s + (a * v) op b`` (``a`` alone where not ``scales``; op a product or, where ``divides``, a
    quotient) of ``n`` elements, each operation rounded to ``T`` (no fused multiply-add). */
 #define ADDC_TERMS(T)                                                                                      \
@@ -82,16 +98,7 @@ static PyObject *addc_node(Function *f, PyObject *const *args, PyArrayObject *x,
 static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     PyArrayObject *arrays[3];
-    for (int i = 0; i < 3; i++) {
-        PyArrayObject *a = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
-        if (a == NULL || (PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64)
-                || (i > 0 && (PyArray_TYPE(a) != PyArray_TYPE(arrays[0]) || PyArray_NDIM(a) != PyArray_NDIM(arrays[0])
-                              || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(arrays[0]), PyArray_NDIM(a))))
-                || !PyArray_ISNOTSWAPPED(a) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
-                || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes)
-            return NULL;
-        arrays[i] = a;
-    }
+    if (!same_float_tensors(args, 3, arrays)) return NULL;
     PyArrayObject *x = arrays[0];
     int type = PyArray_TYPE(x);
     double v;
@@ -151,16 +158,7 @@ LERP_STEPS(double)
 static PyObject *lerp_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     PyArrayObject *arrays[2];
-    for (int i = 0; i < 2; i++) {
-        PyArrayObject *a = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
-        if (a == NULL || (PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64)
-                || (i > 0 && (PyArray_TYPE(a) != PyArray_TYPE(arrays[0]) || PyArray_NDIM(a) != PyArray_NDIM(arrays[0])
-                              || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(arrays[0]), PyArray_NDIM(a))))
-                || !PyArray_ISNOTSWAPPED(a) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
-                || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes)
-            return NULL;
-        arrays[i] = a;
-    }
+    if (!same_float_tensors(args, 2, arrays)) return NULL;
     PyArrayObject *x = arrays[0];
     int type = PyArray_TYPE(x);
     char weight[8], rest[8];

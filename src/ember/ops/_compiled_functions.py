@@ -830,6 +830,19 @@ static PyObject *selected_pair(Function *f, PyObject *t, PyArrayObject *x, PyObj
     return result;
 }
 
+/* ``selected_pair`` of the new arrays ``values`` and ``indices`` (taken over) made tensors; NULL on
+   error. */
+static PyObject *selected_arrays(Function *f, PyObject *t, PyArrayObject *x, PyArrayObject *values,
+                                 PyArrayObject *indices, npy_intp dim, int keepdim, int grad) {
+    PyObject *value_t = make((PyObject *)values), *index_t = value_t == NULL ? NULL : make((PyObject *)indices);
+    if (index_t == NULL) {
+        if (value_t == NULL) Py_DECREF(indices);
+        Py_XDECREF(value_t);
+        return NULL;
+    }
+    return selected_pair(f, t, x, value_t, index_t, dim, keepdim, grad);
+}
+
 /* ``max(input, dim, keepdim)`` or ``min(...)`` in the common case: an ordinary tensor on the CPU
    holding a small integer or float array with elements and dims, an int dim in range, a bool
    keepdim, no ``__torch_function__`` dispatch or forward-mode AD: the index of the first extreme
@@ -1422,13 +1435,7 @@ static PyObject *cumulative_case(Function *f, PyObject *const *args, int *handle
                                   (npy_int32 *)PyArray_DATA(values) + start, at + start, n, inner, f->divides);
         }
     }
-    PyObject *value_t = make((PyObject *)values), *index_t = value_t == NULL ? NULL : make((PyObject *)indices);
-    if (index_t == NULL) {
-        if (value_t == NULL) Py_DECREF(indices);
-        Py_XDECREF(value_t);
-        return NULL;
-    }
-    return selected_pair(f, t, x, value_t, index_t, dim, 1, grad);
+    return selected_arrays(f, t, x, values, indices, dim, 1, grad);
 }
 
 /* ``masked_fill(input, mask, value)`` in the common case: a small C-contiguous input with elements,

@@ -80,13 +80,7 @@ static PyObject *sorted_rows(Function *f, PyObject *t, PyArrayObject *x, npy_int
             }
         }
     }
-    PyObject *value_t = make((PyObject *)values), *index_t = value_t == NULL ? NULL : make((PyObject *)indices);
-    if (index_t == NULL) {
-        if (value_t == NULL) Py_DECREF(indices);
-        Py_XDECREF(value_t);
-        return NULL;
-    }
-    return selected_pair(f, t, x, value_t, index_t, dim, 1, grad);
+    return selected_arrays(f, t, x, values, indices, dim, 1, grad);
 }
 
 /* The array of ``t`` where it is a sort's: small, C-contiguous, float32, float64, int64 or int32,
@@ -279,12 +273,6 @@ static PyObject *pick_case(Function *f, PyObject *const *args, int *handled) {
             at[o * inner + i] = picked;
         }
     }
-    PyObject *value_t = make((PyObject *)values), *index_t = value_t == NULL ? NULL : make((PyObject *)indices);
-    if (index_t == NULL) {
-        if (value_t == NULL) Py_DECREF(indices);
-        Py_XDECREF(value_t);
-        return NULL;
-    }
-    return selected_pair(f, t, x, value_t, index_t, dim, keepdim, grad);
+    return selected_arrays(f, t, x, values, indices, dim, keepdim, grad);
 }
 '''
