@@ -18,6 +18,8 @@ torch = pytest.importorskip("torch")
 SINGLE, BOTH = ("float32",), ("float32", "float64")
 OPS = {
     "sigmoid": (ember.sigmoid, torch.sigmoid, (-8, 8), SINGLE),
+    "rsqrt": (ember.rsqrt, torch.rsqrt, (0.1, 4), SINGLE),
+    "frac": (ember.frac, torch.frac, (-5, 5), SINGLE),
     "erf": (ember.erf, torch.erf, (-3, 3), SINGLE),
     "erfc": (ember.erfc, torch.erfc, (-3, 3), SINGLE),
     "erfinv": (ember.erfinv, torch.erfinv, (-0.99, 0.99), SINGLE),
@@ -66,6 +68,12 @@ BINARY_OPS = {name: (getattr(ember, name), getattr(torch, name), domain, ()) for
 BINARY_OPS["xlogy"] = (ember.xlogy, torch.xlogy, (0, 5), SINGLE)
 BINARY_OPS["xlog1py"] = (ember.special.xlog1py, torch.special.xlog1py, (-0.5, 5), SINGLE)
 BINARY_OPS["floor_divide"] = (ember.floor_divide, torch.floor_divide, (-5, 5), SINGLE)
+BINARY_OPS["remainder"] = (ember.remainder, torch.remainder, (-5, 5), SINGLE)
+# (div's rounding modes, under their Python paths' names)
+BINARY_OPS["_python_div_floor"] = (lambda a, b: ember.div(a, b, rounding_mode="floor"),
+                                   lambda a, b: torch.div(a, b, rounding_mode="floor"), (-5, 5), SINGLE)
+BINARY_OPS["_python_div_trunc"] = (lambda a, b: ember.div(a, b, rounding_mode="trunc"),
+                                   lambda a, b: torch.div(a, b, rounding_mode="trunc"), (-5, 5), SINGLE)
 
 @pytest.fixture(autouse=True)
 def compiled(dispatch_off):
@@ -2533,7 +2541,7 @@ def test_other_moment_pair_cases_take_the_python_path(name, case):
 
 @pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (5,))])
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int8"])
-@pytest.mark.parametrize("name", ["fmod", "floor_divide"])
+@pytest.mark.parametrize("name", ["fmod", "floor_divide", "remainder", "_python_div_floor"])
 def test_integer_divisions_are_the_python_paths_and_torchs(monkeypatch, name, dtype, shapes):
     rng = np.random.default_rng(0)
     low = 0 if dtype == "uint8" else -9
@@ -2544,15 +2552,16 @@ def test_integer_divisions_are_the_python_paths_and_torchs(monkeypatch, name, dt
     results = _on_both_paths(lambda: fn(ember.tensor(a), ember.tensor(b)))
     assert results[0] == results[1]
     assert results[0][3] == torch_fn(torch.tensor(a), torch.tensor(b)).numpy().tobytes()
-    int_ufunc = getattr(np, name)
+    ufunc_name = {"_python_div_floor": "floor_divide"}.get(name, name)
+    int_ufunc = getattr(np, ufunc_name)
     calls = []
-    monkeypatch.setattr(np, name, lambda *args: calls.append(args) or int_ufunc(*args))
+    monkeypatch.setattr(np, ufunc_name, lambda *args: calls.append(args) or int_ufunc(*args))
     fn(ember.tensor(a), ember.tensor(b))
     assert calls == []   # (the C function calls the ufunc itself)
 
 
 @pytest.mark.parametrize("case", ["zero_divisor", "zero_in_a_row", "bool", "mixed_ints", "not_broadcasting"])
-@pytest.mark.parametrize("name", ["fmod", "floor_divide"])
+@pytest.mark.parametrize("name", ["fmod", "floor_divide", "remainder", "_python_div_floor"])
 def test_other_integer_division_cases_take_the_python_path(name, case):
     fn = BINARY_OPS[name][0]
     a = np.arange(-7, 8).reshape(3, 5)

@@ -63,6 +63,8 @@ BINARY = {
     # 0 where x is 0 and y is not NaN, as torch's
     "xlogy": "(x == 0.0f && y == y) ? 0.0f : x * logf(y)",
     "xlog1py": "(x == 0.0f && y == y) ? 0.0f : x * log1pf(y)",
+    # div(rounding_mode="trunc"): the quotient rounded to float32, then its trunc
+    "div_trunc": "truncf(x / y)",
 }
 
 # op name: the C expression of a float32 element ``x`` and the op's float32 parameters ``p[0]``,
@@ -132,12 +134,12 @@ GRADIENTS = {
 # for the call (atan2's loop, too, gains from 2 threads only, below 1M elements).
 MIN_ELEMENTS = {
     "exp": 1 << 15, "sin": 1 << 14, "cos": 1 << 14, "exp2": 1 << 14, "log1p": 1 << 18, "erf": 1,
-    "erfc": 1, "sqrt": 1 << 14, "rsqrt": 1 << 14, "sigmoid": 1, "sign": 1,
-    "frac": 1 << 15, "square": 1 << 20, "deg2rad": 1 << 20,
+    "erfc": 1, "sqrt": 1 << 14, "rsqrt": 1, "sigmoid": 1, "sign": 1,
+    "frac": 1, "square": 1 << 20, "deg2rad": 1 << 20,
     "erfinv": 1, "sigmoid backward": 1 << 15, "logit backward": 1 << 10, "abs backward": 1 << 13,
     "nan_to_num": 1 << 14, "logit": 1 << 13,
     "maximum": 1 << 21, "minimum": 1 << 21, "copysign": 1 << 14, "hypot": 1 << 11,
-    "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1 << 10, "floor_divide": 1,
+    "atan2": 1 << 18, "fmod": 1 << 10, "remainder": 1, "floor_divide": 1, "div_trunc": 1,
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
     "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
     "xlogy": 1, "xlog1py": 1, "addcmul": 1 << 14, "addcdiv": 1 << 13, "lerp": 1, "lerp_scalar": 1 << 15,

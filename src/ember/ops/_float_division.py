@@ -80,7 +80,8 @@ def torch_fmod(a, b):
 def torch_remainder(a, b):
     """torch's float remainder, element by element: fmod, plus the divisor where the two signs
     differ. That is NumPy's remainder except for zeros, which keep the fmod's sign."""
-    out = namespace_of(a).remainder(a, b)
+    xp = namespace_of(a)
+    out = xp.asarray(xp.remainder(a, b))   # (of 0-d arrays: a NumPy scalar)
     _zeros_signed_as(out, a)
     return out
 

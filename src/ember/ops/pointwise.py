@@ -576,9 +576,24 @@ def _check_int_zero(y):
 @method("div", "divide", "__truediv__")
 def div(input, other, *, rounding_mode=None, out=None):
     """Divides ``input`` by ``other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
-    if out is None and rounding_mode is None:
-        return _div_entry[0](input, other)
+    if out is None:
+        if rounding_mode is None:
+            return _div_entry[0](input, other)
+        if rounding_mode == "floor":
+            return _div_floor_entry[0](input, other)
+        if rounding_mode == "trunc":
+            return _div_trunc_entry[0](input, other)
     return _python_div(input, other, rounding_mode=rounding_mode, out=out)
+
+
+def _python_div_floor(input, other):
+    """``div(input, other, rounding_mode="floor")`` in every case its compiled function leaves to Python."""
+    return _python_div(input, other, rounding_mode="floor")
+
+
+def _python_div_trunc(input, other):
+    """``div(input, other, rounding_mode="trunc")`` in every case its compiled function leaves to Python."""
+    return _python_div(input, other, rounding_mode="trunc")
 
 
 def _python_div(input, other, *, rounding_mode=None, out=None):
@@ -980,7 +995,8 @@ def _no_complex(kernel_name, fn, message=None):
     return kernel
 
 
-_div_trunc_kernel = _no_complex("div_trunc_cpu", _no_bool("div_trunc_cpu", _trunc_divide))
+_div_trunc_kernel = _no_complex("div_trunc_cpu", _no_bool("div_trunc_cpu",
+                                                          _on_loop_when_large("div_trunc", _trunc_divide)))
 _div_floor_kernel = _no_complex("div_floor_cpu", _no_bool("div_floor_cpu", _floor_divide))
 
 
@@ -1098,9 +1114,7 @@ def _remainder(x, y):
         return namespace_of(x).remainder(x, y)
     if _float_division.fast_path_applies(x, y):
         return _float_division.remainder(x, y)
-    if max(x.size, getattr(y, "size", 1)) >= _float_division.MIN_ELEMENTS:
-        return _float_division.torch_remainder(x, y)
-    return namespace_of(x).remainder(x, y)   # (fewer calls; its zeros take the divisor's sign)
+    return _float_division.torch_remainder(x, y)
 
 
 _remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu",
@@ -1121,6 +1135,8 @@ def _number_spread(op, kernel):
 _remainder_of_number = _number_spread("remainder", _remainder_kernel)
 
 
+@compiled_binary(RemainderBackward1, ("self", "other"), loop="remainder", integers="nonzero_divisor",
+                 int_ufunc=np.remainder)
 def remainder(input, other, *, out=None):
     """The Python-style modulus: has the sign of the divisor ``other``."""
     if is_scalar(input):
@@ -1153,6 +1169,14 @@ def floor_divide(input, other, *, out=None):
     _tensor_arg(input, "floor_divide")
     res = _binary("floor_divide", kernel, NotImplementedBackward, input, other)
     return _maybe_out(_not_differentiable(res, "floor_divide"), out)
+
+
+# (float32 on the loops at every size; integers on NumPy's ufunc, as the Python path's kernels)
+_div_floor_entry, _div_trunc_entry = (
+    _compiled_functions.register(python_op, DivBackward1, (), kind="binary", specifics=specifics,
+                                 addresses=lambda loop=loop: (vector_math.loop_address(loop), None))
+    for python_op, loop, specifics in ((_python_div_floor, "floor_divide", ("nonzero_divisor", np.floor_divide)),
+                                       (_python_div_trunc, "div_trunc", (None, None))))
 
 
 def _not_differentiable(res, op_name):

@@ -189,7 +189,8 @@ def _unary(name, forward, grad, saves=("self",), node_name=None, float_op=True, 
             else (lambda: _special_loop_addresses(special_loop)) if special_loop else None,
             ufunc=None if on_loop or special_loop else getattr(np, ufunc),
             max_elements=vector_math.MIN_ELEMENTS[loop] - 1 if loop is not None and not on_loop else None,
-            specifics=float_op)   # (integers and bools as the default float dtype)
+            # (integers and bools as the default float dtype, where the op does not refuse them)
+            specifics=float_op and not (refuse and set("biu") & set("".join(refuse))))
 
         def op(input, *, out=None):
             return entry[0](input) if out is None else python_op(input, out=out)
