@@ -10,7 +10,7 @@ import pytest
 
 import ember
 from ember._backend import choice, vector_math
-from ember.ops import _compiled_functions, _compiled_methods
+from ember.ops import _compiled_functions, _compiled_methods, linalg
 
 torch = pytest.importorskip("torch")
 
@@ -138,7 +138,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_sub", "_python_mul", "_python_div", "_python_eq",
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
                                                   "_python_ge", "_python_2_norm", "_python_dot",
-                                                  "_python_mv", "isfinite", "isnan", "isinf", "signbit",
+                                                  "_python_mv", "_python_addmm", "_python_addmv",
+                                                  "_python_baddbmm", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
                                                   "_python_cumsum", "_python_cumprod", "_plain_nansum",
@@ -3398,4 +3399,89 @@ def test_other_frexp_cases_take_the_python_path(case):
                 results.append((type(error), str(error)))
                 continue
             results.append([(t.dtype, t.shape, t.numpy().tobytes()) for t in result])
+    assert results[0] == results[1]
+
+
+# -- products added to a tensor -------------------------------------------------------------------
+
+_ADD_PRODUCTS = {  # name: (ember's op, torch's, the factors' shapes, the product's shape)
+    "addmm": (ember.addmm, torch.addmm, ((3, 5), (5, 2)), (3, 2)),
+    "addmv": (ember.addmv, torch.addmv, ((3, 5), (5,)), (3,)),
+    "baddbmm": (ember.baddbmm, torch.baddbmm, ((2, 3, 4), (2, 4, 2)), (2, 3, 2)),
+}
+
+
+def _add_product_operands(name, bias_shape=None, dtype=np.float32):
+    _, _, shapes, product = _ADD_PRODUCTS[name]
+    rng = np.random.default_rng(3)
+    bias = rng.standard_normal(product if bias_shape is None else bias_shape).astype(dtype)
+    return [bias] + [rng.standard_normal(shape).astype(dtype) for shape in shapes]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bias", ["same", "row", "scalar", "column"])
+@pytest.mark.parametrize("name", sorted(_ADD_PRODUCTS))
+def test_added_products_are_the_python_paths_and_torchs(monkeypatch, name, bias, dtype):
+    fn, torch_fn, _, product = _ADD_PRODUCTS[name]
+    bias_shape = {"same": product, "row": product[-1:], "scalar": (), "column": product[:-1] + (1,)}[bias]
+    arrays = _add_product_operands(name, bias_shape, dtype)
+    results = _on_both_paths(lambda: fn(*(ember.tensor(a) for a in arrays)))
+    assert results[0] == results[1]
+    want = torch_fn(*(torch.tensor(a) for a in arrays)).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype=dtype).reshape(product), want, rtol=1e-5, atol=1e-6)
+    tensors = [ember.tensor(a) for a in arrays]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(*tensors), [(linalg, "_add_product")])
+
+
+@pytest.mark.parametrize("grads", ["all", "input", "factors"])
+@pytest.mark.parametrize("name", sorted(_ADD_PRODUCTS))
+def test_added_products_nodes_and_gradients_are_the_python_paths(name, grads):
+    fn, _, _, product = _ADD_PRODUCTS[name]
+    arrays = _add_product_operands(name, product[-1:])
+    grad = np.linspace(-1, 1, math.prod(product), dtype=np.float32).reshape(product)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            tensors = [ember.tensor(a, requires_grad=grads == "all" or (grads == "input") == (i == 0))
+                       for i, a in enumerate(arrays)]
+            out = fn(*tensors)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.beta, node.alpha, node.in_shape,
+                      [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(grad))
+            results.append((fields, [t.grad.numpy().tobytes() if t.grad is not None else None for t in tensors]))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["beta", "alpha", "out", "not_broadcasting", "bias_more_dims", "inner_one",
+                                  "mixed_dtypes", "int64", "float16", "transposed", "flop_counter", "wrong_sizes"])
+@pytest.mark.parametrize("name", sorted(_ADD_PRODUCTS))
+def test_other_added_product_cases_take_the_python_path(name, case):
+    from ember.utils.flop_counter import FlopCounterMode
+    fn, _, shapes, product = _ADD_PRODUCTS[name]
+    bias, a, b = (ember.tensor(v) for v in _add_product_operands(name))
+    inner = {"addmm": ((3, 1), (1, 2)), "addmv": ((3, 1), (1,)), "baddbmm": ((2, 3, 1), (2, 1, 2))}[name]
+    call = {"beta": lambda: fn(bias, a, b, beta=0.5),
+            "alpha": lambda: fn(bias, a, b, alpha=2),
+            "out": lambda: fn(bias, a, b, out=ember.empty(product)),
+            "not_broadcasting": lambda: fn(ember.ones(product[-1] + 1), a, b),
+            "bias_more_dims": lambda: fn(ember.ones((1,) + product), a, b),
+            "inner_one": lambda: fn(bias, ember.ones(inner[0]), ember.ones(inner[1])),
+            "mixed_dtypes": lambda: fn(bias.double(), a, b),
+            "int64": lambda: fn(bias.long(), a.long(), b.long()),
+            "float16": lambda: fn(bias.half(), a.half(), b.half()),
+            "transposed": lambda: fn(bias, a.mT.contiguous().mT, b),
+            "flop_counter": lambda: fn(bias, a, b),
+            "wrong_sizes": lambda: fn(bias, a, a)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                with FlopCounterMode(display=False) if case == "flop_counter" else contextlib.nullcontext() as counter:
+                    result = call()
+            except (RuntimeError, TypeError, IndexError, NotImplementedError) as error:
+                results.append((type(error), str(error)))
+                continue
+            flops = counter.get_total_flops() if counter is not None else None
+            results.append((result.dtype, result.shape, result.numpy().tobytes(), flops))
     assert results[0] == results[1]

@@ -29,8 +29,8 @@ import sys
 import threading
 import typing
 
-from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_scans, _compiled_scatters,
-               _compiled_selects, _compiled_sorts, _compiled_special)
+from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
+               _compiled_scatters, _compiled_selects, _compiled_sorts, _compiled_special)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -41,7 +41,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "index_select", "take", "slices", "cumulative",
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
-          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp")
+          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -175,7 +175,7 @@ def _specifics(function):
         return (_INTEGERS.index(integers), int_ufunc or function.ufunc)
     if function.kind in ("addc", "scan", "triangle"):   # (whether it divides; multiplies; keeps the upper one)
         return (bool(function.specifics),)
-    if function.kind == "matmul":
+    if function.kind in ("matmul", "add_product"):
         operands, flop_hook = function.specifics
         return (_PRODUCT_OPERANDS.index(operands), flop_hook)
     if function.kind == "operator":   # (the index of its method, in the order the methods are built)
@@ -235,7 +235,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION,
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
-                     LERP_FUNCTION, FREXP_FUNCTION };
+                     LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -288,6 +288,7 @@ static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last ste
 static PyObject *numpy_absolute, *maximum_reduce, *minimum_reduce;   /* (a p-norm's) */
 static PyObject *numpy_maximum, *numpy_minimum, *numpy_log, *numpy_frexp;   /* (clamp's, logit's, frexp's) */
 static PyObject *numpy_square, *numpy_power, *s_exponent;   /* (pow's) */
+static PyObject *numpy_add;   /* (a product's input added) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
 
@@ -1631,11 +1632,12 @@ LAYOUTS_SOURCE
 CLAMP_SOURCE
 SCATTERS_SOURCE
 SELECTS_SOURCE
+PRODUCTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == FREXP_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 3};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == ADD_PRODUCT_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1693,6 +1695,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = frexp_case(f, args, &handled);
         else if (f->kind == FLIP_FUNCTION)
             out = flip_case(f, args, &handled);
+        else if (f->kind == ADD_PRODUCT_FUNCTION)
+            out = add_product_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1732,7 +1736,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > FREXP_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > ADD_PRODUCT_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1744,7 +1748,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if ((f.kind == EXTREMES_FUNCTION || f.kind == CUMULATIVE_FUNCTION)
             && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides))
         return NULL;
-    if (f.kind == MATMUL_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.product_operands, &f.flop_hook))
+    if ((f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION)
+            && !PyArg_ParseTuple(specifics, "iO", &f.product_operands, &f.flop_hook))
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == CLAMP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.number_node)) return NULL;   /* (of numbers) */
@@ -1795,7 +1800,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such operator");
         return NULL;
     }
-    if (f.kind == MATMUL_FUNCTION && (f.product_operands < VECTORS || f.product_operands > MATMUL_OPERANDS)) {
+    if ((f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION)
+            && (f.product_operands < VECTORS || f.product_operands > MATMUL_OPERANDS)) {
         PyErr_SetString(PyExc_ValueError, "no such operands of a product");
         return NULL;
     }
@@ -1856,8 +1862,11 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
         numpy_where = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "where");
         numpy_square = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "square");
         numpy_power = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "power");
+        numpy_add = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "add");
         Py_XDECREF(numpy);
-        if (numpy_sqrt == NULL || numpy_where == NULL || numpy_square == NULL || numpy_power == NULL) return NULL;
+        if (numpy_sqrt == NULL || numpy_where == NULL || numpy_square == NULL || numpy_power == NULL
+                || numpy_add == NULL)
+            return NULL;
     }
     Py_INCREF(settled);
     Py_XSETREF(choice_settled, settled);
@@ -1869,4 +1878,4 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     "ADDC_SOURCE\n", _compiled_addc.SOURCE).replace("SCAN_SOURCE\n", _compiled_scans.SOURCE).replace(
     "SORTS_SOURCE\n", _compiled_sorts.SOURCE).replace("LAYOUTS_SOURCE\n", _compiled_layouts.SOURCE).replace(
     "CLAMP_SOURCE\n", _compiled_clamp.SOURCE).replace("SCATTERS_SOURCE\n", _compiled_scatters.SOURCE).replace(
-    "SELECTS_SOURCE\n", _compiled_selects.SOURCE)
+    "SELECTS_SOURCE\n", _compiled_selects.SOURCE).replace("PRODUCTS_SOURCE\n", _compiled_products.SOURCE)

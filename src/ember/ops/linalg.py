@@ -829,6 +829,13 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha, combine=_scale_s
 def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
     ``out_dtype=float32`` with float16 or bfloat16 matrices computes in float32 throughout."""
+    if out_dtype is None and beta == 1 and alpha == 1:
+        return _addmm_entry[0](input, mat1, mat2)
+    return _python_addmm(input, mat1, mat2, out_dtype, beta=beta, alpha=alpha)
+
+
+def _python_addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
+    """``addmm`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     if not (isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor)):
         for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
             _check_tensor(t, "addmm", name, i + 1)
@@ -941,6 +948,13 @@ def _bias_already_added(bias, product, beta, alpha):
 @with_out()
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
+    if beta == 1 and alpha == 1:
+        return _addmv_entry[0](input, mat, vec)
+    return _python_addmv(input, mat, vec, beta=beta, alpha=alpha)
+
+
+def _python_addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``addmv`` in every case its compiled function leaves to Python."""
     for i, (name, t) in enumerate((("input", input), ("mat", mat), ("vec", vec))):
         _check_tensor(t, "addmv", name, i + 1)
     if input._data.ndim == 0 and mat._data.ndim == 2 and vec._data.ndim == 1 \
@@ -962,6 +976,13 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``. ``out_dtype=float32`` with float16 or
     bfloat16 batches computes in float32 throughout."""
+    if out_dtype is None and beta == 1 and alpha == 1:
+        return _baddbmm_entry[0](input, batch1, batch2)
+    return _python_baddbmm(input, batch1, batch2, out_dtype, beta=beta, alpha=alpha)
+
+
+def _python_baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
+    """``baddbmm`` in every case its compiled function leaves to Python."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "baddbmm", name, i + 1)
     nd2 = batch2._data.ndim
@@ -982,6 +1003,17 @@ def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
         _flop_hook.counter.count("aten.baddbmm", result.grad_fn,
                                  (input.shape, batch1.shape, batch2.shape), result.shape)
     return result
+
+
+# The products added to a small input, beta and alpha 1 (below the sizes from which the Python ops'
+# products may take another kernel, or addmm's bias a fused GEMM): the compiled functions' case
+_addmm_entry, _addmv_entry, _baddbmm_entry = (
+    _compiled_functions.register(python_op, node_cls, kind="add_product", ufunc=np.matmul, max_elements=most,
+                                 specifics=(operands, _flop_hook))
+    for python_op, node_cls, operands, most in (
+        (_python_addmm, AddmmBackward0, "matrices", min(gemm.MIN_MULTIPLY_ADDS, products.FUSED_BIAS_MIN_OPERANDS)),
+        (_python_addmv, AddmvBackward0, "matrix_vector", gemm.MIN_MULTIPLY_ADDS),
+        (_python_baddbmm, BaddbmmBackward0, "batches", gemm.MIN_MULTIPLY_ADDS)))
 
 
 @autocast_policy("lower")
