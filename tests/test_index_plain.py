@@ -362,3 +362,34 @@ def test_masked_fill_casts_value_to_input_dtype():
         want = t.masked_fill(torch.tensor([True, False, True]), tvalue)
         assert got.dtype == getattr(ember, dtype)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("value", [2.5, float("nan"), float("inf"), -7, 1e39, 1 << 30, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_masked_fill_inplace_of_a_number_is_torchs(dtype, value):
+    """In place, with a Python number: the values torch writes, or its error with nothing written."""
+    values = np.linspace(-2, 2, 12).reshape(3, 4)
+    (x, tx), mask = both(values, dtype), values > 0
+    results = []
+    for lib, t in ((ember, x), (torch, tx)):
+        try:
+            t.masked_fill_(lib.tensor(mask), value)
+            results.append(t.numpy().tobytes())
+        except RuntimeError as error:
+            results.append((str(error), t.numpy().tobytes()))
+    assert results[0] == results[1]
+    assert x._version == (tx._version if isinstance(results[0], bytes) else 0)
+
+
+@pytest.mark.parametrize("value", [1.5, -3, float("nan")])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_fill_and_copy_of_plain_tensors_are_torchs(dtype, value):
+    values = np.arange(12).reshape(3, 4)
+    (x, tx), (y, ty) = both(values, dtype), both(values[::-1].copy(), dtype)
+    if not (dtype == "int64" and value != value):
+        out, want = ember.fill(x, value), torch.fill(tx, value)
+        assert out.numpy().dtype == want.numpy().dtype
+        assert out.numpy().tobytes() == want.numpy().tobytes() and out.stride() == want.stride()
+    x.copy_(y)
+    tx.copy_(ty)
+    assert x.numpy().tobytes() == tx.numpy().tobytes() and x._version == tx._version

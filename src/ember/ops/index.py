@@ -1152,6 +1152,20 @@ def _masked_fill_value(input, mask, value):
     return namespace_of(input._data).asarray(value).astype(dtype)
 
 
+_FLOAT_RANGES = {np.dtype(np.float32): float(np.finfo(np.float32).max), np.dtype(np.float64): math.inf}
+
+
+def _float_fills(value, np_dtype):
+    """Whether ``value`` is a Python float (or int) that a float32 or float64 tensor takes as it
+    is (NumPy rounds it as ``_masked_fill_value`` does), with none of its checks to fail."""
+    highest = _FLOAT_RANGES.get(np_dtype)
+    if highest is None:
+        return False
+    if value.__class__ is float:   # (a finite one beyond float32's range: the checks raise)
+        return not math.isfinite(value) or abs(value) <= highest
+    return value.__class__ is int and abs(value) < 1 << 24
+
+
 def masked_fill_(self, mask, value):
     """In-place ``masked_fill``: fills ``self`` with ``value`` where ``mask`` is True."""
     _tensor_arg(mask, "masked_fill_", "mask", 1)
@@ -1161,8 +1175,11 @@ def masked_fill_(self, mask, value):
     elif (type(data) is np.ndarray and type(mdata) is np.ndarray and data.flags.c_contiguous
           and inplace_untracked(self) and not (isinstance(value, Tensor) and value._requires_grad
                                                and grad_state.grad_enabled)):
-        check_inplace(self)   # (written at the mask's true positions, found flat)
-        data.reshape(-1)[np.flatnonzero(mdata)] = _masked_fill_value(self, mask, value)
+        check_inplace(self)
+        if mdata.dtype == np.bool_ and _float_fills(value, data.dtype):
+            np.copyto(data, value, where=mdata)
+        else:   # (written at the mask's true positions, found flat)
+            data.reshape(-1)[np.flatnonzero(mdata)] = _masked_fill_value(self, mask, value)
         bump_version(self)
         return self
     return apply_inplace(self, masked_fill, mask, value)

@@ -500,7 +500,10 @@ def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
-    data = _src_data_for(self, src)
+    data, dst = src._data, self._data
+    if not (data.__class__ is np.ndarray and dst.__class__ is np.ndarray and data.dtype == dst.dtype
+            and data.shape == dst.shape):   # (the common case needs no conversion)
+        data = _src_data_for(self, src)
     # writing into an integer tensor records nothing: the result cannot require grad
     recording = (grad_state.grad_enabled or forward_mode.active) and self._data.dtype.kind not in "biu" and (
         self._requires_grad or src._requires_grad or forward_mode.active)
