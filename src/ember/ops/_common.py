@@ -425,6 +425,11 @@ def check_inplace(self):
 def finish_inplace(self, result):
     """Write ``result`` (computed out of place) into ``self`` and give ``self`` its history."""
     rd, sd = result._data, self._data
+    if (rd.__class__ is np.ndarray and sd.__class__ is np.ndarray and rd.dtype == sd.dtype and rd.shape == sd.shape
+            and result.grad_fn is None and not _forward.active):   # (the common case: the values written)
+        sd[...] = rd
+        bump_version(self)
+        return self
     if rd.dtype != sd.dtype:
         if not _dtype.can_cast(_BY_NP[rd.dtype], _BY_NP[sd.dtype]):
             raise RuntimeError(f"result type {_type_word(rd.dtype)} can't be cast to the desired "
@@ -759,6 +764,9 @@ def apply_inplace(self, op, *args, **kwargs):
     clone of ``self`` (so the values it saves are not the ones overwritten) and ``self`` takes
     the result's history; otherwise the result is just written into ``self``."""
     check_inplace(self)
+    if not (_forward.active or (grad_state.grad_enabled and (self._requires_grad or any_requires_grad(args) or (
+            kwargs and any_requires_grad(kwargs.values()))))):   # (nothing recorded: the common case)
+        return finish_inplace(self, op(self, *args, **kwargs))
     if _forward.active and not grad_state.grad_enabled:   # the op's tangent rule reads self first
         return finish_inplace(self, op(self.clone(), *args, **kwargs))
     if grad_state.grad_enabled and (self._requires_grad or any_requires_grad(args)

@@ -288,7 +288,7 @@ static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last ste
 static PyObject *numpy_absolute, *maximum_reduce, *minimum_reduce;   /* (a p-norm's) */
 static PyObject *numpy_maximum, *numpy_minimum, *numpy_log, *numpy_frexp;   /* (clamp's, logit's, frexp's) */
 static PyObject *numpy_square, *numpy_power, *s_exponent;   /* (pow's) */
-static PyObject *numpy_add;   /* (a product's input added) */
+static PyObject *numpy_add, *numpy_multiply;   /* (a product's input added, its coefficients) */
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
 
@@ -1636,7 +1636,7 @@ PRODUCTS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 3};
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == ADD_PRODUCT_FUNCTION + 1
                                      ? 1 : -1];
 
@@ -1863,9 +1863,10 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
         numpy_square = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "square");
         numpy_power = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "power");
         numpy_add = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "add");
+        numpy_multiply = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "multiply");
         Py_XDECREF(numpy);
         if (numpy_sqrt == NULL || numpy_where == NULL || numpy_square == NULL || numpy_power == NULL
-                || numpy_add == NULL)
+                || numpy_add == NULL || numpy_multiply == NULL)
             return NULL;
     }
     Py_INCREF(settled);

@@ -1,12 +1,14 @@
 """The compiled functions (``_compiled_functions``) of the products added to a tensor, kind
-"add_product": ``addmm(input, mat1, mat2)``, ``addmv(input, mat, vec)`` and ``baddbmm(input,
-batch1, batch2)`` with ``beta`` and ``alpha`` 1, of small float32 or float64 tensors of one dtype:
-NumPy's matmul called from C on the two factors (below the size from which the Python op's
-product may take another kernel), then the input added into the product by NumPy's ``add``, as
-``linalg._add_product`` and ``_scale_sum`` compute them; the node recorded as ``_add_product``
-records it (the factors saved, ``beta``, ``alpha`` and the input's shape). Every other case
-(other coefficients, an input that does not broadcast to the product, a FLOP counter counting,
-factors with an inner size of 1, which the Python op multiplies) goes to the Python op.
+"add_product": ``addmm(input, mat1, mat2, beta, alpha)``, ``addmv(input, mat, vec, beta, alpha)`` and
+``baddbmm(input, batch1, batch2, beta, alpha)`` of small float32 or float64 tensors of one dtype and
+Python numbers ``beta`` and ``alpha`` (floats or ints): NumPy's matmul called from C on the two
+factors (below the size from which the Python op's product may take another kernel), the product
+scaled by ``alpha`` in place where it is not 1, then, where ``beta`` is not 0, the input (times
+``beta`` where that is not 1) added into it, by NumPy's ufuncs, as ``linalg._add_product`` and
+``_scale_sum`` compute them; the node recorded as ``_add_product`` records it (the factors saved,
+``beta``, ``alpha`` and the input's shape). Every other case (an input that does not broadcast to
+the product, a FLOP counter counting, factors with an inner size of 1, which the Python op
+multiplies) goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -45,16 +47,14 @@ static int broadcasts_to_product(PyArrayObject *bias, const npy_intp *shape, int
     return 1;
 }
 
-/* The node's fields as ``linalg._add_product`` sets them: the factors saved, ``beta`` and ``alpha`` (1)
-   and the input's shape. 0, or -1 on error. */
+/* The node's fields as ``linalg._add_product`` sets them: the factors saved, ``beta``, ``alpha`` and the
+   input's shape. 0, or -1 on error. */
 static int add_product_fields(PyObject *node, PyObject *const *args, PyArrayObject *bias) {
     PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM(bias), PyArray_DIMS(bias));
-    PyObject *one = PyLong_FromLong(1);
-    int status = shape == NULL || one == NULL || PyObject_SetAttrString(node, "beta", one) < 0
-                 || PyObject_SetAttrString(node, "alpha", one) < 0
+    int status = shape == NULL || PyObject_SetAttrString(node, "beta", args[3]) < 0
+                 || PyObject_SetAttrString(node, "alpha", args[4]) < 0
                  || PyObject_SetAttrString(node, "in_shape", shape) < 0 ? -1 : 0;
     Py_XDECREF(shape);
-    Py_XDECREF(one);
     if (status < 0) return -1;
     PyObject *r = PyObject_CallMethodObjArgs(node, s_save, args[1], args[2], NULL);
     Py_XDECREF(r);
@@ -78,6 +78,10 @@ static PyObject *add_product_case(Function *f, PyObject *const *args, int *handl
     npy_intp shape[3];
     int nd = product_shape(f, arrays[1], arrays[2], shape);
     if (nd == 0 || !broadcasts_to_product(arrays[0], shape, nd)) return NULL;
+    PyObject *beta = args[3], *alpha = args[4];
+    if (!(PyFloat_CheckExact(beta) || PyLong_CheckExact(beta))
+            || !(PyFloat_CheckExact(alpha) || PyLong_CheckExact(alpha)))
+        return NULL;
     int grad = 0;
     for (int i = 0; i < 3 && grad >= 0; i++) {
         int r = requires_grad(args[i]);
@@ -94,16 +98,32 @@ static PyObject *add_product_case(Function *f, PyObject *const *args, int *handl
     if (counter == NULL) *handled = 1;
     if (counter == NULL || counting) return NULL;
     *handled = 1;
+    int scales = PyObject_RichCompareBool(alpha, one, Py_NE), ignores = PyObject_RichCompareBool(beta, zero, Py_EQ);
+    int weights = PyObject_RichCompareBool(beta, one, Py_NE);
+    if (scales < 0 || ignores < 0 || weights < 0) return NULL;
     PyObject *factors[2] = {(PyObject *)arrays[1], (PyObject *)arrays[2]};
     PyObject *product = PyObject_Vectorcall(f->ufunc, factors, 2, NULL);
     if (product == NULL) return NULL;
-    PyObject *terms[3] = {product, (PyObject *)arrays[0], product};   /* (product += input) */
-    PyObject *sum = PyObject_Vectorcall(numpy_add, terms, 3, NULL);
-    if (sum == NULL) {
+    int status = 0;
+    if (scales) {   /* (product *= alpha) */
+        PyObject *scaling[3] = {product, alpha, product};
+        PyObject *r = PyObject_Vectorcall(numpy_multiply, scaling, 3, NULL);
+        status = r == NULL ? -1 : 0;
+        Py_XDECREF(r);
+    }
+    if (status == 0 && !ignores) {   /* (product += input, or input * beta) */
+        PyObject *weighting[2] = {(PyObject *)arrays[0], beta};
+        PyObject *term = weights ? PyObject_Vectorcall(numpy_multiply, weighting, 2, NULL) : Py_NewRef(arrays[0]);
+        PyObject *terms[3] = {product, term, product};
+        PyObject *r = term == NULL ? NULL : PyObject_Vectorcall(numpy_add, terms, 3, NULL);
+        status = r == NULL ? -1 : 0;
+        Py_XDECREF(term);
+        Py_XDECREF(r);
+    }
+    if (status < 0) {
         Py_DECREF(product);
         return NULL;
     }
-    Py_DECREF(sum);
     PyObject *out = make(product);
     if (out == NULL || !grad) return out;
     PyObject *inputs = PyTuple_Pack(3, args[0], args[1], args[2]);

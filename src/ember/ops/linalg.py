@@ -18,8 +18,8 @@ from .._backend import cblas, openmp_kernels, products
 from .._backend.onednn import gemm
 from . import _compiled_functions
 from ._common import (
-    accepts_out, broadcasts_to, complex_autograd, conj_if_complex, forward_mode, grad_state, make, method,
-    namespace_of, Node, record, record_not_differentiable, sum_to, Tensor, with_out, wrap_dim,
+    accepts_out, apply_inplace, broadcasts_to, complex_autograd, conj_if_complex, forward_mode, grad_state, make,
+    method, namespace_of, Node, record, record_not_differentiable, sum_to, Tensor, _type_word, with_out, wrap_dim,
 )
 from .view import UnsafeViewBackward0
 from ..amp.policy import autocast_policy
@@ -61,7 +61,6 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 
 def _word(t):
     """torch's name for a tensor's scalar type in messages (``Float``, ``Long``)."""
-    from ._common import _type_word
     return _type_word(t._data.dtype)
 
 
@@ -829,12 +828,12 @@ def _add_product(node_cls, input, m1, m2, product, beta, alpha, combine=_scale_s
 def addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
     ``out_dtype=float32`` with float16 or bfloat16 matrices computes in float32 throughout."""
-    if out_dtype is None and beta == 1 and alpha == 1:
-        return _addmm_entry[0](input, mat1, mat2)
-    return _python_addmm(input, mat1, mat2, out_dtype, beta=beta, alpha=alpha)
+    if out_dtype is None:
+        return _addmm_entry[0](input, mat1, mat2, beta, alpha)
+    return _python_addmm(input, mat1, mat2, beta, alpha, out_dtype)
 
 
-def _python_addmm(input, mat1, mat2, out_dtype=None, *, beta=1, alpha=1):
+def _python_addmm(input, mat1, mat2, beta=1, alpha=1, out_dtype=None):
     """``addmm`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     if not (isinstance(input, Tensor) and isinstance(mat1, Tensor) and isinstance(mat2, Tensor)):
         for i, (name, t) in enumerate((("input", input), ("mat1", mat1), ("mat2", mat2))):
@@ -948,12 +947,10 @@ def _bias_already_added(bias, product, beta, alpha):
 @with_out()
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
-    if beta == 1 and alpha == 1:
-        return _addmv_entry[0](input, mat, vec)
-    return _python_addmv(input, mat, vec, beta=beta, alpha=alpha)
+    return _addmv_entry[0](input, mat, vec, beta, alpha)
 
 
-def _python_addmv(input, mat, vec, *, beta=1, alpha=1):
+def _python_addmv(input, mat, vec, beta=1, alpha=1):
     """``addmv`` in every case its compiled function leaves to Python."""
     for i, (name, t) in enumerate((("input", input), ("mat", mat), ("vec", vec))):
         _check_tensor(t, "addmv", name, i + 1)
@@ -976,12 +973,12 @@ def _python_addmv(input, mat, vec, *, beta=1, alpha=1):
 def baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``. ``out_dtype=float32`` with float16 or
     bfloat16 batches computes in float32 throughout."""
-    if out_dtype is None and beta == 1 and alpha == 1:
-        return _baddbmm_entry[0](input, batch1, batch2)
-    return _python_baddbmm(input, batch1, batch2, out_dtype, beta=beta, alpha=alpha)
+    if out_dtype is None:
+        return _baddbmm_entry[0](input, batch1, batch2, beta, alpha)
+    return _python_baddbmm(input, batch1, batch2, beta, alpha, out_dtype)
 
 
-def _python_baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
+def _python_baddbmm(input, batch1, batch2, beta=1, alpha=1, out_dtype=None):
     """``baddbmm`` in every case its compiled function leaves to Python."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "baddbmm", name, i + 1)
@@ -1005,7 +1002,7 @@ def _python_baddbmm(input, batch1, batch2, out_dtype=None, *, beta=1, alpha=1):
     return result
 
 
-# The products added to a small input, beta and alpha 1 (below the sizes from which the Python ops'
+# The products added to a small input (below the sizes from which the Python ops'
 # products may take another kernel, or addmm's bias a fused GEMM): the compiled functions' case
 _addmm_entry, _addmv_entry, _baddbmm_entry = (
     _compiled_functions.register(python_op, node_cls, kind="add_product", ufunc=np.matmul, max_elements=most,
@@ -1048,7 +1045,6 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 def _inplace_product(fn):
     def inplace(self, *args, **kwargs):
-        from ._common import apply_inplace
         return apply_inplace(self, fn, *args, **kwargs)
     inplace.__name__ = fn.__name__ + "_"
     inplace.__doc__ = f"In-place version of :func:`{fn.__name__}`."

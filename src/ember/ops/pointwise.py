@@ -856,20 +856,17 @@ def mul_(self, other):
 @method("div_", "divide_", "true_divide_", "__itruediv__")
 def div_(self, other, *, rounding_mode=None):
     if rounding_mode is not None:
-        from ._common import apply_inplace
         return apply_inplace(self, div, other, rounding_mode=rounding_mode)
     return _inplace_binary(self, other, "true_divide", div)
 
 
 @method("pow_", "__ipow__")
 def pow_(self, exponent):
-    from ._common import apply_inplace
     return apply_inplace(self, pow, exponent)
 
 
 @method()
 def neg_(self):
-    from ._common import apply_inplace
     return apply_inplace(self, neg)
 
 
@@ -915,7 +912,6 @@ def _other_tensor(other, op):
 
 
 def _not_implemented(kernel, np_dtype):
-    from ._common import _type_word
     return NotImplementedError(f"\"{kernel}\" not implemented for '{_type_word(np_dtype)}'")
 
 
@@ -1527,7 +1523,6 @@ def _inplace_via(op):
     """``self.op_(other)``: the out-of-place op written into self (or through apply_inplace
     when autograd records)."""
     def op_(self, other):
-        from ._common import apply_inplace
         return apply_inplace(self, op, other)
     op_.__name__ = op.__name__ + "_"
     return op_
