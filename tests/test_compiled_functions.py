@@ -3433,6 +3433,24 @@ def test_added_products_are_the_python_paths_and_torchs(monkeypatch, name, bias,
     _assert_the_compiled_function_takes(monkeypatch, lambda: fn(*tensors), [(linalg, "_add_product")])
 
 
+@pytest.mark.parametrize("coefficients", [(0.5, 2.0), (0, 1), (-1, 0.5), (2, 1), (1, 3), (0.0, -1.5)])
+@pytest.mark.parametrize("name", sorted(_ADD_PRODUCTS))
+def test_added_products_coefficients_are_the_python_paths_and_torchs(monkeypatch, name, coefficients):
+    """beta and alpha as ``_scale_sum`` applies them; a beta of 0 ignores the input's NaN."""
+    fn, torch_fn, _, product = _ADD_PRODUCTS[name]
+    beta, alpha = coefficients
+    arrays = _add_product_operands(name, product[-1:])
+    arrays[0][0] = np.nan if beta == 0 else arrays[0][0]
+    results = _on_both_paths(lambda: fn(*(ember.tensor(a) for a in arrays), beta=beta, alpha=alpha))
+    assert results[0] == results[1]
+    want = torch_fn(*(torch.tensor(a) for a in arrays), beta=beta, alpha=alpha).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype=np.float32).reshape(product), want, rtol=1e-5,
+                               atol=1e-6)
+    tensors = [ember.tensor(a) for a in arrays]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(*tensors, beta=beta, alpha=alpha),
+                                        [(linalg, "_add_product")])
+
+
 @pytest.mark.parametrize("grads", ["all", "input", "factors"])
 @pytest.mark.parametrize("name", sorted(_ADD_PRODUCTS))
 def test_added_products_nodes_and_gradients_are_the_python_paths(name, grads):
@@ -3453,7 +3471,7 @@ def test_added_products_nodes_and_gradients_are_the_python_paths(name, grads):
     assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("case", ["beta", "alpha", "out", "not_broadcasting", "bias_more_dims", "inner_one",
+@pytest.mark.parametrize("case", ["bool_beta", "tensor_alpha", "out", "not_broadcasting", "bias_more_dims", "inner_one",
                                   "mixed_dtypes", "int64", "float16", "transposed", "flop_counter", "wrong_sizes"])
 @pytest.mark.parametrize("name", sorted(_ADD_PRODUCTS))
 def test_other_added_product_cases_take_the_python_path(name, case):
@@ -3461,8 +3479,8 @@ def test_other_added_product_cases_take_the_python_path(name, case):
     fn, _, shapes, product = _ADD_PRODUCTS[name]
     bias, a, b = (ember.tensor(v) for v in _add_product_operands(name))
     inner = {"addmm": ((3, 1), (1, 2)), "addmv": ((3, 1), (1,)), "baddbmm": ((2, 3, 1), (2, 1, 2))}[name]
-    call = {"beta": lambda: fn(bias, a, b, beta=0.5),
-            "alpha": lambda: fn(bias, a, b, alpha=2),
+    call = {"bool_beta": lambda: fn(bias, a, b, beta=True),
+            "tensor_alpha": lambda: fn(bias, a, b, alpha=ember.tensor(2.0)),
             "out": lambda: fn(bias, a, b, out=ember.empty(product)),
             "not_broadcasting": lambda: fn(ember.ones(product[-1] + 1), a, b),
             "bias_more_dims": lambda: fn(ember.ones((1,) + product), a, b),
