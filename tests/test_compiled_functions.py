@@ -2489,6 +2489,32 @@ def test_moment_pairs_are_the_python_paths_and_torchs(name, layout):
                 np.testing.assert_allclose(c.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("values", ["spread", "nan", "inf", "huge", "constant"])
+@pytest.mark.parametrize("shape", [(3, 5), (2, 3, 8), (1, 129), (2, 300), (4, 17, 2)])
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
+    """The moments computed in C over runs of the last dims (NumPy's pairwise sums, whatever the run's
+    length), and where a step overflows or is invalid the NumPy passes (their warnings too)."""
+    fn = getattr(ember, name)
+    rng = np.random.default_rng(5)
+    for dtype in ("float32", "float64"):
+        x = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
+        if values == "nan":
+            x.reshape(-1)[1] = np.nan
+        elif values == "inf":
+            x.reshape(-1)[2] = np.inf
+        elif values == "huge":
+            x.reshape(-1)[0] = np.finfo(dtype).max / 2
+        elif values == "constant":
+            x[...] = 0.1
+        for args in [(), (-1,), (-1, None, True), (tuple(range(1, len(shape))),), (None, None, True)]:
+            def call():
+                result = fn(ember.tensor(x), *args)
+                return result if isinstance(result, ember.Tensor) else ember.stack(result)
+            results = _on_both_paths(call)
+            assert results[0] == results[1], (args, dtype)
+
+
 @pytest.mark.parametrize("which", [0, 1, None])
 @pytest.mark.parametrize("name", sorted(MOMENT_PAIRS))
 def test_moment_pair_nodes_and_gradients_are_the_python_paths(name, which):

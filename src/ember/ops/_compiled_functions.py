@@ -619,6 +619,99 @@ static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int ke
     return spread;
 }
 
+/* NumPy's sum of ``n`` contiguous elements (its pairwise summation, the identity 0 first), the variance of
+   runs of ``run`` elements by ``reduce._var_data``'s steps on them (the mean, the centred squares, their
+   sum over ``dof``), its square root where ``root``, and the means: each operation rounded to ``T`` as
+   NumPy's passes round it. */
+#define RUN_MOMENTS(T)                                                                                     \
+    __attribute__((optimize("fp-contract=off")))                                                          \
+    static T pairwise_##T(const T *p, npy_intp n) {                                                        \
+        if (n < 8) {                                                                                       \
+            T sum = 0;                                                                                     \
+            for (npy_intp i = 0; i < n; i++) sum += p[i];                                                  \
+            return sum;                                                                                    \
+        }                                                                                                  \
+        if (n <= 128) {                                                                                    \
+            T r[8];                                                                                        \
+            for (int j = 0; j < 8; j++) r[j] = p[j];                                                       \
+            npy_intp i = 8;                                                                                \
+            for (; i < n - n % 8; i += 8)                                                                  \
+                for (int j = 0; j < 8; j++) r[j] += p[i + j];                                              \
+            T sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));                     \
+            for (; i < n; i++) sum += p[i];                                                                \
+            return sum;                                                                                    \
+        }                                                                                                  \
+        npy_intp half = n / 2;                                                                             \
+        half -= half % 8;                                                                                  \
+        return pairwise_##T(p, half) + pairwise_##T(p + half, n - half);                                   \
+    }                                                                                                      \
+    __attribute__((optimize("fp-contract=off")))                                                          \
+    static void run_moments_##T(const T *x, npy_intp runs, npy_intp run, T dof, int root, T *squares, T *spread, \
+                                T *means) {                                                                \
+        for (npy_intp r = 0; r < runs; r++, x += run) {                                                    \
+            T mean = ((T)0 + pairwise_##T(x, run)) / (T)run;                                               \
+            for (npy_intp i = 0; i < run; i++) {                                                           \
+                T centred = x[i] - mean;                                                                   \
+                squares[i] = centred * centred;                                                            \
+            }                                                                                              \
+            T variance = ((T)0 + pairwise_##T(squares, run)) / dof;                                        \
+            spread[r] = root ? (T)sqrt((double)variance) : variance;                                       \
+            if (means != NULL) means[r] = mean;                                                            \
+        }                                                                                                  \
+    }
+RUN_MOMENTS(float)
+RUN_MOMENTS(double)
+
+/* A variance or standard deviation with Bessel's correction (and the mean, for ``var_mean`` and
+   ``std_mean``) of the C-contiguous float32 or float64 array ``x`` over dims ``reduced`` that are its
+   last ones (runs of ``count`` elements), in C (``RUN_MOMENTS``): 1 with new arrays in ``*spread``
+   (and ``*mean``), of the reduction's shape; 0 where that does not apply or a step raises a
+   floating-point exception (NumPy's passes then run, and warn as NumPy's settings say); -1 on error. */
+static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, Py_ssize_t count, int keepdim,
+                           PyObject **spread, PyObject **mean) {
+    int ndim = PyArray_NDIM(x), nd = 0, trailing = 1;
+    npy_intp dims[NPY_MAXDIMS];
+    for (int d = 0; d < ndim; d++) {
+        if (reduced[d] && d + 1 < ndim && !reduced[d + 1]) trailing = 0;
+        if (!reduced[d] || keepdim) dims[nd++] = reduced[d] ? 1 : PyArray_DIM(x, d);
+    }
+    int moment = f->moment, with_mean = moment == VARIANCE_AND_MEAN || moment == STD_AND_MEAN;
+    if (!trailing || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x)
+            || !(moment == VARIANCE || moment == STANDARD_DEVIATION || with_mean))
+        return 0;
+    int type = PyArray_TYPE(x), root = moment == STANDARD_DEVIATION || moment == STD_AND_MEAN;
+    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(nd, dims, type);
+    PyArrayObject *means = with_mean ? (PyArrayObject *)PyArray_SimpleNew(nd, dims, type) : NULL;
+    void *squares = PyMem_Malloc(count * PyArray_ITEMSIZE(x));
+    if (out == NULL || (with_mean && means == NULL) || squares == NULL) {
+        Py_XDECREF(out);
+        Py_XDECREF(means);
+        PyMem_Free(squares);
+        if (squares == NULL) PyErr_NoMemory();
+        return -1;
+    }
+    npy_intp runs = PyArray_SIZE(x) / count;
+    fenv_t outside;
+    feholdexcept(&outside);
+    if (type == NPY_FLOAT32)
+        run_moments_float(PyArray_DATA(x), runs, count, (float)(count - 1), root, squares, PyArray_DATA(out),
+                          means == NULL ? NULL : PyArray_DATA(means));
+    else
+        run_moments_double(PyArray_DATA(x), runs, count, (double)(count - 1), root, squares, PyArray_DATA(out),
+                           means == NULL ? NULL : PyArray_DATA(means));
+    int raised = fetestexcept(NUMPY_EXCEPTIONS);
+    fesetenv(&outside);
+    PyMem_Free(squares);
+    if (raised) {
+        Py_DECREF(out);
+        Py_XDECREF(means);
+        return 0;
+    }
+    *spread = (PyObject *)out;
+    *mean = (PyObject *)means;
+    return 1;
+}
+
 /* ``reduce._norm_data``'s p-norm of order ``p`` (not 2; ``order`` the float p) over ``axis`` of ``count``
    elements each: NumPy's steps on ``|x|`` (a sum, a max, a min, a count of nonzeros, or the p-th
    root of the sum of p-th powers). A new reference, NULL on error. */
@@ -751,15 +844,24 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     /* NumPy's axis as the Python op gives it: None for every dim, an int for one */
     axis = n_reduced == ndim ? Py_NewRef(Py_None) : n_reduced == 1 ? Py_NewRef(PyTuple_GET_ITEM(dims, 0))
                                                                     : Py_NewRef(dims);
-    PyObject *order_float = f->moment == P_NORM ? PyFloat_FromDouble(p) : NULL;   /* (``float(p)``, as Python's) */
-    PyObject *data = f->moment == P_NORM ? (order_float == NULL ? NULL
-                                            : p_norm_of(f, x, axis, keepdim, count, p, order_float))
-                     : f->moment != NO_MOMENT ? moment_of(f, x, axis, keepdim, count)
-                     : reduced_over(f, (PyObject *)x, axis, keepdim, f->divides ? count : 0);
-    Py_XDECREF(order_float);
+    PyObject *data = NULL, *mean_data = NULL;
+    int in_runs = moments_in_runs(f, x, reduced, count, keepdim, &data, &mean_data);
+    if (in_runs < 0) {
+        Py_DECREF(axis);
+        Py_DECREF(dims);
+        return NULL;
+    }
+    if (!in_runs) {
+        PyObject *order_float = f->moment == P_NORM ? PyFloat_FromDouble(p) : NULL;   /* (``float(p)``, as Python's) */
+        data = f->moment == P_NORM ? (order_float == NULL ? NULL
+                                      : p_norm_of(f, x, axis, keepdim, count, p, order_float))
+               : f->moment != NO_MOMENT ? moment_of(f, x, axis, keepdim, count)
+               : reduced_over(f, (PyObject *)x, axis, keepdim, f->divides ? count : 0);
+        Py_XDECREF(order_float);
+    }
     int with_mean = f->moment == VARIANCE_AND_MEAN || f->moment == STD_AND_MEAN;
     /* (var_mean's and std_mean's mean: ``reduce._mean_data``'s) */
-    PyObject *mean_data = data != NULL && with_mean ? reduced_over(f, (PyObject *)x, axis, keepdim, count) : NULL;
+    if (!in_runs && data != NULL && with_mean) mean_data = reduced_over(f, (PyObject *)x, axis, keepdim, count);
     Py_DECREF(axis);
     PyObject *out = NULL, *mean = NULL;
     if (data != NULL && (!with_mean || mean_data != NULL)) {

@@ -9,7 +9,7 @@ polynomials), over the array kernels of ``ember._backend`` (``special_bessel``,
 ``special_normal``, ``special_gamma``, ``orthogonal_polynomials``).
 """
 from ..nn.functional import log_softmax as _nn_log_softmax, softmax as _nn_softmax
-from ..ops._common import wrap_dim as _wrap_dim
+from ..ops._common import Tensor, wrap_dim as _wrap_dim
 from ..ops.pointwise import xlogy
 from ..ops.reduce import logsumexp
 from ..ops.unary import digamma, erf, erfc, erfinv, exp2, expm1, lgamma as gammaln, log1p, logit
@@ -55,6 +55,8 @@ def _softmax_dtype_check(input, dim, dtype, name):
 def softmax(input, dim, *, dtype=None):
     """Softmax along ``dim``: ``exp(input) / sum(exp(input))``, in ``dtype`` when given (the
     input is cast first). Float inputs only, as torch's."""
+    if dtype is None and input.__class__ is Tensor and input._data.dtype.kind == "f":   # (nothing to refuse)
+        return _nn_softmax(input, dim)
     _softmax_dtype_check(input, dim, dtype, "softmax")
     return _nn_softmax(input, dim, dtype=dtype)
 
@@ -62,6 +64,8 @@ def softmax(input, dim, *, dtype=None):
 def log_softmax(input, dim, *, dtype=None):
     """Logarithm of the softmax along ``dim``, computed directly (more accurate than
     ``softmax(...).log()``), in ``dtype`` when given. Float inputs only, as torch's."""
+    if dtype is None and input.__class__ is Tensor and input._data.dtype.kind == "f":   # (nothing to refuse)
+        return _nn_log_softmax(input, dim)
     _softmax_dtype_check(input, dim, dtype, "log_softmax")
     return _nn_log_softmax(input, dim, dtype=dtype)
 
