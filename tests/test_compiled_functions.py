@@ -2491,11 +2491,15 @@ def test_moment_pairs_are_the_python_paths_and_torchs(name, layout):
 
 @pytest.mark.parametrize("values", ["spread", "nan", "inf", "huge", "constant"])
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 8), (1, 129), (2, 300), (4, 17, 2)])
-@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean", "sum", "mean", "norm"])
 def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
-    """The moments computed in C over runs of the last dims (NumPy's pairwise sums, whatever the run's
-    length), and where a step overflows or is invalid the NumPy passes (their warnings too)."""
-    fn = getattr(ember, name)
+    """The sums, means, 2-norms and moments computed in C over runs of the last dims (NumPy's pairwise
+    sums, whatever the run's length), and where a step overflows or is invalid the NumPy passes (their
+    warnings too)."""
+    fn = {"norm": lambda x, dim=None, unbiased=None, keepdim=False: ember.linalg.vector_norm(x, 2, dim, keepdim),
+          "sum": lambda x, dim=None, unbiased=None, keepdim=False: ember.sum(x, dim, keepdim),
+          "mean": lambda x, dim=None, unbiased=None, keepdim=False: ember.mean(x, dim, keepdim)}.get(
+              name, getattr(ember, name))
     rng = np.random.default_rng(5)
     for dtype in ("float32", "float64"):
         x = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)

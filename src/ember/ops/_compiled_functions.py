@@ -619,10 +619,14 @@ static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int ke
     return spread;
 }
 
-/* NumPy's sum of ``n`` contiguous elements (its pairwise summation, the identity 0 first), the variance of
-   runs of ``run`` elements by ``reduce._var_data``'s steps on them (the mean, the centred squares, their
-   sum over ``dof``), its square root where ``root``, and the means: each operation rounded to ``T`` as
-   NumPy's passes round it. */
+/* What a reduction over runs of contiguous elements computes in C (``enum run_result``): their sum (divided
+   by the run's length for a mean), the root of their sum of squares (``reduce._norm_data``'s 2-norm), their
+   variance (``reduce._var_data``'s steps: the mean, the centred squares, their sum over ``dof``) or its
+   root. */
+enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION };
+/* NumPy's sum of ``n`` contiguous elements (its pairwise summation, the identity 0 first), and
+   ``enum run_result``'s result for each of ``runs`` runs of ``run`` elements (and the means, for the
+   variance), each operation rounded to ``T`` as NumPy's passes round it. */
 #define RUN_MOMENTS(T)                                                                                     \
     __attribute__((optimize("fp-contract=off")))                                                          \
     static T pairwise_##T(const T *p, npy_intp n) {                                                        \
@@ -646,27 +650,34 @@ static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int ke
         return pairwise_##T(p, half) + pairwise_##T(p + half, n - half);                                   \
     }                                                                                                      \
     __attribute__((optimize("fp-contract=off")))                                                          \
-    static void run_moments_##T(const T *x, npy_intp runs, npy_intp run, T dof, int root, T *squares, T *spread, \
+    static void run_results_##T(const T *x, npy_intp runs, npy_intp run, int what, T dof, T *squares, T *out,   \
                                 T *means) {                                                                \
         for (npy_intp r = 0; r < runs; r++, x += run) {                                                    \
-            T mean = ((T)0 + pairwise_##T(x, run)) / (T)run;                                               \
+            T sum = (T)0 + pairwise_##T(x, run);                                                           \
+            if (what == RUN_SUM || what == RUN_MEAN) {                                                     \
+                out[r] = what == RUN_MEAN ? sum / (T)run : sum;                                            \
+                continue;                                                                                  \
+            }                                                                                              \
+            T mean = sum / (T)run;                                                                         \
             for (npy_intp i = 0; i < run; i++) {                                                           \
-                T centred = x[i] - mean;                                                                   \
+                T centred = what == RUN_NORM ? x[i] : x[i] - mean;                                         \
                 squares[i] = centred * centred;                                                            \
             }                                                                                              \
-            T variance = ((T)0 + pairwise_##T(squares, run)) / dof;                                        \
-            spread[r] = root ? (T)sqrt((double)variance) : variance;                                       \
+            T spread = (T)0 + pairwise_##T(squares, run);                                                  \
+            if (what == RUN_VARIANCE || what == RUN_DEVIATION) spread = spread / dof;                      \
+            out[r] = what == RUN_VARIANCE ? spread : (T)sqrt((double)spread);                              \
             if (means != NULL) means[r] = mean;                                                            \
         }                                                                                                  \
     }
 RUN_MOMENTS(float)
 RUN_MOMENTS(double)
 
-/* A variance or standard deviation with Bessel's correction (and the mean, for ``var_mean`` and
-   ``std_mean``) of the C-contiguous float32 or float64 array ``x`` over dims ``reduced`` that are its
-   last ones (runs of ``count`` elements), in C (``RUN_MOMENTS``): 1 with new arrays in ``*spread``
-   (and ``*mean``), of the reduction's shape; 0 where that does not apply or a step raises a
-   floating-point exception (NumPy's passes then run, and warn as NumPy's settings say); -1 on error. */
+/* A sum or mean (a reduction on ``np.add``), 2-norm, or variance or standard deviation with Bessel's
+   correction (and the mean, for ``var_mean`` and ``std_mean``) of the C-contiguous float32 or float64 array
+   ``x`` over dims ``reduced`` that are its last ones (runs of ``count`` elements), in C (``RUN_MOMENTS``):
+   1 with new arrays in ``*spread`` (and ``*mean``), of the reduction's shape; 0 where that does not apply
+   or a step raises a floating-point exception (NumPy's passes then run, and warn as NumPy's settings
+   say); -1 on error. */
 static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, Py_ssize_t count, int keepdim,
                            PyObject **spread, PyObject **mean) {
     int ndim = PyArray_NDIM(x), nd = 0, trailing = 1;
@@ -676,13 +687,16 @@ static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, P
         if (!reduced[d] || keepdim) dims[nd++] = reduced[d] ? 1 : PyArray_DIM(x, d);
     }
     int moment = f->moment, with_mean = moment == VARIANCE_AND_MEAN || moment == STD_AND_MEAN;
-    if (!trailing || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x)
-            || !(moment == VARIANCE || moment == STANDARD_DEVIATION || with_mean))
-        return 0;
-    int type = PyArray_TYPE(x), root = moment == STANDARD_DEVIATION || moment == STD_AND_MEAN;
+    int what = moment == VARIANCE || moment == VARIANCE_AND_MEAN ? RUN_VARIANCE
+               : moment == STANDARD_DEVIATION || moment == STD_AND_MEAN ? RUN_DEVIATION
+               : moment == EUCLIDEAN_NORM ? RUN_NORM
+               : moment == NO_MOMENT && f->ufunc == numpy_add && !f->without_nan ? (f->divides ? RUN_MEAN : RUN_SUM)
+               : -1;
+    if (!trailing || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x) || what < 0) return 0;
+    int type = PyArray_TYPE(x);
     PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(nd, dims, type);
     PyArrayObject *means = with_mean ? (PyArrayObject *)PyArray_SimpleNew(nd, dims, type) : NULL;
-    void *squares = PyMem_Malloc(count * PyArray_ITEMSIZE(x));
+    void *squares = PyMem_Malloc(what == RUN_SUM || what == RUN_MEAN ? 1 : count * PyArray_ITEMSIZE(x));
     if (out == NULL || (with_mean && means == NULL) || squares == NULL) {
         Py_XDECREF(out);
         Py_XDECREF(means);
@@ -694,10 +708,10 @@ static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, P
     fenv_t outside;
     feholdexcept(&outside);
     if (type == NPY_FLOAT32)
-        run_moments_float(PyArray_DATA(x), runs, count, (float)(count - 1), root, squares, PyArray_DATA(out),
+        run_results_float(PyArray_DATA(x), runs, count, what, (float)(count - 1), squares, PyArray_DATA(out),
                           means == NULL ? NULL : PyArray_DATA(means));
     else
-        run_moments_double(PyArray_DATA(x), runs, count, (double)(count - 1), root, squares, PyArray_DATA(out),
+        run_results_double(PyArray_DATA(x), runs, count, what, (double)(count - 1), squares, PyArray_DATA(out),
                            means == NULL ? NULL : PyArray_DATA(means));
     int raised = fetestexcept(NUMPY_EXCEPTIONS);
     fesetenv(&outside);
