@@ -393,3 +393,20 @@ def test_fill_and_copy_of_plain_tensors_are_torchs(dtype, value):
     x.copy_(y)
     tx.copy_(ty)
     assert x.numpy().tobytes() == tx.numpy().tobytes() and x._version == tx._version
+
+
+@pytest.mark.parametrize("case", ["out_of_range", "wrong_shape", "both"])
+def test_index_put_inplace_errors_are_torchs_and_write_nothing(case):
+    """The in-place write into the tensor's own array: torch's errors (a shape mismatch before an index out of
+    range), and nothing written (where torch has written the rows before the one out of range)."""
+    results = []
+    for lib in (ember, torch):
+        x = lib.zeros(3, 5)
+        index = lib.tensor([0, 7] if case in ("out_of_range", "both") else [0, 1])
+        values = lib.ones(4 if case in ("wrong_shape", "both") else 5)
+        with pytest.raises((IndexError, RuntimeError)) as caught:
+            x.index_put_((index,), values)
+        results.append((caught.type, str(caught.value).split("\n")[0]))
+        if lib is ember:
+            assert x.sum().item() == 0
+    assert results[0] == results[1]

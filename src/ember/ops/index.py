@@ -1022,14 +1022,7 @@ def index_put(input, indices, values, accumulate=False):
     tuple of index tensors); with ``accumulate=True`` they are added instead, repeated
     positions adding up."""
     key = _index_put_key("index_put", input, indices)
-    _tensor_arg(values, "index_put", "values", 3)
-    if (not accumulate and len(indices) == 1 and values._data.size == 1
-            and indices[0]._data.dtype.kind in "bu" and indices[0]._data.dtype.itemsize == 1):
-        # torch's masked_fill case: one mask and a one-element value, written as a number
-        _check_bool_mask("masked_fill", indices[0])
-        check_value_fits(values, input._data.dtype)
-    else:
-        _check_value_dtype(input, key, values, strict=True)
+    _check_put_values(input, key, indices, values, accumulate)
     data = input._data.copy()
     if accumulate:
         _accumulate(data, key, values._data)
@@ -1041,6 +1034,18 @@ def index_put(input, indices, values, accumulate=False):
         node.key, node.accumulate = key, accumulate
         node.value_shape, node.value_dtype = values._data.shape, values._data.dtype
     return out
+
+
+def _check_put_values(input, key, indices, values, accumulate):
+    """index_put's checks of ``values`` for ``input[key]``."""
+    _tensor_arg(values, "index_put", "values", 3)
+    if (not accumulate and len(indices) == 1 and values._data.size == 1
+            and indices[0]._data.dtype.kind in "bu" and indices[0]._data.dtype.itemsize == 1):
+        # torch's masked_fill case: one mask and a one-element value, written as a number
+        _check_bool_mask("masked_fill", indices[0])
+        check_value_fits(values, input._data.dtype)
+    else:
+        _check_value_dtype(input, key, values, strict=True)
 
 
 def _accumulate(data, key, values):
@@ -1062,7 +1067,16 @@ def _accumulate(data, key, values):
 def index_put_(self, indices, values, accumulate=False):
     """In-place ``index_put``: writes (or with ``accumulate``, adds) ``values`` at
     ``self[indices]``."""
-    _index_put_key("index_put_", self, indices)   # torch parses the arguments first
+    key = _index_put_key("index_put_", self, indices)   # torch parses the arguments first
+    if (not accumulate and inplace_untracked(self) and isinstance(values, Tensor)
+            and not (values._requires_grad and grad_state.grad_enabled)):
+        # nothing recorded: written into self's array (NumPy checks the shapes and the indices' range before
+        # it writes anything)
+        check_inplace(self)
+        _check_put_values(self, key, indices, values, accumulate)
+        _write(self._data, key, values._data, values, False)
+        bump_version(self)
+        return self
     return apply_inplace(self, index_put, indices, values, accumulate)
 
 

@@ -297,17 +297,12 @@ def _shape_mismatch(value_shape, target):
 
 
 def _write(data, key, value, value_tensor, basic):
-    """``data[key] = value`` with torch's errors for shapes that do not broadcast."""
-    if not basic and hasattr(value, "shape"):
-        target = _indexed_shape(data, key)   # the shapes are checked before the indices' range
-        if target is not None:
-            try:
-                namespace_of(data).broadcast_shapes(value.shape, target)
-            except ValueError:
-                raise _shape_mismatch(value.shape, target) from None
+    """``data[key] = value`` with torch's errors for shapes that do not broadcast (NumPy writes
+    nothing where it raises)."""
     try:
         data[key] = value
     except ValueError as e:
+        _check_write_shapes(data, key, value, basic)
         if "read-only" in str(e):
             raise RuntimeError(_OVERLAP) from None
         target = data[key].shape
@@ -315,7 +310,19 @@ def _write(data, key, value, value_tensor, basic):
             value_tensor.expand(target)
         raise _shape_mismatch(value.shape, target) from None
     except IndexError as e:
+        _check_write_shapes(data, key, value, basic)   # (torch checks the shapes before the indices' range)
         raise _out_of_range(e, key, data.ndim) from None
+
+
+def _check_write_shapes(data, key, value, basic):
+    """torch's error where ``value`` does not broadcast to ``data[key]``'s shape, for an advanced key."""
+    if not basic and hasattr(value, "shape"):
+        target = _indexed_shape(data, key)
+        if target is not None:
+            try:
+                namespace_of(data).broadcast_shapes(value.shape, target)
+            except ValueError:
+                raise _shape_mismatch(value.shape, target) from None
 
 
 def _check_value_dtype(self, key, value, strict=False):
