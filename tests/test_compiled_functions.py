@@ -2489,16 +2489,18 @@ def test_moment_pairs_are_the_python_paths_and_torchs(name, layout):
                 np.testing.assert_allclose(c.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("values", ["spread", "nan", "inf", "huge", "constant"])
+@pytest.mark.parametrize("values", ["spread", "nan", "inf", "huge", "constant", "zeros"])
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 8), (1, 129), (2, 300), (4, 17, 2)])
-@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean", "sum", "mean", "norm"])
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean", "sum", "mean", "norm", "amax", "amin"])
 def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
     """The sums, means, 2-norms and moments computed in C over runs of the last dims (NumPy's pairwise
     sums, whatever the run's length), and where a step overflows or is invalid the NumPy passes (their
     warnings too)."""
     fn = {"norm": lambda x, dim=None, unbiased=None, keepdim=False: ember.linalg.vector_norm(x, 2, dim, keepdim),
           "sum": lambda x, dim=None, unbiased=None, keepdim=False: ember.sum(x, dim, keepdim),
-          "mean": lambda x, dim=None, unbiased=None, keepdim=False: ember.mean(x, dim, keepdim)}.get(
+          "mean": lambda x, dim=None, unbiased=None, keepdim=False: ember.mean(x, dim, keepdim),
+          "amax": lambda x, dim=None, unbiased=None, keepdim=False: ember.amax(x, () if dim is None else dim, keepdim),
+          "amin": lambda x, dim=None, unbiased=None, keepdim=False: ember.amin(x, () if dim is None else dim, keepdim)}.get(
               name, getattr(ember, name))
     rng = np.random.default_rng(5)
     for dtype in ("float32", "float64"):
@@ -2511,6 +2513,9 @@ def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
             x.reshape(-1)[0] = np.finfo(dtype).max / 2
         elif values == "constant":
             x[...] = 0.1
+        elif values == "zeros":   # (signed zeros as the extremes: NumPy's choice, on the Python path)
+            x[...] = 0.0
+            x.reshape(-1)[::3] = -0.0
         for args in [(), (-1,), (-1, None, True), (tuple(range(1, len(shape))),), (None, None, True)]:
             def call():
                 result = fn(ember.tensor(x), *args)

@@ -622,11 +622,12 @@ static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int ke
 /* What a reduction over runs of contiguous elements computes in C (``enum run_result``): their sum (divided
    by the run's length for a mean), the root of their sum of squares (``reduce._norm_data``'s 2-norm), their
    variance (``reduce._var_data``'s steps: the mean, the centred squares, their sum over ``dof``) or its
-   root. */
-enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION };
+   root, or their greatest or least element (NaN where one is). */
+enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION, RUN_MAX, RUN_MIN };
 /* NumPy's sum of ``n`` contiguous elements (its pairwise summation, the identity 0 first), and
    ``enum run_result``'s result for each of ``runs`` runs of ``run`` elements (and the means, for the
-   variance), each operation rounded to ``T`` as NumPy's passes round it. */
+   variance), each operation rounded to ``T`` as NumPy's passes round it; 1 where an extreme is a zero
+   (NumPy's choice between signed zeros is not taken here), else 0. */
 #define RUN_MOMENTS(T)                                                                                     \
     __attribute__((optimize("fp-contract=off")))                                                          \
     static T pairwise_##T(const T *p, npy_intp n) {                                                        \
@@ -650,9 +651,17 @@ enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION };
         return pairwise_##T(p, half) + pairwise_##T(p + half, n - half);                                   \
     }                                                                                                      \
     __attribute__((optimize("fp-contract=off")))                                                          \
-    static void run_results_##T(const T *x, npy_intp runs, npy_intp run, int what, T dof, T *squares, T *out,   \
-                                T *means) {                                                                \
+    static int run_results_##T(const T *x, npy_intp runs, npy_intp run, int what, T dof, T *squares, T *out,    \
+                               T *means) {                                                                 \
         for (npy_intp r = 0; r < runs; r++, x += run) {                                                    \
+            if (what == RUN_MAX || what == RUN_MIN) {                                                      \
+                T extreme = x[0];                                                                          \
+                for (npy_intp i = 1; i < run; i++)                                                         \
+                    if ((what == RUN_MAX ? x[i] > extreme : x[i] < extreme) || x[i] != x[i]) extreme = x[i];  \
+                if (extreme == 0) return 1;                                                                \
+                out[r] = extreme;                                                                          \
+                continue;                                                                                  \
+            }                                                                                              \
             T sum = (T)0 + pairwise_##T(x, run);                                                           \
             if (what == RUN_SUM || what == RUN_MEAN) {                                                     \
                 out[r] = what == RUN_MEAN ? sum / (T)run : sum;                                            \
@@ -668,11 +677,13 @@ enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION };
             out[r] = what == RUN_VARIANCE ? spread : (T)sqrt((double)spread);                              \
             if (means != NULL) means[r] = mean;                                                            \
         }                                                                                                  \
+        return 0;                                                                                          \
     }
 RUN_MOMENTS(float)
 RUN_MOMENTS(double)
 
-/* A sum or mean (a reduction on ``np.add``), 2-norm, or variance or standard deviation with Bessel's
+/* A sum or mean (a reduction on ``np.add``), greatest or least element (on ``np.maximum`` or ``np.minimum``:
+   not where it is a zero), 2-norm, or variance or standard deviation with Bessel's
    correction (and the mean, for ``var_mean`` and ``std_mean``) of the C-contiguous float32 or float64 array
    ``x`` over dims ``reduced`` that are its last ones (runs of ``count`` elements), in C (``RUN_MOMENTS``):
    1 with new arrays in ``*spread`` (and ``*mean``), of the reduction's shape; 0 where that does not apply
@@ -690,8 +701,9 @@ static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, P
     int what = moment == VARIANCE || moment == VARIANCE_AND_MEAN ? RUN_VARIANCE
                : moment == STANDARD_DEVIATION || moment == STD_AND_MEAN ? RUN_DEVIATION
                : moment == EUCLIDEAN_NORM ? RUN_NORM
-               : moment == NO_MOMENT && f->ufunc == numpy_add && !f->without_nan ? (f->divides ? RUN_MEAN : RUN_SUM)
-               : -1;
+               : moment != NO_MOMENT || f->without_nan ? -1
+               : f->ufunc == numpy_add ? (f->divides ? RUN_MEAN : RUN_SUM)
+               : f->ufunc == numpy_maximum ? RUN_MAX : f->ufunc == numpy_minimum ? RUN_MIN : -1;
     if (!trailing || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x) || what < 0) return 0;
     int type = PyArray_TYPE(x);
     PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(nd, dims, type);
@@ -707,16 +719,17 @@ static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, P
     npy_intp runs = PyArray_SIZE(x) / count;
     fenv_t outside;
     feholdexcept(&outside);
+    int zero_extreme;
     if (type == NPY_FLOAT32)
-        run_results_float(PyArray_DATA(x), runs, count, what, (float)(count - 1), squares, PyArray_DATA(out),
-                          means == NULL ? NULL : PyArray_DATA(means));
+        zero_extreme = run_results_float(PyArray_DATA(x), runs, count, what, (float)(count - 1), squares,
+                                         PyArray_DATA(out), means == NULL ? NULL : PyArray_DATA(means));
     else
-        run_results_double(PyArray_DATA(x), runs, count, what, (double)(count - 1), squares, PyArray_DATA(out),
-                           means == NULL ? NULL : PyArray_DATA(means));
+        zero_extreme = run_results_double(PyArray_DATA(x), runs, count, what, (double)(count - 1), squares,
+                                          PyArray_DATA(out), means == NULL ? NULL : PyArray_DATA(means));
     int raised = fetestexcept(NUMPY_EXCEPTIONS);
     fesetenv(&outside);
     PyMem_Free(squares);
-    if (raised) {
+    if (raised || zero_extreme) {
         Py_DECREF(out);
         Py_XDECREF(means);
         return 0;
