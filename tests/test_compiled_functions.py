@@ -2499,8 +2499,8 @@ def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
     fn = {"norm": lambda x, dim=None, unbiased=None, keepdim=False: ember.linalg.vector_norm(x, 2, dim, keepdim),
           "sum": lambda x, dim=None, unbiased=None, keepdim=False: ember.sum(x, dim, keepdim),
           "mean": lambda x, dim=None, unbiased=None, keepdim=False: ember.mean(x, dim, keepdim),
-          "amax": lambda x, dim=None, unbiased=None, keepdim=False: ember.amax(x, () if dim is None else dim, keepdim),
-          "amin": lambda x, dim=None, unbiased=None, keepdim=False: ember.amin(x, () if dim is None else dim, keepdim)}.get(
+          "amax": lambda x, dim=None, unbiased=None, keepdim=False: ember.amax(x, dim or (), keepdim),
+          "amin": lambda x, dim=None, unbiased=None, keepdim=False: ember.amin(x, dim or (), keepdim)}.get(
               name, getattr(ember, name))
     rng = np.random.default_rng(5)
     for dtype in ("float32", "float64"):
