@@ -17,14 +17,14 @@ from .._backend.scans import accumulate
 from .._backend.choice import KernelChoice
 from . import _compiled_functions
 from ._common import (
-    check_value_fits, grad_state, make, method, namespace_of, Node, not_implemented, record,
+    check_value_fits, forward_mode, grad_state, make, method, namespace_of, Node, not_implemented, record,
     Tensor, _type_word, widened, with_out, wrap_dim, write_out, write_out_exact,
 )
 from ..autograd.grad_mode import no_grad
 from .index import _along_key, _gather_gradient_kernel
 from .shape import cat
 from .subscript import advanced_getitem, index_put_zeros
-from .reduce import _quiet, _share_among_ties
+from .reduce import _amax_entry, _amin_entry, _quiet, _share_among_ties
 from .ternary import lerp, where
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
@@ -1113,8 +1113,15 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     return result if out is None else write_out(result, out, True, "aminmax")
 
 
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _aminmax(input, *, dim=None, keepdim=False):
     data = input._data
+    if (dim is None and not keepdim and not input._requires_grad and not forward_mode.active
+            and data.__class__ is np.ndarray and data.dtype in _FLOAT_DTYPES and data.ndim and data.size):
+        # nothing to record: amin's and amax's compiled functions
+        return return_types.aminmax(_amin_entry[0](input), _amax_entry[0](input))
     xp = namespace_of(data)
     if dim is None:
         dims = tuple(range(data.ndim))
