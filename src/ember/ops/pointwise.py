@@ -1117,18 +1117,22 @@ _remainder_kernel = _no_complex("remainder_cpu", _no_bool("remainder_cpu",
                                                           _on_loop_when_large("remainder", _remainder)))
 
 
-def _number_spread(op, kernel):
-    """``kernel(x, y)`` for ``op(number, tensor)``: the number (a 0-d ``x``) spread over a large
-    float32 divisor's shape, so that ``op``'s loop takes it (it reads the dividend as an array)."""
+def _number_spread(op, kernel, min_elements=None):
+    """``kernel(x, y)`` for ``op(number, tensor)``: the number (a 0-d ``x``) spread over a float32
+    divisor's shape of ``min_elements`` or more (by default the size from which the op takes its
+    loop), so that ``op``'s loop takes it (it reads the dividend as an array)."""
+    least = vector_math.MIN_ELEMENTS[op] if min_elements is None else min_elements
+
     def spread(x, y):
         if (x.ndim == 0 and type(y) is np.ndarray and x.dtype == y.dtype == np.float32
-                and y.size >= vector_math.MIN_ELEMENTS[op] and y.flags.c_contiguous):
+                and y.size >= least and y.flags.c_contiguous):
             x = np.full(y.shape, x)
         return kernel(x, y)
     return spread
 
 
-_remainder_of_number = _number_spread("remainder", _remainder_kernel)
+# (below 1024 elements NumPy's remainder of a number costs less than the spread and the loop)
+_remainder_of_number = _number_spread("remainder", _remainder_kernel, min_elements=1 << 10)
 
 
 @compiled_binary(RemainderBackward1, ("self", "other"), loop="remainder", integers="nonzero_divisor",
