@@ -2124,6 +2124,32 @@ def test_cross_is_the_python_paths_and_torchs(name, dtype):
             np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shapes", [((2, 3), (1, 3)), ((1, 3), (4, 3)), ((2, 1, 3), (1, 4, 3)),
+                                    ((2, 3, 4), (1, 3, 1))])
+def test_broadcast_cross_is_the_python_paths_and_torchs(monkeypatch, shapes):
+    from ember.ops import matrix_decompositions
+    rng = np.random.default_rng(32)
+    a, b = ((rng.standard_normal(shape) * 3).astype(np.float32) for shape in shapes)
+    dim = 1 if len(shapes[0]) == 3 and shapes[0][1] == 3 else -1
+    grad = None
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x, y = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+            out = ember.linalg.cross(x, y, dim=dim)
+            grad = np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)
+            out.backward(ember.tensor(grad))
+            results.append((out.shape, out.detach().numpy().tobytes(), x.grad.numpy().tobytes(),
+                            y.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+    want = torch.linalg.cross(torch.tensor(a), torch.tensor(b), dim=dim)
+    np.testing.assert_allclose(np.frombuffer(results[0][1], np.float32).reshape(want.shape), want.numpy(),
+                               rtol=1e-5, atol=1e-5)
+    x, y = ember.tensor(a), ember.tensor(b)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: ember.linalg.cross(x, y, dim=dim),
+                                        [(matrix_decompositions, "_cross_arrays")])
+
+
 @pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
 def test_cross_nodes_and_gradients_are_the_python_paths(grads):
     a, b = _cross_operands("float32")
@@ -2140,13 +2166,14 @@ def test_cross_nodes_and_gradients_are_the_python_paths(grads):
     assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("case", ["out", "broadcast", "mixed_dtypes", "not_three", "int64", "float16", "transposed",
+@pytest.mark.parametrize("case", ["out", "broadcast", "not_broadcasting", "mixed_dtypes", "not_three", "int64", "float16", "transposed",
                                   "default_dim", "numpy_dim", "dim_out_of_range", "other_not_a_tensor", "no_grad"])
 def test_other_cross_cases_take_the_python_path(case):
     a, b = _cross_operands("float32", (4, 3))
     x, y = ember.tensor(a), ember.tensor(b)
     call = {"out": lambda: ember.linalg.cross(x, y, out=ember.empty(0)),
             "broadcast": lambda: ember.linalg.cross(x, y[:1]),
+            "not_broadcasting": lambda: ember.linalg.cross(x, y[:2]),
             "mixed_dtypes": lambda: ember.linalg.cross(x, y.double()),
             "not_three": lambda: ember.linalg.cross(ember.ones(4, 4), ember.ones(4, 4)),
             "int64": lambda: ember.linalg.cross(x.long(), y.long()),

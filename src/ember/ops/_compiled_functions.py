@@ -1694,11 +1694,33 @@ static PyObject *power_case(Function *f, PyObject *const *args, int *handled) {
 CROSS_PRODUCTS(float)
 CROSS_PRODUCTS(double)
 
+/* A row-major copy of ``a`` broadcast to the ``ndim`` sizes ``shape`` (each of ``a``'s equal or 1): a new
+   array, NULL on error. */
+static PyArrayObject *broadcast_copy(PyArrayObject *a, const npy_intp *shape, int ndim) {
+    npy_intp strides[NPY_MAXDIMS];
+    for (int d = 0; d < ndim; d++) strides[d] = PyArray_DIM(a, d) == shape[d] ? PyArray_STRIDE(a, d) : 0;
+    PyArray_Descr *descr = PyArray_DESCR(a);
+    Py_INCREF(descr);
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, (npy_intp *)shape, strides, PyArray_DATA(a), 0,
+                                          NULL);
+    if (view == NULL) return NULL;
+    Py_INCREF(a);
+    if (PyArray_SetBaseObject((PyArrayObject *)view, (PyObject *)a) < 0) {
+        Py_DECREF(view);
+        return NULL;
+    }
+    PyObject *copy = PyArray_NewCopy((PyArrayObject *)view, NPY_CORDER);
+    Py_DECREF(view);
+    return (PyArrayObject *)copy;
+}
+
 /* ``linalg.cross(input, other, dim)`` in the common case: two small C-contiguous float32 or float64
-   tensors of one dtype and shape, an int dim along which they have 3 elements, no
-   ``__torch_function__`` dispatch or forward-mode AD: the cross products, the node recorded as
-   ``matrix_decompositions.linalg_cross`` records it. A new tensor, NULL on error, or ``*handled``
-   set to 0 where the case is not this one (the Python op raises the errors). */
+   tensors of one dtype and rank whose shapes broadcast (row-major copies of them broadcast where
+   they differ), an int dim along which both have 3 elements, no ``__torch_function__`` dispatch or
+   forward-mode AD: the cross products (each component computed as NumPy computes it on the
+   broadcast operands), the node recorded as ``matrix_decompositions.linalg_cross`` records it. A
+   new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one (the Python op
+   raises the errors). */
 static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     PyObject *t = args[0], *u = args[1];
@@ -1709,11 +1731,20 @@ static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
     if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || PyArray_TYPE(b) != type || !PyArray_ISNOTSWAPPED(a)
             || !PyArray_ISNOTSWAPPED(b) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_IS_C_CONTIGUOUS(b)
             || !PyArray_ISALIGNED(a) || !PyArray_ISALIGNED(b) || ndim == 0 || PyArray_NDIM(b) != ndim
-            || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(b), ndim) || PyArray_NBYTES(a) >= small_bytes)
+            || PyArray_NBYTES(a) >= small_bytes || PyArray_NBYTES(b) >= small_bytes)
         return NULL;
-    npy_intp dim;
+    npy_intp dim, shape[NPY_MAXDIMS], size = 1;
+    int same = 1;
+    for (int d = 0; d < ndim; d++) {
+        npy_intp m = PyArray_DIM(a, d), n = PyArray_DIM(b, d);
+        if (m != n && m != 1 && n != 1) return NULL;
+        shape[d] = m == 1 ? n : m;
+        size *= shape[d];
+        same &= m == n;
+    }
     if (!dim_arg(args[2], ndim, &dim)) return NULL;
-    if (PyArray_DIM(a, (int)dim) != 3) return NULL;
+    if (PyArray_DIM(a, (int)dim) != 3 || PyArray_DIM(b, (int)dim) != 3 || size * PyArray_ITEMSIZE(a) >= small_bytes)
+        return NULL;
     int grad = requires_grad(t);
     if (grad >= 0) {
         int r = requires_grad(u);
@@ -1725,20 +1756,28 @@ static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
         return NULL;
     }
     *handled = 1;
+    PyArrayObject *spread_a = same ? (PyArrayObject *)Py_NewRef(a) : broadcast_copy(a, shape, ndim);
+    PyArrayObject *spread_b = spread_a == NULL ? NULL : same ? (PyArrayObject *)Py_NewRef(b)
+                                                             : broadcast_copy(b, shape, ndim);
     PyArray_Descr *descr = PyArray_DESCR(a);
     Py_INCREF(descr);
-    PyArrayObject *products = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(a), NULL,
-                                                                    NULL, 0, NULL);
-    if (products == NULL) return NULL;
-    npy_intp outer = 1, inner = 1;
-    for (int d = 0; d < ndim; d++) {
-        if (d < dim) outer *= PyArray_DIM(a, d);
-        if (d > dim) inner *= PyArray_DIM(a, d);
+    PyArrayObject *products = spread_b == NULL ? NULL : (PyArrayObject *)PyArray_NewFromDescr(
+        &PyArray_Type, descr, ndim, shape, NULL, NULL, 0, NULL);
+    if (spread_b == NULL) Py_DECREF(descr);
+    if (products != NULL) {
+        npy_intp outer = 1, inner = 1;
+        for (int d = 0; d < ndim; d++) {
+            if (d < dim) outer *= shape[d];
+            if (d > dim) inner *= shape[d];
+        }
+        if (type == NPY_FLOAT32)
+            cross_float(PyArray_DATA(spread_a), PyArray_DATA(spread_b), PyArray_DATA(products), outer, inner);
+        else
+            cross_double(PyArray_DATA(spread_a), PyArray_DATA(spread_b), PyArray_DATA(products), outer, inner);
     }
-    if (type == NPY_FLOAT32)
-        cross_float(PyArray_DATA(a), PyArray_DATA(b), PyArray_DATA(products), outer, inner);
-    else
-        cross_double(PyArray_DATA(a), PyArray_DATA(b), PyArray_DATA(products), outer, inner);
+    Py_XDECREF(spread_a);
+    Py_XDECREF(spread_b);
+    if (products == NULL) return NULL;
     PyObject *out = make((PyObject *)products);
     if (out == NULL || !grad) return out;
     PyObject *node = record_node(f->node_cls, t, u, out);
