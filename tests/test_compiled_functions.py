@@ -2166,7 +2166,8 @@ def test_cross_nodes_and_gradients_are_the_python_paths(grads):
     assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("case", ["out", "broadcast", "not_broadcasting", "mixed_dtypes", "not_three", "int64", "float16", "transposed",
+@pytest.mark.parametrize("case", ["out", "broadcast", "not_broadcasting", "mixed_dtypes", "not_three", "int64",
+                                  "float16", "transposed",
                                   "default_dim", "numpy_dim", "dim_out_of_range", "other_not_a_tensor", "no_grad"])
 def test_other_cross_cases_take_the_python_path(case):
     a, b = _cross_operands("float32", (4, 3))
