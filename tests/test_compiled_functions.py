@@ -2517,9 +2517,10 @@ def test_moment_pairs_are_the_python_paths_and_torchs(name, layout):
                 np.testing.assert_allclose(c.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("values", ["spread", "nan", "inf", "huge", "constant", "zeros"])
+@pytest.mark.parametrize("values", ["spread", "nan", "inf", "huge", "nan_and_huge", "constant", "zeros"])
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 8), (1, 129), (2, 300), (4, 17, 2)])
-@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean", "sum", "mean", "norm", "amax", "amin"])
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean", "sum", "mean", "norm", "amax", "amin",
+                                  "nansum"])
 def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
     """The sums, means, 2-norms and moments computed in C over runs of the last dims (NumPy's pairwise
     sums, whatever the run's length), and where a step overflows or is invalid the NumPy passes (their
@@ -2527,6 +2528,7 @@ def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
     fn = {"norm": lambda x, dim=None, unbiased=None, keepdim=False: ember.linalg.vector_norm(x, 2, dim, keepdim),
           "sum": lambda x, dim=None, unbiased=None, keepdim=False: ember.sum(x, dim, keepdim),
           "mean": lambda x, dim=None, unbiased=None, keepdim=False: ember.mean(x, dim, keepdim),
+          "nansum": lambda x, dim=None, unbiased=None, keepdim=False: ember.nansum(x, dim, keepdim),
           "amax": lambda x, dim=None, unbiased=None, keepdim=False: ember.amax(x, dim or (), keepdim),
           "amin": lambda x, dim=None, unbiased=None, keepdim=False: ember.amin(x, dim or (), keepdim)}.get(
               name, getattr(ember, name))
@@ -2537,8 +2539,9 @@ def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
             x.reshape(-1)[1] = np.nan
         elif values == "inf":
             x.reshape(-1)[2] = np.inf
-        elif values == "huge":
-            x.reshape(-1)[0] = np.finfo(dtype).max / 2
+        elif values in ("huge", "nan_and_huge"):   # (overflowing sums of squares, or sums of two)
+            x.reshape(-1)[:2] = np.finfo(dtype).max / 1.5
+            x.reshape(-1)[2] = np.nan if values == "nan_and_huge" else x.reshape(-1)[2]
         elif values == "constant":
             x[...] = 0.1
         elif values == "zeros":   # (signed zeros as the extremes: NumPy's choice, on the Python path)

@@ -622,8 +622,8 @@ static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int ke
 /* What a reduction over runs of contiguous elements computes in C (``enum run_result``): their sum (divided
    by the run's length for a mean), the root of their sum of squares (``reduce._norm_data``'s 2-norm), their
    variance (``reduce._var_data``'s steps: the mean, the centred squares, their sum over ``dof``) or its
-   root, or their greatest or least element (NaN where one is). */
-enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION, RUN_MAX, RUN_MIN };
+   root, their greatest or least element (NaN where one is), or their sum with NaN taken as 0 (``nansum``'s). */
+enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION, RUN_MAX, RUN_MIN, RUN_NANSUM };
 /* NumPy's sum of ``n`` contiguous elements (its pairwise summation, the identity 0 first), and
    ``enum run_result``'s result for each of ``runs`` runs of ``run`` elements (and the means, for the
    variance), each operation rounded to ``T`` as NumPy's passes round it; 1 where an extreme is a zero
@@ -662,6 +662,11 @@ enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION, RUN_
                 out[r] = extreme;                                                                          \
                 continue;                                                                                  \
             }                                                                                              \
+            if (what == RUN_NANSUM) {                                                                      \
+                for (npy_intp i = 0; i < run; i++) squares[i] = x[i] != x[i] ? (T)0 : x[i];                \
+                out[r] = (T)0 + pairwise_##T(squares, run);                                                \
+                continue;                                                                                  \
+            }                                                                                              \
             T sum = (T)0 + pairwise_##T(x, run);                                                           \
             if (what == RUN_SUM || what == RUN_MEAN) {                                                     \
                 out[r] = what == RUN_MEAN ? sum / (T)run : sum;                                            \
@@ -682,33 +687,42 @@ enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION, RUN_
 RUN_MOMENTS(float)
 RUN_MOMENTS(double)
 
-/* A sum or mean (a reduction on ``np.add``), greatest or least element (on ``np.maximum`` or ``np.minimum``:
-   not where it is a zero), 2-norm, or variance or standard deviation with Bessel's
-   correction (and the mean, for ``var_mean`` and ``std_mean``) of the C-contiguous float32 or float64 array
-   ``x`` over dims ``reduced`` that are its last ones (runs of ``count`` elements), in C (``RUN_MOMENTS``):
+/* Whether the dims ``reduced`` of the C-contiguous aligned array ``x`` are its last ones: runs of contiguous
+   elements (0 for another layout). */
+static int in_runs(PyArrayObject *x, const char *reduced) {
+    int ndim = PyArray_NDIM(x);
+    for (int d = 0; d + 1 < ndim; d++)
+        if (reduced[d] && !reduced[d + 1]) return 0;
+    return PyArray_IS_C_CONTIGUOUS(x) && PyArray_ISALIGNED(x);
+}
+
+/* A sum or mean (a reduction on ``np.add``, or ``nansum``'s), greatest or least element (on ``np.maximum`` or
+   ``np.minimum``: not where it is a zero), 2-norm, or variance or standard deviation with Bessel's correction
+   (and the mean, for ``var_mean`` and ``std_mean``) of the C-contiguous float32 or float64 array ``x`` over
+   dims ``reduced`` that are its last ones (runs of ``count`` elements), in C (``RUN_MOMENTS``):
    1 with new arrays in ``*spread`` (and ``*mean``), of the reduction's shape; 0 where that does not apply
    or a step raises a floating-point exception (NumPy's passes then run, and warn as NumPy's settings
    say); -1 on error. */
 static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, Py_ssize_t count, int keepdim,
                            PyObject **spread, PyObject **mean) {
-    int ndim = PyArray_NDIM(x), nd = 0, trailing = 1;
+    int ndim = PyArray_NDIM(x), nd = 0;
     npy_intp dims[NPY_MAXDIMS];
-    for (int d = 0; d < ndim; d++) {
-        if (reduced[d] && d + 1 < ndim && !reduced[d + 1]) trailing = 0;
+    for (int d = 0; d < ndim; d++)
         if (!reduced[d] || keepdim) dims[nd++] = reduced[d] ? 1 : PyArray_DIM(x, d);
-    }
     int moment = f->moment, with_mean = moment == VARIANCE_AND_MEAN || moment == STD_AND_MEAN;
     int what = moment == VARIANCE || moment == VARIANCE_AND_MEAN ? RUN_VARIANCE
                : moment == STANDARD_DEVIATION || moment == STD_AND_MEAN ? RUN_DEVIATION
                : moment == EUCLIDEAN_NORM ? RUN_NORM
-               : moment != NO_MOMENT || f->without_nan ? -1
+               : moment != NO_MOMENT ? -1
+               : f->without_nan ? RUN_NANSUM
                : f->ufunc == numpy_add ? (f->divides ? RUN_MEAN : RUN_SUM)
                : f->ufunc == numpy_maximum ? RUN_MAX : f->ufunc == numpy_minimum ? RUN_MIN : -1;
-    if (!trailing || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x) || what < 0) return 0;
+    if (!in_runs(x, reduced) || what < 0) return 0;
     int type = PyArray_TYPE(x);
     PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(nd, dims, type);
     PyArrayObject *means = with_mean ? (PyArrayObject *)PyArray_SimpleNew(nd, dims, type) : NULL;
-    void *squares = PyMem_Malloc(what == RUN_SUM || what == RUN_MEAN ? 1 : count * PyArray_ITEMSIZE(x));
+    void *squares = PyMem_Malloc(what == RUN_SUM || what == RUN_MEAN || what == RUN_MAX || what == RUN_MIN ? 1
+                                 : count * PyArray_ITEMSIZE(x));
     if (out == NULL || (with_mean && means == NULL) || squares == NULL) {
         Py_XDECREF(out);
         Py_XDECREF(means);
@@ -853,7 +867,8 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
         }
     }
     if (f->moment != NO_MOMENT && count < 2) return NULL;   /* (no degree of freedom: the Python op warns) */
-    if (f->without_nan && !without_nan(x)) return NULL;
+    /* (nansum of NaN: over runs here, else on the Python op) */
+    if (f->without_nan && !in_runs(x, reduced) && !without_nan(x)) return NULL;
     if (f->moment == P_NORM && p < 0 && p != -INFINITY && !without_zero_or_infinity(x)) return NULL;
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
@@ -872,13 +887,13 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     axis = n_reduced == ndim ? Py_NewRef(Py_None) : n_reduced == 1 ? Py_NewRef(PyTuple_GET_ITEM(dims, 0))
                                                                     : Py_NewRef(dims);
     PyObject *data = NULL, *mean_data = NULL;
-    int in_runs = moments_in_runs(f, x, reduced, count, keepdim, &data, &mean_data);
-    if (in_runs < 0) {
+    int computed = moments_in_runs(f, x, reduced, count, keepdim, &data, &mean_data);
+    if (computed < 0 || (!computed && f->without_nan && !without_nan(x))) {   /* (a floating-point exception) */
         Py_DECREF(axis);
         Py_DECREF(dims);
-        return NULL;
+        return computed < 0 ? NULL : PyObject_Vectorcall(f->python_op, args, nargs, NULL);
     }
-    if (!in_runs) {
+    if (!computed) {
         PyObject *order_float = f->moment == P_NORM ? PyFloat_FromDouble(p) : NULL;   /* (``float(p)``, as Python's) */
         data = f->moment == P_NORM ? (order_float == NULL ? NULL
                                       : p_norm_of(f, x, axis, keepdim, count, p, order_float))
@@ -888,7 +903,7 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     }
     int with_mean = f->moment == VARIANCE_AND_MEAN || f->moment == STD_AND_MEAN;
     /* (var_mean's and std_mean's mean: ``reduce._mean_data``'s) */
-    if (!in_runs && data != NULL && with_mean) mean_data = reduced_over(f, (PyObject *)x, axis, keepdim, count);
+    if (!computed && data != NULL && with_mean) mean_data = reduced_over(f, (PyObject *)x, axis, keepdim, count);
     Py_DECREF(axis);
     PyObject *out = NULL, *mean = NULL;
     if (data != NULL && (!with_mean || mean_data != NULL)) {
