@@ -139,6 +139,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "_python_addmm", "_python_addmv",
+                                                  "_python_softmax", "_python_log_softmax",
                                                   "_python_baddbmm", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
@@ -3568,4 +3569,64 @@ def test_other_added_product_cases_take_the_python_path(name, case):
                 continue
             flops = counter.get_total_flops() if counter is not None else None
             results.append((result.dtype, result.shape, result.numpy().tobytes(), flops))
+    assert results[0] == results[1]
+
+
+# -- softmax and log_softmax -------------------------------------------------------------------------
+
+SOFTMAXES = {"softmax": (ember.nn.functional.softmax, torch.nn.functional.softmax),
+             "log_softmax": (ember.nn.functional.log_softmax, torch.nn.functional.log_softmax)}
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (7,), (2, 3, 40), (64, 8), (4, 300)])
+@pytest.mark.parametrize("name", sorted(SOFTMAXES))
+def test_softmaxes_are_the_python_paths_and_torchs(monkeypatch, name, shape):
+    from ember._backend import vector_math as loops
+    fn, torch_fn = SOFTMAXES[name]
+    values = (np.random.default_rng(6).standard_normal(shape) * 4).astype(np.float32)
+    values.reshape(-1)[:3] = [np.inf, -np.inf, np.nan] if values.size > 20 else values.reshape(-1)[:3]
+    results = _on_both_paths(lambda: fn(ember.tensor(values), -1))
+    assert results[0] == results[1]
+    want = torch_fn(torch.tensor(values), -1).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], np.float32).reshape(shape), want, rtol=1e-5, atol=1e-6)
+    x = ember.tensor(values)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, len(shape) - 1), [(loops, "softmax_rows")])
+
+
+@pytest.mark.parametrize("name", sorted(SOFTMAXES))
+def test_softmax_nodes_and_gradients_are_the_python_paths(name):
+    fn = SOFTMAXES[name][0]
+    values = np.linspace(-3, 3, 15, dtype=np.float32).reshape(3, 5)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(values, requires_grad=True)
+            out = fn(x, 1)
+            node = out.grad_fn
+            fields = (type(node).__name__, node.dim, [t.detach().numpy().tobytes() for t in node.saved_tensors])
+            out.backward(ember.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5)))
+            results.append((fields, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["first_dim", "float64", "dtype", "no_dim", "transposed", "large", "narrow_rows",
+                                  "int64", "not_a_tensor", "dim_out_of_range", "numpy_dim", "empty", "zero_dims"])
+@pytest.mark.parametrize("name", sorted(SOFTMAXES))
+def test_other_softmax_cases_take_the_python_path(name, case):
+    fn = SOFTMAXES[name][0]
+    values = np.random.default_rng(7).standard_normal((4, 6)).astype(np.float32)
+    call = {"first_dim": lambda: fn(ember.tensor(values), 0),
+            "float64": lambda: fn(ember.tensor(values.astype(np.float64)), 1),
+            "dtype": lambda: fn(ember.tensor(values), 1, dtype=ember.float64),
+            "no_dim": lambda: fn(ember.tensor(values)),
+            "transposed": lambda: fn(ember.tensor(values).t(), 1),
+            "large": lambda: fn(ember.tensor(np.ones((64, 512), np.float32)), 1),
+            "narrow_rows": lambda: fn(ember.tensor(np.ones((600, 4), np.float32)), 1),
+            "int64": lambda: fn(ember.tensor(np.arange(6)), 0),
+            "not_a_tensor": lambda: fn(values, 1),
+            "dim_out_of_range": lambda: fn(ember.tensor(values), 2),
+            "numpy_dim": lambda: fn(ember.tensor(values), np.int64(1)),
+            "empty": lambda: fn(ember.tensor(values[:0]), 1),
+            "zero_dims": lambda: fn(ember.tensor(np.float32(2.0)), 0)}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, IndexError, NotImplementedError, AttributeError))
     assert results[0] == results[1]

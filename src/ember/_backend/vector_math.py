@@ -909,6 +909,16 @@ def _softmax_threads(x):
     return openmp_kernels.thread_count() if x.size >= SOFTMAX_THREADS_MIN_ELEMENTS else 1
 
 
+def softmax_rows_address():
+    """The address of ``softmax_rows``' loop, a C function ``loop(x, out, rows, width, log, safe,
+    threads)`` over row-major float32 arrays; None where it cannot be built (what the compiled
+    functions of softmax and log_softmax call: ``ops._compiled_functions``)."""
+    from .._inductor import _compiler
+    function = _compiler.load(SOURCE, "softmax_rows_float32", quiet=True, libraries=("mvec",),
+                              argtypes=_SOFTMAX_ROWS_ARGUMENTS)
+    return None if function is None else ctypes.cast(function, ctypes.c_void_p).value
+
+
 def softmax_rows(x, log, safe=False):
     """softmax (``log``: log_softmax) along the last axis of a row-major float32 NumPy array,
     or None where that does not apply. ``safe``: a row of only -inf gives zeros (attention's

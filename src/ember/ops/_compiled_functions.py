@@ -30,7 +30,7 @@ import threading
 import typing
 
 from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
-               _compiled_scatters, _compiled_selects, _compiled_sorts, _compiled_special)
+               _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -41,7 +41,8 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "index_select", "take", "slices", "cumulative",
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
-          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product")
+          "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
+          "softmax")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -235,7 +236,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      ADDC_FUNCTION, SCAN_FUNCTION, SORT_FUNCTION, TOPK_FUNCTION, MEDIAN_FUNCTION, KTHVALUE_FUNCTION,
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
-                     LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION };
+                     LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -256,6 +257,7 @@ typedef struct {
     int whole_fields, fields, divides, moment;
     int without_nan;   /* (nansum's: the case holds no NaN) */
     Py_ssize_t max_row, partition_ratio;   /* (a sort's: its longest row; topk's: the ratio it partitions from) */
+    Py_ssize_t min_width;   /* (a softmax's: the narrowest rows taken in a tensor of more than max_elements) */
     PyObject *all_node;   /* (a median's node of all elements) */
     int ignores_nan;      /* (nanmedian's) */
     /* a product's: its operands' ``enum product_operands``, and where the FLOP counter is found */
@@ -1816,11 +1818,12 @@ CLAMP_SOURCE
 SCATTERS_SOURCE
 SELECTS_SOURCE
 PRODUCTS_SOURCE
+SOFTMAX_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == ADD_PRODUCT_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == SOFTMAX_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1880,6 +1883,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = flip_case(f, args, &handled);
         else if (f->kind == ADD_PRODUCT_FUNCTION)
             out = add_product_case(f, args, &handled);
+        else if (f->kind == SOFTMAX_FUNCTION)
+            out = softmax_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1916,10 +1921,10 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = Py_None;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
-    f.max_row = f.partition_ratio = f.ignores_nan = 0;
+    f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > ADD_PRODUCT_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > SOFTMAX_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1937,6 +1942,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == CLAMP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.number_node)) return NULL;   /* (of numbers) */
     if (f.kind == FREXP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (result type) */
+    /* (whether log_softmax's, the narrowest rows taken in a tensor of more than max_elements) */
+    if (f.kind == SOFTMAX_FUNCTION && !PyArg_ParseTuple(specifics, "pn", &f.divides, &f.min_width)) return NULL;
     if (f.kind == SLICES_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.writes)) return NULL;
     /* (a sort's result type, longest row and topk's partition ratio) */
     if ((f.kind == SORT_FUNCTION || f.kind == TOPK_FUNCTION)
@@ -2062,4 +2069,5 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     "ADDC_SOURCE\n", _compiled_addc.SOURCE).replace("SCAN_SOURCE\n", _compiled_scans.SOURCE).replace(
     "SORTS_SOURCE\n", _compiled_sorts.SOURCE).replace("LAYOUTS_SOURCE\n", _compiled_layouts.SOURCE).replace(
     "CLAMP_SOURCE\n", _compiled_clamp.SOURCE).replace("SCATTERS_SOURCE\n", _compiled_scatters.SOURCE).replace(
-    "SELECTS_SOURCE\n", _compiled_selects.SOURCE).replace("PRODUCTS_SOURCE\n", _compiled_products.SOURCE)
+    "SELECTS_SOURCE\n", _compiled_selects.SOURCE).replace("PRODUCTS_SOURCE\n", _compiled_products.SOURCE).replace(
+    "SOFTMAX_SOURCE\n", _compiled_softmax.SOURCE)

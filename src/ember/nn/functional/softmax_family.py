@@ -14,6 +14,7 @@ from ..._backend.choice import KernelChoice
 from ...ops.reduce import array_sum
 from ...autograd._dual import jvp_by_backward
 from ..._torch_function import override_or_raise
+from ...ops import _compiled_functions
 
 __all__ = ["softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
@@ -234,18 +235,42 @@ def _softmax_node(input, dim, dtype, name, kernel, node_cls):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``exp(x_i) / sum_j exp(x_j)`` along ``dim``: the result lies in [0, 1] and sums
     to 1 along ``dim``."""
+    if dtype is None:
+        return _softmax_entry[0](input, dim)
+    return _python_softmax(input, dim, dtype)
+
+
+def _python_softmax(input, dim=None, dtype=None):
+    """``softmax`` in every case its compiled function (``ops._compiled_functions``) leaves to Python."""
     try:
         return _softmax_node(input, dim, dtype, "softmax", _softmax, SoftmaxBackward0)
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
-        return override_or_raise(softmax, error, input, dim, _stacklevel, dtype)
+        return override_or_raise(softmax, error, input, dim, 3, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Applies ``log(softmax(x))`` along ``dim``, computed stably."""
+    if dtype is None:
+        return _log_softmax_entry[0](input, dim)
+    return _python_log_softmax(input, dim, dtype)
+
+
+def _python_log_softmax(input, dim=None, dtype=None):
+    """``log_softmax`` in every case its compiled function leaves to Python."""
     try:
         return _softmax_node(input, dim, dtype, "log_softmax", _log_softmax, LogSoftmaxBackward0)
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
-        return override_or_raise(log_softmax, error, input, dim, _stacklevel, dtype)
+        return override_or_raise(log_softmax, error, input, dim, 3, dtype)
+
+
+# Along the last dim of a small float32 tensor, on the rows loop: the compiled functions' case
+_softmax_entry, _log_softmax_entry = (
+    _compiled_functions.register(python_op, node_cls, kind="softmax",
+                                 addresses=lambda: (vector_math.softmax_rows_address(), None),
+                                 max_elements=vector_math.SOFTMAX_NARROW_MAX_ELEMENTS,
+                                 specifics=(log, vector_math.SOFTMAX_MIN_WIDTH))
+    for python_op, node_cls, log in ((_python_softmax, SoftmaxBackward0, False),
+                                     (_python_log_softmax, LogSoftmaxBackward0, True)))
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
