@@ -139,7 +139,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ne", "_python_lt", "_python_le", "_python_gt",
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "_python_addmm", "_python_addmv",
-                                                  "_python_softmax", "_python_log_softmax",
+                                                  "_python_softmax", "_python_log_softmax", "_python_vdot",
+                                                  "_python_outer",
                                                   "_python_baddbmm", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
@@ -1806,6 +1807,7 @@ def test_torch_function_modes_see_the_functions_of_the_operators():
 VECTOR_PRODUCTS = {   # name: (ember's call, torch's, the operands' shapes)
     "dot": (ember.dot, torch.dot, ((6,), (6,))),
     "dot_method": (lambda a, b: a.dot(b), lambda a, b: a.dot(b), ((6,), (6,))),
+    "vdot": (ember.vdot, torch.vdot, ((6,), (6,))),
     "mv": (ember.mv, torch.mv, ((4, 6), (6,))), "matmul_vectors": (ember.matmul, torch.matmul, ((6,), (6,))),
     "matmul_matrix_vector": (ember.matmul, torch.matmul, ((4, 6), (6,))),
     "matmul_vector_matrix": (ember.matmul, torch.matmul, ((4,), (4, 6))),
@@ -3629,4 +3631,44 @@ def test_other_softmax_cases_take_the_python_path(name, case):
             "empty": lambda: fn(ember.tensor(values[:0]), 1),
             "zero_dims": lambda: fn(ember.tensor(np.float32(2.0)), 0)}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, IndexError, NotImplementedError, AttributeError))
+    assert results[0] == results[1]
+
+
+# -- outer products ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "one_element"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["outer", "ger"])
+def test_outer_products_are_the_python_paths_and_torchs(monkeypatch, name, dtype, layout):
+    from ember.ops import linalg as products_module
+    rng = np.random.default_rng(8)
+    a, b = (rng.standard_normal(n).astype(dtype) * 3 for n in ((7, 10) if layout == "strided" else (3, 5)))
+    if layout == "one_element":
+        a = a[:1]
+    fn = (lambda x, y: x.ger(y)) if name == "ger" else ember.outer
+    make = (lambda v: ember.tensor(v)[::2]) if layout == "strided" else ember.tensor
+    results = _on_both_paths(lambda: fn(make(a), make(b)))
+    assert results[0] == results[1]
+    want = torch.outer(torch.tensor(a)[::2] if layout == "strided" else torch.tensor(a),
+                       torch.tensor(b)[::2] if layout == "strided" else torch.tensor(b)).numpy()
+    assert results[0][3] == want.tobytes()
+    x, y = make(a), make(b)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, y), [(products_module, "rank_one_untracked")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "mixed_dtypes", "matrix", "empty", "large",
+                                  "out", "not_a_tensor", "bool"])
+def test_other_outer_cases_take_the_python_path(case):
+    a, b = np.linspace(-1, 1, 3, dtype=np.float32), np.linspace(2, 3, 5, dtype=np.float32)
+    call = {"requires_grad": lambda: ember.outer(ember.tensor(a, requires_grad=True), ember.tensor(b)),
+            "no_grad": lambda: _no_grad(ember.outer, ember.tensor(a, requires_grad=True), ember.tensor(b)),
+            "int64": lambda: ember.outer(ember.tensor([1, 2]), ember.tensor([3, 4])),
+            "mixed_dtypes": lambda: ember.outer(ember.tensor(a), ember.tensor(b).double()),
+            "matrix": lambda: ember.outer(ember.tensor(a)[None], ember.tensor(b)),
+            "empty": lambda: ember.outer(ember.tensor(a[:0]), ember.tensor(b)),
+            "large": lambda: ember.outer(ember.ones(200), ember.ones(200)),
+            "out": lambda: ember.outer(ember.tensor(a), ember.tensor(b), out=ember.empty(3, 5)),
+            "not_a_tensor": lambda: ember.outer(a, ember.tensor(b)),
+            "bool": lambda: ember.outer(ember.tensor(a > 0), ember.tensor(b > 2.5))}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, AttributeError))
     assert results[0] == results[1]

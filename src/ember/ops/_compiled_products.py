@@ -9,6 +9,11 @@ scaled by ``alpha`` in place where it is not 1, then, where ``beta`` is not 0, t
 ``beta``, ``alpha`` and the input's shape). Every other case (an input that does not broadcast to
 the product, a FLOP counter counting, factors with an inner size of 1, which the Python op
 multiplies) goes to the Python op.
+
+Kind "outer": ``outer(input, vec2)`` of two small float32 or float64 vectors of one dtype with
+elements where nothing records: ``input[i] * vec2[j]`` in C (each product rounded to the dtype, as
+``linalg.rank_one_array`` and NumPy's broadcast multiply round it). Tensors that require grad (the
+Python op records the composite's nodes), and every other case, go to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -133,5 +138,49 @@ static PyObject *add_product_case(Function *f, PyObject *const *args, int *handl
     Py_DECREF(inputs);
     if (node != NULL && node != Py_None && add_product_fields(node, args, arrays[0]) < 0) Py_CLEAR(node);
     return with_node(out, node);
+}
+#define OUTER_PRODUCTS(T)                                                                                  \
+    static void outer_##T(const char *a, npy_intp sa, npy_intp m, const char *b, npy_intp sb, npy_intp n,  \
+                          T *out) {                                                                        \
+        for (npy_intp i = 0; i < m; i++) {                                                                 \
+            T ai = *(const T *)(a + i * sa);                                                               \
+            for (npy_intp j = 0; j < n; j++) out[i * n + j] = ai * *(const T *)(b + j * sb);               \
+        }                                                                                                  \
+    }
+OUTER_PRODUCTS(float)
+OUTER_PRODUCTS(double)
+
+/* ``outer(input, vec2)`` in the common case (the module's docstring), no ``__torch_function__``
+   dispatch or forward-mode AD: a new tensor, NULL on error, or ``*handled`` set to 0 where the case
+   is not this one. */
+static PyObject *outer_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *v[2];
+    for (int i = 0; i < 2; i++) {
+        v[i] = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
+        if (v[i] == NULL || (PyArray_TYPE(v[i]) != NPY_FLOAT32 && PyArray_TYPE(v[i]) != NPY_FLOAT64)
+                || PyArray_TYPE(v[i]) != PyArray_TYPE(v[0]) || PyArray_NDIM(v[i]) != 1 || PyArray_SIZE(v[i]) == 0
+                || !PyArray_ISNOTSWAPPED(v[i]) || !PyArray_ISALIGNED(v[i]))
+            return NULL;
+    }
+    npy_intp dims[2] = {PyArray_DIM(v[0], 0), PyArray_DIM(v[1], 0)};
+    if ((double)dims[0] * (double)dims[1] * PyArray_ITEMSIZE(v[0]) >= (double)small_bytes) return NULL;
+    int grad = requires_grad(args[0]);
+    if (grad == 0) grad = requires_grad(args[1]);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (tensors that require grad: the Python op's composite records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *products = (PyArrayObject *)PyArray_SimpleNew(2, dims, PyArray_TYPE(v[0]));
+    if (products == NULL) return NULL;
+    if (PyArray_TYPE(v[0]) == NPY_FLOAT32)
+        outer_float(PyArray_DATA(v[0]), PyArray_STRIDE(v[0], 0), dims[0], PyArray_DATA(v[1]),
+                    PyArray_STRIDE(v[1], 0), dims[1], PyArray_DATA(products));
+    else
+        outer_double(PyArray_DATA(v[0]), PyArray_STRIDE(v[0], 0), dims[0], PyArray_DATA(v[1]),
+                     PyArray_STRIDE(v[1], 0), dims[1], PyArray_DATA(products));
+    return make((PyObject *)products);
 }
 '''

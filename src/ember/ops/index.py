@@ -1393,6 +1393,8 @@ def _nonzero(input, *, as_tuple=False):
     if data.ndim >= 2 and data.size >= FLAT_INDEX_MIN_ELEMENTS:
         positions = nonzero_positions(data)
         return make(xp.stack(positions, axis=1).astype(_LONG, copy=False))
+    if data.__class__ is np.ndarray and data.ndim:   # (argwhere's steps, without its Python wrappers)
+        return make(np.array(data.nonzero()).T.astype(_LONG, copy=False))
     return make(xp.argwhere(data).astype(_LONG, copy=False))
 
 

@@ -464,6 +464,11 @@ def _python_dot(input, tensor):
 @accepts_out
 def vdot(input, other):
     """Dot product of two 1-D tensors, conjugating the first."""
+    return _vdot_entry[0](input, other)
+
+
+def _python_vdot(input, other):
+    """``vdot`` in every case its compiled function leaves to Python."""
     return _dot_like("vdot", VdotBackward0, "vdot", input, other)
 
 
@@ -528,6 +533,8 @@ _mm_entry, _bmm_entry, _matmul_entry, _dot_entry, _mv_entry = (
         (_checked_mm, MmBackward0, np.matmul, "matrices"), (_checked_bmm, BmmBackward0, np.matmul, "batches"),
         (_checked_matmul, MmBackward0, np.matmul, "matmul"), (_python_dot, DotBackward0, np.dot, "vectors"),
         (_python_mv, MvBackward0, np.matmul, "matrix_vector")))
+_vdot_entry = _compiled_functions.register(_python_vdot, VdotBackward0, ("self", "other"), kind="matmul", ufunc=np.vdot,
+                                           max_elements=gemm.MIN_MULTIPLY_ADDS, specifics=("vectors", _flop_hook))
 
 def _unsafe_view(t, shape):
     """Reshape the fresh result of a product (torch's ``_unsafe_view``)."""
@@ -598,6 +605,11 @@ def _rmatmul_operator(self, other):
 @accepts_out
 def outer(input, vec2):
     """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``."""
+    return _outer_entry[0](input, vec2)
+
+
+def _python_outer(input, vec2):
+    """``outer`` in every case its compiled function leaves to Python."""
     _check_tensor(input, "outer", "input", 1)
     _check_tensor(vec2, "outer", "vec2", 2)
     for name, t in (("self", input), ("vec2", vec2)):
@@ -608,6 +620,7 @@ def outer(input, vec2):
 
 
 ger = outer
+_outer_entry = _compiled_functions.register(_python_outer, None, kind="outer")
 
 
 def _tensordot_dims(dims, nd1):
