@@ -140,7 +140,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "_python_addmm", "_python_addmv",
                                                   "_python_softmax", "_python_log_softmax", "_python_vdot",
-                                                  "_python_outer",
+                                                  "_python_outer", "_python_trace",
                                                   "_python_baddbmm", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
@@ -3671,4 +3671,53 @@ def test_other_outer_cases_take_the_python_path(case):
             "not_a_tensor": lambda: ember.outer(a, ember.tensor(b)),
             "bool": lambda: ember.outer(ember.tensor(a > 0), ember.tensor(b > 2.5))}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, AttributeError))
+    assert results[0] == results[1]
+
+
+# -- trace ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 7), (9, 2), (1, 1), (60, 100), (20, 20)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_trace_is_the_python_paths_and_torchs(monkeypatch, dtype, shape):
+    """The diagonal's sum in C, read in place whatever the layout: the Python path's bits (NumPy's
+    pairwise sum over the diagonal's stride) and torch's values."""
+    from ember.ops import shape as shape_ops
+    rng = np.random.default_rng(9)
+    values = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
+    for make in (ember.tensor, lambda v: ember.tensor(np.asfortranarray(v)), lambda v: ember.tensor(v).flip(0)):
+        results = _on_both_paths(lambda: ember.trace(make(values)))
+        assert results[0] == results[1]
+    want = torch.trace(torch.tensor(values)).numpy()
+    got = ember.trace(ember.tensor(values)).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    x = ember.tensor(values)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: x.trace(), [(shape_ops, "record")])
+
+
+def test_trace_node_and_gradient_are_the_python_paths():
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.arange(12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+            out = x.trace()
+            node = out.grad_fn
+            out.backward(ember.tensor(1.5))
+            results.append((type(node).__name__, node.in_shape, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["int32", "bool", "float16", "vector", "batch", "empty", "large", "no_grad", "uint8"])
+def test_other_trace_cases_take_the_python_path(case):
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    call = {"int32": lambda: ember.trace(ember.tensor(values.astype(np.int32))),
+            "bool": lambda: ember.trace(ember.tensor(values > 3)),
+            "float16": lambda: ember.trace(ember.tensor(values.astype(np.float16))),
+            "vector": lambda: ember.trace(ember.tensor(values[0])),
+            "batch": lambda: ember.trace(ember.tensor(values[None])),
+            "empty": lambda: ember.trace(ember.tensor(values[:0])),
+            "large": lambda: ember.trace(ember.ones(200, 200)),
+            "no_grad": lambda: _no_grad(ember.trace, ember.tensor(values, requires_grad=True)),
+            "uint8": lambda: ember.trace(ember.tensor(values.astype(np.uint8)))}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]

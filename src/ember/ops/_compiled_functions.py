@@ -42,12 +42,12 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
-          "softmax", "outer")
+          "softmax", "outer", "trace")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
                    "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
-                   "nan_to_num", "heaviside", "lerp", "frexp", "outer")
+                   "nan_to_num", "heaviside", "lerp", "frexp", "outer", "trace")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -237,7 +237,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
-                     OUTER_FUNCTION };
+                     OUTER_FUNCTION, TRACE_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -652,6 +652,28 @@ enum run_result { RUN_SUM, RUN_MEAN, RUN_NORM, RUN_VARIANCE, RUN_DEVIATION, RUN_
         npy_intp half = n / 2;                                                                             \
         half -= half % 8;                                                                                  \
         return pairwise_##T(p, half) + pairwise_##T(p + half, n - half);                                   \
+    }                                                                                                      \
+    /* (the same sum of ``n`` elements ``stride`` bytes apart) */                                          \
+    __attribute__((optimize("fp-contract=off")))                                                          \
+    static T strided_pairwise_##T(const char *p, npy_intp n, npy_intp stride) {                            \
+        if (n < 8) {                                                                                       \
+            T sum = 0;                                                                                     \
+            for (npy_intp i = 0; i < n; i++) sum += *(const T *)(p + i * stride);                          \
+            return sum;                                                                                    \
+        }                                                                                                  \
+        if (n <= 128) {                                                                                    \
+            T r[8];                                                                                        \
+            for (int j = 0; j < 8; j++) r[j] = *(const T *)(p + j * stride);                               \
+            npy_intp i = 8;                                                                                \
+            for (; i < n - n % 8; i += 8)                                                                  \
+                for (int j = 0; j < 8; j++) r[j] += *(const T *)(p + (i + j) * stride);                    \
+            T sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));                     \
+            for (; i < n; i++) sum += *(const T *)(p + i * stride);                                        \
+            return sum;                                                                                    \
+        }                                                                                                  \
+        npy_intp half = n / 2;                                                                             \
+        half -= half % 8;                                                                                  \
+        return strided_pairwise_##T(p, half, stride) + strided_pairwise_##T(p + half * stride, n - half, stride);  \
     }                                                                                                      \
     __attribute__((optimize("fp-contract=off")))                                                          \
     static int run_results_##T(const T *x, npy_intp runs, npy_intp run, int what, T dof, T *squares, T *out,    \
@@ -1823,8 +1845,8 @@ SOFTMAX_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == OUTER_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == TRACE_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1888,6 +1910,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = softmax_case(f, args, &handled);
         else if (f->kind == OUTER_FUNCTION)
             out = outer_case(f, args, &handled);
+        else if (f->kind == TRACE_FUNCTION)
+            out = trace_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1927,7 +1951,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > OUTER_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > TRACE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }

@@ -6,7 +6,9 @@
   ``shape._triangle`` records it;
 - kind "flip": ``flip`` (and ``fliplr``, ``flipud``) of a small tensor of numbers with dims (below
   the size from which the Python op copies rows on its loop) and a tuple of distinct int dims, a
-  row-major copy reversed along them, the node recorded as ``shape.flip`` records it.
+  row-major copy reversed along them, the node recorded as ``shape.flip`` records it;
+- kind "trace": ``trace`` of a small float32, float64 or int64 matrix, the sum of its diagonal (read
+  in place, any layout), the node recorded as ``shape.trace`` records it.
 
 Every other case goes to the Python op.
 """
@@ -114,6 +116,50 @@ static PyObject *flip_case(Function *f, PyObject *const *args, int *handled) {
         }
         if (sorted == NULL || PyObject_SetAttr(node, s_dims, sorted) < 0) Py_CLEAR(node);
         Py_XDECREF(sorted);
+    }
+    return with_node(out, node);
+}
+/* ``trace(input)`` in the common case: a small float32, float64 or int64 matrix with a diagonal, no
+   ``__torch_function__`` dispatch or forward-mode AD: the diagonal's sum (NumPy's pairwise sum for floats,
+   as ``ndarray.trace`` adds it; int64 wraps around as NumPy's), a 0-d tensor, the node recorded as
+   ``shape.trace`` records it. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not
+   this one. */
+static PyObject *trace_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0];
+    PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
+    int type = x == NULL ? -1 : PyArray_TYPE(x);
+    if (x == NULL || (type != NPY_FLOAT32 && type != NPY_FLOAT64 && type != NPY_INT64) || PyArray_NDIM(x) != 2
+            || !PyArray_ISNOTSWAPPED(x) || !PyArray_ISALIGNED(x) || PyArray_SIZE(x) == 0
+            || PyArray_NBYTES(x) >= small_bytes)
+        return NULL;
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    npy_intp n = PyArray_DIM(x, 0) < PyArray_DIM(x, 1) ? PyArray_DIM(x, 0) : PyArray_DIM(x, 1);
+    npy_intp step = PyArray_STRIDE(x, 0) + PyArray_STRIDE(x, 1);
+    const char *p = PyArray_DATA(x);
+    PyArrayObject *total = (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
+    if (total == NULL) return NULL;
+    if (type == NPY_FLOAT32) {
+        *(float *)PyArray_DATA(total) = 0.0f + strided_pairwise_float(p, n, step);
+    } else if (type == NPY_FLOAT64) {
+        *(double *)PyArray_DATA(total) = 0.0 + strided_pairwise_double(p, n, step);
+    } else {
+        npy_uint64 sum = 0;   /* (unsigned: wrapping around as NumPy's int64 sum does) */
+        for (npy_intp i = 0; i < n; i++) sum += (npy_uint64)*(const npy_int64 *)(p + i * step);
+        *(npy_int64 *)PyArray_DATA(total) = (npy_int64)sum;
+    }
+    PyObject *out = make((PyObject *)total);
+    if (out == NULL || !grad || type == NPY_INT64) return out;
+    PyObject *node = record_node(f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None) {
+        PyObject *shape = PyArray_IntTupleFromIntp(2, PyArray_DIMS(x));
+        if (shape == NULL || PyObject_SetAttr(node, s_in_shape, shape) < 0) Py_CLEAR(node);
+        Py_XDECREF(shape);
     }
     return with_node(out, node);
 }

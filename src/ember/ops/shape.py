@@ -1053,6 +1053,11 @@ class TraceBackward0(Node):
 @autocast_policy("fp32")
 def trace(input):
     """The sum of the elements on the main diagonal of the 2-d ``input``."""
+    return _trace_entry[0](input)
+
+
+def _python_trace(input):
+    """``trace`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     data = input._data
     if data.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {data.ndim}")
@@ -1065,6 +1070,9 @@ def trace(input):
     if node is not None:
         node.in_shape = data.shape
     return out
+
+
+_trace_entry = _compiled_functions.register(_python_trace, TraceBackward0, kind="trace")
 
 
 def _indices_of(fn, row, col, offset, dtype, device):

@@ -345,28 +345,30 @@ def _check_float_activation(input, kernel):
 @autocast_policy("lower")
 def prelu(input, weight):
     """Applies ``max(0, x) + weight * min(0, x)`` element-wise, ``weight`` per channel (dim 1)."""
-    if weight.dtype != input.dtype:
+    data, weights = input._data, weight._data
+    if weights.dtype != data.dtype:
         from ...ops._common import _type_word
-        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_word(input._data.dtype)} "
-                           f"and {_type_word(weight._data.dtype)}")
-    _check_float_activation(input, "prelu_cpu")
-    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_word(data.dtype)} "
+                           f"and {_type_word(weights.dtype)}")
+    if data.dtype.kind not in "fc":
+        _check_float_activation(input, "prelu_cpu")
+    if weights.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight.ndim}")
-    n = weight.numel()
-    if input.ndim == 0 or n == 1:
+                           f"ndim = {weights.ndim}")
+    n, nd = weights.size, data.ndim
+    if nd == 0 or n == 1:
         w = weight.reshape(()) if n == 1 else weight
     else:
-        channels = input.shape[1] if input.ndim >= 2 else 1   # (as torch counts a 1-d input)
+        channels = data.shape[1] if nd >= 2 else 1   # (as torch counts a 1-d input)
         if n != channels:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {n} and channel size = {channels}.")
-        w = weight.reshape((-1,) + (1,) * (input.ndim - 2)) if input.ndim >= 2 else weight
-    if not input.is_floating_point():
+        w = weight.reshape((-1,) + (1,) * (nd - 2)) if nd >= 2 else weight
+    if data.dtype.kind == "c":
         return where(input > 0, input, w * input)
     # torch's kernel takes the weight viewed to the input's rank, channels at dim 1
-    view_shape = (1,) * input.ndim if n == 1 else (1, n) + (1,) * (input.ndim - 2)
-    w = weight if tuple(weight.shape) == view_shape else weight.view(view_shape)
+    view_shape = (1,) * nd if n == 1 else (1, n) + (1,) * (nd - 2)
+    w = weight if weights.shape == view_shape else weight.view(view_shape)
     out = make(_prelu_forward(input._data, w._data))
     node = record(PreluKernelBackward0, (input, w), out)
     if node is not None:
