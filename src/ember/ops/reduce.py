@@ -1134,17 +1134,17 @@ def _arg_extreme(op, input, dim, keepdim, is_max):
     if data.dtype.kind in "bc":
         raise RuntimeError(f"{op}(): does not support {'bool' if data.dtype.kind == 'b' else 'complex'} input")
     xp = namespace_of(data)
-    find = xp.argmax if is_max else xp.argmin
+    find = data.argmax if is_max else data.argmin   # (the array's own methods: no dispatch by function)
     if dim is None:
         if data.size == 0:
             raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
-        out = xp.asarray(find(data), dtype=_INT64).reshape((1,) * data.ndim if keepdim else ())
+        out = xp.asarray(find(), dtype=_INT64).reshape((1,) * data.ndim if keepdim else ())
         return make(out)
     d = wrap_dim(dim, data.ndim)
     if data.ndim == 0:
         return make(xp.zeros((), dtype=_INT64))
     _check_reducible(op, data.shape, d)
-    return make(find(data, axis=d, keepdims=keepdim).astype(_INT64, copy=False))
+    return make(find(axis=d, keepdims=keepdim).astype(_INT64, copy=False))
 
 
 def argmax(input, dim=None, keepdim=False, *, out=None):
@@ -1525,7 +1525,10 @@ def _logical(input, dim, keepdim, find):
     axis = None if dim is None else normalize_dims(dim, data.ndim)
     if axis is None and keepdim:
         axis = tuple(range(data.ndim))
-    out = find(data, axis=axis, keepdims=keepdim)
+    if data.__class__ is np.ndarray:   # (what NumPy's any and all call, without their Python wrappers)
+        out = (np.logical_or if find is np.any else np.logical_and).reduce(data, axis, np.bool_, None, keepdim)
+    else:
+        out = find(data, axis=axis, keepdims=keepdim)
     if data.dtype == _dtype.uint8.np:
         return make(namespace_of(data).asarray(out, dtype=data.dtype))
     return make(out)
