@@ -1424,7 +1424,8 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
 def index_add_(self, dim, index, source, *, alpha=1):
     """In-place ``index_add``. Where nothing is recorded, large row-major float32 slices are
     added on the loop straight into ``self``'s memory (no copy out and back)."""
-    if (alpha == 1 and isinstance(index, Tensor) and isinstance(source, Tensor) and inplace_untracked(self)
+    if (alpha == 1 and isinstance(index, Tensor) and isinstance(source, Tensor)
+            and source._data.size >= openmp_kernels.ELEMENTWISE_MIN_ELEMENTS and inplace_untracked(self)
             and not (grad_state.grad_enabled and source._requires_grad)):
         data, idx = self._data, index._data
         d = wrap_dim(dim, data.ndim or 1)
