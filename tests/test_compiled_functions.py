@@ -140,7 +140,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ge", "_python_2_norm", "_python_dot",
                                                   "_python_mv", "_python_addmm", "_python_addmv",
                                                   "_python_softmax", "_python_log_softmax", "_python_vdot",
-                                                  "_python_outer", "_python_trace",
+                                                  "_python_outer", "_python_trace", "_python_addr",
                                                   "_python_baddbmm", "isfinite", "isnan", "isinf", "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
@@ -3719,5 +3719,56 @@ def test_other_trace_cases_take_the_python_path(case):
             "large": lambda: ember.trace(ember.ones(200, 200)),
             "no_grad": lambda: _no_grad(ember.trace, ember.tensor(values, requires_grad=True)),
             "uint8": lambda: ember.trace(ember.tensor(values.astype(np.uint8)))}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]
+
+
+# -- addr ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("input_shape", [(3, 5), (5,), (1, 5), (3, 1), (), "transposed", "flipped"])
+@pytest.mark.parametrize("coefficients", [(1, 1), (0.5, 2.0), (0, 3), (-1, 1), (2, 0.25)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_addr_is_the_python_paths_and_torchs(monkeypatch, dtype, coefficients, input_shape):
+    from ember._backend import openmp_kernels as loops
+    rng = np.random.default_rng(10)
+    beta, alpha = coefficients
+    base = (rng.standard_normal((5, 3)).T.copy() if input_shape == "transposed" else
+            rng.standard_normal((3, 5)) if input_shape == "flipped" else rng.standard_normal(input_shape)).astype(dtype)
+    a, b = (rng.standard_normal(n).astype(dtype) for n in (3, 5))
+
+    def given():
+        t = ember.tensor(base)
+        return t.flip(0) if input_shape == "flipped" else t.mT.contiguous().mT if input_shape == "transposed" else t
+    results = _on_both_paths(lambda: ember.addr(given(), ember.tensor(a), ember.tensor(b), beta=beta, alpha=alpha))
+    assert results[0] == results[1]
+    want = torch.addr(torch.tensor(given().numpy()), torch.tensor(a), torch.tensor(b), beta=beta, alpha=alpha)
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype).reshape(3, 5), want.numpy(), rtol=1e-5, atol=1e-6)
+    x, y, z = given(), ember.tensor(a), ember.tensor(b)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: ember.addr(x, y, z, beta=beta, alpha=alpha),
+                                        [(loops, "rank_one")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "int64", "bool", "bool_beta", "mixed_dtypes", "matrix_vec",
+                                  "not_broadcasting", "three_dims", "large", "out", "flop_counter", "inplace"])
+def test_other_addr_cases_take_the_python_path(case):
+    from ember.utils.flop_counter import FlopCounterMode
+    m, a, b = np.ones((3, 5), np.float32), np.linspace(-1, 1, 3, dtype=np.float32), np.arange(5, dtype=np.float32)
+
+    def flops():
+        with FlopCounterMode(display=False) as counter:
+            out = ember.addr(ember.tensor(m), ember.tensor(a), ember.tensor(b))
+        return out + counter.get_total_flops()
+    call = {"requires_grad": lambda: ember.addr(ember.tensor(m, requires_grad=True), ember.tensor(a), ember.tensor(b)),
+            "int64": lambda: ember.addr(ember.tensor(m).long(), ember.tensor(a).long(), ember.tensor(b).long()),
+            "bool": lambda: ember.addr(ember.tensor(m > 0), ember.tensor(a > 0), ember.tensor(b > 1)),
+            "bool_beta": lambda: ember.addr(ember.tensor(m), ember.tensor(a), ember.tensor(b), beta=True),
+            "mixed_dtypes": lambda: ember.addr(ember.tensor(m).double(), ember.tensor(a), ember.tensor(b)),
+            "matrix_vec": lambda: ember.addr(ember.tensor(m), ember.tensor(m), ember.tensor(b)),
+            "not_broadcasting": lambda: ember.addr(ember.ones(4), ember.tensor(a), ember.tensor(b)),
+            "three_dims": lambda: ember.addr(ember.ones(1, 3, 5), ember.tensor(a), ember.tensor(b)),
+            "large": lambda: ember.addr(ember.ones(200, 200), ember.ones(200), ember.ones(200)),
+            "out": lambda: ember.addr(ember.tensor(m), ember.tensor(a), ember.tensor(b), out=ember.empty(3, 5)),
+            "flop_counter": flops,
+            "inplace": lambda: ember.tensor(m).addr_(ember.tensor(a), ember.tensor(b), beta=0.5, alpha=3)}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]

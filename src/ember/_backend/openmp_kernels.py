@@ -35,6 +35,7 @@ The C source is compiled once per machine with the machine's C compiler and cach
 oneDNN loaded). Where no compiler is found or the build fails, each function returns None and
 NumPy's path runs; nothing is warned, since nothing is lost but speed.
 """
+import ctypes
 import math
 
 import numpy as np
@@ -2106,6 +2107,14 @@ def rank_one(a, b, d=None, beta=0, alpha=1):
 
 
 _RANK_ONE_LOOPS = {np.dtype(np.float32): "rank_one_float32", np.dtype(np.float64): "rank_one_float64"}
+
+
+def rank_one_addresses():
+    """The addresses of ``rank_one``'s loops over float32 and float64 (each None where it cannot be
+    built): what addr's compiled function calls (``ops._compiled_functions``)."""
+    from .._inductor import _compiler
+    functions = [_compiler.load(SOURCE, name, quiet=True, argtypes=None) for name in _RANK_ONE_LOOPS.values()]
+    return tuple(None if f is None else ctypes.cast(f, ctypes.c_void_p).value for f in functions)
 
 
 # whole_reduction's kinds: the loop and the dtype of its result

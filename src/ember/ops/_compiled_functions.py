@@ -42,7 +42,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
-          "softmax", "outer", "trace")
+          "softmax", "outer", "trace", "rank_one")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -237,7 +237,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
-                     OUTER_FUNCTION, TRACE_FUNCTION };
+                     OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1845,8 +1845,8 @@ SOFTMAX_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == TRACE_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == RANK_ONE_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1912,6 +1912,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = outer_case(f, args, &handled);
         else if (f->kind == TRACE_FUNCTION)
             out = trace_case(f, args, &handled);
+        else if (f->kind == RANK_ONE_FUNCTION)
+            out = rank_one_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1951,7 +1953,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > TRACE_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > RANK_ONE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -1967,6 +1969,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
             && !PyArg_ParseTuple(specifics, "iO", &f.product_operands, &f.flop_hook))
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
+    if (f.kind == RANK_ONE_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.flop_hook)) return NULL;
     if (f.kind == CLAMP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.number_node)) return NULL;   /* (of numbers) */
     if (f.kind == FREXP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (result type) */
     /* (whether log_softmax's, the narrowest rows taken in a tensor of more than max_elements) */

@@ -14,6 +14,12 @@ Kind "outer": ``outer(input, vec2)`` of two small float32 or float64 vectors of 
 elements where nothing records: ``input[i] * vec2[j]`` in C (each product rounded to the dtype, as
 ``linalg.rank_one_array`` and NumPy's broadcast multiply round it). Tensors that require grad (the
 Python op records the composite's nodes), and every other case, go to the Python op.
+
+Kind "rank_one": ``addr(input, vec1, vec2, beta, alpha)`` of small float32 or float64 tensors of one
+dtype (``input`` of at most two dims broadcasting to the product) and Python numbers ``beta`` and
+``alpha``, where nothing records: ``openmp_kernels``' rank-one loop (its address given at the first
+call) on the calling thread, as ``linalg.rank_one_untracked`` calls it. Every other case goes to the
+Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -182,5 +188,71 @@ static PyObject *outer_case(Function *f, PyObject *const *args, int *handled) {
         outer_double(PyArray_DATA(v[0]), PyArray_STRIDE(v[0], 0), dims[0], PyArray_DATA(v[1]),
                      PyArray_STRIDE(v[1], 0), dims[1], PyArray_DATA(products));
     return make((PyObject *)products);
+}
+/* ``openmp_kernels``' rank-one update loop (``RANK_ONE``): arrays a, b, d (NULL: none), out; sizes n, m
+   and d's row and column strides in elements; scalars alpha and beta; threads. */
+typedef void (*rank_one_loop)(void **, const int64_t *, const double *, int);
+
+/* ``addr(input, vec1, vec2, beta, alpha)`` in the common case (the module's docstring), no
+   ``__torch_function__`` dispatch or forward-mode AD: a new tensor, NULL on error, or ``*handled`` set
+   to 0 where the case is not this one. */
+static PyObject *rank_one_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *v[3];
+    for (int i = 0; i < 3; i++) {
+        v[i] = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
+        if (v[i] == NULL || (PyArray_TYPE(v[i]) != NPY_FLOAT32 && PyArray_TYPE(v[i]) != NPY_FLOAT64)
+                || PyArray_TYPE(v[i]) != PyArray_TYPE(v[0]) || !PyArray_ISNOTSWAPPED(v[i]) || !PyArray_ISALIGNED(v[i]))
+            return NULL;
+    }
+    PyObject *beta = args[3], *alpha = args[4];
+    if (PyArray_NDIM(v[1]) != 1 || PyArray_NDIM(v[2]) != 1 || PyArray_SIZE(v[1]) == 0 || PyArray_SIZE(v[2]) == 0
+            || !(PyFloat_CheckExact(beta) || PyLong_CheckExact(beta))
+            || !(PyFloat_CheckExact(alpha) || PyLong_CheckExact(alpha)) || f->loops[0] == NULL)
+        return NULL;
+    int type = PyArray_TYPE(v[0]);
+    npy_intp itemsize = PyArray_ITEMSIZE(v[0]), dims[2] = {PyArray_DIM(v[1], 0), PyArray_DIM(v[2], 0)};
+    if ((double)dims[0] * (double)dims[1] * itemsize >= (double)small_bytes) return NULL;
+    double b = PyFloat_AsDouble(beta), a = PyFloat_AsDouble(alpha);
+    if ((b == -1.0 || a == -1.0) && PyErr_Occurred()) {   /* (an int beyond a double's range) */
+        PyErr_Clear();
+        return NULL;
+    }
+    /* the input's strides in elements over the result's two dims (0 where it broadcasts) */
+    int64_t strides[2] = {0, 0};
+    PyArrayObject *d = b == 0 ? NULL : v[0];
+    for (int k = 0; d != NULL && k < PyArray_NDIM(d); k++) {
+        int axis = 2 - PyArray_NDIM(d) + k;
+        npy_intp size = PyArray_DIM(d, k), stride = PyArray_STRIDE(d, k);
+        if (PyArray_NDIM(d) > 2 || (size != 1 && (size != dims[axis] || stride % itemsize))) return NULL;
+        if (size != 1) strides[axis] = stride / itemsize;
+    }
+    if (PyArray_NDIM(v[0]) > 2) return NULL;
+    int grad = 0;
+    for (int i = 0; i < 3 && grad == 0; i++) grad = requires_grad(args[i]);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (tensors that require grad: the Python op records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    PyObject *counter = PyObject_GetAttr(f->flop_hook, s_counter);   /* (counting: the Python op) */
+    int counting = counter != Py_None;
+    Py_XDECREF(counter);
+    if (counter == NULL) *handled = 1;
+    if (counter == NULL || counting) return NULL;
+    *handled = 1;
+    PyArrayObject *a1 = (PyArrayObject *)PyArray_GETCONTIGUOUS(v[1]);
+    PyArrayObject *a2 = (PyArrayObject *)PyArray_GETCONTIGUOUS(v[2]);
+    PyArrayObject *products = a1 == NULL || a2 == NULL ? NULL : (PyArrayObject *)PyArray_SimpleNew(2, dims, type);
+    if (products != NULL) {
+        void *arrays[4] = {PyArray_DATA(a1), PyArray_DATA(a2), d == NULL ? NULL : PyArray_DATA(d),
+                           PyArray_DATA(products)};
+        int64_t sizes[4] = {dims[0], dims[1], strides[0], strides[1]};
+        double scalars[2] = {a, b};
+        ((rank_one_loop)f->loops[type == NPY_FLOAT64])(arrays, sizes, scalars, 1);
+    }
+    Py_XDECREF(a1);
+    Py_XDECREF(a2);
+    return products == NULL ? NULL : make((PyObject *)products);
 }
 '''

@@ -6,6 +6,8 @@ import math
 import numpy as np
 
 from .. import _flop_hook
+from .._backend import openmp_kernels
+from . import _compiled_functions
 from ..autograd.graph import Node
 from ._common import (
     apply_inplace, broadcasts_to, check_tensor, forward_mode, grad_state, make, method, namespace_of, record, sum_to,
@@ -122,6 +124,11 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """Performs the outer-product of vectors ``vec1`` and ``vec2`` and adds it to the matrix
     ``input``: ``beta * input + alpha * outer(vec1, vec2)`` (``input`` is ignored when
     ``beta`` is 0, so that its NaN and inf do not propagate)."""
+    return _addr_entry[0](input, vec1, vec2, beta, alpha)
+
+
+def _python_addr(input, vec1, vec2, beta=1, alpha=1):
+    """``addr`` in every case its compiled function (``ops._compiled_functions``) leaves to Python."""
     _check_addr(input, vec1, vec2)
     _check_addr_scalars(input, vec1, vec2, beta, alpha)
     untracked = rank_one_untracked(vec1, vec2, input, beta, alpha)
@@ -197,6 +204,11 @@ def _addr_recorded(input, vec1, vec2, beta, alpha):
     return out
 
 
+# (where nothing records: the rank-one loop called from C)
+_addr_entry = _compiled_functions.register(_python_addr, None, kind="rank_one",
+                                           addresses=openmp_kernels.rank_one_addresses, specifics=(_flop_hook,))
+
+
 def _plus_ignored(product, input):
     """``product`` broadcast with ``input`` (whose values are ignored; its gradient is zero)."""
     return where(ones((), dtype=_bool, device=product.device), product, input)
@@ -205,10 +217,10 @@ def _plus_ignored(product, input):
 @method()
 def addr_(self, vec1, vec2, *, beta=1, alpha=1):
     _check_addr(self, vec1, vec2)
-    if tuple(self.shape) != (vec1.shape[0], vec2.shape[0]):
+    if self._data.shape != (vec1._data.shape[0], vec2._data.shape[0]):
         raise RuntimeError(f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
                            f"v2: {list(vec2.shape)}")
-    return apply_inplace(self, addr.__wrapped__, vec1, vec2, beta=beta, alpha=alpha)
+    return apply_inplace(self, _addr_entry[0], vec1, vec2, beta, alpha)
 
 
 @method()
