@@ -347,7 +347,10 @@ def test_strided_running_sums_take_the_loop_after_a_copy_and_small_ones_numpy(mo
 
 
 def _gather_spy(monkeypatch):
+    """The calls of gather's kernel and of its gradient's, gather's Python path in place of its compiled
+    function (which takes small gathers itself, once the compiled functions are built)."""
     from ember.ops import index
+    monkeypatch.setattr(index, "_gather_entry", [index._python_gather])
     return _spy_on(monkeypatch, index._gather_kernel, index._gather_gradient_kernel)
 
 
