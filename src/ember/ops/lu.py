@@ -21,7 +21,8 @@ from ._common import _type_word, check_tensor, make, namespace_of, Node, record,
 from .matrix_decompositions import (
     LinAlgError, LinalgSolveExBackward0, _batch_prefix, _first_nonzero, check_matrix, solve_operands,
 )
-from .triangular import _permutation, _substitute, lu_unpack, row_order, solve_triangular
+from .shape import _triangle_data
+from .triangular import _permutation, _substitute, identity, lu_unpack, row_order, solve_triangular
 from ..autograd._dual import jvp_by_transposition
 
 __all__ = []
@@ -241,8 +242,8 @@ def lu(A, *, pivot=True, out=None):
     m, n = data.shape[-2:]
     k = min(m, n)
     P = make(_permutation(xp, pivots, m, data.dtype))
-    L = make(xp.tril(lu_data[..., :, :k], -1) + xp.eye(m, k, dtype=data.dtype))
-    U = make(xp.triu(lu_data[..., :k, :]))
+    L = make(_triangle_data("tril", lu_data[..., :, :k], -1) + identity(xp, m, k, data.dtype))
+    U = make(_triangle_data("triu", lu_data[..., :k, :], 0))
     node = record(LinalgLuBackward0, (A,), None, L, U)
     if node is not None:
         node.save(P, L, U)

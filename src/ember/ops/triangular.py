@@ -1,6 +1,7 @@
 """Solvers for triangular and Cholesky-factored systems, and unpacking LU factors:
 ``triangular_solve`` (deprecated in torch), ``cholesky_solve``, ``cholesky_inverse`` and
 ``lu_unpack``."""
+import functools
 import math
 import warnings
 
@@ -272,6 +273,8 @@ def cholesky_inverse(input, upper=False):
 
 def _pivots_in_range(pivots, m):
     """Whether every 1-based pivot names one of ``m`` rows."""
+    if pivots.__class__ is np.ndarray:   # (the ufuncs' reductions, without the methods' Python wrappers)
+        return bool(np.minimum.reduce(pivots, None) >= 1) and bool(np.maximum.reduce(pivots, None) <= m)
     return bool(pivots.min() >= 1) and bool(pivots.max() <= m)
 
 
@@ -294,7 +297,20 @@ def row_order(xp, pivots, m):
 
 def _permutation(xp, pivots, m, dtype):
     """P with A = P L U from LAPACK's 1-based sequential row swaps ``pivots``."""
-    return xp.swapaxes(xp.eye(m, dtype=dtype)[row_order(xp, pivots, m)], -1, -2)
+    return xp.swapaxes(identity(xp, m, m, dtype)[row_order(xp, pivots, m)], -1, -2)
+
+
+@functools.lru_cache(maxsize=64)
+def _numpy_identity(m, n, dtype):
+    eye = np.eye(m, n, dtype=dtype)
+    eye.flags.writeable = False
+    return eye
+
+
+def identity(xp, m, n, dtype):
+    """The (m, n) identity matrix of ``dtype`` (NumPy's: one read-only array per shape and dtype, made
+    once)."""
+    return _numpy_identity(m, n, np.dtype(dtype)) if xp is np else xp.eye(m, n, dtype=dtype)
 
 
 class LuUnpackBackward0(Node):
