@@ -9,7 +9,6 @@ import numpy as np
 
 from .._backend import cblas, openmp_kernels
 from ..autograd.graph import Node
-from .. import _dtype
 from ..return_types import lu_unpack as _lu_unpack_result, triangular_solve as _triangular_solve_result
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out, write_out
 from .creation import empty, zeros
@@ -300,6 +299,9 @@ def _permutation(xp, pivots, m, dtype):
     return xp.swapaxes(identity(xp, m, m, dtype)[row_order(xp, pivots, m)], -1, -2)
 
 
+_INT32 = np.dtype(np.int32)
+
+
 @functools.lru_cache(maxsize=64)
 def _numpy_identity(m, n, dtype):
     eye = np.eye(m, n, dtype=dtype)
@@ -351,19 +353,21 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     ``unpack_pivots=False``."""
     check_tensor(LU_data, "lu_unpack", "LU_data")
     check_tensor(LU_pivots, "lu_unpack", "LU_pivots")
-    if LU_data.dim() < 2:
+    data, pivots = LU_data._data, LU_pivots._data
+    if data.ndim < 2:
         raise RuntimeError("torch.lu_unpack: Expected tensor to have at least 2 dimensions, but it "
-                           f"has {LU_data.dim()} dimensions instead")
-    if LU_pivots.dtype != _dtype.int32:
+                           f"has {data.ndim} dimensions instead")
+    if pivots.dtype != _INT32:
         raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
                            "torch.int32 dtype.\nNote: this function is intended to be used with "
                            "the output produced by torch.linalg.lu_factor")
-    m, n = LU_data.shape[-2:]
+    m, n = data.shape[-2:]
     k = min(m, n)
-    nothing = empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    xp = namespace_of(data)
+
+    def nothing():   # (an empty tensor of LU_data's dtype and device)
+        return make(np.empty(0, data.dtype)) if xp is np else empty(0, dtype=LU_data.dtype, device=LU_data.device)
     if unpack_data:
-        data = LU_data._data
-        xp = namespace_of(data)
         lower = _triangle_data("tril", data[..., :, :k], -1)
         diagonal = xp.arange(k)
         lower[..., diagonal, diagonal] = 1
@@ -372,17 +376,15 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         if node is not None:
             node.m, node.n = m, n
     else:
-        L, U = nothing, nothing.clone()
-    P = nothing.clone()
+        L, U = nothing(), nothing()
+    P = nothing()
     if unpack_pivots:
-        pivots = LU_pivots._data
-        if pivots.size and (int(pivots.min()) < 1 or int(pivots.max()) > m):
+        if pivots.size and not _pivots_in_range(pivots, m):
             raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) "
                                "inclusive.Did you properly pass the result of lu_factor?")
-        xp = namespace_of(LU_data._data)
-        P = make(_permutation(xp, pivots, m, LU_data._data.dtype))
-        if tuple(P.shape[:-2]) != tuple(LU_data.shape[:-2]):
-            P = P.expand(*LU_data.shape[:-2], m, m).clone()
+        P = make(_permutation(xp, pivots, m, data.dtype))
+        if P._data.shape[:-2] != data.shape[:-2]:
+            P = P.expand(*data.shape[:-2], m, m).clone()
     return write_out(_lu_unpack_result(P, L, U), out, op="lu_unpack")
 
 
