@@ -40,7 +40,7 @@ import math
 
 import numpy as np
 
-from . import native_calls
+from . import cblas, native_calls
 from .pointers import address
 
 SOURCE = r"""
@@ -2426,7 +2426,6 @@ def _with_gemm(names, dtype):
     """(the loop ``names[dtype]``, the address of NumPy's CBLAS gemm for ``dtype``, whether its
     sizes are int64) for the recursive factorizations and solves, which call that gemm; None
     where the loop or the gemm is not found."""
-    from . import cblas
     gemm = cblas.gemm_address(dtype)
     function = _function(names[dtype]) if gemm is not None else None
     return None if function is None else (function, *gemm)

@@ -15,13 +15,13 @@ import math
 
 import numpy as np
 
-from .. import return_types
+from .. import _dtype, return_types
 from .._backend import openmp_kernels
 from ._common import _type_word, check_tensor, make, namespace_of, Node, record, sum_to, write_out
 from .matrix_decompositions import (
     LinAlgError, LinalgSolveExBackward0, _batch_prefix, _first_nonzero, check_matrix, solve_operands,
 )
-from .shape import _triangle_data
+from .shape import _broadcast_pair, _triangle_data
 from .triangular import _permutation, _substitute, identity, lu_unpack, row_order, solve_triangular
 from ..autograd._dual import jvp_by_transposition
 
@@ -303,7 +303,6 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """The solution X of ``A X = B`` from ``A``'s LU factorization (``LU`` and ``pivots`` as
     ``lu_factor`` returns them); ``X A = B`` when ``left=False``, with ``A^H`` for ``A`` when
     ``adjoint=True``. Batch dimensions broadcast."""
-    from .. import _dtype
     op = "linalg.lu_solve"
     check_tensor(LU, "linalg_lu_solve", "LU")
     check_tensor(pivots, "linalg_lu_solve", "pivots")
@@ -325,7 +324,6 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if tuple(pivots.shape) != tuple(LU.shape[:-1]):
         raise RuntimeError(f"{op}: Number of pivots per batch should be same as the dimension of the "
                            "matrix")
-    from .shape import _broadcast_pair
     _broadcast_pair(B._data.shape[:-2], LU._data.shape[:-2])
     xp = namespace_of(LU._data)
     if left:
@@ -365,7 +363,6 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 def _solve_from_factors(A, B, lu_data, pivots, transpose):
     """X with A X = B (matrix B, batch dimensions broadcast), ``A`` given by getrf's factors
     of A (``transpose``: of A^T), recorded as ``linalg.solve``'s node."""
-    from .shape import _broadcast_pair
     _broadcast_pair(A._data.shape[:-2], B._data.shape[:-2])
     result = make(lu_solve_arrays(lu_data, pivots, B._data, transpose, False))
     node = record(LinalgSolveExBackward0, (A, B), result)
