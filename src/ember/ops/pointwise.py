@@ -14,7 +14,7 @@ from .._backend import check_same_device, openmp_kernels, vector_math
 from .._backend.openmp_kernels import BINARY_MIN_BYTES as _BINARY_MIN_BYTES, ROWS_MIN_BYTES as _ROWS_MIN_BYTES
 from .._backend.choice import KernelChoice
 from .._blocked_tensor import BlockedTensor, blocked_or_data, elementwise_operands, wrap_like
-from . import _compiled_functions, _float_division
+from . import _compiled_functions, _float_division, unary
 from ..autograd._dual import jvp_by_backward, jvp_by_operand_backward
 from ._common import (
     apply_inplace, arrays_for, bump_version, _BY_NP, check_inplace, complex_autograd,
@@ -890,8 +890,7 @@ def _rsub_op(self, other):
 def _rtruediv(self, other):
     if isinstance(other, Tensor):
         return div(other, self)
-    from .unary import reciprocal
-    return mul(reciprocal(self), other)
+    return mul(unary.reciprocal(self), other)
 
 
 @method("__rpow__")

@@ -19,7 +19,7 @@ from .. import _dtype, return_types
 from ._common import (
     complex_autograd, complex_autograd_message,
     apply_inplace, float_array, _HALF_PRECISION, make, make_view, method, namespace_of, narrowed, Node,
-    normalize_dims, not_implemented, out_dtype, record, Tensor, to_np_dtype, _type_word,
+    normalize_dims, not_implemented, out_dtype, record, Size, Tensor, to_np_dtype, _type_word,
     typeid_word, widened, wrap_dim, write_out, write_out_exact,
 )
 from .shape import flip
@@ -1769,18 +1769,21 @@ del _name
 @method()
 def sum_to_size(self, *sizes, size=None):
     """Sums this tensor to ``size``, which must be expandable to this tensor's size."""
-    import builtins
-    from .._tensor import Size
     if size is None:
         size = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)) else sizes
-    size = tuple(int(s) for s in size)
-    shape = tuple(self._data.shape)
+    size = tuple([int(s) for s in size])
+    shape = self._data.shape
     lead = len(shape) - len(size)
-    if lead < 0 or builtins.any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+    dims = list(range(lead)) if lead >= 0 else None   # (the leading dims, and those size has as 1)
+    for i, s in enumerate(size if dims is not None else ()):
+        if s != shape[lead + i]:
+            if s != 1:
+                dims = None
+                break
+            dims.append(lead + i)
+    if dims is None:
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
-    dims = tuple(range(lead)) + tuple(lead + i for i, (s, n) in enumerate(zip(size, shape[lead:]))
-                                      if s == 1 and n != 1)
-    result = self.sum(dims, keepdim=True) if dims else self
+    result = self.sum(tuple(dims), keepdim=True) if dims else self
     return result.reshape(size) if lead else result
 
 

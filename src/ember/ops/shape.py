@@ -18,7 +18,7 @@ from ._common import (
     complex_autograd,
     apply_inplace, AsStridedBackward0, bump_version, check_inplace, inplace_untracked, KeyRegion,
     make, make_view, method,
-    namespace_of, Node, normalize_dims, record, take_view, Tensor, _type_word, wrap_dim, write_out,
+    namespace_of, Node, normalize_dims, record, Size, take_view, Tensor, _type_word, wrap_dim, write_out,
 )
 from . import _compiled_functions
 from .creation import zeros
@@ -866,7 +866,6 @@ def _repeat_each(input, repeats, dim, output_size):
 
 def broadcast_shapes(*shapes):
     """The shape that tensors of ``shapes`` broadcast to together."""
-    from ._common import Size
     result = []
     for i, shape in enumerate(shapes):
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
