@@ -3676,7 +3676,7 @@ def test_other_outer_cases_take_the_python_path(case):
 
 # -- trace ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape", [(4, 4), (3, 7), (9, 2), (1, 1), (60, 100), (20, 20)])
+@pytest.mark.parametrize("shape", [(4, 4), (3, 7), (9, 2), (1, 1), (60, 100), (20, 20), (130, 140), (400, 300)])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_trace_is_the_python_paths_and_torchs(monkeypatch, dtype, shape):
     """The diagonal's sum in C, read in place whatever the layout: the Python path's bits (NumPy's
@@ -3707,7 +3707,7 @@ def test_trace_node_and_gradient_are_the_python_paths():
     assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("case", ["int32", "bool", "float16", "vector", "batch", "empty", "large", "no_grad", "uint8"])
+@pytest.mark.parametrize("case", ["int32", "bool", "float16", "vector", "batch", "empty", "no_grad", "uint8"])
 def test_other_trace_cases_take_the_python_path(case):
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
     call = {"int32": lambda: ember.trace(ember.tensor(values.astype(np.int32))),
@@ -3716,7 +3716,6 @@ def test_other_trace_cases_take_the_python_path(case):
             "vector": lambda: ember.trace(ember.tensor(values[0])),
             "batch": lambda: ember.trace(ember.tensor(values[None])),
             "empty": lambda: ember.trace(ember.tensor(values[:0])),
-            "large": lambda: ember.trace(ember.ones(200, 200)),
             "no_grad": lambda: _no_grad(ember.trace, ember.tensor(values, requires_grad=True)),
             "uint8": lambda: ember.trace(ember.tensor(values.astype(np.uint8)))}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))

@@ -7,8 +7,8 @@
 - kind "flip": ``flip`` (and ``fliplr``, ``flipud``) of a small tensor of numbers with dims (below
   the size from which the Python op copies rows on its loop) and a tuple of distinct int dims, a
   row-major copy reversed along them, the node recorded as ``shape.flip`` records it;
-- kind "trace": ``trace`` of a small float32, float64 or int64 matrix, the sum of its diagonal (read
-  in place, any layout), the node recorded as ``shape.trace`` records it.
+- kind "trace": ``trace`` of a float32, float64 or int64 matrix, the sum of its diagonal (read in
+  place, any layout and size), the node recorded as ``shape.trace`` records it.
 
 Every other case goes to the Python op.
 """
@@ -119,7 +119,8 @@ static PyObject *flip_case(Function *f, PyObject *const *args, int *handled) {
     }
     return with_node(out, node);
 }
-/* ``trace(input)`` in the common case: a small float32, float64 or int64 matrix with a diagonal, no
+/* ``trace(input)`` in the common case: a float32, float64 or int64 matrix with a diagonal (of any size: only
+   the diagonal is read), no
    ``__torch_function__`` dispatch or forward-mode AD: the diagonal's sum (NumPy's pairwise sum for floats,
    as ``ndarray.trace`` adds it; int64 wraps around as NumPy's), a 0-d tensor, the node recorded as
    ``shape.trace`` records it. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not
@@ -130,8 +131,7 @@ static PyObject *trace_case(Function *f, PyObject *const *args, int *handled) {
     PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
     int type = x == NULL ? -1 : PyArray_TYPE(x);
     if (x == NULL || (type != NPY_FLOAT32 && type != NPY_FLOAT64 && type != NPY_INT64) || PyArray_NDIM(x) != 2
-            || !PyArray_ISNOTSWAPPED(x) || !PyArray_ISALIGNED(x) || PyArray_SIZE(x) == 0
-            || PyArray_NBYTES(x) >= small_bytes)
+            || !PyArray_ISNOTSWAPPED(x) || !PyArray_ISALIGNED(x) || PyArray_SIZE(x) == 0)
         return NULL;
     int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
