@@ -1040,6 +1040,9 @@ def movedim(input, source, destination):
     """Moves the dimension(s) ``source`` to position(s) ``destination``; the others keep their
     order."""
     nd = input._data.ndim
+    if (source.__class__ in (list, tuple) and destination.__class__ in (list, tuple) and len(source) == 1
+            and len(destination) == 1):   # (one dim given in a list: as given alone)
+        source, destination = source[0], destination[0]
     if source.__class__ is int and destination.__class__ is int and nd:   # one dim: the common case
         order = list(range(nd))
         order.insert(wrap_dim(destination, nd), order.pop(wrap_dim(source, nd)))
