@@ -16,7 +16,8 @@ from .._backend.choice import KernelChoice
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
     complex_autograd,
-    apply_inplace, AsStridedBackward0, bump_version, check_inplace, inplace_untracked, KeyRegion,
+    apply_inplace, AsStridedBackward0, bump_version, check_inplace, forward_mode, grad_state, inplace_untracked,
+    KeyRegion,
     make, make_view, method,
     namespace_of, Node, normalize_dims, record, Size, take_view, Tensor, _type_word, wrap_dim, write_out,
 )
@@ -1246,6 +1247,16 @@ def kron(input, other, *, out=None):
 
 @method("kron")
 def _kron(input, other):
+    ad, bd = input._data, other._data
+    if (ad.__class__ is np.ndarray and bd.__class__ is np.ndarray and ad.dtype == bd.dtype
+            and ad.size * bd.size < KRON_ROWS_MIN_ELEMENTS and not forward_mode.active
+            and not (grad_state.grad_enabled and (input._requires_grad or other._requires_grad))):
+        # nothing recorded: the composite's broadcast product on the arrays, without its tensors
+        nd = max(ad.ndim, bd.ndim)
+        a_shape, b_shape = (1,) * (nd - ad.ndim) + ad.shape, (1,) * (nd - bd.ndim) + bd.shape
+        product = np.multiply(ad.reshape(tuple(s for d in a_shape for s in (d, 1))),
+                              bd.reshape(tuple(s for d in b_shape for s in (1, d))))
+        return make(product.reshape(tuple(x * y for x, y in zip(a_shape, b_shape))))
     nd = max(input._data.ndim, other._data.ndim)
     a = input.reshape((1,) * (nd - input._data.ndim) + input._data.shape)
     b = other.reshape((1,) * (nd - other._data.ndim) + other._data.shape)
