@@ -3349,6 +3349,13 @@ _SELECTION_CASES = {
     "nan_to_num_overflowing": lambda x: ember.nan_to_num(x, posinf=1e39),
     "nan_to_num_out": lambda x: ember.nan_to_num(x, out=ember.empty(0)),
     "heaviside_broadcast": lambda x: ember.heaviside(x, x[:1]),
+    "heaviside_broadcast_row": lambda x: ember.heaviside(x, x[0]),
+    "heaviside_broadcast_column": lambda x: ember.heaviside(x, x[:, :1]),
+    "heaviside_broadcast_number_tensor": lambda x: ember.heaviside(x, x[0, 0]),
+    "heaviside_broadcast_both": lambda x: ember.heaviside(x[:1], x[:, :1]),
+    "heaviside_broadcast_wider": lambda x: ember.heaviside(x, x[None]),
+    "heaviside_broadcast_not": lambda x: ember.heaviside(x, x[:, :2]),
+    "heaviside_broadcast_strided": lambda x: ember.heaviside(x, x.t()[:, 1]),
     "heaviside_mixed": lambda x: ember.heaviside(x, x.double()),
     "heaviside_grad": lambda x: ember.heaviside(x.requires_grad_(), x.detach()),
     "heaviside_bool": lambda x: ember.heaviside(x > 0, x > 1),
@@ -3362,6 +3369,14 @@ def test_other_selection_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _SELECTION_CASES[case](x.detach().clone()),
                              (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]
+    if case.startswith("heaviside_broadcast") and not isinstance(results[0][0], type):   # (and torch's values)
+        t = torch.tensor(_selection_values("float32"))
+        got = np.frombuffer(results[0][3], np.float32)
+        values = {"heaviside_broadcast": t[:1], "heaviside_broadcast_row": t[0], "heaviside_broadcast_column": t[:, :1],
+                  "heaviside_broadcast_number_tensor": t[0, 0], "heaviside_broadcast_both": t[:, :1],
+                  "heaviside_broadcast_wider": t[None], "heaviside_broadcast_strided": t.t()[:, 1]}[case]
+        base = t[:1] if case == "heaviside_broadcast_both" else t
+        np.testing.assert_array_equal(got, torch.heaviside(base, values).numpy().reshape(-1))
 
 
 

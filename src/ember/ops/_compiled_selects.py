@@ -53,6 +53,33 @@ STEPS(double)
 STEPS(npy_int64)
 STEPS(npy_int32)
 
+/* A row-major copy of ``v`` broadcast to ``x``'s shape (``v``'s dims aligned to ``x``'s last ones, each of
+   its sizes ``x``'s or 1) in ``*spread``: 1, 0 where ``v`` does not broadcast to that shape, -1 on error. */
+static int spread_to(PyArrayObject *v, PyArrayObject *x, PyArrayObject **spread) {
+    int nd = PyArray_NDIM(x), vd = PyArray_NDIM(v);
+    if (vd > nd) return 0;
+    npy_intp strides[NPY_MAXDIMS];
+    for (int d = 0; d < nd; d++) {
+        int k = d - (nd - vd);
+        npy_intp size = k < 0 ? 1 : PyArray_DIM(v, k);
+        if (size != PyArray_DIM(x, d) && size != 1) return 0;
+        strides[d] = k < 0 || size != PyArray_DIM(x, d) ? 0 : PyArray_STRIDE(v, k);
+    }
+    PyArray_Descr *descr = PyArray_DESCR(v);
+    Py_INCREF(descr);
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, nd, PyArray_DIMS(x), strides, PyArray_DATA(v), 0,
+                                          NULL);
+    if (view == NULL) return -1;
+    Py_INCREF(v);
+    if (PyArray_SetBaseObject((PyArrayObject *)view, (PyObject *)v) < 0) {
+        Py_DECREF(view);
+        return -1;
+    }
+    *spread = (PyArrayObject *)PyArray_NewCopy((PyArrayObject *)view, NPY_CORDER);
+    Py_DECREF(view);
+    return *spread == NULL ? -1 : 1;
+}
+
 /* ``f``'s call in the common case of its kind (the module's docstring), no ``__torch_function__``
    dispatch or forward-mode AD: a new tensor, NULL on error, or ``*handled`` set to 0 where the case
    is not this one. */
@@ -63,11 +90,17 @@ static PyObject *select_values_case(Function *f, PyObject *const *args, int *han
     if (x == NULL) return NULL;
     int type = PyArray_TYPE(x);
     char numbers[3][8];   /* (hardshrink's lambd; nan_to_num's nan, posinf and neginf) */
-    if (heaviside) {
+    if (heaviside) {   /* (values of x's shape, or broadcasting to it: spread in a copy below) */
         values = selected_operand(args[1], 1, 0);
-        if (values == NULL || PyArray_TYPE(values) != type || PyArray_NDIM(values) != PyArray_NDIM(x)
-                || !PyArray_CompareLists(PyArray_DIMS(values), PyArray_DIMS(x), PyArray_NDIM(x)))
-            return NULL;
+        if (values == NULL || PyArray_TYPE(values) != type) return NULL;
+        int nd = PyArray_NDIM(values);
+        if (nd != PyArray_NDIM(x) || !PyArray_CompareLists(PyArray_DIMS(values), PyArray_DIMS(x), nd)) {
+            if (nd > PyArray_NDIM(x)) return NULL;
+            for (int k = 0; k < nd; k++) {
+                npy_intp size = PyArray_DIM(values, k);
+                if (size != 1 && size != PyArray_DIM(x, PyArray_NDIM(x) - nd + k)) return NULL;
+            }
+        }
     } else if (f->kind == HARDSHRINK_FUNCTION) {
         if (!number_element(args[1], type, numbers[0])) return NULL;
     } else {
@@ -105,12 +138,20 @@ static PyObject *select_values_case(Function *f, PyObject *const *args, int *han
     if (selected == NULL) return NULL;
     npy_intp n = PyArray_SIZE(x);
     void *from = replaces ? PyArray_DATA(selected) : PyArray_DATA(x), *to = PyArray_DATA(selected);
+    PyArrayObject *spread = NULL;
+    if (heaviside && (PyArray_NDIM(values) != PyArray_NDIM(x)
+                      || !PyArray_CompareLists(PyArray_DIMS(values), PyArray_DIMS(x), PyArray_NDIM(x)))
+            && spread_to(values, x, &spread) <= 0) {
+        Py_DECREF(selected);
+        return NULL;
+    }
     if (heaviside) {
-        void *v = PyArray_DATA(values);
+        void *v = PyArray_DATA(spread != NULL ? spread : values);
         if (type == NPY_FLOAT32) steps_float(from, v, to, n);
         else if (type == NPY_FLOAT64) steps_double(from, v, to, n);
         else if (type == NPY_INT64) steps_npy_int64(from, v, to, n);
         else steps_npy_int32(from, v, to, n);
+        Py_XDECREF(spread);
     } else if (f->kind == HARDSHRINK_FUNCTION) {
         if (type == NPY_FLOAT32) shrunk_float(from, to, n, *(const float *)numbers[0]);
         else shrunk_double(from, to, n, *(const double *)numbers[0]);
