@@ -129,7 +129,7 @@ def test_every_registered_function_is_tested_here():
     # (cat's, stack's and the reductions' Python paths)
     assert names == set(OPS) | set(BINARY_OPS) | {"_cat", "_stack", "_plain_sum", "_plain_mean", "_python_amax",
                                                   "_python_amin", "_max_along", "_min_along", "_checked_mm",
-                                                  "_checked_bmm", "_checked_matmul", "_bessel_var", "_bessel_std",
+                                                  "_checked_bmm", "_checked_matmul", "_corrected_var", "_corrected_std",
                                                   "_python_where", "_python_gather", "_python_scatter",
                                                   "_python_scatter_add", "_python_index_select", "_python_take",
                                                   "_python_max_all", "_python_min_all", "_python_index_add",
@@ -145,7 +145,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
                                                   "_python_cumsum", "_python_cumprod", "_plain_nansum",
-                                                  "_bessel_var_mean", "_bessel_std_mean", "_python_p_norm",
+                                                  "_corrected_var_mean", "_corrected_std_mean", "_python_p_norm",
                                                   "_python_sort", "_python_topk", "_python_median",
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
                                                   "_python_triu", "_python_flip", "gcd", "lcm",
@@ -2556,6 +2556,51 @@ def test_moments_of_trailing_runs_are_the_python_paths(name, shape, values):
                 return result if isinstance(result, ember.Tensor) else ember.stack(result)
             results = _on_both_paths(call)
             assert results[0] == results[1], (args, dtype)
+
+
+_CORRECTIONS = {"correction0": {"correction": 0}, "correction2": {"correction": 2},
+                "correction_float": {"correction": 1.5}, "correction_negative": {"correction": -1},
+                "correction_all": {"correction": 4}, "correction_beyond": {"correction": 9},
+                "correction_nan": {"correction": math.nan}, "unbiased_false": {"unbiased": False},
+                "unbiased_true": {"unbiased": True}, "both": {"unbiased": True, "correction": 0}}
+
+
+@pytest.mark.parametrize("given", sorted(_CORRECTIONS))
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_moments_with_corrections_are_the_python_paths(monkeypatch, name, given):
+    """A correction (or ``unbiased``) taken in C: the Python path's bits, node fields (``dof`` an int or
+    a float, as it computes it), gradients and warnings; no degrees of freedom left: its warning."""
+    from ember.ops import reduce
+    fn = getattr(ember, name)
+    values = np.random.default_rng(12).standard_normal((3, 4)).astype(np.float32)
+    for args in ((), (1,), (1, True)):
+        kwargs = dict(_CORRECTIONS[given])
+        if len(args) == 2:
+            kwargs["keepdim"], args = True, args[:1]
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                x = ember.tensor(values, requires_grad=True)
+                try:
+                    out = fn(x, *args, **kwargs)
+                except TypeError as error:
+                    results.append(str(error))
+                    continue
+                first = out if isinstance(out, ember.Tensor) else out[0]
+                node = first.grad_fn
+                first.backward(ember.ones_like(first))
+                results.append((first.detach().numpy().tobytes(), type(node.dof), repr(node.dof),
+                                x.grad.numpy().tobytes(), [str(m.message) for m in w]))
+        assert results[0] == results[1], (args, kwargs)
+    if given in ("correction0", "correction_float", "unbiased_false"):
+        x = ember.tensor(values)
+        _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, 1, **_CORRECTIONS[given]),
+                                            [(reduce, "_reduce_dims")])
+        want = getattr(torch, name)(torch.tensor(values), 1, **_CORRECTIONS[given])
+        got = fn(x, 1, **_CORRECTIONS[given])
+        for g, t in zip(*((got, want) if isinstance(got, tuple) else ((got,), (want,)))):
+            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("which", [0, 1, None])

@@ -201,9 +201,11 @@ class Reduction(typing.NamedTuple):
     where no dim is given (None) and keepdim is False, else the registered node (with
     ``fields``); the fields, of "in" (``in_shape`` and ``in_dtype``), "dims" (``dims``, the
     sorted dims reduced, and ``keepdim``), "count" (the elements each result combines),
-    "dof" (that count less 1) and "ord" (the norm's order, as a float). ``divides``: the result is the
+    "dof" (that count less the correction, the fourth argument, 1 by default) and "ord" (the norm's order,
+    as a float). ``divides``: the result is the
     reduction divided by that count (a mean). ``moment`` "var" or "std": the variance (or its
-    square root) with Bessel's correction, by ``reduce._var_data``'s steps; "var_mean" or
+    square root) with the correction given as a fourth argument (an int or a float; 1, Bessel's, by
+    default), by ``reduce._var_data``'s steps; "var_mean" or
     "std_mean": that and the mean (``reduce._mean_data``'s), a pair; "norm": the 2-norm,
     by ``reduce._norm_data``'s (the reduction being ``np.add``'s); "p_norm": the norm of the order
     given as a fourth argument (a number, not 2), by ``reduce._norm_data``'s steps. ``without_nan``: the case
@@ -563,19 +565,19 @@ static PyObject *join_case(Function *f, PyObject *tensors, PyObject *at, int *ha
 
 /* A reduction's node fields (``enum reduction_fields``) and saved tensors, as the Python op sets them. */
 static int reduction_fields(Function *f, PyObject *node, int fields, PyObject *t, PyObject *out, PyObject *dims,
-                            int keepdim, Py_ssize_t count, double ord) {
+                            int keepdim, Py_ssize_t count, PyObject *dof, double ord) {
     PyArrayObject *x = array_of(t);
     if ((fields & IN_FIELDS) && set_shape_and_dtype(node, s_in_shape, s_in_dtype, x) < 0) return -1;
     if ((fields & DIMS_FIELDS) && (PyObject_SetAttr(node, s_dims, dims) < 0
                                    || PyObject_SetAttr(node, s_keepdim, keepdim ? Py_True : Py_False) < 0))
         return -1;
-    for (int field = COUNT_FIELD; field <= DOF_FIELD; field <<= 1) {
-        if (!(fields & field)) continue;
-        PyObject *n = PyLong_FromSsize_t(field == COUNT_FIELD ? count : count - 1);
-        int status = n == NULL ? -1 : PyObject_SetAttr(node, field == COUNT_FIELD ? s_count : s_dof, n);
+    if (fields & COUNT_FIELD) {
+        PyObject *n = PyLong_FromSsize_t(count);
+        int status = n == NULL ? -1 : PyObject_SetAttr(node, s_count, n);
         Py_XDECREF(n);
         if (status < 0) return -1;
     }
+    if ((fields & DOF_FIELD) && PyObject_SetAttr(node, s_dof, dof) < 0) return -1;
     if (fields & ORD_FIELD) {   /* (a norm's order) */
         PyObject *value = PyFloat_FromDouble(ord);
         int status = value == NULL ? -1 : PyObject_SetAttr(node, s_ord, value);
@@ -599,10 +601,11 @@ static PyObject *reduced_over(Function *f, PyObject *a, PyObject *axis, int keep
     return data;
 }
 
-/* The variance over ``axis`` of ``count`` elements each with Bessel's correction (its square root
-   for a standard deviation), by ``reduce._var_data``'s steps: ``x`` less its mean, squared,
-   summed, divided by ``count - 1``. A new reference, NULL on error. */
-static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int keepdim, Py_ssize_t count) {
+/* The variance over ``axis`` of ``count`` elements each (its square root for a standard deviation), by
+   ``reduce._var_data``'s steps: ``x`` less its mean, squared, summed, divided by ``dof`` (count less the
+   correction, a Python number). A new reference, NULL on error. */
+static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int keepdim, Py_ssize_t count,
+                           PyObject *dof) {
     if (f->moment == EUCLIDEAN_NORM) {   /* ``reduce._norm_data``'s 2-norm: the root of the sum of squares */
         PyObject *squares = PyNumber_Multiply((PyObject *)x, (PyObject *)x);
         PyObject *sum = squares == NULL ? NULL : reduced_over(f, squares, axis, keepdim, 0);
@@ -613,7 +616,9 @@ static PyObject *moment_of(Function *f, PyArrayObject *x, PyObject *axis, int ke
     PyObject *mean = reduced_over(f, (PyObject *)x, axis, 1, count);
     PyObject *centred = mean == NULL ? NULL : PyNumber_Subtract((PyObject *)x, mean);
     PyObject *squares = centred == NULL ? NULL : PyNumber_Multiply(centred, centred);
-    PyObject *spread = squares == NULL ? NULL : reduced_over(f, squares, axis, keepdim, count - 1);
+    PyObject *sum = squares == NULL ? NULL : reduced_over(f, squares, axis, keepdim, 0);
+    PyObject *spread = sum == NULL ? NULL : PyNumber_TrueDivide(sum, dof);
+    Py_XDECREF(sum);
     Py_XDECREF(mean);
     Py_XDECREF(centred);
     Py_XDECREF(squares);
@@ -728,8 +733,8 @@ static int in_runs(PyArrayObject *x, const char *reduced) {
    1 with new arrays in ``*spread`` (and ``*mean``), of the reduction's shape; 0 where that does not apply
    or a step raises a floating-point exception (NumPy's passes then run, and warn as NumPy's settings
    say); -1 on error. */
-static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, Py_ssize_t count, int keepdim,
-                           PyObject **spread, PyObject **mean) {
+static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, Py_ssize_t count, double dof,
+                           int keepdim, PyObject **spread, PyObject **mean) {
     int ndim = PyArray_NDIM(x), nd = 0;
     npy_intp dims[NPY_MAXDIMS];
     for (int d = 0; d < ndim; d++)
@@ -760,10 +765,10 @@ static int moments_in_runs(Function *f, PyArrayObject *x, const char *reduced, P
     feholdexcept(&outside);
     int zero_extreme;
     if (type == NPY_FLOAT32)
-        zero_extreme = run_results_float(PyArray_DATA(x), runs, count, what, (float)(count - 1), squares,
+        zero_extreme = run_results_float(PyArray_DATA(x), runs, count, what, (float)dof, squares,
                                          PyArray_DATA(out), means == NULL ? NULL : PyArray_DATA(means));
     else
-        zero_extreme = run_results_double(PyArray_DATA(x), runs, count, what, (double)(count - 1), squares,
+        zero_extreme = run_results_double(PyArray_DATA(x), runs, count, what, dof, squares,
                                           PyArray_DATA(out), means == NULL ? NULL : PyArray_DATA(means));
     int raised = fetestexcept(NUMPY_EXCEPTIONS);
     fesetenv(&outside);
@@ -855,9 +860,13 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
             return NULL;
         }
         if (p == 2 || isnan(p)) return NULL;
-    } else if (nargs > 3) {
+    } else if (nargs > 3 && !(f->moment == VARIANCE || f->moment == STANDARD_DEVIATION
+                              || f->moment == VARIANCE_AND_MEAN || f->moment == STD_AND_MEAN)) {
         return NULL;
     }
+    /* (a moment's correction: its fourth argument, an int or a float; 1 by default) */
+    PyObject *correction = f->moment != P_NORM && nargs == 4 ? args[3] : NULL;
+    if (correction != NULL && !PyLong_CheckExact(correction) && !PyFloat_CheckExact(correction)) return NULL;
     PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
     if (x == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64) || !PyArray_ISNOTSWAPPED(x)
             || PyArray_NBYTES(x) >= small_bytes || PyArray_SIZE(x) == 0 || PyArray_SIZE(x) > f->max_elements
@@ -891,7 +900,20 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
             count *= PyArray_DIM(x, d);
         }
     }
-    if (f->moment != NO_MOMENT && count < 2) return NULL;   /* (no degree of freedom: the Python op warns) */
+    /* a moment's degrees of freedom (``count - correction``); none, or not finite: the Python op (it warns) */
+    int moment = f->moment == VARIANCE || f->moment == STANDARD_DEVIATION || f->moment == VARIANCE_AND_MEAN
+                 || f->moment == STD_AND_MEAN;
+    double dof_value = (double)count - 1;
+    if (moment && correction != NULL) {
+        double c = PyFloat_AsDouble(correction);
+        if (c == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        dof_value = (double)count - c;
+    }
+    if (moment && (!(dof_value > 0) || !isfinite(dof_value))) return NULL;
+    if ((f->moment == EUCLIDEAN_NORM || f->moment == P_NORM) && count < 2) return NULL;   /* (the Python op's case) */
     /* (nansum of NaN: over runs here, else on the Python op) */
     if (f->without_nan && !in_runs(x, reduced) && !without_nan(x)) return NULL;
     if (f->moment == P_NORM && p < 0 && p != -INFINITY && !without_zero_or_infinity(x)) return NULL;
@@ -907,22 +929,31 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
         else if (reduced[d]) PyTuple_SET_ITEM(dims, k++, number);
     }
     *handled = 1;
+    /* (the degrees of freedom as the Python op has them: an int, or a float for a float correction) */
+    PyObject *dof = NULL;
+    if (dims != NULL && moment) {
+        PyObject *n = PyLong_FromSsize_t(count);
+        dof = n == NULL ? NULL : correction == NULL ? PyLong_FromSsize_t(count - 1) : PyNumber_Subtract(n, correction);
+        Py_XDECREF(n);
+        if (dof == NULL) Py_CLEAR(dims);
+    }
     if (dims == NULL) return NULL;
     /* NumPy's axis as the Python op gives it: None for every dim, an int for one */
     axis = n_reduced == ndim ? Py_NewRef(Py_None) : n_reduced == 1 ? Py_NewRef(PyTuple_GET_ITEM(dims, 0))
                                                                     : Py_NewRef(dims);
     PyObject *data = NULL, *mean_data = NULL;
-    int computed = moments_in_runs(f, x, reduced, count, keepdim, &data, &mean_data);
+    int computed = moments_in_runs(f, x, reduced, count, dof_value, keepdim, &data, &mean_data);
     if (computed < 0 || (!computed && f->without_nan && !without_nan(x))) {   /* (a floating-point exception) */
         Py_DECREF(axis);
         Py_DECREF(dims);
+        Py_XDECREF(dof);
         return computed < 0 ? NULL : PyObject_Vectorcall(f->python_op, args, nargs, NULL);
     }
     if (!computed) {
         PyObject *order_float = f->moment == P_NORM ? PyFloat_FromDouble(p) : NULL;   /* (``float(p)``, as Python's) */
         data = f->moment == P_NORM ? (order_float == NULL ? NULL
                                       : p_norm_of(f, x, axis, keepdim, count, p, order_float))
-               : f->moment != NO_MOMENT ? moment_of(f, x, axis, keepdim, count)
+               : f->moment != NO_MOMENT ? moment_of(f, x, axis, keepdim, count, dof)
                : reduced_over(f, (PyObject *)x, axis, keepdim, f->divides ? count : 0);
         Py_XDECREF(order_float);
     }
@@ -946,6 +977,7 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     Py_XDECREF(mean_data);
     if (out == NULL || !grad) {
         Py_DECREF(dims);
+        Py_XDECREF(dof);
         if (out == NULL || !with_mean) return out;
         PyObject *pair = PyTuple_Pack(2, out, mean);
         Py_DECREF(out);
@@ -959,9 +991,10 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
                                                                  with_mean ? 4 : 3, NULL);
     Py_XDECREF(inputs);
     if (node != NULL && node != Py_None
-            && reduction_fields(f, node, whole ? f->whole_fields : f->fields, t, out, dims, keepdim, count, p) < 0)
+            && reduction_fields(f, node, whole ? f->whole_fields : f->fields, t, out, dims, keepdim, count, dof, p) < 0)
         Py_CLEAR(node);
     Py_DECREF(dims);
+    Py_XDECREF(dof);
     if (!with_mean) return with_node(out, node);
     PyObject *pair = node == NULL ? NULL : PyTuple_Pack(2, out, mean);
     Py_XDECREF(node);

@@ -1375,16 +1375,28 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     return _moment_out("var", input, dim, unbiased, keepdim, correction, False, VarBackward0, out)
 
 
+def _correction_given(dim, unbiased, correction):
+    """The correction a moment's compiled function takes (``unbiased`` as 1 or 0, 1 by default), or
+    None where the call is not its case (``unbiased`` as the second positional argument, or both given:
+    the Python op sorts them out)."""
+    if dim.__class__ is bool or (unbiased is not None and correction is not None):
+        return None
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
+
+
 def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if unbiased is None and correction is None:
-        return _var_entry[0](input, dim, keepdim)
+    given = _correction_given(dim, unbiased, correction)
+    if given is not None:
+        return _var_entry[0](input, dim, keepdim, given)
     return _moments("var", input, dim, unbiased, keepdim, correction, False, False, VarBackward0)
 
 
-def _bessel_var(input, dim=None, keepdim=False):
-    """``var`` with Bessel's correction: what its compiled function (``_compiled_functions``)
-    leaves to Python."""
-    return _moments("var", input, dim, None, keepdim, None, False, False, VarBackward0)
+def _corrected_var(input, dim=None, keepdim=False, correction=1):
+    """``var`` with a correction: what its compiled function (``_compiled_functions``) leaves to
+    Python."""
+    return _moments("var", input, dim, None, keepdim, correction, False, False, VarBackward0)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
@@ -1395,49 +1407,52 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 def _std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if unbiased is None and correction is None:
-        return _std_entry[0](input, dim, keepdim)
+    given = _correction_given(dim, unbiased, correction)
+    if given is not None:
+        return _std_entry[0](input, dim, keepdim, given)
     return _moments("std", input, dim, unbiased, keepdim, correction, True, False, StdBackward0)
 
 
-def _bessel_std(input, dim=None, keepdim=False):
-    """``std`` with Bessel's correction: what its compiled function (``_compiled_functions``)
-    leaves to Python."""
-    return _moments("std", input, dim, None, keepdim, None, True, False, StdBackward0)
+def _corrected_std(input, dim=None, keepdim=False, correction=1):
+    """``std`` with a correction: what its compiled function (``_compiled_functions``) leaves to
+    Python."""
+    return _moments("std", input, dim, None, keepdim, correction, True, False, StdBackward0)
 
 
 _var_entry, _std_entry = (
     _compiled_functions.register(python_op, node_cls, saves, kind="reduce", ufunc=np.add,
                                  specifics=_compiled_functions.Reduction(node_cls, ("dims", "dof"), ("dims", "dof"),
                                                                          moment=moment))
-    for python_op, node_cls, saves, moment in ((_bessel_var, VarBackward0, ("self",), "var"),
-                                               (_bessel_std, StdBackward0, ("self", "result"), "std")))
+    for python_op, node_cls, saves, moment in ((_corrected_var, VarBackward0, ("self",), "var"),
+                                               (_corrected_std, StdBackward0, ("self", "result"), "std")))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Returns the tuple ``(var, mean)`` of ``input`` over ``dim``."""
-    if unbiased is None and correction is None:
-        return _var_mean_entry[0](input, dim, keepdim)
+    given = _correction_given(dim, unbiased, correction)
+    if given is not None:
+        return _var_mean_entry[0](input, dim, keepdim, given)
     return _moments("var_mean", input, dim, unbiased, keepdim, correction, False, True,
                     VarMeanBackward0)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Returns the tuple ``(std, mean)`` of ``input`` over ``dim``."""
-    if unbiased is None and correction is None:
-        return _std_mean_entry[0](input, dim, keepdim)
+    given = _correction_given(dim, unbiased, correction)
+    if given is not None:
+        return _std_mean_entry[0](input, dim, keepdim, given)
     return _moments("std_mean", input, dim, unbiased, keepdim, correction, True, True,
                     StdMeanBackward0)
 
 
-def _bessel_var_mean(input, dim=None, keepdim=False):
-    """``var_mean`` with Bessel's correction: what its compiled function leaves to Python."""
-    return _moments("var_mean", input, dim, None, keepdim, None, False, True, VarMeanBackward0)
+def _corrected_var_mean(input, dim=None, keepdim=False, correction=1):
+    """``var_mean`` with a correction: what its compiled function leaves to Python."""
+    return _moments("var_mean", input, dim, None, keepdim, correction, False, True, VarMeanBackward0)
 
 
-def _bessel_std_mean(input, dim=None, keepdim=False):
-    """``std_mean`` with Bessel's correction: what its compiled function leaves to Python."""
-    return _moments("std_mean", input, dim, None, keepdim, None, True, True, StdMeanBackward0)
+def _corrected_std_mean(input, dim=None, keepdim=False, correction=1):
+    """``std_mean`` with a correction: what its compiled function leaves to Python."""
+    return _moments("std_mean", input, dim, None, keepdim, correction, True, True, StdMeanBackward0)
 
 
 # (their means below the size from which ``_mean_data``'s sum over dims may take another order)
@@ -1447,8 +1462,8 @@ _var_mean_entry, _std_mean_entry = (
                                  specifics=_compiled_functions.Reduction(node_cls, ("dims", "dof"), ("dims", "dof"),
                                                                          moment=moment))
     for python_op, node_cls, saves, moment in (
-        (_bessel_var_mean, VarMeanBackward0, ("self",), "var_mean"),
-        (_bessel_std_mean, StdMeanBackward0, ("self", "result"), "std_mean")))
+        (_corrected_var_mean, VarMeanBackward0, ("self",), "var_mean"),
+        (_corrected_std_mean, StdMeanBackward0, ("self", "result"), "std_mean")))
 
 
 # ----------------------------------------------------------------------------------------
