@@ -81,6 +81,22 @@ def spy(monkeypatch):
     return watch
 
 
+@pytest.fixture
+def python_functions():
+    """The compiled functions' Python paths in place for the test (``ops._compiled_functions``): a test
+    of what those paths call (a loop, a kernel choice) sees the calls whether the compiled functions
+    are built and taking their cases, or left to Python (dispatch switched on in the process)."""
+    from ember.ops import _compiled_functions, _compiled_methods
+    _compiled_methods.install()   # (built first: a build during the test would fill the entries again)
+    functions = _compiled_functions.python_functions()
+    compiled = [entry[0] for entry, _ in functions]
+    for entry, python_op in functions:
+        entry[0] = python_op
+    yield
+    for (entry, _), function in zip(functions, compiled):
+        entry[0] = function
+
+
 @pytest.fixture(scope="module")
 def dispatch_switched_off():
     """The reasons for ``__torch_function__`` dispatch (a subclass switches it on for good in its

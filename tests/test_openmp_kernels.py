@@ -347,10 +347,9 @@ def test_strided_running_sums_take_the_loop_after_a_copy_and_small_ones_numpy(mo
 
 
 def _gather_spy(monkeypatch):
-    """The calls of gather's kernel and of its gradient's, gather's Python path in place of its compiled
-    function (which takes small gathers itself, once the compiled functions are built)."""
+    """The calls of gather's kernel and of its gradient's (the tests that spy on them put the compiled
+    functions' Python paths in place: the compiled gather takes small gathers itself)."""
     from ember.ops import index
-    monkeypatch.setattr(index, "_gather_entry", [index._python_gather])
     return _spy_on(monkeypatch, index._gather_kernel, index._gather_gradient_kernel)
 
 
@@ -367,7 +366,7 @@ def _gathered_both_ways(x, dim, idx, g):
 
 @needs_loops
 @pytest.mark.parametrize("dim", [0, 1, 2, -1])
-def test_gather_on_the_loop_matches_torch(dim, monkeypatch):
+def test_gather_on_the_loop_matches_torch(dim, monkeypatch, python_functions):
     taken = _gather_spy(monkeypatch)
     rng = np.random.default_rng(9)
     x = rng.standard_normal((20, 40, 50)).astype(np.float32)
@@ -388,7 +387,7 @@ def test_gather_on_the_loop_matches_torch(dim, monkeypatch):
 
 @needs_loops
 @pytest.mark.parametrize("bad", [-1, 40])
-def test_gather_on_the_loop_names_the_first_index_out_of_bounds_as_torch(bad, monkeypatch):
+def test_gather_on_the_loop_names_the_first_index_out_of_bounds_as_torch(bad, monkeypatch, python_functions):
     taken = _gather_spy(monkeypatch)
     idx = np.zeros((12, 40, 50), np.int64)
     idx[3, 4, 5], idx[7, 0, 0] = bad, 99
@@ -403,7 +402,7 @@ def test_gather_on_the_loop_names_the_first_index_out_of_bounds_as_torch(bad, mo
 
 @needs_loops
 @pytest.mark.parametrize("shape, dim, picks", [((3, 5), 1, 4), ((4, 3, 2), 0, 6), ((1, 1), 0, 1)])
-def test_small_gathers_on_the_loop_match_torch(shape, dim, picks, monkeypatch):
+def test_small_gathers_on_the_loop_match_torch(shape, dim, picks, monkeypatch, python_functions):
     """The gather and scatter loops take index arrays of any size (one thread up to
     ``PICKS_SERIAL_MAX_ELEMENTS``): small ones give torch's values, gradients and errors."""
     taken = _gather_spy(monkeypatch)
@@ -425,7 +424,7 @@ def test_small_gathers_on_the_loop_match_torch(shape, dim, picks, monkeypatch):
     assert str(ours.value) == str(theirs.value)
 
 
-def test_gathers_the_loop_does_not_take_run_on_numpy(monkeypatch):
+def test_gathers_the_loop_does_not_take_run_on_numpy(monkeypatch, python_functions):
     taken = _gather_spy(monkeypatch)
     rng = np.random.default_rng(10)
     x = rng.standard_normal((30, 40, 50)).astype(np.float32)

@@ -11,6 +11,9 @@ from ember._backend import choice, vector_math
 
 N = 1 << 20   # at or above every loop's size rule
 
+# (the Python paths the loops are called from: the compiled functions take small cases themselves)
+pytestmark = pytest.mark.usefixtures("python_functions")
+
 needs_loops = pytest.mark.skipif(
     not vector_math.available() or not choice.enabled(choice.ONEDNN),
     reason="no C compiler or libmvec, or oneDNN off (the loops run where it does): no vector-math loops here")

@@ -665,7 +665,8 @@ def binary_when_large(op, fallback):
     least = MIN_ELEMENTS
 
     def loop_or_fallback(x, y):
-        if x.dtype == _FLOAT32 and x.ndim:   # (a 0-d x: a number first, which the loop does not spread)
+        # (a 0-d x with a larger y: a number first, which the loop does not spread)
+        if x.dtype == _FLOAT32 and (x.ndim or y.__class__ is not np.ndarray or not y.ndim):
             size = x.size
             if size >= least[op] or (size >= ROWS_MIN_ELEMENTS and y.__class__ is np.ndarray
                                      and y.shape != x.shape):
