@@ -3831,3 +3831,16 @@ def test_other_addr_cases_take_the_python_path(case):
             "inplace": lambda: ember.tensor(m).addr_(ember.tensor(a), ember.tensor(b), beta=0.5, alpha=3)}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("eps", [None, 0.0])
+def test_logit_outside_its_domain_is_silent_as_torchs(dtype, eps):
+    """logit of 0, 1 and values outside [0, 1]: infinities and NaN without NumPy's warnings, on the
+    compiled function and on the Python path, as torch's."""
+    values = np.array([0.0, 1.0, 2.0, -1.0, 0.25, np.nan], dtype=dtype)
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = ember.logit(ember.tensor(values), eps).numpy()
+        np.testing.assert_array_equal(got, torch.logit(torch.tensor(values), eps).numpy())

@@ -198,6 +198,11 @@ static PyObject *logit_case(Function *f, PyObject *const *args, int *handled) {
     int raised = fetestexcept(NUMPY_EXCEPTIONS);
     fesetenv(&outside);
     Py_DECREF(x);
+    /* (odds of 0 or below, from inputs outside (0, 1): NumPy's log warns there; the Python op, silent as
+       torch's, runs) */
+    for (npy_intp i = 0, n = PyArray_SIZE(odds); i < n && !raised; i++)
+        raised = type == NPY_FLOAT32 ? ((const float *)PyArray_DATA(odds))[i] <= 0
+                                     : ((const double *)PyArray_DATA(odds))[i] <= 0;
     if (raised) {
         Py_DECREF(odds);
         return NULL;

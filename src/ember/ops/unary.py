@@ -553,7 +553,8 @@ def _logit_on_arrays(x, eps):
             x = xp.clip(x, lo, hi)
         else:
             x = xp.where(x < lo, lo, xp.where(x > hi, hi, x))
-    return xp.log(x / (1 - x))
+    with np.errstate(divide="ignore", invalid="ignore"):   # (torch's logit is silent outside (0, 1), as its loop)
+        return xp.log(x / (1 - x))
 
 
 _logit_of = vector_math.when_large(
