@@ -103,11 +103,7 @@ static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
     int type = PyArray_TYPE(x);
     double v;
     if ((type == NPY_FLOAT32 && PyArray_SIZE(x) > f->max_elements) || !addc_value(args[3], type, &v)) return NULL;
-    int grad = 0;
-    for (int i = 0; i < 3 && grad >= 0; i++) {
-        int r = requires_grad(args[i]);
-        grad = r < 0 ? -1 : grad | r;
-    }
+    int grad = any_requires_grad(args, 3);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;

@@ -297,6 +297,16 @@ static PyObject *numpy_add, *numpy_multiply;   /* (a product's input added, its 
 static PyObject *s_dtypes, *s_dim, *s_used, *s_sizes, *s_in_dtype, *s_dims, *s_keepdim, *s_count, *s_counter,
                 *s_dof, *s_shapes, *s_src_shape, *s_source_shape, *s_alpha, *s_ord;
 
+/* Whether any of the ``n`` tensors ``tensors`` requires grad: 0 or 1, -1 on error. */
+static int any_requires_grad(PyObject *const *tensors, int n) {
+    int grad = 0;
+    for (int i = 0; i < n && grad >= 0; i++) {
+        int r = requires_grad(tensors[i]);
+        grad = r < 0 ? -1 : grad | r;
+    }
+    return grad;
+}
+
 /* Whether ``x`` is an integer case of ``f`` (``f->integers``). */
 static int integral_case(Function *f, PyArrayObject *x) {
     return f->integers && (PyArray_ISINTEGER(x) || (f->integers == INTEGERS_AND_BOOLS && PyArray_ISBOOL(x)));
@@ -406,11 +416,7 @@ static PyObject *function_case(Function *f, PyObject *const *inputs, int *handle
 static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled) {
     void *loop = NULL;
     if (arrays[0] == NULL || !function_arrays(f, arrays, &loop)) return NULL;
-    int grad = 0;
-    for (int i = 0; i < f->arity && grad >= 0; i++) {
-        int r = requires_grad(inputs[i]);
-        grad = r < 0 ? -1 : grad | r;
-    }
+    int grad = any_requires_grad(inputs, f->arity);
     int plain = grad < 0 ? -1 : plain_mode();
     /* (a ufunc's op runs it below its loop's size whatever the kernel choice) */
     PyObject *settled = plain > 0 ? (loop != NULL ? PyObject_CallNoArgs(choice_settled) : Py_NewRef(Py_True)) : NULL;

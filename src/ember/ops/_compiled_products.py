@@ -93,11 +93,7 @@ static PyObject *add_product_case(Function *f, PyObject *const *args, int *handl
     if (!(PyFloat_CheckExact(beta) || PyLong_CheckExact(beta))
             || !(PyFloat_CheckExact(alpha) || PyLong_CheckExact(alpha)))
         return NULL;
-    int grad = 0;
-    for (int i = 0; i < 3 && grad >= 0; i++) {
-        int r = requires_grad(args[i]);
-        grad = r < 0 ? -1 : grad | r;
-    }
+    int grad = any_requires_grad(args, 3);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
@@ -171,8 +167,7 @@ static PyObject *outer_case(Function *f, PyObject *const *args, int *handled) {
     }
     npy_intp dims[2] = {PyArray_DIM(v[0], 0), PyArray_DIM(v[1], 0)};
     if ((double)dims[0] * (double)dims[1] * PyArray_ITEMSIZE(v[0]) >= (double)small_bytes) return NULL;
-    int grad = requires_grad(args[0]);
-    if (grad == 0) grad = requires_grad(args[1]);
+    int grad = any_requires_grad(args, 2);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0 || grad) {   /* (tensors that require grad: the Python op's composite records) */
         *handled = plain < 0 || grad < 0;
@@ -228,8 +223,7 @@ static PyObject *rank_one_case(Function *f, PyObject *const *args, int *handled)
         if (size != 1) strides[axis] = stride / itemsize;
     }
     if (PyArray_NDIM(v[0]) > 2) return NULL;
-    int grad = 0;
-    for (int i = 0; i < 3 && grad == 0; i++) grad = requires_grad(args[i]);
+    int grad = any_requires_grad(args, 3);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0 || grad) {   /* (tensors that require grad: the Python op records) */
         *handled = plain < 0 || grad < 0;
