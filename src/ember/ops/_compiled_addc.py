@@ -168,11 +168,7 @@ static PyObject *lerp_case(Function *f, PyObject *const *args, int *handled) {
         *handled = PyErr_Occurred() != NULL;
         return NULL;
     }
-    int grad = requires_grad(args[0]);
-    if (grad >= 0) {
-        int r = requires_grad(args[1]);
-        grad = r < 0 ? -1 : grad | r;
-    }
+    int grad = any_requires_grad(args, 2);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;

@@ -1824,11 +1824,8 @@ static PyObject *cross_case(Function *f, PyObject *const *args, int *handled) {
     if (!dim_arg(args[2], ndim, &dim)) return NULL;
     if (PyArray_DIM(a, (int)dim) != 3 || PyArray_DIM(b, (int)dim) != 3 || size * PyArray_ITEMSIZE(a) >= small_bytes)
         return NULL;
-    int grad = requires_grad(t);
-    if (grad >= 0) {
-        int r = requires_grad(u);
-        grad = r < 0 ? -1 : grad | r;
-    }
+    PyObject *pair[2] = {t, u};
+    int grad = any_requires_grad(pair, 2);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;

@@ -50,11 +50,8 @@ static PyObject *scatter_reduce_case(Function *f, PyObject *const *args, int *ha
         return NULL;
     for (int d = 0; d < ndim; d++)
         if (PyArray_DIM(idx, d) > PyArray_DIM(source, d)) return NULL;
-    int grad = requires_grad(args[0]);
-    if (grad >= 0) {
-        int r = requires_grad(src);
-        grad = r < 0 ? -1 : grad | r;
-    }
+    PyObject *pair[2] = {args[0], src};
+    int grad = any_requires_grad(pair, 2);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;

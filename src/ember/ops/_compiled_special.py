@@ -99,11 +99,7 @@ static PyObject *special_tensors(Function *f, PyObject *const *args, int *handle
     if (y != NULL && PyArray_TYPE(y) == type && PyArray_NDIM(y) == PyArray_NDIM(x)
             && PyArray_CompareLists(PyArray_DIMS(x), PyArray_DIMS(y), PyArray_NDIM(x))
             && PyArray_SIZE(x) <= f->max_elements && f->loops[type == NPY_FLOAT64] != NULL) {
-        int grad = requires_grad(args[0]);
-        if (grad >= 0) {
-            int r = requires_grad(args[1]);
-            grad = r < 0 ? -1 : grad | r;
-        }
+        int grad = any_requires_grad(args, 2);
         int settled = grad < 0 ? -1 : special_settled();
         *handled = settled != 0;
         if (settled > 0) {

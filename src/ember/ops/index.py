@@ -30,8 +30,8 @@ from .ternary import _select
 from ..amp.policy import autocast_policy
 
 from .subscript import (
-    _check_value_dtype, _indexed_shape, IndexPutBackward0, normalize_key, _out_of_range,
-    _shape_mismatch, _write,
+    _check_value_dtype, IndexPutBackward0, normalize_key, _out_of_range,
+    _check_write_shapes, _shape_mismatch, _write,
 )
 from ..autograd._dual import jvp_by_transposition
 from ..autograd.saved_fields import not_kept
@@ -1050,12 +1050,7 @@ def _check_put_values(input, key, indices, values, accumulate):
 
 def _accumulate(data, key, values):
     """``data[key] += values`` with repeated positions adding up, and torch's errors."""
-    target = _indexed_shape(data, key)
-    if target is not None:
-        try:
-            namespace_of(data).broadcast_shapes(values.shape, target)
-        except ValueError:
-            raise _shape_mismatch(values.shape, target) from None
+    _check_write_shapes(data, key, values, False)
     try:
         namespace_of(data).add.at(data, key, values)
     except ValueError:
