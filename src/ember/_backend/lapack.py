@@ -15,6 +15,7 @@ import ctypes
 
 import numpy as np
 
+from . import native_calls
 from .cblas import _numpy_blas_handle
 from .pointers import address
 
@@ -22,6 +23,21 @@ from .pointers import address
 _NAME_PATTERNS = (("scipy_{}_64_", np.int64), ("{}_64_", np.int64), ("scipy_{}_", np.int32),
                   ("{}_", np.int32))
 _PREFIXES = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
+
+
+class _Routine:
+    """A Fortran routine whose every argument is a pointer, called with arrays (for their data),
+    addresses (ints) or None through ``native_calls``' extension, which reads the pointers in C
+    (bound at the first call: ctypes' conversions where it cannot be built)."""
+    __slots__ = ("function", "kinds", "bound")
+
+    def __init__(self, function, arguments):
+        self.function, self.kinds, self.bound = function, "p" * arguments, None
+
+    def __call__(self, *arguments):
+        if self.bound is None:
+            self.bound = native_calls.bind(self.function, self.kinds)
+        self.bound(*arguments)
 
 
 def _bind(handle, routine, arguments):
@@ -35,7 +51,7 @@ def _bind(handle, routine, arguments):
                 for function in functions.values():
                     function.argtypes = (ctypes.c_void_p,) * arguments
                     function.restype = None
-                return functions, np.dtype(integer)
+                return {dtype: _Routine(f, arguments) for dtype, f in functions.items()}, np.dtype(integer)
     return {}, None
 
 
@@ -57,18 +73,24 @@ _UPPER = ctypes.create_string_buffer(b"U")
 _JOBS = {job: ctypes.create_string_buffer(job.encode()) for job in "ASNV"}
 
 
+def _element_addresses(sizes):
+    """The address of each element of the 1-D array ``sizes`` (LAPACK takes its sizes by reference)."""
+    start, step = address(sizes), sizes.itemsize
+    return [start + i * step for i in range(sizes.shape[0])]
+
+
 def _each_matrix(call, count, dtype, sizes, lwork, info, failure=None):
     """A LAPACK routine's workspace query, then the routine on each of ``count`` matrices:
-    ``call(i, work)`` calls it on matrix i with the workspace's address, first ``call(0,
+    ``call(i, work)`` calls it on matrix i with the workspace (an array), first ``call(0,
     query)`` with ``sizes[lwork]`` -1, after which ``sizes[lwork]`` holds the workspace's
     length. A nonzero ``sizes[info]`` raises numpy.linalg.LinAlgError(``failure``) where a
     message is given."""
     optimal = np.zeros(1, dtype)
-    call(0, address(optimal))
+    call(0, optimal)
     sizes[lwork] = max(int(optimal[0]), 1)
     work = np.empty(sizes[lwork], dtype)   # (kept alive while the routine writes into it)
     for i in range(count):
-        call(i, address(work))
+        call(i, work)
         if failure is not None and sizes[info] != 0:
             raise np.linalg.LinAlgError(failure)
 
@@ -98,8 +120,8 @@ def qr(a, mode):
     columns = _column_major(a)
     tau = np.empty((count, k), a.dtype)
     sizes = np.array([m, n, max(m, 1), -1, 0], dtype=_GEQRF_INTEGER)
-    size = [address(sizes) + i * sizes.itemsize for i in range(5)]   # m, n, lda, lwork, info
-    _each_matrix(lambda i, work: function(size[0], size[1], address(columns[i]), size[2], address(tau[i]), work,
+    size = _element_addresses(sizes)   # m, n, lda, lwork, info
+    _each_matrix(lambda i, work: function(size[0], size[1], columns[i], size[2], tau[i], work,
                                           size[3], size[4]),
                  count, a.dtype, sizes, 3, 4)
     rows = m if mode == "complete" else k
@@ -133,8 +155,8 @@ def _orgqr_columns(columns, tau):
     function = _ORGQR[columns.dtype]
     count, m, n = columns.shape
     sizes = np.array([m, n, tau.shape[-1], max(m, 1), -1, 0], dtype=_ORGQR_INTEGER)
-    size = [address(sizes) + i * sizes.itemsize for i in range(6)]   # m, n, k, lda, lwork, info
-    _each_matrix(lambda i, work: function(*size[:3], address(columns[i]), size[3], address(tau[i]), work,
+    size = _element_addresses(sizes)   # m, n, k, lda, lwork, info
+    _each_matrix(lambda i, work: function(*size[:3], columns[i], size[3], tau[i], work,
                                           size[4], size[5]),
                  count, columns.dtype, sizes, 4, 5)
     return _row_major(columns)
@@ -158,19 +180,19 @@ def gelsy(a, b, rcond):
     right[:, :, :m] = b.transpose(0, 2, 1)
     sizes = np.array([m, n, k, max(m, 1), rows, -1, 0, 0], dtype=_GELSY_INTEGER)
     # m, n, nrhs, lda, ldb, lwork, rank, info
-    size = [address(sizes) + i * sizes.itemsize for i in range(8)]
+    size = _element_addresses(sizes)
     pivots = np.zeros(n, dtype=_GELSY_INTEGER)
     threshold = np.array([rcond], a.dtype)
     ranks = np.empty(count, np.int64)
     optimal = np.zeros(1, a.dtype)
-    function(*size[:3], address(columns[0]), size[3], address(right[0]), size[4], address(pivots),
-             address(threshold), size[6], address(optimal), size[5], size[7])
+    function(*size[:3], columns[0], size[3], right[0], size[4], pivots,
+             threshold, size[6], optimal, size[5], size[7])
     sizes[5] = max(int(optimal[0]), 1)
     work = np.empty(sizes[5], a.dtype)
     for i in range(count):
         pivots[:] = 0   # (every column free to move)
-        function(*size[:3], address(columns[i]), size[3], address(right[i]), size[4], address(pivots),
-                 address(threshold), size[6], address(work), size[5], size[7])
+        function(*size[:3], columns[i], size[3], right[i], size[4], pivots,
+                 threshold, size[6], work, size[5], size[7])
         ranks[i] = sizes[6]
     return _row_major(right[:, :, :n].transpose(0, 2, 1)), ranks
 
@@ -189,11 +211,11 @@ def sytrs(a, pivots, b):
     right = _column_major(b)
     pivots = np.ascontiguousarray(pivots, dtype=_SYTRS_INTEGER)
     sizes = np.array([n, k, max(n, 1), 0], dtype=_SYTRS_INTEGER)   # n, nrhs, lda (= ldb), info
-    size = [address(sizes) + i * sizes.itemsize for i in range(4)]
+    size = _element_addresses(sizes)
     lower = ctypes.addressof(_LOWER)
     for i in range(count):
-        function(lower, size[0], size[1], address(columns[i]), size[2], address(pivots[i]),
-                 address(right[i]), size[2], size[3], 1)
+        function(lower, size[0], size[1], columns[i], size[2], pivots[i],
+                 right[i], size[2], size[3], 1)
     return _row_major(right)
 
 
@@ -215,13 +237,13 @@ def gesdd(a, full_matrices, compute_uv):
     u = np.empty((count, u_columns, m), a.dtype)   # each column-major (m, u_columns)
     vt = np.empty((count, n, vt_rows), a.dtype)   # each column-major (vt_rows, n)
     sizes = np.array([m, n, max(m, 1), m, vt_rows, -1, 0], dtype=_GESDD_INTEGER)
-    size = [address(sizes) + i * sizes.itemsize for i in range(7)]   # m, n, lda, ldu, ldvt, lwork, info
+    size = _element_addresses(sizes)   # m, n, lda, ldu, ldvt, lwork, info
     iwork = np.empty(8 * max(k, 1), dtype=_GESDD_INTEGER)
     job_address = ctypes.addressof(_JOBS[job])
 
     def call(i, work):
-        function(job_address, size[0], size[1], address(columns[i]), size[2], address(values[i]),
-                 address(u[i]), size[3], address(vt[i]), size[4], work, size[5], address(iwork), size[6], 1)
+        function(job_address, size[0], size[1], columns[i], size[2], values[i],
+                 u[i], size[3], vt[i], size[4], work, size[5], iwork, size[6], 1)
     _each_matrix(call, count, a.dtype, sizes, 5, 6, "SVD did not converge")
     if not compute_uv:
         return values
@@ -241,22 +263,22 @@ def syevd(a, lower, eigenvectors):
     columns = _column_major(a)
     values = np.empty((count, n), a.dtype)
     sizes = np.array([n, max(n, 1), -1, -1, 0], dtype=_SYEVD_INTEGER)
-    size = [address(sizes) + i * sizes.itemsize for i in range(5)]   # n, lda, lwork, liwork, info
+    size = _element_addresses(sizes)   # n, lda, lwork, liwork, info
     job = ctypes.addressof(_JOBS["V" if eigenvectors else "N"])
     uplo = ctypes.addressof(_LOWER if lower else _UPPER)
 
     def call(i, work, iwork):
-        function(job, uplo, size[0], address(columns[i]), size[1], address(values[i]), work, size[2],
+        function(job, uplo, size[0], columns[i], size[1], values[i], work, size[2],
                  iwork, size[3], size[4], 1, 1)
     optimal = np.zeros(1, a.dtype)
     optimal_integer = np.zeros(1, _SYEVD_INTEGER)
-    call(0, address(optimal), address(optimal_integer))
+    call(0, optimal, optimal_integer)
     sizes[2] = max(int(optimal[0]), 1)
     sizes[3] = max(int(optimal_integer[0]), 1)
     work = np.empty(sizes[2], a.dtype)
     iwork = np.empty(sizes[3], _SYEVD_INTEGER)
     for i in range(count):
-        call(i, address(work), address(iwork))
+        call(i, work, iwork)
         if sizes[4] != 0:
             raise np.linalg.LinAlgError("Eigenvalues did not converge")
     if not eigenvectors:
@@ -279,13 +301,13 @@ def geev(a, vectors):
     imaginary = np.empty((count, n), a.dtype)
     right = np.empty((count, n, n) if vectors else (1, 1, 1), a.dtype)   # each column-major
     sizes = np.array([n, max(n, 1), n if vectors else 1, 1, -1, 0], dtype=_GEEV_INTEGER)
-    size = [address(sizes) + i * sizes.itemsize for i in range(6)]   # n, lda, ldvr, ldvl, lwork, info
+    size = _element_addresses(sizes)   # n, lda, ldvr, ldvl, lwork, info
     no, job = ctypes.addressof(_JOBS["N"]), ctypes.addressof(_JOBS["V" if vectors else "N"])
     unused = np.empty(1, a.dtype)
 
     def call(i, work):
-        function(no, job, size[0], address(columns[i]), size[1], address(real[i]), address(imaginary[i]),
-                 address(unused), size[3], address(right[i if vectors else 0]), size[2], work, size[4], size[5],
+        function(no, job, size[0], columns[i], size[1], real[i], imaginary[i],
+                 unused, size[3], right[i if vectors else 0], size[2], work, size[4], size[5],
                  1, 1)
     _each_matrix(call, count, a.dtype, sizes, 4, 5, "Eigenvalues did not converge")
     values = real + 1j * imaginary
