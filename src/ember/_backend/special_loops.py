@@ -1069,8 +1069,8 @@ def three_arguments(op, a, b, c):
     function = _function(f"{op}_three", (ctypes.c_void_p,) * 4 + (ctypes.c_int64, ctypes.c_int))
     if function is None:
         return None
-    shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
-    arrays = [np.ascontiguousarray(np.broadcast_to(v, shape)) for v in (a, b, c)]
+    shape = a.shape if a.shape == b.shape == c.shape else np.broadcast_shapes(a.shape, b.shape, c.shape)
+    arrays = [np.ascontiguousarray(v if v.shape == shape else np.broadcast_to(v, shape)) for v in (a, b, c)]
     out = np.empty(arrays[0].shape, np.float64)
     function(*arrays, out, out.size, openmp_kernels.thread_count())
     return out

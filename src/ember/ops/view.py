@@ -1139,8 +1139,11 @@ def unfold(self, dimension, size, step):
     strides = data.strides
     out_shape = shape[:dim] + ((n - size) // step + 1,) + shape[dim + 1:] + (size,)
     out_strides = strides[:dim] + (strides[dim] * step,) + strides[dim + 1:] + (strides[dim],)
-    xp = namespace_of(data)
-    out = make_view(xp.lib.stride_tricks.as_strided(data, out_shape, out_strides), self)
+    if type(data) is np.ndarray and data.flags.c_contiguous:   # (a view over its buffer, at once)
+        view = np.ndarray(out_shape, data.dtype, data, 0, out_strides)
+    else:
+        view = namespace_of(data).lib.stride_tricks.as_strided(data, out_shape, out_strides)
+    out = make_view(view, self)
     node = record(UnfoldBackward0, (self,), out)
     if node is not None:
         node.in_shape, node.dim, node.size, node.step = shape, dim, size, step
