@@ -866,6 +866,41 @@ def test_row_order_loop_gives_the_numpy_path_s_rows(spy, monkeypatch):
 
 
 @needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lu_unpack_loop_gives_the_numpy_path_s_factors(dtype, spy, monkeypatch):
+    """lu_unpack and linalg.lu on the loop: the Python path's P, L and U bit for bit (NaN, signed
+    zeros and infinities copied as they are), square, tall, wide and batched, each part alone."""
+    rng = np.random.default_rng(9)
+    for shape in [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 4), (2, 6, 2)]:
+        data = rng.standard_normal(shape).astype(dtype)
+        flat = data.reshape(-1)
+        flat[:3] = [np.nan, -0.0, -np.inf][: flat.size]
+        m, n = shape[-2:]
+        pivots = (rng.integers(0, m, shape[:-2] + (min(m, n),)) + 1).astype(np.int32)
+        LU, piv = ember.tensor(data), ember.tensor(pivots)
+        for parts in [(True, True), (True, False), (False, True)]:
+            taken = spy(openmp_kernels, "lu_unpack")
+            got = ember.lu_unpack(LU, piv, *parts)
+            assert len(taken) == 1
+            with monkeypatch.context() as patched:
+                patched.setattr(openmp_kernels, "lu_unpack", lambda *a, **k: None)
+                want = ember.lu_unpack(LU, piv, *parts)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and g.shape == w.shape
+                np.testing.assert_array_equal(g.numpy().view(f"u{g.element_size()}"),
+                                              w.numpy().view(f"u{w.element_size()}"))
+        A = ember.tensor(rng.standard_normal(shape).astype(dtype))
+        taken = spy(openmp_kernels, "lu_unpack")
+        got = ember.linalg.lu(A)
+        assert len(taken) == 1
+        with monkeypatch.context() as patched:
+            patched.setattr(openmp_kernels, "lu_unpack", lambda *a, **k: None)
+            want = ember.linalg.lu(A)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+@needs_loops
 def test_row_order_loop_is_not_given_pivots_out_of_range(spy):
     from ember.ops import triangular
     taken = spy(openmp_kernels, "row_order")

@@ -1396,6 +1396,49 @@ void row_order_int32(void **arrays, const int64_t *sizes, const double *scalars,
     }
 }
 
+/* arrays: LU (count x m x n, row-major), pivots (int32, count x k, 1-based, each in 1..m), P
+   (count x m x m), L (count x m x k), U (count x k x n), order (int64, count x m: scratch), any
+   of P, L and U NULL to leave it out (P and order together); sizes: count, m, n. lu_unpack: L
+   the unit lower triangle of LU's first k columns, U the upper triangle of its first k rows,
+   P the permutation of LAPACK's sequential row swaps (A = P L U), zeros elsewhere. */
+#define LU_UNPACK(suffix, T) \
+void lu_unpack_##suffix(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *lu = arrays[0]; \
+    const int32_t *pivots = arrays[1]; \
+    T *p = arrays[2], *l = arrays[3], *u = arrays[4]; \
+    int64_t *orders = arrays[5]; \
+    const int64_t count = sizes[0], m = sizes[1], n = sizes[2], k = m < n ? m : n; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 64) schedule(static)") \
+    for (int64_t b = 0; b < count; b++) { \
+        const T *a = lu + b * m * n; \
+        if (l) { \
+            T *lb = l + b * m * k; \
+            for (int64_t i = 0; i < m; i++) \
+                for (int64_t j = 0; j < k; j++) lb[i * k + j] = j < i ? a[i * n + j] : (T)(j == i); \
+        } \
+        if (u) { \
+            T *ub = u + b * k * n; \
+            for (int64_t i = 0; i < k; i++) \
+                for (int64_t j = 0; j < n; j++) ub[i * n + j] = j >= i ? a[i * n + j] : (T)0; \
+        } \
+        if (p) { \
+            T *pb = p + b * m * m; \
+            int64_t *order = orders + b * m; \
+            for (int64_t r = 0; r < m; r++) order[r] = r; \
+            for (int64_t i = 0; i < k; i++) { \
+                const int64_t j = pivots[b * k + i] - 1; \
+                const int64_t t = order[j]; order[j] = order[i]; order[i] = t; \
+            } \
+            for (int64_t r = 0; r < m * m; r++) pb[r] = (T)0; \
+            for (int64_t c = 0; c < m; c++) pb[order[c] * m + c] = (T)1; \
+        } \
+    } \
+}
+
+LU_UNPACK(float32, float)
+LU_UNPACK(float64, double)
+
 /* arrays: x (n x m, row-major), out (n (n - 1) / 2); sizes: n, m, whether to split over the
    threads. The distance of each row to each row after it, in pdist's order: the differences and
    their squares' sums in T, summed over the vector's lanes as torch's kernel sums them. */
@@ -2542,6 +2585,33 @@ def row_order(pivots, m):
     order = np.empty((count, m), np.int64)
     _call(function, (np.ascontiguousarray(pivots), order), (count, k, m), ())
     return order
+
+
+_LU_UNPACKS = {np.dtype(np.float32): "lu_unpack_float32", np.dtype(np.float64): "lu_unpack_float64"}
+
+
+def lu_unpack(lu, pivots, data=True, permutation=True):
+    """lu_unpack's (P, L, U) arrays from getrf's ``lu`` ((..., m, n) row-major float32/float64)
+    and ``pivots`` ((..., min(m, n)) int32, each in 1..m: the caller checks), P None without
+    ``permutation``, L and U None without ``data``; None where the arrays are not such or the
+    loop cannot be built."""
+    if (type(lu) is not np.ndarray or lu.dtype not in _LU_UNPACKS or lu.ndim < 2 or not lu.size
+            or not lu.flags.c_contiguous or type(pivots) is not np.ndarray or pivots.dtype != np.int32):
+        return None
+    *batch, m, n = lu.shape
+    k = min(m, n)
+    if pivots.shape != (*batch, k):
+        return None
+    function = _function(_LU_UNPACKS[lu.dtype])
+    if function is None:
+        return None
+    batch = tuple(batch)
+    P = np.empty(batch + (m, m), lu.dtype) if permutation else None
+    order = np.empty(batch + (m,), np.int64) if permutation else None
+    L = np.empty(batch + (m, k), lu.dtype) if data else None
+    U = np.empty(batch + (k, n), lu.dtype) if data else None
+    _call(function, (lu, np.ascontiguousarray(pivots), P, L, U, order), (math.prod(batch), m, n), ())
+    return P, L, U
 
 
 def as_bits(array):

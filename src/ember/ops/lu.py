@@ -241,9 +241,13 @@ def lu(A, *, pivot=True, out=None):
     lu_data, pivots, _ = getrf(data)
     m, n = data.shape[-2:]
     k = min(m, n)
-    P = make(_permutation(xp, pivots, m, data.dtype))
-    L = make(_triangle_data("tril", lu_data[..., :, :k], -1) + identity(xp, m, k, data.dtype))
-    U = make(_triangle_data("triu", lu_data[..., :k, :], 0))
+    unpacked = openmp_kernels.lu_unpack(lu_data, pivots)
+    if unpacked is not None:
+        P, L, U = map(make, unpacked)
+    else:
+        P = make(_permutation(xp, pivots, m, data.dtype))
+        L = make(_triangle_data("tril", lu_data[..., :, :k], -1) + identity(xp, m, k, data.dtype))
+        U = make(_triangle_data("triu", lu_data[..., :k, :], 0))
     node = record(LinalgLuBackward0, (A,), None, L, U)
     if node is not None:
         node.save(P, L, U)

@@ -367,11 +367,19 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 
     def nothing():   # (an empty tensor of LU_data's dtype and device)
         return make(np.empty(0, data.dtype)) if xp is np else empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    if unpack_pivots and pivots.size and not _pivots_in_range(pivots, m):
+        raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) "
+                           "inclusive.Did you properly pass the result of lu_factor?")
+    unpacked = (openmp_kernels.lu_unpack(data, pivots, unpack_data, unpack_pivots)
+                if unpack_data or unpack_pivots else None)
     if unpack_data:
-        lower = _triangle_data("tril", data[..., :, :k], -1)
-        diagonal = xp.arange(k)
-        lower[..., diagonal, diagonal] = 1
-        L, U = make(lower), make(_triangle_data("triu", data[..., :k, :], 0))
+        if unpacked is not None:
+            L, U = make(unpacked[1]), make(unpacked[2])
+        else:
+            lower = _triangle_data("tril", data[..., :, :k], -1)
+            diagonal = xp.arange(k)
+            lower[..., diagonal, diagonal] = 1
+            L, U = make(lower), make(_triangle_data("triu", data[..., :k, :], 0))
         node = record(LuUnpackBackward0, (LU_data,), None, L, U)
         if node is not None:
             node.m, node.n = m, n
@@ -379,12 +387,12 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         L, U = nothing(), nothing()
     P = nothing()
     if unpack_pivots:
-        if pivots.size and not _pivots_in_range(pivots, m):
-            raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) "
-                               "inclusive.Did you properly pass the result of lu_factor?")
-        P = make(_permutation(xp, pivots, m, data.dtype))
-        if P._data.shape[:-2] != data.shape[:-2]:
-            P = P.expand(*data.shape[:-2], m, m).clone()
+        if unpacked is not None:
+            P = make(unpacked[0])
+        else:
+            P = make(_permutation(xp, pivots, m, data.dtype))
+            if P._data.shape[:-2] != data.shape[:-2]:
+                P = P.expand(*data.shape[:-2], m, m).clone()
     return write_out(_lu_unpack_result(P, L, U), out, op="lu_unpack")
 
 
