@@ -10,14 +10,14 @@ from .._backend import openmp_kernels
 from . import _compiled_functions
 from ..autograd.graph import Node
 from ._common import (
-    apply_inplace, broadcasts_to, check_tensor, forward_mode, grad_state, make, method, namespace_of, record, sum_to,
-    with_out, wrap_dim, write_out,
+    apply_inplace, broadcasts_to, check_tensor, forward_mode, grad_state, inplace_untracked, make, method,
+    namespace_of, record, sum_to, with_out, wrap_dim, write_out,
 )
 from .. import _dtype
 from .creation import ones, zeros_like
 from .linalg import _AFFINE_DTYPES, outer, rank_one_array, rank_one_untracked
 from .matrix_decompositions import check_matrix
-from .reduce import _vector_norm
+from .reduce import _norm_data, _reduce_dims, _vector_norm
 from .shape import cat
 from .ternary import where
 from .._dtype import bool as _bool, float32 as _float32
@@ -265,6 +265,9 @@ def renorm(input, p, dim, maxnorm, *, out=None):
     return result if out is None else write_out(result, out, True, "renorm")
 
 
+_RENORM_ARRAY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 @method("renorm")
 def _renorm(input, p, dim, maxnorm):
     check_tensor(input, "renorm")
@@ -277,6 +280,13 @@ def _renorm(input, p, dim, maxnorm):
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {ndim} dimensions")
     dim = wrap_dim(dim, ndim)
     others = tuple(d for d in range(ndim) if d != dim)
+    data = input._data
+    if data.__class__ is np.ndarray and data.dtype in _RENORM_ARRAY_DTYPES and data.size and inplace_untracked(input):
+        # (nothing records: the steps below on the arrays, as the ops compute them)
+        norm = _norm_data(np, data, float(p), _reduce_dims(others, ndim), True)
+        with np.errstate(all="ignore"):
+            factor = np.where(norm > maxnorm, np.reciprocal(norm + 1e-7) * maxnorm, 1.0)
+        return make(data * factor)
     norm = _vector_norm(input, p, others, True, None)
     factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     return input * factor.to(input.dtype)

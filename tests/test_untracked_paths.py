@@ -1,0 +1,40 @@
+"""Ops that compute on the arrays when nothing records give the bits of their steps as ops (the
+path taken when autograd records), and torch's values."""
+import itertools
+from unittest import mock
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.ops import matrix_functions
+
+
+def _bits(array):
+    return array.view(f"u{array.itemsize}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_renorm_on_the_arrays_gives_its_steps_bits(dtype):
+    rng = np.random.default_rng(0)
+    for shape, p, maxnorm in itertools.product([(3, 5), (4, 3, 2), (1, 7), (6, 1)], [1, 2, 3.5, float("inf"), 0.5],
+                                               [0.0, 0.1, 1.0, 5]):
+        for dim in range(-len(shape), len(shape)):
+            x = (rng.standard_normal(shape) * rng.choice([1e-3, 1.0, 1e3])).astype(dtype)
+            if x.size > 2:
+                x.reshape(-1)[:2] = [0.0, -0.0]
+            got = ember.renorm(ember.tensor(x), p, dim, maxnorm)
+            with mock.patch.object(matrix_functions, "_RENORM_ARRAY_DTYPES", ()):
+                steps = ember.renorm(ember.tensor(x), p, dim, maxnorm)
+            np.testing.assert_array_equal(_bits(got.numpy()), _bits(steps.numpy()))
+            want = torch.renorm(torch.from_numpy(x), p, dim, maxnorm)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_renorm_records_when_its_input_requires_grad():
+    x = ember.randn(3, 4, requires_grad=True)
+    y = ember.renorm(x, 2, 0, 0.5)
+    assert y.grad_fn is not None
+    y.sum().backward()
+    assert x.grad is not None and x.grad.shape == x.shape
