@@ -901,6 +901,29 @@ def test_lu_unpack_loop_gives_the_numpy_path_s_factors(dtype, spy, monkeypatch):
 
 
 @needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_getrs_loop_gives_the_substitutions_bits(dtype, spy, monkeypatch):
+    """lu_solve_arrays by the compiled solve: the steps on the arrays' bits (rows in P^T's order, the
+    two substitutions), A X = B and A^T X = B, one factor for a batch, gemm's recursion (40, 70 rows),
+    no columns."""
+    from ember.ops import lu
+    rng = np.random.default_rng(10)
+    for lu_batch, b_batch, n, k in [((), (), 4, 2), ((3,), (3,), 5, 1), ((), (2, 3), 3, 4), ((2,), (2,), 40, 3),
+                                    ((), (), 70, 5), ((2,), (2,), 1, 1), ((), (), 6, 0)]:
+        factors, pivots, _ = lu.getrf(rng.standard_normal(lu_batch + (n, n)).astype(dtype))
+        b = rng.standard_normal(b_batch + (n, k)).astype(dtype)
+        for transpose in (False, True):
+            taken = spy(openmp_kernels, "getrs_recursive")
+            got = lu.lu_solve_arrays(factors, pivots, b, transpose, False)
+            assert len(taken) == 1
+            with monkeypatch.context() as patched:
+                patched.setattr(openmp_kernels, "getrs_recursive", lambda *a: None)
+                want = lu.lu_solve_arrays(factors, pivots, b, transpose, False)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+
+
+@needs_loops
 def test_row_order_loop_is_not_given_pivots_out_of_range(spy):
     from ember.ops import triangular
     taken = spy(openmp_kernels, "row_order")

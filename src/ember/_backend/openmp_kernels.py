@@ -1208,6 +1208,50 @@ void trsm_recursive_##suffix(void **arrays, const int64_t *sizes, const double *
 RECURSIVE_TRSM(float32, float)
 RECURSIVE_TRSM(float64, double)
 
+/* arrays: lu (row-major n x n factors of getrf, `lu_step` elements apart: 0 for one for all), pivots
+   (int32, n per factor, each in 1..n), b (count row-major n x k matrices), x (the same: the
+   solutions), order (int64, count x n: scratch), gemm; sizes: count, n, k, lu_step, transpose,
+   ilp64. getrs on each system as ops/lu.py's lu_solve_arrays solves it: P L U X = B by B's rows
+   in P^T's order, then L's and U's substitutions in place; A^T X = B (transpose) by U^T's and
+   L^T's substitutions on a copy of B, whose rows then go back to P's order. */
+#define RECURSIVE_GETRS(suffix, T) \
+void getrs_recursive_##suffix(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *all_lu = arrays[0], *all_b = arrays[2]; \
+    const int32_t *all_pivots = arrays[1]; \
+    T *all_x = arrays[3]; \
+    int64_t *orders = arrays[4]; \
+    void *gemm = arrays[5]; \
+    const int64_t count = sizes[0], n = sizes[1], k = sizes[2], lu_step = sizes[3]; \
+    const int transpose = (int)sizes[4], ilp64 = (int)sizes[5]; \
+    const int no_gemm = n <= RECURSIVE_BASE; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1 && count > 1 && no_gemm) schedule(static)") \
+    for (int64_t m = 0; m < count; m++) { \
+        const T *lu = all_lu + m * lu_step, *b = all_b + m * n * k; \
+        const int32_t *pivots = all_pivots + (lu_step ? m * n : 0); \
+        T *x = all_x + m * n * k; \
+        int64_t *order = orders + m * n; \
+        for (int64_t r = 0; r < n; r++) order[r] = r; \
+        for (int64_t i = 0; i < n; i++) { \
+            const int64_t j = pivots[i] - 1; \
+            const int64_t t = order[j]; order[j] = order[i]; order[i] = t; \
+        } \
+        if (!transpose) { \
+            for (int64_t i = 0; i < n; i++) memcpy(x + i * k, b + order[i] * k, (size_t)k * sizeof(T)); \
+            solve_triangle_##suffix(gemm, ilp64, 1, 0, 1, n, k, lu, n, x, k); \
+            solve_triangle_##suffix(gemm, ilp64, 0, 0, 0, n, k, lu, n, x, k); \
+        } else { \
+            T *y = (T *)b; /* (the caller's copy of B, solved in place) */ \
+            solve_triangle_##suffix(gemm, ilp64, 1, 1, 0, n, k, lu, n, y, k); \
+            solve_triangle_##suffix(gemm, ilp64, 0, 1, 1, n, k, lu, n, y, k); \
+            for (int64_t i = 0; i < n; i++) memcpy(x + order[i] * k, y + i * k, (size_t)k * sizeof(T)); \
+        } \
+    } \
+}
+
+RECURSIVE_GETRS(float32, float)
+RECURSIVE_GETRS(float64, double)
+
 /* The recursive LU (Toledo's): the left half of the columns factored, the rows above the right
    half solved against its unit lower triangle, the rest of the right half less one product,
    the right half factored; panels of RECURSIVE_BASE columns or fewer by lu_panel. */
@@ -2526,6 +2570,37 @@ def trsm_recursive(a, b, upper, transpose, unitriangular):
     _call(function, (a, b, gemm), (count, n, k, step, int(lower), int(transpose), int(unitriangular),
                                    int(ilp64)), ())
     return True
+
+
+_RECURSIVE_GETRSS = {np.dtype(np.float32): "getrs_recursive_float32",
+                     np.dtype(np.float64): "getrs_recursive_float64"}
+
+
+def getrs_recursive(lu, pivots, b, transpose):
+    """X with A X = B (A^T X = B where ``transpose``) for each system, A given by getrf's factors:
+    ``lu`` ((count, n, n) or (1, n, n) for all, C-contiguous, float32 or float64), ``pivots``
+    ((count or 1, n) int32, each in 1..n: the caller checks), ``b`` ((count, n, k) C-contiguous, of
+    ``lu``'s dtype); ``lu_solve_arrays``' steps (the rows in P^T's order, the two substitutions by
+    ``trsm_recursive``'s loop) in one call, so the same bits. None where the loop or the gemm is
+    not found or the arrays are not such."""
+    if (lu.dtype != b.dtype or not (lu.flags.c_contiguous and b.flags.c_contiguous) or pivots.dtype != np.int32
+            or not pivots.flags.c_contiguous):
+        return None
+    found = _with_gemm(_RECURSIVE_GETRSS, b.dtype)
+    if found is None:
+        return None
+    function, gemm, ilp64 = found
+    count, n, k = b.shape
+    if lu.shape[1:] != (n, n) or lu.shape[0] not in (1, count) or pivots.shape != (lu.shape[0], n):
+        return None
+    x = np.empty(b.shape, b.dtype)
+    if not x.size:
+        return x
+    order = np.empty((count, n), np.int64)
+    source = np.array(b) if transpose else b   # (the transposed solve works on a copy of B)
+    step = n * n if lu.shape[0] > 1 else 0
+    _call(function, (lu, pivots, source, x, order, gemm), (count, n, k, step, int(transpose), int(ilp64)), ())
+    return x
 
 
 _RECURSIVE_POTRFS = {np.dtype(np.float32): "potrf_recursive_float32",

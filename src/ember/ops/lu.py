@@ -22,7 +22,7 @@ from .matrix_decompositions import (
     LinAlgError, LinalgSolveExBackward0, _batch_prefix, _first_nonzero, check_matrix, solve_operands,
 )
 from .shape import _broadcast_pair, _triangle_data
-from .triangular import _permutation, _substitute, identity, lu_unpack, row_order, solve_triangular
+from .triangular import _permutation, _pivots_in_range, _substitute, identity, lu_unpack, row_order, solve_triangular
 from ..autograd._dual import jvp_by_transposition
 
 __all__ = []
@@ -260,6 +260,9 @@ def lu(A, *, pivot=True, out=None):
 def lu_solve_arrays(lu_data, pivots, b, transpose, conjugate):
     """X with op(A) X = b, A = P L U given by getrf's ``lu_data`` and ``pivots``: op(A) = A or
     A^T, on the conjugate of A when ``conjugate``. Batch dimensions broadcast."""
+    solved = _lu_solve_compiled(lu_data, pivots, b, transpose)
+    if solved is not None:
+        return solved
     xp = namespace_of(lu_data)
     n = lu_data.shape[-1]
     batch = tuple(np.broadcast_shapes(lu_data.shape[:-2], b.shape[:-2]))
@@ -279,6 +282,29 @@ def lu_solve_arrays(lu_data, pivots, b, transpose, conjugate):
     order = xp.broadcast_to(order, y.shape[:-2] + (n, 1))
     xp.put_along_axis(x, xp.broadcast_to(order, y.shape), y, axis=-2)
     return x
+
+
+def _lu_solve_compiled(lu_data, pivots, b, transpose):
+    """``lu_solve_arrays``' result by one call of the compiled solve (``openmp_kernels.getrs_recursive``:
+    its steps in C) for real float32/float64 NumPy arrays with pivots in range, the factors' batch
+    B's or a single matrix; None elsewhere."""
+    if (type(lu_data) is not np.ndarray or type(b) is not np.ndarray or lu_data.dtype not in _GETRS_DTYPES
+            or b.dtype != lu_data.dtype or type(pivots) is not np.ndarray):
+        return None
+    n, k = b.shape[-2:]
+    if lu_data.shape[:-2] == b.shape[:-2] or lu_data.ndim == 2:
+        batch = b.shape[:-2]
+    else:
+        return None
+    if not pivots.size or not _pivots_in_range(pivots, n):
+        return None
+    count = math.prod(batch)
+    solved = openmp_kernels.getrs_recursive(lu_data.reshape((-1, n, n)), pivots.reshape((-1, n)),
+                                            np.ascontiguousarray(b).reshape((count, n, k)), transpose)
+    return None if solved is None else solved.reshape(batch + (n, k))
+
+
+_GETRS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class LinalgLuSolveBackward0(Node):
