@@ -4,6 +4,7 @@ batch, and after one training step (backward and optimizer step) still does. No 
 benchmark scripts run on small settings: their tables have the rows and columns they should,
 and each program of benchmarks/programs/ trains under ember."""
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -201,6 +202,35 @@ def test_op_speed_table_has_a_row_per_op_and_mode(tmp_path, capsys, ember_thread
     assert len(lines) == head + 2 + len(rows)
     printed = capsys.readouterr().out.splitlines()
     assert len(printed) == head + 2 + 2  # --limit 2
+
+
+def test_op_profiles_name_each_slow_row_with_its_profile(tmp_path):
+    """benchmarks/op_profiles.py on rows of a benchmarks.ops JSON: the rows over the threshold at the
+    size, the worst first, each with its three largest own times (shares summing to at most 1), its
+    calls and a reason by the module's rules; the rest left out."""
+    import json
+    from benchmarks import op_profiles
+    row = {"size": "tiny", "threads": 1, "dtype": "float32", "shapes": "3x5", "elements": 15, "scaling": "all dims",
+           "note": "", "timed": True}
+    rows = [{**row, "op": "linalg.qr", "mode": "forward", "ratio": 3.0, "ember_us": 30.0, "torch_us": 10.0},
+            {**row, "op": "add", "mode": "forward+backward", "ratio": 1.5, "ember_us": 6.0, "torch_us": 4.0},
+            {**row, "op": "sum", "mode": "forward", "ratio": 0.5, "ember_us": 1.0, "torch_us": 2.0},
+            {**row, "op": "add", "mode": "forward", "size": "medium", "ratio": 2.0, "ember_us": 2.0, "torch_us": 1.0}]
+    js, out = tmp_path / "ops.json", tmp_path / "profiles.md"
+    js.write_text(json.dumps({"header": [], "rows": rows}))
+    op_profiles.main([str(js), "--calls", "20", "--out", str(out)])
+    lines = out.read_text().splitlines()
+    table = [line for line in lines if line.startswith("| `")]
+    assert [line.split("|")[1].strip() for line in table] == ["`linalg.qr`", "`add`"]
+    for line in table:
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        shares = [int(s) for s in re.findall(r"` (\d+)%", cells[6])]
+        assert len(shares) == 3 and sum(shares) <= 101
+        python_calls, c_calls, tensors = (float(c) for c in cells[5].split(","))
+        assert python_calls > 0 and c_calls > 0 and tensors >= 0
+        assert cells[7].split(" (")[0] in ("numpy.linalg", "ctypes", "NumPy Python", "Python path",
+                                           "Python path, sent by its compiled function")
+    assert lines[-1].startswith("rows by reason: ")
 
 
 @pytest.mark.parametrize("name, target, scaling, shapes", [
