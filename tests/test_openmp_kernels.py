@@ -924,6 +924,30 @@ def test_getrs_loop_gives_the_substitutions_bits(dtype, spy, monkeypatch):
 
 
 @needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linspace_loop_gives_the_numpy_path_s_and_torch_s_values(dtype, spy, monkeypatch):
+    """linspace of float32 and float64 on the loop: the NumPy path's bits (its emulated fused
+    multiply-adds) and torch's, from 2 to 5,000 steps, ends of every magnitude, equal ends."""
+    from ember.ops import creation
+    rng = np.random.default_rng(11)
+    dt = np.dtype(dtype)
+    for trial in range(400):
+        start, end = rng.standard_normal(2) * 10.0 ** rng.integers(-30, 30)
+        end = start if trial % 7 == 0 else end
+        steps = int(rng.integers(2, 50 if trial % 5 else 5000))
+        taken = spy(openmp_kernels, "linspace")
+        got = creation._linspace_float(start, end, steps, dt)
+        assert len(taken) == 1
+        with monkeypatch.context() as patched:
+            patched.setattr(openmp_kernels, "linspace", lambda *a: None)
+            want = creation._linspace_float(start, end, steps, dt)
+        np.testing.assert_array_equal(got.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
+        theirs = torch.linspace(float(dt.type(start)), float(dt.type(end)), steps,
+                                dtype=torch.float32 if dtype == np.float32 else torch.float64).numpy()
+        np.testing.assert_array_equal(got.view(f"u{dt.itemsize}"), theirs.view(f"u{dt.itemsize}"))
+
+
+@needs_loops
 def test_row_order_loop_is_not_given_pivots_out_of_range(spy):
     from ember.ops import triangular
     taken = spy(openmp_kernels, "row_order")

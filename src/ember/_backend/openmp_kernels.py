@@ -1421,6 +1421,31 @@ HISTOGRAM_BINS(histogram_bins_float64, double)
 RECURSIVE_CHOLESKY(float32, float, sqrtf)
 RECURSIVE_CHOLESKY(float64, double, sqrt)
 
+/* arrays: out (steps values); sizes: steps (>= 2); scalars: start, end (each already of the
+   dtype). torch's linspace of a float dtype: the step (end - start) / (steps - 1) in the dtype,
+   the first half start + step * i and the second end - step * (steps - 1 - i), each one fused
+   multiply-add rounded to the dtype (float32's product is exact in double: it is rounded in
+   double, then to float, as ops/creation.py's _linspace_float rounds it). */
+void linspace_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    float *out = arrays[0];
+    const int64_t steps = sizes[0], half = steps / 2;
+    const float start = (float)scalars[0], end = (float)scalars[1];
+    const double step = (double)((end - start) / (float)(steps - 1));
+    (void)nthreads;
+    for (int64_t i = 0; i < steps; i++)
+        out[i] = i < half ? (float)(step * (double)i + (double)start)
+                          : (float)(-step * (double)(steps - 1 - i) + (double)end);
+}
+
+void linspace_float64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    double *out = arrays[0];
+    const int64_t steps = sizes[0], half = steps / 2;
+    const double start = scalars[0], end = scalars[1], step = (end - start) / (double)(steps - 1);
+    (void)nthreads;
+    for (int64_t i = 0; i < steps; i++)
+        out[i] = i < half ? fma(step, (double)i, start) : fma(-step, (double)(steps - 1 - i), end);
+}
+
 /* arrays: pivots (int32, count x k, 1-based, each in 1..m), order (int64, count x m);
    sizes: count, k, m. The rows of P^T A as indices into A's rows, from LAPACK's sequential
    row swaps. */
@@ -2647,6 +2672,27 @@ def histogram_bins(points, edges, local):
     _call(function, (np.ascontiguousarray(points), np.concatenate(edges), flat),
           (count, dims, int(local), *[e.size for e in edges]), ())
     return flat
+
+
+_LINSPACES = {np.dtype(np.float32): "linspace_float32", np.dtype(np.float64): "linspace_float64"}
+# Up to this many steps the loop runs (NumPy's passes take longer ones; not measured past the
+# histograms' edges)
+LINSPACE_MAX_STEPS = 1 << 16
+
+
+def linspace(start, end, steps, dtype):
+    """torch's linspace of ``steps`` (2 or more) float32 or float64 values from ``start`` to ``end``
+    (numbers of the dtype) as ops/creation.py's ``_linspace_float`` computes them, in one loop; None
+    where the loop cannot be built or the arguments are not such."""
+    name = _LINSPACES.get(dtype)
+    if name is None or not 2 <= steps <= LINSPACE_MAX_STEPS:
+        return None
+    function = _function(name)
+    if function is None:
+        return None
+    out = np.empty(steps, dtype)
+    _call(function, (out,), (steps,), (float(start), float(end)))
+    return out
 
 
 def row_order(pivots, m):

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import _memory_format as _mf
-from .._backend import backend_for
+from .._backend import backend_for, openmp_kernels
 from .._device import _default as _default_device, CPU, default_device, to_device
 from .._dtype import get_default_dtype, to_dtype
 from ._common import accepts_out, inplace_untracked, Tensor, make, method
@@ -457,6 +457,9 @@ def _linspace_float(start, end, steps, np_dtype):
     start, end = np_dtype.type(start), np_dtype.type(end)
     if steps == 1:
         return np.full(1, start, np_dtype)
+    looped = openmp_kernels.linspace(start, end, steps, np_dtype)   # (float32, float64: these steps in C)
+    if looped is not None:
+        return looped
     step = (end - start) / np_dtype.type(steps - 1)
     idx = np.arange(steps, dtype=_F64)
     back = steps - 1 - idx

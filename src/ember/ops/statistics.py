@@ -9,9 +9,10 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, return_types
 from .._backend import openmp_kernels
 from .._tensor import Tensor
+from .creation import _linspace_float
 from ._common import (
     _type_word, check_tensor, is_scalar, make, method, namespace_of, record_not_differentiable,
     with_out, write_out,
@@ -174,8 +175,7 @@ def _edges_between(xp, low, high, bins, dtype):
         raise ValueError("max must be larger than min")
     if low == high:
         low, high = low - 0.5, high + 0.5
-    from .creation import linspace
-    return xp.asarray(linspace(low, high, bins + 1, dtype=_dtype._BY_NP[dtype])._data)   # torch's edges
+    return xp.asarray(_linspace_float(low, high, bins + 1, dtype))   # torch's edges (linspace's)
 
 
 def _data_range(points, range, dims):
@@ -186,6 +186,9 @@ def _data_range(points, range, dims):
         return [(float(range[2 * i]), float(range[2 * i + 1])) for i in builtins.range(dims)]
     if points.shape[0] == 0:
         return [(0.0, 0.0)] * dims
+    if points.__class__ is np.ndarray:   # (the ufuncs' reductions, without the methods' Python wrappers)
+        return [(float(np.minimum.reduce(points[:, i])), float(np.maximum.reduce(points[:, i])))
+                for i in builtins.range(dims)]
     return [(float(points[:, i].min()), float(points[:, i].max())) for i in builtins.range(dims)]
 
 
@@ -267,7 +270,7 @@ def _count(xp, points, edges, weight, density, search):
             flat = flat * shape[d] + xp.maximum(pos, 0)
         kept = ~outside
     w = None if weight is None else weight[kept]
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     hist = xp.bincount(flat[kept], weights=w, minlength=size).astype(points.dtype).reshape(shape)
     if density:
         hist = hist / hist.sum()
@@ -282,7 +285,6 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """Computes a histogram of the values in ``input``: ``bins`` is a number of equal-width
     bins (over ``range``, the data's minimum and maximum by default) or a 1-D tensor of bin
     edges. Returns the histogram and the bin edges."""
-    from ..return_types import histogram as result_type
     if isinstance(bins, Tensor) and range is not None:
         raise TypeError("histogram() received an invalid combination of arguments: range is not "
                         "accepted with a tensor of bins")
@@ -296,7 +298,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
                            f"{tuple(weight.shape)}")
     hist, edges = _histogramdd_data("histogram", flat, [bins] if isinstance(bins, Tensor) else bins,
                                     range, flat_weight, density)
-    result = result_type(make(hist), make(edges[0].copy()))
+    result = return_types.histogram(make(hist), make(edges[0].copy()))
     record_not_differentiable((input,), result[0], "the derivative for 'histogram' is not implemented.")
     return write_out(result, out, op="histogram")
 
@@ -306,7 +308,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=N
     dimension indexes the coordinates of each point): ``bins`` is a number of bins for all
     dimensions, one number per dimension, or one 1-D tensor of bin edges per dimension. Returns
     the histogram and the bin edges of each dimension."""
-    from ..return_types import histogramdd as result_type
+    result_type = return_types.histogramdd
     check_tensor(input, "histogramdd")
     if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same "
