@@ -151,7 +151,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_triu", "_python_flip", "gcd", "lcm",
                                                   "_python_mode", "_python_clamp", "_python_scatter_reduce",
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
-                                                  "_python_heaviside", "_python_lerp", "_python_frexp"} \
+                                                  "_python_heaviside", "_python_lerp", "_python_frexp",
+                                                  "_python_lu_factor_ex", "_python_lu_factor"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3844,3 +3845,74 @@ def test_logit_outside_its_domain_is_silent_as_torchs(dtype, eps):
             warnings.simplefilter("error")
             got = ember.logit(ember.tensor(values), eps).numpy()
         np.testing.assert_array_equal(got, torch.logit(torch.tensor(values), eps).numpy())
+
+
+# -- LU factorizations ---------------------------------------------------------------------------------
+
+def _factors(result):
+    """An LU factorization's result as its fields' (dtype, shape, requires_grad, bytes)."""
+    return (type(result).__name__, [(t.dtype, t.shape, t.requires_grad, t.numpy().tobytes()) for t in result])
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 4), (40, 40), "singular", "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["lu_factor_ex", "lu_factor"])
+def test_lu_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, dtype, shape):
+    """lu_factor_ex and lu_factor on the recursive LU loop from C: the Python path's fields, bit for bit
+    (a zero pivot's info too), and torch's pivots, info and factors."""
+    from ember._backend import openmp_kernels as loops
+    rng = np.random.default_rng(12)
+    a = (np.zeros((3, 3)) if shape == "singular" else rng.standard_normal((5, 4)).T if shape == "transposed"
+         else rng.standard_normal(shape)).astype(dtype)
+    fn = getattr(ember.linalg, name)
+    if name == "lu_factor" and shape == "singular":   # (the error: the Python path's, below)
+        return
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            results.append(_factors(fn(ember.tensor(a))))
+    assert results[0] == results[1]
+    want = getattr(torch.linalg, name)(torch.tensor(a))
+    got = fn(ember.tensor(a))
+    assert type(got).__name__ == type(want).__name__.split(".")[-1]
+    for g, w in zip(got, want):
+        assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
+    x = ember.tensor(a)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), [(loops, "getrf_recursive")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",
+                                  "no_pivot", "check_errors", "out", "not_a_tensor", "large", "singular", "bfloat16"])
+@pytest.mark.parametrize("name", ["lu_factor_ex", "lu_factor"])
+def test_other_lu_factorization_cases_take_the_python_path(name, case):
+    """Every other case: the Python path's result or error (its type and message)."""
+    fn = getattr(ember.linalg, name)
+    a = np.random.default_rng(13).standard_normal((3, 3)).astype(np.float32)
+    out_dtypes = [ember.float32, ember.int32, ember.int32][:3 if name == "lu_factor_ex" else 2]
+    call = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True)),
+            "no_grad": lambda: _no_grad(fn, ember.tensor(a, requires_grad=True)),
+            "int64": lambda: fn(ember.tensor(a).long()),
+            "float16": lambda: fn(ember.tensor(a).half()),
+            "bfloat16": lambda: fn(ember.tensor(a).bfloat16()),
+            "complex64": lambda: fn(ember.tensor(a).to(ember.complex64)),
+            "vector": lambda: fn(ember.tensor(a[0])),
+            "empty": lambda: fn(ember.zeros(0, 0)),
+            "no_pivot": lambda: fn(ember.tensor(a), pivot=False),
+            "check_errors": lambda: (fn(ember.zeros(3, 3), check_errors=True) if name == "lu_factor_ex"
+                                     else fn(ember.tensor(a))),
+            "out": lambda: fn(ember.tensor(a), out=tuple(ember.empty(0, dtype=d) for d in out_dtypes)),
+            "not_a_tensor": lambda: fn(a),
+            "large": lambda: fn(ember.ones(200, 200) + ember.eye(200)),
+            "singular": lambda: fn(ember.zeros(2, 3, 3))}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError, AttributeError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append(("grad_fn" if result[0].grad_fn is not None else None,
+                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    assert results[0] == results[1]

@@ -2547,6 +2547,25 @@ _RECURSIVE_GETRFS = {np.dtype(np.float32): "getrf_recursive_float32",
                      np.dtype(np.float64): "getrf_recursive_float64"}
 
 
+def recursive_getrf_addresses():
+    """The addresses of the recursive LU loops over float32 and float64 (``getrf_recursive``'s; each None
+    where it or the gemm it calls cannot be found): what lu_factor's compiled function calls
+    (``ops._compiled_factorizations``), with the gemms of ``recursive_gemms``."""
+    from .._inductor import _compiler
+    found = []
+    for dtype, name in _RECURSIVE_GETRFS.items():
+        function = _compiler.load(SOURCE, name, quiet=True, argtypes=None) if cblas.gemm_address(dtype) else None
+        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(found)
+
+
+def recursive_gemms():
+    """(float32's gemm address, float64's (each 0 where it was not found), whether their sizes are
+    int64): the CBLAS gemms the recursive factorizations and solves call."""
+    found = [cblas.gemm_address(dtype) for dtype in (np.dtype(np.float32), np.dtype(np.float64))]
+    return (*(0 if f is None else f[0] for f in found), int(any(f is not None and f[1] for f in found)))
+
+
 def getrf_recursive(a):
     """LAPACK's getrf on each matrix of ``a``, a C-contiguous (count, m, n) float32 or float64
     NumPy array, in place, by recursion on the columns with the matrix products on NumPy's

@@ -30,7 +30,8 @@ import threading
 import typing
 
 from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
-               _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special)
+               _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
+               _compiled_factorizations)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -42,7 +43,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
-          "softmax", "outer", "trace", "rank_one")
+          "softmax", "outer", "trace", "rank_one", "lu_factor")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -185,6 +186,8 @@ def _specifics(function):
     if function.kind == "special":   # (its form, and what the form takes: a callable gives it at the first call)
         form, taken = function.specifics
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
+    if function.kind == "lu_factor":   # (its result type, whether it checks errors, the gemms: at the first call)
+        return function.specifics()
     if function.kind == "reduce":
         r = function.specifics
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
@@ -239,7 +242,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
-                     OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION };
+                     OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -281,6 +284,12 @@ typedef struct {
     int form, shifted;
     PyObject *factors;
     void *own_loops[4];
+    /* an LU factorization's: its result type, whether a zero pivot is an error (``lu_factor``'s), the
+       CBLAS gemm of float32 and of float64 that its loops call (NULL: none), whether its sizes are int64 */
+    PyObject *result_type;
+    int checks_errors;
+    void *gemms[2];
+    long long ilp64;
 } Function;
 
 #define MAX_FUNCTIONS 256
@@ -1878,11 +1887,12 @@ SCATTERS_SOURCE
 SELECTS_SOURCE
 PRODUCTS_SOURCE
 SOFTMAX_SOURCE
+FACTORIZATIONS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == RANK_ONE_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LU_FACTOR_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1950,6 +1960,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = trace_case(f, args, &handled);
         else if (f->kind == RANK_ONE_FUNCTION)
             out = rank_one_case(f, args, &handled);
+        else if (f->kind == LU_FACTOR_FUNCTION)
+            out = lu_factor_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -1983,13 +1995,15 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOKKniiO", &f.python_op, &f.node_cls, &f.ufunc, &float32, &float64,
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
-    f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = Py_None;
+    f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
+    f.checks_errors = 0;
+    f.ilp64 = 0;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > RANK_ONE_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > LU_FACTOR_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2006,6 +2020,12 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == RANK_ONE_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.flop_hook)) return NULL;
+    unsigned long long gemm32 = 0, gemm64 = 0;
+    if (f.kind == LU_FACTOR_FUNCTION && !PyArg_ParseTuple(specifics, "OpKKL", &f.result_type, &f.checks_errors, &gemm32,
+                                                          &gemm64, &f.ilp64))
+        return NULL;
+    f.gemms[0] = (void *)(uintptr_t)gemm32;
+    f.gemms[1] = (void *)(uintptr_t)gemm64;
     if (f.kind == CLAMP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.number_node)) return NULL;   /* (of numbers) */
     if (f.kind == FREXP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (result type) */
     /* (whether log_softmax's, the narrowest rows taken in a tensor of more than max_elements) */
@@ -2084,6 +2104,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     Py_INCREF(f.factors);
     Py_INCREF(f.int_ufunc);
     Py_INCREF(f.all_node);
+    Py_INCREF(f.result_type);
     functions_[n_functions++] = f;
     return function;
 }
@@ -2136,4 +2157,4 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     "SORTS_SOURCE\n", _compiled_sorts.SOURCE).replace("LAYOUTS_SOURCE\n", _compiled_layouts.SOURCE).replace(
     "CLAMP_SOURCE\n", _compiled_clamp.SOURCE).replace("SCATTERS_SOURCE\n", _compiled_scatters.SOURCE).replace(
     "SELECTS_SOURCE\n", _compiled_selects.SOURCE).replace("PRODUCTS_SOURCE\n", _compiled_products.SOURCE).replace(
-    "SOFTMAX_SOURCE\n", _compiled_softmax.SOURCE)
+    "SOFTMAX_SOURCE\n", _compiled_softmax.SOURCE).replace("FACTORIZATIONS_SOURCE\n", _compiled_factorizations.SOURCE)

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._backend import openmp_kernels
+from . import _compiled_functions
 from ._common import _type_word, check_tensor, make, namespace_of, Node, record, sum_to, write_out
 from .matrix_decompositions import (
     LinAlgError, LinalgSolveExBackward0, _batch_prefix, _first_nonzero, check_matrix, solve_operands,
@@ -202,23 +203,44 @@ def _lu_factor_ex(A, op, check_errors):
     return LU, make(pivots), make(info)
 
 
+def _python_lu_factor_ex(A, pivot=True, check_errors=False, out=None):
+    _check_lu_input(A, "torch.lu_factor", pivot)
+    result = linalg_lu_factor_ex(*_lu_factor_ex(A, "torch.linalg.lu_factor_ex", check_errors))
+    return write_out(result, out, exact=True, op="linalg_lu_factor_ex")
+
+
+def _python_lu_factor(A, pivot=True, out=None):
+    _check_lu_input(A, "torch.lu_factor", pivot)
+    LU, pivots, _ = _lu_factor_ex(A, "torch.linalg.lu_factor", True)
+    return write_out(linalg_lu_factor(LU, pivots), out, exact=True, op="linalg_lu_factor")
+
+
+# (where nothing records: the recursive LU loop called from C, ``_compiled_factorizations``)
+_lu_factor_ex_entry = _compiled_functions.register(
+    _python_lu_factor_ex, None, kind="lu_factor", addresses=openmp_kernels.recursive_getrf_addresses,
+    specifics=lambda: (linalg_lu_factor_ex, False, *openmp_kernels.recursive_gemms()))
+_lu_factor_entry = _compiled_functions.register(
+    _python_lu_factor, None, kind="lu_factor", addresses=openmp_kernels.recursive_getrf_addresses,
+    specifics=lambda: (linalg_lu_factor, True, *openmp_kernels.recursive_gemms()))
+
+
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """The LU factorization with partial pivoting of a (batch of) matrices: LU (L below the
     diagonal, its unit diagonal left out, U on and above it), LAPACK's pivots (1-based int32)
     and ``info`` (1 + the index of the first zero pivot, 0 when there is none); raises only
     when ``check_errors``."""
-    _check_lu_input(A, "torch.lu_factor", pivot)
-    result = linalg_lu_factor_ex(*_lu_factor_ex(A, "torch.linalg.lu_factor_ex", check_errors))
-    return write_out(result, out, exact=True, op="linalg_lu_factor_ex")
+    if pivot is True and check_errors is False and out is None:
+        return _lu_factor_ex_entry[0](A)
+    return _python_lu_factor_ex(A, pivot, check_errors, out)
 
 
 def lu_factor(A, *, pivot=True, out=None):
     """The compact LU factorization with partial pivoting (A = P L U): LU and LAPACK's pivots
     (1-based int32), as ``lu_unpack`` reads them. Raises when a pivot is zero (use
     ``lu_factor_ex`` to go on)."""
-    _check_lu_input(A, "torch.lu_factor", pivot)
-    LU, pivots, _ = _lu_factor_ex(A, "torch.linalg.lu_factor", True)
-    return write_out(linalg_lu_factor(LU, pivots), out, exact=True, op="linalg_lu_factor")
+    if pivot is True and out is None:
+        return _lu_factor_entry[0](A)
+    return _python_lu_factor(A, pivot, out)
 
 
 class LinalgLuBackward0(Node):

@@ -1,0 +1,75 @@
+"""The compiled functions (``_compiled_functions``) of the LU factorization, kind "lu_factor":
+``linalg.lu_factor_ex(A)`` and ``linalg.lu_factor(A)`` (pivoting, no ``out``) of a small float32 or
+float64 tensor of two or more dims with elements, where nothing records: a row-major copy of A
+factored in place by ``openmp_kernels``' recursive LU (its address, and that of NumPy's CBLAS gemm
+it calls, given at the first call), as ``lu.getrf`` factors it, so the same bits; the pivots
+(1-based int32) and ``info`` as the Python op returns them, in its result type. ``lu_factor``'s case
+with a zero pivot (``info`` not 0) goes to the Python op, which raises. A tensor that requires grad
+(the Python op records the node), and every other case, goes to the Python op.
+"""
+
+__all__ = ["SOURCE"]
+
+# (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
+SOURCE = r'''
+/* ``openmp_kernels``' recursive LU loop (``RECURSIVE_LU``): arrays a (count row-major m x n matrices,
+   factored in place), pivots, info, the gemm's address; sizes count, m, n, ilp64; no scalars; threads. */
+typedef void (*factor_loop)(void **, const int64_t *, const double *, int);
+
+/* ``lu_factor_ex(A)`` or ``lu_factor(A)`` in the common case (the module's docstring), no
+   ``__torch_function__`` dispatch or forward-mode AD: the op's result, NULL on error, or ``*handled``
+   set to 0 where the case is not this one. */
+static PyObject *lu_factor_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    if (a == NULL) return NULL;
+    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
+            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || f->gemms[wide] == NULL)
+        return NULL;
+    int grad = any_requires_grad(args, 1);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    npy_intp m = PyArray_DIM(a, nd - 2), n = PyArray_DIM(a, nd - 1), count = 1, dims[NPY_MAXDIMS];
+    for (int i = 0; i < nd - 2; i++) {
+        dims[i] = PyArray_DIM(a, i);
+        count *= dims[i];
+    }
+    dims[nd - 2] = m < n ? m : n;
+    PyArrayObject *lu = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
+    PyArrayObject *pivots = lu == NULL ? NULL : (PyArrayObject *)PyArray_SimpleNew(nd - 1, dims, NPY_INT32);
+    PyArrayObject *info = pivots == NULL ? NULL : (PyArrayObject *)PyArray_ZEROS(nd - 2, dims, NPY_INT32, 0);
+    if (info == NULL) {
+        Py_XDECREF(lu);
+        Py_XDECREF(pivots);
+        return NULL;
+    }
+    void *arrays[4] = {PyArray_DATA(lu), PyArray_DATA(pivots), PyArray_DATA(info), f->gemms[wide]};
+    int64_t sizes[4] = {count, m, n, f->ilp64};
+    Py_BEGIN_ALLOW_THREADS
+    ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+    Py_END_ALLOW_THREADS
+    const int32_t *found = PyArray_DATA(info);
+    int zero_pivot = 0;
+    for (npy_intp i = 0; f->checks_errors && i < count; i++) zero_pivot |= found[i] != 0;
+    if (zero_pivot) {   /* (lu_factor's error: the Python op raises it) */
+        Py_DECREF(lu);
+        Py_DECREF(pivots);
+        Py_DECREF(info);
+        *handled = 0;
+        return NULL;
+    }
+    PyObject *parts[3];
+    parts[0] = make((PyObject *)lu);
+    parts[1] = make((PyObject *)pivots);
+    parts[2] = make((PyObject *)info);
+    PyObject *result = parts[0] == NULL || parts[1] == NULL || parts[2] == NULL ? NULL
+                       : PyObject_Vectorcall(f->result_type, parts, f->checks_errors ? 2 : 3, NULL);
+    for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
+    return result;
+}
+'''
