@@ -811,6 +811,41 @@ def _factors(ndim, dtype="float32", k=4):
     return rng.standard_normal(lead + (3, k)).astype(dtype), rng.standard_normal(lead + (k, 5)).astype(dtype)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_products_by_numpys_blas_routines_are_numpys_bits(dtype):
+    """The compiled products call the CBLAS routine NumPy's matmul and dot call (gemm, gemv, dot) where
+    the operands are laid out as NumPy's loop takes them, and NumPy's ufunc elsewhere (a row or column of
+    one, an inner size of one, strided or overlapping operands, a matrix times its own transpose, where
+    NumPy takes syrk): NumPy's bits in every case, long inner sizes included."""
+    rng = np.random.default_rng(14)
+    shapes = [((3, 5), (5, 2)), ((2, 64), (64, 3)), ((7, 33), (33, 9)), ((4, 200), (200, 5)), ((1, 5), (5, 3)),
+              ((3, 5), (5, 1)), ((5,), (5,)), ((64,), (64,)), ((3, 40), (40,)), ((40,), (40, 3)), ((1, 40), (40,)),
+              ((40,), (40, 1)), ((2,), (2,)), ((1,), (1,)), ((3, 1), (1,)), ((2, 3, 40), (2, 40, 4)),
+              ((2, 1, 8), (2, 8, 3))]
+    for xs, ys in shapes:
+        for _ in range(3):
+            a, b = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ys).astype(dtype)
+            x, y = ember.tensor(a), ember.tensor(b)
+            got = (ember.bmm(x, y) if len(xs) == 3 else ember.matmul(x, y)).numpy()
+            np.testing.assert_array_equal(got, np.matmul(a, b))
+            if len(xs) == len(ys) == 1:
+                np.testing.assert_array_equal(ember.dot(x, y).numpy(), np.dot(a, b))
+            if len(xs) == 2 and len(ys) == 1:
+                np.testing.assert_array_equal(ember.mv(x, y).numpy(), np.matmul(a, b))
+            if len(xs) == len(ys) == 2:
+                c = rng.standard_normal((xs[0], ys[1])).astype(dtype)
+                got = ember.addmm(ember.tensor(c), x, y, beta=0.5, alpha=2.0).numpy()
+                want = np.matmul(a, b)
+                want *= 2.0
+                want += c * 0.5
+                np.testing.assert_array_equal(got, want)
+    a = rng.standard_normal((6, 40)).astype(dtype)
+    x = ember.tensor(a)
+    np.testing.assert_array_equal((x @ x.mT).numpy(), a @ a.T)   # (NumPy's syrk)
+    np.testing.assert_array_equal((x[:, ::2] @ x[:3, ::2].mT).numpy(), a[:, ::2] @ a[:3, ::2].T)   # (strided)
+    np.testing.assert_array_equal((x[:3] @ x[1:4].mT.contiguous()).numpy(), a[:3] @ np.ascontiguousarray(a[1:4].T))
+
+
 @pytest.mark.parametrize("name", sorted(PRODUCTS))
 def test_small_products_take_the_common_case(monkeypatch, name):
     from ember._backend import products
@@ -3849,7 +3884,7 @@ def test_logit_outside_its_domain_is_silent_as_torchs(dtype, eps):
 
 # -- LU factorizations ---------------------------------------------------------------------------------
 
-def _factors(result):
+def _lu_fields(result):
     """An LU factorization's result as its fields' (dtype, shape, requires_grad, bytes)."""
     return (type(result).__name__, [(t.dtype, t.shape, t.requires_grad, t.numpy().tobytes()) for t in result])
 
@@ -3870,7 +3905,7 @@ def test_lu_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, dt
     results = []
     for python in (False, True):
         with python_paths() if python else contextlib.nullcontext():
-            results.append(_factors(fn(ember.tensor(a))))
+            results.append(_lu_fields(fn(ember.tensor(a))))
     assert results[0] == results[1]
     want = getattr(torch.linalg, name)(torch.tensor(a))
     got = fn(ember.tensor(a))

@@ -68,6 +68,10 @@ _AXPBY = _bind(_handle, "axpby", "nanpan")  # n, alpha, x, incx, beta, y, incy
 _GEMM = _bind(_handle, "gemm", "eeennnapnpnapn")
 # layout, side, upper/lower, trans a, unit diagonal, m, n, alpha, a, lda, b, ldb
 _TRSM = _bind(_handle, "trsm", "eeeeennapnpn")
+# (gemv and dot only for their addresses: ``product_addresses``) layout, trans, m, n, alpha, a, lda, x, incx, beta,
+# y, incy; n, x, incx, y, incy
+_GEMV = _bind(_handle, "gemv", "eennapnpnapn")
+_DOT = _bind(_handle, "dot", "npnpn")
 _MAX_SIZE = 2**31 - 1
 
 
@@ -168,6 +172,19 @@ def gemm_address(dtype):
 
 
 _GEMM_ADDRESSES = {}
+
+
+def product_addresses():
+    """The addresses of gemm, gemv and dot for float32 and float64 (``sgemm, dgemm, sgemv, dgemv, sdot,
+    ddot``, all 0 where one of them was not found) and whether their sizes are int64: the routines
+    NumPy's matmul and dot call, which the compiled products call in the same cases
+    (``ops._compiled_products``)."""
+    dtypes = (np.dtype(np.float32), np.dtype(np.float64))
+    tables = (_GEMM, _GEMV, _DOT)
+    if not all(dtype in table for table in tables for dtype in dtypes):
+        return (0,) * 6 + (0,)
+    addresses = tuple(ctypes.cast(table[dtype], ctypes.c_void_p).value for table in tables for dtype in dtypes)
+    return addresses + (int(_GEMM[dtypes[0]].argtypes[3] is ctypes.c_int64),)
 
 
 def trsm(a, b, upper, transpose, unitriangular):

@@ -29,6 +29,9 @@ import sys
 import threading
 import typing
 
+import numpy as np
+
+from .._backend import cblas
 from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
                _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
                _compiled_factorizations)
@@ -177,9 +180,10 @@ def _specifics(function):
         return (_INTEGERS.index(integers), int_ufunc or function.ufunc)
     if function.kind in ("addc", "scan", "triangle"):   # (whether it divides; multiplies; keeps the upper one)
         return (bool(function.specifics),)
-    if function.kind in ("matmul", "add_product"):
+    if function.kind in ("matmul", "add_product"):   # (and NumPy's CBLAS routines, but for vdot's conjugating dot)
         operands, flop_hook = function.specifics
-        return (_PRODUCT_OPERANDS.index(operands), flop_hook)
+        blas = (0,) * 7 if function.ufunc is np.vdot else cblas.product_addresses()
+        return (_PRODUCT_OPERANDS.index(operands), flop_hook, *blas)
     if function.kind == "operator":   # (the index of its method, in the order the methods are built)
         from ._compiled_methods import METHODS
         return ([name for names, *_ in METHODS for name in names].index(function.specifics),)
@@ -290,6 +294,8 @@ typedef struct {
     int checks_errors;
     void *gemms[2];
     long long ilp64;
+    /* a product's: the CBLAS gemv and dot of float32 and float64 (with ``gemms``: NULL where not found) */
+    void *gemvs[2], *dots[2];
 } Function;
 
 #define MAX_FUNCTIONS 256
@@ -386,6 +392,8 @@ static int function_fields(Function *f, PyObject *node, PyObject *const *inputs,
 /* ``f`` on its tensors ``inputs`` in the common case: a new tensor, NULL on error, or ``*handled``
    set to 0 where the case is not this one (nothing done). */
 static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled);
+/* A product by the CBLAS routine NumPy calls (``_compiled_products``), NULL with no error where it does not apply. */
+static PyObject *blas_product(Function *f, PyArrayObject *x, PyArrayObject *y);
 
 /* ``x`` (small integers or bools) as the default float dtype where that is float32 or float64: a
    new array; NULL with no error set where the default is another, NULL with an error on error. */
@@ -458,7 +466,10 @@ static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArr
             ((binary_loop)loop)(PyArray_DATA(x), PyArray_DATA(arrays[1]), PyArray_DATA((PyArrayObject *)data),
                                 PyArray_SIZE(x), 1);
     } else {
-        data = PyObject_Vectorcall(integral_case(f, x) ? f->int_ufunc : f->ufunc, (PyObject **)arrays, f->arity, NULL);
+        data = f->kind == MATMUL_FUNCTION ? blas_product(f, x, arrays[1]) : NULL;   /* (NumPy's routine, called here) */
+        if (data == NULL && !PyErr_Occurred())
+            data = PyObject_Vectorcall(integral_case(f, x) ? f->int_ufunc : f->ufunc, (PyObject **)arrays, f->arity,
+                                       NULL);
         if (data == NULL && f->arity == 2) {   /* shapes that do not broadcast: the Python op raises torch's error */
             PyErr_Clear();
             return NULL;
@@ -1998,6 +2009,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
     f.checks_errors = 0;
     f.ilp64 = 0;
+    for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
@@ -2015,8 +2027,10 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if ((f.kind == EXTREMES_FUNCTION || f.kind == CUMULATIVE_FUNCTION)
             && !PyArg_ParseTuple(specifics, "Op", &f.whole_node, &f.divides))
         return NULL;
+    unsigned long long blas[6] = {0, 0, 0, 0, 0, 0};
     if ((f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION)
-            && !PyArg_ParseTuple(specifics, "iO", &f.product_operands, &f.flop_hook))
+            && !PyArg_ParseTuple(specifics, "iOKKKKKKL", &f.product_operands, &f.flop_hook, &blas[0], &blas[1],
+                                 &blas[2], &blas[3], &blas[4], &blas[5], &f.ilp64))
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == RANK_ONE_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.flop_hook)) return NULL;
@@ -2026,6 +2040,13 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.gemms[0] = (void *)(uintptr_t)gemm32;
     f.gemms[1] = (void *)(uintptr_t)gemm64;
+    if (f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION) {
+        for (int i = 0; i < 2; i++) {
+            f.gemms[i] = (void *)(uintptr_t)blas[i];
+            f.gemvs[i] = (void *)(uintptr_t)blas[2 + i];
+            f.dots[i] = (void *)(uintptr_t)blas[4 + i];
+        }
+    }
     if (f.kind == CLAMP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.number_node)) return NULL;   /* (of numbers) */
     if (f.kind == FREXP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (result type) */
     /* (whether log_softmax's, the narrowest rows taken in a tensor of more than max_elements) */

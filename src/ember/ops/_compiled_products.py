@@ -26,6 +26,85 @@ __all__ = ["SOURCE"]
 
 # (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
 SOURCE = r'''
+/* The CBLAS routines NumPy's matmul and dot call (their addresses in the function's ``gemms``, ``gemvs`` and
+   ``dots``), with sizes of int64 (ILP64) or int. */
+#define CBLAS_ROUTINES(T, P, I)                                                                            \
+    typedef void (*P##gemm_##I##_routine)(int, int, int, I, I, I, T, const T *, I, const T *, I, T, T *, I); \
+    typedef void (*P##gemv_##I##_routine)(int, int, I, I, T, const T *, I, const T *, I, T, T *, I);         \
+    typedef T (*P##dot_##I##_routine)(I, const T *, I, const T *, I);
+CBLAS_ROUTINES(float, s, int64_t)
+CBLAS_ROUTINES(float, s, int)
+CBLAS_ROUTINES(double, d, int64_t)
+CBLAS_ROUTINES(double, d, int)
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_COLUMN_MAJOR = 102, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+
+/* ``routine(T, P, I)`` called with the function's routine for the dtype (``wide``: float64) and its sizes */
+#define BY_DTYPE_AND_SIZES(CALL) \
+    if (wide && f->ilp64) CALL(double, d, int64_t) \
+    else if (wide) CALL(double, d, int) \
+    else if (f->ilp64) CALL(float, s, int64_t) \
+    else CALL(float, s, int)
+
+/* out (m x p) = x (m x n) @ y (n x p), each row-major: NumPy's matrix product's gemm */
+static void blas_gemm(Function *f, int wide, npy_intp m, npy_intp n, npy_intp p, const void *x, const void *y,
+                      void *out) {
+#define GEMM(T, P, I) ((P##gemm_##I##_routine)f->gemms[wide])(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, \
+        (I)m, (I)p, (I)n, 1, x, (I)n, y, (I)p, 0, out, (I)p);
+    BY_DTYPE_AND_SIZES(GEMM)
+#undef GEMM
+}
+
+/* NumPy's matmul or dot of the float32 or float64 arrays ``x`` and ``y`` (of one dtype, the caller
+   having checked their ranks and sizes) by the CBLAS routine NumPy's own loop calls where the operands
+   are laid out as taken here, so the same bits: C-contiguous, aligned, not overlapping (where NumPy may
+   take syrk for a product of a matrix and its transpose); gemm for matrices (or batches of them) of more
+   than one row and column, gemv for a matrix and a vector, of more than one row or column and element,
+   dot for two vectors. A new array; NULL with no error set where the case is another (or the routines
+   were not found), for NumPy's ufunc; NULL with an error on error. */
+static PyObject *blas_product(Function *f, PyArrayObject *x, PyArrayObject *y) {
+    int wide = PyArray_TYPE(x) == NPY_FLOAT64, xd = PyArray_NDIM(x), yd = PyArray_NDIM(y);
+    const char *xs = PyArray_DATA(x), *ys = PyArray_DATA(y);
+    if (f->gemms[wide] == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && !wide) || PyArray_TYPE(y) != PyArray_TYPE(x)
+            || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_IS_C_CONTIGUOUS(y) || !PyArray_ISALIGNED(x)
+            || !PyArray_ISALIGNED(y) || (xs < ys + PyArray_NBYTES(y) && ys < xs + PyArray_NBYTES(x))
+            || xd > 3 || yd > 3 || (xd == 3) != (yd == 3))
+        return NULL;
+    npy_intp n = PyArray_DIM(x, xd - 1), m = xd >= 2 ? PyArray_DIM(x, xd - 2) : 1;
+    npy_intp p = yd >= 2 ? PyArray_DIM(y, yd - 1) : 1, count = xd == 3 ? PyArray_DIM(x, 0) : 1;
+    if (n != PyArray_DIM(y, yd == 1 ? 0 : yd - 2) || n < 2 || m > INT_MAX / 2 || n > INT_MAX / 2 || p > INT_MAX / 2
+            || (xd >= 2 && yd >= 2 && (m < 2 || p < 2)) || (xd >= 2 && yd == 1 && m < 2)
+            || (xd == 1 && yd >= 2 && p < 2) || (xd == 3 && PyArray_DIM(y, 0) != count))
+        return NULL;
+    npy_intp dims[3];
+    int nd = 0;
+    if (xd == 3) dims[nd++] = count;
+    if (xd >= 2) dims[nd++] = m;
+    if (yd >= 2) dims[nd++] = p;
+    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(nd, dims, PyArray_TYPE(x));
+    if (out == NULL) return NULL;
+    char *os = PyArray_DATA(out);
+    size_t item = PyArray_ITEMSIZE(x);
+    if (xd >= 2 && yd >= 2) {
+        for (npy_intp b = 0; b < count; b++)
+            blas_gemm(f, wide, m, n, p, xs + b * m * n * item, ys + b * n * p * item, os + b * m * p * item);
+    } else if (yd == 1 && xd == 2) {   /* (matrix @ vector: gemv on the matrix as column-major, transposed) */
+#define GEMV(T, P, I) ((P##gemv_##I##_routine)f->gemvs[wide])(CBLAS_COLUMN_MAJOR, CBLAS_TRANS, (I)n, (I)m, 1, \
+        (const T *)xs, (I)n, (const T *)ys, 1, 0, (T *)os, 1);
+        BY_DTYPE_AND_SIZES(GEMV)
+#undef GEMV
+    } else if (xd == 1 && yd == 2) {   /* (vector @ matrix: gemv on the matrix, row-major, transposed) */
+#define GEMV(T, P, I) ((P##gemv_##I##_routine)f->gemvs[wide])(CBLAS_ROW_MAJOR, CBLAS_TRANS, (I)n, (I)p, 1, \
+        (const T *)ys, (I)p, (const T *)xs, 1, 0, (T *)os, 1);
+        BY_DTYPE_AND_SIZES(GEMV)
+#undef GEMV
+    } else {   /* (two vectors: dot, its result through a double as NumPy sums its chunks) */
+#define DOT(T, P, I) *(T *)os = (T)(0.0 + (double)((P##dot_##I##_routine)f->dots[wide])((I)n, (const T *)xs, 1, \
+        (const T *)ys, 1));
+        BY_DTYPE_AND_SIZES(DOT)
+#undef DOT
+    }
+    return (PyObject *)out;
+}
 /* The shape of the product of ``x`` and ``y`` where they are ``f``'s operands (``enum product_operands``:
    matrices, batches of them or a matrix and a vector) with elements and an inner size that
    ``products.matmul`` leaves to NumPy's matmul (and does not multiply, as for an inner size of 1
@@ -109,7 +188,8 @@ static PyObject *add_product_case(Function *f, PyObject *const *args, int *handl
     int weights = PyObject_RichCompareBool(beta, one, Py_NE);
     if (scales < 0 || ignores < 0 || weights < 0) return NULL;
     PyObject *factors[2] = {(PyObject *)arrays[1], (PyObject *)arrays[2]};
-    PyObject *product = PyObject_Vectorcall(f->ufunc, factors, 2, NULL);
+    PyObject *product = blas_product(f, arrays[1], arrays[2]);
+    if (product == NULL && !PyErr_Occurred()) product = PyObject_Vectorcall(f->ufunc, factors, 2, NULL);
     if (product == NULL) return NULL;
     int status = 0;
     if (scales) {   /* (product *= alpha) */
