@@ -830,6 +830,7 @@ def test_products_by_numpys_blas_routines_are_numpys_bits(dtype):
             np.testing.assert_array_equal(got, np.matmul(a, b))
             if len(xs) == len(ys) == 1:
                 np.testing.assert_array_equal(ember.dot(x, y).numpy(), np.dot(a, b))
+                np.testing.assert_array_equal(ember.vdot(x, y).numpy(), np.vdot(a, b))
             if len(xs) == 2 and len(ys) == 1:
                 np.testing.assert_array_equal(ember.mv(x, y).numpy(), np.matmul(a, b))
             if len(xs) == len(ys) == 2:

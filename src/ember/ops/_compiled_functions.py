@@ -29,8 +29,6 @@ import sys
 import threading
 import typing
 
-import numpy as np
-
 from .._backend import cblas
 from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
                _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
@@ -180,10 +178,9 @@ def _specifics(function):
         return (_INTEGERS.index(integers), int_ufunc or function.ufunc)
     if function.kind in ("addc", "scan", "triangle"):   # (whether it divides; multiplies; keeps the upper one)
         return (bool(function.specifics),)
-    if function.kind in ("matmul", "add_product"):   # (and NumPy's CBLAS routines, but for vdot's conjugating dot)
+    if function.kind in ("matmul", "add_product"):   # (and NumPy's CBLAS routines: vdot's real dot is dot's)
         operands, flop_hook = function.specifics
-        blas = (0,) * 7 if function.ufunc is np.vdot else cblas.product_addresses()
-        return (_PRODUCT_OPERANDS.index(operands), flop_hook, *blas)
+        return (_PRODUCT_OPERANDS.index(operands), flop_hook, *cblas.product_addresses())
     if function.kind == "operator":   # (the index of its method, in the order the methods are built)
         from ._compiled_methods import METHODS
         return ([name for names, *_ in METHODS for name in names].index(function.specifics),)
