@@ -356,15 +356,13 @@ def prelu(input, weight):
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weights.ndim}")
     n, nd = weights.size, data.ndim
-    if nd == 0 or n == 1:
-        w = weight.reshape(()) if n == 1 else weight
-    else:
+    if nd and n != 1:
         channels = data.shape[1] if nd >= 2 else 1   # (as torch counts a 1-d input)
         if n != channels:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {n} and channel size = {channels}.")
-        w = weight.reshape((-1,) + (1,) * (nd - 2)) if nd >= 2 else weight
     if data.dtype.kind == "c":
+        w = (weight.reshape(()) if n == 1 else weight if nd < 2 else weight.reshape((-1,) + (1,) * (nd - 2)))
         return where(input > 0, input, w * input)
     # torch's kernel takes the weight viewed to the input's rank, channels at dim 1
     view_shape = (1,) * nd if n == 1 else (1, n) + (1,) * (nd - 2)
