@@ -14,9 +14,11 @@ first rule that holds:
   ``cblas.py`` and the pointers they pass) take 20% or more;
 - ``NumPy Python``: NumPy's functions written in Python (``np.unique``'s, ``np.histogram``'s,
   the ``fromnumeric`` wrappers) take 20% or more;
-- ``Python path``: the rest, ember's own Python (with the NumPy calls it makes) on a path that
-  no compiled function takes; "sent by its compiled function" where the op's compiled
-  function ran and handed the case to that path.
+- ``compiled``: compiled functions (``ops._compiled_functions``: C, with the NumPy calls and loops
+  they make) take half the time or more: the case runs in C, and its own work is what is left;
+- ``Python path``: the rest, ember's own Python (with the NumPy calls it makes), "with compiled
+  functions" where some ran (the op's own, which handed the case on, or those of the ops it is
+  made of), with their share.
 
 cProfile's overhead grows with the number of calls, so its times are shares, not µs; the µs
 are the benchmark row's own.
@@ -34,12 +36,14 @@ from pathlib import Path
 from benchmarks import ops as op_bench
 
 RULE_SHARE = 0.2    # the share of the time a group needs for its rule to hold
+COMPILED_SHARE = 0.5   # the compiled functions' share from which a case counts as run in C
 TOP = 3             # functions named in a row's profile
 TENSOR_MAKERS = ("_make", "_make_view")   # the Tensor constructors the Python ops call (_tensor.py)
 
 
 def _group(filename, name):
-    """The group a profiled function belongs to: numpy.linalg, ctypes, NumPy Python, C or ember."""
+    """The group a profiled function belongs to: numpy.linalg, ctypes, NumPy Python, compiled (a compiled
+    function), C (another) or ember."""
     path = filename.replace("\\", "/")
     if "numpy/linalg" in path:
         return "numpy.linalg"
@@ -48,7 +52,7 @@ def _group(filename, name):
     if "/numpy/" in path:
         return "NumPy Python"
     if filename == "~":
-        return "C"
+        return "compiled" if "compiled_function" in name else "C"
     return "ember"
 
 
@@ -106,7 +110,10 @@ def reason(groups, compiled_ran):
     for group in ("numpy.linalg", "ctypes", "NumPy Python"):
         if groups.get(group, 0.0) >= RULE_SHARE:
             return f"{group} ({groups[group]:.0%})"
-    return "Python path, sent by its compiled function" if compiled_ran else "Python path"
+    compiled = groups.get("compiled", 0.0)
+    if compiled >= COMPILED_SHARE:
+        return f"compiled ({compiled:.0%})"
+    return f"Python path, with compiled functions ({compiled:.0%})" if compiled_ran else "Python path"
 
 
 def _mode_key(text):

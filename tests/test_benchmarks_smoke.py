@@ -228,8 +228,8 @@ def test_op_profiles_name_each_slow_row_with_its_profile(tmp_path):
         assert len(shares) == 3 and sum(shares) <= 101
         python_calls, c_calls, tensors = (float(c) for c in cells[5].split(","))
         assert python_calls > 0 and c_calls > 0 and tensors >= 0
-        assert cells[7].split(" (")[0] in ("numpy.linalg", "ctypes", "NumPy Python", "Python path",
-                                           "Python path, sent by its compiled function")
+        assert cells[7].split(" (")[0] in ("numpy.linalg", "ctypes", "NumPy Python", "compiled", "Python path",
+                                           "Python path, with compiled functions")
     assert lines[-1].startswith("rows by reason: ")
 
 
