@@ -867,6 +867,9 @@ def _search_nd(xp, boundaries, values, side):
     return xp.sum(before, axis=-1)
 
 
+_PLAIN_SEARCH_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.int32))
+
+
 @with_out()
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Finds the indices where the elements of ``input`` would be inserted in the innermost
@@ -874,6 +877,11 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     ``side='right'``). ``sorter`` gives the order that sorts an unsorted sequence."""
     side = _side(right, side)
     seq = sorted_sequence._data
+    if (sorter is None and input.__class__ is Tensor and seq.__class__ is np.ndarray and seq.ndim == 1 and seq.size
+            and seq.dtype in _PLAIN_SEARCH_DTYPES and input._data.dtype == seq.dtype and input._data.ndim
+            and input._data.size):   # (the common case: the array's own search, without NumPy's Python wrapper)
+        found = seq.searchsorted(input._data, side)
+        return make(found.astype(np.int32) if out_int32 else found)
     xp = namespace_of(seq)
     scalar = not isinstance(input, Tensor)
     if seq.ndim == 0:
