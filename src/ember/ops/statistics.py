@@ -39,22 +39,27 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Tests if each element of ``elements`` is in ``test_elements``. Returns a boolean tensor
     of the same shape as ``elements`` that is True for elements in ``test_elements`` and False
     otherwise (the reverse with ``invert=True``)."""
-    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
-        raise TypeError("isin() received an invalid combination of arguments - got "
-                        f"({type(elements).__name__}, {type(test_elements).__name__}), but expected "
-                        "one of its arguments to be a Tensor")
-    for x, name in ((elements, "elements"), (test_elements, "test_elements")):
-        if not isinstance(x, Tensor) and not is_scalar(x):
-            raise TypeError(f"isin(): argument '{name}' must be Tensor or Number, "
-                            f"not {type(x).__name__}")
-    like = elements if isinstance(elements, Tensor) else test_elements
-    xp = namespace_of(like._data)
-    a, b = _membership_array(elements, xp), _membership_array(test_elements, xp)
-    for arr in (a, b):
-        if arr.dtype == _dtype.bool.np:
-            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    if elements.__class__ is Tensor and test_elements.__class__ is Tensor:   # (the common case: two tensors)
+        a, b = elements._data, test_elements._data
+        xp = namespace_of(a)
+    else:
+        if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+            raise TypeError("isin() received an invalid combination of arguments - got "
+                            f"({type(elements).__name__}, {type(test_elements).__name__}), but expected "
+                            "one of its arguments to be a Tensor")
+        for x, name in ((elements, "elements"), (test_elements, "test_elements")):
+            if not isinstance(x, Tensor) and not is_scalar(x):
+                raise TypeError(f"isin(): argument '{name}' must be Tensor or Number, "
+                                f"not {type(x).__name__}")
+        like = elements if isinstance(elements, Tensor) else test_elements
+        xp = namespace_of(like._data)
+        a, b = _membership_array(elements, xp), _membership_array(test_elements, xp)
+    if a.dtype.kind == "b" or b.dtype.kind == "b":
+        raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     if a.size * b.size <= ISIN_PAIRWISE_MAX:   # every pair compared: one pass, no sorting
-        found = (a[..., None] == b.reshape(-1)).any(axis=-1)
+        equal = a[..., None] == b.reshape(-1)
+        # (NumPy's: the ufunc's reduction, without the method's Python wrapper)
+        found = np.logical_or.reduce(equal, axis=-1) if xp is np else equal.any(axis=-1)
         return make(~found if invert else found)
     found = xp.isin(a, b, assume_unique=assume_unique, invert=invert)
     return make(xp.asarray(found, dtype=bool))

@@ -713,7 +713,8 @@ def _predicate(name, on_float, on_int, doc, on_complex=None, takes_out=False, uf
 
 
 def _all(value):
-    return lambda xp, x: xp.full(x.shape, value, dtype=bool)
+    fill = "ones" if value else "zeros"   # (NumPy's full is a Python function: its zeros and ones are not)
+    return lambda xp, x: getattr(xp, fill)(x.shape, dtype=bool)
 
 
 isfinite = _predicate("isfinite", lambda xp, x: xp.isfinite(x), _all(True),
