@@ -2,6 +2,7 @@
 nodes, saved tensors, gradients and errors as the Python ops, and as torch; the view ops the
 same views; every case the compiled path does not take reaches the Python op."""
 import itertools
+import math
 import os
 import subprocess
 import sys
@@ -290,6 +291,9 @@ VIEW_CALLS = [
     ("__getitem__", ((None, Ellipsis, None, 2),)), ("__getitem__", ((0, 0),)), ("__getitem__", ((4, 0),)),
     ("__getitem__", ((0, 1, 2),)), ("__getitem__", (slice(None, None, -1),)), ("__getitem__", ((Ellipsis, Ellipsis),)),
     ("__getitem__", ((slice(None), 1.0),)),
+    ("squeeze", ()), ("squeeze", (0,)), ("squeeze", (-1,)), ("squeeze", (2,)), ("squeeze", ((0, 1),)),
+    ("squeeze", (1.0,)), ("flatten", ()), ("flatten", (0,)), ("flatten", (1,)), ("flatten", (0, 1)),
+    ("flatten", (1, 0)), ("flatten", (-2, -1)), ("flatten", (0, 5)), ("flatten", (1, 1)),
 ]
 
 
@@ -422,6 +426,38 @@ def test_indexing_a_tensor_that_requires_grad_records_the_python_ops_node(monkey
         assert (ember.ones(2, 3, requires_grad=True)[key if key != (1, slice(None), 0) else 1]).grad_fn is None
 
 
+@pytest.mark.parametrize("shape", [(3, 1, 5), (1, 1), (2, 3, 4), (1,), (4, 1), (2, 1, 3, 1), (1, 3, 1), ()])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "readonly"])
+def test_squeeze_and_flatten_are_the_python_ops(monkeypatch, shape, layout):
+    """squeeze (every dim of size 1, or one) and flatten (every pair of dims) of tensors with dims of size 1,
+    laid out every way: the Python op's shape, strides, values, base, flags and identity (flatten of one dim
+    is the tensor itself), or its error."""
+    base = ember.tensor(np.arange(math.prod(shape), dtype=np.float32).reshape(shape))
+    source = {"contiguous": lambda: base, "transposed": lambda: base.mT if base.dim() >= 2 else base,
+              "sliced": lambda: base[..., ::2] if base.dim() else base,
+              "expanded": lambda: ember.zeros(shape[-1:]).expand(*shape) if shape else base,
+              "readonly": lambda: ember.tensor(np.broadcast_to(np.float32(1), shape))}[layout]
+    n = len(shape)
+    calls = ([("squeeze", ())] + [("squeeze", (d,)) for d in range(-n - 1, n + 1)] + [("flatten", ())]
+             + [("flatten", (d,)) for d in range(-n, n + 1)]
+             + [("flatten", (a, b)) for a in range(n) for b in range(n)])
+    for name, args in calls:
+        results = []
+        for python in (False, True):
+            with monkeypatch.context() as m:
+                if python:
+                    python_ops(m)
+                t = source()
+                out = _view_or_error(t, name, args)
+                if isinstance(out, ember.Tensor):
+                    results.append((tuple(out.shape), out._data.strides, out._data.tolist(), out is t,
+                                    out._data is t._data, out._version_counter is t._version_counter,
+                                    out._data.flags.writeable, out.requires_grad))
+                else:
+                    results.append((type(out), str(out)))
+        assert results[0] == results[1], (name, args)
+
+
 def test_a_view_shares_the_version_counter_and_the_memory():
     x = ember.zeros(3, 4)
     row = x[1]
@@ -442,6 +478,9 @@ def test_views_of_tensors_that_require_grad_take_the_python_op():
     assert type(y.unsqueeze(0).grad_fn).__name__ == "UnsqueezeBackward0"
     assert type(y[0].grad_fn).__name__ == "SelectBackward0"
     assert type(y.t().reshape(6).grad_fn).__name__ == "UnsafeViewBackward0"
+    assert type(y.unsqueeze(1).squeeze().grad_fn).__name__ == "SqueezeBackward0"
+    assert type(y.unsqueeze(1).squeeze(1).grad_fn).__name__ == "SqueezeBackward1"
+    assert type(y.flatten().grad_fn).__name__ == "ViewBackward0"
     (y.view(6).sum() + y[1].sum() + y.transpose(0, 1).unsqueeze(0).sum()).backward()
     assert x.grad.tolist() == [[4.0, 4.0, 4.0], [6.0, 6.0, 6.0]]
 

@@ -1,8 +1,9 @@
 """Tensor's most frequent methods compiled for their common case: the arithmetic operators
 (``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), their in-place forms (``+=``, ``add_`` and
 the rest), the comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) and the view ops
-(``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``expand``, and ``x[key]`` for a basic key:
-ints, slices, ``None`` and ``...``), the same steps as their Python ops in C.
+(``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``expand``, ``squeeze``, ``flatten``, and
+``x[key]`` for a basic key: ints, slices, ``None`` and ``...``), the same steps as their Python
+ops in C.
 
 A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
 Python op (its frame, its operand checks, the node's fields) costs twice that again. Here each
@@ -62,7 +63,8 @@ _NAME = "ember_tensor_methods"
 
 # The kinds of method (the numbers name the cases in the C source's ``enum kind``), and what the
 # node of an operator keeps beyond its operands' shapes and dtypes (``enum keeps``).
-_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE, _EXPAND = range(10)
+_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE, _EXPAND, _SQUEEZE, _FLATTEN = \
+    range(12)
 _KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
 
 # (Tensor's names for it, kind, and for an operator: its ufunc, its node class (None for a
@@ -92,6 +94,8 @@ METHODS = (
     (("reshape",), _RESHAPE),
     (("__getitem__",), _SELECT),
     (("expand",), _EXPAND),
+    (("squeeze",), _SQUEEZE),
+    (("flatten",), _FLATTEN),
 )
 
 # The nodes whose ``backward_arrays`` is compiled too, each with its formula (``enum formula``):
@@ -131,7 +135,7 @@ static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_se
 
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
-enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE, EXPAND };
+enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE, EXPAND, SQUEEZE, FLATTEN };
 /* The nodes indexing records (``configure_views``): AliasBackward0, SliceBackward0, SelectBackward0,
    UnsqueezeBackward0. */
 enum index_node { ALIAS_NODE, SLICE_NODE, SELECT_NODE, UNSQUEEZE_NODE };
@@ -684,6 +688,24 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
         if (nargs == 0 || PyArray_SIZE(a) == 0 || !PyArray_IS_C_CONTIGUOUS(a)) return NULL;
         if ((shape.len = expanded_shape(a, args, nargs, dims, strides, &d0)) < 0) return NULL;
         break;
+    case SQUEEZE:   /* (every dim of size 1, or the one dim given where its size is 1) */
+        if (nargs > 1 || nd == 0 || (nargs == 1 && !dim_arg(args[0], nd, &d0))) return NULL;
+        for (int i = 0; i < nd; i++) {
+            if (PyArray_DIM(a, i) == 1 && (nargs == 0 || i == d0)) continue;
+            dims[shape.len] = PyArray_DIM(a, i);
+            strides[shape.len++] = PyArray_STRIDE(a, i);
+        }
+        break;
+    case FLATTEN:   /* (dims start_dim to end_dim as one: a reshape; the tensor itself where they are one dim) */
+        d1 = nd - 1;
+        if (nargs > 2 || nd == 0 || (nargs >= 1 && !dim_arg(args[0], nd, &d0))
+                || (nargs == 2 && !dim_arg(args[1], nd, &d1)) || d0 > d1)
+            return NULL;
+        for (int i = 0; i < nd; i++) {
+            if (i > d0 && i <= d1) dims[shape.len - 1] *= PyArray_DIM(a, i);
+            else dims[shape.len++] = PyArray_DIM(a, i);
+        }
+        break;
     default:
         return NULL;
     }
@@ -691,6 +713,10 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     if (plain <= 0) {
         *handled = plain < 0;
         return NULL;
+    }
+    if (m->kind == FLATTEN && d0 == d1) {
+        *handled = 1;
+        return Py_NewRef(t);
     }
     PyObject *result;
     int is_view = 1;
@@ -707,7 +733,20 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
         Py_INCREF(a);
         if (result != NULL && PyArray_SetBaseObject((PyArrayObject *)result, (PyObject *)a) < 0) Py_CLEAR(result);
         else if (result == NULL) Py_DECREF(a);
-    } else if (m->kind == RESHAPE && !PyArray_IS_C_CONTIGUOUS(a)) {
+    } else if (m->kind == SQUEEZE) {   /* the kept dims' sizes and strides: NumPy's squeeze's view, or an alias */
+        if (shape.len == nd) {
+            Py_INCREF(a);
+            result = (PyObject *)a;
+        } else {
+            PyArray_Descr *descr = PyArray_DESCR(a);
+            Py_INCREF(descr);
+            result = PyArray_NewFromDescr(&PyArray_Type, descr, shape.len, dims, strides, PyArray_BYTES(a),
+                                          PyArray_ISWRITEABLE(a) ? NPY_ARRAY_WRITEABLE : 0, NULL);
+            Py_INCREF(a);
+            if (result != NULL && PyArray_SetBaseObject((PyArrayObject *)result, (PyObject *)a) < 0) Py_CLEAR(result);
+            else if (result == NULL) Py_DECREF(a);
+        }
+    } else if ((m->kind == RESHAPE || m->kind == FLATTEN) && !PyArray_IS_C_CONTIGUOUS(a)) {
         if (nd == shape.len && memcmp(PyArray_DIMS(a), dims, nd * sizeof(npy_intp)) == 0) {
             Py_INCREF(a);   /* the same shape: an alias */
             result = (PyObject *)a;
