@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.ops import _compiled_methods, pointwise
+from ember.ops import _compiled_methods, pointwise, view
 
 try:
     import torch
@@ -456,6 +456,44 @@ def test_squeeze_and_flatten_are_the_python_ops(monkeypatch, shape, layout):
                 else:
                     results.append((type(out), str(out)))
         assert results[0] == results[1], (name, args)
+
+
+PUBLIC_VIEWS = [("reshape", (3, 5)), ("reshape", ((5, 3),)), ("transpose", (0, 1)), ("swapdims", (1, 0)),
+                ("swapaxes", (0, 1)), ("squeeze", ()), ("squeeze", (0,)), ("unsqueeze", (1,)), ("flatten", ()),
+                ("flatten", (0, 1))]
+
+
+@pytest.mark.parametrize("name,args", PUBLIC_VIEWS, ids=[f"{n}{a}" for n, a in PUBLIC_VIEWS])
+def test_public_view_functions_take_the_compiled_methods_and_dispatch_once(monkeypatch, name, args):
+    """``ember.reshape(x, ...)`` and the other public functions of the compiled view methods: the Python
+    op's result; the compiled method, not the Python op, for a plain tensor; a subclass's and a mode's
+    ``__torch_function__`` see the public function once (not the method it calls)."""
+    import ember.overrides
+    fn = getattr(ember, name)
+    x = ember.arange(15.0).reshape(1, 15)
+    got = fn(x, *args)
+    with monkeypatch.context() as m:
+        python_ops(m)
+        want = fn(x, *args)
+    assert (tuple(got.shape), got._data.strides, got.tolist()) == (tuple(want.shape), want._data.strides, want.tolist())
+    calls = []
+    python_op = _compiled_methods.python_methods()[name]
+    monkeypatch.setattr(view, f"_python_{ {'swapdims': 'transpose', 'swapaxes': 'transpose'}.get(name, name)}",
+                        lambda *a, **k: calls.append(a) or python_op(*a, **k))
+    fn(x, *args)
+    assert calls == []
+
+    class Recorder(ember.overrides.TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.funcs = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.funcs.append(func)
+            return func(*args, **(kwargs or {}))
+    with Recorder() as recorder:
+        fn(x, *args)
+    assert recorder.funcs == [fn]
 
 
 def test_a_view_shares_the_version_counter_and_the_memory():

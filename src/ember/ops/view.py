@@ -19,7 +19,7 @@ from ._common import (
 )
 from ..autograd._dual import jvp_by_transposition
 from ..autograd.saved_fields import not_kept, slice_field
-from .._torch_function import override_or_raise
+from .._torch_function import _switch as _dispatch, override_or_raise
 
 __all__ = ["reshape", "permute", "transpose", "swapdims", "swapaxes", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "numel", "narrow", "select", "unbind", "chunk",
@@ -1245,3 +1245,53 @@ for _node_cls in (ViewBackward0, UnsafeViewBackward0, ReshapeAliasBackward0, Exp
                   SliceBackward0, SelectBackward0, AliasBackward0, SliceBackwardBackward0,
                   UnbindBackward0, SplitBackward0, SplitWithSizesBackward0, UnfoldBackward0):
     complex_autograd(_node_cls)
+
+
+# -- the public functions of the view methods compiled in C --------------------------------------
+# ``ember.reshape(x, ...)`` and the others below: for a Tensor (not a subclass) while
+# ``__torch_function__`` dispatch is off, Tensor's method, which ``_compiled_methods`` compiles (the
+# Python op's steps in C, the Python op until it is built, and for every other case); otherwise the
+# Python op, which is also the method's. (The Python ops above name these functions in their
+# overrides: a tensor-like argument is dispatched as the public function.)
+
+_python_reshape, _python_transpose, _python_squeeze, _python_unsqueeze, _python_flatten = (
+    reshape, transpose, squeeze, unsqueeze, flatten)
+
+
+def reshape(input, *sizes, shape=None):
+    """A tensor with the same data and number of elements and the given shape: a view when the
+    strides allow, else a copy."""
+    if input.__class__ is Tensor and shape is None and not _dispatch.on:
+        return Tensor.reshape(input, *sizes)
+    return _python_reshape(input, *sizes, shape=shape)
+
+
+def transpose(input, dim0, dim1):
+    """A view with dimensions ``dim0`` and ``dim1`` swapped."""
+    if input.__class__ is Tensor and not _dispatch.on:
+        return Tensor.transpose(input, dim0, dim1)
+    return _python_transpose(input, dim0, dim1)
+
+
+swapdims = swapaxes = transpose
+
+
+def squeeze(input, dim=None):
+    """Removes dimensions of size 1 (all of them, or those in ``dim``, an int or a tuple)."""
+    if input.__class__ is Tensor and not _dispatch.on:
+        return Tensor.squeeze(input) if dim is None else Tensor.squeeze(input, dim)
+    return _python_squeeze(input, dim)
+
+
+def unsqueeze(input, dim):
+    """A view with a dimension of size one inserted at ``dim``."""
+    if input.__class__ is Tensor and not _dispatch.on:
+        return Tensor.unsqueeze(input, dim)
+    return _python_unsqueeze(input, dim)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Flattens dimensions ``start_dim`` to ``end_dim`` into one."""
+    if input.__class__ is Tensor and not _dispatch.on:
+        return Tensor.flatten(input, start_dim, end_dim)
+    return _python_flatten(input, start_dim, end_dim)
