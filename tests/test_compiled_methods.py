@@ -304,13 +304,10 @@ def _view_or_error(tensor, name, args):
         return error
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded"])
-@pytest.mark.parametrize("name,args", VIEW_CALLS, ids=[f"{n}{a}" for n, a in VIEW_CALLS])
-def test_views_are_the_python_ops(monkeypatch, layout, name, args):
-    base = ember.tensor(np.arange(32, dtype=np.float32).reshape(2, 16))
-    source = {"contiguous": lambda: base[0].view(4, 4), "transposed": lambda: base[1].view(4, 4).t(),
-              "sliced": lambda: base[:, 4:12].reshape(4, 4),
-              "expanded": lambda: base[0, :4].expand(4, 4)}[layout]
+def _views_on_both_paths(monkeypatch, source, name, args, base):
+    """``getattr(source(), name)(*args)`` with the compiled methods, then with the Python ops: each
+    result's shape, strides, values, base, identity, version counter, sharing, requires_grad and
+    writeability, or its error (type and message)."""
     results = []
     for python in (False, True):
         with monkeypatch.context() as m:
@@ -320,11 +317,22 @@ def test_views_are_the_python_ops(monkeypatch, layout, name, args):
             out = _view_or_error(t, name, args)
             if isinstance(out, ember.Tensor):
                 shares = out._data.base is not None and np.may_share_memory(out._data, t._data)
-                results.append((out.shape, out._data.strides, out._data.tolist(), out._base is base,
-                                out._version_counter is t._version_counter, shares, out.requires_grad,
-                                out._data.flags.writeable))
+                results.append((tuple(out.shape), out._data.strides, out._data.tolist(), out._base is base,
+                                out is t, out._data is t._data, out._version_counter is t._version_counter,
+                                shares, out.requires_grad, out._data.flags.writeable))
             else:
                 results.append((type(out), str(out)))
+    return results
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded"])
+@pytest.mark.parametrize("name,args", VIEW_CALLS, ids=[f"{n}{a}" for n, a in VIEW_CALLS])
+def test_views_are_the_python_ops(monkeypatch, layout, name, args):
+    base = ember.tensor(np.arange(32, dtype=np.float32).reshape(2, 16))
+    source = {"contiguous": lambda: base[0].view(4, 4), "transposed": lambda: base[1].view(4, 4).t(),
+              "sliced": lambda: base[:, 4:12].reshape(4, 4),
+              "expanded": lambda: base[0, :4].expand(4, 4)}[layout]
+    results = _views_on_both_paths(monkeypatch, source, name, args, base)
     assert results[0] == results[1]
 
 
@@ -442,19 +450,7 @@ def test_squeeze_and_flatten_are_the_python_ops(monkeypatch, shape, layout):
              + [("flatten", (d,)) for d in range(-n, n + 1)]
              + [("flatten", (a, b)) for a in range(n) for b in range(n)])
     for name, args in calls:
-        results = []
-        for python in (False, True):
-            with monkeypatch.context() as m:
-                if python:
-                    python_ops(m)
-                t = source()
-                out = _view_or_error(t, name, args)
-                if isinstance(out, ember.Tensor):
-                    results.append((tuple(out.shape), out._data.strides, out._data.tolist(), out is t,
-                                    out._data is t._data, out._version_counter is t._version_counter,
-                                    out._data.flags.writeable, out.requires_grad))
-                else:
-                    results.append((type(out), str(out)))
+        results = _views_on_both_paths(monkeypatch, source, name, args, base)
         assert results[0] == results[1], (name, args)
 
 
