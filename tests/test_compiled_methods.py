@@ -434,12 +434,13 @@ def test_indexing_a_tensor_that_requires_grad_records_the_python_ops_node(monkey
         assert (ember.ones(2, 3, requires_grad=True)[key if key != (1, slice(None), 0) else 1]).grad_fn is None
 
 
-@pytest.mark.parametrize("shape", [(3, 1, 5), (1, 1), (2, 3, 4), (1,), (4, 1), (2, 1, 3, 1), (1, 3, 1), ()])
+@pytest.mark.parametrize("shape", [(3, 1, 5), (1, 1), (2, 3, 4), (1,), (4, 1), (2, 1, 3, 1), (1, 3, 1), (), (4, 4),
+                                   (0, 3)])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "readonly"])
-def test_squeeze_and_flatten_are_the_python_ops(monkeypatch, shape, layout):
-    """squeeze (every dim of size 1, or one) and flatten (every pair of dims) of tensors with dims of size 1,
-    laid out every way: the Python op's shape, strides, values, base, flags and identity (flatten of one dim
-    is the tensor itself), or its error."""
+def test_squeeze_flatten_and_diagonal_are_the_python_ops(monkeypatch, shape, layout):
+    """squeeze (every dim of size 1, or one), flatten (every pair of dims) and diagonal (offsets in and out of
+    range, every pair of dims) of tensors with dims of size 1, laid out every way: the Python op's shape,
+    strides, values, base, flags and identity (flatten of one dim is the tensor itself), or its error."""
     base = ember.tensor(np.arange(math.prod(shape), dtype=np.float32).reshape(shape))
     source = {"contiguous": lambda: base, "transposed": lambda: base.mT if base.dim() >= 2 else base,
               "sliced": lambda: base[..., ::2] if base.dim() else base,
@@ -448,7 +449,9 @@ def test_squeeze_and_flatten_are_the_python_ops(monkeypatch, shape, layout):
     n = len(shape)
     calls = ([("squeeze", ())] + [("squeeze", (d,)) for d in range(-n - 1, n + 1)] + [("flatten", ())]
              + [("flatten", (d,)) for d in range(-n, n + 1)]
-             + [("flatten", (a, b)) for a in range(n) for b in range(n)])
+             + [("flatten", (a, b)) for a in range(n) for b in range(n)]
+             + [("diagonal", (offset, a, b)) for offset in (0, 1, -1, 2, -3, 9) for a in range(-n, n) for b in range(n)]
+             + [("diagonal", ()), ("diagonal", (1,)), ("diagonal", (1.0,))])
     for name, args in calls:
         results = _views_on_both_paths(monkeypatch, source, name, args, base)
         assert results[0] == results[1], (name, args)
@@ -456,7 +459,7 @@ def test_squeeze_and_flatten_are_the_python_ops(monkeypatch, shape, layout):
 
 PUBLIC_VIEWS = [("reshape", (3, 5)), ("reshape", ((5, 3),)), ("transpose", (0, 1)), ("swapdims", (1, 0)),
                 ("swapaxes", (0, 1)), ("squeeze", ()), ("squeeze", (0,)), ("unsqueeze", (1,)), ("flatten", ()),
-                ("flatten", (0, 1))]
+                ("flatten", (0, 1)), ("diagonal", ()), ("diagonal", (1, 1, 0))]
 
 
 @pytest.mark.parametrize("name,args", PUBLIC_VIEWS, ids=[f"{n}{a}" for n, a in PUBLIC_VIEWS])

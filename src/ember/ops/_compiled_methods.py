@@ -1,9 +1,9 @@
 """Tensor's most frequent methods compiled for their common case: the arithmetic operators
 (``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), their in-place forms (``+=``, ``add_`` and
 the rest), the comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) and the view ops
-(``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``expand``, ``squeeze``, ``flatten``, and
-``x[key]`` for a basic key: ints, slices, ``None`` and ``...``), the same steps as their Python
-ops in C.
+(``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``expand``, ``squeeze``, ``flatten``,
+``diagonal``, and ``x[key]`` for a basic key: ints, slices, ``None`` and ``...``), the same steps as
+their Python ops in C.
 
 A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
 Python op (its frame, its operand checks, the node's fields) costs twice that again. Here each
@@ -63,8 +63,8 @@ _NAME = "ember_tensor_methods"
 
 # The kinds of method (the numbers name the cases in the C source's ``enum kind``), and what the
 # node of an operator keeps beyond its operands' shapes and dtypes (``enum keeps``).
-_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE, _EXPAND, _SQUEEZE, _FLATTEN = \
-    range(12)
+(_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE, _EXPAND, _SQUEEZE, _FLATTEN,
+ _DIAGONAL) = range(13)
 _KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
 
 # (Tensor's names for it, kind, and for an operator: its ufunc, its node class (None for a
@@ -96,6 +96,7 @@ METHODS = (
     (("expand",), _EXPAND),
     (("squeeze",), _SQUEEZE),
     (("flatten",), _FLATTEN),
+    (("diagonal",), _DIAGONAL),
 )
 
 # The nodes whose ``backward_arrays`` is compiled too, each with its formula (``enum formula``):
@@ -135,7 +136,8 @@ static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_se
 
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
-enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE, EXPAND, SQUEEZE, FLATTEN };
+enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE, EXPAND, SQUEEZE, FLATTEN,
+            DIAGONAL };
 /* The nodes indexing records (``configure_views``): AliasBackward0, SliceBackward0, SelectBackward0,
    UnsqueezeBackward0. */
 enum index_node { ALIAS_NODE, SLICE_NODE, SELECT_NODE, UNSQUEEZE_NODE };
@@ -663,7 +665,8 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     PyArrayObject *a = array_of(t);
     if (a == NULL || (m->kind != SELECT && SLOT(t, o_requires_grad) != Py_False)) return NULL;
     int nd = PyArray_NDIM(a), node_kind = ALIAS_NODE;
-    npy_intp d0 = 0, d1 = 0;
+    npy_intp d0 = 0, d1 = 0, start = 0;   /* (start: the diagonal's first element, in bytes) */
+    long offset = 0;
     npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
     PyArray_Dims shape = {dims, 0};
     switch (m->kind) {
@@ -706,6 +709,41 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
             else dims[shape.len++] = PyArray_DIM(a, i);
         }
         break;
+    case DIAGONAL:   /* (NumPy's diagonal view, as the Python op takes it: writeable where the tensor is) */
+        if (nargs > 3 || nd < 2) return NULL;
+        d0 = 0;
+        d1 = 1;
+        if (nargs >= 1 && !PyLong_CheckExact(args[0])) return NULL;
+        offset = nargs >= 1 ? PyLong_AsLong(args[0]) : 0;
+        if (offset == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if ((nargs >= 2 && !dim_arg(args[1], nd, &d0)) || (nargs == 3 && !dim_arg(args[2], nd, &d1)) || d0 == d1)
+            return NULL;
+        for (int i = 0; i < nd; i++) {
+            if (i == d0 || i == d1) continue;
+            dims[shape.len] = PyArray_DIM(a, i);
+            strides[shape.len++] = PyArray_STRIDE(a, i);
+        }
+        {
+            npy_intp n0 = PyArray_DIM(a, (int)d0), n1 = PyArray_DIM(a, (int)d1), size;
+            if (offset >= 0) {
+                n1 -= offset;
+                start = offset * PyArray_STRIDE(a, (int)d1);
+            } else {
+                n0 += offset;
+                start = -offset * PyArray_STRIDE(a, (int)d0);
+            }
+            size = n1 < n0 ? n1 : n0;
+            if (size < 0) {
+                size = 0;
+                start = 0;
+            }
+            dims[shape.len] = size;
+            strides[shape.len++] = PyArray_STRIDE(a, (int)d0) + PyArray_STRIDE(a, (int)d1);
+        }
+        break;
     default:
         return NULL;
     }
@@ -722,13 +760,14 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     int is_view = 1;
     if (m->kind == TRANSPOSE) {
         result = PyArray_SwapAxes(a, (int)d0, (int)d1);
-    } else if (m->kind == SELECT || m->kind == EXPAND) {   /* data[key] (d0 its offset), or the expanded view */
+    } else if (m->kind == SELECT || m->kind == EXPAND || m->kind == DIAGONAL) {
+        /* data[key] (d0 its offset), the expanded view, or the diagonal (from ``start``) */
         PyArray_Descr *descr = PyArray_DESCR(a);
         Py_INCREF(descr);
         /* (expand's d0: whether an element repeats, the view then read-only) */
-        int writeable = m->kind == SELECT || (!d0 && PyArray_ISWRITEABLE(a));
+        int writeable = m->kind == SELECT || ((m->kind != EXPAND || !d0) && PyArray_ISWRITEABLE(a));
         result = PyArray_NewFromDescr(&PyArray_Type, descr, shape.len, dims, strides,
-                                      PyArray_BYTES(a) + (m->kind == SELECT ? d0 : 0),
+                                      PyArray_BYTES(a) + (m->kind == SELECT ? d0 : m->kind == DIAGONAL ? start : 0),
                                       writeable ? NPY_ARRAY_WRITEABLE : 0, NULL);
         Py_INCREF(a);
         if (result != NULL && PyArray_SetBaseObject((PyArrayObject *)result, (PyObject *)a) < 0) Py_CLEAR(result);

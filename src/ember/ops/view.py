@@ -1254,8 +1254,8 @@ for _node_cls in (ViewBackward0, UnsafeViewBackward0, ReshapeAliasBackward0, Exp
 # Python op, which is also the method's. (The Python ops above name these functions in their
 # overrides: a tensor-like argument is dispatched as the public function.)
 
-_python_reshape, _python_transpose, _python_squeeze, _python_unsqueeze, _python_flatten = (
-    reshape, transpose, squeeze, unsqueeze, flatten)
+_python_reshape, _python_transpose, _python_squeeze, _python_unsqueeze, _python_flatten, _python_diagonal = (
+    reshape, transpose, squeeze, unsqueeze, flatten, diagonal)
 
 
 def reshape(input, *sizes, shape=None):
@@ -1295,3 +1295,11 @@ def flatten(input, start_dim=0, end_dim=-1):
     if input.__class__ is Tensor and not _dispatch.on:
         return Tensor.flatten(input, start_dim, end_dim)
     return _python_flatten(input, start_dim, end_dim)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """A view of the diagonal of ``input`` over ``dim1`` and ``dim2`` (appended as the last
+    dimension); ``offset`` > 0 is above the main diagonal, < 0 below."""
+    if input.__class__ is Tensor and not _dispatch.on:
+        return Tensor.diagonal(input, offset, dim1, dim2)
+    return _python_diagonal(input, offset, dim1, dim2)
