@@ -437,18 +437,16 @@ def test_cholesky_on_the_recursive_loop_matches_torch(dtype, spy):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
-def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy, monkeypatch):
-    """Real matrices go to LAPACK's geqrf and orgqr in their own dtype (NumPy's qr computes
-    float32 in float64; here at every size, ``QR_BY_LAPACK_MIN_WORK`` 0): torch's Q and R
-    (LAPACK's signs), tall, wide and batched, and the gradient through both."""
+def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy):
+    """Real matrices go to LAPACK's geqrf and orgqr in their own dtype at every size (NumPy's qr
+    computes float32 in float64): torch's Q and R (LAPACK's signs), tall, wide and batched, and the
+    gradient through both."""
     from ember._backend import lapack
-    from ember.ops import matrix_decompositions
     if not (lapack._GEQRF and lapack._ORGQR):
         pytest.skip("NumPy's LAPACK not found")
-    monkeypatch.setattr(matrix_decompositions, "QR_BY_LAPACK_MIN_WORK", 0)
     rng = np.random.default_rng(23)
     tolerance = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
-    for shape in [(40, 9), (6, 11), (3, 5, 5)]:
+    for shape in [(40, 9), (6, 11), (3, 5, 5), (5, 3), (1, 1)]:
         a = rng.standard_normal(shape)
         taken = spy(lapack, "qr")
         results = []

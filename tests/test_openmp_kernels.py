@@ -948,6 +948,32 @@ def test_linspace_loop_gives_the_numpy_path_s_and_torch_s_values(dtype, spy, mon
 
 
 @needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_qr_driver_gives_the_lapack_path_s_bits(dtype, spy, monkeypatch):
+    """lapack.qr by the C driver (geqrf and orgqr called from one loop): the Python LAPACK path's Q and R
+    bit for bit in every mode, square, tall, wide, one row or column, batched, and large enough to block."""
+    from ember._backend import lapack
+    if not (lapack._GEQRF and lapack._ORGQR):
+        pytest.skip("NumPy's LAPACK not found")
+    rng = np.random.default_rng(15)
+    for shape in [(1, 4, 4), (1, 5, 3), (1, 3, 5), (3, 6, 6), (2, 40, 9), (2, 6, 11), (1, 1, 1), (1, 1, 7),
+                  (1, 7, 1), (2, 70, 70)]:
+        a = rng.standard_normal(shape).astype(dtype)
+        for mode in ("reduced", "complete", "r"):
+            taken = spy(openmp_kernels, "small_qr")
+            got = lapack.qr(a, mode)
+            assert len(taken) == 1
+            with monkeypatch.context() as patched:
+                patched.setattr(openmp_kernels, "small_qr", lambda *args: None)
+                want = lapack.qr(a, mode)
+            for g, w in zip(got, want):
+                assert (g is None) == (w is None)
+                if g is not None:
+                    assert g.shape == w.shape
+                    np.testing.assert_array_equal(g.view(f"u{g.itemsize}"), w.view(f"u{w.itemsize}"))
+
+
+@needs_loops
 def test_row_order_loop_is_not_given_pivots_out_of_range(spy):
     from ember.ops import triangular
     taken = spy(openmp_kernels, "row_order")

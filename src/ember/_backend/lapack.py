@@ -15,7 +15,7 @@ import ctypes
 
 import numpy as np
 
-from . import native_calls
+from . import native_calls, openmp_kernels
 from .cblas import _numpy_blas_handle
 from .pointers import address
 
@@ -38,6 +38,11 @@ class _Routine:
         if self.bound is None:
             self.bound = native_calls.bind(self.function, self.kinds)
         self.bound(*arguments)
+
+    @property
+    def address(self):
+        """The routine's address, for compiled code that calls it (``openmp_kernels``' small drivers)."""
+        return ctypes.cast(self.function, ctypes.c_void_p).value
 
 
 def _bind(handle, routine, arguments):
@@ -117,6 +122,11 @@ def qr(a, mode):
         return None
     count, m, n = a.shape
     k = min(m, n)
+    looped = openmp_kernels.small_qr(function.address, _ORGQR[a.dtype].address if mode != "r" else 0,
+                                     np.ascontiguousarray(a), m if mode == "complete" else k,
+                                     m if mode == "complete" else k, _GEQRF_INTEGER == np.int64)
+    if looped is not None:   # (the steps below in one C call)
+        return looped
     columns = _column_major(a)
     tau = np.empty((count, k), a.dtype)
     sizes = np.array([m, n, max(m, 1), -1, 0], dtype=_GEQRF_INTEGER)

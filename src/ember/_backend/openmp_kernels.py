@@ -1252,6 +1252,71 @@ void getrs_recursive_##suffix(void **arrays, const int64_t *sizes, const double 
 RECURSIVE_GETRS(float32, float)
 RECURSIVE_GETRS(float64, double)
 
+/* LAPACK's geqrf and orgqr (their Fortran interfaces: every argument by reference), their
+   addresses given, on each of count row-major m x n matrices, as _backend/lapack.py's qr calls
+   them: the matrix in column-major order (a complete Q of a tall matrix: m columns, the last m - n
+   zero), geqrf (its workspace's length asked once), R the upper triangle of its first `rows` rows
+   (row-major rows x n), then orgqr (its workspace asked once) on the first `width` columns, Q
+   row-major m x width; no orgqr where q is NULL (mode "r"). status[0] 1 where memory ran out.
+   arrays: a, r, q, geqrf, orgqr, status (int64); sizes: count, m, n, rows, width, ilp64. */
+#define SMALL_QR_BODY(T, I) { \
+    typedef void (*geqrf_t)(const I *, const I *, T *, const I *, T *, T *, const I *, I *); \
+    typedef void (*orgqr_t)(const I *, const I *, const I *, T *, const I *, const T *, T *, const I *, I *); \
+    geqrf_t geqrf = (geqrf_t)arrays[3]; \
+    orgqr_t orgqr = (orgqr_t)arrays[4]; \
+    const T *all_a = arrays[0]; \
+    T *all_r = arrays[1], *all_q = arrays[2]; \
+    int64_t *status = arrays[5]; \
+    const int64_t count = sizes[0], m = sizes[1], n = sizes[2], rows = sizes[3], width = sizes[4]; \
+    const int64_t k = m < n ? m : n, cols = width > n ? width : n; \
+    const I M = (I)m, N = (I)n, LDA = (I)(m > 1 ? m : 1), W = (I)width, K = (I)k; \
+    T *col = malloc(sizeof(T) * (size_t)(m * cols)), *tau = malloc(sizeof(T) * (size_t)(k > 0 ? k : 1)); \
+    T *work = NULL, *qwork = NULL, optimal = 0; \
+    I lwork = -1, qlwork = -1, info = 0; \
+    status[0] = 1; \
+    if (col != NULL && tau != NULL) { \
+        geqrf(&M, &N, col, &LDA, tau, &optimal, &lwork, &info); \
+        lwork = (I)optimal > 1 ? (I)optimal : 1; \
+        work = malloc(sizeof(T) * (size_t)lwork); \
+        if (all_q != NULL) { \
+            optimal = 0; \
+            orgqr(&M, &W, &K, col, &LDA, tau, &optimal, &qlwork, &info); \
+            qlwork = (I)optimal > 1 ? (I)optimal : 1; \
+            qwork = malloc(sizeof(T) * (size_t)qlwork); \
+        } \
+    } \
+    if (work != NULL && (all_q == NULL || qwork != NULL)) { \
+        status[0] = 0; \
+        for (int64_t b = 0; b < count; b++) { \
+            const T *a = all_a + b * m * n; \
+            for (int64_t j = 0; j < n; j++) \
+                for (int64_t i = 0; i < m; i++) col[j * m + i] = a[i * n + j]; \
+            for (int64_t j = n; j < cols; j++) \
+                for (int64_t i = 0; i < m; i++) col[j * m + i] = 0; \
+            geqrf(&M, &N, col, &LDA, tau, work, &lwork, &info); \
+            T *r = all_r + b * rows * n; \
+            for (int64_t i = 0; i < rows; i++) \
+                for (int64_t j = 0; j < n; j++) r[i * n + j] = j >= i ? col[j * m + i] : (T)0; \
+            if (all_q == NULL) continue; \
+            orgqr(&M, &W, &K, col, &LDA, tau, qwork, &qlwork, &info); \
+            T *q = all_q + b * m * width; \
+            for (int64_t i = 0; i < m; i++) \
+                for (int64_t j = 0; j < width; j++) q[i * width + j] = col[j * m + i]; \
+        } \
+    } \
+    free(col); free(tau); free(work); free(qwork); \
+}
+
+void small_qr_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[5]) SMALL_QR_BODY(float, int64_t) else SMALL_QR_BODY(float, int32_t)
+}
+
+void small_qr_float64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[5]) SMALL_QR_BODY(double, int64_t) else SMALL_QR_BODY(double, int32_t)
+}
+
 /* The recursive LU (Toledo's): the left half of the columns factored, the rows above the right
    half solved against its unit lower triangle, the rest of the right half less one product,
    the right half factored; panels of RECURSIVE_BASE columns or fewer by lu_panel. */
@@ -2752,6 +2817,27 @@ def lu_unpack(lu, pivots, data=True, permutation=True):
     U = np.empty(batch + (k, n), lu.dtype) if data else None
     _call(function, (lu, np.ascontiguousarray(pivots), P, L, U, order), (math.prod(batch), m, n), ())
     return P, L, U
+
+
+_SMALL_QRS = {np.dtype(np.float32): "small_qr_float32", np.dtype(np.float64): "small_qr_float64"}
+
+
+def small_qr(geqrf, orgqr, a, rows, width, ilp64):
+    """LAPACK's geqrf and orgqr (their addresses; orgqr 0 for R alone) on each matrix of ``a`` ((count,
+    m, n) C-contiguous float32/float64 with elements), as ``lapack.qr`` calls them but in one C call:
+    (Q, R) row-major, R of ``rows`` rows, Q of ``width`` columns (None without orgqr); MemoryError where
+    memory ran out; None where the loop cannot be built."""
+    function = _function(_SMALL_QRS[a.dtype])
+    if function is None:
+        return None
+    count, m, n = a.shape
+    r = np.empty((count, rows, n), a.dtype)
+    q = np.empty((count, m, width), a.dtype) if orgqr else None
+    status = np.empty(1, np.int64)
+    _call(function, (a, r, q, geqrf, orgqr or None, status), (count, m, n, rows, width, int(ilp64)), ())
+    if status[0]:
+        raise MemoryError("out of memory for LAPACK's workspace")
+    return q, r
 
 
 def as_bits(array):

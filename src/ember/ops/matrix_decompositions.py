@@ -263,10 +263,11 @@ def det(input):
 DET_BY_LU_MIN_WORK = 1 << 18
 
 
-# QR, SVD and eigh in a float32 array's own precision (``lapack.qr``, ``gesdd``, ``syevd``)
-# where a batch's count * m * n * min(m, n) reaches these; NumPy's (in float64, but one C call)
-# costs less below them (BENCHMARKS.md, "QR, SVD and eigh in float32").
-QR_BY_LAPACK_MIN_WORK = 1 << 18
+# SVD and eigh in a float32 array's own precision (``lapack.gesdd``, ``syevd``) where a batch's
+# count * m * n * min(m, n) reaches this; NumPy's (in float64, but one C call) costs less below it
+# (BENCHMARKS.md, "QR, SVD and eigh in float32"). QR takes ``lapack.qr`` at every size: one C call
+# of geqrf and orgqr, cheaper than NumPy's qr at every size measured (BENCHMARKS.md, "LU factors and
+# solves, small products by NumPy's BLAS routines, ...").
 SVD_BY_LAPACK_MIN_WORK = 1 << 15
 
 
@@ -640,7 +641,7 @@ def _qr(A, mode, result_type):
                            "(default), 'r', or 'complete'")
     data = A._data
     xp = namespace_of(data)
-    factored = per_matrix(lapack.qr, data, mode) if _lapack_work(data) >= QR_BY_LAPACK_MIN_WORK else None
+    factored = per_matrix(lapack.qr, data, mode)
     if factored is not None:   # (LAPACK in float32 for float32, where NumPy's qr computes in float64)
         q, r = factored
         R = make(r)
