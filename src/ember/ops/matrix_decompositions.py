@@ -267,7 +267,7 @@ DET_BY_LU_MIN_WORK = 1 << 18
 # count * m * n * min(m, n) reaches this; NumPy's (in float64, but one C call) costs less below it
 # (BENCHMARKS.md, "QR, SVD and eigh in float32"). QR takes ``lapack.qr`` at every size: one C call
 # of geqrf and orgqr, cheaper than NumPy's qr at every size measured (BENCHMARKS.md, "LU factors and
-# solves, small products by NumPy's BLAS routines, ...").
+# solves, QR, small products by NumPy's BLAS routines, ...").
 SVD_BY_LAPACK_MIN_WORK = 1 << 15
 
 
