@@ -457,6 +457,23 @@ def test_squeeze_flatten_and_diagonal_are_the_python_ops(monkeypatch, shape, lay
         assert results[0] == results[1], (name, args)
 
 
+@pytest.mark.parametrize("name,args", [("squeeze", ()), ("squeeze", (1,)), ("flatten", ()), ("flatten", (0, 1)),
+                                       ("diagonal", ()), ("diagonal", (1, 0, 2))])
+def test_squeeze_flatten_and_diagonal_take_the_common_case(monkeypatch, name, args):
+    """A plain tensor's view is made in C: the Python op's ``make_view`` is not reached (it is with the
+    Python ops in place)."""
+    x = ember.arange(12.0).reshape(3, 1, 4)
+    made = []
+    real = view.make_view
+    monkeypatch.setattr(view, "make_view", lambda *a: made.append(a) or real(*a))
+    getattr(x, name)(*args)
+    assert made == []
+    with monkeypatch.context() as m:
+        python_ops(m)
+        getattr(x, name)(*args)
+    assert made
+
+
 PUBLIC_VIEWS = [("reshape", (3, 5)), ("reshape", ((5, 3),)), ("transpose", (0, 1)), ("swapdims", (1, 0)),
                 ("swapaxes", (0, 1)), ("squeeze", ()), ("squeeze", (0,)), ("unsqueeze", (1,)), ("flatten", ()),
                 ("flatten", (0, 1)), ("diagonal", ()), ("diagonal", (1, 1, 0))]
