@@ -1,7 +1,8 @@
 """LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``), or runs only in
 float64 (``geqrf``, ``gesdd``, ``syevd``, ``geev``: NumPy's qr, svd, eigh and eig compute a
-float32 array in float64, at about twice torch's time), called through ctypes in the OpenBLAS
-that NumPy itself links (``cblas`` finds it), as torch calls its LAPACK: orgqr applies the
+float32 array in float64, at about twice torch's time), in the OpenBLAS that NumPy itself links
+(``cblas`` finds it), called through ``native_calls``' extension (QR through one C driver,
+``openmp_kernels.small_qr``), as torch calls its LAPACK: orgqr applies the
 reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq takes by default
 (a QR factorization with column pivoting); sytrs solves from an LDL factorization with
 Bunch-Kaufman pivoting (sytrf's, which ``ops.ldl`` computes).
