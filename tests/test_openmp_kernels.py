@@ -974,6 +974,29 @@ def test_small_qr_driver_gives_the_lapack_path_s_bits(dtype, spy, monkeypatch):
 
 
 @needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_orgqr_driver_gives_the_lapack_path_s_bits(dtype, spy, monkeypatch):
+    """lapack.orgqr by the C driver: the Python LAPACK path's Q bit for bit, with no, one and every
+    reflector, square, tall, one column, batched, and large enough to block."""
+    from ember._backend import lapack
+    if not lapack._ORGQR:
+        pytest.skip("NumPy's LAPACK not found")
+    rng = np.random.default_rng(16)
+    for (count, m, n), k in [((1, 4, 4), 4), ((1, 5, 3), 3), ((3, 5, 3), 1), ((2, 6, 4), 0), ((1, 7, 1), 1),
+                             ((1, 1, 1), 1), ((2, 70, 40), 40)]:
+        a = rng.standard_normal((count, m, n)).astype(dtype)
+        tau = rng.uniform(0, 2, (count, k)).astype(dtype)
+        taken = spy(openmp_kernels, "small_orgqr")
+        got = lapack.orgqr(a, tau)
+        assert len(taken) == 1
+        with monkeypatch.context() as patched:
+            patched.setattr(openmp_kernels, "small_orgqr", lambda *args: None)
+            want = lapack.orgqr(a, tau)
+        assert got.shape == want.shape == (count, m, n)
+        np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+
+
+@needs_loops
 def test_row_order_loop_is_not_given_pivots_out_of_range(spy):
     from ember.ops import triangular
     taken = spy(openmp_kernels, "row_order")

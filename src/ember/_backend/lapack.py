@@ -1,8 +1,8 @@
 """LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``), or runs only in
 float64 (``geqrf``, ``gesdd``, ``syevd``, ``geev``: NumPy's qr, svd, eigh and eig compute a
 float32 array in float64, at about twice torch's time), in the OpenBLAS that NumPy itself links
-(``cblas`` finds it), called through ``native_calls``' extension (QR through one C driver,
-``openmp_kernels.small_qr``), as torch calls its LAPACK: orgqr applies the
+(``cblas`` finds it), called through ``native_calls``' extension (QR and orgqr through C
+drivers, ``openmp_kernels.small_qr`` and ``small_orgqr``), as torch calls its LAPACK: orgqr applies the
 reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq takes by default
 (a QR factorization with column pivoting); sytrs solves from an LDL factorization with
 Bunch-Kaufman pivoting (sytrf's, which ``ops.ldl`` computes).
@@ -30,20 +30,17 @@ class _Routine:
     """A Fortran routine whose every argument is a pointer, called with arrays (for their data),
     addresses (ints) or None through ``native_calls``' extension, which reads the pointers in C
     (bound at the first call: ctypes' conversions where it cannot be built)."""
-    __slots__ = ("function", "kinds", "bound")
+    __slots__ = ("function", "kinds", "bound", "address")
 
     def __init__(self, function, arguments):
         self.function, self.kinds, self.bound = function, "p" * arguments, None
+        # (for compiled code that calls the routine: ``openmp_kernels``' small drivers)
+        self.address = ctypes.cast(function, ctypes.c_void_p).value
 
     def __call__(self, *arguments):
         if self.bound is None:
             self.bound = native_calls.bind(self.function, self.kinds)
         self.bound(*arguments)
-
-    @property
-    def address(self):
-        """The routine's address, for compiled code that calls it (``openmp_kernels``' small drivers)."""
-        return ctypes.cast(self.function, ctypes.c_void_p).value
 
 
 def _bind(handle, routine, arguments):
@@ -156,7 +153,11 @@ def orgqr(a, tau):
     function = _ORGQR.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
     if function is None or not a.size or type(tau) is not np.ndarray or tau.dtype != a.dtype:
         return None
-    return _orgqr_columns(_column_major(a), np.ascontiguousarray(tau))
+    a, tau = np.ascontiguousarray(a), np.ascontiguousarray(tau)
+    looped = openmp_kernels.small_orgqr(function.address, a, tau, _ORGQR_INTEGER == np.int64)
+    if looped is not None:   # (the steps below in one C call)
+        return looped
+    return _orgqr_columns(_column_major(a), tau)
 
 
 def _orgqr_columns(columns, tau):

@@ -1317,6 +1317,52 @@ void small_qr_float64(void **arrays, const int64_t *sizes, const double *scalars
     if (sizes[5]) SMALL_QR_BODY(double, int64_t) else SMALL_QR_BODY(double, int32_t)
 }
 
+/* LAPACK's orgqr (its Fortran interface), its address given, on each of count row-major m x n
+   matrices of reflectors with k scales each, as _backend/lapack.py's orgqr calls it: the matrix in
+   column-major order, orgqr (its workspace's length asked once), Q's n columns row-major.
+   status[0] 1 where memory ran out. arrays: a, tau, q, orgqr, status (int64); sizes: count, m, n,
+   k, ilp64. */
+#define SMALL_ORGQR_BODY(T, I) { \
+    typedef void (*orgqr_t)(const I *, const I *, const I *, T *, const I *, const T *, T *, const I *, I *); \
+    orgqr_t orgqr = (orgqr_t)arrays[3]; \
+    const T *all_a = arrays[0], *all_tau = arrays[1]; \
+    T *all_q = arrays[2]; \
+    int64_t *status = arrays[4]; \
+    const int64_t count = sizes[0], m = sizes[1], n = sizes[2], k = sizes[3]; \
+    const I M = (I)m, N = (I)n, K = (I)k, LDA = (I)(m > 1 ? m : 1); \
+    T *col = malloc(sizeof(T) * (size_t)(m * n)), *work = NULL, optimal = 0; \
+    I lwork = -1, info = 0; \
+    status[0] = 1; \
+    if (col != NULL) { \
+        orgqr(&M, &N, &K, col, &LDA, all_tau, &optimal, &lwork, &info); \
+        lwork = (I)optimal > 1 ? (I)optimal : 1; \
+        work = malloc(sizeof(T) * (size_t)lwork); \
+    } \
+    if (work != NULL) { \
+        status[0] = 0; \
+        for (int64_t b = 0; b < count; b++) { \
+            const T *a = all_a + b * m * n; \
+            for (int64_t j = 0; j < n; j++) \
+                for (int64_t i = 0; i < m; i++) col[j * m + i] = a[i * n + j]; \
+            orgqr(&M, &N, &K, col, &LDA, all_tau + b * k, work, &lwork, &info); \
+            T *q = all_q + b * m * n; \
+            for (int64_t i = 0; i < m; i++) \
+                for (int64_t j = 0; j < n; j++) q[i * n + j] = col[j * m + i]; \
+        } \
+    } \
+    free(col); free(work); \
+}
+
+void small_orgqr_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[4]) SMALL_ORGQR_BODY(float, int64_t) else SMALL_ORGQR_BODY(float, int32_t)
+}
+
+void small_orgqr_float64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[4]) SMALL_ORGQR_BODY(double, int64_t) else SMALL_ORGQR_BODY(double, int32_t)
+}
+
 /* The recursive LU (Toledo's): the left half of the columns factored, the rows above the right
    half solved against its unit lower triangle, the rest of the right half less one product,
    the right half factored; panels of RECURSIVE_BASE columns or fewer by lu_panel. */
@@ -2835,6 +2881,26 @@ def small_qr(geqrf, orgqr, a, rows, width, ilp64):
     if status[0]:
         raise MemoryError("out of memory for LAPACK's workspace")
     return q, r
+
+
+_SMALL_ORGQRS = {np.dtype(np.float32): "small_orgqr_float32", np.dtype(np.float64): "small_orgqr_float64"}
+
+
+def small_orgqr(orgqr, a, tau, ilp64):
+    """LAPACK's orgqr (its address) on each matrix of ``a`` ((count, m, n) C-contiguous float32/float64
+    with elements) with the scales ``tau`` ((count, k) C-contiguous, a's dtype), as ``lapack.orgqr`` calls
+    it but in one C call: Q's first n columns row-major; MemoryError where memory ran out; None where the
+    loop cannot be built."""
+    function = _function(_SMALL_ORGQRS[a.dtype])
+    if function is None:
+        return None
+    count, m, n = a.shape
+    q = np.empty((count, m, n), a.dtype)
+    status = np.empty(1, np.int64)
+    _call(function, (a, tau, q, orgqr, status), (count, m, n, tau.shape[-1], int(ilp64)), ())
+    if status[0]:
+        raise MemoryError("out of memory for LAPACK's workspace")
+    return q
 
 
 def as_bits(array):

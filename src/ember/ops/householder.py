@@ -18,15 +18,14 @@ _OP = "torch.linalg.householder_product"
 
 
 def householder_product_arrays(a, tau):
-    """Q = H_0 H_1 ... H_{k-1} I[:, :n] on arrays: batches of at most n real matrices with two
-    or more reflectors by the LAPACK NumPy links (``lapack.orgqr``, one call per matrix),
-    others with the reflectors applied right to left on the arrays."""
+    """Q = H_0 H_1 ... H_{k-1} I[:, :n] on arrays: real NumPy matrices by the LAPACK NumPy links
+    (``lapack.orgqr``), others with the reflectors applied right to left on the arrays."""
     xp = namespace_of(a)
     m, n = a.shape[-2:]
     k = tau.shape[-1]
     batch = a.shape[:-2]
     count = math.prod(batch)
-    if xp is np and count <= n and k > 1:   # (one reflector: cheaper on the arrays than the copies)
+    if xp is np:
         q = lapack.orgqr(a.reshape((count, m, n)), tau.reshape((count, k)))
         if q is not None:
             return q.reshape(a.shape)
