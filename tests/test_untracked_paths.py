@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import ember
+from ember._backend import openmp_kernels
 from ember.ops import matrix_functions
 
 
@@ -17,6 +18,8 @@ def _bits(array):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_renorm_on_the_arrays_gives_its_steps_bits(dtype):
+    """Without the loop, the arrays give the steps' bits; the loop (and the arrays) give torch's values,
+    NaN and infinity in a slice included, on transposed inputs too."""
     rng = np.random.default_rng(0)
     for shape, p, maxnorm in itertools.product([(3, 5), (4, 3, 2), (1, 7), (6, 1)], [1, 2, 3.5, float("inf"), 0.5],
                                                [0.0, 0.1, 1.0, 5]):
@@ -24,12 +27,19 @@ def test_renorm_on_the_arrays_gives_its_steps_bits(dtype):
             x = (rng.standard_normal(shape) * rng.choice([1e-3, 1.0, 1e3])).astype(dtype)
             if x.size > 2:
                 x.reshape(-1)[:2] = [0.0, -0.0]
+            if x.size > 4 and maxnorm == 1.0:
+                x.reshape(-1)[rng.integers(2, x.size, 2)] = [np.nan, np.inf]
+            if maxnorm == 0.1:
+                x = x.T.copy().T   # (the same shape, its elements in column-major order)
             got = ember.renorm(ember.tensor(x), p, dim, maxnorm)
+            with mock.patch.object(openmp_kernels, "renorm", lambda *args: None):
+                arrays = ember.renorm(ember.tensor(x), p, dim, maxnorm)
             with mock.patch.object(matrix_functions, "_RENORM_ARRAY_DTYPES", ()):
                 steps = ember.renorm(ember.tensor(x), p, dim, maxnorm)
-            np.testing.assert_array_equal(_bits(got.numpy()), _bits(steps.numpy()))
-            want = torch.renorm(torch.from_numpy(x), p, dim, maxnorm)
-            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_array_equal(_bits(arrays.numpy()), _bits(steps.numpy()))
+            want = torch.renorm(torch.from_numpy(x), p, dim, maxnorm).numpy()
+            for values in (got.numpy(), arrays.numpy()):
+                np.testing.assert_allclose(values, want, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 def test_renorm_records_when_its_input_requires_grad():

@@ -1557,6 +1557,42 @@ void linspace_float64(void **arrays, const int64_t *sizes, const double *scalars
         out[i] = i < half ? fma(step, (double)i, start) : fma(-step, (double)(steps - 1 - i), end);
 }
 
+/* arrays: x, out (outer x size x inner, row-major); sizes: outer, size, inner; scalars: p (> 0),
+   maxnorm. torch's renorm: each slice i of the middle dimension scaled by maxnorm / (norm + 1e-7)
+   where its p-norm (accumulated in double) exceeds maxnorm, the factor computed in double and
+   rounded to the dtype, as torch's CPU kernel computes it; a NaN in a slice makes its norm NaN. */
+#define RENORM(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *x = arrays[0]; \
+    T *out = arrays[1]; \
+    const int64_t outer = sizes[0], size = sizes[1], inner = sizes[2]; \
+    const double p = scalars[0], maxnorm = scalars[1]; \
+    (void)nthreads; \
+    for (int64_t i = 0; i < size; i++) { \
+        double total = 0; \
+        for (int64_t o = 0; o < outer; o++) { \
+            const T *row = x + (o * size + i) * inner; \
+            for (int64_t j = 0; j < inner; j++) { \
+                const double v = fabs((double)row[j]); \
+                if (p == 2) total += v * v; \
+                else if (p == 1) total += v; \
+                else if (isinf(p)) { if (v > total || v != v) total = v; } \
+                else total += pow(v, p); \
+            } \
+        } \
+        const double norm = p == 2 ? sqrt(total) : (p == 1 || isinf(p)) ? total : pow(total, 1.0 / p); \
+        const T factor = (T)(norm > maxnorm ? maxnorm / (norm + 1e-7) : 1.0); \
+        for (int64_t o = 0; o < outer; o++) { \
+            const T *row = x + (o * size + i) * inner; \
+            T *to = out + (o * size + i) * inner; \
+            for (int64_t j = 0; j < inner; j++) to[j] = row[j] * factor; \
+        } \
+    } \
+}
+
+RENORM(renorm_float32, float)
+RENORM(renorm_float64, double)
+
 /* arrays: pivots (int32, count x k, 1-based, each in 1..m), order (int64, count x m);
    sizes: count, k, m. The rows of P^T A as indices into A's rows, from LAPACK's sequential
    row swaps. */
@@ -2819,6 +2855,25 @@ def linspace(start, end, steps, dtype):
         return None
     out = np.empty(steps, dtype)
     _call(function, (out,), (steps,), (float(start), float(end)))
+    return out
+
+
+_RENORMS = {np.dtype(np.float32): "renorm_float32", np.dtype(np.float64): "renorm_float64"}
+
+
+def renorm(x, p, dim, maxnorm):
+    """torch's renorm of a float32/float64 NumPy array with elements: each slice along ``dim`` scaled to
+    a ``p``-norm (p > 0) of at most ``maxnorm``, in one loop; None where the loop cannot be built or the
+    array is not such."""
+    name = _RENORMS.get(x.dtype) if type(x) is np.ndarray and x.size else None
+    function = _function(name) if name is not None else None
+    if function is None:
+        return None
+    x = np.ascontiguousarray(x)
+    out = np.empty(x.shape, x.dtype)
+    shape = x.shape
+    _call(function, (x, out), (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])),
+          (float(p), float(maxnorm)))
     return out
 
 

@@ -282,7 +282,10 @@ def _renorm(input, p, dim, maxnorm):
     others = tuple(d for d in range(ndim) if d != dim)
     data = input._data
     if data.__class__ is np.ndarray and data.dtype in _RENORM_ARRAY_DTYPES and data.size and inplace_untracked(input):
-        # (nothing records: the steps below on the arrays, as the ops compute them)
+        # (nothing records: the steps below in one loop, or on the arrays as the ops compute them)
+        looped = openmp_kernels.renorm(data, p, dim, maxnorm)
+        if looped is not None:
+            return make(looped)
         norm = _norm_data(np, data, float(p), _reduce_dims(others, ndim), True)
         with np.errstate(all="ignore"):
             factor = np.where(norm > maxnorm, np.reciprocal(norm + 1e-7) * maxnorm, 1.0)
