@@ -474,9 +474,56 @@ def test_squeeze_flatten_and_diagonal_take_the_common_case(monkeypatch, name, ar
     assert made
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "readonly", "offset", "empty"])
+def test_as_strided_is_the_python_op(monkeypatch, layout):
+    """as_strided with sizes and strides in and out of the storage's bounds (zeros, repeats, lists, the
+    storage offset left, given, at the end and past it, negative, floats), on tensors laid out every way:
+    the Python op's shape, strides, values, base, flags and storage offset, or its error."""
+    base = ember.tensor(np.arange(24, dtype=np.float32).reshape(4, 6))
+    source = {"contiguous": lambda: base, "transposed": lambda: base.mT, "sliced": lambda: base[1:, ::2],
+              "expanded": lambda: ember.zeros(6).expand(4, 6),
+              "readonly": lambda: ember.tensor(np.broadcast_to(np.float32(1), (4, 6))),
+              "offset": lambda: base.view(-1)[5:], "empty": lambda: base[:0]}[layout]
+    calls = [((2, 2), (1, 2)), ([3, 4], [6, 1]), ((24,), (1,)), ((25,), (1,)), ((4, 6), (1, 4)), ((2, 3), (0, 0)),
+             ((0, 5), (100, 1)), ((), ()), ((2,), (1, 1)), ((2, -1), (1, 1)), ((2, 2), (1, -1)), ((2.0, 2), (1, 1)),
+             ((3, 3), (2, 5), None), ((2, 2), (1, 2), 0), ((2, 2), (1, 2), 20), ((2, 2), (1, 2), 21),
+             ((1,), (1,), 23), ((1,), (1,), 24), ((0,), (1,), 24), ((0,), (1,), 30), ((2,), (1,), -1),
+             ((2,), (1,), 2.0), ((5, 5), (4, 5), 0), ((2, 2), (2 ** 61, 1)), ((2 ** 62, 2 ** 62), (0, 0))]
+    for args in calls:
+        results = _views_on_both_paths(monkeypatch, source, "as_strided", args, base)
+        assert results[0] == results[1], args
+        offsets = []
+        for python in (False, True):
+            with monkeypatch.context() as m:
+                if python:
+                    python_ops(m)
+                out = _view_or_error(source(), "as_strided", args)
+                offsets.append(out.storage_offset() if isinstance(out, ember.Tensor) else None)
+        assert offsets[0] == offsets[1], args
+
+
+def test_as_strided_takes_the_common_case(monkeypatch):
+    """A plain tensor's strided view (of its own storage or its base's) is made in C: the Python op's
+    ``make_view`` is not reached (it is with the Python ops in place)."""
+    from ember.ops import shape
+    x = ember.arange(12.0)
+    made = []
+    real = shape.make_view
+    monkeypatch.setattr(shape, "make_view", lambda *a: made.append(a) or real(*a))
+    x.as_strided((2, 2), (1, 3))
+    x[2:].as_strided((2, 2), (1, 3))
+    x.as_strided((2, 2), (1, 3), 4)
+    assert made == []
+    with monkeypatch.context() as m:
+        python_ops(m)
+        x.as_strided((2, 2), (1, 3))
+    assert made
+
+
 PUBLIC_VIEWS = [("reshape", (3, 5)), ("reshape", ((5, 3),)), ("transpose", (0, 1)), ("swapdims", (1, 0)),
                 ("swapaxes", (0, 1)), ("squeeze", ()), ("squeeze", (0,)), ("unsqueeze", (1,)), ("flatten", ()),
-                ("flatten", (0, 1)), ("diagonal", ()), ("diagonal", (1, 1, 0))]
+                ("flatten", (0, 1)), ("diagonal", ()), ("diagonal", (1, 1, 0)), ("as_strided", ((3, 2), (1, 3))),
+                ("as_strided", ((2,), (2,), 1))]
 
 
 @pytest.mark.parametrize("name,args", PUBLIC_VIEWS, ids=[f"{n}{a}" for n, a in PUBLIC_VIEWS])
@@ -494,7 +541,9 @@ def test_public_view_functions_take_the_compiled_methods_and_dispatch_once(monke
     assert (tuple(got.shape), got._data.strides, got.tolist()) == (tuple(want.shape), want._data.strides, want.tolist())
     calls = []
     python_op = _compiled_methods.python_methods()[name]
-    monkeypatch.setattr(view, f"_python_{ {'swapdims': 'transpose', 'swapaxes': 'transpose'}.get(name, name)}",
+    from ember.ops import shape
+    monkeypatch.setattr(shape if name == "as_strided" else view,
+                        f"_python_{ {'swapdims': 'transpose', 'swapaxes': 'transpose'}.get(name, name)}",
                         lambda *a, **k: calls.append(a) or python_op(*a, **k))
     fn(x, *args)
     assert calls == []

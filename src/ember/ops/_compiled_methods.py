@@ -2,7 +2,7 @@
 (``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), their in-place forms (``+=``, ``add_`` and
 the rest), the comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) and the view ops
 (``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``expand``, ``squeeze``, ``flatten``,
-``diagonal``, and ``x[key]`` for a basic key: ints, slices, ``None`` and ``...``), the same steps as
+``diagonal``, ``as_strided``, and ``x[key]`` for a basic key: ints, slices, ``None`` and ``...``), the same steps as
 their Python ops in C.
 
 A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
@@ -64,7 +64,7 @@ _NAME = "ember_tensor_methods"
 # The kinds of method (the numbers name the cases in the C source's ``enum kind``), and what the
 # node of an operator keeps beyond its operands' shapes and dtypes (``enum keeps``).
 (_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE, _EXPAND, _SQUEEZE, _FLATTEN,
- _DIAGONAL) = range(13)
+ _DIAGONAL, _AS_STRIDED) = range(14)
 _KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
 
 # (Tensor's names for it, kind, and for an operator: its ufunc, its node class (None for a
@@ -97,6 +97,7 @@ METHODS = (
     (("squeeze",), _SQUEEZE),
     (("flatten",), _FLATTEN),
     (("diagonal",), _DIAGONAL),
+    (("as_strided",), _AS_STRIDED),
 )
 
 # The nodes whose ``backward_arrays`` is compiled too, each with its formula (``enum formula``):
@@ -137,7 +138,7 @@ static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_se
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
 enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE, EXPAND, SQUEEZE, FLATTEN,
-            DIAGONAL };
+            DIAGONAL, AS_STRIDED };
 /* The nodes indexing records (``configure_views``): AliasBackward0, SliceBackward0, SelectBackward0,
    UnsqueezeBackward0. */
 enum index_node { ALIAS_NODE, SLICE_NODE, SELECT_NODE, UNSQUEEZE_NODE };
@@ -485,6 +486,59 @@ static int dim_arg(PyObject *o, npy_intp n, npy_intp *dim) {
     return 1;
 }
 
+/* as_strided's size or stride (a tuple or list of ints, none negative) into ``values``: their count,
+   or -1 where it is anything else (the Python op then raises torch's error or takes the case). */
+static int int_list(PyObject *o, npy_intp *values) {
+    if (!PyTuple_Check(o) && !PyList_CheckExact(o)) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyObject **items = PySequence_Fast_ITEMS(o);
+    if (n > NPY_MAXDIMS) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyLong_CheckExact(items[i])) return -1;
+        long long v = PyLong_AsLongLong(items[i]);
+        if (v == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (v < 0 || v > NPY_MAX_INTP) return -1;
+        values[i] = (npy_intp)v;
+    }
+    return (int)n;
+}
+
+/* as_strided's view for ``a`` (``dims`` and ``strides`` its size and stride in elements, ``offset`` the
+   storage offset asked, -1 for the tensor's own): the storage is ``a``'s owner (``a`` itself or its
+   base), C-contiguous; ``strides`` turned into bytes and ``*start`` set to the view's first byte from
+   the owner's. 0 where the case is not this one or the view would read outside the storage (the Python
+   op then raises torch's error). */
+static int strided_view(PyArrayObject *a, PyArrayObject **owner, int n, npy_intp *dims, npy_intp *strides,
+                        long long offset, npy_intp *start) {
+    PyObject *base = PyArray_BASE(a);
+    PyArrayObject *root = a;
+    if (base != NULL) {
+        if (!PyArray_CheckExact(base) || PyArray_BASE((PyArrayObject *)base) != NULL) return 0;
+        root = (PyArrayObject *)base;
+    }
+    npy_intp item = PyArray_ITEMSIZE(a), skip = PyArray_BYTES(a) - PyArray_BYTES(root);
+    if (!PyArray_IS_C_CONTIGUOUS(root) || item == 0 || skip < 0 || skip % item) return 0;
+    if (offset < 0) offset = skip / item;
+    npy_intp storage = PyArray_NBYTES(root) / item, needed = 1, empty = 0;
+    if (offset > storage) return 0;
+    for (int i = 0; i < n; i++) {
+        if (dims[i] == 0) empty = 1;
+        if (strides[i] > NPY_MAX_INTP / item) return 0;
+    }
+    for (int i = 0; i < n && !empty; i++) {
+        if (strides[i] && dims[i] - 1 > (NPY_MAX_INTP - needed) / strides[i]) return 0;
+        needed += (dims[i] - 1) * strides[i];
+    }
+    if (!empty && needed > storage - offset) return 0;
+    for (int i = 0; i < n; i++) strides[i] *= item;
+    *owner = root;
+    *start = (npy_intp)offset * item;
+    return 1;
+}
+
 /* view's and reshape's shape arguments (ints, or one tuple or list of ints; one -1 inferred) for
    an array of ``numel`` elements, into ``dims``: their count, or -1 where they are anything else
    (the Python op then gives the shape or torch's error). */
@@ -665,7 +719,8 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     PyArrayObject *a = array_of(t);
     if (a == NULL || (m->kind != SELECT && SLOT(t, o_requires_grad) != Py_False)) return NULL;
     int nd = PyArray_NDIM(a), node_kind = ALIAS_NODE;
-    npy_intp d0 = 0, d1 = 0, start = 0;   /* (start: the diagonal's first element, in bytes) */
+    npy_intp d0 = 0, d1 = 0, start = 0;   /* (start: the diagonal's or strided view's first element, in bytes) */
+    PyArrayObject *owner = a;   /* (the array the view looks into: as_strided's, the storage's owner) */
     long offset = 0;
     npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
     PyArray_Dims shape = {dims, 0};
@@ -744,6 +799,25 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
             strides[shape.len++] = PyArray_STRIDE(a, (int)d0) + PyArray_STRIDE(a, (int)d1);
         }
         break;
+    case AS_STRIDED:   /* (a view of the storage's C-contiguous owner, the Python op's bounds checked) */
+    {
+        long long storage_offset = -1;
+        if (nargs < 2 || nargs > 3) return NULL;
+        if (nargs == 3 && args[2] != Py_None) {
+            if (!PyLong_CheckExact(args[2])) return NULL;
+            storage_offset = PyLong_AsLongLong(args[2]);
+            if (storage_offset == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return NULL;
+            }
+            if (storage_offset < 0) return NULL;
+        }
+        shape.len = int_list(args[0], dims);
+        if (shape.len < 0 || int_list(args[1], strides) != shape.len
+                || !strided_view(a, &owner, shape.len, dims, strides, storage_offset, &start))
+            return NULL;
+        break;
+    }
     default:
         return NULL;
     }
@@ -760,18 +834,18 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     int is_view = 1;
     if (m->kind == TRANSPOSE) {
         result = PyArray_SwapAxes(a, (int)d0, (int)d1);
-    } else if (m->kind == SELECT || m->kind == EXPAND || m->kind == DIAGONAL) {
-        /* data[key] (d0 its offset), the expanded view, or the diagonal (from ``start``) */
+    } else if (m->kind == SELECT || m->kind == EXPAND || m->kind == DIAGONAL || m->kind == AS_STRIDED) {
+        /* data[key] (d0 its offset), the expanded view, or the diagonal or strided view (from ``start``) */
         PyArray_Descr *descr = PyArray_DESCR(a);
         Py_INCREF(descr);
         /* (expand's d0: whether an element repeats, the view then read-only) */
-        int writeable = m->kind == SELECT || ((m->kind != EXPAND || !d0) && PyArray_ISWRITEABLE(a));
+        int writeable = m->kind == SELECT || ((m->kind != EXPAND || !d0) && PyArray_ISWRITEABLE(owner));
         result = PyArray_NewFromDescr(&PyArray_Type, descr, shape.len, dims, strides,
-                                      PyArray_BYTES(a) + (m->kind == SELECT ? d0 : m->kind == DIAGONAL ? start : 0),
+                                      PyArray_BYTES(owner) + (m->kind == SELECT ? d0 : start),
                                       writeable ? NPY_ARRAY_WRITEABLE : 0, NULL);
-        Py_INCREF(a);
-        if (result != NULL && PyArray_SetBaseObject((PyArrayObject *)result, (PyObject *)a) < 0) Py_CLEAR(result);
-        else if (result == NULL) Py_DECREF(a);
+        Py_INCREF(owner);
+        if (result != NULL && PyArray_SetBaseObject((PyArrayObject *)result, (PyObject *)owner) < 0) Py_CLEAR(result);
+        else if (result == NULL) Py_DECREF(owner);
     } else if (m->kind == SQUEEZE) {   /* the kept dims' sizes and strides: NumPy's squeeze's view, or an alias */
         if (shape.len == nd) {
             Py_INCREF(a);

@@ -27,7 +27,7 @@ from .view import _diagonal_data, _diagonal_dims, _storage_root
 from ..amp.policy import autocast_policy
 from .ternary import _SAME_SIZE_INTEGER
 from ..autograd._dual import jvp_by_transposition
-from .._torch_function import override_or_raise
+from .._torch_function import _switch as _dispatch, override_or_raise
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "flip", "fliplr",
@@ -1373,6 +1373,17 @@ def as_strided(input, size, stride, storage_offset=None):
         node.out_layout = (size, stride, offset)
         node.in_layout = (data.shape, input.stride(), own_offset)
     return out
+
+
+_python_as_strided = as_strided
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
+    ``storage_offset`` (the input's own offset by default)."""
+    if input.__class__ is Tensor and not _dispatch.on:   # (Tensor's method: compiled in ``_compiled_methods``)
+        return Tensor.as_strided(input, size, stride, storage_offset)
+    return _python_as_strided(input, size, stride, storage_offset)
 
 
 @method()
