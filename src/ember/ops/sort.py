@@ -739,6 +739,40 @@ def _unique_outputs(values, inverse, counts, return_inverse, return_counts):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def _runs(ordered, return_index, return_counts):
+    """The first element of each run of equal elements of the 1-d NumPy array ``ordered`` (with
+    elements; NaNs each their own run), each element's run (``return_index``) and the runs' lengths
+    (``return_counts``), None where not asked for."""
+    n = ordered.size
+    starts = np.empty(n, bool)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    index = counts = None
+    if return_index:
+        index = np.cumsum(starts, dtype=np.int64) - 1
+    if return_counts:
+        first = np.flatnonzero(starts)
+        counts = np.empty(first.size, np.int64)
+        np.subtract(first[1:], first[:-1], out=counts[:-1])
+        counts[-1] = n - first[-1]
+    return ordered[starts], index, counts
+
+
+def _sorted_unique(flat, return_inverse, return_counts):
+    """numpy.unique's (values, inverse, counts) of a 1-d NumPy array (NaNs each their own value),
+    the inverse and counts computed only where asked for (else None): the runs of the sorted array
+    (sorted by index where the inverse is asked for)."""
+    if flat.size == 0:
+        return flat.copy(), np.empty(0, np.int64), np.empty(0, np.int64)
+    if not return_inverse:
+        return _runs(np.sort(flat), False, return_counts)
+    order = flat.argsort()
+    values, runs, counts = _runs(flat[order], True, return_counts)
+    inverse = np.empty(flat.size, np.int64)
+    inverse[order] = runs
+    return values, inverse, counts
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Returns the unique elements of ``input`` (or unique slices along ``dim``) in ascending
     order, optionally with the index of each input element in them (``return_inverse``) and
@@ -748,7 +782,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if dim is not None and not data.ndim:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     xp = namespace_of(data)
-    if dim is None:
+    if dim is None and xp is np:
+        values, inverse, counts = _sorted_unique(data.reshape(-1), return_inverse, return_counts)
+        if return_inverse:
+            inverse = inverse.reshape(data.shape)
+    elif dim is None:
         values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True,
                                             return_counts=True, equal_nan=False)   # NaNs differ
         inverse = inverse.reshape(data.shape)
@@ -769,6 +807,10 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if dim is not None and not data.ndim:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     xp = namespace_of(data)
+    if dim is None and xp is np and data.size:
+        values, inverse, counts = _runs(data.reshape(-1), return_inverse, return_counts)
+        return _unique_outputs(values, None if inverse is None else inverse.reshape(data.shape), counts,
+                               return_inverse, return_counts)
     rows = data.reshape(-1) if dim is None else xp.moveaxis(data, wrap_dim(dim, data.ndim), 0)
     n = rows.shape[0]
     starts = xp.ones(n, dtype=bool)
