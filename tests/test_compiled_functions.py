@@ -152,7 +152,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_mode", "_python_clamp", "_python_scatter_reduce",
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
                                                   "_python_heaviside", "_python_lerp", "_python_frexp",
-                                                  "_python_lu_factor_ex", "_python_lu_factor"} \
+                                                  "_python_lu_factor_ex", "_python_lu_factor", "_python_qr"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3916,6 +3916,88 @@ def test_lu_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, dt
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
     x = ember.tensor(a)
     _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), [(loops, "getrf_recursive")])
+
+
+# -- QR factorizations -----------------------------------------------------------------------------------
+
+QR_CALLS = [("linalg.qr", {}), ("linalg.qr", {"mode": "complete"}), ("linalg.qr", {"mode": "r"}), ("qr", {}),
+            ("qr", {"some": False}), ("Tensor.qr", {})]
+
+
+def _qr_fn(name):
+    return {"linalg.qr": ember.linalg.qr, "qr": ember.qr, "Tensor.qr": ember.Tensor.qr}[name]
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 4), (1, 7), (7, 1), (40, 40),
+                                   "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", QR_CALLS, ids=[f"{n}{k}" for n, k in QR_CALLS])
+def test_qr_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, kwargs, dtype, shape):
+    """linalg.qr in each mode and qr on the QR driver from C: the Python path's fields bit for bit, and
+    torch's shapes, dtypes and values (up to the sign of each column of Q and row of R)."""
+    from ember._backend import lapack
+    rng = np.random.default_rng(14)
+    a = (rng.standard_normal((5, 4)).T if shape == "transposed" else rng.standard_normal(shape)).astype(dtype)
+    fn = _qr_fn(name)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            results.append(_lu_fields(fn(ember.tensor(a), **kwargs)))
+    assert results[0] == results[1]
+    torch_fn = {"linalg.qr": torch.linalg.qr, "qr": torch.qr, "Tensor.qr": torch.Tensor.qr}[name]
+    want = torch_fn(torch.tensor(a), **kwargs)
+    got = fn(ember.tensor(a), **kwargs)
+    assert type(got).__name__ == type(want).__name__.split(".")[-1]
+    for g, w in zip(got, want):
+        assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+    q, r = got
+    if q.numel():
+        np.testing.assert_allclose((q @ r).numpy(), a, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.abs(r.numpy()), np.abs(want[1].numpy()), rtol=1e-4, atol=1e-5)
+    x = ember.tensor(a)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, **kwargs), [(lapack, "qr")])
+
+
+def test_qr_of_matrices_without_elements_is_torchs():
+    """Empty matrices and empty batches (the Python path, which NumPy's qr takes): torch's shapes and values."""
+    for shape in [(0, 3), (3, 0), (2, 0, 3), (0, 2, 3), (0, 0)]:
+        for mode in ("reduced", "complete", "r"):
+            got, want = ember.linalg.qr(ember.zeros(*shape), mode=mode), torch.linalg.qr(torch.zeros(*shape), mode=mode)
+            for g, w in zip(got, want):
+                assert g.shape == tuple(w.shape)
+                np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",
+                                  "bad_mode", "out", "not_a_tensor", "large", "bfloat16"])
+@pytest.mark.parametrize("name,kwargs", QR_CALLS[:4], ids=[f"{n}{k}" for n, k in QR_CALLS[:4]])
+def test_other_qr_cases_take_the_python_path(name, kwargs, case):
+    """Every other case: the Python path's result or error (its type and message)."""
+    fn = _qr_fn(name)
+    a = np.random.default_rng(15).standard_normal((4, 3)).astype(np.float32)
+    call = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True), **kwargs),
+            "no_grad": lambda: _no_grad(lambda x: fn(x, **kwargs), ember.tensor(a, requires_grad=True)),
+            "int64": lambda: fn(ember.tensor(a).long(), **kwargs),
+            "float16": lambda: fn(ember.tensor(a).half(), **kwargs),
+            "bfloat16": lambda: fn(ember.tensor(a).bfloat16(), **kwargs),
+            "complex64": lambda: fn(ember.tensor(a).to(ember.complex64), **kwargs),
+            "vector": lambda: fn(ember.tensor(a[0]), **kwargs),
+            "empty": lambda: fn(ember.zeros(0, 3), **kwargs),
+            "bad_mode": lambda: (fn(ember.tensor(a), mode="full") if name == "linalg.qr" else fn(ember.tensor(a), 0)),
+            "out": lambda: fn(ember.tensor(a), **kwargs, out=(ember.empty(0), ember.empty(0))),
+            "not_a_tensor": lambda: fn(a, **kwargs),
+            "large": lambda: fn(ember.ones(200, 100) + ember.eye(200, 100), **kwargs)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError, AttributeError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append(("grad_fn" if result[0].grad_fn is not None else None, type(result).__name__,
+                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    assert results[0] == results[1]
 
 
 @pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",

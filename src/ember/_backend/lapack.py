@@ -145,6 +145,14 @@ def qr(a, mode):
     return _orgqr_columns(q, tau), r
 
 
+def qr_routines():
+    """(geqrf's address for float32, for float64, orgqr's for float32, for float64 (each 0 where it is
+    not found), whether their integers are int64): what QR's compiled functions give its C driver."""
+    orgqrs = _ORGQR if _ORGQR_INTEGER == _GEQRF_INTEGER else {}
+    return (*(_GEQRF[d].address if d in _GEQRF else 0 for d in _PREFIXES),
+            *(orgqrs[d].address if d in orgqrs else 0 for d in _PREFIXES), int(_GEQRF_INTEGER == np.int64))
+
+
 def orgqr(a, tau):
     """LAPACK's orgqr on each matrix of a (count, m, n) float32/float64 NumPy array with
     (count, k) scales: the first n columns of H_0 ... H_{k-1}, v_i read from column i below

@@ -2920,6 +2920,18 @@ def lu_unpack(lu, pivots, data=True, permutation=True):
 _SMALL_QRS = {np.dtype(np.float32): "small_qr_float32", np.dtype(np.float64): "small_qr_float64"}
 
 
+def small_qr_addresses():
+    """The addresses of the QR driver over float32 and float64 (``small_qr``'s; each None where it cannot
+    be built): what QR's compiled functions call (``ops._compiled_factorizations``), with LAPACK's
+    routines (``lapack.qr_routines``)."""
+    from .._inductor import _compiler
+    found = []
+    for name in _SMALL_QRS.values():
+        function = _compiler.load(SOURCE, name, quiet=True, argtypes=None)
+        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(found)
+
+
 def small_qr(geqrf, orgqr, a, rows, width, ilp64):
     """LAPACK's geqrf and orgqr (their addresses; orgqr 0 for R alone) on each matrix of ``a`` ((count,
     m, n) C-contiguous float32/float64 with elements), as ``lapack.qr`` calls them but in one C call:

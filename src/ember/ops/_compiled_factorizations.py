@@ -1,4 +1,6 @@
-"""The compiled functions (``_compiled_functions``) of the LU factorization, kind "lu_factor":
+"""The compiled functions (``_compiled_functions``) of the LU and QR factorizations.
+
+Kind "lu_factor":
 ``linalg.lu_factor_ex(A)`` and ``linalg.lu_factor(A)`` (pivoting, no ``out``) of a small float32 or
 float64 tensor of two or more dims with elements, where nothing records: a row-major copy of A
 factored in place by ``openmp_kernels``' recursive LU (its address, and that of NumPy's CBLAS gemm
@@ -6,6 +8,12 @@ it calls, given at the first call), as ``lu.getrf`` factors it, so the same bits
 (1-based int32) and ``info`` as the Python op returns them, in its result type. ``lu_factor``'s case
 with a zero pivot (``info`` not 0) goes to the Python op, which raises. A tensor that requires grad
 (the Python op records the node), and every other case, goes to the Python op.
+
+Kind "qr": ``linalg.qr(A, mode)`` and ``qr(A, some)`` (no ``out``), one function for each mode, of a
+small float32 or float64 tensor of two or more dims with elements, where nothing records:
+``openmp_kernels``' QR driver (its address, and those of LAPACK's geqrf and orgqr it calls, given at
+the first call) on each matrix, as ``lapack.qr`` calls it, so the same bits; Q (an empty tensor for
+mode "r") and R in the op's result type. Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -70,6 +78,72 @@ static PyObject *lu_factor_case(Function *f, PyObject *const *args, int *handled
     PyObject *result = parts[0] == NULL || parts[1] == NULL || parts[2] == NULL ? NULL
                        : PyObject_Vectorcall(f->result_type, parts, f->checks_errors ? 2 : 3, NULL);
     for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
+    return result;
+}
+
+enum qr_mode { REDUCED_QR, COMPLETE_QR, R_ONLY_QR };
+
+/* ``linalg.qr(A, mode)`` or ``qr(A, some)`` in the common case (the module's docstring), no
+   ``__torch_function__`` dispatch or forward-mode AD: the op's result, NULL on error, or ``*handled``
+   set to 0 where the case is not this one. */
+static PyObject *qr_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    if (a == NULL) return NULL;
+    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64, complete = f->qr_mode == COMPLETE_QR;
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
+            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || f->geqrfs[wide] == NULL
+            || (f->qr_mode != R_ONLY_QR && f->orgqrs[wide] == NULL))
+        return NULL;
+    int grad = any_requires_grad(args, 1);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    npy_intp m = PyArray_DIM(a, nd - 2), n = PyArray_DIM(a, nd - 1), k = m < n ? m : n, count = 1;
+    npy_intp r_dims[NPY_MAXDIMS], q_dims[NPY_MAXDIMS], no_q = 0;
+    for (int i = 0; i < nd - 2; i++) {
+        r_dims[i] = q_dims[i] = PyArray_DIM(a, i);
+        count *= r_dims[i];
+    }
+    npy_intp rows = complete ? m : k, width = complete ? m : k;
+    r_dims[nd - 2] = rows;
+    r_dims[nd - 1] = n;
+    q_dims[nd - 2] = m;
+    q_dims[nd - 1] = width;
+    PyArrayObject *matrices = (PyArrayObject *)PyArray_GETCONTIGUOUS(a);
+    PyArrayObject *r = matrices == NULL ? NULL : (PyArrayObject *)PyArray_SimpleNew(nd, r_dims, type);
+    int r_only = f->qr_mode == R_ONLY_QR;   /* (Q then an empty tensor) */
+    PyArrayObject *q = r == NULL ? NULL : (PyArrayObject *)PyArray_SimpleNew(r_only ? 1 : nd, r_only ? &no_q : q_dims,
+                                                                           type);
+    if (q == NULL) {
+        Py_XDECREF(matrices);
+        Py_XDECREF(r);
+        return NULL;
+    }
+    int64_t status = 0;
+    void *arrays[6] = {PyArray_DATA(matrices), PyArray_DATA(r), r_only ? NULL : PyArray_DATA(q), f->geqrfs[wide],
+                       r_only ? NULL : f->orgqrs[wide], &status};
+    int64_t sizes[6] = {count, m, n, rows, width, f->ilp64};
+    Py_BEGIN_ALLOW_THREADS
+    ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(matrices);
+    if (status) {
+        Py_DECREF(r);
+        Py_DECREF(q);
+        PyErr_SetString(PyExc_MemoryError, "out of memory for LAPACK's workspace");
+        return NULL;
+    }
+    PyObject *parts[2];
+    parts[0] = make((PyObject *)q);
+    parts[1] = make((PyObject *)r);
+    PyObject *result = parts[0] == NULL || parts[1] == NULL ? NULL
+                       : PyObject_Vectorcall(f->result_type, parts, 2, NULL);
+    Py_XDECREF(parts[0]);
+    Py_XDECREF(parts[1]);
     return result;
 }
 '''

@@ -44,7 +44,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
-          "softmax", "outer", "trace", "rank_one", "lu_factor")
+          "softmax", "outer", "trace", "rank_one", "lu_factor", "qr")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -187,7 +187,7 @@ def _specifics(function):
     if function.kind == "special":   # (its form, and what the form takes: a callable gives it at the first call)
         form, taken = function.specifics
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
-    if function.kind == "lu_factor":   # (its result type, whether it checks errors, the gemms: at the first call)
+    if function.kind in ("lu_factor", "qr"):   # (its result type, ..., the routines: at the first call)
         return function.specifics()
     if function.kind == "reduce":
         r = function.specifics
@@ -243,7 +243,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
-                     OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION };
+                     OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION, QR_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -293,6 +293,10 @@ typedef struct {
     long long ilp64;
     /* a product's: the CBLAS gemv and dot of float32 and float64 (with ``gemms``: NULL where not found) */
     void *gemvs[2], *dots[2];
+    /* a QR factorization's (with ``result_type`` and ``ilp64``): its ``enum qr_mode``, LAPACK's geqrf and
+       orgqr of float32 and float64 (NULL where not found) */
+    int qr_mode;
+    void *geqrfs[2], *orgqrs[2];
 } Function;
 
 #define MAX_FUNCTIONS 256
@@ -1899,8 +1903,8 @@ FACTORIZATIONS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LU_FACTOR_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == QR_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1970,6 +1974,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = rank_one_case(f, args, &handled);
         else if (f->kind == LU_FACTOR_FUNCTION)
             out = lu_factor_case(f, args, &handled);
+        else if (f->kind == QR_FUNCTION)
+            out = qr_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -2004,15 +2010,15 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
-    f.checks_errors = 0;
+    f.checks_errors = f.qr_mode = 0;
     f.ilp64 = 0;
-    for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = NULL;
+    for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > LU_FACTOR_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > QR_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2037,6 +2043,14 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.gemms[0] = (void *)(uintptr_t)gemm32;
     f.gemms[1] = (void *)(uintptr_t)gemm64;
+    unsigned long long qr_routines[4] = {0, 0, 0, 0};   /* geqrf's and orgqr's, float32's then float64's */
+    if (f.kind == QR_FUNCTION && !PyArg_ParseTuple(specifics, "OiKKKKL", &f.result_type, &f.qr_mode, &qr_routines[0],
+                                                   &qr_routines[1], &qr_routines[2], &qr_routines[3], &f.ilp64))
+        return NULL;
+    for (int i = 0; i < 2; i++) {
+        f.geqrfs[i] = (void *)(uintptr_t)qr_routines[i];
+        f.orgqrs[i] = (void *)(uintptr_t)qr_routines[2 + i];
+    }
     if (f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION) {
         for (int i = 0; i < 2; i++) {
             f.gemms[i] = (void *)(uintptr_t)blas[i];

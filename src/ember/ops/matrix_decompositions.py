@@ -280,10 +280,10 @@ def per_matrix(routine, data, *arguments):
     """``routine(matrices, *arguments)`` (a ``_backend.lapack`` wrapper) on ``data`` as one
     (count, m, n) batch, its result (an array, or a tuple of arrays and Nones) given ``data``'s
     batch shape back; None where the routine declines."""
-    result = routine(data.reshape((-1, *data.shape[-2:])), *arguments)
+    batch = data.shape[:-2]
+    result = routine(data.reshape((math.prod(batch), *data.shape[-2:])), *arguments)
     if result is None:
         return None
-    batch = data.shape[:-2]
 
     def unflattened(r):
         return None if r is None else r.reshape(batch + r.shape[1:])
@@ -631,8 +631,15 @@ def _qr_tall_grad(Q, R, grad_Q, grad_R):
 def linalg_qr_fn(A, mode="reduced"):
     """The QR decomposition ``A = QR`` (Q orthonormal columns, R upper triangular); ``mode``
     is 'reduced', 'complete' or 'r' (R only, Q empty)."""
+    entry = _linalg_qr_entries.get(mode) if mode.__class__ is str else None
+    if entry is not None:
+        return entry[0](A)
+    return _checked_qr(A, mode, linalg_qr)
+
+
+def _checked_qr(A, mode, result_type):
     check_matrix(A, "linalg.qr", square=False, kernel="geqrf_cpu")
-    return _qr(A, mode, linalg_qr)
+    return _qr(A, mode, result_type)
 
 
 def _qr(A, mode, result_type):
@@ -664,8 +671,22 @@ def _qr(A, mode, result_type):
 @autocast_policy("fp32")
 def qr(input, some=True):
     """The QR decomposition: reduced when ``some`` (the default), complete otherwise."""
-    check_matrix(input, "linalg.qr", square=False, kernel="geqrf_cpu")
-    return _qr(input, "reduced" if some else "complete", qr_type)
+    return _qr_entries["reduced" if some else "complete"][0](input)
+
+
+def _qr_entry(mode, result_type):
+    """The compiled function of QR in ``mode`` (``_compiled_factorizations``: where nothing records, the
+    QR driver called from C), in ``result_type``."""
+    def _python_qr(A):
+        return _checked_qr(A, mode, result_type)
+    return _compiled_functions.register(
+        _python_qr, None, kind="qr", addresses=openmp_kernels.small_qr_addresses,
+        specifics=lambda: (result_type, _QR_MODES.index(mode), *lapack.qr_routines()))
+
+
+_QR_MODES = ("reduced", "complete", "r")   # (``enum qr_mode`` in the C source)
+_linalg_qr_entries = {mode: _qr_entry(mode, linalg_qr) for mode in _QR_MODES}
+_qr_entries = {mode: _qr_entry(mode, qr_type) for mode in _QR_MODES[:2]}
 
 
 # ----------------------------------------------------------------------------------------
