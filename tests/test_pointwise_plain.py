@@ -436,3 +436,32 @@ def test_pow_small_exponents_are_torchs_bits(exponent, dtype):
     for t in (g_ember, g_torch):
         t.pow(exponent).sum().backward()
     np.testing.assert_allclose(g_ember.grad.numpy(), g_torch.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("exponent_dtype", ["int8", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_ldexp_of_an_integer_exponent_rounds_once_as_torch(dtype, exponent_dtype, requires_grad):
+    """ldexp of a float tensor and integer exponents at the edges (results past the largest value, among
+    and below the subnormals, of 0, infinity and NaN): torch's bits and node; the input's gradient is
+    grad * 2**other (torch's is 0 for a negative exponent: compared where none is negative)."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((4, 6)).astype(dtype)
+    x[0, :4] = [0.0, np.inf, np.nan, -0.0]
+    low, high = np.iinfo(exponent_dtype).min, np.iinfo(exponent_dtype).max
+    exponents = np.clip([-1100, -1075, -150, -149, 128, 1100], low, high).astype(exponent_dtype)
+    results = []
+    for lib in (ember, torch):
+        base = lib.tensor(x, requires_grad=requires_grad)
+        y = lib.ldexp(base, lib.tensor(exponents))
+        results.append((y.detach().numpy(), type(y.grad_fn).__name__ if requires_grad else None))
+    np.testing.assert_array_equal(results[0][0].view(f"u{x.itemsize}"), results[1][0].view(f"u{x.itemsize}"))
+    assert results[0][1] == results[1][1]
+    if requires_grad:
+        grads = []
+        small = np.array([0, 1, 2, 3, 4, 5], exponent_dtype)
+        for lib in (ember, torch):
+            base = lib.tensor(x[1:], requires_grad=True)
+            lib.ldexp(base, lib.tensor(small)).sum().backward()
+            grads.append(base.grad.numpy())
+        np.testing.assert_array_equal(grads[0], grads[1])

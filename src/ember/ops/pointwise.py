@@ -1618,10 +1618,38 @@ def lcm(input, other, *, out=None):
     return _maybe_out(_binary("lcm", _lcm_kernel, NotImplementedBackward, input, other), out)
 
 
+_LDEXP_ARRAY_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+class LdexpBackward0(Node):
+    """ldexp's with an integer exponent: ``grad * 2**other`` (torch's own formula takes 2**other
+    in integers, which is 0 for a negative exponent), summed to the input's shape."""
+    __slots__ = ("self_shape",)
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        (other,) = self.saved_tensors
+        return sum_to(grad * pow(2.0, other).to(grad.dtype), self.self_shape), None
+
+
 def ldexp(input, other, *, out=None):
     """``input * 2**other``, element-wise (in the default float dtype for integers)."""
     _tensor_arg(input, "ldexp")
     _tensor_arg(other, "ldexp", 2, "other")
+    x, exponents = input._data, other._data
+    if (x.__class__ is np.ndarray and exponents.__class__ is np.ndarray and x.dtype in _LDEXP_ARRAY_DTYPES
+            and (exponents.dtype.kind == "i" or (exponents.dtype.kind == "u" and exponents.dtype.itemsize < 8))):
+        # a float tensor scaled by integer powers of two: rounded once, as torch's ldexp
+        try:
+            result = make(np.ldexp(x, exponents))
+        except ValueError:   # (shapes that do not broadcast: the steps below raise torch's error)
+            result = None
+        if result is not None:
+            node = record(LdexpBackward0, (input, other), result)
+            if node is not None:
+                node.save(other)
+                node.self_shape = x.shape
+            return _maybe_out(result, out)
     power = pow(2.0, other)
     if input.is_floating_point() and not other.is_floating_point():
         power = power.to(input.dtype)  # exact: a power of two; the result keeps input's dtype
