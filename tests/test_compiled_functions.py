@@ -152,7 +152,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_mode", "_python_clamp", "_python_scatter_reduce",
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
                                                   "_python_heaviside", "_python_lerp", "_python_frexp",
-                                                  "_python_lu_factor_ex", "_python_lu_factor", "_python_qr"} \
+                                                  "_python_lu_factor_ex", "_python_lu_factor", "_python_qr",
+                                                  "_python_lu"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3892,10 +3893,10 @@ def _lu_fields(result):
 
 @pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 4), (40, 40), "singular", "transposed"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("name", ["lu_factor_ex", "lu_factor"])
+@pytest.mark.parametrize("name", ["lu_factor_ex", "lu_factor", "lu"])
 def test_lu_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, dtype, shape):
-    """lu_factor_ex and lu_factor on the recursive LU loop from C: the Python path's fields, bit for bit
-    (a zero pivot's info too), and torch's pivots, info and factors."""
+    """lu_factor_ex and lu_factor on the recursive LU loop from C, and lu with its unpacking loop too: the
+    Python path's fields, bit for bit (a zero pivot's info too), and torch's pivots, info and factors."""
     from ember._backend import openmp_kernels as loops
     rng = np.random.default_rng(12)
     a = (np.zeros((3, 3)) if shape == "singular" else rng.standard_normal((5, 4)).T if shape == "transposed"
@@ -3915,7 +3916,8 @@ def test_lu_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, dt
         assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
     x = ember.tensor(a)
-    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), [(loops, "getrf_recursive")])
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), [(loops, "getrf_recursive"),
+                                                                      (loops, "lu_unpack")])
 
 
 # -- QR factorizations -----------------------------------------------------------------------------------
@@ -4002,12 +4004,13 @@ def test_other_qr_cases_take_the_python_path(name, kwargs, case):
 
 @pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",
                                   "no_pivot", "check_errors", "out", "not_a_tensor", "large", "singular", "bfloat16"])
-@pytest.mark.parametrize("name", ["lu_factor_ex", "lu_factor"])
+@pytest.mark.parametrize("name", ["lu_factor_ex", "lu_factor", "lu"])
 def test_other_lu_factorization_cases_take_the_python_path(name, case):
     """Every other case: the Python path's result or error (its type and message)."""
     fn = getattr(ember.linalg, name)
     a = np.random.default_rng(13).standard_normal((3, 3)).astype(np.float32)
-    out_dtypes = [ember.float32, ember.int32, ember.int32][:3 if name == "lu_factor_ex" else 2]
+    out_dtypes = ([ember.float32] * 3 if name == "lu"
+                  else [ember.float32, ember.int32, ember.int32][:3 if name == "lu_factor_ex" else 2])
     call = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True)),
             "no_grad": lambda: _no_grad(fn, ember.tensor(a, requires_grad=True)),
             "int64": lambda: fn(ember.tensor(a).long()),

@@ -2700,8 +2700,10 @@ def recursive_getrf_addresses():
     (``ops._compiled_factorizations``), with the gemms of ``recursive_gemms``."""
     from .._inductor import _compiler
     found = []
-    for dtype, name in _RECURSIVE_GETRFS.items():
-        function = _compiler.load(SOURCE, name, quiet=True, argtypes=None) if cblas.gemm_address(dtype) else None
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+        name = _RECURSIVE_GETRFS.get(dtype)
+        function = (_compiler.load(SOURCE, name, quiet=True, argtypes=None)
+                    if name is not None and cblas.gemm_address(dtype) else None)
         found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
     return tuple(found)
 
@@ -2891,6 +2893,17 @@ def row_order(pivots, m):
 
 
 _LU_UNPACKS = {np.dtype(np.float32): "lu_unpack_float32", np.dtype(np.float64): "lu_unpack_float64"}
+
+
+def lu_unpack_addresses():
+    """The addresses of the unpacking loops over float32 and float64 (``lu_unpack``'s; each 0 where it
+    cannot be built): what linalg.lu's compiled function calls (``ops._compiled_factorizations``)."""
+    from .._inductor import _compiler
+    found = []
+    for name in _LU_UNPACKS.values():
+        function = _compiler.load(SOURCE, name, quiet=True, argtypes=None)
+        found.append(0 if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(found)
 
 
 def lu_unpack(lu, pivots, data=True, permutation=True):

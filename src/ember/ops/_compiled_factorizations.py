@@ -5,7 +5,9 @@ Kind "lu_factor":
 float64 tensor of two or more dims with elements, where nothing records: a row-major copy of A
 factored in place by ``openmp_kernels``' recursive LU (its address, and that of NumPy's CBLAS gemm
 it calls, given at the first call), as ``lu.getrf`` factors it, so the same bits; the pivots
-(1-based int32) and ``info`` as the Python op returns them, in its result type. ``lu_factor``'s case
+(1-based int32) and ``info`` as the Python op returns them, in its result type; ``linalg.lu(A)`` (pivoting,
+no ``out``) the same factors unpacked into P, L and U by ``openmp_kernels``' unpacking loop, as the Python
+op unpacks them. ``lu_factor``'s case
 with a zero pivot (``info`` not 0) goes to the Python op, which raises. A tensor that requires grad
 (the Python op records the node), and every other case, goes to the Python op.
 
@@ -24,6 +26,43 @@ SOURCE = r'''
    factored in place), pivots, info, the gemm's address; sizes count, m, n, ilp64; no scalars; threads. */
 typedef void (*factor_loop)(void **, const int64_t *, const double *, int);
 
+/* ``linalg.lu``'s result type of (P, L, U) from the factors ``lu`` (count row-major m x n matrices, the
+   batch its leading dims), their ``pivots`` and ``info`` (released here), by ``openmp_kernels``' unpacking
+   loop (``LU_UNPACK``: arrays lu, pivots, P, L, U, the rows' order (int64 scratch); sizes count, m, n).
+   NULL on error. */
+static PyObject *unpacked_lu(Function *f, PyArrayObject *lu, PyArrayObject *pivots, PyArrayObject *info, int wide) {
+    int nd = PyArray_NDIM(lu), type = PyArray_TYPE(lu);
+    npy_intp m = PyArray_DIM(lu, nd - 2), n = PyArray_DIM(lu, nd - 1), k = m < n ? m : n, count = 1;
+    npy_intp p_dims[NPY_MAXDIMS], l_dims[NPY_MAXDIMS], u_dims[NPY_MAXDIMS];
+    for (int i = 0; i < nd - 2; i++) {
+        p_dims[i] = l_dims[i] = u_dims[i] = PyArray_DIM(lu, i);
+        count *= p_dims[i];
+    }
+    p_dims[nd - 2] = p_dims[nd - 1] = l_dims[nd - 2] = m;
+    l_dims[nd - 1] = u_dims[nd - 2] = k;
+    u_dims[nd - 1] = n;
+    PyObject *parts[3] = {PyArray_SimpleNew(nd, p_dims, type), PyArray_SimpleNew(nd, l_dims, type),
+                          PyArray_SimpleNew(nd, u_dims, type)};
+    PyArrayObject *order = (PyArrayObject *)PyArray_SimpleNew(nd - 1, p_dims, NPY_INT64);
+    PyObject *result = NULL;
+    if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL && order != NULL) {
+        void *arrays[6] = {PyArray_DATA(lu), PyArray_DATA(pivots), PyArray_DATA((PyArrayObject *)parts[0]),
+                           PyArray_DATA((PyArrayObject *)parts[1]), PyArray_DATA((PyArrayObject *)parts[2]),
+                           PyArray_DATA(order)};
+        int64_t sizes[3] = {count, m, n};
+        ((factor_loop)f->unpack_loops[wide])(arrays, sizes, NULL, 1);
+        for (int i = 0; i < 3; i++) parts[i] = make(parts[i]);
+        if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL)
+            result = PyObject_Vectorcall(f->result_type, parts, 3, NULL);
+    }
+    for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
+    Py_XDECREF(order);
+    Py_DECREF(lu);
+    Py_DECREF(pivots);
+    Py_DECREF(info);
+    return result;
+}
+
 /* ``lu_factor_ex(A)`` or ``lu_factor(A)`` in the common case (the module's docstring), no
    ``__torch_function__`` dispatch or forward-mode AD: the op's result, NULL on error, or ``*handled``
    set to 0 where the case is not this one. */
@@ -33,7 +72,8 @@ static PyObject *lu_factor_case(Function *f, PyObject *const *args, int *handled
     if (a == NULL) return NULL;
     int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
     if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
-            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || f->gemms[wide] == NULL)
+            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || f->gemms[wide] == NULL
+            || (f->unpacks && f->unpack_loops[wide] == NULL))
         return NULL;
     int grad = any_requires_grad(args, 1);
     int plain = grad < 0 ? -1 : plain_mode();
@@ -71,6 +111,7 @@ static PyObject *lu_factor_case(Function *f, PyObject *const *args, int *handled
         *handled = 0;
         return NULL;
     }
+    if (f->unpacks) return unpacked_lu(f, lu, pivots, info, wide);
     PyObject *parts[3];
     parts[0] = make((PyObject *)lu);
     parts[1] = make((PyObject *)pivots);

@@ -291,6 +291,9 @@ typedef struct {
     int checks_errors;
     void *gemms[2];
     long long ilp64;
+    /* ``linalg.lu``'s: the factors unpacked into P, L and U, by the loops of float32 and float64 */
+    int unpacks;
+    void *unpack_loops[2];
     /* a product's: the CBLAS gemv and dot of float32 and float64 (with ``gemms``: NULL where not found) */
     void *gemvs[2], *dots[2];
     /* a QR factorization's (with ``result_type`` and ``ilp64``): its ``enum qr_mode``, LAPACK's geqrf and
@@ -2010,9 +2013,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
-    f.checks_errors = f.qr_mode = 0;
+    f.checks_errors = f.qr_mode = f.unpacks = 0;
     f.ilp64 = 0;
-    for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = NULL;
+    for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
@@ -2038,9 +2041,13 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == RANK_ONE_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.flop_hook)) return NULL;
     unsigned long long gemm32 = 0, gemm64 = 0;
-    if (f.kind == LU_FACTOR_FUNCTION && !PyArg_ParseTuple(specifics, "OpKKL", &f.result_type, &f.checks_errors, &gemm32,
-                                                          &gemm64, &f.ilp64))
+    unsigned long long unpack32 = 0, unpack64 = 0;
+    if (f.kind == LU_FACTOR_FUNCTION && !PyArg_ParseTuple(specifics, "OpKKLpKK", &f.result_type, &f.checks_errors,
+                                                          &gemm32, &gemm64, &f.ilp64, &f.unpacks, &unpack32,
+                                                          &unpack64))
         return NULL;
+    f.unpack_loops[0] = (void *)(uintptr_t)unpack32;
+    f.unpack_loops[1] = (void *)(uintptr_t)unpack64;
     f.gemms[0] = (void *)(uintptr_t)gemm32;
     f.gemms[1] = (void *)(uintptr_t)gemm64;
     unsigned long long qr_routines[4] = {0, 0, 0, 0};   /* geqrf's and orgqr's, float32's then float64's */

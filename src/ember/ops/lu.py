@@ -218,10 +218,10 @@ def _python_lu_factor(A, pivot=True, out=None):
 # (where nothing records: the recursive LU loop called from C, ``_compiled_factorizations``)
 _lu_factor_ex_entry = _compiled_functions.register(
     _python_lu_factor_ex, None, kind="lu_factor", addresses=openmp_kernels.recursive_getrf_addresses,
-    specifics=lambda: (linalg_lu_factor_ex, False, *openmp_kernels.recursive_gemms()))
+    specifics=lambda: (linalg_lu_factor_ex, False, *openmp_kernels.recursive_gemms(), False, 0, 0))
 _lu_factor_entry = _compiled_functions.register(
     _python_lu_factor, None, kind="lu_factor", addresses=openmp_kernels.recursive_getrf_addresses,
-    specifics=lambda: (linalg_lu_factor, True, *openmp_kernels.recursive_gemms()))
+    specifics=lambda: (linalg_lu_factor, True, *openmp_kernels.recursive_gemms(), False, 0, 0))
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
@@ -257,6 +257,12 @@ class LinalgLuBackward0(Node):
 def lu(A, *, pivot=True, out=None):
     """The LU factorization with partial pivoting ``A = P L U``: P a permutation matrix, L
     lower triangular with unit diagonal (m x k) and U upper triangular (k x n), k = min(m, n)."""
+    if pivot is True and out is None:
+        return _lu_entry[0](A)
+    return _python_lu(A, pivot, out)
+
+
+def _python_lu(A, pivot=True, out=None):
     _check_lu_input(A, "linalg.lu", pivot)
     data = A._data
     xp = namespace_of(data)
@@ -274,6 +280,13 @@ def lu(A, *, pivot=True, out=None):
     if node is not None:
         node.save(P, L, U)
     return write_out(linalg_lu(P, L, U), out, exact=True, op="linalg_lu")
+
+
+# (where nothing records: the recursive LU loop and the unpacking loop called from C)
+_lu_entry = _compiled_functions.register(
+    _python_lu, None, kind="lu_factor", addresses=openmp_kernels.recursive_getrf_addresses,
+    specifics=lambda: (linalg_lu, False, *openmp_kernels.recursive_gemms(), True,
+                       *openmp_kernels.lu_unpack_addresses()))
 
 
 # ----------------------------------------------------------------------------------------
