@@ -613,3 +613,39 @@ def test_lerp_with_a_number_weight_on_its_loop(weight):
     assert ternary._lerp_number_on_loop(a, b, weight) is not None
     want = torch.lerp(torch.from_numpy(a), torch.from_numpy(b), weight).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@needs_loops
+def test_each_element_takes_the_same_bits_at_any_position_and_thread_count():
+    """A loop's element is the vector function's wherever it lies (the body, the last elements, each
+    thread's share, an array shorter than a vector) and at 1 and 2 threads: the forms of the unary,
+    binary (arrays, a number, rows) and gradient loops, which call libmvec's functions."""
+    rng = np.random.default_rng(18)
+    threads = ember.get_num_threads()
+    x = (rng.standard_normal(4099) * 4).astype(np.float32)
+    y = (rng.standard_normal(4099) * 4).astype(np.float32)
+    forms = {"unary": lambda a, b: vector_math.unary("sigmoid", a),
+             "exp": lambda a, b: vector_math.unary("exp", a),
+             "binary": lambda a, b: vector_math.binary("atan2", a, b),
+             "number": lambda a, b: vector_math.binary("atan2", a, 0.75),
+             "gradient": lambda a, b: vector_math.gradient("softplus", b, a, (1.0, 20.0))}
+    try:
+        for name, form in forms.items():
+            ember.set_num_threads(1)
+            whole = form(x, y)
+            assert whole is not None
+            for count in (1, 2):
+                ember.set_num_threads(count)
+                np.testing.assert_array_equal(form(x, y).view(np.uint32), whole.view(np.uint32), err_msg=name)
+                for start, stop in [(0, 5), (3, 20), (100, 117), (7, 4099), (2000, 2049)]:
+                    part = form(x[start:stop].copy(), y[start:stop].copy())
+                    np.testing.assert_array_equal(part.view(np.uint32), whole[start:stop].view(np.uint32),
+                                                  err_msg=f"{name} {start}:{stop}")
+        rows = vector_math.binary("atan2", x[:4096].reshape(64, 64), y[:64].copy())
+        by_element = vector_math.binary("atan2", x[:4096].reshape(64, 64), np.tile(y[:64], (64, 1)))
+        np.testing.assert_array_equal(rows.view(np.uint32), by_element.view(np.uint32))
+        rows = vector_math.binary("atan2", x[:57 * 9].reshape(9, 57), y[:57].copy())
+        by_element = vector_math.binary("atan2", x[:57 * 9].reshape(9, 57), np.tile(y[:57], (9, 1)))
+        np.testing.assert_array_equal(rows.view(np.uint32), by_element.view(np.uint32))
+    finally:
+        ember.set_num_threads(threads)

@@ -231,27 +231,40 @@ static float div_floor_float(float x, float y) {
 }
 """
 
+# An elementwise loop: blocks of whole vectors of ``_LANES`` elements shared among the threads, then
+# the last elements computed as one whole vector (the elements before them read again, into a buffer):
+# each element takes the vector form of a function wherever it lies and however many threads run (a
+# compiler's scalar remainder, or the remainder of each thread's share, would call the scalar form,
+# whose last bit may differ).
+_LANES = 16
 _LOOP = """
 void {name}({arguments}, float *out, int64_t n, int nthreads) {{{parameters}
-    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
-    for (int64_t i = 0; i < n; i++) {{
-        {elements}
-        out[i] = {expression};
+    const int64_t body = n - n % {lanes};
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t start = 0; start < body; start += {block}) {{
+        const int64_t end = start + {block} < body ? start + {block} : body;
+        #pragma omp simd
+        for (int64_t i = start; i < end; i++) {{
+            {elements}
+            out[i] = {expression};
+        }}
+    }}
+    if (body < n) {{
+        float last[{lanes}];
+        const int64_t first = n >= {lanes} ? n - {lanes} : 0;
+        #pragma omp simd
+        for (int64_t j = 0; j < {lanes}; j++) {{
+            const int64_t i = first + (j < n ? j : n - 1);
+            {elements}
+            last[j] = {expression};
+        }}
+        for (int64_t i = body; i < n; i++) out[i] = last[i - first];
     }}
 }}
 """
 
 
-# a binary op of an array and a number, and of an array and a row repeated over its rows
-_NUMBER_LOOP = """
-void {name}(const float *xs, float y, float *out, int64_t n, int nthreads) {{
-    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) schedule(static)
-    for (int64_t i = 0; i < n; i++) {{
-        const float x = xs[i];
-        out[i] = {expression};
-    }}
-}}
-"""
+# a binary op of an array and a row repeated over its rows (each row's elements as ``_LOOP`` takes them)
 _ROWS_LOOP = """
 void {name}(const float *xs_, const float *ys, float *out_, int64_t rows, int64_t width,
             int nthreads) {{
@@ -263,10 +276,22 @@ void {name}(const float *xs_, const float *ys, float *out_, int64_t rows, int64_
 }}
 """
 _ROW = """
+        const int64_t body = width - width % {lanes};
         #pragma omp simd
-        for (int64_t i = 0; i < width; i++) {{
+        for (int64_t i = 0; i < body; i++) {{
             const float x = xs[i], y = ys[i];
             out[i] = {expression};
+        }}
+        if (body < width) {{
+            float last[{lanes}];
+            const int64_t first = width >= {lanes} ? width - {lanes} : 0;
+            #pragma omp simd
+            for (int64_t j = 0; j < {lanes}; j++) {{
+                const int64_t i = first + (j < width ? j : width - 1);
+                const float x = xs[i], y = ys[i];
+                last[j] = {expression};
+            }}
+            for (int64_t i = body; i < width; i++) out[i] = last[i - first];
         }}"""
 
 
@@ -572,7 +597,7 @@ def _loop(name, expression, inputs, parameters=False):
     vectorize it)."""
     constants = ", ".join(f"given[{k}]" for k in range(PARAMETERS))
     return _LOOP.format(
-        name=name, expression=expression,
+        name=name, expression=expression, lanes=_LANES, block=_BLOCK,
         parameters=f"\n    const float p[{PARAMETERS}] = {{{constants}}};" if parameters else "",
         arguments=", ".join([f"const float *{v}s" for v in inputs] + ["const float *given"] * parameters),
         elements="\n        ".join(f"const float {v} = {v}s[i];" for v in inputs))
@@ -592,8 +617,10 @@ def _source():
               for op, expression in BINARY_WITH_PARAMETERS.items()]
     for op, expression in BINARY.items():
         loops += [_loop(f"{op}_float32", expression, ("x", "y")),
-                  _NUMBER_LOOP.format(name=f"{op}_number_float32", expression=expression),
-                  _ROWS_LOOP.format(name=f"{op}_rows_float32", body=_ROW.format(expression=expression))]
+                  _LOOP.format(name=f"{op}_number_float32", expression=expression, lanes=_LANES, block=_BLOCK,
+                               parameters="", arguments="const float *xs, float y",
+                               elements="const float x = xs[i];"),
+                  _ROWS_LOOP.format(name=f"{op}_rows_float32", body=_ROW.format(expression=expression, lanes=_LANES))]
     for op, (fast, slow) in DIVISIONS.items():
         loops += _division_loops(op, fast, slow)
     # no fused multiply-adds: each operation rounds as NumPy's passes round it; no traps (the
