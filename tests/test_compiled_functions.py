@@ -153,7 +153,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
                                                   "_python_heaviside", "_python_lerp", "_python_frexp",
                                                   "_python_lu_factor_ex", "_python_lu_factor", "_python_qr",
-                                                  "_python_lu"} \
+                                                  "_python_lu", "_python_lu_unpack"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3918,6 +3918,74 @@ def test_lu_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, dt
     x = ember.tensor(a)
     _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), [(loops, "getrf_recursive"),
                                                                       (loops, "lu_unpack")])
+
+
+LU_UNPACK_FLAGS = [(True, True), (True, False), (False, True)]
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 4), (2, 6, 2), "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("flags", LU_UNPACK_FLAGS)
+def test_lu_unpack_is_the_python_path_and_torchs(monkeypatch, flags, dtype, shape):
+    """lu_unpack with each pair of flags on the unpacking loop from C: the Python path's P, L and U bit
+    for bit (NaN, signed zeros and infinities copied as they are), and torch's."""
+    from ember._backend import openmp_kernels as loops
+    rng = np.random.default_rng(19)
+    data = (rng.standard_normal((5, 4)).T if shape == "transposed" else rng.standard_normal(shape)).astype(dtype)
+    if data.flags.c_contiguous:
+        data.reshape(-1)[:3] = [np.nan, -0.0, -np.inf][:data.size]
+    m, n = data.shape[-2:]
+    pivots = (rng.integers(0, m, data.shape[:-2] + (min(m, n),)) + 1).astype(np.int32)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            results.append(_lu_fields(ember.lu_unpack(ember.tensor(data), ember.tensor(pivots), *flags)))
+    assert results[0] == results[1]
+    want = torch.lu_unpack(torch.tensor(data), torch.tensor(pivots), *flags)
+    for g, w in zip(ember.lu_unpack(ember.tensor(data), ember.tensor(pivots), *flags), want):
+        assert g.shape == tuple(w.shape)
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    LU, piv = ember.tensor(data), ember.tensor(pivots)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: ember.lu_unpack(LU, piv, *flags), [(loops, "lu_unpack")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "out_of_range", "zero", "int64_pivots", "float16",
+                                  "vector", "empty", "out", "not_a_tensor", "broadcast_pivots", "no_parts", "int_flags",
+                                  "large", "strided_pivots"])
+def test_other_lu_unpack_cases_take_the_python_path(case):
+    """Every other case: the Python path's result or error (its type and message)."""
+    rng = np.random.default_rng(20)
+    a = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    piv = np.array([[2, 3, 3], [1, 3, 3]], np.int32)
+    call = {"requires_grad": lambda: ember.lu_unpack(ember.tensor(a, requires_grad=True), ember.tensor(piv)),
+            "no_grad": lambda: _no_grad(lambda x: ember.lu_unpack(x, ember.tensor(piv)),
+                                        ember.tensor(a, requires_grad=True)),
+            "out_of_range": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(piv + 1)),
+            "zero": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(piv - 1)),
+            "int64_pivots": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(piv).long()),
+            "float16": lambda: ember.lu_unpack(ember.tensor(a).half(), ember.tensor(piv)),
+            "vector": lambda: ember.lu_unpack(ember.tensor(a[0, 0]), ember.tensor(piv[0])),
+            "empty": lambda: ember.lu_unpack(ember.zeros(0, 3, 3), ember.zeros(0, 3, dtype=ember.int32)),
+            "out": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(piv),
+                                           out=(ember.empty(0), ember.empty(0), ember.empty(0))),
+            "not_a_tensor": lambda: ember.lu_unpack(a, piv),
+            "broadcast_pivots": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(piv[0])),
+            "no_parts": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(piv), False, False),
+            "int_flags": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(piv), 1, 0),
+            "large": lambda: ember.lu_unpack(ember.ones(200, 200), ember.ones(200, dtype=ember.int32)),
+            "strided_pivots": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(np.repeat(piv, 2, -1))[..., ::2]),
+            }[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError, AttributeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append(("grad_fn" if result[1].grad_fn is not None else None, type(result).__name__,
+                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    assert results[0] == results[1]
 
 
 # -- QR factorizations -----------------------------------------------------------------------------------

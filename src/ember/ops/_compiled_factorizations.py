@@ -16,6 +16,12 @@ small float32 or float64 tensor of two or more dims with elements, where nothing
 ``openmp_kernels``' QR driver (its address, and those of LAPACK's geqrf and orgqr it calls, given at
 the first call) on each matrix, as ``lapack.qr`` calls it, so the same bits; Q (an empty tensor for
 mode "r") and R in the op's result type. Every other case goes to the Python op.
+
+Kind "lu_unpack": ``lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)`` (no ``out``), one function
+for each pair of flags but (False, False), of a small float32 or float64 tensor of two or more dims with
+elements and int32 pivots of its batch shape, each naming one of its rows, where nothing records:
+``openmp_kernels``' unpacking loop, as the Python op calls it, the parts not asked for empty tensors, in
+the op's result type. Every other case goes to the Python op, which raises the errors.
 """
 
 __all__ = ["SOURCE"]
@@ -185,6 +191,65 @@ static PyObject *qr_case(Function *f, PyObject *const *args, int *handled) {
                        : PyObject_Vectorcall(f->result_type, parts, 2, NULL);
     Py_XDECREF(parts[0]);
     Py_XDECREF(parts[1]);
+    return result;
+}
+
+/* ``lu_unpack(LU_data, LU_pivots)`` in the common case (the module's docstring), no
+   ``__torch_function__`` dispatch or forward-mode AD: the op's result, NULL on error, or ``*handled``
+   set to 0 where the case is not this one. */
+static PyObject *lu_unpack_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    PyArrayObject *p = Py_TYPE(args[1]) == TensorType ? array_of(args[1]) : NULL;
+    if (a == NULL || p == NULL) return NULL;
+    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
+            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || PyArray_TYPE(p) != NPY_INT32
+            || PyArray_NDIM(p) != nd - 1 || !PyArray_IS_C_CONTIGUOUS(p) || !PyArray_ISNOTSWAPPED(p))
+        return NULL;
+    npy_intp m = PyArray_DIM(a, nd - 2), n = PyArray_DIM(a, nd - 1), k = m < n ? m : n, count = 1;
+    for (int i = 0; i < nd - 2; i++) {
+        if (PyArray_DIM(p, i) != PyArray_DIM(a, i)) return NULL;
+        count *= PyArray_DIM(a, i);
+    }
+    if (PyArray_DIM(p, nd - 2) != k) return NULL;
+    const int32_t *pivots = PyArray_DATA(p);
+    for (npy_intp i = 0; i < count * k; i++)
+        if (pivots[i] < 1 || pivots[i] > m) return NULL;   /* (the Python op's error) */
+    int grad = any_requires_grad(args, 1);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    npy_intp p_dims[NPY_MAXDIMS], l_dims[NPY_MAXDIMS], u_dims[NPY_MAXDIMS], none = 0;
+    for (int i = 0; i < nd - 2; i++) p_dims[i] = l_dims[i] = u_dims[i] = PyArray_DIM(a, i);
+    p_dims[nd - 2] = p_dims[nd - 1] = l_dims[nd - 2] = m;
+    l_dims[nd - 1] = u_dims[nd - 2] = k;
+    u_dims[nd - 1] = n;
+    int data = f->unpacks_data, permutation = f->unpacks_pivots;
+    PyArrayObject *lu = (PyArrayObject *)PyArray_GETCONTIGUOUS(a);
+    PyObject *parts[3] = {PyArray_SimpleNew(permutation ? nd : 1, permutation ? p_dims : &none, type),
+                          PyArray_SimpleNew(data ? nd : 1, data ? l_dims : &none, type),
+                          PyArray_SimpleNew(data ? nd : 1, data ? u_dims : &none, type)};
+    PyArrayObject *order = permutation ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, p_dims, NPY_INT64) : NULL;
+    PyObject *result = NULL;
+    if (lu != NULL && parts[0] != NULL && parts[1] != NULL && parts[2] != NULL && (order != NULL || !permutation)) {
+        void *arrays[6] = {PyArray_DATA(lu), (void *)pivots,
+                           permutation ? PyArray_DATA((PyArrayObject *)parts[0]) : NULL,
+                           data ? PyArray_DATA((PyArrayObject *)parts[1]) : NULL,
+                           data ? PyArray_DATA((PyArrayObject *)parts[2]) : NULL,
+                           permutation ? PyArray_DATA(order) : NULL};
+        int64_t sizes[3] = {count, m, n};
+        ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+        for (int i = 0; i < 3; i++) parts[i] = make(parts[i]);
+        if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL)
+            result = PyObject_Vectorcall(f->result_type, parts, 3, NULL);
+    }
+    for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
+    Py_XDECREF(order);
+    Py_XDECREF(lu);
     return result;
 }
 '''

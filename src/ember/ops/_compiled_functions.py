@@ -44,7 +44,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
-          "softmax", "outer", "trace", "rank_one", "lu_factor", "qr")
+          "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -189,6 +189,8 @@ def _specifics(function):
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
     if function.kind in ("lu_factor", "qr"):   # (its result type, ..., the routines: at the first call)
         return function.specifics()
+    if function.kind == "lu_unpack":   # (its result type, whether it unpacks L and U, whether P)
+        return function.specifics
     if function.kind == "reduce":
         r = function.specifics
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
@@ -243,7 +245,8 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      TRIANGLE_FUNCTION, FLIP_FUNCTION, MODE_FUNCTION, CLAMP_FUNCTION, SCATTER_REDUCE_FUNCTION,
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
-                     OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION, QR_FUNCTION };
+                     OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION, QR_FUNCTION,
+                     LU_UNPACK_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -294,6 +297,8 @@ typedef struct {
     /* ``linalg.lu``'s: the factors unpacked into P, L and U, by the loops of float32 and float64 */
     int unpacks;
     void *unpack_loops[2];
+    /* ``lu_unpack``'s (with ``result_type``): whether it unpacks L and U, and whether P */
+    int unpacks_data, unpacks_pivots;
     /* a product's: the CBLAS gemv and dot of float32 and float64 (with ``gemms``: NULL where not found) */
     void *gemvs[2], *dots[2];
     /* a QR factorization's (with ``result_type`` and ``ilp64``): its ``enum qr_mode``, LAPACK's geqrf and
@@ -1906,8 +1911,8 @@ FACTORIZATIONS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == QR_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LU_UNPACK_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1979,6 +1984,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = lu_factor_case(f, args, &handled);
         else if (f->kind == QR_FUNCTION)
             out = qr_case(f, args, &handled);
+        else if (f->kind == LU_UNPACK_FUNCTION)
+            out = lu_unpack_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -2013,7 +2020,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
-    f.checks_errors = f.qr_mode = f.unpacks = 0;
+    f.checks_errors = f.qr_mode = f.unpacks = f.unpacks_data = f.unpacks_pivots = 0;
     f.ilp64 = 0;
     for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
@@ -2021,7 +2028,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > QR_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > LU_UNPACK_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2053,6 +2060,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     unsigned long long qr_routines[4] = {0, 0, 0, 0};   /* geqrf's and orgqr's, float32's then float64's */
     if (f.kind == QR_FUNCTION && !PyArg_ParseTuple(specifics, "OiKKKKL", &f.result_type, &f.qr_mode, &qr_routines[0],
                                                    &qr_routines[1], &qr_routines[2], &qr_routines[3], &f.ilp64))
+        return NULL;
+    if (f.kind == LU_UNPACK_FUNCTION && !PyArg_ParseTuple(specifics, "Opp", &f.result_type, &f.unpacks_data,
+                                                          &f.unpacks_pivots))
         return NULL;
     for (int i = 0; i < 2; i++) {
         f.geqrfs[i] = (void *)(uintptr_t)qr_routines[i];

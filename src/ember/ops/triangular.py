@@ -10,6 +10,7 @@ import numpy as np
 from .._backend import cblas, openmp_kernels
 from ..autograd.graph import Node
 from ..return_types import lu_unpack as _lu_unpack_result, triangular_solve as _triangular_solve_result
+from . import _compiled_functions
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out, write_out
 from .creation import empty, zeros
 from .shape import _broadcast_pair, _triangle_data, broadcast_shapes, cat
@@ -351,6 +352,13 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     """Unpacks the LU decomposition returned by ``linalg.lu_factor`` into the P, L and U
     matrices (A = P L U); L and U are empty with ``unpack_data=False``, P with
     ``unpack_pivots=False``."""
+    if out is None and unpack_data.__class__ is bool and unpack_pivots.__class__ is bool and (unpack_data or
+                                                                                             unpack_pivots):
+        return _lu_unpack_entries[unpack_data, unpack_pivots][0](LU_data, LU_pivots)
+    return _checked_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots, out=out)
+
+
+def _checked_lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     check_tensor(LU_data, "lu_unpack", "LU_data")
     check_tensor(LU_pivots, "lu_unpack", "LU_pivots")
     data, pivots = LU_data._data, LU_pivots._data
@@ -394,6 +402,19 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
             if P._data.shape[:-2] != data.shape[:-2]:
                 P = P.expand(*data.shape[:-2], m, m).clone()
     return write_out(_lu_unpack_result(P, L, U), out, op="lu_unpack")
+
+
+def _lu_unpack_entry(data, pivots):
+    """The compiled function of lu_unpack with these flags (``_compiled_factorizations``: where nothing
+    records, the unpacking loop called from C)."""
+    def _python_lu_unpack(LU_data, LU_pivots):
+        return _checked_lu_unpack(LU_data, LU_pivots, data, pivots)
+    return _compiled_functions.register(_python_lu_unpack, None, kind="lu_unpack",
+                                        addresses=openmp_kernels.lu_unpack_addresses,
+                                        specifics=(_lu_unpack_result, data, pivots))
+
+
+_lu_unpack_entries = {flags: _lu_unpack_entry(*flags) for flags in ((True, True), (True, False), (False, True))}
 
 
 class LinalgSolveTriangularBackward0(Node):
