@@ -153,7 +153,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
                                                   "_python_heaviside", "_python_lerp", "_python_frexp",
                                                   "_python_lu_factor_ex", "_python_lu_factor", "_python_qr",
-                                                  "_python_lu", "_python_lu_unpack"} \
+                                                  "_python_lu", "_python_lu_unpack", "_python_ldl_factor_ex",
+                                                  "_python_ldl_factor"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3984,6 +3985,75 @@ def test_other_lu_unpack_cases_take_the_python_path(case):
                 results.append((type(error), str(error)))
                 continue
             results.append(("grad_fn" if result[1].grad_fn is not None else None, type(result).__name__,
+                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (2, 3, 3), (6, 6), (40, 40), "singular", "transposed", "pivoting"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["ldl_factor_ex", "ldl_factor"])
+def test_ldl_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, dtype, shape):
+    """ldl_factor_ex and ldl_factor on the sytf2 loop from C: the Python path's fields bit for bit (a
+    singular D's info too), and torch's pivots, info and factors."""
+    from ember._backend import openmp_kernels as loops
+    rng = np.random.default_rng(21)
+    a = {"singular": np.zeros((3, 3)), "transposed": rng.standard_normal((5, 5)).T,
+         "pivoting": np.array([[0.0, 2.0, 1.0], [2.0, 0.0, 3.0], [1.0, 3.0, 1e-3]])}.get(shape)
+    if a is None:
+        a = rng.standard_normal(shape)
+        a = a + np.swapaxes(a, -1, -2)
+    a = a.astype(dtype)
+    fn = getattr(ember.linalg, name)
+    if name == "ldl_factor" and shape == "singular":   # (the error: the Python path's, below)
+        return
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            results.append(_lu_fields(fn(ember.tensor(a))))
+    assert results[0] == results[1]
+    want = getattr(torch.linalg, name)(torch.tensor(a))
+    got = fn(ember.tensor(a))
+    assert type(got).__name__ == type(want).__name__.split(".")[-1]
+    for g, w in zip(got, want):
+        assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-4)
+    x = ember.tensor(a)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), [(loops, "ldl_factor")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",
+                                  "hermitian", "check_errors", "out", "not_a_tensor", "large", "singular", "wide"])
+@pytest.mark.parametrize("name", ["ldl_factor_ex", "ldl_factor"])
+def test_other_ldl_factorization_cases_take_the_python_path(name, case):
+    """Every other case: the Python path's result or error (its type and message)."""
+    fn = getattr(ember.linalg, name)
+    a = np.random.default_rng(22).standard_normal((3, 3)).astype(np.float32)
+    a = a + a.T
+    out_dtypes = [ember.float32, ember.int32, ember.int32][:3 if name == "ldl_factor_ex" else 2]
+    call = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True)),
+            "no_grad": lambda: _no_grad(fn, ember.tensor(a, requires_grad=True)),
+            "int64": lambda: fn(ember.tensor(a).long()),
+            "float16": lambda: fn(ember.tensor(a).half()),
+            "complex64": lambda: fn(ember.tensor(a).to(ember.complex64)),
+            "vector": lambda: fn(ember.tensor(a[0])),
+            "empty": lambda: fn(ember.zeros(0, 0)),
+            "hermitian": lambda: fn(ember.tensor(a), hermitian=True),
+            "check_errors": lambda: (fn(ember.zeros(3, 3), check_errors=True) if name == "ldl_factor_ex"
+                                     else fn(ember.tensor(a))),
+            "out": lambda: fn(ember.tensor(a), out=tuple(ember.empty(0, dtype=d) for d in out_dtypes)),
+            "not_a_tensor": lambda: fn(a),
+            "large": lambda: fn(ember.ones(200, 200) + ember.eye(200)),
+            "singular": lambda: fn(ember.zeros(2, 3, 3)),
+            "wide": lambda: fn(ember.ones(2, 3))}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError, AttributeError) as error:
+                results.append((type(error), str(error)))
+                continue
+            results.append(("grad_fn" if result[0].grad_fn is not None else None, type(result).__name__,
                             [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
     assert results[0] == results[1]
 

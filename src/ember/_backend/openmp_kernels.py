@@ -3027,6 +3027,17 @@ _LDL_FACTOR = {np.dtype(np.float32): "ldl_factor_float32", np.dtype(np.float64):
 LDL_DTYPES = tuple(_LDL_FACTOR)
 
 
+def ldl_factor_addresses():
+    """The addresses of the sytf2 loops over float32 and float64 (``ldl_factor``'s; each None where it
+    cannot be built): what the LDL factorization's compiled functions call (``ops._compiled_factorizations``)."""
+    from .._inductor import _compiler
+    found = []
+    for name in _LDL_FACTOR.values():
+        function = _compiler.load(SOURCE, name, quiet=True, argtypes=None)
+        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(found)
+
+
 def ldl_factor(a, alpha):
     """LAPACK's sytf2 (lower) on the C-contiguous (count, n, n) float32 or float64 array ``a``,
     in place, as ``ops/ldl.py`` factors each matrix (bit for bit), with Bunch-Kaufman's

@@ -22,6 +22,12 @@ for each pair of flags but (False, False), of a small float32 or float64 tensor 
 elements and int32 pivots of its batch shape, each naming one of its rows, where nothing records:
 ``openmp_kernels``' unpacking loop, as the Python op calls it, the parts not asked for empty tensors, in
 the op's result type. Every other case goes to the Python op, which raises the errors.
+
+Kind "ldl_factor": ``linalg.ldl_factor_ex(A)`` and ``linalg.ldl_factor(A)`` (symmetric, no ``check_errors``
+or ``out``) of a small float32 or float64 tensor of two or more dims with elements, where nothing records:
+``openmp_kernels``' sytf2 loop on a row-major copy of A, its strict upper triangle then zeroed, as
+``ldl.sytrf`` factors it, so the same bits; ``ldl_factor``'s case with a singular D (``info`` not 0) goes to
+the Python op, which raises.
 """
 
 __all__ = ["SOURCE"]
@@ -250,6 +256,71 @@ static PyObject *lu_unpack_case(Function *f, PyObject *const *args, int *handled
     for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
     Py_XDECREF(order);
     Py_XDECREF(lu);
+    return result;
+}
+
+/* ``linalg.ldl_factor_ex(A)`` or ``linalg.ldl_factor(A)`` in the common case (the module's docstring), no
+   ``__torch_function__`` dispatch or forward-mode AD: the op's result, NULL on error, or ``*handled`` set to
+   0 where the case is not this one. The loop (``LDL_FACTOR``): arrays a (count row-major n x n matrices,
+   factored in place), pivots, info; sizes count, n; scalars alpha. */
+static PyObject *ldl_factor_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    if (a == NULL) return NULL;
+    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
+            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL
+            || PyArray_DIM(a, nd - 1) != PyArray_DIM(a, nd - 2))
+        return NULL;
+    int grad = any_requires_grad(args, 1);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records its refusal) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    npy_intp n = PyArray_DIM(a, nd - 1), count = 1, dims[NPY_MAXDIMS];
+    for (int i = 0; i < nd - 2; i++) {
+        dims[i] = PyArray_DIM(a, i);
+        count *= dims[i];
+    }
+    dims[nd - 2] = n;
+    PyArrayObject *ld = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
+    PyArrayObject *pivots = ld == NULL ? NULL : (PyArrayObject *)PyArray_ZEROS(nd - 1, dims, NPY_INT32, 0);
+    PyArrayObject *info = pivots == NULL ? NULL : (PyArrayObject *)PyArray_ZEROS(nd - 2, dims, NPY_INT32, 0);
+    if (info == NULL) {
+        Py_XDECREF(ld);
+        Py_XDECREF(pivots);
+        return NULL;
+    }
+    void *arrays[3] = {PyArray_DATA(ld), PyArray_DATA(pivots), PyArray_DATA(info)};
+    int64_t sizes[2] = {count, n};
+    double scalars[1] = {f->alpha};
+    Py_BEGIN_ALLOW_THREADS
+    ((factor_loop)f->loops[wide])(arrays, sizes, scalars, 1);
+    Py_END_ALLOW_THREADS
+    const int32_t *found = PyArray_DATA(info);
+    int singular = 0;
+    for (npy_intp i = 0; f->checks_errors && i < count; i++) singular |= found[i] != 0;
+    if (singular) {   /* (ldl_factor's error: the Python op raises it) */
+        Py_DECREF(ld);
+        Py_DECREF(pivots);
+        Py_DECREF(info);
+        *handled = 0;
+        return NULL;
+    }
+    char *base = PyArray_BYTES(ld);
+    npy_intp item = PyArray_ITEMSIZE(ld);
+    for (npy_intp b = 0; b < count; b++)   /* (the strict upper triangle zeroed: NumPy's tril) */
+        for (npy_intp i = 0; i < n; i++)
+            memset(base + ((b * n + i) * n + i + 1) * item, 0, (size_t)((n - 1 - i) * item));
+    PyObject *parts[3];
+    parts[0] = make((PyObject *)ld);
+    parts[1] = make((PyObject *)pivots);
+    parts[2] = make((PyObject *)info);
+    PyObject *result = parts[0] == NULL || parts[1] == NULL || parts[2] == NULL ? NULL
+                       : PyObject_Vectorcall(f->result_type, parts, f->checks_errors ? 2 : 3, NULL);
+    for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
     return result;
 }
 '''

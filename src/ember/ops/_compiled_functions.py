@@ -44,7 +44,8 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "masked_fill", "operator", "power", "cross", "special", "addc", "scan", "sort", "topk", "median",
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
-          "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack")
+          "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
+          "ldl_factor")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -189,7 +190,7 @@ def _specifics(function):
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
     if function.kind in ("lu_factor", "qr"):   # (its result type, ..., the routines: at the first call)
         return function.specifics()
-    if function.kind == "lu_unpack":   # (its result type, whether it unpacks L and U, whether P)
+    if function.kind in ("lu_unpack", "ldl_factor"):   # (its result type and flags; LDL's: Bunch-Kaufman's alpha)
         return function.specifics
     if function.kind == "reduce":
         r = function.specifics
@@ -246,7 +247,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
                      OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION, QR_FUNCTION,
-                     LU_UNPACK_FUNCTION };
+                     LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -299,6 +300,8 @@ typedef struct {
     void *unpack_loops[2];
     /* ``lu_unpack``'s (with ``result_type``): whether it unpacks L and U, and whether P */
     int unpacks_data, unpacks_pivots;
+    /* an LDL factorization's (with ``result_type`` and ``checks_errors``): Bunch-Kaufman's alpha */
+    double alpha;
     /* a product's: the CBLAS gemv and dot of float32 and float64 (with ``gemms``: NULL where not found) */
     void *gemvs[2], *dots[2];
     /* a QR factorization's (with ``result_type`` and ``ilp64``): its ``enum qr_mode``, LAPACK's geqrf and
@@ -1911,8 +1914,8 @@ FACTORIZATIONS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2};
-typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LU_UNPACK_FUNCTION + 1
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1};
+typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0]) == LDL_FACTOR_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1986,6 +1989,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = qr_case(f, args, &handled);
         else if (f->kind == LU_UNPACK_FUNCTION)
             out = lu_unpack_case(f, args, &handled);
+        else if (f->kind == LDL_FACTOR_FUNCTION)
+            out = ldl_factor_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -2021,6 +2026,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
     f.checks_errors = f.qr_mode = f.unpacks = f.unpacks_data = f.unpacks_pivots = 0;
+    f.alpha = 0;
     f.ilp64 = 0;
     for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
@@ -2028,7 +2034,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > LU_UNPACK_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > LDL_FACTOR_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2063,6 +2069,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     if (f.kind == LU_UNPACK_FUNCTION && !PyArg_ParseTuple(specifics, "Opp", &f.result_type, &f.unpacks_data,
                                                           &f.unpacks_pivots))
+        return NULL;
+    if (f.kind == LDL_FACTOR_FUNCTION && !PyArg_ParseTuple(specifics, "Opd", &f.result_type, &f.checks_errors,
+                                                           &f.alpha))
         return NULL;
     for (int i = 0; i < 2; i++) {
         f.geqrfs[i] = (void *)(uintptr_t)qr_routines[i];

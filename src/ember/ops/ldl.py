@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import return_types
 from .._backend import lapack, openmp_kernels
+from . import _compiled_functions
 from ._common import _type_word, check_tensor, make, namespace_of, record_not_differentiable, write_out
 from .matrix_decompositions import check_matrix
 
@@ -172,6 +173,12 @@ def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     Bunch-Kaufman pivoting, read from its lower triangle: LD (L's strict lower triangle and D's
     1 x 1 and 2 x 2 blocks), LAPACK's pivots and ``info`` (k when D[k-1, k-1] is exactly zero,
     0 otherwise); raises only when ``check_errors``."""
+    if hermitian is False and check_errors is False and out is None:
+        return _ldl_factor_ex_entry[0](input)
+    return _python_ldl_factor_ex(input, hermitian, check_errors, out)
+
+
+def _python_ldl_factor_ex(input, hermitian=False, check_errors=False, out=None):
     A = input
     result = linalg_ldl_factor_ex(*_ldl_factor_ex(A, hermitian, check_errors, "torch.linalg.ldl_factor_ex"))
     return write_out(result, out, exact=True, op="linalg_ldl_factor_ex")
@@ -180,9 +187,24 @@ def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
 def ldl_factor(input, *, hermitian=False, out=None):
     """The compact LDL factorization of a symmetric (Hermitian with ``hermitian=True``) matrix
     (LD and LAPACK's pivots, as ``ldl_solve`` reads them); raises when D is singular."""
+    if hermitian is False and out is None:
+        return _ldl_factor_entry[0](input)
+    return _python_ldl_factor(input, hermitian, out)
+
+
+def _python_ldl_factor(input, hermitian=False, out=None):
     A = input
     LD, pivots, _ = _ldl_factor_ex(A, hermitian, True, "torch.linalg.ldl_factor")
     return write_out(linalg_ldl_factor(LD, pivots), out, exact=True, op="linalg_ldl_factor")
+
+
+# (symmetric, where nothing records: the sytf2 loop called from C, ``_compiled_factorizations``)
+_ldl_factor_ex_entry = _compiled_functions.register(
+    _python_ldl_factor_ex, None, kind="ldl_factor", addresses=openmp_kernels.ldl_factor_addresses,
+    specifics=(linalg_ldl_factor_ex, False, _ALPHA))
+_ldl_factor_entry = _compiled_functions.register(
+    _python_ldl_factor, None, kind="ldl_factor", addresses=openmp_kernels.ldl_factor_addresses,
+    specifics=(linalg_ldl_factor, True, _ALPHA))
 
 
 def _solve_one(xp, a, pivots, b, hermitian):
