@@ -276,33 +276,40 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     check_tensor(pivots, "linalg_ldl_solve", "pivots")
     check_tensor(B, "linalg_ldl_solve", "B")
     check_matrix(LD, op, arg="LD")
-    if B._data.ndim < 2:
+    ld, pv, bd = LD._data, pivots._data, B._data
+    if bd.ndim < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got -2)"
-                         if B._data.ndim == 1 else "Dimension specified as -2 but tensor has no dimensions")
-    n = LD.shape[-1]
-    if B.shape[-2] != n:
+                         if bd.ndim == 1 else "Dimension specified as -2 but tensor has no dimensions")
+    n = ld.shape[-1]
+    if bd.shape[-2] != n:
         raise RuntimeError(f"Incompatible matrix sizes for {op}: each A matrix is {n} by {n} but each b "
-                           f"matrix is {B.shape[-2]} by {B.shape[-1]}")
-    if B._data.dtype != LD._data.dtype:
+                           f"matrix is {bd.shape[-2]} by {bd.shape[-1]}")
+    if bd.dtype != ld.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{_type_word(B._data.dtype)} and A of type {_type_word(LD._data.dtype)} instead.")
-    if pivots._data.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: Expected pivots to be integers. Got {_type_word(pivots._data.dtype)}")
-    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+                           f"{_type_word(bd.dtype)} and A of type {_type_word(ld.dtype)} instead.")
+    if pv.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: Expected pivots to be integers. Got {_type_word(pv.dtype)}")
+    if pv.shape != ld.shape[:-1]:
         raise RuntimeError(f"{op}: Expected LD.shape[:-1] and pivots.shape to be the same, but got "
-                           f"pivots with shape {list(pivots.shape)} instead")
-    xp = namespace_of(LD._data)
-    batch = tuple(np.broadcast_shapes(LD._data.shape[:-2], B._data.shape[:-2]))
+                           f"pivots with shape {list(pv.shape)} instead")
+    xp = namespace_of(ld)
+    right = bd.shape[-2:]
+    batch = ld.shape[:-2] if ld.shape[:-2] == bd.shape[:-2] else tuple(np.broadcast_shapes(ld.shape[:-2],
+                                                                                           bd.shape[:-2]))
     count = math.prod(batch)
-    a = xp.broadcast_to(LD._data, batch + (n, n)).reshape((count, n, n))
-    piv = xp.broadcast_to(pivots._data, batch + (n,)).reshape((count, n)).astype(np.int64)
-    b = xp.broadcast_to(B._data, batch + tuple(B.shape[-2:])).reshape((count,) + tuple(B.shape[-2:]))
+
+    def matrices(data, shape):   # (each operand over the batch, as (count, ...) arrays)
+        return (data if data.shape == batch + shape else xp.broadcast_to(data, batch + shape)).reshape(
+            (count,) + shape)
+    a = matrices(ld, (n, n))
+    piv = matrices(pv, (n,)).astype(np.int64)
+    b = matrices(bd, right)
     x = lapack.sytrs(a, piv, b) if xp is np and count <= n and _sytrf_pivots(piv, n) else None
     if x is None:
         x = xp.array(b, copy=True)
         with np.errstate(all="ignore"):
             for i in range(count):
                 _solve_one(xp, a[i], piv[i].tolist(), x[i], hermitian)
-    result = make(x.reshape(batch + tuple(B.shape[-2:])))
+    result = make(x.reshape(batch + right))
     record_not_differentiable((LD, pivots, B), result, "derivative for aten::linalg_ldl_solve is not implemented")
     return write_out(result, out, exact=True, op="linalg_ldl_solve")
