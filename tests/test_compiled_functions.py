@@ -3,6 +3,7 @@ bits, the dtype, the node and the gradients its Python path gives (the same loop
 torch's values, and every case it does not take reaches the Python path."""
 import contextlib
 import math
+import itertools
 import warnings
 
 import numpy as np
@@ -154,7 +155,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_heaviside", "_python_lerp", "_python_frexp",
                                                   "_python_lu_factor_ex", "_python_lu_factor", "_python_qr",
                                                   "_python_lu", "_python_lu_unpack", "_python_ldl_factor_ex",
-                                                  "_python_ldl_factor"} \
+                                                  "_python_ldl_factor", "_python_triangular_solve",
+                                                  "_python_solve_triangular"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4054,6 +4056,109 @@ def test_other_ldl_factorization_cases_take_the_python_path(name, case):
                 results.append((type(error), str(error)))
                 continue
             results.append(("grad_fn" if result[0].grad_fn is not None else None, type(result).__name__,
+                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    assert results[0] == results[1]
+
+
+def _triangular_operands(layout, dtype, rng):
+    """(A, b) of a triangular solve, A laid out as ``layout`` says, well conditioned."""
+    n, k = 5, 3
+    a = rng.standard_normal((2, n, n)) + 4 * np.eye(n)
+    b = rng.standard_normal((2, n, k))
+    if layout == "matrix":
+        return a[0].astype(dtype), b[0].astype(dtype)
+    if layout == "columns":   # one matrix stored column by column
+        return np.asfortranarray(a[0].astype(dtype)), b[0].astype(dtype)
+    if layout == "batched_columns":
+        return np.swapaxes(np.swapaxes(a, 1, 2).astype(dtype).copy(), 1, 2), b.astype(dtype)
+    if layout == "sliced":   # (every other matrix of a batch)
+        return np.concatenate([a, a]).astype(dtype)[::2], b.astype(dtype)
+    if layout == "one":
+        return np.ones((1, 1), dtype) * 2, np.ones((1, 4), dtype)
+    return a.astype(dtype), b.astype(dtype)
+
+
+@pytest.mark.parametrize("layout", ["matrix", "columns", "batched", "batched_columns", "sliced", "one"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("flags", list(itertools.product([False, True], repeat=3)))
+def test_triangular_solves_are_the_python_paths_and_torchs(monkeypatch, flags, dtype, layout):
+    """triangular_solve with each set of flags and linalg.solve_triangular's left solve on the recursive solve
+    from C, A laid out every way: the Python path's solution (and copy of A, its strides too) bit for bit,
+    and torch's values."""
+    from ember._backend import openmp_kernels as loops
+    upper, transpose, unit = flags
+    a, b = _triangular_operands(layout, dtype, np.random.default_rng(23))
+    calls = [lambda: ember.triangular_solve(ember.tensor(b), ember.from_numpy(a), upper, transpose, unit)]
+    if not transpose:
+        calls.append(lambda: (ember.linalg.solve_triangular(ember.from_numpy(a), ember.tensor(b), upper=upper,
+                                                            unitriangular=unit),))
+    for call in calls:
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = call()
+            results.append([(t.dtype, t.shape, t._data.strides, t.numpy().tobytes()) for t in got])
+        assert results[0] == results[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = torch.triangular_solve(torch.tensor(b), torch.tensor(a), upper, transpose, unit)
+        got = ember.triangular_solve(ember.tensor(b), ember.from_numpy(a), upper, transpose, unit)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
+    if layout == "sliced":   # (a batch stride the C function leaves to the Python path)
+        return
+    A, B = ember.from_numpy(a), ember.tensor(b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _assert_the_compiled_function_takes(monkeypatch, lambda: ember.triangular_solve(B, A, upper, transpose, unit),
+                                            [(loops, "trsm_recursive")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "broadcast", "int_flags", "out", "right", "mixed_dtypes",
+                                  "no_upper", "float16", "complex64", "wide", "empty", "not_a_tensor", "large"])
+@pytest.mark.parametrize("name", ["triangular_solve", "solve_triangular"])
+def test_other_triangular_solve_cases_take_the_python_path(name, case):
+    """Every other case: the Python path's result or error (its type and message)."""
+    rng = np.random.default_rng(24)
+    a = (rng.standard_normal((3, 3)) + 4 * np.eye(3)).astype(np.float32)
+    b = rng.standard_normal((3, 2)).astype(np.float32)
+
+    def solve(A, B, **k):
+        if name == "triangular_solve":
+            k.pop("left", None)
+            upper = k.pop("upper", True)
+            return tuple(ember.triangular_solve(B, A, upper, **k))
+        k.setdefault("upper", True)
+        return (ember.linalg.solve_triangular(A, B, **k),)
+    call = {"requires_grad": lambda: solve(ember.tensor(a, requires_grad=True), ember.tensor(b)),
+            "no_grad": lambda: _no_grad(lambda x: solve(x, ember.tensor(b))[0], ember.tensor(a, requires_grad=True)),
+            "broadcast": lambda: solve(ember.tensor(a), ember.tensor(np.stack([b, b]))),
+            "int_flags": lambda: solve(ember.tensor(a), ember.tensor(b), upper=1),
+            "out": lambda: (ember.linalg.solve_triangular(ember.tensor(a), ember.tensor(b), upper=True,
+                                                          out=ember.empty(0)),) if name == "solve_triangular"
+            else tuple(ember.triangular_solve(ember.tensor(b), ember.tensor(a), out=(ember.empty(0), ember.empty(0)))),
+            "right": lambda: solve(ember.tensor(a), ember.tensor(b.T.copy()), left=False),
+            "mixed_dtypes": lambda: solve(ember.tensor(a), ember.tensor(b).double()),
+            "no_upper": lambda: solve(ember.tensor(a), ember.tensor(b), upper=None),
+            "float16": lambda: solve(ember.tensor(a).half(), ember.tensor(b).half()),
+            "complex64": lambda: solve(ember.tensor(a).to(ember.complex64), ember.tensor(b).to(ember.complex64)),
+            "wide": lambda: solve(ember.ones(2, 3), ember.tensor(b)),
+            "empty": lambda: solve(ember.tensor(a), ember.zeros(3, 0)),
+            "not_a_tensor": lambda: solve(a, b),
+            "large": lambda: solve(ember.eye(200) * 2, ember.ones(200, 100))}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError, AttributeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            if isinstance(result, ember.Tensor):
+                result = (result,)
+            results.append(("grad_fn" if result[0].grad_fn is not None else None,
                             [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
     assert results[0] == results[1]
 

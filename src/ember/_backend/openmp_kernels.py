@@ -2736,6 +2736,20 @@ _RECURSIVE_TRSMS = {np.dtype(np.float32): "trsm_recursive_float32",
                     np.dtype(np.float64): "trsm_recursive_float64"}
 
 
+def recursive_trsm_addresses():
+    """The addresses of the recursive triangular solves over float32 and float64 (``trsm_recursive``'s;
+    each None where it or the gemm it calls cannot be found): what the triangular solves' compiled
+    functions call (``ops._compiled_factorizations``), with the gemms of ``recursive_gemms``."""
+    from .._inductor import _compiler
+    found = []
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+        name = _RECURSIVE_TRSMS.get(dtype)
+        function = (_compiler.load(SOURCE, name, quiet=True, argtypes=None)
+                    if name is not None and cblas.gemm_address(dtype) else None)
+        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(found)
+
+
 def trsm_recursive(a, b, upper, transpose, unitriangular):
     """``b = op(T)^-1 b`` in place, as ``cblas.trsm``: T the upper or lower triangle of each
     matrix of ``a`` ((count, n, n), or (1, n, n) for all of ``b``'s; each matrix C- or

@@ -1,4 +1,5 @@
-"""The compiled functions (``_compiled_functions``) of the LU and QR factorizations.
+"""The compiled functions (``_compiled_functions``) of the LU, QR and LDL factorizations and of
+triangular solves.
 
 Kind "lu_factor":
 ``linalg.lu_factor_ex(A)`` and ``linalg.lu_factor(A)`` (pivoting, no ``out``) of a small float32 or
@@ -28,6 +29,14 @@ or ``out``) of a small float32 or float64 tensor of two or more dims with elemen
 ``openmp_kernels``' sytf2 loop on a row-major copy of A, its strict upper triangle then zeroed, as
 ``ldl.sytrf`` factors it, so the same bits; ``ldl_factor``'s case with a singular D (``info`` not 0) goes to
 the Python op, which raises.
+
+Kind "triangular_solve": ``triangular_solve(b, A, upper, transpose, unitriangular)`` and
+``linalg.solve_triangular(A, B, upper=..., unitriangular=...)`` (left, no ``out``; the flags bools) of small
+float32 or float64 tensors of one dtype and batch shape with elements, where nothing records:
+``openmp_kernels``' recursive triangular solve on a row-major copy of b, A read where it lies (a matrix
+stored column by column as its transpose), as ``triangular._substitute`` calls it, so the same bits;
+``triangular_solve``'s copy of A beside the solution, in its result type. Every other case (a batch
+that broadcasts among them) goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -321,6 +330,69 @@ static PyObject *ldl_factor_case(Function *f, PyObject *const *args, int *handle
     PyObject *result = parts[0] == NULL || parts[1] == NULL || parts[2] == NULL ? NULL
                        : PyObject_Vectorcall(f->result_type, parts, f->checks_errors ? 2 : 3, NULL);
     for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
+    return result;
+}
+
+/* ``triangular_solve(b, A, upper, transpose, unitriangular)`` or ``linalg.solve_triangular``'s left solve
+   in the common case (the module's docstring), no ``__torch_function__`` dispatch or forward-mode AD: the
+   op's result, NULL on error, or ``*handled`` set to 0 where the case is not this one. The loop
+   (``RECURSIVE_TRSM``): arrays a, b (solved in place), the gemm; sizes count, n, k, a's step between
+   matrices, lower, transpose, unitriangular, ilp64. */
+static PyObject *triangular_solve_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *b = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    PyArrayObject *a = Py_TYPE(args[1]) == TensorType ? array_of(args[1]) : NULL;
+    for (int i = 2; i < 5; i++)
+        if (args[i] != Py_True && args[i] != Py_False) return NULL;
+    if (a == NULL || b == NULL) return NULL;
+    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || PyArray_TYPE(b) != type || nd < 2 || PyArray_NDIM(b) != nd
+            || PyArray_SIZE(a) == 0 || PyArray_SIZE(b) == 0 || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISNOTSWAPPED(b)
+            || PyArray_NBYTES(a) >= small_bytes || PyArray_NBYTES(b) >= small_bytes || f->loops[wide] == NULL
+            || f->gemms[wide] == NULL)
+        return NULL;
+    npy_intp n = PyArray_DIM(a, nd - 1), k = PyArray_DIM(b, nd - 1), count = 1, item = PyArray_ITEMSIZE(a);
+    if (PyArray_DIM(a, nd - 2) != n || PyArray_DIM(b, nd - 2) != n) return NULL;
+    for (int i = 0; i < nd - 2; i++) {
+        if (PyArray_DIM(a, i) != PyArray_DIM(b, i)) return NULL;
+        count *= PyArray_DIM(a, i);
+    }
+    int upper = args[2] == Py_True, transpose = args[3] == Py_True, flipped = 0;
+    npy_intp step = count > 1 ? n * n : 0;
+    if (!PyArray_IS_C_CONTIGUOUS(a)) {   /* (a matrix stored column by column: its transpose, as trsm_recursive) */
+        npy_intp s0 = PyArray_STRIDE(a, nd - 2), s1 = PyArray_STRIDE(a, nd - 1);
+        if (s0 != item || s1 != n * item || (nd > 3 && count > 1) || n < 2) return NULL;
+        if (nd == 3 && count > 1) {
+            if (PyArray_STRIDE(a, 0) % item) return NULL;
+            step = PyArray_STRIDE(a, 0) / item;
+        }
+        flipped = 1;
+    }
+    int grad = any_requires_grad(args, 2);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    if (flipped) {
+        upper = !upper;
+        transpose = !transpose;
+    }
+    PyArrayObject *x = (PyArrayObject *)PyArray_NewCopy(b, NPY_CORDER);
+    if (x == NULL) return NULL;
+    void *arrays[3] = {PyArray_DATA(a), PyArray_DATA(x), f->gemms[wide]};
+    int64_t sizes[8] = {count, n, k, step, upper == transpose, transpose, args[4] == Py_True, f->ilp64};
+    Py_BEGIN_ALLOW_THREADS
+    ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+    Py_END_ALLOW_THREADS
+    PyObject *solution = make((PyObject *)x);
+    if (solution == NULL || !f->returns_clone) return solution;
+    PyObject *clone = PyArray_NewCopy(a, NPY_KEEPORDER);
+    PyObject *parts[2] = {solution, clone == NULL ? NULL : make(clone)};
+    PyObject *result = parts[1] == NULL ? NULL : PyObject_Vectorcall(f->result_type, parts, 2, NULL);
+    Py_DECREF(parts[0]);
+    Py_XDECREF(parts[1]);
     return result;
 }
 '''

@@ -159,8 +159,11 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
     """Solves ``A X = input`` (``A^T X = input`` with ``transpose=True``) for a square upper
     (or lower) triangular ``A``, reading only its triangle (and taking its diagonal as ones
     with ``unitriangular=True``). Returns the solution and a copy of ``A``."""
-    b = input
     _warn_once(_TRIANGULAR_SOLVE_DEPRECATED)
+    return _triangular_solve_entry[0](input, A, upper, transpose, unitriangular)
+
+
+def _python_triangular_solve(b, A, upper, transpose, unitriangular):
     _check_rhs_and_matrix("torch.triangular_solve", b, A)
     check_matrix(A, "torch.triangular_solve", kernel="triangular_solve_cpu")
     if b.shape[-2] != A.shape[-1]:
@@ -459,6 +462,17 @@ def solve_triangular(input, B, *, upper=None, left=True, unitriangular=False, ou
     lower, ``upper=False``) triangular ``A``, reading only its triangle, its diagonal taken as
     ones with ``unitriangular=True``. Batch dimensions broadcast; the result has ``A``'s
     dtype."""
+    if left is True and out is None and upper.__class__ is bool and unitriangular.__class__ is bool:
+        return _solve_triangular_entry[0](B, input, upper, False, unitriangular)
+    return _checked_solve_triangular(input, B, upper, left, unitriangular, out)
+
+
+def _python_solve_triangular(B, A, upper, transpose, unitriangular):
+    """``solve_triangular``'s left solve, with the compiled function's arguments (``transpose`` False)."""
+    return _checked_solve_triangular(A, B, upper, True, unitriangular, None)
+
+
+def _checked_solve_triangular(input, B, upper, left, unitriangular, out):
     A = input
     if upper is None:   # a required keyword-only argument, with torch's message
         raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
@@ -481,3 +495,12 @@ def solve_triangular(input, B, *, upper=None, left=True, unitriangular=False, ou
         node.a_shape, node.b_shape = A._data.shape, B._data.shape
         node.save(A, result)
     return write_out(result, out, exact=True, op="linalg_solve_triangular")
+
+
+# (where nothing records: the recursive triangular solve called from C, ``_compiled_factorizations``)
+_triangular_solve_entry = _compiled_functions.register(
+    _python_triangular_solve, None, kind="triangular_solve", addresses=openmp_kernels.recursive_trsm_addresses,
+    specifics=lambda: (_triangular_solve_result, True, *openmp_kernels.recursive_gemms()))
+_solve_triangular_entry = _compiled_functions.register(
+    _python_solve_triangular, None, kind="triangular_solve", addresses=openmp_kernels.recursive_trsm_addresses,
+    specifics=lambda: (None, False, *openmp_kernels.recursive_gemms()))
