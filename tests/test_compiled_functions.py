@@ -156,7 +156,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_lu_factor_ex", "_python_lu_factor", "_python_qr",
                                                   "_python_lu", "_python_lu_unpack", "_python_ldl_factor_ex",
                                                   "_python_ldl_factor", "_python_triangular_solve",
-                                                  "_python_solve_triangular"} \
+                                                  "_python_solve_triangular", "_python_cholesky_factor"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4159,6 +4159,88 @@ def test_other_triangular_solve_cases_take_the_python_path(name, case):
             if isinstance(result, ember.Tensor):
                 result = (result,)
             results.append(("grad_fn" if result[0].grad_fn is not None else None,
+                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    assert results[0] == results[1]
+
+
+CHOLESKY_CALLS = [("linalg.cholesky", {}), ("linalg.cholesky", {"upper": True}), ("cholesky", {}),
+                  ("cholesky", {"upper": True}), ("linalg.cholesky_ex", {}), ("linalg.cholesky_ex", {"upper": True}),
+                  ("Tensor.cholesky", {})]
+
+
+def _cholesky_fn(name):
+    return {"linalg.cholesky": ember.linalg.cholesky, "cholesky": ember.cholesky,
+            "Tensor.cholesky": ember.Tensor.cholesky, "linalg.cholesky_ex": ember.linalg.cholesky_ex}[name]
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (2, 3, 3), (40, 40), "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", CHOLESKY_CALLS, ids=[f"{n}{k}" for n, k in CHOLESKY_CALLS])
+def test_cholesky_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, kwargs, dtype, shape):
+    """linalg.cholesky, cholesky and linalg.cholesky_ex, lower and upper, on the recursive factorization from C:
+    the Python path's factor (and info) bit for bit, and torch's values."""
+    from ember._backend import openmp_kernels as loops
+    rng = np.random.default_rng(25)
+    a = rng.standard_normal((4, 4) if shape == "transposed" else shape)
+    a = (a @ np.swapaxes(a, -1, -2) + a.shape[-1] * np.eye(a.shape[-1])).astype(dtype)
+    if shape == "transposed":
+        a = np.asfortranarray(a)
+    fn = _cholesky_fn(name)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            got = fn(ember.from_numpy(a), **kwargs)
+            results.append(_lu_fields(got if isinstance(got, tuple) else (got,)))
+    assert results[0] == results[1]
+    want = {"linalg.cholesky": torch.linalg.cholesky, "cholesky": torch.cholesky,
+            "Tensor.cholesky": torch.Tensor.cholesky, "linalg.cholesky_ex": torch.linalg.cholesky_ex}[name](
+        torch.tensor(a), **kwargs)
+    got = fn(ember.from_numpy(a), **kwargs)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-4)
+    x = ember.from_numpy(a)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, **kwargs), [(loops, "potrf_recursive")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",
+                                  "not_positive_definite", "nan", "int_upper", "check_errors", "out", "not_a_tensor",
+                                  "large", "wide"])
+@pytest.mark.parametrize("name,kwargs", CHOLESKY_CALLS[::2], ids=[f"{n}{k}" for n, k in CHOLESKY_CALLS[::2]])
+def test_other_cholesky_cases_take_the_python_path(name, kwargs, case):
+    """Every other case: the Python path's result or error (its type and message)."""
+    fn = _cholesky_fn(name)
+    a = np.random.default_rng(26).standard_normal((3, 3)).astype(np.float32)
+    a = a @ a.T + 3 * np.eye(3, dtype=np.float32)
+    bad = np.array([[[1.0, 2.0], [2.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]]], np.float32)
+    outs = (ember.empty(0), ember.empty(0, dtype=ember.int32)) if name == "linalg.cholesky_ex" else ember.empty(0)
+    call = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True), **kwargs),
+            "no_grad": lambda: _no_grad(lambda x: fn(x, **kwargs), ember.tensor(a, requires_grad=True)),
+            "int64": lambda: fn(ember.tensor(a).long(), **kwargs),
+            "float16": lambda: fn(ember.tensor(a).half(), **kwargs),
+            "complex64": lambda: fn(ember.tensor(a).to(ember.complex64), **kwargs),
+            "vector": lambda: fn(ember.tensor(a[0]), **kwargs),
+            "empty": lambda: fn(ember.zeros(0, 0), **kwargs),
+            "not_positive_definite": lambda: fn(ember.tensor(bad), **kwargs),
+            "nan": lambda: fn(ember.tensor(np.full((2, 2), np.nan, np.float32)), **kwargs),
+            "int_upper": lambda: fn(ember.tensor(a), upper=1),
+            "check_errors": lambda: (fn(ember.tensor(bad), check_errors=True) if name == "linalg.cholesky_ex"
+                                     else fn(ember.tensor(a), **kwargs)),
+            "out": lambda: fn(ember.tensor(a), **kwargs, out=outs),
+            "not_a_tensor": lambda: fn(a, **kwargs),
+            "large": lambda: fn(ember.eye(200) * 2, **kwargs),
+            "wide": lambda: fn(ember.ones(2, 3), **kwargs)}[case]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError, AttributeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            result = result if isinstance(result, tuple) else (result,)
+            results.append(("grad_fn" if result[0].grad_fn is not None else None, type(result).__name__,
                             [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
     assert results[0] == results[1]
 

@@ -2814,6 +2814,20 @@ _RECURSIVE_POTRFS = {np.dtype(np.float32): "potrf_recursive_float32",
                      np.dtype(np.float64): "potrf_recursive_float64"}
 
 
+def recursive_potrf_addresses():
+    """The addresses of the recursive Cholesky factorizations over float32 and float64 (``potrf_recursive``'s;
+    each None where it or the gemm it calls cannot be found): what the Cholesky factorization's compiled
+    functions call (``ops._compiled_factorizations``), with the gemms of ``recursive_gemms``."""
+    from .._inductor import _compiler
+    found = []
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+        name = _RECURSIVE_POTRFS.get(dtype)
+        function = (_compiler.load(SOURCE, name, quiet=True, argtypes=None)
+                    if name is not None and cblas.gemm_address(dtype) else None)
+        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(found)
+
+
 def potrf_recursive(a):
     """LAPACK's potrf on each matrix of ``a``, a C-contiguous (count, n, n) float32 or float64
     NumPy array, in place: each matrix replaced by its lower Cholesky factor (zeros above the

@@ -1,5 +1,5 @@
-"""The compiled functions (``_compiled_functions``) of the LU, QR and LDL factorizations and of
-triangular solves.
+"""The compiled functions (``_compiled_functions``) of the LU, QR, LDL and Cholesky factorizations
+and of triangular solves.
 
 Kind "lu_factor":
 ``linalg.lu_factor_ex(A)`` and ``linalg.lu_factor(A)`` (pivoting, no ``out``) of a small float32 or
@@ -37,6 +37,13 @@ float32 or float64 tensors of one dtype and batch shape with elements, where not
 stored column by column as its transpose), as ``triangular._substitute`` calls it, so the same bits;
 ``triangular_solve``'s copy of A beside the solution, in its result type. Every other case (a batch
 that broadcasts among them) goes to the Python op.
+
+Kind "cholesky": ``linalg.cholesky(A, upper=...)``, ``cholesky(A, upper)`` and ``linalg.cholesky_ex(A,
+upper=...)`` (no ``check_errors`` or ``out``; ``upper`` a bool), one function for each, of a small float32
+or float64 tensor of two or more dims with elements, where nothing records: ``openmp_kernels``' recursive
+Cholesky factorization on a row-major copy of A, as ``_potrf`` calls it, so the same bits; the upper
+factor a row-major copy of the lower one's transpose; ``cholesky_ex``'s ``info`` (zeros) beside it in its
+result type. A matrix that is not positive-definite goes to the Python op (its error, or its ``info``).
 """
 
 __all__ = ["SOURCE"]
@@ -392,6 +399,76 @@ static PyObject *triangular_solve_case(Function *f, PyObject *const *args, int *
     PyObject *parts[2] = {solution, clone == NULL ? NULL : make(clone)};
     PyObject *result = parts[1] == NULL ? NULL : PyObject_Vectorcall(f->result_type, parts, 2, NULL);
     Py_DECREF(parts[0]);
+    Py_XDECREF(parts[1]);
+    return result;
+}
+
+/* ``linalg.cholesky``, ``cholesky`` or ``linalg.cholesky_ex`` in the common case (the module's docstring),
+   no ``__torch_function__`` dispatch or forward-mode AD: the op's result, NULL on error, or ``*handled`` set
+   to 0 where the case is not this one. The loop (``RECURSIVE_CHOLESKY``): arrays a (count row-major n x n
+   matrices, factored in place), info, the gemm; sizes count, n, ilp64. */
+static PyObject *cholesky_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    if (a == NULL) return NULL;
+    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
+            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || f->gemms[wide] == NULL
+            || PyArray_DIM(a, nd - 1) != PyArray_DIM(a, nd - 2))
+        return NULL;
+    int grad = any_requires_grad(args, 1);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    npy_intp n = PyArray_DIM(a, nd - 1), count = 1, dims[NPY_MAXDIMS];
+    for (int i = 0; i < nd - 2; i++) {
+        dims[i] = PyArray_DIM(a, i);
+        count *= dims[i];
+    }
+    PyArrayObject *factor = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
+    PyArrayObject *info = factor == NULL ? NULL : (PyArrayObject *)PyArray_ZEROS(nd - 2, dims, NPY_INT32, 0);
+    if (info == NULL) {
+        Py_XDECREF(factor);
+        return NULL;
+    }
+    void *arrays[3] = {PyArray_DATA(factor), PyArray_DATA(info), f->gemms[wide]};
+    int64_t sizes[3] = {count, n, f->ilp64};
+    Py_BEGIN_ALLOW_THREADS
+    ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+    Py_END_ALLOW_THREADS
+    const int32_t *found = PyArray_DATA(info);
+    int failed = 0;
+    for (npy_intp i = 0; i < count; i++) failed |= found[i] != 0;
+    if (failed) {   /* (not positive-definite: the Python op raises, or gives its info) */
+        Py_DECREF(factor);
+        Py_DECREF(info);
+        *handled = 0;
+        return NULL;
+    }
+    if (f->upper_factor) {   /* (the lower factor's transpose, copied row-major, as ``_transposed``) */
+        PyObject *swapped = PyArray_SwapAxes(factor, nd - 2, nd - 1);
+        PyObject *upper = swapped == NULL ? NULL : PyArray_NewCopy((PyArrayObject *)swapped, NPY_CORDER);
+        Py_XDECREF(swapped);
+        Py_DECREF(factor);
+        if (upper == NULL) {
+            Py_DECREF(info);
+            return NULL;
+        }
+        factor = (PyArrayObject *)upper;
+    }
+    PyObject *parts[2];
+    parts[0] = make((PyObject *)factor);
+    if (!f->returns_info) {
+        Py_DECREF(info);
+        return parts[0];
+    }
+    parts[1] = make((PyObject *)info);
+    PyObject *result = parts[0] == NULL || parts[1] == NULL ? NULL
+                       : PyObject_Vectorcall(f->result_type, parts, 2, NULL);
+    Py_XDECREF(parts[0]);
     Py_XDECREF(parts[1]);
     return result;
 }

@@ -45,7 +45,9 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
-          "ldl_factor", "triangular_solve")
+          "ldl_factor", "triangular_solve", "cholesky")
+# the kinds of ``_compiled_factorizations``, whose specifics are made at the first call
+_LINEAR_ALGEBRA_KINDS = ("lu_factor", "qr", "triangular_solve", "cholesky")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -188,7 +190,7 @@ def _specifics(function):
     if function.kind == "special":   # (its form, and what the form takes: a callable gives it at the first call)
         form, taken = function.specifics
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
-    if function.kind in ("lu_factor", "qr", "triangular_solve"):   # (its result type, ...: at the first call)
+    if function.kind in _LINEAR_ALGEBRA_KINDS:   # (its result type, ..., its routines: at the first call)
         return function.specifics()
     if function.kind in ("lu_unpack", "ldl_factor"):   # (its result type and flags; LDL's: Bunch-Kaufman's alpha)
         return function.specifics
@@ -247,7 +249,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
                      OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION, QR_FUNCTION,
-                     LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION, TRIANGULAR_SOLVE_FUNCTION };
+                     LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION, TRIANGULAR_SOLVE_FUNCTION, CHOLESKY_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -305,6 +307,9 @@ typedef struct {
     /* a triangular solve's (with ``gemms`` and ``ilp64``): whether it returns a copy of A beside the solution
        (``triangular_solve``'s, in ``result_type``) */
     int returns_clone;
+    /* a Cholesky factorization's (with ``gemms`` and ``ilp64``): whether it gives the upper factor, and whether
+       it returns ``info`` beside it (``cholesky_ex``'s, in ``result_type``) */
+    int upper_factor, returns_info;
     /* a product's: the CBLAS gemv and dot of float32 and float64 (with ``gemms``: NULL where not found) */
     void *gemvs[2], *dots[2];
     /* a QR factorization's (with ``result_type`` and ``ilp64``): its ``enum qr_mode``, LAPACK's geqrf and
@@ -1917,9 +1922,9 @@ FACTORIZATIONS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5};
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == TRIANGULAR_SOLVE_FUNCTION + 1
+                                     == CHOLESKY_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -1997,6 +2002,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = ldl_factor_case(f, args, &handled);
         else if (f->kind == TRIANGULAR_SOLVE_FUNCTION)
             out = triangular_solve_case(f, args, &handled);
+        else if (f->kind == CHOLESKY_FUNCTION)
+            out = cholesky_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -2033,7 +2040,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
     f.checks_errors = f.qr_mode = f.unpacks = f.unpacks_data = f.unpacks_pivots = 0;
     f.alpha = 0;
-    f.returns_clone = 0;
+    f.returns_clone = f.upper_factor = f.returns_info = 0;
     f.ilp64 = 0;
     for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
@@ -2041,7 +2048,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > TRIANGULAR_SOLVE_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > CHOLESKY_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2070,6 +2077,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.unpack_loops[1] = (void *)(uintptr_t)unpack64;
     if (f.kind == TRIANGULAR_SOLVE_FUNCTION && !PyArg_ParseTuple(specifics, "OpKKL", &f.result_type, &f.returns_clone,
                                                                  &gemm32, &gemm64, &f.ilp64))
+        return NULL;
+    if (f.kind == CHOLESKY_FUNCTION && !PyArg_ParseTuple(specifics, "OppKKL", &f.result_type, &f.upper_factor,
+                                                         &f.returns_info, &gemm32, &gemm64, &f.ilp64))
         return NULL;
     f.gemms[0] = (void *)(uintptr_t)gemm32;
     f.gemms[1] = (void *)(uintptr_t)gemm64;

@@ -4,6 +4,7 @@ import builtins
 import itertools
 import math
 import numbers
+import operator
 
 import numpy as np
 
@@ -549,7 +550,14 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False)
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    return _finish(_xp_for(device).eye(n, m, dtype=_np_dtype(dtype)), None, requires_grad)
+    xp = _xp_for(device)
+    if xp is not np:
+        return _finish(xp.eye(n, m, dtype=_np_dtype(dtype)), None, requires_grad)
+    n = operator.index(n)
+    m = n if m is None else operator.index(m)
+    data = np.zeros((n, m), _np_dtype(dtype))
+    data.reshape(-1)[:min(n, m) * (m + 1):m + 1] = 1   # (the diagonal: numpy.eye's steps without its call)
+    return _finish(data, None, requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

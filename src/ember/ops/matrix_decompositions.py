@@ -541,6 +541,12 @@ def _transposed(data):
 def linalg_cholesky(input, *, upper=False):
     """The Cholesky factor L (lower triangular, ``A = L L^H``) of a symmetric positive-definite
     matrix; ``upper=True`` returns ``L^H`` instead."""
+    if upper.__class__ is bool:
+        return _linalg_cholesky_entries[upper][0](input)
+    return _python_linalg_cholesky(input, upper)
+
+
+def _python_linalg_cholesky(input, upper):
     return _cholesky(input, upper, "linalg.cholesky", LinalgCholeskyExBackward0)
 
 
@@ -549,6 +555,12 @@ def linalg_cholesky(input, *, upper=False):
 def cholesky(input, upper=False):
     """The Cholesky factor of a symmetric positive-definite matrix (deprecated in torch in
     favour of ``linalg.cholesky``)."""
+    if upper.__class__ is bool:
+        return _cholesky_entries[upper][0](input)
+    return _python_cholesky(input, upper)
+
+
+def _python_cholesky(input, upper):
     check_tensor(input, "cholesky", "input")
     if input._data.dtype.kind in "biu":   # torch's kernel dispatch refuses it first
         raise NotImplementedError(f"\"cholesky_cpu\" not implemented for '{_type_word(input._data.dtype)}'")
@@ -560,11 +572,17 @@ def cholesky(input, upper=False):
 def cholesky_ex(input, *, upper=False, check_errors=False):
     """The Cholesky factor and ``info`` (0, or the order of the leading minor that is not
     positive-definite); raises only when ``check_errors``."""
+    if upper.__class__ is bool and check_errors is False:
+        return _cholesky_ex_entries[upper][0](input)
+    return _python_cholesky_ex(input, upper, check_errors)
+
+
+def _python_cholesky_ex(input, upper=False, check_errors=False):
     check_matrix(input, "linalg.cholesky_ex", kernel="cholesky_cpu")
     data = input._data
     xp = namespace_of(data)
     n = data.shape[-1]
-    flat = data.reshape((-1, n, n))
+    flat = data.reshape((math.prod(data.shape[:-2]), n, n))
     info = xp.zeros(flat.shape[0], dtype=np.int32)
     factors = xp.zeros_like(flat)
     for b in range(flat.shape[0]):
@@ -582,6 +600,23 @@ def cholesky_ex(input, *, upper=False, check_errors=False):
         node.save(result)
         node.upper = upper
     return linalg_cholesky_ex(result, make(info.reshape(data.shape[:-2])))
+
+
+def _cholesky_entry(python_op, upper, result_type):
+    """The compiled function of a Cholesky factorization (``_compiled_factorizations``: where nothing records,
+    the recursive factorization called from C) giving the ``upper`` factor, with ``info`` in ``result_type``
+    where that is given."""
+    def _python_cholesky_factor(A):
+        return python_op(A, upper)
+    return _compiled_functions.register(
+        _python_cholesky_factor, None, kind="cholesky", addresses=openmp_kernels.recursive_potrf_addresses,
+        specifics=lambda: (result_type, upper, result_type is not None, *openmp_kernels.recursive_gemms()))
+
+
+_linalg_cholesky_entries = {upper: _cholesky_entry(_python_linalg_cholesky, upper, None) for upper in (False, True)}
+_cholesky_entries = {upper: _cholesky_entry(_python_cholesky, upper, None) for upper in (False, True)}
+_cholesky_ex_entries = {upper: _cholesky_entry(_python_cholesky_ex, upper, linalg_cholesky_ex)
+                        for upper in (False, True)}
 
 
 # ----------------------------------------------------------------------------------------
