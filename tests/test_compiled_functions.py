@@ -3894,6 +3894,42 @@ def _lu_fields(result):
     return (type(result).__name__, [(t.dtype, t.shape, t.requires_grad, t.numpy().tobytes()) for t in result])
 
 
+def _factorization_on_both_paths(call):
+    """``call()`` with the compiled functions, then on the Python paths: each result's type, which of its
+    tensors have a node, and their dtypes, shapes and bytes, or its error (type and message)."""
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                result = call()
+            except (RuntimeError, TypeError, NotImplementedError, AttributeError, IndexError) as error:
+                results.append((type(error), str(error)))
+                continue
+            parts = result if isinstance(result, tuple) else (result,)
+            results.append((type(result).__name__, [t.grad_fn is not None for t in parts],
+                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in parts]))
+    return results
+
+
+def _assert_the_factorization_is_the_python_path_s_and_torch_s(monkeypatch, fn, torch_fn, a, spied):
+    """``fn(A)`` with the compiled functions: the Python path's fields bit for bit, torch's result type and
+    fields' shapes, dtypes and values; the C function reaches none of ``spied``."""
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            results.append(_lu_fields(fn(ember.tensor(a))))
+    assert results[0] == results[1]
+    want = torch_fn(torch.tensor(a))
+    got = fn(ember.tensor(a))
+    assert type(got).__name__ == type(want).__name__.split(".")[-1]
+    for g, w in zip(got, want):
+        assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-4)
+    x = ember.tensor(a)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), spied)
+
+
 @pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 4), (40, 40), "singular", "transposed"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", ["lu_factor_ex", "lu_factor", "lu"])
@@ -3904,23 +3940,11 @@ def test_lu_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, dt
     rng = np.random.default_rng(12)
     a = (np.zeros((3, 3)) if shape == "singular" else rng.standard_normal((5, 4)).T if shape == "transposed"
          else rng.standard_normal(shape)).astype(dtype)
-    fn = getattr(ember.linalg, name)
     if name == "lu_factor" and shape == "singular":   # (the error: the Python path's, below)
         return
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            results.append(_lu_fields(fn(ember.tensor(a))))
-    assert results[0] == results[1]
-    want = getattr(torch.linalg, name)(torch.tensor(a))
-    got = fn(ember.tensor(a))
-    assert type(got).__name__ == type(want).__name__.split(".")[-1]
-    for g, w in zip(got, want):
-        assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
-        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
-    x = ember.tensor(a)
-    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), [(loops, "getrf_recursive"),
-                                                                      (loops, "lu_unpack")])
+    _assert_the_factorization_is_the_python_path_s_and_torch_s(
+        monkeypatch, getattr(ember.linalg, name), getattr(torch.linalg, name), a,
+        [(loops, "getrf_recursive"), (loops, "lu_unpack")])
 
 
 LU_UNPACK_FLAGS = [(True, True), (True, False), (False, True)]
@@ -3978,16 +4002,7 @@ def test_other_lu_unpack_cases_take_the_python_path(case):
             "large": lambda: ember.lu_unpack(ember.ones(200, 200), ember.ones(200, dtype=ember.int32)),
             "strided_pivots": lambda: ember.lu_unpack(ember.tensor(a), ember.tensor(np.repeat(piv, 2, -1))[..., ::2]),
             }[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError, AttributeError, IndexError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append(("grad_fn" if result[1].grad_fn is not None else None, type(result).__name__,
-                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    results = _factorization_on_both_paths(call)
     assert results[0] == results[1]
 
 
@@ -4005,22 +4020,10 @@ def test_ldl_factorizations_are_the_python_paths_and_torchs(monkeypatch, name, d
         a = rng.standard_normal(shape)
         a = a + np.swapaxes(a, -1, -2)
     a = a.astype(dtype)
-    fn = getattr(ember.linalg, name)
     if name == "ldl_factor" and shape == "singular":   # (the error: the Python path's, below)
         return
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            results.append(_lu_fields(fn(ember.tensor(a))))
-    assert results[0] == results[1]
-    want = getattr(torch.linalg, name)(torch.tensor(a))
-    got = fn(ember.tensor(a))
-    assert type(got).__name__ == type(want).__name__.split(".")[-1]
-    for g, w in zip(got, want):
-        assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
-        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-4)
-    x = ember.tensor(a)
-    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x), [(loops, "ldl_factor")])
+    _assert_the_factorization_is_the_python_path_s_and_torch_s(
+        monkeypatch, getattr(ember.linalg, name), getattr(torch.linalg, name), a, [(loops, "ldl_factor")])
 
 
 @pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",
@@ -4047,16 +4050,7 @@ def test_other_ldl_factorization_cases_take_the_python_path(name, case):
             "large": lambda: fn(ember.ones(200, 200) + ember.eye(200)),
             "singular": lambda: fn(ember.zeros(2, 3, 3)),
             "wide": lambda: fn(ember.ones(2, 3))}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError, AttributeError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append(("grad_fn" if result[0].grad_fn is not None else None, type(result).__name__,
-                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    results = _factorization_on_both_paths(call)
     assert results[0] == results[1]
 
 
@@ -4147,19 +4141,7 @@ def test_other_triangular_solve_cases_take_the_python_path(name, case):
             "empty": lambda: solve(ember.tensor(a), ember.zeros(3, 0)),
             "not_a_tensor": lambda: solve(a, b),
             "large": lambda: solve(ember.eye(200) * 2, ember.ones(200, 100))}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError, AttributeError, IndexError) as error:
-                results.append((type(error), str(error)))
-                continue
-            if isinstance(result, ember.Tensor):
-                result = (result,)
-            results.append(("grad_fn" if result[0].grad_fn is not None else None,
-                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    results = _factorization_on_both_paths(call)
     assert results[0] == results[1]
 
 
@@ -4230,18 +4212,7 @@ def test_other_cholesky_cases_take_the_python_path(name, kwargs, case):
             "not_a_tensor": lambda: fn(a, **kwargs),
             "large": lambda: fn(ember.eye(200) * 2, **kwargs),
             "wide": lambda: fn(ember.ones(2, 3), **kwargs)}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError, AttributeError, IndexError) as error:
-                results.append((type(error), str(error)))
-                continue
-            result = result if isinstance(result, tuple) else (result,)
-            results.append(("grad_fn" if result[0].grad_fn is not None else None, type(result).__name__,
-                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    results = _factorization_on_both_paths(call)
     assert results[0] == results[1]
 
 
@@ -4314,16 +4285,7 @@ def test_other_qr_cases_take_the_python_path(name, kwargs, case):
             "out": lambda: fn(ember.tensor(a), **kwargs, out=(ember.empty(0), ember.empty(0))),
             "not_a_tensor": lambda: fn(a, **kwargs),
             "large": lambda: fn(ember.ones(200, 100) + ember.eye(200, 100), **kwargs)}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError, AttributeError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append(("grad_fn" if result[0].grad_fn is not None else None, type(result).__name__,
-                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    results = _factorization_on_both_paths(call)
     assert results[0] == results[1]
 
 
@@ -4351,14 +4313,5 @@ def test_other_lu_factorization_cases_take_the_python_path(name, case):
             "not_a_tensor": lambda: fn(a),
             "large": lambda: fn(ember.ones(200, 200) + ember.eye(200)),
             "singular": lambda: fn(ember.zeros(2, 3, 3))}[case]
-    results = []
-    for python in (False, True):
-        with python_paths() if python else contextlib.nullcontext():
-            try:
-                result = call()
-            except (RuntimeError, TypeError, NotImplementedError, AttributeError) as error:
-                results.append((type(error), str(error)))
-                continue
-            results.append(("grad_fn" if result[0].grad_fn is not None else None,
-                            [(t.dtype, t.shape, t.detach().numpy().tobytes()) for t in result]))
+    results = _factorization_on_both_paths(call)
     assert results[0] == results[1]

@@ -2368,12 +2368,23 @@ def rank_one(a, b, d=None, beta=0, alpha=1):
 _RANK_ONE_LOOPS = {np.dtype(np.float32): "rank_one_float32", np.dtype(np.float64): "rank_one_float64"}
 
 
-def rank_one_addresses():
-    """The addresses of ``rank_one``'s loops over float32 and float64 (each None where it cannot be
-    built): what addr's compiled function calls (``ops._compiled_functions``)."""
+def loop_addresses(names, calls_gemm=False):
+    """The addresses of the loops ``names`` (dtype -> the loop's name) over float32 and float64, each None
+    where it cannot be built (or, ``calls_gemm``, where NumPy's CBLAS gemm it calls is not found): what the
+    compiled functions call from C (``ops._compiled_functions``, ``ops._compiled_factorizations``)."""
     from .._inductor import _compiler
-    functions = [_compiler.load(SOURCE, name, quiet=True, argtypes=None) for name in _RANK_ONE_LOOPS.values()]
-    return tuple(None if f is None else ctypes.cast(f, ctypes.c_void_p).value for f in functions)
+    found = []
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+        name = names.get(dtype)
+        function = (_compiler.load(SOURCE, name, quiet=True, argtypes=None)
+                    if name is not None and (not calls_gemm or cblas.gemm_address(dtype)) else None)
+        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(found)
+
+
+def rank_one_addresses():
+    """The addresses of ``rank_one``'s loops (``loop_addresses``): what addr's compiled function calls."""
+    return loop_addresses(_RANK_ONE_LOOPS)
 
 
 # whole_reduction's kinds: the loop and the dtype of its result
@@ -2695,17 +2706,9 @@ _RECURSIVE_GETRFS = {np.dtype(np.float32): "getrf_recursive_float32",
 
 
 def recursive_getrf_addresses():
-    """The addresses of the recursive LU loops over float32 and float64 (``getrf_recursive``'s; each None
-    where it or the gemm it calls cannot be found): what lu_factor's compiled function calls
-    (``ops._compiled_factorizations``), with the gemms of ``recursive_gemms``."""
-    from .._inductor import _compiler
-    found = []
-    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
-        name = _RECURSIVE_GETRFS.get(dtype)
-        function = (_compiler.load(SOURCE, name, quiet=True, argtypes=None)
-                    if name is not None and cblas.gemm_address(dtype) else None)
-        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
-    return tuple(found)
+    """The addresses of the recursive LU loops (``getrf_recursive``'s, ``loop_addresses``): what lu_factor's
+    compiled function calls (``ops._compiled_factorizations``), with the gemms of ``recursive_gemms``."""
+    return loop_addresses(_RECURSIVE_GETRFS, calls_gemm=True)
 
 
 def recursive_gemms():
@@ -2737,17 +2740,9 @@ _RECURSIVE_TRSMS = {np.dtype(np.float32): "trsm_recursive_float32",
 
 
 def recursive_trsm_addresses():
-    """The addresses of the recursive triangular solves over float32 and float64 (``trsm_recursive``'s;
-    each None where it or the gemm it calls cannot be found): what the triangular solves' compiled
-    functions call (``ops._compiled_factorizations``), with the gemms of ``recursive_gemms``."""
-    from .._inductor import _compiler
-    found = []
-    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
-        name = _RECURSIVE_TRSMS.get(dtype)
-        function = (_compiler.load(SOURCE, name, quiet=True, argtypes=None)
-                    if name is not None and cblas.gemm_address(dtype) else None)
-        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
-    return tuple(found)
+    """The addresses of the recursive triangular solves (``trsm_recursive``'s, ``loop_addresses``): what the
+    triangular solves' compiled functions call, with the gemms of ``recursive_gemms``."""
+    return loop_addresses(_RECURSIVE_TRSMS, calls_gemm=True)
 
 
 def trsm_recursive(a, b, upper, transpose, unitriangular):
@@ -2815,17 +2810,9 @@ _RECURSIVE_POTRFS = {np.dtype(np.float32): "potrf_recursive_float32",
 
 
 def recursive_potrf_addresses():
-    """The addresses of the recursive Cholesky factorizations over float32 and float64 (``potrf_recursive``'s;
-    each None where it or the gemm it calls cannot be found): what the Cholesky factorization's compiled
-    functions call (``ops._compiled_factorizations``), with the gemms of ``recursive_gemms``."""
-    from .._inductor import _compiler
-    found = []
-    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
-        name = _RECURSIVE_POTRFS.get(dtype)
-        function = (_compiler.load(SOURCE, name, quiet=True, argtypes=None)
-                    if name is not None and cblas.gemm_address(dtype) else None)
-        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
-    return tuple(found)
+    """The addresses of the recursive Cholesky factorizations (``potrf_recursive``'s, ``loop_addresses``):
+    what the Cholesky factorization's compiled functions call, with the gemms of ``recursive_gemms``."""
+    return loop_addresses(_RECURSIVE_POTRFS, calls_gemm=True)
 
 
 def potrf_recursive(a):
@@ -2924,14 +2911,9 @@ _LU_UNPACKS = {np.dtype(np.float32): "lu_unpack_float32", np.dtype(np.float64): 
 
 
 def lu_unpack_addresses():
-    """The addresses of the unpacking loops over float32 and float64 (``lu_unpack``'s; each 0 where it
-    cannot be built): what linalg.lu's compiled function calls (``ops._compiled_factorizations``)."""
-    from .._inductor import _compiler
-    found = []
-    for name in _LU_UNPACKS.values():
-        function = _compiler.load(SOURCE, name, quiet=True, argtypes=None)
-        found.append(0 if function is None else ctypes.cast(function, ctypes.c_void_p).value)
-    return tuple(found)
+    """The addresses of the unpacking loops (``lu_unpack``'s, ``loop_addresses``): what linalg.lu's and
+    lu_unpack's compiled functions call."""
+    return loop_addresses(_LU_UNPACKS)
 
 
 def lu_unpack(lu, pivots, data=True, permutation=True):
@@ -2962,15 +2944,9 @@ _SMALL_QRS = {np.dtype(np.float32): "small_qr_float32", np.dtype(np.float64): "s
 
 
 def small_qr_addresses():
-    """The addresses of the QR driver over float32 and float64 (``small_qr``'s; each None where it cannot
-    be built): what QR's compiled functions call (``ops._compiled_factorizations``), with LAPACK's
-    routines (``lapack.qr_routines``)."""
-    from .._inductor import _compiler
-    found = []
-    for name in _SMALL_QRS.values():
-        function = _compiler.load(SOURCE, name, quiet=True, argtypes=None)
-        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
-    return tuple(found)
+    """The addresses of the QR driver (``small_qr``'s, ``loop_addresses``): what QR's compiled functions
+    call, with LAPACK's routines (``lapack.qr_routines``)."""
+    return loop_addresses(_SMALL_QRS)
 
 
 def small_qr(geqrf, orgqr, a, rows, width, ilp64):
@@ -3056,14 +3032,9 @@ LDL_DTYPES = tuple(_LDL_FACTOR)
 
 
 def ldl_factor_addresses():
-    """The addresses of the sytf2 loops over float32 and float64 (``ldl_factor``'s; each None where it
-    cannot be built): what the LDL factorization's compiled functions call (``ops._compiled_factorizations``)."""
-    from .._inductor import _compiler
-    found = []
-    for name in _LDL_FACTOR.values():
-        function = _compiler.load(SOURCE, name, quiet=True, argtypes=None)
-        found.append(None if function is None else ctypes.cast(function, ctypes.c_void_p).value)
-    return tuple(found)
+    """The addresses of the sytf2 loops (``ldl_factor``'s, ``loop_addresses``): what the LDL
+    factorization's compiled functions call."""
+    return loop_addresses(_LDL_FACTOR)
 
 
 def ldl_factor(a, alpha):

@@ -54,13 +54,46 @@ SOURCE = r'''
    factored in place), pivots, info, the gemm's address; sizes count, m, n, ilp64; no scalars; threads. */
 typedef void (*factor_loop)(void **, const int64_t *, const double *, int);
 
-/* ``linalg.lu``'s result type of (P, L, U) from the factors ``lu`` (count row-major m x n matrices, the
-   batch its leading dims), their ``pivots`` and ``info`` (released here), by ``openmp_kernels``' unpacking
-   loop (``LU_UNPACK``: arrays lu, pivots, P, L, U, the rows' order (int64 scratch); sizes count, m, n).
-   NULL on error. */
-static PyObject *unpacked_lu(Function *f, PyArrayObject *lu, PyArrayObject *pivots, PyArrayObject *info, int wide) {
+/* ``t``'s array where ``t`` is a plain tensor of small float32 or float64 matrices (two or more dims, elements,
+   native byte order) whose dtype's loop ``f`` has; NULL otherwise (no error set). */
+static PyArrayObject *small_float_matrices(Function *f, PyObject *t) {
+    PyArrayObject *a = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
+    if (a == NULL) return NULL;
+    int type = PyArray_TYPE(a);
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || PyArray_NDIM(a) < 2 || PyArray_SIZE(a) == 0
+            || !PyArray_ISNOTSWAPPED(a) || PyArray_NBYTES(a) >= small_bytes || f->loops[type == NPY_FLOAT64] == NULL)
+        return NULL;
+    return a;
+}
+
+/* Whether nothing records a call on the first ``tensors`` of ``args``: none requires grad, no
+   ``__torch_function__`` dispatch or forward-mode AD. Where something does, ``*handled`` is set where
+   an error was raised (else the Python op runs). */
+static int records_nothing(PyObject *const *args, int tensors, int *handled) {
+    int grad = any_requires_grad(args, tensors);
+    int plain = grad < 0 ? -1 : plain_mode();
+    *handled = plain < 0 || grad < 0;
+    return plain > 0 && !grad;
+}
+
+/* Whether any of the ``count`` int32 ``info`` a loop gave is not 0 (a zero pivot, a singular D, a matrix
+   that is not positive-definite). */
+static int any_failed(PyArrayObject *info, npy_intp count) {
+    const int32_t *found = PyArray_DATA(info);
+    for (npy_intp i = 0; i < count; i++)
+        if (found[i] != 0) return 1;
+    return 0;
+}
+
+/* ``result_type(P, L, U)`` from the factors ``lu`` (count C-contiguous m x n matrices, the batch its leading
+   dims) and their 1-based int32 ``pivots`` (each in 1..m), by ``openmp_kernels``' unpacking ``loop``
+   (``LU_UNPACK``: arrays lu, pivots, P, L, U, the rows' order (int64 scratch), a part not asked for NULL;
+   sizes count, m, n): P where ``permutation``, L and U where ``data``, each part not asked for an empty
+   array of the dtype. NULL on error. */
+static PyObject *unpacked_factors(void *loop, PyArrayObject *lu, const int32_t *pivots, int data, int permutation,
+                                  PyObject *result_type) {
     int nd = PyArray_NDIM(lu), type = PyArray_TYPE(lu);
-    npy_intp m = PyArray_DIM(lu, nd - 2), n = PyArray_DIM(lu, nd - 1), k = m < n ? m : n, count = 1;
+    npy_intp m = PyArray_DIM(lu, nd - 2), n = PyArray_DIM(lu, nd - 1), k = m < n ? m : n, count = 1, none = 0;
     npy_intp p_dims[NPY_MAXDIMS], l_dims[NPY_MAXDIMS], u_dims[NPY_MAXDIMS];
     for (int i = 0; i < nd - 2; i++) {
         p_dims[i] = l_dims[i] = u_dims[i] = PyArray_DIM(lu, i);
@@ -69,25 +102,25 @@ static PyObject *unpacked_lu(Function *f, PyArrayObject *lu, PyArrayObject *pivo
     p_dims[nd - 2] = p_dims[nd - 1] = l_dims[nd - 2] = m;
     l_dims[nd - 1] = u_dims[nd - 2] = k;
     u_dims[nd - 1] = n;
-    PyObject *parts[3] = {PyArray_SimpleNew(nd, p_dims, type), PyArray_SimpleNew(nd, l_dims, type),
-                          PyArray_SimpleNew(nd, u_dims, type)};
-    PyArrayObject *order = (PyArrayObject *)PyArray_SimpleNew(nd - 1, p_dims, NPY_INT64);
+    PyObject *parts[3] = {PyArray_SimpleNew(permutation ? nd : 1, permutation ? p_dims : &none, type),
+                          PyArray_SimpleNew(data ? nd : 1, data ? l_dims : &none, type),
+                          PyArray_SimpleNew(data ? nd : 1, data ? u_dims : &none, type)};
+    PyArrayObject *order = permutation ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, p_dims, NPY_INT64) : NULL;
     PyObject *result = NULL;
-    if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL && order != NULL) {
-        void *arrays[6] = {PyArray_DATA(lu), PyArray_DATA(pivots), PyArray_DATA((PyArrayObject *)parts[0]),
-                           PyArray_DATA((PyArrayObject *)parts[1]), PyArray_DATA((PyArrayObject *)parts[2]),
-                           PyArray_DATA(order)};
+    if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL && (order != NULL || !permutation)) {
+        void *arrays[6] = {PyArray_DATA(lu), (void *)pivots,
+                           permutation ? PyArray_DATA((PyArrayObject *)parts[0]) : NULL,
+                           data ? PyArray_DATA((PyArrayObject *)parts[1]) : NULL,
+                           data ? PyArray_DATA((PyArrayObject *)parts[2]) : NULL,
+                           permutation ? PyArray_DATA(order) : NULL};
         int64_t sizes[3] = {count, m, n};
-        ((factor_loop)f->unpack_loops[wide])(arrays, sizes, NULL, 1);
+        ((factor_loop)loop)(arrays, sizes, NULL, 1);
         for (int i = 0; i < 3; i++) parts[i] = make(parts[i]);
         if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL)
-            result = PyObject_Vectorcall(f->result_type, parts, 3, NULL);
+            result = PyObject_Vectorcall(result_type, parts, 3, NULL);
     }
     for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
     Py_XDECREF(order);
-    Py_DECREF(lu);
-    Py_DECREF(pivots);
-    Py_DECREF(info);
     return result;
 }
 
@@ -96,19 +129,12 @@ static PyObject *unpacked_lu(Function *f, PyArrayObject *lu, PyArrayObject *pivo
    set to 0 where the case is not this one. */
 static PyObject *lu_factor_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
-    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    PyArrayObject *a = small_float_matrices(f, args[0]);
     if (a == NULL) return NULL;
-    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
-    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
-            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || f->gemms[wide] == NULL
-            || (f->unpacks && f->unpack_loops[wide] == NULL))
+    int nd = PyArray_NDIM(a), wide = PyArray_TYPE(a) == NPY_FLOAT64;
+    if (f->gemms[wide] == NULL || (f->unpacks && f->unpack_loops[wide] == NULL)
+            || !records_nothing(args, 1, handled))   /* (a tensor that requires grad: the Python op records) */
         return NULL;
-    int grad = any_requires_grad(args, 1);
-    int plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
-        *handled = plain < 0 || grad < 0;
-        return NULL;
-    }
     *handled = 1;
     npy_intp m = PyArray_DIM(a, nd - 2), n = PyArray_DIM(a, nd - 1), count = 1, dims[NPY_MAXDIMS];
     for (int i = 0; i < nd - 2; i++) {
@@ -129,17 +155,20 @@ static PyObject *lu_factor_case(Function *f, PyObject *const *args, int *handled
     Py_BEGIN_ALLOW_THREADS
     ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
     Py_END_ALLOW_THREADS
-    const int32_t *found = PyArray_DATA(info);
-    int zero_pivot = 0;
-    for (npy_intp i = 0; f->checks_errors && i < count; i++) zero_pivot |= found[i] != 0;
-    if (zero_pivot) {   /* (lu_factor's error: the Python op raises it) */
+    if (f->checks_errors && any_failed(info, count)) {   /* (lu_factor's error: the Python op raises it) */
         Py_DECREF(lu);
         Py_DECREF(pivots);
         Py_DECREF(info);
         *handled = 0;
         return NULL;
     }
-    if (f->unpacks) return unpacked_lu(f, lu, pivots, info, wide);
+    if (f->unpacks) {   /* (linalg.lu's P, L and U) */
+        PyObject *result = unpacked_factors(f->unpack_loops[wide], lu, PyArray_DATA(pivots), 1, 1, f->result_type);
+        Py_DECREF(lu);
+        Py_DECREF(pivots);
+        Py_DECREF(info);
+        return result;
+    }
     PyObject *parts[3];
     parts[0] = make((PyObject *)lu);
     parts[1] = make((PyObject *)pivots);
@@ -157,19 +186,12 @@ enum qr_mode { REDUCED_QR, COMPLETE_QR, R_ONLY_QR };
    set to 0 where the case is not this one. */
 static PyObject *qr_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
-    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    PyArrayObject *a = small_float_matrices(f, args[0]);
     if (a == NULL) return NULL;
     int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64, complete = f->qr_mode == COMPLETE_QR;
-    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
-            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || f->geqrfs[wide] == NULL
-            || (f->qr_mode != R_ONLY_QR && f->orgqrs[wide] == NULL))
+    if (f->geqrfs[wide] == NULL || (f->qr_mode != R_ONLY_QR && f->orgqrs[wide] == NULL)
+            || !records_nothing(args, 1, handled))   /* (a tensor that requires grad: the Python op records) */
         return NULL;
-    int grad = any_requires_grad(args, 1);
-    int plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
-        *handled = plain < 0 || grad < 0;
-        return NULL;
-    }
     *handled = 1;
     npy_intp m = PyArray_DIM(a, nd - 2), n = PyArray_DIM(a, nd - 1), k = m < n ? m : n, count = 1;
     npy_intp r_dims[NPY_MAXDIMS], q_dims[NPY_MAXDIMS], no_q = 0;
@@ -221,13 +243,12 @@ static PyObject *qr_case(Function *f, PyObject *const *args, int *handled) {
    set to 0 where the case is not this one. */
 static PyObject *lu_unpack_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
-    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    PyArrayObject *a = small_float_matrices(f, args[0]);
     PyArrayObject *p = Py_TYPE(args[1]) == TensorType ? array_of(args[1]) : NULL;
     if (a == NULL || p == NULL) return NULL;
     int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
-    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
-            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || PyArray_TYPE(p) != NPY_INT32
-            || PyArray_NDIM(p) != nd - 1 || !PyArray_IS_C_CONTIGUOUS(p) || !PyArray_ISNOTSWAPPED(p))
+    if (PyArray_TYPE(p) != NPY_INT32 || PyArray_NDIM(p) != nd - 1 || !PyArray_IS_C_CONTIGUOUS(p)
+            || !PyArray_ISNOTSWAPPED(p))
         return NULL;
     npy_intp m = PyArray_DIM(a, nd - 2), n = PyArray_DIM(a, nd - 1), k = m < n ? m : n, count = 1;
     for (int i = 0; i < nd - 2; i++) {
@@ -238,40 +259,13 @@ static PyObject *lu_unpack_case(Function *f, PyObject *const *args, int *handled
     const int32_t *pivots = PyArray_DATA(p);
     for (npy_intp i = 0; i < count * k; i++)
         if (pivots[i] < 1 || pivots[i] > m) return NULL;   /* (the Python op's error) */
-    int grad = any_requires_grad(args, 1);
-    int plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
-        *handled = plain < 0 || grad < 0;
-        return NULL;
-    }
+    if (!records_nothing(args, 1, handled)) return NULL;   /* (a tensor that requires grad: the Python op records) */
     *handled = 1;
-    npy_intp p_dims[NPY_MAXDIMS], l_dims[NPY_MAXDIMS], u_dims[NPY_MAXDIMS], none = 0;
-    for (int i = 0; i < nd - 2; i++) p_dims[i] = l_dims[i] = u_dims[i] = PyArray_DIM(a, i);
-    p_dims[nd - 2] = p_dims[nd - 1] = l_dims[nd - 2] = m;
-    l_dims[nd - 1] = u_dims[nd - 2] = k;
-    u_dims[nd - 1] = n;
-    int data = f->unpacks_data, permutation = f->unpacks_pivots;
     PyArrayObject *lu = (PyArrayObject *)PyArray_GETCONTIGUOUS(a);
-    PyObject *parts[3] = {PyArray_SimpleNew(permutation ? nd : 1, permutation ? p_dims : &none, type),
-                          PyArray_SimpleNew(data ? nd : 1, data ? l_dims : &none, type),
-                          PyArray_SimpleNew(data ? nd : 1, data ? u_dims : &none, type)};
-    PyArrayObject *order = permutation ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, p_dims, NPY_INT64) : NULL;
-    PyObject *result = NULL;
-    if (lu != NULL && parts[0] != NULL && parts[1] != NULL && parts[2] != NULL && (order != NULL || !permutation)) {
-        void *arrays[6] = {PyArray_DATA(lu), (void *)pivots,
-                           permutation ? PyArray_DATA((PyArrayObject *)parts[0]) : NULL,
-                           data ? PyArray_DATA((PyArrayObject *)parts[1]) : NULL,
-                           data ? PyArray_DATA((PyArrayObject *)parts[2]) : NULL,
-                           permutation ? PyArray_DATA(order) : NULL};
-        int64_t sizes[3] = {count, m, n};
-        ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
-        for (int i = 0; i < 3; i++) parts[i] = make(parts[i]);
-        if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL)
-            result = PyObject_Vectorcall(f->result_type, parts, 3, NULL);
-    }
-    for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
-    Py_XDECREF(order);
-    Py_XDECREF(lu);
+    if (lu == NULL) return NULL;
+    PyObject *result = unpacked_factors(f->loops[wide], lu, pivots, f->unpacks_data, f->unpacks_pivots,
+                                        f->result_type);
+    Py_DECREF(lu);
     return result;
 }
 
@@ -281,19 +275,12 @@ static PyObject *lu_unpack_case(Function *f, PyObject *const *args, int *handled
    factored in place), pivots, info; sizes count, n; scalars alpha. */
 static PyObject *ldl_factor_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
-    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    PyArrayObject *a = small_float_matrices(f, args[0]);
     if (a == NULL) return NULL;
-    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
-    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
-            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL
-            || PyArray_DIM(a, nd - 1) != PyArray_DIM(a, nd - 2))
+    int nd = PyArray_NDIM(a), wide = PyArray_TYPE(a) == NPY_FLOAT64;
+    if (PyArray_DIM(a, nd - 1) != PyArray_DIM(a, nd - 2)
+            || !records_nothing(args, 1, handled))   /* (a tensor that requires grad: the Python op records) */
         return NULL;
-    int grad = any_requires_grad(args, 1);
-    int plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records its refusal) */
-        *handled = plain < 0 || grad < 0;
-        return NULL;
-    }
     *handled = 1;
     npy_intp n = PyArray_DIM(a, nd - 1), count = 1, dims[NPY_MAXDIMS];
     for (int i = 0; i < nd - 2; i++) {
@@ -315,10 +302,7 @@ static PyObject *ldl_factor_case(Function *f, PyObject *const *args, int *handle
     Py_BEGIN_ALLOW_THREADS
     ((factor_loop)f->loops[wide])(arrays, sizes, scalars, 1);
     Py_END_ALLOW_THREADS
-    const int32_t *found = PyArray_DATA(info);
-    int singular = 0;
-    for (npy_intp i = 0; f->checks_errors && i < count; i++) singular |= found[i] != 0;
-    if (singular) {   /* (ldl_factor's error: the Python op raises it) */
+    if (f->checks_errors && any_failed(info, count)) {   /* (ldl_factor's error: the Python op raises it) */
         Py_DECREF(ld);
         Py_DECREF(pivots);
         Py_DECREF(info);
@@ -347,17 +331,12 @@ static PyObject *ldl_factor_case(Function *f, PyObject *const *args, int *handle
    matrices, lower, transpose, unitriangular, ilp64. */
 static PyObject *triangular_solve_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
-    PyArrayObject *b = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
-    PyArrayObject *a = Py_TYPE(args[1]) == TensorType ? array_of(args[1]) : NULL;
     for (int i = 2; i < 5; i++)
         if (args[i] != Py_True && args[i] != Py_False) return NULL;
+    PyArrayObject *b = small_float_matrices(f, args[0]), *a = small_float_matrices(f, args[1]);
     if (a == NULL || b == NULL) return NULL;
-    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
-    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || PyArray_TYPE(b) != type || nd < 2 || PyArray_NDIM(b) != nd
-            || PyArray_SIZE(a) == 0 || PyArray_SIZE(b) == 0 || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISNOTSWAPPED(b)
-            || PyArray_NBYTES(a) >= small_bytes || PyArray_NBYTES(b) >= small_bytes || f->loops[wide] == NULL
-            || f->gemms[wide] == NULL)
-        return NULL;
+    int nd = PyArray_NDIM(a), wide = PyArray_TYPE(a) == NPY_FLOAT64;
+    if (PyArray_TYPE(b) != PyArray_TYPE(a) || PyArray_NDIM(b) != nd || f->gemms[wide] == NULL) return NULL;
     npy_intp n = PyArray_DIM(a, nd - 1), k = PyArray_DIM(b, nd - 1), count = 1, item = PyArray_ITEMSIZE(a);
     if (PyArray_DIM(a, nd - 2) != n || PyArray_DIM(b, nd - 2) != n) return NULL;
     for (int i = 0; i < nd - 2; i++) {
@@ -375,12 +354,7 @@ static PyObject *triangular_solve_case(Function *f, PyObject *const *args, int *
         }
         flipped = 1;
     }
-    int grad = any_requires_grad(args, 2);
-    int plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
-        *handled = plain < 0 || grad < 0;
-        return NULL;
-    }
+    if (!records_nothing(args, 2, handled)) return NULL;   /* (a tensor that requires grad: the Python op records) */
     *handled = 1;
     if (flipped) {
         upper = !upper;
@@ -409,19 +383,12 @@ static PyObject *triangular_solve_case(Function *f, PyObject *const *args, int *
    matrices, factored in place), info, the gemm; sizes count, n, ilp64. */
 static PyObject *cholesky_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
-    PyArrayObject *a = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    PyArrayObject *a = small_float_matrices(f, args[0]);
     if (a == NULL) return NULL;
-    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
-    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || nd < 2 || PyArray_SIZE(a) == 0 || !PyArray_ISNOTSWAPPED(a)
-            || PyArray_NBYTES(a) >= small_bytes || f->loops[wide] == NULL || f->gemms[wide] == NULL
-            || PyArray_DIM(a, nd - 1) != PyArray_DIM(a, nd - 2))
+    int nd = PyArray_NDIM(a), wide = PyArray_TYPE(a) == NPY_FLOAT64;
+    if (f->gemms[wide] == NULL || PyArray_DIM(a, nd - 1) != PyArray_DIM(a, nd - 2)
+            || !records_nothing(args, 1, handled))   /* (a tensor that requires grad: the Python op records) */
         return NULL;
-    int grad = any_requires_grad(args, 1);
-    int plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
-        *handled = plain < 0 || grad < 0;
-        return NULL;
-    }
     *handled = 1;
     npy_intp n = PyArray_DIM(a, nd - 1), count = 1, dims[NPY_MAXDIMS];
     for (int i = 0; i < nd - 2; i++) {
@@ -439,10 +406,7 @@ static PyObject *cholesky_case(Function *f, PyObject *const *args, int *handled)
     Py_BEGIN_ALLOW_THREADS
     ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
     Py_END_ALLOW_THREADS
-    const int32_t *found = PyArray_DATA(info);
-    int failed = 0;
-    for (npy_intp i = 0; i < count; i++) failed |= found[i] != 0;
-    if (failed) {   /* (not positive-definite: the Python op raises, or gives its info) */
+    if (any_failed(info, count)) {   /* (not positive-definite: the Python op raises, or gives its info) */
         Py_DECREF(factor);
         Py_DECREF(info);
         *handled = 0;

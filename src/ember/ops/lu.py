@@ -286,7 +286,7 @@ def _python_lu(A, pivot=True, out=None):
 _lu_entry = _compiled_functions.register(
     _python_lu, None, kind="lu_factor", addresses=openmp_kernels.recursive_getrf_addresses,
     specifics=lambda: (linalg_lu, False, *openmp_kernels.recursive_gemms(), True,
-                       *openmp_kernels.lu_unpack_addresses()))
+                       *(address or 0 for address in openmp_kernels.lu_unpack_addresses())))
 
 
 # ----------------------------------------------------------------------------------------
