@@ -1193,3 +1193,40 @@ def test_histogram_bins_loop_gives_the_numpy_path_s_bins(dtype, monkeypatch, spy
     for w, g in zip(want, got):
         for a, b in zip(w, g):
             np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-6)
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_inverse_by_potri_is_torchs(dtype, upper, spy, monkeypatch):
+    """cholesky_inverse of real factors by LAPACK's potri through the C driver: torch's inverses (its
+    LAPACK's potri too), NaN and infinities where torch has them, torch's error for a zero on the diagonal
+    (the first failing matrix of a batch named); the substitution path (where potri is not found) agrees."""
+    from ember._backend import lapack
+    if not lapack._POTRI:
+        pytest.skip("NumPy's LAPACK not found")
+    rng = np.random.default_rng(27)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    for shape in [(1, 1), (3, 3), (2, 4, 4), (40, 40)]:
+        factor = (rng.standard_normal(shape) + 3 * np.eye(shape[-1])).astype(dtype)
+        taken = spy(openmp_kernels, "small_potri")
+        got = ember.cholesky_inverse(ember.tensor(factor), upper=upper).numpy()
+        assert len(taken) == 1
+        want = torch.cholesky_inverse(torch.tensor(factor), upper=upper).numpy()
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+        with monkeypatch.context() as patched:
+            patched.setattr(lapack, "_POTRI", {})
+            np.testing.assert_allclose(ember.cholesky_inverse(ember.tensor(factor), upper=upper).numpy(), want,
+                                       rtol=tolerance * 10, atol=tolerance * 10)
+    for values in ([[2.0, 0.0], [np.nan, 3.0]], [[2.0, 0.0], [np.inf, 3.0]]):
+        factor = np.array(values, dtype)
+        factor = factor.T.copy() if upper else factor
+        np.testing.assert_array_equal(ember.cholesky_inverse(ember.tensor(factor), upper=upper).numpy(),
+                                      torch.cholesky_inverse(torch.tensor(factor), upper=upper).numpy())
+    singular = np.array([[[2.0, 0.0], [1.0, 1.0]], [[2.0, 0.0], [1.0, 0.0]]], dtype)
+    errors = []
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError) as caught:
+            lib.cholesky_inverse(lib.tensor(singular), upper=upper)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]

@@ -1,4 +1,4 @@
-"""LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``), or runs only in
+"""LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``, ``potri``), or runs only in
 float64 (``geqrf``, ``gesdd``, ``syevd``, ``geev``: NumPy's qr, svd, eigh and eig compute a
 float32 array in float64, at about twice torch's time), in the OpenBLAS that NumPy itself links
 (``cblas`` finds it), called through ``native_calls``' extension (QR and orgqr through C
@@ -65,6 +65,8 @@ _ORGQR, _ORGQR_INTEGER = _bind(_handle, "orgqr", 9)   # m, n, k, a, lda, tau, wo
 _GELSY, _GELSY_INTEGER = _bind(_handle, "gelsy", 13)
 # uplo, n, nrhs, a, lda, ipiv, b, ldb, info, then the length of uplo (gfortran's hidden argument)
 _SYTRS, _SYTRS_INTEGER = _bind(_handle, "sytrs", 10)
+# uplo, n, a, lda, info, then the length of uplo
+_POTRI, _POTRI_INTEGER = _bind(_handle, "potri", 6)
 # jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, then the length of jobz
 _GESDD, _GESDD_INTEGER = _bind(_handle, "gesdd", 15)
 # jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info, then the lengths of jobz and uplo
@@ -237,6 +239,18 @@ def sytrs(a, pivots, b):
         function(lower, size[0], size[1], columns[i], size[2], pivots[i],
                  right[i], size[2], size[3], 1)
     return _row_major(right)
+
+
+def potri(a, upper):
+    """LAPACK's potri on each Cholesky factor of a (count, n, n) float32/float64 NumPy array (its lower triangle,
+    or its upper one where ``upper``; the other not read), as torch's cholesky_inverse calls it, through one C
+    driver (``openmp_kernels.small_potri``): (the inverses of the matrices they factor, row-major; potri's info
+    for each, (count,) int64: k > 0 where the k-th diagonal element is zero, that inverse unfinished); None
+    when the routine or the driver is not found or the array is not such or is empty."""
+    function = _POTRI.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if function is None or not a.size:
+        return None
+    return openmp_kernels.small_potri(function.address, np.ascontiguousarray(a), upper, _POTRI_INTEGER == np.int64)
 
 
 def gesdd(a, full_matrices, compute_uv):

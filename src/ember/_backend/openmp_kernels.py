@@ -1363,6 +1363,47 @@ void small_orgqr_float64(void **arrays, const int64_t *sizes, const double *scal
     if (sizes[4]) SMALL_ORGQR_BODY(double, int64_t) else SMALL_ORGQR_BODY(double, int32_t)
 }
 
+/* LAPACK's potri (its Fortran interface, uplo's length the hidden last argument), its address given,
+   on each of count row-major n x n Cholesky factors, as _backend/lapack.py's potri calls it: the factor
+   copied to `out`, read by potri as the column-major transpose (a row-major lower factor L is the
+   column-major upper L^T, and A = L L^T = (L^T)^T L^T: uplo "U"; an upper one "L"), the inverse's
+   triangle potri writes then mirrored into the other. info[b] potri's info (k > 0: the k-th diagonal
+   element is zero, the matrix left as potri left it). arrays: a, out, potri, info (int64); sizes:
+   count, n, upper, ilp64. */
+#define SMALL_POTRI_BODY(T, I) { \
+    typedef void (*potri_t)(const char *, const I *, T *, const I *, I *, size_t); \
+    potri_t potri = (potri_t)arrays[2]; \
+    const T *all_a = arrays[0]; \
+    T *all_out = arrays[1]; \
+    int64_t *all_info = arrays[3]; \
+    const int64_t count = sizes[0], n = sizes[1]; \
+    const char uplo = sizes[2] ? 'L' : 'U'; \
+    const I N = (I)n, LDA = (I)(n > 1 ? n : 1); \
+    for (int64_t b = 0; b < count; b++) { \
+        T *out = all_out + b * n * n; \
+        memcpy(out, all_a + b * n * n, sizeof(T) * (size_t)(n * n)); \
+        I info = 0; \
+        potri(&uplo, &N, out, &LDA, &info, 1); \
+        all_info[b] = (int64_t)info; \
+        if (info != 0) continue; \
+        for (int64_t i = 0; i < n; i++) \
+            for (int64_t j = i + 1; j < n; j++) { \
+                if (sizes[2]) out[j * n + i] = out[i * n + j]; \
+                else out[i * n + j] = out[j * n + i]; \
+            } \
+    } \
+}
+
+void small_potri_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[3]) SMALL_POTRI_BODY(float, int64_t) else SMALL_POTRI_BODY(float, int32_t)
+}
+
+void small_potri_float64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[3]) SMALL_POTRI_BODY(double, int64_t) else SMALL_POTRI_BODY(double, int32_t)
+}
+
 /* The recursive LU (Toledo's): the left half of the columns factored, the rows above the right
    half solved against its unit lower triangle, the rest of the right half less one product,
    the right half factored; panels of RECURSIVE_BASE columns or fewer by lu_panel. */
@@ -2985,6 +3026,24 @@ def small_orgqr(orgqr, a, tau, ilp64):
     if status[0]:
         raise MemoryError("out of memory for LAPACK's workspace")
     return q
+
+
+_SMALL_POTRIS = {np.dtype(np.float32): "small_potri_float32", np.dtype(np.float64): "small_potri_float64"}
+
+
+def small_potri(potri, a, upper, ilp64):
+    """LAPACK's potri (its address) on each Cholesky factor of ``a`` ((count, n, n) C-contiguous float32/float64
+    with elements; lower, or ``upper``), as ``lapack.potri`` calls it but in one C call: (the inverses of the
+    matrices they factor, row-major and symmetric; potri's info for each, (count,) int64), or None where the
+    loop cannot be built."""
+    function = _function(_SMALL_POTRIS[a.dtype])
+    if function is None:
+        return None
+    count, n, _ = a.shape
+    out = np.empty(a.shape, a.dtype)
+    info = np.zeros(count, np.int64)
+    _call(function, (a, out, potri, info), (count, n, int(upper), int(ilp64)), ())
+    return out, info
 
 
 def as_bits(array):

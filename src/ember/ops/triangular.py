@@ -7,14 +7,14 @@ import warnings
 
 import numpy as np
 
-from .._backend import cblas, openmp_kernels
+from .._backend import cblas, lapack, openmp_kernels
 from ..autograd.graph import Node
 from ..return_types import lu_unpack as _lu_unpack_result, triangular_solve as _triangular_solve_result
 from . import _compiled_functions
 from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out, write_out
 from .creation import empty, zeros
 from .shape import _broadcast_pair, _triangle_data, broadcast_shapes, cat
-from .matrix_decompositions import check_matrix
+from .matrix_decompositions import check_matrix, LinAlgError
 from ..autograd._dual import jvp_by_transposition
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "lu_unpack"]
@@ -262,11 +262,22 @@ def cholesky_inverse(input, upper=False):
         raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for "
                                   f"'{_type_word(L._data.dtype)}'")
     check_matrix(L, "cholesky_inverse", kernel="cholesky_inverse_out_cpu")
-    # LAPACK's potri: the triangle's inverse, then its product with its own transpose
-    xp = namespace_of(L._data)
-    inverse = _triangle_inverse(L._data, upper)
-    inverse_h = xp.conj(xp.swapaxes(inverse, -1, -2))
-    result = make(inverse @ inverse_h if upper else inverse_h @ inverse)
+    data = L._data
+    n = data.shape[-1]
+    found = lapack.potri(data.reshape((math.prod(data.shape[:-2]), n, n)), upper)
+    if found is not None:   # (real NumPy factors: LAPACK's potri, as torch)
+        inverses, info = found
+        if info.any():
+            bad = int(np.flatnonzero(info)[0])
+            prefix = f"(Batch element {bad}): " if data.ndim > 2 else ""
+            raise LinAlgError(f"cholesky_inverse: {prefix}The diagonal element {int(info[bad])} is zero, the "
+                              "inversion could not be completed because the input matrix is singular.")
+        result = make(inverses.reshape(data.shape))
+    else:   # LAPACK's potri's steps: the triangle's inverse, then its product with its own transpose
+        xp = namespace_of(data)
+        inverse = _triangle_inverse(data, upper)
+        inverse_h = xp.conj(xp.swapaxes(inverse, -1, -2))
+        result = make(inverse @ inverse_h if upper else inverse_h @ inverse)
     node = record(CholeskyInverseBackward0, (L,), result)
     if node is not None:
         node.upper = upper
