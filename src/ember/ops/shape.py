@@ -1252,6 +1252,9 @@ def _kron(input, other):
             and ad.size * bd.size < KRON_ROWS_MIN_ELEMENTS and not forward_mode.active
             and not (grad_state.grad_enabled and (input._requires_grad or other._requires_grad))):
         # nothing recorded: the composite's broadcast product on the arrays, without its tensors
+        if ad.ndim == 2 and bd.ndim == 2:   # (matrices: their shapes spelled out)
+            (m, n), (p, q) = ad.shape, bd.shape
+            return make(np.multiply(ad.reshape((m, 1, n, 1)), bd.reshape((1, p, 1, q))).reshape((m * p, n * q)))
         nd = max(ad.ndim, bd.ndim)
         a_shape, b_shape = (1,) * (nd - ad.ndim) + ad.shape, (1,) * (nd - bd.ndim) + bd.shape
         product = np.multiply(ad.reshape(tuple(s for d in a_shape for s in (d, 1))),
