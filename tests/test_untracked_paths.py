@@ -48,3 +48,23 @@ def test_renorm_records_when_its_input_requires_grad():
     assert y.grad_fn is not None
     y.sum().backward()
     assert x.grad is not None and x.grad.shape == x.shape
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "int8", "bool"])
+def test_diff_on_the_arrays_gives_its_steps_bits_and_torchs(dtype):
+    """diff where nothing records (the arrays' differences, unsigned ones wrapping, bools' exclusive or):
+    the bits of the ops' steps (the path taken when autograd records) and torch's values, over orders past
+    the length, empty dims and transposed inputs."""
+    rng = np.random.default_rng(28)
+    for shape, dim, n in [((3, 5), -1, 1), ((4, 3), 0, 2), ((5,), 0, 6), ((3, 0), 1, 1), ((0, 3), 1, 2),
+                          ((2, 3, 4), 1, 1), ((3, 4), 1, 0)]:
+        values = (rng.integers(0, 2, shape) if dtype == "bool" else rng.integers(-100, 100, shape)).astype(dtype)
+        for x in (values, values.T.copy().T):
+            got = ember.diff(ember.from_numpy(x), n=n, dim=dim)
+            want = torch.diff(torch.from_numpy(x.copy()), n=n, dim=dim)
+            assert got.dtype == getattr(ember, str(want.dtype).split(".")[-1]) and tuple(got.shape) == tuple(want.shape)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            if dtype in ("float32", "float64"):
+                with ember.enable_grad():
+                    recorded = ember.diff(ember.tensor(x, requires_grad=True), n=n, dim=dim).detach()
+                np.testing.assert_array_equal(_bits(got.numpy()), _bits(recorded.numpy()))

@@ -1122,14 +1122,30 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     return result if out is None else write_out(result, out, False, "diff")
 
 
+_DIFF_ARRAY_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _diff(input, n=1, dim=-1, prepend=None, append=None):
     if not input._data.ndim:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     dim = wrap_dim(dim, input._data.ndim)
-    if any(t is not None and t._data.ndim != input._data.ndim for t in (prepend, append)):
+    if (prepend is not None or append is not None) and any(
+            t is not None and t._data.ndim != input._data.ndim for t in (prepend, append)):
         raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    data = input._data
+    if (n > 0 and prepend is None and append is None and data.__class__ is np.ndarray
+            and (data.dtype.kind in "biu" or data.dtype in _DIFF_ARRAY_FLOATS)
+            and not forward_mode.active and not (grad_state.grad_enabled and input._requires_grad)):
+        # (nothing records: the steps below on the arrays, as the ops compute them)
+        before = (slice(None),) * dim
+        for _ in range(n):
+            if data.shape[dim] == 0:
+                break
+            later, earlier = data[before + (slice(1, None),)], data[before + (slice(None, -1),)]
+            data = np.not_equal(later, earlier) if data.dtype.kind == "b" else np.subtract(later, earlier)
+        return make(data.copy() if data is input._data else data)
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, dim) if len(parts) > 1 else input
     for _ in range(n):
