@@ -342,11 +342,9 @@ def _rolled(data, shifts, axes):
     shift = shifts[0] % n if n else 0
     if not shift:
         return data.copy()
-    key = [slice(None)] * data.ndim
-    key[axis] = slice(n - shift, None)
-    tail = data[tuple(key)]
-    key[axis] = slice(None, n - shift)
-    return xp.concatenate((tail, data[tuple(key)]), axis=axis)
+    before = (slice(None),) * axis
+    return xp.concatenate((data[before + (slice(n - shift, None),)], data[before + (slice(None, n - shift),)]),
+                          axis=axis)
 
 
 class RollBackward0(Node):
@@ -379,9 +377,9 @@ def roll(input, shifts, dims=None):
                                f"{len(dims)}")
         if not data.ndim:
             raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-        dims = tuple(wrap_dim(d, data.ndim) for d in dims)
+        dims = (wrap_dim(dims[0], data.ndim),) if len(dims) == 1 else tuple(wrap_dim(d, data.ndim) for d in dims)
         axis = dims
-    shifts = tuple(int(s) for s in shifts)
+    shifts = (int(shifts[0]),) if len(shifts) == 1 else tuple(int(s) for s in shifts)
     out = make(_rolled(data, shifts, axis))
     node = record(RollBackward0, (input,), out)
     if node is not None:
