@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .._torch_function import dispatch_or_raise
+from .._torch_function import _switch as _dispatch, dispatch_or_raise
 from ._common import (
     apply_inplace, bump_version, check_inplace, complex_autograd, finish_inplace, float_array,
     forward_mode, grad_state, make, method, namespace_of, Node, record, Tensor, zeros_like_gradient,
@@ -744,6 +744,26 @@ isposinf = _predicate("isposinf", _equals(math.inf), _all(False),
 isneginf = _predicate("isneginf", _equals(-math.inf), _all(False),
                       "Returns a bool tensor telling whether each element is negative infinity.",
                       (RuntimeError, "isneginf does not support complex inputs."), takes_out=True)
+
+
+def _equal_to(value, python_op):
+    """``python_op`` (``isposinf`` or ``isneginf``) as ``input == value`` for a plain tensor of a NumPy dtype
+    that is not complex, while ``__torch_function__`` dispatch is off (Tensor's comparison, which
+    ``_compiled_methods`` compiles: the same bools); the Python op otherwise, and with ``out``."""
+    name = python_op.__name__
+
+    def op(input, *, out=None):
+        if out is None and input.__class__ is Tensor and not _dispatch.on and input._data.dtype.kind in "fiub":
+            return Tensor.__eq__(input, value)
+        return python_op(input, out=out)
+    op.__name__ = op.__qualname__ = name
+    op.__code__ = op.__code__.replace(co_name=name)   # (tracebacks name the op)
+    op.__doc__ = python_op.__doc__
+    method(name)(op)
+    return op
+
+
+isposinf, isneginf = _equal_to(math.inf, isposinf), _equal_to(-math.inf, isneginf)
 signbit = _predicate("signbit", lambda xp, x: xp.signbit(x), lambda xp, x: x < 0,
                      "Returns a bool tensor telling whether each element has its sign bit set.",
                      (NotImplementedError, "signbit is not implemented for complex tensors."),
