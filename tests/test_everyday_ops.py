@@ -22,8 +22,8 @@ def _same_warnings(fn):
 def test_triangular_solve_warns_once_as_torch_does():
     a = np.triu(np.random.default_rng(0).normal(size=(3, 3))) + 3 * np.eye(3)
     b = np.ones((3, 2))
-    from ember.ops import triangular
-    triangular._warned.clear()
+    from ember.ops import _common
+    _common._warned.clear()
     got_torch, got_ember = _same_warnings(
         lambda lib: [lib.triangular_solve(lib.tensor(b), lib.tensor(a)) for _ in range(2)])
     assert len(got_ember) == 1 and got_ember[0][0] is UserWarning   # once per process

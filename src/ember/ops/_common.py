@@ -5,6 +5,8 @@ import functools
 import math
 import numbers
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype
@@ -55,6 +57,17 @@ def method(*names):
 
 def is_scalar(x):
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, Tensor)
+
+
+_warned = set()
+
+
+def warn_once(message, stacklevel=3):
+    """``message`` as a UserWarning the first time it is given in this process, as torch's TORCH_WARN_ONCE
+    (later calls cost a set lookup, not the warnings machinery)."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
 
 
 def check_tensor(x, op, arg="input"):

@@ -22,7 +22,7 @@ from .creation import tensor as _tensor
 from ._common import (
     apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd, grad_state,
     inplace_untracked, conj_if_complex, make, method, namespace_of, Node, record,
-    record_not_differentiable, sum_to, Tensor, _type_word, wrap_dim, write_out, write_out_exact,
+    record_not_differentiable, sum_to, Tensor, _type_word, warn_once, wrap_dim, write_out, write_out_exact,
 )
 from .shape import _broadcast_pair, cat
 from .view import slice_scatter_zeros
@@ -568,7 +568,7 @@ def _python_scatter(input, dim, index, src=None, value=None, *, reduce=None):
         if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
         if isinstance(src, Tensor):
-            warnings.warn(_SCATTER_SRC_REDUCE_DEPRECATED, UserWarning, stacklevel=3)
+            warn_once(_SCATTER_SRC_REDUCE_DEPRECATED, stacklevel=4)
     is_tensor = isinstance(src, Tensor)
     if not is_tensor:
         _scalar_value(src, "scatter", "value", 4)

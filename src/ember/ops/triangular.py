@@ -3,7 +3,6 @@
 ``lu_unpack``."""
 import functools
 import math
-import warnings
 
 import numpy as np
 
@@ -11,7 +10,9 @@ from .._backend import cblas, lapack, openmp_kernels
 from ..autograd.graph import Node
 from ..return_types import lu_unpack as _lu_unpack_result, triangular_solve as _triangular_solve_result
 from . import _compiled_functions
-from ._common import _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, with_out, write_out
+from ._common import (
+    _type_word, check_tensor, make, method, namespace_of, record, sum_to, Tensor, warn_once, with_out, write_out,
+)
 from .creation import empty, zeros
 from .shape import _broadcast_pair, _triangle_data, broadcast_shapes, cat
 from .matrix_decompositions import check_matrix, LinAlgError
@@ -24,13 +25,9 @@ _TRIANGULAR_SOLVE_DEPRECATED = (
     "removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed "
     "and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\n"
     "should be replaced with\nX = torch.linalg.solve_triangular(A, B).")
-_warned = set()
-
 
 def _warn_once(message):
-    if message not in _warned:
-        _warned.add(message)
-        warnings.warn(message, UserWarning, stacklevel=3)
+    warn_once(message, stacklevel=4)
 
 
 def _check_rhs_and_matrix(op, b, A, b_name="b", a_name="A"):
