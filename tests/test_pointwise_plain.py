@@ -465,3 +465,21 @@ def test_ldexp_of_an_integer_exponent_rounds_once_as_torch(dtype, exponent_dtype
             lib.ldexp(base, lib.tensor(small)).sum().backward()
             grads.append(base.grad.numpy())
         np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("exponent_dtype", ["int32", "int64"])
+def test_ldexp_of_many_float32_elements_on_its_loop_rounds_once_as_torch(exponent_dtype):
+    """ldexp of a float32 tensor large enough for its loop (exponents far past float32's range, specials,
+    a broadcast row of exponents): NumPy's ldexp's bits (one rounding) and torch's."""
+    from ember._backend import openmp_kernels
+    rng = np.random.default_rng(29)
+    n = 2 * openmp_kernels.LDEXP_LOOP_MIN_ELEMENTS
+    x = (rng.standard_normal((2, n)) * 10.0 ** rng.integers(-30, 30, (2, n))).astype(np.float32)
+    x[0, :6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.5e-45]
+    exponents = rng.integers(-1200, 1200, (2, n)).astype(exponent_dtype)
+    exponents[0, :12] = [2000, -2000, 2000, -2000, 5, 1, -150, -149, 127, 128, -126, -127]
+    for e in (exponents, exponents[0], exponents[:, :1], exponents[:1, :1], exponents[0, 0]):   # (a row, a column, one)
+        got = ember.ldexp(ember.tensor(x), ember.tensor(e)).numpy()
+        np.testing.assert_array_equal(got.view(np.uint32), np.ldexp(x, e).view(np.uint32))
+        want = torch.ldexp(torch.tensor(x), torch.tensor(e)).numpy()
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

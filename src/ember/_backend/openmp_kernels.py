@@ -1598,6 +1598,33 @@ void linspace_float64(void **arrays, const int64_t *sizes, const double *scalars
         out[i] = i < half ? fma(step, (double)i, start) : fma(-step, (double)(steps - 1 - i), end);
 }
 
+/* arrays: x (float32, rows x width), exponents (int64: rows x width, or one row of width repeated where
+   the step is 0), out (float32, rows x width); sizes: rows, width, the exponents' step between rows. torch's
+   ldexp of a float32 tensor and integer exponents: x * 2^e rounded once to float32. The product is exact
+   in double for |e| <= 400 (2^e a normal double, x 24 bits); past that the float32 result is 0 or infinite
+   (or x's 0, infinity or NaN) as at 400, so e is clamped there and 2^e built from its bits. */
+void ldexp_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const float *xs = arrays[0];
+    const int64_t *all_exponents = arrays[1];
+    float *all_out = arrays[2];
+    const int64_t rows = sizes[0], width = sizes[1], step = sizes[2];
+    (void)scalars;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = xs + r * width;
+        const int64_t *exponents = all_exponents + r * step;
+        float *out = all_out + r * width;
+        #pragma omp simd
+        for (int64_t i = 0; i < width; i++) {
+            const int64_t k = exponents[i] < -400 ? -400 : exponents[i] > 400 ? 400 : exponents[i];
+            const int64_t bits = (k + 1023) << 52;
+            double power;
+            memcpy(&power, &bits, sizeof(power));
+            out[i] = (float)((double)x[i] * power);
+        }
+    }
+}
+
 /* arrays: x, out (outer x size x inner, row-major); sizes: outer, size, inner; scalars: p (> 0),
    maxnorm. torch's renorm: each slice i of the middle dimension scaled by maxnorm / (norm + 1e-7)
    where its p-norm (accumulated in double) exceeds maxnorm, the factor computed in double and
@@ -2916,14 +2943,46 @@ def linspace(start, end, steps, dtype):
     return out
 
 
+# ldexp of float32 from this many elements on its loop (one pass); below, NumPy's ldexp (the same bits)
+# costs less than the loop's broadcasting (benchmarks/ops.py, ldexp_negative at tiny and medium)
+LDEXP_LOOP_MIN_ELEMENTS = 1 << 11
+
+
+def ldexp_float32(x, exponents):
+    """torch's ldexp of a float32 NumPy array and integer exponents (broadcasting) in one loop; None where the
+    loop cannot be built or the arrays are not such (ValueError where their shapes do not broadcast)."""
+    if type(x) is not np.ndarray or x.dtype != np.float32 or type(exponents) is not np.ndarray:
+        return None
+    function = _function("ldexp_float32")
+    if function is None:
+        return None
+    shape = np.broadcast_shapes(x.shape, exponents.shape)
+    if not math.prod(shape):
+        return np.empty(shape, np.float32)
+    width = shape[-1] if shape else 1
+    x = np.ascontiguousarray(np.broadcast_to(x, shape))
+    row = exponents.ndim <= 1 or math.prod(exponents.shape[:-1]) == 1   # (one row, repeated over the rows)
+    exponents = np.ascontiguousarray(exponents.reshape(-1) if row else np.broadcast_to(exponents, shape),
+                                     dtype=np.int64)
+    if row and exponents.size != width:   # (one exponent for every element)
+        exponents = np.full(width, exponents[0], np.int64)
+    out = np.empty(shape, np.float32)
+    _call(function, (x, exponents, out), (out.size // width, width, 0 if row else width), ())
+    return out
+
+
 _RENORMS = {np.dtype(np.float32): "renorm_float32", np.dtype(np.float64): "renorm_float64"}
+# renorm on its loop below this many elements; from there NumPy's passes (vectorized, the sums pairwise) cost
+# less than the loop's one element at a time (benchmarks/ops.py, renorm at tiny and medium)
+RENORM_LOOP_MAX_ELEMENTS = 1 << 14
 
 
 def renorm(x, p, dim, maxnorm):
-    """torch's renorm of a float32/float64 NumPy array with elements: each slice along ``dim`` scaled to
-    a ``p``-norm (p > 0) of at most ``maxnorm``, in one loop; None where the loop cannot be built or the
-    array is not such."""
-    name = _RENORMS.get(x.dtype) if type(x) is np.ndarray and x.size else None
+    """torch's renorm of a float32/float64 NumPy array with elements, below ``RENORM_LOOP_MAX_ELEMENTS``: each
+    slice along ``dim`` scaled to a ``p``-norm (p > 0) of at most ``maxnorm``, in one loop; None where the loop
+    cannot be built or the array is not such."""
+    name = (_RENORMS.get(x.dtype) if type(x) is np.ndarray and 0 < x.size < RENORM_LOOP_MAX_ELEMENTS
+            else None)
     function = _function(name) if name is not None else None
     if function is None:
         return None

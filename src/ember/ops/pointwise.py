@@ -1641,7 +1641,9 @@ def ldexp(input, other, *, out=None):
             and (exponents.dtype.kind == "i" or (exponents.dtype.kind == "u" and exponents.dtype.itemsize < 8))):
         # a float tensor scaled by integer powers of two: rounded once, as torch's ldexp
         try:
-            result = make(np.ldexp(x, exponents))
+            large = x.dtype == np.float32 and max(x.size, exponents.size) >= openmp_kernels.LDEXP_LOOP_MIN_ELEMENTS
+            looped = openmp_kernels.ldexp_float32(x, exponents) if large else None
+            result = make(np.ldexp(x, exponents) if looped is None else looped)
         except ValueError:   # (shapes that do not broadcast: the steps below raise torch's error)
             result = None
         if result is not None:

@@ -1123,6 +1123,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
 
 
 _DIFF_ARRAY_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# diff on the arrays below this many elements; from there the ops' own kernels (the same differences) cost
+# less than NumPy's strided subtraction (benchmarks/ops.py, diff at tiny and medium)
+_DIFF_ARRAYS_MAX_ELEMENTS = 1 << 12
 
 
 def _diff(input, n=1, dim=-1, prepend=None, append=None):
@@ -1136,7 +1139,7 @@ def _diff(input, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     data = input._data
     if (n > 0 and prepend is None and append is None and data.__class__ is np.ndarray
-            and (data.dtype.kind in "biu" or data.dtype in _DIFF_ARRAY_FLOATS)
+            and data.size < _DIFF_ARRAYS_MAX_ELEMENTS and (data.dtype.kind in "biu" or data.dtype in _DIFF_ARRAY_FLOATS)
             and not forward_mode.active and not (grad_state.grad_enabled and input._requires_grad)):
         # (nothing records: the steps below on the arrays, as the ops compute them)
         before = (slice(None),) * dim
