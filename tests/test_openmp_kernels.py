@@ -79,6 +79,22 @@ def test_activations_on_the_openmp_loops_match_torch(name, fmt):
 
 
 @needs_loops
+@pytest.mark.parametrize("shape, channels", [((2, 3, 4), 3), ((5, 2), 1), ((2, 3), 3), ((1, 4, 2, 2), 4)])
+def test_small_prelu_forward_takes_its_loop_and_gives_torchs_bits(shape, channels, spy):
+    """A small input's forward on the loop too (one thread): torch's output bit for bit, NaN and -0.0 in."""
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[:2] = [np.nan, -0.0]
+    w = rng.uniform(-0.5, 0.5, channels).astype(np.float32)
+    taken = spy(openmp_kernels, "_channel_rows")   # (the forward loop's)
+    with choice.only(choice.ONEDNN):
+        got = ember.nn.functional.prelu(ember.tensor(x), ember.tensor(w)).numpy()
+    assert len(taken) == 1
+    want = torch.nn.functional.prelu(torch.tensor(x), torch.tensor(w)).numpy()
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@needs_loops
 @pytest.mark.parametrize("shape, channels", [((4, 8, 32, 24), 8), ((3, 16, 512), 1), ((40, 512), 512)])
 def test_prelu_on_the_openmp_loops_matches_torch(shape, channels, spy):
     """Per-channel and single weights over the (N, C, L) rows, NaN and -0.0 among the inputs:

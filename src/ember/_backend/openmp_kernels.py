@@ -2208,11 +2208,10 @@ def hardshrink_backward(grad, x, lambd):
     return _elementwise("hardshrink_backward", (grad, x), (float(lambd),))
 
 
-def _channel_rows(x, weight):
-    """(N, C, L) of a row-major float32 ``x`` of at least ``ELEMENTWISE_MIN_ELEMENTS`` elements
-    whose channels (dim 1, or all of it for one weight) match the float32 ``weight``'s length;
-    None where they do not."""
-    if (type(x) is not np.ndarray or x.dtype != np.float32 or x.size < ELEMENTWISE_MIN_ELEMENTS
+def _channel_rows(x, weight, least=ELEMENTWISE_MIN_ELEMENTS):
+    """(N, C, L) of a row-major float32 ``x`` of at least ``least`` elements whose channels (dim 1, or
+    all of it for one weight) match the float32 ``weight``'s length; None where they do not."""
+    if (type(x) is not np.ndarray or x.dtype != np.float32 or x.size < least
             or not x.flags.c_contiguous or type(weight) is not np.ndarray or weight.dtype != np.float32):
         return None
     if weight.size == 1:
@@ -2223,13 +2222,16 @@ def _channel_rows(x, weight):
 
 
 def prelu_forward(x, weight):
-    """``x`` where ``x > 0``, else ``weight[c] * x`` (c the channel, dim 1), or None."""
-    rows = _channel_rows(x, weight)
+    """``x`` where ``x > 0``, else ``weight[c] * x`` (c the channel, dim 1), or None. At every size (one
+    call costs less than NumPy's three passes, the same products), on one thread below
+    ``ELEMENTWISE_MIN_ELEMENTS``."""
+    rows = _channel_rows(x, weight, 1)
     function = _function("prelu_forward") if rows is not None else None
     if function is None:
         return None
     y = np.empty_like(x)
-    _call(function, (x, np.ascontiguousarray(weight).reshape(-1), y), rows, ())
+    function((x, np.ascontiguousarray(weight).reshape(-1), y), rows, None,
+             thread_count() if x.size >= ELEMENTWISE_MIN_ELEMENTS else 1)
     return y
 
 
