@@ -1246,3 +1246,39 @@ def test_cholesky_inverse_by_potri_is_torchs(dtype, upper, spy, monkeypatch):
             lib.cholesky_inverse(lib.tensor(singular), upper=upper)
         errors.append(str(caught.value))
     assert errors[0] == errors[1]
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "bool", "complex64", "float16"])
+def test_put_on_its_loop_is_numpys_assignment(dtype, spy, monkeypatch):
+    """put and put_ (no accumulation) on the loop: the NumPy assignment's result (a repeated index keeps its
+    last value), negative indices from the end; an index out of range raises torch's error and writes
+    nothing, in place either."""
+    rng = np.random.default_rng(30)
+    for shape, idx in [((3, 4), [0, 5, -1]), ((3, 4), [[0, 5], [0, 11]]), ((5,), [4, -5, 2, 2]), ((2, 3), [])]:
+        a = (rng.standard_normal(shape) * 3).astype(dtype)
+        i = np.array(idx, np.int64)
+        v = (rng.standard_normal(i.shape) * 3).astype(dtype)
+        taken = spy(openmp_kernels, "put_elements")
+        got = ember.put(ember.tensor(a), ember.tensor(i), ember.tensor(v))
+        assert len(taken) == 1
+        with monkeypatch.context() as patched:
+            patched.setattr(openmp_kernels, "put_elements", lambda *args: None)
+            want = ember.put(ember.tensor(a), ember.tensor(i), ember.tensor(v))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        inplace = ember.tensor(a)
+        inplace.put_(ember.tensor(i), ember.tensor(v))
+        np.testing.assert_array_equal(inplace.numpy(), want.numpy())
+    for bad in ([0, 12], [-13, 1], [3, 99, -100]):
+        x = ember.tensor(np.arange(12).reshape(3, 4).astype(dtype))
+        before = x.numpy().copy()
+        errors = []
+        for call in (lambda: ember.put(x, ember.tensor(bad), ember.tensor(np.ones(len(bad), dtype))),
+                     lambda: x.put_(ember.tensor(bad), ember.tensor(np.ones(len(bad), dtype)))):
+            with pytest.raises(IndexError) as caught:
+                call()
+            errors.append(str(caught.value))
+        np.testing.assert_array_equal(x.numpy(), before)
+        with pytest.raises(IndexError) as caught:
+            torch.put(torch.tensor(before), torch.tensor(bad), torch.tensor(np.ones(len(bad), dtype)))
+        assert errors == [str(caught.value)] * 2

@@ -1661,6 +1661,30 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
 RENORM(renorm_float32, float)
 RENORM(renorm_float64, double)
 
+/* arrays: out (n elements of `item` bytes each, written), index (count int64), values (count elements of
+   out's size), status (int64: the position of the first index outside [-n, n), or -1); sizes: n, count,
+   item. put's writes: every index checked first (nothing written where one is out of range), then
+   values[k] into out[index[k]] (a negative index counted from the end), in order, so that a repeated
+   index keeps its last value, as NumPy's assignment does. */
+void put_elements(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    char *out = arrays[0];
+    const int64_t *index = arrays[1];
+    const char *values = arrays[2];
+    int64_t *status = arrays[3];
+    const int64_t n = sizes[0], count = sizes[1], item = sizes[2];
+    (void)scalars; (void)nthreads;
+    for (int64_t k = 0; k < count; k++)
+        if (index[k] < -n || index[k] >= n) {
+            status[0] = k;
+            return;
+        }
+    status[0] = -1;
+    for (int64_t k = 0; k < count; k++) {
+        const int64_t i = index[k] < 0 ? index[k] + n : index[k];
+        memcpy(out + i * item, values + k * item, (size_t)item);
+    }
+}
+
 /* arrays: pivots (int32, count x k, 1-based, each in 1..m), order (int64, count x m);
    sizes: count, k, m. The rows of P^T A as indices into A's rows, from LAPACK's sequential
    row swaps. */
@@ -2994,6 +3018,24 @@ def renorm(x, p, dim, maxnorm):
     _call(function, (x, out), (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])),
           (float(p), float(maxnorm)))
     return out
+
+
+def put_elements(out, index, values):
+    """``out.reshape(-1)[index] = values`` for a C-contiguous writeable ``out`` with elements, a C-contiguous
+    int64 ``index`` and C-contiguous ``values`` of out's dtype and index's size (NumPy arrays), each index
+    checked first: the position in ``index`` of the first one outside [-out.size, out.size) (nothing
+    written), -1 once written, or None where the loop cannot be built or the arrays are not such."""
+    if (type(out) is not np.ndarray or type(index) is not np.ndarray or type(values) is not np.ndarray
+            or not out.size or not out.flags.c_contiguous or not out.flags.writeable or index.dtype != np.int64
+            or not index.flags.c_contiguous or values.dtype != out.dtype or not values.flags.c_contiguous
+            or values.size != index.size or out.dtype.hasobject):
+        return None
+    function = _function("put_elements")
+    if function is None:
+        return None
+    status = np.empty(1, np.int64)
+    _call(function, (out, index, values, status), (out.size, index.size, out.itemsize), ())
+    return int(status[0])
 
 
 def row_order(pivots, m):

@@ -1535,13 +1535,27 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
 def put(input, index, source, accumulate=False):
     """Copies the elements of ``source`` into a copy of ``input`` at the positions ``index``
     of ``input`` seen as a 1-d tensor (adding them with ``accumulate=True``)."""
-    _check_put(input, index, source)
+    _check_put(input, index, source, bounds=False)
     if inplace_untracked(input) and not (grad_state.grad_enabled and source._requires_grad):
         out = input._data.copy()   # (row-major: reshaped to 1-d as a view)
-        _put_into(out, index._data, source._data, accumulate)
+        _put_checked(out, index._data, source._data, accumulate)
         return make(out)
+    _check_put_bounds(input._data, index._data)
     flat = input.reshape(-1)
     return index_put(flat, (index.reshape(-1),), source.reshape(-1), accumulate).reshape(input.shape)
+
+
+def _put_checked(array, idx, values, accumulate):
+    """``put`` into the row-major ``array`` itself, the index checked first (torch's error, nothing
+    written): in one C loop where it applies, else by NumPy's assignment."""
+    if not accumulate:
+        bad = openmp_kernels.put_elements(array, idx, values)
+        if bad is not None:
+            if bad >= 0:
+                raise _put_out_of_range(array.size)(int(idx.reshape(-1)[bad]))
+            return
+    _check_put_bounds(array, idx)
+    _put_into(array, idx, values, accumulate)
 
 
 def _put_into(array, idx, values, accumulate):
@@ -1553,7 +1567,9 @@ def _put_into(array, idx, values, accumulate):
         flat[idx.reshape(-1)] = values.reshape(-1)
 
 
-def _check_put(input, index, source):
+def _check_put(input, index, source, bounds=True):
+    """put's checks of its arguments, and of the index's bounds unless ``bounds`` is False (the caller's
+    ``_check_put_bounds`` or ``_put_checked`` checks them)."""
     _tensor_arg(index, "put", "index", 2)
     _tensor_arg(source, "put", "source", 3)
     idx, data = index._data, input._data
@@ -1566,19 +1582,26 @@ def _check_put(input, index, source):
     if source._data.size != idx.size:
         raise IndexError("put_(): Expected source and index to have the same number of elements, "
                          f"but got source.numel() = {source._data.size}, index.numel() = {idx.size}")
-    n = data.size
-    if not n and idx.size:
+    if not data.size and idx.size:
         raise IndexError("put_(): Tried to put elements into an empty tensor")
-    _check_bounds(idx, -n, n, lambda i: IndexError(
-        f"out of range: tried to access index {i} on a tensor of {n} elements."))
+    if bounds:
+        _check_put_bounds(data, idx)
+
+
+def _check_put_bounds(data, idx):
+    _check_bounds(idx, -data.size, data.size, _put_out_of_range(data.size))
+
+
+def _put_out_of_range(n):
+    return lambda i: IndexError(f"out of range: tried to access index {i} on a tensor of {n} elements.")
 
 
 def put_(self, index, source, accumulate=False):
     if (inplace_untracked(self) and self._data.flags.c_contiguous and isinstance(source, Tensor)
             and not (grad_state.grad_enabled and source._requires_grad)):
         check_inplace(self)
-        _check_put(self, index, source)
-        _put_into(self._data, index._data, source._data, accumulate)
+        _check_put(self, index, source, bounds=False)
+        _put_checked(self._data, index._data, source._data, accumulate)
         bump_version(self)
         return self
     return apply_inplace(self, put, index, source, accumulate)
