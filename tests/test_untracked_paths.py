@@ -68,3 +68,22 @@ def test_diff_on_the_arrays_gives_its_steps_bits_and_torchs(dtype):
                 with ember.enable_grad():
                     recorded = ember.diff(ember.tensor(x, requires_grad=True), n=n, dim=dim).detach()
                 np.testing.assert_array_equal(_bits(got.numpy()), _bits(recorded.numpy()))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "bool"])
+def test_float_power_on_the_arrays_gives_its_steps_bits_and_torchs(dtype):
+    """float_power of two tensors where nothing records (NumPy's power of the float64 arrays): the bits of the
+    ops' steps (the path taken when autograd records, for float inputs) and torch's values, zeros, ones,
+    negative bases and integer and bool exponents among them."""
+    rng = np.random.default_rng(31)
+    x = (rng.standard_normal((3, 4)) * 3).astype(dtype) if dtype != "int64" else rng.integers(-4, 5, (3, 4))
+    x.reshape(-1)[:3] = [0, 1, 1]
+    for y in ((rng.standard_normal(4) * 2).astype(np.float32), rng.integers(-2, 3, 4), rng.integers(0, 2, 4) > 0):
+        got = ember.float_power(ember.tensor(x), ember.tensor(y))
+        want = torch.float_power(torch.tensor(x), torch.tensor(y))
+        assert got.dtype == ember.float64
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15, equal_nan=True)
+        if dtype.startswith("float"):
+            with ember.enable_grad():
+                recorded = ember.float_power(ember.tensor(x, requires_grad=True), ember.tensor(y)).detach()
+            np.testing.assert_array_equal(_bits(got.numpy()), _bits(recorded.numpy()))

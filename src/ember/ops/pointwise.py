@@ -1664,6 +1664,16 @@ def float_power(input, exponent, *, out=None):
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    if (out is None and input.__class__ is Tensor and exponent.__class__ is Tensor
+            and input._data.__class__ is np.ndarray and exponent._data.__class__ is np.ndarray
+            and input._data.dtype.kind in "biuf" and exponent._data.dtype.kind in "biuf" and not forward_mode.active
+            and not (grad_state.grad_enabled and (input._requires_grad or exponent._requires_grad))):
+        # (nothing records: the steps below on the arrays, NumPy's power of two float64 arrays)
+        try:
+            return make(np.power(input._data.astype(np.float64, copy=False),
+                                 exponent._data.astype(np.float64, copy=False)))
+        except ValueError:   # (shapes that do not broadcast: the steps below raise torch's error)
+            pass
     complex_ = any(isinstance(t, Tensor) and t.is_complex() or isinstance(t, complex)
                    for t in (input, exponent))
     dtype = _dtype.complex128 if complex_ else _dtype.float64
