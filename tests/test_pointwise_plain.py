@@ -483,3 +483,18 @@ def test_ldexp_of_many_float32_elements_on_its_loop_rounds_once_as_torch(exponen
         np.testing.assert_array_equal(got.view(np.uint32), np.ldexp(x, e).view(np.uint32))
         want = torch.ldexp(torch.tensor(x), torch.tensor(e)).numpy()
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8"])
+def test_addcmul_of_integers_is_torchs(dtype):
+    """addcmul of integer tensors of one dtype (the arrays' steps, wrapping as torch's) with values the dtype
+    holds, negative ones into unsigned tensors (which wrap), and torch's error for a value it does not hold."""
+    rng = np.random.default_rng(32)
+    for value in (1, 3, -2, 100, 127, 1 << 20):
+        s, a, b = (rng.integers(-5, 100, shape).astype(dtype) for shape in ((3, 4), (4,), (3, 4)))
+        results = _both(lambda lib: lib.addcmul(lib.tensor(s), lib.tensor(a), lib.tensor(b), value=value))
+        if isinstance(results[1], Exception):
+            assert type(results[0]) is type(results[1]) and str(results[0]) == str(results[1])
+        else:
+            assert str(results[0].dtype).split(".")[-1] == str(results[1].dtype).split(".")[-1]
+            np.testing.assert_array_equal(results[0].numpy(), results[1].numpy())

@@ -1,7 +1,7 @@
 """Pointwise ops of three operands: where, clamp/clip, lerp, addcmul, addcdiv."""
 import math
 
-from numpy import iinfo
+from numpy import iinfo, ndarray
 
 from .. import _dtype
 from .._backend import openmp_kernels, vector_math
@@ -757,6 +757,8 @@ def _addc_arrays(name, input, tensor1, tensor2, value):
     common = result_type_of(input, tensor1, tensor2).np
     if common.kind == "b":
         raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    if common.kind in "iu":   # (torch's error for a value the integers do not hold, where it wrapped)
+        check_value_fits(value, common)
     return _arrays_as(common, input, tensor1, tensor2, value)
 
 
@@ -784,6 +786,15 @@ _ADDC_FORWARD = {name: vector_math.when_large(name, _addc_loop(name), _addc_comp
 
 def _addc(name, node_cls, input, tensor1, tensor2, value, out):
     _check_input(input, name)
+    if name == "addcmul" and tensor1.__class__ is Tensor and tensor2.__class__ is Tensor:
+        s, t1, t2 = input._data, tensor1._data, tensor2._data
+        if (s.__class__ is ndarray and t1.__class__ is ndarray and t2.__class__ is ndarray
+                and s.dtype.kind in "iu" and s.dtype == t1.dtype == t2.dtype and value.__class__ is int
+                and _wrap_int(value, s.dtype) == value):
+            # integer tensors of one dtype and an int the dtype holds (nothing records integers): the steps
+            # below on the arrays, wrapping as they do
+            return _finish(make(_compute(lambda: _ADDC_FORWARD[name](s, t1, t2, value), input, tensor1, tensor2)),
+                           out)
     s, t1, t2, v = _addc_arrays(name, input, tensor1, tensor2, value)
     res = make(_compute(lambda: _ADDC_FORWARD[name](s, t1, t2, v), input, tensor1, tensor2))
     node = record(node_cls, (input, tensor1, tensor2), res)
