@@ -747,15 +747,15 @@ isneginf = _predicate("isneginf", _equals(-math.inf), _all(False),
 
 
 def _equal_to(value, python_op):
-    """``python_op`` (``isposinf`` or ``isneginf``) as ``input == value`` for a plain tensor of a NumPy dtype
-    that is not complex, while ``__torch_function__`` dispatch is off (Tensor's comparison, which
-    ``_compiled_methods`` compiles: the same bools); the Python op otherwise (a large strided tensor: it
-    copies first), and with ``out``."""
+    """``python_op`` (``isposinf`` or ``isneginf``) as ``input == value`` for a plain float tensor of a NumPy
+    dtype, while ``__torch_function__`` dispatch is off (Tensor's comparison, which ``_compiled_methods``
+    compiles: the same bools); the Python op otherwise (integers and bools: its constant answer; a large
+    strided tensor: it copies first), and with ``out``."""
     name = python_op.__name__
 
     def op(input, *, out=None):
         data = input._data
-        if (out is None and input.__class__ is Tensor and not _dispatch.on and data.dtype.kind in "fiub"
+        if (out is None and input.__class__ is Tensor and not _dispatch.on and data.dtype.kind == "f"
                 and (data.size < _STRIDED_COPY_MIN_ELEMENTS or data.flags.c_contiguous)):
             return Tensor.__eq__(input, value)
         return python_op(input, out=out)
