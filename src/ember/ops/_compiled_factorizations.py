@@ -76,6 +76,16 @@ static int records_nothing(PyObject *const *args, int tensors, int *handled) {
     return plain > 0 && !grad;
 }
 
+/* The arrays a case made released (``c`` may be NULL) and the case left to the Python op (``*handled`` 0),
+   where a loop's ``info`` says the Python op raises or computes otherwise: NULL. */
+static PyObject *declined(PyArrayObject *a, PyArrayObject *b, PyArrayObject *c, int *handled) {
+    Py_DECREF(a);
+    Py_DECREF(b);
+    Py_XDECREF(c);
+    *handled = 0;
+    return NULL;
+}
+
 /* Whether any of the ``count`` int32 ``info`` a loop gave is not 0 (a zero pivot, a singular D, a matrix
    that is not positive-definite). */
 static int any_failed(PyArrayObject *info, npy_intp count) {
@@ -155,13 +165,8 @@ static PyObject *lu_factor_case(Function *f, PyObject *const *args, int *handled
     Py_BEGIN_ALLOW_THREADS
     ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
     Py_END_ALLOW_THREADS
-    if (f->checks_errors && any_failed(info, count)) {   /* (lu_factor's error: the Python op raises it) */
-        Py_DECREF(lu);
-        Py_DECREF(pivots);
-        Py_DECREF(info);
-        *handled = 0;
-        return NULL;
-    }
+    if (f->checks_errors && any_failed(info, count))   /* (lu_factor's error: the Python op raises it) */
+        return declined(lu, pivots, info, handled);
     if (f->unpacks) {   /* (linalg.lu's P, L and U) */
         PyObject *result = unpacked_factors(f->unpack_loops[wide], lu, PyArray_DATA(pivots), 1, 1, f->result_type);
         Py_DECREF(lu);
@@ -302,13 +307,8 @@ static PyObject *ldl_factor_case(Function *f, PyObject *const *args, int *handle
     Py_BEGIN_ALLOW_THREADS
     ((factor_loop)f->loops[wide])(arrays, sizes, scalars, 1);
     Py_END_ALLOW_THREADS
-    if (f->checks_errors && any_failed(info, count)) {   /* (ldl_factor's error: the Python op raises it) */
-        Py_DECREF(ld);
-        Py_DECREF(pivots);
-        Py_DECREF(info);
-        *handled = 0;
-        return NULL;
-    }
+    if (f->checks_errors && any_failed(info, count))   /* (ldl_factor's error: the Python op raises it) */
+        return declined(ld, pivots, info, handled);
     char *base = PyArray_BYTES(ld);
     npy_intp item = PyArray_ITEMSIZE(ld);
     for (npy_intp b = 0; b < count; b++)   /* (the strict upper triangle zeroed: NumPy's tril) */
@@ -406,12 +406,8 @@ static PyObject *cholesky_case(Function *f, PyObject *const *args, int *handled)
     Py_BEGIN_ALLOW_THREADS
     ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
     Py_END_ALLOW_THREADS
-    if (any_failed(info, count)) {   /* (not positive-definite: the Python op raises, or gives its info) */
-        Py_DECREF(factor);
-        Py_DECREF(info);
-        *handled = 0;
-        return NULL;
-    }
+    if (any_failed(info, count))   /* (not positive-definite: the Python op raises, or gives its info) */
+        return declined(factor, info, NULL, handled);
     if (f->upper_factor) {   /* (the lower factor's transpose, copied row-major, as ``_transposed``) */
         PyObject *swapped = PyArray_SwapAxes(factor, nd - 2, nd - 1);
         PyObject *upper = swapped == NULL ? NULL : PyArray_NewCopy((PyArrayObject *)swapped, NPY_CORDER);
