@@ -502,6 +502,16 @@ def test_as_strided_is_the_python_op(monkeypatch, layout):
         assert offsets[0] == offsets[1], args
 
 
+def test_as_strided_of_a_non_tensor_raises_torchs_error():
+    import torch
+    errors = []
+    for lib in (ember, torch):
+        with pytest.raises(TypeError) as caught:
+            lib.as_strided([1.0, 2.0], (1,), (1,))
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+
+
 def test_as_strided_takes_the_common_case(monkeypatch):
     """A plain tensor's strided view (of its own storage or its base's) is made in C: the Python op's
     ``make_view`` is not reached (it is with the Python ops in place)."""

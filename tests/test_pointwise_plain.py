@@ -325,6 +325,13 @@ ERRORS = [
     ("broadcast_clamp", lambda lib: lib.clamp(lib.ones(3), lib.ones(2), lib.ones(3))),
     ("broadcast_addcmul", lambda lib: lib.addcmul(lib.ones(3), lib.ones(2, 3), lib.ones(4))),
     ("compare_none_order", lambda lib: lib.ones(3) < None),
+    ("isposinf_list", lambda lib: lib.isposinf([1.0])),
+    ("isneginf_list", lambda lib: lib.isneginf([1.0])),
+    ("isposinf_complex", lambda lib: lib.isposinf(lib.ones(3, dtype=lib.complex64))),
+    ("ldexp_float_exponent_list", lambda lib: lib.ldexp(lib.ones(3), [1, 2, 3])),
+    ("ldexp_broadcast", lambda lib: lib.ldexp(lib.ones(3), lib.ones(2, dtype=lib.int64))),
+    ("float_power_broadcast", lambda lib: lib.float_power(lib.ones(3), lib.ones(2))),
+    ("addcmul_int_overflow", lambda lib: lib.addcmul(*[lib.ones(3, dtype=lib.int8)] * 3, value=1000)),
 ]
 
 

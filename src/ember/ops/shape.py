@@ -16,7 +16,8 @@ from .._backend.choice import KernelChoice
 from .._dtype import _BY_NP, _PROMOTE
 from ._common import (
     complex_autograd,
-    apply_inplace, AsStridedBackward0, bump_version, check_inplace, forward_mode, grad_state, inplace_untracked,
+    apply_inplace, AsStridedBackward0, bump_version, check_inplace, check_tensor, forward_mode, grad_state,
+    inplace_untracked,
     KeyRegion,
     make, make_view, method,
     namespace_of, Node, normalize_dims, record, Size, take_view, Tensor, _type_word, wrap_dim, write_out,
@@ -1333,6 +1334,7 @@ def _span(count, stride):
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, ``stride`` (in elements) and
     ``storage_offset`` (the input's own offset by default)."""
+    check_tensor(input, "as_strided")
     data = input._data
     size, stride = tuple(map(int, size)), tuple(map(int, stride))
     if len(size) != len(stride):

@@ -754,10 +754,10 @@ def _equal_to(value, python_op):
     name = python_op.__name__
 
     def op(input, *, out=None):
-        data = input._data
-        if (out is None and input.__class__ is Tensor and not _dispatch.on and data.dtype.kind == "f"
-                and (data.size < _STRIDED_COPY_MIN_ELEMENTS or data.flags.c_contiguous)):
-            return Tensor.__eq__(input, value)
+        if out is None and input.__class__ is Tensor and not _dispatch.on:
+            data = input._data
+            if data.dtype.kind == "f" and (data.size < _STRIDED_COPY_MIN_ELEMENTS or data.flags.c_contiguous):
+                return Tensor.__eq__(input, value)
         return python_op(input, out=out)
     op.__name__ = op.__qualname__ = name
     op.__code__ = op.__code__.replace(co_name=name)   # (tracebacks name the op)
