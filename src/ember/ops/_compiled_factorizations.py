@@ -86,6 +86,19 @@ static PyObject *declined(PyArrayObject *a, PyArrayObject *b, PyArrayObject *c, 
     return NULL;
 }
 
+/* ``result_type(*tensors)`` of the first ``passed`` of ``count`` new arrays, each made a tensor (``make``
+   takes every array, released here whatever happens): the op's result, NULL on error. */
+static PyObject *result_of(PyObject *result_type, PyObject **arrays, int count, int passed) {
+    int made = 1;
+    for (int i = 0; i < count; i++) {
+        arrays[i] = make(arrays[i]);
+        made &= arrays[i] != NULL;
+    }
+    PyObject *result = made ? PyObject_Vectorcall(result_type, arrays, passed, NULL) : NULL;
+    for (int i = 0; i < count; i++) Py_XDECREF(arrays[i]);
+    return result;
+}
+
 /* Whether any of the ``count`` int32 ``info`` a loop gave is not 0 (a zero pivot, a singular D, a matrix
    that is not positive-definite). */
 static int any_failed(PyArrayObject *info, npy_intp count) {
@@ -116,7 +129,6 @@ static PyObject *unpacked_factors(void *loop, PyArrayObject *lu, const int32_t *
                           PyArray_SimpleNew(data ? nd : 1, data ? l_dims : &none, type),
                           PyArray_SimpleNew(data ? nd : 1, data ? u_dims : &none, type)};
     PyArrayObject *order = permutation ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, p_dims, NPY_INT64) : NULL;
-    PyObject *result = NULL;
     if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL && (order != NULL || !permutation)) {
         void *arrays[6] = {PyArray_DATA(lu), (void *)pivots,
                            permutation ? PyArray_DATA((PyArrayObject *)parts[0]) : NULL,
@@ -125,13 +137,12 @@ static PyObject *unpacked_factors(void *loop, PyArrayObject *lu, const int32_t *
                            permutation ? PyArray_DATA(order) : NULL};
         int64_t sizes[3] = {count, m, n};
         ((factor_loop)loop)(arrays, sizes, NULL, 1);
-        for (int i = 0; i < 3; i++) parts[i] = make(parts[i]);
-        if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL)
-            result = PyObject_Vectorcall(result_type, parts, 3, NULL);
+        Py_XDECREF(order);
+        return result_of(result_type, parts, 3, 3);
     }
     for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
     Py_XDECREF(order);
-    return result;
+    return NULL;
 }
 
 /* ``lu_factor_ex(A)`` or ``lu_factor(A)`` in the common case (the module's docstring), no
@@ -174,14 +185,8 @@ static PyObject *lu_factor_case(Function *f, PyObject *const *args, int *handled
         Py_DECREF(info);
         return result;
     }
-    PyObject *parts[3];
-    parts[0] = make((PyObject *)lu);
-    parts[1] = make((PyObject *)pivots);
-    parts[2] = make((PyObject *)info);
-    PyObject *result = parts[0] == NULL || parts[1] == NULL || parts[2] == NULL ? NULL
-                       : PyObject_Vectorcall(f->result_type, parts, f->checks_errors ? 2 : 3, NULL);
-    for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
-    return result;
+    PyObject *parts[3] = {(PyObject *)lu, (PyObject *)pivots, (PyObject *)info};
+    return result_of(f->result_type, parts, 3, f->checks_errors ? 2 : 3);
 }
 
 enum qr_mode { REDUCED_QR, COMPLETE_QR, R_ONLY_QR };
@@ -233,14 +238,8 @@ static PyObject *qr_case(Function *f, PyObject *const *args, int *handled) {
         PyErr_SetString(PyExc_MemoryError, "out of memory for LAPACK's workspace");
         return NULL;
     }
-    PyObject *parts[2];
-    parts[0] = make((PyObject *)q);
-    parts[1] = make((PyObject *)r);
-    PyObject *result = parts[0] == NULL || parts[1] == NULL ? NULL
-                       : PyObject_Vectorcall(f->result_type, parts, 2, NULL);
-    Py_XDECREF(parts[0]);
-    Py_XDECREF(parts[1]);
-    return result;
+    PyObject *parts[2] = {(PyObject *)q, (PyObject *)r};
+    return result_of(f->result_type, parts, 2, 2);
 }
 
 /* ``lu_unpack(LU_data, LU_pivots)`` in the common case (the module's docstring), no
@@ -314,14 +313,8 @@ static PyObject *ldl_factor_case(Function *f, PyObject *const *args, int *handle
     for (npy_intp b = 0; b < count; b++)   /* (the strict upper triangle zeroed: NumPy's tril) */
         for (npy_intp i = 0; i < n; i++)
             memset(base + ((b * n + i) * n + i + 1) * item, 0, (size_t)((n - 1 - i) * item));
-    PyObject *parts[3];
-    parts[0] = make((PyObject *)ld);
-    parts[1] = make((PyObject *)pivots);
-    parts[2] = make((PyObject *)info);
-    PyObject *result = parts[0] == NULL || parts[1] == NULL || parts[2] == NULL ? NULL
-                       : PyObject_Vectorcall(f->result_type, parts, f->checks_errors ? 2 : 3, NULL);
-    for (int i = 0; i < 3; i++) Py_XDECREF(parts[i]);
-    return result;
+    PyObject *parts[3] = {(PyObject *)ld, (PyObject *)pivots, (PyObject *)info};
+    return result_of(f->result_type, parts, 3, f->checks_errors ? 2 : 3);
 }
 
 /* ``triangular_solve(b, A, upper, transpose, unitriangular)`` or ``linalg.solve_triangular``'s left solve
@@ -419,17 +412,11 @@ static PyObject *cholesky_case(Function *f, PyObject *const *args, int *handled)
         }
         factor = (PyArrayObject *)upper;
     }
-    PyObject *parts[2];
-    parts[0] = make((PyObject *)factor);
     if (!f->returns_info) {
         Py_DECREF(info);
-        return parts[0];
+        return make((PyObject *)factor);
     }
-    parts[1] = make((PyObject *)info);
-    PyObject *result = parts[0] == NULL || parts[1] == NULL ? NULL
-                       : PyObject_Vectorcall(f->result_type, parts, 2, NULL);
-    Py_XDECREF(parts[0]);
-    Py_XDECREF(parts[1]);
-    return result;
+    PyObject *parts[2] = {(PyObject *)factor, (PyObject *)info};
+    return result_of(f->result_type, parts, 2, 2);
 }
 '''

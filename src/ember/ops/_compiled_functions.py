@@ -46,8 +46,9 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
           "ldl_factor", "triangular_solve", "cholesky")
-# the kinds of ``_compiled_factorizations``, whose specifics are made at the first call
-_LINEAR_ALGEBRA_KINDS = ("lu_factor", "qr", "triangular_solve", "cholesky")
+# the kinds of ``_compiled_factorizations``: their specifics (a result type, flags, the loops' routines) as
+# given, or made at the first call where a callable gives them
+_FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -190,10 +191,8 @@ def _specifics(function):
     if function.kind == "special":   # (its form, and what the form takes: a callable gives it at the first call)
         form, taken = function.specifics
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
-    if function.kind in _LINEAR_ALGEBRA_KINDS:   # (its result type, ..., its routines: at the first call)
-        return function.specifics()
-    if function.kind in ("lu_unpack", "ldl_factor"):   # (its result type and flags; LDL's: Bunch-Kaufman's alpha)
-        return function.specifics
+    if function.kind in _FACTORIZATION_KINDS:
+        return function.specifics() if callable(function.specifics) else function.specifics
     if function.kind == "reduce":
         r = function.specifics
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
@@ -291,8 +290,9 @@ typedef struct {
     int form, shifted;
     PyObject *factors;
     void *own_loops[4];
-    /* an LU factorization's: its result type, whether a zero pivot is an error (``lu_factor``'s), the
-       CBLAS gemm of float32 and of float64 that its loops call (NULL: none), whether its sizes are int64 */
+    /* a factorization's or triangular solve's (``_compiled_factorizations``): its result type; an LU or LDL
+       factorization's: whether a zero pivot is an error (``lu_factor``'s, ``ldl_factor``'s); the CBLAS gemm
+       of float32 and of float64 that the loops call (NULL: none), whether its sizes are int64 */
     PyObject *result_type;
     int checks_errors;
     void *gemms[2];
