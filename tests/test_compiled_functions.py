@@ -2301,13 +2301,76 @@ def test_special_nodes_and_gradients_are_the_python_paths(name):
     assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("name", ["gammainc", "zeta", "polygamma", "legendre_polynomial_p"])
+# the dtypes of two tensors that the incomplete gamma functions promote (the first cast, as torch does)
+_MIXED_DTYPES = [("int64", "float32"), ("float32", "int32"), ("bool", "float32"), ("uint8", "float64"),
+                 ("float32", "float64"), ("float64", "int16"), ("int8", "float32")]
+
+
+@pytest.mark.parametrize("dtypes", _MIXED_DTYPES, ids="-".join)
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc", "igamma", "igammac"])
+def test_incomplete_gamma_of_two_dtypes_is_the_python_paths_and_torchs(name, dtypes):
+    a = np.array([0, 1, 2, 3, 7, 1, 40, 5, 2, 1, 3, 9]).reshape(3, 4).astype(dtypes[0])
+    b = np.linspace(0.05, 12, 12)[::-1].reshape(3, 4).astype(dtypes[1])
+    if dtypes[1] == "int32" or dtypes[1] == "int16":
+        a, b = np.linspace(0.5, 9, 12).reshape(3, 4).astype(dtypes[0]), np.arange(12).reshape(3, 4).astype(dtypes[1])
+    fn, torch_fn = SPECIALS[name][:2]
+    results = _on_both_paths(lambda: fn(ember.tensor(a), ember.tensor(b)))
+    assert results[0] == results[1]
+    want = torch_fn(torch.tensor(a), torch.tensor(b))
+    assert results[0][0] == getattr(ember, str(want.dtype).removeprefix("torch."))
+    np.testing.assert_allclose(np.frombuffer(results[0][3], want.numpy().dtype).reshape(3, 4), want.numpy(),
+                               rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("degrees", ["int64", "bool", "float32", "float64", "edges"])
+@pytest.mark.parametrize("x", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize("name", ["legendre_polynomial_p", "shifted_chebyshev_polynomial_t", "hermite_polynomial_he"])
+def test_polynomials_of_tensor_degrees_and_integer_x_are_the_python_paths_and_torchs(name, x, degrees):
+    xs = np.array([-3, 1, 2, 0, 1, -1, 0.5, 0.25]).astype(x)
+    ns = (np.array([np.nan, np.inf, -np.inf, 2.0 ** 70, -2.0 ** 63, 3.9, -0.5, 7]) if degrees == "edges"
+          else np.array([0, 1, 4, 5, 3, 12, 2.7, -1]).astype(degrees))
+    fn, torch_fn = getattr(ember.special, name), getattr(torch.special, name)
+    for degree in [ember.tensor(ns), 3, 2.5]:
+        results = _on_both_paths(lambda: fn(ember.tensor(xs), degree))
+        assert results[0] == results[1]
+        want = torch_fn(torch.tensor(xs), torch.tensor(ns) if isinstance(degree, ember.Tensor) else degree)
+        assert results[0][0] == getattr(ember, str(want.dtype).removeprefix("torch."))
+        if degrees != "edges":   # (torch's degrees beyond int64 are its own: ember's take the Python op's)
+            np.testing.assert_allclose(np.frombuffer(results[0][3], want.numpy().dtype), want.numpy(), rtol=2e-5,
+                                       atol=1e-5)
+
+
+def test_polynomials_of_integers_take_the_default_float_dtype():
+    xs, ns = np.array([-3, 1, 2, 0]), np.array([0, 1, 4, 5])
+    results = _on_both_paths(lambda: _with_default(ember.float64, lambda: ember.special.legendre_polynomial_p(
+        ember.tensor(xs), ember.tensor(ns))))
+    assert results[0] == results[1]
+    want = torch.special.legendre_polynomial_p(torch.tensor(xs, dtype=torch.float64), torch.tensor(ns)).numpy()
+    assert results[0][0] == ember.float64 and np.frombuffer(results[0][3], np.float64).tolist() == want.tolist()
+
+
+def test_standard_gamma_grad_is_the_python_paths_and_torchs():
+    for dtype in ("float32", "float64"):
+        alpha = np.linspace(0.05, 20, 20).reshape(4, 5).astype(dtype)
+        x = np.linspace(0.02, 30, 20)[::-1].reshape(4, 5).astype(dtype)
+        results = _on_both_paths(lambda: ember._standard_gamma_grad(ember.tensor(alpha), ember.tensor(x)))
+        assert results[0] == results[1]
+        want = torch._standard_gamma_grad(torch.tensor(alpha), torch.tensor(x)).numpy()
+        np.testing.assert_allclose(np.frombuffer(results[0][3], dtype).reshape(4, 5), want, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["gammainc", "zeta", "polygamma", "legendre_polynomial_p", "mixed_dtypes",
+                                  "polynomial_tensor_degrees", "polynomial_int_x", "standard_gamma_grad"])
 def test_special_functions_take_the_common_case(monkeypatch, name):
     from ember._backend import special_loops
     a, b = (ember.tensor(v) for v in _special_operands("float32", first=(1.1, 6)))
     call = {"gammainc": lambda: ember.special.gammainc(a, b), "zeta": lambda: ember.special.zeta(a, b),
             "polygamma": lambda: (ember.special.polygamma(1, b), ember.special.polygamma(3, b)),
-            "legendre_polynomial_p": lambda: ember.special.legendre_polynomial_p(a, 4)}[name]
+            "legendre_polynomial_p": lambda: ember.special.legendre_polynomial_p(a, 4),
+            "mixed_dtypes": lambda: (ember.special.gammaincc(a.long(), b), ember.igamma(a, b.double())),
+            "polynomial_tensor_degrees": lambda: ember.special.hermite_polynomial_h(a, b.long()),
+            "polynomial_int_x": lambda: ember.special.laguerre_polynomial_l(a.long(), 3),
+            "standard_gamma_grad": lambda: ember._standard_gamma_grad(a, b)}[name]
     _assert_the_compiled_function_takes(monkeypatch, call, [(special_loops, "_over_two_arrays"),
                                                             (special_loops, "compute")])
 
@@ -2315,7 +2378,19 @@ def test_special_functions_take_the_common_case(monkeypatch, name):
 _SPECIAL_CASES = {
     "out": lambda a, b: ember.special.gammainc(a, b, out=ember.empty(0)),
     "broadcast": lambda a, b: ember.special.gammaincc(a, b[:1]),
-    "mixed_dtypes": lambda a, b: ember.igamma(a, b.double()),
+    "zeta_mixed_dtypes": lambda a, b: ember.special.zeta(a, b.double()),
+    "mixed_dtypes_grad": lambda a, b: ember.igamma(a.long(), b.requires_grad_()),
+    "mixed_dtypes_broadcast": lambda a, b: ember.igammac(a.long(), b[:1]),
+    "int_and_bool": lambda a, b: ember.igammac(a.long(), b > 2),
+    "standard_gamma_grad_grad": lambda a, b: ember._standard_gamma_grad(a.requires_grad_(), b),
+    "standard_gamma_grad_mixed": lambda a, b: ember._standard_gamma_grad(a, b.double()),
+    "standard_gamma_grad_int": lambda a, b: ember._standard_gamma_grad(a.long(), b.long()),
+    "standard_gamma_grad_broadcast": lambda a, b: ember._standard_gamma_grad(a, b[:1]),
+    "polynomial_degrees_of_another_shape": lambda a, b: ember.special.hermite_polynomial_h(a, b[:1]),
+    "polynomial_float16_degrees": lambda a, b: ember.special.hermite_polynomial_h(a, b.half()),
+    "polynomial_complex_degrees": lambda a, b: ember.special.hermite_polynomial_h(a, b.to(ember.complex64)),
+    "polynomial_int_x_float16_default": lambda a, b: _with_default_float16(
+        lambda: ember.special.legendre_polynomial_p(a.long(), b.long())),
     "float16": lambda a, b: ember.special.zeta(a.half(), b.half()),
     "int64": lambda a, b: ember.special.gammainc(a.long(), b.long()),
     "transposed": lambda a, b: ember.special.zeta(a.t(), b.t()),
@@ -2337,9 +2412,21 @@ _SPECIAL_CASES = {
     "polynomial_least_degree": lambda a, b: ember.special.chebyshev_polynomial_t(a / 7, -2 ** 63),
     "polynomial_nan_degree": lambda a, b: ember.special.chebyshev_polynomial_u(a / 7, math.nan),
     "polynomial_bool_degree": lambda a, b: ember.special.legendre_polynomial_p(a / 7, True),
-    "polynomial_int_x": lambda a, b: ember.special.laguerre_polynomial_l(a.long(), 3),
     "polynomial_grad": lambda a, b: ember.special.hermite_polynomial_he(a.requires_grad_(), 4),
 }
+
+
+def _with_default_float16(call):
+    return _with_default(ember.float16, call)
+
+
+def _with_default(dtype, call):
+    before = ember.get_default_dtype()
+    ember.set_default_dtype(dtype)
+    try:
+        return call()
+    finally:
+        ember.set_default_dtype(before)
 
 
 @pytest.mark.parametrize("case", sorted(_SPECIAL_CASES))

@@ -285,9 +285,11 @@ typedef struct {
        of two's: the ``enum integers`` of two tensors of one dtype it takes, on ``int_ufunc`` */
     int converts, integers;
     PyObject *int_ufunc;
-    /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); polygamma's
-       factors (a tuple of floats, by n) and digamma's and trigamma's loops (float32's, float64's) */
-    int form, shifted;
+    /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); whether a function of
+       two tensors takes two dtypes, promoted; polygamma's factors (a tuple of floats, by n) and digamma's and
+       trigamma's loops (float32's, float64's), a polynomial's from float32 to float64 and from float64 to
+       float32 */
+    int form, shifted, promotes;
     PyObject *factors;
     void *own_loops[4];
     /* a factorization's or triangular solve's (``_compiled_factorizations``): its result type; an LU or LDL
@@ -415,19 +417,23 @@ static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArr
 /* A product by the CBLAS routine NumPy calls (``_compiled_products``), NULL with no error where it does not apply. */
 static PyObject *blas_product(Function *f, PyArrayObject *x, PyArrayObject *y);
 
-/* ``x`` (small integers or bools) as the default float dtype where that is float32 or float64: a
-   new array; NULL with no error set where the default is another, NULL with an error on error. */
-static PyArrayObject *as_default_float(PyArrayObject *x) {
+/* The default float dtype's type number where it is float32 or float64; 0 where it is another,
+   -1 on error. */
+static int default_float_type(void) {
     PyObject *dtype = PyObject_GetAttr(dtype_defaults, s_dtype);
     PyObject *descr = dtype == NULL ? NULL : PyObject_GetAttr(dtype, s_np);
     Py_XDECREF(dtype);
-    if (descr == NULL) return NULL;
-    int type = PyArray_DescrCheck(descr) ? ((PyArray_Descr *)descr)->type_num : -1;
-    if (type != NPY_FLOAT32 && type != NPY_FLOAT64) {
-        Py_DECREF(descr);
-        return NULL;
-    }
-    return (PyArrayObject *)PyArray_CastToType(x, (PyArray_Descr *)descr, 0);   /* (steals descr) */
+    if (descr == NULL) return -1;
+    int type = PyArray_DescrCheck(descr) ? ((PyArray_Descr *)descr)->type_num : 0;
+    Py_DECREF(descr);
+    return type == NPY_FLOAT32 || type == NPY_FLOAT64 ? type : 0;
+}
+
+/* ``x`` (small integers or bools) as the default float dtype where that is float32 or float64: a
+   new array; NULL with no error set where the default is another, NULL with an error on error. */
+static PyArrayObject *as_default_float(PyArrayObject *x) {
+    int type = default_float_type();
+    return type <= 0 ? NULL : (PyArrayObject *)PyArray_CastToType(x, PyArray_DescrFromType(type), 0);
 }
 
 /* ``f`` on its tensors ``inputs`` in the common case, an op of one tensor that computes on
@@ -2044,7 +2050,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.ilp64 = 0;
     for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
-    f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.without_nan = 0;
+    f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.promotes = f.without_nan = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
@@ -2134,7 +2140,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         PyObject *taken;
         unsigned long long own[4] = {0, 0, 0, 0};
         if (!PyArg_ParseTuple(specifics, "iO", &f.form, &taken)) return NULL;
-        if (f.form == POLYNOMIAL_FORM && (f.shifted = PyObject_IsTrue(taken)) < 0) return NULL;
+        if (f.form == TENSORS_FORM && (f.promotes = PyObject_IsTrue(taken)) < 0) return NULL;
+        if (f.form == POLYNOMIAL_FORM && !PyArg_ParseTuple(taken, "p(KK)", &f.shifted, &own[0], &own[1])) return NULL;
         if (f.form == POLYGAMMA_FORM && !PyArg_ParseTuple(taken, "O!(KKKK)", &PyTuple_Type, &f.factors, &own[0],
                                                           &own[1], &own[2], &own[3]))
             return NULL;

@@ -2,14 +2,19 @@
 arguments, kind "special": small float tensors on ``special_loops``' loops, as the Python ops run
 them. Their forms:
 
-- "tensors": ``gammainc``/``igamma``, ``gammaincc``/``igammac`` and ``zeta`` of two tensors of
-  one float dtype and shape, on a loop ``loop(a, b, out, sizes, threads)`` of two float64 arrays
-  (the float32 tensors' loop and the float64 tensors' loop), the float64 result narrowed to the
-  tensors' dtype;
+- "tensors": ``gammainc``/``igamma``, ``gammaincc``/``igammac``, ``zeta`` and
+  ``_standard_gamma_grad`` of two tensors of one float dtype and shape, on a loop
+  ``loop(a, b, out, sizes, threads)`` of two float64 arrays (the float32 tensors' loop and the
+  float64 tensors' loop), the float64 result narrowed to the tensors' dtype; where the form
+  takes ``True``, also two tensors of one shape and two dtypes of which one is float32 or float64
+  (an integer or bool tensor and a float one, or float32 and float64), each first cast to the
+  float dtype torch's promotion gives them, as the Python op's operands are;
 - "polygamma": ``polygamma(n, input)``: digamma's (n 0) or trigamma's (n 1) loop in the input's
   own precision, else Hurwitz's zeta loop at ``n + 1`` times ``(-1)**(n + 1) n!``, narrowed;
-- "polynomial": an orthogonal polynomial of a tensor and a number (the degree), on its loop of
-  the tensor's dtype.
+- "polynomial": an orthogonal polynomial of a tensor and a degree (a number, or a tensor of the
+  tensor's shape), on its loop from the tensor's float dtype (float64 for integers and bools) to
+  the result's: the form takes whether the polynomial is shifted and the addresses of the loops
+  from float32 to float64 and from float64 to float32.
 
 Every other case goes to the Python op.
 """
@@ -28,18 +33,47 @@ typedef void (*pair_loop)(const void *, const void *, void *, const int64_t *, i
 typedef void (*own_precision_loop)(const void *, void *, int64_t, int);
 enum special_form { TENSORS_FORM, POLYGAMMA_FORM, POLYNOMIAL_FORM };
 
+/* What a special function's operand may hold besides float32 and float64: nothing, integers and
+   bools as the default float dtype, integers and bools as they are. */
+enum special_integers { FLOATS_ONLY, INTEGERS_AS_DEFAULT_FLOAT, INTEGERS_KEPT };
+
 /* The array of the tensor ``t`` where it is a special function's operand: small, C-contiguous,
-   float32 or float64 (with ``converts``, also integers and bools, as a new array of the default
-   float dtype), with elements. A new reference; NULL with no error set where it is not, NULL with
-   an error on error. */
-static PyArrayObject *special_operand(PyObject *t, int converts) {
+   float32 or float64 (or integers and bools, as ``integers`` says), with elements. A new
+   reference; NULL with no error set where it is not, NULL with an error on error. */
+static PyArrayObject *special_operand(PyObject *t, enum special_integers integers) {
     PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
     if (x == NULL || !PyArray_ISNOTSWAPPED(x) || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x)
             || PyArray_SIZE(x) == 0 || PyArray_NBYTES(x) >= small_bytes)
         return NULL;
     int type = PyArray_TYPE(x);
     if (type == NPY_FLOAT32 || type == NPY_FLOAT64) return (PyArrayObject *)Py_NewRef(x);
-    return converts && (PyArray_ISINTEGER(x) || PyArray_ISBOOL(x)) ? as_default_float(x) : NULL;
+    if (integers == FLOATS_ONLY || !(PyArray_ISINTEGER(x) || PyArray_ISBOOL(x))) return NULL;
+    return integers == INTEGERS_KEPT ? (PyArrayObject *)Py_NewRef(x) : as_default_float(x);
+}
+
+static int special_is_float(int type) {
+    return type == NPY_FLOAT32 || type == NPY_FLOAT64;
+}
+
+/* The dtype torch's promotion gives two tensors of one shape (so of one dim category) of the
+   dtypes ``a`` and ``b`` (float32, float64, integers or bools): the wider float where both are
+   floats, the float one of a float and an integer or bool, ``integers`` where neither is a float. */
+static int special_promoted(int a, int b, int integers) {
+    if (special_is_float(a) && special_is_float(b))
+        return a == NPY_FLOAT64 || b == NPY_FLOAT64 ? NPY_FLOAT64 : NPY_FLOAT32;
+    return special_is_float(a) ? a : special_is_float(b) ? b : integers;
+}
+
+/* ``x`` as ``type``: a new reference to itself, or a new array of its elements cast (as NumPy's
+   ``astype``). NULL on error. */
+static PyArrayObject *special_cast(PyArrayObject *x, int type) {
+    if (PyArray_TYPE(x) == type) return (PyArrayObject *)Py_NewRef(x);
+    return (PyArrayObject *)PyArray_CastToType(x, PyArray_DescrFromType(type), 0);
+}
+
+static int special_same_shape(PyArrayObject *x, PyArrayObject *y) {
+    return PyArray_NDIM(y) == PyArray_NDIM(x)
+           && PyArray_CompareLists(PyArray_DIMS(x), PyArray_DIMS(y), PyArray_NDIM(x));
 }
 
 /* Whether the call may run here: the modes plain and the loops' kernel choice settled. 1 yes, 0
@@ -89,21 +123,25 @@ static PyArrayObject *special_pair(void *loop, PyArrayObject *a, double number, 
     return out;
 }
 
-/* ``f(input, other)`` of two tensors in the common case: one float dtype and shape, both
-   ``special_operand``s of at most ``f->max_elements`` elements. The node recorded as
-   ``pointwise._binary`` records it. */
+/* ``f(input, other)`` of two tensors in the common case: one shape, both ``special_operand``s of at
+   most ``f->max_elements`` elements, of one float dtype (or, where ``f->promotes``, of two of
+   which one is a float, cast to the promoted one; none then requires grad). The node recorded as
+   ``pointwise._binary`` records it; where ``f`` records none (the Python op raises for a
+   backward), no tensor requires grad. */
 static PyObject *special_tensors(Function *f, PyObject *const *args, int *handled) {
-    PyArrayObject *x = special_operand(args[0], 0), *y = x == NULL ? NULL : special_operand(args[1], 0);
+    enum special_integers integers = f->promotes ? INTEGERS_KEPT : FLOATS_ONLY;
+    PyArrayObject *x = special_operand(args[0], integers), *y = x == NULL ? NULL : special_operand(args[1], integers);
     PyObject *out = NULL;
-    int type = x == NULL ? 0 : PyArray_TYPE(x);
-    if (y != NULL && PyArray_TYPE(y) == type && PyArray_NDIM(y) == PyArray_NDIM(x)
-            && PyArray_CompareLists(PyArray_DIMS(x), PyArray_DIMS(y), PyArray_NDIM(x))
-            && PyArray_SIZE(x) <= f->max_elements && f->loops[type == NPY_FLOAT64] != NULL) {
+    int type = y == NULL ? 0 : special_promoted(PyArray_TYPE(x), PyArray_TYPE(y), 0);
+    int mixed = type && (PyArray_TYPE(x) != type || PyArray_TYPE(y) != type);
+    if (type && (!mixed || f->promotes) && special_same_shape(x, y) && PyArray_SIZE(x) <= f->max_elements
+            && f->loops[type == NPY_FLOAT64] != NULL) {
         int grad = any_requires_grad(args, 2);
-        int settled = grad < 0 ? -1 : special_settled();
+        int settled = grad < 0 ? -1 : grad && (mixed || f->node_cls == Py_None) ? 0 : special_settled();
         *handled = settled != 0;
-        if (settled > 0) {
-            out = special_narrowed(special_pair(f->loops[type == NPY_FLOAT64], x, 0.0, y, 0), type);
+        PyArrayObject *a = settled > 0 ? special_cast(x, type) : NULL, *b = a == NULL ? NULL : special_cast(y, type);
+        if (b != NULL) {
+            out = special_narrowed(special_pair(f->loops[type == NPY_FLOAT64], a, 0.0, b, 0), type);
             out = out == NULL ? NULL : make(out);
             if (out != NULL && grad) {
                 PyObject *node = record_node(f->node_cls, args[0], args[1], out);
@@ -111,6 +149,8 @@ static PyObject *special_tensors(Function *f, PyObject *const *args, int *handle
                 out = with_node(out, node);
             }
         }
+        Py_XDECREF(a);
+        Py_XDECREF(b);
     }
     Py_XDECREF(x);
     Py_XDECREF(y);
@@ -128,7 +168,7 @@ static PyObject *special_polygamma(Function *f, PyObject *const *args, int *hand
         return NULL;
     }
     if (n < 0 || n >= PyTuple_GET_SIZE(f->factors)) return NULL;
-    PyArrayObject *x = special_operand(args[1], 1);
+    PyArrayObject *x = special_operand(args[1], INTEGERS_AS_DEFAULT_FLOAT);
     if (x == NULL) {
         *handled = PyErr_Occurred() != NULL;
         return NULL;
@@ -165,12 +205,29 @@ static PyObject *special_polygamma(Function *f, PyObject *const *args, int *hand
     return with_node(out, node);
 }
 
-/* An orthogonal polynomial ``f(x, n)`` in the common case: a ``special_operand`` x and an int or
-   float degree n, truncated to a whole number (-1, no degree, where it is not finite or not
-   within int64), as ``orthogonal_polynomials._whole_degrees`` takes it. It records no node. */
+/* The degrees of the tensor ``n`` (a ``special_operand``) as ``orthogonal_polynomials._whole_degrees``
+   takes them: float64, truncated to whole numbers, -1 (no degree) where not finite or not within
+   int64. A new array, NULL on error. */
+static PyArrayObject *special_whole_degrees(PyArrayObject *n) {
+    PyArrayObject *degrees = (PyArrayObject *)PyArray_CastToType(n, PyArray_DescrFromType(NPY_FLOAT64), 0);
+    if (degrees != NULL) {
+        double *d = PyArray_DATA(degrees);
+        for (npy_intp i = 0, size = PyArray_SIZE(degrees); i < size; i++)
+            d[i] = isfinite(d[i]) && fabs(d[i]) < 9223372036854775808.0 ? trunc(d[i]) : -1.0;
+    }
+    return degrees;
+}
+
+/* An orthogonal polynomial ``f(x, n)`` in the common case: a ``special_operand`` x (integers and
+   bools kept) and a degree n, an int or a float (truncated to a whole number, -1, no degree, where
+   it is not finite or not within int64, as ``orthogonal_polynomials._whole_degrees`` takes it) or
+   a ``special_operand`` tensor of x's shape. The result's dtype is the promoted float dtype of x
+   and a tensor n (x's, with a number), the default float dtype where neither is a float; the loop
+   reads x in its float dtype (float64 for integers and bools). It records no node. */
 static PyObject *special_polynomial(Function *f, PyObject *const *args, int *handled) {
     PyObject *n = args[1];
-    double degree;
+    double degree = 0.0;
+    PyArrayObject *n_tensor = NULL;
     if (PyLong_CheckExact(n)) {   /* (beyond int64: the Python op's) */
         int overflow;
         long long whole = PyLong_AsLongLongAndOverflow(n, &overflow);
@@ -182,24 +239,35 @@ static PyObject *special_polynomial(Function *f, PyObject *const *args, int *han
     } else if (PyFloat_CheckExact(n)) {
         double v = PyFloat_AS_DOUBLE(n);
         degree = isfinite(v) && fabs(v) < 9223372036854775808.0 ? trunc(v) : -1.0;
-    } else {
+    } else if ((n_tensor = special_operand(n, INTEGERS_KEPT)) == NULL) {
         return NULL;
     }
-    PyArrayObject *x = special_operand(args[0], 0);
-    if (x == NULL) return NULL;
-    int type = PyArray_TYPE(x), settled = special_settled();
-    void *loop = f->loops[type == NPY_FLOAT64];
+    PyArrayObject *x = special_operand(args[0], INTEGERS_KEPT);
+    int integers = x == NULL ? 0 : default_float_type();
+    int x_type = x == NULL ? 0 : special_is_float(PyArray_TYPE(x)) ? PyArray_TYPE(x) : NPY_FLOAT64;
+    int out_type = x == NULL || (n_tensor != NULL && !special_same_shape(x, n_tensor)) ? 0
+                   : special_promoted(PyArray_TYPE(x), n_tensor == NULL ? PyArray_TYPE(x) : PyArray_TYPE(n_tensor),
+                                      integers);
+    void *loop = out_type <= 0 ? NULL : x_type == out_type ? f->loops[out_type == NPY_FLOAT64]
+                 : f->own_loops[x_type == NPY_FLOAT64];
+    int settled = loop == NULL ? 0 : special_settled();
     PyObject *out = NULL;
-    *handled = settled < 0 || (settled > 0 && loop != NULL);
-    if (settled > 0 && loop != NULL) {
-        PyArrayObject *values = special_like(x, type);
+    *handled = integers < 0 || settled < 0 || (settled > 0 && loop != NULL);
+    if (settled > 0) {
+        PyArrayObject *xs = special_cast(x, x_type);
+        PyArrayObject *degrees = n_tensor == NULL ? NULL : special_whole_degrees(n_tensor);
+        PyArrayObject *values = xs == NULL || (n_tensor != NULL && degrees == NULL) ? NULL : special_like(x, out_type);
         if (values != NULL) {
-            const int64_t sizes[4] = {PyArray_SIZE(x), 1, 0, f->shifted};
-            ((pair_loop)loop)(PyArray_DATA(x), &degree, PyArray_DATA(values), sizes, 1);
+            const int64_t sizes[4] = {PyArray_SIZE(x), 1, degrees != NULL, f->shifted};
+            ((pair_loop)loop)(PyArray_DATA(xs), degrees == NULL ? &degree : PyArray_DATA(degrees), PyArray_DATA(values),
+                              sizes, 1);
             out = make((PyObject *)values);
         }
+        Py_XDECREF(xs);
+        Py_XDECREF(degrees);
     }
-    Py_DECREF(x);
+    Py_XDECREF(x);
+    Py_XDECREF(n_tensor);
     return out;
 }
 

@@ -15,6 +15,7 @@ from ._common import _type_word, make, namespace_of, record, record_not_differen
 from .creation import _place
 from .random import _rng
 from ..autograd._dual import jvp_by_transposition
+from ..special._common import on_special_loops
 
 __all__ = ["binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
            "_dirichlet_grad"]
@@ -73,6 +74,7 @@ def _standard_gamma(input, generator=None):
     return out
 
 
+@on_special_loops("tensors", ("standard_gamma_grad_two", "standard_gamma_grad_two"))
 def _standard_gamma_grad(input, output):
     """d output / d input for samples ``output`` of Gamma(``input``, 1)."""
     _check_same_dtype(input, output)

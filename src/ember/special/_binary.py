@@ -180,7 +180,7 @@ def _incomplete_loops(name):
     return f"{name}_single_two", f"{name}_two"
 
 
-@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0)
+@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0, taken=True)
 def gammainc(input, other, *, out=None):
     """The regularized lower incomplete gamma function ``P(input, other)``: the integral of
     ``t**(input - 1) * exp(-t)`` from 0 to ``other``, divided by ``Gamma(input)``.
@@ -189,7 +189,7 @@ def gammainc(input, other, *, out=None):
                        input, other, out)
 
 
-@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0)
+@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0, taken=True)
 def gammaincc(input, other, *, out=None):
     """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P(input,
     other)``. Differentiable in ``other`` only, as in torch."""
@@ -198,14 +198,14 @@ def gammaincc(input, other, *, out=None):
 
 
 # torch's top-level names for them (ember/_special_aliases.py exports these)
-@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0)
+@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0, taken=True)
 def igamma(input, other, *, out=None):
     """The regularized lower incomplete gamma function, as :func:`ember.special.gammainc`."""
     return _incomplete("igamma", "igamma_cpu", special_gamma.gammainc, IgammaBackward0,
                        input, other, out)
 
 
-@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0)
+@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0, taken=True)
 def igammac(input, other, *, out=None):
     """The regularized upper incomplete gamma function, as :func:`ember.special.gammaincc`."""
     return _incomplete("igammac", "igammac_cpu", special_gamma.gammaincc, IgammacBackward0,

@@ -41,9 +41,10 @@ def on_special_loops(form, loops, node_cls=None, taken=None, max_elements=None):
     """A decorator: the function ``fn(a, b, *, out=None)`` with its common case (two positional
     arguments) compiled, of
     ``form`` (``ops._compiled_special``: "tensors", "polygamma" or "polynomial", with what the
-    form ``taken``) on the loops of ``special_loops`` named ``loops`` (the float32 tensors' and
-    the float64 tensors'), for at most ``max_elements`` elements. ``node_cls`` is the node the
-    function records."""
+    form ``taken``, or a callable that gives it at the first call) on the loops of
+    ``special_loops`` named ``loops`` (the float32 tensors' and the float64 tensors'), for at
+    most ``max_elements`` elements. ``node_cls`` is the node the function records (None: the
+    function of tensors that require grad is the Python op's)."""
     saves = ("self", "other") if form == "tensors" else ("self",)
 
     def addresses():

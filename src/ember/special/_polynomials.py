@@ -43,8 +43,11 @@ def _polynomial(name, kernel, what):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} ``P_n(x)`` of degree ``n``."
     __all__.append(name)
-    return on_special_loops("polynomial", (f"{loop}_float32_float32", f"{loop}_float64_float64"),
-                            taken=name.startswith("shifted_"))(fn)
+    def taken():   # (whether shifted, the loops from one float dtype to the other)
+        from .._backend import special_loops
+        return name.startswith("shifted_"), tuple(special_loops.address(f"{loop}_{x}_{result}") or 0
+                                                  for x, result in (("float32", "float64"), ("float64", "float32")))
+    return on_special_loops("polynomial", (f"{loop}_float32_float32", f"{loop}_float64_float64"), taken=taken)(fn)
 
 
 chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t", kernels.chebyshev_t,
