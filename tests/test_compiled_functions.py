@@ -877,6 +877,27 @@ def test_small_products_are_the_python_paths_and_torchs(name, layout):
         np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_matmul_is_the_python_paths_and_torchs(monkeypatch, dtype):
+    """matmul of two float16 or bfloat16 tensors multiplies their float32 forms in C (NumPy's routine
+    or ufunc, as for float32) and casts the product back, as the Python op does."""
+    from ember._backend import products
+    rng = np.random.default_rng(5)
+    shapes = [((3, 5), (5, 2)), ((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 2)), ((1,), (1,)), ((3, 1), (1, 2)),
+              ((2, 3, 4), (2, 4, 2)), ((1, 40), (40, 3))]
+    for xs, ys in shapes:
+        a, b = (ember.tensor(rng.standard_normal(shape).astype(np.float32)).to(getattr(ember, dtype))
+                for shape in (xs, ys))
+        results = _on_both_paths(lambda: ember.matmul(a, b))
+        assert results[0] == results[1]
+        want = torch.matmul(*(torch.tensor(t.float().numpy()).to(getattr(torch, dtype)) for t in (a, b)))
+        np.testing.assert_array_equal(ember.matmul(a, b).float().numpy(), want.float().numpy())
+    a, b = (ember.tensor(v).to(getattr(ember, dtype)) for v in _factors(2))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.matmul(a, b), a @ b), [(products, "matmul")])
+    results = _on_both_paths(lambda: ember.matmul(a.requires_grad_(), b))   # (the Python op's composite records)
+    assert results[0] == results[1] and results[0][2]
+
+
 @pytest.mark.parametrize("grads", ["both", "input", "other"])
 @pytest.mark.parametrize("name", sorted(PRODUCTS))
 def test_small_products_nodes_and_gradients_are_the_python_paths(name, grads):

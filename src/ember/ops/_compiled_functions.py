@@ -6,7 +6,7 @@ normal-distribution functions, ``entr`` and ``sinc`` (on loops), and ``exp``, ``
 tensors: ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``atan2``, ``hypot``, ``copysign``,
 ``nextafter``, ``logaddexp`` and ``logaddexp2`` (on ufuncs), ``xlogy`` and ``special.xlog1py``
 (on loops); small matrix products ``mm``, ``bmm`` and ``matmul`` of two matrices (NumPy's
-matmul); ``where`` of a bool condition and two float tensors (or a tensor and a number). Of a
+matmul; matmul's of two float16 or bfloat16 tensors in float32, cast back); ``where`` of a bool condition and two float tensors (or a tensor and a number). Of a
 list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``, ``mean``,
 ``amax``, ``amin``, ``var`` and ``std`` (with Bessel's correction); and ``max`` and ``min``
 along a dim. ``ember.special``'s functions of two arguments on its loops: ``_compiled_special``.
@@ -30,6 +30,7 @@ import threading
 import typing
 
 from .._backend import cblas
+from .._dtype import bfloat16
 from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
                _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
                _compiled_factorizations)
@@ -184,7 +185,7 @@ def _specifics(function):
         return (bool(function.specifics),)
     if function.kind in ("matmul", "add_product"):   # (and NumPy's CBLAS routines: vdot's real dot is dot's)
         operands, flop_hook = function.specifics
-        return (_PRODUCT_OPERANDS.index(operands), flop_hook, *cblas.product_addresses())
+        return (_PRODUCT_OPERANDS.index(operands), flop_hook, bfloat16.np.num, *cblas.product_addresses())
     if function.kind == "operator":   # (the index of its method, in the order the methods are built)
         from ._compiled_methods import METHODS
         return ([name for names, *_ in METHODS for name in names].index(function.specifics),)
@@ -272,8 +273,9 @@ typedef struct {
     Py_ssize_t min_width;   /* (a softmax's: the narrowest rows taken in a tensor of more than max_elements) */
     PyObject *all_node;   /* (a median's node of all elements) */
     int ignores_nan;      /* (nanmedian's) */
-    /* a product's: its operands' ``enum product_operands``, and where the FLOP counter is found */
-    int product_operands;
+    /* a product's: its operands' ``enum product_operands``, where the FLOP counter is found, and bfloat16's
+       type number (matmul's operands of it or of float16 are multiplied in float32, as the Python op does) */
+    int product_operands, bfloat16_type;
     PyObject *flop_hook;
     /* a scatter's: the node of a number scattered (node_cls: of a tensor), whether it adds; a
        "slices" function's ``enum slice_writes`` */
@@ -411,9 +413,11 @@ static int function_fields(Function *f, PyObject *node, PyObject *const *inputs,
     return r == NULL ? -1 : 0;
 }
 
-/* ``f`` on its tensors ``inputs`` in the common case: a new tensor, NULL on error, or ``*handled``
-   set to 0 where the case is not this one (nothing done). */
-static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled);
+/* ``f`` on its tensors ``inputs`` (their ``arrays``) in the common case, the result cast to ``narrowed``
+   where given: a new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one
+   (nothing done). */
+static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays,
+                                     PyArray_Descr *narrowed, int *handled);
 /* A product by the CBLAS routine NumPy calls (``_compiled_products``), NULL with no error where it does not apply. */
 static PyObject *blas_product(Function *f, PyArrayObject *x, PyArrayObject *y);
 
@@ -436,27 +440,52 @@ static PyArrayObject *as_default_float(PyArrayObject *x) {
     return type <= 0 ? NULL : (PyArrayObject *)PyArray_CastToType(x, PyArray_DescrFromType(type), 0);
 }
 
+/* ``matmul`` of two small tensors of one half-precision dtype (float16 or bfloat16) where nothing records:
+   the product of their float32 forms, cast back, as ``linalg._product`` computes it. */
+static PyObject *half_product_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled) {
+    int grad = any_requires_grad(inputs, 2);
+    if (grad != 0) {
+        *handled = grad < 0;
+        return NULL;
+    }
+    PyArrayObject *wide[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && !*handled; i++)
+        if ((wide[i] = (PyArrayObject *)PyArray_CastToType(arrays[i], PyArray_DescrFromType(NPY_FLOAT32), 0)) == NULL)
+            *handled = 1;
+    PyObject *out = *handled ? NULL : float_function_case(f, inputs, wide, PyArray_DESCR(arrays[0]), handled);
+    Py_XDECREF(wide[0]);
+    Py_XDECREF(wide[1]);
+    return out;
+}
+
 /* ``f`` on its tensors ``inputs`` in the common case, an op of one tensor that computes on
-   integers and bools as the default float dtype (``f->converts``) taking them so converted. */
+   integers and bools as the default float dtype (``f->converts``) taking them so converted, and
+   matmul of half-precision tensors (``half_product_case``). */
 static PyObject *function_case(Function *f, PyObject *const *inputs, int *handled) {
     *handled = 0;
     PyArrayObject *arrays[2] = {array_of(inputs[0]), f->arity == 2 ? array_of(inputs[1]) : NULL};
     PyArrayObject *x = arrays[0];
+    if (f->kind == MATMUL_FUNCTION && f->product_operands == MATMUL_OPERANDS && x != NULL && arrays[1] != NULL
+            && (PyArray_TYPE(x) == NPY_HALF || PyArray_TYPE(x) == f->bfloat16_type)
+            && PyArray_TYPE(arrays[1]) == PyArray_TYPE(x) && PyArray_NBYTES(x) < small_bytes
+            && PyArray_NBYTES(arrays[1]) < small_bytes)
+        return half_product_case(f, inputs, arrays, handled);
     if (!f->converts || x == NULL || !(PyArray_ISINTEGER(x) || PyArray_ISBOOL(x)) || !PyArray_ISNOTSWAPPED(x)
             || PyArray_NBYTES(x) >= small_bytes)
-        return float_function_case(f, inputs, arrays, handled);
+        return float_function_case(f, inputs, arrays, NULL, handled);
     PyArrayObject *converted = as_default_float(x);
     if (converted == NULL) {
         *handled = PyErr_Occurred() != NULL;
         return NULL;
     }
     arrays[0] = converted;
-    PyObject *out = float_function_case(f, inputs, arrays, handled);
+    PyObject *out = float_function_case(f, inputs, arrays, NULL, handled);
     Py_DECREF(converted);
     return out;
 }
 
-static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled) {
+static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays,
+                                     PyArray_Descr *narrowed, int *handled) {
     void *loop = NULL;
     if (arrays[0] == NULL || !function_arrays(f, arrays, &loop)) return NULL;
     int grad = any_requires_grad(inputs, f->arity);
@@ -502,6 +531,12 @@ static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArr
         }
     }
     *handled = 1;
+    if (data != NULL && narrowed != NULL) {   /* (a product of two vectors may be a NumPy scalar) */
+        PyObject *array = PyArray_FROM_O(data);
+        Py_INCREF(narrowed);
+        Py_SETREF(data, array == NULL ? NULL : PyArray_CastToType((PyArrayObject *)array, narrowed, 0));
+        Py_XDECREF(array);
+    }
     if (data == NULL) return NULL;
     PyObject *out = make(data);
     if (out == NULL || !grad) return out;
@@ -2068,8 +2103,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     unsigned long long blas[6] = {0, 0, 0, 0, 0, 0};
     if ((f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION)
-            && !PyArg_ParseTuple(specifics, "iOKKKKKKL", &f.product_operands, &f.flop_hook, &blas[0], &blas[1],
-                                 &blas[2], &blas[3], &blas[4], &blas[5], &f.ilp64))
+            && !PyArg_ParseTuple(specifics, "iOiKKKKKKL", &f.product_operands, &f.flop_hook, &f.bfloat16_type,
+                                 &blas[0], &blas[1], &blas[2], &blas[3], &blas[4], &blas[5], &f.ilp64))
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == RANK_ONE_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.flop_hook)) return NULL;
