@@ -157,7 +157,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_lu_factor_ex", "_python_lu_factor", "_python_qr",
                                                   "_python_lu", "_python_lu_unpack", "_python_ldl_factor_ex",
                                                   "_python_ldl_factor", "_python_triangular_solve",
-                                                  "_python_solve_triangular", "_python_cholesky_factor"} \
+                                                  "_python_solve_triangular", "_python_cholesky_factor",
+                                                  "_python_pdist", "_standard_gamma_grad"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4424,4 +4425,69 @@ def test_other_lu_factorization_cases_take_the_python_path(name, case):
             "large": lambda: fn(ember.ones(200, 200) + ember.eye(200)),
             "singular": lambda: fn(ember.zeros(2, 3, 3))}[case]
     results = _factorization_on_both_paths(call)
+    assert results[0] == results[1]
+
+
+# -- pdist ------------------------------------------------------------------------------------
+
+def _pdist_rows(shape, dtype="float32"):
+    return np.random.default_rng(8).standard_normal(shape).astype(dtype)
+
+
+def test_pdist_takes_the_common_case(monkeypatch):
+    from ember._backend import openmp_kernels
+    x = ember.tensor(_pdist_rows((6, 3)))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.pdist(x), ember.nn.functional.pdist(x, 2.0)),
+                                        [(openmp_kernels, "pdist_euclidean")])
+
+
+@pytest.mark.parametrize("shape", [(2, 1), (5, 3), (7, 4), (9, 17), (30, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pdist_is_the_python_paths_and_torchs(shape, dtype):
+    a = _pdist_rows(shape, dtype)
+    a[1] = a[0]   # (a distance of 0)
+    for p in (2, 2.0):
+        results = _on_both_paths(lambda: ember.pdist(ember.tensor(a), p))
+        assert results[0] == results[1]
+        want = torch.pdist(torch.tensor(a), p).numpy()
+        np.testing.assert_allclose(np.frombuffer(results[0][3], dtype), want, rtol=1e-5, atol=1e-6)
+
+
+def test_pdist_nodes_and_gradients_are_the_python_paths():
+    a = _pdist_rows((6, 3))
+    a[2] = a[4]
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(a, requires_grad=True)
+            out = ember.pdist(x)
+            node = out.grad_fn
+            saved = [t.detach().numpy().tobytes() for t in node.saved_tensors]
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32)))
+            results.append((type(node).__name__, saved, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+_PDIST_CASES = {
+    "p_1": lambda a: ember.pdist(a, 1),
+    "p_fraction": lambda a: ember.pdist(a, 2.5),
+    "p_huge_int": lambda a: ember.pdist(a, 2 ** 70),
+    "p_negative": lambda a: ember.pdist(a, -2),
+    "p_nan": lambda a: ember.pdist(a, math.nan),
+    "one_row": lambda a: ember.pdist(a[:1]),
+    "no_columns": lambda a: ember.pdist(a[:, :0]),
+    "transposed": lambda a: ember.pdist(a.t()),
+    "float16": lambda a: ember.pdist(a.half()),
+    "int64": lambda a: ember.pdist(a.long()),
+    "three_dims": lambda a: ember.pdist(a[None]),
+    "large": lambda a: ember.pdist(ember.ones(200, 64)),
+    "not_a_tensor": lambda a: ember.pdist(a.numpy()),
+    "no_grad": lambda a: _no_grad(ember.pdist, a.requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PDIST_CASES))
+def test_other_pdist_cases_take_the_python_path(case):
+    results = _on_both_paths(lambda: _PDIST_CASES[case](ember.tensor(_pdist_rows((5, 3)))),
+                             (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]

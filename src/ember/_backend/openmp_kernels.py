@@ -3162,6 +3162,11 @@ PDIST_DTYPES = tuple(_PDIST_EUCLIDEAN)
 PDIST_PARALLEL_MIN_MULTIPLY_ADDS = 1 << 16
 
 
+def pdist_addresses():
+    """The addresses of the Euclidean pdist loops (``loop_addresses``): what pdist's compiled function calls."""
+    return loop_addresses(_PDIST_EUCLIDEAN)
+
+
 def pdist_euclidean(x):
     """The Euclidean distances of each row of the float32 or float64 NumPy matrix ``x`` to the
     rows after it, in ``pdist``'s order, or None where the loop cannot be built."""

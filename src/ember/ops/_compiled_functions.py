@@ -6,10 +6,12 @@ normal-distribution functions, ``entr`` and ``sinc`` (on loops), and ``exp``, ``
 tensors: ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``atan2``, ``hypot``, ``copysign``,
 ``nextafter``, ``logaddexp`` and ``logaddexp2`` (on ufuncs), ``xlogy`` and ``special.xlog1py``
 (on loops); small matrix products ``mm``, ``bmm`` and ``matmul`` of two matrices (NumPy's
-matmul; matmul's of two float16 or bfloat16 tensors in float32, cast back); ``where`` of a bool condition and two float tensors (or a tensor and a number). Of a
+matmul; matmul's of two float16 or bfloat16 tensors in float32, cast back); ``where`` of a bool
+condition and two float tensors (or a tensor and a number). Of a
 list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``, ``mean``,
 ``amax``, ``amin``, ``var`` and ``std`` (with Bessel's correction); and ``max`` and ``min``
-along a dim. ``ember.special``'s functions of two arguments on its loops: ``_compiled_special``.
+along a dim. ``ember.special``'s functions of two arguments on its loops: ``_compiled_special``;
+``pdist``: ``_compiled_distances``.
 
 On a small tensor such an op is mostly Python: its frame, its checks, the kernel choice and the
 call of the loop or the ufunc cost several times the work itself. Each of these ops registers
@@ -33,7 +35,7 @@ from .._backend import cblas
 from .._dtype import bfloat16
 from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
                _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
-               _compiled_factorizations)
+               _compiled_factorizations, _compiled_distances)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -46,7 +48,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
-          "ldl_factor", "triangular_solve", "cholesky")
+          "ldl_factor", "triangular_solve", "cholesky", "pdist")
 # the kinds of ``_compiled_factorizations``: their specifics (a result type, flags, the loops' routines) as
 # given, or made at the first call where a callable gives them
 _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky")
@@ -249,7 +251,8 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      LOGIT_FUNCTION, HARDSHRINK_FUNCTION, NAN_TO_NUM_FUNCTION, HEAVISIDE_FUNCTION,
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
                      OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION, QR_FUNCTION,
-                     LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION, TRIANGULAR_SOLVE_FUNCTION, CHOLESKY_FUNCTION };
+                     LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION, TRIANGULAR_SOLVE_FUNCTION, CHOLESKY_FUNCTION,
+                     PDIST_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1960,12 +1963,13 @@ SELECTS_SOURCE
 PRODUCTS_SOURCE
 SOFTMAX_SOURCE
 FACTORIZATIONS_SOURCE
+DISTANCES_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1};
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == CHOLESKY_FUNCTION + 1
+                                     == PDIST_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2033,6 +2037,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = trace_case(f, args, &handled);
         else if (f->kind == RANK_ONE_FUNCTION)
             out = rank_one_case(f, args, &handled);
+        else if (f->kind == PDIST_FUNCTION)
+            out = pdist_case(f, args, &handled);
         else if (f->kind == LU_FACTOR_FUNCTION)
             out = lu_factor_case(f, args, &handled);
         else if (f->kind == QR_FUNCTION)
@@ -2089,7 +2095,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > CHOLESKY_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > PDIST_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2277,4 +2283,5 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     "SORTS_SOURCE\n", _compiled_sorts.SOURCE).replace("LAYOUTS_SOURCE\n", _compiled_layouts.SOURCE).replace(
     "CLAMP_SOURCE\n", _compiled_clamp.SOURCE).replace("SCATTERS_SOURCE\n", _compiled_scatters.SOURCE).replace(
     "SELECTS_SOURCE\n", _compiled_selects.SOURCE).replace("PRODUCTS_SOURCE\n", _compiled_products.SOURCE).replace(
-    "SOFTMAX_SOURCE\n", _compiled_softmax.SOURCE).replace("FACTORIZATIONS_SOURCE\n", _compiled_factorizations.SOURCE)
+    "SOFTMAX_SOURCE\n", _compiled_softmax.SOURCE).replace("DISTANCES_SOURCE\n", _compiled_distances.SOURCE).replace(
+    "FACTORIZATIONS_SOURCE\n", _compiled_factorizations.SOURCE)

@@ -1285,6 +1285,11 @@ def _pdist_euclidean(data):
 def pdist(input, p=2):
     """The p-norm distance between every pair of rows of ``input`` (N x M): the upper
     triangle of ``cdist(input, input)``, row by row, N (N - 1) / 2 values."""
+    return _pdist_entry[0](input, p)
+
+
+def _python_pdist(input, p):
+    """``pdist`` in every case its compiled function (``_compiled_distances``) leaves to Python."""
     check_tensor(input, "pdist", "input")
     if input._data.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D")
@@ -1304,6 +1309,10 @@ def pdist(input, p=2):
         return out
     rows, cols = namespace_of(input._data).triu_indices(n, 1)
     return (input[rows] - input[cols]).norm(float(p), dim=-1)
+
+
+_pdist_entry = _compiled_functions.register(_python_pdist, PdistBackward0, ("self", "result"), kind="pdist",
+                                            addresses=openmp_kernels.pdist_addresses)
 
 
 def dist(input, other, p=2):
