@@ -158,7 +158,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_lu", "_python_lu_unpack", "_python_ldl_factor_ex",
                                                   "_python_ldl_factor", "_python_triangular_solve",
                                                   "_python_solve_triangular", "_python_cholesky_factor",
-                                                  "_python_pdist", "_standard_gamma_grad"} \
+                                                  "_python_pdist", "_standard_gamma_grad",
+                                                  "_python_reduced_scatter"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -3407,6 +3408,54 @@ _SCATTER_REDUCE_CASES = {
 def test_other_scatter_reduce_cases_take_the_python_path(case):
     x, i, s = _scatter_reduce_operands("float32")
     results = _on_both_paths(lambda: _SCATTER_REDUCE_CASES[case](ember.tensor(x), ember.tensor(i), ember.tensor(s)),
+                             (RuntimeError, TypeError, IndexError))
+    assert results[0] == results[1]
+
+
+def test_scatter_with_a_reduce_takes_the_common_case(monkeypatch):
+    from ember.ops import index
+    x, i, s = (ember.tensor(v) for v in _scatter_reduce_operands("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.scatter(x, 1, i, s, reduce="add"),
+                                                              x.scatter(1, i, s, reduce="multiply")),
+                                        [(index, "_scatter_data")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_with_a_reduce_is_the_python_paths_and_torchs(dtype, reduce):
+    """scatter's reduce "add" and "multiply" of a src tensor take scatter_reduce's C function (its "sum"
+    and "prod" with include_self), with scatter's deprecation warning, once per process."""
+    x, i, s = _scatter_reduce_operands(dtype)
+    for dim, idx, src in ((1, i, s), (0, i[:2, :3], s), (-1, i[:, :2], s[:, :3])):
+        def call(lib):
+            return lib.scatter(lib.tensor(x), dim, lib.tensor(idx), lib.tensor(src), reduce=reduce)
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1] and len(results[0][4]) == 1 and "deprecated" in results[0][4][0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = call(torch).numpy()
+        got = np.frombuffer(results[0][3], dtype=want.dtype).reshape(want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+_REDUCED_SCATTER_CASES = {
+    "unknown": lambda x, i, s: ember.scatter(x, 1, i, s, reduce="sum"),
+    "value": lambda x, i, s: ember.scatter(x, 1, i, value=2.0, reduce="add"),
+    "number_src": lambda x, i, s: ember.scatter(x, 1, i, 2.0, reduce="multiply"),
+    "mixed": lambda x, i, s: ember.scatter(x, 1, i, s.double(), reduce="add"),
+    "out_of_range": lambda x, i, s: ember.scatter(x, 1, i + 3, s, reduce="add"),
+    "int32_index": lambda x, i, s: ember.scatter(x, 1, i.int(), s, reduce="multiply"),
+    "grad": lambda x, i, s: ember.scatter(x.requires_grad_(), 1, i, s, reduce="add"),
+    "no_grad": lambda x, i, s: _no_grad(lambda t: ember.scatter(t, 1, i, s, reduce="add"), x.requires_grad_()),
+    "out": lambda x, i, s: ember.scatter(x, 1, i, s, reduce="add", out=ember.empty(0)),
+    "float16": lambda x, i, s: ember.scatter(x.half(), 1, i, s.half(), reduce="add"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_REDUCED_SCATTER_CASES))
+def test_other_scatter_with_a_reduce_cases_take_the_python_path(case):
+    x, i, s = _scatter_reduce_operands("float32")
+    results = _on_both_paths(lambda: _REDUCED_SCATTER_CASES[case](ember.tensor(x), ember.tensor(i), ember.tensor(s)),
                              (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]
 

@@ -281,9 +281,10 @@ typedef struct {
     int product_operands, bfloat16_type;
     PyObject *flop_hook;
     /* a scatter's: the node of a number scattered (node_cls: of a tensor), whether it adds; a
-       "slices" function's ``enum slice_writes`` */
+       "slices" function's ``enum slice_writes``; a scatter_reduce's: whether it is scatter's with a
+       reduce (its names "add" and "multiply", recording nothing) */
     PyObject *number_node;
-    int adds, writes;
+    int adds, writes, scatter_names;
     /* an operator's function's: the index of the operator's method (``methods_``) */
     int method;
     /* an op of one tensor's: whether it computes on integers and bools as the default float dtype; an op
@@ -2091,7 +2092,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.ilp64 = 0;
     for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
-    f.adds = f.writes = f.method = f.converts = f.integers = f.form = f.shifted = f.promotes = f.without_nan = 0;
+    f.adds = f.writes = f.scatter_names = f.method = f.converts = f.integers = f.form = f.shifted = f.promotes = 0;
+    f.without_nan = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
@@ -2113,6 +2115,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                                  &blas[0], &blas[1], &blas[2], &blas[3], &blas[4], &blas[5], &f.ilp64))
         return NULL;
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
+    if (f.kind == SCATTER_REDUCE_FUNCTION && (f.scatter_names = PyObject_IsTrue(specifics)) < 0) return NULL;
     if (f.kind == RANK_ONE_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.flop_hook)) return NULL;
     unsigned long long gemm32 = 0, gemm64 = 0;
     unsigned long long unpack32 = 0, unpack64 = 0;

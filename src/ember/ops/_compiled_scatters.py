@@ -3,7 +3,9 @@ reduce "sum" or "prod" of a small src tensor of the input's dtype (float32, floa
 int32) into a copy of the input at an int64 index (the common case of ``scatter``'s C function,
 ``picks_dim``), each element combined in the index's order (NumPy's ``ufunc.at``, the Python
 op's; int64 and int32 wrapping around), the written positions first set to 0 or 1 where
-``include_self`` is False; the node recorded as ``index.scatter_reduce`` records it. Every other
+``include_self`` is False; the node recorded as ``index.scatter_reduce`` records it. Where the
+function takes ``True`` (``scatter``'s with a reduce and a src tensor), reduce "add" or "multiply"
+(include_self True), recording nothing: tensors that require grad go to the Python op. Every other
 case goes to the Python op.
 """
 
@@ -41,8 +43,8 @@ static PyObject *scatter_reduce_case(Function *f, PyObject *const *args, int *ha
     if (dim < 0 || Py_TYPE(src) != TensorType || !PyUnicode_CheckExact(reduce)
             || (include != Py_True && include != Py_False))
         return NULL;
-    int multiplies = PyUnicode_CompareWithASCIIString(reduce, "prod") == 0;
-    if (!multiplies && PyUnicode_CompareWithASCIIString(reduce, "sum") != 0) return NULL;
+    int multiplies = PyUnicode_CompareWithASCIIString(reduce, f->scatter_names ? "multiply" : "prod") == 0;
+    if (!multiplies && PyUnicode_CompareWithASCIIString(reduce, f->scatter_names ? "add" : "sum") != 0) return NULL;
     PyArrayObject *source = array_of(src);
     int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x);
     if (source == NULL || !adds_type(type) || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
@@ -53,7 +55,7 @@ static PyObject *scatter_reduce_case(Function *f, PyObject *const *args, int *ha
     PyObject *pair[2] = {args[0], src};
     int grad = any_requires_grad(pair, 2);
     int plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0) {
+    if (plain <= 0 || (grad && f->scatter_names)) {
         *handled = plain < 0;
         return NULL;
     }

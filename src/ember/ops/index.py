@@ -553,9 +553,19 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
 
 
 def _scatter(input, dim, index, src=None, value=None, *, reduce=None):
-    if value is None and reduce is None and src is not None:
-        return _scatter_entry[0](input, dim, index, src)
+    if value is None and src is not None:
+        if reduce is None:
+            return _scatter_entry[0](input, dim, index, src)
+        if (reduce == "add" or reduce == "multiply") and isinstance(src, Tensor):
+            warn_once(_SCATTER_SRC_REDUCE_DEPRECATED, stacklevel=3)   # (the frame _python_scatter's names)
+            return _reduced_scatter_entry[0](input, dim, index, src, reduce, True)
     return _python_scatter(input, dim, index, src, value, reduce=reduce)
+
+
+def _python_reduced_scatter(input, dim, index, src, reduce, include_self):
+    """``scatter`` with a src tensor and ``reduce`` in every case its compiled function (``_compiled_scatters``)
+    leaves to Python."""
+    return _python_scatter(input, dim, index, src, reduce=reduce)
 
 
 def _python_scatter(input, dim, index, src=None, value=None, *, reduce=None):
@@ -721,7 +731,9 @@ def _python_scatter_reduce(input, dim, index, src, reduce, include_self=True):
 
 
 _scatter_reduce_entry = _compiled_functions.register(_python_scatter_reduce, ScatterReduceBackward0,
-                                                     kind="scatter_reduce")
+                                                     kind="scatter_reduce", specifics=False)
+_reduced_scatter_entry = _compiled_functions.register(_python_reduced_scatter, None, kind="scatter_reduce",
+                                                      specifics=True)
 
 
 # -- index_add, index_copy, index_fill ----------------------------------------------------------
