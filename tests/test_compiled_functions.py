@@ -159,7 +159,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ldl_factor", "_python_triangular_solve",
                                                   "_python_solve_triangular", "_python_cholesky_factor",
                                                   "_python_pdist", "_standard_gamma_grad",
-                                                  "_python_reduced_scatter"} \
+                                                  "_python_reduced_scatter", "_python_index_reduce"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4539,4 +4539,82 @@ _PDIST_CASES = {
 def test_other_pdist_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _PDIST_CASES[case](ember.tensor(_pdist_rows((5, 3)))),
                              (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]
+
+
+# -- index_reduce -----------------------------------------------------------------------------
+
+def _index_reduce_operands(dtype):
+    rng = np.random.default_rng(9)
+    if dtype.startswith("float"):
+        x, src = rng.uniform(-2, 2, (5, 3)).astype(dtype), rng.uniform(-2, 2, (4, 3)).astype(dtype)
+        x[0, 0], x[2, 1], src[1, 2], src[3, 0], src[0, 1], x[4, 2] = np.nan, -0.0, np.nan, 0.0, np.inf, -np.inf
+    else:
+        x, src = rng.integers(-4, 5, (5, 3)).astype(dtype), rng.integers(-4, 5, (4, 3)).astype(dtype)
+    return x, np.array([0, 2, 0, 4]), src
+
+
+def _index_reduce_warned():
+    with warnings.catch_warnings():   # (torch's beta warning, once per process, by the Python op)
+        warnings.simplefilter("ignore")
+        ember.index_reduce(ember.ones(2), 0, ember.tensor([0]), ember.ones(1), "prod")
+
+
+def test_index_reduce_takes_the_common_case(monkeypatch):
+    from ember.ops import index
+    _index_reduce_warned()
+    x, i, s = (ember.tensor(v) for v in _index_reduce_operands("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.index_reduce(x, 0, i, s, "mean"),
+                                                              x.index_reduce(0, i, s, "amax", include_self=False),
+                                                              x.clone().index_reduce_(0, i, s, "prod")),
+                                        [(index, "_scatter_data")])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_is_the_python_paths_and_torchs(dtype, reduce, include_self):
+    _index_reduce_warned()
+    x, i, s = _index_reduce_operands(dtype)
+    for dim, xs, idx, src in ((0, x, i, s), (1, x.T.copy(), i[:3] % 3, s.T[:, :3].copy()),
+                              (-1, x[None], i[1:] % 3, s[None, 1:].transpose(0, 2, 1).copy())):
+        if dim == -1:
+            xs = xs.transpose(0, 2, 1).copy()
+        def call(lib):
+            return lib.index_reduce(lib.tensor(xs), dim, lib.tensor(idx), lib.tensor(src), reduce,
+                                    include_self=include_self)
+        results = _on_both_paths(lambda: call(ember), (RuntimeError,))
+        assert results[0] == results[1]
+        if isinstance(results[0][0], type):   # (an integer mean: torch's error, on the Python path)
+            assert reduce == "mean" and dtype.startswith("int")
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = call(torch).numpy()
+        got = np.frombuffer(results[0][3], dtype=want.dtype).reshape(want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+_INDEX_REDUCE_CASES = {
+    "sum": lambda x, i, s: ember.index_reduce(x, 0, i, s, "sum"),
+    "int32_index": lambda x, i, s: ember.index_reduce(x, 0, i.int(), s, "prod"),
+    "out_of_range": lambda x, i, s: ember.index_reduce(x, 0, i + 3, s, "amax"),
+    "negative_index": lambda x, i, s: ember.index_reduce(x, 0, i - 1, s, "amin"),
+    "mixed": lambda x, i, s: ember.index_reduce(x, 0, i, s.double(), "mean"),
+    "float16": lambda x, i, s: ember.index_reduce(x.half(), 0, i, s.half(), "prod"),
+    "int_mean": lambda x, i, s: ember.index_reduce(x.long(), 0, i, s.long(), "mean"),
+    "wrong_source": lambda x, i, s: ember.index_reduce(x, 0, i, s[:, :2], "prod"),
+    "int_include_self": lambda x, i, s: ember.index_reduce(x, 0, i, s, "prod", include_self=1),
+    "zero_dims": lambda x, i, s: ember.index_reduce(x[0, 0], 0, i[:1], s[0, 0], "prod"),
+    "grad": lambda x, i, s: ember.index_reduce(x, 0, i, s.requires_grad_(), "mean"),
+    "out": lambda x, i, s: ember.index_reduce(x, 0, i, s, "prod", out=ember.empty(0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INDEX_REDUCE_CASES))
+def test_other_index_reduce_cases_take_the_python_path(case):
+    _index_reduce_warned()
+    x, i, s = _index_reduce_operands("float32")
+    results = _on_both_paths(lambda: _INDEX_REDUCE_CASES[case](ember.tensor(x), ember.tensor(i), ember.tensor(s)),
+                             (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]

@@ -48,7 +48,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
-          "ldl_factor", "triangular_solve", "cholesky", "pdist")
+          "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce")
 # the kinds of ``_compiled_factorizations``: their specifics (a result type, flags, the loops' routines) as
 # given, or made at the first call where a callable gives them
 _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky")
@@ -56,7 +56,7 @@ _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangula
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
                    "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
-                   "nan_to_num", "heaviside", "lerp", "frexp", "outer", "trace")
+                   "nan_to_num", "heaviside", "lerp", "frexp", "outer", "trace", "index_reduce")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -252,7 +252,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      LERP_FUNCTION, FREXP_FUNCTION, ADD_PRODUCT_FUNCTION, SOFTMAX_FUNCTION,
                      OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION, QR_FUNCTION,
                      LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION, TRIANGULAR_SOLVE_FUNCTION, CHOLESKY_FUNCTION,
-                     PDIST_FUNCTION };
+                     PDIST_FUNCTION, INDEX_REDUCE_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -1968,9 +1968,9 @@ DISTANCES_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
-                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2};
+                                            2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2, 6};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == PDIST_FUNCTION + 1
+                                     == INDEX_REDUCE_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2040,6 +2040,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = rank_one_case(f, args, &handled);
         else if (f->kind == PDIST_FUNCTION)
             out = pdist_case(f, args, &handled);
+        else if (f->kind == INDEX_REDUCE_FUNCTION)
+            out = index_reduce_case(f, args, &handled);
         else if (f->kind == LU_FACTOR_FUNCTION)
             out = lu_factor_case(f, args, &handled);
         else if (f->kind == QR_FUNCTION)
@@ -2097,7 +2099,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > PDIST_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > INDEX_REDUCE_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }

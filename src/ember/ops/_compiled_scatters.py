@@ -7,6 +7,16 @@ op's; int64 and int32 wrapping around), the written positions first set to 0 or 
 function takes ``True`` (``scatter``'s with a reduce and a src tensor), reduce "add" or "multiply"
 (include_self True), recording nothing: tensors that require grad go to the Python op. Every other
 case goes to the Python op.
+
+Kind "index_reduce": ``index_reduce(input, dim, index, source, reduce, include_self)`` of a small
+float32, float64, int64 or int32 input with dims, an int dim, a 1-d int64 index within range (the
+common case of ``index_add``'s C function) and a source of the input's dtype and shape but along
+``dim`` (the index's size there), reduce "prod", "amax", "amin" (each element combined in the
+index's order as NumPy's ``ufunc.at`` combines it: a NaN met kept) or, for floats, "mean" (the sums
+divided by the count of each slice, itself included where ``include_self``), the written slices
+first set to the reduction's identity where ``include_self`` is False: the values the Python op's
+``scatter_reduce`` of the index spread along ``dim`` gives. Nothing records: tensors that require
+grad, and every other case, go to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -28,6 +38,106 @@ static void identity_element(int type, int multiplies, char *to) {
     else if (type == NPY_FLOAT64) *(double *)to = multiplies ? 1.0 : 0.0;
     else if (type == NPY_INT64) *(npy_int64 *)to = multiplies;
     else *(npy_int32 *)to = multiplies;
+}
+
+/* ``*to = maximum(*to, *from)`` (``is_max``) or ``minimum`` of one element of ``type`` (``adds_type``'s), as
+   NumPy's ``maximum.at`` and ``minimum.at``: a NaN in either kept. */
+static void extreme_element(int type, int is_max, char *to, const char *from) {
+#define EXTREME(T) {                                                   \
+        const T a = *(const T *)to, b = *(const T *)from;              \
+        *(T *)to = (is_max ? a >= b : a <= b) || a != a ? a : b;       \
+    }
+    if (type == NPY_FLOAT32) EXTREME(float)
+    else if (type == NPY_FLOAT64) EXTREME(double)
+    else if (type == NPY_INT64) EXTREME(npy_int64)
+    else EXTREME(npy_int32)
+#undef EXTREME
+}
+
+/* The lowest (``lowest``) or highest element of ``type`` (``adds_type``'s) into ``to``: -inf and inf for floats. */
+static void bound_element(int type, int lowest, char *to) {
+    if (type == NPY_FLOAT32) *(float *)to = lowest ? -INFINITY : INFINITY;
+    else if (type == NPY_FLOAT64) *(double *)to = lowest ? -INFINITY : INFINITY;
+    else if (type == NPY_INT64) *(npy_int64 *)to = lowest ? NPY_MIN_INT64 : NPY_MAX_INT64;
+    else *(npy_int32 *)to = lowest ? NPY_MIN_INT32 : NPY_MAX_INT32;
+}
+
+/* index_reduce's reductions (``_compiled_scatters``) */
+enum index_reduction { INDEX_PROD, INDEX_MEAN, INDEX_AMAX, INDEX_AMIN };
+
+/* ``index_reduce(input, dim, index, source, reduce, include_self)`` in the common case
+   (``_compiled_scatters``), no ``__torch_function__`` dispatch or forward-mode AD. A new tensor, NULL on
+   error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *index_reduce_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *index = args[2], *src = args[3], *reduce = args[4], *include = args[5];
+    if (Py_TYPE(t) != TensorType || Py_TYPE(index) != TensorType || Py_TYPE(src) != TensorType
+            || !PyLong_CheckExact(args[1]) || !PyUnicode_CheckExact(reduce)
+            || (include != Py_True && include != Py_False))
+        return NULL;
+    static const char *const names[] = {"prod", "mean", "amax", "amin"};
+    int reduction = -1;
+    for (int r = 0; r < 4 && reduction < 0; r++)
+        if (PyUnicode_CompareWithASCIIString(reduce, names[r]) == 0) reduction = r;
+    PyArrayObject *x = array_of(t), *idx = array_of(index), *source = array_of(src);
+    if (reduction < 0 || !small_numbers(x) || PyArray_NDIM(x) == 0 || !small_indices(idx) || PyArray_NDIM(idx) != 1
+            || source == NULL || !adds_type(PyArray_TYPE(x)) || PyArray_TYPE(source) != PyArray_TYPE(x)
+            || (reduction == INDEX_MEAN && !PyArray_ISFLOAT(x)) || !PyArray_ISNOTSWAPPED(source)
+            || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != PyArray_NDIM(x)
+            || PyArray_NBYTES(source) >= small_bytes)
+        return NULL;
+    int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x);
+    npy_intp dim;
+    if (!dim_arg(args[1], ndim, &dim)) return NULL;
+    for (int d = 0; d < ndim; d++)
+        if (PyArray_DIM(source, d) != (d == dim ? PyArray_SIZE(idx) : PyArray_DIM(x, d))) return NULL;
+    npy_intp size = PyArray_DIM(x, (int)dim);
+    if (!indices_within(idx, 0, size)) return NULL;
+    PyObject *both[2] = {t, src};
+    int grad = any_requires_grad(both, 2);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+    double *counts = reduction == INDEX_MEAN ? PyMem_Calloc(size, sizeof(double)) : NULL;
+    if (copy == NULL || (reduction == INDEX_MEAN && counts == NULL)) {
+        Py_XDECREF(copy);
+        return reduction == INDEX_MEAN && counts == NULL ? PyErr_NoMemory() : NULL;
+    }
+    /* each element of the slices written (the source's shape), in C order: the identity first where
+       the input's own are left out, then each combined in */
+    npy_intp shape[NPY_MAXDIMS];
+    for (int d = 0; d < ndim; d++) shape[d] = PyArray_DIM(source, d);
+    for (int pass = include == Py_True; pass < 2; pass++) {
+        npy_intp at[NPY_MAXDIMS] = {0};
+        for (npy_intp n = PyArray_SIZE(source); n > 0; n--, advance(at, shape, ndim)) {
+            npy_int64 k = *(const npy_int64 *)(PyArray_BYTES(idx) + at[dim] * PyArray_STRIDE(idx, 0));
+            char *to = PyArray_BYTES(copy) + k * PyArray_STRIDE(copy, (int)dim) + offset_of(copy, at, (int)dim);
+            const char *from = PyArray_BYTES(source) + offset_of(source, at, -1);
+            if (pass == 0 && reduction >= INDEX_AMAX) bound_element(type, reduction == INDEX_AMAX, to);
+            else if (pass == 0) identity_element(type, reduction == INDEX_PROD, to);
+            else if (reduction == INDEX_PROD) multiply_element(type, to, from);
+            else if (reduction == INDEX_MEAN) add_element(type, to, from);
+            else extreme_element(type, reduction == INDEX_AMAX, to, from);
+        }
+    }
+    if (reduction == INDEX_MEAN) {   /* (each slice's count: the times the index names it, and itself) */
+        for (npy_intp j = 0; j < PyArray_SIZE(idx); j++)
+            counts[*(const npy_int64 *)(PyArray_BYTES(idx) + j * PyArray_STRIDE(idx, 0))] += 1;
+        npy_intp at[NPY_MAXDIMS] = {0};
+        for (npy_intp n = PyArray_SIZE(copy); n > 0; n--, advance(at, PyArray_DIMS(copy), ndim)) {
+            double count = counts[at[dim]] + (include == Py_True);
+            char *to = PyArray_BYTES(copy) + offset_of(copy, at, -1);
+            if (count == 0) count = 1;
+            if (type == NPY_FLOAT32) *(float *)to = *(float *)to / (float)count;
+            else *(double *)to = *(double *)to / count;
+        }
+        PyMem_Free(counts);
+    }
+    return make((PyObject *)copy);
 }
 
 /* ``scatter_reduce(input, dim, index, src, reduce, include_self)`` in the common case: ``picks_dim``'s,

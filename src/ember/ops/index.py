@@ -1477,8 +1477,15 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     into a copy of ``input`` at the positions along ``dim`` given by ``index``; with
     ``include_self=False`` the values of ``input`` at those positions are left out of the
     reduction."""
+    if out is None and _index_reduce_warned:   # (the compiled function's case: torch's warning given)
+        return _index_reduce_entry[0](input, dim, index, source, reduce, include_self)
     result = _index_reduce(input, dim, index, source, reduce, include_self=include_self)
     return result if out is None else write_out(result, out, True, "index_reduce")
+
+
+def _python_index_reduce(input, dim, index, source, reduce, include_self):
+    """``index_reduce`` in every case its compiled function (``_compiled_scatters``) leaves to Python."""
+    return _index_reduce(input, dim, index, source, reduce, include_self=include_self)
 
 
 def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
@@ -1538,6 +1545,9 @@ def _index_reduced_by_slices(data, d, idx, src, reduce, include_self):
             counts[counts == 0] = 1
         np.true_divide(out, counts.reshape((-1,) + (1,) * (out.ndim - d - 1)), out=out)
     return out
+
+
+_index_reduce_entry = _compiled_functions.register(_python_index_reduce, None, kind="index_reduce")
 
 
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
@@ -1687,5 +1697,11 @@ __all__ = ["index_select", "gather", "take_along_dim", "scatter", "scatter_add",
 
 for _fn in (index_reduce_, put, put_, fill_diagonal_):
     method()(_fn)
-method("index_reduce")(_index_reduce)
 del _fn
+
+
+@method("index_reduce")
+def _index_reduce_method(self, dim, index, source, reduce, *, include_self=True):   # (no out=, as torch's)
+    if _index_reduce_warned:
+        return _index_reduce_entry[0](self, dim, index, source, reduce, include_self)
+    return _index_reduce(self, dim, index, source, reduce, include_self=include_self)
