@@ -2535,7 +2535,6 @@ _ADDC_CASES = {
     "broadcast": lambda x, a, b: ember.addcmul(x, a[:1], b),
     "mixed_dtypes": lambda x, a, b: ember.addcdiv(x, a.double(), b),
     "float16": lambda x, a, b: ember.addcmul(x.half(), a.half(), b.half()),
-    "int64": lambda x, a, b: ember.addcmul(x.long(), a.long(), b.long(), value=3),
     "int_division": lambda x, a, b: ember.addcdiv(x, a.long(), b.long()),
     "transposed": lambda x, a, b: ember.addcmul(x.t(), a.t(), b.t()),
     "bool_value": lambda x, a, b: ember.addcmul(x, a, b, value=True),
@@ -2558,6 +2557,63 @@ _ADDC_CASES = {
 def test_other_addc_cases_take_the_python_path(case):
     values = _addc_operands("float32")
     results = _on_both_paths(lambda: _ADDC_CASES[case](*(ember.tensor(v) for v in values)), (RuntimeError, TypeError))
+    assert results[0] == results[1]
+
+
+def _integer_addc_operands(dtype):
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype)
+    low, high = max(info.min, -2 ** 62), min(info.max, 2 ** 62)
+    return (rng.integers(low, high, (3, 4), endpoint=True).astype(dtype),
+            rng.integers(low, high, (4,), endpoint=True).astype(dtype),
+            rng.integers(low, high, (3, 1), endpoint=True).astype(dtype))
+
+
+def test_integer_addcmul_takes_the_common_case(monkeypatch):
+    from ember.ops import ternary
+    x, a, b = (ember.tensor(v) for v in _integer_addc_operands("int64"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.addcmul(x, a, b, value=3), x.addcmul(a, b)),
+                                        [(ternary, "_compute")])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64"])
+def test_integer_addcmul_is_the_python_paths_and_torchs(dtype):
+    """Three integer tensors of one dtype whose shapes broadcast and an int value: each step wraps around as
+    NumPy's passes (and torch's kernel) wrap."""
+    x, a, b = _integer_addc_operands(dtype)
+    info = np.iinfo(dtype)
+    for value in sorted({1, 3, 0, -7, info.max, info.min, -1}):
+        if not info.min <= value <= info.max:
+            continue
+        for args in ((x, a, b), (a, x, b), (b, a, x[:1]), (x[0, 0], a, b[0])):
+            results = _on_both_paths(lambda: ember.addcmul(*(ember.tensor(v) for v in args), value=value))
+            assert results[0] == results[1]
+            if dtype in ("int64", "int32", "int16", "int8", "uint8"):   # (torch's integer dtypes)
+                want = torch.addcmul(*(torch.tensor(v) for v in args), value=value).numpy()
+                assert np.frombuffer(results[0][3], dtype).reshape(want.shape).tolist() == want.tolist()
+
+
+_INTEGER_ADDC_CASES = {
+    "not_held_value": lambda x, a, b: ember.addcmul(x.int(), a.int(), b.int(), value=2 ** 40),
+    "negative_value_unsigned": lambda x, a, b: ember.addcmul(x.byte(), a.byte(), b.byte(), value=-1),
+    "float_value": lambda x, a, b: ember.addcmul(x, a, b, value=0.5),
+    "bool_value": lambda x, a, b: ember.addcmul(x, a, b, value=True),
+    "huge_value": lambda x, a, b: ember.addcmul(x, a, b, value=2 ** 70),
+    "bool": lambda x, a, b: ember.addcmul(x > 0, a > 0, b > 0),
+    "mixed_dtypes": lambda x, a, b: ember.addcmul(x, a.int(), b),
+    "float_and_integers": lambda x, a, b: ember.addcmul(x.float(), a, b),
+    "not_broadcasting": lambda x, a, b: ember.addcmul(x, a[:3], b),
+    "division": lambda x, a, b: ember.addcdiv(x, a, b),
+    "out": lambda x, a, b: ember.addcmul(x, a, b, out=ember.empty(0, dtype=ember.int64)),
+    "empty": lambda x, a, b: ember.addcmul(x[:0], a, b[:0]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INTEGER_ADDC_CASES))
+def test_other_integer_addc_cases_take_the_python_path(case):
+    values = [v % 100 for v in _integer_addc_operands("int64")]
+    results = _on_both_paths(lambda: _INTEGER_ADDC_CASES[case](*(ember.tensor(v) for v in values)),
+                             (RuntimeError, TypeError))
     assert results[0] == results[1]
 
 

@@ -9,7 +9,9 @@ warn or raise), the result is dropped and the Python op runs. ``lerp(input, end,
 small float tensors of one dtype and shape and a number weight the dtype holds, as
 ``ternary._lerp_in_passes`` computes it (``input + weight * (end - input)`` where ``|weight| <
 0.5``, else ``end - (end - input) * (1 - weight)``, each step rounded to the dtype), the same
-fallback. Every other case goes to the Python op.
+fallback. ``addcmul`` of three small tensors of one integer dtype (not bool) whose shapes broadcast
+and an int value the dtype holds: each step wrapping around as the Python op's NumPy passes wrap
+(computed in 64 bits, whose low bits are the dtype's). Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -90,6 +92,81 @@ static PyObject *addc_node(Function *f, PyObject *const *args, PyArrayObject *x,
     return node;
 }
 
+/* The low ``size`` bytes of the integer at ``p`` (any integer dtype) as a 64-bit unsigned number, and
+   ``v``'s low bytes stored there: what wrapping arithmetic needs of them. */
+static npy_uint64 integer_bits(const char *p, int size) {
+    return size == 1 ? *(const npy_uint8 *)p : size == 2 ? *(const npy_uint16 *)p
+           : size == 4 ? *(const npy_uint32 *)p : *(const npy_uint64 *)p;
+}
+
+static void store_integer_bits(char *p, int size, npy_uint64 v) {
+    if (size == 1) *(npy_uint8 *)p = (npy_uint8)v;
+    else if (size == 2) *(npy_uint16 *)p = (npy_uint16)v;
+    else if (size == 4) *(npy_uint32 *)p = (npy_uint32)v;
+    else *(npy_uint64 *)p = v;
+}
+
+/* ``addcmul(input, tensor1, tensor2, value)`` of three small tensors of one integer dtype (not bool) whose
+   shapes broadcast and an int value the dtype holds (``_compiled_addc``). A new tensor, NULL on error, or
+   ``*handled`` set to 0 where the case is not this one. */
+static PyObject *integer_addcmul_case(PyObject *const *args, int *handled) {
+    PyArrayObject *arrays[3];
+    int nd = 0;
+    for (int i = 0; i < 3; i++) {
+        PyArrayObject *a = arrays[i] = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
+        if (a == NULL || !PyArray_ISINTEGER(a) || PyArray_TYPE(a) != PyArray_TYPE(arrays[0]) || !PyArray_ISNOTSWAPPED(a)
+                || !PyArray_ISALIGNED(a) || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes)
+            return NULL;
+        if (PyArray_NDIM(a) > nd) nd = PyArray_NDIM(a);
+    }
+    int size = (int)PyArray_ITEMSIZE(arrays[0]), bits = 8 * size;
+    if (!PyLong_CheckExact(args[3])) return NULL;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(args[3], &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int fits = PyArray_ISSIGNED(arrays[0]) ? bits == 64 || (v >= -(1LL << (bits - 1)) && v < (1LL << (bits - 1)))
+               : v >= 0 && (bits == 64 || v < (1LL << bits));
+    if (!fits) return NULL;
+    /* the broadcast shape, and each operand's byte strides over it (0 where it broadcasts) */
+    npy_intp shape[NPY_MAXDIMS], strides[3][NPY_MAXDIMS];
+    for (int d = 0; d < nd; d++) {
+        shape[d] = 1;
+        for (int i = 0; i < 3; i++) {
+            int k = d - (nd - PyArray_NDIM(arrays[i]));
+            npy_intp n = k < 0 ? 1 : PyArray_DIM(arrays[i], k);
+            if (n != 1 && shape[d] != 1 && n != shape[d]) return NULL;   /* (the Python op's error) */
+            if (n != 1) shape[d] = n;
+        }
+        for (int i = 0; i < 3; i++) {
+            int k = d - (nd - PyArray_NDIM(arrays[i]));
+            strides[i][d] = k < 0 || PyArray_DIM(arrays[i], k) == 1 ? 0 : PyArray_STRIDE(arrays[i], k);
+        }
+    }
+    int plain = plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(nd, shape, PyArray_TYPE(arrays[0]));
+    if (values == NULL) return NULL;
+    npy_intp at[NPY_MAXDIMS] = {0};
+    char *to = PyArray_BYTES(values);
+    for (npy_intp n = PyArray_SIZE(values); n > 0; n--, to += size, advance(at, shape, nd)) {
+        npy_uint64 operand[3];
+        for (int i = 0; i < 3; i++) {
+            npy_intp offset = 0;
+            for (int d = 0; d < nd; d++) offset += at[d] * strides[i][d];
+            operand[i] = integer_bits(PyArray_BYTES(arrays[i]) + offset, size);
+        }
+        store_integer_bits(to, size, operand[0] + operand[1] * (npy_uint64)v * operand[2]);
+    }
+    return make((PyObject *)values);
+}
+
 /* ``addcmul(input, tensor1, tensor2, value)`` (``addcdiv``'s where ``f->divides``) in the common
    case: three small C-contiguous float32 or float64 tensors of one dtype and shape (float32 of at
    most ``f->max_elements`` elements: the Python op's loop takes more), a number value
@@ -97,6 +174,8 @@ static PyObject *addc_node(Function *f, PyObject *const *args, PyArrayObject *x,
    exception. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
 static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
+    PyArrayObject *first = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    if (!f->divides && first != NULL && PyArray_ISINTEGER(first)) return integer_addcmul_case(args, handled);
     PyArrayObject *arrays[3];
     if (!same_float_tensors(args, 3, arrays)) return NULL;
     PyArrayObject *x = arrays[0];
