@@ -4674,3 +4674,110 @@ def test_other_index_reduce_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _INDEX_REDUCE_CASES[case](ember.tensor(x), ember.tensor(i), ember.tensor(s)),
                              (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]
+
+
+# -- float ops of integer tensors; ops on loops of two shapes ------------------------------------
+
+FLOAT_OPS_OF_TWO = ["xlogy", "xlog1py", "atan2", "copysign"]   # (their Python ops take float_arrays' operands)
+LOOP_OPS_OF_TWO = ["xlogy", "xlog1py", "floor_divide", "remainder", "_python_div_floor", "_python_div_trunc"]
+
+
+def _two_operands(dtypes, shapes):
+    rng = np.random.default_rng(11)
+    out = []
+    for dtype, shape in zip(dtypes, shapes):
+        if dtype == "bool":
+            out.append(rng.integers(0, 2, shape).astype(bool))
+        elif dtype.startswith(("int", "uint")):
+            out.append(rng.integers(0 if dtype.startswith("u") else -6, 7, shape).astype(dtype))
+        else:
+            values = rng.uniform(-4, 4, shape).astype(dtype)
+            values.reshape(-1)[:2] = [0.0, np.nan][:values.size]
+            out.append(values)
+    return out
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3))], ids=str)
+@pytest.mark.parametrize("dtypes", [("int64", "int64"), ("int32", "float32"), ("float64", "int16"), ("bool", "bool"),
+                                    ("uint8", "float32"), ("int8", "uint8")], ids="-".join)
+@pytest.mark.parametrize("name", FLOAT_OPS_OF_TWO)
+def test_float_ops_of_integers_are_the_python_paths_and_torchs(name, dtypes, shapes):
+    fn, torch_fn = BINARY_OPS[name][:2]
+    a, b = _two_operands(dtypes, shapes)
+    results = _on_both_paths(lambda: fn(ember.tensor(a), ember.tensor(b)))
+    assert results[0] == results[1]
+    want = torch_fn(torch.tensor(a), torch.tensor(b))
+    assert results[0][0] == getattr(ember, str(want.dtype).removeprefix("torch."))
+    got = np.frombuffer(results[0][3], want.numpy().dtype).reshape(want.shape)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((3, 4), (1, 4)), ((2, 3, 4), (3, 4)), ((2, 3, 4), (1, 1, 4)),
+                                    ((4,), (3, 4)), ((3, 1), (1, 4)), ((3, 4), (3, 1)), ((2, 1, 4), (3, 1)),
+                                    ((3, 4), ()), ((3, 4), (1,)), ((), (5,))], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", LOOP_OPS_OF_TWO)
+def test_loop_ops_of_two_shapes_are_the_python_paths_and_torchs(name, dtype, shapes):
+    fn, torch_fn = BINARY_OPS[name][:2]
+    a, b = _two_operands((dtype, dtype), shapes)
+    if name != "xlogy" and name != "xlog1py":
+        b[b == 0] = 0.5   # (no division by zero: NumPy's warning is the Python path's alone)
+    else:
+        b = np.abs(b)
+    results = _on_both_paths(lambda: fn(ember.tensor(a), ember.tensor(b)))
+    assert results[0] == results[1]
+    want = torch_fn(torch.tensor(a), torch.tensor(b)).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype).reshape(want.shape), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["xlogy", "atan2", "remainder"])
+def test_two_shapes_nodes_and_gradients_are_the_python_paths(name):
+    fn = BINARY_OPS[name][0]
+    a, b = _two_operands(("float32", "float32"), ((3, 4), (4,)))
+    b = np.abs(b) + 0.5
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x, y = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+            out = fn(x, y)
+            node = out.grad_fn
+            fields = [getattr(node, field, None)
+                      for field in ("self_shape", "self_dtype", "other_shape", "other_dtype")]
+            fields += [t.detach().numpy().tobytes() for t in node.saved_tensors]
+            out.backward(ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)))
+            results.append((type(node).__name__, fields, x.grad.numpy().tobytes(), y.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+def test_float_ops_of_integers_take_the_common_case(monkeypatch):
+    from ember.ops import pointwise
+    a, b = (ember.tensor(v) for v in _two_operands(("int64", "int32"), ((3, 4), (4,))))
+    x = ember.tensor(np.linspace(0.5, 2, 3, dtype=np.float32).reshape(3, 1))
+    row = ember.tensor(np.linspace(0.5, 2, 4, dtype=np.float32))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.xlogy(a, b), ember.atan2(a, x), ember.xlogy(a, row),
+                                                              ember.remainder(x * row, row)),
+                                        [(pointwise, "_binary")])
+
+
+_TWO_OPERAND_CASES = {
+    "float32_and_float64": lambda a, b: ember.xlogy(a.float(), b.double()),
+    "not_broadcasting": lambda a, b: ember.xlogy(a.float(), b[:3].float()),
+    "not_broadcasting_ints": lambda a, b: ember.atan2(a, b[:3]),
+    "complex": lambda a, b: ember.xlogy(a.to(ember.complex64), b),
+    "float16": lambda a, b: ember.xlogy(a.half(), b),
+    "integer_remainder_broadcast": lambda a, b: ember.remainder(a, b.abs() + 1),
+    "integer_remainder_by_zero": lambda a, b: ember.remainder(a, b * 0),
+    "integer_maximum_mixed": lambda a, b: ember.maximum(a, b.int()),
+    "hypot_of_integers": lambda a, b: ember.hypot(a, b),
+    "xlogy_number": lambda a, b: ember.xlogy(a, 2.0),
+    "out": lambda a, b: ember.xlogy(a, b, out=ember.empty(0)),
+    "float16_default": lambda a, b: _with_default_float16(lambda: ember.xlogy(a, b)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_TWO_OPERAND_CASES))
+def test_other_two_operand_cases_take_the_python_path(case):
+    a, b = _two_operands(("int64", "int64"), ((3, 4), (4,)))
+    results = _on_both_paths(lambda: _TWO_OPERAND_CASES[case](ember.tensor(a), ember.tensor(b)),
+                             (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]

@@ -180,9 +180,9 @@ def _specifics(function):
         return (_SLICE_WRITES.index(function.specifics),)
     if function.kind == "unary":   # (whether it computes on integers and bools as the default float dtype)
         return (bool(function.specifics),)
-    if function.kind == "binary":   # (which integer tensors it takes, and on which ufunc)
-        integers, int_ufunc = function.specifics or (None, None)
-        return (_INTEGERS.index(integers), int_ufunc or function.ufunc)
+    if function.kind == "binary":   # (which integer tensors it takes, on which ufunc; whether it is a float op)
+        integers, int_ufunc, converts = function.specifics or (None, None, False)
+        return (_INTEGERS.index(integers), int_ufunc or function.ufunc, converts)
     if function.kind in ("addc", "scan", "triangle"):   # (whether it divides; multiplies; keeps the upper one)
         return (bool(function.specifics),)
     if function.kind in ("matmul", "add_product"):   # (and NumPy's CBLAS routines: vdot's real dot is dot's)
@@ -288,7 +288,8 @@ typedef struct {
     /* an operator's function's: the index of the operator's method (``methods_``) */
     int method;
     /* an op of one tensor's: whether it computes on integers and bools as the default float dtype; an op
-       of two's: the ``enum integers`` of two tensors of one dtype it takes, on ``int_ufunc`` */
+       of two's: the ``enum integers`` of two tensors of one dtype it takes, on ``int_ufunc``, and whether it
+       is a float op (integers and bools taken as ``pointwise.float_arrays`` takes them) */
     int converts, integers;
     PyObject *int_ufunc;
     /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); whether a function of
@@ -444,6 +445,69 @@ static PyArrayObject *as_default_float(PyArrayObject *x) {
     return type <= 0 ? NULL : (PyArrayObject *)PyArray_CastToType(x, PyArray_DescrFromType(type), 0);
 }
 
+static PyArrayObject *broadcast_copy(PyArrayObject *a, const npy_intp *shape, int ndim);
+
+/* The shape ``x`` and ``y`` broadcast to (into ``shape``): its number of dims, or -1 where they do not
+   broadcast. */
+static int broadcast_shape(PyArrayObject *x, PyArrayObject *y, npy_intp *shape) {
+    int nd = PyArray_NDIM(x) > PyArray_NDIM(y) ? PyArray_NDIM(x) : PyArray_NDIM(y);
+    for (int d = 0; d < nd; d++) {
+        int i = d - (nd - PyArray_NDIM(x)), j = d - (nd - PyArray_NDIM(y));
+        npy_intp m = i < 0 ? 1 : PyArray_DIM(x, i), n = j < 0 ? 1 : PyArray_DIM(y, j);
+        if (m != n && m != 1 && n != 1) return -1;
+        shape[d] = m == 1 ? n : m;
+    }
+    return nd;
+}
+
+/* Whether ``y`` repeats over ``x``'s leading dims as rows, as ``vector_math.binary`` takes it: its sizes after
+   its leading 1s are ``x``'s last ones (none, as a 0-d ``y``'s, or a size 1's, is not a row). */
+static int rows_of(PyArrayObject *x, PyArrayObject *y) {
+    int first = 0;
+    while (first < PyArray_NDIM(y) && PyArray_DIM(y, first) == 1) first++;
+    int k = PyArray_NDIM(y) - first;
+    return k > 0 && k <= PyArray_NDIM(x)
+           && PyArray_CompareLists(PyArray_DIMS(x) + PyArray_NDIM(x) - k, PyArray_DIMS(y) + first, k);
+}
+
+/* A binary op's two tensors ``inputs`` where their arrays are not yet its case: a float op's
+   (``f->converts``) integers and bools taken as ``pointwise.float_arrays`` takes them (as the other's float
+   dtype, or both as the default float dtype), and, for an op on a loop, a second array of rows repeated
+   over the first (``rows_of``: the Python op's loop takes them, not NumPy's passes) as a row-major copy of
+   the first's shape; then ``float_function_case``. */
+static PyObject *binary_operands_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled) {
+    PyArrayObject *x = arrays[0], *y = arrays[1];
+    int tx = PyArray_TYPE(x), ty = PyArray_TYPE(y);
+    int fx = tx == NPY_FLOAT32 || tx == NPY_FLOAT64, fy = ty == NPY_FLOAT32 || ty == NPY_FLOAT64;
+    int ix = PyArray_ISINTEGER(x) || PyArray_ISBOOL(x), iy = PyArray_ISINTEGER(y) || PyArray_ISBOOL(y);
+    int type = fx && fy ? (tx == ty ? tx : 0) : f->converts && fx && iy ? tx : f->converts && ix && fy ? ty
+               : f->converts && ix && iy ? default_float_type() : 0;
+    npy_intp shape[NPY_MAXDIMS];
+    int same = PyArray_NDIM(x) == PyArray_NDIM(y) && PyArray_CompareLists(PyArray_DIMS(x), PyArray_DIMS(y),
+                                                                           PyArray_NDIM(x));
+    int spreads = !same && f->ufunc == Py_None && rows_of(x, y);
+    int nd = spreads ? broadcast_shape(x, y, shape) : 0;
+    if (type <= 0 || nd < 0 || (tx == type && ty == type && !spreads) || !PyArray_ISNOTSWAPPED(x)
+            || !PyArray_ISNOTSWAPPED(y) || PyArray_NBYTES(x) >= small_bytes || PyArray_NBYTES(y) >= small_bytes) {
+        *handled = type < 0;
+        return type < 0 ? NULL : float_function_case(f, inputs, arrays, NULL, handled);
+    }
+    PyArrayObject *taken[2] = {NULL, NULL};
+    PyObject *out = NULL;
+    for (int i = 0; i < 2; i++) {
+        PyArrayObject *a = PyArray_TYPE(arrays[i]) == type ? (PyArrayObject *)Py_NewRef(arrays[i])
+                           : (PyArrayObject *)PyArray_CastToType(arrays[i], PyArray_DescrFromType(type), 0);
+        if (a != NULL && spreads && (PyArray_NDIM(a) != nd || !PyArray_CompareLists(PyArray_DIMS(a), shape, nd)))
+            Py_SETREF(a, broadcast_copy(a, shape, nd));
+        if ((taken[i] = a) == NULL) break;
+    }
+    if (taken[0] != NULL && taken[1] != NULL) out = float_function_case(f, inputs, taken, NULL, handled);
+    else *handled = 1;
+    Py_XDECREF(taken[0]);
+    Py_XDECREF(taken[1]);
+    return out;
+}
+
 /* ``matmul`` of two small tensors of one half-precision dtype (float16 or bfloat16) where nothing records:
    the product of their float32 forms, cast back, as ``linalg._product`` computes it. */
 static PyObject *half_product_case(Function *f, PyObject *const *inputs, PyArrayObject **arrays, int *handled) {
@@ -474,6 +538,8 @@ static PyObject *function_case(Function *f, PyObject *const *inputs, int *handle
             && PyArray_TYPE(arrays[1]) == PyArray_TYPE(x) && PyArray_NBYTES(x) < small_bytes
             && PyArray_NBYTES(arrays[1]) < small_bytes)
         return half_product_case(f, inputs, arrays, handled);
+    if (f->kind == BINARY_FUNCTION && x != NULL && arrays[1] != NULL && !integral_case(f, x))
+        return binary_operands_case(f, inputs, arrays, handled);
     if (!f->converts || x == NULL || !(PyArray_ISINTEGER(x) || PyArray_ISBOOL(x)) || !PyArray_ISNOTSWAPPED(x)
             || PyArray_NBYTES(x) >= small_bytes)
         return float_function_case(f, inputs, arrays, NULL, handled);
@@ -1858,11 +1924,13 @@ static PyObject *power_case(Function *f, PyObject *const *args, int *handled) {
 CROSS_PRODUCTS(float)
 CROSS_PRODUCTS(double)
 
-/* A row-major copy of ``a`` broadcast to the ``ndim`` sizes ``shape`` (each of ``a``'s equal or 1): a new
-   array, NULL on error. */
+/* A row-major copy of ``a`` broadcast to the ``ndim`` sizes ``shape`` (``a``'s last sizes each equal to
+   theirs or 1): a new array, NULL on error. */
 static PyArrayObject *broadcast_copy(PyArrayObject *a, const npy_intp *shape, int ndim) {
     npy_intp strides[NPY_MAXDIMS];
-    for (int d = 0; d < ndim; d++) strides[d] = PyArray_DIM(a, d) == shape[d] ? PyArray_STRIDE(a, d) : 0;
+    int lead = ndim - PyArray_NDIM(a);
+    for (int d = 0; d < ndim; d++)
+        strides[d] = d >= lead && PyArray_DIM(a, d - lead) == shape[d] ? PyArray_STRIDE(a, d - lead) : 0;
     PyArray_Descr *descr = PyArray_DESCR(a);
     Py_INCREF(descr);
     PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, (npy_intp *)shape, strides, PyArray_DATA(a), 0,
@@ -2177,7 +2245,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
             && !PyArg_ParseTuple(specifics, "p", &f.divides))
         return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
-    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iO", &f.integers, &f.int_ufunc)) return NULL;
+    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iOp", &f.integers, &f.int_ufunc, &f.converts))
+        return NULL;
     if (f.integers < NO_INTEGERS || f.integers > INTEGERS_ONLY || (f.integers && f.int_ufunc == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "integers are taken on a ufunc");
         return NULL;

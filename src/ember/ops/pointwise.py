@@ -938,14 +938,17 @@ def _on_loop_when_large(op, kernel):
 _floor_divide = _on_loop_when_large("floor_divide", _floor_divide_arrays)
 
 
-def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, integers=None, int_ufunc=None):
+def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, integers=None, int_ufunc=None,
+                    converts=False):
     """A decorator: the op ``op(input, other, *, out=None)`` with its common case compiled
     (``_compiled_functions``): two small float tensors of one dtype, on NumPy's ``ufunc`` below
     ``max_elements`` elements (by default the size from which the op takes ``vector_math``'s
     loop ``loop``), or, given only ``loop`` (which the op takes at every size), on the loop;
     with ``integers`` "any", also two small integer or bool tensors of one dtype, with "integers"
     two integer ones, or with "nonzero_divisor" two integer ones, the second without a zero (a
-    division's: the Python op raises), on ``int_ufunc`` (by default ``ufunc``).
+    division's: the Python op raises), on ``int_ufunc`` (by default ``ufunc``). A float op
+    (``converts``, whose Python op takes its operands by ``float_arrays``) takes integer and bool
+    tensors too, as ``float_arrays`` converts them; an op on a loop takes two shapes that broadcast.
     ``node_cls`` and ``saves`` are the node and the saved tensors of the op's tensor case."""
     if ufunc is not None and loop is not None and max_elements is None:
         max_elements = vector_math.MIN_ELEMENTS[loop] - 1
@@ -953,7 +956,8 @@ def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, i
 
     def compiled(python_op):
         entry = _compiled_functions.register(python_op, node_cls, saves, kind="binary", addresses=addresses,
-                                             ufunc=ufunc, max_elements=max_elements, specifics=(integers, int_ufunc))
+                                             ufunc=ufunc, max_elements=max_elements,
+                                             specifics=(integers, int_ufunc, converts))
 
         @functools.wraps(python_op)
         def op(input, other, *, out=None):
@@ -1028,7 +1032,7 @@ class Atan2Backward0(_BinaryNode):
 _atan2_kernel = _no_complex("atan2_cpu", _on_loop_when_large("atan2", _ufunc("arctan2")))
 
 
-@compiled_binary(Atan2Backward0, ("self", "other"), np.arctan2, "atan2")
+@compiled_binary(Atan2Backward0, ("self", "other"), np.arctan2, "atan2", converts=True)
 def atan2(input, other, *, out=None):
     """Element-wise arctangent of ``input / other`` with consideration of the quadrant."""
     _tensor_arg(input, "atan2")
@@ -1174,8 +1178,8 @@ def floor_divide(input, other, *, out=None):
 _div_floor_entry, _div_trunc_entry = (
     _compiled_functions.register(python_op, DivBackward1, (), kind="binary", specifics=specifics,
                                  addresses=lambda loop=loop: (vector_math.loop_address(loop), None))
-    for python_op, loop, specifics in ((_python_div_floor, "floor_divide", ("nonzero_divisor", np.floor_divide)),
-                                       (_python_div_trunc, "div_trunc", (None, None))))
+    for python_op, loop, specifics in ((_python_div_floor, "floor_divide", ("nonzero_divisor", np.floor_divide, False)),
+                                       (_python_div_trunc, "div_trunc", (None, None, False))))
 
 
 def _not_differentiable(res, op_name):
@@ -1327,7 +1331,7 @@ def _copysign_self_grad(grad, a, out):
 _copysign_kernel = _no_complex("copysign_cpu", _on_loop_when_large("copysign", _ufunc("copysign")))
 
 
-@compiled_binary(CopysignBackward0, ("self", "result"), np.copysign, "copysign")
+@compiled_binary(CopysignBackward0, ("self", "result"), np.copysign, "copysign", converts=True)
 def copysign(input, other, *, out=None):
     """The magnitude of ``input`` with the sign of ``other``, element-wise."""
     _tensor_arg(input, "copysign")
@@ -1509,7 +1513,7 @@ def _xlogy_real(x, y):
 _xlogy_kernel = _no_complex("xlogy_cpu", _on_loop_when_large("xlogy", _xlogy_real))
 
 
-@compiled_binary(XlogyBackward0, ("self", "other"), loop="xlogy")
+@compiled_binary(XlogyBackward0, ("self", "other"), loop="xlogy", converts=True)
 def xlogy(input, other, *, out=None):
     """``input * log(other)``, taken as zero where ``input`` is zero (and ``other`` not NaN)."""
     node = XlogyBackward0 if isinstance(other, Tensor) else XlogyBackward2

@@ -71,7 +71,7 @@ def _xlog1py_arrays(x, y):
 _xlog1py = _on_loop_when_large("xlog1py", _xlog1py_arrays)
 
 
-@compiled_binary(SpecialXlog1PyBackward0, ("self", "other"), loop="xlog1py")
+@compiled_binary(SpecialXlog1PyBackward0, ("self", "other"), loop="xlog1py", converts=True)
 def xlog1py(input, other, *, out=None):
     """``input * log1p(other)``, taken as zero where ``input`` is zero (and ``other`` is not
     NaN). Either argument may be a number."""
