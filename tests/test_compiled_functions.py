@@ -159,7 +159,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_ldl_factor", "_python_triangular_solve",
                                                   "_python_solve_triangular", "_python_cholesky_factor",
                                                   "_python_pdist", "_standard_gamma_grad",
-                                                  "_python_reduced_scatter", "_python_index_reduce"} \
+                                                  "_python_reduced_scatter", "_python_index_reduce",
+                                                  "_python_vander"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4780,4 +4781,76 @@ def test_other_two_operand_cases_take_the_python_path(case):
     a, b = _two_operands(("int64", "int64"), ((3, 4), (4,)))
     results = _on_both_paths(lambda: _TWO_OPERAND_CASES[case](ember.tensor(a), ember.tensor(b)),
                              (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]
+
+
+# -- Vandermonde matrices ---------------------------------------------------------------------
+
+def _vander_values(dtype, shape=(2, 4)):
+    values = np.array([1.5, -2, 3, 0, 0.5, 7, -1, 2.25]).reshape(shape)
+    return values.astype(dtype) if dtype.startswith("float") else (values * 3).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "int8"])
+def test_vandermonde_matrices_are_the_python_paths_and_torchs(dtype):
+    """Each power the one before times the element, in the dtype (integers in int64, wrapping), as the
+    composites' cumprod (and the Python path's powers_array) run them."""
+    x = _vander_values(dtype)
+    calls = [(lambda lib, N=N: lib.linalg.vander(lib.tensor(x), N=N)) for N in (None, 2, 7, 40)]
+    calls += [(lambda lib, N=N, inc=inc: lib.vander(lib.tensor(x[1]), N=N, increasing=inc))
+              for N in (None, 1, 3, 40) for inc in (True, False)]
+    calls += [lambda lib: lib.linalg.vander(lib.tensor(x[0, 0]), N=3)]   # (a 0-d x: one value)
+    for call in calls:
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1]
+        want = call(torch).numpy()
+        got = np.frombuffer(results[0][3], want.dtype).reshape(want.shape)
+        if dtype.startswith("float"):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+        else:
+            assert got.tolist() == want.tolist()
+        with python_paths():   # (the composite where autograd records: the same bits)
+            tracked = call(ember) if dtype.startswith("int") or dtype == "uint8" else None
+        if tracked is not None:
+            assert tracked.numpy().tobytes() == results[0][3]
+
+
+def test_vandermonde_matrices_of_tensors_that_require_grad_are_the_composites():
+    x = _vander_values("float32")
+    for call in (lambda t: ember.linalg.vander(t, N=5), lambda t: ember.vander(t[0], increasing=False)):
+        untracked = call(ember.tensor(x))
+        tracked = call(ember.tensor(x, requires_grad=True))
+        assert tracked.grad_fn is not None and tracked.detach().numpy().tobytes() == untracked.numpy().tobytes()
+
+
+def test_vandermonde_matrices_take_the_common_case(monkeypatch):
+    from ember.ops import matrix_functions
+    x = ember.tensor(_vander_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.linalg.vander(x), ember.vander(x[0], N=3)),
+                                        [(matrix_functions, "powers_array")])
+
+
+_VANDER_CASES = {
+    "linalg_N_1": lambda x: ember.linalg.vander(x, N=1),
+    "linalg_float16": lambda x: ember.linalg.vander(x.half()),
+    "linalg_bool": lambda x: ember.linalg.vander(x > 0),
+    "linalg_complex": lambda x: ember.linalg.vander(x.to(ember.complex64)),
+    "linalg_transposed": lambda x: ember.linalg.vander(x.t()),
+    "linalg_float_N": lambda x: ember.linalg.vander(x, N=3.0),
+    "linalg_huge_N": lambda x: ember.linalg.vander(x, N=2 ** 70),
+    "linalg_grad": lambda x: ember.linalg.vander(x.requires_grad_()),
+    "vander_two_dims": lambda x: ember.vander(x),
+    "vander_N_0": lambda x: ember.vander(x[0], N=0),
+    "vander_negative_N": lambda x: ember.vander(x[0], N=-1),
+    "vander_int_increasing": lambda x: ember.vander(x[0], increasing=1),
+    "vander_float16": lambda x: ember.vander(x[0].half()),
+    "vander_large": lambda x: ember.vander(ember.ones(3000), N=5),
+    "not_a_tensor": lambda x: ember.vander(x[0].numpy()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_VANDER_CASES))
+def test_other_vandermonde_cases_take_the_python_path(case):
+    results = _on_both_paths(lambda: _VANDER_CASES[case](ember.tensor(_vander_values("float32"))),
+                             (RuntimeError, TypeError, NotImplementedError, OverflowError, ValueError))
     assert results[0] == results[1]

@@ -15,12 +15,12 @@ from .autograd._dual import forward as _forward
 from .ops._common import _type_word, check_tensor, make, namespace_of, with_out, wrap_dim, write_out
 from .ops.creation import ones as _ones
 from .ops.shape import cat as _cat
-from .ops import matrix_decompositions as _decomp
+from .ops import _compiled_functions, matrix_decompositions as _decomp
 from .ops.matrix_decompositions import (
     LinAlgError, cholesky_ex, eigh, eigvalsh, inv, inv_ex, pinv, solve, svdvals,
 )
 from .ops.reduce import _vector_norm_of
-from .ops.matrix_functions import matrix_exp
+from .ops.matrix_functions import vandermonde_untracked, matrix_exp, powers_array
 from .ops.linalg import matmul
 from .ops.eig import eig, eigvals
 from .ops.householder import householder_product
@@ -344,6 +344,11 @@ def multi_dot(tensors):
 def vander(x, N=None):
     """The Vandermonde matrix of ``x`` (*, n): columns x^0, x^1, ..., x^(N-1) (N = n by
     default)."""
+    return _vander_entry[0](x, N, True)
+
+
+def _python_vander(x, N, increasing):
+    """``vander`` in every case its compiled function (``ops._compiled_vander``) leaves to Python."""
     check_tensor(x, "vander", "x")
     if x.dtype in (_dtype.float16, _dtype.bfloat16, _dtype.bool):
         raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, "
@@ -352,11 +357,16 @@ def vander(x, N=None):
     N = n if N is None else N
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
+    if vandermonde_untracked(x):
+        return make(powers_array(x._data.reshape(-1) if not x._data.ndim else x._data, N))
     if not x._data.ndim:   # torch takes a 0-d x as one value
         x = x.reshape(1)
     powers = x.unsqueeze(-1).expand(*x._data.shape, N - 1).cumprod(-1)
     first = _ones(*x._data.shape, 1, dtype=powers.dtype, device=x.device)
     return _cat([first, powers], -1)
+
+
+_vander_entry = _compiled_functions.register(_python_vander, None, kind="vander", specifics=True)
 
 
 @with_out(op="linalg_vecdot")

@@ -11,7 +11,7 @@ from . import _compiled_functions
 from ..autograd.graph import Node
 from ._common import (
     apply_inplace, broadcasts_to, check_tensor, forward_mode, grad_state, inplace_untracked, make, method,
-    namespace_of, record, sum_to, with_out, wrap_dim, write_out,
+    namespace_of, record, sum_to, with_out, wrap_dim, write_out, Tensor,
 )
 from .. import _dtype
 from .creation import ones, zeros_like
@@ -241,6 +241,11 @@ def vander(x, N=None, increasing=False):
     """Generates a Vandermonde matrix of the 1-D ``x``: its columns are powers of ``x``,
     decreasing from ``x^(N-1)`` to ``x^0`` (increasing with ``increasing=True``); N is the
     length of ``x`` by default."""
+    return _vander_entry[0](x, N, increasing)
+
+
+def _python_vander(x, N, increasing):
+    """``vander`` in every case its compiled function (``_compiled_vander``) leaves to Python."""
     check_tensor(x, "vander", "x")
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
@@ -248,6 +253,9 @@ def vander(x, N=None, increasing=False):
     N = n if N is None else N
     if N < 0:
         raise RuntimeError("N must be non-negative.")
+    if N and vandermonde_untracked(x):
+        powers = powers_array(x._data, N)
+        return make(powers if increasing else powers[:, ::-1].copy())
     if not (x.is_floating_point() or x.is_complex()):  # bfloat16 is floating
         x = x.to(_dtype.int64)
     columns = [ones(n, 1, dtype=x.dtype, device=x.device)] if N else []
@@ -255,6 +263,32 @@ def vander(x, N=None, increasing=False):
         columns.append(x.unsqueeze(-1).expand(n, N - 1).cumprod(-1))
     result = cat(columns, -1) if columns else x.new_empty((n, 0))
     return result if increasing else result.flip(-1)
+
+
+_vander_entry = _compiled_functions.register(_python_vander, None, kind="vander", specifics=False)
+
+_POWERS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def vandermonde_untracked(x):
+    """Whether a Vandermonde matrix of ``x`` is ``powers_array``'s: an ordinary tensor of NumPy float32,
+    float64 or integers where nothing records."""
+    data = x._data
+    return (x.__class__ is Tensor and data.__class__ is np.ndarray and (data.dtype in _POWERS_DTYPES
+                                                                      or data.dtype.kind in "iu")
+            and not forward_mode.active and not (grad_state.grad_enabled and x._requires_grad))
+
+
+def powers_array(data, N):
+    """The powers x^0 ... x^(N - 1) of the NumPy array ``data`` (*, n) as a new array (*, n, N), integers as
+    int64 (wrapping around): each the one before times x, as the composite's ``cumprod`` runs them."""
+    if data.dtype.kind in "iu":
+        data = data.astype(np.int64)
+    out = np.empty(data.shape + (N,), data.dtype)
+    out[..., 0] = 1
+    if N > 1:
+        np.multiply.accumulate(np.broadcast_to(data[..., None], data.shape + (N - 1,)), axis=-1, out=out[..., 1:])
+    return out
 
 
 def renorm(input, p, dim, maxnorm, *, out=None):
