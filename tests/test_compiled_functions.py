@@ -4809,14 +4809,11 @@ def test_vandermonde_matrices_are_the_python_paths_and_torchs(dtype):
             np.testing.assert_allclose(got, want, rtol=1e-6)
         else:
             assert got.tolist() == want.tolist()
-        with python_paths():   # (the composite where autograd records: the same bits)
-            tracked = call(ember) if dtype.startswith("int") or dtype == "uint8" else None
-        if tracked is not None:
-            assert tracked.numpy().tobytes() == results[0][3]
 
 
-def test_vandermonde_matrices_of_tensors_that_require_grad_are_the_composites():
-    x = _vander_values("float32")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_vandermonde_matrices_of_tensors_that_require_grad_are_the_composites(dtype):
+    x = _vander_values(dtype)
     for call in (lambda t: ember.linalg.vander(t, N=5), lambda t: ember.vander(t[0], increasing=False)):
         untracked = call(ember.tensor(x))
         tracked = call(ember.tensor(x, requires_grad=True))
