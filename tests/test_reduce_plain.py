@@ -438,3 +438,26 @@ def test_sum_and_mean_write_into_out_as_torch(op, kwargs, out_dtype):
             getattr(lib.tensor(x), op)(0, out=lib.zeros(4))
     with pytest.raises(TypeError):
         ember.sum(ember.tensor(x), out=ember.zeros(()))
+
+
+# -- nanmean where nothing records -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kwargs", [{}, {"dim": 1}, {"dim": (0, 2), "keepdim": True}, {"dim": -1}, {"dim": ()}])
+@pytest.mark.parametrize("nans", ["none", "some", "a_row"])
+def test_nanmean_of_arrays_is_the_composites_and_torchs(nans, kwargs, dtype):
+    """Where nothing records nanmean divides nansum's array by the counts in NumPy (no tensors between):
+    the composite's bits (its tensors' division), torch's values, and no NumPy warning for an all-NaN row."""
+    x = np.random.default_rng(19).standard_normal((2, 3, 4)).astype(dtype)
+    if nans != "none":
+        x[0, 1, 2] = x[1, 0, 0] = np.nan
+    if nans == "a_row":
+        x[1, 2, :] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = ember.nanmean(ember.tensor(x), **kwargs)
+    tracked = ember.nanmean(ember.tensor(x, requires_grad=True), **kwargs)
+    assert tracked.grad_fn is not None and got.dtype == tracked.dtype
+    assert got.numpy().tobytes() == tracked.detach().numpy().tobytes()
+    want = torch.nanmean(torch.tensor(x), **kwargs).numpy()
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-7, equal_nan=True)

@@ -18,7 +18,8 @@ from .._torch_function import dispatch_or_raise
 from .. import _dtype, return_types
 from ._common import (
     complex_autograd, complex_autograd_message,
-    apply_inplace, float_array, _HALF_PRECISION, make, make_view, method, namespace_of, narrowed, Node,
+    apply_inplace, float_array, forward_mode, grad_state, _HALF_PRECISION, make, make_view, method, namespace_of,
+    narrowed, Node,
     normalize_dims, not_implemented, out_dtype, record, Size, Tensor, to_np_dtype, _type_word,
     typeid_word, widened, wrap_dim, write_out, write_out_exact,
 )
@@ -541,9 +542,33 @@ def _nanmean(input, dim=None, keepdim=False, *, dtype=None):
                            f"{_type_word(data.dtype)}")
     xp = namespace_of(data)
     dims = _reduce_dims(dim, data.ndim)
-    counted = make(xp.sum(~xp.isnan(data), axis=_axis(dims, data.ndim), keepdims=keepdim))
+    axis = _axis(dims, data.ndim)
+    if (dtype is None and data.__class__ is np.ndarray and data.dtype in _ARRAY_GRAD_DTYPES and not forward_mode.active
+            and not (grad_state.grad_enabled and input._requires_grad)):
+        return make(_nanmean_array(data, dims, axis, keepdim))
+    counted = make(xp.sum(~xp.isnan(data), axis=axis, keepdims=keepdim))
     with _quiet(xp):
         return _nansum(input, dim, keepdim, dtype=dtype) / counted
+
+
+def _nanmean_array(data, dims, axis, keepdim):
+    """nanmean of a float32 or float64 NumPy array where nothing records: nansum's array over the counts of
+    its other elements in the sum's dtype, as the tensors' division computes it (each count the reduction's
+    size where no element is NaN); 0 / 0, NaN, without NumPy's warning."""
+    nan = np.isnan(data)
+    has_nan = nan.any()
+    if _large_float32(data, "nansum"):
+        total = _nansum_array(data, axis=axis, keepdims=keepdim)
+    else:   # (``_numpy_nansum``'s, its NaNs found once)
+        total = (np.where(nan, data.dtype.type(0), data) if has_nan else data).sum(axis=axis, keepdims=keepdim)
+    if has_nan:
+        counts = (~nan).sum(axis=axis, keepdims=keepdim).astype(data.dtype)
+    else:
+        counts = data.dtype.type(_count(data.shape, dims))
+    if counts.all():
+        return np.true_divide(total, counts)
+    with _quiet(np):
+        return np.true_divide(total, counts)
 
 
 # ----------------------------------------------------------------------------------------
