@@ -160,7 +160,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_solve_triangular", "_python_cholesky_factor",
                                                   "_python_pdist", "_standard_gamma_grad",
                                                   "_python_reduced_scatter", "_python_index_reduce",
-                                                  "_python_vander"} \
+                                                  "_python_vander", "_python_isin"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4850,4 +4850,58 @@ _VANDER_CASES = {
 def test_other_vandermonde_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _VANDER_CASES[case](ember.tensor(_vander_values("float32"))),
                              (RuntimeError, TypeError, NotImplementedError, OverflowError, ValueError))
+    assert results[0] == results[1]
+
+
+# -- isin -----------------------------------------------------------------------------------------
+
+def _isin_operands(dtype):
+    if dtype.startswith("float"):
+        a = np.array([[1.5, np.nan, -0.0, 2.0], [7.0, 0.25, np.inf, -3.0]], dtype)
+        b = np.array([0.0, np.nan, 2.0, np.inf, 9.0], dtype)
+    else:
+        info = np.iinfo(dtype)
+        a = np.array([[1, info.max, 0, 2], [7, info.min, 3, 5]], dtype)
+        b = np.array([0, info.min, 2, 9, 3], dtype)
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_is_the_python_paths_and_torchs(dtype, invert):
+    a, b = _isin_operands(dtype)
+    for x, y in ((a, b), (a[0], b[:1]), (b, a), (a[0, 0], b)):
+        results = _on_both_paths(lambda: ember.isin(ember.tensor(x), ember.tensor(y), invert=invert))
+        assert results[0] == results[1]
+        want = torch.isin(torch.tensor(x), torch.tensor(y), invert=invert).numpy()
+        assert np.frombuffer(results[0][3], bool).reshape(want.shape).tolist() == want.tolist()
+
+
+def test_isin_takes_the_common_case(monkeypatch):
+    a, b = (ember.tensor(v) for v in _isin_operands("int64"))
+    from ember.ops import statistics
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.isin(a, b), ember.isin(b, a, invert=True)),
+                                        [(statistics, "make")])
+
+
+_ISIN_CASES = {
+    "bool": lambda a, b: ember.isin(a > 0, b > 0),
+    "mixed_dtypes": lambda a, b: ember.isin(a, b.double()),
+    "number": lambda a, b: ember.isin(a, 2.0),
+    "number_first": lambda a, b: ember.isin(2.0, b),
+    "assume_unique": lambda a, b: ember.isin(a, b, assume_unique=True),
+    "empty": lambda a, b: ember.isin(a[:0], b),
+    "empty_test": lambda a, b: ember.isin(a, b[:0]),
+    "transposed": lambda a, b: ember.isin(a.t(), b),
+    "float16": lambda a, b: ember.isin(a.half(), b.half()),
+    "many_pairs": lambda a, b: ember.isin(ember.arange(300.0), ember.arange(0.0, 600.0, 2.5)),
+    "int_invert": lambda a, b: ember.isin(a, b, invert=1),
+    "not_a_tensor": lambda a, b: ember.isin(a.numpy(), b),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ISIN_CASES))
+def test_other_isin_cases_take_the_python_path(case):
+    a, b = _isin_operands("float32")
+    results = _on_both_paths(lambda: _ISIN_CASES[case](ember.tensor(a), ember.tensor(b)), (RuntimeError, TypeError))
     assert results[0] == results[1]

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype, return_types
 from .._backend import openmp_kernels
+from . import _compiled_functions
 from .._tensor import Tensor
 from .creation import _linspace_float
 from ._common import (
@@ -39,6 +40,13 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Tests if each element of ``elements`` is in ``test_elements``. Returns a boolean tensor
     of the same shape as ``elements`` that is True for elements in ``test_elements`` and False
     otherwise (the reverse with ``invert=True``)."""
+    if assume_unique:
+        return _python_isin(elements, test_elements, invert, assume_unique)
+    return _isin_entry[0](elements, test_elements, invert)
+
+
+def _python_isin(elements, test_elements, invert, assume_unique=False):
+    """``isin`` in every case its compiled function (``_compiled_membership``) leaves to Python."""
     if elements.__class__ is Tensor and test_elements.__class__ is Tensor:   # (the common case: two tensors)
         a, b = elements._data, test_elements._data
         xp = namespace_of(a)
@@ -68,6 +76,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 # Up to this many (element, test element) pairs ``isin`` compares every pair in one pass;
 # numpy.isin's Python around its own small case costs several times more
 ISIN_PAIRWISE_MAX = 1 << 16
+
+_isin_entry = _compiled_functions.register(_python_isin, None, kind="isin", max_elements=ISIN_PAIRWISE_MAX)
 
 
 # ----------------------------------------------------------------------------------------
