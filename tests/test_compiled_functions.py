@@ -160,7 +160,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_solve_triangular", "_python_cholesky_factor",
                                                   "_python_pdist", "_standard_gamma_grad",
                                                   "_python_reduced_scatter", "_python_index_reduce",
-                                                  "_python_vander", "_python_isin"} \
+                                                  "_python_vander", "_python_isin", "_python_round"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4904,4 +4904,56 @@ _ISIN_CASES = {
 def test_other_isin_cases_take_the_python_path(case):
     a, b = _isin_operands("float32")
     results = _on_both_paths(lambda: _ISIN_CASES[case](ember.tensor(a), ember.tensor(b)), (RuntimeError, TypeError))
+    assert results[0] == results[1]
+
+
+# -- round ----------------------------------------------------------------------------------------
+
+def _round_values(dtype):
+    values = np.array([[0.5, 1.5, 2.5, -0.5, -1.25, 0.125], [123.456, -98.765, 1e-3, 7.0, np.nan, np.inf]])
+    return (values * np.array([[1.0], [3.0]])).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("decimals", [0, 1, 2, 3, -1, -2, 7, 30, 39, 300, -300, 400])
+def test_round_is_the_python_paths_and_torchs(dtype, decimals):
+    """Each element scaled, rounded halves to even and scaled back, each step in the dtype; where a step
+    overflows or is invalid (a scale beyond the dtype), the Python path's NumPy passes (and warning)."""
+    x = _round_values(dtype)
+    results = _on_both_paths(lambda: ember.round(ember.tensor(x), decimals=decimals), (RuntimeError, OverflowError))
+    assert results[0] == results[1]
+    if abs(decimals) <= 30 and not isinstance(results[0][0], type):
+        want = torch.round(torch.tensor(x), decimals=decimals).numpy()
+        np.testing.assert_array_equal(np.frombuffer(results[0][3], dtype).reshape(want.shape), want)
+
+
+def test_round_takes_the_common_case(monkeypatch):
+    from ember.ops import unary
+    x = ember.tensor(_round_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.round(x), x.round(decimals=2),
+                                                              ember.round(x, decimals=-1)),
+                                        [(unary, "_round_forward")])
+
+
+_ROUND_CASES = {
+    "grad": lambda x: ember.round(x.requires_grad_(), decimals=1),
+    "grad_no_decimals": lambda x: ember.round(x.requires_grad_()),
+    "no_grad": lambda x: _no_grad(lambda t: ember.round(t, decimals=1), x.requires_grad_()),
+    "int64": lambda x: ember.round(ember.tensor([1, 2, 3])),
+    "int64_decimals": lambda x: ember.round(ember.tensor([1, 2, 3]), decimals=1),
+    "bool": lambda x: ember.round(x > 0),
+    "float16": lambda x: ember.round(x.half(), decimals=1),
+    "bool_decimals": lambda x: ember.round(x, decimals=True),
+    "float_decimals": lambda x: ember.round(x, decimals=1.0),
+    "huge_decimals": lambda x: ember.round(x, decimals=2 ** 70),
+    "transposed": lambda x: ember.round(x.t(), decimals=1),
+    "out": lambda x: ember.round(x, decimals=1, out=ember.empty(0)),
+    "not_a_tensor": lambda x: ember.round(x.numpy(), decimals=1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ROUND_CASES))
+def test_other_round_cases_take_the_python_path(case):
+    results = _on_both_paths(lambda: _ROUND_CASES[case](ember.tensor(_round_values("float32"))),
+                             (RuntimeError, TypeError, NotImplementedError, OverflowError))
     assert results[0] == results[1]

@@ -483,10 +483,20 @@ def _round_forward(x, decimals=0):
 def round(input, *, decimals=0, out=None):
     """Rounds elements of ``input`` to the nearest integer (halves to even), or to
     ``decimals`` decimal places."""
+    if out is None:
+        return _round_entry[0](input, decimals)
+    return _python_round(input, decimals, out)
+
+
+def _python_round(input, decimals, out=None):
+    """``round`` in every case its compiled function (``_compiled_rounding``) leaves to Python."""
     _unary_arg(input, "round")
     res = make(_round_forward(input._data, decimals))
     record(RoundBackward0 if decimals == 0 else RoundBackward1, (input,), res)
     return _finish(res, out, exact=True)
+
+
+_round_entry = _compiled_functions.register(_python_round, None, kind="round")
 
 
 @method()
