@@ -160,7 +160,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_solve_triangular", "_python_cholesky_factor",
                                                   "_python_pdist", "_standard_gamma_grad",
                                                   "_python_reduced_scatter", "_python_index_reduce",
-                                                  "_python_vander", "_python_isin", "_python_round"} \
+                                                  "_python_vander", "_python_isin", "_python_round",
+                                                  "_python_prelu"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4956,4 +4957,62 @@ _ROUND_CASES = {
 def test_other_round_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _ROUND_CASES[case](ember.tensor(_round_values("float32"))),
                              (RuntimeError, TypeError, NotImplementedError, OverflowError))
+    assert results[0] == results[1]
+
+
+# -- prelu ----------------------------------------------------------------------------------------
+
+def _prelu_operands(shape=(2, 3, 4), channels=3):
+    rng = np.random.default_rng(12)
+    x = rng.uniform(-2, 2, shape).astype(np.float32)
+    x.reshape(-1)[:3] = [0.0, -0.0, np.nan]
+    return x, rng.uniform(0.05, 0.5, channels).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape, channels", [((2, 3, 4), 3), ((2, 3, 4), 1), ((5, 3), 3), ((2, 3, 2, 2), 3), ((7,), 1),
+                                             ((2, 1, 4), 1)])
+def test_prelu_is_the_python_paths_and_torchs(shape, channels):
+    x, w = _prelu_operands(shape, channels)
+    for call in (lambda lib: lib.nn.functional.prelu(lib.tensor(x), lib.tensor(w)),
+                 lambda lib: lib.tensor(x).prelu(lib.tensor(w)),
+                 lambda lib: lib.nn.functional.prelu(lib.tensor(x), lib.tensor(w[0]))):
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1]
+        want = call(torch).detach().numpy()
+        np.testing.assert_array_equal(np.frombuffer(results[0][3], np.float32).reshape(want.shape), want)
+
+
+def test_prelu_takes_the_common_case(monkeypatch):
+    from ember.nn.functional import activation
+    x, w = (ember.tensor(v) for v in _prelu_operands())
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (x.prelu(w), ember.nn.functional.prelu(x, w[:1])),
+                                        [(activation, "record")])
+
+
+_PRELU_CASES = {
+    "grad": lambda x, w: x.requires_grad_().prelu(w),
+    "weight_grad": lambda x, w: x.prelu(w.requires_grad_()),
+    "no_grad": lambda x, w: _no_grad(lambda t: t.prelu(w), x.requires_grad_()),
+    "float64": lambda x, w: x.double().prelu(w.double()),
+    "mixed": lambda x, w: x.prelu(w.double()),
+    "wrong_channels": lambda x, w: x.prelu(w[:2]),
+    "two_dim_weight": lambda x, w: x.prelu(w[None]),
+    "zero_dims": lambda x, w: x[0, 0, 0].prelu(w[:1]),
+    "transposed": lambda x, w: x.transpose(0, 2).prelu(w[:1]),
+    "int": lambda x, w: x.long().prelu(w.long()),
+    "bfloat16": lambda x, w: x.bfloat16().prelu(w.bfloat16()),
+    "autocast": lambda x, w: _under_autocast(lambda: x.prelu(w)),
+}
+
+
+def _under_autocast(call):
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        return call()
+
+
+@pytest.mark.parametrize("case", sorted(_PRELU_CASES))
+def test_other_prelu_cases_take_the_python_path(case):
+    x, w = _prelu_operands()
+    results = _on_both_paths(lambda: _PRELU_CASES[case](ember.tensor(x), ember.tensor(w)),
+                             (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]

@@ -12,7 +12,8 @@ list of tensors: ``cat`` and ``stack``. Reductions over dims: ``sum``, ``mean``,
 ``amax``, ``amin``, ``var`` and ``std`` (with Bessel's correction); and ``max`` and ``min``
 along a dim. ``ember.special``'s functions of two arguments on its loops: ``_compiled_special``;
 ``pdist``: ``_compiled_distances``; Vandermonde matrices: ``_compiled_vander``;
-``isin``: ``_compiled_membership``; ``round``: ``_compiled_rounding``.
+``isin``: ``_compiled_membership``; ``round``: ``_compiled_rounding``;
+``prelu``: ``_compiled_activations``.
 
 On a small tensor such an op is mostly Python: its frame, its checks, the kernel choice and the
 call of the loop or the ufunc cost several times the work itself. Each of these ops registers
@@ -37,7 +38,7 @@ from .._dtype import bfloat16
 from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
                _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
                _compiled_factorizations, _compiled_distances, _compiled_vander, _compiled_membership,
-               _compiled_rounding)
+               _compiled_rounding, _compiled_activations)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -50,7 +51,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "kthvalue", "triangle", "flip", "mode", "clamp",
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
-          "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce", "vander", "isin", "round")
+          "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce", "vander", "isin", "round", "prelu")
 # the kinds of ``_compiled_factorizations``: their specifics (a result type, flags, the loops' routines) as
 # given, or made at the first call where a callable gives them
 _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky")
@@ -59,7 +60,7 @@ _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "in
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
                    "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
                    "nan_to_num", "heaviside", "lerp", "frexp", "outer", "trace", "index_reduce",
-                   "vander", "isin", "round")
+                   "vander", "isin", "round", "prelu")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -256,7 +257,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      OUTER_FUNCTION, TRACE_FUNCTION, RANK_ONE_FUNCTION, LU_FACTOR_FUNCTION, QR_FUNCTION,
                      LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION, TRIANGULAR_SOLVE_FUNCTION, CHOLESKY_FUNCTION,
                      PDIST_FUNCTION, INDEX_REDUCE_FUNCTION, VANDER_FUNCTION, ISIN_FUNCTION,
-                     ROUND_FUNCTION };
+                     ROUND_FUNCTION, PRELU_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -2040,13 +2041,14 @@ DISTANCES_SOURCE
 VANDER_SOURCE
 MEMBERSHIP_SOURCE
 ROUNDING_SOURCE
+ACTIVATIONS_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
                                             2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2, 6, 3,
-                                            3, 2};
+                                            3, 2, 2};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == ROUND_FUNCTION + 1
+                                     == PRELU_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2124,6 +2126,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = isin_case(f, args, &handled);
         else if (f->kind == ROUND_FUNCTION)
             out = round_case(f, args, &handled);
+        else if (f->kind == PRELU_FUNCTION)
+            out = prelu_case(f, args, &handled);
         else if (f->kind == LU_FACTOR_FUNCTION)
             out = lu_factor_case(f, args, &handled);
         else if (f->kind == QR_FUNCTION)
@@ -2181,7 +2185,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > ROUND_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > PRELU_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2367,12 +2371,14 @@ static PyObject *configure_functions(PyObject *self, PyObject *args) {
     Py_XSETREF(dtype_defaults, defaults);
     Py_RETURN_NONE;
 }
-'''.replace("SPECIAL_SOURCE\n", _compiled_special.SOURCE).replace(
-    "ADDC_SOURCE\n", _compiled_addc.SOURCE).replace("SCAN_SOURCE\n", _compiled_scans.SOURCE).replace(
-    "SORTS_SOURCE\n", _compiled_sorts.SOURCE).replace("LAYOUTS_SOURCE\n", _compiled_layouts.SOURCE).replace(
-    "CLAMP_SOURCE\n", _compiled_clamp.SOURCE).replace("SCATTERS_SOURCE\n", _compiled_scatters.SOURCE).replace(
-    "SELECTS_SOURCE\n", _compiled_selects.SOURCE).replace("PRODUCTS_SOURCE\n", _compiled_products.SOURCE).replace(
-    "SOFTMAX_SOURCE\n", _compiled_softmax.SOURCE).replace("DISTANCES_SOURCE\n", _compiled_distances.SOURCE).replace(
-    "VANDER_SOURCE\n", _compiled_vander.SOURCE).replace("MEMBERSHIP_SOURCE\n", _compiled_membership.SOURCE).replace(
-    "ROUNDING_SOURCE\n", _compiled_rounding.SOURCE).replace(
-    "FACTORIZATIONS_SOURCE\n", _compiled_factorizations.SOURCE)
+'''
+# the C of each kind's module, in place of its line in ``SOURCE``
+for _name, _module in (("SPECIAL", _compiled_special), ("ADDC", _compiled_addc), ("SCAN", _compiled_scans),
+                       ("SORTS", _compiled_sorts), ("LAYOUTS", _compiled_layouts), ("CLAMP", _compiled_clamp),
+                       ("SCATTERS", _compiled_scatters), ("SELECTS", _compiled_selects),
+                       ("PRODUCTS", _compiled_products), ("SOFTMAX", _compiled_softmax),
+                       ("FACTORIZATIONS", _compiled_factorizations), ("DISTANCES", _compiled_distances),
+                       ("VANDER", _compiled_vander), ("MEMBERSHIP", _compiled_membership),
+                       ("ROUNDING", _compiled_rounding), ("ACTIVATIONS", _compiled_activations)):
+    SOURCE = SOURCE.replace(f"{_name}_SOURCE\n", _module.SOURCE)
+del _name, _module

@@ -345,6 +345,11 @@ def _check_float_activation(input, kernel):
 @autocast_policy("lower")
 def prelu(input, weight):
     """Applies ``max(0, x) + weight * min(0, x)`` element-wise, ``weight`` per channel (dim 1)."""
+    return _prelu_entry[0](input, weight)
+
+
+def _python_prelu(input, weight):
+    """``prelu`` in every case its compiled function (``ops._compiled_activations``) leaves to Python."""
     data, weights = input._data, weight._data
     if weights.dtype != data.dtype:
         from ...ops._common import _type_word
@@ -372,6 +377,9 @@ def prelu(input, weight):
     if node is not None:
         node.save(input, w)
     return out
+
+
+_prelu_entry = _compiled_functions.register(_python_prelu, None, kind="prelu")
 
 
 # PReLU on OpenMP's threads (ember's loops over the (N, C, L) rows, torch's formula) where
