@@ -161,7 +161,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_pdist", "_standard_gamma_grad",
                                                   "_python_reduced_scatter", "_python_index_reduce",
                                                   "_python_vander", "_python_isin", "_python_round",
-                                                  "_python_prelu"} \
+                                                  "_python_prelu", "_python_histc"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5015,4 +5015,65 @@ def test_other_prelu_cases_take_the_python_path(case):
     x, w = _prelu_operands()
     results = _on_both_paths(lambda: _PRELU_CASES[case](ember.tensor(x), ember.tensor(w)),
                              (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]
+
+
+# -- histc ----------------------------------------------------------------------------------------
+
+def _histc_values(dtype):
+    values = np.linspace(-1.5, 2.5, 17)
+    values[:4] = [0.0, 1.0, -1.0, 0.1]
+    return values.reshape(1, 17).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("args", [(), (4, -1, 1), (7,), (3, 0.5, 0.5), (10, -0.3, 2), (5, 0, 1), (1, -2, 3), (1000,),
+                                  (6, 0.1, 1.3), (3, -1, 1.0000001)], ids=str)
+def test_histc_is_the_python_paths_and_torchs(dtype, args):
+    x = _histc_values(dtype)
+    for values in (x, np.where(np.arange(17) % 5 == 0, np.nan, x).astype(dtype), np.full((2, 2), 0.75, dtype),
+                   np.array([np.inf, -np.inf, 0.5], dtype)):
+        results = _on_both_paths(lambda: ember.histc(ember.tensor(values), *args))
+        assert results[0] == results[1]
+        if isinstance(results[0][0], type):   # (the data's bounds NaN or infinite: the Python op's error, torch's)
+            with pytest.raises(RuntimeError):
+                torch.histc(torch.tensor(values), *args)
+            continue
+        want = torch.histc(torch.tensor(values), *args).numpy()
+        assert np.frombuffer(results[0][3], dtype).tolist() == want.tolist()
+
+
+def test_histc_takes_the_common_case(monkeypatch):
+    x = ember.tensor(_histc_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.histc(x), x.histc(4, -1, 1)),
+                                        [(np, "bincount")])
+
+
+_HISTC_CASES = {
+    "int": lambda x: ember.histc(x.long()),
+    "no_bins": lambda x: ember.histc(x, 0),
+    "negative_bins": lambda x: ember.histc(x, -3),
+    "float_bins": lambda x: ember.histc(x, 4.0),
+    "huge_bins": lambda x: ember.histc(x, 2 ** 70),
+    "many_bins": lambda x: ember.histc(x, 100000),
+    "infinite_range": lambda x: ember.histc(x, 4, -math.inf, 1),
+    "reversed_range": lambda x: ember.histc(x, 4, 2, 1),
+    "nan_data": lambda x: ember.histc(x * math.nan),
+    "nan_bound": lambda x: ember.histc(x, 4, math.nan, 1),
+    "bool_bound": lambda x: ember.histc(x, 4, False, True),
+    "tensor_bound": lambda x: ember.histc(x, 4, ember.tensor(0.0), 1),
+    "float16": lambda x: ember.histc(x.half()),
+    "bfloat16": lambda x: ember.histc(x.bfloat16(), 4, -1, 1),
+    "transposed": lambda x: ember.histc(x.t().contiguous().t()),
+    "empty": lambda x: ember.histc(x[:, :0]),
+    "empty_range": lambda x: ember.histc(x[:, :0], 3, 1, 2),
+    "grad": lambda x: ember.histc(x.requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HISTC_CASES))
+def test_other_histc_cases_take_the_python_path(case):
+    x = np.linspace(-1, 2, 12, dtype=np.float32).reshape(3, 4)
+    results = _on_both_paths(lambda: _HISTC_CASES[case](ember.tensor(x)), (RuntimeError, TypeError, NotImplementedError,
+                                                                            OverflowError, ValueError))
     assert results[0] == results[1]

@@ -857,6 +857,11 @@ def histc(input, bins=100, min=0, max=0):
     """Computes the histogram of ``input``: ``bins`` equal-width bins between ``min`` and
     ``max`` (the data's minimum and maximum when both are zero); elements outside are
     ignored."""
+    return _histc_entry[0](input, bins, min, max)
+
+
+def _python_histc(input, bins, min, max):
+    """``histc`` in every case its compiled function (``_compiled_histograms``) leaves to Python."""
     data = input._data
     if not input.is_floating_point():
         check_value_fits(float(min), data.dtype)   # torch converts the bounds (as doubles) first
@@ -881,6 +886,9 @@ def histc(input, bins=100, min=0, max=0):
     position = ((inside - low) * bins / (high - low)).astype(_INT64)
     position = xp.minimum(position, bins - 1)
     return make(xp.bincount(position, minlength=bins).astype(data.dtype))
+
+
+_histc_entry = _compiled_functions.register(_python_histc, None, kind="histc")
 
 
 # ----------------------------------------------------------------------------------------
