@@ -1,5 +1,7 @@
 """Plain tests for sorting, scans and shape/composition ops: what the op table cannot see
 (node names, named tuples, views sharing memory, warnings, and torch's errors)."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -119,10 +121,15 @@ def test_broadcast_shapes_and_tril_indices():
 
 
 def test_warnings():
+    from ember.ops import _common
     a = ember.ones(2)
     with pytest.warns(UserWarning, match="indexing argument"):
         ember.meshgrid(a, a)
+    _common._warned.clear()   # (cross's deprecation is given once per process, as torch's)
     with pytest.warns(UserWarning, match="without specifying the dim"):
+        ember.ones(3, 3).cross(ember.ones(3, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         ember.ones(3, 3).cross(ember.ones(3, 3))
 
 

@@ -20,7 +20,7 @@ from ._common import (
     inplace_untracked,
     KeyRegion,
     make, make_view, method,
-    namespace_of, Node, normalize_dims, record, Size, take_view, Tensor, _type_word, wrap_dim, write_out,
+    namespace_of, Node, normalize_dims, record, Size, take_view, Tensor, _type_word, warn_once, wrap_dim, write_out,
 )
 from . import _compiled_functions
 from .creation import zeros
@@ -1282,11 +1282,9 @@ def _kron(input, other):
 
 
 def _first_dim_of_size_3(input, other):
-    import warnings
-    warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
-                  "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
-                  "dim will change to agree with that of linalg.cross in a future release.",
-                  UserWarning, stacklevel=3)
+    warn_once("Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
+              "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
+              "dim will change to agree with that of linalg.cross in a future release.", stacklevel=4)
     shape = _broadcast_pair(input._data.shape, other._data.shape)
     return next((i for i, s in enumerate(shape) if s == 3), -1)
 
