@@ -412,3 +412,35 @@ def test_index_put_inplace_errors_are_torchs_and_write_nothing(case):
         if lib is ember:
             assert x.sum().item() == 0
     assert results[0] == results[1]
+
+
+def test_masked_scatter_in_place_where_nothing_records():
+    """Written into self's array at once: the out-of-place op's values and torch's, self's version
+    bumped, a view's base written, and the same errors as where autograd records."""
+    rng = np.random.default_rng(21)
+    x, m, s = rng.standard_normal((3, 5)).astype(np.float32), rng.random((3, 5)) > 0.5, rng.standard_normal(15)
+    s = s.astype(np.float32)
+    for mask in (m, m[0]):
+        e = ember.tensor(x)
+        before = e._version
+        out = e.masked_scatter_(ember.tensor(mask), ember.tensor(s))
+        want = torch.tensor(x).masked_scatter_(torch.tensor(mask), torch.tensor(s))
+        assert out is e and e._version == before + 1
+        np.testing.assert_array_equal(e.numpy(), want.numpy())
+        np.testing.assert_array_equal(e.numpy(), ember.tensor(x).masked_scatter(ember.tensor(mask), ember.tensor(s)))
+    base = ember.tensor(x)
+    base[1].masked_scatter_(ember.tensor(m[1]), ember.tensor(s))
+    want = torch.tensor(x)
+    want[1].masked_scatter_(torch.tensor(m[1]), torch.tensor(s))
+    np.testing.assert_array_equal(base.numpy(), want.numpy())
+    for bad in (lambda t: t.masked_scatter_(ember.tensor(m), ember.tensor(s[:2])),
+                lambda t: t.masked_scatter_(ember.tensor(m), ember.tensor(s).double()),
+                lambda t: t.masked_scatter_(ember.tensor(m).int(), ember.tensor(s))):
+        errors = []
+        for grad in (False, True):
+            t = ember.tensor(x, requires_grad=grad).clone()
+            with pytest.raises(RuntimeError) as error:
+                bad(t)
+            errors.append(str(error.value))
+            assert np.array_equal(t.detach().numpy(), x)
+        assert errors[0] == errors[1]

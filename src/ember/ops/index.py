@@ -1280,6 +1280,20 @@ def _masked_scatter_source_grad(grad, mask, source_shape):
 def masked_scatter(input, mask, source):
     """Returns a copy of ``input`` with the elements of ``source``, in order, written where the
     boolean ``mask`` (broadcast with ``input``) is True."""
+    data, mdata, values = _masked_scatter_checked(input, mask, source)
+    out = data.copy()
+    out[mdata] = values
+    out = make(out)
+    node = record(MaskedScatterBackward0, (input, source), out)
+    if node is not None:
+        node.save(mask)
+        node.in_shape, node.source_shape = input._data.shape, source._data.shape
+    return out
+
+
+def _masked_scatter_checked(input, mask, source):
+    """masked_scatter's checks (torch's errors) and arrays: ``input``'s and ``mask``'s broadcast, and the
+    first of ``source``'s elements, one for each True of the mask."""
     _tensor_arg(mask, "masked_scatter", "mask", 2)
     _tensor_arg(source, "masked_scatter", "source", 3)
     _check_bool_mask("masked_scatter", mask)
@@ -1287,19 +1301,11 @@ def masked_scatter(input, mask, source):
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
                            f"{_type_word(input._data.dtype)} and {_type_word(source._data.dtype)}")
     data, mdata = _broadcast_masked(input, mask)
-    xp = namespace_of(data)
-    count = int(xp.count_nonzero(mdata))
+    count = int(namespace_of(data).count_nonzero(mdata))
     src = source._data
     if src.size < count:
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    out = data.copy()
-    out[mdata] = src.reshape(-1)[:count]
-    out = make(out)
-    node = record(MaskedScatterBackward0, (input, source), out)
-    if node is not None:
-        node.save(mask)
-        node.in_shape, node.source_shape = input._data.shape, src.shape
-    return out
+    return data, mdata, src.reshape(-1)[:count]
 
 
 def masked_scatter_(self, mask, source):
@@ -1308,6 +1314,13 @@ def masked_scatter_(self, mask, source):
     _tensor_arg(mask, "masked_scatter_", "mask", 1)
     if mask._data.shape != self._data.shape:
         mask = mask.expand(self._data.shape)
+    if inplace_untracked(self) and not (grad_state.grad_enabled and isinstance(source, Tensor)
+                                        and source._requires_grad):
+        check_inplace(self)   # (nothing records: the elements written into self's array at once)
+        data, mdata, values = _masked_scatter_checked(self, mask, source)
+        data[mdata] = values
+        bump_version(self)
+        return self
     return apply_inplace(self, masked_scatter, mask, source)
 
 
