@@ -161,7 +161,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_pdist", "_standard_gamma_grad",
                                                   "_python_reduced_scatter", "_python_index_reduce",
                                                   "_python_vander", "_python_isin", "_python_round",
-                                                  "_python_prelu", "_python_histc"} \
+                                                  "_python_prelu", "_python_histc", "_python_diag_embed",
+                                                  "_diag"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5076,4 +5077,69 @@ def test_other_histc_cases_take_the_python_path(case):
     x = np.linspace(-1, 2, 12, dtype=np.float32).reshape(3, 4)
     results = _on_both_paths(lambda: _HISTC_CASES[case](ember.tensor(x)), (RuntimeError, TypeError, NotImplementedError,
                                                                             OverflowError, ValueError))
+    assert results[0] == results[1]
+
+
+# -- diag and diag_embed --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64", "uint8"])
+@pytest.mark.parametrize("shape", [(4,), (2, 3), (2, 3, 4)], ids=str)
+def test_diagonals_are_the_python_paths_and_torchs(shape, dtype):
+    x = (np.arange(math.prod(shape)).reshape(shape) % 5).astype(dtype)
+    calls = [(lambda lib, o=o, d=d: lib.diag_embed(lib.tensor(x), o, *d)) for o in (0, 1, -2, 7)
+             for d in ((-2, -1), (0, 1), (1, 0), (0, 2), (-1, 0)) if max(d) < len(shape) + 1]
+    if len(shape) <= 2:
+        calls += [(lambda lib, o=o: lib.diag(lib.tensor(x), o)) for o in (0, 1, -1, 3, -5)]
+        calls += [lambda lib: lib.tensor(x).diag(1)]
+    for call in calls:
+        results = _on_both_paths(lambda: call(ember))
+        assert results[0] == results[1]
+        want = call(torch).numpy()
+        assert np.frombuffer(results[0][3], want.dtype).reshape(want.shape).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("name", ["diag_embed", "diag"])
+def test_diagonals_nodes_and_gradients_are_the_python_paths(name):
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape((2, 3) if name == "diag_embed" else (6,)),
+                             requires_grad=True)
+            out = ember.diag_embed(x, -1, 0, 2) if name == "diag_embed" else ember.diag(x, 2)
+            node = out.grad_fn
+            out.backward(ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(out.shape)))
+            results.append((type(node).__name__, node.offset, node.dim1, node.dim2, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+def test_diagonals_take_the_common_case(monkeypatch):
+    from ember.ops import view
+    x = ember.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.diag_embed(x), ember.diag(x[0]), x.diag_embed(1),
+                                                              ember.diag(x, 1), x.diag()),
+                                        [(view, "_diagonal_data"), (ember.Tensor, "diagonal")])
+
+
+_DIAGONAL_CASES = {
+    "same_dims": lambda x: ember.diag_embed(x, 0, 1, 1),
+    "dim_out_of_range": lambda x: ember.diag_embed(x, 0, 0, 3),
+    "float_offset": lambda x: ember.diag_embed(x, 1.0),
+    "huge_offset": lambda x: ember.diag_embed(x, 2 ** 70),
+    "zero_dims": lambda x: ember.diag_embed(x[0, 0]),
+    "diag_three_dims": lambda x: ember.diag(x[None]),
+    "diag_zero_dims": lambda x: ember.diag(x[0, 0]),
+    "diag_float": lambda x: ember.diag(x, 1.0),
+    "diag_matrix_grad": lambda x: ember.diag(x.requires_grad_()),
+    "diag_out": lambda x: ember.diag(x, out=ember.empty(0)),
+    "transposed": lambda x: ember.diag(x.t(), 1),
+    "empty_diagonal": lambda x: ember.diag(x, 9),
+    "not_a_tensor": lambda x: ember.diag(x.numpy()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DIAGONAL_CASES))
+def test_other_diagonal_cases_take_the_python_path(case):
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    results = _on_both_paths(lambda: _DIAGONAL_CASES[case](ember.tensor(x)), (RuntimeError, TypeError, IndexError,
+                                                                               OverflowError, ValueError))
     assert results[0] == results[1]

@@ -999,6 +999,12 @@ class DiagEmbedBackward0(Node):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose diagonals (``offset`` from the main one, in the planes of ``dim1`` and
     ``dim2``) are filled by the last dimension of ``input``; zeros elsewhere."""
+    return _diag_embed_entry[0](input, offset, dim1, dim2)
+
+
+def _python_diag_embed(input, offset, dim1, dim2):
+    """``diag_embed`` in every case its compiled function (``_compiled_diagonals``) leaves to Python."""
+    check_tensor(input, "diag_embed")
     data = input._data
     nd = data.ndim + 1
     d1, d2 = _diagonal_dims(nd, dim1, dim2)
@@ -1019,20 +1025,30 @@ def diag(input, diagonal=0, *, out=None):
     """For a 1-d ``input``, the square matrix with ``input`` on its ``diagonal``-th diagonal;
     for a 2-d ``input``, a copy of its ``diagonal``-th diagonal."""
     if out is None:
-        return _diag(input, diagonal)
+        return _diag_entry[0](input, diagonal)
     with no_grad():   # torch's diag writes into out through ops: an input requiring grad is taken
         result = _diag(input, diagonal)
     return write_out(result, out, True, "diag")
 
 
 @method("diag")
+def _diag_method(input, diagonal=0):
+    return _diag_entry[0](input, diagonal)
+
+
 def _diag(input, diagonal=0):
+    """``diag`` in every case its compiled function (``_compiled_diagonals``) leaves to Python."""
+    check_tensor(input, "diag")
     nd = input._data.ndim
     if nd == 1:
-        return diag_embed(input, diagonal, 0, 1)
+        return _python_diag_embed(input, diagonal, 0, 1)
     if nd == 2:
         return input.diagonal(diagonal).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+
+
+_diag_embed_entry = _compiled_functions.register(_python_diag_embed, DiagEmbedBackward0, kind="diag_embed")
+_diag_entry = _compiled_functions.register(_diag, DiagEmbedBackward0, kind="diag")
 
 
 class TraceBackward0(Node):
