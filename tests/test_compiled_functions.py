@@ -162,7 +162,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_reduced_scatter", "_python_index_reduce",
                                                   "_python_vander", "_python_isin", "_python_round",
                                                   "_python_prelu", "_python_histc", "_python_diag_embed",
-                                                  "_diag"} \
+                                                  "_diag", "_python_logcumsumexp"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5142,4 +5142,66 @@ def test_other_diagonal_cases_take_the_python_path(case):
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     results = _on_both_paths(lambda: _DIAGONAL_CASES[case](ember.tensor(x)), (RuntimeError, TypeError, IndexError,
                                                                                OverflowError, ValueError))
+    assert results[0] == results[1]
+
+
+# -- logcumsumexp ---------------------------------------------------------------------------------
+
+def _logcumsumexp_values(dtype, shape=(3, 4, 5)):
+    rng = np.random.default_rng(13)
+    x = (rng.standard_normal(shape) * rng.choice([0.1, 1, 30], shape)).astype(dtype)
+    x.reshape(-1)[:6] = [np.inf, -np.inf, np.nan, 0.0, -np.inf, 88.0]
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_logcumsumexp_is_the_python_paths_and_torchs(dtype, dim):
+    """Each step NumPy's logaddexp (its formula, the C library's exp and log1p), as the Python op's
+    accumulation takes it: the same bits, infinities and NaN included."""
+    for x in (_logcumsumexp_values(dtype), _logcumsumexp_values(dtype)[1:2, 1:2, 1:2]):
+        results = _on_both_paths(lambda: ember.logcumsumexp(ember.tensor(x), dim))
+        assert results[0] == results[1]
+        want = torch.logcumsumexp(torch.tensor(x), dim).numpy()
+        np.testing.assert_allclose(np.frombuffer(results[0][3], dtype).reshape(want.shape), want, rtol=1e-5, atol=1e-5)
+
+
+def test_logcumsumexp_nodes_and_gradients_are_the_python_paths():
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+            out = ember.logcumsumexp(x, 1)
+            node = out.grad_fn
+            saved = [t.detach().numpy().tobytes() for t in node.saved_tensors]
+            out.backward(ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)))
+            results.append((type(node).__name__, node.dim, saved, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+def test_logcumsumexp_takes_the_common_case(monkeypatch):
+    from ember.ops import sort
+    x = ember.tensor(_logcumsumexp_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.logcumsumexp(x, 1), x.logcumsumexp(0)),
+                                        [(sort, "accumulate")])
+
+
+_LOGCUMSUMEXP_CASES = {
+    "int": lambda x: ember.logcumsumexp(x.long(), 0),
+    "complex": lambda x: ember.logcumsumexp(x.to(ember.complex64), 0),
+    "float16": lambda x: ember.logcumsumexp(x.half(), 0),
+    "zero_dims": lambda x: ember.logcumsumexp(x[0, 0, 0], 0),
+    "transposed": lambda x: ember.logcumsumexp(x.transpose(0, 2), 1),
+    "dim_out_of_range": lambda x: ember.logcumsumexp(x, 3),
+    "float_dim": lambda x: ember.logcumsumexp(x, 1.0),
+    "empty": lambda x: ember.logcumsumexp(x[:0], 0),
+    "out": lambda x: ember.logcumsumexp(x, 0, out=ember.empty(0)),
+    "no_grad": lambda x: _no_grad(lambda t: ember.logcumsumexp(t, 1), x.requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LOGCUMSUMEXP_CASES))
+def test_other_logcumsumexp_cases_take_the_python_path(case):
+    results = _on_both_paths(lambda: _LOGCUMSUMEXP_CASES[case](ember.tensor(_logcumsumexp_values("float32"))),
+                             (RuntimeError, TypeError, IndexError, NotImplementedError))
     assert results[0] == results[1]

@@ -6,6 +6,13 @@ accumulation of the Python op adds (multiplies) them (int64 wrapping around). Th
 the Python op records it. Where a step raises a floating-point exception other than an inexact
 result, the result is dropped and the Python op runs (NumPy may warn or raise). Every other case
 goes to the Python op.
+
+Kind "logcumsumexp": ``logcumsumexp(input, dim)`` of a small C-contiguous float32 or float64 tensor with
+dims and an int dim: each running ``log(sum(exp(...)))`` along the dim, element after element by
+NumPy's ``logaddexp`` formula (two equal terms: the value plus log 2; else the larger plus
+``log1p(exp(-|d|))`` of their difference ``d``, by the C library's ``exp`` and ``log1p`` as NumPy's scalar
+loop calls them; NaN passed on), as the Python op's ``logaddexp.accumulate`` computes it; the node
+recorded as the Python op records it. Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -90,6 +97,74 @@ static PyObject *scan_case(Function *f, PyObject *const *args, int *handled) {
         PyObject *r = at_dim == NULL || PyObject_SetAttr(node, s_dim, at_dim) < 0
                       || PyObject_SetAttr(node, s_in_dtype, (PyObject *)PyArray_DESCR(x)) < 0 ? NULL
                       : f->divides ? PyObject_CallMethodObjArgs(node, s_save, t, out, NULL) : Py_NewRef(Py_None);
+        if (r == NULL) Py_CLEAR(node);
+        Py_XDECREF(r);
+        Py_XDECREF(at_dim);
+    }
+    return with_node(out, node);
+}
+
+/* NumPy's ``logaddexp`` of two elements of ``T`` (its ``npy_logaddexp``), ``LOG1P`` and ``EXP`` the C
+   library's; the running terms of the ``n`` elements ``inner`` apart from ``x`` into ``out``. */
+#define LOG_ADD_EXP(T, LOG1P, EXP, LOGE2)                                                                  \
+    __attribute__((optimize("fp-contract=off")))                                                          \
+    static T log_add_exp_##T(T x, T y) {                                                                   \
+        if (x == y) return x + LOGE2;                                                                      \
+        const T d = x - y;                                                                                 \
+        return d > 0 ? x + LOG1P(EXP(-d)) : d <= 0 ? y + LOG1P(EXP(d)) : d;                              \
+    }                                                                                                      \
+    static void log_scan_##T(const T *x, T *out, npy_intp n, npy_intp inner) {                             \
+        T acc = x[0];                                                                                      \
+        out[0] = acc;                                                                                      \
+        for (npy_intp k = 1; k < n; k++) out[k * inner] = acc = log_add_exp_##T(acc, x[k * inner]);       \
+    }
+LOG_ADD_EXP(float, log1pf, expf, 0.693147180559945309417232121458176568f)
+LOG_ADD_EXP(double, log1p, exp, 0.693147180559945309417232121458176568)
+
+/* ``logcumsumexp(input, dim)`` in the common case (``_compiled_scans``), no ``__torch_function__``
+   dispatch or forward-mode AD. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not
+   this one. */
+static PyObject *logcumsumexp_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0];
+    if (Py_TYPE(t) != TensorType || !PyLong_CheckExact(args[1])) return NULL;
+    PyArrayObject *x = array_of(t);
+    int type = x == NULL ? -1 : PyArray_TYPE(x), ndim = x == NULL ? 0 : PyArray_NDIM(x);
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || !small_numbers(x) || ndim == 0
+            || !PyArray_IS_C_CONTIGUOUS(x))
+        return NULL;
+    npy_intp dim;
+    if (!dim_arg(args[1], ndim, &dim)) return NULL;
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(ndim, PyArray_DIMS(x), type);
+    if (values == NULL) return NULL;
+    npy_intp n = PyArray_DIM(x, (int)dim), inner = 1, outer = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (d < dim) outer *= PyArray_DIM(x, d);
+        if (d > dim) inner *= PyArray_DIM(x, d);
+    }
+    for (npy_intp o = 0; o < outer; o++)
+        for (npy_intp i = 0; i < inner; i++) {
+            npy_intp start = o * n * inner + i;
+            if (type == NPY_FLOAT32)
+                log_scan_float((const float *)PyArray_DATA(x) + start, (float *)PyArray_DATA(values) + start, n,
+                               inner);
+            else
+                log_scan_double((const double *)PyArray_DATA(x) + start, (double *)PyArray_DATA(values) + start, n,
+                                inner);
+        }
+    PyObject *out = make((PyObject *)values);
+    if (out == NULL || !grad) return out;
+    PyObject *node = record_node(f->node_cls, t, NULL, out);
+    if (node != NULL && node != Py_None) {
+        PyObject *at_dim = PyLong_FromSsize_t(dim);
+        PyObject *r = at_dim == NULL || PyObject_SetAttr(node, s_dim, at_dim) < 0 ? NULL
+                      : PyObject_CallMethodObjArgs(node, s_save, t, out, NULL);
         if (r == NULL) Py_CLEAR(node);
         Py_XDECREF(r);
         Py_XDECREF(at_dim);

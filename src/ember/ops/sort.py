@@ -1100,6 +1100,11 @@ def logcumsumexp(input, dim, *, out=None):
 
 
 def _logcumsumexp(input, dim):
+    return _logcumsumexp_entry[0](input, dim)
+
+
+def _python_logcumsumexp(input, dim):
+    """``logcumsumexp`` in every case its compiled function (``_compiled_scans``) leaves to Python."""
     _refuse("logcumsumexp_out_cpu", input._data, "biu")
     data = input._data
     dim = wrap_dim(dim, data.ndim)
@@ -1118,6 +1123,10 @@ def _logcumsumexp(input, dim):
         node.save(input, out)
         node.dim = dim
     return out
+
+
+_logcumsumexp_entry = _compiled_functions.register(_python_logcumsumexp, LogcumsumexpBackward0, ("self", "result"),
+                                                   kind="logcumsumexp")
 
 
 # ----------------------------------------------------------------------------------------
