@@ -162,7 +162,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_reduced_scatter", "_python_index_reduce",
                                                   "_python_vander", "_python_isin", "_python_round",
                                                   "_python_prelu", "_python_histc", "_python_diag_embed",
-                                                  "_diag", "_python_logcumsumexp"} \
+                                                  "_diag", "_python_logcumsumexp", "_python_dirichlet_grad"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5204,4 +5204,47 @@ _LOGCUMSUMEXP_CASES = {
 def test_other_logcumsumexp_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _LOGCUMSUMEXP_CASES[case](ember.tensor(_logcumsumexp_values("float32"))),
                              (RuntimeError, TypeError, IndexError, NotImplementedError))
+    assert results[0] == results[1]
+
+
+# -- _dirichlet_grad ------------------------------------------------------------------------------
+
+def _dirichlet_operands(dtype):
+    rng = np.random.default_rng(14)
+    x = rng.uniform(0.001, 0.999, (4, 5)).astype(dtype)
+    alpha = rng.uniform(0.1, 30.0, (4, 5)).astype(dtype)
+    return x, alpha, (alpha + rng.uniform(0.1, 30.0, (4, 5))).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dirichlet_grad_is_the_python_paths_and_torchs(dtype):
+    x, alpha, total = _dirichlet_operands(dtype)
+    results = _on_both_paths(lambda: ember._dirichlet_grad(ember.tensor(x), ember.tensor(alpha), ember.tensor(total)))
+    assert results[0] == results[1]
+    want = torch._dirichlet_grad(torch.tensor(x), torch.tensor(alpha), torch.tensor(total)).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype).reshape(4, 5), want, rtol=1e-4, atol=1e-6)
+
+
+def test_dirichlet_grad_takes_the_common_case(monkeypatch):
+    from ember._backend import gamma_gradients
+    x, alpha, total = (ember.tensor(v) for v in _dirichlet_operands("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: ember._dirichlet_grad(x, alpha, total),
+                                        [(gamma_gradients, "dirichlet_grad")])
+
+
+_DIRICHLET_CASES = {
+    "grad": lambda x, a, t: ember._dirichlet_grad(x.requires_grad_(), a, t),
+    "mixed": lambda x, a, t: ember._dirichlet_grad(x, a.double(), t),
+    "int": lambda x, a, t: ember._dirichlet_grad(x.long(), a.long(), t.long()),
+    "float16": lambda x, a, t: ember._dirichlet_grad(x.half(), a.half(), t.half()),
+    "broadcast": lambda x, a, t: ember._dirichlet_grad(x, a[:1], t),
+    "transposed": lambda x, a, t: ember._dirichlet_grad(x.t(), a.t(), t.t()),
+    "not_a_tensor": lambda x, a, t: ember._dirichlet_grad(x, a.numpy(), t),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DIRICHLET_CASES))
+def test_other_dirichlet_grad_cases_take_the_python_path(case):
+    results = _on_both_paths(lambda: _DIRICHLET_CASES[case](*(ember.tensor(v) for v in _dirichlet_operands("float32"))),
+                             (RuntimeError, TypeError, NotImplementedError, AttributeError))
     assert results[0] == results[1]

@@ -16,6 +16,10 @@ them. Their forms:
   the result's: the form takes whether the polynomial is shifted and the addresses of the loops
   from float32 to float64 and from float64 to float32.
 
+Kind "special_three": ``_dirichlet_grad(x, alpha, total)`` of three tensors of one float dtype and
+shape where none requires grad (the Python op's node refuses a backward), on its loop of three
+float64 arrays ``loop(a, b, c, out, n, threads)``, the float64 result narrowed to the tensors' dtype.
+
 Every other case goes to the Python op.
 """
 
@@ -278,5 +282,40 @@ static PyObject *special_case(Function *f, PyObject *const *args, int *handled) 
     return f->form == TENSORS_FORM ? special_tensors(f, args, handled)
            : f->form == POLYGAMMA_FORM ? special_polygamma(f, args, handled)
            : special_polynomial(f, args, handled);
+}
+/* A loop of three float64 arrays into a fourth: ``loop(a, b, c, out, n, threads)``. */
+typedef void (*triple_loop)(const double *, const double *, const double *, double *, int64_t, int);
+
+/* ``f(a, b, c)`` of three tensors in the common case (``_compiled_special``'s kind "special_three"): one float
+   dtype and shape, each a ``special_operand``, none requiring grad. A new tensor, NULL on error, or
+   ``*handled`` set to 0 where the case is not this one. */
+static PyObject *special_three_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *x[3] = {NULL, NULL, NULL}, *wide[3] = {NULL, NULL, NULL};
+    PyObject *out = NULL;
+    int taken = f->loops[0] != NULL;
+    for (int i = 0; i < 3 && taken; i++) {
+        x[i] = special_operand(args[i], FLOATS_ONLY);
+        taken = x[i] != NULL && PyArray_TYPE(x[i]) == PyArray_TYPE(x[0]) && special_same_shape(x[0], x[i]);
+    }
+    int grad = taken ? any_requires_grad(args, 3) : 0;
+    int settled = !taken || grad > 0 ? 0 : grad < 0 ? -1 : special_settled();
+    *handled = settled != 0;
+    for (int i = 0; i < 3 && settled > 0; i++)
+        if ((wide[i] = (PyArrayObject *)PyArray_FROMANY((PyObject *)x[i], NPY_FLOAT64, 0, 0, NPY_ARRAY_CARRAY)) == NULL)
+            settled = -1;
+    if (settled > 0) {
+        PyArrayObject *values = special_like(x[0], NPY_FLOAT64);
+        if (values != NULL)
+            ((triple_loop)f->loops[0])(PyArray_DATA(wide[0]), PyArray_DATA(wide[1]), PyArray_DATA(wide[2]),
+                                       PyArray_DATA(values), PyArray_SIZE(values), 1);
+        out = special_narrowed(values, PyArray_TYPE(x[0]));
+        out = out == NULL ? NULL : make(out);
+    }
+    for (int i = 0; i < 3; i++) {
+        Py_XDECREF(x[i]);
+        Py_XDECREF(wide[i]);
+    }
+    return out;
 }
 '''

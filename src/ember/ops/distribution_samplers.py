@@ -16,6 +16,7 @@ from .creation import _place
 from .random import _rng
 from ..autograd._dual import jvp_by_transposition
 from ..special._common import on_special_loops
+from . import _compiled_functions
 
 __all__ = ["binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
            "_dirichlet_grad"]
@@ -108,12 +109,26 @@ def _sample_dirichlet(input, generator=None):
 def _dirichlet_grad(x, alpha, total):
     """The reparameterised gradient of Beta(alpha, total - alpha) samples ``x`` (scaled as
     torch's ``_dirichlet_grad``)."""
+    return _dirichlet_grad_entry[0](x, alpha, total)
+
+
+def _python_dirichlet_grad(x, alpha, total):
+    """``_dirichlet_grad`` in every case its compiled function (``_compiled_special``) leaves to Python."""
     _check_same_dtype(x, alpha, total)
     _check_dtype(x, "_dirichlet_grad_cpu")
     grad = gamma_gradients.dirichlet_grad(namespace_of(x._data), x._data, alpha._data, total._data)
     out = make(grad.astype(x._data.dtype, copy=False))
     return record_not_differentiable((x, alpha, total), out,
                                      "derivative for aten::_dirichlet_grad is not implemented")
+
+
+def _dirichlet_grad_loops():
+    from .._backend import special_loops
+    return special_loops.address("dirichlet_grad_three"), None   # (one loop for both float dtypes)
+
+
+_dirichlet_grad_entry = _compiled_functions.register(_python_dirichlet_grad, None, kind="special_three",
+                                                     addresses=_dirichlet_grad_loops)
 
 
 class _DirichletBackward(Node):
