@@ -162,7 +162,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_reduced_scatter", "_python_index_reduce",
                                                   "_python_vander", "_python_isin", "_python_round",
                                                   "_python_prelu", "_python_histc", "_python_diag_embed",
-                                                  "_diag", "_python_logcumsumexp", "_python_dirichlet_grad"} \
+                                                  "_diag", "_python_logcumsumexp", "_python_dirichlet_grad",
+                                                  "_python_histogram"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5247,4 +5248,64 @@ _DIRICHLET_CASES = {
 def test_other_dirichlet_grad_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _DIRICHLET_CASES[case](*(ember.tensor(v) for v in _dirichlet_operands("float32"))),
                              (RuntimeError, TypeError, NotImplementedError, AttributeError))
+    assert results[0] == results[1]
+
+
+# -- histogram ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bins", [1, 3, 5, 30])
+def test_histogram_is_the_python_paths_and_torchs(dtype, bins):
+    rng = np.random.default_rng(15)
+    for values in (rng.standard_normal(20), rng.standard_normal((4, 5)) * 100, np.full(3, 2.5),
+                   np.array([1.0, 2.0, 2.0, 3.0, 1e-30]), np.array([-1.0, 0.0, 1.0]), np.array([0.25, np.nan])):
+        x = values.astype(dtype)
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                try:
+                    hist, edges = ember.histogram(ember.tensor(x), bins)
+                    results.append((hist.dtype, hist.numpy().tobytes(), edges.numpy().tobytes()))
+                except RuntimeError as error:
+                    results.append(str(error))
+        assert results[0] == results[1]
+        if isinstance(results[0], str):
+            with pytest.raises(RuntimeError):
+                torch.histogram(torch.tensor(x), bins)
+            continue
+        want_hist, want_edges = torch.histogram(torch.tensor(x), bins)
+        assert results[0][1] == want_hist.numpy().tobytes() and results[0][2] == want_edges.numpy().tobytes()
+
+
+def test_histogram_takes_the_common_case(monkeypatch):
+    from ember.ops import statistics
+    x = ember.tensor(np.linspace(-1, 2, 20, dtype=np.float32))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.histogram(x, 5), x.histogram(3)),
+                                        [(statistics, "_histogramdd_data")])
+
+
+_HISTOGRAM_CASES = {
+    "range": lambda x: ember.histogram(x, 4, range=(-1.0, 1.0))[0],
+    "weight": lambda x: ember.histogram(x, 4, weight=x.abs())[0],
+    "density": lambda x: ember.histogram(x, 4, density=True)[0],
+    "edges": lambda x: ember.histogram(x, ember.tensor([-2.0, 0.5, 3.0]))[0],
+    "bool_bins": lambda x: ember.histogram(x, True)[0],
+    "no_bins": lambda x: ember.histogram(x, 0)[0],
+    "huge_bins": lambda x: ember.histogram(x, 2 ** 70)[0],
+    "many_bins": lambda x: ember.histogram(x, 100000)[0],
+    "grad": lambda x: ember.histogram(x.requires_grad_(), 4)[0],
+    "int": lambda x: ember.histogram(x.long(), 4)[0],
+    "float16": lambda x: ember.histogram(x.half(), 4)[0],
+    "empty": lambda x: ember.histogram(x[:0], 4)[0],
+    "transposed": lambda x: ember.histogram(x.reshape(4, 5).t(), 4)[0],
+    "infinity": lambda x: ember.histogram(x * math.inf, 4)[0],
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HISTOGRAM_CASES))
+def test_other_histogram_cases_take_the_python_path(case):
+    x = np.linspace(-1.5, 2.5, 20, dtype=np.float32)
+    results = _on_both_paths(lambda: _HISTOGRAM_CASES[case](ember.tensor(x)), (RuntimeError, TypeError,
+                                                                                NotImplementedError, OverflowError,
+                                                                                ValueError))
     assert results[0] == results[1]

@@ -2930,6 +2930,12 @@ _HISTOGRAM_BINS = {np.dtype(np.float32): "histogram_bins_float32",
                    np.dtype(np.float64): "histogram_bins_float64"}
 
 
+def histogram_addresses():
+    """The addresses of the histogram loops and of the linspace loops (``loop_addresses``, each pair
+    float32's and float64's): what histogram's compiled function calls."""
+    return loop_addresses(_HISTOGRAM_BINS), loop_addresses(_LINSPACES)
+
+
 def histogram_bins(points, edges, local):
     """Each of the (count, dims) float32/float64 ``points``' bin as torch's histogram kernel
     finds it, as an index into the row-major histogram ((count,) int64, -1 outside), the

@@ -53,7 +53,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "scatter_reduce", "logit", "hardshrink", "nan_to_num", "heaviside", "lerp", "frexp", "add_product",
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
           "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce", "vander", "isin", "round", "prelu",
-          "histc", "diag_embed", "diag", "logcumsumexp", "special_three")
+          "histc", "diag_embed", "diag", "logcumsumexp", "special_three", "histogram")
 # the kinds of ``_compiled_factorizations``: their specifics (a result type, flags, the loops' routines) as
 # given, or made at the first call where a callable gives them
 _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky")
@@ -201,7 +201,7 @@ def _specifics(function):
     if function.kind == "special":   # (its form, and what the form takes: a callable gives it at the first call)
         form, taken = function.specifics
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
-    if function.kind in _FACTORIZATION_KINDS:
+    if function.kind in _FACTORIZATION_KINDS or function.kind == "histogram":   # (made at the first call)
         return function.specifics() if callable(function.specifics) else function.specifics
     if function.kind == "reduce":
         r = function.specifics
@@ -261,7 +261,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION, TRIANGULAR_SOLVE_FUNCTION, CHOLESKY_FUNCTION,
                      PDIST_FUNCTION, INDEX_REDUCE_FUNCTION, VANDER_FUNCTION, ISIN_FUNCTION,
                      ROUND_FUNCTION, PRELU_FUNCTION, HISTC_FUNCTION, DIAG_EMBED_FUNCTION, DIAG_FUNCTION,
-                     LOGCUMSUMEXP_FUNCTION, SPECIAL_THREE_FUNCTION };
+                     LOGCUMSUMEXP_FUNCTION, SPECIAL_THREE_FUNCTION, HISTOGRAM_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -304,7 +304,7 @@ typedef struct {
     /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); whether a function of
        two tensors takes two dtypes, promoted; polygamma's factors (a tuple of floats, by n) and digamma's and
        trigamma's loops (float32's, float64's), a polynomial's from float32 to float64 and from float64 to
-       float32 */
+       float32; a histogram's linspace loops (float32's, float64's) */
     int form, shifted, promotes;
     PyObject *factors;
     void *own_loops[4];
@@ -2052,9 +2052,9 @@ DIAGONALS_SOURCE
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
                                             2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2, 6, 3,
-                                            3, 2, 2, 4, 4, 2, 2, 3};
+                                            3, 2, 2, 4, 4, 2, 2, 3, 2};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == SPECIAL_THREE_FUNCTION + 1
+                                     == HISTOGRAM_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2144,6 +2144,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = logcumsumexp_case(f, args, &handled);
         else if (f->kind == SPECIAL_THREE_FUNCTION)
             out = special_three_case(f, args, &handled);
+        else if (f->kind == HISTOGRAM_FUNCTION)
+            out = histogram_case(f, args, &handled);
         else if (f->kind == LU_FACTOR_FUNCTION)
             out = lu_factor_case(f, args, &handled);
         else if (f->kind == QR_FUNCTION)
@@ -2201,7 +2203,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > SPECIAL_THREE_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > HISTOGRAM_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2221,6 +2223,11 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SCATTER_REDUCE_FUNCTION && (f.scatter_names = PyObject_IsTrue(specifics)) < 0) return NULL;
     if (f.kind == VANDER_FUNCTION && (f.divides = PyObject_IsTrue(specifics)) < 0) return NULL;   /* (linalg's) */
+    unsigned long long linspaces[2] = {0, 0};   /* (a histogram's: its result type, linspace's loops) */
+    if (f.kind == HISTOGRAM_FUNCTION && !PyArg_ParseTuple(specifics, "OKK", &f.result_type, &linspaces[0],
+                                                          &linspaces[1]))
+        return NULL;
+    for (int i = 0; i < 2 && f.kind == HISTOGRAM_FUNCTION; i++) f.own_loops[i] = (void *)(uintptr_t)linspaces[i];
     if (f.kind == RANK_ONE_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.flop_hook)) return NULL;
     unsigned long long gemm32 = 0, gemm64 = 0;
     unsigned long long unpack32 = 0, unpack64 = 0;

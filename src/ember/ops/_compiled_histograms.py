@@ -5,6 +5,13 @@ those are equal too): each element within the bounds counted in the bin ``(x - m
 min)`` (each step in the dtype, the bounds and their difference rounded to it, the last bin taking
 ``max``), as ``sort.histc``'s NumPy passes compute it, the counts in the dtype. Bounds that are not
 finite or not in order, and every other case, go to the Python op (which raises its errors).
+
+Kind "histogram": ``histogram(input, bins)`` of a small C-contiguous float32 or float64 tensor with
+elements where nothing records, an int ``bins`` above 0 and nothing else given: torch's edges from the
+data's least to its greatest element (widened by 1/2 either way where equal; linspace's, by
+``openmp_kernels``' loop) and each element's bin by ``openmp_kernels``' histogram loop, both called from
+C as ``statistics.histogram`` calls them, the counts in the dtype. Data holding a NaN or a zero at either
+end goes to the Python op, as every other case.
 """
 
 __all__ = ["SOURCE"]
@@ -82,5 +89,76 @@ static PyObject *histc_case(Function *f, PyObject *const *args, int *handled) {
     if (wide) histogram_double(PyArray_DATA(x), n, bins, low, high, high - low, PyArray_DATA(counts));
     else histogram_float(PyArray_DATA(x), n, bins, low, high, high - low, PyArray_DATA(counts));
     return make((PyObject *)counts);
+}
+/* ``openmp_kernels``' loops, as the pdist's: ``loop(arrays, sizes, scalars, threads)`` */
+typedef void (*histogram_loop)(void **, const int64_t *, const double *, int);
+
+/* ``histogram(input, bins)`` with an int number of bins and nothing else given, in the common case
+   (``_compiled_histograms``), no ``__torch_function__`` dispatch or forward-mode AD. A new
+   ``return_types.histogram``, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *histogram_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *x = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
+    int type = x == NULL ? 0 : PyArray_TYPE(x), wide = type == NPY_FLOAT64;
+    if (x == NULL || (type != NPY_FLOAT32 && !wide) || !PyLong_CheckExact(args[1]) || PyArray_SIZE(x) == 0
+            || !PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISALIGNED(x) || !PyArray_ISNOTSWAPPED(x)
+            || PyArray_NBYTES(x) >= small_bytes || f->loops[wide] == NULL || f->own_loops[wide] == NULL)
+        return NULL;
+    long bins = PyLong_AsLong(args[1]);
+    if (bins == -1 && PyErr_Occurred()) PyErr_Clear();
+    if (bins <= 0 || (double)(bins + 1) * PyArray_ITEMSIZE(x) >= (double)small_bytes) return NULL;
+    /* the data's least and greatest elements (NaN, or a zero, whose sign NumPy's reduction picks: the
+       Python op's) */
+    npy_intp n = PyArray_SIZE(x);
+    const char *data = PyArray_DATA(x);
+    double low = INFINITY, high = -INFINITY;
+    for (npy_intp i = 0; i < n; i++) {
+        double v = wide ? ((const double *)data)[i] : (double)((const float *)data)[i];
+        if (v != v) return NULL;
+        if (v < low) low = v;
+        if (v > high) high = v;
+    }
+    if (low == 0 || high == 0 || !isfinite(low) || !isfinite(high)) return NULL;
+    int grad = requires_grad(args[0]);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    if (low == high) {
+        low -= 0.5;
+        high += 0.5;
+    }
+    npy_intp steps = bins + 1, count = bins;
+    PyArrayObject *edges = (PyArrayObject *)PyArray_SimpleNew(1, &steps, type);
+    PyArrayObject *flat = edges == NULL ? NULL : (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_INT64);
+    PyArrayObject *counts = flat == NULL ? NULL : (PyArrayObject *)PyArray_ZEROS(1, &count, type, 0);
+    PyObject *result = NULL;
+    if (counts != NULL) {
+        /* torch's edges (linspace's, from the bounds in the dtype), then each element's bin */
+        const double bounds[2] = {wide ? low : (double)(float)low, wide ? high : (double)(float)high};
+        const int64_t linspace_sizes[1] = {steps}, bins_sizes[4] = {n, 1, 1, steps};
+        void *linspace_arrays[1] = {PyArray_DATA(edges)};
+        void *bins_arrays[3] = {(void *)data, PyArray_DATA(edges), PyArray_DATA(flat)};
+        ((histogram_loop)f->own_loops[wide])(linspace_arrays, linspace_sizes, bounds, 1);
+        ((histogram_loop)f->loops[wide])(bins_arrays, bins_sizes, NULL, 1);
+        const npy_int64 *at = PyArray_DATA(flat);
+        for (npy_intp i = 0; i < n; i++) {
+            if (at[i] < 0) continue;
+            if (wide) ((double *)PyArray_DATA(counts))[at[i]] += 1;
+            else ((float *)PyArray_DATA(counts))[at[i]] += 1;
+        }
+        PyObject *hist = make((PyObject *)counts), *edge_tensor = make((PyObject *)edges);   /* (each stolen) */
+        counts = edges = NULL;
+        if (hist != NULL && edge_tensor != NULL)
+            result = PyObject_CallFunctionObjArgs(f->result_type, hist, edge_tensor, NULL);
+        Py_XDECREF(hist);
+        Py_XDECREF(edge_tensor);
+    }
+    Py_XDECREF(edges);
+    Py_XDECREF(flat);
+    Py_XDECREF(counts);
+    return result;
 }
 '''

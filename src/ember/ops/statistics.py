@@ -300,6 +300,13 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """Computes a histogram of the values in ``input``: ``bins`` is a number of equal-width
     bins (over ``range``, the data's minimum and maximum by default) or a 1-D tensor of bin
     edges. Returns the histogram and the bin edges."""
+    if range is None and weight is None and density is False and out is None:
+        return _histogram_entry[0](input, bins)
+    return _python_histogram(input, bins, range=range, weight=weight, density=density, out=out)
+
+
+def _python_histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """``histogram`` in every case its compiled function (``_compiled_histograms``) leaves to Python."""
     if isinstance(bins, Tensor) and range is not None:
         raise TypeError("histogram() received an invalid combination of arguments: range is not "
                         "accepted with a tensor of bins")
@@ -316,6 +323,16 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     result = return_types.histogram(make(hist), make(edges[0].copy()))
     record_not_differentiable((input,), result[0], "the derivative for 'histogram' is not implemented.")
     return write_out(result, out, op="histogram")
+
+
+def _histogram_specifics():
+    bins_loops, linspace_loops = openmp_kernels.histogram_addresses()
+    return return_types.histogram, linspace_loops[0] or 0, linspace_loops[1] or 0
+
+
+_histogram_entry = _compiled_functions.register(_python_histogram, None, kind="histogram",
+                                                addresses=lambda: openmp_kernels.histogram_addresses()[0],
+                                                specifics=_histogram_specifics)
 
 
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=None):
