@@ -163,7 +163,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_vander", "_python_isin", "_python_round",
                                                   "_python_prelu", "_python_histc", "_python_diag_embed",
                                                   "_diag", "_python_logcumsumexp", "_python_dirichlet_grad",
-                                                  "_python_histogram"} \
+                                                  "_python_histogram", "_python_cdist"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5308,4 +5308,76 @@ def test_other_histogram_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _HISTOGRAM_CASES[case](ember.tensor(x)), (RuntimeError, TypeError,
                                                                                 NotImplementedError, OverflowError,
                                                                                 ValueError))
+    assert results[0] == results[1]
+
+
+# -- cdist ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes", [((3, 5), (4, 5)), ((1, 1), (1, 1)), ((7, 9), (2, 9)), ((25, 130), (3, 130)),
+                                    ((2, 300), (2, 300)), ((30, 3), (2, 3))], ids=str)
+def test_cdist_is_the_python_paths_and_torchs(dtype, shapes):
+    """Each distance's absolute differences (squared for p 2) added as NumPy's add.reduce adds a row (its
+    pairwise sum, of every length), then the square root: the Python path's bits."""
+    rng = np.random.default_rng(16)
+    a, b = (rng.standard_normal(shape).astype(dtype) for shape in shapes)
+    b[0] = a[0]   # (a distance of 0)
+    for p in (2, 2.0, 1, 1.0):
+        for mode in ("use_mm_for_euclid_dist_if_necessary", "donot_use_mm_for_euclid_dist"):
+            results = _on_both_paths(lambda: ember.cdist(ember.tensor(a), ember.tensor(b), p, mode))
+            assert results[0] == results[1]
+            want = torch.cdist(torch.tensor(a), torch.tensor(b), p, compute_mode=mode).numpy()
+            np.testing.assert_allclose(np.frombuffer(results[0][3], dtype).reshape(want.shape), want, rtol=1e-4,
+                                       atol=1e-5)
+
+
+def test_cdist_nodes_and_gradients_are_the_python_paths():
+    rng = np.random.default_rng(17)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x, y = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+            out = ember.cdist(x, y, 1.0)
+            node = out.grad_fn
+            saved = [t.detach().numpy().tobytes() for t in node.saved_tensors]
+            out.backward(ember.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(3, 5)))
+            results.append((type(node).__name__, node.p, saved, x.grad.numpy().tobytes(), y.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+def test_cdist_takes_the_common_case(monkeypatch):
+    from ember.ops import matrix_decompositions
+    a, b = ember.randn(3, 4), ember.randn(5, 4)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.cdist(a, b), ember.cdist(a, b, 1)),
+                                        [(matrix_decompositions, "_pairwise_norm")])
+
+
+_CDIST_CASES = {
+    "p_3": lambda a, b: ember.cdist(a, b, 3.0),
+    "p_0": lambda a, b: ember.cdist(a, b, 0),
+    "p_inf": lambda a, b: ember.cdist(a, b, math.inf),
+    "p_negative": lambda a, b: ember.cdist(a, b, -1.0),
+    "mm_mode": lambda a, b: ember.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+    "unknown_mode": lambda a, b: ember.cdist(a, b, compute_mode="sometimes"),
+    "many_rows": lambda a, b: ember.cdist(ember.ones(30, 4), b),
+    "batched": lambda a, b: ember.cdist(a[None], b[None]),
+    "mixed": lambda a, b: ember.cdist(a, b.double()),
+    "columns": lambda a, b: ember.cdist(a, b[:, :3]),
+    "int": lambda a, b: ember.cdist(a.long(), b.long()),
+    "float16": lambda a, b: ember.cdist(a.half(), b.half()),
+    "empty": lambda a, b: ember.cdist(a[:0], b),
+    "no_columns": lambda a, b: ember.cdist(a[:, :0], b[:, :0]),
+    "transposed": lambda a, b: ember.cdist(a.t().contiguous().t(), b),
+    "one_dim": lambda a, b: ember.cdist(a[0], b),
+    "not_a_tensor": lambda a, b: ember.cdist(a, b.numpy()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CDIST_CASES))
+def test_other_cdist_cases_take_the_python_path(case):
+    rng = np.random.default_rng(18)
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+    results = _on_both_paths(lambda: _CDIST_CASES[case](ember.tensor(a), ember.tensor(b)),
+                             (RuntimeError, TypeError, NotImplementedError, ValueError, AttributeError))
     assert results[0] == results[1]

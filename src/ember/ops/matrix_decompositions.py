@@ -1216,6 +1216,11 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     says when the distances come from one matrix product (faster, less exact for near
     points): "use_mm_for_euclid_dist_if_necessary" (when P or R exceeds 25), "use_mm_for_euclid_dist"
     or "donot_use_mm_for_euclid_dist"."""
+    return _cdist_entry[0](x1, x2, p, compute_mode)
+
+
+def _python_cdist(x1, x2, p, compute_mode):
+    """``cdist`` in every case its compiled function (``_compiled_distances``) leaves to Python."""
     check_tensor(x1, "cdist", "x1")
     check_tensor(x2, "cdist", "x2")
     if compute_mode not in _CDIST_MODES:
@@ -1234,6 +1239,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         node.save(x1, x2, out)
         node.p = float(p)
     return out
+
+
+_cdist_entry = _compiled_functions.register(_python_cdist, CdistBackward0, kind="cdist")
 
 
 class PdistBackward0(Node):
