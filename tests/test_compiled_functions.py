@@ -5381,3 +5381,63 @@ def test_other_cdist_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _CDIST_CASES[case](ember.tensor(a), ember.tensor(b)),
                              (RuntimeError, TypeError, NotImplementedError, ValueError, AttributeError))
     assert results[0] == results[1]
+
+
+# -- remainder and floor_divide of a number and a tensor -------------------------------------------
+
+def _settled():
+    """The kernel choice's settings checked on this thread (an op on a loop asks them), as in a program."""
+    ember.floor_divide(ember.ones(3), ember.full((3,), 2.0))
+
+
+@pytest.mark.parametrize("name", ["remainder", "floor_divide"])
+def test_number_first_divisions_are_the_python_paths_and_torchs(name):
+    """The number spread over the divisor's shape in float32 and the op's loop run on the two: the bits of the
+    Python op's NumPy passes (below 1024 elements) and of its loop (above), zeros' signs included."""
+    _settled()
+    rng = np.random.default_rng(19)
+    fn, torch_fn = getattr(ember, name), getattr(torch, name)
+    for scale in (0.01, 1.0, 100.0, 1e6):
+        y = (rng.standard_normal((3, 7)) * scale).astype(np.float32)
+        y[y == 0] = 1.0
+        y[0, :4] = [1.25, -1.25, 0.5, 2.5]
+        for number in (2.5, -7, 7, 0.0, -0.0, 1e-30, 3e38, 123456789, -2.5e-3):
+            results = _on_both_paths(lambda: fn(number, ember.tensor(y)))
+            assert results[0] == results[1]
+            if number == 3e38:   # (torch's quotient overflows float32 there: NaN where the exact answer is finite)
+                continue
+            want = torch_fn(number, torch.tensor(y)).numpy()
+            np.testing.assert_allclose(np.frombuffer(results[0][3], np.float32).reshape(want.shape), want, rtol=1e-6)
+
+
+def test_number_first_divisions_take_the_common_case(monkeypatch):
+    from ember.ops import pointwise
+    _settled()
+    y = ember.tensor(np.linspace(0.5, 3, 12, dtype=np.float32).reshape(3, 4))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.remainder(2.5, y), ember.floor_divide(7, y),
+                                                              2.5 % y, 7 // y),
+                                        [(pointwise, "_scalar_first")])
+
+
+_NUMBER_FIRST_CASES = {
+    "zero_divisor": lambda y: ember.remainder(2.5, y * 0),
+    "nan_divisor": lambda y: ember.remainder(2.5, y * math.nan),
+    "infinite_number": lambda y: ember.remainder(math.inf, y),
+    "nan_number": lambda y: ember.floor_divide(math.nan, y),
+    "overflowing_number": lambda y: ember.remainder(1e39, y),
+    "huge_int": lambda y: ember.remainder(2 ** 60 + 1, y),
+    "bool_number": lambda y: ember.remainder(True, y),
+    "float64": lambda y: ember.remainder(2.5, y.double()),
+    "int_tensor": lambda y: ember.remainder(3, y.long() + 1),
+    "grad": lambda y: ember.remainder(2.5, y.requires_grad_()),
+    "transposed": lambda y: ember.floor_divide(2.5, y.t()),
+    "out": lambda y: ember.floor_divide(2.5, y, out=ember.empty(0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NUMBER_FIRST_CASES))
+def test_other_number_first_cases_take_the_python_path(case):
+    _settled()
+    y = np.linspace(0.5, 3, 12, dtype=np.float32).reshape(3, 4)
+    results = _on_both_paths(lambda: _NUMBER_FIRST_CASES[case](ember.tensor(y)), (RuntimeError, TypeError))
+    assert results[0] == results[1]

@@ -188,9 +188,10 @@ def _specifics(function):
         return (_SLICE_WRITES.index(function.specifics),)
     if function.kind == "unary":   # (whether it computes on integers and bools as the default float dtype)
         return (bool(function.specifics),)
-    if function.kind == "binary":   # (which integer tensors it takes, on which ufunc; whether it is a float op)
-        integers, int_ufunc, converts = function.specifics or (None, None, False)
-        return (_INTEGERS.index(integers), int_ufunc or function.ufunc, converts)
+    if function.kind == "binary":   # (which integer tensors it takes, on which ufunc; whether it is a float
+        # op, and takes a number first)
+        integers, int_ufunc, converts, number_first = function.specifics or (None, None, False, False)
+        return (_INTEGERS.index(integers), int_ufunc or function.ufunc, converts, number_first)
     if function.kind in ("addc", "scan", "triangle"):   # (whether it divides; multiplies; keeps the upper one)
         return (bool(function.specifics),)
     if function.kind in ("matmul", "add_product"):   # (and NumPy's CBLAS routines: vdot's real dot is dot's)
@@ -298,9 +299,10 @@ typedef struct {
     /* an operator's function's: the index of the operator's method (``methods_``) */
     int method;
     /* an op of one tensor's: whether it computes on integers and bools as the default float dtype; an op
-       of two's: the ``enum integers`` of two tensors of one dtype it takes, on ``int_ufunc``, and whether it
-       is a float op (integers and bools taken as ``pointwise.float_arrays`` takes them) */
-    int converts, integers;
+       of two's: the ``enum integers`` of two tensors of one dtype it takes, on ``int_ufunc``, whether it
+       is a float op (integers and bools taken as ``pointwise.float_arrays`` takes them), and whether it takes
+       a number first on its loop (``number_first_case``) */
+    int converts, integers, number_first;
     PyObject *int_ufunc;
     /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); whether a function of
        two tensors takes two dtypes, promoted; polygamma's factors (a tuple of floats, by n) and digamma's and
@@ -516,6 +518,52 @@ static PyObject *binary_operands_case(Function *f, PyObject *const *inputs, PyAr
     Py_XDECREF(taken[0]);
     Py_XDECREF(taken[1]);
     return out;
+}
+
+/* ``f(number, tensor)`` of a binary op on a loop that takes a number first (``f->number_first``: remainder's
+   and floor_divide's) in the common case: an int (at most 2^53 in magnitude) or a float, finite as float32,
+   and a small C-contiguous float32 tensor with elements, none zero or NaN (where the Python op's NumPy
+   passes may warn), that does not require grad: the number spread over the tensor's shape in float32 (the
+   Python op's 0-d tensor of it) and the loop run on the two, as the Python op's ``_number_spread`` runs
+   it. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *number_first_case(Function *f, PyObject *const *inputs, int *handled) {
+    *handled = 0;
+    PyObject *number = inputs[0];
+    PyArrayObject *y = array_of(inputs[1]);
+    double v = PyFloat_CheckExact(number) ? PyFloat_AS_DOUBLE(number) : PyLong_AsDouble(number);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if ((PyLong_CheckExact(number) && fabs(v) > 9007199254740992.0) || !isfinite((float)v) || y == NULL
+            || PyArray_TYPE(y) != NPY_FLOAT32 || f->loops[0] == NULL || PyArray_SIZE(y) == 0
+            || !PyArray_IS_C_CONTIGUOUS(y) || !PyArray_ISALIGNED(y) || !PyArray_ISNOTSWAPPED(y)
+            || PyArray_NBYTES(y) >= small_bytes)
+        return NULL;
+    const float *ys = PyArray_DATA(y);
+    npy_intp n = PyArray_SIZE(y);
+    for (npy_intp i = 0; i < n; i++)
+        if (ys[i] == 0 || ys[i] != ys[i]) return NULL;
+    int grad = requires_grad(inputs[1]);
+    int plain = grad < 0 ? -1 : plain_mode();
+    PyObject *settled = plain > 0 && !grad ? PyObject_CallNoArgs(choice_settled) : NULL;
+    if (plain <= 0 || grad || settled != Py_True) {
+        *handled = plain < 0 || grad < 0 || (plain > 0 && !grad && settled == NULL);
+        Py_XDECREF(settled);
+        return NULL;
+    }
+    Py_DECREF(settled);
+    *handled = 1;
+    PyArrayObject *spread = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(y), PyArray_DIMS(y), NPY_FLOAT32);
+    PyArrayObject *out = spread == NULL ? NULL
+                         : (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(y), PyArray_DIMS(y), NPY_FLOAT32);
+    if (out != NULL) {
+        float *xs = PyArray_DATA(spread);
+        for (npy_intp i = 0; i < n; i++) xs[i] = (float)v;
+        ((binary_loop)f->loops[0])(xs, ys, PyArray_DATA(out), n, 1);
+    }
+    Py_XDECREF(spread);
+    return out == NULL ? NULL : make((PyObject *)out);
 }
 
 /* ``matmul`` of two small tensors of one half-precision dtype (float16 or bfloat16) where nothing records:
@@ -2169,6 +2217,9 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = join_case(f, args[0], args[1], &handled);
         else if (Py_TYPE(args[0]) == TensorType && (nargs == 1 || Py_TYPE(args[1]) == TensorType))
             out = function_case(f, args, &handled);
+        else if (f->kind == BINARY_FUNCTION && f->number_first && Py_TYPE(args[1]) == TensorType
+                 && (PyFloat_CheckExact(args[0]) || PyLong_CheckExact(args[0])))
+            out = number_first_case(f, args, &handled);
         if (handled) return out;
     }
     return PyObject_Vectorcall(f->python_op, args, nargs, kwnames);   /* every other case */
@@ -2202,7 +2253,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.scatter_names = f.method = f.converts = f.integers = f.form = f.shifted = f.promotes = 0;
-    f.without_nan = 0;
+    f.without_nan = f.number_first = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
@@ -2290,7 +2341,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
             && !PyArg_ParseTuple(specifics, "p", &f.divides))
         return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
-    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iOp", &f.integers, &f.int_ufunc, &f.converts))
+    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iOpp", &f.integers, &f.int_ufunc, &f.converts,
+                                                        &f.number_first))
         return NULL;
     if (f.integers < NO_INTEGERS || f.integers > INTEGERS_ONLY || (f.integers && f.int_ufunc == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "integers are taken on a ufunc");

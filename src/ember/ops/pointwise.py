@@ -939,7 +939,7 @@ _floor_divide = _on_loop_when_large("floor_divide", _floor_divide_arrays)
 
 
 def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, integers=None, int_ufunc=None,
-                    converts=False):
+                    converts=False, number_first=False):
     """A decorator: the op ``op(input, other, *, out=None)`` with its common case compiled
     (``_compiled_functions``): two small float tensors of one dtype, on NumPy's ``ufunc`` below
     ``max_elements`` elements (by default the size from which the op takes ``vector_math``'s
@@ -948,7 +948,8 @@ def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, i
     two integer ones, or with "nonzero_divisor" two integer ones, the second without a zero (a
     division's: the Python op raises), on ``int_ufunc`` (by default ``ufunc``). A float op
     (``converts``, whose Python op takes its operands by ``float_arrays``) takes integer and bool
-    tensors too, as ``float_arrays`` converts them; an op on a loop takes two shapes that broadcast.
+    tensors too, as ``float_arrays`` converts them; an op on a loop takes two shapes that broadcast,
+    and (``number_first``) a number and a float32 tensor, the number spread over the tensor's shape.
     ``node_cls`` and ``saves`` are the node and the saved tensors of the op's tensor case."""
     if ufunc is not None and loop is not None and max_elements is None:
         max_elements = vector_math.MIN_ELEMENTS[loop] - 1
@@ -957,7 +958,7 @@ def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, i
     def compiled(python_op):
         entry = _compiled_functions.register(python_op, node_cls, saves, kind="binary", addresses=addresses,
                                              ufunc=ufunc, max_elements=max_elements,
-                                             specifics=(integers, int_ufunc, converts))
+                                             specifics=(integers, int_ufunc, converts, number_first))
 
         @functools.wraps(python_op)
         def op(input, other, *, out=None):
@@ -1139,7 +1140,7 @@ _remainder_of_number = _number_spread("remainder", _remainder_kernel, min_elemen
 
 
 @compiled_binary(RemainderBackward1, ("self", "other"), loop="remainder", integers="nonzero_divisor",
-                 int_ufunc=np.remainder)
+                 int_ufunc=np.remainder, number_first=True)
 def remainder(input, other, *, out=None):
     """The Python-style modulus: has the sign of the divisor ``other``."""
     if is_scalar(input):
@@ -1162,7 +1163,8 @@ _floor_divide_of_number = _number_spread("floor_divide", _floor_divide_kernel)
 
 
 @method("__floordiv__")
-@compiled_binary(None, (), loop="floor_divide", integers="nonzero_divisor", int_ufunc=np.floor_divide)
+@compiled_binary(None, (), loop="floor_divide", integers="nonzero_divisor", int_ufunc=np.floor_divide,
+                 number_first=True)
 def floor_divide(input, other, *, out=None):
     """Divides ``input`` by ``other`` and rounds each quotient towards negative infinity."""
     kernel = _floor_divide_kernel
@@ -1178,8 +1180,9 @@ def floor_divide(input, other, *, out=None):
 _div_floor_entry, _div_trunc_entry = (
     _compiled_functions.register(python_op, DivBackward1, (), kind="binary", specifics=specifics,
                                  addresses=lambda loop=loop: (vector_math.loop_address(loop), None))
-    for python_op, loop, specifics in ((_python_div_floor, "floor_divide", ("nonzero_divisor", np.floor_divide, False)),
-                                       (_python_div_trunc, "div_trunc", (None, None, False))))
+    for python_op, loop, specifics in ((_python_div_floor, "floor_divide",
+                                        ("nonzero_divisor", np.floor_divide, False, False)),
+                                       (_python_div_trunc, "div_trunc", (None, None, False, False))))
 
 
 def _not_differentiable(res, op_name):
