@@ -23,14 +23,11 @@ static PyObject *prelu_case(Function *f, PyObject *const *args, int *handled) {
     npy_intp channels = PyArray_SIZE(w);
     if (channels != 1 && (PyArray_NDIM(x) < 2 || PyArray_DIM(x, 1) != channels)) return NULL;
     int grad = any_requires_grad(args, 2);
-    int plain = grad < 0 ? -1 : plain_mode();
-    PyObject *settled = plain > 0 && !grad ? PyObject_CallNoArgs(choice_settled) : NULL;
-    if (plain <= 0 || grad || settled != Py_True) {
-        *handled = plain < 0 || grad < 0 || (plain > 0 && !grad && settled == NULL);
-        Py_XDECREF(settled);
+    int ready = grad < 0 ? -1 : grad ? 0 : plain_and_settled();
+    if (ready <= 0) {
+        *handled = ready < 0;
         return NULL;
     }
-    Py_DECREF(settled);
     *handled = 1;
     PyArrayObject *y = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), NPY_FLOAT32);
     if (y == NULL) return NULL;

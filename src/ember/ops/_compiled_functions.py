@@ -438,6 +438,17 @@ static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArr
 /* A product by the CBLAS routine NumPy calls (``_compiled_products``), NULL with no error where it does not apply. */
 static PyObject *blas_product(Function *f, PyArrayObject *x, PyArrayObject *y);
 
+/* Whether a call may run a kernel choice's first kernel (a loop) here: the modes plain and the choice
+   settled (``choice.settled``). 1 yes, 0 no, -1 on error. */
+static int plain_and_settled(void) {
+    int plain = plain_mode();
+    if (plain <= 0) return plain;
+    PyObject *settled = PyObject_CallNoArgs(choice_settled);
+    int r = settled == NULL ? -1 : settled == Py_True;
+    Py_XDECREF(settled);
+    return r;
+}
+
 /* The default float dtype's type number where it is float32 or float64; 0 where it is another,
    -1 on error. */
 static int default_float_type(void) {
@@ -545,14 +556,11 @@ static PyObject *number_first_case(Function *f, PyObject *const *inputs, int *ha
     for (npy_intp i = 0; i < n; i++)
         if (ys[i] == 0 || ys[i] != ys[i]) return NULL;
     int grad = requires_grad(inputs[1]);
-    int plain = grad < 0 ? -1 : plain_mode();
-    PyObject *settled = plain > 0 && !grad ? PyObject_CallNoArgs(choice_settled) : NULL;
-    if (plain <= 0 || grad || settled != Py_True) {
-        *handled = plain < 0 || grad < 0 || (plain > 0 && !grad && settled == NULL);
-        Py_XDECREF(settled);
+    int ready = grad < 0 ? -1 : grad ? 0 : plain_and_settled();
+    if (ready <= 0) {
+        *handled = ready < 0;
         return NULL;
     }
-    Py_DECREF(settled);
     *handled = 1;
     PyArrayObject *spread = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(y), PyArray_DIMS(y), NPY_FLOAT32);
     PyArrayObject *out = spread == NULL ? NULL

@@ -19,6 +19,17 @@ __all__ = ["SOURCE"]
 
 # (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
 SOURCE = r'''
+/* The lanes along ``dim`` of the row-major ``x``: their length ``*n``, the step ``*inner`` between their
+   elements, and ``*outer`` blocks of ``*inner`` of them (each lane starting at ``o * n * inner + i``). */
+static void lanes_along(PyArrayObject *x, npy_intp dim, npy_intp *n, npy_intp *inner, npy_intp *outer) {
+    *n = PyArray_DIM(x, (int)dim);
+    *inner = *outer = 1;
+    for (int d = 0; d < PyArray_NDIM(x); d++) {
+        if (d < dim) *outer *= PyArray_DIM(x, d);
+        if (d > dim) *inner *= PyArray_DIM(x, d);
+    }
+}
+
 /* The running sums (products, where ``multiplies``) of the ``n`` elements ``inner`` apart from ``x``
    into ``out``. */
 #define RUNNING_TERMS(T, W)                                                                                \
@@ -63,11 +74,8 @@ static PyObject *scan_case(Function *f, PyObject *const *args, int *handled) {
     }
     fenv_t outside;
     feholdexcept(&outside);
-    npy_intp n = PyArray_DIM(x, (int)dim), inner = 1, outer = 1;
-    for (int d = 0; d < ndim; d++) {
-        if (d < dim) outer *= PyArray_DIM(x, d);
-        if (d > dim) inner *= PyArray_DIM(x, d);
-    }
+    npy_intp n, inner, outer;
+    lanes_along(x, dim, &n, &inner, &outer);
     for (npy_intp o = 0; o < outer; o++) {
         for (npy_intp i = 0; i < inner; i++) {
             npy_intp start = o * n * inner + i;
@@ -143,11 +151,8 @@ static PyObject *logcumsumexp_case(Function *f, PyObject *const *args, int *hand
     *handled = 1;
     PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(ndim, PyArray_DIMS(x), type);
     if (values == NULL) return NULL;
-    npy_intp n = PyArray_DIM(x, (int)dim), inner = 1, outer = 1;
-    for (int d = 0; d < ndim; d++) {
-        if (d < dim) outer *= PyArray_DIM(x, d);
-        if (d > dim) inner *= PyArray_DIM(x, d);
-    }
+    npy_intp n, inner, outer;
+    lanes_along(x, dim, &n, &inner, &outer);
     for (npy_intp o = 0; o < outer; o++)
         for (npy_intp i = 0; i < inner; i++) {
             npy_intp start = o * n * inner + i;

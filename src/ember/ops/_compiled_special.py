@@ -80,17 +80,6 @@ static int special_same_shape(PyArrayObject *x, PyArrayObject *y) {
            && PyArray_CompareLists(PyArray_DIMS(x), PyArray_DIMS(y), PyArray_NDIM(x));
 }
 
-/* Whether the call may run here: the modes plain and the loops' kernel choice settled. 1 yes, 0
-   no, -1 on error. */
-static int special_settled(void) {
-    int plain = plain_mode();
-    if (plain <= 0) return plain;
-    PyObject *settled = PyObject_CallNoArgs(choice_settled);
-    int r = settled == NULL ? -1 : settled == Py_True;
-    Py_XDECREF(settled);
-    return r;
-}
-
 /* A new array of ``x``'s shape and of ``type``, NULL on error. */
 static PyArrayObject *special_like(PyArrayObject *x, int type) {
     return (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), type);
@@ -141,7 +130,7 @@ static PyObject *special_tensors(Function *f, PyObject *const *args, int *handle
     if (type && (!mixed || f->promotes) && special_same_shape(x, y) && PyArray_SIZE(x) <= f->max_elements
             && f->loops[type == NPY_FLOAT64] != NULL) {
         int grad = any_requires_grad(args, 2);
-        int settled = grad < 0 ? -1 : grad && (mixed || f->node_cls == Py_None) ? 0 : special_settled();
+        int settled = grad < 0 ? -1 : grad && (mixed || f->node_cls == Py_None) ? 0 : plain_and_settled();
         *handled = settled != 0;
         PyArrayObject *a = settled > 0 ? special_cast(x, type) : NULL, *b = a == NULL ? NULL : special_cast(y, type);
         if (b != NULL) {
@@ -178,7 +167,7 @@ static PyObject *special_polygamma(Function *f, PyObject *const *args, int *hand
         return NULL;
     }
     int type = PyArray_TYPE(x), grad = requires_grad(args[1]);
-    int settled = grad < 0 ? -1 : special_settled();
+    int settled = grad < 0 ? -1 : plain_and_settled();
     void *own = n < 2 ? f->own_loops[2 * n + (type == NPY_FLOAT64)] : NULL;
     int on_zeta = n >= 2 && f->loops[1] != NULL && PyArray_SIZE(x) <= f->max_elements;
     PyObject *out = NULL;
@@ -254,7 +243,7 @@ static PyObject *special_polynomial(Function *f, PyObject *const *args, int *han
                                       integers);
     void *loop = out_type <= 0 ? NULL : x_type == out_type ? f->loops[out_type == NPY_FLOAT64]
                  : f->own_loops[x_type == NPY_FLOAT64];
-    int settled = loop == NULL ? 0 : special_settled();
+    int settled = loop == NULL ? 0 : plain_and_settled();
     PyObject *out = NULL;
     *handled = integers < 0 || settled < 0 || (settled > 0 && loop != NULL);
     if (settled > 0) {
@@ -299,7 +288,7 @@ static PyObject *special_three_case(Function *f, PyObject *const *args, int *han
         taken = x[i] != NULL && PyArray_TYPE(x[i]) == PyArray_TYPE(x[0]) && special_same_shape(x[0], x[i]);
     }
     int grad = taken ? any_requires_grad(args, 3) : 0;
-    int settled = !taken || grad > 0 ? 0 : grad < 0 ? -1 : special_settled();
+    int settled = !taken || grad > 0 ? 0 : grad < 0 ? -1 : plain_and_settled();
     *handled = settled != 0;
     for (int i = 0; i < 3 && settled > 0; i++)
         if ((wide[i] = (PyArrayObject *)PyArray_FROMANY((PyObject *)x[i], NPY_FLOAT64, 0, 0, NPY_ARRAY_CARRAY)) == NULL)
