@@ -2082,13 +2082,33 @@ def test_pow_nodes_and_gradients_are_the_python_paths(exponent):
     assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("case", ["out", "tensor_exponent", "number_base", "int64", "float16", "numpy_exponent",
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (5,)), ((3, 1), (1, 5)), ((), (4,))], ids=str)
+def test_pow_of_two_tensors_is_the_python_paths_and_torchs(shapes, dtype):
+    """NumPy's power of the two arrays (broadcast), as the Python op's: NaN for a negative base and a fraction,
+    with NumPy's warning on both paths."""
+    rng = np.random.default_rng(20)
+    base = rng.uniform(-2, 3, shapes[0]).astype(dtype)
+    exponent = rng.uniform(-3, 3, shapes[1]).astype(dtype)
+    exponent.reshape(-1)[:1] = 2.0
+    results = _on_both_paths(lambda: ember.pow(ember.tensor(base), ember.tensor(exponent)))
+    assert results[0] == results[1]
+    want = torch.pow(torch.tensor(base), torch.tensor(exponent)).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype).reshape(want.shape), want, rtol=1e-5,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["out", "tensor_exponent_grad", "mixed_exponent", "int_exponent", "shapes",
+                                  "number_base", "int64", "float16", "numpy_exponent",
                                   "bool_exponent", "huge_exponent", "complex_exponent", "large", "no_grad"])
 def test_other_pow_cases_take_the_python_path(case):
     values = _power_values("float32")
     x = ember.tensor(values)
     call = {"out": lambda: ember.pow(x, 2, out=ember.empty(0)),
-            "tensor_exponent": lambda: ember.pow(x, ember.tensor(values)),
+            "tensor_exponent_grad": lambda: ember.pow(x, ember.tensor(values, requires_grad=True)).detach(),
+            "mixed_exponent": lambda: ember.pow(x, ember.tensor(values).double()),
+            "int_exponent": lambda: ember.pow(x, ember.tensor(np.arange(15).reshape(3, 5))),
+            "shapes": lambda: ember.pow(x, ember.tensor(values[:2])),
             "number_base": lambda: ember.pow(2.0, x),
             "int64": lambda: ember.pow(ember.tensor(np.arange(6)), 3),
             "float16": lambda: ember.pow(x.half(), 2),

@@ -1919,6 +1919,31 @@ static PyObject *masked_fill_case(Function *f, PyObject *const *args, int *handl
     return with_node(out, node);
 }
 
+/* ``pow(input, exponent)`` of two small tensors of one float dtype where nothing records: NumPy's power of
+   their arrays (broadcast), as ``pointwise._pow_arrays`` computes it. A new tensor, NULL on error, or
+   ``*handled`` set to 0 where the case is not this one (shapes that do not broadcast: the Python op's error). */
+static PyObject *power_of_tensors(PyObject *const *args, int *handled) {
+    PyArrayObject *x = array_of(args[0]), *y = array_of(args[1]);
+    if (x == NULL || y == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64)
+            || PyArray_TYPE(y) != PyArray_TYPE(x) || !PyArray_ISNOTSWAPPED(x) || !PyArray_ISNOTSWAPPED(y)
+            || PyArray_NBYTES(x) >= small_bytes || PyArray_NBYTES(y) >= small_bytes)
+        return NULL;
+    int grad = any_requires_grad(args, 2);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    PyObject *operands[2] = {(PyObject *)x, (PyObject *)y};
+    PyObject *data = PyObject_Vectorcall(numpy_power, operands, 2, NULL);
+    if (data == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    *handled = 1;
+    return make(data);
+}
+
 /* ``pow(input, exponent)`` in the common case: a small float32 or float64 tensor and a Python
    float or int exponent, no ``__torch_function__`` dispatch or forward-mode AD: as
    ``pointwise._pow_arrays`` computes it (2: NumPy's square; 3: ``x * x * x``; -2: ``1 / (x * x)``;
@@ -1927,6 +1952,7 @@ static PyObject *masked_fill_case(Function *f, PyObject *const *args, int *handl
 static PyObject *power_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     PyObject *t = args[0], *e = args[1];
+    if (Py_TYPE(t) == TensorType && Py_TYPE(e) == TensorType) return power_of_tensors(args, handled);
     if (Py_TYPE(t) != TensorType || !(PyFloat_CheckExact(e) || PyLong_CheckExact(e))) return NULL;
     PyArrayObject *x = array_of(t);
     if (x == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64) || !PyArray_ISNOTSWAPPED(x)
