@@ -884,3 +884,33 @@ def test_inplace_under_anomaly_detection_records_the_modifier():
             b.mul_(2)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.sum().backward()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded", "readonly", "empty", "scalar"])
+def test_unfold_is_the_python_op(monkeypatch, layout):
+    """unfold along every dim with sizes and steps in and out of range, on tensors laid out every way: the
+    Python op's shape, strides, values, base and flags, or its error."""
+    base = ember.tensor(np.arange(24, dtype=np.float32).reshape(4, 6))
+    source = {"contiguous": lambda: base, "transposed": lambda: base.mT, "sliced": lambda: base[1:, ::2],
+              "expanded": lambda: ember.zeros(6).expand(4, 6),
+              "readonly": lambda: ember.tensor(np.broadcast_to(np.float32(1), (4, 6))),
+              "empty": lambda: base[:0], "scalar": lambda: base[1, 1]}[layout]
+    calls = [(d, size, step) for d in (0, 1, -1, -2, 2) for size in (0, 1, 2, 4, 6, 7, -1) for step in (1, 2, 5, 0, -1)]
+    calls += [(1, 2.0, 1), (1, 2, 1.0), (1.0, 2, 1)]
+    for args in calls:
+        results = _views_on_both_paths(monkeypatch, source, "unfold", args, base)
+        assert results[0] == results[1], args
+
+
+def test_unfold_takes_the_common_case(monkeypatch):
+    x = ember.arange(12.0).reshape(3, 4)
+    made = []
+    real = view.make_view
+    monkeypatch.setattr(view, "make_view", lambda *a: made.append(a) or real(*a))
+    x.unfold(1, 2, 1)
+    x.unfold(0, 2, 2)
+    assert made == []
+    with monkeypatch.context() as m:
+        python_ops(m)
+        x.unfold(1, 2, 1)
+    assert made

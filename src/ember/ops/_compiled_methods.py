@@ -2,7 +2,8 @@
 (``a + b``, ``a - b``, ``a * b``, ``a / b``, ``-a``), their in-place forms (``+=``, ``add_`` and
 the rest), the comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) and the view ops
 (``view``, ``reshape``, ``transpose``, ``unsqueeze``, ``expand``, ``squeeze``, ``flatten``,
-``diagonal``, ``as_strided``, and ``x[key]`` for a basic key: ints, slices, ``None`` and ``...``), the same steps as
+``diagonal``, ``as_strided``, ``unfold``, and ``x[key]`` for a basic key: ints, slices, ``None`` and ``...``), the
+same steps as
 their Python ops in C.
 
 A small tensor's ``a * b`` is one NumPy call of a quarter of a microsecond; around it, the
@@ -64,7 +65,7 @@ _NAME = "ember_tensor_methods"
 # The kinds of method (the numbers name the cases in the C source's ``enum kind``), and what the
 # node of an operator keeps beyond its operands' shapes and dtypes (``enum keeps``).
 (_BINARY, _UNARY, _COMPARE, _TRANSPOSE, _UNSQUEEZE, _VIEW, _RESHAPE, _SELECT, _INPLACE, _EXPAND, _SQUEEZE, _FLATTEN,
- _DIAGONAL, _AS_STRIDED) = range(14)
+ _DIAGONAL, _AS_STRIDED, _UNFOLD) = range(15)
 _KEEPS_NOTHING, _KEEPS_ALPHA, _KEEPS_OPERANDS, _KEEPS_QUOTIENT = range(4)
 
 # (Tensor's names for it, kind, and for an operator: its ufunc, its node class (None for a
@@ -98,6 +99,7 @@ METHODS = (
     (("flatten",), _FLATTEN),
     (("diagonal",), _DIAGONAL),
     (("as_strided",), _AS_STRIDED),
+    (("unfold",), _UNFOLD),
 )
 
 # The nodes whose ``backward_arrays`` is compiled too, each with its formula (``enum formula``):
@@ -138,7 +140,7 @@ static PyObject *s_base, *s_view_version, *s_active, *s_on, *s_self_shape, *s_se
 #define SLOT(o, offset) (*(PyObject **)((char *)(o) + (offset)))
 
 enum kind { BINARY, UNARY, COMPARE, TRANSPOSE, UNSQUEEZE, VIEW, RESHAPE, SELECT, INPLACE, EXPAND, SQUEEZE, FLATTEN,
-            DIAGONAL, AS_STRIDED };
+            DIAGONAL, AS_STRIDED, UNFOLD };
 /* The nodes indexing records (``configure_views``): AliasBackward0, SliceBackward0, SelectBackward0,
    UnsqueezeBackward0. */
 enum index_node { ALIAS_NODE, SLICE_NODE, SELECT_NODE, UNSQUEEZE_NODE };
@@ -818,6 +820,29 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
             return NULL;
         break;
     }
+    case UNFOLD:   /* (each slice of ``size`` along the dim, ``step`` apart, as a new last dim: a C-contiguous view) */
+    {
+        long size, step;
+        if (nargs != 3 || nd == 0 || !PyArray_IS_C_CONTIGUOUS(a) || !dim_arg(args[0], nd, &d0)
+                || !PyLong_CheckExact(args[1]) || !PyLong_CheckExact(args[2]))
+            return NULL;
+        size = PyLong_AsLong(args[1]);
+        step = PyLong_AsLong(args[2]);
+        if ((size == -1 || step == -1) && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        npy_intp n = PyArray_DIM(a, (int)d0);
+        if (size < 0 || size > n || step <= 0) return NULL;   /* (the Python op's errors) */
+        for (int i = 0; i < nd; i++) {
+            dims[i] = i == d0 ? (n - size) / step + 1 : PyArray_DIM(a, i);
+            strides[i] = i == d0 ? PyArray_STRIDE(a, i) * step : PyArray_STRIDE(a, i);
+        }
+        dims[nd] = size;
+        strides[nd] = PyArray_STRIDE(a, (int)d0);
+        shape.len = nd + 1;
+        break;
+    }
     default:
         return NULL;
     }
@@ -834,7 +859,8 @@ static PyObject *view_case(Method *m, PyObject *t, PyObject *const *args, Py_ssi
     int is_view = 1;
     if (m->kind == TRANSPOSE) {
         result = PyArray_SwapAxes(a, (int)d0, (int)d1);
-    } else if (m->kind == SELECT || m->kind == EXPAND || m->kind == DIAGONAL || m->kind == AS_STRIDED) {
+    } else if (m->kind == SELECT || m->kind == EXPAND || m->kind == DIAGONAL || m->kind == AS_STRIDED
+               || m->kind == UNFOLD) {
         /* data[key] (d0 its offset), the expanded view, or the diagonal or strided view (from ``start``) */
         PyArray_Descr *descr = PyArray_DESCR(a);
         Py_INCREF(descr);
