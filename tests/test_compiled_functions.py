@@ -163,7 +163,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_vander", "_python_isin", "_python_round",
                                                   "_python_prelu", "_python_histc", "_python_diag_embed",
                                                   "_diag", "_python_logcumsumexp", "_python_dirichlet_grad",
-                                                  "_python_histogram", "_python_cdist"} \
+                                                  "_python_histogram", "_python_cdist", "_prod"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5460,4 +5460,72 @@ def test_other_number_first_cases_take_the_python_path(case):
     _settled()
     y = np.linspace(0.5, 3, 12, dtype=np.float32).reshape(3, 4)
     results = _on_both_paths(lambda: _NUMBER_FIRST_CASES[case](ember.tensor(y)), (RuntimeError, TypeError))
+    assert results[0] == results[1]
+
+
+# -- prod -----------------------------------------------------------------------------------------
+
+def _prod_values(dtype, shape=(3, 4, 5)):
+    values = np.random.default_rng(21).uniform(0.5, 1.6, shape).astype(dtype)
+    values.reshape(-1)[:3] = [np.nan, -0.0, np.inf]
+    return values
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("args", [(), (0,), (1,), (2,), (-1,), (1, True), (-3, True)], ids=str)
+def test_prod_is_the_python_paths_and_torchs(dtype, args):
+    """Each product element after element along its lane, as NumPy's multiply.reduce multiplies: the same
+    bits, NaN, signed zeros and infinities included; an overflow (NumPy's warning) on the Python path."""
+    for values in (_prod_values(dtype), _prod_values(dtype)[1:2], np.full((2, 3, 400), 9.0, dtype)):
+        results = _on_both_paths(lambda: ember.prod(ember.tensor(values), *args))
+        assert results[0] == results[1]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = torch.prod(torch.tensor(values), *args).numpy()
+        np.testing.assert_allclose(np.frombuffer(results[0][3], dtype).reshape(want.shape), want, rtol=1e-5,
+                                   equal_nan=True)
+
+
+@pytest.mark.parametrize("args", [(), (1,), (0, True)], ids=str)
+def test_prod_nodes_and_gradients_are_the_python_paths(args):
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(np.linspace(0.5, 1.5, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+            out = ember.prod(x, *args)
+            node = out.grad_fn
+            fields = [getattr(node, name, None) for name in ("dim", "keepdim")]
+            saved = [t.detach().numpy().tobytes() for t in node.saved_tensors]
+            out.backward(ember.ones(out.shape))
+            results.append((type(node).__name__, fields, saved, x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+def test_prod_takes_the_common_case(monkeypatch):
+    from ember.ops import reduce
+    x = ember.tensor(_prod_values("float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.prod(x), ember.prod(x, 1), x.prod(0)),
+                                        [(reduce, "_accumulated")])
+
+
+_PROD_CASES = {
+    "int": lambda x: ember.prod(x.long()),
+    "dtype": lambda x: ember.prod(x, dtype=ember.float64),
+    "tuple_dim": lambda x: ember.prod(x, (0, 1)),
+    "dim_out_of_range": lambda x: ember.prod(x, 3),
+    "int_keepdim": lambda x: ember.prod(x, 1, 1),
+    "large": lambda x: ember.prod(ember.ones(80, 80)),
+    "transposed": lambda x: ember.prod(x.transpose(0, 2), 1),
+    "float16": lambda x: ember.prod(x.half(), 1),
+    "zero_dims": lambda x: ember.prod(x[0, 0, 0]),
+    "empty": lambda x: ember.prod(x[:0], 1),
+    "out": lambda x: ember.prod(x, 1, out=ember.empty(0)),
+    "no_grad": lambda x: _no_grad(lambda t: ember.prod(t, 1), x.requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PROD_CASES))
+def test_other_prod_cases_take_the_python_path(case):
+    results = _on_both_paths(lambda: _PROD_CASES[case](ember.tensor(_prod_values("float32"))),
+                             (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]

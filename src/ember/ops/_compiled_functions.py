@@ -14,7 +14,7 @@ along a dim. ``ember.special``'s functions of two arguments on its loops: ``_com
 ``pdist``: ``_compiled_distances``; Vandermonde matrices: ``_compiled_vander``;
 ``isin``: ``_compiled_membership``; ``round``: ``_compiled_rounding``;
 ``prelu``: ``_compiled_activations``; ``histc``: ``_compiled_histograms``;
-``diag`` and ``diag_embed``: ``_compiled_diagonals``.
+``diag`` and ``diag_embed``: ``_compiled_diagonals``; ``prod``: ``_compiled_prod``.
 
 On a small tensor such an op is mostly Python: its frame, its checks, the kernel choice and the
 call of the loop or the ufunc cost several times the work itself. Each of these ops registers
@@ -39,7 +39,8 @@ from .._dtype import bfloat16
 from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_products, _compiled_scans,
                _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
                _compiled_factorizations, _compiled_distances, _compiled_vander, _compiled_membership,
-               _compiled_rounding, _compiled_activations, _compiled_histograms, _compiled_diagonals)
+               _compiled_rounding, _compiled_activations, _compiled_histograms, _compiled_diagonals,
+               _compiled_prod)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -54,7 +55,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
           "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce", "vander", "isin", "round", "prelu",
           "histc", "diag_embed", "diag", "logcumsumexp", "special_three", "histogram",
-          "cdist")
+          "cdist", "prod")
 # the kinds of ``_compiled_factorizations``: their specifics (a result type, flags, the loops' routines) as
 # given, or made at the first call where a callable gives them
 _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky")
@@ -64,7 +65,7 @@ _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "in
                    "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
                    "nan_to_num", "heaviside", "lerp", "frexp", "outer", "trace", "index_reduce",
                    "vander", "isin", "round", "prelu", "histc", "diag_embed", "diag",
-                   "logcumsumexp", "cdist")
+                   "logcumsumexp", "cdist", "prod")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -263,7 +264,8 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      LU_UNPACK_FUNCTION, LDL_FACTOR_FUNCTION, TRIANGULAR_SOLVE_FUNCTION, CHOLESKY_FUNCTION,
                      PDIST_FUNCTION, INDEX_REDUCE_FUNCTION, VANDER_FUNCTION, ISIN_FUNCTION,
                      ROUND_FUNCTION, PRELU_FUNCTION, HISTC_FUNCTION, DIAG_EMBED_FUNCTION, DIAG_FUNCTION,
-                     LOGCUMSUMEXP_FUNCTION, SPECIAL_THREE_FUNCTION, HISTOGRAM_FUNCTION, CDIST_FUNCTION };
+                     LOGCUMSUMEXP_FUNCTION, SPECIAL_THREE_FUNCTION, HISTOGRAM_FUNCTION, CDIST_FUNCTION,
+                     PROD_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -2131,13 +2133,14 @@ ROUNDING_SOURCE
 ACTIVATIONS_SOURCE
 HISTOGRAMS_SOURCE
 DIAGONALS_SOURCE
+PROD_SOURCE
 /* each kind's number of positional arguments, in ``enum function_kind``'s order (the reductions'
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
                                             2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2, 6, 3,
-                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4};
+                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == CDIST_FUNCTION + 1
+                                     == PROD_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2231,6 +2234,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = histogram_case(f, args, &handled);
         else if (f->kind == CDIST_FUNCTION)
             out = cdist_case(f, args, &handled);
+        else if (f->kind == PROD_FUNCTION)
+            out = prod_case(f, args, &handled);
         else if (f->kind == LU_FACTOR_FUNCTION)
             out = lu_factor_case(f, args, &handled);
         else if (f->kind == QR_FUNCTION)
@@ -2291,7 +2296,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > CDIST_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > PROD_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2311,6 +2316,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == SCATTER_FUNCTION && !PyArg_ParseTuple(specifics, "Op", &f.number_node, &f.adds)) return NULL;
     if (f.kind == SCATTER_REDUCE_FUNCTION && (f.scatter_names = PyObject_IsTrue(specifics)) < 0) return NULL;
     if (f.kind == VANDER_FUNCTION && (f.divides = PyObject_IsTrue(specifics)) < 0) return NULL;   /* (linalg's) */
+    if (f.kind == PROD_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (all's node) */
     unsigned long long linspaces[2] = {0, 0};   /* (a histogram's: its result type, linspace's loops) */
     if (f.kind == HISTOGRAM_FUNCTION && !PyArg_ParseTuple(specifics, "OKK", &f.result_type, &linspaces[0],
                                                           &linspaces[1]))
@@ -2492,6 +2498,7 @@ for _name, _module in (("SPECIAL", _compiled_special), ("ADDC", _compiled_addc),
                        ("FACTORIZATIONS", _compiled_factorizations), ("DISTANCES", _compiled_distances),
                        ("VANDER", _compiled_vander), ("MEMBERSHIP", _compiled_membership),
                        ("ROUNDING", _compiled_rounding), ("ACTIVATIONS", _compiled_activations),
-                       ("HISTOGRAMS", _compiled_histograms), ("DIAGONALS", _compiled_diagonals)):
+                       ("HISTOGRAMS", _compiled_histograms), ("DIAGONALS", _compiled_diagonals),
+                       ("PROD", _compiled_prod)):
     SOURCE = SOURCE.replace(f"{_name}_SOURCE\n", _module.SOURCE)
 del _name, _module

@@ -679,7 +679,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dimension ``dim``. Integer and bool inputs multiply to int64. With ``out=`` (only with
     ``dim``, as torch) the product is taken in ``out``'s dtype."""
     if out is None:
-        return _prod(input, dim, keepdim, dtype=dtype)
+        return _prod_entry[0](input, dim, keepdim) if dtype is None else _prod(input, dim, keepdim, dtype=dtype)
     if dim is None:
         raise TypeError("prod(): out= needs a dim: torch's prod(input, *, dtype=None) takes no out")
     return write_out(_prod(input, dim, keepdim, dtype=_accumulating_out(dtype, out)), out, op="prod")
@@ -704,6 +704,10 @@ def _prod(input, dim=None, keepdim=False, *, dtype=None):
     if node is not None:
         node.save(input, out)
     return out
+
+
+_prod_entry = _compiled_functions.register(_prod, ProdBackward1, kind="prod",
+                                           max_elements=BLOCKED_PRODUCT_MIN_ELEMENTS - 1, specifics=(ProdBackward0,))
 
 
 # ----------------------------------------------------------------------------------------
@@ -1802,8 +1806,13 @@ def _mean_method(self, dim=None, keepdim=False, *, dtype=None, **numpy_names):
 for _name in ("nansum", "nanmean", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
               "logsumexp", "all", "any", "cumsum", "cumprod"):
     method(_name)(globals()["_" + _name])
-method("prod")(autocast_policy("fp32")(_prod))
 del _name
+
+
+@method("prod")
+@autocast_policy("fp32")
+def _prod_method(input, dim=None, keepdim=False, *, dtype=None):   # (no out=, as torch's)
+    return _prod_entry[0](input, dim, keepdim) if dtype is None else _prod(input, dim, keepdim, dtype=dtype)
 
 
 @method()
