@@ -2369,6 +2369,17 @@ def test_incomplete_gamma_of_two_dtypes_is_the_python_paths_and_torchs(name, dty
                                rtol=2e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("size", [1, 512, 513, 3000])
+def test_special_functions_of_many_elements_are_the_python_paths(size, dtype):
+    """The float64 copies and the result on the stack up to 512 elements, on the heap beyond: the same bits."""
+    a, b = _special_operands(dtype, shape=(size,), first=(0.1, 6), second=(0.05, 10))
+    for name in ("gammainc", "igammac", "zeta"):
+        fn = SPECIALS[name][0]
+        results = _on_both_paths(lambda: fn(ember.tensor(a + (1.0 if name == "zeta" else 0.0)), ember.tensor(b)))
+        assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("degrees", ["int64", "bool", "float32", "float64", "edges"])
 @pytest.mark.parametrize("x", ["float32", "float64", "int64", "bool"])
 @pytest.mark.parametrize("name", ["legendre_polynomial_p", "shifted_chebyshev_polynomial_t", "hermite_polynomial_he"])

@@ -116,6 +116,40 @@ static PyArrayObject *special_pair(void *loop, PyArrayObject *a, double number, 
     return out;
 }
 
+/* Up to this many elements a pair's float64 copies and result lie on the stack (``special_pair_as``). */
+#define SPECIAL_STACK_ELEMENTS 512
+
+/* The C-contiguous float32 or float64 array ``x`` as float64 in ``wide`` (``n`` elements), or ``x``'s own
+   memory where it is float64 already. */
+static const double *special_widened(PyArrayObject *x, double *wide) {
+    if (PyArray_TYPE(x) == NPY_FLOAT64) return PyArray_DATA(x);
+    const float *from = PyArray_DATA(x);
+    for (npy_intp i = 0, n = PyArray_SIZE(x); i < n; i++) wide[i] = (double)from[i];
+    return wide;
+}
+
+/* ``special_pair``'s values (of two arrays of one float dtype and shape, C-contiguous) as a new array of
+   ``type``, the float64 copies and result on the stack up to ``SPECIAL_STACK_ELEMENTS`` (the same values:
+   each widened, the loop, each narrowed as ``special_narrowed`` narrows). NULL on error. */
+static PyObject *special_pair_as(void *loop, PyArrayObject *a, PyArrayObject *b, int type) {
+    npy_intp n = PyArray_SIZE(b);
+    double stack[3 * SPECIAL_STACK_ELEMENTS];
+    double *buffer = n <= SPECIAL_STACK_ELEMENTS ? stack : PyMem_Malloc(3 * (size_t)n * sizeof(double));
+    if (buffer == NULL) return PyErr_NoMemory();
+    PyArrayObject *out = special_like(b, type);
+    if (out != NULL) {
+        const int64_t sizes[4] = {n, 1, 1, 0};
+        double *values = type == NPY_FLOAT64 ? PyArray_DATA(out) : buffer + 2 * n;
+        ((pair_loop)loop)(special_widened(a, buffer), special_widened(b, buffer + n), values, sizes, 1);
+        if (type != NPY_FLOAT64) {
+            float *narrow = PyArray_DATA(out);
+            for (npy_intp i = 0; i < n; i++) narrow[i] = (float)values[i];
+        }
+    }
+    if (buffer != stack) PyMem_Free(buffer);
+    return (PyObject *)out;
+}
+
 /* ``f(input, other)`` of two tensors in the common case: one shape, both ``special_operand``s of at
    most ``f->max_elements`` elements, of one float dtype (or, where ``f->promotes``, of two of
    which one is a float, cast to the promoted one; none then requires grad). The node recorded as
@@ -134,7 +168,7 @@ static PyObject *special_tensors(Function *f, PyObject *const *args, int *handle
         *handled = settled != 0;
         PyArrayObject *a = settled > 0 ? special_cast(x, type) : NULL, *b = a == NULL ? NULL : special_cast(y, type);
         if (b != NULL) {
-            out = special_narrowed(special_pair(f->loops[type == NPY_FLOAT64], a, 0.0, b, 0), type);
+            out = special_pair_as(f->loops[type == NPY_FLOAT64], a, b, type);
             out = out == NULL ? NULL : make(out);
             if (out != NULL && grad) {
                 PyObject *node = record_node(f->node_cls, args[0], args[1], out);
