@@ -391,26 +391,3 @@ def test_gamma_gradients_on_the_loop_compute_what_numpys_path_computes(op, spy):
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-300)
     assert calls == [op] * 2
-
-
-@needs_loops
-@pytest.mark.parametrize("size", [255, 256, 257, 300, 513, 1000, 4099])
-def test_the_loops_elements_do_not_depend_on_the_thread_count(size):
-    """Each element takes the vector form of the functions wherever it lies (whole vectors shared among the
-    threads, the last elements as one more vector): the same bits on one thread and on two, past the size
-    from which the loops run on several (a thread's scalar remainder had given other last bits)."""
-    rng = np.random.default_rng(size)
-    a, b = rng.uniform(0.1, 6, size), rng.uniform(0.05, 10, size)
-    before = ember.get_num_threads()
-    results = []
-    try:
-        for threads in (1, 2):
-            ember.set_num_threads(threads)
-            results.append([special_loops.two_arguments("gammainc", a, b).tobytes(),
-                            special_loops.two_arguments("gammaincc_single", a, b).tobytes()]
-                           + [special_loops.compute(op, b.astype(dtype)).tobytes()
-                              for op in ("bessel_j0", "i1e", "lgamma", "digamma", "erfcx")
-                              for dtype in (np.float32, np.float64)])
-    finally:
-        ember.set_num_threads(before)
-    assert results[0] == results[1]

@@ -819,41 +819,13 @@ void {name}_two(const double *as, const double *bs, double *out, const int64_t *
 }}
 """
 
-# Vectorized elements: blocks of whole vectors of ``_LANES`` elements shared among the threads, then the
-# last elements computed as one whole vector (the elements before them read again, into a buffer): each
-# element takes the vector form of the functions wherever it lies and however many threads run (a
-# compiler's scalar remainder, or the remainder of each thread's share, would call the scalar forms, whose
-# last bit may differ). ``{element}`` is the value of element ``i``.
-_LANES = 16
-_VECTOR_ELEMENTS = """
-    const int64_t body = n - n % {lanes};
-    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1 && n >= {parallel}) schedule(static)
-    for (int64_t start = 0; start < body; start += {lanes}) {{
-        #pragma omp simd
-        for (int64_t i = start; i < start + {lanes}; i++) out[i] = {element};
-    }}
-    if (body < n) {{
-        {out_type} last[{lanes}];
-        const int64_t first = n >= {lanes} ? n - {lanes} : 0;
-        #pragma omp simd
-        for (int64_t j = 0; j < {lanes}; j++) {{
-            const int64_t i = first + (j < n ? j : n - 1);
-            last[j] = {element};
-        }}
-        for (int64_t i = body; i < n; i++) out[i] = last[i - first];
-    }}
-"""
-
-
-def _vector_elements(element, out_type, parallel):
-    return _VECTOR_ELEMENTS.format(lanes=_LANES, element=element, out_type=out_type, parallel=parallel)
-
-
 # the incomplete gamma functions: the prefactors of all elements (vectorized, into the result),
 # then each element's series or fraction
 _INCOMPLETE_GAMMA_LOOP = """
 void {name}_two(const double *as, const double *bs, double *out, const int64_t *sizes, int nthreads) {{
-    const int64_t n = sizes[0], a_step = sizes[1], b_step = sizes[2];{prefactors}
+    const int64_t n = sizes[0], a_step = sizes[1], b_step = sizes[2];
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1 && n >= {parallel}) schedule(static)
+    for (int64_t i = 0; i < n; i++) out[i] = prefactor(as[i * a_step], bs[i * b_step]);
     #pragma omp parallel for num_threads(nthreads) if(nthreads > 1 && n >= {parallel}) schedule(dynamic, 256)
     for (int64_t i = 0; i < n; i++) out[i] = incomplete_gamma(as[i * a_step], bs[i * b_step], {upper}, out[i], {eps!r});
 }}
@@ -873,15 +845,11 @@ void {name}_polynomial_{x_type}_{out_type}(const {x_ctype} *xs, const double *ns
 """
 
 _LOOP = """
-void {name}_{dtype}(const {ctype} *xs, {ctype} *out, int64_t n, int nthreads) {{{elements}}}
+void {name}_{dtype}(const {ctype} *xs, {ctype} *out, int64_t n, int nthreads) {{
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1 && n >= {parallel}) schedule(static)
+    for (int64_t i = 0; i < n; i++) out[i] = ({ctype}){function}((double)xs[i]);
+}}
 """
-
-
-def _unary_loop(name, dtype, ctype, function, in_double=True):
-    """The loop ``name_dtype`` of ``function`` over the elements (each read as a double where ``in_double``)."""
-    element = f"({ctype}){function}({'(double)' if in_double else ''}xs[i])"
-    return _LOOP.format(name=name, dtype=dtype, ctype=ctype,
-                        elements=_vector_elements(element, ctype, PARALLEL_MIN_ELEMENTS))
 
 # ndtri, by blocks of 64 elements: the probabilities in (0, 1) copied to the result (1/2 for the
 # others, so that no NaN, infinity or log of zero takes libmvec's slow path), each from Giles'
@@ -951,16 +919,17 @@ def _source():
     declarations = "".join(f"#pragma omp declare simd notinbranch\ndouble {f}(double);\n"
                            f"#pragma omp declare simd notinbranch\nfloat {f}f(float);\n"
                            for f in ("exp", "log", "log1p", "sin", "cos", "tan"))
-    loops = [_unary_loop(op, dtype, ctype, function) for op, function in FUNCTIONS.items()
-             for dtype, ctype in _CTYPES.items()]
+    loops = [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
+             for op, function in FUNCTIONS.items() for dtype, ctype in _CTYPES.items()]
     loops += [_POLYNOMIAL_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS,
                                       x_type=x_type, x_ctype=x_ctype, out_type=out_type, out_ctype=out_ctype)
               for op, function in POLYNOMIALS.items() for x_type, x_ctype in _CTYPES.items()
               for out_type, out_ctype in _CTYPES.items()]
-    loops += [_unary_loop(op, dtype, ctype, f"{op}_{ctype}", in_double=False)
+    loops += [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=f"{op}_{ctype}",
+                           parallel=PARALLEL_MIN_ELEMENTS).replace("(double)xs[i]", "xs[i]")
               for op in IN_OWN_PRECISION for dtype, ctype in _CTYPES.items()]
-    loops += [_unary_loop(op, dtype, ctype, function) for op, function in NORMAL.items() if op != "ndtri"
-              for dtype, ctype in _CTYPES.items()]
+    loops += [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
+              for op, function in NORMAL.items() if op != "ndtri" for dtype, ctype in _CTYPES.items()]
     loops += [_NDTRI_LOOP.format(dtype=dtype, ctype=ctype, steps=special_normal.NDTRI_NEWTON_STEPS[dtype],
                                  parallel=PARALLEL_MIN_ELEMENTS)
               for dtype, ctype in _CTYPES.items()]
@@ -971,9 +940,7 @@ def _source():
     constants += f"#define NDTRI_FAR {special_normal.NDTRI_FAR!r}\n"
     loops += [_TWO_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
               for op, function in TWO_ARGUMENTS.items()]
-    prefactors = _vector_elements("prefactor(as[i * a_step], bs[i * b_step])", "double", PARALLEL_MIN_ELEMENTS)
-    loops += [_INCOMPLETE_GAMMA_LOOP.format(name=op, upper=int(upper), eps=float(eps), parallel=PARALLEL_MIN_ELEMENTS,
-                                            prefactors=prefactors)
+    loops += [_INCOMPLETE_GAMMA_LOOP.format(name=op, upper=int(upper), eps=float(eps), parallel=PARALLEL_MIN_ELEMENTS)
               for op, (upper, eps) in special_gamma.INCOMPLETE_GAMMA.items()]
     loops += [_THREE_ARGUMENTS_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS)
               for op, function in THREE_ARGUMENTS.items()]
