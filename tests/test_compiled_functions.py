@@ -2372,7 +2372,11 @@ def test_incomplete_gamma_of_two_dtypes_is_the_python_paths_and_torchs(name, dty
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("size", [1, 512, 513, 3000])
 def test_special_functions_of_many_elements_are_the_python_paths(size, dtype):
-    """The float64 copies and the result on the stack up to 512 elements, on the heap beyond: the same bits."""
+    """The float64 copies and the result on the stack up to 512 elements, on the heap beyond: the same bits
+    (the incomplete gamma functions compiled below the size from which their loop runs on the threads)."""
+    from ember._backend import special_loops
+    from ember.special import _binary
+    assert _binary.INCOMPLETE_ONE_THREAD_ELEMENTS == special_loops.PARALLEL_MIN_ELEMENTS
     a, b = _special_operands(dtype, shape=(size,), first=(0.1, 6), second=(0.05, 10))
     for name in ("gammainc", "igammac", "zeta"):
         fn = SPECIALS[name][0]

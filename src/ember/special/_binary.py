@@ -174,13 +174,20 @@ def _incomplete(name, kernel_name, kernel, node_cls, input, other, out):
     return finish(_binary(name, compute, node_cls, input, other, ("self", "other")), out)
 
 
+# The incomplete gamma functions' compiled case (on one thread) takes fewer elements than this: from
+# ``special_loops.PARALLEL_MIN_ELEMENTS`` the Python op's loop runs on the threads, whose shares' scalar
+# remainders give some prefactors other last bits.
+INCOMPLETE_ONE_THREAD_ELEMENTS = 256
+
+
 def _incomplete_loops(name):
     """The loops of ``special_gamma``'s incomplete gamma function ``name``: to float32's tolerance
     and to float64's."""
     return f"{name}_single_two", f"{name}_two"
 
 
-@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0, taken=True)
+@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0, taken=True,
+                  max_elements=INCOMPLETE_ONE_THREAD_ELEMENTS - 1)
 def gammainc(input, other, *, out=None):
     """The regularized lower incomplete gamma function ``P(input, other)``: the integral of
     ``t**(input - 1) * exp(-t)`` from 0 to ``other``, divided by ``Gamma(input)``.
@@ -189,7 +196,8 @@ def gammainc(input, other, *, out=None):
                        input, other, out)
 
 
-@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0, taken=True)
+@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0, taken=True,
+                  max_elements=INCOMPLETE_ONE_THREAD_ELEMENTS - 1)
 def gammaincc(input, other, *, out=None):
     """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P(input,
     other)``. Differentiable in ``other`` only, as in torch."""
@@ -198,14 +206,16 @@ def gammaincc(input, other, *, out=None):
 
 
 # torch's top-level names for them (ember/_special_aliases.py exports these)
-@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0, taken=True)
+@on_special_loops("tensors", _incomplete_loops("gammainc"), IgammaBackward0, taken=True,
+                  max_elements=INCOMPLETE_ONE_THREAD_ELEMENTS - 1)
 def igamma(input, other, *, out=None):
     """The regularized lower incomplete gamma function, as :func:`ember.special.gammainc`."""
     return _incomplete("igamma", "igamma_cpu", special_gamma.gammainc, IgammaBackward0,
                        input, other, out)
 
 
-@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0, taken=True)
+@on_special_loops("tensors", _incomplete_loops("gammaincc"), IgammacBackward0, taken=True,
+                  max_elements=INCOMPLETE_ONE_THREAD_ELEMENTS - 1)
 def igammac(input, other, *, out=None):
     """The regularized upper incomplete gamma function, as :func:`ember.special.gammaincc`."""
     return _incomplete("igammac", "igammac_cpu", special_gamma.gammaincc, IgammacBackward0,
