@@ -30,6 +30,29 @@ static void lanes_along(PyArrayObject *x, npy_intp dim, npy_intp *n, npy_intp *i
     }
 }
 
+/* The array of a running op's tensor ``args[0]`` along its int dim ``args[1]`` where they are its case: a
+   small C-contiguous float32 or float64 tensor with dims (int64 too where ``takes_int64``; float32 of at most
+   ``float32_max`` elements), the dim in range, no ``__torch_function__`` dispatch or forward-mode AD; ``*dim``
+   the dim wrapped, ``*grad`` whether the tensor requires grad. NULL where they are not (``*handled`` set
+   where that is an error). */
+static PyArrayObject *running_operand(PyObject *const *args, int takes_int64, npy_intp float32_max, npy_intp *dim,
+                                      int *grad, int *handled) {
+    if (Py_TYPE(args[0]) != TensorType || !PyLong_CheckExact(args[1])) return NULL;
+    PyArrayObject *x = array_of(args[0]);
+    int type = x == NULL ? -1 : PyArray_TYPE(x);
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64 && !(takes_int64 && type == NPY_INT64)) || !small_numbers(x)
+            || PyArray_NDIM(x) == 0 || !PyArray_IS_C_CONTIGUOUS(x)
+            || (type == NPY_FLOAT32 && PyArray_SIZE(x) > float32_max) || !dim_arg(args[1], PyArray_NDIM(x), dim))
+        return NULL;
+    *grad = requires_grad(args[0]);
+    int plain = *grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    return x;
+}
+
 /* The running sums (products, where ``multiplies``) of the ``n`` elements ``inner`` apart from ``x``
    into ``out``. */
 #define RUNNING_TERMS(T, W)                                                                                \
@@ -54,19 +77,11 @@ RUNNING_TERMS(npy_int64, npy_uint64)   /* (unsigned: wrapping around, as NumPy's
 static PyObject *scan_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     PyObject *t = args[0];
-    if (Py_TYPE(t) != TensorType || !PyLong_CheckExact(args[1])) return NULL;
-    PyArrayObject *x = array_of(t);
-    int type = x == NULL ? -1 : PyArray_TYPE(x), ndim = x == NULL ? 0 : PyArray_NDIM(x);
-    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64 && type != NPY_INT64) || !small_numbers(x) || ndim == 0
-            || !PyArray_IS_C_CONTIGUOUS(x) || (type == NPY_FLOAT32 && PyArray_SIZE(x) > f->max_elements))
-        return NULL;
     npy_intp dim;
-    if (!dim_arg(args[1], ndim, &dim)) return NULL;
-    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0) {
-        *handled = plain < 0;
-        return NULL;
-    }
+    int grad;
+    PyArrayObject *x = running_operand(args, 1, f->max_elements, &dim, &grad, handled);
+    if (x == NULL) return NULL;
+    int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x);
     PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(ndim, PyArray_DIMS(x), type);
     if (values == NULL) {
         *handled = 1;
@@ -135,19 +150,11 @@ LOG_ADD_EXP(double, log1p, exp, 0.693147180559945309417232121458176568)
 static PyObject *logcumsumexp_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     PyObject *t = args[0];
-    if (Py_TYPE(t) != TensorType || !PyLong_CheckExact(args[1])) return NULL;
-    PyArrayObject *x = array_of(t);
-    int type = x == NULL ? -1 : PyArray_TYPE(x), ndim = x == NULL ? 0 : PyArray_NDIM(x);
-    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || !small_numbers(x) || ndim == 0
-            || !PyArray_IS_C_CONTIGUOUS(x))
-        return NULL;
     npy_intp dim;
-    if (!dim_arg(args[1], ndim, &dim)) return NULL;
-    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0) {
-        *handled = plain < 0;
-        return NULL;
-    }
+    int grad;
+    PyArrayObject *x = running_operand(args, 0, NPY_MAX_INTP, &dim, &grad, handled);
+    if (x == NULL) return NULL;
+    int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x);
     *handled = 1;
     PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(ndim, PyArray_DIMS(x), type);
     if (values == NULL) return NULL;
