@@ -464,19 +464,17 @@ def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy, monkeypatch):
-    """Real matrices go to LAPACK's gesdd and syevd in their own dtype (NumPy's svd and eigh
-    compute float32 in float64; here at every size, ``SVD_BY_LAPACK_MIN_WORK`` 0): torch's
-    singular values and eigenvalues, and factors that rebuild the matrix (singular vectors and
-    eigenvectors are each defined up to sign); the triangle eigh does not read is not read."""
+def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy):
+    """Real matrices go to LAPACK's gesdd and syevd in their own dtype at every size (NumPy's svd
+    and eigh compute float32 in float64): torch's singular values and eigenvalues, and factors that
+    rebuild the matrix (singular vectors and eigenvectors are each defined up to sign); the triangle
+    eigh does not read is not read."""
     from ember._backend import lapack
-    from ember.ops import matrix_decompositions
     if not (lapack._GESDD and lapack._SYEVD):
         pytest.skip("NumPy's LAPACK not found")
-    monkeypatch.setattr(matrix_decompositions, "SVD_BY_LAPACK_MIN_WORK", 0)
     rng = np.random.default_rng(24)
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-10}
-    for shape in [(40, 9), (6, 11), (3, 5, 5)]:
+    for shape in [(40, 9), (6, 11), (3, 5, 5), (4, 4)]:
         a = rng.standard_normal(shape)
         taken = spy(lapack, "gesdd")
         U, S, Vh = ember.linalg.svd(ember.tensor(a, dtype=getattr(ember, dtype)), full_matrices=False)
@@ -486,8 +484,8 @@ def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy, m
         np.testing.assert_allclose(_np(S), want, **tolerance)
         np.testing.assert_allclose(_np(values), want, **tolerance)
         np.testing.assert_allclose(_np(U) * _np(S)[..., None, :] @ _np(Vh), a, **tolerance)
-    for uplo in ("L", "U"):
-        x = rng.standard_normal((2, 30, 30))
+    for uplo, shape in (("L", (2, 30, 30)), ("U", (2, 30, 30)), ("L", (4, 4)), ("U", (3, 3))):
+        x = rng.standard_normal(shape)
         a = x + np.swapaxes(x, -1, -2)
         read = np.tril(a) if uplo == "L" else np.triu(a)
         noise = rng.standard_normal(a.shape)
@@ -503,20 +501,20 @@ def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy, m
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_eig_on_lapack_in_its_own_precision_matches_torch(dtype, spy, monkeypatch):
-    """Real matrices go to LAPACK's geev in their own dtype (NumPy's eig computes float32 in
-    float64; here at every size, ``EIG_BY_LAPACK_MIN_WORK`` 0): torch's eigenvalues (as a set:
-    the order LAPACK's QR iteration leaves them in depends on rounding), eigenvectors of unit
-    length that satisfy A v = v w, complex pairs unpacked from geev's real and imaginary
-    columns."""
+def test_eig_on_lapack_in_its_own_precision_matches_torch(dtype, spy):
+    """Real matrices go to LAPACK's geev in their own dtype at every size (NumPy's eig computes
+    float32 in float64): torch's eigenvalues (as a set: the order LAPACK's QR iteration leaves
+    them in depends on rounding), eigenvectors of unit length that satisfy A v = v w, complex
+    pairs unpacked from geev's real and imaginary columns, each complex eigenvalue's turned so
+    that its first component of largest magnitude is real and positive (NumPy's path turns them
+    the same way)."""
     from ember._backend import lapack
     from ember.ops import eig
     if not lapack._GEEV:
         pytest.skip("NumPy's LAPACK not found")
-    monkeypatch.setattr(eig, "EIG_BY_LAPACK_MIN_WORK", 0)
     rng = np.random.default_rng(25)
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-10}
-    for shape in [(9, 9), (3, 5, 5)]:
+    for shape in [(9, 9), (3, 5, 5), (4, 4)]:
         a = rng.standard_normal(shape)
         taken = spy(lapack, "geev")
         w, v = ember.linalg.eig(ember.tensor(a, dtype=getattr(ember, dtype)))
@@ -530,6 +528,13 @@ def test_eig_on_lapack_in_its_own_precision_matches_torch(dtype, spy, monkeypatc
                                        np.sort_complex(want.reshape(-1, shape[-1])), **tolerance)
         np.testing.assert_allclose(a @ v, v * w[..., None, :], **tolerance)
         np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, **tolerance)
+        numpy_w, numpy_v = np.linalg.eig(a.astype(dtype))
+        numpy_v = eig._largest_component_real(np, numpy_v, numpy_w.imag != 0)
+        for got_w, got_v, want_w, want_v in zip(w.reshape(-1, shape[-1]), v.reshape(-1, *shape[-2:]),
+                                                 numpy_w.reshape(-1, shape[-1]), numpy_v.reshape(-1, *shape[-2:])):
+            for j in np.flatnonzero(got_w.imag != 0):
+                match = np.argmin(np.abs(want_w - got_w[j]))
+                np.testing.assert_allclose(got_v[:, j], want_v[:, match], **tolerance)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -1,11 +1,12 @@
 """LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``, ``potri``), or runs only in
 float64 (``geqrf``, ``gesdd``, ``syevd``, ``geev``: NumPy's qr, svd, eigh and eig compute a
 float32 array in float64, at about twice torch's time), in the OpenBLAS that NumPy itself links
-(``cblas`` finds it), called through ``native_calls``' extension (QR and orgqr through C
-drivers, ``openmp_kernels.small_qr`` and ``small_orgqr``), as torch calls its LAPACK: orgqr applies the
-reflectors in blocks, and gelsy is the least-squares driver torch's CPU lstsq takes by default
-(a QR factorization with column pivoting); sytrs solves from an LDL factorization with
-Bunch-Kaufman pivoting (sytrf's, which ``ops.ldl`` computes).
+(``cblas`` finds it), called through ``native_calls``' extension (QR, orgqr, SVD, eigh and eig
+through C drivers: ``openmp_kernels.small_qr``, ``small_orgqr``, ``small_gesdd``, ``small_syevd``
+and ``small_geev``), as torch calls its LAPACK: orgqr applies the reflectors in blocks, and gelsy
+is the least-squares driver torch's CPU lstsq takes by default (a QR factorization with column
+pivoting); sytrs solves from an LDL factorization with Bunch-Kaufman pivoting (sytrf's, which
+``ops.ldl`` computes).
 
 The routines are looked up under the names NumPy's wheels give the Fortran interface
 (``scipy_sorgqr_64_``, 64-bit integers) or the plain Fortran names. Where none is found
@@ -74,8 +75,6 @@ _SYEVD, _SYEVD_INTEGER = _bind(_handle, "syevd", 13)
 # jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info, then the lengths of the jobs
 _GEEV, _GEEV_INTEGER = _bind(_handle, "geev", 16)
 _LOWER = ctypes.create_string_buffer(b"L")
-_UPPER = ctypes.create_string_buffer(b"U")
-_JOBS = {job: ctypes.create_string_buffer(job.encode()) for job in "ASNV"}
 
 
 def _element_addresses(sizes):
@@ -255,102 +254,45 @@ def potri(a, upper):
 
 def gesdd(a, full_matrices, compute_uv):
     """numpy.linalg.svd's result for a (count, m, n) float32/float64 NumPy array of finite
-    numbers, by LAPACK's gesdd in the array's own precision: (U, S, Vh) row-major, or S alone
-    without ``compute_uv``; numpy.linalg.LinAlgError where it does not converge; None when the
-    routine is not found or the array is not such or is empty."""
+    numbers, by LAPACK's gesdd in the array's own precision in one C call (``openmp_kernels.small_gesdd``):
+    (U, S, Vh) row-major, or S alone without ``compute_uv``; numpy.linalg.LinAlgError where it does not
+    converge; None when the routine or the driver is not found or the array is not such or is empty."""
     function = _GESDD.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
     if function is None or not a.size:
         return None
-    count, m, n = a.shape
-    k = min(m, n)
     job = "A" if full_matrices and compute_uv else "S" if compute_uv else "N"
-    columns = _column_major(a)
-    values = np.empty((count, k), a.dtype)
-    u_columns = m if job == "A" else k if job == "S" else 1
-    vt_rows = n if job == "A" else k if job == "S" else 1
-    u = np.empty((count, u_columns, m), a.dtype)   # each column-major (m, u_columns)
-    vt = np.empty((count, n, vt_rows), a.dtype)   # each column-major (vt_rows, n)
-    sizes = np.array([m, n, max(m, 1), m, vt_rows, -1, 0], dtype=_GESDD_INTEGER)
-    size = _element_addresses(sizes)   # m, n, lda, ldu, ldvt, lwork, info
-    iwork = np.empty(8 * max(k, 1), dtype=_GESDD_INTEGER)
-    job_address = ctypes.addressof(_JOBS[job])
-
-    def call(i, work):
-        function(job_address, size[0], size[1], columns[i], size[2], values[i],
-                 u[i], size[3], vt[i], size[4], work, size[5], iwork, size[6], 1)
-    _each_matrix(call, count, a.dtype, sizes, 5, 6, "SVD did not converge")
-    if not compute_uv:
-        return values
-    return (np.ascontiguousarray(u.transpose(0, 2, 1)), values, np.ascontiguousarray(vt.transpose(0, 2, 1)))
+    return openmp_kernels.small_gesdd(function.address, np.ascontiguousarray(a), job, _GESDD_INTEGER == np.int64)
 
 
 def syevd(a, lower, eigenvectors):
     """numpy.linalg.eigh's (eigenvalues, eigenvectors) (``eigvalsh``'s eigenvalues without
     ``eigenvectors``) for a (count, n, n) float32/float64 NumPy array, from its lower (or
-    upper) triangle, by LAPACK's syevd in the array's own precision, the eigenvectors
-    row-major; numpy.linalg.LinAlgError where it does not converge; None when the routine is
-    not found or the array is not such or is empty."""
+    upper) triangle, by LAPACK's syevd in the array's own precision in one C call
+    (``openmp_kernels.small_syevd``), the eigenvectors row-major; numpy.linalg.LinAlgError where it does
+    not converge; None when the routine or the driver is not found or the array is not such or is empty."""
     function = _SYEVD.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
     if function is None or not a.size:
         return None
-    count, n, _ = a.shape
-    columns = _column_major(a)
-    values = np.empty((count, n), a.dtype)
-    sizes = np.array([n, max(n, 1), -1, -1, 0], dtype=_SYEVD_INTEGER)
-    size = _element_addresses(sizes)   # n, lda, lwork, liwork, info
-    job = ctypes.addressof(_JOBS["V" if eigenvectors else "N"])
-    uplo = ctypes.addressof(_LOWER if lower else _UPPER)
-
-    def call(i, work, iwork):
-        function(job, uplo, size[0], columns[i], size[1], values[i], work, size[2],
-                 iwork, size[3], size[4], 1, 1)
-    optimal = np.zeros(1, a.dtype)
-    optimal_integer = np.zeros(1, _SYEVD_INTEGER)
-    call(0, optimal, optimal_integer)
-    sizes[2] = max(int(optimal[0]), 1)
-    sizes[3] = max(int(optimal_integer[0]), 1)
-    work = np.empty(sizes[2], a.dtype)
-    iwork = np.empty(sizes[3], _SYEVD_INTEGER)
-    for i in range(count):
-        call(i, work, iwork)
-        if sizes[4] != 0:
-            raise np.linalg.LinAlgError("Eigenvalues did not converge")
-    if not eigenvectors:
-        return values
-    return values, _row_major(columns)
+    return openmp_kernels.small_syevd(function.address, np.ascontiguousarray(a), lower, eigenvectors,
+                                      _SYEVD_INTEGER == np.int64)
 
 
 def geev(a, vectors):
     """numpy.linalg.eig's (eigenvalues, eigenvectors) (``eigvals``'s eigenvalues without
-    ``vectors``) for a (count, n, n) float32/float64 NumPy array, by LAPACK's geev in the array's
-    own precision: complex64/complex128, the eigenvectors row-major with each complex pair's
-    columns made from geev's real and imaginary parts; numpy.linalg.LinAlgError where it does
-    not converge; None when the routine is not found or the array is not such or is empty."""
+    ``vectors``) for a (count, n, n) float32/float64 NumPy array of finite numbers, by LAPACK's geev in
+    the array's own precision in one C call (``openmp_kernels.small_geev``): complex64/complex128, the
+    eigenvectors row-major, each complex eigenvalue's turned so that its first component of largest
+    magnitude is real and positive; numpy.linalg.LinAlgError where it does not converge; None when the
+    routine or the driver is not found or the array is not such or is empty."""
     function = _GEEV.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
     if function is None or not a.size:
         return None
-    count, n, _ = a.shape
-    columns = _column_major(a)
-    real = np.empty((count, n), a.dtype)
-    imaginary = np.empty((count, n), a.dtype)
-    right = np.empty((count, n, n) if vectors else (1, 1, 1), a.dtype)   # each column-major
-    sizes = np.array([n, max(n, 1), n if vectors else 1, 1, -1, 0], dtype=_GEEV_INTEGER)
-    size = _element_addresses(sizes)   # n, lda, ldvr, ldvl, lwork, info
-    no, job = ctypes.addressof(_JOBS["N"]), ctypes.addressof(_JOBS["V" if vectors else "N"])
-    unused = np.empty(1, a.dtype)
+    return openmp_kernels.small_geev(function.address, np.ascontiguousarray(a), vectors, _GEEV_INTEGER == np.int64)
 
-    def call(i, work):
-        function(no, job, size[0], columns[i], size[1], real[i], imaginary[i],
-                 unused, size[3], right[i if vectors else 0], size[2], work, size[4], size[5],
-                 1, 1)
-    _each_matrix(call, count, a.dtype, sizes, 4, 5, "Eigenvalues did not converge")
-    values = real + 1j * imaginary
-    if not vectors:
-        return values
-    packed = right.transpose(0, 2, 1)   # (row-major views: column j of each matrix is vector j)
-    result = packed.astype(values.dtype)
-    batch, first = np.nonzero(imaginary > 0)   # a pair's first column: its real part, then its imaginary
-    pairs = packed[batch, :, first] + 1j * packed[batch, :, first + 1]
-    result[batch, :, first] = pairs
-    result[batch, :, first + 1] = np.conj(pairs)
-    return values, result
+
+def driver_routines(routine):
+    """(``routine``'s address for float32, for float64 (each 0 where it is not found), whether its integers
+    are int64), ``routine`` "gesdd", "syevd" or "geev": what the compiled functions give its C driver."""
+    functions, integer = {"gesdd": (_GESDD, _GESDD_INTEGER), "syevd": (_SYEVD, _SYEVD_INTEGER),
+                          "geev": (_GEEV, _GEEV_INTEGER)}[routine]
+    return (*(functions[d].address if d in functions else 0 for d in _PREFIXES), int(integer == np.int64))

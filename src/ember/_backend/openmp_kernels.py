@@ -1363,6 +1363,222 @@ void small_orgqr_float64(void **arrays, const int64_t *sizes, const double *scal
     if (sizes[4]) SMALL_ORGQR_BODY(double, int64_t) else SMALL_ORGQR_BODY(double, int32_t)
 }
 
+/* LAPACK's gesdd (its Fortran interface, jobz's length the hidden last argument), its address given, on
+   each of count row-major m x n matrices of finite numbers, as torch calls it: the matrix copied to
+   column-major order, the workspace's length asked once, then the singular values (count x k, k = min(m,
+   n)) and, for job 1 ("S") or 2 ("A"), U (row-major m x k, or m x m) and Vh (row-major k x n, or n x n)
+   copied from gesdd's column-major factors; job 0 ("N") the values alone. status[0] 1 where memory ran
+   out, status[1] b + 1 where matrix b did not converge (the loop stops there). arrays: a, s, u, vh, gesdd,
+   status (int64); sizes: count, m, n, job, ilp64. */
+#define SMALL_GESDD_BODY(T, I) { \
+    typedef void (*gesdd_t)(const char *, const I *, const I *, T *, const I *, T *, T *, const I *, T *, \
+                            const I *, T *, const I *, I *, I *, size_t); \
+    gesdd_t gesdd = (gesdd_t)arrays[4]; \
+    const T *all_a = arrays[0]; \
+    T *all_s = arrays[1], *all_u = arrays[2], *all_vh = arrays[3]; \
+    int64_t *status = arrays[5]; \
+    const int64_t count = sizes[0], m = sizes[1], n = sizes[2], job = sizes[3]; \
+    const int64_t k = m < n ? m : n; \
+    const int64_t u_columns = job == 2 ? m : job == 1 ? k : 1, vh_rows = job == 2 ? n : job == 1 ? k : 1; \
+    const char jobz = job == 2 ? 'A' : job == 1 ? 'S' : 'N'; \
+    const I M = (I)m, N = (I)n, LDA = (I)(m > 1 ? m : 1), LDU = (I)(job ? m : 1), LDVT = (I)vh_rows; \
+    T *col = malloc(sizeof(T) * (size_t)(m * n)); \
+    T *cu = malloc(sizeof(T) * (size_t)(job ? m * u_columns : 1)); \
+    T *cvh = malloc(sizeof(T) * (size_t)(job ? vh_rows * n : 1)); \
+    I *iwork = malloc(sizeof(I) * (size_t)(8 * (k > 1 ? k : 1))); \
+    T *work = NULL, optimal = 0; \
+    I lwork = -1, info = 0; \
+    status[0] = 1; \
+    status[1] = 0; \
+    if (col != NULL && cu != NULL && cvh != NULL && iwork != NULL) { \
+        gesdd(&jobz, &M, &N, col, &LDA, all_s, cu, &LDU, cvh, &LDVT, &optimal, &lwork, iwork, &info, 1); \
+        lwork = (I)optimal > 1 ? (I)optimal : 1; \
+        work = malloc(sizeof(T) * (size_t)lwork); \
+    } \
+    if (work != NULL) { \
+        status[0] = 0; \
+        for (int64_t b = 0; b < count; b++) { \
+            const T *a = all_a + b * m * n; \
+            for (int64_t j = 0; j < n; j++) \
+                for (int64_t i = 0; i < m; i++) col[j * m + i] = a[i * n + j]; \
+            gesdd(&jobz, &M, &N, col, &LDA, all_s + b * k, cu, &LDU, cvh, &LDVT, work, &lwork, iwork, &info, 1); \
+            if (info != 0) { \
+                status[1] = b + 1; \
+                break; \
+            } \
+            if (!job) continue; \
+            T *u = all_u + b * m * u_columns, *vh = all_vh + b * vh_rows * n; \
+            for (int64_t i = 0; i < m; i++) \
+                for (int64_t j = 0; j < u_columns; j++) u[i * u_columns + j] = cu[j * m + i]; \
+            for (int64_t i = 0; i < vh_rows; i++) \
+                for (int64_t j = 0; j < n; j++) vh[i * n + j] = cvh[j * vh_rows + i]; \
+        } \
+    } \
+    free(col); free(cu); free(cvh); free(iwork); free(work); \
+}
+
+void small_gesdd_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[4]) SMALL_GESDD_BODY(float, int64_t) else SMALL_GESDD_BODY(float, int32_t)
+}
+
+void small_gesdd_float64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[4]) SMALL_GESDD_BODY(double, int64_t) else SMALL_GESDD_BODY(double, int32_t)
+}
+
+/* LAPACK's syevd (its Fortran interface, the lengths of jobz and uplo the hidden last arguments), its
+   address given, on each of count row-major n x n matrices, as torch calls it: the matrix copied to
+   column-major order, the workspaces' lengths asked once, syevd reading the lower triangle (`lower`) or
+   the upper one, the eigenvalues (count x n, ascending) and, with `vectors`, the eigenvectors (row-major
+   n x n, column j the j-th) copied from syevd's column-major ones. status[0] 1 where memory ran out,
+   status[1] b + 1 where matrix b did not converge (the loop stops there). arrays: a, w, v, syevd, status
+   (int64); sizes: count, n, vectors, lower, ilp64. */
+#define SMALL_SYEVD_BODY(T, I) { \
+    typedef void (*syevd_t)(const char *, const char *, const I *, T *, const I *, T *, T *, const I *, I *, \
+                            const I *, I *, size_t, size_t); \
+    syevd_t syevd = (syevd_t)arrays[3]; \
+    const T *all_a = arrays[0]; \
+    T *all_w = arrays[1], *all_v = arrays[2]; \
+    int64_t *status = arrays[4]; \
+    const int64_t count = sizes[0], n = sizes[1], vectors = sizes[2]; \
+    const char jobz = vectors ? 'V' : 'N', uplo = sizes[3] ? 'L' : 'U'; \
+    const I N = (I)n, LDA = (I)(n > 1 ? n : 1); \
+    T *col = malloc(sizeof(T) * (size_t)(n * n)), *work = NULL, optimal = 0; \
+    I *iwork = NULL, optimal_integer = 0, lwork = -1, liwork = -1, info = 0; \
+    status[0] = 1; \
+    status[1] = 0; \
+    if (col != NULL) { \
+        syevd(&jobz, &uplo, &N, col, &LDA, all_w, &optimal, &lwork, &optimal_integer, &liwork, &info, 1, 1); \
+        lwork = (I)optimal > 1 ? (I)optimal : 1; \
+        liwork = optimal_integer > 1 ? optimal_integer : 1; \
+        work = malloc(sizeof(T) * (size_t)lwork); \
+        iwork = malloc(sizeof(I) * (size_t)liwork); \
+    } \
+    if (work != NULL && iwork != NULL) { \
+        status[0] = 0; \
+        for (int64_t b = 0; b < count; b++) { \
+            const T *a = all_a + b * n * n; \
+            for (int64_t j = 0; j < n; j++) \
+                for (int64_t i = 0; i < n; i++) col[j * n + i] = a[i * n + j]; \
+            syevd(&jobz, &uplo, &N, col, &LDA, all_w + b * n, work, &lwork, iwork, &liwork, &info, 1, 1); \
+            if (info != 0) { \
+                status[1] = b + 1; \
+                break; \
+            } \
+            if (!vectors) continue; \
+            T *v = all_v + b * n * n; \
+            for (int64_t i = 0; i < n; i++) \
+                for (int64_t j = 0; j < n; j++) v[i * n + j] = col[j * n + i]; \
+        } \
+    } \
+    free(col); free(work); free(iwork); \
+}
+
+void small_syevd_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[4]) SMALL_SYEVD_BODY(float, int64_t) else SMALL_SYEVD_BODY(float, int32_t)
+}
+
+void small_syevd_float64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[4]) SMALL_SYEVD_BODY(double, int64_t) else SMALL_SYEVD_BODY(double, int32_t)
+}
+
+/* LAPACK's geev (its Fortran interface, the lengths of the jobs the hidden last arguments), its address
+   given, on each of count row-major n x n matrices of finite numbers, as torch calls it (right vectors
+   alone): the matrix copied to column-major order, the workspace's length asked once, the eigenvalues
+   (count x n complex: pairs of T) and, with `vectors`, the eigenvectors (row-major n x n complex, column j
+   the j-th). geev gives a complex pair's vectors as the real and the imaginary part in two columns: the
+   first eigenvalue's (positive imaginary part) is re + i im, the second's its conjugate. Each complex
+   eigenvalue's vector is then turned (times conj(c) / |c|, c its first component of largest magnitude) so
+   that c becomes real and positive, geev's own normalization; the vectors of real eigenvalues stay as
+   they come. status[0] 1 where memory ran out, status[1] b + 1 where matrix b did not converge (the loop
+   stops there). arrays: a, values, v, geev, status (int64); sizes: count, n, vectors, ilp64. */
+#define SMALL_GEEV_BODY(T, I) { \
+    typedef void (*geev_t)(const char *, const char *, const I *, T *, const I *, T *, T *, T *, const I *, \
+                           T *, const I *, T *, const I *, I *, size_t, size_t); \
+    geev_t geev = (geev_t)arrays[3]; \
+    const T *all_a = arrays[0]; \
+    T *all_values = arrays[1], *all_v = arrays[2]; \
+    int64_t *status = arrays[4]; \
+    const int64_t count = sizes[0], n = sizes[1], vectors = sizes[2]; \
+    const char no = 'N', jobvr = vectors ? 'V' : 'N'; \
+    const I N = (I)n, LDA = (I)(n > 1 ? n : 1), LDVR = (I)(vectors ? n : 1), ONE = 1; \
+    T *col = malloc(sizeof(T) * (size_t)(n * n)), *wr = malloc(sizeof(T) * (size_t)(n > 0 ? n : 1)); \
+    T *wi = malloc(sizeof(T) * (size_t)(n > 0 ? n : 1)), *cv = malloc(sizeof(T) * (size_t)(vectors ? n * n : 1)); \
+    T *work = NULL, optimal = 0, unused = 0; \
+    I lwork = -1, info = 0; \
+    status[0] = 1; \
+    status[1] = 0; \
+    if (col != NULL && wr != NULL && wi != NULL && cv != NULL) { \
+        geev(&no, &jobvr, &N, col, &LDA, wr, wi, &unused, &ONE, cv, &LDVR, &optimal, &lwork, &info, 1, 1); \
+        lwork = (I)optimal > 1 ? (I)optimal : 1; \
+        work = malloc(sizeof(T) * (size_t)lwork); \
+    } \
+    if (work != NULL) { \
+        status[0] = 0; \
+        for (int64_t b = 0; b < count; b++) { \
+            const T *a = all_a + b * n * n; \
+            for (int64_t j = 0; j < n; j++) \
+                for (int64_t i = 0; i < n; i++) col[j * n + i] = a[i * n + j]; \
+            geev(&no, &jobvr, &N, col, &LDA, wr, wi, &unused, &ONE, cv, &LDVR, work, &lwork, &info, 1, 1); \
+            if (info != 0) { \
+                status[1] = b + 1; \
+                break; \
+            } \
+            T *values = all_values + b * n * 2; \
+            for (int64_t j = 0; j < n; j++) { \
+                values[2 * j] = wr[j]; \
+                values[2 * j + 1] = wi[j]; \
+            } \
+            if (!vectors) continue; \
+            T *v = all_v + b * n * n * 2; \
+            for (int64_t j = 0; j < n; j++) { \
+                if (wi[j] == 0 || j + 1 == n) { \
+                    for (int64_t i = 0; i < n; i++) { \
+                        v[(i * n + j) * 2] = cv[j * n + i]; \
+                        v[(i * n + j) * 2 + 1] = 0; \
+                    } \
+                    continue; \
+                } \
+                const T *re = cv + j * n, *im = cv + (j + 1) * n; \
+                int64_t largest = 0; \
+                T size = re[0] * re[0] + im[0] * im[0]; \
+                for (int64_t i = 1; i < n; i++) { \
+                    const T s = re[i] * re[i] + im[i] * im[i]; \
+                    if (s > size) { \
+                        size = s; \
+                        largest = i; \
+                    } \
+                } \
+                const T magnitude = (T)hypot(re[largest], im[largest]); \
+                const T scale = magnitude > 0 ? 1 / magnitude : 1; \
+                const T turn_re = re[largest] * scale, turn_im = -im[largest] * scale; \
+                for (int64_t i = 0; i < n; i++) { \
+                    const T x = re[i] * turn_re - im[i] * turn_im, y = re[i] * turn_im + im[i] * turn_re; \
+                    v[(i * n + j) * 2] = x; \
+                    v[(i * n + j) * 2 + 1] = y; \
+                    v[(i * n + j + 1) * 2] = x; \
+                    v[(i * n + j + 1) * 2 + 1] = -y; \
+                } \
+                j++; \
+            } \
+        } \
+    } \
+    free(col); free(wr); free(wi); free(cv); free(work); \
+}
+
+void small_geev_float32(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[3]) SMALL_GEEV_BODY(float, int64_t) else SMALL_GEEV_BODY(float, int32_t)
+}
+
+void small_geev_float64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    (void)scalars; (void)nthreads;
+    if (sizes[3]) SMALL_GEEV_BODY(double, int64_t) else SMALL_GEEV_BODY(double, int32_t)
+}
+
 /* LAPACK's potri (its Fortran interface, uplo's length the hidden last argument), its address given,
    on each of count row-major n x n Cholesky factors, as _backend/lapack.py's potri calls it: the factor
    copied to `out`, read by potri as the column-major transpose (a row-major lower factor L is the
@@ -3135,6 +3351,80 @@ def small_orgqr(orgqr, a, tau, ilp64):
     if status[0]:
         raise MemoryError("out of memory for LAPACK's workspace")
     return q
+
+
+_SMALL_GESDDS = {np.dtype(np.float32): "small_gesdd_float32", np.dtype(np.float64): "small_gesdd_float64"}
+_SMALL_SYEVDS = {np.dtype(np.float32): "small_syevd_float32", np.dtype(np.float64): "small_syevd_float64"}
+_SMALL_GEEVS = {np.dtype(np.float32): "small_geev_float32", np.dtype(np.float64): "small_geev_float64"}
+_SVD_JOBS = {"N": 0, "S": 1, "A": 2}
+
+
+def lapack_driver_addresses(routine):
+    """The addresses of the SVD, eigh or eig driver (``routine`` "gesdd", "syevd" or "geev"; ``loop_addresses``):
+    what their compiled functions call, with LAPACK's routines (``lapack.driver_routines``)."""
+    return loop_addresses({"gesdd": _SMALL_GESDDS, "syevd": _SMALL_SYEVDS, "geev": _SMALL_GEEVS}[routine])
+
+
+def _driver_status(status, failure):
+    if status[0]:
+        raise MemoryError("out of memory for LAPACK's workspace")
+    if status[1]:
+        raise np.linalg.LinAlgError(failure)
+
+
+def small_gesdd(gesdd, a, job, ilp64):
+    """LAPACK's gesdd (its address) on each matrix of ``a`` ((count, m, n) C-contiguous float32/float64 with
+    elements, every number finite) in one C call, ``job`` "N", "S" or "A": the singular values, or (U, S, Vh)
+    row-major; numpy.linalg.LinAlgError where a matrix does not converge, MemoryError where memory ran out;
+    None where the loop cannot be built."""
+    function = _function(_SMALL_GESDDS[a.dtype])
+    if function is None:
+        return None
+    count, m, n = a.shape
+    k = min(m, n)
+    values = np.empty((count, k), a.dtype)
+    u = np.empty((count, m, m if job == "A" else k), a.dtype) if job != "N" else None
+    vh = np.empty((count, n if job == "A" else k, n), a.dtype) if job != "N" else None
+    status = np.empty(2, np.int64)
+    _call(function, (a, values, u, vh, gesdd, status), (count, m, n, _SVD_JOBS[job], int(ilp64)), ())
+    _driver_status(status, "SVD did not converge")
+    return values if job == "N" else (u, values, vh)
+
+
+def small_syevd(syevd, a, lower, vectors, ilp64):
+    """LAPACK's syevd (its address) on each matrix of ``a`` ((count, n, n) C-contiguous float32/float64 with
+    elements) in one C call, from its ``lower`` triangle or its upper one: the eigenvalues, or (eigenvalues,
+    eigenvectors) with ``vectors``, the eigenvectors row-major; numpy.linalg.LinAlgError where a matrix does
+    not converge, MemoryError where memory ran out; None where the loop cannot be built."""
+    function = _function(_SMALL_SYEVDS[a.dtype])
+    if function is None:
+        return None
+    count, n, _ = a.shape
+    values = np.empty((count, n), a.dtype)
+    v = np.empty((count, n, n), a.dtype) if vectors else None
+    status = np.empty(2, np.int64)
+    _call(function, (a, values, v, syevd, status), (count, n, int(vectors), int(lower), int(ilp64)), ())
+    _driver_status(status, "Eigenvalues did not converge")
+    return (values, v) if vectors else values
+
+
+def small_geev(geev, a, vectors, ilp64):
+    """LAPACK's geev (its address) on each matrix of ``a`` ((count, n, n) C-contiguous float32/float64 with
+    elements, every number finite) in one C call: the eigenvalues (complex64/complex128), or (eigenvalues,
+    eigenvectors) with ``vectors``, the eigenvectors row-major, each complex eigenvalue's turned so that its
+    first component of largest magnitude is real and positive; numpy.linalg.LinAlgError where a matrix does
+    not converge, MemoryError where memory ran out; None where the loop cannot be built."""
+    function = _function(_SMALL_GEEVS[a.dtype])
+    if function is None:
+        return None
+    count, n, _ = a.shape
+    complex_type = np.result_type(a.dtype, np.complex64)
+    values = np.empty((count, n), complex_type)
+    v = np.empty((count, n, n), complex_type) if vectors else None
+    status = np.empty(2, np.int64)
+    _call(function, (a, values, v, geev, status), (count, n, int(vectors), int(ilp64)), ())
+    _driver_status(status, "Eigenvalues did not converge")
+    return (values, v) if vectors else values
 
 
 _SMALL_POTRIS = {np.dtype(np.float32): "small_potri_float32", np.dtype(np.float64): "small_potri_float64"}

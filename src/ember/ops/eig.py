@@ -69,24 +69,20 @@ def _check_eig(A, op):
         raise RuntimeError(f"torch.{op}: input tensor should not contain infs or NaNs.")
 
 
-# Real matrices' eigenvalues by LAPACK's geev in their own precision (``lapack.geev``; NumPy's
-# eig computes float32 in float64) where a batch's count * n^3 reaches this; NumPy's single call
-# costs less below it, as for SVD (BENCHMARKS.md, "QR, SVD and eigh in float32").
-EIG_BY_LAPACK_MIN_WORK = 1 << 15
-
-
 def _eig_arrays(data, vectors):
+    """Real matrices' eigenvalues (and eigenvectors) by LAPACK's geev in their own precision, one C call
+    at every size (``lapack.geev``; NumPy's eig computes float32 in float64); NumPy's eig otherwise."""
     xp = namespace_of(data)
     dtype = _COMPLEX[data.dtype]
     if not data.size:
         values = xp.zeros(data.shape[:-1], dtype=dtype)
         return (values, xp.zeros(data.shape, dtype=dtype)) if vectors else values
-    factored = per_matrix(lapack.geev, data, vectors) if data.size * data.shape[-1] >= EIG_BY_LAPACK_MIN_WORK else None
+    factored = per_matrix(lapack.geev, data, vectors)
+    if factored is not None:
+        return factored
     if not vectors:
-        if factored is not None:
-            return factored
         return xp.linalg.eigvals(data).astype(dtype, copy=False)
-    w, v = factored if factored is not None else xp.linalg.eig(data)
+    w, v = xp.linalg.eig(data)
     w, v = w.astype(dtype, copy=False), v.astype(dtype, copy=False)
     rotated = xp.ones(w.shape, dtype=bool) if data.dtype.kind == "c" else w.imag != 0
     return w, _largest_component_real(xp, v, rotated)

@@ -263,14 +263,6 @@ def det(input):
 DET_BY_LU_MIN_WORK = 1 << 18
 
 
-# SVD and eigh in a float32 array's own precision (``lapack.gesdd``, ``syevd``) where a batch's
-# count * m * n * min(m, n) reaches this; NumPy's (in float64, but one C call) costs less below it
-# (BENCHMARKS.md, "QR, SVD and eigh in float32"). QR takes ``lapack.qr`` at every size: one C call
-# of geqrf and orgqr, cheaper than NumPy's qr at every size measured (BENCHMARKS.md, "LU factors and
-# solves, QR, small products by NumPy's BLAS routines, ...").
-SVD_BY_LAPACK_MIN_WORK = 1 << 15
-
-
 def _lapack_work(data):
     """A batch of matrices' count * m * n * min(m, n), for the rules above (0 below 2-D)."""
     return data.size * min(data.shape[-2:]) if data.ndim >= 2 else 0
@@ -789,14 +781,14 @@ def linalg_svd_fn(A, full_matrices=True, *, driver=None):
 
 def svd_arrays(data, full_matrices=False, compute_uv=True):
     """The backend's SVD of ``data`` (a batch of matrices; real float32/float64 NumPy ones by
-    LAPACK's gesdd in their own precision, ``lapack.gesdd``), with torch's LinAlgError for a
-    matrix holding NaN. A matrix holding an infinity (and no NaN) gets NaN factors without
-    LAPACK, whose SVD can loop forever on one (OpenBLAS's dbdsqr)."""
+    LAPACK's gesdd in their own precision, ``lapack.gesdd``, one C call at every size: cheaper than
+    NumPy's svd, which computes float32 in float64), with torch's LinAlgError for a matrix holding
+    NaN. A matrix holding an infinity (and no NaN) gets NaN factors without LAPACK, whose SVD can
+    loop forever on one (OpenBLAS's dbdsqr)."""
     xp = namespace_of(data)
     finite = xp.isfinite(data).all(axis=(-2, -1))
     if bool(finite.all()):
-        result = (per_matrix(lapack.gesdd, data, full_matrices, compute_uv)
-                  if _lapack_work(data) >= SVD_BY_LAPACK_MIN_WORK else None)
+        result = per_matrix(lapack.gesdd, data, full_matrices, compute_uv)
         if result is None:
             return xp.linalg.svd(data, full_matrices=full_matrices, compute_uv=compute_uv)
         return result
@@ -814,12 +806,11 @@ def svd_arrays(data, full_matrices=False, compute_uv=True):
 
 def eigh_arrays(data, UPLO="L", eigenvectors=True):
     """The backend's ``eigh`` (``eigvalsh``) of ``data`` (real float32/float64 NumPy matrices
-    by LAPACK's syevd in their own precision, ``lapack.syevd``), with torch's LinAlgError where
-    it does not converge (NaN in the triangle read, for one)."""
+    by LAPACK's syevd in their own precision, ``lapack.syevd``, one C call at every size), with
+    torch's LinAlgError where it does not converge (NaN in the triangle read, for one)."""
     xp = namespace_of(data)
     try:
-        result = (per_matrix(lapack.syevd, data, UPLO == "L", eigenvectors)
-                  if _lapack_work(data) >= SVD_BY_LAPACK_MIN_WORK else None)
+        result = per_matrix(lapack.syevd, data, UPLO == "L", eigenvectors)
         if result is not None:
             return result
         if eigenvectors:
