@@ -163,7 +163,9 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_vander", "_python_isin", "_python_round",
                                                   "_python_prelu", "_python_histc", "_python_diag_embed",
                                                   "_diag", "_python_logcumsumexp", "_python_dirichlet_grad",
-                                                  "_python_histogram", "_python_cdist", "_prod"} \
+                                                  "_python_histogram", "_python_cdist", "_prod",
+                                                  "_python_linalg_svd_factors", "_python_svdvals",
+                                                  "_python_svd_factors", "_python_eigh_factors"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4568,6 +4570,153 @@ def test_other_lu_factorization_cases_take_the_python_path(name, case):
             "not_a_tensor": lambda: fn(a),
             "large": lambda: fn(ember.ones(200, 200) + ember.eye(200)),
             "singular": lambda: fn(ember.zeros(2, 3, 3))}[case]
+    results = _factorization_on_both_paths(call)
+    assert results[0] == results[1]
+
+
+# -- SVD and eigh ----------------------------------------------------------------------------------------
+
+SVD_CALLS = [("linalg.svd", {}), ("linalg.svd", {"full_matrices": False}), ("linalg.svdvals", {}), ("svd", {}),
+             ("svd", {"some": False}), ("svd", {"compute_uv": False}), ("Tensor.svd", {})]
+EIGH_CALLS = [("linalg.eigh", {}), ("linalg.eigh", {"UPLO": "U"}), ("linalg.eigvalsh", {}),
+              ("linalg.eigvalsh", {"UPLO": "U"})]
+
+
+def _decomposition_fns(name):
+    """(ember's function, torch's) of one of ``SVD_CALLS`` or ``EIGH_CALLS``."""
+    owner, attribute = name.rsplit(".", 1) if "." in name else ("", name)
+    return tuple(getattr({"": lib, "linalg": lib.linalg, "Tensor": lib.Tensor}[owner], attribute)
+                 for lib in (ember, torch))
+
+
+def _decomposition_input(shape, dtype):
+    rng = np.random.default_rng(16)
+    return (rng.standard_normal((5, 4)).T if shape == "transposed" else rng.standard_normal(shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 3), (3, 5), (2, 3, 4, 4), (1, 7), (7, 1), (30, 20),
+                                   "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", SVD_CALLS, ids=[f"{n}{k}" for n, k in SVD_CALLS])
+def test_svds_are_the_python_paths_and_torchs(monkeypatch, name, kwargs, dtype, shape):
+    """linalg.svd, svdvals and svd on the gesdd driver from C: the Python path's fields bit for bit (svd's V
+    a view of Vh on both), and torch's result type, shapes, dtypes and singular values, with factors that
+    rebuild the matrix."""
+    from ember._backend import lapack
+    a = _decomposition_input(shape, dtype)
+    fn, torch_fn = _decomposition_fns(name)
+    results = _factorization_on_both_paths(lambda: fn(ember.tensor(a), **kwargs))
+    assert results[0] == results[1]
+    got, want = fn(ember.tensor(a), **kwargs), torch_fn(torch.tensor(a), **kwargs)
+    assert type(got).__name__ == type(want).__name__.split(".")[-1]
+    got_parts, want_parts = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+    for g, w in zip(got_parts, want_parts):
+        assert g.shape == tuple(w.shape) and str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+    tolerance = {"rtol": 1e-4, "atol": 1e-5}
+    values = got_parts[1] if isinstance(got, tuple) else got
+    np.testing.assert_allclose(values.numpy(), (want_parts[1] if isinstance(got, tuple) else want).numpy(),
+                               **tolerance)
+    if name.endswith("svd") and kwargs.get("compute_uv", True):
+        U, S, V = (t.numpy() for t in got)
+        k = S.shape[-1]
+        Vh = V[..., :k, :] if name == "linalg.svd" else np.swapaxes(V[..., :, :k], -1, -2)
+        np.testing.assert_allclose(U[..., :, :k] * S[..., None, :] @ Vh, a, **tolerance)
+        if name != "linalg.svd":   # (V a view of Vh on both paths)
+            with python_paths():
+                python_V = fn(ember.tensor(a), **kwargs).V
+            assert got.V._base is not None and python_V._base is not None
+    elif name.endswith("svd"):
+        np.testing.assert_array_equal(got.U.numpy(), want.U.numpy())
+        np.testing.assert_array_equal(got.V.numpy(), want.V.numpy())
+    x = ember.tensor(a)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, **kwargs), [(lapack, "gesdd")])
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (2, 3, 4, 4), (7, 7), (20, 20), "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", EIGH_CALLS, ids=[f"{n}{k}" for n, k in EIGH_CALLS])
+def test_eighs_are_the_python_paths_and_torchs(monkeypatch, name, kwargs, dtype, shape):
+    """linalg.eigh and eigvalsh on the syevd driver from C, reading the triangle UPLO names: the Python path's
+    fields bit for bit, and torch's result type, shapes, dtypes and eigenvalues, with eigenvectors that
+    rebuild the matrix."""
+    from ember._backend import lapack
+    a = _decomposition_input((4, 4) if shape == "transposed" else shape, dtype)
+    if shape == "transposed":
+        a = a.T
+    fn, torch_fn = _decomposition_fns(name)
+    results = _factorization_on_both_paths(lambda: fn(ember.tensor(a), **kwargs))
+    assert results[0] == results[1]
+    got, want = fn(ember.tensor(a), **kwargs), torch_fn(torch.tensor(a), **kwargs)
+    assert type(got).__name__ == type(want).__name__.split(".")[-1]
+    tolerance = {"rtol": 1e-4, "atol": 1e-5}
+    values = got[0] if isinstance(got, tuple) else got
+    np.testing.assert_allclose(values.numpy(), (want[0] if isinstance(got, tuple) else want).numpy(), **tolerance)
+    if isinstance(got, tuple):
+        read = np.tril(a) if kwargs.get("UPLO", "L") == "L" else np.triu(a)
+        symmetric = read + np.swapaxes(read, -1, -2) - np.eye(a.shape[-1]) * np.diagonal(a, 0, -2, -1)[..., None, :]
+        w, V = got[0].numpy(), got[1].numpy()
+        np.testing.assert_allclose(V * w[..., None, :] @ np.swapaxes(V, -1, -2), symmetric, **tolerance)
+    x = ember.tensor(a)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, **kwargs), [(lapack, "syevd")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",
+                                  "out", "not_a_tensor", "large", "bfloat16", "nan", "infinity", "flag", "driver"])
+@pytest.mark.parametrize("name,kwargs", SVD_CALLS[:6], ids=[f"{n}{k}" for n, k in SVD_CALLS[:6]])
+def test_other_svd_cases_take_the_python_path(name, kwargs, case):
+    """Every other case: the Python path's result or error (its type and message)."""
+    fn = _decomposition_fns(name)[0]
+    a = np.random.default_rng(17).standard_normal((4, 3)).astype(np.float32)
+    with_nan, with_infinity = a.copy(), a.copy()
+    with_nan[1, 2], with_infinity[0, 0] = np.nan, np.inf
+    flag = {"linalg.svd": {"full_matrices": 1}, "svd": {"some": 0}}.get(name, {})
+    call = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True), **kwargs),
+            "no_grad": lambda: _no_grad(lambda x: fn(x, **kwargs), ember.tensor(a, requires_grad=True)),
+            "int64": lambda: fn(ember.tensor(a).long(), **kwargs),
+            "float16": lambda: fn(ember.tensor(a).half(), **kwargs),
+            "bfloat16": lambda: fn(ember.tensor(a).bfloat16(), **kwargs),
+            "complex64": lambda: fn(ember.tensor(a).to(ember.complex64), **kwargs),
+            "vector": lambda: fn(ember.tensor(a[0]), **kwargs),
+            "empty": lambda: fn(ember.zeros(0, 3), **kwargs),
+            "out": lambda: fn(ember.tensor(a), **kwargs, out=(ember.empty(0), ember.empty(0), ember.empty(0))
+                              if name != "linalg.svdvals" else ember.empty(0)),
+            "not_a_tensor": lambda: fn(a, **kwargs),
+            "large": lambda: fn(ember.ones(200, 100) + ember.eye(200, 100), **kwargs),
+            "nan": lambda: fn(ember.tensor(with_nan), **kwargs),
+            "infinity": lambda: fn(ember.tensor(with_infinity), **kwargs),
+            "flag": lambda: fn(ember.tensor(a), **{**kwargs, **flag}),
+            "driver": lambda: (fn(ember.tensor(a), driver="gesvd") if name.startswith("linalg")
+                               else fn(ember.tensor(a), **kwargs))}[case]
+    results = _factorization_on_both_paths(call)
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "int64", "float16", "complex64", "vector", "empty",
+                                  "out", "not_a_tensor", "large", "bfloat16", "nan", "not_square", "bad_uplo",
+                                  "uplo_not_a_string"])
+@pytest.mark.parametrize("name,kwargs", EIGH_CALLS, ids=[f"{n}{k}" for n, k in EIGH_CALLS])
+def test_other_eigh_cases_take_the_python_path(name, kwargs, case):
+    """Every other case: the Python path's result or error (its type and message)."""
+    fn = _decomposition_fns(name)[0]
+    a = np.random.default_rng(18).standard_normal((4, 4)).astype(np.float32)
+    with_nan = a.copy()
+    with_nan[2, 1] = with_nan[1, 2] = np.nan
+    call = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True), **kwargs),
+            "no_grad": lambda: _no_grad(lambda x: fn(x, **kwargs), ember.tensor(a, requires_grad=True)),
+            "int64": lambda: fn(ember.tensor(a).long(), **kwargs),
+            "float16": lambda: fn(ember.tensor(a).half(), **kwargs),
+            "bfloat16": lambda: fn(ember.tensor(a).bfloat16(), **kwargs),
+            "complex64": lambda: fn(ember.tensor(a).to(ember.complex64), **kwargs),
+            "vector": lambda: fn(ember.tensor(a[0]), **kwargs),
+            "empty": lambda: fn(ember.zeros(0, 0), **kwargs),
+            "out": lambda: fn(ember.tensor(a), **kwargs, out=(ember.empty(0), ember.empty(0))
+                              if name == "linalg.eigh" else ember.empty(0)),
+            "not_a_tensor": lambda: fn(a, **kwargs),
+            "large": lambda: fn(ember.ones(120, 120) + ember.eye(120), **kwargs),
+            "nan": lambda: fn(ember.tensor(with_nan), **kwargs),
+            "not_square": lambda: fn(ember.tensor(a[:3]), **kwargs),
+            "bad_uplo": lambda: fn(ember.tensor(a), UPLO="X"),
+            "uplo_not_a_string": lambda: fn(ember.tensor(a), UPLO=None)}[case]
     results = _factorization_on_both_paths(call)
     assert results[0] == results[1]
 

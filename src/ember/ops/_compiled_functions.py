@@ -40,7 +40,7 @@ from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_pro
                _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
                _compiled_factorizations, _compiled_distances, _compiled_vander, _compiled_membership,
                _compiled_rounding, _compiled_activations, _compiled_histograms, _compiled_diagonals,
-               _compiled_prod)
+               _compiled_prod, _compiled_decompositions)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -55,10 +55,11 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
           "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce", "vander", "isin", "round", "prelu",
           "histc", "diag_embed", "diag", "logcumsumexp", "special_three", "histogram",
-          "cdist", "prod")
-# the kinds of ``_compiled_factorizations``: their specifics (a result type, flags, the loops' routines) as
-# given, or made at the first call where a callable gives them
-_FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky")
+          "cdist", "prod", "svd", "eigh")
+# the kinds of ``_compiled_factorizations`` and ``_compiled_decompositions``: their specifics (a result type,
+# flags, the loops' routines) as given, or made at the first call where a callable gives them
+_FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky", "svd",
+                        "eigh")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -265,7 +266,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      PDIST_FUNCTION, INDEX_REDUCE_FUNCTION, VANDER_FUNCTION, ISIN_FUNCTION,
                      ROUND_FUNCTION, PRELU_FUNCTION, HISTC_FUNCTION, DIAG_EMBED_FUNCTION, DIAG_FUNCTION,
                      LOGCUMSUMEXP_FUNCTION, SPECIAL_THREE_FUNCTION, HISTOGRAM_FUNCTION, CDIST_FUNCTION,
-                     PROD_FUNCTION };
+                     PROD_FUNCTION, SVD_FUNCTION, EIGH_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -306,7 +307,8 @@ typedef struct {
        a number first on its loop (``number_first_case``) */
     int converts, integers, number_first;
     PyObject *int_ufunc;
-    /* a special function's: its ``enum special_form``; a polynomial's flag (shifted); whether a function of
+    /* a special function's: its ``enum special_form`` (an SVD's or eigh's: its ``enum decomposition_form``); a
+       polynomial's flag (shifted); whether a function of
        two tensors takes two dtypes, promoted; polygamma's factors (a tuple of floats, by n) and digamma's and
        trigamma's loops (float32's, float64's), a polynomial's from float32 to float64 and from float64 to
        float32; a histogram's linspace loops (float32's, float64's) */
@@ -339,6 +341,11 @@ typedef struct {
        orgqr of float32 and float64 (NULL where not found) */
     int qr_mode;
     void *geqrfs[2], *orgqrs[2];
+    /* an SVD's or eigh's (with ``result_type``, ``form`` and ``ilp64``): the LAPACK routine's job (gesdd's
+       jobz: 0 "N", 1 "S", 2 "A"; syevd's uplo: 1 "L", 0 "U"), the routine of float32 and float64 (NULL
+       where not found) */
+    int lapack_job;
+    void *lapack_routines[2];
 } Function;
 
 #define MAX_FUNCTIONS 256
@@ -2126,6 +2133,7 @@ SELECTS_SOURCE
 PRODUCTS_SOURCE
 SOFTMAX_SOURCE
 FACTORIZATIONS_SOURCE
+DECOMPOSITIONS_SOURCE
 DISTANCES_SOURCE
 VANDER_SOURCE
 MEMBERSHIP_SOURCE
@@ -2138,9 +2146,9 @@ PROD_SOURCE
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
                                             2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2, 6, 3,
-                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3};
+                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3, 1, 1};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == PROD_FUNCTION + 1
+                                     == EIGH_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2248,6 +2256,10 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = triangular_solve_case(f, args, &handled);
         else if (f->kind == CHOLESKY_FUNCTION)
             out = cholesky_case(f, args, &handled);
+        else if (f->kind == SVD_FUNCTION)
+            out = svd_case(f, args, &handled);
+        else if (f->kind == EIGH_FUNCTION)
+            out = eigh_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -2285,18 +2297,19 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
                           &f.max_elements, &f.kind, &f.saves, &specifics))
         return NULL;
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
-    f.checks_errors = f.qr_mode = f.unpacks = f.unpacks_data = f.unpacks_pivots = 0;
+    f.checks_errors = f.qr_mode = f.unpacks = f.unpacks_data = f.unpacks_pivots = f.lapack_job = 0;
     f.alpha = 0;
     f.returns_clone = f.upper_factor = f.returns_info = 0;
     f.ilp64 = 0;
-    for (int i = 0; i < 2; i++) f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = NULL;
+    for (int i = 0; i < 2; i++)
+        f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = f.lapack_routines[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.scatter_names = f.method = f.converts = f.integers = f.form = f.shifted = f.promotes = 0;
     f.without_nan = f.number_first = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > PROD_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > EIGH_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2353,6 +2366,12 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         f.geqrfs[i] = (void *)(uintptr_t)qr_routines[i];
         f.orgqrs[i] = (void *)(uintptr_t)qr_routines[2 + i];
     }
+    unsigned long long lapack_routines[2] = {0, 0};   /* (an SVD's gesdd or eigh's syevd, float32's, float64's) */
+    if ((f.kind == SVD_FUNCTION || f.kind == EIGH_FUNCTION)
+            && !PyArg_ParseTuple(specifics, "OiiKKL", &f.result_type, &f.form, &f.lapack_job, &lapack_routines[0],
+                                 &lapack_routines[1], &f.ilp64))
+        return NULL;
+    for (int i = 0; i < 2; i++) f.lapack_routines[i] = (void *)(uintptr_t)lapack_routines[i];
     if (f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION) {
         for (int i = 0; i < 2; i++) {
             f.gemms[i] = (void *)(uintptr_t)blas[i];
@@ -2499,6 +2518,6 @@ for _name, _module in (("SPECIAL", _compiled_special), ("ADDC", _compiled_addc),
                        ("VANDER", _compiled_vander), ("MEMBERSHIP", _compiled_membership),
                        ("ROUNDING", _compiled_rounding), ("ACTIVATIONS", _compiled_activations),
                        ("HISTOGRAMS", _compiled_histograms), ("DIAGONALS", _compiled_diagonals),
-                       ("PROD", _compiled_prod)):
+                       ("PROD", _compiled_prod), ("DECOMPOSITIONS", _compiled_decompositions)):
     SOURCE = SOURCE.replace(f"{_name}_SOURCE\n", _module.SOURCE)
 del _name, _module

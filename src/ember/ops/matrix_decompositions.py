@@ -775,6 +775,13 @@ def _eye_like(t, n):
 @autocast_policy("fp32")
 def linalg_svd_fn(A, full_matrices=True, *, driver=None):
     """The singular value decomposition ``A = U diag(S) Vh`` (S in descending order)."""
+    entry = _linalg_svd_entries.get(full_matrices) if full_matrices.__class__ is bool else None
+    if entry is not None:
+        return entry[0](A)
+    return _python_linalg_svd(A, full_matrices)
+
+
+def _python_linalg_svd(A, full_matrices):
     check_matrix(A, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     return linalg_svd(*_svd(A, full_matrices))
 
@@ -838,6 +845,10 @@ def _svd(A, full_matrices):
 @autocast_policy("fp32")
 def svdvals(A, *, driver=None):
     """The singular values of ``A`` in descending order."""
+    return _svdvals_entry[0](A)
+
+
+def _python_svdvals(A):
     check_matrix(A, "linalg.svdvals", square=False, kernel="linalg_svd_cpu")
     data = A._data
     if (A._requires_grad and grad_state.grad_enabled) or forward_mode.active:
@@ -850,6 +861,14 @@ def svdvals(A, *, driver=None):
 def svd(input, some=True, compute_uv=True):
     """The singular value decomposition ``input = U diag(S) V^H``, returning V (not V^H);
     ``some=False`` gives square U and V; without ``compute_uv`` U and V are zero-filled."""
+    entry = (_svd_entries.get((some, compute_uv)) if some.__class__ is bool and compute_uv.__class__ is bool
+             else None)
+    if entry is not None:
+        return entry[0](input)
+    return _python_svd(input, some, compute_uv)
+
+
+def _python_svd(input, some, compute_uv):
     check_matrix(input, "linalg.svd", square=False, kernel="linalg_svd_cpu")
     if not compute_uv:
         data = input._data
@@ -861,6 +880,42 @@ def svd(input, some=True, compute_uv=True):
                         make(xp.zeros(batch + (n, n), dtype=data.dtype)))
     U, S, Vh = _svd(input, not some)
     return svd_type(U, S, Vh.mT)
+
+
+_DECOMPOSITION_FORMS = ("linalg.svd", "svdvals", "svd", "svd without uv", "eigh", "eigvalsh")   # (``enum
+# decomposition_form`` in the C source)
+_GESDD_JOBS = ("N", "S", "A")
+
+
+def _decomposition_entry(python_op, form, job, result_type=None):
+    """The compiled function of an SVD or eigh in ``form`` (``_compiled_decompositions``: where nothing records,
+    the gesdd or syevd driver called from C) with the routine's ``job`` (gesdd's jobz; syevd's uplo, 1 for
+    "L"), in ``result_type`` where that is given."""
+    routine = "syevd" if form.startswith("eig") else "gesdd"
+    return _compiled_functions.register(
+        python_op, None, kind="eigh" if routine == "syevd" else "svd",
+        addresses=lambda: openmp_kernels.lapack_driver_addresses(routine),
+        specifics=lambda: (result_type, _DECOMPOSITION_FORMS.index(form), job, *lapack.driver_routines(routine)))
+
+
+def _linalg_svd_entry(full_matrices):
+    def _python_linalg_svd_factors(A):
+        return _python_linalg_svd(A, full_matrices)
+    return _decomposition_entry(_python_linalg_svd_factors, "linalg.svd", 2 if full_matrices else 1, linalg_svd)
+
+
+def _svd_entry(some, compute_uv):
+    def _python_svd_factors(input):
+        return _python_svd(input, some, compute_uv)
+    if not compute_uv:
+        return _decomposition_entry(_python_svd_factors, "svd without uv", 0, svd_type)
+    return _decomposition_entry(_python_svd_factors, "svd", 1 if some else 2, svd_type)
+
+
+_linalg_svd_entries = {full_matrices: _linalg_svd_entry(full_matrices) for full_matrices in (False, True)}
+_svdvals_entry = _decomposition_entry(_python_svdvals, "svdvals", 0)
+_svd_entries = {(some, compute_uv): _svd_entry(some, compute_uv)
+                for some in (False, True) for compute_uv in (False, True)}
 
 
 # ----------------------------------------------------------------------------------------
@@ -906,6 +961,13 @@ def _eigh(A, UPLO):
 def eigh(input, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle."""
+    entry = _eigh_entries.get(UPLO) if UPLO.__class__ is str else None
+    if entry is not None:
+        return entry[0](input)
+    return _python_eigh(input, UPLO)
+
+
+def _python_eigh(input, UPLO):
     _check_eigh(input, "linalg.eigh", UPLO)
     return linalg_eigh(*_eigh(input, UPLO))
 
@@ -922,11 +984,28 @@ def _check_eigh(A, op, UPLO):
 @autocast_policy("fp32")
 def eigvalsh(input, UPLO="L"):
     """The eigenvalues of a symmetric matrix, in ascending order."""
+    entry = _eigvalsh_entries.get(UPLO) if UPLO.__class__ is str else None
+    if entry is not None:
+        return entry[0](input)
+    return _python_eigvalsh(input, UPLO)
+
+
+def _python_eigvalsh(input, UPLO):
     _check_eigh(input, "linalg.eigvalsh", UPLO)
     if (input._requires_grad and grad_state.grad_enabled) or forward_mode.active:
         return _eigh(input, UPLO)[0]
     data = input._data
     return make(eigh_arrays(data, UPLO, eigenvectors=False))
+
+
+def _eigh_entry(python_op, form, UPLO):
+    def _python_eigh_factors(input):
+        return python_op(input, UPLO)
+    return _decomposition_entry(_python_eigh_factors, form, int(UPLO == "L"), linalg_eigh if form == "eigh" else None)
+
+
+_eigh_entries = {UPLO: _eigh_entry(_python_eigh, "eigh", UPLO) for UPLO in ("L", "U")}
+_eigvalsh_entries = {UPLO: _eigh_entry(_python_eigvalsh, "eigvalsh", UPLO) for UPLO in ("L", "U")}
 
 
 # ----------------------------------------------------------------------------------------
