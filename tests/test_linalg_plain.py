@@ -314,6 +314,31 @@ def test_lstsq_by_gelsy_without_a_gradient_matches_torch(shapes, dtype, spy):
         assert lapack.gelsy(a.reshape(-1, m, n), rhs.reshape(-1, m, rhs.shape[-1]), 1e-6) is not None
 
 
+@pytest.mark.parametrize("shapes", [((6, 4), (6, 2)), ((3, 5), (3,)), ((2, 5, 5), (2, 5, 3)), ((7, 2), (7, 1)),
+                                    ((5, 3), (5,)), ((2, 5, 3), (2, 5)), ((6, 3), (6, 2), "rank_deficient")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("driver", ["gelsd", "gelss"])
+def test_lstsq_by_gelsd_and_gelss_without_a_gradient_matches_torch(shapes, dtype, driver, spy):
+    """Nothing recorded: LAPACK's gelsd or gelss, as torch's CPU lstsq with that driver (solution, residuals
+    where m > n and the rank is full, a vector's keeping their last dim, rank and singular values); with a
+    gradient wanted, the differentiable path: the same values and shapes."""
+    from ember._backend import lapack
+    rng = np.random.default_rng(19)
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes[:2])
+    if len(shapes) > 2:
+        a[:, 2] = a[:, 1]
+    want = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), driver=driver)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    routines = lapack._GELSD if driver == "gelsd" else lapack._GELSS
+    for requires_grad in (False, True):
+        taken = spy(lapack, "svd_least_squares")
+        got = ember.linalg.lstsq(ember.tensor(a, requires_grad=requires_grad), ember.from_numpy(b), driver=driver)
+        assert len(taken) == (not requires_grad and bool(routines))
+        for g, w in zip(got, want):
+            assert g.shape == tuple(w.shape) and str(g.dtype)[6:] == str(w.dtype)[6:]
+            np.testing.assert_allclose(g.detach().numpy(), w.numpy(), rtol=tolerance, atol=tolerance)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_ldl_solve_on_lapack_sytrs_matches_torch_and_leaves_malformed_pivots_to_the_arrays(dtype, spy):
     """sytrf's pivots (2 x 2 blocks among them) go to LAPACK's sytrs: torch's solution; pivots

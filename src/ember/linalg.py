@@ -274,6 +274,10 @@ def _lstsq(input, b, rcond=None, *, driver=None):
             empty = np.zeros((0,), dtype=input._data.dtype)
             return _linalg_lstsq(solution.squeeze(-1) if vector else solution, make(empty), make(rank),
                                  make(empty))
+    if driver in ("gelsd", "gelss"):
+        solved = _lstsq_by_svd(input, B2, rcond, driver, vector)
+        if solved is not None:
+            return solved
     solution = pinv(input, rtol=rcond) @ B2
     data, xp = input._data, namespace_of(input._data)
     sizes = _decomp.svd_arrays(data, compute_uv=False)
@@ -282,32 +286,64 @@ def _lstsq(input, b, rcond=None, *, driver=None):
     residuals = xp.zeros((0,), dtype=data.dtype)
     if driver != "gelsy" and m > n and bool((rank == n).all()):
         gap = data @ solution._data - B2._data
-        residuals = (gap * gap).sum(-2)
-        if vector:
-            residuals = residuals[..., 0]
+        residuals = (gap * gap).sum(-2)   # (a vector's too keep their last dim, as torch's)
     empty = xp.zeros((0,), dtype=data.dtype)
     return _linalg_lstsq(solution.squeeze(-1) if vector else solution, make(residuals),
                          make(rank.astype("int64")) if driver != "gels" else make(empty.astype("int64")),
                          make(sizes) if driver in ("gelsd", "gelss") else make(empty))
 
 
+def _on_lapack(A, B):
+    """Whether A X = B goes to one of LAPACK's least-squares drivers, as torch's CPU lstsq: a batch of at
+    most max(m, n) real systems of one batch shape where nothing is recorded (the gradient goes through
+    ``pinv``)."""
+    a, b = A._data, B._data
+    return (type(a) is np.ndarray and a.shape[:-2] == b.shape[:-2] and math.prod(a.shape[:-2]) <= max(a.shape[-2:])
+            and not _forward.active and not (_grad.state.grad_enabled and (A._requires_grad or B._requires_grad)))
+
+
+def _lapack_rcond(a, rcond):
+    """torch's default rcond (the dtype's eps times max(m, n)) where ``rcond`` is None."""
+    return float(np.finfo(a.dtype).eps * max(a.shape[-2:]) if rcond is None else rcond)
+
+
 def _lstsq_by_gelsy(A, B, rcond):
-    """(solution, rank) of A X = B by LAPACK's gelsy, as torch's CPU default, for batches of at
-    most max(m, n) real systems of one dtype and batch shape where nothing is recorded (the
-    gradient goes through ``pinv``); None where that does not apply."""
+    """(solution, rank) of A X = B by LAPACK's gelsy, as torch's CPU default (``_on_lapack``); None
+    where that does not apply."""
+    if not _on_lapack(A, B):
+        return None
     a, b = A._data, B._data
     m, n = a.shape[-2:]
     count = math.prod(a.shape[:-2])
-    if (type(a) is not np.ndarray or a.shape[:-2] != b.shape[:-2] or count > max(m, n)
-            or _forward.active or (_grad.state.grad_enabled and (A._requires_grad or B._requires_grad))):
-        return None
-    if rcond is None:
-        rcond = float(np.finfo(a.dtype).eps) * max(m, n)
-    solved = _lapack.gelsy(a.reshape((count, m, n)), b.reshape((count, m, b.shape[-1])), float(rcond))
+    solved = _lapack.gelsy(a.reshape((count, m, n)), b.reshape((count, m, b.shape[-1])), _lapack_rcond(a, rcond))
     if solved is None:
         return None
     solution, rank = solved
     return make(solution.reshape(a.shape[:-2] + solution.shape[-2:])), rank.reshape(a.shape[:-2])
+
+
+def _lstsq_by_svd(A, B, rcond, driver, vector):
+    """linalg.lstsq's result of A X = B by LAPACK's gelsd or gelss (``driver``), as torch's CPU lstsq
+    (``_on_lapack``): the solution, the squared residuals where m > n and every matrix has rank n (the
+    squares of the rows past n the routine leaves, summed), the ranks and the singular values; None where
+    that does not apply."""
+    if not _on_lapack(A, B):
+        return None
+    a, b = A._data, B._data
+    m, n = a.shape[-2:]
+    batch, count = a.shape[:-2], math.prod(a.shape[:-2])
+    solved = _lapack.svd_least_squares(a.reshape((count, m, n)), b.reshape((count, m, b.shape[-1])),
+                                       _lapack_rcond(a, rcond), driver)
+    if solved is None:
+        return None
+    right, values, ranks = (part.reshape(batch + part.shape[1:]) for part in solved)
+    solution = right[..., :n, :]
+    residuals = np.zeros((0,), dtype=a.dtype)
+    if m > n and bool((ranks == n).all()):
+        raw = right[..., n:, :]
+        residuals = (raw * raw).sum(-2)   # (a vector's too keep their last dim, as torch's)
+    return _linalg_lstsq(make(solution[..., 0] if vector else np.ascontiguousarray(solution)), make(residuals),
+                         make(ranks), make(values))
 
 
 # ----------------------------------------------------------------------------------------

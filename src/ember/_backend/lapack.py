@@ -1,12 +1,13 @@
-"""LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``sytrs``, ``potri``), or runs only in
-float64 (``geqrf``, ``gesdd``, ``syevd``, ``geev``: NumPy's qr, svd, eigh and eig compute a
-float32 array in float64, at about twice torch's time), in the OpenBLAS that NumPy itself links
-(``cblas`` finds it), called through ``native_calls``' extension (QR, orgqr, SVD, eigh and eig
-through C drivers: ``openmp_kernels.small_qr``, ``small_orgqr``, ``small_gesdd``, ``small_syevd``
-and ``small_geev``), as torch calls its LAPACK: orgqr applies the reflectors in blocks, and gelsy
-is the least-squares driver torch's CPU lstsq takes by default (a QR factorization with column
-pivoting); sytrs solves from an LDL factorization with Bunch-Kaufman pivoting (sytrf's, which
-``ops.ldl`` computes).
+"""LAPACK routines NumPy does not expose (``orgqr``, ``gelsy``, ``gelsd``, ``gelss``, ``sytrs``,
+``potri``), or runs only in float64 (``geqrf``, ``gesdd``, ``syevd``, ``geev``: NumPy's qr, svd,
+eigh and eig compute a float32 array in float64, at about twice torch's time), in the OpenBLAS
+that NumPy itself links (``cblas`` finds it), called through ``native_calls``' extension (QR,
+orgqr, SVD, eigh and eig through C drivers: ``openmp_kernels.small_qr``, ``small_orgqr``,
+``small_gesdd``, ``small_syevd`` and ``small_geev``), as torch calls its LAPACK: orgqr applies the
+reflectors in blocks; gelsy is the least-squares driver torch's CPU lstsq takes by default (a QR
+factorization with column pivoting), gelsd and gelss the drivers by SVD it takes where asked;
+sytrs solves from an LDL factorization with Bunch-Kaufman pivoting (sytrf's, which ``ops.ldl``
+computes).
 
 The routines are looked up under the names NumPy's wheels give the Fortran interface
 (``scipy_sorgqr_64_``, 64-bit integers) or the plain Fortran names. Where none is found
@@ -64,6 +65,9 @@ _GEQRF, _GEQRF_INTEGER = _bind(_handle, "geqrf", 8)   # m, n, a, lda, tau, work,
 _ORGQR, _ORGQR_INTEGER = _bind(_handle, "orgqr", 9)   # m, n, k, a, lda, tau, work, lwork, info
 # m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info
 _GELSY, _GELSY_INTEGER = _bind(_handle, "gelsy", 13)
+# m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, iwork, info (gelss: no iwork)
+_GELSD, _GELSD_INTEGER = _bind(_handle, "gelsd", 14)
+_GELSS, _GELSS_INTEGER = _bind(_handle, "gelss", 13)
 # uplo, n, nrhs, a, lda, ipiv, b, ldb, info, then the length of uplo (gfortran's hidden argument)
 _SYTRS, _SYTRS_INTEGER = _bind(_handle, "sytrs", 10)
 # uplo, n, a, lda, info, then the length of uplo
@@ -216,6 +220,49 @@ def gelsy(a, b, rcond):
                  threshold, size[6], work, size[5], size[7])
         ranks[i] = sizes[6]
     return _row_major(right[:, :, :n].transpose(0, 2, 1)), ranks
+
+
+def svd_least_squares(a, b, rcond, driver):
+    """LAPACK's gelsd (``driver`` "gelsd": divide and conquer) or gelss ("gelss") on each system of (count, m,
+    n) and (count, m, k) float32/float64 NumPy arrays of one dtype, as torch's CPU lstsq calls them: (the
+    right sides as the routine leaves them (count, max(m, n), k) row-major, the minimum-norm least-squares
+    solutions their first n rows, rows n..m-1 those whose squares sum to the residuals; the singular values
+    (count, min(m, n)); the ranks (count,) int64, singular values at most ``rcond`` times the largest left
+    out); numpy.linalg.LinAlgError where an SVD does not converge; None when the routine is not found or
+    the arrays are not such or are empty."""
+    functions, integer = (_GELSD, _GELSD_INTEGER) if driver == "gelsd" else (_GELSS, _GELSS_INTEGER)
+    function = functions.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if (function is None or not a.size or type(b) is not np.ndarray or b.dtype != a.dtype
+            or b.ndim != 3 or not b.size or b.shape[:2] != a.shape[:2]):
+        return None
+    count, m, n = a.shape
+    k = b.shape[2]
+    rows = max(m, n)
+    columns = _column_major(a)
+    right = np.zeros((count, k, rows), a.dtype)   # each (rows, k) system in column-major order
+    right[:, :, :m] = b.transpose(0, 2, 1)
+    values = np.empty((count, min(m, n)), a.dtype)
+    sizes = np.array([m, n, k, max(m, 1), rows, -1, 0, 0], dtype=integer)
+    size = _element_addresses(sizes)   # m, n, nrhs, lda, ldb, lwork, rank, info
+    threshold = np.array([rcond], a.dtype)
+    ranks = np.empty(count, np.int64)
+    iwork = np.zeros(1, integer)
+    optimal = np.zeros(1, a.dtype)
+
+    def call(i, work):
+        function(*size[:3], columns[i], size[3], right[i], size[4], values[i], threshold, size[6], work, size[5],
+                 *((iwork,) if driver == "gelsd" else ()), size[7])
+    call(0, optimal)
+    sizes[5] = max(int(optimal[0]), 1)
+    work = np.empty(sizes[5], a.dtype)
+    if driver == "gelsd":
+        iwork = np.empty(max(int(iwork[0]), 1), integer)
+    for i in range(count):
+        call(i, work)
+        if sizes[7] != 0:
+            raise np.linalg.LinAlgError("SVD did not converge")
+        ranks[i] = sizes[6]
+    return _row_major(right.transpose(0, 2, 1)), values, ranks
 
 
 def sytrs(a, pivots, b):
