@@ -3601,6 +3601,32 @@ def test_logit_nodes_and_gradients_are_the_python_paths():
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_logit_outside_its_domain_takes_the_compiled_function(monkeypatch, dtype):
+    """Inputs outside (0, 1), integers and bools among them: the compiled function (no call of the Python
+    path's step), -inf for odds of 0 and the Python path's NaN bits for negative odds, bit for bit, with and
+    without eps; a negative subnormal odds (NumPy's float32 log takes it for zero) and a tensor of more than
+    1024 elements with such odds go to the Python op, the same bits."""
+    from ember.ops import unary
+    if dtype == "bool":
+        values = np.array([[True, False, True], [False, False, True]])
+    elif dtype == "int64":
+        values = np.arange(-3, 5).reshape(2, 4)
+    else:
+        values = np.array([-np.inf, -3e38, -7.5, -1.0, -0.25, -1e-30, -0.0, 0.0, 0.5, 1.0, 1.5, 1e30, np.inf,
+                           np.nan], dtype=dtype)
+    x = ember.tensor(values)
+    for eps in (None, 0.0):
+        _assert_the_compiled_function_takes(monkeypatch, lambda: ember.logit(x, eps), [(unary, "_logit_forward")])
+        monkeypatch.undo()
+        results = _on_both_paths(lambda: ember.logit(x, eps))
+        assert results[0] == results[1] and results[0][4] == []
+    if dtype.startswith("float"):
+        for other in (np.array([-1e-40, 0.5], dtype=dtype), np.full(1100, -2.0, dtype=dtype)):
+            results = _on_both_paths(lambda: ember.logit(ember.tensor(other)))
+            assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("case", ["one", "zero_eps_one", "nan_eps", "negative_eps", "big_eps", "bool_eps", "float16",
                                   "complex", "large", "out", "no_grad"])
 def test_other_logit_cases_take_the_python_path(case):

@@ -11,9 +11,10 @@ recorded as ``ternary._clamp`` records it (``ClampBackward1``'s bounds, the numb
 Kind "logit": ``logit(input, eps)`` of a small float32 or float64 tensor (integers and bools as
 the default float dtype; float32 below the size from which the Python op takes its loop), eps None
 or a finite number in [0, 1]: the steps of ``unary._logit_on_arrays``, NumPy's ``clip`` to eps
-and 1 - eps in the dtype and ``x / (1 - x)`` in C as NumPy computes them (the Python op where a
-step raises a floating-point exception), then NumPy's ``log``; the node recorded as
-``unary.logit`` records it.
+and 1 - eps in the dtype and ``x / (1 - x)`` in C as NumPy computes them, then NumPy's ``log``,
+odds of 0 or below (inputs outside (0, 1), up to 1024 elements) given -inf or the bits NumPy's
+``log`` gives a negative number without its warnings, as the Python op's errstate keeps it silent;
+the node recorded as ``unary.logit`` records it.
 
 Every other case goes to the Python op.
 """
@@ -156,9 +157,11 @@ static PyObject *clamp_case(Function *f, PyObject *const *args, int *handled) {
 LOGIT_ODDS(float)
 LOGIT_ODDS(double)
 
+/* the most elements a logit takes with odds of 0 or below (outside (0, 1)) */
+#define LOGIT_MAX_OUTSIDE 1024
+
 /* ``logit(input, eps)`` in the common case (the module's docstring), no ``__torch_function__``
-   dispatch or forward-mode AD, no floating-point exception in the odds (a division by zero: the
-   Python op's NumPy warns). A new tensor, NULL on error, or ``*handled`` set to 0 where the case is
+   dispatch or forward-mode AD. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is
    not this one. */
 static PyObject *logit_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
@@ -191,25 +194,48 @@ static PyObject *logit_case(Function *f, PyObject *const *args, int *handled) {
         *handled = plain < 0 || (plain > 0 && PyErr_Occurred() != NULL);
         return NULL;
     }
-    fenv_t outside;
-    feholdexcept(&outside);
+    fenv_t held;   /* (the Python op's division is silent, in NumPy's errstate) */
+    feholdexcept(&held);
     if (type == NPY_FLOAT32) odds_float(PyArray_DATA(x), PyArray_DATA(odds), PyArray_SIZE(x), clips, lo32, hi32);
     else odds_double(PyArray_DATA(x), PyArray_DATA(odds), PyArray_SIZE(x), clips, e, 1.0 - e);
-    int raised = fetestexcept(NUMPY_EXCEPTIONS);
-    fesetenv(&outside);
+    fesetenv(&held);
     Py_DECREF(x);
-    /* (odds of 0 or below, from inputs outside (0, 1): NumPy's log warns there; the Python op, silent as
-       torch's, runs) */
-    for (npy_intp i = 0, n = PyArray_SIZE(odds); i < n && !raised; i++)
-        raised = type == NPY_FLOAT32 ? ((const float *)PyArray_DATA(odds))[i] <= 0
-                                     : ((const double *)PyArray_DATA(odds))[i] <= 0;
-    if (raised) {
-        Py_DECREF(odds);
-        return NULL;
+    /* Odds of 0 or below (inputs outside (0, 1)), where NumPy's log warns and the Python op, silent as torch's,
+       ignores the warning: 1 in their place for the log, then -inf for a zero and the bits NumPy's log gives a
+       negative number (``f->log_of_negative``) for the others. A negative subnormal, which NumPy's float32 log
+       takes for zero, goes to the Python op. */
+    npy_intp n = PyArray_SIZE(odds);
+    char outside[LOGIT_MAX_OUTSIDE];   /* (0 inside, 1 a zero, 2 a negative number) */
+    int any_outside = 0;
+    for (npy_intp i = 0; i < n; i++) {
+        double v = type == NPY_FLOAT32 ? ((const float *)PyArray_DATA(odds))[i]
+                                       : ((const double *)PyArray_DATA(odds))[i];
+        int here = v == 0 ? 1 : v < 0 ? 2 : 0;
+        if (here && (n > LOGIT_MAX_OUTSIDE || (v < 0 && v > (type == NPY_FLOAT32 ? -FLT_MIN : -DBL_MIN)))) {
+            Py_DECREF(odds);
+            return NULL;
+        }
+        if (n <= LOGIT_MAX_OUTSIDE) outside[i] = (char)here;
+        if (here && type == NPY_FLOAT32) ((float *)PyArray_DATA(odds))[i] = 1;
+        else if (here) ((double *)PyArray_DATA(odds))[i] = 1;
+        any_outside |= here;
     }
     *handled = 1;
     PyObject *values = PyObject_CallOneArg(numpy_log, (PyObject *)odds);
     Py_DECREF(odds);
+    for (npy_intp i = 0; any_outside && values != NULL && i < n; i++) {
+        if (!outside[i]) continue;
+        if (type == NPY_FLOAT32) {
+            uint32_t bits = (uint32_t)f->log_of_negative[0];
+            float negative;
+            memcpy(&negative, &bits, sizeof negative);
+            ((float *)PyArray_DATA((PyArrayObject *)values))[i] = outside[i] == 1 ? -INFINITY : negative;
+        } else {
+            double negative;
+            memcpy(&negative, &f->log_of_negative[1], sizeof negative);
+            ((double *)PyArray_DATA((PyArrayObject *)values))[i] = outside[i] == 1 ? -INFINITY : negative;
+        }
+    }
     PyObject *out = values == NULL ? NULL : make(values);
     if (out == NULL || !grad) return out;
     PyObject *node = record_node(f->node_cls, t, NULL, out);

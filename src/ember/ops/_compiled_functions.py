@@ -205,7 +205,7 @@ def _specifics(function):
     if function.kind == "special":   # (its form, and what the form takes: a callable gives it at the first call)
         form, taken = function.specifics
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
-    if function.kind in _FACTORIZATION_KINDS or function.kind == "histogram":   # (made at the first call)
+    if function.kind in _FACTORIZATION_KINDS or function.kind in ("histogram", "logit"):   # (made at the first call)
         return function.specifics() if callable(function.specifics) else function.specifics
     if function.kind == "reduce":
         r = function.specifics
@@ -346,6 +346,8 @@ typedef struct {
        where not found) */
     int lapack_job;
     void *lapack_routines[2];
+    /* logit's: the bits of the NaN NumPy's log gives a negative number, float32's, float64's */
+    unsigned long long log_of_negative[2];
 } Function;
 
 #define MAX_FUNCTIONS 256
@@ -2380,6 +2382,10 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         }
     }
     if (f.kind == CLAMP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.number_node)) return NULL;   /* (of numbers) */
+    f.log_of_negative[0] = f.log_of_negative[1] = 0;
+    if (f.kind == LOGIT_FUNCTION
+            && !PyArg_ParseTuple(specifics, "KK", &f.log_of_negative[0], &f.log_of_negative[1]))
+        return NULL;
     if (f.kind == FREXP_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (result type) */
     /* (whether log_softmax's, the narrowest rows taken in a tensor of more than max_elements) */
     if (f.kind == SOFTMAX_FUNCTION && !PyArg_ParseTuple(specifics, "pn", &f.divides, &f.min_width)) return NULL;

@@ -593,9 +593,18 @@ def _python_logit(input, eps=None, *, out=None):
     return _finish(res, out)
 
 
+def _log_of_negative_bits():
+    """The bits of the NaN NumPy's log gives a negative number, in float32 and in float64: what logit's
+    compiled function writes where the Python path's log meets odds below 0."""
+    with np.errstate(invalid="ignore"):
+        return tuple(int(np.log(np.array([-1.0], dtype)).view(bits)[0])
+                     for dtype, bits in ((np.float32, np.uint32), (np.float64, np.uint64)))
+
+
 # (float32 below the size from which the Python op takes its loop)
 _logit_entry = _compiled_functions.register(_python_logit, LogitBackward0, kind="logit",
-                                            max_elements=vector_math.MIN_ELEMENTS["logit"] - 1)
+                                            max_elements=vector_math.MIN_ELEMENTS["logit"] - 1,
+                                            specifics=_log_of_negative_bits)
 
 
 @method()
