@@ -26,7 +26,7 @@ from ._common import (
 from .shape import flip
 from .ternary import where
 from .view import expanded_array, slice_scatter_zeros
-from . import _compiled_functions
+from . import _compiled_functions, pointwise
 from ._array_sums import COLUMN_SUM_MIN_ROWS, array_sum
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
@@ -1073,7 +1073,6 @@ def _extreme_along(op, input, dim, keepdim, is_max):
 def _pairwise_extreme(op, input, other, out=None):
     if not isinstance(other, Tensor):
         raise TypeError(f"{op}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-    from . import pointwise
     fn = pointwise.maximum if op == "max" else pointwise.minimum
     return fn(input, other) if out is None else fn(input, other, out=out)
 
@@ -1095,6 +1094,8 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):
 
 
 def _max(input, dim=None, keepdim=False, *, other=None):
+    if dim.__class__ is Tensor and other is None:   # (the elementwise maximum's common call)
+        return pointwise.maximum(input, dim)
     if other is not None or isinstance(dim, Tensor):
         return _pairwise_extreme("max", input, dim if other is None else other)
     if dim is None:
@@ -1117,6 +1118,8 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
 
 
 def _min(input, dim=None, keepdim=False, *, other=None):
+    if dim.__class__ is Tensor and other is None:   # (the elementwise minimum's common call)
+        return pointwise.minimum(input, dim)
     if other is not None or isinstance(dim, Tensor):
         return _pairwise_extreme("min", input, dim if other is None else other)
     if dim is None:

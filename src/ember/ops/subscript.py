@@ -488,16 +488,22 @@ def _src_data_for(self, src):
     """``src``'s values on ``self``'s device and dtype, broadcast to ``self``'s shape."""
     if src.device != self.device:
         src = src.detach().to(self.device)
-    data = src._data
+    data = _converted(src._data, self._data.dtype)
     xp = namespace_of(self._data)
-    if data.dtype != self._data.dtype:   # (before broadcasting: each value converted once)
-        if data.dtype.kind == "c" and self._data.dtype.kind != "c":
-            data = data.real
-        data = data.astype(self._data.dtype)
     try:
         return xp.broadcast_to(data, self._data.shape)
     except ValueError:
         raise _broadcast_error(self._data.shape, data.shape) from None
+
+
+def _converted(data, dtype):
+    """``data`` in ``dtype`` (a complex array's real part for a real dtype), before any broadcasting: each
+    value converted once."""
+    if data.dtype == dtype:
+        return data
+    if data.dtype.kind == "c" and dtype.kind != "c":
+        data = data.real
+    return data.astype(dtype)
 
 
 @method()
@@ -508,18 +514,25 @@ def copy_(self, src, non_blocking=False):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
     data, dst = src._data, self._data
+    # writing into an integer tensor records nothing: the result cannot require grad
+    recording = (grad_state.grad_enabled or forward_mode.active) and dst.dtype.kind not in "biu" and (
+        self._requires_grad or src._requires_grad or forward_mode.active)
+    if not recording:
+        if not is_writeable(dst):
+            raise RuntimeError(_OVERLAP)
+        if data.__class__ is np.ndarray and dst.__class__ is np.ndarray and data.ndim <= dst.ndim:
+            data = _converted(data, dst.dtype)   # (copyto broadcasts it)
+            try:
+                np.copyto(dst, data)
+            except ValueError:
+                raise _broadcast_error(dst.shape, data.shape) from None
+        else:
+            namespace_of(dst).copyto(dst, _src_data_for(self, src))
+        bump_version(self)
+        return self
     if not (data.__class__ is np.ndarray and dst.__class__ is np.ndarray and data.dtype == dst.dtype
             and data.shape == dst.shape):   # (the common case needs no conversion)
         data = _src_data_for(self, src)
-    # writing into an integer tensor records nothing: the result cannot require grad
-    recording = (grad_state.grad_enabled or forward_mode.active) and self._data.dtype.kind not in "biu" and (
-        self._requires_grad or src._requires_grad or forward_mode.active)
-    if not recording:
-        if not is_writeable(self._data):
-            raise RuntimeError(_OVERLAP)
-        namespace_of(self._data).copyto(self._data, data)
-        bump_version(self)
-        return self
     check_inplace(self)
     out = make(data.copy())
     node = record(CopyBackwards, (self, src), out)
