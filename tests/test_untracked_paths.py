@@ -87,3 +87,21 @@ def test_float_power_on_the_arrays_gives_its_steps_bits_and_torchs(dtype):
             with ember.enable_grad():
                 recorded = ember.float_power(ember.tensor(x, requires_grad=True), ember.tensor(y)).detach()
             np.testing.assert_array_equal(_bits(got.numpy()), _bits(recorded.numpy()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_aminmax_along_a_dim_where_nothing_records_gives_the_recorded_paths_bits(dtype):
+    """aminmax along an int dim where nothing records (amin's and amax's compiled functions): the bits the
+    path that records gives (NaN and infinities among the values), torch's values and shapes."""
+    rng = np.random.default_rng(1)
+    for shape in [(3, 5), (4, 3, 2), (1, 7), (6,)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        if x.size > 4:
+            x.reshape(-1)[[1, 3]] = [np.nan, -np.inf]
+        for dim, keepdim in itertools.product(range(-len(shape), len(shape)), (False, True)):
+            got = ember.aminmax(ember.tensor(x), dim=dim, keepdim=keepdim)
+            recorded = ember.aminmax(ember.tensor(x, requires_grad=True), dim=dim, keepdim=keepdim)
+            want = torch.aminmax(torch.from_numpy(x), dim=dim, keepdim=keepdim)
+            for g, r, w in zip(got, recorded, want):
+                np.testing.assert_array_equal(_bits(g.numpy()), _bits(r.detach().numpy()))
+                np.testing.assert_array_equal(g.numpy(), w.numpy())

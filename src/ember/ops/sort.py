@@ -1204,10 +1204,13 @@ _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _aminmax(input, *, dim=None, keepdim=False):
     data = input._data
-    if (dim is None and not keepdim and not input._requires_grad and not forward_mode.active
-            and data.__class__ is np.ndarray and data.dtype in _FLOAT_DTYPES and data.ndim and data.size):
-        # nothing to record: amin's and amax's compiled functions
-        return return_types.aminmax(_amin_entry[0](input), _amax_entry[0](input))
+    if (not input._requires_grad and not forward_mode.active and data.__class__ is np.ndarray
+            and data.dtype in _FLOAT_DTYPES and data.ndim and data.size):
+        # nothing to record: amin's and amax's compiled functions, over all dims or along an int dim
+        if dim is None and not keepdim:
+            return return_types.aminmax(_amin_entry[0](input), _amax_entry[0](input))
+        if dim.__class__ is int and -data.ndim <= dim < data.ndim and keepdim.__class__ is bool:
+            return return_types.aminmax(_amin_entry[0](input, dim, keepdim), _amax_entry[0](input, dim, keepdim))
     xp = namespace_of(data)
     if dim is None:
         dims = tuple(range(data.ndim))
