@@ -1076,6 +1076,9 @@ def unflatten(input, dim, sizes):
         raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but tensor "
                            "has no dimensions")
     dim = wrap_dim(dim, len(shape))
+    if (sizes.__class__ in (tuple, list) and sizes and all(s.__class__ is int and s >= 0 for s in sizes)
+            and prod(sizes) == shape[dim]):   # (the common case: the sizes as they are)
+        return Tensor.view(input, shape[:dim] + tuple(sizes) + shape[dim + 1:])
     sizes = _shape_arg((sizes,), "unflatten")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
@@ -1086,7 +1089,7 @@ def unflatten(input, dim, sizes):
             raise
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
                            f"dim {dim} ({shape[dim]}) in the input tensor") from None
-    return view(input, shape[:dim] + sizes + shape[dim + 1:])
+    return Tensor.view(input, shape[:dim] + sizes + shape[dim + 1:])   # (the compiled method where installed)
 
 
 class UnfoldBackward0(Node):
