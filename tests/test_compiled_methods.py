@@ -635,6 +635,37 @@ def test_comparisons_match_torch_and_the_python_ops(monkeypatch, name, kind, dty
     assert results[1] == results[2] and results[1] == results[0], results
 
 
+MIXED_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64", "uint16",
+                "complex64"]
+
+
+@needs_torch
+@pytest.mark.parametrize("other", MIXED_DTYPES)
+@pytest.mark.parametrize("dtype", MIXED_DTYPES)
+def test_comparisons_of_two_dtypes_match_torch_and_the_python_ops(monkeypatch, dtype, other):
+    """Tensors (with dims) of two dtypes: the compiled comparison where NumPy's compares as torch's (an int32
+    against float32 too: torch compares in float32, where 16777217 equals 16777216), the Python op's result or
+    error elsewhere, torch's answer."""
+    rng = np.random.default_rng(4)
+    a = np.round(2 * rng.standard_normal((3, 4))).astype(dtype)
+    b = np.round(2 * rng.standard_normal(4)).astype(other)
+    if dtype == "int32" and other == "float32":
+        a[0, 0], b[0] = 16777217, 16777216
+    for name in ("eq", "lt", "ge", "reflected_lt"):
+        results = []
+        for lib, python in ((torch, False), (ember, False), (ember, True)):
+            with monkeypatch.context() as m:
+                if python:
+                    python_ops(m)
+                ta, tb = both(lib, a, b, False)
+                try:
+                    out = COMPARISONS[name](ta, tb)
+                    results.append((out.numpy().tolist(), str(out.dtype).split(".")[-1]))
+                except (RuntimeError, NotImplementedError) as error:
+                    results.append(type(error).__name__)
+        assert results[1] == results[2] and (results[1] == results[0] or isinstance(results[0], str)), results
+
+
 def test_comparisons_of_tensors_that_require_grad_record_nothing():
     x = ember.ones(3, requires_grad=True)
     out = x * 2 > 1.5

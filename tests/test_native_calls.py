@@ -33,6 +33,16 @@ def test_the_extension_builds_where_the_headers_are_installed():
     assert "PyInit_ember_call_ppqi" in native_calls.source("ppqi")
 
 
+def test_the_compiled_methods_build_where_the_headers_are_installed():
+    """The extension of the compiled methods and functions builds (the tests of test_compiled_methods.py
+    skip where it cannot, so a C source that does not compile would otherwise pass unseen)."""
+    if native_calls.include_dirs() is None:
+        pytest.skip("Python's headers are not installed")
+    from ember.ops import _compiled_methods
+    _compiled_methods.install()
+    assert _compiled_methods._state["compiled"]
+
+
 def test_array_arguments_give_numpys_values_both_ways():
     raw, kinds = _sin_loop()
     x = np.linspace(-3, 3, 37, dtype=np.float32)

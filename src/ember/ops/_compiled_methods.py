@@ -344,8 +344,30 @@ static int set_fields(Method *op, PyObject *node, PyObject *a, PyObject *b, int 
     return r == NULL ? -1 : 0;
 }
 
+/* Whether an array of dtype ``x`` is one a comparison of two dtypes takes: bool, a signed integer, uint8,
+   float32 or float64 (torch promotes no other unsigned integer with another dtype). */
+static int compared_exactly(PyArray_Descr *x) {
+    npy_intp size = PyDataType_ELSIZE(x);
+    return x->kind == 'b' || x->kind == 'i' || (x->kind == 'u' && size == 1)
+           || (x->kind == 'f' && (size == 4 || size == 8));
+}
+
+/* Whether NumPy's comparison of arrays (each with dims) of the dtypes ``x`` and ``y`` (each taken by
+   ``compared_exactly``) gives torch's answer, which compares in their promoted dtype: two integer or bool
+   dtypes compare exactly either way; with float64, both compare in float64; float32 with bool, int8, uint8
+   or int16 in float32 (with a wider integer NumPy compares in float64, torch in float32). */
+static int compares_as_torch(PyArray_Descr *x, PyArray_Descr *y) {
+    int x_float = x->kind == 'f', y_float = y->kind == 'f';
+    if (!x_float && !y_float) return 1;
+    if ((x_float && PyDataType_ELSIZE(x) == 8) || (y_float && PyDataType_ELSIZE(y) == 8)) return 1;
+    PyArray_Descr *other = x_float ? y : x;
+    return other->kind != 'f' && PyDataType_ELSIZE(other) <= 2;
+}
+
 /* The operator on ``a`` (and ``b`` where binary) in the common case: a new tensor, NULL on error,
-   or ``*handled`` set to 0 where the case is not the common one (nothing has been done). */
+   or ``*handled`` set to 0 where the case is not the common one (nothing has been done). A comparison
+   takes two tensors with dims of two dtypes where NumPy's comparison gives torch's answer
+   (``compares_as_torch``). */
 static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled) {
     *handled = 0;
     PyArrayObject *ad = array_of(a);
@@ -357,7 +379,12 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
     if (op->kind != UNARY) {
         if (Py_TYPE(b) == TensorType) {
             PyArrayObject *array = array_of(b);
-            if (array == NULL || PyArray_DESCR(array) != PyArray_DESCR(ad)) return NULL;
+            if (array == NULL) return NULL;
+            PyArray_Descr *x = PyArray_DESCR(ad), *y = PyArray_DESCR(array);
+            if (y != x && !(op->kind == COMPARE && PyArray_NDIM(ad) > 0 && PyArray_NDIM(array) > 0
+                            && PyArray_ISNOTSWAPPED(ad) && PyArray_ISNOTSWAPPED(array) && compared_exactly(x)
+                            && compared_exactly(y) && compares_as_torch(x, y)))
+                return NULL;
             b_tensor = 1;
             bd = (PyObject *)array;
         } else if ((PyFloat_CheckExact(b) || PyLong_CheckExact(b)) && (kind == 'f' || kind == 'c')) {
