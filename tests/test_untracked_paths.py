@@ -105,3 +105,18 @@ def test_aminmax_along_a_dim_where_nothing_records_gives_the_recorded_paths_bits
             for g, r, w in zip(got, recorded, want):
                 np.testing.assert_array_equal(_bits(g.numpy()), _bits(r.detach().numpy()))
                 np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.bool_])
+def test_float_power_of_a_number_where_nothing_records_gives_the_steps_bits(dtype):
+    """float_power(tensor, number) where nothing records (the conversion to float64 on the array): the bits
+    of the steps (a float tensor that requires grad takes them), torch's values."""
+    x = np.array([[-2.5, -1.0, 0.0, 0.5], [1.0, 2.0, 3.0, 7.25]]).astype(dtype)
+    for exponent in (2, 3, 0.5, -1, -2.5, 0, 1.0):
+        got = ember.float_power(ember.tensor(x), exponent)
+        want = torch.float_power(torch.from_numpy(x), exponent).numpy()
+        assert got.dtype == ember.float64
+        np.testing.assert_array_equal(got.numpy(), want)
+        if np.dtype(dtype).kind == "f":
+            steps = ember.float_power(ember.tensor(x, requires_grad=True), exponent).detach().numpy()
+            np.testing.assert_array_equal(_bits(got.numpy()), _bits(steps))

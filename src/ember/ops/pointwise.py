@@ -1681,6 +1681,11 @@ def float_power(input, exponent, *, out=None):
                                  exponent._data.astype(np.float64, copy=False)))
         except ValueError:   # (shapes that do not broadcast: the steps below raise torch's error)
             pass
+    if (out is None and input.__class__ is Tensor and exponent.__class__ in (int, float)
+            and input._data.__class__ is np.ndarray and input._data.dtype.kind in "biuf" and not forward_mode.active
+            and not (grad_state.grad_enabled and input._requires_grad)):
+        # (nothing records: the steps below, the conversion to float64 on the array)
+        return pow(make(input._data.astype(np.float64, copy=False)), exponent)
     complex_ = any(isinstance(t, Tensor) and t.is_complex() or isinstance(t, complex)
                    for t in (input, exponent))
     dtype = _dtype.complex128 if complex_ else _dtype.float64
