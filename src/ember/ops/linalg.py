@@ -1227,6 +1227,38 @@ def einsum(equation, *operands):
         _check_tensor(op, "einsum", "operands", i + 2)
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
+    key = (equation, tuple((op._data.shape, op._data.dtype) for op in operands))
+    plan = _einsum_plans.get(key)
+    if plan is None:
+        plan = _einsum_plan(equation, operands)
+        if len(_einsum_plans) >= _EINSUM_PLANS_KEPT:
+            _einsum_plans.clear()
+        _einsum_plans[key] = plan
+    out, sizes, reduced_subs, reduced_shapes, eq, dtype, optimize = plan
+    xp = namespace_of(operands[0]._data)
+    arrays = [op._data if op._data.shape == shape else op._data.reshape(shape)
+              for op, shape in zip(operands, reduced_shapes)]
+    result = make(_product(lambda *arrays: xp.einsum(eq, *arrays, optimize=optimize),
+                           *[d.astype(dtype, copy=False) for d in arrays]))
+    node = record(EinsumBackward0, operands, result)
+    if node is not None:
+        node.save(*operands)
+        node.subs, node.out, node.sizes = list(reduced_subs), out, sizes
+        node.shapes = [op._data.shape for op in operands]
+        node.reduced_shapes = list(reduced_shapes)
+    return result
+
+
+# the plans of the equations einsum was last given (by equation and operands' shapes and dtypes), up to this many
+_EINSUM_PLANS_KEPT = 256
+_einsum_plans = {}
+
+
+def _einsum_plan(equation, operands):
+    """What einsum computes for ``equation`` on operands of these shapes and dtypes (raising torch's errors
+    for them): (the output's letters, each letter's size, each operand's letters and shape with the size-1
+    dims of a broadcast letter dropped, NumPy's equation, the dtype computed in, whether NumPy's einsum
+    optimizes the order)."""
     subs, out = _parse_einsum(equation, operands)
     first = operands[0]
     # torch contracts a letter two operands share (and the output lacks) with bmm, which wants
@@ -1246,14 +1278,5 @@ def einsum(equation, *operands):
     sizes = _letter_sizes(subs, operands)
     reduced = [_drop_broadcast_dims(s, op._data, sizes) for s, op in zip(subs, operands)]
     eq = ",".join(s for s, _ in reduced) + "->" + out
-    xp = namespace_of(first._data)
     optimize = math.prod(sizes.values()) > EINSUM_DIRECT_MAX_TERMS
-    result = make(_product(lambda *arrays: xp.einsum(eq, *arrays, optimize=optimize),
-                           *[d.astype(dtype, copy=False) for _, d in reduced]))
-    node = record(EinsumBackward0, operands, result)
-    if node is not None:
-        node.save(*operands)
-        node.subs, node.out, node.sizes = [s for s, _ in reduced], out, sizes
-        node.shapes = [op._data.shape for op in operands]
-        node.reduced_shapes = [d.shape for _, d in reduced]
-    return result
+    return (out, sizes, tuple(s for s, _ in reduced), tuple(d.shape for _, d in reduced), eq, dtype, optimize)
