@@ -165,7 +165,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_diag", "_python_logcumsumexp", "_python_dirichlet_grad",
                                                   "_python_histogram", "_python_cdist", "_prod",
                                                   "_python_linalg_svd_factors", "_python_svdvals",
-                                                  "_python_svd_factors", "_python_eigh_factors"} \
+                                                  "_python_svd_factors", "_python_eigh_factors",
+                                                  "_python_tensor_split", "_python_unbind", "_python_chunk"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4744,6 +4745,107 @@ def test_other_eigh_cases_take_the_python_path(name, kwargs, case):
             "bad_uplo": lambda: fn(ember.tensor(a), UPLO="X"),
             "uplo_not_a_string": lambda: fn(ember.tensor(a), UPLO=None)}[case]
     results = _factorization_on_both_paths(call)
+    assert results[0] == results[1]
+
+
+# -- splits into views: tensor_split, chunk, unbind ----------------------------------------------------
+
+def _split_fields(result, x):
+    """A split's parts: each one's shape, strides, data pointer (from ``x``'s), bytes, whether it is writeable,
+    a view, and has a node."""
+    start = x._data.__array_interface__["data"][0]
+    return [(p.shape, p._data.strides, p._data.__array_interface__["data"][0] - start, p.detach().numpy().tobytes(),
+             p._data.flags.writeable, p._base is not None, p.grad_fn is not None) for p in result]
+
+
+SPLIT_CALLS = [(ember.tensor_split, 3, 0), (ember.tensor_split, 2, 1), (ember.tensor_split, [1, 4], 0),
+               (ember.tensor_split, (2, 2, 8), 0), (ember.tensor_split, [-2], -1), (ember.tensor_split, [4, 1], 0),
+               (ember.tensor_split, [], 0), (ember.tensor_split, 9, 0), (ember.chunk, 3, 0), (ember.chunk, 4, 1),
+               (ember.chunk, 2, -1), (ember.chunk, 1, 0), (ember.chunk, 7, 0), (ember.unbind, None, 0),
+               (ember.unbind, None, 1), (ember.unbind, None, -1)]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "empty", "read_only"])
+@pytest.mark.parametrize("call", range(len(SPLIT_CALLS)))
+def test_splits_are_the_python_paths_and_torchs(monkeypatch, call, layout):
+    """tensor_split (sections or indices), chunk and unbind on the views made in C: each part's shape,
+    strides, data pointer, bytes and flags the Python path's, a view of the input sharing its version
+    counter; torch's shapes and values; the Python path's step not reached."""
+    from ember.ops import shape as shape_ops, view as view_ops
+    fn, arg, dim = SPLIT_CALLS[call]
+    a = np.arange(42, dtype=np.float32).reshape(7, 6)
+    a = {"contiguous": a, "transposed": a.T, "strided": a[::2, ::3], "empty": a[:0], "read_only": a}[layout]
+    if layout == "read_only":
+        a = a.copy()
+        a.flags.writeable = False
+    args = (arg, dim) if fn is not ember.unbind else (dim,)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.from_numpy(a)
+            parts = fn(x, *args)
+            assert all(p._version_counter is x._version_counter and p._base is x for p in parts)
+            results.append(_split_fields(parts, x))
+    assert results[0] == results[1]
+    torch_fn = getattr(torch, fn.__name__)
+    want = torch_fn(torch.from_numpy(a.copy()), *args)
+    assert [tuple(w.shape) for w in want] == [p[0] for p in results[0]]
+    for p, w in zip(fn(ember.from_numpy(a), *args), want):
+        np.testing.assert_array_equal(p.numpy(), w.numpy())
+    spied = {ember.tensor_split: (shape_ops, "_split_points"), ember.chunk: (view_ops, "_split_sizes"),
+             ember.unbind: (view_ops, "_record_multi")}[fn]
+    if layout != "read_only" and results[0]:   # (a read-only tensor goes to the Python op)
+        x = ember.from_numpy(a)
+        _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, *args), [spied])
+
+
+def test_directional_splits_are_the_python_paths():
+    """hsplit, vsplit and dsplit into equal parts or at indices: the Python path's views."""
+    x = np.arange(48.0).reshape(4, 6, 2)
+    for fn, arg in [(ember.hsplit, 3), (ember.vsplit, 2), (ember.dsplit, 2), (ember.hsplit, [1, 4]),
+                    (ember.vsplit, [3])]:
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                t = ember.tensor(x)
+                results.append(_split_fields(fn(t, arg), t))
+        assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "zero_dims", "bad_dim", "zero_sections", "bool",
+                                  "numpy_int", "float", "tensor_indices", "not_a_tensor", "bool_dim", "big_dim",
+                                  "negative_sections", "float_index"])
+@pytest.mark.parametrize("name", ["tensor_split", "chunk", "unbind"])
+def test_other_split_cases_take_the_python_path(name, case):
+    """Every other case: the Python path's parts (their nodes too) or error (its type and message)."""
+    fn = getattr(ember, name)
+    a = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+
+    def call(x, arg=2, dim=0):
+        return fn(x, dim) if name == "unbind" else fn(x, arg, dim)
+    cases = {"requires_grad": lambda: call(ember.tensor(a, requires_grad=True)),
+             "no_grad": lambda: _no_grad(call, ember.tensor(a, requires_grad=True)),
+             "zero_dims": lambda: call(ember.tensor(1.0)),
+             "bad_dim": lambda: call(ember.tensor(a), dim=2),
+             "zero_sections": lambda: call(ember.tensor(a), 0),
+             "bool": lambda: call(ember.tensor(a), True),
+             "numpy_int": lambda: call(ember.tensor(a), np.int64(2)),
+             "float": lambda: call(ember.tensor(a), 2.0),
+             "tensor_indices": lambda: call(ember.tensor(a), ember.tensor([1, 2])),
+             "not_a_tensor": lambda: call(a),
+             "bool_dim": lambda: call(ember.tensor(a), dim=True),
+             "big_dim": lambda: call(ember.tensor(a), dim=2 ** 70),
+             "negative_sections": lambda: call(ember.tensor(a), -1),
+             "float_index": lambda: call(ember.tensor(a), [1.5])}
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                parts = cases[case]()
+                results.append([(type(p.grad_fn).__name__, p.shape, p.detach().numpy().tobytes()) for p in parts])
+            except (RuntimeError, TypeError, IndexError, AttributeError, OverflowError) as error:
+                results.append((type(error), str(error)))
     assert results[0] == results[1]
 
 

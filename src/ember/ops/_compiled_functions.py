@@ -40,7 +40,7 @@ from . import (_compiled_addc, _compiled_clamp, _compiled_layouts, _compiled_pro
                _compiled_scatters, _compiled_selects, _compiled_softmax, _compiled_sorts, _compiled_special,
                _compiled_factorizations, _compiled_distances, _compiled_vander, _compiled_membership,
                _compiled_rounding, _compiled_activations, _compiled_histograms, _compiled_diagonals,
-               _compiled_prod, _compiled_decompositions)
+               _compiled_prod, _compiled_decompositions, _compiled_splits)
 
 __all__ = ["register", "Reduction", "build", "python_functions", "SOURCE"]
 
@@ -55,7 +55,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
           "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce", "vander", "isin", "round", "prelu",
           "histc", "diag_embed", "diag", "logcumsumexp", "special_three", "histogram",
-          "cdist", "prod", "svd", "eigh")
+          "cdist", "prod", "svd", "eigh", "split")
 # the kinds of ``_compiled_factorizations`` and ``_compiled_decompositions``: their specifics (a result type,
 # flags, the loops' routines) as given, or made at the first call where a callable gives them
 _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky", "svd",
@@ -66,7 +66,7 @@ _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "in
                    "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
                    "nan_to_num", "heaviside", "lerp", "frexp", "outer", "trace", "index_reduce",
                    "vander", "isin", "round", "prelu", "histc", "diag_embed", "diag",
-                   "logcumsumexp", "cdist", "prod")
+                   "logcumsumexp", "cdist", "prod", "split")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -202,6 +202,8 @@ def _specifics(function):
     if function.kind == "operator":   # (the index of its method, in the order the methods are built)
         from ._compiled_methods import METHODS
         return ([name for names, *_ in METHODS for name in names].index(function.specifics),)
+    if function.kind == "split":   # (its form)
+        return (_compiled_splits.FORMS.index(function.specifics),)
     if function.kind == "special":   # (its form, and what the form takes: a callable gives it at the first call)
         form, taken = function.specifics
         return (_compiled_special.FORMS.index(form), taken() if callable(taken) else taken)
@@ -266,7 +268,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      PDIST_FUNCTION, INDEX_REDUCE_FUNCTION, VANDER_FUNCTION, ISIN_FUNCTION,
                      ROUND_FUNCTION, PRELU_FUNCTION, HISTC_FUNCTION, DIAG_EMBED_FUNCTION, DIAG_FUNCTION,
                      LOGCUMSUMEXP_FUNCTION, SPECIAL_THREE_FUNCTION, HISTOGRAM_FUNCTION, CDIST_FUNCTION,
-                     PROD_FUNCTION, SVD_FUNCTION, EIGH_FUNCTION };
+                     PROD_FUNCTION, SVD_FUNCTION, EIGH_FUNCTION, SPLIT_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -307,11 +309,11 @@ typedef struct {
        a number first on its loop (``number_first_case``) */
     int converts, integers, number_first;
     PyObject *int_ufunc;
-    /* a special function's: its ``enum special_form`` (an SVD's or eigh's: its ``enum decomposition_form``); a
-       polynomial's flag (shifted); whether a function of
-       two tensors takes two dtypes, promoted; polygamma's factors (a tuple of floats, by n) and digamma's and
-       trigamma's loops (float32's, float64's), a polynomial's from float32 to float64 and from float64 to
-       float32; a histogram's linspace loops (float32's, float64's) */
+    /* a special function's: its ``enum special_form`` (an SVD's or eigh's: its ``enum decomposition_form``; a
+       split's: its ``enum split_form``); a polynomial's flag (shifted); whether a function of two tensors takes
+       two dtypes, promoted; polygamma's factors (a tuple of floats, by n) and digamma's and trigamma's loops
+       (float32's, float64's), a polynomial's from float32 to float64 and from float64 to float32; a
+       histogram's linspace loops (float32's, float64's) */
     int form, shifted, promotes;
     PyObject *factors;
     void *own_loops[4];
@@ -2136,6 +2138,7 @@ PRODUCTS_SOURCE
 SOFTMAX_SOURCE
 FACTORIZATIONS_SOURCE
 DECOMPOSITIONS_SOURCE
+SPLITS_SOURCE
 DISTANCES_SOURCE
 VANDER_SOURCE
 MEMBERSHIP_SOURCE
@@ -2148,9 +2151,9 @@ PROD_SOURCE
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
                                             2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2, 6, 3,
-                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3, 1, 1};
+                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3, 1, 1, 3};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == EIGH_FUNCTION + 1
+                                     == SPLIT_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2262,6 +2265,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = svd_case(f, args, &handled);
         else if (f->kind == EIGH_FUNCTION)
             out = eigh_case(f, args, &handled);
+        else if (f->kind == SPLIT_FUNCTION)
+            out = split_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -2311,7 +2316,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > EIGH_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > SPLIT_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2332,6 +2337,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == SCATTER_REDUCE_FUNCTION && (f.scatter_names = PyObject_IsTrue(specifics)) < 0) return NULL;
     if (f.kind == VANDER_FUNCTION && (f.divides = PyObject_IsTrue(specifics)) < 0) return NULL;   /* (linalg's) */
     if (f.kind == PROD_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (all's node) */
+    if (f.kind == SPLIT_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.form)) return NULL;   /* (its form) */
     unsigned long long linspaces[2] = {0, 0};   /* (a histogram's: its result type, linspace's loops) */
     if (f.kind == HISTOGRAM_FUNCTION && !PyArg_ParseTuple(specifics, "OKK", &f.result_type, &linspaces[0],
                                                           &linspaces[1]))
@@ -2524,6 +2530,7 @@ for _name, _module in (("SPECIAL", _compiled_special), ("ADDC", _compiled_addc),
                        ("VANDER", _compiled_vander), ("MEMBERSHIP", _compiled_membership),
                        ("ROUNDING", _compiled_rounding), ("ACTIVATIONS", _compiled_activations),
                        ("HISTOGRAMS", _compiled_histograms), ("DIAGONALS", _compiled_diagonals),
-                       ("PROD", _compiled_prod), ("DECOMPOSITIONS", _compiled_decompositions)):
+                       ("PROD", _compiled_prod), ("DECOMPOSITIONS", _compiled_decompositions),
+                       ("SPLITS", _compiled_splits)):
     SOURCE = SOURCE.replace(f"{_name}_SOURCE\n", _module.SOURCE)
 del _name, _module

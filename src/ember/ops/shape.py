@@ -616,8 +616,14 @@ def _sections_or_indices(op, sections, indices, tensor_indices_or_sections=None)
 def tensor_split(input, sections=None, dim=0, *, indices=None, tensor_indices_or_sections=None):
     """Splits ``input`` into views along ``dim``: into ``sections`` parts of nearly equal
     size (an int), or at the given ``indices`` (a list, tuple or tensor)."""
-    indices_or_sections = _sections_or_indices("tensor_split", sections, indices,
-                                               tensor_indices_or_sections)
+    if sections is not None and indices is None and tensor_indices_or_sections is None:
+        return _tensor_split_entry[0](input, sections, dim)
+    return _python_tensor_split(input, _sections_or_indices("tensor_split", sections, indices,
+                                                            tensor_indices_or_sections), dim)
+
+
+def _python_tensor_split(input, indices_or_sections, dim):
+    """``tensor_split`` in every case its compiled function (``_compiled_splits``) leaves to Python."""
     data = input._data
     if not data.ndim:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor "
@@ -630,6 +636,9 @@ def tensor_split(input, sections=None, dim=0, *, indices=None, tensor_indices_or
     return tuple(input[along + (slice(lo, max(hi, lo)),)] for lo, hi in zip(bounds[:-1], bounds[1:]))
 
 
+_tensor_split_entry = _compiled_functions.register(_python_tensor_split, None, kind="split", specifics="tensor_split")
+
+
 def _directional_split(op, input, sections, dim, min_dims):
     nd = input._data.ndim
     if nd < min_dims:
@@ -640,11 +649,7 @@ def _directional_split(op, input, sections, dim, min_dims):
         if sections == 0 or size % sections:
             raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the size of "
                                f"the dimension {size} is not divisible by the split_size {sections}!")
-        step = size // sections
-        if step:   # equal parts: each the narrow from i, as indexing makes it
-            along = (slice(None),) * dim
-            return tuple(input[along + (slice(i, i + step),)] for i in range(0, size, step))
-    return tensor_split(input, sections, dim)
+    return _tensor_split_entry[0](input, sections, dim)   # (equal parts where sections is an int)
 
 
 def hsplit(input, sections=None, *, indices=None):

@@ -11,6 +11,7 @@ import numpy as np
 from math import prod
 
 from .._backend import backend_of
+from . import _compiled_functions
 from .._dtype import dtype as _dtype, to_dtype
 from ._common import (
     complex_autograd,
@@ -848,17 +849,27 @@ class UnbindBackward0(Node):
 @method()
 def unbind(input, dim=0):
     """Removes dimension ``dim``: a tuple of the views along it."""
+    return _unbind_entry[0](input, None, dim)
+
+
+def _python_unbind(input, _, dim):
+    """``unbind`` in every case its compiled function (``_compiled_splits``) leaves to Python."""
     data = input._data
     if not data.shape:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = wrap_dim(dim, data.ndim)
     along = (_FULL,) * dim
     outs = tuple(make_view(data[along + (i, Ellipsis)], input) for i in range(data.shape[dim]))
+    if not outs:   # (a dim of size 0: no views, nothing to record)
+        return outs
     node = _record_multi(UnbindBackward0, input, outs)
     if node is not None:
         node.dim, node.n_outputs = dim, len(outs)
         node.out_shape = data.shape[:dim] + data.shape[dim + 1:]
     return outs
+
+
+_unbind_entry = _compiled_functions.register(_python_unbind, None, kind="split", specifics="unbind")
 
 
 def _split_input_shape(node):
@@ -944,6 +955,11 @@ def split(tensor, split_size_or_sections, dim=0):
 def chunk(input, chunks, dim=0):
     """Splits ``input`` into at most ``chunks`` views of equal size along ``dim`` (the last
     may be smaller)."""
+    return _chunk_entry[0](input, chunks, dim)
+
+
+def _python_chunk(input, chunks, dim):
+    """``chunk`` in every case its compiled function (``_compiled_splits``) leaves to Python."""
     try:
         shape = input._data.shape
         if not shape:
@@ -956,6 +972,9 @@ def chunk(input, chunks, dim=0):
         return _split_sizes(input, sizes, dim, SplitBackward0)
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
         return override_or_raise(chunk, error, input, chunks, dim)
+
+
+_chunk_entry = _compiled_functions.register(_python_chunk, None, kind="split", specifics="chunk")
 
 
 # -- diagonal, movedim, unflatten, unfold ------------------------------------------------------
