@@ -166,7 +166,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_histogram", "_python_cdist", "_prod",
                                                   "_python_linalg_svd_factors", "_python_svdvals",
                                                   "_python_svd_factors", "_python_eigh_factors",
-                                                  "_python_tensor_split", "_python_unbind", "_python_chunk"} \
+                                                  "_python_tensor_split", "_python_unbind", "_python_chunk",
+                                                  "_python_masked_scatter"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4846,6 +4847,65 @@ def test_other_split_cases_take_the_python_path(name, case):
                 results.append([(type(p.grad_fn).__name__, p.shape, p.detach().numpy().tobytes()) for p in parts])
             except (RuntimeError, TypeError, IndexError, AttributeError, OverflowError) as error:
                 results.append((type(error), str(error)))
+    assert results[0] == results[1]
+
+
+# -- masked_scatter ------------------------------------------------------------------------------------
+
+MASKED_SCATTER_SHAPES = [((3, 4), (3, 4), (12,)), ((3, 4), (4,), (3, 5)), ((4,), (3, 4), (2, 8)), ((), (2,), (3,)),
+                         ((3, 1), (1, 4), (20,)), ((2, 3), (2, 3), (1,))]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "bool", "float16"])
+@pytest.mark.parametrize("shapes", range(len(MASKED_SCATTER_SHAPES)))
+def test_masked_scatter_is_the_python_paths_and_torchs(monkeypatch, shapes, dtype, layout):
+    """masked_scatter in C: the Python path's bits (the mask and input broadcast, the source read in
+    row-major order from any layout) and torch's values; the Python path's step not reached."""
+    from ember.ops import index
+    input_shape, mask_shape, source_shape = MASKED_SCATTER_SHAPES[shapes]
+    rng = np.random.default_rng(20)
+    a = rng.integers(0, 5, input_shape).astype(dtype)
+    mask = rng.random(mask_shape) < 0.5
+    if shapes == 5:
+        mask[:] = False
+        mask[1, 2] = True
+    source = rng.integers(5, 9, (source_shape[0] * 2,) + source_shape[1:]).astype(dtype)
+    source = {"contiguous": source[:source_shape[0]], "transposed": source[:source_shape[0]].T,
+              "strided": source[::2]}[layout]
+
+    def call():
+        return ember.masked_scatter(ember.tensor(a), ember.tensor(mask), ember.from_numpy(source))
+    results = _on_both_paths(call)
+    assert results[0] == results[1]
+    want = torch.masked_scatter(torch.tensor(a), torch.tensor(mask), torch.from_numpy(source.copy()))
+    np.testing.assert_array_equal(call().numpy(), want.numpy())
+    _assert_the_compiled_function_takes(monkeypatch, call, [(index, "_masked_scatter_checked")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "source_requires_grad", "no_grad", "too_few", "int_mask",
+                                  "other_dtype", "no_broadcast", "empty", "not_a_tensor", "large", "method"])
+def test_other_masked_scatter_cases_take_the_python_path(case):
+    """Every other case: the Python path's result (its node too) or error (its type and message)."""
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    mask = np.array([True, False, True, True])
+    source = np.arange(20.0, 32.0, dtype=np.float32)
+
+    def call(x=None, m=None, s=None):
+        return ember.masked_scatter(ember.tensor(a) if x is None else x, ember.tensor(mask) if m is None else m,
+                                    ember.tensor(source) if s is None else s)
+    cases = {"requires_grad": lambda: call(x=ember.tensor(a, requires_grad=True)),
+             "source_requires_grad": lambda: call(s=ember.tensor(source, requires_grad=True)),
+             "no_grad": lambda: _no_grad(lambda x: call(x=x), ember.tensor(a, requires_grad=True)),
+             "too_few": lambda: call(s=ember.tensor(source[:5])),
+             "int_mask": lambda: call(m=ember.tensor(mask.astype(np.int64))),
+             "other_dtype": lambda: call(s=ember.tensor(source.astype(np.float64))),
+             "no_broadcast": lambda: call(m=ember.tensor(mask[:3])),
+             "empty": lambda: call(x=ember.zeros(0, 4)),
+             "not_a_tensor": lambda: call(s=source),
+             "large": lambda: call(x=ember.ones(300, 4), s=ember.ones(1200)),
+             "method": lambda: ember.tensor(a).masked_scatter(ember.tensor(mask), ember.tensor(source))}
+    results = _factorization_on_both_paths(cases[case])
     assert results[0] == results[1]
 
 

@@ -17,6 +17,13 @@ divided by the count of each slice, itself included where ``include_self``), the
 first set to the reduction's identity where ``include_self`` is False: the values the Python op's
 ``scatter_reduce`` of the index spread along ``dim`` gives. Nothing records: tensors that require
 grad, and every other case, go to the Python op.
+
+Kind "masked_scatter": ``masked_scatter(input, mask, source)`` of a small tensor of numbers with elements,
+a bool mask whose shape broadcasts with it and a source of its dtype with at least as many elements as
+the mask (broadcast) holds True, where nothing records: a row-major copy of the input (broadcast), the
+source's elements in row-major order written, one after another, where the mask (broadcast) holds, in
+row-major order: the Python op's boolean-index assignment. Every other case (fewer source elements: the
+Python op's error) goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -200,5 +207,60 @@ static PyObject *scatter_reduce_case(Function *f, PyObject *const *args, int *ha
         Py_XDECREF(shape);
     }
     return with_node(out, node);
+}
+
+/* ``masked_scatter(input, mask, source)`` in the common case (the module's docstring), no ``__torch_function__``
+   dispatch or forward-mode AD: a new tensor, NULL on error, or ``*handled`` set to 0 where the case is not
+   this one. */
+static PyObject *masked_scatter_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *mask = args[1], *source = args[2];
+    if (Py_TYPE(t) != TensorType || Py_TYPE(mask) != TensorType || Py_TYPE(source) != TensorType) return NULL;
+    PyArrayObject *x = array_of(t), *m = array_of(mask), *s = array_of(source);
+    npy_intp shape[NPY_MAXDIMS];
+    int nd = !small_numbers(x) || m == NULL || s == NULL || PyArray_TYPE(m) != NPY_BOOL
+             || PyArray_TYPE(s) != PyArray_TYPE(x) || !PyArray_ISNOTSWAPPED(s) || PyArray_NBYTES(m) >= small_bytes
+             || PyArray_NBYTES(s) >= small_bytes ? -1 : broadcast_shape(x, m, shape);
+    if (nd < 0) return NULL;
+    npy_intp size = 1;
+    for (int d = 0; d < nd; d++) size *= shape[d];
+    if (size * PyArray_ITEMSIZE(x) >= small_bytes) return NULL;
+    int grad = requires_grad(t), source_grad = grad < 0 ? 0 : requires_grad(source);
+    int plain = grad < 0 || source_grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad || source_grad) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyArrayObject *holds = broadcast_copy(m, shape, nd);
+    if (holds == NULL) {
+        *handled = 1;
+        return NULL;
+    }
+    const npy_bool *held = PyArray_DATA(holds);
+    npy_intp count = 0;
+    for (npy_intp i = 0; i < size; i++) count += held[i] != 0;
+    if (count > PyArray_SIZE(s)) {   /* (too few source elements: the Python op's error) */
+        Py_DECREF(holds);
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *out = broadcast_copy(x, shape, nd);
+    PyArrayObject *values = out == NULL ? NULL : (PyArrayObject *)PyArray_GETCONTIGUOUS(s);
+    if (values == NULL) {
+        Py_DECREF(holds);
+        Py_XDECREF(out);
+        return NULL;
+    }
+    npy_intp itemsize = PyArray_ITEMSIZE(x);
+    char *to = PyArray_DATA(out);
+    const char *from = PyArray_DATA(values);
+    for (npy_intp i = 0; i < size; i++, to += itemsize) {
+        if (!held[i]) continue;
+        memcpy(to, from, itemsize);
+        from += itemsize;
+    }
+    Py_DECREF(holds);
+    Py_DECREF(values);
+    return make((PyObject *)out);
 }
 '''

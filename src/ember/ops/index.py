@@ -1280,6 +1280,11 @@ def _masked_scatter_source_grad(grad, mask, source_shape):
 def masked_scatter(input, mask, source):
     """Returns a copy of ``input`` with the elements of ``source``, in order, written where the
     boolean ``mask`` (broadcast with ``input``) is True."""
+    return _masked_scatter_entry[0](input, mask, source)
+
+
+def _python_masked_scatter(input, mask, source):
+    """``masked_scatter`` in every case its compiled function (``_compiled_scatters``) leaves to Python."""
     data, mdata, values = _masked_scatter_checked(input, mask, source)
     out = data.copy()
     out[mdata] = values
@@ -1289,6 +1294,9 @@ def masked_scatter(input, mask, source):
         node.save(mask)
         node.in_shape, node.source_shape = input._data.shape, source._data.shape
     return out
+
+
+_masked_scatter_entry = _compiled_functions.register(_python_masked_scatter, None, kind="masked_scatter")
 
 
 def _masked_scatter_checked(input, mask, source):
