@@ -150,7 +150,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_corrected_var_mean", "_corrected_std_mean", "_python_p_norm",
                                                   "_python_sort", "_python_topk", "_python_median",
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
-                                                  "_python_triu", "_python_flip", "gcd", "lcm",
+                                                  "_python_triu", "_python_flip", "gcd", "lcm", "bitwise_and",
+                                                  "bitwise_or", "bitwise_xor",
                                                   "_python_mode", "_python_clamp", "_python_scatter_reduce",
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
                                                   "_python_heaviside", "_python_lerp", "_python_frexp",
@@ -3332,6 +3333,43 @@ def test_gcd_and_lcm_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
     monkeypatch.setattr(np, name, lambda *args: calls.append(args) or ufunc(*args))
     getattr(ember, name)(ember.tensor(a), ember.tensor(b))
     assert calls == []   # (the C function calls the ufunc itself)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int16", "int8", "bool"])
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_bitwise_ops_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
+    """bitwise_and, bitwise_or and bitwise_xor of two integer or bool tensors of one dtype, as functions and
+    as operators, on the ufunc from C: the Python path's bits (broadcast and transposed operands too) and
+    torch's."""
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(-12 if dtype.startswith("int") else 0, 12 if dtype != "bool" else 2, (2, 3, 5)).astype(dtype)
+    operator = {"bitwise_and": lambda x, y: x & y, "bitwise_or": lambda x, y: x | y,
+                "bitwise_xor": lambda x, y: x ^ y}[name]
+    for x, y in ((a, b), (a, b[:1]), (a.T, b.T)):
+        for fn in (getattr(ember, name), operator):
+            results = _on_both_paths(lambda: fn(ember.tensor(x), ember.tensor(y)))
+            assert results[0] == results[1]
+            assert results[0][3] == getattr(torch, name)(torch.tensor(x), torch.tensor(y)).numpy().tobytes()
+    ufunc = getattr(np, name)
+    calls = []
+    monkeypatch.setattr(np, name, lambda *args: calls.append(args) or ufunc(*args))
+    getattr(ember, name)(ember.tensor(a), ember.tensor(b))
+    operator(ember.tensor(a), ember.tensor(b))
+    assert calls == []   # (the C function calls the ufunc itself)
+
+
+@pytest.mark.parametrize("case", ["float32", "mixed", "not_broadcasting", "number", "number_first", "out"])
+def test_other_bitwise_cases_take_the_python_path(case):
+    a = np.arange(-6, 6).reshape(3, 4)
+    call = {"float32": lambda: ember.tensor(a.astype(np.float32)) | ember.tensor(a.astype(np.float32)),
+            "mixed": lambda: ember.bitwise_and(ember.tensor(a), ember.tensor(a.astype(np.int32))),
+            "not_broadcasting": lambda: ember.tensor(a) ^ ember.tensor(a[:, :3]),
+            "number": lambda: ember.tensor(a) & 3,
+            "number_first": lambda: ember.bitwise_or(5, ember.tensor(a)),
+            "out": lambda: ember.bitwise_xor(ember.tensor(a), ember.tensor(a),
+                                             out=ember.empty(3, 4, dtype=ember.int64))}
+    results = _on_both_paths(call[case], (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]
 
 
 @pytest.mark.parametrize("case", ["float32", "float64", "bool", "mixed", "not_broadcasting"])

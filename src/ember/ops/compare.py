@@ -290,7 +290,10 @@ def _bitwise_kernel(ufunc_name):
     return kernel
 
 
-def _bitwise(name, kernel_name, kernel, bool_ok=True):
+def _bitwise(name, kernel_name, kernel, bool_ok=True, ufunc=None):
+    """The op ``name`` (its function, operator, reflected operator and in-place form) of ``kernel``; with
+    NumPy's ``ufunc`` (the kernel's own), the function and the operator on two tensors take its compiled
+    function (``compiled_binary``: two small integer or bool tensors of one dtype)."""
     node_cls = zero_gradient_node(f"{''.join(w.capitalize() for w in name.split('_'))}Backward0")
 
     def checked(a, b):
@@ -313,10 +316,16 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True):
         res = _apply(name, checked, input, other)
         return res if out is None else _maybe_out(res, out)
 
+    op.__name__ = op.__qualname__ = name
+    if ufunc is not None:
+        op = compiled_binary(None, (), ufunc=ufunc, integers="any")(op)
+
     def op_(self, other):
         return _inplace(self, other, name + "_", checked, node_cls)
 
     def operator(self, other):
+        if other.__class__ is Tensor and ufunc is not None:
+            return op(self, other)
         if not (isinstance(other, Tensor) or is_scalar(other)):
             return NotImplemented
         return _apply(name, checked, self, other)
@@ -334,11 +343,11 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True):
 
 
 bitwise_and, _and_op, _rand_op, _iand_op = _bitwise("bitwise_and", "bitwise_and",
-                                                    _bitwise_kernel("bitwise_and"))
+                                                    _bitwise_kernel("bitwise_and"), ufunc=np.bitwise_and)
 bitwise_or, _or_op, _ror_op, _ior_op = _bitwise("bitwise_or", "bitwise_or",
-                                                _bitwise_kernel("bitwise_or"))
+                                                _bitwise_kernel("bitwise_or"), ufunc=np.bitwise_or)
 bitwise_xor, _xor_op, _rxor_op, _ixor_op = _bitwise("bitwise_xor", "bitwise_xor",
-                                                    _bitwise_kernel("bitwise_xor"))
+                                                    _bitwise_kernel("bitwise_xor"), ufunc=np.bitwise_xor)
 bitwise_left_shift, _lshift_op, _rlshift_op, _ilshift_op = _bitwise(
     "bitwise_left_shift", "lshift", _lshift, bool_ok=False)
 bitwise_right_shift, _rshift_op, _rrshift_op, _irshift_op = _bitwise(
