@@ -168,7 +168,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_linalg_svd_factors", "_python_svdvals",
                                                   "_python_svd_factors", "_python_eigh_factors",
                                                   "_python_tensor_split", "_python_unbind", "_python_chunk",
-                                                  "_python_masked_scatter"} \
+                                                  "_python_masked_scatter", "_python_householder_product"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4649,7 +4649,7 @@ EIGH_CALLS = [("linalg.eigh", {}), ("linalg.eigh", {"UPLO": "U"}), ("linalg.eigv
 
 
 def _decomposition_fns(name):
-    """(ember's function, torch's) of one of ``SVD_CALLS`` or ``EIGH_CALLS``."""
+    """(ember's function, torch's) of ``name`` (one of ``SVD_CALLS``, ``EIGH_CALLS`` or a householder product)."""
     owner, attribute = name.rsplit(".", 1) if "." in name else ("", name)
     return tuple(getattr({"": lib, "linalg": lib.linalg, "Tensor": lib.Tensor}[owner], attribute)
                  for lib in (ember, torch))
@@ -4943,6 +4943,62 @@ def test_other_masked_scatter_cases_take_the_python_path(case):
              "not_a_tensor": lambda: call(s=source),
              "large": lambda: call(x=ember.ones(300, 4), s=ember.ones(1200)),
              "method": lambda: ember.tensor(a).masked_scatter(ember.tensor(mask), ember.tensor(source))}
+    results = _factorization_on_both_paths(cases[case])
+    assert results[0] == results[1]
+
+
+# -- householder_product (orgqr) -------------------------------------------------------------------------
+
+ORGQR_SHAPES = [((5, 3), (2,)), ((4, 4), (4,)), ((2, 6, 3), (2, 3)), ((3, 1), (1,)), ((5, 3), (0,)), ((1, 1), (1,)),
+                ((30, 20), (20,))]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes", range(len(ORGQR_SHAPES)))
+@pytest.mark.parametrize("name", ["linalg.householder_product", "orgqr", "Tensor.orgqr"])
+def test_householder_products_are_the_python_paths_and_torchs(monkeypatch, name, shapes, dtype, layout):
+    """linalg.householder_product and orgqr on the orgqr driver from C: the Python path's bits and torch's
+    values; the Python path's LAPACK call not reached."""
+    from ember._backend import lapack
+    a_shape, tau_shape = ORGQR_SHAPES[shapes]
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal(a_shape).astype(dtype)
+    if layout == "transposed":
+        a = np.ascontiguousarray(np.swapaxes(a, -1, -2)).swapaxes(-1, -2)
+    tau = (rng.random(tau_shape) + 0.5).astype(dtype)
+    fn, torch_fn = _decomposition_fns(name)
+    results = _factorization_on_both_paths(lambda: fn(ember.tensor(a), ember.tensor(tau)))
+    assert results[0] == results[1]
+    want = torch_fn(torch.tensor(a), torch.tensor(tau)).numpy()
+    np.testing.assert_allclose(fn(ember.tensor(a), ember.tensor(tau)).numpy(), want, rtol=1e-4, atol=1e-5)
+    x, t = ember.tensor(a), ember.tensor(tau)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(x, t), [(lapack, "orgqr")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "tau_requires_grad", "no_grad", "wide", "too_many_scales",
+                                  "other_dtype", "batch", "float16", "int64", "vector", "empty", "out",
+                                  "not_a_tensor", "large", "tau_not_a_tensor"])
+def test_other_householder_product_cases_take_the_python_path(case):
+    """Every other case: the Python path's result (its node too) or error (its type and message)."""
+    a = np.random.default_rng(22).standard_normal((4, 3)).astype(np.float32)
+    tau = np.array([1.2, 0.7], np.float32)
+    fn = ember.linalg.householder_product
+    cases = {"requires_grad": lambda: fn(ember.tensor(a, requires_grad=True), ember.tensor(tau)),
+             "tau_requires_grad": lambda: fn(ember.tensor(a), ember.tensor(tau, requires_grad=True)),
+             "no_grad": lambda: _no_grad(fn, ember.tensor(a, requires_grad=True), ember.tensor(tau)),
+             "wide": lambda: fn(ember.tensor(a.T), ember.tensor(tau)),
+             "too_many_scales": lambda: fn(ember.tensor(a), ember.tensor(np.ones(4, np.float32))),
+             "other_dtype": lambda: fn(ember.tensor(a), ember.tensor(tau.astype(np.float64))),
+             "batch": lambda: fn(ember.tensor(np.stack([a, a])), ember.tensor(np.stack([tau, tau, tau]))),
+             "float16": lambda: fn(ember.tensor(a).half(), ember.tensor(tau).half()),
+             "int64": lambda: fn(ember.tensor(a).long(), ember.tensor(tau).long()),
+             "vector": lambda: fn(ember.tensor(a[0]), ember.tensor(tau)),
+             "empty": lambda: fn(ember.zeros(0, 0), ember.zeros(0)),
+             "out": lambda: fn(ember.tensor(a), ember.tensor(tau), out=ember.empty(4, 3)),
+             "not_a_tensor": lambda: fn(a, ember.tensor(tau)),
+             "large": lambda: fn(ember.ones(200, 100), ember.ones(10)),
+             "tau_not_a_tensor": lambda: fn(ember.tensor(a), tau)}
     results = _factorization_on_both_paths(cases[case])
     assert results[0] == results[1]
 

@@ -339,7 +339,8 @@ def geev(a, vectors):
 
 def driver_routines(routine):
     """(``routine``'s address for float32, for float64 (each 0 where it is not found), whether its integers
-    are int64), ``routine`` "gesdd", "syevd" or "geev": what the compiled functions give its C driver."""
+    are int64), ``routine`` "gesdd", "syevd", "geev" or "orgqr": what the compiled functions give its C
+    driver."""
     functions, integer = {"gesdd": (_GESDD, _GESDD_INTEGER), "syevd": (_SYEVD, _SYEVD_INTEGER),
-                          "geev": (_GEEV, _GEEV_INTEGER)}[routine]
+                          "geev": (_GEEV, _GEEV_INTEGER), "orgqr": (_ORGQR, _ORGQR_INTEGER)}[routine]
     return (*(functions[d].address if d in functions else 0 for d in _PREFIXES), int(integer == np.int64))

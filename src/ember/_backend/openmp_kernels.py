@@ -3360,9 +3360,10 @@ _SVD_JOBS = {"N": 0, "S": 1, "A": 2}
 
 
 def lapack_driver_addresses(routine):
-    """The addresses of the SVD, eigh or eig driver (``routine`` "gesdd", "syevd" or "geev"; ``loop_addresses``):
-    what their compiled functions call, with LAPACK's routines (``lapack.driver_routines``)."""
-    return loop_addresses({"gesdd": _SMALL_GESDDS, "syevd": _SMALL_SYEVDS, "geev": _SMALL_GEEVS}[routine])
+    """The addresses of the SVD, eigh, eig or orgqr driver (``routine`` "gesdd", "syevd", "geev" or "orgqr";
+    ``loop_addresses``): what their compiled functions call, with LAPACK's routines (``lapack.driver_routines``)."""
+    return loop_addresses({"gesdd": _SMALL_GESDDS, "syevd": _SMALL_SYEVDS, "geev": _SMALL_GEEVS,
+                           "orgqr": _SMALL_ORGQRS}[routine])
 
 
 def _driver_status(status, failure):

@@ -16,6 +16,12 @@ nothing records: ``openmp_kernels``' syevd driver (its address, and that of LAPA
 at the first call) reading the triangle ``UPLO`` names, as ``lapack.syevd`` calls it, so the same bits;
 ``eigh``'s eigenvalues and eigenvectors in its result type, ``eigvalsh``'s eigenvalues. A matrix that
 does not converge goes to the Python op, which raises.
+
+Kind "orgqr": ``linalg.householder_product(A, tau)`` and ``orgqr(A, tau)`` (no ``out``) of a small float32
+or float64 tensor of m x n matrices (m >= n, elements) and scales of its dtype and batch shape (k <= n),
+where nothing records: ``openmp_kernels``' orgqr driver (its address, and that of LAPACK's orgqr it calls,
+given at the first call) on the matrices, as ``lapack.orgqr`` calls it, so the same bits. Every other case
+goes to the Python op, which raises the errors.
 """
 
 __all__ = ["SOURCE"]
@@ -196,5 +202,49 @@ static PyObject *eigh_case(Function *f, PyObject *const *args, int *handled) {
     if (!vectors) return make((PyObject *)w);
     PyObject *parts[2] = {(PyObject *)w, (PyObject *)v};
     return result_of(f->result_type, parts, 2, 2);
+}
+
+/* ``linalg.householder_product(A, tau)`` or ``orgqr(A, tau)`` in the common case (the module's docstring), no
+   ``__torch_function__`` dispatch or forward-mode AD: the op's result, NULL on error, or ``*handled`` set to 0
+   where the case is not this one. */
+static PyObject *orgqr_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *a = small_float_matrices(f, args[0]);
+    PyArrayObject *tau = a != NULL && Py_TYPE(args[1]) == TensorType ? array_of(args[1]) : NULL;
+    if (tau == NULL) return NULL;
+    int type = PyArray_TYPE(a), nd = PyArray_NDIM(a), wide = type == NPY_FLOAT64;
+    npy_intp m = PyArray_DIM(a, nd - 2), n = PyArray_DIM(a, nd - 1), count = 1;
+    if (PyArray_TYPE(tau) != type || !PyArray_ISNOTSWAPPED(tau) || PyArray_NDIM(tau) != nd - 1 || m < n
+            || PyArray_DIM(tau, nd - 2) > n || f->lapack_routines[wide] == NULL)
+        return NULL;
+    for (int i = 0; i < nd - 2; i++) {
+        if (PyArray_DIM(tau, i) != PyArray_DIM(a, i)) return NULL;
+        count *= PyArray_DIM(a, i);
+    }
+    if (!records_nothing(args, 2, handled)) return NULL;
+    *handled = 1;
+    PyArrayObject *matrices = (PyArrayObject *)PyArray_GETCONTIGUOUS(a);
+    PyArrayObject *scales = matrices == NULL ? NULL : (PyArrayObject *)PyArray_GETCONTIGUOUS(tau);
+    PyArrayObject *q = scales == NULL ? NULL : (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(a), type);
+    if (q == NULL) {
+        Py_XDECREF(matrices);
+        Py_XDECREF(scales);
+        return NULL;
+    }
+    int64_t status = 0;
+    void *arrays[5] = {PyArray_DATA(matrices), PyArray_DATA(scales), PyArray_DATA(q), f->lapack_routines[wide],
+                       &status};
+    int64_t sizes[5] = {count, m, n, PyArray_DIM(tau, nd - 2), f->ilp64};
+    Py_BEGIN_ALLOW_THREADS
+    ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(matrices);
+    Py_DECREF(scales);
+    if (status) {
+        Py_DECREF(q);
+        PyErr_SetString(PyExc_MemoryError, "out of memory for LAPACK's workspace");
+        return NULL;
+    }
+    return make((PyObject *)q);
 }
 '''

@@ -55,11 +55,11 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
           "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce", "vander", "isin", "round", "prelu",
           "histc", "diag_embed", "diag", "logcumsumexp", "special_three", "histogram",
-          "cdist", "prod", "svd", "eigh", "split", "masked_scatter")
+          "cdist", "prod", "svd", "eigh", "split", "masked_scatter", "orgqr")
 # the kinds of ``_compiled_factorizations`` and ``_compiled_decompositions``: their specifics (a result type,
 # flags, the loops' routines) as given, or made at the first call where a callable gives them
 _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky", "svd",
-                        "eigh")
+                        "eigh", "orgqr")
 # the kinds whose C function does its work itself or with NumPy's C API (no ufunc or loop given)
 _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "index_select", "take", "slices",
                    "cumulative", "masked_fill", "operator", "power", "cross", "addc", "scan", "sort", "topk", "median",
@@ -268,7 +268,8 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      PDIST_FUNCTION, INDEX_REDUCE_FUNCTION, VANDER_FUNCTION, ISIN_FUNCTION,
                      ROUND_FUNCTION, PRELU_FUNCTION, HISTC_FUNCTION, DIAG_EMBED_FUNCTION, DIAG_FUNCTION,
                      LOGCUMSUMEXP_FUNCTION, SPECIAL_THREE_FUNCTION, HISTOGRAM_FUNCTION, CDIST_FUNCTION,
-                     PROD_FUNCTION, SVD_FUNCTION, EIGH_FUNCTION, SPLIT_FUNCTION, MASKED_SCATTER_FUNCTION };
+                     PROD_FUNCTION, SVD_FUNCTION, EIGH_FUNCTION, SPLIT_FUNCTION, MASKED_SCATTER_FUNCTION,
+                     ORGQR_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -2151,9 +2152,9 @@ PROD_SOURCE
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
                                             2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2, 6, 3,
-                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3, 1, 1, 3, 3};
+                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3, 1, 1, 3, 3, 2};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == MASKED_SCATTER_FUNCTION + 1
+                                     == ORGQR_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2269,6 +2270,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = split_case(f, args, &handled);
         else if (f->kind == MASKED_SCATTER_FUNCTION)
             out = masked_scatter_case(f, args, &handled);
+        else if (f->kind == ORGQR_FUNCTION)
+            out = orgqr_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -2318,7 +2321,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > MASKED_SCATTER_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > ORGQR_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
@@ -2376,10 +2379,14 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         f.geqrfs[i] = (void *)(uintptr_t)qr_routines[i];
         f.orgqrs[i] = (void *)(uintptr_t)qr_routines[2 + i];
     }
-    unsigned long long lapack_routines[2] = {0, 0};   /* (an SVD's gesdd or eigh's syevd, float32's, float64's) */
+    /* (an SVD's gesdd, eigh's syevd or orgqr's, float32's, float64's) */
+    unsigned long long lapack_routines[2] = {0, 0};
     if ((f.kind == SVD_FUNCTION || f.kind == EIGH_FUNCTION)
             && !PyArg_ParseTuple(specifics, "OiiKKL", &f.result_type, &f.form, &f.lapack_job, &lapack_routines[0],
                                  &lapack_routines[1], &f.ilp64))
+        return NULL;
+    if (f.kind == ORGQR_FUNCTION && !PyArg_ParseTuple(specifics, "KKL", &lapack_routines[0], &lapack_routines[1],
+                                                      &f.ilp64))
         return NULL;
     for (int i = 0; i < 2; i++) f.lapack_routines[i] = (void *)(uintptr_t)lapack_routines[i];
     if (f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION) {

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-from .._backend import lapack
+from .._backend import lapack, openmp_kernels
+from . import _compiled_functions
 from ..amp.policy import autocast_policy
 from ._common import (
     _type_word, check_tensor, make, method, namespace_of, Node, record, Tensor, with_out, write_out,
@@ -152,6 +153,14 @@ def householder_product(input, tau, *, out=None):
     H_i = I - tau_i v_i v_i^H, where v_i is column i of ``A`` (m x n, m >= n) below the diagonal,
     with a one on it and zeros above (as ``geqrf`` stores them), and ``tau`` holds k <= n
     scales. Batch dimensions must agree."""
+    if out is None:
+        return _householder_product_entry[0](input, tau)
+    return write_out(_python_householder_product(input, tau), out, exact=True, op="linalg_householder_product")
+
+
+def _python_householder_product(input, tau):
+    """``householder_product`` in every case its compiled function (``_compiled_decompositions``) leaves to
+    Python."""
     A = input
     check_tensor(A, "linalg_householder_product", "input")
     check_tensor(tau, "linalg_householder_product", "tau")
@@ -179,7 +188,12 @@ def householder_product(input, tau, *, out=None):
     node = record(LinalgHouseholderProductBackward0, (A, tau), result)
     if node is not None:
         node.save(A, tau)
-    return write_out(result, out, exact=True, op="linalg_householder_product")
+    return result
+
+
+_householder_product_entry = _compiled_functions.register(
+    _python_householder_product, None, kind="orgqr", addresses=lambda: openmp_kernels.lapack_driver_addresses("orgqr"),
+    specifics=lambda: lapack.driver_routines("orgqr"))
 
 
 @method()
