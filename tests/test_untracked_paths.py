@@ -1,6 +1,7 @@
 """Ops that compute on the arrays when nothing records give the bits of their steps as ops (the
 path taken when autograd records), and torch's values."""
 import itertools
+import math
 from unittest import mock
 
 import numpy as np
@@ -120,3 +121,23 @@ def test_float_power_of_a_number_where_nothing_records_gives_the_steps_bits(dtyp
         if np.dtype(dtype).kind == "f":
             steps = ember.float_power(ember.tensor(x, requires_grad=True), exponent).detach().numpy()
             np.testing.assert_array_equal(_bits(got.numpy()), _bits(steps))
+
+
+def test_fill_diagonal_of_a_matrix_writes_numpys_positions_and_torchs():
+    """fill_diagonal_ of a row-major matrix where nothing records (a strided slice of the flat array): the
+    positions NumPy's fill_diagonal writes, wrapping or not, and torch's values, for square, tall and wide
+    matrices of floats, integers and bools (torch's where it gives them); a transposed matrix too (NumPy's
+    fill_diagonal on it)."""
+    for shape, wrap, dtype in itertools.product([(3, 3), (7, 3), (3, 7), (1, 1), (5, 1), (1, 5), (8, 3)],
+                                                (False, True), ("float32", "int64", "bool")):
+        x = np.arange(math.prod(shape)).reshape(shape).astype(dtype)
+        for source in (x, x.T.copy().T):
+            got = ember.tensor(source).fill_diagonal_(2.5, wrap=wrap).numpy()
+            want = source.copy()
+            np.fill_diagonal(want, np.asarray(2.5).astype(dtype), wrap=wrap)
+            np.testing.assert_array_equal(got, want)
+            try:
+                theirs = torch.tensor(source).fill_diagonal_(2.5, wrap=wrap).numpy()
+            except RuntimeError:   # (torch's own storage error for some thin matrices with wrap)
+                continue
+            np.testing.assert_array_equal(got, theirs)

@@ -1694,8 +1694,12 @@ def fill_diagonal_(self, fill_value, wrap=False):
         check_value_fits(fill_value, data.dtype)
         check_inplace(self)
         xp = namespace_of(data)
-        if data.size:
-            xp.fill_diagonal(data, xp.asarray(fill_value).astype(data.dtype), wrap=wrap)
+        value = xp.asarray(fill_value).astype(data.dtype)
+        if data.size and data.ndim == 2 and data.__class__ is np.ndarray and data.flags.c_contiguous:
+            n = data.shape[1]   # (NumPy's fill_diagonal of a matrix, without its Python steps)
+            data.reshape(-1)[:None if wrap else n * n:n + 1] = value
+        elif data.size:
+            xp.fill_diagonal(data, value, wrap=wrap)
         bump_version(self)
         return self
     if data.ndim == 2 and not (wrap and data.shape[0] > data.shape[1] + 1):
