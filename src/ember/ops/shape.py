@@ -1156,13 +1156,12 @@ class _DiagonalRegion:
 
 
 def _scatter_region(node_cls, input, src, region):
-    data = input._data
-    target = region.of(data)
+    out_data = input._data.copy()
+    target = region.of(out_data)   # (the copy's region: the shape checked, then written)
     if tuple(src._data.shape) != tuple(target.shape):
         raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
                            f"{list(src._data.shape)}, slice size = {list(target.shape)}")
-    out_data = data.copy()
-    region.of(out_data)[...] = src._data
+    target[...] = src._data
     out = make(out_data)
     node = record(node_cls, (input, src), out)
     if node is not None:
