@@ -1,5 +1,6 @@
 """ember.special's functions of two arguments: xlog1py, zeta, gammainc, gammaincc, and the
 gamma-family functions with an integer parameter, polygamma and multigammaln."""
+import functools
 import math
 
 import numpy as np
@@ -286,8 +287,18 @@ class MvlgammaBackward0(Node):
 
 
 def _minus_halves(data, p):
-    """``0, -1/2, -1, ..., -(p - 1)/2`` in ``data``'s dtype (exact) and namespace."""
+    """``0, -1/2, -1, ..., -(p - 1)/2`` in ``data``'s dtype (exact) and namespace (for NumPy, one read-only array
+    for each p and dtype, made once)."""
+    if data.__class__ is np.ndarray:
+        return _numpy_minus_halves(int(p), data.dtype)
     return (namespace_of(data).arange(p) * -0.5).astype(data.dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _numpy_minus_halves(p, dtype):
+    halves = (np.arange(p) * -0.5).astype(dtype)
+    halves.flags.writeable = False
+    return halves
 
 
 def multigammaln(input, p, *, out=None):
@@ -304,7 +315,8 @@ def multigammaln(input, p, *, out=None):
         data = data.astype(_dtype.get_default_dtype().np)
     xp = namespace_of(data)
     lgammas = _special_kernels.lgamma(xp, data[..., None] + _minus_halves(data, p))
-    res = make((lgammas.sum(-1) + p * (p - 1) / 4 * math.log(math.pi)).astype(data.dtype, copy=False))
+    total = np.add.reduce(lgammas, -1) if lgammas.__class__ is np.ndarray else lgammas.sum(-1)   # (ndarray.sum's)
+    res = make((total + p * (p - 1) / 4 * math.log(math.pi)).astype(data.dtype, copy=False))
     node = record(MvlgammaBackward0, (input,), res)
     if node is not None:
         node.p = int(p)
