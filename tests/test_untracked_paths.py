@@ -141,3 +141,26 @@ def test_fill_diagonal_of_a_matrix_writes_numpys_positions_and_torchs():
             except RuntimeError:   # (torch's own storage error for some thin matrices with wrap)
                 continue
             np.testing.assert_array_equal(got, theirs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_trapezoids_on_the_arrays_give_the_ops_bits(dtype):
+    """trapezoid and cumulative_trapezoid where nothing records (their steps on the arrays, the sum and the
+    running sum the ops'): the bits of the ops (the path a tensor that requires grad takes), torch's values;
+    x of one dim or of y's dims, dx, every dim, one dim of y too."""
+    rng = np.random.default_rng(2)
+    for shape in [(3, 5), (4, 3, 2), (6,), (2, 1)]:
+        y = rng.standard_normal(shape).astype(dtype)
+        for dim in range(-len(shape), len(shape)):
+            n = shape[dim]
+            xs = [None, np.sort(rng.standard_normal(n)).astype(dtype), rng.standard_normal(shape).astype(dtype)]
+            for x, dx in [(x, None) for x in xs] + [(None, 0.5)]:
+                for name in ("trapezoid", "cumulative_trapezoid"):
+                    def call(requires_grad, lib=ember, name=name, x=x, dx=dx, dim=dim):
+                        yt = lib.tensor(y, requires_grad=requires_grad)
+                        args = () if x is None else (lib.tensor(x),)
+                        kwargs = {"dim": dim} if dx is None else {"dx": dx, "dim": dim}
+                        return getattr(lib, name)(yt, *args, **kwargs).detach().numpy()
+                    got, steps = call(False), call(True)
+                    np.testing.assert_array_equal(_bits(np.asarray(got)), _bits(np.asarray(steps)))
+                    np.testing.assert_allclose(got, call(False, torch), rtol=1e-5, atol=1e-6)

@@ -3,9 +3,11 @@
 so that their gradients come from the parts."""
 import numbers
 
+import numpy as np
+
 from .._tensor import Tensor
 from .. import _dtype
-from ._common import check_tensor, wrap_dim
+from ._common import check_tensor, forward_mode, grad_state, make, wrap_dim
 
 __all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "gradient"]
 
@@ -42,6 +44,37 @@ def _check_dx(op, dx):
         raise RuntimeError(f"{op}: Currently, we only support dx as a real number.")
 
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _on_arrays(*tensors):
+    """Whether the steps may run on the arrays of ``tensors`` (NumPy arrays of one dtype, float32 or float64,
+    where nothing records): NumPy's ufuncs on them are the ops' steps, and give their bits."""
+    first = tensors[0]._data
+    return (not forward_mode.active and first.__class__ is np.ndarray and first.dtype in _FLOATS
+            and all(t.__class__ is Tensor and t._data.__class__ is np.ndarray and t._data.dtype == first.dtype
+                    and not (grad_state.grad_enabled and t._requires_grad) for t in tensors))
+
+
+def _spaced_as_samples(x, y, n):
+    """Whether ``x`` holds one point for each of the ``n`` samples along the dim (one dim) or one for each
+    element of ``y`` (its shape): the cases ``_spacing_array`` takes."""
+    return x._data.shape == (n,) or x._data.shape == y._data.shape
+
+
+def _spacing_array(x, y, dim):
+    """``_spacing_of`` on the arrays (``x`` of one dim, one point for each sample, or of ``y``'s dims)."""
+    data = x._data
+    if data.ndim == 1:
+        data = data.reshape(tuple(data.shape[0] if d == dim else 1 for d in range(y._data.ndim)))
+    n = data.shape[dim]
+    return _narrowed(data, dim, 1, n) - _narrowed(data, dim, 0, n - 1)
+
+
+def _narrowed(data, dim, start, stop):
+    return data[(slice(None),) * dim + (slice(start, stop),)]
+
+
 def _neighbours(y, dim):
     n = y.shape[dim]
     return y.narrow(dim, 0, max(n - 1, 0)), y.narrow(dim, min(1, n), max(n - 1, 0))
@@ -59,6 +92,11 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         if y.shape[dim] == 0:
             return _zeros_without(y, dim)
         _check_bool("trapezoid", y, x)
+        n = y._data.shape[dim]
+        if _on_arrays(y, x) and _spaced_as_samples(x, y, n):
+            data = y._data   # (the steps below on the arrays, the sum the op's)
+            spaced = _spacing_array(x, y, dim) * (_narrowed(data, dim, 1, n) + _narrowed(data, dim, 0, n - 1))
+            return make(spaced / 2.0).sum(dim)
         left, right = _neighbours(y, dim)
         return ((_spacing_of(x, y, dim, "trapezoid") * (right + left)) / 2.0).sum(dim)
     dx = 1 if dx is None and x is None else (x if dx is None else dx)
@@ -66,6 +104,10 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         return _zeros_without(y, dim)
     _check_bool("trapezoid", y)
     _check_dx("trapezoid", dx)
+    if _on_arrays(y):   # (the steps below on the arrays, the sum the op's)
+        data = y._data
+        ends = (data[(slice(None),) * dim + (0,)] + data[(slice(None),) * dim + (-1,)]) * 0.5
+        return make(np.asarray((y.sum(dim)._data - ends) * float(dx)))   # (NumPy gives a 0-d result as a scalar)
     return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * float(dx)
 
 
@@ -79,14 +121,23 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     the sampled function from the first sample to sample i + 1."""
     check_tensor(y, "cumulative_trapezoid", "y")
     dim = wrap_dim(dim, y.dim())
-    left, right = _neighbours(y, dim)
+    n = y._data.shape[dim] if y._data.ndim else 0
     if isinstance(x, Tensor):
         _check_bool("cumulative_trapezoid", y, x)
+        if n and _on_arrays(y, x) and _spaced_as_samples(x, y, n):
+            data = y._data   # (the steps below on the arrays, the running sum the op's)
+            sums = _narrowed(data, dim, 0, n - 1) + _narrowed(data, dim, 1, n)
+            return make(_spacing_array(x, y, dim) / 2.0 * sums).cumsum(dim)
+        left, right = _neighbours(y, dim)
         spacing = _spacing_of(x, y, dim, "cumulative_trapezoid")
         return (spacing / 2.0 * (left + right)).cumsum(dim)
     dx = 1 if dx is None and x is None else (x if dx is None else dx)
     _check_bool("cumulative_trapezoid", y)
     _check_dx("cumulative_trapezoid", dx)
+    if n and _on_arrays(y):   # (the steps below on the arrays, the running sum the op's)
+        data = y._data
+        return make(float(dx) / 2.0 * (_narrowed(data, dim, 0, n - 1) + _narrowed(data, dim, 1, n))).cumsum(dim)
+    left, right = _neighbours(y, dim)
     return (float(dx) / 2.0 * (left + right)).cumsum(dim)
 
 
