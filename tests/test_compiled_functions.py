@@ -3358,6 +3358,36 @@ def test_bitwise_ops_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
     assert calls == []   # (the C function calls the ufunc itself)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_bitwise_ops_of_an_int_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
+    """bitwise_and, bitwise_or and bitwise_xor of an integer tensor and a Python int in its dtype's range, as
+    functions and as operators (the int first too), on the ufunc from C: the Python path's bits and dtype,
+    and torch's; an int out of the dtype's range goes to the Python op."""
+    rng = np.random.default_rng(2)
+    info = np.iinfo(dtype)
+    a = rng.integers(max(info.min, -100), min(info.max, 100), (3, 5)).astype(dtype)
+    operator = {"bitwise_and": lambda x, y: x & y, "bitwise_or": lambda x, y: x | y,
+                "bitwise_xor": lambda x, y: x ^ y}[name]
+    calls = [lambda x, v: getattr(ember, name)(x, v), operator, lambda x, v: operator(v, x)]
+    for value in (0, 5, -1 if info.min < 0 else 255, int(info.max), int(info.min)):
+        for call in calls:
+            results = _on_both_paths(lambda: call(ember.tensor(a), value))
+            assert results[0] == results[1]
+            want = getattr(torch, name)(torch.tensor(a), value)
+            assert results[0][:2] == (getattr(ember, str(want.dtype).split(".")[-1]), tuple(want.shape))
+            assert results[0][3] == want.numpy().tobytes()
+    ufunc = getattr(np, name)
+    seen = []
+    monkeypatch.setattr(np, name, lambda *args: seen.append(args) or ufunc(*args))
+    for call in calls:
+        call(ember.tensor(a), 3)
+    assert seen == []   # (the C function calls the ufunc itself)
+    results = _on_both_paths(lambda: getattr(ember, name)(ember.tensor(a), int(info.max) + 1),
+                             (RuntimeError, TypeError, OverflowError))
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("case", ["float32", "mixed", "not_broadcasting", "number", "number_first", "out"])
 def test_other_bitwise_cases_take_the_python_path(case):
     a = np.arange(-6, 6).reshape(3, 4)

@@ -192,8 +192,8 @@ def _specifics(function):
         return (bool(function.specifics),)
     if function.kind == "binary":   # (which integer tensors it takes, on which ufunc; whether it is a float
         # op, and takes a number first)
-        integers, int_ufunc, converts, number_first = function.specifics or (None, None, False, False)
-        return (_INTEGERS.index(integers), int_ufunc or function.ufunc, converts, number_first)
+        integers, int_ufunc, converts, number_first, int_numbers = function.specifics or (None,) * 2 + (False,) * 3
+        return (_INTEGERS.index(integers), int_ufunc or function.ufunc, converts, number_first, int_numbers)
     if function.kind in ("addc", "scan", "triangle"):   # (whether it divides; multiplies; keeps the upper one)
         return (bool(function.specifics),)
     if function.kind in ("matmul", "add_product"):   # (and NumPy's CBLAS routines: vdot's real dot is dot's)
@@ -306,9 +306,9 @@ typedef struct {
     int method;
     /* an op of one tensor's: whether it computes on integers and bools as the default float dtype; an op
        of two's: the ``enum integers`` of two tensors of one dtype it takes, on ``int_ufunc``, whether it
-       is a float op (integers and bools taken as ``pointwise.float_arrays`` takes them), and whether it takes
-       a number first on its loop (``number_first_case``) */
-    int converts, integers, number_first;
+       is a float op (integers and bools taken as ``pointwise.float_arrays`` takes them), whether it takes
+       a number first on its loop (``number_first_case``), and an int number second (``int_number_case``) */
+    int converts, integers, number_first, int_numbers;
     PyObject *int_ufunc;
     /* a special function's: its ``enum special_form`` (an SVD's or eigh's: its ``enum decomposition_form``; a
        split's: its ``enum split_form``); a polynomial's flag (shifted); whether a function of two tensors takes
@@ -483,6 +483,7 @@ static PyArrayObject *as_default_float(PyArrayObject *x) {
 }
 
 static PyArrayObject *broadcast_copy(PyArrayObject *a, const npy_intp *shape, int ndim);
+static int small_numbers(PyArrayObject *a);
 
 /* The shape ``x`` and ``y`` broadcast to (into ``shape``): its number of dims, or -1 where they do not
    broadcast. */
@@ -586,6 +587,41 @@ static PyObject *number_first_case(Function *f, PyObject *const *inputs, int *ha
     }
     Py_XDECREF(spread);
     return out == NULL ? NULL : make((PyObject *)out);
+}
+
+/* ``f(tensor, int)`` of a binary op that takes an int number second (``f->int_numbers``: the bitwise ops') in
+   the common case: a small integer tensor (int8 to int64 or uint8) with dims and a Python int within its
+   dtype's range, no ``__torch_function__`` dispatch or forward-mode AD (an integer tensor does not require
+   grad): ``int_ufunc`` of the array and the int (NumPy keeps the array's dtype for a Python int, as torch's
+   result type does). A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *int_number_case(Function *f, PyObject *const *inputs, int *handled) {
+    *handled = 0;
+    PyArrayObject *x = array_of(inputs[0]);
+    if (!small_numbers(x) || PyArray_NDIM(x) == 0) return NULL;
+    char kind = PyArray_DESCR(x)->kind;
+    int bits = 8 * (int)PyArray_ITEMSIZE(x), overflow = 0;
+    if (kind != 'i' && !(kind == 'u' && bits == 8)) return NULL;
+    long long v = PyLong_AsLongLongAndOverflow(inputs[1], &overflow);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (overflow || (kind == 'u' && (v < 0 || v > 255))
+            || (kind == 'i' && bits < 64 && (v < -(1LL << (bits - 1)) || v >= (1LL << (bits - 1)))))
+        return NULL;
+    int plain = plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    PyObject *operands[2] = {(PyObject *)x, inputs[1]};
+    PyObject *data = PyObject_Vectorcall(f->int_ufunc, operands, 2, NULL);
+    if (data == NULL) {   /* (the Python op raises torch's error) */
+        PyErr_Clear();
+        return NULL;
+    }
+    *handled = 1;
+    return make(data);
 }
 
 /* ``matmul`` of two small tensors of one half-precision dtype (float16 or bfloat16) where nothing records:
@@ -2283,6 +2319,9 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
         else if (f->kind == BINARY_FUNCTION && f->number_first && Py_TYPE(args[1]) == TensorType
                  && (PyFloat_CheckExact(args[0]) || PyLong_CheckExact(args[0])))
             out = number_first_case(f, args, &handled);
+        else if (f->kind == BINARY_FUNCTION && f->int_numbers && Py_TYPE(args[0]) == TensorType
+                 && PyLong_CheckExact(args[1]))
+            out = int_number_case(f, args, &handled);
         if (handled) return out;
     }
     return PyObject_Vectorcall(f->python_op, args, nargs, kwnames);   /* every other case */
@@ -2317,7 +2356,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = f.lapack_routines[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.scatter_names = f.method = f.converts = f.integers = f.form = f.shifted = f.promotes = 0;
-    f.without_nan = f.number_first = 0;
+    f.without_nan = f.number_first = f.int_numbers = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
@@ -2421,8 +2460,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
             && !PyArg_ParseTuple(specifics, "p", &f.divides))
         return NULL;
     if (f.kind == UNARY_FUNCTION && !PyArg_ParseTuple(specifics, "p", &f.converts)) return NULL;
-    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iOpp", &f.integers, &f.int_ufunc, &f.converts,
-                                                        &f.number_first))
+    if (f.kind == BINARY_FUNCTION && !PyArg_ParseTuple(specifics, "iOppp", &f.integers, &f.int_ufunc, &f.converts,
+                                                        &f.number_first, &f.int_numbers))
         return NULL;
     if (f.integers < NO_INTEGERS || f.integers > INTEGERS_ONLY || (f.integers && f.int_ufunc == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "integers are taken on a ufunc");

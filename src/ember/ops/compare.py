@@ -292,8 +292,9 @@ def _bitwise_kernel(ufunc_name):
 
 def _bitwise(name, kernel_name, kernel, bool_ok=True, ufunc=None):
     """The op ``name`` (its function, operator, reflected operator and in-place form) of ``kernel``; with
-    NumPy's ``ufunc`` (the kernel's own), the function and the operator on two tensors take its compiled
-    function (``compiled_binary``: two small integer or bool tensors of one dtype)."""
+    NumPy's ``ufunc`` (the kernel's own, which commutes), the function and the operators on two tensors or
+    a tensor and an int take its compiled function (``compiled_binary``: two small integer or bool tensors
+    of one dtype, or an integer tensor and an int in its range)."""
     node_cls = zero_gradient_node(f"{''.join(w.capitalize() for w in name.split('_'))}Backward0")
 
     def checked(a, b):
@@ -318,13 +319,13 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True, ufunc=None):
 
     op.__name__ = op.__qualname__ = name
     if ufunc is not None:
-        op = compiled_binary(None, (), ufunc=ufunc, integers="any")(op)
+        op = compiled_binary(None, (), ufunc=ufunc, integers="any", int_numbers=True)(op)
 
     def op_(self, other):
         return _inplace(self, other, name + "_", checked, node_cls)
 
     def operator(self, other):
-        if other.__class__ is Tensor and ufunc is not None:
+        if (other.__class__ is Tensor or other.__class__ is int) and ufunc is not None:
             return op(self, other)
         if not (isinstance(other, Tensor) or is_scalar(other)):
             return NotImplemented
@@ -333,6 +334,8 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True, ufunc=None):
     def reflected(self, other):
         if not is_scalar(other):
             return NotImplemented
+        if other.__class__ is int and ufunc is not None:   # (and, or and xor commute)
+            return op(self, other)
         return op(other, self)
 
     op.__name__ = op.__qualname__ = name

@@ -939,7 +939,7 @@ _floor_divide = _on_loop_when_large("floor_divide", _floor_divide_arrays)
 
 
 def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, integers=None, int_ufunc=None,
-                    converts=False, number_first=False):
+                    converts=False, number_first=False, int_numbers=False):
     """A decorator: the op ``op(input, other, *, out=None)`` with its common case compiled
     (``_compiled_functions``): two small float tensors of one dtype, on NumPy's ``ufunc`` below
     ``max_elements`` elements (by default the size from which the op takes ``vector_math``'s
@@ -950,6 +950,8 @@ def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, i
     (``converts``, whose Python op takes its operands by ``float_arrays``) takes integer and bool
     tensors too, as ``float_arrays`` converts them; an op on a loop takes two shapes that broadcast,
     and (``number_first``) a number and a float32 tensor, the number spread over the tensor's shape.
+    With ``int_numbers`` it takes a small integer tensor (int8 to int64 or uint8) and a Python int in its
+    dtype's range, second, on ``int_ufunc`` (NumPy keeps the tensor's dtype, as torch's result type does).
     ``node_cls`` and ``saves`` are the node and the saved tensors of the op's tensor case."""
     if ufunc is not None and loop is not None and max_elements is None:
         max_elements = vector_math.MIN_ELEMENTS[loop] - 1
@@ -958,7 +960,7 @@ def compiled_binary(node_cls, saves, ufunc=None, loop=None, max_elements=None, i
     def compiled(python_op):
         entry = _compiled_functions.register(python_op, node_cls, saves, kind="binary", addresses=addresses,
                                              ufunc=ufunc, max_elements=max_elements,
-                                             specifics=(integers, int_ufunc, converts, number_first))
+                                             specifics=(integers, int_ufunc, converts, number_first, int_numbers))
 
         @functools.wraps(python_op)
         def op(input, other, *, out=None):
@@ -1181,8 +1183,8 @@ _div_floor_entry, _div_trunc_entry = (
     _compiled_functions.register(python_op, DivBackward1, (), kind="binary", specifics=specifics,
                                  addresses=lambda loop=loop: (vector_math.loop_address(loop), None))
     for python_op, loop, specifics in ((_python_div_floor, "floor_divide",
-                                        ("nonzero_divisor", np.floor_divide, False, False)),
-                                       (_python_div_trunc, "div_trunc", (None, None, False, False))))
+                                        ("nonzero_divisor", np.floor_divide, False, False, False)),
+                                       (_python_div_trunc, "div_trunc", (None, None, False, False, False))))
 
 
 def _not_differentiable(res, op_name):
