@@ -168,7 +168,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_linalg_svd_factors", "_python_svdvals",
                                                   "_python_svd_factors", "_python_eigh_factors",
                                                   "_python_tensor_split", "_python_unbind", "_python_chunk",
-                                                  "_python_masked_scatter", "_python_householder_product"} \
+                                                  "_python_masked_scatter", "_python_householder_product",
+                                                  "_python_index_put"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5029,6 +5030,69 @@ def test_other_householder_product_cases_take_the_python_path(case):
              "not_a_tensor": lambda: fn(a, ember.tensor(tau)),
              "large": lambda: fn(ember.ones(200, 100), ember.ones(10)),
              "tau_not_a_tensor": lambda: fn(ember.tensor(a), tau)}
+    results = _factorization_on_both_paths(cases[case])
+    assert results[0] == results[1]
+
+
+# -- index_put -----------------------------------------------------------------------------------------
+
+INDEX_PUT_CASES = [((3, 4), [2, 0], (4,)), ((3, 4), [1, 1, 1], (3, 4)), ((3, 4), [-1, 0, -3], (3, 1)),
+                   ((5,), [4, 0, 4], ()), ((2, 3, 2), [1, 0], (3, 2)), ((3, 4), [], (4,)), ((4, 2), [3, 3, 0], (1, 2))]
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("case", range(len(INDEX_PUT_CASES)))
+def test_index_put_is_the_python_paths_and_torchs(monkeypatch, case, dtype, accumulate):
+    """index_put of one int64 index tensor (repeated and negative indices, broadcast values), written or
+    (floats) accumulated in C: the Python path's bits and torch's values (a repeated row written once by
+    torch's rule is left out of the comparison); the Python path's step not reached."""
+    from ember.ops import index as index_ops
+    shape, rows, values_shape = INDEX_PUT_CASES[case]
+    rng = np.random.default_rng(23)
+    a = rng.integers(0, 9, shape).astype(dtype)
+    values = rng.integers(0, 9, values_shape).astype(dtype)
+    idx = np.array(rows, dtype=np.int64)
+
+    def call():
+        return ember.index_put(ember.tensor(a), (ember.tensor(idx),), ember.tensor(values), accumulate)
+    results = _on_both_paths(call)
+    assert results[0] == results[1]
+    if accumulate and dtype not in ("float32", "float64"):
+        return
+    if accumulate or len(set(r % shape[0] for r in rows)) == len(rows):
+        want = torch.index_put(torch.tensor(a), (torch.tensor(idx),), torch.tensor(values), accumulate)
+        np.testing.assert_array_equal(call().numpy(), want.numpy())
+    _assert_the_compiled_function_takes(monkeypatch, call, [(index_ops, "_index_put_key")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "values_requires_grad", "no_grad", "out_of_range", "int32_index",
+                                  "two_indices", "bool_index", "other_dtype", "no_broadcast", "accumulate_int",
+                                  "not_a_tuple", "zero_dims", "accumulate_not_bool", "method", "in_place"])
+def test_other_index_put_cases_take_the_python_path(case):
+    """Every other case: the Python path's result (its node too) or error (its type and message)."""
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    idx = ember.tensor([2, 0])
+    values = np.arange(4.0, dtype=np.float32)
+
+    def call(x=None, indices=None, v=None, accumulate=False):
+        return ember.index_put(ember.tensor(a) if x is None else x, (idx,) if indices is None else indices,
+                               ember.tensor(values) if v is None else v, accumulate)
+    cases = {"requires_grad": lambda: call(x=ember.tensor(a, requires_grad=True)),
+             "values_requires_grad": lambda: call(v=ember.tensor(values, requires_grad=True)),
+             "no_grad": lambda: _no_grad(lambda x: call(x=x), ember.tensor(a, requires_grad=True)),
+             "out_of_range": lambda: call(indices=(ember.tensor([3]),)),
+             "int32_index": lambda: call(indices=(ember.tensor([2, 0], dtype=ember.int32),)),
+             "two_indices": lambda: call(indices=(idx, ember.tensor([1, 1])), v=ember.tensor([5.0, 6.0])),
+             "bool_index": lambda: call(indices=(ember.tensor([True, False, True]),)),
+             "other_dtype": lambda: call(v=ember.tensor(values.astype(np.float64))),
+             "no_broadcast": lambda: call(v=ember.tensor(values[:3])),
+             "accumulate_int": lambda: call(x=ember.tensor(a).long(), v=ember.tensor(values).long(), accumulate=True),
+             "not_a_tuple": lambda: call(indices=idx),
+             "zero_dims": lambda: call(x=ember.tensor(1.0), indices=(ember.tensor([0]),), v=ember.tensor(2.0)),
+             "accumulate_not_bool": lambda: call(accumulate=1),
+             "method": lambda: ember.tensor(a).index_put((idx,), ember.tensor(values)),
+             "in_place": lambda: ember.tensor(a).index_put_((idx,), ember.tensor(values), True)}
     results = _factorization_on_both_paths(cases[case])
     assert results[0] == results[1]
 

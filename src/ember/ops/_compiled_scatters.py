@@ -24,6 +24,13 @@ the mask (broadcast) holds True, where nothing records: a row-major copy of the 
 source's elements in row-major order written, one after another, where the mask (broadcast) holds, in
 row-major order: the Python op's boolean-index assignment. Every other case (fewer source elements: the
 Python op's error) goes to the Python op.
+
+Kind "index_put": ``index_put(input, (index,), values, accumulate)`` of a small tensor of numbers with
+dims, one 1-d int64 index tensor within range of its first dim (negative indices counted from the end)
+and values of its dtype whose shape broadcasts to the rows indexed, where nothing records: a row-major
+copy of the input with the values (broadcast) written row by row in the index's order, a repeated row
+taking its last values (NumPy's fancy assignment, the Python op's), or, with ``accumulate`` (float32 or
+float64), added in that order (NumPy's ``add.at``). Every other case goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -261,6 +268,69 @@ static PyObject *masked_scatter_case(Function *f, PyObject *const *args, int *ha
     }
     Py_DECREF(holds);
     Py_DECREF(values);
+    return make((PyObject *)out);
+}
+
+/* ``index_put(input, (index,), values, accumulate)`` in the common case (the module's docstring), no
+   ``__torch_function__`` dispatch or forward-mode AD: a new tensor, NULL on error, or ``*handled`` set to 0
+   where the case is not this one. */
+static PyObject *index_put_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *indices = args[1], *v = args[2];
+    if (Py_TYPE(t) != TensorType || Py_TYPE(v) != TensorType || (args[3] != Py_True && args[3] != Py_False)
+            || !(PyTuple_CheckExact(indices) || PyList_CheckExact(indices)) || PySequence_Fast_GET_SIZE(indices) != 1
+            || Py_TYPE(PySequence_Fast_GET_ITEM(indices, 0)) != TensorType)
+        return NULL;
+    PyObject *index_tensor = PySequence_Fast_GET_ITEM(indices, 0);
+    PyArrayObject *x = array_of(t), *index = array_of(index_tensor), *values = array_of(v);
+    int accumulate = args[3] == Py_True;
+    if (!small_numbers(x) || PyArray_NDIM(x) == 0 || index == NULL || values == NULL
+            || PyArray_DESCR(index)->kind != 'i' || PyArray_ITEMSIZE(index) != 8 || PyArray_NDIM(index) != 1
+            || !PyArray_ISNOTSWAPPED(index) || PyArray_TYPE(values) != PyArray_TYPE(x) || !PyArray_ISNOTSWAPPED(values)
+            || PyArray_NBYTES(index) >= small_bytes || PyArray_NBYTES(values) >= small_bytes
+            || (accumulate && PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64))
+        return NULL;
+    int nd = PyArray_NDIM(x), vd = PyArray_NDIM(values);
+    npy_intp n = PyArray_DIM(x, 0), k = PyArray_DIM(index, 0), shape[NPY_MAXDIMS], row = 1;
+    shape[0] = k;
+    for (int d = 1; d < nd; d++) row *= shape[d] = PyArray_DIM(x, d);
+    if (vd > nd || k * row * PyArray_ITEMSIZE(x) >= small_bytes) return NULL;
+    for (int d = 0; d < vd; d++) {
+        npy_intp size = PyArray_DIM(values, d), wanted = shape[nd - vd + d];
+        if (size != wanted && size != 1) return NULL;
+    }
+    const char *at = PyArray_BYTES(index);
+    npy_intp step = PyArray_STRIDE(index, 0);
+    for (npy_intp j = 0; j < k; j++) {
+        npy_int64 i = *(const npy_int64 *)(at + j * step);
+        if (i < -n || i >= n) return NULL;   /* (out of range: the Python op's error) */
+    }
+    PyObject *operands[2] = {t, v};
+    int grad = any_requires_grad(operands, 2), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *out = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+    PyArrayObject *spread = out == NULL ? NULL : broadcast_copy(values, shape, nd);
+    if (spread == NULL) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    npy_intp bytes = row * PyArray_ITEMSIZE(x);
+    for (npy_intp j = 0; j < k; j++) {
+        npy_int64 i = *(const npy_int64 *)(at + j * step);
+        char *to = PyArray_BYTES(out) + (i < 0 ? i + n : i) * bytes;
+        const char *from = PyArray_BYTES(spread) + j * bytes;
+        if (!accumulate)
+            memcpy(to, from, (size_t)bytes);
+        else if (PyArray_TYPE(x) == NPY_FLOAT32)
+            for (npy_intp e = 0; e < row; e++) ((float *)to)[e] = ((float *)to)[e] + ((const float *)from)[e];
+        else
+            for (npy_intp e = 0; e < row; e++) ((double *)to)[e] = ((double *)to)[e] + ((const double *)from)[e];
+    }
+    Py_DECREF(spread);
     return make((PyObject *)out);
 }
 '''

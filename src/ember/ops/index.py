@@ -1033,6 +1033,11 @@ def index_put(input, indices, values, accumulate=False):
     """Returns a copy of ``input`` with ``values`` written at ``input[indices]`` (``indices`` a
     tuple of index tensors); with ``accumulate=True`` they are added instead, repeated
     positions adding up."""
+    return _index_put_entry[0](input, indices, values, accumulate)
+
+
+def _python_index_put(input, indices, values, accumulate=False):
+    """``index_put`` in every case its compiled function (``_compiled_scatters``) leaves to Python."""
     key = _index_put_key("index_put", input, indices)
     _check_put_values(input, key, indices, values, accumulate)
     data = input._data.copy()
@@ -1046,6 +1051,9 @@ def index_put(input, indices, values, accumulate=False):
         node.key, node.accumulate = key, accumulate
         node.value_shape, node.value_dtype = values._data.shape, values._data.dtype
     return out
+
+
+_index_put_entry = _compiled_functions.register(_python_index_put, None, kind="index_put")
 
 
 def _check_put_values(input, key, indices, values, accumulate):
