@@ -1,4 +1,6 @@
 """Copies and conversions: clone, contiguous, to(dtype/device), the dtype shorthands, cpu."""
+import numpy as np
+
 from .. import _dtype
 from .. import _memory_format as _mf
 from .._backend import backend_for, vector_math
@@ -25,8 +27,11 @@ def clone(input, *, memory_format=None):
     """Returns a copy of ``input`` (differentiable). With the default ``preserve_format``, a
     channels-last input stays channels-last and any other input is copied row-major."""
     data = input._data
-    fmt = _mf.suggest(data) if memory_format in (None, _mf.preserve_format) else memory_format
-    out = make(_mf.copy_as(data, fmt))
+    if memory_format is None and data.__class__ is np.ndarray and data.flags.c_contiguous:
+        out = make(data.copy())   # (a row-major array: its row-major copy, what the steps below give)
+    else:
+        fmt = _mf.suggest(data) if memory_format in (None, _mf.preserve_format) else memory_format
+        out = make(_mf.copy_as(data, fmt))
     record(CloneBackward0, (input,), out)
     return out
 

@@ -1332,9 +1332,9 @@ def masked_scatter_(self, mask, source):
         mask = mask.expand(self._data.shape)
     if inplace_untracked(self) and not (grad_state.grad_enabled and isinstance(source, Tensor)
                                         and source._requires_grad):
-        check_inplace(self)   # (nothing records: the elements written into self's array at once)
-        data, mdata, values = _masked_scatter_checked(self, mask, source)
-        data[mdata] = values
+        check_inplace(self)   # (nothing records: masked_scatter's result, its compiled function's, copied in)
+        result = _masked_scatter_entry[0](self, mask, source)
+        namespace_of(self._data).copyto(self._data, result._data)
         bump_version(self)
         return self
     return apply_inplace(self, masked_scatter, mask, source)
