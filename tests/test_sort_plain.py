@@ -236,3 +236,25 @@ def test_small_rows_pick_what_the_array_path_picks(op, dtype, monkeypatch):
                     expected = getattr(torch, op)(torch.tensor(data), *args)
                     np.testing.assert_array_equal((small[0] if args else small).numpy(),
                                                   (expected[0] if args else expected).numpy())
+
+
+def test_searchsorted_with_a_sorter_matches_torch_and_its_errors():
+    """A sorter (1-d and n-d sequences, either side, int32 results): torch's indices; a sorter of another
+    dtype or shape, or with an index out of range (negative too), torch's error and message."""
+    rng = np.random.default_rng(5)
+    for shape, values_shape in [((7,), (4,)), ((2, 5), (2, 3)), ((6,), (2, 3))]:
+        seq = rng.standard_normal(shape)
+        values = rng.standard_normal(values_shape)
+        for right in (False, True):
+            for out_int32 in (False, True):
+                got = ember.searchsorted(ember.tensor(seq), ember.tensor(values), right=right, out_int32=out_int32,
+                                         sorter=ember.tensor(seq).argsort())
+                want = torch.searchsorted(torch.tensor(seq), torch.tensor(values), right=right, out_int32=out_int32,
+                                          sorter=torch.tensor(seq).argsort())
+                assert got.dtype == getattr(ember, str(want.dtype).split(".")[-1])
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+    s, v = _pair([3.0, 1.0, 2.0]), _pair([2.5])
+    for sorter in ([1, 2, 3], [-2, -1, 0], [1, 2], [[1, 2, 0]]):
+        _same_error(lambda lib, a, b, c: lib.searchsorted(a, b, sorter=c), s, v, _pair(sorter))
+    int32_sorter = (ember.tensor([1, 2, 0], dtype=ember.int32), torch.tensor([1, 2, 0], dtype=torch.int32))
+    _same_error(lambda lib, a, b, c: lib.searchsorted(a, b, sorter=c), s, v, int32_sorter)

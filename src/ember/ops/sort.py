@@ -927,10 +927,15 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     ``side='right'``). ``sorter`` gives the order that sorts an unsorted sequence."""
     side = _side(right, side)
     seq = sorted_sequence._data
-    if (sorter is None and input.__class__ is Tensor and seq.__class__ is np.ndarray and seq.ndim == 1 and seq.size
+    if sorter is not None:
+        _check_sorter(sorter, seq)
+    if (input.__class__ is Tensor and seq.__class__ is np.ndarray and seq.ndim == 1 and seq.size
             and seq.dtype in _PLAIN_SEARCH_DTYPES and input._data.dtype == seq.dtype and input._data.ndim
-            and input._data.size):   # (the common case: the array's own search, without NumPy's Python wrapper)
-        found = seq.searchsorted(input._data, side)
+            and input._data.size and (sorter is None or sorter._data.__class__ is np.ndarray)):
+        # (the common case: the array's own search, without NumPy's Python wrapper; a sorter's order first, the
+        # values take_along_axis gives)
+        ordered = seq if sorter is None else seq.take(sorter._data)
+        found = ordered.searchsorted(input._data, side)
         return make(found.astype(np.int32) if out_int32 else found)
     xp = namespace_of(seq)
     scalar = not isinstance(input, Tensor)
@@ -957,6 +962,22 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         found = _search_nd(xp, seq, values, side)
     dtype = _dtype.int32.np if out_int32 else _INT64
     return make(xp.asarray(found, dtype=dtype))
+
+
+def _check_sorter(sorter, seq):
+    """torch's checks of searchsorted's ``sorter`` for the sequence ``seq`` (an array): a tensor, of int64, of
+    its shape, each index within its innermost dim."""
+    if not isinstance(sorter, Tensor):
+        raise TypeError(f"searchsorted(): argument 'sorter' must be Tensor, not {type(sorter).__name__}")
+    order = sorter._data
+    if order.dtype != _INT64:
+        raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                           f"{_type_word(order.dtype)}")
+    if order.shape != seq.shape:
+        raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                           f"tensor {list(seq.shape)}and got sorter tensor {list(order.shape)}")
+    if order.size and (order.min() < 0 or order.max() >= seq.shape[-1]):
+        raise RuntimeError("torch.searchsorted(): sorter index out of range")
 
 
 @with_out()
