@@ -368,6 +368,8 @@ def _take_along_dim(input, indices, dim=None):
     size = data.shape[d]
     if idx.size and size and (idx.min() < 0 or idx.max() >= size):
         indices = make(idx % size)  # torch wraps indices along dim around its size
+    if data.shape[:d] == idx.shape[:d] and data.shape[d + 1:] == idx.shape[d + 1:]:
+        return gather(input, d, indices)   # (nothing to broadcast)
     index_shape = _broadcast_pair(data.shape[:d] + (idx.shape[d],) + data.shape[d + 1:], idx.shape)
     _broadcast_pair(idx.shape[:d] + (size,) + idx.shape[d + 1:], data.shape)
     input_shape = index_shape[:d] + (size,) + index_shape[d + 1:]
