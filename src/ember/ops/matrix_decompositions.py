@@ -1047,6 +1047,8 @@ def largest(values):
 def tolerance(xp, values_max, shape, dtype, atol, rtol):
     """max(atol, rtol * largest singular value), with torch's default rtol (eps * max(m, n),
     or 0 when only a positive atol is given)."""
+    if atol is None and rtol is None:   # (rtol's default alone: its product, in the values' dtype)
+        return values_max * (np.finfo(dtype).eps * max(shape[-2:]))
     if rtol is None:
         given_atol = atol is not None and not (isinstance(atol, (int, float)) and atol <= 0)
         rtol = 0.0 if given_atol else np.finfo(dtype).eps * max(shape[-2:])
@@ -1054,6 +1056,12 @@ def tolerance(xp, values_max, shape, dtype, atol, rtol):
     atol = atol._data if isinstance(atol, Tensor) else atol
     rtol = rtol._data if isinstance(rtol, Tensor) else rtol
     return xp.maximum(xp.asarray(atol), xp.asarray(rtol) * values_max)
+
+
+def _adjoint(xp, x):
+    """The conjugate transpose of each matrix of ``x`` (a view of a real one's transpose)."""
+    swapped = xp.swapaxes(x, -1, -2)
+    return xp.conj(swapped) if x.dtype.kind == "c" else swapped
 
 
 @with_out(exact=False, op="linalg_pinv")
@@ -1076,13 +1084,12 @@ def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None):
         size = xp.abs(w)
         tol = tolerance(xp, largest(size), data.shape, data.dtype, atol, rtol)
         inv_w = xp.where(size > tol[..., None], 1 / xp.where(size == 0, 1, w), 0).astype(data.dtype)
-        result = (v * inv_w[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2))   # V diag(1/w) V^H
+        result = (v * inv_w[..., None, :]) @ _adjoint(xp, v)   # V diag(1/w) V^H
     else:
         u, s, vh = svd_arrays(data)
         tol = tolerance(xp, largest(s), data.shape, data.dtype, atol, rtol)
         inv_s = xp.where(s > tol[..., None], 1 / xp.where(s == 0, 1, s), 0).astype(data.dtype)
-        uh = xp.conj(xp.swapaxes(u, -1, -2))
-        result = (xp.conj(xp.swapaxes(vh, -1, -2)) * inv_s[..., None, :]) @ uh   # V diag(1/s) U^H
+        result = (_adjoint(xp, vh) * inv_s[..., None, :]) @ _adjoint(xp, u)   # V diag(1/s) U^H
     out = make(result.astype(data.dtype, copy=False))
     node = record(LinalgPinvBackward0, (input,), out)
     if node is not None:
