@@ -236,16 +236,16 @@ def _at_least(t, ndim):
     return t.reshape((1,) * (ndim - len(shape)) + shape)
 
 
-def _all_of_dims(tensors, ndim):
-    """Whether ``tensors`` is a non-empty list or tuple of tensors of at least ``ndim`` dims each (which the
-    stacking functions concatenate as they are)."""
-    return (tensors.__class__ in (list, tuple) and len(tensors) > 0
-            and all(t.__class__ is Tensor and t._data.ndim >= ndim for t in tensors))
+def _plain_tensors(tensors):
+    """Whether ``tensors`` is a non-empty list or tuple of Tensors (which the stacking functions give
+    ``cat``'s compiled function at once, each with the dims they need)."""
+    return tensors.__class__ in (list, tuple) and len(tensors) > 0 and all(t.__class__ is Tensor for t in tensors)
 
 
 def hstack(tensors, *, out=None):
     """Stacks ``tensors`` horizontally: along dim 1, or dim 0 for 1-d tensors."""
-    if out is None and _all_of_dims(tensors, 1):
+    if out is None and _plain_tensors(tensors):
+        tensors = [_at_least(t, 1) for t in tensors]
         return _cat_entry[0](tensors, 0 if tensors[0]._data.ndim == 1 else 1)
     tensors = [_at_least(t, 1) for t in _tensor_list(tensors, "hstack")]
     dim = 0 if tensors and tensors[0]._data.ndim == 1 else 1
@@ -254,8 +254,8 @@ def hstack(tensors, *, out=None):
 
 def vstack(tensors, *, out=None):
     """Stacks ``tensors`` vertically (along dim 0), 1-d tensors as rows."""
-    if out is None and _all_of_dims(tensors, 2):
-        return _cat_entry[0](tensors, 0)
+    if out is None and _plain_tensors(tensors):
+        return _cat_entry[0]([_at_least(t, 2) for t in tensors], 0)
     tensors = [_at_least(t, 2) for t in _tensor_list(tensors, "vstack")]
     return cat(tensors, 0, out=out)
 
@@ -728,8 +728,8 @@ def atleast_3d(*tensors):
 
 def dstack(tensors, *, out=None):
     """Stacks ``tensors`` depthwise (along dim 2, after making them at least 3-d)."""
-    if out is None and _all_of_dims(tensors, 3):
-        return _cat_entry[0](tensors, 2)
+    if out is None and _plain_tensors(tensors):
+        return _cat_entry[0]([_atleast_one(t, 3, _shape_3d) for t in tensors], 2)
     tensors = [_atleast_one(t, 3, _shape_3d) for t in _tensor_list(tensors, "dstack")]
     return cat(tensors, 2, out=out)
 
