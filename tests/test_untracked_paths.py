@@ -164,3 +164,23 @@ def test_trapezoids_on_the_arrays_give_the_ops_bits(dtype):
                     got, steps = call(False), call(True)
                     np.testing.assert_array_equal(_bits(np.asarray(got)), _bits(np.asarray(steps)))
                     np.testing.assert_allclose(got, call(False, torch), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradient_on_the_arrays_gives_the_ops_bits(dtype):
+    """gradient with number spacings where nothing records (each dim's steps on the array, joined as cat
+    joins them): the bits of the ops (the path a tensor that requires grad takes), torch's values."""
+    rng = np.random.default_rng(3)
+    for shape in [(4, 5), (3,), (3, 4, 3)]:
+        y = rng.standard_normal(shape).astype(dtype)
+        for spacing, edge_order in itertools.product([1, 2.5, [0.5] * len(shape)], (1, 2)):
+            for dim in (None, 0, -1):
+                if dim is not None and isinstance(spacing, list):
+                    continue
+                kwargs = {"spacing": spacing, "edge_order": edge_order, "dim": dim}
+                got = ember.gradient(ember.tensor(y), **kwargs)
+                steps = ember.gradient(ember.tensor(y, requires_grad=True), **kwargs)
+                want = torch.gradient(torch.from_numpy(y), **kwargs)
+                for g, s, w in zip(got, steps, want):
+                    np.testing.assert_array_equal(_bits(g.numpy()), _bits(s.detach().numpy()))
+                    np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)

@@ -162,6 +162,25 @@ def _along_uniform(f, d, h, edge_order):
     return center / 2, prepend, append
 
 
+def _along_uniform_arrays(data, d, h, edge_order):
+    """``_along_uniform``'s steps on the array ``data`` (float32 or float64; ``h`` a Python number), joined
+    along ``d`` as ``cat`` joins them."""
+    n = data.shape[d]
+
+    def part(start, stop=None):
+        start = start + n if start < 0 else start
+        stop = n if stop is None else (stop + n if stop < 0 else stop)
+        return data[(slice(None),) * d + (slice(start, stop),)]
+    center = (part(2) - part(0, -2)) / h
+    if edge_order == 1:
+        prepend = (part(1, 2) - part(0, 1)) / h
+        append = (part(-1) - part(-2, -1)) / h
+    else:
+        prepend = (part(0, 1) * -1.5 + part(1, 2) * 2 - part(2, 3) * 0.5) / h
+        append = (part(-3, -2) * 0.5 - part(-2, -1) * 2 + part(-1) * 1.5) / h
+    return np.concatenate((prepend, center / 2, append), axis=d)
+
+
 def _along_coordinates(f, d, coords, edge_order):
     if coords.dim() != 1:
         raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, "
@@ -225,7 +244,11 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
             raise RuntimeError("torch.gradient expected each dimension size to be at least "
                                "edge_order+1")
     results = []
+    on_arrays = _on_arrays(input)
     for d, h in zip(wrapped, spacings):
+        if on_arrays and h.__class__ in (int, float):   # (the steps on the array: the ops' bits)
+            results.append(make(_along_uniform_arrays(input._data, d, h, edge_order)))
+            continue
         if isinstance(h, Tensor):
             parts = _along_coordinates(input, d, h, edge_order)
         else:
