@@ -986,7 +986,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     ``input`` falls in: boundaries[i-1] < x <= boundaries[i] (< with ``right=True``)."""
     if boundaries._data.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+    return searchsorted.__wrapped__(boundaries, input, out_int32=out_int32, right=right)   # (no out= here)
 
 
 # ----------------------------------------------------------------------------------------
