@@ -169,7 +169,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_svd_factors", "_python_eigh_factors",
                                                   "_python_tensor_split", "_python_unbind", "_python_chunk",
                                                   "_python_masked_scatter", "_python_householder_product",
-                                                  "_python_index_put"} \
+                                                  "_python_index_put", "_python_cholesky_solve"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -4461,6 +4461,53 @@ def test_triangular_solves_are_the_python_paths_and_torchs(monkeypatch, flags, d
         warnings.simplefilter("ignore")
         _assert_the_compiled_function_takes(monkeypatch, lambda: ember.triangular_solve(B, A, upper, transpose, unit),
                                             [(loops, "trsm_recursive")])
+
+
+@pytest.mark.parametrize("layout", ["matrix", "columns", "batched", "batched_columns", "sliced", "one"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solves_are_the_python_paths_and_torchs(monkeypatch, upper, dtype, layout):
+    """cholesky_solve on two recursive solves from C, the factor laid out every way: the Python path's
+    solution bit for bit, and torch's values; the Python path's step not reached."""
+    from ember._backend import openmp_kernels as loops
+    a, b = _triangular_operands(layout, dtype, np.random.default_rng(25))
+    factor = np.triu(a) if upper else np.tril(a)   # (a factor of A = F^T F, or F F^T)
+    factor = factor if factor.flags.c_contiguous == a.flags.c_contiguous else np.asfortranarray(factor)
+    if layout == "batched_columns":
+        factor = np.swapaxes(np.swapaxes(factor, 1, 2).copy(), 1, 2)
+
+    def call():
+        return ember.cholesky_solve(ember.tensor(b), ember.from_numpy(factor), upper)
+    results = _factorization_on_both_paths(call)
+    assert results[0] == results[1]
+    want = torch.cholesky_solve(torch.tensor(b), torch.tensor(factor), upper).numpy()
+    np.testing.assert_allclose(call().numpy(), want, rtol=1e-3, atol=1e-4)
+    if layout != "sliced":   # (a batch stride the C function leaves to the Python path)
+        _assert_the_compiled_function_takes(monkeypatch, call, [(loops, "trsm_recursive")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "no_grad", "broadcast", "int_upper", "out", "mixed_dtypes",
+                                  "float16", "wide", "empty", "not_a_tensor", "large", "vector"])
+def test_other_cholesky_solve_cases_take_the_python_path(case):
+    """Every other case: the Python path's result (its node too) or error (its type and message)."""
+    rng = np.random.default_rng(26)
+    factor = np.tril(rng.standard_normal((3, 3)) + 4 * np.eye(3)).astype(np.float32)
+    b = rng.standard_normal((3, 2)).astype(np.float32)
+    fn = ember.cholesky_solve
+    call = {"requires_grad": lambda: fn(ember.tensor(b), ember.tensor(factor, requires_grad=True)),
+            "no_grad": lambda: _no_grad(lambda x: fn(ember.tensor(b), x), ember.tensor(factor, requires_grad=True)),
+            "broadcast": lambda: fn(ember.tensor(np.stack([b, b])), ember.tensor(factor)),
+            "int_upper": lambda: fn(ember.tensor(b), ember.tensor(factor), 1),
+            "out": lambda: fn(ember.tensor(b), ember.tensor(factor), out=ember.empty(3, 2)),
+            "mixed_dtypes": lambda: fn(ember.tensor(b).double(), ember.tensor(factor)),
+            "float16": lambda: fn(ember.tensor(b).half(), ember.tensor(factor).half()),
+            "wide": lambda: fn(ember.tensor(b), ember.ones(2, 3)),
+            "empty": lambda: fn(ember.zeros(3, 0), ember.tensor(factor)),
+            "not_a_tensor": lambda: fn(b, factor),
+            "large": lambda: fn(ember.ones(200, 100), ember.eye(200) * 2),
+            "vector": lambda: fn(ember.tensor(b[:, 0]), ember.tensor(factor))}[case]
+    results = _factorization_on_both_paths(call)
+    assert results[0] == results[1]
 
 
 @pytest.mark.parametrize("case", ["requires_grad", "no_grad", "broadcast", "int_flags", "out", "right", "mixed_dtypes",

@@ -35,8 +35,10 @@ Kind "triangular_solve": ``triangular_solve(b, A, upper, transpose, unitriangula
 float32 or float64 tensors of one dtype and batch shape with elements, where nothing records:
 ``openmp_kernels``' recursive triangular solve on a row-major copy of b, A read where it lies (a matrix
 stored column by column as its transpose), as ``triangular._substitute`` calls it, so the same bits;
-``triangular_solve``'s copy of A beside the solution, in its result type. Every other case (a batch
-that broadcasts among them) goes to the Python op.
+``triangular_solve``'s copy of A beside the solution, in its result type. ``cholesky_solve(b, L,
+upper)`` (called with ``upper`` as the transpose flag and False) is two such solves on the copy, the
+second with the transpose flag turned, as ``triangular.cholesky_solve`` computes it. Every other case (a
+batch that broadcasts among them) goes to the Python op.
 
 Kind "cholesky": ``linalg.cholesky(A, upper=...)``, ``cholesky(A, upper)`` and ``linalg.cholesky_ex(A,
 upper=...)`` (no ``check_errors`` or ``out``; ``upper`` a bool), one function for each, of a small float32
@@ -322,6 +324,8 @@ static PyObject *ldl_factor_case(Function *f, PyObject *const *args, int *handle
    op's result, NULL on error, or ``*handled`` set to 0 where the case is not this one. The loop
    (``RECURSIVE_TRSM``): arrays a, b (solved in place), the gemm; sizes count, n, k, a's step between
    matrices, lower, transpose, unitriangular, ilp64. */
+enum solve_form { PLAIN_SOLVE, SOLVE_WITH_CLONE, CHOLESKY_SOLVE };
+
 static PyObject *triangular_solve_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     for (int i = 2; i < 5; i++)
@@ -359,9 +363,15 @@ static PyObject *triangular_solve_case(Function *f, PyObject *const *args, int *
     int64_t sizes[8] = {count, n, k, step, upper == transpose, transpose, args[4] == Py_True, f->ilp64};
     Py_BEGIN_ALLOW_THREADS
     ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+    if (f->solve_form == CHOLESKY_SOLVE) {   /* (then the triangle's transpose: L^T X = Y, or U X = Y) */
+        transpose = !transpose;
+        sizes[4] = upper == transpose;
+        sizes[5] = transpose;
+        ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+    }
     Py_END_ALLOW_THREADS
     PyObject *solution = make((PyObject *)x);
-    if (solution == NULL || !f->returns_clone) return solution;
+    if (solution == NULL || f->solve_form != SOLVE_WITH_CLONE) return solution;
     PyObject *clone = PyArray_NewCopy(a, NPY_KEEPORDER);
     PyObject *parts[2] = {solution, clone == NULL ? NULL : make(clone)};
     PyObject *result = parts[1] == NULL ? NULL : PyObject_Vectorcall(f->result_type, parts, 2, NULL);

@@ -332,9 +332,9 @@ typedef struct {
     int unpacks_data, unpacks_pivots;
     /* an LDL factorization's (with ``result_type`` and ``checks_errors``): Bunch-Kaufman's alpha */
     double alpha;
-    /* a triangular solve's (with ``gemms`` and ``ilp64``): whether it returns a copy of A beside the solution
-       (``triangular_solve``'s, in ``result_type``) */
-    int returns_clone;
+    /* a triangular solve's (with ``gemms`` and ``ilp64``): its ``enum solve_form`` (a copy of A returned beside
+       the solution, ``triangular_solve``'s in ``result_type``; ``cholesky_solve``'s second solve) */
+    int solve_form;
     /* a Cholesky factorization's (with ``gemms`` and ``ilp64``): whether it gives the upper factor, and whether
        it returns ``info`` beside it (``cholesky_ex``'s, in ``result_type``) */
     int upper_factor, returns_info;
@@ -2352,7 +2352,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_node = f.flop_hook = f.number_node = f.factors = f.int_ufunc = f.result_type = Py_None;
     f.checks_errors = f.qr_mode = f.unpacks = f.unpacks_data = f.unpacks_pivots = f.lapack_job = 0;
     f.alpha = 0;
-    f.returns_clone = f.upper_factor = f.returns_info = 0;
+    f.solve_form = f.upper_factor = f.returns_info = 0;
     f.ilp64 = 0;
     for (int i = 0; i < 2; i++)
         f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = f.lapack_routines[i] = NULL;
@@ -2398,7 +2398,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     f.unpack_loops[0] = (void *)(uintptr_t)unpack32;
     f.unpack_loops[1] = (void *)(uintptr_t)unpack64;
-    if (f.kind == TRIANGULAR_SOLVE_FUNCTION && !PyArg_ParseTuple(specifics, "OpKKL", &f.result_type, &f.returns_clone,
+    if (f.kind == TRIANGULAR_SOLVE_FUNCTION && !PyArg_ParseTuple(specifics, "OiKKL", &f.result_type, &f.solve_form,
                                                                  &gemm32, &gemm64, &f.ilp64))
         return NULL;
     if (f.kind == CHOLESKY_FUNCTION && !PyArg_ParseTuple(specifics, "OppKKL", &f.result_type, &f.upper_factor,

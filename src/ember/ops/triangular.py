@@ -199,6 +199,12 @@ def cholesky_solve(input, input2, upper=False):
     """Computes the solution of ``A X = input`` for a symmetric positive-definite ``A`` given
     its Cholesky factor ``input2`` (lower triangular L, A = L L^H; upper U, A = U^H U, with
     ``upper=True``); batch dimensions broadcast."""
+    return _cholesky_solve_entry[0](input, input2, upper, upper, False)
+
+
+def _python_cholesky_solve(input, input2, upper, _transpose, _unitriangular):
+    """``cholesky_solve`` in every case its compiled function (``_compiled_factorizations``, the triangular
+    solve's kind called with ``upper`` as the first solve's transpose flag) leaves to Python."""
     B, L = input, input2
     check_tensor(B, "cholesky_solve", "input")
     check_tensor(L, "cholesky_solve", "input2")
@@ -506,9 +512,13 @@ def _checked_solve_triangular(input, B, upper, left, unitriangular, out):
 
 
 # (where nothing records: the recursive triangular solve called from C, ``_compiled_factorizations``)
+_SOLVE_FORMS = ("plain", "with_clone", "cholesky")   # (``enum solve_form`` in the C source)
 _triangular_solve_entry = _compiled_functions.register(
     _python_triangular_solve, None, kind="triangular_solve", addresses=openmp_kernels.recursive_trsm_addresses,
-    specifics=lambda: (_triangular_solve_result, True, *openmp_kernels.recursive_gemms()))
+    specifics=lambda: (_triangular_solve_result, _SOLVE_FORMS.index("with_clone"), *openmp_kernels.recursive_gemms()))
 _solve_triangular_entry = _compiled_functions.register(
     _python_solve_triangular, None, kind="triangular_solve", addresses=openmp_kernels.recursive_trsm_addresses,
-    specifics=lambda: (None, False, *openmp_kernels.recursive_gemms()))
+    specifics=lambda: (None, _SOLVE_FORMS.index("plain"), *openmp_kernels.recursive_gemms()))
+_cholesky_solve_entry = _compiled_functions.register(
+    _python_cholesky_solve, None, kind="triangular_solve", addresses=openmp_kernels.recursive_trsm_addresses,
+    specifics=lambda: (None, _SOLVE_FORMS.index("cholesky"), *openmp_kernels.recursive_gemms()))
