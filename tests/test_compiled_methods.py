@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.ops import _compiled_methods, pointwise, view
+from ember.ops import _common, _compiled_methods, pointwise, view
 
 try:
     import torch
@@ -945,3 +945,68 @@ def test_unfold_takes_the_common_case(monkeypatch):
         python_ops(m)
         x.unfold(1, 2, 1)
     assert made
+
+
+# -- in-place ops from their out-of-place ones (``apply_inplace``'s steps in C) -------------------------
+
+INPLACE_CALLS = {
+    "igamma_": lambda x, y: x.igamma_(y.abs() + 0.5),
+    "lerp_": lambda x, y: x.lerp_(y, 0.25),
+    "div_floor": lambda x, y: x.div_(y, rounding_mode="floor"),
+    "pow_": lambda x, y: x.abs().pow_(2.5),
+    "float_power_": lambda x, y: x.double().float_power_(2),
+    "index_add_": lambda x, y: x.index_add_(0, ember.tensor([2, 0]), y[:2]),
+    "addr_": lambda x, y: x.addr_(y[0], y[:, 0]),
+    "triu_": lambda x, y: x.triu_(1),
+    "masked_fill_tensor": lambda x, y: x.masked_fill_(y > 0, ember.tensor(2.0)),
+    "view": lambda x, y: x[1].lerp_(y[1], 0.5),
+    "int_div": lambda x, y: x.long().div_(y.long() + 10),
+    "broadcast_error": lambda x, y: x[:1].lerp_(y, 0.5),
+    "read_only": lambda x, y: x.expand(2, 3, 4).lerp_(y.expand(2, 3, 4), 0.5),
+    "leaf": lambda x, y: x.requires_grad_().lerp_(y, 0.5),
+    "leaf_no_grad": lambda x, y: _in_no_grad(lambda: x.requires_grad_().lerp_(y, 0.5)),
+    "tracked": lambda x, y: (x * 1).lerp_(y.requires_grad_(), 0.5),
+}
+
+
+def _in_no_grad(fn):
+    with ember.no_grad():
+        return fn()
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_CALLS))
+def test_inplace_ops_written_in_c_are_the_python_steps(monkeypatch, name):
+    """The in-place ops made from their out-of-place ones (``apply_inplace``): the values, dtype, version
+    count, node and the tensor returned (self) the Python steps give, or their error (type and message)."""
+    results = []
+    for python in (False, True):
+        with monkeypatch.context() as m:
+            if python:
+                m.setattr(_common, "inplace_writer", [None])
+            rng = np.random.default_rng(6)
+            x = ember.tensor(rng.standard_normal((3, 4)).astype(np.float32))
+            y = ember.tensor(rng.standard_normal((3, 4)).astype(np.float32))
+            before = x._version
+            try:
+                out = INPLACE_CALLS[name](x, y)
+            except (RuntimeError, TypeError, ValueError) as error:
+                results.append((type(error), str(error), x.detach().numpy().tobytes()))
+                continue
+            results.append((out.dtype, out.detach().numpy().tobytes(), x._version - before,
+                            type(out.grad_fn).__name__, out is x or out._base is x))
+    assert results[0] == results[1]
+
+
+def test_inplace_ops_take_the_c_steps():
+    """Where nothing records, an in-place op made from its out-of-place one does not reach the Python steps'
+    finish (``finish_inplace``) for a result of self's dtype and shape."""
+    assert _common.inplace_writer[0] is not None
+    calls = []
+    real = _common.finish_inplace
+    x, y = ember.ones(3, 4), ember.full((3, 4), 2.0)
+    try:
+        _common.finish_inplace = lambda *a: calls.append(a) or real(*a)
+        x.lerp_(y, 0.5)
+    finally:
+        _common.finish_inplace = real
+    assert calls == [] and x.tolist() == [[1.5] * 4] * 3

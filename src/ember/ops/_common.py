@@ -772,10 +772,20 @@ def inplace_untracked(self):
     return not _forward.active and not (grad_state.grad_enabled and self._requires_grad)
 
 
+# ``_compiled_methods``' write_inplace (set where the compiled methods are built): ``apply_inplace``'s steps
+# where nothing records, in C
+inplace_writer = [None]
+
+
 def apply_inplace(self, op, *args, **kwargs):
     """``self.op_(*args)`` from the out-of-place ``op``: when autograd records, ``op`` runs on a
     clone of ``self`` (so the values it saves are not the ones overwritten) and ``self`` takes
     the result's history; otherwise the result is just written into ``self``."""
+    write = inplace_writer[0]
+    if write is not None and not kwargs:
+        written = write(self, op, args, finish_inplace)
+        if written is not NotImplemented:
+            return written
     check_inplace(self)
     if not (_forward.active or (grad_state.grad_enabled and (self._requires_grad or any_requires_grad(args) or (
             kwargs and any_requires_grad(kwargs.values()))))):   # (nothing recorded: the common case)

@@ -1414,6 +1414,57 @@ static PyObject *configure_views(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* write_inplace(self, op, args, finish): ``_common.apply_inplace``'s common case, ``self.op_(*args)`` where
+   nothing records (no __torch_function__ dispatch, forward-mode AD or modifier recording; grad disabled,
+   or neither self nor a tensor of ``args`` requires grad) and self is an ordinary tensor of a writeable
+   NumPy array: ``op(self, *args)``, its array written into self's (a result of self's dtype and shape
+   without a node) and self's version counted, or ``finish(self, result)`` (``finish_inplace``) for any
+   other result; NotImplemented, having done nothing, where the case is not this one. */
+static PyObject *write_inplace(PyObject *module, PyObject *const *a, Py_ssize_t n) {
+    if (n != 4 || !PyTuple_CheckExact(a[2])) {
+        PyErr_SetString(PyExc_TypeError, "write_inplace(self, op, args, finish)");
+        return NULL;
+    }
+    PyObject *self = a[0], *op = a[1], *args = a[2], *finish = a[3];
+    Py_ssize_t count = PyTuple_GET_SIZE(args);
+    PyArrayObject *sd = Py_TYPE(self) == TensorType ? array_of(self) : NULL;
+    if (sd == NULL || !PyArray_ISWRITEABLE(sd) || count > 7) Py_RETURN_NOTIMPLEMENTED;
+    int plain = plain_mode();
+    int enabled = plain <= 0 ? 0 : flag(grad_state, s_grad_enabled);
+    int grad = enabled <= 0 ? 0 : requires_grad(self);
+    for (Py_ssize_t i = 0; i < count && grad == 0 && enabled > 0; i++) {
+        PyObject *item = PyTuple_GET_ITEM(args, i);
+        if (Py_TYPE(item) == TensorType) grad = requires_grad(item);
+        else if (PyObject_TypeCheck(item, TensorType)) grad = 1;   /* (a subclass: the Python steps) */
+    }
+    int recording = plain <= 0 || enabled < 0 || grad ? 0 : flag(modifier_recording, s_enabled);
+    if (plain < 0 || enabled < 0 || grad < 0 || recording < 0) return NULL;
+    if (!plain || grad || recording) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *stack[8] = {self};
+    for (Py_ssize_t i = 0; i < count; i++) stack[i + 1] = PyTuple_GET_ITEM(args, i);
+    PyObject *result = PyObject_Vectorcall(op, stack, (size_t)(count + 1), NULL);
+    if (result == NULL) return NULL;
+    PyArrayObject *rd = Py_TYPE(result) == TensorType ? array_of(result) : NULL;
+    if (rd == NULL || SLOT(result, o_grad_fn) != Py_None || !PyArray_EquivTypes(PyArray_DESCR(rd), PyArray_DESCR(sd))
+            || PyArray_NDIM(rd) != PyArray_NDIM(sd)
+            || !PyArray_CompareLists(PyArray_DIMS(rd), PyArray_DIMS(sd), PyArray_NDIM(sd))) {
+        PyObject *finished = PyObject_CallFunctionObjArgs(finish, self, result, NULL);
+        Py_DECREF(result);
+        return finished;
+    }
+    int status = PyArray_CopyInto(sd, rd);
+    Py_DECREF(result);
+    if (status < 0) return NULL;
+    PyObject *counter = SLOT(self, o_version_counter);
+    if (counter == NULL || !PyList_Check(counter) || PyList_GET_SIZE(counter) < 1) {
+        PyErr_SetString(PyExc_TypeError, "a tensor's version counter must be a list");
+        return NULL;
+    }
+    PyObject *version = PyNumber_Add(PyList_GET_ITEM(counter, 0), one);
+    if (version == NULL || PyList_SetItem(counter, 0, version) < 0) return NULL;
+    return Py_NewRef(self);
+}
+
 FUNCTIONS
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
@@ -1425,6 +1476,8 @@ static PyMethodDef methods[] = {
      "add_gradient(node_cls, doc, python_gradient, formula) -> method"},
     {"configure_functions", (PyCFunction)configure_functions, METH_VARARGS,
      "configure_functions(settled, defaults, record_outputs)"},
+    {"write_inplace", (PyCFunction)(void (*)(void))write_inplace, METH_FASTCALL,
+     "write_inplace(self, op, args, finish) -> self, or NotImplemented"},
     {"configure_views", (PyCFunction)configure_views, METH_VARARGS,
      "configure_views(AliasBackward0, SliceBackward0, SelectBackward0, UnsqueezeBackward0)"},
     {"add_function", (PyCFunction)add_function, METH_VARARGS,
@@ -1476,6 +1529,7 @@ def _build():
                      openmp_kernels.ROWS_MIN_BYTES, grad_state, graph.modifier_recording)
     module.configure_functions(choice.settled, _dtype._Defaults, _common.record)
     module.configure_views(view.AliasBackward0, view.SliceBackward0, view.SelectBackward0, view.UnsqueezeBackward0)
+    _common.inplace_writer[0] = module.write_inplace
     compiled = {}
     for names, kind, *operator in METHODS:
         ufunc, node_cls, keeps, refused, floats_only = operator or (None, None, 0, "", False)
