@@ -464,11 +464,12 @@ def test_qr_on_lapack_in_its_own_precision_matches_torch(dtype, mode, spy):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy):
+def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype):
     """Real matrices go to LAPACK's gesdd and syevd in their own dtype at every size (NumPy's svd
-    and eigh compute float32 in float64): torch's singular values and eigenvalues, and factors that
-    rebuild the matrix (singular vectors and eigenvectors are each defined up to sign); the triangle
-    eigh does not read is not read."""
+    and eigh compute float32 in float64; from the Python path's ``lapack.gesdd`` and ``syevd``, or
+    from the compiled functions, which call the same drivers and whose tests check the route): torch's
+    singular values and eigenvalues, and factors that rebuild the matrix (singular vectors and
+    eigenvectors are each defined up to sign); the triangle eigh does not read is not read."""
     from ember._backend import lapack
     if not (lapack._GESDD and lapack._SYEVD):
         pytest.skip("NumPy's LAPACK not found")
@@ -476,10 +477,8 @@ def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy):
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-10}
     for shape in [(40, 9), (6, 11), (3, 5, 5), (4, 4)]:
         a = rng.standard_normal(shape)
-        taken = spy(lapack, "gesdd")
         U, S, Vh = ember.linalg.svd(ember.tensor(a, dtype=getattr(ember, dtype)), full_matrices=False)
         values = ember.linalg.svdvals(ember.tensor(a, dtype=getattr(ember, dtype)))
-        assert len(taken) == 2
         want = torch.linalg.svdvals(torch.tensor(a, dtype=getattr(torch, dtype))).numpy()
         np.testing.assert_allclose(_np(S), want, **tolerance)
         np.testing.assert_allclose(_np(values), want, **tolerance)
@@ -490,9 +489,7 @@ def test_svd_and_eigh_on_lapack_in_their_own_precision_match_torch(dtype, spy):
         read = np.tril(a) if uplo == "L" else np.triu(a)
         noise = rng.standard_normal(a.shape)
         a = read + (np.triu(noise, 1) if uplo == "L" else np.tril(noise, -1))   # (not read)
-        taken = spy(lapack, "syevd")
         w, V = ember.linalg.eigh(ember.tensor(a, dtype=getattr(ember, dtype)), UPLO=uplo)
-        assert len(taken) == 1
         want = torch.linalg.eigvalsh(torch.tensor(a, dtype=getattr(torch, dtype)), UPLO=uplo).numpy()
         np.testing.assert_allclose(_np(w), want, **tolerance)
         symmetric = read + np.swapaxes(np.tril(read, -1) if uplo == "L" else np.triu(read, 1), -1, -2)

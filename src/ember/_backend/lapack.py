@@ -187,22 +187,32 @@ def _orgqr_columns(columns, tau):
     return _row_major(columns)
 
 
+def _least_squares_systems(functions, a, b):
+    """(the routine of ``functions`` for ``a``'s dtype, ``a``'s matrices column-major, ``b``'s right sides as
+    (count, k, max(m, n)): each (max(m, n), k) system column-major, zeros past row m) for (count, m, n) and
+    (count, m, k) float32/float64 NumPy arrays of one dtype with elements; None otherwise."""
+    function = functions.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
+    if (function is None or not a.size or type(b) is not np.ndarray or b.dtype != a.dtype
+            or b.ndim != 3 or not b.size or b.shape[:2] != a.shape[:2]):
+        return None
+    count, m, n = a.shape
+    right = np.zeros((count, b.shape[2], max(m, n)), a.dtype)
+    right[:, :, :m] = b.transpose(0, 2, 1)
+    return function, _column_major(a), right
+
+
 def gelsy(a, b, rcond):
     """LAPACK's gelsy on each system of (count, m, n) and (count, m, k) float32/float64 NumPy
     arrays of one dtype: (the minimum-norm least-squares solutions (count, n, k) row-major, the
     ranks (count,) int64 gelsy found, columns whose R-diagonal estimate falls below ``rcond``
     times the largest left out); None when the routine is not found or the arrays are not such
     or are empty."""
-    function = _GELSY.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
-    if (function is None or not a.size or type(b) is not np.ndarray or b.dtype != a.dtype
-            or b.ndim != 3 or not b.size or b.shape[:2] != a.shape[:2]):
+    systems = _least_squares_systems(_GELSY, a, b)
+    if systems is None:
         return None
+    function, columns, right = systems
     count, m, n = a.shape
-    k = b.shape[2]
-    rows = max(m, n)
-    columns = _column_major(a)
-    right = np.zeros((count, k, rows), a.dtype)   # each (rows, k) system in column-major order
-    right[:, :, :m] = b.transpose(0, 2, 1)
+    k, rows = right.shape[1:]
     sizes = np.array([m, n, k, max(m, 1), rows, -1, 0, 0], dtype=_GELSY_INTEGER)
     # m, n, nrhs, lda, ldb, lwork, rank, info
     size = _element_addresses(sizes)
@@ -231,16 +241,12 @@ def svd_least_squares(a, b, rcond, driver):
     out); numpy.linalg.LinAlgError where an SVD does not converge; None when the routine is not found or
     the arrays are not such or are empty."""
     functions, integer = (_GELSD, _GELSD_INTEGER) if driver == "gelsd" else (_GELSS, _GELSS_INTEGER)
-    function = functions.get(a.dtype) if type(a) is np.ndarray and a.ndim == 3 else None
-    if (function is None or not a.size or type(b) is not np.ndarray or b.dtype != a.dtype
-            or b.ndim != 3 or not b.size or b.shape[:2] != a.shape[:2]):
+    systems = _least_squares_systems(functions, a, b)
+    if systems is None:
         return None
+    function, columns, right = systems
     count, m, n = a.shape
-    k = b.shape[2]
-    rows = max(m, n)
-    columns = _column_major(a)
-    right = np.zeros((count, k, rows), a.dtype)   # each (rows, k) system in column-major order
-    right[:, :, :m] = b.transpose(0, 2, 1)
+    k, rows = right.shape[1:]
     values = np.empty((count, min(m, n)), a.dtype)
     sizes = np.array([m, n, k, max(m, 1), rows, -1, 0, 0], dtype=integer)
     size = _element_addresses(sizes)   # m, n, nrhs, lda, ldb, lwork, rank, info

@@ -78,6 +78,15 @@ static int driver_failed(const int64_t *status) {
     return status[1] != 0;
 }
 
+/* The driver of ``f``'s dtype (``wide``: float64's) on ``arrays`` and ``sizes``, the GIL released, then its
+   ``status`` (``driver_failed``'s). */
+static int run_driver(Function *f, int wide, void **arrays, int64_t *sizes, const int64_t *status) {
+    Py_BEGIN_ALLOW_THREADS
+    ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
+    Py_END_ALLOW_THREADS
+    return driver_failed(status);
+}
+
 /* ``svd``'s result in its result type: U and S made tensors, V a view of Vh (made a tensor) with its last
    two dims swapped, or, where ``vh`` is NULL, U and V made tensors as they are; the arrays are taken over.
    NULL on error. */
@@ -131,11 +140,8 @@ static PyObject *svd_case(Function *f, PyObject *const *args, int *handled) {
     void *arrays[6] = {PyArray_DATA(matrices), PyArray_DATA(s), job ? PyArray_DATA(u) : NULL,
                        job ? PyArray_DATA(vh) : NULL, f->lapack_routines[wide], status};
     int64_t sizes[5] = {count, m, n, job, f->ilp64};
-    Py_BEGIN_ALLOW_THREADS
-    ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
-    Py_END_ALLOW_THREADS
+    int failed = run_driver(f, wide, arrays, sizes, status);
     Py_DECREF(matrices);
-    int failed = driver_failed(status);
     if (failed) {
         Py_DECREF(s);
         Py_XDECREF(u);
@@ -188,11 +194,8 @@ static PyObject *eigh_case(Function *f, PyObject *const *args, int *handled) {
     void *arrays[5] = {PyArray_DATA(matrices), PyArray_DATA(w), vectors ? PyArray_DATA(v) : NULL,
                        f->lapack_routines[wide], status};
     int64_t sizes[5] = {count, n, vectors, f->lapack_job, f->ilp64};   /* (syevd's uplo: 1 "L", 0 "U") */
-    Py_BEGIN_ALLOW_THREADS
-    ((factor_loop)f->loops[wide])(arrays, sizes, NULL, 1);
-    Py_END_ALLOW_THREADS
+    int failed = run_driver(f, wide, arrays, sizes, status);
     Py_DECREF(matrices);
-    int failed = driver_failed(status);
     if (failed) {
         Py_DECREF(w);
         Py_XDECREF(v);

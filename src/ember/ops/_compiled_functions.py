@@ -483,6 +483,8 @@ static PyArrayObject *as_default_float(PyArrayObject *x) {
 }
 
 static PyArrayObject *broadcast_copy(PyArrayObject *a, const npy_intp *shape, int ndim);
+static PyObject *view_of(PyArrayObject *a, int ndim, const npy_intp *shape, const npy_intp *strides, char *data,
+                         int flags);
 static int small_numbers(PyArrayObject *a);
 
 /* The shape ``x`` and ``y`` broadcast to (into ``shape``): its number of dims, or -1 where they do not
@@ -2068,21 +2070,30 @@ CROSS_PRODUCTS(double)
 
 /* A row-major copy of ``a`` broadcast to the ``ndim`` sizes ``shape`` (``a``'s last sizes each equal to
    theirs or 1): a new array, NULL on error. */
-static PyArrayObject *broadcast_copy(PyArrayObject *a, const npy_intp *shape, int ndim) {
-    npy_intp strides[NPY_MAXDIMS];
-    int lead = ndim - PyArray_NDIM(a);
-    for (int d = 0; d < ndim; d++)
-        strides[d] = d >= lead && PyArray_DIM(a, d - lead) == shape[d] ? PyArray_STRIDE(a, d - lead) : 0;
+/* A view of ``a``'s memory from ``data`` with ``ndim`` sizes ``shape`` and ``strides`` (``flags``:
+   NPY_ARRAY_WRITEABLE or 0), its base ``a``: a new array, NULL on error. */
+static PyObject *view_of(PyArrayObject *a, int ndim, const npy_intp *shape, const npy_intp *strides, char *data,
+                         int flags) {
     PyArray_Descr *descr = PyArray_DESCR(a);
     Py_INCREF(descr);
-    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, (npy_intp *)shape, strides, PyArray_DATA(a), 0,
-                                          NULL);
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, (npy_intp *)shape, (npy_intp *)strides, data,
+                                          flags, NULL);
     if (view == NULL) return NULL;
     Py_INCREF(a);
     if (PyArray_SetBaseObject((PyArrayObject *)view, (PyObject *)a) < 0) {
         Py_DECREF(view);
         return NULL;
     }
+    return view;
+}
+
+static PyArrayObject *broadcast_copy(PyArrayObject *a, const npy_intp *shape, int ndim) {
+    npy_intp strides[NPY_MAXDIMS];
+    int lead = ndim - PyArray_NDIM(a);
+    for (int d = 0; d < ndim; d++)
+        strides[d] = d >= lead && PyArray_DIM(a, d - lead) == shape[d] ? PyArray_STRIDE(a, d - lead) : 0;
+    PyObject *view = view_of(a, ndim, shape, strides, PyArray_BYTES(a), 0);
+    if (view == NULL) return NULL;
     PyObject *copy = PyArray_NewCopy((PyArrayObject *)view, NPY_CORDER);
     Py_DECREF(view);
     return (PyArrayObject *)copy;

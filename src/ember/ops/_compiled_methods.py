@@ -423,6 +423,17 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
     return out;
 }
 
+/* ``bump_version(t)`` where nothing records modifiers: ``t._version_counter[0] += 1``. 0, or -1 on error. */
+static int count_change(PyObject *t) {
+    PyObject *counter = SLOT(t, o_version_counter);
+    if (counter == NULL || !PyList_Check(counter) || PyList_GET_SIZE(counter) < 1) {
+        PyErr_SetString(PyExc_TypeError, "a tensor's version counter must be a list");
+        return -1;
+    }
+    PyObject *version = PyNumber_Add(PyList_GET_ITEM(counter, 0), one);
+    return version == NULL || PyList_SetItem(counter, 0, version) < 0 ? -1 : 0;
+}
+
 /* ``self op= other`` in the common case, as pointwise._inplace_binary does it where autograd does
    not record: a float or complex tensor that is writeable, with an operand of its dtype or a
    Python number, neither recorded (neither requires grad, or grad mode is off); the result
@@ -465,14 +476,7 @@ static PyObject *inplace_case(Method *op, PyObject *self, PyObject *b, int *hand
     }
     Py_DECREF(result);
     *handled = 1;
-    PyObject *counter = SLOT(self, o_version_counter);
-    if (counter == NULL || !PyList_Check(counter) || PyList_GET_SIZE(counter) < 1) {
-        PyErr_SetString(PyExc_TypeError, "a tensor's version counter must be a list");
-        return NULL;
-    }
-    PyObject *version = PyNumber_Add(PyList_GET_ITEM(counter, 0), one);
-    if (version == NULL || PyList_SetItem(counter, 0, version) < 0) return NULL;
-    return Py_NewRef(self);
+    return count_change(self) < 0 ? NULL : Py_NewRef(self);
 }
 
 /* ``_tensor._make_view(data, base)``: a new Tensor around ``data`` (a reference taken over), a
@@ -1455,14 +1459,7 @@ static PyObject *write_inplace(PyObject *module, PyObject *const *a, Py_ssize_t 
     int status = PyArray_CopyInto(sd, rd);
     Py_DECREF(result);
     if (status < 0) return NULL;
-    PyObject *counter = SLOT(self, o_version_counter);
-    if (counter == NULL || !PyList_Check(counter) || PyList_GET_SIZE(counter) < 1) {
-        PyErr_SetString(PyExc_TypeError, "a tensor's version counter must be a list");
-        return NULL;
-    }
-    PyObject *version = PyNumber_Add(PyList_GET_ITEM(counter, 0), one);
-    if (version == NULL || PyList_SetItem(counter, 0, version) < 0) return NULL;
-    return Py_NewRef(self);
+    return count_change(self) < 0 ? NULL : Py_NewRef(self);
 }
 
 FUNCTIONS

@@ -46,18 +46,9 @@ static PyObject *part_of(PyObject *t, PyArrayObject *a, int dim, npy_intp start,
         dims[k] = d == dim ? length : PyArray_DIM(a, d);
         strides[k++] = PyArray_STRIDE(a, d);
     }
-    PyArray_Descr *descr = PyArray_DESCR(a);
-    Py_INCREF(descr);
-    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, out_nd, dims, strides,
-                                          PyArray_BYTES(a) + start * PyArray_STRIDE(a, dim), NPY_ARRAY_WRITEABLE,
-                                          NULL);
-    if (view == NULL) return NULL;
-    Py_INCREF(a);
-    if (PyArray_SetBaseObject((PyArrayObject *)view, (PyObject *)a) < 0) {
-        Py_DECREF(view);
-        return NULL;
-    }
-    return make_view(view, t);
+    PyObject *view = view_of(a, out_nd, dims, strides, PyArray_BYTES(a) + start * PyArray_STRIDE(a, dim),
+                             NPY_ARRAY_WRITEABLE);
+    return view == NULL ? NULL : make_view(view, t);
 }
 
 /* ``tensor_split``, ``chunk`` or ``unbind`` in the common case (the module's docstring), no
