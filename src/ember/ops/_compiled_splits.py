@@ -58,12 +58,11 @@ static PyObject *split_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     PyObject *t = args[0];
     PyArrayObject *a = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
-    long long dim, count = 0;
+    long long count = 0;
+    npy_intp dim;
     /* (a read-only array's empty views: NumPy gives them another data pointer) */
-    if (a == NULL || PyArray_NDIM(a) == 0 || !PyArray_ISWRITEABLE(a) || !split_int(args[2], &dim)
-            || dim < -PyArray_NDIM(a) || dim >= PyArray_NDIM(a))
+    if (a == NULL || PyArray_NDIM(a) == 0 || !PyArray_ISWRITEABLE(a) || !dim_arg(args[2], PyArray_NDIM(a), &dim))
         return NULL;
-    if (dim < 0) dim += PyArray_NDIM(a);
     npy_intp n = PyArray_DIM(a, (int)dim);
     PyObject *indices = NULL;   /* (tensor_split's list or tuple of indices) */
     if (f->form == UNBIND_SPLIT) {
