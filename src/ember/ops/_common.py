@@ -280,8 +280,8 @@ def arrays_for(a, b):
         if kind in "fcV" or ad.dtype == _dtype.bfloat16.np:
             return ad, b
         if kind in "iu":
-            info = np.iinfo(ad.dtype)
-            if info.min <= b <= info.max:
+            low, high = _range_of(ad.dtype)
+            if low <= b <= high:
                 return ad, b
             return ad, np.array(b).astype(ad.dtype)[()]  # wraps around, as torch does
     common = result_type_of(a, b).np

@@ -344,19 +344,24 @@ def _rolled(data, shifts, axes):
     """``data`` rolled by ``shifts`` along ``axes`` (None: flattened, by ``shifts[0]``), a new
     array. Along one axis, the two pieces joined in their new order (NumPy's ``roll`` takes
     microseconds of Python to do that)."""
-    xp = namespace_of(data)
     if axes is None:
-        return _rolled(data.reshape(-1), shifts, (0,)).reshape(data.shape)
+        return _rolled_along(data.reshape(-1), shifts[0], 0).reshape(data.shape)
     if len(axes) != 1:
-        return xp.roll(data, shifts, axis=axes)
-    axis = axes[0]
+        return namespace_of(data).roll(data, shifts, axis=axes)
+    return _rolled_along(data, shifts[0], axes[0])
+
+
+def _rolled_along(data, shift, axis):
+    """``data`` rolled by ``shift`` along ``axis``, a new array."""
     n = data.shape[axis]
-    shift = shifts[0] % n if n else 0
+    shift = shift % n if n else 0
     if not shift:
         return data.copy()
+    if not axis:
+        return namespace_of(data).concatenate((data[n - shift:], data[:n - shift]))
     before = (slice(None),) * axis
-    return xp.concatenate((data[before + (slice(n - shift, None),)], data[before + (slice(None, n - shift),)]),
-                          axis=axis)
+    return namespace_of(data).concatenate((data[before + (slice(n - shift, None),)],
+                                           data[before + (slice(None, n - shift),)]), axis=axis)
 
 
 class RollBackward0(Node):
@@ -374,8 +379,15 @@ class RollBackward0(Node):
 def roll(input, shifts, dims=None):
     """Rolls ``input`` by ``shifts`` along ``dims`` (elements pushed off one end come back at
     the other); without ``dims`` the tensor is flattened, rolled and restored."""
-    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
     data = input._data
+    if shifts.__class__ is int and dims.__class__ is int and data.ndim and -data.ndim <= dims < data.ndim:
+        axis = dims % data.ndim   # (one shift along one dim, the common case)
+        out = make(_rolled_along(data, shifts, axis))
+        node = record(RollBackward0, (input,), out)
+        if node is not None:
+            node.shifts, node.dims = (shifts,), (axis,)
+        return out
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")

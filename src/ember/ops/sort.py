@@ -832,6 +832,12 @@ def bincount(input, weights=None, minlength=0):
     """Counts how often each non-negative integer occurs in the 1-d ``input`` (summing
     ``weights`` instead of ones when given); the result has at least ``minlength`` bins."""
     data = input._data
+    if (weights is None and data.__class__ is np.ndarray and data.ndim == 1 and data.dtype.kind == "i"
+            and minlength.__class__ is int and minlength >= 0):
+        try:   # (NumPy's bincount refuses negative elements as torch does, with its own error)
+            return make(np.bincount(data, minlength=minlength).astype(_INT64, copy=False))
+        except ValueError:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.") from None
     if input.is_floating_point() or data.dtype.kind in "bc":
         raise not_implemented("bincount_cpu", data.dtype)
     if data.ndim == 1 and data.size == 0:   # torch returns before looking at the weights
