@@ -143,7 +143,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_mv", "_python_addmm", "_python_addmv",
                                                   "_python_softmax", "_python_log_softmax", "_python_vdot",
                                                   "_python_outer", "_python_trace", "_python_addr",
-                                                  "_python_baddbmm", "isfinite", "isnan", "isinf", "signbit",
+                                                  "_python_baddbmm", "_python_addbmm", "isfinite", "isnan", "isinf",
+                                                  "signbit",
                                                   "_python_pow", "logical_and", "logical_or", "logical_xor",
                                                   "_python_cross", "_python_addcmul", "_python_addcdiv",
                                                   "_python_cumsum", "_python_cumprod", "_plain_nansum",
@@ -151,7 +152,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_sort", "_python_topk", "_python_median",
                                                   "_python_nanmedian", "_python_kthvalue", "_python_tril",
                                                   "_python_triu", "_python_flip", "gcd", "lcm", "bitwise_and",
-                                                  "bitwise_or", "bitwise_xor",
+                                                  "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                                                  "bitwise_right_shift",
                                                   "_python_mode", "_python_clamp", "_python_scatter_reduce",
                                                   "_python_logit", "_python_hardshrink", "_python_nan_to_num",
                                                   "_python_heaviside", "_python_lerp", "_python_frexp",
@@ -583,14 +585,47 @@ def test_cat_and_stack_nodes_and_gradients_are_the_python_paths(name, grads):
     assert results[0] == results[1]
 
 
+_PROMOTED_JOIN_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_cat_and_stack_of_two_dtypes_are_the_python_paths_and_torchs(monkeypatch, name):
+    """Tensors of two dtypes that NumPy promotes as torch does (integers with floats taking the floats' dtype):
+    the promoted result, from C, is the Python path's and torch's, and so are the gradients of float inputs."""
+    fn, torch_fn = JOINS[name]
+    rng = np.random.default_rng(5)
+    for first, second in itertools.product(_PROMOTED_JOIN_DTYPES, repeat=2):
+        arrays = [(rng.standard_normal((2, 3)) * 4).astype(first), (rng.standard_normal((2, 3)) * 4).astype(second)]
+        results = []
+        for python in (False, True):
+            with python_paths() if python else contextlib.nullcontext():
+                tensors = [ember.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+                out = fn(tensors, 1)
+                if out.requires_grad:
+                    out.backward(ember.ones(out.shape, dtype=out.dtype))
+                results.append((out.dtype, out.detach().numpy().tobytes(), type(out.grad_fn).__name__,
+                                [(t.grad.dtype, t.grad.numpy().tobytes()) if t.grad is not None else None
+                                 for t in tensors]))
+        assert results[0] == results[1]
+        want = torch_fn([torch.tensor(a) for a in arrays], 1)
+        assert str(results[0][0]).split(".")[1] == str(want.dtype).split(".")[1]
+        assert results[0][1] == want.numpy().tobytes()
+    tensors = [ember.ones(2, 3), ember.ones(2, 3, dtype=ember.int64)]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(tensors, 1), [(np, "concatenate")])
+
+
 @pytest.mark.parametrize("case", ["out", "mixed_dtypes", "empty_vector", "zero_dim", "dim_out_of_range",
-                                  "sizes_differ", "not_a_tensor", "numpy_dim", "empty_list", "no_grad"])
+                                  "sizes_differ", "not_a_tensor", "numpy_dim", "empty_list", "no_grad",
+                                  "bfloat16_mixed", "complex_mixed", "uint16_mixed"])
 @pytest.mark.parametrize("name", sorted(JOINS))
 def test_other_cat_and_stack_cases_take_the_python_path(name, case):
     fn = JOINS[name][0]
     a, b = _join_inputs("float32", [(2, 3), (2, 3)])
     make = {"out": lambda: ([ember.tensor(a), ember.tensor(b)], 0),
             "mixed_dtypes": lambda: ([ember.tensor(a), ember.tensor(b.astype(np.float64))], 0),
+            "bfloat16_mixed": lambda: ([ember.tensor(a), ember.tensor(b).bfloat16()], 0),
+            "complex_mixed": lambda: ([ember.tensor(a), ember.tensor(b.astype(np.complex64))], 0),
+            "uint16_mixed": lambda: ([ember.tensor(a), ember.tensor(b.astype(np.uint16))], 0),
             "empty_vector": lambda: ([ember.tensor(a), ember.tensor(np.zeros(0, np.float32))], 0),
             "zero_dim": lambda: ([ember.tensor(a[0, 0]), ember.tensor(b[0, 0])], 0),
             "dim_out_of_range": lambda: ([ember.tensor(a), ember.tensor(b)], 3),
@@ -3389,6 +3424,51 @@ def test_bitwise_ops_of_an_int_are_the_python_paths_and_torchs(monkeypatch, name
     assert results[0] == results[1]
 
 
+_SHIFTS = {"bitwise_left_shift": lambda x, y: x << y, "bitwise_right_shift": lambda x, y: x >> y}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int16", "int8"])
+@pytest.mark.parametrize("name", sorted(_SHIFTS))
+def test_shifts_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
+    """bitwise_left_shift and bitwise_right_shift of two integer tensors of one dtype and of an integer tensor and
+    an int in its range, as functions and as operators, on the ufunc from C: the Python path's bits and torch's,
+    shift amounts that are negative or past the width included (0, or the sign bit)."""
+    rng = np.random.default_rng(4)
+    info = np.iinfo(dtype)
+    a = rng.integers(max(info.min, -100), min(info.max, 100), (3, 4)).astype(dtype)
+    amounts = rng.integers(-3 if info.min < 0 else 0, 2 * 8 * a.itemsize + 3, (3, 4)).astype(dtype)
+    operator = _SHIFTS[name]
+    cases = [(a, amounts), (a, amounts[:1]), (a.T, amounts.T)]
+    cases += [(a, v) for v in (0, 3, 8 * a.itemsize - 1, 8 * a.itemsize, 70 if info.max > 70 else 7)]
+    for x, y in cases:
+        for fn in (getattr(ember, name), operator):
+            make = ember.tensor if isinstance(y, np.ndarray) else (lambda v: v)
+            results = _on_both_paths(lambda: fn(ember.tensor(x), make(y)))
+            assert results[0] == results[1]
+            want = getattr(torch, name)(torch.tensor(x), torch.tensor(y) if isinstance(y, np.ndarray) else y)
+            assert results[0][3] == want.numpy().tobytes()
+    ufunc = {"bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift}[name]
+    seen = []
+    monkeypatch.setattr(np, ufunc.__name__, lambda *args: seen.append(args) or ufunc(*args))
+    getattr(ember, name)(ember.tensor(a), ember.tensor(amounts))
+    operator(ember.tensor(a), 2)
+    assert seen == []   # (the C function calls the ufunc itself)
+
+
+@pytest.mark.parametrize("case", ["bool", "float32", "number_first", "out_of_range", "mixed"])
+@pytest.mark.parametrize("name", sorted(_SHIFTS))
+def test_other_shift_cases_take_the_python_path(name, case):
+    a = np.arange(-6, 6).reshape(3, 4)
+    fn, operator = getattr(ember, name), _SHIFTS[name]
+    call = {"bool": lambda: fn(ember.tensor(a > 0), ember.tensor(a > 1)),
+            "float32": lambda: operator(ember.tensor(a.astype(np.float32)), 1),
+            "number_first": lambda: operator(3, ember.tensor(a % 4)),
+            "out_of_range": lambda: operator(ember.tensor(a.astype(np.int8)), 300),
+            "mixed": lambda: fn(ember.tensor(a), ember.tensor((a % 4).astype(np.int32)))}[case]
+    results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("case", ["float32", "mixed", "not_broadcasting", "number", "number_first", "out"])
 def test_other_bitwise_cases_take_the_python_path(case):
     a = np.arange(-6, 6).reshape(3, 4)
@@ -3932,6 +4012,7 @@ _ADD_PRODUCTS = {  # name: (ember's op, torch's, the factors' shapes, the produc
     "addmm": (ember.addmm, torch.addmm, ((3, 5), (5, 2)), (3, 2)),
     "addmv": (ember.addmv, torch.addmv, ((3, 5), (5,)), (3,)),
     "baddbmm": (ember.baddbmm, torch.baddbmm, ((2, 3, 4), (2, 4, 2)), (2, 3, 2)),
+    "addbmm": (ember.addbmm, torch.addbmm, ((2, 3, 4), (2, 4, 2)), (3, 2)),
 }
 
 
@@ -4002,7 +4083,8 @@ def test_other_added_product_cases_take_the_python_path(name, case):
     from ember.utils.flop_counter import FlopCounterMode
     fn, _, shapes, product = _ADD_PRODUCTS[name]
     bias, a, b = (ember.tensor(v) for v in _add_product_operands(name))
-    inner = {"addmm": ((3, 1), (1, 2)), "addmv": ((3, 1), (1,)), "baddbmm": ((2, 3, 1), (2, 1, 2))}[name]
+    inner = {"addmm": ((3, 1), (1, 2)), "addmv": ((3, 1), (1,)), "baddbmm": ((2, 3, 1), (2, 1, 2)),
+             "addbmm": ((1, 3, 1), (1, 1, 2))}[name]
     call = {"bool_beta": lambda: fn(bias, a, b, beta=True),
             "tensor_alpha": lambda: fn(bias, a, b, alpha=ember.tensor(2.0)),
             "out": lambda: fn(bias, a, b, out=ember.empty(product)),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.ops import _common, _compiled_methods, pointwise, view
+from ember.ops import _common, _compiled_methods, compare, pointwise, view
 
 try:
     import torch
@@ -664,6 +664,40 @@ def test_comparisons_of_two_dtypes_match_torch_and_the_python_ops(monkeypatch, d
                 except (RuntimeError, NotImplementedError) as error:
                     results.append(type(error).__name__)
         assert results[1] == results[2] and (results[1] == results[0] or isinstance(results[0], str)), results
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_integer_tensors_with_ints_match_torch_and_the_python_ops(monkeypatch, spy, dtype):
+    """An integer tensor with a Python int, in its dtype's range or out of it (torch wraps the int into the dtype
+    first), under the arithmetic operators and the comparisons: the compiled case's result, the Python op's and
+    torch's; an int past 64 bits goes to the Python op."""
+    info = np.iinfo(dtype)
+    a = np.array([info.min, -1 if info.min else 7, 0, 1, 5, info.max], dtype=dtype)
+    calls = {**{name: OPERATORS[name] for name in ("add", "radd", "sub", "mul", "rmul")}, **COMPARISONS}
+    for value in (0, 3, -1, 127, 128, 255, 256, 300, -129, 2 ** 31 + 5, -(2 ** 40) - 3, 2 ** 63 - 1):
+        for name, call in calls.items():
+            results = []
+            for lib, python in ((torch, False), (ember, False), (ember, True)):
+                with monkeypatch.context() as m:
+                    if python:
+                        python_ops(m)
+                    out = call(lib.tensor(a), value)
+                    results.append((out.numpy().tolist(), str(out.dtype).split(".")[-1]))
+            assert results[1] == results[2] == results[0], (name, value, results)
+    seen = spy(compare, "arrays_for")
+    assert (ember.tensor(a) > -1).dtype == ember.bool and (ember.tensor(a) + 300).dtype == ember.tensor(a).dtype
+    assert seen == []   # (the compiled case, no Python promotion)
+    results = []
+    for python in (False, True):
+        with monkeypatch.context() as m:
+            if python:
+                python_ops(m)
+            try:
+                results.append((ember.tensor(a) == 2 ** 70).numpy().tolist())
+            except (RuntimeError, OverflowError) as error:
+                results.append((type(error), str(error)))
+    assert results[0] == results[1]
 
 
 def test_comparisons_of_tensors_that_require_grad_record_nothing():

@@ -73,7 +73,7 @@ _SLICE_WRITES = ("add", "copy", "fill")
 # count, dof (the bits of ``fields`` in the C source)
 _FIELDS = ("in", "dims", "count", "dof", "ord")
 # a product's operands (``enum product_operands``): dot's, mm's, bmm's, mv's, matmul's
-_PRODUCT_OPERANDS = ("vectors", "matrices", "batches", "matrix_vector", "matmul")
+_PRODUCT_OPERANDS = ("vectors", "matrices", "batches", "matrix_vector", "matmul", "summed_batches")
 # the integer tensors an op of two takes (``enum integers``): none, integers and bools, integers
 # with no zero in the second (a division's), integers
 _INTEGERS = (None, "any", "nonzero_divisor", "integers")
@@ -274,7 +274,7 @@ enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
    a vector for either or both) */
-enum product_operands { VECTORS, MATRICES, BATCHES, MATRIX_VECTOR, MATMUL_OPERANDS };
+enum product_operands { VECTORS, MATRICES, BATCHES, MATRIX_VECTOR, MATMUL_OPERANDS, SUMMED_BATCHES };
 enum reduction_fields { IN_FIELDS = 1, DIMS_FIELDS = 2, COUNT_FIELD = 4, DOF_FIELD = 8, ORD_FIELD = 16 };
 enum integers { NO_INTEGERS, INTEGERS_AND_BOOLS, NONZERO_DIVISOR, INTEGERS_ONLY };
 enum moment { NO_MOMENT, VARIANCE, STANDARD_DEVIATION, EUCLIDEAN_NORM, VARIANCE_AND_MEAN, STD_AND_MEAN, P_NORM };
@@ -760,12 +760,44 @@ static int join_fields(Function *f, PyObject *node, PyObject *const *items, Py_s
     return status;
 }
 
+/* Whether ``x`` is a dtype whose promotion with another such NumPy's gives torch's, but for integers with floats:
+   bool, a signed integer, uint8 or float16, float32 or float64 (torch promotes no other unsigned integer with
+   another dtype). */
+static int promoted_as_torch(PyArray_Descr *x) {
+    npy_intp size = PyDataType_ELSIZE(x);
+    return PyDataType_ISNOTSWAPPED(x) && (x->kind == 'b' || x->kind == 'i' || (x->kind == 'u' && size == 1)
+                                          || (x->kind == 'f' && size <= 8));
+}
+
+/* The dtype torch gives the join of ``n`` tensors' arrays of two or more dtypes (``promoted_as_torch``): the floats'
+   promoted dtype where any is a float (integers and bools take it, where NumPy would widen it), else their promoted
+   integer or bool dtype. A new reference, or NULL (no error set) for another dtype. */
+static PyArray_Descr *joined_dtype(PyObject **items, Py_ssize_t n) {
+    PyArray_Descr *all = NULL, *floats = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyArray_Descr *x = PyArray_DESCR(array_of(items[i]));
+        PyArray_Descr **into = x->kind == 'f' ? &floats : &all;
+        if (!promoted_as_torch(x)) break;
+        Py_XSETREF(*into, *into == NULL ? (PyArray_Descr *)Py_NewRef(x) : PyArray_PromoteTypes(*into, x));
+        if (*into == NULL) break;
+        if (i == n - 1) {
+            Py_XDECREF(floats == NULL ? NULL : all);
+            return floats != NULL ? floats : all;
+        }
+    }
+    PyErr_Clear();
+    Py_XDECREF(all);
+    Py_XDECREF(floats);
+    return NULL;
+}
+
 /* ``cat(tensors, dim)`` or ``stack(tensors, dim)`` in the common case: a list or tuple of ordinary
-   tensors on the CPU of one dtype (of one shape for stack; none 0-d, and for cat none the 1-d
-   empty tensor it skips), an int dim in range, no ``__torch_function__`` dispatch or
-   forward-mode AD: NumPy's concatenation (of the tensors viewed with the new dim, for stack), the
-   node recorded where autograd records. A new tensor, NULL on error, or ``*handled`` set to 0
-   where the case is not this one (nothing done). */
+   tensors on the CPU (of one shape for stack; none 0-d, and for cat none the 1-d empty tensor it
+   skips) of one dtype or of dtypes ``joined_dtype`` promotes, an int dim in range, no
+   ``__torch_function__`` dispatch or forward-mode AD: NumPy's concatenation (of the tensors, cast
+   to the promoted dtype, viewed with the new dim for stack), the node recorded where autograd
+   records. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one
+   (nothing done). */
 static PyObject *join_case(Function *f, PyObject *tensors, PyObject *at, int *handled) {
     *handled = 0;
     int stack = f->kind == STACK_FUNCTION;
@@ -774,17 +806,18 @@ static PyObject *join_case(Function *f, PyObject *tensors, PyObject *at, int *ha
     PyObject **items = PySequence_Fast_ITEMS(tensors);
     if (n == 0) return NULL;
     PyArrayObject *first = NULL;
-    int grad = 0;
+    int grad = 0, mixed = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyArrayObject *a = Py_TYPE(items[i]) == TensorType ? array_of(items[i]) : NULL;
         if (a == NULL || PyArray_NDIM(a) == 0 || (PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == 0 && !stack))
             return NULL;
         if (first == NULL) {
             first = a;
-        } else if (!PyArray_EquivTypes(PyArray_DESCR(a), PyArray_DESCR(first))
-                   || (stack && (PyArray_NDIM(a) != PyArray_NDIM(first)
-                                 || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(first), PyArray_NDIM(a))))) {
+        } else if (stack && (PyArray_NDIM(a) != PyArray_NDIM(first)
+                             || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(first), PyArray_NDIM(a)))) {
             return NULL;
+        } else {
+            mixed |= !PyArray_EquivTypes(PyArray_DESCR(a), PyArray_DESCR(first));
         }
         int r = requires_grad(items[i]);
         if (r < 0) {
@@ -797,14 +830,13 @@ static PyObject *join_case(Function *f, PyObject *tensors, PyObject *at, int *ha
     if (ndim > NPY_MAXDIMS) return NULL;
     npy_intp dim;
     if (!dim_arg(at, ndim, &dim)) return NULL;
+    PyArray_Descr *joined = mixed ? joined_dtype(items, n) : NULL;
+    if (mixed && joined == NULL) return NULL;
     int plain = plain_mode();
-    if (plain <= 0) {
-        *handled = plain < 0;
-        return NULL;
-    }
-    PyObject *arrays = PyList_New(n);
+    PyObject *arrays = plain > 0 ? PyList_New(n) : NULL;
     if (arrays == NULL) {
-        *handled = 1;
+        Py_XDECREF(joined);
+        *handled = plain != 0;
         return NULL;
     }
     npy_intp dims[NPY_MAXDIMS];
@@ -812,15 +844,20 @@ static PyObject *join_case(Function *f, PyObject *tensors, PyObject *at, int *ha
     for (int d = 0, k = 0; stack && d < ndim; d++)   /* each tensor's shape with the new dim */
         dims[d] = d == dim ? 1 : PyArray_DIM(first, k++);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = (PyObject *)array_of(items[i]);
-        PyObject *item = stack ? PyArray_Newshape((PyArrayObject *)a, &shape, NPY_CORDER) : Py_NewRef(a);
+        PyArrayObject *a = array_of(items[i]);
+        PyObject *cast = joined == NULL || PyArray_EquivTypes(PyArray_DESCR(a), joined) ? Py_NewRef(a)
+                         : (Py_INCREF(joined), PyArray_CastToType(a, joined, 0));
+        PyObject *item = cast == NULL || !stack ? cast : PyArray_Newshape((PyArrayObject *)cast, &shape, NPY_CORDER);
+        if (stack) Py_XDECREF(cast);
         if (item == NULL) {
+            Py_XDECREF(joined);
             Py_DECREF(arrays);
             *handled = 1;
             return NULL;
         }
         PyList_SET_ITEM(arrays, i, item);
     }
+    Py_XDECREF(joined);
     PyObject *data = PyArray_Concatenate(arrays, (int)dim);
     Py_DECREF(arrays);
     if (data == NULL && !stack && PyErr_ExceptionMatches(PyExc_ValueError)) {   /* sizes that differ: */
@@ -2506,7 +2543,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         return NULL;
     }
     if ((f.kind == MATMUL_FUNCTION || f.kind == ADD_PRODUCT_FUNCTION)
-            && (f.product_operands < VECTORS || f.product_operands > MATMUL_OPERANDS)) {
+            && (f.product_operands < VECTORS || f.product_operands > SUMMED_BATCHES)) {
         PyErr_SetString(PyExc_ValueError, "no such operands of a product");
         return NULL;
     }

@@ -364,10 +364,30 @@ static int compares_as_torch(PyArray_Descr *x, PyArray_Descr *y) {
     return other->kind != 'f' && PyDataType_ELSIZE(other) <= 2;
 }
 
+/* The Python int ``number`` as torch takes it with a tensor of the integer dtype ``x``: wrapped around into the
+   dtype's range (a new Python int), or NULL, with no error set, where it does not fit 64 bits. */
+static PyObject *wrapped_int(PyObject *number, PyArray_Descr *x) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(number, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int is_signed = x->kind == 'i';
+    switch (PyDataType_ELSIZE(x)) {
+    case 1: return PyLong_FromLong(is_signed ? (long)(npy_int8)v : (long)(npy_uint8)v);
+    case 2: return PyLong_FromLong(is_signed ? (long)(npy_int16)v : (long)(npy_uint16)v);
+    case 4: return PyLong_FromLongLong(is_signed ? (long long)(npy_int32)v : (long long)(npy_uint32)v);
+    case 8: return is_signed ? PyLong_FromLongLong(v) : PyLong_FromUnsignedLongLong((npy_uint64)v);
+    }
+    return NULL;
+}
+
 /* The operator on ``a`` (and ``b`` where binary) in the common case: a new tensor, NULL on error,
    or ``*handled`` set to 0 where the case is not the common one (nothing has been done). A comparison
    takes two tensors with dims of two dtypes where NumPy's comparison gives torch's answer
-   (``compares_as_torch``). */
+   (``compares_as_torch``); an integer tensor takes a Python int, wrapped into its dtype as torch
+   converts it (``wrapped_int``: NumPy then keeps the tensor's dtype). */
 static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled) {
     *handled = 0;
     PyArrayObject *ad = array_of(a);
@@ -375,7 +395,7 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
     char kind = PyArray_DESCR(ad)->kind;
     if (strchr(op->refused, kind) != NULL || (op->floats_only && kind != 'f' && kind != 'c')) return NULL;
     int b_tensor = 0;
-    PyObject *bd = NULL;
+    PyObject *bd = NULL, *number = NULL;
     if (op->kind != UNARY) {
         if (Py_TYPE(b) == TensorType) {
             PyArrayObject *array = array_of(b);
@@ -389,17 +409,22 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
             bd = (PyObject *)array;
         } else if ((PyFloat_CheckExact(b) || PyLong_CheckExact(b)) && (kind == 'f' || kind == 'c')) {
             bd = b;   /* (NumPy takes a Python number in the tensor's dtype, as torch does) */
+        } else if (PyLong_CheckExact(b) && (kind == 'i' || kind == 'u')) {
+            if ((number = wrapped_int(b, PyArray_DESCR(ad))) == NULL) return NULL;
+            bd = number;
         } else {
             return NULL;
         }
     }
     int plain = plain_mode();
     if (plain <= 0) {
+        Py_XDECREF(number);
         *handled = plain < 0;
         return NULL;
     }
     PyObject *arrays[2] = {(PyObject *)ad, bd};
     PyObject *data = PyObject_Vectorcall(op->ufunc, arrays, op->kind == UNARY ? 1 : 2, NULL);
+    Py_XDECREF(number);
     if (data == NULL) {   /* (the Python op raises torch's error) */
         PyErr_Clear();
         return NULL;

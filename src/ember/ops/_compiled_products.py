@@ -1,6 +1,8 @@
 """The compiled functions (``_compiled_functions``) of the products added to a tensor, kind
-"add_product": ``addmm(input, mat1, mat2, beta, alpha)``, ``addmv(input, mat, vec, beta, alpha)`` and
-``baddbmm(input, batch1, batch2, beta, alpha)`` of small float32 or float64 tensors of one dtype and
+"add_product": ``addmm(input, mat1, mat2, beta, alpha)``, ``addmv(input, mat, vec, beta, alpha)``,
+``baddbmm(input, batch1, batch2, beta, alpha)`` and ``addbmm(input, batch1, batch2, beta, alpha)`` (the
+batches side by side, one product summing theirs, as ``linalg.addbmm`` multiplies them) of small float32 or
+float64 tensors of one dtype and
 Python numbers ``beta`` and ``alpha`` (floats or ints): NumPy's matmul called from C on the two
 factors (below the size from which the Python op's product may take another kernel), the product
 scaled by ``alpha`` in place where it is not 1, then, where ``beta`` is not 0, the input (times
@@ -106,17 +108,17 @@ static PyObject *blas_product(Function *f, PyArrayObject *x, PyArrayObject *y) {
     return (PyObject *)out;
 }
 /* The shape of the product of ``x`` and ``y`` where they are ``f``'s operands (``enum product_operands``:
-   matrices, batches of them or a matrix and a vector) with elements and an inner size that
+   matrices, batches of them, batches summed or a matrix and a vector) with elements and an inner size that
    ``products.matmul`` leaves to NumPy's matmul (and does not multiply, as for an inner size of 1
    between matrices): its number of dims, or 0. */
 static int product_shape(Function *f, PyArrayObject *x, PyArrayObject *y, npy_intp *shape) {
     int xd = PyArray_NDIM(x), yd = PyArray_NDIM(y), p = f->product_operands;
     int ranks = p == MATRICES ? xd == 2 && yd == 2
-                : p == BATCHES ? xd == 3 && yd == 3 && PyArray_DIM(x, 0) == PyArray_DIM(y, 0)
+                : p == BATCHES || p == SUMMED_BATCHES ? xd == 3 && yd == 3 && PyArray_DIM(x, 0) == PyArray_DIM(y, 0)
                 : p == MATRIX_VECTOR && xd == 2 && yd == 1;
     if (!ranks || PyArray_SIZE(x) == 0 || PyArray_SIZE(y) == 0) return 0;
-    npy_intp k = PyArray_DIM(x, xd - 1);
-    if (k != PyArray_DIM(y, yd == 1 ? 0 : yd - 2) || (k == 1 && yd > 1)
+    npy_intp k = PyArray_DIM(x, xd - 1), inner = p == SUMMED_BATCHES ? k * PyArray_DIM(x, 0) : k;
+    if (k != PyArray_DIM(y, yd == 1 ? 0 : yd - 2) || (inner == 1 && yd > 1)
             || (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) >= (double)f->max_elements)
         return 0;
     int nd = 0;
@@ -149,6 +151,20 @@ static int add_product_fields(PyObject *node, PyObject *const *args, PyArrayObje
     PyObject *r = PyObject_CallMethodObjArgs(node, s_save, args[1], args[2], NULL);
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
+}
+
+/* The factors of addbmm's one product: the (b, n, k) batches ``x`` side by side, (n, b * k), and the (b, k, p)
+   batches ``y`` one above the other, (b * k, p), in ``factors`` (new references). 0, or -1 on error. */
+static int side_by_side(PyArrayObject *x, PyArrayObject *y, PyObject **factors) {
+    npy_intp b = PyArray_DIM(x, 0), n = PyArray_DIM(x, 1), k = PyArray_DIM(x, 2), p = PyArray_DIM(y, 2);
+    npy_intp order[3] = {1, 0, 2}, x_dims[2] = {n, b * k}, y_dims[2] = {b * k, p};
+    PyArray_Dims to_order = {order, 3}, x_shape = {x_dims, 2}, y_shape = {y_dims, 2};
+    PyObject *moved = PyArray_Transpose(x, &to_order);
+    factors[0] = moved == NULL ? NULL : PyArray_Newshape((PyArrayObject *)moved, &x_shape, NPY_CORDER);
+    Py_XDECREF(moved);
+    factors[1] = factors[0] == NULL ? NULL : PyArray_Newshape(y, &y_shape, NPY_CORDER);
+    if (factors[1] == NULL) Py_CLEAR(factors[0]);
+    return factors[1] == NULL ? -1 : 0;
 }
 
 /* ``f``'s product added to its input (the module's docstring) in the common case, no
@@ -187,9 +203,16 @@ static PyObject *add_product_case(Function *f, PyObject *const *args, int *handl
     int scales = PyObject_RichCompareBool(alpha, one, Py_NE), ignores = PyObject_RichCompareBool(beta, zero, Py_EQ);
     int weights = PyObject_RichCompareBool(beta, one, Py_NE);
     if (scales < 0 || ignores < 0 || weights < 0) return NULL;
-    PyObject *factors[2] = {(PyObject *)arrays[1], (PyObject *)arrays[2]};
-    PyObject *product = blas_product(f, arrays[1], arrays[2]);
+    PyObject *factors[2] = {Py_NewRef(arrays[1]), Py_NewRef(arrays[2])};
+    if (f->product_operands == SUMMED_BATCHES) {
+        Py_DECREF(factors[0]);
+        Py_DECREF(factors[1]);
+        if (side_by_side(arrays[1], arrays[2], factors) < 0) return NULL;
+    }
+    PyObject *product = blas_product(f, (PyArrayObject *)factors[0], (PyArrayObject *)factors[1]);
     if (product == NULL && !PyErr_Occurred()) product = PyObject_Vectorcall(f->ufunc, factors, 2, NULL);
+    Py_DECREF(factors[0]);
+    Py_DECREF(factors[1]);
     if (product == NULL) return NULL;
     int status = 0;
     if (scales) {   /* (product *= alpha) */

@@ -290,11 +290,12 @@ def _bitwise_kernel(ufunc_name):
     return kernel
 
 
-def _bitwise(name, kernel_name, kernel, bool_ok=True, ufunc=None):
+def _bitwise(name, kernel_name, kernel, bool_ok=True, ufunc=None, commutes=True):
     """The op ``name`` (its function, operator, reflected operator and in-place form) of ``kernel``; with
-    NumPy's ``ufunc`` (the kernel's own, which commutes), the function and the operators on two tensors or
-    a tensor and an int take its compiled function (``compiled_binary``: two small integer or bool tensors
-    of one dtype, or an integer tensor and an int in its range)."""
+    NumPy's ``ufunc`` (the kernel's own answers), the function and the operators on two tensors or a tensor
+    and an int take its compiled function (``compiled_binary``: two small integer tensors of one dtype, or
+    bool ones where the op takes bools, or an integer tensor and an int in its range); ``commutes``: the
+    reflected operator of an int takes it too."""
     node_cls = zero_gradient_node(f"{''.join(w.capitalize() for w in name.split('_'))}Backward0")
 
     def checked(a, b):
@@ -319,7 +320,7 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True, ufunc=None):
 
     op.__name__ = op.__qualname__ = name
     if ufunc is not None:
-        op = compiled_binary(None, (), ufunc=ufunc, integers="any", int_numbers=True)(op)
+        op = compiled_binary(None, (), ufunc=ufunc, integers="any" if bool_ok else "integers", int_numbers=True)(op)
 
     def op_(self, other):
         return _inplace(self, other, name + "_", checked, node_cls)
@@ -334,7 +335,7 @@ def _bitwise(name, kernel_name, kernel, bool_ok=True, ufunc=None):
     def reflected(self, other):
         if not is_scalar(other):
             return NotImplemented
-        if other.__class__ is int and ufunc is not None:   # (and, or and xor commute)
+        if other.__class__ is int and ufunc is not None and commutes:
             return op(self, other)
         return op(other, self)
 
@@ -351,10 +352,11 @@ bitwise_or, _or_op, _ror_op, _ior_op = _bitwise("bitwise_or", "bitwise_or",
                                                 _bitwise_kernel("bitwise_or"), ufunc=np.bitwise_or)
 bitwise_xor, _xor_op, _rxor_op, _ixor_op = _bitwise("bitwise_xor", "bitwise_xor",
                                                     _bitwise_kernel("bitwise_xor"), ufunc=np.bitwise_xor)
+# (NumPy's shifts give torch's answers for amounts that are negative or past the width: 0, or the sign bit)
 bitwise_left_shift, _lshift_op, _rlshift_op, _ilshift_op = _bitwise(
-    "bitwise_left_shift", "lshift", _lshift, bool_ok=False)
+    "bitwise_left_shift", "lshift", _lshift, bool_ok=False, ufunc=np.left_shift, commutes=False)
 bitwise_right_shift, _rshift_op, _rrshift_op, _irshift_op = _bitwise(
-    "bitwise_right_shift", "rshift", _rshift, bool_ok=False)
+    "bitwise_right_shift", "rshift", _rshift, bool_ok=False, ufunc=np.right_shift, commutes=False)
 
 method("__and__")(_and_op)
 method("__rand__")(_rand_op)

@@ -1030,6 +1030,11 @@ _addmm_entry, _addmv_entry, _baddbmm_entry = (
 @with_out()
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
+    return _addbmm_entry[0](input, batch1, batch2, beta, alpha)
+
+
+def _python_addbmm(input, batch1, batch2, beta=1, alpha=1):
+    """``addbmm`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
     for i, (name, t) in enumerate((("input", input), ("batch1", batch1), ("batch2", batch2))):
         _check_tensor(t, "addbmm", name, i + 1)
     if batch1._data.ndim == 0:   # torch reads batch1.size(1) first
@@ -1054,6 +1059,11 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     product = _product(lambda x, y: products.matmul(x.transpose(1, 0, 2).reshape(n, b * k), y.reshape(b * k, p)),
                        batch1._data, batch2._data)
     return _add_product(AddbmmBackward0, input, batch1, batch2, product, beta, alpha)
+
+
+_addbmm_entry = _compiled_functions.register(_python_addbmm, AddbmmBackward0, kind="add_product", ufunc=np.matmul,
+                                             max_elements=gemm.MIN_MULTIPLY_ADDS,
+                                             specifics=("summed_batches", _flop_hook))
 
 
 def _inplace_product(fn):
