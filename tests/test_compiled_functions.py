@@ -171,7 +171,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_svd_factors", "_python_eigh_factors",
                                                   "_python_tensor_split", "_python_unbind", "_python_chunk",
                                                   "_python_masked_scatter", "_python_householder_product",
-                                                  "_python_index_put", "_python_cholesky_solve"} \
+                                                  "_python_index_put", "_python_cholesky_solve",
+                                                  "_python_index_put_"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -2964,12 +2965,41 @@ def test_integer_divisions_are_the_python_paths_and_torchs(monkeypatch, name, dt
     assert calls == []   # (the C function calls the ufunc itself)
 
 
-@pytest.mark.parametrize("case", ["zero_divisor", "zero_in_a_row", "bool", "mixed_ints", "not_broadcasting"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int8"])
+@pytest.mark.parametrize("name", ["fmod", "floor_divide", "remainder"])
+def test_integer_divisions_by_an_int_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
+    """An integer tensor divided by a Python int in its dtype's range, not 0 (as functions, and as ``//`` and
+    ``%``), on the ufunc from C: the Python path's bits and dtype, and torch's."""
+    info = np.iinfo(dtype)
+    a = np.array([info.min, -7 if info.min else 7, 0, 1, 5, 13, info.max], dtype=dtype)
+    fn, torch_fn = BINARY_OPS[name][:2]
+    operator = {"floor_divide": lambda x, v: x // v, "remainder": lambda x, v: x % v}.get(name)
+    for value in (1, 3, 7, -1, -3, int(info.max), int(info.min)):
+        if not info.min <= value <= info.max or value == 0:
+            continue
+        for call in (fn, operator) if operator else (fn,):
+            results = _on_both_paths(lambda: call(ember.tensor(a), value))
+            assert results[0] == results[1]
+            want = torch_fn(torch.tensor(a), value)
+            assert str(results[0][0]).split(".")[1] == str(want.dtype).split(".")[1]
+            assert results[0][3] == want.numpy().tobytes()
+    int_ufunc = getattr(np, name)
+    calls = []
+    monkeypatch.setattr(np, name, lambda *args: calls.append(args) or int_ufunc(*args))
+    fn(ember.tensor(a), 3)
+    assert calls == []   # (the C function calls the ufunc itself)
+
+
+@pytest.mark.parametrize("case", ["zero_divisor", "zero_in_a_row", "bool", "mixed_ints", "not_broadcasting",
+                                  "zero_int", "int_out_of_range", "uint8_negative_int"])
 @pytest.mark.parametrize("name", ["fmod", "floor_divide", "remainder", "_python_div_floor"])
 def test_other_integer_division_cases_take_the_python_path(name, case):
     fn = BINARY_OPS[name][0]
     a = np.arange(-7, 8).reshape(3, 5)
     call = {"zero_divisor": lambda: fn(ember.tensor(a), ember.tensor(a)),
+            "zero_int": lambda: fn(ember.tensor(a), 0),
+            "int_out_of_range": lambda: fn(ember.tensor(a.astype(np.int8)), 300),
+            "uint8_negative_int": lambda: fn(ember.tensor(np.abs(a).astype(np.uint8)), -3),
             "zero_in_a_row": lambda: fn(ember.tensor(a), ember.tensor(np.array([1, 2, 0, 3, 4]))),
             "bool": lambda: fn(ember.tensor(a > 0), ember.tensor(a > -9)),
             "mixed_ints": lambda: fn(ember.tensor(a), ember.tensor(np.ones(5, np.int32))),
@@ -5223,6 +5253,72 @@ def test_other_index_put_cases_take_the_python_path(case):
              "method": lambda: ember.tensor(a).index_put((idx,), ember.tensor(values)),
              "in_place": lambda: ember.tensor(a).index_put_((idx,), ember.tensor(values), True)}
     results = _factorization_on_both_paths(cases[case])
+    assert results[0] == results[1]
+
+
+def _values_on_both_paths(call):
+    """``call()`` (a list of plain values) with the compiled functions, then on the Python paths."""
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            results.append(call())
+    return results
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize("case", range(len(INDEX_PUT_CASES)))
+def test_index_put_in_place_is_the_python_paths(monkeypatch, case, dtype, accumulate):
+    """index_put_ in C writes into the tensor itself: the Python path's bits, the tensor returned, its version
+    counted once; the Python path's step not reached."""
+    from ember.ops import index as index_ops
+    shape, rows, values_shape = INDEX_PUT_CASES[case]
+    rng = np.random.default_rng(24)
+    a = rng.integers(0, 9, shape).astype(dtype)
+    values = rng.integers(0, 9, values_shape).astype(dtype)
+    idx = np.array(rows, dtype=np.int64)
+
+    def call():
+        x = ember.tensor(a)
+        try:
+            out = x.index_put_((ember.tensor(idx),), ember.tensor(values), accumulate)
+        except (RuntimeError, IndexError) as error:
+            return [(type(error), str(error))]
+        return [out is x, x._version, x.numpy().tobytes()]
+    results = _values_on_both_paths(call)
+    assert results[0] == results[1]
+    if dtype in ("float32", "float64") or not accumulate:
+        assert results[0][:2] == [True, 1]
+        _assert_the_compiled_function_takes(monkeypatch, call, [(index_ops, "_index_put_key")])
+
+
+@pytest.mark.parametrize("case", ["transposed", "expanded", "leaf_requires_grad", "no_grad", "aliased_values",
+                                  "view", "values_requires_grad"])
+def test_other_index_put_in_place_cases_take_the_python_path(case):
+    """index_put_ where its compiled function does not write (or writes into a view): the Python path's result,
+    versions and error."""
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    idx = ember.tensor([2, 0])
+
+    def run():
+        x = {"transposed": lambda: ember.tensor(a.T.copy()).t(), "expanded": lambda: ember.tensor(a[:1]).expand(3, 4),
+             "leaf_requires_grad": lambda: ember.tensor(a, requires_grad=True)}.get(case, lambda: ember.tensor(a))()
+        base = x
+        if case == "view":
+            x = base[1:]
+        values = {"aliased_values": lambda: x[1], "values_requires_grad": lambda: ember.ones(4, requires_grad=True)}
+        v = values.get(case, lambda: ember.ones(4))()
+        try:
+            if case == "no_grad":
+                x.requires_grad_()
+                with ember.no_grad():
+                    x.index_put_((idx if case != "view" else ember.tensor([1, 0]),), v)
+            else:
+                x.index_put_((idx if case != "view" else ember.tensor([1, 0]),), v)
+        except RuntimeError as error:
+            return [(type(error), str(error))]
+        return [x._version, base._version, base.detach().numpy().tobytes(), type(x.grad_fn).__name__]
+    results = _values_on_both_paths(run)
     assert results[0] == results[1]
 
 

@@ -298,8 +298,9 @@ typedef struct {
     int product_operands, bfloat16_type;
     PyObject *flop_hook;
     /* a scatter's: the node of a number scattered (node_cls: of a tensor), whether it adds; a
-       "slices" function's ``enum slice_writes``; a scatter_reduce's: whether it is scatter's with a
-       reduce (its names "add" and "multiply", recording nothing) */
+       "slices" function's ``enum slice_writes``; an index_put's: whether it writes into its input (index_put_'s);
+       a scatter_reduce's: whether it is scatter's with a reduce (its names "add" and "multiply", recording
+       nothing) */
     PyObject *number_node;
     int adds, writes, scatter_names;
     /* an operator's function's: the index of the operator's method (``methods_``) */
@@ -591,11 +592,12 @@ static PyObject *number_first_case(Function *f, PyObject *const *inputs, int *ha
     return out == NULL ? NULL : make((PyObject *)out);
 }
 
-/* ``f(tensor, int)`` of a binary op that takes an int number second (``f->int_numbers``: the bitwise ops') in
-   the common case: a small integer tensor (int8 to int64 or uint8) with dims and a Python int within its
-   dtype's range, no ``__torch_function__`` dispatch or forward-mode AD (an integer tensor does not require
-   grad): ``int_ufunc`` of the array and the int (NumPy keeps the array's dtype for a Python int, as torch's
-   result type does). A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+/* ``f(tensor, int)`` of a binary op that takes an int number second (``f->int_numbers``: the bitwise ops', the
+   divisions') in the common case: a small integer tensor (int8 to int64 or uint8) with dims and a Python int
+   within its dtype's range (not 0, for a division), no ``__torch_function__`` dispatch or forward-mode AD (an
+   integer tensor does not require grad): ``int_ufunc`` of the array and the int (NumPy keeps the array's dtype
+   for a Python int, as torch's result type does). A new tensor, NULL on error, or ``*handled`` set to 0 where
+   the case is not this one. */
 static PyObject *int_number_case(Function *f, PyObject *const *inputs, int *handled) {
     *handled = 0;
     PyArrayObject *x = array_of(inputs[0]);
@@ -609,7 +611,8 @@ static PyObject *int_number_case(Function *f, PyObject *const *inputs, int *hand
         return NULL;
     }
     if (overflow || (kind == 'u' && (v < 0 || v > 255))
-            || (kind == 'i' && bits < 64 && (v < -(1LL << (bits - 1)) || v >= (1LL << (bits - 1)))))
+            || (kind == 'i' && bits < 64 && (v < -(1LL << (bits - 1)) || v >= (1LL << (bits - 1))))
+            || (v == 0 && f->integers == NONZERO_DIVISOR))   /* (a division by 0: the Python op raises) */
         return NULL;
     int plain = plain_mode();
     if (plain <= 0) {
@@ -2432,6 +2435,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == VANDER_FUNCTION && (f.divides = PyObject_IsTrue(specifics)) < 0) return NULL;   /* (linalg's) */
     if (f.kind == PROD_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (all's node) */
     if (f.kind == SPLIT_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.form)) return NULL;   /* (its form) */
+    if (f.kind == INDEX_PUT_FUNCTION && (f.writes = PyObject_IsTrue(specifics)) < 0) return NULL;   /* (in place) */
     unsigned long long linspaces[2] = {0, 0};   /* (a histogram's: its result type, linspace's loops) */
     if (f.kind == HISTOGRAM_FUNCTION && !PyArg_ParseTuple(specifics, "OKK", &f.result_type, &linspaces[0],
                                                           &linspaces[1]))

@@ -30,7 +30,9 @@ dims, one 1-d int64 index tensor within range of its first dim (negative indices
 and values of its dtype whose shape broadcasts to the rows indexed, where nothing records: a row-major
 copy of the input with the values (broadcast) written row by row in the index's order, a repeated row
 taking its last values (NumPy's fancy assignment, the Python op's), or, with ``accumulate`` (float32 or
-float64), added in that order (NumPy's ``add.at``). Every other case goes to the Python op.
+float64), added in that order (NumPy's ``add.at``). Every other case goes to the Python op. Its in-place
+form, ``index_put_``'s, writes into the input itself (a C-contiguous, writeable array, where no modifier is
+being recorded) and counts its version.
 """
 
 __all__ = ["SOURCE"]
@@ -305,14 +307,16 @@ static PyObject *index_put_case(Function *f, PyObject *const *args, int *handled
         npy_int64 i = *(const npy_int64 *)(at + j * step);
         if (i < -n || i >= n) return NULL;   /* (out of range: the Python op's error) */
     }
+    if (f->writes && (!PyArray_IS_C_CONTIGUOUS(x) || !PyArray_ISWRITEABLE(x))) return NULL;
     PyObject *operands[2] = {t, v};
     int grad = any_requires_grad(operands, 2), plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0 || grad) {   /* (a tensor that requires grad: the Python op records) */
-        *handled = plain < 0 || grad < 0;
+    int recording = plain <= 0 || grad || !f->writes ? 0 : flag(modifier_recording, s_enabled);
+    if (plain <= 0 || grad || recording) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0 || grad < 0 || recording < 0;
         return NULL;
     }
     *handled = 1;
-    PyArrayObject *out = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+    PyArrayObject *out = f->writes ? (PyArrayObject *)Py_NewRef(x) : (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
     PyArrayObject *spread = out == NULL ? NULL : broadcast_copy(values, shape, nd);
     if (spread == NULL) {
         Py_XDECREF(out);
@@ -331,6 +335,8 @@ static PyObject *index_put_case(Function *f, PyObject *const *args, int *handled
             for (npy_intp e = 0; e < row; e++) ((double *)to)[e] = ((double *)to)[e] + ((const double *)from)[e];
     }
     Py_DECREF(spread);
-    return make((PyObject *)out);
+    if (!f->writes) return make((PyObject *)out);
+    Py_DECREF(out);
+    return count_change(t) < 0 ? NULL : Py_NewRef(t);
 }
 '''

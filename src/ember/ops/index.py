@@ -1084,6 +1084,11 @@ def _accumulate(data, key, values):
 def index_put_(self, indices, values, accumulate=False):
     """In-place ``index_put``: writes (or with ``accumulate``, adds) ``values`` at
     ``self[indices]``."""
+    return _index_put_inplace_entry[0](self, indices, values, accumulate)
+
+
+def _python_index_put_(self, indices, values, accumulate=False):
+    """``index_put_`` in every case its compiled function (``_compiled_scatters``) leaves to Python."""
     key = _index_put_key("index_put_", self, indices)   # torch parses the arguments first
     if (not accumulate and inplace_untracked(self) and isinstance(values, Tensor)
             and not (values._requires_grad and grad_state.grad_enabled)):
@@ -1095,6 +1100,9 @@ def index_put_(self, indices, values, accumulate=False):
         bump_version(self)
         return self
     return apply_inplace(self, index_put, indices, values, accumulate)
+
+
+_index_put_inplace_entry = _compiled_functions.register(_python_index_put_, None, kind="index_put", specifics=True)
 
 
 # -- masked_fill, masked_select, masked_scatter --------------------------------------------------

@@ -1082,7 +1082,7 @@ _fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _on_loop_when_large(
     "fmod", _float_or_int_kernel("fmod", _float_division.fmod))))
 
 
-@compiled_binary(FmodBackward1, ("self", "other"), np.fmod, "fmod", integers="nonzero_divisor")
+@compiled_binary(FmodBackward1, ("self", "other"), np.fmod, "fmod", integers="nonzero_divisor", int_numbers=True)
 def fmod(input, other, *, out=None):
     """The C-style remainder of division: has the sign of the dividend ``input``."""
     _tensor_arg(input, "fmod")
@@ -1142,7 +1142,7 @@ _remainder_of_number = _number_spread("remainder", _remainder_kernel, min_elemen
 
 
 @compiled_binary(RemainderBackward1, ("self", "other"), loop="remainder", integers="nonzero_divisor",
-                 int_ufunc=np.remainder, number_first=True)
+                 int_ufunc=np.remainder, number_first=True, int_numbers=True)
 def remainder(input, other, *, out=None):
     """The Python-style modulus: has the sign of the divisor ``other``."""
     if is_scalar(input):
@@ -1166,7 +1166,7 @@ _floor_divide_of_number = _number_spread("floor_divide", _floor_divide_kernel)
 
 @method("__floordiv__")
 @compiled_binary(None, (), loop="floor_divide", integers="nonzero_divisor", int_ufunc=np.floor_divide,
-                 number_first=True)
+                 number_first=True, int_numbers=True)
 def floor_divide(input, other, *, out=None):
     """Divides ``input`` by ``other`` and rounds each quotient towards negative infinity."""
     kernel = _floor_divide_kernel
