@@ -667,6 +667,33 @@ def test_comparisons_of_two_dtypes_match_torch_and_the_python_ops(monkeypatch, d
 
 
 @needs_torch
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")   # (NumPy's cast of 1e300 to float32)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_tensors_with_numbers_match_torch_and_the_python_ops(monkeypatch, dtype):
+    """A float32 or float64 tensor with a Python number (which the compiled case hands the ufunc as a 0-d array
+    of the tensor's dtype: ``number_array``), under the operators, the comparisons and the in-place operators:
+    the Python op's bits and torch's values, for numbers that round, overflow float32, are NaN or -0.0, and
+    ints past 2**53."""
+    a = np.array([0.1, -2.5, 3e38, -0.0, 1.0, 7.0], dtype=dtype)
+    inplace = {"iadd": lambda x, v: x.add_(v), "isub": lambda x, v: x.sub_(v), "imul": lambda x, v: x.mul_(v),
+               "idiv": lambda x, v: x.div_(v)}
+    calls = {**OPERATORS, **COMPARISONS, **inplace}
+    for value in (0.1, 2, -3, 1e300, math.nan, -0.0, 2 ** 53 + 1, 2 ** 60, 1.5):
+        for name, call in calls.items():
+            results = []
+            for lib, python in ((torch, False), (ember, False), (ember, True)):
+                with monkeypatch.context() as m:
+                    if python:
+                        python_ops(m)
+                    out = call(lib.tensor(a), value)
+                    results.append((out.numpy().tobytes(), str(out.dtype).split(".")[-1]))
+            assert results[1] == results[2], (name, value)
+            assert results[1][1] == results[0][1]
+            np.testing.assert_array_equal(np.frombuffer(results[1][0], dtype=results[1][1].replace("bool", "?")),
+                                          np.frombuffer(results[0][0], dtype=results[0][1].replace("bool", "?")))
+
+
+@needs_torch
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
 def test_integer_tensors_with_ints_match_torch_and_the_python_ops(monkeypatch, spy, dtype):
     """An integer tensor with a Python int, in its dtype's range or out of it (torch wraps the int into the dtype

@@ -364,6 +364,40 @@ static int compares_as_torch(PyArray_Descr *x, PyArray_Descr *y) {
     return other->kind != 'f' && PyDataType_ELSIZE(other) <= 2;
 }
 
+/* The Python number ``number`` (a float, or an int within 2**53) as a 0-d array of the float32 or float64 dtype
+   ``x``: what a ufunc makes of it with an array of that dtype (the double rounded once to the dtype), which it
+   takes sooner in that form. A new reference, or NULL with no error set where it is another number. */
+static PyObject *number_array(PyObject *number, PyArray_Descr *x) {
+    double v;
+    if (PyFloat_CheckExact(number)) {
+        v = PyFloat_AS_DOUBLE(number);
+    } else {
+        int overflow = 0;
+        long long i = PyLong_AsLongLongAndOverflow(number, &overflow);
+        if (overflow || (i == -1 && PyErr_Occurred()) || i > (1LL << 53) || i < -(1LL << 53)) {
+            PyErr_Clear();
+            return NULL;
+        }
+        v = (double)i;
+    }
+    Py_INCREF(x);
+    PyArrayObject *a = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, x, 0, NULL, NULL, NULL, 0, NULL);
+    if (a == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (PyArray_TYPE(a) == NPY_FLOAT32)
+        *(float *)PyArray_DATA(a) = (float)v;
+    else
+        *(double *)PyArray_DATA(a) = v;
+    return (PyObject *)a;
+}
+
+/* Whether ``x`` is float32 or float64 in the machine's byte order (``number_array``'s dtypes). */
+static int float32_or_64(PyArray_Descr *x) {
+    return (x->type_num == NPY_FLOAT32 || x->type_num == NPY_FLOAT64) && PyDataType_ISNOTSWAPPED(x);
+}
+
 /* The Python int ``number`` as torch takes it with a tensor of the integer dtype ``x``: wrapped around into the
    dtype's range (a new Python int), or NULL, with no error set, where it does not fit 64 bits. */
 static PyObject *wrapped_int(PyObject *number, PyArray_Descr *x) {
@@ -408,7 +442,9 @@ static PyObject *common_case(Method *op, PyObject *a, PyObject *b, int *handled)
             b_tensor = 1;
             bd = (PyObject *)array;
         } else if ((PyFloat_CheckExact(b) || PyLong_CheckExact(b)) && (kind == 'f' || kind == 'c')) {
-            bd = b;   /* (NumPy takes a Python number in the tensor's dtype, as torch does) */
+            /* (NumPy takes a Python number in the tensor's dtype, as torch does) */
+            number = float32_or_64(PyArray_DESCR(ad)) ? number_array(b, PyArray_DESCR(ad)) : NULL;
+            bd = number != NULL ? number : b;
         } else if (PyLong_CheckExact(b) && (kind == 'i' || kind == 'u')) {
             if ((number = wrapped_int(b, PyArray_DESCR(ad))) == NULL) return NULL;
             bd = number;
@@ -493,8 +529,10 @@ static PyObject *inplace_case(Method *op, PyObject *self, PyObject *b, int *hand
         return NULL;
     }
     if (!plain || enabled || recording) return NULL;
-    PyObject *call[3] = {(PyObject *)sd, bd, (PyObject *)sd};
+    PyObject *number = bd == b && float32_or_64(PyArray_DESCR(sd)) ? number_array(b, PyArray_DESCR(sd)) : NULL;
+    PyObject *call[3] = {(PyObject *)sd, number != NULL ? number : bd, (PyObject *)sd};
     PyObject *result = PyObject_Vectorcall(op->ufunc, call, 2, out_keyword);
+    Py_XDECREF(number);
     if (result == NULL) {   /* (a shape that does not broadcast: the Python op raises torch's error) */
         PyErr_Clear();
         return NULL;
