@@ -1015,7 +1015,8 @@ def _where_operands(dtype="float32"):
 WHERE_FORMS = {   # (condition, x, y) -> (condition, input, other), as arrays, numbers or None
     "tensors": lambda c, x, y: (c, x, y), "number_other": lambda c, x, y: (c, x, 0.5),
     "number_input": lambda c, x, y: (c, -2, y), "broadcast": lambda c, x, y: (c, x[:, :1], y[0]),
-    "condition_broadcast": lambda c, x, y: (c[0], x, y)}
+    "condition_broadcast": lambda c, x, y: (c[0], x, y), "rounded_number": lambda c, x, y: (c, x, 0.1),
+    "nan_number": lambda c, x, y: (c, math.nan, y), "large_int": lambda c, x, y: (c, x, 2 ** 53 + 1)}
 
 
 def _tensor_or(value, lib, requires_grad=False):
@@ -1059,12 +1060,27 @@ def test_where_nodes_and_gradients_are_the_python_paths(form):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("value", [1e300, -1e39])
+def test_where_of_a_number_past_float32_raises_torchs_error(value):
+    c, x, _ = _where_operands()
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as caught:
+            lib.where(lib.tensor(c), lib.tensor(x), value)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+
+
 @pytest.mark.parametrize("case", ["out", "int64", "float16", "mixed_dtypes", "uint8_condition", "float_condition",
-                                  "large", "shapes_differ", "one_argument", "both_numbers", "no_grad"])
+                                  "large", "shapes_differ", "one_argument", "both_numbers", "no_grad",
+                                  "number_overflows_float32", "number_first_overflows_float32", "huge_int"])
 def test_other_where_cases_take_the_python_path(case):
     c, x, y = _where_operands()
     big = np.ones(1 << 14, np.float32)
-    call = {"out": lambda: ember.where(ember.tensor(c), ember.tensor(x), ember.tensor(y), out=ember.empty(0)),
+    call = {"number_overflows_float32": lambda: ember.where(ember.tensor(c), ember.tensor(x), 1e300),
+            "number_first_overflows_float32": lambda: ember.where(ember.tensor(c), -1e39, ember.tensor(x)),
+            "huge_int": lambda: ember.where(ember.tensor(c), ember.tensor(x), 2 ** 1100),
+            "out": lambda: ember.where(ember.tensor(c), ember.tensor(x), ember.tensor(y), out=ember.empty(0)),
             "int64": lambda: ember.where(ember.tensor(c), ember.tensor(x.astype(np.int64)), ember.tensor(y > 0)),
             "float16": lambda: ember.where(ember.tensor(c), ember.tensor(x.astype(np.float16)), 0.5),
             "mixed_dtypes": lambda: ember.where(ember.tensor(c), ember.tensor(x), ember.tensor(y.astype(np.float64))),
@@ -1082,7 +1098,7 @@ def test_other_where_cases_take_the_python_path(case):
                 warnings.simplefilter("always")
                 try:
                     result = call()
-                except (RuntimeError, TypeError) as error:
+                except (RuntimeError, TypeError, OverflowError) as error:
                     results.append((type(error), str(error)))
                     continue
             if isinstance(result, tuple):

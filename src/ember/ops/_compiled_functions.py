@@ -1440,9 +1440,18 @@ static PyObject *extremes_case(Function *f, PyObject *const *args, Py_ssize_t na
 }
 
 /* ``where``'s operand: a float tensor's array of ``type`` (or of the first such where ``*type``
-   is -1; set there) under the size limit, or a Python float or int. 0 where it is neither. */
+   is -1; set there) under the size limit, or a Python float or int (within float32's range, where a float32
+   tensor is given: torch's overflow error otherwise). 0 where it is neither. */
 static int where_operand(PyObject *o, int *type) {
-    if (Py_TYPE(o) != TensorType) return PyFloat_CheckExact(o) || PyLong_CheckExact(o);
+    if (Py_TYPE(o) != TensorType) {
+        if (!PyFloat_CheckExact(o) && !PyLong_CheckExact(o)) return 0;
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        return !isfinite(v) || fabs(v) <= FLT_MAX || *type != NPY_FLOAT32;
+    }
     PyArrayObject *a = array_of(o);
     if (a == NULL || PyArray_NBYTES(a) >= small_bytes || !PyArray_ISNOTSWAPPED(a)) return 0;
     if (*type == -1) *type = PyArray_TYPE(a);
@@ -1460,7 +1469,8 @@ static PyObject *where_case(Function *f, PyObject *const *args, int *handled) {
     PyArrayObject *c = Py_TYPE(condition) == TensorType ? array_of(condition) : NULL;
     int type = -1;
     if (c == NULL || PyArray_TYPE(c) != NPY_BOOL || PyArray_SIZE(c) > f->max_elements
-            || !where_operand(input, &type) || !where_operand(other, &type) || type == -1)
+            || !where_operand(input, &type) || !where_operand(other, &type) || type == -1
+            || !where_operand(input, &type))   /* (again: a number first, checked against the tensor's type) */
         return NULL;
     int a_tensor = Py_TYPE(input) == TensorType, b_tensor = Py_TYPE(other) == TensorType;
     int a_grad = a_tensor ? requires_grad(input) : 0, b_grad = b_tensor ? requires_grad(other) : 0;
@@ -1469,9 +1479,13 @@ static PyObject *where_case(Function *f, PyObject *const *args, int *handled) {
         *handled = plain < 0;
         return NULL;
     }
-    PyObject *call[3] = {(PyObject *)c, a_tensor ? (PyObject *)array_of(input) : input,
-                         b_tensor ? (PyObject *)array_of(other) : other};
+    /* (a Python number as a 0-d array of the tensors' dtype, which NumPy's where takes sooner: the same bits) */
+    PyArray_Descr *descr = PyArray_DESCR(array_of(a_tensor ? input : other));
+    PyObject *number = a_tensor && b_tensor ? NULL : number_array(a_tensor ? other : input, descr);
+    PyObject *call[3] = {(PyObject *)c, a_tensor ? (PyObject *)array_of(input) : number != NULL ? number : input,
+                         b_tensor ? (PyObject *)array_of(other) : number != NULL ? number : other};
     PyObject *data = PyObject_Vectorcall(numpy_where, call, 3, NULL);
+    Py_XDECREF(number);
     /* (shapes that do not broadcast, a result of another dtype: the Python op's error or cast) */
     if (data == NULL || !PyArray_Check(data) || PyArray_TYPE((PyArrayObject *)data) != type) {
         Py_XDECREF(data);

@@ -73,6 +73,8 @@ def _python_where(condition, input=None, other=None, *, out=None):
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{condition.dtype.name.capitalize()}")
         dt = result_type_of(input, other).np
+        for number in (n for n in (input, other) if not isinstance(n, Tensor)):
+            check_value_fits(number, dt)   # (torch converts a number to the result's dtype, checked)
         xp = namespace_of(condition._data)
         a = input._data.astype(dt, copy=False) if isinstance(input, Tensor) else input
         b = other._data.astype(dt, copy=False) if isinstance(other, Tensor) else other
