@@ -123,18 +123,24 @@ def _refuse(kernel, data, kinds="bc", dispatched=True):
 def _sort_arrays(data, dim, descending):
     """Stable sort of ``data`` along ``dim``: (values, int64 indices). Descending order keeps
     equal elements in their original order too (and puts NaN first)."""
-    xp = namespace_of(data)
+    order = _sort_order(data, dim, descending)
     if not data.ndim:
-        return data.copy(), xp.zeros((), dtype=_INT64)
+        return data.copy(), order
+    return data[_along_key(order, dim)], order   # (NumPy's take_along_axis: microseconds of Python)
+
+
+def _sort_order(data, dim, descending):
+    """The int64 indices of ``_sort_arrays``' stable sort."""
+    if not data.ndim:
+        return namespace_of(data).zeros((), dtype=_INT64)
     keys = widened(data)  # NumPy orders bfloat16 NaNs as it meets them, not last
     if descending:
         reverse = (slice(None),) * dim + (slice(None, None, -1),)   # (np.flip's key, built here)
-        order = xp.argsort(keys[reverse], axis=dim, kind="stable")[reverse]
+        order = keys[reverse].argsort(axis=dim, kind="stable")[reverse]
         order = data.shape[dim] - 1 - order
     else:
-        order = xp.argsort(keys, axis=dim, kind="stable")
-    order = order.astype(_INT64, copy=False)
-    return data[_along_key(order, dim)], order   # (NumPy's take_along_axis: microseconds of Python)
+        order = keys.argsort(axis=dim, kind="stable")
+    return order.astype(_INT64, copy=False)
 
 
 @with_out()
@@ -161,7 +167,7 @@ def argsort(input, dim=-1, descending=False, stable=None, *, out=None):
     ``out=`` is taken with ``stable`` given, as torch's overloads take it."""
     data = input._data
     _check_sortable(data)
-    result = make(_sort_arrays(data, wrap_dim(dim, data.ndim), descending)[1])
+    result = make(_sort_order(data, wrap_dim(dim, data.ndim), descending))
     if out is None:
         return result
     if stable is None:
@@ -176,7 +182,7 @@ def argsort(input, dim=-1, descending=False, stable=None, *, out=None):
 def _argsort(input, dim=-1, descending=False, stable=False):
     data = input._data
     _check_sortable(data)
-    return make(_sort_arrays(data, wrap_dim(dim, data.ndim), descending)[1])
+    return make(_sort_order(data, wrap_dim(dim, data.ndim), descending))
 
 
 def msort(input, *, out=None):
