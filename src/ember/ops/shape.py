@@ -236,14 +236,21 @@ def _at_least(t, ndim):
     return t.reshape((1,) * (ndim - len(shape)) + shape)
 
 
-def _plain_tensors(tensors):
+def _plain_tensors(tensors, ndim=0):
     """Whether ``tensors`` is a non-empty list or tuple of Tensors (which the stacking functions give
-    ``cat``'s compiled function at once, each with the dims they need)."""
-    return tensors.__class__ in (list, tuple) and len(tensors) > 0 and all(t.__class__ is Tensor for t in tensors)
+    ``cat``'s compiled function at once, each with the dims they need), each of ``ndim`` dims or more."""
+    if tensors.__class__ not in (list, tuple) or not tensors:
+        return False
+    for t in tensors:
+        if t.__class__ is not Tensor or t._data.ndim < ndim:
+            return False
+    return True
 
 
 def hstack(tensors, *, out=None):
     """Stacks ``tensors`` horizontally: along dim 1, or dim 0 for 1-d tensors."""
+    if out is None and _plain_tensors(tensors, 1):
+        return _cat_entry[0](tensors, 0 if tensors[0]._data.ndim == 1 else 1)
     if out is None and _plain_tensors(tensors):
         tensors = [_at_least(t, 1) for t in tensors]
         return _cat_entry[0](tensors, 0 if tensors[0]._data.ndim == 1 else 1)
@@ -254,6 +261,8 @@ def hstack(tensors, *, out=None):
 
 def vstack(tensors, *, out=None):
     """Stacks ``tensors`` vertically (along dim 0), 1-d tensors as rows."""
+    if out is None and _plain_tensors(tensors, 2):
+        return _cat_entry[0](tensors, 0)
     if out is None and _plain_tensors(tensors):
         return _cat_entry[0]([_at_least(t, 2) for t in tensors], 0)
     tensors = [_at_least(t, 2) for t in _tensor_list(tensors, "vstack")]
