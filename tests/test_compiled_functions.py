@@ -172,7 +172,7 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_tensor_split", "_python_unbind", "_python_chunk",
                                                   "_python_masked_scatter", "_python_householder_product",
                                                   "_python_index_put", "_python_cholesky_solve",
-                                                  "_python_index_put_"} \
+                                                  "_python_index_put_", "_python_put", "_python_put_"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5334,6 +5334,83 @@ def test_other_index_put_in_place_cases_take_the_python_path(case):
         except RuntimeError as error:
             return [(type(error), str(error))]
         return [x._version, base._version, base.detach().numpy().tobytes(), type(x.grad_fn).__name__]
+    results = _values_on_both_paths(run)
+    assert results[0] == results[1]
+
+
+PUT_CASES = [((3, 4), [1, 6], None), ((3, 4), [[0, -1], [5, 11]], None), ((5,), [4, 0, 4], None),
+             ((2, 3), [], None), ((3, 4), [2, 7, 2], "transposed_source"), ((2, 2, 3), [-12, 3], None)]
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("case", range(len(PUT_CASES)))
+def test_put_is_the_python_paths_and_torchs(monkeypatch, case, dtype, accumulate):
+    """put and put_ of an int64 index of any shape (negative and repeated positions) and a source with as many
+    elements, written or (float32, float64, int64, int32) added in C: the Python path's bits, torch's values
+    (where no position repeats), put_'s tensor returned with its version counted once; no Python step reached."""
+    from ember.ops import index as index_ops
+    shape, positions, layout = PUT_CASES[case]
+    rng = np.random.default_rng(25)
+    a = rng.integers(0, 9, shape).astype(dtype)
+    idx = np.array(positions, dtype=np.int64)
+    source = rng.integers(0, 9, idx.shape).astype(dtype)
+    if layout == "transposed_source":
+        source = np.asfortranarray(source.reshape(1, -1).T).T.reshape(-1)
+
+    def put():
+        return ember.put(ember.tensor(a), ember.tensor(idx), ember.tensor(source), accumulate)
+
+    def put_():
+        x = ember.tensor(a)
+        try:
+            out = x.put_(ember.tensor(idx), ember.tensor(source), accumulate)
+        except (RuntimeError, IndexError) as error:
+            return [(type(error), str(error))]
+        return [out is x, x._version, x.numpy().tobytes()]
+    results = _on_both_paths(put, (RuntimeError, IndexError))
+    assert results[0] == results[1]
+    assert _values_on_both_paths(put_)[0] == _values_on_both_paths(put_)[1]
+    adds = dtype in ("float32", "float64", "int64", "int32")
+    if accumulate and not adds:
+        return
+    flat = [p % a.size for p in idx.reshape(-1)]
+    if accumulate or len(set(flat)) == len(flat):
+        want = torch.tensor(a).put(torch.tensor(idx), torch.tensor(source), accumulate)
+        np.testing.assert_array_equal(put().numpy(), want.numpy())
+    assert put_()[:2] == [True, 1]
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (put(), put_()), [(index_ops, "_check_put")])
+
+
+@pytest.mark.parametrize("case", ["out_of_range", "int32_index", "other_dtype", "fewer_source", "requires_grad",
+                                  "source_requires_grad", "transposed_in_place", "expanded_in_place", "empty",
+                                  "accumulate_uint8", "view_in_place"])
+def test_other_put_cases_take_the_python_path(case):
+    """Every other case of put and put_: the Python path's result, versions (and node) or error."""
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+
+    def run():
+        x = {"requires_grad": lambda: ember.tensor(a, requires_grad=True),
+             "transposed_in_place": lambda: ember.tensor(a.T.copy()).t(),
+             "expanded_in_place": lambda: ember.tensor(a[:1]).expand(3, 4),
+             "empty": lambda: ember.empty(0),
+             "accumulate_uint8": lambda: ember.tensor(a.astype(np.uint8)),
+             "view_in_place": lambda: ember.tensor(a)[1:]}.get(case, lambda: ember.tensor(a))()
+        index = {"out_of_range": ember.tensor([1, 12]), "int32_index": ember.tensor([1, 2], dtype=ember.int32)}
+        idx = index.get(case, ember.tensor([1, 6]))
+        source = {"other_dtype": ember.tensor([1.0, 2.0], dtype=ember.float64), "fewer_source": ember.tensor([1.0]),
+                  "source_requires_grad": ember.tensor([1.0, 2.0], requires_grad=True),
+                  "accumulate_uint8": ember.tensor([1, 2], dtype=ember.uint8)}.get(case, ember.tensor([1.0, 2.0]))
+        accumulate = case == "accumulate_uint8"
+        got = []
+        for in_place in (False, True):
+            try:
+                target = x if in_place else x
+                out = target.put_(idx, source, accumulate) if in_place else ember.put(target, idx, source, accumulate)
+                got.append((out.detach().numpy().tobytes(), out._version, type(out.grad_fn).__name__))
+            except (RuntimeError, IndexError) as error:
+                got.append((type(error), str(error)))
+        return got
     results = _values_on_both_paths(run)
     assert results[0] == results[1]
 

@@ -2449,7 +2449,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     if (f.kind == VANDER_FUNCTION && (f.divides = PyObject_IsTrue(specifics)) < 0) return NULL;   /* (linalg's) */
     if (f.kind == PROD_FUNCTION && !PyArg_ParseTuple(specifics, "O", &f.whole_node)) return NULL;   /* (all's node) */
     if (f.kind == SPLIT_FUNCTION && !PyArg_ParseTuple(specifics, "i", &f.form)) return NULL;   /* (its form) */
-    if (f.kind == INDEX_PUT_FUNCTION && (f.writes = PyObject_IsTrue(specifics)) < 0) return NULL;   /* (in place) */
+    if (f.kind == INDEX_PUT_FUNCTION && !PyArg_ParseTuple(specifics, "pp", &f.writes, &f.form))   /* (in place; */
+        return NULL;                                                                             /* put's) */
     unsigned long long linspaces[2] = {0, 0};   /* (a histogram's: its result type, linspace's loops) */
     if (f.kind == HISTOGRAM_FUNCTION && !PyArg_ParseTuple(specifics, "OKK", &f.result_type, &linspaces[0],
                                                           &linspaces[1]))

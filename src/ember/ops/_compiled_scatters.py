@@ -32,7 +32,11 @@ copy of the input with the values (broadcast) written row by row in the index's 
 taking its last values (NumPy's fancy assignment, the Python op's), or, with ``accumulate`` (float32 or
 float64), added in that order (NumPy's ``add.at``). Every other case goes to the Python op. Its in-place
 form, ``index_put_``'s, writes into the input itself (a C-contiguous, writeable array, where no modifier is
-being recorded) and counts its version.
+being recorded) and counts its version. Its flat form is ``put(input, index, source, accumulate)``'s (and
+``put_``'s, in place): an int64 index of any shape within range of the input's elements (negative ones
+counted from the end), a source of the input's dtype with as many elements, each written (or with
+``accumulate``, for float32, float64, int64 and int32, added) in the index's row-major order at its position
+in the input seen row-major as 1-d: the Python op's ``put_elements`` loop and ``add.at``.
 """
 
 __all__ = ["SOURCE"]
@@ -273,11 +277,63 @@ static PyObject *masked_scatter_case(Function *f, PyObject *const *args, int *ha
     return make((PyObject *)out);
 }
 
+/* ``put(input, index, source, accumulate)`` (``put_``'s where ``f->writes``) in the common case (the module's
+   docstring), no ``__torch_function__`` dispatch or forward-mode AD: a new tensor (the input), NULL on error, or
+   ``*handled`` set to 0 where the case is not this one. */
+static PyObject *put_case(Function *f, PyObject *const *args, int *handled) {
+    PyObject *t = args[0], *index_tensor = args[1], *v = args[2];
+    if (Py_TYPE(t) != TensorType || Py_TYPE(index_tensor) != TensorType || Py_TYPE(v) != TensorType
+            || (args[3] != Py_True && args[3] != Py_False))
+        return NULL;
+    PyArrayObject *x = array_of(t), *index = array_of(index_tensor), *values = array_of(v);
+    int accumulate = args[3] == Py_True, type = x == NULL ? -1 : PyArray_TYPE(x);
+    if (!small_numbers(x) || index == NULL || values == NULL || PyArray_DESCR(index)->kind != 'i'
+            || PyArray_ITEMSIZE(index) != 8 || !PyArray_ISNOTSWAPPED(index) || PyArray_TYPE(values) != type
+            || !PyArray_ISNOTSWAPPED(values) || PyArray_SIZE(values) != PyArray_SIZE(index)
+            || PyArray_NBYTES(index) >= small_bytes || PyArray_NBYTES(values) >= small_bytes
+            || (accumulate && !adds_type(type)) || (f->writes && (!PyArray_IS_C_CONTIGUOUS(x)
+                                                                   || !PyArray_ISWRITEABLE(x))))
+        return NULL;
+    PyObject *operands[2] = {t, v};
+    int grad = any_requires_grad(operands, 2), plain = grad < 0 ? -1 : plain_mode();
+    int recording = plain <= 0 || grad || !f->writes ? 0 : flag(modifier_recording, s_enabled);
+    if (plain <= 0 || grad || recording) {   /* (a tensor that requires grad: the Python op records) */
+        *handled = plain < 0 || grad < 0 || recording < 0;
+        return NULL;
+    }
+    PyArrayObject *at = (PyArrayObject *)PyArray_GETCONTIGUOUS(index);
+    PyArrayObject *from = at == NULL ? NULL : (PyArrayObject *)PyArray_GETCONTIGUOUS(values);
+    npy_intp n = PyArray_SIZE(x), k = PyArray_SIZE(index), item = PyArray_ITEMSIZE(x);
+    const npy_int64 *positions = at == NULL ? NULL : (const npy_int64 *)PyArray_DATA(at);
+    int in_range = from != NULL;
+    for (npy_intp j = 0; j < k && in_range; j++) in_range = positions[j] >= -n && positions[j] < n;
+    PyArrayObject *out = !in_range ? NULL : f->writes ? (PyArrayObject *)Py_NewRef(x)
+                         : (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+    if (out != NULL) {
+        for (npy_intp j = 0; j < k; j++) {
+            char *to = PyArray_BYTES(out) + (positions[j] < 0 ? positions[j] + n : positions[j]) * item;
+            const char *element = PyArray_BYTES(from) + j * item;
+            if (accumulate)
+                add_element(type, to, element);
+            else
+                memcpy(to, element, (size_t)item);
+        }
+    }
+    Py_XDECREF(at);
+    Py_XDECREF(from);
+    *handled = out != NULL || PyErr_Occurred();   /* (an index out of range: the Python op's error) */
+    if (!*handled) return NULL;
+    if (out == NULL || !f->writes) return out == NULL ? NULL : make((PyObject *)out);
+    Py_DECREF(out);
+    return count_change(t) < 0 ? NULL : Py_NewRef(t);
+}
+
 /* ``index_put(input, (index,), values, accumulate)`` in the common case (the module's docstring), no
    ``__torch_function__`` dispatch or forward-mode AD: a new tensor, NULL on error, or ``*handled`` set to 0
    where the case is not this one. */
 static PyObject *index_put_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
+    if (f->form) return put_case(f, args, handled);
     PyObject *t = args[0], *indices = args[1], *v = args[2];
     if (Py_TYPE(t) != TensorType || Py_TYPE(v) != TensorType || (args[3] != Py_True && args[3] != Py_False)
             || !(PyTuple_CheckExact(indices) || PyList_CheckExact(indices)) || PySequence_Fast_GET_SIZE(indices) != 1

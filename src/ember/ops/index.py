@@ -20,7 +20,7 @@ from .._dtype import _BY_NP
 from . import _compiled_functions
 from .creation import tensor as _tensor
 from ._common import (
-    apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd, grad_state,
+    apply_inplace, bump_version, check_inplace, check_value_fits, complex_autograd, forward_mode, grad_state,
     inplace_untracked, conj_if_complex, make, method, namespace_of, Node, record,
     record_not_differentiable, sum_to, Tensor, _type_word, warn_once, wrap_dim, write_out, write_out_exact,
 )
@@ -1055,7 +1055,8 @@ def _python_index_put(input, indices, values, accumulate=False):
     return out
 
 
-_index_put_entry = _compiled_functions.register(_python_index_put, None, kind="index_put")
+# (its specifics: whether it writes into its input, and whether it is put's flat form)
+_index_put_entry = _compiled_functions.register(_python_index_put, None, kind="index_put", specifics=(False, False))
 
 
 def _check_put_values(input, key, indices, values, accumulate):
@@ -1102,7 +1103,8 @@ def _python_index_put_(self, indices, values, accumulate=False):
     return apply_inplace(self, index_put, indices, values, accumulate)
 
 
-_index_put_inplace_entry = _compiled_functions.register(_python_index_put_, None, kind="index_put", specifics=True)
+_index_put_inplace_entry = _compiled_functions.register(_python_index_put_, None, kind="index_put",
+                                                        specifics=(True, False))
 
 
 # -- masked_fill, masked_select, masked_scatter --------------------------------------------------
@@ -1596,12 +1598,38 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
 def put(input, index, source, accumulate=False):
     """Copies the elements of ``source`` into a copy of ``input`` at the positions ``index``
     of ``input`` seen as a 1-d tensor (adding them with ``accumulate=True``)."""
+    return _put_entry[0](input, index, source, accumulate)
+
+
+class PutBackward0(Node):
+    __slots__ = ()
+    saved_fields = {"index": 0, "accumulate": "accumulate", "source": not_kept("source")}
+
+    def backward(self, grad):
+        (index,) = self.saved_tensors
+        need_input, need_source = (fn is not None for fn, _ in self.next_functions)
+        grad_input = grad_source = None
+        if need_input:   # (the positions written take no gradient; added ones pass it through)
+            zeros = make(namespace_of(grad._data).zeros(self.source_shape, dtype=grad._data.dtype))
+            grad_input = grad if self.accumulate else put(grad, index, zeros)
+        if need_source:
+            grad_source = take(grad, index).reshape(self.source_shape)
+        return grad_input, grad_source
+
+
+def _python_put(input, index, source, accumulate=False):
+    """``put`` in every case its compiled function (``_compiled_scatters``) leaves to Python."""
     _check_put(input, index, source, bounds=False)
-    if inplace_untracked(input) and not (grad_state.grad_enabled and source._requires_grad):
+    if not forward_mode.active:
         out = input._data.copy()   # (row-major: reshaped to 1-d as a view)
         _put_checked(out, index._data, source._data, accumulate)
-        return make(out)
-    _check_put_bounds(input._data, index._data)
+        result = make(out)
+        node = record(PutBackward0, (input, source), result)
+        if node is not None:
+            node.save(index)
+            node.accumulate, node.source_shape = accumulate, source._data.shape
+        return result
+    _check_put_bounds(input._data, index._data)   # (forward AD: the composite's tangents)
     flat = input.reshape(-1)
     return index_put(flat, (index.reshape(-1),), source.reshape(-1), accumulate).reshape(input.shape)
 
@@ -1658,6 +1686,12 @@ def _put_out_of_range(n):
 
 
 def put_(self, index, source, accumulate=False):
+    """In-place ``put``."""
+    return _put_inplace_entry[0](self, index, source, accumulate)
+
+
+def _python_put_(self, index, source, accumulate=False):
+    """``put_`` in every case its compiled function (``_compiled_scatters``) leaves to Python."""
     if (inplace_untracked(self) and self._data.flags.c_contiguous and isinstance(source, Tensor)
             and not (grad_state.grad_enabled and source._requires_grad)):
         check_inplace(self)
@@ -1666,6 +1700,11 @@ def put_(self, index, source, accumulate=False):
         bump_version(self)
         return self
     return apply_inplace(self, put, index, source, accumulate)
+
+
+_put_entry, _put_inplace_entry = (_compiled_functions.register(python_op, None, kind="index_put", specifics=specifics)
+                                  for python_op, specifics in ((_python_put, (False, True)),
+                                                               (_python_put_, (True, True))))
 
 
 def unravel_index(indices, shape):
