@@ -17,7 +17,7 @@ from .. import _dtype
 from .creation import ones, zeros_like
 from .linalg import _AFFINE_DTYPES, outer, rank_one_array, rank_one_untracked
 from .matrix_decompositions import check_matrix
-from .reduce import _norm_data, _reduce_dims, _vector_norm
+from .reduce import _norm_data, _reduce_dims, _vector_norm, _vector_norm_grad
 from .shape import cat
 from .ternary import where
 from .._dtype import bool as _bool, float32 as _float32
@@ -324,9 +324,38 @@ def _renorm(input, p, dim, maxnorm):
         with np.errstate(all="ignore"):
             factor = np.where(norm > maxnorm, np.reciprocal(norm + 1e-7) * maxnorm, 1.0)
         return make(data * factor)
+    if data.__class__ is np.ndarray and data.dtype in _RENORM_ARRAY_DTYPES and data.size and not forward_mode.active:
+        # (one node, torch's, where the composite's records five)
+        looped = openmp_kernels.renorm(data, p, dim, maxnorm)
+        if looped is None:
+            norm = _norm_data(np, data, float(p), _reduce_dims(others, ndim), True)
+            with np.errstate(all="ignore"):
+                looped = data * np.where(norm > maxnorm, np.reciprocal(norm + 1e-7) * maxnorm, 1.0)
+        out = make(looped.astype(data.dtype, copy=False))
+        node = record(RenormBackward0, (input,), out)
+        if node is not None:
+            node.save(input)
+            node.p, node.dim, node.maxnorm = p, dim, maxnorm
+        return out
     norm = _vector_norm(input, p, others, True, None)
     factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     return input * factor.to(input.dtype)
+
+
+class RenormBackward0(Node):
+    __slots__ = ()
+    saved_fields = {"self": 0, "p": "p", "dim": "dim", "maxnorm": "maxnorm"}
+
+    def backward(self, grad):
+        """The input's gradient, as torch's renorm_backward: within the norm, ``grad``; beyond it, ``grad``
+        scaled by ``maxnorm / (norm + 1e-7)`` less the scale's own derivative along the norm's."""
+        (x,) = self.saved_tensors
+        dims = tuple(d for d in range(x.dim()) if d != self.dim)
+        norm = _vector_norm(x, self.p, dims, True, None)
+        along = _vector_norm_grad((x * grad).sum(dims, keepdim=True), x, norm, self.p, dims)
+        inverse = (norm + 1e-7).reciprocal()
+        factor = inverse * self.maxnorm
+        return (where(norm > self.maxnorm, factor * grad - (factor * inverse) * along, grad),)
 
 
 @method()

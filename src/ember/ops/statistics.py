@@ -273,7 +273,12 @@ def _bins_of(xp, x, edges, search):
 
 def _count(xp, points, edges, weight, density, search):
     shape = tuple(e.shape[0] - 1 for e in edges)
+    size = math.prod(shape)
     flat = openmp_kernels.histogram_bins(points, edges, search == "local")   # (-1 outside)
+    if flat is not None and flat.__class__ is np.ndarray and not density:
+        # (the points outside counted in a first bin, dropped: no mask to build and apply)
+        hist = np.bincount(flat + 1, weights=weight, minlength=size + 1)[1:]
+        return hist.astype(points.dtype).reshape(shape)
     if flat is not None:
         kept = flat >= 0
     else:
@@ -285,7 +290,6 @@ def _count(xp, points, edges, weight, density, search):
             flat = flat * shape[d] + xp.maximum(pos, 0)
         kept = ~outside
     w = None if weight is None else weight[kept]
-    size = math.prod(shape)
     hist = xp.bincount(flat[kept], weights=w, minlength=size).astype(points.dtype).reshape(shape)
     if density:
         hist = hist / hist.sum()
