@@ -172,7 +172,8 @@ def test_every_registered_function_is_tested_here():
                                                   "_python_tensor_split", "_python_unbind", "_python_chunk",
                                                   "_python_masked_scatter", "_python_householder_product",
                                                   "_python_index_put", "_python_cholesky_solve",
-                                                  "_python_index_put_", "_python_put", "_python_put_"} \
+                                                  "_python_index_put_", "_python_put", "_python_put_",
+                                                  "_kron"} \
         | set(SPECIALS) | set(POLYNOMIALS)
 
 
@@ -5412,6 +5413,46 @@ def test_other_put_cases_take_the_python_path(case):
                 got.append((type(error), str(error)))
         return got
     results = _values_on_both_paths(run)
+    assert results[0] == results[1]
+
+
+KRON_SHAPES = [(2, 3), (2, 2), (3,), (), (2, 1, 2), (1, 3, 2)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_kron_is_the_python_paths_and_torchs(monkeypatch, dtype):
+    """kron of two tensors of one dtype (ranks padded, 0-d, transposed), each product written in C: the Python
+    path's bits and torch's, as a function and as a method; an int64 product wraps around as NumPy's."""
+    rng = np.random.default_rng(26)
+    for first, second in itertools.product(KRON_SHAPES, repeat=2):
+        a, b = ((rng.standard_normal(shape) * 5).astype(dtype) for shape in (first, second))
+        for call in (lambda: ember.kron(ember.tensor(a), ember.tensor(b)),
+                     lambda: ember.tensor(a).mT.mT.kron(ember.tensor(b.T).T) if a.ndim >= 2 and b.ndim
+                     else ember.tensor(a).kron(ember.tensor(b))):
+            results = _on_both_paths(call)
+            assert results[0] == results[1]
+            assert results[0][3] == torch.kron(torch.tensor(a), torch.tensor(b)).numpy().tobytes()
+    if dtype == "int64":
+        big = np.array([2 ** 62, 3])
+        results = _on_both_paths(lambda: ember.kron(ember.tensor(big), ember.tensor(np.array([4, 5]))))
+        assert results[0] == results[1]
+    x, y = ember.tensor(np.ones((2, 3), dtype)), ember.tensor(np.ones((2, 2), dtype))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: ember.kron(x, y), [(np, "multiply")])
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "mixed_dtypes", "int32", "complex", "empty", "large", "out",
+                                  "not_a_tensor"])
+def test_other_kron_cases_take_the_python_path(case):
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    call = {"requires_grad": lambda: ember.kron(ember.tensor(a, requires_grad=True), ember.tensor(a)),
+            "mixed_dtypes": lambda: ember.kron(ember.tensor(a), ember.tensor(a.astype(np.float64))),
+            "int32": lambda: ember.kron(ember.tensor(a.astype(np.int32)), ember.tensor(a.astype(np.int32))),
+            "complex": lambda: ember.kron(ember.tensor(a.astype(np.complex64)), ember.tensor(a.astype(np.complex64))),
+            "empty": lambda: ember.kron(ember.tensor(a[:0]), ember.tensor(a)),
+            "large": lambda: ember.kron(ember.ones(100, 100), ember.ones(2, 2)),
+            "out": lambda: ember.kron(ember.tensor(a), ember.tensor(a), out=ember.empty(0)),
+            "not_a_tensor": lambda: ember.kron(ember.tensor(a), a)}[case]
+    results = _factorization_on_both_paths(call)
     assert results[0] == results[1]
 
 

@@ -55,7 +55,7 @@ _KINDS = ("unary", "binary", "cat", "stack", "reduce", "extremes", "matmul", "wh
           "softmax", "outer", "trace", "rank_one", "lu_factor", "qr", "lu_unpack",
           "ldl_factor", "triangular_solve", "cholesky", "pdist", "index_reduce", "vander", "isin", "round", "prelu",
           "histc", "diag_embed", "diag", "logcumsumexp", "special_three", "histogram",
-          "cdist", "prod", "svd", "eigh", "split", "masked_scatter", "orgqr", "index_put")
+          "cdist", "prod", "svd", "eigh", "split", "masked_scatter", "orgqr", "index_put", "kron")
 # the kinds of ``_compiled_factorizations`` and ``_compiled_decompositions``: their specifics (a result type,
 # flags, the loops' routines) as given, or made at the first call where a callable gives them
 _FACTORIZATION_KINDS = ("lu_factor", "qr", "lu_unpack", "ldl_factor", "triangular_solve", "cholesky", "svd",
@@ -66,7 +66,7 @@ _OWN_WORK_KINDS = ("cat", "stack", "extremes", "where", "gather", "scatter", "in
                    "kthvalue", "triangle", "flip", "mode", "clamp", "scatter_reduce", "logit", "hardshrink",
                    "nan_to_num", "heaviside", "lerp", "frexp", "outer", "trace", "index_reduce",
                    "vander", "isin", "round", "prelu", "histc", "diag_embed", "diag",
-                   "logcumsumexp", "cdist", "prod", "split", "masked_scatter", "index_put")
+                   "logcumsumexp", "cdist", "prod", "split", "masked_scatter", "index_put", "kron")
 # what a "slices" function writes at its index: index_add's, index_copy's or index_fill's
 _SLICE_WRITES = ("add", "copy", "fill")
 # what a reduction's node is given besides what it saves: (in_shape, in_dtype), (dims, keepdim),
@@ -269,7 +269,7 @@ enum function_kind { UNARY_FUNCTION, BINARY_FUNCTION, CAT_FUNCTION, STACK_FUNCTI
                      ROUND_FUNCTION, PRELU_FUNCTION, HISTC_FUNCTION, DIAG_EMBED_FUNCTION, DIAG_FUNCTION,
                      LOGCUMSUMEXP_FUNCTION, SPECIAL_THREE_FUNCTION, HISTOGRAM_FUNCTION, CDIST_FUNCTION,
                      PROD_FUNCTION, SVD_FUNCTION, EIGH_FUNCTION, SPLIT_FUNCTION, MASKED_SCATTER_FUNCTION,
-                     ORGQR_FUNCTION, INDEX_PUT_FUNCTION };
+                     ORGQR_FUNCTION, INDEX_PUT_FUNCTION, KRON_FUNCTION };
 enum slice_writes { ADD_SLICES, COPY_SLICES, FILL_SLICES };
 /* a product's operands: two vectors (dot), matrices (mm), batches of matrices (bmm), a matrix and
    a vector (mv), or matmul's (two matrices, recording mm's node; where autograd does not record,
@@ -2253,9 +2253,9 @@ PROD_SOURCE
    vary) */
 static const Py_ssize_t kind_arguments[] = {1, 2, 2, 2, 0, 0, 2, 3, 3, 4, 3, 2, 4, 2, 3, 2, 2, 3, 2, 4, 2, 3, 5, 3, 4,
                                             2, 2, 3, 3, 6, 2, 2, 4, 2, 3, 1, 5, 2, 2, 1, 5, 1, 1, 2, 1, 5, 1, 2, 6, 3,
-                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3, 1, 1, 3, 3, 2, 4};
+                                            3, 2, 2, 4, 4, 2, 2, 3, 2, 4, 3, 1, 1, 3, 3, 2, 4, 2};
 typedef char one_count_for_each_kind[sizeof(kind_arguments) / sizeof(kind_arguments[0])
-                                     == INDEX_PUT_FUNCTION + 1
+                                     == KRON_FUNCTION + 1
                                      ? 1 : -1];
 
 static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames) {
@@ -2375,6 +2375,8 @@ static PyObject *function_call(PyObject *index, PyObject *const *args, Py_ssize_
             out = orgqr_case(f, args, &handled);
         else if (f->kind == INDEX_PUT_FUNCTION)
             out = index_put_case(f, args, &handled);
+        else if (f->kind == KRON_FUNCTION)
+            out = kron_case(f, args, &handled);
         else if (f->kind == EXTREMES_FUNCTION)
             out = extremes_case(f, args, nargs, &handled);
         else if (reduces)
@@ -2427,7 +2429,7 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
-    if (f.kind < UNARY_FUNCTION || f.kind > INDEX_PUT_FUNCTION) {
+    if (f.kind < UNARY_FUNCTION || f.kind > KRON_FUNCTION) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }

@@ -17,6 +17,12 @@ elements where nothing records: ``input[i] * vec2[j]`` in C (each product rounde
 ``linalg.rank_one_array`` and NumPy's broadcast multiply round it). Tensors that require grad (the
 Python op records the composite's nodes), and every other case, go to the Python op.
 
+Kind "kron": ``kron(input, other)`` of two tensors of one dtype (float32, float64 or int64), with elements,
+whose sizes multiply to fewer than ``max_elements``, where nothing records: each element of the input times
+the whole of the other (the smaller rank padded with leading ones), each product the one NumPy's broadcast
+multiply rounds, written in C. Tensors that require grad (the Python op records the composite's nodes), and
+every other case, go to the Python op.
+
 Kind "rank_one": ``addr(input, vec1, vec2, beta, alpha)`` of small float32 or float64 tensors of one
 dtype (``input`` of at most two dims broadcasting to the product) and Python numbers ``beta`` and
 ``alpha``, where nothing records: ``openmp_kernels``' rank-one loop (its address given at the first
@@ -286,6 +292,79 @@ static PyObject *outer_case(Function *f, PyObject *const *args, int *handled) {
         outer_double(PyArray_DATA(v[0]), PyArray_STRIDE(v[0], 0), dims[0], PyArray_DATA(v[1]),
                      PyArray_STRIDE(v[1], 0), dims[1], PyArray_DATA(products));
     return make((PyObject *)products);
+}
+/* (``PRODUCT(x, y)``: an int64's wraps around, as NumPy's) */
+#define KRON_PRODUCTS(T, PRODUCT)                                                                          \
+    static void kron_##T(const T *a, const npy_intp *a_shape, const T *b, const npy_intp *b_shape, int nd,  \
+                         T *out) {                                                                         \
+        npy_intp a_size = 1, b_size = 1, at[NPY_MAXDIMS], bt[NPY_MAXDIMS], strides[NPY_MAXDIMS];            \
+        for (int d = 0; d < nd; d++) {                                                                     \
+            a_size *= a_shape[d];                                                                          \
+            b_size *= b_shape[d];                                                                          \
+        }                                                                                                  \
+        npy_intp stride = 1;                                                                               \
+        for (int d = nd - 1; d >= 0; stride *= a_shape[d] * b_shape[d], d--) strides[d] = stride;          \
+        memset(at, 0, sizeof(at));                                                                         \
+        for (npy_intp i = 0; i < a_size; i++) {                                                            \
+            npy_intp base = 0;                                                                             \
+            for (int d = 0; d < nd; d++) base += at[d] * b_shape[d] * strides[d];                          \
+            memset(bt, 0, sizeof(bt));                                                                     \
+            for (npy_intp j = 0; j < b_size; j++) {                                                        \
+                npy_intp offset = base;                                                                    \
+                for (int d = 0; d < nd; d++) offset += bt[d] * strides[d];                                 \
+                out[offset] = PRODUCT(a[i], b[j]);                                                         \
+                for (int d = nd - 1; d >= 0 && ++bt[d] == b_shape[d]; d--) bt[d] = 0;                      \
+            }                                                                                              \
+            for (int d = nd - 1; d >= 0 && ++at[d] == a_shape[d]; d--) at[d] = 0;                          \
+        }                                                                                                  \
+    }
+#define TIMES(x, y) ((x) * (y))
+#define WRAPPING_TIMES(x, y) ((npy_int64)((npy_uint64)(x) * (npy_uint64)(y)))
+KRON_PRODUCTS(float, TIMES)
+KRON_PRODUCTS(double, TIMES)
+KRON_PRODUCTS(npy_int64, WRAPPING_TIMES)
+
+/* ``kron(input, other)`` in the common case (the module's docstring), no ``__torch_function__`` dispatch or
+   forward-mode AD: a new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
+static PyObject *kron_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyArrayObject *v[2];
+    for (int i = 0; i < 2; i++) {
+        v[i] = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
+        if (v[i] == NULL || (PyArray_TYPE(v[i]) != NPY_FLOAT32 && PyArray_TYPE(v[i]) != NPY_FLOAT64
+                             && PyArray_TYPE(v[i]) != NPY_INT64)
+                || PyArray_TYPE(v[i]) != PyArray_TYPE(v[0]) || PyArray_SIZE(v[i]) == 0 || !PyArray_ISNOTSWAPPED(v[i]))
+            return NULL;
+    }
+    if ((double)PyArray_SIZE(v[0]) * (double)PyArray_SIZE(v[1]) >= (double)f->max_elements) return NULL;
+    int grad = any_requires_grad(args, 2);
+    int plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0 || grad) {   /* (tensors that require grad: the Python op's composite records) */
+        *handled = plain < 0 || grad < 0;
+        return NULL;
+    }
+    *handled = 1;
+    int nd = PyArray_NDIM(v[0]) > PyArray_NDIM(v[1]) ? PyArray_NDIM(v[0]) : PyArray_NDIM(v[1]);
+    npy_intp a_shape[NPY_MAXDIMS], b_shape[NPY_MAXDIMS], dims[NPY_MAXDIMS];
+    for (int d = 0; d < nd; d++) {   /* (the smaller rank padded with leading ones) */
+        int i = d - (nd - PyArray_NDIM(v[0])), j = d - (nd - PyArray_NDIM(v[1]));
+        a_shape[d] = i < 0 ? 1 : PyArray_DIM(v[0], i);
+        b_shape[d] = j < 0 ? 1 : PyArray_DIM(v[1], j);
+        dims[d] = a_shape[d] * b_shape[d];
+    }
+    int type = PyArray_TYPE(v[0]);
+    PyArrayObject *a = (PyArrayObject *)PyArray_GETCONTIGUOUS(v[0]);
+    PyArrayObject *b = a == NULL ? NULL : (PyArrayObject *)PyArray_GETCONTIGUOUS(v[1]);
+    PyArrayObject *out = b == NULL ? NULL : (PyArrayObject *)PyArray_SimpleNew(nd, dims, type);
+    if (out != NULL && type == NPY_FLOAT32)
+        kron_float(PyArray_DATA(a), a_shape, PyArray_DATA(b), b_shape, nd, PyArray_DATA(out));
+    else if (out != NULL && type == NPY_FLOAT64)
+        kron_double(PyArray_DATA(a), a_shape, PyArray_DATA(b), b_shape, nd, PyArray_DATA(out));
+    else if (out != NULL)
+        kron_npy_int64(PyArray_DATA(a), a_shape, PyArray_DATA(b), b_shape, nd, PyArray_DATA(out));
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return out == NULL ? NULL : make((PyObject *)out);
 }
 /* ``openmp_kernels``' rank-one update loop (``RANK_ONE``): arrays a, b, d (NULL: none), out; sizes n, m
    and d's row and column strides in elements; scalars alpha and beta; threads. */

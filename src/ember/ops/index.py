@@ -1604,6 +1604,7 @@ def put(input, index, source, accumulate=False):
 class PutBackward0(Node):
     __slots__ = ()
     saved_fields = {"index": 0, "accumulate": "accumulate", "source": not_kept("source")}
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         (index,) = self.saved_tensors

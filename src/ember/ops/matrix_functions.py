@@ -345,6 +345,7 @@ def _renorm(input, p, dim, maxnorm):
 class RenormBackward0(Node):
     __slots__ = ()
     saved_fields = {"self": 0, "p": "p", "dim": "dim", "maxnorm": "maxnorm"}
+    jvp = jvp_by_transposition
 
     def backward(self, grad):
         """The input's gradient, as torch's renorm_backward: within the norm, ``grad``; beyond it, ``grad``

@@ -1294,12 +1294,17 @@ KRON_ROWS_MIN_ELEMENTS = 1 << 13
 def kron(input, other, *, out=None):
     """The Kronecker product of ``input`` and ``other`` (the smaller rank padded with leading
     ones): every element of ``input`` times the whole of ``other``."""
-    result = _kron(input, other)
+    result = _kron_entry[0](input, other)
     return result if out is None else write_out(result, out, False, "kron")
 
 
 @method("kron")
+def _kron_method(input, other):
+    return _kron_entry[0](input, other)
+
+
 def _kron(input, other):
+    """``kron`` in every case its compiled function (``_compiled_products``) leaves to Python."""
     ad, bd = input._data, other._data
     if (ad.__class__ is np.ndarray and bd.__class__ is np.ndarray and ad.dtype == bd.dtype
             and ad.size * bd.size < KRON_ROWS_MIN_ELEMENTS and not forward_mode.active
@@ -1333,6 +1338,9 @@ def _kron(input, other):
     a_wide = a.reshape(tuple(s for d in a_shape for s in (d, 1)))
     b_wide = b.reshape(tuple(s for d in b_shape for s in (1, d)))
     return (a_wide * b_wide).reshape(out_shape)
+
+
+_kron_entry = _compiled_functions.register(_kron, None, kind="kron", max_elements=KRON_ROWS_MIN_ELEMENTS)
 
 
 def _first_dim_of_size_3(input, other):
