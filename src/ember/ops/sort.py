@@ -25,7 +25,7 @@ from .index import _along_key, _gather_gradient_kernel
 from .shape import cat
 from .subscript import advanced_getitem, index_put_zeros
 from .reduce import _amax_entry, _amin_entry, _quiet, _share_among_ties
-from .ternary import lerp, where
+from .ternary import _lerp_forward, lerp, where
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
 from ..autograd.saved_fields import not_kept
@@ -686,6 +686,9 @@ def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
         out_shape = shape[:dim] + ((1,) if keepdim else ()) + shape[dim + 1:] if shape else ()
     if rows._data.shape[-1] == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")
+    if (data.__class__ is np.ndarray and not forward_mode.active
+            and not (grad_state.grad_enabled and input._requires_grad)):   # (nothing records: the steps on arrays)
+        return make(_quantiles_of_rows(rows._data, qs, out_shape, interpolation, ignore_nan))
     ordered = sort(rows, -1).values
     ranks = _quantile_ranks(xp, ordered._data, qs, ignore_nan, interpolation)
     below_index = ranks.astype(_INT64)
@@ -696,6 +699,21 @@ def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
         below = lerp(below, above, make(weights))
     # below: (..., len(q)); put the q dim first
     below = below.movedim(-1, 0).reshape((qs.size,) + out_shape)
+    return below.reshape(out_shape) if qs.ndim == 0 else below
+
+
+def _quantiles_of_rows(rows, qs, out_shape, interpolation, ignore_nan):
+    """``_quantile``'s steps on the array of rows (its last dim), where nothing records: the same values."""
+    ordered = np.sort(rows, axis=-1)
+    last = ordered.ndim - 1
+    ranks = _quantile_ranks(np, ordered, qs, ignore_nan, interpolation)
+    below = ordered[_along_key(ranks.astype(_INT64), last)]
+    if interpolation in ("linear", "midpoint"):
+        above = ordered[_along_key(np.ceil(ranks).astype(_INT64), last)]
+        weights = np.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - np.floor(ranks)
+        with np.errstate(all="ignore"):
+            below = _lerp_forward(below, above, weights)
+    below = below.transpose((last,) + tuple(range(last))).reshape((qs.size,) + out_shape)
     return below.reshape(out_shape) if qs.ndim == 0 else below
 
 
