@@ -7,6 +7,7 @@ are torch's formulas (``FunctionsManual``) for real inputs, written with ember o
 ``create_graph=True`` differentiates them again. The public names live in ``ember.linalg``;
 this module exports the top-level ones (``ember.det``, ``ember.inverse``, ``ember.svd``, ...).
 """
+import functools
 import math
 
 import numpy as np
@@ -1044,14 +1045,20 @@ def largest(values):
     return namespace_of(values).zeros(values.shape[:-1], values.dtype)
 
 
+@functools.cache
+def _epsilon(dtype):
+    """The machine epsilon of a float or complex dtype (NumPy's finfo, a Python class, read once)."""
+    return np.finfo(dtype).eps
+
+
 def tolerance(xp, values_max, shape, dtype, atol, rtol):
     """max(atol, rtol * largest singular value), with torch's default rtol (eps * max(m, n),
     or 0 when only a positive atol is given)."""
     if atol is None and rtol is None:   # (rtol's default alone: its product, in the values' dtype)
-        return values_max * (np.finfo(dtype).eps * max(shape[-2:]))
+        return values_max * (_epsilon(dtype) * max(shape[-2:]))
     if rtol is None:
         given_atol = atol is not None and not (isinstance(atol, (int, float)) and atol <= 0)
-        rtol = 0.0 if given_atol else np.finfo(dtype).eps * max(shape[-2:])
+        rtol = 0.0 if given_atol else _epsilon(dtype) * max(shape[-2:])
     atol = 0.0 if atol is None else atol
     atol = atol._data if isinstance(atol, Tensor) else atol
     rtol = rtol._data if isinstance(rtol, Tensor) else rtol
@@ -1060,7 +1067,7 @@ def tolerance(xp, values_max, shape, dtype, atol, rtol):
 
 def _adjoint(xp, x):
     """The conjugate transpose of each matrix of ``x`` (a view of a real one's transpose)."""
-    swapped = xp.swapaxes(x, -1, -2)
+    swapped = x.swapaxes(-1, -2)
     return xp.conj(swapped) if x.dtype.kind == "c" else swapped
 
 
@@ -1086,9 +1093,13 @@ def pinv(input, *, atol=None, rtol=None, hermitian=False, rcond=None):
         inv_w = xp.where(size > tol[..., None], 1 / xp.where(size == 0, 1, w), 0).astype(data.dtype)
         result = (v * inv_w[..., None, :]) @ _adjoint(xp, v)   # V diag(1/w) V^H
     else:
-        u, s, vh = svd_arrays(data)
+        if (input.__class__ is Tensor and data.__class__ is np.ndarray and not forward_mode.active
+                and not (grad_state.grad_enabled and input._requires_grad)):
+            u, s, vh = (t._data for t in _linalg_svd_entries[False][0](input))   # (its compiled function)
+        else:
+            u, s, vh = svd_arrays(data)
         tol = tolerance(xp, largest(s), data.shape, data.dtype, atol, rtol)
-        inv_s = xp.where(s > tol[..., None], 1 / xp.where(s == 0, 1, s), 0).astype(data.dtype)
+        inv_s = xp.where(s > tol[..., None], 1 / xp.where(s == 0, 1, s), 0).astype(data.dtype, copy=False)
         result = (_adjoint(xp, vh) * inv_s[..., None, :]) @ _adjoint(xp, u)   # V diag(1/s) U^H
     out = make(result.astype(data.dtype, copy=False))
     node = record(LinalgPinvBackward0, (input,), out)
