@@ -21,12 +21,17 @@ import time
 import warnings
 
 from . import config
+from ._serial_regions import with_serial_branches
 
 __all__ = ["load", "cache_dir", "counters", "compiler_available"]
 
 log = logging.getLogger("ember._inductor")
 
 FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-fopenmp", "-shared", "-fPIC", "-std=c99")
+# a source whose parallel regions have a serial branch beside them (``with_serial_branches``) holds each loop
+# twice: GCC's inliner, held to its default growth, would then leave the functions the loops call out of
+# the second copy (unvectorized, where a loop is ``simd``)
+_SERIAL_BRANCH_FLAGS = ("--param", "large-function-growth=1000", "--param", "inline-unit-growth=1000")
 
 # what the kernels cost to build: ``kernels_compiled`` (by the compiler in this process),
 # ``kernels_loaded`` (from the disk cache), ``compile_seconds`` (the compiler's time in all)
@@ -76,6 +81,12 @@ def _tool_id(cc):
     return _tool_ids[cc]
 
 
+def _is_gcc():
+    """Whether the C compiler is GCC (its version line names it)."""
+    cc = _compiler()
+    return cc is not None and ("gcc" in _tool_id(cc).lower() or "free software foundation" in _tool_id(cc).lower())
+
+
 _cpu = []
 
 
@@ -104,10 +115,14 @@ def load(source, name, quiet=False, libraries=(), argtypes=_KERNEL_ARGTYPES):
     """The ctypes function ``name`` of the C ``source``, compiled (or found in the cache) and
     linked with the C math library and ``libraries`` (names as ``-l`` takes them), taking
     ``argtypes`` (by default a generated kernel's: arrays, sizes, scalars, thread count); None
-    when it cannot be built or loaded (warned once, or only logged where ``quiet``)."""
+    when it cannot be built or loaded (warned once, or only logged where ``quiet``). Its OpenMP
+    regions run serially, without entering libgomp, where their if() clause is false
+    (``with_serial_branches``)."""
     links = tuple(f"-l{library}" for library in libraries) + ("-lm",)
+    serial = with_serial_branches(source)
     with _lock:
-        path, key = _built(source, links, (), quiet, counted=True)
+        flags = _SERIAL_BRANCH_FLAGS if serial != source and _is_gcc() else ()
+        path, key = _built(serial, links, flags, quiet, counted=True)
         if path is None:
             return None
         fn = _loaded.get((key, name))

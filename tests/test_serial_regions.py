@@ -1,0 +1,81 @@
+"""The serial branches beside OpenMP parallel regions (``ember._inductor._serial_regions``): plain tests, since
+torch defines nothing here; the loops they change are checked against torch by the op tests."""
+import ctypes
+
+import numpy as np
+import pytest
+
+from ember._inductor import _compiler
+from ember._inductor._serial_regions import with_serial_branches
+
+LOOP = """void twice(const double *x, double *out, long n, int nthreads) {
+    #pragma omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1 && n >= 64) schedule(static)
+    for (long i = 0; i < n; i++) out[i] = 2 * x[i];
+}
+"""
+
+
+def test_a_region_with_an_if_clause_gets_a_serial_branch():
+    rewritten = with_serial_branches(LOOP)
+    assert rewritten == """void twice(const double *x, double *out, long n, int nthreads) {
+    if (nthreads > 1 && n >= 64) {
+    #pragma omp parallel for simd num_threads(nthreads) schedule(static)
+    for (long i = 0; i < n; i++) out[i] = 2 * x[i];
+    } else {
+    #pragma omp simd
+    for (long i = 0; i < n; i++) out[i] = 2 * x[i];
+    }
+}
+"""
+
+
+def test_blocks_nested_loops_comments_literals_and_else_are_followed():
+    source = """void f(int *a, int n, int t) {
+    #pragma omp parallel for num_threads(t) if(t > 1) schedule(dynamic, 4)
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            /* a } in a comment */
+            if (a[i] > j) a[i] = '}';
+            else { a[i] = (j + 1) * 2; }
+        }
+    #pragma omp parallel num_threads(t) if(t > 2)
+    {
+        int k = 0;   // a { in a line comment
+        a[k] += 1;
+    }
+}
+"""
+    rewritten = with_serial_branches(source)
+    assert rewritten.count("} else {\n") == 2
+    assert "if (t > 1) {\n    #pragma omp parallel for num_threads(t) schedule(dynamic, 4)\n" in rewritten
+    assert "if (t > 2) {\n    #pragma omp parallel num_threads(t)\n" in rewritten
+    serial = rewritten.split("} else {\n", 1)[1].split("\n    }\n", 1)[0]
+    assert serial.startswith("    for (int i = 0; i < n; i++)") and "#pragma" not in serial
+
+
+@pytest.mark.parametrize("pragma", [
+    "#pragma omp parallel for reduction(+:total) num_threads(t) if(t > 1)",
+    "#pragma omp parallel for private(k) num_threads(t) if(t > 1)",
+    "#pragma omp parallel for num_threads(t)",
+])
+def test_regions_without_an_if_or_with_private_variables_are_left_alone(pragma):
+    source = f"void f(double *a, int n, int t) {{\n    double total = 0; int k;\n    {pragma}\n" \
+             "    for (int i = 0; i < n; i++) total += a[i];\n}\n"
+    assert with_serial_branches(source) == source
+
+
+def test_a_statement_it_does_not_follow_is_left_alone():
+    source = "void f(int *a, int t) {\n    #pragma omp parallel if(t > 1)\n    a[0] = (int[]){1, 2}[1];\n}\n"
+    assert with_serial_branches(source) == source
+
+
+@pytest.mark.skipif(not _compiler.compiler_available(), reason="no C compiler here")
+def test_both_branches_compute_the_loop():
+    fn = _compiler.load(LOOP, "twice", quiet=True,
+                        argtypes=(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_int))
+    assert fn is not None
+    for n, threads in ((5, 1), (5, 2), (100, 1), (100, 2)):
+        x = np.linspace(-1, 1, n)
+        out = np.zeros(n)
+        fn(x.ctypes.data, out.ctypes.data, n, threads)
+        np.testing.assert_array_equal(out, 2 * x)
