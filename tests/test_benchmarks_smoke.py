@@ -439,3 +439,17 @@ def test_overhead_inplace_chain_gives_torchs_values():
         results.append(x.numpy().copy())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
     assert ("forward", "ember") in overhead.cases_for("inplace")
+
+
+def test_openmp_regions_benchmark_times_both_builds(capsys):
+    """benchmarks/openmp_regions.py times the loop built with libgomp's region of one thread and with the
+    serial branch, and the ctypes call alone."""
+    from ember._inductor import _compiler
+    if not _compiler.compiler_available():
+        pytest.skip("no C compiler here")
+    from benchmarks import openmp_regions
+    openmp_regions.main(["--repeats", "1", "--elements", "4"])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("  ")[0] for line in lines[1:]] == ["region of one thread", "serial branch",
+                                                            "ctypes call alone"]
+    assert all(float(line.split()[-1]) > 0 for line in lines[1:])
