@@ -729,19 +729,23 @@ def check_value_fits(value, np_dtype):
     infinity and nothing out of its range (an unsigned one also takes negative integers down
     to minus its maximum, which wrap around); a float one takes infinities and NaN but no
     finite number beyond its range. Bool and complex ones take anything."""
-    if isinstance(value, Tensor):
-        value = value._data.reshape(-1)[0].item() if value._data.size == 1 else None
+    if value.__class__ is not float and value.__class__ is not int:   # (a Python float or int: the range alone)
+        if isinstance(value, Tensor):
+            value = value._data.reshape(-1)[0].item() if value._data.size == 1 else None
+        if isinstance(value, complex) and np_dtype.kind != "c":
+            if value.imag != 0:   # a complex value converts to a real dtype only without imaginary part
+                name = _BY_NP[np_dtype].name
+                raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(name, name)} without "
+                                   "overflow")
+            value = value.real
+        if isinstance(value, (bool, complex)) or not isinstance(value, numbers.Real):
+            return
     name = _BY_NP[np_dtype].name
-    if isinstance(value, complex) and np_dtype.kind != "c":
-        if value.imag != 0:   # a complex value converts to a real dtype only without imaginary part
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(name, name)} without "
-                               "overflow")
-        value = value.real
-    if name not in _C_TYPES or isinstance(value, (bool, complex)) or not isinstance(value, numbers.Real):
+    if name not in _C_TYPES:
         return
     lowest, highest = _range_of(np_dtype)
     if np_dtype.kind in "iu":
-        if isinstance(value, numbers.Integral):
+        if value.__class__ is int or (value.__class__ is not float and isinstance(value, numbers.Integral)):
             value = int(value)
             fits = lowest <= value <= highest or (np_dtype.kind == "u" and 0 < -value <= highest)
         else:

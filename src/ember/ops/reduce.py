@@ -1827,15 +1827,16 @@ def sum_to_size(self, *sizes, size=None):
     shape = self._data.shape
     lead = len(shape) - len(size)
     dims = list(range(lead)) if lead >= 0 else None   # (the leading dims, and those size has as 1)
-    for i, s in enumerate(size if dims is not None else ()):
-        if s != shape[lead + i]:
-            if s != 1:
-                dims = None
-                break
-            dims.append(lead + i)
+    if dims is not None:
+        for i, s in enumerate(size):
+            if s != shape[lead + i]:
+                if s != 1:
+                    dims = None
+                    break
+                dims.append(lead + i)
     if dims is None:
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
-    result = self.sum(tuple(dims), keepdim=True) if dims else self
+    result = _sum_entry[0](self, tuple(dims), True) if dims else self
     return result.reshape(size) if lead else result
 
 
