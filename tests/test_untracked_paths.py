@@ -184,3 +184,30 @@ def test_gradient_on_the_arrays_gives_the_ops_bits(dtype):
                 for g, s, w in zip(got, steps, want):
                     np.testing.assert_array_equal(_bits(g.numpy()), _bits(s.detach().numpy()))
                     np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradient_along_coordinates_on_the_arrays_gives_the_ops_bits(dtype):
+    """gradient with a 1-d tensor of coordinates (of the input's dtype, one per sample) per dim where nothing
+    records: the bits of the ops (the path a tensor that requires grad takes), torch's values; coordinates of
+    another dtype or length take the ops (torch's promotion, torch's error)."""
+    rng = np.random.default_rng(4)
+    for shape, dim in [((5,), 0), ((4, 6), 1), ((6, 3), 0), ((3, 5, 4), -2)]:
+        y = rng.standard_normal(shape).astype(dtype)
+        coords = np.sort(rng.uniform(0, 5, shape[dim])).astype(dtype)
+        for edge_order in (1, 2):
+            kwargs = {"dim": dim, "edge_order": edge_order}
+            got = ember.gradient(ember.tensor(y), spacing=(ember.tensor(coords),), **kwargs)[0]
+            steps = ember.gradient(ember.tensor(y, requires_grad=True), spacing=(ember.tensor(coords),), **kwargs)[0]
+            want = torch.gradient(torch.from_numpy(y), spacing=(torch.from_numpy(coords),), **kwargs)[0]
+            np.testing.assert_array_equal(_bits(got.numpy()), _bits(steps.detach().numpy()))
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+    y = rng.standard_normal((5,)).astype(dtype)
+    for coords in (np.arange(5.0), np.arange(6.0).astype(dtype)):
+        results = []
+        for lib in (ember, torch):
+            try:
+                results.append(lib.gradient(lib.tensor(y), spacing=(lib.tensor(coords),))[0].dtype)
+            except RuntimeError as error:
+                results.append(type(error))
+        assert str(results[0]).split(".")[-1] == str(results[1]).split(".")[-1]

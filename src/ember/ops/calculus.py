@@ -162,15 +162,21 @@ def _along_uniform(f, d, h, edge_order):
     return center / 2, prepend, append
 
 
-def _along_uniform_arrays(data, d, h, edge_order):
-    """``_along_uniform``'s steps on the array ``data`` (float32 or float64; ``h`` a Python number), joined
-    along ``d`` as ``cat`` joins them."""
+def _part_of(data, d):
+    """``part(start, stop=None)``: the array ``data`` sliced along ``d`` as ``_slice`` slices a tensor."""
     n = data.shape[d]
 
     def part(start, stop=None):
         start = start + n if start < 0 else start
         stop = n if stop is None else (stop + n if stop < 0 else stop)
         return data[(slice(None),) * d + (slice(start, stop),)]
+    return part
+
+
+def _along_uniform_arrays(data, d, h, edge_order):
+    """``_along_uniform``'s steps on the array ``data`` (float32 or float64; ``h`` a Python number), joined
+    along ``d`` as ``cat`` joins them."""
+    part = _part_of(data, d)
     center = (part(2) - part(0, -2)) / h
     if edge_order == 1:
         prepend = (part(1, 2) - part(0, 1)) / h
@@ -206,6 +212,31 @@ def _along_coordinates(f, d, coords, edge_order):
                   - (hl + hp) / (hl * hp) * _slice(f, d, -2, -1)
                   + (2 * hl + hp) / (hl * (hl + hp)) * _slice(f, d, -1))
     return center, prepend, append
+
+
+def _along_coordinates_arrays(data, d, coords, edge_order):
+    """``_along_coordinates``' steps on the array ``data`` and the 1-d array ``coords`` of its dtype (float32
+    or float64) with one coordinate per sample along ``d``, joined along ``d`` as ``cat`` joins them."""
+    part = _part_of(data, d)
+    shape = [1] * data.ndim
+    shape[d] = -1
+    ax_dx = coords[1:] - coords[:-1]
+    dx1, dx2 = ax_dx[:-1], ax_dx[1:]
+    a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+    b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+    c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+    center = a * part(0, -2) + b * part(1, -1) + c * part(2)
+    if edge_order == 1:
+        prepend = (part(1, 2) - part(0, 1)) / ax_dx[0]
+        append = (part(-1) - part(-2, -1)) / ax_dx[-1]
+    else:
+        h0, h1 = ax_dx[0], ax_dx[1]
+        prepend = (-(2.0 * h0 + h1) / (h0 * (h0 + h1)) * part(0, 1) + (h0 + h1) / (h0 * h1) * part(1, 2)
+                   + (-h0) / (h1 * (h0 + h1)) * part(2, 3))
+        hl, hp = ax_dx[-1], ax_dx[-2]
+        append = (hl / (hp * (hl + hp)) * part(-3, -2) - (hl + hp) / (hl * hp) * part(-2, -1)
+                  + (2 * hl + hp) / (hl * (hl + hp)) * part(-1))
+    return np.concatenate((prepend, center, append), axis=d)
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
@@ -248,6 +279,10 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     for d, h in zip(wrapped, spacings):
         if on_arrays and h.__class__ in (int, float):   # (the steps on the array: the ops' bits)
             results.append(make(_along_uniform_arrays(input._data, d, h, edge_order)))
+            continue
+        if (on_arrays and h.__class__ is Tensor and _on_arrays(input, h) and h._data.ndim == 1
+                and h._data.shape[0] == input._data.shape[d]):
+            results.append(make(_along_coordinates_arrays(input._data, d, h._data, edge_order)))
             continue
         if isinstance(h, Tensor):
             parts = _along_coordinates(input, d, h, edge_order)
