@@ -205,6 +205,21 @@ def advanced_getitem(self, key):
         if (index.dtype == np.bool_ and index.shape == data.shape and data.ndim
                 and not ((self._requires_grad and grad_state.grad_enabled) or forward_mode.active)):
             return make(masked_values(data, index))   # (a mask of the tensor's shape, no history)
+    elif key.__class__ is tuple:   # slices, None and integer tensors: as normalize_key has them
+        items, taken, data = [], 0, self._data
+        for k in key:
+            if k.__class__ is slice:
+                taken += 1
+            elif (k.__class__ is Tensor and k._data.dtype in _INTEGER_INDEX_DTYPES
+                  and k._data.__class__ is data.__class__):
+                k = k._data
+                taken += 1
+            elif k is not None:
+                break
+            items.append(k)
+        else:
+            if taken <= data.ndim:
+                return _gather(self, tuple(items))
     return _gather(self, normalize_key(key, self._data))
 
 
