@@ -1643,14 +1643,16 @@ class LdexpBackward0(Node):
 
 def ldexp(input, other, *, out=None):
     """``input * 2**other``, element-wise (in the default float dtype for integers)."""
-    _tensor_arg(input, "ldexp")
-    _tensor_arg(other, "ldexp", 2, "other")
+    if input.__class__ is not Tensor or other.__class__ is not Tensor:
+        _tensor_arg(input, "ldexp")
+        _tensor_arg(other, "ldexp", 2, "other")
     x, exponents = input._data, other._data
     if (x.__class__ is np.ndarray and exponents.__class__ is np.ndarray and x.dtype in _LDEXP_ARRAY_DTYPES
             and (exponents.dtype.kind == "i" or (exponents.dtype.kind == "u" and exponents.dtype.itemsize < 8))):
         # a float tensor scaled by integer powers of two: rounded once, as torch's ldexp
         try:
-            large = x.dtype == np.float32 and max(x.size, exponents.size) >= openmp_kernels.LDEXP_LOOP_MIN_ELEMENTS
+            large = x.dtype == np.float32 and (x.size >= openmp_kernels.LDEXP_LOOP_MIN_ELEMENTS
+                                               or exponents.size >= openmp_kernels.LDEXP_LOOP_MIN_ELEMENTS)
             looped = openmp_kernels.ldexp_float32(x, exponents) if large else None
             result = make(np.ldexp(x, exponents) if looped is None else looped)
         except ValueError:   # (shapes that do not broadcast: the steps below raise torch's error)
@@ -1660,7 +1662,7 @@ def ldexp(input, other, *, out=None):
             if node is not None:
                 node.save(other)
                 node.self_shape = x.shape
-            return _maybe_out(result, out)
+            return result if out is None else _maybe_out(result, out)
     power = pow(2.0, other)
     if input.is_floating_point() and not other.is_floating_point():
         power = power.to(input.dtype)  # exact: a power of two; the result keeps input's dtype
