@@ -1456,6 +1456,8 @@ def argwhere(input):
 
 def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     """In-place ``scatter``."""
+    if reduce is None:   # (no keyword: apply_inplace's compiled case)
+        return apply_inplace(self, scatter, dim, index, src, value)
     return apply_inplace(self, scatter, dim, index, src, value, reduce=reduce)
 
 
@@ -1466,6 +1468,8 @@ def scatter_add_(self, dim, index, src):
 
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """In-place ``scatter_reduce``."""
+    if include_self is True:   # (no keyword: apply_inplace's compiled case)
+        return apply_inplace(self, scatter_reduce, dim, index, src, reduce)
     return apply_inplace(self, scatter_reduce, dim, index, src, reduce, include_self=include_self)
 
 
@@ -1484,6 +1488,8 @@ def index_add_(self, dim, index, source, *, alpha=1):
             if _slices_added(data, flat, source._data, d) is not None:
                 bump_version(self)
                 return self
+    if alpha.__class__ is int and alpha == 1:   # (no keyword: apply_inplace's compiled case)
+        return apply_inplace(self, index_add, dim, index, source)
     return apply_inplace(self, index_add, dim, index, source, alpha=alpha)
 
 
@@ -1592,6 +1598,8 @@ _index_reduce_entry = _compiled_functions.register(_python_index_reduce, None, k
 
 
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    if include_self is True:   # (no keyword: apply_inplace's compiled case)
+        return apply_inplace(self, index_reduce, dim, index, source, reduce)
     return apply_inplace(self, index_reduce, dim, index, source, reduce, include_self=include_self)
 
 

@@ -872,13 +872,13 @@ def _check_scan_dtype(self, dtype, op):
 @method("cumsum_")
 def _cumsum_(self, dim, *, dtype=None):
     _check_scan_dtype(self, dtype, "cumsum")
-    return apply_inplace(self, _cumsum, dim, dtype=dtype)
+    return apply_inplace(self, _cumsum, dim) if dtype is None else apply_inplace(self, _cumsum, dim, dtype=dtype)
 
 
 @method("cumprod_")
 def _cumprod_(self, dim, *, dtype=None):
     _check_scan_dtype(self, dtype, "cumprod")
-    return apply_inplace(self, _cumprod, dim, dtype=dtype)
+    return apply_inplace(self, _cumprod, dim) if dtype is None else apply_inplace(self, _cumprod, dim, dtype=dtype)
 
 
 # ----------------------------------------------------------------------------------------
