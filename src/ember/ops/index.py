@@ -1342,14 +1342,7 @@ def masked_scatter_(self, mask, source):
     _tensor_arg(mask, "masked_scatter_", "mask", 1)
     if mask._data.shape != self._data.shape:
         mask = mask.expand(self._data.shape)
-    if inplace_untracked(self) and not (grad_state.grad_enabled and isinstance(source, Tensor)
-                                        and source._requires_grad):
-        check_inplace(self)   # (nothing records: masked_scatter's result, its compiled function's, copied in)
-        result = _masked_scatter_entry[0](self, mask, source)
-        namespace_of(self._data).copyto(self._data, result._data)
-        bump_version(self)
-        return self
-    return apply_inplace(self, masked_scatter, mask, source)
+    return apply_inplace(self, masked_scatter, mask, source)   # (where nothing records: in C, the result copied in)
 
 
 # -- take, nonzero, argwhere -------------------------------------------------------------------
