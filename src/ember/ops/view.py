@@ -318,21 +318,25 @@ class PermuteBackward0(Node):
 def permute(input, *args, dims=None):
     """A view with the dimensions reordered."""
     try:
-        dims = _shape_arg(args if dims is None else (dims,), "permute")
-        data = input._data
-        try:
-            out = make_view(data.transpose(dims), input)
-        except (ValueError, IndexError):
-            _check_permutation(dims, data.ndim)
-            raise
-        if input._requires_grad or forward_mode.active:
-            node = record(PermuteBackward0, (input,), out)
-            if node is not None:
-                nd = data.ndim
-                node.dims = tuple(d + nd if d < 0 else d for d in dims)
-        return out
+        return _permuted(input, _shape_arg(args if dims is None else (dims,), "permute"))
     except (AttributeError, TypeError) as error:   # a tensor-like argument's override
         return override_or_raise(permute, error, input, *args, dims=dims)
+
+
+def _permuted(input, dims):
+    """``permute``'s view of ``input`` with the tuple of ints ``dims``, its node recorded."""
+    data = input._data
+    try:
+        out = make_view(data.transpose(dims), input)
+    except (ValueError, IndexError):
+        _check_permutation(dims, data.ndim)
+        raise
+    if input._requires_grad or forward_mode.active:
+        node = record(PermuteBackward0, (input,), out)
+        if node is not None:
+            nd = data.ndim
+            node.dims = tuple(d + nd if d < 0 else d for d in dims)
+    return out
 
 
 def _check_permutation(dims, nd):
@@ -1065,7 +1069,7 @@ def movedim(input, source, destination):
     if source.__class__ is int and destination.__class__ is int and nd:   # one dim: the common case
         order = list(range(nd))
         order.insert(wrap_dim(destination, nd), order.pop(wrap_dim(source, nd)))
-        return permute(input, order)
+        return _permuted(input, tuple(order))
     src, dst = _dim_list(source, nd), _dim_list(destination, nd)
     if not nd:   # a 0-d tensor takes dims 0 and -1, and stays as it is
         return permute(input, ())
