@@ -42,9 +42,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     x = np.linspace(0, 1, args.elements)
     out = np.empty_like(x)
+    at, to, n = x.ctypes.data, out.ctypes.data, x.size   # (the addresses read once)
     builds = {"region of one thread": _loop(LOOP), "serial branch": _loop(with_serial_branches(LOOP))}
-    calls = {name: (lambda fn=fn: fn(x.ctypes.data, out.ctypes.data, x.size, 1)) for name, fn in builds.items()}
-    calls["ctypes call alone"] = lambda fn=builds["serial branch"]: fn(x.ctypes.data, out.ctypes.data, 0, 1)
+    calls = {name: (lambda fn=fn: fn(at, to, n, 1)) for name, fn in builds.items()}
+    calls["ctypes call alone"] = lambda fn=builds["serial branch"]: fn(at, to, 0, 1)
     samples = {name: [] for name in calls}
     for _ in range(args.repeats):
         for name, call in calls.items():

@@ -13,7 +13,7 @@ of a C source into
     <statement>
     }
 
-libgomp enters a parallel region whose if() clause is false (a team of one thread) for some 300 ns
+libgomp enters a parallel region whose if() clause is false (a team of one thread) for several hundred ns
 a call (BENCHMARKS.md, "OpenMP regions on one thread"): more than the loop itself on the small
 arrays the compiled functions take. The serial branch runs the same statement on the calling
 thread, as the team of one did. Regions whose clauses make their variables private or reduce into
