@@ -5216,6 +5216,14 @@ INDEX_PUT_CASES = [((3, 4), [2, 0], (4,)), ((3, 4), [1, 1, 1], (3, 4)), ((3, 4),
                    ((5,), [4, 0, 4], ()), ((2, 3, 2), [1, 0], (3, 2)), ((3, 4), [], (4,)), ((4, 2), [3, 3, 0], (1, 2))]
 
 
+def _index_put_operands(case, dtype):
+    """The input, the int64 index and the values of ``INDEX_PUT_CASES[case]``, of ``dtype``."""
+    shape, rows, values_shape = INDEX_PUT_CASES[case]
+    rng = np.random.default_rng(23)
+    return (rng.integers(0, 9, shape).astype(dtype), np.array(rows, dtype=np.int64),
+            rng.integers(0, 9, values_shape).astype(dtype))
+
+
 @pytest.mark.parametrize("accumulate", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "bool"])
 @pytest.mark.parametrize("case", range(len(INDEX_PUT_CASES)))
@@ -5224,11 +5232,8 @@ def test_index_put_is_the_python_paths_and_torchs(monkeypatch, case, dtype, accu
     (floats) accumulated in C: the Python path's bits and torch's values (a repeated row written once by
     torch's rule is left out of the comparison); the Python path's step not reached."""
     from ember.ops import index as index_ops
-    shape, rows, values_shape = INDEX_PUT_CASES[case]
-    rng = np.random.default_rng(23)
-    a = rng.integers(0, 9, shape).astype(dtype)
-    values = rng.integers(0, 9, values_shape).astype(dtype)
-    idx = np.array(rows, dtype=np.int64)
+    shape, rows, _ = INDEX_PUT_CASES[case]
+    a, idx, values = _index_put_operands(case, dtype)
 
     def call():
         return ember.index_put(ember.tensor(a), (ember.tensor(idx),), ember.tensor(values), accumulate)
@@ -5289,11 +5294,7 @@ def test_index_put_in_place_is_the_python_paths(monkeypatch, case, dtype, accumu
     """index_put_ in C writes into the tensor itself: the Python path's bits, the tensor returned, its version
     counted once; the Python path's step not reached."""
     from ember.ops import index as index_ops
-    shape, rows, values_shape = INDEX_PUT_CASES[case]
-    rng = np.random.default_rng(24)
-    a = rng.integers(0, 9, shape).astype(dtype)
-    values = rng.integers(0, 9, values_shape).astype(dtype)
-    idx = np.array(rows, dtype=np.int64)
+    a, idx, values = _index_put_operands(case, dtype)
 
     def call():
         x = ember.tensor(a)

@@ -666,6 +666,19 @@ def test_comparisons_of_two_dtypes_match_torch_and_the_python_ops(monkeypatch, d
         assert results[1] == results[2] and (results[1] == results[0] or isinstance(results[0], str)), results
 
 
+def _torch_compiled_and_python(monkeypatch, call, values):
+    """``call(lib)``'s result as ``(values(result), dtype name)`` for torch, for ember's compiled methods and for
+    its Python ops."""
+    results = []
+    for lib, python in ((torch, False), (ember, False), (ember, True)):
+        with monkeypatch.context() as m:
+            if python:
+                python_ops(m)
+            out = call(lib)
+            results.append((values(out), str(out.dtype).split(".")[-1]))
+    return results
+
+
 @needs_torch
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")   # (NumPy's cast of 1e300 to float32)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -680,13 +693,8 @@ def test_float_tensors_with_numbers_match_torch_and_the_python_ops(monkeypatch, 
     calls = {**OPERATORS, **COMPARISONS, **inplace}
     for value in (0.1, 2, -3, 1e300, math.nan, -0.0, 2 ** 53 + 1, 2 ** 60, 1.5):
         for name, call in calls.items():
-            results = []
-            for lib, python in ((torch, False), (ember, False), (ember, True)):
-                with monkeypatch.context() as m:
-                    if python:
-                        python_ops(m)
-                    out = call(lib.tensor(a), value)
-                    results.append((out.numpy().tobytes(), str(out.dtype).split(".")[-1]))
+            results = _torch_compiled_and_python(monkeypatch, lambda lib: call(lib.tensor(a), value),
+                                                 lambda out: out.numpy().tobytes())
             assert results[1] == results[2], (name, value)
             assert results[1][1] == results[0][1]
             np.testing.assert_array_equal(np.frombuffer(results[1][0], dtype=results[1][1].replace("bool", "?")),
@@ -704,13 +712,8 @@ def test_integer_tensors_with_ints_match_torch_and_the_python_ops(monkeypatch, s
     calls = {**{name: OPERATORS[name] for name in ("add", "radd", "sub", "mul", "rmul")}, **COMPARISONS}
     for value in (0, 3, -1, 127, 128, 255, 256, 300, -129, 2 ** 31 + 5, -(2 ** 40) - 3, 2 ** 63 - 1):
         for name, call in calls.items():
-            results = []
-            for lib, python in ((torch, False), (ember, False), (ember, True)):
-                with monkeypatch.context() as m:
-                    if python:
-                        python_ops(m)
-                    out = call(lib.tensor(a), value)
-                    results.append((out.numpy().tolist(), str(out.dtype).split(".")[-1]))
+            results = _torch_compiled_and_python(monkeypatch, lambda lib: call(lib.tensor(a), value),
+                                                 lambda out: out.numpy().tolist())
             assert results[1] == results[2] == results[0], (name, value, results)
     seen = spy(compare, "arrays_for")
     assert (ember.tensor(a) > -1).dtype == ember.bool and (ember.tensor(a) + 300).dtype == ember.tensor(a).dtype
