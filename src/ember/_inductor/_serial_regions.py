@@ -20,6 +20,7 @@ thread, as the team of one did. Regions whose clauses make their variables priva
 them (the serial statement would write the shared ones), and statements this reader does not
 follow, are left as they are.
 """
+import functools
 import re
 
 __all__ = ["with_serial_branches"]
@@ -28,6 +29,7 @@ _PRAGMA = re.compile(r"^([ \t]*)#pragma omp parallel\b(.*)$", re.MULTILINE)
 _KEPT_PRIVATE = re.compile(r"\b(reduction|private|firstprivate|lastprivate|copyin|ordered)\b")
 
 
+@functools.lru_cache(maxsize=64)   # (a source's functions are loaded one by one, each from the whole source)
 def with_serial_branches(source):
     """``source`` with a serial branch beside each parallel region that has an if() clause."""
     pieces, at = [], 0
