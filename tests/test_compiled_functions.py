@@ -764,6 +764,80 @@ def _no_grad(fn, *args):
         return fn(*args)
 
 
+# the reductions whose compiled functions take a large float32 tensor: over every dim on the whole-reduction
+# loops (sums, means, nansums, 2-norms), or at any size on NumPy's reduction (amax, amin, max and min of all)
+LARGE_REDUCTIONS = {name: REDUCTIONS[name] for name in ("sum", "mean", "nansum", "vector_norm", "amax", "amin",
+                                                         "sum_method", "mean_method", "norm_method")}
+LARGE_REDUCTIONS["max_all"] = (ember.max, torch.max)
+LARGE_DIMS = [(), (None,), ((),), ((0, 1),), ([1, 0],), (None, True), (1,), (0, True)]
+
+
+def _large_values(nan=False, rows=222, columns=295):
+    values = np.random.default_rng(5).standard_normal((rows, columns)).astype(np.float32)
+    if nan:
+        values[7, 11] = values[100, 3] = np.nan
+    return values
+
+
+@pytest.mark.parametrize("name", sorted(LARGE_REDUCTIONS))
+def test_large_reductions_over_every_dim_take_the_common_case(monkeypatch, name):
+    from ember.ops import reduce
+    x = ember.tensor(_large_values())
+    _assert_the_compiled_function_takes(monkeypatch, lambda: LARGE_REDUCTIONS[name][0](x), [(reduce, "make")])
+
+
+@pytest.mark.parametrize("nan", [False, True])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "short"])
+@pytest.mark.parametrize("name", sorted(LARGE_REDUCTIONS))
+def test_large_reduction_values_are_the_python_paths_and_torchs(name, layout, nan):
+    fn, torch_fn = LARGE_REDUCTIONS[name]
+    values = _large_values(nan, columns=71 if layout == "short" else 295)   # (short: under the sum's loop)
+    if layout == "transposed":
+        values = values.T
+    for args in LARGE_DIMS if name != "max_all" else [()]:
+        if ("amax" in name or "amin" in name) and args and args[0] is None:
+            continue
+        compiled = fn(ember.tensor(values), *args)
+        with python_paths():
+            python = fn(ember.tensor(values), *args)
+        want = torch_fn(torch.tensor(values), *args)
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape), args
+        np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+        np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(LARGE_REDUCTIONS))
+def test_large_reduction_nodes_and_gradients_are_the_python_paths(name):
+    fn = LARGE_REDUCTIONS[name][0]
+    values = _large_values()
+    values[0, :2] = 9.0   # (ties: amax's gradient shared between them)
+    results = []
+    for python in (False, True):
+        with python_paths() if python else contextlib.nullcontext():
+            x = ember.tensor(values, requires_grad=True)
+            y = fn(x)
+            node = y.grad_fn
+            fields = {key: getattr(node, key, None) for key in ("in_shape", "in_dtype", "dims", "keepdim", "count",
+                                                                "ord")}
+            saved = [t.detach().numpy().tobytes() for t in getattr(node, "saved_tensors", ())]
+            y.backward(ember.tensor(np.float32(0.5)))
+            results.append((type(node).__name__, fields, saved, y.detach().numpy().tobytes(), x.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "nansum", "vector_norm"])
+def test_large_reductions_with_a_library_forced_take_the_python_path(monkeypatch, name):
+    """Under ``choice.only`` the kernel choice is not settled: the Python op runs the forced library's kernel."""
+    from ember.ops import reduce
+    x = ember.tensor(_large_values())
+    calls = []
+    real = reduce.make
+    monkeypatch.setattr(reduce, "make", lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    for library in (choice.NUMPY, choice.ONEDNN):
+        with choice.only(library):
+            LARGE_REDUCTIONS[name][0](x)
+    assert len(calls) == 2
+
 # -- max and min along a dim -----------------------------------------------------------------
 
 EXTREMES = {"max": (ember.max, torch.max), "min": (ember.min, torch.min),

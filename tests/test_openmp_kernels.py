@@ -239,7 +239,7 @@ def _whole_sum_spy(monkeypatch):
 @needs_loops
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed", "strided"])
 @pytest.mark.parametrize("op", ["sum", "mean"])
-def test_whole_sums_of_large_float32_arrays_on_the_loop_match_torch(op, layout, monkeypatch):
+def test_whole_sums_of_large_float32_arrays_on_the_loop_match_torch(op, layout, monkeypatch, python_functions):
     """The loop adds in float64: within float32 rounding of torch's sum, for any dense layout
     (the elements' order does not matter); a strided view takes NumPy's sum."""
     taken = _whole_sum_spy(monkeypatch)
@@ -596,7 +596,7 @@ def _whole_reduction_spy(monkeypatch, name):
 @needs_loops
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
 @pytest.mark.parametrize("op", sorted(WHOLE_REDUCTIONS))
-def test_whole_reductions_on_the_loop_match_torch(op, layout, monkeypatch):
+def test_whole_reductions_on_the_loop_match_torch(op, layout, monkeypatch, python_functions):
     """nansum and the 2-norm add in float64 on the loop (within float32 rounding of torch's),
     the extremes are exact; with NaN among the elements nansum skips them and the extremes
     give NaN, as torch's; values and gradients."""
@@ -1252,7 +1252,7 @@ def test_cholesky_inverse_by_potri_is_torchs(dtype, upper, spy, monkeypatch):
 
 @needs_loops
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "bool", "complex64", "float16"])
-def test_put_on_its_loop_is_numpys_assignment(dtype, spy, monkeypatch):
+def test_put_on_its_loop_is_numpys_assignment(dtype, spy, monkeypatch, python_functions):
     """put and put_ (no accumulation) on the loop: the NumPy assignment's result (a repeated index keeps its
     last value), negative indices from the end; an index out of range raises torch's error and writes
     nothing, in place either."""

@@ -870,11 +870,12 @@ INDEX_REDUCE(index_minimum_float32, MINIMUM)
 
 /* Reductions of all n float32 elements: each thread's share in blocks of SUM_LANES elements,
    one partial result per lane (independent SIMD accumulators), then the lanes, the threads'
-   shares and the last partial block. The largest and smallest elements go to out[0] (a float),
-   NaN where any element is NaN. Sums (of the elements, of their squares, of the elements with
-   NaN as 0) go to out[0] (a double): each lane adds SUM_DEPTH elements in float32 (a rounding
-   error of at most SUM_DEPTH float32 ulps of its partial sum, as torch's vectorized float32
-   sum has), then adds that partial sum in float64. */
+   shares and the last partial block. The largest and smallest elements go to out[0], NaN where
+   any element is NaN. Sums (of the elements, of their squares, of the elements with NaN as 0)
+   go to out[0] rounded once from float64: each lane adds SUM_DEPTH elements in float32 (a
+   rounding error of at most SUM_DEPTH float32 ulps of its partial sum, as torch's vectorized
+   float32 sum has), then adds that partial sum in float64. On one thread a sum runs outside
+   OpenMP (a region with a reduction is entered even when its if() is false). */
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math")   /* (nansum's select is not vectorized otherwise) */
 #define SUM_LANES 32
@@ -884,30 +885,39 @@ INDEX_REDUCE(index_minimum_float32, MINIMUM)
 #define SQUARED(v) ((v) * (v))
 #define NAN_AS_ZERO(v) ((v) == (v) ? (v) : 0.0f)
 #define WHOLE_SUM(name, TERM) \
+static double name##_blocks(const float *x, int64_t first, int64_t last) { \
+    const int64_t span = SUM_WIDE_LANES * SUM_DEPTH; \
+    double wide[SUM_WIDE_LANES] = {0}, total = 0.0; \
+    for (int64_t b = first; b < last; b++) { \
+        const float *xs = x + b * span; \
+        float lanes[SUM_WIDE_LANES] = {0}; \
+        for (int k = 0; k < SUM_DEPTH; k++) { \
+            _Pragma("omp simd") \
+            for (int j = 0; j < SUM_WIDE_LANES; j++) lanes[j] += TERM(xs[k * SUM_WIDE_LANES + j]); \
+        } \
+        _Pragma("omp simd") \
+        for (int j = 0; j < SUM_WIDE_LANES; j++) wide[j] += lanes[j]; \
+    } \
+    for (int j = 0; j < SUM_WIDE_LANES; j++) total += wide[j]; \
+    return total; \
+} \
 void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
     const float *x = arrays[0]; \
-    double *out = arrays[1]; \
-    const int64_t n = sizes[0], span = SUM_WIDE_LANES * SUM_DEPTH, blocks = n / span; \
+    float *out = arrays[1]; \
+    const int64_t n = sizes[0], blocks = n / (SUM_WIDE_LANES * SUM_DEPTH); \
     double total = 0.0; \
     (void)scalars; \
-    _Pragma("omp parallel num_threads(nthreads) if(nthreads > 1) reduction(+:total)") \
-    { \
-        double wide[SUM_WIDE_LANES] = {0}; \
-        _Pragma("omp for schedule(static)") \
-        for (int64_t b = 0; b < blocks; b++) { \
-            const float *xs = x + b * span; \
-            float lanes[SUM_WIDE_LANES] = {0}; \
-            for (int k = 0; k < SUM_DEPTH; k++) { \
-                _Pragma("omp simd") \
-                for (int j = 0; j < SUM_WIDE_LANES; j++) lanes[j] += TERM(xs[k * SUM_WIDE_LANES + j]); \
-            } \
-            _Pragma("omp simd") \
-            for (int j = 0; j < SUM_WIDE_LANES; j++) wide[j] += lanes[j]; \
+    if (nthreads > 1) { \
+        _Pragma("omp parallel num_threads(nthreads) reduction(+:total)") \
+        { \
+            const int64_t parts = omp_get_num_threads(), part = omp_get_thread_num(); \
+            total += name##_blocks(x, blocks * part / parts, blocks * (part + 1) / parts); \
         } \
-        for (int j = 0; j < SUM_WIDE_LANES; j++) total += wide[j]; \
+    } else { \
+        total = name##_blocks(x, 0, blocks); \
     } \
-    for (int64_t i = blocks * span; i < n; i++) total += (double)TERM(x[i]); \
-    out[0] = total; \
+    for (int64_t i = blocks * SUM_WIDE_LANES * SUM_DEPTH; i < n; i++) total += (double)TERM(x[i]); \
+    out[0] = (float)total; \
 }
 WHOLE_SUM(sum_float32, PLAIN)
 WHOLE_SUM(sum_squares_float32, SQUARED)
@@ -2697,28 +2707,31 @@ def rank_one_addresses():
     return loop_addresses(_RANK_ONE_LOOPS)
 
 
-# whole_reduction's kinds: the loop and the dtype of its result
-_WHOLE_REDUCTIONS = {"sum": ("sum_float32", np.float64), "sum_squares": ("sum_squares_float32", np.float64),
-                     "nansum": ("nansum_float32", np.float64), "max": ("max_float32", np.float32),
-                     "min": ("min_float32", np.float32), "prod": ("prod_float32", np.float32)}
+# whole_reduction's kinds: their loops
+_WHOLE_REDUCTIONS = {"sum": "sum_float32", "sum_squares": "sum_squares_float32", "nansum": "nansum_float32",
+                     "max": "max_float32", "min": "min_float32", "prod": "prod_float32"}
+
+
+def whole_reduction_addresses(kind):
+    """The addresses (float32's, float64's: None) of ``whole_reduction``'s loop of ``kind``: what the
+    reductions' compiled functions call from C (``ops._compiled_functions``)."""
+    return loop_addresses({np.dtype(np.float32): _WHOLE_REDUCTIONS[kind]})
 
 
 def whole_reduction(kind, x):
     """A reduction of all of a dense float32 array's elements as a 0-d float32 array: ``sum``,
     ``sum_squares`` and ``nansum`` (NaN as 0) added in float32 lanes of 16 elements each, the
     lanes' sums in float64 (NumPy's pairwise sum in float32 runs on one thread at a third of
-    the loop's speed), ``max`` and ``min`` (NaN if any element
-    is), ``prod`` multiplied in float32 lanes; None where the loop does not apply or cannot be
-    built."""
+    the loop's speed), ``max`` and ``min`` (NaN if any element is), ``prod`` multiplied in
+    float32 lanes; None where the loop does not apply or cannot be built."""
     if not _dense_alike(x, least=WHOLE_REDUCTION_MIN_ELEMENTS[kind]):
         return None
-    name, dtype = _WHOLE_REDUCTIONS[kind]
-    function = _function(name)
+    function = _function(_WHOLE_REDUCTIONS[kind])
     if function is None:
         return None
-    result = np.empty(1, dtype)
-    _call(function, (x, result), (x.size,), ())
-    return result.astype(np.float32).reshape(())
+    result = np.empty((), np.float32)
+    function((x, result), (x.size,), None, thread_count())
+    return result
 
 
 def _around(shape, axis):

@@ -212,7 +212,7 @@ def _specifics(function):
     if function.kind == "reduce":
         r = function.specifics
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
-                _MOMENTS.index(r.moment), int(r.without_nan))
+                _MOMENTS.index(r.moment), int(r.without_nan), r.loop_min, int(r.any_size))
     return function.specifics
 
 
@@ -233,13 +233,19 @@ class Reduction(typing.NamedTuple):
     "std_mean": that and the mean (``reduce._mean_data``'s), a pair; "norm": the 2-norm,
     by ``reduce._norm_data``'s (the reduction being ``np.add``'s); "p_norm": the norm of the order
     given as a fourth argument (a number, not 2), by ``reduce._norm_data``'s steps. ``without_nan``: the case
-    is a C-contiguous tensor without NaN (nansum's, a plain sum there)."""
+    is a C-contiguous tensor without NaN (nansum's, a plain sum there). ``loop_min``: from this many
+    elements (past ``max_elements``), a C-contiguous float32 tensor reduced over every dim without keepdim
+    runs on the float32 loop ``addresses()`` gives (``openmp_kernels.whole_reduction_addresses``), where
+    the kernel choice is settled; ``any_size``: the Python op reduces on NumPy at every size up to
+    ``max_elements`` (else the small arrays only)."""
     whole_node: object
     whole_fields: tuple = ()
     fields: tuple = ()
     divides: bool = False
     moment: str = None
     without_nan: bool = False
+    loop_min: int = 0
+    any_size: bool = False
 
 # The C part, in ``_compiled_methods``' extension (it uses its helpers: ``array_of``, ``make``,
 # ``plain_mode``, ``requires_grad``, ``record_node``, ``set_shape_and_dtype``, ``with_node``).
@@ -289,6 +295,11 @@ typedef struct {
     PyObject *reduce, *whole_node;
     int whole_fields, fields, divides, moment;
     int without_nan;   /* (nansum's: the case holds no NaN) */
+    /* (a reduction's: from this many float32 elements reduced over every dim without keepdim, the loop
+       ``loops[0]`` (``openmp_kernels``' whole reductions, on ``loop_threads()`` threads; 0: none); whether
+       the Python op reduces on NumPy at every size up to max_elements, past the small arrays) */
+    Py_ssize_t loop_min;
+    int any_size;
     Py_ssize_t max_row, partition_ratio;   /* (a sort's: its longest row; topk's: the ratio it partitions from) */
     Py_ssize_t min_width;   /* (a softmax's: the narrowest rows taken in a tensor of more than max_elements) */
     PyObject *all_node;   /* (a median's node of all elements) */
@@ -358,6 +369,7 @@ typedef struct {
 static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
+static PyObject *loop_threads;     /* ``openmp_kernels.thread_count``: the threads ``openmp_kernels``' loops run on */
 static PyObject *record_outputs;   /* ``_common.record``: what records more than one output */
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
@@ -1155,6 +1167,28 @@ static int without_nan(PyArrayObject *x) {
     return !nan;
 }
 
+/* The reduction of all of the C-contiguous float32 array ``x`` (``count`` elements) on ``f``'s whole-reduction
+   loop, as ``reduce``'s Python ops take it (``openmp_kernels.whole_reduction``): a new 0-d float32 array in
+   ``*data``, divided by the count (a mean) or its square root taken (a 2-norm, of the sum of squares). 1 when
+   computed, -1 on error. */
+typedef void (*whole_reduction_loop)(void **, const int64_t *, const double *, int);
+static int whole_on_loop(Function *f, PyArrayObject *x, Py_ssize_t count, PyObject **data) {
+    PyObject *threads = PyObject_CallNoArgs(loop_threads);
+    long n_threads = threads == NULL ? -1 : PyLong_AsLong(threads);
+    Py_XDECREF(threads);
+    if (n_threads == -1 && PyErr_Occurred()) return -1;
+    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(0, NULL, NPY_FLOAT32);
+    if (out == NULL) return -1;
+    void *arrays[2] = {PyArray_DATA(x), PyArray_DATA(out)};
+    int64_t sizes[1] = {PyArray_SIZE(x)};
+    ((whole_reduction_loop)f->loops[0])(arrays, sizes, NULL, (int)n_threads);
+    float *value = PyArray_DATA(out);
+    if (f->divides) *value = *value / (float)count;
+    if (f->moment == EUCLIDEAN_NORM) *value = sqrtf(*value);
+    *data = (PyObject *)out;
+    return 1;
+}
+
 /* A reduction ``op(input, dim=None, keepdim=False)`` in the common case: an ordinary tensor on the
    CPU holding a float32 or float64 array of 1 to ``max_elements`` elements and one or more dims,
    a dim that is None, an int or a list or tuple of distinct ints (none or empty: every dim), a
@@ -1184,9 +1218,11 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     if (correction != NULL && !PyLong_CheckExact(correction) && !PyFloat_CheckExact(correction)) return NULL;
     PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
     if (x == NULL || (PyArray_TYPE(x) != NPY_FLOAT32 && PyArray_TYPE(x) != NPY_FLOAT64) || !PyArray_ISNOTSWAPPED(x)
-            || PyArray_NBYTES(x) >= small_bytes || PyArray_SIZE(x) == 0 || PyArray_SIZE(x) > f->max_elements
-            || PyArray_NDIM(x) == 0 || (keep != Py_True && keep != Py_False))
+            || PyArray_SIZE(x) == 0 || PyArray_NDIM(x) == 0 || (keep != Py_True && keep != Py_False))
         return NULL;
+    /* (past what NumPy's reduction takes here: only the whole-reduction loop, once the dims are known) */
+    int small = PyArray_NBYTES(x) < small_bytes, past = (!small && !f->any_size) || PyArray_SIZE(x) > f->max_elements;
+    if (past && (f->loop_min == 0 || PyArray_SIZE(x) < f->loop_min)) return NULL;
     int ndim = PyArray_NDIM(x), keepdim = keep == Py_True;
     char reduced[NPY_MAXDIMS] = {0};
     Py_ssize_t given = 0;
@@ -1215,6 +1251,9 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
             count *= PyArray_DIM(x, d);
         }
     }
+    int on_loop = past && n_reduced == ndim && !keepdim && PyArray_TYPE(x) == NPY_FLOAT32
+                  && PyArray_IS_C_CONTIGUOUS(x) && PyArray_ISALIGNED(x) && loop_threads != NULL;
+    if (past && !on_loop) return NULL;
     /* a moment's degrees of freedom (``count - correction``); none, or not finite: the Python op (it warns) */
     int moment = f->moment == VARIANCE || f->moment == STANDARD_DEVIATION || f->moment == VARIANCE_AND_MEAN
                  || f->moment == STD_AND_MEAN;
@@ -1229,10 +1268,10 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     }
     if (moment && (!(dof_value > 0) || !isfinite(dof_value))) return NULL;
     if ((f->moment == EUCLIDEAN_NORM || f->moment == P_NORM) && count < 2) return NULL;   /* (the Python op's case) */
-    /* (nansum of NaN: over runs here, else on the Python op) */
-    if (f->without_nan && !in_runs(x, reduced) && !without_nan(x)) return NULL;
+    /* (nansum of NaN: over runs or on the loop here, else on the Python op) */
+    if (f->without_nan && !on_loop && !(small && in_runs(x, reduced)) && !without_nan(x)) return NULL;
     if (f->moment == P_NORM && p < 0 && p != -INFINITY && !without_zero_or_infinity(x)) return NULL;
-    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : on_loop ? plain_and_settled() : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
         return NULL;
@@ -1257,7 +1296,9 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     axis = n_reduced == ndim ? Py_NewRef(Py_None) : n_reduced == 1 ? Py_NewRef(PyTuple_GET_ITEM(dims, 0))
                                                                     : Py_NewRef(dims);
     PyObject *data = NULL, *mean_data = NULL;
-    int computed = moments_in_runs(f, x, reduced, count, dof_value, keepdim, &data, &mean_data);
+    /* (a large array's runs: NumPy's vectorized passes, not the runs' loops) */
+    int computed = on_loop ? whole_on_loop(f, x, count, &data)
+                   : small ? moments_in_runs(f, x, reduced, count, dof_value, keepdim, &data, &mean_data) : 0;
     if (computed < 0 || (!computed && f->without_nan && !without_nan(x))) {   /* (a floating-point exception) */
         Py_DECREF(axis);
         Py_DECREF(dims);
@@ -2425,7 +2466,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         f.gemvs[i] = f.dots[i] = f.geqrfs[i] = f.orgqrs[i] = f.unpack_loops[i] = f.lapack_routines[i] = NULL;
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.scatter_names = f.method = f.converts = f.integers = f.form = f.shifted = f.promotes = 0;
-    f.without_nan = f.number_first = f.int_numbers = 0;
+    f.without_nan = f.number_first = f.int_numbers = f.any_size = 0;
+    f.loop_min = 0;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
@@ -2433,8 +2475,9 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
-    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiiiip", &f.whole_node, &f.whole_fields, &f.fields,
-                                                       &f.divides, &f.moment, &f.without_nan))
+    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiiiipnp", &f.whole_node, &f.whole_fields,
+                                                       &f.fields, &f.divides, &f.moment, &f.without_nan, &f.loop_min,
+                                                       &f.any_size))
         return NULL;
     /* (a max or min along a dim, or a running one: its result type in whole_node, whether it is the
        max in divides) */
@@ -2596,11 +2639,13 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     return function;
 }
 
-/* configure_functions(settled, defaults, record_outputs): ``choice.settled``, ``_dtype._Defaults`` and
-   ``_common.record`` (which records more than one output). */
+/* configure_functions(settled, defaults, record_outputs, threads): ``choice.settled``, ``_dtype._Defaults``,
+   ``_common.record`` (which records more than one output) and ``openmp_kernels.thread_count``. */
 static PyObject *configure_functions(PyObject *self, PyObject *args) {
-    PyObject *settled, *defaults, *outputs_record;
-    if (!PyArg_ParseTuple(args, "OOO", &settled, &defaults, &outputs_record)) return NULL;
+    PyObject *settled, *defaults, *outputs_record, *threads;
+    if (!PyArg_ParseTuple(args, "OOOO", &settled, &defaults, &outputs_record, &threads)) return NULL;
+    Py_INCREF(threads);
+    Py_XSETREF(loop_threads, threads);
     Py_INCREF(outputs_record);
     Py_XSETREF(record_outputs, outputs_record);
     const char *names[] = {"dtypes", "dim", "used", "sizes", "in_dtype", "dims", "keepdim", "count", "counter", "dof",

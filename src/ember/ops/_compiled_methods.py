@@ -1535,7 +1535,7 @@ static PyMethodDef methods[] = {
     {"add_gradient", (PyCFunction)add_gradient, METH_VARARGS,
      "add_gradient(node_cls, doc, python_gradient, formula) -> method"},
     {"configure_functions", (PyCFunction)configure_functions, METH_VARARGS,
-     "configure_functions(settled, defaults, record_outputs)"},
+     "configure_functions(settled, defaults, record_outputs, threads)"},
     {"write_inplace", (PyCFunction)(void (*)(void))write_inplace, METH_FASTCALL,
      "write_inplace(self, op, args, finish) -> self, or NotImplemented"},
     {"configure_views", (PyCFunction)configure_views, METH_VARARGS,
@@ -1587,7 +1587,7 @@ def _build():
     _state["module"] = module
     module.configure(Tensor, forward_state, dispatch_switch, _common.recording_function(), graph._save_plain,
                      openmp_kernels.ROWS_MIN_BYTES, grad_state, graph.modifier_recording)
-    module.configure_functions(choice.settled, _dtype._Defaults, _common.record)
+    module.configure_functions(choice.settled, _dtype._Defaults, _common.record, openmp_kernels.thread_count)
     module.configure_views(view.AliasBackward0, view.SliceBackward0, view.SelectBackward0, view.UnsqueezeBackward0)
     _common.inplace_writer[0] = module.write_inplace
     compiled = {}

@@ -322,8 +322,11 @@ def _sum(input, dim, keepdim, dtype):
             node.in_shape, node.in_dtype = data.shape, data.dtype
         return out
     dims = _reduce_dims(dim, data.ndim)
-    out = make(_accumulated(array_sum, data, np_dtype, axis=_axis(dims, data.ndim),
-                            keepdims=keepdim))
+    axis = _axis(dims, data.ndim)
+    if axis is None and not keepdim and np_dtype is None and data.dtype == np.float32:   # (every dim)
+        out = make(_float32_sum_of_all(data))
+    else:
+        out = make(_accumulated(array_sum, data, np_dtype, axis=axis, keepdims=keepdim))
     node = record(SumBackward1, (input,), out)
     if node is not None:
         node.in_shape, node.in_dtype, node.dims, node.keepdim = data.shape, data.dtype, dims, keepdim
@@ -339,7 +342,9 @@ def _plain_sum(input, dim=None, keepdim=False):
 _SMALL_SUM_ELEMENTS = COLUMN_SUM_MIN_ROWS - 1
 _sum_entry = _compiled_functions.register(
     _plain_sum, SumBackward1, kind="reduce", ufunc=np.add, max_elements=_SMALL_SUM_ELEMENTS,
-    specifics=_compiled_functions.Reduction(SumBackward0, ("in",), ("in", "dims")))
+    addresses=lambda: openmp_kernels.whole_reduction_addresses("sum"),
+    specifics=_compiled_functions.Reduction(SumBackward0, ("in",), ("in", "dims"),
+                                            loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum"]))
 
 
 class NansumBackward0(Node):
@@ -410,7 +415,9 @@ def _plain_nansum(input, dim=None, keepdim=False):
 _nansum_entry = _compiled_functions.register(
     _plain_nansum, NansumBackward0, ("self",), kind="reduce", ufunc=np.add,
     max_elements=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["nansum"] - 1,
-    specifics=_compiled_functions.Reduction(NansumBackward0, ("dims",), ("dims",), without_nan=True))
+    addresses=lambda: openmp_kernels.whole_reduction_addresses("nansum"),
+    specifics=_compiled_functions.Reduction(NansumBackward0, ("dims",), ("dims",), without_nan=True,
+                                            loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["nansum"]))
 
 
 # ----------------------------------------------------------------------------------------
@@ -519,8 +526,9 @@ def _plain_mean(input, dim=None, keepdim=False):
 
 _mean_entry = _compiled_functions.register(
     _plain_mean, MeanBackward1, kind="reduce", ufunc=np.add, max_elements=_SMALL_SUM_ELEMENTS,
+    addresses=lambda: openmp_kernels.whole_reduction_addresses("sum"),
     specifics=_compiled_functions.Reduction(MeanBackward0, ("in", "dims", "count"), ("in", "dims", "count"),
-                                            divides=True))
+                                            divides=True, loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum"]))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -1147,10 +1155,12 @@ def _python_min_all(input):
     return _extreme("min", input, None, False, False, MinBackward1)
 
 
-# amax, amin, and max and min of all elements: NumPy's maximum or minimum reduction from C
+# amax, amin, and max and min of all elements: NumPy's maximum or minimum reduction from C (below the size
+# from which the Python op may take the loop)
 _amax_entry, _amin_entry, _max_all_entry, _min_all_entry = (
     _compiled_functions.register(python_op, node_cls, ("self", "result"), kind="reduce", ufunc=ufunc,
-                                 specifics=_compiled_functions.Reduction(node_cls, ("dims",), ("dims",)))
+                                 max_elements=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["max"] - 1,
+                                 specifics=_compiled_functions.Reduction(node_cls, ("dims",), ("dims",), any_size=True))
     for python_op, node_cls, ufunc in ((_python_amax, AmaxBackward0, np.maximum),
                                        (_python_amin, AminBackward0, np.minimum),
                                        (_python_max_all, MaxBackward1, np.maximum),
@@ -1733,9 +1743,10 @@ def _python_2_norm(input, dim=None, keepdim=False):
 
 _2_norm_entry = _compiled_functions.register(
     _python_2_norm, LinalgVectorNormBackward0, ("self", "result"), kind="reduce", ufunc=np.add,
-    max_elements=_SMALL_SUM_ELEMENTS,
+    max_elements=_SMALL_SUM_ELEMENTS, addresses=lambda: openmp_kernels.whole_reduction_addresses("sum_squares"),
     specifics=_compiled_functions.Reduction(LinalgVectorNormBackward0, ("dims", "ord"), ("dims", "ord"),
-                                            moment="norm"))
+                                            moment="norm",
+                                            loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum_squares"]))
 
 
 def _python_p_norm(input, dim, keepdim, p):
