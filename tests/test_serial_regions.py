@@ -79,3 +79,39 @@ def test_both_branches_compute_the_loop():
         out = np.zeros(n)
         fn(x.ctypes.data, out.ctypes.data, n, threads)
         np.testing.assert_array_equal(out, 2 * x)
+
+
+MACRO_LOOP = """#define SCALED(name, FACTOR) \\
+void name(const double *x, double *out, long n, int nthreads) { \\
+    _Pragma("omp parallel num_threads(nthreads) if(nthreads > 1 && n >= 64)") \\
+    { \\
+        _Pragma("omp for schedule(static)") \\
+        for (long i = 0; i < n; i++) out[i] = FACTOR * x[i]; \\
+    } \\
+    _Pragma("omp parallel for simd num_threads(nthreads) if(parallel: nthreads > 1) reduction(+:n)") \\
+    for (long i = 0; i < 1; i++) n += 0; \\
+}
+SCALED(thrice, 3)
+"""
+
+
+def test_a_macros_region_gets_a_serial_branch_on_its_lines():
+    rewritten = with_serial_branches(MACRO_LOOP)
+    body = rewritten.split("\n}\n")[0].split("\n")
+    assert all(line.endswith(" \\") for line in body)   # (still one macro)
+    assert ('    if (nthreads > 1 && n >= 64) { _Pragma("omp parallel num_threads(nthreads)") { \\\n'
+            '        _Pragma("omp for schedule(static)") \\\n') in rewritten
+    assert '    } } else { { \\\n        _Pragma("omp for schedule(static)") \\\n' in rewritten
+    assert rewritten.count("else") == 1   # (the region reducing into n left alone)
+
+
+@pytest.mark.skipif(not _compiler.compiler_available(), reason="no C compiler here")
+def test_both_branches_of_a_macros_region_compute_the_loop():
+    fn = _compiler.load(MACRO_LOOP, "thrice", quiet=True,
+                        argtypes=(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_int))
+    assert fn is not None
+    for n, threads in ((5, 1), (5, 2), (100, 1), (100, 2)):
+        x = np.linspace(-1, 1, n)
+        out = np.zeros(n)
+        fn(x.ctypes.data, out.ctypes.data, n, threads)
+        np.testing.assert_array_equal(out, 3 * x)

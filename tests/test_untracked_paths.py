@@ -43,6 +43,23 @@ def test_renorm_on_the_arrays_gives_its_steps_bits(dtype):
                 np.testing.assert_allclose(values, want, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_renorm_of_large_tensors_on_the_loop_is_torchs_on_any_thread_count(dtype, monkeypatch):
+    """The loop's slices shared among threads (the norms of 1- and 2-norms added in SIMD lanes, along rows
+    or across slices of single elements): torch's values, and the same bits on one thread and two."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((96, 40, 12)).astype(dtype)
+    x[5, 6, 7] = np.nan
+    for p, dim in itertools.product([1, 2, 3.5, float("inf")], [0, 1, 2, -1]):
+        results = []
+        for threads in (1, 2):
+            monkeypatch.setattr(openmp_kernels, "thread_count", lambda threads=threads: threads)
+            results.append(ember.renorm(ember.tensor(x), p, dim, 4.0).numpy())
+        np.testing.assert_array_equal(_bits(results[0]), _bits(results[1]))
+        want = torch.renorm(torch.from_numpy(x), p, dim, 4.0).numpy()
+        np.testing.assert_allclose(results[0], want, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
 def test_renorm_records_when_its_input_requires_grad():
     x = ember.randn(3, 4, requires_grad=True)
     y = ember.renorm(x, 2, 0, 0.5)

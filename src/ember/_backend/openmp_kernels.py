@@ -1851,36 +1851,74 @@ void ldexp_float32(void **arrays, const int64_t *sizes, const double *scalars, i
     }
 }
 
-/* arrays: x, out (outer x size x inner, row-major); sizes: outer, size, inner; scalars: p (> 0),
-   maxnorm. torch's renorm: each slice i of the middle dimension scaled by maxnorm / (norm + 1e-7)
-   where its p-norm (accumulated in double) exceeds maxnorm, the factor computed in double and
-   rounded to the dtype, as torch's CPU kernel computes it; a NaN in a slice makes its norm NaN. */
-#define RENORM(name, T) \
-void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
-    const T *x = arrays[0]; \
-    T *out = arrays[1]; \
-    const int64_t outer = sizes[0], size = sizes[1], inner = sizes[2]; \
-    const double p = scalars[0], maxnorm = scalars[1]; \
-    (void)nthreads; \
-    for (int64_t i = 0; i < size; i++) { \
-        double total = 0; \
+/* arrays: x, out (outer x size x inner, row-major), totals (size doubles, scratch); sizes: outer, size,
+   inner; scalars: p (> 0), maxnorm. torch's renorm: each slice i of the middle dimension scaled by
+   maxnorm / (norm + 1e-7) where its p-norm (accumulated in double) exceeds maxnorm, the factor
+   computed in double and rounded to the dtype (as torch's CPU kernel has it); a NaN in a slice
+   makes its norm NaN. Each thread takes a share of the slices; the norms of 1- and 2-norms add in SIMD lanes (along
+   each row of a slice, or across the slices where the rows are single elements). */
+#define RENORM_TERMS(T, TERM) \
+    if (inner == 1) { \
         for (int64_t o = 0; o < outer; o++) { \
-            const T *row = x + (o * size + i) * inner; \
-            for (int64_t j = 0; j < inner; j++) { \
-                const double v = fabs((double)row[j]); \
-                if (p == 2) total += v * v; \
-                else if (p == 1) total += v; \
-                else if (isinf(p)) { if (v > total || v != v) total = v; } \
-                else total += pow(v, p); \
-            } \
+            const T *row = x + o * size; \
+            _Pragma("omp simd") \
+            for (int64_t i = first; i < last; i++) totals[i - first] += TERM((double)row[i]); \
         } \
+    } else { \
+        for (int64_t i = first; i < last; i++) \
+            for (int64_t o = 0; o < outer; o++) { \
+                const T *row = x + (o * size + i) * inner; \
+                double total = 0; \
+                _Pragma("omp simd reduction(+:total)") \
+                for (int64_t j = 0; j < inner; j++) total += TERM((double)row[j]); \
+                totals[i - first] += total; \
+            } \
+    }
+#define RENORM_SQUARE(v) ((v) * (v))
+#define RENORM(name, T) \
+static void name##_slices(const T *x, T *out, int64_t outer, int64_t size, int64_t inner, double p, \
+                          double maxnorm, int64_t first, int64_t last, double *totals) { \
+    for (int64_t i = first; i < last; i++) totals[i - first] = 0; \
+    if (p == 2) { \
+        RENORM_TERMS(T, RENORM_SQUARE) \
+    } else if (p == 1) { \
+        RENORM_TERMS(T, fabs) \
+    } else { \
+        for (int64_t i = first; i < last; i++) { \
+            double total = 0; \
+            for (int64_t o = 0; o < outer; o++) { \
+                const T *row = x + (o * size + i) * inner; \
+                for (int64_t j = 0; j < inner; j++) { \
+                    const double v = fabs((double)row[j]); \
+                    if (isinf(p)) { if (v > total || v != v) total = v; } \
+                    else total += pow(v, p); \
+                } \
+            } \
+            totals[i - first] = total; \
+        } \
+    } \
+    for (int64_t i = first; i < last; i++) { \
+        const double total = totals[i - first]; \
         const double norm = p == 2 ? sqrt(total) : (p == 1 || isinf(p)) ? total : pow(total, 1.0 / p); \
         const T factor = (T)(norm > maxnorm ? maxnorm / (norm + 1e-7) : 1.0); \
         for (int64_t o = 0; o < outer; o++) { \
             const T *row = x + (o * size + i) * inner; \
             T *to = out + (o * size + i) * inner; \
+            _Pragma("omp simd") \
             for (int64_t j = 0; j < inner; j++) to[j] = row[j] * factor; \
         } \
+    } \
+} \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *x = arrays[0]; \
+    T *out = arrays[1]; \
+    const int64_t outer = sizes[0], size = sizes[1], inner = sizes[2]; \
+    const double p = scalars[0], maxnorm = scalars[1]; \
+    _Pragma("omp parallel num_threads(nthreads) if(nthreads > 1)") \
+    { \
+        const int64_t parts = omp_get_num_threads(), part = omp_get_thread_num(); \
+        const int64_t first = size * part / parts, last = size * (part + 1) / parts; \
+        name##_slices(x, out, outer, size, inner, p, maxnorm, first, last, (double *)arrays[2] + first); \
     } \
 }
 
@@ -3233,25 +3271,21 @@ def ldexp_float32(x, exponents):
 
 
 _RENORMS = {np.dtype(np.float32): "renorm_float32", np.dtype(np.float64): "renorm_float64"}
-# renorm on its loop below this many elements; from there NumPy's passes (vectorized, the sums pairwise) cost
-# less than the loop's one element at a time (benchmarks/ops.py, renorm at tiny and medium)
-RENORM_LOOP_MAX_ELEMENTS = 1 << 14
 
 
 def renorm(x, p, dim, maxnorm):
-    """torch's renorm of a float32/float64 NumPy array with elements, below ``RENORM_LOOP_MAX_ELEMENTS``: each
-    slice along ``dim`` scaled to a ``p``-norm (p > 0) of at most ``maxnorm``, in one loop; None where the loop
-    cannot be built or the array is not such."""
-    name = (_RENORMS.get(x.dtype) if type(x) is np.ndarray and 0 < x.size < RENORM_LOOP_MAX_ELEMENTS
-            else None)
+    """torch's renorm of a float32/float64 NumPy array with elements: each slice along ``dim`` scaled to a
+    ``p``-norm (p > 0) of at most ``maxnorm``, in one loop; None where the loop cannot be built or the array
+    is not such."""
+    name = _RENORMS.get(x.dtype) if type(x) is np.ndarray and x.size else None
     function = _function(name) if name is not None else None
     if function is None:
         return None
     x = np.ascontiguousarray(x)
     out = np.empty(x.shape, x.dtype)
     shape = x.shape
-    _call(function, (x, out), (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])),
-          (float(p), float(maxnorm)))
+    function((x, out, np.empty(shape[dim])), (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])),
+             (float(p), float(maxnorm)), _rows_threads(x))
     return out
 
 

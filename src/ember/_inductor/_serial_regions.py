@@ -13,6 +13,9 @@ of a C source into
     <statement>
     }
 
+and each ``_Pragma("omp parallel ... if(COND) ...") <statement>`` of a macro's body into the same on
+the macro's lines, with ``_Pragma`` operators.
+
 libgomp enters a parallel region whose if() clause is false (a team of one thread) for several hundred ns
 a call (BENCHMARKS.md, "OpenMP regions on one thread"): more than the loop itself on the small
 arrays the compiled functions take. The serial branch runs the same statement on the calling
@@ -26,6 +29,7 @@ import re
 __all__ = ["with_serial_branches"]
 
 _PRAGMA = re.compile(r"^([ \t]*)#pragma omp parallel\b(.*)$", re.MULTILINE)
+_MACRO_PRAGMA = re.compile(r'_Pragma\("omp parallel\b([^"]*)"\)')
 _KEPT_PRIVATE = re.compile(r"\b(reduction|private|firstprivate|lastprivate|copyin|ordered)\b")
 
 
@@ -33,10 +37,13 @@ _KEPT_PRIVATE = re.compile(r"\b(reduction|private|firstprivate|lastprivate|copyi
 def with_serial_branches(source):
     """``source`` with a serial branch beside each parallel region that has an if() clause."""
     pieces, at = [], 0
-    for match in _PRAGMA.finditer(source):
+    matches = sorted([(m, _rewritten) for m in _PRAGMA.finditer(source)]
+                     + [(m, _macro_rewritten) for m in _MACRO_PRAGMA.finditer(source)],
+                     key=lambda found: found[0].start())
+    for match, rewrite in matches:
         if match.start() < at:   # (a region inside a statement rewritten already)
             continue
-        rewritten = _rewritten(source, match)
+        rewritten = rewrite(source, match)
         if rewritten is None:
             continue
         text, end = rewritten
@@ -64,6 +71,25 @@ def _rewritten(source, match):
     return text, end
 
 
+def _macro_rewritten(source, match):
+    """(a macro's region with its serial branch, on the region's lines, where it ends in ``source``), or
+    None."""
+    clauses = match.group(1)
+    condition = _if_clause(clauses)
+    if condition is None or _KEPT_PRIVATE.search(clauses):
+        return None
+    start = _skip_space(source, match.end())
+    end = _statement_end(source, start)
+    if end is None:
+        return None
+    statement = source[start:end]
+    words = clauses.replace(condition[0], " ").split()
+    serial = '_Pragma("omp simd") ' if words[:2] == ["for", "simd"] else ""
+    text = (f'if ({condition[1]}) {{ _Pragma("omp parallel {" ".join(words)}") {statement} }} '
+            f'else {{ {serial}{statement} }}')
+    return text, end
+
+
 def _if_clause(clauses):
     """(the if() clause's text, its condition) of a pragma's clauses, or None."""
     found = re.search(r"\bif\s*\(", clauses)
@@ -81,6 +107,8 @@ def _skip_space(text, i):
     while i < len(text):
         if text[i].isspace():
             i += 1
+        elif text.startswith("\\\n", i):   # (a macro's line continued)
+            i += 2
         elif text.startswith("/*", i):
             close = text.find("*/", i + 2)
             if close < 0:
@@ -153,6 +181,10 @@ def _statement_end(text, i):
     if text[i] == "#":   # (a pragma before the statement: the statement it applies to follows)
         line_end = text.find("\n", i)
         return None if line_end < 0 else _statement_end(text, _skip_space(text, line_end + 1))
+    if text.startswith("_Pragma", i):   # (a macro's pragma before the statement)
+        opening = _skip_space(text, i + len("_Pragma"))
+        close = _matching(text, opening, "(", ")") if opening < len(text) and text[opening] == "(" else None
+        return None if close is None else _statement_end(text, _skip_space(text, close + 1))
     depth = 0
     while i < len(text):
         c = text[i]
