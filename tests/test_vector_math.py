@@ -578,14 +578,15 @@ def test_activations_on_the_loops_give_the_numpy_paths_values_and_torchs(case, s
 
 
 @needs_loops
+@pytest.mark.parametrize("width", [300, 256, 7])   # (rows ending in part of a vector, in whole ones, narrower)
 @pytest.mark.parametrize("op", ["maximum", "minimum", "fmod", "atan2"])
-def test_a_row_repeated_over_rows_takes_the_loops_rows_form(op, spy):
+def test_a_row_repeated_over_rows_takes_the_loops_rows_form(op, width, spy):
     """From ``ROWS_MIN_ELEMENTS`` a float32 tensor and a row of its trailing shape go to the
     loop's rows form, whatever the op's own size rule: NumPy's bits for the selects and fmod,
     torch's values for atan2."""
     rng = np.random.default_rng(12)
-    x = rng.standard_normal((200, 300)).astype(np.float32)
-    row = rng.standard_normal(300).astype(np.float32)
+    x = rng.standard_normal((60000 // width, width)).astype(np.float32)
+    row = rng.standard_normal(width).astype(np.float32)
     assert x.size >= vector_math.ROWS_MIN_ELEMENTS
     taken = spy(vector_math, "binary", 0)
     got = getattr(ember, op)(ember.from_numpy(x), ember.from_numpy(row)).numpy()

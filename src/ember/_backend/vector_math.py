@@ -282,16 +282,24 @@ _ROW = """
             const float x = xs[i], y = ys[i];
             out[i] = {expression};
         }}
-        if (body < width) {{
+        if (body < width && width >= {lanes}) {{   /* (the row's last whole vector: read contiguously) */
             float last[{lanes}];
-            const int64_t first = width >= {lanes} ? width - {lanes} : 0;
+            const int64_t first = width - {lanes};
             #pragma omp simd
             for (int64_t j = 0; j < {lanes}; j++) {{
-                const int64_t i = first + (j < width ? j : width - 1);
-                const float x = xs[i], y = ys[i];
+                const float x = xs[first + j], y = ys[first + j];
                 last[j] = {expression};
             }}
             for (int64_t i = body; i < width; i++) out[i] = last[i - first];
+        }} else if (body < width) {{
+            float last[{lanes}];
+            #pragma omp simd
+            for (int64_t j = 0; j < {lanes}; j++) {{
+                const int64_t i = j < width ? j : width - 1;
+                const float x = xs[i], y = ys[i];
+                last[j] = {expression};
+            }}
+            for (int64_t i = 0; i < width; i++) out[i] = last[i];
         }}"""
 
 
