@@ -1284,3 +1284,35 @@ def test_put_on_its_loop_is_numpys_assignment(dtype, spy, monkeypatch, python_fu
         with pytest.raises(IndexError) as caught:
             torch.put(torch.tensor(before), torch.tensor(bad), torch.tensor(np.ones(len(bad), dtype)))
         assert errors == [str(caught.value)] * 2
+
+
+def _median_inputs(dtype, rng):
+    n = 4099
+    ties = np.resize(np.array([1, 3, 3, 2, 1, 5, 2, 2, 7, 7, 0, 1]), n)
+    arrays = [ties, rng.standard_normal(n) * 100, np.arange(n), np.arange(n)[::-1], np.full(n, 3), np.arange(13),
+              np.array([4]), rng.integers(-3, 3, 64)]
+    if dtype != "int64":
+        with_nan = rng.standard_normal(n)
+        with_nan[rng.integers(0, n, 40)] = np.nan
+        arrays += [with_nan, np.full(20, np.nan), np.array([np.nan, 1.0, -0.0, 0.0])]
+    return [a.astype(dtype) for a in arrays]
+
+
+@needs_loops
+@pytest.mark.parametrize("steps", [openmp_kernels.SELECT_STEPS, 1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_medians_of_all_elements_on_the_selection_loop_are_the_partitions_and_torchs(dtype, steps, monkeypatch,
+                                                                                     python_functions):
+    """median and nanmedian of all elements on the quickselect loop (after a given number of steps, a heap
+    select on the range left): the element a partition puts at the lower median's position (NaN first
+    for median), torch's value; ties, sorted and reversed runs, NaN among the elements or all of them."""
+    from ember.ops import sort
+    monkeypatch.setattr(openmp_kernels, "SELECT_STEPS", steps)
+    taken = _spy_on(monkeypatch, sort._lower_median)
+    for x in _median_inputs(dtype, np.random.default_rng(31)):
+        for name in ("median", "nanmedian") if dtype != "int64" else ("median",):
+            got = getattr(ember, name)(ember.tensor(x)).numpy()
+            want = torch.tensor(getattr(torch, name)(torch.tensor(x)).item(), dtype=getattr(torch, dtype)).numpy()
+            np.testing.assert_array_equal(got, sort._partitioned_median(x, name == "nanmedian"))
+            np.testing.assert_array_equal(got, want)
+    assert len(taken) >= 5 and all(taken)   # (the small ones: the small rows' sort)

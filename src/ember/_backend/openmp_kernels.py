@@ -1925,6 +1925,88 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
 RENORM(renorm_float32, float)
 RENORM(renorm_float64, double)
 
+/* arrays: x (n elements, read), scratch (2n elements, written), out (one element); sizes: n, k (< n; -1:
+   the lower median's, NaN where x holds one; -2: the lower median's of the elements that are not NaN), the
+   steps before the heap select. The element a sort in ascending order (NaN last, where the type has NaN)
+   puts at position k: the elements that are not NaN (where there are NaN) copied to the scratch, then a
+   quickselect on them, each step one pass from one half of the scratch to the other about the median of
+   three: the elements below it from the range's start, those above it from its end, those equal to it
+   (their count) between; after the steps given, a heap select on the range left. Position k past the
+   elements that are not NaN: the first NaN of x. */
+#define SELECT_SWAP(T, a, i, j) do { T swapped_ = a[i]; a[i] = a[j]; a[j] = swapped_; } while (0)
+#define SELECT(name, T, IS_NAN) \
+static void name##_sift(T *a, int64_t start, int64_t n) { \
+    for (int64_t i = start, child; (child = 2 * i + 1) < n; i = child) { \
+        if (child + 1 < n && a[child + 1] > a[child]) child++; \
+        if (!(a[child] > a[i])) break; \
+        SELECT_SWAP(T, a, i, child); \
+    } \
+} \
+/* (the k-th smallest of a[0..n) by a max-heap of the k + 1 smallest) */ \
+static T name##_heap_select(T *a, int64_t n, int64_t k) { \
+    for (int64_t i = k / 2; i >= 0; i--) name##_sift(a, i, k + 1); \
+    for (int64_t i = k + 1; i < n; i++) \
+        if (a[i] < a[0]) { a[0] = a[i]; name##_sift(a, 0, k + 1); } \
+    return a[0]; \
+} \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *x = arrays[0]; \
+    T *halves[2] = {arrays[1], (T *)arrays[1] + sizes[0]}, *out = arrays[2]; \
+    const int64_t n = sizes[0]; \
+    int64_t m = 0, nans = 0, first_nan = -1; \
+    (void)scalars; (void)nthreads; \
+    _Pragma("omp simd reduction(+:nans)") \
+    for (int64_t i = 0; i < n; i++) nans += IS_NAN(x[i]); \
+    const int64_t k = sizes[1] >= 0 ? sizes[1] : sizes[1] == -1 ? (nans ? n - nans : (n - 1) / 2) \
+                      : (n - nans > 0 ? (n - nans - 1) / 2 : 0); \
+    const T *from = x;   /* (without NaN: the first step reads x itself) */ \
+    if (nans) { \
+        for (int64_t i = 0; i < n; i++) { \
+            if (IS_NAN(x[i])) { if (first_nan < 0) first_nan = i; } \
+            else halves[1][m++] = x[i]; \
+        } \
+        if (k >= m) { *out = x[first_nan]; return; } \
+        from = halves[1]; \
+    } else { \
+        m = n; \
+    } \
+    int64_t lo = 0, hi = m, budget = sizes[2], step = 0; \
+    while (hi - lo > 16) { \
+        T *to = halves[step++ % 2]; \
+        if (--budget == 0) { \
+            memcpy(to + lo, from + lo, (hi - lo) * sizeof(T)); \
+            *out = name##_heap_select(to + lo, hi - lo, k - lo); \
+            return; \
+        } \
+        T p0 = from[lo], p1 = from[lo + (hi - lo) / 2], p2 = from[hi - 1]; \
+        if (p0 > p1) { T t = p0; p0 = p1; p1 = t; } \
+        if (p1 > p2) p1 = p2; \
+        const T pivot = p0 > p1 ? p0 : p1; \
+        int64_t below = lo, above = hi - 1; \
+        for (int64_t i = lo; i < hi; i++) { \
+            const T v = from[i]; \
+            to[below] = v; \
+            to[above] = v; \
+            below += v < pivot; \
+            above -= v > pivot; \
+        } \
+        if (k >= below && k <= above) { *out = pivot; return; } \
+        if (k < below) hi = below; \
+        else lo = above + 1; \
+        from = to; \
+    } \
+    T *last = halves[step % 2]; \
+    memcpy(last + lo, from + lo, (hi - lo) * sizeof(T)); \
+    for (int64_t i = lo + 1; i < hi; i++) \
+        for (int64_t j = i; j > lo && last[j] < last[j - 1]; j--) SELECT_SWAP(T, last, j, j - 1); \
+    *out = last[k]; \
+}
+#define SELECT_FLOAT_NAN(v) ((v) != (v))
+#define SELECT_NO_NAN(v) 0
+SELECT(select_float32, float, SELECT_FLOAT_NAN)
+SELECT(select_float64, double, SELECT_FLOAT_NAN)
+SELECT(select_int64, int64_t, SELECT_NO_NAN)
+
 /* arrays: out (n elements of `item` bytes each, written), index (count int64), values (count elements of
    out's size), status (int64: the position of the first index outside [-n, n), or -1); sizes: n, count,
    item. put's writes: every index checked first (nothing written where one is out of range), then
@@ -3286,6 +3368,31 @@ def renorm(x, p, dim, maxnorm):
     shape = x.shape
     function((x, out, np.empty(shape[dim])), (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])),
              (float(p), float(maxnorm)), _rows_threads(x))
+    return out
+
+
+_SELECTS = {np.dtype(np.float32): "select_float32", np.dtype(np.float64): "select_float64",
+            np.dtype(np.int64): "select_int64"}
+
+
+# the selection's steps before it takes a heap select on what is left (a median of three that keeps
+# choosing badly)
+SELECT_STEPS = 64
+
+
+def lower_median(x, ignore_nan):
+    """The lower median of a float32, float64 or int64 NumPy array's elements (with elements) as a 0-d
+    array: the element at position (n - 1) // 2 of them sorted in ascending order, or NaN where one is
+    (``ignore_nan``: of the elements that are not NaN, NaN where all are); None where the loop cannot be
+    built or the array is not such."""
+    name = _SELECTS.get(x.dtype) if type(x) is np.ndarray and x.size else None
+    function = _function(name) if name is not None else None
+    if function is None:
+        return None
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty((), x.dtype)
+    function((flat, np.empty(2 * flat.size, flat.dtype), out), (flat.size, -2 if ignore_nan else -1, SELECT_STEPS),
+             None, 1)
     return out
 
 
