@@ -1,11 +1,12 @@
 """The compiled function (``_compiled_functions``) of the Vandermonde matrices, kind "vander":
 ``linalg.vander(x, N)`` (where the function takes ``True``) and ``vander(x, N, increasing)`` of a
 small C-contiguous float32, float64 or integer tensor (``linalg.vander``'s of any number of dims, a
-0-d one as one value; ``vander``'s of one dim) where nothing records, ``N`` None (the last size) or
-an int (above 1 for ``linalg.vander``, above 0 for ``vander``): the powers of each element, each
-the one before times the element in the dtype (integers as int64, wrapping around), as
-``matrix_functions.powers_array`` (and the composites' ``cumprod``) runs them, in increasing order or,
-for ``vander`` without ``increasing``, decreasing. Every other case goes to the Python op.
+0-d one as one value; ``vander``'s of one dim; the matrix of any size) where nothing records, ``N``
+None (the last size) or an int (above 1 for ``linalg.vander``, above 0 for ``vander``): the powers of
+each element, each the one before times the element (a running product, float32's in float64, as
+torch's cumprod keeps it; integers as int64, wrapping around), as ``matrix_functions.powers_array``
+runs them, in increasing order or, for ``vander`` without ``increasing``, decreasing. Every other case
+goes to the Python op.
 """
 
 __all__ = ["SOURCE"]
@@ -13,19 +14,38 @@ __all__ = ["SOURCE"]
 # (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
 SOURCE = r'''
 /* The ``N`` powers of each of the ``n`` elements of ``x`` into the rows of ``out`` (``n`` x ``N``), each the
-   one before times the element: in ``T`` (``W`` the type the products wrap in), from the right where
-   ``decreasing``. */
+   one before times the element: a running product in ``W`` (float32's in double, as torch's cumprod keeps
+   it; int64's in uint64, wrapping around), each stored as ``T``, from the right where ``decreasing``; the
+   rows in blocks of ``VANDER_BLOCK``, their products side by side (one row's chain of products waits on
+   each one before). */
+#define VANDER_BLOCK 8
 #define VANDER_ROWS(name, X, T, W)                                                                         \
     static void name(const X *x, T *out, npy_intp n, npy_intp N, int decreasing) {                        \
-        for (npy_intp i = 0; i < n; i++) {                                                                 \
-            T *row = out + i * N, v = (T)x[i], power = 1;                                                 \
+        npy_intp i = 0;                                                                                    \
+        for (; i + VANDER_BLOCK <= n; i += VANDER_BLOCK) {                                                 \
+            W v[VANDER_BLOCK], power[VANDER_BLOCK];                                                       \
+            for (int l = 0; l < VANDER_BLOCK; l++) {                                                       \
+                v[l] = (W)(T)x[i + l];                                                                     \
+                power[l] = 1;                                                                              \
+            }                                                                                              \
             for (npy_intp k = 0; k < N; k++) {                                                             \
-                row[decreasing ? N - 1 - k : k] = power;                                                  \
-                power = (T)((W)power * (W)v);                                                              \
+                T *column = out + i * N + (decreasing ? N - 1 - k : k);                                    \
+                for (int l = 0; l < VANDER_BLOCK; l++) {                                                   \
+                    column[l * N] = (T)power[l];                                                           \
+                    power[l] *= v[l];                                                                      \
+                }                                                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+        for (; i < n; i++) {                                                                               \
+            T *row = out + i * N;                                                                          \
+            W v = (W)(T)x[i], power = 1;                                                                   \
+            for (npy_intp k = 0; k < N; k++) {                                                             \
+                row[decreasing ? N - 1 - k : k] = (T)power;                                               \
+                power *= v;                                                                                \
             }                                                                                              \
         }                                                                                                  \
     }
-VANDER_ROWS(vander_float, float, float, float)
+VANDER_ROWS(vander_float, float, float, double)
 VANDER_ROWS(vander_double, double, double, double)
 VANDER_ROWS(vander_int64, npy_int64, npy_int64, npy_uint64)
 
@@ -59,7 +79,7 @@ static PyObject *vander_case(Function *f, PyObject *const *args, int *handled) {
         }
         N = (npy_intp)given;
     }
-    if (N < (linalg ? 2 : 1) || (double)PyArray_SIZE(x) * (double)N * 8 >= (double)small_bytes) return NULL;
+    if (N < (linalg ? 2 : 1) || (double)PyArray_SIZE(x) * (double)N > (double)NPY_MAX_INTP / 8) return NULL;
     int grad = requires_grad(args[0]);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0 || grad) {

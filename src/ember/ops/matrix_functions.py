@@ -281,13 +281,18 @@ def vandermonde_untracked(x):
 
 def powers_array(data, N):
     """The powers x^0 ... x^(N - 1) of the NumPy array ``data`` (*, n) as a new array (*, n, N), integers as
-    int64 (wrapping around): each the one before times x, as the composite's ``cumprod`` runs them."""
+    int64 (wrapping around): each the one before times x, a running product (float32's in float64, as
+    torch's ``cumprod`` keeps it)."""
     if data.dtype.kind in "iu":
         data = data.astype(np.int64)
     out = np.empty(data.shape + (N,), data.dtype)
     out[..., 0] = 1
     if N > 1:
-        np.multiply.accumulate(np.broadcast_to(data[..., None], data.shape + (N - 1,)), axis=-1, out=out[..., 1:])
+        repeated = np.broadcast_to(data[..., None], data.shape + (N - 1,))
+        if data.dtype == np.float32:
+            out[..., 1:] = np.multiply.accumulate(repeated, axis=-1, dtype=np.float64)
+        else:
+            np.multiply.accumulate(repeated, axis=-1, out=out[..., 1:])
     return out
 
 
