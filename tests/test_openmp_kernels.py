@@ -1316,3 +1316,23 @@ def test_medians_of_all_elements_on_the_selection_loop_are_the_partitions_and_to
             np.testing.assert_array_equal(got, sort._partitioned_median(x, name == "nanmedian"))
             np.testing.assert_array_equal(got, want)
     assert len(taken) >= 5 and all(taken)   # (the small ones: the small rows' sort)
+
+
+@needs_loops
+@pytest.mark.parametrize("squares", [False, True])
+def test_row_sums_on_the_loop_are_near_the_exact_sums_on_any_thread_count(squares, monkeypatch):
+    """Rows of whole lane blocks, of a part of one after them, of a part alone; sums of the elements or of
+    their squares: within float32 rounding of the float64 sums, the same bits on one thread and two; rows
+    narrower than the loop takes are left to einsum (None)."""
+    rng = np.random.default_rng(32)
+    for rows, width in ((300, 128), (222, 295), (2000, 33), (64, 1024), (10, 32)):
+        x = rng.standard_normal((rows, width)).astype(np.float32)
+        got = []
+        for threads in (1, 2):
+            monkeypatch.setattr(openmp_kernels, "ROWS_THREADS_MIN_ELEMENTS", 1 if threads == 2 else 1 << 40)
+            monkeypatch.setattr(openmp_kernels, "thread_count", lambda threads=threads: threads)
+            got.append(openmp_kernels.row_sums(x, squares))
+        np.testing.assert_array_equal(got[0], got[1])
+        exact = (x.astype(np.float64) ** (2 if squares else 1)).sum(1)
+        np.testing.assert_allclose(got[0], exact, rtol=1e-5, atol=1e-4)
+    assert openmp_kernels.row_sums(np.ones((100, openmp_kernels.ROW_SUMS_MIN_WIDTH - 1), np.float32)) is None

@@ -922,6 +922,36 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
 WHOLE_SUM(sum_float32, PLAIN)
 WHOLE_SUM(sum_squares_float32, SQUARED)
 WHOLE_SUM(nansum_float32, NAN_AS_ZERO)
+
+/* arrays: x (rows x width float32, row-major), out (rows float32); sizes: rows, width. Each row's sum (of
+   its elements, or of their squares) in SUM_LANES (32) float32 lanes, its last elements added to the first
+   lanes, the lanes added pairwise; the rows shared among the threads. */
+#define ROW_SUMS(name, TERM) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const float *x = arrays[0]; \
+    float *out = arrays[1]; \
+    const int64_t rows = sizes[0], width = sizes[1], body = width - width % SUM_LANES; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+    for (int64_t r = 0; r < rows; r++) { \
+        const float *row = x + r * width; \
+        float lanes[SUM_LANES] = {0}; \
+        for (int64_t i = 0; i < body; i += SUM_LANES) { \
+            _Pragma("omp simd") \
+            for (int j = 0; j < SUM_LANES; j++) lanes[j] += TERM(row[i + j]); \
+        } \
+        float last[SUM_LANES] = {0}, eighths[8]; \
+        for (int64_t i = body; i < width; i++) last[i - body] = TERM(row[i]); \
+        _Pragma("omp simd") \
+        for (int j = 0; j < 8; j++) \
+            eighths[j] = ((lanes[j] + last[j]) + (lanes[j + 8] + last[j + 8])) \
+                         + ((lanes[j + 16] + last[j + 16]) + (lanes[j + 24] + last[j + 24])); \
+        out[r] = ((eighths[0] + eighths[1]) + (eighths[2] + eighths[3])) \
+                 + ((eighths[4] + eighths[5]) + (eighths[6] + eighths[7])); \
+    } \
+}
+ROW_SUMS(row_sums_float32, PLAIN)
+ROW_SUMS(row_sums_squares_float32, SQUARED)
 #pragma GCC pop_options
 
 /* v replaces best where it is further along MORE (> or <), or NaN */
@@ -2825,6 +2855,34 @@ def loop_addresses(names, calls_gemm=False):
 def rank_one_addresses():
     """The addresses of ``rank_one``'s loops (``loop_addresses``): what addr's compiled function calls."""
     return loop_addresses(_RANK_ONE_LOOPS)
+
+
+_ROW_SUMS = {False: "row_sums_float32", True: "row_sums_squares_float32"}
+
+
+def row_sums_address(squares):
+    """The address of ``row_sums``' loop (of the rows' squares where ``squares``), None where it cannot be built:
+    what the reductions' compiled functions call from C (``ops._compiled_functions``)."""
+    return loop_addresses({np.dtype(np.float32): _ROW_SUMS[squares]})[0]
+
+
+# row_sums takes rows of this many elements or more (narrower ones cost more on the loop than in einsum)
+ROW_SUMS_MIN_WIDTH = 32
+
+
+def row_sums(x, squares=False):
+    """The sum of each row of a row-major (rows, width) float32 NumPy array of rows of ``ROW_SUMS_MIN_WIDTH``
+    elements or more (of their squares, ``squares``) as a (rows,) float32 array: in float32 lanes, the lanes
+    added pairwise; None where the loop cannot be built or the array is not such."""
+    if (type(x) is not np.ndarray or x.ndim != 2 or x.dtype != np.float32 or not x.size or not x.flags.c_contiguous
+            or x.shape[1] < ROW_SUMS_MIN_WIDTH):
+        return None
+    function = _function(_ROW_SUMS[squares])
+    if function is None:
+        return None
+    out = np.empty(x.shape[0], np.float32)
+    function((x, out), x.shape, None, _rows_threads(x))
+    return out
 
 
 # whole_reduction's kinds: their loops

@@ -95,10 +95,11 @@ ROW_SUM_MAX_LENGTH = 1024
 ROW_SUM_MIN_ELEMENTS = 2048
 
 
-def _trailing_axes_sum(data, axes, keepdims):
+def _trailing_axes_sum(data, axes, keepdims, squares=False):
     """The sum of a row-major float32/float64 array over its last k axes (``axes``, sorted;
-    k < ndim), rows of at most ``ROW_SUM_MAX_LENGTH`` elements, by ``einsum``; None where that
-    does not apply."""
+    k < ndim), rows of at most ``ROW_SUM_MAX_LENGTH`` elements: a float32 array's by
+    ``openmp_kernels.row_sums`` (in SIMD lanes, as ``einsum`` adds them), else by ``einsum``; None where that
+    does not apply. ``squares``: the sum of the squares (float32 only)."""
     ndim, k = data.ndim, len(axes)
     if not 0 < k < ndim or axes[0] != ndim - k:   # (sorted and distinct: the last k)
         return None
@@ -106,9 +107,26 @@ def _trailing_axes_sum(data, axes, keepdims):
     length = shape[-1] if k == 1 else math.prod(shape[ndim - k:])
     if not 0 < length <= ROW_SUM_MAX_LENGTH:
         return None
-    out = np.einsum("ij->i", data.reshape(-1, length))
+    rows = data.reshape(-1, length)
+    out = openmp_kernels.row_sums(rows, squares) if data.dtype == _FLOAT32 else None
+    if out is None:
+        if squares:
+            return None
+        out = np.einsum("ij->i", rows)
     kept = shape[:ndim - k]
     return out.reshape(kept + (1,) * k if keepdims else kept)
+
+
+def sum_of_squares_over(data, axis, keepdims):
+    """The sum of the squares of a row-major float32 NumPy array's elements over its last axes (``axis``,
+    an int or a tuple of ints) where ``sum_over`` sums its rows on the loop (``openmp_kernels.row_sums``);
+    None elsewhere."""
+    if (type(data) is not np.ndarray or data.dtype != _FLOAT32 or data.ndim < 2 or data.size < ROW_SUM_MIN_ELEMENTS
+            or axis is None or not data.flags.c_contiguous):
+        return None
+    ndim = data.ndim
+    axes = [axis % ndim] if type(axis) is int else sorted({a % ndim for a in axis})
+    return _trailing_axes_sum(data, axes, keepdims, squares=True)
 
 
 def _leading_axes_sum(data, axes, keepdims):

@@ -211,8 +211,9 @@ def _specifics(function):
         return function.specifics() if callable(function.specifics) else function.specifics
     if function.kind == "reduce":
         r = function.specifics
+        rows = (r.rows[0]() or 0, *r.rows[1:]) if r.rows else (0, 0, 0, 0, 0)
         return (r.whole_node, _bits(_FIELDS, r.whole_fields), _bits(_FIELDS, r.fields), int(r.divides),
-                _MOMENTS.index(r.moment), int(r.without_nan), r.loop_min, int(r.any_size))
+                _MOMENTS.index(r.moment), int(r.without_nan), r.loop_min, int(r.any_size), *rows)
     return function.specifics
 
 
@@ -237,7 +238,11 @@ class Reduction(typing.NamedTuple):
     elements (past ``max_elements``), a C-contiguous float32 tensor reduced over every dim without keepdim
     runs on the float32 loop ``addresses()`` gives (``openmp_kernels.whole_reduction_addresses``), where
     the kernel choice is settled; ``any_size``: the Python op reduces on NumPy at every size up to
-    ``max_elements`` (else the small arrays only)."""
+    ``max_elements`` (else the small arrays only). ``rows``: ``(address(), least, shortest, longest,
+    threads_from)``: past ``max_elements``, a C-contiguous float32 tensor of at least ``least`` elements
+    reduced over its last dims, rows of ``shortest`` to ``longest`` elements, runs on the row loop at ``address()``
+    (``openmp_kernels.row_sums_address``, on its threads from ``threads_from`` elements), as
+    ``_array_sums`` sums rows."""
     whole_node: object
     whole_fields: tuple = ()
     fields: tuple = ()
@@ -246,6 +251,7 @@ class Reduction(typing.NamedTuple):
     without_nan: bool = False
     loop_min: int = 0
     any_size: bool = False
+    rows: tuple = None
 
 # The C part, in ``_compiled_methods``' extension (it uses its helpers: ``array_of``, ``make``,
 # ``plain_mode``, ``requires_grad``, ``record_node``, ``set_shape_and_dtype``, ``with_node``).
@@ -300,6 +306,10 @@ typedef struct {
        the Python op reduces on NumPy at every size up to max_elements, past the small arrays) */
     Py_ssize_t loop_min;
     int any_size;
+    /* (a reduction's: the loop summing float32 rows (of their squares, a 2-norm's; NULL: none), from how many
+       elements, rows from and up to how long, on the threads from how many elements) */
+    void *row_loop;
+    Py_ssize_t row_min, row_shortest, row_max, row_threads_min;
     Py_ssize_t max_row, partition_ratio;   /* (a sort's: its longest row; topk's: the ratio it partitions from) */
     Py_ssize_t min_width;   /* (a softmax's: the narrowest rows taken in a tensor of more than max_elements) */
     PyObject *all_node;   /* (a median's node of all elements) */
@@ -1189,6 +1199,37 @@ static int whole_on_loop(Function *f, PyArrayObject *x, Py_ssize_t count, PyObje
     return 1;
 }
 
+/* The reduction of the runs of ``count`` contiguous elements of the C-contiguous float32 array ``x`` (its last
+   dims, ``reduced``) on ``f``'s row loop, as ``_array_sums`` sums rows (``openmp_kernels.row_sums``): a new
+   float32 array of the reduction's shape in ``*data``, divided by the count (a mean) or its square root taken
+   (a 2-norm, of the sums of squares). 1 when computed, -1 on error. */
+static int rows_on_loop(Function *f, PyArrayObject *x, const char *reduced, Py_ssize_t count, int keepdim,
+                        PyObject **data) {
+    long n_threads = 1;
+    if (PyArray_SIZE(x) >= f->row_threads_min) {
+        PyObject *threads = PyObject_CallNoArgs(loop_threads);
+        n_threads = threads == NULL ? -1 : PyLong_AsLong(threads);
+        Py_XDECREF(threads);
+        if (n_threads == -1 && PyErr_Occurred()) return -1;
+    }
+    int ndim = PyArray_NDIM(x), nd = 0;
+    npy_intp dims[NPY_MAXDIMS];
+    for (int d = 0; d < ndim; d++)
+        if (!reduced[d] || keepdim) dims[nd++] = reduced[d] ? 1 : PyArray_DIM(x, d);
+    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(nd, dims, NPY_FLOAT32);
+    if (out == NULL) return -1;
+    void *arrays[2] = {PyArray_DATA(x), PyArray_DATA(out)};
+    const int64_t sizes[2] = {PyArray_SIZE(x) / count, count};
+    ((whole_reduction_loop)f->row_loop)(arrays, sizes, NULL, (int)n_threads);
+    float *value = PyArray_DATA(out);
+    for (npy_intp r = 0; r < sizes[0]; r++) {
+        if (f->divides) value[r] = value[r] / (float)count;
+        if (f->moment == EUCLIDEAN_NORM) value[r] = sqrtf(value[r]);
+    }
+    *data = (PyObject *)out;
+    return 1;
+}
+
 /* A reduction ``op(input, dim=None, keepdim=False)`` in the common case: an ordinary tensor on the
    CPU holding a float32 or float64 array of 1 to ``max_elements`` elements and one or more dims,
    a dim that is None, an int or a list or tuple of distinct ints (none or empty: every dim), a
@@ -1253,7 +1294,11 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     }
     int on_loop = past && n_reduced == ndim && !keepdim && PyArray_TYPE(x) == NPY_FLOAT32
                   && PyArray_IS_C_CONTIGUOUS(x) && PyArray_ISALIGNED(x) && loop_threads != NULL;
-    if (past && !on_loop) return NULL;
+    /* (float32 rows, as ``_array_sums`` sums them: the row loop) */
+    int on_rows = past && !on_loop && f->row_loop != NULL && PyArray_TYPE(x) == NPY_FLOAT32 && n_reduced < ndim
+                  && count >= f->row_shortest && count <= f->row_max && PyArray_SIZE(x) >= f->row_min
+                  && in_runs(x, reduced) && loop_threads != NULL;
+    if (past && !on_loop && !on_rows) return NULL;
     /* a moment's degrees of freedom (``count - correction``); none, or not finite: the Python op (it warns) */
     int moment = f->moment == VARIANCE || f->moment == STANDARD_DEVIATION || f->moment == VARIANCE_AND_MEAN
                  || f->moment == STD_AND_MEAN;
@@ -1298,6 +1343,7 @@ static PyObject *reduce_case(Function *f, PyObject *const *args, Py_ssize_t narg
     PyObject *data = NULL, *mean_data = NULL;
     /* (a large array's runs: NumPy's vectorized passes, not the runs' loops) */
     int computed = on_loop ? whole_on_loop(f, x, count, &data)
+                   : on_rows ? rows_on_loop(f, x, reduced, count, keepdim, &data)
                    : small ? moments_in_runs(f, x, reduced, count, dof_value, keepdim, &data, &mean_data) : 0;
     if (computed < 0 || (!computed && f->without_nan && !without_nan(x))) {   /* (a floating-point exception) */
         Py_DECREF(axis);
@@ -2467,7 +2513,8 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
     f.whole_fields = f.fields = f.divides = f.moment = f.product_operands = 0;
     f.adds = f.writes = f.scatter_names = f.method = f.converts = f.integers = f.form = f.shifted = f.promotes = 0;
     f.without_nan = f.number_first = f.int_numbers = f.any_size = 0;
-    f.loop_min = 0;
+    f.loop_min = f.row_min = f.row_shortest = f.row_max = f.row_threads_min = 0;
+    f.row_loop = NULL;
     f.max_row = f.partition_ratio = f.ignores_nan = f.min_width = 0;
     f.all_node = Py_None;
     for (int i = 0; i < 4; i++) f.own_loops[i] = NULL;
@@ -2475,10 +2522,13 @@ static PyObject *add_function(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "no such kind of compiled function");
         return NULL;
     }
-    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "Oiiiipnp", &f.whole_node, &f.whole_fields,
+    unsigned long long row_loop = 0;
+    if (f.kind == REDUCE_FUNCTION && !PyArg_ParseTuple(specifics, "OiiiipnpKnnnn", &f.whole_node, &f.whole_fields,
                                                        &f.fields, &f.divides, &f.moment, &f.without_nan, &f.loop_min,
-                                                       &f.any_size))
+                                                       &f.any_size, &row_loop, &f.row_min, &f.row_shortest,
+                                                       &f.row_max, &f.row_threads_min))
         return NULL;
+    f.row_loop = (void *)(uintptr_t)row_loop;
     /* (a max or min along a dim, or a running one: its result type in whole_node, whether it is the
        max in divides) */
     if ((f.kind == EXTREMES_FUNCTION || f.kind == CUMULATIVE_FUNCTION)

@@ -27,7 +27,7 @@ from .shape import flip
 from .ternary import where
 from .view import expanded_array, slice_scatter_zeros
 from . import _compiled_functions, pointwise
-from ._array_sums import COLUMN_SUM_MIN_ROWS, array_sum
+from ._array_sums import COLUMN_SUM_MIN_ROWS, ROW_SUM_MAX_LENGTH, ROW_SUM_MIN_ELEMENTS, array_sum, sum_of_squares_over
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
 
@@ -338,13 +338,21 @@ def _plain_sum(input, dim=None, keepdim=False):
     return _sum(input, dim, keepdim, None)
 
 
+def _row_sums(squares):
+    """A reduction's ``rows`` (``_compiled_functions.Reduction``): the row loop ``_array_sums`` sums float32 rows
+    on (of their squares, ``squares``), and the sizes it takes."""
+    return (lambda: openmp_kernels.row_sums_address(squares), ROW_SUM_MIN_ELEMENTS, openmp_kernels.ROW_SUMS_MIN_WIDTH,
+            ROW_SUM_MAX_LENGTH, openmp_kernels.ROWS_THREADS_MIN_ELEMENTS)
+
+
 # (a small sum over dims is NumPy's reduction, the one ``_array_sums.sum_over`` takes below this)
 _SMALL_SUM_ELEMENTS = COLUMN_SUM_MIN_ROWS - 1
 _sum_entry = _compiled_functions.register(
     _plain_sum, SumBackward1, kind="reduce", ufunc=np.add, max_elements=_SMALL_SUM_ELEMENTS,
     addresses=lambda: openmp_kernels.whole_reduction_addresses("sum"),
     specifics=_compiled_functions.Reduction(SumBackward0, ("in",), ("in", "dims"),
-                                            loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum"]))
+                                            loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum"],
+                                            rows=_row_sums(squares=False)))
 
 
 class NansumBackward0(Node):
@@ -528,7 +536,8 @@ _mean_entry = _compiled_functions.register(
     _plain_mean, MeanBackward1, kind="reduce", ufunc=np.add, max_elements=_SMALL_SUM_ELEMENTS,
     addresses=lambda: openmp_kernels.whole_reduction_addresses("sum"),
     specifics=_compiled_functions.Reduction(MeanBackward0, ("in", "dims", "count"), ("in", "dims", "count"),
-                                            divides=True, loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum"]))
+                                            divides=True, loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum"],
+                                            rows=_row_sums(squares=False)))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -1638,7 +1647,8 @@ def _norm_data(xp, data, p, dims, keepdim):
     if p == 2 and axis is None and not keepdim and _large_float32(data, "sum_squares"):
         return xp.sqrt(_whole_sum_of_squares(data))
     if p == 2 and data.dtype.kind == "f" and _count(data.shape, dims) != 1:   # (|x| * |x| is x * x)
-        return xp.sqrt(array_sum(data * data, axis=axis, keepdims=keepdim))
+        squares = sum_of_squares_over(data, axis, keepdim)
+        return xp.sqrt(array_sum(data * data, axis=axis, keepdims=keepdim) if squares is None else squares)
     size = xp.abs(data)
     if p != 0 and _count(data.shape, dims) == 1:   # one element: |x|, as torch (even for ord NaN)
         return xp.sum(size, axis=axis, keepdims=keepdim)
@@ -1746,7 +1756,8 @@ _2_norm_entry = _compiled_functions.register(
     max_elements=_SMALL_SUM_ELEMENTS, addresses=lambda: openmp_kernels.whole_reduction_addresses("sum_squares"),
     specifics=_compiled_functions.Reduction(LinalgVectorNormBackward0, ("dims", "ord"), ("dims", "ord"),
                                             moment="norm",
-                                            loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum_squares"]))
+                                            loop_min=openmp_kernels.WHOLE_REDUCTION_MIN_ELEMENTS["sum_squares"],
+                                            rows=_row_sums(squares=True)))
 
 
 def _python_p_norm(input, dim, keepdim, p):
