@@ -650,3 +650,20 @@ def test_each_element_takes_the_same_bits_at_any_position_and_thread_count():
         np.testing.assert_array_equal(rows.view(np.uint32), by_element.view(np.uint32))
     finally:
         ember.set_num_threads(threads)
+
+
+@needs_loops
+def test_clamp_to_a_row_of_bounds_takes_the_loops_rows_form(spy):
+    """clamp of a large float32 tensor to tensor bounds, the upper ones a row repeated over its rows: the row
+    on the loops' rows form, NumPy's bits (NaN in the input or the bounds kept), torch's values."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((200, 300)).astype(np.float32)
+    lo = rng.uniform(-2, -0.2, (200, 300)).astype(np.float32)
+    hi = rng.uniform(0.2, 2, 300).astype(np.float32)
+    x[3, 4], lo[5, 6], hi[7] = np.nan, np.nan, np.nan
+    taken = spy(vector_math, "binary", 0)
+    got = ember.clamp(ember.from_numpy(x), ember.from_numpy(lo), ember.from_numpy(hi)).numpy()
+    assert taken == ["minimum"]
+    np.testing.assert_array_equal(got, np.minimum(np.maximum(x, lo), hi))
+    want = torch.clamp(torch.from_numpy(x), torch.from_numpy(lo), torch.from_numpy(hi)).numpy()
+    np.testing.assert_array_equal(got, want)

@@ -309,6 +309,12 @@ def _clip_numbers(x, lo, hi):
 _clipped = KernelChoice("clamp", onednn=openmp_kernels.clamp, numpy=_clip_numbers)
 
 
+# clamp to array bounds: a large float32 input and a row of bounds repeated over its rows on vector_math's
+# loops (their rows form), else NumPy's maximum and minimum
+_at_least, _at_most = (vector_math.binary_when_large(op, lambda x, y, op=op: getattr(namespace_of(x), op)(x, y))
+                       for op in ("maximum", "minimum"))
+
+
 def _clamp_forward(x, lo, hi):
     xp = namespace_of(x)
     arrays = hasattr(lo, "shape") or hasattr(hi, "shape")
@@ -317,12 +323,14 @@ def _clamp_forward(x, lo, hi):
             return _clipped(x, lo, hi)   # (integer bounds in its range)
     if x.dtype == _dtype.bfloat16.np:  # NumPy would compare bfloat16 with a float in float32
         lo, hi = (None if b is None else xp.asarray(b, dtype=x.dtype) for b in (lo, hi))
+    large = x.dtype == _dtype.float32.np and x.size >= vector_math.ROWS_MIN_ELEMENTS
     if lo is not None:
-        x = xp.maximum(x, lo)
-        if hasattr(hi, "shape") and hi.dtype == x.dtype and x.dtype.kind in "fiu" and broadcasts_to(hi.shape, x.shape):
+        x = _at_least(x, lo) if large else xp.maximum(x, lo)
+        if (not large and hasattr(hi, "shape") and hi.dtype == x.dtype and x.dtype.kind in "fiu"
+                and broadcasts_to(hi.shape, x.shape)):
             return xp.minimum(x, hi, out=x)   # (x is maximum's fresh result)
     if hi is not None:
-        x = xp.minimum(x, hi)
+        x = _at_most(x, hi) if large else xp.minimum(x, hi)
     return x
 
 
