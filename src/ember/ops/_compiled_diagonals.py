@@ -45,13 +45,26 @@ static PyArrayObject *embedded_diagonals(PyArrayObject *x, long offset, int d1, 
     Py_INCREF(descr);
     PyArrayObject *out = (PyArrayObject *)PyArray_Zeros(nd, dims, descr, 0);
     if (out == NULL) return NULL;
-    npy_intp at[NPY_MAXDIMS] = {0}, itemsize = PyArray_ITEMSIZE(x);
-    for (npy_intp count = PyArray_SIZE(x); count > 0; count--, advance(at, PyArray_DIMS(x), nd - 1)) {
-        npy_intp k = at[nd - 2], offset_in_out = 0;
-        for (int i = 0; i < nd - 2; i++) offset_in_out += at[i] * PyArray_STRIDE(out, rest[i]);
-        offset_in_out += (offset >= 0 ? k : k - offset) * PyArray_STRIDE(out, d1)
-                         + (offset >= 0 ? k + offset : k) * PyArray_STRIDE(out, d2);
-        memcpy(PyArray_BYTES(out) + offset_in_out, PyArray_BYTES(x) + offset_of(x, at, -1), itemsize);
+    if (PyArray_SIZE(x) == 0) return out;
+    /* each of x's rows (its last dim) along a diagonal of out: its first element's place, then a step along both
+       dims a time */
+    npy_intp at[NPY_MAXDIMS] = {0}, itemsize = PyArray_ITEMSIZE(x), rows = PyArray_SIZE(x) / last;
+    const npy_intp along = PyArray_STRIDE(out, d1) + PyArray_STRIDE(out, d2), step = PyArray_STRIDE(x, nd - 2);
+    const npy_intp start = offset >= 0 ? offset * PyArray_STRIDE(out, d2) : -offset * PyArray_STRIDE(out, d1);
+    for (npy_intp r = 0; r < rows; r++, advance(at, PyArray_DIMS(x), nd - 2)) {
+        npy_intp to = start, from = 0;
+        for (int i = 0; i < nd - 2; i++) {
+            to += at[i] * PyArray_STRIDE(out, rest[i]);
+            from += at[i] * PyArray_STRIDE(x, i);
+        }
+        char *dst = PyArray_BYTES(out) + to;
+        const char *src = PyArray_BYTES(x) + from;
+        if (itemsize == 4)
+            for (npy_intp k = 0; k < last; k++) memcpy(dst + k * along, src + k * step, 4);
+        else if (itemsize == 8)
+            for (npy_intp k = 0; k < last; k++) memcpy(dst + k * along, src + k * step, 8);
+        else
+            for (npy_intp k = 0; k < last; k++) memcpy(dst + k * along, src + k * step, itemsize);
     }
     return out;
 }
