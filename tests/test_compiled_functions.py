@@ -6096,12 +6096,15 @@ def test_other_histc_cases_take_the_python_path(case):
 
 # -- diag and diag_embed --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64", "uint8"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64", "uint8", "complex128",
+                                   "float16"])
 @pytest.mark.parametrize("shape", [(4,), (2, 3), (2, 3, 4)], ids=str)
 def test_diagonals_are_the_python_paths_and_torchs(shape, dtype):
     x = (np.arange(math.prod(shape)).reshape(shape) % 5).astype(dtype)
     calls = [(lambda lib, o=o, d=d: lib.diag_embed(lib.tensor(x), o, *d)) for o in (0, 1, -2, 7)
              for d in ((-2, -1), (0, 1), (1, 0), (0, 2), (-1, 0)) if max(d) < len(shape) + 1]
+    if len(shape) == 3:   # (a transposed input)
+        calls += [lambda lib: lib.diag_embed(lib.tensor(x).transpose(0, 2), 1, 0, 2)]
     if len(shape) <= 2:
         calls += [(lambda lib, o=o: lib.diag(lib.tensor(x), o)) for o in (0, 1, -1, 3, -5)]
         calls += [lambda lib: lib.tensor(x).diag(1)]
