@@ -1341,6 +1341,36 @@ def test_scatter_is_the_python_paths_and_torchs(name, dtype):
                                                    want.numpy().astype(np.float64), rtol=1e-3, atol=1e-3)
 
 
+def _large_picks_operands():
+    """A (222, 295) input (past the small arrays), a (222, 1) index along dim 1 (repeats included) and a larger
+    (222, 222) src, as the op table's ``scatter_add_src_larger`` at its medium size."""
+    rng = np.random.default_rng(19)
+    values = rng.standard_normal((222, 295)).astype(np.float32)
+    return values, rng.integers(0, 295, (222, 1)), rng.standard_normal((222, 222)).astype(np.float32)
+
+
+_LARGE_PICKS = {
+    "gather": lambda lib, x, i, s: lib.gather(x, 1, i), "scatter": lambda lib, x, i, s: lib.scatter(x, 1, i, s),
+    "scatter_number": lambda lib, x, i, s: lib.scatter(x, 1, i, 2.5),
+    "scatter_add": lambda lib, x, i, s: lib.scatter_add(x, 1, i, s),
+    "scatter_reduce": lambda lib, x, i, s: lib.scatter_reduce(x, 1, i, s, "sum"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LARGE_PICKS))
+def test_small_indices_into_large_inputs_take_the_common_case_as_the_python_paths_and_torch(monkeypatch, name):
+    from ember.ops import index
+    values, idx, src = _large_picks_operands()
+    call = _LARGE_PICKS[name]
+    x, i, s = ember.tensor(values), ember.tensor(idx), ember.tensor(src)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: call(ember, x, i, s),
+                                        [(index, "_gather_kernel" if name == "gather" else "_scatter_data")])
+    results = _on_both_paths(lambda: call(ember, ember.tensor(values), ember.tensor(idx), ember.tensor(src)))
+    assert results[0] == results[1]
+    want = call(torch, torch.tensor(values), torch.tensor(idx), torch.tensor(src)).numpy()
+    np.testing.assert_array_equal(np.frombuffer(results[0][3], np.float32).reshape(want.shape), want)
+
+
 @pytest.mark.parametrize("name", sorted(SCATTERS))
 def test_scatter_nodes_and_gradients_are_the_python_paths(name):
     fn = SCATTERS[name][0]

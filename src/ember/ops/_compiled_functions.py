@@ -1627,11 +1627,15 @@ static npy_intp offset_of(PyArrayObject *a, const npy_intp *at, int skip) {
 
 /* Whether ``a`` (NULL: no) is a small array of numbers (not complex) with elements, as the index
    ops' C functions take. */
-static int small_numbers(PyArrayObject *a) {
+static int numbers(PyArrayObject *a) {
     if (a == NULL) return 0;
     char kind = PyArray_DESCR(a)->kind;
     return (kind == 'f' || kind == 'i' || kind == 'u' || kind == 'b') && PyArray_ISNOTSWAPPED(a)
-           && PyArray_ISALIGNED(a) && PyArray_SIZE(a) > 0 && PyArray_NBYTES(a) < small_bytes;
+           && PyArray_ISALIGNED(a) && PyArray_SIZE(a) > 0;
+}
+
+static int small_numbers(PyArrayObject *a) {
+    return numbers(a) && PyArray_NBYTES(a) < small_bytes;
 }
 
 /* Whether an array of ``type`` takes the index ops' additions (``add_element``). */
@@ -1668,14 +1672,15 @@ static int indices_within(PyArrayObject *i, npy_int64 low, npy_int64 high) {
 /* The dim (0 or more) of ``gather(input, dim, index)`` and of ``scatter(input, dim, index, ...)``
    where theirs are the common case (``x`` and ``idx`` set): an input of numbers (not complex)
    with dims and elements, an int dim, an int64 index of its number of dims, no larger than it in
-   the other dims, every index within its size along ``dim``, both under the size limit. -1
+   the other dims, every index within its size along ``dim``, the index under the size limit. -1
    where they are not (the Python op raises the errors). */
 static long picks_dim(PyObject *const *args, PyArrayObject **x, PyArrayObject **idx) {
     PyObject *t = args[0], *index = args[2];
     if (Py_TYPE(t) != TensorType || Py_TYPE(index) != TensorType || !PyLong_CheckExact(args[1])) return -1;
     PyArrayObject *a = array_of(t), *i = array_of(index);
     int ndim = a == NULL ? 0 : PyArray_NDIM(a);
-    if (!small_numbers(a) || ndim == 0 || !small_indices(i) || PyArray_NDIM(i) != ndim) return -1;
+    /* (an input of any size: the Python ops pick by the index's size) */
+    if (!numbers(a) || ndim == 0 || !small_indices(i) || PyArray_NDIM(i) != ndim) return -1;
     npy_intp dim;
     if (!dim_arg(args[1], ndim, &dim)) return -1;
     for (int d = 0; d < ndim; d++)
@@ -1797,8 +1802,7 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
     } else {
         source = array_of(src);
         if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
-                || !PyArray_ISALIGNED(source)
-                || PyArray_NDIM(source) != ndim || PyArray_NBYTES(source) >= small_bytes
+                || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != ndim   /* (of any size: the index's part read) */
                 || (f->adds && !adds_type(type)))
             return NULL;
         for (int d = 0; d < ndim; d++)

@@ -1,6 +1,6 @@
 """The compiled function (``_compiled_functions``) of ``scatter_reduce``, kind "scatter_reduce":
-reduce "sum" or "prod" of a small src tensor of the input's dtype (float32, float64, int64 or
-int32) into a copy of the input at an int64 index (the common case of ``scatter``'s C function,
+reduce "sum" or "prod" of a src tensor of the input's dtype (float32, float64, int64 or
+int32) into a copy of the input (both of any size) at a small int64 index (the common case of ``scatter``'s C function,
 ``picks_dim``), each element combined in the index's order (NumPy's ``ufunc.at``, the Python
 op's; int64 and int32 wrapping around), the written positions first set to 0 or 1 where
 ``include_self`` is False; the node recorded as ``index.scatter_reduce`` records it. Where the
@@ -178,7 +178,7 @@ static PyObject *scatter_reduce_case(Function *f, PyObject *const *args, int *ha
     PyArrayObject *source = array_of(src);
     int type = PyArray_TYPE(x), ndim = PyArray_NDIM(x);
     if (source == NULL || !adds_type(type) || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
-            || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != ndim || PyArray_NBYTES(source) >= small_bytes)
+            || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != ndim)   /* (of any size: the index's part read) */
         return NULL;
     for (int d = 0; d < ndim; d++)
         if (PyArray_DIM(idx, d) > PyArray_DIM(source, d)) return NULL;
