@@ -1802,7 +1802,7 @@ static PyObject *scatter_case(Function *f, PyObject *const *args, int *handled) 
     } else {
         source = array_of(src);
         if (source == NULL || PyArray_TYPE(source) != type || !PyArray_ISNOTSWAPPED(source)
-                || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != ndim   /* (of any size: the index's part read) */
+                || !PyArray_ISALIGNED(source) || PyArray_NDIM(source) != ndim   /* (any size: the index's part read) */
                 || (f->adds && !adds_type(type)))
             return NULL;
         for (int d = 0; d < ndim; d++)
