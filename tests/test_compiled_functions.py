@@ -3479,6 +3479,19 @@ def test_flips_are_the_python_paths_and_torchs(name, dtype):
             assert results[0][3] == FLIPS[name](torch, torch.tensor(source), dims).numpy().tobytes()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "float16", "bool"])
+def test_large_flips_are_the_python_paths_and_torchs(dtype):
+    """Past the small arrays: the last axis reversed on the row loop (elements of 4 and 8 bytes), other
+    flips by NumPy's copy of the reversed view."""
+    values = np.arange(16 * 40 * 65).reshape(16, 40, 65) % 251
+    values = values.astype(dtype) if dtype != "bool" else values % 3 == 0
+    for source in (values, values.transpose(2, 0, 1), values[:, ::2]):
+        for dims in ([-1], [0, 2], [1], [0, 1, 2]):
+            results = _on_both_paths(lambda: ember.flip(ember.tensor(source), dims))
+            assert results[0] == results[1]
+            assert results[0][3] == torch.flip(torch.tensor(source), dims).numpy().tobytes()
+
+
 def test_flip_nodes_and_gradients_are_the_python_paths():
     results = []
     for python in (False, True):
@@ -3491,12 +3504,10 @@ def test_flip_nodes_and_gradients_are_the_python_paths():
     assert results[0] == results[1]
 
 
-@pytest.mark.parametrize("case", ["repeated", "out_of_range", "complex", "zero_dim", "empty", "numpy_dim", "no_grad",
-                                  "rows_loop"])
+@pytest.mark.parametrize("case", ["repeated", "out_of_range", "complex", "zero_dim", "empty", "numpy_dim", "no_grad"])
 def test_other_flip_cases_take_the_python_path(case):
     x = ember.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
-    call = {"rows_loop": lambda: ember.flip(ember.tensor(np.arange(40000).astype(np.uint8).reshape(200, 200)), (1,)),
-            "repeated": lambda: ember.flip(x, (1, -1)),
+    call = {"repeated": lambda: ember.flip(x, (1, -1)),
             "out_of_range": lambda: ember.flip(x, (2,)),
             "complex": lambda: ember.flip(x.to(ember.complex64), (1,)),
             "zero_dim": lambda: ember.flip(x[0, 0], (0,)),

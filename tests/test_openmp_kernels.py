@@ -735,7 +735,7 @@ def test_running_extremes_on_the_loop_match_torch(op, dim, monkeypatch):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "uint8", "bool",
                                    "complex64"])
 @pytest.mark.parametrize("dims", [(2,), (0, 2), (1, 2), (0, 1, 2)])
-def test_flips_of_the_last_axis_on_the_row_loop_match_torch(dtype, dims, monkeypatch):
+def test_flips_of_the_last_axis_on_the_row_loop_match_torch(dtype, dims, monkeypatch, python_functions):
     """flip along the last axis (with others or not) copies rows backwards on the loop, for
     every item size; the gradient is flipped back the same way."""
     from ember.ops import shape

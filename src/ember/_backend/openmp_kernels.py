@@ -3160,6 +3160,12 @@ def reversed_rows_applies(x, dims):
             and x.itemsize in (1, 2, 4, 8) and x.strides[-1] == x.itemsize and x.ndim - 1 in dims)
 
 
+def reversed_rows_addresses():
+    """The addresses of ``reversed_rows_copy``'s loops of 4- and 8-byte elements (each None where it cannot be
+    built): what flip's compiled function calls from C (``ops._compiled_layouts``)."""
+    return loop_addresses({np.dtype(np.float32): "strided_rows_4", np.dtype(np.float64): "strided_rows_8"})
+
+
 def reversed_rows_copy(x, dims):
     """A row-major copy of ``x`` reversed along ``dims`` (see ``reversed_rows_applies``), made
     row by row on the loop's threads; None where the loop cannot be built."""

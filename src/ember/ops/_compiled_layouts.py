@@ -63,32 +63,57 @@ static PyObject *triangle_case(Function *f, PyObject *const *args, int *handled)
     return with_node(out, node);
 }
 
-/* ``flip(input, dims)`` in the common case: a small input of numbers (not complex) with dims and
-   elements, a tuple of distinct int dims; no ``__torch_function__`` dispatch or forward-mode AD: a
-   row-major copy of the input reversed along the dims, the node recorded as ``shape.flip`` records
-   it (``dims`` sorted). A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not
-   this one. */
-static PyObject *flip_case(Function *f, PyObject *const *args, int *handled) {
-    *handled = 0;
-    PyObject *t = args[0], *dims = args[1];
-    if (Py_TYPE(t) != TensorType || !PyTuple_CheckExact(dims)) return NULL;
-    PyArrayObject *x = array_of(t);
-    int ndim = x == NULL ? 0 : PyArray_NDIM(x);
-    if (!small_numbers(x) || ndim == 0 || PyTuple_GET_SIZE(dims) > ndim || PyArray_SIZE(x) > f->max_elements)
-        return NULL;
-    char reversed[NPY_MAXDIMS] = {0};
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
-        npy_intp d;
-        PyObject *item = PyTuple_GET_ITEM(dims, i);
-        if (!PyLong_CheckExact(item) || !dim_arg(item, ndim, &d) || reversed[d]) return NULL;   /* (the errors) */
-        reversed[d] = 1;
+/* A row-major copy of the large array ``x`` reversed along the dims ``reversed``: where its last dim is reversed
+   and adjacent, of elements of 4 or 8 bytes, on ``openmp_kernels``' row loop of their size (``f->loops``,
+   as ``shape._flipped`` takes it), else NumPy's copy of the reversed view. A new reference, NULL on
+   error. */
+typedef void (*strided_rows_loop)(void **, const int64_t *, const double *, int);
+static PyArrayObject *flipped_copy(Function *f, PyArrayObject *x, const char *reversed) {
+    int ndim = PyArray_NDIM(x);
+    npy_intp strides[NPY_MAXDIMS], itemsize = PyArray_ITEMSIZE(x);
+    char *first = PyArray_BYTES(x);
+    for (int d = 0; d < ndim; d++) {
+        strides[d] = PyArray_STRIDE(x, d);
+        if (reversed[d]) {
+            first += (PyArray_DIM(x, d) - 1) * strides[d];
+            strides[d] = -strides[d];
+        }
     }
-    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
-    if (plain <= 0) {
-        *handled = plain < 0;
-        return NULL;
+    void *loop = itemsize == 4 ? f->loops[0] : itemsize == 8 ? f->loops[1] : NULL;
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    if (loop != NULL && reversed[ndim - 1] && PyArray_STRIDE(x, ndim - 1) == itemsize && loop_threads != NULL) {
+        PyArrayObject *out = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(x), NULL,
+                                                                   NULL, 0, NULL);
+        PyObject *threads = out == NULL ? NULL : PyObject_CallNoArgs(loop_threads);
+        long n_threads = threads == NULL ? -1 : PyLong_AsLong(threads);
+        Py_XDECREF(threads);
+        if (n_threads == -1 && PyErr_Occurred()) {
+            Py_XDECREF(out);
+            return NULL;
+        }
+        int64_t sizes[1 + 2 * NPY_MAXDIMS];
+        sizes[0] = ndim;
+        for (int d = 0; d < ndim; d++) {
+            sizes[1 + d] = PyArray_DIM(x, d);
+            sizes[1 + ndim + d] = strides[d];
+        }
+        void *arrays[2] = {first, PyArray_DATA(out)};
+        ((strided_rows_loop)loop)(arrays, sizes, NULL, (int)n_threads);
+        return out;
     }
-    *handled = 1;
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(x), strides, first,
+                                          NPY_ARRAY_ALIGNED, NULL);
+    if (view != NULL && PyArray_SetBaseObject((PyArrayObject *)view, Py_NewRef((PyObject *)x)) < 0) Py_CLEAR(view);
+    PyArrayObject *copy = view == NULL ? NULL : (PyArrayObject *)PyArray_NewCopy((PyArrayObject *)view, NPY_CORDER);
+    Py_XDECREF(view);
+    return copy;
+}
+
+/* A row-major copy of the small array ``x`` reversed along the dims ``reversed``, element by element. A new
+   reference, NULL on error. */
+static PyArrayObject *small_flipped_copy(PyArrayObject *x, const char *reversed) {
+    int ndim = PyArray_NDIM(x);
     PyArray_Descr *descr = PyArray_DESCR(x);
     Py_INCREF(descr);
     PyArrayObject *copy = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(x), NULL,
@@ -102,6 +127,37 @@ static PyObject *flip_case(Function *f, PyObject *const *args, int *handled) {
             offset += (reversed[d] ? PyArray_DIM(x, d) - 1 - at[d] : at[d]) * PyArray_STRIDE(x, d);
         memcpy(to, PyArray_BYTES(x) + offset, itemsize);
     }
+    return copy;
+}
+
+/* ``flip(input, dims)`` in the common case: an input of numbers (not complex) with dims and elements, a
+   tuple of distinct int dims; no ``__torch_function__`` dispatch or forward-mode AD: a row-major copy of
+   the input reversed along the dims (a large one's by ``flipped_copy``), the node recorded as
+   ``shape.flip`` records it (``dims`` sorted). A new tensor, NULL on error, or ``*handled`` set to 0
+   where the case is not this one. */
+static PyObject *flip_case(Function *f, PyObject *const *args, int *handled) {
+    *handled = 0;
+    PyObject *t = args[0], *dims = args[1];
+    if (Py_TYPE(t) != TensorType || !PyTuple_CheckExact(dims)) return NULL;
+    PyArrayObject *x = array_of(t);
+    int ndim = x == NULL ? 0 : PyArray_NDIM(x);
+    if (!numbers(x) || ndim == 0 || PyTuple_GET_SIZE(dims) > ndim) return NULL;
+    int large = PyArray_SIZE(x) > f->max_elements || PyArray_NBYTES(x) >= small_bytes;
+    char reversed[NPY_MAXDIMS] = {0};
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
+        npy_intp d;
+        PyObject *item = PyTuple_GET_ITEM(dims, i);
+        if (!PyLong_CheckExact(item) || !dim_arg(item, ndim, &d) || reversed[d]) return NULL;   /* (the errors) */
+        reversed[d] = 1;
+    }
+    int grad = requires_grad(t), plain = grad < 0 ? -1 : plain_mode();
+    if (plain <= 0) {
+        *handled = plain < 0;
+        return NULL;
+    }
+    *handled = 1;
+    PyArrayObject *copy = large ? flipped_copy(f, x, reversed) : small_flipped_copy(x, reversed);
+    if (copy == NULL) return NULL;
     PyObject *out = make((PyObject *)copy);
     if (out == NULL || !grad) return out;
     PyObject *node = record_node(f->node_cls, t, NULL, out);

@@ -305,8 +305,10 @@ def _python_flip(input, dims):
     return out
 
 
+# (from its size, a flip of the last axis on the row loop, from C too: its loops of 4- and 8-byte elements)
 _flip_entry = _compiled_functions.register(_python_flip, FlipBackward0, kind="flip",
-                                           max_elements=openmp_kernels.REVERSED_ROWS_MIN_ELEMENTS - 1)
+                                           max_elements=openmp_kernels.REVERSED_ROWS_MIN_ELEMENTS - 1,
+                                           addresses=openmp_kernels.reversed_rows_addresses)
 
 
 # A flip of the last axis on the loop that copies rows backwards (NumPy's copy of that view
