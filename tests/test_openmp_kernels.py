@@ -1336,3 +1336,28 @@ def test_row_sums_on_the_loop_are_near_the_exact_sums_on_any_thread_count(square
         exact = (x.astype(np.float64) ** (2 if squares else 1)).sum(1)
         np.testing.assert_allclose(got[0], exact, rtol=1e-5, atol=1e-4)
     assert openmp_kernels.row_sums(np.ones((100, openmp_kernels.ROW_SUMS_MIN_WIDTH - 1), np.float32)) is None
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "int16", "uint8", "bool"])
+def test_runs_on_the_loop_are_numpys_passes_bits(dtype):
+    """The runs of equal consecutive elements (unique_consecutive's, and unique's of the sorted elements): each
+    run's first element (its bits: -0.0 after 0.0 stays in 0.0's run, as 0.0), each element's run and the
+    runs' lengths, as NumPy's passes give them; NaN its own run; short runs and long ones."""
+    from ember.ops import sort
+    rng = np.random.default_rng(33)
+    for n, values in ((1, 2), (7, 2), (5000, 3), (5000, 400)):
+        x = rng.integers(0, values, n)
+        x = x > 0 if dtype == "bool" else x.astype(dtype)
+        if dtype.startswith("float") and n > 1:
+            x[rng.integers(0, n, 5)] = np.nan
+            x[rng.integers(0, n, 5)] = -0.0
+        for index, counts in itertools.product((False, True), repeat=2):
+            looped = openmp_kernels.runs(x, index, counts)
+            passes = sort._runs_in_passes(x, index, counts)
+            assert looped is not None
+            for got, want in zip(looped, passes):
+                assert (got is None) == (want is None)
+                if got is not None:
+                    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    assert openmp_kernels.runs(np.ones(4, np.float16), True, True) is None   # (float16: NumPy's passes)

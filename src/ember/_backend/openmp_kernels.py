@@ -2037,6 +2037,39 @@ SELECT(select_float32, float, SELECT_FLOAT_NAN)
 SELECT(select_float64, double, SELECT_FLOAT_NAN)
 SELECT(select_int64, int64_t, SELECT_NO_NAN)
 
+/* arrays: x (n elements, n >= 1), values (n elements, written), index (n int64, or NULL), firsts (n int64,
+   written), runs (one int64, written); sizes: n. The runs of equal consecutive elements of x (compared as
+   T: NaN unequal to everything, -0.0 equal to 0.0): each run's first element into values and its position
+   into firsts, each element's run into index, the number of runs into runs; branchless (a run's slot
+   is written again with its own first element while it lasts). */
+#define RUNS(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *x = arrays[0]; \
+    T *values = arrays[1]; \
+    int64_t *index = arrays[2], *firsts = arrays[3], *runs = arrays[4]; \
+    const int64_t n = sizes[0]; \
+    int64_t k = 0, first = 0; \
+    (void)scalars; (void)nthreads; \
+    values[0] = x[0]; \
+    firsts[0] = 0; \
+    if (index != NULL) index[0] = 0; \
+    for (int64_t i = 1; i < n; i++) { \
+        const int64_t starts = x[i] != x[i - 1]; \
+        k += starts; \
+        first = starts ? i : first; \
+        values[k] = x[first]; \
+        firsts[k] = first; \
+        if (index != NULL) index[i] = k; \
+    } \
+    runs[0] = k + 1; \
+}
+RUNS(runs_float32, float)
+RUNS(runs_float64, double)
+RUNS(runs_1, uint8_t)
+RUNS(runs_2, uint16_t)
+RUNS(runs_4, uint32_t)
+RUNS(runs_8, uint64_t)
+
 /* arrays: out (n elements of `item` bytes each, written), index (count int64), values (count elements of
    out's size), status (int64: the position of the first index outside [-n, n), or -1); sizes: n, count,
    item. put's writes: every index checked first (nothing written where one is out of range), then
@@ -3458,6 +3491,37 @@ def lower_median(x, ignore_nan):
     function((flat, np.empty(2 * flat.size, flat.dtype), out), (flat.size, -2 if ignore_nan else -1, SELECT_STEPS),
              None, 1)
     return out
+
+
+def _runs_loop(dtype):
+    """The name of ``runs``' loop for ``dtype``: float32's and float64's compare as floats, integers and bools
+    by their bits; None for the others."""
+    if dtype == np.float32 or dtype == np.float64:
+        return f"runs_float{dtype.itemsize * 8}"
+    return f"runs_{dtype.itemsize}" if dtype.kind in "biu" else None
+
+
+def runs(x, return_index, return_counts):
+    """The runs of equal consecutive elements of a 1-d row-major float32, float64, integer or bool NumPy
+    array with elements: ``(values, index, counts)``, each run's first element, each element's run (int64;
+    None unless ``return_index``) and each run's length (int64; None unless ``return_counts``), NaN its own
+    run; None where the loop cannot be built or the array is not such."""
+    name = (_runs_loop(x.dtype) if type(x) is np.ndarray and x.ndim == 1 and x.size and x.flags.c_contiguous
+            else None)
+    function = _function(name) if name is not None else None
+    if function is None:
+        return None
+    n = x.size
+    values, firsts, count = np.empty(n, x.dtype), np.empty(n, np.int64), np.empty(1, np.int64)
+    index = np.empty(n, np.int64) if return_index else None
+    function((x, values, index, firsts, count), (n,), None, 1)
+    k = int(count[0])
+    counts = None
+    if return_counts:
+        counts = np.empty(k, np.int64)
+        np.subtract(firsts[1:k], firsts[:k - 1], out=counts[:-1])
+        counts[-1] = n - firsts[k - 1]
+    return values[:k].copy(), index, counts
 
 
 def put_elements(out, index, values):

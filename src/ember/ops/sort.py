@@ -777,7 +777,13 @@ def _unique_outputs(values, inverse, counts, return_inverse, return_counts):
 def _runs(ordered, return_index, return_counts):
     """The first element of each run of equal elements of the 1-d NumPy array ``ordered`` (with
     elements; NaNs each their own run), each element's run (``return_index``) and the runs' lengths
-    (``return_counts``), None where not asked for."""
+    (``return_counts``), None where not asked for: on ``openmp_kernels.runs``' loop (one pass, without
+    NumPy's mask that mispredicts a branch an element where the runs are short), else NumPy's passes."""
+    looped = openmp_kernels.runs(ordered, return_index, return_counts)
+    return _runs_in_passes(ordered, return_index, return_counts) if looped is None else looped
+
+
+def _runs_in_passes(ordered, return_index, return_counts):
     n = ordered.size
     starts = np.empty(n, bool)
     starts[0] = True
