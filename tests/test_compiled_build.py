@@ -15,4 +15,5 @@ def test_the_extension_builds_where_a_compiler_and_the_headers_are_found():
     if not _compiler.compiler_available() or _compiled_methods.include_dirs() is None:
         pytest.skip("no C compiler or no Python and NumPy headers here")
     _compiled_methods.install()
-    assert _compiled_methods.installed()
+    # (built: the methods themselves may be out of place, while a tensor subclass's dispatch is on)
+    assert _compiled_methods._state["module"] is not None
