@@ -259,7 +259,7 @@ def _run(fn, values, requires_grad=False):
     return x, y
 
 
-@pytest.mark.parametrize("shape", [(3, 5), (16,), (1,), ()])
+@pytest.mark.parametrize("shape", [(3, 5), (16,), (1,), (), (222, 295)])   # (the last past the small arrays)
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_values_are_the_python_paths_and_torchs(name, shape):
     fn, torch_fn, _, dtypes = OPS[name]
@@ -6566,3 +6566,9 @@ def test_other_prod_cases_take_the_python_path(case):
     results = _on_both_paths(lambda: _PROD_CASES[case](ember.tensor(_prod_values("float32"))),
                              (RuntimeError, TypeError, IndexError))
     assert results[0] == results[1]
+
+
+def test_the_loops_serial_size_is_vector_maths():
+    import re
+    size = int(re.search(r"#define LOOP_SERIAL_MAX_ELEMENTS (\d+)", _compiled_functions.SOURCE).group(1))
+    assert size == vector_math.SERIAL_MAX_ELEMENTS

@@ -380,6 +380,7 @@ static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
 static PyObject *loop_threads;     /* ``openmp_kernels.thread_count``: the threads ``openmp_kernels``' loops run on */
+#define LOOP_SERIAL_MAX_ELEMENTS 256   /* (``vector_math.SERIAL_MAX_ELEMENTS``: up to this many, one thread) */
 static PyObject *record_outputs;   /* ``_common.record``: what records more than one output */
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
@@ -412,9 +413,12 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
     int type = PyArray_TYPE(x);
     int integral = integral_case(f, x);
     if (type != NPY_FLOAT32 && type != NPY_FLOAT64 && !integral) return 0;
+    /* (an op of one tensor, of any size: its Python op takes its ufunc below ``max_elements`` float32 elements,
+       float64 ones at any size, or its loop at any size on the loops' threads) */
     for (int i = 0; i < f->arity; i++) {
         PyArrayObject *a = arrays[i];
-        if (a == NULL || PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a) || PyArray_NBYTES(a) >= small_bytes)
+        if (a == NULL || PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a)
+                || (PyArray_NBYTES(a) >= small_bytes && (f->arity > 1 || f->kind != UNARY_FUNCTION)))
             return 0;
     }
     if (f->kind == MATMUL_FUNCTION) {   /* operands of the product's ranks whose sizes' product is small */
@@ -728,11 +732,18 @@ static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArr
         PyArray_Descr *descr = PyArray_DESCR(x);
         Py_INCREF(descr);
         data = PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(x), PyArray_DIMS(x), NULL, NULL, 0, NULL);
+        long threads = 1;   /* (on the loops' threads past the serial size, as ``vector_math`` runs them) */
+        if (data != NULL && PyArray_SIZE(x) > LOOP_SERIAL_MAX_ELEMENTS && loop_threads != NULL) {
+            PyObject *count = PyObject_CallNoArgs(loop_threads);
+            threads = count == NULL ? -1 : PyLong_AsLong(count);
+            Py_XDECREF(count);
+            if (threads == -1 && PyErr_Occurred()) Py_CLEAR(data);
+        }
         if (data != NULL && f->arity == 1)
-            ((unary_loop)loop)(PyArray_DATA(x), PyArray_DATA((PyArrayObject *)data), PyArray_SIZE(x), 1);
+            ((unary_loop)loop)(PyArray_DATA(x), PyArray_DATA((PyArrayObject *)data), PyArray_SIZE(x), (int)threads);
         else if (data != NULL)
             ((binary_loop)loop)(PyArray_DATA(x), PyArray_DATA(arrays[1]), PyArray_DATA((PyArrayObject *)data),
-                                PyArray_SIZE(x), 1);
+                                PyArray_SIZE(x), (int)threads);
     } else {
         data = f->kind == MATMUL_FUNCTION ? blas_product(f, x, arrays[1]) : NULL;   /* (NumPy's routine, called here) */
         if (data == NULL && !PyErr_Occurred())
