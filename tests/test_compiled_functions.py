@@ -423,7 +423,8 @@ def test_the_compiled_binary_function_takes_the_common_case(monkeypatch, name):
                                         [(vector_math, "binary"), *_ufunc_names(name)])
 
 
-@pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (5,)), ((3, 1), (1, 5)), ((), (4,)), ((), ())])
+@pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (5,)), ((3, 1), (1, 5)), ((), (4,)), ((), ()),
+                                    ((222, 295), (222, 295)), ((222, 295), (295,))])   # (past the small arrays)
 @pytest.mark.parametrize("name", sorted(BINARY_OPS))
 def test_binary_values_are_the_python_paths_and_torchs(name, shapes):
     fn, torch_fn, _, _ = BINARY_OPS[name]
@@ -2665,11 +2666,12 @@ def test_other_special_cases_take_the_python_path(case):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("shape", [(3, 5), (222, 295)])   # (the second past the small arrays)
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
 @pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
-def test_binary_integer_cases_are_the_python_paths_and_torchs(monkeypatch, name, dtype):
+def test_binary_integer_cases_are_the_python_paths_and_torchs(monkeypatch, name, dtype, shape):
     rng = np.random.default_rng(0)
-    a, b = rng.integers(0 if dtype in ("uint8", "bool") else -9, 9, (2, 3, 5)).astype(dtype)
+    a, b = rng.integers(0 if dtype in ("uint8", "bool") else -9, 9, (2,) + shape).astype(dtype)
     fn, torch_fn = BINARY_OPS[name][:2]
     results = _on_both_paths(lambda: fn(ember.tensor(a), ember.tensor(b)))
     assert results[0] == results[1]
@@ -6568,7 +6570,10 @@ def test_other_prod_cases_take_the_python_path(case):
     assert results[0] == results[1]
 
 
-def test_the_loops_serial_size_is_vector_maths():
+def test_the_sizes_the_c_functions_follow_are_the_python_ops():
     import re
+    from ember._backend import openmp_kernels
     size = int(re.search(r"#define LOOP_SERIAL_MAX_ELEMENTS (\d+)", _compiled_functions.SOURCE).group(1))
     assert size == vector_math.SERIAL_MAX_ELEMENTS
+    shift = int(re.search(r"#define BINARY_LOOP_MIN_BYTES \(1 << (\d+)\)", _compiled_functions.SOURCE).group(1))
+    assert 1 << shift == openmp_kernels.BINARY_MIN_BYTES

@@ -381,6 +381,7 @@ static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
 static PyObject *loop_threads;     /* ``openmp_kernels.thread_count``: the threads ``openmp_kernels``' loops run on */
 #define LOOP_SERIAL_MAX_ELEMENTS 256   /* (``vector_math.SERIAL_MAX_ELEMENTS``: up to this many, one thread) */
+#define BINARY_LOOP_MIN_BYTES (1 << 20)   /* (``openmp_kernels.BINARY_MIN_BYTES``: pointwise's one-loop arithmetic) */
 static PyObject *record_outputs;   /* ``_common.record``: what records more than one output */
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
@@ -413,12 +414,18 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
     int type = PyArray_TYPE(x);
     int integral = integral_case(f, x);
     if (type != NPY_FLOAT32 && type != NPY_FLOAT64 && !integral) return 0;
-    /* (an op of one tensor, of any size: its Python op takes its ufunc below ``max_elements`` float32 elements,
-       float64 ones at any size, or its loop at any size on the loops' threads) */
+    /* (past the small arrays, an op of one tensor, or of two of one shape, row-major, under the size of
+       ``pointwise``'s one-loop arithmetic, of at most ``max_elements`` elements of any dtype: its Python op
+       takes its ufunc there, or its loop at any size on the loops' threads) */
+    int any_size = PyArray_SIZE(x) <= f->max_elements && (f->kind == UNARY_FUNCTION
+                   || (f->kind == BINARY_FUNCTION && arrays[1] != NULL && PyArray_NDIM(arrays[1]) == PyArray_NDIM(x)
+                       && PyArray_CompareLists(PyArray_DIMS(arrays[1]), PyArray_DIMS(x), PyArray_NDIM(x))
+                       && PyArray_IS_C_CONTIGUOUS(x) && PyArray_IS_C_CONTIGUOUS(arrays[1])
+                       && PyArray_NBYTES(x) < BINARY_LOOP_MIN_BYTES));
     for (int i = 0; i < f->arity; i++) {
         PyArrayObject *a = arrays[i];
         if (a == NULL || PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a)
-                || (PyArray_NBYTES(a) >= small_bytes && (f->arity > 1 || f->kind != UNARY_FUNCTION)))
+                || (PyArray_NBYTES(a) >= small_bytes && !any_size))
             return 0;
     }
     if (f->kind == MATMUL_FUNCTION) {   /* operands of the product's ranks whose sizes' product is small */
