@@ -7,6 +7,7 @@ tensor compared with ``2.5`` compares as floats, as torch does.
 import numpy as np
 
 from .. import _dtype
+from .._backend import openmp_kernels
 from . import _compiled_functions
 from ._common import (
     arrays_for, bump_version, check_inplace, finish_inplace, grad_state, is_scalar, is_writeable,
@@ -215,8 +216,10 @@ def _logical(name, ufunc_name):
 
     op.__name__ = op.__qualname__ = "logical_" + name
     op.__doc__ = f"Computes the element-wise logical {name.upper()} of the given input tensors."
-    # (two small float tensors of one dtype: NumPy's logical ufunc from C, the same truth values)
-    op = compiled_binary(None, (), ufunc=getattr(np, ufunc_name))(op)
+    # (two small float tensors of one dtype: NumPy's logical ufunc from C, the same truth values; on larger ones
+    # the kernel's truth values first cost less than NumPy's logical ufunc on floats)
+    op = compiled_binary(None, (), ufunc=getattr(np, ufunc_name),
+                         max_elements=openmp_kernels.ELEMENTWISE_MIN_ELEMENTS - 1)(op)
     method("logical_" + name)(op)
     method(f"logical_{name}_")(op_)
     return op

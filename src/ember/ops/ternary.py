@@ -326,8 +326,8 @@ def _clamp_forward(x, lo, hi):
     large = x.dtype == _dtype.float32.np and x.size >= vector_math.ROWS_MIN_ELEMENTS
     if lo is not None:
         x = _at_least(x, lo) if large else xp.maximum(x, lo)
-        if (not large and hasattr(hi, "shape") and hi.dtype == x.dtype and x.dtype.kind in "fiu"
-                and broadcasts_to(hi.shape, x.shape)):
+        if (hasattr(hi, "shape") and hi.dtype == x.dtype and x.dtype.kind in "fiu" and broadcasts_to(hi.shape, x.shape)
+                and not (large and hi.shape != x.shape)):   # (a large one's row of bounds: the loop's rows)
             return xp.minimum(x, hi, out=x)   # (x is maximum's fresh result)
     if hi is not None:
         x = _at_most(x, hi) if large else xp.minimum(x, hi)
