@@ -692,21 +692,27 @@ def test_reductions_take_the_common_case(monkeypatch, name):
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
 def test_reduction_values_are_the_python_paths_and_torchs(name, layout):
-    fn, torch_fn = REDUCTIONS[name]
     for dtype in ("float32", "float64"):
         values = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(dtype)
         if layout == "transposed":
             values = values.transpose(2, 1, 0)
-        for args in DIMS:
-            if ("amax" in name or "amin" in name) and args and args[0] is None:
-                continue
-            compiled = fn(ember.tensor(values), *args)
-            with python_paths():
-                python = fn(ember.tensor(values), *args)
-            want = torch_fn(torch.tensor(values), *args)
-            assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape), args
-            np.testing.assert_array_equal(compiled.numpy(), python.numpy())
-            np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+        _reductions_are_the_python_paths_and_torchs(name, REDUCTIONS[name], values, DIMS, atol=1e-6)
+
+
+def _reductions_are_the_python_paths_and_torchs(name, fns, values, dims, atol):
+    """``fn(values, *args)`` for each of ``dims`` (amax's and amin's without None) with the compiled
+    functions: the Python paths' bits, and torch's values within ``atol``."""
+    fn, torch_fn = fns
+    for args in dims:
+        if ("amax" in name or "amin" in name) and args and args[0] is None:
+            continue
+        compiled = fn(ember.tensor(values), *args)
+        with python_paths():
+            python = fn(ember.tensor(values), *args)
+        want = torch_fn(torch.tensor(values), *args)
+        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape), args
+        np.testing.assert_array_equal(compiled.numpy(), python.numpy())
+        np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=atol)
 
 
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
@@ -792,22 +798,13 @@ def test_large_reductions_over_every_dim_take_the_common_case(monkeypatch, name)
 @pytest.mark.parametrize("name", sorted(LARGE_REDUCTIONS))
 def test_large_reduction_values_are_the_python_paths_and_torchs(name, layout, nan):
     """Every dim (the whole-reduction loops), the rows (the row loop; narrow ones on einsum), the columns."""
-    fn, torch_fn = LARGE_REDUCTIONS[name]
     rows, columns = {"short": (222, 71), "narrow": (4000, 16)}.get(layout, (222, 295))   # (short: under the sum's loop)
     values = _large_values(nan, rows, columns)
     if layout == "transposed":
         values = values.T
-    for args in LARGE_DIMS if name != "max_all" else [()]:
-        if ("amax" in name or "amin" in name) and args and args[0] is None:
-            continue
-        compiled = fn(ember.tensor(values), *args)
-        with python_paths():
-            python = fn(ember.tensor(values), *args)
-        want = torch_fn(torch.tensor(values), *args)
-        assert compiled.dtype == python.dtype and compiled.shape == python.shape == tuple(want.shape), args
-        np.testing.assert_array_equal(compiled.numpy(), python.numpy())
-        # (sums of thousands of terms, in different orders: within their rounding)
-        np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-4)
+    # (sums of thousands of terms, in different orders: within their rounding)
+    _reductions_are_the_python_paths_and_torchs(name, LARGE_REDUCTIONS[name], values,
+                                                LARGE_DIMS if name != "max_all" else [()], atol=1e-4)
 
 
 @pytest.mark.parametrize("name", sorted(LARGE_REDUCTIONS))

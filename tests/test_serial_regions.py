@@ -69,16 +69,21 @@ def test_a_statement_it_does_not_follow_is_left_alone():
     assert with_serial_branches(source) == source
 
 
-@pytest.mark.skipif(not _compiler.compiler_available(), reason="no C compiler here")
-def test_both_branches_compute_the_loop():
-    fn = _compiler.load(LOOP, "twice", quiet=True,
+def _assert_both_branches_scale(source, name, factor):
+    """The loop ``name`` of ``source`` scales its input by ``factor`` on one thread and two, small and large."""
+    fn = _compiler.load(source, name, quiet=True,
                         argtypes=(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_int))
     assert fn is not None
     for n, threads in ((5, 1), (5, 2), (100, 1), (100, 2)):
         x = np.linspace(-1, 1, n)
         out = np.zeros(n)
         fn(x.ctypes.data, out.ctypes.data, n, threads)
-        np.testing.assert_array_equal(out, 2 * x)
+        np.testing.assert_array_equal(out, factor * x)
+
+
+@pytest.mark.skipif(not _compiler.compiler_available(), reason="no C compiler here")
+def test_both_branches_compute_the_loop():
+    _assert_both_branches_scale(LOOP, "twice", 2)
 
 
 MACRO_LOOP = """#define SCALED(name, FACTOR) \\
@@ -107,11 +112,4 @@ def test_a_macros_region_gets_a_serial_branch_on_its_lines():
 
 @pytest.mark.skipif(not _compiler.compiler_available(), reason="no C compiler here")
 def test_both_branches_of_a_macros_region_compute_the_loop():
-    fn = _compiler.load(MACRO_LOOP, "thrice", quiet=True,
-                        argtypes=(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_int))
-    assert fn is not None
-    for n, threads in ((5, 1), (5, 2), (100, 1), (100, 2)):
-        x = np.linspace(-1, 1, n)
-        out = np.zeros(n)
-        fn(x.ctypes.data, out.ctypes.data, n, threads)
-        np.testing.assert_array_equal(out, 3 * x)
+    _assert_both_branches_scale(MACRO_LOOP, "thrice", 3)

@@ -380,6 +380,13 @@ static Function functions_[MAX_FUNCTIONS];
 static int n_functions;
 static PyObject *choice_settled;   /* ``choice.settled``: no kernel library forced, the settings checked */
 static PyObject *loop_threads;     /* ``openmp_kernels.thread_count``: the threads ``openmp_kernels``' loops run on */
+/* ``loop_threads()``: the threads ``openmp_kernels``' loops run on; -1 on error. */
+static long loop_thread_count(void) {
+    PyObject *threads = PyObject_CallNoArgs(loop_threads);
+    long n = threads == NULL ? -1 : PyLong_AsLong(threads);
+    Py_XDECREF(threads);
+    return n;
+}
 #define LOOP_SERIAL_MAX_ELEMENTS 256   /* (``vector_math.SERIAL_MAX_ELEMENTS``: up to this many, one thread) */
 #define BINARY_LOOP_MIN_BYTES (1 << 20)   /* (``openmp_kernels.BINARY_MIN_BYTES``: pointwise's one-loop arithmetic) */
 static PyObject *record_outputs;   /* ``_common.record``: what records more than one output */
@@ -739,13 +746,10 @@ static PyObject *float_function_case(Function *f, PyObject *const *inputs, PyArr
         PyArray_Descr *descr = PyArray_DESCR(x);
         Py_INCREF(descr);
         data = PyArray_NewFromDescr(&PyArray_Type, descr, PyArray_NDIM(x), PyArray_DIMS(x), NULL, NULL, 0, NULL);
-        long threads = 1;   /* (on the loops' threads past the serial size, as ``vector_math`` runs them) */
-        if (data != NULL && PyArray_SIZE(x) > LOOP_SERIAL_MAX_ELEMENTS && loop_threads != NULL) {
-            PyObject *count = PyObject_CallNoArgs(loop_threads);
-            threads = count == NULL ? -1 : PyLong_AsLong(count);
-            Py_XDECREF(count);
-            if (threads == -1 && PyErr_Occurred()) Py_CLEAR(data);
-        }
+        /* (on the loops' threads past the serial size, as ``vector_math`` runs them) */
+        long threads = data != NULL && PyArray_SIZE(x) > LOOP_SERIAL_MAX_ELEMENTS && loop_threads != NULL
+                       ? loop_thread_count() : 1;
+        if (threads < 0) Py_CLEAR(data);
         if (data != NULL && f->arity == 1)
             ((unary_loop)loop)(PyArray_DATA(x), PyArray_DATA((PyArrayObject *)data), PyArray_SIZE(x), (int)threads);
         else if (data != NULL)
@@ -1201,10 +1205,8 @@ static int without_nan(PyArrayObject *x) {
    computed, -1 on error. */
 typedef void (*whole_reduction_loop)(void **, const int64_t *, const double *, int);
 static int whole_on_loop(Function *f, PyArrayObject *x, Py_ssize_t count, PyObject **data) {
-    PyObject *threads = PyObject_CallNoArgs(loop_threads);
-    long n_threads = threads == NULL ? -1 : PyLong_AsLong(threads);
-    Py_XDECREF(threads);
-    if (n_threads == -1 && PyErr_Occurred()) return -1;
+    long n_threads = loop_thread_count();
+    if (n_threads < 0) return -1;
     PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(0, NULL, NPY_FLOAT32);
     if (out == NULL) return -1;
     void *arrays[2] = {PyArray_DATA(x), PyArray_DATA(out)};
@@ -1223,13 +1225,8 @@ static int whole_on_loop(Function *f, PyArrayObject *x, Py_ssize_t count, PyObje
    (a 2-norm, of the sums of squares). 1 when computed, -1 on error. */
 static int rows_on_loop(Function *f, PyArrayObject *x, const char *reduced, Py_ssize_t count, int keepdim,
                         PyObject **data) {
-    long n_threads = 1;
-    if (PyArray_SIZE(x) >= f->row_threads_min) {
-        PyObject *threads = PyObject_CallNoArgs(loop_threads);
-        n_threads = threads == NULL ? -1 : PyLong_AsLong(threads);
-        Py_XDECREF(threads);
-        if (n_threads == -1 && PyErr_Occurred()) return -1;
-    }
+    long n_threads = PyArray_SIZE(x) >= f->row_threads_min ? loop_thread_count() : 1;
+    if (n_threads < 0) return -1;
     int ndim = PyArray_NDIM(x), nd = 0;
     npy_intp dims[NPY_MAXDIMS];
     for (int d = 0; d < ndim; d++)

@@ -85,10 +85,8 @@ static PyArrayObject *flipped_copy(Function *f, PyArrayObject *x, const char *re
     if (loop != NULL && reversed[ndim - 1] && PyArray_STRIDE(x, ndim - 1) == itemsize && loop_threads != NULL) {
         PyArrayObject *out = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, PyArray_DIMS(x), NULL,
                                                                    NULL, 0, NULL);
-        PyObject *threads = out == NULL ? NULL : PyObject_CallNoArgs(loop_threads);
-        long n_threads = threads == NULL ? -1 : PyLong_AsLong(threads);
-        Py_XDECREF(threads);
-        if (n_threads == -1 && PyErr_Occurred()) {
+        long n_threads = out == NULL ? -1 : loop_thread_count();
+        if (n_threads < 0) {
             Py_XDECREF(out);
             return NULL;
         }
