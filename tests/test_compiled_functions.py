@@ -215,6 +215,15 @@ def test_the_compiled_function_takes_the_common_case(monkeypatch, name):
                                         [(vector_math, "unary"), (special_loops, "compute"), *_ufunc_names(name)])
 
 
+@pytest.mark.parametrize("name", ["erfinv", "bessel_j0", "lgamma", "abs", "floor"])
+def test_the_compiled_function_takes_large_tensors(monkeypatch, name):
+    """Past the small arrays too: a loop's op (on the loops' threads) and a ufunc's below its max_elements."""
+    from ember._backend import special_loops
+    x = ember.tensor(_inputs(name, "float32", (222, 295)))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: OPS[name][0](x),
+                                        [(vector_math, "unary"), (special_loops, "compute"), *_ufunc_names(name)])
+
+
 @pytest.mark.parametrize("name", ["sigmoid", "exp", "bessel_j0"])
 def test_the_compiled_function_takes_integers_as_floats(monkeypatch, name):
     """An int64 tensor reaches neither the Python path's loop call nor its ufunc."""
@@ -419,6 +428,13 @@ def _operands(name, dtype, shapes=((3, 5), (3, 5))):
 def test_the_compiled_binary_function_takes_the_common_case(monkeypatch, name):
     """Two small float32 tensors reach neither the Python path's loop call nor its ufunc."""
     a, b = (ember.tensor(v) for v in _operands(name, "float32"))
+    _assert_the_compiled_function_takes(monkeypatch, lambda: BINARY_OPS[name][0](a, b),
+                                        [(vector_math, "binary"), *_ufunc_names(name)])
+
+
+@pytest.mark.parametrize("name", ["maximum", "atan2", "xlogy", "_python_div_floor"])   # (below their max_elements)
+def test_the_compiled_binary_function_takes_large_tensors_of_one_shape(monkeypatch, name):
+    a, b = (ember.tensor(v) for v in _operands(name, "float32", ((222, 295), (222, 295))))
     _assert_the_compiled_function_takes(monkeypatch, lambda: BINARY_OPS[name][0](a, b),
                                         [(vector_math, "binary"), *_ufunc_names(name)])
 
@@ -791,6 +807,13 @@ def test_large_reductions_over_every_dim_take_the_common_case(monkeypatch, name)
     from ember.ops import reduce
     x = ember.tensor(_large_values())
     _assert_the_compiled_function_takes(monkeypatch, lambda: LARGE_REDUCTIONS[name][0](x), [(reduce, "make")])
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "vector_norm", "sum_method", "mean_method", "norm_method"])
+def test_large_reductions_over_rows_take_the_common_case(monkeypatch, name):
+    from ember.ops import reduce
+    x = ember.tensor(_large_values())
+    _assert_the_compiled_function_takes(monkeypatch, lambda: LARGE_REDUCTIONS[name][0](x, -1), [(reduce, "make")])
 
 
 @pytest.mark.parametrize("nan", [False, True])
@@ -3479,11 +3502,15 @@ def test_flips_are_the_python_paths_and_torchs(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint8", "float16", "bool"])
-def test_large_flips_are_the_python_paths_and_torchs(dtype):
+def test_large_flips_are_the_python_paths_and_torchs(monkeypatch, dtype):
     """Past the small arrays: the last axis reversed on the row loop (elements of 4 and 8 bytes), other
     flips by NumPy's copy of the reversed view."""
     values = np.arange(16 * 40 * 65).reshape(16, 40, 65) % 251
     values = values.astype(dtype) if dtype != "bool" else values % 3 == 0
+    from ember.ops import shape
+    x = ember.tensor(values)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.flip(x, [-1]), ember.flip(x, [1])),
+                                        [(shape, "_flipped")])
     for source in (values, values.transpose(2, 0, 1), values[:, ::2]):
         for dims in ([-1], [0, 2], [1], [0, 1, 2]):
             results = _on_both_paths(lambda: ember.flip(ember.tensor(source), dims))
@@ -5852,9 +5879,13 @@ def test_vandermonde_matrices_are_the_python_paths_and_torchs(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
-def test_large_vandermonde_matrices_are_the_python_paths_and_torchs(dtype):
+def test_large_vandermonde_matrices_are_the_python_paths_and_torchs(monkeypatch, dtype):
     """Rows in blocks of eight and the rows after them, matrices past the small arrays' size."""
     x = (np.linspace(-1.1, 1.1, 301) if dtype.startswith("float") else np.arange(-150, 151)).astype(dtype)
+    from ember.ops import matrix_functions
+    t = ember.tensor(x)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: (ember.vander(t), ember.linalg.vander(t[:21], N=40)),
+                                        [(matrix_functions, "powers_array")])
     for call in (lambda lib: lib.vander(lib.tensor(x)), lambda lib: lib.linalg.vander(lib.tensor(x[:21]), N=40),
                  lambda lib: lib.vander(lib.tensor(x[:21]), N=40, increasing=True)):
         results = _on_both_paths(lambda: call(ember))

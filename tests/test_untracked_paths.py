@@ -56,6 +56,7 @@ def test_renorm_of_large_tensors_on_the_loop_is_torchs_on_any_thread_count(dtype
             monkeypatch.setattr(openmp_kernels, "thread_count", lambda threads=threads: threads)
             results.append(ember.renorm(ember.tensor(x), p, dim, 4.0).numpy())
         np.testing.assert_array_equal(_bits(results[0]), _bits(results[1]))
+        assert openmp_kernels.renorm(x, p, dim % x.ndim, 4.0) is not None   # (the loop, at this size too)
         want = torch.renorm(torch.from_numpy(x), p, dim, 4.0).numpy()
         np.testing.assert_allclose(results[0], want, rtol=1e-5, atol=1e-6, equal_nan=True)
 

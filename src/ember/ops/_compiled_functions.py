@@ -416,23 +416,27 @@ static int integral_case(Function *f, PyArrayObject *x) {
 
 /* Whether the arrays of ``f``'s tensors are its case, before the modes are checked: small float32
    or float64 arrays of one dtype, C-contiguous and of one shape for a loop (set in ``*loop``). */
+/* Whether ``f`` takes its arrays past the small arrays' size: an op of one tensor, or of two of one shape,
+   row-major, under the size of ``pointwise``'s one-loop arithmetic, of at most ``max_elements`` elements of
+   any dtype (its Python op takes its ufunc there, or its loop at any size on the loops' threads). */
+static int takes_any_size(Function *f, PyArrayObject **arrays) {
+    PyArrayObject *x = arrays[0], *y = arrays[1];
+    if (PyArray_SIZE(x) > f->max_elements) return 0;
+    if (f->kind == UNARY_FUNCTION) return 1;
+    return f->kind == BINARY_FUNCTION && y != NULL && PyArray_NDIM(y) == PyArray_NDIM(x)
+           && PyArray_CompareLists(PyArray_DIMS(y), PyArray_DIMS(x), PyArray_NDIM(x))
+           && PyArray_IS_C_CONTIGUOUS(x) && PyArray_IS_C_CONTIGUOUS(y) && PyArray_NBYTES(x) < BINARY_LOOP_MIN_BYTES;
+}
+
 static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
     PyArrayObject *x = arrays[0];
     int type = PyArray_TYPE(x);
     int integral = integral_case(f, x);
     if (type != NPY_FLOAT32 && type != NPY_FLOAT64 && !integral) return 0;
-    /* (past the small arrays, an op of one tensor, or of two of one shape, row-major, under the size of
-       ``pointwise``'s one-loop arithmetic, of at most ``max_elements`` elements of any dtype: its Python op
-       takes its ufunc there, or its loop at any size on the loops' threads) */
-    int any_size = PyArray_SIZE(x) <= f->max_elements && (f->kind == UNARY_FUNCTION
-                   || (f->kind == BINARY_FUNCTION && arrays[1] != NULL && PyArray_NDIM(arrays[1]) == PyArray_NDIM(x)
-                       && PyArray_CompareLists(PyArray_DIMS(arrays[1]), PyArray_DIMS(x), PyArray_NDIM(x))
-                       && PyArray_IS_C_CONTIGUOUS(x) && PyArray_IS_C_CONTIGUOUS(arrays[1])
-                       && PyArray_NBYTES(x) < BINARY_LOOP_MIN_BYTES));
     for (int i = 0; i < f->arity; i++) {
         PyArrayObject *a = arrays[i];
         if (a == NULL || PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a)
-                || (PyArray_NBYTES(a) >= small_bytes && !any_size))
+                || (PyArray_NBYTES(a) >= small_bytes && !takes_any_size(f, arrays)))
             return 0;
     }
     if (f->kind == MATMUL_FUNCTION) {   /* operands of the product's ranks whose sizes' product is small */
