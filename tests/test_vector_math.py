@@ -654,8 +654,9 @@ def test_each_element_takes_the_same_bits_at_any_position_and_thread_count():
 
 @needs_loops
 def test_clamp_to_a_row_of_bounds_takes_the_loops_rows_form(spy):
-    """clamp of a large float32 tensor to tensor bounds, the upper ones a row repeated over its rows: the row
-    on the loops' rows form, NumPy's bits (NaN in the input or the bounds kept), torch's values."""
+    """clamp of a float32 tensor (below the clamp loop's size) to tensor bounds, the upper ones a row repeated
+    over its rows: the row on the binary loops' rows form, NumPy's bits (NaN in the input or the bounds kept),
+    torch's values."""
     rng = np.random.default_rng(13)
     x = rng.standard_normal((200, 300)).astype(np.float32)
     lo = rng.uniform(-2, -0.2, (200, 300)).astype(np.float32)
@@ -667,3 +668,42 @@ def test_clamp_to_a_row_of_bounds_takes_the_loops_rows_form(spy):
     np.testing.assert_array_equal(got, np.minimum(np.maximum(x, lo), hi))
     want = torch.clamp(torch.from_numpy(x), torch.from_numpy(lo), torch.from_numpy(hi)).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+@needs_loops
+@pytest.mark.parametrize("width", [300, 256, 7])   # (rows ending in part of a vector, in whole ones, narrower)
+@pytest.mark.parametrize("shapes", ["full, row", "row, full", "full, full", "row, row", "row with a 1, full"])
+def test_clamp_to_tensor_bounds_takes_one_ternary_loop(shapes, width, spy):
+    """clamp of a large float32 tensor to two tensor bounds, each of its shape or a row repeated over its rows:
+    one ternary loop (its rows form where a bound is a row), the bits of NumPy's two passes (NaN in the input
+    or the bounds kept), torch's values."""
+    from ember.ops import ternary
+    rng = np.random.default_rng(13)
+    rows = vector_math.MIN_ELEMENTS["clamp"] // width + 1
+    shape_of = {"full": (rows, width), "row": (width,), "row with a 1": (1, width)}
+    lo_shape, hi_shape = (shape_of[name] for name in shapes.split(", "))
+    x = rng.standard_normal((rows, width)).astype(np.float32)
+    lo = rng.uniform(-2, -0.2, lo_shape).astype(np.float32)
+    hi = rng.uniform(0.2, 2, hi_shape).astype(np.float32)
+    x[3, 4], lo.reshape(-1)[5], hi.reshape(-1)[6] = np.nan, np.nan, np.nan
+    taken = spy(vector_math, "ternary", 0)
+    got = ember.clamp(ember.from_numpy(x), ember.from_numpy(lo), ember.from_numpy(hi)).numpy()
+    assert taken == ["clamp"]
+    assert vector_math.ternary("clamp", x, lo, hi) is not None
+    np.testing.assert_array_equal(got, ternary._clamp_in_passes(x, lo, hi))
+    np.testing.assert_array_equal(got, np.minimum(np.maximum(x, lo), hi))
+    want = torch.clamp(torch.from_numpy(x), torch.from_numpy(lo), torch.from_numpy(hi)).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+@needs_loops
+def test_the_ternary_rows_form_declines_what_it_does_not_cover():
+    """Bounds that are columns, rows of two sizes, or not row-major, and arrays of another dtype: None (the
+    op takes NumPy's passes)."""
+    x = np.ones((64, 40), np.float32)
+    row = np.zeros(40, np.float32)
+    assert vector_math.ternary("clamp", x, np.zeros((64, 1), np.float32), row) is None
+    assert vector_math.ternary("clamp", x.reshape(64, 4, 10), np.zeros(10, np.float32), row.reshape(4, 10)) is None
+    assert vector_math.ternary("clamp", x, np.zeros((40, 64), np.float32).T, row) is None
+    assert vector_math.ternary("clamp", x, row.astype(np.float64), row) is None
+    assert vector_math.ternary("clamp", x, np.zeros(1, np.float32), row) is None

@@ -86,6 +86,8 @@ TERNARY = {
     "addcmul": "x + (y * p[0]) * z",
     "addcdiv": "x + (y * p[0]) / z",
     "lerp": "fabsf(z) < 0.5f ? x + z * (y - x) : y - (y - x) * (1.0f - z)",
+    # clamp to tensor bounds: NumPy's maximum with the lower, then minimum with the upper (a NaN kept)
+    "clamp": "clamp_between(x, y, z)",
 }
 
 # op name: the C expression of float32 elements ``x`` and ``y`` of two arrays and the op's
@@ -143,6 +145,7 @@ MIN_ELEMENTS = {
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
     "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
     "xlogy": 1, "xlog1py": 1, "addcmul": 1 << 14, "addcdiv": 1 << 13, "lerp": 1, "lerp_scalar": 1 << 15,
+    "clamp": 1 << 17,
 }
 # (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
 # that their arrays' bits are the ember-op formula's)
@@ -167,6 +170,15 @@ static inline float entr_float(float x) {
 /* min(x, 0) and min(x, c), a NaN kept (NumPy's minimum, ember's clamp(max=...)) */
 #define NONPOSITIVE(x) (((x) < 0.0f || (x) != (x)) ? (x) : 0.0f)
 #define AT_MOST(x, c) (((x) < (c) || (x) != (x)) ? (x) : (c))
+
+/* NumPy's minimum(maximum(x, lo), hi), the NaN it keeps kept (one select a step: gcc does not vectorize
+   the second maximum's or minimum's select on the first's result) */
+static inline float clamp_between(float x, float lo, float hi) {
+    const float above = x > lo ? x : lo;
+    const float m = x != x ? x : above;
+    const float below = m < hi ? m : hi;
+    return m != m ? m : below;
+}
 #pragma omp declare simd notinbranch
 static inline float erfinv_float(float x) {
     float w = -logf((1.0f - x) * (1.0f + x)), p;
@@ -279,7 +291,7 @@ _ROW = """
         const int64_t body = width - width % {lanes};
         #pragma omp simd
         for (int64_t i = 0; i < body; i++) {{
-            const float x = xs[i], y = ys[i];
+            {read_i}
             out[i] = {expression};
         }}
         if (body < width && width >= {lanes}) {{   /* (the row's last whole vector: read contiguously) */
@@ -287,7 +299,7 @@ _ROW = """
             const int64_t first = width - {lanes};
             #pragma omp simd
             for (int64_t j = 0; j < {lanes}; j++) {{
-                const float x = xs[first + j], y = ys[first + j];
+                {read_last}
                 last[j] = {expression};
             }}
             for (int64_t i = body; i < width; i++) out[i] = last[i - first];
@@ -296,11 +308,32 @@ _ROW = """
             #pragma omp simd
             for (int64_t j = 0; j < {lanes}; j++) {{
                 const int64_t i = j < width ? j : width - 1;
-                const float x = xs[i], y = ys[i];
+                {read_i}
                 last[j] = {expression};
             }}
             for (int64_t i = 0; i < width; i++) out[i] = last[i];
         }}"""
+
+
+def _row(expression, inputs):
+    """``_ROW``'s body of one row for an op's C expression of the elements ``inputs`` (``x``, ``y``, ...)."""
+    def read(index):
+        return " ".join(f"const float {v} = {v}s[{index}];" for v in inputs)
+    return _ROW.format(expression=expression, lanes=_LANES, read_i=read("i"), read_last=read("first + j"))
+
+
+# a ternary op of arrays each of the output's shape or a row repeated over its rows (the row's size
+# ``width``): an input's row r begins ``r * step`` elements in, its step ``width`` or 0
+_TERNARY_ROWS_LOOP = """
+void {name}(const float *xs_, const float *ys_, const float *zs_, const float *given, float *out_,
+            int64_t rows, int64_t width, int64_t x_step, int64_t y_step, int64_t z_step, int nthreads) {{{parameters}
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {{
+        const float *xs = xs_ + r * x_step, *ys = ys_ + r * y_step, *zs = zs_ + r * z_step;
+        float *out = out_ + r * width;{body}
+    }}
+}}
+"""
 
 
 # A division's loops: blocks of ``_BLOCK`` elements, each computed on the fast path, then
@@ -599,14 +632,17 @@ def _division_loops(op, fast, slow):
 PARAMETERS = 4
 
 
+# the parameters' array copied to the constants ``p[0]``, ... before a loop (read from memory in a
+# branch, gcc would not vectorize it)
+_PARAMETERS_COPY = (f"\n    const float p[{PARAMETERS}] = {{"
+                    + ", ".join(f"given[{k}]" for k in range(PARAMETERS)) + "};")
+
+
 def _loop(name, expression, inputs, parameters=False):
-    """A loop over the arrays ``inputs`` (and a float32 array of the op's parameters, copied to
-    the constants ``p[0]``, ... before the loop: read from memory in a branch, gcc would not
-    vectorize it)."""
-    constants = ", ".join(f"given[{k}]" for k in range(PARAMETERS))
+    """A loop over the arrays ``inputs`` (and a float32 array of the op's parameters)."""
     return _LOOP.format(
         name=name, expression=expression, lanes=_LANES, block=_BLOCK,
-        parameters=f"\n    const float p[{PARAMETERS}] = {{{constants}}};" if parameters else "",
+        parameters=_PARAMETERS_COPY if parameters else "",
         arguments=", ".join([f"const float *{v}s" for v in inputs] + ["const float *given"] * parameters),
         elements="\n        ".join(f"const float {v} = {v}s[i];" for v in inputs))
 
@@ -619,8 +655,10 @@ def _source():
               for op, expression in WITH_PARAMETERS.items()]
     loops += [_loop(f"{op}_backward_float32", expression, ("g", saved), parameters=True)
               for op, (saved, expression) in GRADIENTS.items()]
-    loops += [_loop(f"{op}_float32", expression, ("x", "y", "z"), parameters=True)
-              for op, expression in TERNARY.items()]
+    for op, expression in TERNARY.items():
+        loops += [_loop(f"{op}_float32", expression, ("x", "y", "z"), parameters=True),
+                  _TERNARY_ROWS_LOOP.format(name=f"{op}_rows_float32", parameters=_PARAMETERS_COPY,
+                                            body=_row(expression, ("x", "y", "z")))]
     loops += [_loop(f"{op}_float32", expression, ("x", "y"), parameters=True)
               for op, expression in BINARY_WITH_PARAMETERS.items()]
     for op, expression in BINARY.items():
@@ -628,7 +666,7 @@ def _source():
                   _LOOP.format(name=f"{op}_number_float32", expression=expression, lanes=_LANES, block=_BLOCK,
                                parameters="", arguments="const float *xs, float y",
                                elements="const float x = xs[i];"),
-                  _ROWS_LOOP.format(name=f"{op}_rows_float32", body=_ROW.format(expression=expression, lanes=_LANES))]
+                  _ROWS_LOOP.format(name=f"{op}_rows_float32", body=_row(expression, ("x", "y")))]
     for op, (fast, slow) in DIVISIONS.items():
         loops += _division_loops(op, fast, slow)
     # no fused multiply-adds: each operation rounds as NumPy's passes round it; no traps (the
@@ -770,11 +808,45 @@ def binary_with_parameters(op, x, y, parameters):
 
 
 def ternary(op, x, y, z, parameters=(0.0,)):
-    """``op`` (a name in ``TERNARY``) of three dense float32 arrays of one shape and layout,
-    given its parameters; None where the loop does not apply or cannot be built."""
-    if x.shape != y.shape or x.shape != z.shape:
+    """``op`` (a name in ``TERNARY``) of three float32 arrays, given its parameters: dense arrays of
+    one shape and layout, or row-major arrays each of their broadcast shape or of its trailing
+    shape (one row, of one size for all of them, repeated over the leading dimensions); in the
+    first's layout or row-major, or None where the loop does not apply or cannot be built."""
+    if x.shape == y.shape and x.shape == z.shape:
+        return _run(f"{op}_float32", (x, y, z), parameters)
+    return _ternary_rows(op, (x, y, z), parameters)
+
+
+_TERNARY_ROWS_ARGUMENTS = (ctypes.c_void_p,) * 5 + (ctypes.c_int64,) * 5 + (ctypes.c_int,)
+
+
+def _ternary_rows(op, inputs, parameters):
+    for a in inputs:
+        if type(a) is not np.ndarray or a.dtype != _FLOAT32 or not a.flags.c_contiguous:
+            return None
+    full = max(inputs, key=lambda a: a.size)
+    width = None
+    for a in inputs:
+        trailing = a.shape[next((i for i, n in enumerate(a.shape) if n != 1), a.ndim):]
+        if not trailing or len(trailing) > full.ndim or full.shape[full.ndim - len(trailing):] != trailing:
+            return None
+        if a.size != full.size:
+            if width not in (None, a.size):
+                return None
+            width = a.size
+    if width is None or not full.size:
         return None
-    return _run(f"{op}_float32", (x, y, z), parameters)
+    function = _function(f"{op}_rows_float32", _TERNARY_ROWS_ARGUMENTS)
+    if function is None:
+        return None
+    given = np.zeros(PARAMETERS, np.float32)
+    given[:len(parameters)] = parameters
+    ndim = max(a.ndim for a in inputs)
+    out = np.empty((1,) * (ndim - full.ndim) + full.shape, np.float32)
+    rows = full.size // width
+    function(*inputs, given, out, rows, width, *(width if a.size == full.size else 0 for a in inputs),
+             openmp_kernels.thread_count() if full.size > SERIAL_MAX_ELEMENTS else 1)
+    return out
 
 
 def binary(op, x, y):

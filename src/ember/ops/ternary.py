@@ -316,11 +316,19 @@ _at_least, _at_most = (vector_math.binary_when_large(op, lambda x, y, op=op: get
 
 
 def _clamp_forward(x, lo, hi):
-    xp = namespace_of(x)
-    arrays = hasattr(lo, "shape") or hasattr(hi, "shape")
-    if x.size >= CLIP_MIN_ELEMENTS and not arrays:
+    lo_array, hi_array = hasattr(lo, "shape"), hasattr(hi, "shape")
+    if x.size >= CLIP_MIN_ELEMENTS and not (lo_array or hi_array):
         if x.dtype.kind == "f" or (x.dtype.kind in "iu" and lo is not None and hi is not None):
             return _clipped(x, lo, hi)   # (integer bounds in its range)
+    if lo_array and hi_array:
+        return _clamp_to_arrays(x, lo, hi)
+    return _clamp_in_passes(x, lo, hi)
+
+
+def _clamp_in_passes(x, lo, hi):
+    """NumPy's ``maximum`` of ``x`` and the lower bound, then ``minimum`` with the upper (either
+    may be None), in place where the first pass's result can take the second."""
+    xp = namespace_of(x)
     if x.dtype == _dtype.bfloat16.np:  # NumPy would compare bfloat16 with a float in float32
         lo, hi = (None if b is None else xp.asarray(b, dtype=x.dtype) for b in (lo, hi))
     large = x.dtype == _dtype.float32.np and x.size >= vector_math.ROWS_MIN_ELEMENTS
@@ -332,6 +340,12 @@ def _clamp_forward(x, lo, hi):
     if hi is not None:
         x = _at_most(x, hi) if large else xp.minimum(x, hi)
     return x
+
+
+# clamp to two array bounds: a large float32 input with bounds of its shape, or rows of it, in
+# vector_math's one loop (both passes at once), else the two passes
+_clamp_to_arrays = vector_math.when_large("clamp", lambda x, lo, hi: vector_math.ternary("clamp", x, lo, hi),
+                                          _clamp_in_passes)
 
 
 def _numbers_or_tensors(min, max):
