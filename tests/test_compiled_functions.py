@@ -798,7 +798,7 @@ LARGE_DIMS = [(), (None,), ((),), ((0, 1),), ([1, 0],), (None, True), (1,), (0, 
 def _large_values(nan=False, rows=222, columns=295):
     values = np.random.default_rng(5).standard_normal((rows, columns)).astype(np.float32)
     if nan:
-        values[7, 11] = values[100, 3] = np.nan
+        values[7, 11] = values[rows - 1, 3] = np.nan
     return values
 
 
@@ -817,11 +817,13 @@ def test_large_reductions_over_rows_take_the_common_case(monkeypatch, name):
 
 
 @pytest.mark.parametrize("nan", [False, True])
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "short", "narrow"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "short", "narrow", "long"])
 @pytest.mark.parametrize("name", sorted(LARGE_REDUCTIONS))
 def test_large_reduction_values_are_the_python_paths_and_torchs(name, layout, nan):
-    """Every dim (the whole-reduction loops), the rows (the row loop; narrow ones on einsum), the columns."""
-    rows, columns = {"short": (222, 71), "narrow": (4000, 16)}.get(layout, (222, 295))   # (short: under the sum's loop)
+    """Every dim (the whole-reduction loops), the rows (the row loop, rows over its chunk too; narrow ones on
+    einsum), the columns."""
+    # (short: under the sum's loop; long: rows of three of the row loop's chunks)
+    rows, columns = {"short": (222, 71), "narrow": (4000, 16), "long": (40, 2365)}.get(layout, (222, 295))
     values = _large_values(nan, rows, columns)
     if layout == "transposed":
         values = values.T

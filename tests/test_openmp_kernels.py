@@ -1321,11 +1321,12 @@ def test_medians_of_all_elements_on_the_selection_loop_are_the_partitions_and_to
 @needs_loops
 @pytest.mark.parametrize("squares", [False, True])
 def test_row_sums_on_the_loop_are_near_the_exact_sums_on_any_thread_count(squares, monkeypatch):
-    """Rows of whole lane blocks, of a part of one after them, of a part alone; sums of the elements or of
-    their squares: within float32 rounding of the float64 sums, the same bits on one thread and two; rows
-    narrower than the loop takes are left to einsum (None)."""
+    """Rows of whole lane blocks, of a part of one after them, of a part alone, of several chunks of 1,024
+    elements; sums of the elements or of their squares: within float32 rounding of the float64 sums, the
+    same bits on one thread and two; rows narrower than the loop takes are left to einsum (None)."""
     rng = np.random.default_rng(32)
-    for rows, width in ((300, 128), (222, 295), (2000, 33), (64, 1024), (10, 32)):
+    for rows, width in ((300, 128), (222, 295), (2000, 33), (64, 1024), (10, 32), (20, 1025), (8, 2365),
+                        (3, 5000)):
         x = rng.standard_normal((rows, width)).astype(np.float32)
         got = []
         for threads in (1, 2):
@@ -1336,6 +1337,17 @@ def test_row_sums_on_the_loop_are_near_the_exact_sums_on_any_thread_count(square
         exact = (x.astype(np.float64) ** (2 if squares else 1)).sum(1)
         np.testing.assert_allclose(got[0], exact, rtol=1e-5, atol=1e-4)
     assert openmp_kernels.row_sums(np.ones((100, openmp_kernels.ROW_SUMS_MIN_WIDTH - 1), np.float32)) is None
+
+
+@needs_loops
+def test_a_long_rows_sum_is_its_chunks_sums_added_in_float64():
+    """A row over 1,024 elements: its chunks of 1,024 (the last with the elements after it) each summed as a
+    row of their own, the chunks' sums added in float64 and rounded once."""
+    x = np.random.default_rng(33).standard_normal((6, 3100)).astype(np.float32)
+    chunks = [openmp_kernels.row_sums(np.ascontiguousarray(x[:, a:b])) for a, b in ((0, 1024), (1024, 2048),
+                                                                                     (2048, 3100))]
+    want = ((chunks[0].astype(np.float64) + chunks[1]) + chunks[2]).astype(np.float32)
+    np.testing.assert_array_equal(openmp_kernels.row_sums(x), want)
 
 
 @needs_loops

@@ -924,8 +924,20 @@ WHOLE_SUM(sum_squares_float32, SQUARED)
 WHOLE_SUM(nansum_float32, NAN_AS_ZERO)
 
 /* arrays: x (rows x width float32, row-major), out (rows float32); sizes: rows, width. Each row's sum (of
-   its elements, or of their squares) in SUM_LANES (32) float32 lanes, its last elements added to the first
-   lanes, the lanes added pairwise; the rows shared among the threads. */
+   its elements, or of their squares) by chunks of ROW_CHUNK elements: a chunk's in SUM_LANES (32) float32
+   lanes, the lanes added pairwise (the row's last elements, fewer than SUM_LANES, added to the last chunk's
+   first lanes); the chunks' sums added in float64 (a row of up to ROW_CHUNK elements is its one chunk's
+   sum); the rows shared among the threads. */
+#define ROW_CHUNK 1024
+#define LANES_SUM(lanes, last) \
+    (((((lanes[0] + last[0]) + (lanes[8] + last[8])) + ((lanes[16] + last[16]) + (lanes[24] + last[24]))) \
+     + (((lanes[1] + last[1]) + (lanes[9] + last[9])) + ((lanes[17] + last[17]) + (lanes[25] + last[25])))) \
+    + ((((lanes[2] + last[2]) + (lanes[10] + last[10])) + ((lanes[18] + last[18]) + (lanes[26] + last[26]))) \
+       + (((lanes[3] + last[3]) + (lanes[11] + last[11])) + ((lanes[19] + last[19]) + (lanes[27] + last[27])))) \
+    + (((((lanes[4] + last[4]) + (lanes[12] + last[12])) + ((lanes[20] + last[20]) + (lanes[28] + last[28]))) \
+        + (((lanes[5] + last[5]) + (lanes[13] + last[13])) + ((lanes[21] + last[21]) + (lanes[29] + last[29])))) \
+       + ((((lanes[6] + last[6]) + (lanes[14] + last[14])) + ((lanes[22] + last[22]) + (lanes[30] + last[30]))) \
+          + (((lanes[7] + last[7]) + (lanes[15] + last[15])) + ((lanes[23] + last[23]) + (lanes[31] + last[31]))))))
 #define ROW_SUMS(name, TERM) \
 void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
     const float *x = arrays[0]; \
@@ -935,19 +947,25 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
     _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
     for (int64_t r = 0; r < rows; r++) { \
         const float *row = x + r * width; \
-        float lanes[SUM_LANES] = {0}; \
-        for (int64_t i = 0; i < body; i += SUM_LANES) { \
+        const float none[SUM_LANES] = {0}; \
+        double chunks = 0.0; \
+        int64_t start = 0; \
+        for (; start + ROW_CHUNK < body; start += ROW_CHUNK) { \
+            float lanes[SUM_LANES] = {0}; \
+            for (int64_t i = start; i < start + ROW_CHUNK; i += SUM_LANES) { \
+                _Pragma("omp simd") \
+                for (int j = 0; j < SUM_LANES; j++) lanes[j] += TERM(row[i + j]); \
+            } \
+            chunks += (double)(LANES_SUM(lanes, none)); \
+        } \
+        float lanes[SUM_LANES] = {0}, last[SUM_LANES] = {0}; \
+        for (int64_t i = start; i < body; i += SUM_LANES) { \
             _Pragma("omp simd") \
             for (int j = 0; j < SUM_LANES; j++) lanes[j] += TERM(row[i + j]); \
         } \
-        float last[SUM_LANES] = {0}, eighths[8]; \
         for (int64_t i = body; i < width; i++) last[i - body] = TERM(row[i]); \
-        _Pragma("omp simd") \
-        for (int j = 0; j < 8; j++) \
-            eighths[j] = ((lanes[j] + last[j]) + (lanes[j + 8] + last[j + 8])) \
-                         + ((lanes[j + 16] + last[j + 16]) + (lanes[j + 24] + last[j + 24])); \
-        out[r] = ((eighths[0] + eighths[1]) + (eighths[2] + eighths[3])) \
-                 + ((eighths[4] + eighths[5]) + (eighths[6] + eighths[7])); \
+        const float final = LANES_SUM(lanes, last); \
+        out[r] = start ? (float)(chunks + (double)final) : final; \
     } \
 }
 ROW_SUMS(row_sums_float32, PLAIN)

@@ -27,8 +27,8 @@ _SUM_OVER_KEYWORDS = frozenset(("axis", "keepdims", "dtype"))   # (dtype None: t
 def sum_over(data, axis, keepdims):
     """The sum of the NumPy array ``data`` over ``axis`` (an int or a tuple of ints): the
     reduction the array's ``sum`` method calls (without its Python layer), or a sum over the
-    leading axes of a tall, narrow array, or over the trailing axes of one with short rows, by
-    ``einsum``."""
+    leading axes of a tall, narrow array by ``einsum`` or the column loop, or over the trailing axes
+    (a float32 array's on the row loop, one with short rows by ``einsum``)."""
     if data.size >= COLUMN_SUM_MIN_ROWS and data.ndim > 1:
         ndim = data.ndim
         if type(axis) is int:
@@ -90,27 +90,28 @@ COLUMN_SUM_MAX_LAST = 16
 # NumPy's sum over the last axis takes a reduction loop per row; ``einsum`` sums rows of up to
 # this many elements in fewer passes, with independent SIMD accumulators, within rounding of
 # NumPy's pairwise sums (for longer rows its error grows with the length, and NumPy's does not),
-# from ``ROW_SUM_MIN_ELEMENTS`` elements in all (benchmarks.ops, ``sum_method``)
+# from ``ROW_SUM_MIN_ELEMENTS`` elements in all (benchmarks.ops, ``sum_method``). float32 rows of any
+# length take ``openmp_kernels.row_sums`` (longer rows by chunks of this many, added in float64).
 ROW_SUM_MAX_LENGTH = 1024
 ROW_SUM_MIN_ELEMENTS = 2048
 
 
 def _trailing_axes_sum(data, axes, keepdims, squares=False):
     """The sum of a row-major float32/float64 array over its last k axes (``axes``, sorted;
-    k < ndim), rows of at most ``ROW_SUM_MAX_LENGTH`` elements: a float32 array's by
-    ``openmp_kernels.row_sums`` (in SIMD lanes, as ``einsum`` adds them), else by ``einsum``; None where that
-    does not apply. ``squares``: the sum of the squares (float32 only)."""
+    k < ndim): a float32 array's by ``openmp_kernels.row_sums`` (in SIMD lanes, as ``einsum`` adds them),
+    else, rows of at most ``ROW_SUM_MAX_LENGTH`` elements, by ``einsum``; None where that does not apply.
+    ``squares``: the sum of the squares (float32 only)."""
     ndim, k = data.ndim, len(axes)
     if not 0 < k < ndim or axes[0] != ndim - k:   # (sorted and distinct: the last k)
         return None
     shape = data.shape
     length = shape[-1] if k == 1 else math.prod(shape[ndim - k:])
-    if not 0 < length <= ROW_SUM_MAX_LENGTH:
+    if not length:
         return None
     rows = data.reshape(-1, length)
     out = openmp_kernels.row_sums(rows, squares) if data.dtype == _FLOAT32 else None
     if out is None:
-        if squares:
+        if squares or length > ROW_SUM_MAX_LENGTH:
             return None
         out = np.einsum("ij->i", rows)
     kept = shape[:ndim - k]

@@ -8,6 +8,7 @@ NaNs of a nansum) are built from the arrays as constants: their derivative is ze
 """
 import contextlib
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -27,7 +28,7 @@ from .shape import flip
 from .ternary import where
 from .view import expanded_array, slice_scatter_zeros
 from . import _compiled_functions, pointwise
-from ._array_sums import COLUMN_SUM_MIN_ROWS, ROW_SUM_MAX_LENGTH, ROW_SUM_MIN_ELEMENTS, array_sum, sum_of_squares_over
+from ._array_sums import COLUMN_SUM_MIN_ROWS, ROW_SUM_MIN_ELEMENTS, array_sum, sum_of_squares_over
 from ..amp.policy import autocast_policy
 from ..autograd._dual import jvp_by_transposition
 
@@ -342,7 +343,7 @@ def _row_sums(squares):
     """A reduction's ``rows`` (``_compiled_functions.Reduction``): the row loop ``_array_sums`` sums float32 rows
     on (of their squares, ``squares``), and the sizes it takes."""
     return (lambda: openmp_kernels.row_sums_address(squares), ROW_SUM_MIN_ELEMENTS, openmp_kernels.ROW_SUMS_MIN_WIDTH,
-            ROW_SUM_MAX_LENGTH, openmp_kernels.ROWS_THREADS_MIN_ELEMENTS)
+            sys.maxsize, openmp_kernels.ROWS_THREADS_MIN_ELEMENTS)   # (rows of any length)
 
 
 # (a small sum over dims is NumPy's reduction, the one ``_array_sums.sum_over`` takes below this)
