@@ -1340,6 +1340,35 @@ def test_row_sums_on_the_loop_are_near_the_exact_sums_on_any_thread_count(square
 
 
 @needs_loops
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "bool", "complex64"])
+@pytest.mark.parametrize("shape", [(222, 295), (295, 222), (3, 150, 140), (20000, 3)])
+def test_triangles_on_the_row_loop_are_the_masks_and_torchs(shape, dtype, spy, python_functions):
+    """tril and triu of row-major arrays from the loop's size, new and in place, diagonals inside and past the
+    matrix: the mask path's bits (NaN kept, the dropped elements' bytes zeroed), torch's values; the loop
+    declines a strided view (NumPy's path writes it in place)."""
+    from ember.ops import shape as shape_ops
+    data = np.random.default_rng(34).standard_normal(shape).astype(dtype)
+    if dtype.startswith(("float", "complex")):
+        data.reshape(-1)[::7] = np.nan
+    taken = spy(openmp_kernels, "triangle", 0)
+    for op in ("tril", "triu"):
+        for diagonal in (0, 1, -2, 300, -300):
+            want = getattr(torch, op)(torch.from_numpy(data), diagonal).numpy()
+            masked = shape_ops._triangle_in_numpy(op, data, diagonal, None)
+            got = getattr(ember, op)(ember.from_numpy(data), diagonal).numpy()
+            np.testing.assert_array_equal(got.view(np.uint8), masked.view(np.uint8))
+            np.testing.assert_array_equal(got, want)
+            x = ember.from_numpy(data.copy())
+            assert getattr(x, op + "_")(diagonal) is x
+            np.testing.assert_array_equal(x.numpy().view(np.uint8), masked.view(np.uint8))
+    assert len(taken) == 20
+    view = ember.from_numpy(data.copy())[..., ::2]
+    assert openmp_kernels.triangle(False, view._data, 1, view._data) is None
+    view.tril_(1)
+    np.testing.assert_array_equal(view.numpy(), torch.from_numpy(data.copy())[..., ::2].tril(1).numpy())
+
+
+@needs_loops
 def test_a_long_rows_sum_is_its_chunks_sums_added_in_float64():
     """A row over 1,024 elements: its chunks of 1,024 (the last with the elements after it) each summed as a
     row of their own, the chunks' sums added in float64 and rounded once."""

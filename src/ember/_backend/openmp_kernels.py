@@ -1084,6 +1084,29 @@ STRIDED_ROWS(strided_rows_2, uint16_t)
 STRIDED_ROWS(strided_rows_4, uint32_t)
 STRIDED_ROWS(strided_rows_8, uint64_t)
 
+/* arrays: x, out (count matrices of rows x cols elements of `size` bytes, row-major; out may be x); sizes:
+   count, rows, cols, size, diagonal (within -rows - 1 to cols + 1), upper. tril (triu where upper) of each
+   matrix: a row's elements kept copied (where out is not x), the others' bytes zeroed; the rows shared among
+   the threads. */
+void triangle(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const char *x = arrays[0];
+    char *out = arrays[1];
+    const int64_t count = sizes[0], rows = sizes[1], cols = sizes[2], size = sizes[3], diagonal = sizes[4];
+    const int upper = (int)sizes[5];
+    (void)scalars;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t k = 0; k < count * rows; k++) {
+        int64_t edge = k % rows + diagonal + !upper;   /* tril keeps the columns before it, triu those from it */
+        edge = edge < 0 ? 0 : (edge > cols ? cols : edge);
+        const int64_t first = upper ? edge : 0, last = upper ? cols : edge;
+        const char *from = x + k * cols * size;
+        char *to = out + k * cols * size;
+        if (to != from) memcpy(to + first * size, from + first * size, (size_t)((last - first) * size));
+        if (upper) memset(to, 0, (size_t)(edge * size));
+        else memset(to + edge * size, 0, (size_t)((cols - edge) * size));
+    }
+}
+
 /* LAPACK's unblocked getrf on columns first..last-1 (last <= m) of the row-major m x n matrix
    a, in place, as ops/lu.py's getrf computes a panel: the pivot is the first entry of largest
    magnitude (NaN never wins), the whole rows swap, the column below is divided by the pivot (by
@@ -3231,6 +3254,24 @@ def reversed_rows_copy(x, dims):
     out = np.empty(x.shape, x.dtype)
     function((first, out), (x.ndim, *x.shape, *strides), None, thread_count())
     return out
+
+
+def triangle(upper, x, diagonal, out=None):
+    """``triu`` (where ``upper``) or ``tril`` of a C-contiguous NumPy array ``x`` of two dims or more along its
+    last two, into ``out`` (None: a new array; or ``x`` itself), the dropped elements' bytes zeroed, rows on the
+    loop's threads; None where the loop does not take ``x`` or cannot be built."""
+    if (type(x) is not np.ndarray or x.ndim < 2 or not x.flags.c_contiguous or not x.size
+            or (out is not None and out is not x)):
+        return None
+    function = _function("triangle")
+    if function is None:
+        return None
+    rows, cols = x.shape[-2:]
+    result = np.empty_like(x) if out is None else out
+    diagonal = min(max(diagonal, -rows - 1), cols + 1)
+    function((x, result), (x.size // (rows * cols), rows, cols, x.itemsize, diagonal, int(upper)), None,
+             thread_count() if x.size >= ELEMENTWISE_MIN_ELEMENTS else 1)
+    return result
 
 
 _GETRF_PANELS = {np.dtype(np.float32): "getrf_panel_float32", np.dtype(np.float64): "getrf_panel_float64"}

@@ -517,9 +517,20 @@ def _triangle_bits(op, rows, cols, diagonal, integer):
     return bits
 
 
+# From this many elements a row-major array's triangle is cut on openmp_kernels' row loop (each row's kept
+# elements copied, the others zeroed: one pass without the mask, none over the kept elements in place)
+TRIANGLE_LOOP_MIN_ELEMENTS = 1 << 14
+
+
 def _triangle_data(op, data, diagonal, out=None):
     """``op`` ('tril', 'triu') of the array ``data`` along its last two dims (into ``out``,
     which may be ``data``, when given)."""
+    if data.size >= TRIANGLE_LOOP_MIN_ELEMENTS:
+        return _triangle_kernel(op, data, diagonal, out)
+    return _triangle_in_numpy(op, data, diagonal, out)
+
+
+def _triangle_in_numpy(op, data, diagonal, out):
     rows, cols = data.shape[-2:]
     integer = _SAME_SIZE_INTEGER.get(data.dtype.itemsize)
     if (type(data) is not np.ndarray or integer is None
@@ -534,6 +545,10 @@ def _triangle_data(op, data, diagonal, out=None):
     bits = _triangle_bits(op, rows, cols, diagonal, integer)
     result = np.bitwise_and(data.view(integer), bits, out=None if out is None else out.view(integer))
     return result.view(data.dtype)
+
+
+_triangle_kernel = KernelChoice("triangle", onednn=lambda op, data, diagonal, out: openmp_kernels.triangle(
+    op == "triu", data, diagonal, out), numpy=_triangle_in_numpy)
 
 
 def _triangle(op, node_cls, input, diagonal):
