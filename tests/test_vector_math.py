@@ -201,9 +201,9 @@ def test_ternary_loops_give_the_composites_bits_and_torchs_values(op, layout):
 
 
 # op -> ember/torch function name, and whether the loop gives NumPy's bits (the selects and
-# copysign, nextafter) or is within libmvec's bound of torch's (hypot, atan2)
+# copysign, nextafter) or is within libmvec's bound of torch's (hypot, atan2, logaddexp, logaddexp2)
 BINARY_OPS = {"maximum": True, "minimum": True, "copysign": True, "hypot": False, "atan2": False,
-              "nextafter": True}
+              "nextafter": True, "logaddexp": False, "logaddexp2": False}
 
 
 def _binary_operands(form):

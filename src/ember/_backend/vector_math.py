@@ -65,6 +65,8 @@ BINARY = {
     "xlog1py": "(x == 0.0f && y == y) ? 0.0f : x * log1pf(y)",
     # div(rounding_mode="trunc"): the quotient rounded to float32, then its trunc
     "div_trunc": "truncf(x / y)",
+    "logaddexp": "logaddexp_float(x, y, 0)",
+    "logaddexp2": "logaddexp_float(x, y, 1)",
 }
 
 # op name: the C expression of a float32 element ``x`` and the op's float32 parameters ``p[0]``,
@@ -145,7 +147,7 @@ MIN_ELEMENTS = {
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
     "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
     "xlogy": 1, "xlog1py": 1, "addcmul": 1 << 14, "addcdiv": 1 << 13, "lerp": 1, "lerp_scalar": 1 << 15,
-    "clamp": 1 << 17,
+    "clamp": 1 << 17, "logaddexp": 1 << 10, "logaddexp2": 1 << 10,
 }
 # (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
 # that their arrays' bits are the ember-op formula's)
@@ -198,6 +200,18 @@ static inline float erfinv_float(float x) {
     double r = (double)(p * x);
     r -= (erf(r) - (double)x) / (1.1283791670955126 * exp(-r * r));
     return fabsf(x) == 1.0f ? copysignf(INFINITY, x) : (float)r;
+}
+
+/* torch's logaddexp (logaddexp2 where base2): the larger of x and y (NaN kept) plus log1p(exp(-|x - y|))
+   (of exp2, scaled by 1 / ln 2), each operation rounded as ember's passes round it; where both are the same
+   infinity, that infinity (one select a step: see clamp_between) */
+static inline float logaddexp_float(float x, float y, int base2) {
+    const float d = -fabsf(x - y);
+    float tail = log1pf(base2 ? exp2f(d) : expf(d));
+    if (base2) tail = tail * (float)1.4426950408889634;
+    const float above = x > y ? x : y;
+    const float larger = x != x ? x : above;
+    return ((x == y) & (fabsf(x) == INFINITY)) ? x : larger + tail;
 }
 
 /* log(c / (1 - c)) of x clamped to [lo, hi] (NaN stays NaN), as ember's formula on arrays */

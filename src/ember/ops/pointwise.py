@@ -1273,14 +1273,19 @@ def _logaddexp_kernel_of(ufunc_name, exp_name, scale):
 
 
 _logaddexp_real = _logaddexp_kernel_of("logaddexp", "exp", 1)
-_logaddexp2_kernel = _no_complex("logaddexp2_cpu", _logaddexp_kernel_of("logaddexp2", "exp2", 1 / math.log(2)))
 
 
-def _logaddexp_kernel(x, y):
+def _logaddexp_any(x, y):
     if x.dtype.kind == "c":   # NumPy's logaddexp has no complex loop; torch's has
         xp = namespace_of(x)
         return xp.log(xp.exp(x) + xp.exp(y))
     return _logaddexp_real(x, y)
+
+
+# (large float32 operands: the passes in one vector-math loop)
+_logaddexp_kernel = _on_loop_when_large("logaddexp", _logaddexp_any)
+_logaddexp2_kernel = _on_loop_when_large("logaddexp2", _no_complex(
+    "logaddexp2_cpu", _logaddexp_kernel_of("logaddexp2", "exp2", 1 / math.log(2))))
 
 
 @compiled_binary(LogaddexpBackward0, ("self", "other"), np.logaddexp,
