@@ -599,6 +599,24 @@ def test_a_row_repeated_over_rows_takes_the_loops_rows_form(op, width, spy):
         np.testing.assert_array_equal(got, want)
 
 
+@needs_loops
+@pytest.mark.parametrize("decimals", [-3, -1, 1, 2, 5])
+def test_round_to_decimals_on_its_loop_is_the_passes_and_torchs(decimals, spy):
+    """round(x, decimals) of a large float32 tensor: one loop with the three passes' bits (ties, NaN and the
+    infinities among the elements), torch's values."""
+    from ember.ops import unary
+    rng = np.random.default_rng(35)
+    x = (rng.standard_normal((200, 300)) * 1000).astype(np.float32)
+    x.reshape(-1)[:8] = [np.nan, np.inf, -np.inf, 0.25, 2.5, -0.05, 1500.0, -0.0]
+    taken = spy(vector_math, "with_parameters", 0)
+    got = ember.round(ember.from_numpy(x), decimals=decimals).numpy()
+    assert taken == ["round_tens" if decimals < 0 else "round_decimals"]
+    scale = np.float32(10.0 ** abs(decimals))
+    np.testing.assert_array_equal(got.view(np.uint32), unary._round_in_passes(x, scale, decimals).view(np.uint32))
+    want = torch.round(torch.from_numpy(x), decimals=decimals).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("weight", [0.3, 0.75, -2.0, 0.5, 0.49999999999, 3])
 def test_lerp_with_a_number_weight_on_its_loop(weight):
     """lerp of large float32 tensors by a number: one loop with the composite's bits (the

@@ -79,6 +79,9 @@ WITH_PARAMETERS = {
     "elu": "(x > 0.0f ? x : expm1f(NONPOSITIVE(x) * p[2]) * p[0]) * p[1]",
     # softplus: beta, threshold (ember's formula, its input scaled by beta)
     "softplus": "(x * p[0]) > p[1] ? x : log1pf(expf(AT_MOST(x * p[0], p[1]))) / p[0]",
+    # round(x, decimals): to a multiple of 10^-decimals (p[0] its scale, 10^|decimals|), as ember's passes
+    "round_decimals": "rintf(x * p[0]) / p[0]",
+    "round_tens": "rintf(x / p[0]) * p[0]",
 }
 
 # op name: the C expression of float32 elements ``x``, ``y`` and ``z`` of three arrays and the
@@ -147,7 +150,8 @@ MIN_ELEMENTS = {
     "nextafter": 1 << 12, "elu": 1 << 12, "elu backward": 1 << 12, "softplus": 1 << 12,
     "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
     "xlogy": 1, "xlog1py": 1, "addcmul": 1 << 14, "addcdiv": 1 << 13, "lerp": 1, "lerp_scalar": 1 << 15,
-    "clamp": 1 << 17, "logaddexp": 1 << 10, "logaddexp2": 1 << 10,
+    "clamp": 1 << 17, "logaddexp": 1 << 10, "logaddexp2": 1 << 10, "round_decimals": 1 << 12,
+    "round_tens": 1 << 12,
 }
 # (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
 # that their arrays' bits are the ember-op formula's)

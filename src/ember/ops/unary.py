@@ -472,11 +472,28 @@ def _round_forward(x, decimals=0):
         return xp.rint(x)
     compute = x if x.itemsize >= 4 else x.astype("float32")
     scale = compute.dtype.type(10.0 ** (-decimals if decimals < 0 else decimals))
+    return _rounded_to_decimals(compute, scale, decimals).astype(x.dtype, copy=False)
+
+
+def _round_in_passes(x, scale, decimals):
+    """``x`` scaled by ``scale`` (10^|decimals|, of its dtype), rounded, scaled back: three passes, the last
+    two in place."""
+    xp = namespace_of(x)
+    out = x / scale if decimals < 0 else x * scale
+    if not x.ndim:   # (a 0-d array's product is a scalar)
+        return xp.rint(out) * scale if decimals < 0 else xp.rint(out) / scale
+    xp.rint(out, out=out)
     if decimals < 0:
-        out = xp.rint(compute / scale) * scale
+        out *= scale
     else:
-        out = xp.rint(compute * scale) / scale
-    return out.astype(x.dtype, copy=False)
+        out /= scale
+    return out
+
+
+# (large float32 arrays: the passes in one vector-math loop)
+_rounded_to_decimals = vector_math.when_large(
+    "round_decimals", lambda x, scale, decimals: vector_math.with_parameters(
+        "round_tens" if decimals < 0 else "round_decimals", x, (scale,)), _round_in_passes)
 
 
 @method()
