@@ -314,8 +314,10 @@ def multigammaln(input, p, *, out=None):
     if data.dtype.kind in "iu":
         data = data.astype(_dtype.get_default_dtype().np)
     xp = namespace_of(data)
-    lgammas = _special_kernels.lgamma(xp, data[..., None] + _minus_halves(data, p))
-    total = np.add.reduce(lgammas, -1) if lgammas.__class__ is np.ndarray else lgammas.sum(-1)   # (ndarray.sum's)
+    # (the p terms of an element a plane apart, summed plane by plane: NumPy's sum over a last axis of p elements
+    # calls its loop once for each element)
+    lgammas = _special_kernels.lgamma(xp, _minus_halves(data, p).reshape((-1,) + (1,) * data.ndim) + data)
+    total = np.add.reduce(lgammas, 0) if lgammas.__class__ is np.ndarray else lgammas.sum(0)   # (ndarray.sum's)
     res = make((total + p * (p - 1) / 4 * math.log(math.pi)).astype(data.dtype, copy=False))
     node = record(MvlgammaBackward0, (input,), res)
     if node is not None:
