@@ -2729,6 +2729,26 @@ def test_addc_takes_the_common_case(monkeypatch):
                                         [(ternary, "_addc_arrays")])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv", "lerp"])
+def test_addc_and_lerp_of_medium_tensors_take_the_c_loop_with_the_python_loops_bits(monkeypatch, name, dtype):
+    """Past the small arrays, up to ``COMPILED_TERNARY_MAX_ELEMENTS``: the C function's loop, the bits of the
+    Python op's (vector-math loops for float32, NumPy's passes for float64), torch's values."""
+    from ember.ops import ternary
+    rng = np.random.default_rng(7)
+    x, a, b = rng.uniform(0.5, 2, (3, 300, 301)).astype(dtype)
+    assert 1 << 16 < x.size <= ternary.COMPILED_TERNARY_MAX_ELEMENTS
+    call = {"addcmul": lambda lib: lib.addcmul(lib.tensor(x), lib.tensor(a), lib.tensor(b), value=0.3),
+            "addcdiv": lambda lib: lib.addcdiv(lib.tensor(x), lib.tensor(a), lib.tensor(b), value=-2),
+            "lerp": lambda lib: lib.lerp(lib.tensor(x), lib.tensor(a), 0.7)}[name]
+    spied = (ternary, "_lerp_forward" if name == "lerp" else "_addc_arrays")
+    _assert_the_compiled_function_takes(monkeypatch, lambda: call(ember), [spied])
+    results = _on_both_paths(lambda: call(ember))
+    assert results[0] == results[1]
+    want = call(torch).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype=dtype).reshape(want.shape), want, rtol=1e-5)
+
+
 @pytest.mark.parametrize("value", [1, 1.0, 2, -0.5, 0.1, 3e-39, 16777216, -7])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(ADDCS))
@@ -2775,7 +2795,7 @@ _ADDC_CASES = {
     "zero_divisor": lambda x, a, b: ember.addcdiv(x, a, b * 0),
     "overflow": lambda x, a, b: ember.addcmul(x, a * 1e30, b * 1e30),
     "infinities": lambda x, a, b: ember.addcmul(x, a * math.inf, b),
-    "large": lambda x, a, b: ember.addcdiv(ember.ones(90, 100), ember.ones(90, 100), ember.ones(90, 100)),
+    "large": lambda x, a, b: ember.addcdiv(ember.ones(600, 500), ember.ones(600, 500), ember.ones(600, 500)),
     "tensor_value": lambda x, a, b: ember.addcmul(x, a, b, value=ember.tensor(2.0)),
     "not_a_tensor": lambda x, a, b: ember.addcmul(x, a.numpy(), b),
     "no_grad": lambda x, a, b: _no_grad(ember.addcmul, x.requires_grad_(), a, b),
@@ -4139,7 +4159,7 @@ def test_other_lerp_cases_take_the_python_path(case):
             "overflow": lambda: ember.lerp(a * 3e38, b * 3e38, 0.3),
             "transposed": lambda: ember.lerp(a.t(), b.t(), 0.3),
             "out": lambda: ember.lerp(a, b, 0.3, out=ember.empty(0)),
-            "large": lambda: ember.lerp(ember.ones(200, 200), ember.zeros(200, 200), 0.3)}[case]
+            "large": lambda: ember.lerp(ember.ones(600, 500), ember.zeros(600, 500), 0.3)}[case]
     results = _on_both_paths(call, (RuntimeError, TypeError, NotImplementedError))
     assert results[0] == results[1]
 

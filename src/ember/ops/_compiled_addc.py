@@ -1,12 +1,12 @@
 """The compiled functions (``_compiled_functions``) of ``addcmul`` and ``addcdiv``, kind "addc", and
 of ``lerp`` with a number weight, kind "lerp". ``addcmul`` and ``addcdiv``:
-``input + value * tensor1 * tensor2`` (``/ tensor2``) of three small float tensors of one dtype and
-shape and a number ``value``, in C, each step rounded to the dtype as NumPy's passes of the Python
-op round it: ``tensor1 * value`` (``tensor1`` itself where ``value`` is 1), times (divided by)
-``tensor2``, plus ``input``. Where a step raises a floating-point exception other than an inexact
-result (a division by zero, an invalid operation, an overflow or an underflow, on which NumPy may
-warn or raise), the result is dropped and the Python op runs. ``lerp(input, end, weight)`` of two
-small float tensors of one dtype and shape and a number weight the dtype holds, as
+``input + value * tensor1 * tensor2`` (``/ tensor2``) of three float tensors of one dtype and shape (of up
+to the function's ``max_elements``) and a number ``value``, in C, each step rounded to the dtype as
+NumPy's passes of the Python op round it: ``tensor1 * value`` (``tensor1`` itself where ``value`` is 1),
+times (divided by) ``tensor2``, plus ``input``. Where a step raises a floating-point exception other than
+an inexact result (a division by zero, an invalid operation, an overflow or an underflow, on which NumPy
+may warn or raise), the result is dropped and the Python op runs. ``lerp(input, end, weight)`` of two
+float tensors of one dtype and shape (up to ``max_elements``) and a number weight the dtype holds, as
 ``ternary._lerp_in_passes`` computes it (``input + weight * (end - input)`` where ``|weight| <
 0.5``, else ``end - (end - input) * (1 - weight)``, each step rounded to the dtype), the same
 fallback. ``addcmul`` of three small tensors of one integer dtype (not bool) whose shapes broadcast
@@ -18,16 +18,16 @@ __all__ = ["SOURCE"]
 
 # (in ``_compiled_methods``' extension, after ``_compiled_functions``' declarations)
 SOURCE = r'''
-/* Whether the first ``n`` of ``args`` are small C-contiguous float32 or float64 tensors of one dtype
-   and shape, with elements (their arrays into ``arrays``). */
-static int same_float_tensors(PyObject *const *args, int n, PyArrayObject **arrays) {
+/* Whether the first ``n`` of ``args`` are C-contiguous float32 or float64 tensors of one dtype and shape,
+   with elements, at most ``most`` (their arrays into ``arrays``). */
+static int same_float_tensors(PyObject *const *args, int n, PyArrayObject **arrays, npy_intp most) {
     for (int i = 0; i < n; i++) {
         PyArrayObject *a = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
         if (a == NULL || (PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64)
                 || (i > 0 && (PyArray_TYPE(a) != PyArray_TYPE(arrays[0]) || PyArray_NDIM(a) != PyArray_NDIM(arrays[0])
                               || !PyArray_CompareLists(PyArray_DIMS(a), PyArray_DIMS(arrays[0]), PyArray_NDIM(a))))
                 || !PyArray_ISNOTSWAPPED(a) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)
-                || PyArray_SIZE(a) == 0 || PyArray_NBYTES(a) >= small_bytes)
+                || PyArray_SIZE(a) == 0 || PyArray_SIZE(a) > most)
             return 0;
         arrays[i] = a;
     }
@@ -168,8 +168,8 @@ static PyObject *integer_addcmul_case(PyObject *const *args, int *handled) {
 }
 
 /* ``addcmul(input, tensor1, tensor2, value)`` (``addcdiv``'s where ``f->divides``) in the common
-   case: three small C-contiguous float32 or float64 tensors of one dtype and shape (float32 of at
-   most ``f->max_elements`` elements: the Python op's loop takes more), a number value
+   case: three C-contiguous float32 or float64 tensors of one dtype and shape, of at most
+   ``f->max_elements`` elements (the Python op's loop on the threads takes more), a number value
    (``addc_value``), no ``__torch_function__`` dispatch or forward-mode AD, no floating-point
    exception. A new tensor, NULL on error, or ``*handled`` set to 0 where the case is not this one. */
 static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
@@ -177,11 +177,11 @@ static PyObject *addc_case(Function *f, PyObject *const *args, int *handled) {
     PyArrayObject *first = Py_TYPE(args[0]) == TensorType ? array_of(args[0]) : NULL;
     if (!f->divides && first != NULL && PyArray_ISINTEGER(first)) return integer_addcmul_case(args, handled);
     PyArrayObject *arrays[3];
-    if (!same_float_tensors(args, 3, arrays)) return NULL;
+    if (!same_float_tensors(args, 3, arrays, f->max_elements)) return NULL;
     PyArrayObject *x = arrays[0];
     int type = PyArray_TYPE(x);
     double v;
-    if ((type == NPY_FLOAT32 && PyArray_SIZE(x) > f->max_elements) || !addc_value(args[3], type, &v)) return NULL;
+    if (!addc_value(args[3], type, &v)) return NULL;
     int grad = any_requires_grad(args, 3);
     int plain = grad < 0 ? -1 : plain_mode();
     if (plain <= 0) {
@@ -233,12 +233,11 @@ LERP_STEPS(double)
 static PyObject *lerp_case(Function *f, PyObject *const *args, int *handled) {
     *handled = 0;
     PyArrayObject *arrays[2];
-    if (!same_float_tensors(args, 2, arrays)) return NULL;
+    if (!same_float_tensors(args, 2, arrays, f->max_elements)) return NULL;
     PyArrayObject *x = arrays[0];
     int type = PyArray_TYPE(x);
     char weight[8], rest[8];
-    if ((type == NPY_FLOAT32 && PyArray_SIZE(x) > f->max_elements) || !number_element(args[2], type, weight))
-        return NULL;
+    if (!number_element(args[2], type, weight)) return NULL;
     double w = PyFloat_AsDouble(args[2]);
     PyObject *rest_number = PyFloat_FromDouble(1.0 - w);   /* (Python's 1 - w, then the dtype's) */
     int holds = rest_number != NULL && number_element(rest_number, type, rest);

@@ -702,8 +702,12 @@ def _python_lerp(input, end, weight, *, out=None):
 
 
 # (a number weight, float32 below the size from which the Python op takes its loop)
+# The compiled functions of addcmul, addcdiv and lerp (a number weight) take float tensors of up to this many
+# elements in their C loop (one thread); the Python ops run larger ones on vector_math's loops (the threads)
+COMPILED_TERNARY_MAX_ELEMENTS = 1 << 18
+
 _lerp_entry = _compiled_functions.register(_python_lerp, LerpBackward0, kind="lerp",
-                                           max_elements=vector_math.MIN_ELEMENTS["lerp_scalar"] - 1)
+                                           max_elements=COMPILED_TERNARY_MAX_ELEMENTS)
 
 
 @method()
@@ -837,12 +841,11 @@ def _python_addcdiv(input, tensor1, tensor2, value):
     return _addc("addcdiv", AddcdivBackward0, input, tensor1, tensor2, value, None)
 
 
-# (float32 tensors below the size from which the Python op takes its loop)
 _addcmul_entry, _addcdiv_entry = (
-    _compiled_functions.register(python_op, node_cls, kind="addc", max_elements=vector_math.MIN_ELEMENTS[name] - 1,
-                                 specifics=name == "addcdiv")
-    for python_op, node_cls, name in ((_python_addcmul, AddcmulBackward0, "addcmul"),
-                                      (_python_addcdiv, AddcdivBackward0, "addcdiv")))
+    _compiled_functions.register(python_op, node_cls, kind="addc", max_elements=COMPILED_TERNARY_MAX_ELEMENTS,
+                                 specifics=divides)
+    for python_op, node_cls, divides in ((_python_addcmul, AddcmulBackward0, False),
+                                         (_python_addcdiv, AddcdivBackward0, True)))
 
 
 @method()
