@@ -3791,6 +3791,23 @@ _CLAMP_CASES = {
 }
 
 
+@pytest.mark.parametrize("bounds", [(-0.5, 0.5), (None, 0.3), (-2, None), (1.0, -1.0), (-0.0, 0.0), (-math.inf, 2.0),
+                                    (math.nan, 1.0), (None, math.nan)])
+def test_large_float32_clamp_to_numbers_runs_the_clip_loop_from_c(monkeypatch, bounds):
+    """Past the small tensors, a float32 tensor and number bounds: the Python op's clip loop, called from C (a NaN
+    bound, which the loop does not keep, goes to the Python op), the same bits, torch's."""
+    from ember.ops import ternary
+    x = np.random.default_rng(13).standard_normal((222, 295)).astype(np.float32)
+    x[0, :5] = [np.nan, -0.0, 0.0, np.inf, -np.inf]
+    call = lambda: ember.clamp(ember.tensor(x), *bounds)   # noqa: E731
+    if not any(b is not None and math.isnan(b) for b in bounds):
+        _assert_the_compiled_function_takes(monkeypatch, call, [(ternary, "_clamp_forward")])
+    results = _on_both_paths(call)
+    assert results[0] == results[1]
+    want = torch.clamp(torch.tensor(x), *bounds).numpy()
+    np.testing.assert_array_equal(np.frombuffer(results[0][3], np.int32), want.view(np.int32).reshape(-1))
+
+
 @pytest.mark.parametrize("case", sorted(_CLAMP_CASES))
 def test_other_clamp_cases_take_the_python_path(case):
     values = np.where(np.isnan(_clamp_values("float32")), 0.5, _clamp_values("float32"))

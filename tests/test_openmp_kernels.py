@@ -1149,7 +1149,7 @@ def test_index_reduce_on_the_loop_as_torch(reduce, include_self, dim, monkeypatc
 @needs_loops
 @pytest.mark.parametrize("bounds", [(-0.5, 0.5), (0.0, 1.0), (None, 0.3), (-0.2, None), (1.0, -1.0),
                                     (-0.0, 0.0), (0.0, -0.0), (-np.inf, 2.0)])
-def test_clamp_to_numbers_on_the_loop_gives_numpys_clip_bit_for_bit(bounds, monkeypatch):
+def test_clamp_to_numbers_on_the_loop_gives_numpys_clip_bit_for_bit(bounds, monkeypatch, python_functions):
     """clamp of a large float32 tensor to number bounds on the loop: NumPy's clip and torch's
     clamp bit for bit (NaN kept, infinities, the sign of a zero equal to a bound, max where
     min > max); int64 with both bounds likewise."""

@@ -73,8 +73,33 @@ static int clamp_tensor_fields(PyObject *node, PyObject *t, PyObject *lo, PyObje
     return r == NULL ? -1 : 0;
 }
 
+/* The number bound ``b`` (a float or an int ``clamp_bound`` takes, or None: ``missing``) as the clamp loop takes
+   it, into ``*v``: 1, or 0 for a NaN (which the loop does not keep as NumPy's clip does). */
+static int loop_bound(PyObject *b, double missing, double *v) {
+    *v = b == Py_None ? missing : PyFloat_AsDouble(b);
+    if (*v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return *v == *v;
+}
+
+/* The C-contiguous float32 array ``x`` clipped to ``bounds`` (``loop_bound``'s) on the loop at ``f->loops[0]``
+   (``openmp_kernels.clamp``'s), on the loops' threads: a new array, NULL on error. */
+static PyObject *clipped_on_loop(Function *f, PyArrayObject *x, double *bounds) {
+    long n_threads = loop_thread_count();
+    if (n_threads < 0) return NULL;
+    PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(x), PyArray_DIMS(x), NPY_FLOAT32);
+    if (values == NULL) return NULL;
+    void *arrays[2] = {PyArray_DATA(x), PyArray_DATA(values)};
+    const int64_t sizes[1] = {PyArray_SIZE(x)};
+    ((whole_reduction_loop)f->loops[0])(arrays, sizes, bounds, (int)n_threads);
+    return (PyObject *)values;
+}
+
 /* ``clamp(input, min, max)`` in the common case (``clamp_bound``: both bounds numbers, or both
-   tensors or None, not both None), a small input of at most ``f->max_elements`` elements, no
+   tensors or None, not both None), a small input of at most ``f->max_elements`` elements (a larger
+   C-contiguous float32 one with number bounds on ``openmp_kernels``' clamp loop), no
    ``__torch_function__`` dispatch or forward-mode AD. A new tensor, NULL on error, or ``*handled``
    set to 0 where the case is not this one. */
 static PyObject *clamp_case(Function *f, PyObject *const *args, int *handled) {
@@ -83,24 +108,29 @@ static PyObject *clamp_case(Function *f, PyObject *const *args, int *handled) {
     PyArrayObject *x = Py_TYPE(t) == TensorType ? array_of(t) : NULL;
     int type = x == NULL ? -1 : PyArray_TYPE(x);
     if (x == NULL || (lo == Py_None && hi == Py_None) || !PyArray_ISNOTSWAPPED(x) || PyArray_SIZE(x) == 0
-            || PyArray_NBYTES(x) >= small_bytes || PyArray_SIZE(x) > f->max_elements
             || !(type == NPY_FLOAT32 || type == NPY_FLOAT64 || type == NPY_INT64 || type == NPY_INT32))
         return NULL;
     int tensors = Py_TYPE(lo) == TensorType || Py_TYPE(hi) == TensorType;
+    /* (past the small tensors, a C-contiguous float32 one with number bounds: the loop the Python op clips on) */
+    double bounds[2];
+    int on_loop = PyArray_SIZE(x) > f->max_elements && !tensors && type == NPY_FLOAT32 && f->loops[0] != NULL
+                  && PyArray_IS_C_CONTIGUOUS(x) && PyArray_ISALIGNED(x) && loop_threads != NULL;
+    if (!on_loop && (PyArray_NBYTES(x) >= small_bytes || PyArray_SIZE(x) > f->max_elements)) return NULL;
     if (!clamp_bound(lo, x, tensors) || !clamp_bound(hi, x, tensors)) return NULL;
+    if (on_loop && !(loop_bound(lo, -INFINITY, &bounds[0]) && loop_bound(hi, INFINITY, &bounds[1]))) return NULL;
     int grad = requires_grad(t);
     for (int i = 1; i < 3 && grad >= 0 && tensors; i++) {
         int r = args[i] == Py_None ? 0 : requires_grad(args[i]);
         grad = r < 0 ? -1 : grad | r;
     }
-    int plain = grad < 0 ? -1 : plain_mode();
+    int plain = grad < 0 ? -1 : on_loop ? plain_and_settled() : plain_mode();
     if (plain <= 0) {
         *handled = plain < 0;
         return NULL;
     }
     *handled = 1;
-    PyObject *values = Py_NewRef((PyObject *)x);
-    for (int i = 1; i < 3 && values != NULL; i++) {
+    PyObject *values = on_loop ? clipped_on_loop(f, x, bounds) : Py_NewRef((PyObject *)x);
+    for (int i = 1; i < 3 && values != NULL && !on_loop; i++) {
         if (args[i] == Py_None) continue;
         /* (a number as a 0-d array of the input's dtype: the value NumPy converts it to, in one step less) */
         PyObject *operand = tensors ? Py_NewRef((PyObject *)array_of(args[i])) : NULL;

@@ -1,6 +1,7 @@
 """Pointwise ops of three operands: where, clamp/clip, lerp, addcmul, addcdiv."""
 import math
 
+import numpy as np
 from numpy import iinfo, ndarray
 
 from .. import _dtype
@@ -492,9 +493,10 @@ def _python_clamp(input, min, max, *, out=None):
         return override_or_raise(clamp, error, input, min, max, out=out)
 
 
-# (number bounds below the size from which the Python op takes NumPy's clip)
-_clamp_entry = _compiled_functions.register(_python_clamp, ClampBackward0, kind="clamp",
-                                            max_elements=CLIP_MIN_ELEMENTS - 1, specifics=(ClampBackward1,))
+# (number bounds below the size from which the Python op takes NumPy's clip; larger float32 tensors on its loop)
+_clamp_entry = _compiled_functions.register(
+    _python_clamp, ClampBackward0, kind="clamp", max_elements=CLIP_MIN_ELEMENTS - 1, specifics=(ClampBackward1,),
+    addresses=lambda: openmp_kernels.loop_addresses({np.dtype(np.float32): "clamp_float32"}))
 
 
 @method()
