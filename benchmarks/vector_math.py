@@ -41,7 +41,8 @@ def _op(op, n):
     if op in vector_math.BINARY or op in vector_math.DIVISIONS:
         other = ember.tensor(_inputs(op, n)[::-1].copy())
         return lambda x: getattr(ember, op)(ember.tensor(x), other)
-    forward = {"square": lambda t: t.pow(2)}.get(op) or _ember_op(op)
+    forward = {"square": lambda t: t.pow(2), "round_decimals": lambda t: t.round(decimals=2),
+               "round_tens": lambda t: t.round(decimals=-1)}.get(op) or _ember_op(op)
     return lambda x: forward(ember.tensor(x))
 
 

@@ -229,3 +229,44 @@ def test_gradient_along_coordinates_on_the_arrays_gives_the_ops_bits(dtype):
             except RuntimeError as error:
                 results.append(type(error))
         assert str(results[0]).split(".")[-1] == str(results[1]).split(".")[-1]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("src", ["tensor", "number", "add"])
+def test_scatter_into_self_where_nothing_records_gives_the_out_of_place_bits(src, dtype, monkeypatch):
+    """scatter_ (a tensor or a number) and scatter_add_ with an index of the loops' size, nothing recording:
+    written into self's array (no copy of it), the out-of-place op's bits (the version counted), torch's values;
+    an index out of bounds raises before any write; a src that shares self's memory, or a recording, takes the
+    out-of-place op."""
+    from ember.ops import index as index_ops
+    rng = np.random.default_rng(21)
+    x = (rng.standard_normal((222, 295)) * 10).astype(dtype)
+    idx = rng.integers(0, 295, (222, 148))
+    values = (rng.standard_normal((222, 148)) * 10).astype(dtype)
+    assert idx.size >= openmp_kernels.ELEMENTWISE_MIN_ELEMENTS
+    op, args = {"tensor": ("scatter_", (values,)), "number": ("scatter_", (3,)),
+                "add": ("scatter_add_", (values,))}[src]
+    lib_args = [lambda lib, a=a: lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+    taken, real = [], index_ops._scatter_data
+    monkeypatch.setattr(index_ops, "_scatter_data",
+                        lambda *args, **kwargs: taken.append((args[0], "into" in kwargs)) or real(*args, **kwargs))
+    e = ember.tensor(x)
+    version = e._version
+    assert getattr(e, op)(1, ember.tensor(idx), *(f(ember) for f in lib_args)) is e
+    assert e._version > version and taken == [(op[:-1], True)]
+    out_of_place = getattr(ember, op[:-1])(ember.tensor(x), 1, ember.tensor(idx), *(f(ember) for f in lib_args))
+    np.testing.assert_array_equal(_bits(e.numpy()), _bits(out_of_place.numpy()))
+    t = torch.tensor(x)
+    getattr(t, op)(1, torch.tensor(idx), *(f(torch) for f in lib_args))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+    bad = idx.copy()
+    bad[200, 100] = 295
+    e = ember.tensor(x)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        getattr(e, op)(1, ember.tensor(bad), *(f(ember) for f in lib_args))
+    np.testing.assert_array_equal(e.numpy(), x)
+    if src != "number":   # (src a view of self: the out-of-place op, which reads src before any write)
+        e = ember.tensor(x)
+        want = getattr(ember, op[:-1])(ember.tensor(x), 1, ember.tensor(idx), ember.tensor(x[:, :148]))
+        getattr(e, op)(1, ember.tensor(idx), e[:, :148])
+        np.testing.assert_array_equal(_bits(e.numpy()), _bits(want.numpy()))

@@ -469,9 +469,10 @@ _REDUCERS = {
 }
 
 
-def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
+def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True, into=None):
     """``input``'s values with ``src`` (a tensor or a number) scattered into a copy along
-    ``dim`` at ``index``, combined by ``reduce``; checked as torch checks."""
+    ``dim`` at ``index`` (or into ``into``, ``input``'s own array, every check made before the first
+    write), combined by ``reduce``; checked as torch checks."""
     _tensor_arg(index, op, "index", 3)
     data = input._data
     d = wrap_dim(dim, data.ndim or 1)
@@ -479,12 +480,15 @@ def _scatter_data(op, input, dim, index, src, reduce=None, include_self=True):
     idx = _scatter_gather_index(index, "scatter")
     if src_is_tensor and src._data.dtype != data.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    out = data.copy()
+    out = data.copy() if into is None else into
     if not idx.size:
         return out
     _check_scatter_shapes(data.shape, idx.shape, src._data.shape if src_is_tensor else None, d)
     if not src_is_tensor:
         values = namespace_of(data).asarray(src).astype(data.dtype)
+    if into is not None:   # (the loops meet an index out of bounds after writing the ones before it)
+        size = _nonempty_shape(data.shape)[d]
+        _check_bounds(idx, 0, size, _out_of_bounds(d, size))
     if idx.size >= openmp_kernels.ELEMENTWISE_MIN_ELEMENTS:   # (the loops' size)
         if reduce is None and _scatter_kernel(out, idx, src._data if src_is_tensor else None, d,
                                               0.0 if src_is_tensor else float(values)):
@@ -1447,16 +1451,41 @@ def argwhere(input):
 
 # -- in-place forms and methods -----------------------------------------------------------------
 
+def _scatter_into_self(op, self, dim, index, src):
+    """``self.scatter_(dim, index, src)`` (``src`` a tensor or a number), or ``scatter_add_``'s (``op``
+    "scatter_add"), written into ``self``'s own array where nothing records and the index is of the loops' size
+    (the out-of-place op's copy, and the copy back, left out): ``self``, or None where ``apply_inplace`` runs the
+    out-of-place op."""
+    data = self._data
+    if (forward_mode.active or data.__class__ is not np.ndarray or not data.flags.c_contiguous
+            or index.__class__ is not Tensor or index._data.size < openmp_kernels.ELEMENTWISE_MIN_ELEMENTS
+            or (grad_state.grad_enabled and (self._requires_grad or getattr(src, "_requires_grad", False)))):
+        return None
+    if src.__class__ is Tensor:
+        if src._data.__class__ is not np.ndarray or np.may_share_memory(src._data, data):
+            return None
+    elif op == "scatter" and src.__class__ in (int, float):
+        check_value_fits(src, data.dtype)
+    else:
+        return None
+    check_inplace(self)
+    _scatter_data(op, self, dim, index, src, None if op == "scatter" else "add", into=data)
+    bump_version(self)
+    return self
+
+
 def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
     """In-place ``scatter``."""
     if reduce is None:   # (no keyword: apply_inplace's compiled case)
-        return apply_inplace(self, scatter, dim, index, src, value)
+        done = _scatter_into_self("scatter", self, dim, index, value if src is None else src)
+        return done if done is not None else apply_inplace(self, scatter, dim, index, src, value)
     return apply_inplace(self, scatter, dim, index, src, value, reduce=reduce)
 
 
 def scatter_add_(self, dim, index, src):
     """In-place ``scatter_add``."""
-    return apply_inplace(self, scatter_add, dim, index, src)
+    done = _scatter_into_self("scatter_add", self, dim, index, src) if isinstance(src, Tensor) else None
+    return done if done is not None else apply_inplace(self, scatter_add, dim, index, src)
 
 
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
