@@ -929,15 +929,16 @@ WHOLE_SUM(nansum_float32, NAN_AS_ZERO)
    first lanes); the chunks' sums added in float64 (a row of up to ROW_CHUNK elements is its one chunk's
    sum); the rows shared among the threads. */
 #define ROW_CHUNK 1024
-#define LANES_SUM(lanes, last) \
-    (((((lanes[0] + last[0]) + (lanes[8] + last[8])) + ((lanes[16] + last[16]) + (lanes[24] + last[24]))) \
-     + (((lanes[1] + last[1]) + (lanes[9] + last[9])) + ((lanes[17] + last[17]) + (lanes[25] + last[25])))) \
-    + ((((lanes[2] + last[2]) + (lanes[10] + last[10])) + ((lanes[18] + last[18]) + (lanes[26] + last[26]))) \
-       + (((lanes[3] + last[3]) + (lanes[11] + last[11])) + ((lanes[19] + last[19]) + (lanes[27] + last[27])))) \
-    + (((((lanes[4] + last[4]) + (lanes[12] + last[12])) + ((lanes[20] + last[20]) + (lanes[28] + last[28]))) \
-        + (((lanes[5] + last[5]) + (lanes[13] + last[13])) + ((lanes[21] + last[21]) + (lanes[29] + last[29])))) \
-       + ((((lanes[6] + last[6]) + (lanes[14] + last[14])) + ((lanes[22] + last[22]) + (lanes[30] + last[30]))) \
-          + (((lanes[7] + last[7]) + (lanes[15] + last[15])) + ((lanes[23] + last[23]) + (lanes[31] + last[31]))))))
+/* the sum of SUM_LANES lanes, each with the element of ``last`` beside it, added pairwise */
+static inline float lanes_sum(const float *lanes, const float *last) {
+    float eighths[8];
+    #pragma omp simd
+    for (int j = 0; j < 8; j++)
+        eighths[j] = ((lanes[j] + last[j]) + (lanes[j + 8] + last[j + 8]))
+                     + ((lanes[j + 16] + last[j + 16]) + (lanes[j + 24] + last[j + 24]));
+    return ((eighths[0] + eighths[1]) + (eighths[2] + eighths[3]))
+           + ((eighths[4] + eighths[5]) + (eighths[6] + eighths[7]));
+}
 #define ROW_SUMS(name, TERM) \
 void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
     const float *x = arrays[0]; \
@@ -956,7 +957,7 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
                 _Pragma("omp simd") \
                 for (int j = 0; j < SUM_LANES; j++) lanes[j] += TERM(row[i + j]); \
             } \
-            chunks += (double)(LANES_SUM(lanes, none)); \
+            chunks += (double)lanes_sum(lanes, none); \
         } \
         float lanes[SUM_LANES] = {0}, last[SUM_LANES] = {0}; \
         for (int64_t i = start; i < body; i += SUM_LANES) { \
@@ -964,7 +965,7 @@ void name(void **arrays, const int64_t *sizes, const double *scalars, int nthrea
             for (int j = 0; j < SUM_LANES; j++) lanes[j] += TERM(row[i + j]); \
         } \
         for (int64_t i = body; i < width; i++) last[i - body] = TERM(row[i]); \
-        const float final = LANES_SUM(lanes, last); \
+        const float final = lanes_sum(lanes, last); \
         out[r] = start ? (float)(chunks + (double)final) : final; \
     } \
 }
