@@ -2100,6 +2100,26 @@ def test_products_of_vectors_are_the_python_paths_and_torchs(name, dtype):
         np.testing.assert_allclose(compiled.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["dot", "mv", "matmul_vectors", "matmul_vector_matrix"])
+def test_products_with_a_vector_past_the_small_arrays_are_numpys_from_c(monkeypatch, name):
+    """Operands past the small arrays' 64 KiB, a product with a vector of fewer multiply-adds than the compiled
+    functions' bound: the C function (NumPy's product, the Python op's at every size), the same bits."""
+    from ember._backend import products
+    fn, torch_fn, _ = VECTOR_PRODUCTS[name]
+    rng = np.random.default_rng(30)
+    shapes = {"dot": ((65536,), (65536,)), "mv": ((222, 295), (295,)), "matmul_vectors": ((65536,), (65536,)),
+              "matmul_vector_matrix": ((300,), (300, 222))}[name]
+    a, b = (rng.standard_normal(shape).astype(np.float32) for shape in shapes)
+    _assert_the_compiled_function_takes(monkeypatch, lambda: fn(ember.tensor(a), ember.tensor(b)),
+                                        [(np, "dot"), (products, "matmul")])
+    compiled = fn(ember.tensor(a), ember.tensor(b))
+    with python_paths():
+        python = fn(ember.tensor(a), ember.tensor(b))
+    assert compiled.numpy().tobytes() == python.numpy().tobytes()
+    np.testing.assert_allclose(compiled.numpy(), torch_fn(torch.tensor(a), torch.tensor(b)).numpy(), rtol=1e-4,
+                               atol=1e-3)
+
+
 @pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
 @pytest.mark.parametrize("name", sorted(VECTOR_PRODUCTS))
 def test_products_of_vectors_nodes_and_gradients_are_the_python_paths(name, grads):

@@ -423,6 +423,8 @@ static int takes_any_size(Function *f, PyArrayObject **arrays) {
     PyArrayObject *x = arrays[0], *y = arrays[1];
     if (PyArray_SIZE(x) > f->max_elements) return 0;
     if (f->kind == UNARY_FUNCTION) return 1;
+    /* (a product with a vector: the Python op's is NumPy's at every size; its multiply-adds checked below) */
+    if (f->kind == MATMUL_FUNCTION) return y != NULL && (PyArray_NDIM(x) == 1 || PyArray_NDIM(y) == 1);
     return f->kind == BINARY_FUNCTION && y != NULL && PyArray_NDIM(y) == PyArray_NDIM(x)
            && PyArray_CompareLists(PyArray_DIMS(y), PyArray_DIMS(x), PyArray_NDIM(x))
            && PyArray_IS_C_CONTIGUOUS(x) && PyArray_IS_C_CONTIGUOUS(y) && PyArray_NBYTES(x) < BINARY_LOOP_MIN_BYTES;
@@ -449,9 +451,12 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
                     : xd >= 1 && xd <= 2 && yd >= 1 && yd <= 2;
         if (!ranks || PyArray_SIZE(x) == 0 || PyArray_SIZE(y) == 0) return 0;
         npy_intp k = PyArray_DIM(x, xd - 1);
+        /* (the sizes' product: a product of matrices' multiply-adds times k, one with a vector's exactly, k
+           times fewer) */
+        double work = (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) / (xd == 1 || yd == 1 ? (double)k : 1.0);
         /* (k 1 between matrices: products._numpy_matmul multiplies) */
         return k == PyArray_DIM(y, yd == 1 ? 0 : yd - 2) && (k > 1 || xd == 1 || yd == 1)
-               && (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) < (double)f->max_elements;
+               && work < (double)f->max_elements;
     }
     if (integral) {   /* (on ``int_ufunc``; a division's divisor without a zero, where the Python op raises) */
         npy_intp nonzero = f->integers == NONZERO_DIVISOR ? PyArray_CountNonzero(arrays[1]) : 0;
