@@ -4288,6 +4288,20 @@ def test_added_products_are_the_python_paths_and_torchs(monkeypatch, name, bias,
     _assert_the_compiled_function_takes(monkeypatch, lambda: fn(*tensors), [(linalg, "_add_product")])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_addmv_past_the_small_arrays_is_the_python_paths_from_c(monkeypatch, dtype):
+    """A matrix of more than 64 KiB and a vector, fewer multiply-adds than the bound: the C function (NumPy's
+    BLAS product, the Python op's at every size), the same bits, torch's values."""
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(shape).astype(dtype) for shape in ((222,), (222, 295), (295,))]
+    call = lambda: ember.addmv(*(ember.tensor(a) for a in arrays), beta=0.5, alpha=2)   # noqa: E731
+    results = _on_both_paths(call)
+    assert results[0] == results[1]
+    want = torch.addmv(*(torch.tensor(a) for a in arrays), beta=0.5, alpha=2).numpy()
+    np.testing.assert_allclose(np.frombuffer(results[0][3], dtype=dtype), want, rtol=1e-4, atol=1e-4)
+    _assert_the_compiled_function_takes(monkeypatch, call, [(linalg, "_add_product")])
+
+
 @pytest.mark.parametrize("coefficients", [(0.5, 2.0), (0, 1), (-1, 0.5), (2, 1), (1, 3), (0.0, -1.5)])
 @pytest.mark.parametrize("name", sorted(_ADD_PRODUCTS))
 def test_added_products_coefficients_are_the_python_paths_and_torchs(monkeypatch, name, coefficients):

@@ -124,8 +124,9 @@ static int product_shape(Function *f, PyArrayObject *x, PyArrayObject *y, npy_in
                 : p == MATRIX_VECTOR && xd == 2 && yd == 1;
     if (!ranks || PyArray_SIZE(x) == 0 || PyArray_SIZE(y) == 0) return 0;
     npy_intp k = PyArray_DIM(x, xd - 1), inner = p == SUMMED_BATCHES ? k * PyArray_DIM(x, 0) : k;
-    if (k != PyArray_DIM(y, yd == 1 ? 0 : yd - 2) || (inner == 1 && yd > 1)
-            || (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) >= (double)f->max_elements)
+    /* (the sizes' product: a product of matrices' multiply-adds times k, a matrix and a vector's exactly) */
+    double work = (double)PyArray_SIZE(x) * (double)PyArray_SIZE(y) / (yd == 1 ? (double)k : 1.0);
+    if (k != PyArray_DIM(y, yd == 1 ? 0 : yd - 2) || (inner == 1 && yd > 1) || work >= (double)f->max_elements)
         return 0;
     int nd = 0;
     if (p == BATCHES) shape[nd++] = PyArray_DIM(x, 0);
@@ -183,8 +184,8 @@ static PyObject *add_product_case(Function *f, PyObject *const *args, int *handl
         PyArrayObject *a = Py_TYPE(args[i]) == TensorType ? array_of(args[i]) : NULL;
         if (a == NULL || (PyArray_TYPE(a) != NPY_FLOAT32 && PyArray_TYPE(a) != NPY_FLOAT64)
                 || (i > 0 && PyArray_TYPE(a) != PyArray_TYPE(arrays[0])) || !PyArray_ISNOTSWAPPED(a)
-                || PyArray_NBYTES(a) >= small_bytes)
-            return NULL;
+                || (PyArray_NBYTES(a) >= small_bytes && f->product_operands != MATRIX_VECTOR))
+            return NULL;   /* (a matrix and a vector: the Python op's product is NumPy's at every size) */
         arrays[i] = a;
     }
     npy_intp shape[3];
