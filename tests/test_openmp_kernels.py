@@ -1369,6 +1369,25 @@ def test_triangles_on_the_row_loop_are_the_masks_and_torchs(shape, dtype, spy, p
 
 
 @needs_loops
+@pytest.mark.parametrize("op", ["maximum", "minimum", "fmax", "fmin"])
+def test_int64_extremes_with_a_row_take_the_rows_loop(op, spy):
+    """The maximum or minimum (fmax, fmin) of a large int64 tensor and a row repeated over its rows, the row
+    with a leading 1 too: the rows loop, NumPy's and torch's values (the extremes of int64 among them); a
+    column, or a transposed tensor, is NumPy's."""
+    rng = np.random.default_rng(36)
+    x = rng.integers(-2 ** 62, 2 ** 62, (222, 295))
+    x[0, :2] = [np.iinfo(np.int64).min, np.iinfo(np.int64).max]
+    taken = spy(openmp_kernels, "int64_extreme_rows", 0)
+    for row in (rng.integers(-2 ** 62, 2 ** 62, 295), rng.integers(-9, 9, (1, 295))):
+        got = getattr(ember, op)(ember.tensor(x), ember.tensor(row)).numpy()
+        np.testing.assert_array_equal(got, getattr(np, op)(x, row))
+        np.testing.assert_array_equal(got, getattr(torch, op)(torch.tensor(x), torch.tensor(row)).numpy())
+    assert taken == [op in ("maximum", "fmax")] * 2
+    assert openmp_kernels.int64_extreme_rows(True, x, x[:, :1].copy()) is None
+    assert openmp_kernels.int64_extreme_rows(True, x.T, x[0, :222].copy()) is None
+
+
+@needs_loops
 def test_a_long_rows_sum_is_its_chunks_sums_added_in_float64():
     """A row over 1,024 elements: its chunks of 1,024 (the last with the elements after it) each summed as a
     row of their own, the chunks' sums added in float64 and rounded once."""

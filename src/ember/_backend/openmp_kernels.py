@@ -459,6 +459,27 @@ void binary_rows(void **arrays, const int64_t *sizes, const double *scalars, int
     }
 }
 
+/* out (rows, width) int64 row-major: the larger (scalars[0] 1; the smaller: 0) of each element of a (rows,
+   width) and of the row b (width) beside it, elementwise; the rows shared among the threads */
+void extreme_rows_int64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const int64_t *a = arrays[0], *b = arrays[1];
+    int64_t *out = arrays[2];
+    const int64_t rows = sizes[0], width = sizes[1];
+    const int larger = scalars[0] != 0.0;
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t *x = a + r * width;
+        int64_t *o = out + r * width;
+        if (larger) {
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) o[i] = x[i] > b[i] ? x[i] : b[i];
+        } else {
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) o[i] = x[i] < b[i] ? x[i] : b[i];
+        }
+    }
+}
+
 /* out (rows, width) row-major = a (op) b, where a and b are float32 rows of unit stride, row r
    of a at a + r * sizes[2] and of b at b + r * sizes[3] (elements): slices along the last
    dimension, which NumPy runs with an inner loop's call per row; b NULL: the number
@@ -2848,6 +2869,24 @@ def binary_rows(ufunc, a, b, case=None):
         return None
     out = np.empty_like(a)
     _call(function, (a, b, out), *case)
+    return out
+
+
+def int64_extreme_rows(larger, a, b):
+    """The elementwise maximum (``larger``) or minimum of a row-major int64 array ``a`` and a row-major int64
+    array ``b`` of its trailing shape (leading 1s allowed) repeated over its leading dims, as a new row-major
+    array; None where the loop does not apply or cannot be built."""
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != np.int64 or b.dtype != np.int64
+            or not a.flags.c_contiguous or not b.flags.c_contiguous or b.ndim > a.ndim or not b.size):
+        return None
+    trailing = b.shape[next((i for i, n in enumerate(b.shape) if n != 1), b.ndim):]
+    if not trailing or a.shape[a.ndim - len(trailing):] != trailing:
+        return None
+    function = _function("extreme_rows_int64")
+    if function is None:
+        return None
+    out = np.empty_like(a)
+    _call(function, (a, b, out), (a.size // b.size, b.size), (float(larger),))
     return out
 
 

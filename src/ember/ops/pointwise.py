@@ -1431,10 +1431,29 @@ def _pick_grad(node, grad, to_a):
             node.reduce(where(to_a, 0.0, grad), 1) if node.next_functions[1][0] is not None else None)
 
 
+_INT64 = np.dtype(np.int64)
+
+
+def _int64_rows_or(larger, kernel):
+    """``kernel(x, y)``, a large int64 ``x`` and a row ``y`` repeated over its rows given to the kernel choice of
+    ``openmp_kernels``' rows loop for the maximum (``larger``) or minimum (NumPy calls its loop row by row)."""
+    choice = KernelChoice("int64 extreme rows", onednn=lambda x, y: openmp_kernels.int64_extreme_rows(larger, x, y),
+                          numpy=kernel)
+
+    def rows_or_kernel(x, y):
+        if (x.dtype == _INT64 and x.size >= vector_math.ROWS_MIN_ELEMENTS and y.__class__ is np.ndarray
+                and y.shape != x.shape):
+            return choice(x, y)
+        return kernel(x, y)
+    return rows_or_kernel
+
+
+# (fmax and fmin of integers are their maximum and minimum)
 _maximum_kernel, _minimum_kernel, _fmax_kernel, _fmin_kernel = (
-    _no_complex(None, _on_loop_when_large(name, _ufunc(name)) if name in vector_math.BINARY else _ufunc(name),
+    _no_complex(None, _int64_rows_or(larger, _on_loop_when_large(name, _ufunc(name)) if name in vector_math.BINARY
+                                     else _ufunc(name)),
                 f"{name} not implemented for complex tensors.")
-    for name in ("maximum", "minimum", "fmax", "fmin"))
+    for name, larger in (("maximum", True), ("minimum", False), ("fmax", True), ("fmin", False)))
 
 
 @compiled_binary(MaximumBackward0, ("self", "other"), np.maximum, "maximum", integers="any")
