@@ -6,7 +6,8 @@ array of the tensor's dtype, the value NumPy converts the number to), or a small
 tensors of its dtype broadcasting to its shape (or None): NumPy's ``maximum`` with the lower bound,
 then ``minimum`` with the upper, called from C as ``ternary._clamp_forward`` calls them, the node
 recorded as ``ternary._clamp`` records it (``ClampBackward1``'s bounds, the number node, or
-``ClampBackward0``'s shapes, dtypes and saved tensors).
+``ClampBackward0``'s shapes, dtypes and saved tensors). A larger C-contiguous float32 tensor with
+number bounds (not NaN) is clipped on ``openmp_kernels``' clamp loop, the one the Python op clips it on.
 
 Kind "logit": ``logit(input, eps)`` of a small float32 or float64 tensor (integers and bools as
 the default float dtype; float32 below the size from which the Python op takes its loop), eps None

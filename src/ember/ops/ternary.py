@@ -703,7 +703,6 @@ def _python_lerp(input, end, weight, *, out=None):
     return _finish(res, out)
 
 
-# (a number weight, float32 below the size from which the Python op takes its loop)
 # The compiled functions of addcmul, addcdiv and lerp (a number weight) take float tensors of up to this many
 # elements in their C loop (one thread); the Python ops run larger ones on vector_math's loops (the threads)
 COMPILED_TERNARY_MAX_ELEMENTS = 1 << 18
