@@ -13,7 +13,7 @@ from .. import _memory_format as _mf
 from .._backend import backend_for, openmp_kernels
 from .._device import _default as _default_device, CPU, default_device, to_device
 from .._dtype import get_default_dtype, to_dtype
-from ._common import accepts_out, inplace_untracked, Tensor, make, method
+from ._common import accepts_out, grad_state, inplace_untracked, Tensor, make, method, record
 from .._torch_function import override_or_raise
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -602,15 +602,26 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
 def fill(input, value):
     """Returns a tensor of ``input``'s shape, dtype and device filled with ``value`` (a number
     or a 0-d tensor): the out-of-place ``fill_``."""
-    if not isinstance(input, Tensor) or not inplace_untracked(input):
-        return input.clone().fill_(value)   # (a zero gradient for input: torch's result requires grad)
+    if not isinstance(input, Tensor):
+        return input.clone().fill_(value)   # (the method's error)
     data = input._data
     if (value.__class__ in (float, int) and data.__class__ is np.ndarray and data.dtype in _FLOAT_DTYPES
             and data.flags.c_contiguous):   # (the common case: what empty_like and fill_ do, without their steps)
         filled = np.empty(data.shape, data.dtype)
         filled[...] = value
-        return make(filled)
-    return empty_like(input).fill_(value)
+        out = make(filled)
+    else:
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            out = empty_like(input).fill_(value)
+    tensor_value = isinstance(value, Tensor)
+    if inplace_untracked(input) and not (tensor_value and value._requires_grad and grad_state.grad_enabled):
+        return out
+    from .subscript import FillBackward0, FillBackward1   # (a zero gradient for input: torch's result requires grad)
+    node = record(FillBackward1 if tensor_value else FillBackward0, (input, value) if tensor_value else (input,), out)
+    if node is not None and tensor_value:
+        node.value_dtype = value._data.dtype
+    return out
 
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

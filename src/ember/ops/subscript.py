@@ -410,6 +410,16 @@ class FillBackward3(Node):
         return _zeros_like(grad), g_value
 
 
+class FillBackward0(FillBackward2):
+    """``fill(input, number)`` (out of place): no gradient reaches ``input``."""
+    __slots__ = ()
+
+
+class FillBackward1(FillBackward3):
+    """``fill(input, value)`` with a 0-d tensor ``value`` (out of place): the gradient's sum reaches ``value``."""
+    __slots__ = ()
+
+
 class ZeroBackward0(Node):
     __slots__ = ()
     jvp = jvp_by_transposition
