@@ -270,3 +270,39 @@ def test_scatter_into_self_where_nothing_records_gives_the_out_of_place_bits(src
         want = getattr(ember, op[:-1])(ember.tensor(x), 1, ember.tensor(idx), ember.tensor(x[:, :148]))
         getattr(e, op)(1, ember.tensor(idx), e[:, :148])
         np.testing.assert_array_equal(_bits(e.numpy()), _bits(want.numpy()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_copy_into_self_where_nothing_records_gives_the_out_of_place_bits(dim, dtype, monkeypatch):
+    """index_copy_ where nothing records: written into self's array, the out-of-place op's bits (the version
+    counted), torch's values; an index out of bounds raises before any write; a source that is a view of self
+    takes the out-of-place op (which reads it before any write)."""
+    from ember.ops import index as index_ops
+    rng = np.random.default_rng(22)
+    x = (rng.standard_normal((300, 200)) * 10).astype(dtype)
+    idx = rng.permutation(x.shape[dim])[:150]
+    source = np.take((rng.standard_normal((300, 200)) * 10).astype(dtype), np.arange(150), axis=dim)
+    taken, real = [], index_ops._index_copied
+    monkeypatch.setattr(index_ops, "_index_copied",
+                        lambda *args, **kwargs: taken.append("into" in kwargs) or real(*args, **kwargs))
+    e = ember.tensor(x)
+    version = e._version
+    assert e.index_copy_(dim, ember.tensor(idx), ember.tensor(source)) is e
+    assert e._version > version and taken == [True]
+    want = ember.index_copy(ember.tensor(x), dim, ember.tensor(idx), ember.tensor(source))
+    np.testing.assert_array_equal(_bits(e.numpy()), _bits(want.numpy()))
+    t = torch.tensor(x)
+    t.index_copy_(dim, torch.tensor(idx), torch.tensor(source))
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    bad = idx.copy()
+    bad[7] = x.shape[dim]
+    e = ember.tensor(x)
+    with pytest.raises(IndexError, match="out of bounds"):
+        e.index_copy_(dim, ember.tensor(bad), ember.tensor(source))
+    np.testing.assert_array_equal(e.numpy(), x)
+    e = ember.tensor(x)
+    view = e.narrow(dim, 0, 150)
+    want = ember.index_copy(ember.tensor(x), dim, ember.tensor(idx), ember.tensor(np.take(x, np.arange(150), dim)))
+    e.index_copy_(dim, ember.tensor(idx), view)
+    np.testing.assert_array_equal(_bits(e.numpy()), _bits(want.numpy()))

@@ -911,18 +911,25 @@ def _index_copy(input, dim, index, source):
     return _index_copy_entry[0](input, dim, index, source)
 
 
-def _python_index_copy(input, dim, index, source):
-    """``index_copy`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
+def _index_copied(input, dim, index, source, into=None):
+    """``input``'s values with ``source``'s slices copied in at ``index`` along ``dim``: a copy, or ``into``
+    (``input``'s own array, written after every check), and ``dim`` wrapped."""
     _tensor_arg(index, "index_copy", "index", 3)
     _tensor_arg(source, "index_copy", "source", 4)
     data = input._data
     d = wrap_dim(dim, data.ndim or 1)
     _check_index_copy(input, d, index._data, source)
-    out = data.copy()
+    out = data.copy() if into is None else into
     values = source._data
     if values.ndim and not data.ndim:
         values = values.reshape(())
     _nonempty(out)[_dim_key(d, index._data.reshape(-1))] = values
+    return out, d
+
+
+def _python_index_copy(input, dim, index, source):
+    """``index_copy`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
+    out, d = _index_copied(input, dim, index, source)
     out = make(out)
     node = record(IndexCopyBackward0, (input, source), out)
     if node is not None:
@@ -1516,7 +1523,17 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 
 def index_copy_(self, dim, index, source):
-    """In-place ``index_copy``."""
+    """In-place ``index_copy``. Where nothing records, a row-major NumPy array takes ``source``'s slices
+    itself (no copy of it, nor a copy back), unless ``source`` shares its memory."""
+    data = self._data
+    if (not forward_mode.active and data.__class__ is np.ndarray and data.flags.c_contiguous
+            and source.__class__ is Tensor and source._data.__class__ is np.ndarray
+            and not (grad_state.grad_enabled and (self._requires_grad or source._requires_grad))
+            and not np.may_share_memory(source._data, data)):
+        check_inplace(self)
+        _index_copied(self, dim, index, source, into=data)
+        bump_version(self)
+        return self
     return apply_inplace(self, index_copy, dim, index, source)
 
 
