@@ -306,3 +306,33 @@ def test_index_copy_into_self_where_nothing_records_gives_the_out_of_place_bits(
     want = ember.index_copy(ember.tensor(x), dim, ember.tensor(idx), ember.tensor(np.take(x, np.arange(150), dim)))
     e.index_copy_(dim, ember.tensor(idx), view)
     np.testing.assert_array_equal(_bits(e.numpy()), _bits(want.numpy()))
+
+
+@pytest.mark.parametrize("value", ["number", "tensor"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_fill_into_self_where_nothing_records_gives_the_out_of_place_bits(dim, value, monkeypatch):
+    """index_fill_ of a large tensor where nothing records: written into self's array, the out-of-place op's
+    bits (the version counted), torch's values; an index out of bounds raises before any write."""
+    from ember.ops import index as index_ops
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((300, 200)).astype(np.float32)
+    idx = rng.integers(-x.shape[dim], x.shape[dim], 90)
+    fill = {"number": -1.5, "tensor": ember.tensor(2.25)}[value]
+    taken, real = [], index_ops._index_filled
+    monkeypatch.setattr(index_ops, "_index_filled",
+                        lambda *args, **kwargs: taken.append("into" in kwargs) or real(*args, **kwargs))
+    e = ember.tensor(x)
+    version = e._version
+    assert e.index_fill_(dim, ember.tensor(idx), fill) is e
+    assert e._version > version and taken == [True]
+    want = ember.index_fill(ember.tensor(x), dim, ember.tensor(idx), fill)
+    np.testing.assert_array_equal(_bits(e.numpy()), _bits(want.numpy()))
+    t = torch.tensor(x)
+    t.index_fill_(dim, torch.tensor(idx), fill if value == "number" else torch.tensor(2.25))
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    bad = idx.copy()
+    bad[3] = x.shape[dim]
+    e = ember.tensor(x)
+    with pytest.raises(IndexError, match="out of bounds"):
+        e.index_fill_(dim, ember.tensor(bad), fill)
+    np.testing.assert_array_equal(e.numpy(), x)

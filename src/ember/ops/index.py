@@ -975,8 +975,9 @@ def index_fill(input, dim, index, value):
     return _index_fill_entry[0](input, dim, index, value)
 
 
-def _python_index_fill(input, dim, index, value):
-    """``index_fill`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
+def _index_filled(input, dim, index, value, into=None):
+    """``input``'s values with the slices at ``index`` along ``dim`` set to ``value``: a copy, or ``into``
+    (``input``'s own array, written after every check), and ``dim`` wrapped."""
     _tensor_arg(index, "index_fill", "index", 3)
     data, idx = input._data, index._data
     d = wrap_dim(dim, data.ndim or 1)
@@ -1002,8 +1003,15 @@ def _python_index_fill(input, dim, index, value):
     if size == 0 and idx.size:
         raise RuntimeError(f"index_fill_(): cannot fill dimension {d} of size 0")
     _check_bounds(idx, -size, size, _out_of_bounds(d, size, IndexError))
-    out = data.copy()
+    out = data.copy() if into is None else into
     _nonempty(out)[_dim_key(d, idx.reshape(-1))] = fill
+    return out, d
+
+
+def _python_index_fill(input, dim, index, value):
+    """``index_fill`` in every case its compiled function (``_compiled_functions``) leaves to Python."""
+    out, d = _index_filled(input, dim, index, value)
+    value_tensor = value if isinstance(value, Tensor) else None
     out = make(out)
     if value_tensor is None:
         node = record(IndexFillBackward0, (input,), out)
@@ -1523,10 +1531,11 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 
 def index_copy_(self, dim, index, source):
-    """In-place ``index_copy``. Where nothing records, a row-major NumPy array takes ``source``'s slices
+    """In-place ``index_copy``. Where nothing records, a large row-major NumPy array takes ``source``'s slices
     itself (no copy of it, nor a copy back), unless ``source`` shares its memory."""
     data = self._data
     if (not forward_mode.active and data.__class__ is np.ndarray and data.flags.c_contiguous
+            and data.size >= openmp_kernels.ELEMENTWISE_MIN_ELEMENTS   # (smaller ones: the compiled path)
             and source.__class__ is Tensor and source._data.__class__ is np.ndarray
             and not (grad_state.grad_enabled and (self._requires_grad or source._requires_grad))
             and not np.may_share_memory(source._data, data)):
@@ -1538,7 +1547,16 @@ def index_copy_(self, dim, index, source):
 
 
 def index_fill_(self, dim, index, value):
-    """In-place ``index_fill``."""
+    """In-place ``index_fill``. Where nothing records, a large row-major NumPy array takes ``value`` itself (no
+    copy of it, nor a copy back)."""
+    data = self._data
+    if (not forward_mode.active and data.__class__ is np.ndarray and data.flags.c_contiguous
+            and data.size >= openmp_kernels.ELEMENTWISE_MIN_ELEMENTS   # (smaller ones: the compiled path)
+            and not (grad_state.grad_enabled and (self._requires_grad or getattr(value, "_requires_grad", False)))):
+        check_inplace(self)
+        _index_filled(self, dim, index, value, into=data)
+        bump_version(self)
+        return self
     return apply_inplace(self, index_fill, dim, index, value)
 
 
