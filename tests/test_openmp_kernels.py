@@ -1361,7 +1361,7 @@ def test_triangles_on_the_row_loop_are_the_masks_and_torchs(shape, dtype, spy, p
             x = ember.from_numpy(data.copy())
             assert getattr(x, op + "_")(diagonal) is x
             np.testing.assert_array_equal(x.numpy().view(np.uint8), masked.view(np.uint8))
-    assert len(taken) == 20
+    assert len(taken) == 20 and openmp_kernels.triangle(True, data, 1) is not None   # (the loop answers)
     view = ember.from_numpy(data.copy())[..., ::2]
     assert openmp_kernels.triangle(False, view._data, 1, view._data) is None
     view.tril_(1)
@@ -1383,6 +1383,7 @@ def test_int64_extremes_with_a_row_take_the_rows_loop(op, spy):
         np.testing.assert_array_equal(got, getattr(np, op)(x, row))
         np.testing.assert_array_equal(got, getattr(torch, op)(torch.tensor(x), torch.tensor(row)).numpy())
     assert taken == [op in ("maximum", "fmax")] * 2
+    assert openmp_kernels.int64_extreme_rows(True, x, row) is not None   # (the loop answers)
     assert openmp_kernels.int64_extreme_rows(True, x, x[:, :1].copy()) is None
     assert openmp_kernels.int64_extreme_rows(True, x.T, x[0, :222].copy()) is None
 

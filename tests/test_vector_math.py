@@ -612,6 +612,9 @@ def test_round_to_decimals_on_its_loop_is_the_passes_and_torchs(decimals, spy):
     got = ember.round(ember.from_numpy(x), decimals=decimals).numpy()
     assert taken == ["round_tens" if decimals < 0 else "round_decimals"]
     scale = np.float32(10.0 ** abs(decimals))
+    on_loop = vector_math.with_parameters(taken[0], x, (scale,))
+    assert on_loop is not None   # (the loop itself answers, with the passes' bits)
+    np.testing.assert_array_equal(on_loop.view(np.uint32), unary._round_in_passes(x, scale, decimals).view(np.uint32))
     np.testing.assert_array_equal(got.view(np.uint32), unary._round_in_passes(x, scale, decimals).view(np.uint32))
     want = torch.round(torch.from_numpy(x), decimals=decimals).numpy()
     np.testing.assert_array_equal(got, want)

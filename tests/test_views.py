@@ -348,6 +348,24 @@ def test_fill_with_tensor_value_gradient():
     assert ev.grad.item() == tv.grad.item() == 15.0
 
 
+@pytest.mark.parametrize("value", ["number", "tensor"])
+def test_out_of_place_fill_records_torchs_node_on_its_input(value):
+    """fill(input, value): torch's FillBackward0 (a number) or FillBackward1 (a 0-d tensor) straight on the
+    input's AccumulateGrad (no clone under it), no gradient to the input, the sum to a tensor value."""
+    x, xt = ember.ones(2, 3, requires_grad=True), torch.ones(2, 3, requires_grad=True)
+    v, vt = (1.5, 1.5) if value == "number" else (ember.tensor(2.0, requires_grad=True),
+                                                  torch.tensor(2.0, requires_grad=True))
+    y, yt = ember.fill(x, v), torch.fill(xt, vt)
+    assert y.grad_fn.name() == yt.grad_fn.name().split("::")[-1]
+    assert [type(f).__name__ for f, _ in y.grad_fn.next_functions] == \
+        [type(f).__name__ for f, _ in yt.grad_fn.next_functions]
+    (y * ember.arange(6.0).reshape(2, 3)).sum().backward()
+    (yt * torch.arange(6.0).reshape(2, 3)).sum().backward()
+    assert x.grad.tolist() == xt.grad.tolist() and y.tolist() == yt.tolist()
+    if value == "tensor":
+        assert v.grad.item() == vt.grad.item() == 15.0
+
+
 def test_copy_converts_broadcasts_and_differentiates():
     e = ember.zeros(2, 3, dtype=ember.int32)
     assert e.copy_(ember.tensor([1.9, -2.5, 3.0])) is e
