@@ -1,6 +1,7 @@
 """Bessel and Airy functions of a real argument, vectorised over any array namespace ``xp``.
 
-Every function computes in float64 and returns the input's dtype. Methods:
+Every function computes in float64 and returns the input's dtype, but for float32's ``i1e``,
+which computes in float32 (``special_loops.I1E_FLOAT32_TERMS``). Methods:
 
 - J0, J1, Y0, Y1: on [0, 8], Chebyshev expansions in ``x^2`` of J0, J1 / x and of the regular
   parts ``Y0 - (2/pi) log(x) J0`` and ``(Y1 - (2/pi)(log(x) J1 - 1/x)) / x``; beyond 8, Hankel's
@@ -49,13 +50,16 @@ def _finish(x, out):
     return out.astype(x.dtype, copy=False)
 
 
-def _compute(fn):
-    """``fn(xp, w)`` on the float64 copy ``w`` of ``x``, returned in ``x``'s dtype; a float32 or
-    float64 NumPy array on ``special_loops``' compiled loop for the function."""
+def _compute(fn, float32=None):
+    """``fn(xp, w)`` on the float64 copy ``w`` of ``x`` (``float32(xp, x)`` of a float32 ``x``
+    where given), returned in ``x``'s dtype; a float32 or float64 NumPy array on
+    ``special_loops``' compiled loop for the function."""
     name = fn.__name__.lstrip("_")
 
     def on_arrays(xp, x):
         with np.errstate(all="ignore"):
+            if float32 is not None and x.dtype == np.float32:
+                return float32(xp, x)
             return _finish(x, fn(xp, _float64(x)))
     choice = special.on_compiled_loop(name, on_arrays)
 
@@ -181,6 +185,23 @@ def _i1e(xp, x):
     return _i_scaled(xp, x, 1)
 
 
+def _first_terms(name):
+    coefficients, interval = getattr(tables, name)
+    return coefficients[:special_loops.I1E_FLOAT32_TERMS[name]], interval
+
+
+def _i1e_float32(xp, x):
+    """float32's e^-|x| I1(x), as torch computes it: in float32, on the first terms of the two
+    expansions (``special_loops.I1E_FLOAT32_TERMS``)."""
+    ax = xp.abs(x)
+    m = xp.minimum(ax, _I_CHEBYSHEV_TO)
+    small = m * _chebyshev(xp, m, _first_terms("I1E_SMALL"))
+    w = xp.maximum(ax, _I_CHEBYSHEV_TO)
+    large = _chebyshev(xp, _I_CHEBYSHEV_TO / w, _first_terms("I1E_LARGE")) / xp.sqrt(w)
+    out = xp.where(ax <= _I_CHEBYSHEV_TO, small, large)
+    return xp.where(x < 0, -out, out)
+
+
 # -- K0, K1 ----------------------------------------------------------------------------------
 
 def _k_small(xp, x, order):
@@ -279,7 +300,7 @@ bessel_y1 = _compute(_bessel_y1)
 i0 = _compute(_i0)
 i1 = _compute(_i1)
 i0e = _compute(_i0e)
-i1e = _compute(_i1e)
+i1e = _compute(_i1e, _i1e_float32)
 modified_bessel_k0 = _compute(_modified_bessel_k0)
 modified_bessel_k1 = _compute(_modified_bessel_k1)
 scaled_modified_bessel_k0 = _compute(_scaled_modified_bessel_k0)

@@ -2,7 +2,8 @@
 kernels use, each the NumPy code's methods operation for operation in C:
 
 - the Bessel and Airy functions of ``special_bessel`` (``FUNCTIONS``: the same expansions and
-  series, ``special_chebyshev``'s tables), each element in float64;
+  series, ``special_chebyshev``'s tables), each element in float64, but for float32's ``i1e``
+  (``IN_FLOAT32``: the expansions' first terms, in float32);
 - the orthogonal polynomials of ``orthogonal_polynomials`` (``POLYNOMIALS``: each element's
   recurrence to its own degree), in float64;
 - ``special``'s lgamma, digamma and trigamma (``IN_OWN_PRECISION``: its rational
@@ -44,6 +45,13 @@ FUNCTIONS = {
     "scaled_modified_bessel_k0": "bessel_k0e", "scaled_modified_bessel_k1": "bessel_k1e",
     "airy_ai": "airy_ai", "spherical_bessel_j0": "spherical_j0",
 }
+
+# op name -> the C function of a float computing it for float32 arrays (special_bessel's float32 path)
+IN_FLOAT32 = {"i1e": "bessel_i1e_float"}
+
+# float32's i1e sums the first terms of its two expansions, the ones float32 resolves (as many as
+# torch's float32 kernel sums)
+I1E_FLOAT32_TERMS = {"I1E_SMALL": 17, "I1E_LARGE": 7}
 
 _FUNCTIONS_SOURCE = r"""
 #define EULER 0.57721566490153286061
@@ -176,6 +184,30 @@ static inline double bessel_i0(double x) { return bessel_i(x, 0); }
 static inline double bessel_i1(double x) { return bessel_i(x, 1); }
 static inline double bessel_i0e(double x) { return i_scaled(x, 0); }
 static inline double bessel_i1e(double x) { return i_scaled(x, 1); }
+
+/* the same as most, least and chebyshev in float32, on the expansion's first n terms */
+static inline float most_float(float x, float c) { return ((x > c) | (x != x)) ? x : c; }
+static inline float least_float(float x, float c) { return ((x < c) | (x != x)) ? x : c; }
+static inline float chebyshev_float(float t, const double *c, int n, double a, double b) {
+    const float s = (2.0f * t - (float)(a + b)) / (float)(b - a), two_s = 2.0f * s;
+    float b1 = 0.0f, b2 = 0.0f;
+    #pragma GCC unroll 64
+    for (int k = n - 1; k >= 1; k--) {
+        const float next = two_s * b1 - b2 + (float)c[k];
+        b2 = b1;
+        b1 = next;
+    }
+    return s * b1 - b2 + (float)c[0];
+}
+
+static inline float bessel_i1e_float(float x) {
+    const float ax = fabsf(x), m = least_float(ax, 8.0f), w = most_float(ax, 8.0f);
+    const float small = m * chebyshev_float(m, I1E_SMALL, I1E_SMALL_FLOAT32_TERMS, I1E_SMALL_A, I1E_SMALL_B);
+    const float large = chebyshev_float(8.0f / w, I1E_LARGE, I1E_LARGE_FLOAT32_TERMS, I1E_LARGE_A, I1E_LARGE_B)
+        / sqrtf(w);
+    const float out = ax <= 8.0f ? small : large;
+    return x < 0 ? -out : out;
+}
 
 /* K0 and K1 on 0 < x <= 2 from the series in log(x/2), I0 or I1 and harmonic numbers. x is not
    clamped to 2 first, as NumPy's path clamps it: the callers use these only up to 2, and with
@@ -920,7 +952,11 @@ def _source():
                            f"#pragma omp declare simd notinbranch\nfloat {f}f(float);\n"
                            for f in ("exp", "log", "log1p", "sin", "cos", "tan"))
     loops = [_LOOP.format(name=op, dtype=dtype, ctype=ctype, function=function, parallel=PARALLEL_MIN_ELEMENTS)
-             for op, function in FUNCTIONS.items() for dtype, ctype in _CTYPES.items()]
+             for op, function in FUNCTIONS.items() for dtype, ctype in _CTYPES.items()
+             if not (dtype == "float32" and op in IN_FLOAT32)]
+    loops += [_LOOP.format(name=op, dtype="float32", ctype="float", function=function,
+                           parallel=PARALLEL_MIN_ELEMENTS).replace("(double)xs[i]", "xs[i]")
+              for op, function in IN_FLOAT32.items()]
     loops += [_POLYNOMIAL_LOOP.format(name=op, function=function, parallel=PARALLEL_MIN_ELEMENTS,
                                       x_type=x_type, x_ctype=x_ctype, out_type=out_type, out_ctype=out_ctype)
               for op, function in POLYNOMIALS.items() for x_type, x_ctype in _CTYPES.items()
@@ -954,7 +990,9 @@ def _source():
     # no fused multiply-adds: each operation rounds as NumPy's passes round it
     return ("#include <math.h>\n#include <stdint.h>\n" + declarations
             + '#pragma GCC optimize("fp-contract=off", "no-trapping-math")\n'
-            + "".join(_table(name) for name in _TABLES) + _FUNCTIONS_SOURCE + _POLYNOMIALS_SOURCE
+            + "".join(_table(name) for name in _TABLES)
+            + "".join(f"#define {name}_FLOAT32_TERMS {n}\n" for name, n in I1E_FLOAT32_TERMS.items())
+            + _FUNCTIONS_SOURCE + _POLYNOMIALS_SOURCE
             + constants + _LGAMMA_SOURCE + _NORMAL_SOURCE + _GAMMA_SOURCE + _GAMMA_GRADIENTS_SOURCE
             + "".join(loops))
 
