@@ -27,12 +27,59 @@ __all__ = ["matrix_exp", "addr", "adjoint", "vander", "renorm"]
 
 
 # ----------------------------------------------------------------------------------------
-# matrix_exp: scaling and squaring over the [13/13] Pade approximant (Higham, 2005)
+# matrix_exp: scaling and squaring, over the [13/13] Pade approximant in float64 (Higham, 2005)
+# and over a Taylor polynomial in float32 and complex64, as torch computes those (no solve)
 
 _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
            129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
            40840800.0, 960960.0, 16380.0, 182.0, 1.0)
 _THETA13 = 5.371920351148152
+
+# Taylor degree m -> the largest 1-norm for which the degree-m polynomial's backward error is at
+# most float32's unit roundoff 2**-24 (Al-Mohy and Higham's bound on the series of
+# log(exp(-A) T_m(A)), its coefficients' absolute values summed; computed with mpmath)
+_TAYLOR_THETA = {1: 1.192092800768788e-07, 2: 5.978858893805233e-04, 4: 5.116619363445086e-02,
+                 6: 2.495289322846698e-01, 9: 7.795113374358031e-01, 12: 1.461661507209034e+00,
+                 16: 2.478280877521971e+00, 20: 3.550926214706495e+00, 25: 4.926899843755911e+00}
+
+
+def _squarings(norm, theta):
+    return math.ceil(math.log2(norm / theta)) if theta < norm < math.inf else 0
+
+
+def _stockmeyer_split(m):
+    """(q, products) of Paterson and Stockmeyer's evaluation of a degree-m polynomial: the
+    powers A^2..A^q, then Horner's rule in A^q over blocks of q terms."""
+    q = max(1, math.isqrt(m) + (math.isqrt(m) ** 2 < m))
+    return q, (q - 1) + (math.ceil(m / q) - 1)
+
+
+def _taylor_degree(norm):
+    """The degree whose products and squarings are fewest for a matrix of this 1-norm (the
+    fewer squarings where two tie); the highest for an infinite or NaN norm, whose products
+    spread NaN over the matrix as torch's do."""
+    if not norm < math.inf:
+        return max(_TAYLOR_THETA)
+    return min(_TAYLOR_THETA, key=lambda m: (_stockmeyer_split(m)[1] + _squarings(norm, _TAYLOR_THETA[m]),
+                                           _squarings(norm, _TAYLOR_THETA[m])))
+
+
+def _taylor(xp, a, m):
+    """sum over k <= m of a^k / k!, by Paterson and Stockmeyer's scheme."""
+    q, _ = _stockmeyer_split(m)
+    eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    powers = [eye, a]
+    for _ in range(2, q + 1):
+        powers.append(powers[-1] @ a)
+    coefficient = [1.0 / math.factorial(k) for k in range(m + 1)]
+
+    def block(first, last):
+        return sum(coefficient[k] * powers[k - first] for k in range(first, last + 1))
+    blocks = math.ceil(m / q)
+    result = block((blocks - 1) * q, m)   # (the last block takes up to A^q itself)
+    for j in range(blocks - 2, -1, -1):
+        result = result @ powers[q] + block(j * q, j * q + q - 1)
+    return result
 
 
 def _matrix_exp_data(data):
@@ -40,22 +87,28 @@ def _matrix_exp_data(data):
     n = data.shape[-1]
     if data.size == 0:
         return data.copy()
-    a = data.astype(xp.complex128 if data.dtype.kind == "c" else xp.float64)
-    norm = float(xp.abs(a).sum(-2).max()) if a.size else 0.0
-    squarings = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > _THETA13 else 0
-    a = a / (2.0 ** squarings)
-    b = _PADE13
-    eye = xp.eye(n, dtype=a.dtype)
-    a2 = a @ a
-    a4 = a2 @ a2
-    a6 = a4 @ a2
-    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
-             + b[1] * eye)
-    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
-    r = xp.linalg.solve(v - u, v + u)
+    if data.dtype in (xp.float32, xp.complex64):
+        norm = float(xp.abs(data).sum(-2).max())
+        m = _taylor_degree(norm)
+        squarings = _squarings(norm, _TAYLOR_THETA[m])
+        r = _taylor(xp, data / data.real.dtype.type(2.0 ** squarings), m)
+    else:
+        a = data.astype(xp.complex128 if data.dtype.kind == "c" else xp.float64)
+        norm = float(xp.abs(a).sum(-2).max())
+        squarings = _squarings(norm, _THETA13)
+        a = a / (2.0 ** squarings)
+        b = _PADE13
+        eye = xp.eye(n, dtype=a.dtype)
+        a2 = a @ a
+        a4 = a2 @ a2
+        a6 = a4 @ a2
+        u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
+                 + b[1] * eye)
+        v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+        r = xp.linalg.solve(v - u, v + u)
     for _ in range(squarings):
         r = r @ r
-    return r.astype(data.dtype)
+    return r.astype(data.dtype, copy=False)
 
 
 class LinalgMatrixExpBackward0(Node):
