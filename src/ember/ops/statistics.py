@@ -201,8 +201,9 @@ def _data_range(points, range, dims):
         return [(float(range[2 * i]), float(range[2 * i + 1])) for i in builtins.range(dims)]
     if points.shape[0] == 0:
         return [(0.0, 0.0)] * dims
-    if points.__class__ is np.ndarray:   # (the ufuncs' reductions of all columns, without the methods' wrappers)
-        lows, highs = np.minimum.reduce(points, axis=0).tolist(), np.maximum.reduce(points, axis=0).tolist()
+    if points.__class__ is np.ndarray:   # (the ufuncs' reductions, without the methods' wrappers, along
+        columns = np.ascontiguousarray(points.T)   # rows of the columns: down an (n, 2) array's, 40x slower)
+        lows, highs = np.minimum.reduce(columns, axis=1).tolist(), np.maximum.reduce(columns, axis=1).tolist()
         return list(zip(lows, highs))
     return [(float(points[:, i].min()), float(points[:, i].max())) for i in builtins.range(dims)]
 
