@@ -248,6 +248,27 @@ def test_node_names(name):
     assert type(NODES[name](ember, e).grad_fn).__name__ == type(NODES[name](torch, t).grad_fn).__name__
 
 
+@pytest.mark.parametrize("shape", [(3, 4), ()])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_records_torchs_node_and_its_gradients(reduce, include_self, shape):
+    values = np.arange(12.0).reshape(3, 4) % 5 if shape else np.array(2.0)
+    got = []
+    for lib in (ember, torch):
+        x = lib.tensor(values, dtype=lib.float32, requires_grad=True)
+        source = lib.tensor(values[:2] - 1 if shape else np.array(3.0), dtype=lib.float32, requires_grad=True)
+        index = L(lib, [2, 2] if shape else [0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # (torch's and ember's beta warning)
+            out = lib.index_reduce(x, 0, index, source, reduce, include_self=include_self)
+        node = out.grad_fn
+        recorded = (type(node).__name__, [type(f).__name__ for f, _ in node.next_functions], node._saved_dim,
+                    node._saved_reduce, node._saved_include_self, node._saved_index.tolist())
+        out.backward(lib.ones_like(out) * 1.5)
+        got.append(recorded + (out.detach().numpy().tolist(), x.grad.numpy().tolist(), source.grad.numpy().tolist()))
+    assert got[0] == got[1] and got[0][0] == "IndexReduceBackward0"
+
+
 def test_nothing_recorded_without_grad():
     x = ember.arange(12.0).reshape(3, 4)
     for name, fn in NODES.items():

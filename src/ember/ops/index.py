@@ -1604,10 +1604,25 @@ def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
                            f"but got {reduce}.")
     d = wrap_dim(dim, max(input._data.ndim, 1))
     _check_index_add(input, d, index._data, source)
-    if inplace_untracked(input) and not (grad_state.grad_enabled and source._requires_grad):
+    if forward_mode.active:   # (the composite's tangents)
+        return _index_reduce_by_scatter(input, d, index, source, reduce, include_self)
+    data = None
+    if input._data.ndim:
         data = _index_reduced_by_slices(input._data, d, index._data, source._data, reduce, include_self)
-        if data is not None:
-            return make(data)
+    if data is None:
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            data = _index_reduce_by_scatter(input, d, index, source, reduce, include_self)._data
+    result = make(data)
+    node = record(IndexReduceBackward0, (input, source), result)
+    if node is not None:
+        node.save(input, index, source, result)
+        node.dim, node.reduce, node.include_self = d, reduce, include_self
+    return result
+
+
+def _index_reduce_by_scatter(input, d, index, source, reduce, include_self):
+    """index_reduce as scatter_reduce with the index spread over the source's shape."""
     if not input._data.ndim:
         input_nd, source_nd = input.reshape(1), source.reshape(1)
     else:
@@ -1617,6 +1632,62 @@ def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
     spread = index.to(_BY_NP[_LONG]).reshape(shape).expand(source_nd.shape)
     result = scatter_reduce(input_nd, d, spread, source_nd, reduce, include_self=include_self)
     return result.reshape(input.shape) if not input._data.ndim else result
+
+
+class IndexReduceBackward0(Node):
+    """torch's gradient of index_reduce (FunctionsManual.cpp, index_reduce_backward): each
+    reduction's, with index_select and index_add along ``dim`` where scatter_reduce's has gather
+    and scatter_add."""
+    __slots__ = ()
+    saved_fields = {"self": 0, "index": 1, "source": 2, "result": 3, "dim": "dim", "reduce": "reduce",
+                    "include_self": "include_self"}
+    jvp = jvp_by_transposition
+
+    def backward(self, grad):
+        input, index, source, result = self.saved_tensors
+        g_self, g_source = _INDEX_REDUCE_GRADS[self.reduce](grad, input, self.dim, index, source, result,
+                                                           self.include_self)
+        if not self.include_self:
+            g_self = g_self.index_fill(self.dim, index, 0)
+        return g_self, g_source
+
+
+def _index_mean_grad(grad, input, dim, index, source, result, include_self):
+    xp = namespace_of(grad._data)
+    counts = make((xp.ones if include_self else xp.zeros)(grad._data.shape, dtype=grad._data.dtype))
+    counts = counts.index_add(dim, index, make(xp.ones(source._data.shape, dtype=grad._data.dtype)))
+    counts = counts.masked_fill(counts == 0, 1)
+    return grad / counts, grad.index_select(dim, index) / counts.index_select(dim, index)
+
+
+def _index_extreme_grad(grad, input, dim, index, source, result, include_self):
+    """Gradient shared evenly between the values equal to the result."""
+    value = result.index_select(dim, index)
+    self_is_result = (input == result).to(grad.dtype)
+    source_is_result = (source == value).to(grad.dtype)
+    distributed = grad / self_is_result.index_add(dim, index, source_is_result)
+    return self_is_result * distributed, source_is_result * distributed.index_select(dim, index)
+
+
+def _index_prod_grad(grad, input, dim, index, source, result, include_self):
+    """Products divided by the factor, with zero factors handled as torch does."""
+    from .ternary import where
+    masked_self = input.masked_fill(input == 0, 1)
+    masked_self_result = _index_reduce(masked_self, dim, index, source, "prod", include_self=include_self)
+    g_self = grad * masked_self_result / masked_self
+    source_zero = source == 0
+    zeros = make(namespace_of(grad._data).zeros(input._data.shape, dtype=grad._data.dtype))
+    source_zeros = zeros.index_add(dim, index, source_zero.to(grad.dtype)).index_select(dim, index)
+    single_zero = source_zero & (source_zeros == 1)
+    masked_source = source.masked_fill(single_zero, 1)
+    masked_source_result = _index_reduce(input, dim, index, masked_source, "prod", include_self=include_self)
+    g_source = where(single_zero, (grad * masked_source_result).index_select(dim, index),
+                     (grad * result).index_select(dim, index) / source.masked_fill(source_zero, 1))
+    return g_self, g_source
+
+
+_INDEX_REDUCE_GRADS = {"mean": _index_mean_grad, "amax": _index_extreme_grad, "amin": _index_extreme_grad,
+                       "prod": _index_prod_grad}
 
 
 # index_reduce's reductions: NumPy's ufunc and the value the written slices start from without
