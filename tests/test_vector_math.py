@@ -171,6 +171,37 @@ def test_every_loop_has_a_size_rule():
                                              *(f"{op} backward" for op in vector_math.GRADIENTS)}
 
 
+@pytest.mark.parametrize("points", ["row", "each sample", "none", "dim 0"])
+def test_trapezoid_areas_on_one_loop_over_neighbouring_columns(points, spy):
+    """trapezoid of float32 samples along their last dim: the areas on one loop over the rows of
+    two neighbouring-column views and the spacing (a row, or one per sample), the bits of NumPy's
+    passes, torch's values; along another dim (or spaced by a number) the passes alone."""
+    from ember.ops import calculus
+    if not vector_math.available():
+        pytest.skip("the vector-math loops cannot be built here")
+    rng = np.random.default_rng(11)
+    y = rng.standard_normal((3, 70, 331)).astype(np.float32)
+    y[0, :4, :3] = np.array([np.nan, np.inf, -np.inf], np.float32)
+    x = {"row": np.sort(rng.standard_normal(331)), "each sample": np.sort(rng.standard_normal(y.shape), -1),
+         "none": None, "dim 0": np.sort(rng.standard_normal(3))}[points]
+    x = None if x is None else x.astype(np.float32)
+    dim = 0 if points == "dim 0" else -1
+    def trapezoid(lib, convert):
+        return lib.trapezoid(convert(y), *([] if x is None else [convert(x)]), dim=dim).numpy()
+    calls = spy(vector_math, "ternary_row_views")
+    got = trapezoid(ember, ember.tensor)
+    assert len(calls) == (0 if points in ("none", "dim 0") else 1)
+    with choice.only(choice.NUMPY):
+        passes = trapezoid(ember, ember.tensor)
+    np.testing.assert_array_equal(got, passes)
+    if calls:
+        spacing = x[..., 1:] - x[..., :-1]
+        areas = vector_math.ternary_row_views("trapezoid", spacing.reshape(-1, 330), y.reshape(-1, 331)[:, 1:],
+                                              y.reshape(-1, 331)[:, :-1])
+        np.testing.assert_array_equal(areas.reshape(3, 70, 330), calculus._areas_in_passes(y, 2, spacing))
+    np.testing.assert_allclose(got, trapezoid(torch, torch.from_numpy), rtol=1e-5, atol=1e-4, equal_nan=True)
+
+
 @pytest.mark.parametrize("op", ["addcmul", "addcdiv", "lerp"])
 @pytest.mark.parametrize("layout", ["row-major", "transposed"])
 def test_ternary_loops_give_the_composites_bits_and_torchs_values(op, layout):

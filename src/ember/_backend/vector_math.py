@@ -93,6 +93,8 @@ TERNARY = {
     "lerp": "fabsf(z) < 0.5f ? x + z * (y - x) : y - (y - x) * (1.0f - z)",
     # clamp to tensor bounds: NumPy's maximum with the lower, then minimum with the upper (a NaN kept)
     "clamp": "clamp_between(x, y, z)",
+    # trapezoid's areas: the spacing times the sum of the neighbouring samples, halved
+    "trapezoid": "(x * (y + z)) / 2.0f",
 }
 
 # op name: the C expression of float32 elements ``x`` and ``y`` of two arrays and the op's
@@ -151,7 +153,7 @@ MIN_ELEMENTS = {
     "softplus backward": 1, "logsigmoid": 1 << 12, "logsigmoid backward": 1, "sinc": 1, "entr": 1,
     "xlogy": 1, "xlog1py": 1, "addcmul": 1 << 14, "addcdiv": 1 << 13, "lerp": 1, "lerp_scalar": 1 << 15,
     "clamp": 1 << 17, "logaddexp": 1 << 10, "logaddexp2": 1 << 10, "round_decimals": 1 << 12,
-    "round_tens": 1 << 12,
+    "round_tens": 1 << 12, "trapezoid": 1 << 10,
 }
 # (softplus's and logsigmoid's gradients read sigmoid: on the loop wherever sigmoid is, so
 # that their arrays' bits are the ember-op formula's)
@@ -864,6 +866,30 @@ def _ternary_rows(op, inputs, parameters):
     rows = full.size // width
     function(*inputs, given, out, rows, width, *(width if a.size == full.size else 0 for a in inputs),
              openmp_kernels.thread_count() if full.size > SERIAL_MAX_ELEMENTS else 1)
+    return out
+
+
+def ternary_row_views(op, x, y, z, parameters=(0.0,)):
+    """``op`` (a name in ``TERNARY``) of three float32 NumPy arrays of one 2-d shape (rows, width)
+    or a row (1, width), each row contiguous and the rows any whole number of elements apart
+    (views of a matrix's neighbouring columns, say): row-major, or None where the loop does not
+    apply or cannot be built."""
+    inputs = (x, y, z)
+    rows, width = max(a.shape for a in inputs)
+    steps = []
+    for a in inputs:
+        if (type(a) is not np.ndarray or a.dtype != _FLOAT32 or a.ndim != 2 or a.shape[1] != width
+                or a.shape[0] not in (1, rows) or (width > 1 and a.strides[1] != 4) or a.strides[0] % 4):
+            return None
+        steps.append(a.strides[0] // 4 if a.shape[0] == rows and rows > 1 else 0)
+    function = _function(f"{op}_rows_float32", _TERNARY_ROWS_ARGUMENTS) if rows * width else None
+    if function is None:
+        return None
+    given = np.zeros(PARAMETERS, np.float32)
+    given[:len(parameters)] = parameters
+    out = np.empty((rows, width), np.float32)
+    function(*inputs, given, out, rows, width, *steps,
+             openmp_kernels.thread_count() if out.size > SERIAL_MAX_ELEMENTS else 1)
     return out
 
 
