@@ -1422,3 +1422,18 @@ def test_runs_on_the_loop_are_numpys_passes_bits(dtype):
                 if got is not None:
                     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
     assert openmp_kernels.runs(np.ones(4, np.float16), True, True) is None   # (float16: NumPy's passes)
+
+
+@needs_loops
+@pytest.mark.parametrize("n,dim", [(1, -1), (2, -1), (1, 0)])
+def test_diff_of_a_large_float32_array_subtracts_on_the_row_slices_loop(n, dim, monkeypatch):
+    """Nothing recorded: diff's neighbouring columns (rows lying apart) on the loop from
+    ROWS_MIN_BYTES, NumPy's bits and torch's values; along dim 0 (whole rows) NumPy's."""
+    from ember.ops import pointwise
+    taken = _spy_on(monkeypatch, pointwise._row_slices_binary_kernel)
+    x = np.random.default_rng(5).standard_normal((158, 264)).astype(np.float32)
+    x[3, :4] = [np.nan, np.inf, -np.inf, 0.0]
+    got = ember.diff(ember.tensor(x), n, dim).numpy()
+    assert taken == ([True] * n if dim == -1 else [])
+    np.testing.assert_array_equal(got, np.diff(x, n, dim))
+    np.testing.assert_array_equal(got, torch.diff(torch.from_numpy(x), n, dim).numpy())

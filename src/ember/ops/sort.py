@@ -22,6 +22,7 @@ from ._common import (
 )
 from ..autograd.grad_mode import no_grad
 from .index import _along_key, _gather_gradient_kernel
+from .pointwise import large_binary
 from .shape import cat
 from .subscript import advanced_getitem, index_put_zeros
 from .reduce import _amax_entry, _amin_entry, _quiet, _share_among_ties
@@ -1208,9 +1209,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
 
 
 _DIFF_ARRAY_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# diff on the arrays below this many elements; from there the ops' own kernels (the same differences) cost
-# less than NumPy's strided subtraction (benchmarks/ops.py, diff at tiny and medium)
-_DIFF_ARRAYS_MAX_ELEMENTS = 1 << 12
 
 
 def _diff(input, n=1, dim=-1, prepend=None, append=None):
@@ -1224,15 +1222,21 @@ def _diff(input, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     data = input._data
     if (n > 0 and prepend is None and append is None and data.__class__ is np.ndarray
-            and data.size < _DIFF_ARRAYS_MAX_ELEMENTS and (data.dtype.kind in "biu" or data.dtype in _DIFF_ARRAY_FLOATS)
+            and (data.dtype.kind in "biu" or data.dtype in _DIFF_ARRAY_FLOATS)
             and not forward_mode.active and not (grad_state.grad_enabled and input._requires_grad)):
-        # (nothing records: the steps below on the arrays, as the ops compute them)
+        # (nothing records: the steps below on the arrays, as the ops compute them, the large ones' in
+        # sub's loop over rows that lie apart, where NumPy's strided subtraction goes row by row)
         before = (slice(None),) * dim
         for _ in range(n):
             if data.shape[dim] == 0:
                 break
             later, earlier = data[before + (slice(1, None),)], data[before + (slice(None, -1),)]
-            data = np.not_equal(later, earlier) if data.dtype.kind == "b" else np.subtract(later, earlier)
+            if data.dtype.kind == "b":
+                data = np.not_equal(later, earlier)
+            elif later.nbytes >= openmp_kernels.ROWS_MIN_BYTES:
+                data = large_binary(np.subtract, later, earlier)
+            else:
+                data = np.subtract(later, earlier)
         return make(data.copy() if data is input._data else data)
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, dim) if len(parts) > 1 else input
