@@ -6674,7 +6674,10 @@ def test_other_prod_cases_take_the_python_path(case):
 def test_the_sizes_the_c_functions_follow_are_the_python_ops():
     import re
     from ember._backend import openmp_kernels
+    from ember.ops import pointwise
     size = int(re.search(r"#define LOOP_SERIAL_MAX_ELEMENTS (\d+)", _compiled_functions.SOURCE).group(1))
     assert size == vector_math.SERIAL_MAX_ELEMENTS
     shift = int(re.search(r"#define BINARY_LOOP_MIN_BYTES \(1 << (\d+)\)", _compiled_functions.SOURCE).group(1))
     assert 1 << shift == openmp_kernels.BINARY_MIN_BYTES
+    shift = int(re.search(r"#define INT64_DIVISION_MIN_ELEMENTS \(1 << (\d+)\)", _compiled_functions.SOURCE).group(1))
+    assert 1 << shift == pointwise.INT64_DIVISION_MIN_ELEMENTS

@@ -1437,3 +1437,36 @@ def test_diff_of_a_large_float32_array_subtracts_on_the_row_slices_loop(n, dim, 
     assert taken == ([True] * n if dim == -1 else [])
     np.testing.assert_array_equal(got, np.diff(x, n, dim))
     np.testing.assert_array_equal(got, torch.diff(torch.from_numpy(x), n, dim).numpy())
+
+
+@needs_loops
+@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+@pytest.mark.parametrize("magnitude", [9, 2 ** 52 - 1, 2 ** 62])
+@pytest.mark.parametrize("divisor", ["row", "same shape"])
+def test_int64_floor_division_on_the_rows_loop_gives_numpys_values(op, magnitude, divisor, monkeypatch):
+    """int64 floor division and remainder by an int64 array from INT64_DIVISION_MIN_ELEMENTS on the rows loop
+    (float64 division where every value is under 2**52, integer division in rows with larger ones):
+    NumPy's values and torch's, the extremes and -1 divisors included; a zero divisor raises torch's error."""
+    from ember.ops import pointwise
+    taken, real = [], openmp_kernels.int64_floor_divide_rows
+
+    def spy(*args):
+        out = real(*args)
+        taken.append(out is not None)
+        return out
+    monkeypatch.setattr(openmp_kernels, "int64_floor_divide_rows", spy)
+    rng = np.random.default_rng(9)
+    x = rng.integers(-magnitude, magnitude, (100, 300), endpoint=True)
+    y = rng.integers(-magnitude, magnitude, 300 if divisor == "row" else x.shape, endpoint=True)
+    y[y == 0] = 3
+    y[..., :2] = [-1, 1]
+    x[0, :4] = [np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0, -1] if magnitude > 2 ** 52 else [0, -1, 1, 5]
+    assert x.size >= pointwise.INT64_DIVISION_MIN_ELEMENTS
+    got = getattr(ember, op)(ember.tensor(x), ember.tensor(y)).numpy()
+    assert taken == [True]
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got, getattr(np, op)(x, y))
+    np.testing.assert_array_equal(got, getattr(torch, op)(torch.from_numpy(x), torch.from_numpy(y)).numpy())
+    y[5] = 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        getattr(ember, op)(ember.tensor(x), ember.tensor(y))

@@ -480,6 +480,49 @@ void extreme_rows_int64(void **arrays, const int64_t *sizes, const double *scala
     }
 }
 
+/* out (rows, width) int64 row-major: the floor of each element of a (rows, width) divided by the element of
+   the row b (width, no zeros) beside it, or with scalars[0] 1 the remainder of that floor division (the
+   divisor's sign). Where every divisor and a whole row of dividends are under 2^52 in magnitude, by float64
+   division, vectorized: the rounded quotient of such integers lies strictly between the same two integers
+   as the exact one, so it truncates to the exact one's truncation. Other rows by integer division (x / -1
+   as a negation that wraps). Either truncation less one where it is inexact and the signs differ. */
+void floor_divide_rows_int64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
+    const int64_t *a = arrays[0], *b = arrays[1];
+    int64_t *out = arrays[2];
+    const int64_t rows = sizes[0], width = sizes[1], exact = (int64_t)1 << 52;
+    const int remainder = scalars[0] != 0.0;
+    int64_t wide = 0;
+    #pragma omp simd reduction(|: wide)
+    for (int64_t i = 0; i < width; i++) wide |= (b[i] >= exact) | (b[i] <= -exact);
+    #pragma omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t *x = a + r * width;
+        int64_t *o = out + r * width;
+        int64_t far = wide;
+        #pragma omp simd reduction(|: far)
+        for (int64_t i = 0; i < width; i++) far |= (x[i] >= exact) | (x[i] <= -exact);
+        if (!far && remainder) {
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) {
+                const int64_t t = (int64_t)((double)x[i] / (double)b[i]), rest = x[i] - t * b[i];
+                o[i] = rest + ((rest != 0) & ((x[i] < 0) != (b[i] < 0))) * b[i];
+            }
+        } else if (!far) {
+            #pragma omp simd
+            for (int64_t i = 0; i < width; i++) {
+                const int64_t t = (int64_t)((double)x[i] / (double)b[i]);
+                o[i] = t - ((t * b[i] != x[i]) & ((x[i] < 0) != (b[i] < 0)));
+            }
+        } else {
+            for (int64_t i = 0; i < width; i++) {
+                const int64_t t = b[i] == -1 ? (int64_t)(0 - (uint64_t)x[i]) : x[i] / b[i];
+                const int64_t q = t - (((uint64_t)t * (uint64_t)b[i] != (uint64_t)x[i]) & ((x[i] < 0) != (b[i] < 0)));
+                o[i] = remainder ? (int64_t)((uint64_t)x[i] - (uint64_t)q * (uint64_t)b[i]) : q;
+            }
+        }
+    }
+}
+
 /* out (rows, width) row-major = a (op) b, where a and b are float32 rows of unit stride, row r
    of a at a + r * sizes[2] and of b at b + r * sizes[3] (elements): slices along the last
    dimension, which NumPy runs with an inner loop's call per row; b NULL: the number
@@ -2872,9 +2915,9 @@ def binary_rows(ufunc, a, b, case=None):
     return out
 
 
-def int64_extreme_rows(larger, a, b):
-    """The elementwise maximum (``larger``) or minimum of a row-major int64 array ``a`` and a row-major int64
-    array ``b`` of its trailing shape (leading 1s allowed) repeated over its leading dims, as a new row-major
+def _int64_rows(name, a, b, scalars=()):
+    """The int64 rows loop ``name`` of a row-major int64 array ``a`` and a row-major int64 array ``b`` of its
+    shape or of its trailing shape (leading 1s allowed) repeated over its leading dims, as a new row-major
     array; None where the loop does not apply or cannot be built."""
     if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != np.int64 or b.dtype != np.int64
             or not a.flags.c_contiguous or not b.flags.c_contiguous or b.ndim > a.ndim or not b.size):
@@ -2882,12 +2925,23 @@ def int64_extreme_rows(larger, a, b):
     trailing = b.shape[next((i for i, n in enumerate(b.shape) if n != 1), b.ndim):]
     if not trailing or a.shape[a.ndim - len(trailing):] != trailing:
         return None
-    function = _function("extreme_rows_int64")
+    function = _function(name)
     if function is None:
         return None
     out = np.empty_like(a)
-    _call(function, (a, b, out), (a.size // b.size, b.size), (float(larger),))
+    _call(function, (a, b, out), (a.size // b.size, b.size), scalars)
     return out
+
+
+def int64_extreme_rows(larger, a, b):
+    """The elementwise maximum (``larger``) or minimum of int64 arrays ``a`` and ``b`` (``_int64_rows``)."""
+    return _int64_rows("extreme_rows_int64", a, b, (float(larger),))
+
+
+def int64_floor_divide_rows(a, b, remainder=False):
+    """The floor of int64 ``a`` divided by int64 ``b``, or with ``remainder`` that division's remainder
+    (``_int64_rows``; ``b`` checked for zeros first)."""
+    return _int64_rows("floor_divide_rows_int64", a, b, (float(remainder),))
 
 
 def binary(ufunc, a, b):

@@ -389,6 +389,8 @@ static long loop_thread_count(void) {
 }
 #define LOOP_SERIAL_MAX_ELEMENTS 256   /* (``vector_math.SERIAL_MAX_ELEMENTS``: up to this many, one thread) */
 #define BINARY_LOOP_MIN_BYTES (1 << 20)   /* (``openmp_kernels.BINARY_MIN_BYTES``: pointwise's one-loop arithmetic) */
+/* (``pointwise.INT64_DIVISION_MIN_ELEMENTS``: int64 floor division and remainder on openmp_kernels' loop) */
+#define INT64_DIVISION_MIN_ELEMENTS (1 << 12)
 static PyObject *record_outputs;   /* ``_common.record``: what records more than one output */
 static PyObject *dtype_defaults, *s_dtype, *s_np;   /* ``_dtype._Defaults`` (``.dtype.np``: the default float) */
 static PyObject *numpy_sqrt, *numpy_where;   /* (a standard deviation's last step; where's selection) */
@@ -459,6 +461,8 @@ static int function_arrays(Function *f, PyArrayObject **arrays, void **loop) {
                && work < (double)f->max_elements;
     }
     if (integral) {   /* (on ``int_ufunc``; a division's divisor without a zero, where the Python op raises) */
+        if (f->integers == NONZERO_DIVISOR && type == NPY_INT64 && PyArray_SIZE(x) >= INT64_DIVISION_MIN_ELEMENTS)
+            return 0;   /* (the Python op's loop) */
         npy_intp nonzero = f->integers == NONZERO_DIVISOR ? PyArray_CountNonzero(arrays[1]) : 0;
         if (nonzero < 0) PyErr_Clear();
         return f->integers != NONZERO_DIVISOR || nonzero == PyArray_SIZE(arrays[1]);

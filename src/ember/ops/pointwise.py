@@ -556,11 +556,31 @@ def _trunc_divide(x, y):
     return xp.trunc(xp.true_divide(x, y)).astype(x.dtype, copy=False)
 
 
-def _floor_divide_arrays(x, y):
-    xp = namespace_of(x)
-    if x.dtype.kind in "iu":
+# int64 floor division and its remainder from this many elements by an int64 array on openmp_kernels' rows loop
+# (vectorized float64 division where the values allow it; NumPy divides element by element)
+INT64_DIVISION_MIN_ELEMENTS = 1 << 12
+
+
+def _integer_division(remainder):
+    """NumPy's floor division (or its remainder) of integer arrays, checked for zero divisors."""
+    ufunc = np.remainder if remainder else np.floor_divide
+    choice = KernelChoice("int64 floor division", numpy=ufunc,
+                          onednn=lambda x, y: openmp_kernels.int64_floor_divide_rows(x, y, remainder))
+
+    def divide(x, y):
         _check_int_zero(y)
-        return xp.floor_divide(x, y)
+        if x.dtype == _INT64 and x.size >= INT64_DIVISION_MIN_ELEMENTS and y.__class__ is np.ndarray:
+            return choice(x, y)
+        return getattr(namespace_of(x), ufunc.__name__)(x, y)
+    return divide
+
+
+_integer_floor_divide, _integer_remainder = _integer_division(False), _integer_division(True)
+
+
+def _floor_divide_arrays(x, y):
+    if x.dtype.kind in "iu":
+        return _integer_floor_divide(x, y)
     if _float_division.fast_path_applies(x, y):
         return _float_division.div_floor(x, y)
     with np.errstate(all="ignore"):   # inf and NaN are the answers here
@@ -1112,8 +1132,7 @@ class RemainderBackward1(_BinaryNode):
 
 def _remainder(x, y):
     if x.dtype.kind in "iu":
-        _check_int_zero(y)
-        return namespace_of(x).remainder(x, y)
+        return _integer_remainder(x, y)
     if _float_division.fast_path_applies(x, y):
         return _float_division.remainder(x, y)
     return _float_division.torch_remainder(x, y)
