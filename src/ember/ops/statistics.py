@@ -201,8 +201,8 @@ def _data_range(points, range, dims):
         return [(float(range[2 * i]), float(range[2 * i + 1])) for i in builtins.range(dims)]
     if points.shape[0] == 0:
         return [(0.0, 0.0)] * dims
-    if points.__class__ is np.ndarray:   # (the ufuncs' reductions, without the methods' wrappers, along
-        columns = np.ascontiguousarray(points.T)   # rows of the columns: down an (n, 2) array's, 40x slower)
+    if points.__class__ is np.ndarray:   # (the ufuncs' reductions, without the methods' wrappers, along rows
+        columns = np.ascontiguousarray(points.T)   # of the columns: NumPy's down an (n, 2) array's are slow)
         lows, highs = np.minimum.reduce(columns, axis=1).tolist(), np.maximum.reduce(columns, axis=1).tolist()
         return list(zip(lows, highs))
     return [(float(points[:, i].min()), float(points[:, i].max())) for i in builtins.range(dims)]
