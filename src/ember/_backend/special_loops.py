@@ -70,6 +70,12 @@ _FUNCTIONS_SOURCE = r"""
 static inline double most(double x, double c) { return ((x > c) | (x != x)) ? x : c; }
 static inline double least(double x, double c) { return ((x < c) | (x != x)) ? x : c; }
 
+/* |x|, or 1 at 0: x itself where it is positive, and where it is not a positive argument for a logarithm
+   whose result the caller replaces (y_domain, k_domain), which keeps libmvec's log on its vector path (a lane
+   of zero or below sends the whole vector to its scalar one, at twice the time). Arithmetic, not a select:
+   gcc takes the log out of a select's operand and selects its result. */
+static inline double log_argument(double x) { return fabs(x) + (double)(x == 0.0); }
+
 /* Clenshaw's sum of the expansion c[0..n) over [a, b] at t */
 static inline double chebyshev(double t, const double *c, int n, double a, double b) {
     const double s = (2.0 * t - (a + b)) / (b - a), two_s = 2.0 * s;
@@ -130,7 +136,7 @@ static inline double y_domain(double x, double out) {
 static inline double bessel_y0(double x) {
     const double m = least(x, 8.0);
     const double small = CHEBYSHEV(m * m, Y0_SMALL)
-        + TWO_OVER_PI * log(m) * CHEBYSHEV(m * m, J0_SMALL);
+        + TWO_OVER_PI * log(log_argument(m)) * CHEBYSHEV(m * m, J0_SMALL);
     double p, q, c, s;
     HANKEL(x, P0, Q0, 0, &p, &q, &c, &s);
     return y_domain(x, x <= 8.0 ? small : p * s + q * c);
@@ -139,7 +145,7 @@ static inline double bessel_y0(double x) {
 static inline double bessel_y1(double x) {
     const double m = least(x, 8.0);
     const double j1 = m * CHEBYSHEV(m * m, J1_SMALL);
-    const double small = m * CHEBYSHEV(m * m, Y1_SMALL) + TWO_OVER_PI * (log(m) * j1 - 1.0 / m);
+    const double small = m * CHEBYSHEV(m * m, Y1_SMALL) + TWO_OVER_PI * (log(log_argument(m)) * j1 - 1.0 / m);
     double p, q, c, s;
     HANKEL(x, P1, Q1, 1, &p, &q, &c, &s);
     return y_domain(x, x <= 8.0 ? small : p * s + q * c);
@@ -213,7 +219,7 @@ static inline float bessel_i1e_float(float x) {
    clamped to 2 first, as NumPy's path clamps it: the callers use these only up to 2, and with
    the clamp gcc computes log() under a condition, where it is not vectorized. */
 static inline double k0_small(double x) {
-    const double q = x * x / 4.0, log_half = log(x / 2.0);
+    const double q = x * x / 4.0, log_half = log(log_argument(x) / 2.0);
     double term = 1.0, harmonic = 0.0, total = 0.0;
     #pragma GCC unroll 64
     for (int k = 1; k < 30; k++) {
@@ -225,7 +231,7 @@ static inline double k0_small(double x) {
 }
 
 static inline double k1_small(double x) {
-    const double q = x * x / 4.0, log_half = log(x / 2.0);
+    const double q = x * x / 4.0, log_half = log(log_argument(x) / 2.0);
     double term = 1.0, harmonic = 0.0, total = (1.0 - 2.0 * EULER) * term;
     #pragma GCC unroll 64
     for (int k = 1; k < 30; k++) {
