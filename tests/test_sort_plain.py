@@ -258,3 +258,43 @@ def test_searchsorted_with_a_sorter_matches_torch_and_its_errors():
         _same_error(lambda lib, a, b, c: lib.searchsorted(a, b, sorter=c), s, v, _pair(sorter))
     int32_sorter = (ember.tensor([1, 2, 0], dtype=ember.int32), torch.tensor([1, 2, 0], dtype=torch.int32))
     _same_error(lambda lib, a, b, c: lib.searchsorted(a, b, sorter=c), s, v, int32_sorter)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "bool"])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_mode_of_long_rows_from_sorted_values_is_the_stable_orders_run(dim, dtype):
+    """mode past the small rows: each row's first longest run of equal values (NaNs each a run of their
+    own), its value at the first position where it lies (a signed zero's sign from there), its index the
+    last such position (a NaN's, the first NaN), as the runs of the stable argsort give them; torch's
+    values where there is no NaN."""
+    rng = np.random.default_rng(12)
+    data = rng.integers(-3, 3, (40, 300, 7)).astype(dtype)
+    if dtype.startswith("float"):
+        data[rng.random(data.shape) < 0.1] = np.nan
+        data[rng.random(data.shape) < 0.2] = -0.0
+        data[0] = np.nan   # (rows of NaNs only, along dims 1 and 2)
+    got = ember.mode(ember.tensor(data), dim)
+    order = np.argsort(data, axis=dim, kind="stable")
+    ordered = np.take_along_axis(data, order, axis=dim)
+    rows, positions = np.moveaxis(ordered, dim, -1).reshape(-1, data.shape[dim]), np.moveaxis(order, dim, -1)
+    positions = positions.reshape(rows.shape)
+    values, indices = [], []
+    for row, position in zip(rows, positions):
+        runs, start = [], 0
+        for end in range(1, len(row) + 1):
+            if end == len(row) or not row[end] == row[start]:
+                runs.append((end - start, start, end - 1))
+                start = end
+        longest = max(length for length, _, _ in runs)
+        _, first, last = next(r for r in runs if r[0] == longest)
+        values.append(row[first])
+        indices.append(position[last])
+    shape = data.shape[:dim] + data.shape[dim + 1:]
+    want = np.array(values, dtype=data.dtype).reshape(np.moveaxis(data, dim, -1).shape[:-1])
+    np.testing.assert_array_equal(got.values.numpy().view(f"u{data.itemsize}") if data.dtype.kind == "f"
+                                  else got.values.numpy(),
+                                  want.view(f"u{data.itemsize}") if data.dtype.kind == "f" else want)
+    np.testing.assert_array_equal(got.indices.numpy(), np.array(indices).reshape(want.shape))
+    assert got.values.shape == shape
+    if not (dtype.startswith("float") or dtype == "bool"):
+        np.testing.assert_array_equal(got.values.numpy(), torch.mode(torch.from_numpy(data), dim).values.numpy())
