@@ -61,6 +61,37 @@ def test_renorm_of_large_tensors_on_the_loop_is_torchs_on_any_thread_count(dtype
         np.testing.assert_allclose(results[0], want, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_renorm_in_place_scales_selfs_own_array_where_nothing_records(dtype, dim):
+    """renorm_ of a row-major float tensor: the loop writes self's own memory (each slice's norm summed
+    before it is written), the out-of-place renorm's bits, the version bumped; a view of a transposed
+    tensor and a tensor that records take the out-of-place op; bad arguments change nothing."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((30, 40, 7)).astype(dtype)
+    x[2, 3, 4] = np.nan
+    want = ember.renorm(ember.tensor(x), 2, dim, 1.5).numpy()
+    t = ember.tensor(x)
+    before, version = t._data, t._version
+    assert t.renorm_(2, dim, 1.5) is t and t._data is before and t._version == version + 1
+    np.testing.assert_array_equal(_bits(t.numpy()), _bits(want))
+    np.testing.assert_allclose(t.numpy(), torch.from_numpy(x.copy()).renorm_(2, dim, 1.5).numpy(), rtol=1e-5,
+                               equal_nan=True)
+    transposed = ember.tensor(x.T.copy()).transpose(0, 2)
+    transposed.renorm_(2, dim, 1.5)
+    np.testing.assert_array_equal(_bits(transposed.numpy()), _bits(want))
+    for bad in ((0, dim, 1.0), (2, dim, -1.0), (2, 3, 1.0)):
+        u = ember.tensor(x)
+        with pytest.raises((RuntimeError, IndexError)):
+            u.renorm_(*bad)
+        np.testing.assert_array_equal(_bits(u.numpy()), _bits(x))
+    leaf = ember.tensor(x, requires_grad=True)
+    y = leaf * 1
+    y.renorm_(2, dim, 1.5)
+    assert type(y.grad_fn).__name__ == "RenormBackward0"
+    np.testing.assert_array_equal(_bits(y.detach().numpy()), _bits(want))
+
+
 def test_renorm_records_when_its_input_requires_grad():
     x = ember.randn(3, 4, requires_grad=True)
     y = ember.renorm(x, 2, 0, 0.5)

@@ -3605,16 +3605,17 @@ def ldexp_float32(x, exponents):
 _RENORMS = {np.dtype(np.float32): "renorm_float32", np.dtype(np.float64): "renorm_float64"}
 
 
-def renorm(x, p, dim, maxnorm):
+def renorm(x, p, dim, maxnorm, into=False):
     """torch's renorm of a float32/float64 NumPy array with elements: each slice along ``dim`` scaled to a
-    ``p``-norm (p > 0) of at most ``maxnorm``, in one loop; None where the loop cannot be built or the array
-    is not such."""
+    ``p``-norm (p > 0) of at most ``maxnorm``, in one loop (``into``: of a row-major ``x``, written into it:
+    each slice's norm is summed before it is written); None where the loop cannot be built or the array is
+    not such."""
     name = _RENORMS.get(x.dtype) if type(x) is np.ndarray and x.size else None
-    function = _function(name) if name is not None else None
+    function = _function(name) if name is not None and (x.flags.c_contiguous or not into) else None
     if function is None:
         return None
     x = np.ascontiguousarray(x)
-    out = np.empty(x.shape, x.dtype)
+    out = x if into else np.empty(x.shape, x.dtype)
     shape = x.shape
     function((x, out, np.empty(shape[dim])), (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])),
              (float(p), float(maxnorm)), _rows_threads(x))

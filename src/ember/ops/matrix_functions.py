@@ -10,8 +10,8 @@ from .._backend import openmp_kernels
 from . import _compiled_functions
 from ..autograd.graph import Node
 from ._common import (
-    apply_inplace, broadcasts_to, check_tensor, forward_mode, grad_state, inplace_untracked, make, method,
-    namespace_of, record, sum_to, with_out, wrap_dim, write_out, Tensor,
+    apply_inplace, broadcasts_to, bump_version, check_inplace, check_tensor, forward_mode, grad_state,
+    inplace_untracked, make, method, namespace_of, record, sum_to, with_out, wrap_dim, write_out, Tensor,
 )
 from .. import _dtype
 from .creation import ones, zeros_like
@@ -360,8 +360,8 @@ def renorm(input, p, dim, maxnorm, *, out=None):
 _RENORM_ARRAY_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@method("renorm")
-def _renorm(input, p, dim, maxnorm):
+def _checked_renorm_dim(input, p, dim, maxnorm):
+    """renorm's checks of its arguments; ``dim`` wrapped."""
     check_tensor(input, "renorm")
     if isinstance(p, complex) or p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
@@ -370,7 +370,13 @@ def _renorm(input, p, dim, maxnorm):
     ndim = input.dim()
     if ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {ndim} dimensions")
-    dim = wrap_dim(dim, ndim)
+    return wrap_dim(dim, ndim)
+
+
+@method("renorm")
+def _renorm(input, p, dim, maxnorm):
+    dim = _checked_renorm_dim(input, p, dim, maxnorm)
+    ndim = input.dim()
     others = tuple(d for d in range(ndim) if d != dim)
     data = input._data
     if data.__class__ is np.ndarray and data.dtype in _RENORM_ARRAY_DTYPES and data.size and inplace_untracked(input):
@@ -419,4 +425,14 @@ class RenormBackward0(Node):
 
 @method()
 def renorm_(self, p, dim, maxnorm):
+    """In-place ``renorm``. Where nothing records, a row-major float NumPy array is scaled in the loop itself
+    (no copy of it, nor a copy back)."""
+    data = self._data
+    if (data.__class__ is np.ndarray and data.dtype in _RENORM_ARRAY_DTYPES and data.flags.c_contiguous
+            and data.size and inplace_untracked(self)):
+        d = _checked_renorm_dim(self, p, dim, maxnorm)
+        check_inplace(self)
+        if openmp_kernels.renorm(data, p, d, maxnorm, into=True) is not None:
+            bump_version(self)
+            return self
     return apply_inplace(self, _renorm, p, dim, maxnorm)
