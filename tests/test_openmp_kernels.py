@@ -1470,3 +1470,22 @@ def test_int64_floor_division_on_the_rows_loop_gives_numpys_values(op, magnitude
     y[5] = 0
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         getattr(ember, op)(ember.tensor(x), ember.tensor(y))
+
+
+@needs_loops
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_kron_of_float_matrices_on_the_rows_loop(dtype):
+    """kron of two float matrices where nothing records: the loop itself answers (row-major operands), its
+    bits those of NumPy's kron and torch's, NaN and infinities included; transposed operands take the
+    broadcast product, with the same bits."""
+    rng = np.random.default_rng(30)
+    a, b = rng.standard_normal((41, 61)).astype(dtype), rng.standard_normal((33, 17)).astype(dtype)
+    a[3, :3] = [np.nan, np.inf, -np.inf]
+    looped = openmp_kernels.kron(a, b)
+    assert looped is not None and looped.shape == (41 * 33, 61 * 17)
+    np.testing.assert_array_equal(looped, np.kron(a, b))
+    got = ember.kron(ember.tensor(a), ember.tensor(b)).numpy()
+    np.testing.assert_array_equal(got, torch.kron(torch.from_numpy(a), torch.from_numpy(b)).numpy())
+    transposed = ember.kron(ember.tensor(a.T.copy()).T, ember.tensor(b)).numpy()
+    np.testing.assert_array_equal(transposed, got)
+    assert openmp_kernels.kron(a.T, b) is None

@@ -459,6 +459,28 @@ void binary_rows(void **arrays, const int64_t *sizes, const double *scalars, int
     }
 }
 
+/* out (m p, n q) row-major: the Kronecker product of a (m, n) and b (p, q), row-major: out row i p + k is
+   a[i, j] b[k, :] for j = 0.. side by side; the output rows shared among the threads */
+#define KRON(name, T) \
+void name(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) { \
+    const T *a = arrays[0], *b = arrays[1]; \
+    T *out = arrays[2]; \
+    const int64_t m = sizes[0], n = sizes[1], p = sizes[2], q = sizes[3]; \
+    (void)scalars; \
+    _Pragma("omp parallel for num_threads(nthreads) if(nthreads > 1) schedule(static)") \
+    for (int64_t row = 0; row < m * p; row++) { \
+        const T *x = a + (row / p) * n, *y = b + (row % p) * q; \
+        T *o = out + row * n * q; \
+        for (int64_t j = 0; j < n; j++) { \
+            const T s = x[j]; \
+            _Pragma("omp simd") \
+            for (int64_t l = 0; l < q; l++) o[j * q + l] = s * y[l]; \
+        } \
+    } \
+}
+KRON(kron_float32, float)
+KRON(kron_float64, double)
+
 /* out (rows, width) int64 row-major: the larger (scalars[0] 1; the smaller: 0) of each element of a (rows,
    width) and of the row b (width) beside it, elementwise; the rows shared among the threads */
 void extreme_rows_int64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
@@ -3599,6 +3621,25 @@ def ldexp_float32(x, exponents):
         exponents = np.full(width, exponents[0], np.int64)
     out = np.empty(shape, np.float32)
     _call(function, (x, exponents, out), (out.size // width, width, 0 if row else width), ())
+    return out
+
+
+_KRONS = {np.dtype(np.float32): "kron_float32", np.dtype(np.float64): "kron_float64"}
+
+
+def kron(a, b):
+    """The Kronecker product of two row-major float32 or float64 NumPy matrices of one dtype, with elements,
+    as a new row-major matrix; None where the loop does not apply or cannot be built."""
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype or a.ndim != 2 or b.ndim != 2
+            or not a.size or not b.size or not a.flags.c_contiguous or not b.flags.c_contiguous):
+        return None
+    name = _KRONS.get(a.dtype)
+    function = _function(name) if name is not None else None
+    if function is None:
+        return None
+    (m, n), (p, q) = a.shape, b.shape
+    out = np.empty((m * p, n * q), a.dtype)
+    _call(function, (a, b, out), (m, n, p, q), ())
     return out
 
 

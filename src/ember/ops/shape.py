@@ -1320,16 +1320,32 @@ def _kron_method(input, other):
     return _kron_entry[0](input, other)
 
 
+def _kron_matrices(a, b):
+    """The Kronecker product of two NumPy matrices, as the composite's broadcast product."""
+    (m, n), (p, q) = a.shape, b.shape
+    return np.multiply(a.reshape((m, 1, n, 1)), b.reshape((1, p, 1, q))).reshape((m * p, n * q))
+
+
+# the Kronecker product of two float matrices where nothing records: openmp_kernels' loop over the result's
+# rows (each a row of the second times an element of the first), else the broadcast product
+_KRON_LOOP_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_kron_of_matrices = KernelChoice("kron", onednn=openmp_kernels.kron, numpy=_kron_matrices)
+
+
 def _kron(input, other):
     """``kron`` in every case its compiled function (``_compiled_products``) leaves to Python."""
     ad, bd = input._data, other._data
+    if (ad.__class__ is np.ndarray and bd.__class__ is np.ndarray and ad.dtype == bd.dtype and not forward_mode.active
+            and not (grad_state.grad_enabled and (input._requires_grad or other._requires_grad))):
+        # nothing recorded: float matrices on the loop at every size, else the composite's broadcast product on
+        # the arrays, without its tensors
+        if ad.ndim == 2 and bd.ndim == 2 and ad.dtype in _KRON_LOOP_DTYPES:
+            return make(_kron_of_matrices(ad, bd))
     if (ad.__class__ is np.ndarray and bd.__class__ is np.ndarray and ad.dtype == bd.dtype
             and ad.size * bd.size < KRON_ROWS_MIN_ELEMENTS and not forward_mode.active
             and not (grad_state.grad_enabled and (input._requires_grad or other._requires_grad))):
-        # nothing recorded: the composite's broadcast product on the arrays, without its tensors
         if ad.ndim == 2 and bd.ndim == 2:   # (matrices: their shapes spelled out)
-            (m, n), (p, q) = ad.shape, bd.shape
-            return make(np.multiply(ad.reshape((m, 1, n, 1)), bd.reshape((1, p, 1, q))).reshape((m * p, n * q)))
+            return make(_kron_matrices(ad, bd))
         nd = max(ad.ndim, bd.ndim)
         a_shape, b_shape = (1,) * (nd - ad.ndim) + ad.shape, (1,) * (nd - bd.ndim) + bd.shape
         product = np.multiply(ad.reshape(tuple(s for d in a_shape for s in (d, 1))),
