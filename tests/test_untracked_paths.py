@@ -367,3 +367,33 @@ def test_index_fill_into_self_where_nothing_records_gives_the_out_of_place_bits(
     with pytest.raises(IndexError, match="out of bounds"):
         e.index_fill_(dim, ember.tensor(bad), fill)
     np.testing.assert_array_equal(e.numpy(), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, -2.0), (0, 3)])
+def test_addr_in_place_writes_selfs_own_array_where_nothing_records(dtype, beta, alpha):
+    """addr_ of a row-major float matrix: the loop writes self's own memory, the out-of-place addr's bits,
+    the version bumped; a vector sharing self's memory, a transposed self and a self that records take
+    the out-of-place op; beta 0 ignores self's NaN, as torch's."""
+    rng = np.random.default_rng(4)
+    x, u, v = (rng.standard_normal(s).astype(dtype) for s in ((300, 200), 300, 200))
+    x[0, 0] = np.nan
+    want = ember.addr(ember.tensor(x), ember.tensor(u), ember.tensor(v), beta=beta, alpha=alpha).numpy()
+    t = ember.tensor(x)
+    before, version = t._data, t._version
+    assert t.addr_(ember.tensor(u), ember.tensor(v), beta=beta, alpha=alpha) is t
+    assert t._data is before and t._version == version + 1
+    np.testing.assert_array_equal(_bits(t.numpy()), _bits(want))
+    expected = torch.from_numpy(x.copy()).addr_(torch.from_numpy(u), torch.from_numpy(v), beta=beta, alpha=alpha)
+    np.testing.assert_allclose(t.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5, equal_nan=True)
+    transposed = ember.tensor(x.T.copy()).T
+    transposed.addr_(ember.tensor(u), ember.tensor(v), beta=beta, alpha=alpha)
+    np.testing.assert_array_equal(_bits(transposed.numpy()), _bits(want))
+    square = ember.tensor(x[:200, :200].copy())
+    row, column = square[0].clone(), square[:, 1].clone()
+    want = ember.addr(square, column, row, beta=beta, alpha=alpha).numpy()
+    square.addr_(square[:, 1], square[0], beta=beta, alpha=alpha)   # (vectors of self's own memory)
+    np.testing.assert_array_equal(_bits(square.numpy()), _bits(want))
+    y = ember.tensor(x, requires_grad=True) * 1
+    y.addr_(ember.tensor(u), ember.tensor(v), beta=beta, alpha=alpha)
+    assert type(y.grad_fn).__name__ == "AddrBackward0"

@@ -2995,16 +2995,20 @@ def column_sums(x):
     return out
 
 
-def rank_one(a, b, d=None, beta=0, alpha=1):
+def rank_one(a, b, d=None, beta=0, alpha=1, out=None):
     """``beta * d + alpha * outer(a, b)`` (``d`` None, or ``beta`` 0: the outer product times
     alpha) for float32 or float64 vectors ``a`` and ``b`` and a ``d`` of their dtype that
     broadcasts to the (len(a), len(b)) result, rounded as the composite's NumPy operations in
-    that order round it, as a new row-major array; None where the loop does not apply or
-    cannot be built."""
+    that order round it, as a new row-major array (or into ``out``, a row-major array of the
+    result's shape and dtype, ``d`` itself if need be: each element is read before it is
+    written); None where the loop does not apply or cannot be built."""
     if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 1 or b.ndim != 1
             or a.dtype != b.dtype or a.dtype not in _RANK_ONE_LOOPS):
         return None
     shape = (a.shape[0], b.shape[0])
+    if out is not None and (type(out) is not np.ndarray or out.shape != shape or out.dtype != a.dtype
+                            or not out.flags.c_contiguous):
+        return None
     strides = [0, 0]
     if beta == 0:
         d = None
@@ -3019,7 +3023,7 @@ def rank_one(a, b, d=None, beta=0, alpha=1):
     function = _function(_RANK_ONE_LOOPS[a.dtype])
     if function is None:
         return None
-    out = np.empty(shape, a.dtype)
+    out = np.empty(shape, a.dtype) if out is None else out
     _call(function, (np.ascontiguousarray(a), np.ascontiguousarray(b), d, out), (*shape, *strides),
           (float(alpha), float(beta)))
     return out

@@ -269,11 +269,26 @@ def _plus_ignored(product, input):
 
 @method()
 def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    """In-place ``addr``. Where nothing records, a row-major float NumPy matrix takes the loop's result itself
+    (no copy of it, nor a copy back), unless a vector shares its memory."""
     _check_addr(self, vec1, vec2)
-    if self._data.shape != (vec1._data.shape[0], vec2._data.shape[0]):
+    data = self._data
+    if data.shape != (vec1._data.shape[0], vec2._data.shape[0]):
         raise RuntimeError(f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
                            f"v2: {list(vec2.shape)}")
+    if (data.__class__ is np.ndarray and data.flags.c_contiguous and inplace_untracked(self)
+            and _flop_hook.counter is None and not (grad_state.grad_enabled and (vec1._requires_grad
+                                                                                 or vec2._requires_grad))
+            and _real_numbers(beta, alpha) and not any(np.may_share_memory(v._data, data) for v in (vec1, vec2))):
+        check_inplace(self)
+        if openmp_kernels.rank_one(vec1._data, vec2._data, data, beta, alpha, out=data) is not None:
+            bump_version(self)
+            return self
     return apply_inplace(self, _addr_entry[0], vec1, vec2, beta, alpha)
+
+
+def _real_numbers(*values):
+    return all(v.__class__ in (int, float) for v in values)
 
 
 @method()
