@@ -661,21 +661,36 @@ def _scatter_sum_grad(grad, input, dim, index, src, result, include_self):
     return grad, grad.gather(dim, index)
 
 
-def _scatter_mean_grad(grad, input, dim, index, src, result, include_self):
+def _mean_grad(grad, src_shape, spread, pick, include_self):
+    """A mean's gradient: ``grad`` divided by the count of values each position took (``spread(t, src)``
+    adds ``src`` into ``t`` at the index; ``pick(t)`` takes ``t`` at the index)."""
     xp = namespace_of(grad._data)
     counts = make((xp.ones if include_self else xp.zeros)(grad._data.shape, dtype=grad._data.dtype))
-    counts = counts.scatter_add(dim, index, make(xp.ones(index._data.shape, dtype=grad._data.dtype)))
+    counts = spread(counts, make(xp.ones(src_shape, dtype=grad._data.dtype)))
     counts = counts.masked_fill(counts == 0, 1)
-    return grad / counts, grad.gather(dim, index) / counts.gather(dim, index)
+    return grad / counts, pick(grad) / pick(counts)
+
+
+def _extreme_grad(grad, input, src, result, spread, pick):
+    """An amax's or amin's gradient, shared evenly between the values equal to the result (``spread``,
+    ``pick``: as ``_mean_grad``'s)."""
+    self_is_result = (input == result).to(grad.dtype)
+    src_is_result = (src == pick(result)).to(grad.dtype)
+    distributed = grad / spread(self_is_result, src_is_result)
+    return self_is_result * distributed, src_is_result * pick(distributed)
+
+
+def _scattered(dim, index):
+    """(spread, pick) along ``dim`` at the positions ``index`` gives: scatter_add and gather."""
+    return lambda t, src: t.scatter_add(dim, index, src), lambda t: t.gather(dim, index)
+
+
+def _scatter_mean_grad(grad, input, dim, index, src, result, include_self):
+    return _mean_grad(grad, index._data.shape, *_scattered(dim, index), include_self)
 
 
 def _scatter_extreme_grad(grad, input, dim, index, src, result, include_self):
-    """Gradient shared evenly between the values equal to the result."""
-    value = result.gather(dim, index)
-    self_is_result = (input == result).to(grad.dtype)
-    src_is_result = (_region(src, index) == value).to(grad.dtype)
-    distributed = grad / self_is_result.scatter_add(dim, index, src_is_result)
-    return self_is_result * distributed, src_is_result * distributed.gather(dim, index)
+    return _extreme_grad(grad, input, _region(src, index), result, *_scattered(dim, index))
 
 
 def _scatter_prod_grad(grad, input, dim, index, src, result, include_self):
@@ -1606,9 +1621,7 @@ def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
     _check_index_add(input, d, index._data, source)
     if forward_mode.active:   # (the composite's tangents)
         return _index_reduce_by_scatter(input, d, index, source, reduce, include_self)
-    data = None
-    if input._data.ndim:
-        data = _index_reduced_by_slices(input._data, d, index._data, source._data, reduce, include_self)
+    data = _index_reduced_by_slices(input._data, d, index._data, source._data, reduce, include_self)
     if data is None:
         from ..autograd.grad_mode import no_grad
         with no_grad():
@@ -1645,6 +1658,8 @@ class IndexReduceBackward0(Node):
 
     def backward(self, grad):
         input, index, source, result = self.saved_tensors
+        if not grad_state.grad_enabled:   # (nothing records: detached, the compiled functions take their ops)
+            input, source = input.detach(), source.detach()
         g_self, g_source = _INDEX_REDUCE_GRADS[self.reduce](grad, input, self.dim, index, source, result,
                                                            self.include_self)
         if not self.include_self:
@@ -1652,35 +1667,31 @@ class IndexReduceBackward0(Node):
         return g_self, g_source
 
 
+def _indexed(dim, index):
+    """(spread, pick) of the slices along ``dim`` that ``index`` names: index_add and index_select."""
+    return lambda t, src: t.index_add(dim, index, src), lambda t: t.index_select(dim, index)
+
+
 def _index_mean_grad(grad, input, dim, index, source, result, include_self):
-    xp = namespace_of(grad._data)
-    counts = make((xp.ones if include_self else xp.zeros)(grad._data.shape, dtype=grad._data.dtype))
-    counts = counts.index_add(dim, index, make(xp.ones(source._data.shape, dtype=grad._data.dtype)))
-    counts = counts.masked_fill(counts == 0, 1)
-    return grad / counts, grad.index_select(dim, index) / counts.index_select(dim, index)
+    return _mean_grad(grad, source._data.shape, *_indexed(dim, index), include_self)
 
 
 def _index_extreme_grad(grad, input, dim, index, source, result, include_self):
-    """Gradient shared evenly between the values equal to the result."""
-    value = result.index_select(dim, index)
-    self_is_result = (input == result).to(grad.dtype)
-    source_is_result = (source == value).to(grad.dtype)
-    distributed = grad / self_is_result.index_add(dim, index, source_is_result)
-    return self_is_result * distributed, source_is_result * distributed.index_select(dim, index)
+    return _extreme_grad(grad, input, source, result, *_indexed(dim, index))
 
 
 def _index_prod_grad(grad, input, dim, index, source, result, include_self):
     """Products divided by the factor, with zero factors handled as torch does."""
     from .ternary import where
     masked_self = input.masked_fill(input == 0, 1)
-    masked_self_result = _index_reduce(masked_self, dim, index, source, "prod", include_self=include_self)
+    masked_self_result = index_reduce(masked_self, dim, index, source, "prod", include_self=include_self)
     g_self = grad * masked_self_result / masked_self
     source_zero = source == 0
     zeros = make(namespace_of(grad._data).zeros(input._data.shape, dtype=grad._data.dtype))
     source_zeros = zeros.index_add(dim, index, source_zero.to(grad.dtype)).index_select(dim, index)
     single_zero = source_zero & (source_zeros == 1)
     masked_source = source.masked_fill(single_zero, 1)
-    masked_source_result = _index_reduce(input, dim, index, masked_source, "prod", include_self=include_self)
+    masked_source_result = index_reduce(input, dim, index, masked_source, "prod", include_self=include_self)
     g_source = where(single_zero, (grad * masked_source_result).index_select(dim, index),
                      (grad * result).index_select(dim, index) / source.masked_fill(source_zero, 1))
     return g_self, g_source
@@ -1690,6 +1701,8 @@ _INDEX_REDUCE_GRADS = {"mean": _index_mean_grad, "amax": _index_extreme_grad, "a
                        "prod": _index_prod_grad}
 
 
+_INDEX_REDUCE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
 # index_reduce's reductions: NumPy's ufunc and the value the written slices start from without
 # include_self
 _INDEX_REDUCE_UFUNCS = {"prod": ("multiply", 1), "mean": ("add", 0), "amax": ("maximum", -np.inf),
@@ -1697,23 +1710,27 @@ _INDEX_REDUCE_UFUNCS = {"prod": ("multiply", 1), "mean": ("add", 0), "amax": ("m
 
 
 def _index_reduced_by_slices(data, d, idx, src, reduce, include_self):
-    """index_reduce of large float32 arrays (checked) by ``_slices_reduced``: a row-major copy of
-    ``data`` with the slices of ``src`` along ``d`` reduced in at ``idx`` as ``ufunc.at`` does,
-    means divided by their counts as ``scatter_reduce``'s; None where the case is not one the
-    loop takes (``scatter_reduce``'s path then)."""
-    if type(data) is not np.ndarray or data.dtype != np.float32 or type(src) is not np.ndarray:
+    """index_reduce of float32 and float64 NumPy arrays of one dim or more (checked): a row-major copy
+    of ``data`` with the slices of ``src`` along ``d`` reduced in at ``idx`` as ``ufunc.at`` does (large
+    float32 ones by ``_slices_reduced``'s loop), means divided by their counts as ``scatter_reduce``'s;
+    None for other arrays (``scatter_reduce``'s path then)."""
+    if (type(data) is not np.ndarray or data.dtype not in _INDEX_REDUCE_DTYPES or type(src) is not np.ndarray
+            or src.dtype != data.dtype or not data.ndim):
         return None
     ufunc, identity = _INDEX_REDUCE_UFUNCS[reduce]
     out = data.copy()
+    if not out.size:
+        return out
     flat = idx.reshape(-1).astype(np.int64, copy=False)
     src = np.ascontiguousarray(src)
-    if not openmp_kernels.index_add_applies(out, flat, src, d):
-        return None
     if not include_self:
         out[(slice(None),) * d + (flat,)] = identity
-    _slices_reduced(out, flat, src, d, ufunc)
+    if openmp_kernels.index_add_applies(out, flat, src, d):
+        _slices_reduced(out, flat, src, d, ufunc)
+    else:
+        _slices_reduced_at(out, flat, src.reshape(out.shape[:d] + (flat.size,) + out.shape[d + 1:]), d, ufunc)
     if reduce == "mean":
-        counts = np.bincount(flat, minlength=out.shape[d]).astype(np.float32)
+        counts = np.bincount(flat, minlength=out.shape[d]).astype(out.dtype)
         if include_self:
             counts += 1
         else:

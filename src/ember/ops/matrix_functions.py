@@ -60,8 +60,13 @@ def _taylor_degree(norm):
     spread NaN over the matrix as torch's do."""
     if not norm < math.inf:
         return max(_TAYLOR_THETA)
-    return min(_TAYLOR_THETA, key=lambda m: (_stockmeyer_split(m)[1] + _squarings(norm, _TAYLOR_THETA[m]),
+    if norm <= _TAYLOR_THETA[1]:
+        return 1
+    return min(_TAYLOR_THETA, key=lambda m: (_TAYLOR_PRODUCTS[m] + _squarings(norm, _TAYLOR_THETA[m]),
                                            _squarings(norm, _TAYLOR_THETA[m])))
+
+
+_TAYLOR_PRODUCTS = {m: _stockmeyer_split(m)[1] for m in _TAYLOR_THETA}
 
 
 def _taylor(xp, a, m):
@@ -277,6 +282,7 @@ def addr_(self, vec1, vec2, *, beta=1, alpha=1):
         raise RuntimeError(f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, "
                            f"v2: {list(vec2.shape)}")
     if (data.__class__ is np.ndarray and data.flags.c_contiguous and inplace_untracked(self)
+            and data.size >= openmp_kernels.ELEMENTWISE_MIN_ELEMENTS   # (smaller ones: the compiled path)
             and _flop_hook.counter is None and not (grad_state.grad_enabled and (vec1._requires_grad
                                                                                  or vec2._requires_grad))
             and _real_numbers(beta, alpha) and not any(np.may_share_memory(v._data, data) for v in (vec1, vec2))):
