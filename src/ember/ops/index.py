@@ -693,22 +693,24 @@ def _scatter_extreme_grad(grad, input, dim, index, src, result, include_self):
     return _extreme_grad(grad, input, _region(src, index), result, *_scattered(dim, index))
 
 
-def _scatter_prod_grad(grad, input, dim, index, src, result, include_self):
-    """Products divided by the factor, with zero factors handled as torch does."""
+def _prod_grad(grad, input, src, result, spread, pick, product):
+    """A product's gradient: products divided by the factor, with zero factors handled as torch does
+    (``spread``, ``pick``: as ``_mean_grad``'s; ``product(t, src)``: ``src``'s values multiplied into ``t``
+    at the index)."""
     from .ternary import where
-    src = _region(src, index)
     masked_self = input.masked_fill(input == 0, 1)
-    masked_self_result = masked_self.scatter_reduce(dim, index, src, "prod", include_self=include_self)
-    g_self = grad * masked_self_result / masked_self
+    g_self = grad * product(masked_self, src) / masked_self
     src_zero = src == 0
-    zeros_per_position = make(namespace_of(grad._data).zeros(input._data.shape, dtype=grad._data.dtype))
-    src_zeros = zeros_per_position.scatter_add(dim, index, src_zero.to(grad.dtype)).gather(dim, index)
-    single_zero = src_zero & (src_zeros == 1)
-    masked_src = src.masked_fill(single_zero, 1)
-    masked_src_result = input.scatter_reduce(dim, index, masked_src, "prod", include_self=include_self)
-    g_src = where(single_zero, (grad * masked_src_result).gather(dim, index),
-                  (grad * result).gather(dim, index) / src.masked_fill(src_zero, 1))
+    zeros = make(namespace_of(grad._data).zeros(input._data.shape, dtype=grad._data.dtype))
+    single_zero = src_zero & (pick(spread(zeros, src_zero.to(grad.dtype))) == 1)
+    masked_src_result = product(input, src.masked_fill(single_zero, 1))
+    g_src = where(single_zero, pick(grad * masked_src_result), pick(grad * result) / src.masked_fill(src_zero, 1))
     return g_self, g_src
+
+
+def _scatter_prod_grad(grad, input, dim, index, src, result, include_self):
+    return _prod_grad(grad, input, _region(src, index), result, *_scattered(dim, index),
+                      lambda t, values: t.scatter_reduce(dim, index, values, "prod", include_self=include_self))
 
 
 def _region(src, index):
@@ -1681,20 +1683,8 @@ def _index_extreme_grad(grad, input, dim, index, source, result, include_self):
 
 
 def _index_prod_grad(grad, input, dim, index, source, result, include_self):
-    """Products divided by the factor, with zero factors handled as torch does."""
-    from .ternary import where
-    masked_self = input.masked_fill(input == 0, 1)
-    masked_self_result = index_reduce(masked_self, dim, index, source, "prod", include_self=include_self)
-    g_self = grad * masked_self_result / masked_self
-    source_zero = source == 0
-    zeros = make(namespace_of(grad._data).zeros(input._data.shape, dtype=grad._data.dtype))
-    source_zeros = zeros.index_add(dim, index, source_zero.to(grad.dtype)).index_select(dim, index)
-    single_zero = source_zero & (source_zeros == 1)
-    masked_source = source.masked_fill(single_zero, 1)
-    masked_source_result = index_reduce(input, dim, index, masked_source, "prod", include_self=include_self)
-    g_source = where(single_zero, (grad * masked_source_result).index_select(dim, index),
-                     (grad * result).index_select(dim, index) / source.masked_fill(source_zero, 1))
-    return g_self, g_source
+    return _prod_grad(grad, input, source, result, *_indexed(dim, index),
+                      lambda t, values: index_reduce(t, dim, index, values, "prod", include_self=include_self))
 
 
 _INDEX_REDUCE_GRADS = {"mean": _index_mean_grad, "amax": _index_extreme_grad, "amin": _index_extreme_grad,
