@@ -1659,9 +1659,15 @@ class IndexReduceBackward0(Node):
     jvp = jvp_by_transposition
 
     def backward(self, grad):
+        return self._gradients(grad, *self.saved_tensors)
+
+    def backward_arrays(self, grad):
+        """``backward``'s gradients where no graph of them is built, of the saved tensors detached (so that
+        the compiled functions take the formula's ops)."""
         input, index, source, result = self.saved_tensors
-        if not grad_state.grad_enabled:   # (nothing records: detached, the compiled functions take their ops)
-            input, source = input.detach(), source.detach()
+        return self._gradients(grad, input.detach(), index, source.detach(), result)
+
+    def _gradients(self, grad, input, index, source, result):
         g_self, g_source = _INDEX_REDUCE_GRADS[self.reduce](grad, input, self.dim, index, source, result,
                                                            self.include_self)
         if not self.include_self:
