@@ -1335,15 +1335,14 @@ _kron_of_matrices = KernelChoice("kron", onednn=openmp_kernels.kron, numpy=_kron
 def _kron(input, other):
     """``kron`` in every case its compiled function (``_compiled_products``) leaves to Python."""
     ad, bd = input._data, other._data
-    if (ad.__class__ is np.ndarray and bd.__class__ is np.ndarray and ad.dtype == bd.dtype and not forward_mode.active
-            and not (grad_state.grad_enabled and (input._requires_grad or other._requires_grad))):
-        # nothing recorded: float matrices on the loop at every size, else the composite's broadcast product on
-        # the arrays, without its tensors
-        if ad.ndim == 2 and bd.ndim == 2 and ad.dtype in _KRON_LOOP_DTYPES:
-            return make(_kron_of_matrices(ad, bd))
-    if (ad.__class__ is np.ndarray and bd.__class__ is np.ndarray and ad.dtype == bd.dtype
-            and ad.size * bd.size < KRON_ROWS_MIN_ELEMENTS and not forward_mode.active
-            and not (grad_state.grad_enabled and (input._requires_grad or other._requires_grad))):
+    untracked = (ad.__class__ is np.ndarray and bd.__class__ is np.ndarray and ad.dtype == bd.dtype
+                 and not forward_mode.active
+                 and not (grad_state.grad_enabled and (input._requires_grad or other._requires_grad)))
+    # nothing recorded: float matrices on the loop at every size, else the composite's broadcast product on the
+    # arrays, without its tensors
+    if untracked and ad.ndim == 2 and bd.ndim == 2 and ad.dtype in _KRON_LOOP_DTYPES:
+        return make(_kron_of_matrices(ad, bd))
+    if untracked and ad.size * bd.size < KRON_ROWS_MIN_ELEMENTS:
         if ad.ndim == 2 and bd.ndim == 2:   # (matrices: their shapes spelled out)
             return make(_kron_matrices(ad, bd))
         nd = max(ad.ndim, bd.ndim)
