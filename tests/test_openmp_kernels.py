@@ -1440,21 +1440,21 @@ def test_diff_of_a_large_float32_array_subtracts_on_the_row_slices_loop(n, dim, 
 
 
 @needs_loops
-@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod"])
 @pytest.mark.parametrize("magnitude", [9, 2 ** 52 - 1, 2 ** 62])
 @pytest.mark.parametrize("divisor", ["row", "same shape"])
 def test_int64_floor_division_on_the_rows_loop_gives_numpys_values(op, magnitude, divisor, monkeypatch):
-    """int64 floor division and remainder by an int64 array from INT64_DIVISION_MIN_ELEMENTS on the rows loop
+    """int64 floor division, its remainder and fmod by an int64 array from INT64_DIVISION_MIN_ELEMENTS on the rows loop
     (float64 division where every value is under 2**52, integer division in rows with larger ones):
     NumPy's values and torch's, the extremes and -1 divisors included; a zero divisor raises torch's error."""
     from ember.ops import pointwise
-    taken, real = [], openmp_kernels.int64_floor_divide_rows
+    taken, real = [], openmp_kernels.int64_division_rows
 
     def spy(*args):
         out = real(*args)
         taken.append(out is not None)
         return out
-    monkeypatch.setattr(openmp_kernels, "int64_floor_divide_rows", spy)
+    monkeypatch.setattr(openmp_kernels, "int64_division_rows", spy)
     rng = np.random.default_rng(9)
     x = rng.integers(-magnitude, magnitude, (100, 300), endpoint=True)
     y = rng.integers(-magnitude, magnitude, 300 if divisor == "row" else x.shape, endpoint=True)

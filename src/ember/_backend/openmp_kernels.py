@@ -503,16 +503,17 @@ void extreme_rows_int64(void **arrays, const int64_t *sizes, const double *scala
 }
 
 /* out (rows, width) int64 row-major: the floor of each element of a (rows, width) divided by the element of
-   the row b (width, no zeros) beside it, or with scalars[0] 1 the remainder of that floor division (the
-   divisor's sign). Where every divisor and a whole row of dividends are under 2^52 in magnitude, by float64
-   division, vectorized: the rounded quotient of such integers lies strictly between the same two integers
-   as the exact one, so it truncates to the exact one's truncation. Other rows by integer division (x / -1
-   as a negation that wraps). Either truncation less one where it is inexact and the signs differ. */
+   the row b (width, no zeros) beside it; with scalars[0] 1 the remainder of that floor division (the
+   divisor's sign), with 2 the remainder of the truncated division (fmod's: the dividend's sign). Where every
+   divisor and a whole row of dividends are under 2^52 in magnitude, by float64 division, vectorized: the
+   rounded quotient of such integers lies strictly between the same two integers as the exact one, so it
+   truncates to the exact one's truncation. Other rows by integer division (x / -1 as a negation that
+   wraps). The floor is the truncation less one where it is inexact and the signs differ. */
 void floor_divide_rows_int64(void **arrays, const int64_t *sizes, const double *scalars, int nthreads) {
     const int64_t *a = arrays[0], *b = arrays[1];
     int64_t *out = arrays[2];
     const int64_t rows = sizes[0], width = sizes[1], exact = (int64_t)1 << 52;
-    const int remainder = scalars[0] != 0.0;
+    const int remainder = scalars[0] != 0.0, floored = scalars[0] != 2.0;
     int64_t wide = 0;
     #pragma omp simd reduction(|: wide)
     for (int64_t i = 0; i < width; i++) wide |= (b[i] >= exact) | (b[i] <= -exact);
@@ -527,7 +528,7 @@ void floor_divide_rows_int64(void **arrays, const int64_t *sizes, const double *
             #pragma omp simd
             for (int64_t i = 0; i < width; i++) {
                 const int64_t t = (int64_t)((double)x[i] / (double)b[i]), rest = x[i] - t * b[i];
-                o[i] = rest + ((rest != 0) & ((x[i] < 0) != (b[i] < 0))) * b[i];
+                o[i] = rest + (floored & (rest != 0) & ((x[i] < 0) != (b[i] < 0))) * b[i];
             }
         } else if (!far) {
             #pragma omp simd
@@ -538,7 +539,8 @@ void floor_divide_rows_int64(void **arrays, const int64_t *sizes, const double *
         } else {
             for (int64_t i = 0; i < width; i++) {
                 const int64_t t = b[i] == -1 ? (int64_t)(0 - (uint64_t)x[i]) : x[i] / b[i];
-                const int64_t q = t - (((uint64_t)t * (uint64_t)b[i] != (uint64_t)x[i]) & ((x[i] < 0) != (b[i] < 0)));
+                const int64_t q = t - (floored & ((uint64_t)t * (uint64_t)b[i] != (uint64_t)x[i])
+                                       & ((x[i] < 0) != (b[i] < 0)));
                 o[i] = remainder ? (int64_t)((uint64_t)x[i] - (uint64_t)q * (uint64_t)b[i]) : q;
             }
         }
@@ -2960,10 +2962,15 @@ def int64_extreme_rows(larger, a, b):
     return _int64_rows("extreme_rows_int64", a, b, (float(larger),))
 
 
-def int64_floor_divide_rows(a, b, remainder=False):
-    """The floor of int64 ``a`` divided by int64 ``b``, or with ``remainder`` that division's remainder
-    (``_int64_rows``; ``b`` checked for zeros first)."""
-    return _int64_rows("floor_divide_rows_int64", a, b, (float(remainder),))
+# int64_division_rows' results: the loop's scalars[0]
+_INT64_DIVISIONS = {"floor_divide": 0.0, "remainder": 1.0, "fmod": 2.0}
+
+
+def int64_division_rows(kind, a, b):
+    """The floor of int64 ``a`` divided by int64 ``b`` (``kind`` "floor_divide"), that division's remainder
+    ("remainder") or the truncated division's ("fmod"), as NumPy's ufunc of that name (``_int64_rows``; ``b``
+    checked for zeros first)."""
+    return _int64_rows("floor_divide_rows_int64", a, b, (_INT64_DIVISIONS[kind],))
 
 
 def binary(ufunc, a, b):

@@ -875,11 +875,12 @@ def ternary_row_views(op, x, y, z, parameters=(0.0,)):
     (views of a matrix's neighbouring columns, say): row-major, or None where the loop does not
     apply or cannot be built."""
     inputs = (x, y, z)
+    if any(type(a) is not np.ndarray or a.dtype != _FLOAT32 or a.ndim != 2 for a in inputs):
+        return None
     rows, width = max(a.shape for a in inputs)
     steps = []
     for a in inputs:
-        if (type(a) is not np.ndarray or a.dtype != _FLOAT32 or a.ndim != 2 or a.shape[1] != width
-                or a.shape[0] not in (1, rows) or (width > 1 and a.strides[1] != 4) or a.strides[0] % 4):
+        if a.shape[1] != width or a.shape[0] not in (1, rows) or (width > 1 and a.strides[1] != 4) or a.strides[0] % 4:
             return None
         steps.append(a.strides[0] // 4 if a.shape[0] == rows and rows > 1 else 0)
     function = _function(f"{op}_rows_float32", _TERNARY_ROWS_ARGUMENTS) if rows * width else None

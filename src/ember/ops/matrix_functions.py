@@ -54,6 +54,9 @@ def _stockmeyer_split(m):
     return q, (q - 1) + (math.ceil(m / q) - 1)
 
 
+_TAYLOR_PRODUCTS = {m: _stockmeyer_split(m)[1] for m in _TAYLOR_THETA}
+
+
 def _taylor_degree(norm):
     """The degree whose products and squarings are fewest for a matrix of this 1-norm (the
     fewer squarings where two tie); the highest for an infinite or NaN norm, whose products
@@ -64,9 +67,6 @@ def _taylor_degree(norm):
         return 1
     return min(_TAYLOR_THETA, key=lambda m: (_TAYLOR_PRODUCTS[m] + _squarings(norm, _TAYLOR_THETA[m]),
                                            _squarings(norm, _TAYLOR_THETA[m])))
-
-
-_TAYLOR_PRODUCTS = {m: _stockmeyer_split(m)[1] for m in _TAYLOR_THETA}
 
 
 def _taylor(xp, a, m):

@@ -556,26 +556,28 @@ def _trunc_divide(x, y):
     return xp.trunc(xp.true_divide(x, y)).astype(x.dtype, copy=False)
 
 
-# int64 floor division and its remainder from this many elements by an int64 array on openmp_kernels' rows loop
-# (vectorized float64 division where the values allow it; NumPy divides element by element)
+# int64 floor division, its remainder and fmod from this many elements by an int64 array on openmp_kernels'
+# rows loop (vectorized float64 division where the values allow it; NumPy divides element by element)
 INT64_DIVISION_MIN_ELEMENTS = 1 << 12
 
 
-def _integer_division(remainder):
-    """NumPy's floor division (or its remainder) of integer arrays, checked for zero divisors."""
-    ufunc = np.remainder if remainder else np.floor_divide
-    choice = KernelChoice("int64 floor division", numpy=ufunc,
-                          onednn=lambda x, y: openmp_kernels.int64_floor_divide_rows(x, y, remainder))
+def _integer_division(kind):
+    """NumPy's ufunc ``kind`` (floor_divide, remainder or fmod), integer divisors checked for zeros (torch's
+    ZeroDivisionError)."""
+    choice = KernelChoice(f"int64 {kind}", numpy=getattr(np, kind),
+                          onednn=lambda x, y: openmp_kernels.int64_division_rows(kind, x, y))
 
     def divide(x, y):
-        _check_int_zero(y)
-        if x.dtype == _INT64 and x.size >= INT64_DIVISION_MIN_ELEMENTS and y.__class__ is np.ndarray:
-            return choice(x, y)
-        return getattr(namespace_of(x), ufunc.__name__)(x, y)
+        if x.dtype.kind in "iu":
+            _check_int_zero(y)
+            if x.dtype == _INT64 and x.size >= INT64_DIVISION_MIN_ELEMENTS and y.__class__ is np.ndarray:
+                return choice(x, y)
+        return getattr(namespace_of(x), kind)(x, y)
     return divide
 
 
-_integer_floor_divide, _integer_remainder = _integer_division(False), _integer_division(True)
+_integer_floor_divide, _integer_remainder, _integer_fmod = (
+    _integer_division(kind) for kind in ("floor_divide", "remainder", "fmod"))
 
 
 def _floor_divide_arrays(x, y):
@@ -1022,15 +1024,6 @@ _div_trunc_kernel = _no_complex("div_trunc_cpu", _no_bool("div_trunc_cpu",
 _div_floor_kernel = _no_complex("div_floor_cpu", _no_bool("div_floor_cpu", _floor_divide))
 
 
-def _int_checked(ufunc_name):
-    """An op that raises torch's ZeroDivisionError for an integer division by zero."""
-    def kernel(x, y):
-        if x.dtype.kind in "iu":
-            _check_int_zero(y)
-        return getattr(namespace_of(x), ufunc_name)(x, y)
-    return kernel
-
-
 def _scalar_first(input, other, op, float_op=False):
     """``op(number, tensor)``: the number as a 0-d tensor of the two operands' common dtype
     (an integer one wraps around, as torch's does; a float op's is the default float)."""
@@ -1086,11 +1079,9 @@ class FmodBackward1(_BinaryNode):
                 self.reduce(-grad * a.div(b, rounding_mode="trunc"), 1) if need_b else None)
 
 
-def _float_or_int_kernel(ufunc_name, float_kernel):
-    """An integer ufunc with torch's ZeroDivisionError, or ``float_kernel`` on float32 arrays
-    large enough for its whole-array passes."""
-    int_kernel = _int_checked(ufunc_name)
-
+def _float_or_int_kernel(int_kernel, float_kernel):
+    """``int_kernel`` (an integer division with torch's ZeroDivisionError), or ``float_kernel`` on float32
+    arrays large enough for its whole-array passes."""
     def kernel(x, y):
         if _float_division.fast_path_applies(x, y):
             return float_kernel(x, y)
@@ -1099,7 +1090,7 @@ def _float_or_int_kernel(ufunc_name, float_kernel):
 
 
 _fmod_kernel = _no_complex("fmod_cpu", _no_bool("fmod_cpu", _on_loop_when_large(
-    "fmod", _float_or_int_kernel("fmod", _float_division.fmod))))
+    "fmod", _float_or_int_kernel(_integer_fmod, _float_division.fmod))))
 
 
 @compiled_binary(FmodBackward1, ("self", "other"), np.fmod, "fmod", integers="nonzero_divisor", int_numbers=True)
